@@ -1,0 +1,308 @@
+//go:build cgo && !nompi
+
+package collective
+
+/*
+#cgo pkg-config: ompi-c
+#include <stdlib.h>
+#include <mpi.h>
+
+// OpenMPI's handles are macros over addresses of globals; these wrappers give cgo plain
+// functions and keep datatypes and ops out of Go.
+static MPI_Comm ff_world(void) { return MPI_COMM_WORLD; }
+static MPI_Comm ff_null(void) { return MPI_COMM_NULL; }
+
+static int ff_init(int required, int *provided) {
+	return MPI_Init_thread(NULL, NULL, required, provided);
+}
+static int ff_errors_return(MPI_Comm c) { return MPI_Comm_set_errhandler(c, MPI_ERRORS_RETURN); }
+static int ff_split_shared(MPI_Comm c, int key, MPI_Comm *out) {
+	return MPI_Comm_split_type(c, MPI_COMM_TYPE_SHARED, key, MPI_INFO_NULL, out);
+}
+static int ff_bcast(MPI_Comm c, void *buf, int n, int root) {
+	return MPI_Bcast(buf, n, MPI_BYTE, root, c);
+}
+static int ff_gather_int(MPI_Comm c, int v, int *out, int root) {
+	return MPI_Gather(&v, 1, MPI_INT, out, 1, MPI_INT, root, c);
+}
+static int ff_gatherv(MPI_Comm c, void *send, int n, void *recv, int *counts, int *displs, int root) {
+	return MPI_Gatherv(send, n, MPI_BYTE, recv, counts, displs, MPI_BYTE, root, c);
+}
+static int ff_allreduce_i64(MPI_Comm c, long long *vals, int n, int op) {
+	MPI_Op o = op == 0 ? MPI_SUM : op == 1 ? MPI_MAX : MPI_MIN;
+	return MPI_Allreduce(MPI_IN_PLACE, vals, n, MPI_INT64_T, o, c);
+}
+static int ff_error_string(int code, char *out) {
+	int n = 0;
+	if (MPI_Error_string(code, out, &n) != MPI_SUCCESS) n = 0;
+	return n;
+}
+*/
+import "C"
+
+import (
+	"fmt"
+	"os"
+	"runtime"
+	"sync"
+	"unsafe"
+)
+
+var mpiStarted struct {
+	sync.Mutex
+	yes bool
+}
+
+// InitMPI initialises MPI with MPI_Init_thread and returns the world communicator. A
+// dedicated goroutine, locked to its OS thread, makes that call and every later MPI call, so
+// MPI_THREAD_FUNNELED is all this package needs; level is what is requested, and an MPI
+// library that provides less than funneled is an error. Errors on the communicators are
+// returned (MPI_ERRORS_RETURN), not fatal, and become Go errors carrying MPI_Error_string.
+// MPI allows one initialisation per process.
+func InitMPI(level ThreadLevel) (Comm, error) {
+	mpiStarted.Lock()
+	defer mpiStarted.Unlock()
+	if mpiStarted.yes {
+		return nil, fmt.Errorf("collective: MPI was already initialised in this process; MPI allows one MPI_Init per process, so reuse the first Comm")
+	}
+	c := &mpiComm{calls: make(chan func())}
+	ready := make(chan error)
+	go c.serve(level, ready)
+	if err := <-ready; err != nil {
+		return nil, err
+	}
+	mpiStarted.yes = true
+	return c, nil
+}
+
+type mpiComm struct {
+	calls chan func()
+
+	// mu serialises calls and guards done; MPI calls themselves happen on the server thread.
+	mu   sync.Mutex
+	done bool
+
+	world, node          C.MPI_Comm
+	rank, size           int
+	localRank, localSize int
+	multiple             bool
+}
+
+func (c *mpiComm) serve(level ThreadLevel, ready chan<- error) {
+	// Never unlocked: when this goroutine returns after Finalize its thread is discarded.
+	runtime.LockOSThread()
+	var provided C.int
+	if rc := C.ff_init(C.int(level), &provided); rc != C.MPI_SUCCESS {
+		ready <- c.mpiError("MPI_Init_thread", rc)
+		return
+	}
+	c.multiple = ThreadLevel(provided) >= ThreadMultiple
+	if ThreadLevel(provided) < ThreadFunneled && level >= ThreadFunneled {
+		ready <- fmt.Errorf("collective: MPI provides only %v but this program needs %v; use an MPI library built with thread support", ThreadLevel(provided), ThreadFunneled)
+		return
+	}
+	c.world = C.ff_world()
+	if err := c.setup(); err != nil {
+		ready <- err
+		return
+	}
+	ready <- nil
+	for f := range c.calls {
+		f()
+	}
+}
+
+func (c *mpiComm) setup() error {
+	if rc := C.ff_errors_return(c.world); rc != C.MPI_SUCCESS {
+		return c.mpiError("MPI_Comm_set_errhandler", rc)
+	}
+	var r, s C.int
+	if rc := C.MPI_Comm_rank(c.world, &r); rc != C.MPI_SUCCESS {
+		return c.mpiError("MPI_Comm_rank", rc)
+	}
+	if rc := C.MPI_Comm_size(c.world, &s); rc != C.MPI_SUCCESS {
+		return c.mpiError("MPI_Comm_size", rc)
+	}
+	c.rank, c.size = int(r), int(s)
+	if rc := C.ff_split_shared(c.world, r, &c.node); rc != C.MPI_SUCCESS {
+		return c.mpiError("MPI_Comm_split_type(MPI_COMM_TYPE_SHARED)", rc)
+	}
+	if rc := C.ff_errors_return(c.node); rc != C.MPI_SUCCESS {
+		return c.mpiError("MPI_Comm_set_errhandler", rc)
+	}
+	if rc := C.MPI_Comm_rank(c.node, &r); rc != C.MPI_SUCCESS {
+		return c.mpiError("MPI_Comm_rank(node)", rc)
+	}
+	if rc := C.MPI_Comm_size(c.node, &s); rc != C.MPI_SUCCESS {
+		return c.mpiError("MPI_Comm_size(node)", rc)
+	}
+	c.localRank, c.localSize = int(r), int(s)
+	return nil
+}
+
+// mpiError is the one place an MPI return code becomes a Go error.
+func (c *mpiComm) mpiError(call string, rc C.int) error {
+	if rc == C.MPI_SUCCESS {
+		return nil
+	}
+	var buf [C.MPI_MAX_ERROR_STRING + 1]C.char
+	n := C.ff_error_string(rc, &buf[0])
+	msg := C.GoStringN(&buf[0], n)
+	if msg == "" {
+		msg = "unknown error"
+	}
+	return fmt.Errorf("collective: %s failed on rank %d: %s (MPI error %d)", call, c.rank, msg, int(rc))
+}
+
+// run executes f on the MPI thread and waits for it.
+func (c *mpiComm) run(f func() error) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.done {
+		return errFinalized
+	}
+	res := make(chan error, 1)
+	c.calls <- func() { res <- f() }
+	return <-res
+}
+
+func (c *mpiComm) rootOK(root int) error {
+	if root < 0 || root >= c.size {
+		return fmt.Errorf("collective: root %d out of range for a job of %d ranks", root, c.size)
+	}
+	return nil
+}
+
+func (c *mpiComm) Rank() int      { return c.rank }
+func (c *mpiComm) Size() int      { return c.size }
+func (c *mpiComm) LocalRank() int { return c.localRank }
+func (c *mpiComm) LocalSize() int { return c.localSize }
+
+func (c *mpiComm) Barrier() error {
+	return c.run(func() error { return c.mpiError("MPI_Barrier", C.MPI_Barrier(c.world)) })
+}
+
+// ptr is the address of b's first byte, or of a dummy for an empty slice (MPI accepts any
+// address with count 0, cgo does not accept &b[0]).
+var dummy C.char
+
+func ptr(b []byte) unsafe.Pointer {
+	if len(b) == 0 {
+		return unsafe.Pointer(&dummy)
+	}
+	return unsafe.Pointer(&b[0])
+}
+
+const maxCount = 1<<31 - 1
+
+// Bcast leaves root checking to MPI, which reports a bad root as MPI_ERR_ROOT.
+func (c *mpiComm) Bcast(root int, buf []byte) error {
+	if len(buf) > maxCount {
+		return fmt.Errorf("collective: broadcast of %d bytes exceeds MPI's 2 GiB count limit", len(buf))
+	}
+	return c.run(func() error {
+		return c.mpiError("MPI_Bcast", C.ff_bcast(c.world, ptr(buf), C.int(len(buf)), C.int(root)))
+	})
+}
+
+func (c *mpiComm) Gather(root int, send []byte) ([][]byte, error) {
+	if err := c.rootOK(root); err != nil {
+		return nil, err
+	}
+	if len(send) > maxCount {
+		return nil, fmt.Errorf("collective: gather of %d bytes from one rank exceeds MPI's 2 GiB count limit", len(send))
+	}
+	var out [][]byte
+	err := c.run(func() error {
+		// Sizes first, so root can lay out one receive buffer for MPI_Gatherv.
+		var counts, displs []C.int
+		if c.rank == root {
+			counts = make([]C.int, c.size)
+			displs = make([]C.int, c.size)
+		} else {
+			counts = make([]C.int, 1) // ignored by MPI off root, but must be a valid address
+		}
+		if err := c.mpiError("MPI_Gather(sizes)", C.ff_gather_int(c.world, C.int(len(send)), &counts[0], C.int(root))); err != nil {
+			return err
+		}
+		var recv []byte
+		if c.rank == root {
+			total := 0
+			for i, n := range counts {
+				displs[i] = C.int(total)
+				total += int(n)
+			}
+			if total > maxCount {
+				return fmt.Errorf("collective: gather of %d bytes at rank %d exceeds MPI's 2 GiB count limit", total, root)
+			}
+			recv = make([]byte, total)
+		} else {
+			displs = counts
+		}
+		rc := C.ff_gatherv(c.world, ptr(send), C.int(len(send)), ptr(recv), &counts[0], &displs[0], C.int(root))
+		if err := c.mpiError("MPI_Gatherv", rc); err != nil {
+			return err
+		}
+		if c.rank == root {
+			out = make([][]byte, c.size)
+			for i := range out {
+				d := int(displs[i])
+				out[i] = recv[d : d+int(counts[i]) : d+int(counts[i])]
+			}
+		}
+		return nil
+	})
+	return out, err
+}
+
+func (c *mpiComm) AllreduceInt64(op Op, vals []int64) error {
+	if op < Sum || op > Min {
+		return fmt.Errorf("collective: unknown reduction %v", op)
+	}
+	if len(vals) > maxCount {
+		return fmt.Errorf("collective: allreduce of %d values exceeds MPI's count limit", len(vals))
+	}
+	if len(vals) == 0 {
+		// Every rank must still enter the collective, so keep the call.
+		vals = make([]int64, 0, 1)
+	}
+	return c.run(func() error {
+		p := (*C.longlong)(unsafe.Pointer(unsafe.SliceData(vals)))
+		return c.mpiError("MPI_Allreduce("+op.String()+")", C.ff_allreduce_i64(c.world, p, C.int(len(vals)), C.int(op)))
+	})
+}
+
+// Abort ends the whole job. When another goroutine is blocked in a collective (a peer died)
+// the MPI thread is busy; then, or when MPI provides MPI_THREAD_MULTIPLE, MPI_Abort is called
+// from the caller's thread, which OpenMPI's abort path handles: it is the one call a stuck
+// rank must still be able to make.
+func (c *mpiComm) Abort(code int) {
+	if !c.multiple && c.mu.TryLock() {
+		if c.done {
+			// MPI is gone; nothing is left to tell the other ranks.
+			os.Exit(code)
+		}
+		c.calls <- func() { C.MPI_Abort(c.world, C.int(code)) }
+		select {} // MPI_Abort does not return
+	}
+	C.MPI_Abort(c.world, C.int(code))
+	select {}
+}
+
+func (c *mpiComm) Finalize() error {
+	err := c.run(func() error {
+		if c.node != C.ff_null() {
+			if err := c.mpiError("MPI_Comm_free(node)", C.MPI_Comm_free(&c.node)); err != nil {
+				return err
+			}
+		}
+		return c.mpiError("MPI_Finalize", C.MPI_Finalize())
+	})
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.done {
+		c.done = true
+		close(c.calls)
+	}
+	return err
+}
