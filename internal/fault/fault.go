@@ -1,0 +1,51 @@
+// Package fault classifies errors by who must act on them, so that main alone can turn each
+// class into a distinct exit code that Slurm records.
+package fault
+
+import "errors"
+
+// Kind is the class of a failure.
+type Kind int
+
+const (
+	Internal    Kind = iota // a bug or an unexpected runtime failure (ffmpeg died, ONNX Runtime failed)
+	Usage                   // a bad flag, config key or value; an existing output without --force
+	Input                   // a source or target that cannot be used (missing, corrupt, no face)
+	Environment             // a missing model file, runtime library or tool: install or fetch it
+	Cancelled               // stopped by a signal before it finished
+)
+
+// Error carries a Kind with the message the user sees.
+type Error struct {
+	Kind Kind
+	Err  error
+}
+
+func (e *Error) Error() string { return e.Err.Error() }
+func (e *Error) Unwrap() error { return e.Err }
+
+func wrap(k Kind, err error) error {
+	if err == nil {
+		return nil
+	}
+	var fe *Error
+	if errors.As(err, &fe) {
+		return err // the innermost classification wins
+	}
+	return &Error{Kind: k, Err: err}
+}
+
+func AsUsage(err error) error       { return wrap(Usage, err) }
+func AsInput(err error) error       { return wrap(Input, err) }
+func AsEnvironment(err error) error { return wrap(Environment, err) }
+func AsInternal(err error) error    { return wrap(Internal, err) }
+func AsCancelled(err error) error   { return wrap(Cancelled, err) }
+
+// KindOf is the class of err (Internal when it was never classified).
+func KindOf(err error) Kind {
+	var fe *Error
+	if errors.As(err, &fe) {
+		return fe.Kind
+	}
+	return Internal
+}

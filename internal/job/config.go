@@ -1,0 +1,210 @@
+// Package job is the typed job description: every setting of a run, decoded strictly from TOML
+// (the embedded default, then the user's file) and overridden by flags of the same names,
+// resolved and validated in one place.
+package job
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+
+	"github.com/BurntSushi/toml"
+
+	"github.com/facefusion-hpc/facefusion/configs"
+)
+
+// Config is one job. The TOML keys are FaceFusion's argument names in snake_case.
+type Config struct {
+	SourcePaths []string `toml:"source_paths"`
+	TargetPath  string   `toml:"target_path"`
+	OutputPath  string   `toml:"output_path"`
+	Force       bool     `toml:"force"`
+
+	Processors          []string `toml:"processors"`
+	FaceSelectorMode    string   `toml:"face_selector_mode"`
+	FaceDetectorScore   float64  `toml:"face_detector_score"`
+	FaceDetectorModel   string   `toml:"face_detector_model"`
+	FaceLandmarkerModel string   `toml:"face_landmarker_model"`
+	TrimFrameStart      int      `toml:"trim_frame_start"`
+	TrimFrameEnd        int      `toml:"trim_frame_end"`
+
+	OutputVideoEncoder string `toml:"output_video_encoder"`
+	OutputVideoQuality int    `toml:"output_video_quality"`
+	OutputVideoPreset  string `toml:"output_video_preset"`
+
+	ExecutionThreadCount int `toml:"execution_thread_count"`
+
+	ChunkFrames int    `toml:"chunk_frames"`
+	JobDir      string `toml:"job_dir"`
+
+	ModelsDir          string `toml:"models_dir"`
+	OnnxruntimeLibrary string `toml:"onnxruntime_library"`
+}
+
+// Default decodes the embedded default job.
+func Default() Config {
+	var c Config
+	if err := decode(configs.Default, "embedded default.toml", &c); err != nil {
+		panic(err) // the embedded file is part of the program
+	}
+	return c
+}
+
+// LoadFile overlays the TOML file at path on c. An unknown key is an error naming it.
+func LoadFile(path string, c *Config) error {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("config %s: %w", path, err)
+	}
+	return decode(data, path, c)
+}
+
+func decode(data []byte, name string, c *Config) error {
+	md, err := toml.NewDecoder(bytes.NewReader(data)).Decode(c)
+	if err != nil {
+		return fmt.Errorf("config %s: %w", name, err)
+	}
+	if und := md.Undecoded(); len(und) > 0 {
+		keys := make([]string, len(und))
+		for i, k := range und {
+			keys[i] = k.String()
+		}
+		sort.Strings(keys)
+		return fmt.Errorf("config %s: unknown key %s (see configs/default.toml for the valid keys)", name, strings.Join(keys, ", "))
+	}
+	return nil
+}
+
+// Processors the pipeline knows.
+const (
+	ProcessorSwap = "face_swapper"
+	ProcessorNone = "none"
+)
+
+// Encoders the README documents; any other name is passed to ffmpeg as it is.
+var knownEncoders = map[string]bool{"libx264": true, "libx265": true, "ffv1": true, "libvpx-vp9": true, "mpeg4": true}
+
+// Validate checks every value and says which key is wrong and what it may be.
+func (c *Config) Validate() error {
+	var errs []string
+	bad := func(format string, a ...any) { errs = append(errs, fmt.Sprintf(format, a...)) }
+	if len(c.SourcePaths) == 0 && c.Swaps() {
+		bad("source_paths: give at least one source image (-s FILE)")
+	}
+	if c.TargetPath == "" {
+		bad("target_path: give the target video or image (-t FILE)")
+	}
+	if c.OutputPath == "" {
+		bad("output_path: give the output file (-o FILE)")
+	}
+	if len(c.Processors) == 0 {
+		bad("processors: give face_swapper or none")
+	}
+	for _, p := range c.Processors {
+		if p != ProcessorSwap && p != ProcessorNone {
+			bad("processors: %q is not known (face_swapper, none)", p)
+		}
+	}
+	if c.FaceSelectorMode != "one" && c.FaceSelectorMode != "many" {
+		bad("face_selector_mode: %q is not one of one, many", c.FaceSelectorMode)
+	}
+	if c.FaceDetectorScore < 0 || c.FaceDetectorScore > 1 {
+		bad("face_detector_score: %g is outside 0..1", c.FaceDetectorScore)
+	}
+	if c.FaceDetectorModel != "blazeface" {
+		bad("face_detector_model: %q is not available (blazeface)", c.FaceDetectorModel)
+	}
+	if c.FaceLandmarkerModel != "dlib_68" {
+		bad("face_landmarker_model: %q is not available (dlib_68)", c.FaceLandmarkerModel)
+	}
+	if c.TrimFrameStart < -1 || c.TrimFrameEnd < -1 {
+		bad("trim_frame_start/trim_frame_end: frame numbers are ≥ 0 (-1: not set)")
+	}
+	if c.TrimFrameStart >= 0 && c.TrimFrameEnd >= 0 && c.TrimFrameEnd <= c.TrimFrameStart {
+		bad("trim_frame_end (%d) must be after trim_frame_start (%d)", c.TrimFrameEnd, c.TrimFrameStart)
+	}
+	if c.OutputVideoQuality < 0 || c.OutputVideoQuality > 100 {
+		bad("output_video_quality: %d is outside 0..100", c.OutputVideoQuality)
+	}
+	if c.OutputVideoEncoder == "" {
+		bad("output_video_encoder: empty (libx264, libx265, ffv1)")
+	}
+	if c.ChunkFrames < 1 {
+		bad("chunk_frames: %d: a chunk holds at least one frame (default 96)", c.ChunkFrames)
+	}
+	if c.ExecutionThreadCount < 0 {
+		bad("execution_thread_count: %d is negative (0: one per core)", c.ExecutionThreadCount)
+	}
+	if len(errs) > 0 {
+		return errors.New(strings.Join(errs, "; "))
+	}
+	return nil
+}
+
+// Swaps reports whether the face swapper runs (otherwise frames pass through untouched).
+func (c *Config) Swaps() bool {
+	for _, p := range c.Processors {
+		if p == ProcessorSwap {
+			return true
+		}
+	}
+	return false
+}
+
+// Threads is the number of worker threads of one rank: execution_thread_count, or the node's
+// cores shared among the localRanks ranks on it.
+func (c *Config) Threads(localRanks int) int {
+	if c.ExecutionThreadCount > 0 {
+		return c.ExecutionThreadCount
+	}
+	return max(1, runtime.NumCPU()/max(1, localRanks))
+}
+
+// Home is where the fetched cache lives: $FACEFUSION_HOME, else the folder above the
+// executable's bin/ folder when it holds .cache, else the working directory.
+func Home() string {
+	if h := os.Getenv("FACEFUSION_HOME"); h != "" {
+		return h
+	}
+	if exe, err := os.Executable(); err == nil {
+		if exe, err = filepath.EvalSymlinks(exe); err == nil {
+			up := filepath.Dir(filepath.Dir(exe))
+			if st, err := os.Stat(filepath.Join(up, ".cache")); err == nil && st.IsDir() {
+				return up
+			}
+		}
+	}
+	wd, _ := os.Getwd()
+	return wd
+}
+
+// ModelPath is the path of a model file in models_dir (default: HOME/.cache/models).
+func (c *Config) ModelPath(name string) string {
+	dir := c.ModelsDir
+	if dir == "" {
+		dir = filepath.Join(Home(), ".cache", "models")
+	}
+	return filepath.Join(dir, name)
+}
+
+// RuntimeLibrary is the ONNX Runtime library path (default: HOME/.cache/ort/libonnxruntime.so.1).
+func (c *Config) RuntimeLibrary() string {
+	if c.OnnxruntimeLibrary != "" {
+		return c.OnnxruntimeLibrary
+	}
+	if p := os.Getenv("ONNXRUNTIME_LIBRARY"); p != "" {
+		return p
+	}
+	return filepath.Join(Home(), ".cache", "ort", "libonnxruntime.so.1")
+}
+
+// Model file names of the embedded default.
+const (
+	BlazeFaceFile = "blazeface_front_128.onnx"
+	DlibFile      = "shape_predictor_68_face_landmarks.dat"
+)

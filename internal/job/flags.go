@@ -1,0 +1,175 @@
+package job
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+)
+
+// option is one command-line flag; its long name is the TOML key with '-' for '_'.
+type option struct {
+	long, short string
+	arg         string // "" for a boolean switch
+	multi       bool   // takes one or more values (FaceFusion's nargs='+')
+	help        string
+	set         func(c *Config, vals []string) error
+}
+
+func str(dst func(*Config) *string) func(*Config, []string) error {
+	return func(c *Config, v []string) error { *dst(c) = v[0]; return nil }
+}
+
+func integer(name string, dst func(*Config) *int) func(*Config, []string) error {
+	return func(c *Config, v []string) error {
+		n, err := strconv.Atoi(v[0])
+		if err != nil {
+			return fmt.Errorf("--%s: %q is not a whole number", name, v[0])
+		}
+		*dst(c) = n
+		return nil
+	}
+}
+
+var options = []option{
+	{long: "config", arg: "FILE", help: "TOML job file with the same keys as these flags (snake_case); flags win over it"},
+	{long: "source-paths", short: "s", arg: "FILE...", multi: true, help: "source image(s) whose face is swapped in; with several, the largest face is used by the classic swapper",
+		set: func(c *Config, v []string) error { c.SourcePaths = v; return nil }},
+	{long: "target-path", short: "t", arg: "FILE", help: "target video (any container ffmpeg reads) or image (png, jpg)",
+		set: str(func(c *Config) *string { return &c.TargetPath })},
+	{long: "output-path", short: "o", arg: "FILE", help: "output file; its extension chooses the container (video) or format (image)",
+		set: str(func(c *Config) *string { return &c.OutputPath })},
+	{long: "force", help: "overwrite an existing output (without it an existing output is an error)",
+		set: func(c *Config, _ []string) error { c.Force = true; return nil }},
+	{long: "processors", arg: "NAME...", multi: true, help: "face_swapper (default), or none: frames pass through untouched",
+		set: func(c *Config, v []string) error { c.Processors = v; return nil }},
+	{long: "face-selector-mode", arg: "MODE", help: "one: the largest face of each frame (default); many: every face",
+		set: str(func(c *Config) *string { return &c.FaceSelectorMode })},
+	{long: "face-detector-score", arg: "0..1", help: "minimum detector score of a face (default 0.5)",
+		set: func(c *Config, v []string) error {
+			f, err := strconv.ParseFloat(v[0], 64)
+			if err != nil {
+				return fmt.Errorf("--face-detector-score: %q is not a number", v[0])
+			}
+			c.FaceDetectorScore = f
+			return nil
+		}},
+	{long: "face-detector-model", arg: "NAME", help: "face detector: blazeface (embedded default)",
+		set: str(func(c *Config) *string { return &c.FaceDetectorModel })},
+	{long: "face-landmarker-model", arg: "NAME", help: "68-point landmarker: dlib_68 (embedded default)",
+		set: str(func(c *Config) *string { return &c.FaceLandmarkerModel })},
+	{long: "trim-frame-start", arg: "N", help: "first target frame to process (inclusive)",
+		set: integer("trim-frame-start", func(c *Config) *int { return &c.TrimFrameStart })},
+	{long: "trim-frame-end", arg: "N", help: "frame to stop before (exclusive)",
+		set: integer("trim-frame-end", func(c *Config) *int { return &c.TrimFrameEnd })},
+	{long: "output-video-encoder", arg: "NAME", help: "libx264 (default), libx265, ffv1 (lossless), or another ffmpeg encoder",
+		set: str(func(c *Config) *string { return &c.OutputVideoEncoder })},
+	{long: "output-video-quality", arg: "0..100", help: "quality, mapped to CRF as FaceFusion does (default 80)",
+		set: integer("output-video-quality", func(c *Config) *int { return &c.OutputVideoQuality })},
+	{long: "output-video-preset", arg: "NAME", help: "encoder preset, e.g. ultrafast … veryslow (default veryfast)",
+		set: str(func(c *Config) *string { return &c.OutputVideoPreset })},
+	{long: "execution-thread-count", arg: "N", help: "worker threads (default: one per CPU core)",
+		set: integer("execution-thread-count", func(c *Config) *int { return &c.ExecutionThreadCount })},
+	{long: "chunk-frames", arg: "N", help: "frames per chunk: the unit of work, of output (one segment file) and of checkpoint (default 96)",
+		set: integer("chunk-frames", func(c *Config) *int { return &c.ChunkFrames })},
+	{long: "job-dir", arg: "DIR", help: "folder for the segments on the shared file system (default: OUTPUT.job beside the output)",
+		set: str(func(c *Config) *string { return &c.JobDir })},
+	{long: "models-dir", arg: "DIR", help: "folder holding the model files (default: the fetched cache)",
+		set: str(func(c *Config) *string { return &c.ModelsDir })},
+	{long: "onnxruntime-library", arg: "FILE", help: "ONNX Runtime shared library (default: the fetched 1.30.0 CPU build)",
+		set: str(func(c *Config) *string { return &c.OnnxruntimeLibrary })},
+}
+
+func lookup(name string) *option {
+	for i := range options {
+		o := &options[i]
+		if name == "--"+o.long || (o.short != "" && name == "-"+o.short) {
+			return o
+		}
+	}
+	return nil
+}
+
+// ErrHelp is returned by Parse when --help was asked for.
+var ErrHelp = fmt.Errorf("help requested")
+
+// Parse resolves a run's configuration: the embedded default, then --config FILE, then the
+// flags. Values are validated; the error names the flag or key.
+func Parse(args []string) (Config, error) {
+	type given struct {
+		o    *option
+		vals []string
+	}
+	var flags []given
+	var configFile string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "-h" || a == "--help" {
+			return Config{}, ErrHelp
+		}
+		name, inline, hasInline := strings.Cut(a, "=")
+		if !strings.HasPrefix(a, "-") || !hasInline {
+			name, inline = a, ""
+		}
+		o := lookup(name)
+		if o == nil {
+			if strings.HasPrefix(a, "-") {
+				return Config{}, fmt.Errorf("unknown flag %s (see --help)", a)
+			}
+			return Config{}, fmt.Errorf("unexpected argument %q (see --help)", a)
+		}
+		var vals []string
+		switch {
+		case o.arg == "":
+			if hasInline && strings.HasPrefix(a, "-") {
+				return Config{}, fmt.Errorf("--%s takes no value", o.long)
+			}
+		case hasInline && strings.HasPrefix(a, "-"):
+			vals = []string{inline}
+		default:
+			for i+1 < len(args) && (len(vals) == 0 || o.multi) && (!strings.HasPrefix(args[i+1], "-") || isNumber(args[i+1])) {
+				i++
+				vals = append(vals, args[i])
+			}
+			if len(vals) == 0 {
+				return Config{}, fmt.Errorf("--%s needs a value (%s)", o.long, o.arg)
+			}
+		}
+		if o.long == "config" {
+			configFile = vals[0]
+			continue
+		}
+		flags = append(flags, given{o, vals})
+	}
+	c := Default()
+	if configFile != "" {
+		if err := LoadFile(configFile, &c); err != nil {
+			return Config{}, err
+		}
+	}
+	for _, g := range flags {
+		if err := g.o.set(&c, g.vals); err != nil {
+			return Config{}, err
+		}
+	}
+	if err := c.Validate(); err != nil {
+		return Config{}, err
+	}
+	return c, nil
+}
+
+func isNumber(s string) bool { _, err := strconv.ParseFloat(s, 64); return err == nil }
+
+// Usage writes the flag reference.
+func Usage(w io.Writer) {
+	for _, o := range options {
+		name := "    --" + o.long
+		if o.short != "" {
+			name = "-" + o.short + ", --" + o.long
+		}
+		if o.arg != "" {
+			name += " " + o.arg
+		}
+		fmt.Fprintf(w, "  %-40s %s\n", name, o.help)
+	}
+}

@@ -1,0 +1,107 @@
+// Package lustre is the job folder on the shared file system: where each chunk's segment lives,
+// how files are written so that a reader never sees half of one, and the striping hint Lustre
+// wants for large sequential files. One file per chunk, never one per frame.
+package lustre
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// JobDir is the folder of one job's segments and bookkeeping.
+type JobDir struct {
+	Path string
+}
+
+// DefaultPath is the job folder used when none is given: beside the output, named after it.
+func DefaultPath(output string) string {
+	return output + ".job"
+}
+
+// Open creates the job folder if needed. When the Lustre client tool lfs exists, the folder
+// is striped over all OSTs (segments are large sequential writes from many nodes); otherwise
+// note says why not, for the log.
+func Open(path string) (j *JobDir, note string, err error) {
+	if err := os.MkdirAll(path, 0o755); err != nil {
+		return nil, "", fmt.Errorf("job folder %s cannot be created: %w: choose another --job-dir", path, unwrap(err))
+	}
+	j = &JobDir{Path: path}
+	if lfs, err := exec.LookPath("lfs"); err == nil {
+		out, err := exec.Command(lfs, "setstripe", "-c", "-1", "-S", "4M", path).CombinedOutput()
+		if err != nil {
+			note = fmt.Sprintf("lfs setstripe on %s failed (%s): default striping", path, strings.TrimSpace(string(out)))
+		} else {
+			note = fmt.Sprintf("job folder %s striped over all OSTs, 4 MiB stripes", path)
+		}
+	} else {
+		note = fmt.Sprintf("lfs not found: job folder %s keeps the file system's default layout", path)
+	}
+	return j, note, nil
+}
+
+// Segment is the path of chunk i's encoded segment. Matroska holds every encoder we offer.
+func (j *JobDir) Segment(chunk int) string {
+	return filepath.Join(j.Path, "seg-"+pad(chunk)+".mkv")
+}
+
+// SegmentTemp is where rank writes chunk i before renaming it to Segment(i).
+func (j *JobDir) SegmentTemp(chunk, rank int) string {
+	return filepath.Join(j.Path, ".seg-"+pad(chunk)+".rank"+strconv.Itoa(rank)+".part.mkv")
+}
+
+// Progress is rank's progress file: the frames it has finished, rewritten about once a second.
+func (j *JobDir) Progress(rank int) string {
+	return filepath.Join(j.Path, "progress", "rank-"+strconv.Itoa(rank))
+}
+
+// Failed is the flag file a rank writes when it fails, so that the others stop early.
+func (j *JobDir) Failed() string { return filepath.Join(j.Path, "FAILED") }
+
+func pad(n int) string { return fmt.Sprintf("%06d", n) }
+
+// WriteAtomic writes data to path so that a reader sees the old file or the new one, never a
+// part: a temp file beside it, fsync, rename, fsync of the folder.
+func WriteAtomic(path string, data []byte) error {
+	dir := filepath.Dir(path)
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	return SyncDir(dir)
+}
+
+// SyncDir makes a rename in dir durable.
+func SyncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}
+
+func unwrap(err error) error {
+	if pe, ok := err.(*os.PathError); ok {
+		return pe.Err
+	}
+	return err
+}
