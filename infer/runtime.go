@@ -1,0 +1,222 @@
+// Package infer runs the pipeline's neural networks on ONNX Runtime and adapts each model's
+// tensors to the pipeline's types; it is the only package that touches the runtime.
+//
+// The runtime is a shared library loaded once per process (Init). Each model adapter (BlazeFace,
+// …) owns one ONNX Runtime session and its input and output tensors, allocated once and reused
+// on every call, so steady-state inference allocates nothing. An adapter is used by one goroutine
+// at a time; a pipeline creates one per worker.
+package infer
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+
+	ort "github.com/yalue/onnxruntime_go"
+)
+
+// Options configures a model session.
+type Options struct {
+	// Library is the ONNX Runtime shared library. When set, the adapter constructors call Init
+	// with it (a no-op when the process already loaded that library).
+	Library string
+	// IntraOpThreads is the number of threads one inference may use; 0 means 1, which is the
+	// fastest for small models such as BlazeFace on a shared CPU and leaves cores to the other
+	// pipeline workers.
+	IntraOpThreads int
+}
+
+// fetchHint is what a user does about a missing or broken runtime or model file.
+const fetchHint = "run `make fetch` or set onnxruntime_library in the config"
+
+var runtimeState struct {
+	mu   sync.Mutex
+	path string // the library loaded; "" until a load succeeds
+}
+
+// Init loads the ONNX Runtime shared library at libraryPath and creates the process-wide
+// runtime environment. It may be called many times with the same path; asking for a different
+// library once one is loaded is an error, because the runtime cannot be unloaded safely while
+// sessions exist. A failed load may be retried.
+func Init(libraryPath string) error {
+	runtimeState.mu.Lock()
+	defer runtimeState.mu.Unlock()
+	if runtimeState.path != "" {
+		if runtimeState.path == libraryPath {
+			return nil
+		}
+		return fmt.Errorf("onnx runtime: %s is already loaded in this process; cannot switch to %s: use one onnxruntime_library per process",
+			runtimeState.path, libraryPath)
+	}
+	if libraryPath == "" {
+		return fmt.Errorf("onnx runtime: no library path given: %s", fetchHint)
+	}
+	if st, err := os.Stat(libraryPath); err != nil {
+		return fmt.Errorf("onnx runtime library %s: not found: %s", libraryPath, fetchHint)
+	} else if st.IsDir() {
+		return fmt.Errorf("onnx runtime library %s: is a directory, not the libonnxruntime.so file: %s", libraryPath, fetchHint)
+	}
+	ort.SetSharedLibraryPath(libraryPath)
+	if err := ort.InitializeEnvironment(ort.WithLogLevelError()); err != nil {
+		return fmt.Errorf("onnx runtime library %s: cannot be loaded (%s): %s", libraryPath, oneLine(err), fetchHint)
+	}
+	runtimeState.path = libraryPath
+	return nil
+}
+
+// errNotInitialized is returned by constructors when neither Init nor Options.Library loaded
+// the runtime.
+var errNotInitialized = errors.New("onnx runtime is not loaded: call infer.Init or set Options.Library (onnxruntime_library in the config)")
+
+// ensureRuntime loads opts.Library if given and reports whether a runtime is available.
+func ensureRuntime(opts Options) error {
+	if opts.Library != "" {
+		return Init(opts.Library)
+	}
+	if !ort.IsInitialized() {
+		return errNotInitialized
+	}
+	return nil
+}
+
+// oneLine flattens a runtime message: ONNX Runtime statuses often span lines, and our errors are
+// one line so they read well in logs and Slurm output.
+func oneLine(err error) string {
+	return strings.Join(strings.Fields(err.Error()), " ")
+}
+
+// sessionOptions builds the options every session shares: a fixed thread count, sequential
+// execution (our graphs have no parallel branches worth an inter-op pool).
+func sessionOptions(opts Options) (*ort.SessionOptions, error) {
+	so, err := ort.NewSessionOptions()
+	if err != nil {
+		return nil, fmt.Errorf("onnx runtime: cannot create session options: %s", oneLine(err))
+	}
+	threads := opts.IntraOpThreads
+	if threads <= 0 {
+		threads = 1
+	}
+	for _, set := range []func() error{
+		func() error { return so.SetIntraOpNumThreads(threads) },
+		func() error { return so.SetInterOpNumThreads(1) },
+		func() error { return so.SetExecutionMode(ort.ExecutionModeSequential) },
+	} {
+		if err := set(); err != nil {
+			so.Destroy()
+			return nil, fmt.Errorf("onnx runtime: cannot set session options: %s", oneLine(err))
+		}
+	}
+	return so, nil
+}
+
+// tensorSig is the name, shape and element type of one model input or output.
+type tensorSig struct {
+	Name  string
+	Shape []int64
+	Type  ort.TensorElementDataType
+}
+
+func (s tensorSig) String() string {
+	return fmt.Sprintf("%s %v %s", s.Name, s.Shape, typeName(s.Type))
+}
+
+func typeName(t ort.TensorElementDataType) string {
+	switch t {
+	case ort.TensorElementDataTypeFloat:
+		return "float32"
+	case ort.TensorElementDataTypeFloat16:
+		return "float16"
+	case ort.TensorElementDataTypeUint8:
+		return "uint8"
+	case ort.TensorElementDataTypeInt64:
+		return "int64"
+	case ort.TensorElementDataTypeInt32:
+		return "int32"
+	}
+	return t.String()
+}
+
+// signature is a model's full input/output contract.
+type signature struct {
+	Inputs, Outputs []tensorSig
+}
+
+func (s signature) String() string {
+	parts := make([]string, 0, 2)
+	for _, io := range [][]tensorSig{s.Inputs, s.Outputs} {
+		names := make([]string, len(io))
+		for i, t := range io {
+			names[i] = t.String()
+		}
+		parts = append(parts, strings.Join(names, ", "))
+	}
+	return "inputs (" + parts[0] + ") outputs (" + parts[1] + ")"
+}
+
+// equal compares two signatures ignoring the order of inputs and outputs, which exporters do
+// not keep stable.
+func (s signature) equal(o signature) bool {
+	return sameSet(s.Inputs, o.Inputs) && sameSet(s.Outputs, o.Outputs)
+}
+
+func sameSet(a, b []tensorSig) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for _, x := range a {
+		found := false
+		for _, y := range b {
+			if x.Name == y.Name && x.Type == y.Type && equalShape(x.Shape, y.Shape) {
+				found = true
+				break
+			}
+		}
+		if !found {
+			return false
+		}
+	}
+	return true
+}
+
+func equalShape(a, b []int64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// readSignature loads the model's input/output contract. kind names the model in errors
+// ("blazeface model").
+func readSignature(kind, path string) (signature, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return signature{}, fmt.Errorf("%s %s: not found: run `make fetch` or set the model path in the config", kind, path)
+	}
+	if st.IsDir() {
+		return signature{}, fmt.Errorf("%s %s: is a directory, not an .onnx file: set the model path in the config", kind, path)
+	}
+	ins, outs, err := ort.GetInputOutputInfo(path)
+	if err != nil {
+		return signature{}, fmt.Errorf("%s %s: not a loadable ONNX model (%s): re-fetch it with `make fetch` or fix the model path in the config", kind, path, oneLine(err))
+	}
+	conv := func(infos []ort.InputOutputInfo) []tensorSig {
+		sigs := make([]tensorSig, len(infos))
+		for i, in := range infos {
+			sigs[i] = tensorSig{Name: in.Name, Shape: []int64(in.Dimensions), Type: in.DataType}
+		}
+		return sigs
+	}
+	return signature{Inputs: conv(ins), Outputs: conv(outs)}, nil
+}
+
+// runError turns a failed inference into the one-line error the pipeline reports.
+func runError(kind, path string, err error) error {
+	return fmt.Errorf("%s %s: inference failed: %s", kind, path, oneLine(err))
+}

@@ -1,0 +1,129 @@
+// Package landmark places the 68 iBUG face landmarks inside a face box with dlib's shape
+// predictor (an ensemble of regression trees), read from dlib's own .dat file in pure Go.
+//
+// The evaluation follows dlib's shape_predictor operation for operation, in the same float32
+// and float64 precision, so the points agree with dlib's C++ output (which rounds them to
+// whole pixels) to within half a pixel.
+package landmark
+
+import (
+	"math"
+	"sync"
+
+	"github.com/facefusion-hpc/facefusion/internal/face"
+	"github.com/facefusion-hpc/facefusion/internal/geom"
+	"github.com/facefusion-hpc/facefusion/internal/raster"
+)
+
+// numParts is the number of landmarks face.Landmarks68 holds; Load rejects other models.
+const numParts = 68
+
+// split is one internal tree node: go left when feature[a] − feature[b] > thresh.
+type split struct {
+	a, b   int32
+	thresh float32
+}
+
+// Predictor is a loaded shape predictor. It is read-only after Load, so one Predictor serves
+// any number of goroutines.
+type Predictor struct {
+	// initial is the mean shape x0,y0,x1,y1,… in box-normalised coordinates.
+	initial [2 * numParts]float32
+	// initialPts is initial as points, for the per-cascade similarity fit.
+	initialPts [numParts]geom.Pt
+
+	cascades int
+	trees    int // per cascade
+	nsplits  int // per tree (2^depth − 1); every tree has nsplits+1 leaves
+	features int // feature pixels per cascade
+
+	splits []split    // cascade, tree, node
+	leaves []float32  // cascade, tree, leaf, 2·numParts offsets
+	anchor []int32    // cascade, feature: the landmark each feature pixel hangs from
+	deltas []float32  // cascade, feature, (dx, dy) from the anchor in mean-shape units
+	pool   *sync.Pool // *workspace
+}
+
+// workspace is one goroutine's scratch for Predict; pooled so steady-state calls do not
+// allocate.
+type workspace struct {
+	shape [2 * numParts]float32
+	cur   [numParts]geom.Pt
+	feat  []float32
+}
+
+// MeanShape is the predictor's starting shape, normalised to the unit box: (0,0) is the box's
+// top-left corner and (1,1) its bottom-right.
+func (p *Predictor) MeanShape() face.Landmarks68 {
+	return p.initialPts
+}
+
+// Predict places the 68 landmarks of the face in box and writes them, in image pixels, to out.
+// box follows dlib's rectangle: normalised (0,0) maps to (X0,Y0) and (1,1) to (X1,Y1), so a
+// dlib rectangle(l, t, r, b) is geom.Rect{l, t, r, b}. Feature pixels falling outside the image
+// read as black, as in dlib. Safe for concurrent use; does not allocate in steady state.
+func (p *Predictor) Predict(img *raster.Image, box geom.Rect, out *face.Landmarks68) {
+	ws := p.pool.Get().(*workspace)
+	p.predict(ws, img, box, out)
+	p.pool.Put(ws)
+}
+
+func (p *Predictor) predict(ws *workspace, img *raster.Image, box geom.Rect, out *face.Landmarks68) {
+	shape := &ws.shape
+	*shape = p.initial
+	feat := ws.feat[:p.features]
+	bw, bh := box.X1-box.X0, box.Y1-box.Y0
+	leafLen := 2 * numParts
+	nleaves := p.nsplits + 1
+
+	for c := 0; c < p.cascades; c++ {
+		// dlib fits the similarity in double precision and then uses its 2×2 part in float.
+		for i := range ws.cur {
+			ws.cur[i] = geom.Pt{X: float64(shape[2*i]), Y: float64(shape[2*i+1])}
+		}
+		m := geom.Similarity(p.initialPts[:], ws.cur[:])
+		m00, m01, m10, m11 := float32(m.A), float32(m.B), float32(m.D), float32(m.E)
+
+		anchor := p.anchor[c*p.features : (c+1)*p.features]
+		deltas := p.deltas[2*c*p.features : 2*(c+1)*p.features]
+		for i, a := range anchor {
+			dx, dy := deltas[2*i], deltas[2*i+1]
+			// Each product is rounded to float32 on its own, as dlib's float matrix code does;
+			// the explicit conversions also stop the compiler from fusing them into an FMA.
+			nx := float32(m00*dx) + float32(m01*dy) + shape[2*a]
+			ny := float32(m10*dx) + float32(m11*dy) + shape[2*a+1]
+			x := math.Floor(float64(nx)*bw + box.X0 + 0.5)
+			y := math.Floor(float64(ny)*bh + box.Y0 + 0.5)
+			if x >= 0 && y >= 0 && x < float64(img.W) && y < float64(img.H) {
+				o := int(y)*img.Stride + 3*int(x)
+				px := img.Pix[o : o+3 : o+3]
+				feat[i] = float32((uint(px[0]) + uint(px[1]) + uint(px[2])) / 3)
+			} else {
+				feat[i] = 0
+			}
+		}
+
+		base := c * p.trees
+		for t := 0; t < p.trees; t++ {
+			nodes := p.splits[(base+t)*p.nsplits : (base+t+1)*p.nsplits]
+			i := 0
+			for i < len(nodes) {
+				n := &nodes[i]
+				if feat[n.a]-feat[n.b] > n.thresh {
+					i = 2*i + 1
+				} else {
+					i = 2*i + 2
+				}
+			}
+			off := ((base+t)*nleaves + i - len(nodes)) * leafLen
+			leaf := p.leaves[off : off+leafLen]
+			for k := range shape {
+				shape[k] += leaf[k]
+			}
+		}
+	}
+
+	for i := range out {
+		out[i] = geom.Pt{X: float64(shape[2*i])*bw + box.X0, Y: float64(shape[2*i+1])*bh + box.Y0}
+	}
+}
