@@ -1,0 +1,176 @@
+package video
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/md5"
+	"encoding/hex"
+	"errors"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/facefusion-hpc/facefusion/internal/testenv"
+)
+
+// Test clips are generated once per test binary by the ffmpeg on PATH, into one folder.
+var (
+	clipDir  string
+	clipMu   sync.Mutex
+	clipMade = map[string]string{}
+)
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "video-clips-")
+	if err != nil {
+		panic(err)
+	}
+	clipDir = dir
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// ffmpegRun runs ffmpeg with the given arguments and fails the test with its stderr.
+func ffmpegRun(t testing.TB, args ...string) []byte {
+	t.Helper()
+	bin := testenv.Tool(t, "ffmpeg")
+	cmd := exec.Command(bin, append([]string{"-nostdin", "-hide_banner", "-loglevel", "error", "-y"}, args...)...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("ffmpeg %s: %v: %s", strings.Join(args, " "), err, stderr.String())
+	}
+	return out
+}
+
+// clip makes (once) the named test clip and returns its path.
+func clip(t testing.TB, name string) string {
+	t.Helper()
+	testenv.Tool(t, "ffprobe")
+	clipMu.Lock()
+	defer clipMu.Unlock()
+	if p, ok := clipMade[name]; ok {
+		return p
+	}
+	p := filepath.Join(clipDir, name)
+	switch name {
+	case "bf.mp4":
+		// 29.97 fps, H.264 with 3 B-frames and a short GOP, an odd 123 frames, with audio.
+		ffmpegRun(t, "-f", "lavfi", "-i", "testsrc2=size=320x240:rate=30000/1001",
+			"-f", "lavfi", "-i", "sine=frequency=440:sample_rate=44100",
+			"-frames:v", "123", "-t", "4.104", "-c:v", "libx264", "-bf", "3", "-g", "24", "-preset", "veryfast",
+			"-pix_fmt", "yuv420p", "-c:a", "aac", p)
+	case "bf.mkv", "bf.ts":
+		// Matroska: no nb_frames and a video start delay; MPEG-TS: a 1.4 s container start.
+		ffmpegRun(t, "-i", clip(t, "bf.mp4"), "-c", "copy", p)
+	case "faststart.mp4":
+		ffmpegRun(t, "-i", clip(t, "bf.mp4"), "-c", "copy", "-movflags", "+faststart", p)
+	case "pcm.mov":
+		// PCM audio: MOV holds it, MP4 cannot.
+		ffmpegRun(t, "-f", "lavfi", "-i", "mandelbrot=size=160x120:rate=25",
+			"-f", "lavfi", "-i", "sine=frequency=300:sample_rate=48000",
+			"-frames:v", "50", "-t", "2", "-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p",
+			"-c:a", "pcm_s16le", p)
+	case "vfr.mkv":
+		// Frames 0–9 at 25 fps, then every other tick: a variable rate.
+		ffmpegRun(t, "-f", "lavfi", "-i", "testsrc2=size=96x64:rate=25",
+			"-vf", "setpts='if(lt(N,10),N,N*2)/25/TB'", "-frames:v", "41", "-fps_mode", "vfr",
+			"-c:v", "libx264", "-bf", "2", "-g", "8", "-preset", "veryfast", "-pix_fmt", "yuv420p", p)
+	case "audio.m4a":
+		ffmpegRun(t, "-f", "lavfi", "-i", "sine=frequency=500", "-t", "1", "-c:a", "aac", p)
+	case "junk.mp4":
+		junk := bytes.Repeat([]byte("this is not a video file at all\n"), 2000)
+		if err := os.WriteFile(p, junk, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	case "truncated.mp4":
+		full, err := os.ReadFile(clip(t, "bf.mp4"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, full[:len(full)*3/10], 0o644); err != nil {
+			t.Fatal(err)
+		}
+	case "truncated-faststart.mp4":
+		// The index survives the cut, so the probe believes all 123 frames are there.
+		full, err := os.ReadFile(clip(t, "faststart.mp4"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, full[:len(full)*6/10], 0o644); err != nil {
+			t.Fatal(err)
+		}
+	case "hd.mp4":
+		ffmpegRun(t, "-f", "lavfi", "-i", "testsrc2=size=1280x720:rate=25", "-frames:v", "60",
+			"-c:v", "libx264", "-pix_fmt", "yuv420p", p)
+	case "long.mp4":
+		// 40 s at 25 fps, 2 s GOP: a late range is far from frame 0.
+		ffmpegRun(t, "-f", "lavfi", "-i", "testsrc2=size=320x240:rate=25", "-frames:v", "1000",
+			"-c:v", "libx264", "-g", "50", "-preset", "ultrafast", "-pix_fmt", "yuv420p", p)
+	default:
+		t.Fatalf("unknown test clip %s", name)
+	}
+	clipMade[name] = p
+	return p
+}
+
+// referenceHashes is ffmpeg's own per-frame MD5 of the first video stream decoded to rgb24: the
+// decoder under test is compared against it, not against itself.
+func referenceHashes(t testing.TB, path string) []string {
+	t.Helper()
+	out := ffmpegRun(t, "-i", path, "-map", "0:v:0", "-fps_mode", "passthrough", "-pix_fmt", "rgb24", "-f", "framemd5", "-")
+	var hashes []string
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	for sc.Scan() {
+		line := sc.Text()
+		if strings.HasPrefix(line, "#") || strings.TrimSpace(line) == "" {
+			continue
+		}
+		f := strings.Split(line, ",")
+		hashes = append(hashes, strings.TrimSpace(f[len(f)-1]))
+	}
+	if len(hashes) == 0 {
+		t.Fatalf("framemd5 of %s gave no frames", path)
+	}
+	return hashes
+}
+
+// decodeHashes decodes [start,end) with the Decoder and hashes each frame as framemd5 does.
+func decodeHashes(t testing.TB, info *Info, start, end int) []string {
+	t.Helper()
+	d, err := OpenDecoder(context.Background(), info, start, end)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	buf := make([]byte, info.FrameSize())
+	var hashes []string
+	for {
+		err := d.Next(buf)
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			t.Fatalf("frame %d: %v", d.Frame(), err)
+		}
+		sum := md5.Sum(buf)
+		hashes = append(hashes, hex.EncodeToString(sum[:]))
+	}
+	return hashes
+}
+
+func probe(t testing.TB, path string) *Info {
+	t.Helper()
+	info, err := Probe(context.Background(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return info
+}

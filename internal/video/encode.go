@@ -1,0 +1,183 @@
+package video
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math"
+	"os/exec"
+	"strconv"
+)
+
+// DefaultQuality is FaceFusion's default output_video_quality.
+const DefaultQuality = 80
+
+// EncodeOptions says how a segment is encoded. Encoder names ffmpeg's encoder: libx264,
+// libx265 and ffv1 are understood; any other name is passed through with its own defaults.
+type EncodeOptions struct {
+	Encoder       string   // default libx264
+	Quality       int      // 0–100, FaceFusion's output_video_quality (mapped to CRF/CQ per encoder)
+	Preset        string   // x264/x265 preset (ultrafast … veryslow); empty: the encoder's default
+	FPS           Rational // required
+	Width, Height int      // required: the size of every frame written
+	PixFmt        string   // empty: yuv420p for x264/x265 (plays everywhere), gbrp for ffv1 (lossless)
+}
+
+// qualityArgs maps FaceFusion's 0–100 quality to the encoder's own scale as its ffmpeg_builder
+// does: numpy.round(numpy.interp(q, [0, 100], [worst, 0])), and numpy rounds halves to even.
+func qualityArgs(encoder string, quality int) []string {
+	q := float64(min(max(quality, 0), 100))
+	scale := func(worst float64) string {
+		// numpy.interp's arithmetic: slope × (x − x0) + y0.
+		// The conversion keeps Go from fusing the multiply-add, which numpy does not do.
+		v := float64((0-worst)/(100-0)*(q-0)) + worst
+		return strconv.Itoa(int(math.RoundToEven(v)))
+	}
+	switch encoder {
+	case "libx264", "libx264rgb", "libx265":
+		return []string{"-crf", scale(51)}
+	case "libvpx-vp9":
+		return []string{"-crf", scale(63)}
+	case "h264_nvenc", "hevc_nvenc":
+		return []string{"-cq", scale(51)}
+	case "h264_qsv", "hevc_qsv":
+		return []string{"-qp", scale(51)}
+	}
+	return nil // ffv1 is lossless; unknown encoders keep their defaults
+}
+
+func presetArgs(encoder, preset string) []string {
+	if preset == "" {
+		return nil
+	}
+	switch encoder {
+	case "libx264", "libx264rgb", "libx265":
+		return []string{"-preset", preset}
+	case "h264_nvenc", "hevc_nvenc":
+		switch preset {
+		case "ultrafast", "superfast", "veryfast", "faster", "fast":
+			return []string{"-preset", "fast"}
+		case "slow", "slower", "veryslow":
+			return []string{"-preset", "slow"}
+		}
+		return []string{"-preset", "medium"}
+	}
+	return nil
+}
+
+func defaultPixFmt(encoder string) string {
+	switch encoder {
+	case "libx264", "libx265", "libvpx-vp9", "h264_nvenc", "hevc_nvenc":
+		return "yuv420p"
+	case "ffv1":
+		// Planar RGB: rgb24 in, the same bytes out.
+		return "gbrp"
+	}
+	return ""
+}
+
+// encodeArgs is the whole ffmpeg command line for OpenEncoder.
+func encodeArgs(path string, opt EncodeOptions) []string {
+	args := ffmpegArgs(
+		"-f", "rawvideo", "-pix_fmt", "rgb24",
+		"-s", strconv.Itoa(opt.Width)+"x"+strconv.Itoa(opt.Height),
+		"-framerate", opt.FPS.String(),
+		"-i", "pipe:0",
+		"-map", "0:v:0", "-fps_mode", "passthrough",
+		"-c:v", opt.Encoder)
+	args = append(args, qualityArgs(opt.Encoder, opt.Quality)...)
+	args = append(args, presetArgs(opt.Encoder, opt.Preset)...)
+	if opt.Encoder == "libx265" {
+		args = append(args, "-x265-params", "log-level=error")
+	}
+	if opt.PixFmt != "" {
+		args = append(args, "-pix_fmt", opt.PixFmt)
+	}
+	if m := muxerFor(path); (m == "mp4" || m == "mov") && opt.Encoder == "libx265" {
+		// Apple players want the hvc1 tag for HEVC in MP4, as FaceFusion sets it.
+		args = append(args, "-tag:v", "hvc1")
+	}
+	return append(args, outputArgs(path, false)...)
+}
+
+// Encoder feeds rgb24 frames to ffmpeg's stdin and writes a video-only file.
+type Encoder struct {
+	ctx       context.Context
+	path      string
+	frameSize int
+	cmd       *exec.Cmd
+	in        io.WriteCloser
+	tail      *stderrTail
+	written   int
+	closed    bool
+	err       error
+}
+
+// OpenEncoder starts ffmpeg writing path (which may carry a .tmp suffix for the caller's
+// rename; the container is chosen from the extension before it).
+func OpenEncoder(ctx context.Context, path string, opt EncodeOptions) (*Encoder, error) {
+	if opt.Encoder == "" {
+		opt.Encoder = "libx264"
+	}
+	if opt.PixFmt == "" {
+		opt.PixFmt = defaultPixFmt(opt.Encoder)
+	}
+	if opt.Width <= 0 || opt.Height <= 0 || !opt.FPS.Valid() {
+		return nil, fmt.Errorf("video: encoding %s needs a frame size and rate, got %dx%d at %s", path, opt.Width, opt.Height, opt.FPS)
+	}
+	if opt.PixFmt == "yuv420p" && (opt.Width%2 != 0 || opt.Height%2 != 0) {
+		return nil, fmt.Errorf("video: encoding %s: yuv420p needs an even frame size, got %dx%d: crop or pad the frames, or choose pix_fmt yuv444p", path, opt.Width, opt.Height)
+	}
+	cmd, tail := command(ctx, FFmpeg, encodeArgs(path, opt))
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, fmt.Errorf("video: encoding %s: %v", path, err)
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("video: encoding %s: %w", path, exitError(ctx, FFmpeg, err, tail))
+	}
+	return &Encoder{ctx: ctx, path: path, frameSize: opt.Width * opt.Height * 3, cmd: cmd, in: in, tail: tail}, nil
+}
+
+// Write sends one packed rgb24 frame of exactly Width×Height×3 bytes.
+func (e *Encoder) Write(frame []byte) error {
+	if e.err != nil {
+		return e.err
+	}
+	if len(frame) != e.frameSize {
+		return fmt.Errorf("video: encoding %s: frame is %d bytes, want %d", e.path, len(frame), e.frameSize)
+	}
+	if _, err := e.in.Write(frame); err != nil {
+		// ffmpeg is gone (a bad option, a full disk): its stderr says why, not the broken pipe.
+		e.closed = true
+		e.err = fmt.Errorf("video: encoding %s failed at frame %d: %w", e.path, e.written, e.finish())
+		return e.err
+	}
+	e.written++
+	return nil
+}
+
+// Frames is how many frames were written.
+func (e *Encoder) Frames() int { return e.written }
+
+func (e *Encoder) finish() error {
+	_ = e.in.Close()
+	if err := e.cmd.Wait(); err != nil {
+		return exitError(e.ctx, FFmpeg, err, e.tail)
+	}
+	return fmt.Errorf("ffmpeg exited early without a message")
+}
+
+// Close ends the stream and waits for ffmpeg to finish the file.
+func (e *Encoder) Close() error {
+	if e.closed {
+		return e.err
+	}
+	e.closed = true
+	_ = e.in.Close()
+	if err := e.cmd.Wait(); err != nil {
+		e.err = fmt.Errorf("video: encoding %s (%d frames): %w", e.path, e.written, exitError(e.ctx, FFmpeg, err, e.tail))
+		return e.err
+	}
+	return nil
+}

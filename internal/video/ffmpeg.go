@@ -1,0 +1,145 @@
+package video
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+)
+
+// The programs run; cmd may point them elsewhere once at start-up (a site module's ffmpeg).
+var (
+	FFmpeg  = "ffmpeg"
+	FFprobe = "ffprobe"
+)
+
+// ffmpegArgs starts every ffmpeg command line: never read the terminal (a batch job has none,
+// and a stray keypress must not stop an encode), print only errors, and no banner.
+func ffmpegArgs(extra ...string) []string {
+	return append([]string{"-nostdin", "-hide_banner", "-loglevel", "error"}, extra...)
+}
+
+// mediaPath names a file so that ffmpeg never reads it as an option ("-x.mp4") or a protocol
+// ("a:b.mp4").
+func mediaPath(path string) string { return "file:" + path }
+
+// stderrTail keeps the last bytes a child wrote to stderr, for error messages.
+type stderrTail struct {
+	mu  sync.Mutex
+	buf []byte
+}
+
+const tailBytes = 4096
+
+func (t *stderrTail) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.buf = append(t.buf, p...)
+	if len(t.buf) > 2*tailBytes {
+		t.buf = append(t.buf[:0], t.buf[len(t.buf)-tailBytes:]...)
+	}
+	return len(p), nil
+}
+
+// String is the last few lines on one line, so an error stays one line.
+func (t *stderrTail) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var lines []string
+	for _, l := range strings.Split(string(t.buf), "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			lines = append(lines, l)
+		}
+	}
+	if len(lines) > 4 {
+		lines = lines[len(lines)-4:]
+	}
+	s := strings.Join(lines, " | ")
+	if len(s) > 600 {
+		s = "…" + s[len(s)-600:]
+	}
+	return s
+}
+
+// command builds a child that dies with ctx and whose stderr tail is kept.
+func command(ctx context.Context, prog string, args []string) (*exec.Cmd, *stderrTail) {
+	cmd := exec.CommandContext(ctx, prog, args...)
+	tail := &stderrTail{}
+	cmd.Stderr = tail
+	// A killed child's grandchildren could hold the stderr pipe open; don't wait for them forever.
+	cmd.WaitDelay = 5 * time.Second
+	return cmd, tail
+}
+
+// exitError turns a failed child into one line: what ran, how it ended, what it said.
+func exitError(ctx context.Context, prog string, err error, tail *stderrTail) error {
+	if ctx.Err() != nil {
+		return fmt.Errorf("%s stopped: %w", filepath.Base(prog), ctx.Err())
+	}
+	var ee *exec.Error
+	if errors.As(err, &ee) {
+		return fmt.Errorf("%s cannot be started (%v): install ffmpeg (apt-get install ffmpeg) or put it on PATH", prog, ee.Err)
+	}
+	msg := tail.String()
+	if msg == "" {
+		msg = "no message"
+	}
+	return fmt.Errorf("%s failed (%v): %s", filepath.Base(prog), err, msg)
+}
+
+// runTool runs a short child to completion and returns its stdout.
+func runTool(ctx context.Context, prog string, args ...string) ([]byte, error) {
+	cmd, tail := command(ctx, prog, args)
+	var out bytes.Buffer
+	cmd.Stdout = &out
+	if err := cmd.Run(); err != nil {
+		return nil, exitError(ctx, prog, err, tail)
+	}
+	return out.Bytes(), nil
+}
+
+// muxerFor is the ffmpeg muxer for an output path. Outputs are written under a temporary name
+// (x.mp4.tmp) and renamed by the caller, so the format is named explicitly rather than left to
+// ffmpeg's guess from the last extension.
+func muxerFor(path string) string {
+	p := strings.ToLower(path)
+	for _, suffix := range []string{".tmp", ".part", ".partial"} {
+		p = strings.TrimSuffix(p, suffix)
+	}
+	switch filepath.Ext(p) {
+	case ".mp4", ".m4v":
+		return "mp4"
+	case ".mov":
+		return "mov"
+	case ".mkv":
+		return "matroska"
+	case ".webm":
+		return "webm"
+	case ".avi":
+		return "avi"
+	case ".ts":
+		return "mpegts"
+	case ".nut":
+		return "nut"
+	}
+	return ""
+}
+
+// outputArgs names the muxer (when known), moves the mp4 index to the front so players can
+// start before the download ends, and overwrites a stale temporary file from an earlier try.
+func outputArgs(path string, faststart bool) []string {
+	var args []string
+	m := muxerFor(path)
+	if faststart && (m == "mp4" || m == "mov") {
+		args = append(args, "-movflags", "+faststart")
+	}
+	if m != "" {
+		args = append(args, "-f", m)
+	}
+	return append(args, "-y", mediaPath(path))
+}

@@ -1,0 +1,278 @@
+// Package video moves frames between media files and the pipeline through ffmpeg and ffprobe
+// pipes: probe a target, decode an exact frame range to rgb24, encode rgb24 to a segment, mux
+// audio, concatenate segments. Frames never touch the disk as files.
+package video
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Rational is an exact frame rate such as 30000/1001; float rates drift over long videos.
+type Rational struct {
+	Num, Den int
+}
+
+// Float is the rate in frames per second (0 when the rate is unknown).
+func (r Rational) Float() float64 {
+	if r.Den == 0 {
+		return 0
+	}
+	return float64(r.Num) / float64(r.Den)
+}
+
+// String is the ffmpeg spelling, "num/den".
+func (r Rational) String() string { return strconv.Itoa(r.Num) + "/" + strconv.Itoa(r.Den) }
+
+// Valid reports whether the rate is a positive number of frames per second.
+func (r Rational) Valid() bool { return r.Num > 0 && r.Den > 0 }
+
+// FrameTime is the presentation time of frame n at this rate, measured from the first frame.
+func (r Rational) FrameTime(n int) time.Duration {
+	if !r.Valid() {
+		return 0
+	}
+	return time.Duration(math.Round(float64(n) * float64(r.Den) / float64(r.Num) * float64(time.Second)))
+}
+
+// ParseRational reads "30000/1001", "25" or "0/0" (the last gives the zero Rational).
+func ParseRational(s string) (Rational, error) {
+	num, den, found := strings.Cut(strings.TrimSpace(s), "/")
+	if !found {
+		den = "1"
+	}
+	n, err1 := strconv.Atoi(num)
+	d, err2 := strconv.Atoi(den)
+	if err1 != nil || err2 != nil || n < 0 || d < 0 {
+		return Rational{}, fmt.Errorf("not a frame rate: %q", s)
+	}
+	if n == 0 || d == 0 {
+		return Rational{}, nil
+	}
+	g := gcd(n, d)
+	return Rational{n / g, d / g}, nil
+}
+
+func gcd(a, b int) int {
+	for b != 0 {
+		a, b = b, a%b
+	}
+	return a
+}
+
+// Info is what the pipeline needs to know about a target before it plans the work.
+type Info struct {
+	Path          string
+	Width, Height int      // as decoded: display rotation already applied, as ffmpeg does
+	FPS           Rational // r_frame_rate: the rate frames are stamped at
+	Frames        int      // exact number of decoded frames (1 for an image)
+	Duration      time.Duration
+	HasAudio      bool
+	Codec         string // e.g. h264, hevc, png
+	PixFmt        string
+	Format        string // ffprobe's format_name, e.g. "mov,mp4,m4a,3gp,3g2,mj2"
+	IsImage       bool
+	// VideoStart is the video stream's start time minus the container's; ffmpeg seeks in
+	// container time, so frame n of the stream sits at VideoStart + n/FPS.
+	VideoStart time.Duration
+	// VFR marks a variable (or inconsistent) frame rate: a frame index cannot be turned into a
+	// seek time, so ranges are selected by counting decoded frames from the start.
+	VFR bool
+}
+
+// The subset of `ffprobe -of json -show_format -show_streams` that Info is built from.
+type probeJSON struct {
+	Streams []struct {
+		Index        int               `json:"index"`
+		CodecName    string            `json:"codec_name"`
+		CodecType    string            `json:"codec_type"`
+		Width        int               `json:"width"`
+		Height       int               `json:"height"`
+		PixFmt       string            `json:"pix_fmt"`
+		RFrameRate   string            `json:"r_frame_rate"`
+		AvgFrameRate string            `json:"avg_frame_rate"`
+		StartTime    string            `json:"start_time"`
+		Duration     string            `json:"duration"`
+		NbFrames     string            `json:"nb_frames"`
+		Tags         map[string]string `json:"tags"`
+		Disposition  map[string]int    `json:"disposition"`
+		SideData     []struct {
+			Type     string  `json:"side_data_type"`
+			Rotation float64 `json:"rotation"`
+		} `json:"side_data_list"`
+	} `json:"streams"`
+	Format struct {
+		FormatName string `json:"format_name"`
+		StartTime  string `json:"start_time"`
+		Duration   string `json:"duration"`
+	} `json:"format"`
+}
+
+// parseProbe turns ffprobe's JSON into an Info. needCount is true when the stream carries no
+// frame count that can be trusted, so the caller must count packets.
+func parseProbe(path string, data []byte) (info *Info, needCount bool, err error) {
+	var p probeJSON
+	if err := json.Unmarshal(data, &p); err != nil {
+		return nil, false, fmt.Errorf("video: ffprobe gave unreadable JSON for %s: %v", path, err)
+	}
+	info = &Info{Path: path, Format: p.Format.FormatName}
+	video := -1
+	for i, s := range p.Streams {
+		switch s.CodecType {
+		case "video":
+			// Cover art in audio files is a one-picture "video" stream; it is not a target.
+			if video < 0 && s.Disposition["attached_pic"] == 0 {
+				video = i
+			}
+		case "audio":
+			info.HasAudio = true
+		}
+	}
+	if video < 0 {
+		return nil, false, fmt.Errorf("video: %s has no video stream (audio only?): choose a video or image target", path)
+	}
+	s := p.Streams[video]
+	info.Codec, info.PixFmt = s.CodecName, s.PixFmt
+	info.Width, info.Height = s.Width, s.Height
+	if rotation(s.Tags["rotate"], s.SideData) {
+		info.Width, info.Height = info.Height, info.Width
+	}
+	if info.Width <= 0 || info.Height <= 0 {
+		return nil, false, fmt.Errorf("video: %s: the video stream has no frame size (%dx%d): the file is damaged; re-encode it", path, s.Width, s.Height)
+	}
+	info.IsImage = isImageFormat(p.Format.FormatName)
+	if info.IsImage {
+		info.Frames, info.FPS = 1, Rational{1, 1}
+		return info, false, nil
+	}
+	if info.FPS, err = ParseRational(s.RFrameRate); err != nil || !info.FPS.Valid() {
+		return nil, false, fmt.Errorf("video: %s: no usable frame rate (r_frame_rate %q): re-encode the file with a fixed rate", path, s.RFrameRate)
+	}
+	avg, _ := ParseRational(s.AvgFrameRate)
+
+	dur := seconds(s.Duration)
+	if dur <= 0 {
+		// Matroska keeps no stream duration; the container's includes the stream's start delay.
+		dur = seconds(p.Format.Duration) - (seconds(s.StartTime) - seconds(p.Format.StartTime))
+	}
+	if dur > 0 {
+		info.Duration = time.Duration(math.Round(dur * float64(time.Second)))
+	}
+	info.VideoStart = time.Duration(math.Round((seconds(s.StartTime) - seconds(p.Format.StartTime)) * float64(time.Second)))
+
+	expected := dur * info.FPS.Float()
+	if n, err := strconv.Atoi(s.NbFrames); err == nil && n > 0 && math.Abs(float64(n)-expected) <= 2 {
+		info.Frames = n
+	} else {
+		needCount = true
+	}
+	info.VFR = avg.Valid() && avg != info.FPS
+	return info, needCount, nil
+}
+
+// setCount records a counted frame total and re-checks it against the rate: a count that the
+// duration at FPS cannot explain means frames are not evenly spaced.
+func (info *Info) setCount(n int) {
+	info.Frames = n
+	expected := info.Duration.Seconds() * info.FPS.Float()
+	if info.Duration > 0 && math.Abs(float64(n)-expected) > 2 {
+		info.VFR = true
+	}
+}
+
+// rotation reports whether the display matrix turns the picture by a quarter turn, which
+// swaps width and height in what ffmpeg decodes (it auto-rotates).
+func rotation(tag string, side []struct {
+	Type     string  `json:"side_data_type"`
+	Rotation float64 `json:"rotation"`
+}) bool {
+	deg := 0.0
+	if v, err := strconv.ParseFloat(tag, 64); err == nil {
+		deg = v
+	}
+	for _, sd := range side {
+		if sd.Type == "Display Matrix" {
+			deg = sd.Rotation
+		}
+	}
+	q := int(math.Round(deg/90)) % 2
+	return q != 0
+}
+
+func isImageFormat(name string) bool {
+	return name == "image2" || strings.HasSuffix(name, "_pipe")
+}
+
+func seconds(s string) float64 {
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+		return 0
+	}
+	return v
+}
+
+// Probe describes the media file at path. The frame count is exact: it comes from the
+// container's index when that agrees with duration × rate, otherwise from counting packets
+// (one demux pass, no decoding).
+func Probe(ctx context.Context, path string) (*Info, error) {
+	if _, err := os.Stat(path); err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, fmt.Errorf("video: %s does not exist: check the target path", path)
+		}
+		return nil, fmt.Errorf("video: cannot read %s: %v", path, err)
+	}
+	out, err := runTool(ctx, FFprobe, "-v", "error", "-of", "json", "-show_format", "-show_streams", mediaPath(path))
+	if err != nil {
+		return nil, fmt.Errorf("video: ffprobe cannot read %s (corrupt, truncated or not media): %v; check that the file plays", path, err)
+	}
+	info, needCount, err := parseProbe(path, out)
+	if err != nil {
+		return nil, err
+	}
+	if needCount {
+		n, err := countPackets(ctx, path)
+		if err != nil {
+			return nil, err
+		}
+		info.setCount(n)
+	}
+	if abs, err := filepath.Abs(path); err == nil {
+		info.Path = abs
+	}
+	return info, nil
+}
+
+// countPackets counts the first video stream's packets: one packet per frame for every
+// codec this program writes, and far cheaper than -count_frames, which decodes.
+func countPackets(ctx context.Context, path string) (int, error) {
+	out, err := runTool(ctx, FFprobe, "-v", "error", "-count_packets", "-select_streams", "v:0",
+		"-show_entries", "stream=nb_read_packets", "-of", "json", mediaPath(path))
+	if err != nil {
+		return 0, fmt.Errorf("video: ffprobe cannot count the frames of %s: %v; the file may be truncated", path, err)
+	}
+	return parseCount(path, out)
+}
+
+func parseCount(path string, data []byte) (int, error) {
+	var p struct {
+		Streams []struct {
+			NbReadPackets string `json:"nb_read_packets"`
+		} `json:"streams"`
+	}
+	if err := json.Unmarshal(data, &p); err != nil || len(p.Streams) == 0 {
+		return 0, fmt.Errorf("video: ffprobe gave no packet count for %s: re-encode the file", path)
+	}
+	n, err := strconv.Atoi(p.Streams[0].NbReadPackets)
+	if err != nil || n <= 0 {
+		return 0, fmt.Errorf("video: %s has no video frames (packet count %q): choose another target", path, p.Streams[0].NbReadPackets)
+	}
+	return n, nil
+}

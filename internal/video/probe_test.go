@@ -1,0 +1,164 @@
+package video
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/facefusion-hpc/facefusion/internal/testenv"
+)
+
+// The fixtures are `ffprobe -v error -of json -show_format -show_streams` of real files
+// (ffmpeg 5.1): bf.mp4 as made in clips_test.go and copies of it into other containers.
+func TestParseProbeFixtures(t *testing.T) {
+	cases := []struct {
+		file          string
+		w, h          int
+		fps           Rational
+		frames        int
+		needCount     bool
+		audio, image  bool
+		vfr           bool
+		codec         string
+		videoStartMin time.Duration
+	}{
+		{file: "h264_bframes_2997.json", w: 320, h: 240, fps: Rational{30000, 1001}, frames: 123, audio: true, codec: "h264"},
+		{file: "h264_mkv_no_nb_frames.json", w: 320, h: 240, fps: Rational{30000, 1001}, needCount: true, audio: true, codec: "h264", videoStartMin: 23 * time.Millisecond},
+		{file: "mpegts_start_offset.json", w: 320, h: 240, fps: Rational{30000, 1001}, needCount: true, audio: true, codec: "h264", videoStartMin: 23 * time.Millisecond},
+		{file: "rotated_90.json", w: 240, h: 320, fps: Rational{30000, 1001}, frames: 123, audio: true, codec: "h264"},
+		{file: "image_png.json", w: 512, h: 512, fps: Rational{1, 1}, frames: 1, image: true, codec: "png"},
+		{file: "vfr_mkv.json", w: 64, h: 48, fps: Rational{25, 1}, needCount: true, codec: "h264"},
+	}
+	for _, c := range cases {
+		t.Run(c.file, func(t *testing.T) {
+			data, err := os.ReadFile(filepath.Join("testdata", c.file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			info, needCount, err := parseProbe("target.mp4", data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if info.Width != c.w || info.Height != c.h {
+				t.Errorf("size %dx%d, want %dx%d", info.Width, info.Height, c.w, c.h)
+			}
+			if info.FPS != c.fps {
+				t.Errorf("fps %v, want %v", info.FPS, c.fps)
+			}
+			if needCount != c.needCount {
+				t.Errorf("needCount %v, want %v", needCount, c.needCount)
+			}
+			if !c.needCount && info.Frames != c.frames {
+				t.Errorf("frames %d, want %d", info.Frames, c.frames)
+			}
+			if info.HasAudio != c.audio || info.IsImage != c.image || info.VFR != c.vfr || info.Codec != c.codec {
+				t.Errorf("audio/image/vfr/codec = %v/%v/%v/%s, want %v/%v/%v/%s",
+					info.HasAudio, info.IsImage, info.VFR, info.Codec, c.audio, c.image, c.vfr, c.codec)
+			}
+			if info.VideoStart < c.videoStartMin || info.VideoStart > c.videoStartMin+time.Millisecond {
+				t.Errorf("video start %v, want %v", info.VideoStart, c.videoStartMin)
+			}
+		})
+	}
+}
+
+func TestParseProbeAudioOnly(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("testdata", "audio_only.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _, err = parseProbe("song.m4a", data)
+	if err == nil || !strings.Contains(err.Error(), "song.m4a") || !strings.Contains(err.Error(), "no video stream") {
+		t.Fatalf("audio-only file: got %v, want an error naming song.m4a and its missing video stream", err)
+	}
+}
+
+func TestParseProbeVFRByCount(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("testdata", "vfr_mkv.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, _, err := parseProbe("vfr.mkv", data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info.setCount(20) // the clip's real frame count: 1.56 s at 25 fps would be 39
+	if !info.VFR || info.Frames != 20 {
+		t.Fatalf("VFR %v frames %d, want VFR with 20 frames", info.VFR, info.Frames)
+	}
+}
+
+func TestParseRational(t *testing.T) {
+	for in, want := range map[string]Rational{"30000/1001": {30000, 1001}, "25/1": {25, 1}, "50/2": {25, 1}, "24": {24, 1}, "0/0": {}} {
+		got, err := ParseRational(in)
+		if err != nil || got != want {
+			t.Errorf("ParseRational(%q) = %v, %v; want %v", in, got, err, want)
+		}
+	}
+	if _, err := ParseRational("fast"); err == nil {
+		t.Error("ParseRational(fast) succeeded")
+	}
+	if got := (Rational{30000, 1001}).FrameTime(30000); got != 1001*time.Second {
+		t.Errorf("frame 30000 at 29.97 is at %v, want 1001s", got)
+	}
+}
+
+func TestProbeReal(t *testing.T) {
+	mp4 := probe(t, clip(t, "bf.mp4"))
+	if mp4.Frames != 123 || mp4.FPS != (Rational{30000, 1001}) || !mp4.HasAudio || mp4.VFR || mp4.IsImage || mp4.Width != 320 || mp4.Height != 240 {
+		t.Errorf("bf.mp4: %+v", mp4)
+	}
+	if d := mp4.Duration - 4104*time.Millisecond; d < -time.Millisecond || d > time.Millisecond {
+		t.Errorf("bf.mp4 duration %v, want 4.104s", mp4.Duration)
+	}
+	// No frame count in the container: counted, and exact.
+	for _, name := range []string{"bf.mkv", "bf.ts"} {
+		info := probe(t, clip(t, name))
+		if info.Frames != 123 || info.VFR {
+			t.Errorf("%s: frames %d VFR %v, want 123 constant-rate", name, info.Frames, info.VFR)
+		}
+	}
+	vfr := probe(t, clip(t, "vfr.mkv"))
+	if vfr.Frames != 41 || !vfr.VFR {
+		t.Errorf("vfr.mkv: frames %d VFR %v, want 41 variable-rate", vfr.Frames, vfr.VFR)
+	}
+	img := probe(t, testenv.Sample(t, "astronaut.png"))
+	if !img.IsImage || img.Frames != 1 || img.Width != 512 || img.Height != 512 {
+		t.Errorf("astronaut.png: %+v", img)
+	}
+	jpg := probe(t, testenv.Sample(t, "grace_hopper.jpg"))
+	if !jpg.IsImage || jpg.Frames != 1 {
+		t.Errorf("grace_hopper.jpg: %+v", jpg)
+	}
+}
+
+func TestProbeErrors(t *testing.T) {
+	cases := []struct {
+		path string
+		want string
+	}{
+		{filepath.Join(t.TempDir(), "nothere.mp4"), "does not exist"},
+		{clip(t, "truncated.mp4"), "corrupt, truncated"},
+		{clip(t, "junk.mp4"), "corrupt, truncated"},
+		{clip(t, "audio.m4a"), "no video stream"},
+	}
+	for _, c := range cases {
+		_, err := Probe(context.Background(), c.path)
+		if err == nil {
+			t.Errorf("%s: probe succeeded", c.path)
+			continue
+		}
+		msg := err.Error()
+		if !strings.Contains(msg, c.path) || !strings.Contains(msg, c.want) || strings.Contains(msg, "\n") {
+			t.Errorf("%s: error %q should be one line naming the file and saying %q", c.path, msg, c.want)
+		}
+	}
+	// ffprobe's own words come along, so the user sees why.
+	_, err := Probe(context.Background(), clip(t, "truncated.mp4"))
+	if err == nil || !strings.Contains(err.Error(), "moov atom not found") {
+		t.Errorf("truncated mp4: %v, want ffprobe's \"moov atom not found\"", err)
+	}
+}

@@ -1,0 +1,457 @@
+package video
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/facefusion-hpc/facefusion/internal/raster"
+	"github.com/facefusion-hpc/facefusion/internal/testenv"
+)
+
+// Full decodes give ffmpeg's own frames, one for one, and exactly Info.Frames of them.
+func TestDecodeFullMatchesFFmpeg(t *testing.T) {
+	for _, name := range []string{"bf.mp4", "bf.mkv", "bf.ts", "vfr.mkv"} {
+		t.Run(name, func(t *testing.T) {
+			info := probe(t, clip(t, name))
+			want := referenceHashes(t, info.Path)
+			got := decodeHashes(t, info, 0, info.Frames)
+			if len(want) != info.Frames {
+				t.Fatalf("probe says %d frames, ffmpeg decodes %d", info.Frames, len(want))
+			}
+			if !slices.Equal(got, want) {
+				t.Fatalf("decoded frames differ from ffmpeg's: %d vs %d frames, first difference at %d", len(got), len(want), firstDiff(got, want))
+			}
+		})
+	}
+}
+
+func firstDiff(a, b []string) int {
+	for i := range min(len(a), len(b)) {
+		if a[i] != b[i] {
+			return i
+		}
+	}
+	return min(len(a), len(b))
+}
+
+// Ranges are frame-exact: B-frames, 29.97 fps, an odd frame count, containers whose video
+// starts late, ranges that start on, just after and between keyframes (GOP 24), one frame, the
+// last frame; and a variable-rate stream.
+func TestDecodeRangesExact(t *testing.T) {
+	ranges := [][2]int{{0, 5}, {1, 4}, {23, 26}, {24, 49}, {37, 86}, {61, 62}, {100, 123}, {122, 123}}
+	for _, name := range []string{"bf.mp4", "bf.mkv", "bf.ts", "vfr.mkv"} {
+		t.Run(name, func(t *testing.T) {
+			info := probe(t, clip(t, name))
+			want := referenceHashes(t, info.Path)
+			for _, r := range ranges {
+				s, e := r[0], min(r[1], info.Frames)
+				if s >= e {
+					continue
+				}
+				got := decodeHashes(t, info, s, e)
+				if !slices.Equal(got, want[s:e]) {
+					t.Errorf("range [%d,%d): got %d frames, first wrong frame %d", s, e, len(got), s+firstDiff(got, want[s:e]))
+				}
+			}
+		})
+	}
+}
+
+func TestDecodeRangeErrors(t *testing.T) {
+	info := probe(t, clip(t, "bf.mp4"))
+	for _, r := range [][2]int{{-1, 3}, {5, 5}, {100, 124}, {9, 3}} {
+		_, err := OpenDecoder(context.Background(), info, r[0], r[1])
+		if err == nil || !strings.Contains(err.Error(), info.Path) {
+			t.Errorf("range %v: %v, want an error naming the file", r, err)
+		}
+	}
+	// A truncated file whose index survived: the probe trusts the index, the decoder notices
+	// the missing frames and says which file and range.
+	trunc := probe(t, clip(t, "truncated-faststart.mp4"))
+	if trunc.Frames != 123 {
+		t.Fatalf("truncated faststart file probes as %d frames; the test expects the index's 123", trunc.Frames)
+	}
+	d, err := OpenDecoder(context.Background(), trunc, 0, trunc.Frames)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	buf := make([]byte, trunc.FrameSize())
+	n := 0
+	for err = d.Next(buf); err == nil; err = d.Next(buf) {
+		n++
+	}
+	if errors.Is(err, io.EOF) || n >= 123 {
+		t.Fatalf("truncated file gave %d frames and %v, want an error", n, err)
+	}
+	for _, want := range []string{trunc.Path, "[0,123)", fmt.Sprintf("gave %d of 123", n)} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not say %q", err, want)
+		}
+	}
+}
+
+func TestDecoderCancel(t *testing.T) {
+	info := probe(t, clip(t, "bf.mp4"))
+	ctx, cancel := context.WithCancel(context.Background())
+	d, err := OpenDecoder(ctx, info, 0, info.Frames)
+	if err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, info.FrameSize())
+	if err := d.Next(buf); err != nil {
+		t.Fatal(err)
+	}
+	cancel()
+	for err = d.Next(buf); err == nil; err = d.Next(buf) {
+	}
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("after cancel: %v, want context.Canceled", err)
+	}
+	if d.cmd.ProcessState == nil {
+		t.Fatal("ffmpeg still running after cancel")
+	}
+	if err := d.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestDecoderCloseEarly(t *testing.T) {
+	info := probe(t, clip(t, "bf.mp4"))
+	d, err := OpenDecoder(context.Background(), info, 10, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, info.FrameSize())
+	if err := d.Next(buf); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Close(); err != nil {
+		t.Fatalf("closing a decoder early: %v", err)
+	}
+	if d.cmd.ProcessState == nil {
+		t.Fatal("ffmpeg still running after Close")
+	}
+	if err := d.Next(buf); err == nil {
+		t.Fatal("Next after Close succeeded")
+	}
+}
+
+// ffv1 is lossless: decode → encode → decode gives back the same bytes, frame for frame.
+func TestFFV1RoundTrip(t *testing.T) {
+	info := probe(t, clip(t, "bf.mp4"))
+	want := referenceHashes(t, info.Path)
+	for _, pixfmt := range []string{"", "bgr0"} {
+		out := filepath.Join(t.TempDir(), "lossless.mkv.tmp")
+		transcode(t, info, 0, info.Frames, out, EncodeOptions{Encoder: "ffv1", PixFmt: pixfmt})
+		got := referenceHashes(t, out)
+		if !slices.Equal(got, want) {
+			t.Errorf("ffv1 pix_fmt %q: %d frames, first difference at %d", pixfmt, len(got), firstDiff(got, want))
+		}
+	}
+}
+
+// transcode decodes [start,end) of info and encodes it to out with opt (size and rate filled in).
+func transcode(t testing.TB, info *Info, start, end int, out string, opt EncodeOptions) {
+	t.Helper()
+	ctx := context.Background()
+	d, err := OpenDecoder(ctx, info, start, end)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	opt.Width, opt.Height, opt.FPS = info.Width, info.Height, info.FPS
+	e, err := OpenEncoder(ctx, out, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, info.FrameSize())
+	for {
+		err := d.Next(buf)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := e.Write(buf); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if e.Frames() != end-start {
+		t.Fatalf("encoder wrote %d frames, want %d", e.Frames(), end-start)
+	}
+}
+
+func TestEncodeX264(t *testing.T) {
+	info := probe(t, clip(t, "bf.mp4"))
+	out := filepath.Join(t.TempDir(), "seg.mp4.tmp") // a temporary name: the container comes from .mp4
+	transcode(t, info, 30, 71, out, EncodeOptions{Quality: DefaultQuality, Preset: "ultrafast"})
+	got := probe(t, out)
+	if got.Frames != 41 || got.FPS != info.FPS || got.Codec != "h264" || got.PixFmt != "yuv420p" || got.HasAudio {
+		t.Errorf("encoded segment: %+v", got)
+	}
+}
+
+func TestQualityMapping(t *testing.T) {
+	// FaceFusion's numpy.round(numpy.interp(q, [0,100], [51,0])), halves to even.
+	for q, crf := range map[int]string{0: "51", 100: "0", 80: "10", 50: "26", 90: "5", 30: "36", 70: "15", 150: "0", -5: "51"} {
+		if got := qualityArgs("libx264", q); !slices.Equal(got, []string{"-crf", crf}) {
+			t.Errorf("libx264 quality %d: %v, want -crf %s", q, got, crf)
+		}
+	}
+	if got := qualityArgs("libx265", 80); !slices.Equal(got, []string{"-crf", "10"}) {
+		t.Errorf("libx265 quality 80: %v", got)
+	}
+	if got := qualityArgs("libvpx-vp9", 50); !slices.Equal(got, []string{"-crf", "32"}) { // 31.5 → 32
+		t.Errorf("vp9 quality 50: %v", got)
+	}
+	if got := qualityArgs("ffv1", 10); got != nil {
+		t.Errorf("ffv1 takes no quality, got %v", got)
+	}
+	args := strings.Join(encodeArgs("x.mkv", EncodeOptions{Encoder: "libx264", Quality: 80, Preset: "veryfast", FPS: Rational{25, 1}, Width: 2, Height: 2, PixFmt: "yuv420p"}), " ")
+	for _, want := range []string{"-crf 10", "-preset veryfast", "-pix_fmt yuv420p", "-f matroska", "-framerate 25/1", "-nostdin", "-loglevel error", "-hide_banner"} {
+		if !strings.Contains(args, want) {
+			t.Errorf("encoder command %q lacks %q", args, want)
+		}
+	}
+}
+
+func TestMuxerFor(t *testing.T) {
+	for in, want := range map[string]string{"a.mp4": "mp4", "a.MP4.tmp": "mp4", "x/y.mkv.part": "matroska", "a.mov": "mov", "a.webm": "webm", "a.xyz": ""} {
+		if got := muxerFor(in); got != want {
+			t.Errorf("muxerFor(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestEncoderErrors(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	if _, err := OpenEncoder(ctx, filepath.Join(dir, "odd.mp4"), EncodeOptions{Width: 33, Height: 20, FPS: Rational{25, 1}}); err == nil || !strings.Contains(err.Error(), "even") {
+		t.Errorf("odd size with yuv420p: %v", err)
+	}
+	// An encoder ffmpeg does not have: the error names the file and carries ffmpeg's reason.
+	out := filepath.Join(dir, "bad.mp4")
+	e, err := OpenEncoder(ctx, out, EncodeOptions{Encoder: "no_such_encoder", Width: 64, Height: 48, FPS: Rational{25, 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	frame := make([]byte, 64*48*3)
+	for i := 0; i < 100 && err == nil; i++ {
+		err = e.Write(frame)
+	}
+	if err == nil {
+		err = e.Close()
+	}
+	if err == nil || !strings.Contains(err.Error(), out) || !strings.Contains(err.Error(), "no_such_encoder") || strings.Contains(err.Error(), "\n") {
+		t.Errorf("unknown encoder: %v", err)
+	}
+	if err := e.Write(frame[:10]); err == nil {
+		t.Error("short frame accepted")
+	}
+}
+
+// Mux keeps the target's audio for the frames the video covers.
+func TestMux(t *testing.T) {
+	src := clip(t, "bf.mp4")
+	info := probe(t, src)
+	frame := info.FPS.FrameTime(1)
+	for _, r := range [][2]int{{0, 123}, {31, 94}} {
+		t.Run(fmt.Sprintf("%d-%d", r[0], r[1]), func(t *testing.T) {
+			dir := t.TempDir()
+			seg := filepath.Join(dir, "seg.mkv")
+			transcode(t, info, r[0], r[1], seg, EncodeOptions{Preset: "ultrafast", Quality: DefaultQuality})
+			out := filepath.Join(dir, "out.mp4.tmp")
+			if err := Mux(context.Background(), seg, src, FrameSpan(r[0], r[1], info.FPS), out); err != nil {
+				t.Fatal(err)
+			}
+			got := probe(t, out)
+			n := r[1] - r[0]
+			want := info.FPS.FrameTime(n)
+			if !got.HasAudio || got.Frames != n || got.FPS != info.FPS || absDur(got.Duration-want) > frame {
+				t.Errorf("muxed: audio %v frames %d fps %v duration %v; want audio, %d frames, %v, %v ±1 frame",
+					got.HasAudio, got.Frames, got.FPS, got.Duration, n, info.FPS, want)
+			}
+			if a := audioDuration(t, out); absDur(a-want) > frame {
+				t.Errorf("audio lasts %v, want %v ±1 frame", a, want)
+			}
+			// The video is copied, not re-encoded: the same frames as the segment.
+			if !slices.Equal(referenceHashes(t, out), referenceHashes(t, seg)) {
+				t.Error("muxing changed the video frames")
+			}
+		})
+	}
+}
+
+// PCM audio cannot be copied into MP4; Mux falls back to AAC.
+func TestMuxReencodesWhenCopyImpossible(t *testing.T) {
+	src := clip(t, "pcm.mov")
+	info := probe(t, src)
+	seg := filepath.Join(t.TempDir(), "seg.mp4")
+	transcode(t, info, 0, info.Frames, seg, EncodeOptions{Preset: "ultrafast", Quality: DefaultQuality})
+	out := filepath.Join(t.TempDir(), "out.mp4")
+	if err := Mux(context.Background(), seg, src, Span{}, out); err != nil {
+		t.Fatal(err)
+	}
+	codec := ffprobeField(t, out, "a:0", "stream=codec_name")
+	if codec != "aac" {
+		t.Errorf("audio codec %q, want aac", codec)
+	}
+}
+
+func TestMuxWithoutAudio(t *testing.T) {
+	info := probe(t, clip(t, "vfr.mkv"))
+	seg := filepath.Join(t.TempDir(), "seg.mkv")
+	transcode(t, info, 0, 10, seg, EncodeOptions{Encoder: "ffv1"})
+	out := filepath.Join(t.TempDir(), "out.mkv")
+	if err := Mux(context.Background(), seg, info.Path, Span{}, out); err != nil {
+		t.Fatal(err)
+	}
+	if got := probe(t, out); got.HasAudio || got.Frames != 10 {
+		t.Errorf("muxed without audio: %+v", got)
+	}
+}
+
+func absDur(d time.Duration) time.Duration {
+	if d < 0 {
+		return -d
+	}
+	return d
+}
+
+func ffprobeField(t *testing.T, path, stream, entry string) string {
+	t.Helper()
+	out, err := runTool(context.Background(), testenv.Tool(t, "ffprobe"), "-v", "error", "-select_streams", stream,
+		"-show_entries", entry, "-of", "csv=p=0", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+func audioDuration(t *testing.T, path string) time.Duration {
+	t.Helper()
+	s := ffprobeField(t, path, "a:0", "stream=duration")
+	return time.Duration(seconds(s) * float64(time.Second))
+}
+
+// Segments encoded separately and concatenated decode to the segments' frames in order.
+func TestConcat(t *testing.T) {
+	info := probe(t, clip(t, "bf.mp4"))
+	dir := t.TempDir()
+	cuts := []int{0, 40, 41, 123}
+	var segs []string
+	var want []string
+	for i := 0; i+1 < len(cuts); i++ {
+		seg := filepath.Join(dir, fmt.Sprintf("chunk's %d.mp4", i)) // a quote in the name
+		transcode(t, info, cuts[i], cuts[i+1], seg, EncodeOptions{Preset: "ultrafast", Quality: DefaultQuality})
+		segs = append(segs, seg)
+		want = append(want, referenceHashes(t, seg)...)
+	}
+	out := filepath.Join(dir, "joined.mp4.tmp")
+	if err := Concat(context.Background(), segs, out); err != nil {
+		t.Fatal(err)
+	}
+	if got := referenceHashes(t, out); !slices.Equal(got, want) {
+		t.Errorf("concatenated: %d frames, want %d; first difference at %d", len(got), len(want), firstDiff(got, want))
+	}
+	if got := probe(t, out); got.Frames != 123 || got.FPS != info.FPS {
+		t.Errorf("concatenated: %d frames at %v, want 123 at %v", got.Frames, got.FPS, info.FPS)
+	}
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), ".concat-") {
+			t.Errorf("segment list %s left behind", e.Name())
+		}
+	}
+	if err := Concat(context.Background(), []string{filepath.Join(dir, "missing.mp4")}, out); err == nil || !strings.Contains(err.Error(), "missing.mp4") {
+		t.Errorf("missing segment: %v", err)
+	}
+}
+
+func TestImageRoundTrip(t *testing.T) {
+	src := testenv.Sample(t, "astronaut.png")
+	img, err := ReadImage(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	png := filepath.Join(dir, "out.png.tmp")
+	if err := WriteImage(png, img, 80); err != nil {
+		t.Fatal(err)
+	}
+	back, err := raster.Load(png)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(back.Pix, img.Pix) {
+		t.Error("PNG round trip changed pixels")
+	}
+	jpg := filepath.Join(dir, "out.jpg")
+	if err := WriteImage(jpg, img, 90); err != nil {
+		t.Fatal(err)
+	}
+	back, err = raster.Load(jpg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum int
+	for i := range img.Pix {
+		d := int(img.Pix[i]) - int(back.Pix[i])
+		sum += d * d
+	}
+	if mse := float64(sum) / float64(len(img.Pix)); mse > 30 {
+		t.Errorf("JPEG q90 mean squared error %.1f, want < 30", mse)
+	}
+	if err := WriteImage(filepath.Join(dir, "out.gif"), img, 80); err == nil {
+		t.Error("unsupported extension accepted")
+	}
+	if _, err := ReadImage(filepath.Join(dir, "none.png")); err == nil || !strings.Contains(err.Error(), "none.png") {
+		t.Errorf("missing image: %v", err)
+	}
+}
+
+// The per-frame calls allocate nothing: they run once per frame for hours.
+func TestNoAllocsPerFrame(t *testing.T) {
+	info := probe(t, clip(t, "long.mp4"))
+	ctx := context.Background()
+	d, err := OpenDecoder(ctx, info, 0, info.Frames)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	buf := make([]byte, info.FrameSize())
+	if n := testing.AllocsPerRun(200, func() {
+		if err := d.Next(buf); err != nil {
+			t.Fatal(err)
+		}
+	}); n != 0 {
+		t.Errorf("Decoder.Next: %v allocations per frame", n)
+	}
+	e, err := OpenEncoder(ctx, filepath.Join(t.TempDir(), "a.mkv"), EncodeOptions{Encoder: "ffv1", Width: info.Width, Height: info.Height, FPS: info.FPS})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := testing.AllocsPerRun(100, func() {
+		if err := e.Write(buf); err != nil {
+			t.Fatal(err)
+		}
+	}); n != 0 {
+		t.Errorf("Encoder.Write: %v allocations per frame", n)
+	}
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
