@@ -90,11 +90,13 @@ func (l *Lines) report() {
 	fmt.Fprintf(l.w, "%s: %d/%d frames, %.1f fps, ETA %s\n", l.what, done, l.total, fps, eta)
 }
 
-// Close writes a last line and stops.
+// Close stops; a finished run gets a last line (a failed one ends with its error instead).
 func (l *Lines) Close() {
 	l.stopOnce.Do(func() {
 		close(l.stop)
 		l.wg.Wait()
-		l.report()
+		if l.done.Load() == int64(l.total) {
+			l.report()
+		}
 	})
 }

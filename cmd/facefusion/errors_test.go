@@ -1,0 +1,146 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/facefusion-hpc/facefusion/internal/testenv"
+)
+
+// Every bad input: a distinct non-zero exit, one line naming the file and what to do, and
+// nothing at (or beside) the output path.
+func TestBadInput(t *testing.T) {
+	dir := t.TempDir()
+	clip := filepath.Join(dir, "clip.mp4")
+	faceClip(t, clip, 320, 240, 12, "25")
+	src := testenv.Sample(t, "grace_hopper.png")
+
+	junk := filepath.Join(dir, "junk.mp4")
+	os.WriteFile(junk, []byte(strings.Repeat("not a video ", 4000)), 0o644)
+	truncated := filepath.Join(dir, "truncated.mp4")
+	data, _ := os.ReadFile(clip)
+	os.WriteFile(truncated, data[:len(data)*3/10], 0o644)
+	// with the index at the front the target probes, and fails while its frames decode
+	fast := filepath.Join(dir, "fast.mp4")
+	faceClip(t, fast, 320, 240, 30, "25", "-movflags", "+faststart")
+	data, _ = os.ReadFile(fast)
+	truncatedFast := filepath.Join(dir, "truncated-fast.mp4")
+	os.WriteFile(truncatedFast, data[:len(data)/2], 0o644)
+	audioOnly := filepath.Join(dir, "tone.m4a")
+	ffmpeg(t, "-f", "lavfi", "-i", "sine=frequency=440:duration=1", "-c:a", "aac", audioOnly)
+	aFile := filepath.Join(dir, "a-file")
+	os.WriteFile(aFile, []byte("x"), 0o644)
+	emptyModels := filepath.Join(dir, "no-models")
+	os.Mkdir(emptyModels, 0o755)
+
+	cases := []struct {
+		name    string
+		args    []string
+		out     string
+		code    int
+		mention []string
+	}{
+		{"missing source", []string{"-s", filepath.Join(dir, "nobody.png"), "-t", clip}, "out1.mp4", exitInput, []string{"nobody.png", "-s"}},
+		{"source without a face", []string{"-s", testenv.Sample(t, "coffee.png"), "-t", clip}, "out2.mp4", exitInput, []string{"coffee.png", "no face"}},
+		{"corrupt target", []string{"-s", src, "-t", junk}, "out3.mp4", exitInput, []string{"junk.mp4"}},
+		{"truncated target", []string{"-s", src, "-t", truncated}, "out4.mp4", exitInput, []string{"truncated.mp4"}},
+		{"truncated target, index first", []string{"-s", src, "-t", truncatedFast}, "out4b.mp4", exitInput, []string{"truncated-fast.mp4", "truncated or corrupt"}},
+		{"target without video", []string{"-s", src, "-t", audioOnly}, "out5.mp4", exitInput, []string{"tone.m4a", "video"}},
+		{"missing target", []string{"-s", src, "-t", filepath.Join(dir, "gone.mp4")}, "out6.mp4", exitInput, []string{"gone.mp4"}},
+		{"output folder missing", []string{"-s", src, "-t", clip}, "nofolder/out.mp4", exitInput, []string{"nofolder", "not writable"}},
+		{"output folder is a file", []string{"-s", src, "-t", clip}, "a-file/out.mp4", exitInput, []string{"a-file", "not writable"}},
+		{"missing model", []string{"-s", src, "-t", clip, "--models-dir", emptyModels}, "out7.mp4", exitEnvironment, []string{"no-models", "make fetch"}},
+		{"missing runtime library", []string{"-s", src, "-t", clip, "--onnxruntime-library", filepath.Join(dir, "libonnxruntime.so.9")}, "out8.mp4", exitEnvironment, []string{"libonnxruntime.so.9"}},
+		{"unknown flag", []string{"-s", src, "-t", clip, "--face-selektor-mode", "one"}, "out9.mp4", exitUsage, []string{"--face-selektor-mode"}},
+		{"bad quality", []string{"-s", src, "-t", clip, "--output-video-quality", "101"}, "out10.mp4", exitUsage, []string{"output_video_quality"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			out := filepath.Join(dir, c.out)
+			r := facefusion(t, append([]string{"run", "-o", out}, c.args...)...)
+			if r.code != c.code {
+				t.Fatalf("exit %d, want %d; stderr:\n%s", r.code, c.code, r.stderr)
+			}
+			lines := strings.Split(strings.TrimSpace(r.stderr), "\n")
+			if len(lines) != 1 {
+				t.Errorf("want one line on stderr, got %d:\n%s", len(lines), r.stderr)
+			}
+			for _, m := range c.mention {
+				if !strings.Contains(r.stderr, m) {
+					t.Errorf("stderr does not mention %q:\n%s", m, r.stderr)
+				}
+			}
+			if st, err := os.Stat(filepath.Dir(out)); err == nil && st.IsDir() {
+				mustNotExist(t, out)
+			}
+		})
+	}
+}
+
+func TestExistingOutputNeedsForce(t *testing.T) {
+	dir := t.TempDir()
+	clip := filepath.Join(dir, "clip.mp4")
+	faceClip(t, clip, 320, 240, 6, "25")
+	out := filepath.Join(dir, "out.mp4")
+	os.WriteFile(out, []byte("precious"), 0o644)
+	r := facefusion(t, "run", "--processors", "none", "-t", clip, "-o", out)
+	if r.code != exitUsage || !strings.Contains(r.stderr, "--force") || !strings.Contains(r.stderr, out) {
+		t.Fatalf("exit %d, stderr %q: want exit %d naming the output and --force", r.code, r.stderr, exitUsage)
+	}
+	if b, _ := os.ReadFile(out); string(b) != "precious" {
+		t.Fatal("the existing output was changed without --force")
+	}
+	r = facefusion(t, "run", "--processors", "none", "-t", clip, "-o", out, "--force")
+	if r.code != 0 {
+		t.Fatalf("with --force: exit %d: %s", r.code, r.stderr)
+	}
+	if n := len(frameHashes(t, out)); n != 6 {
+		t.Fatalf("with --force the output has %d frames, want 6", n)
+	}
+}
+
+func TestConfigFile(t *testing.T) {
+	dir := t.TempDir()
+	clip := filepath.Join(dir, "clip.mp4")
+	faceClip(t, clip, 320, 240, 8, "25")
+	cfg := filepath.Join(dir, "job.toml")
+	out := filepath.Join(dir, "out.mkv")
+	os.WriteFile(cfg, []byte(`processors = ["none"]
+target_path = "`+clip+`"
+output_path = "`+filepath.Join(dir, "ignored.mkv")+`"
+output_video_encoder = "ffv1"
+trim_frame_start = 2
+`), 0o644)
+	// the flag wins over the file's output_path
+	r := facefusion(t, "run", "--config", cfg, "-o", out)
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	if got := frameHashes(t, out); len(got) != 6 {
+		t.Fatalf("output has %d frames, want 6 (trim_frame_start = 2 of 8)", len(got))
+	}
+	if _, err := os.Stat(filepath.Join(dir, "ignored.mkv")); err == nil {
+		t.Fatal("the file's output_path was used although -o was given")
+	}
+	os.WriteFile(cfg, []byte("procesors = [\"none\"]\n"), 0o644)
+	r = facefusion(t, "run", "--config", cfg, "-t", clip, "-o", out+"2.mkv")
+	if r.code != exitUsage || !strings.Contains(r.stderr, "procesors") {
+		t.Fatalf("unknown key: exit %d, stderr %q", r.code, r.stderr)
+	}
+}
+
+func TestHelpDocumentsEveryFlag(t *testing.T) {
+	r := facefusion(t, "run", "--help")
+	if r.code != 0 {
+		t.Fatalf("exit %d", r.code)
+	}
+	for _, f := range []string{"--source-paths", "--target-path", "--output-path", "--processors", "--face-selector-mode",
+		"--face-detector-score", "--output-video-encoder", "--output-video-quality", "--output-video-preset",
+		"--trim-frame-start", "--trim-frame-end", "--execution-thread-count", "--force", "--config"} {
+		if !strings.Contains(r.stderr, f) {
+			t.Errorf("--help does not document %s", f)
+		}
+	}
+}

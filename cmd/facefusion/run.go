@@ -1,0 +1,53 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"golang.org/x/term"
+
+	"github.com/facefusion-hpc/facefusion/collective"
+	"github.com/facefusion-hpc/facefusion/internal/driver"
+	"github.com/facefusion-hpc/facefusion/internal/fault"
+	"github.com/facefusion-hpc/facefusion/internal/job"
+	"github.com/facefusion-hpc/facefusion/internal/progress"
+)
+
+// cmdRun is `facefusion run`: every rank of the launch takes its share of the target.
+func cmdRun(ctx context.Context, args []string) error {
+	cfg, err := job.Parse(args)
+	if err != nil {
+		if errors.Is(err, job.ErrHelp) {
+			return err
+		}
+		return fault.AsUsage(err)
+	}
+	comm, err := collective.Init()
+	if err != nil {
+		return fault.AsEnvironment(err)
+	}
+	defer comm.Finalize()
+	start := time.Now()
+	out, err := driver.Run(ctx, comm, cfg, driver.Options{Log: os.Stderr, NewProgress: newProgress})
+	if err != nil {
+		return err
+	}
+	if comm.Rank() == 0 {
+		fmt.Fprintf(os.Stderr, "facefusion: done in %.1f s on %d rank(s)\n", time.Since(start).Seconds(), comm.Size())
+		fmt.Println(out)
+	}
+	return nil
+}
+
+// newProgress draws a bar on a terminal and plain lines every 10 s otherwise (batch logs).
+func newProgress(total int) (progress.Counter, func()) {
+	if term.IsTerminal(int(os.Stderr.Fd())) {
+		b := progress.NewBar(os.Stderr, total, "frames")
+		return b, b.Close
+	}
+	l := progress.NewLines(os.Stderr, total, "facefusion", 10*time.Second)
+	return l, l.Close
+}

@@ -1,0 +1,143 @@
+package main
+
+import (
+	"context"
+	"math"
+	"path/filepath"
+	"strconv"
+	"testing"
+
+	"github.com/facefusion-hpc/facefusion/internal/raster"
+	"github.com/facefusion-hpc/facefusion/internal/testenv"
+	"github.com/facefusion-hpc/facefusion/internal/video"
+)
+
+func probe(t *testing.T, path string) *video.Info {
+	t.Helper()
+	info, err := video.Probe(context.Background(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return info
+}
+
+// The output keeps the target's frame count, rate, duration and audio — or the trimmed range's —
+// and a pass-through (processors none, lossless ffv1) gives back the very frames.
+func TestVideoContract(t *testing.T) {
+	dir := t.TempDir()
+	cases := []struct {
+		name       string
+		frames     int
+		fps        string
+		extra      []string
+		start, end int // trim; -1: not set
+	}{
+		{"h264 with B-frames", 40, "25", []string{"-preset", "veryfast", "-bf", "3"}, -1, -1},
+		{"29.97 fps", 30, "30000/1001", nil, -1, -1},
+		{"odd frame count", 37, "24", nil, -1, -1},
+		{"trimmed range", 40, "25", []string{"-preset", "veryfast", "-bf", "3"}, 7, 26},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			in := filepath.Join(dir, c.name+".mp4")
+			faceClip(t, in, 320, 240, c.frames, c.fps, c.extra...)
+			src := probe(t, in)
+			if src.Frames != c.frames {
+				t.Fatalf("fixture has %d frames, want %d", src.Frames, c.frames)
+			}
+			start, end := 0, c.frames
+			trim := []string{}
+			if c.start >= 0 {
+				start, end = c.start, c.end
+				trim = []string{"--trim-frame-start", strconv.Itoa(c.start), "--trim-frame-end", strconv.Itoa(c.end)}
+			}
+			want := frameHashes(t, in)[start:end]
+
+			out := filepath.Join(dir, c.name+".mkv")
+			r := facefusion(t, append([]string{"run", "--processors", "none", "--output-video-encoder", "ffv1", "-t", in, "-o", out}, trim...)...)
+			if r.code != 0 {
+				t.Fatalf("exit %d: %s", r.code, r.stderr)
+			}
+			got := frameHashes(t, out)
+			if len(got) != len(want) {
+				t.Fatalf("output has %d frames, want %d", len(got), len(want))
+			}
+			for i := range want {
+				if got[i] != want[i] {
+					t.Fatalf("frame %d differs from target frame %d", i, start+i)
+				}
+			}
+			checkTiming(t, out, src, end-start)
+
+			// the face swap keeps the same contract in the default encoder
+			swapped := filepath.Join(dir, c.name+"-swap.mp4")
+			r = facefusion(t, append([]string{"run", "-s", testenv.Sample(t, "grace_hopper.png"), "-t", in, "-o", swapped}, trim...)...)
+			if r.code != 0 {
+				t.Fatalf("swap: exit %d: %s", r.code, r.stderr)
+			}
+			checkTiming(t, swapped, src, end-start)
+		})
+	}
+}
+
+func checkTiming(t *testing.T, out string, src *video.Info, frames int) {
+	t.Helper()
+	info := probe(t, out)
+	if info.Frames != frames {
+		t.Errorf("%s: %d frames, want %d", out, info.Frames, frames)
+	}
+	if info.FPS != src.FPS {
+		t.Errorf("%s: frame rate %v, want %v", out, info.FPS, src.FPS)
+	}
+	wantDur := float64(frames) / src.FPS.Float()
+	if d := info.Duration.Seconds(); math.Abs(d-wantDur) > 1.5/src.FPS.Float()+0.05 {
+		t.Errorf("%s: duration %.3f s, want %.3f s", out, d, wantDur)
+	}
+	if !info.HasAudio {
+		t.Errorf("%s: the target's audio was not kept", out)
+	}
+}
+
+// An image target gives an image output of the same size; the face changed, the rest not.
+func TestImageTarget(t *testing.T) {
+	dir := t.TempDir()
+	in := testenv.Sample(t, "astronaut.png")
+	out := filepath.Join(dir, "swapped.png")
+	r := facefusion(t, "run", "-s", testenv.Sample(t, "grace_hopper.png"), "-t", in, "-o", out)
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	a, err := raster.Load(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := raster.Load(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.W != b.W || a.H != b.H {
+		t.Fatalf("output is %dx%d, target %dx%d", b.W, b.H, a.W, a.H)
+	}
+	// the face of astronaut.png is near x 177–272, y 81–175
+	face, far := 0, 0
+	for y := 0; y < a.H; y++ {
+		for x := 0; x < a.W; x++ {
+			r1, g1, b1 := a.At(x, y)
+			r2, g2, b2 := b.At(x, y)
+			diff := r1 != r2 || g1 != g2 || b1 != b2
+			inFace := x > 190 && x < 260 && y > 100 && y < 170
+			if diff && inFace {
+				face++
+			}
+			if diff && (x < 120 || x > 330 || y > 260) {
+				far++
+			}
+		}
+	}
+	if face < 2000 {
+		t.Errorf("only %d pixels of the face changed", face)
+	}
+	if far != 0 {
+		t.Errorf("%d pixels far from the face changed", far)
+	}
+}

@@ -1,0 +1,346 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"image/jpeg"
+	"image/png"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/facefusion-hpc/facefusion/infer"
+	"github.com/facefusion-hpc/facefusion/internal/face"
+	"github.com/facefusion-hpc/facefusion/internal/fault"
+	"github.com/facefusion-hpc/facefusion/internal/job"
+	"github.com/facefusion-hpc/facefusion/internal/landmark"
+	"github.com/facefusion-hpc/facefusion/internal/progress"
+	"github.com/facefusion-hpc/facefusion/internal/raster"
+	"github.com/facefusion-hpc/facefusion/internal/swap"
+	"github.com/facefusion-hpc/facefusion/internal/video"
+)
+
+// ProgressFunc makes the counter for a run of total frames; the returned func closes it.
+type ProgressFunc func(total int) (progress.Counter, func())
+
+// Models are what a process loads once: the runtime, the landmarker and the prepared source.
+type Models struct {
+	cfg    job.Config
+	lm     *landmark.Predictor
+	source *swap.Source
+}
+
+// LoadModels initialises ONNX Runtime and loads the landmarker; every missing file is an
+// Environment fault naming the file and what to do.
+func LoadModels(cfg job.Config) (*Models, error) {
+	need := []string{cfg.ModelPath(job.BlazeFaceFile)}
+	if cfg.Swaps() {
+		need = append(need, cfg.ModelPath(job.DlibFile))
+	}
+	for _, p := range need {
+		if st, err := os.Stat(p); err != nil || st.Size() == 0 {
+			return nil, fault.AsEnvironment(fmt.Errorf("model file %s is missing: run `make fetch`, or point models_dir (--models-dir) at the folder holding it", p))
+		}
+	}
+	if _, err := os.Stat(cfg.RuntimeLibrary()); err != nil {
+		return nil, fault.AsEnvironment(fmt.Errorf("ONNX Runtime library %s is missing: run `make fetch`, or set onnxruntime_library (--onnxruntime-library)", cfg.RuntimeLibrary()))
+	}
+	if err := infer.Init(cfg.RuntimeLibrary()); err != nil {
+		return nil, fault.AsEnvironment(err)
+	}
+	// Open a detector once here so that a missing or wrong model fails before any frame is read.
+	det, err := infer.NewBlazeFace(cfg.ModelPath(job.BlazeFaceFile), infer.Options{IntraOpThreads: 1})
+	if err != nil {
+		return nil, fault.AsEnvironment(err)
+	}
+	det.Close()
+	m := &Models{cfg: cfg}
+	if !cfg.Swaps() {
+		return m, nil
+	}
+	if m.lm, err = landmark.Load(cfg.ModelPath(job.DlibFile)); err != nil {
+		return nil, fault.AsEnvironment(err)
+	}
+	return m, nil
+}
+
+// NewAnalyzer returns an analyzer with its own detector session.
+func (m *Models) NewAnalyzer() (*Analyzer, error) {
+	det, err := infer.NewBlazeFace(m.cfg.ModelPath(job.BlazeFaceFile), infer.Options{IntraOpThreads: 1})
+	if err != nil {
+		return nil, fault.AsEnvironment(err)
+	}
+	return NewAnalyzer(det, m.lm, m.cfg.FaceDetectorScore), nil
+}
+
+// PrepareSource analyses the source images and uses the result.
+func (m *Models) PrepareSource() error {
+	img, lm, err := m.AnalyseSource()
+	if err != nil || img == nil {
+		return err
+	}
+	return m.UseSource(img, &lm)
+}
+
+// UseSource prepares the swapper's source from an analysed source image (on every rank, from
+// what rank 0 broadcast).
+func (m *Models) UseSource(img *raster.Image, lm *face.Landmarks68) error {
+	src, err := swap.NewSource(img, lm)
+	if err != nil {
+		return fault.AsInput(fmt.Errorf("source: %w", err))
+	}
+	m.source = src
+	return nil
+}
+
+// AnalyseSource finds the source face once. Every source image must hold a face; the classic
+// swapper uses the largest face among them (the most pixels to warp from). It returns a nil
+// image when no swap is asked for.
+func (m *Models) AnalyseSource() (*raster.Image, face.Landmarks68, error) {
+	var none face.Landmarks68
+	if !m.cfg.Swaps() {
+		return nil, none, nil
+	}
+	an, err := m.NewAnalyzer()
+	if err != nil {
+		return nil, none, err
+	}
+	defer an.Close()
+	var best *raster.Image
+	var bestFace face.Face
+	for _, p := range m.cfg.SourcePaths {
+		img, err := raster.Load(p)
+		if err != nil {
+			if errors.Is(err, os.ErrNotExist) {
+				return nil, none, fault.AsInput(fmt.Errorf("source %s: no such file: check the path given to -s", p))
+			}
+			return nil, none, fault.AsInput(fmt.Errorf("source %w: give a PNG or JPEG photo", err))
+		}
+		faces, err := an.Faces(img)
+		if err != nil {
+			return nil, none, fault.AsInternal(fmt.Errorf("source %s: %w", p, err))
+		}
+		if len(faces) == 0 {
+			return nil, none, fault.AsInput(fmt.Errorf("source %s: no face found (detector score ≥ %g): use a photo with a clear, frontal face, or lower --face-detector-score", p, m.cfg.FaceDetectorScore))
+		}
+		if best == nil || faces[0].Box.Area() > bestFace.Box.Area() {
+			best, bestFace = img, faces[0]
+		}
+	}
+	return best, bestFace.Landmarks, nil
+}
+
+// NewWorker returns a frame worker with its own detector and swapper buffers.
+func (m *Models) NewWorker() (Worker, error) {
+	if !m.cfg.Swaps() {
+		return passWorker{}, nil
+	}
+	an, err := m.NewAnalyzer()
+	if err != nil {
+		return nil, err
+	}
+	return &swapWorker{an: an, sw: swap.NewSwapper(m.source, swap.DefaultOptions()), mode: m.cfg.FaceSelectorMode}, nil
+}
+
+// CloseWorkers releases the workers' sessions.
+func CloseWorkers(ws []Worker) {
+	for _, w := range ws {
+		if sw, ok := w.(*swapWorker); ok {
+			sw.an.Close()
+		}
+	}
+}
+
+// Workers makes n workers.
+func (m *Models) Workers(n int) ([]Worker, error) {
+	ws := make([]Worker, 0, n)
+	for i := 0; i < n; i++ {
+		w, err := m.NewWorker()
+		if err != nil {
+			CloseWorkers(ws)
+			return nil, err
+		}
+		ws = append(ws, w)
+	}
+	return ws, nil
+}
+
+// IsImagePath reports whether a path names a still image by its extension.
+func IsImagePath(p string) bool {
+	switch strings.ToLower(filepath.Ext(p)) {
+	case ".png", ".jpg", ".jpeg":
+		return true
+	}
+	return false
+}
+
+// CheckOutput refuses an existing output without force and an unwritable output folder,
+// before any work is done.
+func CheckOutput(path string, force bool) error {
+	if st, err := os.Stat(path); err == nil {
+		if st.IsDir() {
+			return fault.AsUsage(fmt.Errorf("output %s is a folder: give a file name", path))
+		}
+		if !force {
+			return fault.AsUsage(fmt.Errorf("output %s already exists: pass --force to overwrite it, or choose another -o", path))
+		}
+	}
+	dir := filepath.Dir(path)
+	f, err := os.CreateTemp(dir, ".facefusion-write-check-*")
+	if err != nil {
+		return fault.AsInput(fmt.Errorf("output folder %s is not writable (%v): create it or choose another -o", dir, unwrapPath(err)))
+	}
+	f.Close()
+	os.Remove(f.Name())
+	return nil
+}
+
+func unwrapPath(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// TempPath is a hidden name beside path with the same extension (so ffmpeg picks the same
+// container), unique to this process.
+func TempPath(path, tag string) string {
+	dir, base := filepath.Split(path)
+	ext := filepath.Ext(base)
+	return filepath.Join(dir, fmt.Sprintf(".%s.%s-%d%s", strings.TrimSuffix(base, ext), tag, os.Getpid(), ext))
+}
+
+// Commit moves a finished temp file to its final path: fsync, rename (never over an existing
+// file unless force), fsync of the folder.
+func Commit(tmp, final string, force bool) error {
+	f, err := os.Open(tmp)
+	if err != nil {
+		return err
+	}
+	err = f.Sync()
+	f.Close()
+	if err != nil {
+		return err
+	}
+	if force {
+		err = os.Rename(tmp, final)
+	} else {
+		// link fails if final appeared meanwhile: never overwrite without --force
+		if err = os.Link(tmp, final); err == nil {
+			os.Remove(tmp)
+		}
+	}
+	if err != nil {
+		if errors.Is(err, os.ErrExist) {
+			return fault.AsUsage(fmt.Errorf("output %s appeared while the job ran: pass --force to overwrite it", final))
+		}
+		return fmt.Errorf("output %s: %w", final, err)
+	}
+	if d, err := os.Open(filepath.Dir(final)); err == nil {
+		d.Sync()
+		d.Close()
+	}
+	return nil
+}
+
+// inputSource marks decode failures as bad input: a target that probes but does not decode
+// is truncated or corrupt.
+type inputSource struct{ dec *video.Decoder }
+
+func (s inputSource) Next(buf []byte) error {
+	err := s.dec.Next(buf)
+	if err != nil && err != io.EOF {
+		return fault.AsInput(fmt.Errorf("%w; the file is truncated or corrupt: check that it plays", err))
+	}
+	return err
+}
+
+// FrameRange is the trimmed half-open frame range of a target with frames frames.
+func FrameRange(cfg job.Config, frames int) (start, end int, err error) {
+	start, end = 0, frames
+	if cfg.TrimFrameStart >= 0 {
+		start = cfg.TrimFrameStart
+	}
+	if cfg.TrimFrameEnd >= 0 && cfg.TrimFrameEnd < end {
+		end = cfg.TrimFrameEnd
+	}
+	if start >= end {
+		return 0, 0, fmt.Errorf("the trim range [%d, %d) holds no frame of its %d frames: adjust --trim-frame-start/--trim-frame-end", start, end, frames)
+	}
+	return start, end, nil
+}
+
+// EncodeOptions are the output settings of cfg for a target.
+func EncodeOptions(cfg job.Config, info *video.Info) video.EncodeOptions {
+	return video.EncodeOptions{
+		Encoder: cfg.OutputVideoEncoder, Quality: cfg.OutputVideoQuality, Preset: cfg.OutputVideoPreset,
+		FPS: info.FPS, Width: info.Width, Height: info.Height,
+	}
+}
+
+// EncodeRange decodes frames [start, end) of the target, runs the workers over them and
+// encodes the result (video only) to path. It returns the number of frames written.
+func EncodeRange(ctx context.Context, cfg job.Config, info *video.Info, start, end int, path string, workers []Worker, prog progress.Counter) (int, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	dec, err := video.OpenDecoder(ctx, info, start, end)
+	if err != nil {
+		return 0, fault.AsInput(err)
+	}
+	defer dec.Close()
+	enc, err := video.OpenEncoder(ctx, path, EncodeOptions(cfg, info))
+	if err != nil {
+		return 0, fault.AsUsage(err)
+	}
+	n, err := Stream(ctx, info.Width, info.Height, inputSource{dec}, enc, workers, prog)
+	if err != nil {
+		cancel()
+		enc.Close()
+		return n, fmt.Errorf("target %s, frames [%d, %d): %w", cfg.TargetPath, start, end, err)
+	}
+	if err := enc.Close(); err != nil {
+		return n, fmt.Errorf("encoding frames [%d, %d) to %s: %w", start, end, path, err)
+	}
+	if n != end-start {
+		return n, fault.AsInput(fmt.Errorf("target %s: decoded %d frames of [%d, %d): the file may be truncated", cfg.TargetPath, n, start, end))
+	}
+	return n, nil
+}
+
+// RunImage processes an image target into an image output beside which nothing is left.
+func (m *Models) RunImage(cfg job.Config) error {
+	img, err := raster.Load(cfg.TargetPath)
+	if err != nil {
+		return fault.AsInput(fmt.Errorf("target %w: give a readable PNG or JPEG, or a video", err))
+	}
+	w, err := m.NewWorker()
+	if err != nil {
+		return err
+	}
+	defer CloseWorkers([]Worker{w})
+	if err := w.Process(img); err != nil {
+		return fault.AsInternal(fmt.Errorf("target %s: %w", cfg.TargetPath, err))
+	}
+	tmp := TempPath(cfg.OutputPath, "part")
+	defer os.Remove(tmp)
+	f, err := os.Create(tmp)
+	if err != nil {
+		return fault.AsInput(err)
+	}
+	switch strings.ToLower(filepath.Ext(cfg.OutputPath)) {
+	case ".jpg", ".jpeg":
+		err = jpeg.Encode(f, img.ToImage(), &jpeg.Options{Quality: max(1, cfg.OutputVideoQuality)})
+	default:
+		err = png.Encode(f, img.ToImage())
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fault.AsInternal(fmt.Errorf("writing %s: %w", tmp, err))
+	}
+	return Commit(tmp, cfg.OutputPath, cfg.Force)
+}

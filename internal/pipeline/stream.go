@@ -1,0 +1,121 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/facefusion-hpc/facefusion/internal/progress"
+	"github.com/facefusion-hpc/facefusion/internal/raster"
+)
+
+// FrameSource yields packed RGB frames into buf; io.EOF after the last (video.Decoder).
+type FrameSource interface {
+	Next(buf []byte) error
+}
+
+// FrameSink takes packed RGB frames in order (video.Encoder).
+type FrameSink interface {
+	Write(frame []byte) error
+}
+
+// Worker changes one frame in place. Each worker is used by one goroutine.
+type Worker interface {
+	Process(img *raster.Image) error
+}
+
+type slot struct {
+	index int
+	img   *raster.Image
+}
+
+// Stream moves every frame of src through the workers into sink, in order. Decoding,
+// processing (one goroutine per worker) and encoding overlap; at most 2·workers+2 frames are
+// in flight, in buffers allocated once. It returns the number of frames written.
+func Stream(ctx context.Context, w, h int, src FrameSource, sink FrameSink, workers []Worker, prog progress.Counter) (int, error) {
+	if len(workers) == 0 {
+		return 0, errors.New("pipeline: no workers")
+	}
+	if prog == nil {
+		prog = progress.Nop{}
+	}
+	depth := 2*len(workers) + 2
+	free := make(chan *slot, depth)
+	for i := 0; i < depth; i++ {
+		free <- &slot{img: raster.New(w, h)}
+	}
+	todo := make(chan *slot, depth)
+	done := make(chan *slot, depth)
+	g, ctx := errgroup.WithContext(ctx)
+
+	g.Go(func() error { // decode
+		defer close(todo)
+		for i := 0; ; i++ {
+			var s *slot
+			select {
+			case s = <-free:
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+			if err := src.Next(s.img.Bytes()); err != nil {
+				if err == io.EOF {
+					return nil
+				}
+				return err
+			}
+			s.index = i
+			select {
+			case todo <- s:
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
+	})
+
+	workersLeft := make(chan struct{}, len(workers))
+	for _, wk := range workers {
+		g.Go(func() error { // process
+			defer func() {
+				workersLeft <- struct{}{}
+				if len(workersLeft) == len(workers) {
+					close(done)
+				}
+			}()
+			for s := range todo {
+				if err := wk.Process(s.img); err != nil {
+					return fmt.Errorf("frame %d: %w", s.index, err)
+				}
+				select {
+				case done <- s:
+				case <-ctx.Done():
+					return ctx.Err()
+				}
+			}
+			return nil
+		})
+	}
+
+	written := 0
+	g.Go(func() error { // encode, in frame order: a ring indexed by frame number
+		ring := make([]*slot, depth)
+		for s := range done {
+			ring[s.index%depth] = s
+			for ring[written%depth] != nil && ring[written%depth].index == written {
+				r := ring[written%depth]
+				ring[written%depth] = nil
+				if err := sink.Write(r.img.Bytes()); err != nil {
+					return err
+				}
+				written++
+				prog.Add(1)
+				free <- r
+			}
+		}
+		return nil
+	})
+	err := g.Wait()
+	return written, err
+}
