@@ -1,0 +1,170 @@
+package pipeline
+
+import (
+	"context"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"github.com/facefusion-hpc/facefusion/internal/face"
+	"github.com/facefusion-hpc/facefusion/internal/job"
+	"github.com/facefusion-hpc/facefusion/internal/raster"
+	"github.com/facefusion-hpc/facefusion/internal/swap"
+	"github.com/facefusion-hpc/facefusion/internal/testenv"
+	"github.com/facefusion-hpc/facefusion/internal/video"
+)
+
+// The benchmarks run on the demo clip (make demo / make test create it): 1280×720, 25 fps,
+// 150 frames, one face of 200–270 px.
+
+func demoClip(b *testing.B) (job.Config, *video.Info) {
+	b.Helper()
+	clip := filepath.Join(testenv.Cache(b), "demo", "target.mp4")
+	cfg := job.Default()
+	cfg.ModelsDir = filepath.Join(testenv.Cache(b), "models")
+	cfg.OnnxruntimeLibrary = testenv.ORTLibrary(b)
+	cfg.SourcePaths = []string{testenv.Sample(b, "grace_hopper.png")}
+	cfg.TargetPath = clip
+	info, err := video.Probe(context.Background(), clip)
+	if err != nil {
+		b.Fatalf("%v (run `make demo` to create the demo clip)", err)
+	}
+	return cfg, info
+}
+
+func loadModels(b *testing.B, cfg job.Config) *Models {
+	b.Helper()
+	m, err := LoadModels(cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := m.PrepareSource(); err != nil {
+		b.Fatal(err)
+	}
+	return m
+}
+
+// frames decodes the first n frames of the clip.
+func frames(b *testing.B, info *video.Info, n int) []*raster.Image {
+	b.Helper()
+	dec, err := video.OpenDecoder(context.Background(), info, 0, n)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer dec.Close()
+	out := make([]*raster.Image, n)
+	for i := range out {
+		out[i] = raster.New(info.Width, info.Height)
+		if err := dec.Next(out[i].Bytes()); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return out
+}
+
+// BenchmarkStage: the cost of each stage on one worker, per frame (detect) or per face.
+func BenchmarkStage(b *testing.B) {
+	cfg, info := demoClip(b)
+	m := loadModels(b, cfg)
+	fs := frames(b, info, 20)
+	an, err := m.NewAnalyzer()
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer an.Close()
+	b.Run("detect-per-frame", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			if _, err := an.det.Detect(fs[i%len(fs)], cfg.FaceDetectorScore); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	faces := make([]face.Face, len(fs))
+	for i, f := range fs {
+		got, err := an.Faces(f)
+		if err != nil || len(got) == 0 {
+			b.Fatalf("frame %d: no face", i)
+		}
+		faces[i] = got[0]
+	}
+	b.Run("landmarks-per-face", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			f := faces[i%len(faces)]
+			an.landmarks(fs[i%len(fs)], &f)
+		}
+	})
+	b.Run("swap-per-face", func(b *testing.B) {
+		sw := swap.NewSwapper(m.source, swap.DefaultOptions())
+		work := raster.New(info.Width, info.Height)
+		for i := 0; i < b.N; i++ {
+			copy(work.Pix, fs[i%len(fs)].Pix)
+			sw.Apply(work, &faces[i%len(faces)].Landmarks)
+		}
+	})
+}
+
+// BenchmarkProcessing: detect + landmarks + swap alone (no codec), all cores, frames/s.
+func BenchmarkProcessing(b *testing.B) {
+	cfg, info := demoClip(b)
+	m := loadModels(b, cfg)
+	fs := frames(b, info, 24)
+	ws, err := m.Workers(cfg.Threads(1))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer CloseWorkers(ws)
+	work := make([]*raster.Image, len(ws))
+	for i := range work {
+		work[i] = raster.New(info.Width, info.Height)
+	}
+	b.ResetTimer()
+	var wg sync.WaitGroup
+	per := (b.N + len(ws) - 1) / len(ws)
+	for k, w := range ws {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < per; i++ {
+				copy(work[k].Pix, fs[(k+i*len(ws))%len(fs)].Pix)
+				if err := w.Process(work[k]); err != nil {
+					b.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	b.ReportMetric(float64(per*len(ws))/b.Elapsed().Seconds(), "frames/s")
+}
+
+// BenchmarkCodecFloor: decode + encode of the whole clip with no processing: the floor the
+// pipeline can approach.
+func BenchmarkCodecFloor(b *testing.B) {
+	cfg, info := demoClip(b)
+	cfg.Processors = []string{job.ProcessorNone}
+	benchEncode(b, cfg, info, []Worker{passWorker{}})
+}
+
+// BenchmarkEndToEnd: the whole clip, decode → swap → encode, frames/s.
+func BenchmarkEndToEnd(b *testing.B) {
+	cfg, info := demoClip(b)
+	m := loadModels(b, cfg)
+	ws, err := m.Workers(cfg.Threads(1))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer CloseWorkers(ws)
+	benchEncode(b, cfg, info, ws)
+}
+
+func benchEncode(b *testing.B, cfg job.Config, info *video.Info, ws []Worker) {
+	out := filepath.Join(b.TempDir(), "out.mkv")
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := EncodeRange(context.Background(), cfg, info, 0, info.Frames, out, ws, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.N*info.Frames)/b.Elapsed().Seconds(), "frames/s")
+}
+
