@@ -10,7 +10,7 @@ export FACEFUSION_CACHE := $(CACHE)
 export CGO_CFLAGS := -O2 -Wno-deprecated-declarations
 
 # Debian packages the build, the demo and the tests need.
-DEB_PKGS := ffmpeg g++ pkg-config npm ca-certificates \
+DEB_PKGS := ffmpeg g++ pkg-config ca-certificates \
 	libdlib-dev libblas-dev liblapack-dev \
 	openmpi-bin libopenmpi-dev slurmctld slurmd slurm-client munge
 
@@ -25,6 +25,9 @@ deps:
 		$(if $(filter 0,$(shell id -u)),,sudo) apt-get update -qq && \
 		DEBIAN_FRONTEND=noninteractive $(if $(filter 0,$(shell id -u)),,sudo) apt-get install -y -qq --no-install-recommends $$missing >/dev/null; \
 	fi
+	@# npm may come with a Node.js that is not Debian's: only install Debian's when there is none.
+	@command -v npm >/dev/null || { $(if $(filter 0,$(shell id -u)),,sudo) apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive $(if $(filter 0,$(shell id -u)),,sudo) apt-get install -y -qq --no-install-recommends npm >/dev/null; }
 	@command -v $(GO) >/dev/null || { echo "deps: Go 1.26 is needed (https://go.dev/dl)"; exit 1; }
 
 fetch: deps

@@ -424,6 +424,7 @@ func finish(ctx context.Context, cfg job.Config, p *Plan, jd *lustre.JobDir, all
 	final := pipeline.TempPath(cfg.OutputPath, "part")
 	defer os.Remove(joined)
 	defer os.Remove(final)
+	joinStart := time.Now() // the serial tail of a run: the benchmark reports its share
 	if err := video.Concat(ctx, segs, joined); err != nil {
 		return fail(fault.AsInternal(err))
 	}
@@ -433,7 +434,7 @@ func finish(ctx context.Context, cfg job.Config, p *Plan, jd *lustre.JobDir, all
 	if err := pipeline.Commit(final, cfg.OutputPath, cfg.Force); err != nil {
 		return fail(err)
 	}
-	fmt.Fprintf(log, "facefusion: %d frames in %d chunks joined into %s\n", frames, len(p.Chunks), cfg.OutputPath)
+	fmt.Fprintf(log, "facefusion: %d frames in %d chunks joined into %s (concat and mux %.2f s)\n", frames, len(p.Chunks), cfg.OutputPath, time.Since(joinStart).Seconds())
 	os.RemoveAll(jd.Path)
 	return Result{}
 }

@@ -167,4 +167,3 @@ func benchEncode(b *testing.B, cfg job.Config, info *video.Info, ws []Worker) {
 	}
 	b.ReportMetric(float64(b.N*info.Frames)/b.Elapsed().Seconds(), "frames/s")
 }
-

@@ -27,20 +27,21 @@ type Decoder struct {
 func (info *Info) FrameSize() int { return info.Width * info.Height * 3 }
 
 // OpenDecoder starts ffmpeg on info.Path for the frames [start, end). The range is exact: for a
-// constant-rate stream ffmpeg seeks to half a frame before frame start (accurate seeking decodes
-// from the keyframe before it and drops what precedes the seek time, so frame start is the first
-// frame out whatever the GOP or B-frame layout); a variable-rate stream has no such time, so it
-// is decoded from its first frame and the first start frames are dropped.
+// constant-rate stream in an indexed container ffmpeg seeks to half a frame before frame start
+// (accurate seeking decodes from the keyframe before it and drops what precedes the seek time,
+// so frame start is the first frame out whatever the GOP or B-frame layout); anything else is
+// decoded from its first frame and the first start frames are dropped.
 func OpenDecoder(ctx context.Context, info *Info, start, end int) (*Decoder, error) {
 	if start < 0 || end > info.Frames || start >= end {
 		return nil, fmt.Errorf("video: frame range [%d,%d) is outside %s, which has frames [0,%d): fix the range", start, end, info.Path, info.Frames)
 	}
 	args := ffmpegArgs()
-	if start > 0 && !info.VFR {
+	seek := info.seekable()
+	if start > 0 && seek {
 		args = append(args, "-ss", seekTime(info, start))
 	}
 	args = append(args, "-i", mediaPath(info.Path), "-map", "0:v:0", "-an", "-sn", "-dn")
-	if start > 0 && info.VFR {
+	if start > 0 && !seek {
 		args = append(args, "-vf", "trim=start_frame="+strconv.Itoa(start))
 	}
 	args = append(args,
@@ -58,6 +59,21 @@ func OpenDecoder(ctx context.Context, info *Info, start, end int) (*Decoder, err
 	}
 	return &Decoder{ctx: ctx, info: info, start: start, end: end, frameSize: info.FrameSize(),
 		cmd: cmd, out: out, tail: tail}, nil
+}
+
+// seekable reports whether frame n can be reached by seeking to a time: the rate must be
+// constant (n/FPS is then its time) and the container indexed by keyframe. MPEG-TS and other
+// unindexed streams seek by bisecting bytes and can land past the keyframe a frame needs
+// (seen here: wrong frames from MPEG-TS), so they are decoded from the start instead.
+func (info *Info) seekable() bool {
+	if info.VFR {
+		return false
+	}
+	switch info.Format {
+	case "mov,mp4,m4a,3gp,3g2,mj2", "matroska,webm":
+		return true
+	}
+	return false
 }
 
 // seekTime is half a frame before frame n, in container time: far from both neighbours, so

@@ -1,0 +1,100 @@
+package video
+
+import (
+	"context"
+	"errors"
+	"io"
+	"path/filepath"
+	"testing"
+)
+
+// The codec floor: how fast ffmpeg alone moves 1280×720 frames through the pipes, the ceiling
+// for any pipeline built on this package. Reported as frames per second.
+func BenchmarkDecode720p(b *testing.B) {
+	info := probe(b, clip(b, "hd.mp4"))
+	buf := make([]byte, info.FrameSize())
+	b.SetBytes(int64(info.FrameSize()))
+	b.ResetTimer()
+	frames := 0
+	for frames < b.N {
+		d, err := OpenDecoder(context.Background(), info, 0, info.Frames)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for frames < b.N {
+			if err := d.Next(buf); errors.Is(err, io.EOF) {
+				break
+			} else if err != nil {
+				b.Fatal(err)
+			}
+			frames++
+		}
+		d.Close()
+	}
+	b.ReportMetric(float64(frames)/b.Elapsed().Seconds(), "fps")
+}
+
+func BenchmarkEncode720pX264(b *testing.B) {
+	info := probe(b, clip(b, "hd.mp4"))
+	// Real frames (encoding a constant frame would flatter x264).
+	frames := make([][]byte, 0, 30)
+	d, err := OpenDecoder(context.Background(), info, 0, 30)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for {
+		buf := make([]byte, info.FrameSize())
+		if err := d.Next(buf); errors.Is(err, io.EOF) {
+			break
+		} else if err != nil {
+			b.Fatal(err)
+		}
+		frames = append(frames, buf)
+	}
+	d.Close()
+	out := filepath.Join(b.TempDir(), "bench.mp4")
+	b.SetBytes(int64(info.FrameSize()))
+	b.ResetTimer()
+	e, err := OpenEncoder(context.Background(), out, EncodeOptions{Encoder: "libx264", Quality: DefaultQuality,
+		Width: info.Width, Height: info.Height, FPS: info.FPS})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for i := 0; i < b.N; i++ {
+		if err := e.Write(frames[i%len(frames)]); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if err := e.Close(); err != nil { // the encoder's lookahead drains here: part of the cost
+		b.Fatal(err)
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "fps")
+}
+
+// A late range by seeking against counting from frame 0, the choice OpenDecoder makes per
+// container.
+func BenchmarkDecodeLateRange(b *testing.B) {
+	info := probe(b, clip(b, "long.mp4"))
+	buf := make([]byte, info.FrameSize())
+	for _, mode := range []struct {
+		name string
+		vfr  bool
+	}{{"seek", false}, {"from-0", true}} {
+		b.Run(mode.name, func(b *testing.B) {
+			in := *info
+			in.VFR = mode.vfr // forces the decode-from-0 path
+			for i := 0; i < b.N; i++ {
+				d, err := OpenDecoder(context.Background(), &in, 900, 925)
+				if err != nil {
+					b.Fatal(err)
+				}
+				for err = d.Next(buf); err == nil; err = d.Next(buf) {
+				}
+				if !errors.Is(err, io.EOF) {
+					b.Fatal(err)
+				}
+				d.Close()
+			}
+		})
+	}
+}
