@@ -1,0 +1,51 @@
+package lustre
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestWriteAtomicReplacesWholeAndLeavesNoTemp(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "manifest")
+	for _, s := range []string{"first", "second, longer"} {
+		if err := WriteAtomic(p, []byte(s)); err != nil {
+			t.Fatal(err)
+		}
+		if b, _ := os.ReadFile(p); string(b) != s {
+			t.Fatalf("read %q, want %q", b, s)
+		}
+	}
+	ents, _ := os.ReadDir(dir)
+	if len(ents) != 1 {
+		t.Fatalf("%d entries in the folder, want only the file", len(ents))
+	}
+	if err := WriteAtomic(filepath.Join(dir, "no", "such", "folder"), []byte("x")); err == nil {
+		t.Fatal("writing into a missing folder succeeded")
+	}
+}
+
+func TestOpenMakesTheFolderAndSaysWhyNotStriped(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "a", "b.job")
+	j, note, err := Open(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st, err := os.Stat(j.Path); err != nil || !st.IsDir() {
+		t.Fatal("job folder not created")
+	}
+	// lfs is not in Debian: the note must say the layout is the default.
+	if !strings.Contains(note, "lfs") {
+		t.Errorf("note %q does not mention lfs", note)
+	}
+	if filepath.Dir(j.Segment(3)) != p || !strings.HasSuffix(j.Segment(3), "seg-000003.mkv") {
+		t.Errorf("segment path %s", j.Segment(3))
+	}
+	file := filepath.Join(t.TempDir(), "file")
+	os.WriteFile(file, nil, 0o644)
+	if _, _, err := Open(filepath.Join(file, "x")); err == nil || !strings.Contains(err.Error(), file) {
+		t.Errorf("a job folder under a file: error %v", err)
+	}
+}
