@@ -1,0 +1,54 @@
+package main
+
+import (
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/facefusion-hpc/facefusion/internal/testenv"
+)
+
+// concatMux is rank 0's report of the serial tail of a run: joining the segments and muxing
+// the audio.
+var concatMux = regexp.MustCompile(`\(concat and mux ([0-9.]+) s\)`)
+
+// BenchmarkRanks is the face swap of the demo clip (libx264, the default encoder) on 1 rank
+// and on 2 ranks under mpirun, both with --chunk-frames 25 so that 2 ranks get equal shares
+// (6 chunks of the 150 frames). It reports both wall times, the speedup of 2 ranks over 1,
+// and rank 0's concat-and-mux time as a share of the 2-rank total.
+//
+//	go test -run '^$' -bench Ranks -benchtime 1x ./cmd/facefusion
+func BenchmarkRanks(b *testing.B) {
+	target := filepath.Join(testenv.Cache(b), "demo", "target.mp4")
+	source := testenv.Sample(b, "grace_hopper.jpg")
+	dir := b.TempDir()
+	run := func(ranks int) (total, join float64) {
+		out := filepath.Join(dir, "out-"+strconv.Itoa(ranks)+".mp4")
+		start := time.Now()
+		r := mpirun(b, hangGuard(b), ranks, "run", "-s", source, "-t", target, "-o", out, "--force", "--chunk-frames", "25")
+		total = time.Since(start).Seconds()
+		if r.code != 0 {
+			b.Fatalf("%d rank(s): exit %d\n%s", ranks, r.code, r.stderr)
+		}
+		m := concatMux.FindStringSubmatch(r.stderr)
+		if m == nil {
+			b.Fatalf("%d rank(s): rank 0 did not report its concat-and-mux time:\n%s", ranks, r.stderr)
+		}
+		join, _ = strconv.ParseFloat(m[1], 64)
+		return total, join
+	}
+	var one, two, join float64
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		t1, _ := run(1)
+		t2, j2 := run(2)
+		one, two, join = one+t1, two+t2, join+j2
+	}
+	n := float64(b.N)
+	b.ReportMetric(one/n, "s/1-rank")
+	b.ReportMetric(two/n, "s/2-ranks")
+	b.ReportMetric(one/two, "speedup")
+	b.ReportMetric(100*join/two, "concat-mux-%")
+}

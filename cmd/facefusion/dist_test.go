@@ -1,0 +1,480 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/facefusion-hpc/facefusion/internal/slurmtest"
+	"github.com/facefusion-hpc/facefusion/internal/testenv"
+)
+
+// Distributed runs under the real launchers: mpirun without Slurm, and srun/sbatch on a Slurm
+// cluster the test starts. Pass-through runs encode with lossless ffv1, so "correct" means
+// frame-for-frame equal to the target's decoded frames.
+
+// hangGuard bounds a launcher run: a hang fails the test instead of stalling it. It is a safety
+// net, not a speed assertion.
+func hangGuard(t testing.TB) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// launchEnv is the test's environment without launcher variables it may have inherited (a test
+// run inside a Slurm job or under mpirun must not confuse the ranks it starts), plus the
+// fetched cache as facefusion's home.
+func launchEnv(t testing.TB) []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		if strings.HasPrefix(kv, "OMPI_") || strings.HasPrefix(kv, "PMIX_") || strings.HasPrefix(kv, "SLURM_") ||
+			strings.HasPrefix(kv, "FACEFUSION_BIN=") || strings.HasPrefix(kv, deviceEnv+"=") {
+			continue
+		}
+		env = append(env, kv)
+	}
+	return append(env, "FACEFUSION_HOME="+filepath.Dir(testenv.Cache(t)))
+}
+
+// runCmd runs cmd to completion and returns its exit code and output; the guard's expiry is a
+// test failure.
+func runCmd(t testing.TB, ctx context.Context, cmd *exec.Cmd) result {
+	t.Helper()
+	// On expiry: TERM first, which mpirun and srun pass on to the ranks, then KILL.
+	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
+	cmd.WaitDelay = 10 * time.Second
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	if ctx.Err() != nil {
+		t.Fatalf("%s hung (stopped by the test's guard)\nstdout:\n%s\nstderr:\n%s", strings.Join(cmd.Args, " "), out.String(), errb.String())
+	}
+	code := 0
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatalf("running %s: %v", strings.Join(cmd.Args, " "), err)
+	}
+	return result{code, out.String(), errb.String()}
+}
+
+// mpirun runs facefusion as n ranks under mpirun.
+func mpirun(t testing.TB, ctx context.Context, n int, args ...string) result {
+	t.Helper()
+	argv := append([]string{"-np", strconv.Itoa(n), "--oversubscribe", "--allow-run-as-root", bin}, args...)
+	cmd := exec.CommandContext(ctx, testenv.Tool(t, "mpirun"), argv...)
+	cmd.Env = launchEnv(t)
+	return runCmd(t, ctx, cmd)
+}
+
+// passThroughArgs is a run that changes no pixel and encodes losslessly.
+func passThroughArgs(target, out string, chunk int, extra ...string) []string {
+	return append([]string{"run", "--processors", "none", "--output-video-encoder", "ffv1",
+		"-t", target, "-o", out, "--chunk-frames", strconv.Itoa(chunk)}, extra...)
+}
+
+// checkFrames asserts that out holds exactly the frames want, in order, and the audio.
+func checkFrames(t *testing.T, out string, want []string) {
+	t.Helper()
+	got := frameHashes(t, out)
+	if len(got) != len(want) {
+		t.Fatalf("%s has %d frames, want %d", out, len(got), len(want))
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("%s: frame %d differs from the target's", out, i)
+		}
+	}
+	if !probe(t, out).HasAudio {
+		t.Errorf("%s: the target's audio was not kept", out)
+	}
+}
+
+// bframeClip is a small H.264 clip with B-frames (so decode order differs from display order
+// and a chunk boundary may fall inside a reordered group).
+func bframeClip(t *testing.T, path string, n int) {
+	t.Helper()
+	faceClip(t, path, 160, 120, n, "25", "-preset", "veryfast", "-bf", "3")
+	out, err := exec.Command("ffprobe", "-v", "error", "-select_streams", "v:0", "-show_entries", "stream=has_b_frames", "-of", "csv=p=0", path).Output()
+	if err != nil || strings.TrimSpace(string(out)) == "0" {
+		t.Fatalf("fixture %s has no B-frames (has_b_frames %q, %v)", path, out, err)
+	}
+}
+
+// Any rank count and chunk size gives the very frames of the target (or of its trimmed range),
+// and its audio.
+func TestDistPassThrough(t *testing.T) {
+	dir := t.TempDir()
+	bf := filepath.Join(dir, "bframes.mp4")
+	bframeClip(t, bf, 40)
+	ntsc := filepath.Join(dir, "ntsc.mp4")
+	faceClip(t, ntsc, 160, 120, 30, "30000/1001")
+	if fps := probe(t, ntsc).FPS; fps.Num != 30000 || fps.Den != 1001 {
+		t.Fatalf("fixture %s runs at %v fps, want 30000/1001", ntsc, fps)
+	}
+
+	cases := []struct {
+		target       string
+		ranks, chunk int
+		start, end   int // trim; -1: none
+	}{
+		{bf, 1, 16, -1, -1}, // 40 = 16+16+8
+		{bf, 2, 10, -1, -1}, // divides: 4 chunks, 2 each
+		{bf, 3, 7, -1, -1},  // 6 chunks, the last of 5 frames
+		{bf, 4, 8, -1, -1},  // divides: 5 chunks over 4 ranks (2,1,1,1)
+		{ntsc, 2, 7, -1, -1},
+		{ntsc, 3, 10, -1, -1},
+		{ntsc, 4, 4, -1, -1},
+		{bf, 2, 13, 7, 33}, // 26 frames: divides
+		{bf, 3, 6, 7, 33},  // 5 chunks, the last of 2 frames
+		{bf, 4, 5, 7, 33},
+	}
+	hashes := map[string][]string{bf: frameHashes(t, bf), ntsc: frameHashes(t, ntsc)}
+	for _, c := range cases {
+		name := fmt.Sprintf("%s/ranks=%d/chunk=%d", strings.TrimSuffix(filepath.Base(c.target), ".mp4"), c.ranks, c.chunk)
+		var trim []string
+		want := hashes[c.target]
+		if c.start >= 0 {
+			name += fmt.Sprintf("/trim=%d-%d", c.start, c.end)
+			trim = []string{"--trim-frame-start", strconv.Itoa(c.start), "--trim-frame-end", strconv.Itoa(c.end)}
+			want = want[c.start:c.end]
+		}
+		t.Run(name, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "out.mkv")
+			r := mpirun(t, hangGuard(t), c.ranks, passThroughArgs(c.target, out, c.chunk, trim...)...)
+			if r.code != 0 {
+				t.Fatalf("exit %d\n%s", r.code, r.stderr)
+			}
+			if strings.TrimSpace(r.stdout) != out {
+				t.Errorf("stdout %q, want the output path once (from rank 0 only)", r.stdout)
+			}
+			checkFrames(t, out, want)
+			if _, err := os.Stat(out + ".job"); err == nil {
+				t.Errorf("the job folder %s.job is left after a finished run", out)
+			}
+		})
+	}
+}
+
+// A face swap split over 3 ranks is bit-identical to the same swap on 1 rank: ranks share the
+// source analysis rank 0 made, and chunk boundaries do not change any frame.
+func TestDistSwapMatchesOneRank(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "face.mp4")
+	faceClip(t, in, 320, 240, 20, "25")
+	src := testenv.Sample(t, "grace_hopper.png")
+	outs := map[int]string{}
+	for _, n := range []int{1, 3} {
+		out := filepath.Join(dir, fmt.Sprintf("swap-%d.mkv", n))
+		r := mpirun(t, hangGuard(t), n, "run", "-s", src, "-t", in, "-o", out, "--output-video-encoder", "ffv1", "--chunk-frames", "4")
+		if r.code != 0 {
+			t.Fatalf("%d rank(s): exit %d\n%s", n, r.code, r.stderr)
+		}
+		outs[n] = out
+	}
+	one, three := frameHashes(t, outs[1]), frameHashes(t, outs[3])
+	if len(one) != 20 || len(three) != 20 {
+		t.Fatalf("outputs have %d and %d frames, want 20", len(one), len(three))
+	}
+	for i := range one {
+		if one[i] != three[i] {
+			t.Fatalf("frame %d differs between 1 rank and 3 ranks", i)
+		}
+	}
+	// Not a vacuous match: the swap changed the frames.
+	orig := frameHashes(t, in)
+	changed := 0
+	for i := range orig {
+		if orig[i] != one[i] {
+			changed++
+		}
+	}
+	if changed < len(orig)/2 {
+		t.Fatalf("only %d of %d frames changed: the swap found no face to replace", changed, len(orig))
+	}
+}
+
+// With more ranks than chunks the idle ranks still take part in every collective step, so the
+// run ends, correctly.
+func TestDistIdleRanks(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.mp4")
+	bframeClip(t, in, 20)
+	out := filepath.Join(dir, "out.mkv")
+	r := mpirun(t, hangGuard(t), 4, passThroughArgs(in, out, 10)...) // 2 chunks, 4 ranks
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	checkFrames(t, out, frameHashes(t, in))
+}
+
+// A rank that fails stops the whole job: every rank exits (no hang), the exit is non-zero,
+// rank 0 prints one line naming the failing rank and chunk, and nothing reaches the output.
+func TestDistRankFailure(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.mp4")
+	bframeClip(t, in, 40)
+	out := filepath.Join(dir, "out.mkv")
+	// 8 chunks of 5 over 3 ranks: rank 1 has chunks 3–5. Its first segment's final path is
+	// a folder, so moving the finished segment there fails on rank 1 alone.
+	blocker := filepath.Join(out+".job", "seg-000003.mkv")
+	if err := os.MkdirAll(blocker, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	r := mpirun(t, hangGuard(t), 3, passThroughArgs(in, out, 5)...)
+	if r.code == 0 {
+		t.Fatalf("exit 0 although rank 1 could not write chunk 3\n%s", r.stderr)
+	}
+	var ours []string
+	for _, line := range strings.Split(r.stderr, "\n") {
+		if strings.HasPrefix(line, "facefusion: rank ") {
+			ours = append(ours, line)
+		}
+	}
+	if len(ours) != 1 || !strings.Contains(ours[0], "rank 1, chunk 3") || !strings.Contains(ours[0], "seg-000003.mkv") {
+		t.Fatalf("want one error line from rank 0 naming rank 1, chunk 3 and its segment; got %q\nstderr:\n%s", ours, r.stderr)
+	}
+	mustNotExist(t, out)
+}
+
+// plan prints the partition a run would use: balanced contiguous blocks, idle ranks marked.
+func TestPlan(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.mp4")
+	bframeClip(t, in, 40)
+	space := regexp.MustCompile(`\s+`)
+	rows := func(out string) map[string]string { // first column → the whole row, normalised
+		m := map[string]string{}
+		for _, line := range strings.Split(out, "\n") {
+			line = strings.TrimSpace(space.ReplaceAllString(line, " "))
+			if f := strings.Fields(line); len(f) > 0 {
+				if _, ok := m[f[0]]; !ok {
+					m[f[0]] = line
+				}
+			}
+		}
+		return m
+	}
+
+	r := facefusion(t, "plan", "-t", in, "--ranks", "3", "--chunk-frames", "4")
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	got := rows(r.stdout)
+	// 10 chunks over 3 ranks: 4, 3, 3, contiguous.
+	for _, want := range []string{"0 [0,4) [0,16) 16", "1 [4,7) [16,28) 12", "2 [7,10) [28,40) 12"} {
+		if got[want[:1]] != want {
+			t.Errorf("rank row %q, want %q\n%s", got[want[:1]], want, r.stdout)
+		}
+	}
+	if !strings.Contains(r.stdout, "40 frames in 10 chunk(s) of 4, over 3 rank(s)") {
+		t.Errorf("summary missing:\n%s", r.stdout)
+	}
+	// the chunk table: the last chunk is 9, frames [36,40), on rank 2
+	if !regexp.MustCompile(`(?m)^9\s+\[36,40\)\s+4\s+2$`).MatchString(r.stdout) {
+		t.Errorf("chunk 9's row missing:\n%s", r.stdout)
+	}
+
+	// trimmed, more ranks than chunks
+	r = facefusion(t, "plan", "-t", in, "--ranks", "4", "--chunk-frames", "13", "--trim-frame-start", "7", "--trim-frame-end", "33")
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	got = rows(r.stdout)
+	for _, want := range []string{"0 [0,1) [7,20) 13", "1 [1,2) [20,33) 13", "2 - - 0", "3 - - 0"} {
+		if got[want[:1]] != want {
+			t.Errorf("rank row %q, want %q\n%s", got[want[:1]], want, r.stdout)
+		}
+	}
+	if !strings.Contains(r.stdout, "2 rank(s) get no chunk") {
+		t.Errorf("idle ranks not pointed out:\n%s", r.stdout)
+	}
+
+	for _, bad := range [][]string{{"-t", in}, {"-t", in, "--ranks", "0"}, {"--ranks", "2"}, {"-t", in, "--ranks", "2", "--chunk-frames", "0"}} {
+		if r := facefusion(t, append([]string{"plan"}, bad...)...); r.code != exitUsage || strings.Count(strings.TrimSpace(r.stderr), "\n") != 0 {
+			t.Errorf("plan %v: exit %d, %q; want exit %d and one line", bad, r.code, r.stderr, exitUsage)
+		}
+	}
+	if r := facefusion(t, "plan", "-t", filepath.Join(dir, "missing.mp4"), "--ranks", "2"); r.code != exitInput || !strings.Contains(r.stderr, "missing.mp4") {
+		t.Errorf("missing target: exit %d, %q; want exit %d naming the file", r.code, r.stderr, exitInput)
+	}
+}
+
+// probeRows are the table rows of probe's output, each split into fields.
+func probeRows(t *testing.T, out string) [][]string {
+	t.Helper()
+	var rows [][]string
+	for _, line := range strings.Split(out, "\n") {
+		f := strings.Fields(line)
+		if len(f) >= 5 && regexp.MustCompile(`^\d+/\d+$`).MatchString(f[0]) {
+			rows = append(rows, f)
+		}
+	}
+	return rows
+}
+
+// checkProbe asserts one row per rank, in order, with the node-local rank and the host.
+func checkProbe(t *testing.T, r result, n int, want string) {
+	t.Helper()
+	if r.code != 0 {
+		t.Fatalf("probe exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	host, _ := os.Hostname()
+	rows := probeRows(t, r.stdout)
+	if len(rows) != n {
+		t.Fatalf("%d rows, want %d (one per rank, from rank 0 only):\n%s", len(rows), n, r.stdout)
+	}
+	for i, f := range rows {
+		// One node: the local rank is the world rank.
+		if f[0] != fmt.Sprintf("%d/%d", i, n) || f[1] != fmt.Sprintf("%d/%d", i, n) || f[2] != host {
+			t.Errorf("row %d: %q, want rank and local rank %d/%d on %s", i, f, i, n, host)
+		}
+		line := strings.Join(f[3:], " ")
+		if !strings.Contains(line, want) {
+			t.Errorf("row %d: binding %q lacks %q", i, line, want)
+		}
+	}
+}
+
+// The binding this machine should report: CPU without the NVIDIA driver, a GPU with it.
+func expectedBinding() string {
+	if _, err := os.Stat("/dev/nvidiactl"); err == nil {
+		return "GPU"
+	}
+	return "no GPU: CPU execution"
+}
+
+func TestProbe(t *testing.T) {
+	cmd := exec.CommandContext(hangGuard(t), bin, "probe")
+	cmd.Env = launchEnv(t)
+	r := runCmd(t, hangGuard(t), cmd)
+	checkProbe(t, r, 1, expectedBinding())
+	if !strings.Contains(r.stdout, "started alone") {
+		t.Errorf("launcher not named:\n%s", r.stdout)
+	}
+
+	r = mpirun(t, hangGuard(t), 3, "probe")
+	checkProbe(t, r, 3, expectedBinding())
+	if !strings.Contains(r.stdout, "started by mpirun") {
+		t.Errorf("launcher not named:\n%s", r.stdout)
+	}
+	r = mpirun(t, hangGuard(t), 2, "probe", "--execution-device-id", "cpu")
+	checkProbe(t, r, 2, "device = cpu requested")
+
+	// a device that does not exist is a clear error, printed once
+	r = mpirun(t, hangGuard(t), 2, "probe", "--execution-device-id", "bogus")
+	if r.code != exitUsage || strings.Count(r.stderr, "facefusion: --execution-device-id") != 2 {
+		// every rank rejects the flag before MPI starts; mpirun shows both lines
+		t.Errorf("bad device: exit %d, %q; want exit %d", r.code, r.stderr, exitUsage)
+	}
+}
+
+// The batch script refuses a missing job file or binary with the program's exit codes, before
+// it starts any rank.
+func TestSbatchScriptChecks(t *testing.T) {
+	script := filepath.Join(testenv.Root(t), "sbatch", "facefusion.sbatch")
+	dir := t.TempDir()
+	job := filepath.Join(dir, "job.toml")
+	if err := os.WriteFile(job, []byte("target_path = \"x.mp4\"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		args []string
+		env  string
+		code int
+		msg  string
+	}{
+		{[]string{filepath.Join(dir, "missing.toml")}, "FACEFUSION_BIN=" + bin, exitUsage, "missing.toml cannot be read"},
+		{nil, "FACEFUSION_BIN=" + bin, exitUsage, "usage: sbatch facefusion.sbatch JOB.toml"},
+		{[]string{job}, "FACEFUSION_BIN=" + filepath.Join(dir, "nobin"), exitEnvironment, "nobin is missing"},
+		{[]string{job}, "SLURM_SUBMIT_DIR=" + dir, exitEnvironment, filepath.Join(dir, "bin", "facefusion") + " is missing"},
+	} {
+		cmd := exec.CommandContext(hangGuard(t), testenv.Tool(t, "bash"), append([]string{script}, c.args...)...)
+		cmd.Env = append(launchEnv(t), c.env)
+		cmd.Dir = dir
+		r := runCmd(t, hangGuard(t), cmd)
+		if r.code != c.code || !strings.Contains(r.stderr, c.msg) {
+			t.Errorf("%v with %s: exit %d, %q; want exit %d and %q", c.args, c.env, r.code, r.stderr, c.code, c.msg)
+		}
+	}
+}
+
+// On a real Slurm cluster: the batch script with 4 tasks, an interactive srun, and probe.
+func TestDistSlurm(t *testing.T) {
+	c := slurmtest.Start(t, slurmtest.Options{})
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.mp4")
+	bframeClip(t, in, 30)
+	want := frameHashes(t, in)
+	env := append(launchEnv(t), "SLURM_CONF="+c.Conf())
+	command := func(ctx context.Context, name string, args ...string) *exec.Cmd {
+		cmd := c.Command(ctx, name, args...)
+		cmd.Env = env
+		return cmd
+	}
+
+	t.Run("sbatch", func(t *testing.T) {
+		// The submit folder holds bin/facefusion, where the script looks when FACEFUSION_BIN
+		// is not set, and the job file, whose relative paths start there.
+		submit := t.TempDir()
+		if err := os.Mkdir(filepath.Join(submit, "bin"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(bin, filepath.Join(submit, "bin", "facefusion")); err != nil {
+			t.Fatal(err)
+		}
+		out := filepath.Join(dir, "sbatch.mkv")
+		toml := fmt.Sprintf("target_path = %q\noutput_path = %q\nprocessors = [\"none\"]\noutput_video_encoder = \"ffv1\"\nchunk_frames = 7\n", in, out)
+		if err := os.WriteFile(filepath.Join(submit, "job.toml"), []byte(toml), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		log := filepath.Join(submit, "job.out")
+		script := filepath.Join(testenv.Root(t), "sbatch", "facefusion.sbatch")
+		// The test cluster has 8 CPUs and no GPUs: 4 tasks of 2 CPUs, and no --gpus.
+		ctx := hangGuard(t)
+		cmd := command(ctx, "sbatch", "--wait", "-N", "1", "-n", "4", "--ntasks-per-node=4", "--cpus-per-task=2", "-o", log, script, "job.toml")
+		cmd.Dir = submit
+		r := runCmd(t, ctx, cmd)
+		logText, _ := os.ReadFile(log)
+		if r.code != 0 {
+			t.Fatalf("sbatch --wait: exit %d\n%s%s\njob log:\n%s\n%s", r.code, r.stdout, r.stderr, logText, c.Logs())
+		}
+		if !strings.Contains(string(logText), "on 4 rank(s)") || !strings.Contains(string(logText), "srun exited with status 0") {
+			t.Errorf("job log does not show a 4-rank run:\n%s", logText)
+		}
+		checkFrames(t, out, want)
+	})
+
+	t.Run("srun", func(t *testing.T) {
+		out := filepath.Join(dir, "srun.mkv")
+		ctx := hangGuard(t)
+		r := runCmd(t, ctx, command(ctx, "srun", append([]string{"-n", "3", "--mpi=pmix", bin}, passThroughArgs(in, out, 4)...)...))
+		if r.code != 0 {
+			t.Fatalf("srun: exit %d\n%s\n%s", r.code, r.stderr, c.Logs())
+		}
+		if !strings.Contains(r.stderr, "on 3 rank(s)") {
+			t.Errorf("not a 3-rank run:\n%s", r.stderr)
+		}
+		checkFrames(t, out, want)
+	})
+
+	t.Run("probe", func(t *testing.T) {
+		ctx := hangGuard(t)
+		r := runCmd(t, ctx, command(ctx, "srun", "-n", "2", "--mpi=pmix", bin, "probe"))
+		checkProbe(t, r, 2, expectedBinding())
+		if !strings.Contains(r.stdout, "started by srun (PMIx) in Slurm job") {
+			t.Errorf("launcher not named:\n%s", r.stdout)
+		}
+	})
+}

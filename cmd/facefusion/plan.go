@@ -1,0 +1,142 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"text/tabwriter"
+
+	"github.com/facefusion-hpc/facefusion/internal/driver"
+	"github.com/facefusion-hpc/facefusion/internal/fault"
+	"github.com/facefusion-hpc/facefusion/internal/job"
+	"github.com/facefusion-hpc/facefusion/internal/pipeline"
+	"github.com/facefusion-hpc/facefusion/internal/video"
+	"github.com/facefusion-hpc/facefusion/rank"
+)
+
+const planUsage = `usage: facefusion plan -t TARGET --ranks N [--chunk-frames K] [--trim-frame-start N] [--trim-frame-end N] [--config FILE]
+
+Prints how a run over N ranks would split TARGET: the trimmed frame range, the chunks (one
+segment file each) and the contiguous block of chunks and frames each rank gets. Nothing is
+decoded or written; only ffprobe runs.
+`
+
+// cmdPlan is `facefusion plan`: the static partition a run would use, without running it.
+func cmdPlan(ctx context.Context, args []string, w io.Writer) error {
+	cfg := job.Default()
+	fs := flag.NewFlagSet("plan", flag.ContinueOnError)
+	fs.SetOutput(io.Discard) // our own one-line errors, not the flag package's dump
+	var target, configFile string
+	fs.StringVar(&target, "t", "", "target video")
+	fs.StringVar(&target, "target-path", "", "target video")
+	fs.StringVar(&configFile, "config", "", "TOML job file")
+	ranks := fs.Int("ranks", 0, "number of ranks")
+	chunkFrames := fs.Int("chunk-frames", 0, "frames per chunk")
+	trimStart := fs.Int("trim-frame-start", 0, "first frame")
+	trimEnd := fs.Int("trim-frame-end", 0, "end frame")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprint(os.Stderr, planUsage)
+			return nil
+		}
+		return fault.AsUsage(fmt.Errorf("plan: %v (see facefusion plan --help)", err))
+	}
+	if fs.NArg() > 0 {
+		return fault.AsUsage(fmt.Errorf("plan: unexpected argument %q (see facefusion plan --help)", fs.Arg(0)))
+	}
+	// The same precedence as run: the embedded default, then the job file, then flags.
+	if configFile != "" {
+		if err := job.LoadFile(configFile, &cfg); err != nil {
+			return fault.AsUsage(err)
+		}
+	}
+	fs.Visit(func(f *flag.Flag) {
+		switch f.Name {
+		case "t", "target-path":
+			cfg.TargetPath = target
+		case "chunk-frames":
+			cfg.ChunkFrames = *chunkFrames
+		case "trim-frame-start":
+			cfg.TrimFrameStart = *trimStart
+		case "trim-frame-end":
+			cfg.TrimFrameEnd = *trimEnd
+		}
+	})
+	switch {
+	case cfg.TargetPath == "":
+		return fault.AsUsage(errors.New("plan: give the target video (-t FILE)"))
+	case *ranks < 1:
+		return fault.AsUsage(fmt.Errorf("plan: --ranks %d: give the number of ranks the run will have (at least 1)", *ranks))
+	case cfg.ChunkFrames < 1:
+		return fault.AsUsage(fmt.Errorf("plan: --chunk-frames %d: a chunk holds at least one frame", cfg.ChunkFrames))
+	case cfg.TrimFrameStart < -1 || cfg.TrimFrameEnd < -1:
+		return fault.AsUsage(errors.New("plan: --trim-frame-start/--trim-frame-end are frame numbers ≥ 0"))
+	}
+	if _, err := os.Stat(cfg.TargetPath); err != nil {
+		return fault.AsInput(fmt.Errorf("target %s: no such file: check the path given to -t", cfg.TargetPath))
+	}
+	if pipeline.IsImagePath(cfg.TargetPath) {
+		fmt.Fprintf(w, "target  %s: an image; rank 0 processes it alone and the other %d rank(s) idle\n", cfg.TargetPath, *ranks-1)
+		return nil
+	}
+	info, err := video.Probe(ctx, cfg.TargetPath)
+	if err != nil {
+		return fault.AsInput(err)
+	}
+	start, end, err := pipeline.FrameRange(cfg, info.Frames)
+	if err != nil {
+		return fault.AsInput(fmt.Errorf("target %s: %w", cfg.TargetPath, err))
+	}
+	frames := rank.Range{Start: start, End: end}
+	chunks, assignment := driver.MakePlan(frames, cfg.ChunkFrames, *ranks)
+	writePlan(w, cfg.TargetPath, info, frames, cfg.ChunkFrames, chunks, assignment)
+	return nil
+}
+
+// writePlan prints the plan as two aligned tables: per rank, then per chunk. The rank table
+// comes first because it is what a user sizing a job looks at; the chunk table names the
+// segment files a rerun or a failure message refers to.
+func writePlan(w io.Writer, target string, info *video.Info, frames rank.Range, chunkFrames int, chunks, assignment []rank.Range) {
+	audio := "no audio"
+	if info.HasAudio {
+		audio = "audio"
+	}
+	fmt.Fprintf(w, "target  %s: %d frames, %dx%d, %v fps, %s\n", target, info.Frames, info.Width, info.Height, info.FPS, audio)
+	fmt.Fprintf(w, "frames  %v: %d frames in %d chunk(s) of %d, over %d rank(s)\n", frames, frames.Len(), len(chunks), chunkFrames, len(assignment))
+	idle := 0
+	for _, a := range assignment {
+		if a.Empty() {
+			idle++
+		}
+	}
+	if idle > 0 {
+		fmt.Fprintf(w, "note    %d rank(s) get no chunk: they take part in the run but encode nothing; use fewer ranks or a smaller --chunk-frames\n", idle)
+	}
+	fmt.Fprintln(w)
+
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "rank\tchunks\tframes\tcount")
+	chunkRank := make([]int, len(chunks))
+	for r, a := range assignment {
+		if a.Empty() {
+			fmt.Fprintf(tw, "%d\t-\t-\t0\n", r)
+			continue
+		}
+		span := rank.Range{Start: chunks[a.Start].Start, End: chunks[a.End-1].End}
+		fmt.Fprintf(tw, "%d\t%v\t%v\t%d\n", r, a, span, span.Len())
+		for c := a.Start; c < a.End; c++ {
+			chunkRank[c] = r
+		}
+	}
+	tw.Flush()
+	fmt.Fprintln(w)
+
+	fmt.Fprintln(tw, "chunk\tframes\tcount\trank")
+	for c, ch := range chunks {
+		fmt.Fprintf(tw, "%d\t%v\t%d\t%d\n", c, ch, ch.Len(), chunkRank[c])
+	}
+	tw.Flush()
+}

@@ -1,0 +1,163 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/facefusion-hpc/facefusion/collective"
+	"github.com/facefusion-hpc/facefusion/internal/driver"
+	"github.com/facefusion-hpc/facefusion/internal/fault"
+	"github.com/facefusion-hpc/facefusion/rank"
+)
+
+const probeUsage = `usage: facefusion probe [--execution-device-id auto|cpu|N]
+
+Every rank of the launch (alone, mpirun, or srun --mpi=pmix) works out who it is (world and
+node-local rank, host) and which GPU it binds, and rank 0 prints one table. Run it with the
+same launcher line as the job to check the binding before spending an allocation on it.
+
+--execution-device-id (or FACEFUSION_EXECUTION_DEVICE_ID) overrides the binding: auto picks
+by node-local rank within CUDA_VISIBLE_DEVICES, cpu forces CPU execution, N picks visible
+device N on every rank.
+`
+
+// deviceEnv overrides the GPU binding when no flag is given, so a batch script can set it
+// once for every rank.
+const deviceEnv = "FACEFUSION_EXECUTION_DEVICE_ID"
+
+// probeRow is what one rank sends to rank 0.
+type probeRow struct {
+	ID  rank.Identity
+	Err string `json:",omitempty"`
+}
+
+// cmdProbe is `facefusion probe`: every rank's identity and GPU binding, in one table on rank 0.
+func cmdProbe(ctx context.Context, args []string, w io.Writer) error {
+	fs := flag.NewFlagSet("probe", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	device := fs.String("execution-device-id", os.Getenv(deviceEnv), "auto, cpu or a visible device number")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprint(os.Stderr, probeUsage)
+			return nil
+		}
+		return fault.AsUsage(fmt.Errorf("probe: %v (see facefusion probe --help)", err))
+	}
+	if fs.NArg() > 0 {
+		return fault.AsUsage(fmt.Errorf("probe: unexpected argument %q (see facefusion probe --help)", fs.Arg(0)))
+	}
+	// A malformed value is the same mistake on every rank: say so before MPI starts.
+	if err := checkDevice(*device); err != nil {
+		return fault.AsUsage(err)
+	}
+
+	comm, err := collective.Init()
+	if err != nil {
+		return fault.AsEnvironment(err)
+	}
+	defer comm.Finalize()
+	id, err := rank.Identify(comm.Rank(), comm.Size(), comm.LocalRank(), comm.LocalSize(), rank.Options{Device: *device})
+	row := probeRow{ID: id}
+	if err != nil {
+		row.Err = err.Error()
+	}
+	b, _ := json.Marshal(&row)
+	all, err := comm.Gather(0, b)
+	if err != nil {
+		return fault.AsInternal(fmt.Errorf("probe: gathering identities: %w", err))
+	}
+
+	// Rank 0 prints the table and the first problem; the verdict goes back to every rank so
+	// that each exits with the same code and only rank 0 speaks.
+	var verdict [1]byte
+	var first error
+	if comm.Rank() == 0 {
+		rows := make([]probeRow, len(all))
+		for i, b := range all {
+			if err := json.Unmarshal(b, &rows[i]); err != nil {
+				return fault.AsInternal(fmt.Errorf("probe: decoding rank %d's identity: %w", i, err))
+			}
+		}
+		writeProbe(w, rows)
+		for i, r := range rows {
+			if r.Err != "" {
+				first = fault.AsEnvironment(fmt.Errorf("probe: rank %d: %s", i, r.Err))
+				verdict[0] = 1
+				break
+			}
+		}
+	}
+	if err := comm.Bcast(0, verdict[:]); err != nil {
+		return fault.AsInternal(fmt.Errorf("probe: broadcasting the verdict: %w", err))
+	}
+	if comm.Rank() == 0 {
+		return first
+	}
+	if verdict[0] != 0 {
+		return &driver.RemoteError{Kind: fault.Environment}
+	}
+	return nil
+}
+
+func checkDevice(d string) error {
+	switch strings.TrimSpace(d) {
+	case "", "auto", "cpu":
+		return nil
+	}
+	if n, err := strconv.Atoi(strings.TrimSpace(d)); err == nil && n >= 0 {
+		return nil
+	}
+	return fmt.Errorf("--execution-device-id %q: want auto, cpu or a device number (flag or %s)", d, deviceEnv)
+}
+
+// writeProbe prints one line per rank, in rank order, and a summary line first.
+func writeProbe(w io.Writer, rows []probeRow) {
+	hosts := map[string]bool{}
+	gpus := 0
+	for _, r := range rows {
+		hosts[r.ID.Host] = true
+		if r.Err == "" && !r.ID.GPU.CPU() {
+			gpus++
+		}
+	}
+	fmt.Fprintf(w, "%d rank(s) on %d host(s), %d bound to a GPU, %s\n\n", len(rows), len(hosts), gpus, launcher())
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "rank\tlocal\thost\tdevice\tbinding")
+	for i, r := range rows {
+		dev := "cpu"
+		if !r.ID.GPU.CPU() {
+			dev = strconv.Itoa(r.ID.GPU.Device)
+		}
+		binding := r.ID.GPU.String()
+		if r.Err != "" {
+			dev, binding = "error", r.Err
+		}
+		fmt.Fprintf(tw, "%d/%d\t%d/%d\t%s\t%s\t%s\n", i, r.ID.WorldSize, r.ID.LocalRank, r.ID.LocalSize, r.ID.Host, dev, binding)
+	}
+	tw.Flush()
+}
+
+// launcher names what started rank 0, as far as its environment tells.
+func launcher() string {
+	job := ""
+	if id := os.Getenv("SLURM_JOB_ID"); id != "" {
+		job = " in Slurm job " + id
+	}
+	switch {
+	case os.Getenv("OMPI_COMM_WORLD_SIZE") != "":
+		return "started by mpirun" + job
+	case os.Getenv("SLURM_STEP_ID") != "" && os.Getenv("PMIX_RANK") != "":
+		return "started by srun (PMIx)" + job
+	case os.Getenv("PMIX_RANK") != "":
+		return "started by a PMIx launcher" + job
+	}
+	return "started alone" + job
+}
