@@ -1,10 +1,14 @@
 package main
 
 import (
+	"bytes"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/facefusion-hpc/facefusion/internal/testenv"
 )
@@ -143,4 +147,37 @@ func TestHelpDocumentsEveryFlag(t *testing.T) {
 			t.Errorf("--help does not document %s", f)
 		}
 	}
+}
+
+// SIGTERM (Slurm's cancel and time limit) stops the run with exit 130 and nothing at the
+// output path.
+func TestSignalStopsCleanly(t *testing.T) {
+	dir := t.TempDir()
+	clip := filepath.Join(dir, "clip.mp4")
+	faceClip(t, clip, 640, 360, 400, "25")
+	out := filepath.Join(dir, "out.mp4")
+	cmd := exec.Command(bin, "run", "-s", testenv.Sample(t, "grace_hopper.png"), "-t", clip, "-o", out)
+	cmd.Env = append(os.Environ(), "FACEFUSION_HOME="+filepath.Dir(testenv.Cache(t)))
+	var errb bytes.Buffer
+	cmd.Stderr = &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// wait until frames flow: the job folder's progress file appears after the first second
+	for i := 0; i < 200; i++ {
+		if _, err := os.Stat(filepath.Join(out+".job", "progress", "rank-0")); err == nil {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	cmd.Process.Signal(syscall.SIGTERM)
+	err := cmd.Wait()
+	ee, ok := err.(*exec.ExitError)
+	if !ok || ee.ExitCode() != exitCancelled {
+		t.Fatalf("exit %v, want %d; stderr:\n%s", err, exitCancelled, errb.String())
+	}
+	if !strings.Contains(errb.String(), "stopped by a signal") {
+		t.Errorf("stderr does not say why it stopped:\n%s", errb.String())
+	}
+	mustNotExist(t, out)
 }

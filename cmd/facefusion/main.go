@@ -25,6 +25,10 @@ const (
 	exitCancelled   = 130 // stopped by SIGINT/SIGTERM before it finished
 )
 
+// worldRank is this process's MPI rank once a command has joined the job (0 before): only
+// rank 0 reports what every rank saw.
+var worldRank int
+
 const usage = `facefusion: face swap for videos and images, from a laptop to a GPU cluster
 
 usage:
@@ -48,7 +52,8 @@ func run(args []string) int {
 		}
 		return exitOK
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	// SIGUSR1 is Slurm's early warning (--signal=USR1@N); it stops the run like SIGTERM.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGUSR1)
 	defer stop()
 	var err error
 	switch args[0] {
@@ -78,13 +83,15 @@ func report(ctx context.Context, err error) int {
 		printUsage()
 		return exitOK
 	}
+	if ctx.Err() != nil { // a signal came first; what failed after it failed because of it
+		if worldRank == 0 {
+			fmt.Fprintln(os.Stderr, "facefusion: stopped by a signal; nothing was written to the output path")
+		}
+		return exitCancelled
+	}
 	var remote *driver.RemoteError
 	if errors.As(err, &remote) { // another rank printed it
 		return exitCode(remote.Kind)
-	}
-	if ctx.Err() != nil && (errors.Is(err, context.Canceled) || fault.KindOf(err) == fault.Internal) {
-		fmt.Fprintln(os.Stderr, "facefusion: stopped by a signal; nothing was written to the output path")
-		return exitCancelled
 	}
 	fmt.Fprintln(os.Stderr, "facefusion: "+err.Error())
 	return exitCode(fault.KindOf(err))

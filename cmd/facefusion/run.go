@@ -30,6 +30,7 @@ func cmdRun(ctx context.Context, args []string) error {
 		return fault.AsEnvironment(err)
 	}
 	defer comm.Finalize()
+	worldRank = comm.Rank()
 	start := time.Now()
 	out, err := driver.Run(ctx, comm, cfg, driver.Options{Log: os.Stderr, NewProgress: newProgress})
 	if err != nil {

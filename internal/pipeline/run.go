@@ -248,11 +248,14 @@ func Commit(tmp, final string, force bool) error {
 
 // inputSource marks decode failures as bad input: a target that probes but does not decode
 // is truncated or corrupt.
-type inputSource struct{ dec *video.Decoder }
+type inputSource struct {
+	ctx context.Context
+	dec *video.Decoder
+}
 
 func (s inputSource) Next(buf []byte) error {
 	err := s.dec.Next(buf)
-	if err != nil && err != io.EOF {
+	if err != nil && err != io.EOF && s.ctx.Err() == nil {
 		return fault.AsInput(fmt.Errorf("%w; the file is truncated or corrupt: check that it plays", err))
 	}
 	return err
@@ -295,7 +298,7 @@ func EncodeRange(ctx context.Context, cfg job.Config, info *video.Info, start, e
 	if err != nil {
 		return 0, fault.AsUsage(err)
 	}
-	n, err := Stream(ctx, info.Width, info.Height, inputSource{dec}, enc, workers, prog)
+	n, err := Stream(ctx, info.Width, info.Height, inputSource{ctx, dec}, enc, workers, prog)
 	if err != nil {
 		cancel()
 		enc.Close()

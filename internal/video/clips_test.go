@@ -116,8 +116,8 @@ func clip(t testing.TB, name string) string {
 			t.Fatal(err)
 		}
 	case "hd.mp4":
-		ffmpegRun(t, "-f", "lavfi", "-i", "testsrc2=size=1280x720:rate=25", "-frames:v", "60",
-			"-c:v", "libx264", "-pix_fmt", "yuv420p", p)
+		ffmpegRun(t, "-f", "lavfi", "-i", "testsrc2=size=1280x720:rate=25", "-frames:v", "150",
+			"-c:v", "libx264", "-preset", "veryfast", "-pix_fmt", "yuv420p", p)
 	case "long.mp4":
 		// 40 s at 25 fps, 2 s GOP: a late range is far from frame 0.
 		ffmpegRun(t, "-f", "lavfi", "-i", "testsrc2=size=320x240:rate=25", "-frames:v", "1000",

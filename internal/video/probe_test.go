@@ -121,6 +121,12 @@ func TestProbeReal(t *testing.T) {
 			t.Errorf("%s: frames %d VFR %v, want 123 constant-rate", name, info.Frames, info.VFR)
 		}
 	}
+	// Indexed constant-rate containers take the seeking path; the rest decode from frame 0.
+	for name, want := range map[string]bool{"bf.mp4": true, "bf.mkv": true, "bf.ts": false, "vfr.mkv": false} {
+		if got := probe(t, clip(t, name)).seekable(); got != want {
+			t.Errorf("%s: seekable %v, want %v", name, got, want)
+		}
+	}
 	vfr := probe(t, clip(t, "vfr.mkv"))
 	if vfr.Frames != 41 || !vfr.VFR {
 		t.Errorf("vfr.mkv: frames %d VFR %v, want 41 variable-rate", vfr.Frames, vfr.VFR)

@@ -455,3 +455,28 @@ func TestNoAllocsPerFrame(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// An image target goes through the same decoder: one frame, the same pixels as raster.Load.
+func TestDecodeImage(t *testing.T) {
+	path := testenv.Sample(t, "astronaut.png")
+	info := probe(t, path)
+	d, err := OpenDecoder(context.Background(), info, 0, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	buf := make([]byte, info.FrameSize())
+	if err := d.Next(buf); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Next(buf[:0:0]); err == nil {
+		t.Fatal("a short buffer was accepted")
+	}
+	want, err := raster.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(buf, want.Bytes()) {
+		t.Error("decoded PNG differs from raster.Load")
+	}
+}
