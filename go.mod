@@ -3,13 +3,16 @@ module github.com/facefusion-hpc/facefusion
 go 1.26.8
 
 require (
-	github.com/BurntSushi/toml v1.6.0 // indirect
-	github.com/NVIDIA/go-nvml v0.13.4-1 // indirect
+	github.com/BurntSushi/toml v1.6.0
+	github.com/NVIDIA/go-nvml v0.13.4-1
+	github.com/schollz/progressbar/v3 v3.19.1
+	github.com/yalue/onnxruntime_go v1.27.0
+	golang.org/x/sync v0.25.0
+	golang.org/x/term v0.48.0
+)
+
+require (
 	github.com/mitchellh/colorstring v0.0.0-20190213212951-d06e56a500db // indirect
 	github.com/rivo/uniseg v0.4.7 // indirect
-	github.com/schollz/progressbar/v3 v3.19.1 // indirect
-	github.com/yalue/onnxruntime_go v1.27.0 // indirect
-	golang.org/x/sync v0.25.0 // indirect
 	golang.org/x/sys v0.50.0 // indirect
-	golang.org/x/term v0.48.0 // indirect
 )
