@@ -42,7 +42,7 @@ $(CACHE)/demo/target.mp4: | fetch
 # The main job: Grace Hopper's face into the sample clip; the output path is the last line.
 demo: fetch build $(CACHE)/demo/target.mp4
 	@mkdir -p out
-	@./$(BIN) run -s $(CACHE)/samples/grace_hopper.jpg -t $(CACHE)/demo/target.mp4 -o out/demo.mp4 --force
+	@./$(BIN) run -s $(CACHE)/samples/grace_hopper.jpg -t $(CACHE)/demo/target.mp4 -o out/demo.mp4 --force >/dev/null
 	@echo "$(CURDIR)/out/demo.mp4"
 
 fmt-check:
