@@ -1,0 +1,220 @@
+package infer
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+)
+
+// Initializer is one weight tensor stored in an ONNX file's graph.
+type Initializer struct {
+	Name string
+	Dims []int64
+	Type DType
+	// Data is the values as float32 (float16 and float64 converted); nil for other types.
+	Data []float32
+}
+
+// ReadInitializers decodes an ONNX file's graph initializers in file order without ONNX
+// Runtime: a minimal protobuf reader for ModelProto.graph.initializer (dims, data_type, name,
+// raw_data or float_data). FaceFusion reads inswapper's emap as the last one.
+func ReadInitializers(path string) ([]Initializer, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("onnx file %s: %v", path, err)
+	}
+	inits, err := parseInitializers(b)
+	if err != nil {
+		return nil, fmt.Errorf("onnx file %s: %v: the file is damaged or not an ONNX model; replace it", path, err)
+	}
+	return inits, nil
+}
+
+// Emap reads inswapper's embedding map (the last initializer, 512×512) from the model file.
+func Emap(path string) ([]float32, error) {
+	inits, err := ReadInitializers(path)
+	if err != nil {
+		return nil, err
+	}
+	if len(inits) == 0 {
+		return nil, fmt.Errorf("inswapper model %s: no initializers: not FaceFusion's inswapper; replace it", path)
+	}
+	e := inits[len(inits)-1]
+	if len(e.Dims) != 2 || e.Dims[0] != 512 || e.Dims[1] != 512 || len(e.Data) != 512*512 {
+		return nil, fmt.Errorf("inswapper model %s: last initializer %q is %v %s, want the 512×512 float emap: not FaceFusion's inswapper; replace it", path, e.Name, e.Dims, e.Type)
+	}
+	return e.Data, nil
+}
+
+var errTruncated = errors.New("truncated protobuf")
+
+// pbField is one decoded protobuf field: v for varint/fixed wire types, b for length-delimited.
+type pbField struct {
+	num  int
+	wire int
+	v    uint64
+	b    []byte
+}
+
+// pbNext decodes the field at the start of b and returns the rest.
+func pbNext(b []byte) (pbField, []byte, error) {
+	key, n := binary.Uvarint(b)
+	if n <= 0 {
+		return pbField{}, nil, errTruncated
+	}
+	b = b[n:]
+	f := pbField{num: int(key >> 3), wire: int(key & 7)}
+	switch f.wire {
+	case 0:
+		f.v, n = binary.Uvarint(b)
+		if n <= 0 {
+			return f, nil, errTruncated
+		}
+		b = b[n:]
+	case 1:
+		if len(b) < 8 {
+			return f, nil, errTruncated
+		}
+		f.v, b = binary.LittleEndian.Uint64(b), b[8:]
+	case 5:
+		if len(b) < 4 {
+			return f, nil, errTruncated
+		}
+		f.v, b = uint64(binary.LittleEndian.Uint32(b)), b[4:]
+	case 2:
+		l, n := binary.Uvarint(b)
+		if n <= 0 || uint64(len(b)-n) < l {
+			return f, nil, errTruncated
+		}
+		f.b, b = b[n:n+int(l)], b[n+int(l):]
+	default:
+		return f, nil, fmt.Errorf("unsupported protobuf wire type %d", f.wire)
+	}
+	return f, b, nil
+}
+
+// pbEach calls fn for every field in msg.
+func pbEach(msg []byte, fn func(pbField) error) error {
+	for len(msg) > 0 {
+		f, rest, err := pbNext(msg)
+		if err != nil {
+			return err
+		}
+		if err := fn(f); err != nil {
+			return err
+		}
+		msg = rest
+	}
+	return nil
+}
+
+func parseInitializers(model []byte) ([]Initializer, error) {
+	var graph []byte
+	err := pbEach(model, func(f pbField) error {
+		if f.num == 7 && f.wire == 2 { // ModelProto.graph
+			graph = f.b
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if graph == nil {
+		return nil, errors.New("no graph")
+	}
+	var out []Initializer
+	err = pbEach(graph, func(f pbField) error {
+		if f.num != 5 || f.wire != 2 { // GraphProto.initializer
+			return nil
+		}
+		t, err := parseTensor(f.b)
+		if err != nil {
+			return err
+		}
+		out = append(out, t)
+		return nil
+	})
+	return out, err
+}
+
+// parseTensor decodes a TensorProto: dims (1, packed or not), data_type (2), float_data (4),
+// name (8), raw_data (9), double_data (10). External data is not supported (FaceFusion's files
+// keep their weights inline).
+func parseTensor(msg []byte) (Initializer, error) {
+	var t Initializer
+	var raw []byte
+	var floats []float32
+	var doubles []float64
+	err := pbEach(msg, func(f pbField) error {
+		switch {
+		case f.num == 1 && f.wire == 0:
+			t.Dims = append(t.Dims, int64(f.v))
+		case f.num == 1 && f.wire == 2:
+			for p := f.b; len(p) > 0; {
+				v, n := binary.Uvarint(p)
+				if n <= 0 {
+					return errTruncated
+				}
+				t.Dims, p = append(t.Dims, int64(v)), p[n:]
+			}
+		case f.num == 2 && f.wire == 0:
+			t.Type = DType(f.v)
+		case f.num == 4 && f.wire == 5:
+			floats = append(floats, math.Float32frombits(uint32(f.v)))
+		case f.num == 4 && f.wire == 2:
+			for p := f.b; len(p) >= 4; p = p[4:] {
+				floats = append(floats, math.Float32frombits(binary.LittleEndian.Uint32(p)))
+			}
+		case f.num == 8 && f.wire == 2:
+			t.Name = string(f.b)
+		case f.num == 9 && f.wire == 2:
+			raw = f.b
+		case f.num == 10 && f.wire == 1:
+			doubles = append(doubles, math.Float64frombits(f.v))
+		case f.num == 10 && f.wire == 2:
+			for p := f.b; len(p) >= 8; p = p[8:] {
+				doubles = append(doubles, math.Float64frombits(binary.LittleEndian.Uint64(p)))
+			}
+		case f.num == 14: // data_location: EXTERNAL = 1
+			if f.v == 1 {
+				return errors.New("initializer with external data")
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return t, err
+	}
+	switch t.Type {
+	case Float32:
+		if raw != nil {
+			t.Data = make([]float32, len(raw)/4)
+			for i := range t.Data {
+				t.Data[i] = math.Float32frombits(binary.LittleEndian.Uint32(raw[4*i:]))
+			}
+		} else {
+			t.Data = floats
+		}
+	case Float16:
+		// Without raw_data, float16 values sit in int32_data (field 5), one per element; the
+		// exporters FaceFusion's files come from always write raw_data.
+		t.Data = make([]float32, len(raw)/2)
+		for i := range t.Data {
+			t.Data[i] = F32From16(binary.LittleEndian.Uint16(raw[2*i:]))
+		}
+	case Float64:
+		if raw != nil {
+			doubles = doubles[:0]
+			for p := raw; len(p) >= 8; p = p[8:] {
+				doubles = append(doubles, math.Float64frombits(binary.LittleEndian.Uint64(p)))
+			}
+		}
+		t.Data = make([]float32, len(doubles))
+		for i, d := range doubles {
+			t.Data[i] = float32(d)
+		}
+	}
+	return t, nil
+}

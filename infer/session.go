@@ -1,0 +1,369 @@
+package infer
+
+import (
+	"errors"
+	"fmt"
+	"log"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	ort "github.com/yalue/onnxruntime_go"
+)
+
+// SessionConfig says how to open one of FaceFusion's model files.
+type SessionConfig struct {
+	// ModelsDir holds the model files under FaceFusion's names (models_dir, --models-dir).
+	ModelsDir string
+	// Library is the ONNX Runtime shared library; "" uses the one already loaded (Init).
+	Library string
+	Execution
+	// MaxBatch is the largest batch Run accepts; the buffers are sized for it once. 0 means 1.
+	// A model whose file has no dynamic batch axis (and every detector) runs at batch 1 only:
+	// MaxBatch is then lowered to 1 (see Session.MaxBatch).
+	MaxBatch int
+	// Dims gives the full shape of a tensor (by its name in the file) whose non-batch axes are
+	// dynamic and not fixed by the contract: a detector's input at --face-detector-size and its
+	// anchor outputs. The batch axis of a batched tensor is ignored here.
+	Dims map[string][]int64
+	// SHA256 is the model file's expected sha256 in hex; "" skips the check. FaceFusion's
+	// MODEL.hash (CRC32) beside the file is checked whenever it exists.
+	SHA256 string
+	// Logf receives the session's few log lines (provider fallback, buffers not pinned);
+	// nil means log.Printf.
+	Logf func(format string, args ...any)
+}
+
+func (c *SessionConfig) logf(format string, args ...any) {
+	if c.Logf != nil {
+		c.Logf(format, args...)
+		return
+	}
+	log.Printf(format, args...)
+}
+
+// Session is one of FaceFusion's models on one ONNX Runtime session, with its inputs and outputs
+// in buffers allocated once (page-aligned, outside the Go heap, pinned when the CUDA runtime is
+// there). Fill Inputs, call Run, read Outputs: a run allocates nothing. A Session is used by one
+// goroutine at a time.
+type Session struct {
+	contract  *Contract
+	path      string
+	found     Signature
+	providers []string
+	maxBatch  int
+	batched   bool
+	sess      *ort.DynamicAdvancedSession
+	inputs    []*Buffer
+	outputs   []*Buffer
+	// bindings[n-1] binds batch-n views of the buffers; tensors[n-1] are those views.
+	bindings []*ort.IoBinding
+	tensors  [][]ort.Value
+}
+
+// OpenSession opens FaceFusion's model name from cfg.ModelsDir. The file's integrity (.hash,
+// sha256) and signature are checked first; a mismatch is refused before any session exists,
+// with one line naming the file, the expected and the found signature.
+func OpenSession(name string, cfg SessionConfig) (*Session, error) {
+	c, err := LookupContract(name)
+	if err != nil {
+		return nil, err
+	}
+	path := filepath.Join(cfg.ModelsDir, c.File)
+	if err := statModel(c, path); err != nil {
+		return nil, err
+	}
+	if err := VerifyModel(path, cfg.SHA256); err != nil {
+		return nil, err
+	}
+	if err := ensureRuntime(Options{Library: cfg.Library}); err != nil {
+		return nil, err
+	}
+	found, err := ReadSignature(path)
+	if err != nil {
+		return nil, fmt.Errorf("model %s %s: %w", c.Name, path, err)
+	}
+	if why := c.Check(found); why != "" {
+		return nil, signatureError(c, path, why, found)
+	}
+	s := &Session{contract: c, path: path, found: found}
+	if err := s.open(cfg); err != nil {
+		s.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+func statModel(c *Contract, path string) error {
+	st, err := os.Stat(path)
+	if err != nil {
+		return fmt.Errorf("model %s %s: not found: put FaceFusion's %s in models_dir (--models-dir)", c.Name, path, c.File)
+	}
+	if st.IsDir() {
+		return fmt.Errorf("model %s %s: is a directory, not an .onnx file: put FaceFusion's %s in models_dir", c.Name, path, c.File)
+	}
+	return nil
+}
+
+// signatureError is the one-line refusal of a file whose inputs/outputs are not the contract's.
+func signatureError(c *Contract, path, why string, found Signature) error {
+	return fmt.Errorf("model %s %s: wrong signature (%s): expected %s; found %s: use FaceFusion's own %s",
+		c.Name, path, why, c.Signature, found, c.File)
+}
+
+// ReadSignature reads a model file's inputs and outputs with ONNX Runtime (the runtime must be
+// loaded) without creating a session.
+func ReadSignature(path string) (Signature, error) {
+	if !ort.IsInitialized() {
+		return Signature{}, errNotInitialized
+	}
+	ins, outs, err := ort.GetInputOutputInfo(path)
+	if err != nil {
+		return Signature{}, fmt.Errorf("not a loadable ONNX model (%s): replace the file", oneLine(err))
+	}
+	conv := func(infos []ort.InputOutputInfo) []TensorSpec {
+		out := make([]TensorSpec, len(infos))
+		for i, in := range infos {
+			out[i] = TensorSpec{Name: in.Name, Shape: append([]int64(nil), in.Dimensions...), Type: DType(in.DataType)}
+		}
+		return out
+	}
+	return Signature{Inputs: conv(ins), Outputs: conv(outs)}, nil
+}
+
+// open resolves shapes, maps the buffers, creates the session and binds batch views.
+func (s *Session) open(cfg SessionConfig) error {
+	c := s.contract
+	s.maxBatch = max(cfg.MaxBatch, 1)
+	s.batched = c.Kind != KindDetector
+	for _, t := range append(append([]TensorSpec(nil), s.found.Inputs...), s.found.Outputs...) {
+		if len(t.Shape) < 2 || t.Shape[0] != Dyn {
+			s.batched = false
+		}
+	}
+	if !s.batched {
+		s.maxBatch = 1
+	}
+	for _, t := range s.found.Inputs {
+		b, err := s.buffer(t, c.inputSpec(t.Name), cfg.Dims)
+		if err != nil {
+			return err
+		}
+		s.inputs = append(s.inputs, b)
+	}
+	for i, t := range s.found.Outputs {
+		b, err := s.buffer(t, c.Outputs[i], cfg.Dims)
+		if err != nil {
+			return err
+		}
+		s.outputs = append(s.outputs, b)
+	}
+	s.pinAll(cfg)
+
+	so, err := sessionOptions(Options{IntraOpThreads: cfg.Threads})
+	if err != nil {
+		return err
+	}
+	defer so.Destroy()
+	used, note, err := applyProviders(so, cfg.Execution)
+	if err != nil {
+		return fmt.Errorf("model %s %s: %w", c.Name, s.path, err)
+	}
+	if note != "" {
+		cfg.logf("model %s: %s", c.Name, note)
+	}
+	s.providers = used
+	names := func(bs []*Buffer) []string {
+		out := make([]string, len(bs))
+		for i, b := range bs {
+			out[i] = b.Name
+		}
+		return out
+	}
+	s.sess, err = ort.NewDynamicAdvancedSession(s.path, names(s.inputs), names(s.outputs), so)
+	if err != nil {
+		return fmt.Errorf("model %s %s: cannot create a session: %s", c.Name, s.path, oneLine(err))
+	}
+	for n := 1; n <= s.maxBatch; n++ {
+		if err := s.bind(n); err != nil {
+			return fmt.Errorf("model %s %s: cannot bind batch %d tensors: %s", c.Name, s.path, n, oneLine(err))
+		}
+	}
+	return nil
+}
+
+func (c *Contract) inputSpec(name string) TensorSpec {
+	for _, t := range c.Inputs {
+		if t.Name == name {
+			return t
+		}
+	}
+	return TensorSpec{}
+}
+
+// buffer resolves t's shape at the maximum batch and maps its memory. A dynamic axis takes, in
+// order: the batch size (axis 0 of a batched model), the contract's fixed size, cfg.Dims.
+func (s *Session) buffer(t, want TensorSpec, dims map[string][]int64) (*Buffer, error) {
+	shape := append([]int64(nil), t.Shape...)
+	given := dims[t.Name]
+	if given != nil && len(given) != len(shape) {
+		return nil, fmt.Errorf("model %s %s: dims for %s have %d axes, the model has %d (%s)", s.contract.Name, s.path, t.Name, len(given), len(shape), t)
+	}
+	for i, d := range shape {
+		switch {
+		case d >= 0:
+		case i == 0 && s.batched:
+			shape[i] = int64(s.maxBatch)
+		case i < len(want.Shape) && want.Shape[i] >= 0:
+			shape[i] = want.Shape[i]
+		case given != nil && given[i] > 0:
+			shape[i] = given[i]
+		case i == 0 && len(shape) > 2:
+			shape[i] = 1 // an unbatched model's dynamic batch axis: FaceFusion runs batch 1
+		default:
+			return nil, fmt.Errorf("model %s %s: %s has a dynamic axis %d: give its shape in SessionConfig.Dims", s.contract.Name, s.path, t, i)
+		}
+	}
+	n := int64(1)
+	for _, d := range shape {
+		n *= d
+	}
+	item := n
+	if s.batched {
+		item = n / shape[0]
+	}
+	if t.Type.Size() == 0 {
+		return nil, fmt.Errorf("model %s %s: %s has an unsupported element type", s.contract.Name, s.path, t)
+	}
+	mem, err := newRegion(int(n) * t.Type.Size())
+	if err != nil {
+		return nil, fmt.Errorf("model %s %s: %s: %w", s.contract.Name, s.path, t.Name, err)
+	}
+	return &Buffer{Name: t.Name, Type: t.Type, Shape: shape, Batched: s.batched, mem: mem, item: int(item)}, nil
+}
+
+// pinNote makes "buffers not pinned" one log line per process, not one per session.
+var pinNote sync.Once
+
+func (s *Session) pinAll(cfg SessionConfig) {
+	for _, b := range append(append([]*Buffer(nil), s.inputs...), s.outputs...) {
+		if err := pin(b.mem.data); err != nil {
+			pinNote.Do(func() { cfg.logf("buffers not pinned: %s", oneLine(err)) })
+			return
+		}
+		b.mem.pinned = true
+	}
+}
+
+// bind creates batch-n tensors over the first n items of every buffer and an IoBinding for them.
+func (s *Session) bind(n int) error {
+	b, err := s.sess.CreateIoBinding()
+	if err != nil {
+		return err
+	}
+	s.bindings = append(s.bindings, b)
+	var vals []ort.Value
+	defer func() { s.tensors = append(s.tensors, vals) }()
+	view := func(buf *Buffer) (ort.Value, error) {
+		shape := append([]int64(nil), buf.Shape...)
+		size := len(buf.mem.data)
+		if buf.Batched {
+			shape[0] = int64(n)
+			size = n * buf.item * buf.Type.Size()
+		}
+		return ort.NewCustomDataTensor(ort.NewShape(shape...), buf.mem.data[:size], ort.TensorElementDataType(buf.Type))
+	}
+	for i, buf := range append(append([]*Buffer(nil), s.inputs...), s.outputs...) {
+		v, err := view(buf)
+		if err != nil {
+			return err
+		}
+		vals = append(vals, v)
+		if i < len(s.inputs) {
+			err = b.BindInput(buf.Name, v)
+		} else {
+			err = b.BindOutput(buf.Name, v)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Run runs the model on the first n batch items of the input buffers and writes the first n
+// items of the output buffers. n is 1 for unbatched models.
+func (s *Session) Run(n int) error {
+	if s.sess == nil {
+		return fmt.Errorf("model %s %s: Run after Close", s.contract.Name, s.path)
+	}
+	if n < 1 || n > s.maxBatch {
+		return fmt.Errorf("model %s %s: batch %d outside 1..%d (the session's max batch)", s.contract.Name, s.path, n, s.maxBatch)
+	}
+	if err := s.sess.RunWithBinding(s.bindings[n-1]); err != nil {
+		return fmt.Errorf("model %s %s: inference failed: %s", s.contract.Name, s.path, oneLine(err))
+	}
+	return nil
+}
+
+// Contract is the contract the model was checked against.
+func (s *Session) Contract() *Contract { return s.contract }
+
+// Path is the model file.
+func (s *Session) Path() string { return s.path }
+
+// Signature is the file's own signature (dynamic axes as Dyn).
+func (s *Session) Signature() Signature { return s.found }
+
+// Providers are the execution providers in use, in order of preference.
+func (s *Session) Providers() []string { return s.providers }
+
+// MaxBatch is the largest n Run accepts (1 when the model has no dynamic batch axis).
+func (s *Session) MaxBatch() int { return s.maxBatch }
+
+// Inputs are the input buffers in file order.
+func (s *Session) Inputs() []*Buffer { return s.inputs }
+
+// Outputs are the output buffers in file order (the contract's positional order).
+func (s *Session) Outputs() []*Buffer { return s.outputs }
+
+// Input is the input buffer named name (FaceFusion's input names: input, target, source,
+// weight), or nil.
+func (s *Session) Input(name string) *Buffer {
+	for _, b := range s.inputs {
+		if b.Name == name {
+			return b
+		}
+	}
+	return nil
+}
+
+// Close releases the session, its tensors and buffers. It is safe to call more than once.
+func (s *Session) Close() error {
+	var errs []error
+	for _, b := range s.bindings {
+		errs = append(errs, b.Destroy())
+	}
+	s.bindings = nil
+	for _, vs := range s.tensors {
+		for _, v := range vs {
+			errs = append(errs, v.Destroy())
+		}
+	}
+	s.tensors = nil
+	if s.sess != nil {
+		errs = append(errs, s.sess.Destroy())
+		s.sess = nil
+	}
+	for _, b := range append(append([]*Buffer(nil), s.inputs...), s.outputs...) {
+		errs = append(errs, b.mem.free())
+	}
+	s.inputs, s.outputs = nil, nil
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("model %s %s: close: %s", s.contract.Name, s.path, strings.ReplaceAll(err.Error(), "\n", "; "))
+	}
+	return nil
+}
+
+func ortReady() bool { return ort.IsInitialized() }

@@ -1,0 +1,542 @@
+package infer
+
+import (
+	"bufio"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"unsafe"
+
+	"github.com/facefusion-hpc/facefusion/infer/fixtures"
+	"github.com/facefusion-hpc/facefusion/internal/testenv"
+)
+
+// fixtureDir writes the named fixtures (all when none is named) into a fresh folder.
+func fixtureDir(t testing.TB, names ...string) string {
+	t.Helper()
+	dir := t.TempDir()
+	if len(names) == 0 {
+		if err := fixtures.Write(dir); err != nil {
+			t.Fatal(err)
+		}
+		return dir
+	}
+	for _, n := range names {
+		b, err := fixtures.Model(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, n+".onnx"), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// detectorDims are the anchor detectors' shapes at 640×640.
+func detectorDims(t testing.TB, s Signature) map[string][]int64 {
+	d := map[string][]int64{"input": {1, 3, 640, 640}}
+	for i, o := range s.Outputs {
+		n := []int64{12800, 3200, 800}[i%3]
+		d[o.Name] = []int64{n, o.Shape[1]}
+	}
+	return d
+}
+
+type logLines struct {
+	mu    sync.Mutex
+	lines []string
+}
+
+func (l *logLines) logf(format string, args ...any) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.lines = append(l.lines, fmt.Sprintf(format, args...))
+}
+
+func openFixture(t testing.TB, dir, name string, maxBatch int) *Session {
+	t.Helper()
+	cfg := SessionConfig{ModelsDir: dir, Library: testenv.ORTLibrary(t), MaxBatch: maxBatch, Logf: func(string, ...any) {}}
+	if name == "scrfd_2.5g" || name == "retinaface_10g" {
+		if err := Init(cfg.Library); err != nil {
+			t.Fatal(err)
+		}
+		sig, err := ReadSignature(filepath.Join(dir, name+".onnx"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.Dims = detectorDims(t, sig)
+	}
+	s, err := OpenSession(name, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := s.Close(); err != nil {
+			t.Error(err)
+		}
+	})
+	return s
+}
+
+func randomize(r *rand.Rand, b *Buffer, lo, hi float32) {
+	v := make([]float32, b.Len())
+	for i := range v {
+		v[i] = lo + (hi-lo)*r.Float32()
+	}
+	b.SetFloat32(0, v)
+}
+
+func readAll(b *Buffer) []float32 {
+	v := make([]float32, b.Len())
+	b.GetFloat32(v, 0)
+	return v
+}
+
+// TestContractsCoverIssueModels checks the table holds every model issue 5 names, with a
+// fixture for each.
+func TestContractsCoverIssueModels(t *testing.T) {
+	got := map[string]bool{}
+	for _, c := range Contracts() {
+		got[c.Name] = true
+		if c.File != c.Name+".onnx" {
+			t.Errorf("%s: file %q, FaceFusion names it %s.onnx", c.Name, c.File, c.Name)
+		}
+		if c.Prep.Size <= 0 {
+			t.Errorf("%s: no input size", c.Name)
+		}
+	}
+	for _, n := range fixtures.Names {
+		if !got[n] {
+			t.Errorf("no contract for %s", n)
+		}
+		delete(got, n)
+	}
+	for n := range got {
+		t.Errorf("contract %s has no fixture", n)
+	}
+	if _, err := LookupContract("inswapper_256"); err == nil || !strings.Contains(err.Error(), "inswapper_128") {
+		t.Errorf("unknown model: error %v should list the known names", err)
+	}
+}
+
+// TestFixturesLoad opens every fixture through its contract: names, shapes and element types
+// are FaceFusion's, and a session runs.
+func TestFixturesLoad(t *testing.T) {
+	dir := fixtureDir(t)
+	for _, name := range fixtures.Names {
+		s := openFixture(t, dir, name, 1)
+		if err := s.Run(1); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+		if s.Contract().Name != name {
+			t.Errorf("%s: contract %s", name, s.Contract().Name)
+		}
+	}
+}
+
+// TestWrongSignatureRefused puts a model with the wrong inputs under a known name: it is refused
+// by the signature check, with one line naming file, expected and found signature.
+func TestWrongSignatureRefused(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "inswapper_128.onnx")
+	if err := os.WriteFile(path, fixtures.WrongSignature(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := OpenSession("inswapper_128", SessionConfig{ModelsDir: dir, Library: testenv.ORTLibrary(t)})
+	checkError(t, "wrong signature", err, path, "wrong signature", "expected in(target[?,3,128,128]float32 source[?,512]float32)",
+		"found in(input[1,3,128,128]float32) out(output[1,3,128,128]float32)", "use FaceFusion's own inswapper_128.onnx")
+
+	// A real model of another kind under a swapper's name is refused the same way.
+	blaze, err := os.ReadFile(testenv.Model(t, "blazeface_front_128.onnx"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "gfpgan_1.4.onnx"), blaze, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err = OpenSession("gfpgan_1.4", SessionConfig{ModelsDir: dir})
+	checkError(t, "blazeface as gfpgan", err, "gfpgan_1.4.onnx", "wrong signature", "input:0")
+
+	_, err = OpenSession("codeformer", SessionConfig{ModelsDir: dir})
+	checkError(t, "missing model", err, filepath.Join(dir, "codeformer.onnx"), "not found", "models_dir")
+}
+
+func TestContractCheck(t *testing.T) {
+	c, _ := LookupContract("codeformer")
+	good := Signature{
+		Inputs:  []TensorSpec{{"weight", []int64{1}, Float64}, {"input", []int64{1, 3, 512, 512}, Float32}},
+		Outputs: []TensorSpec{{"anything", []int64{Dyn, 3, 512, 512}, Float32}},
+	}
+	if why := c.Check(good); why != "" {
+		t.Errorf("FaceFusion's codeformer signature refused: %s", why)
+	}
+	dynamic := good
+	dynamic.Inputs = []TensorSpec{good.Inputs[0], {"input", []int64{Dyn, 3, Dyn, Dyn}, Float32}}
+	if why := c.Check(dynamic); why != "" {
+		t.Errorf("dynamic axes should accept FaceFusion's sizes: %s", why)
+	}
+	for what, bad := range map[string]Signature{
+		"weight float32": {Inputs: []TensorSpec{{"weight", []int64{1}, Float32}, good.Inputs[1]}, Outputs: good.Outputs},
+		"size 256":       {Inputs: []TensorSpec{good.Inputs[0], {"input", []int64{1, 3, 256, 256}, Float32}}, Outputs: good.Outputs},
+		"NHWC":           {Inputs: []TensorSpec{good.Inputs[0], {"input", []int64{1, 512, 512, 3}, Float32}}, Outputs: good.Outputs},
+		"no weight":      {Inputs: good.Inputs[1:], Outputs: good.Outputs},
+		"renamed":        {Inputs: []TensorSpec{good.Inputs[0], {"image", []int64{1, 3, 512, 512}, Float32}}, Outputs: good.Outputs},
+		"output rank":    {Inputs: good.Inputs, Outputs: []TensorSpec{{"o", []int64{3, 512, 512}, Float32}}},
+	} {
+		if why := c.Check(bad); why == "" {
+			t.Errorf("%s: accepted", what)
+		}
+	}
+	fp16, _ := LookupContract("inswapper_128_fp16")
+	for _, dt := range []DType{Float32, Float16} {
+		s := Signature{
+			Inputs:  []TensorSpec{{"target", []int64{1, 3, 128, 128}, dt}, {"source", []int64{1, 512}, dt}},
+			Outputs: []TensorSpec{{"output", []int64{1, 3, 128, 128}, dt}},
+		}
+		if why := fp16.Check(s); why != "" {
+			t.Errorf("inswapper_128_fp16 with %s I/O refused: %s", dt, why)
+		}
+	}
+}
+
+// TestSwapperRoundTrip proves NCHW layout and the arithmetic out[c,y,x] = target[c,y,x] +
+// source[c], in float32 and float16.
+func TestSwapperRoundTrip(t *testing.T) {
+	dir := fixtureDir(t, "inswapper_128", "inswapper_128_fp16", "hyperswap_1a_256")
+	for _, name := range []string{"inswapper_128", "inswapper_128_fp16", "hyperswap_1a_256"} {
+		s := openFixture(t, dir, name, 1)
+		tgt, src, out := s.Input("target"), s.Input("source"), s.Outputs()[0]
+		wantType := Float32
+		if strings.HasSuffix(name, "fp16") {
+			wantType = Float16
+		}
+		if tgt.Type != wantType || out.Type != wantType {
+			t.Fatalf("%s: buffers %s/%s, want %s", name, tgt.Type, out.Type, wantType)
+		}
+		size := int(tgt.Shape[2])
+		r := rand.New(rand.NewPCG(1, 2))
+		randomize(r, tgt, 0, 1)
+		randomize(r, src, -1, 1)
+		if err := s.Run(1); err != nil {
+			t.Fatal(err)
+		}
+		target, source, got := readAll(tgt), readAll(src), readAll(out)
+		tol := float32(1e-6)
+		if wantType == Float16 {
+			tol = 2e-3 // one half-precision rounding of a value below 2
+		}
+		bad := 0
+		for c := range 3 {
+			for y := range size {
+				for x := range size {
+					i := c*size*size + y*size + x
+					if want := target[i] + source[c]; abs32(got[i]-want) > tol && bad < 5 {
+						bad++
+						t.Errorf("%s: out[%d,%d,%d] = %v, want %v", name, c, y, x, got[i], want)
+					}
+				}
+			}
+		}
+	}
+}
+
+func abs32(v float32) float32 { return float32(math.Abs(float64(v))) }
+
+// TestRecognizerAndMasks checks the NCHW and NHWC reductions: arcface's per-channel means, xseg's
+// channel-last mean, bisenet's class planes, codeformer's float64 weight input.
+func TestRecognizerAndMasks(t *testing.T) {
+	dir := fixtureDir(t, "arcface_w600k_r50", "xseg_1", "codeformer", "2dfan4")
+	r := rand.New(rand.NewPCG(3, 4))
+
+	s := openFixture(t, dir, "arcface_w600k_r50", 1)
+	in := s.Input("input")
+	randomize(r, in, -1, 1)
+	if err := s.Run(1); err != nil {
+		t.Fatal(err)
+	}
+	x := in.Float32()
+	var mean [3]float64
+	for c := range 3 {
+		for _, v := range x[c*112*112 : (c+1)*112*112] {
+			mean[c] += float64(v)
+		}
+		mean[c] /= 112 * 112
+	}
+	for j, v := range s.Outputs()[0].Float32() {
+		if math.Abs(float64(v)-mean[j%3]) > 1e-5 {
+			t.Fatalf("arcface: embedding[%d] = %v, want channel %d mean %v", j, v, j%3, mean[j%3])
+		}
+	}
+
+	s = openFixture(t, dir, "xseg_1", 1)
+	in = s.Input("input")
+	randomize(r, in, 0, 1)
+	if err := s.Run(1); err != nil {
+		t.Fatal(err)
+	}
+	x, out := in.Float32(), s.Outputs()[0].Float32()
+	for p := range 256 * 256 {
+		want := (x[3*p] + x[3*p+1] + x[3*p+2]) / 3
+		if abs32(out[p]-want) > 1e-6 {
+			t.Fatalf("xseg: mask[%d] = %v, want %v (NHWC channel mean)", p, out[p], want)
+		}
+	}
+
+	s = openFixture(t, dir, "codeformer", 1)
+	in = s.Input("input")
+	randomize(r, in, -1, 1)
+	s.Input("weight").Float64()[0] = 0.25
+	if err := s.Run(1); err != nil {
+		t.Fatal(err)
+	}
+	x, out = in.Float32(), s.Outputs()[0].Float32()
+	for i := range x {
+		if want := 2*x[i] + 0.25; abs32(out[i]-want) > 1e-6 {
+			t.Fatalf("codeformer: out[%d] = %v, want %v", i, out[i], want)
+		}
+	}
+
+	s = openFixture(t, dir, "2dfan4", 1)
+	in = s.Input("input")
+	randomize(r, in, 0, 1)
+	if err := s.Run(1); err != nil {
+		t.Fatal(err)
+	}
+	var m float64
+	for _, v := range in.Float32() {
+		m += float64(v)
+	}
+	m /= float64(in.Len())
+	pts := s.Outputs()[0].Float32()
+	for k := range 68 {
+		for i := range 3 {
+			if want := float64(fixtures.LandmarkBase(k, i)) + m; math.Abs(float64(pts[k*3+i])-want) > 1e-4 {
+				t.Fatalf("2dfan4: point %d,%d = %v, want %v", k, i, pts[k*3+i], want)
+			}
+		}
+	}
+}
+
+// TestDetectorConstants reads the anchor detector's nine outputs at 640 and yoloface's output.
+func TestDetectorConstants(t *testing.T) {
+	dir := fixtureDir(t, "scrfd_2.5g", "yoloface_8n")
+	s := openFixture(t, dir, "scrfd_2.5g", 1)
+	if err := s.Run(1); err != nil {
+		t.Fatal(err)
+	}
+	want := fixtures.DetectorOutputs()
+	for i, o := range s.Outputs() {
+		got := o.Float32()
+		if len(got) != len(want[i]) {
+			t.Fatalf("scrfd output %d: %d values, want %d", i, len(got), len(want[i]))
+		}
+		for j := range got {
+			if got[j] != want[i][j] {
+				t.Fatalf("scrfd output %d[%d] = %v, want %v", i, j, got[j], want[i][j])
+			}
+		}
+	}
+	y := openFixture(t, dir, "yoloface_8n", 1)
+	if err := y.Run(1); err != nil {
+		t.Fatal(err)
+	}
+	if got := y.Outputs()[0].Float32()[4*8400+100]; got != fixtures.TheFace.Score {
+		t.Errorf("yoloface score of candidate 100 = %v, want %v", got, fixtures.TheFace.Score)
+	}
+	if y.MaxBatch() != 1 {
+		t.Errorf("a detector batches %d", y.MaxBatch())
+	}
+}
+
+// TestBatchEqualsSingle runs 5 items at once and one at a time: results are identical.
+func TestBatchEqualsSingle(t *testing.T) {
+	dir := fixtureDir(t, "inswapper_128", "arcface_w600k_r50")
+	for _, name := range []string{"inswapper_128", "arcface_w600k_r50"} {
+		const n = 5
+		s := openFixture(t, dir, name, 8)
+		if s.MaxBatch() != 8 {
+			t.Fatalf("%s: max batch %d, want 8", name, s.MaxBatch())
+		}
+		r := rand.New(rand.NewPCG(5, 6))
+		for _, in := range s.Inputs() {
+			randomize(r, in, -1, 1)
+		}
+		inputs := make([][]float32, len(s.Inputs()))
+		for i, in := range s.Inputs() {
+			inputs[i] = readAll(in)
+		}
+		if err := s.Run(n); err != nil {
+			t.Fatal(err)
+		}
+		out := s.Outputs()[0]
+		batched := readAll(out)
+		for k := range n {
+			for i, in := range s.Inputs() {
+				in.SetFloat32(0, inputs[i][k*in.ItemLen():(k+1)*in.ItemLen()])
+			}
+			if err := s.Run(1); err != nil {
+				t.Fatal(err)
+			}
+			single := out.Float32()[:out.ItemLen()]
+			for j, v := range single {
+				if v != batched[k*out.ItemLen()+j] {
+					t.Fatalf("%s: item %d value %d: batch %d gives %v, batch 1 gives %v", name, k, j, n, batched[k*out.ItemLen()+j], v)
+				}
+			}
+		}
+		checkError(t, "batch 9", s.Run(9), "batch 9 outside 1..8")
+	}
+}
+
+// TestBuffersOutsideHeap checks every buffer starts on a page, in its own anonymous read-write
+// mapping followed by the PROT_NONE guard page (so not in the Go heap).
+func TestBuffersOutsideHeap(t *testing.T) {
+	s := openFixture(t, fixtureDir(t, "inswapper_128"), "inswapper_128", 4)
+	maps := readMaps(t)
+	for _, b := range append(s.Inputs(), s.Outputs()...) {
+		p := uintptr(unsafe.Pointer(&b.Bytes()[0]))
+		if p%uintptr(pageSize) != 0 {
+			t.Errorf("%s: buffer at %#x is not page-aligned", b.Name, p)
+		}
+		span := (uintptr(len(b.Bytes())) + uintptr(pageSize) - 1) / uintptr(pageSize) * uintptr(pageSize)
+		var data, guard *vma
+		for i := range maps {
+			if maps[i].start <= p && p < maps[i].end {
+				data = &maps[i]
+			}
+			if maps[i].start <= p+span && p+span < maps[i].end {
+				guard = &maps[i]
+			}
+		}
+		if data == nil || data.perms != "rw-p" || data.path != "" || data.end != p+span {
+			t.Errorf("%s: buffer %#x+%d is not in its own anonymous rw mapping: %+v", b.Name, p, span, data)
+		}
+		if guard == nil || guard.perms != "---p" {
+			t.Errorf("%s: no guard page after the buffer: %+v", b.Name, guard)
+		}
+	}
+	var goHeap []byte = make([]byte, 1<<20)
+	g := uintptr(unsafe.Pointer(&goHeap[0]))
+	for _, b := range s.Inputs() {
+		p := uintptr(unsafe.Pointer(&b.Bytes()[0]))
+		for _, m := range maps {
+			if m.start <= p && p < m.end && m.start <= g && g < m.end {
+				t.Errorf("%s shares a mapping with the Go heap", b.Name)
+			}
+		}
+	}
+}
+
+type vma struct {
+	start, end uintptr
+	perms      string
+	path       string
+}
+
+func readMaps(t *testing.T) []vma {
+	f, err := os.Open("/proc/self/maps")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var out []vma
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		fs := strings.Fields(sc.Text())
+		var v vma
+		if _, err := fmt.Sscanf(fs[0], "%x-%x", &v.start, &v.end); err != nil {
+			t.Fatal(err)
+		}
+		v.perms = fs[1]
+		if len(fs) > 5 {
+			v.path = fs[5]
+		}
+		out = append(out, v)
+	}
+	return out
+}
+
+func TestRunAllocatesNothing(t *testing.T) {
+	s := openFixture(t, fixtureDir(t, "inswapper_128_fp16"), "inswapper_128_fp16", 4)
+	for _, n := range []int{1, 4} {
+		if a := testing.AllocsPerRun(20, func() {
+			if err := s.Run(n); err != nil {
+				t.Fatal(err)
+			}
+		}); a != 0 {
+			t.Errorf("Run(%d) allocates %v times", n, a)
+		}
+	}
+}
+
+func TestPinnedLogLine(t *testing.T) {
+	pinNote = sync.Once{}
+	var l logLines
+	s, err := OpenSession("gfpgan_1.4", SessionConfig{ModelsDir: fixtureDir(t, "gfpgan_1.4"), Library: testenv.ORTLibrary(t), Logf: l.logf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	// This machine has no CUDA runtime: one line says why the buffers are not pinned.
+	if len(l.lines) != 1 || !strings.HasPrefix(l.lines[0], "buffers not pinned: ") || !strings.Contains(l.lines[0], "libcudart") {
+		t.Errorf("log lines %q, want one \"buffers not pinned: …libcudart…\"", l.lines)
+	}
+	for _, b := range s.Inputs() {
+		if b.Pinned() {
+			t.Errorf("%s pinned without CUDA", b.Name)
+		}
+	}
+}
+
+// TestProvidersWithoutGPU: on this machine (no GPU, CPU-only ONNX Runtime), cuda or tensorrt
+// alone is refused with a clear error; a list ending in cpu falls back with one log line.
+func TestProvidersWithoutGPU(t *testing.T) {
+	dir := fixtureDir(t, "gfpgan_1.4")
+	lib := testenv.ORTLibrary(t)
+	for _, ps := range [][]string{{"cuda"}, {"tensorrt"}, {"tensorrt", "cuda"}} {
+		_, err := OpenSession("gfpgan_1.4", SessionConfig{ModelsDir: dir, Library: lib, Execution: Execution{Providers: ps}, Logf: func(string, ...any) {}})
+		checkError(t, strings.Join(ps, " "), err, "gfpgan_1.4.onnx", "execution providers "+strings.Join(ps, " "), "none is available", "add cpu")
+	}
+	pinNote.Do(func() {}) // keep the pinning line out of this test's log
+	var l logLines
+	s, err := OpenSession("gfpgan_1.4", SessionConfig{ModelsDir: dir, Library: lib,
+		Execution: Execution{Providers: []string{"TensorRT", "cuda", "cpu"}, TensorRTFP16: true, TensorRTCacheDir: t.TempDir()}, Logf: l.logf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if got := s.Providers(); len(got) != 1 || got[0] != "cpu" {
+		t.Errorf("providers %v, want [cpu]", got)
+	}
+	if len(l.lines) != 1 || !strings.Contains(l.lines[0], "using cpu; unavailable: tensorrt: ") || !strings.Contains(l.lines[0], "cuda: ") {
+		t.Errorf("log lines %q, want one fallback line naming tensorrt and cuda", l.lines)
+	}
+	if err := s.Run(1); err != nil {
+		t.Fatal(err)
+	}
+	_, err = ParseProviders([]string{"cuda", "rocm"})
+	checkError(t, "unknown provider", err, `"rocm"`, "tensorrt, cuda or cpu")
+}
+
+// BenchmarkSessionBatch runs the inswapper fixture at batch 1 and batch 8; ns/item is the cost
+// of one face.
+func BenchmarkSessionBatch(b *testing.B) {
+	dir := fixtureDir(b, "inswapper_128")
+	for _, n := range []int{1, 8} {
+		b.Run(fmt.Sprintf("batch%d", n), func(b *testing.B) {
+			s := openFixture(b, dir, "inswapper_128", n)
+			for b.Loop() {
+				if err := s.Run(n); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/item")
+		})
+	}
+}
