@@ -1,0 +1,306 @@
+package facemodel
+
+import (
+	"fmt"
+	"image"
+	"slices"
+
+	"github.com/facefusion-hpc/facefusion/internal/face"
+	"github.com/facefusion-hpc/facefusion/internal/geom"
+	"github.com/facefusion-hpc/facefusion/internal/raster"
+)
+
+// DetectorModel names a FaceFusion face detector as its --face-detector-model does.
+type DetectorModel string
+
+const (
+	YOLOFace   DetectorModel = "yolo_face"  // yoloface_8n.onnx
+	SCRFD      DetectorModel = "scrfd"      // scrfd_2.5g.onnx
+	RetinaFace DetectorModel = "retinaface" // retinaface_10g.onnx
+)
+
+// FaceFusion's defaults: --face-detector-score 0.5, and the NMS IoU it uses with one angle.
+const (
+	DefaultDetectorScore = 0.5
+	DefaultNMSThreshold  = 0.4
+)
+
+// DetectorSizes are the square input sizes FaceFusion offers for a model (choices.py
+// face_detector_set); the last one is its default.
+func DetectorSizes(m DetectorModel) []int {
+	switch m {
+	case SCRFD, RetinaFace:
+		return []int{160, 320, 480, 512, 640}
+	case YOLOFace:
+		return []int{640}
+	}
+	return nil
+}
+
+// anchorStrides are the feature-map strides of scrfd and retinaface; each output triple is
+// (scores, box distances, keypoint distances) for one stride, two anchors per cell.
+var anchorStrides = [3]int{8, 16, 32}
+
+const anchorsPerCell = 2
+
+// Detected is one face as a FaceFusion detector reports it, in frame pixels.
+type Detected struct {
+	Box   geom.Rect
+	Score float64
+	// Five are left eye, right eye, nose tip, left and right mouth corner (image left/right):
+	// the order of FaceFusion's warp templates.
+	Five [5]geom.Pt
+}
+
+// Detection converts d to the pipeline's BlazeFace-shaped detection: keypoints 0–2 are the
+// eyes and nose, 3 is the mouth centre; the ears (4, 5) are unknown and left at zero.
+func (d Detected) Detection() face.Detection {
+	return face.Detection{Box: d.Box, Score: d.Score, Keypoints: [6]geom.Pt{
+		d.Five[0], d.Five[1], d.Five[2], geom.Mean(d.Five[3:5]),
+	}}
+}
+
+// Fit records how a frame was placed in the detector input: shrunk (never enlarged) to W×H
+// to fit, top-left aligned, the rest zero. FaceFusion maps outputs back with the ratios of
+// the whole-pixel sizes, FrameW/W and FrameH/H, not the scale it resized by.
+type Fit struct {
+	FrameW, FrameH int
+	W, H           int
+}
+
+// FitFrame is FaceFusion's restrict_frame: frames larger than size×size on either side are
+// scaled by min(size/h, size/w) with the new sides truncated to whole pixels.
+func FitFrame(w, h, size int) Fit {
+	f := Fit{FrameW: w, FrameH: h, W: w, H: h}
+	if w > size || h > size {
+		s := min(float64(size)/float64(h), float64(size)/float64(w))
+		f.W, f.H = int(float64(w)*s), int(float64(h)*s)
+	}
+	return f
+}
+
+// ToFrame maps a point in detector-input pixels to frame pixels.
+func (f Fit) ToFrame(p geom.Pt) geom.Pt {
+	return geom.Pt{X: p.X * float64(f.FrameW) / float64(f.W), Y: p.Y * float64(f.FrameH) / float64(f.H)}
+}
+
+// ToInput is the inverse of ToFrame.
+func (f Fit) ToInput(p geom.Pt) geom.Pt {
+	return geom.Pt{X: p.X * float64(f.W) / float64(f.FrameW), Y: p.Y * float64(f.H) / float64(f.FrameH)}
+}
+
+// Detector prepares input for and decodes output of one detector model at one size. It
+// keeps its scratch buffers between calls, so it is not safe for concurrent use; make one
+// per pipeline worker.
+type Detector struct {
+	Model DetectorModel
+	Size  int
+	// Score is the detection threshold (FaceFusion's --face-detector-score) and NMS the IoU
+	// above which a lower-scored box is dropped; NewDetector sets FaceFusion's defaults.
+	Score, NMS float64
+
+	norm    Norm
+	lut     [3][256]float32
+	resizer raster.Resizer
+	canvas  *raster.Image
+	cands   []Detected
+}
+
+// NewDetector checks that FaceFusion offers model at size and returns its processor.
+func NewDetector(model DetectorModel, size int) (*Detector, error) {
+	sizes := DetectorSizes(model)
+	if sizes == nil {
+		return nil, fmt.Errorf("facemodel: unknown face detector %q: use yolo_face, scrfd or retinaface", string(model))
+	}
+	if !slices.Contains(sizes, size) {
+		return nil, fmt.Errorf("facemodel: face detector %s does not take size %d: use one of %v", model, size, sizes)
+	}
+	d := &Detector{Model: model, Size: size, Score: DefaultDetectorScore, NMS: DefaultNMSThreshold}
+	// FaceFusion feeds its BGR frame unchanged; yolo_face in [0,1], the others (v−127.5)/128.
+	d.norm = Norm{BGR: true, Scale: 1, Mean: [3]float64{127.5, 127.5, 127.5}, Std: [3]float64{128, 128, 128}}
+	if model == YOLOFace {
+		d.norm = Norm{BGR: true, Scale: 255, Std: [3]float64{1, 1, 1}}
+	}
+	d.lut = d.norm.table()
+	d.canvas = raster.New(size, size)
+	return d, nil
+}
+
+// InputShape is the model input's NCHW shape at batch 1.
+func (d *Detector) InputShape() []int64 { return []int64{1, 3, int64(d.Size), int64(d.Size)} }
+
+// OutputLens are the element counts Decode expects, in the model's output order: yolo_face
+// one [1,20,N] tensor; scrfd and retinaface scores, boxes and keypoints for strides 8, 16, 32.
+func (d *Detector) OutputLens() []int {
+	var buf [9]int
+	return slices.Clone(d.outputLens(&buf))
+}
+
+func (d *Detector) yoloAnchors() int {
+	n := 0
+	for _, s := range anchorStrides {
+		n += (d.Size / s) * (d.Size / s)
+	}
+	return n
+}
+
+// Prepare writes frame as the model's input (3·Size·Size floats, NCHW, BGR) into dst and
+// returns the placement Decode needs to map boxes back.
+func (d *Detector) Prepare(frame *raster.Image, dst []float32) Fit {
+	f := FitFrame(frame.W, frame.H, d.Size)
+	clear(d.canvas.Pix)
+	if f.W != frame.W || f.H != frame.H {
+		d.resizer.Resize(d.canvas, image.Rect(0, 0, f.W, f.H), frame)
+	} else {
+		for y := range frame.H {
+			copy(d.canvas.Pix[y*d.canvas.Stride:], frame.Pix[y*frame.Stride:][:3*frame.W])
+		}
+	}
+	tensorFromImage(dst, d.canvas, d.norm, &d.lut)
+	return f
+}
+
+// Decode turns the model's outputs into faces in frame coordinates, appending to dst the
+// survivors of the score threshold and NMS, best first (FaceFusion's order). outputs are
+// the model's output tensors in order, flat; only their first OutputLens() elements are read.
+func (d *Detector) Decode(outputs [][]float32, f Fit, dst []Detected) ([]Detected, error) {
+	var buf [9]int
+	lens := d.outputLens(&buf)
+	if len(outputs) < len(lens) {
+		return dst, fmt.Errorf("facemodel: face detector %s gave %d outputs, want %d: is the model file %s?", d.Model, len(outputs), len(lens), d.fileName())
+	}
+	for i, n := range lens {
+		if len(outputs[i]) < n {
+			return dst, fmt.Errorf("facemodel: face detector %s output %d holds %d values, want %d at size %d: is the model file %s and --face-detector-size right?", d.Model, i, len(outputs[i]), n, d.Size, d.fileName())
+		}
+	}
+	d.cands = d.cands[:0]
+	rx, ry := float64(f.FrameW)/float64(f.W), float64(f.FrameH)/float64(f.H)
+	if d.Model == YOLOFace {
+		d.decodeYOLO(outputs[0], rx, ry)
+	} else {
+		d.decodeAnchors(outputs, rx, ry)
+	}
+	return NMS(dst, d.cands, d.Score, d.NMS), nil
+}
+
+func (d *Detector) outputLens(buf *[9]int) []int {
+	if d.Model == YOLOFace {
+		buf[0] = 20 * d.yoloAnchors()
+		return buf[:1]
+	}
+	for j, k := range [3]int{1, 4, 10} {
+		for i, s := range anchorStrides {
+			g := d.Size / s
+			buf[3*j+i] = k * g * g * anchorsPerCell
+		}
+	}
+	return buf[:9]
+}
+
+func (d *Detector) fileName() string {
+	switch d.Model {
+	case YOLOFace:
+		return "yoloface_8n.onnx"
+	case SCRFD:
+		return "scrfd_2.5g.onnx"
+	}
+	return "retinaface_10g.onnx"
+}
+
+// decodeAnchors follows FaceFusion's detect_with_scrfd/retinaface: anchor (x, y) of cell
+// (row i, column j) is (j, i)·stride, each repeated for the two anchors of the cell; boxes are
+// the anchor minus/plus the left, top, right, bottom distances × stride, keypoints the anchor
+// plus their offsets × stride. FaceFusion keeps scores ≥ the threshold here (NMS then
+// keeps only > it). One FaceFusion quirk is deliberately not copied: it guards each stride
+// with numpy.any(keep_indices), which is false when the only kept anchor is index 0, so a
+// lone face in the top-left cell is dropped there and kept here.
+func (d *Detector) decodeAnchors(out [][]float32, rx, ry float64) {
+	for si, s := range anchorStrides {
+		g := d.Size / s
+		n := g * g * anchorsPerCell
+		scores, boxes, kps := out[si][:n], out[si+3][:4*n], out[si+6][:10*n]
+		fs := float32(s)
+		for k, sc := range scores {
+			if float64(sc) < d.Score {
+				continue
+			}
+			cell := k / anchorsPerCell
+			ax, ay := float64((cell%g)*s), float64((cell/g)*s)
+			b := boxes[4*k:][:4]
+			c := Detected{Score: float64(sc), Box: normRect(geom.Rect{
+				X0: (ax - float64(b[0]*fs)) * rx, Y0: (ay - float64(b[1]*fs)) * ry,
+				X1: (ax + float64(b[2]*fs)) * rx, Y1: (ay + float64(b[3]*fs)) * ry,
+			})}
+			p := kps[10*k:][:10]
+			for j := range 5 {
+				c.Five[j] = geom.Pt{X: (ax + float64(p[2*j]*fs)) * rx, Y: (ay + float64(p[2*j+1]*fs)) * ry}
+			}
+			d.cands = append(d.cands, c)
+		}
+	}
+}
+
+// decodeYOLO follows detect_with_yolo_face: the [1,20,N] output read as N rows of (cx, cy,
+// w, h, score, 5 × (x, y, visibility)), kept when score > the threshold.
+func (d *Detector) decodeYOLO(out []float32, rx, ry float64) {
+	n := d.yoloAnchors()
+	at := func(ch, i int) float64 { return float64(out[ch*n+i]) }
+	for i := range n {
+		sc := at(4, i)
+		if !(sc > d.Score) {
+			continue
+		}
+		cx, cy, w, h := at(0, i), at(1, i), at(2, i), at(3, i)
+		c := Detected{Score: sc, Box: normRect(geom.Rect{
+			X0: (cx - w/2) * rx, Y0: (cy - h/2) * ry, X1: (cx + w/2) * rx, Y1: (cy + h/2) * ry,
+		})}
+		for j := range 5 {
+			c.Five[j] = geom.Pt{X: at(5+3*j, i) * rx, Y: at(6+3*j, i) * ry}
+		}
+		d.cands = append(d.cands, c)
+	}
+}
+
+// normRect is FaceFusion's normalize_bounding_box: corners sorted so X0 ≤ X1, Y0 ≤ Y1.
+func normRect(r geom.Rect) geom.Rect {
+	if r.X0 > r.X1 {
+		r.X0, r.X1 = r.X1, r.X0
+	}
+	if r.Y0 > r.Y1 {
+		r.Y0, r.Y1 = r.Y1, r.Y0
+	}
+	return r
+}
+
+// NMS is cv2.dnn.NMSBoxes as FaceFusion calls it: candidates scoring above score are taken
+// best first (ties in input order), and each is kept unless its IoU with an already kept box
+// exceeds iou. The kept faces are appended to dst in that order. cands is reordered.
+func NMS(dst, cands []Detected, score, iou float64) []Detected {
+	slices.SortStableFunc(cands, func(a, b Detected) int {
+		switch {
+		case a.Score > b.Score:
+			return -1
+		case a.Score < b.Score:
+			return 1
+		}
+		return 0
+	})
+	base := len(dst)
+	for _, c := range cands {
+		if !(c.Score > score) {
+			break
+		}
+		keep := true
+		for _, k := range dst[base:] {
+			if c.Box.IoU(k.Box) > iou {
+				keep = false
+				break
+			}
+		}
+		if keep {
+			dst = append(dst, c)
+		}
+	}
+	return dst
+}

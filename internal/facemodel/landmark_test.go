@@ -1,0 +1,258 @@
+package facemodel
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/facefusion-hpc/facefusion/internal/face"
+	"github.com/facefusion-hpc/facefusion/internal/geom"
+	"github.com/facefusion-hpc/facefusion/internal/raster"
+)
+
+func TestFAN4Matrix(t *testing.T) {
+	box := geom.Rect{X0: 300, Y0: 200, X1: 400, Y1: 350} // long side 150
+	m, err := FAN4Matrix(box, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := m.Apply(box.Center()); !near(c.X, 128, 1e-9) || !near(c.Y, 128, 1e-9) {
+		t.Errorf("box centre lands at %v, want the crop centre", c)
+	}
+	if h := m.Apply(geom.Pt{X: 350, Y: 350}).Y - m.Apply(geom.Pt{X: 350, Y: 200}).Y; !near(h, 195, 1e-9) {
+		t.Errorf("long side spans %v px, want 195", h)
+	}
+	// 90° turns the crop counter-clockwise about its centre: a point right of the centre
+	// moves above it (cv2.getRotationMatrix2D's convention, y down).
+	r, _ := FAN4Matrix(box, 90)
+	right := geom.Pt{X: 360, Y: 275}
+	p0, p90 := m.Apply(right), r.Apply(right)
+	if !near(p90.X, 128, 1e-9) || !near(p90.Y, 128-(p0.X-128), 1e-9) {
+		t.Errorf("90°: %v → %v, want (128, %v)", p0, p90, 128-(p0.X-128))
+	}
+	if _, err := FAN4Matrix(box, 45); err == nil {
+		t.Error("45° accepted")
+	}
+}
+
+// TestFAN4Decode plants 68 known frame points in a synthetic 2dfan4 output (their crop
+// positions on the 64-grid) and heatmaps with known peaks, and decodes them back.
+func TestFAN4Decode(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	box := geom.Rect{X0: 510, Y0: 120, X1: 700, Y1: 330}
+	var want face.Landmarks68
+	for i := range want {
+		want[i] = geom.Pt{X: box.X0 + r.Float64()*box.W(), Y: box.Y0 + r.Float64()*box.H()}
+	}
+	heat := make([]float32, 68*64*64)
+	var peaks float64
+	for i := range 68 {
+		p := float32(0.5 + 0.4*r.Float64())
+		peaks += float64(p)
+		heat[i*4096+r.IntN(4096)] = p
+		heat[i*4096+r.IntN(4096)] = p / 2
+	}
+	for _, angle := range []int{0, 90, 180, 270} {
+		m, _ := FAN4Matrix(box, angle)
+		lms := make([]float32, 68*3)
+		for i, p := range want {
+			q := m.Apply(p)
+			lms[3*i], lms[3*i+1], lms[3*i+2] = float32(q.X/4), float32(q.Y/4), 0.3
+		}
+		var got face.Landmarks68
+		score, err := DecodeFAN4(&got, lms, heat, m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range want {
+			if want[i].Dist(got[i]) > 1e-3 {
+				t.Errorf("angle %d: point %d at %v, want %v", angle, i, got[i], want[i])
+			}
+		}
+		if w := min(1, peaks/68/0.9); !near(score, w, 1e-6) {
+			t.Errorf("score %v, want %v", score, w)
+		}
+	}
+	// A confident heatmap (peaks ≥ 0.9) scores 1, clamped.
+	for i := range 68 {
+		heat[i*4096] = 0.95
+	}
+	if s, _ := DecodeFAN4(new(face.Landmarks68), make([]float32, 68*3), heat, geom.Identity); s != 1 {
+		t.Errorf("score %v, want 1", s)
+	}
+	var out face.Landmarks68
+	zeros := make([]float32, 68*3)
+	if n := testing.AllocsPerRun(10, func() { DecodeFAN4(&out, zeros, heat, geom.Identity) }); n != 0 {
+		t.Errorf("DecodeFAN4 allocates %v times", n)
+	}
+}
+
+func TestPrepareFAN4(t *testing.T) {
+	// A box 195 px tall whose centre sits 20 px left of and 30 px above the crop centre's
+	// mirror: the crop is the frame shifted by (20, 30), whole pixels, no resampling.
+	frame := randomFrame(rand.New(rand.NewPCG(9, 10)), 300, 240)
+	box := geom.Rect{X0: 10.5, Y0: 0.5, X1: 205.5, Y1: 195.5}
+	dst := make([]float32, 3*256*256)
+	m, err := PrepareFAN4(dst, frame, box, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o := m.Apply(geom.Pt{}); o.X != 20 || o.Y != 30 {
+		t.Fatalf("frame origin at %v in the crop, want (20, 30)", o)
+	}
+	for y := range 256 {
+		for x := range 256 {
+			var bgr [3]uint8
+			if fx, fy := x-20, y-30; fx >= 0 && fy >= 0 && fx < frame.W && fy < frame.H {
+				r, g, b := frame.At(fx, fy)
+				bgr = [3]uint8{b, g, r}
+			}
+			for p := range 3 {
+				if got, want := dst[p*65536+y*256+x], float32(bgr[p])/255; got != want {
+					t.Fatalf("(%d,%d) plane %d = %v, want %v", x, y, p, got, want)
+				}
+			}
+		}
+	}
+}
+
+func TestFaceAngle(t *testing.T) {
+	for _, c := range []struct {
+		dx, dy float64
+		want   int
+	}{{10, 0, 0}, {10, 3, 0}, {0, 10, 90}, {-10, 1, 180}, {1, -10, 270}, {10, -2, 0}, {10, 10.5, 90}} {
+		var l face.Landmarks68
+		l[0] = geom.Pt{X: 100, Y: 100}
+		l[16] = geom.Pt{X: 100 + c.dx, Y: 100 + c.dy}
+		if got := FaceAngle(&l); got != c.want {
+			t.Errorf("jaw direction (%v, %v): angle %d, want %d", c.dx, c.dy, got, c.want)
+		}
+	}
+}
+
+func TestWarpFive(t *testing.T) {
+	var l face.Landmarks68
+	for i := range l {
+		l[i] = geom.Pt{X: float64(i), Y: 1}
+	}
+	det := [5]geom.Pt{{X: -1}}
+	if got := WarpFive(det, &l, 0.6, 0.5); got != l.Five() {
+		t.Errorf("confident landmarks not used: %v", got)
+	}
+	if got := WarpFive(det, &l, 0.5, 0.5); got != det {
+		t.Errorf("landmarks at the threshold used: %v", got)
+	}
+}
+
+// warpReference is bilinear sampling written the plain way: float64 at the exact position,
+// one neighbour at a time, border by border rule, rounded to nearest.
+func warpReference(dst *raster.Image, src *raster.Image, m geom.Affine, b Border) {
+	inv, _ := m.Invert()
+	get := func(x, y, c int) float64 {
+		if x < 0 || y < 0 || x >= src.W || y >= src.H {
+			if b == BorderConstant {
+				return 0
+			}
+			x, y = min(max(x, 0), src.W-1), min(max(y, 0), src.H-1)
+		}
+		return float64(src.Pix[y*src.Stride+3*x+c])
+	}
+	for y := range dst.H {
+		for x := range dst.W {
+			p := inv.Apply(geom.Pt{X: float64(x), Y: float64(y)})
+			x0, y0 := math.Floor(p.X), math.Floor(p.Y)
+			ax, ay := p.X-x0, p.Y-y0
+			for c := range 3 {
+				v := (1-ax)*(1-ay)*get(int(x0), int(y0), c) + ax*(1-ay)*get(int(x0)+1, int(y0), c) +
+					(1-ax)*ay*get(int(x0), int(y0)+1, c) + ax*ay*get(int(x0)+1, int(y0)+1, c)
+				dst.Pix[y*dst.Stride+3*x+c] = uint8(math.Round(v))
+			}
+		}
+	}
+}
+
+// TestWarpAgainstReference compares the OpenCV-faithful float32 warp with the plain float64
+// one over random frames, similarity maps and both borders: float32 positions and lerps may
+// move a sample across a rounding boundary, so they may differ by one level, rarely. It also
+// checks that the fused warp+normalise of the model inputs equals WarpCrop followed by
+// TensorFromImage.
+func TestWarpAgainstReference(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 12))
+	var off, total int
+	for trial := range 60 {
+		src := randomFrame(r, 40+r.IntN(80), 40+r.IntN(80))
+		size := 16 + r.IntN(48)
+		s := 0.3 + 2*r.Float64()
+		th := 2 * math.Pi * r.Float64()
+		m := geom.Affine{A: s * math.Cos(th), B: -s * math.Sin(th), D: s * math.Sin(th), E: s * math.Cos(th),
+			C: 40 * (r.Float64() - 0.5), F: 40 * (r.Float64() - 0.5)}
+		b := Border(trial % 2)
+		fast, ref := raster.New(size, size), raster.New(size, size)
+		WarpCrop(fast, src, m, b)
+		warpReference(ref, src, m, b)
+		for i := range fast.Pix {
+			if d := int(fast.Pix[i]) - int(ref.Pix[i]); d < -1 || d > 1 {
+				t.Fatalf("trial %d: sample %d is %d, reference %d", trial, i, fast.Pix[i], ref.Pix[i])
+			} else if d != 0 {
+				off++
+			}
+		}
+		total += len(fast.Pix)
+		n := Norm{BGR: trial%3 == 0, Scale: 127.5, Mean: [3]float64{1, 0.9, 0.8}, Std: [3]float64{1, 0.5, 2}}
+		lut := n.table()
+		fused, twoStep := make([]float32, 3*size*size), make([]float32, 3*size*size)
+		warpTensor(fused, size, size, src, m, b, n, &lut)
+		TensorFromImage(twoStep, fast, n)
+		for i := range fused {
+			if fused[i] != twoStep[i] {
+				t.Fatalf("trial %d: fused warp differs at %d: %v vs %v", trial, i, fused[i], twoStep[i])
+			}
+		}
+	}
+	if off > total/200 {
+		t.Errorf("%d of %d samples differ by a level from the float64 reference", off, total)
+	}
+	t.Logf("%d of %d samples differ by one level", off, total)
+}
+
+// TestWarpIntegerShift: a whole-pixel shift must copy pixels exactly, with the border rule
+// outside (replicate: the edge pixel; constant: black).
+func TestWarpIntegerShift(t *testing.T) {
+	src := randomFrame(rand.New(rand.NewPCG(30, 31)), 20, 10)
+	m := geom.Affine{A: 1, C: 3, E: 1, F: -2} // crop (x, y) = frame (x − 3, y + 2)
+	for _, b := range []Border{BorderConstant, BorderReplicate} {
+		dst := raster.New(25, 12)
+		WarpCrop(dst, src, m, b)
+		for y := range dst.H {
+			for x := range dst.W {
+				fx, fy := x-3, y+2
+				var want [3]uint8
+				if fx >= 0 && fy >= 0 && fx < src.W && fy < src.H || b == BorderReplicate {
+					fx, fy = min(max(fx, 0), src.W-1), min(max(fy, 0), src.H-1)
+					want[0], want[1], want[2] = src.At(fx, fy)
+				}
+				if r, g, bb := dst.At(x, y); [3]uint8{r, g, bb} != want {
+					t.Fatalf("border %d (%d,%d) = %v, want %v", b, x, y, [3]uint8{r, g, bb}, want)
+				}
+			}
+		}
+	}
+}
+
+func BenchmarkPrepareFAN4(b *testing.B) {
+	frame := randomFrame(rand.New(rand.NewPCG(1, 1)), 1280, 720)
+	dst := make([]float32, 3*256*256)
+	box := geom.Rect{X0: 500, Y0: 200, X1: 700, Y1: 430}
+	for b.Loop() {
+		PrepareFAN4(dst, frame, box, 0)
+	}
+}
+
+func BenchmarkDecodeFAN4(b *testing.B) {
+	lms, heat := make([]float32, 68*3), make([]float32, 68*4096)
+	m, _ := FAN4Matrix(geom.Rect{X0: 500, Y0: 200, X1: 700, Y1: 430}, 0)
+	var out face.Landmarks68
+	for b.Loop() {
+		DecodeFAN4(&out, lms, heat, m)
+	}
+}

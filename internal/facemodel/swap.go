@@ -1,0 +1,230 @@
+package facemodel
+
+import (
+	"fmt"
+	"image"
+	"slices"
+
+	"github.com/facefusion-hpc/facefusion/internal/raster"
+)
+
+// SwapperType groups FaceFusion's swappers by how they take their source and de-normalise.
+type SwapperType string
+
+const (
+	Inswapper SwapperType = "inswapper"
+	Hyperswap SwapperType = "hyperswap"
+	Simswap   SwapperType = "simswap"
+	Ghost     SwapperType = "ghost"
+	Hififace  SwapperType = "hififace"
+	Blendswap SwapperType = "blendswap"
+	Uniface   SwapperType = "uniface"
+)
+
+// Swapper is one FaceFusion face swapper model's contract (face_swapper/core.py and
+// choices.py). The target input is the Template crop at Size, RGB, (v/255 − Mean)/Std,
+// NCHW; the output is RGB planes, de-normalised (×Std+Mean) only for ghost, hififace,
+// hyperswap and uniface, clipped to [0, 1] and ×255.
+type Swapper struct {
+	Name      string
+	Type      SwapperType
+	Template  Template
+	Size      int
+	Mean, Std [3]float64
+	FP16      bool // FaceFusion marks the model's precision fp16
+	// Converter is the model FaceFusion passes the raw source embedding through first
+	// (inputs 'input' [1,512]); empty when none.
+	Converter string
+	// PixelBoost are the crop sizes FaceFusion offers (--face-swapper-pixel-boost); the
+	// first is its default. A boost of k·Size runs the model on k² interleaved tiles.
+	PixelBoost []int
+}
+
+var (
+	meanZero = [3]float64{0, 0, 0}
+	stdOne   = [3]float64{1, 1, 1}
+	half     = [3]float64{0.5, 0.5, 0.5}
+	boost128 = []int{128, 256, 384, 512, 768, 1024}
+	boost256 = []int{256, 512, 768, 1024}
+)
+
+// Swappers is FaceFusion 3.8.1's swapper table. Its default is hyperswap_1a_256.
+var Swappers = []Swapper{
+	{Name: "blendswap_256", Type: Blendswap, Template: FFHQ512, Size: 256, Mean: meanZero, Std: stdOne, PixelBoost: []int{256, 384, 512, 768, 1024}},
+	{Name: "ghost_1_256", Type: Ghost, Template: ArcFace112V1, Size: 256, Mean: half, Std: half, Converter: "crossface_ghost.onnx", PixelBoost: boost256},
+	{Name: "ghost_2_256", Type: Ghost, Template: ArcFace112V1, Size: 256, Mean: half, Std: half, Converter: "crossface_ghost.onnx", PixelBoost: boost256},
+	{Name: "ghost_3_256", Type: Ghost, Template: ArcFace112V1, Size: 256, Mean: half, Std: half, Converter: "crossface_ghost.onnx", PixelBoost: boost256},
+	{Name: "hififace_unofficial_256", Type: Hififace, Template: MTCNN512, Size: 256, Mean: half, Std: half, Converter: "crossface_hififace.onnx", PixelBoost: boost256},
+	{Name: "hyperswap_1a_256", Type: Hyperswap, Template: ArcFace128, Size: 256, Mean: half, Std: half, FP16: true, PixelBoost: boost256},
+	{Name: "hyperswap_1b_256", Type: Hyperswap, Template: ArcFace128, Size: 256, Mean: half, Std: half, FP16: true, PixelBoost: boost256},
+	{Name: "hyperswap_1c_256", Type: Hyperswap, Template: ArcFace128, Size: 256, Mean: half, Std: half, FP16: true, PixelBoost: boost256},
+	{Name: "inswapper_128", Type: Inswapper, Template: ArcFace128, Size: 128, Mean: meanZero, Std: stdOne, PixelBoost: boost128},
+	{Name: "inswapper_128_fp16", Type: Inswapper, Template: ArcFace128, Size: 128, Mean: meanZero, Std: stdOne, FP16: true, PixelBoost: boost128},
+	{Name: "simswap_256", Type: Simswap, Template: ArcFace112V1, Size: 256, Mean: [3]float64{0.485, 0.456, 0.406}, Std: [3]float64{0.229, 0.224, 0.225}, Converter: "crossface_simswap.onnx", PixelBoost: boost256},
+	{Name: "simswap_unofficial_512", Type: Simswap, Template: ArcFace112V1, Size: 512, Mean: meanZero, Std: stdOne, Converter: "crossface_simswap.onnx", PixelBoost: []int{512, 768, 1024}},
+	{Name: "uniface_256", Type: Uniface, Template: FFHQ512, Size: 256, Mean: half, Std: half, PixelBoost: boost256},
+}
+
+// LookupSwapper finds a swapper by FaceFusion's name.
+func LookupSwapper(name string) (Swapper, error) {
+	i := slices.IndexFunc(Swappers, func(s Swapper) bool { return s.Name == name })
+	if i < 0 {
+		names := make([]string, len(Swappers))
+		for j, s := range Swappers {
+			names[j] = s.Name
+		}
+		return Swapper{}, fmt.Errorf("facemodel: unknown face swapper %q: use one of %v", name, names)
+	}
+	return Swappers[i], nil
+}
+
+// TakesEmbedding says whether the model's 'source' input is an embedding ([1,512]); the
+// others (blendswap, uniface) take a source face crop instead.
+func (s Swapper) TakesEmbedding() bool { return s.Type != Blendswap && s.Type != Uniface }
+
+// TargetNorm is how the target crop is normalised.
+func (s Swapper) TargetNorm() Norm { return Norm{Scale: 255, Mean: s.Mean, Std: s.Std} }
+
+// boostFactor checks that crop is a whole multiple k of the model size.
+func (s Swapper) boostFactor(w, h int) (int, error) {
+	if w != h || w%s.Size != 0 || w == 0 {
+		return 0, fmt.Errorf("facemodel: %s crop is %d×%d, want a square multiple of %d (see --face-swapper-pixel-boost)", s.Name, w, h, s.Size)
+	}
+	return w / s.Size, nil
+}
+
+// PrepareTarget writes tile t (0 ≤ t < k², k = crop side / Size) of the target crop as the
+// model's 'target' input (3·Size·Size floats) into dst. FaceFusion's pixel boost takes tile
+// t = a·k + b to be the crop's pixels (i·k + a, j·k + b); with no boost, k = 1 and the tile is
+// the crop.
+func (s Swapper) PrepareTarget(dst []float32, crop *raster.Image, t int) error {
+	k, err := s.boostFactor(crop.W, crop.H)
+	if err != nil {
+		return err
+	}
+	n := s.TargetNorm()
+	lut := n.table()
+	a, b := t/k, t%k
+	hw := s.Size * s.Size
+	dst = dst[:3*hw]
+	for i := range s.Size {
+		row := crop.Pix[(i*k+a)*crop.Stride+3*b:]
+		for j := range s.Size {
+			px := row[3*k*j:]
+			for p := range 3 {
+				dst[p*hw+i*s.Size+j] = lut[p][px[n.channel(p)]]
+			}
+		}
+	}
+	return nil
+}
+
+// FinishOutput writes the model's output for tile t (3·Size·Size floats, RGB planes) into
+// crop, the pixel-boosted crop as a float RGB image of 0–255 values over [0,k·Size)². It
+// de-normalises for ghost, hififace, hyperswap and uniface, clips to [0, 1] and scales by
+// 255 without rounding, as FaceFusion (its paste-back truncates to 8 bits after blending).
+func (s Swapper) FinishOutput(crop *raster.FloatImage, src []float32, t int) error {
+	k, err := s.boostFactor(crop.Rect.Dx(), crop.Rect.Dy())
+	if err != nil {
+		return err
+	}
+	denorm := s.Type == Ghost || s.Type == Hififace || s.Type == Hyperswap || s.Type == Uniface
+	a, b := t/k, t%k
+	hw := s.Size * s.Size
+	src = src[:3*hw]
+	for c := range 3 {
+		plane := src[c*hw:][:hw]
+		std, mean := s.Std[c], s.Mean[c]
+		for i := range s.Size {
+			row := crop.Pix[(i*k+a)*crop.Stride+3*b+c:]
+			for j := range s.Size {
+				// float64 like numpy's arithmetic with FaceFusion's list-valued mean/std.
+				v := float64(plane[i*s.Size+j])
+				if denorm {
+					v = v*std + mean
+				}
+				row[3*k*j] = float32(min(1, max(0, v)) * 255)
+			}
+		}
+	}
+	return nil
+}
+
+// NewBoostCrop is a zeroed float crop for a swapper at a pixel-boost size.
+func NewBoostCrop(size int) *raster.FloatImage {
+	f := &raster.FloatImage{}
+	f.Reset(image.Rect(0, 0, size, size))
+	return f
+}
+
+// SourceEmbedding writes the swapper's 'source' input ([1,512]) for the source identity
+// into dst, as FaceFusion's prepare_source_embedding:
+//   - inswapper: (raw · emap)/‖raw‖, emap being the model's last initializer (512×512,
+//     row-major) which the caller reads from the model file;
+//   - hyperswap: the normed embedding;
+//   - ghost: converted, the output of Converter fed the raw embedding;
+//   - simswap, hififace: converted, scaled to unit length.
+//
+// emap and converted may be nil where the type does not use them.
+func (s Swapper) SourceEmbedding(dst []float32, src *Embedding, emap, converted []float32) error {
+	dst = dst[:EmbeddingLen]
+	switch s.Type {
+	case Inswapper:
+		if len(emap) < EmbeddingLen*EmbeddingLen {
+			return fmt.Errorf("facemodel: %s needs its 512×512 emap (the model's last initializer), got %d values: is %s.onnx intact?", s.Name, len(emap), s.Name)
+		}
+		ProjectEmap(dst, src.Raw[:], emap)
+	case Hyperswap:
+		copy(dst, src.Norm[:])
+	case Ghost, Simswap, Hififace:
+		if len(converted) < EmbeddingLen {
+			return fmt.Errorf("facemodel: %s needs the 512 outputs of %s, got %d values", s.Name, s.Converter, len(converted))
+		}
+		if s.Type == Ghost {
+			copy(dst, converted[:EmbeddingLen])
+		} else {
+			normalize(dst, converted[:EmbeddingLen])
+		}
+	default:
+		return fmt.Errorf("facemodel: %s takes a source face crop, not an embedding", s.Name)
+	}
+	return nil
+}
+
+// ProjectEmap is inswapper's source: dst = (raw · emap)/‖raw‖ with emap 512×512 row-major
+// (dst[j] = Σ_i raw[i]·emap[i·512 + j] / ‖raw‖).
+func ProjectEmap(dst, raw, emap []float32) {
+	dst = dst[:EmbeddingLen]
+	var acc [EmbeddingLen]float64
+	for i, r := range raw[:EmbeddingLen] {
+		row := emap[i*EmbeddingLen:][:EmbeddingLen]
+		for j, e := range row {
+			acc[j] += float64(r) * float64(e)
+		}
+	}
+	n := norm(raw[:EmbeddingLen])
+	for j := range dst {
+		dst[j] = float32(acc[j] / n)
+	}
+}
+
+// DefaultSwapperWeight is FaceFusion's --face-swapper-weight, at which BalanceSource leaves
+// the source unchanged.
+const DefaultSwapperWeight = 0.5
+
+// BalanceSource is FaceFusion's balance_source_embedding: src is mixed with the target face's
+// embedding (its normed one for hififace, hyperswap, inswapper and simswap, its raw one for
+// ghost) by w = 0.35 − 0.7·weight: src·(1 − w) + target·w.
+func (s Swapper) BalanceSource(src []float32, target *Embedding, weight float64) {
+	w := float32(0.35 + min(1, max(0, weight))*(-0.35-0.35))
+	if w == 0 {
+		return
+	}
+	tgt := target.Norm[:]
+	if s.Type == Ghost {
+		tgt = target.Raw[:]
+	}
+	for i := range src[:EmbeddingLen] {
+		src[i] = src[i]*(1-w) + tgt[i]*w
+	}
+}
