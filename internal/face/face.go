@@ -11,6 +11,10 @@ type Detection struct {
 	// Keypoints of BlazeFace: right eye, left eye, nose, mouth, right ear, left ear
 	// (the subject's right and left, i.e. image left and right for a frontal face).
 	Keypoints [6]geom.Pt
+	// Five are FaceFusion's five points as the detector found them: left eye, right eye (image
+	// left and right), nose tip, left and right mouth corner. BlazeFace has no mouth corners;
+	// it leaves Five zero and the landmarks supply them.
+	Five [5]geom.Pt
 }
 
 // Landmarks68 are the iBUG 300-W 68 points: jaw 0–16, brows 17–26, nose 27–35,
