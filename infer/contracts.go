@@ -138,6 +138,8 @@ const (
 	KindEnhancer   Kind = "enhancer"
 	KindOccluder   Kind = "occluder"
 	KindParser     Kind = "parser"
+	// KindConverter maps an arcface embedding into a swapper's identity space (crossface_*).
+	KindConverter Kind = "converter"
 )
 
 // Prep is how FaceFusion turns a frame crop into the model input and the output back into
@@ -357,5 +359,16 @@ var contracts = func() map[string]*Contract {
 		// RGB /255, ImageNet mean/std; argmax over the 19 classes.
 		Prep:        Prep{Size: 512, Mean: imagenetM, Std: imagenetS},
 		Unconfirmed: "output [1,19,512,512] (19 face-parsing classes)"})
+	// The embedding converters simswap and ghost take their source through: FaceFusion feeds
+	// the raw arcface embedding as 'input' [1,512] and uses output 0.
+	for _, n := range []string{"crossface_simswap", "crossface_ghost"} {
+		add(&Contract{Name: n, File: n + ".onnx", Kind: KindConverter,
+			Signature: Signature{
+				Inputs:  []TensorSpec{f32(Dyn, 512)("input")},
+				Outputs: []TensorSpec{f32(Dyn, 512)("")}},
+			// Size is the embedding width here: the converter takes no image.
+			Prep:        Prep{Size: 512},
+			Unconfirmed: "output [1,512] (FaceFusion reads output 0 and reshapes it to the swapper's source)"})
+	}
 	return m
 }()

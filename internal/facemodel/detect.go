@@ -53,9 +53,10 @@ type Detected struct {
 }
 
 // Detection converts d to the pipeline's BlazeFace-shaped detection: keypoints 0–2 are the
-// eyes and nose, 3 is the mouth centre; the ears (4, 5) are unknown and left at zero.
+// eyes and nose, 3 is the mouth centre; the ears (4, 5) are unknown and left at zero. Five
+// keeps FaceFusion's five points.
 func (d Detected) Detection() face.Detection {
-	return face.Detection{Box: d.Box, Score: d.Score, Keypoints: [6]geom.Pt{
+	return face.Detection{Box: d.Box, Score: d.Score, Five: d.Five, Keypoints: [6]geom.Pt{
 		d.Five[0], d.Five[1], d.Five[2], geom.Mean(d.Five[3:5]),
 	}}
 }

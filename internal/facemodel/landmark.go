@@ -65,7 +65,7 @@ func PrepareFAN4(dst []float32, frame *raster.Image, box geom.Rect, angle int) (
 		return m, err
 	}
 	t := fan4Norm.table()
-	warpTensor(dst, FAN4Size, FAN4Size, frame, m, BorderConstant, fan4Norm, &t)
+	warpTensorBlack(dst, FAN4Size, FAN4Size, frame, m, fan4Norm, &t)
 	return m, nil
 }
 

@@ -146,14 +146,11 @@ func TestWarpFive(t *testing.T) {
 
 // warpReference is bilinear sampling written the plain way: float64 at the exact position,
 // one neighbour at a time, border by border rule, rounded to nearest.
-func warpReference(dst *raster.Image, src *raster.Image, m geom.Affine, b Border) {
+func warpReference(dst *raster.Image, src *raster.Image, m geom.Affine) {
 	inv, _ := m.Invert()
 	get := func(x, y, c int) float64 {
 		if x < 0 || y < 0 || x >= src.W || y >= src.H {
-			if b == BorderConstant {
-				return 0
-			}
-			x, y = min(max(x, 0), src.W-1), min(max(y, 0), src.H-1)
+			return 0
 		}
 		return float64(src.Pix[y*src.Stride+3*x+c])
 	}
@@ -186,10 +183,9 @@ func TestWarpAgainstReference(t *testing.T) {
 		th := 2 * math.Pi * r.Float64()
 		m := geom.Affine{A: s * math.Cos(th), B: -s * math.Sin(th), D: s * math.Sin(th), E: s * math.Cos(th),
 			C: 40 * (r.Float64() - 0.5), F: 40 * (r.Float64() - 0.5)}
-		b := Border(trial % 2)
 		fast, ref := raster.New(size, size), raster.New(size, size)
-		WarpCrop(fast, src, m, b)
-		warpReference(ref, src, m, b)
+		warpCropBlack(fast, src, m)
+		warpReference(ref, src, m)
 		for i := range fast.Pix {
 			if d := int(fast.Pix[i]) - int(ref.Pix[i]); d < -1 || d > 1 {
 				t.Fatalf("trial %d: sample %d is %d, reference %d", trial, i, fast.Pix[i], ref.Pix[i])
@@ -201,7 +197,7 @@ func TestWarpAgainstReference(t *testing.T) {
 		n := Norm{BGR: trial%3 == 0, Scale: 127.5, Mean: [3]float64{1, 0.9, 0.8}, Std: [3]float64{1, 0.5, 2}}
 		lut := n.table()
 		fused, twoStep := make([]float32, 3*size*size), make([]float32, 3*size*size)
-		warpTensor(fused, size, size, src, m, b, n, &lut)
+		warpTensorBlack(fused, size, size, src, m, n, &lut)
 		TensorFromImage(twoStep, fast, n)
 		for i := range fused {
 			if fused[i] != twoStep[i] {
@@ -215,24 +211,22 @@ func TestWarpAgainstReference(t *testing.T) {
 	t.Logf("%d of %d samples differ by one level", off, total)
 }
 
-// TestWarpIntegerShift: a whole-pixel shift must copy pixels exactly, with the border rule
-// outside (replicate: the edge pixel; constant: black).
+// TestWarpIntegerShift: a whole-pixel shift must copy pixels exactly, black outside.
 func TestWarpIntegerShift(t *testing.T) {
 	src := randomFrame(rand.New(rand.NewPCG(30, 31)), 20, 10)
 	m := geom.Affine{A: 1, C: 3, E: 1, F: -2} // crop (x, y) = frame (x − 3, y + 2)
-	for _, b := range []Border{BorderConstant, BorderReplicate} {
+	{
 		dst := raster.New(25, 12)
-		WarpCrop(dst, src, m, b)
+		warpCropBlack(dst, src, m)
 		for y := range dst.H {
 			for x := range dst.W {
 				fx, fy := x-3, y+2
 				var want [3]uint8
-				if fx >= 0 && fy >= 0 && fx < src.W && fy < src.H || b == BorderReplicate {
-					fx, fy = min(max(fx, 0), src.W-1), min(max(fy, 0), src.H-1)
+				if fx >= 0 && fy >= 0 && fx < src.W && fy < src.H {
 					want[0], want[1], want[2] = src.At(fx, fy)
 				}
 				if r, g, bb := dst.At(x, y); [3]uint8{r, g, bb} != want {
-					t.Fatalf("border %d (%d,%d) = %v, want %v", b, x, y, [3]uint8{r, g, bb}, want)
+					t.Fatalf("(%d,%d) = %v, want %v", x, y, [3]uint8{r, g, bb}, want)
 				}
 			}
 		}

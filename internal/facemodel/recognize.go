@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/facefusion-hpc/facefusion/internal/align"
 	"github.com/facefusion-hpc/facefusion/internal/geom"
 	"github.com/facefusion-hpc/facefusion/internal/raster"
 )
@@ -22,15 +23,16 @@ var arcNorm = Norm{Scale: 127.5, Mean: [3]float64{1, 1, 1}, Std: [3]float64{1, 1
 
 // ArcFaceMatrix is the frame→crop map of the recognizer's crop.
 func ArcFaceMatrix(five [5]geom.Pt) geom.Affine {
-	dst, _ := ArcFace112V2.Points(ArcFaceSize)
-	return geom.Similarity(five[:], dst[:])
+	return align.Estimate(five, align.ArcFace112V2, ArcFaceSize)
 }
 
 // PrepareArcFace writes the recognizer input for the face with the given five points
-// (1·3·112·112 floats, NCHW, RGB, v/127.5 − 1; the frame's edge replicated) into dst.
-func PrepareArcFace(dst []float32, frame *raster.Image, five [5]geom.Pt) {
+// (1·3·112·112 floats, NCHW, RGB, v/127.5 − 1; the frame's edge replicated) into dst. crop is
+// the caller's 112×112 scratch image, which receives the warped face.
+func PrepareArcFace(dst []float32, crop, frame *raster.Image, five [5]geom.Pt) {
+	align.WarpCrop(crop, frame, ArcFaceMatrix(five))
 	t := arcNorm.table()
-	warpTensor(dst, ArcFaceSize, ArcFaceSize, frame, ArcFaceMatrix(five), BorderReplicate, arcNorm, &t)
+	tensorFromImage(dst, crop, arcNorm, &t)
 }
 
 // Embedding is a face's identity as FaceFusion keeps it: the recognizer's raw output and the

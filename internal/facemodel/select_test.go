@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/facefusion-hpc/facefusion/internal/geom"
+	"github.com/facefusion-hpc/facefusion/internal/raster"
 )
 
 // unitEmbedding is an embedding whose raw vector is scale·(cos θ·e0 + sin θ·e1).
@@ -169,7 +170,7 @@ func TestPrepareArcFace(t *testing.T) {
 	frame := randomFrame(rand.New(rand.NewPCG(13, 14)), 112, 112)
 	five, _ := ArcFace112V2.Points(ArcFaceSize)
 	dst := make([]float32, 3*112*112)
-	PrepareArcFace(dst, frame, five)
+	PrepareArcFace(dst, raster.New(112, 112), frame, five)
 	for y := range 112 {
 		for x := range 112 {
 			r, g, b := frame.At(x, y)

@@ -1,0 +1,180 @@
+package infer
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/facefusion-hpc/facefusion/infer/fixtures"
+	"github.com/facefusion-hpc/facefusion/internal/face"
+	"github.com/facefusion-hpc/facefusion/internal/facemodel"
+	"github.com/facefusion-hpc/facefusion/internal/geom"
+	"github.com/facefusion-hpc/facefusion/internal/raster"
+	"github.com/facefusion-hpc/facefusion/internal/testenv"
+)
+
+// ffConfig is a session config over the fixtures in dir.
+func ffConfig(t testing.TB, dir string, maxBatch int) SessionConfig {
+	return SessionConfig{ModelsDir: dir, Library: testenv.ORTLibrary(t), MaxBatch: maxBatch, Logf: func(string, ...any) {}}
+}
+
+func noiseFrame(r *rand.Rand, w, h int) *raster.Image {
+	img := raster.New(w, h)
+	for i := range img.Pix {
+		img.Pix[i] = uint8(r.IntN(256))
+	}
+	return img
+}
+
+func near64(a, b, tol float64) bool { return math.Abs(a-b) <= tol }
+
+// TestFaceDetectors runs each detector's fixture, whose outputs encode fixtures.TheFace at
+// 640×640, through the real session: at 640×640 the face comes back as encoded; in a frame
+// twice as large (shrunk to fit) every coordinate doubles; above its score it is gone.
+func TestFaceDetectors(t *testing.T) {
+	dir := fixtureDir(t, "yoloface_8n", "scrfd_2.5g", "retinaface_10g")
+	f := fixtures.TheFace
+	for _, model := range []string{"yolo_face", "scrfd", "retinaface"} {
+		d, err := NewFaceDetector(model, 640, ffConfig(t, dir, 4))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, scale := range []float64{1, 2} {
+			img := raster.New(int(640*scale), int(640*scale))
+			dets, err := d.Detect(img, 0.5)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(dets) != 1 {
+				t.Fatalf("%s ×%v: %d faces, want 1", model, scale, len(dets))
+			}
+			g := dets[0]
+			want := geom.Rect{X0: float64(f.Box[0]) * scale, Y0: float64(f.Box[1]) * scale, X1: float64(f.Box[2]) * scale, Y1: float64(f.Box[3]) * scale}
+			if !near64(g.Box.X0, want.X0, 1e-3) || !near64(g.Box.Y0, want.Y0, 1e-3) || !near64(g.Box.X1, want.X1, 1e-3) || !near64(g.Box.Y1, want.Y1, 1e-3) {
+				t.Errorf("%s ×%v: box %+v, want %+v", model, scale, g.Box, want)
+			}
+			if !near64(g.Score, float64(f.Score), 1e-6) {
+				t.Errorf("%s: score %v, want %v", model, g.Score, f.Score)
+			}
+			for k, p := range f.Keypoints {
+				w := geom.Pt{X: float64(p[0]) * scale, Y: float64(p[1]) * scale}
+				if g.Five[k].Dist(w) > 1e-3 {
+					t.Errorf("%s ×%v: five[%d] = %v, want %v", model, scale, k, g.Five[k], w)
+				}
+			}
+			mouth := geom.Mean(g.Five[3:5])
+			if g.Keypoints[0] != g.Five[0] || g.Keypoints[1] != g.Five[1] || g.Keypoints[2] != g.Five[2] || g.Keypoints[3] != mouth {
+				t.Errorf("%s: keypoints %v do not follow five %v", model, g.Keypoints[:4], g.Five)
+			}
+		}
+		if dets, err := d.Detect(raster.New(640, 640), 0.9); err != nil || len(dets) != 0 {
+			t.Errorf("%s: above the face's score: %d faces, %v", model, len(dets), err)
+		}
+		img := raster.New(640, 640)
+		if n := testing.AllocsPerRun(5, func() { d.Detect(img, 0.5) }); n != 0 {
+			t.Errorf("%s: Detect allocates %v times per call", model, n)
+		}
+		if err := d.Close(); err != nil {
+			t.Error(err)
+		}
+	}
+	if _, err := NewFaceDetector("blazeface", 640, ffConfig(t, dir, 1)); err == nil {
+		t.Error("unknown detector accepted")
+	}
+}
+
+// TestLandmarker2DFAN4: the fixture's points are (k, 2k) + mean(input) on the 64-grid; the
+// adapter must return them ×4 through the inverse crop map.
+func TestLandmarker2DFAN4(t *testing.T) {
+	dir := fixtureDir(t, "2dfan4")
+	l, err := NewLandmarker2DFAN4(ffConfig(t, dir, 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	r := rand.New(rand.NewPCG(5, 6))
+	img := noiseFrame(r, 300, 220)
+	box := geom.Rect{X0: 80, Y0: 40, X1: 190, Y1: 170}
+	var got face.Landmarks68
+	score, err := l.Landmarks(img, box, &got)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := make([]float32, 3*256*256)
+	m, _ := facemodel.PrepareFAN4(in, img, box, 0)
+	mean := 0.0
+	for _, v := range in {
+		mean += float64(v)
+	}
+	mean /= float64(len(in))
+	inv, _ := m.Invert()
+	for k := range 68 {
+		want := inv.Apply(geom.Pt{X: (float64(k) + mean) * 4, Y: (2*float64(k) + mean) * 4})
+		if got[k].Dist(want) > 1e-3 {
+			t.Fatalf("point %d = %v, want %v", k, got[k], want)
+		}
+	}
+	if score != 1 { // heatmap peaks k + mean average far above 0.9
+		t.Errorf("score %v, want 1", score)
+	}
+	if n := testing.AllocsPerRun(5, func() { l.Landmarks(img, box, &got) }); n != 0 {
+		t.Errorf("Landmarks allocates %v times per call", n)
+	}
+}
+
+// TestRecognizer: the fixture's embedding is out[j] = mean of input channel j%3, the input
+// being the arcface_112_v2 crop at v/127.5 − 1; batches of 2 over 5 faces equal batch 1.
+func TestRecognizer(t *testing.T) {
+	dir := fixtureDir(t, "arcface_w600k_r50")
+	r := rand.New(rand.NewPCG(7, 8))
+	var items []FaceRef
+	for range 5 {
+		img := noiseFrame(r, 200, 180)
+		items = append(items, FaceRef{Frame: img, Five: jitterFive(r, 60, 50, 80)})
+	}
+	var outs [2][]facemodel.Embedding
+	for i, b := range []int{1, 2} {
+		rec, err := NewRecognizer(ffConfig(t, dir, b))
+		if err != nil {
+			t.Fatal(err)
+		}
+		outs[i] = make([]facemodel.Embedding, len(items))
+		if err := rec.Embed(items, outs[i]); err != nil {
+			t.Fatal(err)
+		}
+		if n := testing.AllocsPerRun(3, func() { rec.Embed(items, outs[i]) }); n != 0 {
+			t.Errorf("batch %d: Embed allocates %v times per call", b, n)
+		}
+		rec.Close()
+	}
+	for i, it := range items {
+		if outs[0][i] != outs[1][i] {
+			t.Fatalf("face %d: batch 2 differs from batch 1", i)
+		}
+		in := make([]float32, 3*112*112)
+		facemodel.PrepareArcFace(in, raster.New(112, 112), it.Frame, it.Five)
+		var means [3]float64
+		for c := range 3 {
+			for _, v := range in[c*112*112:][:112*112] {
+				means[c] += float64(v)
+			}
+			means[c] /= 112 * 112
+		}
+		e := outs[0][i]
+		for j := range 512 {
+			if !near64(float64(e.Raw[j]), means[j%3], 1e-5) {
+				t.Fatalf("face %d: raw[%d] = %v, want %v", i, j, e.Raw[j], means[j%3])
+			}
+		}
+	}
+}
+
+// jitterFive is a plausible face: the arcface_128 template at size s, moved to (x, y) and
+// shaken by up to a pixel.
+func jitterFive(r *rand.Rand, x, y, s float64) [5]geom.Pt {
+	var p [5]geom.Pt
+	for i, q := range [5]geom.Pt{{X: .36167656, Y: .40387734}, {X: .63696719, Y: .40235469}, {X: .50019687, Y: .56044219}, {X: .38710391, Y: .72160547}, {X: .61507734, Y: .72034453}} {
+		p[i] = geom.Pt{X: x + q.X*s + r.Float64() - 0.5, Y: y + q.Y*s + r.Float64() - 0.5}
+	}
+	return p
+}

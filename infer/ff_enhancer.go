@@ -1,0 +1,130 @@
+package infer
+
+import (
+	"fmt"
+	"image"
+
+	"github.com/facefusion-hpc/facefusion/internal/align"
+	"github.com/facefusion-hpc/facefusion/internal/facemodel"
+	"github.com/facefusion-hpc/facefusion/internal/geom"
+	"github.com/facefusion-hpc/facefusion/internal/raster"
+)
+
+// FaceEnhancer is one of FaceFusion's face enhancers (gfpgan_1.4, codeformer, gpen_bfr_256,
+// gpen_bfr_512) on a session, batched like FaceSwapper.
+type FaceEnhancer struct {
+	model facemodel.Enhancer
+	tmpl  align.Template
+	sess  *Session
+	blend int
+	mask  *masker
+	crops []*raster.Image
+	maps  []geom.Affine
+	areas []image.Rectangle
+}
+
+// NewFaceEnhancer opens FaceFusion's enhancer model from cfg.ModelsDir. blend is
+// --face-enhancer-blend (0–100: how much of the enhanced face is kept; FaceFusion's default
+// 80), weight --face-enhancer-weight (codeformer's fidelity, 0–1; others ignore it). As
+// FaceFusion, the enhancer's mask is the box (mask.Blur, no padding) and, when mask.Types
+// asks, occlusion; region is not used.
+func NewFaceEnhancer(model string, cfg SessionConfig, blend int, weight float64, mask MaskOptions) (*FaceEnhancer, error) {
+	en, err := facemodel.LookupEnhancer(model)
+	if err != nil {
+		return nil, err
+	}
+	if blend < 0 || blend > 100 {
+		return nil, fmt.Errorf("face enhancer blend %d: outside 0..100 (--face-enhancer-blend)", blend)
+	}
+	tmpl, ok := align.Templates[string(en.Template)]
+	if !ok {
+		return nil, fmt.Errorf("face enhancer %s: unknown warp template %s", model, en.Template)
+	}
+	e := &FaceEnhancer{model: en, tmpl: tmpl, blend: blend}
+	if e.sess, err = OpenSession(model, cfg); err != nil {
+		return nil, err
+	}
+	if w := e.sess.Input("weight"); w != nil {
+		w.Float64()[0] = weight
+	}
+	mask.Padding = [4]int{}
+	if e.mask, err = newMasker(mask, en.Size, e.sess.MaxBatch(), false, cfg); err != nil {
+		e.Close()
+		return nil, err
+	}
+	for range e.sess.MaxBatch() {
+		e.crops = append(e.crops, raster.New(en.Size, en.Size))
+	}
+	e.maps = make([]geom.Affine, e.sess.MaxBatch())
+	e.areas = make([]image.Rectangle, e.sess.MaxBatch())
+	return e, nil
+}
+
+// Enhance enhances each item's face in place on its frame, up to MaxBatch faces per
+// inference; faces of one frame whose paste areas overlap run in separate rounds.
+func (e *FaceEnhancer) Enhance(items []FaceRef) error {
+	if e.sess == nil {
+		return fmt.Errorf("face enhancer %s: Enhance after Close", e.model.Name)
+	}
+	size, b := e.model.Size, e.sess.MaxBatch()
+	for lo := 0; lo < len(items); {
+		n := 0
+		for lo+n < len(items) && n < b {
+			it := items[lo+n]
+			e.maps[n] = align.Estimate(it.Five, e.tmpl, size)
+			e.areas[n] = align.PasteArea(it.Frame.W, it.Frame.H, size, size, e.maps[n]).Inset(-2)
+			if clashes(items[lo:lo+n], e.areas[:n], it.Frame, e.areas[n]) {
+				break
+			}
+			n++
+		}
+		if err := e.round(items[lo : lo+n]); err != nil {
+			return err
+		}
+		lo += n
+	}
+	return nil
+}
+
+func (e *FaceEnhancer) round(items []FaceRef) error {
+	in, out := e.sess.Input("input"), e.sess.Outputs()[0]
+	for i, it := range items {
+		align.WarpCrop(e.crops[i], it.Frame, e.maps[i])
+		if err := e.model.Prepare(in.Float32()[i*in.ItemLen():], e.crops[i]); err != nil {
+			return err
+		}
+	}
+	crops := e.crops[:len(items)]
+	if err := e.mask.before(crops); err != nil {
+		return err
+	}
+	if err := e.sess.Run(len(items)); err != nil {
+		return err
+	}
+	for i := range items {
+		if err := e.model.Finish(e.crops[i], out.Float32()[i*out.ItemLen():]); err != nil {
+			return err
+		}
+	}
+	if err := e.mask.after(crops); err != nil {
+		return err
+	}
+	for i, it := range items {
+		align.PasteBackEnhanced(it.Frame, e.crops[i], e.mask.masks[i], e.maps[i], e.blend)
+	}
+	return nil
+}
+
+// Close releases the enhancer's sessions.
+func (e *FaceEnhancer) Close() error {
+	var errs []error
+	if e.mask != nil {
+		errs = append(errs, e.mask.Close())
+		e.mask = nil
+	}
+	if e.sess != nil {
+		errs = append(errs, e.sess.Close())
+		e.sess = nil
+	}
+	return joinErrs(errs)
+}

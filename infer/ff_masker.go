@@ -1,0 +1,188 @@
+package infer
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/facefusion-hpc/facefusion/internal/align"
+	"github.com/facefusion-hpc/facefusion/internal/raster"
+)
+
+// MaskOptions are FaceFusion's face mask settings: --face-mask-types, --face-mask-blur,
+// --face-mask-padding and --face-mask-regions.
+type MaskOptions struct {
+	// Types are any of "box", "occlusion" (xseg_1) and "region" (bisenet_resnet_34); the
+	// final mask is their per-pixel minimum. Empty means box alone.
+	Types []string
+	// Blur is the box mask's blur (FaceFusion's default 0.3; 0 is a hard edge).
+	Blur float64
+	// Padding is the box mask's border in percent: top, right, bottom, left.
+	Padding [4]int
+	// Regions are the face-parser classes the region mask keeps (align.RegionClasses); empty
+	// means align.DefaultRegions.
+	Regions []int
+}
+
+// DefaultMaskOptions are FaceFusion's defaults: a box mask blurred 0.3, no padding.
+func DefaultMaskOptions() MaskOptions {
+	return MaskOptions{Types: []string{"box"}, Blur: 0.3}
+}
+
+// The mask models' input sides (FaceFusion's xseg_1 and bisenet_resnet_34).
+const (
+	occluderSize = 256
+	parserSize   = 512
+	parserLabels = 19
+)
+
+// masker makes the crop masks of one crop size for up to len(masks) crops at a time: the box
+// mask once, the occlusion mask from the crop before the model runs, the region mask from the
+// model's result (FaceFusion's order in swap_face).
+type masker struct {
+	size                   int
+	box, occlusion, region bool
+	regions                []int
+	boxMask                []float32
+	occluder, parser       *Session
+	masks                  [][]float32
+	tmp                    []float32
+	small, large           *raster.Image
+	rs                     raster.Resizer
+	ws                     align.MaskWorkspace
+}
+
+// newMasker checks opt and opens the mask models it needs. allowRegion is false for the
+// enhancer, which FaceFusion masks by box and occlusion only.
+func newMasker(opt MaskOptions, size, slots int, allowRegion bool, cfg SessionConfig) (*masker, error) {
+	m := &masker{size: size, regions: opt.Regions}
+	types := opt.Types
+	if len(types) == 0 {
+		types = []string{"box"}
+	}
+	for _, t := range types {
+		switch t {
+		case "box":
+			m.box = true
+		case "occlusion":
+			m.occlusion = true
+		case "region":
+			m.region = allowRegion
+		default:
+			return nil, fmt.Errorf("face mask type %q: not supported: use box, occlusion or region (--face-mask-types)", t)
+		}
+	}
+	if len(m.regions) == 0 {
+		m.regions = align.DefaultRegions
+	}
+	for _, r := range m.regions {
+		if r < 0 || r >= parserLabels {
+			return nil, fmt.Errorf("face mask region %d: not a face-parser class: use 0..%d (see align.RegionClasses)", r, parserLabels-1)
+		}
+	}
+	n := size * size
+	m.boxMask = make([]float32, n)
+	if m.box {
+		align.BoxMask(m.boxMask, size, size, opt.Blur, opt.Padding, &m.ws)
+	} else {
+		for i := range m.boxMask {
+			m.boxMask[i] = 1
+		}
+	}
+	m.tmp = make([]float32, n)
+	m.masks = make([][]float32, slots)
+	for i := range m.masks {
+		m.masks[i] = make([]float32, n)
+	}
+	sub := cfg
+	sub.MaxBatch = slots
+	sub.SHA256 = ""
+	sub.Dims = nil
+	var err error
+	if m.occlusion {
+		if m.occluder, err = OpenSession("xseg_1", sub); err != nil {
+			return nil, err
+		}
+		m.small = raster.New(occluderSize, occluderSize)
+	}
+	if m.region {
+		if m.parser, err = OpenSession("bisenet_resnet_34", sub); err != nil {
+			m.Close()
+			return nil, err
+		}
+		m.large = raster.New(parserSize, parserSize)
+	}
+	return m, nil
+}
+
+// before starts the masks of crops (the aligned target crops): box, then occlusion.
+func (m *masker) before(crops []*raster.Image) error {
+	for i := range crops {
+		copy(m.masks[i], m.boxMask)
+	}
+	if !m.occlusion {
+		return nil
+	}
+	in, out := m.occluder.Inputs()[0], m.occluder.Outputs()[0]
+	plane := occluderSize * occluderSize
+	for lo := 0; lo < len(crops); lo += m.occluder.MaxBatch() {
+		hi := min(len(crops), lo+m.occluder.MaxBatch())
+		for i := lo; i < hi; i++ {
+			m.rs.Resize(m.small, m.small.Bounds(), crops[i])
+			align.UnitBGR.Pack(in.Float32()[(i-lo)*in.ItemLen():], m.small, align.NHWC)
+		}
+		if err := m.occluder.Run(hi - lo); err != nil {
+			return err
+		}
+		for i := lo; i < hi; i++ {
+			align.OcclusionMask(m.tmp, m.size, m.size, out.Float32()[(i-lo)*out.ItemLen():][:plane], occluderSize, occluderSize, &m.ws)
+			align.MinInto(m.masks[i], m.tmp)
+		}
+	}
+	return nil
+}
+
+// after finishes the masks of crops (the model's results, 8-bit): region, then the clip.
+func (m *masker) after(crops []*raster.Image) error {
+	if m.region {
+		in, out := m.parser.Inputs()[0], m.parser.Outputs()[0]
+		for lo := 0; lo < len(crops); lo += m.parser.MaxBatch() {
+			hi := min(len(crops), lo+m.parser.MaxBatch())
+			for i := lo; i < hi; i++ {
+				m.rs.Resize(m.large, m.large.Bounds(), crops[i])
+				align.ImageNet.Pack(in.Float32()[(i-lo)*in.ItemLen():], m.large, align.NCHW)
+			}
+			if err := m.parser.Run(hi - lo); err != nil {
+				return err
+			}
+			for i := lo; i < hi; i++ {
+				scores := out.Float32()[(i-lo)*out.ItemLen():][:out.ItemLen()]
+				align.RegionMask(m.tmp, m.size, m.size, scores, parserLabels, parserSize, parserSize, m.regions, &m.ws)
+				align.MinInto(m.masks[i], m.tmp)
+			}
+		}
+	}
+	for i := range crops {
+		align.Clip01(m.masks[i])
+	}
+	return nil
+}
+
+// Close closes the mask models.
+func (m *masker) Close() error {
+	var errs []error
+	for _, s := range []*Session{m.occluder, m.parser} {
+		if s != nil {
+			errs = append(errs, s.Close())
+		}
+	}
+	m.occluder, m.parser = nil, nil
+	return joinErrs(errs)
+}
+
+func joinErrs(errs []error) error {
+	errs = slices.DeleteFunc(errs, func(e error) bool { return e == nil })
+	if len(errs) == 0 {
+		return nil
+	}
+	return errs[0]
+}

@@ -1,0 +1,257 @@
+package infer
+
+import (
+	"fmt"
+	"image"
+	"path/filepath"
+	"strings"
+
+	"github.com/facefusion-hpc/facefusion/internal/align"
+	"github.com/facefusion-hpc/facefusion/internal/facemodel"
+	"github.com/facefusion-hpc/facefusion/internal/geom"
+	"github.com/facefusion-hpc/facefusion/internal/raster"
+)
+
+// SwapOptions are a swapper's per-run settings.
+type SwapOptions struct {
+	// PixelBoost is the crop side FaceFusion's --face-swapper-pixel-boost asks for (its
+	// "512x512" is 512): a whole multiple k of the model's size, run as k² tiles. 0 means the
+	// model's size.
+	PixelBoost int
+	Mask       MaskOptions
+}
+
+// FaceSwapper is one of FaceFusion's face swappers (inswapper_128(_fp16), hyperswap_*,
+// simswap_256, ghost_*) on a session, with its mask models. Swap batches the tiles of
+// consecutive faces up to the session's MaxBatch; the result is the same as one at a time.
+type FaceSwapper struct {
+	model facemodel.Swapper
+	tmpl  align.Template
+	sess  *Session
+	conv  *Session
+	emap  []float32
+	boost int
+	tiles int // k², tiles per face
+	group int // faces per round
+	mask  *masker
+
+	source    []float32
+	hasSource bool
+	crops     []*raster.Image
+	swapped   []*raster.Image // the 8-bit results the region mask reads
+	outs      []*raster.FloatImage
+	maps      []geom.Affine
+	areas     []image.Rectangle
+	scratch   []float32 // one tile, for float16 models
+}
+
+// NewFaceSwapper opens FaceFusion's swapper model (inswapper_128, inswapper_128_fp16,
+// hyperswap_1a_256, …, simswap_256, ghost_1_256, …) from cfg.ModelsDir with the converter
+// (crossface_simswap, crossface_ghost) and mask models (xseg_1, bisenet_resnet_34) it needs.
+func NewFaceSwapper(model string, cfg SessionConfig, opt SwapOptions) (*FaceSwapper, error) {
+	sw, err := facemodel.LookupSwapper(model)
+	if err != nil {
+		return nil, err
+	}
+	c, err := LookupContract(model)
+	if err != nil || c.Kind != KindSwapper {
+		return nil, fmt.Errorf("face swapper %s: not supported here (it takes a source face image, not an embedding): use inswapper_128, inswapper_128_fp16, hyperswap_1a_256, hyperswap_1b_256, hyperswap_1c_256, simswap_256 or ghost_1_256..ghost_3_256", model)
+	}
+	tmpl, ok := align.Templates[string(sw.Template)]
+	if !ok {
+		return nil, fmt.Errorf("face swapper %s: unknown warp template %s", model, sw.Template)
+	}
+	boost := opt.PixelBoost
+	if boost == 0 {
+		boost = sw.Size
+	}
+	if boost < sw.Size || boost%sw.Size != 0 {
+		return nil, fmt.Errorf("face swapper %s: pixel boost %d is not a multiple of its %d px: use one of %v (--face-swapper-pixel-boost)", model, boost, sw.Size, sw.PixelBoost)
+	}
+	k := boost / sw.Size
+	s := &FaceSwapper{model: sw, tmpl: tmpl, boost: boost, tiles: k * k, source: make([]float32, facemodel.EmbeddingLen)}
+	fail := func(err error) (*FaceSwapper, error) {
+		s.Close()
+		return nil, err
+	}
+	if s.sess, err = OpenSession(model, cfg); err != nil {
+		return nil, err
+	}
+	s.group = max(1, s.sess.MaxBatch()/s.tiles)
+	switch sw.Type {
+	case facemodel.Inswapper:
+		if s.emap, err = Emap(filepath.Join(cfg.ModelsDir, c.File)); err != nil {
+			return fail(err)
+		}
+	case facemodel.Simswap, facemodel.Ghost:
+		sub := cfg
+		sub.MaxBatch, sub.SHA256, sub.Dims = 1, "", nil
+		if s.conv, err = OpenSession(strings.TrimSuffix(sw.Converter, ".onnx"), sub); err != nil {
+			return fail(fmt.Errorf("face swapper %s needs its embedding converter: %w", model, err))
+		}
+	}
+	if s.mask, err = newMasker(opt.Mask, boost, s.group, true, cfg); err != nil {
+		return fail(err)
+	}
+	for range s.group {
+		s.crops = append(s.crops, raster.New(boost, boost))
+		s.outs = append(s.outs, facemodel.NewBoostCrop(boost))
+		if s.mask.region {
+			s.swapped = append(s.swapped, raster.New(boost, boost))
+		}
+	}
+	s.maps = make([]geom.Affine, s.group)
+	s.areas = make([]image.Rectangle, s.group)
+	s.scratch = make([]float32, 3*sw.Size*sw.Size)
+	return s, nil
+}
+
+// SetSource sets the identity to swap in, from the source face's arcface embedding; it is
+// prepared as FaceFusion's prepare_source_embedding for the model (inswapper: the emap
+// projection; hyperswap: the unit embedding; simswap, ghost: through the crossface converter).
+func (s *FaceSwapper) SetSource(emb facemodel.Embedding) error {
+	if s.sess == nil {
+		return fmt.Errorf("face swapper %s: SetSource after Close", s.model.Name)
+	}
+	var converted []float32
+	if s.conv != nil {
+		s.conv.Inputs()[0].SetFloat32(0, emb.Raw[:])
+		if err := s.conv.Run(1); err != nil {
+			return err
+		}
+		converted = s.conv.Outputs()[0].Float32()[:facemodel.EmbeddingLen]
+	}
+	if err := s.model.SourceEmbedding(s.source, &emb, s.emap, converted); err != nil {
+		return err
+	}
+	// Every batch slot holds the same source, so Swap never writes it.
+	src := s.sess.Input("source")
+	for slot := range s.sess.MaxBatch() {
+		src.SetFloat32(slot*src.ItemLen(), s.source)
+	}
+	s.hasSource = true
+	return nil
+}
+
+// Swap swaps the source identity into each item's face, in place on its frame. Faces of one
+// frame whose paste areas overlap run in separate rounds, so each sees the previous result
+// as FaceFusion's sequential loop does.
+func (s *FaceSwapper) Swap(items []FaceRef) error {
+	if s.sess == nil {
+		return fmt.Errorf("face swapper %s: Swap after Close", s.model.Name)
+	}
+	if !s.hasSource {
+		return fmt.Errorf("face swapper %s: no source face: call SetSource first", s.model.Name)
+	}
+	for lo := 0; lo < len(items); {
+		n := 0
+		for lo+n < len(items) && n < s.group {
+			it := items[lo+n]
+			s.maps[n] = align.Estimate(it.Five, s.tmpl, s.boost)
+			s.areas[n] = align.PasteArea(it.Frame.W, it.Frame.H, s.boost, s.boost, s.maps[n]).Inset(-2)
+			if clashes(items[lo:lo+n], s.areas[:n], it.Frame, s.areas[n]) {
+				break
+			}
+			n++
+		}
+		if err := s.round(items[lo : lo+n]); err != nil {
+			return err
+		}
+		lo += n
+	}
+	return nil
+}
+
+// clashes reports whether a face of frame whose paste area is a overlaps an earlier face of
+// the same frame in the round.
+func clashes(prev []FaceRef, areas []image.Rectangle, frame *raster.Image, a image.Rectangle) bool {
+	for i, p := range prev {
+		if p.Frame == frame && areas[i].Overlaps(a) {
+			return true
+		}
+	}
+	return false
+}
+
+// round swaps up to s.group faces: warp, masks, the tiles in batches, paste back.
+func (s *FaceSwapper) round(items []FaceRef) error {
+	for i, it := range items {
+		align.WarpCrop(s.crops[i], it.Frame, s.maps[i])
+	}
+	crops := s.crops[:len(items)]
+	if err := s.mask.before(crops); err != nil {
+		return err
+	}
+	tgt, out := s.sess.Input("target"), s.sess.Outputs()[0]
+	half := tgt.Type == Float16
+	b := s.sess.MaxBatch()
+	total := len(items) * s.tiles
+	for lo := 0; lo < total; lo += b {
+		hi := min(total, lo+b)
+		for q := lo; q < hi; q++ {
+			crop, tile, off := s.crops[q/s.tiles], q%s.tiles, (q-lo)*tgt.ItemLen()
+			if half {
+				s.model.PrepareTarget(s.scratch, crop, tile)
+				tgt.SetFloat32(off, s.scratch)
+			} else if err := s.model.PrepareTarget(tgt.Float32()[off:], crop, tile); err != nil {
+				return err
+			}
+		}
+		if err := s.sess.Run(hi - lo); err != nil {
+			return err
+		}
+		for q := lo; q < hi; q++ {
+			res, tile, off := s.outs[q/s.tiles], q%s.tiles, (q-lo)*out.ItemLen()
+			src := s.scratch
+			if out.Type == Float16 {
+				out.GetFloat32(s.scratch, off)
+			} else {
+				src = out.Float32()[off:][:len(s.scratch)]
+			}
+			if err := s.model.FinishOutput(res, src, tile); err != nil {
+				return err
+			}
+		}
+	}
+	if s.mask.region {
+		for i := range items {
+			toImage(s.swapped[i], s.outs[i])
+		}
+		if err := s.mask.after(s.swapped[:len(items)]); err != nil {
+			return err
+		}
+	} else if err := s.mask.after(crops); err != nil {
+		return err
+	}
+	for i, it := range items {
+		align.PasteBackFloat(it.Frame, s.outs[i], s.mask.masks[i], s.maps[i])
+	}
+	return nil
+}
+
+// toImage truncates a 0–255 float crop to 8 bits (the region mask's input; FaceFusion resizes
+// the float crop itself, which differs by under a level).
+func toImage(dst *raster.Image, f *raster.FloatImage) {
+	for y := range dst.H {
+		row, frow := dst.Pix[y*dst.Stride:][:3*dst.W], f.Pix[y*f.Stride:][:3*dst.W]
+		for i, v := range frow {
+			row[i] = uint8(min(255, max(0, v)))
+		}
+	}
+}
+
+// Close releases the swapper's sessions.
+func (s *FaceSwapper) Close() error {
+	var errs []error
+	if s.mask != nil {
+		errs = append(errs, s.mask.Close())
+		s.mask = nil
+	}
+	for _, p := range []**Session{&s.sess, &s.conv} {
+		if *p != nil {
+			errs = append(errs, (*p).Close())
+			*p = nil
+		}
+	}
+	return joinErrs(errs)
+}

@@ -1,0 +1,72 @@
+// Command gpucheck runs FaceFusion-shaped fixture models through ONNX Runtime's CUDA provider
+// at batch 1 and batched and prints inferences per second; gpu-check.sh sets it up.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/facefusion-hpc/facefusion/infer"
+	"github.com/facefusion-hpc/facefusion/infer/fixtures"
+)
+
+func main() {
+	lib := flag.String("library", "", "ONNX Runtime core library with the CUDA providers beside it")
+	device := flag.Int("device", 0, "CUDA device id")
+	seconds := flag.Float64("seconds", 2, "time per measurement")
+	flag.Parse()
+	if err := run(*lib, *device, time.Duration(*seconds*float64(time.Second))); err != nil {
+		fmt.Fprintln(os.Stderr, "gpu-check:", err)
+		os.Exit(1)
+	}
+}
+
+func run(lib string, device int, span time.Duration) error {
+	dir, err := os.MkdirTemp("", "gpucheck")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	if err := fixtures.Write(dir); err != nil {
+		return err
+	}
+	ex := infer.Execution{Providers: []string{infer.ProviderCUDA}, DeviceID: device}
+	for _, c := range []struct {
+		model   string
+		batches []int
+		dims    map[string][]int64
+	}{
+		{"yoloface_8n", []int{1}, nil},
+		{"arcface_w600k_r50", []int{1, 8, 32}, nil},
+		{"inswapper_128", []int{1, 8, 32}, nil},
+		{"inswapper_128_fp16", []int{1, 8, 32}, nil},
+		{"gfpgan_1.4", []int{1, 4}, nil},
+	} {
+		for _, b := range c.batches {
+			s, err := infer.OpenSession(c.model, infer.SessionConfig{ModelsDir: dir, Library: lib, Execution: ex, MaxBatch: b, Dims: c.dims, Logf: func(string, ...any) {}})
+			if err != nil {
+				return err
+			}
+			n := s.MaxBatch()
+			if err := s.Run(n); err != nil { // warm-up: CUDA context, kernels
+				s.Close()
+				return err
+			}
+			runs := 0
+			start := time.Now()
+			for time.Since(start) < span {
+				if err := s.Run(n); err != nil {
+					s.Close()
+					return err
+				}
+				runs++
+			}
+			el := time.Since(start).Seconds()
+			fmt.Printf("%-20s providers %v batch %2d: %8.1f items/s (%.3f ms per run)\n", c.model, s.Providers(), n, float64(runs*n)/el, el/float64(runs)*1e3)
+			s.Close()
+		}
+	}
+	return nil
+}
