@@ -1,6 +1,7 @@
 // Package lustre is the job folder on the shared file system: where each chunk's segment lives,
-// how files are written so that a reader never sees half of one, and the striping hint Lustre
-// wants for large sequential files. One file per chunk, never one per frame.
+// how files are written so that a reader never sees half of one, the striping hint Lustre wants
+// for large sequential files, and the checkpoint (per-rank journals and the manifest that
+// indexes the verified segments). One file per chunk, never one per frame.
 package lustre
 
 import (
@@ -10,6 +11,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
+	"syscall"
 )
 
 // JobDir is the folder of one job's segments and bookkeeping.
@@ -48,9 +51,25 @@ func (j *JobDir) Segment(chunk int) string {
 	return filepath.Join(j.Path, "seg-"+pad(chunk)+".mkv")
 }
 
-// SegmentTemp is where rank writes chunk i before renaming it to Segment(i).
-func (j *JobDir) SegmentTemp(chunk, rank int) string {
-	return filepath.Join(j.Path, ".seg-"+pad(chunk)+".rank"+strconv.Itoa(rank)+".part.mkv")
+// SegmentTemp is where rank writes chunk i in attempt a before renaming it to Segment(i). The
+// attempt is in the name so that a straggler of an earlier attempt never touches a file of the
+// current one.
+func (j *JobDir) SegmentTemp(chunk, rank, attempt int) string {
+	return filepath.Join(j.Path, ".seg-"+pad(chunk)+".rank"+strconv.Itoa(rank)+".a"+strconv.Itoa(attempt)+".part.mkv")
+}
+
+// Attempt is the file naming the job's current attempt: a rank of an earlier one stops when it
+// changes.
+func (j *JobDir) Attempt() string { return filepath.Join(j.Path, "ATTEMPT") }
+
+// CurrentAttempt is the number in the Attempt file (0 when there is none).
+func (j *JobDir) CurrentAttempt() int {
+	b, err := os.ReadFile(j.Attempt())
+	if err != nil {
+		return 0
+	}
+	n, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+	return n
 }
 
 // Progress is rank's progress file: the frames it has finished, rewritten about once a second.
@@ -72,7 +91,13 @@ func WriteAtomic(path string, data []byte) error {
 		return err
 	}
 	tmp := f.Name()
-	_, err = f.Write(data)
+	if faultAt(path) {
+		// A full file system, as seen by the writer: half the bytes land, then ENOSPC.
+		f.Write(data[:len(data)/2])
+		err = syscall.ENOSPC
+	} else {
+		_, err = f.Write(data)
+	}
 	if err == nil {
 		err = f.Sync()
 	}
@@ -104,4 +129,33 @@ func unwrap(err error) error {
 		return pe.Err
 	}
 	return err
+}
+
+// FaultEnv names the test-only fault hook: FACEFUSION_TEST_FAIL_WRITE=NAME:N makes the Nth
+// WriteAtomic of a file named NAME in this process fail as on a full file system. It exists so
+// that the tests can check that a failed checkpoint write leaves the previous manifest intact.
+const FaultEnv = "FACEFUSION_TEST_FAIL_WRITE"
+
+var faults struct {
+	sync.Mutex
+	seen map[string]int
+}
+
+func faultAt(path string) bool {
+	spec := os.Getenv(FaultEnv)
+	if spec == "" {
+		return false
+	}
+	name, nth, _ := strings.Cut(spec, ":")
+	n, err := strconv.Atoi(nth)
+	if err != nil || name != filepath.Base(path) {
+		return false
+	}
+	faults.Lock()
+	defer faults.Unlock()
+	if faults.seen == nil {
+		faults.seen = map[string]int{}
+	}
+	faults.seen[name]++
+	return faults.seen[name] == n
 }

@@ -1,8 +1,10 @@
 // Package driver runs one job across the ranks of a communicator: rank 0 checks the job,
 // probes the target and analyses the source once and broadcasts the plan; every rank encodes
 // its static share of chunks into segments in the job folder; rank 0 joins the segments,
-// muxes the audio and moves the output into place. One rank is the same code with a
-// single-process communicator.
+// muxes the audio and moves the output into place. Finished chunks are checkpointed, so a
+// rerun of the same job (with any rank count) does only what is missing, and a signal stops
+// every rank with its finished work recorded. One rank is the same code with a single-process
+// communicator.
 package driver
 
 import (
@@ -20,6 +22,7 @@ import (
 
 	"github.com/facefusion-hpc/facefusion/collective"
 	"github.com/facefusion-hpc/facefusion/internal/face"
+	"github.com/facefusion-hpc/facefusion/internal/facemodel"
 	"github.com/facefusion-hpc/facefusion/internal/fault"
 	"github.com/facefusion-hpc/facefusion/internal/job"
 	"github.com/facefusion-hpc/facefusion/internal/pipeline"
@@ -44,13 +47,17 @@ type Plan struct {
 	Info       *video.Info
 	Frames     rank.Range
 	Chunks     []rank.Range
-	Assignment []rank.Range // per rank: a block of chunk indices
+	Assignment []rank.Range // per rank: a block of chunk indices, for a first attempt
 	JobDir     string
-	Image      bool // an image target: rank 0 alone processes it
+	Attempt    int     // 1 for a first run, then one more per resume
+	Work       [][]int // per rank: the chunks this attempt encodes (those not yet verified)
+	Image      bool    // an image target: rank 0 alone processes it
 
 	SourceW, SourceH int
 	SourcePix        []byte `json:",omitempty"`
 	SourceLandmarks  face.Landmarks68
+	// FaceFusion's models: the source identity and the reference face.
+	SourceEmbedding, ReferenceEmbedding *facemodel.Embedding `json:",omitempty"`
 }
 
 // MakePlan cuts frames into chunks and gives each rank a balanced contiguous block.
@@ -66,6 +73,10 @@ type Result struct {
 	Chunks int
 	Err    string     `json:",omitempty"`
 	Kind   fault.Kind `json:",omitempty"`
+
+	Done           []lustre.Chunk `json:",omitempty"` // the chunks this rank finished this attempt
+	Stopped        bool           `json:",omitempty"` // a signal stopped it; its chunk in flight was discarded
+	CheckpointWork float64        // seconds spent hashing segments and writing journals/manifest
 }
 
 // Options are the parts of a run that are not in the job config.
@@ -87,9 +98,10 @@ func Run(ctx context.Context, comm collective.Comm, cfg job.Config, opt Options)
 	// 1. Rank 0 plans; every rank learns the plan (or the reason there is none).
 	var plan Plan
 	var models *pipeline.Models
+	var ck *checkpointer
 	if me == 0 {
 		var err error
-		models, err = planJob(ctx, cfg, comm.Size(), &plan)
+		models, ck, err = planJob(ctx, cfg, comm.Size(), &plan, log)
 		if err != nil {
 			plan = Plan{Err: err.Error(), Kind: fault.KindOf(err)}
 		}
@@ -98,6 +110,7 @@ func Run(ctx context.Context, comm collective.Comm, cfg job.Config, opt Options)
 	if err != nil {
 		return "", err
 	}
+	printed := me == 0 && plan.Err != "" && ctx.Err() == nil && say(opt, plan.Err)
 	if data, err = collective.BcastBytes(comm, 0, data); err != nil {
 		return "", fault.AsInternal(fmt.Errorf("broadcasting the plan: %w", err))
 	}
@@ -108,7 +121,7 @@ func Run(ctx context.Context, comm collective.Comm, cfg job.Config, opt Options)
 	}
 	if plan.Err != "" {
 		if me == 0 {
-			return "", &fault.Error{Kind: plan.Kind, Err: errors.New(plan.Err)}
+			return "", reported(printed, &fault.Error{Kind: plan.Kind, Err: errors.New(plan.Err)})
 		}
 		return "", &RemoteError{Kind: plan.Kind}
 	}
@@ -130,11 +143,11 @@ func Run(ctx context.Context, comm collective.Comm, cfg job.Config, opt Options)
 			err = models.RunImage(cfg)
 		}
 	} else {
-		res, err = encodeShare(ctx, comm, cfg, models, &plan, jd, opt)
+		res, err = encodeShare(ctx, comm, cfg, models, &plan, jd, opt, ck)
 	}
 	if err != nil {
 		res.Err, res.Kind = err.Error(), fault.KindOf(err)
-		if !plan.Image {
+		if !plan.Image && jd.CurrentAttempt() == plan.Attempt { // a straggler must not fail a newer attempt
 			lustre.WriteAtomic(jd.Failed(), []byte(fmt.Sprintf("rank %d: %s\n", me, err)))
 		}
 	}
@@ -147,21 +160,50 @@ func Run(ctx context.Context, comm collective.Comm, cfg job.Config, opt Options)
 	}
 	final := Result{}
 	if me == 0 {
-		final = finish(ctx, cfg, &plan, jd, all, log)
+		final = finish(ctx, cfg, &plan, jd, all, log, ck)
+		printed = final.Err != "" && (final.Stopped || ctx.Err() == nil) && say(opt, final.Err)
 	}
 	fb, _ := json.Marshal(&final)
 	if fb, err = collective.BcastBytes(comm, 0, fb); err != nil {
 		return "", fault.AsInternal(fmt.Errorf("broadcasting the outcome: %w", err))
 	}
 	json.Unmarshal(fb, &final)
+	if final.Stopped {
+		return "", &Stopped{Msg: final.Err, Remote: me != 0 || printed}
+	}
 	if final.Err != "" {
 		if me == 0 {
 			removeIfNoSegments(jd)
-			return "", &fault.Error{Kind: final.Kind, Err: errors.New(final.Err)}
+			return "", reported(printed, &fault.Error{Kind: final.Kind, Err: errors.New(final.Err)})
 		}
 		return "", &RemoteError{Kind: final.Kind}
 	}
 	return cfg.OutputPath, nil
+}
+
+// Reported is an error rank 0 has already printed to Options.Log: it prints the job's error
+// before the broadcast that lets the other ranks exit, because a launcher kills the remaining
+// ranks as soon as one exits non-zero. main exits with its kind without printing it again.
+type Reported struct{ Err error }
+
+func (e *Reported) Error() string { return e.Err.Error() }
+func (e *Reported) Unwrap() error { return e.Err }
+
+func reported(printed bool, err error) error {
+	if printed {
+		return &Reported{Err: err}
+	}
+	return err
+}
+
+// say prints rank 0's one-line report of the job's error, unless a signal came first (main
+// then says so instead) or there is no log.
+func say(opt Options, msg string) bool {
+	if opt.Log == nil {
+		return false
+	}
+	fmt.Fprintln(opt.Log, "facefusion: "+msg)
+	return true
 }
 
 // agree turns one rank's setup error into an error on every rank: the rank that failed
@@ -184,29 +226,47 @@ func agree(comm collective.Comm, err error) error {
 }
 
 // planJob is rank 0's setup: every check that can fail before work starts.
-func planJob(ctx context.Context, cfg job.Config, ranks int, p *Plan) (*pipeline.Models, error) {
+func planJob(ctx context.Context, cfg job.Config, ranks int, p *Plan, log io.Writer) (*pipeline.Models, *checkpointer, error) {
+	m, note, err := planSetup(ctx, cfg, ranks, p)
+	if err != nil || p.Image {
+		return m, nil, err
+	}
+	prepStart := time.Now() // fingerprinting and verifying count as checkpoint work too
+	man, err := prepareCheckpoint(cfg, p, ranks, log)
+	if err != nil {
+		return nil, nil, err
+	}
+	if ranks > 1 || !strings.HasPrefix(note, "lfs not found") {
+		// Striping matters to a job spread over nodes; a single rank on a laptop is spared it.
+		fmt.Fprintln(log, "facefusion: "+note)
+	}
+	interval := time.Duration(cfg.CheckpointInterval) * time.Second
+	return m, &checkpointer{jd: &lustre.JobDir{Path: p.JobDir}, m: man, ranks: ranks, interval: interval, last: time.Now(), work: time.Since(prepStart)}, nil
+}
+
+func planSetup(ctx context.Context, cfg job.Config, ranks int, p *Plan) (m *pipeline.Models, note string, err error) {
 	if err := pipeline.CheckOutput(cfg.OutputPath, cfg.Force); err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	if cfg.Swaps() {
 		for _, s := range cfg.SourcePaths {
 			if _, err := os.Stat(s); err != nil {
-				return nil, fault.AsInput(fmt.Errorf("source %s: no such file: check the path given to -s", s))
+				return nil, "", fault.AsInput(fmt.Errorf("source %s: no such file: check the path given to -s", s))
 			}
 		}
 	}
 	if _, err := os.Stat(cfg.TargetPath); err != nil {
-		return nil, fault.AsInput(fmt.Errorf("target %s: no such file: check the path given to -t", cfg.TargetPath))
+		return nil, "", fault.AsInput(fmt.Errorf("target %s: no such file: check the path given to -t", cfg.TargetPath))
 	}
 	p.Image = pipeline.IsImagePath(cfg.TargetPath)
 	if !p.Image {
 		info, err := video.Probe(ctx, cfg.TargetPath)
 		if err != nil {
-			return nil, fault.AsInput(err)
+			return nil, "", fault.AsInput(err)
 		}
 		start, end, err := pipeline.FrameRange(cfg, info.Frames)
 		if err != nil {
-			return nil, fault.AsInput(fmt.Errorf("target %s: %w", cfg.TargetPath, err))
+			return nil, "", fault.AsInput(fmt.Errorf("target %s: %w", cfg.TargetPath, err))
 		}
 		p.Info = info
 		p.Frames = rank.Range{Start: start, End: end}
@@ -215,26 +275,33 @@ func planJob(ctx context.Context, cfg job.Config, ranks int, p *Plan) (*pipeline
 		if p.JobDir == "" {
 			p.JobDir = lustre.DefaultPath(cfg.OutputPath)
 		}
-		if _, _, err := lustre.Open(p.JobDir); err != nil {
-			return nil, fault.AsInput(err)
-		}
-		os.Remove((&lustre.JobDir{Path: p.JobDir}).Failed())
 	}
-	m, err := pipeline.LoadModels(cfg)
+	// Models and the source are checked before the job folder exists: a job refused for its
+	// models leaves nothing behind.
+	m, err = pipeline.LoadModels(cfg)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	img, lm, err := m.AnalyseSource()
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	if img != nil {
 		if err := m.UseSource(img, &lm); err != nil {
-			return nil, err
+			return nil, "", err
 		}
 		p.SourceW, p.SourceH, p.SourcePix, p.SourceLandmarks = img.W, img.H, img.Bytes(), lm
 	}
-	return m, nil
+	if err := m.AnalyseIdentities(ctx, p.Info); err != nil {
+		return nil, "", err
+	}
+	p.SourceEmbedding, p.ReferenceEmbedding = m.Embeddings()
+	if !p.Image {
+		if _, note, err = lustre.Open(p.JobDir); err != nil {
+			return nil, "", fault.AsInput(err)
+		}
+	}
+	return m, note, nil
 }
 
 // loadModels is a non-zero rank's setup: the models, and the source rank 0 analysed.
@@ -243,6 +310,7 @@ func loadModels(cfg job.Config, p *Plan) (*pipeline.Models, error) {
 	if err != nil {
 		return nil, err
 	}
+	m.SetEmbeddings(p.SourceEmbedding, p.ReferenceEmbedding)
 	if p.SourcePix != nil {
 		if err := m.UseSource(raster.Wrap(p.SourcePix, p.SourceW, p.SourceH), &p.SourceLandmarks); err != nil {
 			return nil, err
@@ -251,34 +319,47 @@ func loadModels(cfg job.Config, p *Plan) (*pipeline.Models, error) {
 	return m, nil
 }
 
-// encodeShare encodes this rank's block of chunks, one segment file each.
-func encodeShare(ctx context.Context, comm collective.Comm, cfg job.Config, m *pipeline.Models, p *Plan, jd *lustre.JobDir, opt Options) (Result, error) {
+// errStopRequested is the cancel cause when another rank's signal stopped the job.
+var errStopRequested = errors.New("another rank was stopped by a signal")
+
+// encodeShare encodes this rank's chunks of the attempt, one segment file each, and records
+// each finished chunk in this rank's journal at once. A signal discards the chunk in flight.
+func encodeShare(ctx context.Context, comm collective.Comm, cfg job.Config, m *pipeline.Models, p *Plan, jd *lustre.JobDir, opt Options, ck *checkpointer) (Result, error) {
 	me := comm.Rank()
 	res := Result{Rank: me}
-	block := p.Assignment[me]
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
+	signalled := ctx
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	log := opt.Log
+	if log == nil {
+		log = io.Discard
+	}
 
-	// Another rank's failure stops this one within a second, without MPI traffic.
+	// Another rank's failure or stop reaches this one within a second, without MPI traffic.
 	var stopped sync.WaitGroup
 	stopped.Add(1)
 	go func() {
 		defer stopped.Done()
-		watchFailed(ctx, jd, cancel)
+		watchFlags(ctx, jd, p.Attempt, cancel)
 	}()
 	defer stopped.Wait()
-	defer cancel()
+	defer cancel(nil)
 
 	// Progress: rank 0 shows every rank's frames, read from their progress files, so no rank
-	// waits for another to report.
+	// waits for another to report. Rank 0's reporter also merges the journals on its cadence.
 	var counter progress.Counter = progress.Nop{}
 	var done int64
 	var mu sync.Mutex
-	stopReport := startReporting(ctx, comm, jd, p, opt, &mu, &done)
+	stopReport := startReporting(ctx, comm, jd, p, opt, &mu, &done, func() {
+		if err := ck.tick(); err != nil {
+			cancel(err)
+		}
+	})
 	defer stopReport()
 	counter = progressFunc(func(n int) { mu.Lock(); done += int64(n); mu.Unlock() })
 
-	if block.Empty() {
+	work := p.Work[me]
+	if len(work) == 0 {
 		return res, nil
 	}
 	workers, err := m.Workers(cfg.Threads(comm.LocalSize()))
@@ -286,19 +367,35 @@ func encodeShare(ctx context.Context, comm collective.Comm, cfg job.Config, m *p
 		return res, err
 	}
 	defer pipeline.CloseWorkers(workers)
-	for c := block.Start; c < block.End; c++ {
+	for _, c := range work {
 		ch := p.Chunks[c]
-		tmp := jd.SegmentTemp(c, me)
+		tmp := jd.SegmentTemp(c, me, p.Attempt)
 		n, err := pipeline.EncodeRange(ctx, cfg, p.Info, ch.Start, ch.End, tmp, workers, counter)
+		if err == nil {
+			testPause(ctx, fmt.Sprintf("chunk-%d", c), log)
+			err = ctx.Err()
+		}
 		if err == nil {
 			err = os.Rename(tmp, jd.Segment(c))
 		}
+		if err == nil {
+			err = record(jd, me, p.Attempt, c, ch, n, &res)
+		}
 		if err != nil {
 			os.Remove(tmp)
-			if ctx.Err() != nil {
-				if _, ferr := os.Stat(jd.Failed()); ferr == nil {
+			if signalled.Err() != nil || context.Cause(ctx) == errStopRequested {
+				// Tell the others (a signal may have reached this rank alone) and stop.
+				if signalled.Err() != nil {
+					lustre.WriteAtomic(jd.Stop(), []byte(fmt.Sprintf("rank %d\n", me)))
+				}
+				res.Stopped = true
+				return res, nil
+			}
+			if cause := context.Cause(ctx); ctx.Err() != nil && cause != context.Canceled {
+				if _, ferr := os.Stat(jd.Failed()); ferr == nil && cause == errRemoteFailed {
 					return res, &RemoteError{Kind: fault.Internal}
 				}
+				return res, cause // rank 0's checkpoint write failed
 			}
 			if comm.Size() > 1 {
 				return res, fmt.Errorf("rank %d, chunk %d: %w", me, c, err)
@@ -311,11 +408,42 @@ func encodeShare(ctx context.Context, comm collective.Comm, cfg job.Config, m *p
 	return res, nil
 }
 
+// record hashes chunk c's fresh segment and rewrites this rank's journal with it.
+func record(jd *lustre.JobDir, me, attempt, c int, ch rank.Range, n int, res *Result) error {
+	start := time.Now()
+	defer func() { res.CheckpointWork += time.Since(start).Seconds() }()
+	if n != ch.Len() {
+		return fmt.Errorf("segment %s holds %d frames, want %d", jd.Segment(c), n, ch.Len())
+	}
+	size, sum, err := lustre.HashFile(jd.Segment(c))
+	if err != nil {
+		return err
+	}
+	res.Done = append(res.Done, lustre.Chunk{Chunk: c, Start: ch.Start, End: ch.End, Frames: n, Size: size, SHA256: sum,
+		Rank: me, Attempt: attempt, Done: time.Now().UTC().Format(time.RFC3339)})
+	if err := jd.WriteJournal(me, res.Done); err != nil {
+		return fmt.Errorf("checkpoint: %v: free space on the job folder's file system and rerun to resume", err)
+	}
+	return nil
+}
+
 type progressFunc func(int)
 
 func (f progressFunc) Add(n int) { f(n) }
 
-func watchFailed(ctx context.Context, jd *lustre.JobDir, cancel func()) {
+var errRemoteFailed = errors.New("another rank failed")
+
+// newer names what replaced this attempt in the job folder.
+func newer(n int) string {
+	if n == 0 {
+		return "another attempt (its ATTEMPT file is gone: finished, or deleted)"
+	}
+	return fmt.Sprintf("attempt %d", n)
+}
+
+// watchFlags stops this rank when another one failed (FAILED) or was stopped (STOP), or when a
+// newer attempt took the job folder over (a straggler of a killed launch must not write there).
+func watchFlags(ctx context.Context, jd *lustre.JobDir, attempt int, cancel context.CancelCauseFunc) {
 	t := time.NewTicker(500 * time.Millisecond)
 	defer t.Stop()
 	for {
@@ -324,7 +452,15 @@ func watchFailed(ctx context.Context, jd *lustre.JobDir, cancel func()) {
 			return
 		case <-t.C:
 			if _, err := os.Stat(jd.Failed()); err == nil {
-				cancel()
+				cancel(errRemoteFailed)
+				return
+			}
+			if _, err := os.Stat(jd.Stop()); err == nil {
+				cancel(errStopRequested)
+				return
+			}
+			if n := jd.CurrentAttempt(); n != attempt {
+				cancel(fault.AsInternal(fmt.Errorf("job folder %s was taken over by %s: this attempt (%d) stops; run one attempt of a job at a time", jd.Path, newer(n), attempt)))
 				return
 			}
 		}
@@ -333,13 +469,21 @@ func watchFailed(ctx context.Context, jd *lustre.JobDir, cancel func()) {
 
 // startReporting writes this rank's progress file once a second; on rank 0 it also feeds the
 // sum over all ranks into the progress display.
-func startReporting(ctx context.Context, comm collective.Comm, jd *lustre.JobDir, p *Plan, opt Options, mu *sync.Mutex, done *int64) func() {
+func startReporting(ctx context.Context, comm collective.Comm, jd *lustre.JobDir, p *Plan, opt Options, mu *sync.Mutex, done *int64, checkpoint func()) func() {
 	me := comm.Rank()
 	os.MkdirAll(filepath.Dir(jd.Progress(me)), 0o755)
 	var show progress.Counter = progress.Nop{}
 	closeShow := func() {}
 	if me == 0 && opt.NewProgress != nil {
 		show, closeShow = opt.NewProgress(p.Frames.Len())
+		// Frames verified by earlier attempts count as done.
+		skip := p.Frames.Len()
+		for _, w := range p.Work {
+			for _, c := range w {
+				skip -= p.Chunks[c].Len()
+			}
+		}
+		show.Add(skip)
 	}
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
@@ -353,6 +497,7 @@ func startReporting(ctx context.Context, comm collective.Comm, jd *lustre.JobDir
 		if me != 0 {
 			return
 		}
+		checkpoint()
 		total := mine
 		for r := 1; r < comm.Size(); r++ {
 			if b, err := os.ReadFile(jd.Progress(r)); err == nil {
@@ -386,23 +531,43 @@ func startReporting(ctx context.Context, comm collective.Comm, jd *lustre.JobDir
 	}
 }
 
-// finish is rank 0's end of the job: check every rank's result, join, mux, commit.
-func finish(ctx context.Context, cfg job.Config, p *Plan, jd *lustre.JobDir, all [][]byte, log io.Writer) Result {
+// finish is rank 0's end of an attempt: check every rank's result, checkpoint what they
+// finished, and, when every chunk is done, join, mux and commit.
+func finish(ctx context.Context, cfg job.Config, p *Plan, jd *lustre.JobDir, all [][]byte, log io.Writer, ck *checkpointer) Result {
 	fail := func(err error) Result { return Result{Err: err.Error(), Kind: fault.KindOf(err)} }
 	var first *Result // the first real cause; a rank stopped by another's failure is not one
-	frames := 0
+	var recs []lustre.Chunk
+	stopped := false
+	work := 0.0
 	for _, b := range all {
 		var r Result
 		if err := json.Unmarshal(b, &r); err != nil {
 			return fail(fault.AsInternal(fmt.Errorf("decoding a rank's result: %w", err)))
 		}
-		frames += r.Frames
+		recs = append(recs, r.Done...)
+		stopped = stopped || r.Stopped
+		work += r.CheckpointWork
 		remote := r.Err == (&RemoteError{}).Error()
 		if r.Err != "" && (first == nil || (!remote && first.Err == (&RemoteError{}).Error())) {
 			rc := r
 			first = &rc
 		}
 	}
+	if p.Image {
+		if first != nil {
+			return Result{Err: first.Err, Kind: first.Kind}
+		}
+		return Result{}
+	}
+	// The checkpoint round of the attempt's end: what the ranks gathered goes into the manifest.
+	outcome := lustre.Running
+	switch {
+	case first != nil:
+		outcome = lustre.Failed
+	case stopped || ctx.Err() != nil:
+		outcome = lustre.Checkpointed
+	}
+	cerr := ck.save(recs, outcome)
 	if first != nil {
 		msg := first.Err
 		if first.Rank != 0 && !strings.HasPrefix(msg, "rank ") {
@@ -410,11 +575,26 @@ func finish(ctx context.Context, cfg job.Config, p *Plan, jd *lustre.JobDir, all
 		}
 		return Result{Err: msg, Kind: first.Kind}
 	}
-	if p.Image {
-		return Result{}
+	if cerr != nil {
+		return fail(cerr)
 	}
-	if frames != p.Frames.Len() {
-		return fail(fault.AsInternal(fmt.Errorf("the ranks encoded %d frames of %d", frames, p.Frames.Len())))
+	stop := func() Result {
+		ck.save(nil, lustre.Checkpointed)
+		return Result{Stopped: true, Err: fmt.Sprintf("stopped by a signal: %d of %d chunk(s) (%d of %d frames) are checkpointed in %s; nothing was written to the output path; rerun the same command to resume",
+			len(ck.m.Done), len(p.Chunks), ck.m.DoneFrames(), p.Frames.Len(), jd.Path)}
+	}
+	if outcome == lustre.Checkpointed {
+		return stop()
+	}
+	frames := ck.m.DoneFrames()
+	if len(ck.m.Done) != len(p.Chunks) || frames != p.Frames.Len() {
+		return fail(fault.AsInternal(fmt.Errorf("the manifest %s holds %d of %d chunks (%d of %d frames) after every rank finished", jd.Manifest(), len(ck.m.Done), len(p.Chunks), frames, p.Frames.Len())))
+	}
+	fmt.Fprintf(log, "facefusion: checkpoint: %d chunk(s) recorded this attempt, %d manifest write(s), %.3f s of checkpoint work (hashing, journals, manifest)\n",
+		len(recs), ck.writes, work+ck.work.Seconds())
+	testPause(ctx, "concat", log)
+	if ctx.Err() != nil {
+		return stop()
 	}
 	segs := make([]string, len(p.Chunks))
 	for i := range p.Chunks {
@@ -425,17 +605,28 @@ func finish(ctx context.Context, cfg job.Config, p *Plan, jd *lustre.JobDir, all
 	defer os.Remove(joined)
 	defer os.Remove(final)
 	joinStart := time.Now() // the serial tail of a run: the benchmark reports its share
-	if err := video.Concat(ctx, segs, joined); err != nil {
-		return fail(fault.AsInternal(err))
+	err := video.Concat(ctx, segs, joined)
+	if err == nil {
+		err = video.Mux(ctx, joined, cfg.TargetPath, video.FrameSpan(p.Frames.Start, p.Frames.End, p.Info.FPS), final)
 	}
-	if err := video.Mux(ctx, joined, cfg.TargetPath, video.FrameSpan(p.Frames.Start, p.Frames.End, p.Info.FPS), final); err != nil {
+	if err != nil {
+		if ctx.Err() != nil {
+			return stop()
+		}
 		return fail(fault.AsInternal(err))
 	}
 	if err := pipeline.Commit(final, cfg.OutputPath, cfg.Force); err != nil {
 		return fail(err)
 	}
 	fmt.Fprintf(log, "facefusion: %d frames in %d chunks joined into %s (concat and mux %.2f s)\n", frames, len(p.Chunks), cfg.OutputPath, time.Since(joinStart).Seconds())
-	os.RemoveAll(jd.Path)
+	if cfg.KeepSegments {
+		if err := ck.save(nil, lustre.Complete); err != nil {
+			fmt.Fprintf(log, "facefusion: %v\n", err)
+		}
+		fmt.Fprintf(log, "facefusion: segments and manifest kept in %s (--keep-segments)\n", jd.Path)
+	} else {
+		os.RemoveAll(jd.Path)
+	}
 	return Result{}
 }
 

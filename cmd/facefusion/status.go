@@ -1,0 +1,146 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/facefusion-hpc/facefusion/internal/fault"
+	"github.com/facefusion-hpc/facefusion/lustre"
+)
+
+const statusUsage = "usage: facefusion status JOB_DIR (the job folder: --job-dir, or OUTPUT.job beside the output)"
+
+// cmdStatus is `facefusion status JOB_DIR`: what a job has done and has left, from its manifest,
+// the ranks' journals (chunks finished since rank 0's last merge) and their progress files. It
+// only reads, so it works while the job runs and after it stopped.
+func cmdStatus(args []string, w io.Writer) error {
+	if len(args) == 1 && (args[0] == "-h" || args[0] == "--help") {
+		fmt.Fprintln(os.Stderr, statusUsage)
+		return nil
+	}
+	if len(args) != 1 {
+		return fault.AsUsage(fmt.Errorf("status: give one job folder; %s", statusUsage))
+	}
+	jd := &lustre.JobDir{Path: args[0]}
+	m, ok, err := jd.ReadManifest()
+	if err != nil {
+		return fault.AsInput(err)
+	}
+	if !ok {
+		return fault.AsInput(fmt.Errorf("status: %s has no manifest.json: not a job folder, or the job has not started (a finished job's folder is removed unless --keep-segments)", jd.Path))
+	}
+	at := m.Attempts[len(m.Attempts)-1]
+	// Chunks finished since the last merge are in the journals of the running attempt.
+	journal, _ := jd.Journals()
+	m.Merge(journal)
+	total := m.FrameEnd - m.FrameStart
+	framesDone := m.DoneFrames()
+
+	fmt.Fprintf(w, "job folder: %s\n", jd.Path)
+	fmt.Fprintf(w, "target:     %s, frames [%d,%d), %d chunk(s) of %d\n", m.Target, m.FrameStart, m.FrameEnd, m.NumChunks, m.ChunkFrames)
+	state := at.Outcome
+	if state == lustre.Running {
+		state = fmt.Sprintf("running (manifest updated %s ago; a killed attempt also reads so)", time.Since(at.Updated).Round(time.Second))
+	}
+	fmt.Fprintf(w, "state:      %s\n", state)
+	fmt.Fprintf(w, "attempts:   %d (latest started %s on %d rank(s)", len(m.Attempts), at.Started.Format(time.RFC3339), at.Ranks)
+	if at.SlurmJob != "" {
+		fmt.Fprintf(w, ", Slurm job %s restart %d", at.SlurmJob, at.RestartCount)
+	}
+	fmt.Fprintln(w, ")")
+	fmt.Fprintf(w, "chunks:     %d done, %d pending, of %d\n", len(m.Done), m.NumChunks-len(m.Done), m.NumChunks)
+	fmt.Fprintf(w, "frames:     %d done, %d pending, of %d\n", framesDone, total-framesDone, total)
+
+	// Per rank, this attempt: finished chunks, and frames of the chunk in flight (progress files
+	// count every encoded frame, journals only finished chunks).
+	type rankState struct{ chunks, frames, encoded int }
+	ranks := map[int]*rankState{}
+	attemptFrames := 0
+	for _, c := range m.Done {
+		if c.Attempt != len(m.Attempts) {
+			continue
+		}
+		r := ranks[c.Rank]
+		if r == nil {
+			r = &rankState{}
+			ranks[c.Rank] = r
+		}
+		r.chunks++
+		r.frames += c.Frames
+		attemptFrames += c.Frames
+	}
+	inFlight := 0
+	for i := 0; i < at.Ranks; i++ {
+		if b, err := os.ReadFile(jd.Progress(i)); err == nil {
+			n, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+			if ranks[i] == nil {
+				ranks[i] = &rankState{}
+			}
+			ranks[i].encoded = n
+			if at.Outcome == lustre.Running && n > ranks[i].frames {
+				inFlight += n - ranks[i].frames
+			}
+		}
+	}
+	ids := make([]int, 0, len(ranks))
+	for r := range ranks {
+		ids = append(ids, r)
+	}
+	sort.Ints(ids)
+	for _, r := range ids {
+		s := ranks[r]
+		fmt.Fprintf(w, "rank %-5d  %d chunk(s), %d frames done this attempt", r, s.chunks, s.frames)
+		if at.Outcome == lustre.Running && s.encoded > s.frames {
+			fmt.Fprintf(w, "; %d frames of a chunk in flight", s.encoded-s.frames)
+		}
+		fmt.Fprintln(w)
+	}
+
+	end := time.Now()
+	if at.Outcome != lustre.Running {
+		end = at.Updated
+	}
+	if secs := end.Sub(at.Started).Seconds(); secs > 0 && attemptFrames+inFlight > 0 {
+		rate := float64(attemptFrames+inFlight) / secs
+		fmt.Fprintf(w, "rate:       %.1f frames/s this attempt\n", rate)
+		if left := total - framesDone - inFlight; left > 0 {
+			fmt.Fprintf(w, "eta:        %s at that rate\n", time.Duration(float64(left)/rate*float64(time.Second)).Round(time.Second))
+		}
+	}
+	if pending := pendingChunks(m); len(pending) > 0 {
+		fmt.Fprintf(w, "pending:    %s\n", pending)
+	}
+	return nil
+}
+
+// pendingChunks lists the chunks not done as compact ranges: "3 5-9 12".
+func pendingChunks(m *lustre.Manifest) string {
+	have := make([]bool, m.NumChunks)
+	for _, c := range m.Done {
+		if c.Chunk >= 0 && c.Chunk < m.NumChunks {
+			have[c.Chunk] = true
+		}
+	}
+	var parts []string
+	for i := 0; i < m.NumChunks; i++ {
+		if have[i] {
+			continue
+		}
+		j := i
+		for j+1 < m.NumChunks && !have[j+1] {
+			j++
+		}
+		if j == i {
+			parts = append(parts, strconv.Itoa(i))
+		} else {
+			parts = append(parts, fmt.Sprintf("%d-%d", i, j))
+		}
+		i = j
+	}
+	return strings.Join(parts, " ")
+}

@@ -1,0 +1,273 @@
+package driver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/facefusion-hpc/facefusion/internal/fault"
+	"github.com/facefusion-hpc/facefusion/internal/job"
+	"github.com/facefusion-hpc/facefusion/lustre"
+	"github.com/facefusion-hpc/facefusion/rank"
+)
+
+// Checkpoint cadence. No checkpoint is collective while chunks are being encoded: each rank
+// records a finished chunk in its own journal at once (one small atomic write, no waiting for
+// anyone), and rank 0 merges the journals into the manifest every checkpoint_interval seconds
+// from its progress goroutine. The ranks meet only where they meet anyway, at the end of an
+// attempt (finished or stopped by a signal): there they gather their chunk records to rank 0,
+// which writes the manifest. A rank that is killed outright leaves its journal, which the next
+// attempt merges after verifying each segment.
+
+// ErrCheckpointed is what every rank returns when a signal stopped the job after its finished
+// chunks were checkpointed: rerunning the same command resumes it.
+var ErrCheckpointed = errors.New("stopped and checkpointed")
+
+// Stopped is the error of a job a signal stopped. Remote is set on the ranks that should not
+// print it (rank 0 does).
+type Stopped struct {
+	Msg    string
+	Remote bool
+}
+
+func (e *Stopped) Error() string { return e.Msg }
+
+// Is makes errors.Is(err, ErrCheckpointed) true.
+func (e *Stopped) Is(target error) bool { return target == ErrCheckpointed }
+
+// PauseEnv names the test-only hook that holds one rank at a named point so that a test can
+// kill or signal it there: FACEFUSION_TEST_PAUSE_AT=POINT[,MARKER] where POINT is chunk-N (after
+// chunk N is encoded, before its segment is renamed into place) or concat (rank 0, before it
+// joins the segments). With MARKER, the pause happens only while the file MARKER does not exist
+// and creates it, so a rerun (or a Slurm requeue) of the same command does not pause again.
+const PauseEnv = "FACEFUSION_TEST_PAUSE_AT"
+
+// testPause blocks at point until ctx ends when the hook asks for it.
+func testPause(ctx context.Context, point string, log io.Writer) {
+	spec := os.Getenv(PauseEnv)
+	if spec == "" {
+		return
+	}
+	at, marker, _ := strings.Cut(spec, ",")
+	if at != point {
+		return
+	}
+	if marker != "" {
+		f, err := os.OpenFile(marker, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
+		if err != nil {
+			return // paused once already
+		}
+		f.Close()
+	}
+	fmt.Fprintf(log, "facefusion: test pause at %s (pid %d)\n", point, os.Getpid())
+	<-ctx.Done()
+}
+
+// fingerprint is what makes the job's output what it is, by name: a resume with any entry
+// changed would mix two jobs' segments.
+func fingerprint(cfg job.Config, p *Plan) (map[string]string, error) {
+	id := func(path string) (string, error) {
+		s, err := lustre.Identity(path)
+		if err != nil {
+			return "", fault.AsInput(fmt.Errorf("fingerprinting %s: %w", path, err))
+		}
+		return s, nil
+	}
+	fp := map[string]string{
+		"processors":         strings.Join(cfg.Processors, ","),
+		"face settings":      fmt.Sprintf("selector %s, score %g, detector %s, landmarker %s", cfg.FaceSelectorMode, cfg.FaceDetectorScore, cfg.FaceDetectorModel, cfg.FaceLandmarkerModel),
+		"frame range (trim)": fmt.Sprintf("[%d,%d)", p.Frames.Start, p.Frames.End),
+		"chunk_frames":       strconv.Itoa(cfg.ChunkFrames),
+		"output video settings (encoder, quality, preset)": fmt.Sprintf("%s %d %s", cfg.OutputVideoEncoder, cfg.OutputVideoQuality, cfg.OutputVideoPreset),
+	}
+	var err error
+	if fp["target file contents"], err = id(cfg.TargetPath); err != nil {
+		return nil, err
+	}
+	if cfg.Swaps() {
+		var srcs, models []string
+		for _, s := range cfg.SourcePaths {
+			v, err := id(s)
+			if err != nil {
+				return nil, err
+			}
+			srcs = append(srcs, v)
+		}
+		for _, name := range []string{job.BlazeFaceFile, job.DlibFile} {
+			v, err := id(cfg.ModelPath(name))
+			if err != nil {
+				return nil, err
+			}
+			models = append(models, name+"="+v)
+		}
+		fp["source file contents"] = strings.Join(srcs, " ")
+		fp["model files"] = strings.Join(models, " ")
+	}
+	return fp, nil
+}
+
+// prepareCheckpoint is rank 0's start of an attempt: clear what a killed attempt left, refuse
+// another job's folder, verify every recorded segment, and plan only the chunks still to do,
+// spread over the ranks of this attempt (any number).
+func prepareCheckpoint(cfg job.Config, p *Plan, ranks int, log io.Writer) (*lustre.Manifest, error) {
+	jd := &lustre.JobDir{Path: p.JobDir}
+	for _, f := range []string{jd.Failed(), jd.Stop()} {
+		os.Remove(f)
+	}
+	os.RemoveAll(filepath.Join(jd.Path, "progress"))
+	if stale, _ := filepath.Glob(filepath.Join(jd.Path, ".seg-*.part.mkv")); len(stale) > 0 {
+		for _, s := range stale {
+			os.Remove(s) // a chunk in flight when an attempt was killed
+		}
+	}
+	if cfg.Fresh {
+		segs, _ := filepath.Glob(filepath.Join(jd.Path, "seg-*.mkv"))
+		for _, s := range segs {
+			os.Remove(s)
+		}
+		os.Remove(jd.Manifest())
+		os.RemoveAll(filepath.Join(jd.Path, "done"))
+		if len(segs) > 0 {
+			fmt.Fprintf(log, "facefusion: --fresh: discarded %d finished segment(s) in %s\n", len(segs), jd.Path)
+		}
+	}
+	fp, err := fingerprint(cfg, p)
+	if err != nil {
+		return nil, err
+	}
+	m, ok, err := jd.ReadManifest()
+	if err != nil {
+		return nil, fault.AsUsage(err)
+	}
+	if ok {
+		if k := m.Changed(fp); k != "" {
+			return nil, fault.AsUsage(fmt.Errorf("job folder %s holds another job: its %s changed since the job started: pass --fresh to start over (or choose another --job-dir)", jd.Path, k))
+		}
+	} else {
+		m = &lustre.Manifest{Fingerprint: fp}
+	}
+	m.Target, m.FrameStart, m.FrameEnd = cfg.TargetPath, p.Frames.Start, p.Frames.End
+	m.ChunkFrames, m.NumChunks = cfg.ChunkFrames, len(p.Chunks)
+	if ok {
+		// Chunks a killed attempt finished after rank 0's last merge.
+		recs, err := jd.Journals()
+		if err != nil {
+			fmt.Fprintf(log, "facefusion: %v: its chunks are redone\n", err)
+		}
+		m.Merge(recs)
+	}
+
+	// Trust nothing unverified: the segment files are the truth.
+	verified := m.Done[:0]
+	for _, c := range m.Done {
+		var bad error
+		switch {
+		case c.Chunk < 0 || c.Chunk >= len(p.Chunks):
+			bad = fmt.Errorf("not a chunk of this job")
+		case p.Chunks[c.Chunk] != (rank.Range{Start: c.Start, End: c.End}) || c.Frames != c.End-c.Start:
+			bad = fmt.Errorf("recorded frames [%d,%d) are not the chunk's", c.Start, c.End)
+		default:
+			bad = jd.Verify(c)
+		}
+		if bad != nil {
+			fmt.Fprintf(log, "facefusion: chunk %d: %v: redoing it\n", c.Chunk, bad)
+			os.Remove(jd.Segment(c.Chunk))
+			continue
+		}
+		verified = append(verified, c)
+	}
+	m.Done = verified
+	have := make([]bool, len(p.Chunks))
+	for _, c := range m.Done {
+		have[c.Chunk] = true
+	}
+	var todo []int
+	for i := range p.Chunks {
+		if !have[i] {
+			todo = append(todo, i)
+		}
+	}
+	if len(m.Attempts) > 0 {
+		fmt.Fprintf(log, "facefusion: resuming %s: %d of %d chunk(s) verified, %d to do (attempt %d)\n", jd.Path, len(m.Done), len(p.Chunks), len(todo), len(m.Attempts)+1)
+	}
+	restarts, _ := strconv.Atoi(os.Getenv("SLURM_RESTART_COUNT"))
+	now := time.Now().UTC()
+	m.Attempts = append(m.Attempts, lustre.Attempt{Started: now, Updated: now, Ranks: ranks, RestartCount: restarts,
+		SlurmJob: os.Getenv("SLURM_JOB_ID"), Planned: len(todo), Outcome: lustre.Running})
+	if err := jd.WriteManifest(m); err != nil {
+		return nil, checkpointError(err)
+	}
+	if err := lustre.WriteAtomic(jd.Attempt(), []byte(strconv.Itoa(len(m.Attempts)))); err != nil {
+		return nil, checkpointError(err)
+	}
+	// The manifest now holds every journal's verified records; the new attempt starts empty ones.
+	os.RemoveAll(filepath.Join(jd.Path, "done"))
+
+	p.Attempt = len(m.Attempts)
+	p.Work = make([][]int, ranks)
+	for r, blk := range rank.Assign(len(todo), ranks) {
+		p.Work[r] = todo[blk.Start:blk.End]
+	}
+	return m, nil
+}
+
+func checkpointError(err error) error {
+	return fault.AsInternal(fmt.Errorf("checkpoint: %v: free space on the job folder's file system (or choose another --job-dir) and rerun to resume", err))
+}
+
+// checkpointer is rank 0's manifest between the start and the end of an attempt.
+type checkpointer struct {
+	mu       sync.Mutex
+	jd       *lustre.JobDir
+	m        *lustre.Manifest
+	ranks    int
+	interval time.Duration
+	last     time.Time
+	writes   int
+	work     time.Duration // time spent merging and writing, for the overhead report
+}
+
+// tick merges the journals into the manifest when the interval has passed.
+func (c *checkpointer) tick() error {
+	if c == nil || c.interval <= 0 || time.Since(c.last) < c.interval {
+		return nil
+	}
+	c.last = time.Now()
+	var recs []lustre.Chunk
+	for r := 0; r < c.ranks; r++ {
+		j, err := c.jd.ReadJournal(r)
+		if err != nil {
+			continue // a journal mid-rename is read next time; the end gathers everything anyway
+		}
+		recs = append(recs, j...)
+	}
+	return c.save(recs, lustre.Running)
+}
+
+// save merges recs and writes the manifest with the attempt's outcome.
+func (c *checkpointer) save(recs []lustre.Chunk, outcome string) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	start := time.Now()
+	defer func() { c.work += time.Since(start) }()
+	at := &c.m.Attempts[len(c.m.Attempts)-1]
+	if c.m.Merge(recs) == 0 && at.Outcome == outcome {
+		return nil
+	}
+	if n := c.jd.CurrentAttempt(); n != len(c.m.Attempts) {
+		return fault.AsInternal(fmt.Errorf("job folder %s was taken over by %s: this attempt (%d) leaves its manifest alone; run one attempt of a job at a time", c.jd.Path, newer(n), len(c.m.Attempts)))
+	}
+	at.Outcome, at.Updated = outcome, time.Now().UTC()
+	c.writes++
+	if err := c.jd.WriteManifest(c.m); err != nil {
+		return checkpointError(err)
+	}
+	return nil
+}

@@ -1,0 +1,283 @@
+package lustre
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// The checkpoint: each rank records the chunks it finished in its own journal (done/rank-N.json)
+// right after renaming the segment; rank 0 alone merges the journals (and, at the end of an
+// attempt, what the ranks gather to it) into manifest.json. The segment files are the truth;
+// the manifest is their verified index, and every record is checked against its file before a
+// rerun trusts it.
+
+// Chunk is one finished segment as a record: enough to verify the file later without decoding it.
+type Chunk struct {
+	Chunk   int    `json:"chunk"`
+	Start   int    `json:"start"` // target frame range [Start, End)
+	End     int    `json:"end"`
+	Frames  int    `json:"frames"`
+	Size    int64  `json:"size"`
+	SHA256  string `json:"sha256"`
+	Rank    int    `json:"rank"`
+	Attempt int    `json:"attempt"`
+	Done    string `json:"done"` // RFC 3339, when the segment was renamed into place
+}
+
+// Attempt is one run of the job: a first run or a resume.
+type Attempt struct {
+	Started      time.Time `json:"started"`
+	Ranks        int       `json:"ranks"`
+	RestartCount int       `json:"slurm_restart_count,omitempty"`
+	SlurmJob     string    `json:"slurm_job,omitempty"`
+	Planned      int       `json:"planned_chunks"` // chunks this attempt had to do
+	Outcome      string    `json:"outcome"`        // running, checkpointed, failed, complete
+	Updated      time.Time `json:"updated"`
+}
+
+// Attempt outcomes.
+const (
+	Running      = "running"
+	Checkpointed = "checkpointed"
+	Failed       = "failed"
+	Complete     = "complete"
+)
+
+// Manifest is the job's checkpoint: what the job is (its fingerprint), how it is cut, and
+// which chunks are finished.
+type Manifest struct {
+	Version     int               `json:"version"`
+	Fingerprint map[string]string `json:"fingerprint"`
+	Target      string            `json:"target"`
+	FrameStart  int               `json:"frame_start"`
+	FrameEnd    int               `json:"frame_end"`
+	ChunkFrames int               `json:"chunk_frames"`
+	NumChunks   int               `json:"chunks"`
+	Attempts    []Attempt         `json:"attempts"`
+	Done        []Chunk           `json:"done"` // sorted by chunk, one record per chunk
+}
+
+// ManifestVersion is the layout written by this program; another is refused with a clear error.
+const ManifestVersion = 1
+
+// Manifest is the path of the job's manifest.
+func (j *JobDir) Manifest() string { return filepath.Join(j.Path, "manifest.json") }
+
+// Journal is rank's own list of chunks finished in the current attempt.
+func (j *JobDir) Journal(rank int) string {
+	return filepath.Join(j.Path, "done", "rank-"+strconv.Itoa(rank)+".json")
+}
+
+// Stop is the flag file a rank writes when a signal stops it, so the others stop too.
+func (j *JobDir) Stop() string { return filepath.Join(j.Path, "STOP") }
+
+// ReadManifest reads the job's manifest; ok is false when there is none yet.
+func (j *JobDir) ReadManifest() (m *Manifest, ok bool, err error) {
+	data, err := os.ReadFile(j.Manifest())
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("reading the manifest %s: %w", j.Manifest(), err)
+	}
+	m = new(Manifest)
+	if err := json.Unmarshal(data, m); err != nil {
+		return nil, false, fmt.Errorf("manifest %s is not valid (%v): pass --fresh to start over", j.Manifest(), err)
+	}
+	if m.Version != ManifestVersion {
+		return nil, false, fmt.Errorf("manifest %s has layout version %d, this program writes %d: pass --fresh to start over", j.Manifest(), m.Version, ManifestVersion)
+	}
+	return m, true, nil
+}
+
+// WriteManifest writes m atomically.
+func (j *JobDir) WriteManifest(m *Manifest) error {
+	m.Version = ManifestVersion
+	sort.Slice(m.Done, func(a, b int) bool { return m.Done[a].Chunk < m.Done[b].Chunk })
+	data, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return err
+	}
+	return WriteAtomic(j.Manifest(), append(data, '\n'))
+}
+
+// Merge adds records to m, one per chunk (a later record of a chunk replaces an earlier one),
+// and reports how many were new or changed.
+func (m *Manifest) Merge(recs []Chunk) int {
+	idx := make(map[int]int, len(m.Done))
+	for i, c := range m.Done {
+		idx[c.Chunk] = i
+	}
+	n := 0
+	for _, r := range recs {
+		if i, ok := idx[r.Chunk]; ok {
+			if m.Done[i] != r {
+				m.Done[i] = r
+				n++
+			}
+			continue
+		}
+		idx[r.Chunk] = len(m.Done)
+		m.Done = append(m.Done, r)
+		n++
+	}
+	return n
+}
+
+// DoneFrames is the number of frames the manifest's records hold.
+func (m *Manifest) DoneFrames() int {
+	n := 0
+	for _, c := range m.Done {
+		n += c.Frames
+	}
+	return n
+}
+
+// Changed names the first fingerprint entry that differs between m and fp ("" when none).
+func (m *Manifest) Changed(fp map[string]string) string {
+	keys := make([]string, 0, len(fp))
+	for k := range fp {
+		keys = append(keys, k)
+	}
+	for k := range m.Fingerprint {
+		if _, ok := fp[k]; !ok {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if m.Fingerprint[k] != fp[k] {
+			return k
+		}
+	}
+	return ""
+}
+
+// ReadJournal reads rank's journal; a missing journal is an empty one.
+func (j *JobDir) ReadJournal(rank int) ([]Chunk, error) {
+	data, err := os.ReadFile(j.Journal(rank))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var recs []Chunk
+	if err := json.Unmarshal(data, &recs); err != nil {
+		return nil, fmt.Errorf("journal %s: %w", j.Journal(rank), err)
+	}
+	return recs, nil
+}
+
+// Journals reads every rank's journal in the folder (any rank count), in rank order.
+func (j *JobDir) Journals() ([]Chunk, error) {
+	names, _ := filepath.Glob(filepath.Join(j.Path, "done", "rank-*.json"))
+	var all []Chunk
+	for _, name := range names {
+		n, err := strconv.Atoi(strings.TrimSuffix(strings.TrimPrefix(filepath.Base(name), "rank-"), ".json"))
+		if err != nil {
+			continue
+		}
+		recs, err := j.ReadJournal(n)
+		if err != nil {
+			return nil, err
+		}
+		all = append(all, recs...)
+	}
+	return all, nil
+}
+
+// WriteJournal rewrites rank's journal with recs.
+func (j *JobDir) WriteJournal(rank int, recs []Chunk) error {
+	if err := os.MkdirAll(filepath.Dir(j.Journal(rank)), 0o755); err != nil {
+		return err
+	}
+	data, err := json.Marshal(recs)
+	if err != nil {
+		return err
+	}
+	return WriteAtomic(j.Journal(rank), data)
+}
+
+// HashFile is the size and SHA-256 of a whole file: a segment is read once, right after it was
+// written (so mostly from the page cache), and again on resume.
+func HashFile(path string) (int64, string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	n, err := io.Copy(h, f)
+	if err != nil {
+		return 0, "", fmt.Errorf("reading %s: %w", path, err)
+	}
+	return n, hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// SampleLimit is the size above which Identity samples a file instead of hashing all of it.
+const SampleLimit = 64 << 20
+
+// Identity fingerprints an input file by content: the SHA-256 of the whole file up to
+// SampleLimit; above it, of the size and 16 evenly spaced 1 MiB samples (first and last
+// included), so a multi-gigabyte target on Lustre costs 16 MiB of reads, not a full pass.
+// Modification times are left out on purpose: a copied or touched file is the same job.
+func Identity(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return "", err
+	}
+	h := sha256.New()
+	size := st.Size()
+	if size <= SampleLimit {
+		if _, err := io.Copy(h, f); err != nil {
+			return "", fmt.Errorf("reading %s: %w", path, err)
+		}
+		return fmt.Sprintf("%d:%x", size, h.Sum(nil)), nil
+	}
+	const samples, block = 16, 1 << 20
+	buf := make([]byte, block)
+	for i := int64(0); i < samples; i++ {
+		off := i * (size - block) / (samples - 1)
+		if _, err := f.ReadAt(buf, off); err != nil && err != io.EOF {
+			return "", fmt.Errorf("reading %s: %w", path, err)
+		}
+		h.Write(buf)
+	}
+	return fmt.Sprintf("%d:sampled:%x", size, h.Sum(nil)), nil
+}
+
+// Verify checks that chunk c's segment is the file its record describes: present, of the
+// recorded size and hash. The error says what is wrong, for the log.
+func (j *JobDir) Verify(c Chunk) error {
+	st, err := os.Stat(j.Segment(c.Chunk))
+	if err != nil {
+		return fmt.Errorf("segment %s is missing", j.Segment(c.Chunk))
+	}
+	if st.Size() != c.Size {
+		return fmt.Errorf("segment %s has %d bytes, the checkpoint recorded %d", j.Segment(c.Chunk), st.Size(), c.Size)
+	}
+	_, sum, err := HashFile(j.Segment(c.Chunk))
+	if err != nil {
+		return err
+	}
+	if sum != c.SHA256 {
+		return fmt.Errorf("segment %s does not match its recorded SHA-256", j.Segment(c.Chunk))
+	}
+	return nil
+}
