@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"sync/atomic"
 	"syscall"
 
 	"github.com/facefusion-hpc/facefusion/internal/driver"
@@ -17,17 +18,31 @@ import (
 
 // Exit codes, documented in the README; Slurm records them.
 const (
-	exitOK          = 0
-	exitInternal    = 1   // a runtime failure: ffmpeg or ONNX Runtime failed, an I/O error
-	exitUsage       = 2   // a bad flag, config key or value; an existing output without --force
-	exitInput       = 3   // a source or target that cannot be used
-	exitEnvironment = 4   // a missing model, runtime library or tool: fetch or install it
-	exitCancelled   = 130 // stopped by SIGINT/SIGTERM before it finished
+	exitOK           = 0
+	exitInternal     = 1   // a runtime failure: ffmpeg or ONNX Runtime failed, an I/O error
+	exitUsage        = 2   // a bad flag, config key or value; an existing output without --force
+	exitInput        = 3   // a source or target that cannot be used
+	exitEnvironment  = 4   // a missing model, runtime library or tool: fetch or install it
+	exitCheckpointed = 75  // stopped by SIGTERM/SIGUSR1; finished chunks checkpointed: rerun to resume (EX_TEMPFAIL)
+	exitCancelled    = 130 // stopped by SIGINT (the user); finished chunks are checkpointed too
 )
 
 // worldRank is this process's MPI rank once a command has joined the job (0 before): only
 // rank 0 reports what every rank saw.
 var worldRank int
+
+// gotSignal is the first stopping signal this process received.
+var gotSignal atomic.Value
+
+// stopCode is the exit code of a run a signal stopped: SIGINT is the user's cancel; anything
+// else (SIGTERM, SIGUSR1, or a stop another rank passed on) is the scheduler's, and the job
+// wants a requeue.
+func stopCode() int {
+	if s, _ := gotSignal.Load().(os.Signal); s == os.Interrupt {
+		return exitCancelled
+	}
+	return exitCheckpointed
+}
 
 const usage = `facefusion: face swap for videos and images, from a laptop to a GPU cluster
 
@@ -35,6 +50,8 @@ usage:
   facefusion run -s SOURCE... -t TARGET -o OUTPUT [flags]   swap faces
   facefusion plan -t TARGET --ranks N [--chunk-frames K]    print how N ranks would split TARGET
   facefusion probe [--execution-device-id auto|cpu|N]       print every rank's host and GPU binding
+  facefusion status JOB_DIR                                 chunks and frames done and pending, attempts, rate, ETA
+  facefusion models [run flags]                             FaceFusion model files the job needs: found, verified, mismatched, missing
   facefusion help                                           this text
 
 run flags:
@@ -52,9 +69,19 @@ func run(args []string) int {
 		}
 		return exitOK
 	}
-	// SIGUSR1 is Slurm's early warning (--signal=USR1@N); it stops the run like SIGTERM.
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGUSR1)
-	defer stop()
+	// SIGUSR1 is Slurm's early warning (--signal=USR1@N); it stops the run like SIGTERM
+	// (preemption, time limit, requeue). Which signal came decides the exit code.
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGUSR1)
+	defer signal.Stop(sigs)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		if s, ok := <-sigs; ok {
+			gotSignal.Store(s)
+			cancel()
+		}
+	}()
 	var err error
 	switch args[0] {
 	case "run":
@@ -63,6 +90,10 @@ func run(args []string) int {
 		err = cmdPlan(ctx, args[1:], os.Stdout)
 	case "probe":
 		err = cmdProbe(ctx, args[1:], os.Stdout)
+	case "status":
+		err = cmdStatus(args[1:], os.Stdout)
+	case "models":
+		err = cmdModels(ctx, args[1:], os.Stdout)
 	default:
 		err = fault.AsUsage(fmt.Errorf("unknown command %q (run facefusion help)", args[0]))
 	}
@@ -83,11 +114,22 @@ func report(ctx context.Context, err error) int {
 		printUsage()
 		return exitOK
 	}
+	var stopped *driver.Stopped
+	if errors.As(err, &stopped) {
+		if !stopped.Remote {
+			fmt.Fprintln(os.Stderr, "facefusion: "+stopped.Error())
+		}
+		return stopCode()
+	}
+	var printed *driver.Reported
+	if errors.As(err, &printed) { // rank 0 printed it before letting the other ranks go
+		return exitCode(fault.KindOf(printed.Err))
+	}
 	if ctx.Err() != nil { // a signal came first; what failed after it failed because of it
 		if worldRank == 0 {
-			fmt.Fprintln(os.Stderr, "facefusion: stopped by a signal; nothing was written to the output path")
+			fmt.Fprintln(os.Stderr, "facefusion: stopped by a signal; nothing was written to the output path; rerun the same command to resume")
 		}
-		return exitCancelled
+		return stopCode()
 	}
 	var remote *driver.RemoteError
 	if errors.As(err, &remote) { // another rank printed it

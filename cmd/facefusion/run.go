@@ -14,6 +14,7 @@ import (
 	"github.com/facefusion-hpc/facefusion/internal/fault"
 	"github.com/facefusion-hpc/facefusion/internal/job"
 	"github.com/facefusion-hpc/facefusion/internal/progress"
+	"github.com/facefusion-hpc/facefusion/rank"
 )
 
 // cmdRun is `facefusion run`: every rank of the launch takes its share of the target.
@@ -31,6 +32,15 @@ func cmdRun(ctx context.Context, args []string) error {
 	}
 	defer comm.Finalize()
 	worldRank = comm.Rank()
+	if cfg.UsesGPU() {
+		// The rank's GPU: its binding (CUDA_VISIBLE_DEVICES by node-local rank), unless
+		// execution_device_ids says otherwise.
+		id, err := rank.Identify(comm.Rank(), comm.Size(), comm.LocalRank(), comm.LocalSize(), rank.Options{})
+		if err != nil {
+			return fault.AsEnvironment(err)
+		}
+		cfg.Device = cfg.DeviceFor(comm.LocalRank(), id.GPU.Device)
+	}
 	start := time.Now()
 	out, err := driver.Run(ctx, comm, cfg, driver.Options{Log: os.Stderr, NewProgress: newProgress})
 	if err != nil {

@@ -42,6 +42,14 @@ type Config struct {
 	ChunkFrames int    `toml:"chunk_frames"`
 	JobDir      string `toml:"job_dir"`
 
+	CheckpointInterval int  `toml:"checkpoint_interval"`
+	Fresh              bool `toml:"fresh"`
+	KeepSegments       bool `toml:"keep_segments"`
+
+	Models
+	// Device is this rank's GPU for cuda/tensorrt, resolved at start-up (not a key).
+	Device int `toml:"-"`
+
 	ModelsDir          string `toml:"models_dir"`
 	OnnxruntimeLibrary string `toml:"onnxruntime_library"`
 }
@@ -90,38 +98,32 @@ const (
 var knownEncoders = map[string]bool{"libx264": true, "libx265": true, "ffv1": true, "libvpx-vp9": true, "mpeg4": true}
 
 // Validate checks every value and says which key is wrong and what it may be.
-func (c *Config) Validate() error {
+func (c *Config) Validate() error { return c.validate(true) }
+
+func (c *Config) validate(paths bool) error {
 	var errs []string
 	bad := func(format string, a ...any) { errs = append(errs, fmt.Sprintf(format, a...)) }
-	if len(c.SourcePaths) == 0 && c.Swaps() {
+	if len(c.SourcePaths) == 0 && c.Swaps() && paths {
 		bad("source_paths: give at least one source image (-s FILE)")
 	}
-	if c.TargetPath == "" {
+	if c.TargetPath == "" && paths {
 		bad("target_path: give the target video or image (-t FILE)")
 	}
-	if c.OutputPath == "" {
+	if c.OutputPath == "" && paths {
 		bad("output_path: give the output file (-o FILE)")
 	}
 	if len(c.Processors) == 0 {
 		bad("processors: give face_swapper or none")
 	}
 	for _, p := range c.Processors {
-		if p != ProcessorSwap && p != ProcessorNone {
-			bad("processors: %q is not known (face_swapper, none)", p)
+		if p != ProcessorSwap && p != ProcessorNone && p != ProcessorEnhance {
+			bad("processors: %q is not known (face_swapper, face_enhancer, none)", p)
 		}
-	}
-	if c.FaceSelectorMode != "one" && c.FaceSelectorMode != "many" {
-		bad("face_selector_mode: %q is not one of one, many", c.FaceSelectorMode)
 	}
 	if c.FaceDetectorScore < 0 || c.FaceDetectorScore > 1 {
 		bad("face_detector_score: %g is outside 0..1", c.FaceDetectorScore)
 	}
-	if c.FaceDetectorModel != "blazeface" {
-		bad("face_detector_model: %q is not available (blazeface)", c.FaceDetectorModel)
-	}
-	if c.FaceLandmarkerModel != "dlib_68" {
-		bad("face_landmarker_model: %q is not available (dlib_68)", c.FaceLandmarkerModel)
-	}
+	c.validateModels(bad)
 	if c.TrimFrameStart < -1 || c.TrimFrameEnd < -1 {
 		bad("trim_frame_start/trim_frame_end: frame numbers are ≥ 0 (-1: not set)")
 	}
@@ -136,6 +138,9 @@ func (c *Config) Validate() error {
 	}
 	if c.ChunkFrames < 1 {
 		bad("chunk_frames: %d: a chunk holds at least one frame (default 96)", c.ChunkFrames)
+	}
+	if c.CheckpointInterval < 0 {
+		bad("checkpoint_interval: %d is negative (seconds; 0: only when an attempt ends or stops)", c.CheckpointInterval)
 	}
 	if c.ExecutionThreadCount < 0 {
 		bad("execution_thread_count: %d is negative (0: one per core)", c.ExecutionThreadCount)

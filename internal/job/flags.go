@@ -41,9 +41,9 @@ var options = []option{
 		set: str(func(c *Config) *string { return &c.OutputPath })},
 	{long: "force", help: "overwrite an existing output (without it an existing output is an error)",
 		set: func(c *Config, _ []string) error { c.Force = true; return nil }},
-	{long: "processors", arg: "NAME...", multi: true, help: "face_swapper (default), or none: frames pass through untouched",
+	{long: "processors", arg: "NAME...", multi: true, help: "face_swapper (default), face_enhancer, in the order given; none: frames pass through untouched",
 		set: func(c *Config, v []string) error { c.Processors = v; return nil }},
-	{long: "face-selector-mode", arg: "MODE", help: "one: the largest face of each frame (default); many: every face",
+	{long: "face-selector-mode", arg: "MODE", help: "one: the first face after ordering (default); many: every face; reference: faces like the reference face",
 		set: str(func(c *Config) *string { return &c.FaceSelectorMode })},
 	{long: "face-detector-score", arg: "0..1", help: "minimum detector score of a face (default 0.5)",
 		set: func(c *Config, v []string) error {
@@ -54,9 +54,9 @@ var options = []option{
 			c.FaceDetectorScore = f
 			return nil
 		}},
-	{long: "face-detector-model", arg: "NAME", help: "face detector: blazeface (embedded default)",
+	{long: "face-detector-model", arg: "NAME", help: "face detector: blazeface (embedded default), yolo_face, scrfd, retinaface",
 		set: str(func(c *Config) *string { return &c.FaceDetectorModel })},
-	{long: "face-landmarker-model", arg: "NAME", help: "68-point landmarker: dlib_68 (embedded default)",
+	{long: "face-landmarker-model", arg: "NAME", help: "68-point landmarker: dlib_68 (embedded default), 2dfan4",
 		set: str(func(c *Config) *string { return &c.FaceLandmarkerModel })},
 	{long: "trim-frame-start", arg: "N", help: "first target frame to process (inclusive)",
 		set: integer("trim-frame-start", func(c *Config) *int { return &c.TrimFrameStart })},
@@ -74,6 +74,12 @@ var options = []option{
 		set: integer("chunk-frames", func(c *Config) *int { return &c.ChunkFrames })},
 	{long: "job-dir", arg: "DIR", help: "folder for the segments on the shared file system (default: OUTPUT.job beside the output)",
 		set: str(func(c *Config) *string { return &c.JobDir })},
+	{long: "checkpoint-interval", arg: "SECONDS", help: "how often rank 0 merges the ranks' finished chunks into the manifest (default 30; 0: only when the attempt ends or stops)",
+		set: integer("checkpoint-interval", func(c *Config) *int { return &c.CheckpointInterval })},
+	{long: "fresh", help: "start the job over: delete the job folder's segments and manifest instead of resuming",
+		set: func(c *Config, _ []string) error { c.Fresh = true; return nil }},
+	{long: "keep-segments", help: "keep the job folder (segments and manifest) after the output is written",
+		set: func(c *Config, _ []string) error { c.KeepSegments = true; return nil }},
 	{long: "models-dir", arg: "DIR", help: "folder holding the model files (default: the fetched cache)",
 		set: str(func(c *Config) *string { return &c.ModelsDir })},
 	{long: "onnxruntime-library", arg: "FILE", help: "ONNX Runtime shared library (default: the fetched 1.30.0 CPU build)",
@@ -95,7 +101,12 @@ var ErrHelp = fmt.Errorf("help requested")
 
 // Parse resolves a run's configuration: the embedded default, then --config FILE, then the
 // flags. Values are validated; the error names the flag or key.
-func Parse(args []string) (Config, error) {
+func Parse(args []string) (Config, error) { return parse(args, true) }
+
+// ParseLoose is Parse for commands that need no source, target or output (models).
+func ParseLoose(args []string) (Config, error) { return parse(args, false) }
+
+func parse(args []string, paths bool) (Config, error) {
 	type given struct {
 		o    *option
 		vals []string
@@ -152,7 +163,7 @@ func Parse(args []string) (Config, error) {
 			return Config{}, err
 		}
 	}
-	if err := c.Validate(); err != nil {
+	if err := c.validate(paths); err != nil {
 		return Config{}, err
 	}
 	return c, nil

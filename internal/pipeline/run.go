@@ -13,6 +13,7 @@ import (
 
 	"github.com/facefusion-hpc/facefusion/infer"
 	"github.com/facefusion-hpc/facefusion/internal/face"
+	"github.com/facefusion-hpc/facefusion/internal/facemodel"
 	"github.com/facefusion-hpc/facefusion/internal/fault"
 	"github.com/facefusion-hpc/facefusion/internal/job"
 	"github.com/facefusion-hpc/facefusion/internal/landmark"
@@ -30,13 +31,19 @@ type Models struct {
 	cfg    job.Config
 	lm     *landmark.Predictor
 	source *swap.Source
+	// FaceFusion's models: the source identity and the reference face (rank 0 finds them).
+	sourceEmbedding *facemodel.Embedding
+	reference       *facemodel.Embedding
 }
 
 // LoadModels initialises ONNX Runtime and loads the landmarker; every missing file is an
 // Environment fault naming the file and what to do.
 func LoadModels(cfg job.Config) (*Models, error) {
-	need := []string{cfg.ModelPath(job.BlazeFaceFile)}
-	if cfg.Swaps() {
+	var need []string
+	if cfg.FaceDetectorModel == "blazeface" {
+		need = append(need, cfg.ModelPath(job.BlazeFaceFile))
+	}
+	if cfg.FaceLandmarkerModel == "dlib_68" && (cfg.Swaps() || cfg.Enhances()) {
 		need = append(need, cfg.ModelPath(job.DlibFile))
 	}
 	for _, p := range need {
@@ -50,14 +57,30 @@ func LoadModels(cfg job.Config) (*Models, error) {
 	if err := infer.Init(cfg.RuntimeLibrary()); err != nil {
 		return nil, fault.AsEnvironment(err)
 	}
-	// Open a detector once here so that a missing or wrong model fails before any frame is read.
-	det, err := infer.NewBlazeFace(cfg.ModelPath(job.BlazeFaceFile), infer.Options{IntraOpThreads: 1})
+	// FaceFusion's model files: present, checksums (when given) and signatures right, before
+	// any frame is read.
+	reports, err := infer.ListModels(cfg.ModelPath(""), modelNames(cfg), cfg.ModelSHA256)
 	if err != nil {
-		return nil, fault.AsEnvironment(err)
+		return nil, fault.AsUsage(err)
 	}
-	det.Close()
+	for _, r := range reports {
+		switch r.State {
+		case infer.ModelMissing:
+			return nil, fault.AsEnvironment(fmt.Errorf("model %s: file %s is missing: put FaceFusion's file there, or point models_dir (--models-dir) at the folder holding it", r.Name, r.Path))
+		case infer.ModelMismatched:
+			return nil, fault.AsEnvironment(fmt.Errorf("%s", r.Detail))
+		}
+	}
+	// Open a detector once here so that a missing or wrong model fails before any frame is read.
+	if cfg.FaceDetectorModel == "blazeface" {
+		det, err := infer.NewBlazeFace(cfg.ModelPath(job.BlazeFaceFile), blazeOptions(cfg))
+		if err != nil {
+			return nil, fault.AsEnvironment(err)
+		}
+		det.Close()
+	}
 	m := &Models{cfg: cfg}
-	if !cfg.Swaps() {
+	if cfg.FaceLandmarkerModel != "dlib_68" {
 		return m, nil
 	}
 	if m.lm, err = landmark.Load(cfg.ModelPath(job.DlibFile)); err != nil {
@@ -68,7 +91,7 @@ func LoadModels(cfg job.Config) (*Models, error) {
 
 // NewAnalyzer returns an analyzer with its own detector session.
 func (m *Models) NewAnalyzer() (*Analyzer, error) {
-	det, err := infer.NewBlazeFace(m.cfg.ModelPath(job.BlazeFaceFile), infer.Options{IntraOpThreads: 1})
+	det, err := infer.NewBlazeFace(m.cfg.ModelPath(job.BlazeFaceFile), blazeOptions(m.cfg))
 	if err != nil {
 		return nil, fault.AsEnvironment(err)
 	}
@@ -78,10 +101,15 @@ func (m *Models) NewAnalyzer() (*Analyzer, error) {
 // PrepareSource analyses the source images and uses the result.
 func (m *Models) PrepareSource() error {
 	img, lm, err := m.AnalyseSource()
-	if err != nil || img == nil {
+	if err != nil {
 		return err
 	}
-	return m.UseSource(img, &lm)
+	if img != nil {
+		if err := m.UseSource(img, &lm); err != nil {
+			return err
+		}
+	}
+	return m.AnalyseIdentities(context.Background(), nil)
 }
 
 // UseSource prepares the swapper's source from an analysed source image (on every rank, from
@@ -100,31 +128,29 @@ func (m *Models) UseSource(img *raster.Image, lm *face.Landmarks68) error {
 // image when no swap is asked for.
 func (m *Models) AnalyseSource() (*raster.Image, face.Landmarks68, error) {
 	var none face.Landmarks68
-	if !m.cfg.Swaps() {
+	if !m.cfg.Swaps() || m.cfg.FaceSwapperModel != "classic" {
 		return nil, none, nil
 	}
-	an, err := m.NewAnalyzer()
+	a, err := m.newAnalyser(false)
 	if err != nil {
 		return nil, none, err
 	}
-	defer an.Close()
+	defer a.close()
 	var best *raster.Image
-	var bestFace face.Face
+	var bestFace facemodel.Face
 	for _, p := range m.cfg.SourcePaths {
-		img, err := raster.Load(p)
+		img, err := loadSource(p)
 		if err != nil {
-			if errors.Is(err, os.ErrNotExist) {
-				return nil, none, fault.AsInput(fmt.Errorf("source %s: no such file: check the path given to -s", p))
-			}
-			return nil, none, fault.AsInput(fmt.Errorf("source %w: give a PNG or JPEG photo", err))
+			return nil, none, err
 		}
-		faces, err := an.Faces(img)
+		faces, err := a.analyse(img)
 		if err != nil {
 			return nil, none, fault.AsInternal(fmt.Errorf("source %s: %w", p, err))
 		}
 		if len(faces) == 0 {
-			return nil, none, fault.AsInput(fmt.Errorf("source %s: no face found (detector score ≥ %g): use a photo with a clear, frontal face, or lower --face-detector-score", p, m.cfg.FaceDetectorScore))
+			return nil, none, noFace(p, m.cfg)
 		}
+		facemodel.SortFaces(faces, facemodel.LargeSmall)
 		if best == nil || faces[0].Box.Area() > bestFace.Box.Area() {
 			best, bestFace = img, faces[0]
 		}
@@ -132,10 +158,28 @@ func (m *Models) AnalyseSource() (*raster.Image, face.Landmarks68, error) {
 	return best, bestFace.Landmarks, nil
 }
 
+func loadSource(p string) (*raster.Image, error) {
+	img, err := raster.Load(p)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, fault.AsInput(fmt.Errorf("source %s: no such file: check the path given to -s", p))
+		}
+		return nil, fault.AsInput(fmt.Errorf("source %w: give a PNG or JPEG photo", err))
+	}
+	return img, nil
+}
+
+func noFace(p string, cfg job.Config) error {
+	return fault.AsInput(fmt.Errorf("source %s: no face found (detector score ≥ %g): use a photo with a clear, frontal face, or lower --face-detector-score", p, cfg.FaceDetectorScore))
+}
+
 // NewWorker returns a frame worker with its own detector and swapper buffers.
 func (m *Models) NewWorker() (Worker, error) {
-	if !m.cfg.Swaps() {
+	if !m.cfg.Swaps() && !m.cfg.Enhances() {
 		return passWorker{}, nil
+	}
+	if m.cfg.UsesFaceFusionModels() {
+		return m.newModelWorker()
 	}
 	an, err := m.NewAnalyzer()
 	if err != nil {
@@ -147,8 +191,11 @@ func (m *Models) NewWorker() (Worker, error) {
 // CloseWorkers releases the workers' sessions.
 func CloseWorkers(ws []Worker) {
 	for _, w := range ws {
-		if sw, ok := w.(*swapWorker); ok {
-			sw.an.Close()
+		switch w := w.(type) {
+		case *swapWorker:
+			w.an.Close()
+		case *modelWorker:
+			w.Close()
 		}
 	}
 }

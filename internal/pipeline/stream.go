@@ -27,6 +27,14 @@ type Worker interface {
 	Process(img *raster.Image) error
 }
 
+// BatchWorker takes several consecutive frames at once, so that a model runs on the faces
+// of all of them in one batch.
+type BatchWorker interface {
+	Worker
+	BatchSize() int
+	ProcessBatch(frames []*raster.Image) error
+}
+
 type slot struct {
 	index int
 	img   *raster.Image
@@ -42,7 +50,13 @@ func Stream(ctx context.Context, w, h int, src FrameSource, sink FrameSink, work
 	if prog == nil {
 		prog = progress.Nop{}
 	}
-	depth := 2*len(workers) + 2
+	batch := 1
+	for _, w := range workers {
+		if bw, ok := w.(BatchWorker); ok {
+			batch = max(batch, bw.BatchSize())
+		}
+	}
+	depth := 2*len(workers)*batch + 2
 	free := make(chan *slot, depth)
 	for i := 0; i < depth; i++ {
 		free <- &slot{img: raster.New(w, h)}
@@ -84,14 +98,43 @@ func Stream(ctx context.Context, w, h int, src FrameSource, sink FrameSink, work
 					close(done)
 				}
 			}()
+			bw, batched := wk.(BatchWorker)
+			var slots []*slot
+			var imgs []*raster.Image
 			for s := range todo {
-				if err := wk.Process(s.img); err != nil {
-					return fmt.Errorf("frame %d: %w", s.index, err)
+				slots, imgs = append(slots[:0], s), append(imgs[:0], s.img)
+				if batched { // take what is already decoded, up to the batch size; never wait for more
+				more:
+					for len(slots) < bw.BatchSize() {
+						select {
+						case s2, ok := <-todo:
+							if !ok {
+								break more
+							}
+							slots, imgs = append(slots, s2), append(imgs, s2.img)
+						default:
+							break more
+						}
+					}
 				}
-				select {
-				case done <- s:
-				case <-ctx.Done():
-					return ctx.Err()
+				var err error
+				if batched {
+					err = bw.ProcessBatch(imgs)
+				} else {
+					err = wk.Process(s.img)
+				}
+				if err != nil && len(slots) == 1 {
+					return fmt.Errorf("frame %d: %w", slots[0].index, err)
+				}
+				if err != nil {
+					return fmt.Errorf("frames %d–%d: %w", slots[0].index, slots[len(slots)-1].index, err)
+				}
+				for _, s := range slots {
+					select {
+					case done <- s:
+					case <-ctx.Done():
+						return ctx.Err()
+					}
 				}
 			}
 			return nil

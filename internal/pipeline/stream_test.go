@@ -100,3 +100,31 @@ func TestStreamDoesNotAllocatePerFrame(t *testing.T) {
 type nopSink struct{}
 
 func (nopSink) Write([]byte) error { return nil }
+
+// batchJitter takes up to 5 frames at once and finishes them out of order with other workers.
+type batchJitter struct{ jitterWorker }
+
+func (b batchJitter) BatchSize() int { return 5 }
+func (b batchJitter) ProcessBatch(fs []*raster.Image) error {
+	for _, f := range fs {
+		if err := b.Process(f); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func TestStreamBatchesKeepOrder(t *testing.T) {
+	src := &countingSource{n: 400}
+	sink := &recordingSink{}
+	ws := []Worker{batchJitter{jitterWorker{rand.New(rand.NewSource(7))}}, batchJitter{jitterWorker{rand.New(rand.NewSource(8))}}}
+	n, err := Stream(context.Background(), 4, 2, src, sink, ws, nil)
+	if err != nil || n != 400 {
+		t.Fatalf("n %d err %v", n, err)
+	}
+	for i, v := range sink.got {
+		if v&0xffff != i || v>>16 != 1 {
+			t.Fatalf("position %d holds frame %d processed %d times", i, v&0xffff, v>>16)
+		}
+	}
+}

@@ -1,0 +1,194 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/facefusion-hpc/facefusion/infer/fixtures"
+	"github.com/facefusion-hpc/facefusion/internal/raster"
+	"github.com/facefusion-hpc/facefusion/internal/testenv"
+)
+
+// fixtureModels is a models folder holding the fixture models (FaceFusion's names and
+// signatures, known arithmetic) plus the embedded default's real BlazeFace and dlib files.
+func fixtureModels(t *testing.T) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "models")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := fixtures.Write(dir); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"blazeface_front_128.onnx", "shape_predictor_68_face_landmarks.dat"} {
+		if err := os.Symlink(testenv.Model(t, f), filepath.Join(dir, f)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+func TestModelsCommand(t *testing.T) {
+	dir := fixtureModels(t)
+	args := []string{"models", "--models-dir", dir, "--processors", "face_swapper", "face_enhancer",
+		"--face-swapper-model", "inswapper_128", "--face-mask-types", "box", "occlusion"}
+	r := facefusion(t, args...)
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	for _, m := range []string{"arcface_w600k_r50", "inswapper_128", "gfpgan_1.4", "xseg_1"} {
+		if !strings.Contains(r.stdout, m) {
+			t.Errorf("models does not list %s:\n%s", m, r.stdout)
+		}
+	}
+	os.Remove(filepath.Join(dir, "xseg_1.onnx"))
+	os.WriteFile(filepath.Join(dir, "inswapper_128.onnx"), fixtures.WrongSignature(), 0o644)
+	r = facefusion(t, args...)
+	if r.code != exitEnvironment || !strings.Contains(r.stdout, "missing") || !strings.Contains(r.stdout, "mismatched") {
+		t.Fatalf("exit %d; want %d with a missing and a mismatched model:\n%s%s", r.code, exitEnvironment, r.stdout, r.stderr)
+	}
+}
+
+// A model file with the wrong signature under a known name is refused before any frame is
+// read: one line naming the file, the expected and the found signature; no job folder, no
+// output.
+func TestWrongSignatureRefusedBeforeFrames(t *testing.T) {
+	dir := fixtureModels(t)
+	os.WriteFile(filepath.Join(dir, "inswapper_128.onnx"), fixtures.WrongSignature(), 0o644)
+	work := t.TempDir()
+	clip := filepath.Join(work, "clip.mp4")
+	faceClip(t, clip, 320, 240, 6, "25")
+	out := filepath.Join(work, "out.mp4")
+	r := facefusion(t, "run", "-s", testenv.Sample(t, "grace_hopper.png"), "-t", clip, "-o", out,
+		"--models-dir", dir, "--face-swapper-model", "inswapper_128")
+	if r.code != exitEnvironment {
+		t.Fatalf("exit %d, want %d: %s", r.code, exitEnvironment, r.stderr)
+	}
+	line := strings.TrimSpace(r.stderr)
+	if strings.Count(line, "\n") != 0 || !strings.Contains(line, filepath.Join(dir, "inswapper_128.onnx")) ||
+		!strings.Contains(line, "expected") || !strings.Contains(line, "found") {
+		t.Errorf("want one line naming the file, the expected and the found signature:\n%s", r.stderr)
+	}
+	mustNotExist(t, out)
+	if _, err := os.Stat(out + ".job"); err == nil {
+		t.Error("a job folder was made: frames were going to be read")
+	}
+}
+
+// twoFaces is an image with the same face twice: the left one warm (blue cut), the right one
+// cool (red cut). The fixture recognizer's embedding is a function of the crop's channel
+// means, so the two are far apart and each is at distance 0 from itself.
+func twoFaces(t *testing.T, path string) *raster.Image {
+	src, err := raster.Load(testenv.Sample(t, "astronaut.png"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	img := raster.New(320, 180)
+	for y := 0; y < 150; y++ {
+		for x := 0; x < 150; x++ {
+			r, g, b := src.At(150+x, 40+y)
+			img.Set(5+x, 15+y, r, g, b/3)
+			img.Set(165+x, 15+y, r/3, g, b)
+		}
+	}
+	if err := img.SavePNG(path); err != nil {
+		t.Fatal(err)
+	}
+	return img
+}
+
+// changed counts the pixels of [x0,x1)×[y0,y1) that differ between a and b.
+func changed(a, b *raster.Image, x0, y0, x1, y1 int) int {
+	n := 0
+	for y := y0; y < y1; y++ {
+		for x := x0; x < x1; x++ {
+			r1, g1, b1 := a.At(x, y)
+			r2, g2, b2 := b.At(x, y)
+			if r1 != r2 || g1 != g2 || b1 != b2 {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// Reference mode swaps only the faces that match the reference face.
+func TestReferenceSelection(t *testing.T) {
+	dir := fixtureModels(t)
+	work := t.TempDir()
+	target := filepath.Join(work, "two.png")
+	in := twoFaces(t, target)
+	for _, c := range []struct {
+		position    string
+		left, right bool // which face must change
+	}{{"0", true, false}, {"1", false, true}} {
+		out := filepath.Join(work, "out"+c.position+".png")
+		r := facefusion(t, "run", "-s", testenv.Sample(t, "grace_hopper.png"), "-t", target, "-o", out, "--models-dir", dir,
+			"--face-selector-mode", "reference", "--face-selector-order", "left-right", "--reference-face-position", c.position,
+			"--face-swapper-model", "inswapper_128")
+		if r.code != 0 {
+			t.Fatalf("exit %d: %s", r.code, r.stderr)
+		}
+		got, err := raster.Load(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		left, right := changed(in, got, 0, 0, 160, 180), changed(in, got, 160, 0, 320, 180)
+		ok := left > 500 && right == 0
+		if !c.left {
+			ok = right > 500 && left == 0
+		}
+		if !ok {
+			t.Errorf("reference position %s: %d pixels of the left face and %d of the right changed; want only the %s face",
+				c.position, left, right, map[bool]string{true: "left", false: "right"}[c.left])
+		}
+	}
+}
+
+// Every processor combination gives the same frames on 3 ranks as on 1, and batched model
+// runs give the same frames as batch 1.
+func TestProcessorCombinationsAcrossRanks(t *testing.T) {
+	dir := fixtureModels(t)
+	work := t.TempDir()
+	clip := filepath.Join(work, "clip.mp4")
+	faceClip(t, clip, 320, 240, 12, "25")
+	src := testenv.Sample(t, "grace_hopper.png")
+	combos := map[string][]string{
+		"classic":             {"--processors", "face_swapper"},
+		"inswapper":           {"--processors", "face_swapper", "--face-swapper-model", "inswapper_128"},
+		"enhancer":            {"--processors", "face_enhancer", "--face-enhancer-model", "codeformer"},
+		"classic+enhancer":    {"--processors", "face_swapper", "face_enhancer", "--face-enhancer-model", "gpen_bfr_256"},
+		"hyperswap+masks+gfp": {"--processors", "face_swapper", "face_enhancer", "--face-swapper-model", "hyperswap_1a_256", "--face-mask-types", "box", "occlusion", "region", "--face-landmarker-model", "2dfan4"},
+		"fp16+many+scrfd":     {"--processors", "face_swapper", "--face-swapper-model", "inswapper_128_fp16", "--face-selector-mode", "many", "--face-detector-model", "scrfd"},
+		"simswap+pixel-boost": {"--processors", "face_swapper", "--face-swapper-model", "simswap_256", "--face-swapper-pixel-boost", "512x512", "--face-detector-model", "yolo_face"},
+	}
+	for name, extra := range combos {
+		t.Run(name, func(t *testing.T) {
+			base := append([]string{"run", "-s", src, "-t", clip, "--models-dir", dir, "--output-video-encoder", "ffv1", "--chunk-frames", "4"}, extra...)
+			one := filepath.Join(work, name+"-1.mkv")
+			r := mpirun(t, hangGuard(t), 1, append(base, "-o", one)...)
+			if r.code != 0 {
+				t.Fatalf("1 rank: exit %d: %s", r.code, r.stderr)
+			}
+			three := filepath.Join(work, name+"-3.mkv")
+			r = mpirun(t, hangGuard(t), 3, append(base, "-o", three, "--execution-batch-size", "3")...)
+			if r.code != 0 {
+				t.Fatalf("3 ranks: exit %d: %s", r.code, r.stderr)
+			}
+			a, b := frameHashes(t, one), frameHashes(t, three)
+			if len(a) != 12 || len(b) != 12 {
+				t.Fatalf("%d and %d frames, want 12", len(a), len(b))
+			}
+			for i := range a {
+				if a[i] != b[i] {
+					t.Fatalf("frame %d differs between 1 rank (batch 1) and 3 ranks (batch 3)", i)
+				}
+			}
+			if in := frameHashes(t, clip); in[5] == a[5] {
+				t.Errorf("frame 5 is unchanged: the processors did nothing")
+			}
+		})
+	}
+}

@@ -1,0 +1,239 @@
+package job
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Models are the keys of FaceFusion's own models (issue 5): which detector, landmarker,
+// swapper and enhancer run, their settings, the face selector, masks, and where the models
+// execute. The names and defaults are FaceFusion's, except that the embedded default stays
+// the model-free pipeline (blazeface, dlib_68, classic).
+type Models struct {
+	FaceDetectorSize      string   `toml:"face_detector_size"`
+	FaceLandmarkerScore   float64  `toml:"face_landmarker_score"`
+	FaceSwapperModel      string   `toml:"face_swapper_model"`
+	FaceSwapperPixelBoost string   `toml:"face_swapper_pixel_boost"`
+	FaceEnhancerModel     string   `toml:"face_enhancer_model"`
+	FaceEnhancerBlend     int      `toml:"face_enhancer_blend"`
+	FaceEnhancerWeight    float64  `toml:"face_enhancer_weight"`
+	FaceMaskTypes         []string `toml:"face_mask_types"`
+	FaceMaskBlur          float64  `toml:"face_mask_blur"`
+	FaceMaskPadding       []int    `toml:"face_mask_padding"`
+	FaceSelectorOrder     string   `toml:"face_selector_order"`
+	ReferenceFacePosition int      `toml:"reference_face_position"`
+	ReferenceFaceDistance float64  `toml:"reference_face_distance"`
+	ReferenceFrameNumber  int      `toml:"reference_frame_number"`
+
+	ExecutionProviders []string          `toml:"execution_providers"`
+	ExecutionDeviceIDs []int             `toml:"execution_device_ids"`
+	ExecutionBatchSize int               `toml:"execution_batch_size"`
+	TensorRTFP16       bool              `toml:"tensorrt_fp16"`
+	TensorRTCacheDir   string            `toml:"tensorrt_cache_dir"`
+	ModelSHA256        map[string]string `toml:"model_sha256"`
+}
+
+// The processors, detectors, landmarkers, swappers and enhancers a job may name.
+const ProcessorEnhance = "face_enhancer"
+
+var (
+	Detectors   = []string{"blazeface", "yolo_face", "scrfd", "retinaface"}
+	Landmarkers = []string{"dlib_68", "2dfan4"}
+	Swappers    = []string{"classic", "inswapper_128", "inswapper_128_fp16", "hyperswap_1a_256", "hyperswap_1b_256",
+		"hyperswap_1c_256", "simswap_256", "ghost_1_256", "ghost_2_256", "ghost_3_256"}
+	Enhancers      = []string{"gfpgan_1.4", "codeformer", "gpen_bfr_256", "gpen_bfr_512"}
+	MaskTypes      = []string{"box", "occlusion", "region"}
+	SelectorModes  = []string{"one", "many", "reference"}
+	SelectorOrders = []string{"left-right", "right-left", "top-bottom", "bottom-top", "small-large", "large-small", "best-worst", "worst-best"}
+	Providers      = []string{"tensorrt", "cuda", "cpu"}
+)
+
+func oneOf(key, v string, allowed []string) string {
+	if slices.Contains(allowed, v) {
+		return ""
+	}
+	return fmt.Sprintf("%s: %q is not one of %s", key, v, strings.Join(allowed, ", "))
+}
+
+// validateModels adds the model keys' complaints to bad.
+func (c *Config) validateModels(bad func(string, ...any)) {
+	for _, msg := range []string{
+		oneOf("face_selector_mode", c.FaceSelectorMode, SelectorModes),
+		oneOf("face_selector_order", c.FaceSelectorOrder, SelectorOrders),
+		oneOf("face_detector_model", c.FaceDetectorModel, Detectors),
+		oneOf("face_landmarker_model", c.FaceLandmarkerModel, Landmarkers),
+		oneOf("face_swapper_model", c.FaceSwapperModel, Swappers),
+		oneOf("face_enhancer_model", c.FaceEnhancerModel, Enhancers),
+	} {
+		if msg != "" {
+			bad("%s", msg)
+		}
+	}
+	for _, t := range c.FaceMaskTypes {
+		if msg := oneOf("face_mask_types", t, MaskTypes); msg != "" {
+			bad("%s", msg)
+		}
+	}
+	for _, p := range c.ExecutionProviders {
+		if msg := oneOf("execution_providers", p, Providers); msg != "" {
+			bad("%s", msg)
+		}
+	}
+	if _, err := c.DetectorSize(); err != nil {
+		bad("face_detector_size: %v", err)
+	}
+	if _, err := c.PixelBoost(); err != nil {
+		bad("face_swapper_pixel_boost: %v", err)
+	}
+	if len(c.FaceMaskPadding) != 0 && len(c.FaceMaskPadding) != 4 {
+		bad("face_mask_padding: give 4 percentages (top right bottom left), got %d", len(c.FaceMaskPadding))
+	}
+	if c.FaceEnhancerBlend < 0 || c.FaceEnhancerBlend > 100 {
+		bad("face_enhancer_blend: %d is outside 0..100", c.FaceEnhancerBlend)
+	}
+	if c.FaceMaskBlur < 0 || c.FaceMaskBlur > 1 {
+		bad("face_mask_blur: %g is outside 0..1", c.FaceMaskBlur)
+	}
+	if c.ReferenceFaceDistance < 0 || c.ReferenceFaceDistance > 1 {
+		bad("reference_face_distance: %g is outside 0..1", c.ReferenceFaceDistance)
+	}
+	if c.ExecutionBatchSize < 0 {
+		bad("execution_batch_size: %d is negative (0: automatic)", c.ExecutionBatchSize)
+	}
+}
+
+// UsesGPU reports whether a GPU execution provider is asked for.
+func (c *Config) UsesGPU() bool {
+	return slices.Contains(c.ExecutionProviders, "cuda") || slices.Contains(c.ExecutionProviders, "tensorrt")
+}
+
+// DeviceFor is the GPU a rank with node-local rank local uses: execution_device_ids[local mod
+// n] when given, else bound (the rank's binding from CUDA_VISIBLE_DEVICES, see rank.Identify).
+func (c *Config) DeviceFor(local, bound int) int {
+	if n := len(c.ExecutionDeviceIDs); n > 0 {
+		return c.ExecutionDeviceIDs[local%n]
+	}
+	return max(bound, 0)
+}
+
+// squareSize parses FaceFusion's "640x640" (or "640"); "" gives 0 (the model's default).
+func squareSize(s string) (int, error) {
+	if s == "" {
+		return 0, nil
+	}
+	w, h, found := strings.Cut(s, "x")
+	n, err := strconv.Atoi(w)
+	if err == nil && found {
+		var m int
+		if m, err = strconv.Atoi(h); err == nil && m != n {
+			err = fmt.Errorf("only square sizes are supported")
+		}
+	}
+	if err != nil || n <= 0 {
+		return 0, fmt.Errorf("%q is not a size like 640x640 (%v)", s, err)
+	}
+	return n, nil
+}
+
+// DetectorSize is face_detector_size in pixels (0: the model's default).
+func (c *Config) DetectorSize() (int, error) { return squareSize(c.FaceDetectorSize) }
+
+// PixelBoost is face_swapper_pixel_boost in pixels (0: the model's own size).
+func (c *Config) PixelBoost() (int, error) { return squareSize(c.FaceSwapperPixelBoost) }
+
+// Enhances reports whether the face enhancer runs.
+func (c *Config) Enhances() bool { return slices.Contains(c.Processors, ProcessorEnhance) }
+
+// UsesFaceFusionModels reports whether any of FaceFusion's models (as opposed to the embedded
+// default: BlazeFace, dlib, the classic swapper) is asked for.
+func (c *Config) UsesFaceFusionModels() bool {
+	return c.FaceDetectorModel != "blazeface" || c.FaceLandmarkerModel != "dlib_68" ||
+		(c.Swaps() && c.FaceSwapperModel != "classic") || c.Enhances() || c.FaceSelectorMode == "reference"
+}
+
+// MaskPadding is face_mask_padding as top, right, bottom, left percentages.
+func (c *Config) MaskPadding() [4]int {
+	var p [4]int
+	copy(p[:], c.FaceMaskPadding)
+	return p
+}
+
+func strs(dst func(*Config) *[]string) func(*Config, []string) error {
+	return func(c *Config, v []string) error { *dst(c) = v; return nil }
+}
+
+func float(name string, dst func(*Config) *float64) func(*Config, []string) error {
+	return func(c *Config, v []string) error {
+		f, err := strconv.ParseFloat(v[0], 64)
+		if err != nil {
+			return fmt.Errorf("--%s: %q is not a number", name, v[0])
+		}
+		*dst(c) = f
+		return nil
+	}
+}
+
+var modelOptions = []option{
+	{long: "face-detector-size", arg: "WxH", help: "detector input size, e.g. 640x640 (yolo_face, scrfd, retinaface; default: the model's)",
+		set: str(func(c *Config) *string { return &c.FaceDetectorSize })},
+	{long: "face-landmarker-score", arg: "0..1", help: "2dfan4: below this landmark score the detector's five points are used (default 0.5)",
+		set: float("face-landmarker-score", func(c *Config) *float64 { return &c.FaceLandmarkerScore })},
+	{long: "face-swapper-model", arg: "NAME", help: "classic (embedded default, model-free), inswapper_128, inswapper_128_fp16, hyperswap_1a/1b/1c_256, simswap_256, ghost_1/2/3_256",
+		set: str(func(c *Config) *string { return &c.FaceSwapperModel })},
+	{long: "face-swapper-pixel-boost", arg: "WxH", help: "swap at this crop size in tiles of the model's size, e.g. 256x256 for inswapper_128",
+		set: str(func(c *Config) *string { return &c.FaceSwapperPixelBoost })},
+	{long: "face-enhancer-model", arg: "NAME", help: "gfpgan_1.4 (default), codeformer, gpen_bfr_256, gpen_bfr_512 (processor face_enhancer)",
+		set: str(func(c *Config) *string { return &c.FaceEnhancerModel })},
+	{long: "face-enhancer-blend", arg: "0..100", help: "how much of the enhanced face replaces the frame's (default 80)",
+		set: integer("face-enhancer-blend", func(c *Config) *int { return &c.FaceEnhancerBlend })},
+	{long: "face-enhancer-weight", arg: "0..1", help: "codeformer's fidelity weight (default 0.5)",
+		set: float("face-enhancer-weight", func(c *Config) *float64 { return &c.FaceEnhancerWeight })},
+	{long: "face-mask-types", arg: "TYPE...", multi: true, help: "box (default), occlusion (xseg_1), region (bisenet_resnet_34); combined by minimum",
+		set: strs(func(c *Config) *[]string { return &c.FaceMaskTypes })},
+	{long: "face-mask-blur", arg: "0..1", help: "box mask blur (default 0.3)",
+		set: float("face-mask-blur", func(c *Config) *float64 { return &c.FaceMaskBlur })},
+	{long: "face-mask-padding", arg: "T R B L", multi: true, help: "box mask padding in percent: top right bottom left (default 0 0 0 0)",
+		set: func(c *Config, v []string) error {
+			c.FaceMaskPadding = c.FaceMaskPadding[:0]
+			for _, s := range v {
+				n, err := strconv.Atoi(s)
+				if err != nil {
+					return fmt.Errorf("--face-mask-padding: %q is not a whole number", s)
+				}
+				c.FaceMaskPadding = append(c.FaceMaskPadding, n)
+			}
+			return nil
+		}},
+	{long: "face-selector-order", arg: "ORDER", help: "large-small (default), small-large, left-right, right-left, top-bottom, bottom-top, best-worst, worst-best",
+		set: str(func(c *Config) *string { return &c.FaceSelectorOrder })},
+	{long: "reference-face-position", arg: "N", help: "reference mode: the face at this position (after ordering) of the reference frame",
+		set: integer("reference-face-position", func(c *Config) *int { return &c.ReferenceFacePosition })},
+	{long: "reference-face-distance", arg: "0..1", help: "reference mode: swap faces closer than this to the reference (default 0.3)",
+		set: float("reference-face-distance", func(c *Config) *float64 { return &c.ReferenceFaceDistance })},
+	{long: "reference-frame-number", arg: "N", help: "reference mode: the target frame the reference face is taken from (default 0)",
+		set: integer("reference-frame-number", func(c *Config) *int { return &c.ReferenceFrameNumber })},
+	{long: "execution-providers", arg: "NAME...", multi: true, help: "ordered, e.g. tensorrt cuda cpu (default cpu); a list ending in cpu falls back to it",
+		set: strs(func(c *Config) *[]string { return &c.ExecutionProviders })},
+	{long: "execution-device-ids", arg: "N...", multi: true, help: "GPUs for cuda/tensorrt; a rank takes the one at its node-local rank (default: the rank's bound GPU, see probe)",
+		set: func(c *Config, v []string) error {
+			c.ExecutionDeviceIDs = c.ExecutionDeviceIDs[:0]
+			for _, s := range v {
+				n, err := strconv.Atoi(s)
+				if err != nil || n < 0 {
+					return fmt.Errorf("--execution-device-ids: %q is not a device number", s)
+				}
+				c.ExecutionDeviceIDs = append(c.ExecutionDeviceIDs, n)
+			}
+			return nil
+		}},
+	{long: "execution-batch-size", arg: "N", help: "faces per model run, from consecutive frames (0: automatic: 8 on a GPU, 1 on CPU)",
+		set: integer("execution-batch-size", func(c *Config) *int { return &c.ExecutionBatchSize })},
+	{long: "tensorrt-fp16", help: "let TensorRT build half-precision engines",
+		set: func(c *Config, _ []string) error { c.TensorRTFP16 = true; return nil }},
+	{long: "tensorrt-cache-dir", arg: "DIR", help: "where TensorRT keeps built engines (node-local disk)",
+		set: str(func(c *Config) *string { return &c.TensorRTCacheDir })},
+}
+
+func init() { options = append(options, modelOptions...) }

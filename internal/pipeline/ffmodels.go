@@ -1,0 +1,433 @@
+package pipeline
+
+import (
+	"context"
+	"fmt"
+	"log"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/facefusion-hpc/facefusion/infer"
+	"github.com/facefusion-hpc/facefusion/internal/face"
+	"github.com/facefusion-hpc/facefusion/internal/facemodel"
+	"github.com/facefusion-hpc/facefusion/internal/fault"
+	"github.com/facefusion-hpc/facefusion/internal/job"
+	"github.com/facefusion-hpc/facefusion/internal/raster"
+	"github.com/facefusion-hpc/facefusion/internal/swap"
+	"github.com/facefusion-hpc/facefusion/internal/video"
+)
+
+// sessionConfig is how every FaceFusion model of this job opens: models_dir, the runtime,
+// the providers and the batch size.
+func sessionConfig(cfg job.Config, name string) infer.SessionConfig {
+	dir := cfg.ModelPath("")
+	return infer.SessionConfig{
+		ModelsDir: dir,
+		Execution: infer.Execution{
+			Providers: cfg.ExecutionProviders, DeviceID: cfg.Device, Threads: 1,
+			TensorRTFP16: cfg.TensorRTFP16, TensorRTCacheDir: cfg.TensorRTCacheDir,
+		},
+		MaxBatch: batchSize(cfg),
+		SHA256:   cfg.ModelSHA256[name],
+		Logf:     logOnce,
+	}
+}
+
+// batchSize is execution_batch_size, or 8 when a GPU provider is asked for and 1 on CPU,
+// where batching buys nothing but latency.
+func batchSize(cfg job.Config) int {
+	if cfg.ExecutionBatchSize > 0 {
+		return cfg.ExecutionBatchSize
+	}
+	if cfg.UsesGPU() {
+		return 8
+	}
+	return 1
+}
+
+var (
+	logMu  sync.Mutex
+	logged = map[string]bool{}
+)
+
+// logOnce keeps per-session log lines (provider fallback, unpinned buffers) to one per process.
+func logOnce(format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	key := msg // the same fallback for every model is one line
+	if i := strings.Index(msg, "execution providers:"); i >= 0 {
+		key = msg[i:]
+	}
+	logMu.Lock()
+	defer logMu.Unlock()
+	if !logged[key] {
+		logged[key] = true
+		log.Print(msg)
+	}
+}
+
+func maskOptions(cfg job.Config) infer.MaskOptions {
+	m := infer.DefaultMaskOptions()
+	if len(cfg.FaceMaskTypes) > 0 {
+		m.Types = cfg.FaceMaskTypes
+	}
+	m.Blur = cfg.FaceMaskBlur
+	m.Padding = cfg.MaskPadding()
+	return m
+}
+
+// modelNames lists the FaceFusion model files the job needs (for checks before any frame).
+func modelNames(cfg job.Config) []string {
+	var names []string
+	switch cfg.FaceDetectorModel {
+	case "yolo_face":
+		names = append(names, "yoloface_8n")
+	case "scrfd":
+		names = append(names, "scrfd_2.5g")
+	case "retinaface":
+		names = append(names, "retinaface_10g")
+	}
+	if cfg.FaceLandmarkerModel == "2dfan4" {
+		names = append(names, "2dfan4")
+	}
+	if cfg.Swaps() && cfg.FaceSwapperModel != "classic" || cfg.FaceSelectorMode == "reference" {
+		names = append(names, "arcface_w600k_r50")
+	}
+	if cfg.Swaps() && cfg.FaceSwapperModel != "classic" {
+		names = append(names, cfg.FaceSwapperModel)
+		switch {
+		case cfg.FaceSwapperModel == "simswap_256":
+			names = append(names, "crossface_simswap")
+		case len(cfg.FaceSwapperModel) > 6 && cfg.FaceSwapperModel[:6] == "ghost_":
+			names = append(names, "crossface_ghost")
+		}
+	}
+	if cfg.Enhances() {
+		names = append(names, cfg.FaceEnhancerModel)
+	}
+	if cfg.Swaps() || cfg.Enhances() {
+		if slices.Contains(cfg.FaceMaskTypes, "occlusion") {
+			names = append(names, "xseg_1")
+		}
+		if slices.Contains(cfg.FaceMaskTypes, "region") && cfg.Swaps() {
+			names = append(names, "bisenet_resnet_34")
+		}
+	}
+	return names
+}
+
+// ModelNames is what `facefusion models` lists for a job.
+func ModelNames(cfg job.Config) []string { return modelNames(cfg) }
+
+// analyser finds faces with the configured detector and landmarker and, when asked,
+// their embeddings. One per goroutine.
+type analyser struct {
+	cfg   job.Config
+	det   Detector
+	dlib  *Analyzer // dlib's landmarks (reuses its two-pass box fit)
+	fan   *infer.Landmarker2DFAN4
+	rec   *infer.Recognizer
+	faces []facemodel.Face
+	refs  []infer.FaceRef
+	embs  []facemodel.Embedding
+}
+
+func (m *Models) newAnalyser(withEmbeddings bool) (*analyser, error) {
+	cfg := m.cfg
+	a := &analyser{cfg: cfg}
+	var err error
+	if cfg.FaceDetectorModel == "blazeface" {
+		a.det, err = infer.NewBlazeFace(cfg.ModelPath(job.BlazeFaceFile), blazeOptions(cfg))
+	} else {
+		size, _ := cfg.DetectorSize()
+		a.det, err = infer.NewFaceDetector(cfg.FaceDetectorModel, size, sessionConfig(cfg, cfg.FaceDetectorModel))
+	}
+	if err != nil {
+		return nil, fault.AsEnvironment(err)
+	}
+	if cfg.FaceLandmarkerModel == "2dfan4" {
+		if a.fan, err = infer.NewLandmarker2DFAN4(sessionConfig(cfg, "2dfan4")); err != nil {
+			a.close()
+			return nil, fault.AsEnvironment(err)
+		}
+	} else {
+		a.dlib = NewAnalyzer(a.det, m.lm, cfg.FaceDetectorScore)
+	}
+	if withEmbeddings {
+		if a.rec, err = infer.NewRecognizer(sessionConfig(cfg, "arcface_w600k_r50")); err != nil {
+			a.close()
+			return nil, fault.AsEnvironment(err)
+		}
+	}
+	return a, nil
+}
+
+func (a *analyser) close() {
+	if a.det != nil {
+		a.det.Close()
+	}
+	if a.fan != nil {
+		a.fan.Close()
+	}
+	if a.rec != nil {
+		a.rec.Close()
+	}
+}
+
+// analyse returns the faces of img (reused by the next call), with embeddings when the
+// analyser has a recognizer.
+func (a *analyser) analyse(img *raster.Image) ([]facemodel.Face, error) {
+	a.faces = a.faces[:0]
+	dets, err := a.det.Detect(img, a.cfg.FaceDetectorScore)
+	if err != nil {
+		return nil, err
+	}
+	for _, d := range dets {
+		f := facemodel.Face{Box: d.Box, Score: d.Score, Five: d.Five}
+		if a.fan != nil {
+			score, err := a.fan.Landmarks(img, d.Box, &f.Landmarks)
+			if err != nil {
+				return nil, err
+			}
+			f.LandmarkScore = score
+			f.Five = facemodel.WarpFive(d.Five, &f.Landmarks, score, a.cfg.FaceLandmarkerScore)
+		} else {
+			ff := face.Face{Detection: d}
+			a.dlib.landmarks(img, &ff)
+			f.Landmarks, f.LandmarkScore = ff.Landmarks, 1
+			f.Five = ff.Landmarks.Five()
+		}
+		a.faces = append(a.faces, f)
+	}
+	if a.rec != nil && len(a.faces) > 0 {
+		a.refs = a.refs[:0]
+		for i := range a.faces {
+			a.refs = append(a.refs, infer.FaceRef{Frame: img, Five: a.faces[i].Five})
+		}
+		a.embs = slices.Grow(a.embs[:0], len(a.faces))[:len(a.faces)]
+		if err := a.rec.Embed(a.refs, a.embs); err != nil {
+			return nil, err
+		}
+		for i := range a.faces {
+			a.faces[i].Embedding = a.embs[i]
+		}
+	}
+	return a.faces, nil
+}
+
+// selector is the job's face selector.
+func selector(cfg job.Config) facemodel.Selector {
+	return facemodel.Selector{
+		Mode: facemodel.SelectorMode(cfg.FaceSelectorMode), Order: facemodel.SelectorOrder(cfg.FaceSelectorOrder),
+		ReferencePosition: cfg.ReferenceFacePosition, ReferenceDistance: cfg.ReferenceFaceDistance,
+	}
+}
+
+// modelWorker runs FaceFusion's pipeline on batches of consecutive frames: analyse and
+// select per frame, then every selected face of the batch goes through each processor in
+// one batched model call.
+type modelWorker struct {
+	cfg      job.Config
+	an       *analyser
+	sel      facemodel.Selector
+	ref      *facemodel.Embedding
+	classic  *swap.Swapper
+	swapper  *infer.FaceSwapper
+	enhancer *infer.FaceEnhancer
+	idx      []int
+	items    []infer.FaceRef
+	lms      []face.Landmarks68
+}
+
+func (m *Models) newModelWorker() (*modelWorker, error) {
+	cfg := m.cfg
+	w := &modelWorker{cfg: cfg, sel: selector(cfg), ref: m.reference}
+	var err error
+	if w.an, err = m.newAnalyser(cfg.FaceSelectorMode == "reference"); err != nil {
+		return nil, err
+	}
+	fail := func(err error) (*modelWorker, error) { w.Close(); return nil, fault.AsEnvironment(err) }
+	if cfg.Swaps() {
+		if cfg.FaceSwapperModel == "classic" {
+			w.classic = swap.NewSwapper(m.source, swap.DefaultOptions())
+		} else {
+			boost, _ := cfg.PixelBoost()
+			if w.swapper, err = infer.NewFaceSwapper(cfg.FaceSwapperModel, sessionConfig(cfg, cfg.FaceSwapperModel),
+				infer.SwapOptions{PixelBoost: boost, Mask: maskOptions(cfg)}); err != nil {
+				return fail(err)
+			}
+			if err := w.swapper.SetSource(*m.sourceEmbedding); err != nil {
+				return fail(err)
+			}
+		}
+	}
+	if cfg.Enhances() {
+		if w.enhancer, err = infer.NewFaceEnhancer(cfg.FaceEnhancerModel, sessionConfig(cfg, cfg.FaceEnhancerModel),
+			cfg.FaceEnhancerBlend, cfg.FaceEnhancerWeight, maskOptions(cfg)); err != nil {
+			return fail(err)
+		}
+	}
+	return w, nil
+}
+
+// Close releases the worker's sessions.
+func (w *modelWorker) Close() {
+	if w.an != nil {
+		w.an.close()
+	}
+	if w.swapper != nil {
+		w.swapper.Close()
+	}
+	if w.enhancer != nil {
+		w.enhancer.Close()
+	}
+}
+
+// BatchSize is how many consecutive frames the worker takes at once.
+func (w *modelWorker) BatchSize() int { return batchSize(w.cfg) }
+
+func (w *modelWorker) Process(img *raster.Image) error { return w.ProcessBatch([]*raster.Image{img}) }
+
+// ProcessBatch processes consecutive frames in place.
+func (w *modelWorker) ProcessBatch(frames []*raster.Image) error {
+	w.items, w.lms = w.items[:0], w.lms[:0]
+	for _, img := range frames {
+		faces, err := w.an.analyse(img)
+		if err != nil {
+			return err
+		}
+		w.idx = w.sel.Select(w.idx[:0], faces, w.ref)
+		for _, i := range w.idx {
+			w.items = append(w.items, infer.FaceRef{Frame: img, Five: faces[i].Five})
+			w.lms = append(w.lms, faces[i].Landmarks)
+		}
+	}
+	for _, p := range w.cfg.Processors {
+		switch {
+		case p == job.ProcessorSwap && w.classic != nil:
+			for i := range w.items {
+				w.classic.Apply(w.items[i].Frame, &w.lms[i])
+			}
+		case p == job.ProcessorSwap && w.swapper != nil:
+			if err := w.swapper.Swap(w.items); err != nil {
+				return err
+			}
+		case p == job.ProcessorEnhance && w.enhancer != nil:
+			if err := w.enhancer.Enhance(w.items); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// analyseSourceEmbedding is FaceFusion's source identity: the largest face of each source
+// image, embeddings averaged. Every source image must hold a face.
+func (m *Models) analyseSourceEmbedding() (*facemodel.Embedding, error) {
+	a, err := m.newAnalyser(true)
+	if err != nil {
+		return nil, err
+	}
+	defer a.close()
+	var per [][]facemodel.Face
+	for _, p := range m.cfg.SourcePaths {
+		img, err := loadSource(p)
+		if err != nil {
+			return nil, err
+		}
+		faces, err := a.analyse(img)
+		if err != nil {
+			return nil, fault.AsInternal(fmt.Errorf("source %s: %w", p, err))
+		}
+		if len(faces) == 0 {
+			return nil, noFace(p, m.cfg)
+		}
+		per = append(per, slices.Clone(faces))
+	}
+	e, ok := facemodel.SourceIdentity(per)
+	if !ok {
+		return nil, fault.AsInput(fmt.Errorf("source: no face in %v", m.cfg.SourcePaths))
+	}
+	return &e, nil
+}
+
+// AnalyseReference finds the reference face in a frame of the target (reference mode).
+func (m *Models) AnalyseReference(frame *raster.Image, where string) (*facemodel.Embedding, error) {
+	a, err := m.newAnalyser(true)
+	if err != nil {
+		return nil, err
+	}
+	defer a.close()
+	faces, err := a.analyse(frame)
+	if err != nil {
+		return nil, fault.AsInternal(fmt.Errorf("reference %s: %w", where, err))
+	}
+	ref, ok := selector(m.cfg).Reference(faces)
+	if !ok {
+		return nil, fault.AsInput(fmt.Errorf("reference %s: no face found: choose another --reference-frame-number or lower --face-detector-score", where))
+	}
+	e := ref.Embedding
+	return &e, nil
+}
+
+// SetEmbeddings installs what rank 0 analysed (source identity, reference face).
+func (m *Models) SetEmbeddings(source, reference *facemodel.Embedding) {
+	m.sourceEmbedding, m.reference = source, reference
+}
+
+// Embeddings are the source identity and reference face rank 0 found (nil when unused).
+func (m *Models) Embeddings() (source, reference *facemodel.Embedding) {
+	return m.sourceEmbedding, m.reference
+}
+
+// AnalyseIdentities is rank 0's analysis for FaceFusion's models: the source identity (model
+// swappers) and, in reference mode, the reference face from frame reference_frame_number of
+// the target (info is nil for an image target).
+func (m *Models) AnalyseIdentities(ctx context.Context, info *video.Info) error {
+	cfg := m.cfg
+	if cfg.Swaps() && cfg.FaceSwapperModel != "classic" {
+		e, err := m.analyseSourceEmbedding()
+		if err != nil {
+			return err
+		}
+		m.sourceEmbedding = e
+	}
+	if cfg.FaceSelectorMode != "reference" {
+		return nil
+	}
+	var frame *raster.Image
+	where := cfg.TargetPath
+	if info == nil {
+		img, err := raster.Load(cfg.TargetPath)
+		if err != nil {
+			return fault.AsInput(fmt.Errorf("target %w", err))
+		}
+		frame = img
+	} else {
+		n := cfg.ReferenceFrameNumber
+		if n < 0 || n >= info.Frames {
+			return fault.AsUsage(fmt.Errorf("reference_frame_number %d is outside the target's %d frames", n, info.Frames))
+		}
+		dec, err := video.OpenDecoder(ctx, info, n, n+1)
+		if err != nil {
+			return fault.AsInput(err)
+		}
+		defer dec.Close()
+		frame = raster.New(info.Width, info.Height)
+		if err := dec.Next(frame.Bytes()); err != nil {
+			return fault.AsInput(fmt.Errorf("target %s, reference frame %d: %w", cfg.TargetPath, n, err))
+		}
+		where = fmt.Sprintf("frame %d of %s", n, cfg.TargetPath)
+	}
+	e, err := m.AnalyseReference(frame, where)
+	if err != nil {
+		return err
+	}
+	m.reference = e
+	return nil
+}
+
+// blazeOptions runs BlazeFace on the job's providers, one intra-op thread per worker.
+func blazeOptions(cfg job.Config) infer.Options {
+	return infer.Options{IntraOpThreads: 1, Execution: sessionConfig(cfg, "").Execution, Logf: logOnce}
+}
