@@ -14,7 +14,7 @@ DEB_PKGS := ffmpeg g++ pkg-config ca-certificates \
 	libdlib-dev libblas-dev liblapack-dev \
 	openmpi-bin libopenmpi-dev slurmctld slurmd slurm-client munge
 
-.PHONY: all deps fetch build demo test vet fmt-check bench clean
+.PHONY: all deps fetch build demo test vet fmt-check bench clean gpu-check
 all: build
 
 # Install only what is missing (dpkg-query is the truth; apt-get runs only when needed).
@@ -62,6 +62,10 @@ bench: fetch build $(CACHE)/demo/target.mp4
 	$(GO) test -run '^$$' -bench . -benchmem ./internal/raster ./internal/swap ./internal/landmark ./infer
 	$(GO) test -run '^$$' -bench . -benchtime 3s ./internal/pipeline
 	$(GO) test -run '^$$' -bench . -benchtime 1x ./cmd/facefusion
+
+# On a machine with an NVIDIA GPU: the CUDA provider's frames/s at batch 1 and batched.
+gpu-check: fetch
+	bash internal/deps/gpu-check.sh $(CACHE)
 
 clean:
 	rm -rf bin out

@@ -3,6 +3,7 @@ package infer
 import (
 	"errors"
 	"fmt"
+	"log"
 	"strings"
 
 	ort "github.com/yalue/onnxruntime_go"
@@ -143,6 +144,15 @@ func (d *BlazeFace) open(opts Options) error {
 		return err
 	}
 	defer so.Destroy()
+	if _, note, err := applyProviders(so, opts.Execution); err != nil {
+		return fmt.Errorf("%s %s: %w", blazeKind, d.path, err)
+	} else if note != "" {
+		logf := opts.Logf
+		if logf == nil {
+			logf = log.Printf
+		}
+		logf("%s", note)
+	}
 	d.session, err = ort.NewAdvancedSession(d.path,
 		[]string{s.input},
 		[]string{s.scores[0], s.scores[1], s.boxes[0], s.boxes[1]},

@@ -26,6 +26,11 @@ type Options struct {
 	// fastest for small models such as BlazeFace on a shared CPU and leaves cores to the other
 	// pipeline workers.
 	IntraOpThreads int
+	// Execution chooses the providers (cuda, tensorrt, cpu) as for FaceFusion's models; the
+	// zero value is CPU. Its Threads field is ignored here: IntraOpThreads rules.
+	Execution Execution
+	// Logf receives the provider fallback line; nil means log.Printf.
+	Logf func(format string, args ...any)
 }
 
 // fetchHint is what a user does about a missing or broken runtime or model file.

@@ -40,4 +40,4 @@ fi
 # ORT loads the provider libraries from the core library's folder.
 export LD_LIBRARY_PATH="$route${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 cd "$root"
-exec go run ./internal/deps/gpucheck -library "$route/libonnxruntime.so.1" -device "${GPU_DEVICE:-0}"
+exec go run ./internal/deps/gpucheck -library "$route/libonnxruntime.so.1" -device "${GPU_DEVICE:-0}" -blazeface "$cache/models/blazeface_front_128.onnx"
