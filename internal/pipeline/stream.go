@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sync"
 
 	"golang.org/x/sync/errgroup"
 
@@ -89,44 +90,35 @@ func Stream(ctx context.Context, w, h int, src FrameSource, sink FrameSink, work
 		}
 	})
 
-	workersLeft := make(chan struct{}, len(workers))
+	var working sync.WaitGroup // done closes when the last worker returns
 	for _, wk := range workers {
+		working.Add(1)
 		g.Go(func() error { // process
-			defer func() {
-				workersLeft <- struct{}{}
-				if len(workersLeft) == len(workers) {
-					close(done)
-				}
-			}()
-			bw, batched := wk.(BatchWorker)
+			defer working.Done()
+			size, process := 1, func(imgs []*raster.Image) error { return wk.Process(imgs[0]) }
+			if bw, ok := wk.(BatchWorker); ok {
+				size, process = bw.BatchSize(), bw.ProcessBatch
+			}
 			var slots []*slot
 			var imgs []*raster.Image
 			for s := range todo {
 				slots, imgs = append(slots[:0], s), append(imgs[:0], s.img)
-				if batched { // take what is already decoded, up to the batch size; never wait for more
-				more:
-					for len(slots) < bw.BatchSize() {
-						select {
-						case s2, ok := <-todo:
-							if !ok {
-								break more
-							}
-							slots, imgs = append(slots, s2), append(imgs, s2.img)
-						default:
+			more: // take what is already decoded, up to the batch size; never wait for more
+				for len(slots) < size {
+					select {
+					case s2, ok := <-todo:
+						if !ok {
 							break more
 						}
+						slots, imgs = append(slots, s2), append(imgs, s2.img)
+					default:
+						break more
 					}
 				}
-				var err error
-				if batched {
-					err = bw.ProcessBatch(imgs)
-				} else {
-					err = wk.Process(s.img)
-				}
-				if err != nil && len(slots) == 1 {
-					return fmt.Errorf("frame %d: %w", slots[0].index, err)
-				}
-				if err != nil {
+				if err := process(imgs); err != nil {
+					if len(slots) == 1 {
+						return fmt.Errorf("frame %d: %w", slots[0].index, err)
+					}
 					return fmt.Errorf("frames %d–%d: %w", slots[0].index, slots[len(slots)-1].index, err)
 				}
 				for _, s := range slots {
@@ -140,6 +132,10 @@ func Stream(ctx context.Context, w, h int, src FrameSource, sink FrameSink, work
 			return nil
 		})
 	}
+	go func() {
+		working.Wait()
+		close(done)
+	}()
 
 	written := 0
 	g.Go(func() error { // encode, in frame order: a ring indexed by frame number
