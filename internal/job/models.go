@@ -146,13 +146,6 @@ func (c *Config) PixelBoost() (int, error) { return squareSize(c.FaceSwapperPixe
 // Enhances reports whether the face enhancer runs.
 func (c *Config) Enhances() bool { return slices.Contains(c.Processors, ProcessorEnhance) }
 
-// UsesFaceFusionModels reports whether any of FaceFusion's models (as opposed to the embedded
-// default: BlazeFace, dlib, the classic swapper) is asked for.
-func (c *Config) UsesFaceFusionModels() bool {
-	return c.FaceDetectorModel != "blazeface" || c.FaceLandmarkerModel != "dlib_68" ||
-		(c.Swaps() && c.FaceSwapperModel != "classic") || c.Enhances() || c.FaceSelectorMode == "reference"
-}
-
 // MaskPadding is face_mask_padding as top, right, bottom, left percentages.
 func (c *Config) MaskPadding() [4]int {
 	var p [4]int

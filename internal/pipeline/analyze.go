@@ -84,11 +84,3 @@ func unitBox(m geom.Affine) geom.Rect {
 func keypointAnchors(mean *face.Landmarks68) [4]geom.Pt {
 	return [4]geom.Pt{geom.Mean(mean[36:42]), geom.Mean(mean[42:48]), mean[30], geom.Mean(mean[48:68])}
 }
-
-// Select applies the face selector mode: "one" keeps the largest face, "many" all of them.
-func Select(faces []face.Face, mode string) []face.Face {
-	if mode == "one" && len(faces) > 1 {
-		return faces[:1]
-	}
-	return faces
-}

@@ -67,11 +67,12 @@ func BenchmarkStage(b *testing.B) {
 	cfg, info := demoClip(b)
 	m := loadModels(b, cfg)
 	fs := frames(b, info, 20)
-	an, err := m.NewAnalyzer()
+	a, err := m.newAnalyser(false)
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer an.Close()
+	defer a.close()
+	an := a.dlib
 	b.Run("detect-per-frame", func(b *testing.B) {
 		for i := 0; i < b.N; i++ {
 			if _, err := an.det.Detect(fs[i%len(fs)], cfg.FaceDetectorScore); err != nil {

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"image/jpeg"
-	"image/png"
 	"io"
 	"os"
 	"path/filepath"
@@ -89,15 +87,6 @@ func LoadModels(cfg job.Config) (*Models, error) {
 	return m, nil
 }
 
-// NewAnalyzer returns an analyzer with its own detector session.
-func (m *Models) NewAnalyzer() (*Analyzer, error) {
-	det, err := infer.NewBlazeFace(m.cfg.ModelPath(job.BlazeFaceFile), blazeOptions(m.cfg))
-	if err != nil {
-		return nil, fault.AsEnvironment(err)
-	}
-	return NewAnalyzer(det, m.lm, m.cfg.FaceDetectorScore), nil
-}
-
 // PrepareSource analyses the source images and uses the result.
 func (m *Models) PrepareSource() error {
 	img, lm, err := m.AnalyseSource()
@@ -178,23 +167,13 @@ func (m *Models) NewWorker() (Worker, error) {
 	if !m.cfg.Swaps() && !m.cfg.Enhances() {
 		return passWorker{}, nil
 	}
-	if m.cfg.UsesFaceFusionModels() {
-		return m.newModelWorker()
-	}
-	an, err := m.NewAnalyzer()
-	if err != nil {
-		return nil, err
-	}
-	return &swapWorker{an: an, sw: swap.NewSwapper(m.source, swap.DefaultOptions()), mode: m.cfg.FaceSelectorMode}, nil
+	return m.newModelWorker()
 }
 
 // CloseWorkers releases the workers' sessions.
 func CloseWorkers(ws []Worker) {
 	for _, w := range ws {
-		switch w := w.(type) {
-		case *swapWorker:
-			w.an.Close()
-		case *modelWorker:
+		if w, ok := w.(*modelWorker); ok {
 			w.Close()
 		}
 	}
@@ -376,21 +355,8 @@ func (m *Models) RunImage(cfg job.Config) error {
 	}
 	tmp := TempPath(cfg.OutputPath, "part")
 	defer os.Remove(tmp)
-	f, err := os.Create(tmp)
-	if err != nil {
+	if err := video.WriteImage(tmp, img, cfg.OutputVideoQuality); err != nil {
 		return fault.AsInput(err)
-	}
-	switch strings.ToLower(filepath.Ext(cfg.OutputPath)) {
-	case ".jpg", ".jpeg":
-		err = jpeg.Encode(f, img.ToImage(), &jpeg.Options{Quality: max(1, cfg.OutputVideoQuality)})
-	default:
-		err = png.Encode(f, img.ToImage())
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return fault.AsInternal(fmt.Errorf("writing %s: %w", tmp, err))
 	}
 	return Commit(tmp, cfg.OutputPath, cfg.Force)
 }
