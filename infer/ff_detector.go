@@ -9,9 +9,9 @@ import (
 	"github.com/facefusion-hpc/facefusion/internal/raster"
 )
 
-// detectorFiles maps FaceFusion's --face-detector-model names to the model names of the
+// DetectorContracts maps FaceFusion's --face-detector-model names to the model names of the
 // contracts.
-var detectorFiles = map[facemodel.DetectorModel]string{
+var DetectorContracts = map[facemodel.DetectorModel]string{
 	facemodel.YOLOFace:   "yoloface_8n",
 	facemodel.SCRFD:      "scrfd_2.5g",
 	facemodel.RetinaFace: "retinaface_10g",
@@ -31,7 +31,7 @@ type FaceDetector struct {
 // NewFaceDetector opens the detector FaceFusion calls model (yolo_face, scrfd, retinaface) at
 // its --face-detector-size size (0: 640, FaceFusion's default).
 func NewFaceDetector(model string, size int, cfg SessionConfig) (*FaceDetector, error) {
-	name, ok := detectorFiles[facemodel.DetectorModel(model)]
+	name, ok := DetectorContracts[facemodel.DetectorModel(model)]
 	if !ok {
 		return nil, fmt.Errorf("face detector %q: not supported: use yolo_face, scrfd or retinaface (--face-detector-model)", model)
 	}

@@ -76,16 +76,12 @@ func maskOptions(cfg job.Config) infer.MaskOptions {
 	return m
 }
 
-// modelNames lists the FaceFusion model files the job needs (for checks before any frame).
-func modelNames(cfg job.Config) []string {
+// ModelNames lists the FaceFusion model files the job needs: checked before any frame, and
+// what `facefusion models` lists.
+func ModelNames(cfg job.Config) []string {
 	var names []string
-	switch cfg.FaceDetectorModel {
-	case "yolo_face":
-		names = append(names, "yoloface_8n")
-	case "scrfd":
-		names = append(names, "scrfd_2.5g")
-	case "retinaface":
-		names = append(names, "retinaface_10g")
+	if name, ok := infer.DetectorContracts[facemodel.DetectorModel(cfg.FaceDetectorModel)]; ok {
+		names = append(names, name)
 	}
 	if cfg.FaceLandmarkerModel == "2dfan4" {
 		names = append(names, "2dfan4")
@@ -95,11 +91,8 @@ func modelNames(cfg job.Config) []string {
 	}
 	if cfg.Swaps() && cfg.FaceSwapperModel != "classic" {
 		names = append(names, cfg.FaceSwapperModel)
-		switch {
-		case cfg.FaceSwapperModel == "simswap_256":
-			names = append(names, "crossface_simswap")
-		case len(cfg.FaceSwapperModel) > 6 && cfg.FaceSwapperModel[:6] == "ghost_":
-			names = append(names, "crossface_ghost")
+		if sw, err := facemodel.LookupSwapper(cfg.FaceSwapperModel); err == nil && sw.Converter != "" {
+			names = append(names, strings.TrimSuffix(sw.Converter, ".onnx"))
 		}
 	}
 	if cfg.Enhances() {
@@ -115,9 +108,6 @@ func modelNames(cfg job.Config) []string {
 	}
 	return names
 }
-
-// ModelNames is what `facefusion models` lists for a job.
-func ModelNames(cfg job.Config) []string { return modelNames(cfg) }
 
 // analyser finds faces with the configured detector and landmarker and, when asked,
 // their embeddings. One per goroutine.

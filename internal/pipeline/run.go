@@ -57,7 +57,7 @@ func LoadModels(cfg job.Config) (*Models, error) {
 	}
 	// FaceFusion's model files: present, checksums (when given) and signatures right, before
 	// any frame is read.
-	reports, err := infer.ListModels(cfg.ModelPath(""), modelNames(cfg), cfg.ModelSHA256)
+	reports, err := infer.ListModels(cfg.ModelPath(""), ModelNames(cfg), cfg.ModelSHA256)
 	if err != nil {
 		return nil, fault.AsUsage(err)
 	}
