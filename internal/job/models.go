@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/facefusion-hpc/facefusion/internal/facemodel"
 )
 
 // Models are the keys of FaceFusion's own models (issue 5): which detector, landmarker,
@@ -46,8 +48,13 @@ var (
 	Enhancers      = []string{"gfpgan_1.4", "codeformer", "gpen_bfr_256", "gpen_bfr_512"}
 	MaskTypes      = []string{"box", "occlusion", "region"}
 	SelectorModes  = []string{"one", "many", "reference"}
-	SelectorOrders = []string{"left-right", "right-left", "top-bottom", "bottom-top", "small-large", "large-small", "best-worst", "worst-best"}
-	Providers      = []string{"tensorrt", "cuda", "cpu"}
+	SelectorOrders = func() (o []string) { // facemodel sorts by them: one list
+		for _, x := range facemodel.SelectorOrders {
+			o = append(o, string(x))
+		}
+		return o
+	}()
+	Providers = []string{"tensorrt", "cuda", "cpu"}
 )
 
 func oneOf(key, v string, allowed []string) string {
