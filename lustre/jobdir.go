@@ -84,7 +84,14 @@ func pad(n int) string { return fmt.Sprintf("%06d", n) }
 
 // WriteAtomic writes data to path so that a reader sees the old file or the new one, never a
 // part: a temp file beside it, fsync, rename, fsync of the folder.
-func WriteAtomic(path string, data []byte) error {
+func WriteAtomic(path string, data []byte) error { return replace(path, data, true) }
+
+// WriteAdvisory replaces path like WriteAtomic but without the two fsyncs: for files that are
+// rewritten every second and worthless after a crash (progress counters), where a sync per
+// rank per second would only load the file system's metadata servers.
+func WriteAdvisory(path string, data []byte) error { return replace(path, data, false) }
+
+func replace(path string, data []byte, durable bool) error {
 	dir := filepath.Dir(path)
 	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
 	if err != nil {
@@ -98,7 +105,7 @@ func WriteAtomic(path string, data []byte) error {
 	} else {
 		_, err = f.Write(data)
 	}
-	if err == nil {
+	if err == nil && durable {
 		err = f.Sync()
 	}
 	if cerr := f.Close(); err == nil {
@@ -110,6 +117,9 @@ func WriteAtomic(path string, data []byte) error {
 	if err != nil {
 		os.Remove(tmp)
 		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	if !durable {
+		return nil
 	}
 	return SyncDir(dir)
 }

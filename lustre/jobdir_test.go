@@ -10,8 +10,12 @@ import (
 func TestWriteAtomicReplacesWholeAndLeavesNoTemp(t *testing.T) {
 	dir := t.TempDir()
 	p := filepath.Join(dir, "manifest")
-	for _, s := range []string{"first", "second, longer"} {
-		if err := WriteAtomic(p, []byte(s)); err != nil {
+	for i, s := range []string{"first", "second, longer", "third"} {
+		write := WriteAtomic
+		if i == 2 {
+			write = WriteAdvisory // same replacement, without the fsyncs
+		}
+		if err := write(p, []byte(s)); err != nil {
 			t.Fatal(err)
 		}
 		if b, _ := os.ReadFile(p); string(b) != s {

@@ -18,6 +18,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/facefusion-hpc/facefusion/collective"
@@ -347,16 +348,14 @@ func encodeShare(ctx context.Context, comm collective.Comm, cfg job.Config, m *p
 
 	// Progress: rank 0 shows every rank's frames, read from their progress files, so no rank
 	// waits for another to report. Rank 0's reporter also merges the journals on its cadence.
-	var counter progress.Counter = progress.Nop{}
-	var done int64
-	var mu sync.Mutex
-	stopReport := startReporting(ctx, comm, jd, p, opt, &mu, &done, func() {
+	var done atomic.Int64
+	stopReport := startReporting(ctx, comm, jd, p, opt, &done, func() {
 		if err := ck.tick(); err != nil {
 			cancel(err)
 		}
 	})
 	defer stopReport()
-	counter = progressFunc(func(n int) { mu.Lock(); done += int64(n); mu.Unlock() })
+	counter := progressFunc(func(n int) { done.Add(int64(n)) })
 
 	work := p.Work[me]
 	if len(work) == 0 {
@@ -469,7 +468,7 @@ func watchFlags(ctx context.Context, jd *lustre.JobDir, attempt int, cancel cont
 
 // startReporting writes this rank's progress file once a second; on rank 0 it also feeds the
 // sum over all ranks into the progress display.
-func startReporting(ctx context.Context, comm collective.Comm, jd *lustre.JobDir, p *Plan, opt Options, mu *sync.Mutex, done *int64, checkpoint func()) func() {
+func startReporting(ctx context.Context, comm collective.Comm, jd *lustre.JobDir, p *Plan, opt Options, done *atomic.Int64, checkpoint func()) func() {
 	me := comm.Rank()
 	os.MkdirAll(filepath.Dir(jd.Progress(me)), 0o755)
 	var show progress.Counter = progress.Nop{}
@@ -490,10 +489,8 @@ func startReporting(ctx context.Context, comm collective.Comm, jd *lustre.JobDir
 	wg.Add(1)
 	shown := int64(0)
 	tick := func() {
-		mu.Lock()
-		mine := *done
-		mu.Unlock()
-		lustre.WriteAtomic(jd.Progress(me), []byte(strconv.FormatInt(mine, 10)))
+		mine := done.Load()
+		lustre.WriteAdvisory(jd.Progress(me), []byte(strconv.FormatInt(mine, 10)))
 		if me != 0 {
 			return
 		}
