@@ -283,18 +283,12 @@ func planSetup(ctx context.Context, cfg job.Config, ranks int, p *Plan) (m *pipe
 	if err != nil {
 		return nil, "", err
 	}
-	img, lm, err := m.AnalyseSource()
+	img, lm, err := m.Analyse(ctx, p.Info)
 	if err != nil {
 		return nil, "", err
 	}
 	if img != nil {
-		if err := m.UseSource(img, &lm); err != nil {
-			return nil, "", err
-		}
 		p.SourceW, p.SourceH, p.SourcePix, p.SourceLandmarks = img.W, img.H, img.Bytes(), lm
-	}
-	if err := m.AnalyseIdentities(ctx, p.Info); err != nil {
-		return nil, "", err
 	}
 	p.SourceEmbedding, p.ReferenceEmbedding = m.Embeddings()
 	if !p.Image {

@@ -38,7 +38,7 @@ func loadModels(b *testing.B, cfg job.Config) *Models {
 	if err != nil {
 		b.Fatal(err)
 	}
-	if err := m.PrepareSource(); err != nil {
+	if _, _, err := m.Analyse(context.Background(), nil); err != nil { // nil: no reference frame to decode
 		b.Fatal(err)
 	}
 	return m

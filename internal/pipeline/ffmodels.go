@@ -311,48 +311,104 @@ func (w *modelWorker) ProcessBatch(frames []*raster.Image) error {
 	return nil
 }
 
-// analyseSourceEmbedding is FaceFusion's source identity: the largest face of each source
-// image, embeddings averaged. Every source image must hold a face.
-func (m *Models) analyseSourceEmbedding() (*facemodel.Embedding, error) {
-	a, err := m.newAnalyser(true)
+// Analyse is rank 0's analysis, made once with one analyser (one set of sessions): the
+// source faces (the classic swapper's largest source face; FaceFusion's source identity, the
+// average of each source image's largest face's embedding) and, in reference mode, the
+// reference face from frame reference_frame_number of the target (info is nil for an image
+// target). Every source image must hold a face. The results stay in m; the classic swapper's
+// source image and landmarks are also returned, for the other ranks (nil when unused).
+func (m *Models) Analyse(ctx context.Context, info *video.Info) (*raster.Image, face.Landmarks68, error) {
+	cfg := m.cfg
+	var none face.Landmarks68
+	classic := cfg.Swaps() && cfg.FaceSwapperModel == "classic"
+	identity := cfg.Swaps() && !classic
+	reference := (cfg.Swaps() || cfg.Enhances()) && cfg.FaceSelectorMode == "reference"
+	if !classic && !identity && !reference {
+		return nil, none, nil
+	}
+	a, err := m.newAnalyser(identity || reference)
 	if err != nil {
-		return nil, err
+		return nil, none, err
 	}
 	defer a.close()
+	var best *raster.Image
+	var bestFace facemodel.Face
 	var per [][]facemodel.Face
-	for _, p := range m.cfg.SourcePaths {
+	for _, p := range cfg.SourcePaths {
+		if !classic && !identity {
+			break
+		}
 		img, err := loadSource(p)
 		if err != nil {
-			return nil, err
+			return nil, none, err
 		}
 		faces, err := a.analyse(img)
 		if err != nil {
-			return nil, fault.AsInternal(fmt.Errorf("source %s: %w", p, err))
+			return nil, none, fault.AsInternal(fmt.Errorf("source %s: %w", p, err))
 		}
 		if len(faces) == 0 {
-			return nil, noFace(p, m.cfg)
+			return nil, none, noFace(p, cfg)
+		}
+		facemodel.SortFaces(faces, facemodel.LargeSmall)
+		if best == nil || faces[0].Box.Area() > bestFace.Box.Area() {
+			best, bestFace = img, faces[0]
 		}
 		per = append(per, slices.Clone(faces))
 	}
-	e, ok := facemodel.SourceIdentity(per)
-	if !ok {
-		return nil, fault.AsInput(fmt.Errorf("source: no face in %v", m.cfg.SourcePaths))
+	if identity {
+		e, ok := facemodel.SourceIdentity(per)
+		if !ok {
+			return nil, none, fault.AsInput(fmt.Errorf("source: no face in %v", cfg.SourcePaths))
+		}
+		m.sourceEmbedding = &e
 	}
-	return &e, nil
+	if reference {
+		if m.reference, err = m.analyseReference(ctx, a, info); err != nil {
+			return nil, none, err
+		}
+	}
+	if !classic {
+		return nil, none, nil
+	}
+	if err := m.UseSource(best, &bestFace.Landmarks); err != nil {
+		return nil, none, err
+	}
+	return best, bestFace.Landmarks, nil
 }
 
-// AnalyseReference finds the reference face in a frame of the target (reference mode).
-func (m *Models) AnalyseReference(frame *raster.Image, where string) (*facemodel.Embedding, error) {
-	a, err := m.newAnalyser(true)
-	if err != nil {
-		return nil, err
+// analyseReference finds the reference face: FaceFusion's face at reference_face_position,
+// in face_selector_order, of frame reference_frame_number.
+func (m *Models) analyseReference(ctx context.Context, a *analyser, info *video.Info) (*facemodel.Embedding, error) {
+	cfg := m.cfg
+	var frame *raster.Image
+	where := cfg.TargetPath
+	if info == nil {
+		img, err := raster.Load(cfg.TargetPath)
+		if err != nil {
+			return nil, fault.AsInput(fmt.Errorf("target %w", err))
+		}
+		frame = img
+	} else {
+		n := cfg.ReferenceFrameNumber
+		if n < 0 || n >= info.Frames {
+			return nil, fault.AsUsage(fmt.Errorf("reference_frame_number %d is outside the target's %d frames", n, info.Frames))
+		}
+		dec, err := video.OpenDecoder(ctx, info, n, n+1)
+		if err != nil {
+			return nil, fault.AsInput(err)
+		}
+		defer dec.Close()
+		frame = raster.New(info.Width, info.Height)
+		if err := dec.Next(frame.Bytes()); err != nil {
+			return nil, fault.AsInput(fmt.Errorf("target %s, reference frame %d: %w", cfg.TargetPath, n, err))
+		}
+		where = fmt.Sprintf("frame %d of %s", n, cfg.TargetPath)
 	}
-	defer a.close()
 	faces, err := a.analyse(frame)
 	if err != nil {
 		return nil, fault.AsInternal(fmt.Errorf("reference %s: %w", where, err))
 	}
-	ref, ok := selector(m.cfg).Reference(faces)
+	ref, ok := selector(cfg).Reference(faces)
 	if !ok {
 		return nil, fault.AsInput(fmt.Errorf("reference %s: no face found: choose another --reference-frame-number or lower --face-detector-score", where))
 	}
@@ -368,53 +424,6 @@ func (m *Models) SetEmbeddings(source, reference *facemodel.Embedding) {
 // Embeddings are the source identity and reference face rank 0 found (nil when unused).
 func (m *Models) Embeddings() (source, reference *facemodel.Embedding) {
 	return m.sourceEmbedding, m.reference
-}
-
-// AnalyseIdentities is rank 0's analysis for FaceFusion's models: the source identity (model
-// swappers) and, in reference mode, the reference face from frame reference_frame_number of
-// the target (info is nil for an image target).
-func (m *Models) AnalyseIdentities(ctx context.Context, info *video.Info) error {
-	cfg := m.cfg
-	if cfg.Swaps() && cfg.FaceSwapperModel != "classic" {
-		e, err := m.analyseSourceEmbedding()
-		if err != nil {
-			return err
-		}
-		m.sourceEmbedding = e
-	}
-	if cfg.FaceSelectorMode != "reference" {
-		return nil
-	}
-	var frame *raster.Image
-	where := cfg.TargetPath
-	if info == nil {
-		img, err := raster.Load(cfg.TargetPath)
-		if err != nil {
-			return fault.AsInput(fmt.Errorf("target %w", err))
-		}
-		frame = img
-	} else {
-		n := cfg.ReferenceFrameNumber
-		if n < 0 || n >= info.Frames {
-			return fault.AsUsage(fmt.Errorf("reference_frame_number %d is outside the target's %d frames", n, info.Frames))
-		}
-		dec, err := video.OpenDecoder(ctx, info, n, n+1)
-		if err != nil {
-			return fault.AsInput(err)
-		}
-		defer dec.Close()
-		frame = raster.New(info.Width, info.Height)
-		if err := dec.Next(frame.Bytes()); err != nil {
-			return fault.AsInput(fmt.Errorf("target %s, reference frame %d: %w", cfg.TargetPath, n, err))
-		}
-		where = fmt.Sprintf("frame %d of %s", n, cfg.TargetPath)
-	}
-	e, err := m.AnalyseReference(frame, where)
-	if err != nil {
-		return err
-	}
-	m.reference = e
-	return nil
 }
 
 // blazeOptions runs BlazeFace on the job's providers, one intra-op thread per worker.

@@ -37,11 +37,14 @@ type Models struct {
 // LoadModels initialises ONNX Runtime and loads the landmarker; every missing file is an
 // Environment fault naming the file and what to do.
 func LoadModels(cfg job.Config) (*Models, error) {
+	if !cfg.Swaps() && !cfg.Enhances() {
+		return &Models{cfg: cfg}, nil // frames pass through: no model, no runtime
+	}
 	var need []string
 	if cfg.FaceDetectorModel == "blazeface" {
 		need = append(need, cfg.ModelPath(job.BlazeFaceFile))
 	}
-	if cfg.FaceLandmarkerModel == "dlib_68" && (cfg.Swaps() || cfg.Enhances()) {
+	if cfg.FaceLandmarkerModel == "dlib_68" {
 		need = append(need, cfg.ModelPath(job.DlibFile))
 	}
 	for _, p := range need {
@@ -69,14 +72,6 @@ func LoadModels(cfg job.Config) (*Models, error) {
 			return nil, fault.AsEnvironment(fmt.Errorf("%s", r.Detail))
 		}
 	}
-	// Open a detector once here so that a missing or wrong model fails before any frame is read.
-	if cfg.FaceDetectorModel == "blazeface" {
-		det, err := infer.NewBlazeFace(cfg.ModelPath(job.BlazeFaceFile), blazeOptions(cfg))
-		if err != nil {
-			return nil, fault.AsEnvironment(err)
-		}
-		det.Close()
-	}
 	m := &Models{cfg: cfg}
 	if cfg.FaceLandmarkerModel != "dlib_68" {
 		return m, nil
@@ -85,20 +80,6 @@ func LoadModels(cfg job.Config) (*Models, error) {
 		return nil, fault.AsEnvironment(err)
 	}
 	return m, nil
-}
-
-// PrepareSource analyses the source images and uses the result.
-func (m *Models) PrepareSource() error {
-	img, lm, err := m.AnalyseSource()
-	if err != nil {
-		return err
-	}
-	if img != nil {
-		if err := m.UseSource(img, &lm); err != nil {
-			return err
-		}
-	}
-	return m.AnalyseIdentities(context.Background(), nil)
 }
 
 // UseSource prepares the swapper's source from an analysed source image (on every rank, from
@@ -110,41 +91,6 @@ func (m *Models) UseSource(img *raster.Image, lm *face.Landmarks68) error {
 	}
 	m.source = src
 	return nil
-}
-
-// AnalyseSource finds the source face once. Every source image must hold a face; the classic
-// swapper uses the largest face among them (the most pixels to warp from). It returns a nil
-// image when no swap is asked for.
-func (m *Models) AnalyseSource() (*raster.Image, face.Landmarks68, error) {
-	var none face.Landmarks68
-	if !m.cfg.Swaps() || m.cfg.FaceSwapperModel != "classic" {
-		return nil, none, nil
-	}
-	a, err := m.newAnalyser(false)
-	if err != nil {
-		return nil, none, err
-	}
-	defer a.close()
-	var best *raster.Image
-	var bestFace facemodel.Face
-	for _, p := range m.cfg.SourcePaths {
-		img, err := loadSource(p)
-		if err != nil {
-			return nil, none, err
-		}
-		faces, err := a.analyse(img)
-		if err != nil {
-			return nil, none, fault.AsInternal(fmt.Errorf("source %s: %w", p, err))
-		}
-		if len(faces) == 0 {
-			return nil, none, noFace(p, m.cfg)
-		}
-		facemodel.SortFaces(faces, facemodel.LargeSmall)
-		if best == nil || faces[0].Box.Area() > bestFace.Box.Area() {
-			best, bestFace = img, faces[0]
-		}
-	}
-	return best, bestFace.Landmarks, nil
 }
 
 func loadSource(p string) (*raster.Image, error) {
