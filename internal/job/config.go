@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"runtime"
 	"sort"
 	"strings"
@@ -120,9 +121,8 @@ func (c *Config) validate(paths bool) error {
 			bad("processors: %q is not known (face_swapper, face_enhancer, none)", p)
 		}
 	}
-	if c.FaceDetectorScore < 0 || c.FaceDetectorScore > 1 {
-		bad("face_detector_score: %g is outside 0..1", c.FaceDetectorScore)
-	}
+	finiteFloats(reflect.ValueOf(c).Elem(), "", bad)
+	within(bad, "face_detector_score", c.FaceDetectorScore, 0, 1)
 	c.validateModels(bad)
 	if c.TrimFrameStart < -1 || c.TrimFrameEnd < -1 {
 		bad("trim_frame_start/trim_frame_end: frame numbers are ≥ 0 (-1: not set)")

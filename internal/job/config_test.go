@@ -1,6 +1,8 @@
 package job
 
 import (
+	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -64,5 +66,127 @@ func TestThreadsShareTheNode(t *testing.T) {
 	c.ExecutionThreadCount = 3
 	if c.Threads(4) != 3 {
 		t.Error("execution_thread_count is not honoured")
+	}
+}
+
+// paths are the flags every run needs, so that a test's error is the value under test.
+var paths = []string{"-s", "a.png", "-t", "b.mp4", "-o", "c.mp4"}
+
+func TestNonFiniteFloatFlagsAreRefused(t *testing.T) {
+	cases := map[string][]string{
+		"face_detector_score (--face-detector-score): NaN":         {"--face-detector-score", "NaN"},
+		"face_mask_blur (--face-mask-blur): +Inf":                  {"--face-mask-blur", "inf"},
+		"face_enhancer_weight (--face-enhancer-weight): -Inf":      {"--face-enhancer-weight", "-Inf"},
+		"face_landmarker_score (--face-landmarker-score): +Inf":    {"--face-landmarker-score=+infinity"},
+		"reference_face_distance (--reference-face-distance): NaN": {"--reference-face-distance", "nan"},
+	}
+	for want, flag := range cases {
+		_, err := Parse(append(append([]string{}, paths...), flag...))
+		if err == nil || !strings.Contains(err.Error(), want+" is not a finite number") {
+			t.Errorf("%v: error %v, want one saying %q is not a finite number", flag, err, want)
+		}
+		if err != nil && strings.Contains(err.Error(), "outside") {
+			t.Errorf("%v: %v: a non-finite value is reported once, not as out of range too", flag, err)
+		}
+	}
+}
+
+func TestNonFiniteFloatKeysAreRefused(t *testing.T) {
+	dir := t.TempDir()
+	for key, value := range map[string]string{
+		"face_detector_score": "nan", "face_mask_blur": "+inf", "face_enhancer_weight": "-inf",
+		"face_landmarker_score": "inf", "reference_face_distance": "-nan",
+	} {
+		file := filepath.Join(dir, key+".toml")
+		os.WriteFile(file, []byte(key+" = "+value+"\n"), 0o644)
+		_, err := Parse(append([]string{"--config", file}, paths...))
+		if err == nil || !strings.Contains(err.Error(), key+" (--") || !strings.Contains(err.Error(), "is not a finite number") {
+			t.Errorf("%s = %s: error %v, want one naming the key and saying it is not finite", key, value, err)
+		}
+	}
+}
+
+// A float field added later is covered without a line of validation: the walk finds floats in
+// embedded and nested structs and in slices, and names them by their TOML keys.
+func TestFiniteFloatsWalksEveryFloatField(t *testing.T) {
+	type table struct {
+		Gain float32 `toml:"gain"`
+	}
+	type settings struct {
+		Models
+		Weights []float64 `toml:"weights"`
+		Nested  table     `toml:"nested"`
+		Fine    float64   `toml:"fine"`
+		Skipped float64   `toml:"-"`
+	}
+	var s settings
+	s.FaceMaskBlur = math.NaN()
+	s.Weights = []float64{0.5, math.Inf(1)}
+	s.Nested.Gain = float32(math.Inf(-1))
+	s.Fine = 0.25
+	s.Skipped = math.NaN()
+	var got []string
+	finiteFloats(reflect.ValueOf(s), "", func(f string, a ...any) { got = append(got, fmt.Sprintf(f, a...)) })
+	want := []string{
+		"face_mask_blur (--face-mask-blur): NaN is not a finite number",
+		"weights: value 2 is +Inf, not a finite number",
+		"nested.gain: -Inf is not a finite number",
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("got %q, want %q", got, want)
+	}
+	// And every float key of Config itself: set each to NaN, each is named.
+	c := Default()
+	var keys []string
+	v := reflect.ValueOf(&c).Elem()
+	var setNaN func(v reflect.Value)
+	setNaN = func(v reflect.Value) {
+		for i := 0; i < v.NumField(); i++ {
+			switch f := v.Field(i); f.Kind() {
+			case reflect.Struct:
+				setNaN(f)
+			case reflect.Float64:
+				f.SetFloat(math.NaN())
+				keys = append(keys, strings.Split(v.Type().Field(i).Tag.Get("toml"), ",")[0])
+			}
+		}
+	}
+	setNaN(v)
+	if len(keys) < 5 {
+		t.Fatalf("found %d float keys in Config (%v); the walk above is broken", len(keys), keys)
+	}
+	err := c.validate(false)
+	for _, k := range keys {
+		if err == nil || !strings.Contains(err.Error(), k+" (--"+strings.ReplaceAll(k, "_", "-")+"): NaN is not a finite number") {
+			t.Errorf("%s = NaN: error %v does not name it", k, err)
+		}
+	}
+}
+
+func TestFloatAndPaddingRanges(t *testing.T) {
+	refused := map[string][]string{
+		"face_mask_padding (--face-mask-padding): value 1 (top) is -50, outside 0..100":    {"--face-mask-padding", "-50", "0", "0", "0"},
+		"face_mask_padding (--face-mask-padding): value 3 (bottom) is 500, outside 0..100": {"--face-mask-padding", "0", "0", "500", "0"},
+		"face_landmarker_score (--face-landmarker-score): 1.5 is outside 0..1":             {"--face-landmarker-score", "1.5"},
+		"face_enhancer_weight (--face-enhancer-weight): -0.1 is outside 0..1":              {"--face-enhancer-weight", "-0.1"},
+		"reference_face_distance (--reference-face-distance): 1.6 is outside 0..1.5":       {"--reference-face-distance", "1.6"},
+		"face_mask_blur (--face-mask-blur): 2 is outside 0..1":                             {"--face-mask-blur", "2"},
+		"face_detector_score (--face-detector-score): -0.5 is outside 0..1":                {"--face-detector-score", "-0.5"},
+	}
+	for want, flag := range refused {
+		_, err := Parse(append(append([]string{}, paths...), flag...))
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%v: error %v, want %q", flag, err, want)
+		}
+	}
+	for _, flag := range [][]string{
+		{"--face-mask-padding", "0", "100", "25", "0"},
+		{"--reference-face-distance", "1.2"}, // FaceFusion's range goes to 1.5
+		{"--face-enhancer-weight", "1"},
+		{"--face-landmarker-score", "0"},
+	} {
+		if _, err := Parse(append(append([]string{}, paths...), flag...)); err != nil {
+			t.Errorf("%v: %v, want it accepted", flag, err)
+		}
 	}
 }

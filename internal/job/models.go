@@ -97,15 +97,19 @@ func (c *Config) validateModels(bad func(string, ...any)) {
 	if len(c.FaceMaskPadding) != 0 && len(c.FaceMaskPadding) != 4 {
 		bad("face_mask_padding: give 4 percentages (top right bottom left), got %d", len(c.FaceMaskPadding))
 	}
+	for i, p := range c.FaceMaskPadding { // FaceFusion's range: 0..100 percent of the crop
+		if p < 0 || p > 100 {
+			bad("face_mask_padding (--face-mask-padding): value %d (%s) is %d, outside 0..100 percent", i+1, [4]string{"top", "right", "bottom", "left"}[i%4], p)
+		}
+	}
 	if c.FaceEnhancerBlend < 0 || c.FaceEnhancerBlend > 100 {
 		bad("face_enhancer_blend: %d is outside 0..100", c.FaceEnhancerBlend)
 	}
-	if c.FaceMaskBlur < 0 || c.FaceMaskBlur > 1 {
-		bad("face_mask_blur: %g is outside 0..1", c.FaceMaskBlur)
-	}
-	if c.ReferenceFaceDistance < 0 || c.ReferenceFaceDistance > 1 {
-		bad("reference_face_distance: %g is outside 0..1", c.ReferenceFaceDistance)
-	}
+	// FaceFusion's ranges (facefusion/choices.py).
+	within(bad, "face_mask_blur", c.FaceMaskBlur, 0, 1)
+	within(bad, "face_landmarker_score", c.FaceLandmarkerScore, 0, 1)
+	within(bad, "face_enhancer_weight", c.FaceEnhancerWeight, 0, 1)
+	within(bad, "reference_face_distance", c.ReferenceFaceDistance, 0, 1.5)
 	if c.ExecutionBatchSize < 0 {
 		bad("execution_batch_size: %d is negative (0: automatic)", c.ExecutionBatchSize)
 	}
