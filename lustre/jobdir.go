@@ -25,14 +25,14 @@ func DefaultPath(output string) string {
 	return output + ".job"
 }
 
-// Open creates the job folder if needed. When the Lustre client tool lfs exists, the folder
-// is striped over all OSTs (segments are large sequential writes from many nodes); otherwise
-// note says why not, for the log.
+// Open creates the job folder with its ownership marker, or checks that an existing one is the
+// program's (see Create). When the Lustre client tool lfs exists, the folder is striped over
+// all OSTs (segments are large sequential writes from many nodes); otherwise note says why not,
+// for the log.
 func Open(path string) (j *JobDir, note string, err error) {
-	if err := os.MkdirAll(path, 0o755); err != nil {
-		return nil, "", fmt.Errorf("job folder %s cannot be created: %w: choose another --job-dir", path, unwrap(err))
+	if j, err = Create(path); err != nil {
+		return nil, "", err
 	}
-	j = &JobDir{Path: path}
 	if lfs, err := exec.LookPath("lfs"); err == nil {
 		out, err := exec.Command(lfs, "setstripe", "-c", "-1", "-S", "4M", path).CombinedOutput()
 		if err != nil {

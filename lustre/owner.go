@@ -1,0 +1,231 @@
+package lustre
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Ownership. The program deletes only what it can prove it created: a job folder is its own when
+// it holds the marker file written right after the folder was made, and inside such a folder only
+// the entries of the layout below are ever removed. A folder the user named that the program did
+// not create is never removed: the job uses a subfolder of its own inside it.
+
+// MarkerName is the file that proves the program created the job folder it is in.
+const MarkerName = ".facefusion-job"
+
+// layout lists every name the program writes in a job folder (Segment, SegmentTemp, Manifest,
+// Journal, Progress, Attempt, Stop, Failed, Claim, Joining, JoinTemp and the temp files of
+// WriteAtomic beside each): one home for the folder's layout, so that removing the folder can
+// remove exactly these and nothing a user put there. Paths are relative to the folder.
+var layout = []*regexp.Regexp{
+	regexp.MustCompile(`^seg-[0-9]{6}\.mkv$`),
+	regexp.MustCompile(`^\.seg-[0-9]{6}\.rank[0-9]+\.a[0-9]+\.part\.mkv$`),
+	regexp.MustCompile(`^\.joined\.a[0-9]+\.mkv$`),
+	regexp.MustCompile(`^done/rank-[0-9]+\.json$`),
+	regexp.MustCompile(`^progress/rank-[0-9]+$`),
+	regexp.MustCompile(`^(manifest\.json|ATTEMPT|STOP|FAILED|CLAIM|JOINING)$`),
+	// WriteAtomic's temp files and a claim being written or taken over.
+	regexp.MustCompile(`^(done/|progress/)?\.[^/]+\.tmp-[0-9]+$`),
+	regexp.MustCompile(`^\.CLAIM\.(new|stale)-[0-9a-f]+$`),
+}
+
+// subfolders of the layout, removed when empty.
+var subfolders = []string{"done", "progress"}
+
+// ours reports whether rel (a path inside a job folder) is one the program writes.
+func ours(rel string) bool {
+	for _, re := range layout {
+		if re.MatchString(rel) {
+			return true
+		}
+	}
+	return false
+}
+
+// Marker is the path of the ownership marker.
+func (j *JobDir) Marker() string { return filepath.Join(j.Path, MarkerName) }
+
+// Owned reports whether the program created this folder (it holds the marker).
+func (j *JobDir) Owned() bool {
+	st, err := os.Lstat(j.Marker())
+	return err == nil && st.Mode().IsRegular()
+}
+
+// Resolve chooses the job folder for a requested path (--job-dir, or OUTPUT.job by default):
+// the path itself when it does not exist yet or is a job folder the program created; inside a
+// folder it did not create, a subfolder named after the output, so that nothing of the user's is
+// ever at risk. note says which, for the log ("" when the path is used as it is).
+func Resolve(requested, output string) (path, note string, err error) {
+	if requested == "" {
+		requested = DefaultPath(output)
+	}
+	st, err := os.Lstat(requested)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return requested, "", nil
+	case err != nil:
+		return "", "", fmt.Errorf("job folder %s: %w: choose another --job-dir", requested, unwrap(err))
+	case !st.IsDir():
+		return "", "", fmt.Errorf("job folder %s exists and is not a folder: choose another --job-dir", requested)
+	}
+	if (&JobDir{Path: requested}).Owned() {
+		return requested, "", nil
+	}
+	inside := filepath.Join(requested, filepath.Base(DefaultPath(output)))
+	return inside, fmt.Sprintf("%s was not created by facefusion: the job uses %s inside it and leaves everything else there alone", requested, inside), nil
+}
+
+// Create makes the job folder with its ownership marker, or checks that an existing one is the
+// program's. Parents that are missing are made too (and never removed).
+func Create(path string) (*JobDir, error) {
+	j := &JobDir{Path: path}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, fmt.Errorf("job folder %s cannot be created: %w: choose another --job-dir", path, unwrap(err))
+	}
+	err := os.Mkdir(path, 0o755)
+	if errors.Is(err, os.ErrExist) {
+		if j.Owned() {
+			return j, nil
+		}
+		return nil, fmt.Errorf("job folder %s exists but was not created by facefusion (no %s in it): choose another --job-dir", path, MarkerName)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("job folder %s cannot be created: %w: choose another --job-dir", path, unwrap(err))
+	}
+	host, _ := os.Hostname()
+	text := fmt.Sprintf("facefusion job folder, created %s by pid %d on %s.\nfacefusion removes only the files it wrote here, and this folder once it is empty.\n",
+		time.Now().UTC().Format(time.RFC3339), os.Getpid(), host)
+	f, err := os.OpenFile(j.Marker(), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err == nil {
+		_, err = f.WriteString(text)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+	}
+	if err != nil {
+		os.Remove(path) // only the empty folder made just now
+		return nil, fmt.Errorf("job folder %s: writing its marker: %w: choose another --job-dir", path, unwrap(err))
+	}
+	return j, SyncDir(filepath.Dir(path))
+}
+
+// Remove deletes the job folder the program created: every entry of the layout, then the
+// folder itself when nothing else is left. Anything else in it (a user's file) stays, and with
+// it the folder; left lists what kept it. A folder without the marker is not touched.
+func (j *JobDir) Remove() (left []string, err error) {
+	if !j.Owned() {
+		return nil, fmt.Errorf("job folder %s was not created by facefusion (no %s): nothing in it was removed", j.Path, MarkerName)
+	}
+	if left, err = j.removeOurs(); err != nil {
+		return left, err
+	}
+	if len(left) > 0 {
+		return left, nil
+	}
+	if err := os.Remove(j.Marker()); err != nil {
+		return nil, err
+	}
+	if err := os.Remove(j.Path); err != nil {
+		return nil, fmt.Errorf("removing job folder %s: %w", j.Path, unwrap(err))
+	}
+	return nil, nil
+}
+
+// removeOurs removes the layout's entries and empty layout subfolders; the rest is listed.
+func (j *JobDir) removeOurs() (left []string, err error) {
+	var walk func(rel string) error
+	walk = func(rel string) error {
+		ents, err := os.ReadDir(filepath.Join(j.Path, rel))
+		if err != nil {
+			return err
+		}
+		for _, e := range ents {
+			name := filepath.ToSlash(filepath.Join(rel, e.Name()))
+			full := filepath.Join(j.Path, name)
+			switch {
+			case name == MarkerName:
+			case e.IsDir() && rel == "" && contains(subfolders, name):
+				if err := walk(name); err != nil {
+					return err
+				}
+				if err := os.Remove(full); err != nil && !errors.Is(err, os.ErrNotExist) {
+					left = append(left, name+"/")
+				}
+			case e.Type().IsRegular() && ours(name):
+				if err := os.Remove(full); err != nil && !errors.Is(err, os.ErrNotExist) {
+					return fmt.Errorf("removing %s: %w", full, unwrap(err))
+				}
+			default:
+				left = append(left, name)
+			}
+		}
+		return nil
+	}
+	err = walk("")
+	sort.Strings(left)
+	return left, err
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// Joining names the file where rank 0 records the temp files it makes beside the output while
+// joining, so that the next attempt of the same job removes what a killed join left there.
+func (j *JobDir) Joining() string { return filepath.Join(j.Path, "JOINING") }
+
+// JoinTemp is where the segments are concatenated before the audio is muxed.
+func (j *JobDir) JoinTemp(attempt int) string {
+	return filepath.Join(j.Path, fmt.Sprintf(".joined.a%d.mkv", attempt))
+}
+
+// RecordJoin writes the list of temp files a join is about to create outside the folder.
+func (j *JobDir) RecordJoin(paths ...string) error {
+	return WriteAtomic(j.Joining(), []byte(strings.Join(paths, "\n")+"\n"))
+}
+
+// CleanStale removes what a dead attempt of this job left: temp segments, the join's temp
+// files (those recorded in JOINING, beside the output, and only when they still look like the
+// program's hidden temp files), the flags and the progress files. Only call it while holding
+// the claim: a live attempt's files are never stale. removed lists what went, for the log.
+func (j *JobDir) CleanStale(isTemp func(path string) bool) (removed []string) {
+	if b, err := os.ReadFile(j.Joining()); err == nil {
+		for _, p := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+			if p == "" || !isTemp(p) {
+				continue
+			}
+			if st, err := os.Lstat(p); err == nil && st.Mode().IsRegular() && os.Remove(p) == nil {
+				removed = append(removed, p)
+			}
+		}
+		os.Remove(j.Joining())
+	}
+	for _, pattern := range []string{".seg-*.part.mkv", ".joined.a*.mkv"} {
+		names, _ := filepath.Glob(filepath.Join(j.Path, pattern))
+		for _, n := range names {
+			if ours(filepath.Base(n)) && os.Remove(n) == nil {
+				removed = append(removed, n)
+			}
+		}
+	}
+	os.Remove(j.Failed())
+	os.Remove(j.Stop())
+	names, _ := filepath.Glob(filepath.Join(j.Path, "progress", "*"))
+	for _, n := range names {
+		if ours("progress/" + filepath.Base(n)) {
+			os.Remove(n)
+		}
+	}
+	return removed
+}
