@@ -13,6 +13,9 @@ const (
 	Input                   // a source or target that cannot be used (missing, corrupt, no face)
 	Environment             // a missing model file, runtime library or tool: install or fetch it
 	Cancelled               // stopped by a signal before it finished
+	// Busy: the job is already running elsewhere (its job folder is claimed); a second copy
+	// is refused rather than run twice. Appended last: kinds travel between ranks as numbers.
+	Busy
 )
 
 // Error carries a Kind with the message the user sees.
@@ -40,6 +43,7 @@ func AsInput(err error) error       { return wrap(Input, err) }
 func AsEnvironment(err error) error { return wrap(Environment, err) }
 func AsInternal(err error) error    { return wrap(Internal, err) }
 func AsCancelled(err error) error   { return wrap(Cancelled, err) }
+func AsBusy(err error) error        { return wrap(Busy, err) }
 
 // KindOf is the class of err (Internal when it was never classified).
 func KindOf(err error) Kind {
