@@ -30,11 +30,11 @@ type Models struct {
 	ReferenceFrameNumber  int      `toml:"reference_frame_number"`
 
 	ExecutionProviders []string          `toml:"execution_providers"`
-	ExecutionDeviceIDs []int             `toml:"execution_device_ids"`
-	ExecutionBatchSize int               `toml:"execution_batch_size"`
+	ExecutionDeviceIDs []int             `toml:"execution_device_ids" fingerprint:"operational"`
+	ExecutionBatchSize int               `toml:"execution_batch_size" fingerprint:"operational"` // batch n gives batch 1's pixels (TestBatchEqualsSingle)
 	TensorRTFP16       bool              `toml:"tensorrt_fp16"`
-	TensorRTCacheDir   string            `toml:"tensorrt_cache_dir"`
-	ModelSHA256        map[string]string `toml:"model_sha256"`
+	TensorRTCacheDir   string            `toml:"tensorrt_cache_dir" fingerprint:"operational"`
+	ModelSHA256        map[string]string `toml:"model_sha256" fingerprint:"operational"` // checked on its own; the files' contents are fingerprinted
 }
 
 // The processors, detectors, landmarkers, swappers and enhancers a job may name.
