@@ -47,6 +47,11 @@ type Config struct {
 	Fresh              bool `toml:"fresh"`
 	KeepSegments       bool `toml:"keep_segments"`
 
+	// How a stopped attempt ends (requeued or not) and when it stops on its own clock: neither
+	// changes a frame of the output.
+	MaxRestarts int `toml:"max_restarts" fingerprint:"operational"`
+	StopMargin  int `toml:"stop_margin" fingerprint:"operational"`
+
 	Models
 	// Device is this rank's GPU for cuda/tensorrt, resolved at start-up (not a key).
 	Device int `toml:"-"`
@@ -141,6 +146,12 @@ func (c *Config) validate(paths bool) error {
 	}
 	if c.CheckpointInterval < 0 {
 		bad("checkpoint_interval: %d is negative (seconds; 0: only when an attempt ends or stops)", c.CheckpointInterval)
+	}
+	if c.MaxRestarts < 0 {
+		bad("max_restarts: %d is negative (0: a stopped job is never requeued by the batch script; default 10)", c.MaxRestarts)
+	}
+	if c.StopMargin < 0 {
+		bad("stop_margin: %d is negative (seconds before a Slurm job's time limit at which it stops itself; default 90)", c.StopMargin)
 	}
 	if c.ExecutionThreadCount < 0 {
 		bad("execution_thread_count: %d is negative (0: one per core)", c.ExecutionThreadCount)

@@ -190,3 +190,25 @@ func TestFloatAndPaddingRanges(t *testing.T) {
 		}
 	}
 }
+
+// max_restarts and stop_margin come from the default, the job file and the flags like every
+// key, and a negative value names its key.
+func TestStopKeys(t *testing.T) {
+	c, err := Parse(paths)
+	if err != nil || c.MaxRestarts != 10 || c.StopMargin != 90 {
+		t.Fatalf("defaults: max_restarts %d, stop_margin %d, %v; want 10, 90", c.MaxRestarts, c.StopMargin, err)
+	}
+	file := filepath.Join(t.TempDir(), "job.toml")
+	os.WriteFile(file, []byte("max_restarts = 0\nstop_margin = 45\n"), 0o644)
+	if c, err = Parse(append([]string{"--config", file}, paths...)); err != nil || c.MaxRestarts != 0 || c.StopMargin != 45 {
+		t.Fatalf("job file: max_restarts %d, stop_margin %d, %v; want 0, 45", c.MaxRestarts, c.StopMargin, err)
+	}
+	if c, err = Parse(append([]string{"--config", file, "--max-restarts", "3", "--stop-margin=200"}, paths...)); err != nil || c.MaxRestarts != 3 || c.StopMargin != 200 {
+		t.Fatalf("flags: max_restarts %d, stop_margin %d, %v; want 3, 200", c.MaxRestarts, c.StopMargin, err)
+	}
+	for key, args := range map[string][]string{"max_restarts": {"--max-restarts", "-1"}, "stop_margin": {"--stop-margin", "-5"}} {
+		if _, err := Parse(append(args, paths...)); err == nil || !strings.Contains(err.Error(), key) {
+			t.Errorf("%v: error %v, want one naming %s", args, err, key)
+		}
+	}
+}
