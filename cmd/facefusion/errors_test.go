@@ -181,3 +181,48 @@ func TestSignalStopsCleanly(t *testing.T) {
 	}
 	mustNotExist(t, out)
 }
+
+// An output that is an input, by name, symlink or hard link, is refused even with --force:
+// the final rename would replace the input with its own swap.
+func TestOutputIsAnInput(t *testing.T) {
+	dir := t.TempDir()
+	clip := filepath.Join(dir, "clip.mp4")
+	faceClip(t, clip, 320, 240, 6, "25")
+	src := filepath.Join(dir, "source.png")
+	data, err := os.ReadFile(testenv.Sample(t, "grace_hopper.png"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(src, data, 0o644)
+	symlink := filepath.Join(dir, "symlink.mp4")
+	hardlink := filepath.Join(dir, "hardlink.mp4")
+	srcLink := filepath.Join(dir, "source-link.png")
+	for _, err := range []error{os.Symlink(clip, symlink), os.Link(clip, hardlink), os.Link(src, srcLink)} {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	clipSum, srcSum := fileMD5(t, clip), fileMD5(t, src)
+	for _, c := range []struct{ name, out, mention string }{
+		{"the target's own path", clip, "the target (-t " + clip + ")"},
+		{"a symlink to the target", symlink, "the target (-t " + clip + ")"},
+		{"a hard link to the target", hardlink, "the target (-t " + clip + ")"},
+		{"a hard link to a source", srcLink, "a source (-s " + src + ")"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := facefusion(t, "run", "-s", src, "-t", clip, "-o", c.out, "--force")
+			if r.code != exitUsage {
+				t.Fatalf("exit %d, want %d; stderr:\n%s", r.code, exitUsage, r.stderr)
+			}
+			if lines := strings.Split(strings.TrimSpace(r.stderr), "\n"); len(lines) != 1 || !strings.Contains(r.stderr, "-o "+c.out+" is "+c.mention+" itself") {
+				t.Errorf("want one line naming -o %s as %s, got:\n%s", c.out, c.mention, r.stderr)
+			}
+			if fileMD5(t, clip) != clipSum || fileMD5(t, src) != srcSum {
+				t.Fatal("an input's bytes changed")
+			}
+			if _, err := os.Stat(c.out + ".job"); err == nil {
+				t.Errorf("job folder %s.job left behind", c.out)
+			}
+		})
+	}
+}

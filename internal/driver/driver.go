@@ -294,6 +294,9 @@ func planSetup(ctx context.Context, cfg job.Config, ranks int, p *Plan) (m *pipe
 	if !p.Image {
 		if _, note, err = lustre.Open(p.JobDir); err != nil {
 			return nil, "", fault.AsInput(err)
+	if err := pipeline.CheckOutputIsNoInput(cfg); err != nil { // before "exists: pass --force"
+		return nil, "", err
+	}
 		}
 	}
 	return m, note, nil

@@ -169,6 +169,30 @@ func CheckOutput(path string, force bool) error {
 	return nil
 }
 
+// CheckOutputIsNoInput refuses an output that is the target or a source: with --force the
+// final rename would replace the input with its own swap. Paths are not compared but device
+// and inode, so a symlink or a hard link to an input is caught too; an output that does not
+// exist yet cannot be an input.
+func CheckOutputIsNoInput(cfg job.Config) error {
+	out, err := os.Stat(cfg.OutputPath)
+	if err != nil {
+		return nil
+	}
+	inputs := append([]string{cfg.TargetPath}, cfg.SourcePaths...)
+	for i, in := range inputs {
+		st, err := os.Stat(in)
+		if err != nil || !os.SameFile(out, st) {
+			continue
+		}
+		what := "the target (-t " + in + ")"
+		if i > 0 {
+			what = "a source (-s " + in + ")"
+		}
+		return fault.AsUsage(fmt.Errorf("-o %s is %s itself (the same file, by name or through a link): writing it would destroy the input, even with --force: choose another -o", cfg.OutputPath, what))
+	}
+	return nil
+}
+
 func unwrapPath(err error) error {
 	var pe *os.PathError
 	if errors.As(err, &pe) {
