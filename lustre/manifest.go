@@ -143,7 +143,19 @@ func (m *Manifest) DoneFrames() int {
 	return n
 }
 
-// Changed names the first fingerprint entry that differs between m and fp ("" when none).
+// A fingerprint maps what makes a job's output what it is to a canonical string. Its keys are
+// of two kinds: settings, named by their config key (face_selector_order: no space), and
+// entries derived from files, named by a phrase (target file contents, model file
+// inswapper_128.onnx). A setting is what the user changed and can change back, and changing
+// one often changes derived entries too (--processors none loads no model file), so a refusal
+// names a changed setting, with its old and new values, before any derived entry.
+
+// isSetting reports whether a fingerprint key names a setting rather than a derived entry.
+func isSetting(key string) bool { return !strings.Contains(key, " ") }
+
+// Changed says how fp differs from the job m records, as a phrase for an error, "" when it
+// does not: the first changed setting in key order (`face_selector_order was "large-small",
+// now "left-right"`), else the first changed derived entry (`target file contents changed`).
 func (m *Manifest) Changed(fp map[string]string) string {
 	keys := make([]string, 0, len(fp))
 	for k := range fp {
@@ -154,13 +166,42 @@ func (m *Manifest) Changed(fp map[string]string) string {
 			keys = append(keys, k)
 		}
 	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		if m.Fingerprint[k] != fp[k] {
-			return k
+	sort.Slice(keys, func(a, b int) bool {
+		if sa, sb := isSetting(keys[a]), isSetting(keys[b]); sa != sb {
+			return sa
 		}
+		return keys[a] < keys[b]
+	})
+	for _, k := range keys {
+		was, had := m.Fingerprint[k]
+		now, has := fp[k]
+		switch {
+		case had == has && was == now:
+			continue
+		case !isSetting(k):
+			return k + " changed"
+		case !had:
+			return fmt.Sprintf("%s was not recorded (another version of the program started the job), now %q", k, now)
+		case !has:
+			return fmt.Sprintf("%s was %q, now not a setting of this program", k, was)
+		}
+		return fmt.Sprintf("%s was %q, now %q", k, was, now)
 	}
 	return ""
+}
+
+// SameJob checks that m, the job folder's manifest, records the job whose fingerprint is fp.
+// The error is one line: what differs, and what to do. A manifest without a fingerprint
+// (deleted, or emptied) proves nothing about its segments and is refused as such, not as
+// whichever setting sorts first.
+func (j *JobDir) SameJob(m *Manifest, fp map[string]string) error {
+	if len(m.Fingerprint) == 0 {
+		return fmt.Errorf("manifest %s has no fingerprint: nothing shows that its segments are this job's: pass --fresh to start over (or choose another --job-dir)", j.Manifest())
+	}
+	if why := m.Changed(fp); why != "" {
+		return fmt.Errorf("job folder %s holds another job: %s: pass --fresh to start over (or choose another --job-dir)", j.Path, why)
+	}
+	return nil
 }
 
 // ReadJournal reads rank's journal; a missing journal is an empty one.

@@ -2,6 +2,7 @@ package lustre
 
 import (
 	"errors"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -66,15 +67,90 @@ func TestManifestRoundTripMergeAndChanged(t *testing.T) {
 	if k := got.Changed(map[string]string{"target": "a", "chunk_frames": "8"}); k != "" {
 		t.Errorf("same fingerprint reported %q changed", k)
 	}
-	if k := got.Changed(map[string]string{"target": "b", "chunk_frames": "8"}); k != "target" {
+	if k := got.Changed(map[string]string{"target": "b", "chunk_frames": "8"}); k != `target was "a", now "b"` {
 		t.Errorf("changed target reported as %q", k)
 	}
-	if k := got.Changed(map[string]string{"target": "a"}); k != "chunk_frames" {
+	if k := got.Changed(map[string]string{"target": "a"}); k != `chunk_frames was "8", now not a setting of this program` {
 		t.Errorf("a missing entry reported as %q", k)
 	}
 	os.WriteFile(jd.Manifest(), []byte("{half a manif"), 0o644)
 	if _, _, err := jd.ReadManifest(); err == nil || !strings.Contains(err.Error(), "--fresh") {
 		t.Errorf("corrupt manifest: %v", err)
+	}
+}
+
+// A refusal names a changed setting, with its old and new values, before any entry derived
+// from files, whatever their order by name: --processors none drops the model files ("model
+// file …" sorts before "processors") and is refused as processors changed.
+func TestChangedNamesSettingsFirst(t *testing.T) {
+	m := &Manifest{Fingerprint: map[string]string{
+		"chunk_frames":                        "8",
+		"face_selector_order":                 "large-small",
+		"processors":                          "face_swapper",
+		"model file blazeface_front_128.onnx": "442005:ab",
+		"source file contents":                "1:cd",
+		"target file contents":                "2:ef",
+	}}
+	now := maps.Clone(m.Fingerprint)
+	delete(now, "model file blazeface_front_128.onnx")
+	delete(now, "source file contents")
+	now["processors"] = "none"
+	now["target file contents"] = "3:00"
+	if why := m.Changed(now); why != `processors was "face_swapper", now "none"` {
+		t.Errorf("processors none: %q", why)
+	}
+	now = maps.Clone(m.Fingerprint)
+	now["face_selector_order"] = "left-right"
+	now["chunk_frames"] = "8"
+	if why := m.Changed(now); why != `face_selector_order was "large-small", now "left-right"` {
+		t.Errorf("selector order: %q", why)
+	}
+	now = maps.Clone(m.Fingerprint)
+	now["target file contents"] = "3:00"
+	now["model file xseg_1.onnx"] = "9:11"
+	if why := m.Changed(now); why != "model file xseg_1.onnx changed" {
+		t.Errorf("two derived entries: %q, want the first by name", why)
+	}
+	now["max_faces"] = "3"
+	if why := m.Changed(now); !strings.HasPrefix(why, `max_faces was not recorded`) || !strings.HasSuffix(why, `now "3"`) {
+		t.Errorf("a setting the manifest lacks: %q", why)
+	}
+	if why := m.Changed(maps.Clone(m.Fingerprint)); why != "" {
+		t.Errorf("the same fingerprint: %q", why)
+	}
+}
+
+// SameJob's refusals are one line naming the folder or manifest and --fresh; a manifest whose
+// fingerprint was deleted or emptied is refused for that, not for a setting.
+func TestSameJob(t *testing.T) {
+	jd := &JobDir{Path: t.TempDir()}
+	fp := map[string]string{"chunk_frames": "8", "target file contents": "2:ef"}
+	if err := jd.WriteManifest(&Manifest{Fingerprint: fp}); err != nil {
+		t.Fatal(err)
+	}
+	m, _, err := jd.ReadManifest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := jd.SameJob(m, fp); err != nil {
+		t.Errorf("the same job: %v", err)
+	}
+	err = jd.SameJob(m, map[string]string{"chunk_frames": "16", "target file contents": "2:ef"})
+	if want := "job folder " + jd.Path + ` holds another job: chunk_frames was "8", now "16": pass --fresh to start over`; err == nil || !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("changed chunk_frames: %v, want %s…", err, want)
+	}
+	for _, edit := range []struct{ from, to string }{{`"fingerprint": {`, `"fingerprint_deleted": {`}, {`"fingerprint": {`, `"fingerprint": {}, "was": {`}} {
+		data, _ := os.ReadFile(jd.Manifest())
+		os.WriteFile(jd.Manifest(), []byte(strings.Replace(string(data), edit.from, edit.to, 1)), 0o644)
+		m, _, err := jd.ReadManifest()
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = jd.SameJob(m, fp)
+		if want := "manifest " + jd.Manifest() + " has no fingerprint: "; err == nil || !strings.HasPrefix(err.Error(), want) || !strings.Contains(err.Error(), "--fresh") || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%s: %v, want %s… --fresh", edit.to, err, want)
+		}
+		jd.WriteManifest(&Manifest{Fingerprint: fp})
 	}
 }
 
