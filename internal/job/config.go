@@ -19,12 +19,15 @@ import (
 	"github.com/facefusion-hpc/facefusion/configs"
 )
 
-// Config is one job. The TOML keys are FaceFusion's argument names in snake_case.
+// Config is one job. The TOML keys are FaceFusion's argument names in snake_case. Every field
+// is in the resume fingerprint unless tagged `fingerprint:"operational"` (see Settings): tag a
+// new key only if it cannot change a pixel of the output.
 type Config struct {
-	SourcePaths []string `toml:"source_paths"`
-	TargetPath  string   `toml:"target_path"`
-	OutputPath  string   `toml:"output_path"`
-	Force       bool     `toml:"force"`
+	// The paths are operational: the driver fingerprints the target's and sources' contents.
+	SourcePaths []string `toml:"source_paths" fingerprint:"operational"`
+	TargetPath  string   `toml:"target_path" fingerprint:"operational"`
+	OutputPath  string   `toml:"output_path" fingerprint:"operational"`
+	Force       bool     `toml:"force" fingerprint:"operational"`
 
 	Processors          []string `toml:"processors"`
 	FaceSelectorMode    string   `toml:"face_selector_mode"`
@@ -38,14 +41,14 @@ type Config struct {
 	OutputVideoQuality int    `toml:"output_video_quality"`
 	OutputVideoPreset  string `toml:"output_video_preset"`
 
-	ExecutionThreadCount int `toml:"execution_thread_count"`
+	ExecutionThreadCount int `toml:"execution_thread_count" fingerprint:"operational"`
 
 	ChunkFrames int    `toml:"chunk_frames"`
-	JobDir      string `toml:"job_dir"`
+	JobDir      string `toml:"job_dir" fingerprint:"operational"`
 
-	CheckpointInterval int  `toml:"checkpoint_interval"`
-	Fresh              bool `toml:"fresh"`
-	KeepSegments       bool `toml:"keep_segments"`
+	CheckpointInterval int  `toml:"checkpoint_interval" fingerprint:"operational"`
+	Fresh              bool `toml:"fresh" fingerprint:"operational"`
+	KeepSegments       bool `toml:"keep_segments" fingerprint:"operational"`
 
 	// How a stopped attempt ends (requeued or not) and when it stops on its own clock: neither
 	// changes a frame of the output.
@@ -54,10 +57,11 @@ type Config struct {
 
 	Models
 	// Device is this rank's GPU for cuda/tensorrt, resolved at start-up (not a key).
-	Device int `toml:"-"`
+	Device int `toml:"-" fingerprint:"operational"`
 
-	ModelsDir          string `toml:"models_dir"`
-	OnnxruntimeLibrary string `toml:"onnxruntime_library"`
+	// Operational: the driver fingerprints the model files and the library by content.
+	ModelsDir          string `toml:"models_dir" fingerprint:"operational"`
+	OnnxruntimeLibrary string `toml:"onnxruntime_library" fingerprint:"operational"`
 }
 
 // Default decodes the embedded default job.
