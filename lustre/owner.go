@@ -229,3 +229,29 @@ func (j *JobDir) CleanStale(isTemp func(path string) bool) (removed []string) {
 	}
 	return removed
 }
+
+// Discard removes the finished work of the job (segments, manifest, journals) to start it over
+// (--fresh); it returns how many segments went.
+func (j *JobDir) Discard() int {
+	segs, _ := filepath.Glob(filepath.Join(j.Path, "seg-*.mkv"))
+	n := 0
+	for _, s := range segs {
+		if ours(filepath.Base(s)) && os.Remove(s) == nil {
+			n++
+		}
+	}
+	os.Remove(j.Manifest())
+	j.ClearJournals()
+	return n
+}
+
+// ClearJournals removes every rank's journal (once the manifest holds their records).
+func (j *JobDir) ClearJournals() {
+	names, _ := filepath.Glob(filepath.Join(j.Path, "done", "*"))
+	for _, n := range names {
+		if ours("done/" + filepath.Base(n)) {
+			os.Remove(n)
+		}
+	}
+	os.Remove(filepath.Join(j.Path, "done")) // only when empty
+}
