@@ -293,10 +293,13 @@ func TestInitFailures(t *testing.T) {
 	if err := os.WriteFile(notLib, []byte("not an ELF file"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// A truncated copy used to be mapped by dlopen and die with SIGBUS in the probe process.
+	truncated := truncatedLibrary(t, dir)
 	for _, c := range []struct{ what, path, why string }{
 		{"missing library", filepath.Join(dir, "missing", "libonnxruntime.so.1"), "not found"},
-		{"not a shared library", notLib, "cannot be loaded"},
+		{"not a shared library", notLib, "is truncated or not a shared library (not a readable ELF file"},
 		{"directory", dir, "is a directory"},
+		{"truncated library", truncated, "is truncated or not a shared library"},
 	} {
 		cmd := exec.Command(os.Args[0], "-test.run=^$")
 		cmd.Env = append(os.Environ(), initProbeEnv+"="+c.path)
@@ -309,7 +312,11 @@ func TestInitFailures(t *testing.T) {
 			t.Errorf("%s: Init succeeded or printed something else: %q", c.what, out)
 			continue
 		}
-		for _, w := range []string{c.path, c.why, "run `make fetch` or set onnxruntime_library in the config"} {
+		hint := "run `make fetch` or set onnxruntime_library in the config"
+		if strings.Contains(c.why, "truncated") {
+			hint = "run `make fetch` again, or point onnxruntime_library at a complete file"
+		}
+		for _, w := range []string{c.path, c.why, hint} {
 			if !strings.Contains(msg, w) {
 				t.Errorf("%s: error %q does not mention %q", c.what, msg, w)
 			}

@@ -63,6 +63,9 @@ func Init(libraryPath string) error {
 	} else if st.IsDir() {
 		return fmt.Errorf("onnx runtime library %s: is a directory, not the libonnxruntime.so file: %s", libraryPath, fetchHint)
 	}
+	if err := checkLibrary(libraryPath); err != nil {
+		return err
+	}
 	ort.SetSharedLibraryPath(libraryPath)
 	if err := ort.InitializeEnvironment(ort.WithLogLevelError()); err != nil {
 		return fmt.Errorf("onnx runtime library %s: cannot be loaded (%s): %s", libraryPath, oneLine(err), fetchHint)

@@ -226,3 +226,39 @@ func TestOutputIsAnInput(t *testing.T) {
 		})
 	}
 }
+
+// A truncated runtime library (a full disk, an interrupted copy) is one line and exit 4, not
+// dlopen's SIGBUS and a Go stack of some hundred lines.
+func TestTruncatedRuntimeLibrary(t *testing.T) {
+	dir := t.TempDir()
+	clip := filepath.Join(dir, "clip.mp4")
+	faceClip(t, clip, 320, 240, 6, "25")
+	data, err := os.ReadFile(testenv.ORTLibrary(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lib := filepath.Join(dir, "libonnxruntime.so.1")
+	os.WriteFile(lib, data[:len(data)/2], 0o644)
+	out := filepath.Join(dir, "out.mp4")
+	r := facefusion(t, "run", "-s", testenv.Sample(t, "grace_hopper.png"), "-t", clip, "-o", out, "--onnxruntime-library", lib)
+	if r.code != exitEnvironment {
+		t.Fatalf("exit %d, want %d; stderr:\n%s", r.code, exitEnvironment, r.stderr)
+	}
+	if lines := strings.Split(strings.TrimSpace(r.stderr), "\n"); len(lines) != 1 {
+		t.Errorf("want one line on stderr, got %d:\n%s", len(lines), r.stderr)
+	}
+	for _, w := range []string{lib, "truncated or not a shared library", "onnxruntime_library"} {
+		if !strings.Contains(r.stderr, w) {
+			t.Errorf("stderr does not mention %q:\n%s", w, r.stderr)
+		}
+	}
+	for _, w := range []string{"goroutine", "SIGBUS"} {
+		if strings.Contains(r.stderr, w) {
+			t.Errorf("stderr holds %q:\n%s", w, r.stderr)
+		}
+	}
+	mustNotExist(t, out)
+	if _, err := os.Stat(out + ".job"); err == nil {
+		t.Errorf("job folder %s.job left behind", out)
+	}
+}
