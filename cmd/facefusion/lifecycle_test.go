@@ -1,0 +1,220 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/facefusion-hpc/facefusion/lustre"
+)
+
+// The job folder's life: the program deletes only what it created, a second run never disturbs
+// a live one, and a killed run's leftovers are cleaned by the next run of the same job.
+
+// mustExist fails the test when path is gone.
+func mustExist(t *testing.T, path string) {
+	t.Helper()
+	if _, err := os.Stat(path); err != nil {
+		t.Fatalf("%s is gone: %v", path, err)
+	}
+}
+
+// hidden lists the dot files in dir (temp files a run may have left).
+func hidden(dir string) []string {
+	names, _ := filepath.Glob(filepath.Join(dir, ".*"))
+	return names
+}
+
+// --job-dir naming a folder the program did not create (a scratch folder, the output's own
+// folder) is used inside, never removed: on success and on failure every file of the user's is
+// still there.
+func TestJobDirNeverDeletesUsersFolder(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.mp4")
+	bframeClip(t, in, 24)
+	want := frameHashes(t, in)
+
+	t.Run("scratch-folder", func(t *testing.T) {
+		scratch := filepath.Join(t.TempDir(), "scratch")
+		os.Mkdir(scratch, 0o755)
+		notes := filepath.Join(scratch, "notes.txt")
+		os.WriteFile(notes, []byte("mine"), 0o644)
+		out := filepath.Join(t.TempDir(), "out.mkv")
+		r := facefusion(t, passThroughArgs(in, out, 8, "--job-dir", scratch)...)
+		if r.code != 0 || !strings.Contains(r.stderr, "was not created by facefusion") {
+			t.Fatalf("exit %d\n%s", r.code, r.stderr)
+		}
+		checkFrames(t, out, want)
+		mustExist(t, notes)
+		if ents, _ := os.ReadDir(scratch); len(ents) != 1 {
+			t.Errorf("the job's subfolder was not removed after success: %v", ents)
+		}
+		// A failing run (the manifest write fails like a full disk) leaves the user's folder too.
+		out2 := filepath.Join(t.TempDir(), "out.mkv")
+		cmd := exec.Command(bin, passThroughArgs(in, out2, 8, "--job-dir", scratch)...)
+		cmd.Env = append(launchEnv(t), lustre.FaultEnv+"=manifest.json:1")
+		if err := cmd.Run(); err == nil {
+			t.Fatal("the run with a failing manifest write succeeded")
+		}
+		mustExist(t, notes)
+		mustNotExist(t, out2)
+	})
+
+	t.Run("output-folder", func(t *testing.T) {
+		odir := t.TempDir()
+		other := filepath.Join(odir, "other.mkv")
+		os.WriteFile(other, []byte("another output"), 0o644)
+		out := filepath.Join(odir, "out.mkv")
+		r := facefusion(t, passThroughArgs(in, out, 8, "--job-dir", odir)...)
+		if r.code != 0 || strings.TrimSpace(r.stdout) != out {
+			t.Fatalf("exit %d, stdout %q\n%s", r.code, r.stdout, r.stderr)
+		}
+		checkFrames(t, out, want)
+		mustExist(t, other)
+		if _, err := os.Stat(out + ".job"); err == nil {
+			t.Errorf("the job's subfolder %s.job is left", out)
+		}
+	})
+
+	t.Run("default-folder-with-a-users-file", func(t *testing.T) {
+		out := filepath.Join(t.TempDir(), "out.mkv")
+		// The run makes OUT.job; a user drops a file into it while the job is held mid-way.
+		p := startPaused(t, "chunk-1", append([]string{bin}, passThroughArgs(in, out, 8)...)...)
+		keep := filepath.Join(out+".job", "keep.txt")
+		os.WriteFile(keep, []byte("mine"), 0o644)
+		syscall.Kill(p.pid, syscall.SIGKILL)
+		p.wait(t)
+		r := facefusion(t, passThroughArgs(in, out, 8)...)
+		if r.code != 0 || !strings.Contains(r.stderr, "kept: it holds files facefusion did not write (keep.txt)") {
+			t.Fatalf("exit %d\n%s", r.code, r.stderr)
+		}
+		checkFrames(t, out, want)
+		mustExist(t, keep)
+		// What stays is the user's file and the marker that keeps the folder the program's.
+		if ents, _ := os.ReadDir(out + ".job"); len(ents) != 2 || ents[0].Name() != lustre.MarkerName || ents[1].Name() != "keep.txt" {
+			t.Errorf("facefusion's own files were left beside the user's: %v", ents)
+		}
+	})
+}
+
+// A second run of a job that is running is refused (exit 5) naming the running one, and touches
+// nothing of it: not its temp segment, not its attempt, whether it is the same job or another
+// one given the same folder. The first run then stops and resumes as if alone.
+func TestSecondRunRefusedWhileFirstRuns(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.mp4")
+	bframeClip(t, in, 40)
+	other := filepath.Join(dir, "other.mp4")
+	faceClip(t, other, 160, 120, 40, "25")
+	out := filepath.Join(dir, "out.mkv")
+	args := passThroughArgs(in, out, 8)
+	p := startPaused(t, "chunk-3", append([]string{bin}, args...)...)
+	jobDir := out + ".job"
+	temps, _ := filepath.Glob(filepath.Join(jobDir, ".seg-*.part.mkv"))
+	if len(temps) != 1 {
+		t.Fatalf("want the held chunk's temp segment, found %v", temps)
+	}
+	attempt := readFile(filepath.Join(jobDir, "ATTEMPT"))
+	for _, second := range [][]string{args, passThroughArgs(other, out, 8), append(args, "--fresh")} {
+		r := facefusion(t, second...)
+		line := strings.TrimSpace(r.stderr)
+		if r.code != exitBusyCode || strings.Contains(line, "\n") || !strings.Contains(line, "is in use by a running job") ||
+			!strings.Contains(line, "pid "+strconv.Itoa(p.pid)) || !strings.Contains(line, "started ") {
+			t.Fatalf("second run %v: exit %d, %q; want exit %d and one line naming the running job", second, r.code, r.stderr, exitBusyCode)
+		}
+		mustExist(t, temps[0])
+		if got := readFile(filepath.Join(jobDir, "ATTEMPT")); got != attempt {
+			t.Fatalf("the refused run changed ATTEMPT from %q to %q", attempt, got)
+		}
+	}
+	p.cmd.Process.Signal(syscall.SIGUSR1)
+	if code := p.wait(t); code != exitCheckpointed {
+		t.Fatalf("the first run, stopped: exit %d\n%s", code, p.output())
+	}
+	r := facefusion(t, args...)
+	if r.code != 0 || !verifiedLine.MatchString(r.stderr) {
+		t.Fatalf("resume: exit %d\n%s", r.code, r.stderr)
+	}
+	checkFrames(t, out, frameHashes(t, in))
+}
+
+// A SIGKILL while the output is joined leaves a temp file as large as the output beside it; the
+// next run of the same job removes it (and only it), then finishes; status then reads the run
+// report beside the output.
+func TestKilledJoinIsCleanedAndReported(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.mp4")
+	bframeClip(t, in, 24)
+	odir := t.TempDir()
+	bystander := filepath.Join(odir, ".other.part-1.mkv") // a temp file of another job
+	os.WriteFile(bystander, []byte("x"), 0o644)
+	out := filepath.Join(odir, "out.mkv")
+	args := passThroughArgs(in, out, 8)
+	p := startPaused(t, "commit", append([]string{bin}, args...)...)
+	syscall.Kill(p.pid, syscall.SIGKILL)
+	p.wait(t)
+	if _, err := os.Stat(out); err == nil {
+		t.Fatal("a run killed before its final rename left the output")
+	}
+	left := hidden(odir)
+	if len(left) != 2 {
+		t.Fatalf("want the killed join's temp file beside the output, found %v", left)
+	}
+	r := facefusion(t, args...)
+	if r.code != 0 || !strings.Contains(r.stderr, "left by a killed attempt of this job") {
+		t.Fatalf("rerun: exit %d\n%s", r.code, r.stderr)
+	}
+	checkFrames(t, out, frameHashes(t, in))
+	if got := hidden(odir); len(got) != 1 || got[0] != bystander {
+		t.Errorf("hidden files beside the output after the rerun: %v, want only %s", got, bystander)
+	}
+	if !regexp.MustCompile(`done in [0-9.]+ s on 1 rank\(s\) \(this attempt\); the job took [0-9.]+ s over 2 attempts`).MatchString(r.stderr) {
+		t.Errorf("the final line does not give this attempt's and the job's time:\n%s", r.stderr)
+	}
+
+	// The job folder is gone; its record is the report beside the output.
+	mustNotExist(t, out+".job")
+	for _, arg := range []string{out + ".job", out} {
+		st := facefusion(t, "status", arg)
+		if st.code != 0 || !strings.Contains(st.stdout, "state:      complete") || !strings.Contains(st.stdout, "attempts:   2") ||
+			!strings.Contains(st.stdout, "frames:     24 done, 0 pending, of 24") {
+			t.Errorf("status %s: exit %d\n%s%s", arg, st.code, st.stdout, st.stderr)
+		}
+	}
+	st := facefusion(t, "status", filepath.Join(odir, "nothing.job"))
+	if st.code != exitInput || !strings.Contains(st.stderr, "there is no folder") {
+		t.Errorf("status of a missing folder: exit %d, %q", st.code, st.stderr)
+	}
+}
+
+// After a resume the rate counts only this attempt's frames.
+func TestResumeCountsOnlyThisAttempt(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.mp4")
+	bframeClip(t, in, 40)
+	out := filepath.Join(dir, "out.mkv")
+	args := passThroughArgs(in, out, 8, "--checkpoint-interval", "1")
+	p := startPaused(t, "chunk-3", append([]string{bin}, args...)...)
+	p.cmd.Process.Signal(syscall.SIGUSR1)
+	p.wait(t)
+	cmd := exec.Command(bin, args...)
+	cmd.Env = launchEnv(t)
+	b, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("resume: %v\n%s", err, b)
+	}
+	if !strings.Contains(string(b), "24 of 40 frames were done by earlier attempts; 16 to do") {
+		t.Errorf("no line separating earlier attempts' frames from this one's:\n%s", b)
+	}
+	// The batch-log progress lines count this attempt's frames against this attempt's total.
+	if m := regexp.MustCompile(`facefusion: (\d+)/(\d+) frames`).FindStringSubmatch(string(b)); m != nil && m[2] != "16" {
+		t.Errorf("progress total %s, want this attempt's 16:\n%s", m[2], b)
+	}
+}
+
+const exitBusyCode = 5

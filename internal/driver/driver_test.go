@@ -1,0 +1,152 @@
+package driver
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/facefusion-hpc/facefusion/collective"
+	"github.com/facefusion-hpc/facefusion/internal/fault"
+	"github.com/facefusion-hpc/facefusion/internal/job"
+	"github.com/facefusion-hpc/facefusion/internal/testenv"
+	"github.com/facefusion-hpc/facefusion/lustre"
+)
+
+// In-process runs of the whole job on a single-process communicator: the job folder's life as
+// the driver lives it (claim, refuse, clean, finish), on a real ffmpeg pass-through.
+
+func clip(t *testing.T, path string, frames int, rate string) {
+	t.Helper()
+	ff := testenv.Tool(t, "ffmpeg")
+	out, err := exec.Command(ff, "-v", "error", "-y", "-f", "lavfi", "-i", "testsrc2=s=96x64:r="+rate,
+		"-frames:v", itoa(frames), "-c:v", "libx264", "-pix_fmt", "yuv420p", path).CombinedOutput()
+	if err != nil {
+		t.Fatalf("making %s: %v %s", path, err, out)
+	}
+}
+
+func itoa(n int) string { b, _ := json.Marshal(n); return string(b) }
+
+func passThrough(in, out string) job.Config {
+	c := job.Default()
+	c.TargetPath, c.OutputPath = in, out
+	c.Processors = []string{job.ProcessorNone}
+	c.OutputVideoEncoder = "ffv1"
+	c.ChunkFrames = 4
+	return c
+}
+
+func run(t *testing.T, c job.Config) (string, string, error) {
+	t.Helper()
+	var log strings.Builder
+	out, err := Run(context.Background(), collective.Single(), c, Options{Log: &log})
+	return out, log.String(), err
+}
+
+// The output's own folder as --job-dir: the job works in a subfolder of its own and leaves the
+// folder and every other file in it.
+func TestRunKeepsTheUsersJobDir(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.mkv")
+	clip(t, in, 10, "25")
+	other := filepath.Join(dir, "keep.txt")
+	os.WriteFile(other, []byte("x"), 0o644)
+	c := passThrough(in, filepath.Join(dir, "out.mkv"))
+	c.JobDir = dir
+	if _, log, err := run(t, c); err != nil {
+		t.Fatalf("%v\n%s", err, log)
+	}
+	for _, p := range []string{other, c.OutputPath, lustre.ReportPath(c.OutputPath)} {
+		if _, err := os.Stat(p); err != nil {
+			t.Errorf("%s: %v", p, err)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "out.mkv.job")); err == nil {
+		t.Error("the job's own subfolder was left")
+	}
+}
+
+// A live holder's claim refuses the run as Busy, and the refused run changes nothing there.
+func TestRunRefusedWhileClaimed(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.mkv")
+	clip(t, in, 10, "25")
+	c := passThrough(in, filepath.Join(dir, "out.mkv"))
+	jd, err := lustre.Create(lustre.DefaultPath(c.OutputPath))
+	if err != nil {
+		t.Fatal(err)
+	}
+	holder := lustre.Me() // this live process, another run's token
+	if _, _, err := jd.TakeClaim(holder); err != nil {
+		t.Fatal(err)
+	}
+	temp := jd.SegmentTemp(1, 0, 1)
+	os.WriteFile(temp, []byte("in flight"), 0o644)
+	before := listing(t, jd.Path)
+	_, log, err := run(t, c)
+	if fault.KindOf(err) != fault.Busy || !strings.Contains(err.Error(), "is in use by a running job") {
+		t.Fatalf("want a Busy refusal, got %v\n%s", err, log)
+	}
+	if after := listing(t, jd.Path); after != before {
+		t.Errorf("the refused run changed the folder:\nbefore %s\nafter  %s", before, after)
+	}
+	if !jd.Holds(&holder) {
+		t.Error("the refused run took the claim")
+	}
+}
+
+// Another job's folder (its fingerprint differs) is refused as Usage, and the refused run
+// removes nothing of it: not the dead attempt's temp segment, not the claim's absence.
+func TestRunRefusesAnotherJobTouchingNothing(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.mkv")
+	clip(t, in, 10, "25")
+	c := passThrough(in, filepath.Join(dir, "out.mkv"))
+	c.KeepSegments = true
+	if _, log, err := run(t, c); err != nil {
+		t.Fatalf("%v\n%s", err, log)
+	}
+	jd := &lustre.JobDir{Path: lustre.DefaultPath(c.OutputPath)}
+	temp := jd.SegmentTemp(1, 0, 1)
+	os.WriteFile(temp, []byte("left by a killed attempt"), 0o644)
+	os.WriteFile(jd.Stop(), []byte("rank 0: SIGUSR1"), 0o644)
+	before := listing(t, jd.Path)
+	c2 := c
+	c2.ChunkFrames = 5
+	c2.Force = true
+	_, log, err := run(t, c2)
+	if fault.KindOf(err) != fault.Usage || !strings.Contains(err.Error(), "chunk_frames") {
+		t.Fatalf("want a Usage refusal naming chunk_frames, got %v\n%s", err, log)
+	}
+	if after := listing(t, jd.Path); after != before {
+		t.Errorf("the refused run changed the folder:\nbefore %s\nafter  %s", before, after)
+	}
+	// The same job again: the dead attempt's leftovers go, the run completes.
+	c.Force = true
+	if _, log, err := run(t, c); err != nil {
+		t.Fatalf("%v\n%s", err, log)
+	}
+	for _, p := range []string{temp, jd.Stop()} {
+		if _, err := os.Stat(p); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%s survived the same job's next run", p)
+		}
+	}
+}
+
+// listing is a folder's entries with their sizes, for before/after comparisons.
+func listing(t *testing.T, dir string) string {
+	t.Helper()
+	var b strings.Builder
+	filepath.Walk(dir, func(p string, info os.FileInfo, err error) error {
+		if err == nil {
+			b.WriteString(strings.TrimPrefix(p, dir) + ":" + itoa(int(info.Size())) + " ")
+		}
+		return nil
+	})
+	return b.String()
+}
