@@ -89,6 +89,19 @@ func applyProviders(so *ort.SessionOptions, ex Execution) (used []string, note s
 	return used, note, nil
 }
 
+// ResolveProviders is the providers a session with ex uses on this node after the fallback
+// (cuda asked for on a node without it gives cpu): where a job's pixels actually come from,
+// which the resume fingerprint compares. It needs the runtime loaded (Init).
+func ResolveProviders(ex Execution) ([]string, error) {
+	so, err := sessionOptions(Options{})
+	if err != nil {
+		return nil, err
+	}
+	defer so.Destroy()
+	used, _, err := applyProviders(so, ex)
+	return used, err
+}
+
 func appendCUDA(so *ort.SessionOptions, ex Execution) error {
 	o, err := ort.NewCUDAProviderOptions()
 	if err != nil {

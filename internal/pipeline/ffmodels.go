@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -107,6 +108,36 @@ func ModelNames(cfg job.Config) []string {
 		}
 	}
 	return names
+}
+
+// ModelFiles are the paths of every model file the job loads, none when frames pass through:
+// the embedded default's BlazeFace and dlib files and FaceFusion's (ModelNames). LoadModels
+// checks them and the resume fingerprint hashes them: one list.
+func ModelFiles(cfg job.Config) ([]string, error) {
+	if !cfg.Swaps() && !cfg.Enhances() {
+		return nil, nil
+	}
+	files := defaultModelFiles(cfg)
+	for _, name := range ModelNames(cfg) {
+		c, err := infer.LookupContract(name)
+		if err != nil {
+			return nil, err
+		}
+		files = append(files, filepath.Join(cfg.ModelPath(""), c.File))
+	}
+	return files, nil
+}
+
+// defaultModelFiles are the embedded default's model files the job loads.
+func defaultModelFiles(cfg job.Config) []string {
+	var files []string
+	if cfg.FaceDetectorModel == "blazeface" {
+		files = append(files, cfg.ModelPath(job.BlazeFaceFile))
+	}
+	if cfg.FaceLandmarkerModel == "dlib_68" {
+		files = append(files, cfg.ModelPath(job.DlibFile))
+	}
+	return files
 }
 
 // analyser finds faces with the configured detector and landmarker and, when asked,

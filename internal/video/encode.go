@@ -113,12 +113,19 @@ type Encoder struct {
 	err       error
 }
 
+// ChosenEncoder is the encoder OpenEncoder runs for o: segments of one output must all come
+// from the same one, so the resume fingerprint compares this, not the setting.
+func (o EncodeOptions) ChosenEncoder() string {
+	if o.Encoder == "" {
+		return "libx264"
+	}
+	return o.Encoder
+}
+
 // OpenEncoder starts ffmpeg writing path (which may carry a .tmp suffix for the caller's
 // rename; the container is chosen from the extension before it).
 func OpenEncoder(ctx context.Context, path string, opt EncodeOptions) (*Encoder, error) {
-	if opt.Encoder == "" {
-		opt.Encoder = "libx264"
-	}
+	opt.Encoder = opt.ChosenEncoder()
 	if opt.PixFmt == "" {
 		opt.PixFmt = defaultPixFmt(opt.Encoder)
 	}
