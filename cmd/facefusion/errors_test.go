@@ -149,8 +149,9 @@ func TestHelpDocumentsEveryFlag(t *testing.T) {
 	}
 }
 
-// SIGTERM (Slurm's cancel, preemption and time limit) stops the run with exit 75 (checkpointed)
-// and nothing at the output path.
+// SIGTERM (scancel, Slurm's requeue, preemption and time limit) stops the run with exit 130
+// (cancelled: Slurm, not the program, decides whether it comes back) and nothing at the output
+// path.
 func TestSignalStopsCleanly(t *testing.T) {
 	dir := t.TempDir()
 	clip := filepath.Join(dir, "clip.mp4")
@@ -173,10 +174,10 @@ func TestSignalStopsCleanly(t *testing.T) {
 	cmd.Process.Signal(syscall.SIGTERM)
 	err := cmd.Wait()
 	ee, ok := err.(*exec.ExitError)
-	if !ok || ee.ExitCode() != exitCheckpointed {
-		t.Fatalf("exit %v, want %d; stderr:\n%s", err, exitCheckpointed, errb.String())
+	if !ok || ee.ExitCode() != exitCancelled {
+		t.Fatalf("exit %v, want %d; stderr:\n%s", err, exitCancelled, errb.String())
 	}
-	if !strings.Contains(errb.String(), "stopped by a signal") {
+	if !strings.Contains(errb.String(), "cancelled by SIGTERM (rank 0)") {
 		t.Errorf("stderr does not say why it stopped:\n%s", errb.String())
 	}
 	mustNotExist(t, out)

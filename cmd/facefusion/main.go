@@ -23,8 +23,10 @@ const (
 	exitUsage        = 2   // a bad flag, config key or value; an existing output without --force
 	exitInput        = 3   // a source or target that cannot be used
 	exitEnvironment  = 4   // a missing model, runtime library or tool: fetch or install it
-	exitCheckpointed = 75  // stopped by SIGTERM/SIGUSR1; finished chunks checkpointed: rerun to resume (EX_TEMPFAIL)
-	exitCancelled    = 130 // stopped by SIGINT (the user); finished chunks are checkpointed too
+	exitBusy         = 5   // the job is already running elsewhere (its job folder is claimed)
+	exitCheckpointed = 75  // stopped by SIGUSR1 or its own clock after progress, restarts left: the batch script requeues it (EX_TEMPFAIL)
+	exitNoRequeue    = 76  // stopped by SIGUSR1 or its own clock, checkpointed, but a requeue would not help (no progress, or max_restarts reached)
+	exitCancelled    = 130 // stopped by SIGINT or SIGTERM (the user, scancel, Slurm's requeue or preemption); finished chunks are checkpointed too
 )
 
 // worldRank is this process's MPI rank once a command has joined the job (0 before): only
@@ -34,15 +36,29 @@ var worldRank int
 // gotSignal is the first stopping signal this process received.
 var gotSignal atomic.Value
 
-// stopCode is the exit code of a run a signal stopped: SIGINT is the user's cancel; anything
-// else (SIGTERM, SIGUSR1, or a stop another rank passed on) is the scheduler's, and the job
-// wants a requeue.
-func stopCode() int {
-	if s, _ := gotSignal.Load().(os.Signal); s == os.Interrupt {
-		return exitCancelled
+// stopCode is the exit code of a stopped job, as rank 0 decided it for every rank.
+func stopCode(next driver.Next) int {
+	switch next {
+	case driver.Requeue:
+		return exitCheckpointed
+	case driver.NoRequeue:
+		return exitNoRequeue
 	}
-	return exitCheckpointed
+	return exitCancelled
 }
+
+// signalCode is the exit code of a process a signal stopped where rank 0 could not decide for
+// the job (in setup, or as a failure after the signal): without a count of new chunks there is
+// no evidence a requeue would help, so SIGUSR1 gives 76, never 75.
+func signalCode() int {
+	if s, _ := gotSignal.Load().(os.Signal); s == syscall.SIGUSR1 {
+		return exitNoRequeue
+	}
+	return exitCancelled
+}
+
+// signalNames are the stopping signals as the job folder's STOP file and the messages name them.
+var signalNames = map[os.Signal]driver.Signal{os.Interrupt: "SIGINT", syscall.SIGTERM: "SIGTERM", syscall.SIGUSR1: "SIGUSR1"}
 
 const usage = `facefusion: face swap for videos and images, from a laptop to a GPU cluster
 
@@ -69,17 +85,18 @@ func run(args []string) int {
 		}
 		return exitOK
 	}
-	// SIGUSR1 is Slurm's early warning (--signal=USR1@N); it stops the run like SIGTERM
-	// (preemption, time limit, requeue). Which signal came decides the exit code.
+	// SIGUSR1 is Slurm's early warning (--signal=USR1@N): checkpoint and come back. SIGTERM
+	// (scancel, scontrol requeue, preemption, the time limit) and SIGINT (the user) cancel.
+	// Each stops the run the same way; which came first decides the exit code.
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGUSR1)
 	defer signal.Stop(sigs)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
 	go func() {
 		if s, ok := <-sigs; ok {
 			gotSignal.Store(s)
-			cancel()
+			cancel(signalNames[s])
 		}
 	}()
 	var err error
@@ -119,7 +136,7 @@ func report(ctx context.Context, err error) int {
 		if !stopped.Remote {
 			fmt.Fprintln(os.Stderr, "facefusion: "+stopped.Error())
 		}
-		return stopCode()
+		return stopCode(stopped.Next)
 	}
 	var printed *driver.Reported
 	if errors.As(err, &printed) { // rank 0 printed it before letting the other ranks go
@@ -129,7 +146,7 @@ func report(ctx context.Context, err error) int {
 		if worldRank == 0 {
 			fmt.Fprintln(os.Stderr, "facefusion: stopped by a signal; nothing was written to the output path; rerun the same command to resume")
 		}
-		return stopCode()
+		return signalCode()
 	}
 	var remote *driver.RemoteError
 	if errors.As(err, &remote) { // another rank printed it
@@ -149,6 +166,8 @@ func exitCode(k fault.Kind) int {
 		return exitEnvironment
 	case fault.Cancelled:
 		return exitCancelled
+	case fault.Busy:
+		return exitBusy
 	}
 	return exitInternal
 }

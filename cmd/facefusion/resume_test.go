@@ -347,10 +347,11 @@ func TestResumeRefusesChangedJob(t *testing.T) {
 	checkFrames(t, out, frameHashes(t, in))
 }
 
-// Slurm's early warning (SIGUSR1; SIGTERM is the same path, tested on one rank in
-// TestSignalStopsCleanly and under Slurm) on every rank: the chunk in flight is discarded, the
-// ranks gather what they finished, rank 0 writes the manifest and every rank exits 75. status
-// reads it; the rerun completes. mpirun forwards USR1 to the ranks (TERM it handles itself).
+// Slurm's early warning (SIGUSR1) on every rank, or SIGTERM on rank 0 alone: the chunk in
+// flight is discarded, the ranks gather what they finished, rank 0 writes the manifest, and
+// every rank exits with rank 0's decision: 75 for USR1 after progress, 130 for TERM (also on
+// the rank that got no signal). status reads it; the rerun completes. mpirun forwards USR1 to
+// the ranks (TERM it handles itself).
 func TestSigtermCheckpoints(t *testing.T) {
 	testenv.Tool(t, "mpirun")
 	dir := t.TempDir()
@@ -369,15 +370,17 @@ func sigStopsAndResumes(t *testing.T, in string, onlyRank0 bool) {
 	out := filepath.Join(t.TempDir(), "out.mkv")
 	args := passThroughArgs(in, out, 8)
 	p := startPaused(t, "chunk-3", mpirunArgv(2, args...)...)
+	want, said := exitCheckpointed, `stopped by SIGUSR1 \(rank [01]\): (\d+) of 10 chunk\(s\)`
 	if onlyRank0 {
 		syscall.Kill(p.pid, syscall.SIGTERM)
+		want, said = exitCancelled, `cancelled by SIGTERM \(rank 0\): (\d+) of 10 chunk\(s\)`
 	} else {
 		p.cmd.Process.Signal(syscall.SIGUSR1)
 	}
-	if code := p.wait(t); code != exitCheckpointed {
-		t.Fatalf("exit %d, want %d\n%s", code, exitCheckpointed, p.output())
+	if code := p.wait(t); code != want {
+		t.Fatalf("exit %d, want %d\n%s", code, want, p.output())
 	}
-	msg := regexp.MustCompile(`stopped by a signal: (\d+) of 10 chunk\(s\)`).FindStringSubmatch(p.output())
+	msg := regexp.MustCompile(said).FindStringSubmatch(p.output())
 	if msg == nil {
 		t.Fatalf("no checkpoint message:\n%s", p.output())
 	}

@@ -78,6 +78,11 @@ type Result struct {
 	Done           []lustre.Chunk `json:",omitempty"` // the chunks this rank finished this attempt
 	Stopped        bool           `json:",omitempty"` // a signal stopped it; its chunk in flight was discarded
 	CheckpointWork float64        // seconds spent hashing segments and writing journals/manifest
+
+	// Rank 0's decision for a stopped job, broadcast so that every rank exits with one code.
+	StopReason string `json:",omitempty"` // JOB_DIR/STOP: "rank N: SIGUSR1", "deadline", …
+	NewChunks  int    `json:",omitempty"` // chunks finished in this attempt, over every rank
+	Next       Next   `json:",omitempty"`
 }
 
 // Options are the parts of a run that are not in the job config.
@@ -137,6 +142,7 @@ func Run(ctx context.Context, comm collective.Comm, cfg job.Config, opt Options)
 
 	// 3. Each rank encodes its chunks.
 	jd := &lustre.JobDir{Path: plan.JobDir}
+	stopWatch := watchStops(ctx, cfg, me, &plan, jd, log)
 	var res Result
 	res.Rank = me
 	if plan.Image {
@@ -156,6 +162,7 @@ func Run(ctx context.Context, comm collective.Comm, cfg job.Config, opt Options)
 	// 4. Rank 0 gathers the results, joins the segments and muxes the audio.
 	rb, _ := json.Marshal(&res)
 	all, gerr := comm.Gather(0, rb)
+	stopWatch()
 	if gerr != nil {
 		return "", fault.AsInternal(fmt.Errorf("gathering results: %w", gerr))
 	}
@@ -170,7 +177,7 @@ func Run(ctx context.Context, comm collective.Comm, cfg job.Config, opt Options)
 	}
 	json.Unmarshal(fb, &final)
 	if final.Stopped {
-		return "", &Stopped{Msg: final.Err, Remote: me != 0 || printed}
+		return "", &Stopped{Msg: final.Err, Remote: me != 0 || printed, Reason: final.StopReason, NewChunks: final.NewChunks, Next: final.Next}
 	}
 	if final.Err != "" {
 		if me == 0 {
@@ -382,7 +389,7 @@ func encodeShare(ctx context.Context, comm collective.Comm, cfg job.Config, m *p
 			if signalled.Err() != nil || context.Cause(ctx) == errStopRequested {
 				// Tell the others (a signal may have reached this rank alone) and stop.
 				if signalled.Err() != nil {
-					lustre.WriteAtomic(jd.Stop(), []byte(fmt.Sprintf("rank %d\n", me)))
+					writeStop(jd, p.Attempt, fmt.Sprintf("rank %d: %s", me, signalName(signalled)))
 				}
 				res.Stopped = true
 				return res, nil
@@ -574,8 +581,7 @@ func finish(ctx context.Context, cfg job.Config, p *Plan, jd *lustre.JobDir, all
 	}
 	stop := func() Result {
 		ck.save(nil, lustre.Checkpointed)
-		return Result{Stopped: true, Err: fmt.Sprintf("stopped by a signal: %d of %d chunk(s) (%d of %d frames) are checkpointed in %s; nothing was written to the output path; rerun the same command to resume",
-			len(ck.m.Done), len(p.Chunks), ck.m.DoneFrames(), p.Frames.Len(), jd.Path)}
+		return stopResult(cfg, stopReason(ctx, jd), len(recs), len(ck.m.Done), len(p.Chunks), ck.m.DoneFrames(), p.Frames.Len(), jd.Path)
 	}
 	if outcome == lustre.Checkpointed {
 		return stop()

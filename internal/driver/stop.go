@@ -1,0 +1,207 @@
+package driver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/facefusion-hpc/facefusion/internal/job"
+	"github.com/facefusion-hpc/facefusion/internal/slurm"
+	"github.com/facefusion-hpc/facefusion/lustre"
+)
+
+// How a stopped job ends. A stop is decided for the whole job, not per process: the first rank
+// that is signalled (or rank 0's own clock) writes the reason into JOB_DIR/STOP, every rank
+// stops, and rank 0 decides from that reason and the chunks the attempt finished what comes
+// next, and broadcasts it, so that every rank exits with the same code.
+
+// Signal is the cause main cancels a run's context with when a signal stops this process; its
+// name ("SIGUSR1", "SIGTERM", "SIGINT") is the stop's reason.
+type Signal string
+
+func (s Signal) Error() string { return "stopped by " + string(s) }
+
+// ReasonDeadline is the stop's reason when rank 0's own clock stopped the job: stop_margin
+// seconds before the Slurm job's time limit.
+const ReasonDeadline = "deadline"
+
+// Next is what should follow a stopped attempt; main turns it into the exit code.
+type Next int
+
+const (
+	// Requeue: stopped by a warning (USR1, or the job's own clock) after finishing at least
+	// one new chunk, with restarts left: the batch script requeues the job (exit 75).
+	Requeue Next = iota + 1
+	// NoRequeue: stopped by a warning, but a requeue would not help: the attempt finished no
+	// new chunk, or max_restarts is reached (exit 76).
+	NoRequeue
+	// Cancelled: stopped by SIGTERM or SIGINT (scancel, scontrol requeue, preemption, Ctrl-C):
+	// the user or Slurm decides whether the job comes back, never the batch script (exit 130).
+	Cancelled
+)
+
+// Decide is what follows a stop with reason (as in JOB_DIR/STOP) after an attempt that
+// finished newChunks chunks, restarted restarts times (SLURM_RESTART_COUNT) under a cap of
+// maxRestarts. For NoRequeue, why says why and what to do instead.
+func Decide(reason string, newChunks, restarts, maxRestarts int) (next Next, why string) {
+	if !warning(reason) {
+		// SIGTERM, SIGINT, or a reason this program did not write: requeueing on a guess
+		// could bring back a job someone cancelled.
+		return Cancelled, ""
+	}
+	if newChunks == 0 {
+		return NoRequeue, "this attempt finished no new chunk, so a requeue would stop the same way: give the job more --time or lower chunk_frames so that chunks finish in it, or rerun the same command by hand"
+	}
+	if restarts >= maxRestarts {
+		return NoRequeue, fmt.Sprintf("the job was already restarted %d time(s) (max_restarts %d): rerun the same command by hand, or raise max_restarts or the job's --time", restarts, maxRestarts)
+	}
+	return Requeue, ""
+}
+
+// warning reports whether reason is a "checkpoint and come back" stop: Slurm's early warning
+// or the job's own clock.
+func warning(reason string) bool {
+	return reason == ReasonDeadline || strings.HasSuffix(reason, ": SIGUSR1")
+}
+
+// signalName is the name of the signal that cancelled ctx ("a signal" when main gave none).
+func signalName(ctx context.Context) string {
+	var s Signal
+	if errors.As(context.Cause(ctx), &s) {
+		return string(s)
+	}
+	return "a signal"
+}
+
+// writeStop records why the job stops in JOB_DIR/STOP unless a reason is there already: the
+// first signal wins. A rank of an older attempt leaves a newer attempt's folder alone.
+func writeStop(jd *lustre.JobDir, attempt int, reason string) {
+	if jd.CurrentAttempt() != attempt {
+		return
+	}
+	// A complete temp file linked into place: a reader never sees a half-written reason, and
+	// the link fails when another rank's reason is there first.
+	f, err := os.CreateTemp(jd.Path, "."+filepath.Base(jd.Stop())+".tmp-*")
+	if err != nil {
+		return
+	}
+	_, err = f.WriteString(reason + "\n")
+	if cerr := f.Close(); err == nil && cerr == nil {
+		os.Link(f.Name(), jd.Stop())
+	}
+	os.Remove(f.Name())
+}
+
+// stopReason is the job's stop reason: JOB_DIR/STOP, else rank 0's own signal.
+func stopReason(ctx context.Context, jd *lustre.JobDir) string {
+	if b, err := os.ReadFile(jd.Stop()); err == nil && len(strings.TrimSpace(string(b))) > 0 {
+		return strings.TrimSpace(string(b))
+	}
+	if ctx.Err() != nil {
+		return "rank 0: " + signalName(ctx)
+	}
+	return ""
+}
+
+// stopResult is rank 0's outcome of a stopped attempt: the decision and the one line that
+// says what was kept and what happens next.
+func stopResult(cfg job.Config, reason string, newChunks, done, chunks, doneFrames, frames int, jobDir string) Result {
+	restarts, _ := strconv.Atoi(os.Getenv("SLURM_RESTART_COUNT"))
+	next, why := Decide(reason, newChunks, restarts, cfg.MaxRestarts)
+	by := "a signal"
+	if who, sig, ok := strings.Cut(reason, ": "); ok {
+		by = fmt.Sprintf("%s (%s)", sig, who)
+	} else if reason == ReasonDeadline {
+		by = fmt.Sprintf("its own clock (stop_margin %d s before the Slurm job's time limit)", cfg.StopMargin)
+	}
+	verb := "stopped"
+	if next == Cancelled {
+		verb = "cancelled"
+	}
+	msg := fmt.Sprintf("%s by %s: %d of %d chunk(s) (%d of %d frames) are checkpointed in %s, %d of them finished in this attempt; nothing was written to the output path; ",
+		verb, by, done, chunks, doneFrames, frames, jobDir, newChunks)
+	inSlurm := os.Getenv("SLURM_JOB_ID") != ""
+	switch {
+	case next == Requeue && inSlurm:
+		msg += fmt.Sprintf("the batch script requeues the job (restart %d of at most %d); by hand: rerun the same command", restarts+1, cfg.MaxRestarts)
+	case next == NoRequeue:
+		msg += "not requeued: " + why
+	case next == Cancelled && inSlurm && strings.HasSuffix(reason, "SIGTERM"):
+		msg += "if Slurm requeues the job (scontrol requeue, preemption) it resumes by itself; otherwise rerun the same command to resume"
+	default:
+		msg += "rerun the same command to resume"
+	}
+	return Result{Stopped: true, Err: msg, StopReason: reason, NewChunks: newChunks, Next: next}
+}
+
+// jobDeadline is when rank 0 stops the job on its own clock: stop_margin seconds before the
+// Slurm job's time limit, read once at start. Zero when there is none: not in a Slurm job, no
+// time limit, stop_margin 0, or squeue did not answer (one log line; Slurm's USR1 warning is
+// then the only one).
+func jobDeadline(ctx context.Context, cfg job.Config, log io.Writer) time.Time {
+	id := os.Getenv("SLURM_JOB_ID")
+	if id == "" || cfg.StopMargin == 0 {
+		return time.Time{}
+	}
+	now := time.Now()
+	left, limited, err := slurm.TimeLeft(ctx, id)
+	if err != nil {
+		fmt.Fprintf(log, "facefusion: %v: no stop of its own before the time limit; Slurm's USR1 warning (sbatch --signal) is the only one\n", err)
+		return time.Time{}
+	}
+	if !limited {
+		return time.Time{}
+	}
+	margin := time.Duration(cfg.StopMargin) * time.Second
+	fmt.Fprintf(log, "facefusion: Slurm job %s has %s left: it stops by itself %s from now, stop_margin %d s before the limit\n",
+		id, left, max(0, left-margin), cfg.StopMargin)
+	return now.Add(left - margin)
+}
+
+// watchDeadline writes STOP (reason "deadline") when the deadline passes, which stops every
+// rank like Slurm's USR1 does. It returns when ctx ends or stop is called.
+func watchDeadline(ctx context.Context, jd *lustre.JobDir, attempt int, deadline time.Time, log io.Writer) (stop func()) {
+	if deadline.IsZero() {
+		return func() {}
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTimer(time.Until(deadline))
+		defer t.Stop()
+		select {
+		case <-ctx.Done():
+		case <-t.C:
+			fmt.Fprintln(log, "facefusion: the job's own clock ran out (stop_margin before the time limit): stopping every rank")
+			writeStop(jd, attempt, ReasonDeadline)
+		}
+	}()
+	return func() { cancel(); <-done }
+}
+
+// watchStops, from the plan to the gathering of the results, turns a signal on this rank into
+// JOB_DIR/STOP at once, wherever the rank is (encoding, or done and waiting for the others),
+// and on rank 0 stops the job on its own clock. The returned func ends both.
+func watchStops(ctx context.Context, cfg job.Config, me int, p *Plan, jd *lustre.JobDir, log io.Writer) (stop func()) {
+	if p.Image || p.JobDir == "" {
+		return func() {}
+	}
+	onSignal := context.AfterFunc(ctx, func() {
+		writeStop(jd, p.Attempt, fmt.Sprintf("rank %d: %s", me, signalName(ctx)))
+	})
+	endClock := func() {}
+	if me == 0 {
+		endClock = watchDeadline(ctx, jd, p.Attempt, jobDeadline(ctx, cfg, log), log)
+	}
+	return func() {
+		onSignal()
+		endClock()
+	}
+}
