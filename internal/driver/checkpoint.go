@@ -75,49 +75,6 @@ func testPause(ctx context.Context, point string, log io.Writer) {
 	<-ctx.Done()
 }
 
-// fingerprint is what makes the job's output what it is, by name: a resume with any entry
-// changed would mix two jobs' segments.
-func fingerprint(cfg job.Config, p *Plan) (map[string]string, error) {
-	id := func(path string) (string, error) {
-		s, err := lustre.Identity(path)
-		if err != nil {
-			return "", fault.AsInput(fmt.Errorf("fingerprinting %s: %w", path, err))
-		}
-		return s, nil
-	}
-	fp := map[string]string{
-		"processors":         strings.Join(cfg.Processors, ","),
-		"face settings":      fmt.Sprintf("selector %s, score %g, detector %s, landmarker %s", cfg.FaceSelectorMode, cfg.FaceDetectorScore, cfg.FaceDetectorModel, cfg.FaceLandmarkerModel),
-		"frame range (trim)": fmt.Sprintf("[%d,%d)", p.Frames.Start, p.Frames.End),
-		"chunk_frames":       strconv.Itoa(cfg.ChunkFrames),
-		"output video settings (encoder, quality, preset)": fmt.Sprintf("%s %d %s", cfg.OutputVideoEncoder, cfg.OutputVideoQuality, cfg.OutputVideoPreset),
-	}
-	var err error
-	if fp["target file contents"], err = id(cfg.TargetPath); err != nil {
-		return nil, err
-	}
-	if cfg.Swaps() {
-		var srcs, models []string
-		for _, s := range cfg.SourcePaths {
-			v, err := id(s)
-			if err != nil {
-				return nil, err
-			}
-			srcs = append(srcs, v)
-		}
-		for _, name := range []string{job.BlazeFaceFile, job.DlibFile} {
-			v, err := id(cfg.ModelPath(name))
-			if err != nil {
-				return nil, err
-			}
-			models = append(models, name+"="+v)
-		}
-		fp["source file contents"] = strings.Join(srcs, " ")
-		fp["model files"] = strings.Join(models, " ")
-	}
-	return fp, nil
-}
-
 // prepareCheckpoint is rank 0's start of an attempt: clear what a killed attempt left, refuse
 // another job's folder, verify every recorded segment, and plan only the chunks still to do,
 // spread over the ranks of this attempt (any number).
@@ -152,8 +109,8 @@ func prepareCheckpoint(cfg job.Config, p *Plan, ranks int, log io.Writer) (*lust
 		return nil, fault.AsUsage(err)
 	}
 	if ok {
-		if k := m.Changed(fp); k != "" {
-			return nil, fault.AsUsage(fmt.Errorf("job folder %s holds another job: its %s changed since the job started: pass --fresh to start over (or choose another --job-dir)", jd.Path, k))
+		if err := jd.SameJob(m, fp); err != nil {
+			return nil, fault.AsUsage(err)
 		}
 	} else {
 		m = &lustre.Manifest{Fingerprint: fp}

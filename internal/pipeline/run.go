@@ -40,14 +40,7 @@ func LoadModels(cfg job.Config) (*Models, error) {
 	if !cfg.Swaps() && !cfg.Enhances() {
 		return &Models{cfg: cfg}, nil // frames pass through: no model, no runtime
 	}
-	var need []string
-	if cfg.FaceDetectorModel == "blazeface" {
-		need = append(need, cfg.ModelPath(job.BlazeFaceFile))
-	}
-	if cfg.FaceLandmarkerModel == "dlib_68" {
-		need = append(need, cfg.ModelPath(job.DlibFile))
-	}
-	for _, p := range need {
+	for _, p := range defaultModelFiles(cfg) {
 		if st, err := os.Stat(p); err != nil || st.Size() == 0 {
 			return nil, fault.AsEnvironment(fmt.Errorf("model file %s is missing: run `make fetch`, or point models_dir (--models-dir) at the folder holding it", p))
 		}

@@ -1,0 +1,150 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/facefusion-hpc/facefusion/internal/testenv"
+)
+
+// The resume fingerprint, for real: an attempt is killed after its first chunk, and reruns
+// with one thing changed are refused with one line that names it; the job folder survives
+// each refusal, and a rerun that resolves to the same job resumes it.
+
+// killedAfterFirstChunk starts args, lets chunk 0 finish and kills the run at chunk 1.
+func killedAfterFirstChunk(t *testing.T, args []string) {
+	t.Helper()
+	p := startPaused(t, "chunk-1", append([]string{bin}, args...)...)
+	syscall.Kill(p.pid, syscall.SIGKILL)
+	p.wait(t)
+}
+
+// refused asserts a rerun exited 2 with an error of one line, the last, holding want and the
+// way out (log lines before it, such as taking over a dead attempt's folder, are not errors).
+func refused(t *testing.T, what string, r result, want string) {
+	t.Helper()
+	lines := strings.Split(strings.TrimSpace(r.stderr), "\n")
+	last := lines[len(lines)-1]
+	if r.code != exitUsage || !strings.Contains(last, want) || !strings.Contains(last, "pass --fresh to start over") ||
+		strings.Count(r.stderr, "--fresh") != 1 {
+		t.Fatalf("%s: exit %d, %q; want exit %d and one line holding %q and --fresh", what, r.code, r.stderr, exitUsage, want)
+	}
+}
+
+// editManifest rewrites the job folder's manifest.json through edit, on its JSON object.
+func editManifest(t *testing.T, path string, edit func(m map[string]json.RawMessage)) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(data, &m); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	edit(m)
+	if data, err = json.Marshal(m); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A swap resumed with the face selector order or the processors changed, or on a node whose
+// providers resolve differently, is refused naming the setting with its old and new values
+// (--processors none drops every model file, and still names processors). Asking for cuda
+// before cpu on a node without cuda resolves to the cpu the job ran on: the same job.
+func TestResumeRefusesChangedSettings(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "face.mp4")
+	faceClip(t, in, 160, 120, 24, "25")
+	out := filepath.Join(dir, "out.mkv")
+	args := []string{"run", "-s", testenv.Sample(t, "grace_hopper.png"), "-t", in, "-o", out,
+		"--output-video-encoder", "ffv1", "--chunk-frames", "8"}
+	killedAfterFirstChunk(t, args)
+	manifest := filepath.Join(out+".job", "manifest.json")
+	fp := readManifest(t, out+".job").Fingerprint
+	if fp["face_selector_order"] != "large-small" || fp["execution_providers"] != "cpu" || fp["trim_frame_end"] != "24" ||
+		fp["model file shape_predictor_68_face_landmarks.dat"] == "" || fp["onnxruntime library contents"] == "" {
+		t.Fatalf("the fingerprint lacks resolved settings or model files: %v", fp)
+	}
+
+	refused(t, "selector order", facefusion(t, append(args, "--face-selector-order", "left-right")...),
+		`face_selector_order was "large-small", now "left-right"`)
+	refused(t, "processors none", facefusion(t, append(args, "--processors", "none")...),
+		`processors was "face_swapper", now "none"`)
+
+	// The manifest as a node where cuda ran would have written it.
+	orig, err := os.ReadFile(manifest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	editManifest(t, manifest, func(m map[string]json.RawMessage) {
+		fp["execution_providers"] = "cuda"
+		m["fingerprint"], _ = json.Marshal(fp)
+	})
+	refused(t, "providers resolved differently", facefusion(t, args...), `execution_providers was "cuda", now "cpu"`)
+	if err := os.WriteFile(manifest, orig, 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	r := facefusion(t, append(args, "--execution-providers", "cuda", "cpu", "--execution-thread-count", "1", "--checkpoint-interval", "1")...)
+	if r.code != 0 {
+		t.Fatalf("resume with cuda falling back to cpu: exit %d\n%s", r.code, r.stderr)
+	}
+	if m := verifiedLine.FindStringSubmatch(r.stderr); m == nil || m[1] != "1" || m[3] != "2" {
+		t.Fatalf("the rerun did not resume chunk 0's work (want 1 verified, 2 to do):\n%s", r.stderr)
+	}
+	if n := len(frameHashes(t, out)); n != 24 {
+		t.Fatalf("%s has %d frames, want 24", out, n)
+	}
+}
+
+// A manifest whose fingerprint was deleted proves nothing and is refused for that; put back,
+// the unchanged command resumes, and a trim end given as the frame the default resolved to
+// is the same job.
+func TestResumeNeedsTheFingerprint(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.mp4")
+	bframeClip(t, in, 24)
+	out := filepath.Join(dir, "out.mkv")
+	args := passThroughArgs(in, out, 8)
+	killedAfterFirstChunk(t, args)
+	manifest := filepath.Join(out+".job", "manifest.json")
+	orig, err := os.ReadFile(manifest)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	editManifest(t, manifest, func(m map[string]json.RawMessage) { delete(m, "fingerprint") })
+	refused(t, "fingerprint deleted", facefusion(t, args...), "manifest "+manifest+" has no fingerprint: ")
+	editManifest(t, manifest, func(m map[string]json.RawMessage) { m["fingerprint"] = json.RawMessage("{}") })
+	refused(t, "fingerprint emptied", facefusion(t, args...), "manifest "+manifest+" has no fingerprint: ")
+
+	if err := os.WriteFile(manifest, orig, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	refused(t, "trim end changed", facefusion(t, append(args, "--trim-frame-end", "23")...), `trim_frame_end was "24", now "23"`)
+	r := facefusion(t, args...)
+	if r.code != 0 {
+		t.Fatalf("unchanged rerun: exit %d\n%s", r.code, r.stderr)
+	}
+	if m := verifiedLine.FindStringSubmatch(r.stderr); m == nil || m[1] != "1" {
+		t.Fatalf("the unchanged rerun did not resume:\n%s", r.stderr)
+	}
+	checkFrames(t, out, frameHashes(t, in))
+
+	// Trim end -1 ran as frame 24: naming 24 is the same job.
+	out2 := filepath.Join(dir, "out2.mkv")
+	killedAfterFirstChunk(t, passThroughArgs(in, out2, 8))
+	r = facefusion(t, passThroughArgs(in, out2, 8, "--trim-frame-start", "0", "--trim-frame-end", "24")...)
+	if r.code != 0 || !verifiedLine.MatchString(r.stderr) {
+		t.Fatalf("the resolved trim range given explicitly: exit %d, want a resume\n%s", r.code, r.stderr)
+	}
+	checkFrames(t, out2, frameHashes(t, in))
+}

@@ -1,0 +1,60 @@
+package driver
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/facefusion-hpc/facefusion/internal/fault"
+	"github.com/facefusion-hpc/facefusion/internal/job"
+	"github.com/facefusion-hpc/facefusion/internal/pipeline"
+	"github.com/facefusion-hpc/facefusion/lustre"
+)
+
+// fingerprint is what makes the job's output what it is, by name: a resume with any entry
+// changed would mix two jobs' segments. Its settings are every key of the job as this node
+// resolved it (job.Config.Settings: default-deny, so a key added later is in it); its other
+// entries are the contents of every file the job reads: the target, the sources, each model
+// file and the runtime that runs them (the paths are operational, the bytes are not).
+func fingerprint(cfg job.Config, p *Plan) (map[string]string, error) {
+	run, err := pipeline.Resolved(cfg, p.Info)
+	if err != nil {
+		return nil, err
+	}
+	fp := run.Settings()
+	id := func(key string, paths ...string) error {
+		ids := make([]string, len(paths))
+		for i, path := range paths {
+			s, err := lustre.Identity(path)
+			if err != nil {
+				return fault.AsInput(fmt.Errorf("fingerprinting %s: %w", path, err))
+			}
+			ids[i] = s
+		}
+		fp[key] = strings.Join(ids, " ")
+		return nil
+	}
+	if err := id("target file contents", cfg.TargetPath); err != nil {
+		return nil, err
+	}
+	if cfg.Swaps() {
+		if err := id("source file contents", cfg.SourcePaths...); err != nil {
+			return nil, err
+		}
+	}
+	models, err := pipeline.ModelFiles(cfg)
+	if err != nil {
+		return nil, fault.AsInternal(err)
+	}
+	for _, m := range models {
+		if err := id("model file "+filepath.Base(m), m); err != nil {
+			return nil, err
+		}
+	}
+	if len(models) > 0 { // a job that loads a model loads the runtime
+		if err := id("onnxruntime library contents", cfg.RuntimeLibrary()); err != nil {
+			return nil, err
+		}
+	}
+	return fp, nil
+}
