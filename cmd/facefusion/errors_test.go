@@ -263,3 +263,55 @@ func TestTruncatedRuntimeLibrary(t *testing.T) {
 		t.Errorf("job folder %s.job left behind", out)
 	}
 }
+
+// An output ffmpeg cannot write is refused before the first frame (it used to be found at the
+// final mux, after every frame, with ffmpeg's words about a hidden temp file): exit 2, one line
+// naming the flag, nothing at the output path and no job folder.
+func TestUnwritableOutputRefusedFirst(t *testing.T) {
+	dir := t.TempDir()
+	clip := filepath.Join(dir, "clip.mp4")
+	faceClip(t, clip, 320, 240, 6, "25")
+	image := filepath.Join(dir, "photo.png")
+	data, err := os.ReadFile(testenv.Sample(t, "grace_hopper.png"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(image, data, 0o644)
+	cases := []struct {
+		name, target, out string
+		flags             []string
+		mention           []string
+	}{
+		{"unknown extension", clip, "out.xyz", nil, []string{"-o ", "out.xyz", `no container for ".xyz"`, ".mkv"}},
+		{"no extension", clip, "out", nil, []string{"-o ", "has no extension", ".mp4"}},
+		{"image output of a video", clip, "out.png", nil, []string{"-o ", "out.png is an image", "clip.mp4 is a video"}},
+		{"ffv1 in mp4", clip, "out.mp4", []string{"--output-video-encoder", "ffv1"}, []string{"--output-video-encoder ffv1 cannot be stored in .mp4", "use .mkv"}},
+		{"unknown preset", clip, "out2.mp4", []string{"--output-video-preset", "ultrafastest"}, []string{"--output-video-preset ultrafastest is not a preset of libx264"}},
+		{"video output of an image", image, "out.mp4", nil, []string{"-o ", "photo.png is an image", ".png, .jpg"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			out := filepath.Join(dir, c.out)
+			start := time.Now()
+			r := facefusion(t, append([]string{"run", "--processors", "none", "-t", c.target, "-o", out}, c.flags...)...)
+			if r.code != exitUsage {
+				t.Fatalf("exit %d, want %d; stderr:\n%s", r.code, exitUsage, r.stderr)
+			}
+			if lines := strings.Split(strings.TrimSpace(r.stderr), "\n"); len(lines) != 1 {
+				t.Errorf("want one line on stderr, got %d:\n%s", len(lines), r.stderr)
+			}
+			for _, m := range c.mention {
+				if !strings.Contains(r.stderr, m) {
+					t.Errorf("stderr does not mention %q:\n%s", m, r.stderr)
+				}
+			}
+			mustNotExist(t, out)
+			if _, err := os.Stat(out + ".job"); err == nil {
+				t.Errorf("job folder %s.job exists: the output was refused after the work started", out)
+			}
+			if d := time.Since(start); d > 20*time.Second {
+				t.Errorf("refused after %v", d)
+			}
+		})
+	}
+}

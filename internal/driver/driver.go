@@ -337,6 +337,10 @@ func encodeShare(ctx context.Context, comm collective.Comm, cfg job.Config, m *p
 	defer cancel(nil)
 	log := opt.Log
 	if log == nil {
+	// ffmpeg refuses an output format only when it writes: ask it now, not after the last frame.
+	if err := pipeline.CheckOutputFormat(ctx, cfg, p.Info); err != nil {
+		return nil, "", err
+	}
 		log = io.Discard
 	}
 

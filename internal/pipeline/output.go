@@ -1,0 +1,70 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+
+	"github.com/facefusion-hpc/facefusion/internal/fault"
+	"github.com/facefusion-hpc/facefusion/internal/job"
+	"github.com/facefusion-hpc/facefusion/internal/video"
+)
+
+// videoExtensions is what a user is told to use instead of an extension ffmpeg cannot write.
+const videoExtensions = ".mp4, .mkv, .mov …"
+
+// CheckOutputFormat refuses, before the first frame, an output that could not be written: an
+// image target needs an image output and a video target a video one, and ffmpeg must be able
+// to encode a segment with the job's encoder settings and mux it, with the target's audio,
+// into the output's container. Without it ffmpeg says so at the final mux, after every frame
+// was processed. info is nil for an image target.
+func CheckOutputFormat(ctx context.Context, cfg job.Config, info *video.Info) error {
+	out, ext := cfg.OutputPath, filepath.Ext(cfg.OutputPath)
+	if info == nil {
+		if !IsImagePath(out) {
+			return fault.AsUsage(fmt.Errorf("-o %s: the target %s is an image, so the output is one too: end -o in .png, .jpg or .jpeg", out, cfg.TargetPath))
+		}
+		return nil
+	}
+	if IsImagePath(out) {
+		return fault.AsUsage(fmt.Errorf("-o %s is an image, but the target %s is a video: give a video output (%s)", out, cfg.TargetPath, videoExtensions))
+	}
+	if ext == "" {
+		return fault.AsUsage(fmt.Errorf("-o %s has no extension, and the extension chooses the container: use %s", out, videoExtensions))
+	}
+	audio := ""
+	if info.HasAudio {
+		audio = cfg.TargetPath
+	}
+	opt := EncodeOptions(cfg, info)
+	err := video.CheckOutput(ctx, out, opt, audio)
+	var oe *video.OutputError
+	if !errors.As(err, &oe) {
+		return fault.AsInternal(err) // nil, or the check itself could not run (a cancel, no temp folder)
+	}
+	return fault.AsUsage(outputRefusal(cfg, info, oe))
+}
+
+// outputRefusal names the flag behind what ffmpeg refused.
+func outputRefusal(cfg job.Config, info *video.Info, oe *video.OutputError) error {
+	out, ext, enc := cfg.OutputPath, filepath.Ext(cfg.OutputPath), cfg.OutputVideoEncoder
+	switch oe.Problem {
+	case video.UnknownEncoder:
+		return fmt.Errorf("--output-video-encoder %s is not an encoder of this ffmpeg: use libx264, libx265, ffv1, or one `ffmpeg -encoders` lists", enc)
+	case video.BadPreset:
+		return fmt.Errorf("--output-video-preset %s is not a preset of %s: use ultrafast, superfast, veryfast, faster, fast, medium, slow, slower or veryslow", cfg.OutputVideoPreset, enc)
+	case video.EncoderRefused:
+		return fmt.Errorf("--output-video-encoder %s cannot encode the target's %dx%d frames with quality %d and preset %q (ffmpeg: %s): choose another encoder or settings",
+			enc, info.Width, info.Height, cfg.OutputVideoQuality, cfg.OutputVideoPreset, oe.Detail)
+	case video.NoContainer:
+		return fmt.Errorf("-o %s: ffmpeg has no container for %q: use %s", out, ext, videoExtensions)
+	case video.ImageContainer:
+		return fmt.Errorf("-o %s: %q is an image format, but the target %s is a video: use %s", out, ext, cfg.TargetPath, videoExtensions)
+	case video.CodecNotInContainer:
+		return fmt.Errorf("--output-video-encoder %s cannot be stored in %s (ffmpeg: %s): use .mkv or another encoder", enc, ext, oe.Detail)
+	case video.AudioNotInContainer:
+		return fmt.Errorf("-o %s: the audio of the target %s cannot be stored in %s, copied or as AAC (ffmpeg: %s): use .mkv or .mp4", out, cfg.TargetPath, ext, oe.Detail)
+	}
+	return fmt.Errorf("-o %s: ffmpeg cannot write it (%s)", out, oe.Detail)
+}

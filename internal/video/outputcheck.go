@@ -1,0 +1,124 @@
+package video
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+)
+
+// OutputProblem is the part of a job's output settings that ffmpeg refused.
+type OutputProblem int
+
+const (
+	UnknownEncoder      OutputProblem = iota + 1 // this ffmpeg has no such encoder
+	BadPreset                                    // the encoder has no such preset
+	EncoderRefused                               // the encoder refused its settings or the frame size
+	NoContainer                                  // the output's extension names no container ffmpeg writes
+	ImageContainer                               // the extension names an image format: one frame, not a video
+	CodecNotInContainer                          // the container cannot hold the encoder's video
+	AudioNotInContainer                          // the container cannot hold the target's audio, copied or as AAC
+)
+
+// OutputError says which output setting ffmpeg refused, with ffmpeg's own words in Detail;
+// the caller names the flag.
+type OutputError struct {
+	Problem OutputProblem
+	Detail  string
+}
+
+func (e *OutputError) Error() string { return e.Detail }
+
+// CheckOutput runs the path a job's frames take to out, on two black frames of the job's size,
+// in a temp folder it removes: the segment encoder with opt (OpenEncoder, the same command
+// line as every segment), then the final mux into a file with out's extension, video alone
+// and then with audioSource's audio over its first two frames, as Mux copies it. ffmpeg
+// refuses a bad encoder, preset, container or codec only when it writes, which in a job is
+// after the last frame; here it is before the first. audioSource "" checks the video alone.
+// A refusal is an *OutputError.
+func CheckOutput(ctx context.Context, out string, opt EncodeOptions, audioSource string) error {
+	dir, err := os.MkdirTemp("", "facefusion-output-check-")
+	if err != nil {
+		return fmt.Errorf("video: checking output %s: %v", out, err)
+	}
+	defer os.RemoveAll(dir) // the folder this function made, holding only its own files
+	seg := filepath.Join(dir, "segment.mkv")
+	if err := encodeBlack(ctx, seg, opt, 2); err != nil {
+		return refusal(ctx, err, dir, encoderProblem)
+	}
+	final := filepath.Join(dir, "output"+filepath.Ext(out))
+	// The segment has no audio, so as its own audio source it gives a video-only mux.
+	if err := Mux(ctx, seg, seg, Span{}, final); err != nil {
+		return refusal(ctx, err, dir, containerProblem)
+	}
+	if audioSource == "" {
+		return nil
+	}
+	os.Remove(final)
+	if err := Mux(ctx, seg, audioSource, FrameSpan(0, 2, opt.FPS), final); err != nil {
+		return refusal(ctx, err, dir, func(string) OutputProblem { return AudioNotInContainer })
+	}
+	return nil
+}
+
+// encodeBlack writes n black frames through OpenEncoder.
+func encodeBlack(ctx context.Context, path string, opt EncodeOptions, n int) error {
+	enc, err := OpenEncoder(ctx, path, opt)
+	if err != nil {
+		return err
+	}
+	frame := make([]byte, opt.Width*opt.Height*3)
+	for i := 0; i < n; i++ {
+		if err := enc.Write(frame); err != nil {
+			return err
+		}
+	}
+	return enc.Close()
+}
+
+// refusal classifies a failed step; a cancelled context is not a refusal.
+func refusal(ctx context.Context, err error, dir string, classify func(string) OutputProblem) error {
+	if ctx.Err() != nil {
+		return err
+	}
+	return &OutputError{Problem: classify(err.Error()), Detail: ffmpegWords(err, dir)}
+}
+
+func encoderProblem(msg string) OutputProblem {
+	switch {
+	case strings.Contains(msg, "Unknown encoder"):
+		return UnknownEncoder
+	case strings.Contains(msg, "invalid preset"), strings.Contains(msg, "Error setting preset"):
+		return BadPreset
+	}
+	return EncoderRefused
+}
+
+func containerProblem(msg string) OutputProblem {
+	switch {
+	case strings.Contains(msg, "Unable to find a suitable output format"), strings.Contains(msg, "Unable to choose an output format"):
+		return NoContainer
+	case strings.Contains(msg, "Cannot write more than one file with the same name"):
+		return ImageContainer // image2: one file per frame
+	}
+	return CodecNotInContainer
+}
+
+// ffmpegWords is the first line ffmpeg said, without our "video: muxing …: ffmpeg failed (exit
+// status 1)" around it and without the temp folder's name: it is gone when anyone reads it.
+func ffmpegWords(err error, dir string) string {
+	s := err.Error()
+	if i := strings.Index(s, "ffmpeg failed ("); i >= 0 {
+		if _, after, ok := strings.Cut(s[i:], "): "); ok {
+			s = after
+		}
+	}
+	s, _, _ = strings.Cut(s, " | ") // the first line is the specific one; the rest say "Invalid argument"
+	s = muxerTag.ReplaceAllString(s, "")
+	return strings.ReplaceAll(s, dir+string(filepath.Separator), "")
+}
+
+// muxerTag is ffmpeg's "[mp4 @ 0x55c1f9e79b80] " before a line: a pointer, no help to a user.
+var muxerTag = regexp.MustCompile(`\[[\w.-]+ @ 0x[0-9a-f]+\] `)

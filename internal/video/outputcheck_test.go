@@ -1,0 +1,67 @@
+package video
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// CheckOutput finds, on two frames, what ffmpeg would refuse only at a job's final mux.
+func TestCheckOutput(t *testing.T) {
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp) // where the check's own folder goes: it must be gone afterwards
+	dir := t.TempDir()
+	silent := filepath.Join(dir, "silent.mkv")
+	ffmpegRun(t, "-f", "lavfi", "-i", "color=s=64x48:r=25", "-frames:v", "3", "-c:v", "ffv1", silent)
+	pcm := filepath.Join(dir, "pcm.mkv") // PCM audio: copied into .mkv, AAC in .mp4, nothing in .webm
+	ffmpegRun(t, "-f", "lavfi", "-i", "color=s=64x48:r=25", "-f", "lavfi", "-i", "sine=sample_rate=48000",
+		"-frames:v", "3", "-shortest", "-c:v", "ffv1", "-c:a", "pcm_s16le", pcm)
+	x264 := EncodeOptions{Encoder: "libx264", Quality: DefaultQuality, Preset: "veryfast", FPS: Rational{25, 1}, Width: 64, Height: 48}
+	with := func(f func(*EncodeOptions)) EncodeOptions { o := x264; f(&o); return o }
+	vp9 := with(func(o *EncodeOptions) { o.Encoder, o.Preset = "libvpx-vp9", "" })
+	for _, c := range []struct {
+		name, out string
+		opt       EncodeOptions
+		audio     string
+		want      OutputProblem // 0: accepted
+		detail    string
+	}{
+		{"x264 in mp4", "o.mp4", x264, "", 0, ""},
+		{"x264 in mp4 with PCM audio (as AAC)", "o.mp4", x264, pcm, 0, ""},
+		{"x264 in mkv with audio copied", "o.MKV", x264, pcm, 0, ""},
+		{"ffv1 in mkv", "o.mkv", with(func(o *EncodeOptions) { o.Encoder = "ffv1" }), silent, 0, ""},
+		{"unknown extension", "o.xyz", x264, "", NoContainer, "suitable output format"},
+		{"no extension", "output", x264, "", NoContainer, ""},
+		{"an image format", "o.bmp", x264, "", ImageContainer, ""},
+		{"ffv1 in mp4", "o.mp4", with(func(o *EncodeOptions) { o.Encoder = "ffv1" }), "", CodecNotInContainer, "codec not currently supported in container"},
+		{"x264 in webm", "o.webm", x264, "", CodecNotInContainer, "WebM"},
+		{"unknown preset", "o.mp4", with(func(o *EncodeOptions) { o.Preset = "ultrafastest" }), "", BadPreset, "ultrafastest"},
+		{"unknown encoder", "o.mp4", with(func(o *EncodeOptions) { o.Encoder = "no_such_encoder" }), "", UnknownEncoder, "no_such_encoder"},
+		{"PCM audio in webm", "o.webm", vp9, pcm, AudioNotInContainer, "WebM"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			err := CheckOutput(context.Background(), filepath.Join(dir, c.out), c.opt, c.audio)
+			var oe *OutputError
+			switch {
+			case c.want == 0 && err != nil:
+				t.Fatalf("refused: %v", err)
+			case c.want == 0:
+			case !errors.As(err, &oe):
+				t.Fatalf("error %v, want an OutputError %d", err, c.want)
+			case oe.Problem != c.want || !strings.Contains(oe.Detail, c.detail):
+				t.Errorf("problem %d (%q), want %d mentioning %q", oe.Problem, oe.Detail, c.want, c.detail)
+			case strings.Contains(oe.Detail, tmp) || strings.Contains(oe.Detail, " | ") || strings.Contains(oe.Detail, " @ 0x"):
+				t.Errorf("detail %q names the temp folder, spans lines or keeps ffmpeg's pointers", oe.Detail)
+			}
+			if left, _ := os.ReadDir(tmp); len(left) != 0 {
+				t.Errorf("the check left %s in the temp folder", left[0].Name())
+			}
+			if _, err := os.Stat(filepath.Join(dir, c.out)); err == nil {
+				t.Errorf("the check wrote %s itself", c.out)
+			}
+		})
+	}
+}
