@@ -284,6 +284,10 @@ func planSetup(ctx context.Context, cfg job.Config, ranks int, p *Plan) (m *pipe
 			p.JobDir = lustre.DefaultPath(cfg.OutputPath)
 		}
 	}
+	// ffmpeg refuses an output format only when it writes: ask it now, not after the last frame.
+	if err := pipeline.CheckOutputFormat(ctx, cfg, p.Info); err != nil {
+		return nil, "", err
+	}
 	// Models and the source are checked before the job folder exists: a job refused for its
 	// models leaves nothing behind.
 	m, err = pipeline.LoadModels(cfg)
@@ -337,10 +341,6 @@ func encodeShare(ctx context.Context, comm collective.Comm, cfg job.Config, m *p
 	defer cancel(nil)
 	log := opt.Log
 	if log == nil {
-	// ffmpeg refuses an output format only when it writes: ask it now, not after the last frame.
-	if err := pipeline.CheckOutputFormat(ctx, cfg, p.Info); err != nil {
-		return nil, "", err
-	}
 		log = io.Discard
 	}
 
