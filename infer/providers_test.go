@@ -1,0 +1,31 @@
+package infer
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/facefusion-hpc/facefusion/internal/testenv"
+)
+
+// ResolveProviders, which the resume fingerprint records, says what a real session with the
+// same Execution uses: the same providers after the same fallback, or the same refusal.
+func TestResolveProvidersIsWhatSessionsUse(t *testing.T) {
+	dir := fixtureDir(t, "gfpgan_1.4")
+	lib := testenv.ORTLibrary(t)
+	for _, ps := range [][]string{nil, {"cpu"}, {"cuda", "cpu"}, {"tensorrt", "cuda", "cpu"}, {"cuda"}} {
+		ex := Execution{Providers: ps}
+		s, serr := OpenSession("gfpgan_1.4", SessionConfig{ModelsDir: dir, Library: lib, Execution: ex, Logf: func(string, ...any) {}})
+		got, err := ResolveProviders(ex)
+		if serr != nil {
+			if err == nil || !strings.Contains(serr.Error(), err.Error()) {
+				t.Errorf("%v: the session is refused (%v), ResolveProviders says %v, %v", ps, serr, got, err)
+			}
+			continue
+		}
+		if err != nil || !slices.Equal(got, s.Providers()) {
+			t.Errorf("%v: ResolveProviders %v (%v), the session uses %v", ps, got, err, s.Providers())
+		}
+		s.Close()
+	}
+}
