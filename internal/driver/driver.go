@@ -253,6 +253,9 @@ func planJob(ctx context.Context, cfg job.Config, ranks int, p *Plan, log io.Wri
 }
 
 func planSetup(ctx context.Context, cfg job.Config, ranks int, p *Plan) (m *pipeline.Models, note string, err error) {
+	if err := pipeline.CheckOutputIsNoInput(cfg); err != nil { // before "exists: pass --force"
+		return nil, "", err
+	}
 	if err := pipeline.CheckOutput(cfg.OutputPath, cfg.Force); err != nil {
 		return nil, "", err
 	}
@@ -305,9 +308,6 @@ func planSetup(ctx context.Context, cfg job.Config, ranks int, p *Plan) (m *pipe
 	if !p.Image {
 		if _, note, err = lustre.Open(p.JobDir); err != nil {
 			return nil, "", fault.AsInput(err)
-	if err := pipeline.CheckOutputIsNoInput(cfg); err != nil { // before "exists: pass --force"
-		return nil, "", err
-	}
 		}
 	}
 	return m, note, nil
