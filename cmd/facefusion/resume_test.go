@@ -332,8 +332,11 @@ func TestResumeRefusesChangedJob(t *testing.T) {
 
 	faceClip(t, in, 160, 120, 40, "25") // other content, same name and frame count
 	r := facefusion(t, args...)
-	if r.code != exitUsage || strings.Count(strings.TrimSpace(r.stderr), "\n") != 0 ||
-		!strings.Contains(r.stderr, "target file contents changed") || !strings.Contains(r.stderr, "pass --fresh to start over") {
+	// The killed attempt's claim is taken over (one log line saying so); the refusal is one line.
+	lines := strings.Split(strings.TrimSpace(r.stderr), "\n")
+	last := lines[len(lines)-1]
+	if r.code != exitUsage || len(lines) > 2 || (len(lines) == 2 && !strings.Contains(lines[0], "from a dead run")) ||
+		!strings.Contains(last, "target file contents changed") || !strings.Contains(last, "pass --fresh to start over") {
 		t.Fatalf("changed target: exit %d, %q; want exit %d and one line naming the target and --fresh", r.code, r.stderr, exitUsage)
 	}
 	mustNotExist(t, out)
@@ -496,8 +499,9 @@ func TestKeepSegments(t *testing.T) {
 	}
 }
 
-// A straggler of an earlier attempt (here: held mid-job while the job is rerun) notices that a
-// newer attempt took the folder over and stops without touching it; the newer one completes.
+// A straggler of an earlier attempt (a rank that outlived its rank 0: here a run held mid-job
+// whose claim is made to look like a dead rank 0's) notices that a newer attempt took the folder
+// over and stops without touching it; the newer one completes.
 func TestStragglerAttemptStops(t *testing.T) {
 	dir := t.TempDir()
 	in := filepath.Join(dir, "in.mp4")
@@ -505,9 +509,22 @@ func TestStragglerAttemptStops(t *testing.T) {
 	out := filepath.Join(dir, "out.mkv")
 	args := passThroughArgs(in, out, 8)
 	p := startPaused(t, "chunk-3", append([]string{bin}, args...)...)
+	jd := &lustre.JobDir{Path: out + ".job"}
+	h, ok, err := jd.ReadClaim()
+	if !ok || err != nil || h.PID != p.pid {
+		t.Fatalf("the running job's claim: %+v %v %v", h, ok, err)
+	}
+	gone := exec.Command("true")
+	gone.Run()
+	h.PID = gone.Process.Pid // rank 0 died; the held process plays its straggling rank
+	data, _ := json.Marshal(&h)
+	os.WriteFile(jd.Claim(), data, 0o644)
 	r := facefusion(t, args...)
 	if r.code != 0 {
 		t.Fatalf("second attempt: exit %d\n%s", r.code, r.stderr)
+	}
+	if !strings.Contains(r.stderr, "from a dead run") || !strings.Contains(r.stderr, "is gone") {
+		t.Errorf("the takeover is not logged with its reason:\n%s", r.stderr)
 	}
 	if code := p.wait(t); code != exitInternal || !strings.Contains(p.output(), "was taken over by") {
 		t.Fatalf("straggler: exit %d, want %d and a line saying why\n%s", code, exitInternal, p.output())

@@ -14,6 +14,7 @@ import (
 	"github.com/facefusion-hpc/facefusion/internal/fault"
 	"github.com/facefusion-hpc/facefusion/internal/job"
 	"github.com/facefusion-hpc/facefusion/internal/progress"
+	"github.com/facefusion-hpc/facefusion/lustre"
 	"github.com/facefusion-hpc/facefusion/rank"
 )
 
@@ -42,12 +43,17 @@ func cmdRun(ctx context.Context, args []string) error {
 		cfg.Device = cfg.DeviceFor(comm.LocalRank(), id.GPU.Device)
 	}
 	start := time.Now()
-	out, err := driver.Run(ctx, comm, cfg, driver.Options{Log: os.Stderr, NewProgress: newProgress})
+	var rep *lustre.Report
+	out, err := driver.Run(ctx, comm, cfg, driver.Options{Log: os.Stderr, NewProgress: newProgress, Done: func(r *lustre.Report) { rep = r }})
 	if err != nil {
 		return err
 	}
 	if comm.Rank() == 0 {
-		fmt.Fprintf(os.Stderr, "facefusion: done in %.1f s on %d rank(s)\n", time.Since(start).Seconds(), comm.Size())
+		line := fmt.Sprintf("facefusion: done in %.1f s on %d rank(s)", time.Since(start).Seconds(), comm.Size())
+		if rep != nil && len(rep.Attempts) > 1 {
+			line += fmt.Sprintf(" (this attempt); the job took %.1f s over %d attempts", rep.Seconds, len(rep.Attempts))
+		}
+		fmt.Fprintln(os.Stderr, line)
 		fmt.Println(out)
 	}
 	return nil

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -26,13 +27,28 @@ func cmdStatus(args []string, w io.Writer) error {
 	if len(args) != 1 {
 		return fault.AsUsage(fmt.Errorf("status: give one job folder; %s", statusUsage))
 	}
-	jd := &lustre.JobDir{Path: args[0]}
+	path := args[0]
+	st, err := os.Stat(path)
+	if err == nil && !st.IsDir() {
+		// An output: its run report says how the job went.
+		return reportStatus(path, w)
+	}
+	if err != nil {
+		// A finished job's folder is removed; its record is the report beside the output.
+		if out := strings.TrimSuffix(filepath.Clean(path), ".job"); out != filepath.Clean(path) {
+			if _, ok, _ := lustre.ReadReport(out); ok {
+				return reportStatus(out, w)
+			}
+		}
+		return fault.AsInput(fmt.Errorf("status: there is no folder %s: the job has not started, or it finished and its folder was removed (then `facefusion status OUTPUT` reads the run report beside the output)", path))
+	}
+	jd := &lustre.JobDir{Path: path}
 	m, ok, err := jd.ReadManifest()
 	if err != nil {
 		return fault.AsInput(err)
 	}
 	if !ok {
-		return fault.AsInput(fmt.Errorf("status: %s has no manifest.json: not a job folder, or the job has not started (a finished job's folder is removed unless --keep-segments)", jd.Path))
+		return fault.AsInput(fmt.Errorf("status: %s has no manifest.json: not a job folder, or the job has not started yet", jd.Path))
 	}
 	at := m.Attempts[len(m.Attempts)-1]
 	// Chunks finished since the last merge are in the journals of the running attempt.
@@ -115,6 +131,27 @@ func cmdStatus(args []string, w io.Writer) error {
 	if pending := pendingChunks(m); len(pending) > 0 {
 		fmt.Fprintf(w, "pending:    %s\n", pending)
 	}
+	return nil
+}
+
+// reportStatus prints a finished job's record from the run report beside its output.
+func reportStatus(output string, w io.Writer) error {
+	r, ok, err := lustre.ReadReport(output)
+	if err != nil {
+		return fault.AsInput(err)
+	}
+	if !ok {
+		return fault.AsInput(fmt.Errorf("status: %s has no run report (%s): it was not written by facefusion run, or the job has not finished; give the job folder instead", output, lustre.ReportPath(output)))
+	}
+	fmt.Fprintf(w, "output:     %s\n", r.Output)
+	fmt.Fprintf(w, "target:     %s, frames [%d,%d), %d chunk(s)\n", r.Target, r.FrameStart, r.FrameEnd, r.Chunks)
+	folder := "removed"
+	if _, err := os.Stat(r.JobDir); err == nil {
+		folder = "kept"
+	}
+	fmt.Fprintf(w, "state:      %s (finished %s; job folder %s %s)\n", r.Outcome, r.Finished.Format(time.RFC3339), r.JobDir, folder)
+	fmt.Fprintf(w, "attempts:   %d, %.1f s in all, %.1f s the last\n", len(r.Attempts), r.Seconds, r.LastSeconds)
+	fmt.Fprintf(w, "frames:     %d done, 0 pending, of %d\n", r.FrameEnd-r.FrameStart, r.FrameEnd-r.FrameStart)
 	return nil
 }
 

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/facefusion-hpc/facefusion/internal/fault"
 	"github.com/facefusion-hpc/facefusion/internal/job"
+	"github.com/facefusion-hpc/facefusion/internal/pipeline"
 	"github.com/facefusion-hpc/facefusion/lustre"
 	"github.com/facefusion-hpc/facefusion/rank"
 )
@@ -49,8 +49,9 @@ func (e *Stopped) Is(target error) bool { return target == ErrCheckpointed }
 
 // PauseEnv names the test-only hook that holds one rank at a named point so that a test can
 // kill or signal it there: FACEFUSION_TEST_PAUSE_AT=POINT[,MARKER] where POINT is chunk-N (after
-// chunk N is encoded, before its segment is renamed into place) or concat (rank 0, before it
-// joins the segments). With MARKER, the pause happens only while the file MARKER does not exist
+// chunk N is encoded, before its segment is renamed into place), concat (rank 0, before it
+// joins the segments) or commit (rank 0, the joined and muxed output beside its final path,
+// before the rename). With MARKER, the pause happens only while the file MARKER does not exist
 // and creates it, so a rerun (or a Slurm requeue) of the same command does not pause again.
 const PauseEnv = "FACEFUSION_TEST_PAUSE_AT"
 
@@ -80,24 +81,9 @@ func testPause(ctx context.Context, point string, log io.Writer) {
 // spread over the ranks of this attempt (any number).
 func prepareCheckpoint(cfg job.Config, p *Plan, ranks int, log io.Writer) (*lustre.Manifest, error) {
 	jd := &lustre.JobDir{Path: p.JobDir}
-	for _, f := range []string{jd.Failed(), jd.Stop()} {
-		os.Remove(f)
-	}
-	os.RemoveAll(filepath.Join(jd.Path, "progress"))
-	if stale, _ := filepath.Glob(filepath.Join(jd.Path, ".seg-*.part.mkv")); len(stale) > 0 {
-		for _, s := range stale {
-			os.Remove(s) // a chunk in flight when an attempt was killed
-		}
-	}
 	if cfg.Fresh {
-		segs, _ := filepath.Glob(filepath.Join(jd.Path, "seg-*.mkv"))
-		for _, s := range segs {
-			os.Remove(s)
-		}
-		os.Remove(jd.Manifest())
-		os.RemoveAll(filepath.Join(jd.Path, "done"))
-		if len(segs) > 0 {
-			fmt.Fprintf(log, "facefusion: --fresh: discarded %d finished segment(s) in %s\n", len(segs), jd.Path)
+		if n := jd.Discard(); n > 0 {
+			fmt.Fprintf(log, "facefusion: --fresh: discarded %d finished segment(s) in %s\n", n, jd.Path)
 		}
 	}
 	fp, err := fingerprint(cfg, p)
@@ -114,6 +100,11 @@ func prepareCheckpoint(cfg job.Config, p *Plan, ranks int, log io.Writer) (*lust
 		}
 	} else {
 		m = &lustre.Manifest{Fingerprint: fp}
+	}
+	// The job is this one: what a dead attempt of it left (a chunk in flight, the join's temp
+	// file beside the output, flags, progress counters) goes now, and only that.
+	for _, f := range jd.CleanStale(func(path string) bool { return pipeline.IsTempPath(path, cfg.OutputPath) }) {
+		fmt.Fprintf(log, "facefusion: removed %s, left by a killed attempt of this job\n", f)
 	}
 	m.Target, m.FrameStart, m.FrameEnd = cfg.TargetPath, p.Frames.Start, p.Frames.End
 	m.ChunkFrames, m.NumChunks = cfg.ChunkFrames, len(p.Chunks)
@@ -170,7 +161,7 @@ func prepareCheckpoint(cfg job.Config, p *Plan, ranks int, log io.Writer) (*lust
 		return nil, checkpointError(err)
 	}
 	// The manifest now holds every journal's verified records; the new attempt starts empty ones.
-	os.RemoveAll(filepath.Join(jd.Path, "done"))
+	jd.ClearJournals()
 
 	p.Attempt = len(m.Attempts)
 	p.Work = make([][]int, ranks)
@@ -194,6 +185,24 @@ type checkpointer struct {
 	last     time.Time
 	writes   int
 	work     time.Duration // time spent merging and writing, for the overhead report
+
+	me       lustre.Holder // rank 0's claim on the job folder
+	stopBeat func()
+}
+
+// end stops the heartbeat and gives the job folder back: a failed attempt's folder goes when it
+// holds no finished segment; a stopped one keeps its checkpoint; a finished one was removed.
+func (c *checkpointer) end(failed bool, log io.Writer) {
+	if c == nil || c.stopBeat == nil {
+		return
+	}
+	c.stopBeat()
+	c.stopBeat = nil
+	if failed {
+		release(c.jd, &c.me, log)
+		return
+	}
+	c.jd.ReleaseClaim(&c.me)
 }
 
 // tick merges the journals into the manifest when the interval has passed.

@@ -89,6 +89,8 @@ type Result struct {
 type Options struct {
 	Log         io.Writer
 	NewProgress pipeline.ProgressFunc
+	// Done, when set, receives rank 0's run report once the output is in place.
+	Done func(*lustre.Report)
 }
 
 // Run executes cfg on every rank of comm; all ranks must call it. Rank 0 returns the output
@@ -137,6 +139,7 @@ func Run(ctx context.Context, comm collective.Comm, cfg job.Config, opt Options)
 		models, err = loadModels(cfg, &plan)
 	}
 	if err := agree(comm, err); err != nil {
+		ck.end(true, log)
 		return "", err
 	}
 
@@ -168,9 +171,10 @@ func Run(ctx context.Context, comm collective.Comm, cfg job.Config, opt Options)
 	}
 	final := Result{}
 	if me == 0 {
-		final = finish(ctx, cfg, &plan, jd, all, log, ck)
+		final = finish(ctx, cfg, &plan, jd, all, log, ck, opt.Done)
 		printed = final.Err != "" && (final.Stopped || ctx.Err() == nil) && say(opt, final.Err)
 	}
+	ck.end(final.Err != "" && !final.Stopped, log)
 	fb, _ := json.Marshal(&final)
 	if fb, err = collective.BcastBytes(comm, 0, fb); err != nil {
 		return "", fault.AsInternal(fmt.Errorf("broadcasting the outcome: %w", err))
@@ -181,7 +185,6 @@ func Run(ctx context.Context, comm collective.Comm, cfg job.Config, opt Options)
 	}
 	if final.Err != "" {
 		if me == 0 {
-			removeIfNoSegments(jd)
 			return "", reported(printed, &fault.Error{Kind: final.Kind, Err: errors.New(final.Err)})
 		}
 		return "", &RemoteError{Kind: final.Kind}
@@ -233,23 +236,74 @@ func agree(comm collective.Comm, err error) error {
 	return nil
 }
 
-// planJob is rank 0's setup: every check that can fail before work starts.
+// planJob is rank 0's setup: every check that can fail before work starts. The job folder is
+// claimed before anything in it is read or changed: a run refused as busy or as another job
+// touches nothing of another attempt's.
 func planJob(ctx context.Context, cfg job.Config, ranks int, p *Plan, log io.Writer) (*pipeline.Models, *checkpointer, error) {
 	m, note, err := planSetup(ctx, cfg, ranks, p)
 	if err != nil || p.Image {
 		return m, nil, err
 	}
-	prepStart := time.Now() // fingerprinting and verifying count as checkpoint work too
-	man, err := prepareCheckpoint(cfg, p, ranks, log)
-	if err != nil {
-		return nil, nil, err
+	if line := pipeline.PixelFormatNote(cfg, p.Info); line != "" {
+		fmt.Fprintln(log, "facefusion: "+line)
 	}
-	if ranks > 1 || !strings.HasPrefix(note, "lfs not found") {
-		// Striping matters to a job spread over nodes; a single rank on a laptop is spared it.
+	if note != "" {
 		fmt.Fprintln(log, "facefusion: "+note)
 	}
-	interval := time.Duration(cfg.CheckpointInterval) * time.Second
-	return m, &checkpointer{jd: &lustre.JobDir{Path: p.JobDir}, m: man, ranks: ranks, interval: interval, last: time.Now(), work: time.Since(prepStart)}, nil
+	jd, stripe, err := lustre.Open(p.JobDir)
+	if err != nil {
+		return nil, nil, fault.AsUsage(err)
+	}
+	me := lustre.Me()
+	prev, why, err := jd.TakeClaim(me)
+	if err != nil {
+		var busy *lustre.BusyError
+		if errors.As(err, &busy) {
+			return nil, nil, fault.AsBusy(err)
+		}
+		return nil, nil, fault.AsInternal(err)
+	}
+	if prev != nil {
+		fmt.Fprintf(log, "facefusion: took over %s from a dead run (%s): %s\n", jd.Path, prev.Describe(), why)
+	}
+	// Beating starts at once: fingerprinting a large target and verifying a resumed job's
+	// segments may take longer than a newcomer on another node waits for a heartbeat.
+	ck := &checkpointer{jd: jd, ranks: ranks, interval: time.Duration(cfg.CheckpointInterval) * time.Second, me: me}
+	ck.stopBeat = jd.Heartbeat(&ck.me, lustre.HeartbeatInterval, func(err error) {
+		fmt.Fprintf(log, "facefusion: %v: this run stops writing there\n", err)
+	})
+	prepStart := time.Now() // fingerprinting and verifying count as checkpoint work too
+	ck.m, err = prepareCheckpoint(cfg, p, ranks, log)
+	if err != nil {
+		ck.stopBeat()
+		if fault.KindOf(err) == fault.Usage { // another job's folder: leave it as it was
+			jd.ReleaseClaim(&me)
+		} else {
+			release(jd, &me, log)
+		}
+		return nil, nil, err
+	}
+	if ranks > 1 || !strings.HasPrefix(stripe, "lfs not found") {
+		// Striping matters to a job spread over nodes; a single rank on a laptop is spared it.
+		fmt.Fprintln(log, "facefusion: "+stripe)
+	}
+	ck.last, ck.work = time.Now(), time.Since(prepStart)
+	return m, ck, nil
+}
+
+// release ends rank 0's hold on a job folder that did not finish: the claim goes, and so does
+// the folder when it holds no finished segment (nothing is lost, nothing is left to clean up)
+// and is the program's own; never while another run holds it.
+func release(jd *lustre.JobDir, me *lustre.Holder, log io.Writer) {
+	if !jd.Holds(me) {
+		return
+	}
+	if segs, _ := filepath.Glob(filepath.Join(jd.Path, "seg-*.mkv")); len(segs) == 0 {
+		if left, err := jd.Remove(); err == nil && len(left) == 0 {
+			return
+		}
+	}
+	jd.ReleaseClaim(me)
 }
 
 func planSetup(ctx context.Context, cfg job.Config, ranks int, p *Plan) (m *pipeline.Models, note string, err error) {
@@ -282,9 +336,8 @@ func planSetup(ctx context.Context, cfg job.Config, ranks int, p *Plan) (m *pipe
 		p.Info = info
 		p.Frames = rank.Range{Start: start, End: end}
 		p.Chunks, p.Assignment = MakePlan(p.Frames, cfg.ChunkFrames, ranks)
-		p.JobDir = cfg.JobDir
-		if p.JobDir == "" {
-			p.JobDir = lustre.DefaultPath(cfg.OutputPath)
+		if p.JobDir, note, err = lustre.Resolve(cfg.JobDir, cfg.OutputPath); err != nil {
+			return nil, "", fault.AsUsage(err)
 		}
 	}
 	// ffmpeg refuses an output format only when it writes: ask it now, not after the last frame.
@@ -305,11 +358,6 @@ func planSetup(ctx context.Context, cfg job.Config, ranks int, p *Plan) (m *pipe
 		p.SourceW, p.SourceH, p.SourcePix, p.SourceLandmarks = img.W, img.H, img.Bytes(), lm
 	}
 	p.SourceEmbedding, p.ReferenceEmbedding = m.Embeddings()
-	if !p.Image {
-		if _, note, err = lustre.Open(p.JobDir); err != nil {
-			return nil, "", fault.AsInput(err)
-		}
-	}
 	return m, note, nil
 }
 
@@ -482,15 +530,18 @@ func startReporting(ctx context.Context, comm collective.Comm, jd *lustre.JobDir
 	var show progress.Counter = progress.Nop{}
 	closeShow := func() {}
 	if me == 0 && opt.NewProgress != nil {
-		show, closeShow = opt.NewProgress(p.Frames.Len())
-		// Frames verified by earlier attempts count as done.
-		skip := p.Frames.Len()
+		// This attempt's frames only: frames verified by earlier attempts are not counted, or
+		// the rate and the ETA after a resume would be flattered by work done long ago.
+		todo := 0
 		for _, w := range p.Work {
 			for _, c := range w {
-				skip -= p.Chunks[c].Len()
+				todo += p.Chunks[c].Len()
 			}
 		}
-		show.Add(skip)
+		if earlier := p.Frames.Len() - todo; earlier > 0 {
+			fmt.Fprintf(opt.Log, "facefusion: %d of %d frames were done by earlier attempts; %d to do\n", earlier, p.Frames.Len(), todo)
+		}
+		show, closeShow = opt.NewProgress(todo)
 	}
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
@@ -538,7 +589,7 @@ func startReporting(ctx context.Context, comm collective.Comm, jd *lustre.JobDir
 
 // finish is rank 0's end of an attempt: check every rank's result, checkpoint what they
 // finished, and, when every chunk is done, join, mux and commit.
-func finish(ctx context.Context, cfg job.Config, p *Plan, jd *lustre.JobDir, all [][]byte, log io.Writer, ck *checkpointer) Result {
+func finish(ctx context.Context, cfg job.Config, p *Plan, jd *lustre.JobDir, all [][]byte, log io.Writer, ck *checkpointer, done func(*lustre.Report)) Result {
 	fail := func(err error) Result { return Result{Err: err.Error(), Kind: fault.KindOf(err)} }
 	var first *Result // the first real cause; a rank stopped by another's failure is not one
 	var recs []lustre.Chunk
@@ -604,8 +655,13 @@ func finish(ctx context.Context, cfg job.Config, p *Plan, jd *lustre.JobDir, all
 	for i := range p.Chunks {
 		segs[i] = jd.Segment(i)
 	}
-	joined := pipeline.TempPath(cfg.OutputPath, "joined") + ".mkv"
+	joined := jd.JoinTemp(p.Attempt)
 	final := pipeline.TempPath(cfg.OutputPath, "part")
+	// The temp file beside the output is as large as the output: recorded first, so that the
+	// next attempt removes it if this one is killed while joining.
+	if err := jd.RecordJoin(final); err != nil {
+		return fail(checkpointError(err))
+	}
 	defer os.Remove(joined)
 	defer os.Remove(final)
 	joinStart := time.Now() // the serial tail of a run: the benchmark reports its share
@@ -619,28 +675,29 @@ func finish(ctx context.Context, cfg job.Config, p *Plan, jd *lustre.JobDir, all
 		}
 		return fail(fault.AsInternal(err))
 	}
+	testPause(ctx, "commit", log)
 	if err := pipeline.Commit(final, cfg.OutputPath, cfg.Force); err != nil {
 		return fail(err)
 	}
 	fmt.Fprintf(log, "facefusion: %d frames in %d chunks joined into %s (concat and mux %.2f s)\n", frames, len(p.Chunks), cfg.OutputPath, time.Since(joinStart).Seconds())
+	ck.m.Attempts[len(ck.m.Attempts)-1].Outcome = lustre.Complete
+	rep := lustre.NewReport(ck.m, cfg.OutputPath, jd.Path)
+	if err := rep.Write(); err != nil {
+		fmt.Fprintf(log, "facefusion: the output is in place, but its run report could not be written: %v\n", err)
+	}
+	if done != nil {
+		done(rep)
+	}
 	if cfg.KeepSegments {
+		ck.m.Attempts[len(ck.m.Attempts)-1].Outcome = lustre.Running // save writes the change
 		if err := ck.save(nil, lustre.Complete); err != nil {
 			fmt.Fprintf(log, "facefusion: %v\n", err)
 		}
 		fmt.Fprintf(log, "facefusion: segments and manifest kept in %s (--keep-segments)\n", jd.Path)
-	} else {
-		os.RemoveAll(jd.Path)
+	} else if left, err := jd.Remove(); err != nil {
+		fmt.Fprintf(log, "facefusion: %v\n", err)
+	} else if len(left) > 0 {
+		fmt.Fprintf(log, "facefusion: job folder %s kept: it holds files facefusion did not write (%s)\n", jd.Path, strings.Join(left, ", "))
 	}
 	return Result{}
-}
-
-// removeIfNoSegments deletes a failed job's folder when it holds no finished segment: nothing
-// would be lost, and nothing is left for the user to clean up.
-func removeIfNoSegments(jd *lustre.JobDir) {
-	if jd.Path == "" {
-		return
-	}
-	if segs, _ := filepath.Glob(filepath.Join(jd.Path, "seg-*.mkv")); len(segs) == 0 {
-		os.RemoveAll(jd.Path)
-	}
 }

@@ -202,6 +202,28 @@ func TempPath(path, tag string) string {
 	return filepath.Join(dir, fmt.Sprintf(".%s.%s-%d%s", strings.TrimSuffix(base, ext), tag, os.Getpid(), ext))
 }
 
+// IsTempPath reports whether path is one of the names TempPath gives beside output: the only
+// files beside an output the program may remove when a killed run left them.
+func IsTempPath(path, output string) bool {
+	dir, base := filepath.Split(output)
+	ext := filepath.Ext(base)
+	pd, pb := filepath.Split(path)
+	prefix := "." + strings.TrimSuffix(base, ext) + "."
+	if filepath.Clean(pd) != filepath.Clean(dir) || !strings.HasPrefix(pb, prefix) || !strings.HasSuffix(pb, ext) {
+		return false
+	}
+	tag, pid, ok := strings.Cut(strings.TrimSuffix(strings.TrimPrefix(pb, prefix), ext), "-")
+	if !ok || tag == "" || strings.ContainsAny(tag, "./") {
+		return false
+	}
+	for _, r := range pid {
+		if r < '0' || r > '9' {
+			return false
+		}
+	}
+	return pid != ""
+}
+
 // Commit moves a finished temp file to its final path: fsync, rename (never over an existing
 // file unless force), fsync of the folder.
 func Commit(tmp, final string, force bool) error {
