@@ -68,3 +68,17 @@ func outputRefusal(cfg job.Config, info *video.Info, oe *video.OutputError) erro
 	}
 	return fmt.Errorf("-o %s: ffmpeg cannot write it (%s)", out, oe.Detail)
 }
+
+// PixelFormatNote is the log line for a target whose odd frame size moves x264 or x265 from
+// yuv420p to yuv444p (4:2:0 needs an even width and height), or "" when nothing moved.
+func PixelFormatNote(cfg job.Config, info *video.Info) string {
+	if info == nil {
+		return ""
+	}
+	opt := EncodeOptions(cfg, info)
+	if opt.PixFmt != "" || opt.ChosenPixFmt() != "yuv444p" {
+		return ""
+	}
+	return fmt.Sprintf("the target's frames are %dx%d, an odd size that %s cannot store as yuv420p: the output keeps that size as yuv444p (4:4:4, which some players, browsers among them, do not play; an even-sized target gives yuv420p)",
+		info.Width, info.Height, opt.ChosenEncoder())
+}

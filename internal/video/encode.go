@@ -20,7 +20,7 @@ type EncodeOptions struct {
 	Preset        string   // x264/x265 preset (ultrafast … veryslow); empty: the encoder's default
 	FPS           Rational // required
 	Width, Height int      // required: the size of every frame written
-	PixFmt        string   // empty: yuv420p for x264/x265 (plays everywhere), gbrp for ffv1 (lossless)
+	PixFmt        string   // empty: see ChosenPixFmt
 }
 
 // qualityArgs maps FaceFusion's 0–100 quality to the encoder's own scale as its ffmpeg_builder
@@ -65,9 +65,20 @@ func presetArgs(encoder, preset string) []string {
 	return nil
 }
 
-func defaultPixFmt(encoder string) string {
+// defaultPixFmt is yuv420p where it plays everywhere, except where x264 and x265 cannot store
+// it: 4:2:0 halves both dimensions, and they refuse an odd width or height. yuv444p keeps the
+// target's size and every pixel (High 4:4:4 / Main 4:4:4, which some players, browsers among
+// them, do not play); one pixel of padding would have changed the output's size instead.
+// VP9 and NVENC are left at yuv420p: the output check before the first frame reports a size
+// they refuse.
+func defaultPixFmt(encoder string, width, height int) string {
 	switch encoder {
-	case "libx264", "libx265", "libvpx-vp9", "h264_nvenc", "hevc_nvenc":
+	case "libx264", "libx265":
+		if oddSize(width, height) {
+			return "yuv444p"
+		}
+		return "yuv420p"
+	case "libvpx-vp9", "h264_nvenc", "hevc_nvenc":
 		return "yuv420p"
 	case "ffv1":
 		// Planar RGB: rgb24 in, the same bytes out.
@@ -122,18 +133,27 @@ func (o EncodeOptions) ChosenEncoder() string {
 	return o.Encoder
 }
 
+func oddSize(width, height int) bool { return width%2 != 0 || height%2 != 0 }
+
+// ChosenPixFmt is the pixel format OpenEncoder writes for o: o.PixFmt, else the encoder's
+// default for o's frame size (see defaultPixFmt).
+func (o EncodeOptions) ChosenPixFmt() string {
+	if o.PixFmt != "" {
+		return o.PixFmt
+	}
+	return defaultPixFmt(o.ChosenEncoder(), o.Width, o.Height)
+}
+
 // OpenEncoder starts ffmpeg writing path (which may carry a .tmp suffix for the caller's
 // rename; the container is chosen from the extension before it).
 func OpenEncoder(ctx context.Context, path string, opt EncodeOptions) (*Encoder, error) {
 	opt.Encoder = opt.ChosenEncoder()
-	if opt.PixFmt == "" {
-		opt.PixFmt = defaultPixFmt(opt.Encoder)
-	}
+	opt.PixFmt = opt.ChosenPixFmt()
 	if opt.Width <= 0 || opt.Height <= 0 || !opt.FPS.Valid() {
 		return nil, fmt.Errorf("video: encoding %s needs a frame size and rate, got %dx%d at %s", path, opt.Width, opt.Height, opt.FPS)
 	}
-	if opt.PixFmt == "yuv420p" && (opt.Width%2 != 0 || opt.Height%2 != 0) {
-		return nil, fmt.Errorf("video: encoding %s: yuv420p needs an even frame size, got %dx%d: crop or pad the frames, or choose pix_fmt yuv444p", path, opt.Width, opt.Height)
+	if x26x := opt.Encoder == "libx264" || opt.Encoder == "libx265"; x26x && opt.PixFmt == "yuv420p" && oddSize(opt.Width, opt.Height) {
+		return nil, fmt.Errorf("video: encoding %s: %s cannot store yuv420p at an odd frame size (%dx%d): leave the pixel format empty for yuv444p", path, opt.Encoder, opt.Width, opt.Height)
 	}
 	cmd, tail := command(ctx, FFmpeg, encodeArgs(path, opt))
 	in, err := cmd.StdinPipe()

@@ -239,8 +239,8 @@ func TestMuxerFor(t *testing.T) {
 func TestEncoderErrors(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	if _, err := OpenEncoder(ctx, filepath.Join(dir, "odd.mp4"), EncodeOptions{Width: 33, Height: 20, FPS: Rational{25, 1}}); err == nil || !strings.Contains(err.Error(), "even") {
-		t.Errorf("odd size with yuv420p: %v", err)
+	if _, err := OpenEncoder(ctx, filepath.Join(dir, "odd.mp4"), EncodeOptions{Width: 33, Height: 20, FPS: Rational{25, 1}, PixFmt: "yuv420p"}); err == nil || !strings.Contains(err.Error(), "odd frame size (33x20)") {
+		t.Errorf("odd size with yuv420p asked for: %v", err)
 	}
 	// An encoder ffmpeg does not have: the error names the file and carries ffmpeg's reason.
 	out := filepath.Join(dir, "bad.mp4")
