@@ -32,6 +32,9 @@ type Chunk struct {
 	Rank    int    `json:"rank"`
 	Attempt int    `json:"attempt"`
 	Done    string `json:"done"` // RFC 3339, when the segment was renamed into place
+	// Faces is how many of the chunk's frames had a face swapped or enhanced: recorded with
+	// the chunk, so a resumed job's total covers the chunks of earlier attempts.
+	Faces int `json:"faces"`
 }
 
 // Attempt is one run of the job: a first run or a resume.
@@ -130,6 +133,15 @@ func (m *Manifest) Merge(recs []Chunk) int {
 		idx[r.Chunk] = len(m.Done)
 		m.Done = append(m.Done, r)
 		n++
+	}
+	return n
+}
+
+// DoneFaces is the number of the records' frames that had a face swapped or enhanced.
+func (m *Manifest) DoneFaces() int {
+	n := 0
+	for _, c := range m.Done {
+		n += c.Faces
 	}
 	return n
 }

@@ -1,8 +1,12 @@
 package main
 
 import (
+	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/facefusion-hpc/facefusion/internal/testenv"
@@ -35,5 +39,155 @@ func TestOddFrameSizeDefaultEncoder(t *testing.T) {
 				t.Errorf("the pixel format line is logged %d times, want once:\n%s", n, r.stderr)
 			}
 		})
+	}
+}
+
+var faceCountLine = regexp.MustCompile(`facefusion: a face was swapped in (\d+) of (\d+) frames\n`)
+
+// faceCount is the N of the run's one "a face was swapped in N of M frames" line; M must be
+// frames.
+func faceCount(t *testing.T, stderr string, frames int) int {
+	t.Helper()
+	all := faceCountLine.FindAllStringSubmatch(stderr, -1)
+	if len(all) != 1 {
+		t.Fatalf("want one face count line, got %d:\n%s", len(all), stderr)
+	}
+	n, _ := strconv.Atoi(all[0][1])
+	if m, _ := strconv.Atoi(all[0][2]); m != frames {
+		t.Errorf("the face count line says %s frames, want %d", all[0][2], frames)
+	}
+	return n
+}
+
+// A target in which no frame holds a face: exit 0 with a warning, or with --fail-if-no-face
+// exit 3 and no output. A face clip logs how many of its frames had a face swapped.
+func TestNoFaceInTarget(t *testing.T) {
+	dir := t.TempDir()
+	faceless := filepath.Join(dir, "faceless.mp4")
+	ffmpeg(t, "-f", "lavfi", "-i", "color=c=0x28313d:s=320x240:r=25", "-frames:v", "20", "-c:v", "libx264", "-pix_fmt", "yuv420p", faceless)
+	src := testenv.Sample(t, "grace_hopper.png")
+	warning := "facefusion: warning: no face was found in any of the 20 frames of " + faceless + " (detector score ≥ 0.5): the output is the target unchanged; lower --face-detector-score"
+
+	out := filepath.Join(dir, "warned.mp4")
+	r := facefusion(t, "run", "-s", src, "-t", faceless, "-o", out, "--chunk-frames", "8")
+	if r.code != 0 {
+		t.Fatalf("exit %d; stderr:\n%s", r.code, r.stderr)
+	}
+	if strings.Count(r.stderr, warning) != 1 || faceCountLine.MatchString(r.stderr) {
+		t.Errorf("want the warning once and no count line:\n%s", r.stderr)
+	}
+	if n := len(frameHashes(t, out)); n != 20 {
+		t.Errorf("the output has %d frames, want 20", n)
+	}
+
+	out = filepath.Join(dir, "failed.mp4")
+	r = facefusion(t, "run", "-s", src, "-t", faceless, "-o", out, "--chunk-frames", "8", "--fail-if-no-face")
+	if r.code != exitInput {
+		t.Fatalf("--fail-if-no-face: exit %d, want %d; stderr:\n%s", r.code, exitInput, r.stderr)
+	}
+	if !strings.Contains(r.stderr, "facefusion: no face was found in any of the 20 frames of "+faceless) || !strings.Contains(r.stderr, "nothing was written to the output path (--fail-if-no-face)") {
+		t.Errorf("--fail-if-no-face: the error does not say why:\n%s", r.stderr)
+	}
+	mustNotExist(t, out)
+
+	// The same through the job file's key.
+	cfg := filepath.Join(dir, "job.toml")
+	os.WriteFile(cfg, []byte("fail_if_no_face = true\n"), 0o644)
+	out = filepath.Join(dir, "failed-toml.mp4")
+	if r = facefusion(t, "run", "--config", cfg, "-s", src, "-t", faceless, "-o", out); r.code != exitInput {
+		t.Fatalf("fail_if_no_face = true: exit %d, want %d; stderr:\n%s", r.code, exitInput, r.stderr)
+	}
+	mustNotExist(t, out)
+
+	clip := filepath.Join(dir, "face.mp4")
+	faceClip(t, clip, 320, 240, 12, "25")
+	out = filepath.Join(dir, "swapped.mp4")
+	r = facefusion(t, "run", "-s", src, "-t", clip, "-o", out, "--chunk-frames", "5", "--fail-if-no-face")
+	if r.code != 0 {
+		t.Fatalf("face clip: exit %d; stderr:\n%s", r.code, r.stderr)
+	}
+	if n := faceCount(t, r.stderr, 12); n < 1 || n > 12 {
+		t.Errorf("a face was swapped in %d of 12 frames, want 1..12", n)
+	}
+	if strings.Contains(r.stderr, "warning") {
+		t.Errorf("a warning on a face clip:\n%s", r.stderr)
+	}
+
+	// Frames pass through: nothing to count, nothing to warn about.
+	r = facefusion(t, "run", "--processors", "none", "-t", faceless, "-o", filepath.Join(dir, "none.mp4"), "--fail-if-no-face")
+	if r.code != 0 || strings.Contains(r.stderr, "a face was") || strings.Contains(r.stderr, "no face") {
+		t.Errorf("--processors none: exit %d, stderr:\n%s", r.code, r.stderr)
+	}
+}
+
+// Image targets: the count is of one frame; without a face, a warning or exit 3 and no output.
+func TestNoFaceInImage(t *testing.T) {
+	dir := t.TempDir()
+	src := testenv.Sample(t, "grace_hopper.png")
+	faceless := testenv.Sample(t, "coffee.png")
+	out := filepath.Join(dir, "coffee.png")
+	r := facefusion(t, "run", "-s", src, "-t", faceless, "-o", out)
+	if r.code != 0 || !strings.Contains(r.stderr, "facefusion: warning: no face was found in the image "+faceless) {
+		t.Fatalf("exit %d, want 0 and the warning; stderr:\n%s", r.code, r.stderr)
+	}
+	if _, err := os.Stat(out); err != nil {
+		t.Errorf("no output after a warning: %v", err)
+	}
+	out = filepath.Join(dir, "coffee-failed.png")
+	r = facefusion(t, "run", "-s", src, "-t", faceless, "-o", out, "--fail-if-no-face")
+	if r.code != exitInput || !strings.Contains(r.stderr, "no face was found in the image "+faceless) {
+		t.Fatalf("--fail-if-no-face: exit %d, want %d; stderr:\n%s", r.code, exitInput, r.stderr)
+	}
+	if lines := strings.Split(strings.TrimSpace(r.stderr), "\n"); len(lines) != 1 {
+		t.Errorf("want one line on stderr, got %d:\n%s", len(lines), r.stderr)
+	}
+	mustNotExist(t, out)
+	r = facefusion(t, "run", "-s", src, "-t", testenv.Sample(t, "astronaut.png"), "-o", filepath.Join(dir, "astronaut.png"), "--fail-if-no-face")
+	if r.code != 0 {
+		t.Fatalf("astronaut: exit %d; stderr:\n%s", r.code, r.stderr)
+	}
+	if n := faceCount(t, r.stderr, 1); n != 1 {
+		t.Errorf("a face was swapped in %d of 1 frames, want 1", n)
+	}
+}
+
+// The count is kept per chunk in the manifest: a job killed before its join and resumed,
+// with no chunk left to process, reports the same count as an uninterrupted run.
+func TestFaceCountSurvivesResume(t *testing.T) {
+	dir := t.TempDir()
+	clip := filepath.Join(dir, "face.mp4")
+	faceClip(t, clip, 320, 240, 16, "25")
+	args := func(out string) []string {
+		return []string{"run", "-s", testenv.Sample(t, "grace_hopper.png"), "-t", clip, "-o", out, "--chunk-frames", "4", "--fail-if-no-face"}
+	}
+	r := facefusion(t, args(filepath.Join(dir, "whole.mp4"))...)
+	if r.code != 0 {
+		t.Fatalf("exit %d; stderr:\n%s", r.code, r.stderr)
+	}
+	want := faceCount(t, r.stderr, 16)
+
+	out := filepath.Join(dir, "resumed.mp4")
+	p := startPaused(t, "concat", append([]string{bin}, args(out)...)...)
+	syscall.Kill(p.pid, syscall.SIGKILL)
+	if code := p.wait(t); code == 0 {
+		t.Fatalf("killed attempt exited 0:\n%s", p.output())
+	}
+	m := readManifest(t, out+".job")
+	sum := 0
+	for _, c := range m.Done {
+		sum += c.Faces
+	}
+	if len(m.Done) != 4 || sum != want {
+		t.Fatalf("the manifest holds %d chunks with %d frames with faces, want 4 with %d", len(m.Done), sum, want)
+	}
+	r = facefusion(t, args(out)...)
+	if r.code != 0 {
+		t.Fatalf("rerun: exit %d; stderr:\n%s", r.code, r.stderr)
+	}
+	if !strings.Contains(r.stderr, "4 of 4 chunk(s) verified, 0 to do") {
+		t.Fatalf("the rerun did not resume with every chunk done:\n%s", r.stderr)
+	}
+	if got := faceCount(t, r.stderr, 16); got != want {
+		t.Errorf("resumed: a face was swapped in %d frames, uninterrupted in %d", got, want)
 	}
 }

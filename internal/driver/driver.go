@@ -150,7 +150,10 @@ func Run(ctx context.Context, comm collective.Comm, cfg job.Config, opt Options)
 	res.Rank = me
 	if plan.Image {
 		if me == 0 {
-			err = models.RunImage(cfg)
+			var line string
+			if line, err = models.RunImage(cfg); line != "" {
+				fmt.Fprintln(log, "facefusion: "+line)
+			}
 		}
 	} else {
 		res, err = encodeShare(ctx, comm, cfg, models, &plan, jd, opt, ck)
@@ -425,7 +428,7 @@ func encodeShare(ctx context.Context, comm collective.Comm, cfg job.Config, m *p
 	for _, c := range work {
 		ch := p.Chunks[c]
 		tmp := jd.SegmentTemp(c, me, p.Attempt)
-		n, err := pipeline.EncodeRange(ctx, cfg, p.Info, ch.Start, ch.End, tmp, workers, counter)
+		n, faces, err := pipeline.EncodeRange(ctx, cfg, p.Info, ch.Start, ch.End, tmp, workers, counter)
 		if err == nil {
 			testPause(ctx, fmt.Sprintf("chunk-%d", c), log)
 			err = ctx.Err()
@@ -434,7 +437,7 @@ func encodeShare(ctx context.Context, comm collective.Comm, cfg job.Config, m *p
 			err = os.Rename(tmp, jd.Segment(c))
 		}
 		if err == nil {
-			err = record(jd, me, p.Attempt, c, ch, n, &res)
+			err = record(jd, me, p.Attempt, c, ch, n, faces, &res)
 		}
 		if err != nil {
 			os.Remove(tmp)
@@ -464,7 +467,7 @@ func encodeShare(ctx context.Context, comm collective.Comm, cfg job.Config, m *p
 }
 
 // record hashes chunk c's fresh segment and rewrites this rank's journal with it.
-func record(jd *lustre.JobDir, me, attempt, c int, ch rank.Range, n int, res *Result) error {
+func record(jd *lustre.JobDir, me, attempt, c int, ch rank.Range, n, faces int, res *Result) error {
 	start := time.Now()
 	defer func() { res.CheckpointWork += time.Since(start).Seconds() }()
 	if n != ch.Len() {
@@ -475,7 +478,7 @@ func record(jd *lustre.JobDir, me, attempt, c int, ch rank.Range, n int, res *Re
 		return err
 	}
 	res.Done = append(res.Done, lustre.Chunk{Chunk: c, Start: ch.Start, End: ch.End, Frames: n, Size: size, SHA256: sum,
-		Rank: me, Attempt: attempt, Done: time.Now().UTC().Format(time.RFC3339)})
+		Rank: me, Attempt: attempt, Done: time.Now().UTC().Format(time.RFC3339), Faces: faces})
 	if err := jd.WriteJournal(me, res.Done); err != nil {
 		return fmt.Errorf("checkpoint: %v: free space on the job folder's file system and rerun to resume", err)
 	}
@@ -647,6 +650,15 @@ func finish(ctx context.Context, cfg job.Config, p *Plan, jd *lustre.JobDir, all
 	}
 	fmt.Fprintf(log, "facefusion: checkpoint: %d chunk(s) recorded this attempt, %d manifest write(s), %.3f s of checkpoint work (hashing, journals, manifest)\n",
 		len(recs), ck.writes, work+ck.work.Seconds())
+	// Every chunk's count, this attempt's and earlier ones', is in the manifest. A job that
+	// must not end without a face fails here, before the join writes anything.
+	faceLine, ferr := pipeline.FaceReport(cfg, ck.m.DoneFaces(), frames)
+	if ferr != nil {
+		return fail(ferr)
+	}
+	if faceLine != "" {
+		fmt.Fprintln(log, "facefusion: "+faceLine)
+	}
 	testPause(ctx, "concat", log)
 	if ctx.Err() != nil {
 		return stop()

@@ -49,6 +49,9 @@ type Config struct {
 	CheckpointInterval int  `toml:"checkpoint_interval" fingerprint:"operational"`
 	Fresh              bool `toml:"fresh" fingerprint:"operational"`
 	KeepSegments       bool `toml:"keep_segments" fingerprint:"operational"`
+	// What a job in which no frame had a face swapped or enhanced does: warn and write the
+	// output (false), or fail before the output is written. Either way the frames are the same.
+	FailIfNoFace bool `toml:"fail_if_no_face" fingerprint:"operational"`
 
 	// How a stopped attempt ends (requeued or not) and when it stops on its own clock: neither
 	// changes a frame of the output.

@@ -84,6 +84,8 @@ var options = []option{
 		set: func(c *Config, _ []string) error { c.Fresh = true; return nil }},
 	{long: "keep-segments", help: "keep the job folder (segments and manifest) after the output is written",
 		set: func(c *Config, _ []string) error { c.KeepSegments = true; return nil }},
+	{long: "fail-if-no-face", help: "when no frame had a face swapped or enhanced: fail (exit 3) without writing the output, instead of a warning",
+		set: func(c *Config, _ []string) error { c.FailIfNoFace = true; return nil }},
 	{long: "models-dir", arg: "DIR", help: "folder holding the model files (default: the fetched cache)",
 		set: str(func(c *Config) *string { return &c.ModelsDir })},
 	{long: "onnxruntime-library", arg: "FILE", help: "ONNX Runtime shared library (default: the fetched 1.30.0 CPU build)",

@@ -162,7 +162,7 @@ func benchEncode(b *testing.B, cfg job.Config, info *video.Info, ws []Worker) {
 	out := filepath.Join(b.TempDir(), "out.mkv")
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		if _, err := EncodeRange(context.Background(), cfg, info, 0, info.Frames, out, ws, nil); err != nil {
+		if _, _, err := EncodeRange(context.Background(), cfg, info, 0, info.Frames, out, ws, nil); err != nil {
 			b.Fatal(err)
 		}
 	}

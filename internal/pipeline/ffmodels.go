@@ -258,6 +258,7 @@ type modelWorker struct {
 	idx      []int
 	items    []infer.FaceRef
 	lms      []face.Landmarks68
+	faced    int // frames in which a face was selected for the processors (framesWithFaces)
 }
 
 func (m *Models) newModelWorker() (*modelWorker, error) {
@@ -304,6 +305,8 @@ func (w *modelWorker) Close() {
 	}
 }
 
+func (w *modelWorker) framesWithFaces() int { return w.faced }
+
 // BatchSize is how many consecutive frames the worker takes at once.
 func (w *modelWorker) BatchSize() int { return batchSize(w.cfg) }
 
@@ -318,6 +321,9 @@ func (w *modelWorker) ProcessBatch(frames []*raster.Image) error {
 			return err
 		}
 		w.idx = w.sel.Select(w.idx[:0], faces, w.ref)
+		if len(w.idx) > 0 {
+			w.faced++
+		}
 		for _, i := range w.idx {
 			w.items = append(w.items, infer.FaceRef{Frame: img, Five: faces[i].Five})
 			w.lms = append(w.lms, faces[i].Landmarks)

@@ -296,48 +296,61 @@ func EncodeOptions(cfg job.Config, info *video.Info) video.EncodeOptions {
 }
 
 // EncodeRange decodes frames [start, end) of the target, runs the workers over them and
-// encodes the result (video only) to path. It returns the number of frames written.
-func EncodeRange(ctx context.Context, cfg job.Config, info *video.Info, start, end int, path string, workers []Worker, prog progress.Counter) (int, error) {
+// encodes the result (video only) to path. It returns the number of frames written and the
+// number of them in which a face was swapped or enhanced.
+func EncodeRange(ctx context.Context, cfg job.Config, info *video.Info, start, end int, path string, workers []Worker, prog progress.Counter) (n, faces int, err error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	dec, err := video.OpenDecoder(ctx, info, start, end)
 	if err != nil {
-		return 0, fault.AsInput(err)
+		return 0, 0, fault.AsInput(err)
 	}
 	defer dec.Close()
 	enc, err := video.OpenEncoder(ctx, path, EncodeOptions(cfg, info))
 	if err != nil {
-		return 0, fault.AsUsage(err)
+		return 0, 0, fault.AsUsage(err)
 	}
-	n, err := Stream(ctx, info.Width, info.Height, inputSource{ctx, dec}, enc, workers, prog)
+	before := framesWithFaces(workers) // the workers carry their counts from earlier chunks
+	n, err = Stream(ctx, info.Width, info.Height, inputSource{ctx, dec}, enc, workers, prog)
 	if err != nil {
 		cancel()
 		enc.Close()
-		return n, fmt.Errorf("target %s, frames [%d, %d): %w", cfg.TargetPath, start, end, err)
+		return n, 0, fmt.Errorf("target %s, frames [%d, %d): %w", cfg.TargetPath, start, end, err)
 	}
+	faces = framesWithFaces(workers) - before
 	if err := enc.Close(); err != nil {
-		return n, fmt.Errorf("encoding frames [%d, %d) to %s: %w", start, end, path, err)
+		return n, faces, fmt.Errorf("encoding frames [%d, %d) to %s: %w", start, end, path, err)
 	}
 	if n != end-start {
-		return n, fault.AsInput(fmt.Errorf("target %s: decoded %d frames of [%d, %d): the file may be truncated", cfg.TargetPath, n, start, end))
+		return n, faces, fault.AsInput(fmt.Errorf("target %s: decoded %d frames of [%d, %d): the file may be truncated", cfg.TargetPath, n, start, end))
 	}
-	return n, nil
+	return n, faces, nil
 }
 
-// RunImage processes an image target into an image output beside which nothing is left.
-func (m *Models) RunImage(cfg job.Config) error {
+// RunImage processes an image target into an image output beside which nothing is left. It
+// returns the log line of FaceReport; with fail_if_no_face an image without a face is an
+// error, and nothing is written.
+func (m *Models) RunImage(cfg job.Config) (string, error) {
 	img, err := raster.Load(cfg.TargetPath)
 	if err != nil {
-		return fault.AsInput(fmt.Errorf("target %w: give a readable PNG or JPEG, or a video", err))
+		return "", fault.AsInput(fmt.Errorf("target %w: give a readable PNG or JPEG, or a video", err))
 	}
 	w, err := m.NewWorker()
 	if err != nil {
-		return err
+		return "", err
 	}
 	defer CloseWorkers([]Worker{w})
 	if err := w.Process(img); err != nil {
-		return fault.AsInternal(fmt.Errorf("target %s: %w", cfg.TargetPath, err))
+		return "", fault.AsInternal(fmt.Errorf("target %s: %w", cfg.TargetPath, err))
 	}
+	line, err := FaceReport(cfg, framesWithFaces([]Worker{w}), 1)
+	if err != nil {
+		return "", err
+	}
+	return line, writeImage(cfg, img)
+}
+
+func writeImage(cfg job.Config, img *raster.Image) error {
 	tmp := TempPath(cfg.OutputPath, "part")
 	defer os.Remove(tmp)
 	if err := video.WriteImage(tmp, img, cfg.OutputVideoQuality); err != nil {

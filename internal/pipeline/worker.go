@@ -6,3 +6,20 @@ import "github.com/facefusion-hpc/facefusion/internal/raster"
 type passWorker struct{}
 
 func (passWorker) Process(*raster.Image) error { return nil }
+
+// faceCounter is a worker that counts the frames in which it selected at least one face for
+// the processors (swapped or enhanced). A worker serves many chunks: the count only grows.
+type faceCounter interface {
+	framesWithFaces() int
+}
+
+// framesWithFaces is the sum of the workers' counts; call it only while no worker runs.
+func framesWithFaces(ws []Worker) int {
+	n := 0
+	for _, w := range ws {
+		if fc, ok := w.(faceCounter); ok {
+			n += fc.framesWithFaces()
+		}
+	}
+	return n
+}
