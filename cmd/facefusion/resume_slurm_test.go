@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -13,10 +14,13 @@ import (
 	"github.com/facefusion-hpc/facefusion/internal/testenv"
 )
 
-// Preemption on a real Slurm cluster: `scontrol requeue` of a running batch job, and Slurm's
-// early warning (USR1 to the batch script, which forwards it and requeues the job itself),
-// both restart the job with SLURM_RESTART_COUNT=1; it resumes and its output is the target's
-// frames. SIGTERM to the tasks of an interactive srun gives exit 75 and a manifest status reads.
+// A batch job's life on a real Slurm cluster, through sbatch/facefusion.sbatch. Only the
+// program's own stop (Slurm's USR1 warning, or its own clock, after progress and below
+// max_restarts: exit 75) makes the script requeue the job. A stop that a requeue would not help
+// exits 76 and stays down. SIGTERM is Slurm's: scancel ends the job CANCELLED for good, and
+// `scontrol requeue` and preemption bring it back exactly once, by Slurm's hand alone. Each
+// restart resumes and its output is the target's frames. SIGTERM to an interactive srun's tasks
+// gives exit 130 and a manifest status reads.
 func TestResumeSlurm(t *testing.T) {
 	c := slurmtest.Start(t, slurmtest.Options{})
 	dir := t.TempDir()
@@ -25,35 +29,57 @@ func TestResumeSlurm(t *testing.T) {
 	want := frameHashes(t, in)
 	env := append(launchEnv(t), "SLURM_CONF="+c.Conf())
 	script := filepath.Join(testenv.Root(t), "sbatch", "facefusion.sbatch")
+	slurm := func(t *testing.T, args ...string) string {
+		cmd := c.Command(hangGuard(t), args[0], args[1:]...)
+		cmd.Env = env
+		b, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("%s: %v %s", strings.Join(args, " "), err, b)
+		}
+		return string(b)
+	}
 
-	state := func(id string) (string, string) {
+	field := func(show, key string) string {
+		m := regexp.MustCompile(`\b` + key + `=(\S+)`).FindStringSubmatch(show)
+		if m == nil {
+			return ""
+		}
+		return m[1]
+	}
+	show := func(id string) string {
 		cmd := c.Command(hangGuard(t), "scontrol", "show", "job", "-o", id)
 		cmd.Env = env
 		out, _ := cmd.Output()
-		st := regexp.MustCompile(`JobState=(\S+)`).FindStringSubmatch(string(out))
-		rc := regexp.MustCompile(`Restarts=(\d+)`).FindStringSubmatch(string(out))
-		if st == nil || rc == nil {
-			return "", ""
-		}
-		return st[1], rc[1]
+		return string(out)
 	}
-	// submit starts the batch script on 2 tasks, held at chunk 3 once (the marker keeps the
-	// restart from pausing again), and returns the job id once a rank is held there.
-	submit := func(t *testing.T, name string) (id, log, out, marker string) {
+	state := func(id string) (string, string) {
+		s := show(id)
+		return field(s, "JobState"), field(s, "Restarts")
+	}
+	// submit starts the batch script with sbatch's args (by default -n 2) and the job file's
+	// extra keys, holds one rank at pause once (the marker keeps a restart from pausing again),
+	// and returns once a rank is held there. Every job asks for exactly the tasks it is given
+	// -n for, with the script's 2 CPUs each.
+	submit := func(t *testing.T, name, pause, keys string, args ...string) (id, log, out string) {
 		sub := t.TempDir()
 		os.Mkdir(filepath.Join(sub, "bin"), 0o755)
 		if err := os.Symlink(bin, filepath.Join(sub, "bin", "facefusion")); err != nil {
 			t.Fatal(err)
 		}
 		out = filepath.Join(dir, name+".mkv")
-		toml := fmt.Sprintf("target_path = %q\noutput_path = %q\nprocessors = [\"none\"]\noutput_video_encoder = \"ffv1\"\nchunk_frames = 8\n", in, out)
+		toml := fmt.Sprintf("target_path = %q\noutput_path = %q\nprocessors = [\"none\"]\noutput_video_encoder = \"ffv1\"\nchunk_frames = 8\n%s", in, out, keys)
 		if err := os.WriteFile(filepath.Join(sub, "job.toml"), []byte(toml), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		log = filepath.Join(sub, "job.out")
-		marker = filepath.Join(sub, "paused")
-		cmd := c.Command(hangGuard(t), "sbatch", "--parsable", "-N", "1", "-n", "2", "--cpus-per-task=2", "-o", log, script, "job.toml")
-		cmd.Env = append(env, "FACEFUSION_TEST_PAUSE_AT=chunk-3,"+marker)
+		tasks := "2"
+		if len(args) >= 2 && args[0] == "-n" {
+			tasks = args[1]
+		} else {
+			args = append([]string{"-n", tasks}, args...)
+		}
+		cmd := c.Command(hangGuard(t), "sbatch", append(append([]string{"--parsable", "-o", log}, args...), script, "job.toml")...)
+		cmd.Env = append(env, "FACEFUSION_TEST_PAUSE_AT="+pause+","+filepath.Join(sub, "paused"))
 		cmd.Dir = sub
 		b, err := cmd.Output()
 		if err != nil {
@@ -61,15 +87,20 @@ func TestResumeSlurm(t *testing.T) {
 		}
 		id = strings.TrimSpace(string(b))
 		ctx := hangGuard(t)
-		for !strings.Contains(readFile(log), "test pause at chunk-3") {
-			if ctx.Err() != nil {
+		for !strings.Contains(readFile(log), "test pause at "+pause) {
+			if ctx.Err() != nil || strings.Contains(readFile(log), "srun exited") {
 				t.Fatalf("job %s never paused:\n%s\n%s", id, readFile(log), c.Logs())
 			}
 			time.Sleep(200 * time.Millisecond)
 		}
-		return id, log, out, marker
+		s := show(id)
+		n, _ := strconv.Atoi(tasks)
+		if field(s, "NumTasks") != tasks || field(s, "NumCPUs") != strconv.Itoa(2*n) {
+			t.Errorf("sbatch -n %s gave NumTasks=%s NumCPUs=%s, want %s and %d (the script's 2 CPUs per task)", tasks, field(s, "NumTasks"), field(s, "NumCPUs"), tasks, 2*n)
+		}
+		return id, log, out
 	}
-	// finished waits for the job to end and checks it restarted once and resumed.
+	// finished waits for the job to end and checks it restarted exactly once and resumed.
 	finished := func(t *testing.T, id, log, out string) {
 		ctx := hangGuard(t)
 		released := false
@@ -93,7 +124,7 @@ func TestResumeSlurm(t *testing.T) {
 			}
 			if st == "COMPLETED" {
 				if restarts != "1" {
-					t.Errorf("job %s restarted %s times, want 1", id, restarts)
+					t.Errorf("job %s restarted %s times, want 1:\n%s", id, restarts, readFile(log))
 				}
 				break
 			}
@@ -108,29 +139,128 @@ func TestResumeSlurm(t *testing.T) {
 		}
 		checkFrames(t, out, want)
 	}
+	// stays waits for the job to end in one of the states ok, then checks for a while that it
+	// does not come back. The script requeues before it exits, Slurm within a second or two.
+	stays := func(t *testing.T, id, log string, watch time.Duration, ok ...string) string {
+		ctx := hangGuard(t)
+		st, restarts := state(id)
+		for st == "PENDING" || st == "RUNNING" || st == "COMPLETING" || st == "SIGNALING" {
+			if ctx.Err() != nil || restarts != "0" {
+				t.Fatalf("job %s never ended (%s, Restarts=%s):\n%s\n%s", id, st, restarts, readFile(log), c.Logs())
+			}
+			time.Sleep(250 * time.Millisecond)
+			st, restarts = state(id)
+		}
+		end := st
+		for deadline := time.Now().Add(watch); time.Now().Before(deadline); time.Sleep(500 * time.Millisecond) {
+			if st, restarts = state(id); st != end || restarts != "0" {
+				t.Fatalf("job %s came back: %s, Restarts=%s after it ended %s:\n%s", id, st, restarts, end, readFile(log))
+			}
+		}
+		for _, s := range ok {
+			if end == s {
+				return end
+			}
+		}
+		t.Fatalf("job %s ended %s, want one of %v:\n%s", id, end, ok, readFile(log))
+		return end
+	}
+	mustSay := func(t *testing.T, log string, lines ...string) {
+		t.Helper()
+		text := readFile(log)
+		for _, l := range lines {
+			if !strings.Contains(text, l) {
+				t.Errorf("the job log does not say %q:\n%s", l, text)
+			}
+		}
+	}
+	mustNotSay := func(t *testing.T, log string, words ...string) {
+		t.Helper()
+		text := readFile(log)
+		for _, w := range words {
+			if strings.Contains(text, w) {
+				t.Errorf("the job log says %q:\n%s", w, text)
+			}
+		}
+	}
+	const slurmDecides = "Slurm decides whether job"
+
+	t.Run("scancel", func(t *testing.T) {
+		id, log, out := submit(t, "scancel", "chunk-3", "")
+		slurm(t, "scancel", id)
+		stays(t, id, log, 10*time.Second, "CANCELLED")
+		mustSay(t, log, "srun exited with status 130", slurmDecides)
+		mustNotSay(t, log, "requeueing", "resubmit", "submit the same job file")
+		mustNotExist(t, out)
+	})
 
 	t.Run("scontrol-requeue", func(t *testing.T) {
-		id, log, out, _ := submit(t, "requeue")
-		cmd := c.Command(hangGuard(t), "scontrol", "requeue", id)
-		cmd.Env = env
-		if b, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("scontrol requeue %s: %v %s", id, err, b)
-		}
+		id, log, out := submit(t, "requeue", "chunk-3", "")
+		slurm(t, "scontrol", "requeue", id)
 		finished(t, id, log, out)
+		mustSay(t, log, "srun exited with status 130", slurmDecides)
+		mustNotSay(t, log, "requeueing", "resubmit", "submit the same job file")
 	})
 
 	t.Run("usr1-to-batch-script", func(t *testing.T) {
-		id, log, out, _ := submit(t, "usr1")
-		cmd := c.Command(hangGuard(t), "scancel", "-b", "-s", "USR1", id)
-		cmd.Env = env
-		if b, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("scancel: %v %s", err, b)
-		}
+		id, log, out := submit(t, "usr1", "chunk-3", "")
+		slurm(t, "scancel", "-b", "-s", "USR1", id)
 		finished(t, id, log, out)
-		text := readFile(log)
-		if !strings.Contains(text, "srun exited with status 75") || !strings.Contains(text, "requeueing job "+id) {
-			t.Errorf("the script did not requeue on exit 75:\n%s", text)
+		mustSay(t, log, "srun exited with status 75", "requeueing job "+id, "the batch script requeues the job (restart 1 of at most 10)")
+	})
+
+	// USR1 while the only rank holds its first chunk: the attempt finished nothing, so a
+	// requeue would stop the same way.
+	t.Run("usr1-without-progress", func(t *testing.T) {
+		id, log, out := submit(t, "usr1-none", "chunk-0", "", "-n", "1")
+		slurm(t, "scancel", "-b", "-s", "USR1", id)
+		stays(t, id, log, 3*time.Second, "FAILED", "COMPLETED")
+		if code := field(show(id), "ExitCode"); code != "76:0" {
+			t.Errorf("ExitCode=%s, want 76:0", code)
 		}
+		mustSay(t, log, "srun exited with status 76", "not requeued: this attempt finished no new chunk", "exit 76: checkpointed, but not requeued")
+		mustNotSay(t, log, "requeueing")
+		mustNotExist(t, out)
+	})
+
+	t.Run("max-restarts-reached", func(t *testing.T) {
+		id, log, _ := submit(t, "capped", "chunk-3", "max_restarts = 0\n")
+		slurm(t, "scancel", "-b", "-s", "USR1", id)
+		stays(t, id, log, 3*time.Second, "FAILED", "COMPLETED")
+		mustSay(t, log, "srun exited with status 76", "(max_restarts 0)")
+		mustNotSay(t, log, "requeueing")
+	})
+
+	// The job's own clock: a 1-minute job that stops 45 s before its limit stops by itself
+	// about 15 s in, with no signal from anyone (--signal@0 turns Slurm's warning off), and
+	// is requeued like one that got the warning.
+	t.Run("own-clock", func(t *testing.T) {
+		start := time.Now()
+		id, log, out := submit(t, "clock", "chunk-3", "stop_margin = 45\n", "--time=1", "--signal=B:USR1@0")
+		ctx := hangGuard(t)
+		for !strings.Contains(readFile(log), "srun exited with status") {
+			if ctx.Err() != nil || time.Since(start) > 40*time.Second {
+				t.Fatalf("job %s did not stop by itself within 40 s:\n%s", id, readFile(log))
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+		if took := time.Since(start); took < 10*time.Second {
+			t.Errorf("job %s stopped after %s, before its own clock ran out (about 15 s)", id, took)
+		}
+		mustSay(t, log, "srun exited with status 75", "stopped by its own clock (stop_margin 45 s", "requeueing job "+id)
+		mustNotSay(t, log, "SIGUSR1", "SIGTERM")
+		finished(t, id, log, out)
+	})
+
+	// Preemption with a GraceTime (the test cluster's debug partition: PreemptMode=REQUEUE,
+	// GraceTime=10) sends TERM to the ranks only; the script waits for the grace time to end
+	// so that Slurm requeues the job, and never requeues it itself.
+	t.Run("preempted", func(t *testing.T) {
+		id, log, out := submit(t, "preempted", "chunk-3", "")
+		slurm(t, "sbatch", "--parsable", "-p", "high", "-n", "1", "-c", "8", "-o", "/dev/null", "--wrap", "sleep 1")
+		finished(t, id, log, out)
+		mustSay(t, log, "srun exited with status 130", "is being preempted: waiting for Slurm", slurmDecides)
+		mustNotSay(t, log, "requeueing", "resubmit", "submit the same job file")
 	})
 
 	t.Run("sigterm-srun", func(t *testing.T) {
@@ -138,13 +268,9 @@ func TestResumeSlurm(t *testing.T) {
 		p := startPausedEnv(t, "chunk-3", []string{"SLURM_CONF=" + c.Conf()},
 			append([]string{"srun", "-J", "ffterm", "-n", "2", "--mpi=pmix", bin}, passThroughArgs(in, out, 8)...)...)
 		// TERM to the job's tasks, as preemption does (srun itself would kill them on TERM).
-		cmd := c.Command(hangGuard(t), "scancel", "-s", "TERM", "-n", "ffterm")
-		cmd.Env = env
-		if b, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("scancel -s TERM: %v %s", err, b)
-		}
-		if code := p.wait(t); code != exitCheckpointed {
-			t.Fatalf("srun exit %d, want %d\n%s", code, exitCheckpointed, p.output())
+		slurm(t, "scancel", "-s", "TERM", "-n", "ffterm")
+		if code := p.wait(t); code != exitCancelled {
+			t.Fatalf("srun exit %d, want %d\n%s", code, exitCancelled, p.output())
 		}
 		mustNotExist(t, out)
 		st := facefusion(t, "status", out+".job")

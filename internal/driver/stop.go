@@ -56,10 +56,18 @@ func Decide(reason string, newChunks, restarts, maxRestarts int) (next Next, why
 		return Cancelled, ""
 	}
 	if newChunks == 0 {
-		return NoRequeue, "this attempt finished no new chunk, so a requeue would stop the same way: give the job more --time or lower chunk_frames so that chunks finish in it, or rerun the same command by hand"
+		fit := "give the job more --time or lower chunk_frames so that chunks finish in it"
+		if reason == ReasonDeadline {
+			fit = "give the job more --time, or lower chunk_frames or stop_margin so that chunks finish in it"
+		}
+		return NoRequeue, "this attempt finished no new chunk, so a requeue would stop the same way: " + fit + ", or rerun the same command by hand"
 	}
 	if restarts >= maxRestarts {
-		return NoRequeue, fmt.Sprintf("the job was already restarted %d time(s) (max_restarts %d): rerun the same command by hand, or raise max_restarts or the job's --time", restarts, maxRestarts)
+		done := fmt.Sprintf("the job was already restarted %d time(s)", restarts)
+		if maxRestarts == 0 {
+			done = "requeues are off"
+		}
+		return NoRequeue, fmt.Sprintf("%s (max_restarts %d): rerun the same command by hand, or raise max_restarts or the job's --time", done, maxRestarts)
 	}
 	return Requeue, ""
 }

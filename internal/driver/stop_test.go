@@ -27,11 +27,11 @@ func TestDecide(t *testing.T) {
 		{"deadline", 2, 0, 1, Requeue, ""},
 		// No new chunk: a requeue would stop the same way.
 		{"rank 1: SIGUSR1", 0, 0, 10, NoRequeue, "finished no new chunk"},
-		{"deadline", 0, 3, 10, NoRequeue, "finished no new chunk"},
+		{"deadline", 0, 3, 10, NoRequeue, "lower chunk_frames or stop_margin"},
 		// The cap reached (or zero): not requeued, whatever the progress.
-		{"rank 0: SIGUSR1", 4, 10, 10, NoRequeue, "max_restarts 10"},
+		{"rank 0: SIGUSR1", 4, 10, 10, NoRequeue, "already restarted 10 time(s) (max_restarts 10)"},
 		{"deadline", 4, 12, 10, NoRequeue, "max_restarts 10"},
-		{"rank 0: SIGUSR1", 4, 0, 0, NoRequeue, "max_restarts 0"},
+		{"rank 0: SIGUSR1", 4, 0, 0, NoRequeue, "requeues are off (max_restarts 0)"},
 		// SIGTERM and SIGINT cancel, whatever the progress and the restarts.
 		{"rank 0: SIGTERM", 5, 0, 10, Cancelled, ""},
 		{"rank 3: SIGTERM", 0, 10, 10, Cancelled, ""},

@@ -80,6 +80,16 @@ func Start(t testing.TB, o Options) *Cluster {
 	if err := os.WriteFile(c.conf, conf.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// PMIx keeps a folder per job step, named by user, job id and step only, under /tmp by
+	// default; one that a killed step left there makes the same job id of a later test
+	// cluster fail to launch ("File exists"). mpi.conf sits beside slurm.conf.
+	pmix := filepath.Join(dir, "pmix")
+	if err := os.Mkdir(pmix, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "mpi.conf"), []byte("PMIxCliTmpDirBase="+pmix+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 
 	// Foreground daemons (-D) are this test's children: their PIDs are known without pid
 	// files, and Pdeathsig takes them down if the test binary itself dies.
