@@ -288,6 +288,8 @@ func TestUnwritableOutputRefusedFirst(t *testing.T) {
 		{"ffv1 in mp4", clip, "out.mp4", []string{"--output-video-encoder", "ffv1"}, []string{"--output-video-encoder ffv1 cannot be stored in .mp4", "use .mkv"}},
 		{"unknown preset", clip, "out2.mp4", []string{"--output-video-preset", "ultrafastest"}, []string{"--output-video-preset ultrafastest is not a preset of libx264"}},
 		{"video output of an image", image, "out.mp4", nil, []string{"-o ", "photo.png is an image", ".png, .jpg"}},
+		{"ffv1 in ts", clip, "out.ts", []string{"--output-video-encoder", "ffv1"}, []string{"-o ", `".ts"`, "does not read back as a video"}},
+		{"raw yuv", clip, "out.yuv", nil, []string{"-o ", `".yuv"`, "does not read back as a video"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

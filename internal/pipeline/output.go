@@ -63,6 +63,8 @@ func outputRefusal(cfg job.Config, info *video.Info, oe *video.OutputError) erro
 		return fmt.Errorf("-o %s: %q is an image format, but the target %s is a video: use %s", out, ext, cfg.TargetPath, videoExtensions)
 	case video.CodecNotInContainer:
 		return fmt.Errorf("--output-video-encoder %s cannot be stored in %s (ffmpeg: %s): use .mkv or another encoder", enc, ext, oe.Detail)
+	case video.NotReadable:
+		return fmt.Errorf("-o %s: ffmpeg writes %q with --output-video-encoder %s, but %s: use .mkv or .mp4", out, ext, enc, oe.Detail)
 	case video.AudioNotInContainer:
 		return fmt.Errorf("-o %s: the audio of the target %s cannot be stored in %s, copied or as AAC (ffmpeg: %s): use .mkv or .mp4", out, cfg.TargetPath, ext, oe.Detail)
 	}

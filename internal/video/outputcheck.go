@@ -20,6 +20,7 @@ const (
 	ImageContainer                               // the extension names an image format: one frame, not a video
 	CodecNotInContainer                          // the container cannot hold the encoder's video
 	AudioNotInContainer                          // the container cannot hold the target's audio, copied or as AAC
+	NotReadable                                  // ffmpeg wrote it, but what it wrote does not read back as the video
 )
 
 // OutputError says which output setting ffmpeg refused, with ffmpeg's own words in Detail;
@@ -31,7 +32,11 @@ type OutputError struct {
 
 func (e *OutputError) Error() string { return e.Detail }
 
-// CheckOutput runs the path a job's frames take to out, on two black frames of the job's size,
+// checkFrames is how many black frames CheckOutput writes: enough for ffprobe to read back an
+// MPEG-TS file (two are not).
+const checkFrames = 8
+
+// CheckOutput runs the path a job's frames take to out, on checkFrames black frames of the job's size,
 // in a temp folder it removes: the segment encoder with opt (OpenEncoder, the same command
 // line as every segment), then the final mux into a file with out's extension, video alone
 // and then with audioSource's audio over its first two frames, as Mux copies it. ffmpeg
@@ -45,7 +50,7 @@ func CheckOutput(ctx context.Context, out string, opt EncodeOptions, audioSource
 	}
 	defer os.RemoveAll(dir) // the folder this function made, holding only its own files
 	seg := filepath.Join(dir, "segment.mkv")
-	if err := encodeBlack(ctx, seg, opt, 2); err != nil {
+	if err := encodeBlack(ctx, seg, opt, checkFrames); err != nil {
 		return refusal(ctx, err, dir, encoderProblem)
 	}
 	final := filepath.Join(dir, "output"+filepath.Ext(out))
@@ -53,12 +58,35 @@ func CheckOutput(ctx context.Context, out string, opt EncodeOptions, audioSource
 	if err := Mux(ctx, seg, seg, Span{}, final); err != nil {
 		return refusal(ctx, err, dir, containerProblem)
 	}
+	if err := readsBack(ctx, final, opt, false); err != nil {
+		return err
+	}
 	if audioSource == "" {
 		return nil
 	}
 	os.Remove(final)
-	if err := Mux(ctx, seg, audioSource, FrameSpan(0, 2, opt.FPS), final); err != nil {
+	if err := Mux(ctx, seg, audioSource, FrameSpan(0, checkFrames, opt.FPS), final); err != nil {
 		return refusal(ctx, err, dir, func(string) OutputProblem { return AudioNotInContainer })
+	}
+	src, err := Probe(ctx, audioSource)
+	return readsBack(ctx, final, opt, err == nil && src.HasAudio)
+}
+
+// readsBack checks that what the mux wrote reads back as the job's video (and audio): some
+// containers take any stream without complaint and store what no reader can use (ffv1 in
+// MPEG-TS becomes a data stream, raw .yuv has no frame size), which a job would find only after
+// its last frame, or never.
+func readsBack(ctx context.Context, path string, opt EncodeOptions, audio bool) error {
+	info, err := Probe(ctx, path)
+	switch {
+	case ctx.Err() != nil:
+		return ctx.Err()
+	case err != nil:
+		return &OutputError{Problem: NotReadable, Detail: "what it writes does not read back as a video (ffprobe finds no playable video stream)"}
+	case info.Width != opt.Width || info.Height != opt.Height:
+		return &OutputError{Problem: NotReadable, Detail: fmt.Sprintf("it reads back as %dx%d frames, not %dx%d", info.Width, info.Height, opt.Width, opt.Height)}
+	case audio && !info.HasAudio:
+		return &OutputError{Problem: AudioNotInContainer, Detail: "the audio was dropped"}
 	}
 	return nil
 }

@@ -41,6 +41,10 @@ func TestCheckOutput(t *testing.T) {
 		{"unknown preset", "o.mp4", with(func(o *EncodeOptions) { o.Preset = "ultrafastest" }), "", BadPreset, "ultrafastest"},
 		{"unknown encoder", "o.mp4", with(func(o *EncodeOptions) { o.Encoder = "no_such_encoder" }), "", UnknownEncoder, "no_such_encoder"},
 		{"PCM audio in webm", "o.webm", vp9, pcm, AudioNotInContainer, "WebM"},
+		{"x264 in ts", "o.ts", x264, "", 0, ""},
+		{"PCM audio in ts (stored as data)", "o.ts", x264, pcm, AudioNotInContainer, "dropped"},
+		{"ffv1 in ts (a data stream)", "o.ts", with(func(o *EncodeOptions) { o.Encoder = "ffv1" }), "", NotReadable, "does not read back"},
+		{"raw yuv (no frame size)", "o.yuv", x264, "", NotReadable, "does not read back"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			err := CheckOutput(context.Background(), filepath.Join(dir, c.out), c.opt, c.audio)
