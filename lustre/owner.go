@@ -65,7 +65,7 @@ func Resolve(requested, output string) (path, note string, err error) {
 	if requested == "" {
 		requested = DefaultPath(output)
 	}
-	st, err := os.Lstat(requested)
+	st, err := os.Stat(requested) // a link to a folder (a /scratch link) is that folder
 	switch {
 	case errors.Is(err, os.ErrNotExist):
 		return requested, "", nil
@@ -79,6 +79,38 @@ func Resolve(requested, output string) (path, note string, err error) {
 	}
 	inside := filepath.Join(requested, filepath.Base(DefaultPath(output)))
 	return inside, fmt.Sprintf("%s was not created by facefusion: the job uses %s inside it and leaves everything else there alone", requested, inside), nil
+}
+
+// Outside refuses files (the output, the inputs) that are the job folder or inside it: the
+// folder's entries are the job's to remove, and an output named like one of them would go with
+// them. Paths are compared after making them absolute and resolving the links of what exists.
+func Outside(jobDir string, files ...string) error {
+	dir := realPath(jobDir)
+	for _, f := range files {
+		p := realPath(f)
+		if p == dir || strings.HasPrefix(p, dir+string(filepath.Separator)) {
+			return fmt.Errorf("%s is the job folder %s or inside it, and the job removes that folder's files when it ends: keep inputs and the output outside it, or choose another --job-dir", f, jobDir)
+		}
+	}
+	return nil
+}
+
+// realPath is path made absolute with the links of its longest existing prefix resolved.
+func realPath(path string) string {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return filepath.Clean(path)
+	}
+	rest := ""
+	for p := abs; ; p = filepath.Dir(p) {
+		if r, err := filepath.EvalSymlinks(p); err == nil {
+			return filepath.Join(r, rest)
+		}
+		if filepath.Dir(p) == p {
+			return abs
+		}
+		rest = filepath.Join(filepath.Base(p), rest)
+	}
 }
 
 // Create makes the job folder with its ownership marker, or checks that an existing one is the

@@ -218,3 +218,62 @@ func TestResumeCountsOnlyThisAttempt(t *testing.T) {
 }
 
 const exitBusyCode = 5
+
+// What the run writes never lands on an input or a file it did not write: the run report beside
+// the output is checked like the output (an input by name or link is refused even with --force;
+// an existing one needs --force), and an output or input inside the job folder, whose files the
+// job removes, is refused before any frame, as is a job folder that is the output itself.
+func TestWritesNeverLandOnInputs(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.mp4")
+	bframeClip(t, in, 16)
+	odir := t.TempDir()
+
+	victim := filepath.Join(odir, "out.mkv.report.json") // the target, named like the report
+	data, _ := os.ReadFile(in)
+	os.WriteFile(victim, data, 0o644)
+	r := facefusion(t, passThroughArgs(victim, filepath.Join(odir, "out.mkv"), 8, "--force")...)
+	if r.code != exitUsage || !strings.Contains(r.stderr, "its run report") || fileMD5(t, victim) != fileMD5(t, in) {
+		t.Fatalf("report over the target: exit %d, %q", r.code, r.stderr)
+	}
+
+	notes := filepath.Join(odir, "o2.mkv.report.json")
+	os.WriteFile(notes, []byte("my notes"), 0o644)
+	o2 := filepath.Join(odir, "o2.mkv")
+	if r := facefusion(t, passThroughArgs(in, o2, 8)...); r.code != exitUsage || !strings.Contains(r.stderr, "pass --force") || readFile(notes) != "my notes" {
+		t.Fatalf("existing report without --force: exit %d, %q", r.code, r.stderr)
+	}
+	if r := facefusion(t, passThroughArgs(in, o2, 8, "--force")...); r.code != 0 || !strings.Contains(readFile(notes), `"outcome": "complete"`) {
+		t.Fatalf("existing report with --force: exit %d, %q", r.code, r.stderr)
+	}
+
+	kept := filepath.Join(odir, "k.mkv")
+	if r := facefusion(t, passThroughArgs(in, kept, 8, "--keep-segments")...); r.code != 0 {
+		t.Fatalf("keep-segments: exit %d\n%s", r.code, r.stderr)
+	}
+	segs, _ := filepath.Glob(filepath.Join(kept+".job", "seg-*.mkv"))
+	for _, c := range [][]string{
+		{"-o", filepath.Join(kept+".job", "seg-000013.mkv"), "--job-dir", kept + ".job"},
+		{"-o", filepath.Join(odir, "same.mkv"), "--job-dir", filepath.Join(odir, "same.mkv")},
+	} {
+		args := append([]string{"run", "--processors", "none", "--output-video-encoder", "ffv1", "--chunk-frames", "8", "-t", in, "--force"}, c...)
+		if r := facefusion(t, args...); r.code != exitUsage || !strings.Contains(r.stderr, "the job folder") || strings.Contains(r.stderr, "frames") {
+			t.Errorf("%v: exit %d, %q; want exit 2 before any frame", c, r.code, r.stderr)
+		}
+	}
+	if now, _ := filepath.Glob(filepath.Join(kept+".job", "seg-*.mkv")); len(now) != len(segs) || len(segs) != 2 {
+		t.Errorf("the kept job folder's segments changed: %v → %v", segs, now)
+	}
+
+	// A link to a folder (a cluster's /scratch often is one) is that folder: used inside.
+	real := filepath.Join(odir, "real")
+	os.Mkdir(real, 0o755)
+	link := filepath.Join(odir, "scratch")
+	os.Symlink(real, link)
+	if r := facefusion(t, passThroughArgs(in, filepath.Join(odir, "l.mkv"), 8, "--job-dir", link)...); r.code != 0 {
+		t.Fatalf("--job-dir a link to a folder: exit %d\n%s", r.code, r.stderr)
+	}
+	if st, err := os.Lstat(link); err != nil || st.Mode()&os.ModeSymlink == 0 {
+		t.Errorf("the link given as --job-dir is gone")
+	}
+}

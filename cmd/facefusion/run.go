@@ -51,7 +51,9 @@ func cmdRun(ctx context.Context, args []string) error {
 	if comm.Rank() == 0 {
 		line := fmt.Sprintf("facefusion: done in %.1f s on %d rank(s)", time.Since(start).Seconds(), comm.Size())
 		if rep != nil && len(rep.Attempts) > 1 {
-			line += fmt.Sprintf(" (this attempt); the job took %.1f s over %d attempts", rep.Seconds, len(rep.Attempts))
+			// Earlier attempts as their manifest records them; this one as measured here.
+			total := rep.Seconds - rep.LastSeconds + time.Since(start).Seconds()
+			line += fmt.Sprintf(" (this attempt); the job took %.1f s over %d attempts", total, len(rep.Attempts))
 		}
 		fmt.Fprintln(os.Stderr, line)
 		fmt.Println(out)

@@ -30,8 +30,13 @@ func cmdStatus(args []string, w io.Writer) error {
 	path := args[0]
 	st, err := os.Stat(path)
 	if err == nil && !st.IsDir() {
-		// An output: its run report says how the job went.
-		return reportStatus(path, w)
+		// An output: a job writing it now (in the default job folder) comes first; otherwise
+		// its run report says how the job that wrote it went.
+		if _, ok, _ := (&lustre.JobDir{Path: lustre.DefaultPath(path)}).ReadManifest(); ok {
+			path = lustre.DefaultPath(path)
+		} else {
+			return reportStatus(path, w)
+		}
 	}
 	if err != nil {
 		// A finished job's folder is removed; its record is the report beside the output.
@@ -48,6 +53,18 @@ func cmdStatus(args []string, w io.Writer) error {
 		return fault.AsInput(err)
 	}
 	if !ok {
+		// A folder of the user's given as --job-dir holds the job in a subfolder of its own.
+		var inside []string
+		if ents, err := os.ReadDir(jd.Path); err == nil {
+			for _, e := range ents {
+				if sub := (&lustre.JobDir{Path: filepath.Join(jd.Path, e.Name())}); e.IsDir() && sub.Owned() {
+					inside = append(inside, sub.Path)
+				}
+			}
+		}
+		if len(inside) > 0 {
+			return fault.AsInput(fmt.Errorf("status: %s is not a job folder; it holds %s: give one of those", jd.Path, strings.Join(inside, ", ")))
+		}
 		return fault.AsInput(fmt.Errorf("status: %s has no manifest.json: not a job folder, or the job has not started yet", jd.Path))
 	}
 	at := m.Attempts[len(m.Attempts)-1]

@@ -342,6 +342,10 @@ func planSetup(ctx context.Context, cfg job.Config, ranks int, p *Plan) (m *pipe
 		if p.JobDir, note, err = lustre.Resolve(cfg.JobDir, cfg.OutputPath); err != nil {
 			return nil, "", fault.AsUsage(err)
 		}
+		files := append([]string{cfg.OutputPath, cfg.TargetPath}, cfg.SourcePaths...)
+		if err := lustre.Outside(p.JobDir, files...); err != nil {
+			return nil, "", fault.AsUsage(err)
+		}
 	}
 	// ffmpeg refuses an output format only when it writes: ask it now, not after the last frame.
 	if err := pipeline.CheckOutputFormat(ctx, cfg, p.Info); err != nil {
@@ -671,6 +675,9 @@ func finish(ctx context.Context, cfg job.Config, p *Plan, jd *lustre.JobDir, all
 	final := pipeline.TempPath(cfg.OutputPath, "part")
 	// The temp file beside the output is as large as the output: recorded first, so that the
 	// next attempt removes it if this one is killed while joining.
+	if abs, err := filepath.Abs(final); err == nil { // a rerun may spell -o another way
+		final = abs
+	}
 	if err := jd.RecordJoin(final); err != nil {
 		return fail(checkpointError(err))
 	}

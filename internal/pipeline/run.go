@@ -19,6 +19,7 @@ import (
 	"github.com/facefusion-hpc/facefusion/internal/raster"
 	"github.com/facefusion-hpc/facefusion/internal/swap"
 	"github.com/facefusion-hpc/facefusion/internal/video"
+	"github.com/facefusion-hpc/facefusion/lustre"
 )
 
 // ProgressFunc makes the counter for a run of total frames; the returned func closes it.
@@ -152,6 +153,12 @@ func CheckOutput(path string, force bool) error {
 			return fault.AsUsage(fmt.Errorf("output %s already exists: pass --force to overwrite it, or choose another -o", path))
 		}
 	}
+	// The run report beside a video's output is written too: never over a file without --force.
+	if rep := lustre.ReportPath(path); !force && !IsImagePath(path) {
+		if _, err := os.Lstat(rep); err == nil {
+			return fault.AsUsage(fmt.Errorf("output %s: its run report %s already exists: pass --force to overwrite both, or choose another -o", path, rep))
+		}
+	}
 	dir := filepath.Dir(path)
 	f, err := os.CreateTemp(dir, ".facefusion-write-check-*")
 	if err != nil {
@@ -167,21 +174,30 @@ func CheckOutput(path string, force bool) error {
 // and inode, so a symlink or a hard link to an input is caught too; an output that does not
 // exist yet cannot be an input.
 func CheckOutputIsNoInput(cfg job.Config) error {
-	out, err := os.Stat(cfg.OutputPath)
-	if err != nil {
-		return nil
+	written := []string{cfg.OutputPath}
+	if !IsImagePath(cfg.TargetPath) {
+		written = append(written, lustre.ReportPath(cfg.OutputPath)) // the run report beside it
 	}
 	inputs := append([]string{cfg.TargetPath}, cfg.SourcePaths...)
-	for i, in := range inputs {
-		st, err := os.Stat(in)
-		if err != nil || !os.SameFile(out, st) {
+	for _, w := range written {
+		out, err := os.Stat(w)
+		if err != nil {
 			continue
 		}
-		what := "the target (-t " + in + ")"
-		if i > 0 {
-			what = "a source (-s " + in + ")"
+		for i, in := range inputs {
+			st, err := os.Stat(in)
+			if err != nil || !os.SameFile(out, st) {
+				continue
+			}
+			what := "the target (-t " + in + ")"
+			if i > 0 {
+				what = "a source (-s " + in + ")"
+			}
+			if w != cfg.OutputPath {
+				return fault.AsUsage(fmt.Errorf("-o %s: its run report %s is %s itself (the same file, by name or through a link): writing it would destroy the input, even with --force: choose another -o", cfg.OutputPath, w, what))
+			}
+			return fault.AsUsage(fmt.Errorf("-o %s is %s itself (the same file, by name or through a link): writing it would destroy the input, even with --force: choose another -o", cfg.OutputPath, what))
 		}
-		return fault.AsUsage(fmt.Errorf("-o %s is %s itself (the same file, by name or through a link): writing it would destroy the input, even with --force: choose another -o", cfg.OutputPath, what))
 	}
 	return nil
 }
@@ -205,6 +221,12 @@ func TempPath(path, tag string) string {
 // IsTempPath reports whether path is one of the names TempPath gives beside output: the only
 // files beside an output the program may remove when a killed run left them.
 func IsTempPath(path, output string) bool {
+	if a, err := filepath.Abs(path); err == nil {
+		path = a
+	}
+	if a, err := filepath.Abs(output); err == nil {
+		output = a
+	}
 	dir, base := filepath.Split(output)
 	ext := filepath.Ext(base)
 	pd, pb := filepath.Split(path)
