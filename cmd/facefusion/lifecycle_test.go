@@ -123,9 +123,9 @@ func TestSecondRunRefusedWhileFirstRuns(t *testing.T) {
 	for _, second := range [][]string{args, passThroughArgs(other, out, 8), append(args, "--fresh")} {
 		r := facefusion(t, second...)
 		line := strings.TrimSpace(r.stderr)
-		if r.code != exitBusyCode || strings.Contains(line, "\n") || !strings.Contains(line, "is in use by a running job") ||
+		if r.code != exitBusy || strings.Contains(line, "\n") || !strings.Contains(line, "is in use by a running job") ||
 			!strings.Contains(line, "pid "+strconv.Itoa(p.pid)) || !strings.Contains(line, "started ") {
-			t.Fatalf("second run %v: exit %d, %q; want exit %d and one line naming the running job", second, r.code, r.stderr, exitBusyCode)
+			t.Fatalf("second run %v: exit %d, %q; want exit %d and one line naming the running job", second, r.code, r.stderr, exitBusy)
 		}
 		mustExist(t, temps[0])
 		if got := readFile(filepath.Join(jobDir, "ATTEMPT")); got != attempt {
@@ -217,7 +217,6 @@ func TestResumeCountsOnlyThisAttempt(t *testing.T) {
 	}
 }
 
-const exitBusyCode = 5
 
 // What the run writes never lands on an input or a file it did not write: the run report beside
 // the output is checked like the output (an input by name or link is refused even with --force;

@@ -157,8 +157,8 @@ func (c *Config) validate(paths bool) error {
 	if c.MaxRestarts < 0 {
 		bad("max_restarts: %d is negative (0: a stopped job is never requeued by the batch script; default 10)", c.MaxRestarts)
 	}
-	if c.StopMargin < 0 {
-		bad("stop_margin: %d is negative (seconds before a Slurm job's time limit at which it stops itself; default 90)", c.StopMargin)
+	if c.StopMargin < 0 || c.StopMargin > maxStopMargin {
+		bad("stop_margin: %d is outside 0..%d (seconds before a Slurm job's time limit at which it stops itself; default 90)", c.StopMargin, maxStopMargin)
 	}
 	if c.ExecutionThreadCount < 0 {
 		bad("execution_thread_count: %d is negative (0: one per core)", c.ExecutionThreadCount)
@@ -168,6 +168,10 @@ func (c *Config) validate(paths bool) error {
 	}
 	return nil
 }
+
+// maxStopMargin bounds stop_margin at a day: more is a mistake, and far more overflows a
+// time.Duration.
+const maxStopMargin = 86400
 
 // Swaps reports whether the face swapper runs (otherwise frames pass through untouched).
 func (c *Config) Swaps() bool {

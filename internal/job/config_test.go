@@ -192,7 +192,7 @@ func TestFloatAndPaddingRanges(t *testing.T) {
 }
 
 // max_restarts and stop_margin come from the default, the job file and the flags like every
-// key, and a negative value names its key.
+// key, and a value out of range (negative; a stop margin over a day) names its key.
 func TestStopKeys(t *testing.T) {
 	c, err := Parse(paths)
 	if err != nil || c.MaxRestarts != 10 || c.StopMargin != 90 {
@@ -206,7 +206,8 @@ func TestStopKeys(t *testing.T) {
 	if c, err = Parse(append([]string{"--config", file, "--max-restarts", "3", "--stop-margin=200"}, paths...)); err != nil || c.MaxRestarts != 3 || c.StopMargin != 200 {
 		t.Fatalf("flags: max_restarts %d, stop_margin %d, %v; want 3, 200", c.MaxRestarts, c.StopMargin, err)
 	}
-	for key, args := range map[string][]string{"max_restarts": {"--max-restarts", "-1"}, "stop_margin": {"--stop-margin", "-5"}} {
+	for _, args := range [][]string{{"--max-restarts", "-1"}, {"--stop-margin", "-5"}, {"--stop-margin", "9223372037"}, {"--stop-margin", "86401"}} {
+		key := strings.ReplaceAll(strings.TrimPrefix(args[0], "--"), "-", "_")
 		if _, err := Parse(append(args, paths...)); err == nil || !strings.Contains(err.Error(), key) {
 			t.Errorf("%v: error %v, want one naming %s", args, err, key)
 		}
