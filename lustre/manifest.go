@@ -45,6 +45,7 @@ type Attempt struct {
 	SlurmJob     string    `json:"slurm_job,omitempty"`
 	Planned      int       `json:"planned_chunks"` // chunks this attempt had to do
 	Outcome      string    `json:"outcome"`        // running, checkpointed, failed, complete
+	Stop         string    `json:"stop,omitempty"` // for a checkpointed attempt: what stopped it and what comes next
 	Updated      time.Time `json:"updated"`
 }
 

@@ -217,7 +217,6 @@ func TestResumeCountsOnlyThisAttempt(t *testing.T) {
 	}
 }
 
-
 // What the run writes never lands on an input or a file it did not write: the run report beside
 // the output is checked like the output (an input by name or link is refused even with --force;
 // an existing one needs --force), and an output or input inside the job folder, whose files the

@@ -397,8 +397,13 @@ func sigStopsAndResumes(t *testing.T, in string, onlyRank0 bool) {
 			t.Errorf("chunk 3 was in flight and must have been discarded")
 		}
 	}
+	// status says what stopped it and what comes next in the exit-code table's words.
+	words := "requeue wanted (exit 75)"
+	if onlyRank0 {
+		words = "cancelled by SIGTERM (rank 0): cancelled (exit 130)"
+	}
 	st := facefusion(t, "status", out+".job")
-	if st.code != 0 || !strings.Contains(st.stdout, "state:      checkpointed") ||
+	if st.code != 0 || !strings.Contains(st.stdout, "state:      checkpointed (") || !strings.Contains(st.stdout, words+")") ||
 		!strings.Contains(st.stdout, fmt.Sprintf("chunks:     %s done, %d pending, of 10", msg[1], 10-len(m.Done))) {
 		t.Fatalf("status: exit %d\n%s%s", st.code, st.stdout, st.stderr)
 	}

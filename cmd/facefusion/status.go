@@ -80,6 +80,9 @@ func cmdStatus(args []string, w io.Writer) error {
 	if state == lustre.Running {
 		state = fmt.Sprintf("running (manifest updated %s ago; a killed attempt also reads so)", time.Since(at.Updated).Round(time.Second))
 	}
+	if at.Stop != "" {
+		state += " (" + at.Stop + ")"
+	}
 	fmt.Fprintf(w, "state:      %s\n", state)
 	fmt.Fprintf(w, "attempts:   %d (latest started %s on %d rank(s)", len(m.Attempts), at.Started.Format(time.RFC3339), at.Ranks)
 	if at.SlurmJob != "" {

@@ -186,6 +186,8 @@ type checkpointer struct {
 	writes   int
 	work     time.Duration // time spent merging and writing, for the overhead report
 
+	savedStop string // the attempt's Stop as last written
+
 	me       lustre.Holder // rank 0's claim on the job folder
 	stopBeat func()
 }
@@ -229,7 +231,7 @@ func (c *checkpointer) save(recs []lustre.Chunk, outcome string) error {
 	start := time.Now()
 	defer func() { c.work += time.Since(start) }()
 	at := &c.m.Attempts[len(c.m.Attempts)-1]
-	if c.m.Merge(recs) == 0 && at.Outcome == outcome {
+	if c.m.Merge(recs) == 0 && at.Outcome == outcome && at.Stop == c.savedStop {
 		return nil
 	}
 	if n := c.jd.CurrentAttempt(); n != len(c.m.Attempts) {
@@ -240,5 +242,6 @@ func (c *checkpointer) save(recs []lustre.Chunk, outcome string) error {
 	if err := c.jd.WriteManifest(c.m); err != nil {
 		return checkpointError(err)
 	}
+	c.savedStop = at.Stop
 	return nil
 }

@@ -83,6 +83,7 @@ type Result struct {
 	StopReason string `json:",omitempty"` // JOB_DIR/STOP: "rank N: SIGUSR1", "deadline", …
 	NewChunks  int    `json:",omitempty"` // chunks finished in this attempt, over every rank
 	Next       Next   `json:",omitempty"`
+	StopWords  string `json:",omitempty"` // the stop as the manifest and status tell it
 }
 
 // Options are the parts of a run that are not in the job config.
@@ -642,8 +643,10 @@ func finish(ctx context.Context, cfg job.Config, p *Plan, jd *lustre.JobDir, all
 		return fail(cerr)
 	}
 	stop := func() Result {
+		r := stopResult(cfg, stopReason(ctx, jd), len(recs), len(ck.m.Done), len(p.Chunks), ck.m.DoneFrames(), p.Frames.Len(), jd.Path)
+		ck.m.Attempts[len(ck.m.Attempts)-1].Stop = r.StopWords
 		ck.save(nil, lustre.Checkpointed)
-		return stopResult(cfg, stopReason(ctx, jd), len(recs), len(ck.m.Done), len(p.Chunks), ck.m.DoneFrames(), p.Frames.Len(), jd.Path)
+		return r
 	}
 	if outcome == lustre.Checkpointed {
 		return stop()

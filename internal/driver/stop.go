@@ -145,7 +145,21 @@ func stopResult(cfg job.Config, reason string, newChunks, done, chunks, doneFram
 	default:
 		msg += "rerun the same command to resume"
 	}
-	return Result{Stopped: true, Err: msg, StopReason: reason, NewChunks: newChunks, Next: next}
+	return Result{Stopped: true, Err: msg, StopReason: reason, NewChunks: newChunks, Next: next,
+		StopWords: fmt.Sprintf("%s by %s: %s", verb, by, next.words())}
+}
+
+// words are what the exit-code table of the README, the log and status call each outcome.
+func (n Next) words() string {
+	switch n {
+	case Requeue:
+		return "requeue wanted (exit 75)"
+	case NoRequeue:
+		return "not requeued (exit 76)"
+	case Cancelled:
+		return "cancelled (exit 130)"
+	}
+	return "unknown"
 }
 
 // jobDeadline is when rank 0 stops the job on its own clock: stop_margin seconds before the
