@@ -23,7 +23,6 @@ import (
 //   - same Slurm job, and this is a later restart of it (Slurm ends every process of a job
 //     before it starts it again);
 //   - no heartbeat for StaleAfter (a lost node).
-// The pipelines' inbox uses the same primitive for its targets.
 
 // Heartbeat timing: a holder rewrites its claim every HeartbeatInterval; a claim whose last beat
 // is older than StaleAfter is taken to be a dead holder's.
@@ -149,8 +148,10 @@ func (j *JobDir) TakeClaim(me Holder) (prev *Holder, why string, err error) {
 			continue // another newcomer took it first
 		}
 		var got Holder
-		if data, err := os.ReadFile(stale); err == nil && json.Unmarshal(data, &got) == nil && got.Token != h.Token && h.Token != "unreadable" {
-			// A newer claim replaced the dead one between the read and the rename: give it back.
+		if data, err := os.ReadFile(stale); err == nil && json.Unmarshal(data, &got) == nil && h.Token != "unreadable" &&
+			(got.Token != h.Token || !got.Beat.Equal(h.Beat)) {
+			// A newer claim, or a fresh heartbeat of the holder judged dead, replaced what was
+			// read between the read and the rename: give it back.
 			os.Link(stale, j.Claim())
 			os.Remove(stale)
 			continue
@@ -226,7 +227,9 @@ func (j *JobDir) ReleaseClaim(me *Holder) {
 }
 
 // Heartbeat beats every interval until the returned stop is called; lost is called once if the
-// claim is found in another run's hands (the caller stops the job: the folder is not its own).
+// claim is found in another run's hands, or when beating has failed for StaleAfter/2 (a newcomer
+// may soon take the claim for a dead holder's). The caller then checks Holds before each step
+// that changes the folder's shared state (join, commit, removal).
 func (j *JobDir) Heartbeat(me *Holder, interval time.Duration, lost func(error)) (stop func()) {
 	done := make(chan struct{})
 	finished := make(chan struct{})
@@ -234,13 +237,21 @@ func (j *JobDir) Heartbeat(me *Holder, interval time.Duration, lost func(error))
 		defer close(finished)
 		t := time.NewTicker(interval)
 		defer t.Stop()
+		last := time.Now()
 		for {
 			select {
 			case <-done:
 				return
 			case <-t.C:
-				if err := j.Beat(me); errors.Is(err, ErrClaimLost) {
+				err := j.Beat(me)
+				switch {
+				case err == nil:
+					last = time.Now()
+				case errors.Is(err, ErrClaimLost):
 					lost(err)
+					return
+				case time.Since(last) > StaleAfter/2:
+					lost(fmt.Errorf("%w: no heartbeat written to %s for %s (%v)", ErrClaimLost, j.Claim(), time.Since(last).Round(time.Second), err))
 					return
 				}
 			}

@@ -25,25 +25,18 @@ func DefaultPath(output string) string {
 	return output + ".job"
 }
 
-// Open creates the job folder with its ownership marker, or checks that an existing one is the
-// program's (see Create). When the Lustre client tool lfs exists, the folder is striped over
-// all OSTs (segments are large sequential writes from many nodes); otherwise note says why not,
-// for the log.
-func Open(path string) (j *JobDir, note string, err error) {
-	if j, err = Create(path); err != nil {
-		return nil, "", err
+// Stripe asks Lustre to stripe the job folder over all OSTs (segments are large sequential
+// writes from many nodes) when the client tool lfs exists; note says what happened, for the log.
+func (j *JobDir) Stripe() (note string) {
+	lfs, err := exec.LookPath("lfs")
+	if err != nil {
+		return fmt.Sprintf("lfs not found: job folder %s keeps the file system's default layout", j.Path)
 	}
-	if lfs, err := exec.LookPath("lfs"); err == nil {
-		out, err := exec.Command(lfs, "setstripe", "-c", "-1", "-S", "4M", path).CombinedOutput()
-		if err != nil {
-			note = fmt.Sprintf("lfs setstripe on %s failed (%s): default striping", path, strings.TrimSpace(string(out)))
-		} else {
-			note = fmt.Sprintf("job folder %s striped over all OSTs, 4 MiB stripes", path)
-		}
-	} else {
-		note = fmt.Sprintf("lfs not found: job folder %s keeps the file system's default layout", path)
+	out, err := exec.Command(lfs, "setstripe", "-c", "-1", "-S", "4M", j.Path).CombinedOutput()
+	if err != nil {
+		return fmt.Sprintf("lfs setstripe on %s failed (%s): default striping", j.Path, strings.TrimSpace(string(out)))
 	}
-	return j, note, nil
+	return fmt.Sprintf("job folder %s striped over all OSTs, 4 MiB stripes", j.Path)
 }
 
 // Segment is the path of chunk i's encoded segment. Matroska holds every encoder we offer.
@@ -62,14 +55,28 @@ func (j *JobDir) SegmentTemp(chunk, rank, attempt int) string {
 // changes.
 func (j *JobDir) Attempt() string { return filepath.Join(j.Path, "ATTEMPT") }
 
-// CurrentAttempt is the number in the Attempt file (0 when there is none).
-func (j *JobDir) CurrentAttempt() int {
+// AttemptID names one attempt of a job for good: its number and its rank 0's claim token. The
+// number alone starts again at 1 when a job folder is started over (--fresh), so a straggler
+// of an earlier run could take a new attempt 1 for its own.
+func AttemptID(n int, token string) string { return strconv.Itoa(n) + " " + token }
+
+// WriteAttempt makes id the folder's current attempt.
+func (j *JobDir) WriteAttempt(id string) error { return WriteAtomic(j.Attempt(), []byte(id+"\n")) }
+
+// CurrentAttemptID is the id in the Attempt file ("" when there is none).
+func (j *JobDir) CurrentAttemptID() string {
 	b, err := os.ReadFile(j.Attempt())
 	if err != nil {
-		return 0
+		return ""
 	}
-	n, _ := strconv.Atoi(strings.TrimSpace(string(b)))
-	return n
+	return strings.TrimSpace(string(b))
+}
+
+// CurrentAttempt is the attempt number in the Attempt file (0 when there is none).
+func (j *JobDir) CurrentAttempt() int {
+	n, _, _ := strings.Cut(j.CurrentAttemptID(), " ")
+	v, _ := strconv.Atoi(n)
+	return v
 }
 
 // Progress is rank's progress file: the frames it has finished, rewritten about once a second.

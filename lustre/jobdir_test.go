@@ -31,17 +31,23 @@ func TestWriteAtomicReplacesWholeAndLeavesNoTemp(t *testing.T) {
 	}
 }
 
-func TestOpenMakesTheFolderAndSaysWhyNotStriped(t *testing.T) {
+func TestCreateMakesTheFolderAndSaysWhyNotStriped(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "a", "b.job")
-	j, note, err := Open(p)
-	if err != nil {
-		t.Fatal(err)
+	j, created, err := Create(p)
+	if err != nil || !created {
+		t.Fatal(created, err)
 	}
-	if st, err := os.Stat(j.Path); err != nil || !st.IsDir() {
-		t.Fatal("job folder not created")
+	if st, err := os.Stat(j.Path); err != nil || !st.IsDir() || st.Mode().Perm() != 0o755 || !j.Owned() {
+		t.Fatal("job folder not created with its marker")
+	}
+	if leftovers, _ := filepath.Glob(filepath.Join(filepath.Dir(p), ".b.job.new-*")); len(leftovers) > 0 {
+		t.Errorf("temp folders left: %v", leftovers)
+	}
+	if _, created, err := Create(p); err != nil || created {
+		t.Errorf("the second Create: created %v, %v", created, err)
 	}
 	// lfs is not in Debian: the note must say the layout is the default.
-	if !strings.Contains(note, "lfs") {
+	if note := j.Stripe(); !strings.Contains(note, "lfs") {
 		t.Errorf("note %q does not mention lfs", note)
 	}
 	if filepath.Dir(j.Segment(3)) != p || !strings.HasSuffix(j.Segment(3), "seg-000003.mkv") {
@@ -49,7 +55,7 @@ func TestOpenMakesTheFolderAndSaysWhyNotStriped(t *testing.T) {
 	}
 	file := filepath.Join(t.TempDir(), "file")
 	os.WriteFile(file, nil, 0o644)
-	if _, _, err := Open(filepath.Join(file, "x")); err == nil || !strings.Contains(err.Error(), file) {
+	if _, _, err := Create(filepath.Join(file, "x")); err == nil || !strings.Contains(err.Error(), file) {
 		t.Errorf("a job folder under a file: error %v", err)
 	}
 }

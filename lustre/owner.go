@@ -74,6 +74,9 @@ func Resolve(requested, output string) (path, note string, err error) {
 	case !st.IsDir():
 		return "", "", fmt.Errorf("job folder %s exists and is not a folder: choose another --job-dir", requested)
 	}
+	if real, err := filepath.EvalSymlinks(requested); err == nil {
+		requested = real // a link's target is the folder: removing it must not remove the link
+	}
 	if (&JobDir{Path: requested}).Owned() {
 		return requested, "", nil
 	}
@@ -114,37 +117,42 @@ func realPath(path string) string {
 }
 
 // Create makes the job folder with its ownership marker, or checks that an existing one is the
-// program's. Parents that are missing are made too (and never removed).
-func Create(path string) (*JobDir, error) {
-	j := &JobDir{Path: path}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return nil, fmt.Errorf("job folder %s cannot be created: %w: choose another --job-dir", path, unwrap(err))
+// program's; created says whether this call made it. The folder is made with its marker under
+// a temp name and renamed into place, so no other run ever sees it without the marker (and
+// takes it for a user's). Parents that are missing are made too (and never removed).
+func Create(path string) (j *JobDir, created bool, err error) {
+	j = &JobDir{Path: path}
+	if j.Owned() {
+		return j, false, nil
 	}
-	err := os.Mkdir(path, 0o755)
-	if errors.Is(err, os.ErrExist) {
-		if j.Owned() {
-			return j, nil
-		}
-		return nil, fmt.Errorf("job folder %s exists but was not created by facefusion (no %s in it): choose another --job-dir", path, MarkerName)
+	parent := filepath.Dir(path)
+	if err := os.MkdirAll(parent, 0o755); err != nil {
+		return nil, false, fmt.Errorf("job folder %s cannot be created: %w: choose another --job-dir", path, unwrap(err))
 	}
+	tmp, err := os.MkdirTemp(parent, "."+filepath.Base(path)+".new-")
 	if err != nil {
-		return nil, fmt.Errorf("job folder %s cannot be created: %w: choose another --job-dir", path, unwrap(err))
+		return nil, false, fmt.Errorf("job folder %s cannot be created: %w: choose another --job-dir", path, unwrap(err))
 	}
+	os.Chmod(tmp, 0o755)
 	host, _ := os.Hostname()
 	text := fmt.Sprintf("facefusion job folder, created %s by pid %d on %s.\nfacefusion removes only the files it wrote here, and this folder once it is empty.\n",
 		time.Now().UTC().Format(time.RFC3339), os.Getpid(), host)
-	f, err := os.OpenFile(j.Marker(), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	err = writeSynced(filepath.Join(tmp, MarkerName), []byte(text))
 	if err == nil {
-		_, err = f.WriteString(text)
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
+		err = os.Rename(tmp, path)
 	}
 	if err != nil {
-		os.Remove(path) // only the empty folder made just now
-		return nil, fmt.Errorf("job folder %s: writing its marker: %w: choose another --job-dir", path, unwrap(err))
+		os.Remove(filepath.Join(tmp, MarkerName)) // only what this call made
+		os.Remove(tmp)
+		if j.Owned() {
+			return j, false, nil // another run made it meanwhile: the claim decides who runs
+		}
+		if _, serr := os.Stat(path); serr == nil {
+			return nil, false, fmt.Errorf("job folder %s exists but was not created by facefusion (no %s in it): choose another --job-dir", path, MarkerName)
+		}
+		return nil, false, fmt.Errorf("job folder %s cannot be created: %w: choose another --job-dir", path, unwrap(err))
 	}
-	return j, SyncDir(filepath.Dir(path))
+	return j, true, SyncDir(parent)
 }
 
 // Remove deletes the job folder the program created: every entry of the layout, then the
@@ -222,19 +230,23 @@ func (j *JobDir) JoinTemp(attempt int) string {
 	return filepath.Join(j.Path, fmt.Sprintf(".joined.a%d.mkv", attempt))
 }
 
-// RecordJoin writes the list of temp files a join is about to create outside the folder.
-func (j *JobDir) RecordJoin(paths ...string) error {
-	return WriteAtomic(j.Joining(), []byte(strings.Join(paths, "\n")+"\n"))
+// RecordJoin writes which output a join is for and the temp files it is about to create
+// beside it (absolute paths): a rerun that spells -o another way, or names another output,
+// still finds them.
+func (j *JobDir) RecordJoin(output string, temps ...string) error {
+	return WriteAtomic(j.Joining(), []byte(strings.Join(append([]string{output}, temps...), "\n")+"\n"))
 }
 
 // CleanStale removes what a dead attempt of this job left: temp segments, the join's temp
-// files (those recorded in JOINING, beside the output, and only when they still look like the
-// program's hidden temp files), the flags and the progress files. Only call it while holding
-// the claim: a live attempt's files are never stale. removed lists what went, for the log.
-func (j *JobDir) CleanStale(isTemp func(path string) bool) (removed []string) {
+// files (those recorded in JOINING, beside the output they were recorded for, and only when
+// isTemp says they are the program's hidden temp names for it), the flags and the progress
+// files. Only call it while holding the claim: a live attempt's files are never stale. removed
+// lists what went, for the log.
+func (j *JobDir) CleanStale(isTemp func(path, output string) bool) (removed []string) {
 	if b, err := os.ReadFile(j.Joining()); err == nil {
-		for _, p := range strings.Split(strings.TrimSpace(string(b)), "\n") {
-			if p == "" || !isTemp(p) {
+		lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+		for _, p := range lines[1:] {
+			if p == "" || !isTemp(p, lines[0]) {
 				continue
 			}
 			if st, err := os.Lstat(p); err == nil && st.Mode().IsRegular() && os.Remove(p) == nil {

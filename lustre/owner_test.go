@@ -43,7 +43,7 @@ func TestResolveNeverTakesAUsersFolder(t *testing.T) {
 	}
 	// One the program created is used as it is.
 	mine := filepath.Join(dir, "mine.job")
-	if _, err := Create(mine); err != nil {
+	if _, _, err := Create(mine); err != nil {
 		t.Fatal(err)
 	}
 	if p, note, _ = Resolve(mine, out); p != mine || note != "" {
@@ -56,7 +56,7 @@ func TestResolveNeverTakesAUsersFolder(t *testing.T) {
 		t.Fatalf("file as job folder: %v", err)
 	}
 	// Create refuses an existing folder without the marker.
-	if _, err := Create(empty); err == nil || !strings.Contains(err.Error(), "not created by facefusion") {
+	if _, _, err := Create(empty); err == nil || !strings.Contains(err.Error(), "not created by facefusion") {
 		t.Fatalf("Create on a user's folder: %v", err)
 	}
 }
@@ -65,7 +65,7 @@ func TestResolveNeverTakesAUsersFolder(t *testing.T) {
 // stay; a folder without the marker is not touched at all.
 func TestRemoveOnlyWhatItWrote(t *testing.T) {
 	dir := t.TempDir()
-	j, err := Create(filepath.Join(dir, "a.job"))
+	j, _, err := Create(filepath.Join(dir, "a.job"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +86,7 @@ func TestRemoveOnlyWhatItWrote(t *testing.T) {
 	}
 
 	// The same with a user's files mixed in: they and the folder stay.
-	j, _ = Create(filepath.Join(dir, "b.job"))
+	j, _, _ = Create(filepath.Join(dir, "b.job"))
 	for _, f := range ourFiles(j) {
 		touch(t, f)
 	}
@@ -128,17 +128,19 @@ func TestRemoveOnlyWhatItWrote(t *testing.T) {
 // beside the output recorded in JOINING, and nothing else.
 func TestCleanStale(t *testing.T) {
 	dir := t.TempDir()
-	j, _ := Create(filepath.Join(dir, "out.mkv.job"))
+	j, _, _ := Create(filepath.Join(dir, "out.mkv.job"))
 	part := filepath.Join(dir, ".out.part-123.mkv")
 	other := filepath.Join(dir, ".other.part-9.mkv") // not recorded: not this job's
 	notTemp := filepath.Join(dir, "precious.mkv")    // recorded, but not a temp file name
 	for _, f := range []string{part, other, notTemp, j.SegmentTemp(1, 0, 1), j.JoinTemp(1), j.Stop(), j.Failed(), j.Progress(0), j.Segment(0)} {
 		touch(t, f)
 	}
-	if err := j.RecordJoin(part, notTemp); err != nil {
+	if err := j.RecordJoin(filepath.Join(dir, "out.mkv"), part, notTemp); err != nil {
 		t.Fatal(err)
 	}
-	isTemp := func(p string) bool { return strings.HasPrefix(filepath.Base(p), ".out.") }
+	isTemp := func(p, output string) bool {
+		return output == filepath.Join(dir, "out.mkv") && strings.HasPrefix(filepath.Base(p), ".out.")
+	}
 	removed := j.CleanStale(isTemp)
 	if len(removed) != 3 {
 		t.Errorf("removed %v, want the part file, the temp segment and the join temp", removed)
@@ -158,7 +160,7 @@ func TestCleanStale(t *testing.T) {
 // The claim: a second live holder is refused with who holds it; a dead one (same host, process
 // gone; an older restart of the same Slurm job; no heartbeat for StaleAfter) is taken over.
 func TestClaim(t *testing.T) {
-	j, _ := Create(filepath.Join(t.TempDir(), "x.job"))
+	j, _, _ := Create(filepath.Join(t.TempDir(), "x.job"))
 	a := Me()
 	if prev, _, err := j.TakeClaim(a); err != nil || prev != nil {
 		t.Fatalf("first claim: %v %v", prev, err)
@@ -235,5 +237,35 @@ func writeClaim(t *testing.T, j *JobDir, h Holder) {
 	data, _ := json.Marshal(&h)
 	if err := os.WriteFile(j.Claim(), data, 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// The heartbeat calls lost when the claim is found in another run's hands.
+func TestHeartbeatNoticesALostClaim(t *testing.T) {
+	j, _, _ := Create(filepath.Join(t.TempDir(), "x.job"))
+	me := Me()
+	if _, _, err := j.TakeClaim(me); err != nil {
+		t.Fatal(err)
+	}
+	lost := make(chan error, 1)
+	stop := j.Heartbeat(&me, 20*time.Millisecond, func(err error) { lost <- err })
+	defer stop()
+	time.Sleep(60 * time.Millisecond)
+	h, _, _ := j.ReadClaim()
+	if !h.Beat.After(me.Started) {
+		t.Fatal("no heartbeat written")
+	}
+	other := Me()
+	writeClaim(t, j, other)
+	select {
+	case err := <-lost:
+		if !errors.Is(err, ErrClaimLost) || !strings.Contains(err.Error(), "now held by") {
+			t.Fatalf("lost: %v", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the heartbeat never noticed")
+	}
+	if h, _, _ := j.ReadClaim(); h.Token != other.Token {
+		t.Fatal("the heartbeat overwrote the other run's claim")
 	}
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/facefusion-hpc/facefusion/internal/slurmtest"
 	"github.com/facefusion-hpc/facefusion/internal/testenv"
+	"github.com/facefusion-hpc/facefusion/lustre"
 )
 
 // Distributed runs under the real launchers: mpirun without Slurm, and srun/sbatch on a Slurm
@@ -226,15 +227,15 @@ func TestDistRankFailure(t *testing.T) {
 	in := filepath.Join(dir, "in.mp4")
 	bframeClip(t, in, 40)
 	out := filepath.Join(dir, "out.mkv")
-	// 8 chunks of 5 over 3 ranks: rank 1 has chunks 3–5. Its first segment's final path is
-	// a folder, so moving the finished segment there fails on rank 1 alone.
-	blocker := filepath.Join(out+".job", "seg-000003.mkv")
-	if err := os.MkdirAll(blocker, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	r := mpirun(t, hangGuard(t), 3, passThroughArgs(in, out, 5)...)
+	// 8 chunks of 5 over 3 ranks: rank 1 has chunks 3–5. Its journal's first write fails as on
+	// a full disk, so recording chunk 3 fails on rank 1 alone.
+	ctx := hangGuard(t)
+	argv := append([]string{"-np", "3", "--oversubscribe", "--allow-run-as-root", bin}, passThroughArgs(in, out, 5)...)
+	cmd := exec.CommandContext(ctx, testenv.Tool(t, "mpirun"), argv...)
+	cmd.Env = append(launchEnv(t), lustre.FaultEnv+"=rank-1.json:1")
+	r := runCmd(t, ctx, cmd)
 	if r.code == 0 {
-		t.Fatalf("exit 0 although rank 1 could not write chunk 3\n%s", r.stderr)
+		t.Fatalf("exit 0 although rank 1 could not record chunk 3\n%s", r.stderr)
 	}
 	var ours []string
 	for _, line := range strings.Split(r.stderr, "\n") {
@@ -242,8 +243,8 @@ func TestDistRankFailure(t *testing.T) {
 			ours = append(ours, line)
 		}
 	}
-	if len(ours) != 1 || !strings.Contains(ours[0], "rank 1, chunk 3") || !strings.Contains(ours[0], "seg-000003.mkv") {
-		t.Fatalf("want one error line from rank 0 naming rank 1, chunk 3 and its segment; got %q\nstderr:\n%s", ours, r.stderr)
+	if len(ours) != 1 || !strings.Contains(ours[0], "rank 1, chunk 3") || !strings.Contains(ours[0], "rank-1.json") {
+		t.Fatalf("want one error line from rank 0 naming rank 1, chunk 3 and its journal; got %q\nstderr:\n%s", ours, r.stderr)
 	}
 	mustNotExist(t, out)
 }

@@ -151,7 +151,7 @@ func TestKilledJoinIsCleanedAndReported(t *testing.T) {
 	in := filepath.Join(dir, "in.mp4")
 	bframeClip(t, in, 24)
 	odir := t.TempDir()
-	bystander := filepath.Join(odir, ".other.part-1.mkv") // a temp file of another job
+	bystander := filepath.Join(odir, ".out.part-1.mkv") // named like this job's temp files, but not recorded
 	os.WriteFile(bystander, []byte("x"), 0o644)
 	out := filepath.Join(odir, "out.mkv")
 	args := passThroughArgs(in, out, 8)
@@ -201,7 +201,9 @@ func TestResumeCountsOnlyThisAttempt(t *testing.T) {
 	args := passThroughArgs(in, out, 8, "--checkpoint-interval", "1")
 	p := startPaused(t, "chunk-3", append([]string{bin}, args...)...)
 	p.cmd.Process.Signal(syscall.SIGUSR1)
-	p.wait(t)
+	if code := p.wait(t); code != exitCheckpointed {
+		t.Fatalf("the first attempt: exit %d\n%s", code, p.output())
+	}
 	cmd := exec.Command(bin, args...)
 	cmd.Env = launchEnv(t)
 	b, err := cmd.CombinedOutput()
@@ -212,8 +214,8 @@ func TestResumeCountsOnlyThisAttempt(t *testing.T) {
 		t.Errorf("no line separating earlier attempts' frames from this one's:\n%s", b)
 	}
 	// The batch-log progress lines count this attempt's frames against this attempt's total.
-	if m := regexp.MustCompile(`facefusion: (\d+)/(\d+) frames`).FindStringSubmatch(string(b)); m != nil && m[2] != "16" {
-		t.Errorf("progress total %s, want this attempt's 16:\n%s", m[2], b)
+	if m := regexp.MustCompile(`facefusion: (\d+)/(\d+) frames`).FindStringSubmatch(string(b)); m == nil || m[1] != "16" || m[2] != "16" {
+		t.Errorf("progress lines %v, want this attempt's 16/16:\n%s", m, b)
 	}
 }
 
@@ -274,4 +276,32 @@ func TestWritesNeverLandOnInputs(t *testing.T) {
 	if st, err := os.Lstat(link); err != nil || st.Mode()&os.ModeSymlink == 0 {
 		t.Errorf("the link given as --job-dir is gone")
 	}
+}
+
+// Something the program did not write in a chunk's place (here a folder) is named before any
+// frame, with what to do; the program does not remove it, and once moved the job resumes.
+func TestSegmentPathBlocked(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.mp4")
+	bframeClip(t, in, 40)
+	out := filepath.Join(dir, "out.mkv")
+	args := passThroughArgs(in, out, 8)
+	p := startPaused(t, "chunk-1", append([]string{bin}, args...)...)
+	syscall.Kill(p.pid, syscall.SIGKILL)
+	p.wait(t)
+	blocker := filepath.Join(out+".job", "seg-000003.mkv")
+	os.Mkdir(blocker, 0o755)
+	r := facefusion(t, args...)
+	lines := strings.Split(strings.TrimSpace(r.stderr), "\n")
+	last := lines[len(lines)-1]
+	if r.code != exitInput || !strings.Contains(last, blocker) || !strings.Contains(last, "is a folder") || !strings.Contains(last, "move it away") ||
+		strings.Contains(r.stderr, "frames,") {
+		t.Fatalf("exit %d, want %d and one line naming the folder before any frame:\n%s", r.code, exitInput, r.stderr)
+	}
+	mustExist(t, blocker)
+	os.Remove(blocker)
+	if r := facefusion(t, args...); r.code != 0 {
+		t.Fatalf("after moving it: exit %d\n%s", r.code, r.stderr)
+	}
+	checkFrames(t, out, frameHashes(t, in))
 }

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/facefusion-hpc/facefusion/internal/fault"
@@ -79,14 +80,14 @@ func testPause(ctx context.Context, point string, log io.Writer) {
 // prepareCheckpoint is rank 0's start of an attempt: clear what a killed attempt left, refuse
 // another job's folder, verify every recorded segment, and plan only the chunks still to do,
 // spread over the ranks of this attempt (any number).
-func prepareCheckpoint(cfg job.Config, p *Plan, ranks int, log io.Writer) (*lustre.Manifest, error) {
+func prepareCheckpoint(ctx context.Context, cfg job.Config, p *Plan, ranks int, token string, log io.Writer) (*lustre.Manifest, error) {
 	jd := &lustre.JobDir{Path: p.JobDir}
 	if cfg.Fresh {
 		if n := jd.Discard(); n > 0 {
 			fmt.Fprintf(log, "facefusion: --fresh: discarded %d finished segment(s) in %s\n", n, jd.Path)
 		}
 	}
-	fp, err := fingerprint(cfg, p)
+	fp, err := fingerprint(ctx, cfg, p)
 	if err != nil {
 		return nil, err
 	}
@@ -103,7 +104,7 @@ func prepareCheckpoint(cfg job.Config, p *Plan, ranks int, log io.Writer) (*lust
 	}
 	// The job is this one: what a dead attempt of it left (a chunk in flight, the join's temp
 	// file beside the output, flags, progress counters) goes now, and only that.
-	for _, f := range jd.CleanStale(func(path string) bool { return pipeline.IsTempPath(path, cfg.OutputPath) }) {
+	for _, f := range jd.CleanStale(pipeline.IsTempPath) {
 		fmt.Fprintf(log, "facefusion: removed %s, left by a killed attempt of this job\n", f)
 	}
 	m.Target, m.FrameStart, m.FrameEnd = cfg.TargetPath, p.Frames.Start, p.Frames.End
@@ -143,9 +144,15 @@ func prepareCheckpoint(cfg job.Config, p *Plan, ranks int, log io.Writer) (*lust
 	}
 	var todo []int
 	for i := range p.Chunks {
-		if !have[i] {
-			todo = append(todo, i)
+		if have[i] {
+			continue
 		}
+		// Something the program did not write in the chunk's place (a folder, a link) would
+		// fail its rename after its frames were encoded, on every rerun: say so now.
+		if st, err := os.Lstat(jd.Segment(i)); err == nil && !st.Mode().IsRegular() {
+			return nil, fault.AsInput(fmt.Errorf("%s is in the way of chunk %d's segment (it is a %s, which facefusion did not write and will not remove): move it away and rerun", jd.Segment(i), i, kind(st.Mode())))
+		}
+		todo = append(todo, i)
 	}
 	if len(m.Attempts) > 0 {
 		fmt.Fprintf(log, "facefusion: resuming %s: %d of %d chunk(s) verified, %d to do (attempt %d)\n", jd.Path, len(m.Done), len(p.Chunks), len(todo), len(m.Attempts)+1)
@@ -157,7 +164,8 @@ func prepareCheckpoint(cfg job.Config, p *Plan, ranks int, log io.Writer) (*lust
 	if err := jd.WriteManifest(m); err != nil {
 		return nil, checkpointError(err)
 	}
-	if err := lustre.WriteAtomic(jd.Attempt(), []byte(strconv.Itoa(len(m.Attempts)))); err != nil {
+	p.AttemptID = lustre.AttemptID(len(m.Attempts), token)
+	if err := jd.WriteAttempt(p.AttemptID); err != nil {
 		return nil, checkpointError(err)
 	}
 	// The manifest now holds every journal's verified records; the new attempt starts empty ones.
@@ -188,23 +196,46 @@ type checkpointer struct {
 
 	savedStop string // the attempt's Stop as last written
 
-	me       lustre.Holder // rank 0's claim on the job folder
-	stopBeat func()
+	me        lustre.Holder // rank 0's claim on the job folder
+	attemptID string        // this attempt's id in JOB_DIR/ATTEMPT
+	lost      atomic.Bool   // the heartbeat found the claim in another run's hands
+	sameJob   bool          // the folder holds this job: made by this run, or its fingerprint matched
+	ended     bool          // end ran
+	stopBeat  func()
 }
 
 // end stops the heartbeat and gives the job folder back: a failed attempt's folder goes when it
 // holds no finished segment; a stopped one keeps its checkpoint; a finished one was removed.
 func (c *checkpointer) end(failed bool, log io.Writer) {
-	if c == nil || c.stopBeat == nil {
+	if c == nil || c.ended {
 		return
 	}
-	c.stopBeat()
-	c.stopBeat = nil
+	c.ended = true
+	c.stopHeartbeat()
 	if failed {
-		release(c.jd, &c.me, log)
+		release(c.jd, &c.me, c.sameJob)
 		return
 	}
 	c.jd.ReleaseClaim(&c.me)
+}
+
+// stopHeartbeat stops rank 0's heartbeat (once).
+func (c *checkpointer) stopHeartbeat() {
+	if c != nil && c.stopBeat != nil {
+		c.stopBeat()
+		c.stopBeat = nil
+	}
+}
+
+// stillMine reports whether this attempt still owns the job folder: its claim is the folder's
+// and its attempt the current one. Checked before each step that changes what another run of
+// the job would rely on (the join record, the output, the folder's removal): a run whose claim
+// was taken over while it was suspended or cut off must not touch the new run's files.
+func (c *checkpointer) stillMine(p *Plan) error {
+	if !c.lost.Load() && c.jd.Holds(&c.me) && c.jd.CurrentAttemptID() == p.AttemptID {
+		return nil
+	}
+	return fault.AsInternal(fmt.Errorf("job folder %s was taken over by %s: this attempt (%d) stops without joining, committing or removing anything", c.jd.Path, newer(c.jd.CurrentAttempt()), p.Attempt))
 }
 
 // tick merges the journals into the manifest when the interval has passed.
@@ -231,11 +262,11 @@ func (c *checkpointer) save(recs []lustre.Chunk, outcome string) error {
 	start := time.Now()
 	defer func() { c.work += time.Since(start) }()
 	at := &c.m.Attempts[len(c.m.Attempts)-1]
+	if c.jd.CurrentAttemptID() != c.attemptID {
+		return fault.AsInternal(fmt.Errorf("job folder %s was taken over by %s: this attempt (%d) leaves its manifest alone; run one attempt of a job at a time", c.jd.Path, newer(c.jd.CurrentAttempt()), len(c.m.Attempts)))
+	}
 	if c.m.Merge(recs) == 0 && at.Outcome == outcome && at.Stop == c.savedStop {
 		return nil
-	}
-	if n := c.jd.CurrentAttempt(); n != len(c.m.Attempts) {
-		return fault.AsInternal(fmt.Errorf("job folder %s was taken over by %s: this attempt (%d) leaves its manifest alone; run one attempt of a job at a time", c.jd.Path, newer(n), len(c.m.Attempts)))
 	}
 	at.Outcome, at.Updated = outcome, time.Now().UTC()
 	c.writes++
@@ -244,4 +275,15 @@ func (c *checkpointer) save(recs []lustre.Chunk, outcome string) error {
 	}
 	c.savedStop = at.Stop
 	return nil
+}
+
+// kind names a file mode for a user.
+func kind(m os.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "folder"
+	case m&os.ModeSymlink != 0:
+		return "symbolic link"
+	}
+	return "special file"
 }

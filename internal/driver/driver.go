@@ -51,6 +51,7 @@ type Plan struct {
 	Assignment []rank.Range // per rank: a block of chunk indices, for a first attempt
 	JobDir     string
 	Attempt    int     // 1 for a first run, then one more per resume
+	AttemptID  string  // the attempt for good (lustre.AttemptID): what stragglers compare
 	Work       [][]int // per rank: the chunks this attempt encodes (those not yet verified)
 	Image      bool    // an image target: rank 0 alone processes it
 
@@ -114,6 +115,9 @@ func Run(ctx context.Context, comm collective.Comm, cfg job.Config, opt Options)
 		if err != nil {
 			plan = Plan{Err: err.Error(), Kind: fault.KindOf(err)}
 		}
+		// Whatever way Run ends, the claim is given back and the heartbeat stops; the normal
+		// ends do it first (end is idempotent), with the right verdict on the folder.
+		defer ck.end(true, log)
 	}
 	data, err := json.Marshal(&plan)
 	if err != nil {
@@ -161,7 +165,7 @@ func Run(ctx context.Context, comm collective.Comm, cfg job.Config, opt Options)
 	}
 	if err != nil {
 		res.Err, res.Kind = err.Error(), fault.KindOf(err)
-		if !plan.Image && jd.CurrentAttempt() == plan.Attempt { // a straggler must not fail a newer attempt
+		if !plan.Image && jd.CurrentAttemptID() == plan.AttemptID { // a straggler must not fail a newer attempt
 			lustre.WriteAtomic(jd.Failed(), []byte(fmt.Sprintf("rank %d: %s\n", me, err)))
 		}
 	}
@@ -254,7 +258,7 @@ func planJob(ctx context.Context, cfg job.Config, ranks int, p *Plan, log io.Wri
 	if note != "" {
 		fmt.Fprintln(log, "facefusion: "+note)
 	}
-	jd, stripe, err := lustre.Open(p.JobDir)
+	jd, created, err := lustre.Create(p.JobDir)
 	if err != nil {
 		return nil, nil, fault.AsUsage(err)
 	}
@@ -274,19 +278,20 @@ func planJob(ctx context.Context, cfg job.Config, ranks int, p *Plan, log io.Wri
 	// segments may take longer than a newcomer on another node waits for a heartbeat.
 	ck := &checkpointer{jd: jd, ranks: ranks, interval: time.Duration(cfg.CheckpointInterval) * time.Second, me: me}
 	ck.stopBeat = jd.Heartbeat(&ck.me, lustre.HeartbeatInterval, func(err error) {
-		fmt.Fprintf(log, "facefusion: %v: this run stops writing there\n", err)
+		ck.lost.Store(true)
+		fmt.Fprintf(log, "facefusion: %v: this run will not join, commit or remove anything there\n", err)
 	})
 	prepStart := time.Now() // fingerprinting and verifying count as checkpoint work too
-	ck.m, err = prepareCheckpoint(cfg, p, ranks, log)
+	ck.m, err = prepareCheckpoint(ctx, cfg, p, ranks, ck.me.Token, log)
 	if err != nil {
-		ck.stopBeat()
-		if fault.KindOf(err) == fault.Usage { // another job's folder: leave it as it was
-			jd.ReleaseClaim(&me)
-		} else {
-			release(jd, &me, log)
-		}
+		// The folder goes again only when this run made it: another job's folder, or one whose
+		// job could not even be fingerprinted, is left as it was.
+		ck.sameJob = created
+		ck.end(true, log)
 		return nil, nil, err
 	}
+	ck.sameJob, ck.attemptID = true, p.AttemptID
+	stripe := jd.Stripe()
 	if ranks > 1 || !strings.HasPrefix(stripe, "lfs not found") {
 		// Striping matters to a job spread over nodes; a single rank on a laptop is spared it.
 		fmt.Fprintln(log, "facefusion: "+stripe)
@@ -296,13 +301,14 @@ func planJob(ctx context.Context, cfg job.Config, ranks int, p *Plan, log io.Wri
 }
 
 // release ends rank 0's hold on a job folder that did not finish: the claim goes, and so does
-// the folder when it holds no finished segment (nothing is lost, nothing is left to clean up)
-// and is the program's own; never while another run holds it.
-func release(jd *lustre.JobDir, me *lustre.Holder, log io.Writer) {
+// the folder when it holds no finished segment (nothing is lost, nothing is left to clean up),
+// is the program's own and holds this job (mine: this run made it, or matched its fingerprint);
+// never while another run holds it.
+func release(jd *lustre.JobDir, me *lustre.Holder, mine bool) {
 	if !jd.Holds(me) {
 		return
 	}
-	if segs, _ := filepath.Glob(filepath.Join(jd.Path, "seg-*.mkv")); len(segs) == 0 {
+	if segs, _ := filepath.Glob(filepath.Join(jd.Path, "seg-*.mkv")); mine && len(segs) == 0 {
 		if left, err := jd.Remove(); err == nil && len(left) == 0 {
 			return
 		}
@@ -405,7 +411,7 @@ func encodeShare(ctx context.Context, comm collective.Comm, cfg job.Config, m *p
 	stopped.Add(1)
 	go func() {
 		defer stopped.Done()
-		watchFlags(ctx, jd, p.Attempt, cancel)
+		watchFlags(ctx, jd, p.AttemptID, cancel)
 	}()
 	defer stopped.Wait()
 	defer cancel(nil)
@@ -438,6 +444,12 @@ func encodeShare(ctx context.Context, comm collective.Comm, cfg job.Config, m *p
 			testPause(ctx, fmt.Sprintf("chunk-%d", c), log)
 			err = ctx.Err()
 		}
+		if err == nil && jd.CurrentAttemptID() != p.AttemptID {
+			// A straggler's segment and journal would land in a newer attempt's folder: the
+			// flag watch sees it within half a second, this check before every rename at once.
+			err = takenOver(jd, p.AttemptID)
+			cancel(err)
+		}
 		if err == nil {
 			err = os.Rename(tmp, jd.Segment(c))
 		}
@@ -449,7 +461,7 @@ func encodeShare(ctx context.Context, comm collective.Comm, cfg job.Config, m *p
 			if signalled.Err() != nil || context.Cause(ctx) == errStopRequested {
 				// Tell the others (a signal may have reached this rank alone) and stop.
 				if signalled.Err() != nil {
-					writeStop(jd, p.Attempt, fmt.Sprintf("rank %d: %s", me, signalName(signalled)))
+					writeStop(jd, p.AttemptID, fmt.Sprintf("rank %d: %s", me, signalName(signalled)))
 				}
 				res.Stopped = true
 				return res, nil
@@ -504,9 +516,15 @@ func newer(n int) string {
 	return fmt.Sprintf("attempt %d", n)
 }
 
+// takenOver is the error of an attempt whose job folder a newer attempt took over.
+func takenOver(jd *lustre.JobDir, attempt string) error {
+	n, _, _ := strings.Cut(attempt, " ")
+	return fault.AsInternal(fmt.Errorf("job folder %s was taken over by %s: this attempt (%s) stops; run one attempt of a job at a time", jd.Path, newer(jd.CurrentAttempt()), n))
+}
+
 // watchFlags stops this rank when another one failed (FAILED) or was stopped (STOP), or when a
 // newer attempt took the job folder over (a straggler of a killed launch must not write there).
-func watchFlags(ctx context.Context, jd *lustre.JobDir, attempt int, cancel context.CancelCauseFunc) {
+func watchFlags(ctx context.Context, jd *lustre.JobDir, attempt string, cancel context.CancelCauseFunc) {
 	t := time.NewTicker(500 * time.Millisecond)
 	defer t.Stop()
 	for {
@@ -522,8 +540,8 @@ func watchFlags(ctx context.Context, jd *lustre.JobDir, attempt int, cancel cont
 				cancel(errStopRequested)
 				return
 			}
-			if n := jd.CurrentAttempt(); n != attempt {
-				cancel(fault.AsInternal(fmt.Errorf("job folder %s was taken over by %s: this attempt (%d) stops; run one attempt of a job at a time", jd.Path, newer(n), attempt)))
+			if id := jd.CurrentAttemptID(); id != attempt {
+				cancel(takenOver(jd, attempt))
 				return
 			}
 		}
@@ -670,24 +688,34 @@ func finish(ctx context.Context, cfg job.Config, p *Plan, jd *lustre.JobDir, all
 	if ctx.Err() != nil {
 		return stop()
 	}
+	// Still this attempt's folder, and the segments still the recorded files (a straggler's
+	// rename would change a size): a stat each, no rereading.
+	if err := ck.stillMine(p); err != nil {
+		return fail(err)
+	}
 	segs := make([]string, len(p.Chunks))
-	for i := range p.Chunks {
-		segs[i] = jd.Segment(i)
+	for _, c := range ck.m.Done {
+		segs[c.Chunk] = jd.Segment(c.Chunk)
+		if st, err := os.Stat(segs[c.Chunk]); err != nil || st.Size() != c.Size {
+			return fail(fault.AsInternal(fmt.Errorf("segment %s changed after it was recorded (size or presence): rerun the same command to verify and redo it", segs[c.Chunk])))
+		}
 	}
 	joined := jd.JoinTemp(p.Attempt)
-	final := pipeline.TempPath(cfg.OutputPath, "part")
-	// The temp file beside the output is as large as the output: recorded first, so that the
-	// next attempt removes it if this one is killed while joining.
-	if abs, err := filepath.Abs(final); err == nil { // a rerun may spell -o another way
-		final = abs
+	// The temp file beside the output is as large as the output: recorded first, with the
+	// output it is for (absolute: a rerun may spell -o another way), so that the next attempt
+	// removes it if this one is killed while joining.
+	out, err := filepath.Abs(cfg.OutputPath)
+	if err != nil {
+		return fail(fault.AsInternal(err))
 	}
-	if err := jd.RecordJoin(final); err != nil {
+	final := pipeline.TempPath(out, "part")
+	if err := jd.RecordJoin(out, final); err != nil {
 		return fail(checkpointError(err))
 	}
 	defer os.Remove(joined)
 	defer os.Remove(final)
 	joinStart := time.Now() // the serial tail of a run: the benchmark reports its share
-	err := video.Concat(ctx, segs, joined)
+	err = video.Concat(ctx, segs, joined)
 	if err == nil {
 		err = video.Mux(ctx, joined, cfg.TargetPath, video.FrameSpan(p.Frames.Start, p.Frames.End, p.Info.FPS), final)
 	}
@@ -698,6 +726,9 @@ func finish(ctx context.Context, cfg job.Config, p *Plan, jd *lustre.JobDir, all
 		return fail(fault.AsInternal(err))
 	}
 	testPause(ctx, "commit", log)
+	if err := ck.stillMine(p); err != nil {
+		return fail(err)
+	}
 	if err := pipeline.Commit(final, cfg.OutputPath, cfg.Force); err != nil {
 		return fail(err)
 	}
@@ -716,7 +747,14 @@ func finish(ctx context.Context, cfg job.Config, p *Plan, jd *lustre.JobDir, all
 			fmt.Fprintf(log, "facefusion: %v\n", err)
 		}
 		fmt.Fprintf(log, "facefusion: segments and manifest kept in %s (--keep-segments)\n", jd.Path)
-	} else if left, err := jd.Remove(); err != nil {
+		return Result{}
+	}
+	if err := ck.stillMine(p); err != nil {
+		fmt.Fprintf(log, "facefusion: the output is in place; %v\n", err)
+		return Result{}
+	}
+	ck.stopHeartbeat() // a late beat must not bring CLAIM back into a folder being removed
+	if left, err := jd.Remove(); err != nil {
 		fmt.Fprintf(log, "facefusion: %v\n", err)
 	} else if len(left) > 0 {
 		fmt.Fprintf(log, "facefusion: job folder %s kept: it holds files facefusion did not write (%s)\n", jd.Path, strings.Join(left, ", "))

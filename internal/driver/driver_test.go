@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/facefusion-hpc/facefusion/collective"
 	"github.com/facefusion-hpc/facefusion/internal/fault"
@@ -77,7 +78,7 @@ func TestRunRefusedWhileClaimed(t *testing.T) {
 	in := filepath.Join(dir, "in.mkv")
 	clip(t, in, 10, "25")
 	c := passThrough(in, filepath.Join(dir, "out.mkv"))
-	jd, err := lustre.Create(lustre.DefaultPath(c.OutputPath))
+	jd, _, err := lustre.Create(lustre.DefaultPath(c.OutputPath))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,15 +139,68 @@ func TestRunRefusesAnotherJobTouchingNothing(t *testing.T) {
 	}
 }
 
-// listing is a folder's entries with their sizes, for before/after comparisons.
+// listing is a folder's entries with their sizes and times, for before/after comparisons.
 func listing(t *testing.T, dir string) string {
 	t.Helper()
 	var b strings.Builder
 	filepath.Walk(dir, func(p string, info os.FileInfo, err error) error {
-		if err == nil {
-			b.WriteString(strings.TrimPrefix(p, dir) + ":" + itoa(int(info.Size())) + " ")
+		// The folder's own mtime moves with any name made and removed in it (the claim's
+		// attempt); what is in it must not.
+		if err == nil && p != dir {
+			b.WriteString(strings.TrimPrefix(p, dir) + ":" + itoa(int(info.Size())) + ":" + info.ModTime().Format(time.RFC3339Nano) + " ")
 		}
 		return nil
 	})
 	return b.String()
+}
+
+// A run refused after it claimed the folder (here: a folder in a chunk's place) gives the claim
+// back on its way out: the next run in the same process, which a leaked claim would refuse as
+// busy (same pid, alive), gets the same refusal, not Busy.
+func TestRefusedRunReleasesItsClaim(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.mkv")
+	clip(t, in, 10, "25")
+	c := passThrough(in, filepath.Join(dir, "out.mkv"))
+	jd, _, err := lustre.Create(lustre.DefaultPath(c.OutputPath))
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.Mkdir(jd.Segment(1), 0o755)
+	for i := 0; i < 2; i++ {
+		_, log, err := run(t, c)
+		if fault.KindOf(err) != fault.Input || !strings.Contains(err.Error(), "in the way of chunk 1") {
+			t.Fatalf("run %d: want the blocked chunk named, got %v\n%s", i, err, log)
+		}
+		if _, ok, _ := jd.ReadClaim(); ok {
+			t.Fatalf("run %d left its claim", i)
+		}
+	}
+}
+
+// stillMine holds while this attempt's claim and attempt id are the folder's, and fails once
+// another run's claim or attempt replaced them: the guard before the join, the commit and the
+// removal.
+func TestStillMine(t *testing.T) {
+	jd, _, _ := lustre.Create(filepath.Join(t.TempDir(), "x.job"))
+	ck := &checkpointer{jd: jd, me: lustre.Me()}
+	if _, _, err := jd.TakeClaim(ck.me); err != nil {
+		t.Fatal(err)
+	}
+	p := &Plan{Attempt: 1, AttemptID: lustre.AttemptID(1, ck.me.Token)}
+	jd.WriteAttempt(p.AttemptID)
+	if err := ck.stillMine(p); err != nil {
+		t.Fatalf("own attempt: %v", err)
+	}
+	jd.WriteAttempt(lustre.AttemptID(1, "another-run")) // started over with --fresh: number 1 again
+	if err := ck.stillMine(p); err == nil || !strings.Contains(err.Error(), "taken over") {
+		t.Fatalf("another run's attempt 1: %v", err)
+	}
+	jd.WriteAttempt(p.AttemptID)
+	jd.ReleaseClaim(&ck.me)
+	other := lustre.Me()
+	jd.TakeClaim(other)
+	if err := ck.stillMine(p); err == nil {
+		t.Fatal("another run's claim: still mine")
+	}
 }

@@ -1,13 +1,16 @@
 package driver
 
 import (
+	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/facefusion-hpc/facefusion/internal/fault"
 	"github.com/facefusion-hpc/facefusion/internal/job"
 	"github.com/facefusion-hpc/facefusion/internal/pipeline"
+	"github.com/facefusion-hpc/facefusion/internal/video"
 	"github.com/facefusion-hpc/facefusion/lustre"
 )
 
@@ -16,7 +19,7 @@ import (
 // resolved it (job.Config.Settings: default-deny, so a key added later is in it); its other
 // entries are the contents of every file the job reads: the target, the sources, each model
 // file and the runtime that runs them (the paths are operational, the bytes are not).
-func fingerprint(cfg job.Config, p *Plan) (map[string]string, error) {
+func fingerprint(ctx context.Context, cfg job.Config, p *Plan) (map[string]string, error) {
 	run, err := pipeline.Resolved(cfg, p.Info)
 	if err != nil {
 		return nil, err
@@ -56,5 +59,17 @@ func fingerprint(cfg job.Config, p *Plan) (map[string]string, error) {
 			return nil, err
 		}
 	}
+	// The programs that make the pixels and the bytes: this one (a rebuild between requeues
+	// may swap or encode differently) and ffmpeg (another version on another node's image).
+	if exe, err := os.Executable(); err == nil {
+		if err := id("program file contents", exe); err != nil {
+			return nil, err
+		}
+	}
+	v, err := video.Version(ctx)
+	if err != nil {
+		return nil, fault.AsEnvironment(err)
+	}
+	fp["ffmpeg version"] = v
 	return fp, nil
 }

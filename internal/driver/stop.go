@@ -89,8 +89,8 @@ func signalName(ctx context.Context) string {
 
 // writeStop records why the job stops in JOB_DIR/STOP unless a reason is there already: the
 // first signal wins. A rank of an older attempt leaves a newer attempt's folder alone.
-func writeStop(jd *lustre.JobDir, attempt int, reason string) {
-	if jd.CurrentAttempt() != attempt {
+func writeStop(jd *lustre.JobDir, attempt string, reason string) {
+	if jd.CurrentAttemptID() != attempt {
 		return
 	}
 	// A complete temp file linked into place: a reader never sees a half-written reason, and
@@ -149,15 +149,16 @@ func stopResult(cfg job.Config, reason string, newChunks, done, chunks, doneFram
 		StopWords: fmt.Sprintf("%s by %s: %s", verb, by, next.words())}
 }
 
-// words are what the exit-code table of the README, the log and status call each outcome.
+// words are what the README's exit-code table, the log and status call each outcome (main
+// alone maps them to exit codes).
 func (n Next) words() string {
 	switch n {
 	case Requeue:
-		return "requeue wanted (exit 75)"
+		return "requeue wanted"
 	case NoRequeue:
-		return "not requeued (exit 76)"
+		return "not requeued"
 	case Cancelled:
-		return "cancelled (exit 130)"
+		return "cancelled"
 	}
 	return "unknown"
 }
@@ -188,7 +189,7 @@ func jobDeadline(ctx context.Context, cfg job.Config, log io.Writer) time.Time {
 
 // watchDeadline writes STOP (reason "deadline") when the deadline passes, which stops every
 // rank like Slurm's USR1 does. It returns when ctx ends or stop is called.
-func watchDeadline(ctx context.Context, jd *lustre.JobDir, attempt int, deadline time.Time, log io.Writer) (stop func()) {
+func watchDeadline(ctx context.Context, jd *lustre.JobDir, attempt string, deadline time.Time, log io.Writer) (stop func()) {
 	if deadline.IsZero() {
 		return func() {}
 	}
@@ -216,11 +217,11 @@ func watchStops(ctx context.Context, cfg job.Config, me int, p *Plan, jd *lustre
 		return func() {}
 	}
 	onSignal := context.AfterFunc(ctx, func() {
-		writeStop(jd, p.Attempt, fmt.Sprintf("rank %d: %s", me, signalName(ctx)))
+		writeStop(jd, p.AttemptID, fmt.Sprintf("rank %d: %s", me, signalName(ctx)))
 	})
 	endClock := func() {}
 	if me == 0 {
-		endClock = watchDeadline(ctx, jd, p.Attempt, jobDeadline(ctx, cfg, log), log)
+		endClock = watchDeadline(ctx, jd, p.AttemptID, jobDeadline(ctx, cfg, log), log)
 	}
 	return func() {
 		onSignal()

@@ -87,15 +87,15 @@ func TestWriteStopFirstWins(t *testing.T) {
 	if err := os.WriteFile(jd.Attempt(), []byte("2"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	writeStop(jd, 1, "rank 9: SIGUSR1") // a straggler of attempt 1
+	writeStop(jd, "1", "rank 9: SIGUSR1") // a straggler of attempt 1
 	if _, err := os.Stat(jd.Stop()); err == nil {
 		t.Fatal("a rank of an older attempt wrote STOP")
 	}
-	writeStop(jd, 2, "rank 3: SIGUSR1")
+	writeStop(jd, "2", "rank 3: SIGUSR1")
 	var wg sync.WaitGroup
 	for _, r := range []string{"rank 0: SIGTERM", "deadline", "rank 1: SIGINT"} {
 		wg.Add(1)
-		go func() { defer wg.Done(); writeStop(jd, 2, r) }()
+		go func() { defer wg.Done(); writeStop(jd, "2", r) }()
 	}
 	wg.Wait()
 	if got := stopReason(context.Background(), jd); got != "rank 3: SIGUSR1" {
@@ -125,12 +125,12 @@ func TestWatchDeadline(t *testing.T) {
 	jd := &lustre.JobDir{Path: t.TempDir()}
 	os.WriteFile(jd.Attempt(), []byte("1"), 0o644)
 	var log strings.Builder
-	stop := watchDeadline(context.Background(), jd, 1, time.Now().Add(5*time.Second), &log)
+	stop := watchDeadline(context.Background(), jd, "1", time.Now().Add(5*time.Second), &log)
 	stop()
 	if _, err := os.Stat(jd.Stop()); err == nil {
 		t.Fatal("STOP written although the attempt ended before the deadline")
 	}
-	stop = watchDeadline(context.Background(), jd, 1, time.Now().Add(100*time.Millisecond), &log)
+	stop = watchDeadline(context.Background(), jd, "1", time.Now().Add(100*time.Millisecond), &log)
 	defer stop()
 	for start := time.Now(); time.Since(start) < 5*time.Second; time.Sleep(20 * time.Millisecond) {
 		if got := stopReason(context.Background(), jd); got == ReasonDeadline {

@@ -143,3 +143,14 @@ func outputArgs(path string, faststart bool) []string {
 	}
 	return append(args, "-y", mediaPath(path))
 }
+
+// Version is the first line of `ffmpeg -version` ("ffmpeg version 5.1.6-0+deb12u1 …"): another
+// ffmpeg (a cluster module, a node image) may encode other bytes from the same frames.
+func Version(ctx context.Context) (string, error) {
+	out, err := runTool(ctx, FFmpeg, "-version")
+	if err != nil {
+		return "", err
+	}
+	line, _, _ := strings.Cut(string(out), "\n")
+	return strings.TrimSpace(line), nil
+}
