@@ -52,18 +52,9 @@ fmt-check:
 vet:
 	$(GO) vet ./...
 
-# The tests that start a Slurm cluster spend most of their time waiting on the scheduler
-# (requeues, grace times, time limits): they run beside the rest instead of after it, and the
-# target fails if either run does.
-SLURM_TESTS := ^(TestResumeSlurm|TestDistSlurm)$$
 test: fetch fmt-check vet $(CACHE)/demo/target.mp4
 	$(GO) build -o $(BIN) ./cmd/facefusion
-	@log=$$(mktemp); \
-	$(GO) test -count=1 -timeout 25m -run '$(SLURM_TESTS)' ./cmd/facefusion >"$$log" 2>&1 & slurm=$$!; \
-	$(GO) test -count=1 -timeout 25m -skip '$(SLURM_TESTS)' ./...; rc=$$?; \
-	wait $$slurm; src=$$?; \
-	echo "go test -run '$(SLURM_TESTS)' ./cmd/facefusion (run beside the others):"; cat "$$log"; rm -f "$$log"; \
-	[ $$rc -eq 0 ] && [ $$src -eq 0 ]
+	$(GO) test -count=1 -parallel 3 -timeout 25m ./...
 
 # Per-kernel and per-stage costs, processing alone, the codec floor and end-to-end frames/s on
 # the demo clip, then the distributed numbers (2 ranks over 1, rank 0's join share).

@@ -16,8 +16,9 @@ import (
 
 // The claim: one live run of a job at a time. The run that starts a job (rank 0) creates CLAIM
 // in the job folder atomically (written beside it, then hard-linked into place, which fails when
-// the name exists: O_EXCL semantics that hold on Lustre and NFS, where flock may not) and rewrites
-// it every HeartbeatInterval. A second run finds the claim and is refused, naming the holder,
+// the name exists: O_EXCL semantics that hold on Lustre and NFS, where flock may not). CLAIM is
+// never rewritten: the holder's heartbeat goes to a file of its own, .CLAIM.beat-TOKEN, every
+// HeartbeatInterval, so a late heartbeat can never put a taken-over claim back. A second run finds the claim and is refused, naming the holder,
 // unless the holder is provably dead:
 //   - same host, and its process is gone (or the pid now belongs to another process);
 //   - same Slurm job, and this is a later restart of it (Slurm ends every process of a job
@@ -40,7 +41,7 @@ type Holder struct {
 	SlurmJob     string    `json:"slurm_job,omitempty"`
 	RestartCount int       `json:"slurm_restart_count"`
 	Started      time.Time `json:"started"`
-	Beat         time.Time `json:"heartbeat"`
+	Beat         time.Time `json:"heartbeat"` // in CLAIM: when it was taken; as read: the last heartbeat
 }
 
 // Describe names the holder for a user: Slurm job, host, pid and start time.
@@ -78,7 +79,21 @@ func (e *BusyError) Error() string {
 // Claim is the path of the claim file.
 func (j *JobDir) Claim() string { return filepath.Join(j.Path, "CLAIM") }
 
-// ReadClaim reads the current claim; ok is false when there is none.
+// beatFile is where the holder with token writes its heartbeats.
+func (j *JobDir) beatFile(token string) string { return filepath.Join(j.Path, ".CLAIM.beat-"+token) }
+
+// lastBeat is the holder's last heartbeat: its beat file's time, else when it claimed.
+func (j *JobDir) lastBeat(h *Holder) time.Time {
+	if b, err := os.ReadFile(j.beatFile(h.Token)); err == nil {
+		if t, err := time.Parse(time.RFC3339Nano, strings.TrimSpace(string(b))); err == nil && t.After(h.Beat) {
+			return t
+		}
+	}
+	return h.Beat
+}
+
+// ReadClaim reads the current claim, with its holder's last heartbeat; ok is false when there
+// is none.
 func (j *JobDir) ReadClaim() (h Holder, ok bool, err error) {
 	data, err := os.ReadFile(j.Claim())
 	if errors.Is(err, os.ErrNotExist) {
@@ -90,6 +105,7 @@ func (j *JobDir) ReadClaim() (h Holder, ok bool, err error) {
 	if err := json.Unmarshal(data, &h); err != nil {
 		return h, false, fmt.Errorf("claim %s is not valid (%v)", j.Claim(), err)
 	}
+	h.Beat = j.lastBeat(&h)
 	return h, true, nil
 }
 
@@ -149,14 +165,15 @@ func (j *JobDir) TakeClaim(me Holder) (prev *Holder, why string, err error) {
 		}
 		var got Holder
 		if data, err := os.ReadFile(stale); err == nil && json.Unmarshal(data, &got) == nil && h.Token != "unreadable" &&
-			(got.Token != h.Token || !got.Beat.Equal(h.Beat)) {
-			// A newer claim, or a fresh heartbeat of the holder judged dead, replaced what was
-			// read between the read and the rename: give it back.
+			(got.Token != h.Token || j.lastBeat(&got).After(h.Beat)) {
+			// A newer claim replaced the dead one between the read and the rename, or its holder
+			// beat meanwhile: give it back.
 			os.Link(stale, j.Claim())
 			os.Remove(stale)
 			continue
 		}
 		os.Remove(stale)
+		os.Remove(j.beatFile(h.Token))
 		hc := h
 		prev, why = &hc, reason
 	}
@@ -195,7 +212,8 @@ func writeSynced(path string, data []byte) error {
 // ErrClaimLost is a heartbeat that found another run's claim in place of its own.
 var ErrClaimLost = errors.New("claim lost")
 
-// Beat rewrites my claim with a fresh heartbeat, after checking that it is still mine.
+// Beat writes a fresh heartbeat to my beat file, after checking that the claim is still mine.
+// It never writes CLAIM: a beat that comes after a takeover changes nothing of the new holder's.
 func (j *JobDir) Beat(me *Holder) error {
 	h, ok, err := j.ReadClaim()
 	if err != nil {
@@ -208,9 +226,12 @@ func (j *JobDir) Beat(me *Holder) error {
 		}
 		return fmt.Errorf("%w: job folder %s is now held by %s", ErrClaimLost, j.Path, who)
 	}
-	me.Beat = time.Now().UTC()
-	data, _ := json.MarshalIndent(me, "", "  ")
-	return WriteAtomic(j.Claim(), data)
+	now := time.Now().UTC()
+	if err := WriteAtomic(j.beatFile(me.Token), []byte(now.Format(time.RFC3339Nano))); err != nil {
+		return err
+	}
+	me.Beat = now
+	return nil
 }
 
 // Holds reports whether my claim is the folder's current one.
@@ -219,11 +240,12 @@ func (j *JobDir) Holds(me *Holder) bool {
 	return err == nil && ok && h.Token == me.Token
 }
 
-// ReleaseClaim removes my claim (and only mine).
+// ReleaseClaim removes my claim (and only mine) and my beat file.
 func (j *JobDir) ReleaseClaim(me *Holder) {
 	if j.Holds(me) {
 		os.Remove(j.Claim())
 	}
+	os.Remove(j.beatFile(me.Token))
 }
 
 // Heartbeat beats every interval until the returned stop is called; lost is called once if the

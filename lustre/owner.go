@@ -32,7 +32,7 @@ var layout = []*regexp.Regexp{
 	regexp.MustCompile(`^(manifest\.json|ATTEMPT|STOP|FAILED|CLAIM|JOINING)$`),
 	// WriteAtomic's temp files and a claim being written or taken over.
 	regexp.MustCompile(`^(done/|progress/)?\.[^/]+\.tmp-[0-9]+$`),
-	regexp.MustCompile(`^\.CLAIM\.(new|stale)-[0-9a-f]+$`),
+	regexp.MustCompile(`^\.CLAIM\.(new|stale|beat)-[0-9a-f]+$`),
 }
 
 // subfolders of the layout, removed when empty.

@@ -2,8 +2,11 @@
 // Debian packages) for a test, so launch scripts and MPI runs are tested under srun and
 // sbatch rather than imitated.
 //
-// Each cluster lives in the test's temporary folder with its own ports, so tests in several
-// packages may run clusters at once. It uses auth/none (no munged to start, no key to own);
+// Each cluster lives in the test's temporary folder with its own ports, but clusters of tests
+// in several packages (which go test runs at once) take turns: both number their jobs from 1,
+// and two steps of job 1 on one node collide in PMIx's and OpenMPI's per-job state (an MPI
+// broadcast crashed). A lock file in the system's temp folder, held from Start to the test's
+// end, makes them wait for each other. It uses auth/none (no munged to start, no key to own);
 // that is fine for a loopback-only test cluster and never for a real one.
 package slurmtest
 
@@ -50,6 +53,7 @@ func Start(t testing.TB, o Options) *Cluster {
 	}
 	ctld := daemon(t, "slurmctld")
 	slurmd := daemon(t, "slurmd")
+	lockMachine(t)
 	for _, tool := range []string{"srun", "sbatch", "scontrol", "scancel", "squeue"} {
 		testenv.Tool(t, tool)
 	}
@@ -243,3 +247,17 @@ NodeName={{.Node}} CPUs={{.CPUs}} RealMemory=4000 State=UNKNOWN
 PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP PriorityTier=1 PreemptMode=REQUEUE GraceTime=10
 PartitionName=high  Nodes=ALL Default=NO  MaxTime=INFINITE State=UP PriorityTier=2 PreemptMode=OFF
 `))
+
+// lockMachine waits until no other test's cluster runs on this machine, and holds the machine
+// until t ends (cleanups run last-in first-out: the cluster stops before the lock goes).
+func lockMachine(t testing.TB) {
+	f, err := os.OpenFile(filepath.Join(os.TempDir(), "facefusion-slurmtest.lock"), os.O_CREATE|os.O_RDWR, 0o666)
+	if err != nil {
+		t.Fatalf("slurmtest: lock file: %v", err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		f.Close()
+		t.Fatalf("slurmtest: waiting for another test's cluster: %v", err)
+	}
+	t.Cleanup(func() { f.Close() })
+}
