@@ -54,7 +54,7 @@ vet:
 
 test: fetch fmt-check vet $(CACHE)/demo/target.mp4
 	$(GO) build -o $(BIN) ./cmd/facefusion
-	$(GO) test -count=1 -parallel 3 -timeout 25m ./...
+	$(GO) test -count=1 -timeout 25m ./...
 
 # Per-kernel and per-stage costs, processing alone, the codec floor and end-to-end frames/s on
 # the demo clip, then the distributed numbers (2 ranks over 1, rank 0's join share).

@@ -116,7 +116,6 @@ func bframeClip(t *testing.T, path string, n int) {
 // Any rank count and chunk size gives the very frames of the target (or of its trimmed range),
 // and its audio.
 func TestDistPassThrough(t *testing.T) {
-	t.Parallel()
 	dir := t.TempDir()
 	bf := filepath.Join(dir, "bframes.mp4")
 	bframeClip(t, bf, 40)
@@ -172,7 +171,6 @@ func TestDistPassThrough(t *testing.T) {
 // A face swap split over 3 ranks is bit-identical to the same swap on 1 rank: ranks share the
 // source analysis rank 0 made, and chunk boundaries do not change any frame.
 func TestDistSwapMatchesOneRank(t *testing.T) {
-	t.Parallel()
 	dir := t.TempDir()
 	in := filepath.Join(dir, "face.mp4")
 	faceClip(t, in, 320, 240, 20, "25")
@@ -211,7 +209,6 @@ func TestDistSwapMatchesOneRank(t *testing.T) {
 // With more ranks than chunks the idle ranks still take part in every collective step, so the
 // run ends, correctly.
 func TestDistIdleRanks(t *testing.T) {
-	t.Parallel()
 	dir := t.TempDir()
 	in := filepath.Join(dir, "in.mp4")
 	bframeClip(t, in, 20)
@@ -226,7 +223,6 @@ func TestDistIdleRanks(t *testing.T) {
 // A rank that fails stops the whole job: every rank exits (no hang), the exit is non-zero,
 // rank 0 prints one line naming the failing rank and chunk, and nothing reaches the output.
 func TestDistRankFailure(t *testing.T) {
-	t.Parallel()
 	dir := t.TempDir()
 	in := filepath.Join(dir, "in.mp4")
 	bframeClip(t, in, 40)
@@ -255,7 +251,6 @@ func TestDistRankFailure(t *testing.T) {
 
 // plan prints the partition a run would use: balanced contiguous blocks, idle ranks marked.
 func TestPlan(t *testing.T) {
-	t.Parallel()
 	dir := t.TempDir()
 	in := filepath.Join(dir, "in.mp4")
 	bframeClip(t, in, 40)
@@ -362,7 +357,6 @@ func expectedBinding() string {
 }
 
 func TestProbe(t *testing.T) {
-	t.Parallel()
 	cmd := exec.CommandContext(hangGuard(t), bin, "probe")
 	cmd.Env = launchEnv(t)
 	r := runCmd(t, hangGuard(t), cmd)
@@ -390,7 +384,6 @@ func TestProbe(t *testing.T) {
 // The batch script refuses a missing job file or binary with the program's exit codes, before
 // it starts any rank.
 func TestSbatchScriptChecks(t *testing.T) {
-	t.Parallel()
 	script := filepath.Join(testenv.Root(t), "sbatch", "facefusion.sbatch")
 	dir := t.TempDir()
 	job := filepath.Join(dir, "job.toml")
@@ -420,7 +413,6 @@ func TestSbatchScriptChecks(t *testing.T) {
 
 // On a real Slurm cluster: the batch script with 4 tasks, an interactive srun, and probe.
 func TestDistSlurm(t *testing.T) {
-	t.Parallel()
 	c := slurmtest.Start(t, slurmtest.Options{})
 	dir := t.TempDir()
 	in := filepath.Join(dir, "in.mp4")

@@ -16,7 +16,6 @@ import (
 // Every bad input: a distinct non-zero exit, one line naming the file and what to do, and
 // nothing at (or beside) the output path.
 func TestBadInput(t *testing.T) {
-	t.Parallel()
 	dir := t.TempDir()
 	clip := filepath.Join(dir, "clip.mp4")
 	faceClip(t, clip, 320, 240, 12, "25")
@@ -85,7 +84,6 @@ func TestBadInput(t *testing.T) {
 }
 
 func TestExistingOutputNeedsForce(t *testing.T) {
-	t.Parallel()
 	dir := t.TempDir()
 	clip := filepath.Join(dir, "clip.mp4")
 	faceClip(t, clip, 320, 240, 6, "25")
@@ -108,7 +106,6 @@ func TestExistingOutputNeedsForce(t *testing.T) {
 }
 
 func TestConfigFile(t *testing.T) {
-	t.Parallel()
 	dir := t.TempDir()
 	clip := filepath.Join(dir, "clip.mp4")
 	faceClip(t, clip, 320, 240, 8, "25")
@@ -139,7 +136,6 @@ trim_frame_start = 2
 }
 
 func TestHelpDocumentsEveryFlag(t *testing.T) {
-	t.Parallel()
 	r := facefusion(t, "run", "--help")
 	if r.code != 0 {
 		t.Fatalf("exit %d", r.code)
@@ -157,7 +153,6 @@ func TestHelpDocumentsEveryFlag(t *testing.T) {
 // (cancelled: Slurm, not the program, decides whether it comes back) and nothing at the output
 // path.
 func TestSignalStopsCleanly(t *testing.T) {
-	t.Parallel()
 	dir := t.TempDir()
 	clip := filepath.Join(dir, "clip.mp4")
 	faceClip(t, clip, 640, 360, 400, "25")
@@ -191,7 +186,6 @@ func TestSignalStopsCleanly(t *testing.T) {
 // An output that is an input, by name, symlink or hard link, is refused even with --force:
 // the final rename would replace the input with its own swap.
 func TestOutputIsAnInput(t *testing.T) {
-	t.Parallel()
 	dir := t.TempDir()
 	clip := filepath.Join(dir, "clip.mp4")
 	faceClip(t, clip, 320, 240, 6, "25")
@@ -237,7 +231,6 @@ func TestOutputIsAnInput(t *testing.T) {
 // A truncated runtime library (a full disk, an interrupted copy) is one line and exit 4, not
 // dlopen's SIGBUS and a Go stack of some hundred lines.
 func TestTruncatedRuntimeLibrary(t *testing.T) {
-	t.Parallel()
 	dir := t.TempDir()
 	clip := filepath.Join(dir, "clip.mp4")
 	faceClip(t, clip, 320, 240, 6, "25")
@@ -275,7 +268,6 @@ func TestTruncatedRuntimeLibrary(t *testing.T) {
 // final mux, after every frame, with ffmpeg's words about a hidden temp file): exit 2, one line
 // naming the flag, nothing at the output path and no job folder.
 func TestUnwritableOutputRefusedFirst(t *testing.T) {
-	t.Parallel()
 	dir := t.TempDir()
 	clip := filepath.Join(dir, "clip.mp4")
 	faceClip(t, clip, 320, 240, 6, "25")

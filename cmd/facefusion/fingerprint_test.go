@@ -60,7 +60,6 @@ func editManifest(t *testing.T, path string, edit func(m map[string]json.RawMess
 // (--processors none drops every model file, and still names processors). Asking for cuda
 // before cpu on a node without cuda resolves to the cpu the job ran on: the same job.
 func TestResumeRefusesChangedSettings(t *testing.T) {
-	t.Parallel()
 	dir := t.TempDir()
 	in := filepath.Join(dir, "face.mp4")
 	faceClip(t, in, 160, 120, 24, "25")
@@ -110,7 +109,6 @@ func TestResumeRefusesChangedSettings(t *testing.T) {
 // the unchanged command resumes, and a trim end given as the frame the default resolved to
 // is the same job.
 func TestResumeNeedsTheFingerprint(t *testing.T) {
-	t.Parallel()
 	dir := t.TempDir()
 	in := filepath.Join(dir, "in.mp4")
 	bframeClip(t, in, 24)

@@ -34,7 +34,6 @@ func hidden(dir string) []string {
 // folder) is used inside, never removed: on success and on failure every file of the user's is
 // still there.
 func TestJobDirNeverDeletesUsersFolder(t *testing.T) {
-	t.Parallel()
 	dir := t.TempDir()
 	in := filepath.Join(dir, "in.mp4")
 	bframeClip(t, in, 24)
@@ -107,7 +106,6 @@ func TestJobDirNeverDeletesUsersFolder(t *testing.T) {
 // nothing of it: not its temp segment, not its attempt, whether it is the same job or another
 // one given the same folder. The first run then stops and resumes as if alone.
 func TestSecondRunRefusedWhileFirstRuns(t *testing.T) {
-	t.Parallel()
 	dir := t.TempDir()
 	in := filepath.Join(dir, "in.mp4")
 	bframeClip(t, in, 40)
@@ -149,7 +147,6 @@ func TestSecondRunRefusedWhileFirstRuns(t *testing.T) {
 // next run of the same job removes it (and only it), then finishes; status then reads the run
 // report beside the output.
 func TestKilledJoinIsCleanedAndReported(t *testing.T) {
-	t.Parallel()
 	dir := t.TempDir()
 	in := filepath.Join(dir, "in.mp4")
 	bframeClip(t, in, 24)
@@ -197,7 +194,6 @@ func TestKilledJoinIsCleanedAndReported(t *testing.T) {
 
 // After a resume the rate counts only this attempt's frames.
 func TestResumeCountsOnlyThisAttempt(t *testing.T) {
-	t.Parallel()
 	dir := t.TempDir()
 	in := filepath.Join(dir, "in.mp4")
 	bframeClip(t, in, 40)
@@ -228,7 +224,6 @@ func TestResumeCountsOnlyThisAttempt(t *testing.T) {
 // an existing one needs --force), and an output or input inside the job folder, whose files the
 // job removes, is refused before any frame, as is a job folder that is the output itself.
 func TestWritesNeverLandOnInputs(t *testing.T) {
-	t.Parallel()
 	dir := t.TempDir()
 	in := filepath.Join(dir, "in.mp4")
 	bframeClip(t, in, 16)
@@ -286,7 +281,6 @@ func TestWritesNeverLandOnInputs(t *testing.T) {
 // Something the program did not write in a chunk's place (here a folder) is named before any
 // frame, with what to do; the program does not remove it, and once moved the job resumes.
 func TestSegmentPathBlocked(t *testing.T) {
-	t.Parallel()
 	dir := t.TempDir()
 	in := filepath.Join(dir, "in.mp4")
 	bframeClip(t, in, 40)

@@ -31,7 +31,6 @@ func fixtureModels(t *testing.T) string {
 }
 
 func TestModelsCommand(t *testing.T) {
-	t.Parallel()
 	dir := fixtureModels(t)
 	args := []string{"models", "--models-dir", dir, "--processors", "face_swapper", "face_enhancer",
 		"--face-swapper-model", "inswapper_128", "--face-mask-types", "box", "occlusion"}
@@ -56,7 +55,6 @@ func TestModelsCommand(t *testing.T) {
 // read: one line naming the file, the expected and the found signature; no job folder, no
 // output.
 func TestWrongSignatureRefusedBeforeFrames(t *testing.T) {
-	t.Parallel()
 	dir := fixtureModels(t)
 	os.WriteFile(filepath.Join(dir, "inswapper_128.onnx"), fixtures.WrongSignature(), 0o644)
 	work := t.TempDir()
@@ -118,7 +116,6 @@ func changed(a, b *raster.Image, x0, y0, x1, y1 int) int {
 
 // Reference mode swaps only the faces that match the reference face.
 func TestReferenceSelection(t *testing.T) {
-	t.Parallel()
 	dir := fixtureModels(t)
 	work := t.TempDir()
 	target := filepath.Join(work, "two.png")
@@ -153,7 +150,6 @@ func TestReferenceSelection(t *testing.T) {
 // Every processor combination gives the same frames on 3 ranks as on 1, and batched model
 // runs give the same frames as batch 1.
 func TestProcessorCombinationsAcrossRanks(t *testing.T) {
-	t.Parallel()
 	dir := fixtureModels(t)
 	work := t.TempDir()
 	clip := filepath.Join(work, "clip.mp4")

@@ -15,7 +15,6 @@ import (
 // An odd-sized target with the default encoder (libx264, which refuses yuv420p at an odd size)
 // is swapped into an output of the same size and frame count, as yuv444p, and the log says so.
 func TestOddFrameSizeDefaultEncoder(t *testing.T) {
-	t.Parallel()
 	dir := t.TempDir()
 	even := filepath.Join(dir, "even.mp4")
 	faceClip(t, even, 322, 242, 12, "25")
@@ -63,7 +62,6 @@ func faceCount(t *testing.T, stderr string, frames int) int {
 // A target in which no frame holds a face: exit 0 with a warning, or with --fail-if-no-face
 // exit 3 and no output. A face clip logs how many of its frames had a face swapped.
 func TestNoFaceInTarget(t *testing.T) {
-	t.Parallel()
 	dir := t.TempDir()
 	faceless := filepath.Join(dir, "faceless.mp4")
 	ffmpeg(t, "-f", "lavfi", "-i", "color=c=0x28313d:s=320x240:r=25", "-frames:v", "20", "-c:v", "libx264", "-pix_fmt", "yuv420p", faceless)
@@ -124,7 +122,6 @@ func TestNoFaceInTarget(t *testing.T) {
 
 // Image targets: the count is of one frame; without a face, a warning or exit 3 and no output.
 func TestNoFaceInImage(t *testing.T) {
-	t.Parallel()
 	dir := t.TempDir()
 	src := testenv.Sample(t, "grace_hopper.png")
 	faceless := testenv.Sample(t, "coffee.png")
@@ -157,7 +154,6 @@ func TestNoFaceInImage(t *testing.T) {
 // The count is kept per chunk in the manifest: a job killed before its join and resumed,
 // with no chunk left to process, reports the same count as an uninterrupted run.
 func TestFaceCountSurvivesResume(t *testing.T) {
-	t.Parallel()
 	dir := t.TempDir()
 	clip := filepath.Join(dir, "face.mp4")
 	faceClip(t, clip, 320, 240, 16, "25")

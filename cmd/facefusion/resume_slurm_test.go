@@ -22,7 +22,6 @@ import (
 // restart resumes and its output is the target's frames. SIGTERM to an interactive srun's tasks
 // gives exit 130 and a manifest status reads.
 func TestResumeSlurm(t *testing.T) {
-	t.Parallel()
 	c := slurmtest.Start(t, slurmtest.Options{})
 	dir := t.TempDir()
 	in := filepath.Join(dir, "in.mp4")

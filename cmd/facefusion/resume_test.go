@@ -186,7 +186,6 @@ var verifiedLine = regexp.MustCompile(`resuming \S+: (\d+) of (\d+) chunk\(s\) v
 // the output path, and the rerun gives the target's frames exactly. Segments damaged between
 // the attempts are found and redone, and only they.
 func TestResumeAfterKill(t *testing.T) {
-	t.Parallel()
 	testenv.Tool(t, "mpirun")
 	dir := t.TempDir()
 	in := filepath.Join(dir, "in.mp4")
@@ -268,7 +267,6 @@ func TestResumeAfterKill(t *testing.T) {
 // A face swap stopped midway on 2 ranks (both killed) and resumed on 3 is frame-identical to
 // an uninterrupted 1-rank swap; status reads the killed attempt's checkpoint.
 func TestResumeSwapMoreRanks(t *testing.T) {
-	t.Parallel()
 	testenv.Tool(t, "mpirun")
 	dir := t.TempDir()
 	in := filepath.Join(dir, "face.mp4")
@@ -319,7 +317,6 @@ func TestResumeSwapMoreRanks(t *testing.T) {
 
 // A job folder whose target changed is refused with one clear line; --fresh starts over.
 func TestResumeRefusesChangedJob(t *testing.T) {
-	t.Parallel()
 	dir := t.TempDir()
 	in := filepath.Join(dir, "in.mp4")
 	bframeClip(t, in, 40)
@@ -359,7 +356,6 @@ func TestResumeRefusesChangedJob(t *testing.T) {
 // the rank that got no signal). status reads it; the rerun completes. mpirun forwards USR1 to
 // the ranks (TERM it handles itself).
 func TestSigtermCheckpoints(t *testing.T) {
-	t.Parallel()
 	testenv.Tool(t, "mpirun")
 	dir := t.TempDir()
 	in := filepath.Join(dir, "in.mp4")
@@ -421,7 +417,6 @@ func sigStopsAndResumes(t *testing.T, in string, onlyRank0 bool) {
 // Rank 0 merges the journals into the manifest on the checkpoint cadence while chunks are
 // still being encoded, not only at the end.
 func TestCheckpointCadence(t *testing.T) {
-	t.Parallel()
 	dir := t.TempDir()
 	in := filepath.Join(dir, "in.mp4")
 	bframeClip(t, in, 40)
@@ -445,7 +440,6 @@ func TestCheckpointCadence(t *testing.T) {
 // one-line error; the manifest on disk stays the last good one, no temp file is left, and the
 // rerun loses nothing.
 func TestCheckpointWriteFailure(t *testing.T) {
-	t.Parallel()
 	dir := t.TempDir()
 	in := filepath.Join(dir, "in.mp4")
 	bframeClip(t, in, 40)
@@ -490,7 +484,6 @@ func TestCheckpointWriteFailure(t *testing.T) {
 
 // With --keep-segments the job folder stays after success, its manifest complete.
 func TestKeepSegments(t *testing.T) {
-	t.Parallel()
 	dir := t.TempDir()
 	in := filepath.Join(dir, "in.mp4")
 	bframeClip(t, in, 24)
@@ -518,7 +511,6 @@ func TestKeepSegments(t *testing.T) {
 // whose claim is made to look like a dead rank 0's) notices that a newer attempt took the folder
 // over and stops without touching it; the newer one completes.
 func TestStragglerAttemptStops(t *testing.T) {
-	t.Parallel()
 	dir := t.TempDir()
 	in := filepath.Join(dir, "in.mp4")
 	bframeClip(t, in, 40)

@@ -119,7 +119,6 @@ func structureDistance(a, b []float64) float64 {
 // face changed, and the output face, aligned, is closer to the source face than the original
 // target face was.
 func TestSwapLossless(t *testing.T) {
-	t.Parallel()
 	dir := t.TempDir()
 	clip := filepath.Join(dir, "clip.mp4")
 	faceClip(t, clip, 480, 360, 12, "25")

@@ -24,7 +24,6 @@ func probe(t *testing.T, path string) *video.Info {
 // The output keeps the target's frame count, rate, duration and audio — or the trimmed range's —
 // and a pass-through (processors none, lossless ffv1) gives back the very frames.
 func TestVideoContract(t *testing.T) {
-	t.Parallel()
 	dir := t.TempDir()
 	cases := []struct {
 		name       string
@@ -101,7 +100,6 @@ func checkTiming(t *testing.T, out string, src *video.Info, frames int) {
 
 // An image target gives an image output of the same size; the face changed, the rest not.
 func TestImageTarget(t *testing.T) {
-	t.Parallel()
 	dir := t.TempDir()
 	in := testenv.Sample(t, "astronaut.png")
 	out := filepath.Join(dir, "swapped.png")
