@@ -247,6 +247,10 @@ func TestResumeSlurm(t *testing.T) {
 		if took := time.Since(start); took < 10*time.Second {
 			t.Errorf("job %s stopped after %s, before its own clock ran out (about 15 s)", id, took)
 		}
+		// The script asks Slurm about the job (scontrol) before it requeues: give it time.
+		for wait := time.Now(); !strings.Contains(readFile(log), "requeueing job "+id) && time.Since(wait) < 20*time.Second; {
+			time.Sleep(200 * time.Millisecond)
+		}
 		mustSay(t, log, "srun exited with status 75", "stopped by its own clock (stop_margin 45 s", "requeueing job "+id)
 		mustNotSay(t, log, "SIGUSR1", "SIGTERM")
 		finished(t, id, log, out)
