@@ -39,8 +39,11 @@ func ReportPath(output string) string { return output + ".report.json" }
 func NewReport(m *Manifest, output, jobDir string) *Report {
 	now := time.Now().UTC()
 	r := &Report{Version: ReportVersion, Outcome: Complete, Output: output, Target: m.Target, JobDir: jobDir,
-		FrameStart: m.FrameStart, FrameEnd: m.FrameEnd, Chunks: m.NumChunks, Attempts: m.Attempts,
-		Finished: now, Fingerprint: m.Fingerprint}
+		FrameStart: m.FrameStart, FrameEnd: m.FrameEnd, Chunks: m.NumChunks,
+		Attempts: append([]Attempt(nil), m.Attempts...), Finished: now, Fingerprint: m.Fingerprint}
+	if n := len(r.Attempts); n > 0 {
+		r.Attempts[n-1].Outcome, r.Attempts[n-1].Updated = Complete, now // the manifest's copy is rank 0's to save
+	}
 	for i, a := range m.Attempts {
 		end := a.Updated
 		if i == len(m.Attempts)-1 {

@@ -5,7 +5,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/facefusion-hpc/facefusion/internal/testenv"
@@ -14,14 +13,6 @@ import (
 // The resume fingerprint, for real: an attempt is killed after its first chunk, and reruns
 // with one thing changed are refused with one line that names it; the job folder survives
 // each refusal, and a rerun that resolves to the same job resumes it.
-
-// killedAfterFirstChunk starts args, lets chunk 0 finish and kills the run at chunk 1.
-func killedAfterFirstChunk(t *testing.T, args []string) {
-	t.Helper()
-	p := startPaused(t, "chunk-1", append([]string{bin}, args...)...)
-	syscall.Kill(p.pid, syscall.SIGKILL)
-	p.wait(t)
-}
 
 // refused asserts a rerun exited 2 with an error of one line, the last, holding want and the
 // way out (log lines before it, such as taking over a dead attempt's folder, are not errors).
@@ -66,7 +57,7 @@ func TestResumeRefusesChangedSettings(t *testing.T) {
 	out := filepath.Join(dir, "out.mkv")
 	args := []string{"run", "-s", testenv.Sample(t, "grace_hopper.png"), "-t", in, "-o", out,
 		"--output-video-encoder", "ffv1", "--chunk-frames", "8"}
-	killedAfterFirstChunk(t, args)
+	killedAt(t, "chunk-1", args)
 	manifest := filepath.Join(out+".job", "manifest.json")
 	fp := readManifest(t, out+".job").Fingerprint
 	if fp["face_selector_order"] != "large-small" || fp["execution_providers"] != "cpu" || fp["trim_frame_end"] != "24" ||
@@ -114,7 +105,7 @@ func TestResumeNeedsTheFingerprint(t *testing.T) {
 	bframeClip(t, in, 24)
 	out := filepath.Join(dir, "out.mkv")
 	args := passThroughArgs(in, out, 8)
-	killedAfterFirstChunk(t, args)
+	killedAt(t, "chunk-1", args)
 	manifest := filepath.Join(out+".job", "manifest.json")
 	orig, err := os.ReadFile(manifest)
 	if err != nil {
@@ -141,7 +132,7 @@ func TestResumeNeedsTheFingerprint(t *testing.T) {
 
 	// Trim end -1 ran as frame 24: naming 24 is the same job.
 	out2 := filepath.Join(dir, "out2.mkv")
-	killedAfterFirstChunk(t, passThroughArgs(in, out2, 8))
+	killedAt(t, "chunk-1", passThroughArgs(in, out2, 8))
 	r = facefusion(t, passThroughArgs(in, out2, 8, "--trim-frame-start", "0", "--trim-frame-end", "24")...)
 	if r.code != 0 || !verifiedLine.MatchString(r.stderr) {
 		t.Fatalf("the resolved trim range given explicitly: exit %d, want a resume\n%s", r.code, r.stderr)

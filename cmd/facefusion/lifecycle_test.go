@@ -155,9 +155,7 @@ func TestKilledJoinIsCleanedAndReported(t *testing.T) {
 	os.WriteFile(bystander, []byte("x"), 0o644)
 	out := filepath.Join(odir, "out.mkv")
 	args := passThroughArgs(in, out, 8)
-	p := startPaused(t, "commit", append([]string{bin}, args...)...)
-	syscall.Kill(p.pid, syscall.SIGKILL)
-	p.wait(t)
+	killedAt(t, "commit", args)
 	if _, err := os.Stat(out); err == nil {
 		t.Fatal("a run killed before its final rename left the output")
 	}
@@ -286,9 +284,7 @@ func TestSegmentPathBlocked(t *testing.T) {
 	bframeClip(t, in, 40)
 	out := filepath.Join(dir, "out.mkv")
 	args := passThroughArgs(in, out, 8)
-	p := startPaused(t, "chunk-1", append([]string{bin}, args...)...)
-	syscall.Kill(p.pid, syscall.SIGKILL)
-	p.wait(t)
+	killedAt(t, "chunk-1", args)
 	blocker := filepath.Join(out+".job", "seg-000003.mkv")
 	os.Mkdir(blocker, 0o755)
 	r := facefusion(t, args...)

@@ -162,6 +162,15 @@ func descendants(pid int) []int {
 	return out
 }
 
+// killedAt runs facefusion with args until it is held at point, kills it there outright
+// (SIGKILL: no clean-up, as a lost node) and returns the exit code of the killed run.
+func killedAt(t *testing.T, point string, args []string) int {
+	t.Helper()
+	p := startPaused(t, point, append([]string{bin}, args...)...)
+	syscall.Kill(p.pid, syscall.SIGKILL)
+	return p.wait(t)
+}
+
 func mpirunArgv(n int, args ...string) []string {
 	return append([]string{"mpirun", "-np", strconv.Itoa(n), "--oversubscribe", "--allow-run-as-root", bin}, args...)
 }
@@ -322,9 +331,7 @@ func TestResumeRefusesChangedJob(t *testing.T) {
 	bframeClip(t, in, 40)
 	out := filepath.Join(dir, "out.mkv")
 	args := passThroughArgs(in, out, 8)
-	p := startPaused(t, "chunk-2", append([]string{bin}, args...)...)
-	syscall.Kill(p.pid, syscall.SIGKILL)
-	p.wait(t)
+	killedAt(t, "chunk-2", args)
 	if n := len(readManifest(t, out+".job").Done); n != 0 {
 		// chunks 0 and 1 are in the journal, not yet merged at the default cadence
 		t.Logf("manifest already holds %d chunk(s)", n)

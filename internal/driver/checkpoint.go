@@ -32,15 +32,12 @@ import (
 var ErrCheckpointed = errors.New("stopped and checkpointed")
 
 // Stopped is the error of a job a signal or its own clock stopped. Remote is set on the ranks
-// that should not print it (rank 0 does). Reason, NewChunks and Next are rank 0's, the same on
-// every rank: main exits with the code Next stands for.
+// that should not print it (rank 0 does). Next is rank 0's decision, the same on every rank:
+// main exits with the code it stands for.
 type Stopped struct {
 	Msg    string
 	Remote bool
-
-	Reason    string // as in JOB_DIR/STOP: "rank N: SIGUSR1", "rank N: SIGTERM", "deadline", …
-	NewChunks int    // chunks finished in this attempt, over every rank
-	Next      Next
+	Next   Next
 }
 
 func (e *Stopped) Error() string { return e.Msg }

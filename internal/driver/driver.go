@@ -189,7 +189,7 @@ func Run(ctx context.Context, comm collective.Comm, cfg job.Config, opt Options)
 	}
 	json.Unmarshal(fb, &final)
 	if final.Stopped {
-		return "", &Stopped{Msg: final.Err, Remote: me != 0 || printed, Reason: final.StopReason, NewChunks: final.NewChunks, Next: final.Next}
+		return "", &Stopped{Msg: final.Err, Remote: me != 0 || printed, Next: final.Next}
 	}
 	if final.Err != "" {
 		if me == 0 {
@@ -733,7 +733,6 @@ func finish(ctx context.Context, cfg job.Config, p *Plan, jd *lustre.JobDir, all
 		return fail(err)
 	}
 	fmt.Fprintf(log, "facefusion: %d frames in %d chunks joined into %s (concat and mux %.2f s)\n", frames, len(p.Chunks), cfg.OutputPath, time.Since(joinStart).Seconds())
-	ck.m.Attempts[len(ck.m.Attempts)-1].Outcome = lustre.Complete
 	rep := lustre.NewReport(ck.m, cfg.OutputPath, jd.Path)
 	if err := rep.Write(); err != nil {
 		fmt.Fprintf(log, "facefusion: the output is in place, but its run report could not be written: %v\n", err)
@@ -742,7 +741,6 @@ func finish(ctx context.Context, cfg job.Config, p *Plan, jd *lustre.JobDir, all
 		done(rep)
 	}
 	if cfg.KeepSegments {
-		ck.m.Attempts[len(ck.m.Attempts)-1].Outcome = lustre.Running // save writes the change
 		if err := ck.save(nil, lustre.Complete); err != nil {
 			fmt.Fprintf(log, "facefusion: %v\n", err)
 		}

@@ -39,7 +39,7 @@ const checkFrames = 8
 // CheckOutput runs the path a job's frames take to out, on checkFrames black frames of the job's size,
 // in a temp folder it removes: the segment encoder with opt (OpenEncoder, the same command
 // line as every segment), then the final mux into a file with out's extension, video alone
-// and then with audioSource's audio over its first two frames, as Mux copies it. ffmpeg
+// and then with audioSource's audio over its first checkFrames frames, as Mux copies it. ffmpeg
 // refuses a bad encoder, preset, container or codec only when it writes, which in a job is
 // after the last frame; here it is before the first. audioSource "" checks the video alone.
 // A refusal is an *OutputError.
@@ -48,12 +48,16 @@ func CheckOutput(ctx context.Context, out string, opt EncodeOptions, audioSource
 	if err != nil {
 		return fmt.Errorf("video: checking output %s: %v", out, err)
 	}
-	defer os.RemoveAll(dir) // the folder this function made, holding only its own files
 	seg := filepath.Join(dir, "segment.mkv")
+	final := filepath.Join(dir, "output"+filepath.Ext(out))
+	defer func() { // the two files this function writes, then its folder if nothing else is there
+		os.Remove(seg)
+		os.Remove(final)
+		os.Remove(dir)
+	}()
 	if err := encodeBlack(ctx, seg, opt, checkFrames); err != nil {
 		return refusal(ctx, err, dir, encoderProblem)
 	}
-	final := filepath.Join(dir, "output"+filepath.Ext(out))
 	// The segment has no audio, so as its own audio source it gives a video-only mux.
 	if err := Mux(ctx, seg, seg, Span{}, final); err != nil {
 		return refusal(ctx, err, dir, containerProblem)
