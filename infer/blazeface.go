@@ -3,13 +3,13 @@ package infer
 import (
 	"errors"
 	"fmt"
-	"log"
 	"strings"
 
 	ort "github.com/yalue/onnxruntime_go"
 
 	"github.com/facefusion-hpc/facefusion/internal/face"
 	"github.com/facefusion-hpc/facefusion/internal/geom"
+	"github.com/facefusion-hpc/facefusion/internal/logging"
 	"github.com/facefusion-hpc/facefusion/internal/raster"
 )
 
@@ -149,7 +149,7 @@ func (d *BlazeFace) open(opts Options) error {
 	} else if note != "" {
 		logf := opts.Logf
 		if logf == nil {
-			logf = log.Printf
+			logf = logging.Default().Warnf
 		}
 		logf("%s", note)
 	}

@@ -29,7 +29,7 @@ type Options struct {
 	// Execution chooses the providers (cuda, tensorrt, cpu) as for FaceFusion's models; the
 	// zero value is CPU. Its Threads field is ignored here: IntraOpThreads rules.
 	Execution Execution
-	// Logf receives the provider fallback line; nil means log.Printf.
+	// Logf receives the provider fallback line; nil means the process log's warnings.
 	Logf func(format string, args ...any)
 }
 

@@ -3,13 +3,14 @@ package infer
 import (
 	"errors"
 	"fmt"
-	"log"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 
 	ort "github.com/yalue/onnxruntime_go"
+
+	"github.com/facefusion-hpc/facefusion/internal/logging"
 )
 
 // SessionConfig says how to open one of FaceFusion's model files.
@@ -31,7 +32,7 @@ type SessionConfig struct {
 	// MODEL.hash (CRC32) beside the file is checked whenever it exists.
 	SHA256 string
 	// Logf receives the session's few log lines (provider fallback, buffers not pinned);
-	// nil means log.Printf.
+	// nil means the process log's warnings.
 	Logf func(format string, args ...any)
 }
 
@@ -40,7 +41,7 @@ func (c *SessionConfig) logf(format string, args ...any) {
 		c.Logf(format, args...)
 		return
 	}
-	log.Printf(format, args...)
+	logging.Default().Warnf(format, args...)
 }
 
 // Session is one of FaceFusion's models on one ONNX Runtime session, with its inputs and outputs
@@ -243,13 +244,17 @@ func (s *Session) buffer(t, want TensorSpec, dims map[string][]int64) (*Buffer, 
 	return &Buffer{Name: t.Name, Type: t.Type, Shape: shape, Batched: s.batched, mem: mem, item: int(item)}, nil
 }
 
+// UnpinnedNote starts the log line that says a session's buffers are not pinned: a cost for
+// GPU execution, none for CPU execution.
+const UnpinnedNote = "buffers not pinned"
+
 // pinNote makes "buffers not pinned" one log line per process, not one per session.
 var pinNote sync.Once
 
 func (s *Session) pinAll(cfg SessionConfig) {
 	for _, b := range append(append([]*Buffer(nil), s.inputs...), s.outputs...) {
 		if err := pin(b.mem.data); err != nil {
-			pinNote.Do(func() { cfg.logf("buffers not pinned: %s", oneLine(err)) })
+			pinNote.Do(func() { cfg.logf("%s: %s", UnpinnedNote, oneLine(err)) })
 			return
 		}
 		b.mem.pinned = true

@@ -34,5 +34,8 @@ func FaceReport(cfg job.Config, faces, frames int) (string, error) {
 	if cfg.FailIfNoFace {
 		return "", fault.AsInput(fmt.Errorf("%s: nothing was written to the output path (--fail-if-no-face); %s", found, fix))
 	}
-	return fmt.Sprintf("warning: %s: the output is the target unchanged; %s", found, fix), nil
+	return fmt.Sprintf("%s%s: the output is the target unchanged; %s", FaceWarning, found, fix), nil
 }
+
+// FaceWarning starts FaceReport's line when no face was found: the log prints it as a warning.
+const FaceWarning = "warning: "

@@ -3,7 +3,6 @@ package pipeline
 import (
 	"context"
 	"fmt"
-	"log"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -14,6 +13,7 @@ import (
 	"github.com/facefusion-hpc/facefusion/internal/facemodel"
 	"github.com/facefusion-hpc/facefusion/internal/fault"
 	"github.com/facefusion-hpc/facefusion/internal/job"
+	"github.com/facefusion-hpc/facefusion/internal/logging"
 	"github.com/facefusion-hpc/facefusion/internal/raster"
 	"github.com/facefusion-hpc/facefusion/internal/swap"
 	"github.com/facefusion-hpc/facefusion/internal/video"
@@ -31,7 +31,7 @@ func sessionConfig(cfg job.Config, name string) infer.SessionConfig {
 		},
 		MaxBatch: batchSize(cfg),
 		SHA256:   cfg.ModelSHA256[name],
-		Logf:     logOnce,
+		Logf:     sessionLog(cfg),
 	}
 }
 
@@ -52,8 +52,15 @@ var (
 	logged = map[string]bool{}
 )
 
+// sessionLog is where a model session's lines go, each once per process: warnings, except that
+// unpinned buffers cost a job without a GPU provider nothing, so there that line is detail.
+func sessionLog(cfg job.Config) func(format string, args ...any) {
+	gpu := cfg.UsesGPU()
+	return func(format string, args ...any) { logOnce(gpu, format, args...) }
+}
+
 // logOnce keeps per-session log lines (provider fallback, unpinned buffers) to one per process.
-func logOnce(format string, args ...any) {
+func logOnce(gpu bool, format string, args ...any) {
 	msg := fmt.Sprintf(format, args...)
 	key := msg // the same fallback for every model is one line
 	if i := strings.Index(msg, "execution providers:"); i >= 0 {
@@ -63,7 +70,11 @@ func logOnce(format string, args ...any) {
 	defer logMu.Unlock()
 	if !logged[key] {
 		logged[key] = true
-		log.Print(msg)
+		if !gpu && strings.HasPrefix(msg, infer.UnpinnedNote) {
+			logging.Default().Debugf("%s", msg)
+		} else {
+			logging.Default().Warnf("%s", msg)
+		}
 	}
 }
 
@@ -465,5 +476,5 @@ func (m *Models) Embeddings() (source, reference *facemodel.Embedding) {
 
 // blazeOptions runs BlazeFace on the job's providers, one intra-op thread per worker.
 func blazeOptions(cfg job.Config) infer.Options {
-	return infer.Options{IntraOpThreads: 1, Execution: sessionConfig(cfg, "").Execution, Logf: logOnce}
+	return infer.Options{IntraOpThreads: 1, Execution: sessionConfig(cfg, "").Execution, Logf: sessionLog(cfg)}
 }
