@@ -9,38 +9,49 @@ export FACEFUSION_CACHE := $(CACHE)
 # go-nvml's cgo code uses deprecated NVML declarations; its warnings are not ours.
 export CGO_CFLAGS := -O2 -Wno-deprecated-declarations
 
-# Debian packages the build, the demo and the tests need.
-DEB_PKGS := ffmpeg g++ pkg-config ca-certificates \
-	libdlib-dev libblas-dev liblapack-dev \
-	openmpi-bin libopenmpi-dev slurmctld slurmd slurm-client munge
+# What each target needs, as rows of internal/deps/need.sh's table: checked by command,
+# pkg-config or file; installed from Debian only where something is missing and apt-get can.
+NEED_BUILD := go cc pkg-config mpi certs
+NEED_TEST := ffmpeg g++ dlib mpirun slurm lmod
+# Where need.sh writes an ompi-c.pc made from mpicc when the site's OpenMPI has none on the
+# search path; after the user's PKG_CONFIG_PATH, and removed when pkg-config finds the real one.
+MPI_PC := $(CURDIR)/.build/pkgconfig
+export PKG_CONFIG_PATH := $(if $(PKG_CONFIG_PATH),$(PKG_CONFIG_PATH):)$(MPI_PC)
+NEED := MPI_PC_DIR=$(MPI_PC) bash internal/deps/need.sh
+# make install's prefix (README, "Install on a cluster").
+PREFIX ?= $(HOME)/.local
 
-.PHONY: all deps fetch build demo test vet fmt-check bench clean gpu-check
+.PHONY: all deps need-build need-test fetch build install demo test vet fmt-check bench clean gpu-check
 all: build
 
-# Install only what is missing (dpkg-query is the truth; apt-get runs only when needed).
+# Every Debian package the build, the demo and the tests need (root or sudo). The other
+# targets do not depend on it: they check their tools and install only what is missing.
 deps:
-	@missing=$$(for p in $(DEB_PKGS); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q '^install ok installed' || echo $$p; done); \
-	if [ -n "$$missing" ]; then \
-		echo "deps: installing $$missing" >&2; \
-		$(if $(filter 0,$(shell id -u)),,sudo) apt-get update -qq && \
-		DEBIAN_FRONTEND=noninteractive $(if $(filter 0,$(shell id -u)),,sudo) apt-get install -y -qq --no-install-recommends $$missing >/dev/null; \
-	fi
-	@# npm may come with a Node.js that is not Debian's: only install Debian's when there is none.
-	@command -v npm >/dev/null || { $(if $(filter 0,$(shell id -u)),,sudo) apt-get update -qq && \
-		DEBIAN_FRONTEND=noninteractive $(if $(filter 0,$(shell id -u)),,sudo) apt-get install -y -qq --no-install-recommends npm >/dev/null; }
-	@command -v $(GO) >/dev/null || { echo "deps: Go 1.26 is needed (https://go.dev/dl)"; exit 1; }
+	@bash internal/deps/need.sh --debian
 
-fetch: deps
+need-build:
+	@$(NEED) $(NEED_BUILD)
+
+need-test:
+	@$(NEED) $(NEED_BUILD) $(NEED_TEST)
+
+fetch:
 	@bash internal/deps/fetch.sh $(CACHE)
 
-build: deps
+build: need-build
 	$(GO) build -o $(BIN) ./cmd/facefusion
 
+# The binary, runtime, models, batch script, docs and an Lmod module file under PREFIX; no root.
+install: build fetch
+	@bash internal/deps/install.sh $(PREFIX) $(BIN) $(CACHE)
+
 $(CACHE)/demo/target.mp4: | fetch
+	@$(NEED) ffmpeg
 	bash internal/deps/demo-clip.sh $(CACHE)/samples/astronaut.png $@
 
 # The main job: Grace Hopper's face into the sample clip; the output path is the last line.
 demo: fetch build $(CACHE)/demo/target.mp4
+	@$(NEED) ffmpeg
 	@mkdir -p out
 	@./$(BIN) run -s $(CACHE)/samples/grace_hopper.jpg -t $(CACHE)/demo/target.mp4 -o out/demo.mp4 --force >/dev/null
 	@echo "$(CURDIR)/out/demo.mp4"
@@ -49,10 +60,10 @@ fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './.cache/*')); \
 	if [ -n "$$out" ]; then echo "gofmt: not formatted: $$out"; exit 1; fi
 
-vet:
+vet: need-build
 	$(GO) vet ./...
 
-test: fetch fmt-check vet $(CACHE)/demo/target.mp4
+test: need-test fetch fmt-check vet $(CACHE)/demo/target.mp4
 	$(GO) build -o $(BIN) ./cmd/facefusion
 	$(GO) test -count=1 -timeout 25m ./...
 
@@ -68,4 +79,4 @@ gpu-check: fetch
 	bash internal/deps/gpu-check.sh $(CACHE)
 
 clean:
-	rm -rf bin out
+	rm -rf bin out .build

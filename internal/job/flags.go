@@ -86,9 +86,9 @@ var options = []option{
 		set: func(c *Config, _ []string) error { c.KeepSegments = true; return nil }},
 	{long: "fail-if-no-face", help: "when no frame had a face swapped or enhanced: fail (exit 3) without writing the output, instead of a warning",
 		set: func(c *Config, _ []string) error { c.FailIfNoFace = true; return nil }},
-	{long: "models-dir", arg: "DIR", help: "folder holding the model files (default: the fetched cache)",
+	{long: "models-dir", arg: "DIR", help: "folder holding the model files (default: $FACEFUSION_MODELS_DIR, else beside the program: PREFIX/share/facefusion/models when installed, the checkout's .cache/models)",
 		set: str(func(c *Config) *string { return &c.ModelsDir })},
-	{long: "onnxruntime-library", arg: "FILE", help: "ONNX Runtime shared library (default: the fetched 1.30.0 CPU build)",
+	{long: "onnxruntime-library", arg: "FILE", help: "ONNX Runtime shared library (default: $ONNXRUNTIME_LIBRARY, else the fetched 1.30.0 CPU build beside the program: PREFIX/lib/facefusion/libonnxruntime.so.1 when installed, the checkout's .cache/ort)",
 		set: str(func(c *Config) *string { return &c.OnnxruntimeLibrary })},
 }
 

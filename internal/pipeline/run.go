@@ -43,11 +43,12 @@ func LoadModels(cfg job.Config) (*Models, error) {
 	}
 	for _, p := range defaultModelFiles(cfg) {
 		if st, err := os.Stat(p); err != nil || st.Size() == 0 {
-			return nil, fault.AsEnvironment(fmt.Errorf("model file %s is missing: run `make fetch`, or point models_dir (--models-dir) at the folder holding it", p))
+			return nil, fault.AsEnvironment(fmt.Errorf("model file %s is missing (models folder from %s): run `make fetch` (or `make install`), or point models_dir (--models-dir) or $%s at the folder holding it", p, cfg.ModelsLocation().From, job.ModelsEnv))
 		}
 	}
-	if _, err := os.Stat(cfg.RuntimeLibrary()); err != nil {
-		return nil, fault.AsEnvironment(fmt.Errorf("ONNX Runtime library %s is missing: run `make fetch`, or set onnxruntime_library (--onnxruntime-library)", cfg.RuntimeLibrary()))
+	rt := cfg.RuntimeLocation()
+	if _, err := os.Stat(rt.Path); err != nil {
+		return nil, fault.AsEnvironment(fmt.Errorf("ONNX Runtime library %s is missing: run `make fetch` (or `make install`), or set onnxruntime_library (--onnxruntime-library) or $%s", rt, job.RuntimeEnv))
 	}
 	if err := infer.Init(cfg.RuntimeLibrary()); err != nil {
 		return nil, fault.AsEnvironment(err)
@@ -61,7 +62,7 @@ func LoadModels(cfg job.Config) (*Models, error) {
 	for _, r := range reports {
 		switch r.State {
 		case infer.ModelMissing:
-			return nil, fault.AsEnvironment(fmt.Errorf("model %s: file %s is missing: put FaceFusion's file there, or point models_dir (--models-dir) at the folder holding it", r.Name, r.Path))
+			return nil, fault.AsEnvironment(fmt.Errorf("model %s: file %s is missing (models folder from %s): put FaceFusion's file there, or point models_dir (--models-dir) or $%s at the folder holding it", r.Name, r.Path, cfg.ModelsLocation().From, job.ModelsEnv))
 		case infer.ModelMismatched:
 			return nil, fault.AsEnvironment(fmt.Errorf("%s", r.Detail))
 		}

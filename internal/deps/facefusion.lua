@@ -1,0 +1,33 @@
+-- Lmod module file for facefusion @VERSION@, written by `make install` (internal/deps/install.sh)
+-- as PREFIX/share/modulefiles/facefusion/@VERSION@.lua. It is relocatable: the prefix is found
+-- from this file's own path, so a prefix moved or copied as a whole still loads. Use it with
+--   module use PREFIX/share/modulefiles
+--   module load facefusion
+help([[
+facefusion @VERSION@: face swap for videos and images, from one rank to many MPI ranks.
+
+  facefusion run -s FACE.jpg -t TARGET.mp4 -o OUT.mp4
+  sbatch $FACEFUSION_SBATCH job.toml
+
+The binary finds its ONNX Runtime library (PREFIX/lib/facefusion/libonnxruntime.so.1) and its
+models (PREFIX/share/facefusion/models) beside itself. A job file's onnxruntime_library and
+models_dir keys (or --onnxruntime-library, --models-dir) win over ONNXRUNTIME_LIBRARY and
+FACEFUSION_MODELS_DIR, which win over the files beside the binary. Load the site's OpenMPI
+module as well: the binary was built against it. Documentation: PREFIX/share/doc/facefusion.
+]])
+whatis("Name: facefusion")
+whatis("Version: @VERSION@")
+whatis("Description: face swap for videos and images on GPU clusters (MPI, Slurm, ONNX Runtime)")
+
+local prefix, found = myFileName():gsub("/share/modulefiles/[^/]+/[^/]+%.lua$", "")
+if found ~= 1 then
+	LmodError("facefusion: this module file must stay at PREFIX/share/modulefiles/facefusion/@VERSION@.lua, where `make install` wrote it (it finds PREFIX from its own path), not at " .. myFileName())
+end
+prepend_path("PATH", pathJoin(prefix, "bin"))
+-- The batch script, for `sbatch $FACEFUSION_SBATCH job.toml`; it runs the facefusion on PATH.
+setenv("FACEFUSION_SBATCH", pathJoin(prefix, "share/facefusion/facefusion.sbatch"))
+-- ONNXRUNTIME_LIBRARY and FACEFUSION_MODELS_DIR are left alone: the binary finds its own files,
+-- and a site module (a GPU ONNX Runtime, a shared models folder) or the user may set them,
+-- whichever module loads first. A site that wants them here uncomments:
+-- setenv("ONNXRUNTIME_LIBRARY", "/site/onnxruntime-gpu/lib/libonnxruntime.so.1")
+-- setenv("FACEFUSION_MODELS_DIR", "/site/shared/facefusion/models")
