@@ -14,6 +14,7 @@ import (
 	"github.com/facefusion-hpc/facefusion/internal/driver"
 	"github.com/facefusion-hpc/facefusion/internal/fault"
 	"github.com/facefusion-hpc/facefusion/internal/job"
+	"github.com/facefusion-hpc/facefusion/internal/logging"
 )
 
 // Exit codes, documented in the README; Slurm records them.
@@ -68,6 +69,7 @@ usage:
   facefusion probe [--execution-device-id auto|cpu|N]       print every rank's host and GPU binding
   facefusion status JOB_DIR                                 chunks and frames done and pending, attempts, rate, ETA
   facefusion models [run flags]                             FaceFusion model files the job needs: found, verified, mismatched, missing
+  facefusion version  (or -v, --version)                    the program's version and the commit it was built from
   facefusion help                                           this text
 
 run flags:
@@ -83,6 +85,10 @@ func run(args []string) int {
 		if len(args) == 0 {
 			return exitUsage
 		}
+		return exitOK
+	}
+	if args[0] == "version" || args[0] == "-v" || args[0] == "--version" {
+		cmdVersion(os.Stdout)
 		return exitOK
 	}
 	// SIGUSR1 is Slurm's early warning (--signal=USR1@N): checkpoint and come back. SIGTERM
@@ -122,7 +128,8 @@ func printUsage() {
 	job.Usage(os.Stderr)
 }
 
-// report prints err as one line and chooses the exit code.
+// report prints err as one line, at the log's error level (printed at every --log-level), and
+// chooses the exit code.
 func report(ctx context.Context, err error) int {
 	if err == nil {
 		return exitOK
@@ -134,7 +141,7 @@ func report(ctx context.Context, err error) int {
 	var stopped *driver.Stopped
 	if errors.As(err, &stopped) {
 		if !stopped.Remote {
-			fmt.Fprintln(os.Stderr, "facefusion: "+stopped.Error())
+			logging.Default().Errorf("%s", stopped.Error())
 		}
 		return stopCode(stopped.Next)
 	}
@@ -144,7 +151,7 @@ func report(ctx context.Context, err error) int {
 	}
 	if ctx.Err() != nil { // a signal came first; what failed after it failed because of it
 		if worldRank == 0 {
-			fmt.Fprintln(os.Stderr, "facefusion: stopped by a signal; nothing was written to the output path; rerun the same command to resume")
+			logging.Default().Errorf("stopped by a signal; nothing was written to the output path; rerun the same command to resume")
 		}
 		return signalCode()
 	}
@@ -152,7 +159,7 @@ func report(ctx context.Context, err error) int {
 	if errors.As(err, &remote) { // another rank printed it
 		return exitCode(remote.Kind)
 	}
-	fmt.Fprintln(os.Stderr, "facefusion: "+err.Error())
+	logging.Default().Errorf("%s", err.Error())
 	return exitCode(fault.KindOf(err))
 }
 

@@ -22,7 +22,8 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	bin = filepath.Join(dir, "facefusion")
-	build := exec.Command("go", "build", "-o", bin, ".")
+	// -buildvcs=auto: the binary knows its commit (TestVersion) even where GOFLAGS says false.
+	build := exec.Command("go", "build", "-buildvcs=auto", "-o", bin, ".")
 	build.Stderr = os.Stderr
 	if err := build.Run(); err != nil {
 		fmt.Fprintln(os.Stderr, "building facefusion:", err)
