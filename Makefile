@@ -5,6 +5,9 @@ SHELL := /bin/bash
 CACHE ?= $(CURDIR)/.cache
 GO ?= go
 BIN := bin/facefusion
+# -buildvcs=auto: the binary records the commit it is built from (facefusion --version), even
+# where GOFLAGS turns that off; built outside a git checkout, it records none.
+GOBUILD := $(GO) build -buildvcs=auto
 export FACEFUSION_CACHE := $(CACHE)
 # go-nvml's cgo code uses deprecated NVML declarations; its warnings are not ours.
 export CGO_CFLAGS := -O2 -Wno-deprecated-declarations
@@ -39,7 +42,7 @@ fetch:
 	@bash internal/deps/fetch.sh $(CACHE)
 
 build: need-build
-	$(GO) build -o $(BIN) ./cmd/facefusion
+	$(GOBUILD) -o $(BIN) ./cmd/facefusion
 
 # The binary, runtime, models, batch script, docs and an Lmod module file under PREFIX; no root.
 install: build fetch
@@ -64,7 +67,7 @@ vet: need-build
 	$(GO) vet ./...
 
 test: need-test fetch fmt-check vet $(CACHE)/demo/target.mp4
-	$(GO) build -o $(BIN) ./cmd/facefusion
+	$(GOBUILD) -o $(BIN) ./cmd/facefusion
 	$(GO) test -count=1 -timeout 25m ./...
 
 # Per-kernel and per-stage costs, processing alone, the codec floor and end-to-end frames/s on
