@@ -24,6 +24,7 @@ func cmdModels(_ context.Context, args []string, w io.Writer) error {
 		}
 		return fault.AsUsage(err)
 	}
+	useLog(cfg)
 	if err := infer.Init(cfg.RuntimeLibrary()); err != nil {
 		return fault.AsEnvironment(err)
 	}

@@ -17,11 +17,12 @@ import (
 	"github.com/facefusion-hpc/facefusion/rank"
 )
 
-const planUsage = `usage: facefusion plan -t TARGET --ranks N [--chunk-frames K] [--trim-frame-start N] [--trim-frame-end N] [--config FILE]
+const planUsage = `usage: facefusion plan -t TARGET --ranks N [--chunk-frames K] [--trim-frame-start N] [--trim-frame-end N] [--config FILE] [--config-path INI]
 
 Prints how a run over N ranks would split TARGET: the trimmed frame range, the chunks (one
 segment file each) and the contiguous block of chunks and frames each rank gets. Nothing is
-decoded or written; only ffprobe runs.
+decoded or written; only ffprobe runs. Like run, it reads FaceFusion's facefusion.ini from the
+working folder (or --config-path INI) below the job file and the flags.
 `
 
 // cmdPlan is `facefusion plan`: the static partition a run would use, without running it.
@@ -29,10 +30,11 @@ func cmdPlan(ctx context.Context, args []string, w io.Writer) error {
 	cfg := job.Default()
 	fs := flag.NewFlagSet("plan", flag.ContinueOnError)
 	fs.SetOutput(io.Discard) // our own one-line errors, not the flag package's dump
-	var target, configFile string
+	var target, configFile, iniFile string
 	fs.StringVar(&target, "t", "", "target video")
 	fs.StringVar(&target, "target-path", "", "target video")
 	fs.StringVar(&configFile, "config", "", "TOML job file")
+	fs.StringVar(&iniFile, "config-path", "", "FaceFusion's facefusion.ini")
 	ranks := fs.Int("ranks", 0, "number of ranks")
 	chunkFrames := fs.Int("chunk-frames", 0, "frames per chunk")
 	trimStart := fs.Int("trim-frame-start", 0, "first frame")
@@ -47,7 +49,11 @@ func cmdPlan(ctx context.Context, args []string, w io.Writer) error {
 	if fs.NArg() > 0 {
 		return fault.AsUsage(fmt.Errorf("plan: unexpected argument %q (see facefusion plan --help)", fs.Arg(0)))
 	}
-	// The same precedence as run: the embedded default, then the job file, then flags.
+	// The same precedence as run: the embedded default, then facefusion.ini, then the job file,
+	// then flags.
+	if err := job.LoadINI(iniFile, &cfg); err != nil {
+		return fault.AsUsage(err)
+	}
 	if configFile != "" {
 		if err := job.LoadFile(configFile, &cfg); err != nil {
 			return fault.AsUsage(err)

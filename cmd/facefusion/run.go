@@ -13,6 +13,8 @@ import (
 	"github.com/facefusion-hpc/facefusion/internal/driver"
 	"github.com/facefusion-hpc/facefusion/internal/fault"
 	"github.com/facefusion-hpc/facefusion/internal/job"
+	"github.com/facefusion-hpc/facefusion/internal/logging"
+	"github.com/facefusion-hpc/facefusion/internal/pipeline"
 	"github.com/facefusion-hpc/facefusion/internal/progress"
 	"github.com/facefusion-hpc/facefusion/lustre"
 	"github.com/facefusion-hpc/facefusion/rank"
@@ -27,12 +29,14 @@ func cmdRun(ctx context.Context, args []string) error {
 		}
 		return fault.AsUsage(err)
 	}
+	log := useLog(cfg)
 	comm, err := collective.Init()
 	if err != nil {
 		return fault.AsEnvironment(err)
 	}
 	defer comm.Finalize()
 	worldRank = comm.Rank()
+	log.Debugf("rank %d of %d: %s %s (commit %s), log level %s, temp folder %s", comm.Rank(), comm.Size(), programName, version, commit(), cfg.LogLevel, cfg.TempDir())
 	if cfg.UsesGPU() {
 		// The rank's GPU: its binding (CUDA_VISIBLE_DEVICES by node-local rank), unless
 		// execution_device_ids says otherwise.
@@ -44,29 +48,46 @@ func cmdRun(ctx context.Context, args []string) error {
 	}
 	start := time.Now()
 	var rep *lustre.Report
-	out, err := driver.Run(ctx, comm, cfg, driver.Options{Log: os.Stderr, NewProgress: newProgress, Done: func(r *lustre.Report) { rep = r }})
+	out, err := driver.Run(ctx, comm, cfg, driver.Options{Log: log, NewProgress: newProgress(log), Done: func(r *lustre.Report) { rep = r }})
 	if err != nil {
 		return err
 	}
 	if comm.Rank() == 0 {
-		line := fmt.Sprintf("facefusion: done in %.1f s on %d rank(s)", time.Since(start).Seconds(), comm.Size())
+		line := fmt.Sprintf("done in %.1f s on %d rank(s)", time.Since(start).Seconds(), comm.Size())
 		if rep != nil && len(rep.Attempts) > 1 {
 			// Earlier attempts as their manifest records them; this one as measured here.
 			total := rep.Seconds - rep.LastSeconds + time.Since(start).Seconds()
 			line += fmt.Sprintf(" (this attempt); the job took %.1f s over %d attempts", total, len(rep.Attempts))
 		}
-		fmt.Fprintln(os.Stderr, line)
+		log.Infof("%s", line)
 		fmt.Println(out)
 	}
 	return nil
 }
 
-// newProgress draws a bar on a terminal and plain lines every 10 s otherwise (batch logs).
-func newProgress(total int) (progress.Counter, func()) {
-	if term.IsTerminal(int(os.Stderr.Fd())) {
-		b := progress.NewBar(os.Stderr, total, "frames")
-		return b, b.Close
+// useLog makes the job's log level the process's: every rank logs at it.
+func useLog(cfg job.Config) *logging.Logger {
+	level, err := logging.ParseLevel(cfg.LogLevel)
+	if err != nil { // job.Parse validated it
+		panic(err)
 	}
-	l := progress.NewLines(os.Stderr, total, "facefusion", 10*time.Second)
-	return l, l.Close
+	log := logging.New(os.Stderr, level)
+	logging.SetDefault(log)
+	return log
+}
+
+// newProgress draws a bar on a terminal and plain lines every 10 s otherwise (batch logs), when
+// the log shows info lines.
+func newProgress(log *logging.Logger) pipeline.ProgressFunc {
+	return func(total int) (progress.Counter, func()) {
+		switch {
+		case !log.Enabled(logging.Info):
+			return progress.Nop{}, func() {}
+		case term.IsTerminal(int(os.Stderr.Fd())):
+			b := progress.NewBar(os.Stderr, total, "frames")
+			return b, b.Close
+		}
+		l := progress.NewLines(log.Writer(logging.Info), total, "facefusion", 10*time.Second)
+		return l, l.Close
+	}
 }

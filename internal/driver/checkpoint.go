@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"strconv"
 	"strings"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/facefusion-hpc/facefusion/internal/fault"
 	"github.com/facefusion-hpc/facefusion/internal/job"
+	"github.com/facefusion-hpc/facefusion/internal/logging"
 	"github.com/facefusion-hpc/facefusion/internal/pipeline"
 	"github.com/facefusion-hpc/facefusion/lustre"
 	"github.com/facefusion-hpc/facefusion/rank"
@@ -54,7 +54,7 @@ func (e *Stopped) Is(target error) bool { return target == ErrCheckpointed }
 const PauseEnv = "FACEFUSION_TEST_PAUSE_AT"
 
 // testPause blocks at point until ctx ends when the hook asks for it.
-func testPause(ctx context.Context, point string, log io.Writer) {
+func testPause(ctx context.Context, point string, log *logging.Logger) {
 	spec := os.Getenv(PauseEnv)
 	if spec == "" {
 		return
@@ -70,18 +70,18 @@ func testPause(ctx context.Context, point string, log io.Writer) {
 		}
 		f.Close()
 	}
-	fmt.Fprintf(log, "facefusion: test pause at %s (pid %d)\n", point, os.Getpid())
+	log.Infof("test pause at %s (pid %d)", point, os.Getpid())
 	<-ctx.Done()
 }
 
 // prepareCheckpoint is rank 0's start of an attempt: clear what a killed attempt left, refuse
 // another job's folder, verify every recorded segment, and plan only the chunks still to do,
 // spread over the ranks of this attempt (any number).
-func prepareCheckpoint(ctx context.Context, cfg job.Config, p *Plan, ranks int, token string, log io.Writer) (*lustre.Manifest, error) {
+func prepareCheckpoint(ctx context.Context, cfg job.Config, p *Plan, ranks int, token string, log *logging.Logger) (*lustre.Manifest, error) {
 	jd := &lustre.JobDir{Path: p.JobDir}
 	if cfg.Fresh {
 		if n := jd.Discard(); n > 0 {
-			fmt.Fprintf(log, "facefusion: --fresh: discarded %d finished segment(s) in %s\n", n, jd.Path)
+			log.Infof("--fresh: discarded %d finished segment(s) in %s", n, jd.Path)
 		}
 	}
 	fp, err := fingerprint(ctx, cfg, p)
@@ -102,7 +102,7 @@ func prepareCheckpoint(ctx context.Context, cfg job.Config, p *Plan, ranks int, 
 	// The job is this one: what a dead attempt of it left (a chunk in flight, the join's temp
 	// file beside the output, flags, progress counters) goes now, and only that.
 	for _, f := range jd.CleanStale(pipeline.IsTempPath) {
-		fmt.Fprintf(log, "facefusion: removed %s, left by a killed attempt of this job\n", f)
+		log.Infof("removed %s, left by a killed attempt of this job", f)
 	}
 	m.Target, m.FrameStart, m.FrameEnd = cfg.TargetPath, p.Frames.Start, p.Frames.End
 	m.ChunkFrames, m.NumChunks = cfg.ChunkFrames, len(p.Chunks)
@@ -110,7 +110,7 @@ func prepareCheckpoint(ctx context.Context, cfg job.Config, p *Plan, ranks int, 
 		// Chunks a killed attempt finished after rank 0's last merge.
 		recs, err := jd.Journals()
 		if err != nil {
-			fmt.Fprintf(log, "facefusion: %v: its chunks are redone\n", err)
+			log.Warnf("%v: its chunks are redone", err)
 		}
 		m.Merge(recs)
 	}
@@ -128,7 +128,7 @@ func prepareCheckpoint(ctx context.Context, cfg job.Config, p *Plan, ranks int, 
 			bad = jd.Verify(c)
 		}
 		if bad != nil {
-			fmt.Fprintf(log, "facefusion: chunk %d: %v: redoing it\n", c.Chunk, bad)
+			log.Warnf("chunk %d: %v: redoing it", c.Chunk, bad)
 			os.Remove(jd.Segment(c.Chunk))
 			continue
 		}
@@ -152,7 +152,7 @@ func prepareCheckpoint(ctx context.Context, cfg job.Config, p *Plan, ranks int, 
 		todo = append(todo, i)
 	}
 	if len(m.Attempts) > 0 {
-		fmt.Fprintf(log, "facefusion: resuming %s: %d of %d chunk(s) verified, %d to do (attempt %d)\n", jd.Path, len(m.Done), len(p.Chunks), len(todo), len(m.Attempts)+1)
+		log.Infof("resuming %s: %d of %d chunk(s) verified, %d to do (attempt %d)", jd.Path, len(m.Done), len(p.Chunks), len(todo), len(m.Attempts)+1)
 	}
 	restarts, _ := strconv.Atoi(os.Getenv("SLURM_RESTART_COUNT"))
 	now := time.Now().UTC()
@@ -203,7 +203,7 @@ type checkpointer struct {
 
 // end stops the heartbeat and gives the job folder back: a failed attempt's folder goes when it
 // holds no finished segment; a stopped one keeps its checkpoint; a finished one was removed.
-func (c *checkpointer) end(failed bool, log io.Writer) {
+func (c *checkpointer) end(failed bool, log *logging.Logger) {
 	if c == nil || c.ended {
 		return
 	}

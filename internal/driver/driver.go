@@ -12,7 +12,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -26,6 +25,7 @@ import (
 	"github.com/facefusion-hpc/facefusion/internal/facemodel"
 	"github.com/facefusion-hpc/facefusion/internal/fault"
 	"github.com/facefusion-hpc/facefusion/internal/job"
+	"github.com/facefusion-hpc/facefusion/internal/logging"
 	"github.com/facefusion-hpc/facefusion/internal/pipeline"
 	"github.com/facefusion-hpc/facefusion/internal/progress"
 	"github.com/facefusion-hpc/facefusion/internal/raster"
@@ -89,7 +89,7 @@ type Result struct {
 
 // Options are the parts of a run that are not in the job config.
 type Options struct {
-	Log         io.Writer
+	Log         *logging.Logger // nil: nothing is logged
 	NewProgress pipeline.ProgressFunc
 	// Done, when set, receives rank 0's run report once the output is in place.
 	Done func(*lustre.Report)
@@ -101,9 +101,6 @@ type Options struct {
 func Run(ctx context.Context, comm collective.Comm, cfg job.Config, opt Options) (string, error) {
 	me := comm.Rank()
 	log := opt.Log
-	if log == nil {
-		log = io.Discard
-	}
 
 	// 1. Rank 0 plans; every rank learns the plan (or the reason there is none).
 	var plan Plan
@@ -157,7 +154,7 @@ func Run(ctx context.Context, comm collective.Comm, cfg job.Config, opt Options)
 		if me == 0 {
 			var line string
 			if line, err = models.RunImage(cfg); line != "" {
-				fmt.Fprintln(log, "facefusion: "+line)
+				logFaces(log, line)
 			}
 		}
 	} else {
@@ -221,8 +218,17 @@ func say(opt Options, msg string) bool {
 	if opt.Log == nil {
 		return false
 	}
-	fmt.Fprintln(opt.Log, "facefusion: "+msg)
+	opt.Log.Errorf("%s", msg)
 	return true
+}
+
+// logFaces logs the count of frames with a face: a warning when there was none.
+func logFaces(log *logging.Logger, line string) {
+	if strings.HasPrefix(line, pipeline.FaceWarning) {
+		log.Warnf("%s", line)
+		return
+	}
+	log.Infof("%s", line)
 }
 
 // agree turns one rank's setup error into an error on every rank: the rank that failed
@@ -247,16 +253,16 @@ func agree(comm collective.Comm, err error) error {
 // planJob is rank 0's setup: every check that can fail before work starts. The job folder is
 // claimed before anything in it is read or changed: a run refused as busy or as another job
 // touches nothing of another attempt's.
-func planJob(ctx context.Context, cfg job.Config, ranks int, p *Plan, log io.Writer) (*pipeline.Models, *checkpointer, error) {
+func planJob(ctx context.Context, cfg job.Config, ranks int, p *Plan, log *logging.Logger) (*pipeline.Models, *checkpointer, error) {
 	m, note, err := planSetup(ctx, cfg, ranks, p)
 	if err != nil || p.Image {
 		return m, nil, err
 	}
 	if line := pipeline.PixelFormatNote(cfg, p.Info); line != "" {
-		fmt.Fprintln(log, "facefusion: "+line)
+		log.Warnf("%s", line) // an output some players cannot play
 	}
 	if note != "" {
-		fmt.Fprintln(log, "facefusion: "+note)
+		log.Infof("%s", note)
 	}
 	jd, created, err := lustre.Create(p.JobDir)
 	if err != nil {
@@ -272,14 +278,14 @@ func planJob(ctx context.Context, cfg job.Config, ranks int, p *Plan, log io.Wri
 		return nil, nil, fault.AsInternal(err)
 	}
 	if prev != nil {
-		fmt.Fprintf(log, "facefusion: took over %s from a dead run (%s): %s\n", jd.Path, prev.Describe(), why)
+		log.Warnf("took over %s from a dead run (%s): %s", jd.Path, prev.Describe(), why)
 	}
 	// Beating starts at once: fingerprinting a large target and verifying a resumed job's
 	// segments may take longer than a newcomer on another node waits for a heartbeat.
 	ck := &checkpointer{jd: jd, ranks: ranks, interval: time.Duration(cfg.CheckpointInterval) * time.Second, me: me}
 	ck.stopBeat = jd.Heartbeat(&ck.me, lustre.HeartbeatInterval, func(err error) {
 		ck.lost.Store(true)
-		fmt.Fprintf(log, "facefusion: %v: this run will not join, commit or remove anything there\n", err)
+		log.Warnf("%v: this run will not join, commit or remove anything there", err)
 	})
 	prepStart := time.Now() // fingerprinting and verifying count as checkpoint work too
 	ck.m, err = prepareCheckpoint(ctx, cfg, p, ranks, ck.me.Token, log)
@@ -294,7 +300,11 @@ func planJob(ctx context.Context, cfg job.Config, ranks int, p *Plan, log io.Wri
 	stripe := jd.Stripe()
 	if ranks > 1 || !strings.HasPrefix(stripe, "lfs not found") {
 		// Striping matters to a job spread over nodes; a single rank on a laptop is spared it.
-		fmt.Fprintln(log, "facefusion: "+stripe)
+		if strings.HasPrefix(stripe, "lfs ") { // not found, or setstripe failed
+			log.Warnf("%s", stripe)
+		} else {
+			log.Infof("%s", stripe)
+		}
 	}
 	ck.last, ck.work = time.Now(), time.Since(prepStart)
 	return m, ck, nil
@@ -317,6 +327,9 @@ func release(jd *lustre.JobDir, me *lustre.Holder, mine bool) {
 }
 
 func planSetup(ctx context.Context, cfg job.Config, ranks int, p *Plan) (m *pipeline.Models, note string, err error) {
+	if err := cfg.CheckTempDir(); err != nil {
+		return nil, "", fault.AsUsage(err)
+	}
 	if err := pipeline.CheckOutputIsNoInput(cfg); err != nil { // before "exists: pass --force"
 		return nil, "", err
 	}
@@ -402,9 +415,6 @@ func encodeShare(ctx context.Context, comm collective.Comm, cfg job.Config, m *p
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	log := opt.Log
-	if log == nil {
-		log = io.Discard
-	}
 
 	// Another rank's failure or stop reaches this one within a second, without MPI traffic.
 	var stopped sync.WaitGroup
@@ -439,6 +449,7 @@ func encodeShare(ctx context.Context, comm collective.Comm, cfg job.Config, m *p
 	for _, c := range work {
 		ch := p.Chunks[c]
 		tmp := jd.SegmentTemp(c, me, p.Attempt)
+		began := time.Now()
 		n, faces, err := pipeline.EncodeRange(ctx, cfg, p.Info, ch.Start, ch.End, tmp, workers, counter)
 		if err == nil {
 			testPause(ctx, fmt.Sprintf("chunk-%d", c), log)
@@ -479,6 +490,7 @@ func encodeShare(ctx context.Context, comm collective.Comm, cfg job.Config, m *p
 		}
 		res.Frames += n
 		res.Chunks++
+		log.Debugf("rank %d: chunk %d, frames %v: %d frame(s), %d with a face swapped or enhanced, in %.2f s", me, c, ch, n, faces, time.Since(began).Seconds())
 	}
 	return res, nil
 }
@@ -565,7 +577,7 @@ func startReporting(ctx context.Context, comm collective.Comm, jd *lustre.JobDir
 			}
 		}
 		if earlier := p.Frames.Len() - todo; earlier > 0 {
-			fmt.Fprintf(opt.Log, "facefusion: %d of %d frames were done by earlier attempts; %d to do\n", earlier, p.Frames.Len(), todo)
+			opt.Log.Infof("%d of %d frames were done by earlier attempts; %d to do", earlier, p.Frames.Len(), todo)
 		}
 		show, closeShow = opt.NewProgress(todo)
 	}
@@ -615,7 +627,7 @@ func startReporting(ctx context.Context, comm collective.Comm, jd *lustre.JobDir
 
 // finish is rank 0's end of an attempt: check every rank's result, checkpoint what they
 // finished, and, when every chunk is done, join, mux and commit.
-func finish(ctx context.Context, cfg job.Config, p *Plan, jd *lustre.JobDir, all [][]byte, log io.Writer, ck *checkpointer, done func(*lustre.Report)) Result {
+func finish(ctx context.Context, cfg job.Config, p *Plan, jd *lustre.JobDir, all [][]byte, log *logging.Logger, ck *checkpointer, done func(*lustre.Report)) Result {
 	fail := func(err error) Result { return Result{Err: err.Error(), Kind: fault.KindOf(err)} }
 	var first *Result // the first real cause; a rank stopped by another's failure is not one
 	var recs []lustre.Chunk
@@ -673,7 +685,7 @@ func finish(ctx context.Context, cfg job.Config, p *Plan, jd *lustre.JobDir, all
 	if len(ck.m.Done) != len(p.Chunks) || frames != p.Frames.Len() {
 		return fail(fault.AsInternal(fmt.Errorf("the manifest %s holds %d of %d chunks (%d of %d frames) after every rank finished", jd.Manifest(), len(ck.m.Done), len(p.Chunks), frames, p.Frames.Len())))
 	}
-	fmt.Fprintf(log, "facefusion: checkpoint: %d chunk(s) recorded this attempt, %d manifest write(s), %.3f s of checkpoint work (hashing, journals, manifest)\n",
+	log.Infof("checkpoint: %d chunk(s) recorded this attempt, %d manifest write(s), %.3f s of checkpoint work (hashing, journals, manifest)",
 		len(recs), ck.writes, work+ck.work.Seconds())
 	// Every chunk's count, this attempt's and earlier ones', is in the manifest. A job that
 	// must not end without a face fails here, before the join writes anything.
@@ -682,7 +694,7 @@ func finish(ctx context.Context, cfg job.Config, p *Plan, jd *lustre.JobDir, all
 		return fail(ferr)
 	}
 	if faceLine != "" {
-		fmt.Fprintln(log, "facefusion: "+faceLine)
+		logFaces(log, faceLine)
 	}
 	testPause(ctx, "concat", log)
 	if ctx.Err() != nil {
@@ -715,7 +727,7 @@ func finish(ctx context.Context, cfg job.Config, p *Plan, jd *lustre.JobDir, all
 	defer os.Remove(joined)
 	defer os.Remove(final)
 	joinStart := time.Now() // the serial tail of a run: the benchmark reports its share
-	err = video.Concat(ctx, segs, joined)
+	err = video.Concat(ctx, cfg.TempDir(), segs, joined)
 	if err == nil {
 		err = video.Mux(ctx, joined, cfg.TargetPath, video.FrameSpan(p.Frames.Start, p.Frames.End, p.Info.FPS), final)
 	}
@@ -732,30 +744,30 @@ func finish(ctx context.Context, cfg job.Config, p *Plan, jd *lustre.JobDir, all
 	if err := pipeline.Commit(final, cfg.OutputPath, cfg.Force); err != nil {
 		return fail(err)
 	}
-	fmt.Fprintf(log, "facefusion: %d frames in %d chunks joined into %s (concat and mux %.2f s)\n", frames, len(p.Chunks), cfg.OutputPath, time.Since(joinStart).Seconds())
+	log.Infof("%d frames in %d chunks joined into %s (concat and mux %.2f s)", frames, len(p.Chunks), cfg.OutputPath, time.Since(joinStart).Seconds())
 	rep := lustre.NewReport(ck.m, cfg.OutputPath, jd.Path)
 	if err := rep.Write(); err != nil {
-		fmt.Fprintf(log, "facefusion: the output is in place, but its run report could not be written: %v\n", err)
+		log.Warnf("the output is in place, but its run report could not be written: %v", err)
 	}
 	if done != nil {
 		done(rep)
 	}
 	if cfg.KeepSegments {
 		if err := ck.save(nil, lustre.Complete); err != nil {
-			fmt.Fprintf(log, "facefusion: %v\n", err)
+			log.Warnf("%v", err)
 		}
-		fmt.Fprintf(log, "facefusion: segments and manifest kept in %s (--keep-segments)\n", jd.Path)
+		log.Infof("segments and manifest kept in %s (--keep-segments)", jd.Path)
 		return Result{}
 	}
 	if err := ck.stillMine(p); err != nil {
-		fmt.Fprintf(log, "facefusion: the output is in place; %v\n", err)
+		log.Warnf("the output is in place; %v", err)
 		return Result{}
 	}
 	ck.stopHeartbeat() // a late beat must not bring CLAIM back into a folder being removed
 	if left, err := jd.Remove(); err != nil {
-		fmt.Fprintf(log, "facefusion: %v\n", err)
+		log.Warnf("%v", err)
 	} else if len(left) > 0 {
-		fmt.Fprintf(log, "facefusion: job folder %s kept: it holds files facefusion did not write (%s)\n", jd.Path, strings.Join(left, ", "))
+		log.Infof("job folder %s kept: it holds files facefusion did not write (%s)", jd.Path, strings.Join(left, ", "))
 	}
 	return Result{}
 }

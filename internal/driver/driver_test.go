@@ -14,6 +14,7 @@ import (
 	"github.com/facefusion-hpc/facefusion/collective"
 	"github.com/facefusion-hpc/facefusion/internal/fault"
 	"github.com/facefusion-hpc/facefusion/internal/job"
+	"github.com/facefusion-hpc/facefusion/internal/logging"
 	"github.com/facefusion-hpc/facefusion/internal/testenv"
 	"github.com/facefusion-hpc/facefusion/lustre"
 )
@@ -45,7 +46,7 @@ func passThrough(in, out string) job.Config {
 func run(t *testing.T, c job.Config) (string, string, error) {
 	t.Helper()
 	var log strings.Builder
-	out, err := Run(context.Background(), collective.Single(), c, Options{Log: &log})
+	out, err := Run(context.Background(), collective.Single(), c, Options{Log: logging.New(&log, logging.Info)})
 	return out, log.String(), err
 }
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -12,6 +11,7 @@ import (
 	"time"
 
 	"github.com/facefusion-hpc/facefusion/internal/job"
+	"github.com/facefusion-hpc/facefusion/internal/logging"
 	"github.com/facefusion-hpc/facefusion/internal/slurm"
 	"github.com/facefusion-hpc/facefusion/lustre"
 )
@@ -167,7 +167,7 @@ func (n Next) words() string {
 // Slurm job's time limit, read once at start. Zero when there is none: not in a Slurm job, no
 // time limit, stop_margin 0, or squeue did not answer (one log line; Slurm's USR1 warning is
 // then the only one).
-func jobDeadline(ctx context.Context, cfg job.Config, log io.Writer) time.Time {
+func jobDeadline(ctx context.Context, cfg job.Config, log *logging.Logger) time.Time {
 	id := os.Getenv("SLURM_JOB_ID")
 	if id == "" || cfg.StopMargin == 0 {
 		return time.Time{}
@@ -175,21 +175,21 @@ func jobDeadline(ctx context.Context, cfg job.Config, log io.Writer) time.Time {
 	now := time.Now()
 	left, limited, err := slurm.TimeLeft(ctx, id)
 	if err != nil {
-		fmt.Fprintf(log, "facefusion: %v: no stop of its own before the time limit; Slurm's USR1 warning (sbatch --signal) is the only one\n", err)
+		log.Warnf("%v: no stop of its own before the time limit; Slurm's USR1 warning (sbatch --signal) is the only one", err)
 		return time.Time{}
 	}
 	if !limited {
 		return time.Time{}
 	}
 	margin := time.Duration(cfg.StopMargin) * time.Second
-	fmt.Fprintf(log, "facefusion: Slurm job %s has %s left: it stops by itself %s from now, stop_margin %d s before the limit\n",
+	log.Infof("Slurm job %s has %s left: it stops by itself %s from now, stop_margin %d s before the limit",
 		id, left, max(0, left-margin), cfg.StopMargin)
 	return now.Add(left - margin)
 }
 
 // watchDeadline writes STOP (reason "deadline") when the deadline passes, which stops every
 // rank like Slurm's USR1 does. It returns when ctx ends or stop is called.
-func watchDeadline(ctx context.Context, jd *lustre.JobDir, attempt string, deadline time.Time, log io.Writer) (stop func()) {
+func watchDeadline(ctx context.Context, jd *lustre.JobDir, attempt string, deadline time.Time, log *logging.Logger) (stop func()) {
 	if deadline.IsZero() {
 		return func() {}
 	}
@@ -202,7 +202,7 @@ func watchDeadline(ctx context.Context, jd *lustre.JobDir, attempt string, deadl
 		select {
 		case <-ctx.Done():
 		case <-t.C:
-			fmt.Fprintln(log, "facefusion: the job's own clock ran out (stop_margin before the time limit): stopping every rank")
+			log.Infof("the job's own clock ran out (stop_margin before the time limit): stopping every rank")
 			writeStop(jd, attempt, ReasonDeadline)
 		}
 	}()
@@ -212,7 +212,7 @@ func watchDeadline(ctx context.Context, jd *lustre.JobDir, attempt string, deadl
 // watchStops, from the plan to the gathering of the results, turns a signal on this rank into
 // JOB_DIR/STOP at once, wherever the rank is (encoding, or done and waiting for the others),
 // and on rank 0 stops the job on its own clock. The returned func ends both.
-func watchStops(ctx context.Context, cfg job.Config, me int, p *Plan, jd *lustre.JobDir, log io.Writer) (stop func()) {
+func watchStops(ctx context.Context, cfg job.Config, me int, p *Plan, jd *lustre.JobDir, log *logging.Logger) (stop func()) {
 	if p.Image || p.JobDir == "" {
 		return func() {}
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/facefusion-hpc/facefusion/internal/job"
+	"github.com/facefusion-hpc/facefusion/internal/logging"
 	"github.com/facefusion-hpc/facefusion/lustre"
 )
 
@@ -125,12 +126,12 @@ func TestWatchDeadline(t *testing.T) {
 	jd := &lustre.JobDir{Path: t.TempDir()}
 	os.WriteFile(jd.Attempt(), []byte("1"), 0o644)
 	var log strings.Builder
-	stop := watchDeadline(context.Background(), jd, "1", time.Now().Add(5*time.Second), &log)
+	stop := watchDeadline(context.Background(), jd, "1", time.Now().Add(5*time.Second), logging.New(&log, logging.Info))
 	stop()
 	if _, err := os.Stat(jd.Stop()); err == nil {
 		t.Fatal("STOP written although the attempt ended before the deadline")
 	}
-	stop = watchDeadline(context.Background(), jd, "1", time.Now().Add(100*time.Millisecond), &log)
+	stop = watchDeadline(context.Background(), jd, "1", time.Now().Add(100*time.Millisecond), logging.New(&log, logging.Info))
 	defer stop()
 	for start := time.Now(); time.Since(start) < 5*time.Second; time.Sleep(20 * time.Millisecond) {
 		if got := stopReason(context.Background(), jd); got == ReasonDeadline {

@@ -16,6 +16,7 @@ import (
 	"github.com/BurntSushi/toml"
 
 	"github.com/facefusion-hpc/facefusion/configs"
+	"github.com/facefusion-hpc/facefusion/internal/logging"
 )
 
 // Config is one job. The TOML keys are FaceFusion's argument names in snake_case. Every field
@@ -56,6 +57,12 @@ type Config struct {
 	// changes a frame of the output.
 	MaxRestarts int `toml:"max_restarts" fingerprint:"operational"`
 	StopMargin  int `toml:"stop_margin" fingerprint:"operational"`
+
+	// How much the log says (FaceFusion's --log-level), and where temp files that need not be
+	// on the shared file system go (FaceFusion's --temp-path; "": the system's): neither
+	// changes a frame.
+	LogLevel string `toml:"log_level" fingerprint:"operational"`
+	TempPath string `toml:"temp_path" fingerprint:"operational"`
 
 	Models
 	// Device is this rank's GPU for cuda/tensorrt, resolved at start-up (not a key).
@@ -161,6 +168,9 @@ func (c *Config) validate(paths bool) error {
 	}
 	if c.ExecutionThreadCount < 0 {
 		bad("execution_thread_count: %d is negative (0: one per core)", c.ExecutionThreadCount)
+	}
+	if _, err := logging.ParseLevel(c.LogLevel); err != nil {
+		bad("log_level (--log-level): %v", err)
 	}
 	if len(errs) > 0 {
 		return errors.New(strings.Join(errs, "; "))

@@ -33,6 +33,7 @@ func integer(name string, dst func(*Config) *int) func(*Config, []string) error 
 
 var options = []option{
 	{long: "config", arg: "FILE", help: "TOML job file with the same keys as these flags (snake_case); flags win over it"},
+	{long: "config-path", arg: "FILE", help: "FaceFusion's facefusion.ini to read (default: facefusion.ini in the working folder, when there is one); the job file and flags win over it"},
 	{long: "source-paths", short: "s", arg: "FILE...", multi: true, help: "source image(s) whose face is swapped in; with several, the largest face is used by the classic swapper",
 		set: func(c *Config, v []string) error { c.SourcePaths = v; return nil }},
 	{long: "target-path", short: "t", arg: "FILE", help: "target video (any container ffmpeg reads) or image (png, jpg)",
@@ -86,6 +87,10 @@ var options = []option{
 		set: func(c *Config, _ []string) error { c.KeepSegments = true; return nil }},
 	{long: "fail-if-no-face", help: "when no frame had a face swapped or enhanced: fail (exit 3) without writing the output, instead of a warning",
 		set: func(c *Config, _ []string) error { c.FailIfNoFace = true; return nil }},
+	{long: "log-level", arg: "LEVEL", help: "error (a successful run prints nothing on stderr), warn, info (default), debug",
+		set: str(func(c *Config) *string { return &c.LogLevel })},
+	{long: "temp-path", arg: "DIR", help: "node-local folder for temp files that need not be on the shared file system (default: $TMPDIR, else /tmp)",
+		set: str(func(c *Config) *string { return &c.TempPath })},
 	{long: "models-dir", arg: "DIR", help: "folder holding the model files (default: $FACEFUSION_MODELS_DIR, else beside the program: PREFIX/share/facefusion/models when installed, the checkout's .cache/models)",
 		set: str(func(c *Config) *string { return &c.ModelsDir })},
 	{long: "onnxruntime-library", arg: "FILE", help: "ONNX Runtime shared library (default: $ONNXRUNTIME_LIBRARY, else the fetched 1.30.0 CPU build beside the program: PREFIX/lib/facefusion/libonnxruntime.so.1 when installed, the checkout's .cache/ort)",
@@ -105,8 +110,9 @@ func lookup(name string) *option {
 // ErrHelp is returned by Parse when --help was asked for.
 var ErrHelp = fmt.Errorf("help requested")
 
-// Parse resolves a run's configuration: the embedded default, then --config FILE, then the
-// flags. Values are validated; the error names the flag or key.
+// Parse resolves a run's configuration: the embedded default, then FaceFusion's facefusion.ini
+// (--config-path), then --config FILE, then the flags. Values are validated; the error names
+// the flag or key.
 func Parse(args []string) (Config, error) { return parse(args, true) }
 
 // ParseLoose is Parse for commands that need no source, target or output (models).
@@ -118,7 +124,7 @@ func parse(args []string, paths bool) (Config, error) {
 		vals []string
 	}
 	var flags []given
-	var configFile string
+	var configFile, iniFile string
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		if a == "-h" || a == "--help" {
@@ -152,13 +158,20 @@ func parse(args []string, paths bool) (Config, error) {
 				return Config{}, fmt.Errorf("--%s needs a value (%s)", o.long, o.arg)
 			}
 		}
-		if o.long == "config" {
+		switch o.long {
+		case "config":
 			configFile = vals[0]
+			continue
+		case "config-path":
+			iniFile = vals[0]
 			continue
 		}
 		flags = append(flags, given{o, vals})
 	}
 	c := Default()
+	if err := LoadINI(iniFile, &c); err != nil {
+		return Config{}, err
+	}
 	if configFile != "" {
 		if err := LoadFile(configFile, &c); err != nil {
 			return Config{}, err

@@ -38,7 +38,7 @@ func CheckOutputFormat(ctx context.Context, cfg job.Config, info *video.Info) er
 		audio = cfg.TargetPath
 	}
 	opt := EncodeOptions(cfg, info)
-	err := video.CheckOutput(ctx, out, opt, audio)
+	err := video.CheckOutput(ctx, cfg.TempDir(), out, opt, audio)
 	var oe *video.OutputError
 	if !errors.As(err, &oe) {
 		return fault.AsInternal(err) // nil, or the check itself could not run (a cancel, no temp folder)

@@ -66,8 +66,9 @@ func containerRefusedCodec(err error) bool {
 
 // Concat joins segments, in order, into out with the concat demuxer and stream copy: no
 // re-encoding, so the segments must share codec, size and rate (they come from one encoder
-// configuration). The list file is written beside out and removed.
-func Concat(ctx context.Context, segments []string, out string) error {
+// configuration). The segment list is a temp file in scratch ("": the system's, $TMPDIR): node-
+// local scratch, not the shared file system the segments and out are on.
+func Concat(ctx context.Context, scratch string, segments []string, out string) error {
 	if len(segments) == 0 {
 		return fmt.Errorf("video: concatenating into %s: no segments given", out)
 	}
@@ -83,7 +84,7 @@ func Concat(ctx context.Context, segments []string, out string) error {
 		// The list's quoting: inside '…', a quote is written '\''.
 		list.WriteString("file '" + strings.ReplaceAll(abs, "'", `'\''`) + "'\n")
 	}
-	f, err := os.CreateTemp(filepath.Dir(out), ".concat-*.txt")
+	f, err := os.CreateTemp(scratch, "facefusion-concat-*.txt")
 	if err != nil {
 		return fmt.Errorf("video: concatenating into %s: cannot write the segment list: %v", out, err)
 	}

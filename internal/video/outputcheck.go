@@ -37,14 +37,14 @@ func (e *OutputError) Error() string { return e.Detail }
 const checkFrames = 8
 
 // CheckOutput runs the path a job's frames take to out, on checkFrames black frames of the job's size,
-// in a temp folder it removes: the segment encoder with opt (OpenEncoder, the same command
+// in a temp folder it makes in scratch ("": the system's, $TMPDIR) and removes: the segment encoder with opt (OpenEncoder, the same command
 // line as every segment), then the final mux into a file with out's extension, video alone
 // and then with audioSource's audio over its first checkFrames frames, as Mux copies it. ffmpeg
 // refuses a bad encoder, preset, container or codec only when it writes, which in a job is
 // after the last frame; here it is before the first. audioSource "" checks the video alone.
 // A refusal is an *OutputError.
-func CheckOutput(ctx context.Context, out string, opt EncodeOptions, audioSource string) error {
-	dir, err := os.MkdirTemp("", "facefusion-output-check-")
+func CheckOutput(ctx context.Context, scratch, out string, opt EncodeOptions, audioSource string) error {
+	dir, err := os.MkdirTemp(scratch, "facefusion-output-check-")
 	if err != nil {
 		return fmt.Errorf("video: checking output %s: %v", out, err)
 	}

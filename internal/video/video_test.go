@@ -361,7 +361,8 @@ func TestConcat(t *testing.T) {
 		want = append(want, referenceHashes(t, seg)...)
 	}
 	out := filepath.Join(dir, "joined.mp4.tmp")
-	if err := Concat(context.Background(), segs, out); err != nil {
+	scratch := t.TempDir()
+	if err := Concat(context.Background(), scratch, segs, out); err != nil {
 		t.Fatal(err)
 	}
 	if got := referenceHashes(t, out); !slices.Equal(got, want) {
@@ -372,11 +373,14 @@ func TestConcat(t *testing.T) {
 	}
 	entries, _ := os.ReadDir(dir)
 	for _, e := range entries {
-		if strings.HasPrefix(e.Name(), ".concat-") {
-			t.Errorf("segment list %s left behind", e.Name())
+		if strings.Contains(e.Name(), "concat-") {
+			t.Errorf("segment list %s written beside the output", e.Name())
 		}
 	}
-	if err := Concat(context.Background(), []string{filepath.Join(dir, "missing.mp4")}, out); err == nil || !strings.Contains(err.Error(), "missing.mp4") {
+	if entries, _ := os.ReadDir(scratch); len(entries) > 0 {
+		t.Errorf("segment list %s left in the scratch folder", entries[0].Name())
+	}
+	if err := Concat(context.Background(), scratch, []string{filepath.Join(dir, "missing.mp4")}, out); err == nil || !strings.Contains(err.Error(), "missing.mp4") {
 		t.Errorf("missing segment: %v", err)
 	}
 }

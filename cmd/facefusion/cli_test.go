@@ -1,0 +1,94 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/facefusion-hpc/facefusion/internal/testenv"
+)
+
+// facefusionIn runs the binary in the working folder dir, as facefusion does.
+func facefusionIn(t *testing.T, dir string, args ...string) result {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "FACEFUSION_HOME="+filepath.Dir(testenv.Cache(t)))
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatalf("running facefusion: %v", err)
+	}
+	return result{code, out.String(), errb.String()}
+}
+
+// --log-level error: a successful run prints nothing on stderr (its output path still goes to
+// stdout), a failed one exactly its error line, and an unknown level is a usage error.
+// --temp-path: the run's temp files go there (the folder changed) and none is left.
+func TestLogLevelAndTempPath(t *testing.T) {
+	dir := t.TempDir()
+	clip := filepath.Join(dir, "clip.mp4")
+	ffmpeg(t, "-f", "lavfi", "-i", "testsrc=s=64x48:r=25", "-frames:v", "10", "-c:v", "libx264", "-pix_fmt", "yuv420p", clip)
+	scratch := filepath.Join(dir, "scratch")
+	os.Mkdir(scratch, 0o755)
+	past := time.Now().Add(-time.Hour)
+	os.Chtimes(scratch, past, past)
+
+	out := filepath.Join(dir, "out.mp4")
+	r := facefusion(t, "run", "-t", clip, "-o", out, "--processors", "none", "--log-level", "error", "--temp-path", scratch)
+	if r.code != 0 || r.stderr != "" || r.stdout != out+"\n" {
+		t.Fatalf("exit %d, stdout %q, stderr %q: want 0, the output path alone, nothing", r.code, r.stdout, r.stderr)
+	}
+	if _, err := os.Stat(out); err != nil {
+		t.Fatal(err)
+	}
+	st, _ := os.Stat(scratch)
+	if left, _ := os.ReadDir(scratch); len(left) > 0 || !st.ModTime().After(past.Add(time.Minute)) {
+		t.Errorf("--temp-path: %d file(s) left, folder changed at %v (set to %v): want it used and left empty", len(left), st.ModTime(), past)
+	}
+
+	gone := filepath.Join(dir, "gone.mp4")
+	r = facefusion(t, "run", "-t", gone, "-o", filepath.Join(dir, "out2.mp4"), "--processors", "none", "--log-level", "error")
+	if r.code != exitInput || strings.Count(r.stderr, "\n") != 1 || !strings.HasPrefix(r.stderr, "facefusion: target "+gone) {
+		t.Errorf("missing target: exit %d, stderr %q: want %d and its one error line", r.code, r.stderr, exitInput)
+	}
+	r = facefusion(t, "run", "-t", clip, "-o", filepath.Join(dir, "out3.mp4"), "--processors", "none", "--log-level", "bogus")
+	if r.code != exitUsage || !strings.Contains(r.stderr, "--log-level") || !strings.Contains(r.stderr, `"bogus"`) {
+		t.Errorf("--log-level bogus: exit %d, stderr %q", r.code, r.stderr)
+	}
+	missing := filepath.Join(dir, "no-scratch")
+	r = facefusion(t, "run", "-t", clip, "-o", filepath.Join(dir, "out4.mp4"), "--processors", "none", "--temp-path", missing)
+	if r.code != exitUsage || !strings.Contains(r.stderr, "--temp-path "+missing+": no such folder") {
+		t.Errorf("missing --temp-path: exit %d, stderr %q", r.code, r.stderr)
+	}
+	mustNotExist(t, filepath.Join(dir, "out4.mp4"))
+}
+
+// facefusion.ini in the working folder is read by run and by plan: here it alone says to swap
+// nothing (no -s needed) and to log at debug, and gives plan its target and frame range; the
+// flags still win over it.
+func TestFaceFusionINIInWorkingFolder(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "facefusion.ini"), []byte(
+		"[paths]\ntarget_path = clip.mp4\n\n[frame_extraction]\ntrim_frame_start = 2\ntrim_frame_end = 9\n\n[processors]\nprocessors = none\n\n[misc]\nlog_level = debug\n"), 0o644)
+	ffmpeg(t, "-f", "lavfi", "-i", "testsrc=s=64x48:r=25", "-frames:v", "10", "-c:v", "libx264", "-pix_fmt", "yuv420p", filepath.Join(dir, "clip.mp4"))
+	img := filepath.Join(dir, "photo.png")
+	ffmpeg(t, "-i", testenv.Sample(t, "astronaut.png"), "-vf", "scale=64:64", img)
+
+	r := facefusionIn(t, dir, "run", "-t", img, "-o", "out.png")
+	if r.code != 0 || r.stdout != "out.png\n" || !strings.Contains(r.stderr, "log level debug") {
+		t.Fatalf("run: exit %d, stdout %q, stderr:\n%s\nwant the image written with processors none and a debug line, from facefusion.ini", r.code, r.stdout, r.stderr)
+	}
+	r = facefusionIn(t, dir, "plan", "--ranks", "2", "--trim-frame-end", "7")
+	if r.code != 0 || !strings.Contains(r.stdout, "target  clip.mp4: 10 frames") || !strings.Contains(r.stdout, "frames  [2,7): 5 frames") {
+		t.Fatalf("plan: exit %d, stdout:\n%s\nstderr %s\nwant clip.mp4 from facefusion.ini, its trim start 2 and the flag's end 7", r.code, r.stdout, r.stderr)
+	}
+}

@@ -1,0 +1,338 @@
+package job
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"reflect"
+	"slices"
+	"strings"
+)
+
+// INIFile is FaceFusion's defaults file, read from the working folder when it is there (as
+// FaceFusion's --config-path defaults to it).
+const INIFile = "facefusion.ini"
+
+// faceFusionINI is FaceFusion 3.8.1's facefusion.ini as shipped: its sections, and in each the
+// keys FaceFusion reads from it, in the file's order. It is the one statement of that format in
+// this program: which of these keys this program supports is not listed anywhere, it is every
+// key whose flag (the key with '-' for '_') is in the flag table.
+var faceFusionINI = []struct {
+	section string
+	keys    []string
+}{
+	{"paths", []string{"temp_path", "jobs_path", "source_paths", "target_path", "output_path"}},
+	{"patterns", []string{"source_pattern", "target_pattern", "output_pattern"}},
+	{"face_detector", []string{"face_detector_model", "face_detector_size", "face_detector_margin", "face_detector_angles", "face_detector_score"}},
+	{"face_landmarker", []string{"face_landmarker_model", "face_landmarker_score"}},
+	{"face_selector", []string{"face_selector_mode", "face_selector_order", "face_selector_age_start", "face_selector_age_end",
+		"face_selector_gender", "face_selector_race", "reference_face_position", "reference_face_distance", "reference_frame_number"}},
+	{"face_tracker", []string{"face_tracker_score"}},
+	{"face_masker", []string{"face_occluder_model", "face_parser_model", "face_mask_types", "face_mask_areas", "face_mask_regions",
+		"face_mask_blur", "face_mask_padding"}},
+	{"voice_extractor", []string{"voice_extractor_model"}},
+	{"frame_extraction", []string{"trim_frame_start", "trim_frame_end", "temp_frame_format", "temp_pixel_format"}},
+	{"frame_distribution", []string{"target_frame_amount"}},
+	{"output_creation", []string{"output_image_quality", "output_image_scale", "output_audio_encoder", "output_audio_quality",
+		"output_audio_volume", "output_video_encoder", "output_video_preset", "output_video_quality", "output_video_scale", "output_video_fps"}},
+	{"workflow", []string{"workflow_mode", "workflow_strategy"}},
+	{"processors", []string{"processors", "age_modifier_model", "age_modifier_direction", "background_remover_model",
+		"background_remover_fill_color", "background_remover_despill_color", "deep_swapper_model", "deep_swapper_morph",
+		"expression_restorer_model", "expression_restorer_factor", "expression_restorer_areas", "face_debugger_items",
+		"face_editor_model", "face_editor_eyebrow_direction", "face_editor_eye_gaze_horizontal", "face_editor_eye_gaze_vertical",
+		"face_editor_eye_open_ratio", "face_editor_lip_open_ratio", "face_editor_mouth_grim", "face_editor_mouth_pout",
+		"face_editor_mouth_purse", "face_editor_mouth_smile", "face_editor_mouth_position_horizontal",
+		"face_editor_mouth_position_vertical", "face_editor_head_pitch", "face_editor_head_yaw", "face_editor_head_roll",
+		"face_enhancer_model", "face_enhancer_blend", "face_enhancer_weight", "face_swapper_model", "face_swapper_pixel_boost",
+		"face_swapper_weight", "frame_colorizer_model", "frame_colorizer_size", "frame_colorizer_blend", "frame_enhancer_model",
+		"frame_enhancer_blend", "lip_syncer_model", "lip_syncer_weight"}},
+	{"uis", []string{"open_browser", "ui_layouts", "ui_workflow"}},
+	{"download", []string{"download_providers", "download_scope"}},
+	{"benchmark", []string{"benchmark_mode", "benchmark_resolutions", "benchmark_cycle_count"}},
+	{"execution", []string{"execution_device_ids", "execution_providers", "execution_thread_count"}},
+	{"memory", []string{"video_memory_strategy"}},
+	{"misc", []string{"log_level", "halt_on_error"}},
+}
+
+// iniSection is the section of FaceFusion's file that holds key, or "".
+func iniSection(key string) string {
+	for _, s := range faceFusionINI {
+		if slices.Contains(s.keys, key) {
+			return s.section
+		}
+	}
+	return ""
+}
+
+// iniOption is the flag a FaceFusion key sets, or nil when this program does not support it.
+func iniOption(key string) *option {
+	o := lookup("--" + strings.ReplaceAll(key, "_", "-"))
+	if o == nil || o.set == nil {
+		return nil
+	}
+	return o
+}
+
+// LoadINI overlays FaceFusion's defaults file on c. path is --config-path: that file, which
+// must exist; "" reads facefusion.ini in the working folder when there is one. A key left empty
+// is ignored, as FaceFusion ignores it. A key set to a value is applied as its flag applies it
+// (a list is space-separated, like the flag's values); a FaceFusion key this program does not
+// support, and a section or key FaceFusion does not have, are errors naming the file, section
+// and key.
+func LoadINI(path string, c *Config) error {
+	given := path != ""
+	if !given {
+		path = INIFile
+		if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+			return nil
+		}
+	}
+	data, err := os.ReadFile(path)
+	switch {
+	case err != nil && given && errors.Is(err, os.ErrNotExist):
+		return fmt.Errorf("--config-path %s: no such file: give FaceFusion's facefusion.ini, or leave the flag out", path)
+	case err != nil && given:
+		return fmt.Errorf("--config-path %s: %v", path, err)
+	case err != nil:
+		return fmt.Errorf("%s in the working folder (FaceFusion's defaults file, read when it is there): %v", path, err)
+	}
+	entries, err := parseINI(data, path)
+	if err != nil {
+		return err
+	}
+	var errs []string
+	for _, e := range entries {
+		if err := e.apply(c); err != nil {
+			errs = append(errs, fmt.Sprintf("%s:%d: %s: %v", path, e.line, strings.TrimSpace("["+e.section+"] "+e.key), err))
+		}
+	}
+	if len(errs) > 0 {
+		return errors.New(strings.Join(errs, "; "))
+	}
+	// A value every flag parses may still be one this program refuses (a FaceFusion model it
+	// does not have): said here, where the file can be named.
+	if err := c.validate(false); err != nil {
+		return fmt.Errorf("config %s: %w", path, err)
+	}
+	return nil
+}
+
+// iniEntry is one "key = value" of a facefusion.ini, or a [section] header (key "").
+type iniEntry struct {
+	section, key, value string
+	line                int
+}
+
+// apply sets the entry's value on c, or says why it cannot.
+func (e iniEntry) apply(c *Config) error {
+	if sections := iniSections(); !slices.Contains(sections, e.section) {
+		if e.key != "" {
+			return nil // said once, at the header
+		}
+		for i, s := range sections {
+			sections[i] = "[" + s + "]"
+		}
+		return fmt.Errorf("FaceFusion has no section [%s]%s", e.section, hint("["+e.section+"]", sections))
+	}
+	if e.key == "" {
+		return nil
+	}
+	if home := iniSection(e.key); home != e.section {
+		if home != "" {
+			return fmt.Errorf("this key belongs in section [%s]", home)
+		}
+		if ours := tomlKeys(); slices.Contains(ours, e.key) {
+			return fmt.Errorf("not a key of FaceFusion's file: it is facefusion-hpc's own; set it in the TOML job file (--config) or with --%s", strings.ReplaceAll(e.key, "_", "-"))
+		}
+		return fmt.Errorf("FaceFusion has no key %s in [%s]%s", e.key, e.section, hint(e.key, iniKeys()))
+	}
+	value := strings.TrimSpace(e.value)
+	if value == "" {
+		return nil // FaceFusion's fallback, here the job's default
+	}
+	o := iniOption(e.key)
+	if o == nil {
+		return fmt.Errorf("set to %q, but not supported by facefusion-hpc: leave it empty or remove it", value)
+	}
+	var vals []string
+	switch {
+	case o.arg == "": // a switch; every switch is off in the embedded default (TestINISwitchesAreOffByDefault)
+		on, err := iniBool(value)
+		if err != nil || !on {
+			return err
+		}
+	case o.multi:
+		vals = strings.Fields(value) // FaceFusion's get_str_list and get_int_list: str.split()
+	default:
+		vals = []string{value}
+	}
+	if err := o.set(c, vals); err != nil {
+		// The setter names the flag; here the key is named already.
+		return errors.New(strings.TrimPrefix(err.Error(), "--"+o.long+": "))
+	}
+	return nil
+}
+
+// iniBool reads a boolean as Python's configparser does (getboolean).
+func iniBool(v string) (bool, error) {
+	switch strings.ToLower(v) {
+	case "1", "yes", "true", "on":
+		return true, nil
+	case "0", "no", "false", "off":
+		return false, nil
+	}
+	return false, fmt.Errorf("%q is not a boolean (true or false)", v)
+}
+
+// parseINI reads an INI file by the rules of Python's configparser as FaceFusion uses it:
+// [section] headers, "key = value" or "key: value" (split at the first '=' or ':'), keys in
+// lower case, whole-line comments starting with '#' or ';' (there are no inline comments: a
+// ';' after a value is part of it), lines indented under a key continue its value, and '%%' is
+// a percent sign ('%' alone starts an interpolation, which FaceFusion's files never use). A
+// key outside a section, a line that is neither, and a section or key given twice are errors.
+func parseINI(data []byte, name string) ([]iniEntry, error) {
+	data = bytes.TrimPrefix(data, []byte("\ufeff"))
+	var out []iniEntry
+	section, sections := "", map[string]bool{}
+	keys := map[string]bool{}
+	cur := -1      // index in out of the key a continuation line extends, -1: none
+	keyIndent := 0 // that key's indentation
+	bad := func(n int, format string, a ...any) error {
+		return fmt.Errorf("%s:%d: %s", name, n, fmt.Sprintf(format, a...))
+	}
+	for i, raw := range strings.Split(string(data), "\n") {
+		n := i + 1
+		line := strings.TrimRight(raw, "\r")
+		text := strings.TrimSpace(line)
+		if text == "" || text[0] == '#' || text[0] == ';' {
+			continue // neither ends a value that continues below
+		}
+		indent := len(line) - len(strings.TrimLeft(line, " \t"))
+		if cur >= 0 && indent > keyIndent {
+			out[cur].value += "\n" + text
+			continue
+		}
+		cur = -1
+		if strings.HasPrefix(text, "[") {
+			if !strings.HasSuffix(text, "]") || len(text) < 3 {
+				return nil, bad(n, "%q is not a section header like [paths]", text)
+			}
+			section = text[1 : len(text)-1]
+			if sections[section] {
+				return nil, bad(n, "section [%s] is given twice", section)
+			}
+			sections[section] = true
+			out = append(out, iniEntry{section: section, line: n})
+			continue
+		}
+		at := strings.IndexAny(text, "=:")
+		if at < 0 {
+			return nil, bad(n, "%q is not \"key = value\"", text)
+		}
+		key := strings.ToLower(strings.TrimSpace(text[:at]))
+		if key == "" {
+			return nil, bad(n, "%q has no key before its %q", text, text[at])
+		}
+		if section == "" {
+			return nil, bad(n, "%s comes before the first [section]", key)
+		}
+		if keys[section+"\x00"+key] {
+			return nil, bad(n, "[%s] %s is given twice", section, key)
+		}
+		keys[section+"\x00"+key] = true
+		out = append(out, iniEntry{section: section, key: key, value: strings.TrimSpace(text[at+1:]), line: n})
+		cur, keyIndent = len(out)-1, indent
+	}
+	for i := range out {
+		if out[i].key == "" {
+			continue
+		}
+		v, err := uninterpolate(out[i].value)
+		if err != nil {
+			return nil, bad(out[i].line, "[%s] %s: %v", out[i].section, out[i].key, err)
+		}
+		out[i].value = v
+	}
+	return out, nil
+}
+
+// uninterpolate undoes configparser's escape: "%%" is '%'; any other '%' is an interpolation.
+func uninterpolate(v string) (string, error) {
+	if !strings.Contains(v, "%") {
+		return v, nil
+	}
+	var b strings.Builder
+	for i := 0; i < len(v); i++ {
+		if v[i] != '%' {
+			b.WriteByte(v[i])
+			continue
+		}
+		if i+1 < len(v) && v[i+1] == '%' {
+			b.WriteByte('%')
+			i++
+			continue
+		}
+		return "", fmt.Errorf("%q: a '%%' starts an interpolation in FaceFusion's configparser, which this program does not do: write %%%% for a percent sign", v)
+	}
+	return b.String(), nil
+}
+
+func iniSections() []string {
+	var s []string
+	for _, sec := range faceFusionINI {
+		s = append(s, sec.section)
+	}
+	return s
+}
+
+func iniKeys() []string {
+	var k []string
+	for _, sec := range faceFusionINI {
+		k = append(k, sec.keys...)
+	}
+	return k
+}
+
+// tomlKeys are the keys of the TOML job file.
+func tomlKeys() []string {
+	var keys []string
+	var c Config
+	eachSetting(reflect.ValueOf(&c).Elem(), "", false, func(key string, _ reflect.Value, _ bool) { keys = append(keys, key) })
+	return keys
+}
+
+// hint is ": did you mean X?" for the candidate nearest to s, when it is near.
+func hint(s string, candidates []string) string {
+	best, dist := "", 3 // at most two edits away
+	for _, c := range candidates {
+		if d := editDistance(s, c); d < dist {
+			best, dist = c, d
+		}
+	}
+	if best == "" {
+		return ""
+	}
+	return fmt.Sprintf(": did you mean %s?", best)
+}
+
+// editDistance is the Levenshtein distance between a and b, in bytes.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur := make([]int, len(b)+1)
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev = cur
+	}
+	return prev[len(b)]
+}
