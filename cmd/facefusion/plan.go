@@ -17,12 +17,14 @@ import (
 	"github.com/facefusion-hpc/facefusion/rank"
 )
 
-const planUsage = `usage: facefusion plan -t TARGET --ranks N [--chunk-frames K] [--trim-frame-start N] [--trim-frame-end N] [--config FILE] [--config-path INI]
+const planUsage = `usage: facefusion plan -t TARGET --ranks N [--chunk-frames K] [--trim-frame-start N] [--trim-frame-end N]
+                       [--output-video-fps F] [--output-video-scale S] [--config FILE] [--config-path INI]
 
 Prints how a run over N ranks would split TARGET: the trimmed frame range, the chunks (one
-segment file each) and the contiguous block of chunks and frames each rank gets. Nothing is
-decoded or written; only ffprobe runs. Like run, it reads FaceFusion's facefusion.ini from the
-working folder (or --config-path INI) below the job file and the flags.
+segment file each) and the contiguous block of chunks and frames each rank gets. With
+--output-video-fps the frames are the output's, resampled from the trimmed range before they
+are split. Nothing is decoded or written; only ffprobe runs. Like run, it reads FaceFusion's
+facefusion.ini from the working folder (or --config-path INI) below the job file and the flags.
 `
 
 // cmdPlan is `facefusion plan`: the static partition a run would use, without running it.
@@ -39,6 +41,8 @@ func cmdPlan(ctx context.Context, args []string, w io.Writer) error {
 	chunkFrames := fs.Int("chunk-frames", 0, "frames per chunk")
 	trimStart := fs.Int("trim-frame-start", 0, "first frame")
 	trimEnd := fs.Int("trim-frame-end", 0, "end frame")
+	fps := fs.Float64("output-video-fps", 0, "output frame rate")
+	scale := fs.Float64("output-video-scale", 0, "output size factor")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fmt.Fprint(os.Stderr, planUsage)
@@ -69,6 +73,10 @@ func cmdPlan(ctx context.Context, args []string, w io.Writer) error {
 			cfg.TrimFrameStart = *trimStart
 		case "trim-frame-end":
 			cfg.TrimFrameEnd = *trimEnd
+		case "output-video-fps":
+			cfg.OutputVideoFPS = *fps
+		case "output-video-scale":
+			cfg.OutputVideoScale = *scale
 		}
 	})
 	switch {
@@ -81,6 +89,9 @@ func cmdPlan(ctx context.Context, args []string, w io.Writer) error {
 	case cfg.TrimFrameStart < -1 || cfg.TrimFrameEnd < -1:
 		return fault.AsUsage(errors.New("plan: --trim-frame-start/--trim-frame-end are frame numbers ≥ 0"))
 	}
+	if err := cfg.CheckOutputVideo(); err != nil {
+		return fault.AsUsage(fmt.Errorf("plan: %w", err))
+	}
 	if _, err := os.Stat(cfg.TargetPath); err != nil {
 		return fault.AsInput(fmt.Errorf("target %s: no such file: check the path given to -t", cfg.TargetPath))
 	}
@@ -92,25 +103,41 @@ func cmdPlan(ctx context.Context, args []string, w io.Writer) error {
 	if err != nil {
 		return fault.AsInput(err)
 	}
-	start, end, err := pipeline.FrameRange(cfg, info.Frames)
+	m, err := pipeline.OutputFrames(cfg, info)
 	if err != nil {
 		return fault.AsInput(fmt.Errorf("target %s: %w", cfg.TargetPath, err))
 	}
+	if err := pipeline.CheckOutputSize(cfg, info); err != nil {
+		return err
+	}
+	start, end := m.Output()
 	frames := rank.Range{Start: start, End: end}
 	chunks, assignment := driver.MakePlan(frames, cfg.ChunkFrames, *ranks)
-	writePlan(w, cfg.TargetPath, info, frames, cfg.ChunkFrames, chunks, assignment)
+	output := ""
+	if m.Resampled() || cfg.OutputVideoScale != 1 {
+		ow, oh := pipeline.OutputSize(cfg, info)
+		output = fmt.Sprintf("%d frames, %dx%d, %v fps", m.Frames(), ow, oh, m.Out)
+		if m.Resampled() {
+			output += fmt.Sprintf(": the target's frames [%d,%d) resampled; frame numbers below count the output's frames from %d", m.Start, m.End, m.Start)
+		}
+	}
+	writePlan(w, cfg.TargetPath, info, frames, cfg.ChunkFrames, chunks, assignment, output)
 	return nil
 }
 
 // writePlan prints the plan as two aligned tables: per rank, then per chunk. The rank table
 // comes first because it is what a user sizing a job looks at; the chunk table names the
-// segment files a rerun or a failure message refers to.
-func writePlan(w io.Writer, target string, info *video.Info, frames rank.Range, chunkFrames int, chunks, assignment []rank.Range) {
+// segment files a rerun or a failure message refers to. output describes an output resampled
+// or scaled from the target ("": the target's rate and size).
+func writePlan(w io.Writer, target string, info *video.Info, frames rank.Range, chunkFrames int, chunks, assignment []rank.Range, output string) {
 	audio := "no audio"
 	if info.HasAudio {
 		audio = "audio"
 	}
 	fmt.Fprintf(w, "target  %s: %d frames, %dx%d, %v fps, %s\n", target, info.Frames, info.Width, info.Height, info.FPS, audio)
+	if output != "" {
+		fmt.Fprintf(w, "output  %s\n", output)
+	}
 	fmt.Fprintf(w, "frames  %v: %d frames in %d chunk(s) of %d, over %d rank(s)\n", frames, frames.Len(), len(chunks), chunkFrames, len(assignment))
 	idle := 0
 	for _, a := range assignment {

@@ -45,7 +45,12 @@ type Plan struct {
 	Err  string     `json:",omitempty"`
 	Kind fault.Kind `json:",omitempty"`
 
-	Info       *video.Info
+	Info *video.Info
+	// Map is the output's timeline over the target's trimmed range, resampled to the output's
+	// rate (the identity at the target's). Frames, Chunks and every record of the job count the
+	// output's frames, numbered from the trim start (the target's numbers when the rate is kept),
+	// so every rank cuts the same frames whatever its share.
+	Map        video.FrameMap
 	Frames     rank.Range
 	Chunks     []rank.Range
 	Assignment []rank.Range // per rank: a block of chunk indices, for a first attempt
@@ -352,11 +357,15 @@ func planSetup(ctx context.Context, cfg job.Config, ranks int, p *Plan) (m *pipe
 		if err != nil {
 			return nil, "", fault.AsInput(err)
 		}
-		start, end, err := pipeline.FrameRange(cfg, info.Frames)
+		p.Map, err = pipeline.OutputFrames(cfg, info)
 		if err != nil {
 			return nil, "", fault.AsInput(fmt.Errorf("target %s: %w", cfg.TargetPath, err))
 		}
+		if err := pipeline.CheckOutputSize(cfg, info); err != nil {
+			return nil, "", err
+		}
 		p.Info = info
+		start, end := p.Map.Output()
 		p.Frames = rank.Range{Start: start, End: end}
 		p.Chunks, p.Assignment = MakePlan(p.Frames, cfg.ChunkFrames, ranks)
 		if p.JobDir, note, err = lustre.Resolve(cfg.JobDir, cfg.OutputPath); err != nil {
@@ -450,7 +459,7 @@ func encodeShare(ctx context.Context, comm collective.Comm, cfg job.Config, m *p
 		ch := p.Chunks[c]
 		tmp := jd.SegmentTemp(c, me, p.Attempt)
 		began := time.Now()
-		n, faces, err := pipeline.EncodeRange(ctx, cfg, p.Info, ch.Start, ch.End, tmp, workers, counter)
+		n, faces, err := pipeline.EncodeRange(ctx, cfg, p.Info, p.Map, ch.Start, ch.End, tmp, workers, counter)
 		if err == nil {
 			testPause(ctx, fmt.Sprintf("chunk-%d", c), log)
 			err = ctx.Err()
@@ -729,7 +738,7 @@ func finish(ctx context.Context, cfg job.Config, p *Plan, jd *lustre.JobDir, all
 	joinStart := time.Now() // the serial tail of a run: the benchmark reports its share
 	err = video.Concat(ctx, cfg.TempDir(), segs, joined)
 	if err == nil {
-		err = video.Mux(ctx, joined, cfg.TargetPath, video.FrameSpan(p.Frames.Start, p.Frames.End, p.Info.FPS), final)
+		err = video.Mux(ctx, joined, cfg.TargetPath, video.FrameSpan(p.Map.Start, p.Map.End, p.Map.In), final)
 	}
 	if err != nil {
 		if ctx.Err() != nil {

@@ -40,6 +40,9 @@ type Config struct {
 	OutputVideoEncoder string `toml:"output_video_encoder"`
 	OutputVideoQuality int    `toml:"output_video_quality"`
 	OutputVideoPreset  string `toml:"output_video_preset"`
+	// The output's frame rate (0: the target's) and its size as a factor of the target's.
+	OutputVideoFPS   float64 `toml:"output_video_fps"`
+	OutputVideoScale float64 `toml:"output_video_scale"`
 
 	ExecutionThreadCount int `toml:"execution_thread_count" fingerprint:"operational"`
 
@@ -151,6 +154,7 @@ func (c *Config) validate(paths bool) error {
 	if c.OutputVideoQuality < 0 || c.OutputVideoQuality > 100 {
 		bad("output_video_quality: %d is outside 0..100", c.OutputVideoQuality)
 	}
+	c.validateOutputVideo(bad)
 	if c.OutputVideoEncoder == "" {
 		bad("output_video_encoder: empty (libx264, libx265, ffv1)")
 	}

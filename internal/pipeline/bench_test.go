@@ -160,9 +160,13 @@ func BenchmarkEndToEnd(b *testing.B) {
 
 func benchEncode(b *testing.B, cfg job.Config, info *video.Info, ws []Worker) {
 	out := filepath.Join(b.TempDir(), "out.mkv")
+	m, err := OutputFrames(cfg, info)
+	if err != nil {
+		b.Fatal(err)
+	}
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		if _, _, err := EncodeRange(context.Background(), cfg, info, 0, info.Frames, out, ws, nil); err != nil {
+		if _, _, err := EncodeRange(context.Background(), cfg, info, m, 0, info.Frames, out, ws, nil); err != nil {
 			b.Fatal(err)
 		}
 	}

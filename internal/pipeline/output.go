@@ -55,8 +55,9 @@ func outputRefusal(cfg job.Config, info *video.Info, oe *video.OutputError) erro
 	case video.BadPreset:
 		return fmt.Errorf("--output-video-preset %s is not a preset of %s: use ultrafast, superfast, veryfast, faster, fast, medium, slow, slower or veryslow", cfg.OutputVideoPreset, enc)
 	case video.EncoderRefused:
-		return fmt.Errorf("--output-video-encoder %s cannot encode the target's %dx%d frames with quality %d and preset %q (ffmpeg: %s): choose another encoder or settings",
-			enc, info.Width, info.Height, cfg.OutputVideoQuality, cfg.OutputVideoPreset, oe.Detail)
+		w, h := OutputSize(cfg, info)
+		return fmt.Errorf("--output-video-encoder %s cannot encode %dx%d frames (the target's at --output-video-scale %v) with quality %d and preset %q (ffmpeg: %s): choose another encoder or settings",
+			enc, w, h, cfg.OutputVideoScale, cfg.OutputVideoQuality, cfg.OutputVideoPreset, oe.Detail)
 	case video.NoContainer:
 		return fmt.Errorf("-o %s: ffmpeg has no container for %q: use %s", out, ext, videoExtensions)
 	case video.ImageContainer:

@@ -11,7 +11,7 @@ import (
 )
 
 // Resolved is cfg as this node runs it on the target of info: the trim range's automatic ends
-// as frame numbers, the encoder OpenEncoder chooses, and, when a model runs, the execution
+// as frame numbers, the output's frame rate, the encoder OpenEncoder chooses, and, when a model runs, the execution
 // providers left after the fallback and tensorrt_fp16 only where TensorRT runs. The resume
 // fingerprint compares these rather than the settings: a job asked for cuda that ran on cpu
 // gives other pixels than one that ran on cuda, and trim end -1 is another range on another
@@ -24,6 +24,7 @@ func Resolved(cfg job.Config, info *video.Info) (job.Config, error) {
 		return cfg, fault.AsInput(fmt.Errorf("target %s: %w", cfg.TargetPath, err))
 	}
 	cfg.TrimFrameStart, cfg.TrimFrameEnd = start, end
+	cfg.OutputVideoFPS = OutputRate(cfg, info).Float() // 0 is the target's rate: compare the rate
 	cfg.OutputVideoEncoder = EncodeOptions(cfg, info).ChosenEncoder()
 	if !cfg.Swaps() && !cfg.Enhances() {
 		return cfg, nil

@@ -284,7 +284,7 @@ func Commit(tmp, final string, force bool) error {
 // is truncated or corrupt.
 type inputSource struct {
 	ctx context.Context
-	dec *video.Decoder
+	dec FrameSource
 }
 
 func (s inputSource) Next(buf []byte) error {
@@ -312,19 +312,24 @@ func FrameRange(cfg job.Config, frames int) (start, end int, err error) {
 
 // EncodeOptions are the output settings of cfg for a target.
 func EncodeOptions(cfg job.Config, info *video.Info) video.EncodeOptions {
-	return video.EncodeOptions{
+	opt := video.EncodeOptions{
 		Encoder: cfg.OutputVideoEncoder, Quality: cfg.OutputVideoQuality, Preset: cfg.OutputVideoPreset,
-		FPS: info.FPS, Width: info.Width, Height: info.Height,
+		FPS: OutputRate(cfg, info),
 	}
+	opt.Width, opt.Height = OutputSize(cfg, info)
+	opt.FrameWidth, opt.FrameHeight = ProcessSize(cfg, info)
+	return opt
 }
 
-// EncodeRange decodes frames [start, end) of the target, runs the workers over them and
-// encodes the result (video only) to path. It returns the number of frames written and the
-// number of them in which a face was swapped or enhanced.
-func EncodeRange(ctx context.Context, cfg job.Config, info *video.Info, start, end int, path string, workers []Worker, prog progress.Counter) (n, faces int, err error) {
+// EncodeRange decodes the output frames [start, end) of m (numbered as m numbers them: the
+// target's frame numbers at its own rate), runs the workers over them and encodes the result
+// (video only) to path. It returns the number of frames written and the number of them in
+// which a face was swapped or enhanced.
+func EncodeRange(ctx context.Context, cfg job.Config, info *video.Info, m video.FrameMap, start, end int, path string, workers []Worker, prog progress.Counter) (n, faces int, err error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	dec, err := video.OpenDecoder(ctx, info, start, end)
+	pw, ph := ProcessSize(cfg, info)
+	dec, err := video.OpenResampler(ctx, info, m, start, end, pw, ph)
 	if err != nil {
 		return 0, 0, fault.AsInput(err)
 	}
@@ -334,7 +339,7 @@ func EncodeRange(ctx context.Context, cfg job.Config, info *video.Info, start, e
 		return 0, 0, fault.AsUsage(err)
 	}
 	before := framesWithFaces(workers) // the workers carry their counts from earlier chunks
-	n, err = Stream(ctx, info.Width, info.Height, inputSource{ctx, dec}, enc, workers, prog)
+	n, err = Stream(ctx, pw, ph, inputSource{ctx, dec}, enc, workers, prog)
 	if err != nil {
 		cancel()
 		enc.Close()

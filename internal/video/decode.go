@@ -7,20 +7,22 @@ import (
 	"io"
 	"os/exec"
 	"strconv"
+	"strings"
 )
 
 // Decoder streams the frames [start, end) of one video as packed rgb24 from an ffmpeg pipe.
 type Decoder struct {
-	ctx        context.Context
-	info       *Info
-	start, end int
-	frameSize  int
-	cmd        *exec.Cmd
-	out        io.ReadCloser
-	tail       *stderrTail
-	got        int
-	waited     bool
-	err        error // sticky: once Next fails it keeps failing the same way
+	ctx           context.Context
+	info          *Info
+	start, end    int
+	width, height int // of the frames delivered: the target's, or what they are scaled to
+	frameSize     int
+	cmd           *exec.Cmd
+	out           io.ReadCloser
+	tail          *stderrTail
+	got           int
+	waited        bool
+	err           error // sticky: once Next fails it keeps failing the same way
 }
 
 // FrameSize is the byte size of one rgb24 frame of info.
@@ -32,8 +34,18 @@ func (info *Info) FrameSize() int { return info.Width * info.Height * 3 }
 // so frame start is the first frame out whatever the GOP or B-frame layout); anything else is
 // decoded from its first frame and the first start frames are dropped.
 func OpenDecoder(ctx context.Context, info *Info, start, end int) (*Decoder, error) {
+	return OpenScaledDecoder(ctx, info, start, end, info.Width, info.Height)
+}
+
+// OpenScaledDecoder is OpenDecoder with every frame scaled to width×height by ffmpeg's
+// bicubic scaler, the one FaceFusion's `-s` extracts frames with. Each frame is scaled on its
+// own, so a frame is the same bytes whichever range it is decoded in.
+func OpenScaledDecoder(ctx context.Context, info *Info, start, end, width, height int) (*Decoder, error) {
 	if start < 0 || end > info.Frames || start >= end {
 		return nil, fmt.Errorf("video: frame range [%d,%d) is outside %s, which has frames [0,%d): fix the range", start, end, info.Path, info.Frames)
+	}
+	if width <= 0 || height <= 0 {
+		return nil, fmt.Errorf("video: decoding %s to %dx%d frames: the size must be positive", info.Path, width, height)
 	}
 	args := ffmpegArgs()
 	seek := info.seekable()
@@ -41,8 +53,15 @@ func OpenDecoder(ctx context.Context, info *Info, start, end int) (*Decoder, err
 		args = append(args, "-ss", seekTime(info, start))
 	}
 	args = append(args, "-i", mediaPath(info.Path), "-map", "0:v:0", "-an", "-sn", "-dn")
+	var filters []string
 	if start > 0 && !seek {
-		args = append(args, "-vf", "trim=start_frame="+strconv.Itoa(start))
+		filters = append(filters, "trim=start_frame="+strconv.Itoa(start))
+	}
+	if width != info.Width || height != info.Height {
+		filters = append(filters, scaleFilter(width, height))
+	}
+	if len(filters) > 0 {
+		args = append(args, "-vf", strings.Join(filters, ","))
 	}
 	args = append(args,
 		// Each input frame exactly once: no duplication or dropping to fit a nominal rate.
@@ -57,8 +76,8 @@ func OpenDecoder(ctx context.Context, info *Info, start, end int) (*Decoder, err
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("video: decoding %s: %w", info.Path, exitError(ctx, FFmpeg, err, tail))
 	}
-	return &Decoder{ctx: ctx, info: info, start: start, end: end, frameSize: info.FrameSize(),
-		cmd: cmd, out: out, tail: tail}, nil
+	return &Decoder{ctx: ctx, info: info, start: start, end: end, width: width, height: height,
+		frameSize: width * height * 3, cmd: cmd, out: out, tail: tail}, nil
 }
 
 // seekable reports whether frame n can be reached by seeking to a time: the rate must be
@@ -93,7 +112,7 @@ func (d *Decoder) Next(buf []byte) error {
 		return d.err
 	}
 	if len(buf) < d.frameSize {
-		return fmt.Errorf("video: frame buffer of %d bytes is too small for %dx%d rgb24 (%d bytes)", len(buf), d.info.Width, d.info.Height, d.frameSize)
+		return fmt.Errorf("video: frame buffer of %d bytes is too small for %dx%d rgb24 (%d bytes)", len(buf), d.width, d.height, d.frameSize)
 	}
 	if d.got == d.end-d.start {
 		d.err = io.EOF
@@ -144,4 +163,10 @@ func (d *Decoder) Close() error {
 		d.err = errors.New("video: decoder is closed")
 	}
 	return nil
+}
+
+// scaleFilter scales to width×height as ffmpeg's `-s` does in FaceFusion's commands, with the
+// scaler named rather than left to the ffmpeg build's default.
+func scaleFilter(width, height int) string {
+	return "scale=" + strconv.Itoa(width) + ":" + strconv.Itoa(height) + ":flags=bicubic"
 }

@@ -19,8 +19,24 @@ type EncodeOptions struct {
 	Quality       int      // 0–100, FaceFusion's output_video_quality (mapped to CRF/CQ per encoder)
 	Preset        string   // x264/x265 preset (ultrafast … veryslow); empty: the encoder's default
 	FPS           Rational // required
-	Width, Height int      // required: the size of every frame written
+	Width, Height int      // required: the size of the output's frames
 	PixFmt        string   // empty: see ChosenPixFmt
+	// FrameWidth×FrameHeight is the size of the frames written, when ffmpeg scales them to
+	// Width×Height (bicubic, as FaceFusion's `-s` does); 0: Width×Height.
+	FrameWidth, FrameHeight int
+}
+
+// FrameSize is the byte size of one rgb24 frame Write takes.
+func (o EncodeOptions) FrameSize() int {
+	w, h := o.frameDims()
+	return w * h * 3
+}
+
+func (o EncodeOptions) frameDims() (int, int) {
+	if o.FrameWidth > 0 && o.FrameHeight > 0 {
+		return o.FrameWidth, o.FrameHeight
+	}
+	return o.Width, o.Height
 }
 
 // qualityArgs maps FaceFusion's 0–100 quality to the encoder's own scale as its ffmpeg_builder
@@ -89,13 +105,17 @@ func defaultPixFmt(encoder string, width, height int) string {
 
 // encodeArgs is the whole ffmpeg command line for OpenEncoder.
 func encodeArgs(path string, opt EncodeOptions) []string {
+	fw, fh := opt.frameDims()
 	args := ffmpegArgs(
 		"-f", "rawvideo", "-pix_fmt", "rgb24",
-		"-s", strconv.Itoa(opt.Width)+"x"+strconv.Itoa(opt.Height),
+		"-s", strconv.Itoa(fw)+"x"+strconv.Itoa(fh),
 		"-framerate", opt.FPS.String(),
 		"-i", "pipe:0",
 		"-map", "0:v:0", "-fps_mode", "passthrough",
 		"-c:v", opt.Encoder)
+	if fw != opt.Width || fh != opt.Height {
+		args = append(args, "-vf", scaleFilter(opt.Width, opt.Height))
+	}
 	args = append(args, qualityArgs(opt.Encoder, opt.Quality)...)
 	args = append(args, presetArgs(opt.Encoder, opt.Preset)...)
 	if opt.Encoder == "libx265" {
@@ -163,10 +183,10 @@ func OpenEncoder(ctx context.Context, path string, opt EncodeOptions) (*Encoder,
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("video: encoding %s: %w", path, exitError(ctx, FFmpeg, err, tail))
 	}
-	return &Encoder{ctx: ctx, path: path, frameSize: opt.Width * opt.Height * 3, cmd: cmd, in: in, tail: tail}, nil
+	return &Encoder{ctx: ctx, path: path, frameSize: opt.FrameSize(), cmd: cmd, in: in, tail: tail}, nil
 }
 
-// Write sends one packed rgb24 frame of exactly Width×Height×3 bytes.
+// Write sends one packed rgb24 frame of exactly FrameSize bytes.
 func (e *Encoder) Write(frame []byte) error {
 	if e.err != nil {
 		return e.err

@@ -101,7 +101,7 @@ func encodeBlack(ctx context.Context, path string, opt EncodeOptions, n int) err
 	if err != nil {
 		return err
 	}
-	frame := make([]byte, opt.Width*opt.Height*3)
+	frame := make([]byte, opt.FrameSize())
 	for i := 0; i < n; i++ {
 		if err := enc.Write(frame); err != nil {
 			return err

@@ -1,0 +1,65 @@
+package pipeline
+
+import (
+	"fmt"
+
+	"github.com/facefusion-hpc/facefusion/internal/fault"
+	"github.com/facefusion-hpc/facefusion/internal/job"
+	"github.com/facefusion-hpc/facefusion/internal/video"
+)
+
+// The output video's rate and size, from output_video_fps and output_video_scale, as
+// FaceFusion derives them: every other place asks these functions.
+
+// OutputRate is the output's frame rate: output_video_fps as ffmpeg reads a decimal rate, or
+// the target's own (exactly, 30000/1001 included) when it is 0.
+func OutputRate(cfg job.Config, info *video.Info) video.Rational {
+	if cfg.OutputVideoFPS == 0 {
+		return info.FPS
+	}
+	r, err := video.RateOf(cfg.OutputVideoFPS)
+	if err != nil { // job.Config.Validate refused it already
+		panic(fmt.Sprintf("pipeline: output_video_fps %v passed validation: %v", cfg.OutputVideoFPS, err))
+	}
+	return r
+}
+
+// OutputSize is the output's frame size: the target's at scale 1 (an odd size included,
+// encoded as yuv444p by x264 and x265), else FaceFusion's scaled size (video.ScaleSize),
+// which is always even. 0×0 when the scale leaves no pixel (CheckOutputSize says so).
+func OutputSize(cfg job.Config, info *video.Info) (width, height int) {
+	if cfg.OutputVideoScale == 1 {
+		return info.Width, info.Height
+	}
+	return video.ScaleSize(info.Width, info.Height, cfg.OutputVideoScale)
+}
+
+// ProcessSize is the size the frames are decoded at and swapped at: the output's when it is
+// smaller than the target's (ffmpeg scales while decoding), the target's when the output is
+// larger (the encoder scales the finished frames up). FaceFusion does the same: it works at
+// the smaller of the two sizes and lets ffmpeg's encoder make the output size.
+func ProcessSize(cfg job.Config, info *video.Info) (width, height int) {
+	w, h := OutputSize(cfg, info)
+	if cfg.OutputVideoScale > 1 {
+		return info.Width, info.Height
+	}
+	return w, h
+}
+
+// OutputFrames is the output's timeline over the target's trimmed range (given in the target's
+// frame numbers, as FaceFusion's trim is) at the output's rate.
+func OutputFrames(cfg job.Config, info *video.Info) (video.FrameMap, error) {
+	start, end, err := FrameRange(cfg, info.Frames)
+	if err != nil {
+		return video.FrameMap{}, err
+	}
+	return video.FrameMap{Start: start, End: end, In: info.FPS, Out: OutputRate(cfg, info)}, nil
+}
+
+// CheckOutputSize refuses, before the first frame, a scale that leaves the output no pixel.
+func CheckOutputSize(cfg job.Config, info *video.Info) error {
+	if w, h := OutputSize(cfg, info); w <= 0 || h <= 0 {
+		return fault.AsUsage(fmt.Errorf("--output-video-scale %v leaves nothing of the target's %dx%d frames (FaceFusion's rounding makes a side under 2 pixels 0): choose a larger scale", cfg.OutputVideoScale, info.Width, info.Height))
+	}
+	return nil
+}

@@ -1,0 +1,56 @@
+package pipeline
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/facefusion-hpc/facefusion/internal/fault"
+	"github.com/facefusion-hpc/facefusion/internal/job"
+	"github.com/facefusion-hpc/facefusion/internal/video"
+)
+
+// The output's rate, size and the size frames are swapped at, as FaceFusion derives them: a
+// smaller output is decoded small, a larger one is scaled up by the encoder, scale 1 keeps an
+// odd target's size; a scale that leaves no pixel is a usage error naming the flag.
+func TestOutputVideoGeometry(t *testing.T) {
+	info := &video.Info{Path: "t.mp4", Width: 65, Height: 49, FPS: video.Rational{Num: 30000, Den: 1001}, Frames: 100}
+	for _, c := range []struct {
+		fps, scale     float64
+		rate           video.Rational
+		ow, oh, pw, ph int
+	}{
+		{0, 1, video.Rational{Num: 30000, Den: 1001}, 65, 49, 65, 49},     // the target's rate and size, odd kept
+		{29.97, 0.5, video.Rational{Num: 2997, Den: 100}, 32, 24, 32, 24}, // 32x24: decoded at the output's size
+		{10, 2, video.Rational{Num: 10, Den: 1}, 130, 98, 65, 49},         // swapped at the target's, scaled up at encoding
+	} {
+		cfg := job.Default()
+		cfg.Processors = []string{job.ProcessorNone} // Resolved asks no runtime
+		cfg.OutputVideoFPS, cfg.OutputVideoScale = c.fps, c.scale
+		opt := EncodeOptions(cfg, info)
+		if opt.FPS != c.rate || opt.Width != c.ow || opt.Height != c.oh || opt.FrameWidth != c.pw || opt.FrameHeight != c.ph {
+			t.Errorf("fps %v, scale %v: encoder at %v fps, %dx%d from %dx%d frames; want %v, %dx%d from %dx%d",
+				c.fps, c.scale, opt.FPS, opt.Width, opt.Height, opt.FrameWidth, opt.FrameHeight, c.rate, c.ow, c.oh, c.pw, c.ph)
+		}
+		if opt.FrameSize() != c.pw*c.ph*3 {
+			t.Errorf("fps %v, scale %v: the encoder takes %d-byte frames, want %d", c.fps, c.scale, opt.FrameSize(), c.pw*c.ph*3)
+		}
+		m, err := OutputFrames(cfg, info)
+		if err != nil || m.In != info.FPS || m.Out != c.rate || m.Start != 0 || m.End != 100 {
+			t.Errorf("fps %v: map %+v, %v", c.fps, m, err)
+		}
+		run, err := Resolved(cfg, info)
+		if err != nil || run.OutputVideoFPS != c.rate.Float() {
+			t.Errorf("fps %v: resolved to %v (%v), want the rate in use %v", c.fps, run.OutputVideoFPS, err, c.rate.Float())
+		}
+		if err := CheckOutputSize(cfg, info); err != nil {
+			t.Errorf("scale %v: %v", c.scale, err)
+		}
+	}
+	cfg := job.Default()
+	cfg.OutputVideoScale = 0.25
+	tiny := &video.Info{Path: "t.mp4", Width: 6, Height: 4, FPS: video.Rational{Num: 25, Den: 1}, Frames: 10}
+	err := CheckOutputSize(cfg, tiny)
+	if err == nil || fault.KindOf(err) != fault.Usage || !strings.Contains(err.Error(), "--output-video-scale 0.25") {
+		t.Errorf("a 6x4 target at scale 0.25: %v, want a usage error naming the flag", err)
+	}
+}

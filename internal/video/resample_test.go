@@ -1,0 +1,302 @@
+package video
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/md5"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"math/big"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/facefusion-hpc/facefusion/rank"
+)
+
+// roundHalfUp is the obvious reference for the output's frame count: round(L·out/in) by exact
+// rationals.
+func roundHalfUp(l int, in, out Rational) int {
+	x := big.NewRat(int64(l)*int64(out.Num)*int64(in.Den), int64(out.Den)*int64(in.Num))
+	x.Add(x, big.NewRat(1, 2))
+	q := new(big.Int).Quo(x.Num(), x.Denom())
+	return int(q.Int64())
+}
+
+// sourceByScan is the obvious reference for FrameMap.Source: walk the range and keep the last
+// frame whose time, rounded to the nearest output tick (halves up), is not after tick n.
+func sourceByScan(m FrameMap, k int) int {
+	n := k - m.Start
+	best := m.Start
+	for i := 0; i < m.End-m.Start; i++ {
+		t := big.NewRat(int64(i)*int64(m.Out.Num)*int64(m.In.Den), int64(m.Out.Den)*int64(m.In.Num))
+		t.Add(t, big.NewRat(1, 2))
+		tick := new(big.Int).Quo(t.Num(), t.Denom()).Int64()
+		if tick <= int64(n) {
+			best = m.Start + i
+		}
+	}
+	return best
+}
+
+var rateCases = []struct{ in, out Rational }{
+	{Rational{25, 1}, Rational{10, 1}},       // drops: 2 of every 5 kept
+	{Rational{25, 1}, Rational{30, 1}},       // repeats 1 in 5
+	{Rational{30000, 1001}, Rational{24, 1}}, // NTSC to film
+	{Rational{24, 1}, Rational{60, 1}},       // 2.5×: every other frame sits on a half tick
+	{Rational{25, 1}, Rational{25, 2}},       // 12.5
+	{Rational{30, 1}, Rational{7, 1}},
+	{Rational{50, 1}, Rational{2997, 100}}, // 29.97 as typed
+	{Rational{25, 1}, Rational{1, 1}},
+	{Rational{25, 1}, Rational{25, 1}}, // the identity
+	{Rational{30000, 1001}, Rational{30000, 1001}},
+}
+
+// The map is a function of four numbers: every rank count and chunk size cuts the same list of
+// source frames, the count is round(duration × rate), and each frame is the one the slow scan
+// picks.
+func TestFrameMapAnyPartition(t *testing.T) {
+	for _, rc := range rateCases {
+		for _, rng := range [][2]int{{0, 50}, {7, 33}, {0, 1}, {13, 14}, {100, 397}} {
+			m := FrameMap{Start: rng[0], End: rng[1], In: rc.in, Out: rc.out}
+			name := fmt.Sprintf("%v→%v/[%d,%d)", rc.in, rc.out, rng[0], rng[1])
+			n := m.Frames()
+			want := max(1, roundHalfUp(rng[1]-rng[0], rc.in, rc.out))
+			if n != want {
+				t.Fatalf("%s: %d frames, want round(duration × rate) = %d", name, n, want)
+			}
+			start, end := m.Output()
+			if start != rng[0] || end != rng[0]+n {
+				t.Fatalf("%s: output [%d,%d), want [%d,%d)", name, start, end, rng[0], rng[0]+n)
+			}
+			global := make([]int, 0, n)
+			for k := start; k < end; k++ {
+				s := m.Source(k)
+				if s < rng[0] || s >= rng[1] {
+					t.Fatalf("%s: output frame %d shows target frame %d, outside the range", name, k, s)
+				}
+				if k < start+60 && s != sourceByScan(m, k) { // the scan is quadratic: a prefix
+					t.Fatalf("%s: output frame %d shows %d, the scan picks %d", name, k, s, sourceByScan(m, k))
+				}
+				if len(global) > 0 && s < global[len(global)-1] {
+					t.Fatalf("%s: output frame %d goes back in time (%d after %d)", name, k, s, global[len(global)-1])
+				}
+				global = append(global, s)
+			}
+			if !m.Resampled() {
+				for i, s := range global {
+					if s != rng[0]+i {
+						t.Fatalf("%s: the target's own rate is not the identity at output frame %d", name, rng[0]+i)
+					}
+				}
+			}
+			for _, chunk := range []int{1, 3, 7, 16, 96} {
+				chunks := rank.Chunks(rank.Range{Start: start, End: end}, chunk)
+				for _, ranks := range []int{1, 2, 3, 5} {
+					var got []int
+					for _, blk := range rank.Assign(len(chunks), ranks) {
+						for _, ch := range chunks[blk.Start:blk.End] {
+							first, stop := m.Sources(ch.Start, ch.End)
+							for k := ch.Start; k < ch.End; k++ {
+								s := m.Source(k)
+								if s < first || s >= stop {
+									t.Fatalf("%s: chunk %v needs target frames [%d,%d) but shows %d", name, ch, first, stop, s)
+								}
+								got = append(got, s)
+							}
+						}
+					}
+					if fmt.Sprint(got) != fmt.Sprint(global) {
+						t.Fatalf("%s, chunks of %d over %d ranks: %v, want %v", name, chunk, ranks, got, global)
+					}
+				}
+			}
+		}
+	}
+}
+
+// The map is ffmpeg's fps filter, asked of ffmpeg itself: frames numbered by their bytes go
+// through `-vf fps=OUT` (one ffmpeg, one output per rate) and come back in the order the map
+// predicts.
+func TestFrameMapMatchesFFmpegFPS(t *testing.T) {
+	const w, h, frames = 4, 2, 50
+	in := filepath.Join(t.TempDir(), "numbered.nut")
+	var raw bytes.Buffer
+	for i := 0; i < frames; i++ {
+		raw.Write(bytes.Repeat([]byte{byte(i * 5)}, w*h*3))
+	}
+	if err := os.WriteFile(in+".rgb", raw.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// One input per rate of the target, each through a split into its cases' fps filters.
+	byIn := map[Rational][]int{}
+	var ins []Rational
+	for i, rc := range rateCases {
+		if _, ok := byIn[rc.in]; !ok {
+			ins = append(ins, rc.in)
+		}
+		byIn[rc.in] = append(byIn[rc.in], i)
+	}
+	var args, graph []string
+	outs := make([]string, len(rateCases))
+	for j, r := range ins {
+		args = append(args, "-f", "rawvideo", "-pix_fmt", "rgb24", "-s", fmt.Sprintf("%dx%d", w, h), "-framerate", r.String(), "-i", in+".rgb")
+		cases := byIn[r]
+		g := fmt.Sprintf("[%d:v]split=%d", j, len(cases))
+		for _, i := range cases {
+			g += fmt.Sprintf("[s%d]", i)
+		}
+		for _, i := range cases {
+			g += fmt.Sprintf(";[s%d]fps=%v[o%d]", i, rateCases[i].out, i)
+		}
+		graph = append(graph, g)
+	}
+	args = append(args, "-filter_complex", strings.Join(graph, ";"))
+	for i := range rateCases {
+		outs[i] = filepath.Join(t.TempDir(), fmt.Sprintf("o%d.rgb", i))
+		args = append(args, "-map", fmt.Sprintf("[o%d]", i), "-f", "rawvideo", "-pix_fmt", "rgb24", outs[i])
+	}
+	ffmpegRun(t, args...)
+	for i, rc := range rateCases {
+		out, err := os.ReadFile(outs[i])
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []int
+		for i := 0; i+w*h*3 <= len(out); i += w * h * 3 {
+			got = append(got, int(out[i])/5)
+		}
+		m := FrameMap{Start: 0, End: frames, In: rc.in, Out: rc.out}
+		var want []int
+		for k := 0; k < m.Frames(); k++ {
+			want = append(want, m.Source(k))
+		}
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("%v → %v: ffmpeg's fps filter gives\n%v\nthe map\n%v", rc.in, rc.out, got, want)
+		}
+	}
+}
+
+func TestRateOf(t *testing.T) {
+	for _, c := range []struct {
+		fps  float64
+		want Rational
+	}{
+		{25, Rational{25, 1}}, {29.97, Rational{2997, 100}}, {23.976, Rational{2997, 125}},
+		{59.94, Rational{2997, 50}}, {12.5, Rational{25, 2}}, {1, Rational{1, 1}}, {60, Rational{60, 1}},
+		{30000.0 / 1001, Rational{30000, 1001}}, {24000.0 / 1001, Rational{24000, 1001}},
+		{1.0 / 3, Rational{1, 3}}, {0.123456789, Rational{10, 81}},
+	} {
+		got, err := RateOf(c.fps)
+		if err != nil || got != c.want {
+			t.Errorf("RateOf(%v) = %v, %v; want %v", c.fps, got, err, c.want)
+		}
+	}
+	for _, bad := range []float64{0, -1} {
+		if _, err := RateOf(bad); err == nil {
+			t.Errorf("RateOf(%v) gave no error", bad)
+		}
+	}
+}
+
+// ScaleSize is FaceFusion's scale_resolution: int() of each side, then round(side/2)·2 with
+// Python's halves-to-even.
+func TestScaleSize(t *testing.T) {
+	for _, c := range []struct {
+		w, h   int
+		s      float64
+		ww, wh int
+	}{
+		{64, 48, 0.5, 32, 24},
+		{1920, 1080, 0.75, 1440, 810},
+		{100, 75, 0.25, 24, 18}, // 25 → 24 (12.5 rounds to 12), 18.75 → 18
+		{100, 75, 0.75, 76, 56}, // 75 → 76 (37.5 rounds to 38), 56.25 → 56
+		{65, 49, 1, 64, 48},     // 65 → 64 (32.5 → 32), 49 → 48 (24.5 → 24)
+		{66, 54, 1, 66, 54},     // even sides are kept
+		{321, 241, 2, 642, 482},
+		{3, 3, 0.25, 0, 0},   // nothing left
+		{640, 2, 0.25, 0, 0}, // one side gone is the whole frame gone
+	} {
+		w, h := ScaleSize(c.w, c.h, c.s)
+		if w != c.ww || h != c.wh {
+			t.Errorf("ScaleSize(%d, %d, %v) = %dx%d, want %dx%d", c.w, c.h, c.s, w, h, c.ww, c.wh)
+		}
+	}
+}
+
+// framemd5 is ffmpeg's per-frame MD5 of path's video through the filter graph vf, as rgb24.
+func framemd5(t *testing.T, path, vf string) []string {
+	t.Helper()
+	out := ffmpegRun(t, "-i", path, "-map", "0:v:0", "-vf", vf, "-pix_fmt", "rgb24", "-f", "framemd5", "-")
+	var hashes []string
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	for sc.Scan() {
+		line := sc.Text()
+		if strings.HasPrefix(line, "#") || strings.TrimSpace(line) == "" {
+			continue
+		}
+		f := strings.Split(line, ",")
+		hashes = append(hashes, strings.TrimSpace(f[len(f)-1]))
+	}
+	return hashes
+}
+
+// A resampled, scaled output read chunk by chunk is, frame for frame, what ffmpeg's own trim,
+// fps and bicubic scale filters make of the target's range: dropped frames, repeated frames, a
+// chunk boundary inside a repeat and chunks that start inside a B-frame group included.
+func TestResamplerMatchesFFmpeg(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "bf.mp4")
+	ffmpegRun(t, "-f", "lavfi", "-i", "testsrc2=size=64x48:rate=30000/1001", "-frames:v", "45",
+		"-c:v", "libx264", "-bf", "3", "-g", "12", "-preset", "veryfast", "-pix_fmt", "yuv420p", path)
+	info := probe(t, path)
+	for _, c := range []struct {
+		start, end    int
+		out           Rational
+		width, height int
+		chunk         int
+	}{
+		{5, 41, Rational{12, 1}, 32, 24, 7},  // drops, a trimmed range, halved: 14 frames
+		{0, 19, Rational{50, 1}, 64, 48, 16}, // repeats: output frames 15 and 16 both show frame 9
+	} {
+		m := FrameMap{Start: c.start, End: c.end, In: info.FPS, Out: c.out}
+		name := fmt.Sprintf("[%d,%d)→%v@%dx%d/chunk=%d", c.start, c.end, c.out, c.width, c.height, c.chunk)
+		vf := fmt.Sprintf("trim=start_frame=%d:end_frame=%d,setpts=PTS-STARTPTS,fps=%v", c.start, c.end, c.out)
+		if c.width != info.Width {
+			vf += "," + scaleFilter(c.width, c.height)
+		}
+		want := framemd5(t, info.Path, vf)
+		if len(want) != m.Frames() {
+			t.Fatalf("%s: ffmpeg made %d frames, the map %d", name, len(want), m.Frames())
+		}
+		var got []string
+		start, end := m.Output()
+		buf := make([]byte, c.width*c.height*3)
+		for _, ch := range rank.Chunks(rank.Range{Start: start, End: end}, c.chunk) {
+			r, err := OpenResampler(context.Background(), info, m, ch.Start, ch.End, c.width, c.height)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for {
+				if err := r.Next(buf); errors.Is(err, io.EOF) {
+					break
+				} else if err != nil {
+					t.Fatalf("%s: chunk %v, frame %d: %v", name, ch, r.Frame(), err)
+				}
+				sum := md5.Sum(buf)
+				got = append(got, hex.EncodeToString(sum[:]))
+			}
+			r.Close()
+		}
+		if i := firstDiff(got, want); i < len(want) || len(got) != len(want) {
+			t.Fatalf("%s: output frame %d (of %d, want %d) differs from ffmpeg's", name, start+i, len(got), len(want))
+		}
+	}
+	if _, err := OpenResampler(context.Background(), info, FrameMap{Start: 0, End: 10, In: info.FPS, Out: Rational{5, 1}}, 0, 3, 64, 48); err == nil ||
+		!strings.Contains(err.Error(), "output frames [0,3) are outside [0,2)") {
+		t.Errorf("a range past the output's end: %v", err)
+	}
+}
