@@ -158,7 +158,7 @@ func Run(ctx context.Context, comm collective.Comm, cfg job.Config, opt Options)
 	if plan.Image {
 		if me == 0 {
 			var line string
-			if line, err = models.RunImage(cfg); line != "" {
+			if line, err = models.RunImage(ctx, cfg); line != "" {
 				logFaces(log, line)
 			}
 		}
@@ -738,7 +738,7 @@ func finish(ctx context.Context, cfg job.Config, p *Plan, jd *lustre.JobDir, all
 	joinStart := time.Now() // the serial tail of a run: the benchmark reports its share
 	err = video.Concat(ctx, cfg.TempDir(), segs, joined)
 	if err == nil {
-		err = video.Mux(ctx, joined, cfg.TargetPath, video.FrameSpan(p.Map.Start, p.Map.End, p.Map.In), final)
+		err = video.Mux(ctx, joined, cfg.TargetPath, video.FrameSpan(p.Map.Start, p.Map.End, p.Map.In), final, pipeline.AudioOptions(cfg))
 	}
 	if err != nil {
 		if ctx.Err() != nil {

@@ -43,6 +43,14 @@ type Config struct {
 	// The output's frame rate (0: the target's) and its size as a factor of the target's.
 	OutputVideoFPS   float64 `toml:"output_video_fps"`
 	OutputVideoScale float64 `toml:"output_video_scale"`
+	// The output's audio: output_audio_encoder "" copies the target's audio as it is; a name,
+	// or a quality or volume other than the default, re-encodes it (see ReencodesAudio).
+	OutputAudioEncoder string `toml:"output_audio_encoder"`
+	OutputAudioQuality int    `toml:"output_audio_quality"`
+	OutputAudioVolume  int    `toml:"output_audio_volume"`
+	// An image output's JPEG quality, and its size as a factor of the target's.
+	OutputImageQuality int     `toml:"output_image_quality"`
+	OutputImageScale   float64 `toml:"output_image_scale"`
 
 	ExecutionThreadCount int `toml:"execution_thread_count" fingerprint:"operational"`
 
@@ -155,6 +163,7 @@ func (c *Config) validate(paths bool) error {
 		bad("output_video_quality: %d is outside 0..100", c.OutputVideoQuality)
 	}
 	c.validateOutputVideo(bad)
+	c.validateOutputMedia(bad)
 	if c.OutputVideoEncoder == "" {
 		bad("output_video_encoder: empty (libx264, libx265, ffv1)")
 	}

@@ -38,7 +38,7 @@ func CheckOutputFormat(ctx context.Context, cfg job.Config, info *video.Info) er
 		audio = cfg.TargetPath
 	}
 	opt := EncodeOptions(cfg, info)
-	err := video.CheckOutput(ctx, cfg.TempDir(), out, opt, audio)
+	err := video.CheckOutput(ctx, cfg.TempDir(), out, opt, audio, AudioOptions(cfg))
 	var oe *video.OutputError
 	if !errors.As(err, &oe) {
 		return fault.AsInternal(err) // nil, or the check itself could not run (a cancel, no temp folder)
@@ -66,7 +66,10 @@ func outputRefusal(cfg job.Config, info *video.Info, oe *video.OutputError) erro
 		return fmt.Errorf("--output-video-encoder %s cannot be stored in %s (ffmpeg: %s): use .mkv or another encoder", enc, ext, oe.Detail)
 	case video.NotReadable:
 		return fmt.Errorf("-o %s: ffmpeg writes %q with --output-video-encoder %s, but %s: use .mkv or .mp4", out, ext, enc, oe.Detail)
-	case video.AudioNotInContainer:
+	case video.AudioNotInContainer, video.UnknownAudioEncoder:
+		if a := AudioOptions(cfg); !a.Copies() {
+			return audioRefusal(cfg, a, oe)
+		}
 		return fmt.Errorf("-o %s: the audio of the target %s cannot be stored in %s, copied or as AAC (ffmpeg: %s): use .mkv or .mp4", out, cfg.TargetPath, ext, oe.Detail)
 	}
 	return fmt.Errorf("-o %s: ffmpeg cannot write it (%s)", out, oe.Detail)

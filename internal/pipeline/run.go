@@ -358,10 +358,14 @@ func EncodeRange(ctx context.Context, cfg job.Config, info *video.Info, m video.
 // RunImage processes an image target into an image output beside which nothing is left. It
 // returns the log line of FaceReport; with fail_if_no_face an image without a face is an
 // error, and nothing is written.
-func (m *Models) RunImage(cfg job.Config) (string, error) {
+func (m *Models) RunImage(ctx context.Context, cfg job.Config) (string, error) {
 	img, err := raster.Load(cfg.TargetPath)
 	if err != nil {
 		return "", fault.AsInput(fmt.Errorf("target %w: give a readable PNG or JPEG, or a video", err))
+	}
+	opt, err := ImageOptions(cfg, img.W, img.H) // a scale that leaves nothing is refused before the work
+	if err != nil {
+		return "", err
 	}
 	w, err := m.NewWorker()
 	if err != nil {
@@ -375,13 +379,17 @@ func (m *Models) RunImage(cfg job.Config) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return line, writeImage(cfg, img)
+	return line, writeImage(ctx, cfg, img, opt)
 }
 
-func writeImage(cfg job.Config, img *raster.Image) error {
+// writeImage writes the processed target beside the output, then moves it into place.
+func writeImage(ctx context.Context, cfg job.Config, img *raster.Image, opt video.ImageOptions) error {
 	tmp := TempPath(cfg.OutputPath, "part")
 	defer os.Remove(tmp)
-	if err := video.WriteImage(tmp, img, cfg.OutputVideoQuality); err != nil {
+	if err := video.WriteImage(ctx, tmp, img, opt); err != nil {
+		if ctx.Err() != nil {
+			return err
+		}
 		return fault.AsInput(err)
 	}
 	return Commit(tmp, cfg.OutputPath, cfg.Force)

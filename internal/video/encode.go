@@ -42,12 +42,8 @@ func (o EncodeOptions) frameDims() (int, int) {
 // qualityArgs maps FaceFusion's 0–100 quality to the encoder's own scale as its ffmpeg_builder
 // does: numpy.round(numpy.interp(q, [0, 100], [worst, 0])), and numpy rounds halves to even.
 func qualityArgs(encoder string, quality int) []string {
-	q := float64(min(max(quality, 0), 100))
 	scale := func(worst float64) string {
-		// numpy.interp's arithmetic: slope × (x − x0) + y0.
-		// The conversion keeps Go from fusing the multiply-add, which numpy does not do.
-		v := float64((0-worst)/(100-0)*(q-0)) + worst
-		return strconv.Itoa(int(math.RoundToEven(v)))
+		return strconv.Itoa(int(math.RoundToEven(numpyInterp(quality, worst, 0))))
 	}
 	switch encoder {
 	case "libx264", "libx264rgb", "libx265":

@@ -1,12 +1,12 @@
 package video
 
 import (
-	"bufio"
+	"context"
 	"fmt"
-	"image/jpeg"
-	"image/png"
+	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/facefusion-hpc/facefusion/internal/raster"
@@ -39,31 +39,82 @@ func imageKind(path string) string {
 	return ""
 }
 
-// WriteImage encodes img to path as PNG or JPEG, chosen by the extension (a .tmp suffix is
-// ignored). quality (0–100, FaceFusion's output_image_quality) applies to JPEG.
-func WriteImage(path string, img *raster.Image, quality int) error {
+// ImageOptions says how an image output is written.
+type ImageOptions struct {
+	// Quality is FaceFusion's output_image_quality, 0–100: JPEG's compression. PNG is
+	// lossless and takes none.
+	Quality int
+	// Width×Height is the output's size; 0×0: the image's own. Another size is reached by
+	// ffmpeg's bicubic scaler, the one FaceFusion's `-s` uses.
+	Width, Height int
+}
+
+// ScaledImageSize is the size of an image output of a width×height target at FaceFusion's
+// output_image_scale: the target's own size at 1 (an odd side stays odd, and nothing is
+// resampled), otherwise FaceFusion's rounding (ScaleSize: truncated, then to an even number).
+func ScaledImageSize(width, height int, scale float64) (int, int) {
+	if scale == 1 {
+		return width, height
+	}
+	return ScaleSize(width, height, scale)
+}
+
+// imageQualityArgs is FaceFusion's set_image_quality for the formats written here: JPEG takes
+// -q:v round(31 − 0.31·quality), Python's round (halves to even), so 100 asks for the finest
+// quantiser and 0 for the coarsest (31); PNG has nothing to set.
+func imageQualityArgs(kind string, quality int) []string {
+	if kind != "jpeg" {
+		return nil
+	}
+	q := float64(min(max(quality, 0), 100))
+	// The conversion keeps Go from fusing the multiply-subtract, which Python does not do.
+	return []string{"-q:v", strconv.Itoa(int(math.RoundToEven(31 - float64(q*0.31))))}
+}
+
+// imageArgs is the ffmpeg command line that encodes one packed rgb24 w×h frame from stdin into
+// path (whose extension, a temporary suffix ignored, names the format).
+func imageArgs(path string, w, h int, opt ImageOptions) []string {
 	kind := imageKind(path)
-	if kind == "" {
+	args := ffmpegArgs("-f", "rawvideo", "-pix_fmt", "rgb24",
+		"-s", strconv.Itoa(w)+"x"+strconv.Itoa(h), "-i", "pipe:0", "-frames:v", "1")
+	if opt.Width > 0 && opt.Height > 0 && (opt.Width != w || opt.Height != h) {
+		args = append(args, "-vf", scaleFilter(opt.Width, opt.Height))
+	}
+	if kind == "jpeg" {
+		// 4:2:0 like every JPEG FaceFusion writes; the J formats are full range, as JPEG is.
+		args = append(args, "-c:v", "mjpeg", "-pix_fmt", "yuvj420p")
+	} else {
+		args = append(args, "-c:v", "png", "-pix_fmt", "rgb24")
+	}
+	args = append(args, imageQualityArgs(kind, opt.Quality)...)
+	// image2 with -update writes this one file (no numbered sequence).
+	return append(args, "-f", "image2", "-update", "1", "-y", mediaPath(path))
+}
+
+// WriteImage encodes img to path as PNG or JPEG, chosen by the extension (a .tmp suffix is
+// ignored), through ffmpeg as FaceFusion writes its image outputs: opt's quality and size.
+func WriteImage(ctx context.Context, path string, img *raster.Image, opt ImageOptions) error {
+	if imageKind(path) == "" {
 		return fmt.Errorf("video: cannot write image %s: the name must end in .png, .jpg or .jpeg", path)
 	}
-	f, err := os.Create(path)
+	if opt.Width < 0 || opt.Height < 0 {
+		return fmt.Errorf("video: cannot write image %s at %dx%d: the size must be positive", path, opt.Width, opt.Height)
+	}
+	cmd, tail := command(ctx, FFmpeg, imageArgs(path, img.W, img.H, opt))
+	in, err := cmd.StdinPipe()
 	if err != nil {
 		return fmt.Errorf("video: cannot write image %s: %v", path, err)
 	}
-	w := bufio.NewWriter(f)
-	if kind == "png" {
-		err = png.Encode(w, img.ToImage())
-	} else {
-		err = jpeg.Encode(w, img.ToImage(), &jpeg.Options{Quality: min(max(quality, 1), 100)})
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("video: cannot write image %s: %w", path, exitError(ctx, FFmpeg, err, tail))
 	}
-	if err == nil {
-		err = w.Flush()
+	_, werr := in.Write(img.Bytes())
+	in.Close()
+	if err := cmd.Wait(); err != nil { // ffmpeg's words say more than a broken pipe
+		return fmt.Errorf("video: cannot write image %s: %w", path, exitError(ctx, FFmpeg, err, tail))
 	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return fmt.Errorf("video: cannot write image %s: %v", path, err)
+	if werr != nil {
+		return fmt.Errorf("video: cannot write image %s: %v", path, werr)
 	}
 	return nil
 }

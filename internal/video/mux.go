@@ -22,9 +22,10 @@ func FrameSpan(start, end int, fps Rational) Span {
 
 func secondsArg(d time.Duration) string { return strconv.FormatFloat(d.Seconds(), 'f', 6, 64) }
 
-// muxArgs stream-copies the first video stream of video and the first audio stream (if any) of
-// audioSource within span into out; audioCodec "copy" keeps the audio bit-exact.
-func muxArgs(video, audioSource string, span Span, out, audioCodec string) []string {
+// muxArgs stream-copies the first video stream of video into out with the first audio stream
+// (if any) of audioSource within span, with the audio options audioArgs (-c:a copy keeps it
+// bit-exact).
+func muxArgs(video, audioSource string, span Span, out string, audioArgs []string) []string {
 	args := ffmpegArgs("-i", mediaPath(video))
 	if span.Start > 0 {
 		args = append(args, "-ss", secondsArg(span.Start))
@@ -35,22 +36,26 @@ func muxArgs(video, audioSource string, span Span, out, audioCodec string) []str
 	args = append(args, "-i", mediaPath(audioSource),
 		// "?": a target without audio gives a silent output, not an error.
 		"-map", "0:v:0", "-map", "1:a:0?",
-		"-c:v", "copy", "-c:a", audioCodec)
+		"-c:v", "copy")
+	args = append(args, audioArgs...)
 	return append(args, outputArgs(out, true)...)
 }
 
 // Mux writes out with the video of videoPath (stream copy) and the audio of audioSource over
-// span, the time range the video covers in the source. The audio is copied; only if out's
-// container cannot hold that codec (PCM in MP4, say) is it re-encoded to AAC.
-func Mux(ctx context.Context, videoPath, audioSource string, span Span, out string) error {
+// span, the time range the video covers in the source. The zero AudioOptions copy the audio;
+// only if out's container cannot hold that codec (PCM in MP4, say) is it re-encoded to AAC.
+// Re-encoded audio (audio.Encoder set) has no such fallback: CheckOutput refuses, before the
+// first frame, an encoder the container cannot hold.
+func Mux(ctx context.Context, videoPath, audioSource string, span Span, out string, audio AudioOptions) error {
 	for _, p := range []string{videoPath, audioSource} {
 		if _, err := os.Stat(p); err != nil {
 			return fmt.Errorf("video: muxing %s: input %s is missing: %v", out, p, err)
 		}
 	}
-	_, err := runTool(ctx, FFmpeg, muxArgs(videoPath, audioSource, span, out, "copy")...)
-	if err != nil && ctx.Err() == nil && containerRefusedCodec(err) {
-		_, err = runTool(ctx, FFmpeg, muxArgs(videoPath, audioSource, span, out, "aac")...)
+	_, err := runTool(ctx, FFmpeg, muxArgs(videoPath, audioSource, span, out, audio.args())...)
+	if err != nil && ctx.Err() == nil && audio.Copies() && containerRefusedCodec(err) {
+		// ffmpeg's AAC at its own default bit rate: no audio setting asked for another.
+		_, err = runTool(ctx, FFmpeg, muxArgs(videoPath, audioSource, span, out, []string{"-c:a", "aac"})...)
 	}
 	if err != nil {
 		return fmt.Errorf("video: muxing %s with the audio of %s: %w", out, audioSource, err)

@@ -19,7 +19,8 @@ const (
 	NoContainer                                  // the output's extension names no container ffmpeg writes
 	ImageContainer                               // the extension names an image format: one frame, not a video
 	CodecNotInContainer                          // the container cannot hold the encoder's video
-	AudioNotInContainer                          // the container cannot hold the target's audio, copied or as AAC
+	AudioNotInContainer                          // the container cannot hold the target's audio, copied or as AAC, or the audio encoder's
+	UnknownAudioEncoder                          // this ffmpeg has no such audio encoder
 	NotReadable                                  // ffmpeg wrote it, but what it wrote does not read back as the video
 )
 
@@ -39,11 +40,12 @@ const checkFrames = 8
 // CheckOutput runs the path a job's frames take to out, on checkFrames black frames of the job's size,
 // in a temp folder it makes in scratch ("": the system's, $TMPDIR) and removes: the segment encoder with opt (OpenEncoder, the same command
 // line as every segment), then the final mux into a file with out's extension, video alone
-// and then with audioSource's audio over its first checkFrames frames, as Mux copies it. ffmpeg
-// refuses a bad encoder, preset, container or codec only when it writes, which in a job is
-// after the last frame; here it is before the first. audioSource "" checks the video alone.
-// A refusal is an *OutputError.
-func CheckOutput(ctx context.Context, scratch, out string, opt EncodeOptions, audioSource string) error {
+// and then with audioSource's audio over its first checkFrames frames, copied or re-encoded
+// as audio says (Mux, the same command line as the job's). ffmpeg refuses a bad encoder,
+// preset, container or codec only when it writes, which in a job is after the last frame;
+// here it is before the first. audioSource "" checks the video alone. A refusal is an
+// *OutputError.
+func CheckOutput(ctx context.Context, scratch, out string, opt EncodeOptions, audioSource string, audio AudioOptions) error {
 	dir, err := os.MkdirTemp(scratch, "facefusion-output-check-")
 	if err != nil {
 		return fmt.Errorf("video: checking output %s: %v", out, err)
@@ -59,28 +61,30 @@ func CheckOutput(ctx context.Context, scratch, out string, opt EncodeOptions, au
 		return refusal(ctx, err, dir, encoderProblem)
 	}
 	// The segment has no audio, so as its own audio source it gives a video-only mux.
-	if err := Mux(ctx, seg, seg, Span{}, final); err != nil {
+	if err := Mux(ctx, seg, seg, Span{}, final, AudioOptions{}); err != nil {
 		return refusal(ctx, err, dir, containerProblem)
 	}
-	if err := readsBack(ctx, final, opt, false); err != nil {
+	if err := readsBack(ctx, final, opt, false, ""); err != nil {
 		return err
 	}
 	if audioSource == "" {
 		return nil
 	}
 	os.Remove(final)
-	if err := Mux(ctx, seg, audioSource, FrameSpan(0, checkFrames, opt.FPS), final); err != nil {
-		return refusal(ctx, err, dir, func(string) OutputProblem { return AudioNotInContainer })
+	if err := Mux(ctx, seg, audioSource, FrameSpan(0, checkFrames, opt.FPS), final, audio); err != nil {
+		return refusal(ctx, err, dir, audioProblem)
 	}
-	src, err := Probe(ctx, audioSource)
-	return readsBack(ctx, final, opt, err == nil && src.HasAudio)
+	if src, err := Probe(ctx, audioSource); err != nil || !src.HasAudio {
+		return readsBack(ctx, final, opt, false, "")
+	}
+	return readsBack(ctx, final, opt, true, audio.codec())
 }
 
-// readsBack checks that what the mux wrote reads back as the job's video (and audio): some
-// containers take any stream without complaint and store what no reader can use (ffv1 in
-// MPEG-TS becomes a data stream, raw .yuv has no frame size), which a job would find only after
-// its last frame, or never.
-func readsBack(ctx context.Context, path string, opt EncodeOptions, audio bool) error {
+// readsBack checks that what the mux wrote reads back as the job's video (and audio, of
+// audioCodec when that is not ""): some containers take any stream without complaint and store
+// what no reader can use (ffv1 in MPEG-TS becomes a data stream, raw .yuv has no frame size,
+// FLAC in MPEG-TS is dropped), which a job would find only after its last frame, or never.
+func readsBack(ctx context.Context, path string, opt EncodeOptions, audio bool, audioCodec string) error {
 	info, err := Probe(ctx, path)
 	switch {
 	case ctx.Err() != nil:
@@ -91,6 +95,8 @@ func readsBack(ctx context.Context, path string, opt EncodeOptions, audio bool) 
 		return &OutputError{Problem: NotReadable, Detail: fmt.Sprintf("it reads back as %dx%d frames, not %dx%d", info.Width, info.Height, opt.Width, opt.Height)}
 	case audio && !info.HasAudio:
 		return &OutputError{Problem: AudioNotInContainer, Detail: "the audio was dropped"}
+	case audio && audioCodec != "" && info.AudioCodec != audioCodec:
+		return &OutputError{Problem: AudioNotInContainer, Detail: fmt.Sprintf("the audio reads back as %q, not %s", info.AudioCodec, audioCodec)}
 	}
 	return nil
 }
@@ -126,6 +132,13 @@ func encoderProblem(msg string) OutputProblem {
 		return BadPreset
 	}
 	return EncoderRefused
+}
+
+func audioProblem(msg string) OutputProblem {
+	if strings.Contains(msg, "Unknown encoder") {
+		return UnknownAudioEncoder
+	}
+	return AudioNotInContainer
 }
 
 func containerProblem(msg string) OutputProblem {

@@ -47,7 +47,7 @@ func TestCheckOutput(t *testing.T) {
 		{"raw yuv (no frame size)", "o.yuv", x264, "", NotReadable, "does not read back"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			err := CheckOutput(context.Background(), "", filepath.Join(dir, c.out), c.opt, c.audio)
+			err := CheckOutput(context.Background(), "", filepath.Join(dir, c.out), c.opt, c.audio, AudioOptions{})
 			var oe *OutputError
 			switch {
 			case c.want == 0 && err != nil:

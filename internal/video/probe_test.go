@@ -58,6 +58,13 @@ func TestParseProbeFixtures(t *testing.T) {
 				t.Errorf("audio/image/vfr/codec = %v/%v/%v/%s, want %v/%v/%v/%s",
 					info.HasAudio, info.IsImage, info.VFR, info.Codec, c.audio, c.image, c.vfr, c.codec)
 			}
+			wantAudio := "" // every fixture's audio is AAC
+			if c.audio {
+				wantAudio = "aac"
+			}
+			if info.AudioCodec != wantAudio {
+				t.Errorf("audio codec %q, want %q", info.AudioCodec, wantAudio)
+			}
 			if info.VideoStart < c.videoStartMin || info.VideoStart > c.videoStartMin+time.Millisecond {
 				t.Errorf("video start %v, want %v", info.VideoStart, c.videoStartMin)
 			}

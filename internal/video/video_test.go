@@ -274,7 +274,7 @@ func TestMux(t *testing.T) {
 			seg := filepath.Join(dir, "seg.mkv")
 			transcode(t, info, r[0], r[1], seg, EncodeOptions{Preset: "ultrafast", Quality: DefaultQuality})
 			out := filepath.Join(dir, "out.mp4.tmp")
-			if err := Mux(context.Background(), seg, src, FrameSpan(r[0], r[1], info.FPS), out); err != nil {
+			if err := Mux(context.Background(), seg, src, FrameSpan(r[0], r[1], info.FPS), out, AudioOptions{}); err != nil {
 				t.Fatal(err)
 			}
 			got := probe(t, out)
@@ -302,7 +302,7 @@ func TestMuxReencodesWhenCopyImpossible(t *testing.T) {
 	seg := filepath.Join(t.TempDir(), "seg.mp4")
 	transcode(t, info, 0, info.Frames, seg, EncodeOptions{Preset: "ultrafast", Quality: DefaultQuality})
 	out := filepath.Join(t.TempDir(), "out.mp4")
-	if err := Mux(context.Background(), seg, src, Span{}, out); err != nil {
+	if err := Mux(context.Background(), seg, src, Span{}, out, AudioOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	codec := ffprobeField(t, out, "a:0", "stream=codec_name")
@@ -316,7 +316,7 @@ func TestMuxWithoutAudio(t *testing.T) {
 	seg := filepath.Join(t.TempDir(), "seg.mkv")
 	transcode(t, info, 0, 10, seg, EncodeOptions{Encoder: "ffv1"})
 	out := filepath.Join(t.TempDir(), "out.mkv")
-	if err := Mux(context.Background(), seg, info.Path, Span{}, out); err != nil {
+	if err := Mux(context.Background(), seg, info.Path, Span{}, out, AudioOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if got := probe(t, out); got.HasAudio || got.Frames != 10 {
@@ -393,7 +393,7 @@ func TestImageRoundTrip(t *testing.T) {
 	}
 	dir := t.TempDir()
 	png := filepath.Join(dir, "out.png.tmp")
-	if err := WriteImage(png, img, 80); err != nil {
+	if err := WriteImage(context.Background(), png, img, ImageOptions{Quality: 80}); err != nil {
 		t.Fatal(err)
 	}
 	back, err := raster.Load(png)
@@ -404,7 +404,7 @@ func TestImageRoundTrip(t *testing.T) {
 		t.Error("PNG round trip changed pixels")
 	}
 	jpg := filepath.Join(dir, "out.jpg")
-	if err := WriteImage(jpg, img, 90); err != nil {
+	if err := WriteImage(context.Background(), jpg, img, ImageOptions{Quality: 90}); err != nil {
 		t.Fatal(err)
 	}
 	back, err = raster.Load(jpg)
@@ -419,7 +419,7 @@ func TestImageRoundTrip(t *testing.T) {
 	if mse := float64(sum) / float64(len(img.Pix)); mse > 30 {
 		t.Errorf("JPEG q90 mean squared error %.1f, want < 30", mse)
 	}
-	if err := WriteImage(filepath.Join(dir, "out.gif"), img, 80); err == nil {
+	if err := WriteImage(context.Background(), filepath.Join(dir, "out.gif"), img, ImageOptions{Quality: 80}); err == nil {
 		t.Error("unsupported extension accepted")
 	}
 	if _, err := ReadImage(filepath.Join(dir, "none.png")); err == nil || !strings.Contains(err.Error(), "none.png") {

@@ -1,0 +1,103 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/facefusion-hpc/facefusion/internal/raster"
+	"github.com/facefusion-hpc/facefusion/internal/video"
+)
+
+// --output-audio-encoder and --output-audio-volume re-encode the target's audio (the codec and
+// the loudness show in the output), and an encoder the output's container cannot hold is a
+// usage error before the first frame.
+func TestOutputAudioFlags(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.mkv") // 10 frames of 64x48 with a 440 Hz tone
+	ffmpeg(t, "-f", "lavfi", "-i", "color=s=64x48:r=25", "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000",
+		"-frames:v", "10", "-shortest", "-c:v", "libx264", "-preset", "ultrafast", "-c:a", "pcm_s16le", in)
+
+	out := filepath.Join(dir, "out.mkv")
+	r := facefusion(t, "run", "--processors", "none", "-t", in, "-o", out, "--output-audio-encoder", "libopus", "--output-audio-volume", "50")
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	if got := audioCodec(t, out); got != "opus" {
+		t.Errorf("audio codec %q, want opus", got)
+	}
+	if d := meanVolume(t, out) - meanVolume(t, in); math.Abs(d-20*math.Log10(0.5)) > 0.5 {
+		t.Errorf("volume 50 changed the mean volume by %.2f dB, want %.2f", d, 20*math.Log10(0.5))
+	}
+
+	refused := filepath.Join(dir, "refused.mp4")
+	r = facefusion(t, "run", "--processors", "none", "-t", in, "-o", refused, "--output-audio-encoder", "pcm_s16le")
+	if r.code != exitUsage || strings.Count(strings.TrimSpace(r.stderr), "\n") != 0 ||
+		!strings.Contains(r.stderr, "--output-audio-encoder pcm_s16le") || !strings.Contains(r.stderr, ".mp4") {
+		t.Errorf("PCM into MP4: exit %d, want %d with one line naming the flag and .mp4:\n%s", r.code, exitUsage, r.stderr)
+	}
+	mustNotExist(t, refused)
+	if _, err := os.Stat(refused + ".job"); err == nil {
+		t.Error("the refused job left a job folder: it was refused after planning, not before")
+	}
+}
+
+// --output-image-quality and --output-image-scale: the output has the scaled size and is the
+// very file ffmpeg writes from the target at that quality and size.
+func TestOutputImageFlags(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.jpg")
+	ffmpeg(t, "-f", "lavfi", "-i", "testsrc2=size=64x48", "-frames:v", "1", "-q:v", "2", in)
+	out := filepath.Join(dir, "out.jpg")
+	r := facefusion(t, "run", "--processors", "none", "-t", in, "-o", out, "--output-image-quality", "10", "--output-image-scale", "0.5")
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	if info := probe(t, out); info.Width != 32 || info.Height != 24 {
+		t.Errorf("output is %dx%d, want 32x24", info.Width, info.Height)
+	}
+	img, err := raster.Load(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := filepath.Join(dir, "want.jpg")
+	if err := video.WriteImage(context.Background(), want, img, video.ImageOptions{Quality: 10, Width: 32, Height: 24}); err != nil {
+		t.Fatal(err)
+	}
+	a, _ := os.ReadFile(out)
+	b, _ := os.ReadFile(want)
+	if !bytes.Equal(a, b) {
+		t.Errorf("the output (%d bytes) is not the target written at quality 10 and 32x24 (%d bytes)", len(a), len(b))
+	}
+}
+
+func audioCodec(t *testing.T, path string) string {
+	t.Helper()
+	out, err := exec.Command("ffprobe", "-v", "error", "-select_streams", "a:0", "-show_entries", "stream=codec_name", "-of", "csv=p=0", path).Output()
+	if err != nil {
+		t.Fatalf("ffprobe %s: %v", path, err)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// meanVolume is ffmpeg's volumedetect mean_volume of path's audio, in dB.
+func meanVolume(t *testing.T, path string) float64 {
+	t.Helper()
+	out, err := exec.Command("ffmpeg", "-nostdin", "-hide_banner", "-i", path, "-map", "0:a:0", "-af", "volumedetect", "-f", "null", "-").CombinedOutput()
+	if err != nil {
+		t.Fatalf("volumedetect of %s: %v: %s", path, err, out)
+	}
+	m := regexp.MustCompile(`mean_volume: (-?[0-9.]+) dB`).FindSubmatch(out)
+	if m == nil {
+		t.Fatalf("volumedetect of %s printed no mean_volume: %s", path, out)
+	}
+	v, _ := strconv.ParseFloat(string(m[1]), 64)
+	return v
+}

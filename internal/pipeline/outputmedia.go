@@ -1,0 +1,50 @@
+package pipeline
+
+import (
+	"fmt"
+	"path/filepath"
+
+	"github.com/facefusion-hpc/facefusion/internal/fault"
+	"github.com/facefusion-hpc/facefusion/internal/job"
+	"github.com/facefusion-hpc/facefusion/internal/video"
+)
+
+// AudioOptions are cfg's settings for the output's audio: the target's audio is copied unless
+// cfg.ReencodesAudio; then it is re-encoded with output_audio_encoder or, when none is named,
+// the output container's usual encoder (video.DefaultAudioEncoder).
+func AudioOptions(cfg job.Config) video.AudioOptions {
+	if !cfg.ReencodesAudio() {
+		return video.AudioOptions{}
+	}
+	enc := cfg.OutputAudioEncoder
+	if enc == "" {
+		enc = video.DefaultAudioEncoder(cfg.OutputPath)
+	}
+	return video.AudioOptions{Encoder: enc, Quality: cfg.OutputAudioQuality, Volume: cfg.OutputAudioVolume}
+}
+
+// audioRefusal names the flag behind re-encoded audio that ffmpeg refused in the output check.
+func audioRefusal(cfg job.Config, a video.AudioOptions, oe *video.OutputError) error {
+	ext := filepath.Ext(cfg.OutputPath)
+	flag := "--output-audio-encoder " + a.Encoder
+	if cfg.OutputAudioEncoder == "" {
+		flag = fmt.Sprintf("%s (the encoder --output-audio-quality %d / --output-audio-volume %d re-encode with when no --output-audio-encoder is given)",
+			a.Encoder, cfg.OutputAudioQuality, cfg.OutputAudioVolume)
+	}
+	if oe.Problem == video.UnknownAudioEncoder {
+		return fmt.Errorf("%s is not an audio encoder of this ffmpeg (ffmpeg: %s): use another that `ffmpeg -encoders` lists, or an ffmpeg built with it", flag, oe.Detail)
+	}
+	return fmt.Errorf("%s: the target's audio cannot be stored in %s this way (ffmpeg: %s): choose another audio encoder, or another container such as .mkv", flag, ext, oe.Detail)
+}
+
+// ImageOptions are cfg's settings for an image output of a width×height target: its JPEG
+// quality and its size at output_image_scale. The image is processed at the target's own
+// size and scaled once, when it is written. A scale that leaves a side of 0 is a usage error.
+func ImageOptions(cfg job.Config, width, height int) (video.ImageOptions, error) {
+	w, h := video.ScaledImageSize(width, height, cfg.OutputImageScale)
+	if w <= 0 || h <= 0 {
+		return video.ImageOptions{}, fault.AsUsage(fmt.Errorf("--output-image-scale %v leaves nothing of the target %s (%dx%d; FaceFusion's rounding makes a side under 2 pixels 0): choose a larger scale",
+			cfg.OutputImageScale, cfg.TargetPath, width, height))
+	}
+	return video.ImageOptions{Quality: cfg.OutputImageQuality, Width: w, Height: h}, nil
+}

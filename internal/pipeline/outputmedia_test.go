@@ -1,0 +1,52 @@
+package pipeline
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/facefusion-hpc/facefusion/internal/fault"
+	"github.com/facefusion-hpc/facefusion/internal/job"
+	"github.com/facefusion-hpc/facefusion/internal/video"
+)
+
+// The audio is copied by default; a named encoder is used as it is; quality or volume alone
+// re-encode with the container's usual encoder.
+func TestAudioOptions(t *testing.T) {
+	with := func(out, enc string, q, v int) job.Config {
+		c := job.Default()
+		c.OutputPath, c.OutputAudioEncoder, c.OutputAudioQuality, c.OutputAudioVolume = out, enc, q, v
+		return c
+	}
+	for _, c := range []struct {
+		cfg  job.Config
+		want video.AudioOptions
+	}{
+		{job.Default(), video.AudioOptions{}},
+		{with("o.mp4", "libmp3lame", 80, 100), video.AudioOptions{Encoder: "libmp3lame", Quality: 80, Volume: 100}},
+		{with("o.mkv", "", 80, 50), video.AudioOptions{Encoder: "aac", Quality: 80, Volume: 50}},
+		{with("o.webm", "", 20, 100), video.AudioOptions{Encoder: "libopus", Quality: 20, Volume: 100}},
+	} {
+		if got := AudioOptions(c.cfg); got != c.want {
+			t.Errorf("%s encoder %q quality %d volume %d: %+v, want %+v", c.cfg.OutputPath, c.cfg.OutputAudioEncoder,
+				c.cfg.OutputAudioQuality, c.cfg.OutputAudioVolume, got, c.want)
+		}
+	}
+}
+
+// An image output has the target's size at scale 1 and FaceFusion's rounding otherwise; a
+// scale that leaves nothing is a usage error naming the flag.
+func TestImageOptions(t *testing.T) {
+	c := job.Default()
+	c.OutputImageQuality = 30
+	if got, err := ImageOptions(c, 513, 301); err != nil || got != (video.ImageOptions{Quality: 30, Width: 513, Height: 301}) {
+		t.Errorf("scale 1: %+v, %v", got, err)
+	}
+	c.OutputImageScale = 0.5
+	if got, err := ImageOptions(c, 513, 301); err != nil || got != (video.ImageOptions{Quality: 30, Width: 256, Height: 150}) { // 256.5 → 256, 150.5 → 150
+		t.Errorf("scale 0.5: %+v, %v", got, err)
+	}
+	c.OutputImageScale = 0.25
+	if _, err := ImageOptions(c, 513, 5); fault.KindOf(err) != fault.Usage || !strings.Contains(err.Error(), "--output-image-scale 0.25") {
+		t.Errorf("a 513x5 target at 0.25 (a side of 0): %v, want a usage error naming the flag", err)
+	}
+}

@@ -1,0 +1,176 @@
+package video
+
+import (
+	"context"
+	"errors"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/facefusion-hpc/facefusion/internal/testenv"
+)
+
+// The audio options are FaceFusion's set_audio_quality and set_audio_volume, worked out by hand
+// from numpy.interp and numpy.round for each encoder.
+func TestAudioArgs(t *testing.T) {
+	for _, c := range []struct {
+		opt  AudioOptions
+		want []string
+	}{
+		{AudioOptions{}, []string{"-c:a", "copy"}},
+		{AudioOptions{Encoder: "aac", Quality: 0, Volume: 100}, []string{"-c:a", "aac", "-q:a", "0.1"}},
+		{AudioOptions{Encoder: "aac", Quality: 30, Volume: 100}, []string{"-c:a", "aac", "-q:a", "0.7"}}, // 0.67
+		{AudioOptions{Encoder: "aac", Quality: 80, Volume: 100}, []string{"-c:a", "aac", "-q:a", "1.6"}}, // 1.62
+		{AudioOptions{Encoder: "aac", Quality: 100, Volume: 100}, []string{"-c:a", "aac", "-q:a", "2.0"}},
+		{AudioOptions{Encoder: "libmp3lame", Quality: 0, Volume: 100}, []string{"-c:a", "libmp3lame", "-q:a", "9"}},
+		{AudioOptions{Encoder: "libmp3lame", Quality: 30, Volume: 100}, []string{"-c:a", "libmp3lame", "-q:a", "6"}}, // 6.3
+		{AudioOptions{Encoder: "libmp3lame", Quality: 80, Volume: 100}, []string{"-c:a", "libmp3lame", "-q:a", "2"}}, // 1.8
+		{AudioOptions{Encoder: "libmp3lame", Quality: 100, Volume: 100}, []string{"-c:a", "libmp3lame", "-q:a", "0"}},
+		{AudioOptions{Encoder: "libopus", Quality: 0, Volume: 100}, []string{"-c:a", "libopus", "-b:a", "64k"}},
+		{AudioOptions{Encoder: "libopus", Quality: 80, Volume: 100}, []string{"-c:a", "libopus", "-b:a", "218k"}}, // 217.6
+		{AudioOptions{Encoder: "libopus", Quality: 100, Volume: 100}, []string{"-c:a", "libopus", "-b:a", "256k"}},
+		{AudioOptions{Encoder: "libvorbis", Quality: 0, Volume: 100}, []string{"-c:a", "libvorbis", "-q:a", "-1.0"}},
+		{AudioOptions{Encoder: "libvorbis", Quality: 30, Volume: 100}, []string{"-c:a", "libvorbis", "-q:a", "2.3"}},
+		{AudioOptions{Encoder: "libvorbis", Quality: 80, Volume: 100}, []string{"-c:a", "libvorbis", "-q:a", "7.8"}},
+		{AudioOptions{Encoder: "libvorbis", Quality: 100, Volume: 100}, []string{"-c:a", "libvorbis", "-q:a", "10.0"}},
+		{AudioOptions{Encoder: "flac", Quality: 10, Volume: 100}, []string{"-c:a", "flac"}}, // lossless: no quality
+		{AudioOptions{Encoder: "pcm_s16le", Quality: 10, Volume: 100}, []string{"-c:a", "pcm_s16le"}},
+		{AudioOptions{Encoder: "pcm_s32le", Quality: 10, Volume: 50}, []string{"-c:a", "pcm_s32le", "-filter:a", "volume=0.5"}},
+		{AudioOptions{Encoder: "aac", Quality: 80, Volume: 0}, []string{"-c:a", "aac", "-q:a", "1.6", "-filter:a", "volume=0"}},
+		{AudioOptions{Encoder: "aac", Quality: 80, Volume: 7}, []string{"-c:a", "aac", "-q:a", "1.6", "-filter:a", "volume=0.07"}},
+		// Copied audio takes no quality or volume: they need a re-encode.
+		{AudioOptions{Quality: 10, Volume: 50}, []string{"-c:a", "copy"}},
+	} {
+		if got := c.opt.args(); !slices.Equal(got, c.want) {
+			t.Errorf("%+v: %q, want %q", c.opt, got, c.want)
+		}
+	}
+	names := AudioEncoderNames() // FaceFusion's order: its default is the first this ffmpeg has
+	if want := []string{"flac", "aac", "libmp3lame", "libopus", "libvorbis", "pcm_s16le", "pcm_s32le"}; !slices.Equal(names, want) {
+		t.Errorf("encoders %q, want FaceFusion's %q", names, want)
+	}
+	for out, want := range map[string]string{"o.mp4": "aac", "o.mkv": "aac", "o.mov": "aac", "o.WEBM": "libopus", "o.webm.tmp": "libopus"} {
+		if got := DefaultAudioEncoder(out); got != want {
+			t.Errorf("DefaultAudioEncoder(%s) = %s, want %s", out, got, want)
+		}
+	}
+}
+
+// Mux re-encodes the target's audio as asked: the codec, the volume (50 % is 6 dB quieter)
+// and the quality (a larger audio stream at 100 than at 0) all show in what ffprobe and
+// ffmpeg read back.
+func TestMuxReencodesAudio(t *testing.T) {
+	dir := t.TempDir()
+	src := filepath.Join(dir, "src.mkv") // 10 frames of 64x48 with a 440 Hz tone
+	ffmpegRun(t, "-f", "lavfi", "-i", "color=s=64x48:r=25", "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000",
+		"-frames:v", "10", "-shortest", "-c:v", "ffv1", "-c:a", "pcm_s16le", src)
+	mux := func(name string, a AudioOptions) string {
+		t.Helper()
+		out := filepath.Join(dir, name)
+		if err := Mux(context.Background(), src, src, Span{}, out, a); err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	copied := mux("copied.mkv", AudioOptions{})
+	if got := ffprobeField(t, copied, "a:0", "stream=codec_name"); got != "pcm_s16le" {
+		t.Errorf("copied audio is %s, want the target's pcm_s16le", got)
+	}
+	half := mux("half.mkv", AudioOptions{Encoder: "flac", Quality: 80, Volume: 50})
+	if got := ffprobeField(t, half, "a:0", "stream=codec_name"); got != "flac" {
+		t.Errorf("audio re-encoded with flac is %s", got)
+	}
+	if d := meanVolume(t, half) - meanVolume(t, copied); math.Abs(d-20*math.Log10(0.5)) > 0.3 {
+		t.Errorf("volume 50 changed the mean volume by %.2f dB, want %.2f", d, 20*math.Log10(0.5))
+	}
+	low := mux("low.mkv", AudioOptions{Encoder: "libopus", Quality: 0, Volume: 100})
+	high := mux("high.mkv", AudioOptions{Encoder: "libopus", Quality: 100, Volume: 100})
+	for _, p := range []string{low, high} {
+		if got := ffprobeField(t, p, "a:0", "stream=codec_name"); got != "opus" {
+			t.Errorf("%s: audio re-encoded with libopus is %s", filepath.Base(p), got)
+		}
+	}
+	if l, h := audioBytes(t, low), audioBytes(t, high); l*2 > h { // 64 kbit/s against 256
+		t.Errorf("libopus audio is %d bytes at quality 0 and %d at 100, want at least twice as many at 100", l, h)
+	}
+}
+
+// The output check refuses, before the first frame, an audio encoder that the output's
+// container cannot hold or that ffmpeg does not have, and accepts the ones it can.
+func TestCheckOutputAudio(t *testing.T) {
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	dir := t.TempDir()
+	src := filepath.Join(dir, "src.mkv")
+	ffmpegRun(t, "-f", "lavfi", "-i", "color=s=64x48:r=25", "-f", "lavfi", "-i", "sine=sample_rate=48000",
+		"-frames:v", "3", "-shortest", "-c:v", "ffv1", "-c:a", "pcm_s16le", src)
+	x264 := EncodeOptions{Encoder: "libx264", Quality: DefaultQuality, Preset: "veryfast", FPS: Rational{25, 1}, Width: 64, Height: 48}
+	vp9 := EncodeOptions{Encoder: "libvpx-vp9", Quality: DefaultQuality, FPS: Rational{25, 1}, Width: 64, Height: 48}
+	enc := func(name string) AudioOptions { return AudioOptions{Encoder: name, Quality: 80, Volume: 100} }
+	for _, c := range []struct {
+		name, out string
+		opt       EncodeOptions
+		audio     AudioOptions
+		want      OutputProblem // 0: accepted
+		detail    string
+	}{
+		{"flac in mkv, volume 30", "o.mkv", x264, AudioOptions{Encoder: "flac", Volume: 30}, 0, ""},
+		{"opus in webm", "o.webm", vp9, enc("libopus"), 0, ""}, // the encoder quality or volume alone picks there
+		{"pcm in mp4", "o.mp4", x264, enc("pcm_s16le"), AudioNotInContainer, "pcm_s16le"},
+		{"flac in ts (dropped)", "o.ts", x264, enc("flac"), AudioNotInContainer, "dropped"},
+		{"no such encoder", "o.mkv", x264, enc("no_such_audio"), UnknownAudioEncoder, "no_such_audio"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			err := CheckOutput(context.Background(), "", filepath.Join(dir, c.out), c.opt, src, c.audio)
+			var oe *OutputError
+			switch {
+			case c.want == 0 && err != nil:
+				t.Fatalf("refused: %v", err)
+			case c.want == 0:
+			case !errors.As(err, &oe):
+				t.Fatalf("error %v, want an OutputError %d", err, c.want)
+			case oe.Problem != c.want || !strings.Contains(oe.Detail, c.detail):
+				t.Errorf("problem %d (%q), want %d mentioning %q", oe.Problem, oe.Detail, c.want, c.detail)
+			}
+			if left, _ := os.ReadDir(tmp); len(left) != 0 {
+				t.Errorf("the check left %s in the temp folder", left[0].Name())
+			}
+		})
+	}
+}
+
+// meanVolume is ffmpeg's volumedetect mean_volume of path's audio, in dB.
+func meanVolume(t *testing.T, path string) float64 {
+	t.Helper()
+	cmd := exec.Command(testenv.Tool(t, "ffmpeg"), "-nostdin", "-hide_banner", "-i", path, "-map", "0:a:0", "-af", "volumedetect", "-f", "null", "-")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("volumedetect of %s: %v: %s", path, err, out)
+	}
+	m := regexp.MustCompile(`mean_volume: (-?[0-9.]+) dB`).FindSubmatch(out)
+	if m == nil {
+		t.Fatalf("volumedetect of %s printed no mean_volume: %s", path, out)
+	}
+	v, _ := strconv.ParseFloat(string(m[1]), 64)
+	return v
+}
+
+// audioBytes is the size of all audio packets in path.
+func audioBytes(t *testing.T, path string) int {
+	t.Helper()
+	n := 0
+	for _, f := range strings.Fields(strings.ReplaceAll(ffprobeField(t, path, "a:0", "packet=size"), ",", " ")) {
+		v, err := strconv.Atoi(f)
+		if err != nil {
+			t.Fatalf("packet size %q of %s", f, path)
+		}
+		n += v
+	}
+	return n
+}
