@@ -120,7 +120,6 @@ func TestCheckOutputAudio(t *testing.T) {
 		want      OutputProblem // 0: accepted
 		detail    string
 	}{
-		{"flac in mkv, volume 30", "o.mkv", x264, AudioOptions{Encoder: "flac", Volume: 30}, 0, ""},
 		{"opus in webm", "o.webm", vp9, enc("libopus"), 0, ""}, // the encoder quality or volume alone picks there
 		{"pcm in mp4", "o.mp4", x264, enc("pcm_s16le"), AudioNotInContainer, "pcm_s16le"},
 		{"flac in ts (dropped)", "o.ts", x264, enc("flac"), AudioNotInContainer, "dropped"},
