@@ -96,20 +96,22 @@ func besideProgram() layout {
 	return layoutOf(exe, wd)
 }
 
-// layoutOf is the layout for the binary exe, in PREFIX/bin: PREFIX/.cache when it is there (a
-// checkout), else PREFIX's install folders when either is there, else wd/.cache (a binary
-// copied elsewhere and run from a checkout).
+// layoutOf is the layout for the binary exe, in PREFIX/bin: PREFIX's install folders when
+// either is there, else PREFIX/.cache when it is there (a checkout), else wd/.cache (a binary
+// copied elsewhere and run from a checkout). The install comes first because a .cache beside
+// bin/ is not only a checkout's: `make install PREFIX=$HOME` puts the binary in ~/bin, beside
+// ~/.cache, the XDG cache every desktop has; a checkout has no lib/facefusion.
 func layoutOf(exe, wd string) layout {
 	prefix := filepath.Dir(filepath.Dir(exe))
-	if isDir(filepath.Join(prefix, ".cache")) {
-		return cacheLayout(prefix, "the .cache beside "+exe)
-	}
 	if isDir(filepath.Dir(filepath.Join(prefix, InstallRuntime))) || isDir(filepath.Join(prefix, InstallModels)) {
 		return layout{
 			runtime: filepath.Join(prefix, InstallRuntime),
 			models:  filepath.Join(prefix, InstallModels),
 			from:    "the install prefix of " + exe,
 		}
+	}
+	if isDir(filepath.Join(prefix, ".cache")) {
+		return cacheLayout(prefix, "the .cache beside "+exe)
 	}
 	return cacheLayout(wd, "the working folder: no .cache or install prefix beside "+exe)
 }

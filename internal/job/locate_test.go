@@ -16,16 +16,19 @@ func mkdirs(t *testing.T, dirs ...string) {
 	}
 }
 
-// The binary's own folder decides the layout: a checkout's .cache, an install prefix, or the
-// working folder's .cache for a binary that has neither beside it.
+// The binary's own folder decides the layout: an install prefix (even beside a .cache, as in
+// $HOME), a checkout's .cache, or the working folder's .cache for a binary that has neither
+// beside it.
 func TestLayoutOf(t *testing.T) {
 	root := t.TempDir()
 	wd := filepath.Join(root, "wd")
 	checkout := filepath.Join(root, "checkout")
 	prefix := filepath.Join(root, "prefix")
 	modelsOnly := filepath.Join(root, "models-only")
+	home := filepath.Join(root, "home") // make install PREFIX=$HOME: ~/bin beside ~/.cache
 	mkdirs(t, wd, filepath.Join(checkout, ".cache"), filepath.Join(prefix, "lib", "facefusion"),
-		filepath.Join(modelsOnly, InstallModels), filepath.Join(root, "bare", "bin"))
+		filepath.Join(modelsOnly, InstallModels), filepath.Join(root, "bare", "bin"),
+		filepath.Join(home, ".cache"), filepath.Join(home, "lib", "facefusion"), filepath.Join(home, InstallModels))
 	for _, c := range []struct {
 		exe                   string
 		runtime, models, from string
@@ -36,6 +39,8 @@ func TestLayoutOf(t *testing.T) {
 			filepath.Join(prefix, "lib/facefusion/libonnxruntime.so.1"), filepath.Join(prefix, "share/facefusion/models"), "the install prefix of"},
 		{filepath.Join(modelsOnly, "bin", "facefusion"),
 			filepath.Join(modelsOnly, "lib/facefusion/libonnxruntime.so.1"), filepath.Join(modelsOnly, "share/facefusion/models"), "the install prefix of"},
+		{filepath.Join(home, "bin", "facefusion"),
+			filepath.Join(home, "lib/facefusion/libonnxruntime.so.1"), filepath.Join(home, "share/facefusion/models"), "the install prefix of"},
 		{filepath.Join(root, "bare", "bin", "facefusion"),
 			filepath.Join(wd, ".cache/ort/libonnxruntime.so.1"), filepath.Join(wd, ".cache/models"), "the working folder: no .cache or install prefix beside"},
 	} {
