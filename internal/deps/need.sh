@@ -132,8 +132,8 @@ can_apt() { have apt-get && { [ "$(id -u)" = 0 ] || have sudo; }; }
 
 apt_install() {
 	echo "need: installing Debian packages: $*" >&2
-	as_root apt-get update -qq >/dev/null
-	as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$@" >/dev/null
+	as_root apt-get update -qq >/dev/null &&
+		as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$@" >/dev/null
 }
 
 if [ "${1:-}" = --debian ]; then
@@ -180,9 +180,12 @@ for name in $lacking; do
 	requirement "$name"
 	pkgs="$pkgs $debs"
 done
+apt_failed=""
 if [ -n "${pkgs// /}" ] && can_apt; then
+	# A sudo that refuses (a login node that has sudo but not for this user) is not the end:
+	# each missing tool is still named with what to load.
 	# shellcheck disable=SC2086 # one word per package
-	apt_install $pkgs
+	apt_install $pkgs || apt_failed=1
 	# shellcheck disable=SC2086 # one word per name
 	lacking=$(missing $lacking)
 	[ -z "$lacking" ] && exit 0
@@ -196,6 +199,8 @@ for name in $lacking; do
 			why=" (no apt-get here to install Debian's $debs)"
 		elif ! can_apt; then
 			why=" (apt-get needs root or sudo to install $debs)"
+		elif [ -n "$apt_failed" ]; then
+			why=" (apt-get could not install $debs: see its message above)"
 		else
 			why=" (even after apt-get installed $debs)"
 		fi
