@@ -75,7 +75,7 @@ var options = []option{
 		set: floating("output-video-scale", func(c *Config) *float64 { return &c.OutputVideoScale })},
 	{long: "output-audio-encoder", arg: "NAME", help: audioEncoderHelp,
 		set: str(func(c *Config) *string { return &c.OutputAudioEncoder })},
-	{long: "output-audio-quality", arg: "0..100", help: "quality of re-encoded audio, mapped per encoder as FaceFusion does (default 80); given alone, it re-encodes with aac (libopus in .webm)",
+	{long: "output-audio-quality", arg: "0..100", help: "quality of re-encoded audio, mapped per encoder as FaceFusion does (default 80); a value other than the default re-encodes even without an encoder, with aac (libopus in .webm)",
 		set: integer("output-audio-quality", func(c *Config) *int { return &c.OutputAudioQuality })},
 	{long: "output-audio-volume", arg: "0..100", help: "audio volume in percent of the target's (default 100); another value re-encodes the audio, with aac (libopus in .webm) unless an encoder is given",
 		set: integer("output-audio-volume", func(c *Config) *int { return &c.OutputAudioVolume })},
