@@ -332,6 +332,7 @@ func release(jd *lustre.JobDir, me *lustre.Holder, mine bool) {
 }
 
 func planSetup(ctx context.Context, cfg job.Config, ranks int, p *Plan) (m *pipeline.Models, note string, err error) {
+	video.PrefetchVersion() // the fingerprint's ffmpeg line, asked while the checks below run
 	if err := cfg.CheckTempDir(); err != nil {
 		return nil, "", fault.AsUsage(err)
 	}

@@ -145,12 +145,40 @@ func outputArgs(path string, faststart bool) []string {
 }
 
 // Version is the first line of `ffmpeg -version` ("ffmpeg version 5.1.6-0+deb12u1 …"): another
-// ffmpeg (a cluster module, a node image) may encode other bytes from the same frames.
+// ffmpeg (a cluster module, a node image) may encode other bytes from the same frames. It is
+// asked once a process; PrefetchVersion asks early, in the background.
 func Version(ctx context.Context) (string, error) {
-	out, err := runTool(ctx, FFmpeg, "-version")
-	if err != nil {
-		return "", err
+	PrefetchVersion()
+	select {
+	case <-version.done:
+		return version.line, version.err
+	case <-ctx.Done():
+		return "", ctx.Err()
 	}
-	line, _, _ := strings.Cut(string(out), "\n")
-	return strings.TrimSpace(line), nil
+}
+
+// version is the one `ffmpeg -version` of this process.
+var version = struct {
+	once sync.Once
+	done chan struct{}
+	line string
+	err  error
+}{done: make(chan struct{})}
+
+// PrefetchVersion starts `ffmpeg -version` now, while the caller does other work: the answer
+// is needed only later (the resume fingerprint), and each ffmpeg start costs a noticeable part
+// of a second.
+func PrefetchVersion() {
+	version.once.Do(func() {
+		go func() {
+			defer close(version.done)
+			out, err := runTool(context.Background(), FFmpeg, "-version")
+			if err != nil {
+				version.err = err
+				return
+			}
+			line, _, _ := strings.Cut(string(out), "\n")
+			version.line = strings.TrimSpace(line)
+		}()
+	})
 }

@@ -37,14 +37,19 @@ func (e *OutputError) Error() string { return e.Detail }
 // MPEG-TS file (two are not).
 const checkFrames = 8
 
-// CheckOutput runs the path a job's frames take to out, on checkFrames black frames of the job's size,
-// in a temp folder it makes in scratch ("": the system's, $TMPDIR) and removes: the segment encoder with opt (OpenEncoder, the same command
-// line as every segment), then the final mux into a file with out's extension, video alone
-// and then with audioSource's audio over its first checkFrames frames, copied or re-encoded
-// as audio says (Mux, the same command line as the job's). ffmpeg refuses a bad encoder,
-// preset, container or codec only when it writes, which in a job is after the last frame;
-// here it is before the first. audioSource "" checks the video alone. A refusal is an
+// CheckOutput runs the path a job's frames take to out, on checkFrames black frames of the
+// job's size, in a temp folder it makes in scratch ("": the system's, $TMPDIR) and removes: the
+// segment encoder with opt (OpenEncoder, the same command line as every segment), then the final
+// mux into a file with out's extension, with audioSource's audio over its first checkFrames
+// frames, copied or re-encoded as audio says (Mux, the same command line as the job's), and reads
+// the result back. ffmpeg refuses a bad encoder, preset, container or codec only when it writes,
+// which in a job is after the last frame; here it is before the first. audioSource is a file
+// with audio, or "" for a target without: the video alone is checked. A refusal is an
 // *OutputError.
+//
+// Every step is an ffmpeg process, and every run pays for them: the video-only mux, which tells
+// a container that refuses the video from one that refuses the audio, runs only when the mux
+// with audio failed.
 func CheckOutput(ctx context.Context, scratch, out string, opt EncodeOptions, audioSource string, audio AudioOptions) error {
 	dir, err := os.MkdirTemp(scratch, "facefusion-output-check-")
 	if err != nil {
@@ -60,24 +65,26 @@ func CheckOutput(ctx context.Context, scratch, out string, opt EncodeOptions, au
 	if err := encodeBlack(ctx, seg, opt, checkFrames); err != nil {
 		return refusal(ctx, err, dir, encoderProblem)
 	}
+	if audioSource != "" {
+		err := Mux(ctx, seg, audioSource, FrameSpan(0, checkFrames, opt.FPS), final, audio)
+		if err == nil {
+			return readsBack(ctx, final, opt, true, audio.codec())
+		}
+		if ctx.Err() != nil {
+			return err
+		}
+		os.Remove(final)
+		// Which stream did the container refuse? The video alone tells.
+		if verr := Mux(ctx, seg, seg, Span{}, final, AudioOptions{}); verr == nil {
+			return refusal(ctx, err, dir, audioProblem)
+		}
+		os.Remove(final)
+	}
 	// The segment has no audio, so as its own audio source it gives a video-only mux.
 	if err := Mux(ctx, seg, seg, Span{}, final, AudioOptions{}); err != nil {
 		return refusal(ctx, err, dir, containerProblem)
 	}
-	if err := readsBack(ctx, final, opt, false, ""); err != nil {
-		return err
-	}
-	if audioSource == "" {
-		return nil
-	}
-	os.Remove(final)
-	if err := Mux(ctx, seg, audioSource, FrameSpan(0, checkFrames, opt.FPS), final, audio); err != nil {
-		return refusal(ctx, err, dir, audioProblem)
-	}
-	if src, err := Probe(ctx, audioSource); err != nil || !src.HasAudio {
-		return readsBack(ctx, final, opt, false, "")
-	}
-	return readsBack(ctx, final, opt, true, audio.codec())
+	return readsBack(ctx, final, opt, false, "")
 }
 
 // readsBack checks that what the mux wrote reads back as the job's video (and audio, of
@@ -85,7 +92,7 @@ func CheckOutput(ctx context.Context, scratch, out string, opt EncodeOptions, au
 // what no reader can use (ffv1 in MPEG-TS becomes a data stream, raw .yuv has no frame size,
 // FLAC in MPEG-TS is dropped), which a job would find only after its last frame, or never.
 func readsBack(ctx context.Context, path string, opt EncodeOptions, audio bool, audioCodec string) error {
-	info, err := Probe(ctx, path)
+	info, err := probeFile(ctx, path, false) // the streams are enough: no frame count
 	switch {
 	case ctx.Err() != nil:
 		return ctx.Err()

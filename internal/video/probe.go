@@ -226,7 +226,11 @@ func seconds(s string) float64 {
 // Probe describes the media file at path. The frame count is exact: it comes from the
 // container's index when that agrees with duration × rate, otherwise from counting packets
 // (one demux pass, no decoding).
-func Probe(ctx context.Context, path string) (*Info, error) {
+func Probe(ctx context.Context, path string) (*Info, error) { return probeFile(ctx, path, true) }
+
+// probeFile is Probe; without count, a frame count the container's index does not give is left as
+// duration × rate (one ffprobe process instead of two).
+func probeFile(ctx context.Context, path string, count bool) (*Info, error) {
 	if _, err := os.Stat(path); err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return nil, fmt.Errorf("video: %s does not exist: check the target path", path)
@@ -241,7 +245,7 @@ func Probe(ctx context.Context, path string) (*Info, error) {
 	if err != nil {
 		return nil, err
 	}
-	if needCount {
+	if needCount && count {
 		n, err := countPackets(ctx, path)
 		if err != nil {
 			return nil, err
