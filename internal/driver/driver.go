@@ -334,6 +334,9 @@ func release(jd *lustre.JobDir, me *lustre.Holder, mine bool) {
 func planSetup(ctx context.Context, cfg job.Config, ranks int, p *Plan) (m *pipeline.Models, note string, err error) {
 	video.PrefetchVersion() // the fingerprint's ffmpeg line, asked while the checks below run
 	if err := cfg.CheckTempDir(); err != nil {
+		if cfg.TempPath == "" { // $TMPDIR or /tmp: the machine's, not the command's
+			return nil, "", fault.AsEnvironment(err)
+		}
 		return nil, "", fault.AsUsage(err)
 	}
 	if err := pipeline.CheckOutputIsNoInput(cfg); err != nil { // before "exists: pass --force"
