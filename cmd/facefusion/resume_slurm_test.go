@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -22,12 +23,16 @@ import (
 // restart resumes and its output is the target's frames. SIGTERM to an interactive srun's tasks
 // gives exit 130 and a manifest status reads.
 func TestResumeSlurm(t *testing.T) {
-	c := slurmtest.Start(t, slurmtest.Options{})
+	// Room for every subtest's job at once (2 tasks of 2 CPUs each); the preemption subtest
+	// asks for the whole node, so it runs first and alone.
+	const cpus = 32
+	c := slurmtest.Start(t, slurmtest.Options{CPUs: cpus})
 	dir := t.TempDir()
 	in := filepath.Join(dir, "in.mp4")
 	bframeClip(t, in, 80)
 	want := frameHashes(t, in)
-	env := append(launchEnv(t), "SLURM_CONF="+c.Conf())
+	// Clipped: the subtests run in parallel and each appends its own variables to a copy.
+	env := slices.Clip(append(launchEnv(t), "SLURM_CONF="+c.Conf()))
 	script := filepath.Join(testenv.Root(t), "sbatch", "facefusion.sbatch")
 	slurm := func(t *testing.T, args ...string) string {
 		cmd := c.Command(hangGuard(t), args[0], args[1:]...)
@@ -185,102 +190,114 @@ func TestResumeSlurm(t *testing.T) {
 	}
 	const slurmDecides = "Slurm decides whether job"
 
-	t.Run("scancel", func(t *testing.T) {
-		id, log, out := submit(t, "scancel", "chunk-3", "")
-		slurm(t, "scancel", id)
-		stays(t, id, log, 10*time.Second, "CANCELLED")
-		mustSay(t, log, "srun exited with status 130", slurmDecides)
-		mustNotSay(t, log, "requeueing", "resubmit", "submit the same job file")
-		mustNotExist(t, out)
-	})
-
-	t.Run("scontrol-requeue", func(t *testing.T) {
-		id, log, out := submit(t, "requeue", "chunk-3", "")
-		slurm(t, "scontrol", "requeue", id)
-		finished(t, id, log, out)
-		mustSay(t, log, "srun exited with status 130", slurmDecides)
-		mustNotSay(t, log, "requeueing", "resubmit", "submit the same job file")
-	})
-
-	t.Run("usr1-to-batch-script", func(t *testing.T) {
-		id, log, out := submit(t, "usr1", "chunk-3", "")
-		slurm(t, "scancel", "-b", "-s", "USR1", id)
-		finished(t, id, log, out)
-		mustSay(t, log, "srun exited with status 75", "requeueing job "+id, "the batch script requeues the job (restart 1 of at most 10)")
-	})
-
-	// USR1 while the only rank holds its first chunk: the attempt finished nothing, so a
-	// requeue would stop the same way.
-	t.Run("usr1-without-progress", func(t *testing.T) {
-		id, log, out := submit(t, "usr1-none", "chunk-0", "", "-n", "1")
-		slurm(t, "scancel", "-b", "-s", "USR1", id)
-		stays(t, id, log, 3*time.Second, "FAILED", "COMPLETED")
-		if code := field(show(id), "ExitCode"); code != "76:0" {
-			t.Errorf("ExitCode=%s, want 76:0", code)
-		}
-		mustSay(t, log, "srun exited with status 76", "not requeued: this attempt finished no new chunk", "exit 76: checkpointed, but not requeued")
-		mustNotSay(t, log, "requeueing")
-		mustNotExist(t, out)
-	})
-
-	t.Run("max-restarts-reached", func(t *testing.T) {
-		id, log, _ := submit(t, "capped", "chunk-3", "max_restarts = 0\n")
-		slurm(t, "scancel", "-b", "-s", "USR1", id)
-		stays(t, id, log, 3*time.Second, "FAILED", "COMPLETED")
-		mustSay(t, log, "srun exited with status 76", "(max_restarts 0)")
-		mustNotSay(t, log, "requeueing")
-	})
-
-	// The job's own clock: a 1-minute job that stops 45 s before its limit stops by itself
-	// about 15 s in, with no signal from anyone (--signal@0 turns Slurm's warning off), and
-	// is requeued like one that got the warning.
-	t.Run("own-clock", func(t *testing.T) {
-		start := time.Now()
-		id, log, out := submit(t, "clock", "chunk-3", "stop_margin = 45\n", "--time=1", "--signal=B:USR1@0")
-		ctx := hangGuard(t)
-		for !strings.Contains(readFile(log), "srun exited with status") {
-			if ctx.Err() != nil || time.Since(start) > 40*time.Second {
-				t.Fatalf("job %s did not stop by itself within 40 s:\n%s", id, readFile(log))
-			}
-			time.Sleep(200 * time.Millisecond)
-		}
-		if took := time.Since(start); took < 10*time.Second {
-			t.Errorf("job %s stopped after %s, before its own clock ran out (about 15 s)", id, took)
-		}
-		// The script asks Slurm about the job (scontrol) before it requeues: give it time.
-		for wait := time.Now(); !strings.Contains(readFile(log), "requeueing job "+id) && time.Since(wait) < 20*time.Second; {
-			time.Sleep(200 * time.Millisecond)
-		}
-		mustSay(t, log, "srun exited with status 75", "stopped by its own clock (stop_margin 45 s", "requeueing job "+id)
-		mustNotSay(t, log, "SIGUSR1", "SIGTERM")
-		finished(t, id, log, out)
-	})
-
 	// Preemption with a GraceTime (the test cluster's debug partition: PreemptMode=REQUEUE,
 	// GraceTime=10) sends TERM to the ranks only; the script waits for the grace time to end
 	// so that Slurm requeues the job, and never requeues it itself.
 	t.Run("preempted", func(t *testing.T) {
 		id, log, out := submit(t, "preempted", "chunk-3", "")
-		slurm(t, "sbatch", "--parsable", "-p", "high", "-n", "1", "-c", "8", "-o", "/dev/null", "--wrap", "sleep 1")
+		slurm(t, "sbatch", "--parsable", "-p", "high", "-n", "1", "-c", strconv.Itoa(cpus), "-o", "/dev/null", "--wrap", "sleep 1")
 		finished(t, id, log, out)
 		mustSay(t, log, "srun exited with status 130", "is being preempted: waiting for Slurm", slurmDecides)
 		mustNotSay(t, log, "requeueing", "resubmit", "submit the same job file")
 	})
 
-	t.Run("sigterm-srun", func(t *testing.T) {
-		out := filepath.Join(dir, "srun.mkv")
-		p := startPausedEnv(t, "chunk-3", []string{"SLURM_CONF=" + c.Conf()},
-			append([]string{"srun", "-J", "ffterm", "-n", "2", "--mpi=pmix", bin}, passThroughArgs(in, out, 8)...)...)
-		// TERM to the job's tasks, as preemption does (srun itself would kill them on TERM).
-		slurm(t, "scancel", "-s", "TERM", "-n", "ffterm")
-		if code := p.wait(t); code != exitCancelled {
-			t.Fatalf("srun exit %d, want %d\n%s", code, exitCancelled, p.output())
-		}
-		mustNotExist(t, out)
-		st := facefusion(t, "status", out+".job")
-		if st.code != 0 || !strings.Contains(st.stdout, "state:      checkpointed") || !regexp.MustCompile(`chunks:\s+\d+ done, \d+ pending, of 10`).MatchString(st.stdout) {
-			t.Fatalf("status: exit %d\n%s%s", st.code, st.stdout, st.stderr)
-		}
+	// The other stops run at the same time: each is mostly waiting (paused ranks, Slurm's
+	// requeue, the own clock), and each job has its own folder, log and output.
+	t.Run("stops", func(t *testing.T) {
+		t.Run("scancel", func(t *testing.T) {
+			t.Parallel()
+			id, log, out := submit(t, "scancel", "chunk-3", "")
+			slurm(t, "scancel", id)
+			stays(t, id, log, 10*time.Second, "CANCELLED")
+			mustSay(t, log, "srun exited with status 130", slurmDecides)
+			mustNotSay(t, log, "requeueing", "resubmit", "submit the same job file")
+			mustNotExist(t, out)
+		})
+
+		t.Run("scontrol-requeue", func(t *testing.T) {
+			t.Parallel()
+			id, log, out := submit(t, "requeue", "chunk-3", "")
+			slurm(t, "scontrol", "requeue", id)
+			finished(t, id, log, out)
+			mustSay(t, log, "srun exited with status 130", slurmDecides)
+			mustNotSay(t, log, "requeueing", "resubmit", "submit the same job file")
+		})
+
+		t.Run("usr1-to-batch-script", func(t *testing.T) {
+			t.Parallel()
+			id, log, out := submit(t, "usr1", "chunk-3", "")
+			slurm(t, "scancel", "-b", "-s", "USR1", id)
+			finished(t, id, log, out)
+			mustSay(t, log, "srun exited with status 75", "requeueing job "+id, "the batch script requeues the job (restart 1 of at most 10)")
+		})
+
+		// USR1 while the only rank holds its first chunk: the attempt finished nothing, so a
+		// requeue would stop the same way.
+		t.Run("usr1-without-progress", func(t *testing.T) {
+			t.Parallel()
+			id, log, out := submit(t, "usr1-none", "chunk-0", "", "-n", "1")
+			slurm(t, "scancel", "-b", "-s", "USR1", id)
+			stays(t, id, log, 3*time.Second, "FAILED", "COMPLETED")
+			if code := field(show(id), "ExitCode"); code != "76:0" {
+				t.Errorf("ExitCode=%s, want 76:0", code)
+			}
+			mustSay(t, log, "srun exited with status 76", "not requeued: this attempt finished no new chunk", "exit 76: checkpointed, but not requeued")
+			mustNotSay(t, log, "requeueing")
+			mustNotExist(t, out)
+		})
+
+		t.Run("max-restarts-reached", func(t *testing.T) {
+			t.Parallel()
+			id, log, _ := submit(t, "capped", "chunk-3", "max_restarts = 0\n")
+			slurm(t, "scancel", "-b", "-s", "USR1", id)
+			stays(t, id, log, 3*time.Second, "FAILED", "COMPLETED")
+			mustSay(t, log, "srun exited with status 76", "(max_restarts 0)")
+			mustNotSay(t, log, "requeueing")
+		})
+
+		// The job's own clock: a 2-minute job that stops 90 s before its limit stops by itself
+		// about 30 s in, with no signal from anyone (--signal@0 turns Slurm's warning off), and
+		// is requeued like one that got the warning. Its rank 0 holds at its second chunk, so
+		// the attempt has finished one, however slowly the jobs beside it start.
+		t.Run("own-clock", func(t *testing.T) {
+			t.Parallel()
+			start := time.Now()
+			id, log, out := submit(t, "clock", "chunk-1", "stop_margin = 90\n", "--time=2", "--signal=B:USR1@0")
+			ctx := hangGuard(t)
+			for !strings.Contains(readFile(log), "srun exited with status") {
+				if ctx.Err() != nil || time.Since(start) > 70*time.Second {
+					t.Fatalf("job %s did not stop by itself within 70 s:\n%s", id, readFile(log))
+				}
+				time.Sleep(200 * time.Millisecond)
+			}
+			if took := time.Since(start); took < 20*time.Second {
+				t.Errorf("job %s stopped after %s, before its own clock ran out (about 30 s)", id, took)
+			}
+			// The script asks Slurm about the job (scontrol) before it requeues: give it time.
+			for wait := time.Now(); !strings.Contains(readFile(log), "requeueing job "+id) && time.Since(wait) < 20*time.Second; {
+				time.Sleep(200 * time.Millisecond)
+			}
+			mustSay(t, log, "srun exited with status 75", "stopped by its own clock (stop_margin 90 s", "requeueing job "+id)
+			mustNotSay(t, log, "SIGUSR1", "SIGTERM")
+			finished(t, id, log, out)
+		})
+
+		t.Run("sigterm-srun", func(t *testing.T) {
+			t.Parallel()
+			out := filepath.Join(dir, "srun.mkv")
+			p := startPausedEnv(t, "chunk-3", []string{"SLURM_CONF=" + c.Conf()},
+				append([]string{"srun", "-J", "ffterm", "-n", "2", "--mpi=pmix", bin}, passThroughArgs(in, out, 8)...)...)
+			// TERM to the job's tasks, as preemption does (srun itself would kill them on TERM).
+			slurm(t, "scancel", "-s", "TERM", "-n", "ffterm")
+			if code := p.wait(t); code != exitCancelled {
+				t.Fatalf("srun exit %d, want %d\n%s", code, exitCancelled, p.output())
+			}
+			mustNotExist(t, out)
+			st := facefusion(t, "status", out+".job")
+			if st.code != 0 || !strings.Contains(st.stdout, "state:      checkpointed") || !regexp.MustCompile(`chunks:\s+\d+ done, \d+ pending, of 10`).MatchString(st.stdout) {
+				t.Fatalf("status: exit %d\n%s%s", st.code, st.stdout, st.stderr)
+			}
+		})
 	})
 }
 
