@@ -11,14 +11,13 @@ import (
 )
 
 // FrameMap is the output's timeline: the target's frames [Start, End), stamped at rate In,
-// resampled to rate Out. The output lasts as long as the range, in round((End−Start)·Out/In)
-// frames (halves up), and each output frame shows a target frame as ffmpeg's fps filter picks
-// it (round=near, its default): every target frame falls on the output tick its time rounds to
-// (halves up), and a tick shows the last frame that fell on or before it. Frames are dropped
-// when Out < In and repeated when Out > In; at Out == In the map is the identity. Times count
-// from the first frame of the range, so the pattern is the same wherever the trim starts; for
-// an untrimmed target it is the very one `ffmpeg -vf fps=OUT` gives (the package tests compare
-// the two).
+// resampled to rate Out, as `trim=start_frame=Start:end_frame=End,fps=OUT` gives them (the
+// extraction FaceFusion runs): ffmpeg's fps filter (round=near, its default) keeps the frames'
+// own times, so the output ticks are those of the whole video at rate Out, from the tick the
+// range's first frame rounds to up to the one its end rounds to (halves up), and each tick
+// shows the last frame of the range whose time rounds to it or before. Frames are dropped when
+// Out < In and repeated when Out > In; at Out == In the map is the identity. The package tests
+// compare the map with ffmpeg itself, trimmed and not.
 //
 // Output frames are numbered from Start: at the target's own rate output frame k is target
 // frame k, and chunk boundaries, manifests and `facefusion plan` keep the target's numbers.
@@ -57,29 +56,38 @@ func (m FrameMap) Valid() bool {
 	return m.Start >= 0 && m.End > m.Start && m.In.Valid() && m.Out.Valid()
 }
 
-// Frames is how many frames the output has: round((End−Start)·Out/In), halves up, as ffmpeg's
-// fps filter ends a stream (at least one for a non-empty range).
-func (m FrameMap) Frames() int {
-	l := uint64(m.End - m.Start)
+// tick is the output tick target frame i's time rounds to: round(i·Out/In), halves up.
+func (m FrameMap) tick(i int) uint64 {
 	a, b := m.ratio()
-	n, _ := mulDiv(2*l, a, b, 2*b)
-	return max(int(n), min(1, m.End-m.Start))
+	q, _ := mulDiv(2*uint64(i), a, b, 2*b)
+	return q
+}
+
+// Frames is how many frames the output has: the ticks from the range's first frame's to its
+// end's, round(End·Out/In) − round(Start·Out/In), as ffmpeg's fps filter ends a stream (at least
+// one for a non-empty range).
+func (m FrameMap) Frames() int {
+	if m.End <= m.Start {
+		return 0
+	}
+	return max(int(m.tick(m.End)-m.tick(m.Start)), 1)
 }
 
 // Output is the output's frame numbers [Start, Start+Frames()).
 func (m FrameMap) Output() (start, end int) { return m.Start, m.Start + m.Frames() }
 
 // Source is the target frame that output frame k shows: the last target frame i of the range
-// with round((i−Start)·Out/In) ≤ k−Start, that is (i−Start)·Out/In < k−Start+½.
+// whose tick is at most output frame k's, T = round(Start·Out/In) + k − Start; that is
+// i·Out/In < T + ½.
 func (m FrameMap) Source(k int) int {
-	n := uint64(k - m.Start)
+	t := m.tick(m.Start) + uint64(k-m.Start)
 	a, b := m.ratio()
-	// (i−Start) < (2n+1)·b / 2a: the largest such integer is ceil(x) − 1.
-	q, r := mulDiv(2*n+1, b, 0, 2*a)
+	// i < (2T+1)·b / 2a: the largest such integer is ceil(x) − 1.
+	q, r := mulDiv(2*t+1, b, 0, 2*a)
 	if r == 0 {
 		q--
 	}
-	return m.Start + min(int(q), m.End-m.Start-1)
+	return max(m.Start, min(int(q), m.End-1))
 }
 
 // Sources is the range of target frames [first, last+1) that the output frames [start, end)

@@ -18,26 +18,23 @@ import (
 	"github.com/facefusion-hpc/facefusion/rank"
 )
 
-// roundHalfUp is the obvious reference for the output's frame count: round(L·out/in) by exact
-// rationals.
-func roundHalfUp(l int, in, out Rational) int {
-	x := big.NewRat(int64(l)*int64(out.Num)*int64(in.Den), int64(out.Den)*int64(in.Num))
-	x.Add(x, big.NewRat(1, 2))
-	q := new(big.Int).Quo(x.Num(), x.Denom())
+// roundHalfUp is round(x·out/in) by exact rationals, halves up.
+func roundHalfUp(x int, in, out Rational) int {
+	r := big.NewRat(int64(x)*int64(out.Num)*int64(in.Den), int64(out.Den)*int64(in.Num))
+	r.Add(r, big.NewRat(1, 2))
+	q := new(big.Int).Quo(r.Num(), r.Denom())
 	return int(q.Int64())
 }
 
 // sourceByScan is the obvious reference for FrameMap.Source: walk the range and keep the last
-// frame whose time, rounded to the nearest output tick (halves up), is not after tick n.
+// frame whose time, rounded to the nearest output tick of the whole video (halves up), is not
+// after output frame k's tick, the first frame's tick plus k − Start.
 func sourceByScan(m FrameMap, k int) int {
-	n := k - m.Start
+	tick := roundHalfUp(m.Start, m.In, m.Out) + k - m.Start
 	best := m.Start
-	for i := 0; i < m.End-m.Start; i++ {
-		t := big.NewRat(int64(i)*int64(m.Out.Num)*int64(m.In.Den), int64(m.Out.Den)*int64(m.In.Num))
-		t.Add(t, big.NewRat(1, 2))
-		tick := new(big.Int).Quo(t.Num(), t.Denom()).Int64()
-		if tick <= int64(n) {
-			best = m.Start + i
+	for i := m.Start; i < m.End; i++ {
+		if roundHalfUp(i, m.In, m.Out) <= tick {
+			best = i
 		}
 	}
 	return best
@@ -57,17 +54,17 @@ var rateCases = []struct{ in, out Rational }{
 }
 
 // The map is a function of four numbers: every rank count and chunk size cuts the same list of
-// source frames, the count is round(duration × rate), and each frame is the one the slow scan
-// picks.
+// source frames, the count is the number of output ticks from the range's start to its end,
+// and each frame is the one the slow scan picks.
 func TestFrameMapAnyPartition(t *testing.T) {
 	for _, rc := range rateCases {
 		for _, rng := range [][2]int{{0, 50}, {7, 33}, {0, 1}, {13, 14}, {100, 397}} {
 			m := FrameMap{Start: rng[0], End: rng[1], In: rc.in, Out: rc.out}
 			name := fmt.Sprintf("%v→%v/[%d,%d)", rc.in, rc.out, rng[0], rng[1])
 			n := m.Frames()
-			want := max(1, roundHalfUp(rng[1]-rng[0], rc.in, rc.out))
+			want := max(1, roundHalfUp(rng[1], rc.in, rc.out)-roundHalfUp(rng[0], rc.in, rc.out))
 			if n != want {
-				t.Fatalf("%s: %d frames, want round(duration × rate) = %d", name, n, want)
+				t.Fatalf("%s: %d frames, want round(end × rate) − round(start × rate) = %d", name, n, want)
 			}
 			start, end := m.Output()
 			if start != rng[0] || end != rng[0]+n {
@@ -141,12 +138,20 @@ func TestFrameMapMatchesFFmpegFPS(t *testing.T) {
 		}
 		byIn[rc.in] = append(byIn[rc.in], i)
 	}
+	// Each case twice: the whole clip, and trimmed as FaceFusion trims (the frames keep their
+	// times, so the ticks are the whole video's). A trimmed case reads its own input: after a
+	// split, the fps filter would run on to the end of the shared input.
+	const trimStart, trimEnd = 7, 43
 	var args, graph []string
-	outs := make([]string, len(rateCases))
-	for j, r := range ins {
+	input := func(r Rational) {
 		args = append(args, "-f", "rawvideo", "-pix_fmt", "rgb24", "-s", fmt.Sprintf("%dx%d", w, h), "-framerate", r.String(), "-i", in+".rgb")
+	}
+	inputs := 0
+	for _, r := range ins {
+		input(r)
 		cases := byIn[r]
-		g := fmt.Sprintf("[%d:v]split=%d", j, len(cases))
+		g := fmt.Sprintf("[%d:v]split=%d", inputs, len(cases))
+		inputs++
 		for _, i := range cases {
 			g += fmt.Sprintf("[s%d]", i)
 		}
@@ -155,28 +160,43 @@ func TestFrameMapMatchesFFmpegFPS(t *testing.T) {
 		}
 		graph = append(graph, g)
 	}
+	for i, rc := range rateCases {
+		input(rc.in)
+		graph = append(graph, fmt.Sprintf("[%d:v]trim=start_frame=%d:end_frame=%d,fps=%v[t%d]", inputs, trimStart, trimEnd, rc.out, i))
+		inputs++
+	}
 	args = append(args, "-filter_complex", strings.Join(graph, ";"))
-	for i := range rateCases {
-		outs[i] = filepath.Join(t.TempDir(), fmt.Sprintf("o%d.rgb", i))
-		args = append(args, "-map", fmt.Sprintf("[o%d]", i), "-f", "rawvideo", "-pix_fmt", "rgb24", outs[i])
+	out := func(kind string, i int) string { return filepath.Join(t.TempDir(), fmt.Sprintf("%s%d.rgb", kind, i)) }
+	outs := map[string][]string{}
+	for _, kind := range []string{"o", "t"} {
+		for i := range rateCases {
+			outs[kind] = append(outs[kind], out(kind, i))
+			// passthrough: the muxer must not pad a trimmed stream back to time 0.
+			args = append(args, "-map", fmt.Sprintf("[%s%d]", kind, i), "-fps_mode", "passthrough", "-f", "rawvideo", "-pix_fmt", "rgb24", outs[kind][i])
+		}
 	}
 	ffmpegRun(t, args...)
 	for i, rc := range rateCases {
-		out, err := os.ReadFile(outs[i])
-		if err != nil {
-			t.Fatal(err)
-		}
-		var got []int
-		for i := 0; i+w*h*3 <= len(out); i += w * h * 3 {
-			got = append(got, int(out[i])/5)
-		}
-		m := FrameMap{Start: 0, End: frames, In: rc.in, Out: rc.out}
-		var want []int
-		for k := 0; k < m.Frames(); k++ {
-			want = append(want, m.Source(k))
-		}
-		if fmt.Sprint(got) != fmt.Sprint(want) {
-			t.Errorf("%v → %v: ffmpeg's fps filter gives\n%v\nthe map\n%v", rc.in, rc.out, got, want)
+		for _, m := range []FrameMap{{Start: 0, End: frames, In: rc.in, Out: rc.out}, {Start: trimStart, End: trimEnd, In: rc.in, Out: rc.out}} {
+			kind := "o"
+			if m.Start != 0 {
+				kind = "t"
+			}
+			data, err := os.ReadFile(outs[kind][i])
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []int
+			for j := 0; j+w*h*3 <= len(data); j += w * h * 3 {
+				got = append(got, int(data[j])/5)
+			}
+			var want []int
+			for k := m.Start; k < m.Start+m.Frames(); k++ {
+				want = append(want, m.Source(k))
+			}
+			if fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Errorf("%v → %v, frames [%d,%d): ffmpeg's trim and fps filters give\n%v\nthe map\n%v", rc.in, rc.out, m.Start, m.End, got, want)
+			}
 		}
 	}
 }
