@@ -2,6 +2,7 @@ package job
 
 import (
 	"bytes"
+	_ "embed"
 	"errors"
 	"fmt"
 	"os"
@@ -14,46 +15,36 @@ import (
 // FaceFusion's --config-path defaults to it).
 const INIFile = "facefusion.ini"
 
-// faceFusionINI is FaceFusion 3.8.1's facefusion.ini as shipped: its sections, and in each the
-// keys FaceFusion reads from it, in the file's order. It is the one statement of that format in
-// this program: which of these keys this program supports is not listed anywhere, it is every
+// shippedINI is FaceFusion 3.8.1's facefusion.ini as shipped (every key empty): its sections,
+// and in each the keys FaceFusion reads from it. It is the one statement of that format in this
+// program; which of its keys this program supports is not listed anywhere either: it is every
 // key whose flag (the key with '-' for '_') is in the flag table.
-var faceFusionINI = []struct {
+//
+//go:embed facefusion.ini
+var shippedINI []byte
+
+// faceFusionINI is shippedINI's sections and keys, in the file's order.
+var faceFusionINI = func() (secs []struct {
 	section string
 	keys    []string
-}{
-	{"paths", []string{"temp_path", "jobs_path", "source_paths", "target_path", "output_path"}},
-	{"patterns", []string{"source_pattern", "target_pattern", "output_pattern"}},
-	{"face_detector", []string{"face_detector_model", "face_detector_size", "face_detector_margin", "face_detector_angles", "face_detector_score"}},
-	{"face_landmarker", []string{"face_landmarker_model", "face_landmarker_score"}},
-	{"face_selector", []string{"face_selector_mode", "face_selector_order", "face_selector_age_start", "face_selector_age_end",
-		"face_selector_gender", "face_selector_race", "reference_face_position", "reference_face_distance", "reference_frame_number"}},
-	{"face_tracker", []string{"face_tracker_score"}},
-	{"face_masker", []string{"face_occluder_model", "face_parser_model", "face_mask_types", "face_mask_areas", "face_mask_regions",
-		"face_mask_blur", "face_mask_padding"}},
-	{"voice_extractor", []string{"voice_extractor_model"}},
-	{"frame_extraction", []string{"trim_frame_start", "trim_frame_end", "temp_frame_format", "temp_pixel_format"}},
-	{"frame_distribution", []string{"target_frame_amount"}},
-	{"output_creation", []string{"output_image_quality", "output_image_scale", "output_audio_encoder", "output_audio_quality",
-		"output_audio_volume", "output_video_encoder", "output_video_preset", "output_video_quality", "output_video_scale", "output_video_fps"}},
-	{"workflow", []string{"workflow_mode", "workflow_strategy"}},
-	{"processors", []string{"processors", "age_modifier_model", "age_modifier_direction", "background_remover_model",
-		"background_remover_fill_color", "background_remover_despill_color", "deep_swapper_model", "deep_swapper_morph",
-		"expression_restorer_model", "expression_restorer_factor", "expression_restorer_areas", "face_debugger_items",
-		"face_editor_model", "face_editor_eyebrow_direction", "face_editor_eye_gaze_horizontal", "face_editor_eye_gaze_vertical",
-		"face_editor_eye_open_ratio", "face_editor_lip_open_ratio", "face_editor_mouth_grim", "face_editor_mouth_pout",
-		"face_editor_mouth_purse", "face_editor_mouth_smile", "face_editor_mouth_position_horizontal",
-		"face_editor_mouth_position_vertical", "face_editor_head_pitch", "face_editor_head_yaw", "face_editor_head_roll",
-		"face_enhancer_model", "face_enhancer_blend", "face_enhancer_weight", "face_swapper_model", "face_swapper_pixel_boost",
-		"face_swapper_weight", "frame_colorizer_model", "frame_colorizer_size", "frame_colorizer_blend", "frame_enhancer_model",
-		"frame_enhancer_blend", "lip_syncer_model", "lip_syncer_weight"}},
-	{"uis", []string{"open_browser", "ui_layouts", "ui_workflow"}},
-	{"download", []string{"download_providers", "download_scope"}},
-	{"benchmark", []string{"benchmark_mode", "benchmark_resolutions", "benchmark_cycle_count"}},
-	{"execution", []string{"execution_device_ids", "execution_providers", "execution_thread_count"}},
-	{"memory", []string{"video_memory_strategy"}},
-	{"misc", []string{"log_level", "halt_on_error"}},
-}
+}) {
+	entries, err := parseINI(shippedINI, "the embedded facefusion.ini")
+	if err != nil {
+		panic(err) // the embedded file is part of the program
+	}
+	for _, e := range entries {
+		if len(secs) == 0 || secs[len(secs)-1].section != e.section {
+			secs = append(secs, struct {
+				section string
+				keys    []string
+			}{section: e.section})
+		}
+		if e.key != "" {
+			secs[len(secs)-1].keys = append(secs[len(secs)-1].keys, e.key)
+		}
+	}
+	return secs
+}()
 
 // iniSection is the section of FaceFusion's file that holds key, or "".
 func iniSection(key string) string {
