@@ -13,8 +13,8 @@ import (
 	"github.com/facefusion-hpc/facefusion/internal/testenv"
 )
 
-// bin is the facefusion binary under test, built once by TestMain.
-var bin string
+// bin is the facefusion binary under test, built once by TestMain from builtAt, HEAD then.
+var bin, builtAt string
 
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "facefusion-bin-")
@@ -22,6 +22,14 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	bin = filepath.Join(dir, "facefusion")
+	// The commit the binary records: HEAD now, read beside the build (a commit made while the
+	// tests run must not look like a wrong version line).
+	head, err := exec.Command("git", "rev-parse", "HEAD").Output()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "git rev-parse HEAD:", err)
+		os.Exit(1)
+	}
+	builtAt = strings.TrimSpace(string(head))
 	// -buildvcs=auto: the binary knows its commit (TestVersion) even where GOFLAGS says false.
 	build := exec.Command("go", "build", "-buildvcs=auto", "-o", bin, ".")
 	build.Stderr = os.Stderr
