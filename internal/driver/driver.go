@@ -459,11 +459,35 @@ func encodeShare(ctx context.Context, comm collective.Comm, cfg job.Config, m *p
 		return res, err
 	}
 	defer pipeline.CloseWorkers(workers)
-	for _, c := range work {
+	var src *pipeline.Frames // one decode for each run of consecutive chunks
+	defer func() {
+		if src != nil {
+			src.Close()
+		}
+	}()
+	for i, c := range work {
 		ch := p.Chunks[c]
 		tmp := jd.SegmentTemp(c, me, p.Attempt)
 		began := time.Now()
-		n, faces, err := pipeline.EncodeRange(ctx, cfg, p.Info, p.Map, ch.Start, ch.End, tmp, workers, counter)
+		if src == nil || src.Next() != ch.Start {
+			if src != nil {
+				src.Close()
+			}
+			end := ch.End
+			for _, next := range work[i+1:] {
+				if p.Chunks[next].Start != end {
+					break
+				}
+				end = p.Chunks[next].End
+			}
+			if src, err = pipeline.OpenFrames(ctx, cfg, p.Info, p.Map, ch.Start, end); err != nil {
+				src = nil
+			}
+		}
+		var n, faces int
+		if err == nil {
+			n, faces, err = pipeline.EncodeRange(ctx, cfg, p.Info, src, ch.Start, ch.End, tmp, workers, counter)
+		}
 		if err == nil {
 			testPause(ctx, fmt.Sprintf("chunk-%d", c), log)
 			err = ctx.Err()

@@ -166,7 +166,13 @@ func benchEncode(b *testing.B, cfg job.Config, info *video.Info, ws []Worker) {
 	}
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		if _, _, err := EncodeRange(context.Background(), cfg, info, m, 0, info.Frames, out, ws, nil); err != nil {
+		src, err := OpenFrames(context.Background(), cfg, info, m, 0, info.Frames)
+		if err != nil {
+			b.Fatal(err)
+		}
+		_, _, err = EncodeRange(context.Background(), cfg, info, src, 0, info.Frames, out, ws, nil)
+		src.Close()
+		if err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -321,25 +321,64 @@ func EncodeOptions(cfg job.Config, info *video.Info) video.EncodeOptions {
 	return opt
 }
 
-// EncodeRange decodes the output frames [start, end) of m (numbered as m numbers them: the
-// target's frame numbers at its own rate), runs the workers over them and encodes the result
-// (video only) to path. It returns the number of frames written and the number of them in
-// which a face was swapped or enhanced.
-func EncodeRange(ctx context.Context, cfg job.Config, info *video.Info, m video.FrameMap, start, end int, path string, workers []Worker, prog progress.Counter) (n, faces int, err error) {
+// Frames is one decode of a rank's consecutive output frames [start, end) of a FrameMap, read
+// chunk by chunk by EncodeRange: a rank's chunks are contiguous, and one ffmpeg for all of them
+// saves a process start and a seek (up to a GOP decoded and thrown away) for every chunk.
+type Frames struct {
+	r          *video.Resampler
+	start, end int
+}
+
+// OpenFrames starts the decode of the output frames [start, end) of m at the size the frames
+// are processed at.
+func OpenFrames(ctx context.Context, cfg job.Config, info *video.Info, m video.FrameMap, start, end int) (*Frames, error) {
+	pw, ph := ProcessSize(cfg, info)
+	r, err := video.OpenResampler(ctx, info, m, start, end, pw, ph)
+	if err != nil {
+		return nil, fault.AsInput(err)
+	}
+	return &Frames{r: r, start: start, end: end}, nil
+}
+
+// Next is the frame EncodeRange reads next, and End the end of the decode: a chunk that does
+// not start at Next cannot be read from f.
+func (f *Frames) Next() int { return f.r.Frame() }
+func (f *Frames) End() int  { return f.end }
+
+// Close stops ffmpeg, whether or not every frame was read.
+func (f *Frames) Close() error { return f.r.Close() }
+
+// upTo reads f's frames up to (not including) frame end, then says io.EOF; at the end of the
+// decode, the decoder's own end (io.EOF once ffmpeg exited cleanly, or its late error).
+type upTo struct {
+	f   *Frames
+	end int
+}
+
+func (u upTo) Next(buf []byte) error {
+	if u.f.r.Frame() == u.end && u.end < u.f.end {
+		return io.EOF
+	}
+	return u.f.r.Next(buf)
+}
+
+// EncodeRange reads the output frames [start, end) of src (numbered as its FrameMap numbers
+// them: the target's frame numbers at its own rate), runs the workers over them and encodes the
+// result (video only) to path. src must be at start, and its decode must reach end. It returns
+// the number of frames written and the number of them in which a face was swapped or enhanced.
+func EncodeRange(ctx context.Context, cfg job.Config, info *video.Info, src *Frames, start, end int, path string, workers []Worker, prog progress.Counter) (n, faces int, err error) {
+	if src.Next() != start || end > src.end || start >= end {
+		return 0, 0, fault.AsInternal(fmt.Errorf("encoding frames [%d, %d) from a decode at frame %d of [%d, %d)", start, end, src.Next(), src.start, src.end))
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	pw, ph := ProcessSize(cfg, info)
-	dec, err := video.OpenResampler(ctx, info, m, start, end, pw, ph)
-	if err != nil {
-		return 0, 0, fault.AsInput(err)
-	}
-	defer dec.Close()
 	enc, err := video.OpenEncoder(ctx, path, EncodeOptions(cfg, info))
 	if err != nil {
 		return 0, 0, fault.AsUsage(err)
 	}
 	before := framesWithFaces(workers) // the workers carry their counts from earlier chunks
-	n, err = Stream(ctx, pw, ph, inputSource{ctx, dec}, enc, workers, prog)
+	n, err = Stream(ctx, pw, ph, inputSource{ctx, upTo{src, end}}, enc, workers, prog)
 	if err != nil {
 		cancel()
 		enc.Close()
