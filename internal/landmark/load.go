@@ -135,6 +135,74 @@ func (d *decoder) float32() (float32, error) {
 	return float32(math.Ldexp(float64(float32(mant)), int(exp))), nil
 }
 
+// floatBytes is the most bytes one float takes: two packed integers of 1+8 bytes each.
+const floatBytes = 18
+
+// floats reads len(dst) floats, as float32 reads each. They are the bulk of the model (every
+// leaf's 136 deltas), so where the buffer surely holds them all they are decoded in one tight
+// loop; anything unusual (a malformed value, the end of the file near) goes back to float32,
+// which reads it, or says what is wrong and where, the same way.
+func (d *decoder) floats(dst []float32) error {
+	if err := d.fill(len(dst) * floatBytes); err != nil && !errors.Is(err, errTruncated) {
+		return err
+	}
+	i := 0
+	if d.end-d.pos >= len(dst)*floatBytes {
+		b := d.buf[d.pos:d.end]
+		j := 0
+		for ; i < len(dst); i++ {
+			mant, n, ok := packed(b[j:])
+			if !ok {
+				break
+			}
+			exp, m, ok := packed(b[j+n:])
+			if !ok || exp < math.MinInt16 || exp >= 32000 {
+				break
+			}
+			x := float64(float32(mant))
+			if -900 <= exp && exp <= 900 {
+				// 2^exp exactly, and |x| < 2^64: the product is math.Ldexp's, with no
+				// underflow or overflow to round differently.
+				x *= math.Float64frombits(uint64(exp+1023) << 52)
+			} else {
+				x = math.Ldexp(x, int(exp))
+			}
+			dst[i] = float32(x)
+			j += n + m
+		}
+		d.pos += j
+	}
+	for ; i < len(dst); i++ {
+		v, err := d.float32()
+		if err != nil {
+			return err
+		}
+		dst[i] = v
+	}
+	return nil
+}
+
+// packed decodes one of dlib's packed integers at the start of b (see magnitude), which holds at
+// least 9 bytes; ok is false for anything magnitude would refuse.
+func packed(b []byte) (v int64, n int, ok bool) {
+	ctl := b[0]
+	k := int(ctl & 0x0f)
+	if ctl&0x70 != 0 || k == 0 || k > 8 {
+		return 0, 0, false
+	}
+	var mag uint64
+	for i := k; i >= 1; i-- {
+		mag = mag<<8 | uint64(b[i])
+	}
+	if mag > math.MaxInt64 {
+		return 0, 0, false
+	}
+	if ctl&0x80 != 0 {
+		return -int64(mag), k + 1, true
+	}
+	return int64(mag), k + 1, true
+}
+
 // Load reads a dlib shape predictor file such as shape_predictor_68_face_landmarks.dat.
 func Load(path string) (*Predictor, error) {
 	f, err := os.Open(path)
@@ -331,12 +399,10 @@ func (p *Predictor) decodeTree(d *decoder, c, t int) error {
 		if nr != 2*numParts || nc != 1 {
 			return fmt.Errorf("cascade %d tree %d leaf %d is %d×%d, want %d×1", c, t, l, nr, nc, 2*numParts)
 		}
-		for k := 0; k < 2*numParts; k++ {
-			v, err := d.float32()
-			if err != nil {
-				return err
-			}
-			p.leaves = append(p.leaves, v)
+		n := len(p.leaves)
+		p.leaves = p.leaves[:n+2*numParts]
+		if err := d.floats(p.leaves[n:]); err != nil {
+			return err
 		}
 	}
 	return nil
