@@ -131,15 +131,12 @@ func TestDistPassThrough(t *testing.T) {
 		start, end   int // trim; -1: none
 	}{
 		{bf, 1, 16, -1, -1}, // 40 = 16+16+8
-		{bf, 2, 10, -1, -1}, // divides: 4 chunks, 2 each
 		{bf, 3, 7, -1, -1},  // 6 chunks, the last of 5 frames
 		{bf, 4, 8, -1, -1},  // divides: 5 chunks over 4 ranks (2,1,1,1)
 		{ntsc, 2, 7, -1, -1},
-		{ntsc, 3, 10, -1, -1},
 		{ntsc, 4, 4, -1, -1},
 		{bf, 2, 13, 7, 33}, // 26 frames: divides
 		{bf, 3, 6, 7, 33},  // 5 chunks, the last of 2 frames
-		{bf, 4, 5, 7, 33},
 	}
 	hashes := map[string][]string{bf: frameHashes(t, bf), ntsc: frameHashes(t, ntsc)}
 	for _, c := range cases {
