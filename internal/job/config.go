@@ -45,12 +45,15 @@ type Config struct {
 	OutputVideoScale float64 `toml:"output_video_scale"`
 	// The output's audio: output_audio_encoder "" copies the target's audio as it is; a name,
 	// or a quality or volume other than the default, re-encodes it (see ReencodesAudio).
-	OutputAudioEncoder string `toml:"output_audio_encoder"`
-	OutputAudioQuality int    `toml:"output_audio_quality"`
-	OutputAudioVolume  int    `toml:"output_audio_volume"`
-	// An image output's JPEG quality, and its size as a factor of the target's.
-	OutputImageQuality int     `toml:"output_image_quality"`
-	OutputImageScale   float64 `toml:"output_image_scale"`
+	// Operational: the segments are video alone, and rank 0 muxes the audio at the join with
+	// the settings of the attempt that joins, so a resume may change them.
+	OutputAudioEncoder string `toml:"output_audio_encoder" fingerprint:"operational"`
+	OutputAudioQuality int    `toml:"output_audio_quality" fingerprint:"operational"`
+	OutputAudioVolume  int    `toml:"output_audio_volume" fingerprint:"operational"`
+	// An image output's JPEG quality, and its size as a factor of the target's. Operational:
+	// an image target has no job folder to resume, and a video target ignores them.
+	OutputImageQuality int     `toml:"output_image_quality" fingerprint:"operational"`
+	OutputImageScale   float64 `toml:"output_image_scale" fingerprint:"operational"`
 
 	ExecutionThreadCount int `toml:"execution_thread_count" fingerprint:"operational"`
 

@@ -187,3 +187,19 @@ func TestCanonical(t *testing.T) {
 		}
 	}
 }
+
+// The audio is muxed at the join with the joining attempt's settings, and image settings have
+// no job folder to resume: none of them may make a resumed video job "another job".
+func TestAudioAndImageSettingsAreNotTheJob(t *testing.T) {
+	c := Default()
+	before := c.Settings()
+	c.OutputAudioEncoder, c.OutputAudioQuality, c.OutputAudioVolume = "libopus", 10, 50
+	c.OutputImageQuality, c.OutputImageScale = 20, 2
+	if after := c.Settings(); !reflect.DeepEqual(before, after) {
+		t.Errorf("audio or image settings changed the fingerprint:\n%v\n%v", before, after)
+	}
+	c.OutputVideoScale = 0.5 // while the video's own settings do
+	if after := c.Settings(); reflect.DeepEqual(before, after) {
+		t.Error("output_video_scale did not change the fingerprint")
+	}
+}
