@@ -46,5 +46,9 @@ func ImageOptions(cfg job.Config, width, height int) (video.ImageOptions, error)
 		return video.ImageOptions{}, fault.AsUsage(fmt.Errorf("--output-image-scale %v leaves nothing of the target %s (%dx%d; FaceFusion's rounding makes a side under 2 pixels 0): choose a larger scale",
 			cfg.OutputImageScale, cfg.TargetPath, width, height))
 	}
+	if !video.PictureFits(w, h) {
+		return video.ImageOptions{}, fault.AsUsage(fmt.Errorf("--output-image-scale %v makes the target %s (%dx%d) a %dx%d image, larger than ffmpeg writes (about 16000x16000): choose a smaller scale",
+			cfg.OutputImageScale, cfg.TargetPath, width, height, w, h))
+	}
 	return video.ImageOptions{Quality: cfg.OutputImageQuality, Width: w, Height: h}, nil
 }

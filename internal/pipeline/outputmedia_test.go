@@ -49,4 +49,12 @@ func TestImageOptions(t *testing.T) {
 	if _, err := ImageOptions(c, 513, 5); fault.KindOf(err) != fault.Usage || !strings.Contains(err.Error(), "--output-image-scale 0.25") {
 		t.Errorf("a 513x5 target at 0.25 (a side of 0): %v, want a usage error naming the flag", err)
 	}
+	// Larger than ffmpeg takes: refused before the work, not after it (FaceFusion allows 8).
+	c.OutputImageScale = 8
+	if _, err := ImageOptions(c, 2100, 2100); fault.KindOf(err) != fault.Usage || !strings.Contains(err.Error(), "16800x16800") {
+		t.Errorf("a 2100x2100 target at 8: %v, want a usage error naming the size", err)
+	}
+	if _, err := ImageOptions(c, 1000, 1000); err != nil {
+		t.Errorf("a 1000x1000 target at 8 (8000x8000): %v", err)
+	}
 }

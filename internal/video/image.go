@@ -59,6 +59,13 @@ func ScaledImageSize(width, height int, scale float64) (int, int) {
 	return ScaleSize(width, height, scale)
 }
 
+// PictureFits reports whether ffmpeg takes a width×height picture at all: its
+// av_image_check_size refuses (w+128)·(h+128) ≥ INT_MAX/8, about 16000×16000, whatever the
+// encoder.
+func PictureFits(width, height int) bool {
+	return width > 0 && height > 0 && int64(width+128)*int64(height+128) < math.MaxInt32/8
+}
+
 // imageQualityArgs is FaceFusion's set_image_quality for the formats written here: JPEG takes
 // -q:v round(31 − 0.31·quality), Python's round (halves to even), so 100 asks for the finest
 // quantiser and 0 for the coarsest (31); PNG has nothing to set.
