@@ -144,6 +144,19 @@ func (e iniEntry) apply(c *Config) error {
 	}
 	o := iniOption(e.key)
 	if o == nil {
+		got := strings.ToLower(value)
+		if b, err := iniBool(value); err == nil && (iniFixed[e.key] == "true" || iniFixed[e.key] == "false" || iniFixed[e.key] == "any boolean") {
+			got = fmt.Sprint(b)
+			if iniFixed[e.key] == "any boolean" {
+				return nil
+			}
+		}
+		if fixed, ok := iniFixed[e.key]; ok && slices.Equal(strings.Fields(got), strings.Fields(fixed)) {
+			return nil // what this program does anyway
+		}
+		if fixed, ok := iniFixed[e.key]; ok {
+			return fmt.Errorf("set to %q, but facefusion-hpc has no setting for it and always works as %q: set that, leave it empty or remove it", value, fixed)
+		}
 		return fmt.Errorf("set to %q, but not supported by facefusion-hpc: leave it empty or remove it", value)
 	}
 	var vals []string
@@ -163,6 +176,18 @@ func (e iniEntry) apply(c *Config) error {
 		return errors.New(strings.TrimPrefix(err.Error(), "--"+o.long+": "))
 	}
 	return nil
+}
+
+// iniFixed are FaceFusion keys this program has no setting for because it always works one way:
+// the value it works as, which a file may state (FaceFusion's own defaults, mostly). Any other
+// value is refused, since the program would not do what it asks.
+var iniFixed = map[string]string{
+	"face_detector_angles": "0",                 // no rotated retries
+	"face_detector_margin": "0 0 0 0",           // no margin around the detected face
+	"face_occluder_model":  "xseg_1",            // face_mask_types occlusion runs xseg_1
+	"face_parser_model":    "bisenet_resnet_34", // face_mask_types region runs bisenet_resnet_34
+	"open_browser":         "false",             // a batch program has no user interface
+	"halt_on_error":        "any boolean",       // FaceFusion's job-run-all and the like, which this program has not
 }
 
 // iniBool reads a boolean as Python's configparser does (getboolean).
