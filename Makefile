@@ -6,8 +6,11 @@ CACHE ?= $(CURDIR)/.cache
 GO ?= go
 BIN := bin/facefusion
 # -buildvcs=auto: the binary records the commit it is built from (facefusion --version), even
-# where GOFLAGS turns that off; built outside a git checkout, it records none.
-GOBUILD := $(GO) build -buildvcs=auto
+# where GOFLAGS turns that off; built outside a git checkout, it records none. Where git refuses
+# the checkout (another user's: "dubious ownership"), Go would refuse to build: then, or with
+# BUILDVCS=false, the binary says "commit unknown".
+BUILDVCS ?= $(shell git status --porcelain >/dev/null 2>&1 && echo auto || echo false)
+GOBUILD := $(GO) build -buildvcs=$(BUILDVCS)
 export FACEFUSION_CACHE := $(CACHE)
 # go-nvml's cgo code uses deprecated NVML declarations; its warnings are not ours.
 export CGO_CFLAGS := -O2 -Wno-deprecated-declarations
@@ -46,7 +49,7 @@ build: need-build
 
 # The binary, runtime, models, batch script, docs and an Lmod module file under PREFIX; no root.
 install: build fetch
-	@bash internal/deps/install.sh $(PREFIX) $(BIN) $(CACHE)
+	@bash internal/deps/install.sh "$(PREFIX)" "$(BIN)" "$(CACHE)"
 
 $(CACHE)/demo/target.mp4: | fetch
 	@$(NEED) ffmpeg
