@@ -1,6 +1,7 @@
 -- Lmod module file for facefusion @VERSION@, written by `make install` (internal/deps/install.sh)
 -- as PREFIX/share/modulefiles/facefusion/@VERSION@.lua. It is relocatable: the prefix is found
--- from this file's own path, so a prefix moved or copied as a whole still loads. Use it with
+-- from this file's own path, so a prefix moved or copied as a whole still loads, and so does a
+-- link to the file (or to its folder) from a site's modulefiles tree. Use it with
 --   module use PREFIX/share/modulefiles
 --   module load facefusion
 help([[
@@ -19,9 +20,20 @@ whatis("Name: facefusion")
 whatis("Version: @VERSION@")
 whatis("Description: face swap for videos and images on GPU clusters (MPI, Slurm, ONNX Runtime)")
 
-local prefix, found = myFileName():gsub("/share/modulefiles/[^/]+/[^/]+%.lua$", "")
-if found ~= 1 then
-	LmodError("facefusion: this module file must stay at PREFIX/share/modulefiles/facefusion/@VERSION@.lua, where `make install` wrote it (it finds PREFIX from its own path), not at " .. myFileName())
+local function prefixOf(file)
+	local prefix, found = file:gsub("/share/modulefiles/[^/]+/[^/]+%.lua$", "")
+	if found == 1 then
+		return prefix
+	end
+end
+local prefix = prefixOf(myFileName())
+if not prefix then
+	-- Linked into a site's modulefiles tree (the file, or its folder): the file it is knows.
+	local real = capture("readlink -f '" .. (myFileName():gsub("'", "'\\''")) .. "'")
+	prefix = prefixOf((real:gsub("%s+$", "")))
+end
+if not prefix then
+	LmodError("facefusion: this module file must be PREFIX/share/modulefiles/facefusion/@VERSION@.lua, where `make install` wrote it, or a link to it (it finds PREFIX from its own path), not " .. myFileName())
 end
 prepend_path("PATH", pathJoin(prefix, "bin"))
 -- The batch script, for `sbatch $FACEFUSION_SBATCH job.toml`; it runs the facefusion on PATH.

@@ -202,6 +202,13 @@ rc=0
 # No Slurm here: srun fails at once, after the script has named the binary it runs.
 SLURM_CONF=/dev/null bash "$FACEFUSION_SBATCH" job.toml 2>sbatch.err || rc=$?
 echo "sbatch script: exit $rc"
+# Linked into a site's modulefiles tree, as sites publish modules.
+module purge
+module unuse "$2/share/modulefiles"
+mkdir site && ln -s "$2/share/modulefiles/facefusion" site/facefusion
+module use "$PWD/site"
+module load facefusion
+echo "linked module: $(command -v facefusion)"
 # Without the module, through a link elsewhere: the binary still finds its install.
 module purge
 ln -s "$2/bin/facefusion" linked
@@ -223,6 +230,7 @@ echo "through a link:"
 		"models folder  " + filepath.Join(prefix, job.InstallModels) + " (from the install prefix of " + exe + ")\n",
 		"ONNX Runtime   " + filepath.Join(prefix, job.InstallRuntime) + " (from the install prefix of " + exe + ")\n",
 		"sbatch script: exit 1\n",
+		"linked module: " + exe + "\n",
 		"through a link:\nmodels folder  " + filepath.Join(prefix, job.InstallModels) + " (from the install prefix of " + exe + ")\n",
 	} {
 		if !strings.Contains(r.stdout, want) {
