@@ -5,11 +5,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/facefusion-hpc/facefusion/internal/fault"
 )
 
 // The programs run; cmd may point them elsewhere once at start-up (a site module's ffmpeg).
@@ -81,9 +84,15 @@ func exitError(ctx context.Context, prog string, err error, tail *stderrTail) er
 	if ctx.Err() != nil {
 		return fmt.Errorf("%s stopped: %w", filepath.Base(prog), ctx.Err())
 	}
+	// Not started at all (not on PATH, or a path to nothing): not the file's fault whatever
+	// the caller was doing; the environment lacks the tool.
 	var ee *exec.Error
+	var pe *fs.PathError
 	if errors.As(err, &ee) {
-		return fmt.Errorf("%s cannot be started (%v): install ffmpeg (apt-get install ffmpeg) or put it on PATH", prog, ee.Err)
+		return fault.AsEnvironment(fmt.Errorf("%s cannot be started (%v): install ffmpeg (apt-get install ffmpeg) or put it on PATH", prog, ee.Err))
+	}
+	if errors.As(err, &pe) {
+		return fault.AsEnvironment(fmt.Errorf("%s cannot be started (%v): install ffmpeg (apt-get install ffmpeg) or put it on PATH", prog, pe.Err))
 	}
 	msg := tail.String()
 	if msg == "" {

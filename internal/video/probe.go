@@ -14,6 +14,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/facefusion-hpc/facefusion/internal/fault"
 )
 
 // Rational is an exact frame rate such as 30000/1001; float rates drift over long videos.
@@ -238,6 +240,9 @@ func probeFile(ctx context.Context, path string, count bool) (*Info, error) {
 		return nil, fmt.Errorf("video: cannot read %s: %v", path, err)
 	}
 	out, err := runTool(ctx, FFprobe, "-v", "error", "-of", "json", "-show_format", "-show_streams", mediaPath(path))
+	if fault.KindOf(err) == fault.Environment {
+		return nil, err // no ffprobe: nothing is known of the file
+	}
 	if err != nil {
 		return nil, fmt.Errorf("video: ffprobe cannot read %s (corrupt, truncated or not media): %v; check that the file plays", path, err)
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/facefusion-hpc/facefusion/internal/fault"
 	"github.com/facefusion-hpc/facefusion/internal/testenv"
 )
 
@@ -173,5 +174,21 @@ func TestProbeErrors(t *testing.T) {
 	_, err := Probe(context.Background(), clip(t, "truncated.mp4"))
 	if err == nil || !strings.Contains(err.Error(), "moov atom not found") {
 		t.Errorf("truncated mp4: %v, want ffprobe's \"moov atom not found\"", err)
+	}
+}
+
+// Without ffprobe nothing is known of the target: the environment is at fault (exit 4), not
+// the file.
+func TestProbeWithoutFFprobe(t *testing.T) {
+	saved := FFprobe
+	FFprobe = filepath.Join(t.TempDir(), "no-ffprobe")
+	defer func() { FFprobe = saved }()
+	in := filepath.Join(t.TempDir(), "any.mp4")
+	if err := os.WriteFile(in, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Probe(context.Background(), in)
+	if fault.KindOf(err) != fault.Environment || !strings.Contains(err.Error(), "install ffmpeg") || strings.Contains(err.Error(), "corrupt") {
+		t.Errorf("Probe without ffprobe: %v (kind %v), want an environment error saying to install ffmpeg", err, fault.KindOf(err))
 	}
 }
