@@ -476,3 +476,26 @@ func TestDistSlurm(t *testing.T) {
 		}
 	})
 }
+
+// Ranks started with different settings (mpirun's MPMD form here; another facefusion.ini in a
+// rank's working folder does the same) would encode two jobs into one output: refused before
+// any frame, naming the setting, and nothing is written.
+func TestDistRanksDisagree(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.mp4")
+	bframeClip(t, in, 10)
+	out := filepath.Join(dir, "out.mkv")
+	ctx := hangGuard(t)
+	argv := append([]string{"-np", "1", "--oversubscribe", "--allow-run-as-root", bin}, passThroughArgs(in, out, 5, "--output-video-quality", "50")...)
+	argv = append(append(argv, ":", "-np", "1", bin), passThroughArgs(in, out, 5)...)
+	cmd := exec.CommandContext(ctx, testenv.Tool(t, "mpirun"), argv...)
+	cmd.Env = launchEnv(t)
+	r := runCmd(t, ctx, cmd)
+	if r.code != exitUsage || !strings.Contains(r.stderr, `rank 1 runs another job than rank 0: output_video_quality is "80" here and "50" on rank 0`) {
+		t.Fatalf("exit %d, want %d naming output_video_quality:\n%s", r.code, exitUsage, r.stderr)
+	}
+	mustNotExist(t, out)
+	if _, err := os.Stat(out + ".job"); err == nil {
+		t.Errorf("the refused job left its job folder %s.job", out)
+	}
+}

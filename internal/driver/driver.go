@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -65,6 +66,10 @@ type Plan struct {
 	SourceLandmarks  face.Landmarks68
 	// FaceFusion's models: the source identity and the reference face.
 	SourceEmbedding, ReferenceEmbedding *facemodel.Embedding `json:",omitempty"`
+
+	// Settings are rank 0's job settings (job.Config.Settings: every one that can change the
+	// output): every rank must run the same job.
+	Settings map[string]string `json:",omitempty"`
 }
 
 // MakePlan cuts frames into chunks and gives each rank a balanced contiguous block.
@@ -141,9 +146,13 @@ func Run(ctx context.Context, comm collective.Comm, cfg job.Config, opt Options)
 		return "", &RemoteError{Kind: plan.Kind}
 	}
 
-	// 2. Every rank loads its models once; a failure anywhere stops every rank.
+	// 2. Every rank loads its models once; a failure anywhere stops every rank. A rank whose
+	// settings are not rank 0's (other flags, another facefusion.ini in its working folder)
+	// would encode another job's frames into this one.
 	if me != 0 {
-		models, err = loadModels(cfg, &plan)
+		if err = sameSettings(me, cfg, plan.Settings); err == nil {
+			models, err = loadModels(cfg, &plan)
+		}
 	}
 	if err := agree(comm, err); err != nil {
 		ck.end(true, log)
@@ -333,6 +342,7 @@ func release(jd *lustre.JobDir, me *lustre.Holder, mine bool) {
 
 func planSetup(ctx context.Context, cfg job.Config, ranks int, p *Plan) (m *pipeline.Models, note string, err error) {
 	video.PrefetchVersion() // the fingerprint's ffmpeg line, asked while the checks below run
+	p.Settings = cfg.Settings()
 	if err := cfg.CheckTempDir(); err != nil {
 		if cfg.TempPath == "" { // $TMPDIR or /tmp: the machine's, not the command's
 			return nil, "", fault.AsEnvironment(err)
@@ -399,6 +409,27 @@ func planSetup(ctx context.Context, cfg job.Config, ranks int, p *Plan) (m *pipe
 	}
 	p.SourceEmbedding, p.ReferenceEmbedding = m.Embeddings()
 	return m, note, nil
+}
+
+// sameSettings says which setting rank me has other than rank 0 (rank0: its Settings).
+func sameSettings(me int, cfg job.Config, rank0 map[string]string) error {
+	mine := cfg.Settings()
+	keys := make([]string, 0, len(mine)+len(rank0))
+	for k := range mine {
+		keys = append(keys, k)
+	}
+	for k := range rank0 {
+		if _, ok := mine[k]; !ok {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if mine[k] != rank0[k] {
+			return fault.AsUsage(fmt.Errorf("rank %d runs another job than rank 0: %s is %q here and %q on rank 0; give every rank the same flags, job file and facefusion.ini (it is read from each rank's working folder)", me, k, mine[k], rank0[k]))
+		}
+	}
+	return nil
 }
 
 // loadModels is a non-zero rank's setup: the models, and the source rank 0 analysed.
