@@ -410,7 +410,8 @@ func TestSbatchScriptChecks(t *testing.T) {
 
 // On a real Slurm cluster: the batch script with 4 tasks, an interactive srun, and probe.
 func TestDistSlurm(t *testing.T) {
-	c := slurmtest.Start(t, slurmtest.Options{})
+	// Room for the three launches at once (4×2 + 3 + 2 CPUs): each mostly waits on Slurm.
+	c := slurmtest.Start(t, slurmtest.Options{CPUs: 16})
 	dir := t.TempDir()
 	in := filepath.Join(dir, "in.mp4")
 	bframeClip(t, in, 30)
@@ -423,6 +424,7 @@ func TestDistSlurm(t *testing.T) {
 	}
 
 	t.Run("sbatch", func(t *testing.T) {
+		t.Parallel()
 		// The submit folder holds bin/facefusion, where the script looks when FACEFUSION_BIN
 		// is not set, and the job file, whose relative paths start there.
 		submit := t.TempDir()
@@ -439,14 +441,33 @@ func TestDistSlurm(t *testing.T) {
 		}
 		log := filepath.Join(submit, "job.out")
 		script := filepath.Join(testenv.Root(t), "sbatch", "facefusion.sbatch")
-		// The test cluster has 8 CPUs and no GPUs: 4 tasks of 2 CPUs, and no --gpus.
+		// The test cluster has no GPUs: 4 tasks of 2 CPUs, and no --gpus.
 		ctx := hangGuard(t)
-		cmd := command(ctx, "sbatch", "--wait", "-N", "1", "-n", "4", "--ntasks-per-node=4", "--cpus-per-task=2", "-o", log, script, "job.toml")
+		cmd := command(ctx, "sbatch", "--parsable", "-N", "1", "-n", "4", "--ntasks-per-node=4", "--cpus-per-task=2", "-o", log, script, "job.toml")
 		cmd.Dir = submit
 		r := runCmd(t, ctx, cmd)
-		logText, _ := os.ReadFile(log)
 		if r.code != 0 {
-			t.Fatalf("sbatch --wait: exit %d\n%s%s\njob log:\n%s\n%s", r.code, r.stdout, r.stderr, logText, c.Logs())
+			t.Fatalf("sbatch: exit %d\n%s%s\n%s", r.code, r.stdout, r.stderr, c.Logs())
+		}
+		// Watched here rather than with sbatch --wait, whose polling backs off to many seconds.
+		id := strings.TrimSpace(r.stdout)
+		state, code := "", ""
+		for {
+			show, _ := command(ctx, "scontrol", "show", "job", "-o", id).Output()
+			if m := regexp.MustCompile(`\bJobState=(\S+).*\bExitCode=(\S+)`).FindSubmatch(show); m != nil {
+				state, code = string(m[1]), string(m[2])
+			}
+			if state != "" && state != "PENDING" && state != "RUNNING" && state != "COMPLETING" && state != "CONFIGURING" {
+				break
+			}
+			if ctx.Err() != nil {
+				t.Fatalf("job %s still %s when the test's guard ran out", id, state)
+			}
+			time.Sleep(250 * time.Millisecond)
+		}
+		logText, _ := os.ReadFile(log)
+		if state != "COMPLETED" || code != "0:0" {
+			t.Fatalf("job %s ended %s with exit code %s\njob log:\n%s\n%s", id, state, code, logText, c.Logs())
 		}
 		if !strings.Contains(string(logText), "on 4 rank(s)") || !strings.Contains(string(logText), "srun exited with status 0") {
 			t.Errorf("job log does not show a 4-rank run:\n%s", logText)
@@ -455,6 +476,7 @@ func TestDistSlurm(t *testing.T) {
 	})
 
 	t.Run("srun", func(t *testing.T) {
+		t.Parallel()
 		out := filepath.Join(dir, "srun.mkv")
 		ctx := hangGuard(t)
 		r := runCmd(t, ctx, command(ctx, "srun", append([]string{"-n", "3", "--mpi=pmix", bin}, passThroughArgs(in, out, 4)...)...))
@@ -468,6 +490,7 @@ func TestDistSlurm(t *testing.T) {
 	})
 
 	t.Run("probe", func(t *testing.T) {
+		t.Parallel()
 		ctx := hangGuard(t)
 		r := runCmd(t, ctx, command(ctx, "srun", "-n", "2", "--mpi=pmix", bin, "probe"))
 		checkProbe(t, r, 2, expectedBinding())
