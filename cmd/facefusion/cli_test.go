@@ -1,9 +1,7 @@
 package main
 
 import (
-	"bytes"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -12,23 +10,6 @@ import (
 	"github.com/facefusion-hpc/facefusion/internal/testenv"
 )
 
-// facefusionIn runs the binary in the working folder dir, as facefusion does.
-func facefusionIn(t *testing.T, dir string, args ...string) result {
-	t.Helper()
-	cmd := exec.Command(bin, args...)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "FACEFUSION_HOME="+filepath.Dir(testenv.Cache(t)))
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatalf("running facefusion: %v", err)
-	}
-	return result{code, out.String(), errb.String()}
-}
 
 // --log-level error: a successful run prints nothing on stderr (its output path still goes to
 // stdout), a failed one exactly its error line, and an unknown level is a usage error.

@@ -50,7 +50,15 @@ type result struct {
 // facefusion runs the binary with the fetched cache as its home.
 func facefusion(t *testing.T, args ...string) result {
 	t.Helper()
+	return facefusionIn(t, "", args...)
+}
+
+// facefusionIn runs the binary in the working folder dir ("": the test's), with the fetched
+// cache as its home.
+func facefusionIn(t *testing.T, dir string, args ...string) result {
+	t.Helper()
 	cmd := exec.Command(bin, args...)
+	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "FACEFUSION_HOME="+filepath.Dir(testenv.Cache(t)))
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
