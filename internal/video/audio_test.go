@@ -2,9 +2,7 @@ package video
 
 import (
 	"context"
-	"errors"
 	"math"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -127,19 +125,7 @@ func TestCheckOutputAudio(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			err := CheckOutput(context.Background(), "", filepath.Join(dir, c.out), c.opt, src, c.audio)
-			var oe *OutputError
-			switch {
-			case c.want == 0 && err != nil:
-				t.Fatalf("refused: %v", err)
-			case c.want == 0:
-			case !errors.As(err, &oe):
-				t.Fatalf("error %v, want an OutputError %d", err, c.want)
-			case oe.Problem != c.want || !strings.Contains(oe.Detail, c.detail):
-				t.Errorf("problem %d (%q), want %d mentioning %q", oe.Problem, oe.Detail, c.want, c.detail)
-			}
-			if left, _ := os.ReadDir(tmp); len(left) != 0 {
-				t.Errorf("the check left %s in the temp folder", left[0].Name())
-			}
+			checkRefusal(t, err, c.want, c.detail, tmp)
 		})
 	}
 }

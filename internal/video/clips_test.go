@@ -133,7 +133,15 @@ func clip(t testing.TB, name string) string {
 // decoder under test is compared against it, not against itself.
 func referenceHashes(t testing.TB, path string) []string {
 	t.Helper()
-	out := ffmpegRun(t, "-i", path, "-map", "0:v:0", "-fps_mode", "passthrough", "-pix_fmt", "rgb24", "-f", "framemd5", "-")
+	hashes := frameMD5s(ffmpegRun(t, "-i", path, "-map", "0:v:0", "-fps_mode", "passthrough", "-pix_fmt", "rgb24", "-f", "framemd5", "-"))
+	if len(hashes) == 0 {
+		t.Fatalf("framemd5 of %s gave no frames", path)
+	}
+	return hashes
+}
+
+// frameMD5s are the hashes of ffmpeg's framemd5 output, one a frame.
+func frameMD5s(out []byte) []string {
 	var hashes []string
 	sc := bufio.NewScanner(bytes.NewReader(out))
 	for sc.Scan() {
@@ -143,9 +151,6 @@ func referenceHashes(t testing.TB, path string) []string {
 		}
 		f := strings.Split(line, ",")
 		hashes = append(hashes, strings.TrimSpace(f[len(f)-1]))
-	}
-	if len(hashes) == 0 {
-		t.Fatalf("framemd5 of %s gave no frames", path)
 	}
 	return hashes
 }

@@ -46,24 +46,32 @@ func TestCheckOutput(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			err := CheckOutput(context.Background(), "", filepath.Join(dir, c.out), c.opt, c.audio, AudioOptions{})
-			var oe *OutputError
-			switch {
-			case c.want == 0 && err != nil:
-				t.Fatalf("refused: %v", err)
-			case c.want == 0:
-			case !errors.As(err, &oe):
-				t.Fatalf("error %v, want an OutputError %d", err, c.want)
-			case oe.Problem != c.want || !strings.Contains(oe.Detail, c.detail):
-				t.Errorf("problem %d (%q), want %d mentioning %q", oe.Problem, oe.Detail, c.want, c.detail)
-			case strings.Contains(oe.Detail, tmp) || strings.Contains(oe.Detail, " | ") || strings.Contains(oe.Detail, " @ 0x"):
-				t.Errorf("detail %q names the temp folder, spans lines or keeps ffmpeg's pointers", oe.Detail)
-			}
-			if left, _ := os.ReadDir(tmp); len(left) != 0 {
-				t.Errorf("the check left %s in the temp folder", left[0].Name())
-			}
+			checkRefusal(t, err, c.want, c.detail, tmp)
 			if _, err := os.Stat(filepath.Join(dir, c.out)); err == nil {
 				t.Errorf("the check wrote %s itself", c.out)
 			}
 		})
+	}
+}
+
+// checkRefusal asserts that CheckOutput's err is the refusal want (0: none) whose detail
+// mentions detail in one line free of the temp folder tmp and ffmpeg's pointers, and that the
+// check left nothing in tmp.
+func checkRefusal(t *testing.T, err error, want OutputProblem, detail, tmp string) {
+	t.Helper()
+	var oe *OutputError
+	switch {
+	case want == 0 && err != nil:
+		t.Fatalf("refused: %v", err)
+	case want == 0:
+	case !errors.As(err, &oe):
+		t.Fatalf("error %v, want an OutputError %d", err, want)
+	case oe.Problem != want || !strings.Contains(oe.Detail, detail):
+		t.Errorf("problem %d (%q), want %d mentioning %q", oe.Problem, oe.Detail, want, detail)
+	case strings.Contains(oe.Detail, tmp) || strings.Contains(oe.Detail, " | ") || strings.Contains(oe.Detail, " @ 0x"):
+		t.Errorf("detail %q names the temp folder, spans lines or keeps ffmpeg's pointers", oe.Detail)
+	}
+	if left, _ := os.ReadDir(tmp); len(left) != 0 {
+		t.Errorf("the check left %s in the temp folder", left[0].Name())
 	}
 }

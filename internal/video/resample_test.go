@@ -1,7 +1,6 @@
 package video
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"crypto/md5"
@@ -251,18 +250,7 @@ func TestScaleSize(t *testing.T) {
 // framemd5 is ffmpeg's per-frame MD5 of path's video through the filter graph vf, as rgb24.
 func framemd5(t *testing.T, path, vf string) []string {
 	t.Helper()
-	out := ffmpegRun(t, "-i", path, "-map", "0:v:0", "-vf", vf, "-pix_fmt", "rgb24", "-f", "framemd5", "-")
-	var hashes []string
-	sc := bufio.NewScanner(bytes.NewReader(out))
-	for sc.Scan() {
-		line := sc.Text()
-		if strings.HasPrefix(line, "#") || strings.TrimSpace(line) == "" {
-			continue
-		}
-		f := strings.Split(line, ",")
-		hashes = append(hashes, strings.TrimSpace(f[len(f)-1]))
-	}
-	return hashes
+	return frameMD5s(ffmpegRun(t, "-i", path, "-map", "0:v:0", "-vf", vf, "-pix_fmt", "rgb24", "-f", "framemd5", "-"))
 }
 
 // A resampled, scaled output read chunk by chunk is, frame for frame, what ffmpeg's own trim,
