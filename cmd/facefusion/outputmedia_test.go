@@ -7,12 +7,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
-	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/facefusion-hpc/facefusion/internal/raster"
+	"github.com/facefusion-hpc/facefusion/internal/testenv"
 	"github.com/facefusion-hpc/facefusion/internal/video"
 )
 
@@ -33,7 +32,7 @@ func TestOutputAudioFlags(t *testing.T) {
 	if got := audioCodec(t, out); got != "opus" {
 		t.Errorf("audio codec %q, want opus", got)
 	}
-	if d := meanVolume(t, out) - meanVolume(t, in); math.Abs(d-20*math.Log10(0.5)) > 0.5 {
+	if d := testenv.MeanVolume(t, out) - testenv.MeanVolume(t, in); math.Abs(d-20*math.Log10(0.5)) > 0.5 {
 		t.Errorf("volume 50 changed the mean volume by %.2f dB, want %.2f", d, 20*math.Log10(0.5))
 	}
 
@@ -87,17 +86,3 @@ func audioCodec(t *testing.T, path string) string {
 	return strings.TrimSpace(string(out))
 }
 
-// meanVolume is ffmpeg's volumedetect mean_volume of path's audio, in dB.
-func meanVolume(t *testing.T, path string) float64 {
-	t.Helper()
-	out, err := exec.Command("ffmpeg", "-nostdin", "-hide_banner", "-i", path, "-map", "0:a:0", "-af", "volumedetect", "-f", "null", "-").CombinedOutput()
-	if err != nil {
-		t.Fatalf("volumedetect of %s: %v: %s", path, err, out)
-	}
-	m := regexp.MustCompile(`mean_volume: (-?[0-9.]+) dB`).FindSubmatch(out)
-	if m == nil {
-		t.Fatalf("volumedetect of %s printed no mean_volume: %s", path, out)
-	}
-	v, _ := strconv.ParseFloat(string(m[1]), 64)
-	return v
-}

@@ -7,7 +7,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
+	"strconv"
 	"testing"
 )
 
@@ -66,4 +68,20 @@ func Tool(t testing.TB, name string) string {
 		t.Fatalf("test dependency %s is not on PATH: run `make deps` (installs the Debian packages)", name)
 	}
 	return p
+}
+
+// MeanVolume is ffmpeg's volumedetect mean_volume of path's first audio stream, in dB.
+func MeanVolume(t testing.TB, path string) float64 {
+	t.Helper()
+	cmd := exec.Command(Tool(t, "ffmpeg"), "-nostdin", "-hide_banner", "-i", path, "-map", "0:a:0", "-af", "volumedetect", "-f", "null", "-")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("volumedetect of %s: %v: %s", path, err, out)
+	}
+	m := regexp.MustCompile(`mean_volume: (-?[0-9.]+) dB`).FindSubmatch(out)
+	if m == nil {
+		t.Fatalf("volumedetect of %s printed no mean_volume: %s", path, out)
+	}
+	v, _ := strconv.ParseFloat(string(m[1]), 64)
+	return v
 }

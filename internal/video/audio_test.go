@@ -3,9 +3,7 @@ package video
 import (
 	"context"
 	"math"
-	"os/exec"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -84,7 +82,7 @@ func TestMuxReencodesAudio(t *testing.T) {
 	if got := ffprobeField(t, half, "a:0", "stream=codec_name"); got != "flac" {
 		t.Errorf("audio re-encoded with flac is %s", got)
 	}
-	if d := meanVolume(t, half) - meanVolume(t, copied); math.Abs(d-20*math.Log10(0.5)) > 0.3 {
+	if d := testenv.MeanVolume(t, half) - testenv.MeanVolume(t, copied); math.Abs(d-20*math.Log10(0.5)) > 0.3 {
 		t.Errorf("volume 50 changed the mean volume by %.2f dB, want %.2f", d, 20*math.Log10(0.5))
 	}
 	low := mux("low.mkv", AudioOptions{Encoder: "libopus", Quality: 0, Volume: 100})
@@ -128,22 +126,6 @@ func TestCheckOutputAudio(t *testing.T) {
 			checkRefusal(t, err, c.want, c.detail, tmp)
 		})
 	}
-}
-
-// meanVolume is ffmpeg's volumedetect mean_volume of path's audio, in dB.
-func meanVolume(t *testing.T, path string) float64 {
-	t.Helper()
-	cmd := exec.Command(testenv.Tool(t, "ffmpeg"), "-nostdin", "-hide_banner", "-i", path, "-map", "0:a:0", "-af", "volumedetect", "-f", "null", "-")
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("volumedetect of %s: %v: %s", path, err, out)
-	}
-	m := regexp.MustCompile(`mean_volume: (-?[0-9.]+) dB`).FindSubmatch(out)
-	if m == nil {
-		t.Fatalf("volumedetect of %s printed no mean_volume: %s", path, out)
-	}
-	v, _ := strconv.ParseFloat(string(m[1]), 64)
-	return v
 }
 
 // audioBytes is the size of all audio packets in path.
