@@ -10,7 +10,6 @@ import (
 	"github.com/facefusion-hpc/facefusion/internal/testenv"
 )
 
-
 // --log-level error: a successful run prints nothing on stderr (its output path still goes to
 // stdout), a failed one exactly its error line, and an unknown level is a usage error.
 // --temp-path: the run's temp files go there (the folder changed) and none is left.

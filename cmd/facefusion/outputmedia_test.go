@@ -85,4 +85,3 @@ func audioCodec(t *testing.T, path string) string {
 	}
 	return strings.TrimSpace(string(out))
 }
-
