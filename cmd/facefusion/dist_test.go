@@ -116,6 +116,7 @@ func bframeClip(t *testing.T, path string, n int) {
 // Any rank count and chunk size gives the very frames of the target (or of its trimmed range),
 // and its audio.
 func TestDistPassThrough(t *testing.T) {
+	t.Parallel() // two at a time, after the rest: see main_test.go
 	dir := t.TempDir()
 	bf := filepath.Join(dir, "bframes.mp4")
 	bframeClip(t, bf, 40)
@@ -410,6 +411,7 @@ func TestSbatchScriptChecks(t *testing.T) {
 
 // On a real Slurm cluster: the batch script with 4 tasks, an interactive srun, and probe.
 func TestDistSlurm(t *testing.T) {
+	t.Parallel() // two at a time, after the rest: see main_test.go
 	// Room for the three launches at once (4×2 + 3 + 2 CPUs): each mostly waits on Slurm.
 	c := slurmtest.Start(t, slurmtest.Options{CPUs: 16})
 	dir := t.TempDir()

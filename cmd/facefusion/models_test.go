@@ -151,6 +151,7 @@ func TestReferenceSelection(t *testing.T) {
 // runs give the same frames as batch 1. (The classic swapper alone across ranks is
 // TestDistSwapMatchesOneRank's.)
 func TestProcessorCombinationsAcrossRanks(t *testing.T) {
+	t.Parallel() // two at a time, after the rest: see main_test.go
 	dir := fixtureModels(t)
 	work := t.TempDir()
 	clip := filepath.Join(work, "clip.mp4")
