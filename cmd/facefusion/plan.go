@@ -3,10 +3,11 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
+	"strconv"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/facefusion-hpc/facefusion/internal/driver"
@@ -17,86 +18,43 @@ import (
 	"github.com/facefusion-hpc/facefusion/rank"
 )
 
-const planUsage = `usage: facefusion plan -t TARGET --ranks N [--chunk-frames K] [--trim-frame-start N] [--trim-frame-end N]
-                       [--output-video-fps F] [--output-video-scale S] [--config FILE] [--config-path INI]
+const planUsage = `usage: facefusion plan -t TARGET --ranks N [run flags]
 
 Prints how a run over N ranks would split TARGET: the trimmed frame range, the chunks (one
-segment file each) and the contiguous block of chunks and frames each rank gets. With
---output-video-fps the frames are the output's, resampled from the trimmed range before they
-are split. Nothing is decoded or written; only ffprobe runs. Like run, it reads FaceFusion's
-facefusion.ini from the working folder (or --config-path INI) below the job file and the flags.
+segment file each) and the contiguous block of chunks and frames each rank gets. It takes run's
+flags (--chunk-frames, --trim-frame-start, --trim-frame-end, --output-video-fps,
+--output-video-scale, --config FILE, --config-path INI, …) with run's precedence: FaceFusion's
+facefusion.ini from the working folder (or --config-path), then the job file, then the flags.
+With --output-video-fps the frames are the output's, resampled from the trimmed range before
+they are split. Nothing is decoded or written; only ffprobe runs.
 `
 
 // cmdPlan is `facefusion plan`: the static partition a run would use, without running it.
+// Its flags are run's (one flag table, one parser), plus --ranks.
 func cmdPlan(ctx context.Context, args []string, w io.Writer) error {
-	cfg := job.Default()
-	fs := flag.NewFlagSet("plan", flag.ContinueOnError)
-	fs.SetOutput(io.Discard) // our own one-line errors, not the flag package's dump
-	var target, configFile, iniFile string
-	fs.StringVar(&target, "t", "", "target video")
-	fs.StringVar(&target, "target-path", "", "target video")
-	fs.StringVar(&configFile, "config", "", "TOML job file")
-	fs.StringVar(&iniFile, "config-path", "", "FaceFusion's facefusion.ini")
-	ranks := fs.Int("ranks", 0, "number of ranks")
-	chunkFrames := fs.Int("chunk-frames", 0, "frames per chunk")
-	trimStart := fs.Int("trim-frame-start", 0, "first frame")
-	trimEnd := fs.Int("trim-frame-end", 0, "end frame")
-	fps := fs.Float64("output-video-fps", 0, "output frame rate")
-	scale := fs.Float64("output-video-scale", 0, "output size factor")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprint(os.Stderr, planUsage)
-			return nil
-		}
+	ranks, rest, err := takeRanks(args)
+	if err != nil {
 		return fault.AsUsage(fmt.Errorf("plan: %v (see facefusion plan --help)", err))
 	}
-	if fs.NArg() > 0 {
-		return fault.AsUsage(fmt.Errorf("plan: unexpected argument %q (see facefusion plan --help)", fs.Arg(0)))
+	cfg, err := job.ParseLoose(rest)
+	if errors.Is(err, job.ErrHelp) {
+		fmt.Fprint(os.Stderr, planUsage)
+		return nil
 	}
-	// The same precedence as run: the embedded default, then facefusion.ini, then the job file,
-	// then flags.
-	if err := job.LoadINI(iniFile, &cfg); err != nil {
-		return fault.AsUsage(err)
+	if err != nil {
+		return fault.AsUsage(fmt.Errorf("plan: %w", err))
 	}
-	if configFile != "" {
-		if err := job.LoadFile(configFile, &cfg); err != nil {
-			return fault.AsUsage(err)
-		}
-	}
-	fs.Visit(func(f *flag.Flag) {
-		switch f.Name {
-		case "t", "target-path":
-			cfg.TargetPath = target
-		case "chunk-frames":
-			cfg.ChunkFrames = *chunkFrames
-		case "trim-frame-start":
-			cfg.TrimFrameStart = *trimStart
-		case "trim-frame-end":
-			cfg.TrimFrameEnd = *trimEnd
-		case "output-video-fps":
-			cfg.OutputVideoFPS = *fps
-		case "output-video-scale":
-			cfg.OutputVideoScale = *scale
-		}
-	})
-	switch {
+	switch { // every value was checked as run checks it; what plan needs besides
 	case cfg.TargetPath == "":
 		return fault.AsUsage(errors.New("plan: give the target video (-t FILE)"))
-	case *ranks < 1:
-		return fault.AsUsage(fmt.Errorf("plan: --ranks %d: give the number of ranks the run will have (at least 1)", *ranks))
-	case cfg.ChunkFrames < 1:
-		return fault.AsUsage(fmt.Errorf("plan: --chunk-frames %d: a chunk holds at least one frame", cfg.ChunkFrames))
-	case cfg.TrimFrameStart < -1 || cfg.TrimFrameEnd < -1:
-		return fault.AsUsage(errors.New("plan: --trim-frame-start/--trim-frame-end are frame numbers ≥ 0"))
-	}
-	if err := cfg.CheckOutputVideo(); err != nil {
-		return fault.AsUsage(fmt.Errorf("plan: %w", err))
+	case ranks < 1:
+		return fault.AsUsage(fmt.Errorf("plan: --ranks %d: give the number of ranks the run will have (at least 1)", ranks))
 	}
 	if _, err := os.Stat(cfg.TargetPath); err != nil {
 		return fault.AsInput(fmt.Errorf("target %s: no such file: check the path given to -t", cfg.TargetPath))
 	}
 	if pipeline.IsImagePath(cfg.TargetPath) {
-		fmt.Fprintf(w, "target  %s: an image; rank 0 processes it alone and the other %d rank(s) idle\n", cfg.TargetPath, *ranks-1)
+		fmt.Fprintf(w, "target  %s: an image; rank 0 processes it alone and the other %d rank(s) idle\n", cfg.TargetPath, ranks-1)
 		return nil
 	}
 	info, err := video.Probe(ctx, cfg.TargetPath)
@@ -112,7 +70,7 @@ func cmdPlan(ctx context.Context, args []string, w io.Writer) error {
 	}
 	start, end := m.Output()
 	frames := rank.Range{Start: start, End: end}
-	chunks, assignment := driver.MakePlan(frames, cfg.ChunkFrames, *ranks)
+	chunks, assignment := driver.MakePlan(frames, cfg.ChunkFrames, ranks)
 	output := ""
 	if m.Resampled() || cfg.OutputVideoScale != 1 {
 		ow, oh := pipeline.OutputSize(cfg, info)
@@ -123,6 +81,34 @@ func cmdPlan(ctx context.Context, args []string, w io.Writer) error {
 	}
 	writePlan(w, cfg.TargetPath, info, frames, cfg.ChunkFrames, chunks, assignment, output)
 	return nil
+}
+
+// takeRanks takes plan's own --ranks N (or --ranks=N) out of args; 0 when it is not there.
+func takeRanks(args []string) (int, []string, error) {
+	n, rest := 0, make([]string, 0, len(args))
+	for i := 0; i < len(args); i++ {
+		v, ok := "", false
+		switch a := args[i]; {
+		case a == "--ranks" || a == "-ranks":
+			if i+1 >= len(args) {
+				return 0, nil, errors.New("--ranks needs a value (N)")
+			}
+			v, ok = args[i+1], true
+			i++
+		case strings.HasPrefix(a, "--ranks="):
+			v, ok = strings.TrimPrefix(a, "--ranks="), true
+		default:
+			rest = append(rest, a)
+		}
+		if ok {
+			r, err := strconv.Atoi(v)
+			if err != nil {
+				return 0, nil, fmt.Errorf("--ranks %q is not a whole number", v)
+			}
+			n = r
+		}
+	}
+	return n, rest, nil
 }
 
 // writePlan prints the plan as two aligned tables: per rank, then per chunk. The rank table

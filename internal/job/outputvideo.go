@@ -1,7 +1,6 @@
 package job
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"strconv"
@@ -29,21 +28,6 @@ func (c *Config) validateOutputVideo(bad func(string, ...any)) {
 func validVideoScale(s float64) bool {
 	steps := s / VideoScaleStep
 	return s >= VideoScaleMin && s <= VideoScaleMax && steps == math.Trunc(steps)
-}
-
-// CheckOutputVideo is the check of output_video_fps and output_video_scale alone, for commands
-// that take them without a whole job (plan).
-func (c *Config) CheckOutputVideo() error {
-	var msg string
-	c.validateOutputVideo(func(format string, a ...any) {
-		if msg == "" {
-			msg = fmt.Sprintf(format, a...)
-		}
-	})
-	if msg != "" {
-		return errors.New(msg)
-	}
-	return nil
 }
 
 // floating is the setter of a flag with a decimal value.

@@ -46,9 +46,4 @@ func TestOutputVideoSettings(t *testing.T) {
 			t.Errorf("%s %s: %v; want one line naming the flag and %q", bad.flag, bad.value, err, bad.want)
 		}
 	}
-	c = Default()
-	c.OutputVideoScale = 9
-	if err := c.CheckOutputVideo(); err == nil || !strings.Contains(err.Error(), "--output-video-scale") {
-		t.Errorf("CheckOutputVideo with scale 9: %v", err)
-	}
 }
