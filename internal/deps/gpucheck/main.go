@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/facefusion-hpc/facefusion/infer"
@@ -37,7 +38,13 @@ func run(lib string, device int, span time.Duration) error {
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(dir)
+	defer func() { // the files fixtures.Write writes, then the folder if nothing else is there
+		for _, name := range fixtures.Names {
+			os.Remove(filepath.Join(dir, name+".onnx"))
+			os.Remove(filepath.Join(dir, name+".onnx.part"))
+		}
+		os.Remove(dir)
+	}()
 	if err := fixtures.Write(dir); err != nil {
 		return err
 	}
