@@ -341,7 +341,6 @@ func release(jd *lustre.JobDir, me *lustre.Holder, mine bool) {
 }
 
 func planSetup(ctx context.Context, cfg job.Config, ranks int, p *Plan) (m *pipeline.Models, note string, err error) {
-	video.PrefetchVersion() // the fingerprint's ffmpeg line, asked while the checks below run
 	p.Settings = cfg.Settings()
 	if err := cfg.CheckTempDir(); err != nil {
 		if cfg.TempPath == "" { // $TMPDIR or /tmp: the machine's, not the command's
@@ -367,6 +366,9 @@ func planSetup(ctx context.Context, cfg job.Config, ranks int, p *Plan) (m *pipe
 	}
 	p.Image = pipeline.IsImagePath(cfg.TargetPath)
 	if !p.Image {
+		// The fingerprint's ffmpeg line, asked while the checks below run (an image target
+		// has no job folder, so no fingerprint).
+		video.PrefetchVersion()
 		info, err := video.Probe(ctx, cfg.TargetPath)
 		if err != nil {
 			return nil, "", fault.AsInput(err)
