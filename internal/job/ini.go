@@ -144,17 +144,10 @@ func (e iniEntry) apply(c *Config) error {
 	}
 	o := iniOption(e.key)
 	if o == nil {
-		got := strings.ToLower(value)
-		if b, err := iniBool(value); err == nil && (iniFixed[e.key] == "true" || iniFixed[e.key] == "false" || iniFixed[e.key] == "any boolean") {
-			got = fmt.Sprint(b)
-			if iniFixed[e.key] == "any boolean" {
-				return nil
-			}
-		}
-		if fixed, ok := iniFixed[e.key]; ok && slices.Equal(strings.Fields(got), strings.Fields(fixed)) {
-			return nil // what this program does anyway
-		}
 		if fixed, ok := iniFixed[e.key]; ok {
+			if fixedMatches(fixed, value) {
+				return nil // what this program does anyway
+			}
 			return fmt.Errorf("set to %q, but facefusion-hpc has no setting for it and always works as %q: set that, leave it empty or remove it", value, fixed)
 		}
 		return fmt.Errorf("set to %q, but not supported by facefusion-hpc: leave it empty or remove it", value)
@@ -188,6 +181,15 @@ var iniFixed = map[string]string{
 	"face_parser_model":    "bisenet_resnet_34", // face_mask_types region runs bisenet_resnet_34
 	"open_browser":         "false",             // a batch program has no user interface
 	"halt_on_error":        "any boolean",       // FaceFusion's job-run-all and the like, which this program has not
+}
+
+// fixedMatches reports whether value states fixed, iniFixed's way of working: the same words
+// (in any case and spacing), the same boolean however configparser spells it, or any boolean.
+func fixedMatches(fixed, value string) bool {
+	if b, err := iniBool(value); err == nil && (fixed == "any boolean" || fixed == fmt.Sprint(b)) {
+		return true
+	}
+	return slices.Equal(strings.Fields(strings.ToLower(value)), strings.Fields(fixed))
 }
 
 // iniBool reads a boolean as Python's configparser does (getboolean).
