@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"syscall"
 
+	"github.com/facefusion-hpc/facefusion/internal/batch"
 	"github.com/facefusion-hpc/facefusion/internal/driver"
 	"github.com/facefusion-hpc/facefusion/internal/fault"
 	"github.com/facefusion-hpc/facefusion/internal/job"
@@ -25,6 +26,7 @@ const (
 	exitInput        = 3   // a source or target that cannot be used
 	exitEnvironment  = 4   // a missing model, runtime library or tool: fetch or install it
 	exitBusy         = 5   // the job is already running elsewhere (its job folder is claimed)
+	exitBatchFailed  = 6   // batch-run: a target failed (recorded, retried by a later run); the others are done
 	exitCheckpointed = 75  // stopped by SIGUSR1 or its own clock after progress, restarts left: the batch script requeues it (EX_TEMPFAIL)
 	exitNoRequeue    = 76  // stopped by SIGUSR1 or its own clock, checkpointed, but a requeue would not help (no progress, or max_restarts reached)
 	exitCancelled    = 130 // stopped by SIGINT or SIGTERM (the user, scancel, Slurm's requeue or preemption); finished chunks are checkpointed too
@@ -65,11 +67,13 @@ const usage = `facefusion: face swap for videos and images, from a laptop to a G
 
 usage:
   facefusion run -s SOURCE... -t TARGET -o OUTPUT [flags]   swap faces
+  facefusion batch-run -s 'GLOB' -t 'GLOB' -o PATTERN [flags] every source against every target matched; see --target-pattern below
   facefusion plan -t TARGET --ranks N [--chunk-frames K]    print how N ranks would split TARGET
   facefusion probe [--execution-device-id auto|cpu|N]       print every rank's host and GPU binding
   facefusion status JOB_DIR                                 chunks and frames done and pending, attempts, rate, ETA
   facefusion models [run flags]                             FaceFusion model files the job needs: found, verified, mismatched, missing
   facefusion version  (or -v, --version)                    the program's version and the commit it was built from
+  facefusion job-kind FILE                                  run or batch-run: the command a TOML job file is for
   facefusion help                                           this text
 
 run flags:
@@ -109,6 +113,10 @@ func run(args []string) int {
 	switch args[0] {
 	case "run":
 		err = cmdRun(ctx, args[1:])
+	case "batch-run":
+		err = cmdBatch(ctx, args[1:])
+	case "job-kind":
+		err = cmdJobKind(args[1:], os.Stdout)
 	case "plan":
 		err = cmdPlan(ctx, args[1:], os.Stdout)
 	case "probe":
@@ -131,36 +139,52 @@ func printUsage() {
 // report prints err as one line, at the log's error level (printed at every --log-level), and
 // chooses the exit code.
 func report(ctx context.Context, err error) int {
-	if err == nil {
-		return exitOK
-	}
 	if errors.Is(err, job.ErrHelp) {
 		printUsage()
 		return exitOK
 	}
+	code, say := classify(ctx, err)
+	if say != "" {
+		logging.Default().Errorf("%s", say)
+	}
+	return code
+}
+
+// classify is err's exit code, and the line to print for it ("" when it was printed already,
+// or is another rank's to print).
+func classify(ctx context.Context, err error) (code int, say string) {
+	if err == nil {
+		return exitOK, ""
+	}
 	var stopped *driver.Stopped
 	if errors.As(err, &stopped) {
 		if !stopped.Remote {
-			logging.Default().Errorf("%s", stopped.Error())
+			say = stopped.Error()
 		}
-		return stopCode(stopped.Next)
+		return stopCode(stopped.Next), say
+	}
+	var some *batch.SomeFailed
+	if errors.As(err, &some) {
+		if worldRank == 0 {
+			say = some.Error()
+		}
+		return exitBatchFailed, say
 	}
 	var printed *driver.Reported
 	if errors.As(err, &printed) { // rank 0 printed it before letting the other ranks go
-		return exitCode(fault.KindOf(printed.Err))
+		return exitCode(fault.KindOf(printed.Err)), ""
 	}
 	if ctx.Err() != nil { // a signal came first; what failed after it failed because of it
 		if worldRank == 0 {
-			logging.Default().Errorf("stopped by a signal; nothing was written to the output path; rerun the same command to resume")
+			say = "stopped by a signal; nothing was written to the output path; rerun the same command to resume"
 		}
-		return signalCode()
+		return signalCode(), say
 	}
 	var remote *driver.RemoteError
 	if errors.As(err, &remote) { // another rank printed it
-		return exitCode(remote.Kind)
+		return exitCode(remote.Kind), ""
 	}
-	logging.Default().Errorf("%s", err.Error())
-	return exitCode(fault.KindOf(err))
+	return exitCode(fault.KindOf(err)), err.Error()
 }
 
 func exitCode(k fault.Kind) int {

@@ -79,6 +79,8 @@ type Config struct {
 	TempPath string `toml:"temp_path" fingerprint:"operational"`
 
 	Models
+	// facefusion batch-run's keys (run refuses them).
+	Batch `fingerprint:"operational"`
 	// Device is this rank's GPU for cuda/tensorrt, resolved at start-up (not a key).
 	Device int `toml:"-" fingerprint:"operational"`
 
