@@ -379,13 +379,17 @@ func TestProbe(t *testing.T) {
 	}
 }
 
-// The batch script refuses a missing job file or binary with the program's exit codes, before
-// it starts any rank.
+// The batch script refuses a missing or bad job file or a missing binary with the program's
+// exit codes, before it starts any rank.
 func TestSbatchScriptChecks(t *testing.T) {
 	script := filepath.Join(testenv.Root(t), "sbatch", "facefusion.sbatch")
 	dir := t.TempDir()
 	job := filepath.Join(dir, "job.toml")
 	if err := os.WriteFile(job, []byte("target_path = \"x.mp4\"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	bad := filepath.Join(dir, "bad.toml")
+	if err := os.WriteFile(bad, []byte("target_pattern = \"x/*.mp4\"\nbogus = 1\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	for _, c := range []struct {
@@ -398,6 +402,8 @@ func TestSbatchScriptChecks(t *testing.T) {
 		{nil, "FACEFUSION_BIN=" + bin, exitUsage, "usage: sbatch facefusion.sbatch JOB.toml"},
 		{[]string{job}, "FACEFUSION_BIN=" + filepath.Join(dir, "nobin"), exitEnvironment, "nobin is missing"},
 		{[]string{job}, "SLURM_SUBMIT_DIR=" + dir, exitEnvironment, filepath.Join(dir, "bin", "facefusion") + " is missing"},
+		// The script asks the binary which command the file is for: a bad file is refused then.
+		{[]string{bad}, "FACEFUSION_BIN=" + bin, exitUsage, "unknown key bogus"},
 	} {
 		cmd := exec.CommandContext(hangGuard(t), testenv.Tool(t, "bash"), append([]string{script}, c.args...)...)
 		cmd.Env = append(launchEnv(t), c.env)
