@@ -1,0 +1,337 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/facefusion-hpc/facefusion/internal/batch"
+	"github.com/facefusion-hpc/facefusion/internal/slurmtest"
+	"github.com/facefusion-hpc/facefusion/internal/testenv"
+	"github.com/facefusion-hpc/facefusion/lustre"
+)
+
+// batch-run as a pipeline runs it: `sbatch --array` over the one batch script with no wrapper,
+// two batch jobs over one inbox at once, and a batch whose rank is killed mid-target. Every
+// target is a tiny lavfi clip of its own content (identical files are one target by content),
+// passed through losslessly (ffv1), so an output is right when its frames are its target's.
+func TestBatchSlurm(t *testing.T) {
+	t.Parallel() // with the other Slurm tests, after the rest: see main_test.go
+	// Room for both Slurm subtests' jobs at once: three array tasks of 1×2 CPUs, two jobs of
+	// 2×2.
+	c := slurmtest.Start(t, slurmtest.Options{CPUs: 16})
+	env := slices.Clip(append(launchEnv(t), "SLURM_CONF="+c.Conf()))
+	script := filepath.Join(testenv.Root(t), "sbatch", "facefusion.sbatch")
+
+	// submit sbatches the script over a batch whose targets are inbox/*.mp4, from a submit
+	// folder holding bin/facefusion and batch.toml; it returns the job id (an array's id).
+	submit := func(t *testing.T, ctx context.Context, sub, inbox string, extraEnv []string, args ...string) string {
+		t.Helper()
+		if err := os.MkdirAll(filepath.Join(sub, "bin"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(bin, filepath.Join(sub, "bin", "facefusion")); err != nil && !os.IsExist(err) {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(sub, "batch.toml"), []byte(batchTOML(inbox)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		cmd := c.Command(ctx, "sbatch", append(append([]string{"--parsable"}, args...), script, "batch.toml")...)
+		cmd.Env = append(env, extraEnv...)
+		cmd.Dir = sub
+		r := runCmd(t, ctx, cmd)
+		if r.code != 0 {
+			t.Fatalf("sbatch %v: exit %d\n%s%s\n%s", args, r.code, r.stdout, r.stderr, c.Logs())
+		}
+		id, _, _ := strings.Cut(strings.TrimSpace(r.stdout), ";")
+		return id
+	}
+	show := func(ctx context.Context, id string) string {
+		cmd := c.Command(ctx, "scontrol", "show", "job", "-o", id)
+		cmd.Env = env
+		out, _ := cmd.Output()
+		return string(out)
+	}
+	// ended waits until job id (a job, or an array task A_T) has ended, and returns what
+	// scontrol says of it then.
+	ended := func(t *testing.T, ctx context.Context, id, log string) string {
+		t.Helper()
+		for {
+			s := show(ctx, id)
+			switch st := jobField(s, "JobState"); st {
+			case "", "PENDING", "RUNNING", "COMPLETING", "CONFIGURING", "REQUEUED":
+			default:
+				return s
+			}
+			if ctx.Err() != nil {
+				t.Fatalf("job %s never ended:\n%s\n%s", id, readFile(log), c.Logs())
+			}
+			time.Sleep(250 * time.Millisecond)
+		}
+	}
+	completed := func(t *testing.T, ctx context.Context, id, log, restarts string) {
+		t.Helper()
+		s := ended(t, ctx, id, log)
+		if jobField(s, "JobState") != "COMPLETED" || jobField(s, "ExitCode") != "0:0" || jobField(s, "Restarts") != restarts {
+			t.Fatalf("job %s ended %s, exit code %s, restarts %s; want COMPLETED, 0:0, %s\n%s", id,
+				jobField(s, "JobState"), jobField(s, "ExitCode"), jobField(s, "Restarts"), restarts, readFile(log))
+		}
+	}
+
+	// Three targets, one per task. Each task's output is frame-exact to a single run of its
+	// target. Task 2 (c: 4 chunks; the only target with a chunk 2) is held at chunk 2 and
+	// sent USR1: the script requeues that task alone, by ARRAYJOB_TASK (Slurm gives the
+	// array's own job id to the last task, and `scontrol requeue` of that id requeued every
+	// task), and its restart resumes c from the frozen list while tasks 0 and 1 stay done.
+	t.Run("array", func(t *testing.T) {
+		t.Parallel()
+		ctx := hangGuard(t)
+		dir := t.TempDir()
+		inbox := filepath.Join(dir, "inbox")
+		targets := lavfiTargets(t, inbox, map[string]string{"a": "testsrc", "b": "smptebars", "c": "rgbtestsrc"}, map[string]int{"c": 16})
+		sub := filepath.Join(dir, "submit")
+		id := submit(t, ctx, sub, inbox, []string{"FACEFUSION_TEST_PAUSE_AT=chunk-2," + filepath.Join(dir, "paused")},
+			"--array=0-2", "-n", "1", "-o", "log-%A_%a.out")
+		log := func(task int) string { return filepath.Join(sub, fmt.Sprintf("log-%s_%d.out", id, task)) }
+		// Single runs of the same targets, while the array starts.
+		singles := map[string][]string{}
+		if err := os.Mkdir(filepath.Join(dir, "single"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		for name, target := range targets {
+			out := filepath.Join(dir, "single", name+".mkv")
+			if r := facefusion(t, passThroughArgs(target, out, 4)...); r.code != 0 {
+				t.Fatalf("single run of %s: exit %d\n%s", target, r.code, r.stderr)
+			}
+			singles[name] = frameHashes(t, out)
+		}
+		for !strings.Contains(readFile(log(2)), "test pause at chunk-2") {
+			if ctx.Err() != nil || strings.Contains(readFile(log(2)), "srun exited") {
+				t.Fatalf("task 2 never paused:\n%s\n%s", readFile(log(2)), c.Logs())
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+		task2 := id + "_2"
+		if jobID := jobField(show(ctx, task2), "JobId"); jobID != id {
+			t.Fatalf("task 2 has job id %s, not the array's %s: the test no longer holds the task that stands for the array", jobID, id)
+		}
+		completed(t, ctx, id+"_0", log(0), "0")
+		completed(t, ctx, id+"_1", log(1), "0")
+		cmd := c.Command(ctx, "scancel", "-b", "-s", "USR1", task2)
+		cmd.Env = env
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("scancel: %v %s", err, out)
+		}
+		// The requeued task waits out the credential lifetime before it may start again:
+		// released a few seconds after the requeue (see TestResumeSlurm's finished).
+		var pending time.Time
+		for released := false; !released; time.Sleep(250 * time.Millisecond) {
+			s := show(ctx, task2)
+			if jobField(s, "JobState") == "PENDING" && jobField(s, "Restarts") == "1" && pending.IsZero() {
+				pending = time.Now()
+			}
+			if !pending.IsZero() && time.Since(pending) > 3*time.Second {
+				cmd := c.Command(ctx, "scontrol", "update", "JobId="+task2, "StartTime=now")
+				cmd.Env = env
+				if out, err := cmd.CombinedOutput(); err != nil {
+					t.Fatalf("scontrol update StartTime=now: %v %s", err, out)
+				}
+				released = true
+			}
+			if st := jobField(s, "JobState"); ctx.Err() != nil || (st != "RUNNING" && st != "PENDING" && st != "COMPLETING") {
+				t.Fatalf("task 2 was not requeued (%s):\n%s", st, readFile(log(2)))
+			}
+		}
+		completed(t, ctx, task2, log(2), "1")
+		// Tasks 0 and 1 were not requeued with it.
+		for _, task := range []string{id + "_0", id + "_1"} {
+			if r := jobField(show(ctx, task), "Restarts"); r != "0" {
+				t.Errorf("task %s restarted %s times with task 2's requeue, want 0:\n%s", task, r, readFile(log(0)))
+			}
+		}
+		text := readFile(log(2))
+		for _, want := range []string{"batch-run --config batch.toml", "srun exited with status 75", "requeueing job " + task2, "(restart 1)", "srun exited with status 0"} {
+			if !strings.Contains(text, want) {
+				t.Errorf("task 2's log does not say %q:\n%s", want, text)
+			}
+		}
+		if m := verifiedLine.FindStringSubmatch(text); m == nil || m[1] != "2" {
+			t.Errorf("task 2's restart did not resume c with its 2 finished chunks:\n%s", text)
+		}
+		outbox := filepath.Join(dir, "outbox")
+		for task, name := range []string{"a", "b", "c"} {
+			if got := frameHashes(t, filepath.Join(outbox, name+".mkv")); !slices.Equal(got, singles[name]) {
+				t.Errorf("%s.mkv: %d frames not equal to a single run's %d", name, len(got), len(singles[name]))
+			}
+			s := readSummary(t, filepath.Join(outbox, ".facefusion-batch", fmt.Sprintf("report-%s_%d.json", id, task)))
+			if len(s.Entries) != 1 || s.Entries[0].Target != targets[name] || s.Entries[0].State != batch.Done || s.ExitStatus != 0 || s.Slurm.ArrayJobID != id {
+				t.Errorf("task %d's summary: %+v, want %s done, exit 0, array %s", task, s, targets[name], id)
+			}
+		}
+		var list struct{ Entries []batch.Entry }
+		if err := json.Unmarshal([]byte(readFile(filepath.Join(outbox, ".facefusion-batch", "lists", "array-"+id+".json"))), &list); err != nil || len(list.Entries) != 3 {
+			t.Errorf("the frozen list of array %s: %v, %d entries, want 3", id, err, len(list.Entries))
+		}
+	})
+
+	// Two batch jobs over one inbox of four at once: each target is done by exactly one of
+	// them, once. One is an array of one task so that each has its own summary (outside an
+	// array a batch folder has one report.json, the last run's).
+	t.Run("two-jobs", func(t *testing.T) {
+		t.Parallel()
+		ctx := hangGuard(t)
+		dir := t.TempDir()
+		inbox := filepath.Join(dir, "inbox")
+		targets := lavfiTargets(t, inbox, map[string]string{"a": "testsrc", "b": "testsrc2", "c": "smptebars", "d": "rgbtestsrc"}, nil)
+		sub := filepath.Join(dir, "submit")
+		plain := submit(t, ctx, sub, inbox, nil, "-n", "2", "-o", "plain.out")
+		array := submit(t, ctx, sub, inbox, nil, "-n", "2", "--array=0", "-o", "array.out")
+		completed(t, ctx, plain, filepath.Join(sub, "plain.out"), "0")
+		completed(t, ctx, array+"_0", filepath.Join(sub, "array.out"), "0")
+		bdir := filepath.Join(dir, "outbox", ".facefusion-batch")
+		doneBy := map[string][]string{}
+		for job, path := range map[string]string{"plain": filepath.Join(bdir, "report.json"), "array": filepath.Join(bdir, "report-"+array+"_0.json")} {
+			s := readSummary(t, path)
+			if len(s.Entries) != 4 {
+				t.Errorf("%s job's summary lists %d targets, want 4", job, len(s.Entries))
+			}
+			for _, r := range s.Entries {
+				switch r.State {
+				case batch.Done:
+					doneBy[r.Target] = append(doneBy[r.Target], job)
+				case batch.AlreadyDone, batch.Busy:
+				default:
+					t.Errorf("%s job: %s is %s (%s)", job, r.Target, r.State, r.Reason)
+				}
+			}
+		}
+		t.Logf("done by: %v", doneBy)
+		for name, target := range targets {
+			if len(doneBy[target]) != 1 {
+				t.Errorf("%s was done by %v, want exactly one job", target, doneBy[target])
+			}
+			out := filepath.Join(dir, "outbox", name+".mkv")
+			if rep := readRunReport(t, out); len(rep.Attempts) != 1 {
+				t.Errorf("%s's run report has %d attempts, want 1 (written once)", out, len(rep.Attempts))
+			}
+			if got, want := frameHashes(t, out), frameHashes(t, target); !slices.Equal(got, want) {
+				t.Errorf("%s's frames are not its target's", out)
+			}
+		}
+	})
+
+	// A batch's rank killed mid-target (under mpirun: cheaper than Slurm, and the same batch
+	// code): the rerun skips the target finished before, resumes the killed one from its
+	// checkpoint, and does the one never started.
+	t.Run("killed-rank", func(t *testing.T) {
+		t.Parallel()
+		dir := t.TempDir()
+		inbox := filepath.Join(dir, "inbox")
+		// b has 6 chunks of 4 frames over 2 ranks: rank 1 has chunks 3-5, and only b has a
+		// chunk 4.
+		targets := lavfiTargets(t, inbox, map[string]string{"a": "testsrc", "b": "smptebars", "c": "rgbtestsrc"}, map[string]int{"b": 24})
+		toml := filepath.Join(dir, "batch.toml")
+		if err := os.WriteFile(toml, []byte(batchTOML(inbox)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		p := startPaused(t, "chunk-4", mpirunArgv(2, "batch-run", "--config", toml)...)
+		syscall.Kill(p.pid, syscall.SIGKILL)
+		if code := p.wait(t); code == 0 {
+			t.Fatalf("the killed batch exited 0:\n%s", p.output())
+		}
+		outbox := filepath.Join(dir, "outbox")
+		mustNotExist(t, filepath.Join(outbox, "b.mkv"))
+		r := mpirun(t, hangGuard(t), 2, "batch-run", "--config", toml)
+		if r.code != 0 {
+			t.Fatalf("rerun: exit %d\n%s", r.code, r.stderr)
+		}
+		if m := verifiedLine.FindStringSubmatch(r.stderr); m == nil || m[1] == "0" {
+			t.Errorf("the rerun did not resume b from its finished chunks:\n%s", r.stderr)
+		}
+		s := readSummary(t, filepath.Join(outbox, ".facefusion-batch", "report.json"))
+		want := map[string]string{targets["a"]: batch.AlreadyDone, targets["b"]: batch.Done, targets["c"]: batch.Done}
+		for _, e := range s.Entries {
+			if e.State != want[e.Target] {
+				t.Errorf("rerun: %s is %s, want %s", e.Target, e.State, want[e.Target])
+			}
+		}
+		if len(s.Entries) != 3 {
+			t.Errorf("rerun's summary lists %d targets, want 3", len(s.Entries))
+		}
+		if rep := readRunReport(t, filepath.Join(outbox, "b.mkv")); len(rep.Attempts) != 2 {
+			t.Errorf("b's run report has %d attempts, want 2 (killed, resumed)", len(rep.Attempts))
+		}
+		for name, target := range targets {
+			if got, want := frameHashes(t, filepath.Join(outbox, name+".mkv")), frameHashes(t, target); !slices.Equal(got, want) {
+				t.Errorf("%s.mkv's frames are not its target's", name)
+			}
+		}
+	})
+}
+
+// batchTOML is a batch over inbox/*.mp4 into the outbox beside it, passed through losslessly
+// in chunks of 4 frames, taking every target at once (settle_time 0).
+func batchTOML(inbox string) string {
+	return fmt.Sprintf("target_pattern = %q\noutput_pattern = %q\nprocessors = [\"none\"]\noutput_video_encoder = \"ffv1\"\nchunk_frames = 4\nsettle_time = 0\n",
+		filepath.Join(inbox, "*.mp4"), filepath.Join(filepath.Dir(inbox), "outbox", "{target_name}.mkv"))
+}
+
+// lavfiTargets makes inbox/NAME.mp4 for each name, 64x48 clips of lavfi source src, 8 frames
+// unless frames says otherwise; it returns their paths by name.
+func lavfiTargets(t *testing.T, inbox string, src map[string]string, frames map[string]int) map[string]string {
+	t.Helper()
+	if err := os.MkdirAll(inbox, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	names := make([]string, 0, len(src))
+	for n := range src {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	paths := map[string]string{}
+	for _, n := range names {
+		f := frames[n]
+		if f == 0 {
+			f = 8
+		}
+		paths[n] = filepath.Join(inbox, n+".mp4")
+		ffmpeg(t, "-f", "lavfi", "-i", src[n]+"=s=64x48:r=25", "-frames:v", fmt.Sprint(f), "-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p", paths[n])
+	}
+	return paths
+}
+
+func readSummary(t *testing.T, path string) *batch.Summary {
+	t.Helper()
+	var s batch.Summary
+	if err := json.Unmarshal([]byte(readFile(path)), &s); err != nil {
+		t.Fatalf("batch summary %s: %v", path, err)
+	}
+	return &s
+}
+
+func readRunReport(t *testing.T, output string) *lustre.Report {
+	t.Helper()
+	r, ok, err := lustre.ReadReport(output)
+	if err != nil || !ok {
+		t.Fatalf("run report of %s: %v (found %v)", output, err, ok)
+	}
+	return r
+}
+
+// jobField is KEY's value in one line of `scontrol show job -o`.
+func jobField(show, key string) string {
+	m := regexp.MustCompile(`\b` + regexp.QuoteMeta(key) + `=(\S+)`).FindStringSubmatch(show)
+	if m == nil {
+		return ""
+	}
+	return m[1]
+}
