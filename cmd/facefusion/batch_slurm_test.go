@@ -32,8 +32,9 @@ func TestBatchSlurm(t *testing.T) {
 	env := slices.Clip(append(launchEnv(t), "SLURM_CONF="+c.Conf()))
 	script := filepath.Join(testenv.Root(t), "sbatch", "facefusion.sbatch")
 
-	// submit sbatches the script over a batch whose targets are inbox/*.mp4, from a submit
-	// folder holding bin/facefusion and batch.toml; it returns the job id (an array's id).
+	// submit sbatches the script over a batch whose targets are inbox/*.mp4 (in chunks of 8
+	// frames), from a submit folder holding bin/facefusion and batch.toml; it returns the job
+	// id (an array's id).
 	submit := func(t *testing.T, ctx context.Context, sub, inbox string, extraEnv []string, args ...string) string {
 		t.Helper()
 		if err := os.MkdirAll(filepath.Join(sub, "bin"), 0o755); err != nil {
@@ -42,7 +43,7 @@ func TestBatchSlurm(t *testing.T) {
 		if err := os.Symlink(bin, filepath.Join(sub, "bin", "facefusion")); err != nil && !os.IsExist(err) {
 			t.Fatal(err)
 		}
-		if err := os.WriteFile(filepath.Join(sub, "batch.toml"), []byte(batchTOML(inbox)), 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(sub, "batch.toml"), []byte(batchTOML(inbox, 8)), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		cmd := c.Command(ctx, "sbatch", append(append([]string{"--parsable"}, args...), script, "batch.toml")...)
@@ -88,7 +89,7 @@ func TestBatchSlurm(t *testing.T) {
 	}
 
 	// Three targets, one per task. Each task's output is frame-exact to a single run of its
-	// target. Task 2 (c: 4 chunks; the only target with a chunk 2) is held at chunk 2 and
+	// target. Task 2 (c: 2 chunks; the only target with a chunk 1) is held at chunk 1 and
 	// sent USR1: the script requeues that task alone, by ARRAYJOB_TASK (Slurm gives the
 	// array's own job id to the last task, and `scontrol requeue` of that id requeued every
 	// task), and its restart resumes c from the frozen list while tasks 0 and 1 stay done.
@@ -99,7 +100,7 @@ func TestBatchSlurm(t *testing.T) {
 		inbox := filepath.Join(dir, "inbox")
 		targets := lavfiTargets(t, inbox, map[string]string{"a": "testsrc", "b": "smptebars", "c": "rgbtestsrc"}, map[string]int{"c": 16})
 		sub := filepath.Join(dir, "submit")
-		id := submit(t, ctx, sub, inbox, []string{"FACEFUSION_TEST_PAUSE_AT=chunk-2," + filepath.Join(dir, "paused")},
+		id := submit(t, ctx, sub, inbox, []string{"FACEFUSION_TEST_PAUSE_AT=chunk-1," + filepath.Join(dir, "paused")},
 			"--array=0-2", "-n", "1", "-o", "log-%A_%a.out")
 		log := func(task int) string { return filepath.Join(sub, fmt.Sprintf("log-%s_%d.out", id, task)) }
 		// Single runs of the same targets, while the array starts.
@@ -109,12 +110,12 @@ func TestBatchSlurm(t *testing.T) {
 		}
 		for name, target := range targets {
 			out := filepath.Join(dir, "single", name+".mkv")
-			if r := facefusion(t, passThroughArgs(target, out, 4)...); r.code != 0 {
+			if r := facefusion(t, passThroughArgs(target, out, 8)...); r.code != 0 {
 				t.Fatalf("single run of %s: exit %d\n%s", target, r.code, r.stderr)
 			}
 			singles[name] = frameHashes(t, out)
 		}
-		for !strings.Contains(readFile(log(2)), "test pause at chunk-2") {
+		for !strings.Contains(readFile(log(2)), "test pause at chunk-1") {
 			if ctx.Err() != nil || strings.Contains(readFile(log(2)), "srun exited") {
 				t.Fatalf("task 2 never paused:\n%s\n%s", readFile(log(2)), c.Logs())
 			}
@@ -164,8 +165,8 @@ func TestBatchSlurm(t *testing.T) {
 				t.Errorf("task 2's log does not say %q:\n%s", want, text)
 			}
 		}
-		if m := verifiedLine.FindStringSubmatch(text); m == nil || m[1] != "2" {
-			t.Errorf("task 2's restart did not resume c with its 2 finished chunks:\n%s", text)
+		if m := verifiedLine.FindStringSubmatch(text); m == nil || m[1] != "1" {
+			t.Errorf("task 2's restart did not resume c with its finished chunk:\n%s", text)
 		}
 		outbox := filepath.Join(dir, "outbox")
 		for task, name := range []string{"a", "b", "c"} {
@@ -240,7 +241,7 @@ func TestBatchSlurm(t *testing.T) {
 		// chunk 4.
 		targets := lavfiTargets(t, inbox, map[string]string{"a": "testsrc", "b": "smptebars", "c": "rgbtestsrc"}, map[string]int{"b": 24})
 		toml := filepath.Join(dir, "batch.toml")
-		if err := os.WriteFile(toml, []byte(batchTOML(inbox)), 0o644); err != nil {
+		if err := os.WriteFile(toml, []byte(batchTOML(inbox, 4)), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		p := startPaused(t, "chunk-4", mpirunArgv(2, "batch-run", "--config", toml)...)
@@ -279,10 +280,10 @@ func TestBatchSlurm(t *testing.T) {
 }
 
 // batchTOML is a batch over inbox/*.mp4 into the outbox beside it, passed through losslessly
-// in chunks of 4 frames, taking every target at once (settle_time 0).
-func batchTOML(inbox string) string {
-	return fmt.Sprintf("target_pattern = %q\noutput_pattern = %q\nprocessors = [\"none\"]\noutput_video_encoder = \"ffv1\"\nchunk_frames = 4\nsettle_time = 0\n",
-		filepath.Join(inbox, "*.mp4"), filepath.Join(filepath.Dir(inbox), "outbox", "{target_name}.mkv"))
+// in chunks of chunk frames, taking every target at once (settle_time 0).
+func batchTOML(inbox string, chunk int) string {
+	return fmt.Sprintf("target_pattern = %q\noutput_pattern = %q\nprocessors = [\"none\"]\noutput_video_encoder = \"ffv1\"\nchunk_frames = %d\nsettle_time = 0\n",
+		filepath.Join(inbox, "*.mp4"), filepath.Join(filepath.Dir(inbox), "outbox", "{target_name}.mkv"), chunk)
 }
 
 // lavfiTargets makes inbox/NAME.mp4 for each name, 64x48 clips of lavfi source src, 8 frames
