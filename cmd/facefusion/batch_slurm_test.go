@@ -154,9 +154,9 @@ func TestBatchSlurm(t *testing.T) {
 		}
 		completed(t, ctx, task2, log(2), "1")
 		// Tasks 0 and 1 were not requeued with it.
-		for _, task := range []string{id + "_0", id + "_1"} {
-			if r := jobField(show(ctx, task), "Restarts"); r != "0" {
-				t.Errorf("task %s restarted %s times with task 2's requeue, want 0:\n%s", task, r, readFile(log(0)))
+		for task := 0; task < 2; task++ {
+			if r := jobField(show(ctx, fmt.Sprintf("%s_%d", id, task)), "Restarts"); r != "0" {
+				t.Errorf("task %s_%d restarted %s times with task 2's requeue, want 0:\n%s", id, task, r, readFile(log(task)))
 			}
 		}
 		text := readFile(log(2))

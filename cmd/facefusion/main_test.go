@@ -55,14 +55,14 @@ type result struct {
 }
 
 // facefusion runs the binary with the fetched cache as its home.
-func facefusion(t *testing.T, args ...string) result {
+func facefusion(t testing.TB, args ...string) result {
 	t.Helper()
 	return facefusionIn(t, "", args...)
 }
 
 // facefusionIn runs the binary in the working folder dir ("": the test's), with the fetched
 // cache as its home.
-func facefusionIn(t *testing.T, dir string, args ...string) result {
+func facefusionIn(t testing.TB, dir string, args ...string) result {
 	t.Helper()
 	cmd := exec.Command(bin, args...)
 	cmd.Dir = dir
@@ -80,7 +80,7 @@ func facefusionIn(t *testing.T, dir string, args ...string) result {
 }
 
 // ffmpeg runs ffmpeg with args and fails the test on error.
-func ffmpeg(t *testing.T, args ...string) {
+func ffmpeg(t testing.TB, args ...string) {
 	t.Helper()
 	testenv.Tool(t, "ffmpeg")
 	cmd := exec.Command("ffmpeg", append([]string{"-nostdin", "-hide_banner", "-loglevel", "error", "-y"}, args...)...)
