@@ -310,4 +310,3 @@ func TestBatchRankKilledResumes(t *testing.T) {
 		checkFrames(t, filepath.Join(dir, "out", n+".mkv"), frameHashes(t, filepath.Join(dir, "inbox", n+".mp4")))
 	}
 }
-
