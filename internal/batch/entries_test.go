@@ -154,3 +154,24 @@ func TestShare(t *testing.T) {
 		t.Errorf("task 8 of 10 over 7 entries took %+v", got)
 	}
 }
+
+// With job_dir, each entry's job folder is its own, also for outputs of one name in two
+// folders (one target with several sources): one folder for both made the second entry busy
+// (or "another job") while the first ran or had failed, e.g. in another task of an array.
+func TestEntryJobDirsDistinct(t *testing.T) {
+	cfg := job.Default()
+	cfg.JobDir = "/scratch/jobs"
+	a := entryConfig(cfg, Entry{Sources: []string{"faces/amy.jpg"}, Target: "in/t.mp4", Output: "out/amy/t.mp4"})
+	b := entryConfig(cfg, Entry{Sources: []string{"faces/bob.jpg"}, Target: "in/t.mp4", Output: "out/bob/t.mp4"})
+	if a.JobDir == b.JobDir {
+		t.Errorf("two entries share the job folder %s", a.JobDir)
+	}
+	for _, c := range []job.Config{a, b} {
+		if filepath.Dir(c.JobDir) != cfg.JobDir || !strings.Contains(filepath.Base(c.JobDir), "t.mp4") {
+			t.Errorf("job folder %s: want one in %s named after its output", c.JobDir, cfg.JobDir)
+		}
+	}
+	if again := entryConfig(cfg, Entry{Target: "in/t.mp4", Output: "out/amy/t.mp4"}); again.JobDir != a.JobDir {
+		t.Errorf("one output, two job folders: %s and %s (a rerun must find its folder)", again.JobDir, a.JobDir)
+	}
+}
