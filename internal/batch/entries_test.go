@@ -175,3 +175,33 @@ func TestEntryJobDirsDistinct(t *testing.T) {
 		t.Errorf("one output, two job folders: %s and %s (a rerun must find its folder)", again.JobDir, a.JobDir)
 	}
 }
+
+// An output the target pattern would match is refused before any work: in a nightly batch each
+// run's outputs would be the next run's targets (a-swapped.mp4, then a-swapped-swapped.mp4, ...),
+// and an output named as its target fails every night until quarantined.
+func TestExpandRefusesOutputsAsTargets(t *testing.T) {
+	dir := t.TempDir()
+	touch(t, dir, "media/a.mp4", "in/b.mp4")
+	for _, c := range []struct{ target, output string }{
+		{"media/*.mp4", "media/{target_name}-swapped{target_extension}"},
+		{"media/*", "media/{target_name}{target_extension}"},
+		{"*/*.mp4", "out/{target_name}.mp4"},
+	} {
+		_, err := Expand(batchConfig(dir, "", c.target, c.output))
+		if err == nil || !strings.Contains(err.Error(), "target_pattern") || !strings.Contains(err.Error(), "output") {
+			t.Errorf("-t %s -o %s: %v, want a refusal naming target_pattern and the output", c.target, c.output, err)
+		}
+	}
+	// Relative patterns are compared as the paths they name.
+	wd, _ := os.Getwd()
+	defer os.Chdir(wd)
+	os.Chdir(dir)
+	c := job.Default()
+	c.Processors, c.TargetPattern, c.OutputPattern = nil, "media/*.mp4", filepath.Join(dir, "media/{target_name}-x.mp4")
+	if _, err := Expand(c); err == nil {
+		t.Error("a relative target pattern and an absolute output pattern for one folder: not refused")
+	}
+	if got, err := Expand(batchConfig(dir, "", "media/*.mp4", "media/{target_name}.mkv")); err != nil || len(got) != 1 {
+		t.Errorf("outputs beside the targets that the pattern does not match: %v, %v", got, err)
+	}
+}
