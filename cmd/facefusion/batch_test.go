@@ -310,3 +310,15 @@ func TestBatchRankKilledResumes(t *testing.T) {
 		checkFrames(t, filepath.Join(dir, "out", n+".mkv"), frameHashes(t, filepath.Join(dir, "inbox", n+".mp4")))
 	}
 }
+
+// A batch folder that cannot be made is one line naming it and --batch-dir (exit 2), before
+// any target is looked at; nothing is written.
+func TestBatchDirUnusable(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "state"), []byte("a file"), 0o644)
+	r := passBatch(t, dir, "-t", "inbox/*.mp4", "-o", "out/{target_name}.mkv", "--batch-dir", "state", "--settle-time", "0")
+	lines := strings.Split(strings.TrimSpace(r.stderr), "\n")
+	if r.code != 2 || len(lines) != 1 || !strings.Contains(lines[0], "batch folder state") || !strings.Contains(lines[0], "--batch-dir") {
+		t.Errorf("exit %d, stderr:\n%s\nwant exit 2 and one line naming the batch folder and --batch-dir", r.code, r.stderr)
+	}
+}

@@ -434,5 +434,8 @@ func (s *Summary) Finish(cfg job.Config, status int, err error) {
 		s.Outcome = oneLine(err)
 	}
 	b := &batch{sum: s, dir: DirFor(cfg), opt: Options{Log: logging.Default()}}
+	if st, err := os.Stat(b.dir.Path); err != nil || !st.IsDir() {
+		return // the folder could not be made: the error says so, once
+	}
 	b.save()
 }
