@@ -240,7 +240,7 @@ func TestBatchTwoAtOnce(t *testing.T) {
 	dir := t.TempDir()
 	var want []string
 	for _, n := range []string{"t1", "t2", "t3", "t4"} {
-		batchClip(t, filepath.Join(dir, "inbox", n+".mp4"), 25, n)
+		batchClip(t, filepath.Join(dir, "inbox", n+".mp4"), 15, n)
 		want = append(want, "out/"+n+".mkv")
 	}
 	args := []string{"-t", "inbox/*.mp4", "-o", "out/{target_name}.mkv", "--settle-time", "0"}

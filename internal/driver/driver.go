@@ -456,11 +456,16 @@ func planSetup(ctx context.Context, cfg job.Config, ranks int, p *Plan, skipDone
 			if err != nil {
 				return nil, "", err
 			}
-			if err := sameJobDone(cfg, fp); err != nil {
+			// Only "done" is final here: an output without its report yet may be another run's
+			// between its output's rename and its report's write; that is decided once the job
+			// folder is claimed (busy while the other run holds it), in planJob.
+			if err := sameJobDone(cfg, fp); errors.Is(err, errAlreadyDone) {
 				return nil, "", err
 			}
-			if err := pipeline.CheckOutput(cfg.OutputPath, cfg.Force); err != nil { // --force: the folder is writable
-				return nil, "", err
+			if cfg.Force {
+				if err := pipeline.CheckOutput(cfg.OutputPath, cfg.Force); err != nil { // the folder is writable
+					return nil, "", err
+				}
 			}
 		}
 	}
