@@ -381,8 +381,24 @@ func oneLine(err error) string {
 // finished in this run is worth a requeue even if the target in flight had no new chunk.
 func (b *batch) stopped(ctx context.Context, s *driver.Stopped) error {
 	b.sum.Outcome = OutcomeStopped
-	if s == nil {
-		return fault.AsCancelled(fmt.Errorf("batch stopped by a signal before its next entry; rerun the same command to go on"))
+	if s == nil { // between two targets: decided as a run's stop is, the targets finished counting as progress
+		name := "a signal"
+		var sig driver.Signal
+		if errors.As(context.Cause(ctx), &sig) {
+			name = string(sig)
+		}
+		restarts, _ := strconv.Atoi(os.Getenv("SLURM_RESTART_COUNT"))
+		next, why := driver.Decide("rank 0: "+name, b.progress, restarts, b.cfg.MaxRestarts)
+		msg := fmt.Sprintf("batch stopped by %s between two targets, %d finished in this run; ", name, b.progress)
+		switch next {
+		case driver.NoRequeue:
+			msg += "not requeued: " + why
+		case driver.Requeue:
+			msg += "a requeue (or the same command again) goes on with the batch"
+		default:
+			msg += "rerun the same command to go on with the batch"
+		}
+		return &driver.Stopped{Msg: msg, Next: next}
 	}
 	if s.Next == driver.NoRequeue && b.progress > 0 && restartsLeft(b.cfg) {
 		b.opt.Log.Infof("batch: this run finished %d target(s) before the stop, so a requeue (exit 75) goes on with the batch", b.progress)
