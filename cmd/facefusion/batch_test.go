@@ -103,9 +103,10 @@ func TestBatchFailuresAndQuarantine(t *testing.T) {
 	junk := make([]byte, 4096)
 	rand.Read(junk)
 	os.WriteFile(filepath.Join(dir, "inbox/c.mkv"), junk, 0o644)
+	os.WriteFile(filepath.Join(dir, "inbox/d.mkv"), junk, 0o644) // a second copy of the corrupt file
 	before := map[string]string{}
 	stamps := map[string]time.Time{}
-	for _, n := range []string{"a", "b", "c"} {
+	for _, n := range []string{"a", "b", "c", "d"} {
 		p := filepath.Join(dir, "inbox", n+".mkv")
 		before[n] = fileMD5(t, p)
 		st, _ := os.Stat(p)
@@ -126,12 +127,16 @@ func TestBatchFailuresAndQuarantine(t *testing.T) {
 	}
 	mustNotExist(t, filepath.Join(dir, "outbox/c.mkv"))
 	s := readSummary(t, summary)
-	wantStates(t, "first run", s, map[string]string{"a.mkv": batch.Done, "b.mkv": batch.Done, "c.mkv": batch.Failed})
+	wantStates(t, "first run", s, map[string]string{"a.mkv": batch.Done, "b.mkv": batch.Done, "c.mkv": batch.Failed, "d.mkv": batch.Failed})
+	// The copy is not tried again in the run its twin failed in, nor counted twice.
+	if d := states(s)["d.mkv"]; !strings.Contains(d.Reason, "which failed in this run") || d.Failures != 0 {
+		t.Errorf("the corrupt file's copy: %+v, want it named as the same contents, not recorded", d)
+	}
 	c := states(s)["c.mkv"]
 	if c.ExitStatus != 3 || c.Failures != 1 || !strings.Contains(c.Reason, "inbox/c.mkv") || c.Key == "" {
 		t.Errorf("the corrupt target's line: %+v, want exit 3 (bad input), failure 1, a reason naming it", c)
 	}
-	if s.Outcome != batch.OutcomeSomeFailed || s.ExitStatus != 6 || s.Counts[batch.Done] != 2 || s.Counts[batch.Failed] != 1 {
+	if s.Outcome != batch.OutcomeSomeFailed || s.ExitStatus != 6 || s.Counts[batch.Done] != 2 || s.Counts[batch.Failed] != 2 {
 		t.Errorf("summary: outcome %q, exit %d, counts %v", s.Outcome, s.ExitStatus, s.Counts)
 	}
 	var rec batch.Failure
@@ -148,7 +153,7 @@ func TestBatchFailuresAndQuarantine(t *testing.T) {
 		t.Fatalf("second run: exit %d, printed %q; want 6 and nothing done\n%s", r.code, printed(r), r.stderr)
 	}
 	s = readSummary(t, summary)
-	wantStates(t, "second run", s, map[string]string{"a.mkv": batch.AlreadyDone, "b.mkv": batch.AlreadyDone, "c.mkv": batch.Failed})
+	wantStates(t, "second run", s, map[string]string{"a.mkv": batch.AlreadyDone, "b.mkv": batch.AlreadyDone, "c.mkv": batch.Failed, "d.mkv": batch.Failed})
 	if n := states(s)["c.mkv"].Failures; n != 2 {
 		t.Errorf("second run: the corrupt target has %d failures, want 2", n)
 	}
@@ -163,14 +168,22 @@ func TestBatchFailuresAndQuarantine(t *testing.T) {
 		t.Fatalf("third run (--max-failures 2): exit %d, want 0 (nothing to do)\n%s", r.code, r.stderr)
 	}
 	s = readSummary(t, summary)
-	wantStates(t, "third run", s, map[string]string{"a.mkv": batch.AlreadyDone, "b.mkv": batch.AlreadyDone, "c.mkv": batch.Quarantined})
+	wantStates(t, "third run", s, map[string]string{"a.mkv": batch.AlreadyDone, "b.mkv": batch.AlreadyDone, "c.mkv": batch.Quarantined, "d.mkv": batch.Quarantined})
 	if s.Outcome != batch.OutcomeNothing || !strings.Contains(states(s)["c.mkv"].Reason, "quarantined after 2") {
 		t.Errorf("third run: outcome %q, quarantine line %q", s.Outcome, states(s)["c.mkv"].Reason)
 	}
 	if fs, _ := filepath.Glob(filepath.Join(dir, "outbox/.facefusion-batch/failed", c.Key, "*")); len(fs) != 2 {
 		t.Errorf("a quarantined target was tried again: %d failure records, want 2", len(fs))
 	}
-	for _, n := range []string{"a", "b", "c"} {
+
+	// Failures count under the run settings they happened with: a changed setting (here one
+	// that changes no pixel) gives the quarantined target its tries again.
+	r = passBatch(t, dir, append(args, "--max-failures", "2", "--checkpoint-interval", "7")...)
+	s = readSummary(t, summary)
+	if c := states(s)["c.mkv"]; r.code != 6 || c.State != batch.Failed || c.Failures != 1 {
+		t.Errorf("a run with another setting: exit %d, the corrupt target %+v; want 6 and it tried again (failure 1 of these settings)\n%s", r.code, c, r.stderr)
+	}
+	for _, n := range []string{"a", "b", "c", "d"} {
 		p := filepath.Join(dir, "inbox", n+".mkv")
 		st, err := os.Stat(p)
 		if err != nil || fileMD5(t, p) != before[n] || !st.ModTime().Equal(stamps[n]) {

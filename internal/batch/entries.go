@@ -77,12 +77,19 @@ func Expand(cfg job.Config) ([]Entry, error) {
 	return out, nil
 }
 
-// match is a pattern's regular files, sorted; a pattern whose folder does not exist matches
-// nothing (as FaceFusion's resolve_file_pattern); a malformed pattern is an error.
+// match is a pattern's regular files, sorted. A malformed pattern, or one whose folder does not
+// exist (FaceFusion's resolve_file_pattern matches nothing there), is an error.
 func match(pattern, key string) ([]string, error) {
 	names, err := filepath.Glob(pattern)
 	if err != nil {
 		return nil, fmt.Errorf("%s %q: %v", key, pattern, err)
+	}
+	// An inbox that is not there is a mistake (a typo, an unmounted file system), not an empty
+	// inbox: cron would read "nothing to do" every night.
+	if dir := filepath.Dir(pattern); !strings.ContainsAny(dir, `*?[\`) {
+		if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+			return nil, fmt.Errorf("%s %q: folder %s does not exist (or is not a folder): check the path, or mount its file system", key, pattern, dir)
+		}
 	}
 	var files []string
 	for _, n := range names {

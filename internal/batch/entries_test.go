@@ -70,10 +70,14 @@ func TestExpand(t *testing.T) {
 		t.Fatalf("entries without sources: %+v", got)
 	}
 
-	// A pattern matching nothing is no entries (FaceFusion's resolve_file_pattern), except a
-	// source pattern when the job swaps.
-	if got, err = Expand(batchConfig(dir, "", "nowhere/*", "out/{target_name}")); err != nil || len(got) != 0 {
+	// A pattern matching nothing in a folder that exists is no entries (an empty inbox), except
+	// a source pattern when the job swaps; a folder that is not there is an error (a typo, an
+	// unmounted file system: cron must not read "nothing to do" every night).
+	if got, err = Expand(batchConfig(dir, "", "in/*.nothing", "out/{target_name}")); err != nil || len(got) != 0 {
 		t.Errorf("a target pattern matching nothing: %v, %v; want no entries", got, err)
+	}
+	if _, err = Expand(batchConfig(dir, "", "nowhere/*", "out/{target_name}")); err == nil || !strings.Contains(err.Error(), "folder") || !strings.Contains(err.Error(), "nowhere") {
+		t.Errorf("a target pattern in a folder that does not exist: %v, want an error naming the folder", err)
 	}
 	if _, err = Expand(batchConfig(dir, "nobody/*", "in/*", "out/{target_name}")); err == nil || !strings.Contains(err.Error(), "source_pattern") {
 		t.Errorf("a source pattern matching nothing with a swapper: %v, want an error naming source_pattern", err)

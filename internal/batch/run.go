@@ -31,10 +31,11 @@ const (
 	Quarantined = "quarantined"  // failed max_failures times: not tried again (the file is left where it is)
 	Missing     = "missing"      // in the frozen list, but gone from the file system
 	NotRun      = "not-run"      // the batch stopped before it
+	Stopped     = "stopped"      // stopped in its run (finished chunks checkpointed): the next run resumes it
 )
 
 // States are the states in the order the summary counts them.
-var States = []string{Done, AlreadyDone, Settling, Busy, Failed, Quarantined, Missing, NotRun}
+var States = []string{Done, AlreadyDone, Settling, Busy, Failed, Quarantined, Missing, Stopped, NotRun}
 
 // Result is one entry's line of the summary.
 type Result struct {
@@ -117,7 +118,7 @@ func Run(ctx context.Context, comm collective.Comm, cfg job.Config, opt Options)
 	if comm.Rank() != 0 {
 		return nil, follow(ctx, comm, cfg, opt)
 	}
-	b := &batch{cfg: cfg, opt: opt, comm: comm, dir: DirFor(cfg)}
+	b := &batch{cfg: cfg, opt: opt, comm: comm, dir: DirFor(cfg), failedNow: map[string]string{}}
 	if b.opt.Now == nil {
 		b.opt.Now = time.Now
 	}
@@ -149,6 +150,7 @@ type batch struct {
 	dir      Dir
 	sum      *Summary
 	progress int // entries done in this run (a stop after some is worth a requeue)
+	failedNow map[string]string // keys that failed in this run → the target that failed
 }
 
 // tell broadcasts rank 0's decision.
@@ -305,13 +307,22 @@ func (b *batch) one(ctx context.Context, r *Result, i, n int) error {
 		}
 		return skip(AlreadyDone, fmt.Sprintf("the same contents as %s, done already as %s: skipped", d.Target, d.Output))
 	}
-	fails := b.dir.Failures(r.Key)
+	if first, ok := b.failedNow[r.Key]; ok { // a copy of a target that failed a moment ago
+		r.State, r.Reason = Failed, fmt.Sprintf("the same contents as %s, which failed in this run: not tried twice", first)
+		log.Warnf("%s: %s", tag, r.Reason)
+		return nil
+	}
+	// Failures count towards quarantine only under the run settings they happened with, so a
+	// mistake in the settings (an encoder the output's container cannot hold), once fixed,
+	// does not leave the inbox quarantined.
+	config := ConfigID(b.cfg)
+	fails := b.dir.Failures(r.Key, config)
 	if r.Failures = len(fails); r.Failures >= b.cfg.MaxFailures {
 		last := fails[len(fails)-1]
-		return skip(Quarantined, fmt.Sprintf("quarantined after %d failed runs (last: exit %d, %s); it is not tried again: fix or replace the file (new contents are a new target), or remove %s to retry it", r.Failures, last.ExitStatus, last.Reason, b.dir.failures(r.Key)))
+		return skip(Quarantined, fmt.Sprintf("quarantined after %d failed runs with these run settings (last: exit %d, %s); it is not tried again: fix or replace the file (new contents are a new target), change a run setting, or remove %s to retry it", r.Failures, last.ExitStatus, last.Reason, b.dir.failures(r.Key)))
 	}
 	if err := os.MkdirAll(filepath.Dir(e.Output), 0o755); err != nil {
-		return b.failed(r, fault.AsInput(fmt.Errorf("output folder %s: %v", filepath.Dir(e.Output), err)), tag)
+		return b.failed(r, fault.AsInput(fmt.Errorf("output folder %s: %v", filepath.Dir(e.Output), err)), tag, config)
 	}
 	log.Infof("%s → %s", tag, e.Output)
 	if err := b.tell(decision{Run: true, Entry: e}); err != nil {
@@ -335,8 +346,10 @@ func (b *batch) one(ctx context.Context, r *Result, i, n int) error {
 		b.dir.MarkDone(r.Key, e)
 		return skip(AlreadyDone, "its output exists, written by this same job: skipped")
 	case errors.As(err, &stopped):
+		r.State, r.Reason = Stopped, oneLine(err)
 		return b.stopped(ctx, stopped)
 	case ctx.Err() != nil:
+		r.State = Stopped
 		return b.stopped(ctx, nil)
 	case fault.KindOf(err) == fault.Busy:
 		r.State, r.Reason = Busy, err.Error()
@@ -347,19 +360,21 @@ func (b *batch) one(ctx context.Context, r *Result, i, n int) error {
 		b.sum.Outcome = err.Error()
 		return err
 	}
-	return b.failed(r, err, tag)
+	return b.failed(r, err, tag, config)
 }
 
 // failed records r's failure against its contents.
-func (b *batch) failed(r *Result, err error, tag string) error {
+func (b *batch) failed(r *Result, err error, tag, config string) error {
 	host, _ := os.Hostname()
 	r.State, r.Reason, r.ExitStatus = Failed, oneLine(err), b.opt.ExitCode(err)
-	n, rerr := b.dir.AddFailure(r.Key, Failure{Target: r.Target, Sources: r.Sources, Output: r.Output, ExitStatus: r.ExitStatus,
-		Reason: r.Reason, Time: time.Now().UTC(), Host: host, SlurmJob: b.sum.Slurm.JobID})
+	b.failedNow[r.Key] = r.Target
+	_, rerr := b.dir.AddFailure(r.Key, Failure{Target: r.Target, Sources: r.Sources, Output: r.Output, ExitStatus: r.ExitStatus,
+		Reason: r.Reason, Time: time.Now().UTC(), Host: host, SlurmJob: b.sum.Slurm.JobID, Config: config})
 	if rerr != nil {
 		b.opt.Log.Warnf("%s: its failure could not be recorded: %v", tag, rerr)
 		return nil
 	}
+	n := len(b.dir.Failures(r.Key, config)) // those that count towards its quarantine
 	r.Failures = n
 	if n >= b.cfg.MaxFailures {
 		b.opt.Log.Warnf("%s: failed (exit %d), %d of %d allowed failures: quarantined, not tried again", tag, r.ExitStatus, n, b.cfg.MaxFailures)

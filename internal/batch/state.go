@@ -136,16 +136,27 @@ type Failure struct {
 	Time       time.Time `json:"time"`
 	Host       string    `json:"host"`
 	SlurmJob   string    `json:"slurm_job,omitempty"`
+	Config     string    `json:"config"` // ConfigID of the entry's run
 }
 
-// Failures are key's failed runs, oldest first.
-func (d Dir) Failures(key string) []Failure {
+// ConfigID identifies the settings a batch runs its targets with: every key, operational ones
+// included (the output pattern, force, the encoder, the log level, ...), but batch-run's pacing
+// (settle_time, max_failures, batch_dir), which cannot make a target fail.
+func ConfigID(cfg job.Config) string {
+	c := cfg
+	c.Batch = job.Batch{SourcePattern: cfg.SourcePattern, TargetPattern: cfg.TargetPattern, OutputPattern: cfg.OutputPattern}
+	data, _ := json.Marshal(c)
+	return fmt.Sprintf("%x", sha256.Sum256(data))[:16]
+}
+
+// Failures are key's failed runs under the configuration config ("": any), oldest first.
+func (d Dir) Failures(key, config string) []Failure {
 	names, _ := filepath.Glob(filepath.Join(d.failures(key), "attempt-*.json"))
 	sort.Slice(names, func(a, b int) bool { return attemptNumber(names[a]) < attemptNumber(names[b]) })
 	var out []Failure
 	for _, n := range names {
 		var f Failure
-		if data, err := os.ReadFile(n); err == nil && json.Unmarshal(data, &f) == nil {
+		if data, err := os.ReadFile(n); err == nil && json.Unmarshal(data, &f) == nil && (config == "" || f.Config == config) {
 			out = append(out, f)
 		}
 	}
@@ -158,14 +169,14 @@ func attemptNumber(path string) int {
 }
 
 // AddFailure records a failed run of key as its own file, numbered after the last; two runs
-// recording at once get two numbers. It returns the count of failures now recorded.
+// recording at once get two numbers. It returns the new record's number.
 func (d Dir) AddFailure(key string, f Failure) (int, error) {
 	dir := d.failures(key)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return 0, err
 	}
 	data, _ := json.MarshalIndent(f, "", "  ")
-	for n := len(d.Failures(key)) + 1; ; n++ {
+	for n := len(d.Failures(key, "")) + 1; ; n++ {
 		err := lustre.WriteNew(filepath.Join(dir, fmt.Sprintf("attempt-%d.json", n)), append(data, '\n'))
 		if err == nil {
 			return n, nil
