@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/facefusion-hpc/facefusion/infer"
 	"github.com/facefusion-hpc/facefusion/internal/face"
@@ -33,13 +34,14 @@ type Models struct {
 	// FaceFusion's models: the source identity and the reference face (rank 0 finds them).
 	sourceEmbedding *facemodel.Embedding
 	reference       *facemodel.Embedding
+	stats           *Stats // every worker's and every EncodeRange's counts and stage times
 }
 
 // LoadModels initialises ONNX Runtime and loads the landmarker; every missing file is an
 // Environment fault naming the file and what to do.
 func LoadModels(cfg job.Config) (*Models, error) {
 	if !cfg.Swaps() && !cfg.Enhances() {
-		return &Models{cfg: cfg}, nil // frames pass through: no model, no runtime
+		return &Models{cfg: cfg, stats: new(Stats)}, nil // frames pass through: no model, no runtime
 	}
 	for _, p := range defaultModelFiles(cfg) {
 		if st, err := os.Stat(p); err != nil || st.Size() == 0 {
@@ -67,7 +69,7 @@ func LoadModels(cfg job.Config) (*Models, error) {
 			return nil, fault.AsEnvironment(fmt.Errorf("%s", r.Detail))
 		}
 	}
-	m := &Models{cfg: cfg}
+	m := &Models{cfg: cfg, stats: new(Stats)}
 	if cfg.FaceLandmarkerModel != "dlib_68" {
 		return m, nil
 	}
@@ -103,10 +105,13 @@ func noFace(p string, cfg job.Config) error {
 	return fault.AsInput(fmt.Errorf("source %s: no face found (detector score ≥ %g): use a photo with a clear, frontal face, or lower --face-detector-score", p, cfg.FaceDetectorScore))
 }
 
+// Stats are the counts and stage times of the workers m made and of the ranges they encoded.
+func (m *Models) Stats() *Stats { return m.stats }
+
 // NewWorker returns a frame worker with its own detector and swapper buffers.
 func (m *Models) NewWorker() (Worker, error) {
 	if !m.cfg.Swaps() && !m.cfg.Enhances() {
-		return passWorker{}, nil
+		return passWorker{st: m.stats}, nil
 	}
 	return m.newModelWorker()
 }
@@ -378,7 +383,8 @@ func EncodeRange(ctx context.Context, cfg job.Config, info *video.Info, src *Fra
 		return 0, 0, fault.AsUsage(err)
 	}
 	before := framesWithFaces(workers) // the workers carry their counts from earlier chunks
-	n, err = Stream(ctx, pw, ph, inputSource{ctx, upTo{src, end}}, enc, workers, prog)
+	st := statsOf(workers)
+	n, err = Stream(ctx, pw, ph, timedSource{inputSource{ctx, upTo{src, end}}, st}, timedSink{enc, st}, workers, prog)
 	if err != nil {
 		cancel()
 		enc.Close()
@@ -398,7 +404,9 @@ func EncodeRange(ctx context.Context, cfg job.Config, info *video.Info, src *Fra
 // returns the log line of FaceReport; with fail_if_no_face an image without a face is an
 // error, and nothing is written.
 func (m *Models) RunImage(ctx context.Context, cfg job.Config) (string, error) {
+	start := time.Now()
 	img, err := raster.Load(cfg.TargetPath)
+	m.stats.since(StageDecode, start)
 	if err != nil {
 		return "", fault.AsInput(fmt.Errorf("target %w: give a readable PNG or JPEG, or a video", err))
 	}
@@ -418,6 +426,7 @@ func (m *Models) RunImage(ctx context.Context, cfg job.Config) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	defer m.stats.since(StageEncode, time.Now())
 	return line, writeImage(ctx, cfg, img, opt)
 }
 
