@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strconv"
 	"time"
 
 	"golang.org/x/term"
@@ -37,6 +38,7 @@ func cmdRun(ctx context.Context, args []string) error {
 	defer comm.Finalize()
 	worldRank = comm.Rank()
 	log.Debugf("rank %d of %d: %s %s (commit %s), log level %s, temp folder %s", comm.Rank(), comm.Size(), programName, version, commit(), cfg.LogLevel, cfg.TempDir())
+	var gpu *rank.Binding // sampled for the run report; nil on CPU providers
 	if cfg.UsesGPU() {
 		// The rank's GPU: its binding (CUDA_VISIBLE_DEVICES by node-local rank), unless
 		// execution_device_ids says otherwise.
@@ -45,10 +47,16 @@ func cmdRun(ctx context.Context, args []string) error {
 			return fault.AsEnvironment(err)
 		}
 		cfg.Device = cfg.DeviceFor(comm.LocalRank(), id.GPU.Device)
+		if cfg.Device != id.GPU.Device { // execution_device_ids chose another: describe that one
+			if other, err := rank.Identify(comm.Rank(), comm.Size(), comm.LocalRank(), comm.LocalSize(), rank.Options{Device: strconv.Itoa(cfg.Device)}); err == nil {
+				id = other
+			}
+		}
+		gpu = &id.GPU
 	}
 	start := time.Now()
 	var rep *lustre.Report
-	out, err := driver.Run(ctx, comm, cfg, driver.Options{Log: log, NewProgress: newProgress(log), Done: func(r *lustre.Report) { rep = r }})
+	out, err := driver.Run(ctx, comm, cfg, driver.Options{Log: log, NewProgress: newProgress(log), Done: func(r *lustre.Report) { rep = r }, GPU: gpu})
 	if err != nil {
 		return err
 	}

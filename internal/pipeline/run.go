@@ -148,9 +148,18 @@ func IsImagePath(p string) bool {
 	return false
 }
 
+// ReportFile is where the run report of cfg goes: report_path, else beside the output.
+func ReportFile(cfg job.Config) string {
+	if cfg.ReportPath != "" {
+		return cfg.ReportPath
+	}
+	return lustre.ReportPath(cfg.OutputPath)
+}
+
 // CheckOutput refuses an existing output without force and an unwritable output folder,
 // before any work is done.
-func CheckOutput(path string, force bool) error {
+func CheckOutput(cfg job.Config) error {
+	path, force := cfg.OutputPath, cfg.Force
 	if st, err := os.Stat(path); err == nil {
 		if st.IsDir() {
 			return fault.AsUsage(fmt.Errorf("output %s is a folder: give a file name", path))
@@ -159,11 +168,10 @@ func CheckOutput(path string, force bool) error {
 			return fault.AsUsage(fmt.Errorf("output %s already exists: pass --force to overwrite it, or choose another -o", path))
 		}
 	}
-	// The run report beside a video's output is written too: never over a file without --force.
-	if rep := lustre.ReportPath(path); !force && !IsImagePath(path) {
-		if _, err := os.Lstat(rep); err == nil {
-			return fault.AsUsage(fmt.Errorf("output %s: its run report %s already exists: pass --force to overwrite both, or choose another -o", path, rep))
-		}
+	// The run report is written too: never over a file without --force, unless it is the
+	// report of a run of this program that did not finish (a failed or stopped attempt's).
+	if rep := ReportFile(cfg); !force && !lustre.Replaceable(rep) {
+		return fault.AsUsage(fmt.Errorf("output %s: its run report %s already exists: pass --force to overwrite both, or choose another -o (or --report-path)", path, rep))
 	}
 	dir := filepath.Dir(path)
 	f, err := os.CreateTemp(dir, ".facefusion-write-check-*")
@@ -180,10 +188,7 @@ func CheckOutput(path string, force bool) error {
 // and inode, so a symlink or a hard link to an input is caught too; an output that does not
 // exist yet cannot be an input.
 func CheckOutputIsNoInput(cfg job.Config) error {
-	written := []string{cfg.OutputPath}
-	if !IsImagePath(cfg.TargetPath) {
-		written = append(written, lustre.ReportPath(cfg.OutputPath)) // the run report beside it
-	}
+	written := []string{cfg.OutputPath, ReportFile(cfg)} // and the run report
 	inputs := append([]string{cfg.TargetPath}, cfg.SourcePaths...)
 	for _, w := range written {
 		out, err := os.Stat(w)
