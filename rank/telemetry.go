@@ -1,6 +1,7 @@
 package rank
 
 import (
+	"encoding/json"
 	"sync"
 	"time"
 )
@@ -39,6 +40,18 @@ type GPUStats struct {
 	ReadErrors         int     `json:"read_errors,omitempty"` // samples NVML failed to give
 	LastReadError      string  `json:"last_read_error,omitempty"`
 	utilSum, powerSum  float64
+}
+
+// MarshalJSON writes a rank without a GPU as one field: available false, and why.
+func (s GPUStats) MarshalJSON() ([]byte, error) {
+	if !s.Available {
+		return json.Marshal(struct {
+			Available bool   `json:"available"`
+			Reason    string `json:"reason"`
+		}{false, s.Reason})
+	}
+	type plain GPUStats // without this method
+	return json.Marshal(plain(s))
 }
 
 // add folds one reading into the statistics.

@@ -1,6 +1,7 @@
 package rank
 
 import (
+	"encoding/json"
 	"errors"
 	"math"
 	"sync"
@@ -75,5 +76,17 @@ func TestOpenGPUWithoutGPU(t *testing.T) {
 	}
 	if got := StartSampler(nil, st, time.Millisecond).Stop(); got != st {
 		t.Errorf("no source: %+v", got)
+	}
+}
+
+func TestGPUStatsJSON(t *testing.T) {
+	b, _ := json.Marshal(GPUStats{Reason: "no driver", Samples: 3})
+	if string(b) != `{"available":false,"reason":"no driver"}` {
+		t.Errorf("no GPU: %s", b)
+	}
+	b, _ = json.Marshal(GPUStats{Available: true, Name: "H200", Samples: 3, UtilizationMax: 0.5})
+	var back GPUStats
+	if err := json.Unmarshal(b, &back); err != nil || back.Name != "H200" || back.Samples != 3 || back.UtilizationMax != 0.5 {
+		t.Errorf("a GPU: %s → %+v %v", b, back, err)
 	}
 }

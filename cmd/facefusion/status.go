@@ -173,7 +173,11 @@ func reportStatus(output string, w io.Writer) error {
 	if _, err := os.Stat(r.JobDir); err == nil {
 		folder = "kept"
 	}
-	fmt.Fprintf(w, "state:      %s (finished %s; job folder %s %s)\n", r.Outcome, r.Finished.Format(time.RFC3339), r.JobDir, folder)
+	if r.JobDir == "" { // a run refused before it had one, or an image
+		fmt.Fprintf(w, "state:      %s (finished %s)\n", r.Outcome, r.Finished.Format(time.RFC3339))
+	} else {
+		fmt.Fprintf(w, "state:      %s (finished %s; job folder %s %s)\n", r.Outcome, r.Finished.Format(time.RFC3339), r.JobDir, folder)
+	}
 	if r.Version >= 2 && r.Outcome != lustre.Complete { // version 1 recorded finished jobs only
 		fmt.Fprintf(w, "exit:       %d: %s\n", r.ExitStatus, r.Error)
 	}
@@ -182,7 +186,7 @@ func reportStatus(output string, w io.Writer) error {
 		fmt.Fprintf(w, "frames:     %d done, 0 pending, of %d\n", r.FrameEnd-r.FrameStart, r.FrameEnd-r.FrameStart)
 	}
 	if r.OutputSHA256 != "" {
-		fmt.Fprintf(w, "sha256:     %d bytes,  %s\n", r.OutputBytes, r.OutputSHA256)
+		fmt.Fprintf(w, "sha256:     %s (%d bytes)\n", r.OutputSHA256, r.OutputBytes)
 	}
 	return nil
 }

@@ -218,7 +218,7 @@ func (a *analyser) analyse(img *raster.Image) ([]facemodel.Face, error) {
 	if err != nil {
 		return nil, err
 	}
-	a.st.add(&a.st.found, len(dets))
+	a.st.add(facesFound, len(dets))
 	start = time.Now()
 	for _, d := range dets {
 		f := facemodel.Face{Box: d.Box, Score: d.Score, Five: d.Five}
@@ -368,13 +368,13 @@ func (w *modelWorker) ProcessBatch(frames []*raster.Image) error {
 				return err
 			}
 			w.st.since(StageEnhance, start)
-			w.st.add(&w.st.enhanced, len(w.items))
+			w.st.add(facesEnhanced, len(w.items))
 			continue
 		default:
 			continue
 		}
 		w.st.since(StageSwap, start)
-		w.st.add(&w.st.swapped, len(w.items))
+		w.st.add(facesSwapped, len(w.items))
 	}
 	return nil
 }

@@ -29,9 +29,19 @@ var StageNames = [numStages]string{"decode", "detect", "landmarks", "swap", "enh
 // seconds of the stages add up to more than the wall time: each says how long that stage was
 // busy, summed over the goroutines that ran it.
 type Stats struct {
-	busy                     [numStages]atomic.Int64 // nanoseconds
-	found, swapped, enhanced atomic.Int64
+	busy  [numStages]atomic.Int64 // nanoseconds
+	faces [numFaceCounts]atomic.Int64
 }
+
+// faceCount names a count of faces.
+type faceCount int
+
+const (
+	facesFound faceCount = iota
+	facesSwapped
+	facesEnhanced
+	numFaceCounts
+)
 
 // since adds the time from start to now to stage st. A nil Stats counts nothing.
 func (s *Stats) since(st Stage, start time.Time) {
@@ -40,9 +50,10 @@ func (s *Stats) since(st Stage, start time.Time) {
 	}
 }
 
-func (s *Stats) add(n *atomic.Int64, k int) {
+// add adds k faces to count c. A nil Stats counts nothing.
+func (s *Stats) add(c faceCount, k int) {
 	if s != nil && k != 0 {
-		n.Add(int64(k))
+		s.faces[c].Add(int64(k))
 	}
 }
 
@@ -60,7 +71,7 @@ func (s *Stats) Snapshot() StatsSnapshot {
 	for i, name := range StageNames {
 		r.Seconds[name] = time.Duration(s.busy[i].Load()).Seconds()
 	}
-	r.FacesFound, r.FacesSwapped, r.FacesEnhanced = int(s.found.Load()), int(s.swapped.Load()), int(s.enhanced.Load())
+	r.FacesFound, r.FacesSwapped, r.FacesEnhanced = int(s.faces[facesFound].Load()), int(s.faces[facesSwapped].Load()), int(s.faces[facesEnhanced].Load())
 	return r
 }
 
