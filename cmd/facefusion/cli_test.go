@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/facefusion-hpc/facefusion/internal/testenv"
+	"github.com/facefusion-hpc/facefusion/lustre"
 )
 
 // --log-level error: a successful run prints nothing on stderr (its output path still goes to
@@ -40,6 +41,7 @@ func TestLogLevelAndTempPath(t *testing.T) {
 	if r.code != exitInput || strings.Count(r.stderr, "\n") != 1 || !strings.HasPrefix(r.stderr, "facefusion: target "+gone) {
 		t.Errorf("missing target: exit %d, stderr %q: want %d and its one error line", r.code, r.stderr, exitInput)
 	}
+	checkReportEnd(t, filepath.Join(dir, "out2.mp4"), r, lustre.Failed) // a run refused in planning has its report too
 	r = facefusion(t, "run", "-t", clip, "-o", filepath.Join(dir, "out3.mp4"), "--processors", "none", "--log-level", "bogus")
 	if r.code != exitUsage || !strings.Contains(r.stderr, "--log-level") || !strings.Contains(r.stderr, `"bogus"`) {
 		t.Errorf("--log-level bogus: exit %d, stderr %q", r.code, r.stderr)
@@ -49,6 +51,7 @@ func TestLogLevelAndTempPath(t *testing.T) {
 	if r.code != exitUsage || !strings.Contains(r.stderr, "--temp-path "+missing+": no such folder") {
 		t.Errorf("missing --temp-path: exit %d, stderr %q", r.code, r.stderr)
 	}
+	checkReportEnd(t, filepath.Join(dir, "out4.mp4"), r, lustre.Failed)
 	mustNotExist(t, filepath.Join(dir, "out4.mp4"))
 }
 

@@ -199,9 +199,11 @@ func TestResumeCountsOnlyThisAttempt(t *testing.T) {
 	args := passThroughArgs(in, out, 8, "--checkpoint-interval", "1")
 	p := startPaused(t, "chunk-3", append([]string{bin}, args...)...)
 	p.cmd.Process.Signal(syscall.SIGUSR1)
-	if code := p.wait(t); code != exitCheckpointed {
+	code := p.wait(t)
+	if code != exitCheckpointed {
 		t.Fatalf("the first attempt: exit %d\n%s", code, p.output())
 	}
+	checkReportEnd(t, out, result{code: code, stderr: p.output()}, lustre.Checkpointed) // the stop's code, as the process exited
 	cmd := exec.Command(bin, args...)
 	cmd.Env = launchEnv(t)
 	b, err := cmd.CombinedOutput()

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/facefusion-hpc/facefusion/internal/testenv"
+	"github.com/facefusion-hpc/facefusion/lustre"
 )
 
 // An odd-sized target with the default encoder (libx264, which refuses yuv420p at an odd size)
@@ -78,6 +79,7 @@ func TestNoFaceInTarget(t *testing.T) {
 	if n := len(frameHashes(t, out)); n != 20 {
 		t.Errorf("the output has %d frames, want 20", n)
 	}
+	checkReportEnd(t, out, r, lustre.Complete)
 
 	out = filepath.Join(dir, "failed.mp4")
 	r = facefusion(t, "run", "-s", src, "-t", faceless, "-o", out, "--chunk-frames", "8", "--fail-if-no-face")
@@ -88,6 +90,12 @@ func TestNoFaceInTarget(t *testing.T) {
 		t.Errorf("--fail-if-no-face: the error does not say why:\n%s", r.stderr)
 	}
 	mustNotExist(t, out)
+	// The failure's report: beside the output that was not written, with the exit status and the
+	// line; a rerun is not refused for it.
+	if rep := checkReportEnd(t, out, r, lustre.Failed); rep.FrameEnd-rep.FrameStart != 20 || len(rep.PerRank) != 1 || rep.PerRank[0].Frames != 20 ||
+		rep.PerRank[0].FacesFound != 0 || rep.OutputSHA256 != "" {
+		t.Errorf("the failed run's report: %+v", rep)
+	}
 
 	// The same through the job file's key.
 	cfg := filepath.Join(dir, "job.toml")
