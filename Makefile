@@ -82,7 +82,7 @@ bench: fetch build $(CACHE)/demo/target.mp4
 	$(GO) test -run '^$$' -bench . -benchtime 1x ./cmd/facefusion
 
 # On a machine with an NVIDIA GPU: the CUDA provider's frames/s at batch 1 and batched.
-gpu-check: fetch
+gpu-check: fetch build
 	bash internal/deps/gpu-check.sh $(CACHE)
 
 clean:
