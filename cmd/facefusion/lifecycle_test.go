@@ -131,11 +131,16 @@ func TestSecondRunRefusedWhileFirstRuns(t *testing.T) {
 		if got := readFile(filepath.Join(jobDir, "ATTEMPT")); got != attempt {
 			t.Fatalf("the refused run changed ATTEMPT from %q to %q", attempt, got)
 		}
+		if _, err := os.Lstat(lustre.ReportPath(out)); err == nil { // the report is the running job's to write
+			t.Fatalf("the refused run %v wrote a run report", second)
+		}
 	}
 	p.cmd.Process.Signal(syscall.SIGUSR1)
-	if code := p.wait(t); code != exitCheckpointed {
+	code := p.wait(t)
+	if code != exitCheckpointed {
 		t.Fatalf("the first run, stopped: exit %d\n%s", code, p.output())
 	}
+	checkReportEnd(t, out, result{code: code, stderr: p.output()}, lustre.Checkpointed)
 	r := facefusion(t, args...)
 	if r.code != 0 || !verifiedLine.MatchString(r.stderr) {
 		t.Fatalf("resume: exit %d\n%s", r.code, r.stderr)
