@@ -112,11 +112,14 @@ func NewReport(m *Manifest, output, jobDir, outcome string) *Report {
 // of a run that did not finish. A finished job's report stays (its output is still there and
 // unchanged by a run that fails), and so does a file that is not a report.
 func Replaceable(path string) bool {
-	data, err := os.ReadFile(path)
-	if errors.Is(err, os.ErrNotExist) {
-		_, lerr := os.Lstat(path)
-		return errors.Is(lerr, os.ErrNotExist) // a dangling link is someone's
+	st, err := os.Lstat(path)
+	if err != nil {
+		return true // nothing there (or no folder to hold it: the write says so)
 	}
+	if !st.Mode().IsRegular() { // a link (dangling or not) or a folder is someone's
+		return false
+	}
+	data, err := os.ReadFile(path)
 	var r Report
 	if err != nil || json.Unmarshal(data, &r) != nil || r.Version < 1 || r.Output == "" {
 		return false

@@ -24,10 +24,15 @@ func TestLogLevelAndTempPath(t *testing.T) {
 	os.Chtimes(scratch, past, past)
 
 	out := filepath.Join(dir, "out.mp4")
-	r := facefusion(t, "run", "-t", clip, "-o", out, "--processors", "none", "--log-level", "error", "--temp-path", scratch)
+	custom := filepath.Join(dir, "custom-report.json")
+	r := facefusion(t, "run", "-t", clip, "-o", out, "--processors", "none", "--log-level", "error", "--temp-path", scratch, "--report-path", custom)
 	if r.code != 0 || r.stderr != "" || r.stdout != out+"\n" {
 		t.Fatalf("exit %d, stdout %q, stderr %q: want 0, the output path alone, nothing", r.code, r.stdout, r.stderr)
 	}
+	if rep := readReport(t, custom); rep.Outcome != lustre.Complete || rep.Output != out {
+		t.Errorf("--report-path: %+v", rep)
+	}
+	mustNotExist(t, lustre.ReportPath(out)) // the report went where --report-path said, not beside the output
 	if _, err := os.Stat(out); err != nil {
 		t.Fatal(err)
 	}
@@ -52,6 +57,13 @@ func TestLogLevelAndTempPath(t *testing.T) {
 		t.Errorf("missing --temp-path: exit %d, stderr %q", r.code, r.stderr)
 	}
 	checkReportEnd(t, filepath.Join(dir, "out4.mp4"), r, lustre.Failed)
+	// A record's folder that does not exist is named before any work, in one line.
+	for _, flag := range []string{"--report-path", "--metrics-path"} {
+		r = facefusion(t, "run", "-t", clip, "-o", filepath.Join(dir, "out5.mp4"), "--processors", "none", flag, filepath.Join(dir, "nofolder", "x"))
+		if r.code != exitUsage || strings.Count(r.stderr, "\n") != 1 || !strings.Contains(r.stderr, flag+" "+filepath.Join(dir, "nofolder", "x")+": the folder") {
+			t.Errorf("%s in a missing folder: exit %d, stderr %q", flag, r.code, r.stderr)
+		}
+	}
 	mustNotExist(t, filepath.Join(dir, "out4.mp4"))
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/facefusion-hpc/facefusion/internal/fault"
@@ -143,12 +144,15 @@ func (rr *runRecord) write(ctx context.Context, err error, log *logging.Logger) 
 	rr.written = true
 	rep := rr.report(ctx, err)
 	path := pipeline.ReportFile(rr.cfg)
-	if rep.Outcome == lustre.Complete || lustre.Replaceable(path) {
+	switch {
+	case err != nil && !isDir(filepath.Dir(path)):
+		// A run refused for its output folder (missing, a file): its error line says so already.
+	case rep.Outcome == lustre.Complete || lustre.Replaceable(path):
 		if werr := rep.WriteTo(path); werr != nil {
 			log.Warnf("the run report %s could not be written: %v", path, werr)
 		}
 	}
-	if rr.cfg.MetricsPath != "" {
+	if mp := rr.cfg.MetricsPath; mp != "" && (err == nil || isDir(filepath.Dir(mp))) {
 		if werr := metrics.Write(rr.cfg.MetricsPath, metrics.Report(rep, time.Now()), rr.opt.extraMetrics()); werr != nil {
 			log.Warnf("the metrics file %s could not be written: %v", rr.cfg.MetricsPath, werr)
 		}
@@ -156,6 +160,11 @@ func (rr *runRecord) write(ctx context.Context, err error, log *logging.Logger) 
 	if err == nil && rr.opt.Done != nil {
 		rr.opt.Done(rep)
 	}
+}
+
+func isDir(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && st.IsDir()
 }
 
 // metricsEvery is how often rank 0 rewrites the metrics file while the job runs.

@@ -168,6 +168,18 @@ func CheckOutput(cfg job.Config) error {
 			return fault.AsUsage(fmt.Errorf("output %s already exists: pass --force to overwrite it, or choose another -o", path))
 		}
 	}
+	// The run's records go into folders that must exist: said now, not after the last frame.
+	for _, f := range []struct{ flag, path string }{{"--report-path", cfg.ReportPath}, {"--metrics-path", cfg.MetricsPath}} {
+		if f.path == "" {
+			continue
+		}
+		if st, err := os.Stat(filepath.Dir(f.path)); err != nil || !st.IsDir() {
+			return fault.AsUsage(fmt.Errorf("%s %s: the folder %s does not exist: create it, or give a path in a folder that exists", f.flag, f.path, filepath.Dir(f.path)))
+		}
+		if st, err := os.Stat(f.path); err == nil && st.IsDir() {
+			return fault.AsUsage(fmt.Errorf("%s %s is a folder: give a file name", f.flag, f.path))
+		}
+	}
 	// The run report is written too: never over a file without --force, unless it is the
 	// report of a run of this program that did not finish (a failed or stopped attempt's).
 	if rep := ReportFile(cfg); !force && !lustre.Replaceable(rep) {
