@@ -106,16 +106,7 @@ func checkRunReport(t *testing.T, rep *lustre.Report, target, out string, source
 // checkMetrics parses the .prom file with Prometheus's own parser and compares it with the report.
 func checkMetrics(t *testing.T, path string, rep *lustre.Report) {
 	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	p := expfmt.NewTextParser(model.UTF8Validation)
-	fams, err := p.TextToMetricFamilies(f)
-	if err != nil {
-		t.Fatalf("%s: %v", path, err)
-	}
+	fams := parseMetrics(t, path)
 	if left, _ := filepath.Glob(filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")); len(left) > 0 {
 		t.Errorf("temp files left beside the metrics file: %v", left)
 	}
@@ -131,31 +122,7 @@ func checkMetrics(t *testing.T, path string, rep *lustre.Report) {
 			}
 		}
 	}
-	value := func(name string, labels ...string) float64 {
-		t.Helper()
-		fam := fams[name]
-		if fam == nil {
-			t.Fatalf("%s: no family %s", path, name)
-		}
-	next:
-		for _, m := range fam.Metric {
-			have := map[string]string{}
-			for _, l := range m.Label {
-				have[l.GetName()] = l.GetValue()
-			}
-			for i := 0; i+1 < len(labels); i += 2 {
-				if have[labels[i]] != labels[i+1] {
-					continue next
-				}
-			}
-			if m.Counter != nil {
-				return m.Counter.GetValue()
-			}
-			return m.Gauge.GetValue()
-		}
-		t.Fatalf("%s: no sample %s%v", path, name, labels)
-		return 0
-	}
+	value := func(name string, labels ...string) float64 { return metricValue(t, fams, name, labels...) }
 	want := map[string]float64{
 		"facefusion_exit_status": float64(rep.ExitStatus), "facefusion_frames_planned": float64(rep.FrameEnd - rep.FrameStart),
 		"facefusion_output_bytes": float64(rep.OutputBytes), "facefusion_ranks": float64(rep.Ranks), "facefusion_job_running": 0,
@@ -183,4 +150,47 @@ func checkMetrics(t *testing.T, path string, rep *lustre.Report) {
 			}
 		}
 	}
+}
+
+// parseMetrics parses a .prom file with Prometheus's own text parser.
+func parseMetrics(t *testing.T, path string) map[string]*dto.MetricFamily {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	p := expfmt.NewTextParser(model.UTF8Validation)
+	fams, err := p.TextToMetricFamilies(f)
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return fams
+}
+
+// metricValue is the value of the sample of family name with the labels (name, value pairs).
+func metricValue(t *testing.T, fams map[string]*dto.MetricFamily, name string, labels ...string) float64 {
+	t.Helper()
+	fam := fams[name]
+	if fam == nil {
+		t.Fatalf("no family %s", name)
+	}
+next:
+	for _, m := range fam.Metric {
+		have := map[string]string{}
+		for _, l := range m.Label {
+			have[l.GetName()] = l.GetValue()
+		}
+		for i := 0; i+1 < len(labels); i += 2 {
+			if have[labels[i]] != labels[i+1] {
+				continue next
+			}
+		}
+		if m.Counter != nil {
+			return m.Counter.GetValue()
+		}
+		return m.Gauge.GetValue()
+	}
+	t.Fatalf("no sample %s%v", name, labels)
+	return 0
 }
