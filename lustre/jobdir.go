@@ -131,6 +131,34 @@ func replace(path string, data []byte, durable bool) error {
 	return SyncDir(dir)
 }
 
+// WriteNew writes data to path only if nothing is there, atomically and durably: a temp file
+// beside it, fsync, a hard link into place (which fails with an error satisfying
+// errors.Is(err, os.ErrExist) when path exists, on Lustre and NFS as locally), fsync of the
+// folder. Of two writers racing for one path, exactly one wins.
+func WriteNew(path string, data []byte) error {
+	dir := filepath.Dir(path)
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".new-*")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	defer os.Remove(tmp)
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	if err := os.Link(tmp, path); err != nil {
+		return err
+	}
+	return SyncDir(dir)
+}
+
 // SyncDir makes a rename in dir durable.
 func SyncDir(dir string) error {
 	d, err := os.Open(dir)

@@ -10,6 +10,7 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/facefusion-hpc/facefusion/internal/batch"
 	"github.com/facefusion-hpc/facefusion/internal/driver"
 	"github.com/facefusion-hpc/facefusion/internal/fault"
 	"github.com/facefusion-hpc/facefusion/internal/job"
@@ -25,6 +26,7 @@ const (
 	exitInput        = fault.ExitInput
 	exitEnvironment  = fault.ExitEnvironment
 	exitBusy         = fault.ExitBusy
+	exitBatchFailed  = fault.ExitBatchFailed
 	exitCheckpointed = fault.ExitCheckpointed
 	exitNoRequeue    = fault.ExitNoRequeue
 	exitCancelled    = fault.ExitCancelled
@@ -41,11 +43,13 @@ const usage = `facefusion: face swap for videos and images, from a laptop to a G
 
 usage:
   facefusion run -s SOURCE... -t TARGET -o OUTPUT [flags]   swap faces
+  facefusion batch-run -s 'GLOB' -t 'GLOB' -o PATTERN [flags] every source against every target matched; see --target-pattern below
   facefusion plan -t TARGET --ranks N [--chunk-frames K]    print how N ranks would split TARGET
   facefusion probe [--execution-device-id auto|cpu|N]       print every rank's host and GPU binding
   facefusion status JOB_DIR                                 chunks and frames done and pending, attempts, rate, ETA
   facefusion models [run flags]                             FaceFusion model files the job needs: found, verified, mismatched, missing
   facefusion version  (or -v, --version)                    the program's version and the commit it was built from
+  facefusion job-kind FILE                                  run or batch-run: the command a TOML job file is for
   facefusion help                                           this text
 
 run flags:
@@ -84,6 +88,10 @@ func run(args []string) int {
 	switch args[0] {
 	case "run":
 		err = cmdRun(ctx, args[1:])
+	case "batch-run":
+		err = cmdBatch(ctx, args[1:])
+	case "job-kind":
+		err = cmdJobKind(args[1:], os.Stdout)
 	case "plan":
 		err = cmdPlan(ctx, args[1:], os.Stdout)
 	case "probe":
@@ -104,32 +112,50 @@ func printUsage() {
 }
 
 // report prints err as one line, at the log's error level (printed at every --log-level), and
-// chooses the exit code: driver.ExitStatus, the number rank 0's run report records.
+// chooses the exit code.
 func report(ctx context.Context, err error) int {
-	if err == nil {
-		return exitOK
-	}
 	if errors.Is(err, job.ErrHelp) {
 		printUsage()
 		return exitOK
 	}
-	code := driver.ExitStatus(ctx, err)
+	code, say := classify(ctx, err)
+	if say != "" {
+		logging.Default().Errorf("%s", say)
+	}
+	return code
+}
+
+// classify is err's exit code, and the line to print for it ("" when it was printed already,
+// or is another rank's to print). A run's code is driver.ExitStatus: the number rank 0's run
+// report records.
+func classify(ctx context.Context, err error) (code int, say string) {
+	if err == nil {
+		return exitOK, ""
+	}
 	var stopped *driver.Stopped
+	var some *batch.SomeFailed
+	if !errors.As(err, &stopped) && errors.As(err, &some) {
+		if worldRank == 0 {
+			say = some.Error()
+		}
+		return exitBatchFailed, say
+	}
+	code = driver.ExitStatus(ctx, err)
 	var printed *driver.Reported
 	var remote *driver.RemoteError
 	switch {
 	case errors.As(err, &stopped):
 		if !stopped.Remote {
-			logging.Default().Errorf("%s", stopped.Error())
+			say = stopped.Error()
 		}
 	case errors.As(err, &printed): // rank 0 printed it before letting the other ranks go
 	case ctx.Err() != nil: // a signal came first; what failed after it failed because of it
 		if worldRank == 0 {
-			logging.Default().Errorf("stopped by a signal; nothing was written to the output path; rerun the same command to resume")
+			say = "stopped by a signal; nothing was written to the output path; rerun the same command to resume"
 		}
 	case errors.As(err, &remote): // another rank printed it
 	default:
-		logging.Default().Errorf("%s", err.Error())
+		say = err.Error()
 	}
-	return code
+	return code, say
 }

@@ -63,6 +63,8 @@ type Plan struct {
 	AttemptID  string  // the attempt for good (lustre.AttemptID): what stragglers compare
 	Work       [][]int // per rank: the chunks this attempt encodes (those not yet verified)
 	Image      bool    // an image target: rank 0 alone processes it
+	// AlreadyDone: the output exists, written by this same job (Options.SkipDone): nothing to do.
+	AlreadyDone bool `json:",omitempty"`
 
 	SourceW, SourceH int
 	SourcePix        []byte `json:",omitempty"`
@@ -113,6 +115,11 @@ type Options struct {
 	// ExtraMetrics, when set, adds families to every write of rank 0's metrics file
 	// (metrics_path): a caller's own gauges, such as a batch's targets done.
 	ExtraMetrics func() []*dto.MetricFamily
+	// SkipDone: an existing output whose run report records this same job (same fingerprint) is
+	// not an error but the job done: Run returns *AlreadyDone (batch-run's idempotence). It is
+	// checked again once the job folder is claimed, so of two runs racing for one job, the later
+	// never redoes the earlier's work.
+	SkipDone bool
 }
 
 func (o Options) extraMetrics() []*dto.MetricFamily {
@@ -120,6 +127,14 @@ func (o Options) extraMetrics() []*dto.MetricFamily {
 		return nil
 	}
 	return o.ExtraMetrics()
+}
+
+// AlreadyDone is Run's answer (on every rank) when Options.SkipDone found the job's output in
+// place, written by the same job.
+type AlreadyDone struct{ Output string }
+
+func (e *AlreadyDone) Error() string {
+	return fmt.Sprintf("output %s exists, written by this same job (its run report has the same fingerprint)", e.Output)
 }
 
 // Run executes cfg on every rank of comm; all ranks must call it. Rank 0 returns the output
@@ -137,7 +152,10 @@ func Run(ctx context.Context, comm collective.Comm, cfg job.Config, opt Options)
 	if me == 0 {
 		rec = &runRecord{cfg: cfg, opt: opt, ranks: comm.Size(), start: time.Now(), plan: &plan}
 		var err error
-		models, ck, err = planJob(ctx, cfg, comm.Size(), &plan, log)
+		models, ck, err = planJob(ctx, cfg, comm.Size(), &plan, log, opt.SkipDone)
+		if errors.Is(err, errAlreadyDone) {
+			plan, err = Plan{AlreadyDone: true}, nil
+		}
 		if err != nil {
 			plan = Plan{Err: err.Error(), Kind: fault.KindOf(err), JobDir: plan.JobDir, Frames: plan.Frames, Chunks: plan.Chunks}
 		}
@@ -170,6 +188,9 @@ func Run(ctx context.Context, comm collective.Comm, cfg job.Config, opt Options)
 			return "", planErr
 		}
 		return "", &RemoteError{Kind: plan.Kind}
+	}
+	if plan.AlreadyDone {
+		return "", &AlreadyDone{Output: cfg.OutputPath}
 	}
 
 	// 2. Every rank loads its models once; a failure anywhere stops every rank. A rank whose
@@ -313,8 +334,8 @@ func agree(comm collective.Comm, err error) error {
 // planJob is rank 0's setup: every check that can fail before work starts. The job folder is
 // claimed before anything in it is read or changed: a run refused as busy or as another job
 // touches nothing of another attempt's.
-func planJob(ctx context.Context, cfg job.Config, ranks int, p *Plan, log *logging.Logger) (*pipeline.Models, *checkpointer, error) {
-	m, note, err := planSetup(ctx, cfg, ranks, p)
+func planJob(ctx context.Context, cfg job.Config, ranks int, p *Plan, log *logging.Logger, skipDone bool) (*pipeline.Models, *checkpointer, error) {
+	m, note, err := planSetup(ctx, cfg, ranks, p, skipDone)
 	if err != nil || p.Image {
 		return m, nil, err
 	}
@@ -356,6 +377,14 @@ func planJob(ctx context.Context, cfg job.Config, ranks int, p *Plan, log *loggi
 		ck.end(true, log)
 		return nil, nil, err
 	}
+	if _, err := os.Lstat(cfg.OutputPath); err == nil && skipDone {
+		// Another run of this job finished between the first look and the claim.
+		if err := sameJobDone(cfg, ck.m.Fingerprint); err != nil {
+			ck.sameJob = created
+			ck.end(true, log)
+			return nil, nil, err
+		}
+	}
 	ck.sameJob, ck.attemptID = true, p.AttemptID
 	stripe := jd.Stripe()
 	if ranks > 1 || !strings.HasPrefix(stripe, "lfs not found") {
@@ -386,7 +415,32 @@ func release(jd *lustre.JobDir, me *lustre.Holder, mine bool) {
 	jd.ReleaseClaim(me)
 }
 
-func planSetup(ctx context.Context, cfg job.Config, ranks int, p *Plan) (m *pipeline.Models, note string, err error) {
+// errAlreadyDone is planJob's answer when the output exists from this same job (skipDone).
+var errAlreadyDone = errors.New("already done")
+
+// sameJobDone says whether the existing output was written by the job whose fingerprint is fp:
+// errAlreadyDone when its run report records fp, else why not, as the usage error of an output
+// that exists (none with --force, which overwrites it).
+func sameJobDone(cfg job.Config, fp map[string]string) error {
+	rep, ok, err := lustre.ReadReport(cfg.OutputPath)
+	why := "it has no run report " + lustre.ReportPath(cfg.OutputPath)
+	switch {
+	case err != nil:
+		why = err.Error()
+	case ok && rep.Outcome == lustre.Complete:
+		if why = (&lustre.Manifest{Fingerprint: rep.Fingerprint}).Changed(fp); why == "" {
+			return errAlreadyDone
+		}
+	case ok:
+		why = fmt.Sprintf("its run report says %s", rep.Outcome)
+	}
+	if cfg.Force {
+		return nil
+	}
+	return fault.AsUsage(fmt.Errorf("output %s already exists, and not from this job (%s): pass --force to overwrite it, or choose another output", cfg.OutputPath, why))
+}
+
+func planSetup(ctx context.Context, cfg job.Config, ranks int, p *Plan, skipDone bool) (m *pipeline.Models, note string, err error) {
 	p.Settings = cfg.Settings()
 	if err := cfg.CheckTempDir(); err != nil {
 		if cfg.TempPath == "" { // $TMPDIR or /tmp: the machine's, not the command's
@@ -397,8 +451,14 @@ func planSetup(ctx context.Context, cfg job.Config, ranks int, p *Plan) (m *pipe
 	if err := pipeline.CheckOutputIsNoInput(cfg); err != nil { // before "exists: pass --force"
 		return nil, "", err
 	}
-	if err := pipeline.CheckOutput(cfg); err != nil {
-		return nil, "", err
+	// With skipDone an existing video output may be this job's, done: that is known once the
+	// target is probed and the job fingerprinted, below.
+	_, statErr := os.Lstat(cfg.OutputPath)
+	doneCheck := skipDone && statErr == nil && !pipeline.IsImagePath(cfg.TargetPath)
+	if !doneCheck {
+		if err := pipeline.CheckOutput(cfg); err != nil {
+			return nil, "", err
+		}
 	}
 	if cfg.Swaps() {
 		for _, s := range cfg.SourcePaths {
@@ -436,6 +496,18 @@ func planSetup(ctx context.Context, cfg job.Config, ranks int, p *Plan) (m *pipe
 		files := append([]string{cfg.OutputPath, cfg.TargetPath}, cfg.SourcePaths...)
 		if err := lustre.Outside(p.JobDir, files...); err != nil {
 			return nil, "", fault.AsUsage(err)
+		}
+		if doneCheck {
+			fp, err := fingerprint(ctx, cfg, p)
+			if err != nil {
+				return nil, "", err
+			}
+			if err := sameJobDone(cfg, fp); err != nil {
+				return nil, "", err
+			}
+			if err := pipeline.CheckOutput(cfg); err != nil { // --force: the folder is writable
+				return nil, "", err
+			}
 		}
 	}
 	// ffmpeg refuses an output format only when it writes: ask it now, not after the last frame.

@@ -64,6 +64,7 @@ const (
 	ExitInput        = 3   // a source or target that cannot be used
 	ExitEnvironment  = 4   // a missing model, runtime library or tool: fetch or install it
 	ExitBusy         = 5   // the job is already running elsewhere (its job folder is claimed)
+	ExitBatchFailed  = 6   // batch-run: a target failed (recorded, retried by a later run); the others are done
 	ExitCheckpointed = 75  // stopped by SIGUSR1 or its own clock after progress, restarts left: the batch script requeues it (EX_TEMPFAIL)
 	ExitNoRequeue    = 76  // stopped by SIGUSR1 or its own clock, checkpointed, but a requeue would not help (no progress, or max_restarts reached)
 	ExitCancelled    = 130 // stopped by SIGINT or SIGTERM (the user, scancel, Slurm's requeue or preemption); finished chunks are checkpointed too

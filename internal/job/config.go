@@ -84,6 +84,8 @@ type Config struct {
 	MetricsPath string `toml:"metrics_path" fingerprint:"operational"`
 
 	Models
+	// facefusion batch-run's keys (run refuses them).
+	Batch `fingerprint:"operational"`
 	// Device is this rank's GPU for cuda/tensorrt, resolved at start-up (not a key).
 	Device int `toml:"-" fingerprint:"operational"`
 

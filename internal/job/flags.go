@@ -1,6 +1,7 @@
 package job
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -12,6 +13,7 @@ type option struct {
 	long, short string
 	arg         string // "" for a boolean switch
 	multi       bool   // takes one or more values (FaceFusion's nargs='+')
+	mode        int    // anyMode; runOnly: run's per-target paths; batchOnly: batch-run's own
 	help        string
 	set         func(c *Config, vals []string) error
 }
@@ -34,11 +36,11 @@ func integer(name string, dst func(*Config) *int) func(*Config, []string) error 
 var options = []option{
 	{long: "config", arg: "FILE", help: "TOML job file with the same keys as these flags (snake_case); flags win over it"},
 	{long: "config-path", arg: "FILE", help: "FaceFusion's facefusion.ini to read (default: facefusion.ini in the working folder, when there is one); the job file and flags win over it"},
-	{long: "source-paths", short: "s", arg: "FILE...", multi: true, help: "source image(s) whose face is swapped in; with several, the largest face is used by the classic swapper",
+	{long: "source-paths", short: "s", mode: runOnly, arg: "FILE...", multi: true, help: "source image(s) whose face is swapped in; with several, the largest face is used by the classic swapper",
 		set: func(c *Config, v []string) error { c.SourcePaths = v; return nil }},
-	{long: "target-path", short: "t", arg: "FILE", help: "target video (any container ffmpeg reads) or image (png, jpg)",
+	{long: "target-path", short: "t", mode: runOnly, arg: "FILE", help: "target video (any container ffmpeg reads) or image (png, jpg)",
 		set: str(func(c *Config) *string { return &c.TargetPath })},
-	{long: "output-path", short: "o", arg: "FILE", help: "output file; its extension chooses the container (video) or format (image)",
+	{long: "output-path", short: "o", mode: runOnly, arg: "FILE", help: "output file; its extension chooses the container (video) or format (image)",
 		set: str(func(c *Config) *string { return &c.OutputPath })},
 	{long: "force", help: "overwrite an existing output (without it an existing output is an error)",
 		set: func(c *Config, _ []string) error { c.Force = true; return nil }},
@@ -115,10 +117,14 @@ var options = []option{
 		set: str(func(c *Config) *string { return &c.OnnxruntimeLibrary })},
 }
 
-func lookup(name string) *option {
+func lookup(name string) *option { return lookupIn(name, runOnly) }
+
+// lookupIn finds a flag by its long name, or by its short name among the flags of a command
+// (mode runOnly or batchOnly: -s, -t and -o are run's paths and batch-run's patterns).
+func lookupIn(name string, mode int) *option {
 	for i := range options {
 		o := &options[i]
-		if name == "--"+o.long || (o.short != "" && name == "-"+o.short) {
+		if name == "--"+o.long || (o.short != "" && name == "-"+o.short && o.mode != otherMode(mode)) {
 			return o
 		}
 	}
@@ -131,12 +137,16 @@ var ErrHelp = fmt.Errorf("help requested")
 // Parse resolves a run's configuration: the embedded default, then FaceFusion's facefusion.ini
 // (--config-path), then --config FILE, then the flags. Values are validated; the error names
 // the flag or key.
-func Parse(args []string) (Config, error) { return parse(args, true) }
+func Parse(args []string) (Config, error) { return parse(args, true, runOnly) }
 
 // ParseLoose is Parse for commands that need no source, target or output (models).
-func ParseLoose(args []string) (Config, error) { return parse(args, false) }
+func ParseLoose(args []string) (Config, error) { return parse(args, false, runOnly) }
 
-func parse(args []string, paths bool) (Config, error) {
+// ParseBatch is Parse for batch-run: its patterns instead of run's paths, which each target of
+// the batch gets from them.
+func ParseBatch(args []string) (Config, error) { return parse(args, false, batchOnly) }
+
+func parse(args []string, paths bool, mode int) (Config, error) {
 	type given struct {
 		o    *option
 		vals []string
@@ -152,7 +162,13 @@ func parse(args []string, paths bool) (Config, error) {
 		if !strings.HasPrefix(a, "-") || !hasInline {
 			name, inline = a, ""
 		}
-		o := lookup(name)
+		o := lookupIn(name, mode)
+		if o != nil && o.mode == otherMode(mode) {
+			if mode == batchOnly {
+				return Config{}, fmt.Errorf("%s is run's flag: batch-run takes --source-pattern, --target-pattern and --output-pattern (-s, -t, -o)", a)
+			}
+			return Config{}, fmt.Errorf("%s is a flag of facefusion batch-run", a)
+		}
 		if o == nil {
 			if strings.HasPrefix(a, "-") {
 				return Config{}, fmt.Errorf("unknown flag %s (see --help)", a)
@@ -202,6 +218,11 @@ func parse(args []string, paths bool) (Config, error) {
 	}
 	if err := c.validate(paths); err != nil {
 		return Config{}, err
+	}
+	var errs []string
+	c.validateBatch(mode == batchOnly, func(format string, a ...any) { errs = append(errs, fmt.Sprintf(format, a...)) })
+	if len(errs) > 0 {
+		return Config{}, errors.New(strings.Join(errs, "; "))
 	}
 	return c, nil
 }

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/facefusion-hpc/facefusion/infer"
@@ -73,10 +74,40 @@ func LoadModels(cfg job.Config) (*Models, error) {
 	if cfg.FaceLandmarkerModel != "dlib_68" {
 		return m, nil
 	}
-	if m.lm, err = landmark.Load(cfg.ModelPath(job.DlibFile)); err != nil {
+	if m.lm, err = loadPredictor(cfg.ModelPath(job.DlibFile)); err != nil {
 		return nil, fault.AsEnvironment(err)
 	}
 	return m, nil
+}
+
+// predictors are the landmark models loaded in this process, by file (path, size and
+// modification time): batch-run's targets share one (its load is most of a job's start-up).
+// A predictor is read-only once loaded.
+var predictors struct {
+	sync.Mutex
+	by map[string]*landmark.Predictor
+}
+
+func loadPredictor(path string) (*landmark.Predictor, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return landmark.Load(path) // its error names the file and what to do
+	}
+	key := fmt.Sprintf("%s|%d|%d", path, st.Size(), st.ModTime().UnixNano())
+	predictors.Lock()
+	defer predictors.Unlock()
+	if p, ok := predictors.by[key]; ok {
+		return p, nil
+	}
+	p, err := landmark.Load(path)
+	if err != nil {
+		return nil, err
+	}
+	if predictors.by == nil {
+		predictors.by = map[string]*landmark.Predictor{}
+	}
+	predictors.by[key] = p
+	return p, nil
 }
 
 // UseSource prepares the swapper's source from an analysed source image (on every rank, from

@@ -1,0 +1,92 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/facefusion-hpc/facefusion/collective"
+	"github.com/facefusion-hpc/facefusion/internal/batch"
+	"github.com/facefusion-hpc/facefusion/internal/driver"
+	"github.com/facefusion-hpc/facefusion/internal/fault"
+	"github.com/facefusion-hpc/facefusion/internal/job"
+	"github.com/facefusion-hpc/facefusion/rank"
+)
+
+// cmdBatch is `facefusion batch-run`: every entry of FaceFusion's patterns, one job after
+// another on every rank of the launch, models loaded once.
+func cmdBatch(ctx context.Context, args []string) error {
+	cfg, err := job.ParseBatch(args)
+	if err != nil {
+		if errors.Is(err, job.ErrHelp) {
+			return err
+		}
+		return fault.AsUsage(err)
+	}
+	log := useLog(cfg)
+	comm, err := collective.Init()
+	if err != nil {
+		return fault.AsEnvironment(err)
+	}
+	defer comm.Finalize()
+	worldRank = comm.Rank()
+	if cfg.UsesGPU() {
+		id, err := rank.Identify(comm.Rank(), comm.Size(), comm.LocalRank(), comm.LocalSize(), rank.Options{})
+		if err != nil {
+			return fault.AsEnvironment(err)
+		}
+		cfg.Device = cfg.DeviceFor(comm.LocalRank(), id.GPU.Device)
+	}
+	sum, err := batch.Run(ctx, comm, cfg, batch.Options{Log: log,
+		Driver:   driver.Options{Log: log, NewProgress: newProgress(log)},
+		ExitCode: func(err error) int { code, _ := classify(ctx, err); return code }})
+	if sum != nil { // rank 0
+		code, _ := classify(ctx, err)
+		sum.Finish(cfg, code, err)
+		path := batch.DirFor(cfg).Report(sum.Slurm)
+		switch {
+		case err == nil:
+			log.Infof("batch: %s (%s); summary %s", sum.Outcome, counts(sum), path)
+		case !errors.As(err, new(*batch.SomeFailed)) && len(sum.Entries) > 0:
+			log.Infof("batch: %s; summary %s", counts(sum), path)
+		}
+		for _, r := range sum.Entries {
+			if r.State == batch.Done {
+				fmt.Println(r.Output)
+			}
+		}
+	}
+	return err
+}
+
+// counts is "2 done, 1 failed" in the states' order.
+func counts(s *batch.Summary) string {
+	out := ""
+	for _, st := range batch.States {
+		if n := s.Counts[st]; n > 0 {
+			if out != "" {
+				out += ", "
+			}
+			out += fmt.Sprintf("%d %s", n, st)
+		}
+	}
+	if out == "" {
+		return "no entries"
+	}
+	return out
+}
+
+// cmdJobKind is `facefusion job-kind FILE`: which command a TOML job file is for (the batch
+// script asks, so that one script runs both).
+func cmdJobKind(args []string, w io.Writer) error {
+	if len(args) != 1 {
+		return fault.AsUsage(fmt.Errorf("job-kind takes one TOML job file, got %d arguments", len(args)))
+	}
+	kind, err := job.KindOf(args[0])
+	if err != nil {
+		return fault.AsUsage(err)
+	}
+	fmt.Fprintln(w, kind)
+	return nil
+}

@@ -1,0 +1,123 @@
+// Package batch is facefusion batch-run: FaceFusion's source, target and output patterns
+// expanded into entries (every source against every target), each entry its own checkpointed
+// job run by the driver over every rank, with the state a cron pipeline needs kept in one
+// folder: frozen lists shared by the tasks of a Slurm array, a done record per target's
+// contents, failure records and quarantine, and a summary report.
+package batch
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/facefusion-hpc/facefusion/internal/job"
+)
+
+// Entry is one job of the batch: its sources (one, or none without a swapper), target and
+// output, and its position in the expanded list (FaceFusion's {index}).
+type Entry struct {
+	Index   int      `json:"index"`
+	Sources []string `json:"sources,omitempty"`
+	Target  string   `json:"target"`
+	Output  string   `json:"output"`
+}
+
+// Expand resolves cfg's patterns as FaceFusion's batch-run does: the sources and the targets
+// each sorted by name, every source with every target (sources outermost), each output from
+// output_pattern. Hidden files (a name starting with '.', as rsync and many copy tools name a
+// file while they write it) and folders are not targets or sources. Two entries with one output
+// are an error naming both, before any work.
+func Expand(cfg job.Config) ([]Entry, error) {
+	targets, err := match(cfg.TargetPattern, "target_pattern")
+	if err != nil {
+		return nil, err
+	}
+	sources := []string{""}
+	if cfg.SourcePattern != "" {
+		if sources, err = match(cfg.SourcePattern, "source_pattern"); err != nil {
+			return nil, err
+		}
+		if len(sources) == 0 && cfg.Swaps() {
+			return nil, fmt.Errorf("source_pattern %q matches no file: give the source images, e.g. 'faces/*.jpg'", cfg.SourcePattern)
+		}
+		if len(sources) == 0 {
+			sources = []string{""}
+		}
+	}
+	var out []Entry
+	seen := map[string]int{}
+	for _, s := range sources {
+		for _, t := range targets {
+			e := Entry{Index: len(out), Target: t}
+			vals := map[string]string{"index": strconv.Itoa(e.Index), "target_name": name(t), "target_extension": strings.ToLower(filepath.Ext(t))}
+			if s != "" {
+				e.Sources = []string{s}
+				vals["source_name"] = name(s)
+			}
+			if e.Output, err = job.ExpandOutput(cfg.OutputPattern, vals); err != nil {
+				return nil, fmt.Errorf("output_pattern: %w", err)
+			}
+			if e.Output == "" {
+				return nil, fmt.Errorf("output_pattern %q gives an empty output path for target %s", cfg.OutputPattern, t)
+			}
+			key := filepath.Clean(e.Output)
+			if i, dup := seen[key]; dup {
+				return nil, fmt.Errorf("output_pattern %q gives one output, %s, for two entries (%s and %s): add {target_name} and, with several sources, {source_name}", cfg.OutputPattern, e.Output, describe(out[i]), describe(e))
+			}
+			seen[key] = e.Index
+			out = append(out, e)
+		}
+	}
+	return out, nil
+}
+
+// match is a pattern's regular files, sorted; a pattern whose folder does not exist matches
+// nothing (as FaceFusion's resolve_file_pattern); a malformed pattern is an error.
+func match(pattern, key string) ([]string, error) {
+	names, err := filepath.Glob(pattern)
+	if err != nil {
+		return nil, fmt.Errorf("%s %q: %v", key, pattern, err)
+	}
+	var files []string
+	for _, n := range names {
+		if strings.HasPrefix(filepath.Base(n), ".") {
+			continue
+		}
+		if st, err := os.Stat(n); err == nil && st.Mode().IsRegular() {
+			files = append(files, n)
+		}
+	}
+	sort.Strings(files)
+	return files, nil
+}
+
+// name is FaceFusion's get_file_name: the base name without its extension.
+func name(path string) string {
+	b := filepath.Base(path)
+	return strings.TrimSuffix(b, filepath.Ext(b))
+}
+
+func describe(e Entry) string {
+	if len(e.Sources) > 0 {
+		return fmt.Sprintf("source %s with target %s", e.Sources[0], e.Target)
+	}
+	return "target " + e.Target
+}
+
+// Share is the entries a task of a Slurm job array takes: every count-th from its position
+// pos (0-based) in the array. Outside an array (count 0 or 1) it is every entry.
+func Share(entries []Entry, pos, count int) []Entry {
+	if count <= 1 {
+		return entries
+	}
+	var mine []Entry
+	for i, e := range entries {
+		if i%count == pos {
+			mine = append(mine, e)
+		}
+	}
+	return mine
+}

@@ -1,0 +1,450 @@
+package batch
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/facefusion-hpc/facefusion/collective"
+	"github.com/facefusion-hpc/facefusion/internal/driver"
+	"github.com/facefusion-hpc/facefusion/internal/fault"
+	"github.com/facefusion-hpc/facefusion/internal/job"
+	"github.com/facefusion-hpc/facefusion/internal/logging"
+	"github.com/facefusion-hpc/facefusion/internal/slurm"
+	"github.com/facefusion-hpc/facefusion/lustre"
+)
+
+// The states of an entry in a run's summary.
+const (
+	Done        = "done"         // processed in this run; its output is in place
+	AlreadyDone = "already-done" // its contents were done before (a done record, or its output's run report): skipped
+	Settling    = "settling"     // modified within settle_time: left for the next run
+	Busy        = "busy"         // another run holds its job folder: left to it
+	Failed      = "failed"       // failed in this run; retried by a later run until quarantined
+	Quarantined = "quarantined"  // failed max_failures times: not tried again (the file is left where it is)
+	Missing     = "missing"      // in the frozen list, but gone from the file system
+	NotRun      = "not-run"      // the batch stopped before it
+)
+
+// States are the states in the order the summary counts them.
+var States = []string{Done, AlreadyDone, Settling, Busy, Failed, Quarantined, Missing, NotRun}
+
+// Result is one entry's line of the summary.
+type Result struct {
+	Entry
+	Key        string  `json:"key,omitempty"`
+	State      string  `json:"state"`
+	Failures   int     `json:"failures,omitempty"`    // failed runs recorded for its contents, this one included
+	ExitStatus int     `json:"exit_status,omitempty"` // of its run, when it failed
+	Reason     string  `json:"reason,omitempty"`
+	Report     string  `json:"report,omitempty"` // its run report, when it ran to the end
+	Seconds    float64 `json:"seconds,omitempty"`
+}
+
+// Summary is a batch run's report: every entry of its share and what became of it.
+type Summary struct {
+	Version       int            `json:"version"`
+	Outcome       string         `json:"outcome"` // all done, some failed, nothing to do, stopped, or the error that ended it
+	ExitStatus    int            `json:"exit_status"`
+	Started       time.Time      `json:"started"`
+	Finished      time.Time      `json:"finished"`
+	Host          string         `json:"host"`
+	Ranks         int            `json:"ranks"`
+	Slurm         slurm.Env      `json:"slurm"`
+	BatchDir      string         `json:"batch_dir"`
+	List          string         `json:"list,omitempty"` // the frozen list, inside a Slurm job
+	TargetPattern string         `json:"target_pattern"`
+	SourcePattern string         `json:"source_pattern,omitempty"`
+	OutputPattern string         `json:"output_pattern"`
+	Counts        map[string]int `json:"counts"`
+	Entries       []Result       `json:"entries"`
+}
+
+// Outcomes of a batch, as the summary and the last log line say them.
+const (
+	OutcomeAllDone    = "all done"
+	OutcomeSomeFailed = "some failed"
+	OutcomeNothing    = "nothing to do"
+	OutcomeStopped    = "stopped"
+)
+
+// SomeFailed is the batch's error when it ran to its end but a target failed: each failure is
+// recorded in the batch folder and retried by the next run (until quarantined).
+type SomeFailed struct {
+	Failed int
+	Report string
+}
+
+func (e *SomeFailed) Error() string {
+	return fmt.Sprintf("%d target(s) failed in this batch run (recorded; a later run retries them): see %s", e.Failed, e.Report)
+}
+
+// Options are what the command gives a batch besides its config.
+type Options struct {
+	Log      *logging.Logger
+	Driver   driver.Options   // for each entry's run (SkipDone is set by the batch)
+	ExitCode func(error) int  // the process's exit code for an entry's error (cmd/facefusion's table)
+	Now      func() time.Time // the clock of settle_time (time.Now when nil)
+}
+
+// decision is rank 0's word to every rank about the next entry: run it, or the batch ends
+// (Last), with the batch's error kind (0: none).
+type decision struct {
+	Run   bool
+	Entry Entry
+	Last  bool
+	// How the batch ended, for the other ranks to end the same way (one exit code).
+	Kind    fault.Kind  `json:",omitempty"`
+	Err     string      `json:",omitempty"`
+	Stopped bool        `json:",omitempty"`
+	Next    driver.Next `json:",omitempty"`
+	Failed  int         `json:",omitempty"`
+	Report  string      `json:",omitempty"`
+}
+
+// Run runs the batch cfg describes on every rank of comm (all must call it). Rank 0 expands
+// (or reads the frozen) list, takes this array task's share, and decides entry by entry
+// whether it runs; each run is one driver.Run over every rank, with its own job folder and
+// fingerprint, so a requeued batch resumes the target it stopped in and skips the finished.
+func Run(ctx context.Context, comm collective.Comm, cfg job.Config, opt Options) (*Summary, error) {
+	if comm.Rank() != 0 {
+		return nil, follow(ctx, comm, cfg, opt)
+	}
+	b := &batch{cfg: cfg, opt: opt, comm: comm, dir: DirFor(cfg)}
+	if b.opt.Now == nil {
+		b.opt.Now = time.Now
+	}
+	host, _ := os.Hostname()
+	b.sum = &Summary{Version: 1, Started: time.Now().UTC(), Host: host, Ranks: comm.Size(), Slurm: slurm.FromEnv(),
+		BatchDir: b.dir.Path, TargetPattern: cfg.TargetPattern, SourcePattern: cfg.SourcePattern, OutputPattern: cfg.OutputPattern}
+	err := b.run(ctx)
+	last := decision{Last: true}
+	var stopped *driver.Stopped
+	var some *SomeFailed
+	switch {
+	case errors.As(err, &stopped):
+		last.Stopped, last.Next, last.Err = true, stopped.Next, stopped.Msg
+	case errors.As(err, &some):
+		last.Failed, last.Report = some.Failed, some.Report
+	case err != nil:
+		last.Kind, last.Err = fault.KindOf(err), err.Error()
+	}
+	if berr := b.tell(last); berr != nil && err == nil {
+		err = berr
+	}
+	return b.sum, err
+}
+
+type batch struct {
+	cfg      job.Config
+	opt      Options
+	comm     collective.Comm
+	dir      Dir
+	sum      *Summary
+	progress int // entries done in this run (a stop after some is worth a requeue)
+}
+
+// tell broadcasts rank 0's decision.
+func (b *batch) tell(d decision) error {
+	data, _ := json.Marshal(&d)
+	if _, err := collective.BcastBytes(b.comm, 0, data); err != nil {
+		return fault.AsInternal(fmt.Errorf("broadcasting the batch's next entry: %w", err))
+	}
+	return nil
+}
+
+// follow is a non-zero rank's batch: run what rank 0 decides, until it says the batch ended.
+func follow(ctx context.Context, comm collective.Comm, cfg job.Config, opt Options) error {
+	for {
+		data, err := collective.BcastBytes(comm, 0, nil)
+		if err != nil {
+			return fault.AsInternal(fmt.Errorf("receiving the batch's next entry: %w", err))
+		}
+		var d decision
+		if err := json.Unmarshal(data, &d); err != nil {
+			return fault.AsInternal(fmt.Errorf("decoding the batch's next entry: %w", err))
+		}
+		if d.Last {
+			switch {
+			case d.Stopped:
+				return &driver.Stopped{Msg: d.Err, Remote: true, Next: d.Next}
+			case d.Failed > 0:
+				return &SomeFailed{Failed: d.Failed, Report: d.Report}
+			case d.Err != "":
+				return &driver.RemoteError{Kind: d.Kind}
+			}
+			return nil
+		}
+		_, err = driver.Run(ctx, comm, entryConfig(cfg, d.Entry), runOptions(opt))
+		var stopped *driver.Stopped
+		if errors.As(err, &stopped) {
+			// Rank 0 decides the batch's stop (and tells it with Last); wait for that word.
+			continue
+		}
+	}
+}
+
+// entryConfig is the job of one entry: the batch's settings with the entry's paths. A job_dir
+// given to the batch is a folder for every entry's job folder, each named after its output.
+func entryConfig(cfg job.Config, e Entry) job.Config {
+	c := cfg
+	c.Batch = job.Batch{}
+	c.SourcePaths, c.TargetPath, c.OutputPath = e.Sources, e.Target, e.Output
+	if cfg.JobDir != "" {
+		c.JobDir = filepath.Join(cfg.JobDir, filepath.Base(e.Output)+".job")
+	}
+	return c
+}
+
+func runOptions(opt Options) driver.Options {
+	o := opt.Driver
+	o.SkipDone = true
+	return o
+}
+
+func (b *batch) run(ctx context.Context) error {
+	log := b.opt.Log
+	if err := b.dir.Make(); err != nil {
+		return fault.AsUsage(err)
+	}
+	expand := func() ([]Entry, error) { return Expand(b.cfg) }
+	var entries []Entry
+	var err error
+	switch id := listID(b.sum.Slurm); {
+	case id != "":
+		entries, b.sum.List, err = b.dir.Frozen(id, b.cfg, expand)
+	default:
+		entries, err = expand()
+	}
+	if err != nil {
+		return fault.AsUsage(err)
+	}
+	total := len(entries)
+	if pos, count, ok := slurm.ArrayPosition(); ok {
+		entries = Share(entries, pos, count)
+		log.Infof("batch: array task %d of %d takes %d of the %d entries in %s", pos+1, count, len(entries), total, b.sum.List)
+	} else {
+		log.Infof("batch: %d entries (%s × %s)", total, orAll(b.cfg.SourcePattern), b.cfg.TargetPattern)
+	}
+	b.sum.Entries = make([]Result, len(entries))
+	for i, e := range entries {
+		b.sum.Entries[i] = Result{Entry: e, State: NotRun}
+	}
+	b.save()
+	for i := range entries {
+		if ctx.Err() != nil {
+			return b.stopped(ctx, nil)
+		}
+		r := &b.sum.Entries[i]
+		err := b.one(ctx, r, i, len(entries))
+		b.save()
+		if err != nil {
+			return err
+		}
+	}
+	return b.end()
+}
+
+// listID names the frozen list of a Slurm job: an array's tasks share their array's; a plain
+// job's restarts share the job's. Outside Slurm each run lists the inbox afresh.
+func listID(s slurm.Env) string {
+	switch {
+	case s.ArrayJobID != "":
+		return "array-" + s.ArrayJobID
+	case s.JobID != "":
+		return "job-" + s.JobID
+	}
+	return ""
+}
+
+func orAll(p string) string {
+	if p == "" {
+		return "no source"
+	}
+	return p
+}
+
+// one decides and runs entry r (i of n). The error is the batch's end: a stop, or a fault
+// every target would hit (a missing model, runtime or tool).
+func (b *batch) one(ctx context.Context, r *Result, i, n int) error {
+	log := b.opt.Log
+	e := r.Entry
+	tag := fmt.Sprintf("batch [%d/%d] %s", i+1, n, describe(e))
+	skip := func(state, why string) error {
+		r.State, r.Reason = state, why
+		if state == Quarantined {
+			log.Warnf("%s: %s", tag, why)
+		} else {
+			log.Infof("%s: %s", tag, why)
+		}
+		return nil
+	}
+	st, err := os.Stat(e.Target)
+	if err != nil {
+		return skip(Missing, "gone since the list was made: skipped")
+	}
+	if age := b.opt.Now().Sub(st.ModTime()); age < time.Duration(b.cfg.SettleTime)*time.Second {
+		return skip(Settling, fmt.Sprintf("modified %.0f s ago (settle_time %d s): it may still be being copied; left for the next run", age.Seconds(), b.cfg.SettleTime))
+	}
+	if r.Key, err = Key(b.cfg, e); err != nil {
+		return skip(Missing, err.Error())
+	}
+	if d, ok := b.dir.Done(r.Key); ok {
+		if d.Output == e.Output {
+			return skip(AlreadyDone, fmt.Sprintf("done already (%s, %s): skipped", d.Output, d.Finished.Format(time.RFC3339)))
+		}
+		return skip(AlreadyDone, fmt.Sprintf("the same contents as %s, done already as %s: skipped", d.Target, d.Output))
+	}
+	fails := b.dir.Failures(r.Key)
+	if r.Failures = len(fails); r.Failures >= b.cfg.MaxFailures {
+		last := fails[len(fails)-1]
+		return skip(Quarantined, fmt.Sprintf("quarantined after %d failed runs (last: exit %d, %s); it is not tried again: fix or replace the file (new contents are a new target), or remove %s to retry it", r.Failures, last.ExitStatus, last.Reason, b.dir.failures(r.Key)))
+	}
+	if err := os.MkdirAll(filepath.Dir(e.Output), 0o755); err != nil {
+		return b.failed(r, fault.AsInput(fmt.Errorf("output folder %s: %v", filepath.Dir(e.Output), err)), tag)
+	}
+	log.Infof("%s → %s", tag, e.Output)
+	if err := b.tell(decision{Run: true, Entry: e}); err != nil {
+		return err
+	}
+	began := time.Now()
+	_, err = driver.Run(ctx, b.comm, entryConfig(b.cfg, e), runOptions(b.opt))
+	r.Seconds = time.Since(began).Seconds()
+	var done *driver.AlreadyDone
+	var stopped *driver.Stopped
+	switch {
+	case err == nil:
+		r.State, r.Report = Done, lustre.ReportPath(e.Output)
+		b.progress++
+		if merr := b.dir.MarkDone(r.Key, e); merr != nil {
+			log.Warnf("%s: done, but its done record could not be written (%v): a later run finds its output by its run report", tag, merr)
+		}
+		return nil
+	case errors.As(err, &done):
+		r.State, r.Report = AlreadyDone, lustre.ReportPath(e.Output)
+		b.dir.MarkDone(r.Key, e)
+		return skip(AlreadyDone, "its output exists, written by this same job: skipped")
+	case errors.As(err, &stopped):
+		return b.stopped(ctx, stopped)
+	case ctx.Err() != nil:
+		return b.stopped(ctx, nil)
+	case fault.KindOf(err) == fault.Busy:
+		r.State, r.Reason = Busy, err.Error()
+		return nil // the line is printed; the running job goes on
+	case fault.KindOf(err) == fault.Environment:
+		// Every target would fail alike: not the target's failure.
+		r.State, r.Reason, r.ExitStatus = Failed, err.Error(), b.opt.ExitCode(err)
+		b.sum.Outcome = err.Error()
+		return err
+	}
+	return b.failed(r, err, tag)
+}
+
+// failed records r's failure against its contents.
+func (b *batch) failed(r *Result, err error, tag string) error {
+	host, _ := os.Hostname()
+	r.State, r.Reason, r.ExitStatus = Failed, oneLine(err), b.opt.ExitCode(err)
+	n, rerr := b.dir.AddFailure(r.Key, Failure{Target: r.Target, Sources: r.Sources, Output: r.Output, ExitStatus: r.ExitStatus,
+		Reason: r.Reason, Time: time.Now().UTC(), Host: host, SlurmJob: b.sum.Slurm.JobID})
+	if rerr != nil {
+		b.opt.Log.Warnf("%s: its failure could not be recorded: %v", tag, rerr)
+		return nil
+	}
+	r.Failures = n
+	if n >= b.cfg.MaxFailures {
+		b.opt.Log.Warnf("%s: failed (exit %d), %d of %d allowed failures: quarantined, not tried again", tag, r.ExitStatus, n, b.cfg.MaxFailures)
+	} else {
+		b.opt.Log.Warnf("%s: failed (exit %d), failure %d of %d allowed: a later run retries it", tag, r.ExitStatus, n, b.cfg.MaxFailures)
+	}
+	return nil
+}
+
+func oneLine(err error) string {
+	var rep *driver.Reported
+	if errors.As(err, &rep) {
+		err = rep.Err
+	}
+	return strings.ReplaceAll(err.Error(), "\n", " ")
+}
+
+// stopped ends a batch a signal or the job's clock stopped. A stop after whole targets were
+// finished in this run is worth a requeue even if the target in flight had no new chunk.
+func (b *batch) stopped(ctx context.Context, s *driver.Stopped) error {
+	b.sum.Outcome = OutcomeStopped
+	if s == nil { // between two targets: decided as a run's stop is, the targets finished counting as progress
+		name := "a signal"
+		var sig driver.Signal
+		if errors.As(context.Cause(ctx), &sig) {
+			name = string(sig)
+		}
+		restarts, _ := strconv.Atoi(os.Getenv("SLURM_RESTART_COUNT"))
+		next, why := driver.Decide("rank 0: "+name, b.progress, restarts, b.cfg.MaxRestarts)
+		msg := fmt.Sprintf("batch stopped by %s between two targets, %d finished in this run; ", name, b.progress)
+		switch next {
+		case driver.NoRequeue:
+			msg += "not requeued: " + why
+		case driver.Requeue:
+			msg += "a requeue (or the same command again) goes on with the batch"
+		default:
+			msg += "rerun the same command to go on with the batch"
+		}
+		return &driver.Stopped{Msg: msg, Next: next}
+	}
+	if s.Next == driver.NoRequeue && b.progress > 0 && restartsLeft(b.cfg) {
+		b.opt.Log.Infof("batch: this run finished %d target(s) before the stop, so a requeue (exit 75) goes on with the batch", b.progress)
+		return &driver.Stopped{Msg: s.Msg, Remote: s.Remote, Next: driver.Requeue}
+	}
+	return s
+}
+
+func restartsLeft(cfg job.Config) bool {
+	n, _ := strconv.Atoi(os.Getenv("SLURM_RESTART_COUNT"))
+	return n < cfg.MaxRestarts
+}
+
+// end totals the run and chooses its outcome.
+func (b *batch) end() error {
+	b.sum.Counts = map[string]int{}
+	for _, r := range b.sum.Entries {
+		b.sum.Counts[r.State]++
+	}
+	switch {
+	case b.sum.Counts[Failed] > 0:
+		b.sum.Outcome = OutcomeSomeFailed
+		return &SomeFailed{Failed: b.sum.Counts[Failed], Report: b.dir.Report(b.sum.Slurm)}
+	case b.sum.Counts[Done] > 0:
+		b.sum.Outcome = OutcomeAllDone
+	default:
+		b.sum.Outcome = OutcomeNothing
+	}
+	return nil
+}
+
+// save writes the summary as it stands, so a killed batch leaves its last state.
+func (b *batch) save() {
+	b.sum.Finished = time.Now().UTC()
+	b.sum.Counts = map[string]int{}
+	for _, r := range b.sum.Entries {
+		b.sum.Counts[r.State]++
+	}
+	data, _ := json.MarshalIndent(b.sum, "", "  ")
+	if err := lustre.WriteAtomic(b.dir.Report(b.sum.Slurm), append(data, '\n')); err != nil {
+		b.opt.Log.Warnf("batch summary: %v", err)
+	}
+}
+
+// Finish records the process's exit status in the summary and writes it a last time (rank 0).
+func (s *Summary) Finish(cfg job.Config, status int, err error) {
+	s.ExitStatus = status
+	if err != nil && s.Outcome == "" {
+		s.Outcome = oneLine(err)
+	}
+	b := &batch{sum: s, dir: DirFor(cfg), opt: Options{Log: logging.Default()}}
+	b.save()
+}

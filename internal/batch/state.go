@@ -1,0 +1,220 @@
+package batch
+
+import (
+	"crypto/sha256"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/facefusion-hpc/facefusion/internal/job"
+	"github.com/facefusion-hpc/facefusion/internal/slurm"
+	"github.com/facefusion-hpc/facefusion/lustre"
+)
+
+// Dir is the batch's state folder. Its layout is stated here once:
+//
+//	lists/ID.json            a frozen entry list, shared by the tasks (and restarts) of one Slurm job
+//	done/KEY.json            a target's contents done with these settings: where the output went
+//	failed/KEY/attempt-N.json one record per failed run of those contents (quarantined at max_failures)
+//	report.json              the last run's summary (report-JOB_TASK.json for a task of an array)
+//
+// Every file is written whole under a temp name and linked or renamed into place, and no two
+// runs write one file: a done record is written once, each failure is its own file (made with
+// O_EXCL semantics that hold on Lustre and NFS), a list is linked into place by the first task.
+// The program never deletes anything here; deleting a failure folder retries its target.
+type Dir struct{ Path string }
+
+// DirFor is cfg's state folder: batch_dir, else .facefusion-batch in output_pattern's folder
+// (the part before the first placeholder).
+func DirFor(cfg job.Config) Dir {
+	if cfg.BatchDir != "" {
+		return Dir{cfg.BatchDir}
+	}
+	fixed, _, _ := strings.Cut(cfg.OutputPattern, "{")
+	base := filepath.Dir(fixed)
+	if strings.HasSuffix(fixed, string(filepath.Separator)) {
+		base = filepath.Clean(fixed)
+	}
+	return Dir{filepath.Join(base, ".facefusion-batch")}
+}
+
+func (d Dir) list(id string) string      { return filepath.Join(d.Path, "lists", id+".json") }
+func (d Dir) done(key string) string     { return filepath.Join(d.Path, "done", key+".json") }
+func (d Dir) failures(key string) string { return filepath.Join(d.Path, "failed", key) }
+
+// Report is where a run's summary goes: report.json, or report-JOB_TASK.json for a task of a
+// Slurm array (each task summarises its share).
+func (d Dir) Report(s slurm.Env) string {
+	if s.ArrayJobID != "" {
+		return filepath.Join(d.Path, "report-"+s.ArrayJobID+"_"+s.ArrayTaskID+".json")
+	}
+	return filepath.Join(d.Path, "report.json")
+}
+
+// Make creates the folder and its subfolders.
+func (d Dir) Make() error {
+	for _, sub := range []string{"lists", "done", "failed"} {
+		if err := os.MkdirAll(filepath.Join(d.Path, sub), 0o755); err != nil {
+			return fmt.Errorf("batch folder %s: %v: choose another batch_dir (--batch-dir)", d.Path, err)
+		}
+	}
+	return nil
+}
+
+// Key identifies an entry's work by content: the job's settings (every key that can change a
+// pixel, job.Config.Settings) and the contents of its target and sources (lustre.Identity: a
+// file up to 64 MiB by its whole SHA-256, a larger one by its size and 16 evenly spaced 1 MiB
+// samples, so a cron run over an inbox of multi-GB videos reads 16 MiB of each, not the file).
+// A re-delivered copy of a file, under any name, has the same key.
+func Key(cfg job.Config, e Entry) (string, error) {
+	h := sha256.New()
+	settings := cfg.Settings()
+	keys := make([]string, 0, len(settings))
+	for k := range settings {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		fmt.Fprintf(h, "%s=%s\n", k, settings[k])
+	}
+	for _, p := range append([]string{e.Target}, e.Sources...) {
+		id, err := lustre.Identity(p)
+		if err != nil {
+			return "", fmt.Errorf("reading %s: %w", p, err)
+		}
+		fmt.Fprintf(h, "file=%s\n", id)
+	}
+	return fmt.Sprintf("%x", h.Sum(nil))[:32], nil
+}
+
+// DoneRecord is a target's contents done: where its output went.
+type DoneRecord struct {
+	Key        string    `json:"key"`
+	Target     string    `json:"target"`
+	Sources    []string  `json:"sources,omitempty"`
+	Output     string    `json:"output"`
+	OutputSize int64     `json:"output_size"`
+	Finished   time.Time `json:"finished"`
+}
+
+// Done is the done record of key whose output is still in place (same size); ok is false when
+// there is none or its output was removed or replaced (then the work is due again).
+func (d Dir) Done(key string) (DoneRecord, bool) {
+	var r DoneRecord
+	data, err := os.ReadFile(d.done(key))
+	if err != nil || json.Unmarshal(data, &r) != nil {
+		return r, false
+	}
+	st, err := os.Stat(r.Output)
+	return r, err == nil && st.Size() == r.OutputSize
+}
+
+// MarkDone records e's output as the work of key. A record already there (another run of the
+// same contents, or an output removed and made again) is replaced.
+func (d Dir) MarkDone(key string, e Entry) error {
+	st, err := os.Stat(e.Output)
+	if err != nil {
+		return err
+	}
+	data, _ := json.MarshalIndent(DoneRecord{Key: key, Target: e.Target, Sources: e.Sources, Output: e.Output, OutputSize: st.Size(), Finished: time.Now().UTC()}, "", "  ")
+	return lustre.WriteAtomic(d.done(key), append(data, '\n'))
+}
+
+// Failure is one failed run of an entry's contents.
+type Failure struct {
+	Target     string    `json:"target"`
+	Sources    []string  `json:"sources,omitempty"`
+	Output     string    `json:"output"`
+	ExitStatus int       `json:"exit_status"`
+	Reason     string    `json:"reason"`
+	Time       time.Time `json:"time"`
+	Host       string    `json:"host"`
+	SlurmJob   string    `json:"slurm_job,omitempty"`
+}
+
+// Failures are key's failed runs, oldest first.
+func (d Dir) Failures(key string) []Failure {
+	names, _ := filepath.Glob(filepath.Join(d.failures(key), "attempt-*.json"))
+	sort.Slice(names, func(a, b int) bool { return attemptNumber(names[a]) < attemptNumber(names[b]) })
+	var out []Failure
+	for _, n := range names {
+		var f Failure
+		if data, err := os.ReadFile(n); err == nil && json.Unmarshal(data, &f) == nil {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+func attemptNumber(path string) int {
+	n, _ := strconv.Atoi(strings.TrimSuffix(strings.TrimPrefix(filepath.Base(path), "attempt-"), ".json"))
+	return n
+}
+
+// AddFailure records a failed run of key as its own file, numbered after the last; two runs
+// recording at once get two numbers. It returns the count of failures now recorded.
+func (d Dir) AddFailure(key string, f Failure) (int, error) {
+	dir := d.failures(key)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return 0, err
+	}
+	data, _ := json.MarshalIndent(f, "", "  ")
+	for n := len(d.Failures(key)) + 1; ; n++ {
+		err := lustre.WriteNew(filepath.Join(dir, fmt.Sprintf("attempt-%d.json", n)), append(data, '\n'))
+		if err == nil {
+			return n, nil
+		}
+		if !errors.Is(err, os.ErrExist) || n > 10000 {
+			return 0, err
+		}
+	}
+}
+
+// frozenList is a list file: the entries as the first task expanded them.
+type frozenList struct {
+	Created time.Time `json:"created"`
+	Host    string    `json:"host"`
+	Target  string    `json:"target_pattern"`
+	Source  string    `json:"source_pattern,omitempty"`
+	Output  string    `json:"output_pattern"`
+	Entries []Entry   `json:"entries"`
+}
+
+// Frozen is the entry list of the Slurm job id: the one a task of it froze first (every task of
+// an array, and every restart, works on that one list; a file arriving meanwhile waits for the
+// next run), or expand's, frozen now. path is the list file.
+func (d Dir) Frozen(id string, cfg job.Config, expand func() ([]Entry, error)) (entries []Entry, path string, err error) {
+	path = d.list(id)
+	read := func() ([]Entry, error) {
+		var l frozenList
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return nil, err
+		}
+		if err := json.Unmarshal(data, &l); err != nil {
+			return nil, fmt.Errorf("frozen list %s: %v", path, err)
+		}
+		if l.Target != cfg.TargetPattern || l.Source != cfg.SourcePattern || l.Output != cfg.OutputPattern {
+			return nil, fmt.Errorf("frozen list %s was made for other patterns (target %q, output %q): Slurm job %s runs one batch", path, l.Target, l.Output, id)
+		}
+		return l.Entries, nil
+	}
+	if entries, err = read(); err == nil || !errors.Is(err, os.ErrNotExist) {
+		return entries, path, err
+	}
+	if entries, err = expand(); err != nil {
+		return nil, path, err
+	}
+	host, _ := os.Hostname()
+	data, _ := json.MarshalIndent(frozenList{Created: time.Now().UTC(), Host: host, Target: cfg.TargetPattern, Source: cfg.SourcePattern, Output: cfg.OutputPattern, Entries: entries}, "", "  ")
+	if err = lustre.WriteNew(path, append(data, '\n')); errors.Is(err, os.ErrExist) {
+		entries, err = read() // another task froze it first: its list is the batch's
+	}
+	return entries, path, err
+}
