@@ -1,6 +1,8 @@
 package main
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -149,12 +151,21 @@ func TestNoFaceInImage(t *testing.T) {
 		t.Errorf("want one line on stderr, got %d:\n%s", len(lines), r.stderr)
 	}
 	mustNotExist(t, out)
+	checkReportEnd(t, out, r, lustre.Failed) // an image target has its run report too
 	r = facefusion(t, "run", "-s", src, "-t", testenv.Sample(t, "astronaut.png"), "-o", filepath.Join(dir, "astronaut.png"), "--fail-if-no-face")
 	if r.code != 0 {
 		t.Fatalf("astronaut: exit %d; stderr:\n%s", r.code, r.stderr)
 	}
 	if n := faceCount(t, r.stderr, 1); n != 1 {
 		t.Errorf("a face was swapped in %d of 1 frames, want 1", n)
+	}
+	// The image's report: one frame, one face swapped, the output's sha256.
+	img := filepath.Join(dir, "astronaut.png")
+	rep := checkReportEnd(t, img, r, lustre.Complete)
+	data, _ := os.ReadFile(img)
+	if sum := sha256.Sum256(data); rep.OutputSHA256 != hex.EncodeToString(sum[:]) || rep.OutputBytes != int64(len(data)) ||
+		len(rep.PerRank) != 1 || rep.PerRank[0].Frames != 1 || rep.PerRank[0].FacesSwapped != 1 || rep.PerRank[0].FacesFound < 1 {
+		t.Errorf("the image's report: %+v", rep)
 	}
 }
 
