@@ -63,6 +63,9 @@ func Expand(cfg job.Config) ([]Entry, error) {
 			if e.Output == "" {
 				return nil, fmt.Errorf("output_pattern %q gives an empty output path for target %s", cfg.OutputPattern, t)
 			}
+			if err := notATarget(cfg.TargetPattern, e.Output); err != nil {
+				return nil, err
+			}
 			key := filepath.Clean(e.Output)
 			if i, dup := seen[key]; dup {
 				return nil, fmt.Errorf("output_pattern %q gives one output, %s, for two entries (%s and %s): add {target_name} and, with several sources, {source_name}", cfg.OutputPattern, e.Output, describe(out[i]), describe(e))
@@ -92,6 +95,21 @@ func match(pattern, key string) ([]string, error) {
 	}
 	sort.Strings(files)
 	return files, nil
+}
+
+// notATarget refuses an output that pattern matches: in a batch run again and again (cron), each
+// run's outputs would be the next run's targets, and an output named as its own target would
+// fail every run until quarantined. Both are compared as absolute paths.
+func notATarget(pattern, output string) error {
+	absPattern, err1 := filepath.Abs(pattern)
+	absOutput, err2 := filepath.Abs(output)
+	if err1 != nil || err2 != nil {
+		return nil
+	}
+	if ok, _ := filepath.Match(absPattern, absOutput); ok {
+		return fmt.Errorf("output_pattern puts output %s where target_pattern %q finds targets: each run's outputs would be the next run's targets; write the outputs to another folder or give them another extension", output, pattern)
+	}
+	return nil
 }
 
 // name is FaceFusion's get_file_name: the base name without its extension.

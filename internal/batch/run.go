@@ -2,6 +2,7 @@ package batch
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -191,13 +192,16 @@ func follow(ctx context.Context, comm collective.Comm, cfg job.Config, opt Optio
 }
 
 // entryConfig is the job of one entry: the batch's settings with the entry's paths. A job_dir
-// given to the batch is a folder for every entry's job folder, each named after its output.
+// given to the batch is a folder for every entry's job folder, each named after its output and
+// a short hash of the output's path: outputs of one name in two folders (one target with
+// several sources) must not share a job folder.
 func entryConfig(cfg job.Config, e Entry) job.Config {
 	c := cfg
 	c.Batch = job.Batch{}
 	c.SourcePaths, c.TargetPath, c.OutputPath = e.Sources, e.Target, e.Output
 	if cfg.JobDir != "" {
-		c.JobDir = filepath.Join(cfg.JobDir, filepath.Base(e.Output)+".job")
+		sum := sha256.Sum256([]byte(filepath.Clean(e.Output)))
+		c.JobDir = filepath.Join(cfg.JobDir, fmt.Sprintf("%s-%x.job", filepath.Base(e.Output), sum[:4]))
 	}
 	return c
 }
@@ -446,5 +450,8 @@ func (s *Summary) Finish(cfg job.Config, status int, err error) {
 		s.Outcome = oneLine(err)
 	}
 	b := &batch{sum: s, dir: DirFor(cfg), opt: Options{Log: logging.Default()}}
+	if st, err := os.Stat(b.dir.Path); err != nil || !st.IsDir() {
+		return // the folder could not be made: the error says so, once
+	}
 	b.save()
 }

@@ -502,11 +502,16 @@ func planSetup(ctx context.Context, cfg job.Config, ranks int, p *Plan, skipDone
 			if err != nil {
 				return nil, "", err
 			}
-			if err := sameJobDone(cfg, fp); err != nil {
+			// Only "done" is final here: an output without its report yet may be another run's
+			// between its output's rename and its report's write; that is decided once the job
+			// folder is claimed (busy while the other run holds it), in planJob.
+			if err := sameJobDone(cfg, fp); errors.Is(err, errAlreadyDone) {
 				return nil, "", err
 			}
-			if err := pipeline.CheckOutput(cfg); err != nil { // --force: the folder is writable
-				return nil, "", err
+			if cfg.Force {
+				if err := pipeline.CheckOutput(cfg); err != nil { // the folder is writable
+					return nil, "", err
+				}
 			}
 		}
 	}
@@ -962,7 +967,11 @@ func finish(ctx context.Context, cfg job.Config, p *Plan, jd *lustre.JobDir, all
 		return fail(err)
 	}
 	log.Infof("%d frames in %d chunks joined into %s (concat and mux %.2f s)", frames, len(p.Chunks), cfg.OutputPath, time.Since(joinStart).Seconds())
+	// The report right after the rename, before the job folder (and its claim) goes: a run of
+	// this job that claims the folder next finds the output with its report (batch-run's
+	// "already done"). Nothing after the rename can fail the job.
 	rec.hashOutput(log)
+	rec.write(ctx, nil, log)
 	if cfg.KeepSegments {
 		if err := ck.save(nil, lustre.Complete); err != nil {
 			log.Warnf("%v", err)
