@@ -115,9 +115,24 @@ func TestBatchFailuresAndQuarantine(t *testing.T) {
 	args := []string{"-t", "inbox/*.mkv", "-o", "outbox/{target_name}{target_extension}", "--settle-time", "0"}
 	summary := filepath.Join(dir, "outbox/.facefusion-batch/report.json")
 
-	r := passBatch(t, dir, args...)
+	prom := filepath.Join(dir, "batch.prom")
+	r := passBatch(t, dir, append(args, "--metrics-path", prom)...)
 	if r.code != 6 {
 		t.Fatalf("first run: exit %d, want 6 (some failed)\n%s", r.code, r.stderr)
+	}
+	// The metrics file, as Prometheus reads it: the batch's entries by state and its exit
+	// status, and the figures of the last target that ran (c, failed with exit 3).
+	fams := parseMetrics(t, prom)
+	for state, want := range map[string]float64{batch.Done: 2, batch.Failed: 2, batch.AlreadyDone: 0} {
+		if got := metricValue(t, fams, "facefusion_batch_entries", "state", state); got != want {
+			t.Errorf("facefusion_batch_entries{state=%q} = %v, want %v", state, got, want)
+		}
+	}
+	if got := metricValue(t, fams, "facefusion_batch_exit_status"); got != 6 {
+		t.Errorf("facefusion_batch_exit_status = %v, want 6", got)
+	}
+	if got := metricValue(t, fams, "facefusion_exit_status", "job", "c.mkv"); got != 3 {
+		t.Errorf("the last target's facefusion_exit_status = %v, want 3", got)
 	}
 	if got := printed(r); strings.Join(got, " ") != "outbox/a.mkv outbox/b.mkv" {
 		t.Errorf("first run printed %q, want the two outputs", got)
@@ -163,11 +178,16 @@ func TestBatchFailuresAndQuarantine(t *testing.T) {
 		}
 	}
 
-	r = passBatch(t, dir, append(args, "--max-failures", "2")...)
+	// --report-path is the batch's summary; each target's report stays beside its output.
+	custom := filepath.Join(dir, "summary.json")
+	r = passBatch(t, dir, append(args, "--max-failures", "2", "--report-path", custom)...)
 	if r.code != 0 {
 		t.Fatalf("third run (--max-failures 2): exit %d, want 0 (nothing to do)\n%s", r.code, r.stderr)
 	}
-	s = readSummary(t, summary)
+	s = readSummary(t, custom)
+	if a := states(s)["a.mkv"]; a.Report != filepath.Join("outbox", "a.mkv.report.json") {
+		t.Errorf("with --report-path, a target's report is named %q, want the one beside its output", a.Report)
+	}
 	wantStates(t, "third run", s, map[string]string{"a.mkv": batch.AlreadyDone, "b.mkv": batch.AlreadyDone, "c.mkv": batch.Quarantined, "d.mkv": batch.Quarantined})
 	if s.Outcome != batch.OutcomeNothing || !strings.Contains(states(s)["c.mkv"].Reason, "quarantined after 2") {
 		t.Errorf("third run: outcome %q, quarantine line %q", s.Outcome, states(s)["c.mkv"].Reason)
@@ -176,13 +196,6 @@ func TestBatchFailuresAndQuarantine(t *testing.T) {
 		t.Errorf("a quarantined target was tried again: %d failure records, want 2", len(fs))
 	}
 
-	// Failures count under the run settings they happened with: a changed setting (here one
-	// that changes no pixel) gives the quarantined target its tries again.
-	r = passBatch(t, dir, append(args, "--max-failures", "2", "--checkpoint-interval", "7")...)
-	s = readSummary(t, summary)
-	if c := states(s)["c.mkv"]; r.code != 6 || c.State != batch.Failed || c.Failures != 1 {
-		t.Errorf("a run with another setting: exit %d, the corrupt target %+v; want 6 and it tried again (failure 1 of these settings)\n%s", r.code, c, r.stderr)
-	}
 	for _, n := range []string{"a", "b", "c", "d"} {
 		p := filepath.Join(dir, "inbox", n+".mkv")
 		st, err := os.Stat(p)
@@ -228,6 +241,10 @@ func TestBatchSettleCopyAndForeignOutput(t *testing.T) {
 	if x.ExitStatus != 2 || !strings.Contains(x.Reason, "out/x.mkv") || !strings.Contains(x.Reason, "--force") {
 		t.Errorf("the target whose output is someone else's: %+v, want exit 2 naming out/x.mkv and --force", x)
 	}
+	if x.Failures != 0 || !strings.Contains(r.stderr, "never quarantined") {
+		t.Errorf("a usage failure (exit 2) counted towards quarantine: failures %d\n%s", x.Failures, r.stderr)
+	}
+
 	if b, _ := os.ReadFile(foreign); string(b) != "someone else's file" {
 		t.Error("the foreign output was overwritten without --force")
 	}

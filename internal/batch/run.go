@@ -12,11 +12,15 @@ import (
 	"strings"
 	"time"
 
+	dto "github.com/prometheus/client_model/go"
+
 	"github.com/facefusion-hpc/facefusion/collective"
 	"github.com/facefusion-hpc/facefusion/internal/driver"
 	"github.com/facefusion-hpc/facefusion/internal/fault"
 	"github.com/facefusion-hpc/facefusion/internal/job"
 	"github.com/facefusion-hpc/facefusion/internal/logging"
+	"github.com/facefusion-hpc/facefusion/internal/metrics"
+	"github.com/facefusion-hpc/facefusion/internal/pipeline"
 	"github.com/facefusion-hpc/facefusion/internal/slurm"
 	"github.com/facefusion-hpc/facefusion/lustre"
 )
@@ -66,6 +70,8 @@ type Summary struct {
 	OutputPattern string         `json:"output_pattern"`
 	Counts        map[string]int `json:"counts"`
 	Entries       []Result       `json:"entries"`
+	// Path is where the summary is written: report_path, else the batch folder's report.
+	Path string `json:"-"`
 }
 
 // Outcomes of a batch, as the summary and the last log line say them.
@@ -119,12 +125,15 @@ func Run(ctx context.Context, comm collective.Comm, cfg job.Config, opt Options)
 		return nil, follow(ctx, comm, cfg, opt)
 	}
 	b := &batch{cfg: cfg, opt: opt, comm: comm, dir: DirFor(cfg), failedNow: map[string]string{}}
+	if cfg.MetricsPath != "" { // each target's run writes the file, with the batch's figures
+		b.opt.Driver.ExtraMetrics = func() []*dto.MetricFamily { return b.sum.families(cfg, -1) }
+	}
 	if b.opt.Now == nil {
 		b.opt.Now = time.Now
 	}
 	host, _ := os.Hostname()
 	b.sum = &Summary{Version: 1, Started: time.Now().UTC(), Host: host, Ranks: comm.Size(), Slurm: slurm.FromEnv(),
-		BatchDir: b.dir.Path, TargetPattern: cfg.TargetPattern, SourcePattern: cfg.SourcePattern, OutputPattern: cfg.OutputPattern}
+		BatchDir: b.dir.Path, Path: summaryPath(cfg, b.dir), TargetPattern: cfg.TargetPattern, SourcePattern: cfg.SourcePattern, OutputPattern: cfg.OutputPattern}
 	err := b.run(ctx)
 	last := decision{Last: true}
 	var stopped *driver.Stopped
@@ -144,12 +153,12 @@ func Run(ctx context.Context, comm collective.Comm, cfg job.Config, opt Options)
 }
 
 type batch struct {
-	cfg      job.Config
-	opt      Options
-	comm     collective.Comm
-	dir      Dir
-	sum      *Summary
-	progress int // entries done in this run (a stop after some is worth a requeue)
+	cfg       job.Config
+	opt       Options
+	comm      collective.Comm
+	dir       Dir
+	sum       *Summary
+	progress  int               // entries done in this run (a stop after some is worth a requeue)
 	failedNow map[string]string // keys that failed in this run → the target that failed
 }
 
@@ -200,6 +209,7 @@ func follow(ctx context.Context, comm collective.Comm, cfg job.Config, opt Optio
 func entryConfig(cfg job.Config, e Entry) job.Config {
 	c := cfg
 	c.Batch = job.Batch{}
+	c.ReportPath = "" // each target's report goes beside its output; report_path is the batch's summary
 	c.SourcePaths, c.TargetPath, c.OutputPath = e.Sources, e.Target, e.Output
 	if cfg.JobDir != "" {
 		sum := sha256.Sum256([]byte(filepath.Clean(e.Output)))
@@ -302,6 +312,7 @@ func (b *batch) one(ctx context.Context, r *Result, i, n int) error {
 		return skip(Missing, err.Error())
 	}
 	if d, ok := b.dir.Done(r.Key); ok {
+		r.Report = lustre.ReportPath(d.Output) // the run that made it wrote one there
 		if d.Output == e.Output {
 			return skip(AlreadyDone, fmt.Sprintf("done already (%s, %s): skipped", d.Output, d.Finished.Format(time.RFC3339)))
 		}
@@ -312,17 +323,13 @@ func (b *batch) one(ctx context.Context, r *Result, i, n int) error {
 		log.Warnf("%s: %s", tag, r.Reason)
 		return nil
 	}
-	// Failures count towards quarantine only under the run settings they happened with, so a
-	// mistake in the settings (an encoder the output's container cannot hold), once fixed,
-	// does not leave the inbox quarantined.
-	config := ConfigID(b.cfg)
-	fails := b.dir.Failures(r.Key, config)
+	fails := b.dir.Failures(r.Key, true)
 	if r.Failures = len(fails); r.Failures >= b.cfg.MaxFailures {
 		last := fails[len(fails)-1]
-		return skip(Quarantined, fmt.Sprintf("quarantined after %d failed runs with these run settings (last: exit %d, %s); it is not tried again: fix or replace the file (new contents are a new target), change a run setting, or remove %s to retry it", r.Failures, last.ExitStatus, last.Reason, b.dir.failures(r.Key)))
+		return skip(Quarantined, fmt.Sprintf("quarantined after %d failed runs (last: exit %d, %s); it is not tried again: fix or replace the file (new contents are a new target), or remove %s to retry it", r.Failures, last.ExitStatus, last.Reason, b.dir.failures(r.Key)))
 	}
 	if err := os.MkdirAll(filepath.Dir(e.Output), 0o755); err != nil {
-		return b.failed(r, fault.AsInput(fmt.Errorf("output folder %s: %v", filepath.Dir(e.Output), err)), tag, config)
+		return b.failed(r, fault.AsInput(fmt.Errorf("output folder %s: %v", filepath.Dir(e.Output), err)), tag)
 	}
 	log.Infof("%s → %s", tag, e.Output)
 	if err := b.tell(decision{Run: true, Entry: e}); err != nil {
@@ -335,14 +342,14 @@ func (b *batch) one(ctx context.Context, r *Result, i, n int) error {
 	var stopped *driver.Stopped
 	switch {
 	case err == nil:
-		r.State, r.Report = Done, lustre.ReportPath(e.Output)
+		r.State, r.Report = Done, pipeline.ReportFile(entryConfig(b.cfg, e))
 		b.progress++
 		if merr := b.dir.MarkDone(r.Key, e); merr != nil {
 			log.Warnf("%s: done, but its done record could not be written (%v): a later run finds its output by its run report", tag, merr)
 		}
 		return nil
 	case errors.As(err, &done):
-		r.State, r.Report = AlreadyDone, lustre.ReportPath(e.Output)
+		r.State, r.Report = AlreadyDone, pipeline.ReportFile(entryConfig(b.cfg, e))
 		b.dir.MarkDone(r.Key, e)
 		return skip(AlreadyDone, "its output exists, written by this same job: skipped")
 	case errors.As(err, &stopped):
@@ -360,22 +367,26 @@ func (b *batch) one(ctx context.Context, r *Result, i, n int) error {
 		b.sum.Outcome = err.Error()
 		return err
 	}
-	return b.failed(r, err, tag, config)
+	return b.failed(r, err, tag)
 }
 
 // failed records r's failure against its contents.
-func (b *batch) failed(r *Result, err error, tag, config string) error {
+func (b *batch) failed(r *Result, err error, tag string) error {
 	host, _ := os.Hostname()
 	r.State, r.Reason, r.ExitStatus = Failed, oneLine(err), b.opt.ExitCode(err)
 	b.failedNow[r.Key] = r.Target
 	_, rerr := b.dir.AddFailure(r.Key, Failure{Target: r.Target, Sources: r.Sources, Output: r.Output, ExitStatus: r.ExitStatus,
-		Reason: r.Reason, Time: time.Now().UTC(), Host: host, SlurmJob: b.sum.Slurm.JobID, Config: config})
+		Reason: r.Reason, Time: time.Now().UTC(), Host: host, SlurmJob: b.sum.Slurm.JobID})
 	if rerr != nil {
 		b.opt.Log.Warnf("%s: its failure could not be recorded: %v", tag, rerr)
 		return nil
 	}
-	n := len(b.dir.Failures(r.Key, config)) // those that count towards its quarantine
+	n := len(b.dir.Failures(r.Key, true)) // those that count towards its quarantine
 	r.Failures = n
+	if r.ExitStatus == fault.ExitUsage {
+		b.opt.Log.Warnf("%s: failed (exit %d): the settings' fault, not the file's: fix them; it is tried again at every run and never quarantined", tag, r.ExitStatus)
+		return nil
+	}
 	if n >= b.cfg.MaxFailures {
 		b.opt.Log.Warnf("%s: failed (exit %d), %d of %d allowed failures: quarantined, not tried again", tag, r.ExitStatus, n, b.cfg.MaxFailures)
 	} else {
@@ -436,7 +447,7 @@ func (b *batch) end() error {
 	switch {
 	case b.sum.Counts[Failed] > 0:
 		b.sum.Outcome = OutcomeSomeFailed
-		return &SomeFailed{Failed: b.sum.Counts[Failed], Report: b.dir.Report(b.sum.Slurm)}
+		return &SomeFailed{Failed: b.sum.Counts[Failed], Report: b.sum.Path}
 	case b.sum.Counts[Done] > 0:
 		b.sum.Outcome = OutcomeAllDone
 	default:
@@ -453,16 +464,59 @@ func (b *batch) save() {
 		b.sum.Counts[r.State]++
 	}
 	data, _ := json.MarshalIndent(b.sum, "", "  ")
-	if err := lustre.WriteAtomic(b.dir.Report(b.sum.Slurm), append(data, '\n')); err != nil {
+	if err := lustre.WriteAtomic(b.sum.Path, append(data, '\n')); err != nil {
 		b.opt.Log.Warnf("batch summary: %v", err)
 	}
 }
 
-// Finish records the process's exit status in the summary and writes it a last time (rank 0).
+// summaryPath is where a batch's summary goes: report_path, else the batch folder's report.
+func summaryPath(cfg job.Config, d Dir) string {
+	if cfg.ReportPath != "" {
+		return cfg.ReportPath
+	}
+	return d.Report(slurm.FromEnv())
+}
+
+// families are the batch's figures for the metrics file: its entries by state, whether it
+// runs, and (once it ended, status ≥ 0) its exit status. The job label is the output pattern.
+func (s *Summary) families(cfg job.Config, status int) []*dto.MetricFamily {
+	set := metrics.NewSet(cfg.OutputPattern)
+	counts := map[string]int{}
+	for _, r := range s.Entries {
+		counts[r.State]++
+	}
+	for _, st := range States {
+		set.Gauge("facefusion_batch_entries", "entries of this batch run (this array task's share) by state", float64(counts[st]), "state", st)
+	}
+	running := 1.0
+	if status >= 0 {
+		running = 0
+		set.Gauge("facefusion_batch_exit_status", "the batch run's exit code (0 all done or nothing to do, 6 some failed; see the README)", float64(status))
+	}
+	set.Gauge("facefusion_batch_running", "1 while the batch runs, 0 once it ended", running)
+	return set.Families()
+}
+
+// Finish records the process's exit status in the summary and writes it a last time, with the
+// metrics file: the batch's figures and the last target's that ran (rank 0).
 func (s *Summary) Finish(cfg job.Config, status int, err error) {
 	s.ExitStatus = status
 	if err != nil && s.Outcome == "" {
 		s.Outcome = oneLine(err)
+	}
+	if cfg.MetricsPath != "" {
+		fams := [][]*dto.MetricFamily{s.families(cfg, status)}
+		for i := len(s.Entries) - 1; i >= 0; i-- {
+			if st := s.Entries[i].State; st == Done || st == Failed || st == Stopped {
+				if rep, ok, _ := lustre.ReadReport(s.Entries[i].Output); ok {
+					fams = append(fams, metrics.Report(rep, time.Now()))
+					break
+				}
+			}
+		}
+		if err := metrics.Write(cfg.MetricsPath, fams...); err != nil {
+			logging.Default().Warnf("batch metrics %s: %v", cfg.MetricsPath, err)
+		}
 	}
 	b := &batch{sum: s, dir: DirFor(cfg), opt: Options{Log: logging.Default()}}
 	if st, err := os.Stat(b.dir.Path); err != nil || !st.IsDir() {

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/facefusion-hpc/facefusion/internal/fault"
 	"github.com/facefusion-hpc/facefusion/internal/job"
 	"github.com/facefusion-hpc/facefusion/internal/slurm"
 	"github.com/facefusion-hpc/facefusion/lustre"
@@ -136,27 +137,23 @@ type Failure struct {
 	Time       time.Time `json:"time"`
 	Host       string    `json:"host"`
 	SlurmJob   string    `json:"slurm_job,omitempty"`
-	Config     string    `json:"config"` // ConfigID of the entry's run
 }
 
-// ConfigID identifies the settings a batch runs its targets with: every key, operational ones
-// included (the output pattern, force, the encoder, the log level, ...), but batch-run's pacing
-// (settle_time, max_failures, batch_dir), which cannot make a target fail.
-func ConfigID(cfg job.Config) string {
-	c := cfg
-	c.Batch = job.Batch{SourcePattern: cfg.SourcePattern, TargetPattern: cfg.TargetPattern, OutputPattern: cfg.OutputPattern}
-	data, _ := json.Marshal(c)
-	return fmt.Sprintf("%x", sha256.Sum256(data))[:16]
-}
+// Counts says whether a failure counts towards quarantine. A usage failure (exit 2: an output
+// pattern or format ffmpeg cannot write, an output that exists from another job, a bad setting)
+// is the settings' fault, not the file's: it is found before the first frame, costs nothing,
+// and once the settings are fixed the target must not be found quarantined.
+func (f Failure) Counts() bool { return f.ExitStatus != fault.ExitUsage }
 
-// Failures are key's failed runs under the configuration config ("": any), oldest first.
-func (d Dir) Failures(key, config string) []Failure {
+// Failures are key's failed runs, oldest first; counting only those that count towards
+// quarantine (Failure.Counts).
+func (d Dir) Failures(key string, counting bool) []Failure {
 	names, _ := filepath.Glob(filepath.Join(d.failures(key), "attempt-*.json"))
 	sort.Slice(names, func(a, b int) bool { return attemptNumber(names[a]) < attemptNumber(names[b]) })
 	var out []Failure
 	for _, n := range names {
 		var f Failure
-		if data, err := os.ReadFile(n); err == nil && json.Unmarshal(data, &f) == nil && (config == "" || f.Config == config) {
+		if data, err := os.ReadFile(n); err == nil && json.Unmarshal(data, &f) == nil && (!counting || f.Counts()) {
 			out = append(out, f)
 		}
 	}
@@ -176,7 +173,7 @@ func (d Dir) AddFailure(key string, f Failure) (int, error) {
 		return 0, err
 	}
 	data, _ := json.MarshalIndent(f, "", "  ")
-	for n := len(d.Failures(key, "")) + 1; ; n++ {
+	for n := len(d.Failures(key, false)) + 1; ; n++ {
 		err := lustre.WriteNew(filepath.Join(dir, fmt.Sprintf("attempt-%d.json", n)), append(data, '\n'))
 		if err == nil {
 			return n, nil

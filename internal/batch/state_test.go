@@ -114,7 +114,7 @@ func TestAddFailureConcurrent(t *testing.T) {
 			t.Fatalf("failure numbers %v, want 1..%d each once", nums, n)
 		}
 	}
-	fs := d.Failures("k", "")
+	fs := d.Failures("k", false)
 	if len(fs) != n {
 		t.Fatalf("%d failures read back, want %d", len(fs), n)
 	}
@@ -122,7 +122,7 @@ func TestAddFailureConcurrent(t *testing.T) {
 	if len(names) != n {
 		t.Errorf("failure folder holds %d files (temp files left?): %v", len(names), names)
 	}
-	if len(d.Failures("other", "")) != 0 {
+	if len(d.Failures("other", false)) != 0 {
 		t.Error("failures for a key never recorded")
 	}
 }
@@ -197,29 +197,16 @@ func TestDirFor(t *testing.T) {
 	}
 }
 
-// Failures count under the settings they happened with; batch-run's pacing is not a setting a
-// target fails by.
-func TestFailuresByConfig(t *testing.T) {
+// A usage failure (exit 2) is the settings' fault and never counts towards quarantine.
+func TestUsageFailuresDoNotCount(t *testing.T) {
 	d := Dir{t.TempDir()}
-	cfg := job.Default()
-	cfg.TargetPattern, cfg.OutputPattern = "in/*", "out/{target_name}.mkv"
-	paced := cfg
-	paced.SettleTime, paced.MaxFailures, paced.BatchDir = 5, 9, "elsewhere"
-	if ConfigID(cfg) != ConfigID(paced) {
-		t.Error("settle_time, max_failures or batch_dir changed the settings' identity")
+	d.AddFailure("k", Failure{Reason: "a", ExitStatus: 3})
+	d.AddFailure("k", Failure{Reason: "b", ExitStatus: 2})
+	d.AddFailure("k", Failure{Reason: "c", ExitStatus: 1})
+	if fs := d.Failures("k", true); len(fs) != 2 || fs[0].Reason != "a" || fs[1].Reason != "c" {
+		t.Errorf("failures counting towards quarantine: %+v, want a and c in order", fs)
 	}
-	other := cfg
-	other.OutputPattern = "out/{target_name}.mp4"
-	if ConfigID(cfg) == ConfigID(other) {
-		t.Error("another output pattern has the same settings' identity")
-	}
-	d.AddFailure("k", Failure{Reason: "a", Config: ConfigID(cfg)})
-	d.AddFailure("k", Failure{Reason: "b", Config: ConfigID(other)})
-	d.AddFailure("k", Failure{Reason: "c", Config: ConfigID(cfg)})
-	if fs := d.Failures("k", ConfigID(cfg)); len(fs) != 2 || fs[0].Reason != "a" || fs[1].Reason != "c" {
-		t.Errorf("failures under one configuration: %+v, want a and c in order", fs)
-	}
-	if fs := d.Failures("k", ""); len(fs) != 3 {
+	if fs := d.Failures("k", false); len(fs) != 3 {
 		t.Errorf("every failure: %d, want 3", len(fs))
 	}
 }
