@@ -6,22 +6,28 @@ import (
 	"fmt"
 	"os"
 	"time"
+
+	"github.com/facefusion-hpc/facefusion/rank"
 )
 
-// The run report: the record of a finished job, beside its output, written when the output is
-// in place. It outlives the job folder (removed after success), so `facefusion status` can
-// still say what the job was and how it went.
+// The run report: the record of a run, whatever its outcome, written by rank 0 at the end
+// (default: beside the output). It outlives the job folder (removed after success), so
+// `facefusion status` can still say what the job was and how it went.
 
-// ReportVersion is the report layout this program writes.
-const ReportVersion = 1
+// ReportVersion is the report layout this program writes. Version 1 (a finished job only, up
+// to "fingerprint") is read as well: every field it had keeps its name.
+const ReportVersion = 2
 
-// Report is a finished job's record.
+// Report is a run's record.
 type Report struct {
 	Version     int               `json:"version"`
-	Outcome     string            `json:"outcome"` // complete
+	Outcome     string            `json:"outcome"`     // complete, failed, checkpointed
+	ExitStatus  int               `json:"exit_status"` // the code the process exits with (fault's table)
+	Error       string            `json:"error,omitempty"`
 	Output      string            `json:"output"`
 	Target      string            `json:"target"`
-	JobDir      string            `json:"job_dir"`
+	Sources     []string          `json:"sources,omitempty"`
+	JobDir      string            `json:"job_dir,omitempty"`
 	FrameStart  int               `json:"frame_start"`
 	FrameEnd    int               `json:"frame_end"`
 	Chunks      int               `json:"chunks"`
@@ -29,24 +35,69 @@ type Report struct {
 	Seconds     float64           `json:"seconds"`         // wall time of every attempt, added up
 	LastSeconds float64           `json:"attempt_seconds"` // the last attempt's
 	Finished    time.Time         `json:"finished"`
-	Fingerprint map[string]string `json:"fingerprint"`
+	Fingerprint map[string]string `json:"fingerprint,omitempty"`
+
+	Slurm   *SlurmIDs    `json:"slurm,omitempty"` // absent outside Slurm
+	Ranks   int          `json:"ranks,omitempty"`
+	Hosts   []string     `json:"hosts,omitempty"`
+	PerRank []RankReport `json:"per_rank,omitempty"` // this attempt's work, by rank
+	Totals  *RankReport  `json:"totals,omitempty"`   // the ranks added up (frames per second: over the attempt's wall time)
+
+	OutputBytes  int64  `json:"output_bytes,omitempty"`
+	OutputSHA256 string `json:"output_sha256,omitempty"`
 }
 
-// ReportPath is where the report of the job writing output lives.
+// SlurmIDs are the Slurm job a run ran in, from its environment.
+type SlurmIDs struct {
+	JobID        string `json:"job_id"`
+	ArrayJobID   string `json:"array_job_id,omitempty"`
+	ArrayTaskID  string `json:"array_task_id,omitempty"`
+	RestartCount int    `json:"restart_count"`
+}
+
+// SlurmFromEnv reads the Slurm job's ids from the environment; nil outside Slurm.
+func SlurmFromEnv(getenv func(string) string) *SlurmIDs {
+	id := getenv("SLURM_JOB_ID")
+	if id == "" {
+		return nil
+	}
+	var restarts int
+	fmt.Sscan(getenv("SLURM_RESTART_COUNT"), &restarts)
+	return &SlurmIDs{JobID: id, ArrayJobID: getenv("SLURM_ARRAY_JOB_ID"), ArrayTaskID: getenv("SLURM_ARRAY_TASK_ID"), RestartCount: restarts}
+}
+
+// RankReport is one rank's share of an attempt. The stage seconds are busy times: the stages run
+// in goroutines that overlap (decode, the workers and encode at once), so they add up to more
+// than the rank's wall time. Checkpoint is hashing segments and writing journals and (rank 0)
+// the manifest; concat and mux are rank 0's join of the segments and the audio mux.
+type RankReport struct {
+	Rank            int                `json:"rank"`
+	Host            string             `json:"host,omitempty"`
+	Frames          int                `json:"frames"`
+	FacesFound      int                `json:"faces_found"`
+	FacesSwapped    int                `json:"faces_swapped"`
+	FacesEnhanced   int                `json:"faces_enhanced"`
+	Seconds         float64            `json:"seconds"` // wall time of the rank's share
+	FramesPerSecond float64            `json:"frames_per_second"`
+	StageSeconds    map[string]float64 `json:"stage_seconds"`
+	GPU             *rank.GPUStats     `json:"gpu,omitempty"`
+}
+
+// ReportPath is where the report of the job writing output lives by default.
 func ReportPath(output string) string { return output + ".report.json" }
 
-// NewReport makes the report of a job whose manifest is m, finished now.
-func NewReport(m *Manifest, output, jobDir string) *Report {
+// NewReport makes the report of a job whose manifest is m, with outcome now.
+func NewReport(m *Manifest, output, jobDir, outcome string) *Report {
 	now := time.Now().UTC()
-	r := &Report{Version: ReportVersion, Outcome: Complete, Output: output, Target: m.Target, JobDir: jobDir,
+	r := &Report{Version: ReportVersion, Outcome: outcome, Output: output, Target: m.Target, JobDir: jobDir,
 		FrameStart: m.FrameStart, FrameEnd: m.FrameEnd, Chunks: m.NumChunks,
 		Attempts: append([]Attempt(nil), m.Attempts...), Finished: now, Fingerprint: m.Fingerprint}
 	if n := len(r.Attempts); n > 0 {
-		r.Attempts[n-1].Outcome, r.Attempts[n-1].Updated = Complete, now // the manifest's copy is rank 0's to save
+		r.Attempts[n-1].Outcome, r.Attempts[n-1].Updated = outcome, now // the manifest's copy is rank 0's to save
 	}
-	for i, a := range m.Attempts {
+	for i, a := range r.Attempts {
 		end := a.Updated
-		if i == len(m.Attempts)-1 {
+		if i == len(r.Attempts)-1 {
 			end = now
 		}
 		if d := end.Sub(a.Started).Seconds(); d > 0 {
@@ -57,13 +108,32 @@ func NewReport(m *Manifest, output, jobDir string) *Report {
 	return r
 }
 
-// Write puts the report beside the output, atomically.
-func (r *Report) Write() error {
+// Replaceable reports whether a run may write its report at path: nothing is there, or a report
+// of a run that did not finish. A finished job's report stays (its output is still there and
+// unchanged by a run that fails), and so does a file that is not a report.
+func Replaceable(path string) bool {
+	st, err := os.Lstat(path)
+	if err != nil {
+		return true // nothing there (or no folder to hold it: the write says so)
+	}
+	if !st.Mode().IsRegular() { // a link (dangling or not) or a folder is someone's
+		return false
+	}
+	data, err := os.ReadFile(path)
+	var r Report
+	if err != nil || json.Unmarshal(data, &r) != nil || r.Version < 1 || r.Output == "" {
+		return false
+	}
+	return r.Outcome != Complete
+}
+
+// WriteTo puts the report at path, atomically.
+func (r *Report) WriteTo(path string) error {
 	data, err := json.MarshalIndent(r, "", "  ")
 	if err != nil {
 		return err
 	}
-	return WriteAtomic(ReportPath(r.Output), append(data, '\n'))
+	return WriteAtomic(path, append(data, '\n'))
 }
 
 // ReadReport reads the report of the job that wrote output; ok is false when there is none.

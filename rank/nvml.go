@@ -73,3 +73,41 @@ func (nvmlProbe) Info(visible string) (GPUInfo, error) {
 	info.MemoryBytes = mem.Total
 	return info, nil
 }
+
+// nvmlSource samples one device through NVML.
+type nvmlSource struct{ d nvml.Device }
+
+// openNVMLSource finds the device of a CUDA_VISIBLE_DEVICES entry for sampling.
+func openNVMLSource(visible string) (GPUSource, GPUInfo, error) {
+	info, err := nvmlProbe{}.Info(visible)
+	if err != nil {
+		return nil, info, err
+	}
+	d, ret := nvml.DeviceGetHandleByUUID(info.UUID)
+	if ret != nvml.SUCCESS {
+		return nil, info, fmt.Errorf("NVML device %s: %v", visible, ret)
+	}
+	return nvmlSource{d}, info, nil
+}
+
+func (s nvmlSource) Read() (GPUReading, error) {
+	var r GPUReading
+	u, ret := s.d.GetUtilizationRates()
+	if ret != nvml.SUCCESS {
+		return r, fmt.Errorf("NVML utilization: %v", ret)
+	}
+	r.Utilization = float64(u.Gpu) / 100
+	mem, ret := s.d.GetMemoryInfo()
+	if ret != nvml.SUCCESS {
+		return r, fmt.Errorf("NVML memory: %v", ret)
+	}
+	r.MemoryUsedBytes = mem.Used
+	// Power and temperature are missing on some boards (and in some MIG setups): 0, not an error.
+	if mw, ret := s.d.GetPowerUsage(); ret == nvml.SUCCESS {
+		r.PowerWatts = float64(mw) / 1000
+	}
+	if c, ret := s.d.GetTemperature(nvml.TEMPERATURE_GPU); ret == nvml.SUCCESS {
+		r.TemperatureC = float64(c)
+	}
+	return r, nil
+}

@@ -11,7 +11,6 @@ import (
 	"github.com/facefusion-hpc/facefusion/internal/driver"
 	"github.com/facefusion-hpc/facefusion/internal/fault"
 	"github.com/facefusion-hpc/facefusion/internal/job"
-	"github.com/facefusion-hpc/facefusion/rank"
 )
 
 // cmdBatch is `facefusion batch-run`: every entry of FaceFusion's patterns, one job after
@@ -31,20 +30,17 @@ func cmdBatch(ctx context.Context, args []string) error {
 	}
 	defer comm.Finalize()
 	worldRank = comm.Rank()
-	if cfg.UsesGPU() {
-		id, err := rank.Identify(comm.Rank(), comm.Size(), comm.LocalRank(), comm.LocalSize(), rank.Options{})
-		if err != nil {
-			return fault.AsEnvironment(err)
-		}
-		cfg.Device = cfg.DeviceFor(comm.LocalRank(), id.GPU.Device)
+	gpu, err := bindGPU(comm, &cfg)
+	if err != nil {
+		return err
 	}
 	sum, err := batch.Run(ctx, comm, cfg, batch.Options{Log: log,
-		Driver:   driver.Options{Log: log, NewProgress: newProgress(log)},
+		Driver:   driver.Options{Log: log, NewProgress: newProgress(log), GPU: gpu},
 		ExitCode: func(err error) int { code, _ := classify(ctx, err); return code }})
 	if sum != nil { // rank 0
 		code, _ := classify(ctx, err)
 		sum.Finish(cfg, code, err)
-		path := batch.DirFor(cfg).Report(sum.Slurm)
+		path := sum.Path
 		switch {
 		case err == nil:
 			log.Infof("batch: %s (%s); summary %s", sum.Outcome, counts(sum), path)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/facefusion-hpc/facefusion/internal/testenv"
+	"github.com/facefusion-hpc/facefusion/lustre"
 )
 
 // --log-level error: a successful run prints nothing on stderr (its output path still goes to
@@ -23,10 +24,15 @@ func TestLogLevelAndTempPath(t *testing.T) {
 	os.Chtimes(scratch, past, past)
 
 	out := filepath.Join(dir, "out.mp4")
-	r := facefusion(t, "run", "-t", clip, "-o", out, "--processors", "none", "--log-level", "error", "--temp-path", scratch)
+	custom := filepath.Join(dir, "custom-report.json")
+	r := facefusion(t, "run", "-t", clip, "-o", out, "--processors", "none", "--log-level", "error", "--temp-path", scratch, "--report-path", custom)
 	if r.code != 0 || r.stderr != "" || r.stdout != out+"\n" {
 		t.Fatalf("exit %d, stdout %q, stderr %q: want 0, the output path alone, nothing", r.code, r.stdout, r.stderr)
 	}
+	if rep := readReport(t, custom); rep.Outcome != lustre.Complete || rep.Output != out {
+		t.Errorf("--report-path: %+v", rep)
+	}
+	mustNotExist(t, lustre.ReportPath(out)) // the report went where --report-path said, not beside the output
 	if _, err := os.Stat(out); err != nil {
 		t.Fatal(err)
 	}
@@ -40,6 +46,7 @@ func TestLogLevelAndTempPath(t *testing.T) {
 	if r.code != exitInput || strings.Count(r.stderr, "\n") != 1 || !strings.HasPrefix(r.stderr, "facefusion: target "+gone) {
 		t.Errorf("missing target: exit %d, stderr %q: want %d and its one error line", r.code, r.stderr, exitInput)
 	}
+	checkReportEnd(t, filepath.Join(dir, "out2.mp4"), r, lustre.Failed) // a run refused in planning has its report too
 	r = facefusion(t, "run", "-t", clip, "-o", filepath.Join(dir, "out3.mp4"), "--processors", "none", "--log-level", "bogus")
 	if r.code != exitUsage || !strings.Contains(r.stderr, "--log-level") || !strings.Contains(r.stderr, `"bogus"`) {
 		t.Errorf("--log-level bogus: exit %d, stderr %q", r.code, r.stderr)
@@ -48,6 +55,14 @@ func TestLogLevelAndTempPath(t *testing.T) {
 	r = facefusion(t, "run", "-t", clip, "-o", filepath.Join(dir, "out4.mp4"), "--processors", "none", "--temp-path", missing)
 	if r.code != exitUsage || !strings.Contains(r.stderr, "--temp-path "+missing+": no such folder") {
 		t.Errorf("missing --temp-path: exit %d, stderr %q", r.code, r.stderr)
+	}
+	checkReportEnd(t, filepath.Join(dir, "out4.mp4"), r, lustre.Failed)
+	// A record's folder that does not exist is named before any work, in one line.
+	for _, flag := range []string{"--report-path", "--metrics-path"} {
+		r = facefusion(t, "run", "-t", clip, "-o", filepath.Join(dir, "out5.mp4"), "--processors", "none", flag, filepath.Join(dir, "nofolder", "x"))
+		if r.code != exitUsage || strings.Count(r.stderr, "\n") != 1 || !strings.Contains(r.stderr, flag+" "+filepath.Join(dir, "nofolder", "x")+": the folder") {
+			t.Errorf("%s in a missing folder: exit %d, stderr %q", flag, r.code, r.stderr)
+		}
 	}
 	mustNotExist(t, filepath.Join(dir, "out4.mp4"))
 }

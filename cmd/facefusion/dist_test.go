@@ -176,11 +176,17 @@ func TestDistSwapMatchesOneRank(t *testing.T) {
 	outs := map[int]string{}
 	for _, n := range []int{1, 3} {
 		out := filepath.Join(dir, fmt.Sprintf("swap-%d.mkv", n))
-		r := mpirun(t, hangGuard(t), n, "run", "-s", src, "-t", in, "-o", out, "--output-video-encoder", "ffv1", "--chunk-frames", "4")
+		prom := filepath.Join(dir, fmt.Sprintf("swap-%d.prom", n))
+		r := mpirun(t, hangGuard(t), n, "run", "-s", src, "-t", in, "-o", out, "--output-video-encoder", "ffv1", "--chunk-frames", "4", "--metrics-path", prom)
 		if r.code != 0 {
 			t.Fatalf("%d rank(s): exit %d\n%s", n, r.code, r.stderr)
 		}
 		outs[n] = out
+		if n == 3 { // the run report and the metrics, validated against what the run did
+			rep := checkReportEnd(t, out, r, lustre.Complete)
+			checkRunReport(t, rep, in, out, []string{src}, n, probe(t, out).Frames, false)
+			checkMetrics(t, prom, rep)
+		}
 	}
 	one, three := frameHashes(t, outs[1]), frameHashes(t, outs[3])
 	if len(one) != 20 || len(three) != 20 {

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/facefusion-hpc/facefusion/lustre"
 )
@@ -112,7 +113,8 @@ func TestSecondRunRefusedWhileFirstRuns(t *testing.T) {
 	other := filepath.Join(dir, "other.mp4")
 	faceClip(t, other, 160, 120, 40, "25")
 	out := filepath.Join(dir, "out.mkv")
-	args := passThroughArgs(in, out, 8)
+	prom := filepath.Join(dir, "job.prom")
+	args := passThroughArgs(in, out, 8, "--metrics-path", prom)
 	p := startPaused(t, "chunk-3", append([]string{bin}, args...)...)
 	jobDir := out + ".job"
 	temps, _ := filepath.Glob(filepath.Join(jobDir, ".seg-*.part.mkv"))
@@ -131,10 +133,30 @@ func TestSecondRunRefusedWhileFirstRuns(t *testing.T) {
 		if got := readFile(filepath.Join(jobDir, "ATTEMPT")); got != attempt {
 			t.Fatalf("the refused run changed ATTEMPT from %q to %q", attempt, got)
 		}
+		if _, err := os.Lstat(lustre.ReportPath(out)); err == nil { // the report is the running job's to write
+			t.Fatalf("the refused run %v wrote a run report", second)
+		}
+	}
+	// The metrics file while the job runs (rewritten from rank 0's progress ticker; the refused
+	// runs, given the same --metrics-path, wrote none).
+	for ctx := hangGuard(t); ; time.Sleep(100 * time.Millisecond) {
+		if _, err := os.Stat(prom); err == nil || ctx.Err() != nil {
+			break
+		}
+	}
+	live := parseMetrics(t, prom)
+	if metricValue(t, live, "facefusion_job_running") != 1 || metricValue(t, live, "facefusion_frames_planned") != 40 ||
+		metricValue(t, live, "facefusion_frames_done", "rank", "0") > 40 || live["facefusion_exit_status"] != nil {
+		t.Errorf("the live metrics: %v", live)
 	}
 	p.cmd.Process.Signal(syscall.SIGUSR1)
-	if code := p.wait(t); code != exitCheckpointed {
+	code := p.wait(t)
+	if code != exitCheckpointed {
 		t.Fatalf("the first run, stopped: exit %d\n%s", code, p.output())
+	}
+	checkReportEnd(t, out, result{code: code, stderr: p.output()}, lustre.Checkpointed)
+	if end := parseMetrics(t, prom); metricValue(t, end, "facefusion_job_running") != 0 || metricValue(t, end, "facefusion_exit_status") != exitCheckpointed {
+		t.Errorf("the metrics at the stop: %v", end)
 	}
 	r := facefusion(t, args...)
 	if r.code != 0 || !verifiedLine.MatchString(r.stderr) {
@@ -199,9 +221,11 @@ func TestResumeCountsOnlyThisAttempt(t *testing.T) {
 	args := passThroughArgs(in, out, 8, "--checkpoint-interval", "1")
 	p := startPaused(t, "chunk-3", append([]string{bin}, args...)...)
 	p.cmd.Process.Signal(syscall.SIGUSR1)
-	if code := p.wait(t); code != exitCheckpointed {
+	code := p.wait(t)
+	if code != exitCheckpointed {
 		t.Fatalf("the first attempt: exit %d\n%s", code, p.output())
 	}
+	checkReportEnd(t, out, result{code: code, stderr: p.output()}, lustre.Checkpointed) // the stop's code, as the process exited
 	cmd := exec.Command(bin, args...)
 	cmd.Env = launchEnv(t)
 	b, err := cmd.CombinedOutput()

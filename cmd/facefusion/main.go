@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
-	"sync/atomic"
 	"syscall"
 
 	"github.com/facefusion-hpc/facefusion/internal/batch"
@@ -18,47 +17,24 @@ import (
 	"github.com/facefusion-hpc/facefusion/internal/logging"
 )
 
-// Exit codes, documented in the README; Slurm records them.
+// Exit codes: fault's one table (the run report writes the same numbers), under the names the
+// tests use.
 const (
-	exitOK           = 0
-	exitInternal     = 1   // a runtime failure: ffmpeg or ONNX Runtime failed, an I/O error
-	exitUsage        = 2   // a bad flag, config key or value; an existing output without --force
-	exitInput        = 3   // a source or target that cannot be used
-	exitEnvironment  = 4   // a missing model, runtime library or tool: fetch or install it
-	exitBusy         = 5   // the job is already running elsewhere (its job folder is claimed)
-	exitBatchFailed  = 6   // batch-run: a target failed (recorded, retried by a later run); the others are done
-	exitCheckpointed = 75  // stopped by SIGUSR1 or its own clock after progress, restarts left: the batch script requeues it (EX_TEMPFAIL)
-	exitNoRequeue    = 76  // stopped by SIGUSR1 or its own clock, checkpointed, but a requeue would not help (no progress, or max_restarts reached)
-	exitCancelled    = 130 // stopped by SIGINT or SIGTERM (the user, scancel, Slurm's requeue or preemption); finished chunks are checkpointed too
+	exitOK           = fault.ExitOK
+	exitInternal     = fault.ExitInternal
+	exitUsage        = fault.ExitUsage
+	exitInput        = fault.ExitInput
+	exitEnvironment  = fault.ExitEnvironment
+	exitBusy         = fault.ExitBusy
+	exitBatchFailed  = fault.ExitBatchFailed
+	exitCheckpointed = fault.ExitCheckpointed
+	exitNoRequeue    = fault.ExitNoRequeue
+	exitCancelled    = fault.ExitCancelled
 )
 
 // worldRank is this process's MPI rank once a command has joined the job (0 before): only
 // rank 0 reports what every rank saw.
 var worldRank int
-
-// gotSignal is the first stopping signal this process received.
-var gotSignal atomic.Value
-
-// stopCode is the exit code of a stopped job, as rank 0 decided it for every rank.
-func stopCode(next driver.Next) int {
-	switch next {
-	case driver.Requeue:
-		return exitCheckpointed
-	case driver.NoRequeue:
-		return exitNoRequeue
-	}
-	return exitCancelled
-}
-
-// signalCode is the exit code of a process a signal stopped where rank 0 could not decide for
-// the job (in setup, or as a failure after the signal): without a count of new chunks there is
-// no evidence a requeue would help, so SIGUSR1 gives 76, never 75.
-func signalCode() int {
-	if s, _ := gotSignal.Load().(os.Signal); s == syscall.SIGUSR1 {
-		return exitNoRequeue
-	}
-	return exitCancelled
-}
 
 // signalNames are the stopping signals as the job folder's STOP file and the messages name them.
 var signalNames = map[os.Signal]driver.Signal{os.Interrupt: "SIGINT", syscall.SIGTERM: "SIGTERM", syscall.SIGUSR1: "SIGUSR1"}
@@ -105,7 +81,6 @@ func run(args []string) int {
 	defer cancel(nil)
 	go func() {
 		if s, ok := <-sigs; ok {
-			gotSignal.Store(s)
 			cancel(signalNames[s])
 		}
 	}()
@@ -151,54 +126,36 @@ func report(ctx context.Context, err error) int {
 }
 
 // classify is err's exit code, and the line to print for it ("" when it was printed already,
-// or is another rank's to print).
+// or is another rank's to print). A run's code is driver.ExitStatus: the number rank 0's run
+// report records.
 func classify(ctx context.Context, err error) (code int, say string) {
 	if err == nil {
 		return exitOK, ""
 	}
 	var stopped *driver.Stopped
-	if errors.As(err, &stopped) {
-		if !stopped.Remote {
-			say = stopped.Error()
-		}
-		return stopCode(stopped.Next), say
-	}
 	var some *batch.SomeFailed
-	if errors.As(err, &some) {
+	if !errors.As(err, &stopped) && errors.As(err, &some) {
 		if worldRank == 0 {
 			say = some.Error()
 		}
 		return exitBatchFailed, say
 	}
+	code = driver.ExitStatus(ctx, err)
 	var printed *driver.Reported
-	if errors.As(err, &printed) { // rank 0 printed it before letting the other ranks go
-		return exitCode(fault.KindOf(printed.Err)), ""
-	}
-	if ctx.Err() != nil { // a signal came first; what failed after it failed because of it
+	var remote *driver.RemoteError
+	switch {
+	case errors.As(err, &stopped):
+		if !stopped.Remote {
+			say = stopped.Error()
+		}
+	case errors.As(err, &printed): // rank 0 printed it before letting the other ranks go
+	case ctx.Err() != nil: // a signal came first; what failed after it failed because of it
 		if worldRank == 0 {
 			say = "stopped by a signal; nothing was written to the output path; rerun the same command to resume"
 		}
-		return signalCode(), say
+	case errors.As(err, &remote): // another rank printed it
+	default:
+		say = err.Error()
 	}
-	var remote *driver.RemoteError
-	if errors.As(err, &remote) { // another rank printed it
-		return exitCode(remote.Kind), ""
-	}
-	return exitCode(fault.KindOf(err)), err.Error()
-}
-
-func exitCode(k fault.Kind) int {
-	switch k {
-	case fault.Usage:
-		return exitUsage
-	case fault.Input:
-		return exitInput
-	case fault.Environment:
-		return exitEnvironment
-	case fault.Cancelled:
-		return exitCancelled
-	case fault.Busy:
-		return exitBusy
-	}
-	return exitInternal
+	return code, say
 }

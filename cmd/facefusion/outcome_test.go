@@ -1,6 +1,8 @@
 package main
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -9,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/facefusion-hpc/facefusion/internal/testenv"
+	"github.com/facefusion-hpc/facefusion/lustre"
 )
 
 // An odd-sized target with the default encoder (libx264, which refuses yuv420p at an odd size)
@@ -78,6 +81,7 @@ func TestNoFaceInTarget(t *testing.T) {
 	if n := len(frameHashes(t, out)); n != 20 {
 		t.Errorf("the output has %d frames, want 20", n)
 	}
+	checkReportEnd(t, out, r, lustre.Complete)
 
 	out = filepath.Join(dir, "failed.mp4")
 	r = facefusion(t, "run", "-s", src, "-t", faceless, "-o", out, "--chunk-frames", "8", "--fail-if-no-face")
@@ -88,6 +92,12 @@ func TestNoFaceInTarget(t *testing.T) {
 		t.Errorf("--fail-if-no-face: the error does not say why:\n%s", r.stderr)
 	}
 	mustNotExist(t, out)
+	// The failure's report: beside the output that was not written, with the exit status and the
+	// line; a rerun is not refused for it.
+	if rep := checkReportEnd(t, out, r, lustre.Failed); rep.FrameEnd-rep.FrameStart != 20 || len(rep.PerRank) != 1 || rep.PerRank[0].Frames != 20 ||
+		rep.PerRank[0].FacesFound != 0 || rep.OutputSHA256 != "" {
+		t.Errorf("the failed run's report: %+v", rep)
+	}
 
 	// The same through the job file's key.
 	cfg := filepath.Join(dir, "job.toml")
@@ -141,12 +151,21 @@ func TestNoFaceInImage(t *testing.T) {
 		t.Errorf("want one line on stderr, got %d:\n%s", len(lines), r.stderr)
 	}
 	mustNotExist(t, out)
+	checkReportEnd(t, out, r, lustre.Failed) // an image target has its run report too
 	r = facefusion(t, "run", "-s", src, "-t", testenv.Sample(t, "astronaut.png"), "-o", filepath.Join(dir, "astronaut.png"), "--fail-if-no-face")
 	if r.code != 0 {
 		t.Fatalf("astronaut: exit %d; stderr:\n%s", r.code, r.stderr)
 	}
 	if n := faceCount(t, r.stderr, 1); n != 1 {
 		t.Errorf("a face was swapped in %d of 1 frames, want 1", n)
+	}
+	// The image's report: one frame, one face swapped, the output's sha256.
+	img := filepath.Join(dir, "astronaut.png")
+	rep := checkReportEnd(t, img, r, lustre.Complete)
+	data, _ := os.ReadFile(img)
+	if sum := sha256.Sum256(data); rep.OutputSHA256 != hex.EncodeToString(sum[:]) || rep.OutputBytes != int64(len(data)) ||
+		len(rep.PerRank) != 1 || rep.PerRank[0].Frames != 1 || rep.PerRank[0].FacesSwapped != 1 || rep.PerRank[0].FacesFound < 1 {
+		t.Errorf("the image's report: %+v", rep)
 	}
 }
 

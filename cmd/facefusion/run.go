@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strconv"
 	"time"
 
 	"golang.org/x/term"
@@ -37,18 +38,13 @@ func cmdRun(ctx context.Context, args []string) error {
 	defer comm.Finalize()
 	worldRank = comm.Rank()
 	log.Debugf("rank %d of %d: %s %s (commit %s), log level %s, temp folder %s", comm.Rank(), comm.Size(), programName, version, commit(), cfg.LogLevel, cfg.TempDir())
-	if cfg.UsesGPU() {
-		// The rank's GPU: its binding (CUDA_VISIBLE_DEVICES by node-local rank), unless
-		// execution_device_ids says otherwise.
-		id, err := rank.Identify(comm.Rank(), comm.Size(), comm.LocalRank(), comm.LocalSize(), rank.Options{})
-		if err != nil {
-			return fault.AsEnvironment(err)
-		}
-		cfg.Device = cfg.DeviceFor(comm.LocalRank(), id.GPU.Device)
+	gpu, err := bindGPU(comm, &cfg)
+	if err != nil {
+		return err
 	}
 	start := time.Now()
 	var rep *lustre.Report
-	out, err := driver.Run(ctx, comm, cfg, driver.Options{Log: log, NewProgress: newProgress(log), Done: func(r *lustre.Report) { rep = r }})
+	out, err := driver.Run(ctx, comm, cfg, driver.Options{Log: log, NewProgress: newProgress(log), Done: func(r *lustre.Report) { rep = r }, GPU: gpu})
 	if err != nil {
 		return err
 	}
@@ -63,6 +59,26 @@ func cmdRun(ctx context.Context, args []string) error {
 		fmt.Println(out)
 	}
 	return nil
+}
+
+// bindGPU sets cfg.Device to the rank's GPU when the job uses one (its binding:
+// CUDA_VISIBLE_DEVICES by node-local rank, unless execution_device_ids says otherwise) and
+// returns that GPU for the run report's telemetry (driver.Options.GPU); nil on CPU providers.
+func bindGPU(comm collective.Comm, cfg *job.Config) (*rank.Binding, error) {
+	if !cfg.UsesGPU() {
+		return nil, nil
+	}
+	id, err := rank.Identify(comm.Rank(), comm.Size(), comm.LocalRank(), comm.LocalSize(), rank.Options{})
+	if err != nil {
+		return nil, fault.AsEnvironment(err)
+	}
+	cfg.Device = cfg.DeviceFor(comm.LocalRank(), id.GPU.Device)
+	if cfg.Device != id.GPU.Device { // execution_device_ids chose another: describe that one
+		if other, err := rank.Identify(comm.Rank(), comm.Size(), comm.LocalRank(), comm.LocalSize(), rank.Options{Device: strconv.Itoa(cfg.Device)}); err == nil {
+			id = other
+		}
+	}
+	return &id.GPU, nil
 }
 
 // useLog makes the job's log level the process's: every rank logs at it.

@@ -39,6 +39,10 @@ func cmdStatus(args []string, w io.Writer) error {
 		}
 	}
 	if err != nil {
+		// An output a failed run never wrote: its report says how the run went.
+		if _, ok, _ := lustre.ReadReport(path); ok {
+			return reportStatus(path, w)
+		}
 		// A finished job's folder is removed; its record is the report beside the output.
 		if out := strings.TrimSuffix(filepath.Clean(path), ".job"); out != filepath.Clean(path) {
 			if _, ok, _ := lustre.ReadReport(out); ok {
@@ -169,9 +173,21 @@ func reportStatus(output string, w io.Writer) error {
 	if _, err := os.Stat(r.JobDir); err == nil {
 		folder = "kept"
 	}
-	fmt.Fprintf(w, "state:      %s (finished %s; job folder %s %s)\n", r.Outcome, r.Finished.Format(time.RFC3339), r.JobDir, folder)
+	if r.JobDir == "" { // a run refused before it had one, or an image
+		fmt.Fprintf(w, "state:      %s (finished %s)\n", r.Outcome, r.Finished.Format(time.RFC3339))
+	} else {
+		fmt.Fprintf(w, "state:      %s (finished %s; job folder %s %s)\n", r.Outcome, r.Finished.Format(time.RFC3339), r.JobDir, folder)
+	}
+	if r.Version >= 2 && r.Outcome != lustre.Complete { // version 1 recorded finished jobs only
+		fmt.Fprintf(w, "exit:       %d: %s\n", r.ExitStatus, r.Error)
+	}
 	fmt.Fprintf(w, "attempts:   %d, %.1f s in all, %.1f s the last\n", len(r.Attempts), r.Seconds, r.LastSeconds)
-	fmt.Fprintf(w, "frames:     %d done, 0 pending, of %d\n", r.FrameEnd-r.FrameStart, r.FrameEnd-r.FrameStart)
+	if r.Outcome == lustre.Complete {
+		fmt.Fprintf(w, "frames:     %d done, 0 pending, of %d\n", r.FrameEnd-r.FrameStart, r.FrameEnd-r.FrameStart)
+	}
+	if r.OutputSHA256 != "" {
+		fmt.Fprintf(w, "sha256:     %s (%d bytes)\n", r.OutputSHA256, r.OutputBytes)
+	}
 	return nil
 }
 

@@ -63,6 +63,9 @@ func Expand(cfg job.Config) ([]Entry, error) {
 			if e.Output == "" {
 				return nil, fmt.Errorf("output_pattern %q gives an empty output path for target %s", cfg.OutputPattern, t)
 			}
+			if err := notATarget(cfg.TargetPattern, e.Output); err != nil {
+				return nil, err
+			}
 			key := filepath.Clean(e.Output)
 			if i, dup := seen[key]; dup {
 				return nil, fmt.Errorf("output_pattern %q gives one output, %s, for two entries (%s and %s): add {target_name} and, with several sources, {source_name}", cfg.OutputPattern, e.Output, describe(out[i]), describe(e))
@@ -74,12 +77,19 @@ func Expand(cfg job.Config) ([]Entry, error) {
 	return out, nil
 }
 
-// match is a pattern's regular files, sorted; a pattern whose folder does not exist matches
-// nothing (as FaceFusion's resolve_file_pattern); a malformed pattern is an error.
+// match is a pattern's regular files, sorted. A malformed pattern, or one whose folder does not
+// exist (FaceFusion's resolve_file_pattern matches nothing there), is an error.
 func match(pattern, key string) ([]string, error) {
 	names, err := filepath.Glob(pattern)
 	if err != nil {
 		return nil, fmt.Errorf("%s %q: %v", key, pattern, err)
+	}
+	// An inbox that is not there is a mistake (a typo, an unmounted file system), not an empty
+	// inbox: cron would read "nothing to do" every night.
+	if dir := filepath.Dir(pattern); !strings.ContainsAny(dir, `*?[\`) {
+		if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+			return nil, fmt.Errorf("%s %q: folder %s does not exist (or is not a folder): check the path, or mount its file system", key, pattern, dir)
+		}
 	}
 	var files []string
 	for _, n := range names {
@@ -92,6 +102,21 @@ func match(pattern, key string) ([]string, error) {
 	}
 	sort.Strings(files)
 	return files, nil
+}
+
+// notATarget refuses an output that pattern matches: in a batch run again and again (cron), each
+// run's outputs would be the next run's targets, and an output named as its own target would
+// fail every run until quarantined. Both are compared as absolute paths.
+func notATarget(pattern, output string) error {
+	absPattern, err1 := filepath.Abs(pattern)
+	absOutput, err2 := filepath.Abs(output)
+	if err1 != nil || err2 != nil {
+		return nil
+	}
+	if ok, _ := filepath.Match(absPattern, absOutput); ok {
+		return fmt.Errorf("output_pattern puts output %s where target_pattern %q finds targets: each run's outputs would be the next run's targets; write the outputs to another folder or give them another extension", output, pattern)
+	}
+	return nil
 }
 
 // name is FaceFusion's get_file_name: the base name without its extension.

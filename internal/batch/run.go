@@ -2,6 +2,7 @@ package batch
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,11 +12,15 @@ import (
 	"strings"
 	"time"
 
+	dto "github.com/prometheus/client_model/go"
+
 	"github.com/facefusion-hpc/facefusion/collective"
 	"github.com/facefusion-hpc/facefusion/internal/driver"
 	"github.com/facefusion-hpc/facefusion/internal/fault"
 	"github.com/facefusion-hpc/facefusion/internal/job"
 	"github.com/facefusion-hpc/facefusion/internal/logging"
+	"github.com/facefusion-hpc/facefusion/internal/metrics"
+	"github.com/facefusion-hpc/facefusion/internal/pipeline"
 	"github.com/facefusion-hpc/facefusion/internal/slurm"
 	"github.com/facefusion-hpc/facefusion/lustre"
 )
@@ -30,10 +35,11 @@ const (
 	Quarantined = "quarantined"  // failed max_failures times: not tried again (the file is left where it is)
 	Missing     = "missing"      // in the frozen list, but gone from the file system
 	NotRun      = "not-run"      // the batch stopped before it
+	Stopped     = "stopped"      // stopped in its run (finished chunks checkpointed): the next run resumes it
 )
 
 // States are the states in the order the summary counts them.
-var States = []string{Done, AlreadyDone, Settling, Busy, Failed, Quarantined, Missing, NotRun}
+var States = []string{Done, AlreadyDone, Settling, Busy, Failed, Quarantined, Missing, Stopped, NotRun}
 
 // Result is one entry's line of the summary.
 type Result struct {
@@ -64,6 +70,8 @@ type Summary struct {
 	OutputPattern string         `json:"output_pattern"`
 	Counts        map[string]int `json:"counts"`
 	Entries       []Result       `json:"entries"`
+	// Path is where the summary is written: report_path, else the batch folder's report.
+	Path string `json:"-"`
 }
 
 // Outcomes of a batch, as the summary and the last log line say them.
@@ -116,13 +124,16 @@ func Run(ctx context.Context, comm collective.Comm, cfg job.Config, opt Options)
 	if comm.Rank() != 0 {
 		return nil, follow(ctx, comm, cfg, opt)
 	}
-	b := &batch{cfg: cfg, opt: opt, comm: comm, dir: DirFor(cfg)}
+	b := &batch{cfg: cfg, opt: opt, comm: comm, dir: DirFor(cfg), failedNow: map[string]string{}}
+	if cfg.MetricsPath != "" { // each target's run writes the file, with the batch's figures
+		b.opt.Driver.ExtraMetrics = func() []*dto.MetricFamily { return b.sum.families(cfg, -1) }
+	}
 	if b.opt.Now == nil {
 		b.opt.Now = time.Now
 	}
 	host, _ := os.Hostname()
 	b.sum = &Summary{Version: 1, Started: time.Now().UTC(), Host: host, Ranks: comm.Size(), Slurm: slurm.FromEnv(),
-		BatchDir: b.dir.Path, TargetPattern: cfg.TargetPattern, SourcePattern: cfg.SourcePattern, OutputPattern: cfg.OutputPattern}
+		BatchDir: b.dir.Path, Path: summaryPath(cfg, b.dir), TargetPattern: cfg.TargetPattern, SourcePattern: cfg.SourcePattern, OutputPattern: cfg.OutputPattern}
 	err := b.run(ctx)
 	last := decision{Last: true}
 	var stopped *driver.Stopped
@@ -142,12 +153,13 @@ func Run(ctx context.Context, comm collective.Comm, cfg job.Config, opt Options)
 }
 
 type batch struct {
-	cfg      job.Config
-	opt      Options
-	comm     collective.Comm
-	dir      Dir
-	sum      *Summary
-	progress int // entries done in this run (a stop after some is worth a requeue)
+	cfg       job.Config
+	opt       Options
+	comm      collective.Comm
+	dir       Dir
+	sum       *Summary
+	progress  int               // entries done in this run (a stop after some is worth a requeue)
+	failedNow map[string]string // keys that failed in this run → the target that failed
 }
 
 // tell broadcasts rank 0's decision.
@@ -191,13 +203,17 @@ func follow(ctx context.Context, comm collective.Comm, cfg job.Config, opt Optio
 }
 
 // entryConfig is the job of one entry: the batch's settings with the entry's paths. A job_dir
-// given to the batch is a folder for every entry's job folder, each named after its output.
+// given to the batch is a folder for every entry's job folder, each named after its output and
+// a short hash of the output's path: outputs of one name in two folders (one target with
+// several sources) must not share a job folder.
 func entryConfig(cfg job.Config, e Entry) job.Config {
 	c := cfg
 	c.Batch = job.Batch{}
+	c.ReportPath = "" // each target's report goes beside its output; report_path is the batch's summary
 	c.SourcePaths, c.TargetPath, c.OutputPath = e.Sources, e.Target, e.Output
 	if cfg.JobDir != "" {
-		c.JobDir = filepath.Join(cfg.JobDir, filepath.Base(e.Output)+".job")
+		sum := sha256.Sum256([]byte(filepath.Clean(e.Output)))
+		c.JobDir = filepath.Join(cfg.JobDir, fmt.Sprintf("%s-%x.job", filepath.Base(e.Output), sum[:4]))
 	}
 	return c
 }
@@ -296,12 +312,18 @@ func (b *batch) one(ctx context.Context, r *Result, i, n int) error {
 		return skip(Missing, err.Error())
 	}
 	if d, ok := b.dir.Done(r.Key); ok {
+		r.Report = lustre.ReportPath(d.Output) // the run that made it wrote one there
 		if d.Output == e.Output {
 			return skip(AlreadyDone, fmt.Sprintf("done already (%s, %s): skipped", d.Output, d.Finished.Format(time.RFC3339)))
 		}
 		return skip(AlreadyDone, fmt.Sprintf("the same contents as %s, done already as %s: skipped", d.Target, d.Output))
 	}
-	fails := b.dir.Failures(r.Key)
+	if first, ok := b.failedNow[r.Key]; ok { // a copy of a target that failed a moment ago
+		r.State, r.Reason = Failed, fmt.Sprintf("the same contents as %s, which failed in this run: not tried twice", first)
+		log.Warnf("%s: %s", tag, r.Reason)
+		return nil
+	}
+	fails := b.dir.Failures(r.Key, true)
 	if r.Failures = len(fails); r.Failures >= b.cfg.MaxFailures {
 		last := fails[len(fails)-1]
 		return skip(Quarantined, fmt.Sprintf("quarantined after %d failed runs (last: exit %d, %s); it is not tried again: fix or replace the file (new contents are a new target), or remove %s to retry it", r.Failures, last.ExitStatus, last.Reason, b.dir.failures(r.Key)))
@@ -320,19 +342,21 @@ func (b *batch) one(ctx context.Context, r *Result, i, n int) error {
 	var stopped *driver.Stopped
 	switch {
 	case err == nil:
-		r.State, r.Report = Done, lustre.ReportPath(e.Output)
+		r.State, r.Report = Done, pipeline.ReportFile(entryConfig(b.cfg, e))
 		b.progress++
 		if merr := b.dir.MarkDone(r.Key, e); merr != nil {
 			log.Warnf("%s: done, but its done record could not be written (%v): a later run finds its output by its run report", tag, merr)
 		}
 		return nil
 	case errors.As(err, &done):
-		r.State, r.Report = AlreadyDone, lustre.ReportPath(e.Output)
+		r.State, r.Report = AlreadyDone, pipeline.ReportFile(entryConfig(b.cfg, e))
 		b.dir.MarkDone(r.Key, e)
 		return skip(AlreadyDone, "its output exists, written by this same job: skipped")
 	case errors.As(err, &stopped):
+		r.State, r.Reason = Stopped, oneLine(err)
 		return b.stopped(ctx, stopped)
 	case ctx.Err() != nil:
+		r.State = Stopped
 		return b.stopped(ctx, nil)
 	case fault.KindOf(err) == fault.Busy:
 		r.State, r.Reason = Busy, err.Error()
@@ -350,13 +374,19 @@ func (b *batch) one(ctx context.Context, r *Result, i, n int) error {
 func (b *batch) failed(r *Result, err error, tag string) error {
 	host, _ := os.Hostname()
 	r.State, r.Reason, r.ExitStatus = Failed, oneLine(err), b.opt.ExitCode(err)
-	n, rerr := b.dir.AddFailure(r.Key, Failure{Target: r.Target, Sources: r.Sources, Output: r.Output, ExitStatus: r.ExitStatus,
+	b.failedNow[r.Key] = r.Target
+	_, rerr := b.dir.AddFailure(r.Key, Failure{Target: r.Target, Sources: r.Sources, Output: r.Output, ExitStatus: r.ExitStatus,
 		Reason: r.Reason, Time: time.Now().UTC(), Host: host, SlurmJob: b.sum.Slurm.JobID})
 	if rerr != nil {
 		b.opt.Log.Warnf("%s: its failure could not be recorded: %v", tag, rerr)
 		return nil
 	}
+	n := len(b.dir.Failures(r.Key, true)) // those that count towards its quarantine
 	r.Failures = n
+	if r.ExitStatus == fault.ExitUsage {
+		b.opt.Log.Warnf("%s: failed (exit %d): the settings' fault, not the file's: fix them; it is tried again at every run and never quarantined", tag, r.ExitStatus)
+		return nil
+	}
 	if n >= b.cfg.MaxFailures {
 		b.opt.Log.Warnf("%s: failed (exit %d), %d of %d allowed failures: quarantined, not tried again", tag, r.ExitStatus, n, b.cfg.MaxFailures)
 	} else {
@@ -377,8 +407,24 @@ func oneLine(err error) string {
 // finished in this run is worth a requeue even if the target in flight had no new chunk.
 func (b *batch) stopped(ctx context.Context, s *driver.Stopped) error {
 	b.sum.Outcome = OutcomeStopped
-	if s == nil {
-		return fault.AsCancelled(fmt.Errorf("batch stopped by a signal before its next entry; rerun the same command to go on"))
+	if s == nil { // between two targets: decided as a run's stop is, the targets finished counting as progress
+		name := "a signal"
+		var sig driver.Signal
+		if errors.As(context.Cause(ctx), &sig) {
+			name = string(sig)
+		}
+		restarts, _ := strconv.Atoi(os.Getenv("SLURM_RESTART_COUNT"))
+		next, why := driver.Decide("rank 0: "+name, b.progress, restarts, b.cfg.MaxRestarts)
+		msg := fmt.Sprintf("batch stopped by %s between two targets, %d finished in this run; ", name, b.progress)
+		switch next {
+		case driver.NoRequeue:
+			msg += "not requeued: " + why
+		case driver.Requeue:
+			msg += "a requeue (or the same command again) goes on with the batch"
+		default:
+			msg += "rerun the same command to go on with the batch"
+		}
+		return &driver.Stopped{Msg: msg, Next: next}
 	}
 	if s.Next == driver.NoRequeue && b.progress > 0 && restartsLeft(b.cfg) {
 		b.opt.Log.Infof("batch: this run finished %d target(s) before the stop, so a requeue (exit 75) goes on with the batch", b.progress)
@@ -401,7 +447,7 @@ func (b *batch) end() error {
 	switch {
 	case b.sum.Counts[Failed] > 0:
 		b.sum.Outcome = OutcomeSomeFailed
-		return &SomeFailed{Failed: b.sum.Counts[Failed], Report: b.dir.Report(b.sum.Slurm)}
+		return &SomeFailed{Failed: b.sum.Counts[Failed], Report: b.sum.Path}
 	case b.sum.Counts[Done] > 0:
 		b.sum.Outcome = OutcomeAllDone
 	default:
@@ -418,17 +464,63 @@ func (b *batch) save() {
 		b.sum.Counts[r.State]++
 	}
 	data, _ := json.MarshalIndent(b.sum, "", "  ")
-	if err := lustre.WriteAtomic(b.dir.Report(b.sum.Slurm), append(data, '\n')); err != nil {
+	if err := lustre.WriteAtomic(b.sum.Path, append(data, '\n')); err != nil {
 		b.opt.Log.Warnf("batch summary: %v", err)
 	}
 }
 
-// Finish records the process's exit status in the summary and writes it a last time (rank 0).
+// summaryPath is where a batch's summary goes: report_path, else the batch folder's report.
+func summaryPath(cfg job.Config, d Dir) string {
+	if cfg.ReportPath != "" {
+		return cfg.ReportPath
+	}
+	return d.Report(slurm.FromEnv())
+}
+
+// families are the batch's figures for the metrics file: its entries by state, whether it
+// runs, and (once it ended, status ≥ 0) its exit status. The job label is the output pattern.
+func (s *Summary) families(cfg job.Config, status int) []*dto.MetricFamily {
+	set := metrics.NewSet(cfg.OutputPattern)
+	counts := map[string]int{}
+	for _, r := range s.Entries {
+		counts[r.State]++
+	}
+	for _, st := range States {
+		set.Gauge("facefusion_batch_entries", "entries of this batch run (this array task's share) by state", float64(counts[st]), "state", st)
+	}
+	running := 1.0
+	if status >= 0 {
+		running = 0
+		set.Gauge("facefusion_batch_exit_status", "the batch run's exit code (0 all done or nothing to do, 6 some failed; see the README)", float64(status))
+	}
+	set.Gauge("facefusion_batch_running", "1 while the batch runs, 0 once it ended", running)
+	return set.Families()
+}
+
+// Finish records the process's exit status in the summary and writes it a last time, with the
+// metrics file: the batch's figures and the last target's that ran (rank 0).
 func (s *Summary) Finish(cfg job.Config, status int, err error) {
 	s.ExitStatus = status
 	if err != nil && s.Outcome == "" {
 		s.Outcome = oneLine(err)
 	}
+	if cfg.MetricsPath != "" {
+		fams := [][]*dto.MetricFamily{s.families(cfg, status)}
+		for i := len(s.Entries) - 1; i >= 0; i-- {
+			if st := s.Entries[i].State; st == Done || st == Failed || st == Stopped {
+				if rep, ok, _ := lustre.ReadReport(s.Entries[i].Output); ok {
+					fams = append(fams, metrics.Report(rep, time.Now()))
+					break
+				}
+			}
+		}
+		if err := metrics.Write(cfg.MetricsPath, fams...); err != nil {
+			logging.Default().Warnf("batch metrics %s: %v", cfg.MetricsPath, err)
+		}
+	}
 	b := &batch{sum: s, dir: DirFor(cfg), opt: Options{Log: logging.Default()}}
+	if st, err := os.Stat(b.dir.Path); err != nil || !st.IsDir() {
+		return // the folder could not be made: the error says so, once
+	}
 	b.save()
 }

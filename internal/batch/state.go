@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/facefusion-hpc/facefusion/internal/fault"
 	"github.com/facefusion-hpc/facefusion/internal/job"
 	"github.com/facefusion-hpc/facefusion/internal/slurm"
 	"github.com/facefusion-hpc/facefusion/lustre"
@@ -138,14 +139,21 @@ type Failure struct {
 	SlurmJob   string    `json:"slurm_job,omitempty"`
 }
 
-// Failures are key's failed runs, oldest first.
-func (d Dir) Failures(key string) []Failure {
+// Counts says whether a failure counts towards quarantine. A usage failure (exit 2: an output
+// pattern or format ffmpeg cannot write, an output that exists from another job, a bad setting)
+// is the settings' fault, not the file's: it is found before the first frame, costs nothing,
+// and once the settings are fixed the target must not be found quarantined.
+func (f Failure) Counts() bool { return f.ExitStatus != fault.ExitUsage }
+
+// Failures are key's failed runs, oldest first; counting only those that count towards
+// quarantine (Failure.Counts).
+func (d Dir) Failures(key string, counting bool) []Failure {
 	names, _ := filepath.Glob(filepath.Join(d.failures(key), "attempt-*.json"))
 	sort.Slice(names, func(a, b int) bool { return attemptNumber(names[a]) < attemptNumber(names[b]) })
 	var out []Failure
 	for _, n := range names {
 		var f Failure
-		if data, err := os.ReadFile(n); err == nil && json.Unmarshal(data, &f) == nil {
+		if data, err := os.ReadFile(n); err == nil && json.Unmarshal(data, &f) == nil && (!counting || f.Counts()) {
 			out = append(out, f)
 		}
 	}
@@ -158,14 +166,14 @@ func attemptNumber(path string) int {
 }
 
 // AddFailure records a failed run of key as its own file, numbered after the last; two runs
-// recording at once get two numbers. It returns the count of failures now recorded.
+// recording at once get two numbers. It returns the new record's number.
 func (d Dir) AddFailure(key string, f Failure) (int, error) {
 	dir := d.failures(key)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return 0, err
 	}
 	data, _ := json.MarshalIndent(f, "", "  ")
-	for n := len(d.Failures(key)) + 1; ; n++ {
+	for n := len(d.Failures(key, false)) + 1; ; n++ {
 		err := lustre.WriteNew(filepath.Join(dir, fmt.Sprintf("attempt-%d.json", n)), append(data, '\n'))
 		if err == nil {
 			return n, nil

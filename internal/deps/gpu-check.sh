@@ -40,4 +40,19 @@ fi
 # ORT loads the provider libraries from the core library's folder.
 export LD_LIBRARY_PATH="$route${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 cd "$root"
+
+# The run report's GPU telemetry against the real NVML: a tiny job with the CUDA provider first
+# (falling back to the CPU if the CUDA libraries are missing: the rank is still bound to the GPU
+# and sampled), then its report must hold the GPU's name and at least one sample.
+tele=$(mktemp -d)
+ffmpeg -nostdin -loglevel error -f lavfi -i testsrc=s=320x240:r=25 -frames:v 25 -pix_fmt yuv420p "$tele/clip.mp4"
+bin/facefusion run --execution-providers cuda cpu --onnxruntime-library "$route/libonnxruntime.so.1" \
+	-s "$cache/samples/astronaut.png" -t "$tele/clip.mp4" -o "$tele/out.mp4" --report-path "$tele/report.json" --log-level warn >/dev/null
+if ! grep -q '"available": true' "$tele/report.json" || ! grep -Eq '"samples": [1-9]' "$tele/report.json"; then
+	echo "gpu-check: the run report has no GPU telemetry:" >&2
+	cat "$tele/report.json" >&2
+	exit 1
+fi
+echo "gpu-check: run report telemetry: $(grep -E '"(name|samples|utilization_max|memory_used_max_bytes|power_max_watts|temperature_max_celsius)"' "$tele/report.json" | tr -d ' \n')" >&2
+rm -f "$tele/clip.mp4" "$tele/out.mp4" "$tele/report.json" && rmdir "$tele"
 exec go run ./internal/deps/gpucheck -library "$route/libonnxruntime.so.1" -device "${GPU_DEVICE:-0}" -blazeface "$cache/models/blazeface_front_128.onnx"

@@ -21,12 +21,15 @@ import (
 	"sync/atomic"
 	"time"
 
+	dto "github.com/prometheus/client_model/go"
+
 	"github.com/facefusion-hpc/facefusion/collective"
 	"github.com/facefusion-hpc/facefusion/internal/face"
 	"github.com/facefusion-hpc/facefusion/internal/facemodel"
 	"github.com/facefusion-hpc/facefusion/internal/fault"
 	"github.com/facefusion-hpc/facefusion/internal/job"
 	"github.com/facefusion-hpc/facefusion/internal/logging"
+	"github.com/facefusion-hpc/facefusion/internal/metrics"
 	"github.com/facefusion-hpc/facefusion/internal/pipeline"
 	"github.com/facefusion-hpc/facefusion/internal/progress"
 	"github.com/facefusion-hpc/facefusion/internal/raster"
@@ -88,9 +91,10 @@ type Result struct {
 	Err    string     `json:",omitempty"`
 	Kind   fault.Kind `json:",omitempty"`
 
-	Done           []lustre.Chunk `json:",omitempty"` // the chunks this rank finished this attempt
-	Stopped        bool           `json:",omitempty"` // a signal stopped it; its chunk in flight was discarded
-	CheckpointWork float64        // seconds spent hashing segments and writing journals/manifest
+	Done           []lustre.Chunk    `json:",omitempty"` // the chunks this rank finished this attempt
+	Stopped        bool              `json:",omitempty"` // a signal stopped it; its chunk in flight was discarded
+	CheckpointWork float64           // seconds spent hashing segments and writing journals/manifest
+	Stats          lustre.RankReport // the rank's share for the run report: counts, stage times, GPU
 
 	// Rank 0's decision for a stopped job, broadcast so that every rank exits with one code.
 	StopReason string `json:",omitempty"` // JOB_DIR/STOP: "rank N: SIGUSR1", "deadline", …
@@ -105,11 +109,24 @@ type Options struct {
 	NewProgress pipeline.ProgressFunc
 	// Done, when set, receives rank 0's run report once the output is in place.
 	Done func(*lustre.Report)
+	// GPU is this rank's GPU binding (rank.Identify), sampled through NVML for the run report;
+	// nil when the job runs on CPU providers.
+	GPU *rank.Binding
+	// ExtraMetrics, when set, adds families to every write of rank 0's metrics file
+	// (metrics_path): a caller's own gauges, such as a batch's targets done.
+	ExtraMetrics func() []*dto.MetricFamily
 	// SkipDone: an existing output whose run report records this same job (same fingerprint) is
 	// not an error but the job done: Run returns *AlreadyDone (batch-run's idempotence). It is
 	// checked again once the job folder is claimed, so of two runs racing for one job, the later
 	// never redoes the earlier's work.
 	SkipDone bool
+}
+
+func (o Options) extraMetrics() []*dto.MetricFamily {
+	if o.ExtraMetrics == nil {
+		return nil
+	}
+	return o.ExtraMetrics()
 }
 
 // AlreadyDone is Run's answer (on every rank) when Options.SkipDone found the job's output in
@@ -131,15 +148,18 @@ func Run(ctx context.Context, comm collective.Comm, cfg job.Config, opt Options)
 	var plan Plan
 	var models *pipeline.Models
 	var ck *checkpointer
+	var rec *runRecord // rank 0's: the run report and the final metrics
 	if me == 0 {
+		rec = &runRecord{cfg: cfg, opt: opt, ranks: comm.Size(), start: time.Now(), plan: &plan}
 		var err error
 		models, ck, err = planJob(ctx, cfg, comm.Size(), &plan, log, opt.SkipDone)
 		if errors.Is(err, errAlreadyDone) {
 			plan, err = Plan{AlreadyDone: true}, nil
 		}
 		if err != nil {
-			plan = Plan{Err: err.Error(), Kind: fault.KindOf(err)}
+			plan = Plan{Err: err.Error(), Kind: fault.KindOf(err), JobDir: plan.JobDir, Frames: plan.Frames, Chunks: plan.Chunks}
 		}
+		rec.ck = ck
 		// Whatever way Run ends, the claim is given back and the heartbeat stops; the normal
 		// ends do it first (end is idempotent), with the right verdict on the folder.
 		defer ck.end(true, log)
@@ -149,6 +169,12 @@ func Run(ctx context.Context, comm collective.Comm, cfg job.Config, opt Options)
 		return "", err
 	}
 	printed := me == 0 && plan.Err != "" && ctx.Err() == nil && say(opt, plan.Err)
+	var planErr error
+	if me == 0 && plan.Err != "" {
+		// Written before the broadcast: a launcher kills rank 0 once another rank exits non-zero.
+		planErr = reported(printed, &fault.Error{Kind: plan.Kind, Err: errors.New(plan.Err)})
+		rec.write(ctx, planErr, log)
+	}
 	if data, err = collective.BcastBytes(comm, 0, data); err != nil {
 		return "", fault.AsInternal(fmt.Errorf("broadcasting the plan: %w", err))
 	}
@@ -159,7 +185,7 @@ func Run(ctx context.Context, comm collective.Comm, cfg job.Config, opt Options)
 	}
 	if plan.Err != "" {
 		if me == 0 {
-			return "", reported(printed, &fault.Error{Kind: plan.Kind, Err: errors.New(plan.Err)})
+			return "", planErr
 		}
 		return "", &RemoteError{Kind: plan.Kind}
 	}
@@ -175,7 +201,11 @@ func Run(ctx context.Context, comm collective.Comm, cfg job.Config, opt Options)
 			models, err = loadModels(cfg, &plan)
 		}
 	}
+	if me == 0 && err != nil {
+		rec.write(ctx, err, log) // before agree lets the other ranks exit
+	}
 	if err := agree(comm, err); err != nil {
+		rec.write(ctx, err, log) // another rank's: its line is in the log, not here
 		ck.end(true, log)
 		return "", err
 	}
@@ -185,6 +215,7 @@ func Run(ctx context.Context, comm collective.Comm, cfg job.Config, opt Options)
 	stopWatch := watchStops(ctx, cfg, me, &plan, jd, log)
 	var res Result
 	res.Rank = me
+	began, gpu := time.Now(), startGPU(opt)
 	if plan.Image {
 		if me == 0 {
 			var line string
@@ -195,6 +226,10 @@ func Run(ctx context.Context, comm collective.Comm, cfg job.Config, opt Options)
 	} else {
 		res, err = encodeShare(ctx, comm, cfg, models, &plan, jd, opt, ck)
 	}
+	if plan.Image && me == 0 && err == nil {
+		res.Frames = 1
+	}
+	res.Stats = rankStats(me, models, &res, began, gpu.Stop())
 	if err != nil {
 		res.Err, res.Kind = err.Error(), fault.KindOf(err)
 		if !plan.Image && jd.CurrentAttemptID() == plan.AttemptID { // a straggler must not fail a newer attempt
@@ -210,9 +245,17 @@ func Run(ctx context.Context, comm collective.Comm, cfg job.Config, opt Options)
 		return "", fault.AsInternal(fmt.Errorf("gathering results: %w", gerr))
 	}
 	final := Result{}
+	var endErr error // rank 0's: what Run returns there
 	if me == 0 {
-		final = finish(ctx, cfg, &plan, jd, all, log, ck, opt.Done)
+		final = finish(ctx, cfg, &plan, jd, all, log, ck, rec)
 		printed = final.Err != "" && (final.Stopped || ctx.Err() == nil) && say(opt, final.Err)
+		switch {
+		case final.Stopped:
+			endErr = &Stopped{Msg: final.Err, Remote: printed, Next: final.Next}
+		case final.Err != "":
+			endErr = reported(printed, &fault.Error{Kind: final.Kind, Err: errors.New(final.Err)})
+		}
+		rec.write(ctx, endErr, log) // before the broadcast lets the other ranks exit
 	}
 	ck.end(final.Err != "" && !final.Stopped, log)
 	fb, _ := json.Marshal(&final)
@@ -220,13 +263,16 @@ func Run(ctx context.Context, comm collective.Comm, cfg job.Config, opt Options)
 		return "", fault.AsInternal(fmt.Errorf("broadcasting the outcome: %w", err))
 	}
 	json.Unmarshal(fb, &final)
+	if me == 0 {
+		if endErr != nil {
+			return "", endErr
+		}
+		return cfg.OutputPath, nil
+	}
 	if final.Stopped {
-		return "", &Stopped{Msg: final.Err, Remote: me != 0 || printed, Next: final.Next}
+		return "", &Stopped{Msg: final.Err, Remote: true, Next: final.Next}
 	}
 	if final.Err != "" {
-		if me == 0 {
-			return "", reported(printed, &fault.Error{Kind: final.Kind, Err: errors.New(final.Err)})
-		}
 		return "", &RemoteError{Kind: final.Kind}
 	}
 	return cfg.OutputPath, nil
@@ -410,7 +456,7 @@ func planSetup(ctx context.Context, cfg job.Config, ranks int, p *Plan, skipDone
 	_, statErr := os.Lstat(cfg.OutputPath)
 	doneCheck := skipDone && statErr == nil && !pipeline.IsImagePath(cfg.TargetPath)
 	if !doneCheck {
-		if err := pipeline.CheckOutput(cfg.OutputPath, cfg.Force); err != nil {
+		if err := pipeline.CheckOutput(cfg); err != nil {
 			return nil, "", err
 		}
 	}
@@ -456,11 +502,16 @@ func planSetup(ctx context.Context, cfg job.Config, ranks int, p *Plan, skipDone
 			if err != nil {
 				return nil, "", err
 			}
-			if err := sameJobDone(cfg, fp); err != nil {
+			// Only "done" is final here: an output without its report yet may be another run's
+			// between its output's rename and its report's write; that is decided once the job
+			// folder is claimed (busy while the other run holds it), in planJob.
+			if err := sameJobDone(cfg, fp); errors.Is(err, errAlreadyDone) {
 				return nil, "", err
 			}
-			if err := pipeline.CheckOutput(cfg.OutputPath, cfg.Force); err != nil { // --force: the folder is writable
-				return nil, "", err
+			if cfg.Force {
+				if err := pipeline.CheckOutput(cfg); err != nil { // the folder is writable
+					return nil, "", err
+				}
 			}
 		}
 	}
@@ -547,7 +598,25 @@ func encodeShare(ctx context.Context, comm collective.Comm, cfg job.Config, m *p
 	// Progress: rank 0 shows every rank's frames, read from their progress files, so no rank
 	// waits for another to report. Rank 0's reporter also merges the journals on its cadence.
 	var done atomic.Int64
-	stopReport := startReporting(ctx, comm, jd, p, opt, &done, func() {
+	var live func([]int64)
+	if me == 0 && cfg.MetricsPath != "" {
+		// The metrics file while the job runs: every rank's frames, from the progress files
+		// rank 0 reads anyway, every few seconds. A write that fails is one warning.
+		var last time.Time
+		warned := false
+		live = func(frames []int64) {
+			if time.Since(last) < metricsEvery {
+				return
+			}
+			last = time.Now()
+			err := metrics.Write(cfg.MetricsPath, metrics.Progress(metrics.JobLabel(cfg.OutputPath), p.Frames.Len(), frames, last), opt.extraMetrics())
+			if err != nil && !warned {
+				warned = true
+				log.Warnf("the metrics file %s could not be written: %v", cfg.MetricsPath, err)
+			}
+		}
+	}
+	stopReport := startReporting(ctx, comm, jd, p, opt, &done, live, func() {
 		if err := ck.tick(); err != nil {
 			cancel(err)
 		}
@@ -704,7 +773,7 @@ func watchFlags(ctx context.Context, jd *lustre.JobDir, attempt string, cancel c
 
 // startReporting writes this rank's progress file once a second; on rank 0 it also feeds the
 // sum over all ranks into the progress display.
-func startReporting(ctx context.Context, comm collective.Comm, jd *lustre.JobDir, p *Plan, opt Options, done *atomic.Int64, checkpoint func()) func() {
+func startReporting(ctx context.Context, comm collective.Comm, jd *lustre.JobDir, p *Plan, opt Options, done *atomic.Int64, live func([]int64), checkpoint func()) func() {
 	me := comm.Rank()
 	os.MkdirAll(filepath.Dir(jd.Progress(me)), 0o755)
 	var show progress.Counter = progress.Nop{}
@@ -735,11 +804,17 @@ func startReporting(ctx context.Context, comm collective.Comm, jd *lustre.JobDir
 		}
 		checkpoint()
 		total := mine
+		frames := make([]int64, comm.Size())
+		frames[0] = mine
 		for r := 1; r < comm.Size(); r++ {
 			if b, err := os.ReadFile(jd.Progress(r)); err == nil {
 				n, _ := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
 				total += n
+				frames[r] = n
 			}
+		}
+		if live != nil {
+			live(frames)
 		}
 		if total > shown {
 			show.Add(int(total - shown))
@@ -769,7 +844,7 @@ func startReporting(ctx context.Context, comm collective.Comm, jd *lustre.JobDir
 
 // finish is rank 0's end of an attempt: check every rank's result, checkpoint what they
 // finished, and, when every chunk is done, join, mux and commit.
-func finish(ctx context.Context, cfg job.Config, p *Plan, jd *lustre.JobDir, all [][]byte, log *logging.Logger, ck *checkpointer, done func(*lustre.Report)) Result {
+func finish(ctx context.Context, cfg job.Config, p *Plan, jd *lustre.JobDir, all [][]byte, log *logging.Logger, ck *checkpointer, rec *runRecord) Result {
 	fail := func(err error) Result { return Result{Err: err.Error(), Kind: fault.KindOf(err)} }
 	var first *Result // the first real cause; a rank stopped by another's failure is not one
 	var recs []lustre.Chunk
@@ -781,6 +856,7 @@ func finish(ctx context.Context, cfg job.Config, p *Plan, jd *lustre.JobDir, all
 			return fail(fault.AsInternal(fmt.Errorf("decoding a rank's result: %w", err)))
 		}
 		recs = append(recs, r.Done...)
+		rec.perRank = append(rec.perRank, r.Stats)
 		stopped = stopped || r.Stopped
 		work += r.CheckpointWork
 		remote := r.Err == (&RemoteError{}).Error()
@@ -793,6 +869,7 @@ func finish(ctx context.Context, cfg job.Config, p *Plan, jd *lustre.JobDir, all
 		if first != nil {
 			return Result{Err: first.Err, Kind: first.Kind}
 		}
+		rec.hashOutput(log)
 		return Result{}
 	}
 	// The checkpoint round of the attempt's end: what the ranks gathered goes into the manifest.
@@ -870,8 +947,11 @@ func finish(ctx context.Context, cfg job.Config, p *Plan, jd *lustre.JobDir, all
 	defer os.Remove(final)
 	joinStart := time.Now() // the serial tail of a run: the benchmark reports its share
 	err = video.Concat(ctx, cfg.TempDir(), segs, joined)
+	rec.perRank[0].StageSeconds["concat"] = time.Since(joinStart).Seconds()
 	if err == nil {
+		muxStart := time.Now()
 		err = video.Mux(ctx, joined, cfg.TargetPath, video.FrameSpan(p.Map.Start, p.Map.End, p.Map.In), final, pipeline.AudioOptions(cfg))
+		rec.perRank[0].StageSeconds["mux"] = time.Since(muxStart).Seconds()
 	}
 	if err != nil {
 		if ctx.Err() != nil {
@@ -887,13 +967,11 @@ func finish(ctx context.Context, cfg job.Config, p *Plan, jd *lustre.JobDir, all
 		return fail(err)
 	}
 	log.Infof("%d frames in %d chunks joined into %s (concat and mux %.2f s)", frames, len(p.Chunks), cfg.OutputPath, time.Since(joinStart).Seconds())
-	rep := lustre.NewReport(ck.m, cfg.OutputPath, jd.Path)
-	if err := rep.Write(); err != nil {
-		log.Warnf("the output is in place, but its run report could not be written: %v", err)
-	}
-	if done != nil {
-		done(rep)
-	}
+	// The report right after the rename, before the job folder (and its claim) goes: a run of
+	// this job that claims the folder next finds the output with its report (batch-run's
+	// "already done"). Nothing after the rename can fail the job.
+	rec.hashOutput(log)
+	rec.write(ctx, nil, log)
 	if cfg.KeepSegments {
 		if err := ck.save(nil, lustre.Complete); err != nil {
 			log.Warnf("%v", err)

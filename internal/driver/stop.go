@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/facefusion-hpc/facefusion/internal/fault"
 	"github.com/facefusion-hpc/facefusion/internal/job"
 	"github.com/facefusion-hpc/facefusion/internal/logging"
 	"github.com/facefusion-hpc/facefusion/internal/slurm"
@@ -147,6 +148,47 @@ func stopResult(cfg job.Config, reason string, newChunks, done, chunks, doneFram
 	}
 	return Result{Stopped: true, Err: msg, StopReason: reason, NewChunks: newChunks, Next: next,
 		StopWords: fmt.Sprintf("%s by %s: %s", verb, by, next.words())}
+}
+
+// ExitCode is the exit code of a stop followed by n, from fault's one table.
+func (n Next) ExitCode() int {
+	switch n {
+	case Requeue:
+		return fault.ExitCheckpointed
+	case NoRequeue:
+		return fault.ExitNoRequeue
+	}
+	return fault.ExitCancelled
+}
+
+// ExitStatus is the exit code of a process whose Run (or command) ended with err under ctx (the
+// context main cancels with a Signal): main exits with it and rank 0's run report records it.
+// A signal that came first decides the code of a failure after it; where rank 0 could not decide
+// for the job (in setup), there is no count of new chunks to say a requeue would help, so
+// SIGUSR1 gives 76, never 75.
+func ExitStatus(ctx context.Context, err error) int {
+	if err == nil {
+		return fault.ExitOK
+	}
+	var stopped *Stopped
+	if errors.As(err, &stopped) {
+		return stopped.Next.ExitCode()
+	}
+	var printed *Reported
+	if errors.As(err, &printed) {
+		return fault.ExitCode(fault.KindOf(printed.Err))
+	}
+	if ctx.Err() != nil {
+		if signalName(ctx) == "SIGUSR1" {
+			return fault.ExitNoRequeue
+		}
+		return fault.ExitCancelled
+	}
+	var remote *RemoteError
+	if errors.As(err, &remote) {
+		return fault.ExitCode(remote.Kind)
+	}
+	return fault.ExitCode(fault.KindOf(err))
 }
 
 // words are what the README's exit-code table, the log and status call each outcome (main

@@ -53,3 +53,36 @@ func KindOf(err error) Kind {
 	}
 	return Internal
 }
+
+// The exit codes, one table for the program, its run report and the README ("Exit codes");
+// Slurm records them. main exits with them and the driver writes them into the run report, so
+// the two cannot disagree.
+const (
+	ExitOK           = 0
+	ExitInternal     = 1   // a runtime failure: ffmpeg or ONNX Runtime failed, an I/O error
+	ExitUsage        = 2   // a bad flag, config key or value; an existing output without --force
+	ExitInput        = 3   // a source or target that cannot be used
+	ExitEnvironment  = 4   // a missing model, runtime library or tool: fetch or install it
+	ExitBusy         = 5   // the job is already running elsewhere (its job folder is claimed)
+	ExitBatchFailed  = 6   // batch-run: a target failed (recorded, retried by a later run); the others are done
+	ExitCheckpointed = 75  // stopped by SIGUSR1 or its own clock after progress, restarts left: the batch script requeues it (EX_TEMPFAIL)
+	ExitNoRequeue    = 76  // stopped by SIGUSR1 or its own clock, checkpointed, but a requeue would not help (no progress, or max_restarts reached)
+	ExitCancelled    = 130 // stopped by SIGINT or SIGTERM (the user, scancel, Slurm's requeue or preemption); finished chunks are checkpointed too
+)
+
+// ExitCode is the exit code of a failure of kind k.
+func ExitCode(k Kind) int {
+	switch k {
+	case Usage:
+		return ExitUsage
+	case Input:
+		return ExitInput
+	case Environment:
+		return ExitEnvironment
+	case Cancelled:
+		return ExitCancelled
+	case Busy:
+		return ExitBusy
+	}
+	return ExitInternal
+}

@@ -78,6 +78,11 @@ type Config struct {
 	LogLevel string `toml:"log_level" fingerprint:"operational"`
 	TempPath string `toml:"temp_path" fingerprint:"operational"`
 
+	// Where the run report and the Prometheus textfile go ("": OUTPUT.report.json beside the
+	// output; no metrics file): records of the run, not of its frames.
+	ReportPath  string `toml:"report_path" fingerprint:"operational"`
+	MetricsPath string `toml:"metrics_path" fingerprint:"operational"`
+
 	Models
 	// facefusion batch-run's keys (run refuses them).
 	Batch `fingerprint:"operational"`

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/facefusion-hpc/facefusion/infer"
 	"github.com/facefusion-hpc/facefusion/internal/face"
@@ -162,6 +163,7 @@ type analyser struct {
 	faces []facemodel.Face
 	refs  []infer.FaceRef
 	embs  []facemodel.Embedding
+	st    *Stats // nil for rank 0's analysis of the source and the reference: no frame of the target
 }
 
 func (m *Models) newAnalyser(withEmbeddings bool) (*analyser, error) {
@@ -210,10 +212,14 @@ func (a *analyser) close() {
 // analyser has a recognizer.
 func (a *analyser) analyse(img *raster.Image) ([]facemodel.Face, error) {
 	a.faces = a.faces[:0]
+	start := time.Now()
 	dets, err := a.det.Detect(img, a.cfg.FaceDetectorScore)
+	a.st.since(StageDetect, start)
 	if err != nil {
 		return nil, err
 	}
+	a.st.add(facesFound, len(dets))
+	start = time.Now()
 	for _, d := range dets {
 		f := facemodel.Face{Box: d.Box, Score: d.Score, Five: d.Five}
 		if a.fan != nil {
@@ -231,7 +237,9 @@ func (a *analyser) analyse(img *raster.Image) ([]facemodel.Face, error) {
 		}
 		a.faces = append(a.faces, f)
 	}
+	a.st.since(StageLandmarks, start)
 	if a.rec != nil && len(a.faces) > 0 {
+		start = time.Now() // the recognizer is part of finding faces: the detect stage
 		a.refs = a.refs[:0]
 		for i := range a.faces {
 			a.refs = append(a.refs, infer.FaceRef{Frame: img, Five: a.faces[i].Five})
@@ -243,6 +251,7 @@ func (a *analyser) analyse(img *raster.Image) ([]facemodel.Face, error) {
 		for i := range a.faces {
 			a.faces[i].Embedding = a.embs[i]
 		}
+		a.st.since(StageDetect, start)
 	}
 	return a.faces, nil
 }
@@ -270,15 +279,17 @@ type modelWorker struct {
 	items    []infer.FaceRef
 	lms      []face.Landmarks68
 	faced    int // frames in which a face was selected for the processors (framesWithFaces)
+	st       *Stats
 }
 
 func (m *Models) newModelWorker() (*modelWorker, error) {
 	cfg := m.cfg
-	w := &modelWorker{cfg: cfg, sel: selector(cfg), ref: m.reference}
+	w := &modelWorker{cfg: cfg, sel: selector(cfg), ref: m.reference, st: m.stats}
 	var err error
 	if w.an, err = m.newAnalyser(cfg.FaceSelectorMode == "reference"); err != nil {
 		return nil, err
 	}
+	w.an.st = m.stats
 	fail := func(err error) (*modelWorker, error) { w.Close(); return nil, fault.AsEnvironment(err) }
 	if cfg.Swaps() {
 		if cfg.FaceSwapperModel == "classic" {
@@ -317,6 +328,7 @@ func (w *modelWorker) Close() {
 }
 
 func (w *modelWorker) framesWithFaces() int { return w.faced }
+func (w *modelWorker) stats() *Stats        { return w.st }
 
 // BatchSize is how many consecutive frames the worker takes at once.
 func (w *modelWorker) BatchSize() int { return batchSize(w.cfg) }
@@ -341,6 +353,7 @@ func (w *modelWorker) ProcessBatch(frames []*raster.Image) error {
 		}
 	}
 	for _, p := range w.cfg.Processors {
+		start := time.Now()
 		switch {
 		case p == job.ProcessorSwap && w.classic != nil:
 			for i := range w.items {
@@ -354,7 +367,14 @@ func (w *modelWorker) ProcessBatch(frames []*raster.Image) error {
 			if err := w.enhancer.Enhance(w.items); err != nil {
 				return err
 			}
+			w.st.since(StageEnhance, start)
+			w.st.add(facesEnhanced, len(w.items))
+			continue
+		default:
+			continue
 		}
+		w.st.since(StageSwap, start)
+		w.st.add(facesSwapped, len(w.items))
 	}
 	return nil
 }

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
+	"sync"
 
 	"github.com/facefusion-hpc/facefusion/internal/fault"
 	"github.com/facefusion-hpc/facefusion/internal/job"
@@ -13,6 +15,9 @@ import (
 
 // videoExtensions is what a user is told to use instead of an extension ffmpeg cannot write.
 const videoExtensions = ".mp4, .mkv, .mov …"
+
+// formatsChecked are the outputs CheckOutputFormat passed in this process, by what it checked.
+var formatsChecked sync.Map
 
 // CheckOutputFormat refuses, before the first frame, an output that could not be written: an
 // image target needs an image output and a video target a video one, and ffmpeg must be able
@@ -38,7 +43,15 @@ func CheckOutputFormat(ctx context.Context, cfg job.Config, info *video.Info) er
 		audio = cfg.TargetPath
 	}
 	opt := EncodeOptions(cfg, info)
+	// What the check depends on, all of it: a batch of targets alike (batch-run) checks once.
+	key := fmt.Sprintf("%s|%+v|%s|%+v", strings.ToLower(ext), opt, info.AudioCodec, AudioOptions(cfg))
+	if _, ok := formatsChecked.Load(key); ok {
+		return nil
+	}
 	err := video.CheckOutput(ctx, cfg.TempDir(), out, opt, audio, AudioOptions(cfg))
+	if err == nil {
+		formatsChecked.Store(key, true)
+	}
 	var oe *video.OutputError
 	if !errors.As(err, &oe) {
 		return fault.AsInternal(err) // nil, or the check itself could not run (a cancel, no temp folder)

@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/facefusion-hpc/facefusion/infer"
 	"github.com/facefusion-hpc/facefusion/internal/face"
@@ -33,13 +35,14 @@ type Models struct {
 	// FaceFusion's models: the source identity and the reference face (rank 0 finds them).
 	sourceEmbedding *facemodel.Embedding
 	reference       *facemodel.Embedding
+	stats           *Stats // every worker's and every EncodeRange's counts and stage times
 }
 
 // LoadModels initialises ONNX Runtime and loads the landmarker; every missing file is an
 // Environment fault naming the file and what to do.
 func LoadModels(cfg job.Config) (*Models, error) {
 	if !cfg.Swaps() && !cfg.Enhances() {
-		return &Models{cfg: cfg}, nil // frames pass through: no model, no runtime
+		return &Models{cfg: cfg, stats: new(Stats)}, nil // frames pass through: no model, no runtime
 	}
 	for _, p := range defaultModelFiles(cfg) {
 		if st, err := os.Stat(p); err != nil || st.Size() == 0 {
@@ -67,14 +70,44 @@ func LoadModels(cfg job.Config) (*Models, error) {
 			return nil, fault.AsEnvironment(fmt.Errorf("%s", r.Detail))
 		}
 	}
-	m := &Models{cfg: cfg}
+	m := &Models{cfg: cfg, stats: new(Stats)}
 	if cfg.FaceLandmarkerModel != "dlib_68" {
 		return m, nil
 	}
-	if m.lm, err = landmark.Load(cfg.ModelPath(job.DlibFile)); err != nil {
+	if m.lm, err = loadPredictor(cfg.ModelPath(job.DlibFile)); err != nil {
 		return nil, fault.AsEnvironment(err)
 	}
 	return m, nil
+}
+
+// predictors are the landmark models loaded in this process, by file (path, size and
+// modification time): batch-run's targets share one (its load is most of a job's start-up).
+// A predictor is read-only once loaded.
+var predictors struct {
+	sync.Mutex
+	by map[string]*landmark.Predictor
+}
+
+func loadPredictor(path string) (*landmark.Predictor, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return landmark.Load(path) // its error names the file and what to do
+	}
+	key := fmt.Sprintf("%s|%d|%d", path, st.Size(), st.ModTime().UnixNano())
+	predictors.Lock()
+	defer predictors.Unlock()
+	if p, ok := predictors.by[key]; ok {
+		return p, nil
+	}
+	p, err := landmark.Load(path)
+	if err != nil {
+		return nil, err
+	}
+	if predictors.by == nil {
+		predictors.by = map[string]*landmark.Predictor{}
+	}
+	predictors.by[key] = p
+	return p, nil
 }
 
 // UseSource prepares the swapper's source from an analysed source image (on every rank, from
@@ -103,10 +136,13 @@ func noFace(p string, cfg job.Config) error {
 	return fault.AsInput(fmt.Errorf("source %s: no face found (detector score ≥ %g): use a photo with a clear, frontal face, or lower --face-detector-score", p, cfg.FaceDetectorScore))
 }
 
+// Stats are the counts and stage times of the workers m made and of the ranges they encoded.
+func (m *Models) Stats() *Stats { return m.stats }
+
 // NewWorker returns a frame worker with its own detector and swapper buffers.
 func (m *Models) NewWorker() (Worker, error) {
 	if !m.cfg.Swaps() && !m.cfg.Enhances() {
-		return passWorker{}, nil
+		return passWorker{st: m.stats}, nil
 	}
 	return m.newModelWorker()
 }
@@ -143,9 +179,18 @@ func IsImagePath(p string) bool {
 	return false
 }
 
+// ReportFile is where the run report of cfg goes: report_path, else beside the output.
+func ReportFile(cfg job.Config) string {
+	if cfg.ReportPath != "" {
+		return cfg.ReportPath
+	}
+	return lustre.ReportPath(cfg.OutputPath)
+}
+
 // CheckOutput refuses an existing output without force and an unwritable output folder,
 // before any work is done.
-func CheckOutput(path string, force bool) error {
+func CheckOutput(cfg job.Config) error {
+	path, force := cfg.OutputPath, cfg.Force
 	if st, err := os.Stat(path); err == nil {
 		if st.IsDir() {
 			return fault.AsUsage(fmt.Errorf("output %s is a folder: give a file name", path))
@@ -154,11 +199,22 @@ func CheckOutput(path string, force bool) error {
 			return fault.AsUsage(fmt.Errorf("output %s already exists: pass --force to overwrite it, or choose another -o", path))
 		}
 	}
-	// The run report beside a video's output is written too: never over a file without --force.
-	if rep := lustre.ReportPath(path); !force && !IsImagePath(path) {
-		if _, err := os.Lstat(rep); err == nil {
-			return fault.AsUsage(fmt.Errorf("output %s: its run report %s already exists: pass --force to overwrite both, or choose another -o", path, rep))
+	// The run's records go into folders that must exist: said now, not after the last frame.
+	for _, f := range []struct{ flag, path string }{{"--report-path", cfg.ReportPath}, {"--metrics-path", cfg.MetricsPath}} {
+		if f.path == "" {
+			continue
 		}
+		if st, err := os.Stat(filepath.Dir(f.path)); err != nil || !st.IsDir() {
+			return fault.AsUsage(fmt.Errorf("%s %s: the folder %s does not exist: create it, or give a path in a folder that exists", f.flag, f.path, filepath.Dir(f.path)))
+		}
+		if st, err := os.Stat(f.path); err == nil && st.IsDir() {
+			return fault.AsUsage(fmt.Errorf("%s %s is a folder: give a file name", f.flag, f.path))
+		}
+	}
+	// The run report is written too: never over a file without --force, unless it is the
+	// report of a run of this program that did not finish (a failed or stopped attempt's).
+	if rep := ReportFile(cfg); !force && !lustre.Replaceable(rep) {
+		return fault.AsUsage(fmt.Errorf("output %s: its run report %s already exists: pass --force to overwrite both, or choose another -o (or --report-path)", path, rep))
 	}
 	dir := filepath.Dir(path)
 	f, err := os.CreateTemp(dir, ".facefusion-write-check-*")
@@ -175,10 +231,7 @@ func CheckOutput(path string, force bool) error {
 // and inode, so a symlink or a hard link to an input is caught too; an output that does not
 // exist yet cannot be an input.
 func CheckOutputIsNoInput(cfg job.Config) error {
-	written := []string{cfg.OutputPath}
-	if !IsImagePath(cfg.TargetPath) {
-		written = append(written, lustre.ReportPath(cfg.OutputPath)) // the run report beside it
-	}
+	written := []string{cfg.OutputPath, ReportFile(cfg)} // and the run report
 	inputs := append([]string{cfg.TargetPath}, cfg.SourcePaths...)
 	for _, w := range written {
 		out, err := os.Stat(w)
@@ -378,7 +431,8 @@ func EncodeRange(ctx context.Context, cfg job.Config, info *video.Info, src *Fra
 		return 0, 0, fault.AsUsage(err)
 	}
 	before := framesWithFaces(workers) // the workers carry their counts from earlier chunks
-	n, err = Stream(ctx, pw, ph, inputSource{ctx, upTo{src, end}}, enc, workers, prog)
+	st := statsOf(workers)
+	n, err = Stream(ctx, pw, ph, timedSource{inputSource{ctx, upTo{src, end}}, st}, timedSink{enc, st}, workers, prog)
 	if err != nil {
 		cancel()
 		enc.Close()
@@ -398,7 +452,9 @@ func EncodeRange(ctx context.Context, cfg job.Config, info *video.Info, src *Fra
 // returns the log line of FaceReport; with fail_if_no_face an image without a face is an
 // error, and nothing is written.
 func (m *Models) RunImage(ctx context.Context, cfg job.Config) (string, error) {
+	start := time.Now()
 	img, err := raster.Load(cfg.TargetPath)
+	m.stats.since(StageDecode, start)
 	if err != nil {
 		return "", fault.AsInput(fmt.Errorf("target %w: give a readable PNG or JPEG, or a video", err))
 	}
@@ -418,6 +474,7 @@ func (m *Models) RunImage(ctx context.Context, cfg job.Config) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	defer m.stats.since(StageEncode, time.Now())
 	return line, writeImage(ctx, cfg, img, opt)
 }
 

@@ -3,9 +3,21 @@ package pipeline
 import "github.com/facefusion-hpc/facefusion/internal/raster"
 
 // passWorker leaves frames untouched (processors = none).
-type passWorker struct{}
+type passWorker struct{ st *Stats }
 
 func (passWorker) Process(*raster.Image) error { return nil }
+func (w passWorker) stats() *Stats             { return w.st }
+
+// statsOf is the Stats the workers (all made by one Models) count into; nil when they count
+// nowhere.
+func statsOf(ws []Worker) *Stats {
+	for _, w := range ws {
+		if s, ok := w.(interface{ stats() *Stats }); ok {
+			return s.stats()
+		}
+	}
+	return nil
+}
 
 // faceCounter is a worker that counts the frames in which it selected at least one face for
 // the processors (swapped or enhanced). A worker serves many chunks: the count only grows.

@@ -1,0 +1,196 @@
+package main
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+
+	"github.com/facefusion-hpc/facefusion/internal/driver"
+	"github.com/facefusion-hpc/facefusion/lustre"
+)
+
+// readReport reads the run report at path.
+func readReport(t *testing.T, path string) *lustre.Report {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("run report: %v", err)
+	}
+	var r lustre.Report
+	if err := json.Unmarshal(b, &r); err != nil {
+		t.Fatalf("run report %s: %v\n%s", path, err, b)
+	}
+	return &r
+}
+
+// checkReportEnd asserts the report beside out says how the run ended: its outcome, the exit
+// status the process exited with, and (for a failure) the error line the process printed.
+func checkReportEnd(t *testing.T, out string, r result, outcome string) *lustre.Report {
+	t.Helper()
+	rep := readReport(t, lustre.ReportPath(out))
+	if rep.Version != lustre.ReportVersion || rep.Outcome != outcome || rep.ExitStatus != r.code || rep.Output != out {
+		t.Errorf("report of %s: version %d, outcome %q, exit_status %d, output %q; want %d, %q, the process's %d, %q",
+			out, rep.Version, rep.Outcome, rep.ExitStatus, rep.Output, lustre.ReportVersion, outcome, r.code, out)
+	}
+	if (r.code == 0) != (rep.Error == "") || (rep.Error != "" && !strings.Contains(r.stderr, rep.Error)) {
+		t.Errorf("report of %s: error %q, the process printed:\n%s", out, rep.Error, r.stderr)
+	}
+	return rep
+}
+
+// checkRunReport validates a finished run's report field by field against what the run did:
+// the output file (size, sha256, frames), the ranks, the faces and the stages.
+func checkRunReport(t *testing.T, rep *lustre.Report, target, out string, sources []string, ranks, frames int, enhanced bool) {
+	t.Helper()
+	data, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(data)
+	host, _ := os.Hostname()
+	if rep.Target != target || !slices.Equal(rep.Sources, sources) || rep.FrameEnd-rep.FrameStart != frames ||
+		rep.OutputBytes != int64(len(data)) || rep.OutputSHA256 != hex.EncodeToString(sum[:]) ||
+		len(rep.Fingerprint) == 0 || len(rep.Attempts) != 1 || rep.Attempts[0].Ranks != ranks ||
+		rep.Ranks != ranks || !slices.Equal(rep.Hosts, []string{host}) || rep.Slurm != nil {
+		t.Errorf("report: target %q sources %v frames %d bytes %d sha256 %s fingerprint %d keys attempts %v ranks %d hosts %v slurm %v; want %q %v %d %d %x, one attempt on %d ranks, [%s], no Slurm",
+			rep.Target, rep.Sources, rep.FrameEnd-rep.FrameStart, rep.OutputBytes, rep.OutputSHA256, len(rep.Fingerprint), rep.Attempts, rep.Ranks, rep.Hosts, rep.Slurm,
+			target, sources, frames, len(data), sum, ranks, host)
+	}
+	if len(rep.PerRank) != ranks || rep.Totals == nil {
+		t.Fatalf("report: %d per-rank entries, totals %v; want %d and totals", len(rep.PerRank), rep.Totals, ranks)
+	}
+	sumFrames, sumSwapped := 0, 0
+	for i, r := range rep.PerRank {
+		sumFrames += r.Frames
+		sumSwapped += r.FacesSwapped
+		var keys []string
+		for k := range r.StageSeconds {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		want := slices.Clone(driver.ReportStages)
+		sort.Strings(want)
+		if r.Rank != i || r.Host != host || r.Frames <= 0 || r.FacesFound < r.FacesSwapped || r.FramesPerSecond <= 0 || !slices.Equal(keys, want) {
+			t.Errorf("rank %d: %+v", i, r)
+		}
+		for _, st := range driver.ReportStages {
+			v := r.StageSeconds[st]
+			ran := st != "enhance" || enhanced
+			if st == "concat" || st == "mux" {
+				ran = i == 0 // rank 0's join
+			}
+			if ran != (v > 0) || v < 0 {
+				t.Errorf("rank %d: stage %s: %g s (ran: %v)", i, st, v, ran)
+			}
+		}
+		if r.GPU == nil || r.GPU.Available || r.GPU.Reason == "" {
+			t.Errorf("rank %d: gpu %+v, want unavailable with a reason (CPU providers)", i, r.GPU)
+		}
+	}
+	if sumFrames != frames || rep.Totals.Frames != frames || rep.Totals.FacesSwapped != sumSwapped || sumSwapped == 0 || rep.Totals.FacesEnhanced != 0 {
+		t.Errorf("per-rank frames add up to %d, totals %+v; want %d frames and faces swapped", sumFrames, rep.Totals, frames)
+	}
+}
+
+// checkMetrics parses the .prom file with Prometheus's own parser and compares it with the report.
+func checkMetrics(t *testing.T, path string, rep *lustre.Report) {
+	t.Helper()
+	fams := parseMetrics(t, path)
+	if left, _ := filepath.Glob(filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")); len(left) > 0 {
+		t.Errorf("temp files left beside the metrics file: %v", left)
+	}
+	job := filepath.Base(rep.Output)
+	for name, fam := range fams {
+		if !strings.HasPrefix(name, "facefusion_") || fam.GetHelp() == "" ||
+			(fam.GetType() == dto.MetricType_COUNTER) != strings.HasSuffix(name, "_total") {
+			t.Errorf("family %s: help %q, type %v", name, fam.GetHelp(), fam.GetType())
+		}
+		for _, m := range fam.Metric {
+			if m.Label[0].GetName() != "job" || m.Label[0].GetValue() != job {
+				t.Errorf("%s: a sample without job=%q: %v", name, job, m.Label)
+			}
+		}
+	}
+	value := func(name string, labels ...string) float64 { return metricValue(t, fams, name, labels...) }
+	want := map[string]float64{
+		"facefusion_exit_status": float64(rep.ExitStatus), "facefusion_frames_planned": float64(rep.FrameEnd - rep.FrameStart),
+		"facefusion_output_bytes": float64(rep.OutputBytes), "facefusion_ranks": float64(rep.Ranks), "facefusion_job_running": 0,
+		"facefusion_attempts": float64(len(rep.Attempts)),
+	}
+	for name, v := range want {
+		if got := value(name); got != v {
+			t.Errorf("%s = %g, the report says %g", name, got, v)
+		}
+	}
+	for _, r := range rep.PerRank {
+		rk := strconv.Itoa(r.Rank)
+		for name, v := range map[string]float64{
+			"facefusion_frames_done": float64(r.Frames), "facefusion_faces_found_total": float64(r.FacesFound),
+			"facefusion_faces_swapped_total": float64(r.FacesSwapped), "facefusion_faces_enhanced_total": float64(r.FacesEnhanced),
+			"facefusion_frames_per_second": r.FramesPerSecond, "facefusion_gpu_available": 0,
+		} {
+			if got := value(name, "rank", rk); got != v {
+				t.Errorf("%s{rank=%s} = %g, the report says %g", name, rk, got, v)
+			}
+		}
+		for st, v := range r.StageSeconds {
+			if got := value("facefusion_stage_busy_seconds_total", "rank", rk, "stage", st); got != v {
+				t.Errorf("stage %s of rank %s: %g s, the report says %g", st, rk, got, v)
+			}
+		}
+	}
+}
+
+// parseMetrics parses a .prom file with Prometheus's own text parser.
+func parseMetrics(t *testing.T, path string) map[string]*dto.MetricFamily {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	p := expfmt.NewTextParser(model.UTF8Validation)
+	fams, err := p.TextToMetricFamilies(f)
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return fams
+}
+
+// metricValue is the value of the sample of family name with the labels (name, value pairs).
+func metricValue(t *testing.T, fams map[string]*dto.MetricFamily, name string, labels ...string) float64 {
+	t.Helper()
+	fam := fams[name]
+	if fam == nil {
+		t.Fatalf("no family %s", name)
+	}
+next:
+	for _, m := range fam.Metric {
+		have := map[string]string{}
+		for _, l := range m.Label {
+			have[l.GetName()] = l.GetValue()
+		}
+		for i := 0; i+1 < len(labels); i += 2 {
+			if have[labels[i]] != labels[i+1] {
+				continue next
+			}
+		}
+		if m.Counter != nil {
+			return m.Counter.GetValue()
+		}
+		return m.Gauge.GetValue()
+	}
+	t.Fatalf("no sample %s%v", name, labels)
+	return 0
+}

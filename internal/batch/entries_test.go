@@ -1,0 +1,211 @@
+package batch
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/facefusion-hpc/facefusion/internal/job"
+)
+
+// touch writes each file (its folders made) with its own name as its contents.
+func touch(t *testing.T, dir string, names ...string) {
+	t.Helper()
+	for _, n := range names {
+		p := filepath.Join(dir, n)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(n), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// batchConfig is a batch over dir with the given patterns (relative to dir).
+func batchConfig(dir, source, target, output string) job.Config {
+	c := job.Default()
+	c.Processors = []string{"face_swapper"}
+	if source == "" {
+		c.Processors = nil
+	} else {
+		c.SourcePattern = filepath.Join(dir, source)
+	}
+	c.TargetPattern = filepath.Join(dir, target)
+	c.OutputPattern = filepath.Join(dir, output)
+	return c
+}
+
+// Every source with every target, sources outermost (FaceFusion's itertools.product(sources,
+// targets)), each list sorted by name; the placeholders are FaceFusion's str.format names, with
+// {target_extension} keeping its dot in lower case; hidden files and folders are skipped.
+func TestExpand(t *testing.T) {
+	dir := t.TempDir()
+	touch(t, dir, "faces/bob.jpg", "faces/amy.png", "faces/.cal.jpg",
+		"in/y.MP4", "in/x.mov", "in/.z.mp4.part", "in/sub.mp4/inner.mp4")
+	cfg := batchConfig(dir, "faces/*", "in/*", "out/{index}-{source_name}-{target_name}{target_extension}")
+	got, err := Expand(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := func(s string) string { return filepath.Join(dir, s) }
+	want := []Entry{
+		{0, []string{p("faces/amy.png")}, p("in/x.mov"), p("out/0-amy-x.mov")},
+		{1, []string{p("faces/amy.png")}, p("in/y.MP4"), p("out/1-amy-y.mp4")},
+		{2, []string{p("faces/bob.jpg")}, p("in/x.mov"), p("out/2-bob-x.mov")},
+		{3, []string{p("faces/bob.jpg")}, p("in/y.MP4"), p("out/3-bob-y.mp4")},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("entries:\n%+v\nwant\n%+v", got, want)
+	}
+
+	// Without a swapper no source is needed: one entry a target, {source_name} empty.
+	cfg = batchConfig(dir, "", "in/*", "out/{{{target_name}}}{source_name}{target_extension}")
+	if got, err = Expand(cfg); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || got[0].Output != p("out/{x}.mov") || got[0].Sources != nil || got[1].Index != 1 {
+		t.Fatalf("entries without sources: %+v", got)
+	}
+
+	// A pattern matching nothing in a folder that exists is no entries (an empty inbox), except
+	// a source pattern when the job swaps; a folder that is not there is an error (a typo, an
+	// unmounted file system: cron must not read "nothing to do" every night).
+	if got, err = Expand(batchConfig(dir, "", "in/*.nothing", "out/{target_name}")); err != nil || len(got) != 0 {
+		t.Errorf("a target pattern matching nothing: %v, %v; want no entries", got, err)
+	}
+	if _, err = Expand(batchConfig(dir, "", "nowhere/*", "out/{target_name}")); err == nil || !strings.Contains(err.Error(), "folder") || !strings.Contains(err.Error(), "nowhere") {
+		t.Errorf("a target pattern in a folder that does not exist: %v, want an error naming the folder", err)
+	}
+	if _, err = Expand(batchConfig(dir, "nobody/*", "in/*", "out/{target_name}")); err == nil || !strings.Contains(err.Error(), "source_pattern") {
+		t.Errorf("a source pattern matching nothing with a swapper: %v, want an error naming source_pattern", err)
+	}
+	if _, err = Expand(batchConfig(dir, "", "in/[", "out/{target_name}")); err == nil || !strings.Contains(err.Error(), "target_pattern") {
+		t.Errorf("a malformed pattern: %v, want an error naming target_pattern", err)
+	}
+}
+
+// Two entries with one output are refused before any work, naming both; so are unknown
+// placeholders and unbalanced braces.
+func TestExpandRefuses(t *testing.T) {
+	dir := t.TempDir()
+	touch(t, dir, "faces/a.jpg", "faces/b.jpg", "in/x.mp4", "in/y.mp4", "in/x.mkv")
+	for _, c := range []struct {
+		source, target, output string
+		want                   []string
+	}{
+		{"", "in/*", "out/clip.mp4", []string{"out/clip.mp4", "target " + filepath.Join(dir, "in/x.mkv"), "target " + filepath.Join(dir, "in/x.mp4")}},
+		{"", "in/*", "out/{target_name}.mp4", []string{"out/x.mp4", "in/x.mkv", "in/x.mp4"}},
+		{"faces/*", "in/x.mp4", "out/{target_name}.mp4", []string{"source " + filepath.Join(dir, "faces/a.jpg"), "source " + filepath.Join(dir, "faces/b.jpg"), "{source_name}"}},
+	} {
+		_, err := Expand(batchConfig(dir, c.source, c.target, c.output))
+		if err == nil {
+			t.Errorf("%s: no error for one output from two entries", c.output)
+			continue
+		}
+		for _, w := range c.want {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("%s: %v\nwant it to name %q", c.output, err, w)
+			}
+		}
+	}
+	for pattern, want := range map[string]string{
+		"out/{name}.mp4":          "unknown placeholder {name}",
+		"out/{target_name.mp4":    "{ without its }",
+		"out/target_name}.mp4":    "} without its {",
+		"out/{Target_Name}.mp4":   "unknown placeholder {Target_Name}",
+		"out/{ target_name }.mp4": "unknown placeholder { target_name }",
+	} {
+		if _, err := Expand(batchConfig(dir, "", "in/*", pattern)); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want %q", pattern, err, want)
+		}
+	}
+}
+
+// A task of an array takes every count-th entry from its position; together the tasks take
+// each entry once; outside an array one run takes all.
+func TestShare(t *testing.T) {
+	var all []Entry
+	for i := 0; i < 7; i++ {
+		all = append(all, Entry{Index: i})
+	}
+	seen := map[int]int{}
+	for pos := 0; pos < 3; pos++ {
+		for _, e := range Share(all, pos, 3) {
+			if e.Index%3 != pos {
+				t.Errorf("task %d of 3 took entry %d", pos, e.Index)
+			}
+			seen[e.Index]++
+		}
+	}
+	for i := range all {
+		if seen[i] != 1 {
+			t.Errorf("entry %d taken %d times by the 3 tasks", i, seen[i])
+		}
+	}
+	if n := len(Share(all, 0, 1)); n != 7 {
+		t.Errorf("a 1-task array took %d of 7", n)
+	}
+	if n := len(Share(all, 0, 0)); n != 7 {
+		t.Errorf("a run outside an array took %d of 7", n)
+	}
+	if got := Share(all, 4, 10); len(got) != 1 || got[0].Index != 4 {
+		t.Errorf("task 4 of 10 over 7 entries took %+v", got)
+	}
+	if got := Share(all, 8, 10); len(got) != 0 {
+		t.Errorf("task 8 of 10 over 7 entries took %+v", got)
+	}
+}
+
+// With job_dir, each entry's job folder is its own, also for outputs of one name in two
+// folders (one target with several sources): one folder for both made the second entry busy
+// (or "another job") while the first ran or had failed, e.g. in another task of an array.
+func TestEntryJobDirsDistinct(t *testing.T) {
+	cfg := job.Default()
+	cfg.JobDir = "/scratch/jobs"
+	a := entryConfig(cfg, Entry{Sources: []string{"faces/amy.jpg"}, Target: "in/t.mp4", Output: "out/amy/t.mp4"})
+	b := entryConfig(cfg, Entry{Sources: []string{"faces/bob.jpg"}, Target: "in/t.mp4", Output: "out/bob/t.mp4"})
+	if a.JobDir == b.JobDir {
+		t.Errorf("two entries share the job folder %s", a.JobDir)
+	}
+	for _, c := range []job.Config{a, b} {
+		if filepath.Dir(c.JobDir) != cfg.JobDir || !strings.Contains(filepath.Base(c.JobDir), "t.mp4") {
+			t.Errorf("job folder %s: want one in %s named after its output", c.JobDir, cfg.JobDir)
+		}
+	}
+	if again := entryConfig(cfg, Entry{Target: "in/t.mp4", Output: "out/amy/t.mp4"}); again.JobDir != a.JobDir {
+		t.Errorf("one output, two job folders: %s and %s (a rerun must find its folder)", again.JobDir, a.JobDir)
+	}
+}
+
+// An output the target pattern would match is refused before any work: in a nightly batch each
+// run's outputs would be the next run's targets (a-swapped.mp4, then a-swapped-swapped.mp4, ...),
+// and an output named as its target fails every night until quarantined.
+func TestExpandRefusesOutputsAsTargets(t *testing.T) {
+	dir := t.TempDir()
+	touch(t, dir, "media/a.mp4", "in/b.mp4")
+	for _, c := range []struct{ target, output string }{
+		{"media/*.mp4", "media/{target_name}-swapped{target_extension}"},
+		{"media/*", "media/{target_name}{target_extension}"},
+		{"*/*.mp4", "out/{target_name}.mp4"},
+	} {
+		_, err := Expand(batchConfig(dir, "", c.target, c.output))
+		if err == nil || !strings.Contains(err.Error(), "target_pattern") || !strings.Contains(err.Error(), "output") {
+			t.Errorf("-t %s -o %s: %v, want a refusal naming target_pattern and the output", c.target, c.output, err)
+		}
+	}
+	// Relative patterns are compared as the paths they name.
+	wd, _ := os.Getwd()
+	defer os.Chdir(wd)
+	os.Chdir(dir)
+	c := job.Default()
+	c.Processors, c.TargetPattern, c.OutputPattern = nil, "media/*.mp4", filepath.Join(dir, "media/{target_name}-x.mp4")
+	if _, err := Expand(c); err == nil {
+		t.Error("a relative target pattern and an absolute output pattern for one folder: not refused")
+	}
+	if got, err := Expand(batchConfig(dir, "", "media/*.mp4", "media/{target_name}.mkv")); err != nil || len(got) != 1 {
+		t.Errorf("outputs beside the targets that the pattern does not match: %v, %v", got, err)
+	}
+}

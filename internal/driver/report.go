@@ -1,0 +1,182 @@
+package driver
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/facefusion-hpc/facefusion/internal/fault"
+	"github.com/facefusion-hpc/facefusion/internal/job"
+	"github.com/facefusion-hpc/facefusion/internal/logging"
+	"github.com/facefusion-hpc/facefusion/internal/metrics"
+	"github.com/facefusion-hpc/facefusion/internal/pipeline"
+	"github.com/facefusion-hpc/facefusion/lustre"
+	"github.com/facefusion-hpc/facefusion/rank"
+)
+
+// ReportStages are the stage names of a rank's report, in order: the pipeline's, then the
+// driver's own (checkpoint work on every rank; rank 0's join: concat and mux).
+var ReportStages = append(pipeline.StageNames[:], "checkpoint", "concat", "mux")
+
+// cpuReason is the report's GPU field when the job asks for no GPU provider.
+const cpuReason = "CPU execution: execution_providers names no GPU provider"
+
+// runRecord is rank 0's record of a run, filled in as the run goes and written once, at its
+// end, whatever the end: as the run report and the final metrics file.
+type runRecord struct {
+	cfg     job.Config
+	opt     Options
+	ranks   int
+	start   time.Time
+	plan    *Plan
+	ck      *checkpointer // nil until the job folder is claimed (never for an image)
+	perRank []lustre.RankReport
+	outSize int64
+	outSum  string
+	written bool
+}
+
+// rankStats is rank me's share of the attempt for the report: its counts, its stages' busy
+// time (checkpoint work included) and its GPU.
+func rankStats(me int, m *pipeline.Models, res *Result, began time.Time, gpu rank.GPUStats) lustre.RankReport {
+	host, _ := os.Hostname()
+	r := lustre.RankReport{Rank: me, Host: host, Frames: res.Frames, Seconds: time.Since(began).Seconds(), GPU: &gpu,
+		StageSeconds: make(map[string]float64, len(ReportStages))}
+	for _, s := range ReportStages {
+		r.StageSeconds[s] = 0
+	}
+	if m != nil {
+		snap := m.Stats().Snapshot()
+		for s, v := range snap.Seconds {
+			r.StageSeconds[s] = v
+		}
+		r.FacesFound, r.FacesSwapped, r.FacesEnhanced = snap.FacesFound, snap.FacesSwapped, snap.FacesEnhanced
+	}
+	r.StageSeconds["checkpoint"] = res.CheckpointWork
+	if r.Seconds > 0 {
+		r.FramesPerSecond = float64(r.Frames) / r.Seconds
+	}
+	return r
+}
+
+// startGPU starts this rank's GPU sampler: over its bound GPU, or nothing when the job runs
+// on the CPU or there is no GPU (the stats then say why).
+func startGPU(opt Options) *rank.Sampler {
+	if opt.GPU == nil {
+		return rank.StartSampler(nil, rank.GPUStats{Reason: cpuReason}, time.Second)
+	}
+	src, base := rank.OpenGPU(*opt.GPU)
+	return rank.StartSampler(src, base, time.Second)
+}
+
+// report is the run's report for the end err (what Run returns on rank 0).
+func (rr *runRecord) report(ctx context.Context, err error) *lustre.Report {
+	cfg := rr.cfg
+	outcome := lustre.Complete
+	var stopped *Stopped
+	switch {
+	case errors.As(err, &stopped):
+		outcome = lustre.Checkpointed
+	case err != nil:
+		outcome = lustre.Failed
+	}
+	var rep *lustre.Report
+	if rr.ck != nil && rr.ck.m != nil {
+		rr.ck.mu.Lock()
+		rep = lustre.NewReport(rr.ck.m, cfg.OutputPath, rr.ck.jd.Path, outcome)
+		rr.ck.mu.Unlock()
+	} else {
+		rep = &lustre.Report{Version: lustre.ReportVersion, Outcome: outcome, Output: cfg.OutputPath, Target: cfg.TargetPath,
+			Finished: time.Now().UTC(), Seconds: time.Since(rr.start).Seconds(), LastSeconds: time.Since(rr.start).Seconds()}
+		if rr.plan != nil {
+			rep.JobDir, rep.FrameStart, rep.FrameEnd, rep.Chunks = rr.plan.JobDir, rr.plan.Frames.Start, rr.plan.Frames.End, len(rr.plan.Chunks)
+		}
+	}
+	rep.ExitStatus = ExitStatus(ctx, err)
+	if err != nil {
+		rep.Error = err.Error()
+	}
+	if cfg.Swaps() {
+		rep.Sources = cfg.SourcePaths
+	}
+	rep.Slurm = lustre.SlurmFromEnv(os.Getenv)
+	rep.Ranks = rr.ranks
+	seen := map[string]bool{}
+	for _, r := range rr.perRank {
+		if r.Host != "" && !seen[r.Host] {
+			seen[r.Host] = true
+			rep.Hosts = append(rep.Hosts, r.Host)
+		}
+	}
+	if len(rr.perRank) > 0 {
+		rep.PerRank = rr.perRank
+		t := lustre.RankReport{Rank: -1, StageSeconds: map[string]float64{}, Seconds: rep.LastSeconds}
+		for _, r := range rr.perRank {
+			t.Frames += r.Frames
+			t.FacesFound += r.FacesFound
+			t.FacesSwapped += r.FacesSwapped
+			t.FacesEnhanced += r.FacesEnhanced
+			for s, v := range r.StageSeconds {
+				t.StageSeconds[s] += v
+			}
+		}
+		if t.Seconds > 0 {
+			t.FramesPerSecond = float64(t.Frames) / t.Seconds
+		}
+		rep.Totals = &t
+	}
+	if outcome == lustre.Complete {
+		rep.OutputBytes, rep.OutputSHA256 = rr.outSize, rr.outSum
+	}
+	return rep
+}
+
+// write writes the report and the final metrics file for the end err, once. A run refused as
+// busy writes neither (they are the running job's); a failed run never replaces the report of
+// a finished output (the output is still there, unchanged). A file that cannot be written is
+// one warning: never a second error.
+func (rr *runRecord) write(ctx context.Context, err error, log *logging.Logger) {
+	if rr == nil || rr.written || fault.KindOf(err) == fault.Busy && err != nil {
+		return
+	}
+	rr.written = true
+	rep := rr.report(ctx, err)
+	path := pipeline.ReportFile(rr.cfg)
+	switch {
+	case err != nil && !isDir(filepath.Dir(path)):
+		// A run refused for its output folder (missing, a file): its error line says so already.
+	case rep.Outcome == lustre.Complete || lustre.Replaceable(path):
+		if werr := rep.WriteTo(path); werr != nil {
+			log.Warnf("the run report %s could not be written: %v", path, werr)
+		}
+	}
+	if mp := rr.cfg.MetricsPath; mp != "" && (err == nil || isDir(filepath.Dir(mp))) {
+		if werr := metrics.Write(rr.cfg.MetricsPath, metrics.Report(rep, time.Now()), rr.opt.extraMetrics()); werr != nil {
+			log.Warnf("the metrics file %s could not be written: %v", rr.cfg.MetricsPath, werr)
+		}
+	}
+	if err == nil && rr.opt.Done != nil {
+		rr.opt.Done(rep)
+	}
+}
+
+func isDir(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && st.IsDir()
+}
+
+// metricsEvery is how often rank 0 rewrites the metrics file while the job runs.
+const metricsEvery = 5 * time.Second
+
+// hashOutput records the committed output's size and sha256: one read of the whole file, on
+// rank 0, after the commit (about 2 s per GB here; see the README).
+func (rr *runRecord) hashOutput(log *logging.Logger) {
+	size, sum, err := lustre.HashFile(rr.cfg.OutputPath)
+	if err != nil {
+		log.Warnf("the output is in place, but it could not be hashed for its run report: %v", err)
+		return
+	}
+	rr.outSize, rr.outSum = size, sum
+}

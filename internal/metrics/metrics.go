@@ -1,0 +1,172 @@
+// Package metrics writes a run's figures as a Prometheus textfile for node_exporter's textfile
+// collector: the text exposition format, written beside its final name and renamed into place
+// so that the collector never reads half a file.
+package metrics
+
+import (
+	"bytes"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"time"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+
+	"github.com/facefusion-hpc/facefusion/lustre"
+)
+
+// JobLabel is the value of the job label on every sample of a run: its output file's name
+// (not the path: a label is a short name, and one inbox's outputs differ by name).
+func JobLabel(output string) string { return filepath.Base(output) }
+
+// Set collects families whose every sample has the job label.
+type Set struct {
+	job  string
+	fams map[string]*dto.MetricFamily
+}
+
+// NewSet starts a set for the job labelled job.
+func NewSet(job string) *Set { return &Set{job: job, fams: map[string]*dto.MetricFamily{}} }
+
+// Gauge adds a gauge sample; labels are name, value pairs after the job label.
+func (s *Set) Gauge(name, help string, v float64, labels ...string) {
+	s.add(name, help, dto.MetricType_GAUGE, v, labels)
+}
+
+// Counter adds a counter sample (its name ends in _total).
+func (s *Set) Counter(name, help string, v float64, labels ...string) {
+	s.add(name, help, dto.MetricType_COUNTER, v, labels)
+}
+
+func (s *Set) add(name, help string, typ dto.MetricType, v float64, labels []string) {
+	f := s.fams[name]
+	if f == nil {
+		f = &dto.MetricFamily{Name: &name, Help: &help, Type: typ.Enum()}
+		s.fams[name] = f
+	}
+	m := &dto.Metric{Label: []*dto.LabelPair{pair("job", s.job)}}
+	for i := 0; i+1 < len(labels); i += 2 {
+		m.Label = append(m.Label, pair(labels[i], labels[i+1]))
+	}
+	if typ == dto.MetricType_COUNTER {
+		m.Counter = &dto.Counter{Value: &v}
+	} else {
+		m.Gauge = &dto.Gauge{Value: &v}
+	}
+	f.Metric = append(f.Metric, m)
+}
+
+func pair(name, value string) *dto.LabelPair { return &dto.LabelPair{Name: &name, Value: &value} }
+
+// Families are the set's families, sorted by name.
+func (s *Set) Families() []*dto.MetricFamily {
+	out := make([]*dto.MetricFamily, 0, len(s.fams))
+	for _, f := range s.fams {
+		out = append(out, f)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].GetName() < out[j].GetName() })
+	return out
+}
+
+// Write puts families in the text format at path atomically (a temp file in the same folder,
+// fsync, rename). Families of the same name from different lists are merged.
+func Write(path string, lists ...[]*dto.MetricFamily) error {
+	merged := map[string]*dto.MetricFamily{}
+	var names []string
+	for _, l := range lists {
+		for _, f := range l {
+			if have := merged[f.GetName()]; have != nil {
+				have.Metric = append(have.Metric, f.Metric...)
+				continue
+			}
+			c := &dto.MetricFamily{Name: f.Name, Help: f.Help, Type: f.Type, Metric: append([]*dto.Metric(nil), f.Metric...)}
+			merged[f.GetName()] = c
+			names = append(names, f.GetName())
+		}
+	}
+	sort.Strings(names)
+	var buf bytes.Buffer
+	for _, n := range names {
+		if _, err := expfmt.MetricFamilyToText(&buf, merged[n]); err != nil {
+			return err
+		}
+	}
+	return lustre.WriteAtomic(path, buf.Bytes())
+}
+
+// The names and help of the figures, one place for the live file and the final one.
+const (
+	nameRunning   = "facefusion_job_running"
+	nameUpdated   = "facefusion_last_update_timestamp_seconds"
+	namePlanned   = "facefusion_frames_planned"
+	nameDone      = "facefusion_frames_done"
+	helpRunning   = "1 while the job runs, 0 once it ended (see facefusion_exit_status)"
+	helpUpdated   = "when this file was written, in seconds since the Unix epoch"
+	helpPlanned   = "frames of the output"
+	helpDone      = "frames this rank encoded in this attempt"
+	helpDoneTotal = "frames encoded in this attempt, every rank"
+)
+
+// Progress are the figures of a running job: frames done by each rank (done[r], from the
+// ranks' progress files) of planned.
+func Progress(job string, planned int, done []int64, now time.Time) []*dto.MetricFamily {
+	s := NewSet(job)
+	s.Gauge(nameRunning, helpRunning, 1)
+	s.Gauge(nameUpdated, helpUpdated, float64(now.UnixNano())/1e9)
+	s.Gauge(namePlanned, helpPlanned, float64(planned))
+	for r, n := range done {
+		s.Gauge(nameDone, helpDone, float64(n), "rank", strconv.Itoa(r))
+	}
+	return s.Families()
+}
+
+// Report are the figures of a run's report, as it ended.
+func Report(rep *lustre.Report, now time.Time) []*dto.MetricFamily {
+	s := NewSet(JobLabel(rep.Output))
+	s.Gauge(nameRunning, helpRunning, 0)
+	s.Gauge(nameUpdated, helpUpdated, float64(now.UnixNano())/1e9)
+	s.Gauge(namePlanned, helpPlanned, float64(rep.FrameEnd-rep.FrameStart))
+	s.Gauge("facefusion_exit_status", "the exit code of the run (0 done; see the README's exit codes)", float64(rep.ExitStatus))
+	s.Gauge("facefusion_attempts", "attempts of the job so far, this one included", float64(len(rep.Attempts)))
+	s.Gauge("facefusion_ranks", "ranks of this attempt", float64(rep.Ranks))
+	s.Gauge("facefusion_job_seconds", "wall time of every attempt of the job, added up", rep.Seconds)
+	s.Gauge("facefusion_attempt_seconds", "wall time of this attempt", rep.LastSeconds)
+	if rep.OutputSHA256 != "" {
+		s.Gauge("facefusion_output_bytes", "size of the output file", float64(rep.OutputBytes))
+	}
+	for _, r := range rep.PerRank {
+		rk := strconv.Itoa(r.Rank)
+		s.Gauge(nameDone, helpDone, float64(r.Frames), "rank", rk)
+		s.Counter("facefusion_faces_found_total", "faces the detector found in this attempt", float64(r.FacesFound), "rank", rk)
+		s.Counter("facefusion_faces_swapped_total", "faces the swapper changed in this attempt", float64(r.FacesSwapped), "rank", rk)
+		s.Counter("facefusion_faces_enhanced_total", "faces the enhancer changed in this attempt", float64(r.FacesEnhanced), "rank", rk)
+		s.Gauge("facefusion_frames_per_second", "frames this rank encoded per second of its share's wall time", r.FramesPerSecond, "rank", rk)
+		stages := make([]string, 0, len(r.StageSeconds))
+		for st := range r.StageSeconds {
+			stages = append(stages, st)
+		}
+		sort.Strings(stages)
+		for _, st := range stages {
+			s.Counter("facefusion_stage_busy_seconds_total", "busy time of a stage in this attempt, summed over its goroutines (stages overlap)", r.StageSeconds[st], "rank", rk, "stage", st)
+		}
+		if g := r.GPU; g != nil {
+			avail := 0.0
+			if g.Available {
+				avail = 1
+			}
+			s.Gauge("facefusion_gpu_available", "1 when the rank's GPU was sampled through NVML, 0 without one (the report says why)", avail, "rank", rk)
+			if g.Available {
+				s.Gauge("facefusion_gpu_memory_total_bytes", "memory of the rank's GPU", float64(g.MemoryTotalBytes), "rank", rk)
+				s.Counter("facefusion_gpu_samples_total", "NVML samples taken (one a second)", float64(g.Samples), "rank", rk)
+				s.Gauge("facefusion_gpu_utilization_ratio", "GPU utilisation over the samples, 0..1", g.UtilizationMean, "rank", rk, "stat", "mean")
+				s.Gauge("facefusion_gpu_utilization_ratio", "GPU utilisation over the samples, 0..1", g.UtilizationMax, "rank", rk, "stat", "max")
+				s.Gauge("facefusion_gpu_memory_used_max_bytes", "most GPU memory in use in a sample", float64(g.MemoryUsedMaxBytes), "rank", rk)
+				s.Gauge("facefusion_gpu_power_watts", "GPU power draw over the samples", g.PowerMeanWatts, "rank", rk, "stat", "mean")
+				s.Gauge("facefusion_gpu_power_watts", "GPU power draw over the samples", g.PowerMaxWatts, "rank", rk, "stat", "max")
+				s.Gauge("facefusion_gpu_temperature_max_celsius", "highest GPU temperature in a sample", g.TemperatureMaxC, "rank", rk)
+			}
+		}
+	}
+	return s.Families()
+}

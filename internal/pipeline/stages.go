@@ -1,0 +1,102 @@
+package pipeline
+
+import (
+	"sync/atomic"
+	"time"
+)
+
+// Stage is one step a frame goes through in a rank's pipeline.
+type Stage int
+
+// The stages, in the order a frame meets them. StageNames is the one list of their names (the
+// run report's keys and the metrics' stage label).
+const (
+	StageDecode    Stage = iota // the decoder's read loop: waiting on ffmpeg's pipe for the next frame
+	StageDetect                 // the face detector (and, in reference mode, the recognizer's embeddings)
+	StageLandmarks              // the landmarker
+	StageSwap                   // the face swapper
+	StageEnhance                // the face enhancer
+	StageEncode                 // the encoder's write loop: handing a frame to ffmpeg's pipe
+	numStages
+)
+
+// StageNames are the stages' names, indexed by Stage.
+var StageNames = [numStages]string{"decode", "detect", "landmarks", "swap", "enhance", "encode"}
+
+// Stats are a rank's counts and the busy time of each stage, added to by the decoder, every
+// worker and the encoder at once: atomics, no lock in the frame path. Stages run in goroutines
+// that overlap (decode, the workers and encode at the same time, one worker per thread), so the
+// seconds of the stages add up to more than the wall time: each says how long that stage was
+// busy, summed over the goroutines that ran it.
+type Stats struct {
+	busy  [numStages]atomic.Int64 // nanoseconds
+	faces [numFaceCounts]atomic.Int64
+}
+
+// faceCount names a count of faces.
+type faceCount int
+
+const (
+	facesFound faceCount = iota
+	facesSwapped
+	facesEnhanced
+	numFaceCounts
+)
+
+// since adds the time from start to now to stage st. A nil Stats counts nothing.
+func (s *Stats) since(st Stage, start time.Time) {
+	if s != nil {
+		s.busy[st].Add(int64(time.Since(start)))
+	}
+}
+
+// add adds k faces to count c. A nil Stats counts nothing.
+func (s *Stats) add(c faceCount, k int) {
+	if s != nil && k != 0 {
+		s.faces[c].Add(int64(k))
+	}
+}
+
+// StatsSnapshot is what Stats held when it was read.
+type StatsSnapshot struct {
+	Seconds       map[string]float64 // by StageNames
+	FacesFound    int                // faces the detector found (above the score)
+	FacesSwapped  int                // faces the swapper changed
+	FacesEnhanced int                // faces the enhancer changed
+}
+
+// Snapshot reads the counts; call it when no frame is in flight for exact totals.
+func (s *Stats) Snapshot() StatsSnapshot {
+	r := StatsSnapshot{Seconds: make(map[string]float64, numStages)}
+	for i, name := range StageNames {
+		r.Seconds[name] = time.Duration(s.busy[i].Load()).Seconds()
+	}
+	r.FacesFound, r.FacesSwapped, r.FacesEnhanced = int(s.faces[facesFound].Load()), int(s.faces[facesSwapped].Load()), int(s.faces[facesEnhanced].Load())
+	return r
+}
+
+// timedSource times a FrameSource's reads as the decode stage.
+type timedSource struct {
+	src FrameSource
+	st  *Stats
+}
+
+func (t timedSource) Next(buf []byte) error {
+	start := time.Now()
+	err := t.src.Next(buf)
+	t.st.since(StageDecode, start)
+	return err
+}
+
+// timedSink times a FrameSink's writes as the encode stage.
+type timedSink struct {
+	sink FrameSink
+	st   *Stats
+}
+
+func (t timedSink) Write(frame []byte) error {
+	start := time.Now()
+	err := t.sink.Write(frame)
+	t.st.since(StageEncode, start)
+	return err
+}

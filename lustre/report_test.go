@@ -1,0 +1,81 @@
+package lustre
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// A version 1 report (written before reports recorded failures) still reads, field for field.
+func TestReadReportVersion1(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "out.mp4")
+	v1 := `{"version": 1, "outcome": "complete", "output": "` + out + `", "target": "in.mp4", "job_dir": "` + out + `.job",
+  "frame_start": 0, "frame_end": 150, "chunks": 2, "attempts": [{"started": "2026-11-01T10:00:00Z", "ranks": 2, "planned_chunks": 2,
+  "outcome": "complete", "updated": "2026-11-01T10:00:05Z"}], "seconds": 5, "attempt_seconds": 5, "finished": "2026-11-01T10:00:05Z",
+  "fingerprint": {"chunk_frames": "96"}}`
+	os.WriteFile(ReportPath(out), []byte(v1), 0o644)
+	r, ok, err := ReadReport(out)
+	if err != nil || !ok || r.Version != 1 || r.Outcome != Complete || r.FrameEnd != 150 || len(r.Attempts) != 1 || r.Attempts[0].Ranks != 2 ||
+		r.Seconds != 5 || r.Fingerprint["chunk_frames"] != "96" || r.PerRank != nil {
+		t.Errorf("version 1: %+v, %v, %v", r, ok, err)
+	}
+	if Replaceable(ReportPath(out)) {
+		t.Error("a finished job's report is replaceable")
+	}
+}
+
+// Only a report of a run that did not finish may be replaced by a run that does not force.
+func TestReplaceable(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, data string) string {
+		p := filepath.Join(dir, name)
+		os.WriteFile(p, []byte(data), 0o644)
+		return p
+	}
+	for _, c := range []struct {
+		path string
+		want bool
+	}{
+		{filepath.Join(dir, "none.json"), true},
+		{write("failed.json", `{"version": 2, "outcome": "failed", "output": "x.mp4", "exit_status": 3}`), true},
+		{write("stopped.json", `{"version": 2, "outcome": "checkpointed", "output": "x.mp4", "exit_status": 75}`), true},
+		{write("complete.json", `{"version": 2, "outcome": "complete", "output": "x.mp4"}`), false},
+		{write("notes.json", `my notes`), false},
+		{write("other.json", `{"outcome": "failed"}`), false}, // JSON, but not a report of this program
+	} {
+		if got := Replaceable(c.path); got != c.want {
+			t.Errorf("%s: replaceable %v, want %v", filepath.Base(c.path), got, c.want)
+		}
+	}
+	link := filepath.Join(dir, "dangling.json")
+	os.Symlink(filepath.Join(dir, "nowhere"), link)
+	if Replaceable(link) {
+		t.Error("a dangling link is replaceable")
+	}
+}
+
+// BenchmarkHashFile is the cost of the report's sha256 of the output: one read of the file.
+// Its MB/s (256 MiB in the page cache) gives the seconds per GB of output.
+func BenchmarkHashFile(b *testing.B) {
+	p := filepath.Join(b.TempDir(), "out.bin")
+	f, err := os.Create(p)
+	if err != nil {
+		b.Fatal(err)
+	}
+	buf := make([]byte, 1<<20)
+	for i := range buf {
+		buf[i] = byte(i * 7)
+	}
+	for i := 0; i < 256; i++ {
+		f.Write(buf)
+	}
+	f.Close()
+	b.SetBytes(256 << 20)
+	b.ResetTimer()
+	for b.Loop() {
+		if _, _, err := HashFile(p); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
