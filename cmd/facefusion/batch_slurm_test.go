@@ -8,26 +8,23 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
-	"sort"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/facefusion-hpc/facefusion/internal/batch"
 	"github.com/facefusion-hpc/facefusion/internal/slurmtest"
 	"github.com/facefusion-hpc/facefusion/internal/testenv"
-	"github.com/facefusion-hpc/facefusion/lustre"
 )
 
-// batch-run as a pipeline runs it: `sbatch --array` over the one batch script with no wrapper,
-// two batch jobs over one inbox at once, and a batch whose rank is killed mid-target. Every
-// target is a tiny lavfi clip of its own content (identical files are one target by content),
-// passed through losslessly (ffv1), so an output is right when its frames are its target's.
+// batch-run as Slurm runs it: `sbatch --array` over the one batch script with no wrapper, and
+// two batch jobs over one inbox at once (batch_test.go has the same without Slurm, and a rank
+// killed mid-target under mpirun). Every target is a 64x48 clip with its own metadata tag
+// (identical files are one target by content), passed through losslessly (ffv1), so an output
+// is right when its frames are a single run's, or its target's.
 func TestBatchSlurm(t *testing.T) {
 	t.Parallel() // two at a time, after the rest: see main_test.go
-	// Room for both Slurm subtests' jobs at once: three array tasks of 1×2 CPUs, two jobs of
-	// 2×2.
+	// Room for both subtests' jobs at once: three array tasks of 1×2 CPUs, two jobs of 2×2.
 	c := slurmtest.Start(t, slurmtest.Options{CPUs: 16})
 	env := slices.Clip(append(launchEnv(t), "SLURM_CONF="+c.Conf()))
 	script := filepath.Join(testenv.Root(t), "sbatch", "facefusion.sbatch")
@@ -43,7 +40,7 @@ func TestBatchSlurm(t *testing.T) {
 		if err := os.Symlink(bin, filepath.Join(sub, "bin", "facefusion")); err != nil && !os.IsExist(err) {
 			t.Fatal(err)
 		}
-		if err := os.WriteFile(filepath.Join(sub, "batch.toml"), []byte(batchTOML(inbox, 8)), 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(sub, "batch.toml"), []byte(batchTOML(inbox)), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		cmd := c.Command(ctx, "sbatch", append(append([]string{"--parsable"}, args...), script, "batch.toml")...)
@@ -98,7 +95,7 @@ func TestBatchSlurm(t *testing.T) {
 		ctx := hangGuard(t)
 		dir := t.TempDir()
 		inbox := filepath.Join(dir, "inbox")
-		targets := lavfiTargets(t, inbox, map[string]string{"a": "testsrc", "b": "smptebars", "c": "rgbtestsrc"}, map[string]int{"c": 16})
+		targets := inboxOf(t, inbox, map[string]int{"a": 8, "b": 8, "c": 16})
 		sub := filepath.Join(dir, "submit")
 		id := submit(t, ctx, sub, inbox, []string{"FACEFUSION_TEST_PAUSE_AT=chunk-1," + filepath.Join(dir, "paused")},
 			"--array=0-2", "-n", "1", "-o", "log-%A_%a.out")
@@ -192,7 +189,7 @@ func TestBatchSlurm(t *testing.T) {
 		ctx := hangGuard(t)
 		dir := t.TempDir()
 		inbox := filepath.Join(dir, "inbox")
-		targets := lavfiTargets(t, inbox, map[string]string{"a": "testsrc", "b": "testsrc2", "c": "smptebars", "d": "rgbtestsrc"}, nil)
+		targets := inboxOf(t, inbox, map[string]int{"a": 8, "b": 8, "c": 8, "d": 8})
 		sub := filepath.Join(dir, "submit")
 		plain := submit(t, ctx, sub, inbox, nil, "-n", "2", "-o", "plain.out")
 		array := submit(t, ctx, sub, inbox, nil, "-n", "2", "--array=0", "-o", "array.out")
@@ -221,111 +218,36 @@ func TestBatchSlurm(t *testing.T) {
 				t.Errorf("%s was done by %v, want exactly one job", target, doneBy[target])
 			}
 			out := filepath.Join(dir, "outbox", name+".mkv")
-			if rep := readRunReport(t, out); len(rep.Attempts) != 1 {
-				t.Errorf("%s's run report has %d attempts, want 1 (written once)", out, len(rep.Attempts))
+			if n := attempts(t, out); n != 1 {
+				t.Errorf("%s's run report has %d attempts, want 1 (written once)", out, n)
 			}
 			if got, want := frameHashes(t, out), frameHashes(t, target); !slices.Equal(got, want) {
 				t.Errorf("%s's frames are not its target's", out)
 			}
 		}
 	})
-
-	// A batch's rank killed mid-target (under mpirun: cheaper than Slurm, and the same batch
-	// code): the rerun skips the target finished before, resumes the killed one from its
-	// checkpoint, and does the one never started.
-	t.Run("killed-rank", func(t *testing.T) {
-		t.Parallel()
-		dir := t.TempDir()
-		inbox := filepath.Join(dir, "inbox")
-		// b has 6 chunks of 4 frames over 2 ranks: rank 1 has chunks 3-5, and only b has a
-		// chunk 4.
-		targets := lavfiTargets(t, inbox, map[string]string{"a": "testsrc", "b": "smptebars", "c": "rgbtestsrc"}, map[string]int{"b": 24})
-		toml := filepath.Join(dir, "batch.toml")
-		if err := os.WriteFile(toml, []byte(batchTOML(inbox, 4)), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		p := startPaused(t, "chunk-4", mpirunArgv(2, "batch-run", "--config", toml)...)
-		syscall.Kill(p.pid, syscall.SIGKILL)
-		if code := p.wait(t); code == 0 {
-			t.Fatalf("the killed batch exited 0:\n%s", p.output())
-		}
-		outbox := filepath.Join(dir, "outbox")
-		mustNotExist(t, filepath.Join(outbox, "b.mkv"))
-		r := mpirun(t, hangGuard(t), 2, "batch-run", "--config", toml)
-		if r.code != 0 {
-			t.Fatalf("rerun: exit %d\n%s", r.code, r.stderr)
-		}
-		if m := verifiedLine.FindStringSubmatch(r.stderr); m == nil || m[1] == "0" {
-			t.Errorf("the rerun did not resume b from its finished chunks:\n%s", r.stderr)
-		}
-		s := readSummary(t, filepath.Join(outbox, ".facefusion-batch", "report.json"))
-		want := map[string]string{targets["a"]: batch.AlreadyDone, targets["b"]: batch.Done, targets["c"]: batch.Done}
-		for _, e := range s.Entries {
-			if e.State != want[e.Target] {
-				t.Errorf("rerun: %s is %s, want %s", e.Target, e.State, want[e.Target])
-			}
-		}
-		if len(s.Entries) != 3 {
-			t.Errorf("rerun's summary lists %d targets, want 3", len(s.Entries))
-		}
-		if rep := readRunReport(t, filepath.Join(outbox, "b.mkv")); len(rep.Attempts) != 2 {
-			t.Errorf("b's run report has %d attempts, want 2 (killed, resumed)", len(rep.Attempts))
-		}
-		for name, target := range targets {
-			if got, want := frameHashes(t, filepath.Join(outbox, name+".mkv")), frameHashes(t, target); !slices.Equal(got, want) {
-				t.Errorf("%s.mkv's frames are not its target's", name)
-			}
-		}
-	})
 }
 
 // batchTOML is a batch over inbox/*.mp4 into the outbox beside it, passed through losslessly
-// in chunks of chunk frames, taking every target at once (settle_time 0).
-func batchTOML(inbox string, chunk int) string {
-	return fmt.Sprintf("target_pattern = %q\noutput_pattern = %q\nprocessors = [\"none\"]\noutput_video_encoder = \"ffv1\"\nchunk_frames = %d\nsettle_time = 0\n",
-		filepath.Join(inbox, "*.mp4"), filepath.Join(filepath.Dir(inbox), "outbox", "{target_name}.mkv"), chunk)
+// in chunks of 8 frames, taking every target at once (settle_time 0).
+func batchTOML(inbox string) string {
+	return fmt.Sprintf("target_pattern = %q\noutput_pattern = %q\nprocessors = [\"none\"]\noutput_video_encoder = \"ffv1\"\nchunk_frames = 8\nsettle_time = 0\n",
+		filepath.Join(inbox, "*.mp4"), filepath.Join(filepath.Dir(inbox), "outbox", "{target_name}.mkv"))
 }
 
-// lavfiTargets makes inbox/NAME.mp4 for each name, 64x48 clips of lavfi source src, 8 frames
-// unless frames says otherwise; it returns their paths by name.
-func lavfiTargets(t *testing.T, inbox string, src map[string]string, frames map[string]int) map[string]string {
+// inboxOf makes inbox/NAME.mp4 of frames[NAME] frames for each name (batchClip, each its own
+// file) and returns their paths by name.
+func inboxOf(t *testing.T, inbox string, frames map[string]int) map[string]string {
 	t.Helper()
 	if err := os.MkdirAll(inbox, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	names := make([]string, 0, len(src))
-	for n := range src {
-		names = append(names, n)
-	}
-	sort.Strings(names)
 	paths := map[string]string{}
-	for _, n := range names {
-		f := frames[n]
-		if f == 0 {
-			f = 8
-		}
-		paths[n] = filepath.Join(inbox, n+".mp4")
-		ffmpeg(t, "-f", "lavfi", "-i", src[n]+"=s=64x48:r=25", "-frames:v", fmt.Sprint(f), "-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p", paths[n])
+	for name, n := range frames {
+		paths[name] = filepath.Join(inbox, name+".mp4")
+		batchClip(t, paths[name], n, name)
 	}
 	return paths
-}
-
-func readSummary(t *testing.T, path string) *batch.Summary {
-	t.Helper()
-	var s batch.Summary
-	if err := json.Unmarshal([]byte(readFile(path)), &s); err != nil {
-		t.Fatalf("batch summary %s: %v", path, err)
-	}
-	return &s
-}
-
-func readRunReport(t *testing.T, output string) *lustre.Report {
-	t.Helper()
-	r, ok, err := lustre.ReadReport(output)
-	if err != nil || !ok {
-		t.Fatalf("run report of %s: %v (found %v)", output, err, ok)
-	}
-	return r
 }
 
 // jobField is KEY's value in one line of `scontrol show job -o`.
