@@ -181,9 +181,8 @@ func TestBatchSlurm(t *testing.T) {
 		}
 	})
 
-	// Two batch jobs over one inbox of four at once: each target is done by exactly one of
-	// them, once. One is an array of one task so that each has its own summary (outside an
-	// array a batch folder has one report.json, the last run's).
+	// Two batch jobs over one inbox of four at once, a plain one and an array of one task: each
+	// target is done by exactly one of them, once. Each has its own summary.
 	t.Run("two-jobs", func(t *testing.T) {
 		t.Parallel()
 		ctx := hangGuard(t)
@@ -197,7 +196,7 @@ func TestBatchSlurm(t *testing.T) {
 		completed(t, ctx, array+"_0", filepath.Join(sub, "array.out"), "0")
 		bdir := filepath.Join(dir, "outbox", ".facefusion-batch")
 		doneBy := map[string][]string{}
-		for job, path := range map[string]string{"plain": filepath.Join(bdir, "report.json"), "array": filepath.Join(bdir, "report-"+array+"_0.json")} {
+		for job, path := range map[string]string{"plain": filepath.Join(bdir, "report-"+plain+".json"), "array": filepath.Join(bdir, "report-"+array+"_0.json")} {
 			s := readSummary(t, path)
 			if len(s.Entries) != 4 {
 				t.Errorf("%s job's summary lists %d targets, want 4", job, len(s.Entries))

@@ -309,7 +309,10 @@ func (b *batch) one(ctx context.Context, r *Result, i, n int) error {
 		return skip(Settling, fmt.Sprintf("modified %.0f s ago (settle_time %d s): it may still be being copied; left for the next run", age.Seconds(), b.cfg.SettleTime))
 	}
 	if r.Key, err = Key(b.cfg, e); err != nil {
-		return skip(Missing, err.Error())
+		if _, serr := os.Stat(e.Target); serr != nil {
+			return skip(Missing, "gone since the list was made: skipped")
+		}
+		return b.failed(r, fault.AsInput(err), tag) // a source or the target cannot be read
 	}
 	if d, ok := b.dir.Done(r.Key); ok {
 		r.Report = lustre.ReportPath(d.Output) // the run that made it wrote one there

@@ -23,7 +23,7 @@ import (
 //	lists/ID.json            a frozen entry list, shared by the tasks (and restarts) of one Slurm job
 //	done/KEY.json            a target's contents done with these settings: where the output went
 //	failed/KEY/attempt-N.json one record per failed run of those contents (quarantined at max_failures)
-//	report.json              the last run's summary (report-JOB_TASK.json for a task of an array)
+//	report.json              the last run's summary (report-JOB.json in a Slurm job, report-JOB_TASK.json in an array task)
 //
 // Every file is written whole under a temp name and linked or renamed into place, and no two
 // runs write one file: a done record is written once, each failure is its own file (made with
@@ -49,11 +49,15 @@ func (d Dir) list(id string) string      { return filepath.Join(d.Path, "lists",
 func (d Dir) done(key string) string     { return filepath.Join(d.Path, "done", key+".json") }
 func (d Dir) failures(key string) string { return filepath.Join(d.Path, "failed", key) }
 
-// Report is where a run's summary goes: report.json, or report-JOB_TASK.json for a task of a
-// Slurm array (each task summarises its share).
+// Report is where a run's summary goes: report-JOB_TASK.json for a task of a Slurm array (each
+// task summarises its share), report-JOB.json in any other Slurm job (two jobs over one inbox
+// keep one each), report.json outside Slurm (the last run's).
 func (d Dir) Report(s slurm.Env) string {
-	if s.ArrayJobID != "" {
+	switch {
+	case s.ArrayJobID != "":
 		return filepath.Join(d.Path, "report-"+s.ArrayJobID+"_"+s.ArrayTaskID+".json")
+	case s.JobID != "":
+		return filepath.Join(d.Path, "report-"+s.JobID+".json")
 	}
 	return filepath.Join(d.Path, "report.json")
 }
