@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/facefusion-hpc/facefusion/internal/batch"
+	"github.com/facefusion-hpc/facefusion/internal/testenv"
 	"github.com/facefusion-hpc/facefusion/lustre"
 )
 
@@ -350,5 +351,48 @@ func TestBatchDirUnusable(t *testing.T) {
 	lines := strings.Split(strings.TrimSpace(r.stderr), "\n")
 	if r.code != 2 || len(lines) != 1 || !strings.Contains(lines[0], "batch folder state") || !strings.Contains(lines[0], "--batch-dir") {
 		t.Errorf("exit %d, stderr:\n%s\nwant exit 2 and one line naming the batch folder and --batch-dir", r.code, r.stderr)
+	}
+}
+
+// A plain Slurm job lists the inbox afresh at every run: scrontab runs each night's batch under
+// one job id, which must not freeze the first night's inbox. An array that is not one range is
+// refused; a fault every target would hit ends the batch (exit 4) without recording failures.
+func TestBatchSlurmJobListsAfresh(t *testing.T) {
+	dir := t.TempDir()
+	batchClip(t, filepath.Join(dir, "inbox/a.mkv"), 5, "a")
+	args := []string{"-t", "inbox/*.mkv", "-o", "outbox/{target_name}.mkv", "--settle-time", "0", "--stop-margin", "0"}
+	t.Setenv("SLURM_JOB_ID", "990001")
+	if r := passBatch(t, dir, args...); r.code != 0 || strings.Join(printed(r), " ") != "outbox/a.mkv" {
+		t.Fatalf("first night: exit %d, printed %q\n%s", r.code, printed(r), r.stderr)
+	}
+	batchClip(t, filepath.Join(dir, "inbox/b.mkv"), 5, "b")
+	if r := passBatch(t, dir, args...); r.code != 0 || strings.Join(printed(r), " ") != "outbox/b.mkv" {
+		t.Fatalf("second night under the same job id: exit %d, printed %q; want the new target done\n%s", r.code, printed(r), r.stderr)
+	}
+	if s := readSummary(t, filepath.Join(dir, "outbox/.facefusion-batch/report-990001.json")); s.Counts[batch.Done] != 1 || s.Counts[batch.AlreadyDone] != 1 {
+		t.Errorf("second night's summary: %v, want 1 done and 1 already done", s.Counts)
+	}
+
+	// --array=0,2,3: not one range, refused before any work.
+	for k, v := range map[string]string{"SLURM_ARRAY_JOB_ID": "990002", "SLURM_ARRAY_TASK_ID": "2", "SLURM_ARRAY_TASK_MIN": "0",
+		"SLURM_ARRAY_TASK_MAX": "3", "SLURM_ARRAY_TASK_STEP": "1", "SLURM_ARRAY_TASK_COUNT": "3"} {
+		t.Setenv(k, v)
+	}
+	if r := passBatch(t, dir, args...); r.code != 2 || !strings.Contains(r.stderr, "one range") {
+		t.Errorf("an irregular array: exit %d, want 2 and a line asking for one range\n%s", r.code, r.stderr)
+	}
+	t.Setenv("SLURM_ARRAY_JOB_ID", "")
+	t.Setenv("SLURM_ARRAY_TASK_ID", "")
+
+	// No models where --models-dir points: every target would fail alike.
+	batchClip(t, filepath.Join(dir, "inbox/c.mkv"), 5, "c")
+	face := testenv.Sample(t, "grace_hopper.jpg")
+	r := facefusionIn(t, dir, "batch-run", "-s", face, "-t", "inbox/c.mkv", "-o", "outbox/{target_name}.mkv", "--settle-time", "0",
+		"--stop-margin", "0", "--models-dir", t.TempDir())
+	if r.code != 4 {
+		t.Errorf("models missing: exit %d, want 4\n%s", r.code, r.stderr)
+	}
+	if fs, _ := filepath.Glob(filepath.Join(dir, "outbox/.facefusion-batch/failed/*")); len(fs) != 0 {
+		t.Errorf("a fault of the environment was recorded against targets: %v", fs)
 	}
 }

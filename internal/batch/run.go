@@ -160,6 +160,7 @@ type batch struct {
 	sum       *Summary
 	progress  int               // entries done in this run (a stop after some is worth a requeue)
 	failedNow map[string]string // keys that failed in this run → the target that failed
+	metricsAt time.Time         // the batch's last write of the metrics file
 }
 
 // tell broadcasts rank 0's decision.
@@ -242,7 +243,11 @@ func (b *batch) run(ctx context.Context) error {
 		return fault.AsUsage(err)
 	}
 	total := len(entries)
-	if pos, count, ok := slurm.ArrayPosition(); ok {
+	pos, count, ok, err := slurm.ArrayPosition()
+	if err != nil {
+		return fault.AsUsage(err)
+	}
+	if ok {
 		entries = Share(entries, pos, count)
 		log.Infof("batch: array task %d of %d takes %d of the %d entries in %s", pos+1, count, len(entries), total, b.sum.List)
 	} else {
@@ -260,6 +265,10 @@ func (b *batch) run(ctx context.Context) error {
 		r := &b.sum.Entries[i]
 		err := b.one(ctx, r, i, len(entries))
 		b.save()
+		if time.Since(b.metricsAt) >= metricsEvery { // between targets too: a run of skips still shows
+			b.sum.writeMetrics(b.cfg, -1)
+			b.metricsAt = time.Now()
+		}
 		if err != nil {
 			return err
 		}
@@ -267,14 +276,13 @@ func (b *batch) run(ctx context.Context) error {
 	return b.end()
 }
 
-// listID names the frozen list of a Slurm job: an array's tasks share their array's; a plain
-// job's restarts share the job's. Outside Slurm each run lists the inbox afresh.
+// listID names the frozen list of a job array: its tasks (and their restarts) share one list.
+// Any other run lists the inbox afresh: a requeued job finds its finished targets done (done
+// records, run reports) and its target in flight checkpointed, and scrontab runs every night's
+// batch under one job id, which must not freeze the first night's inbox.
 func listID(s slurm.Env) string {
-	switch {
-	case s.ArrayJobID != "":
+	if s.ArrayJobID != "" {
 		return "array-" + s.ArrayJobID
-	case s.JobID != "":
-		return "job-" + s.JobID
 	}
 	return ""
 }
@@ -312,7 +320,13 @@ func (b *batch) one(ctx context.Context, r *Result, i, n int) error {
 		if _, serr := os.Stat(e.Target); serr != nil {
 			return skip(Missing, "gone since the list was made: skipped")
 		}
-		return b.failed(r, fault.AsInput(err), tag) // a source or the target cannot be read
+		// A source or the target cannot be read: its failures are counted (and quarantined)
+		// under a key of its settings and paths, since its contents cannot be.
+		r.Key = UnreadableKey(b.cfg, e)
+		if fails := b.dir.Failures(r.Key, true); len(fails) >= b.cfg.MaxFailures {
+			return skip(Quarantined, fmt.Sprintf("quarantined after %d failed runs (last: %s): unreadable; fix its permissions, or remove %s to retry it", len(fails), fails[len(fails)-1].Reason, b.dir.failures(r.Key)))
+		}
+		return b.failed(r, fault.AsInput(err), tag)
 	}
 	if d, ok := b.dir.Done(r.Key); ok {
 		r.Report = lustre.ReportPath(d.Output) // the run that made it wrote one there
@@ -474,10 +488,15 @@ func (b *batch) save() {
 
 // summaryPath is where a batch's summary goes: report_path, else the batch folder's report.
 func summaryPath(cfg job.Config, d Dir) string {
-	if cfg.ReportPath != "" {
-		return cfg.ReportPath
+	env := slurm.FromEnv()
+	if cfg.ReportPath == "" {
+		return d.Report(env)
 	}
-	return d.Report(slurm.FromEnv())
+	if env.ArrayJobID != "" { // each task its own: FILE-ARRAYJOB_TASK.EXT
+		ext := filepath.Ext(cfg.ReportPath)
+		return strings.TrimSuffix(cfg.ReportPath, ext) + "-" + env.ArrayJobID + "_" + env.ArrayTaskID + ext
+	}
+	return cfg.ReportPath
 }
 
 // families are the batch's figures for the metrics file: its entries by state, whether it
@@ -500,6 +519,31 @@ func (s *Summary) families(cfg job.Config, status int) []*dto.MetricFamily {
 	return set.Families()
 }
 
+// metricsEvery is how often the batch rewrites the metrics file between targets at most (each
+// target's run rewrites it on its own cadence): a run over a thousand done targets is not a
+// thousand renames on the file system's metadata server.
+const metricsEvery = 5 * time.Second
+
+// writeMetrics writes the metrics file (when asked for): the batch's figures (status -1 while it
+// runs) and those of the last target that ran, from its run report.
+func (s *Summary) writeMetrics(cfg job.Config, status int) {
+	if cfg.MetricsPath == "" {
+		return
+	}
+	fams := [][]*dto.MetricFamily{s.families(cfg, status)}
+	for i := len(s.Entries) - 1; i >= 0; i-- {
+		if st := s.Entries[i].State; st == Done || st == Failed || st == Stopped {
+			if rep, ok, _ := lustre.ReadReport(s.Entries[i].Output); ok {
+				fams = append(fams, metrics.Report(rep, time.Now()))
+				break
+			}
+		}
+	}
+	if err := metrics.Write(cfg.MetricsPath, fams...); err != nil {
+		logging.Default().Warnf("batch metrics %s: %v", cfg.MetricsPath, err)
+	}
+}
+
 // Finish records the process's exit status in the summary and writes it a last time, with the
 // metrics file: the batch's figures and the last target's that ran (rank 0).
 func (s *Summary) Finish(cfg job.Config, status int, err error) {
@@ -507,20 +551,7 @@ func (s *Summary) Finish(cfg job.Config, status int, err error) {
 	if err != nil && s.Outcome == "" {
 		s.Outcome = oneLine(err)
 	}
-	if cfg.MetricsPath != "" {
-		fams := [][]*dto.MetricFamily{s.families(cfg, status)}
-		for i := len(s.Entries) - 1; i >= 0; i-- {
-			if st := s.Entries[i].State; st == Done || st == Failed || st == Stopped {
-				if rep, ok, _ := lustre.ReadReport(s.Entries[i].Output); ok {
-					fams = append(fams, metrics.Report(rep, time.Now()))
-					break
-				}
-			}
-		}
-		if err := metrics.Write(cfg.MetricsPath, fams...); err != nil {
-			logging.Default().Warnf("batch metrics %s: %v", cfg.MetricsPath, err)
-		}
-	}
+	s.writeMetrics(cfg, status)
 	b := &batch{sum: s, dir: DirFor(cfg), opt: Options{Log: logging.Default()}}
 	if st, err := os.Stat(b.dir.Path); err != nil || !st.IsDir() {
 		return // the folder could not be made: the error says so, once

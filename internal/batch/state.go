@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -79,15 +80,7 @@ func (d Dir) Make() error {
 // A re-delivered copy of a file, under any name, has the same key.
 func Key(cfg job.Config, e Entry) (string, error) {
 	h := sha256.New()
-	settings := cfg.Settings()
-	keys := make([]string, 0, len(settings))
-	for k := range settings {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		fmt.Fprintf(h, "%s=%s\n", k, settings[k])
-	}
+	writeSettings(h, cfg)
 	for _, p := range append([]string{e.Target}, e.Sources...) {
 		id, err := lustre.Identity(p)
 		if err != nil {
@@ -96,6 +89,33 @@ func Key(cfg job.Config, e Entry) (string, error) {
 		fmt.Fprintf(h, "file=%s\n", id)
 	}
 	return fmt.Sprintf("%x", h.Sum(nil))[:32], nil
+}
+
+// writeSettings writes cfg's settings (job.Config.Settings) to w, one "key=value" line each in
+// key order.
+func writeSettings(w io.Writer, cfg job.Config) {
+	settings := cfg.Settings()
+	keys := make([]string, 0, len(settings))
+	for k := range settings {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		fmt.Fprintf(w, "%s=%s\n", k, settings[k])
+	}
+}
+
+// UnreadableKey is the key of an entry whose target or sources cannot be read (permissions): its
+// settings and paths, marked as such, so that its failures still count towards quarantine.
+func UnreadableKey(cfg job.Config, e Entry) string {
+	h := sha256.New()
+	fmt.Fprintf(h, "unreadable\n")
+	writeSettings(h, cfg)
+	for _, p := range append([]string{e.Target}, e.Sources...) {
+		abs, _ := filepath.Abs(p)
+		fmt.Fprintf(h, "path=%s\n", abs)
+	}
+	return "unreadable-" + fmt.Sprintf("%x", h.Sum(nil))[:21]
 }
 
 // DoneRecord is a target's contents done: where its output went.
@@ -172,6 +192,9 @@ func attemptNumber(path string) int {
 // AddFailure records a failed run of key as its own file, numbered after the last; two runs
 // recording at once get two numbers. It returns the new record's number.
 func (d Dir) AddFailure(key string, f Failure) (int, error) {
+	if key == "" {
+		return 0, errors.New("a failure without a key")
+	}
 	dir := d.failures(key)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return 0, err

@@ -210,3 +210,16 @@ func TestUsageFailuresDoNotCount(t *testing.T) {
 		t.Errorf("every failure: %d, want 3", len(fs))
 	}
 }
+
+// An entry that cannot be read still has a key of its own (its failures count towards its
+// quarantine, not a shared one), and a failure without a key is refused.
+func TestUnreadableKey(t *testing.T) {
+	cfg := job.Default()
+	a, b := Entry{Target: "in/a.mp4"}, Entry{Target: "in/b.mp4"}
+	if UnreadableKey(cfg, a) == UnreadableKey(cfg, b) || UnreadableKey(cfg, a) != UnreadableKey(cfg, a) || UnreadableKey(cfg, a) == "" {
+		t.Error("unreadable entries' keys are not one per entry")
+	}
+	if _, err := (Dir{t.TempDir()}).AddFailure("", Failure{}); err == nil {
+		t.Error("a failure without a key was recorded")
+	}
+}

@@ -1,6 +1,7 @@
 package slurm
 
 import (
+	"fmt"
 	"os"
 	"strconv"
 )
@@ -21,9 +22,11 @@ func FromEnv() Env {
 }
 
 // ArrayPosition is this task's place in its job array, 0-based, and the array's task count,
-// from SLURM_ARRAY_TASK_ID, _MIN, _STEP and _COUNT (--array=0-9 and --array=1-19:2 both give
-// 0..count-1). ok is false outside an array, or where Slurm did not set them all.
-func ArrayPosition() (pos, count int, ok bool) {
+// from SLURM_ARRAY_TASK_ID, _MIN, _MAX, _STEP and _COUNT (--array=0-9 and --array=1-19:2 both
+// give 0..count-1). ok is false outside an array, or where Slurm did not set them. An array
+// that is not one range with one step (--array=0,2,3) has no such places: an error, since
+// tasks could take one share twice and leave another.
+func ArrayPosition() (pos, count int, ok bool, err error) {
 	num := func(name string) (int, bool) {
 		n, err := strconv.Atoi(os.Getenv(name))
 		return n, err == nil
@@ -36,7 +39,12 @@ func ArrayPosition() (pos, count int, ok bool) {
 		step = 1
 	}
 	if !ok1 || !ok2 || !ok3 || count < 1 {
-		return 0, 0, false
+		return 0, 0, false, nil
 	}
-	return ((id - min) / step) % count, count, true
+	if max, ok := num("SLURM_ARRAY_TASK_MAX"); ok && ((max-min)%step != 0 || (max-min)/step+1 != count) ||
+		(id-min)%step != 0 || (id-min)/step >= count {
+		return 0, 0, false, fmt.Errorf("job array %s is not one range of task ids with one step (tasks %s..%s, %d of them): give sbatch --array=A-B or A-B:S (a %%N limit is fine)",
+			os.Getenv("SLURM_ARRAY_JOB_ID"), os.Getenv("SLURM_ARRAY_TASK_MIN"), os.Getenv("SLURM_ARRAY_TASK_MAX"), count)
+	}
+	return (id - min) / step, count, true, nil
 }
