@@ -204,9 +204,16 @@ func Run(ctx context.Context, comm collective.Comm, cfg job.Config, opt Options)
 	if me == 0 && err != nil {
 		rec.write(ctx, err, log) // before agree lets the other ranks exit
 	}
+	// The rank that failed says why before agree lets the others exit: a launcher kills the
+	// remaining ranks as soon as one exits non-zero, and the line would be lost with them.
+	printedSetup := err != nil && ctx.Err() == nil && say(opt, err.Error())
 	if err := agree(comm, err); err != nil {
 		rec.write(ctx, err, log) // another rank's: its line is in the log, not here
 		ck.end(true, log)
+		var remote *RemoteError
+		if !errors.As(err, &remote) {
+			return "", reported(printedSetup, err)
+		}
 		return "", err
 	}
 
