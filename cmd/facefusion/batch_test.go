@@ -384,9 +384,25 @@ func TestBatchSlurmJobListsAfresh(t *testing.T) {
 	t.Setenv("SLURM_ARRAY_JOB_ID", "")
 	t.Setenv("SLURM_ARRAY_TASK_ID", "")
 
+	// An output of this same job found by its run report alone (the batch folder gone) is
+	// already done, also as the first target that reaches the run step, in a job that loads
+	// models (its fingerprint needs the runtime loaded).
+	face := testenv.Sample(t, "grace_hopper.jpg")
+	swap := filepath.Join(dir, "swap")
+	batchClip(t, filepath.Join(swap, "inbox/s.mkv"), 5, "s")
+	swapArgs := []string{"batch-run", "-s", face, "-t", "inbox/*.mkv", "-o", "outbox/{target_name}.mkv", "--settle-time", "0", "--stop-margin", "0"}
+	if r := facefusionIn(t, swap, swapArgs...); r.code != 0 || len(printed(r)) != 1 {
+		t.Fatalf("a swap batch: exit %d, printed %q\n%s", r.code, printed(r), r.stderr)
+	}
+	if err := os.RemoveAll(filepath.Join(swap, "outbox/.facefusion-batch")); err != nil {
+		t.Fatal(err)
+	}
+	if r := facefusionIn(t, swap, swapArgs...); r.code != 0 || !strings.Contains(r.stderr, "written by this same job") {
+		t.Errorf("the swap batch again without its batch folder: exit %d, want 0 and the output found done\n%s", r.code, r.stderr)
+	}
+
 	// No models where --models-dir points: every target would fail alike.
 	batchClip(t, filepath.Join(dir, "inbox/c.mkv"), 5, "c")
-	face := testenv.Sample(t, "grace_hopper.jpg")
 	r := facefusionIn(t, dir, "batch-run", "-s", face, "-t", "inbox/c.mkv", "-o", "outbox/{target_name}.mkv", "--settle-time", "0",
 		"--stop-margin", "0", "--models-dir", t.TempDir())
 	if r.code != 4 {

@@ -204,19 +204,32 @@ func TestOutputIsAnInput(t *testing.T) {
 		}
 	}
 	clipSum, srcSum := fileMD5(t, clip), fileMD5(t, src)
-	for _, c := range []struct{ name, out, mention string }{
-		{"the target's own path", clip, "the target (-t " + clip + ")"},
-		{"a symlink to the target", symlink, "the target (-t " + clip + ")"},
-		{"a hard link to the target", hardlink, "the target (-t " + clip + ")"},
-		{"a hard link to a source", srcLink, "a source (-s " + src + ")"},
+	fifo := filepath.Join(dir, "fifo.prom")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "out.mkv")
+	for _, c := range []struct {
+		name, out, want string
+		args            []string
+	}{
+		{"the target's own path", clip, "-o " + clip + " is the target (-t " + clip + ") itself", nil},
+		{"a symlink to the target", symlink, "-o " + symlink + " is the target (-t " + clip + ") itself", nil},
+		{"a hard link to the target", hardlink, "-o " + hardlink + " is the target (-t " + clip + ") itself", nil},
+		{"a hard link to a source", srcLink, "-o " + srcLink + " is a source (-s " + src + ") itself", nil},
+		// The run's records too: the metrics file over the target, the report over the output,
+		// the metrics over a pipe (as root, over /dev/null).
+		{"metrics over the target", out, "--metrics-path " + clip + " is the target (-t " + clip + ") itself", []string{"--metrics-path", clip}},
+		{"report over the output", out, "its run report " + out + " is -o " + out, []string{"--report-path", out}},
+		{"metrics over a pipe", out, "--metrics-path " + fifo + " is not a regular file", []string{"--metrics-path", fifo}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			r := facefusion(t, "run", "-s", src, "-t", clip, "-o", c.out, "--force")
+			r := facefusion(t, append([]string{"run", "-s", src, "-t", clip, "-o", c.out, "--force"}, c.args...)...)
 			if r.code != exitUsage {
 				t.Fatalf("exit %d, want %d; stderr:\n%s", r.code, exitUsage, r.stderr)
 			}
-			if lines := strings.Split(strings.TrimSpace(r.stderr), "\n"); len(lines) != 1 || !strings.Contains(r.stderr, "-o "+c.out+" is "+c.mention+" itself") {
-				t.Errorf("want one line naming -o %s as %s, got:\n%s", c.out, c.mention, r.stderr)
+			if lines := strings.Split(strings.TrimSpace(r.stderr), "\n"); len(lines) != 1 || !strings.Contains(r.stderr, c.want) {
+				t.Errorf("want one line saying %q, got:\n%s", c.want, r.stderr)
 			}
 			if fileMD5(t, clip) != clipSum || fileMD5(t, src) != srcSum {
 				t.Fatal("an input's bytes changed")

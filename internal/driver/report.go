@@ -142,6 +142,9 @@ func (rr *runRecord) write(ctx context.Context, err error, log *logging.Logger) 
 		return
 	}
 	rr.written = true
+	if pipeline.CheckOutputIsNoInput(rr.cfg) != nil {
+		return // a record would land on an input, the output or a device: the run was refused for it
+	}
 	rep := rr.report(ctx, err)
 	path := pipeline.ReportFile(rr.cfg)
 	switch {

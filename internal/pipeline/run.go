@@ -49,12 +49,8 @@ func LoadModels(cfg job.Config) (*Models, error) {
 			return nil, fault.AsEnvironment(fmt.Errorf("model file %s is missing (models folder from %s): run `make fetch` (or `make install`), or point models_dir (--models-dir) or $%s at the folder holding it", p, cfg.ModelsLocation().From, job.ModelsEnv))
 		}
 	}
-	rt := cfg.RuntimeLocation()
-	if _, err := os.Stat(rt.Path); err != nil {
-		return nil, fault.AsEnvironment(fmt.Errorf("ONNX Runtime library %s is missing: run `make fetch` (or `make install`), or set onnxruntime_library (--onnxruntime-library) or $%s", rt, job.RuntimeEnv))
-	}
-	if err := infer.Init(cfg.RuntimeLibrary()); err != nil {
-		return nil, fault.AsEnvironment(err)
+	if err := InitRuntime(cfg); err != nil {
+		return nil, err
 	}
 	// FaceFusion's model files: present, checksums (when given) and signatures right, before
 	// any frame is read.
@@ -108,6 +104,19 @@ func loadPredictor(path string) (*landmark.Predictor, error) {
 	}
 	predictors.by[key] = p
 	return p, nil
+}
+
+// InitRuntime loads the ONNX Runtime library once per process (Resolved needs it to resolve the
+// providers of a job that runs a model); a missing or broken library is an Environment fault.
+func InitRuntime(cfg job.Config) error {
+	rt := cfg.RuntimeLocation()
+	if _, err := os.Stat(rt.Path); err != nil {
+		return fault.AsEnvironment(fmt.Errorf("ONNX Runtime library %s is missing: run `make fetch` (or `make install`), or set onnxruntime_library (--onnxruntime-library) or $%s", rt, job.RuntimeEnv))
+	}
+	if err := infer.Init(cfg.RuntimeLibrary()); err != nil {
+		return fault.AsEnvironment(err)
+	}
+	return nil
 }
 
 // UseSource prepares the swapper's source from an analysed source image (on every rank, from
@@ -226,34 +235,56 @@ func CheckOutput(cfg job.Config) error {
 	return nil
 }
 
-// CheckOutputIsNoInput refuses an output that is the target or a source: with --force the
-// final rename would replace the input with its own swap. Paths are not compared but device
-// and inode, so a symlink or a hard link to an input is caught too; an output that does not
-// exist yet cannot be an input.
+// CheckOutputIsNoInput refuses an output, run report or metrics file that is the target or a
+// source (with --force the final rename would replace the input with its own swap), or is one
+// of the others (the report would replace the video, or the metrics the report), and a report
+// or metrics path that names something other than a file (writing as root would replace
+// /dev/null). Paths are compared by name and by device and inode, so a symlink or a hard link
+// is caught too.
 func CheckOutputIsNoInput(cfg job.Config) error {
-	written := []string{cfg.OutputPath, ReportFile(cfg)} // and the run report
-	inputs := append([]string{cfg.TargetPath}, cfg.SourcePaths...)
-	for _, w := range written {
-		out, err := os.Stat(w)
-		if err != nil {
-			continue
+	type named struct{ what, path string }
+	written := []named{{"-o " + cfg.OutputPath, cfg.OutputPath}, {"its run report " + ReportFile(cfg), ReportFile(cfg)}}
+	if cfg.MetricsPath != "" {
+		written = append(written, named{"--metrics-path " + cfg.MetricsPath, cfg.MetricsPath})
+	}
+	inputs := []named{{"the target (-t " + cfg.TargetPath + ")", cfg.TargetPath}}
+	for _, s := range cfg.SourcePaths {
+		inputs = append(inputs, named{"a source (-s " + s + ")", s})
+	}
+	for i, w := range written {
+		for _, in := range inputs {
+			if SamePath(w.path, in.path) {
+				return fault.AsUsage(fmt.Errorf("%s is %s itself (the same file, by name or through a link): writing it would destroy the input, even with --force: choose another path", w.what, in.what))
+			}
 		}
-		for i, in := range inputs {
-			st, err := os.Stat(in)
-			if err != nil || !os.SameFile(out, st) {
-				continue
+		for _, o := range written[:i] {
+			if SamePath(w.path, o.path) {
+				return fault.AsUsage(fmt.Errorf("%s is %s: one would replace the other: give each its own file", w.what, strings.TrimPrefix(o.what, "its ")))
 			}
-			what := "the target (-t " + in + ")"
-			if i > 0 {
-				what = "a source (-s " + in + ")"
+		}
+		if i > 0 {
+			if st, err := os.Stat(w.path); err == nil && !st.Mode().IsRegular() && !st.IsDir() {
+				return fault.AsUsage(fmt.Errorf("%s is not a regular file (a device, a pipe or a socket), and it would be replaced by one: give a file name", w.what))
 			}
-			if w != cfg.OutputPath {
-				return fault.AsUsage(fmt.Errorf("-o %s: its run report %s is %s itself (the same file, by name or through a link): writing it would destroy the input, even with --force: choose another -o", cfg.OutputPath, w, what))
-			}
-			return fault.AsUsage(fmt.Errorf("-o %s is %s itself (the same file, by name or through a link): writing it would destroy the input, even with --force: choose another -o", cfg.OutputPath, what))
 		}
 	}
 	return nil
+}
+
+// SamePath reports whether a and b name one file: the same absolute path, or (both existing)
+// the same device and inode.
+func SamePath(a, b string) bool {
+	if a == "" || b == "" {
+		return false
+	}
+	aa, err1 := filepath.Abs(a)
+	ab, err2 := filepath.Abs(b)
+	if err1 == nil && err2 == nil && aa == ab {
+		return true
+	}
+	sa, err1 := os.Stat(a)
+	sb, err2 := os.Stat(b)
+	return err1 == nil && err2 == nil && os.SameFile(sa, sb)
 }
 
 func unwrapPath(err error) error {
