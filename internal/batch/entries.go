@@ -91,6 +91,9 @@ func match(pattern, key string) ([]string, error) {
 			return nil, fmt.Errorf("%s %q: folder %s does not exist (or is not a folder): check the path, or mount its file system", key, pattern, dir)
 		}
 	}
+	if len(names) == 0 && !strings.ContainsAny(pattern, `*?[\\`) {
+		return nil, fmt.Errorf("%s %q: no such file (a name without * ? or [ must exist)", key, pattern)
+	}
 	var files []string
 	for _, n := range names {
 		if strings.HasPrefix(filepath.Base(n), ".") {
@@ -108,15 +111,35 @@ func match(pattern, key string) ([]string, error) {
 // run's outputs would be the next run's targets, and an output named as its own target would
 // fail every run until quarantined. Both are compared as absolute paths.
 func notATarget(pattern, output string) error {
-	absPattern, err1 := filepath.Abs(pattern)
-	absOutput, err2 := filepath.Abs(output)
-	if err1 != nil || err2 != nil {
-		return nil
-	}
-	if ok, _ := filepath.Match(absPattern, absOutput); ok {
+	if matches(pattern, output) {
 		return fmt.Errorf("output_pattern puts output %s where target_pattern %q finds targets: each run's outputs would be the next run's targets; write the outputs to another folder or give them another extension", output, pattern)
 	}
 	return nil
+}
+
+// matches reports whether pattern matches path, both made absolute and with links in their
+// folders resolved (an output folder that is a link to the inbox is the inbox).
+func matches(pattern, path string) bool {
+	real := func(p string) string {
+		abs, err := filepath.Abs(p)
+		if err != nil {
+			return p
+		}
+		if dir, err := filepath.EvalSymlinks(filepath.Dir(abs)); err == nil {
+			return filepath.Join(dir, filepath.Base(abs))
+		}
+		return abs
+	}
+	for _, pat := range []string{pattern, real(pattern)} {
+		for _, p := range []string{path, real(path)} {
+			ap, err1 := filepath.Abs(pat)
+			aq, err2 := filepath.Abs(p)
+			if ok, _ := filepath.Match(ap, aq); err1 == nil && err2 == nil && ok {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // name is FaceFusion's get_file_name: the base name without its extension.

@@ -209,3 +209,38 @@ func TestExpandRefusesOutputsAsTargets(t *testing.T) {
 		t.Errorf("outputs beside the targets that the pattern does not match: %v, %v", got, err)
 	}
 }
+
+// The batch's records (summary, metrics) may not land on its files or where its targets are
+// found, and an output folder that is a link to the inbox is the inbox.
+func TestRecordsAndLinkedInbox(t *testing.T) {
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, "in"), 0o755)
+	os.WriteFile(filepath.Join(dir, "in/a.mp4"), []byte("a"), 0o644)
+	if err := os.Symlink(filepath.Join(dir, "in"), filepath.Join(dir, "inlink")); err != nil {
+		t.Fatal(err)
+	}
+	cfg := batchConfig(dir, "", "in/*.mp4", "inlink/{target_name}-x.mp4")
+	if _, err := Expand(cfg); err == nil || !strings.Contains(err.Error(), "next run") {
+		t.Errorf("outputs through a link into the inbox: %v, want them refused", err)
+	}
+	cfg = batchConfig(dir, "", "in/*.mp4", "out/{target_name}.mkv")
+	os.MkdirAll(filepath.Join(dir, "out"), 0o755)
+	entries, err := Expand(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ summary, metrics, want string }{
+		{filepath.Join(dir, "sum.json"), filepath.Join(dir, "in/m.mp4"), "finds targets"},
+		{filepath.Join(dir, "sum.json"), filepath.Join(dir, "out/a.mkv"), "a file of the batch"},
+		{filepath.Join(dir, "sum.json"), filepath.Join(dir, "sum.json"), "summary"},
+		{filepath.Join(dir, "nowhere/sum.json"), "", "does not exist"},
+		{filepath.Join(dir, "sum.json"), filepath.Join(dir, "m.prom"), ""},
+	} {
+		c2 := cfg
+		c2.ReportPath, c2.MetricsPath = c.summary, c.metrics
+		err := checkRecords(c2, c.summary, entries)
+		if (c.want == "") != (err == nil) || err != nil && !strings.Contains(err.Error(), c.want) {
+			t.Errorf("summary %s, metrics %s: %v, want %q", c.summary, c.metrics, err, c.want)
+		}
+	}
+}

@@ -90,7 +90,7 @@ type SomeFailed struct {
 }
 
 func (e *SomeFailed) Error() string {
-	return fmt.Sprintf("%d target(s) failed in this batch run (recorded; a later run retries them): see %s", e.Failed, e.Report)
+	return fmt.Sprintf("%d target(s) failed in this batch run (recorded in the batch folder; a later run retries those not quarantined): see %s", e.Failed, e.Report)
 }
 
 // Options are what the command gives a batch besides its config.
@@ -242,6 +242,9 @@ func (b *batch) run(ctx context.Context) error {
 	if err != nil {
 		return fault.AsUsage(err)
 	}
+	if err := checkRecords(b.cfg, b.sum.Path, entries); err != nil {
+		return fault.AsUsage(err)
+	}
 	total := len(entries)
 	pos, count, ok, err := slurm.ArrayPosition()
 	if err != nil {
@@ -274,6 +277,37 @@ func (b *batch) run(ctx context.Context) error {
 		}
 	}
 	return b.end()
+}
+
+// checkRecords refuses, before any work, a summary or metrics path that would land on a
+// target, a source or an output of the batch, or where the target pattern finds targets (the
+// next run would take it for one), or in a folder that does not exist, or on the other.
+func checkRecords(cfg job.Config, summary string, entries []Entry) error {
+	records := []struct{ flag, path string }{{"--report-path (the batch's summary)", summary}, {"--metrics-path", cfg.MetricsPath}}
+	for i, r := range records {
+		if r.path == "" {
+			continue
+		}
+		if st, err := os.Stat(filepath.Dir(r.path)); err != nil || !st.IsDir() {
+			if r.path != summary || cfg.ReportPath != "" { // the default summary's folder is the batch folder, made already
+				return fmt.Errorf("%s %s: the folder %s does not exist: create it, or give a path in a folder that exists", r.flag, r.path, filepath.Dir(r.path))
+			}
+		}
+		if matches(cfg.TargetPattern, r.path) {
+			return fmt.Errorf("%s %s is where target_pattern %q finds targets: the next run would take it for one: put it in another folder", r.flag, r.path, cfg.TargetPattern)
+		}
+		if i == 1 && pipeline.SamePath(r.path, summary) {
+			return fmt.Errorf("%s %s is the batch's summary: give each its own file", r.flag, r.path)
+		}
+		for _, e := range entries {
+			for _, p := range append([]string{e.Target, e.Output}, e.Sources...) {
+				if pipeline.SamePath(r.path, p) {
+					return fmt.Errorf("%s %s is %s, a file of the batch's %s: give the record another path", r.flag, r.path, p, describe(e))
+				}
+			}
+		}
+	}
+	return nil
 }
 
 // listID names the frozen list of a job array: its tasks (and their restarts) share one list.
@@ -313,7 +347,9 @@ func (b *batch) one(ctx context.Context, r *Result, i, n int) error {
 	if err != nil {
 		return skip(Missing, "gone since the list was made: skipped")
 	}
-	if age := b.opt.Now().Sub(st.ModTime()); age < time.Duration(b.cfg.SettleTime)*time.Second {
+	// A time in the future (a writer whose clock is ahead) counts by its distance from now, so
+	// a file far in the future is not left waiting for ever.
+	if age := b.opt.Now().Sub(st.ModTime()).Abs(); age < time.Duration(b.cfg.SettleTime)*time.Second {
 		return skip(Settling, fmt.Sprintf("modified %.0f s ago (settle_time %d s): it may still be being copied; left for the next run", age.Seconds(), b.cfg.SettleTime))
 	}
 	if r.Key, err = Key(b.cfg, e); err != nil {
@@ -330,8 +366,11 @@ func (b *batch) one(ctx context.Context, r *Result, i, n int) error {
 	}
 	if d, ok := b.dir.Done(r.Key); ok {
 		r.Report = lustre.ReportPath(d.Output) // the run that made it wrote one there
-		if d.Output == e.Output {
+		switch {
+		case d.Output == e.Output:
 			return skip(AlreadyDone, fmt.Sprintf("done already (%s, %s): skipped", d.Output, d.Finished.Format(time.RFC3339)))
+		case d.Target == e.Target:
+			return skip(AlreadyDone, fmt.Sprintf("done already as %s (%s; the output pattern changed since): skipped; remove %s to make it again", d.Output, d.Finished.Format(time.RFC3339), b.dir.done(r.Key)))
 		}
 		return skip(AlreadyDone, fmt.Sprintf("the same contents as %s, done already as %s: skipped", d.Target, d.Output))
 	}
@@ -479,6 +518,9 @@ func (b *batch) save() {
 	b.sum.Counts = map[string]int{}
 	for _, r := range b.sum.Entries {
 		b.sum.Counts[r.State]++
+	}
+	if st, err := os.Stat(filepath.Dir(b.sum.Path)); err != nil || !st.IsDir() {
+		return // refused already (checkRecords), with its own line
 	}
 	data, _ := json.MarshalIndent(b.sum, "", "  ")
 	if err := lustre.WriteAtomic(b.sum.Path, append(data, '\n')); err != nil {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/facefusion-hpc/facefusion/internal/fault"
 	"github.com/facefusion-hpc/facefusion/internal/job"
+	"github.com/facefusion-hpc/facefusion/internal/pipeline"
 	"github.com/facefusion-hpc/facefusion/internal/slurm"
 	"github.com/facefusion-hpc/facefusion/lustre"
 )
@@ -74,13 +75,16 @@ func (d Dir) Make() error {
 }
 
 // Key identifies an entry's work by content: the job's settings (every key that can change a
-// pixel, job.Config.Settings) and the contents of its target and sources (lustre.Identity: a
+// pixel, job.Config.Settings, and the output's container, audio and image settings) and the contents of its target and sources (lustre.Identity: a
 // file up to 64 MiB by its whole SHA-256, a larger one by its size and 16 evenly spaced 1 MiB
 // samples, so a cron run over an inbox of multi-GB videos reads 16 MiB of each, not the file).
 // A re-delivered copy of a file, under any name, has the same key.
 func Key(cfg job.Config, e Entry) (string, error) {
 	h := sha256.New()
 	writeSettings(h, cfg)
+	// What the output's file is besides its frames (not in Settings, since a resume may change
+	// them): its container, its audio, an image's quality and scale.
+	fmt.Fprintf(h, "container=%s\naudio=%+v\nimage=%d %g\n", strings.ToLower(filepath.Ext(e.Output)), pipeline.AudioOptions(cfg), cfg.OutputImageQuality, cfg.OutputImageScale)
 	for _, p := range append([]string{e.Target}, e.Sources...) {
 		id, err := lustre.Identity(p)
 		if err != nil {

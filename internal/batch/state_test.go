@@ -47,6 +47,22 @@ func TestKey(t *testing.T) {
 	if k := key(op, "in/x.mp4"); k != base {
 		t.Errorf("operational settings changed the key: %s, want %s", k, base)
 	}
+	// So is what the output file is besides its frames: its container and its audio.
+	out := func(c job.Config, output string) string {
+		k, err := Key(c, Entry{Sources: []string{filepath.Join(dir, "faces/a.jpg")}, Target: filepath.Join(dir, "in/x.mp4"), Output: output})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return k
+	}
+	if out(cfg, "o/x.mp4") == out(cfg, "o/x.mkv") || out(cfg, "o/x.mp4") != out(cfg, "elsewhere/x.mp4") {
+		t.Error("the output's container is not in the key, or its folder is")
+	}
+	quiet := cfg
+	quiet.OutputAudioVolume = 50
+	if out(quiet, "o/x.mp4") == out(cfg, "o/x.mp4") {
+		t.Error("output_audio_volume changed, same key")
+	}
 	// The source is part of the work.
 	touch(t, dir, "faces/b.jpg")
 	k, err := Key(cfg, Entry{Sources: []string{filepath.Join(dir, "faces/b.jpg")}, Target: filepath.Join(dir, "in/x.mp4")})

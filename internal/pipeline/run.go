@@ -200,6 +200,13 @@ func ReportFile(cfg job.Config) string {
 // before any work is done.
 func CheckOutput(cfg job.Config) error {
 	path, force := cfg.OutputPath, cfg.Force
+	// The segments' paths (in the job folder named after the output) go into ffmpeg's concat
+	// list, one per line: a line break in them cannot be written there.
+	for _, p := range []struct{ what, path string }{{"-o", path}, {"--job-dir", cfg.JobDir}} {
+		if strings.ContainsAny(p.path, "\n\r") {
+			return fault.AsUsage(fmt.Errorf("%s %q holds a line break, which ffmpeg's list of segments cannot hold: choose a name without one", p.what, p.path))
+		}
+	}
 	if st, err := os.Stat(path); err == nil {
 		if st.IsDir() {
 			return fault.AsUsage(fmt.Errorf("output %s is a folder: give a file name", path))
@@ -282,9 +289,12 @@ func SamePath(a, b string) bool {
 	if err1 == nil && err2 == nil && aa == ab {
 		return true
 	}
-	sa, err1 := os.Stat(a)
-	sb, err2 := os.Stat(b)
-	return err1 == nil && err2 == nil && os.SameFile(sa, sb)
+	sa, err := os.Stat(a)
+	if err != nil {
+		return false // one that does not exist is no other file
+	}
+	sb, err := os.Stat(b)
+	return err == nil && os.SameFile(sa, sb)
 }
 
 func unwrapPath(err error) error {
