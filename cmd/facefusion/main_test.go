@@ -13,12 +13,14 @@ import (
 	"github.com/facefusion-hpc/facefusion/internal/testenv"
 )
 
-// The end-to-end tests run one at a time, except five marked t.Parallel, which run two at a
-// time after the rest (-parallel defaults to the 2 cores): the three Slurm tests mostly wait
-// (Slurm's scheduling, paused ranks, requeues, their own clock) while the two rank matrices keep
-// the cores busy (7 min 51 s for make test against 8 min 39 s all serial). Marking the
-// pause-and-kill tests as well made it slower (9 min 26 s). The Slurm tests never overlap:
-// their clusters take turns (slurmtest's lock file).
+// The end-to-end tests run one at a time, except four marked t.Parallel, which run two at a
+// time after the rest (-parallel defaults to the 2 cores): the two Slurm tests among them
+// mostly wait (Slurm's scheduling, paused ranks, requeues, their own clock) while the two rank
+// matrices keep the cores busy (7 min 51 s for make test against 8 min 39 s all serial).
+// Marking the pause-and-kill tests as well made it slower (9 min 26 s). The Slurm tests never
+// overlap: their clusters take turns (slurmtest's lock file), and the third, TestBatchSlurm,
+// runs with the serial tests: a Slurm test waiting for the lock holds a parallel slot, and with
+// both slots held so, the lock holder's parallel subtests never got one (a deadlock).
 
 // bin is the facefusion binary under test, built once by TestMain from builtAt, HEAD then.
 var bin, builtAt string
