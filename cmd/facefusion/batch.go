@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/facefusion-hpc/facefusion/collective"
 	"github.com/facefusion-hpc/facefusion/internal/batch"
 	"github.com/facefusion-hpc/facefusion/internal/driver"
 	"github.com/facefusion-hpc/facefusion/internal/fault"
@@ -16,24 +15,11 @@ import (
 // cmdBatch is `facefusion batch-run`: every entry of FaceFusion's patterns, one job after
 // another on every rank of the launch, models loaded once.
 func cmdBatch(ctx context.Context, args []string) error {
-	cfg, err := job.ParseBatch(args)
-	if err != nil {
-		if errors.Is(err, job.ErrHelp) {
-			return err
-		}
-		return fault.AsUsage(err)
-	}
-	log := useLog(cfg)
-	comm, err := collective.Init()
-	if err != nil {
-		return fault.AsEnvironment(err)
-	}
-	defer comm.Finalize()
-	worldRank = comm.Rank()
-	gpu, err := bindGPU(comm, &cfg)
+	cfg, log, comm, gpu, err := joinJob(args, job.ParseBatch)
 	if err != nil {
 		return err
 	}
+	defer comm.Finalize()
 	sum, err := batch.Run(ctx, comm, cfg, batch.Options{Log: log,
 		Driver:   driver.Options{Log: log, NewProgress: newProgress(log), GPU: gpu},
 		ExitCode: func(err error) int { code, _ := classify(ctx, err); return code }})

@@ -23,25 +23,11 @@ import (
 
 // cmdRun is `facefusion run`: every rank of the launch takes its share of the target.
 func cmdRun(ctx context.Context, args []string) error {
-	cfg, err := job.Parse(args)
-	if err != nil {
-		if errors.Is(err, job.ErrHelp) {
-			return err
-		}
-		return fault.AsUsage(err)
-	}
-	log := useLog(cfg)
-	comm, err := collective.Init()
-	if err != nil {
-		return fault.AsEnvironment(err)
-	}
-	defer comm.Finalize()
-	worldRank = comm.Rank()
-	log.Debugf("rank %d of %d: %s %s (commit %s), log level %s, temp folder %s", comm.Rank(), comm.Size(), programName, version, commit(), cfg.LogLevel, cfg.TempDir())
-	gpu, err := bindGPU(comm, &cfg)
+	cfg, log, comm, gpu, err := joinJob(args, job.Parse)
 	if err != nil {
 		return err
 	}
+	defer comm.Finalize()
 	start := time.Now()
 	var rep *lustre.Report
 	out, err := driver.Run(ctx, comm, cfg, driver.Options{Log: log, NewProgress: newProgress(log), Done: func(r *lustre.Report) { rep = r }, GPU: gpu})
@@ -79,6 +65,32 @@ func bindGPU(comm collective.Comm, cfg *job.Config) (*rank.Binding, error) {
 		}
 	}
 	return &id.GPU, nil
+}
+
+// joinJob is the start of a command every rank of a launch runs (run, batch-run): its
+// settings parsed by parse, the job's log, MPI, and the rank's GPU (nil on CPU providers). The
+// caller finalizes comm when err is nil.
+func joinJob(args []string, parse func([]string) (job.Config, error)) (job.Config, *logging.Logger, collective.Comm, *rank.Binding, error) {
+	cfg, err := parse(args)
+	if err != nil {
+		if errors.Is(err, job.ErrHelp) {
+			return cfg, nil, nil, nil, err
+		}
+		return cfg, nil, nil, nil, fault.AsUsage(err)
+	}
+	log := useLog(cfg)
+	comm, err := collective.Init()
+	if err != nil {
+		return cfg, nil, nil, nil, fault.AsEnvironment(err)
+	}
+	worldRank = comm.Rank()
+	log.Debugf("rank %d of %d: %s %s (commit %s), log level %s, temp folder %s", comm.Rank(), comm.Size(), programName, version, commit(), cfg.LogLevel, cfg.TempDir())
+	gpu, err := bindGPU(comm, &cfg)
+	if err != nil {
+		comm.Finalize()
+		return cfg, nil, nil, nil, err
+	}
+	return cfg, log, comm, gpu, nil
 }
 
 // useLog makes the job's log level the process's: every rank logs at it.
