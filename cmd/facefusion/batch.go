@@ -13,7 +13,8 @@ import (
 )
 
 // cmdBatch is `facefusion batch-run`: every entry of FaceFusion's patterns, one job after
-// another on every rank of the launch, models loaded once.
+// another on every rank of the launch, in one process (the runtime, the landmark model and
+// passed output checks are shared by the targets).
 func cmdBatch(ctx context.Context, args []string) error {
 	cfg, log, comm, gpu, err := joinJob(args, job.ParseBatch)
 	if err != nil {

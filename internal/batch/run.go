@@ -96,15 +96,13 @@ func (e *SomeFailed) Error() string {
 // Options are what the command gives a batch besides its config.
 type Options struct {
 	Log      *logging.Logger
-	Driver   driver.Options   // for each entry's run (SkipDone is set by the batch)
-	ExitCode func(error) int  // the process's exit code for an entry's error (cmd/facefusion's table)
-	Now      func() time.Time // the clock of settle_time (time.Now when nil)
+	Driver   driver.Options  // for each entry's run (SkipDone is set by the batch)
+	ExitCode func(error) int // the process's exit code for an entry's error (cmd/facefusion's table)
 }
 
-// decision is rank 0's word to every rank about the next entry: run it, or the batch ends
-// (Last), with the batch's error kind (0: none).
+// decision is rank 0's word to every rank about the next entry: run Entry, or the batch ends
+// (Last), and how.
 type decision struct {
-	Run   bool
 	Entry Entry
 	Last  bool
 	// How the batch ended, for the other ranks to end the same way (one exit code).
@@ -127,9 +125,6 @@ func Run(ctx context.Context, comm collective.Comm, cfg job.Config, opt Options)
 	b := &batch{cfg: cfg, opt: opt, comm: comm, dir: DirFor(cfg), failedNow: map[string]string{}}
 	if cfg.MetricsPath != "" { // each target's run writes the file, with the batch's figures
 		b.opt.Driver.ExtraMetrics = func() []*dto.MetricFamily { return b.sum.families(cfg, -1) }
-	}
-	if b.opt.Now == nil {
-		b.opt.Now = time.Now
 	}
 	host, _ := os.Hostname()
 	b.sum = &Summary{Version: 1, Started: time.Now().UTC(), Host: host, Ranks: comm.Size(), Slurm: slurm.FromEnv(),
@@ -260,14 +255,14 @@ func (b *batch) run(ctx context.Context) error {
 	for i, e := range entries {
 		b.sum.Entries[i] = Result{Entry: e, State: NotRun}
 	}
-	b.save()
+	b.sum.save()
 	for i := range entries {
 		if ctx.Err() != nil {
 			return b.stopped(ctx, nil)
 		}
 		r := &b.sum.Entries[i]
 		err := b.one(ctx, r, i, len(entries))
-		b.save()
+		b.sum.save()
 		if time.Since(b.metricsAt) >= metricsEvery { // between targets too: a run of skips still shows
 			b.sum.writeMetrics(b.cfg, -1)
 			b.metricsAt = time.Now()
@@ -349,7 +344,7 @@ func (b *batch) one(ctx context.Context, r *Result, i, n int) error {
 	}
 	// A time in the future (a writer whose clock is ahead) counts by its distance from now, so
 	// a file far in the future is not left waiting for ever.
-	if age := b.opt.Now().Sub(st.ModTime()).Abs(); age < time.Duration(b.cfg.SettleTime)*time.Second {
+	if age := time.Since(st.ModTime()).Abs(); age < time.Duration(b.cfg.SettleTime)*time.Second {
 		return skip(Settling, fmt.Sprintf("modified %.0f s ago (settle_time %d s): it may still be being copied; left for the next run", age.Seconds(), b.cfg.SettleTime))
 	}
 	if r.Key, err = Key(b.cfg, e); err != nil {
@@ -388,7 +383,7 @@ func (b *batch) one(ctx context.Context, r *Result, i, n int) error {
 		return b.failed(r, fault.AsInput(fmt.Errorf("output folder %s: %v", filepath.Dir(e.Output), err)), tag)
 	}
 	log.Infof("%s → %s", tag, e.Output)
-	if err := b.tell(decision{Run: true, Entry: e}); err != nil {
+	if err := b.tell(decision{Entry: e}); err != nil {
 		return err
 	}
 	began := time.Now()
@@ -451,13 +446,7 @@ func (b *batch) failed(r *Result, err error, tag string) error {
 	return nil
 }
 
-func oneLine(err error) string {
-	var rep *driver.Reported
-	if errors.As(err, &rep) {
-		err = rep.Err
-	}
-	return strings.ReplaceAll(err.Error(), "\n", " ")
-}
+func oneLine(err error) string { return strings.ReplaceAll(err.Error(), "\n", " ") }
 
 // stopped ends a batch a signal or the job's clock stopped. A stop after whole targets were
 // finished in this run is worth a requeue even if the target in flight had no new chunk.
@@ -469,8 +458,7 @@ func (b *batch) stopped(ctx context.Context, s *driver.Stopped) error {
 		if errors.As(context.Cause(ctx), &sig) {
 			name = string(sig)
 		}
-		restarts, _ := strconv.Atoi(os.Getenv("SLURM_RESTART_COUNT"))
-		next, why := driver.Decide("rank 0: "+name, b.progress, restarts, b.cfg.MaxRestarts)
+		next, why := driver.Decide("rank 0: "+name, b.progress, b.restarts(), b.cfg.MaxRestarts)
 		msg := fmt.Sprintf("batch stopped by %s between two targets, %d finished in this run; ", name, b.progress)
 		switch next {
 		case driver.NoRequeue:
@@ -482,24 +470,31 @@ func (b *batch) stopped(ctx context.Context, s *driver.Stopped) error {
 		}
 		return &driver.Stopped{Msg: msg, Next: next}
 	}
-	if s.Next == driver.NoRequeue && b.progress > 0 && restartsLeft(b.cfg) {
+	if s.Next == driver.NoRequeue && b.progress > 0 && b.restarts() < b.cfg.MaxRestarts {
 		b.opt.Log.Infof("batch: this run finished %d target(s) before the stop, so a requeue (exit 75) goes on with the batch", b.progress)
 		return &driver.Stopped{Msg: s.Msg, Remote: s.Remote, Next: driver.Requeue}
 	}
 	return s
 }
 
-func restartsLeft(cfg job.Config) bool {
-	n, _ := strconv.Atoi(os.Getenv("SLURM_RESTART_COUNT"))
-	return n < cfg.MaxRestarts
+// restarts is the Slurm job's requeue count so far (SLURM_RESTART_COUNT; 0 outside Slurm).
+func (b *batch) restarts() int {
+	n, _ := strconv.Atoi(b.sum.Slurm.RestartCount)
+	return n
+}
+
+// tally counts the entries by state into Counts.
+func (s *Summary) tally() map[string]int {
+	s.Counts = map[string]int{}
+	for _, r := range s.Entries {
+		s.Counts[r.State]++
+	}
+	return s.Counts
 }
 
 // end totals the run and chooses its outcome.
 func (b *batch) end() error {
-	b.sum.Counts = map[string]int{}
-	for _, r := range b.sum.Entries {
-		b.sum.Counts[r.State]++
-	}
+	b.sum.tally()
 	switch {
 	case b.sum.Counts[Failed] > 0:
 		b.sum.Outcome = OutcomeSomeFailed
@@ -512,19 +507,18 @@ func (b *batch) end() error {
 	return nil
 }
 
-// save writes the summary as it stands, so a killed batch leaves its last state.
-func (b *batch) save() {
-	b.sum.Finished = time.Now().UTC()
-	b.sum.Counts = map[string]int{}
-	for _, r := range b.sum.Entries {
-		b.sum.Counts[r.State]++
+// save writes the summary as it stands, so a killed batch leaves its last state. A summary
+// whose folder is not there (a batch folder that could not be made, a --report-path refused by
+// checkRecords) is not written: the error says so, once.
+func (s *Summary) save() {
+	s.Finished = time.Now().UTC()
+	s.tally()
+	if st, err := os.Stat(filepath.Dir(s.Path)); err != nil || !st.IsDir() {
+		return
 	}
-	if st, err := os.Stat(filepath.Dir(b.sum.Path)); err != nil || !st.IsDir() {
-		return // refused already (checkRecords), with its own line
-	}
-	data, _ := json.MarshalIndent(b.sum, "", "  ")
-	if err := lustre.WriteAtomic(b.sum.Path, append(data, '\n')); err != nil {
-		b.opt.Log.Warnf("batch summary: %v", err)
+	data, _ := json.MarshalIndent(s, "", "  ")
+	if err := lustre.WriteAtomic(s.Path, append(data, '\n')); err != nil {
+		logging.Default().Warnf("batch summary: %v", err)
 	}
 }
 
@@ -545,10 +539,7 @@ func summaryPath(cfg job.Config, d Dir) string {
 // runs, and (once it ended, status ≥ 0) its exit status. The job label is the output pattern.
 func (s *Summary) families(cfg job.Config, status int) []*dto.MetricFamily {
 	set := metrics.NewSet(cfg.OutputPattern)
-	counts := map[string]int{}
-	for _, r := range s.Entries {
-		counts[r.State]++
-	}
+	counts := s.tally()
 	for _, st := range States {
 		set.Gauge("facefusion_batch_entries", "entries of this batch run (this array task's share) by state", float64(counts[st]), "state", st)
 	}
@@ -594,9 +585,5 @@ func (s *Summary) Finish(cfg job.Config, status int, err error) {
 		s.Outcome = oneLine(err)
 	}
 	s.writeMetrics(cfg, status)
-	b := &batch{sum: s, dir: DirFor(cfg), opt: Options{Log: logging.Default()}}
-	if st, err := os.Stat(b.dir.Path); err != nil || !st.IsDir() {
-		return // the folder could not be made: the error says so, once
-	}
-	b.save()
+	s.save()
 }

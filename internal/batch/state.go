@@ -22,14 +22,15 @@ import (
 
 // Dir is the batch's state folder. Its layout is stated here once:
 //
-//	lists/ID.json            a frozen entry list, shared by the tasks (and restarts) of one Slurm job
+//	lists/array-ID.json      a frozen entry list, shared by the tasks (and restarts) of one job array
 //	done/KEY.json            a target's contents done with these settings: where the output went
 //	failed/KEY/attempt-N.json one record per failed run of those contents (quarantined at max_failures)
 //	report.json              the last run's summary (report-JOB.json in a Slurm job, report-JOB_TASK.json in an array task)
 //
-// Every file is written whole under a temp name and linked or renamed into place, and no two
-// runs write one file: a done record is written once, each failure is its own file (made with
-// O_EXCL semantics that hold on Lustre and NFS), a list is linked into place by the first task.
+// Every file is written whole under a temp name and linked or renamed into place: each failure
+// is its own file (made with O_EXCL semantics that hold on Lustre and NFS), a list is linked
+// into place by the first task, and a done record, which two runs of one contents could both
+// write, is replaced whole (either one is right).
 // The program never deletes anything here; deleting a failure folder retries its target.
 type Dir struct{ Path string }
 
@@ -75,9 +76,10 @@ func (d Dir) Make() error {
 }
 
 // Key identifies an entry's work by content: the job's settings (every key that can change a
-// pixel, job.Config.Settings, and the output's container, audio and image settings) and the contents of its target and sources (lustre.Identity: a
-// file up to 64 MiB by its whole SHA-256, a larger one by its size and 16 evenly spaced 1 MiB
-// samples, so a cron run over an inbox of multi-GB videos reads 16 MiB of each, not the file).
+// pixel, job.Config.Settings, and the output's container, audio and image settings) and the
+// contents of its target and sources (lustre.Identity: a file up to 64 MiB by its whole
+// SHA-256, a larger one by its size and 16 evenly spaced 1 MiB samples, so a cron run over an
+// inbox of multi-GB videos reads 16 MiB of each, not the file).
 // A re-delivered copy of a file, under any name, has the same key.
 func Key(cfg job.Config, e Entry) (string, error) {
 	h := sha256.New()

@@ -505,11 +505,6 @@ func planSetup(ctx context.Context, cfg job.Config, ranks int, p *Plan, skipDone
 			return nil, "", fault.AsUsage(err)
 		}
 		if doneCheck {
-			if cfg.Swaps() || cfg.Enhances() { // the fingerprint resolves the providers
-				if err := pipeline.InitRuntime(cfg); err != nil {
-					return nil, "", err
-				}
-			}
 			fp, err := fingerprint(ctx, cfg, p)
 			if err != nil {
 				return nil, "", err

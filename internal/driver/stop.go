@@ -191,8 +191,8 @@ func ExitStatus(ctx context.Context, err error) int {
 	return fault.ExitCode(fault.KindOf(err))
 }
 
-// words are what the README's exit-code table, the log and status call each outcome (main
-// alone maps them to exit codes).
+// words are what the README's exit-code table, the log and status call each outcome
+// (ExitCode maps them to exit codes).
 func (n Next) words() string {
 	switch n {
 	case Requeue:

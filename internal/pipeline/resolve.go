@@ -17,7 +17,7 @@ import (
 // gives other pixels than one that ran on cuda, and trim end -1 is another range on another
 // target. When no model runs the provider settings stand as given: nothing resolves them, and
 // a resume that stops running models is refused for its processors, not for its providers.
-// Needs the runtime loaded (LoadModels) when a model runs.
+// Loads the runtime (once per process) when a model runs.
 func Resolved(cfg job.Config, info *video.Info) (job.Config, error) {
 	start, end, err := FrameRange(cfg, info.Frames)
 	if err != nil {
@@ -28,6 +28,9 @@ func Resolved(cfg job.Config, info *video.Info) (job.Config, error) {
 	cfg.OutputVideoEncoder = EncodeOptions(cfg, info).ChosenEncoder()
 	if !cfg.Swaps() && !cfg.Enhances() {
 		return cfg, nil
+	}
+	if err := InitRuntime(cfg); err != nil { // the providers are asked of the runtime
+		return cfg, err
 	}
 	used, err := infer.ResolveProviders(sessionConfig(cfg, "").Execution)
 	if err != nil {
