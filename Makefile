@@ -79,7 +79,7 @@ bench: fetch build $(CACHE)/demo/target.mp4
 	$(GO) test -run '^$$' -bench . -benchmem ./internal/raster ./internal/swap ./internal/landmark ./infer/...
 	$(GO) test -run '^$$' -bench . -benchtime 3s ./internal/pipeline
 	$(GO) test -run '^$$' -bench HashFile ./lustre
-	$(GO) test -run '^$$' -bench . -benchtime 1x ./cmd/facefusion
+	$(GO) test -run '^$$' -bench . -benchtime 1x ./cmd/facefusion/...
 
 # On a machine with an NVIDIA GPU: the CUDA provider's frames/s at batch 1 and batched.
 gpu-check: fetch build

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/facefusion-hpc/facefusion/internal/clitest"
 	"github.com/facefusion-hpc/facefusion/internal/testenv"
 	"github.com/facefusion-hpc/facefusion/lustre"
 )
@@ -17,7 +18,7 @@ import (
 func TestLogLevelAndTempPath(t *testing.T) {
 	dir := t.TempDir()
 	clip := filepath.Join(dir, "clip.mp4")
-	ffmpeg(t, "-f", "lavfi", "-i", "testsrc=s=64x48:r=25", "-frames:v", "10", "-c:v", "libx264", "-pix_fmt", "yuv420p", clip)
+	clitest.FFmpeg(t, "-f", "lavfi", "-i", "testsrc=s=64x48:r=25", "-frames:v", "10", "-c:v", "libx264", "-pix_fmt", "yuv420p", clip)
 	scratch := filepath.Join(dir, "scratch")
 	os.Mkdir(scratch, 0o755)
 	past := time.Now().Add(-time.Hour)
@@ -25,14 +26,14 @@ func TestLogLevelAndTempPath(t *testing.T) {
 
 	out := filepath.Join(dir, "out.mp4")
 	custom := filepath.Join(dir, "custom-report.json")
-	r := facefusion(t, "run", "-t", clip, "-o", out, "--processors", "none", "--log-level", "error", "--temp-path", scratch, "--report-path", custom)
-	if r.code != 0 || r.stderr != "" || r.stdout != out+"\n" {
-		t.Fatalf("exit %d, stdout %q, stderr %q: want 0, the output path alone, nothing", r.code, r.stdout, r.stderr)
+	r := clitest.Run(t, "run", "-t", clip, "-o", out, "--processors", "none", "--log-level", "error", "--temp-path", scratch, "--report-path", custom)
+	if r.Code != 0 || r.Stderr != "" || r.Stdout != out+"\n" {
+		t.Fatalf("exit %d, stdout %q, stderr %q: want 0, the output path alone, nothing", r.Code, r.Stdout, r.Stderr)
 	}
-	if rep := readReport(t, custom); rep.Outcome != lustre.Complete || rep.Output != out {
+	if rep := clitest.ReadReport(t, custom); rep.Outcome != lustre.Complete || rep.Output != out {
 		t.Errorf("--report-path: %+v", rep)
 	}
-	mustNotExist(t, lustre.ReportPath(out)) // the report went where --report-path said, not beside the output
+	clitest.MustNotExist(t, lustre.ReportPath(out)) // the report went where --report-path said, not beside the output
 	if _, err := os.Stat(out); err != nil {
 		t.Fatal(err)
 	}
@@ -42,29 +43,29 @@ func TestLogLevelAndTempPath(t *testing.T) {
 	}
 
 	gone := filepath.Join(dir, "gone.mp4")
-	r = facefusion(t, "run", "-t", gone, "-o", filepath.Join(dir, "out2.mp4"), "--processors", "none", "--log-level", "error")
-	if r.code != exitInput || strings.Count(r.stderr, "\n") != 1 || !strings.HasPrefix(r.stderr, "facefusion: target "+gone) {
-		t.Errorf("missing target: exit %d, stderr %q: want %d and its one error line", r.code, r.stderr, exitInput)
+	r = clitest.Run(t, "run", "-t", gone, "-o", filepath.Join(dir, "out2.mp4"), "--processors", "none", "--log-level", "error")
+	if r.Code != exitInput || strings.Count(r.Stderr, "\n") != 1 || !strings.HasPrefix(r.Stderr, "facefusion: target "+gone) {
+		t.Errorf("missing target: exit %d, stderr %q: want %d and its one error line", r.Code, r.Stderr, exitInput)
 	}
-	checkReportEnd(t, filepath.Join(dir, "out2.mp4"), r, lustre.Failed) // a run refused in planning has its report too
-	r = facefusion(t, "run", "-t", clip, "-o", filepath.Join(dir, "out3.mp4"), "--processors", "none", "--log-level", "bogus")
-	if r.code != exitUsage || !strings.Contains(r.stderr, "--log-level") || !strings.Contains(r.stderr, `"bogus"`) {
-		t.Errorf("--log-level bogus: exit %d, stderr %q", r.code, r.stderr)
+	clitest.CheckReportEnd(t, filepath.Join(dir, "out2.mp4"), r, lustre.Failed) // a run refused in planning has its report too
+	r = clitest.Run(t, "run", "-t", clip, "-o", filepath.Join(dir, "out3.mp4"), "--processors", "none", "--log-level", "bogus")
+	if r.Code != exitUsage || !strings.Contains(r.Stderr, "--log-level") || !strings.Contains(r.Stderr, `"bogus"`) {
+		t.Errorf("--log-level bogus: exit %d, stderr %q", r.Code, r.Stderr)
 	}
 	missing := filepath.Join(dir, "no-scratch")
-	r = facefusion(t, "run", "-t", clip, "-o", filepath.Join(dir, "out4.mp4"), "--processors", "none", "--temp-path", missing)
-	if r.code != exitUsage || !strings.Contains(r.stderr, "--temp-path "+missing+": no such folder") {
-		t.Errorf("missing --temp-path: exit %d, stderr %q", r.code, r.stderr)
+	r = clitest.Run(t, "run", "-t", clip, "-o", filepath.Join(dir, "out4.mp4"), "--processors", "none", "--temp-path", missing)
+	if r.Code != exitUsage || !strings.Contains(r.Stderr, "--temp-path "+missing+": no such folder") {
+		t.Errorf("missing --temp-path: exit %d, stderr %q", r.Code, r.Stderr)
 	}
-	checkReportEnd(t, filepath.Join(dir, "out4.mp4"), r, lustre.Failed)
+	clitest.CheckReportEnd(t, filepath.Join(dir, "out4.mp4"), r, lustre.Failed)
 	// A record's folder that does not exist is named before any work, in one line.
 	for _, flag := range []string{"--report-path", "--metrics-path"} {
-		r = facefusion(t, "run", "-t", clip, "-o", filepath.Join(dir, "out5.mp4"), "--processors", "none", flag, filepath.Join(dir, "nofolder", "x"))
-		if r.code != exitUsage || strings.Count(r.stderr, "\n") != 1 || !strings.Contains(r.stderr, flag+" "+filepath.Join(dir, "nofolder", "x")+": the folder") {
-			t.Errorf("%s in a missing folder: exit %d, stderr %q", flag, r.code, r.stderr)
+		r = clitest.Run(t, "run", "-t", clip, "-o", filepath.Join(dir, "out5.mp4"), "--processors", "none", flag, filepath.Join(dir, "nofolder", "x"))
+		if r.Code != exitUsage || strings.Count(r.Stderr, "\n") != 1 || !strings.Contains(r.Stderr, flag+" "+filepath.Join(dir, "nofolder", "x")+": the folder") {
+			t.Errorf("%s in a missing folder: exit %d, stderr %q", flag, r.Code, r.Stderr)
 		}
 	}
-	mustNotExist(t, filepath.Join(dir, "out4.mp4"))
+	clitest.MustNotExist(t, filepath.Join(dir, "out4.mp4"))
 }
 
 // facefusion.ini in the working folder is read by run and by plan: here it alone says to swap
@@ -74,16 +75,16 @@ func TestFaceFusionINIInWorkingFolder(t *testing.T) {
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, "facefusion.ini"), []byte(
 		"[paths]\ntarget_path = clip.mp4\n\n[frame_extraction]\ntrim_frame_start = 2\ntrim_frame_end = 9\n\n[processors]\nprocessors = none\n\n[misc]\nlog_level = debug\n"), 0o644)
-	ffmpeg(t, "-f", "lavfi", "-i", "testsrc=s=64x48:r=25", "-frames:v", "10", "-c:v", "libx264", "-pix_fmt", "yuv420p", filepath.Join(dir, "clip.mp4"))
+	clitest.FFmpeg(t, "-f", "lavfi", "-i", "testsrc=s=64x48:r=25", "-frames:v", "10", "-c:v", "libx264", "-pix_fmt", "yuv420p", filepath.Join(dir, "clip.mp4"))
 	img := filepath.Join(dir, "photo.png")
-	ffmpeg(t, "-i", testenv.Sample(t, "astronaut.png"), "-vf", "scale=64:64", img)
+	clitest.FFmpeg(t, "-i", testenv.Sample(t, "astronaut.png"), "-vf", "scale=64:64", img)
 
-	r := facefusionIn(t, dir, "run", "-t", img, "-o", "out.png")
-	if r.code != 0 || r.stdout != "out.png\n" || !strings.Contains(r.stderr, "log level debug") {
-		t.Fatalf("run: exit %d, stdout %q, stderr:\n%s\nwant the image written with processors none and a debug line, from facefusion.ini", r.code, r.stdout, r.stderr)
+	r := clitest.RunIn(t, dir, "run", "-t", img, "-o", "out.png")
+	if r.Code != 0 || r.Stdout != "out.png\n" || !strings.Contains(r.Stderr, "log level debug") {
+		t.Fatalf("run: exit %d, stdout %q, stderr:\n%s\nwant the image written with processors none and a debug line, from facefusion.ini", r.Code, r.Stdout, r.Stderr)
 	}
-	r = facefusionIn(t, dir, "plan", "--ranks", "2", "--trim-frame-end", "7")
-	if r.code != 0 || !strings.Contains(r.stdout, "target  clip.mp4: 10 frames") || !strings.Contains(r.stdout, "frames  [2,7): 5 frames") {
-		t.Fatalf("plan: exit %d, stdout:\n%s\nstderr %s\nwant clip.mp4 from facefusion.ini, its trim start 2 and the flag's end 7", r.code, r.stdout, r.stderr)
+	r = clitest.RunIn(t, dir, "plan", "--ranks", "2", "--trim-frame-end", "7")
+	if r.Code != 0 || !strings.Contains(r.Stdout, "target  clip.mp4: 10 frames") || !strings.Contains(r.Stdout, "frames  [2,7): 5 frames") {
+		t.Fatalf("plan: exit %d, stdout:\n%s\nstderr %s\nwant clip.mp4 from facefusion.ini, its trim start 2 and the flag's end 7", r.Code, r.Stdout, r.Stderr)
 	}
 }

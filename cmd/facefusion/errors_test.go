@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/facefusion-hpc/facefusion/internal/clitest"
 	"github.com/facefusion-hpc/facefusion/internal/testenv"
 )
 
@@ -18,7 +19,7 @@ import (
 func TestBadInput(t *testing.T) {
 	dir := t.TempDir()
 	clip := filepath.Join(dir, "clip.mp4")
-	faceClip(t, clip, 320, 240, 12, "25")
+	clitest.FaceClip(t, clip, 320, 240, 12, "25")
 	src := testenv.Sample(t, "grace_hopper.png")
 
 	junk := filepath.Join(dir, "junk.mp4")
@@ -28,12 +29,12 @@ func TestBadInput(t *testing.T) {
 	os.WriteFile(truncated, data[:len(data)*3/10], 0o644)
 	// with the index at the front the target probes, and fails while its frames decode
 	fast := filepath.Join(dir, "fast.mp4")
-	faceClip(t, fast, 320, 240, 30, "25", "-movflags", "+faststart")
+	clitest.FaceClip(t, fast, 320, 240, 30, "25", "-movflags", "+faststart")
 	data, _ = os.ReadFile(fast)
 	truncatedFast := filepath.Join(dir, "truncated-fast.mp4")
 	os.WriteFile(truncatedFast, data[:len(data)/2], 0o644)
 	audioOnly := filepath.Join(dir, "tone.m4a")
-	ffmpeg(t, "-f", "lavfi", "-i", "sine=frequency=440:duration=1", "-c:a", "aac", audioOnly)
+	clitest.FFmpeg(t, "-f", "lavfi", "-i", "sine=frequency=440:duration=1", "-c:a", "aac", audioOnly)
 	aFile := filepath.Join(dir, "a-file")
 	os.WriteFile(aFile, []byte("x"), 0o644)
 	emptyModels := filepath.Join(dir, "no-models")
@@ -63,21 +64,21 @@ func TestBadInput(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			out := filepath.Join(dir, c.out)
-			r := facefusion(t, append([]string{"run", "-o", out}, c.args...)...)
-			if r.code != c.code {
-				t.Fatalf("exit %d, want %d; stderr:\n%s", r.code, c.code, r.stderr)
+			r := clitest.Run(t, append([]string{"run", "-o", out}, c.args...)...)
+			if r.Code != c.code {
+				t.Fatalf("exit %d, want %d; stderr:\n%s", r.Code, c.code, r.Stderr)
 			}
-			lines := strings.Split(strings.TrimSpace(r.stderr), "\n")
+			lines := strings.Split(strings.TrimSpace(r.Stderr), "\n")
 			if len(lines) != 1 {
-				t.Errorf("want one line on stderr, got %d:\n%s", len(lines), r.stderr)
+				t.Errorf("want one line on stderr, got %d:\n%s", len(lines), r.Stderr)
 			}
 			for _, m := range c.mention {
-				if !strings.Contains(r.stderr, m) {
-					t.Errorf("stderr does not mention %q:\n%s", m, r.stderr)
+				if !strings.Contains(r.Stderr, m) {
+					t.Errorf("stderr does not mention %q:\n%s", m, r.Stderr)
 				}
 			}
 			if st, err := os.Stat(filepath.Dir(out)); err == nil && st.IsDir() {
-				mustNotExist(t, out)
+				clitest.MustNotExist(t, out)
 			}
 		})
 	}
@@ -86,21 +87,21 @@ func TestBadInput(t *testing.T) {
 func TestExistingOutputNeedsForce(t *testing.T) {
 	dir := t.TempDir()
 	clip := filepath.Join(dir, "clip.mp4")
-	faceClip(t, clip, 320, 240, 6, "25")
+	clitest.FaceClip(t, clip, 320, 240, 6, "25")
 	out := filepath.Join(dir, "out.mp4")
 	os.WriteFile(out, []byte("precious"), 0o644)
-	r := facefusion(t, "run", "--processors", "none", "-t", clip, "-o", out)
-	if r.code != exitUsage || !strings.Contains(r.stderr, "--force") || !strings.Contains(r.stderr, out) {
-		t.Fatalf("exit %d, stderr %q: want exit %d naming the output and --force", r.code, r.stderr, exitUsage)
+	r := clitest.Run(t, "run", "--processors", "none", "-t", clip, "-o", out)
+	if r.Code != exitUsage || !strings.Contains(r.Stderr, "--force") || !strings.Contains(r.Stderr, out) {
+		t.Fatalf("exit %d, stderr %q: want exit %d naming the output and --force", r.Code, r.Stderr, exitUsage)
 	}
 	if b, _ := os.ReadFile(out); string(b) != "precious" {
 		t.Fatal("the existing output was changed without --force")
 	}
-	r = facefusion(t, "run", "--processors", "none", "-t", clip, "-o", out, "--force")
-	if r.code != 0 {
-		t.Fatalf("with --force: exit %d: %s", r.code, r.stderr)
+	r = clitest.Run(t, "run", "--processors", "none", "-t", clip, "-o", out, "--force")
+	if r.Code != 0 {
+		t.Fatalf("with --force: exit %d: %s", r.Code, r.Stderr)
 	}
-	if n := len(frameHashes(t, out)); n != 6 {
+	if n := len(clitest.FrameHashes(t, out)); n != 6 {
 		t.Fatalf("with --force the output has %d frames, want 6", n)
 	}
 }
@@ -108,7 +109,7 @@ func TestExistingOutputNeedsForce(t *testing.T) {
 func TestConfigFile(t *testing.T) {
 	dir := t.TempDir()
 	clip := filepath.Join(dir, "clip.mp4")
-	faceClip(t, clip, 320, 240, 8, "25")
+	clitest.FaceClip(t, clip, 320, 240, 8, "25")
 	cfg := filepath.Join(dir, "job.toml")
 	out := filepath.Join(dir, "out.mkv")
 	os.WriteFile(cfg, []byte(`processors = ["none"]
@@ -118,32 +119,32 @@ output_video_encoder = "ffv1"
 trim_frame_start = 2
 `), 0o644)
 	// the flag wins over the file's output_path
-	r := facefusion(t, "run", "--config", cfg, "-o", out)
-	if r.code != 0 {
-		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	r := clitest.Run(t, "run", "--config", cfg, "-o", out)
+	if r.Code != 0 {
+		t.Fatalf("exit %d: %s", r.Code, r.Stderr)
 	}
-	if got := frameHashes(t, out); len(got) != 6 {
+	if got := clitest.FrameHashes(t, out); len(got) != 6 {
 		t.Fatalf("output has %d frames, want 6 (trim_frame_start = 2 of 8)", len(got))
 	}
 	if _, err := os.Stat(filepath.Join(dir, "ignored.mkv")); err == nil {
 		t.Fatal("the file's output_path was used although -o was given")
 	}
 	os.WriteFile(cfg, []byte("procesors = [\"none\"]\n"), 0o644)
-	r = facefusion(t, "run", "--config", cfg, "-t", clip, "-o", out+"2.mkv")
-	if r.code != exitUsage || !strings.Contains(r.stderr, "procesors") {
-		t.Fatalf("unknown key: exit %d, stderr %q", r.code, r.stderr)
+	r = clitest.Run(t, "run", "--config", cfg, "-t", clip, "-o", out+"2.mkv")
+	if r.Code != exitUsage || !strings.Contains(r.Stderr, "procesors") {
+		t.Fatalf("unknown key: exit %d, stderr %q", r.Code, r.Stderr)
 	}
 }
 
 func TestHelpDocumentsEveryFlag(t *testing.T) {
-	r := facefusion(t, "run", "--help")
-	if r.code != 0 {
-		t.Fatalf("exit %d", r.code)
+	r := clitest.Run(t, "run", "--help")
+	if r.Code != 0 {
+		t.Fatalf("exit %d", r.Code)
 	}
 	for _, f := range []string{"--source-paths", "--target-path", "--output-path", "--processors", "--face-selector-mode",
 		"--face-detector-score", "--output-video-encoder", "--output-video-quality", "--output-video-preset",
 		"--trim-frame-start", "--trim-frame-end", "--execution-thread-count", "--force", "--config"} {
-		if !strings.Contains(r.stderr, f) {
+		if !strings.Contains(r.Stderr, f) {
 			t.Errorf("--help does not document %s", f)
 		}
 	}
@@ -155,9 +156,9 @@ func TestHelpDocumentsEveryFlag(t *testing.T) {
 func TestSignalStopsCleanly(t *testing.T) {
 	dir := t.TempDir()
 	clip := filepath.Join(dir, "clip.mp4")
-	faceClip(t, clip, 640, 360, 400, "25")
+	clitest.FaceClip(t, clip, 640, 360, 400, "25")
 	out := filepath.Join(dir, "out.mp4")
-	cmd := exec.Command(bin, "run", "-s", testenv.Sample(t, "grace_hopper.png"), "-t", clip, "-o", out)
+	cmd := exec.Command(clitest.Bin, "run", "-s", testenv.Sample(t, "grace_hopper.png"), "-t", clip, "-o", out)
 	cmd.Env = append(os.Environ(), "FACEFUSION_HOME="+filepath.Dir(testenv.Cache(t)))
 	var errb bytes.Buffer
 	cmd.Stderr = &errb
@@ -180,7 +181,7 @@ func TestSignalStopsCleanly(t *testing.T) {
 	if !strings.Contains(errb.String(), "cancelled by SIGTERM (rank 0)") {
 		t.Errorf("stderr does not say why it stopped:\n%s", errb.String())
 	}
-	mustNotExist(t, out)
+	clitest.MustNotExist(t, out)
 }
 
 // An output that is an input, by name, symlink or hard link, is refused even with --force:
@@ -188,7 +189,7 @@ func TestSignalStopsCleanly(t *testing.T) {
 func TestOutputIsAnInput(t *testing.T) {
 	dir := t.TempDir()
 	clip := filepath.Join(dir, "clip.mp4")
-	faceClip(t, clip, 320, 240, 6, "25")
+	clitest.FaceClip(t, clip, 320, 240, 6, "25")
 	src := filepath.Join(dir, "source.png")
 	data, err := os.ReadFile(testenv.Sample(t, "grace_hopper.png"))
 	if err != nil {
@@ -203,7 +204,7 @@ func TestOutputIsAnInput(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	clipSum, srcSum := fileMD5(t, clip), fileMD5(t, src)
+	clipSum, srcSum := clitest.FileMD5(t, clip), clitest.FileMD5(t, src)
 	fifo := filepath.Join(dir, "fifo.prom")
 	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
 		t.Fatal(err)
@@ -224,14 +225,14 @@ func TestOutputIsAnInput(t *testing.T) {
 		{"metrics over a pipe", out, "--metrics-path " + fifo + " is not a regular file", []string{"--metrics-path", fifo}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			r := facefusion(t, append([]string{"run", "-s", src, "-t", clip, "-o", c.out, "--force"}, c.args...)...)
-			if r.code != exitUsage {
-				t.Fatalf("exit %d, want %d; stderr:\n%s", r.code, exitUsage, r.stderr)
+			r := clitest.Run(t, append([]string{"run", "-s", src, "-t", clip, "-o", c.out, "--force"}, c.args...)...)
+			if r.Code != exitUsage {
+				t.Fatalf("exit %d, want %d; stderr:\n%s", r.Code, exitUsage, r.Stderr)
 			}
-			if lines := strings.Split(strings.TrimSpace(r.stderr), "\n"); len(lines) != 1 || !strings.Contains(r.stderr, c.want) {
-				t.Errorf("want one line saying %q, got:\n%s", c.want, r.stderr)
+			if lines := strings.Split(strings.TrimSpace(r.Stderr), "\n"); len(lines) != 1 || !strings.Contains(r.Stderr, c.want) {
+				t.Errorf("want one line saying %q, got:\n%s", c.want, r.Stderr)
 			}
-			if fileMD5(t, clip) != clipSum || fileMD5(t, src) != srcSum {
+			if clitest.FileMD5(t, clip) != clipSum || clitest.FileMD5(t, src) != srcSum {
 				t.Fatal("an input's bytes changed")
 			}
 			if _, err := os.Stat(c.out + ".job"); err == nil {
@@ -246,7 +247,7 @@ func TestOutputIsAnInput(t *testing.T) {
 func TestTruncatedRuntimeLibrary(t *testing.T) {
 	dir := t.TempDir()
 	clip := filepath.Join(dir, "clip.mp4")
-	faceClip(t, clip, 320, 240, 6, "25")
+	clitest.FaceClip(t, clip, 320, 240, 6, "25")
 	data, err := os.ReadFile(testenv.ORTLibrary(t))
 	if err != nil {
 		t.Fatal(err)
@@ -254,24 +255,24 @@ func TestTruncatedRuntimeLibrary(t *testing.T) {
 	lib := filepath.Join(dir, "libonnxruntime.so.1")
 	os.WriteFile(lib, data[:len(data)/2], 0o644)
 	out := filepath.Join(dir, "out.mp4")
-	r := facefusion(t, "run", "-s", testenv.Sample(t, "grace_hopper.png"), "-t", clip, "-o", out, "--onnxruntime-library", lib)
-	if r.code != exitEnvironment {
-		t.Fatalf("exit %d, want %d; stderr:\n%s", r.code, exitEnvironment, r.stderr)
+	r := clitest.Run(t, "run", "-s", testenv.Sample(t, "grace_hopper.png"), "-t", clip, "-o", out, "--onnxruntime-library", lib)
+	if r.Code != exitEnvironment {
+		t.Fatalf("exit %d, want %d; stderr:\n%s", r.Code, exitEnvironment, r.Stderr)
 	}
-	if lines := strings.Split(strings.TrimSpace(r.stderr), "\n"); len(lines) != 1 {
-		t.Errorf("want one line on stderr, got %d:\n%s", len(lines), r.stderr)
+	if lines := strings.Split(strings.TrimSpace(r.Stderr), "\n"); len(lines) != 1 {
+		t.Errorf("want one line on stderr, got %d:\n%s", len(lines), r.Stderr)
 	}
 	for _, w := range []string{lib, "truncated or not a shared library", "onnxruntime_library"} {
-		if !strings.Contains(r.stderr, w) {
-			t.Errorf("stderr does not mention %q:\n%s", w, r.stderr)
+		if !strings.Contains(r.Stderr, w) {
+			t.Errorf("stderr does not mention %q:\n%s", w, r.Stderr)
 		}
 	}
 	for _, w := range []string{"goroutine", "SIGBUS"} {
-		if strings.Contains(r.stderr, w) {
-			t.Errorf("stderr holds %q:\n%s", w, r.stderr)
+		if strings.Contains(r.Stderr, w) {
+			t.Errorf("stderr holds %q:\n%s", w, r.Stderr)
 		}
 	}
-	mustNotExist(t, out)
+	clitest.MustNotExist(t, out)
 	if _, err := os.Stat(out + ".job"); err == nil {
 		t.Errorf("job folder %s.job left behind", out)
 	}
@@ -283,7 +284,7 @@ func TestTruncatedRuntimeLibrary(t *testing.T) {
 func TestUnwritableOutputRefusedFirst(t *testing.T) {
 	dir := t.TempDir()
 	clip := filepath.Join(dir, "clip.mp4")
-	faceClip(t, clip, 320, 240, 6, "25")
+	clitest.FaceClip(t, clip, 320, 240, 6, "25")
 	image := filepath.Join(dir, "photo.png")
 	data, err := os.ReadFile(testenv.Sample(t, "grace_hopper.png"))
 	if err != nil {
@@ -308,19 +309,19 @@ func TestUnwritableOutputRefusedFirst(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			out := filepath.Join(dir, c.out)
 			start := time.Now()
-			r := facefusion(t, append([]string{"run", "--processors", "none", "-t", c.target, "-o", out}, c.flags...)...)
-			if r.code != exitUsage {
-				t.Fatalf("exit %d, want %d; stderr:\n%s", r.code, exitUsage, r.stderr)
+			r := clitest.Run(t, append([]string{"run", "--processors", "none", "-t", c.target, "-o", out}, c.flags...)...)
+			if r.Code != exitUsage {
+				t.Fatalf("exit %d, want %d; stderr:\n%s", r.Code, exitUsage, r.Stderr)
 			}
-			if lines := strings.Split(strings.TrimSpace(r.stderr), "\n"); len(lines) != 1 {
-				t.Errorf("want one line on stderr, got %d:\n%s", len(lines), r.stderr)
+			if lines := strings.Split(strings.TrimSpace(r.Stderr), "\n"); len(lines) != 1 {
+				t.Errorf("want one line on stderr, got %d:\n%s", len(lines), r.Stderr)
 			}
 			for _, m := range c.mention {
-				if !strings.Contains(r.stderr, m) {
-					t.Errorf("stderr does not mention %q:\n%s", m, r.stderr)
+				if !strings.Contains(r.Stderr, m) {
+					t.Errorf("stderr does not mention %q:\n%s", m, r.Stderr)
 				}
 			}
-			mustNotExist(t, out)
+			clitest.MustNotExist(t, out)
 			if _, err := os.Stat(out + ".job"); err == nil {
 				t.Errorf("job folder %s.job exists: the output was refused after the work started", out)
 			}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/facefusion-hpc/facefusion/infer/fixtures"
+	"github.com/facefusion-hpc/facefusion/internal/clitest"
 	"github.com/facefusion-hpc/facefusion/internal/raster"
 	"github.com/facefusion-hpc/facefusion/internal/testenv"
 )
@@ -34,20 +35,20 @@ func TestModelsCommand(t *testing.T) {
 	dir := fixtureModels(t)
 	args := []string{"models", "--models-dir", dir, "--processors", "face_swapper", "face_enhancer",
 		"--face-swapper-model", "inswapper_128", "--face-mask-types", "box", "occlusion"}
-	r := facefusion(t, args...)
-	if r.code != 0 {
-		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	r := clitest.Run(t, args...)
+	if r.Code != 0 {
+		t.Fatalf("exit %d: %s", r.Code, r.Stderr)
 	}
 	for _, m := range []string{"arcface_w600k_r50", "inswapper_128", "gfpgan_1.4", "xseg_1"} {
-		if !strings.Contains(r.stdout, m) {
-			t.Errorf("models does not list %s:\n%s", m, r.stdout)
+		if !strings.Contains(r.Stdout, m) {
+			t.Errorf("models does not list %s:\n%s", m, r.Stdout)
 		}
 	}
 	os.Remove(filepath.Join(dir, "xseg_1.onnx"))
 	os.WriteFile(filepath.Join(dir, "inswapper_128.onnx"), fixtures.WrongSignature(), 0o644)
-	r = facefusion(t, args...)
-	if r.code != exitEnvironment || !strings.Contains(r.stdout, "missing") || !strings.Contains(r.stdout, "mismatched") {
-		t.Fatalf("exit %d; want %d with a missing and a mismatched model:\n%s%s", r.code, exitEnvironment, r.stdout, r.stderr)
+	r = clitest.Run(t, args...)
+	if r.Code != exitEnvironment || !strings.Contains(r.Stdout, "missing") || !strings.Contains(r.Stdout, "mismatched") {
+		t.Fatalf("exit %d; want %d with a missing and a mismatched model:\n%s%s", r.Code, exitEnvironment, r.Stdout, r.Stderr)
 	}
 }
 
@@ -59,19 +60,19 @@ func TestWrongSignatureRefusedBeforeFrames(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, "inswapper_128.onnx"), fixtures.WrongSignature(), 0o644)
 	work := t.TempDir()
 	clip := filepath.Join(work, "clip.mp4")
-	faceClip(t, clip, 320, 240, 6, "25")
+	clitest.FaceClip(t, clip, 320, 240, 6, "25")
 	out := filepath.Join(work, "out.mp4")
-	r := facefusion(t, "run", "-s", testenv.Sample(t, "grace_hopper.png"), "-t", clip, "-o", out,
+	r := clitest.Run(t, "run", "-s", testenv.Sample(t, "grace_hopper.png"), "-t", clip, "-o", out,
 		"--models-dir", dir, "--face-swapper-model", "inswapper_128")
-	if r.code != exitEnvironment {
-		t.Fatalf("exit %d, want %d: %s", r.code, exitEnvironment, r.stderr)
+	if r.Code != exitEnvironment {
+		t.Fatalf("exit %d, want %d: %s", r.Code, exitEnvironment, r.Stderr)
 	}
-	line := strings.TrimSpace(r.stderr)
+	line := strings.TrimSpace(r.Stderr)
 	if strings.Count(line, "\n") != 0 || !strings.Contains(line, filepath.Join(dir, "inswapper_128.onnx")) ||
 		!strings.Contains(line, "expected") || !strings.Contains(line, "found") {
-		t.Errorf("want one line naming the file, the expected and the found signature:\n%s", r.stderr)
+		t.Errorf("want one line naming the file, the expected and the found signature:\n%s", r.Stderr)
 	}
-	mustNotExist(t, out)
+	clitest.MustNotExist(t, out)
 	if _, err := os.Stat(out + ".job"); err == nil {
 		t.Error("a job folder was made: frames were going to be read")
 	}
@@ -125,11 +126,11 @@ func TestReferenceSelection(t *testing.T) {
 		left, right bool // which face must change
 	}{{"0", true, false}, {"1", false, true}} {
 		out := filepath.Join(work, "out"+c.position+".png")
-		r := facefusion(t, "run", "-s", testenv.Sample(t, "grace_hopper.png"), "-t", target, "-o", out, "--models-dir", dir,
+		r := clitest.Run(t, "run", "-s", testenv.Sample(t, "grace_hopper.png"), "-t", target, "-o", out, "--models-dir", dir,
 			"--face-selector-mode", "reference", "--face-selector-order", "left-right", "--reference-face-position", c.position,
 			"--face-swapper-model", "inswapper_128")
-		if r.code != 0 {
-			t.Fatalf("exit %d: %s", r.code, r.stderr)
+		if r.Code != 0 {
+			t.Fatalf("exit %d: %s", r.Code, r.Stderr)
 		}
 		got, err := raster.Load(out)
 		if err != nil {
@@ -151,11 +152,10 @@ func TestReferenceSelection(t *testing.T) {
 // runs give the same frames as batch 1. (The classic swapper alone across ranks is
 // TestDistSwapMatchesOneRank's.)
 func TestProcessorCombinationsAcrossRanks(t *testing.T) {
-	t.Parallel() // two at a time, after the rest: see main_test.go
 	dir := fixtureModels(t)
 	work := t.TempDir()
 	clip := filepath.Join(work, "clip.mp4")
-	faceClip(t, clip, 320, 240, 12, "25")
+	clitest.FaceClip(t, clip, 320, 240, 12, "25")
 	src := testenv.Sample(t, "grace_hopper.png")
 	combos := map[string][]string{
 		"inswapper":           {"--processors", "face_swapper", "--face-swapper-model", "inswapper_128"},
@@ -169,16 +169,16 @@ func TestProcessorCombinationsAcrossRanks(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			base := append([]string{"run", "-s", src, "-t", clip, "--models-dir", dir, "--output-video-encoder", "ffv1", "--chunk-frames", "4"}, extra...)
 			one := filepath.Join(work, name+"-1.mkv")
-			r := mpirun(t, hangGuard(t), 1, append(base, "-o", one)...)
-			if r.code != 0 {
-				t.Fatalf("1 rank: exit %d: %s", r.code, r.stderr)
+			r := clitest.Mpirun(t, clitest.HangGuard(t), 1, append(base, "-o", one)...)
+			if r.Code != 0 {
+				t.Fatalf("1 rank: exit %d: %s", r.Code, r.Stderr)
 			}
 			three := filepath.Join(work, name+"-3.mkv")
-			r = mpirun(t, hangGuard(t), 3, append(base, "-o", three, "--execution-batch-size", "3")...)
-			if r.code != 0 {
-				t.Fatalf("3 ranks: exit %d: %s", r.code, r.stderr)
+			r = clitest.Mpirun(t, clitest.HangGuard(t), 3, append(base, "-o", three, "--execution-batch-size", "3")...)
+			if r.Code != 0 {
+				t.Fatalf("3 ranks: exit %d: %s", r.Code, r.Stderr)
 			}
-			a, b := frameHashes(t, one), frameHashes(t, three)
+			a, b := clitest.FrameHashes(t, one), clitest.FrameHashes(t, three)
 			if len(a) != 12 || len(b) != 12 {
 				t.Fatalf("%d and %d frames, want 12", len(a), len(b))
 			}
@@ -187,7 +187,7 @@ func TestProcessorCombinationsAcrossRanks(t *testing.T) {
 					t.Fatalf("frame %d differs between 1 rank (batch 1) and 3 ranks (batch 3)", i)
 				}
 			}
-			if in := frameHashes(t, clip); in[5] == a[5] {
+			if in := clitest.FrameHashes(t, clip); in[5] == a[5] {
 				t.Errorf("frame 5 is unchanged: the processors did nothing")
 			}
 		})

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/facefusion-hpc/facefusion/internal/clitest"
 	"github.com/facefusion-hpc/facefusion/internal/testenv"
 	"github.com/facefusion-hpc/facefusion/lustre"
 )
@@ -19,26 +20,26 @@ import (
 func TestOddFrameSizeDefaultEncoder(t *testing.T) {
 	dir := t.TempDir()
 	even := filepath.Join(dir, "even.mp4")
-	faceClip(t, even, 322, 242, 12, "25")
+	clitest.FaceClip(t, even, 322, 242, 12, "25")
 	clip := filepath.Join(dir, "odd.mkv") // lavfi's colour source rounds sizes to even: scale down
-	ffmpeg(t, "-i", even, "-vf", "scale=161:121", "-c:v", "ffv1", "-c:a", "copy", clip)
-	src := probe(t, clip)
+	clitest.FFmpeg(t, "-i", even, "-vf", "scale=161:121", "-c:v", "ffv1", "-c:a", "copy", clip)
+	src := clitest.Probe(t, clip)
 	if src.Width != 161 || src.Height != 121 || src.Frames != 12 {
 		t.Fatalf("the target is %dx%d with %d frames, want 161x121 with 12", src.Width, src.Height, src.Frames)
 	}
 	for _, processors := range []string{"face_swapper", "none"} {
 		t.Run(processors, func(t *testing.T) {
 			out := filepath.Join(dir, processors+".mp4")
-			r := facefusion(t, "run", "-s", testenv.Sample(t, "grace_hopper.png"), "-t", clip, "-o", out, "--processors", processors, "--chunk-frames", "5")
-			if r.code != 0 {
-				t.Fatalf("exit %d; stderr:\n%s", r.code, r.stderr)
+			r := clitest.Run(t, "run", "-s", testenv.Sample(t, "grace_hopper.png"), "-t", clip, "-o", out, "--processors", processors, "--chunk-frames", "5")
+			if r.Code != 0 {
+				t.Fatalf("exit %d; stderr:\n%s", r.Code, r.Stderr)
 			}
-			got := probe(t, out)
+			got := clitest.Probe(t, out)
 			if got.Width != 161 || got.Height != 121 || got.Frames != 12 || got.PixFmt != "yuv444p" {
 				t.Errorf("output %dx%d, %d frames, %s; want 161x121, 12 frames, yuv444p", got.Width, got.Height, got.Frames, got.PixFmt)
 			}
-			if n := strings.Count(r.stderr, "161x121, an odd size that libx264 cannot store as yuv420p: the output keeps that size as yuv444p"); n != 1 {
-				t.Errorf("the pixel format line is logged %d times, want once:\n%s", n, r.stderr)
+			if n := strings.Count(r.Stderr, "161x121, an odd size that libx264 cannot store as yuv420p: the output keeps that size as yuv444p"); n != 1 {
+				t.Errorf("the pixel format line is logged %d times, want once:\n%s", n, r.Stderr)
 			}
 		})
 	}
@@ -66,35 +67,35 @@ func faceCount(t *testing.T, stderr string, frames int) int {
 func TestNoFaceInTarget(t *testing.T) {
 	dir := t.TempDir()
 	faceless := filepath.Join(dir, "faceless.mp4")
-	ffmpeg(t, "-f", "lavfi", "-i", "color=c=0x28313d:s=320x240:r=25", "-frames:v", "20", "-c:v", "libx264", "-pix_fmt", "yuv420p", faceless)
+	clitest.FFmpeg(t, "-f", "lavfi", "-i", "color=c=0x28313d:s=320x240:r=25", "-frames:v", "20", "-c:v", "libx264", "-pix_fmt", "yuv420p", faceless)
 	src := testenv.Sample(t, "grace_hopper.png")
 	warning := "facefusion: warning: no face was found in any of the 20 frames of " + faceless + " (detector score ≥ 0.5): the output is the target unchanged; lower --face-detector-score"
 
 	out := filepath.Join(dir, "warned.mp4")
-	r := facefusion(t, "run", "-s", src, "-t", faceless, "-o", out, "--chunk-frames", "8")
-	if r.code != 0 {
-		t.Fatalf("exit %d; stderr:\n%s", r.code, r.stderr)
+	r := clitest.Run(t, "run", "-s", src, "-t", faceless, "-o", out, "--chunk-frames", "8")
+	if r.Code != 0 {
+		t.Fatalf("exit %d; stderr:\n%s", r.Code, r.Stderr)
 	}
-	if strings.Count(r.stderr, warning) != 1 || faceCountLine.MatchString(r.stderr) {
-		t.Errorf("want the warning once and no count line:\n%s", r.stderr)
+	if strings.Count(r.Stderr, warning) != 1 || faceCountLine.MatchString(r.Stderr) {
+		t.Errorf("want the warning once and no count line:\n%s", r.Stderr)
 	}
-	if n := len(frameHashes(t, out)); n != 20 {
+	if n := len(clitest.FrameHashes(t, out)); n != 20 {
 		t.Errorf("the output has %d frames, want 20", n)
 	}
-	checkReportEnd(t, out, r, lustre.Complete)
+	clitest.CheckReportEnd(t, out, r, lustre.Complete)
 
 	out = filepath.Join(dir, "failed.mp4")
-	r = facefusion(t, "run", "-s", src, "-t", faceless, "-o", out, "--chunk-frames", "8", "--fail-if-no-face")
-	if r.code != exitInput {
-		t.Fatalf("--fail-if-no-face: exit %d, want %d; stderr:\n%s", r.code, exitInput, r.stderr)
+	r = clitest.Run(t, "run", "-s", src, "-t", faceless, "-o", out, "--chunk-frames", "8", "--fail-if-no-face")
+	if r.Code != exitInput {
+		t.Fatalf("--fail-if-no-face: exit %d, want %d; stderr:\n%s", r.Code, exitInput, r.Stderr)
 	}
-	if !strings.Contains(r.stderr, "facefusion: no face was found in any of the 20 frames of "+faceless) || !strings.Contains(r.stderr, "nothing was written to the output path (--fail-if-no-face)") {
-		t.Errorf("--fail-if-no-face: the error does not say why:\n%s", r.stderr)
+	if !strings.Contains(r.Stderr, "facefusion: no face was found in any of the 20 frames of "+faceless) || !strings.Contains(r.Stderr, "nothing was written to the output path (--fail-if-no-face)") {
+		t.Errorf("--fail-if-no-face: the error does not say why:\n%s", r.Stderr)
 	}
-	mustNotExist(t, out)
+	clitest.MustNotExist(t, out)
 	// The failure's report: beside the output that was not written, with the exit status and the
 	// line; a rerun is not refused for it.
-	if rep := checkReportEnd(t, out, r, lustre.Failed); rep.FrameEnd-rep.FrameStart != 20 || len(rep.PerRank) != 1 || rep.PerRank[0].Frames != 20 ||
+	if rep := clitest.CheckReportEnd(t, out, r, lustre.Failed); rep.FrameEnd-rep.FrameStart != 20 || len(rep.PerRank) != 1 || rep.PerRank[0].Frames != 20 ||
 		rep.PerRank[0].FacesFound != 0 || rep.OutputSHA256 != "" {
 		t.Errorf("the failed run's report: %+v", rep)
 	}
@@ -103,29 +104,29 @@ func TestNoFaceInTarget(t *testing.T) {
 	cfg := filepath.Join(dir, "job.toml")
 	os.WriteFile(cfg, []byte("fail_if_no_face = true\n"), 0o644)
 	out = filepath.Join(dir, "failed-toml.mp4")
-	if r = facefusion(t, "run", "--config", cfg, "-s", src, "-t", faceless, "-o", out); r.code != exitInput {
-		t.Fatalf("fail_if_no_face = true: exit %d, want %d; stderr:\n%s", r.code, exitInput, r.stderr)
+	if r = clitest.Run(t, "run", "--config", cfg, "-s", src, "-t", faceless, "-o", out); r.Code != exitInput {
+		t.Fatalf("fail_if_no_face = true: exit %d, want %d; stderr:\n%s", r.Code, exitInput, r.Stderr)
 	}
-	mustNotExist(t, out)
+	clitest.MustNotExist(t, out)
 
 	clip := filepath.Join(dir, "face.mp4")
-	faceClip(t, clip, 320, 240, 12, "25")
+	clitest.FaceClip(t, clip, 320, 240, 12, "25")
 	out = filepath.Join(dir, "swapped.mp4")
-	r = facefusion(t, "run", "-s", src, "-t", clip, "-o", out, "--chunk-frames", "5", "--fail-if-no-face")
-	if r.code != 0 {
-		t.Fatalf("face clip: exit %d; stderr:\n%s", r.code, r.stderr)
+	r = clitest.Run(t, "run", "-s", src, "-t", clip, "-o", out, "--chunk-frames", "5", "--fail-if-no-face")
+	if r.Code != 0 {
+		t.Fatalf("face clip: exit %d; stderr:\n%s", r.Code, r.Stderr)
 	}
-	if n := faceCount(t, r.stderr, 12); n < 1 || n > 12 {
+	if n := faceCount(t, r.Stderr, 12); n < 1 || n > 12 {
 		t.Errorf("a face was swapped in %d of 12 frames, want 1..12", n)
 	}
-	if strings.Contains(r.stderr, "warning") {
-		t.Errorf("a warning on a face clip:\n%s", r.stderr)
+	if strings.Contains(r.Stderr, "warning") {
+		t.Errorf("a warning on a face clip:\n%s", r.Stderr)
 	}
 
 	// Frames pass through: nothing to count, nothing to warn about.
-	r = facefusion(t, "run", "--processors", "none", "-t", faceless, "-o", filepath.Join(dir, "none.mp4"), "--fail-if-no-face")
-	if r.code != 0 || strings.Contains(r.stderr, "a face was") || strings.Contains(r.stderr, "no face") {
-		t.Errorf("--processors none: exit %d, stderr:\n%s", r.code, r.stderr)
+	r = clitest.Run(t, "run", "--processors", "none", "-t", faceless, "-o", filepath.Join(dir, "none.mp4"), "--fail-if-no-face")
+	if r.Code != 0 || strings.Contains(r.Stderr, "a face was") || strings.Contains(r.Stderr, "no face") {
+		t.Errorf("--processors none: exit %d, stderr:\n%s", r.Code, r.Stderr)
 	}
 }
 
@@ -135,33 +136,33 @@ func TestNoFaceInImage(t *testing.T) {
 	src := testenv.Sample(t, "grace_hopper.png")
 	faceless := testenv.Sample(t, "coffee.png")
 	out := filepath.Join(dir, "coffee.png")
-	r := facefusion(t, "run", "-s", src, "-t", faceless, "-o", out)
-	if r.code != 0 || !strings.Contains(r.stderr, "facefusion: warning: no face was found in the image "+faceless) {
-		t.Fatalf("exit %d, want 0 and the warning; stderr:\n%s", r.code, r.stderr)
+	r := clitest.Run(t, "run", "-s", src, "-t", faceless, "-o", out)
+	if r.Code != 0 || !strings.Contains(r.Stderr, "facefusion: warning: no face was found in the image "+faceless) {
+		t.Fatalf("exit %d, want 0 and the warning; stderr:\n%s", r.Code, r.Stderr)
 	}
 	if _, err := os.Stat(out); err != nil {
 		t.Errorf("no output after a warning: %v", err)
 	}
 	out = filepath.Join(dir, "coffee-failed.png")
-	r = facefusion(t, "run", "-s", src, "-t", faceless, "-o", out, "--fail-if-no-face")
-	if r.code != exitInput || !strings.Contains(r.stderr, "no face was found in the image "+faceless) {
-		t.Fatalf("--fail-if-no-face: exit %d, want %d; stderr:\n%s", r.code, exitInput, r.stderr)
+	r = clitest.Run(t, "run", "-s", src, "-t", faceless, "-o", out, "--fail-if-no-face")
+	if r.Code != exitInput || !strings.Contains(r.Stderr, "no face was found in the image "+faceless) {
+		t.Fatalf("--fail-if-no-face: exit %d, want %d; stderr:\n%s", r.Code, exitInput, r.Stderr)
 	}
-	if lines := strings.Split(strings.TrimSpace(r.stderr), "\n"); len(lines) != 1 {
-		t.Errorf("want one line on stderr, got %d:\n%s", len(lines), r.stderr)
+	if lines := strings.Split(strings.TrimSpace(r.Stderr), "\n"); len(lines) != 1 {
+		t.Errorf("want one line on stderr, got %d:\n%s", len(lines), r.Stderr)
 	}
-	mustNotExist(t, out)
-	checkReportEnd(t, out, r, lustre.Failed) // an image target has its run report too
-	r = facefusion(t, "run", "-s", src, "-t", testenv.Sample(t, "astronaut.png"), "-o", filepath.Join(dir, "astronaut.png"), "--fail-if-no-face")
-	if r.code != 0 {
-		t.Fatalf("astronaut: exit %d; stderr:\n%s", r.code, r.stderr)
+	clitest.MustNotExist(t, out)
+	clitest.CheckReportEnd(t, out, r, lustre.Failed) // an image target has its run report too
+	r = clitest.Run(t, "run", "-s", src, "-t", testenv.Sample(t, "astronaut.png"), "-o", filepath.Join(dir, "astronaut.png"), "--fail-if-no-face")
+	if r.Code != 0 {
+		t.Fatalf("astronaut: exit %d; stderr:\n%s", r.Code, r.Stderr)
 	}
-	if n := faceCount(t, r.stderr, 1); n != 1 {
+	if n := faceCount(t, r.Stderr, 1); n != 1 {
 		t.Errorf("a face was swapped in %d of 1 frames, want 1", n)
 	}
 	// The image's report: one frame, one face swapped, the output's sha256.
 	img := filepath.Join(dir, "astronaut.png")
-	rep := checkReportEnd(t, img, r, lustre.Complete)
+	rep := clitest.CheckReportEnd(t, img, r, lustre.Complete)
 	data, _ := os.ReadFile(img)
 	if sum := sha256.Sum256(data); rep.OutputSHA256 != hex.EncodeToString(sum[:]) || rep.OutputBytes != int64(len(data)) ||
 		len(rep.PerRank) != 1 || rep.PerRank[0].Frames != 1 || rep.PerRank[0].FacesSwapped != 1 || rep.PerRank[0].FacesFound < 1 {
@@ -174,21 +175,21 @@ func TestNoFaceInImage(t *testing.T) {
 func TestFaceCountSurvivesResume(t *testing.T) {
 	dir := t.TempDir()
 	clip := filepath.Join(dir, "face.mp4")
-	faceClip(t, clip, 320, 240, 16, "25")
+	clitest.FaceClip(t, clip, 320, 240, 16, "25")
 	args := func(out string) []string {
 		return []string{"run", "-s", testenv.Sample(t, "grace_hopper.png"), "-t", clip, "-o", out, "--chunk-frames", "4", "--fail-if-no-face"}
 	}
-	r := facefusion(t, args(filepath.Join(dir, "whole.mp4"))...)
-	if r.code != 0 {
-		t.Fatalf("exit %d; stderr:\n%s", r.code, r.stderr)
+	r := clitest.Run(t, args(filepath.Join(dir, "whole.mp4"))...)
+	if r.Code != 0 {
+		t.Fatalf("exit %d; stderr:\n%s", r.Code, r.Stderr)
 	}
-	want := faceCount(t, r.stderr, 16)
+	want := faceCount(t, r.Stderr, 16)
 
 	out := filepath.Join(dir, "resumed.mp4")
-	if code := killedAt(t, "concat", args(out)); code == 0 {
+	if code := clitest.KilledAt(t, "concat", args(out)); code == 0 {
 		t.Fatal("killed attempt exited 0")
 	}
-	m := readManifest(t, out+".job")
+	m := clitest.ReadManifest(t, out+".job")
 	sum := 0
 	for _, c := range m.Done {
 		sum += c.Faces
@@ -196,14 +197,14 @@ func TestFaceCountSurvivesResume(t *testing.T) {
 	if len(m.Done) != 4 || sum != want {
 		t.Fatalf("the manifest holds %d chunks with %d frames with faces, want 4 with %d", len(m.Done), sum, want)
 	}
-	r = facefusion(t, args(out)...)
-	if r.code != 0 {
-		t.Fatalf("rerun: exit %d; stderr:\n%s", r.code, r.stderr)
+	r = clitest.Run(t, args(out)...)
+	if r.Code != 0 {
+		t.Fatalf("rerun: exit %d; stderr:\n%s", r.Code, r.Stderr)
 	}
-	if !strings.Contains(r.stderr, "4 of 4 chunk(s) verified, 0 to do") {
-		t.Fatalf("the rerun did not resume with every chunk done:\n%s", r.stderr)
+	if !strings.Contains(r.Stderr, "4 of 4 chunk(s) verified, 0 to do") {
+		t.Fatalf("the rerun did not resume with every chunk done:\n%s", r.Stderr)
 	}
-	if got := faceCount(t, r.stderr, 16); got != want {
+	if got := faceCount(t, r.Stderr, 16); got != want {
 		t.Errorf("resumed: a face was swapped in %d frames, uninterrupted in %d", got, want)
 	}
 }

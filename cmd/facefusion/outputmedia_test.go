@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/facefusion-hpc/facefusion/internal/clitest"
 	"github.com/facefusion-hpc/facefusion/internal/raster"
 	"github.com/facefusion-hpc/facefusion/internal/testenv"
 	"github.com/facefusion-hpc/facefusion/internal/video"
@@ -21,13 +22,13 @@ import (
 func TestOutputAudioFlags(t *testing.T) {
 	dir := t.TempDir()
 	in := filepath.Join(dir, "in.mkv") // 10 frames of 64x48 with a 440 Hz tone
-	ffmpeg(t, "-f", "lavfi", "-i", "color=s=64x48:r=25", "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000",
+	clitest.FFmpeg(t, "-f", "lavfi", "-i", "color=s=64x48:r=25", "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000",
 		"-frames:v", "10", "-shortest", "-c:v", "libx264", "-preset", "ultrafast", "-c:a", "pcm_s16le", in)
 
 	out := filepath.Join(dir, "out.mkv")
-	r := facefusion(t, "run", "--processors", "none", "-t", in, "-o", out, "--output-audio-encoder", "libopus", "--output-audio-volume", "50")
-	if r.code != 0 {
-		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	r := clitest.Run(t, "run", "--processors", "none", "-t", in, "-o", out, "--output-audio-encoder", "libopus", "--output-audio-volume", "50")
+	if r.Code != 0 {
+		t.Fatalf("exit %d: %s", r.Code, r.Stderr)
 	}
 	if got := audioCodec(t, out); got != "opus" {
 		t.Errorf("audio codec %q, want opus", got)
@@ -37,12 +38,12 @@ func TestOutputAudioFlags(t *testing.T) {
 	}
 
 	refused := filepath.Join(dir, "refused.mp4")
-	r = facefusion(t, "run", "--processors", "none", "-t", in, "-o", refused, "--output-audio-encoder", "pcm_s16le")
-	if r.code != exitUsage || strings.Count(strings.TrimSpace(r.stderr), "\n") != 0 ||
-		!strings.Contains(r.stderr, "--output-audio-encoder pcm_s16le") || !strings.Contains(r.stderr, ".mp4") {
-		t.Errorf("PCM into MP4: exit %d, want %d with one line naming the flag and .mp4:\n%s", r.code, exitUsage, r.stderr)
+	r = clitest.Run(t, "run", "--processors", "none", "-t", in, "-o", refused, "--output-audio-encoder", "pcm_s16le")
+	if r.Code != exitUsage || strings.Count(strings.TrimSpace(r.Stderr), "\n") != 0 ||
+		!strings.Contains(r.Stderr, "--output-audio-encoder pcm_s16le") || !strings.Contains(r.Stderr, ".mp4") {
+		t.Errorf("PCM into MP4: exit %d, want %d with one line naming the flag and .mp4:\n%s", r.Code, exitUsage, r.Stderr)
 	}
-	mustNotExist(t, refused)
+	clitest.MustNotExist(t, refused)
 	if _, err := os.Stat(refused + ".job"); err == nil {
 		t.Error("the refused job left a job folder: it was refused after planning, not before")
 	}
@@ -53,13 +54,13 @@ func TestOutputAudioFlags(t *testing.T) {
 func TestOutputImageFlags(t *testing.T) {
 	dir := t.TempDir()
 	in := filepath.Join(dir, "in.jpg")
-	ffmpeg(t, "-f", "lavfi", "-i", "testsrc2=size=64x48", "-frames:v", "1", "-q:v", "2", in)
+	clitest.FFmpeg(t, "-f", "lavfi", "-i", "testsrc2=size=64x48", "-frames:v", "1", "-q:v", "2", in)
 	out := filepath.Join(dir, "out.jpg")
-	r := facefusion(t, "run", "--processors", "none", "-t", in, "-o", out, "--output-image-quality", "10", "--output-image-scale", "0.5")
-	if r.code != 0 {
-		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	r := clitest.Run(t, "run", "--processors", "none", "-t", in, "-o", out, "--output-image-quality", "10", "--output-image-scale", "0.5")
+	if r.Code != 0 {
+		t.Fatalf("exit %d: %s", r.Code, r.Stderr)
 	}
-	if info := probe(t, out); info.Width != 32 || info.Height != 24 {
+	if info := clitest.Probe(t, out); info.Width != 32 || info.Height != 24 {
 		t.Errorf("output is %dx%d, want 32x24", info.Width, info.Height)
 	}
 	img, err := raster.Load(in)

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/facefusion-hpc/facefusion/internal/clitest"
 )
 
 // outStream is what ffprobe says of one stream of a file.
@@ -63,34 +65,34 @@ func streams(t *testing.T, path string) map[string]outStream {
 func TestOutputVideoFPSAndScale(t *testing.T) {
 	dir := t.TempDir()
 	in := filepath.Join(dir, "in.mp4")
-	ffmpeg(t, "-f", "lavfi", "-i", "testsrc=size=64x48:rate=25", "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000",
+	clitest.FFmpeg(t, "-f", "lavfi", "-i", "testsrc=size=64x48:rate=25", "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000",
 		"-t", "1", "-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p", "-c:a", "aac", in)
 	target := streams(t, in)
 	flags := []string{"--output-video-fps", "10", "--output-video-scale", "0.5"}
 
-	r := facefusion(t, append([]string{"plan", "-t", in, "--ranks", "2", "--chunk-frames", "5"}, flags...)...)
-	if r.code != 0 || !strings.Contains(r.stdout, "output  10 frames, 32x24, 10/1 fps") || !strings.Contains(r.stdout, "10 frames in 2 chunk(s) of 5, over 2 rank(s)") {
-		t.Errorf("plan: exit %d, want the output's 10 frames of 32x24 in 2 chunks:\n%s%s", r.code, r.stdout, r.stderr)
+	r := clitest.Run(t, append([]string{"plan", "-t", in, "--ranks", "2", "--chunk-frames", "5"}, flags...)...)
+	if r.Code != 0 || !strings.Contains(r.Stdout, "output  10 frames, 32x24, 10/1 fps") || !strings.Contains(r.Stdout, "10 frames in 2 chunk(s) of 5, over 2 rank(s)") {
+		t.Errorf("plan: exit %d, want the output's 10 frames of 32x24 in 2 chunks:\n%s%s", r.Code, r.Stdout, r.Stderr)
 	}
-	if r := facefusion(t, "plan", "-t", in, "--ranks", "2", "--output-video-scale", "0.3"); r.code != exitUsage ||
-		!strings.Contains(r.stderr, "--output-video-scale") || strings.Count(strings.TrimSpace(r.stderr), "\n") != 0 {
-		t.Errorf("plan --output-video-scale 0.3: exit %d, %q; want exit %d and one line naming the flag", r.code, r.stderr, exitUsage)
+	if r := clitest.Run(t, "plan", "-t", in, "--ranks", "2", "--output-video-scale", "0.3"); r.Code != exitUsage ||
+		!strings.Contains(r.Stderr, "--output-video-scale") || strings.Count(strings.TrimSpace(r.Stderr), "\n") != 0 {
+		t.Errorf("plan --output-video-scale 0.3: exit %d, %q; want exit %d and one line naming the flag", r.Code, r.Stderr, exitUsage)
 	}
 
 	one, two := filepath.Join(dir, "one.mkv"), filepath.Join(dir, "two.mkv")
-	if r := facefusion(t, passThroughArgs(in, one, 5, flags...)...); r.code != 0 {
-		t.Fatalf("1 rank: exit %d\n%s", r.code, r.stderr)
+	if r := clitest.Run(t, clitest.PassThroughArgs(in, one, 5, flags...)...); r.Code != 0 {
+		t.Fatalf("1 rank: exit %d\n%s", r.Code, r.Stderr)
 	}
-	if r := mpirun(t, hangGuard(t), 2, passThroughArgs(in, two, 5, flags...)...); r.code != 0 {
-		t.Fatalf("2 ranks: exit %d\n%s", r.code, r.stderr)
+	if r := clitest.Mpirun(t, clitest.HangGuard(t), 2, clitest.PassThroughArgs(in, two, 5, flags...)...); r.Code != 0 {
+		t.Fatalf("2 ranks: exit %d\n%s", r.Code, r.Stderr)
 	}
-	want := frameHashes(t, in, "-vf", "fps=10,scale=32:24:flags=bicubic")
+	want := clitest.FrameHashes(t, in, "-vf", "fps=10,scale=32:24:flags=bicubic")
 	if len(want) != 10 {
 		t.Fatalf("ffmpeg's fps filter made %d frames of the 1 s target, want 10", len(want))
 	}
 	hashes := map[string][]string{}
 	for _, out := range []string{one, two} {
-		got := frameHashes(t, out)
+		got := clitest.FrameHashes(t, out)
 		hashes[out] = got
 		if strings.Join(got, " ") != strings.Join(want, " ") {
 			t.Errorf("%s: its %d frames are not the %d that ffmpeg's fps=10 and scale=32:24 pick", filepath.Base(out), len(got), len(want))

@@ -8,6 +8,7 @@ import (
 
 	"github.com/facefusion-hpc/facefusion/infer"
 	"github.com/facefusion-hpc/facefusion/infer/adapters"
+	"github.com/facefusion-hpc/facefusion/internal/clitest"
 	"github.com/facefusion-hpc/facefusion/internal/face"
 	"github.com/facefusion-hpc/facefusion/internal/geom"
 	"github.com/facefusion-hpc/facefusion/internal/landmark"
@@ -39,7 +40,7 @@ func analyzer(t *testing.T) (*pipeline.Analyzer, *landmark.Predictor) {
 // decodeAll returns every frame of a video.
 func decodeAll(t *testing.T, path string) []*raster.Image {
 	t.Helper()
-	info := probe(t, path)
+	info := clitest.Probe(t, path)
 	dec, err := video.OpenDecoder(context.Background(), info, 0, info.Frames)
 	if err != nil {
 		t.Fatal(err)
@@ -122,12 +123,12 @@ func structureDistance(a, b []float64) float64 {
 func TestSwapLossless(t *testing.T) {
 	dir := t.TempDir()
 	clip := filepath.Join(dir, "clip.mp4")
-	faceClip(t, clip, 480, 360, 12, "25")
+	clitest.FaceClip(t, clip, 480, 360, 12, "25")
 	out := filepath.Join(dir, "out.mkv")
 	srcPath := testenv.Sample(t, "grace_hopper.png")
-	r := facefusion(t, "run", "-s", srcPath, "-t", clip, "-o", out, "--output-video-encoder", "ffv1")
-	if r.code != 0 {
-		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	r := clitest.Run(t, "run", "-s", srcPath, "-t", clip, "-o", out, "--output-video-encoder", "ffv1")
+	if r.Code != 0 {
+		t.Fatalf("exit %d: %s", r.Code, r.Stderr)
 	}
 	an, lm := analyzer(t)
 	mean := lm.MeanShape()

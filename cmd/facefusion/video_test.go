@@ -1,25 +1,16 @@
 package main
 
 import (
-	"context"
 	"math"
 	"path/filepath"
 	"strconv"
 	"testing"
 
+	"github.com/facefusion-hpc/facefusion/internal/clitest"
 	"github.com/facefusion-hpc/facefusion/internal/raster"
 	"github.com/facefusion-hpc/facefusion/internal/testenv"
 	"github.com/facefusion-hpc/facefusion/internal/video"
 )
-
-func probe(t *testing.T, path string) *video.Info {
-	t.Helper()
-	info, err := video.Probe(context.Background(), path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return info
-}
 
 // The output keeps the target's frame count, rate, duration and audio — or the trimmed range's —
 // and a pass-through (processors none, lossless ffv1) gives back the very frames.
@@ -40,8 +31,8 @@ func TestVideoContract(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			in := filepath.Join(dir, c.name+".mp4")
-			faceClip(t, in, 320, 240, c.frames, c.fps, c.extra...)
-			src := probe(t, in)
+			clitest.FaceClip(t, in, 320, 240, c.frames, c.fps, c.extra...)
+			src := clitest.Probe(t, in)
 			if src.Frames != c.frames {
 				t.Fatalf("fixture has %d frames, want %d", src.Frames, c.frames)
 			}
@@ -51,14 +42,14 @@ func TestVideoContract(t *testing.T) {
 				start, end = c.start, c.end
 				trim = []string{"--trim-frame-start", strconv.Itoa(c.start), "--trim-frame-end", strconv.Itoa(c.end)}
 			}
-			want := frameHashes(t, in)[start:end]
+			want := clitest.FrameHashes(t, in)[start:end]
 
 			out := filepath.Join(dir, c.name+".mkv")
-			r := facefusion(t, append([]string{"run", "--processors", "none", "--output-video-encoder", "ffv1", "-t", in, "-o", out}, trim...)...)
-			if r.code != 0 {
-				t.Fatalf("exit %d: %s", r.code, r.stderr)
+			r := clitest.Run(t, append([]string{"run", "--processors", "none", "--output-video-encoder", "ffv1", "-t", in, "-o", out}, trim...)...)
+			if r.Code != 0 {
+				t.Fatalf("exit %d: %s", r.Code, r.Stderr)
 			}
-			got := frameHashes(t, out)
+			got := clitest.FrameHashes(t, out)
 			if len(got) != len(want) {
 				t.Fatalf("output has %d frames, want %d", len(got), len(want))
 			}
@@ -71,9 +62,9 @@ func TestVideoContract(t *testing.T) {
 
 			// the face swap keeps the same contract in the default encoder
 			swapped := filepath.Join(dir, c.name+"-swap.mp4")
-			r = facefusion(t, append([]string{"run", "-s", testenv.Sample(t, "grace_hopper.png"), "-t", in, "-o", swapped}, trim...)...)
-			if r.code != 0 {
-				t.Fatalf("swap: exit %d: %s", r.code, r.stderr)
+			r = clitest.Run(t, append([]string{"run", "-s", testenv.Sample(t, "grace_hopper.png"), "-t", in, "-o", swapped}, trim...)...)
+			if r.Code != 0 {
+				t.Fatalf("swap: exit %d: %s", r.Code, r.Stderr)
 			}
 			checkTiming(t, swapped, src, end-start)
 		})
@@ -82,7 +73,7 @@ func TestVideoContract(t *testing.T) {
 
 func checkTiming(t *testing.T, out string, src *video.Info, frames int) {
 	t.Helper()
-	info := probe(t, out)
+	info := clitest.Probe(t, out)
 	if info.Frames != frames {
 		t.Errorf("%s: %d frames, want %d", out, info.Frames, frames)
 	}
@@ -103,9 +94,9 @@ func TestImageTarget(t *testing.T) {
 	dir := t.TempDir()
 	in := testenv.Sample(t, "astronaut.png")
 	out := filepath.Join(dir, "swapped.png")
-	r := facefusion(t, "run", "-s", testenv.Sample(t, "grace_hopper.png"), "-t", in, "-o", out)
-	if r.code != 0 {
-		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	r := clitest.Run(t, "run", "-s", testenv.Sample(t, "grace_hopper.png"), "-t", in, "-o", out)
+	if r.Code != 0 {
+		t.Fatalf("exit %d: %s", r.Code, r.Stderr)
 	}
 	a, err := raster.Load(in)
 	if err != nil {

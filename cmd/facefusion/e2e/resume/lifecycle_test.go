@@ -1,4 +1,4 @@
-package main
+package resume
 
 import (
 	"os"
@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/facefusion-hpc/facefusion/internal/clitest"
+	"github.com/facefusion-hpc/facefusion/internal/fault"
 	"github.com/facefusion-hpc/facefusion/lustre"
 )
 
@@ -37,8 +39,8 @@ func hidden(dir string) []string {
 func TestJobDirNeverDeletesUsersFolder(t *testing.T) {
 	dir := t.TempDir()
 	in := filepath.Join(dir, "in.mp4")
-	bframeClip(t, in, 24)
-	want := frameHashes(t, in)
+	clitest.BframeClip(t, in, 24)
+	want := clitest.FrameHashes(t, in)
 
 	t.Run("scratch-folder", func(t *testing.T) {
 		scratch := filepath.Join(t.TempDir(), "scratch")
@@ -46,24 +48,24 @@ func TestJobDirNeverDeletesUsersFolder(t *testing.T) {
 		notes := filepath.Join(scratch, "notes.txt")
 		os.WriteFile(notes, []byte("mine"), 0o644)
 		out := filepath.Join(t.TempDir(), "out.mkv")
-		r := facefusion(t, passThroughArgs(in, out, 8, "--job-dir", scratch)...)
-		if r.code != 0 || !strings.Contains(r.stderr, "was not created by facefusion") {
-			t.Fatalf("exit %d\n%s", r.code, r.stderr)
+		r := clitest.Run(t, clitest.PassThroughArgs(in, out, 8, "--job-dir", scratch)...)
+		if r.Code != 0 || !strings.Contains(r.Stderr, "was not created by facefusion") {
+			t.Fatalf("exit %d\n%s", r.Code, r.Stderr)
 		}
-		checkFrames(t, out, want)
+		clitest.CheckFrames(t, out, want)
 		mustExist(t, notes)
 		if ents, _ := os.ReadDir(scratch); len(ents) != 1 {
 			t.Errorf("the job's subfolder was not removed after success: %v", ents)
 		}
 		// A failing run (the manifest write fails like a full disk) leaves the user's folder too.
 		out2 := filepath.Join(t.TempDir(), "out.mkv")
-		cmd := exec.Command(bin, passThroughArgs(in, out2, 8, "--job-dir", scratch)...)
-		cmd.Env = append(launchEnv(t), lustre.FaultEnv+"=manifest.json:1")
+		cmd := exec.Command(clitest.Bin, clitest.PassThroughArgs(in, out2, 8, "--job-dir", scratch)...)
+		cmd.Env = append(clitest.LaunchEnv(t), lustre.FaultEnv+"=manifest.json:1")
 		if err := cmd.Run(); err == nil {
 			t.Fatal("the run with a failing manifest write succeeded")
 		}
 		mustExist(t, notes)
-		mustNotExist(t, out2)
+		clitest.MustNotExist(t, out2)
 	})
 
 	t.Run("output-folder", func(t *testing.T) {
@@ -71,11 +73,11 @@ func TestJobDirNeverDeletesUsersFolder(t *testing.T) {
 		other := filepath.Join(odir, "other.mkv")
 		os.WriteFile(other, []byte("another output"), 0o644)
 		out := filepath.Join(odir, "out.mkv")
-		r := facefusion(t, passThroughArgs(in, out, 8, "--job-dir", odir)...)
-		if r.code != 0 || strings.TrimSpace(r.stdout) != out {
-			t.Fatalf("exit %d, stdout %q\n%s", r.code, r.stdout, r.stderr)
+		r := clitest.Run(t, clitest.PassThroughArgs(in, out, 8, "--job-dir", odir)...)
+		if r.Code != 0 || strings.TrimSpace(r.Stdout) != out {
+			t.Fatalf("exit %d, stdout %q\n%s", r.Code, r.Stdout, r.Stderr)
 		}
-		checkFrames(t, out, want)
+		clitest.CheckFrames(t, out, want)
 		mustExist(t, other)
 		if _, err := os.Stat(out + ".job"); err == nil {
 			t.Errorf("the job's subfolder %s.job is left", out)
@@ -85,16 +87,16 @@ func TestJobDirNeverDeletesUsersFolder(t *testing.T) {
 	t.Run("default-folder-with-a-users-file", func(t *testing.T) {
 		out := filepath.Join(t.TempDir(), "out.mkv")
 		// The run makes OUT.job; a user drops a file into it while the job is held mid-way.
-		p := startPaused(t, "chunk-1", append([]string{bin}, passThroughArgs(in, out, 8)...)...)
+		p := clitest.StartPaused(t, "chunk-1", append([]string{clitest.Bin}, clitest.PassThroughArgs(in, out, 8)...)...)
 		keep := filepath.Join(out+".job", "keep.txt")
 		os.WriteFile(keep, []byte("mine"), 0o644)
-		syscall.Kill(p.pid, syscall.SIGKILL)
-		p.wait(t)
-		r := facefusion(t, passThroughArgs(in, out, 8)...)
-		if r.code != 0 || !strings.Contains(r.stderr, "kept: it holds files facefusion did not write (keep.txt)") {
-			t.Fatalf("exit %d\n%s", r.code, r.stderr)
+		syscall.Kill(p.PID, syscall.SIGKILL)
+		p.Wait(t)
+		r := clitest.Run(t, clitest.PassThroughArgs(in, out, 8)...)
+		if r.Code != 0 || !strings.Contains(r.Stderr, "kept: it holds files facefusion did not write (keep.txt)") {
+			t.Fatalf("exit %d\n%s", r.Code, r.Stderr)
 		}
-		checkFrames(t, out, want)
+		clitest.CheckFrames(t, out, want)
 		mustExist(t, keep)
 		// What stays is the user's file and the marker that keeps the folder the program's.
 		if ents, _ := os.ReadDir(out + ".job"); len(ents) != 2 || ents[0].Name() != lustre.MarkerName || ents[1].Name() != "keep.txt" {
@@ -109,28 +111,28 @@ func TestJobDirNeverDeletesUsersFolder(t *testing.T) {
 func TestSecondRunRefusedWhileFirstRuns(t *testing.T) {
 	dir := t.TempDir()
 	in := filepath.Join(dir, "in.mp4")
-	bframeClip(t, in, 40)
+	clitest.BframeClip(t, in, 40)
 	other := filepath.Join(dir, "other.mp4")
-	faceClip(t, other, 160, 120, 40, "25")
+	clitest.FaceClip(t, other, 160, 120, 40, "25")
 	out := filepath.Join(dir, "out.mkv")
 	prom := filepath.Join(dir, "job.prom")
-	args := passThroughArgs(in, out, 8, "--metrics-path", prom)
-	p := startPaused(t, "chunk-3", append([]string{bin}, args...)...)
+	args := clitest.PassThroughArgs(in, out, 8, "--metrics-path", prom)
+	p := clitest.StartPaused(t, "chunk-3", append([]string{clitest.Bin}, args...)...)
 	jobDir := out + ".job"
 	temps, _ := filepath.Glob(filepath.Join(jobDir, ".seg-*.part.mkv"))
 	if len(temps) != 1 {
 		t.Fatalf("want the held chunk's temp segment, found %v", temps)
 	}
-	attempt := readFile(filepath.Join(jobDir, "ATTEMPT"))
-	for _, second := range [][]string{args, passThroughArgs(other, out, 8), append(args, "--fresh")} {
-		r := facefusion(t, second...)
-		line := strings.TrimSpace(r.stderr)
-		if r.code != exitBusy || strings.Contains(line, "\n") || !strings.Contains(line, "is in use by a running job") ||
-			!strings.Contains(line, "pid "+strconv.Itoa(p.pid)) || !strings.Contains(line, "started ") {
-			t.Fatalf("second run %v: exit %d, %q; want exit %d and one line naming the running job", second, r.code, r.stderr, exitBusy)
+	attempt := clitest.ReadFile(filepath.Join(jobDir, "ATTEMPT"))
+	for _, second := range [][]string{args, clitest.PassThroughArgs(other, out, 8), append(args, "--fresh")} {
+		r := clitest.Run(t, second...)
+		line := strings.TrimSpace(r.Stderr)
+		if r.Code != fault.ExitBusy || strings.Contains(line, "\n") || !strings.Contains(line, "is in use by a running job") ||
+			!strings.Contains(line, "pid "+strconv.Itoa(p.PID)) || !strings.Contains(line, "started ") {
+			t.Fatalf("second run %v: exit %d, %q; want exit %d and one line naming the running job", second, r.Code, r.Stderr, fault.ExitBusy)
 		}
 		mustExist(t, temps[0])
-		if got := readFile(filepath.Join(jobDir, "ATTEMPT")); got != attempt {
+		if got := clitest.ReadFile(filepath.Join(jobDir, "ATTEMPT")); got != attempt {
 			t.Fatalf("the refused run changed ATTEMPT from %q to %q", attempt, got)
 		}
 		if _, err := os.Lstat(lustre.ReportPath(out)); err == nil { // the report is the running job's to write
@@ -139,30 +141,30 @@ func TestSecondRunRefusedWhileFirstRuns(t *testing.T) {
 	}
 	// The metrics file while the job runs (rewritten from rank 0's progress ticker; the refused
 	// runs, given the same --metrics-path, wrote none).
-	for ctx := hangGuard(t); ; time.Sleep(100 * time.Millisecond) {
+	for ctx := clitest.HangGuard(t); ; time.Sleep(100 * time.Millisecond) {
 		if _, err := os.Stat(prom); err == nil || ctx.Err() != nil {
 			break
 		}
 	}
-	live := parseMetrics(t, prom)
-	if metricValue(t, live, "facefusion_job_running") != 1 || metricValue(t, live, "facefusion_frames_planned") != 40 ||
-		metricValue(t, live, "facefusion_frames_done", "rank", "0") > 40 || live["facefusion_exit_status"] != nil {
+	live := clitest.ParseMetrics(t, prom)
+	if clitest.MetricValue(t, live, "facefusion_job_running") != 1 || clitest.MetricValue(t, live, "facefusion_frames_planned") != 40 ||
+		clitest.MetricValue(t, live, "facefusion_frames_done", "rank", "0") > 40 || live["facefusion_exit_status"] != nil {
 		t.Errorf("the live metrics: %v", live)
 	}
-	p.cmd.Process.Signal(syscall.SIGUSR1)
-	code := p.wait(t)
-	if code != exitCheckpointed {
-		t.Fatalf("the first run, stopped: exit %d\n%s", code, p.output())
+	p.Cmd.Process.Signal(syscall.SIGUSR1)
+	code := p.Wait(t)
+	if code != fault.ExitCheckpointed {
+		t.Fatalf("the first run, stopped: exit %d\n%s", code, p.Output())
 	}
-	checkReportEnd(t, out, result{code: code, stderr: p.output()}, lustre.Checkpointed)
-	if end := parseMetrics(t, prom); metricValue(t, end, "facefusion_job_running") != 0 || metricValue(t, end, "facefusion_exit_status") != exitCheckpointed {
+	clitest.CheckReportEnd(t, out, clitest.Result{Code: code, Stderr: p.Output()}, lustre.Checkpointed)
+	if end := clitest.ParseMetrics(t, prom); clitest.MetricValue(t, end, "facefusion_job_running") != 0 || clitest.MetricValue(t, end, "facefusion_exit_status") != fault.ExitCheckpointed {
 		t.Errorf("the metrics at the stop: %v", end)
 	}
-	r := facefusion(t, args...)
-	if r.code != 0 || !verifiedLine.MatchString(r.stderr) {
-		t.Fatalf("resume: exit %d\n%s", r.code, r.stderr)
+	r := clitest.Run(t, args...)
+	if r.Code != 0 || !clitest.VerifiedLine.MatchString(r.Stderr) {
+		t.Fatalf("resume: exit %d\n%s", r.Code, r.Stderr)
 	}
-	checkFrames(t, out, frameHashes(t, in))
+	clitest.CheckFrames(t, out, clitest.FrameHashes(t, in))
 }
 
 // A SIGKILL while the output is joined leaves a temp file as large as the output beside it; the
@@ -171,13 +173,13 @@ func TestSecondRunRefusedWhileFirstRuns(t *testing.T) {
 func TestKilledJoinIsCleanedAndReported(t *testing.T) {
 	dir := t.TempDir()
 	in := filepath.Join(dir, "in.mp4")
-	bframeClip(t, in, 24)
+	clitest.BframeClip(t, in, 24)
 	odir := t.TempDir()
 	bystander := filepath.Join(odir, ".out.part-1.mkv") // named like this job's temp files, but not recorded
 	os.WriteFile(bystander, []byte("x"), 0o644)
 	out := filepath.Join(odir, "out.mkv")
-	args := passThroughArgs(in, out, 8)
-	killedAt(t, "commit", args)
+	args := clitest.PassThroughArgs(in, out, 8)
+	clitest.KilledAt(t, "commit", args)
 	if _, err := os.Stat(out); err == nil {
 		t.Fatal("a run killed before its final rename left the output")
 	}
@@ -185,30 +187,30 @@ func TestKilledJoinIsCleanedAndReported(t *testing.T) {
 	if len(left) != 2 {
 		t.Fatalf("want the killed join's temp file beside the output, found %v", left)
 	}
-	r := facefusion(t, args...)
-	if r.code != 0 || !strings.Contains(r.stderr, "left by a killed attempt of this job") {
-		t.Fatalf("rerun: exit %d\n%s", r.code, r.stderr)
+	r := clitest.Run(t, args...)
+	if r.Code != 0 || !strings.Contains(r.Stderr, "left by a killed attempt of this job") {
+		t.Fatalf("rerun: exit %d\n%s", r.Code, r.Stderr)
 	}
-	checkFrames(t, out, frameHashes(t, in))
+	clitest.CheckFrames(t, out, clitest.FrameHashes(t, in))
 	if got := hidden(odir); len(got) != 1 || got[0] != bystander {
 		t.Errorf("hidden files beside the output after the rerun: %v, want only %s", got, bystander)
 	}
-	if !regexp.MustCompile(`done in [0-9.]+ s on 1 rank\(s\) \(this attempt\); the job took [0-9.]+ s over 2 attempts`).MatchString(r.stderr) {
-		t.Errorf("the final line does not give this attempt's and the job's time:\n%s", r.stderr)
+	if !regexp.MustCompile(`done in [0-9.]+ s on 1 rank\(s\) \(this attempt\); the job took [0-9.]+ s over 2 attempts`).MatchString(r.Stderr) {
+		t.Errorf("the final line does not give this attempt's and the job's time:\n%s", r.Stderr)
 	}
 
 	// The job folder is gone; its record is the report beside the output.
-	mustNotExist(t, out+".job")
+	clitest.MustNotExist(t, out+".job")
 	for _, arg := range []string{out + ".job", out} {
-		st := facefusion(t, "status", arg)
-		if st.code != 0 || !strings.Contains(st.stdout, "state:      complete") || !strings.Contains(st.stdout, "attempts:   2") ||
-			!strings.Contains(st.stdout, "frames:     24 done, 0 pending, of 24") {
-			t.Errorf("status %s: exit %d\n%s%s", arg, st.code, st.stdout, st.stderr)
+		st := clitest.Run(t, "status", arg)
+		if st.Code != 0 || !strings.Contains(st.Stdout, "state:      complete") || !strings.Contains(st.Stdout, "attempts:   2") ||
+			!strings.Contains(st.Stdout, "frames:     24 done, 0 pending, of 24") {
+			t.Errorf("status %s: exit %d\n%s%s", arg, st.Code, st.Stdout, st.Stderr)
 		}
 	}
-	st := facefusion(t, "status", filepath.Join(odir, "nothing.job"))
-	if st.code != exitInput || !strings.Contains(st.stderr, "there is no folder") {
-		t.Errorf("status of a missing folder: exit %d, %q", st.code, st.stderr)
+	st := clitest.Run(t, "status", filepath.Join(odir, "nothing.job"))
+	if st.Code != fault.ExitInput || !strings.Contains(st.Stderr, "there is no folder") {
+		t.Errorf("status of a missing folder: exit %d, %q", st.Code, st.Stderr)
 	}
 }
 
@@ -216,18 +218,18 @@ func TestKilledJoinIsCleanedAndReported(t *testing.T) {
 func TestResumeCountsOnlyThisAttempt(t *testing.T) {
 	dir := t.TempDir()
 	in := filepath.Join(dir, "in.mp4")
-	bframeClip(t, in, 40)
+	clitest.BframeClip(t, in, 40)
 	out := filepath.Join(dir, "out.mkv")
-	args := passThroughArgs(in, out, 8, "--checkpoint-interval", "1")
-	p := startPaused(t, "chunk-3", append([]string{bin}, args...)...)
-	p.cmd.Process.Signal(syscall.SIGUSR1)
-	code := p.wait(t)
-	if code != exitCheckpointed {
-		t.Fatalf("the first attempt: exit %d\n%s", code, p.output())
+	args := clitest.PassThroughArgs(in, out, 8, "--checkpoint-interval", "1")
+	p := clitest.StartPaused(t, "chunk-3", append([]string{clitest.Bin}, args...)...)
+	p.Cmd.Process.Signal(syscall.SIGUSR1)
+	code := p.Wait(t)
+	if code != fault.ExitCheckpointed {
+		t.Fatalf("the first attempt: exit %d\n%s", code, p.Output())
 	}
-	checkReportEnd(t, out, result{code: code, stderr: p.output()}, lustre.Checkpointed) // the stop's code, as the process exited
-	cmd := exec.Command(bin, args...)
-	cmd.Env = launchEnv(t)
+	clitest.CheckReportEnd(t, out, clitest.Result{Code: code, Stderr: p.Output()}, lustre.Checkpointed) // the stop's code, as the process exited
+	cmd := exec.Command(clitest.Bin, args...)
+	cmd.Env = clitest.LaunchEnv(t)
 	b, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("resume: %v\n%s", err, b)
@@ -248,30 +250,30 @@ func TestResumeCountsOnlyThisAttempt(t *testing.T) {
 func TestWritesNeverLandOnInputs(t *testing.T) {
 	dir := t.TempDir()
 	in := filepath.Join(dir, "in.mp4")
-	bframeClip(t, in, 16)
+	clitest.BframeClip(t, in, 16)
 	odir := t.TempDir()
 
 	victim := filepath.Join(odir, "out.mkv.report.json") // the target, named like the report
 	data, _ := os.ReadFile(in)
 	os.WriteFile(victim, data, 0o644)
-	r := facefusion(t, passThroughArgs(victim, filepath.Join(odir, "out.mkv"), 8, "--force")...)
-	if r.code != exitUsage || !strings.Contains(r.stderr, "its run report") || fileMD5(t, victim) != fileMD5(t, in) {
-		t.Fatalf("report over the target: exit %d, %q", r.code, r.stderr)
+	r := clitest.Run(t, clitest.PassThroughArgs(victim, filepath.Join(odir, "out.mkv"), 8, "--force")...)
+	if r.Code != fault.ExitUsage || !strings.Contains(r.Stderr, "its run report") || clitest.FileMD5(t, victim) != clitest.FileMD5(t, in) {
+		t.Fatalf("report over the target: exit %d, %q", r.Code, r.Stderr)
 	}
 
 	notes := filepath.Join(odir, "o2.mkv.report.json")
 	os.WriteFile(notes, []byte("my notes"), 0o644)
 	o2 := filepath.Join(odir, "o2.mkv")
-	if r := facefusion(t, passThroughArgs(in, o2, 8)...); r.code != exitUsage || !strings.Contains(r.stderr, "pass --force") || readFile(notes) != "my notes" {
-		t.Fatalf("existing report without --force: exit %d, %q", r.code, r.stderr)
+	if r := clitest.Run(t, clitest.PassThroughArgs(in, o2, 8)...); r.Code != fault.ExitUsage || !strings.Contains(r.Stderr, "pass --force") || clitest.ReadFile(notes) != "my notes" {
+		t.Fatalf("existing report without --force: exit %d, %q", r.Code, r.Stderr)
 	}
-	if r := facefusion(t, passThroughArgs(in, o2, 8, "--force")...); r.code != 0 || !strings.Contains(readFile(notes), `"outcome": "complete"`) {
-		t.Fatalf("existing report with --force: exit %d, %q", r.code, r.stderr)
+	if r := clitest.Run(t, clitest.PassThroughArgs(in, o2, 8, "--force")...); r.Code != 0 || !strings.Contains(clitest.ReadFile(notes), `"outcome": "complete"`) {
+		t.Fatalf("existing report with --force: exit %d, %q", r.Code, r.Stderr)
 	}
 
 	kept := filepath.Join(odir, "k.mkv")
-	if r := facefusion(t, passThroughArgs(in, kept, 8, "--keep-segments")...); r.code != 0 {
-		t.Fatalf("keep-segments: exit %d\n%s", r.code, r.stderr)
+	if r := clitest.Run(t, clitest.PassThroughArgs(in, kept, 8, "--keep-segments")...); r.Code != 0 {
+		t.Fatalf("keep-segments: exit %d\n%s", r.Code, r.Stderr)
 	}
 	segs, _ := filepath.Glob(filepath.Join(kept+".job", "seg-*.mkv"))
 	for _, c := range [][]string{
@@ -279,8 +281,8 @@ func TestWritesNeverLandOnInputs(t *testing.T) {
 		{"-o", filepath.Join(odir, "same.mkv"), "--job-dir", filepath.Join(odir, "same.mkv")},
 	} {
 		args := append([]string{"run", "--processors", "none", "--output-video-encoder", "ffv1", "--chunk-frames", "8", "-t", in, "--force"}, c...)
-		if r := facefusion(t, args...); r.code != exitUsage || !strings.Contains(r.stderr, "the job folder") || strings.Contains(r.stderr, "frames") {
-			t.Errorf("%v: exit %d, %q; want exit 2 before any frame", c, r.code, r.stderr)
+		if r := clitest.Run(t, args...); r.Code != fault.ExitUsage || !strings.Contains(r.Stderr, "the job folder") || strings.Contains(r.Stderr, "frames") {
+			t.Errorf("%v: exit %d, %q; want exit 2 before any frame", c, r.Code, r.Stderr)
 		}
 	}
 	if now, _ := filepath.Glob(filepath.Join(kept+".job", "seg-*.mkv")); len(now) != len(segs) || len(segs) != 2 {
@@ -292,8 +294,8 @@ func TestWritesNeverLandOnInputs(t *testing.T) {
 	os.Mkdir(real, 0o755)
 	link := filepath.Join(odir, "scratch")
 	os.Symlink(real, link)
-	if r := facefusion(t, passThroughArgs(in, filepath.Join(odir, "l.mkv"), 8, "--job-dir", link)...); r.code != 0 {
-		t.Fatalf("--job-dir a link to a folder: exit %d\n%s", r.code, r.stderr)
+	if r := clitest.Run(t, clitest.PassThroughArgs(in, filepath.Join(odir, "l.mkv"), 8, "--job-dir", link)...); r.Code != 0 {
+		t.Fatalf("--job-dir a link to a folder: exit %d\n%s", r.Code, r.Stderr)
 	}
 	if st, err := os.Lstat(link); err != nil || st.Mode()&os.ModeSymlink == 0 {
 		t.Errorf("the link given as --job-dir is gone")
@@ -305,23 +307,23 @@ func TestWritesNeverLandOnInputs(t *testing.T) {
 func TestSegmentPathBlocked(t *testing.T) {
 	dir := t.TempDir()
 	in := filepath.Join(dir, "in.mp4")
-	bframeClip(t, in, 40)
+	clitest.BframeClip(t, in, 40)
 	out := filepath.Join(dir, "out.mkv")
-	args := passThroughArgs(in, out, 8)
-	killedAt(t, "chunk-1", args)
+	args := clitest.PassThroughArgs(in, out, 8)
+	clitest.KilledAt(t, "chunk-1", args)
 	blocker := filepath.Join(out+".job", "seg-000003.mkv")
 	os.Mkdir(blocker, 0o755)
-	r := facefusion(t, args...)
-	lines := strings.Split(strings.TrimSpace(r.stderr), "\n")
+	r := clitest.Run(t, args...)
+	lines := strings.Split(strings.TrimSpace(r.Stderr), "\n")
 	last := lines[len(lines)-1]
-	if r.code != exitInput || !strings.Contains(last, blocker) || !strings.Contains(last, "is a folder") || !strings.Contains(last, "move it away") ||
-		strings.Contains(r.stderr, "frames,") {
-		t.Fatalf("exit %d, want %d and one line naming the folder before any frame:\n%s", r.code, exitInput, r.stderr)
+	if r.Code != fault.ExitInput || !strings.Contains(last, blocker) || !strings.Contains(last, "is a folder") || !strings.Contains(last, "move it away") ||
+		strings.Contains(r.Stderr, "frames,") {
+		t.Fatalf("exit %d, want %d and one line naming the folder before any frame:\n%s", r.Code, fault.ExitInput, r.Stderr)
 	}
 	mustExist(t, blocker)
 	os.Remove(blocker)
-	if r := facefusion(t, args...); r.code != 0 {
-		t.Fatalf("after moving it: exit %d\n%s", r.code, r.stderr)
+	if r := clitest.Run(t, args...); r.Code != 0 {
+		t.Fatalf("after moving it: exit %d\n%s", r.Code, r.Stderr)
 	}
-	checkFrames(t, out, frameHashes(t, in))
+	clitest.CheckFrames(t, out, clitest.FrameHashes(t, in))
 }

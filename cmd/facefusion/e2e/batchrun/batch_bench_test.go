@@ -1,4 +1,4 @@
-package main
+package batchrun
 
 import (
 	"fmt"
@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/facefusion-hpc/facefusion/internal/clitest"
 	"github.com/facefusion-hpc/facefusion/internal/testenv"
 )
 
@@ -17,7 +18,7 @@ import (
 // file is one target by content). Each of the 5 pairs runs both ways into fresh folders, in
 // alternating order; it reports the median wall times and the median of the pairs' ratios.
 //
-//	go test -run '^$' -bench Batch -benchtime 1x ./cmd/facefusion
+//	go test -run '^$' -bench Batch -benchtime 1x ./cmd/facefusion/e2e/batchrun
 func BenchmarkBatch(b *testing.B) {
 	const clips, pairs, frames = 5, 5, "10"
 	target := filepath.Join(testenv.Cache(b), "demo", "target.mp4")
@@ -30,15 +31,15 @@ func BenchmarkBatch(b *testing.B) {
 	var targets []string
 	for i := 0; i < clips; i++ {
 		p := filepath.Join(inbox, fmt.Sprintf("clip-%d.mp4", i))
-		ffmpeg(b, "-i", target, "-map", "0", "-c", "copy", "-metadata", fmt.Sprintf("comment=copy %d", i), p)
+		clitest.FFmpeg(b, "-i", target, "-map", "0", "-c", "copy", "-metadata", fmt.Sprintf("comment=copy %d", i), p)
 		targets = append(targets, p)
 	}
-	timed := func(what string, args ...string) (float64, result) {
+	timed := func(what string, args ...string) (float64, clitest.Result) {
 		start := time.Now()
-		r := facefusion(b, args...)
+		r := clitest.Run(b, args...)
 		took := time.Since(start).Seconds()
-		if r.code != 0 {
-			b.Fatalf("%s: exit %d\n%s", what, r.code, r.stderr)
+		if r.Code != 0 {
+			b.Fatalf("%s: exit %d\n%s", what, r.Code, r.Stderr)
 		}
 		return took, r
 	}
@@ -47,7 +48,7 @@ func BenchmarkBatch(b *testing.B) {
 		s, r := timed("batch-run", "batch-run", "-s", source, "-t", filepath.Join(inbox, "*.mp4"), "-o", filepath.Join(out, "{target_name}.mp4"),
 			"--trim-frame-end", frames, "--settle-time", "0")
 		if n := len(mustGlob(b, filepath.Join(out, "clip-*.mp4"))); n != clips {
-			b.Fatalf("batch-run wrote %d outputs, want %d:\n%s", n, clips, r.stderr)
+			b.Fatalf("batch-run wrote %d outputs, want %d:\n%s", n, clips, r.Stderr)
 		}
 		return s
 	}

@@ -1,4 +1,4 @@
-package main
+package resume
 
 import (
 	"path/filepath"
@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/facefusion-hpc/facefusion/internal/clitest"
 	"github.com/facefusion-hpc/facefusion/internal/testenv"
 )
 
@@ -19,7 +20,7 @@ var checkpointWork = regexp.MustCompile(`(\d+) manifest write\(s\), ([0-9.]+) s 
 // two wall times would drown in the machine's noise). Reported at the default cadence (30 s)
 // and at a 1 s cadence, with --chunk-frames 25 (6 chunks) as in BenchmarkRanks.
 //
-//	go test -run '^$' -bench Checkpoint -benchtime 1x ./cmd/facefusion
+//	go test -run '^$' -bench Checkpoint -benchtime 1x ./cmd/facefusion/e2e/resume
 func BenchmarkCheckpoint(b *testing.B) {
 	target := filepath.Join(testenv.Cache(b), "demo", "target.mp4")
 	source := testenv.Sample(b, "grace_hopper.jpg")
@@ -27,14 +28,14 @@ func BenchmarkCheckpoint(b *testing.B) {
 	run := func(interval string) (share, writes float64) {
 		out := filepath.Join(dir, "out-"+interval+".mp4")
 		start := time.Now()
-		r := mpirun(b, hangGuard(b), 1, "run", "-s", source, "-t", target, "-o", out, "--force", "--chunk-frames", "25", "--checkpoint-interval", interval)
+		r := clitest.Mpirun(b, clitest.HangGuard(b), 1, "run", "-s", source, "-t", target, "-o", out, "--force", "--chunk-frames", "25", "--checkpoint-interval", interval)
 		wall := time.Since(start).Seconds()
-		if r.code != 0 {
-			b.Fatalf("exit %d\n%s", r.code, r.stderr)
+		if r.Code != 0 {
+			b.Fatalf("exit %d\n%s", r.Code, r.Stderr)
 		}
-		m := checkpointWork.FindStringSubmatch(r.stderr)
+		m := checkpointWork.FindStringSubmatch(r.Stderr)
 		if m == nil {
-			b.Fatalf("no checkpoint report:\n%s", r.stderr)
+			b.Fatalf("no checkpoint report:\n%s", r.Stderr)
 		}
 		work, _ := strconv.ParseFloat(m[2], 64)
 		n, _ := strconv.ParseFloat(m[1], 64)

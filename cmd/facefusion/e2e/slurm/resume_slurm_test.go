@@ -1,4 +1,4 @@
-package main
+package slurm
 
 import (
 	"fmt"
@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/facefusion-hpc/facefusion/internal/clitest"
+	"github.com/facefusion-hpc/facefusion/internal/fault"
 	"github.com/facefusion-hpc/facefusion/internal/slurmtest"
 	"github.com/facefusion-hpc/facefusion/internal/testenv"
 )
@@ -23,20 +25,19 @@ import (
 // restart resumes and its output is the target's frames. SIGTERM to an interactive srun's tasks
 // gives exit 130 and a manifest status reads.
 func TestResumeSlurm(t *testing.T) {
-	t.Parallel() // two at a time, after the rest: see main_test.go
 	// Room for every subtest's job at once (2 tasks of 2 CPUs each); the preemption subtest
 	// asks for the whole node, so it runs first and alone.
 	const cpus = 32
 	c := slurmtest.Start(t, slurmtest.Options{CPUs: cpus})
 	dir := t.TempDir()
 	in := filepath.Join(dir, "in.mp4")
-	bframeClip(t, in, 80)
-	want := frameHashes(t, in)
+	clitest.BframeClip(t, in, 80)
+	want := clitest.FrameHashes(t, in)
 	// Clipped: the subtests run in parallel and each appends its own variables to a copy.
-	env := slices.Clip(append(launchEnv(t), "SLURM_CONF="+c.Conf()))
+	env := slices.Clip(append(clitest.LaunchEnv(t), "SLURM_CONF="+c.Conf()))
 	script := filepath.Join(testenv.Root(t), "sbatch", "facefusion.sbatch")
 	slurm := func(t *testing.T, args ...string) string {
-		cmd := c.Command(hangGuard(t), args[0], args[1:]...)
+		cmd := c.Command(clitest.HangGuard(t), args[0], args[1:]...)
 		cmd.Env = env
 		b, err := cmd.CombinedOutput()
 		if err != nil {
@@ -53,7 +54,7 @@ func TestResumeSlurm(t *testing.T) {
 		return m[1]
 	}
 	show := func(id string) string {
-		cmd := c.Command(hangGuard(t), "scontrol", "show", "job", "-o", id)
+		cmd := c.Command(clitest.HangGuard(t), "scontrol", "show", "job", "-o", id)
 		cmd.Env = env
 		out, _ := cmd.Output()
 		return string(out)
@@ -69,7 +70,7 @@ func TestResumeSlurm(t *testing.T) {
 	submit := func(t *testing.T, name, pause, keys string, args ...string) (id, log, out string) {
 		sub := t.TempDir()
 		os.Mkdir(filepath.Join(sub, "bin"), 0o755)
-		if err := os.Symlink(bin, filepath.Join(sub, "bin", "facefusion")); err != nil {
+		if err := os.Symlink(clitest.Bin, filepath.Join(sub, "bin", "facefusion")); err != nil {
 			t.Fatal(err)
 		}
 		out = filepath.Join(dir, name+".mkv")
@@ -84,7 +85,7 @@ func TestResumeSlurm(t *testing.T) {
 		} else {
 			args = append([]string{"-n", tasks}, args...)
 		}
-		cmd := c.Command(hangGuard(t), "sbatch", append(append([]string{"--parsable", "-o", log}, args...), script, "job.toml")...)
+		cmd := c.Command(clitest.HangGuard(t), "sbatch", append(append([]string{"--parsable", "-o", log}, args...), script, "job.toml")...)
 		cmd.Env = append(env, "FACEFUSION_TEST_PAUSE_AT="+pause+","+filepath.Join(sub, "paused"))
 		cmd.Dir = sub
 		b, err := cmd.Output()
@@ -92,10 +93,10 @@ func TestResumeSlurm(t *testing.T) {
 			t.Fatalf("sbatch: %v", err)
 		}
 		id = strings.TrimSpace(string(b))
-		ctx := hangGuard(t)
-		for !strings.Contains(readFile(log), "test pause at "+pause) {
-			if ctx.Err() != nil || strings.Contains(readFile(log), "srun exited") {
-				t.Fatalf("job %s never paused:\n%s\n%s", id, readFile(log), c.Logs())
+		ctx := clitest.HangGuard(t)
+		for !strings.Contains(clitest.ReadFile(log), "test pause at "+pause) {
+			if ctx.Err() != nil || strings.Contains(clitest.ReadFile(log), "srun exited") {
+				t.Fatalf("job %s never paused:\n%s\n%s", id, clitest.ReadFile(log), c.Logs())
 			}
 			time.Sleep(200 * time.Millisecond)
 		}
@@ -108,7 +109,7 @@ func TestResumeSlurm(t *testing.T) {
 	}
 	// finished waits for the job to end and checks it restarted exactly once and resumed.
 	finished := func(t *testing.T, id, log, out string) {
-		ctx := hangGuard(t)
+		ctx := clitest.HangGuard(t)
 		released := false
 		var pending time.Time
 		for {
@@ -130,29 +131,29 @@ func TestResumeSlurm(t *testing.T) {
 			}
 			if st == "COMPLETED" {
 				if restarts != "1" {
-					t.Errorf("job %s restarted %s times, want 1:\n%s", id, restarts, readFile(log))
+					t.Errorf("job %s restarted %s times, want 1:\n%s", id, restarts, clitest.ReadFile(log))
 				}
 				break
 			}
 			if st == "FAILED" || st == "CANCELLED" || st == "TIMEOUT" || ctx.Err() != nil {
-				t.Fatalf("job %s is %s:\n%s\n%s", id, st, readFile(log), c.Logs())
+				t.Fatalf("job %s is %s:\n%s\n%s", id, st, clitest.ReadFile(log), c.Logs())
 			}
 			time.Sleep(500 * time.Millisecond)
 		}
-		text := readFile(log)
-		if !strings.Contains(text, "(restart 1)") || !verifiedLine.MatchString(text) || !strings.Contains(text, "srun exited with status 0") {
+		text := clitest.ReadFile(log)
+		if !strings.Contains(text, "(restart 1)") || !clitest.VerifiedLine.MatchString(text) || !strings.Contains(text, "srun exited with status 0") {
 			t.Errorf("the log does not show a resumed restart:\n%s", text)
 		}
-		checkFrames(t, out, want)
+		clitest.CheckFrames(t, out, want)
 	}
 	// stays waits for the job to end in one of the states ok, then checks for a while that it
 	// does not come back. The script requeues before it exits, Slurm within a second or two.
 	stays := func(t *testing.T, id, log string, watch time.Duration, ok ...string) string {
-		ctx := hangGuard(t)
+		ctx := clitest.HangGuard(t)
 		st, restarts := state(id)
 		for st == "PENDING" || st == "RUNNING" || st == "COMPLETING" || st == "SIGNALING" {
 			if ctx.Err() != nil || restarts != "0" {
-				t.Fatalf("job %s never ended (%s, Restarts=%s):\n%s\n%s", id, st, restarts, readFile(log), c.Logs())
+				t.Fatalf("job %s never ended (%s, Restarts=%s):\n%s\n%s", id, st, restarts, clitest.ReadFile(log), c.Logs())
 			}
 			time.Sleep(250 * time.Millisecond)
 			st, restarts = state(id)
@@ -160,7 +161,7 @@ func TestResumeSlurm(t *testing.T) {
 		end := st
 		for deadline := time.Now().Add(watch); time.Now().Before(deadline); time.Sleep(500 * time.Millisecond) {
 			if st, restarts = state(id); st != end || restarts != "0" {
-				t.Fatalf("job %s came back: %s, Restarts=%s after it ended %s:\n%s", id, st, restarts, end, readFile(log))
+				t.Fatalf("job %s came back: %s, Restarts=%s after it ended %s:\n%s", id, st, restarts, end, clitest.ReadFile(log))
 			}
 		}
 		for _, s := range ok {
@@ -168,12 +169,12 @@ func TestResumeSlurm(t *testing.T) {
 				return end
 			}
 		}
-		t.Fatalf("job %s ended %s, want one of %v:\n%s", id, end, ok, readFile(log))
+		t.Fatalf("job %s ended %s, want one of %v:\n%s", id, end, ok, clitest.ReadFile(log))
 		return end
 	}
 	mustSay := func(t *testing.T, log string, lines ...string) {
 		t.Helper()
-		text := readFile(log)
+		text := clitest.ReadFile(log)
 		for _, l := range lines {
 			if !strings.Contains(text, l) {
 				t.Errorf("the job log does not say %q:\n%s", l, text)
@@ -182,7 +183,7 @@ func TestResumeSlurm(t *testing.T) {
 	}
 	mustNotSay := func(t *testing.T, log string, words ...string) {
 		t.Helper()
-		text := readFile(log)
+		text := clitest.ReadFile(log)
 		for _, w := range words {
 			if strings.Contains(text, w) {
 				t.Errorf("the job log says %q:\n%s", w, text)
@@ -212,7 +213,7 @@ func TestResumeSlurm(t *testing.T) {
 			stays(t, id, log, 10*time.Second, "CANCELLED")
 			mustSay(t, log, "srun exited with status 130", slurmDecides)
 			mustNotSay(t, log, "requeueing", "resubmit", "submit the same job file")
-			mustNotExist(t, out)
+			clitest.MustNotExist(t, out)
 		})
 
 		t.Run("scontrol-requeue", func(t *testing.T) {
@@ -244,7 +245,7 @@ func TestResumeSlurm(t *testing.T) {
 			}
 			mustSay(t, log, "srun exited with status 76", "not requeued: this attempt finished no new chunk", "exit 76: checkpointed, but not requeued")
 			mustNotSay(t, log, "requeueing")
-			mustNotExist(t, out)
+			clitest.MustNotExist(t, out)
 		})
 
 		t.Run("max-restarts-reached", func(t *testing.T) {
@@ -264,10 +265,10 @@ func TestResumeSlurm(t *testing.T) {
 			t.Parallel()
 			start := time.Now()
 			id, log, out := submit(t, "clock", "chunk-1", "stop_margin = 90\n", "--time=2", "--signal=B:USR1@0")
-			ctx := hangGuard(t)
-			for !strings.Contains(readFile(log), "srun exited with status") {
+			ctx := clitest.HangGuard(t)
+			for !strings.Contains(clitest.ReadFile(log), "srun exited with status") {
 				if ctx.Err() != nil || time.Since(start) > 70*time.Second {
-					t.Fatalf("job %s did not stop by itself within 70 s:\n%s", id, readFile(log))
+					t.Fatalf("job %s did not stop by itself within 70 s:\n%s", id, clitest.ReadFile(log))
 				}
 				time.Sleep(200 * time.Millisecond)
 			}
@@ -275,7 +276,7 @@ func TestResumeSlurm(t *testing.T) {
 				t.Errorf("job %s stopped after %s, before its own clock ran out (about 30 s)", id, took)
 			}
 			// The script asks Slurm about the job (scontrol) before it requeues: give it time.
-			for wait := time.Now(); !strings.Contains(readFile(log), "requeueing job "+id) && time.Since(wait) < 20*time.Second; {
+			for wait := time.Now(); !strings.Contains(clitest.ReadFile(log), "requeueing job "+id) && time.Since(wait) < 20*time.Second; {
 				time.Sleep(200 * time.Millisecond)
 			}
 			mustSay(t, log, "srun exited with status 75", "stopped by its own clock (stop_margin 90 s", "requeueing job "+id)
@@ -286,23 +287,18 @@ func TestResumeSlurm(t *testing.T) {
 		t.Run("sigterm-srun", func(t *testing.T) {
 			t.Parallel()
 			out := filepath.Join(dir, "srun.mkv")
-			p := startPausedEnv(t, "chunk-3", []string{"SLURM_CONF=" + c.Conf()},
-				append([]string{"srun", "-J", "ffterm", "-n", "2", "--mpi=pmix", bin}, passThroughArgs(in, out, 8)...)...)
+			p := clitest.StartPausedEnv(t, "chunk-3", []string{"SLURM_CONF=" + c.Conf()},
+				append([]string{"srun", "-J", "ffterm", "-n", "2", "--mpi=pmix", clitest.Bin}, clitest.PassThroughArgs(in, out, 8)...)...)
 			// TERM to the job's tasks, as preemption does (srun itself would kill them on TERM).
 			slurm(t, "scancel", "-s", "TERM", "-n", "ffterm")
-			if code := p.wait(t); code != exitCancelled {
-				t.Fatalf("srun exit %d, want %d\n%s", code, exitCancelled, p.output())
+			if code := p.Wait(t); code != fault.ExitCancelled {
+				t.Fatalf("srun exit %d, want %d\n%s", code, fault.ExitCancelled, p.Output())
 			}
-			mustNotExist(t, out)
-			st := facefusion(t, "status", out+".job")
-			if st.code != 0 || !strings.Contains(st.stdout, "state:      checkpointed") || !regexp.MustCompile(`chunks:\s+\d+ done, \d+ pending, of 10`).MatchString(st.stdout) {
-				t.Fatalf("status: exit %d\n%s%s", st.code, st.stdout, st.stderr)
+			clitest.MustNotExist(t, out)
+			st := clitest.Run(t, "status", out+".job")
+			if st.Code != 0 || !strings.Contains(st.Stdout, "state:      checkpointed") || !regexp.MustCompile(`chunks:\s+\d+ done, \d+ pending, of 10`).MatchString(st.Stdout) {
+				t.Fatalf("status: exit %d\n%s%s", st.Code, st.Stdout, st.Stderr)
 			}
 		})
 	})
-}
-
-func readFile(path string) string {
-	b, _ := os.ReadFile(path)
-	return string(b)
 }

@@ -1,4 +1,4 @@
-package main
+package slurm
 
 import (
 	"context"
@@ -13,23 +13,20 @@ import (
 	"time"
 
 	"github.com/facefusion-hpc/facefusion/internal/batch"
+	"github.com/facefusion-hpc/facefusion/internal/clitest"
 	"github.com/facefusion-hpc/facefusion/internal/slurmtest"
 	"github.com/facefusion-hpc/facefusion/internal/testenv"
 )
 
 // batch-run as Slurm runs it: `sbatch --array` over the one batch script with no wrapper, and
-// two batch jobs over one inbox at once (batch_test.go has the same without Slurm, and a rank
-// killed mid-target under mpirun). Every target is a 64x48 clip with its own metadata tag
+// two batch jobs over one inbox at once (e2e/batchrun has the same without Slurm, and a
+// rank killed mid-target under mpirun). Every target is a 64x48 clip with its own metadata tag
 // (identical files are one target by content), passed through losslessly (ffv1), so an output
 // is right when its frames are a single run's, or its target's.
 func TestBatchSlurm(t *testing.T) {
-	// Not parallel with the other Slurm tests: they wait for the machine's cluster lock in a
-	// parallel slot each, and with two slots (GOMAXPROCS) both taken so, this test's parallel
-	// subtests would never get one while it holds the lock (a deadlock, seen in make test).
-	// Run first, alone, its two subtests have the slots.
 	// Room for both subtests' jobs at once: three array tasks of 1×2 CPUs, two jobs of 2×2.
 	c := slurmtest.Start(t, slurmtest.Options{CPUs: 16})
-	env := slices.Clip(append(launchEnv(t), "SLURM_CONF="+c.Conf()))
+	env := slices.Clip(append(clitest.LaunchEnv(t), "SLURM_CONF="+c.Conf()))
 	script := filepath.Join(testenv.Root(t), "sbatch", "facefusion.sbatch")
 
 	// submit sbatches the script over a batch whose targets are inbox/*.mp4 (in chunks of 8
@@ -40,7 +37,7 @@ func TestBatchSlurm(t *testing.T) {
 		if err := os.MkdirAll(filepath.Join(sub, "bin"), 0o755); err != nil {
 			t.Fatal(err)
 		}
-		if err := os.Symlink(bin, filepath.Join(sub, "bin", "facefusion")); err != nil && !os.IsExist(err) {
+		if err := os.Symlink(clitest.Bin, filepath.Join(sub, "bin", "facefusion")); err != nil && !os.IsExist(err) {
 			t.Fatal(err)
 		}
 		if err := os.WriteFile(filepath.Join(sub, "batch.toml"), []byte(batchTOML(inbox)), 0o644); err != nil {
@@ -49,11 +46,11 @@ func TestBatchSlurm(t *testing.T) {
 		cmd := c.Command(ctx, "sbatch", append(append([]string{"--parsable"}, args...), script, "batch.toml")...)
 		cmd.Env = append(env, extraEnv...)
 		cmd.Dir = sub
-		r := runCmd(t, ctx, cmd)
-		if r.code != 0 {
-			t.Fatalf("sbatch %v: exit %d\n%s%s\n%s", args, r.code, r.stdout, r.stderr, c.Logs())
+		r := clitest.RunCmd(t, ctx, cmd)
+		if r.Code != 0 {
+			t.Fatalf("sbatch %v: exit %d\n%s%s\n%s", args, r.Code, r.Stdout, r.Stderr, c.Logs())
 		}
-		id, _, _ := strings.Cut(strings.TrimSpace(r.stdout), ";")
+		id, _, _ := strings.Cut(strings.TrimSpace(r.Stdout), ";")
 		return id
 	}
 	show := func(ctx context.Context, id string) string {
@@ -74,7 +71,7 @@ func TestBatchSlurm(t *testing.T) {
 				return s
 			}
 			if ctx.Err() != nil {
-				t.Fatalf("job %s never ended:\n%s\n%s", id, readFile(log), c.Logs())
+				t.Fatalf("job %s never ended:\n%s\n%s", id, clitest.ReadFile(log), c.Logs())
 			}
 			time.Sleep(250 * time.Millisecond)
 		}
@@ -84,7 +81,7 @@ func TestBatchSlurm(t *testing.T) {
 		s := ended(t, ctx, id, log)
 		if jobField(s, "JobState") != "COMPLETED" || jobField(s, "ExitCode") != "0:0" || jobField(s, "Restarts") != restarts {
 			t.Fatalf("job %s ended %s, exit code %s, restarts %s; want COMPLETED, 0:0, %s\n%s", id,
-				jobField(s, "JobState"), jobField(s, "ExitCode"), jobField(s, "Restarts"), restarts, readFile(log))
+				jobField(s, "JobState"), jobField(s, "ExitCode"), jobField(s, "Restarts"), restarts, clitest.ReadFile(log))
 		}
 	}
 
@@ -95,7 +92,7 @@ func TestBatchSlurm(t *testing.T) {
 	// task), and its restart resumes c from the frozen list while tasks 0 and 1 stay done.
 	t.Run("array", func(t *testing.T) {
 		t.Parallel()
-		ctx := hangGuard(t)
+		ctx := clitest.HangGuard(t)
 		dir := t.TempDir()
 		inbox := filepath.Join(dir, "inbox")
 		targets := inboxOf(t, inbox, map[string]int{"a": 8, "b": 8, "c": 16})
@@ -110,14 +107,14 @@ func TestBatchSlurm(t *testing.T) {
 		}
 		for name, target := range targets {
 			out := filepath.Join(dir, "single", name+".mkv")
-			if r := facefusion(t, passThroughArgs(target, out, 8)...); r.code != 0 {
-				t.Fatalf("single run of %s: exit %d\n%s", target, r.code, r.stderr)
+			if r := clitest.Run(t, clitest.PassThroughArgs(target, out, 8)...); r.Code != 0 {
+				t.Fatalf("single run of %s: exit %d\n%s", target, r.Code, r.Stderr)
 			}
-			singles[name] = frameHashes(t, out)
+			singles[name] = clitest.FrameHashes(t, out)
 		}
-		for !strings.Contains(readFile(log(2)), "test pause at chunk-1") {
-			if ctx.Err() != nil || strings.Contains(readFile(log(2)), "srun exited") {
-				t.Fatalf("task 2 never paused:\n%s\n%s", readFile(log(2)), c.Logs())
+		for !strings.Contains(clitest.ReadFile(log(2)), "test pause at chunk-1") {
+			if ctx.Err() != nil || strings.Contains(clitest.ReadFile(log(2)), "srun exited") {
+				t.Fatalf("task 2 never paused:\n%s\n%s", clitest.ReadFile(log(2)), c.Logs())
 			}
 			time.Sleep(200 * time.Millisecond)
 		}
@@ -149,37 +146,37 @@ func TestBatchSlurm(t *testing.T) {
 				released = true
 			}
 			if st := jobField(s, "JobState"); ctx.Err() != nil || (st != "RUNNING" && st != "PENDING" && st != "COMPLETING" && st != "REQUEUED" && st != "CONFIGURING") {
-				t.Fatalf("task 2 was not requeued (%s):\n%s", st, readFile(log(2)))
+				t.Fatalf("task 2 was not requeued (%s):\n%s", st, clitest.ReadFile(log(2)))
 			}
 		}
 		completed(t, ctx, task2, log(2), "1")
 		// Tasks 0 and 1 were not requeued with it.
 		for task := 0; task < 2; task++ {
 			if r := jobField(show(ctx, fmt.Sprintf("%s_%d", id, task)), "Restarts"); r != "0" {
-				t.Errorf("task %s_%d restarted %s times with task 2's requeue, want 0:\n%s", id, task, r, readFile(log(task)))
+				t.Errorf("task %s_%d restarted %s times with task 2's requeue, want 0:\n%s", id, task, r, clitest.ReadFile(log(task)))
 			}
 		}
-		text := readFile(log(2))
+		text := clitest.ReadFile(log(2))
 		for _, want := range []string{"batch-run --config batch.toml", "srun exited with status 75", "requeueing job " + task2, "(restart 1)", "srun exited with status 0"} {
 			if !strings.Contains(text, want) {
 				t.Errorf("task 2's log does not say %q:\n%s", want, text)
 			}
 		}
-		if m := verifiedLine.FindStringSubmatch(text); m == nil || m[1] != "1" {
+		if m := clitest.VerifiedLine.FindStringSubmatch(text); m == nil || m[1] != "1" {
 			t.Errorf("task 2's restart did not resume c with its finished chunk:\n%s", text)
 		}
 		outbox := filepath.Join(dir, "outbox")
 		for task, name := range []string{"a", "b", "c"} {
-			if got := frameHashes(t, filepath.Join(outbox, name+".mkv")); !slices.Equal(got, singles[name]) {
+			if got := clitest.FrameHashes(t, filepath.Join(outbox, name+".mkv")); !slices.Equal(got, singles[name]) {
 				t.Errorf("%s.mkv: %d frames not equal to a single run's %d", name, len(got), len(singles[name]))
 			}
-			s := readSummary(t, filepath.Join(outbox, ".facefusion-batch", fmt.Sprintf("report-%s_%d.json", id, task)))
+			s := clitest.ReadSummary(t, filepath.Join(outbox, ".facefusion-batch", fmt.Sprintf("report-%s_%d.json", id, task)))
 			if len(s.Entries) != 1 || s.Entries[0].Target != targets[name] || s.Entries[0].State != batch.Done || s.ExitStatus != 0 || s.Slurm.ArrayJobID != id {
 				t.Errorf("task %d's summary: %+v, want %s done, exit 0, array %s", task, s, targets[name], id)
 			}
 		}
 		var list struct{ Entries []batch.Entry }
-		if err := json.Unmarshal([]byte(readFile(filepath.Join(outbox, ".facefusion-batch", "lists", "array-"+id+".json"))), &list); err != nil || len(list.Entries) != 3 {
+		if err := json.Unmarshal([]byte(clitest.ReadFile(filepath.Join(outbox, ".facefusion-batch", "lists", "array-"+id+".json"))), &list); err != nil || len(list.Entries) != 3 {
 			t.Errorf("the frozen list of array %s: %v, %d entries, want 3", id, err, len(list.Entries))
 		}
 	})
@@ -188,7 +185,7 @@ func TestBatchSlurm(t *testing.T) {
 	// target is done by exactly one of them, once. Each has its own summary.
 	t.Run("two-jobs", func(t *testing.T) {
 		t.Parallel()
-		ctx := hangGuard(t)
+		ctx := clitest.HangGuard(t)
 		dir := t.TempDir()
 		inbox := filepath.Join(dir, "inbox")
 		targets := inboxOf(t, inbox, map[string]int{"a": 8, "b": 8, "c": 8, "d": 8})
@@ -200,7 +197,7 @@ func TestBatchSlurm(t *testing.T) {
 		bdir := filepath.Join(dir, "outbox", ".facefusion-batch")
 		doneBy := map[string][]string{}
 		for job, path := range map[string]string{"plain": filepath.Join(bdir, "report-"+plain+".json"), "array": filepath.Join(bdir, "report-"+array+"_0.json")} {
-			s := readSummary(t, path)
+			s := clitest.ReadSummary(t, path)
 			if len(s.Entries) != 4 {
 				t.Errorf("%s job's summary lists %d targets, want 4", job, len(s.Entries))
 			}
@@ -220,10 +217,10 @@ func TestBatchSlurm(t *testing.T) {
 				t.Errorf("%s was done by %v, want exactly one job", target, doneBy[target])
 			}
 			out := filepath.Join(dir, "outbox", name+".mkv")
-			if n := attempts(t, out); n != 1 {
+			if n := clitest.Attempts(t, out); n != 1 {
 				t.Errorf("%s's run report has %d attempts, want 1 (written once)", out, n)
 			}
-			if got, want := frameHashes(t, out), frameHashes(t, target); !slices.Equal(got, want) {
+			if got, want := clitest.FrameHashes(t, out), clitest.FrameHashes(t, target); !slices.Equal(got, want) {
 				t.Errorf("%s's frames are not its target's", out)
 			}
 		}
@@ -237,7 +234,7 @@ func batchTOML(inbox string) string {
 		filepath.Join(inbox, "*.mp4"), filepath.Join(filepath.Dir(inbox), "outbox", "{target_name}.mkv"))
 }
 
-// inboxOf makes inbox/NAME.mp4 of frames[NAME] frames for each name (batchClip, each its own
+// inboxOf makes inbox/NAME.mp4 of frames[NAME] frames for each name (clitest.BatchClip, each its own
 // file) and returns their paths by name.
 func inboxOf(t *testing.T, inbox string, frames map[string]int) map[string]string {
 	t.Helper()
@@ -247,7 +244,7 @@ func inboxOf(t *testing.T, inbox string, frames map[string]int) map[string]strin
 	paths := map[string]string{}
 	for name, n := range frames {
 		paths[name] = filepath.Join(inbox, name+".mp4")
-		batchClip(t, paths[name], n, name)
+		clitest.BatchClip(t, paths[name], n, name)
 	}
 	return paths
 }

@@ -1,4 +1,4 @@
-package main
+package dist
 
 import (
 	"path/filepath"
@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/facefusion-hpc/facefusion/internal/clitest"
 	"github.com/facefusion-hpc/facefusion/internal/testenv"
 )
 
@@ -19,7 +20,7 @@ var concatMux = regexp.MustCompile(`\(concat and mux ([0-9.]+) s\)`)
 // (6 chunks of the 150 frames). It reports both wall times, the speedup of 2 ranks over 1,
 // and rank 0's concat-and-mux time as a share of the 2-rank total.
 //
-//	go test -run '^$' -bench Ranks -benchtime 1x ./cmd/facefusion
+//	go test -run '^$' -bench Ranks -benchtime 1x ./cmd/facefusion/e2e/dist
 func BenchmarkRanks(b *testing.B) {
 	target := filepath.Join(testenv.Cache(b), "demo", "target.mp4")
 	source := testenv.Sample(b, "grace_hopper.jpg")
@@ -27,14 +28,14 @@ func BenchmarkRanks(b *testing.B) {
 	run := func(ranks int) (total, join float64) {
 		out := filepath.Join(dir, "out-"+strconv.Itoa(ranks)+".mp4")
 		start := time.Now()
-		r := mpirun(b, hangGuard(b), ranks, "run", "-s", source, "-t", target, "-o", out, "--force", "--chunk-frames", "25")
+		r := clitest.Mpirun(b, clitest.HangGuard(b), ranks, "run", "-s", source, "-t", target, "-o", out, "--force", "--chunk-frames", "25")
 		total = time.Since(start).Seconds()
-		if r.code != 0 {
-			b.Fatalf("%d rank(s): exit %d\n%s", ranks, r.code, r.stderr)
+		if r.Code != 0 {
+			b.Fatalf("%d rank(s): exit %d\n%s", ranks, r.Code, r.Stderr)
 		}
-		m := concatMux.FindStringSubmatch(r.stderr)
+		m := concatMux.FindStringSubmatch(r.Stderr)
 		if m == nil {
-			b.Fatalf("%d rank(s): rank 0 did not report its concat-and-mux time:\n%s", ranks, r.stderr)
+			b.Fatalf("%d rank(s): rank 0 did not report its concat-and-mux time:\n%s", ranks, r.Stderr)
 		}
 		join, _ = strconv.ParseFloat(m[1], 64)
 		return total, join

@@ -1,4 +1,4 @@
-package main
+package clitest
 
 import (
 	"crypto/sha256"
@@ -20,8 +20,8 @@ import (
 	"github.com/facefusion-hpc/facefusion/lustre"
 )
 
-// readReport reads the run report at path.
-func readReport(t *testing.T, path string) *lustre.Report {
+// ReadReport reads the run report at path.
+func ReadReport(t *testing.T, path string) *lustre.Report {
 	t.Helper()
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -34,24 +34,24 @@ func readReport(t *testing.T, path string) *lustre.Report {
 	return &r
 }
 
-// checkReportEnd asserts the report beside out says how the run ended: its outcome, the exit
+// CheckReportEnd asserts the report beside out says how the run ended: its outcome, the exit
 // status the process exited with, and (for a failure) the error line the process printed.
-func checkReportEnd(t *testing.T, out string, r result, outcome string) *lustre.Report {
+func CheckReportEnd(t *testing.T, out string, r Result, outcome string) *lustre.Report {
 	t.Helper()
-	rep := readReport(t, lustre.ReportPath(out))
-	if rep.Version != lustre.ReportVersion || rep.Outcome != outcome || rep.ExitStatus != r.code || rep.Output != out {
+	rep := ReadReport(t, lustre.ReportPath(out))
+	if rep.Version != lustre.ReportVersion || rep.Outcome != outcome || rep.ExitStatus != r.Code || rep.Output != out {
 		t.Errorf("report of %s: version %d, outcome %q, exit_status %d, output %q; want %d, %q, the process's %d, %q",
-			out, rep.Version, rep.Outcome, rep.ExitStatus, rep.Output, lustre.ReportVersion, outcome, r.code, out)
+			out, rep.Version, rep.Outcome, rep.ExitStatus, rep.Output, lustre.ReportVersion, outcome, r.Code, out)
 	}
-	if (r.code == 0) != (rep.Error == "") || (rep.Error != "" && !strings.Contains(r.stderr, rep.Error)) {
-		t.Errorf("report of %s: error %q, the process printed:\n%s", out, rep.Error, r.stderr)
+	if (r.Code == 0) != (rep.Error == "") || (rep.Error != "" && !strings.Contains(r.Stderr, rep.Error)) {
+		t.Errorf("report of %s: error %q, the process printed:\n%s", out, rep.Error, r.Stderr)
 	}
 	return rep
 }
 
-// checkRunReport validates a finished run's report field by field against what the run did:
+// CheckRunReport validates a finished run's report field by field against what the run did:
 // the output file (size, sha256, frames), the ranks, the faces and the stages.
-func checkRunReport(t *testing.T, rep *lustre.Report, target, out string, sources []string, ranks, frames int, enhanced bool) {
+func CheckRunReport(t *testing.T, rep *lustre.Report, target, out string, sources []string, ranks, frames int, enhanced bool) {
 	t.Helper()
 	data, err := os.ReadFile(out)
 	if err != nil {
@@ -103,10 +103,10 @@ func checkRunReport(t *testing.T, rep *lustre.Report, target, out string, source
 	}
 }
 
-// checkMetrics parses the .prom file with Prometheus's own parser and compares it with the report.
-func checkMetrics(t *testing.T, path string, rep *lustre.Report) {
+// CheckMetrics parses the .prom file with Prometheus's own parser and compares it with the report.
+func CheckMetrics(t *testing.T, path string, rep *lustre.Report) {
 	t.Helper()
-	fams := parseMetrics(t, path)
+	fams := ParseMetrics(t, path)
 	if left, _ := filepath.Glob(filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")); len(left) > 0 {
 		t.Errorf("temp files left beside the metrics file: %v", left)
 	}
@@ -122,7 +122,7 @@ func checkMetrics(t *testing.T, path string, rep *lustre.Report) {
 			}
 		}
 	}
-	value := func(name string, labels ...string) float64 { return metricValue(t, fams, name, labels...) }
+	value := func(name string, labels ...string) float64 { return MetricValue(t, fams, name, labels...) }
 	want := map[string]float64{
 		"facefusion_exit_status": float64(rep.ExitStatus), "facefusion_frames_planned": float64(rep.FrameEnd - rep.FrameStart),
 		"facefusion_output_bytes": float64(rep.OutputBytes), "facefusion_ranks": float64(rep.Ranks), "facefusion_job_running": 0,
@@ -152,8 +152,8 @@ func checkMetrics(t *testing.T, path string, rep *lustre.Report) {
 	}
 }
 
-// parseMetrics parses a .prom file with Prometheus's own text parser.
-func parseMetrics(t *testing.T, path string) map[string]*dto.MetricFamily {
+// ParseMetrics parses a .prom file with Prometheus's own text parser.
+func ParseMetrics(t *testing.T, path string) map[string]*dto.MetricFamily {
 	t.Helper()
 	f, err := os.Open(path)
 	if err != nil {
@@ -168,8 +168,8 @@ func parseMetrics(t *testing.T, path string) map[string]*dto.MetricFamily {
 	return fams
 }
 
-// metricValue is the value of the sample of family name with the labels (name, value pairs).
-func metricValue(t *testing.T, fams map[string]*dto.MetricFamily, name string, labels ...string) float64 {
+// MetricValue is the value of the sample of family name with the labels (name, value pairs).
+func MetricValue(t *testing.T, fams map[string]*dto.MetricFamily, name string, labels ...string) float64 {
 	t.Helper()
 	fam := fams[name]
 	if fam == nil {

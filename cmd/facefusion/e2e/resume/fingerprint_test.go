@@ -1,4 +1,4 @@
-package main
+package resume
 
 import (
 	"encoding/json"
@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/facefusion-hpc/facefusion/internal/clitest"
+	"github.com/facefusion-hpc/facefusion/internal/fault"
 	"github.com/facefusion-hpc/facefusion/internal/testenv"
 )
 
@@ -16,13 +18,13 @@ import (
 
 // refused asserts a rerun exited 2 with an error of one line, the last, holding want and the
 // way out (log lines before it, such as taking over a dead attempt's folder, are not errors).
-func refused(t *testing.T, what string, r result, want string) {
+func refused(t *testing.T, what string, r clitest.Result, want string) {
 	t.Helper()
-	lines := strings.Split(strings.TrimSpace(r.stderr), "\n")
+	lines := strings.Split(strings.TrimSpace(r.Stderr), "\n")
 	last := lines[len(lines)-1]
-	if r.code != exitUsage || !strings.Contains(last, want) || !strings.Contains(last, "pass --fresh to start over") ||
-		strings.Count(r.stderr, "--fresh") != 1 {
-		t.Fatalf("%s: exit %d, %q; want exit %d and one line holding %q and --fresh", what, r.code, r.stderr, exitUsage, want)
+	if r.Code != fault.ExitUsage || !strings.Contains(last, want) || !strings.Contains(last, "pass --fresh to start over") ||
+		strings.Count(r.Stderr, "--fresh") != 1 {
+		t.Fatalf("%s: exit %d, %q; want exit %d and one line holding %q and --fresh", what, r.Code, r.Stderr, fault.ExitUsage, want)
 	}
 }
 
@@ -53,21 +55,21 @@ func editManifest(t *testing.T, path string, edit func(m map[string]json.RawMess
 func TestResumeRefusesChangedSettings(t *testing.T) {
 	dir := t.TempDir()
 	in := filepath.Join(dir, "face.mp4")
-	faceClip(t, in, 160, 120, 24, "25")
+	clitest.FaceClip(t, in, 160, 120, 24, "25")
 	out := filepath.Join(dir, "out.mkv")
 	args := []string{"run", "-s", testenv.Sample(t, "grace_hopper.png"), "-t", in, "-o", out,
 		"--output-video-encoder", "ffv1", "--chunk-frames", "8"}
-	killedAt(t, "chunk-1", args)
+	clitest.KilledAt(t, "chunk-1", args)
 	manifest := filepath.Join(out+".job", "manifest.json")
-	fp := readManifest(t, out+".job").Fingerprint
+	fp := clitest.ReadManifest(t, out+".job").Fingerprint
 	if fp["face_selector_order"] != "large-small" || fp["execution_providers"] != "cpu" || fp["trim_frame_end"] != "24" ||
 		fp["model file shape_predictor_68_face_landmarks.dat"] == "" || fp["onnxruntime library contents"] == "" {
 		t.Fatalf("the fingerprint lacks resolved settings or model files: %v", fp)
 	}
 
-	refused(t, "selector order", facefusion(t, append(args, "--face-selector-order", "left-right")...),
+	refused(t, "selector order", clitest.Run(t, append(args, "--face-selector-order", "left-right")...),
 		`face_selector_order was "large-small", now "left-right"`)
-	refused(t, "processors none", facefusion(t, append(args, "--processors", "none")...),
+	refused(t, "processors none", clitest.Run(t, append(args, "--processors", "none")...),
 		`processors was "face_swapper", now "none"`)
 
 	// The manifest as a node where cuda ran would have written it.
@@ -79,19 +81,19 @@ func TestResumeRefusesChangedSettings(t *testing.T) {
 		fp["execution_providers"] = "cuda"
 		m["fingerprint"], _ = json.Marshal(fp)
 	})
-	refused(t, "providers resolved differently", facefusion(t, args...), `execution_providers was "cuda", now "cpu"`)
+	refused(t, "providers resolved differently", clitest.Run(t, args...), `execution_providers was "cuda", now "cpu"`)
 	if err := os.WriteFile(manifest, orig, 0o644); err != nil {
 		t.Fatal(err)
 	}
 
-	r := facefusion(t, append(args, "--execution-providers", "cuda", "cpu", "--execution-thread-count", "1", "--checkpoint-interval", "1")...)
-	if r.code != 0 {
-		t.Fatalf("resume with cuda falling back to cpu: exit %d\n%s", r.code, r.stderr)
+	r := clitest.Run(t, append(args, "--execution-providers", "cuda", "cpu", "--execution-thread-count", "1", "--checkpoint-interval", "1")...)
+	if r.Code != 0 {
+		t.Fatalf("resume with cuda falling back to cpu: exit %d\n%s", r.Code, r.Stderr)
 	}
-	if m := verifiedLine.FindStringSubmatch(r.stderr); m == nil || m[1] != "1" || m[3] != "2" {
-		t.Fatalf("the rerun did not resume chunk 0's work (want 1 verified, 2 to do):\n%s", r.stderr)
+	if m := clitest.VerifiedLine.FindStringSubmatch(r.Stderr); m == nil || m[1] != "1" || m[3] != "2" {
+		t.Fatalf("the rerun did not resume chunk 0's work (want 1 verified, 2 to do):\n%s", r.Stderr)
 	}
-	if n := len(frameHashes(t, out)); n != 24 {
+	if n := len(clitest.FrameHashes(t, out)); n != 24 {
 		t.Fatalf("%s has %d frames, want 24", out, n)
 	}
 }
@@ -102,10 +104,10 @@ func TestResumeRefusesChangedSettings(t *testing.T) {
 func TestResumeNeedsTheFingerprint(t *testing.T) {
 	dir := t.TempDir()
 	in := filepath.Join(dir, "in.mp4")
-	bframeClip(t, in, 24)
+	clitest.BframeClip(t, in, 24)
 	out := filepath.Join(dir, "out.mkv")
-	args := passThroughArgs(in, out, 8)
-	killedAt(t, "chunk-1", args)
+	args := clitest.PassThroughArgs(in, out, 8)
+	clitest.KilledAt(t, "chunk-1", args)
 	manifest := filepath.Join(out+".job", "manifest.json")
 	orig, err := os.ReadFile(manifest)
 	if err != nil {
@@ -113,29 +115,29 @@ func TestResumeNeedsTheFingerprint(t *testing.T) {
 	}
 
 	editManifest(t, manifest, func(m map[string]json.RawMessage) { delete(m, "fingerprint") })
-	refused(t, "fingerprint deleted", facefusion(t, args...), "manifest "+manifest+" has no fingerprint: ")
+	refused(t, "fingerprint deleted", clitest.Run(t, args...), "manifest "+manifest+" has no fingerprint: ")
 	editManifest(t, manifest, func(m map[string]json.RawMessage) { m["fingerprint"] = json.RawMessage("{}") })
-	refused(t, "fingerprint emptied", facefusion(t, args...), "manifest "+manifest+" has no fingerprint: ")
+	refused(t, "fingerprint emptied", clitest.Run(t, args...), "manifest "+manifest+" has no fingerprint: ")
 
 	if err := os.WriteFile(manifest, orig, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	refused(t, "trim end changed", facefusion(t, append(args, "--trim-frame-end", "23")...), `trim_frame_end was "24", now "23"`)
-	r := facefusion(t, args...)
-	if r.code != 0 {
-		t.Fatalf("unchanged rerun: exit %d\n%s", r.code, r.stderr)
+	refused(t, "trim end changed", clitest.Run(t, append(args, "--trim-frame-end", "23")...), `trim_frame_end was "24", now "23"`)
+	r := clitest.Run(t, args...)
+	if r.Code != 0 {
+		t.Fatalf("unchanged rerun: exit %d\n%s", r.Code, r.Stderr)
 	}
-	if m := verifiedLine.FindStringSubmatch(r.stderr); m == nil || m[1] != "1" {
-		t.Fatalf("the unchanged rerun did not resume:\n%s", r.stderr)
+	if m := clitest.VerifiedLine.FindStringSubmatch(r.Stderr); m == nil || m[1] != "1" {
+		t.Fatalf("the unchanged rerun did not resume:\n%s", r.Stderr)
 	}
-	checkFrames(t, out, frameHashes(t, in))
+	clitest.CheckFrames(t, out, clitest.FrameHashes(t, in))
 
 	// Trim end -1 ran as frame 24: naming 24 is the same job.
 	out2 := filepath.Join(dir, "out2.mkv")
-	killedAt(t, "chunk-1", passThroughArgs(in, out2, 8))
-	r = facefusion(t, passThroughArgs(in, out2, 8, "--trim-frame-start", "0", "--trim-frame-end", "24")...)
-	if r.code != 0 || !verifiedLine.MatchString(r.stderr) {
-		t.Fatalf("the resolved trim range given explicitly: exit %d, want a resume\n%s", r.code, r.stderr)
+	clitest.KilledAt(t, "chunk-1", clitest.PassThroughArgs(in, out2, 8))
+	r = clitest.Run(t, clitest.PassThroughArgs(in, out2, 8, "--trim-frame-start", "0", "--trim-frame-end", "24")...)
+	if r.Code != 0 || !clitest.VerifiedLine.MatchString(r.Stderr) {
+		t.Fatalf("the resolved trim range given explicitly: exit %d, want a resume\n%s", r.Code, r.Stderr)
 	}
-	checkFrames(t, out2, frameHashes(t, in))
+	clitest.CheckFrames(t, out2, clitest.FrameHashes(t, in))
 }

@@ -1,4 +1,4 @@
-package main
+package batchrun
 
 import (
 	"crypto/rand"
@@ -13,56 +13,24 @@ import (
 	"time"
 
 	"github.com/facefusion-hpc/facefusion/internal/batch"
+	"github.com/facefusion-hpc/facefusion/internal/clitest"
 	"github.com/facefusion-hpc/facefusion/internal/testenv"
-	"github.com/facefusion-hpc/facefusion/lustre"
 )
 
 // facefusion batch-run outside Slurm, end to end on tiny clips without a swapper: failures,
 // retries and quarantine; settling files, re-delivered copies and outputs from elsewhere; two
 // runs at once over one inbox; a rank killed mid-target under mpirun.
 
-// batchClip is a 64x48 clip of n frames with audio; tag makes its bytes its own (two clips of
-// one length are otherwise the same file, and so the same work).
-func batchClip(t *testing.T, path string, n int, tag string) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	faceClip(t, path, 64, 48, n, "25", "-metadata", "title="+tag)
-}
-
 // passBatch is a batch-run in dir that changes no pixel and encodes losslessly.
-func passBatch(t *testing.T, dir string, args ...string) result {
+func passBatch(t *testing.T, dir string, args ...string) clitest.Result {
 	t.Helper()
-	return facefusionIn(t, dir, append([]string{"batch-run", "--processors", "none", "--output-video-encoder", "ffv1"}, args...)...)
-}
-
-func readSummary(t *testing.T, path string) *batch.Summary {
-	t.Helper()
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("batch summary: %v", err)
-	}
-	var s batch.Summary
-	if err := json.Unmarshal(data, &s); err != nil {
-		t.Fatalf("batch summary %s: %v\n%s", path, err, data)
-	}
-	return &s
-}
-
-// states is each entry's state by its target's base name.
-func states(s *batch.Summary) map[string]batch.Result {
-	m := map[string]batch.Result{}
-	for _, r := range s.Entries {
-		m[filepath.Base(r.Target)] = r
-	}
-	return m
+	return clitest.RunIn(t, dir, append([]string{"batch-run", "--processors", "none", "--output-video-encoder", "ffv1"}, args...)...)
 }
 
 // wantStates checks each target's state (by base name) and that there are no others.
 func wantStates(t *testing.T, what string, s *batch.Summary, want map[string]string) {
 	t.Helper()
-	got := states(s)
+	got := clitest.States(s)
 	if len(got) != len(want) {
 		t.Errorf("%s: %d entries, want %d: %+v", what, len(got), len(want), s.Entries)
 	}
@@ -73,34 +41,13 @@ func wantStates(t *testing.T, what string, s *batch.Summary, want map[string]str
 	}
 }
 
-// printed is the outputs a batch printed on stdout (the entries it did), sorted.
-func printed(r result) []string {
-	var out []string
-	for _, l := range strings.Split(strings.TrimSpace(r.stdout), "\n") {
-		if l != "" {
-			out = append(out, l)
-		}
-	}
-	sort.Strings(out)
-	return out
-}
-
-func attempts(t *testing.T, output string) int {
-	t.Helper()
-	rep, ok, err := lustre.ReadReport(output)
-	if err != nil || !ok {
-		t.Fatalf("run report of %s: %v (found %v)", output, err, ok)
-	}
-	return len(rep.Attempts)
-}
-
 // An inbox of three videos, one corrupt: the first run makes two outputs and records the
 // failure with its reason and exit code (exit 6); the next does nothing for the two and retries
 // the third; at max_failures it is quarantined (exit 0). The inputs are never moved or changed.
 func TestBatchFailuresAndQuarantine(t *testing.T) {
 	dir := t.TempDir()
-	batchClip(t, filepath.Join(dir, "inbox/a.mkv"), 10, "a")
-	batchClip(t, filepath.Join(dir, "inbox/b.mkv"), 10, "b")
+	clitest.BatchClip(t, filepath.Join(dir, "inbox/a.mkv"), 10, "a")
+	clitest.BatchClip(t, filepath.Join(dir, "inbox/b.mkv"), 10, "b")
 	junk := make([]byte, 4096)
 	rand.Read(junk)
 	os.WriteFile(filepath.Join(dir, "inbox/c.mkv"), junk, 0o644)
@@ -109,7 +56,7 @@ func TestBatchFailuresAndQuarantine(t *testing.T) {
 	stamps := map[string]time.Time{}
 	for _, n := range []string{"a", "b", "c", "d"} {
 		p := filepath.Join(dir, "inbox", n+".mkv")
-		before[n] = fileMD5(t, p)
+		before[n] = clitest.FileMD5(t, p)
 		st, _ := os.Stat(p)
 		stamps[n] = st.ModTime()
 	}
@@ -118,37 +65,37 @@ func TestBatchFailuresAndQuarantine(t *testing.T) {
 
 	prom := filepath.Join(dir, "batch.prom")
 	r := passBatch(t, dir, append(args, "--metrics-path", prom)...)
-	if r.code != 6 {
-		t.Fatalf("first run: exit %d, want 6 (some failed)\n%s", r.code, r.stderr)
+	if r.Code != 6 {
+		t.Fatalf("first run: exit %d, want 6 (some failed)\n%s", r.Code, r.Stderr)
 	}
 	// The metrics file, as Prometheus reads it: the batch's entries by state and its exit
 	// status, and the figures of the last target that ran (c, failed with exit 3).
-	fams := parseMetrics(t, prom)
+	fams := clitest.ParseMetrics(t, prom)
 	for state, want := range map[string]float64{batch.Done: 2, batch.Failed: 2, batch.AlreadyDone: 0} {
-		if got := metricValue(t, fams, "facefusion_batch_entries", "state", state); got != want {
+		if got := clitest.MetricValue(t, fams, "facefusion_batch_entries", "state", state); got != want {
 			t.Errorf("facefusion_batch_entries{state=%q} = %v, want %v", state, got, want)
 		}
 	}
-	if got := metricValue(t, fams, "facefusion_batch_exit_status"); got != 6 {
+	if got := clitest.MetricValue(t, fams, "facefusion_batch_exit_status"); got != 6 {
 		t.Errorf("facefusion_batch_exit_status = %v, want 6", got)
 	}
-	if got := metricValue(t, fams, "facefusion_exit_status", "job", "c.mkv"); got != 3 {
+	if got := clitest.MetricValue(t, fams, "facefusion_exit_status", "job", "c.mkv"); got != 3 {
 		t.Errorf("the last target's facefusion_exit_status = %v, want 3", got)
 	}
-	if got := printed(r); strings.Join(got, " ") != "outbox/a.mkv outbox/b.mkv" {
+	if got := clitest.Printed(r); strings.Join(got, " ") != "outbox/a.mkv outbox/b.mkv" {
 		t.Errorf("first run printed %q, want the two outputs", got)
 	}
 	for _, n := range []string{"a", "b"} {
-		checkFrames(t, filepath.Join(dir, "outbox", n+".mkv"), frameHashes(t, filepath.Join(dir, "inbox", n+".mkv")))
+		clitest.CheckFrames(t, filepath.Join(dir, "outbox", n+".mkv"), clitest.FrameHashes(t, filepath.Join(dir, "inbox", n+".mkv")))
 	}
-	mustNotExist(t, filepath.Join(dir, "outbox/c.mkv"))
-	s := readSummary(t, summary)
+	clitest.MustNotExist(t, filepath.Join(dir, "outbox/c.mkv"))
+	s := clitest.ReadSummary(t, summary)
 	wantStates(t, "first run", s, map[string]string{"a.mkv": batch.Done, "b.mkv": batch.Done, "c.mkv": batch.Failed, "d.mkv": batch.Failed})
 	// The copy is not tried again in the run its twin failed in, nor counted twice.
-	if d := states(s)["d.mkv"]; !strings.Contains(d.Reason, "which failed in this run") || d.Failures != 0 {
+	if d := clitest.States(s)["d.mkv"]; !strings.Contains(d.Reason, "which failed in this run") || d.Failures != 0 {
 		t.Errorf("the corrupt file's copy: %+v, want it named as the same contents, not recorded", d)
 	}
-	c := states(s)["c.mkv"]
+	c := clitest.States(s)["c.mkv"]
 	if c.ExitStatus != 3 || c.Failures != 1 || !strings.Contains(c.Reason, "inbox/c.mkv") || c.Key == "" {
 		t.Errorf("the corrupt target's line: %+v, want exit 3 (bad input), failure 1, a reason naming it", c)
 	}
@@ -160,21 +107,21 @@ func TestBatchFailuresAndQuarantine(t *testing.T) {
 	if err != nil || json.Unmarshal(data, &rec) != nil || rec.ExitStatus != 3 || rec.Reason != c.Reason {
 		t.Errorf("failure record: %+v (%v), want exit 3 and the summary's reason", rec, err)
 	}
-	if !strings.Contains(r.stderr, "failure 1 of 3 allowed") {
-		t.Errorf("no line saying the failure is retried:\n%s", r.stderr)
+	if !strings.Contains(r.Stderr, "failure 1 of 3 allowed") {
+		t.Errorf("no line saying the failure is retried:\n%s", r.Stderr)
 	}
 
 	r = passBatch(t, dir, args...)
-	if r.code != 6 || len(printed(r)) != 0 {
-		t.Fatalf("second run: exit %d, printed %q; want 6 and nothing done\n%s", r.code, printed(r), r.stderr)
+	if r.Code != 6 || len(clitest.Printed(r)) != 0 {
+		t.Fatalf("second run: exit %d, printed %q; want 6 and nothing done\n%s", r.Code, clitest.Printed(r), r.Stderr)
 	}
-	s = readSummary(t, summary)
+	s = clitest.ReadSummary(t, summary)
 	wantStates(t, "second run", s, map[string]string{"a.mkv": batch.AlreadyDone, "b.mkv": batch.AlreadyDone, "c.mkv": batch.Failed, "d.mkv": batch.Failed})
-	if n := states(s)["c.mkv"].Failures; n != 2 {
+	if n := clitest.States(s)["c.mkv"].Failures; n != 2 {
 		t.Errorf("second run: the corrupt target has %d failures, want 2", n)
 	}
 	for _, n := range []string{"a", "b"} {
-		if k := attempts(t, filepath.Join(dir, "outbox", n+".mkv")); k != 1 {
+		if k := clitest.Attempts(t, filepath.Join(dir, "outbox", n+".mkv")); k != 1 {
 			t.Errorf("%s.mkv was made again: its report has %d attempts", n, k)
 		}
 	}
@@ -182,16 +129,16 @@ func TestBatchFailuresAndQuarantine(t *testing.T) {
 	// --report-path is the batch's summary; each target's report stays beside its output.
 	custom := filepath.Join(dir, "summary.json")
 	r = passBatch(t, dir, append(args, "--max-failures", "2", "--report-path", custom)...)
-	if r.code != 0 {
-		t.Fatalf("third run (--max-failures 2): exit %d, want 0 (nothing to do)\n%s", r.code, r.stderr)
+	if r.Code != 0 {
+		t.Fatalf("third run (--max-failures 2): exit %d, want 0 (nothing to do)\n%s", r.Code, r.Stderr)
 	}
-	s = readSummary(t, custom)
-	if a := states(s)["a.mkv"]; a.Report != filepath.Join("outbox", "a.mkv.report.json") {
+	s = clitest.ReadSummary(t, custom)
+	if a := clitest.States(s)["a.mkv"]; a.Report != filepath.Join("outbox", "a.mkv.report.json") {
 		t.Errorf("with --report-path, a target's report is named %q, want the one beside its output", a.Report)
 	}
 	wantStates(t, "third run", s, map[string]string{"a.mkv": batch.AlreadyDone, "b.mkv": batch.AlreadyDone, "c.mkv": batch.Quarantined, "d.mkv": batch.Quarantined})
-	if s.Outcome != batch.OutcomeNothing || !strings.Contains(states(s)["c.mkv"].Reason, "quarantined after 2") {
-		t.Errorf("third run: outcome %q, quarantine line %q", s.Outcome, states(s)["c.mkv"].Reason)
+	if s.Outcome != batch.OutcomeNothing || !strings.Contains(clitest.States(s)["c.mkv"].Reason, "quarantined after 2") {
+		t.Errorf("third run: outcome %q, quarantine line %q", s.Outcome, clitest.States(s)["c.mkv"].Reason)
 	}
 	if fs, _ := filepath.Glob(filepath.Join(dir, "outbox/.facefusion-batch/failed", c.Key, "*")); len(fs) != 2 {
 		t.Errorf("a quarantined target was tried again: %d failure records, want 2", len(fs))
@@ -200,7 +147,7 @@ func TestBatchFailuresAndQuarantine(t *testing.T) {
 	for _, n := range []string{"a", "b", "c", "d"} {
 		p := filepath.Join(dir, "inbox", n+".mkv")
 		st, err := os.Stat(p)
-		if err != nil || fileMD5(t, p) != before[n] || !st.ModTime().Equal(stamps[n]) {
+		if err != nil || clitest.FileMD5(t, p) != before[n] || !st.ModTime().Equal(stamps[n]) {
 			t.Errorf("input %s was moved or changed (%v)", p, err)
 		}
 	}
@@ -213,15 +160,15 @@ func TestBatchFailuresAndQuarantine(t *testing.T) {
 func TestBatchSettleCopyAndForeignOutput(t *testing.T) {
 	dir := t.TempDir()
 	inbox := filepath.Join(dir, "inbox")
-	batchClip(t, filepath.Join(inbox, "a.mp4"), 10, "a")
+	clitest.BatchClip(t, filepath.Join(inbox, "a.mp4"), 10, "a")
 	data, _ := os.ReadFile(filepath.Join(inbox, "a.mp4"))
 	os.WriteFile(filepath.Join(inbox, "b copy of a.mp4"), data, 0o644)
-	batchClip(t, filepath.Join(inbox, "x.mp4"), 10, "x")
+	clitest.BatchClip(t, filepath.Join(inbox, "x.mp4"), 10, "x")
 	old := time.Now().Add(-time.Hour)
 	for _, n := range []string{"a.mp4", "b copy of a.mp4", "x.mp4"} {
 		os.Chtimes(filepath.Join(inbox, n), old, old)
 	}
-	batchClip(t, filepath.Join(inbox, "fresh.mp4"), 10, "fresh") // just written
+	clitest.BatchClip(t, filepath.Join(inbox, "fresh.mp4"), 10, "fresh") // just written
 	foreign := filepath.Join(dir, "out/x.mkv")
 	os.MkdirAll(filepath.Dir(foreign), 0o755)
 	os.WriteFile(foreign, []byte("someone else's file"), 0o644)
@@ -229,39 +176,39 @@ func TestBatchSettleCopyAndForeignOutput(t *testing.T) {
 	summary := filepath.Join(dir, "out/.facefusion-batch/report.json")
 
 	r := passBatch(t, dir, args...)
-	if r.code != 6 {
-		t.Fatalf("exit %d, want 6 (x failed)\n%s", r.code, r.stderr)
+	if r.Code != 6 {
+		t.Fatalf("exit %d, want 6 (x failed)\n%s", r.Code, r.Stderr)
 	}
-	s := readSummary(t, summary)
+	s := clitest.ReadSummary(t, summary)
 	wantStates(t, "first run", s, map[string]string{"a.mp4": batch.Done, "b copy of a.mp4": batch.AlreadyDone,
 		"fresh.mp4": batch.Settling, "x.mp4": batch.Failed})
-	if why := states(s)["b copy of a.mp4"].Reason; !strings.Contains(why, "inbox/a.mp4") || !strings.Contains(why, "out/a.mkv") {
+	if why := clitest.States(s)["b copy of a.mp4"].Reason; !strings.Contains(why, "inbox/a.mp4") || !strings.Contains(why, "out/a.mkv") {
 		t.Errorf("the copy's line %q does not name the first delivery and its output", why)
 	}
-	x := states(s)["x.mp4"]
+	x := clitest.States(s)["x.mp4"]
 	if x.ExitStatus != 2 || !strings.Contains(x.Reason, "out/x.mkv") || !strings.Contains(x.Reason, "--force") {
 		t.Errorf("the target whose output is someone else's: %+v, want exit 2 naming out/x.mkv and --force", x)
 	}
-	if x.Failures != 0 || !strings.Contains(r.stderr, "never quarantined") {
-		t.Errorf("a usage failure (exit 2) counted towards quarantine: failures %d\n%s", x.Failures, r.stderr)
+	if x.Failures != 0 || !strings.Contains(r.Stderr, "never quarantined") {
+		t.Errorf("a usage failure (exit 2) counted towards quarantine: failures %d\n%s", x.Failures, r.Stderr)
 	}
 
 	if b, _ := os.ReadFile(foreign); string(b) != "someone else's file" {
 		t.Error("the foreign output was overwritten without --force")
 	}
-	mustNotExist(t, filepath.Join(dir, "out/fresh.mkv"))
-	mustNotExist(t, filepath.Join(dir, "out/b copy of a.mkv"))
+	clitest.MustNotExist(t, filepath.Join(dir, "out/fresh.mkv"))
+	clitest.MustNotExist(t, filepath.Join(dir, "out/b copy of a.mkv"))
 
 	// An hour later (the clock set back on the file), with --force.
 	os.Chtimes(filepath.Join(inbox, "fresh.mp4"), old, old)
 	r = passBatch(t, dir, append(args, "--force")...)
-	if r.code != 0 {
-		t.Fatalf("second run: exit %d\n%s", r.code, r.stderr)
+	if r.Code != 0 {
+		t.Fatalf("second run: exit %d\n%s", r.Code, r.Stderr)
 	}
-	wantStates(t, "second run", readSummary(t, summary), map[string]string{"a.mp4": batch.AlreadyDone, "b copy of a.mp4": batch.AlreadyDone,
+	wantStates(t, "second run", clitest.ReadSummary(t, summary), map[string]string{"a.mp4": batch.AlreadyDone, "b copy of a.mp4": batch.AlreadyDone,
 		"fresh.mp4": batch.Done, "x.mp4": batch.Done})
-	checkFrames(t, filepath.Join(dir, "out/fresh.mkv"), frameHashes(t, filepath.Join(inbox, "fresh.mp4")))
-	checkFrames(t, foreign, frameHashes(t, filepath.Join(inbox, "x.mp4")))
+	clitest.CheckFrames(t, filepath.Join(dir, "out/fresh.mkv"), clitest.FrameHashes(t, filepath.Join(inbox, "fresh.mp4")))
+	clitest.CheckFrames(t, foreign, clitest.FrameHashes(t, filepath.Join(inbox, "x.mp4")))
 }
 
 // Two batch runs started together over one inbox (cron firing twice) process every target
@@ -271,11 +218,11 @@ func TestBatchTwoAtOnce(t *testing.T) {
 	dir := t.TempDir()
 	var want []string
 	for _, n := range []string{"t1", "t2", "t3", "t4"} {
-		batchClip(t, filepath.Join(dir, "inbox", n+".mp4"), 15, n)
+		clitest.BatchClip(t, filepath.Join(dir, "inbox", n+".mp4"), 15, n)
 		want = append(want, "out/"+n+".mkv")
 	}
 	args := []string{"-t", "inbox/*.mp4", "-o", "out/{target_name}.mkv", "--settle-time", "0"}
-	var runs [2]result
+	var runs [2]clitest.Result
 	var wg sync.WaitGroup
 	for i := range runs {
 		wg.Add(1)
@@ -284,22 +231,22 @@ func TestBatchTwoAtOnce(t *testing.T) {
 	wg.Wait()
 	var all []string
 	for i, r := range runs {
-		if r.code != 0 {
-			t.Errorf("run %d: exit %d\n%s", i, r.code, r.stderr)
+		if r.Code != 0 {
+			t.Errorf("run %d: exit %d\n%s", i, r.Code, r.Stderr)
 		}
-		all = append(all, printed(r)...)
+		all = append(all, clitest.Printed(r)...)
 	}
 	sort.Strings(all)
 	if strings.Join(all, " ") != strings.Join(want, " ") {
-		t.Fatalf("the two runs did %q and %q, want each of %q once", printed(runs[0]), printed(runs[1]), want)
+		t.Fatalf("the two runs did %q and %q, want each of %q once", clitest.Printed(runs[0]), clitest.Printed(runs[1]), want)
 	}
 	for _, o := range want {
-		if n := attempts(t, filepath.Join(dir, o)); n != 1 {
+		if n := clitest.Attempts(t, filepath.Join(dir, o)); n != 1 {
 			t.Errorf("%s: %d attempts, want 1", o, n)
 		}
-		checkFrames(t, filepath.Join(dir, o), frameHashes(t, filepath.Join(dir, "inbox", strings.TrimSuffix(filepath.Base(o), ".mkv")+".mp4")))
+		clitest.CheckFrames(t, filepath.Join(dir, o), clitest.FrameHashes(t, filepath.Join(dir, "inbox", strings.TrimSuffix(filepath.Base(o), ".mkv")+".mp4")))
 	}
-	t.Logf("run 0 did %d, run 1 did %d", len(printed(runs[0])), len(printed(runs[1])))
+	t.Logf("run 0 did %d, run 1 did %d", len(clitest.Printed(runs[0])), len(clitest.Printed(runs[1])))
 }
 
 // A rank killed mid-target in a batch under mpirun: the rerun skips the target finished before
@@ -307,38 +254,38 @@ func TestBatchTwoAtOnce(t *testing.T) {
 func TestBatchRankKilledResumes(t *testing.T) {
 	dir := t.TempDir()
 	// a has 2 chunks of 5, b 4: only b has a chunk 3 (rank 1's second) to be killed at.
-	batchClip(t, filepath.Join(dir, "inbox/a.mp4"), 10, "a")
-	batchClip(t, filepath.Join(dir, "inbox/b.mp4"), 20, "b")
-	batchClip(t, filepath.Join(dir, "inbox/c.mp4"), 10, "c")
+	clitest.BatchClip(t, filepath.Join(dir, "inbox/a.mp4"), 10, "a")
+	clitest.BatchClip(t, filepath.Join(dir, "inbox/b.mp4"), 20, "b")
+	clitest.BatchClip(t, filepath.Join(dir, "inbox/c.mp4"), 10, "c")
 	args := []string{"batch-run", "--processors", "none", "--output-video-encoder", "ffv1",
 		"-t", filepath.Join(dir, "inbox/*.mp4"), "-o", filepath.Join(dir, "out/{target_name}.mkv"), "--settle-time", "0", "--chunk-frames", "5"}
-	p := startPaused(t, "chunk-3", mpirunArgv(2, args...)...)
-	syscall.Kill(p.pid, syscall.SIGKILL)
-	if code := p.wait(t); code == 0 {
-		t.Fatalf("the killed batch exited 0\n%s", p.output())
+	p := clitest.StartPaused(t, "chunk-3", clitest.MpirunArgv(2, args...)...)
+	syscall.Kill(p.PID, syscall.SIGKILL)
+	if code := p.Wait(t); code == 0 {
+		t.Fatalf("the killed batch exited 0\n%s", p.Output())
 	}
-	if attempts(t, filepath.Join(dir, "out/a.mkv")) != 1 {
+	if clitest.Attempts(t, filepath.Join(dir, "out/a.mkv")) != 1 {
 		t.Fatal("a.mkv was not finished before the kill")
 	}
-	mustNotExist(t, filepath.Join(dir, "out/b.mkv"))
+	clitest.MustNotExist(t, filepath.Join(dir, "out/b.mkv"))
 
-	r := mpirun(t, hangGuard(t), 2, args...)
-	if r.code != 0 {
-		t.Fatalf("rerun: exit %d\n%s", r.code, r.stderr)
+	r := clitest.Mpirun(t, clitest.HangGuard(t), 2, args...)
+	if r.Code != 0 {
+		t.Fatalf("rerun: exit %d\n%s", r.Code, r.Stderr)
 	}
-	if got := printed(r); len(got) != 2 || !strings.HasSuffix(got[0], "b.mkv") || !strings.HasSuffix(got[1], "c.mkv") {
+	if got := clitest.Printed(r); len(got) != 2 || !strings.HasSuffix(got[0], "b.mkv") || !strings.HasSuffix(got[1], "c.mkv") {
 		t.Errorf("rerun did %q, want b.mkv and c.mkv", got)
 	}
-	s := readSummary(t, filepath.Join(dir, "out/.facefusion-batch/report.json"))
+	s := clitest.ReadSummary(t, filepath.Join(dir, "out/.facefusion-batch/report.json"))
 	wantStates(t, "rerun", s, map[string]string{"a.mp4": batch.AlreadyDone, "b.mp4": batch.Done, "c.mp4": batch.Done})
-	if n := attempts(t, filepath.Join(dir, "out/b.mkv")); n != 2 {
+	if n := clitest.Attempts(t, filepath.Join(dir, "out/b.mkv")); n != 2 {
 		t.Errorf("b.mkv's report has %d attempts, want 2 (the killed one resumed)", n)
 	}
-	if !strings.Contains(r.stderr, "resuming") {
-		t.Errorf("the rerun did not resume b:\n%s", r.stderr)
+	if !strings.Contains(r.Stderr, "resuming") {
+		t.Errorf("the rerun did not resume b:\n%s", r.Stderr)
 	}
 	for _, n := range []string{"a", "b", "c"} {
-		checkFrames(t, filepath.Join(dir, "out", n+".mkv"), frameHashes(t, filepath.Join(dir, "inbox", n+".mp4")))
+		clitest.CheckFrames(t, filepath.Join(dir, "out", n+".mkv"), clitest.FrameHashes(t, filepath.Join(dir, "inbox", n+".mp4")))
 	}
 }
 
@@ -348,9 +295,9 @@ func TestBatchDirUnusable(t *testing.T) {
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, "state"), []byte("a file"), 0o644)
 	r := passBatch(t, dir, "-t", "inbox/*.mp4", "-o", "out/{target_name}.mkv", "--batch-dir", "state", "--settle-time", "0")
-	lines := strings.Split(strings.TrimSpace(r.stderr), "\n")
-	if r.code != 2 || len(lines) != 1 || !strings.Contains(lines[0], "batch folder state") || !strings.Contains(lines[0], "--batch-dir") {
-		t.Errorf("exit %d, stderr:\n%s\nwant exit 2 and one line naming the batch folder and --batch-dir", r.code, r.stderr)
+	lines := strings.Split(strings.TrimSpace(r.Stderr), "\n")
+	if r.Code != 2 || len(lines) != 1 || !strings.Contains(lines[0], "batch folder state") || !strings.Contains(lines[0], "--batch-dir") {
+		t.Errorf("exit %d, stderr:\n%s\nwant exit 2 and one line naming the batch folder and --batch-dir", r.Code, r.Stderr)
 	}
 }
 
@@ -359,17 +306,17 @@ func TestBatchDirUnusable(t *testing.T) {
 // refused; a fault every target would hit ends the batch (exit 4) without recording failures.
 func TestBatchSlurmJobListsAfresh(t *testing.T) {
 	dir := t.TempDir()
-	batchClip(t, filepath.Join(dir, "inbox/a.mkv"), 5, "a")
+	clitest.BatchClip(t, filepath.Join(dir, "inbox/a.mkv"), 5, "a")
 	args := []string{"-t", "inbox/*.mkv", "-o", "outbox/{target_name}.mkv", "--settle-time", "0", "--stop-margin", "0"}
 	t.Setenv("SLURM_JOB_ID", "990001")
-	if r := passBatch(t, dir, args...); r.code != 0 || strings.Join(printed(r), " ") != "outbox/a.mkv" {
-		t.Fatalf("first night: exit %d, printed %q\n%s", r.code, printed(r), r.stderr)
+	if r := passBatch(t, dir, args...); r.Code != 0 || strings.Join(clitest.Printed(r), " ") != "outbox/a.mkv" {
+		t.Fatalf("first night: exit %d, printed %q\n%s", r.Code, clitest.Printed(r), r.Stderr)
 	}
-	batchClip(t, filepath.Join(dir, "inbox/b.mkv"), 5, "b")
-	if r := passBatch(t, dir, args...); r.code != 0 || strings.Join(printed(r), " ") != "outbox/b.mkv" {
-		t.Fatalf("second night under the same job id: exit %d, printed %q; want the new target done\n%s", r.code, printed(r), r.stderr)
+	clitest.BatchClip(t, filepath.Join(dir, "inbox/b.mkv"), 5, "b")
+	if r := passBatch(t, dir, args...); r.Code != 0 || strings.Join(clitest.Printed(r), " ") != "outbox/b.mkv" {
+		t.Fatalf("second night under the same job id: exit %d, printed %q; want the new target done\n%s", r.Code, clitest.Printed(r), r.Stderr)
 	}
-	if s := readSummary(t, filepath.Join(dir, "outbox/.facefusion-batch/report-990001.json")); s.Counts[batch.Done] != 1 || s.Counts[batch.AlreadyDone] != 1 {
+	if s := clitest.ReadSummary(t, filepath.Join(dir, "outbox/.facefusion-batch/report-990001.json")); s.Counts[batch.Done] != 1 || s.Counts[batch.AlreadyDone] != 1 {
 		t.Errorf("second night's summary: %v, want 1 done and 1 already done", s.Counts)
 	}
 
@@ -378,8 +325,8 @@ func TestBatchSlurmJobListsAfresh(t *testing.T) {
 		"SLURM_ARRAY_TASK_MAX": "3", "SLURM_ARRAY_TASK_STEP": "1", "SLURM_ARRAY_TASK_COUNT": "3"} {
 		t.Setenv(k, v)
 	}
-	if r := passBatch(t, dir, args...); r.code != 2 || !strings.Contains(r.stderr, "one range") {
-		t.Errorf("an irregular array: exit %d, want 2 and a line asking for one range\n%s", r.code, r.stderr)
+	if r := passBatch(t, dir, args...); r.Code != 2 || !strings.Contains(r.Stderr, "one range") {
+		t.Errorf("an irregular array: exit %d, want 2 and a line asking for one range\n%s", r.Code, r.Stderr)
 	}
 	t.Setenv("SLURM_ARRAY_JOB_ID", "")
 	t.Setenv("SLURM_ARRAY_TASK_ID", "")
@@ -389,24 +336,24 @@ func TestBatchSlurmJobListsAfresh(t *testing.T) {
 	// models (its fingerprint needs the runtime loaded).
 	face := testenv.Sample(t, "grace_hopper.jpg")
 	swap := filepath.Join(dir, "swap")
-	batchClip(t, filepath.Join(swap, "inbox/s.mkv"), 5, "s")
+	clitest.BatchClip(t, filepath.Join(swap, "inbox/s.mkv"), 5, "s")
 	swapArgs := []string{"batch-run", "-s", face, "-t", "inbox/*.mkv", "-o", "outbox/{target_name}.mkv", "--settle-time", "0", "--stop-margin", "0"}
-	if r := facefusionIn(t, swap, swapArgs...); r.code != 0 || len(printed(r)) != 1 {
-		t.Fatalf("a swap batch: exit %d, printed %q\n%s", r.code, printed(r), r.stderr)
+	if r := clitest.RunIn(t, swap, swapArgs...); r.Code != 0 || len(clitest.Printed(r)) != 1 {
+		t.Fatalf("a swap batch: exit %d, printed %q\n%s", r.Code, clitest.Printed(r), r.Stderr)
 	}
 	if err := os.RemoveAll(filepath.Join(swap, "outbox/.facefusion-batch")); err != nil {
 		t.Fatal(err)
 	}
-	if r := facefusionIn(t, swap, swapArgs...); r.code != 0 || !strings.Contains(r.stderr, "written by this same job") {
-		t.Errorf("the swap batch again without its batch folder: exit %d, want 0 and the output found done\n%s", r.code, r.stderr)
+	if r := clitest.RunIn(t, swap, swapArgs...); r.Code != 0 || !strings.Contains(r.Stderr, "written by this same job") {
+		t.Errorf("the swap batch again without its batch folder: exit %d, want 0 and the output found done\n%s", r.Code, r.Stderr)
 	}
 
 	// No models where --models-dir points: every target would fail alike.
-	batchClip(t, filepath.Join(dir, "inbox/c.mkv"), 5, "c")
-	r := facefusionIn(t, dir, "batch-run", "-s", face, "-t", "inbox/c.mkv", "-o", "outbox/{target_name}.mkv", "--settle-time", "0",
+	clitest.BatchClip(t, filepath.Join(dir, "inbox/c.mkv"), 5, "c")
+	r := clitest.RunIn(t, dir, "batch-run", "-s", face, "-t", "inbox/c.mkv", "-o", "outbox/{target_name}.mkv", "--settle-time", "0",
 		"--stop-margin", "0", "--models-dir", t.TempDir())
-	if r.code != 4 {
-		t.Errorf("models missing: exit %d, want 4\n%s", r.code, r.stderr)
+	if r.Code != 4 {
+		t.Errorf("models missing: exit %d, want 4\n%s", r.Code, r.Stderr)
 	}
 	if fs, _ := filepath.Glob(filepath.Join(dir, "outbox/.facefusion-batch/failed/*")); len(fs) != 0 {
 		t.Errorf("a fault of the environment was recorded against targets: %v", fs)

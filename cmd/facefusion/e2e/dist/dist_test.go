@@ -1,0 +1,307 @@
+package dist
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/facefusion-hpc/facefusion/internal/clitest"
+	"github.com/facefusion-hpc/facefusion/internal/fault"
+	"github.com/facefusion-hpc/facefusion/internal/testenv"
+	"github.com/facefusion-hpc/facefusion/lustre"
+)
+
+// Distributed runs under the real launchers: mpirun without Slurm, and srun/sbatch on a Slurm
+// cluster the test starts. Pass-through runs encode with lossless ffv1, so "correct" means
+// frame-for-frame equal to the target's decoded frames.
+
+// Any rank count and chunk size gives the very frames of the target (or of its trimmed range),
+// and its audio.
+func TestDistPassThrough(t *testing.T) {
+	dir := t.TempDir()
+	bf := filepath.Join(dir, "bframes.mp4")
+	clitest.BframeClip(t, bf, 40)
+	ntsc := filepath.Join(dir, "ntsc.mp4")
+	clitest.FaceClip(t, ntsc, 160, 120, 30, "30000/1001")
+	if fps := clitest.Probe(t, ntsc).FPS; fps.Num != 30000 || fps.Den != 1001 {
+		t.Fatalf("fixture %s runs at %v fps, want 30000/1001", ntsc, fps)
+	}
+
+	cases := []struct {
+		target       string
+		ranks, chunk int
+		start, end   int // trim; -1: none
+	}{
+		{bf, 1, 16, -1, -1}, // 40 = 16+16+8
+		{bf, 3, 7, -1, -1},  // 6 chunks, the last of 5 frames
+		{bf, 4, 8, -1, -1},  // divides: 5 chunks over 4 ranks (2,1,1,1)
+		{ntsc, 2, 7, -1, -1},
+		{ntsc, 4, 4, -1, -1},
+		{bf, 2, 13, 7, 33}, // 26 frames: divides
+		{bf, 3, 6, 7, 33},  // 5 chunks, the last of 2 frames
+	}
+	hashes := map[string][]string{bf: clitest.FrameHashes(t, bf), ntsc: clitest.FrameHashes(t, ntsc)}
+	for _, c := range cases {
+		name := fmt.Sprintf("%s/ranks=%d/chunk=%d", strings.TrimSuffix(filepath.Base(c.target), ".mp4"), c.ranks, c.chunk)
+		var trim []string
+		want := hashes[c.target]
+		if c.start >= 0 {
+			name += fmt.Sprintf("/trim=%d-%d", c.start, c.end)
+			trim = []string{"--trim-frame-start", strconv.Itoa(c.start), "--trim-frame-end", strconv.Itoa(c.end)}
+			want = want[c.start:c.end]
+		}
+		t.Run(name, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "out.mkv")
+			r := clitest.Mpirun(t, clitest.HangGuard(t), c.ranks, clitest.PassThroughArgs(c.target, out, c.chunk, trim...)...)
+			if r.Code != 0 {
+				t.Fatalf("exit %d\n%s", r.Code, r.Stderr)
+			}
+			if strings.TrimSpace(r.Stdout) != out {
+				t.Errorf("stdout %q, want the output path once (from rank 0 only)", r.Stdout)
+			}
+			clitest.CheckFrames(t, out, want)
+			if _, err := os.Stat(out + ".job"); err == nil {
+				t.Errorf("the job folder %s.job is left after a finished run", out)
+			}
+		})
+	}
+}
+
+// A face swap split over 3 ranks is bit-identical to the same swap on 1 rank: ranks share the
+// source analysis rank 0 made, and chunk boundaries do not change any frame.
+func TestDistSwapMatchesOneRank(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "face.mp4")
+	clitest.FaceClip(t, in, 320, 240, 20, "25")
+	src := testenv.Sample(t, "grace_hopper.png")
+	outs := map[int]string{}
+	for _, n := range []int{1, 3} {
+		out := filepath.Join(dir, fmt.Sprintf("swap-%d.mkv", n))
+		prom := filepath.Join(dir, fmt.Sprintf("swap-%d.prom", n))
+		r := clitest.Mpirun(t, clitest.HangGuard(t), n, "run", "-s", src, "-t", in, "-o", out, "--output-video-encoder", "ffv1", "--chunk-frames", "4", "--metrics-path", prom)
+		if r.Code != 0 {
+			t.Fatalf("%d rank(s): exit %d\n%s", n, r.Code, r.Stderr)
+		}
+		outs[n] = out
+		if n == 3 { // the run report and the metrics, validated against what the run did
+			rep := clitest.CheckReportEnd(t, out, r, lustre.Complete)
+			clitest.CheckRunReport(t, rep, in, out, []string{src}, n, clitest.Probe(t, out).Frames, false)
+			clitest.CheckMetrics(t, prom, rep)
+		}
+	}
+	one, three := clitest.FrameHashes(t, outs[1]), clitest.FrameHashes(t, outs[3])
+	if len(one) != 20 || len(three) != 20 {
+		t.Fatalf("outputs have %d and %d frames, want 20", len(one), len(three))
+	}
+	for i := range one {
+		if one[i] != three[i] {
+			t.Fatalf("frame %d differs between 1 rank and 3 ranks", i)
+		}
+	}
+	// Not a vacuous match: the swap changed the frames.
+	orig := clitest.FrameHashes(t, in)
+	changed := 0
+	for i := range orig {
+		if orig[i] != one[i] {
+			changed++
+		}
+	}
+	if changed < len(orig)/2 {
+		t.Fatalf("only %d of %d frames changed: the swap found no face to replace", changed, len(orig))
+	}
+}
+
+// With more ranks than chunks the idle ranks still take part in every collective step, so the
+// run ends, correctly.
+func TestDistIdleRanks(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.mp4")
+	clitest.BframeClip(t, in, 20)
+	out := filepath.Join(dir, "out.mkv")
+	r := clitest.Mpirun(t, clitest.HangGuard(t), 4, clitest.PassThroughArgs(in, out, 10)...) // 2 chunks, 4 ranks
+	if r.Code != 0 {
+		t.Fatalf("exit %d\n%s", r.Code, r.Stderr)
+	}
+	clitest.CheckFrames(t, out, clitest.FrameHashes(t, in))
+}
+
+// A rank that fails stops the whole job: every rank exits (no hang), the exit is non-zero,
+// rank 0 prints one line naming the failing rank and chunk, and nothing reaches the output.
+func TestDistRankFailure(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.mp4")
+	clitest.BframeClip(t, in, 40)
+	out := filepath.Join(dir, "out.mkv")
+	// 8 chunks of 5 over 3 ranks: rank 1 has chunks 3–5. Its journal's first write fails as on
+	// a full disk, so recording chunk 3 fails on rank 1 alone.
+	ctx := clitest.HangGuard(t)
+	argv := append([]string{"-np", "3", "--oversubscribe", "--allow-run-as-root", clitest.Bin}, clitest.PassThroughArgs(in, out, 5)...)
+	cmd := exec.CommandContext(ctx, testenv.Tool(t, "mpirun"), argv...)
+	cmd.Env = append(clitest.LaunchEnv(t), lustre.FaultEnv+"=rank-1.json:1")
+	r := clitest.RunCmd(t, ctx, cmd)
+	if r.Code == 0 {
+		t.Fatalf("exit 0 although rank 1 could not record chunk 3\n%s", r.Stderr)
+	}
+	var ours []string
+	for _, line := range strings.Split(r.Stderr, "\n") {
+		if strings.HasPrefix(line, "facefusion: rank ") {
+			ours = append(ours, line)
+		}
+	}
+	if len(ours) != 1 || !strings.Contains(ours[0], "rank 1, chunk 3") || !strings.Contains(ours[0], "rank-1.json") {
+		t.Fatalf("want one error line from rank 0 naming rank 1, chunk 3 and its journal; got %q\nstderr:\n%s", ours, r.Stderr)
+	}
+	clitest.MustNotExist(t, out)
+}
+
+// plan prints the partition a run would use: balanced contiguous blocks, idle ranks marked.
+func TestPlan(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.mp4")
+	clitest.BframeClip(t, in, 40)
+	space := regexp.MustCompile(`\s+`)
+	rows := func(out string) map[string]string { // first column → the whole row, normalised
+		m := map[string]string{}
+		for _, line := range strings.Split(out, "\n") {
+			line = strings.TrimSpace(space.ReplaceAllString(line, " "))
+			if f := strings.Fields(line); len(f) > 0 {
+				if _, ok := m[f[0]]; !ok {
+					m[f[0]] = line
+				}
+			}
+		}
+		return m
+	}
+
+	r := clitest.Run(t, "plan", "-t", in, "--ranks", "3", "--chunk-frames", "4")
+	if r.Code != 0 {
+		t.Fatalf("exit %d: %s", r.Code, r.Stderr)
+	}
+	got := rows(r.Stdout)
+	// 10 chunks over 3 ranks: 4, 3, 3, contiguous.
+	for _, want := range []string{"0 [0,4) [0,16) 16", "1 [4,7) [16,28) 12", "2 [7,10) [28,40) 12"} {
+		if got[want[:1]] != want {
+			t.Errorf("rank row %q, want %q\n%s", got[want[:1]], want, r.Stdout)
+		}
+	}
+	if !strings.Contains(r.Stdout, "40 frames in 10 chunk(s) of 4, over 3 rank(s)") {
+		t.Errorf("summary missing:\n%s", r.Stdout)
+	}
+	// the chunk table: the last chunk is 9, frames [36,40), on rank 2
+	if !regexp.MustCompile(`(?m)^9\s+\[36,40\)\s+4\s+2$`).MatchString(r.Stdout) {
+		t.Errorf("chunk 9's row missing:\n%s", r.Stdout)
+	}
+
+	// trimmed, more ranks than chunks
+	r = clitest.Run(t, "plan", "-t", in, "--ranks", "4", "--chunk-frames", "13", "--trim-frame-start", "7", "--trim-frame-end", "33")
+	if r.Code != 0 {
+		t.Fatalf("exit %d: %s", r.Code, r.Stderr)
+	}
+	got = rows(r.Stdout)
+	for _, want := range []string{"0 [0,1) [7,20) 13", "1 [1,2) [20,33) 13", "2 - - 0", "3 - - 0"} {
+		if got[want[:1]] != want {
+			t.Errorf("rank row %q, want %q\n%s", got[want[:1]], want, r.Stdout)
+		}
+	}
+	if !strings.Contains(r.Stdout, "2 rank(s) get no chunk") {
+		t.Errorf("idle ranks not pointed out:\n%s", r.Stdout)
+	}
+
+	for _, bad := range [][]string{{"-t", in}, {"-t", in, "--ranks", "0"}, {"--ranks", "2"}, {"-t", in, "--ranks", "2", "--chunk-frames", "0"}} {
+		if r := clitest.Run(t, append([]string{"plan"}, bad...)...); r.Code != fault.ExitUsage || strings.Count(strings.TrimSpace(r.Stderr), "\n") != 0 {
+			t.Errorf("plan %v: exit %d, %q; want exit %d and one line", bad, r.Code, r.Stderr, fault.ExitUsage)
+		}
+	}
+	if r := clitest.Run(t, "plan", "-t", filepath.Join(dir, "missing.mp4"), "--ranks", "2"); r.Code != fault.ExitInput || !strings.Contains(r.Stderr, "missing.mp4") {
+		t.Errorf("missing target: exit %d, %q; want exit %d naming the file", r.Code, r.Stderr, fault.ExitInput)
+	}
+}
+
+func TestProbe(t *testing.T) {
+	cmd := exec.CommandContext(clitest.HangGuard(t), clitest.Bin, "probe")
+	cmd.Env = clitest.LaunchEnv(t)
+	r := clitest.RunCmd(t, clitest.HangGuard(t), cmd)
+	clitest.CheckProbe(t, r, 1, clitest.ExpectedBinding())
+	if !strings.Contains(r.Stdout, "started alone") {
+		t.Errorf("launcher not named:\n%s", r.Stdout)
+	}
+
+	r = clitest.Mpirun(t, clitest.HangGuard(t), 3, "probe")
+	clitest.CheckProbe(t, r, 3, clitest.ExpectedBinding())
+	if !strings.Contains(r.Stdout, "started by mpirun") {
+		t.Errorf("launcher not named:\n%s", r.Stdout)
+	}
+	r = clitest.Mpirun(t, clitest.HangGuard(t), 2, "probe", "--execution-device-id", "cpu")
+	clitest.CheckProbe(t, r, 2, "device = cpu requested")
+
+	// a device that does not exist is a clear error, printed once
+	r = clitest.Mpirun(t, clitest.HangGuard(t), 2, "probe", "--execution-device-id", "bogus")
+	if r.Code != fault.ExitUsage || strings.Count(r.Stderr, "facefusion: --execution-device-id") != 2 {
+		// every rank rejects the flag before MPI starts; mpirun shows both lines
+		t.Errorf("bad device: exit %d, %q; want exit %d", r.Code, r.Stderr, fault.ExitUsage)
+	}
+}
+
+// The batch script refuses a missing or bad job file or a missing binary with the program's
+// exit codes, before it starts any rank.
+func TestSbatchScriptChecks(t *testing.T) {
+	script := filepath.Join(testenv.Root(t), "sbatch", "facefusion.sbatch")
+	dir := t.TempDir()
+	job := filepath.Join(dir, "job.toml")
+	if err := os.WriteFile(job, []byte("target_path = \"x.mp4\"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	bad := filepath.Join(dir, "bad.toml")
+	if err := os.WriteFile(bad, []byte("target_pattern = \"x/*.mp4\"\nbogus = 1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		args []string
+		env  string
+		code int
+		msg  string
+	}{
+		{[]string{filepath.Join(dir, "missing.toml")}, "FACEFUSION_BIN=" + clitest.Bin, fault.ExitUsage, "missing.toml cannot be read"},
+		{nil, "FACEFUSION_BIN=" + clitest.Bin, fault.ExitUsage, "usage: sbatch facefusion.sbatch JOB.toml"},
+		{[]string{job}, "FACEFUSION_BIN=" + filepath.Join(dir, "nobin"), fault.ExitEnvironment, "nobin is missing"},
+		{[]string{job}, "SLURM_SUBMIT_DIR=" + dir, fault.ExitEnvironment, filepath.Join(dir, "bin", "facefusion") + " is missing"},
+		// The script asks the binary which command the file is for: a bad file is refused then.
+		{[]string{bad}, "FACEFUSION_BIN=" + clitest.Bin, fault.ExitUsage, "unknown key bogus"},
+	} {
+		cmd := exec.CommandContext(clitest.HangGuard(t), testenv.Tool(t, "bash"), append([]string{script}, c.args...)...)
+		cmd.Env = append(clitest.LaunchEnv(t), c.env)
+		cmd.Dir = dir
+		r := clitest.RunCmd(t, clitest.HangGuard(t), cmd)
+		if r.Code != c.code || !strings.Contains(r.Stderr, c.msg) {
+			t.Errorf("%v with %s: exit %d, %q; want exit %d and %q", c.args, c.env, r.Code, r.Stderr, c.code, c.msg)
+		}
+	}
+}
+
+// Ranks started with different settings (mpirun's MPMD form here; another facefusion.ini in a
+// rank's working folder does the same) would encode two jobs into one output: refused before
+// any frame, naming the setting, and nothing is written.
+func TestDistRanksDisagree(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.mp4")
+	clitest.BframeClip(t, in, 10)
+	out := filepath.Join(dir, "out.mkv")
+	ctx := clitest.HangGuard(t)
+	argv := append([]string{"-np", "1", "--oversubscribe", "--allow-run-as-root", clitest.Bin}, clitest.PassThroughArgs(in, out, 5, "--output-video-quality", "50")...)
+	argv = append(append(argv, ":", "-np", "1", clitest.Bin), clitest.PassThroughArgs(in, out, 5)...)
+	cmd := exec.CommandContext(ctx, testenv.Tool(t, "mpirun"), argv...)
+	cmd.Env = clitest.LaunchEnv(t)
+	r := clitest.RunCmd(t, ctx, cmd)
+	if r.Code != fault.ExitUsage || !strings.Contains(r.Stderr, `rank 1 runs another job than rank 0: output_video_quality is "80" here and "50" on rank 0`) {
+		t.Fatalf("exit %d, want %d naming output_video_quality:\n%s", r.Code, fault.ExitUsage, r.Stderr)
+	}
+	clitest.MustNotExist(t, out)
+	if _, err := os.Stat(out + ".job"); err == nil {
+		t.Errorf("the refused job left its job folder %s.job", out)
+	}
+}

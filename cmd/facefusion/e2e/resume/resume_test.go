@@ -1,0 +1,380 @@
+package resume
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/facefusion-hpc/facefusion/internal/clitest"
+	"github.com/facefusion-hpc/facefusion/internal/fault"
+	"github.com/facefusion-hpc/facefusion/internal/testenv"
+	"github.com/facefusion-hpc/facefusion/lustre"
+)
+
+// Checkpoint, resume and preemption, for real: attempts are killed (SIGKILL, no clean-up) or
+// stopped (SIGTERM) at points the test-only pause hook holds them at, and the rerun of the same
+// command must give the very frames of an uninterrupted run.
+
+// A killed attempt (the launcher, one rank mid-chunk, rank 0 while joining) leaves nothing at
+// the output path, and the rerun gives the target's frames exactly. Segments damaged between
+// the attempts are found and redone, and only they.
+func TestResumeAfterKill(t *testing.T) {
+	testenv.Tool(t, "mpirun")
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.mp4")
+	clitest.BframeClip(t, in, 80)
+	want := clitest.FrameHashes(t, in)
+	// 10 chunks of 8 over 2 ranks: rank 0 has chunks 0–4, rank 1 chunks 5–9.
+	cases := []struct {
+		name, point string
+		kill        string // launcher or rank
+		damage      bool
+	}{
+		{"launcher-before-first-checkpoint", "chunk-0", "launcher", false},
+		{"rank1-mid-chunk", "chunk-7", "rank", false},
+		{"rank0-during-concat", "concat", "rank", true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "out.mkv")
+			args := clitest.PassThroughArgs(in, out, 8)
+			p := clitest.StartPaused(t, c.point, clitest.MpirunArgv(2, args...)...)
+			victim := p.PID
+			if c.kill == "launcher" {
+				victim = p.Cmd.Process.Pid
+			}
+			syscall.Kill(victim, syscall.SIGKILL)
+			if code := p.Wait(t); code == 0 {
+				t.Fatalf("killed attempt exited 0:\n%s", p.Output())
+			}
+			clitest.MustNotExist(t, out)
+			if c.point == "concat" {
+				m := clitest.ReadManifest(t, out+".job")
+				if len(m.Done) != 10 {
+					t.Fatalf("before the join the manifest holds %d chunks, want all 10", len(m.Done))
+				}
+			}
+			if c.damage {
+				seg := func(i int) string { return filepath.Join(out+".job", fmt.Sprintf("seg-%06d.mkv", i)) }
+				st, err := os.Stat(seg(1))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := os.Truncate(seg(1), st.Size()/2); err != nil {
+					t.Fatal(err)
+				}
+				st, _ = os.Stat(seg(6))
+				if err := os.WriteFile(seg(6), make([]byte, st.Size()), 0o644); err != nil { // junk, same size
+					t.Fatal(err)
+				}
+			}
+			r := clitest.Mpirun(t, clitest.HangGuard(t), 2, args...)
+			if r.Code != 0 {
+				t.Fatalf("rerun: exit %d\n%s", r.Code, r.Stderr)
+			}
+			m := clitest.VerifiedLine.FindStringSubmatch(r.Stderr)
+			if m == nil {
+				t.Fatalf("the rerun did not resume:\n%s", r.Stderr)
+			}
+			if c.point == "concat" {
+				if m[1] != "8" || m[3] != "2" {
+					t.Errorf("rerun verified %s chunks with %s to do, want 8 and 2 (chunks 1 and 6 damaged):\n%s", m[1], m[3], r.Stderr)
+				}
+				for _, redo := range []string{"chunk 1: segment", "chunk 6: segment"} {
+					if !strings.Contains(r.Stderr, redo) {
+						t.Errorf("no log line %q… redoing it:\n%s", redo, r.Stderr)
+					}
+				}
+				if strings.Count(r.Stderr, "redoing it") != 2 {
+					t.Errorf("want exactly 2 chunks redone:\n%s", r.Stderr)
+				}
+			}
+			clitest.CheckFrames(t, out, want)
+			if _, err := os.Stat(out + ".job"); err == nil {
+				t.Errorf("job folder left after a finished run without --keep-segments")
+			}
+		})
+	}
+}
+
+// A face swap stopped midway on 2 ranks (both killed) and resumed on 3 is frame-identical to
+// an uninterrupted 1-rank swap; status reads the killed attempt's checkpoint.
+func TestResumeSwapMoreRanks(t *testing.T) {
+	testenv.Tool(t, "mpirun")
+	dir := t.TempDir()
+	in := filepath.Join(dir, "face.mp4")
+	clitest.FaceClip(t, in, 320, 240, 40, "25")
+	src := testenv.Sample(t, "grace_hopper.png")
+	swapArgs := func(out string) []string {
+		return []string{"run", "-s", src, "-t", in, "-o", out, "--output-video-encoder", "ffv1", "--chunk-frames", "8"}
+	}
+	ref := filepath.Join(dir, "ref.mkv")
+	if r := clitest.Run(t, swapArgs(ref)...); r.Code != 0 {
+		t.Fatalf("reference run: exit %d\n%s", r.Code, r.Stderr)
+	}
+	out := filepath.Join(dir, "out.mkv")
+	// 5 chunks over 2 ranks: rank 0 has 0–2, rank 1 has 3–4; hold rank 1 at chunk 4.
+	p := clitest.StartPaused(t, "chunk-4", clitest.MpirunArgv(2, swapArgs(out)...)...)
+	time.Sleep(500 * time.Millisecond)
+	syscall.Kill(-p.Cmd.Process.Pid, syscall.SIGKILL) // every rank and the launcher at once
+	p.Wait(t)
+	clitest.MustNotExist(t, out)
+	st := clitest.Run(t, "status", out+".job")
+	if st.Code != 0 || !regexp.MustCompile(`chunks:\s+[1-4] done, [1-4] pending, of 5`).MatchString(st.Stdout) {
+		t.Fatalf("status after the kill: exit %d\n%s%s", st.Code, st.Stdout, st.Stderr)
+	}
+	r := clitest.Mpirun(t, clitest.HangGuard(t), 3, swapArgs(out)...)
+	if r.Code != 0 {
+		t.Fatalf("resume on 3 ranks: exit %d\n%s", r.Code, r.Stderr)
+	}
+	if !clitest.VerifiedLine.MatchString(r.Stderr) {
+		t.Errorf("the 3-rank run did not resume:\n%s", r.Stderr)
+	}
+	got, wantHashes, orig := clitest.FrameHashes(t, out), clitest.FrameHashes(t, ref), clitest.FrameHashes(t, in)
+	if len(got) != 40 || len(wantHashes) != 40 {
+		t.Fatalf("%d and %d frames, want 40", len(got), len(wantHashes))
+	}
+	changed := 0
+	for i := range got {
+		if got[i] != wantHashes[i] {
+			t.Fatalf("frame %d differs from the uninterrupted run", i)
+		}
+		if got[i] != orig[i] {
+			changed++
+		}
+	}
+	if changed < 20 {
+		t.Fatalf("only %d of 40 frames swapped: the comparison says little", changed)
+	}
+}
+
+// A job folder whose target changed is refused with one clear line; --fresh starts over.
+func TestResumeRefusesChangedJob(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.mp4")
+	clitest.BframeClip(t, in, 40)
+	out := filepath.Join(dir, "out.mkv")
+	args := clitest.PassThroughArgs(in, out, 8)
+	clitest.KilledAt(t, "chunk-2", args)
+	if n := len(clitest.ReadManifest(t, out+".job").Done); n != 0 {
+		// chunks 0 and 1 are in the journal, not yet merged at the default cadence
+		t.Logf("manifest already holds %d chunk(s)", n)
+	}
+
+	clitest.FaceClip(t, in, 160, 120, 40, "25") // other content, same name and frame count
+	r := clitest.Run(t, args...)
+	// The killed attempt's claim is taken over (one log line saying so); the refusal is one line.
+	lines := strings.Split(strings.TrimSpace(r.Stderr), "\n")
+	last := lines[len(lines)-1]
+	if r.Code != fault.ExitUsage || len(lines) > 2 || (len(lines) == 2 && !strings.Contains(lines[0], "from a dead run")) ||
+		!strings.Contains(last, "target file contents changed") || !strings.Contains(last, "pass --fresh to start over") {
+		t.Fatalf("changed target: exit %d, %q; want exit %d and one line naming the target and --fresh", r.Code, r.Stderr, fault.ExitUsage)
+	}
+	clitest.MustNotExist(t, out)
+	r = clitest.Run(t, append(args, "--fresh")...)
+	if r.Code != 0 {
+		t.Fatalf("--fresh: exit %d\n%s", r.Code, r.Stderr)
+	}
+	if !strings.Contains(r.Stderr, "--fresh: discarded 2 finished segment(s)") || clitest.VerifiedLine.MatchString(r.Stderr) {
+		t.Errorf("--fresh did not start over:\n%s", r.Stderr)
+	}
+	clitest.CheckFrames(t, out, clitest.FrameHashes(t, in))
+}
+
+// Slurm's early warning (SIGUSR1) on every rank, or SIGTERM on rank 0 alone: the chunk in
+// flight is discarded, the ranks gather what they finished, rank 0 writes the manifest, and
+// every rank exits with rank 0's decision: 75 for USR1 after progress, 130 for TERM (also on
+// the rank that got no signal). status reads it; the rerun completes. mpirun forwards USR1 to
+// the ranks (TERM it handles itself).
+func TestSigtermCheckpoints(t *testing.T) {
+	testenv.Tool(t, "mpirun")
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.mp4")
+	clitest.BframeClip(t, in, 80)
+	for _, only := range []bool{false, true} {
+		t.Run(map[bool]string{false: "every-rank", true: "one-rank"}[only], func(t *testing.T) {
+			sigStopsAndResumes(t, in, only)
+		})
+	}
+}
+
+// sigStopsAndResumes signals every rank (through mpirun) or only rank 0, which then stops
+// the other one through the job folder's STOP flag.
+func sigStopsAndResumes(t *testing.T, in string, onlyRank0 bool) {
+	out := filepath.Join(t.TempDir(), "out.mkv")
+	args := clitest.PassThroughArgs(in, out, 8)
+	p := clitest.StartPaused(t, "chunk-3", clitest.MpirunArgv(2, args...)...)
+	want, said := fault.ExitCheckpointed, `stopped by SIGUSR1 \(rank [01]\): (\d+) of 10 chunk\(s\)`
+	if onlyRank0 {
+		syscall.Kill(p.PID, syscall.SIGTERM)
+		want, said = fault.ExitCancelled, `cancelled by SIGTERM \(rank 0\): (\d+) of 10 chunk\(s\)`
+	} else {
+		p.Cmd.Process.Signal(syscall.SIGUSR1)
+	}
+	if code := p.Wait(t); code != want {
+		t.Fatalf("exit %d, want %d\n%s", code, want, p.Output())
+	}
+	msg := regexp.MustCompile(said).FindStringSubmatch(p.Output())
+	if msg == nil {
+		t.Fatalf("no checkpoint message:\n%s", p.Output())
+	}
+	clitest.MustNotExist(t, out)
+	m := clitest.ReadManifest(t, out+".job")
+	if strconv.Itoa(len(m.Done)) != msg[1] || m.Attempts[0].Outcome != lustre.Checkpointed {
+		t.Fatalf("manifest holds %d chunks (%s), the message says %s", len(m.Done), m.Attempts[0].Outcome, msg[1])
+	}
+	for _, c := range m.Done {
+		if c.Chunk == 3 {
+			t.Errorf("chunk 3 was in flight and must have been discarded")
+		}
+	}
+	// status says what stopped it and what comes next in the exit-code table's words.
+	words := "requeue wanted"
+	if onlyRank0 {
+		words = "cancelled by SIGTERM (rank 0): cancelled"
+	}
+	st := clitest.Run(t, "status", out+".job")
+	if st.Code != 0 || !strings.Contains(st.Stdout, "state:      checkpointed (") || !strings.Contains(st.Stdout, words+")") ||
+		!strings.Contains(st.Stdout, fmt.Sprintf("chunks:     %s done, %d pending, of 10", msg[1], 10-len(m.Done))) {
+		t.Fatalf("status: exit %d\n%s%s", st.Code, st.Stdout, st.Stderr)
+	}
+	r := clitest.Mpirun(t, clitest.HangGuard(t), 2, args...)
+	if r.Code != 0 {
+		t.Fatalf("rerun: exit %d\n%s", r.Code, r.Stderr)
+	}
+	clitest.CheckFrames(t, out, clitest.FrameHashes(t, in))
+}
+
+// Rank 0 merges the journals into the manifest on the checkpoint cadence while chunks are
+// still being encoded, not only at the end.
+func TestCheckpointCadence(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.mp4")
+	clitest.BframeClip(t, in, 40)
+	out := filepath.Join(dir, "out.mkv")
+	p := clitest.StartPaused(t, "chunk-3", append([]string{clitest.Bin}, clitest.PassThroughArgs(in, out, 8, "--checkpoint-interval", "1")...)...)
+	ctx := clitest.HangGuard(t)
+	for {
+		if m := clitest.ReadManifest(t, out+".job"); len(m.Done) == 3 && m.Attempts[0].Outcome == lustre.Running {
+			break
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("the manifest never held chunks 0–2 while chunk 3 was held:\n%s", p.Output())
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	syscall.Kill(p.PID, syscall.SIGKILL)
+	p.Wait(t)
+}
+
+// A checkpoint write that fails (a full file system, injected at the file layer) is a clear
+// one-line error; the manifest on disk stays the last good one, no temp file is left, and the
+// rerun loses nothing.
+func TestCheckpointWriteFailure(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.mp4")
+	clitest.BframeClip(t, in, 40)
+	out := filepath.Join(dir, "out.mkv")
+	args := clitest.PassThroughArgs(in, out, 8)
+	cmd := exec.Command(clitest.Bin, args...)
+	// The 1st manifest write starts the attempt; the 2nd, at its end, fails.
+	cmd.Env = append(clitest.LaunchEnv(t), lustre.FaultEnv+"=manifest.json:2")
+	var errb strings.Builder
+	cmd.Stderr = &errb
+	err := cmd.Run()
+	ee, ok := err.(*exec.ExitError)
+	if !ok || ee.ExitCode() != fault.ExitInternal {
+		t.Fatalf("exit %v, want %d\n%s", err, fault.ExitInternal, errb.String())
+	}
+	var errLines []string
+	for _, l := range strings.Split(errb.String(), "\n") {
+		if strings.Contains(l, "manifest.json") {
+			errLines = append(errLines, l)
+		}
+	}
+	if len(errLines) != 1 || !strings.Contains(errLines[0], "no space left on device") || !strings.Contains(errLines[0], "rerun to resume") {
+		t.Fatalf("want one line naming the manifest, the cause and what to do:\n%s", errb.String())
+	}
+	clitest.MustNotExist(t, out)
+	m := clitest.ReadManifest(t, out+".job")
+	if len(m.Done) != 0 || m.Attempts[0].Outcome != lustre.Running {
+		t.Errorf("the manifest is not the last good one: %d chunks, %s", len(m.Done), m.Attempts[0].Outcome)
+	}
+	if tmp, _ := filepath.Glob(filepath.Join(out+".job", ".manifest.json.tmp-*")); len(tmp) > 0 {
+		t.Errorf("temp files left: %v", tmp)
+	}
+	r := clitest.Run(t, args...)
+	if r.Code != 0 {
+		t.Fatalf("rerun: exit %d\n%s", r.Code, r.Stderr)
+	}
+	if m := clitest.VerifiedLine.FindStringSubmatch(r.Stderr); m == nil || m[1] != "5" {
+		t.Errorf("the rerun should verify all 5 journaled chunks:\n%s", r.Stderr)
+	}
+	clitest.CheckFrames(t, out, clitest.FrameHashes(t, in))
+}
+
+// With --keep-segments the job folder stays after success, its manifest complete.
+func TestKeepSegments(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.mp4")
+	clitest.BframeClip(t, in, 24)
+	out := filepath.Join(dir, "out.mkv")
+	if r := clitest.Run(t, clitest.PassThroughArgs(in, out, 8, "--keep-segments")...); r.Code != 0 {
+		t.Fatalf("exit %d\n%s", r.Code, r.Stderr)
+	}
+	m := clitest.ReadManifest(t, out+".job")
+	if len(m.Done) != 3 || m.Attempts[len(m.Attempts)-1].Outcome != lustre.Complete {
+		t.Fatalf("kept manifest: %d chunks, %s", len(m.Done), m.Attempts[0].Outcome)
+	}
+	st := clitest.Run(t, "status", out+".job")
+	if st.Code != 0 || !strings.Contains(st.Stdout, "state:      complete") || !strings.Contains(st.Stdout, "frames:     24 done, 0 pending, of 24") {
+		t.Fatalf("status: exit %d\n%s%s", st.Code, st.Stdout, st.Stderr)
+	}
+	if r := clitest.Run(t, "status", t.TempDir()); r.Code != fault.ExitInput || !strings.Contains(r.Stderr, "no manifest.json") {
+		t.Errorf("status of a non-job folder: exit %d, %q", r.Code, r.Stderr)
+	}
+	if r := clitest.Run(t, "status", dir); r.Code != fault.ExitInput || !strings.Contains(r.Stderr, "is not a job folder; it holds "+out+".job") {
+		t.Errorf("status of a non-job folder: exit %d, %q", r.Code, r.Stderr)
+	}
+}
+
+// A straggler of an earlier attempt (a rank that outlived its rank 0: here a run held mid-job
+// whose claim is made to look like a dead rank 0's) notices that a newer attempt took the folder
+// over and stops without touching it; the newer one completes.
+func TestStragglerAttemptStops(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.mp4")
+	clitest.BframeClip(t, in, 40)
+	out := filepath.Join(dir, "out.mkv")
+	args := clitest.PassThroughArgs(in, out, 8)
+	p := clitest.StartPaused(t, "chunk-3", append([]string{clitest.Bin}, args...)...)
+	jd := &lustre.JobDir{Path: out + ".job"}
+	h, ok, err := jd.ReadClaim()
+	if !ok || err != nil || h.PID != p.PID {
+		t.Fatalf("the running job's claim: %+v %v %v", h, ok, err)
+	}
+	gone := exec.Command("true")
+	gone.Run()
+	h.PID = gone.Process.Pid // rank 0 died; the held process plays its straggling rank
+	data, _ := json.Marshal(&h)
+	os.WriteFile(jd.Claim(), data, 0o644)
+	r := clitest.Run(t, args...)
+	if r.Code != 0 {
+		t.Fatalf("second attempt: exit %d\n%s", r.Code, r.Stderr)
+	}
+	if !strings.Contains(r.Stderr, "from a dead run") || !strings.Contains(r.Stderr, "is gone") {
+		t.Errorf("the takeover is not logged with its reason:\n%s", r.Stderr)
+	}
+	if code := p.Wait(t); code != fault.ExitInternal || !strings.Contains(p.Output(), "was taken over by") {
+		t.Fatalf("straggler: exit %d, want %d and a line saying why\n%s", code, fault.ExitInternal, p.Output())
+	}
+	clitest.CheckFrames(t, out, clitest.FrameHashes(t, in))
+}

@@ -1,0 +1,166 @@
+// Package clitest runs the facefusion command for end-to-end tests: Main builds the binary
+// once per test binary, Run and RunIn run it, and the rest make fixtures (clips with a face)
+// and check what a run left (frames, probes, reports, metrics, batch summaries). The tests of
+// cmd/facefusion and of its end-to-end packages (cmd/facefusion/e2e/...) share it, so that
+// go test runs those packages side by side.
+package clitest
+
+import (
+	"bytes"
+	"context"
+	"crypto/md5"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/facefusion-hpc/facefusion/internal/testenv"
+	"github.com/facefusion-hpc/facefusion/internal/video"
+)
+
+// Bin is the facefusion binary under test, built by Main from BuiltAt, HEAD then.
+var Bin, BuiltAt string
+
+// Main builds the facefusion binary into a temporary folder, runs the tests and removes it:
+// call it from the package's TestMain.
+func Main(m *testing.M) {
+	dir, err := os.MkdirTemp("", "facefusion-bin-")
+	if err != nil {
+		panic(err)
+	}
+	Bin = filepath.Join(dir, "facefusion")
+	// The commit the binary records: HEAD now, read beside the build (a commit made while the
+	// tests run must not look like a wrong version line).
+	head, err := exec.Command("git", "rev-parse", "HEAD").Output()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "git rev-parse HEAD:", err)
+		os.Exit(1)
+	}
+	BuiltAt = strings.TrimSpace(string(head))
+	// -buildvcs=auto: the binary knows its commit (TestVersion) even where GOFLAGS says false.
+	build := exec.Command("go", "build", "-buildvcs=auto", "-o", Bin, "github.com/facefusion-hpc/facefusion/cmd/facefusion")
+	build.Stderr = os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "building facefusion:", err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// Result is how a run of the binary ended: its exit code and what it printed.
+type Result struct {
+	Code           int
+	Stdout, Stderr string
+}
+
+// Run runs the binary with the fetched cache as its home.
+func Run(t testing.TB, args ...string) Result {
+	t.Helper()
+	return RunIn(t, "", args...)
+}
+
+// RunIn runs the binary in the working folder dir ("": the test's), with the fetched
+// cache as its home.
+func RunIn(t testing.TB, dir string, args ...string) Result {
+	t.Helper()
+	cmd := exec.Command(Bin, args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "FACEFUSION_HOME="+filepath.Dir(testenv.Cache(t)))
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatalf("running facefusion: %v", err)
+	}
+	return Result{code, out.String(), errb.String()}
+}
+
+// FFmpeg runs ffmpeg with args and fails the test on error.
+func FFmpeg(t testing.TB, args ...string) {
+	t.Helper()
+	testenv.Tool(t, "ffmpeg")
+	cmd := exec.Command("ffmpeg", append([]string{"-nostdin", "-hide_banner", "-loglevel", "error", "-y"}, args...)...)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("ffmpeg %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+}
+
+// FaceClip makes a w×h clip of n frames at rate fps in which astronaut.png's face moves, with
+// a tone as audio; extra are more output options (e.g. B-frames).
+func FaceClip(t *testing.T, path string, w, h, n int, fps string, extra ...string) {
+	t.Helper()
+	face := testenv.Sample(t, "astronaut.png")
+	side := h * 4 / 5
+	filter := fmt.Sprintf("[0:v]crop=250:250:100:20,scale=%d:%d[f];[1:v][f]overlay=x='(W-w)/2+(W-w)/3*sin(n/9)':y='(H-h)/2':eval=frame:shortest=1,format=yuv420p[v]", side, side)
+	args := []string{"-loop", "1", "-framerate", fps, "-i", face,
+		"-f", "lavfi", "-i", fmt.Sprintf("color=c=0x28313d:s=%dx%d:r=%s", w, h, fps),
+		"-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000",
+		"-filter_complex", filter, "-map", "[v]", "-map", "2:a", "-frames:v", fmt.Sprint(n),
+		"-c:v", "libx264", "-preset", "ultrafast", "-crf", "16", "-c:a", "aac", "-shortest"}
+	FFmpeg(t, append(append(args, extra...), path)...)
+}
+
+// FrameHashes is ffmpeg's framemd5 of the video stream decoded to rgb24, one hash a frame.
+func FrameHashes(t *testing.T, path string, extra ...string) []string {
+	t.Helper()
+	args := append([]string{"-nostdin", "-loglevel", "error", "-i", path}, extra...)
+	args = append(args, "-map", "0:v:0", "-pix_fmt", "rgb24", "-f", "framemd5", "-")
+	out, err := exec.Command("ffmpeg", args...).Output()
+	if err != nil {
+		t.Fatalf("framemd5 of %s: %v", path, err)
+	}
+	var hs []string
+	for _, line := range strings.Split(string(out), "\n") {
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		f := strings.Split(line, ",")
+		hs = append(hs, strings.TrimSpace(f[len(f)-1]))
+	}
+	return hs
+}
+
+func FileMD5(t *testing.T, path string) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fmt.Sprintf("%x", md5.Sum(b))
+}
+
+func MustNotExist(t *testing.T, path string) {
+	t.Helper()
+	if _, err := os.Stat(path); err == nil {
+		t.Errorf("%s exists after a failed run", path)
+	}
+	// and no temp file was left beside it
+	ents, _ := os.ReadDir(filepath.Dir(path))
+	for _, e := range ents {
+		if strings.HasPrefix(e.Name(), "."+strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))) {
+			t.Errorf("temporary file %s left beside the output", e.Name())
+		}
+	}
+}
+
+// Probe is ffprobe's view of path (internal/video's).
+func Probe(t *testing.T, path string) *video.Info {
+	t.Helper()
+	info, err := video.Probe(context.Background(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return info
+}
+
+// ReadFile is the file's text, empty when it cannot be read (a log not yet written).
+func ReadFile(path string) string {
+	b, _ := os.ReadFile(path)
+	return string(b)
+}
