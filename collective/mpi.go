@@ -5,6 +5,7 @@ package collective
 /*
 #cgo pkg-config: ompi-c
 #include <stdlib.h>
+#include <time.h>
 #include <mpi.h>
 
 // OpenMPI's handles are macros over addresses of globals; these wrappers give cgo plain
@@ -19,18 +20,49 @@ static int ff_errors_return(MPI_Comm c) { return MPI_Comm_set_errhandler(c, MPI_
 static int ff_split_shared(MPI_Comm c, int key, MPI_Comm *out) {
 	return MPI_Comm_split_type(c, MPI_COMM_TYPE_SHARED, key, MPI_INFO_NULL, out);
 }
+// Every collective is posted non-blocking and completed by ff_wait, which tests the request
+// with growing sleeps in between (50 µs, doubling to 2 ms): a rank waiting for the others
+// sleeps. OpenMPI's blocking collectives poll instead, a full core per waiting rank, and the
+// ranks wait often and long (for rank 0's plan, for the slowest rank, for rank 0's join):
+// where ranks share cores (a laptop, an oversubscribed node, the tests' mpirun -np 3 on two
+// cores), the pollers starved the rank everyone waited for and its ffmpeg. At most 2 ms is
+// added to a collective, of which a run makes a handful.
+static int ff_wait(MPI_Request *r) {
+	long ns = 50000;
+	for (;;) {
+		int done = 0;
+		int rc = MPI_Test(r, &done, MPI_STATUS_IGNORE);
+		if (rc != MPI_SUCCESS || done) return rc;
+		struct timespec ts = {0, ns};
+		nanosleep(&ts, NULL);
+		if (ns < 2000000) ns *= 2;
+	}
+}
+static int ff_barrier(MPI_Comm c) {
+	MPI_Request r;
+	int rc = MPI_Ibarrier(c, &r);
+	return rc != MPI_SUCCESS ? rc : ff_wait(&r);
+}
 static int ff_bcast(MPI_Comm c, void *buf, int n, int root) {
-	return MPI_Bcast(buf, n, MPI_BYTE, root, c);
+	MPI_Request r;
+	int rc = MPI_Ibcast(buf, n, MPI_BYTE, root, c, &r);
+	return rc != MPI_SUCCESS ? rc : ff_wait(&r);
 }
 static int ff_gather_int(MPI_Comm c, int v, int *out, int root) {
-	return MPI_Gather(&v, 1, MPI_INT, out, 1, MPI_INT, root, c);
+	MPI_Request r;
+	int rc = MPI_Igather(&v, 1, MPI_INT, out, 1, MPI_INT, root, c, &r);
+	return rc != MPI_SUCCESS ? rc : ff_wait(&r);
 }
 static int ff_gatherv(MPI_Comm c, void *send, int n, void *recv, int *counts, int *displs, int root) {
-	return MPI_Gatherv(send, n, MPI_BYTE, recv, counts, displs, MPI_BYTE, root, c);
+	MPI_Request r;
+	int rc = MPI_Igatherv(send, n, MPI_BYTE, recv, counts, displs, MPI_BYTE, root, c, &r);
+	return rc != MPI_SUCCESS ? rc : ff_wait(&r);
 }
 static int ff_allreduce_i64(MPI_Comm c, long long *vals, int n, int op) {
 	MPI_Op o = op == 0 ? MPI_SUM : op == 1 ? MPI_MAX : MPI_MIN;
-	return MPI_Allreduce(MPI_IN_PLACE, vals, n, MPI_INT64_T, o, c);
+	MPI_Request r;
+	int rc = MPI_Iallreduce(MPI_IN_PLACE, vals, n, MPI_INT64_T, o, c, &r);
+	return rc != MPI_SUCCESS ? rc : ff_wait(&r);
 }
 static int ff_error_string(int code, char *out) {
 	int n = 0;
@@ -179,7 +211,7 @@ func (c *mpiComm) LocalRank() int { return c.localRank }
 func (c *mpiComm) LocalSize() int { return c.localSize }
 
 func (c *mpiComm) Barrier() error {
-	return c.run(func() error { return c.mpiError("MPI_Barrier", C.MPI_Barrier(c.world)) })
+	return c.run(func() error { return c.mpiError("MPI_Barrier", C.ff_barrier(c.world)) })
 }
 
 // ptr is the address of b's first byte, or of a dummy for an empty slice (MPI accepts any
