@@ -213,7 +213,8 @@ type ModelReport struct {
 	// Pinned is true when the job's model_sha256 names this file's sha256: a published
 	// mismatch is then what the site meant, and a run does not warn.
 	Pinned bool
-	// Detail is the reason for refused and mismatched, what else was checked otherwise.
+	// Detail is the reason for refused, both sums for mismatched, what else was checked
+	// otherwise.
 	Detail string
 }
 
@@ -222,7 +223,7 @@ func (r ModelReport) Warning() string {
 	if r.State != ModelMismatched || r.Pinned {
 		return ""
 	}
-	return r.Detail
+	return PublishedMismatch(r.Name, r.Path, r.Sums)
 }
 
 // ListModels reports, for each of FaceFusion's model names, whether its file in dir is missing,
@@ -280,7 +281,7 @@ func listModel(c *Contract, path, pin string) ModelReport {
 	case s.SHA256 == p.SHA256:
 		r.State = ModelVerified
 	default:
-		r.State, r.Detail = ModelMismatched, PublishedMismatch(c.Name, path, s)
+		r.State, r.Detail = ModelMismatched, fmt.Sprintf("sha256 %s, FaceFusion publishes %s (%d bytes)", s.SHA256, p.SHA256, p.Size)
 		if r.Pinned {
 			r.Detail += "; model_sha256 pins it"
 		}

@@ -47,7 +47,7 @@ usage:
   facefusion plan -t TARGET --ranks N [--chunk-frames K]    print how N ranks would split TARGET
   facefusion probe [--execution-device-id auto|cpu|N]       print every rank's host and GPU binding
   facefusion status JOB_DIR                                 chunks and frames done and pending, attempts, rate, ETA
-  facefusion models [run flags]                             FaceFusion model files the job needs: found, verified, mismatched, missing
+  facefusion models [run flags]                             every FaceFusion model file: verified, mismatched, no published hash, refused, missing
   facefusion version  (or -v, --version)                    the program's version and the commit it was built from
   facefusion job-kind FILE                                  run or batch-run: the command a TOML job file is for
   facefusion help                                           this text

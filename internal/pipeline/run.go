@@ -66,6 +66,8 @@ func LoadModels(cfg job.Config) (*Models, error) {
 		case infer.ModelRefused:
 			return nil, fault.AsEnvironment(fmt.Errorf("%s", r.Detail))
 		}
+	}
+	for _, r := range reports {
 		if w := r.Warning(); w != "" {
 			logOnce(cfg.UsesGPU(), "%s", w)
 		}
