@@ -16,11 +16,10 @@ import (
 // session: frame in, faces with FaceFusion's five points out. It runs at batch 1 (as
 // FaceFusion) and allocates nothing per frame once it has seen the most faces.
 type FaceDetector struct {
-	sess  *infer.Session
-	proc  *facemodel.Detector
-	outs  [][]float32
-	found []facemodel.Detected
-	dets  []face.Detection
+	sess *infer.Session
+	proc *facemodel.Detector
+	outs [][]float32
+	dets []face.Detection
 }
 
 // NewFaceDetector opens the detector FaceFusion calls model (yolo_face, scrfd, retinaface) at
@@ -83,13 +82,8 @@ func (d *FaceDetector) Detect(img *raster.Image, minScore float64) ([]face.Detec
 		return nil, err
 	}
 	var err error
-	d.found, err = d.proc.Decode(d.outs, fit, d.found[:0])
-	if err != nil {
+	if d.dets, err = d.proc.Decode(d.outs, fit, d.dets[:0]); err != nil {
 		return nil, fmt.Errorf("model %s %s: %w", d.sess.Spec().Name, d.sess.Path(), err)
-	}
-	d.dets = d.dets[:0]
-	for _, f := range d.found {
-		d.dets = append(d.dets, f.Detection())
 	}
 	return d.dets, nil
 }
