@@ -55,14 +55,15 @@ func VerifyModel(path, wantSHA256 string, withSHA bool) (Sums, error) {
 }
 
 // PublishedMismatch is the one-line warning for a model file whose sha256 (s, with SHA256
-// computed) is not the one FaceFusion publishes for name; "" when it is or none is published.
-func PublishedMismatch(name, path string, s Sums) string {
-	p, ok := LookupPublished(name)
-	if !ok || p.SHA256 == "" || s.SHA256 == p.SHA256 {
+// computed) is not the one FaceFusion publishes (c.Published); "" when it is or none is
+// published.
+func PublishedMismatch(c Spec, path string, s Sums) string {
+	p := c.Published
+	if p.SHA256 == "" || s.SHA256 == p.SHA256 {
 		return ""
 	}
 	return fmt.Sprintf("model %s %s: sha256 %s (%d bytes) is not FaceFusion's published %s (%d bytes): sites convert and re-export models: check it is the one you meant (model_sha256 pins it and silences this)",
-		name, path, s.SHA256, s.Size, p.SHA256, p.Size)
+		c.Name, path, s.SHA256, s.Size, p.SHA256, p.Bytes)
 }
 
 // readHashFile returns the CRC32 hex from MODEL.hash, "" when there is none.
@@ -204,6 +205,7 @@ const (
 
 // ModelReport is one line of `facefusion models`.
 type ModelReport struct {
+	Spec  Spec
 	Name  string
 	Path  string
 	State ModelState
@@ -223,44 +225,34 @@ func (r ModelReport) Warning() string {
 	if r.State != ModelMismatched || r.Pinned {
 		return ""
 	}
-	return PublishedMismatch(r.Name, r.Path, r.Sums)
+	return PublishedMismatch(r.Spec, r.Path, r.Sums)
 }
 
-// ListModels reports, for each of FaceFusion's model names, whether its file in dir is missing,
-// verified, mismatched, unpublished or refused. sha256s maps names to the job's expected hex
-// sums (may be nil). The signature check needs the runtime loaded (Init); without it only
-// checksums are checked.
-func ListModels(dir string, names []string, sha256s map[string]string) ([]ModelReport, error) {
-	cs := make([]*Contract, len(names))
-	for i, name := range names {
-		c, err := LookupContract(name)
-		if err != nil {
-			return nil, err
-		}
-		cs[i] = c
-	}
+// ListModels reports, for each model, whether its file in dir is missing, verified, mismatched,
+// unpublished or refused. sha256s maps names to the job's expected hex sums (may be nil). The
+// signature check needs the runtime loaded (Init); without it only checksums are checked.
+func ListModels(dir string, specs []Spec, sha256s map[string]string) ([]ModelReport, error) {
 	// The files are summed side by side (the sums are kept), so that the job's start waits for
 	// its largest model's hash rather than the sum of all of them.
 	var wg sync.WaitGroup
-	for _, c := range cs {
-		p, _ := LookupPublished(c.Name)
-		wg.Go(func() { VerifyModel(filepath.Join(dir, c.File), sha256s[c.Name], p.SHA256 != "") })
+	for _, c := range specs {
+		wg.Go(func() { VerifyModel(filepath.Join(dir, c.File), sha256s[c.Name], c.Published.SHA256 != "") })
 	}
 	wg.Wait()
-	out := make([]ModelReport, len(cs))
-	for i, c := range cs {
+	out := make([]ModelReport, len(specs))
+	for i, c := range specs {
 		out[i] = listModel(c, filepath.Join(dir, c.File), sha256s[c.Name])
 	}
 	return out, nil
 }
 
-func listModel(c *Contract, path, pin string) ModelReport {
-	r := ModelReport{Name: c.Name, Path: path}
+func listModel(c Spec, path, pin string) ModelReport {
+	r := ModelReport{Spec: c, Name: c.Name, Path: path}
 	if st, err := os.Stat(path); err != nil || st.IsDir() {
 		r.State = ModelMissing
 		return r
 	}
-	p, _ := LookupPublished(c.Name)
+	p := c.Published
 	s, err := VerifyModel(path, pin, p.SHA256 != "")
 	r.Sums = s
 	if err != nil {
@@ -281,7 +273,7 @@ func listModel(c *Contract, path, pin string) ModelReport {
 	case s.SHA256 == p.SHA256:
 		r.State = ModelVerified
 	default:
-		r.State, r.Detail = ModelMismatched, fmt.Sprintf("sha256 %s, FaceFusion publishes %s (%d bytes)", s.SHA256, p.SHA256, p.Size)
+		r.State, r.Detail = ModelMismatched, fmt.Sprintf("sha256 %s, FaceFusion publishes %s (%d bytes)", s.SHA256, p.SHA256, p.Bytes)
 		if r.Pinned {
 			r.Detail += "; model_sha256 pins it"
 		}
@@ -293,7 +285,7 @@ func listModel(c *Contract, path, pin string) ModelReport {
 		found, err := ReadSignature(path)
 		if err != nil {
 			r.State, r.Detail = ModelRefused, fmt.Sprintf("model %s %s: %v", c.Name, path, err)
-		} else if why := c.Check(found); why != "" {
+		} else if why := Check(c.Want, found); why != "" {
 			r.State, r.Detail = ModelRefused, signatureError(c, path, why, found).Error()
 		}
 	}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/facefusion-hpc/facefusion/infer"
+	"github.com/facefusion-hpc/facefusion/infer/catalog"
 	"github.com/facefusion-hpc/facefusion/internal/download"
 	"github.com/facefusion-hpc/facefusion/internal/fault"
 	"github.com/facefusion-hpc/facefusion/internal/job"
@@ -84,17 +85,17 @@ func parseDownloadFlags(args []string) (downloadFlags, []string, error) {
 
 func providerNames() []string {
 	var names []string
-	for _, p := range infer.DownloadProviders {
+	for _, p := range catalog.DownloadProviders {
 		names = append(names, p.Name)
 	}
 	return names
 }
 
-// modelURLs are where model c is fetched from, in the order tried: the site's flat mirror, or
+// modelURLs are where model m is fetched from, in the order tried: the site's flat mirror, or
 // FaceFusion's hosts in the providers' order (FaceFusion's default: all of them, in its order).
-func modelURLs(c *infer.Contract, pub infer.Published, d downloadFlags) []string {
+func modelURLs(m *catalog.Model, d downloadFlags) []string {
 	if d.baseURL != "" {
-		return []string{strings.TrimSuffix(d.baseURL, "/") + "/" + c.File}
+		return []string{strings.TrimSuffix(d.baseURL, "/") + "/" + m.File}
 	}
 	order := d.providers
 	if len(order) == 0 {
@@ -102,11 +103,11 @@ func modelURLs(c *infer.Contract, pub infer.Published, d downloadFlags) []string
 	}
 	var urls []string
 	for _, name := range order {
-		for _, p := range infer.DownloadProviders {
+		for _, p := range catalog.DownloadProviders {
 			if p.Name != name {
 				continue
 			}
-			path := strings.NewReplacer("{base_name}", pub.Base, "{file_name}", c.File).Replace(p.Path)
+			path := strings.NewReplacer("{base_name}", m.Base, "{file_name}", m.File).Replace(p.Path)
 			for _, host := range p.Hosts {
 				urls = append(urls, host+path)
 			}
@@ -135,8 +136,8 @@ func cmdForceDownload(ctx context.Context, args []string, w io.Writer) error {
 	names := pipeline.ModelNames(cfg)
 	if d.all {
 		names = names[:0]
-		for _, c := range infer.Contracts() {
-			names = append(names, c.Name)
+		for _, m := range catalog.All() {
+			names = append(names, m.Name)
 		}
 	}
 	dir := cfg.ModelPath("")
@@ -154,13 +155,12 @@ func cmdForceDownload(ctx context.Context, args []string, w io.Writer) error {
 	fmt.Fprintln(tw, "model\tstate\tfile\tdetail")
 	var failed []error
 	for _, name := range names {
-		c, err := infer.LookupContract(name)
+		m, err := catalog.Lookup(name)
 		if err != nil {
 			return fault.AsInternal(err)
 		}
-		pub, _ := infer.LookupPublished(name)
-		file := download.File{Name: name, File: c.File, HashFile: filepath.Base(infer.HashPath(c.File)),
-			Size: pub.Size, SHA256: pub.SHA256, URLs: modelURLs(c, pub, d)}
+		file := download.File{Name: name, File: m.File, HashFile: filepath.Base(infer.HashPath(m.File)),
+			Size: m.Published.Bytes, SHA256: m.Published.SHA256, URLs: modelURLs(m, d)}
 		res, err := f.Fetch(ctx, dir, file, cfg.Force)
 		if ctx.Err() != nil {
 			tw.Flush()

@@ -9,18 +9,14 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/facefusion-hpc/facefusion/infer"
+	"github.com/facefusion-hpc/facefusion/infer/catalog"
 	"github.com/facefusion-hpc/facefusion/internal/testenv"
 )
 
 // FaceFusion's URLs for a model, in its provider order or the one asked for, or the site's
 // mirror.
 func TestModelURLs(t *testing.T) {
-	c, err := infer.LookupContract("hyperswap_1a_256")
-	if err != nil {
-		t.Fatal(err)
-	}
-	pub, _ := infer.LookupPublished(c.Name)
+	m := catalog.Must("hyperswap_1a_256")
 	gh := "https://github.com/facefusion/facefusion-assets/releases/download/models-3.3.0/hyperswap_1a_256.onnx"
 	hf := "https://huggingface.co/facefusion/models-3.3.0/resolve/main/hyperswap_1a_256.onnx"
 	hfm := "https://hf-mirror.com/facefusion/models-3.3.0/resolve/main/hyperswap_1a_256.onnx"
@@ -37,7 +33,7 @@ func TestModelURLs(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%q: %v", tc.args, err)
 		}
-		if got := modelURLs(c, pub, d); !slices.Equal(got, tc.want) {
+		if got := modelURLs(m, d); !slices.Equal(got, tc.want) {
 			t.Errorf("%q: %q, want %q", tc.args, got, tc.want)
 		}
 		if slices.Contains(tc.args, "--force") && !slices.Equal(rest, []string{"--force"}) {

@@ -9,6 +9,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/facefusion-hpc/facefusion/infer"
+	"github.com/facefusion-hpc/facefusion/infer/catalog"
 	"github.com/facefusion-hpc/facefusion/internal/fault"
 	"github.com/facefusion-hpc/facefusion/internal/job"
 	"github.com/facefusion-hpc/facefusion/internal/pipeline"
@@ -32,11 +33,11 @@ func cmdModels(_ context.Context, args []string, w io.Writer) error {
 	if err := infer.Init(cfg.RuntimeLibrary()); err != nil {
 		return fault.AsEnvironment(err)
 	}
-	var all []string
-	for _, c := range infer.Contracts() {
-		all = append(all, c.Name)
+	var specs []infer.Spec
+	for _, m := range catalog.All() {
+		specs = append(specs, m.Spec())
 	}
-	reports, err := infer.ListModels(cfg.ModelPath(""), all, cfg.ModelSHA256)
+	reports, err := infer.ListModels(cfg.ModelPath(""), specs, cfg.ModelSHA256)
 	if err != nil {
 		return fault.AsUsage(err)
 	}
@@ -57,12 +58,12 @@ func cmdModels(_ context.Context, args []string, w io.Writer) error {
 		if r.State != infer.ModelMissing {
 			size = fmt.Sprint(r.Sums.Size)
 		}
-		p, _ := infer.LookupPublished(r.Name)
+		m := catalog.Must(r.Name)
 		detail := r.Detail
-		if r.State == infer.ModelMissing && p.Size > 0 {
-			detail = fmt.Sprintf("FaceFusion publishes %d bytes", p.Size)
+		if r.State == infer.ModelMissing && m.Published.Bytes > 0 {
+			detail = fmt.Sprintf("FaceFusion publishes %d bytes", m.Published.Bytes)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Name, use, r.State, size, p.Licence, r.Path, detail)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Name, use, r.State, size, m.Licence, r.Path, detail)
 	}
 	tw.Flush()
 	if len(needed) == 0 {

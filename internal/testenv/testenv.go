@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"runtime"
 	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -84,4 +85,22 @@ func MeanVolume(t testing.TB, path string) float64 {
 	}
 	v, _ := strconv.ParseFloat(string(m[1]), 64)
 	return v
+}
+
+// CheckError fails t unless err is one line that mentions every one of wants.
+func CheckError(t testing.TB, what string, err error, wants ...string) {
+	t.Helper()
+	if err == nil {
+		t.Errorf("%s: no error", what)
+		return
+	}
+	msg := err.Error()
+	if strings.Contains(msg, "\n") {
+		t.Errorf("%s: error spans lines: %q", what, msg)
+	}
+	for _, w := range wants {
+		if !strings.Contains(msg, w) {
+			t.Errorf("%s: error %q does not mention %q", what, msg, w)
+		}
+	}
 }
