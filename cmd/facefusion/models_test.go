@@ -169,6 +169,12 @@ func TestReferenceSelection(t *testing.T) {
 		if r.code != 0 {
 			t.Fatalf("exit %d: %s", r.code, r.stderr)
 		}
+		// The fixtures are not FaceFusion's files: one warning line each, and the run goes on.
+		for _, f := range []string{"inswapper_128.onnx", "arcface_w600k_r50.onnx"} {
+			if n := strings.Count(r.stderr, filepath.Join(dir, f)+": sha256 "); n != 1 || !strings.Contains(r.stderr, "check it is the one you meant") {
+				t.Errorf("%d published-hash warnings for %s, want 1:\n%s", n, f, r.stderr)
+			}
+		}
 		got, err := raster.Load(out)
 		if err != nil {
 			t.Fatal(err)
