@@ -135,7 +135,10 @@ func (e *Error) hint() string {
 	}
 	var bad *badBytes
 	var st *statusError
+	var local *localError
 	switch {
+	case errors.As(last, &local):
+		return "fix the models folder (permissions, free space) or point models_dir (--models-dir) at another"
 	case e.Part != "":
 		return fmt.Sprintf("rerun the same command to resume from %s", e.Part)
 	case errors.As(last, &bad):
@@ -154,6 +157,12 @@ type statusError struct {
 
 func (e *statusError) Error() string { return "HTTP " + e.status }
 
+// localError is a failure of the models folder (permissions, a full disk), not of the host.
+type localError struct{ err error }
+
+func (e *localError) Error() string { return e.err.Error() }
+func (e *localError) Unwrap() error { return e.err }
+
 // badBytes is a complete download that is not the published file.
 type badBytes struct{ msg string }
 
@@ -163,7 +172,8 @@ func (e *badBytes) Error() string { return e.msg }
 func permanent(err error) bool {
 	var st *statusError
 	var bad *badBytes
-	return errors.As(err, &st) || errors.As(err, &bad)
+	var local *localError
+	return errors.As(err, &st) || errors.As(err, &bad) || errors.As(err, &local)
 }
 
 // Fetch makes dir/file.File the published file. One already there and verified is left as it
@@ -200,6 +210,10 @@ func (f *Fetcher) Fetch(ctx context.Context, dir string, file File, force bool) 
 			return res, context.Cause(ctx)
 		}
 		e.Tries = append(e.Tries, Try{URL: u, Err: err})
+		var local *localError
+		if errors.As(err, &local) {
+			break // another host would not help
+		}
 	}
 	if len(file.URLs) == 0 {
 		e.Tries = append(e.Tries, Try{URL: "(no URL)", Err: errors.New("nowhere to fetch it from")})
@@ -395,20 +409,20 @@ func (h *hashes) sums() (sha, crc string) {
 func (f *Fetcher) transfer(ctx context.Context, u, part string, file File) (n int64, sha, crc string, err error) {
 	out, err := os.OpenFile(part, os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
-		return 0, "", "", err
+		return 0, "", "", &localError{err}
 	}
 	defer func() {
 		// What arrived stays for the next try, durably (a rerun after a crash resumes it).
 		if serr := out.Sync(); err == nil && serr != nil {
-			err = fmt.Errorf("writing %s: %w", part, serr)
+			err = &localError{fmt.Errorf("writing %s: %w", part, serr)}
 		}
 		if cerr := out.Close(); err == nil && cerr != nil {
-			err = fmt.Errorf("writing %s: %w", part, cerr)
+			err = &localError{fmt.Errorf("writing %s: %w", part, cerr)}
 		}
 	}()
 	st, err := out.Stat()
 	if err != nil {
-		return 0, "", "", err
+		return 0, "", "", &localError{err}
 	}
 	off := st.Size()
 	if file.Size > 0 && off > file.Size {
@@ -418,7 +432,7 @@ func (f *Fetcher) transfer(ctx context.Context, u, part string, file File) (n in
 	if off > 0 {
 		// The sums cover the whole file: the part's bytes first.
 		if _, err := io.CopyBuffer(h, io.NewSectionReader(out, 0, off), make([]byte, 1<<20)); err != nil {
-			return 0, "", "", fmt.Errorf("reading %s: %w", part, err)
+			return 0, "", "", &localError{fmt.Errorf("reading %s: %w", part, err)}
 		}
 	}
 	if file.Size > 0 && off == file.Size {
@@ -462,7 +476,7 @@ func (f *Fetcher) transfer(ctx context.Context, u, part string, file File) (n in
 			h = newHashes()
 		}
 		if err := out.Truncate(0); err != nil {
-			return 0, "", "", err
+			return 0, "", "", &localError{err}
 		}
 		if file.Size > 0 && length >= 0 && length != file.Size {
 			return 0, "", "", &badBytes{fmt.Sprintf("the file there has %d bytes, FaceFusion publishes %d", length, file.Size)}
@@ -477,10 +491,14 @@ func (f *Fetcher) transfer(ctx context.Context, u, part string, file File) (n in
 		return 0, "", "", fmt.Errorf("HTTP %s", resp.Status)
 	}
 	if _, err := out.Seek(off, io.SeekStart); err != nil {
-		return 0, "", "", err
+		return 0, "", "", &localError{err}
 	}
 	n, err = f.copyBody(resp.Body, out, h, cancel, file, off)
 	got := off + n
+	var local *localError
+	if errors.As(err, &local) {
+		return n, "", "", err
+	}
 	if err != nil {
 		if context.Cause(reqCtx) == errStalled && ctx.Err() == nil {
 			err = errStalled
@@ -522,7 +540,7 @@ func (f *Fetcher) copyBody(body io.Reader, out io.Writer, h *hashes, cancel cont
 		timer.Reset(stall)
 		if k > 0 {
 			if _, err := out.Write(buf[:k]); err != nil {
-				return n, fmt.Errorf("writing: %w", err)
+				return n, &localError{fmt.Errorf("writing %s: %w", file.File+".part", err)}
 			}
 			h.Write(buf[:k])
 			n += int64(k)

@@ -48,10 +48,12 @@ type server struct {
 	mu     sync.Mutex
 	ranges map[string][]string // mode → Range headers, in order
 	healed bool                // "dropalways" serves the whole file once healed
+	// blocked is told when "block" has sent its half.
+	blocked chan struct{}
 }
 
 func newServer(t *testing.T) *server {
-	s := &server{ranges: map[string][]string{}}
+	s := &server{ranges: map[string][]string{}, blocked: make(chan struct{}, 1)}
 	s.Server = httptest.NewServer(http.HandlerFunc(s.serve))
 	t.Cleanup(s.Close)
 	return s
@@ -130,6 +132,12 @@ func (s *server) serve(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		serveWhole(model)
+	case "block": // half the file, then nothing until the client goes away
+		w.Header().Set("Content-Length", strconv.Itoa(len(model)))
+		w.Write(model[:len(model)/2])
+		w.(http.Flusher).Flush()
+		s.blocked <- struct{}{}
+		<-r.Context().Done()
 	case "dropalways": // every connection drops, until healed
 		if !healed {
 			drop(w, r)
@@ -340,6 +348,36 @@ func TestFetch(t *testing.T) {
 			t.Fatalf("--force: %+v %v", res, err)
 		}
 		landed(t, dir)
+	})
+
+	t.Run("cancelled", func(t *testing.T) {
+		dir := t.TempDir()
+		ctx, cancel := context.WithCancelCause(ctx)
+		stop := errors.New("SIGINT")
+		go func() { <-srv.blocked; cancel(stop) }()
+		_, err := fetcher(t).Fetch(ctx, dir, published(srv.url("block"), srv.url("good")), false)
+		if !errors.Is(err, stop) {
+			t.Fatalf("want the signal as the error, got %v", err)
+		}
+		if _, err := os.Stat(filepath.Join(dir, "fixture.onnx")); err == nil {
+			t.Error("a cancelled download landed")
+		}
+		if n := len(srv.requests("block")); n != 1 {
+			t.Errorf("%d tries after the signal, want none", n-1)
+		}
+	})
+
+	t.Run("unwritable-folder", func(t *testing.T) {
+		dir := t.TempDir()
+		if err := os.Mkdir(filepath.Join(dir, "fixture.onnx.part"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		before := len(srv.requests("good"))
+		_, err := fetcher(t).Fetch(ctx, dir, published(srv.url("good"), srv.url("drop")), false)
+		failed(t, err, "fix the models folder")
+		if n := len(srv.requests("good")) - before; n != 0 || strings.Contains(err.Error(), srv.url("drop")) {
+			t.Errorf("a local failure went to the network (%d requests) or to the next host: %v", n, err)
+		}
 	})
 
 	t.Run("no-published-sha256", func(t *testing.T) {
