@@ -54,6 +54,39 @@ func Model(t testing.TB, name string) string {
 	return need(t, filepath.Join(Cache(t), "models", name))
 }
 
+// SharedModel is a real model file from ROOT/../shared/models, the folder beside the repository
+// that holds files whose licences keep them out of it (FaceFusion's scrfd_2.5g.onnx, see that
+// folder's README.md). Tests use them from there and never copy them into the repository. A
+// missing file fails the test, in CI and everywhere else.
+func SharedModel(t testing.TB, name string) string {
+	t.Helper()
+	path := filepath.Join(Root(t), "..", "shared", "models", name)
+	if st, err := os.Stat(path); err != nil || st.Size() == 0 {
+		t.Fatalf("test dependency %s is missing: the real model files live in ../shared/models beside the repository (see its README.md); they are never fetched or committed", filepath.Clean(path))
+	}
+	return filepath.Clean(path)
+}
+
+// SharedSHA256 are the sha256 sums of the files in ../shared/models, from its README.md:
+// FaceFusion's published bytes. Tests pass them to the model's own check, so a test that
+// confirms a fact about FaceFusion's file runs on that file and no other.
+var SharedSHA256 = map[string]string{
+	"scrfd_2.5g.onnx": "2c07342347cef21a619c49dd5664fb8c09570ae9eda5bff3e385c11eafc45ada",
+}
+
+// SharedModelsDir is a temporary models folder holding links to the named files of
+// ../shared/models (see SharedModel), for code that takes a models_dir.
+func SharedModelsDir(t testing.TB, names ...string) string {
+	t.Helper()
+	dir := t.TempDir()
+	for _, n := range names {
+		if err := os.Symlink(SharedModel(t, n), filepath.Join(dir, n)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
 // ORTLibrary is the ONNX Runtime shared library from the cache.
 func ORTLibrary(t testing.TB) string {
 	t.Helper()
