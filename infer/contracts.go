@@ -264,6 +264,18 @@ var contracts = func() map[string]*Contract {
 	add := func(c *Contract) { m[c.Name] = c }
 
 	// Detectors: the frame, shrunk to fit and zero-padded bottom-right, BGR.
+	//
+	// scrfd_2.5g, confirmed on FaceFusion's own file (sha256 2c0734…5ada, ../shared/models;
+	// TestSCRFDRealSignature): input "input" float32 [1,3,?,?], the batch axis fixed at 1 and
+	// the sides dynamic, so every --face-detector-size loads; outputs "0"–"8" float32, the
+	// scores [?,1], box distances [?,4] and keypoint offsets [?,10] of strides 8, 16 and 32 in
+	// that order, two anchors per cell, with no batch axis. The file cannot batch: one frame per
+	// run, so a session shared by workers runs their frames one after another (or concurrently
+	// where the provider allows), never as one batch. Its boxes and five points on real faces
+	// agree with dlib's 68 points (internal/pipeline TestSCRFDRealFile).
+	//
+	// retinaface_10g is taken to have the same layout, since FaceFusion decodes both with the
+	// same code; no real file has confirmed it.
 	for _, n := range []string{"retinaface_10g", "scrfd_2.5g"} {
 		outs := make([]TensorSpec, 0, 9)
 		for _, w := range []int64{1, 4, 10} { // scores, boxes, 5 keypoints; per stride 8, 16, 32
@@ -271,11 +283,14 @@ var contracts = func() map[string]*Contract {
 				outs = append(outs, f32(Dyn, w)(""))
 			}
 		}
-		add(&Contract{Name: n, File: n + ".onnx", Kind: KindDetector,
+		c := &Contract{Name: n, File: n + ".onnx", Kind: KindDetector,
 			Signature: Signature{Inputs: []TensorSpec{f32(Dyn, 3, Dyn, Dyn)("input")}, Outputs: outs},
-			Prep:      Prep{Size: 640, BGR: true, Mean: half3, Std: det128S},
-			Unconfirmed: "input spatial axes: FaceFusion offers sizes 160..1024 so they are dynamic in the file; " +
-				"outputs are [anchors, 1|4|10] without a batch axis (FaceFusion indexes them so)"})
+			Prep:      Prep{Size: 640, BGR: true, Mean: half3, Std: det128S}}
+		if n == "retinaface_10g" {
+			c.Unconfirmed = "the whole signature, read from FaceFusion's code and scrfd_2.5g's file: input [1,3,?,?] with dynamic sides " +
+				"(FaceFusion offers sizes 160..1024); outputs [anchors, 1|4|10] without a batch axis, scores, boxes, keypoints per stride 8, 16, 32"
+		}
+		add(c)
 	}
 	add(&Contract{Name: "yoloface_8n", File: "yoloface_8n.onnx", Kind: KindDetector,
 		Signature: Signature{
