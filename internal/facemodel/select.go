@@ -20,6 +20,9 @@ type Face struct {
 	Landmarks     face.Landmarks68
 	LandmarkScore float64
 	Embedding     Embedding
+	// Detected is the detector's own report, its points among it (FaceFusion's '5'; BlazeFace
+	// gives its six keypoints and no five): what face_debugger's face-landmark-5 draws.
+	Detected face.Detection
 }
 
 // SelectorMode is FaceFusion's --face-selector-mode.
