@@ -21,6 +21,9 @@ func TestFaceDebuggerItems(t *testing.T) {
 	if !c.Debugs() || !c.FindsFaces() || !slices.Equal(c.FaceDebuggerItems, []string{"face-landmark-5/68", "face-mask"}) {
 		t.Errorf("debugs %v, items %v: want FaceFusion's default face-landmark-5/68 face-mask", c.Debugs(), c.FaceDebuggerItems)
 	}
+	if got := c.Settings()["face_debugger_items"]; got != "face-landmark-5/68 face-mask" {
+		t.Errorf("the resume fingerprint holds face_debugger_items as %q", got)
+	}
 	if !slices.Equal(c.Processors, []string{"face_swapper", "face_debugger"}) {
 		t.Errorf("processors %v: the order given is the order they run", c.Processors)
 	}
