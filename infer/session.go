@@ -9,8 +9,6 @@ import (
 	"sync"
 
 	ort "github.com/yalue/onnxruntime_go"
-
-	"github.com/facefusion-hpc/facefusion/internal/logging"
 )
 
 // SessionConfig says how to open one of FaceFusion's model files.
@@ -36,12 +34,18 @@ type SessionConfig struct {
 	Logf func(format string, args ...any)
 }
 
+// Warnf is where the lines of sessions opened without a Logf go; the program points it at its
+// log. The default writes them to standard error.
+var Warnf = func(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "warning: "+format+"\n", args...)
+}
+
 func (c *SessionConfig) logf(format string, args ...any) {
 	if c.Logf != nil {
 		c.Logf(format, args...)
 		return
 	}
-	logging.Default().Warnf(format, args...)
+	Warnf(format, args...)
 }
 
 // Session is one of FaceFusion's models on one ONNX Runtime session, with its inputs and outputs
@@ -49,7 +53,7 @@ func (c *SessionConfig) logf(format string, args ...any) {
 // there). Fill Inputs, call Run, read Outputs: a run allocates nothing. A Session is used by one
 // goroutine at a time.
 type Session struct {
-	contract  *Contract
+	spec      Spec
 	path      string
 	found     Signature
 	providers []string
@@ -63,14 +67,10 @@ type Session struct {
 	tensors  [][]ort.Value
 }
 
-// OpenSession opens FaceFusion's model name from cfg.ModelsDir. The file's integrity (.hash,
+// OpenSession opens the model spec describes from cfg.ModelsDir. The file's integrity (.hash,
 // sha256) and signature are checked first; a mismatch is refused before any session exists,
 // with one line naming the file, the expected and the found signature.
-func OpenSession(name string, cfg SessionConfig) (*Session, error) {
-	c, err := LookupContract(name)
-	if err != nil {
-		return nil, err
-	}
+func OpenSession(c Spec, cfg SessionConfig) (*Session, error) {
 	path := filepath.Join(cfg.ModelsDir, c.File)
 	if err := statModel(c, path); err != nil {
 		return nil, err
@@ -85,10 +85,10 @@ func OpenSession(name string, cfg SessionConfig) (*Session, error) {
 	if err != nil {
 		return nil, fmt.Errorf("model %s %s: %w", c.Name, path, err)
 	}
-	if why := c.Check(found); why != "" {
+	if why := Check(c.Want, found); why != "" {
 		return nil, signatureError(c, path, why, found)
 	}
-	s := &Session{contract: c, path: path, found: found}
+	s := &Session{spec: c, path: path, found: found}
 	if err := s.open(cfg); err != nil {
 		s.Close()
 		return nil, err
@@ -96,7 +96,7 @@ func OpenSession(name string, cfg SessionConfig) (*Session, error) {
 	return s, nil
 }
 
-func statModel(c *Contract, path string) error {
+func statModel(c Spec, path string) error {
 	st, err := os.Stat(path)
 	if err != nil {
 		return fmt.Errorf("model %s %s: not found: put FaceFusion's %s in models_dir (--models-dir)", c.Name, path, c.File)
@@ -108,9 +108,9 @@ func statModel(c *Contract, path string) error {
 }
 
 // signatureError is the one-line refusal of a file whose inputs/outputs are not the contract's.
-func signatureError(c *Contract, path, why string, found Signature) error {
+func signatureError(c Spec, path, why string, found Signature) error {
 	return fmt.Errorf("model %s %s: wrong signature (%s): expected %s; found %s: use FaceFusion's own %s",
-		c.Name, path, why, c.Signature, found, c.File)
+		c.Name, path, why, c.Want, found, c.File)
 }
 
 // ReadSignature reads a model file's inputs and outputs with ONNX Runtime (the runtime must be
@@ -135,9 +135,9 @@ func ReadSignature(path string) (Signature, error) {
 
 // open resolves shapes, maps the buffers, creates the session and binds batch views.
 func (s *Session) open(cfg SessionConfig) error {
-	c := s.contract
+	c := s.spec
 	s.maxBatch = max(cfg.MaxBatch, 1)
-	s.batched = c.Kind != KindDetector
+	s.batched = c.Batched
 	for _, t := range append(append([]TensorSpec(nil), s.found.Inputs...), s.found.Outputs...) {
 		if len(t.Shape) < 2 || t.Shape[0] != Dyn {
 			s.batched = false
@@ -147,14 +147,14 @@ func (s *Session) open(cfg SessionConfig) error {
 		s.maxBatch = 1
 	}
 	for _, t := range s.found.Inputs {
-		b, err := s.buffer(t, c.inputSpec(t.Name), cfg.Dims)
+		b, err := s.buffer(t, inputSpec(c.Want, t.Name), cfg.Dims)
 		if err != nil {
 			return err
 		}
 		s.inputs = append(s.inputs, b)
 	}
 	for i, t := range s.found.Outputs {
-		b, err := s.buffer(t, c.Outputs[i], cfg.Dims)
+		b, err := s.buffer(t, c.Want.Outputs[i], cfg.Dims)
 		if err != nil {
 			return err
 		}
@@ -194,7 +194,7 @@ func (s *Session) open(cfg SessionConfig) error {
 	return nil
 }
 
-func (c *Contract) inputSpec(name string) TensorSpec {
+func inputSpec(c Signature, name string) TensorSpec {
 	for _, t := range c.Inputs {
 		if t.Name == name {
 			return t
@@ -209,7 +209,7 @@ func (s *Session) buffer(t, want TensorSpec, dims map[string][]int64) (*Buffer, 
 	shape := append([]int64(nil), t.Shape...)
 	given := dims[t.Name]
 	if given != nil && len(given) != len(shape) {
-		return nil, fmt.Errorf("model %s %s: dims for %s have %d axes, the model has %d (%s)", s.contract.Name, s.path, t.Name, len(given), len(shape), t)
+		return nil, fmt.Errorf("model %s %s: dims for %s have %d axes, the model has %d (%s)", s.spec.Name, s.path, t.Name, len(given), len(shape), t)
 	}
 	for i, d := range shape {
 		switch {
@@ -223,7 +223,7 @@ func (s *Session) buffer(t, want TensorSpec, dims map[string][]int64) (*Buffer, 
 		case i == 0 && len(shape) > 2:
 			shape[i] = 1 // an unbatched model's dynamic batch axis: FaceFusion runs batch 1
 		default:
-			return nil, fmt.Errorf("model %s %s: %s has a dynamic axis %d: give its shape in SessionConfig.Dims", s.contract.Name, s.path, t, i)
+			return nil, fmt.Errorf("model %s %s: %s has a dynamic axis %d: give its shape in SessionConfig.Dims", s.spec.Name, s.path, t, i)
 		}
 	}
 	n := int64(1)
@@ -235,11 +235,11 @@ func (s *Session) buffer(t, want TensorSpec, dims map[string][]int64) (*Buffer, 
 		item = n / shape[0]
 	}
 	if t.Type.Size() == 0 {
-		return nil, fmt.Errorf("model %s %s: %s has an unsupported element type", s.contract.Name, s.path, t)
+		return nil, fmt.Errorf("model %s %s: %s has an unsupported element type", s.spec.Name, s.path, t)
 	}
 	mem, err := newRegion(int(n) * t.Type.Size())
 	if err != nil {
-		return nil, fmt.Errorf("model %s %s: %s: %w", s.contract.Name, s.path, t.Name, err)
+		return nil, fmt.Errorf("model %s %s: %s: %w", s.spec.Name, s.path, t.Name, err)
 	}
 	return &Buffer{Name: t.Name, Type: t.Type, Shape: shape, Batched: s.batched, mem: mem, item: int(item)}, nil
 }
@@ -301,19 +301,19 @@ func (s *Session) bind(n int) error {
 // items of the output buffers. n is 1 for unbatched models.
 func (s *Session) Run(n int) error {
 	if s.sess == nil {
-		return fmt.Errorf("model %s %s: Run after Close", s.contract.Name, s.path)
+		return fmt.Errorf("model %s %s: Run after Close", s.spec.Name, s.path)
 	}
 	if n < 1 || n > s.maxBatch {
-		return fmt.Errorf("model %s %s: batch %d outside 1..%d (the session's max batch)", s.contract.Name, s.path, n, s.maxBatch)
+		return fmt.Errorf("model %s %s: batch %d outside 1..%d (the session's max batch)", s.spec.Name, s.path, n, s.maxBatch)
 	}
 	if err := s.sess.RunWithBinding(s.bindings[n-1]); err != nil {
-		return fmt.Errorf("model %s %s: inference failed: %s", s.contract.Name, s.path, oneLine(err))
+		return fmt.Errorf("model %s %s: inference failed: %s", s.spec.Name, s.path, oneLine(err))
 	}
 	return nil
 }
 
-// Contract is the contract the model was checked against.
-func (s *Session) Contract() *Contract { return s.contract }
+// Spec is what the model was opened and checked as.
+func (s *Session) Spec() Spec { return s.spec }
 
 // Path is the model file.
 func (s *Session) Path() string { return s.path }
@@ -366,7 +366,7 @@ func (s *Session) Close() error {
 	}
 	s.inputs, s.outputs = nil, nil
 	if err := errors.Join(errs...); err != nil {
-		return fmt.Errorf("model %s %s: close: %s", s.contract.Name, s.path, strings.ReplaceAll(err.Error(), "\n", "; "))
+		return fmt.Errorf("model %s %s: close: %s", s.spec.Name, s.path, strings.ReplaceAll(err.Error(), "\n", "; "))
 	}
 	return nil
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/facefusion-hpc/facefusion/internal/align"
+	"github.com/facefusion-hpc/facefusion/internal/face"
 	"github.com/facefusion-hpc/facefusion/internal/geom"
 	"github.com/facefusion-hpc/facefusion/internal/raster"
 )
@@ -122,9 +123,9 @@ func DebugScale(h int) int {
 
 // Draw paints the items on img for face f, in FaceFusion's order (box, mask, the points, then
 // the scores). Points and boxes are truncated to whole pixels, as FaceFusion casts them.
-func (d *Debugger) Draw(img *raster.Image, f *Face) {
+func (d *Debugger) Draw(img *raster.Image, f *face.Face) {
 	t := DebugScale(img.H)
-	fallback := f.Five == f.Detected.Five // the landmarker fell back to the detector's five
+	fallback := f.Five == f.DetectorFive // the landmarker fell back to the detector's five
 	landmarkColour := debugGreen
 	if fallback {
 		landmarkColour = debugCyan
@@ -168,12 +169,12 @@ func (d *Debugger) Draw(img *raster.Image, f *Face) {
 
 // detectorPoints are the detector's own points: its five, or BlazeFace's keypoints (it has
 // no five). Empty when it gave none, as FaceFusion skips an all-zero '5'.
-func (d *Debugger) detectorPoints(f *Face) []geom.Pt {
-	if f.Detected.Five != [5]geom.Pt{} {
-		return f.Detected.Five[:]
+func (d *Debugger) detectorPoints(f *face.Face) []geom.Pt {
+	if f.DetectorFive != [5]geom.Pt{} {
+		return f.DetectorFive[:]
 	}
-	if f.Detected.Keypoints != [6]geom.Pt{} {
-		return f.Detected.Keypoints[:]
+	if f.Keypoints != [6]geom.Pt{} {
+		return f.Keypoints[:]
 	}
 	return nil
 }

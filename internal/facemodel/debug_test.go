@@ -14,14 +14,14 @@ import (
 
 // debugFace is a face at known places in a 640×480 frame: the detector's five points a few
 // pixels off the landmarker's, 68 landmarks on an ellipse inside the box.
-func debugFace() Face {
-	f := Face{
+func debugFace() face.Face {
+	f := face.Face{Detection: face.Detection{
 		Box:   geom.Rect{X0: 200.7, Y0: 120.2, X1: 400.9, Y1: 360.5},
-		Score: 0.8671, LandmarkScore: 0.75,
-		Five: [5]geom.Pt{{X: 260.4, Y: 200.6}, {X: 340.2, Y: 198.9}, {X: 301.5, Y: 252.3}, {X: 268.8, Y: 301.1}, {X: 331.7, Y: 299.4}},
-	}
+		Score: 0.8671,
+		Five:  [5]geom.Pt{{X: 260.4, Y: 200.6}, {X: 340.2, Y: 198.9}, {X: 301.5, Y: 252.3}, {X: 268.8, Y: 301.1}, {X: 331.7, Y: 299.4}},
+	}, LandmarkScore: 0.75}
 	for i, p := range f.Five {
-		f.Detected.Five[i] = geom.Pt{X: p.X + 4, Y: p.Y - 3}
+		f.DetectorFive[i] = geom.Pt{X: p.X + 4, Y: p.Y - 3}
 	}
 	for k := range f.Landmarks {
 		a := 2 * math.Pi * float64(k) / 68
@@ -40,7 +40,7 @@ func grey() *raster.Image {
 }
 
 // drawn draws items for f on a grey frame and returns the changed pixels with their colours.
-func drawn(t *testing.T, items []string, padding [4]int, f Face) map[image.Point]raster.RGB {
+func drawn(t *testing.T, items []string, padding [4]int, f face.Face) map[image.Point]raster.RGB {
 	t.Helper()
 	d, err := NewDebugger(items, padding)
 	if err != nil {
@@ -135,18 +135,19 @@ func TestDebuggerDrawsWhereTheFaceIs(t *testing.T) {
 		}
 	}
 
-	drawnNear(t, "face-landmark-5", drawn(t, []string{"face-landmark-5"}, [4]int{}, f), points(f.Detected.Five[:]...), s+0.5, red)
+	drawnNear(t, "face-landmark-5", drawn(t, []string{"face-landmark-5"}, [4]int{}, f), points(f.DetectorFive[:]...), s+0.5, red)
 	drawnNear(t, "face-landmark-5/68", drawn(t, []string{"face-landmark-5/68"}, [4]int{}, f), points(f.Five[:]...), s+0.5, green)
 	drawnNear(t, "face-landmark-68", drawn(t, []string{"face-landmark-68"}, [4]int{}, f), points(f.Landmarks[:]...), s+0.5, green)
 
 	// The landmarker fell back to the detector's five: FaceFusion's cyan for the five and
 	// the mask. BlazeFace has no five: its six keypoints are the detector's points.
 	fb := f
-	fb.Detected.Five = fb.Five
+	fb.DetectorFive = fb.Five
 	drawnNear(t, "face-landmark-5/68 (fallback)", drawn(t, []string{"face-landmark-5/68"}, [4]int{}, fb), points(fb.Five[:]...), s+0.5, cyan)
 	bf := f
-	bf.Detected = face.Detection{Keypoints: [6]geom.Pt{{X: 262, Y: 201}, {X: 338, Y: 200}, {X: 300, Y: 250}, {X: 300, Y: 300}, {X: 215, Y: 215}, {X: 385, Y: 214}}}
-	drawnNear(t, "face-landmark-5 (BlazeFace)", drawn(t, []string{"face-landmark-5"}, [4]int{}, bf), points(bf.Detected.Keypoints[:]...), s+0.5, red)
+	bf.DetectorFive = [5]geom.Pt{}
+	bf.Keypoints = [6]geom.Pt{{X: 262, Y: 201}, {X: 338, Y: 200}, {X: 300, Y: 250}, {X: 300, Y: 300}, {X: 215, Y: 215}, {X: 385, Y: 214}}
+	drawnNear(t, "face-landmark-5 (BlazeFace)", drawn(t, []string{"face-landmark-5"}, [4]int{}, bf), points(bf.Keypoints[:]...), s+0.5, red)
 
 	// The mask: the box mask of the arcface_128 crop at 512 is the crop less a one-pixel
 	// border, and less the padding (top, right, bottom, left percent); its edge, mapped back

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/facefusion-hpc/facefusion/infer/catalog"
 	"github.com/facefusion-hpc/facefusion/internal/facemodel"
 )
 
@@ -44,13 +45,13 @@ const (
 	ProcessorDebug   = "face_debugger"
 )
 
+// The embedded default's models are this project's own; FaceFusion's come from the catalog.
 var (
-	Detectors   = []string{"blazeface", "yolo_face", "scrfd", "retinaface"}
-	Landmarkers = []string{"dlib_68", "2dfan4"}
-	Swappers    = []string{"classic", "inswapper_128", "inswapper_128_fp16", "hyperswap_1a_256", "hyperswap_1b_256",
-		"hyperswap_1c_256", "simswap_256", "ghost_1_256", "ghost_2_256", "ghost_3_256"}
-	Enhancers      = []string{"gfpgan_1.4", "codeformer", "gpen_bfr_256", "gpen_bfr_512"}
-	MaskTypes      = []string{"box", "occlusion", "region"}
+	Detectors      = append([]string{"blazeface"}, catalog.Selectors(catalog.Detector)...)
+	Landmarkers    = append([]string{"dlib_68"}, catalog.Selectors(catalog.Landmarker)...)
+	Swappers       = append([]string{"classic"}, catalog.Selectors(catalog.Swapper)...)
+	Enhancers      = catalog.Selectors(catalog.Enhancer)
+	MaskTypes      = append(append([]string{"box"}, catalog.Selectors(catalog.Occluder)...), catalog.Selectors(catalog.Parser)...)
 	SelectorModes  = []string{"one", "many", "reference"}
 	SelectorOrders = func() (o []string) { // facemodel sorts by them: one list
 		for _, x := range facemodel.SelectorOrders {
@@ -207,17 +208,17 @@ var modelOptions = []option{
 		set: str(func(c *Config) *string { return &c.FaceDetectorSize })},
 	{long: "face-landmarker-score", arg: "0..1", help: "2dfan4: below this landmark score the detector's five points are used (default 0.5)",
 		set: float("face-landmarker-score", func(c *Config) *float64 { return &c.FaceLandmarkerScore })},
-	{long: "face-swapper-model", arg: "NAME", help: "classic (embedded default, model-free), inswapper_128, inswapper_128_fp16, hyperswap_1a/1b/1c_256, simswap_256, ghost_1/2/3_256",
+	{long: "face-swapper-model", arg: "NAME", help: "classic (embedded default, model-free), " + strings.Join(Swappers[1:], ", "),
 		set: str(func(c *Config) *string { return &c.FaceSwapperModel })},
 	{long: "face-swapper-pixel-boost", arg: "WxH", help: "swap at this crop size in tiles of the model's size, e.g. 256x256 for inswapper_128",
 		set: str(func(c *Config) *string { return &c.FaceSwapperPixelBoost })},
-	{long: "face-enhancer-model", arg: "NAME", help: "gfpgan_1.4 (default), codeformer, gpen_bfr_256, gpen_bfr_512 (processor face_enhancer)",
+	{long: "face-enhancer-model", arg: "NAME", help: strings.Join(Enhancers, ", ") + " (default gfpgan_1.4; processor face_enhancer)",
 		set: str(func(c *Config) *string { return &c.FaceEnhancerModel })},
 	{long: "face-enhancer-blend", arg: "0..100", help: "how much of the enhanced face replaces the frame's (default 80)",
 		set: integer("face-enhancer-blend", func(c *Config) *int { return &c.FaceEnhancerBlend })},
 	{long: "face-enhancer-weight", arg: "0..1", help: "codeformer's fidelity weight (default 0.5)",
 		set: float("face-enhancer-weight", func(c *Config) *float64 { return &c.FaceEnhancerWeight })},
-	{long: "face-mask-types", arg: "TYPE...", multi: true, help: "box (default), occlusion (xseg_1), region (bisenet_resnet_34); combined by minimum",
+	{long: "face-mask-types", arg: "TYPE...", multi: true, help: strings.Join(MaskTypes, ", ") + " (default box; occlusion runs xseg_1, region bisenet_resnet_34); combined by minimum",
 		set: strs(func(c *Config) *[]string { return &c.FaceMaskTypes })},
 	{long: "face-mask-blur", arg: "0..1", help: "box mask blur (default 0.3)",
 		set: float("face-mask-blur", func(c *Config) *float64 { return &c.FaceMaskBlur })},
@@ -241,7 +242,7 @@ var modelOptions = []option{
 		set: float("reference-face-distance", func(c *Config) *float64 { return &c.ReferenceFaceDistance })},
 	{long: "reference-frame-number", arg: "N", help: "reference mode: the target frame the reference face is taken from (default 0)",
 		set: integer("reference-frame-number", func(c *Config) *int { return &c.ReferenceFrameNumber })},
-	{long: "face-debugger-items", arg: "ITEM...", multi: true, help: "processor face_debugger draws: bounding-box, face-mask, face-landmark-5, face-landmark-5/68, face-landmark-68, face-detector-score, face-landmarker-score (default face-landmark-5/68 face-mask)",
+	{long: "face-debugger-items", arg: "ITEM...", multi: true, help: "processor face_debugger draws: " + strings.Join(facemodel.DebuggerItemNames(true), ", ") + " (default face-landmark-5/68 face-mask)",
 		set: strs(func(c *Config) *[]string { return &c.FaceDebuggerItems })},
 	{long: "execution-providers", arg: "NAME...", multi: true, help: "ordered, e.g. tensorrt cuda cpu (default cpu); a list ending in cpu falls back to it",
 		set: strs(func(c *Config) *[]string { return &c.ExecutionProviders })},

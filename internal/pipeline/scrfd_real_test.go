@@ -8,7 +8,8 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/facefusion-hpc/facefusion/internal/facemodel"
+	"github.com/facefusion-hpc/facefusion/infer/catalog"
+	"github.com/facefusion-hpc/facefusion/internal/face"
 	"github.com/facefusion-hpc/facefusion/internal/geom"
 	"github.com/facefusion-hpc/facefusion/internal/job"
 	"github.com/facefusion-hpc/facefusion/internal/raster"
@@ -60,7 +61,7 @@ func TestSCRFDRealFile(t *testing.T) {
 		name  string
 		img   *raster.Image
 		faces int
-		dlib  []facemodel.Face
+		dlib  []face.Face
 	}
 	var images []image
 	for _, s := range []struct {
@@ -102,7 +103,7 @@ func TestSCRFDRealFile(t *testing.T) {
 	for _, size := range []string{"", "320x320"} { // "": the model's default, 640
 		cfg := ref
 		cfg.FaceDetectorModel, cfg.FaceDetectorSize = "scrfd", size
-		cfg.ModelSHA256 = map[string]string{"scrfd_2.5g": testenv.SharedSHA256["scrfd_2.5g.onnx"]}
+		cfg.ModelSHA256 = map[string]string{"scrfd_2.5g": catalog.Must("scrfd_2.5g").SHA256}
 		m, err := LoadModels(cfg) // checks the file's signature and its sha256 before any frame
 		if err != nil {
 			t.Fatal(err)
@@ -149,7 +150,7 @@ func TestSCRFDRealFile(t *testing.T) {
 
 // matchLandmarks is the index of the face in faces whose box overlaps box most, if they
 // overlap by a third or more; else -1.
-func matchLandmarks(box geom.Rect, faces []facemodel.Face) int {
+func matchLandmarks(box geom.Rect, faces []face.Face) int {
 	best, bestIoU := -1, 1.0/3
 	for i, f := range faces {
 		if iou := box.IoU(f.Box); iou >= bestIoU {

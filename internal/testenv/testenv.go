@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"runtime"
 	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -67,13 +68,6 @@ func SharedModel(t testing.TB, name string) string {
 	return filepath.Clean(path)
 }
 
-// SharedSHA256 are the sha256 sums of the files in ../shared/models, from its README.md:
-// FaceFusion's published bytes. Tests pass them to the model's own check, so a test that
-// confirms a fact about FaceFusion's file runs on that file and no other.
-var SharedSHA256 = map[string]string{
-	"scrfd_2.5g.onnx": "2c07342347cef21a619c49dd5664fb8c09570ae9eda5bff3e385c11eafc45ada",
-}
-
 // SharedModelsDir is a temporary models folder holding links to the named files of
 // ../shared/models (see SharedModel), for code that takes a models_dir.
 func SharedModelsDir(t testing.TB, names ...string) string {
@@ -117,4 +111,22 @@ func MeanVolume(t testing.TB, path string) float64 {
 	}
 	v, _ := strconv.ParseFloat(string(m[1]), 64)
 	return v
+}
+
+// CheckError fails t unless err is one line that mentions every one of wants.
+func CheckError(t testing.TB, what string, err error, wants ...string) {
+	t.Helper()
+	if err == nil {
+		t.Errorf("%s: no error", what)
+		return
+	}
+	msg := err.Error()
+	if strings.Contains(msg, "\n") {
+		t.Errorf("%s: error spans lines: %q", what, msg)
+	}
+	for _, w := range wants {
+		if !strings.Contains(msg, w) {
+			t.Errorf("%s: error %q does not mention %q", what, msg, w)
+		}
+	}
 }

@@ -1,53 +1,55 @@
-package infer
+package adapters
 
 import (
 	"fmt"
 	"slices"
 	"testing"
 
+	"github.com/facefusion-hpc/facefusion/infer"
+	"github.com/facefusion-hpc/facefusion/infer/catalog"
 	"github.com/facefusion-hpc/facefusion/internal/testenv"
 )
 
 // realSCRFD is a session config over FaceFusion's own scrfd_2.5g in ../shared/models (linked,
 // never copied), checked against its published sha256, one intra-op thread as a worker runs it.
-func realSCRFD(t testing.TB, maxBatch int) SessionConfig {
-	return SessionConfig{
+func realSCRFD(t testing.TB, maxBatch int) infer.SessionConfig {
+	return infer.SessionConfig{
 		ModelsDir: testenv.SharedModelsDir(t, "scrfd_2.5g.onnx"), Library: testenv.ORTLibrary(t),
-		MaxBatch: maxBatch, SHA256: testenv.SharedSHA256["scrfd_2.5g.onnx"], Logf: func(string, ...any) {},
+		MaxBatch: maxBatch, SHA256: catalog.Must("scrfd_2.5g").SHA256, Logf: func(string, ...any) {},
 	}
 }
 
 // TestSCRFDRealSignature reads the signature of FaceFusion's own scrfd_2.5g and holds it to
-// what its contract (contracts.go) states as confirmed: input "input" float32 [1,3,?,?] (the
+// what its catalog entry (infer/catalog/table.go) states as confirmed: input "input" float32 [1,3,?,?] (the
 // batch axis fixed at 1, the sides dynamic: every size FaceFusion offers loads); outputs "0"–"8"
 // float32, scores [?,1], box distances [?,4] and keypoint offsets [?,10], each for strides 8,
 // 16 and 32, with no batch axis. So the file cannot batch: a session asked for batch 8 opens at
 // batch 1, and its anchor outputs are sized by the detector size.
 func TestSCRFDRealSignature(t *testing.T) {
 	cfg := realSCRFD(t, 8)
-	if err := ensureRuntime(Options{Library: cfg.Library}); err != nil {
+	if err := infer.Init(cfg.Library); err != nil {
 		t.Fatal(err)
 	}
-	c, err := LookupContract("scrfd_2.5g")
+	m := catalog.Must("scrfd_2.5g")
+	if m.Unconfirmed != "" {
+		t.Errorf("scrfd_2.5g's catalog entry still has an unconfirmed note: %q", m.Unconfirmed)
+	}
+	sig, err := infer.ReadSignature(testenv.SharedModel(t, "scrfd_2.5g.onnx"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Unconfirmed != "" {
-		t.Errorf("scrfd_2.5g's contract still has an unconfirmed note: %q", c.Unconfirmed)
-	}
-	sig, err := ReadSignature(testenv.SharedModel(t, "scrfd_2.5g.onnx"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := Signature{Inputs: []TensorSpec{{Name: "input", Shape: []int64{1, 3, Dyn, Dyn}, Type: Float32}}}
+	want := infer.Signature{Inputs: []infer.TensorSpec{{Name: "input", Shape: []int64{1, 3, infer.Dyn, infer.Dyn}, Type: infer.Float32}}}
 	for i, w := range []int64{1, 1, 1, 4, 4, 4, 10, 10, 10} {
-		want.Outputs = append(want.Outputs, TensorSpec{Name: fmt.Sprint(i), Shape: []int64{Dyn, w}, Type: Float32})
+		want.Outputs = append(want.Outputs, infer.TensorSpec{Name: fmt.Sprint(i), Shape: []int64{infer.Dyn, w}, Type: infer.Float32})
 	}
 	if sig.String() != want.String() {
 		t.Fatalf("FaceFusion's scrfd_2.5g has the signature\n %s\nwant\n %s", sig, want)
 	}
-	if why := c.Check(sig); why != "" {
-		t.Errorf("the contract refuses FaceFusion's own file: %s", why)
+	if why := m.Check(sig); why != "" {
+		t.Errorf("the catalog refuses FaceFusion's own file: %s", why)
+	}
+	if m.Batched {
+		t.Errorf("the catalog says scrfd_2.5g batches; its outputs have no batch axis")
 	}
 
 	for _, size := range []int{640, 320} {
