@@ -50,6 +50,18 @@ var table = func() map[string]*Model {
 	}
 
 	// Detectors: the frame, shrunk to fit and zero-padded bottom-right, BGR.
+	//
+	// scrfd_2.5g, confirmed on FaceFusion's own file (../shared/models, its published sha256;
+	// infer/adapters TestSCRFDRealSignature): input "input" float32 [1,3,?,?], the batch axis
+	// fixed at 1 and the sides dynamic, so every size FaceFusion offers loads; outputs "0"–"8"
+	// float32, the scores [?,1], box distances [?,4] and keypoint offsets [?,10] of strides 8,
+	// 16 and 32 in that order, two anchors per cell, with no batch axis. It cannot batch
+	// (Batched false): a session shared by workers runs their frames one after another, or
+	// concurrently where the provider allows. Its boxes and five points on real faces agree with
+	// dlib's 68 points (internal/pipeline TestSCRFDRealFile).
+	//
+	// retinaface_10g is taken to have the same layout, since FaceFusion decodes both with the
+	// same code; no real file has confirmed it.
 	anchors := map[string]string{"scrfd_2.5g": "scrfd", "retinaface_10g": "retinaface"}
 	for name, opt := range anchors {
 		outs := make([]infer.TensorSpec, 0, 9)
@@ -60,9 +72,11 @@ var table = func() map[string]*Model {
 		}
 		x := &Model{Name: name, Option: opt, Kind: Detector,
 			Want: infer.Signature{Inputs: []infer.TensorSpec{f32("input", dyn, 3, dyn, dyn)}, Outputs: outs},
-			Size: 640, Sizes: []int{160, 320, 480, 512, 640}, Norm: anchorNorm,
-			Unconfirmed: "input spatial axes: FaceFusion offers sizes 160..1024 so they are dynamic in the file; " +
-				"outputs are [anchors, 1|4|10] without a batch axis (FaceFusion indexes them so)"}
+			Size: 640, Sizes: []int{160, 320, 480, 512, 640}, Norm: anchorNorm}
+		if name == "retinaface_10g" {
+			x.Unconfirmed = "the whole signature, from FaceFusion's code and scrfd_2.5g's file: input [1,3,?,?] with dynamic sides " +
+				"(FaceFusion offers sizes 160..1024); outputs [anchors, 1|4|10] without a batch axis, scores, boxes, keypoints per stride 8, 16, 32"
+		}
 		add(x)
 	}
 	add(&Model{Name: "yoloface_8n", Option: "yolo_face", Kind: Detector,

@@ -29,6 +29,7 @@ type Models struct {
 	ReferenceFacePosition int      `toml:"reference_face_position"`
 	ReferenceFaceDistance float64  `toml:"reference_face_distance"`
 	ReferenceFrameNumber  int      `toml:"reference_frame_number"`
+	FaceDebuggerItems     []string `toml:"face_debugger_items"`
 
 	ExecutionProviders []string          `toml:"execution_providers"`
 	ExecutionDeviceIDs []int             `toml:"execution_device_ids" fingerprint:"operational"`
@@ -39,7 +40,10 @@ type Models struct {
 }
 
 // The processors, detectors, landmarkers, swappers and enhancers a job may name.
-const ProcessorEnhance = "face_enhancer"
+const (
+	ProcessorEnhance = "face_enhancer"
+	ProcessorDebug   = "face_debugger"
+)
 
 // The embedded default's models are this project's own; FaceFusion's come from the catalog.
 var (
@@ -114,6 +118,18 @@ func (c *Config) validateModels(bad func(string, ...any)) {
 	if c.ExecutionBatchSize < 0 {
 		bad("execution_batch_size: %d is negative (0: automatic)", c.ExecutionBatchSize)
 	}
+	// A name FaceFusion does not have is refused always; one it has but this program cannot
+	// draw, or none at all, only when face_debugger runs.
+	for _, name := range c.FaceDebuggerItems {
+		if _, ok := facemodel.LookupDebuggerItem(name); !ok {
+			bad("%s", oneOf("face_debugger_items (--face-debugger-items)", name, facemodel.DebuggerItemNames(false)))
+		}
+	}
+	if c.Debugs() {
+		if err := facemodel.CheckDebuggerItems(c.FaceDebuggerItems); err != nil {
+			bad("face_debugger_items (--face-debugger-items): %v", err)
+		}
+	}
 }
 
 // UsesGPU reports whether a GPU execution provider is asked for.
@@ -157,6 +173,13 @@ func (c *Config) PixelBoost() (int, error) { return squareSize(c.FaceSwapperPixe
 
 // Enhances reports whether the face enhancer runs.
 func (c *Config) Enhances() bool { return slices.Contains(c.Processors, ProcessorEnhance) }
+
+// Debugs reports whether the face debugger runs.
+func (c *Config) Debugs() bool { return slices.Contains(c.Processors, ProcessorDebug) }
+
+// FindsFaces reports whether any processor works on faces: otherwise frames pass through
+// untouched, and no model or runtime is loaded.
+func (c *Config) FindsFaces() bool { return c.Swaps() || c.Enhances() || c.Debugs() }
 
 // MaskPadding is face_mask_padding as top, right, bottom, left percentages.
 func (c *Config) MaskPadding() [4]int {
@@ -219,6 +242,8 @@ var modelOptions = []option{
 		set: float("reference-face-distance", func(c *Config) *float64 { return &c.ReferenceFaceDistance })},
 	{long: "reference-frame-number", arg: "N", help: "reference mode: the target frame the reference face is taken from (default 0)",
 		set: integer("reference-frame-number", func(c *Config) *int { return &c.ReferenceFrameNumber })},
+	{long: "face-debugger-items", arg: "ITEM...", multi: true, help: "processor face_debugger draws: " + strings.Join(facemodel.DebuggerItemNames(true), ", ") + " (default face-landmark-5/68 face-mask)",
+		set: strs(func(c *Config) *[]string { return &c.FaceDebuggerItems })},
 	{long: "execution-providers", arg: "NAME...", multi: true, help: "ordered, e.g. tensorrt cuda cpu (default cpu); a list ending in cpu falls back to it",
 		set: strs(func(c *Config) *[]string { return &c.ExecutionProviders })},
 	{long: "execution-device-ids", arg: "N...", multi: true, help: "GPUs for cuda/tensorrt; a rank takes the one at its node-local rank (default: the rank's bound GPU, see probe)",

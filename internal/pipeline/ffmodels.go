@@ -129,7 +129,7 @@ func ModelNames(cfg job.Config) []string {
 // the embedded default's BlazeFace and dlib files and FaceFusion's (ModelNames). LoadModels
 // checks them and the resume fingerprint hashes them: one list.
 func ModelFiles(cfg job.Config) ([]string, error) {
-	if !cfg.Swaps() && !cfg.Enhances() {
+	if !cfg.FindsFaces() {
 		return nil, nil
 	}
 	files := defaultModelFiles(cfg)
@@ -227,7 +227,7 @@ func (a *analyser) analyse(img *raster.Image) ([]face.Face, error) {
 	a.st.add(facesFound, len(dets))
 	start = time.Now()
 	for _, d := range dets {
-		f := face.Face{Detection: d}
+		f := face.Face{Detection: d, DetectorFive: d.Five}
 		if a.fan != nil {
 			score, err := a.fan.Landmarks(img, d.Box, &f.Landmarks)
 			if err != nil {
@@ -280,9 +280,11 @@ type modelWorker struct {
 	classic  *swap.Swapper
 	swapper  *adapters.FaceSwapper
 	enhancer *adapters.FaceEnhancer
+	debugger *facemodel.Debugger // draws on faces[i] in items[i].Frame
 	idx      []int
 	items    []adapters.FaceRef
 	lms      []face.Landmarks68
+	faces    []face.Face
 	faced    int // frames in which a face was selected for the processors (framesWithFaces)
 	st       *Stats
 }
@@ -307,6 +309,19 @@ func (m *Models) newModelWorker() (*modelWorker, error) {
 			}
 			if err := w.swapper.SetSource(*m.sourceEmbedding); err != nil {
 				return fail(err)
+			}
+		}
+	}
+	if cfg.Debugs() {
+		if w.debugger, err = facemodel.NewDebugger(cfg.FaceDebuggerItems, cfg.MaskPadding()); err != nil {
+			w.Close()
+			return nil, fault.AsUsage(fmt.Errorf("face_debugger_items (--face-debugger-items): %w", err))
+		}
+		if slices.Contains(cfg.FaceDebuggerItems, "face-mask") {
+			for _, t := range cfg.FaceMaskTypes {
+				if t != "box" {
+					logOnce(cfg.UsesGPU(), "face_debugger: face-mask draws the box mask (with face_mask_padding); the %s mask of face_mask_types is not drawn", t)
+				}
 			}
 		}
 	}
@@ -342,7 +357,7 @@ func (w *modelWorker) Process(img *raster.Image) error { return w.ProcessBatch([
 
 // ProcessBatch processes consecutive frames in place.
 func (w *modelWorker) ProcessBatch(frames []*raster.Image) error {
-	w.items, w.lms = w.items[:0], w.lms[:0]
+	w.items, w.lms, w.faces = w.items[:0], w.lms[:0], w.faces[:0]
 	for _, img := range frames {
 		faces, err := w.an.analyse(img)
 		if err != nil {
@@ -355,6 +370,9 @@ func (w *modelWorker) ProcessBatch(frames []*raster.Image) error {
 		for _, i := range w.idx {
 			w.items = append(w.items, adapters.FaceRef{Frame: img, Five: faces[i].Five})
 			w.lms = append(w.lms, faces[i].Landmarks)
+			if w.debugger != nil {
+				w.faces = append(w.faces, faces[i])
+			}
 		}
 	}
 	for _, p := range w.cfg.Processors {
@@ -368,6 +386,11 @@ func (w *modelWorker) ProcessBatch(frames []*raster.Image) error {
 			if err := w.swapper.Swap(w.items); err != nil {
 				return err
 			}
+		case p == job.ProcessorDebug && w.debugger != nil:
+			for i := range w.faces {
+				w.debugger.Draw(w.items[i].Frame, &w.faces[i])
+			}
+			continue
 		case p == job.ProcessorEnhance && w.enhancer != nil:
 			if err := w.enhancer.Enhance(w.items); err != nil {
 				return err
@@ -395,7 +418,7 @@ func (m *Models) Analyse(ctx context.Context, info *video.Info) (*raster.Image, 
 	var none face.Landmarks68
 	classic := cfg.Swaps() && cfg.FaceSwapperModel == "classic"
 	identity := cfg.Swaps() && !classic
-	reference := (cfg.Swaps() || cfg.Enhances()) && cfg.FaceSelectorMode == "reference"
+	reference := cfg.FindsFaces() && cfg.FaceSelectorMode == "reference"
 	if !classic && !identity && !reference {
 		return nil, none, nil
 	}

@@ -41,7 +41,7 @@ type Models struct {
 // LoadModels initialises ONNX Runtime and loads the landmarker; every missing file is an
 // Environment fault naming the file and what to do.
 func LoadModels(cfg job.Config) (*Models, error) {
-	if !cfg.Swaps() && !cfg.Enhances() {
+	if !cfg.FindsFaces() {
 		return &Models{cfg: cfg, stats: new(Stats)}, nil // frames pass through: no model, no runtime
 	}
 	for _, p := range defaultModelFiles(cfg) {
@@ -160,7 +160,7 @@ func (m *Models) Stats() *Stats { return m.stats }
 
 // NewWorker returns a frame worker with its own detector and swapper buffers.
 func (m *Models) NewWorker() (Worker, error) {
-	if !m.cfg.Swaps() && !m.cfg.Enhances() {
+	if !m.cfg.FindsFaces() {
 		return passWorker{st: m.stats}, nil
 	}
 	return m.newModelWorker()
