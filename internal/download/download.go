@@ -89,6 +89,8 @@ func (f *Fetcher) logf(format string, args ...any) {
 var defaultClient = func() *http.Client {
 	t := http.DefaultTransport.(*http.Transport).Clone()
 	t.ResponseHeaderTimeout = time.Minute
+	// Byte offsets must be the file's: no transparent gzip (model files do not shrink anyway).
+	t.DisableCompression = true
 	return &http.Client{Transport: t}
 }()
 
@@ -306,10 +308,10 @@ func (f *Fetcher) fromURL(ctx context.Context, u, dir, part string, file File) (
 	}
 	final := filepath.Join(dir, file.File)
 	if err := os.Rename(part, final); err != nil {
-		return total, fmt.Errorf("moving %s into place: %w", part, err)
+		return total, &localError{fmt.Errorf("moving %s into place: %w", part, err)}
 	}
 	if err := lustre.SyncDir(dir); err != nil {
-		return total, fmt.Errorf("syncing %s: %w", dir, err)
+		return total, &localError{fmt.Errorf("syncing %s: %w", dir, err)}
 	}
 	// FaceFusion keeps NAME.hash beside NAME.onnx and a run checks it whenever it is there: it
 	// must describe the new file (a stale one would refuse it), and it is the only check of a
@@ -317,7 +319,7 @@ func (f *Fetcher) fromURL(ctx context.Context, u, dir, part string, file File) (
 	hp := filepath.Join(dir, file.HashFile)
 	if _, err := os.Stat(hp); file.HashFile != "" && (err == nil || file.SHA256 == "") {
 		if err := lustre.WriteAtomic(hp, []byte(crc)); err != nil {
-			return total, fmt.Errorf("model %s: %w", file.Name, err)
+			return total, &localError{err}
 		}
 	}
 	return total, nil
