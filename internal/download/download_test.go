@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -46,17 +47,48 @@ func published(urls ...string) File {
 type server struct {
 	*httptest.Server
 	mu     sync.Mutex
-	ranges map[string][]string // mode → Range headers, in order
+	ranges map[string][]string // mode → Range headers, in order ("MODE.hash" for its .hash)
 	healed bool                // "dropalways" serves the whole file once healed
 	// blocked is told when "block" has sent its half.
 	blocked chan struct{}
+	// "gate": the first request sends half and is told on gateA, then waits for releaseA;
+	// any later one sends 4 KiB, is told on gateB, then waits for releaseB.
+	gateA, gateB       chan struct{}
+	releaseA, releaseB chan struct{}
+	// left counts the requests of the "…stall…" modes that ended because the client went away
+	// (rather than after the 20 s a broken client would have needed).
+	left map[string]int
+	// cdn, when set, is where "redirect" sends its requests (as GitHub and Hugging Face send
+	// theirs to a CDN).
+	cdn *server
 }
 
 func newServer(t *testing.T) *server {
-	s := &server{ranges: map[string][]string{}, blocked: make(chan struct{}, 1)}
+	s := &server{ranges: map[string][]string{}, blocked: make(chan struct{}, 1), left: map[string]int{},
+		gateA: make(chan struct{}, 1), gateB: make(chan struct{}, 1), releaseA: make(chan struct{}), releaseB: make(chan struct{})}
 	s.Server = httptest.NewServer(http.HandlerFunc(s.serve))
 	t.Cleanup(s.Close)
+	// Runs before Close (cleanups run last first), so that no handler is left waiting.
+	t.Cleanup(func() { close(s.releaseA); close(s.releaseB) })
 	return s
+}
+
+// waitForClient blocks a handler until its client goes away, and counts that; a client that
+// never does is let go after 20 s, uncounted, and the test fails on the count.
+func (s *server) waitForClient(mode string, r *http.Request) {
+	select {
+	case <-r.Context().Done():
+		s.mu.Lock()
+		s.left[mode]++
+		s.mu.Unlock()
+	case <-time.After(20 * time.Second):
+	}
+}
+
+func (s *server) clientLeft(mode string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.left[mode]
 }
 
 func (s *server) url(mode string) string { return s.URL + "/" + mode + "/fixture.onnx" }
@@ -85,24 +117,119 @@ func drop(w http.ResponseWriter, r *http.Request) {
 	panic(http.ErrAbortHandler)
 }
 
+// crc is the fixture's CRC32 as FaceFusion's .hash holds it.
+var crc = fmt.Sprintf("%08x", crc32.ChecksumIEEE(model))
+
 func (s *server) serve(w http.ResponseWriter, r *http.Request) {
 	mode, file, _ := strings.Cut(strings.TrimPrefix(r.URL.Path, "/"), "/")
+	key := mode
 	if file == "fixture.hash" {
-		if mode == "nohash" {
-			http.NotFound(w, r)
-			return
-		}
-		fmt.Fprintf(w, "%08x", crc32.ChecksumIEEE(model))
-		return
+		key += ".hash"
 	}
 	s.mu.Lock()
-	n := len(s.ranges[mode])
-	s.ranges[mode] = append(s.ranges[mode], r.Header.Get("Range"))
+	n := len(s.ranges[key])
+	s.ranges[key] = append(s.ranges[key], r.Header.Get("Range"))
 	healed := s.healed
 	s.mu.Unlock()
+	if file == "fixture.hash" {
+		switch {
+		case mode == "nohash":
+			http.NotFound(w, r)
+		case mode == "badcrc":
+			fmt.Fprintf(w, "%08x", crc32.ChecksumIEEE(model)^1)
+		case mode == "hashstall" && n == 0: // no answer at all, until the client leaves
+			s.waitForClient(key, r)
+		default:
+			fmt.Fprint(w, crc)
+		}
+		return
+	}
 	serveWhole := func(b []byte) { http.ServeContent(w, r, file, time.Time{}, bytes.NewReader(b)) }
+	// chunked sends b with no Content-Length.
+	chunked := func(b []byte) {
+		w.WriteHeader(http.StatusOK)
+		w.(http.Flusher).Flush()
+		w.Write(b)
+	}
+	half := len(model) / 2
 	switch mode {
-	case "good", "nohash":
+	case "good", "nohash", "badcrc", "hashstall":
+		serveWhole(model)
+	case "gate": // see server.gateA
+		w.Header().Set("Content-Length", strconv.Itoa(len(model))) // Range ignored
+		first, gate, release := model[:half], s.gateA, s.releaseA
+		if n > 0 {
+			first, gate, release = model[:4096], s.gateB, s.releaseB
+		}
+		w.Write(first)
+		w.(http.Flusher).Flush()
+		gate <- struct{}{}
+		select {
+		case <-release:
+			w.Write(model[len(first):])
+		case <-r.Context().Done():
+		}
+	case "badrange": // drops; the resume is answered with another range; then the whole file
+		switch {
+		case n == 0:
+			drop(w, r)
+		case r.Header.Get("Range") != "":
+			w.Header().Set("Content-Range", fmt.Sprintf("bytes 0-%d/%d", len(model)-1, len(model)))
+			w.WriteHeader(http.StatusPartialContent)
+			w.Write(model)
+		default:
+			serveWhole(model)
+		}
+	case "badtotal": // drops; the resume's Content-Range says the file is longer
+		if n == 0 {
+			drop(w, r)
+		}
+		w.Header().Set("Content-Range", fmt.Sprintf("bytes %d-%d/%d", half, len(model)+9, len(model)+10))
+		w.WriteHeader(http.StatusPartialContent)
+		w.Write(model[half:])
+	case "416": // drops; the resume is "not satisfiable" (the file there changed); then whole
+		switch {
+		case n == 0:
+			drop(w, r)
+		case r.Header.Get("Range") != "":
+			w.Header().Set("Content-Range", "bytes */1000")
+			w.WriteHeader(http.StatusRequestedRangeNotSatisfiable)
+		default:
+			serveWhole(model)
+		}
+	case "503", "429", "408": // that status first (503 and 429 with Retry-After), then the file
+		if n == 0 {
+			code, _ := strconv.Atoi(mode)
+			if code != http.StatusRequestTimeout {
+				w.Header().Set("Retry-After", map[int]string{503: "7", 429: "3"}[code])
+			}
+			w.WriteHeader(code)
+			return
+		}
+		serveWhole(model)
+	case "429long": // always busy, for an hour
+		w.Header().Set("Retry-After", "3600")
+		w.WriteHeader(http.StatusTooManyRequests)
+	case "chunkedshort": // half the file, no Content-Length, Range ignored
+		chunked(model[:half])
+	case "chunkedlong": // the file and 100 bytes more, no Content-Length
+		chunked(append(bytes.Clone(model), make([]byte, 100)...))
+	case "chunked":
+		chunked(model)
+	case "liar": // says the whole length, sends half and ends; then honours Range
+		if n == 0 {
+			w.Header().Set("Content-Length", strconv.Itoa(len(model)))
+			w.Write(model[:half])
+			return
+		}
+		serveWhole(model)
+	case "redirect": // 302 to the CDN's "drop", as GitHub and Hugging Face answer
+		http.Redirect(w, r, s.cdn.url("drop"), http.StatusFound)
+	case "headstall": // the first request gets no header at all, until the client leaves
+		if n == 0 {
+			s.waitForClient(key, r)
+			return
+		}
 		serveWhole(model)
 	case "missing":
 		http.NotFound(w, r)
@@ -126,9 +253,9 @@ func (s *server) serve(w http.ResponseWriter, r *http.Request) {
 	case "stall": // the first answer stops sending without closing
 		if n == 0 {
 			w.Header().Set("Content-Length", strconv.Itoa(len(model)))
-			w.Write(model[:len(model)/2])
+			w.Write(model[:half])
 			w.(http.Flusher).Flush()
-			<-r.Context().Done()
+			s.waitForClient(key, r)
 			return
 		}
 		serveWhole(model)
@@ -278,14 +405,21 @@ func TestFetch(t *testing.T) {
 	t.Run("stalled", func(t *testing.T) {
 		dir := t.TempDir()
 		f := fetcher(t)
-		f.Stall = 50 * time.Millisecond
+		f.Stall = 500 * time.Millisecond
 		res, err := f.Fetch(ctx, dir, published(srv.url("stall")), false)
 		if err != nil || res.State != Downloaded {
 			t.Fatalf("%+v %v", res, err)
 		}
 		landed(t, dir)
-		if got := srv.requests("stall"); len(got) != 2 || got[1] != fmt.Sprintf("bytes=%d-", len(model)/2) {
-			t.Errorf("requests' Range headers %q", got)
+		// The second request resumed what had arrived of the half sent (all of it, unless the
+		// machine was slower than the stall between two reads).
+		got := srv.requests("stall")
+		from := -1
+		if len(got) == 2 {
+			from, _ = strconv.Atoi(strings.TrimSuffix(strings.TrimPrefix(got[1], "bytes="), "-"))
+		}
+		if from <= 0 || from > len(model)/2 || srv.clientLeft("stall") != 1 {
+			t.Errorf("requests' Range headers %q (the stalled one left: %d), want a resume after 0 and at most %d", got, srv.clientLeft("stall"), len(model)/2)
 		}
 	})
 
@@ -407,30 +541,462 @@ func TestFetch(t *testing.T) {
 	})
 }
 
-// Only force-download opens a network connection: no package of the project but the command
-// imports this one, and none but this one imports net/http itself.
+// crcOnly is the fixture's row as for a model FaceFusion publishes no sha256 or size for.
+func crcOnly(urls ...string) File {
+	f := published(urls...)
+	f.SHA256, f.Size = "", 0
+	return f
+}
+
+// rangeFrom is the offset of a "bytes=N-" Range header; -1 for none.
+func rangeFrom(h string) int {
+	n, err := strconv.Atoi(strings.TrimSuffix(strings.TrimPrefix(h, "bytes="), "-"))
+	if err != nil {
+		return -1
+	}
+	return n
+}
+
+// TestFetchAnswers holds Fetch to every kind of answer a host gives: each try's Range, what
+// lands, what is kept for a rerun, and the one-line error.
+func TestFetchAnswers(t *testing.T) {
+	srv := newServer(t)
+	srv.cdn = newServer(t)
+	ctx := context.Background()
+	half := len(model) / 2
+	resumed := []string{"", fmt.Sprintf("bytes=%d-", half)}
+
+	t.Run("206-wrong-content-range", func(t *testing.T) {
+		dir := t.TempDir()
+		res, err := fetcher(t).Fetch(ctx, dir, published(srv.url("badrange")), false)
+		if err != nil || res.State != Downloaded {
+			t.Fatalf("%+v %v", res, err)
+		}
+		landed(t, dir) // the other range was not appended: started over
+		if got := srv.requests("badrange"); !slices.Equal(got, append(resumed, "")) {
+			t.Errorf("Range headers %q, want none, bytes=%d-, then none", got, half)
+		}
+	})
+
+	t.Run("206-other-total", func(t *testing.T) {
+		dir := t.TempDir()
+		_, err := fetcher(t).Fetch(ctx, dir, published(srv.url("badtotal")), false)
+		failed(t, err, fmt.Sprintf("has %d bytes, FaceFusion publishes %d", len(model)+10, len(model)), "another --download-providers")
+		notLanded(t, dir, false)
+		if got := srv.requests("badtotal"); !slices.Equal(got, resumed) {
+			t.Errorf("Range headers %q: another file is not asked again", got)
+		}
+	})
+
+	t.Run("416-starts-over", func(t *testing.T) {
+		dir := t.TempDir()
+		res, err := fetcher(t).Fetch(ctx, dir, published(srv.url("416")), false)
+		if err != nil || res.State != Downloaded {
+			t.Fatalf("%+v %v", res, err)
+		}
+		landed(t, dir)
+		if got := srv.requests("416"); !slices.Equal(got, append(resumed, "")) {
+			t.Errorf("Range headers %q, want none, bytes=%d-, then none", got, half)
+		}
+	})
+
+	// 5xx, 408 and 429 are tried again, after the host's Retry-After where it gives one.
+	for mode, wait := range map[string]time.Duration{"503": 7 * time.Second, "429": 3 * time.Second, "408": 0} {
+		t.Run(mode+"-retried", func(t *testing.T) {
+			dir := t.TempDir()
+			f := fetcher(t)
+			var waits []time.Duration
+			f.sleep = func(_ context.Context, d time.Duration) error { waits = append(waits, d); return nil }
+			res, err := f.Fetch(ctx, dir, published(srv.url(mode)), false)
+			if err != nil || res.State != Downloaded {
+				t.Fatalf("%+v %v", res, err)
+			}
+			landed(t, dir)
+			if n := len(srv.requests(mode)); n != 2 || !slices.Equal(waits, []time.Duration{wait}) {
+				t.Errorf("%d requests, waits %v; want 2, after %v", n, waits, wait)
+			}
+		})
+	}
+
+	t.Run("429-retry-after-too-long", func(t *testing.T) {
+		dir := t.TempDir()
+		f := fetcher(t)
+		f.sleep = func(context.Context, time.Duration) error { t.Error("waited"); return nil }
+		_, err := f.Fetch(ctx, dir, published(srv.url("429long")), false)
+		failed(t, err, "HTTP 429", "asking to wait 1h0m0s (force-download waits at most 2m0s)", "rerun later")
+		notLanded(t, dir, false)
+		if n := len(srv.requests("429long")); n != 1 {
+			t.Errorf("%d requests, want 1", n)
+		}
+	})
+
+	t.Run("chunked", func(t *testing.T) {
+		dir := t.TempDir()
+		res, err := fetcher(t).Fetch(ctx, dir, published(srv.url("chunked")), false)
+		if err != nil || res.State != Downloaded {
+			t.Fatalf("%+v %v", res, err)
+		}
+		landed(t, dir)
+	})
+
+	t.Run("chunked-short", func(t *testing.T) {
+		dir := t.TempDir()
+		_, err := fetcher(t).Fetch(ctx, dir, published(srv.url("chunkedshort")), false)
+		failed(t, err, fmt.Sprintf("the body ended after %d of %d bytes", half, len(model)), "rerun the same command to resume")
+		notLanded(t, dir, true)
+		if got := srv.requests("chunkedshort"); len(got) != 3 || rangeFrom(got[1]) != half {
+			t.Errorf("Range headers %q: each try resumes", got)
+		}
+	})
+
+	t.Run("chunked-long", func(t *testing.T) {
+		dir := t.TempDir()
+		_, err := fetcher(t).Fetch(ctx, dir, published(srv.url("chunkedlong")), false)
+		failed(t, err, fmt.Sprintf("the host sends more than the %d bytes FaceFusion publishes", len(model)))
+		notLanded(t, dir, false)
+		if n := len(srv.requests("chunkedlong")); n != 1 {
+			t.Errorf("%d requests, want 1: the file there is not the published one", n)
+		}
+		// With no published size, MaxSize bounds it.
+		f := fetcher(t)
+		f.MaxSize = int64(half)
+		_, err = f.Fetch(ctx, dir, crcOnly(srv.url("chunked")), false)
+		failed(t, err, fmt.Sprintf("the host sends more than %d bytes, the most force-download takes", half))
+		notLanded(t, dir, false)
+	})
+
+	t.Run("lying-content-length", func(t *testing.T) {
+		dir := t.TempDir()
+		res, err := fetcher(t).Fetch(ctx, dir, published(srv.url("liar")), false)
+		if err != nil || res.State != Downloaded {
+			t.Fatalf("%+v %v", res, err)
+		}
+		landed(t, dir)
+		if got := srv.requests("liar"); !slices.Equal(got, resumed) {
+			t.Errorf("Range headers %q: the short body is resumed", got)
+		}
+	})
+
+	t.Run("redirected", func(t *testing.T) {
+		dir := t.TempDir()
+		res, err := fetcher(t).Fetch(ctx, dir, published(srv.url("redirect")), false)
+		if err != nil || res.State != Downloaded {
+			t.Fatalf("%+v %v", res, err)
+		}
+		landed(t, dir)
+		// The resume's Range reached the host the redirect leads to.
+		if got, cdn := srv.requests("redirect"), srv.cdn.requests("drop"); !slices.Equal(got, resumed) || !slices.Equal(cdn, resumed) {
+			t.Errorf("Range headers %q at the origin, %q at the CDN; want %q at both", got, cdn, resumed)
+		}
+	})
+
+	t.Run("part-already-complete", func(t *testing.T) {
+		dir := t.TempDir()
+		if err := os.WriteFile(filepath.Join(dir, "fixture.onnx.part"), model, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		// The published size says it is whole: no request at all.
+		res, err := fetcher(t).Fetch(ctx, dir, published(srv.url("missing")), false)
+		if err != nil || res.State != Downloaded || res.Bytes != 0 {
+			t.Fatalf("%+v %v", res, err)
+		}
+		landed(t, dir)
+		// With no published size the host's 416 "bytes */SIZE" says it is whole.
+		dir = t.TempDir()
+		if err := os.WriteFile(filepath.Join(dir, "fixture.onnx.part"), model, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		before := len(srv.requests("good"))
+		res, err = fetcher(t).Fetch(ctx, dir, crcOnly(srv.url("good")), false)
+		if err != nil || res.State != Downloaded || res.Bytes != 0 {
+			t.Fatalf("%+v %v", res, err)
+		}
+		landed(t, dir)
+		if got := srv.requests("good")[before:]; !slices.Equal(got, []string{fmt.Sprintf("bytes=%d-", len(model))}) {
+			t.Errorf("Range headers %q", got)
+		}
+	})
+
+	t.Run("crc32-mismatch", func(t *testing.T) {
+		dir := t.TempDir()
+		_, err := fetcher(t).Fetch(ctx, dir, crcOnly(srv.url("badcrc")), false)
+		failed(t, err, fmt.Sprintf("CRC32 %s, fixture.hash there says %08x", crc, crc32.ChecksumIEEE(model)^1), "another --download-providers")
+		notLanded(t, dir, false)
+		if _, err := os.Stat(filepath.Join(dir, "fixture.hash")); err == nil {
+			t.Error("the host's .hash was kept beside nothing")
+		}
+	})
+}
+
+// TestFetchStalls: a host that sends nothing is left after Stall, whether it withholds the
+// answer's header (with a caller's client that has no timeout of its own) or a .hash.
+func TestFetchStalls(t *testing.T) {
+	srv := newServer(t)
+	ctx := context.Background()
+	f := fetcher(t)
+	f.Client = &http.Client{}
+	f.Stall = 500 * time.Millisecond
+
+	dir := t.TempDir()
+	res, err := f.Fetch(ctx, dir, published(srv.url("headstall")), false)
+	if err != nil || res.State != Downloaded {
+		t.Fatalf("%+v %v", res, err)
+	}
+	landed(t, dir)
+	if n := srv.clientLeft("headstall"); n != 1 {
+		t.Errorf("the client left a header-less answer %d times, want 1", n)
+	}
+
+	dir = t.TempDir()
+	res, err = f.Fetch(ctx, dir, crcOnly(srv.url("hashstall")), false)
+	if err != nil || res.State != Downloaded {
+		t.Fatalf(".hash: %+v %v", res, err)
+	}
+	landed(t, dir)
+	if n, asked := srv.clientLeft("hashstall.hash"), len(srv.requests("hashstall.hash")); n != 1 || asked != 2 {
+		t.Errorf("the client left the silent .hash %d times and asked %d times, want 1 and 2", n, asked)
+	}
+}
+
+// TestFetchClaim: two force-downloads of one file at once, against a host that ignores Range
+// (the second used to truncate the first's part while the first kept writing, and the first
+// landed a file with a hole of zeros under its streamed hash): the second is refused by name
+// while the first holds FILE.part.lock, and the first lands the file, byte for byte.
+func TestFetchClaim(t *testing.T) {
+	srv := newServer(t)
+	ctx := context.Background()
+	dir := t.TempDir()
+	type outcome struct {
+		res Result
+		err error
+	}
+	first, second := make(chan outcome, 1), make(chan outcome, 1)
+	go func() {
+		res, err := fetcher(t).Fetch(ctx, dir, published(srv.url("gate")), false)
+		first <- outcome{res, err}
+	}()
+	<-srv.gateA // the first has half the file in its part
+	go func() {
+		res, err := fetcher(t).Fetch(ctx, dir, published(srv.url("gate")), false)
+		second <- outcome{res, err}
+	}()
+	select {
+	case o := <-second:
+		var busy *BusyError
+		host, _ := os.Hostname()
+		if !errors.As(o.err, &busy) {
+			t.Fatalf("the second fetch: %+v %v, want it refused while the first runs", o.res, o.err)
+		}
+		msg := o.err.Error()
+		for _, w := range []string{"model fixture", fmt.Sprintf("another force-download (%s, pid %d) is fetching fixture.onnx", host, os.Getpid()),
+			filepath.Join(dir, "fixture.onnx.part.lock")} {
+			if !strings.Contains(msg, w) {
+				t.Errorf("the refusal does not say %q: %s", w, msg)
+			}
+		}
+	case <-srv.gateB:
+		t.Error("the second fetch reached the host while the first was writing the part")
+	}
+	srv.releaseA <- struct{}{}
+	o := <-first
+	if o.err != nil || o.res.State != Downloaded {
+		t.Fatalf("the first fetch: %+v %v", o.res, o.err)
+	}
+	landed(t, dir)
+	if _, err := os.Stat(filepath.Join(dir, "fixture.onnx.part.lock")); err == nil {
+		t.Error("the claim outlived the fetch")
+	}
+}
+
+// A claim whose process is gone on this host is taken over; one from another host is not.
+func TestFetchStaleClaim(t *testing.T) {
+	srv := newServer(t)
+	ctx := context.Background()
+	gone := exec.Command("true")
+	if err := gone.Run(); err != nil {
+		t.Fatal(err)
+	}
+	host, _ := os.Hostname()
+	for _, c := range []struct {
+		host string
+		take bool
+	}{{host, true}, {"login2.other.cluster", false}} {
+		dir := t.TempDir()
+		lock := filepath.Join(dir, "fixture.onnx.part.lock")
+		claim := fmt.Sprintf(`{"token":"0123","host":%q,"pid":%d,"started":"2026-01-02T03:04:05Z","heartbeat":"2026-01-02T03:04:05Z"}`, c.host, gone.Process.Pid)
+		if err := os.WriteFile(lock, []byte(claim), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		res, err := fetcher(t).Fetch(ctx, dir, published(srv.url("good")), false)
+		if !c.take {
+			var busy *BusyError
+			if !errors.As(err, &busy) || !strings.Contains(err.Error(), fmt.Sprintf("(%s, pid %d)", c.host, gone.Process.Pid)) ||
+				!strings.Contains(err.Error(), "remove "+lock+" if no such process runs on "+c.host) {
+				t.Errorf("a claim from %s: %+v %v, want it left alone, named", c.host, res, err)
+			}
+			continue
+		}
+		if err != nil || res.State != Downloaded {
+			t.Fatalf("a dead process's claim: %+v %v, want it taken over", res, err)
+		}
+		landed(t, dir)
+		if _, err := os.Stat(lock); err == nil {
+			t.Error("the claim outlived the fetch")
+		}
+	}
+}
+
+// TestFetchLanding: what lands is checked as it is on the disk; the .hash describes the new
+// file before the file is there; a verified file's stale .hash is made right.
+func TestFetchLanding(t *testing.T) {
+	srv := newServer(t)
+	ctx := context.Background()
+
+	t.Run("checked-from-disk", func(t *testing.T) {
+		dir := t.TempDir()
+		f := fetcher(t)
+		f.hook = func(step, part string) {
+			if step != "verify" {
+				return
+			}
+			// Whatever changed the part after it streamed by (another writer, the disk), the
+			// bytes a run would read are the ones checked.
+			h, err := os.OpenFile(part, os.O_RDWR, 0)
+			if err == nil {
+				h.WriteAt([]byte{model[1000] ^ 0xff}, 1000)
+				h.Close()
+			}
+		}
+		_, err := f.Fetch(ctx, dir, published(srv.url("good")), false)
+		failed(t, err, "sha256 ", "publishes "+published().SHA256)
+		notLanded(t, dir, false)
+	})
+
+	t.Run("hash-before-rename", func(t *testing.T) {
+		dir := t.TempDir()
+		// A file --force replaces, and its .hash: at the rename the .hash already describes
+		// the new file, so no crash leaves the new file beside the old .hash.
+		os.WriteFile(filepath.Join(dir, "fixture.onnx"), []byte("an older export"), 0o644)
+		os.WriteFile(filepath.Join(dir, "fixture.hash"), []byte("deadbeef"), 0o644)
+		for _, file := range []File{published(srv.url("good")), crcOnly(srv.url("good"))} {
+			f := fetcher(t)
+			atRename := "(no rename)"
+			f.hook = func(step, _ string) {
+				if step == "rename" {
+					b, _ := os.ReadFile(filepath.Join(dir, "fixture.hash"))
+					atRename = string(b)
+				}
+			}
+			res, err := f.Fetch(ctx, dir, file, true)
+			if err != nil || res.State != Downloaded {
+				t.Fatalf("%+v %v", res, err)
+			}
+			landed(t, dir)
+			if atRename != crc {
+				t.Errorf("at the rename fixture.hash held %q, want the new file's %s", atRename, crc)
+			}
+			os.WriteFile(filepath.Join(dir, "fixture.hash"), []byte("deadbeef"), 0o644)
+		}
+	})
+
+	t.Run("stale-hash", func(t *testing.T) {
+		dir := t.TempDir()
+		os.WriteFile(filepath.Join(dir, "fixture.onnx"), model, 0o644)
+		os.WriteFile(filepath.Join(dir, "fixture.hash"), []byte("deadbeef"), 0o644)
+		// No published sha256: the .hash is the only check, and it says the file is not the one.
+		res, err := fetcher(t).Fetch(ctx, dir, crcOnly(srv.url("good")), false)
+		if err != nil || res.State != Kept || !strings.Contains(res.Detail, "CRC32 "+crc+", fixture.hash says deadbeef") {
+			t.Errorf("without a published sha256: %+v %v, want it kept, naming both CRC32s", res, err)
+		}
+		// The published sha256 says it is the file: the stale .hash is rewritten, no request.
+		before := len(srv.requests("good"))
+		res, err = fetcher(t).Fetch(ctx, dir, published(srv.url("good")), false)
+		if err != nil || res.State != Present || !strings.Contains(res.Detail, "stale fixture.hash (deadbeef) now says "+crc) {
+			t.Errorf("with the published sha256: %+v %v, want it present, the .hash rewritten", res, err)
+		}
+		if b, _ := os.ReadFile(filepath.Join(dir, "fixture.hash")); string(b) != crc || len(srv.requests("good")) != before {
+			t.Errorf("fixture.hash holds %q, want %s, without a download", b, crc)
+		}
+	})
+}
+
+// Only force-download opens a network connection. No package of the project but the command
+// depends on this one, and none that the program links, but this one and the command, depends on
+// net or net/http, even through another package (go list's Deps), except through the two
+// libraries below, which import net/http for functions the program never calls.
 func TestOnlyTheCommandDownloads(t *testing.T) {
 	const mod = "github.com/facefusion-hpc/facefusion"
-	cmd := exec.Command(testenv.Tool(t, "go"), "list", "-f", `{{.ImportPath}} {{join .Imports " "}}`, mod+"/...")
+	allowed := map[string]string{
+		"github.com/prometheus/common/expfmt": "content negotiation (expfmt.Negotiate); we only write the text format to a file",
+		"github.com/schollz/progressbar/v3":   "ProgressBar.StartHTTPServer, never called",
+	}
+	cmd := exec.Command(testenv.Tool(t, "go"), "list", "-deps", "-f", `{{.ImportPath}} {{join .Imports " "}}`, mod+"/cmd/facefusion", mod+"/...")
 	cmd.Dir = testenv.Root(t)
 	out, err := cmd.Output()
 	if err != nil {
 		t.Fatalf("go list: %v", err)
 	}
-	seen := 0
+	imports := map[string][]string{}
 	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
-		pkg, imports, _ := strings.Cut(line, " ")
-		seen++
-		for _, imp := range strings.Fields(imports) {
-			if imp == mod+"/internal/download" && pkg != mod+"/cmd/facefusion" {
-				t.Errorf("%s imports the downloader: only force-download may open a connection", pkg)
-			}
-			if imp == "net/http" && pkg != mod+"/internal/download" {
-				t.Errorf("%s imports %s: downloads belong to internal/download", pkg, imp)
-			}
+		pkg, imps, _ := strings.Cut(line, " ")
+		imports[pkg] = strings.Fields(imps)
+	}
+	// linked: the program's packages, by what first reaches them from the command.
+	linked := map[string]bool{}
+	var walk func(string)
+	walk = func(p string) {
+		if linked[p] {
+			return
+		}
+		linked[p] = true
+		for _, q := range imports[p] {
+			walk(q)
 		}
 	}
-	if seen < 20 {
-		t.Fatalf("go list listed %d packages:\n%s", seen, out)
+	walk(mod + "/cmd/facefusion")
+	seen := 0
+	for pkg, imps := range imports {
+		if !strings.HasPrefix(pkg, mod) {
+			continue
+		}
+		seen++
+		// reaches reports the path by which pkg reaches target, skipping the allowed libraries.
+		var reaches func(p, target string, path []string, done map[string]bool) []string
+		reaches = func(p, target string, path []string, done map[string]bool) []string {
+			if done[p] {
+				return nil
+			}
+			done[p] = true
+			path = append(path, p)
+			for _, q := range imports[p] {
+				if q == target {
+					return append(path, q)
+				}
+				if _, ok := allowed[q]; ok {
+					continue
+				}
+				if r := reaches(q, target, path, done); r != nil {
+					return r
+				}
+			}
+			return nil
+		}
+		if pkg != mod+"/cmd/facefusion" {
+			if path := reaches(pkg, mod+"/internal/download", nil, map[string]bool{}); path != nil {
+				t.Errorf("%s depends on the downloader (%s): only force-download may open a connection", pkg, strings.Join(path, " → "))
+			}
+		}
+		if !linked[pkg] || pkg == mod+"/cmd/facefusion" || pkg == mod+"/internal/download" {
+			continue
+		}
+		for _, target := range []string{"net", "net/http"} {
+			if path := reaches(pkg, target, nil, map[string]bool{}); path != nil {
+				t.Errorf("%s depends on %s (%s): downloads belong to internal/download", pkg, target, strings.Join(path, " → "))
+			}
+		}
+		_ = imps
+	}
+	if seen < 20 || len(linked) < 100 {
+		t.Fatalf("go list listed %d packages of the project, %d linked:\n%s", seen, len(linked), out)
 	}
 }
