@@ -212,8 +212,16 @@ func (s *server) serve(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusTooManyRequests)
 	case "chunkedshort": // half the file, no Content-Length, Range ignored
 		chunked(model[:half])
-	case "chunkedlong": // the file and 100 bytes more, no Content-Length
-		chunked(append(bytes.Clone(model), make([]byte, 100)...))
+	case "chunkedlong": // the file, then zeros without end (64 MiB at most), no Content-Length
+		chunked(model)
+		for range 64 {
+			if _, err := w.Write(make([]byte, 1<<20)); err != nil {
+				s.mu.Lock()
+				s.left[key]++ // the client stopped reading
+				s.mu.Unlock()
+				return
+			}
+		}
 	case "chunked":
 		chunked(model)
 	case "liar": // says the whole length, sends half and ends; then honours Range
@@ -654,8 +662,8 @@ func TestFetchAnswers(t *testing.T) {
 		_, err := fetcher(t).Fetch(ctx, dir, published(srv.url("chunkedlong")), false)
 		failed(t, err, fmt.Sprintf("the host sends more than the %d bytes FaceFusion publishes", len(model)))
 		notLanded(t, dir, false)
-		if n := len(srv.requests("chunkedlong")); n != 1 {
-			t.Errorf("%d requests, want 1: the file there is not the published one", n)
+		if n := len(srv.requests("chunkedlong")); n != 1 || srv.clientLeft("chunkedlong") != 1 {
+			t.Errorf("%d requests, want 1: the file there is not the published one; the client read to the end: %v", n, srv.clientLeft("chunkedlong") == 0)
 		}
 		// With no published size, MaxSize bounds it.
 		f := fetcher(t)
@@ -921,9 +929,10 @@ func TestFetchLanding(t *testing.T) {
 }
 
 // Only force-download opens a network connection. No package of the project but the command
-// depends on this one, and none that the program links, but this one and the command, depends on
-// net or net/http, even through another package (go list's Deps), except through the two
-// libraries below, which import net/http for functions the program never calls.
+// depends on this one; of the packages the program links, none but this one and the command
+// depends on net or net/http, directly or through any other package (the graph of go list
+// -deps), except through the two libraries below, which import net/http for functions the
+// program never calls. Packages only tests link (internal/slurmtest) are not the program's.
 func TestOnlyTheCommandDownloads(t *testing.T) {
 	const mod = "github.com/facefusion-hpc/facefusion"
 	allowed := map[string]string{
@@ -954,35 +963,34 @@ func TestOnlyTheCommandDownloads(t *testing.T) {
 		}
 	}
 	walk(mod + "/cmd/facefusion")
+	// reaches is the path by which p reaches target, past the allowed libraries; nil for none.
+	var reaches func(p, target string, done map[string]bool) []string
+	reaches = func(p, target string, done map[string]bool) []string {
+		if done[p] {
+			return nil
+		}
+		done[p] = true
+		for _, q := range imports[p] {
+			if q == target {
+				return []string{p, q}
+			}
+			if _, ok := allowed[q]; ok {
+				continue
+			}
+			if r := reaches(q, target, done); r != nil {
+				return append([]string{p}, r...)
+			}
+		}
+		return nil
+	}
 	seen := 0
-	for pkg, imps := range imports {
+	for pkg := range imports {
 		if !strings.HasPrefix(pkg, mod) {
 			continue
 		}
 		seen++
-		// reaches reports the path by which pkg reaches target, skipping the allowed libraries.
-		var reaches func(p, target string, path []string, done map[string]bool) []string
-		reaches = func(p, target string, path []string, done map[string]bool) []string {
-			if done[p] {
-				return nil
-			}
-			done[p] = true
-			path = append(path, p)
-			for _, q := range imports[p] {
-				if q == target {
-					return append(path, q)
-				}
-				if _, ok := allowed[q]; ok {
-					continue
-				}
-				if r := reaches(q, target, path, done); r != nil {
-					return r
-				}
-			}
-			return nil
-		}
 		if pkg != mod+"/cmd/facefusion" {
-			if path := reaches(pkg, mod+"/internal/download", nil, map[string]bool{}); path != nil {
+			if path := reaches(pkg, mod+"/internal/download", map[string]bool{}); path != nil {
 				t.Errorf("%s depends on the downloader (%s): only force-download may open a connection", pkg, strings.Join(path, " → "))
 			}
 		}
@@ -990,11 +998,10 @@ func TestOnlyTheCommandDownloads(t *testing.T) {
 			continue
 		}
 		for _, target := range []string{"net", "net/http"} {
-			if path := reaches(pkg, target, nil, map[string]bool{}); path != nil {
+			if path := reaches(pkg, target, map[string]bool{}); path != nil {
 				t.Errorf("%s depends on %s (%s): downloads belong to internal/download", pkg, target, strings.Join(path, " → "))
 			}
 		}
-		_ = imps
 	}
 	if seen < 20 || len(linked) < 100 {
 		t.Fatalf("go list listed %d packages of the project, %d linked:\n%s", seen, len(linked), out)
