@@ -106,7 +106,7 @@ func TestHashFiles(t *testing.T) {
 // verified; a fixture under a published name is mismatched, named by both sums, and warns
 // unless model_sha256 pins it; a name with no published hash says so.
 func TestPublishedHashes(t *testing.T) {
-	dir := fixtures.Dir(t, "gfpgan_1.4", "codeformer")
+	dir := fixtures.Dir(t, "gfpgan_1.4", "ghost_1_256")
 	if err := os.Symlink(testenv.SharedModel(t, "scrfd_2.5g.onnx"), filepath.Join(dir, "scrfd_2.5g.onnx")); err != nil {
 		t.Fatal(err)
 	}
@@ -119,7 +119,7 @@ func TestPublishedHashes(t *testing.T) {
 	}
 	sum := sha256.Sum256(data)
 	fixtureSHA := hex.EncodeToString(sum[:])
-	specs, err := catalog.Specs("scrfd_2.5g", "gfpgan_1.4", "codeformer", "xseg_1")
+	specs, err := catalog.Specs("scrfd_2.5g", "gfpgan_1.4", "ghost_1_256", "xseg_1")
 	if err != nil {
 		t.Fatal(err)
 	}

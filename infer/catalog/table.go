@@ -23,6 +23,13 @@ func f32(name string, shape ...int64) infer.TensorSpec {
 const dyn = infer.Dyn
 
 // The published sizes and hashes of FaceFusion 3.x's files (see ../shared/models/README.md).
+// The rows after the blank line are not in that table: their size and sha256 are those of the
+// Git LFS pointer .assets/models/hyperswap_1a_256.onnx in github.com/gavinYChsu/fuse (commit
+// 148337b0, a copy of FaceFusion's .assets/models whose 2dfan4, bisenet_resnet_34, xseg_1 and
+// yoloface_8n pointers agree with the table above) for hyperswap_1a_256, and for the others the
+// values pinned alike by at least two unrelated public projects that download these files from
+// FaceFusion's hosts and check them (found by code search; no LFS pointer of FaceFusion's own).
+// simswap_256, ghost_1/2/3_256 and crossface_simswap/ghost stay without: no two sources agreed.
 var published = map[string]infer.Published{
 	"2dfan4":             {Bytes: 97904803, SHA256: "678c6fa539d52335a31c980feefdf4a6e02d781d83dce00af8a894f114557285", CRC32: "a948738e"},
 	"arcface_w600k_r50":  {Bytes: 174388474, SHA256: "f1f79dc3b0b79a69f94799af1fffebff09fbd78fd96a275fd8f0cbbea23270d1", CRC32: "1f5fefb8"},
@@ -34,6 +41,13 @@ var published = map[string]infer.Published{
 	"scrfd_2.5g":         {Bytes: 3295067, SHA256: "2c07342347cef21a619c49dd5664fb8c09570ae9eda5bff3e385c11eafc45ada", CRC32: "d0266d7d"},
 	"xseg_1":             {Bytes: 70324286, SHA256: "c4d1498b8a03b5fe2a3a5d2ef2a0402ab03bd51edaf5b2d8d5fb764702a97dd3", CRC32: "f207afe3"},
 	"yoloface_8n":        {Bytes: 12659761, SHA256: "821cdbb1e65fbbabdde7dd0933f754797a343e56fd962729c61ffcefcd135929", CRC32: "f9a0382f"},
+
+	"codeformer":       {Bytes: 376951650, SHA256: "21710e7ab61c82683576c428e9c1b6fe1ed419586b7b39e394c3449c294b550f"},
+	"gpen_bfr_256":     {Bytes: 75792988, SHA256: "bad8bf0426873828df2dbf4e3b3d9ababba9da7965b8b72426569486f7ae5c25"},
+	"gpen_bfr_512":     {Bytes: 284340240, SHA256: "d5f066b9068a8b74217f9712e28e875a6144629b108a6f7355acbdb3a2832c54"},
+	"hyperswap_1a_256": {Bytes: 402742682, SHA256: "c0e98a8a03a238f461ed3d2570e426b49f46745ee400854a60dceeb70c246add"},
+	"hyperswap_1b_256": {Bytes: 402742682, SHA256: "5124031789c42f71b9558fb71954ef7aedb6da7ed9fac79293e23c61a792a73e"},
+	"hyperswap_1c_256": {Bytes: 402742682, SHA256: "5528c2d76fe9986c99d829278987ef9f3a630cb606db7628d02b57b330f406a5"},
 }
 
 // table is every FaceFusion model this project loads, by Name. Input names are FaceFusion's
