@@ -51,6 +51,7 @@ usage:
   facefusion force-download [run flags] [--all] [--force]   download the job's (or all) FaceFusion model files into models_dir, each sha256-verified
       [--download-providers github huggingface]           FaceFusion's hosts, tried in this order (the default)
       [--download-base-url URL]                           or a site mirror: a folder of FaceFusion's file names
+      [--trust-mirror-crc32]                              accept a mirror's .hash (CRC32) for files with no published sha256
   facefusion version  (or -v, --version)                    the program's version and the commit it was built from
   facefusion job-kind FILE                                  run or batch-run: the command a TOML job file is for
   facefusion help                                           this text

@@ -36,15 +36,21 @@ var distribution = map[string]struct{ base, licence string }{
 // download_provider_set): a file's URL is a host, then Path with {base_name} (a model's Base)
 // and {file_name} (its File) filled in. FaceFusion uses the first host that answers.
 type DownloadProvider struct {
-	Name  string
+	Name string
+	// Hosts are FaceFusion's own (its GitHub organisation, its Hugging Face account).
 	Hosts []string
-	Path  string
+	// Mirrors serve the same paths but are someone else's (FaceFusion lists hf-mirror.com, a
+	// third party's copy of Hugging Face): tried after Hosts, and trusted only where a published
+	// sha256 checks what they serve, since their own .hash (a CRC32) would catch damage but not
+	// a substituted file.
+	Mirrors []string
+	Path    string
 }
 
 // DownloadProviders are FaceFusion's hosts in its default --download-providers order.
 var DownloadProviders = []DownloadProvider{
 	{Name: "github", Hosts: []string{"https://github.com"},
 		Path: "/facefusion/facefusion-assets/releases/download/{base_name}/{file_name}"},
-	{Name: "huggingface", Hosts: []string{"https://huggingface.co", "https://hf-mirror.com"},
+	{Name: "huggingface", Hosts: []string{"https://huggingface.co"}, Mirrors: []string{"https://hf-mirror.com"},
 		Path: "/facefusion/{base_name}/resolve/main/{file_name}"},
 }
