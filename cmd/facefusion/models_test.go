@@ -55,13 +55,14 @@ func TestModelsCommand(t *testing.T) {
 	// listed, the job's marked.
 	inswapper := filepath.Join(dir, "inswapper_128.onnx")
 	for name, want := range map[string]string{
-		"inswapper_128":     "inswapper_128 needs mismatched ",
-		"arcface_w600k_r50": "arcface_w600k_r50 needs mismatched ",
-		"gfpgan_1.4":        "gfpgan_1.4 needs mismatched ",
-		"xseg_1":            "xseg_1 needs mismatched ",
-		"codeformer":        "codeformer no published hash ",
-		"hyperswap_1a_256":  "hyperswap_1a_256 no published hash ",
-		"retinaface_10g":    "retinaface_10g mismatched ",
+		"inswapper_128":     "inswapper_128 needs mismatched ok ",
+		"arcface_w600k_r50": "arcface_w600k_r50 needs mismatched ok ",
+		"gfpgan_1.4":        "gfpgan_1.4 needs mismatched ok ",
+		"xseg_1":            "xseg_1 needs mismatched ok ",
+		"codeformer":        "codeformer mismatched ok ",
+		"ghost_1_256":       "ghost_1_256 no published hash ok ",
+		"crossface_simswap": "crossface_simswap no published hash ok ",
+		"retinaface_10g":    "retinaface_10g mismatched ok ",
 	} {
 		if got := row(r.stdout, name); !strings.HasPrefix(got, want) {
 			t.Errorf("%s: %q, want it to start %q", name, got, want)
@@ -71,6 +72,15 @@ func TestModelsCommand(t *testing.T) {
 		!strings.Contains(got, "a290273ed497312095dac48cdef20feec9d5208298223dd01288ab202b54bea7") {
 		t.Errorf("inswapper_128's mismatch does not name the file and FaceFusion's sum: %q", got)
 	}
+	// Checksums need no runtime: without one, one warning line, the signatures not checked.
+	r = facefusion(t, append(args, "--onnxruntime-library", filepath.Join(dir, "no-libonnxruntime.so"))...)
+	if r.code != 0 || strings.Count(strings.TrimSpace(r.stderr), "\n") != 0 || !strings.Contains(r.stderr, "no-libonnxruntime.so") ||
+		!strings.Contains(r.stderr, "signatures not checked") {
+		t.Fatalf("without a runtime: exit %d, want 0 and one warning line:\n%s", r.code, r.stderr)
+	}
+	if got := row(r.stdout, "inswapper_128"); !strings.HasPrefix(got, "inswapper_128 needs mismatched not checked ") {
+		t.Errorf("without a runtime: %q", got)
+	}
 	os.Remove(filepath.Join(dir, "xseg_1.onnx"))
 	os.Remove(filepath.Join(dir, "2dfan4.onnx")) // missing too, but the job does not need it
 	os.WriteFile(inswapper, fixtures.WrongSignature(), 0o644)
@@ -78,7 +88,7 @@ func TestModelsCommand(t *testing.T) {
 	if r.code != exitEnvironment || !strings.Contains(r.stderr, "2 of the 4 model files the job needs") {
 		t.Fatalf("exit %d; want %d with one missing and one refused model of the job's:\n%s%s", r.code, exitEnvironment, r.stdout, r.stderr)
 	}
-	if got := row(r.stdout, "xseg_1"); !strings.HasPrefix(got, "xseg_1 needs missing - GPL-3.0") || !strings.Contains(got, "FaceFusion publishes 70324286 bytes") {
+	if got := row(r.stdout, "xseg_1"); !strings.HasPrefix(got, "xseg_1 needs missing - - GPL-3.0") || !strings.Contains(got, "FaceFusion publishes 70324286 bytes") {
 		t.Errorf("xseg_1: %q", got)
 	}
 	if got := row(r.stdout, "inswapper_128"); !strings.HasPrefix(got, "inswapper_128 needs refused") || !strings.Contains(got, "wrong signature") {
