@@ -316,10 +316,7 @@ func retryAfter(h http.Header, now time.Time) time.Duration {
 func (f *Fetcher) Fetch(ctx context.Context, dir string, file File, force bool) (Result, error) {
 	final := filepath.Join(dir, file.File)
 	res := Result{Path: final}
-	seen, err := os.Stat(final)
-	if err != nil {
-		seen = nil
-	}
+	seen, _ := os.Stat(final)
 	if seen != nil && !seen.IsDir() {
 		if done, err := checkExisting(&res, dir, file, force); done || err != nil {
 			return res, err

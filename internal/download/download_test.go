@@ -831,7 +831,8 @@ func TestFetchStaleClaim(t *testing.T) {
 	}{{host, true}, {"login2.other.cluster", false}} {
 		dir := t.TempDir()
 		lock := filepath.Join(dir, "fixture.onnx.part.lock")
-		claim := fmt.Sprintf(`{"token":"0123","host":%q,"pid":%d,"started":"2026-01-02T03:04:05Z","heartbeat":"2026-01-02T03:04:05Z"}`, c.host, gone.Process.Pid)
+		// pid_start "1": even a pid reused meanwhile is not the claim's process.
+		claim := fmt.Sprintf(`{"token":"0123","host":%q,"pid":%d,"pid_start":"1","started":"2026-01-02T03:04:05Z","heartbeat":"2026-01-02T03:04:05Z"}`, c.host, gone.Process.Pid)
 		if err := os.WriteFile(lock, []byte(claim), 0o644); err != nil {
 			t.Fatal(err)
 		}
