@@ -57,6 +57,7 @@ type Session struct {
 	maxBatch  int
 	batched   bool
 	dims      map[string][]int64 // SessionConfig.Dims, for an engine's further tensor sets
+	inferred  map[string][]int64 // ONNX Runtime's shapes, read only when needed (inferredDim)
 	logf      func(format string, args ...any)
 	sess      *ort.DynamicAdvancedSession
 	tensorSet // the buffers Run uses
@@ -124,24 +125,14 @@ func signatureError(c *Contract, path, why string, found Signature) error {
 		c.Name, path, why, c.Signature, found, c.File)
 }
 
-// ReadSignature reads a model file's inputs and outputs with ONNX Runtime (the runtime must be
-// loaded) without creating a session.
+// ReadSignature reads a model file's inputs and outputs as ONNX Runtime reports them, from the
+// file itself (fileSignature): no session, no weights read, no runtime needed.
 func ReadSignature(path string) (Signature, error) {
-	if !ort.IsInitialized() {
-		return Signature{}, errNotInitialized
-	}
-	ins, outs, err := ort.GetInputOutputInfo(path)
+	sig, err := fileSignature(path)
 	if err != nil {
 		return Signature{}, fmt.Errorf("not a loadable ONNX model (%s): replace the file", oneLine(err))
 	}
-	conv := func(infos []ort.InputOutputInfo) []TensorSpec {
-		out := make([]TensorSpec, len(infos))
-		for i, in := range infos {
-			out[i] = TensorSpec{Name: in.Name, Shape: append([]int64(nil), in.Dimensions...), Type: DType(in.DataType)}
-		}
-		return out
-	}
-	return Signature{Inputs: conv(ins), Outputs: conv(outs)}, nil
+	return sig, nil
 }
 
 // open resolves the batch axis, creates the session and its tensor set.
@@ -250,6 +241,8 @@ func (s *Session) buffer(t, want TensorSpec, dims map[string][]int64) (*Buffer, 
 			shape[i] = given[i]
 		case i == 0 && len(shape) > 2:
 			shape[i] = 1 // an unbatched model's dynamic batch axis: FaceFusion runs batch 1
+		case s.inferredDim(t.Name, i) > 0:
+			shape[i] = s.inferredDim(t.Name, i)
 		default:
 			return nil, fmt.Errorf("model %s %s: %s has a dynamic axis %d: give its shape in SessionConfig.Dims", s.contract.Name, s.path, t, i)
 		}
@@ -274,6 +267,24 @@ func (s *Session) buffer(t, want TensorSpec, dims map[string][]int64) (*Buffer, 
 		itemShape = append([]int64{1}, shape[1:]...)
 	}
 	return &Buffer{Name: t.Name, Type: t.Type, Shape: shape, Batched: s.batched, mem: mem, item: int(item), itemShape: itemShape}, nil
+}
+
+// inferredDim is axis i of tensor name as ONNX Runtime's shape inference fixes it where the
+// file leaves it dynamic, or -1. It is asked only for an axis nothing else resolves, and costs
+// a throwaway session the first time.
+func (s *Session) inferredDim(name string, i int) int64 {
+	if s.inferred == nil {
+		s.inferred = map[string][]int64{}
+		if ins, outs, err := ort.GetInputOutputInfo(s.path); err == nil {
+			for _, info := range append(ins, outs...) {
+				s.inferred[info.Name] = info.Dimensions
+			}
+		}
+	}
+	if d := s.inferred[name]; i < len(d) {
+		return d[i]
+	}
+	return -1
 }
 
 // UnpinnedNote starts the log line that says a session's buffers are not pinned: a cost for
