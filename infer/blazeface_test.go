@@ -20,6 +20,9 @@ import (
 const initProbeEnv = "INFER_TEST_INIT_PROBE"
 
 func TestMain(m *testing.M) {
+	if spec, ok := os.LookupEnv(engineBenchEnv); ok {
+		engineBenchChild(spec)
+	}
 	if lib, ok := os.LookupEnv(initProbeEnv); ok {
 		if err := Init(lib); err != nil {
 			fmt.Println("ERROR:", err)

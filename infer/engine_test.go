@@ -3,12 +3,15 @@ package infer
 import (
 	"bytes"
 	"fmt"
+	"math"
 	"math/rand/v2"
+	"path/filepath"
 	"runtime"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/facefusion-hpc/facefusion/infer/fixtures"
 	"github.com/facefusion-hpc/facefusion/internal/testenv"
 )
 
@@ -354,5 +357,67 @@ func BenchmarkEngineClaim(b *testing.B) {
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/item")
 		})
+	}
+}
+
+// TestHeavyFixtures checks the memory benchmark's models at a small size: FaceFusion's
+// signatures, every weight non-zero, inswapper's emap last, and their arithmetic
+// (output = x + mean(in · W)) against a float64 reference.
+func TestHeavyFixtures(t *testing.T) {
+	dir := t.TempDir()
+	for i, name := range fixtures.HeavyNames {
+		path := filepath.Join(dir, name+".onnx")
+		if err := fixtures.WriteHeavy(path, name, 4<<20, uint64(i+1)); err != nil {
+			t.Fatal(err)
+		}
+		inits, err := ReadInitializers(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var w *Initializer
+		for k := range inits {
+			if inits[k].Name == "w" {
+				w = &inits[k]
+			}
+		}
+		if w == nil || len(w.Dims) != 2 || int(w.Dims[0]*w.Dims[1]) != len(w.Data) || len(w.Data)*4 > 4<<20 || len(w.Data)*4 < 3<<20 {
+			t.Fatalf("%s: weights %+v, want about 4 MB of them", name, w)
+		}
+		for k, v := range w.Data {
+			if v == 0 {
+				t.Fatalf("%s: weight %d is zero", name, k)
+			}
+		}
+		if name == "inswapper_128" {
+			if _, err := Emap(path); err != nil {
+				t.Fatal(err)
+			}
+		}
+		s := openFixture(t, dir, name, 1)
+		in := "input"
+		if name == "inswapper_128" {
+			in = "source"
+		}
+		x := s.Inputs()[0] // the input the output adds to: target or input
+		randomize(rand.New(rand.NewPCG(1, uint64(i))), x, -1, 1)
+		randomize(rand.New(rand.NewPCG(2, uint64(i))), s.Input(in), -1, 1)
+		if err := s.Run(1); err != nil {
+			t.Fatal(err)
+		}
+		rows, cols := int(w.Dims[0]), int(w.Dims[1])
+		src := s.Input(in).Float32()[:rows]
+		var mean float64
+		for c := range cols {
+			for r := range rows {
+				mean += float64(src[r]) * float64(w.Data[r*cols+c])
+			}
+		}
+		mean /= float64(cols)
+		got, base := s.Outputs()[0].Float32(), x.Float32()
+		for _, k := range []int{0, len(got) / 2, len(got) - 1} {
+			if want := float64(base[k]) + mean; math.Abs(float64(got[k])-want) > 1e-5 {
+				t.Errorf("%s: output[%d] = %v, want %v", name, k, got[k], want)
+			}
+		}
 	}
 }
