@@ -76,7 +76,7 @@ test: need-test fetch fmt-check vet $(CACHE)/demo/target.mp4
 # Per-kernel and per-stage costs, processing alone, the codec floor and end-to-end frames/s on
 # the demo clip, then the distributed numbers (2 ranks over 1, rank 0's join share).
 bench: fetch build $(CACHE)/demo/target.mp4
-	$(GO) test -run '^$$' -bench . -benchmem ./internal/raster ./internal/swap ./internal/landmark ./infer
+	$(GO) test -run '^$$' -bench . -benchmem ./internal/raster ./internal/swap ./internal/landmark ./infer/...
 	$(GO) test -run '^$$' -bench . -benchtime 3s ./internal/pipeline
 	$(GO) test -run '^$$' -bench HashFile ./lustre
 	$(GO) test -run '^$$' -bench . -benchtime 1x ./cmd/facefusion

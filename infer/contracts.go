@@ -2,7 +2,6 @@ package infer
 
 import (
 	"fmt"
-	"sort"
 	"strings"
 )
 
@@ -126,70 +125,11 @@ func (s Signature) String() string {
 	return "in(" + join(s.Inputs) + ") out(" + join(s.Outputs) + ")"
 }
 
-// Kind is the role a model plays in the pipeline.
-type Kind string
-
-// The roles of FaceFusion's models.
-const (
-	KindDetector   Kind = "detector"
-	KindLandmarker Kind = "landmarker"
-	KindRecognizer Kind = "recognizer"
-	KindSwapper    Kind = "swapper"
-	KindEnhancer   Kind = "enhancer"
-	KindOccluder   Kind = "occluder"
-	KindParser     Kind = "parser"
-	// KindConverter maps an arcface embedding into a swapper's identity space (crossface_*).
-	KindConverter Kind = "converter"
-)
-
-// Prep is how FaceFusion turns a frame crop into the model input and the output back into
-// pixels, as data an adapter applies. Pixel values v in 0..255 become (v/255 − Mean[c]) / Std[c]
-// per channel c in ChannelOrder; outputs become (o·OutStd[c] + OutMean[c]) clipped to
-// [ClipLo, ClipHi], then mapped back to 0..255 by the adapter (×255 for [0,1], (x+1)·127.5 for
-// [−1,1]).
-type Prep struct {
-	// Template names the 5-point warp template (arcface_112_v1, arcface_112_v2, arcface_128,
-	// ffhq_512, mtcnn_512); empty for models that do not take an aligned crop.
-	Template string
-	// Size is the side of the model's square input in pixels (the default detector size for a
-	// detector).
-	Size int
-	// BGR is true when the model takes channels in BGR order (frames here are RGB).
-	BGR bool
-	// NHWC is true for channel-last inputs (xseg); otherwise NCHW.
-	NHWC bool
-	Mean [3]float32
-	Std  [3]float32
-	// OutMean and OutStd de-normalise an image output; zero OutStd means none (output used as is).
-	OutMean, OutStd [3]float32
-	// ClipLo and ClipHi bound an image output after de-normalisation (FaceFusion: swappers [0,1],
-	// enhancers [−1,1]); equal values mean no image output.
-	ClipLo, ClipHi float32
-	// Embedding says how a swapper's source input is made: "emap" (inswapper: raw arcface
-	// embedding · emap / ‖raw‖), "normed" (hyperswap: L2-normalised arcface embedding),
-	// "converted" (simswap, ghost: FaceFusion first runs a crossface_* embedding converter, not
-	// part of this table).
-	Embedding string
-}
-
-// Contract is what FaceFusion 3.8.1 expects of one of its model files.
-type Contract struct {
-	// Name is FaceFusion's model name (--face-swapper-model inswapper_128, …).
-	Name string
-	// File is the file name FaceFusion downloads it as, looked up in the models directory.
-	File string
-	Kind Kind
-	Signature
-	Prep Prep
-	// Unconfirmed lists the facts taken from the models' published signatures or inferred,
-	// rather than read in FaceFusion's code; the contract accepts any value there.
-	Unconfirmed string
-}
-
-// Check compares a file's signature with the contract and returns a one-line reason when it
-// does not satisfy it, or "" when it does. Inputs are matched by name (FaceFusion binds them by
-// name, in any order); outputs by position.
-func (c *Contract) Check(found Signature) string {
+// Check compares a file's signature found with the one FaceFusion's code relies on, want, and
+// returns a one-line reason when it does not satisfy it, or "" when it does. Inputs are matched
+// by name (FaceFusion binds them by name, in any order); outputs by position.
+func Check(want, found Signature) string {
+	c := want
 	if len(found.Inputs) != len(c.Inputs) || len(found.Outputs) != len(c.Outputs) {
 		return fmt.Sprintf("%d inputs and %d outputs, want %d and %d",
 			len(found.Inputs), len(found.Outputs), len(c.Inputs), len(c.Outputs))
@@ -216,159 +156,12 @@ func (c *Contract) Check(found Signature) string {
 	return ""
 }
 
-// Contracts returns every contract, sorted by name.
-func Contracts() []*Contract {
-	out := make([]*Contract, 0, len(contracts))
-	for _, c := range contracts {
-		out = append(out, c)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
-	return out
+// Spec is what a session needs to know of a model: the name errors call it by, its file name in
+// the models folder, the signature its callers rely on, and whether a batch of items can be one
+// run (when the file's batch axis is dynamic too).
+type Spec struct {
+	Name    string
+	File    string
+	Want    Signature
+	Batched bool
 }
-
-// LookupContract returns the contract for FaceFusion's model name.
-func LookupContract(name string) (*Contract, error) {
-	c, ok := contracts[name]
-	if !ok {
-		names := make([]string, 0, len(contracts))
-		for n := range contracts {
-			names = append(names, n)
-		}
-		sort.Strings(names)
-		return nil, fmt.Errorf("model %q: not a known FaceFusion model: use one of %s", name, strings.Join(names, ", "))
-	}
-	return c, nil
-}
-
-// Normalisations FaceFusion uses, as (v/255 − mean)/std.
-var (
-	zero3     = [3]float32{0, 0, 0}
-	one3      = [3]float32{1, 1, 1}
-	half3     = [3]float32{0.5, 0.5, 0.5}
-	imagenetM = [3]float32{0.485, 0.456, 0.406}
-	imagenetS = [3]float32{0.229, 0.224, 0.225}
-	// (v − 127.5)/128, the retinaface/scrfd input scaling.
-	det128S = [3]float32{128.0 / 255, 128.0 / 255, 128.0 / 255}
-)
-
-func f32(shape ...int64) func(string) TensorSpec {
-	return func(name string) TensorSpec { return TensorSpec{Name: name, Shape: shape, Type: Float32} }
-}
-
-// Every FaceFusion model this project loads. Input names are FaceFusion's (its code binds them
-// by name); output names are not used by FaceFusion and are left open. The batch axis is Dyn
-// everywhere: FaceFusion always runs batch 1, so a file may fix it at 1 or leave it dynamic (the
-// session batches only when the file's axis is dynamic).
-var contracts = func() map[string]*Contract {
-	m := map[string]*Contract{}
-	add := func(c *Contract) { m[c.Name] = c }
-
-	// Detectors: the frame, shrunk to fit and zero-padded bottom-right, BGR.
-	for _, n := range []string{"retinaface_10g", "scrfd_2.5g"} {
-		outs := make([]TensorSpec, 0, 9)
-		for _, w := range []int64{1, 4, 10} { // scores, boxes, 5 keypoints; per stride 8, 16, 32
-			for range 3 {
-				outs = append(outs, f32(Dyn, w)(""))
-			}
-		}
-		add(&Contract{Name: n, File: n + ".onnx", Kind: KindDetector,
-			Signature: Signature{Inputs: []TensorSpec{f32(Dyn, 3, Dyn, Dyn)("input")}, Outputs: outs},
-			Prep:      Prep{Size: 640, BGR: true, Mean: half3, Std: det128S},
-			Unconfirmed: "input spatial axes: FaceFusion offers sizes 160..1024 so they are dynamic in the file; " +
-				"outputs are [anchors, 1|4|10] without a batch axis (FaceFusion indexes them so)"})
-	}
-	add(&Contract{Name: "yoloface_8n", File: "yoloface_8n.onnx", Kind: KindDetector,
-		Signature: Signature{
-			Inputs:  []TensorSpec{f32(Dyn, 3, 640, 640)("input")},
-			Outputs: []TensorSpec{f32(Dyn, 20, Dyn)("")}},
-		Prep:        Prep{Size: 640, BGR: true, Mean: zero3, Std: one3},
-		Unconfirmed: "output [1, 20, 8400] at 640 (cx, cy, w, h, score, 5×(x, y, visibility)), transposed by FaceFusion"})
-
-	add(&Contract{Name: "2dfan4", File: "2dfan4.onnx", Kind: KindLandmarker,
-		Signature: Signature{
-			Inputs:  []TensorSpec{f32(Dyn, 3, 256, 256)("input")},
-			Outputs: []TensorSpec{f32(Dyn, 68, 3)(""), f32(Dyn, 68, 64, 64)("")}},
-		// The crop is scaled by 195/max(box w, h) around the box; points are heatmap
-		// coordinates (×256/64); the score is the mean of per-point heatmap maxima.
-		Prep:        Prep{Size: 256, BGR: true, Mean: zero3, Std: one3},
-		Unconfirmed: "output order (points [1,68,3] then heatmaps [1,68,64,64]) from FaceFusion's unpacking"})
-
-	add(&Contract{Name: "arcface_w600k_r50", File: "arcface_w600k_r50.onnx", Kind: KindRecognizer,
-		Signature: Signature{
-			Inputs:  []TensorSpec{f32(Dyn, 3, 112, 112)("input")},
-			Outputs: []TensorSpec{f32(Dyn, 512)("")}},
-		Prep: Prep{Template: "arcface_112_v2", Size: 112, Mean: half3, Std: half3}})
-
-	swapper := func(name, template string, size int64, mean, std [3]float32, denorm bool, emb string) *Contract {
-		p := Prep{Template: template, Size: int(size), Mean: mean, Std: std, ClipLo: 0, ClipHi: 1, Embedding: emb}
-		if denorm {
-			p.OutMean, p.OutStd = mean, std
-		}
-		t := Float32
-		if strings.HasSuffix(name, "_fp16") {
-			t = AnyFloat
-		}
-		img := TensorSpec{Shape: []int64{Dyn, 3, size, size}, Type: t}
-		tgt, out := img, img
-		tgt.Name = "target"
-		return &Contract{Name: name, File: name + ".onnx", Kind: KindSwapper,
-			Signature: Signature{
-				Inputs:  []TensorSpec{tgt, {Name: "source", Shape: []int64{Dyn, 512}, Type: t}},
-				Outputs: []TensorSpec{out}},
-			Prep:        p,
-			Unconfirmed: "source width 512 for every swapper (the crossface converters keep 512 for simswap and ghost: not verified)"}
-	}
-	add(swapper("inswapper_128", "arcface_128", 128, zero3, one3, false, "emap"))
-	add(swapper("inswapper_128_fp16", "arcface_128", 128, zero3, one3, false, "emap"))
-	for _, v := range []string{"1a", "1b", "1c"} {
-		add(swapper("hyperswap_"+v+"_256", "arcface_128", 256, half3, half3, true, "normed"))
-	}
-	add(swapper("simswap_256", "arcface_112_v1", 256, imagenetM, imagenetS, false, "converted"))
-	for _, v := range []string{"1", "2", "3"} {
-		add(swapper("ghost_"+v+"_256", "arcface_112_v1", 256, half3, half3, true, "converted"))
-	}
-
-	enhancer := func(name, template string, size int64, weight bool) *Contract {
-		ins := []TensorSpec{f32(Dyn, 3, size, size)("input")}
-		if weight {
-			// FaceFusion feeds numpy.array([weight]).astype(numpy.double).
-			ins = append(ins, TensorSpec{Name: "weight", Shape: []int64{1}, Type: Float64})
-		}
-		return &Contract{Name: name, File: name + ".onnx", Kind: KindEnhancer,
-			Signature: Signature{Inputs: ins, Outputs: []TensorSpec{f32(Dyn, 3, size, size)("")}},
-			Prep: Prep{Template: template, Size: int(size), Mean: half3, Std: half3,
-				OutMean: half3, OutStd: half3, ClipLo: -1, ClipHi: 1}}
-	}
-	add(enhancer("gfpgan_1.4", "ffhq_512", 512, false))
-	add(enhancer("codeformer", "ffhq_512", 512, true))
-	// FaceFusion 3.8.1 warps gpen_bfr_256 with arcface_128, not ffhq_512.
-	add(enhancer("gpen_bfr_256", "arcface_128", 256, false))
-	add(enhancer("gpen_bfr_512", "ffhq_512", 512, false))
-
-	add(&Contract{Name: "xseg_1", File: "xseg_1.onnx", Kind: KindOccluder,
-		Signature: Signature{
-			Inputs:  []TensorSpec{f32(Dyn, 256, 256, 3)("input")},
-			Outputs: []TensorSpec{f32(Dyn, 256, 256, 1)("")}},
-		// The swap crop resized to 256, /255, channel-last, in the frame's (BGR) order.
-		Prep:        Prep{Size: 256, BGR: true, NHWC: true, Mean: zero3, Std: one3},
-		Unconfirmed: "output [1,256,256,1] (FaceFusion clips it to [0,1] and blurs it)"})
-	add(&Contract{Name: "bisenet_resnet_34", File: "bisenet_resnet_34.onnx", Kind: KindParser,
-		Signature: Signature{
-			Inputs:  []TensorSpec{f32(Dyn, 3, 512, 512)("input")},
-			Outputs: []TensorSpec{f32(Dyn, 19, 512, 512)("")}},
-		// RGB /255, ImageNet mean/std; argmax over the 19 classes.
-		Prep:        Prep{Size: 512, Mean: imagenetM, Std: imagenetS},
-		Unconfirmed: "output [1,19,512,512] (19 face-parsing classes)"})
-	// The embedding converters simswap and ghost take their source through: FaceFusion feeds
-	// the raw arcface embedding as 'input' [1,512] and uses output 0.
-	for _, n := range []string{"crossface_simswap", "crossface_ghost"} {
-		add(&Contract{Name: n, File: n + ".onnx", Kind: KindConverter,
-			Signature: Signature{
-				Inputs:  []TensorSpec{f32(Dyn, 512)("input")},
-				Outputs: []TensorSpec{f32(Dyn, 512)("")}},
-			// Size is the embedding width here: the converter takes no image.
-			Prep:        Prep{Size: 512},
-			Unconfirmed: "output [1,512] (FaceFusion reads output 0 and reshapes it to the swapper's source)"})
-	}
-	return m
-}()

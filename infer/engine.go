@@ -1,6 +1,7 @@
 package infer
 
 import (
+	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -87,7 +88,7 @@ func NewEngine(s *Session, cfg EngineConfig) (*Engine, error) {
 	if s == nil || s.sess == nil {
 		return nil, fmt.Errorf("engine: no open session")
 	}
-	e := &Engine{sess: s, name: s.contract.Name, path: s.path, maxBatch: s.maxBatch, workers: max(cfg.Workers, 1), deadline: cfg.Deadline}
+	e := &Engine{sess: s, name: s.spec.Name, path: s.path, maxBatch: s.maxBatch, workers: max(cfg.Workers, 1), deadline: cfg.Deadline}
 	if e.deadline == 0 {
 		e.deadline = DefaultDeadline
 	}
@@ -108,9 +109,9 @@ func NewEngine(s *Session, cfg EngineConfig) (*Engine, error) {
 	return e, nil
 }
 
-// OpenEngine opens FaceFusion's model name as OpenSession does and shares it as NewEngine does.
-func OpenEngine(name string, cfg SessionConfig, ec EngineConfig) (*Engine, error) {
-	s, err := OpenSession(name, cfg)
+// OpenEngine opens the model spec describes as OpenSession does and shares it as NewEngine does.
+func OpenEngine(spec Spec, cfg SessionConfig, ec EngineConfig) (*Engine, error) {
+	s, err := OpenSession(spec, cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -131,7 +132,7 @@ func (e *Engine) addBatch(ts *tensorSet) {
 	e.free = append(e.free, b)
 }
 
-// Session is the shared session: its contract, file, signature and providers.
+// Session is the shared session: its spec, file, signature and providers.
 func (e *Engine) Session() *Session { return e.sess }
 
 // MaxBatch is the most items one Claim may take (and one run holds).
@@ -451,5 +452,5 @@ func (e *Engine) Close() error {
 		}
 	}
 	errs = append(errs, e.sess.Close())
-	return joinErrs(errs)
+	return errors.Join(errs...)
 }

@@ -1,4 +1,4 @@
-package infer
+package infer_test
 
 import (
 	"encoding/json"
@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/facefusion-hpc/facefusion/infer"
+	"github.com/facefusion-hpc/facefusion/infer/catalog"
 	"github.com/facefusion-hpc/facefusion/infer/fixtures"
 	"github.com/facefusion-hpc/facefusion/internal/testenv"
 )
@@ -35,6 +37,13 @@ var pathInputs = map[string][]string{"yoloface_8n": {"input"}, "inswapper_128": 
 // or sessions (a session of every model per worker, as before the engine).
 const engineBenchEnv = "INFER_ENGINE_BENCH_CHILD"
 
+// The child starts in the test binary's init, before any test or flag: it is not a test run.
+func init() {
+	if spec, ok := os.LookupEnv(engineBenchEnv); ok {
+		engineBenchChild(spec)
+	}
+}
+
 // engineBenchChild is the child's whole life; it prints one JSON line and exits.
 func engineBenchChild(spec string) {
 	f := strings.Fields(spec)
@@ -44,7 +53,7 @@ func engineBenchChild(spec string) {
 	}
 	workers, _ := strconv.Atoi(f[1])
 	frames, _ := strconv.Atoi(f[2])
-	fps, err := runModelPath(f[0], workers, frames, SessionConfig{ModelsDir: f[3], Library: f[4], MaxBatch: 1, Logf: func(string, ...any) {}})
+	fps, err := runModelPath(f[0], workers, frames, infer.SessionConfig{ModelsDir: f[3], Library: f[4], MaxBatch: 1, Logf: func(string, ...any) {}})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "engine bench child:", err)
 		os.Exit(1)
@@ -55,33 +64,33 @@ func engineBenchChild(spec string) {
 
 // runner runs one model on one packed item: an engine's lease or a worker's own session.
 type runner interface {
-	run(pack func(in func(name string) View), read func(out func(k int) View)) error
+	run(pack func(in func(name string) infer.View), read func(out func(k int) infer.View)) error
 }
 
-type engineRunner struct{ e *Engine }
+type engineRunner struct{ e *infer.Engine }
 
-func (r engineRunner) run(pack func(func(string) View), read func(func(int) View)) error {
+func (r engineRunner) run(pack func(func(string) infer.View), read func(func(int) infer.View)) error {
 	l, err := r.e.Claim(1)
 	if err != nil {
 		return err
 	}
 	defer l.Release()
-	pack(func(name string) View { return l.Input(name, 0) })
+	pack(func(name string) infer.View { return l.Input(name, 0) })
 	if err := l.Run(); err != nil {
 		return err
 	}
-	read(func(k int) View { return l.Output(k, 0) })
+	read(func(k int) infer.View { return l.Output(k, 0) })
 	return nil
 }
 
-type sessionRunner struct{ s *Session }
+type sessionRunner struct{ s *infer.Session }
 
-func (r sessionRunner) run(pack func(func(string) View), read func(func(int) View)) error {
-	pack(func(name string) View { return r.s.Input(name).Item(0) })
+func (r sessionRunner) run(pack func(func(string) infer.View), read func(func(int) infer.View)) error {
+	pack(func(name string) infer.View { return r.s.Input(name).Item(0) })
 	if err := r.s.Run(1); err != nil {
 		return err
 	}
-	read(func(k int) View { return r.s.Outputs()[k].Item(0) })
+	read(func(k int) infer.View { return r.s.Outputs()[k].Item(0) })
 	return nil
 }
 
@@ -89,7 +98,7 @@ func (r sessionRunner) run(pack func(func(string) View), read func(func(int) Vie
 // through it: each frame a detector run, a swap and an enhancement of one face, packed from a
 // frame-sized image the worker keeps. It returns frames per second after one warm-up frame per
 // worker.
-func runModelPath(mode string, workers, frames int, cfg SessionConfig) (float64, error) {
+func runModelPath(mode string, workers, frames int, cfg infer.SessionConfig) (float64, error) {
 	per := make([]map[string]runner, workers)
 	var closers []func() error
 	defer func() {
@@ -100,7 +109,7 @@ func runModelPath(mode string, workers, frames int, cfg SessionConfig) (float64,
 	for _, name := range pathModels {
 		switch mode {
 		case "engine":
-			e, err := OpenEngine(name, cfg, EngineConfig{Workers: workers})
+			e, err := infer.OpenEngine(catalog.Must(name).Spec(), cfg, infer.EngineConfig{Workers: workers})
 			if err != nil {
 				return 0, err
 			}
@@ -113,7 +122,7 @@ func runModelPath(mode string, workers, frames int, cfg SessionConfig) (float64,
 			}
 		case "sessions":
 			for w := range per {
-				s, err := OpenSession(name, cfg)
+				s, err := infer.OpenSession(catalog.Must(name).Spec(), cfg)
 				if err != nil {
 					return 0, err
 				}
@@ -144,12 +153,12 @@ func runModelPath(mode string, workers, frames int, cfg SessionConfig) (float64,
 			var sink float32
 			step := func() error {
 				for _, name := range pathModels {
-					err := per[w][name].run(func(in func(string) View) {
+					err := per[w][name].run(func(in func(string) infer.View) {
 						for _, t := range pathInputs[name] {
 							v := in(t)
 							v.SetFloat32(0, frame[:v.Len()])
 						}
-					}, func(out func(int) View) {
+					}, func(out func(int) infer.View) {
 						sink += out(0).Float32()[0]
 					})
 					if err != nil {

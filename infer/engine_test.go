@@ -1,4 +1,4 @@
-package infer
+package infer_test
 
 import (
 	"bytes"
@@ -7,18 +7,21 @@ import (
 	"math/rand/v2"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/facefusion-hpc/facefusion/infer"
+	"github.com/facefusion-hpc/facefusion/infer/catalog"
 	"github.com/facefusion-hpc/facefusion/infer/fixtures"
 	"github.com/facefusion-hpc/facefusion/internal/testenv"
 )
 
 // engineFixture opens fixture name (in dir) as an engine for workers at maxBatch.
-func engineFixture(t testing.TB, dir, name string, maxBatch int, ec EngineConfig) *Engine {
+func engineFixture(t testing.TB, dir, name string, maxBatch int, ec infer.EngineConfig) *infer.Engine {
 	t.Helper()
-	e, err := NewEngine(openUnclosed(t, dir, name, maxBatch), ec)
+	e, err := infer.NewEngine(openUnclosed(t, dir, name, maxBatch), ec)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,10 +34,10 @@ func engineFixture(t testing.TB, dir, name string, maxBatch int, ec EngineConfig
 }
 
 // openUnclosed is openFixture for a session whose closing is someone else's (an engine's).
-func openUnclosed(t testing.TB, dir, name string, maxBatch int) *Session {
+func openUnclosed(t testing.TB, dir, name string, maxBatch int) *infer.Session {
 	t.Helper()
-	cfg := SessionConfig{ModelsDir: dir, Library: testenv.ORTLibrary(t), MaxBatch: maxBatch, Logf: func(string, ...any) {}}
-	s, err := OpenSession(name, cfg)
+	cfg := infer.SessionConfig{ModelsDir: dir, Library: testenv.ORTLibrary(t), MaxBatch: maxBatch, Logf: func(string, ...any) {}}
+	s, err := infer.OpenSession(catalog.Must(name).Spec(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,18 +73,18 @@ func itemInput(id int, name string, n int) []float32 {
 var engineModels = []string{"inswapper_128", "inswapper_128_fp16", "arcface_w600k_r50", "codeformer"}
 
 // presetWeight is codeformer's weight in the engine tests.
-func presetWeight(v View) { v.Float64()[0] = 0.25 }
+func presetWeight(v infer.View) { v.Float64()[0] = 0.25 }
 
 // singleResults runs every item alone on a batch-1 session: the reference.
 func singleResults(t *testing.T, dir, name string, items int) [][]byte {
 	s := openFixture(t, dir, name, 1)
 	if w := s.Input("weight"); w != nil {
-		presetWeight(w.all())
+		w.Float64()[0] = 0.25 // as presetWeight
 	}
 	out := make([][]byte, items)
 	for id := range items {
 		for _, in := range s.Inputs() {
-			if in.Type != Float64 {
+			if in.Type != infer.Float64 {
 				in.SetFloat32(0, itemInput(id, in.Name, in.ItemLen()))
 			}
 		}
@@ -100,7 +103,7 @@ func singleResults(t *testing.T, dir, name string, items int) [][]byte {
 // deadline): every item's outputs are bit-identical to the item run alone at batch 1, whatever
 // the number of workers and the batch size. Under -race it is the engine's race test.
 func TestEngineMatchesBatchOne(t *testing.T) {
-	dir := fixtureDir(t, engineModels...)
+	dir := fixtures.Dir(t, engineModels...)
 	for _, name := range engineModels {
 		items, cases := 24, []struct{ maxBatch, workers int }{{8, 1}, {8, 3}, {4, 8}, {1, 4}, {1, 1}}
 		if name == "codeformer" { // batch 1 whatever is asked, and 3 MB an item: fewer
@@ -108,7 +111,7 @@ func TestEngineMatchesBatchOne(t *testing.T) {
 		}
 		want := singleResults(t, dir, name, items)
 		for _, c := range cases {
-			e := engineFixture(t, dir, name, c.maxBatch, EngineConfig{Workers: c.workers})
+			e := engineFixture(t, dir, name, c.maxBatch, infer.EngineConfig{Workers: c.workers})
 			if e.Session().Input("weight") != nil {
 				if err := e.Preset("weight", presetWeight); err != nil {
 					t.Fatal(err)
@@ -154,7 +157,7 @@ func TestEngineMatchesBatchOne(t *testing.T) {
 
 // runItems packs ids into one lease, runs it and compares each item's outputs with want[id],
 // in place.
-func runItems(e *Engine, ids []int, want [][]byte) error {
+func runItems(e *infer.Engine, ids []int, want [][]byte) error {
 	l, err := e.Claim(len(ids))
 	if err != nil {
 		return err
@@ -162,7 +165,7 @@ func runItems(e *Engine, ids []int, want [][]byte) error {
 	defer l.Release()
 	for i, id := range ids {
 		for _, t := range e.Session().Signature().Inputs {
-			if t.Type == Float64 {
+			if t.Type == infer.Float64 {
 				continue // preset
 			}
 			v := l.Input(t.Name, i)
@@ -189,12 +192,12 @@ func runItems(e *Engine, ids []int, want [][]byte) error {
 // single items make one run of eight; a claim that does not fit spills into a second batch; a
 // lone item runs at its deadline; an item released unrun still lets its batch run.
 func TestEngineBatches(t *testing.T) {
-	dir := fixtureDir(t, "arcface_w600k_r50")
+	dir := fixtures.Dir(t, "arcface_w600k_r50")
 	want := singleResults(t, dir, "arcface_w600k_r50", 10)
 
 	// Eight workers, one item each: the eighth fills the batch. The deadlines here are long
 	// enough never to pass unless the rule under test fails (Stats.Expired then says so).
-	e := engineFixture(t, dir, "arcface_w600k_r50", 8, EngineConfig{Workers: 8, Deadline: 20 * time.Second})
+	e := engineFixture(t, dir, "arcface_w600k_r50", 8, infer.EngineConfig{Workers: 8, Deadline: 20 * time.Second})
 	var wg sync.WaitGroup
 	for id := range 8 {
 		wg.Add(1)
@@ -212,16 +215,16 @@ func TestEngineBatches(t *testing.T) {
 
 	// Two workers claim 5 items each: the second claim fills the first batch (5+3) and opens a
 	// second (2); once both wait, the open one runs without its deadline.
-	e = engineFixture(t, dir, "arcface_w600k_r50", 8, EngineConfig{Workers: 2, Deadline: 20 * time.Second})
-	var ls [2]Lease
+	e = engineFixture(t, dir, "arcface_w600k_r50", 8, infer.EngineConfig{Workers: 2, Deadline: 20 * time.Second})
+	var ls [2]infer.Lease
 	for w := range ls {
 		var err error
 		if ls[w], err = e.Claim(5); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if ls[0].nparts != 1 || ls[1].nparts != 2 || ls[1].parts[0].n != 3 || ls[1].parts[1].n != 2 {
-		t.Fatalf("claims of 5 and 5 at max batch 8: parts %+v and %+v, want 5 | 3+2", ls[0].parts[:ls[0].nparts], ls[1].parts[:ls[1].nparts])
+	if p0, p1 := infer.LeaseParts(&ls[0]), infer.LeaseParts(&ls[1]); !slices.Equal(p0, []int{5}) || !slices.Equal(p1, []int{3, 2}) {
+		t.Fatalf("claims of 5 and 5 at max batch 8: parts %v and %v, want [5] and [3 2]", p0, p1)
 	}
 	for w := range ls {
 		wg.Add(1)
@@ -249,7 +252,7 @@ func TestEngineBatches(t *testing.T) {
 	}
 
 	// One of eight workers: its item waits for nobody else but its deadline.
-	e = engineFixture(t, dir, "arcface_w600k_r50", 8, EngineConfig{Workers: 8, Deadline: time.Millisecond})
+	e = engineFixture(t, dir, "arcface_w600k_r50", 8, infer.EngineConfig{Workers: 8, Deadline: time.Millisecond})
 	if err := runItems(e, []int{9}, want); err != nil {
 		t.Fatal("deadline:", err)
 	}
@@ -259,7 +262,7 @@ func TestEngineBatches(t *testing.T) {
 
 	// A worker that claims and releases without running (a packing error) does not hold its
 	// batch back; the other worker's item is still right.
-	e = engineFixture(t, dir, "arcface_w600k_r50", 8, EngineConfig{Workers: 2, Deadline: 20 * time.Second})
+	e = engineFixture(t, dir, "arcface_w600k_r50", 8, infer.EngineConfig{Workers: 2, Deadline: 20 * time.Second})
 	dropped, err := e.Claim(1)
 	if err != nil {
 		t.Fatal(err)
@@ -278,7 +281,7 @@ func TestEngineBatches(t *testing.T) {
 	}
 
 	// A worker's claim, run and release allocate nothing.
-	one := engineFixture(t, dir, "arcface_w600k_r50", 8, EngineConfig{Workers: 1})
+	one := engineFixture(t, dir, "arcface_w600k_r50", 8, infer.EngineConfig{Workers: 1})
 	if a := testing.AllocsPerRun(20, func() {
 		l, err := one.Claim(3)
 		if err != nil {
@@ -302,20 +305,20 @@ func TestEngineBatches(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = e.Claim(1)
-	checkError(t, "claim after close", err, "arcface_w600k_r50", "Claim after Close")
+	testenv.CheckError(t, "claim after close", err, "arcface_w600k_r50", "Claim after Close")
 }
 
 // TestEngineRunsConcurrently: at batch 1 two workers' runs are inside ONNX Runtime on the shared
 // session at the same moment, so no lock is held around a run. The first run to get there waits
 // (yielding, a bounded number of times) for the second: behind a lock it would wait in vain.
 func TestEngineRunsConcurrently(t *testing.T) {
-	e := engineFixture(t, fixtureDir(t, "gfpgan_1.4"), "gfpgan_1.4", 1, EngineConfig{Workers: 2})
-	testHookRun = func(s *Session) {
-		for i := 0; i < 1_000_000 && s.inFlight.Load() < 2; i++ {
+	e := engineFixture(t, fixtures.Dir(t, "gfpgan_1.4"), "gfpgan_1.4", 1, infer.EngineConfig{Workers: 2})
+	infer.SetRunHook(func(s *infer.Session) {
+		for i := 0; i < 1_000_000 && infer.InFlight(s) < 2; i++ {
 			runtime.Gosched()
 		}
-	}
-	defer func() { testHookRun = nil }()
+	})
+	defer infer.SetRunHook(nil)
 	var wg sync.WaitGroup
 	for range 2 {
 		wg.Add(1)
@@ -341,10 +344,10 @@ func TestEngineRunsConcurrently(t *testing.T) {
 // BenchmarkEngineClaim is the batcher's own cost per item (claim, run of a trivial model,
 // release) at batch 1 and 8 with one worker.
 func BenchmarkEngineClaim(b *testing.B) {
-	dir := fixtureDir(b, "arcface_w600k_r50")
+	dir := fixtures.Dir(b, "arcface_w600k_r50")
 	for _, n := range []int{1, 8} {
 		b.Run(fmt.Sprintf("batch%d", n), func(b *testing.B) {
-			e := engineFixture(b, dir, "arcface_w600k_r50", n, EngineConfig{Workers: 1})
+			e := engineFixture(b, dir, "arcface_w600k_r50", n, infer.EngineConfig{Workers: 1})
 			for b.Loop() {
 				l, err := e.Claim(n)
 				if err != nil {
@@ -370,11 +373,11 @@ func TestHeavyFixtures(t *testing.T) {
 		if err := fixtures.WriteHeavy(path, name, 4<<20, uint64(i+1)); err != nil {
 			t.Fatal(err)
 		}
-		inits, err := ReadInitializers(path)
+		inits, err := infer.ReadInitializers(path)
 		if err != nil {
 			t.Fatal(err)
 		}
-		var w *Initializer
+		var w *infer.Initializer
 		for k := range inits {
 			if inits[k].Name == "w" {
 				w = &inits[k]
@@ -389,7 +392,7 @@ func TestHeavyFixtures(t *testing.T) {
 			}
 		}
 		if name == "inswapper_128" {
-			if _, err := Emap(path); err != nil {
+			if _, err := infer.Emap(path); err != nil {
 				t.Fatal(err)
 			}
 		}

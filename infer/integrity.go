@@ -107,16 +107,13 @@ type ModelReport struct {
 	Detail string // the error for mismatched, "" otherwise
 }
 
-// ListModels reports, for each of FaceFusion's model names, whether its file in dir is missing,
-// found, verified or mismatched. sha256s maps names to expected hex sums (may be nil). The
-// signature check needs the runtime loaded (Init); without it only checksums are checked.
-func ListModels(dir string, names []string, sha256s map[string]string) ([]ModelReport, error) {
-	out := make([]ModelReport, 0, len(names))
-	for _, name := range names {
-		c, err := LookupContract(name)
-		if err != nil {
-			return nil, err
-		}
+// ListModels reports, for each model, whether its file in dir is missing, found, verified or
+// mismatched. sha256s maps names to expected hex sums (may be nil). The signature check needs
+// the runtime loaded (Init); without it only checksums are checked.
+func ListModels(dir string, specs []Spec, sha256s map[string]string) ([]ModelReport, error) {
+	out := make([]ModelReport, 0, len(specs))
+	for _, c := range specs {
+		name := c.Name
 		r := ModelReport{Name: name, Path: filepath.Join(dir, c.File)}
 		if st, err := os.Stat(r.Path); err != nil || st.IsDir() {
 			r.State = ModelMissing
@@ -139,7 +136,7 @@ func ListModels(dir string, names []string, sha256s map[string]string) ([]ModelR
 			found, err := ReadSignature(r.Path)
 			if err != nil {
 				r.State, r.Detail = ModelMismatched, fmt.Sprintf("model %s %s: %v", name, r.Path, err)
-			} else if why := c.Check(found); why != "" {
+			} else if why := Check(c.Want, found); why != "" {
 				r.State, r.Detail = ModelMismatched, signatureError(c, r.Path, why, found).Error()
 			}
 		}

@@ -1,9 +1,11 @@
-package infer
+package infer_test
 
 import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"github.com/facefusion-hpc/facefusion/infer"
+	"github.com/facefusion-hpc/facefusion/infer/catalog"
 	"hash/crc32"
 	"math"
 	"math/rand/v2"
@@ -16,7 +18,7 @@ import (
 )
 
 func TestHashFiles(t *testing.T) {
-	dir := fixtureDir(t, "gfpgan_1.4")
+	dir := fixtures.Dir(t, "gfpgan_1.4")
 	path := filepath.Join(dir, "gfpgan_1.4.onnx")
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -25,70 +27,70 @@ func TestHashFiles(t *testing.T) {
 	crc := fmt.Sprintf("%08x", crc32.ChecksumIEEE(data))
 	sum := sha256.Sum256(data)
 	sha := hex.EncodeToString(sum[:])
-	if HashPath(path) != filepath.Join(dir, "gfpgan_1.4.hash") {
-		t.Errorf("hash path %s", HashPath(path))
+	if infer.HashPath(path) != filepath.Join(dir, "gfpgan_1.4.hash") {
+		t.Errorf("hash path %s", infer.HashPath(path))
 	}
-	if err := VerifyModel(path, ""); err != nil {
+	if err := infer.VerifyModel(path, ""); err != nil {
 		t.Errorf("no .hash, no sha256: %v", err)
 	}
-	if err := VerifyModel(path, sha); err != nil {
+	if err := infer.VerifyModel(path, sha); err != nil {
 		t.Errorf("right sha256: %v", err)
 	}
-	checkError(t, "wrong sha256", VerifyModel(path, "00"+sha[2:]), path, "sha256 "+sha, "replace it")
+	testenv.CheckError(t, "wrong sha256", infer.VerifyModel(path, "00"+sha[2:]), path, "sha256 "+sha, "replace it")
 
 	// FaceFusion writes the 8 hex digits with no newline.
-	if err := os.WriteFile(HashPath(path), []byte(crc), 0o644); err != nil {
+	if err := os.WriteFile(infer.HashPath(path), []byte(crc), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := VerifyModel(path, sha); err != nil {
+	if err := infer.VerifyModel(path, sha); err != nil {
 		t.Errorf("right .hash: %v", err)
 	}
-	list := func() ModelReport {
-		rs, err := ListModels(dir, []string{"gfpgan_1.4", "codeformer"}, nil)
+	list := func() infer.ModelReport {
+		rs, err := infer.ListModels(dir, []infer.Spec{catalog.Must("gfpgan_1.4").Spec(), catalog.Must("codeformer").Spec()}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if rs[1].State != ModelMissing {
+		if rs[1].State != infer.ModelMissing {
 			t.Errorf("codeformer: %s, want missing", rs[1].State)
 		}
 		return rs[0]
 	}
-	if err := Init(testenv.ORTLibrary(t)); err != nil {
+	if err := infer.Init(testenv.ORTLibrary(t)); err != nil {
 		t.Fatal(err)
 	}
-	if r := list(); r.State != ModelVerified {
+	if r := list(); r.State != infer.ModelVerified {
 		t.Errorf("gfpgan with its .hash: %s %s, want verified", r.State, r.Detail)
 	}
 	wrong := "0badf00d"
 	if wrong == crc {
 		wrong = "0badf00e"
 	}
-	if err := os.WriteFile(HashPath(path), []byte(wrong+"\n"), 0o644); err != nil {
+	if err := os.WriteFile(infer.HashPath(path), []byte(wrong+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	checkError(t, "wrong .hash", VerifyModel(path, ""), path, "CRC32 "+crc, HashPath(path), wrong)
-	if r := list(); r.State != ModelMismatched || r.Detail == "" {
+	testenv.CheckError(t, "wrong .hash", infer.VerifyModel(path, ""), path, "CRC32 "+crc, infer.HashPath(path), wrong)
+	if r := list(); r.State != infer.ModelMismatched || r.Detail == "" {
 		t.Errorf("gfpgan with a wrong .hash: %s, want mismatched with a reason", r.State)
 	}
-	_, err = OpenSession("gfpgan_1.4", SessionConfig{ModelsDir: dir})
-	checkError(t, "open with a wrong .hash", err, "does not match", wrong)
+	_, err = infer.OpenSession(catalog.Must("gfpgan_1.4").Spec(), infer.SessionConfig{ModelsDir: dir})
+	testenv.CheckError(t, "open with a wrong .hash", err, "does not match", wrong)
 
-	if err := os.WriteFile(HashPath(path), []byte("not hex"), 0o644); err != nil {
+	if err := os.WriteFile(infer.HashPath(path), []byte("not hex"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	checkError(t, "garbage .hash", VerifyModel(path, ""), "not an 8-digit CRC32")
+	testenv.CheckError(t, "garbage .hash", infer.VerifyModel(path, ""), "not an 8-digit CRC32")
 
 	// No checksum, right signature: found. Wrong signature: mismatched.
-	if err := os.Remove(HashPath(path)); err != nil {
+	if err := os.Remove(infer.HashPath(path)); err != nil {
 		t.Fatal(err)
 	}
-	if r := list(); r.State != ModelFound {
+	if r := list(); r.State != infer.ModelFound {
 		t.Errorf("gfpgan without checksums: %s, want found", r.State)
 	}
 	if err := os.WriteFile(path, fixtures.WrongSignature(), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if r := list(); r.State != ModelMismatched {
+	if r := list(); r.State != infer.ModelMismatched {
 		t.Errorf("gfpgan with a wrong signature: %s, want mismatched", r.State)
 	}
 }
@@ -96,10 +98,10 @@ func TestHashFiles(t *testing.T) {
 // TestEmap reads inswapper's emap (the last initializer) back from the fixtures, float32 and
 // float16, without ONNX Runtime.
 func TestEmap(t *testing.T) {
-	dir := fixtureDir(t, "inswapper_128", "inswapper_128_fp16", "gfpgan_1.4")
+	dir := fixtures.Dir(t, "inswapper_128", "inswapper_128_fp16", "gfpgan_1.4")
 	want := fixtures.Emap()
 	for _, name := range []string{"inswapper_128", "inswapper_128_fp16"} {
-		got, err := Emap(filepath.Join(dir, name+".onnx"))
+		got, err := infer.Emap(filepath.Join(dir, name+".onnx"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -112,27 +114,27 @@ func TestEmap(t *testing.T) {
 			}
 		}
 	}
-	_, err := Emap(filepath.Join(dir, "gfpgan_1.4.onnx"))
-	checkError(t, "emap of gfpgan", err, "gfpgan_1.4.onnx", "not FaceFusion's inswapper")
+	_, err := infer.Emap(filepath.Join(dir, "gfpgan_1.4.onnx"))
+	testenv.CheckError(t, "emap of gfpgan", err, "gfpgan_1.4.onnx", "not FaceFusion's inswapper")
 	bad := filepath.Join(dir, "truncated.onnx")
 	b, _ := os.ReadFile(filepath.Join(dir, "inswapper_128.onnx"))
 	if err := os.WriteFile(bad, b[:len(b)/2], 0o644); err != nil {
 		t.Fatal(err)
 	}
-	_, err = Emap(bad)
-	checkError(t, "truncated file", err, bad, "truncated")
+	_, err = infer.Emap(bad)
+	testenv.CheckError(t, "truncated file", err, bad, "truncated")
 }
 
 // TestInitializersOfRealModel decodes a file from a real exporter (BlazeFace, tf2onnx): every
 // float initializer holds exactly the product of its dims.
 func TestInitializersOfRealModel(t *testing.T) {
-	inits, err := ReadInitializers(testenv.Model(t, "blazeface_front_128.onnx"))
+	inits, err := infer.ReadInitializers(testenv.Model(t, "blazeface_front_128.onnx"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	floats := 0
 	for _, in := range inits {
-		if in.Type != Float32 {
+		if in.Type != infer.Float32 {
 			continue
 		}
 		floats++
@@ -166,7 +168,7 @@ func f16Reference(f float32) uint16 {
 	lo, hi := 0, 0x7bff
 	for lo < hi { // largest pattern with value <= a
 		mid := (lo + hi + 1) / 2
-		if float64(F32From16(uint16(mid))) <= a {
+		if float64(infer.F32From16(uint16(mid))) <= a {
 			lo = mid
 		} else {
 			hi = mid - 1
@@ -176,7 +178,7 @@ func f16Reference(f float32) uint16 {
 		if h > 0x7bff {
 			continue
 		}
-		d := math.Abs(float64(F32From16(uint16(h))) - a)
+		d := math.Abs(float64(infer.F32From16(uint16(h))) - a)
 		if d < bestD || (d == bestD && h&1 == 0) {
 			best, bestD = uint16(h), d
 		}
@@ -186,11 +188,11 @@ func f16Reference(f float32) uint16 {
 
 func TestFloat16Conversion(t *testing.T) {
 	for h := range 1 << 16 {
-		f := F32From16(uint16(h))
+		f := infer.F32From16(uint16(h))
 		if math.IsNaN(float64(f)) {
 			continue
 		}
-		if got := F16(f); got != uint16(h) {
+		if got := infer.F16(f); got != uint16(h) {
 			t.Fatalf("F16(F32From16(%#04x) = %v) = %#04x", h, f, got)
 		}
 	}
@@ -208,7 +210,7 @@ func TestFloat16Conversion(t *testing.T) {
 		if math.IsNaN(float64(f)) {
 			continue
 		}
-		if got, want := F16(f), f16Reference(f); got != want {
+		if got, want := infer.F16(f), f16Reference(f); got != want {
 			t.Fatalf("F16(%v) = %#04x, want %#04x", f, got, want)
 		}
 	}
@@ -223,7 +225,7 @@ func BenchmarkF16(b *testing.B) {
 	b.SetBytes(int64(4 * len(v)))
 	for b.Loop() {
 		for i, f := range v {
-			out[i] = F16(f)
+			out[i] = infer.F16(f)
 		}
 	}
 }

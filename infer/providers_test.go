@@ -1,6 +1,9 @@
-package infer
+package infer_test
 
 import (
+	"github.com/facefusion-hpc/facefusion/infer"
+	"github.com/facefusion-hpc/facefusion/infer/catalog"
+	"github.com/facefusion-hpc/facefusion/infer/fixtures"
 	"slices"
 	"strings"
 	"testing"
@@ -11,12 +14,12 @@ import (
 // ResolveProviders, which the resume fingerprint records, says what a real session with the
 // same Execution uses: the same providers after the same fallback, or the same refusal.
 func TestResolveProvidersIsWhatSessionsUse(t *testing.T) {
-	dir := fixtureDir(t, "gfpgan_1.4")
+	dir := fixtures.Dir(t, "gfpgan_1.4")
 	lib := testenv.ORTLibrary(t)
 	for _, ps := range [][]string{nil, {"cpu"}, {"cuda", "cpu"}, {"tensorrt", "cuda", "cpu"}, {"cuda"}} {
-		ex := Execution{Providers: ps}
-		s, serr := OpenSession("gfpgan_1.4", SessionConfig{ModelsDir: dir, Library: lib, Execution: ex, Logf: func(string, ...any) {}})
-		got, err := ResolveProviders(ex)
+		ex := infer.Execution{Providers: ps}
+		s, serr := infer.OpenSession(catalog.Must("gfpgan_1.4").Spec(), infer.SessionConfig{ModelsDir: dir, Library: lib, Execution: ex, Logf: func(string, ...any) {}})
+		got, err := infer.ResolveProviders(ex)
 		if serr != nil {
 			if err == nil || !strings.Contains(serr.Error(), err.Error()) {
 				t.Errorf("%v: the session is refused (%v), ResolveProviders says %v, %v", ps, serr, got, err)

@@ -10,8 +10,6 @@ import (
 	"sync/atomic"
 
 	ort "github.com/yalue/onnxruntime_go"
-
-	"github.com/facefusion-hpc/facefusion/internal/logging"
 )
 
 // SessionConfig says how to open one of FaceFusion's model files.
@@ -37,12 +35,18 @@ type SessionConfig struct {
 	Logf func(format string, args ...any)
 }
 
+// Warnf is where the lines of sessions opened without a Logf go; the program points it at its
+// log. The default writes them to standard error.
+var Warnf = func(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "warning: "+format+"\n", args...)
+}
+
 func (c *SessionConfig) logf(format string, args ...any) {
 	if c.Logf != nil {
 		c.Logf(format, args...)
 		return
 	}
-	logging.Default().Warnf(format, args...)
+	Warnf(format, args...)
 }
 
 // Session is one of FaceFusion's models on one ONNX Runtime session, with its inputs and outputs
@@ -50,7 +54,7 @@ func (c *SessionConfig) logf(format string, args ...any) {
 // there). Fill Inputs, call Run, read Outputs: a run allocates nothing. A Session is used by one
 // goroutine at a time; an Engine shares one session among many (engine.go).
 type Session struct {
-	contract  *Contract
+	spec      Spec
 	path      string
 	found     Signature
 	providers []string
@@ -75,14 +79,10 @@ type tensorSet struct {
 	tensors  [][]ort.Value
 }
 
-// OpenSession opens FaceFusion's model name from cfg.ModelsDir. The file's integrity (.hash,
+// OpenSession opens the model spec describes from cfg.ModelsDir. The file's integrity (.hash,
 // sha256) and signature are checked first; a mismatch is refused before any session exists,
 // with one line naming the file, the expected and the found signature.
-func OpenSession(name string, cfg SessionConfig) (*Session, error) {
-	c, err := LookupContract(name)
-	if err != nil {
-		return nil, err
-	}
+func OpenSession(c Spec, cfg SessionConfig) (*Session, error) {
 	path := filepath.Join(cfg.ModelsDir, c.File)
 	if err := statModel(c, path); err != nil {
 		return nil, err
@@ -97,10 +97,10 @@ func OpenSession(name string, cfg SessionConfig) (*Session, error) {
 	if err != nil {
 		return nil, fmt.Errorf("model %s %s: %w", c.Name, path, err)
 	}
-	if why := c.Check(found); why != "" {
+	if why := Check(c.Want, found); why != "" {
 		return nil, signatureError(c, path, why, found)
 	}
-	s := &Session{contract: c, path: path, found: found}
+	s := &Session{spec: c, path: path, found: found}
 	if err := s.open(cfg); err != nil {
 		s.Close()
 		return nil, err
@@ -108,7 +108,7 @@ func OpenSession(name string, cfg SessionConfig) (*Session, error) {
 	return s, nil
 }
 
-func statModel(c *Contract, path string) error {
+func statModel(c Spec, path string) error {
 	st, err := os.Stat(path)
 	if err != nil {
 		return fmt.Errorf("model %s %s: not found: put FaceFusion's %s in models_dir (--models-dir)", c.Name, path, c.File)
@@ -120,9 +120,9 @@ func statModel(c *Contract, path string) error {
 }
 
 // signatureError is the one-line refusal of a file whose inputs/outputs are not the contract's.
-func signatureError(c *Contract, path, why string, found Signature) error {
+func signatureError(c Spec, path, why string, found Signature) error {
 	return fmt.Errorf("model %s %s: wrong signature (%s): expected %s; found %s: use FaceFusion's own %s",
-		c.Name, path, why, c.Signature, found, c.File)
+		c.Name, path, why, c.Want, found, c.File)
 }
 
 // ReadSignature reads a model file's inputs and outputs as ONNX Runtime reports them, from the
@@ -137,9 +137,9 @@ func ReadSignature(path string) (Signature, error) {
 
 // open resolves the batch axis, creates the session and its tensor set.
 func (s *Session) open(cfg SessionConfig) error {
-	c := s.contract
+	c := s.spec
 	s.maxBatch = max(cfg.MaxBatch, 1)
-	s.batched = c.Kind != KindDetector
+	s.batched = c.Batched
 	for _, t := range append(append([]TensorSpec(nil), s.found.Inputs...), s.found.Outputs...) {
 		if len(t.Shape) < 2 || t.Shape[0] != Dyn {
 			s.batched = false
@@ -184,21 +184,21 @@ func (s *Session) open(cfg SessionConfig) error {
 
 // newSet maps a tensor set's buffers, pins them and binds their batch views.
 func (s *Session) newSet() (*tensorSet, error) {
-	c := s.contract
+	c := s.spec
 	ts := &tensorSet{}
 	fail := func(err error) (*tensorSet, error) {
 		ts.close()
 		return nil, err
 	}
 	for _, t := range s.found.Inputs {
-		b, err := s.buffer(t, c.inputSpec(t.Name), s.dims)
+		b, err := s.buffer(t, inputSpec(c.Want, t.Name), s.dims)
 		if err != nil {
 			return fail(err)
 		}
 		ts.inputs = append(ts.inputs, b)
 	}
 	for i, t := range s.found.Outputs {
-		b, err := s.buffer(t, c.Outputs[i], s.dims)
+		b, err := s.buffer(t, c.Want.Outputs[i], s.dims)
 		if err != nil {
 			return fail(err)
 		}
@@ -213,7 +213,7 @@ func (s *Session) newSet() (*tensorSet, error) {
 	return ts, nil
 }
 
-func (c *Contract) inputSpec(name string) TensorSpec {
+func inputSpec(c Signature, name string) TensorSpec {
 	for _, t := range c.Inputs {
 		if t.Name == name {
 			return t
@@ -228,7 +228,7 @@ func (s *Session) buffer(t, want TensorSpec, dims map[string][]int64) (*Buffer, 
 	shape := append([]int64(nil), t.Shape...)
 	given := dims[t.Name]
 	if given != nil && len(given) != len(shape) {
-		return nil, fmt.Errorf("model %s %s: dims for %s have %d axes, the model has %d (%s)", s.contract.Name, s.path, t.Name, len(given), len(shape), t)
+		return nil, fmt.Errorf("model %s %s: dims for %s have %d axes, the model has %d (%s)", s.spec.Name, s.path, t.Name, len(given), len(shape), t)
 	}
 	for i, d := range shape {
 		switch {
@@ -244,7 +244,7 @@ func (s *Session) buffer(t, want TensorSpec, dims map[string][]int64) (*Buffer, 
 		case s.inferredDim(t.Name, i) > 0:
 			shape[i] = s.inferredDim(t.Name, i)
 		default:
-			return nil, fmt.Errorf("model %s %s: %s has a dynamic axis %d: give its shape in SessionConfig.Dims", s.contract.Name, s.path, t, i)
+			return nil, fmt.Errorf("model %s %s: %s has a dynamic axis %d: give its shape in SessionConfig.Dims", s.spec.Name, s.path, t, i)
 		}
 	}
 	n := int64(1)
@@ -256,11 +256,11 @@ func (s *Session) buffer(t, want TensorSpec, dims map[string][]int64) (*Buffer, 
 		item = n / shape[0]
 	}
 	if t.Type.Size() == 0 {
-		return nil, fmt.Errorf("model %s %s: %s has an unsupported element type", s.contract.Name, s.path, t)
+		return nil, fmt.Errorf("model %s %s: %s has an unsupported element type", s.spec.Name, s.path, t)
 	}
 	mem, err := newRegion(int(n) * t.Type.Size())
 	if err != nil {
-		return nil, fmt.Errorf("model %s %s: %s: %w", s.contract.Name, s.path, t.Name, err)
+		return nil, fmt.Errorf("model %s %s: %s: %w", s.spec.Name, s.path, t.Name, err)
 	}
 	itemShape := shape
 	if s.batched {
@@ -368,10 +368,10 @@ func (s *Session) Run(n int) error { return s.runSet(&s.tensorSet, n) }
 // session, each on its own tensor set: an Engine's batches run so.
 func (s *Session) runSet(ts *tensorSet, n int) error {
 	if s.sess == nil {
-		return fmt.Errorf("model %s %s: Run after Close", s.contract.Name, s.path)
+		return fmt.Errorf("model %s %s: Run after Close", s.spec.Name, s.path)
 	}
 	if n < 1 || n > s.maxBatch {
-		return fmt.Errorf("model %s %s: batch %d outside 1..%d (the session's max batch)", s.contract.Name, s.path, n, s.maxBatch)
+		return fmt.Errorf("model %s %s: batch %d outside 1..%d (the session's max batch)", s.spec.Name, s.path, n, s.maxBatch)
 	}
 	in := s.inFlight.Add(1)
 	for {
@@ -386,7 +386,7 @@ func (s *Session) runSet(ts *tensorSet, n int) error {
 	err := s.sess.RunWithBinding(ts.bindings[n-1])
 	s.inFlight.Add(-1)
 	if err != nil {
-		return fmt.Errorf("model %s %s: inference failed: %s", s.contract.Name, s.path, oneLine(err))
+		return fmt.Errorf("model %s %s: inference failed: %s", s.spec.Name, s.path, oneLine(err))
 	}
 	return nil
 }
@@ -395,8 +395,8 @@ func (s *Session) runSet(ts *tensorSet, n int) error {
 // may hold around it.
 var testHookRun func(*Session)
 
-// Contract is the contract the model was checked against.
-func (s *Session) Contract() *Contract { return s.contract }
+// Spec is what the model was opened and checked as.
+func (s *Session) Spec() Spec { return s.spec }
 
 // Path is the model file.
 func (s *Session) Path() string { return s.path }
@@ -435,7 +435,7 @@ func (s *Session) Close() error {
 		s.sess = nil
 	}
 	if err := errors.Join(errs...); err != nil {
-		return fmt.Errorf("model %s %s: close: %s", s.contract.Name, s.path, strings.ReplaceAll(err.Error(), "\n", "; "))
+		return fmt.Errorf("model %s %s: close: %s", s.spec.Name, s.path, strings.ReplaceAll(err.Error(), "\n", "; "))
 	}
 	return nil
 }

@@ -1,8 +1,10 @@
-package infer
+package infer_test
 
 import (
 	"bufio"
 	"fmt"
+	"github.com/facefusion-hpc/facefusion/infer"
+	"github.com/facefusion-hpc/facefusion/infer/catalog"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -16,30 +18,8 @@ import (
 	"github.com/facefusion-hpc/facefusion/internal/testenv"
 )
 
-// fixtureDir writes the named fixtures (all when none is named) into a fresh folder.
-func fixtureDir(t testing.TB, names ...string) string {
-	t.Helper()
-	dir := t.TempDir()
-	if len(names) == 0 {
-		if err := fixtures.Write(dir); err != nil {
-			t.Fatal(err)
-		}
-		return dir
-	}
-	for _, n := range names {
-		b, err := fixtures.Model(n)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, n+".onnx"), b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return dir
-}
-
 // detectorDims are the anchor detectors' shapes at 640×640.
-func detectorDims(t testing.TB, s Signature) map[string][]int64 {
+func detectorDims(t testing.TB, s infer.Signature) map[string][]int64 {
 	d := map[string][]int64{"input": {1, 3, 640, 640}}
 	for i, o := range s.Outputs {
 		n := []int64{12800, 3200, 800}[i%3]
@@ -59,20 +39,20 @@ func (l *logLines) logf(format string, args ...any) {
 	l.lines = append(l.lines, fmt.Sprintf(format, args...))
 }
 
-func openFixture(t testing.TB, dir, name string, maxBatch int) *Session {
+func openFixture(t testing.TB, dir, name string, maxBatch int) *infer.Session {
 	t.Helper()
-	cfg := SessionConfig{ModelsDir: dir, Library: testenv.ORTLibrary(t), MaxBatch: maxBatch, Logf: func(string, ...any) {}}
+	cfg := infer.SessionConfig{ModelsDir: dir, Library: testenv.ORTLibrary(t), MaxBatch: maxBatch, Logf: func(string, ...any) {}}
 	if name == "scrfd_2.5g" || name == "retinaface_10g" {
-		if err := Init(cfg.Library); err != nil {
+		if err := infer.Init(cfg.Library); err != nil {
 			t.Fatal(err)
 		}
-		sig, err := ReadSignature(filepath.Join(dir, name+".onnx"))
+		sig, err := infer.ReadSignature(filepath.Join(dir, name+".onnx"))
 		if err != nil {
 			t.Fatal(err)
 		}
 		cfg.Dims = detectorDims(t, sig)
 	}
-	s, err := OpenSession(name, cfg)
+	s, err := infer.OpenSession(catalog.Must(name).Spec(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,7 +64,7 @@ func openFixture(t testing.TB, dir, name string, maxBatch int) *Session {
 	return s
 }
 
-func randomize(r *rand.Rand, b *Buffer, lo, hi float32) {
+func randomize(r *rand.Rand, b *infer.Buffer, lo, hi float32) {
 	v := make([]float32, b.Len())
 	for i := range v {
 		v[i] = lo + (hi-lo)*r.Float32()
@@ -92,7 +72,7 @@ func randomize(r *rand.Rand, b *Buffer, lo, hi float32) {
 	b.SetFloat32(0, v)
 }
 
-func readAll(b *Buffer) []float32 {
+func readAll(b *infer.Buffer) []float32 {
 	v := make([]float32, b.Len())
 	b.GetFloat32(v, 0)
 	return v
@@ -102,12 +82,12 @@ func readAll(b *Buffer) []float32 {
 // fixture for each.
 func TestContractsCoverIssueModels(t *testing.T) {
 	got := map[string]bool{}
-	for _, c := range Contracts() {
+	for _, c := range catalog.All() {
 		got[c.Name] = true
 		if c.File != c.Name+".onnx" {
 			t.Errorf("%s: file %q, FaceFusion names it %s.onnx", c.Name, c.File, c.Name)
 		}
-		if c.Prep.Size <= 0 {
+		if c.Size <= 0 {
 			t.Errorf("%s: no input size", c.Name)
 		}
 	}
@@ -120,7 +100,7 @@ func TestContractsCoverIssueModels(t *testing.T) {
 	for n := range got {
 		t.Errorf("contract %s has no fixture", n)
 	}
-	if _, err := LookupContract("inswapper_256"); err == nil || !strings.Contains(err.Error(), "inswapper_128") {
+	if _, err := catalog.Lookup("inswapper_256"); err == nil || !strings.Contains(err.Error(), "inswapper_128") {
 		t.Errorf("unknown model: error %v should list the known names", err)
 	}
 }
@@ -128,14 +108,14 @@ func TestContractsCoverIssueModels(t *testing.T) {
 // TestFixturesLoad opens every fixture through its contract: names, shapes and element types
 // are FaceFusion's, and a session runs.
 func TestFixturesLoad(t *testing.T) {
-	dir := fixtureDir(t)
+	dir := fixtures.Dir(t)
 	for _, name := range fixtures.Names {
 		s := openFixture(t, dir, name, 1)
 		if err := s.Run(1); err != nil {
 			t.Errorf("%s: %v", name, err)
 		}
-		if s.Contract().Name != name {
-			t.Errorf("%s: contract %s", name, s.Contract().Name)
+		if s.Spec().Name != name {
+			t.Errorf("%s: contract %s", name, s.Spec().Name)
 		}
 	}
 }
@@ -148,8 +128,8 @@ func TestWrongSignatureRefused(t *testing.T) {
 	if err := os.WriteFile(path, fixtures.WrongSignature(), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	_, err := OpenSession("inswapper_128", SessionConfig{ModelsDir: dir, Library: testenv.ORTLibrary(t)})
-	checkError(t, "wrong signature", err, path, "wrong signature", "expected in(target[?,3,128,128]float32 source[?,512]float32)",
+	_, err := infer.OpenSession(catalog.Must("inswapper_128").Spec(), infer.SessionConfig{ModelsDir: dir, Library: testenv.ORTLibrary(t)})
+	testenv.CheckError(t, "wrong signature", err, path, "wrong signature", "expected in(target[?,3,128,128]float32 source[?,512]float32)",
 		"found in(input[1,3,128,128]float32) out(output[1,3,128,128]float32)", "use FaceFusion's own inswapper_128.onnx")
 
 	// A real model of another kind under a swapper's name is refused the same way.
@@ -160,44 +140,44 @@ func TestWrongSignatureRefused(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "gfpgan_1.4.onnx"), blaze, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	_, err = OpenSession("gfpgan_1.4", SessionConfig{ModelsDir: dir})
-	checkError(t, "blazeface as gfpgan", err, "gfpgan_1.4.onnx", "wrong signature", "input:0")
+	_, err = infer.OpenSession(catalog.Must("gfpgan_1.4").Spec(), infer.SessionConfig{ModelsDir: dir})
+	testenv.CheckError(t, "blazeface as gfpgan", err, "gfpgan_1.4.onnx", "wrong signature", "input:0")
 
-	_, err = OpenSession("codeformer", SessionConfig{ModelsDir: dir})
-	checkError(t, "missing model", err, filepath.Join(dir, "codeformer.onnx"), "not found", "models_dir")
+	_, err = infer.OpenSession(catalog.Must("codeformer").Spec(), infer.SessionConfig{ModelsDir: dir})
+	testenv.CheckError(t, "missing model", err, filepath.Join(dir, "codeformer.onnx"), "not found", "models_dir")
 }
 
 func TestContractCheck(t *testing.T) {
-	c, _ := LookupContract("codeformer")
-	good := Signature{
-		Inputs:  []TensorSpec{{"weight", []int64{1}, Float64}, {"input", []int64{1, 3, 512, 512}, Float32}},
-		Outputs: []TensorSpec{{"anything", []int64{Dyn, 3, 512, 512}, Float32}},
+	c, _ := catalog.Lookup("codeformer")
+	good := infer.Signature{
+		Inputs:  []infer.TensorSpec{{"weight", []int64{1}, infer.Float64}, {"input", []int64{1, 3, 512, 512}, infer.Float32}},
+		Outputs: []infer.TensorSpec{{"anything", []int64{infer.Dyn, 3, 512, 512}, infer.Float32}},
 	}
 	if why := c.Check(good); why != "" {
 		t.Errorf("FaceFusion's codeformer signature refused: %s", why)
 	}
 	dynamic := good
-	dynamic.Inputs = []TensorSpec{good.Inputs[0], {"input", []int64{Dyn, 3, Dyn, Dyn}, Float32}}
+	dynamic.Inputs = []infer.TensorSpec{good.Inputs[0], {"input", []int64{infer.Dyn, 3, infer.Dyn, infer.Dyn}, infer.Float32}}
 	if why := c.Check(dynamic); why != "" {
 		t.Errorf("dynamic axes should accept FaceFusion's sizes: %s", why)
 	}
-	for what, bad := range map[string]Signature{
-		"weight float32": {Inputs: []TensorSpec{{"weight", []int64{1}, Float32}, good.Inputs[1]}, Outputs: good.Outputs},
-		"size 256":       {Inputs: []TensorSpec{good.Inputs[0], {"input", []int64{1, 3, 256, 256}, Float32}}, Outputs: good.Outputs},
-		"NHWC":           {Inputs: []TensorSpec{good.Inputs[0], {"input", []int64{1, 512, 512, 3}, Float32}}, Outputs: good.Outputs},
+	for what, bad := range map[string]infer.Signature{
+		"weight float32": {Inputs: []infer.TensorSpec{{"weight", []int64{1}, infer.Float32}, good.Inputs[1]}, Outputs: good.Outputs},
+		"size 256":       {Inputs: []infer.TensorSpec{good.Inputs[0], {"input", []int64{1, 3, 256, 256}, infer.Float32}}, Outputs: good.Outputs},
+		"NHWC":           {Inputs: []infer.TensorSpec{good.Inputs[0], {"input", []int64{1, 512, 512, 3}, infer.Float32}}, Outputs: good.Outputs},
 		"no weight":      {Inputs: good.Inputs[1:], Outputs: good.Outputs},
-		"renamed":        {Inputs: []TensorSpec{good.Inputs[0], {"image", []int64{1, 3, 512, 512}, Float32}}, Outputs: good.Outputs},
-		"output rank":    {Inputs: good.Inputs, Outputs: []TensorSpec{{"o", []int64{3, 512, 512}, Float32}}},
+		"renamed":        {Inputs: []infer.TensorSpec{good.Inputs[0], {"image", []int64{1, 3, 512, 512}, infer.Float32}}, Outputs: good.Outputs},
+		"output rank":    {Inputs: good.Inputs, Outputs: []infer.TensorSpec{{"o", []int64{3, 512, 512}, infer.Float32}}},
 	} {
 		if why := c.Check(bad); why == "" {
 			t.Errorf("%s: accepted", what)
 		}
 	}
-	fp16, _ := LookupContract("inswapper_128_fp16")
-	for _, dt := range []DType{Float32, Float16} {
-		s := Signature{
-			Inputs:  []TensorSpec{{"target", []int64{1, 3, 128, 128}, dt}, {"source", []int64{1, 512}, dt}},
-			Outputs: []TensorSpec{{"output", []int64{1, 3, 128, 128}, dt}},
+	fp16, _ := catalog.Lookup("inswapper_128_fp16")
+	for _, dt := range []infer.DType{infer.Float32, infer.Float16} {
+		s := infer.Signature{
+			Inputs:  []infer.TensorSpec{{"target", []int64{1, 3, 128, 128}, dt}, {"source", []int64{1, 512}, dt}},
+			Outputs: []infer.TensorSpec{{"output", []int64{1, 3, 128, 128}, dt}},
 		}
 		if why := fp16.Check(s); why != "" {
 			t.Errorf("inswapper_128_fp16 with %s I/O refused: %s", dt, why)
@@ -208,13 +188,13 @@ func TestContractCheck(t *testing.T) {
 // TestSwapperRoundTrip proves NCHW layout and the arithmetic out[c,y,x] = target[c,y,x] +
 // source[c], in float32 and float16.
 func TestSwapperRoundTrip(t *testing.T) {
-	dir := fixtureDir(t, "inswapper_128", "inswapper_128_fp16", "hyperswap_1a_256")
+	dir := fixtures.Dir(t, "inswapper_128", "inswapper_128_fp16", "hyperswap_1a_256")
 	for _, name := range []string{"inswapper_128", "inswapper_128_fp16", "hyperswap_1a_256"} {
 		s := openFixture(t, dir, name, 1)
 		tgt, src, out := s.Input("target"), s.Input("source"), s.Outputs()[0]
-		wantType := Float32
+		wantType := infer.Float32
 		if strings.HasSuffix(name, "fp16") {
-			wantType = Float16
+			wantType = infer.Float16
 		}
 		if tgt.Type != wantType || out.Type != wantType {
 			t.Fatalf("%s: buffers %s/%s, want %s", name, tgt.Type, out.Type, wantType)
@@ -228,7 +208,7 @@ func TestSwapperRoundTrip(t *testing.T) {
 		}
 		target, source, got := readAll(tgt), readAll(src), readAll(out)
 		tol := float32(1e-6)
-		if wantType == Float16 {
+		if wantType == infer.Float16 {
 			tol = 2e-3 // one half-precision rounding of a value below 2
 		}
 		bad := 0
@@ -251,7 +231,7 @@ func abs32(v float32) float32 { return float32(math.Abs(float64(v))) }
 // TestRecognizerAndMasks checks the NCHW and NHWC reductions: arcface's per-channel means, xseg's
 // channel-last mean, bisenet's class planes, codeformer's float64 weight input.
 func TestRecognizerAndMasks(t *testing.T) {
-	dir := fixtureDir(t, "arcface_w600k_r50", "xseg_1", "codeformer", "2dfan4")
+	dir := fixtures.Dir(t, "arcface_w600k_r50", "xseg_1", "codeformer", "2dfan4")
 	r := rand.New(rand.NewPCG(3, 4))
 
 	s := openFixture(t, dir, "arcface_w600k_r50", 1)
@@ -325,7 +305,7 @@ func TestRecognizerAndMasks(t *testing.T) {
 
 // TestDetectorConstants reads the anchor detector's nine outputs at 640 and yoloface's output.
 func TestDetectorConstants(t *testing.T) {
-	dir := fixtureDir(t, "scrfd_2.5g", "yoloface_8n")
+	dir := fixtures.Dir(t, "scrfd_2.5g", "yoloface_8n")
 	s := openFixture(t, dir, "scrfd_2.5g", 1)
 	if err := s.Run(1); err != nil {
 		t.Fatal(err)
@@ -356,7 +336,7 @@ func TestDetectorConstants(t *testing.T) {
 
 // TestBatchEqualsSingle runs 5 items at once and one at a time: results are identical.
 func TestBatchEqualsSingle(t *testing.T) {
-	dir := fixtureDir(t, "inswapper_128", "arcface_w600k_r50")
+	dir := fixtures.Dir(t, "inswapper_128", "arcface_w600k_r50")
 	for _, name := range []string{"inswapper_128", "arcface_w600k_r50"} {
 		const n = 5
 		s := openFixture(t, dir, name, 8)
@@ -390,21 +370,21 @@ func TestBatchEqualsSingle(t *testing.T) {
 				}
 			}
 		}
-		checkError(t, "batch 9", s.Run(9), "batch 9 outside 1..8")
+		testenv.CheckError(t, "batch 9", s.Run(9), "batch 9 outside 1..8")
 	}
 }
 
 // TestBuffersOutsideHeap checks every buffer starts on a page, in its own anonymous read-write
 // mapping followed by the PROT_NONE guard page (so not in the Go heap).
 func TestBuffersOutsideHeap(t *testing.T) {
-	s := openFixture(t, fixtureDir(t, "inswapper_128"), "inswapper_128", 4)
+	s := openFixture(t, fixtures.Dir(t, "inswapper_128"), "inswapper_128", 4)
 	maps := readMaps(t)
 	for _, b := range append(s.Inputs(), s.Outputs()...) {
 		p := uintptr(unsafe.Pointer(&b.Bytes()[0]))
-		if p%uintptr(pageSize) != 0 {
+		if p%uintptr(os.Getpagesize()) != 0 {
 			t.Errorf("%s: buffer at %#x is not page-aligned", b.Name, p)
 		}
-		span := (uintptr(len(b.Bytes())) + uintptr(pageSize) - 1) / uintptr(pageSize) * uintptr(pageSize)
+		span := (uintptr(len(b.Bytes())) + uintptr(os.Getpagesize()) - 1) / uintptr(os.Getpagesize()) * uintptr(os.Getpagesize())
 		var data, guard *vma
 		for i := range maps {
 			if maps[i].start <= p && p < maps[i].end {
@@ -463,7 +443,7 @@ func readMaps(t *testing.T) []vma {
 }
 
 func TestRunAllocatesNothing(t *testing.T) {
-	s := openFixture(t, fixtureDir(t, "inswapper_128_fp16"), "inswapper_128_fp16", 4)
+	s := openFixture(t, fixtures.Dir(t, "inswapper_128_fp16"), "inswapper_128_fp16", 4)
 	for _, n := range []int{1, 4} {
 		if a := testing.AllocsPerRun(20, func() {
 			if err := s.Run(n); err != nil {
@@ -476,9 +456,9 @@ func TestRunAllocatesNothing(t *testing.T) {
 }
 
 func TestPinnedLogLine(t *testing.T) {
-	pinNote = sync.Once{}
+	infer.ResetPinNote()
 	var l logLines
-	s, err := OpenSession("gfpgan_1.4", SessionConfig{ModelsDir: fixtureDir(t, "gfpgan_1.4"), Library: testenv.ORTLibrary(t), Logf: l.logf})
+	s, err := infer.OpenSession(catalog.Must("gfpgan_1.4").Spec(), infer.SessionConfig{ModelsDir: fixtures.Dir(t, "gfpgan_1.4"), Library: testenv.ORTLibrary(t), Logf: l.logf})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -497,16 +477,16 @@ func TestPinnedLogLine(t *testing.T) {
 // TestProvidersWithoutGPU: on this machine (no GPU, CPU-only ONNX Runtime), cuda or tensorrt
 // alone is refused with a clear error; a list ending in cpu falls back with one log line.
 func TestProvidersWithoutGPU(t *testing.T) {
-	dir := fixtureDir(t, "gfpgan_1.4")
+	dir := fixtures.Dir(t, "gfpgan_1.4")
 	lib := testenv.ORTLibrary(t)
 	for _, ps := range [][]string{{"cuda"}, {"tensorrt"}, {"tensorrt", "cuda"}} {
-		_, err := OpenSession("gfpgan_1.4", SessionConfig{ModelsDir: dir, Library: lib, Execution: Execution{Providers: ps}, Logf: func(string, ...any) {}})
-		checkError(t, strings.Join(ps, " "), err, "gfpgan_1.4.onnx", "execution providers "+strings.Join(ps, " "), "none is available", "add cpu")
+		_, err := infer.OpenSession(catalog.Must("gfpgan_1.4").Spec(), infer.SessionConfig{ModelsDir: dir, Library: lib, Execution: infer.Execution{Providers: ps}, Logf: func(string, ...any) {}})
+		testenv.CheckError(t, strings.Join(ps, " "), err, "gfpgan_1.4.onnx", "execution providers "+strings.Join(ps, " "), "none is available", "add cpu")
 	}
-	pinNote.Do(func() {}) // keep the pinning line out of this test's log
+	infer.SpendPinNote() // keep the pinning line out of this test's log
 	var l logLines
-	s, err := OpenSession("gfpgan_1.4", SessionConfig{ModelsDir: dir, Library: lib,
-		Execution: Execution{Providers: []string{"TensorRT", "cuda", "cpu"}, TensorRTFP16: true, TensorRTCacheDir: t.TempDir()}, Logf: l.logf})
+	s, err := infer.OpenSession(catalog.Must("gfpgan_1.4").Spec(), infer.SessionConfig{ModelsDir: dir, Library: lib,
+		Execution: infer.Execution{Providers: []string{"TensorRT", "cuda", "cpu"}, TensorRTFP16: true, TensorRTCacheDir: t.TempDir()}, Logf: l.logf})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -520,14 +500,14 @@ func TestProvidersWithoutGPU(t *testing.T) {
 	if err := s.Run(1); err != nil {
 		t.Fatal(err)
 	}
-	_, err = ParseProviders([]string{"cuda", "rocm"})
-	checkError(t, "unknown provider", err, `"rocm"`, "tensorrt, cuda or cpu")
+	_, err = infer.ParseProviders([]string{"cuda", "rocm"})
+	testenv.CheckError(t, "unknown provider", err, `"rocm"`, "tensorrt, cuda or cpu")
 }
 
 // BenchmarkSessionBatch runs the inswapper fixture at batch 1 and batch 8; ns/item is the cost
 // of one face.
 func BenchmarkSessionBatch(b *testing.B) {
-	dir := fixtureDir(b, "inswapper_128")
+	dir := fixtures.Dir(b, "inswapper_128")
 	for _, n := range []int{1, 8} {
 		b.Run(fmt.Sprintf("batch%d", n), func(b *testing.B) {
 			s := openFixture(b, dir, "inswapper_128", n)

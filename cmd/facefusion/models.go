@@ -8,6 +8,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/facefusion-hpc/facefusion/infer"
+	"github.com/facefusion-hpc/facefusion/infer/catalog"
 	"github.com/facefusion-hpc/facefusion/internal/fault"
 	"github.com/facefusion-hpc/facefusion/internal/job"
 	"github.com/facefusion-hpc/facefusion/internal/pipeline"
@@ -28,8 +29,11 @@ func cmdModels(_ context.Context, args []string, w io.Writer) error {
 	if err := infer.Init(cfg.RuntimeLibrary()); err != nil {
 		return fault.AsEnvironment(err)
 	}
-	names := pipeline.ModelNames(cfg)
-	reports, err := infer.ListModels(cfg.ModelPath(""), names, cfg.ModelSHA256)
+	specs, err := catalog.Specs(pipeline.ModelNames(cfg)...)
+	if err != nil {
+		return fault.AsUsage(err)
+	}
+	reports, err := infer.ListModels(cfg.ModelPath(""), specs, cfg.ModelSHA256)
 	if err != nil {
 		return fault.AsUsage(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/facefusion-hpc/facefusion/infer"
+	"github.com/facefusion-hpc/facefusion/infer/adapters"
 	"github.com/facefusion-hpc/facefusion/internal/face"
 	"github.com/facefusion-hpc/facefusion/internal/geom"
 	"github.com/facefusion-hpc/facefusion/internal/landmark"
@@ -22,7 +23,7 @@ func analyzer(t *testing.T) (*pipeline.Analyzer, *landmark.Predictor) {
 	if err := infer.Init(testenv.ORTLibrary(t)); err != nil {
 		t.Fatal(err)
 	}
-	det, err := infer.NewBlazeFace(testenv.Model(t, "blazeface_front_128.onnx"), infer.Options{})
+	det, err := adapters.NewBlazeFace(testenv.Model(t, "blazeface_front_128.onnx"), infer.SessionConfig{})
 	if err != nil {
 		t.Fatal(err)
 	}

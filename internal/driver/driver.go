@@ -25,7 +25,6 @@ import (
 
 	"github.com/facefusion-hpc/facefusion/collective"
 	"github.com/facefusion-hpc/facefusion/internal/face"
-	"github.com/facefusion-hpc/facefusion/internal/facemodel"
 	"github.com/facefusion-hpc/facefusion/internal/fault"
 	"github.com/facefusion-hpc/facefusion/internal/job"
 	"github.com/facefusion-hpc/facefusion/internal/logging"
@@ -70,7 +69,7 @@ type Plan struct {
 	SourcePix        []byte `json:",omitempty"`
 	SourceLandmarks  face.Landmarks68
 	// FaceFusion's models: the source identity and the reference face.
-	SourceEmbedding, ReferenceEmbedding *facemodel.Embedding `json:",omitempty"`
+	SourceEmbedding, ReferenceEmbedding *face.Embedding `json:",omitempty"`
 
 	// Settings are rank 0's job settings (job.Config.Settings: every one that can change the
 	// output): every rank must run the same job.

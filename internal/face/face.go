@@ -27,8 +27,25 @@ func (l *Landmarks68) Five() [5]geom.Pt {
 	return [5]geom.Pt{geom.Mean(l[36:42]), geom.Mean(l[42:48]), l[30], l[48], l[54]}
 }
 
-// Face is a detected face with its landmarks.
+// Face is one face as the pipeline knows it: the detection, the 68 landmarks (with the
+// landmarker's score: 1 for dlib, 2dfan4's own), and the identity embedding when a recognizer
+// ran. Five (in Detection) are the points FaceFusion warps by ('5/68', see facemodel.WarpFive).
 type Face struct {
 	Detection
-	Landmarks Landmarks68
+	Landmarks     Landmarks68
+	LandmarkScore float64
+	Embedding     Embedding
+	// DetectorFive are the detector's own five points (FaceFusion's '5'), kept when Five
+	// becomes the points the crops are warped by; zero from BlazeFace, whose own points are
+	// Keypoints. face_debugger's face-landmark-5 draws them.
+	DetectorFive [5]geom.Pt
+}
+
+// EmbeddingLen is the width of an identity embedding (the recognizer's output).
+const EmbeddingLen = 512
+
+// Embedding is a face's identity as FaceFusion keeps it: the recognizer's raw output and the
+// same scaled to unit length. Swappers use one or the other (see facemodel.Swapper).
+type Embedding struct {
+	Raw, Norm [EmbeddingLen]float32
 }

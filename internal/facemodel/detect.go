@@ -5,18 +5,10 @@ import (
 	"image"
 	"slices"
 
+	"github.com/facefusion-hpc/facefusion/infer/catalog"
 	"github.com/facefusion-hpc/facefusion/internal/face"
 	"github.com/facefusion-hpc/facefusion/internal/geom"
 	"github.com/facefusion-hpc/facefusion/internal/raster"
-)
-
-// DetectorModel names a FaceFusion face detector as its --face-detector-model does.
-type DetectorModel string
-
-const (
-	YOLOFace   DetectorModel = "yolo_face"  // yoloface_8n.onnx
-	SCRFD      DetectorModel = "scrfd"      // scrfd_2.5g.onnx
-	RetinaFace DetectorModel = "retinaface" // retinaface_10g.onnx
 )
 
 // FaceFusion's defaults: --face-detector-score 0.5, and the NMS IoU it uses with one angle.
@@ -25,41 +17,11 @@ const (
 	DefaultNMSThreshold  = 0.4
 )
 
-// DetectorSizes are the square input sizes FaceFusion offers for a model (choices.py
-// face_detector_set); the last one is its default.
-func DetectorSizes(m DetectorModel) []int {
-	switch m {
-	case SCRFD, RetinaFace:
-		return []int{160, 320, 480, 512, 640}
-	case YOLOFace:
-		return []int{640}
-	}
-	return nil
-}
-
 // anchorStrides are the feature-map strides of scrfd and retinaface; each output triple is
 // (scores, box distances, keypoint distances) for one stride, two anchors per cell.
 var anchorStrides = [3]int{8, 16, 32}
 
 const anchorsPerCell = 2
-
-// Detected is one face as a FaceFusion detector reports it, in frame pixels.
-type Detected struct {
-	Box   geom.Rect
-	Score float64
-	// Five are left eye, right eye, nose tip, left and right mouth corner (image left/right):
-	// the order of FaceFusion's warp templates.
-	Five [5]geom.Pt
-}
-
-// Detection converts d to the pipeline's BlazeFace-shaped detection: keypoints 0–2 are the
-// eyes and nose, 3 is the mouth centre; the ears (4, 5) are unknown and left at zero. Five
-// keeps FaceFusion's five points.
-func (d Detected) Detection() face.Detection {
-	return face.Detection{Box: d.Box, Score: d.Score, Five: d.Five, Keypoints: [6]geom.Pt{
-		d.Five[0], d.Five[1], d.Five[2], geom.Mean(d.Five[3:5]),
-	}}
-}
 
 // Fit records how a frame was placed in the detector input: shrunk (never enlarged) to W×H
 // to fit, top-left aligned, the rest zero. FaceFusion maps outputs back with the ratios of
@@ -94,38 +56,35 @@ func (f Fit) ToInput(p geom.Pt) geom.Pt {
 // keeps its scratch buffers between calls, so it is not safe for concurrent use; make one
 // per pipeline worker.
 type Detector struct {
-	Model DetectorModel
+	Model *catalog.Model
 	Size  int
 	// Score is the detection threshold (FaceFusion's --face-detector-score) and NMS the IoU
 	// above which a lower-scored box is dropped; NewDetector sets FaceFusion's defaults.
 	Score, NMS float64
 
-	norm    Norm
+	yolo    bool
 	lut     [3][256]float32
 	resizer raster.Resizer
 	canvas  *raster.Image
-	cands   []Detected
+	cands   []face.Detection
 }
 
-// NewDetector checks that FaceFusion offers model at size and returns its processor.
-func NewDetector(model DetectorModel, size int) (*Detector, error) {
-	sizes := DetectorSizes(model)
-	if sizes == nil {
-		return nil, fmt.Errorf("facemodel: unknown face detector %q: use yolo_face, scrfd or retinaface", string(model))
+// NewDetector checks that FaceFusion offers the detector m at size and returns its processor.
+func NewDetector(m *catalog.Model, size int) (*Detector, error) {
+	if m.Kind != catalog.Detector {
+		return nil, fmt.Errorf("facemodel: %s is a %s, not a face detector: use one of %v", m.Name, m.Kind, catalog.Selectors(catalog.Detector))
 	}
-	if !slices.Contains(sizes, size) {
-		return nil, fmt.Errorf("facemodel: face detector %s does not take size %d: use one of %v", model, size, sizes)
+	if !slices.Contains(m.Sizes, size) {
+		return nil, fmt.Errorf("facemodel: face detector %s does not take size %d: use one of %v", m.Selector(), size, m.Sizes)
 	}
-	d := &Detector{Model: model, Size: size, Score: DefaultDetectorScore, NMS: DefaultNMSThreshold}
-	// FaceFusion feeds its BGR frame unchanged; yolo_face in [0,1], the others (v−127.5)/128.
-	d.norm = Norm{BGR: true, Scale: 1, Mean: [3]float64{127.5, 127.5, 127.5}, Std: [3]float64{128, 128, 128}}
-	if model == YOLOFace {
-		d.norm = Norm{BGR: true, Scale: 255, Std: [3]float64{1, 1, 1}}
-	}
-	d.lut = d.norm.table()
+	d := &Detector{Model: m, Size: size, Score: DefaultDetectorScore, NMS: DefaultNMSThreshold, yolo: m.Selector() == yoloFace}
+	d.lut = table(m.Norm)
 	d.canvas = raster.New(size, size)
 	return d, nil
 }
+
+// yoloFace is the detector whose output is one [1,20,N] tensor of boxes, not anchor triples.
+const yoloFace = "yolo_face"
 
 // InputShape is the model input's NCHW shape at batch 1.
 func (d *Detector) InputShape() []int64 { return []int64{1, 3, int64(d.Size), int64(d.Size)} }
@@ -157,36 +116,45 @@ func (d *Detector) Prepare(frame *raster.Image, dst []float32) Fit {
 			copy(d.canvas.Pix[y*d.canvas.Stride:], frame.Pix[y*frame.Stride:][:3*frame.W])
 		}
 	}
-	tensorFromImage(dst, d.canvas, d.norm, &d.lut)
+	tensorFromImage(dst, d.canvas, d.Model.Norm, &d.lut)
 	return f
 }
 
-// Decode turns the model's outputs into faces in frame coordinates, appending to dst the
+// Decode turns the model's outputs into detections in frame coordinates, appending to dst the
 // survivors of the score threshold and NMS, best first (FaceFusion's order). outputs are
 // the model's output tensors in order, flat; only their first OutputLens() elements are read.
-func (d *Detector) Decode(outputs [][]float32, f Fit, dst []Detected) ([]Detected, error) {
+func (d *Detector) Decode(outputs [][]float32, f Fit, dst []face.Detection) ([]face.Detection, error) {
 	var buf [9]int
 	lens := d.outputLens(&buf)
 	if len(outputs) < len(lens) {
-		return dst, fmt.Errorf("facemodel: face detector %s gave %d outputs, want %d: is the model file %s?", d.Model, len(outputs), len(lens), d.fileName())
+		return dst, fmt.Errorf("facemodel: face detector %s gave %d outputs, want %d: is the model file %s?", d.Model.Selector(), len(outputs), len(lens), d.fileName())
 	}
 	for i, n := range lens {
 		if len(outputs[i]) < n {
-			return dst, fmt.Errorf("facemodel: face detector %s output %d holds %d values, want %d at size %d: is the model file %s and --face-detector-size right?", d.Model, i, len(outputs[i]), n, d.Size, d.fileName())
+			return dst, fmt.Errorf("facemodel: face detector %s output %d holds %d values, want %d at size %d: is the model file %s and --face-detector-size right?", d.Model.Selector(), i, len(outputs[i]), n, d.Size, d.fileName())
 		}
 	}
 	d.cands = d.cands[:0]
 	rx, ry := float64(f.FrameW)/float64(f.W), float64(f.FrameH)/float64(f.H)
-	if d.Model == YOLOFace {
+	if d.yolo {
 		d.decodeYOLO(outputs[0], rx, ry)
 	} else {
 		d.decodeAnchors(outputs, rx, ry)
 	}
-	return NMS(dst, d.cands, d.Score, d.NMS), nil
+	n := len(dst)
+	dst = NMS(dst, d.cands, d.Score, d.NMS)
+	for i := n; i < len(dst); i++ {
+		// The pipeline's BlazeFace-shaped keypoints: 0–2 are the eyes and nose, 3 the mouth
+		// centre; the ears (4, 5) are unknown and left at zero. Five keeps FaceFusion's five
+		// points (left eye, right eye, nose tip, left and right mouth corner).
+		f := &dst[i].Five
+		dst[i].Keypoints = [6]geom.Pt{f[0], f[1], f[2], geom.Mean(f[3:5])}
+	}
+	return dst, nil
 }
 
 func (d *Detector) outputLens(buf *[9]int) []int {
-	if d.Model == YOLOFace {
+	if d.yolo {
 		buf[0] = 20 * d.yoloAnchors()
 		return buf[:1]
 	}
@@ -199,15 +167,7 @@ func (d *Detector) outputLens(buf *[9]int) []int {
 	return buf[:9]
 }
 
-func (d *Detector) fileName() string {
-	switch d.Model {
-	case YOLOFace:
-		return "yoloface_8n.onnx"
-	case SCRFD:
-		return "scrfd_2.5g.onnx"
-	}
-	return "retinaface_10g.onnx"
-}
+func (d *Detector) fileName() string { return d.Model.File }
 
 // decodeAnchors follows FaceFusion's detect_with_scrfd/retinaface: anchor (x, y) of cell
 // (row i, column j) is (j, i)·stride, each repeated for the two anchors of the cell; boxes are
@@ -229,7 +189,7 @@ func (d *Detector) decodeAnchors(out [][]float32, rx, ry float64) {
 			cell := k / anchorsPerCell
 			ax, ay := float64((cell%g)*s), float64((cell/g)*s)
 			b := boxes[4*k:][:4]
-			c := Detected{Score: float64(sc), Box: normRect(geom.Rect{
+			c := face.Detection{Score: float64(sc), Box: normRect(geom.Rect{
 				X0: (ax - float64(b[0]*fs)) * rx, Y0: (ay - float64(b[1]*fs)) * ry,
 				X1: (ax + float64(b[2]*fs)) * rx, Y1: (ay + float64(b[3]*fs)) * ry,
 			})}
@@ -253,7 +213,7 @@ func (d *Detector) decodeYOLO(out []float32, rx, ry float64) {
 			continue
 		}
 		cx, cy, w, h := at(0, i), at(1, i), at(2, i), at(3, i)
-		c := Detected{Score: sc, Box: normRect(geom.Rect{
+		c := face.Detection{Score: sc, Box: normRect(geom.Rect{
 			X0: (cx - w/2) * rx, Y0: (cy - h/2) * ry, X1: (cx + w/2) * rx, Y1: (cy + h/2) * ry,
 		})}
 		for j := range 5 {
@@ -277,8 +237,8 @@ func normRect(r geom.Rect) geom.Rect {
 // NMS is cv2.dnn.NMSBoxes as FaceFusion calls it: candidates scoring above score are taken
 // best first (ties in input order), and each is kept unless its IoU with an already kept box
 // exceeds iou. The kept faces are appended to dst in that order. cands is reordered.
-func NMS(dst, cands []Detected, score, iou float64) []Detected {
-	slices.SortStableFunc(cands, func(a, b Detected) int {
+func NMS(dst, cands []face.Detection, score, iou float64) []face.Detection {
+	slices.SortStableFunc(cands, func(a, b face.Detection) int {
 		switch {
 		case a.Score > b.Score:
 			return -1

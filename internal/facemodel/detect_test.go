@@ -1,6 +1,8 @@
 package facemodel
 
 import (
+	"github.com/facefusion-hpc/facefusion/infer/catalog"
+	"github.com/facefusion-hpc/facefusion/internal/face"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -64,7 +66,7 @@ func rectNear(a, b geom.Rect, tol float64) bool {
 	return near(a.X0, b.X0, tol) && near(a.Y0, b.Y0, tol) && near(a.X1, b.X1, tol) && near(a.Y1, b.Y1, tol)
 }
 
-func checkDetected(t *testing.T, got Detected, want planted, f Fit) {
+func checkDetected(t *testing.T, got face.Detection, want planted, f Fit) {
 	t.Helper()
 	rx, ry := float64(f.FrameW)/float64(f.W), float64(f.FrameH)/float64(f.H)
 	wb := geom.Rect{X0: want.box.X0 * rx, Y0: want.box.Y0 * ry, X1: want.box.X1 * rx, Y1: want.box.Y1 * ry}
@@ -82,8 +84,8 @@ func checkDetected(t *testing.T, got Detected, want planted, f Fit) {
 }
 
 func TestAnchorDecoding(t *testing.T) {
-	for _, model := range []DetectorModel{SCRFD, RetinaFace} {
-		for _, size := range DetectorSizes(model) {
+	for _, model := range []*catalog.Model{scrfd, retinaface} {
+		for _, size := range model.Sizes {
 			d, err := NewDetector(model, size)
 			if err != nil {
 				t.Fatal(err)
@@ -111,7 +113,7 @@ func TestAnchorDecoding(t *testing.T) {
 				t.Fatal(err)
 			}
 			if len(got) != 4 {
-				t.Fatalf("%s %d: %d faces, want 4: %+v", model, size, len(got), got)
+				t.Fatalf("%s %d: %d faces, want 4: %+v", model.Name, size, len(got), got)
 			}
 			for i, w := range faces[:4] {
 				checkDetected(t, got[i], w, fit)
@@ -121,7 +123,7 @@ func TestAnchorDecoding(t *testing.T) {
 }
 
 func TestYOLODecoding(t *testing.T) {
-	d, err := NewDetector(YOLOFace, 640)
+	d, err := NewDetector(yolo, 640)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -158,16 +160,16 @@ func TestYOLODecoding(t *testing.T) {
 }
 
 func TestDecodeRejectsShortOutputs(t *testing.T) {
-	d, _ := NewDetector(SCRFD, 320)
+	d, _ := NewDetector(scrfd, 320)
 	out := encodeAnchors(t, 640, nil)[:8]
 	if _, err := d.Decode(out, FitFrame(320, 320, 320), nil); err == nil {
 		t.Error("8 outputs accepted")
 	}
-	d2, _ := NewDetector(SCRFD, 640)
+	d2, _ := NewDetector(scrfd, 640)
 	if _, err := d2.Decode(encodeAnchors(t, 320, nil), FitFrame(320, 320, 640), nil); err == nil {
 		t.Error("320-sized outputs accepted at 640")
 	}
-	if _, err := NewDetector(YOLOFace, 320); err == nil {
+	if _, err := NewDetector(yolo, 320); err == nil {
 		t.Error("yolo_face at 320 accepted; FaceFusion offers only 640")
 	}
 }
@@ -175,7 +177,7 @@ func TestDecodeRejectsShortOutputs(t *testing.T) {
 func TestNMS(t *testing.T) {
 	box := func(x float64) geom.Rect { return geom.Rect{X0: x, Y0: 0, X1: x + 10, Y1: 10} }
 	// IoU of boxes shifted by s on a 10-wide box: (10−s)/(10+s). s = 30/7 gives exactly 0.4.
-	cands := []Detected{
+	cands := []face.Detection{
 		{Box: box(0), Score: 0.6},    // IoU 9/11 with the best: dropped
 		{Box: box(200), Score: 0.65}, // ties with the next: input order is kept
 		{Box: box(1), Score: 0.9},    // best: kept first
@@ -231,10 +233,10 @@ func randomFrame(r *rand.Rand, w, h int) *raster.Image {
 
 func TestDetectorPrepare(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
-	for _, model := range []DetectorModel{SCRFD, YOLOFace} {
+	for _, model := range []*catalog.Model{scrfd, yolo} {
 		d, _ := NewDetector(model, 640)
 		norm := func(v uint8) float32 {
-			if model == YOLOFace {
+			if model == yolo {
 				return float32(v) / 255
 			}
 			return (float32(v) - 127.5) / 128
@@ -255,7 +257,7 @@ func TestDetectorPrepare(t *testing.T) {
 			}
 			for p := range 3 {
 				if got := dst[p*640*640+y*640+x]; got != norm(bgr[p]) {
-					t.Errorf("%s (%d,%d) plane %d = %v, want %v", model, x, y, p, got, norm(bgr[p]))
+					t.Errorf("%s (%d,%d) plane %d = %v, want %v", model.Name, x, y, p, got, norm(bgr[p]))
 				}
 			}
 		}
@@ -274,7 +276,7 @@ func TestDetectorPrepare(t *testing.T) {
 			}
 			for p := range 3 {
 				if got := dst[p*640*640+y*640+x]; got != norm(bgr[p]) {
-					t.Errorf("%s big (%d,%d) plane %d = %v, want %v", model, x, y, p, got, norm(bgr[p]))
+					t.Errorf("%s big (%d,%d) plane %d = %v, want %v", model.Name, x, y, p, got, norm(bgr[p]))
 				}
 			}
 		}
@@ -295,10 +297,10 @@ func sceneOutputs(t testing.TB, size int) [][]float32 {
 }
 
 func TestDecodeDoesNotAllocate(t *testing.T) {
-	d, _ := NewDetector(SCRFD, 640)
+	d, _ := NewDetector(scrfd, 640)
 	out := sceneOutputs(t, 640)
 	fit := FitFrame(1920, 1080, 640)
-	dst := make([]Detected, 0, 16)
+	dst := make([]face.Detection, 0, 16)
 	dst, _ = d.Decode(out, fit, dst[:0]) // grows the candidate buffer once
 	if len(dst) != 2 {
 		t.Fatalf("%d faces, want 2", len(dst))
@@ -306,7 +308,7 @@ func TestDecodeDoesNotAllocate(t *testing.T) {
 	if n := testing.AllocsPerRun(20, func() { dst, _ = d.Decode(out, fit, dst[:0]) }); n != 0 {
 		t.Errorf("scrfd Decode: %v allocations per call", n)
 	}
-	y, _ := NewDetector(YOLOFace, 640)
+	y, _ := NewDetector(yolo, 640)
 	yout := [][]float32{make([]float32, 20*8400)}
 	if n := testing.AllocsPerRun(20, func() { dst, _ = y.Decode(yout, fit, dst[:0]) }); n != 0 {
 		t.Errorf("yolo Decode: %v allocations per call", n)
@@ -320,34 +322,40 @@ func TestDecodeDoesNotAllocate(t *testing.T) {
 }
 
 func BenchmarkDecodeSCRFD640(b *testing.B) {
-	d, _ := NewDetector(SCRFD, 640)
+	d, _ := NewDetector(scrfd, 640)
 	out := sceneOutputs(b, 640)
 	fit := FitFrame(1920, 1080, 640)
-	dst := make([]Detected, 0, 16)
+	dst := make([]face.Detection, 0, 16)
 	for b.Loop() {
 		dst, _ = d.Decode(out, fit, dst[:0])
 	}
 }
 
 func BenchmarkDecodeYOLO640(b *testing.B) {
-	d, _ := NewDetector(YOLOFace, 640)
+	d, _ := NewDetector(yolo, 640)
 	out := make([]float32, 20*8400)
 	for i := range 8400 {
 		out[4*8400+i] = 0.01
 	}
 	out[4*8400+100], out[2*8400+100], out[3*8400+100] = 0.9, 50, 60
 	fit := FitFrame(1920, 1080, 640)
-	dst := make([]Detected, 0, 16)
+	dst := make([]face.Detection, 0, 16)
 	for b.Loop() {
 		dst, _ = d.Decode([][]float32{out}, fit, dst[:0])
 	}
 }
 
 func BenchmarkPrepareDetector1080p(b *testing.B) {
-	d, _ := NewDetector(SCRFD, 640)
+	d, _ := NewDetector(scrfd, 640)
 	frame := randomFrame(rand.New(rand.NewPCG(5, 6)), 1920, 1080)
 	in := make([]float32, 3*640*640)
 	for b.Loop() {
 		d.Prepare(frame, in)
 	}
 }
+
+var (
+	scrfd      = catalog.Must("scrfd_2.5g")
+	retinaface = catalog.Must("retinaface_10g")
+	yolo       = catalog.Must("yoloface_8n")
+)

@@ -2,20 +2,24 @@ package facemodel
 
 import (
 	"fmt"
+	"github.com/facefusion-hpc/facefusion/infer"
+	"github.com/facefusion-hpc/facefusion/infer/catalog"
 	"math"
 	"slices"
 
 	"github.com/facefusion-hpc/facefusion/internal/raster"
 )
 
-// Enhancer is one FaceFusion face enhancer model's contract (face_enhancer/core.py): the
-// Template crop at Size, RGB, (v/255 − 0.5)/0.5, NCHW as input 'input'; models with a
+// Enhancer is one FaceFusion face enhancer model's processing (face_enhancer/core.py), made from
+// its catalog entry by LookupEnhancer: the Template crop at Size, Norm (RGB, (v/255 − 0.5)/0.5),
+// NCHW as input 'input'; models with a
 // 'weight' input (codeformer) also take a float64 [1] tensor; the output is clipped to
 // [−1, 1], mapped to 0–255 and rounded.
 type Enhancer struct {
 	Name     string
 	Template Template
 	Size     int
+	Norm     Norm
 	Weight   bool // has the 'weight' input
 }
 
@@ -26,41 +30,22 @@ const (
 	DefaultEnhancerWeight = 0.5
 )
 
-// Enhancers is FaceFusion 3.8.1's enhancer table. Its default is gfpgan_1.4.
-var Enhancers = []Enhancer{
-	{Name: "codeformer", Template: FFHQ512, Size: 512, Weight: true},
-	{Name: "gfpgan_1.2", Template: FFHQ512, Size: 512},
-	{Name: "gfpgan_1.3", Template: FFHQ512, Size: 512},
-	{Name: "gfpgan_1.4", Template: FFHQ512, Size: 512},
-	{Name: "gpen_bfr_256", Template: ArcFace128, Size: 256},
-	{Name: "gpen_bfr_512", Template: FFHQ512, Size: 512},
-	{Name: "gpen_bfr_1024", Template: FFHQ512, Size: 1024},
-	{Name: "gpen_bfr_2048", Template: FFHQ512, Size: 2048},
-	{Name: "restoreformer_plus_plus", Template: FFHQ512, Size: 512},
-}
-
-// LookupEnhancer finds an enhancer by FaceFusion's name.
+// LookupEnhancer finds an enhancer by FaceFusion's name in the catalog.
 func LookupEnhancer(name string) (Enhancer, error) {
-	i := slices.IndexFunc(Enhancers, func(e Enhancer) bool { return e.Name == name })
-	if i < 0 {
-		names := make([]string, len(Enhancers))
-		for j, e := range Enhancers {
-			names[j] = e.Name
-		}
-		return Enhancer{}, fmt.Errorf("facemodel: unknown face enhancer %q: use one of %v", name, names)
+	m, err := catalog.Lookup(name)
+	if err != nil || m.Kind != catalog.Enhancer {
+		return Enhancer{}, fmt.Errorf("facemodel: unknown face enhancer %q: use one of %v", name, catalog.Selectors(catalog.Enhancer))
 	}
-	return Enhancers[i], nil
+	return Enhancer{Name: m.Name, Template: Template(m.Template), Size: m.Size, Norm: m.Norm,
+		Weight: slices.ContainsFunc(m.Want.Inputs, func(t infer.TensorSpec) bool { return t.Name == "weight" })}, nil
 }
-
-// enhancerNorm: RGB, (v/255 − 0.5)/0.5.
-var enhancerNorm = Norm{Scale: 255, Mean: [3]float64{0.5, 0.5, 0.5}, Std: [3]float64{0.5, 0.5, 0.5}}
 
 // Prepare writes the crop (Size×Size) as the model's 'input' into dst.
 func (e Enhancer) Prepare(dst []float32, crop *raster.Image) error {
 	if crop.W != e.Size || crop.H != e.Size {
 		return fmt.Errorf("facemodel: %s crop is %d×%d, want %d×%d", e.Name, crop.W, crop.H, e.Size, e.Size)
 	}
-	TensorFromImage(dst, crop, enhancerNorm)
+	TensorFromImage(dst, crop, e.Norm)
 	return nil
 }
 

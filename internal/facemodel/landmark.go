@@ -4,24 +4,29 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/facefusion-hpc/facefusion/infer/catalog"
 	"github.com/facefusion-hpc/facefusion/internal/face"
 	"github.com/facefusion-hpc/facefusion/internal/geom"
 	"github.com/facefusion-hpc/facefusion/internal/raster"
 )
 
-// 2dfan4 geometry: a 256×256 crop in, 68 points on a 64×64 heatmap grid out.
+// fan4 is 2dfan4's catalog entry: its crop size, normalisation (FaceFusion feeds it its BGR
+// crop divided by 255) and heatmap grid (its second output, 68 maps of FAN4Heatmap²).
+var fan4 = catalog.Must("2dfan4")
+
+// 2dfan4 geometry: a FAN4Size crop in, 68 points on a FAN4Heatmap grid out.
+var (
+	FAN4Size    = fan4.Size
+	FAN4Heatmap = int(fan4.Want.Outputs[1].Shape[2])
+)
+
 const (
-	FAN4Size    = 256
-	FAN4Heatmap = 64
-	fan4Reach   = 195 // the box's long side spans 195 of the crop's 256 pixels
+	fan4Reach = 195 // the box's long side spans 195 of the crop's 256 pixels
 )
 
 // DefaultLandmarkerScore is FaceFusion's --face-landmarker-score: below it the detector's
 // five points are used for warping instead of the 68 landmarks' five.
 const DefaultLandmarkerScore = 0.5
-
-// fan4Norm: FaceFusion feeds 2dfan4 its BGR crop divided by 255.
-var fan4Norm = Norm{BGR: true, Scale: 255, Std: [3]float64{1, 1, 1}}
 
 // FAN4Matrix is the frame→crop map of FaceFusion's detect_with_2dfan4: scale 195/long side
 // of the box (at least 1 px), the box centre at the crop centre, then the crop rotated by
@@ -33,8 +38,8 @@ func FAN4Matrix(box geom.Rect, angle int) (geom.Affine, error) {
 		return geom.Affine{}, err
 	}
 	s := fan4Reach / math.Max(math.Max(box.W(), box.H()), 1)
-	tx := (FAN4Size - (box.X0+box.X1)*s) * 0.5
-	ty := (FAN4Size - (box.Y0+box.Y1)*s) * 0.5
+	tx := (float64(FAN4Size) - (box.X0+box.X1)*s) * 0.5
+	ty := (float64(FAN4Size) - (box.Y0+box.Y1)*s) * 0.5
 	m := geom.Affine{A: s, C: tx, E: s, F: ty}
 	c := float64(FAN4Size) / 2
 	r := geom.Affine{A: cosA, B: sinA, C: (1-cosA)*c - sinA*c, D: -sinA, E: cosA, F: sinA*c + (1-cosA)*c}
@@ -64,8 +69,8 @@ func PrepareFAN4(dst []float32, frame *raster.Image, box geom.Rect, angle int) (
 	if err != nil {
 		return m, err
 	}
-	t := fan4Norm.table()
-	warpTensorBlack(dst, FAN4Size, FAN4Size, frame, m, fan4Norm, &t)
+	t := table(fan4.Norm)
+	warpTensorBlack(dst, FAN4Size, FAN4Size, frame, m, fan4.Norm, &t)
 	return m, nil
 }
 
@@ -75,7 +80,7 @@ func PrepareFAN4(dst []float32, frame *raster.Image, box geom.Rect, angle int) (
 // score is FaceFusion's: the mean over points of each heatmap's peak, mapped from [0, 0.9]
 // onto [0, 1] and clamped.
 func DecodeFAN4(out *face.Landmarks68, landmarks, heatmaps []float32, m geom.Affine) (score float64, err error) {
-	const hw = FAN4Heatmap * FAN4Heatmap
+	hw := FAN4Heatmap * FAN4Heatmap
 	if len(landmarks) < 68*3 || len(heatmaps) < 68*hw {
 		return 0, fmt.Errorf("facemodel: 2dfan4 gave %d landmark and %d heatmap values, want %d and %d: is the model file 2dfan4.onnx?", len(landmarks), len(heatmaps), 68*3, 68*hw)
 	}
@@ -83,7 +88,7 @@ func DecodeFAN4(out *face.Landmarks68, landmarks, heatmaps []float32, m geom.Aff
 	if !ok {
 		return 0, fmt.Errorf("facemodel: 2dfan4 crop map is singular (empty face box?)")
 	}
-	const k = float32(FAN4Size) / FAN4Heatmap
+	k := float32(FAN4Size) / float32(FAN4Heatmap)
 	var sum float64
 	for i := range 68 {
 		p := geom.Pt{X: float64(landmarks[3*i] * k), Y: float64(landmarks[3*i+1] * k)}

@@ -195,7 +195,7 @@ func TestWarpAgainstReference(t *testing.T) {
 		}
 		total += len(fast.Pix)
 		n := Norm{BGR: trial%3 == 0, Scale: 127.5, Mean: [3]float64{1, 0.9, 0.8}, Std: [3]float64{1, 0.5, 2}}
-		lut := n.table()
+		lut := table(n)
 		fused, twoStep := make([]float32, 3*size*size), make([]float32, 3*size*size)
 		warpTensorBlack(fused, size, size, src, m, n, &lut)
 		TensorFromImage(twoStep, fast, n)

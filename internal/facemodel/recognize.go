@@ -4,26 +4,29 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/facefusion-hpc/facefusion/infer/catalog"
 	"github.com/facefusion-hpc/facefusion/internal/align"
+	"github.com/facefusion-hpc/facefusion/internal/face"
 	"github.com/facefusion-hpc/facefusion/internal/geom"
 	"github.com/facefusion-hpc/facefusion/internal/raster"
 )
 
-// arcface_w600k_r50: a 112×112 arcface_112_v2 crop in, a 512-d embedding out.
-const (
-	ArcFaceSize  = 112
-	EmbeddingLen = 512
-)
+// arcface is arcface_w600k_r50's catalog entry: an ArcFaceSize crop on its template in, an
+// EmbeddingLen embedding out. FaceFusion reverses its BGR crop to RGB and maps it to v/127.5 − 1.
+var arcface = catalog.Must("arcface_w600k_r50")
+
+// ArcFaceSize is the recognizer's crop side.
+var ArcFaceSize = arcface.Size
+
+// EmbeddingLen is the width of an identity embedding (arcface's output).
+const EmbeddingLen = face.EmbeddingLen
 
 // DefaultReferenceDistance is FaceFusion's --reference-face-distance.
 const DefaultReferenceDistance = 0.3
 
-// arcNorm: FaceFusion reverses its BGR crop to RGB and maps it to v/127.5 − 1.
-var arcNorm = Norm{Scale: 127.5, Mean: [3]float64{1, 1, 1}, Std: [3]float64{1, 1, 1}}
-
 // ArcFaceMatrix is the frame→crop map of the recognizer's crop.
 func ArcFaceMatrix(five [5]geom.Pt) geom.Affine {
-	return align.Estimate(five, align.ArcFace112V2, ArcFaceSize)
+	return align.Estimate(five, align.Templates[arcface.Template], ArcFaceSize)
 }
 
 // PrepareArcFace writes the recognizer input for the face with the given five points
@@ -31,19 +34,13 @@ func ArcFaceMatrix(five [5]geom.Pt) geom.Affine {
 // the caller's 112×112 scratch image, which receives the warped face.
 func PrepareArcFace(dst []float32, crop, frame *raster.Image, five [5]geom.Pt) {
 	align.WarpCrop(crop, frame, ArcFaceMatrix(five))
-	t := arcNorm.table()
-	tensorFromImage(dst, crop, arcNorm, &t)
-}
-
-// Embedding is a face's identity as FaceFusion keeps it: the recognizer's raw output and the
-// same scaled to unit length. Swappers use one or the other (see Swapper.SourceEmbedding).
-type Embedding struct {
-	Raw, Norm [EmbeddingLen]float32
+	t := table(arcface.Norm)
+	tensorFromImage(dst, crop, arcface.Norm, &t)
 }
 
 // NewEmbedding takes the recognizer's output (512 floats).
-func NewEmbedding(raw []float32) (Embedding, error) {
-	var e Embedding
+func NewEmbedding(raw []float32) (face.Embedding, error) {
+	var e face.Embedding
 	if len(raw) < EmbeddingLen {
 		return e, fmt.Errorf("facemodel: face recognizer gave %d values, want %d: is the model file arcface_w600k_r50.onnx?", len(raw), EmbeddingLen)
 	}
@@ -75,7 +72,7 @@ func norm(v []float32) float64 {
 // Distance is FaceFusion's face distance on [0, 1]: (1 − cos)/2 of the two normed
 // embeddings (calculate_face_distance, then interp [0, 2] → [0, 1]). A face matches a
 // reference when Distance < --reference-face-distance.
-func Distance(a, b *Embedding) float64 {
+func Distance(a, b *face.Embedding) float64 {
 	var dot float64
 	for i := range a.Norm {
 		dot += float64(a.Norm[i]) * float64(b.Norm[i])
@@ -86,8 +83,8 @@ func Distance(a, b *Embedding) float64 {
 // AverageEmbeddings is FaceFusion's average_face_identity over several source faces: the
 // element-wise mean of the raw embeddings and, separately, of the normed ones (the mean of
 // unit vectors is not rescaled to unit length, exactly as FaceFusion leaves it).
-func AverageEmbeddings(es []Embedding) Embedding {
-	var out Embedding
+func AverageEmbeddings(es []face.Embedding) face.Embedding {
+	var out face.Embedding
 	if len(es) == 0 {
 		return out
 	}

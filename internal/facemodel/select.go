@@ -6,21 +6,7 @@ import (
 	"slices"
 
 	"github.com/facefusion-hpc/facefusion/internal/face"
-	"github.com/facefusion-hpc/facefusion/internal/geom"
 )
-
-// Face is what FaceFusion knows of one analysed face and what its selector and processors
-// read. It is this package's proposal for internal/face: Five, LandmarkScore and Embedding
-// are the fields face.Face lacks.
-type Face struct {
-	Box   geom.Rect
-	Score float64 // the detector's
-	// Five are the points FaceFusion warps by ('5/68', see WarpFive).
-	Five          [5]geom.Pt
-	Landmarks     face.Landmarks68
-	LandmarkScore float64
-	Embedding     Embedding
-}
 
 // SelectorMode is FaceFusion's --face-selector-mode.
 type SelectorMode string
@@ -75,12 +61,12 @@ func (s Selector) Check() error {
 // SortFaces is FaceFusion's sort_faces_by_order: a stable sort by the box's left edge, top
 // edge or area, or by the detector score, ascending or descending. It sorts in place and does
 // not allocate. An unknown order leaves faces as they are, as FaceFusion does.
-func SortFaces(faces []Face, order SelectorOrder) {
+func SortFaces(faces []face.Face, order SelectorOrder) {
 	if !slices.Contains(SelectorOrders, order) {
 		return
 	}
 	desc := order == RightLeft || order == BottomTop || order == LargeSmall || order == BestWorst
-	slices.SortStableFunc(faces, func(a, b Face) int {
+	slices.SortStableFunc(faces, func(a, b face.Face) int {
 		if desc {
 			return cmp.Compare(sortKey(&b, order), sortKey(&a, order))
 		}
@@ -90,7 +76,7 @@ func SortFaces(faces []Face, order SelectorOrder) {
 
 // sortKey is the quantity an order sorts by: FaceFusion's get_bounding_box_left, _top,
 // _area or get_face_detector_score.
-func sortKey(f *Face, order SelectorOrder) float64 {
+func sortKey(f *face.Face, order SelectorOrder) float64 {
 	switch order {
 	case LeftRight, RightLeft:
 		return f.Box.X0
@@ -105,7 +91,7 @@ func sortKey(f *Face, order SelectorOrder) float64 {
 // Reference picks the reference identity from the faces of the reference frame: FaceFusion
 // sorts them by Order and takes the one at ReferencePosition (clamped to the last). faces is
 // sorted in place; ok is false when there is none.
-func (s Selector) Reference(faces []Face) (ref *Face, ok bool) {
+func (s Selector) Reference(faces []face.Face) (ref *face.Face, ok bool) {
 	if len(faces) == 0 {
 		return nil, false
 	}
@@ -117,7 +103,7 @@ func (s Selector) Reference(faces []Face) (ref *Face, ok bool) {
 // select_faces: many: all, after sorting targets in place by Order; one: the first of those;
 // reference: every target closer than ReferenceDistance to ref, in the targets' own order
 // (targets are not sorted; none when ref is nil).
-func (s Selector) Select(dst []int, targets []Face, ref *Embedding) []int {
+func (s Selector) Select(dst []int, targets []face.Face, ref *face.Embedding) []int {
 	switch s.Mode {
 	case SelectMany, SelectOne:
 		SortFaces(targets, s.Order)
@@ -145,8 +131,8 @@ func (s Selector) Select(dst []int, targets []Face, ref *Embedding) []int {
 // largest face of each image (FaceFusion sorts each image's faces large-small and takes the
 // first; ties go to the earlier face), their embeddings averaged. perImage holds each source
 // image's faces; images without a face are skipped; ok is false when no image has one.
-func SourceIdentity(perImage [][]Face) (e Embedding, ok bool) {
-	var picked []Embedding
+func SourceIdentity(perImage [][]face.Face) (e face.Embedding, ok bool) {
+	var picked []face.Embedding
 	for _, faces := range perImage {
 		best := -1
 		for i := range faces {

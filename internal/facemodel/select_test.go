@@ -1,6 +1,7 @@
 package facemodel
 
 import (
+	"github.com/facefusion-hpc/facefusion/internal/face"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -11,7 +12,7 @@ import (
 )
 
 // unitEmbedding is an embedding whose raw vector is scale·(cos θ·e0 + sin θ·e1).
-func unitEmbedding(t *testing.T, theta, scale float64) Embedding {
+func unitEmbedding(t *testing.T, theta, scale float64) face.Embedding {
 	raw := make([]float32, EmbeddingLen)
 	raw[0], raw[1] = float32(scale*math.Cos(theta)), float32(scale*math.Sin(theta))
 	e, err := NewEmbedding(raw)
@@ -39,7 +40,7 @@ func TestEmbeddingDistance(t *testing.T) {
 
 func TestAverageEmbeddings(t *testing.T) {
 	a, b := unitEmbedding(t, 0, 10), unitEmbedding(t, math.Pi/2, 30)
-	avg := AverageEmbeddings([]Embedding{a, b})
+	avg := AverageEmbeddings([]face.Embedding{a, b})
 	// Raw: the mean of (10, 0) and (0, 30); normed: the mean of (1, 0) and (0, 1), NOT rescaled.
 	if avg.Raw[0] != 5 || avg.Raw[1] != 15 {
 		t.Errorf("raw mean (%v, %v), want (5, 15)", avg.Raw[0], avg.Raw[1])
@@ -47,19 +48,19 @@ func TestAverageEmbeddings(t *testing.T) {
 	if avg.Norm[0] != 0.5 || avg.Norm[1] != 0.5 {
 		t.Errorf("normed mean (%v, %v), want (0.5, 0.5)", avg.Norm[0], avg.Norm[1])
 	}
-	one := AverageEmbeddings([]Embedding{a})
+	one := AverageEmbeddings([]face.Embedding{a})
 	if one != a {
 		t.Error("the average of one embedding is not that embedding")
 	}
 }
 
-func faceAt(t *testing.T, x, y, w, h, score, theta float64) Face {
-	return Face{Box: geom.Rect{X0: x, Y0: y, X1: x + w, Y1: y + h}, Score: score, Embedding: unitEmbedding(t, theta, 1)}
+func faceAt(t *testing.T, x, y, w, h, score, theta float64) face.Face {
+	return face.Face{Detection: face.Detection{Box: geom.Rect{X0: x, Y0: y, X1: x + w, Y1: y + h}, Score: score}, Embedding: unitEmbedding(t, theta, 1)}
 }
 
 func TestSortFaces(t *testing.T) {
 	// Each face tagged by its score's hundredths; areas 100, 400, 100 (a tie), 900.
-	base := []Face{
+	base := []face.Face{
 		faceAt(t, 30, 5, 10, 10, 0.61, 0),
 		faceAt(t, 10, 40, 20, 20, 0.92, 0),
 		faceAt(t, 50, 20, 10, 10, 0.73, 0),
@@ -94,7 +95,7 @@ func TestSortFaces(t *testing.T) {
 
 func TestSelector(t *testing.T) {
 	// Three targets: two of identity θ = 0 (one slightly off), one of θ = π/2.
-	targets := []Face{
+	targets := []face.Face{
 		faceAt(t, 100, 0, 50, 50, 0.9, math.Pi/2),
 		faceAt(t, 0, 0, 80, 80, 0.8, 0.2), // distance (1 − cos 0.2)/2 ≈ 0.01 from θ = 0
 		faceAt(t, 200, 0, 30, 30, 0.7, 0),
@@ -149,9 +150,9 @@ func TestSelector(t *testing.T) {
 }
 
 func TestSourceIdentity(t *testing.T) {
-	img1 := []Face{faceAt(t, 0, 0, 10, 10, 0.9, math.Pi/2), faceAt(t, 50, 0, 40, 40, 0.6, 0)} // largest: θ = 0
-	img2 := []Face{faceAt(t, 0, 0, 20, 20, 0.9, math.Pi)}
-	e, ok := SourceIdentity([][]Face{img1, nil, img2})
+	img1 := []face.Face{faceAt(t, 0, 0, 10, 10, 0.9, math.Pi/2), faceAt(t, 50, 0, 40, 40, 0.6, 0)} // largest: θ = 0
+	img2 := []face.Face{faceAt(t, 0, 0, 20, 20, 0.9, math.Pi)}
+	e, ok := SourceIdentity([][]face.Face{img1, nil, img2})
 	if !ok {
 		t.Fatal("no source identity")
 	}
@@ -159,7 +160,7 @@ func TestSourceIdentity(t *testing.T) {
 	if !near(float64(e.Norm[0]), 0, 1e-7) || !near(float64(e.Raw[0]), 0, 1e-7) {
 		t.Errorf("average picked the wrong faces: norm[0] %v raw[0] %v", e.Norm[0], e.Raw[0])
 	}
-	if _, ok := SourceIdentity([][]Face{nil}); ok {
+	if _, ok := SourceIdentity([][]face.Face{nil}); ok {
 		t.Error("identity from no faces")
 	}
 }

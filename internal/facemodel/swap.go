@@ -2,27 +2,30 @@ package facemodel
 
 import (
 	"fmt"
+	"github.com/facefusion-hpc/facefusion/internal/face"
 	"image"
-	"slices"
 
+	"github.com/facefusion-hpc/facefusion/infer/catalog"
 	"github.com/facefusion-hpc/facefusion/internal/raster"
 )
 
-// SwapperType groups FaceFusion's swappers by how they take their source and de-normalise.
-type SwapperType string
+// SwapperType groups FaceFusion's swappers by how they take their source and de-normalise
+// (catalog.SwapperType). Hififace, Blendswap and Uniface are FaceFusion families this project
+// does not load (no catalog entry); their branches follow FaceFusion's code for when one is added.
+type SwapperType = catalog.SwapperType
 
 const (
-	Inswapper SwapperType = "inswapper"
-	Hyperswap SwapperType = "hyperswap"
-	Simswap   SwapperType = "simswap"
-	Ghost     SwapperType = "ghost"
+	Inswapper             = catalog.Inswapper
+	Hyperswap             = catalog.Hyperswap
+	Simswap               = catalog.Simswap
+	Ghost                 = catalog.Ghost
 	Hififace  SwapperType = "hififace"
 	Blendswap SwapperType = "blendswap"
 	Uniface   SwapperType = "uniface"
 )
 
-// Swapper is one FaceFusion face swapper model's contract (face_swapper/core.py and
-// choices.py). The target input is the Template crop at Size, RGB, (v/255 − Mean)/Std,
+// Swapper is one FaceFusion face swapper model's processing (face_swapper/core.py), made from
+// its catalog entry by LookupSwapper. The target input is the Template crop at Size, RGB, (v/255 − Mean)/Std,
 // NCHW; the output is RGB planes, de-normalised (×Std+Mean) only for ghost, hififace,
 // hyperswap and uniface, clipped to [0, 1] and ×255.
 type Swapper struct {
@@ -32,50 +35,22 @@ type Swapper struct {
 	Size      int
 	Mean, Std [3]float64
 	FP16      bool // FaceFusion marks the model's precision fp16
-	// Converter is the model FaceFusion passes the raw source embedding through first
-	// (inputs 'input' [1,512]); empty when none.
+	// Converter is the model (catalog name) FaceFusion passes the raw source embedding through
+	// first (inputs 'input' [1,512]); empty when none.
 	Converter string
 	// PixelBoost are the crop sizes FaceFusion offers (--face-swapper-pixel-boost); the
 	// first is its default. A boost of k·Size runs the model on k² interleaved tiles.
 	PixelBoost []int
 }
 
-var (
-	meanZero = [3]float64{0, 0, 0}
-	stdOne   = [3]float64{1, 1, 1}
-	half     = [3]float64{0.5, 0.5, 0.5}
-	boost128 = []int{128, 256, 384, 512, 768, 1024}
-	boost256 = []int{256, 512, 768, 1024}
-)
-
-// Swappers is FaceFusion 3.8.1's swapper table. Its default is hyperswap_1a_256.
-var Swappers = []Swapper{
-	{Name: "blendswap_256", Type: Blendswap, Template: FFHQ512, Size: 256, Mean: meanZero, Std: stdOne, PixelBoost: []int{256, 384, 512, 768, 1024}},
-	{Name: "ghost_1_256", Type: Ghost, Template: ArcFace112V1, Size: 256, Mean: half, Std: half, Converter: "crossface_ghost.onnx", PixelBoost: boost256},
-	{Name: "ghost_2_256", Type: Ghost, Template: ArcFace112V1, Size: 256, Mean: half, Std: half, Converter: "crossface_ghost.onnx", PixelBoost: boost256},
-	{Name: "ghost_3_256", Type: Ghost, Template: ArcFace112V1, Size: 256, Mean: half, Std: half, Converter: "crossface_ghost.onnx", PixelBoost: boost256},
-	{Name: "hififace_unofficial_256", Type: Hififace, Template: MTCNN512, Size: 256, Mean: half, Std: half, Converter: "crossface_hififace.onnx", PixelBoost: boost256},
-	{Name: "hyperswap_1a_256", Type: Hyperswap, Template: ArcFace128, Size: 256, Mean: half, Std: half, FP16: true, PixelBoost: boost256},
-	{Name: "hyperswap_1b_256", Type: Hyperswap, Template: ArcFace128, Size: 256, Mean: half, Std: half, FP16: true, PixelBoost: boost256},
-	{Name: "hyperswap_1c_256", Type: Hyperswap, Template: ArcFace128, Size: 256, Mean: half, Std: half, FP16: true, PixelBoost: boost256},
-	{Name: "inswapper_128", Type: Inswapper, Template: ArcFace128, Size: 128, Mean: meanZero, Std: stdOne, PixelBoost: boost128},
-	{Name: "inswapper_128_fp16", Type: Inswapper, Template: ArcFace128, Size: 128, Mean: meanZero, Std: stdOne, FP16: true, PixelBoost: boost128},
-	{Name: "simswap_256", Type: Simswap, Template: ArcFace112V1, Size: 256, Mean: [3]float64{0.485, 0.456, 0.406}, Std: [3]float64{0.229, 0.224, 0.225}, Converter: "crossface_simswap.onnx", PixelBoost: boost256},
-	{Name: "simswap_unofficial_512", Type: Simswap, Template: ArcFace112V1, Size: 512, Mean: meanZero, Std: stdOne, Converter: "crossface_simswap.onnx", PixelBoost: []int{512, 768, 1024}},
-	{Name: "uniface_256", Type: Uniface, Template: FFHQ512, Size: 256, Mean: half, Std: half, PixelBoost: boost256},
-}
-
-// LookupSwapper finds a swapper by FaceFusion's name.
+// LookupSwapper finds a swapper by FaceFusion's name in the catalog.
 func LookupSwapper(name string) (Swapper, error) {
-	i := slices.IndexFunc(Swappers, func(s Swapper) bool { return s.Name == name })
-	if i < 0 {
-		names := make([]string, len(Swappers))
-		for j, s := range Swappers {
-			names[j] = s.Name
-		}
-		return Swapper{}, fmt.Errorf("facemodel: unknown face swapper %q: use one of %v", name, names)
+	m, err := catalog.Lookup(name)
+	if err != nil || m.Kind != catalog.Swapper {
+		return Swapper{}, fmt.Errorf("facemodel: unknown face swapper %q: use one of %v", name, catalog.Selectors(catalog.Swapper))
 	}
-	return Swappers[i], nil
+	return Swapper{Name: m.Name, Type: m.SwapperType, Template: Template(m.Template), Size: m.Size,
+		Mean: m.Norm.Mean, Std: m.Norm.Std, FP16: m.FP16, Converter: m.Converter, PixelBoost: m.Sizes}, nil
 }
 
 // TakesEmbedding says whether the model's 'source' input is an embedding ([1,512]); the
@@ -103,7 +78,7 @@ func (s Swapper) PrepareTarget(dst []float32, crop *raster.Image, t int) error {
 		return err
 	}
 	n := s.TargetNorm()
-	lut := n.table()
+	lut := table(n)
 	a, b := t/k, t%k
 	hw := s.Size * s.Size
 	dst = dst[:3*hw]
@@ -112,7 +87,7 @@ func (s Swapper) PrepareTarget(dst []float32, crop *raster.Image, t int) error {
 		for j := range s.Size {
 			px := row[3*k*j:]
 			for p := range 3 {
-				dst[p*hw+i*s.Size+j] = lut[p][px[n.channel(p)]]
+				dst[p*hw+i*s.Size+j] = lut[p][px[channel(n, p)]]
 			}
 		}
 	}
@@ -166,7 +141,7 @@ func NewBoostCrop(size int) *raster.FloatImage {
 //   - simswap, hififace: converted, scaled to unit length.
 //
 // emap and converted may be nil where the type does not use them.
-func (s Swapper) SourceEmbedding(dst []float32, src *Embedding, emap, converted []float32) error {
+func (s Swapper) SourceEmbedding(dst []float32, src *face.Embedding, emap, converted []float32) error {
 	dst = dst[:EmbeddingLen]
 	switch s.Type {
 	case Inswapper:
@@ -215,7 +190,7 @@ const DefaultSwapperWeight = 0.5
 // BalanceSource is FaceFusion's balance_source_embedding: src is mixed with the target face's
 // embedding (its normed one for hififace, hyperswap, inswapper and simswap, its raw one for
 // ghost) by w = 0.35 − 0.7·weight: src·(1 − w) + target·w.
-func (s Swapper) BalanceSource(src []float32, target *Embedding, weight float64) {
+func (s Swapper) BalanceSource(src []float32, target *face.Embedding, weight float64) {
 	w := float32(0.35 + min(1, max(0, weight))*(-0.35-0.35))
 	if w == 0 {
 		return

@@ -3,22 +3,18 @@ package facemodel
 import (
 	"math"
 
+	"github.com/facefusion-hpc/facefusion/infer/catalog"
 	"github.com/facefusion-hpc/facefusion/internal/geom"
 	"github.com/facefusion-hpc/facefusion/internal/raster"
 )
 
-// Norm says how an 8-bit crop becomes a model's NCHW float input: each sample v of plane c
-// becomes (v/Scale − Mean[c]) / Std[c], and the planes are R, G, B or, with BGR, B, G, R
-// (FaceFusion hands some models its BGR frame unchanged). Mean and Std are in plane order.
-type Norm struct {
-	BGR       bool
-	Scale     float64
-	Mean, Std [3]float64
-}
+// Norm says how an 8-bit crop becomes a model's NCHW float input (see catalog.Norm): each
+// model's is in its catalog entry.
+type Norm = catalog.Norm
 
 // table precomputes the normalised value of every 8-bit sample in float64 then rounds once
 // to float32, which is what numpy's float64 arithmetic followed by astype(float32) gives.
-func (n Norm) table() (t [3][256]float32) {
+func table(n Norm) (t [3][256]float32) {
 	for p := range 3 {
 		for v := range 256 {
 			t[p][v] = float32((float64(v)/n.Scale - n.Mean[p]) / n.Std[p])
@@ -28,7 +24,7 @@ func (n Norm) table() (t [3][256]float32) {
 }
 
 // channel is the RGB channel that feeds plane p.
-func (n Norm) channel(p int) int {
+func channel(n Norm, p int) int {
 	if n.BGR {
 		return 2 - p
 	}
@@ -37,7 +33,7 @@ func (n Norm) channel(p int) int {
 
 // TensorFromImage writes img as one NCHW image (3·H·W floats) into dst.
 func TensorFromImage(dst []float32, img *raster.Image, n Norm) {
-	t := n.table()
+	t := table(n)
 	tensorFromImage(dst, img, n, &t)
 }
 
@@ -45,7 +41,7 @@ func tensorFromImage(dst []float32, img *raster.Image, n Norm, t *[3][256]float3
 	hw := img.W * img.H
 	dst = dst[:3*hw]
 	for p := range 3 {
-		c, lut, plane := n.channel(p), &t[p], dst[p*hw:][:hw]
+		c, lut, plane := channel(n, p), &t[p], dst[p*hw:][:hw]
 		for y := range img.H {
 			row := img.Pix[y*img.Stride+c:]
 			out := plane[y*img.W:][:img.W]
@@ -171,7 +167,7 @@ func warpTensorBlack(dst []float32, cw, ch int, src *raster.Image, m geom.Affine
 		return
 	}
 	p0, p1, p2 := dst[:hw], dst[hw:2*hw], dst[2*hw:]
-	c0, c1, c2 := n.channel(0), n.channel(1), n.channel(2)
+	c0, c1, c2 := channel(n, 0), channel(n, 1), channel(n, 2)
 	var px [3]uint8
 	for y := range ch {
 		mx, my := w.row(y)

@@ -44,7 +44,7 @@ var options = []option{
 		set: str(func(c *Config) *string { return &c.OutputPath })},
 	{long: "force", help: "overwrite an existing output (without it an existing output is an error)",
 		set: func(c *Config, _ []string) error { c.Force = true; return nil }},
-	{long: "processors", arg: "NAME...", multi: true, help: "face_swapper (default), face_enhancer, in the order given; none: frames pass through untouched",
+	{long: "processors", arg: "NAME...", multi: true, help: "face_swapper (default), face_enhancer, face_debugger, in the order given; none: frames pass through untouched",
 		set: func(c *Config, v []string) error { c.Processors = v; return nil }},
 	{long: "face-selector-mode", arg: "MODE", help: "one: the first face after ordering (default); many: every face; reference: faces like the reference face",
 		set: str(func(c *Config) *string { return &c.FaceSelectorMode })},

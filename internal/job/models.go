@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/facefusion-hpc/facefusion/infer/catalog"
 	"github.com/facefusion-hpc/facefusion/internal/facemodel"
 )
 
@@ -28,6 +29,7 @@ type Models struct {
 	ReferenceFacePosition int      `toml:"reference_face_position"`
 	ReferenceFaceDistance float64  `toml:"reference_face_distance"`
 	ReferenceFrameNumber  int      `toml:"reference_frame_number"`
+	FaceDebuggerItems     []string `toml:"face_debugger_items"`
 
 	ExecutionProviders []string          `toml:"execution_providers"`
 	ExecutionDeviceIDs []int             `toml:"execution_device_ids" fingerprint:"operational"`
@@ -38,15 +40,18 @@ type Models struct {
 }
 
 // The processors, detectors, landmarkers, swappers and enhancers a job may name.
-const ProcessorEnhance = "face_enhancer"
+const (
+	ProcessorEnhance = "face_enhancer"
+	ProcessorDebug   = "face_debugger"
+)
 
+// The embedded default's models are this project's own; FaceFusion's come from the catalog.
 var (
-	Detectors   = []string{"blazeface", "yolo_face", "scrfd", "retinaface"}
-	Landmarkers = []string{"dlib_68", "2dfan4"}
-	Swappers    = []string{"classic", "inswapper_128", "inswapper_128_fp16", "hyperswap_1a_256", "hyperswap_1b_256",
-		"hyperswap_1c_256", "simswap_256", "ghost_1_256", "ghost_2_256", "ghost_3_256"}
-	Enhancers      = []string{"gfpgan_1.4", "codeformer", "gpen_bfr_256", "gpen_bfr_512"}
-	MaskTypes      = []string{"box", "occlusion", "region"}
+	Detectors      = append([]string{"blazeface"}, catalog.Selectors(catalog.Detector)...)
+	Landmarkers    = append([]string{"dlib_68"}, catalog.Selectors(catalog.Landmarker)...)
+	Swappers       = append([]string{"classic"}, catalog.Selectors(catalog.Swapper)...)
+	Enhancers      = catalog.Selectors(catalog.Enhancer)
+	MaskTypes      = append(append([]string{"box"}, catalog.Selectors(catalog.Occluder)...), catalog.Selectors(catalog.Parser)...)
 	SelectorModes  = []string{"one", "many", "reference"}
 	SelectorOrders = func() (o []string) { // facemodel sorts by them: one list
 		for _, x := range facemodel.SelectorOrders {
@@ -113,6 +118,18 @@ func (c *Config) validateModels(bad func(string, ...any)) {
 	if c.ExecutionBatchSize < 0 {
 		bad("execution_batch_size: %d is negative (0: automatic)", c.ExecutionBatchSize)
 	}
+	// A name FaceFusion does not have is refused always; one it has but this program cannot
+	// draw, or none at all, only when face_debugger runs.
+	for _, name := range c.FaceDebuggerItems {
+		if _, ok := facemodel.LookupDebuggerItem(name); !ok {
+			bad("%s", oneOf("face_debugger_items (--face-debugger-items)", name, facemodel.DebuggerItemNames(false)))
+		}
+	}
+	if c.Debugs() {
+		if err := facemodel.CheckDebuggerItems(c.FaceDebuggerItems); err != nil {
+			bad("face_debugger_items (--face-debugger-items): %v", err)
+		}
+	}
 }
 
 // UsesGPU reports whether a GPU execution provider is asked for.
@@ -157,6 +174,13 @@ func (c *Config) PixelBoost() (int, error) { return squareSize(c.FaceSwapperPixe
 // Enhances reports whether the face enhancer runs.
 func (c *Config) Enhances() bool { return slices.Contains(c.Processors, ProcessorEnhance) }
 
+// Debugs reports whether the face debugger runs.
+func (c *Config) Debugs() bool { return slices.Contains(c.Processors, ProcessorDebug) }
+
+// FindsFaces reports whether any processor works on faces: otherwise frames pass through
+// untouched, and no model or runtime is loaded.
+func (c *Config) FindsFaces() bool { return c.Swaps() || c.Enhances() || c.Debugs() }
+
 // MaskPadding is face_mask_padding as top, right, bottom, left percentages.
 func (c *Config) MaskPadding() [4]int {
 	var p [4]int
@@ -184,17 +208,17 @@ var modelOptions = []option{
 		set: str(func(c *Config) *string { return &c.FaceDetectorSize })},
 	{long: "face-landmarker-score", arg: "0..1", help: "2dfan4: below this landmark score the detector's five points are used (default 0.5)",
 		set: float("face-landmarker-score", func(c *Config) *float64 { return &c.FaceLandmarkerScore })},
-	{long: "face-swapper-model", arg: "NAME", help: "classic (embedded default, model-free), inswapper_128, inswapper_128_fp16, hyperswap_1a/1b/1c_256, simswap_256, ghost_1/2/3_256",
+	{long: "face-swapper-model", arg: "NAME", help: "classic (embedded default, model-free), " + strings.Join(Swappers[1:], ", "),
 		set: str(func(c *Config) *string { return &c.FaceSwapperModel })},
 	{long: "face-swapper-pixel-boost", arg: "WxH", help: "swap at this crop size in tiles of the model's size, e.g. 256x256 for inswapper_128",
 		set: str(func(c *Config) *string { return &c.FaceSwapperPixelBoost })},
-	{long: "face-enhancer-model", arg: "NAME", help: "gfpgan_1.4 (default), codeformer, gpen_bfr_256, gpen_bfr_512 (processor face_enhancer)",
+	{long: "face-enhancer-model", arg: "NAME", help: strings.Join(Enhancers, ", ") + " (default gfpgan_1.4; processor face_enhancer)",
 		set: str(func(c *Config) *string { return &c.FaceEnhancerModel })},
 	{long: "face-enhancer-blend", arg: "0..100", help: "how much of the enhanced face replaces the frame's (default 80)",
 		set: integer("face-enhancer-blend", func(c *Config) *int { return &c.FaceEnhancerBlend })},
 	{long: "face-enhancer-weight", arg: "0..1", help: "codeformer's fidelity weight (default 0.5)",
 		set: float("face-enhancer-weight", func(c *Config) *float64 { return &c.FaceEnhancerWeight })},
-	{long: "face-mask-types", arg: "TYPE...", multi: true, help: "box (default), occlusion (xseg_1), region (bisenet_resnet_34); combined by minimum",
+	{long: "face-mask-types", arg: "TYPE...", multi: true, help: strings.Join(MaskTypes, ", ") + " (default box; occlusion runs xseg_1, region bisenet_resnet_34); combined by minimum",
 		set: strs(func(c *Config) *[]string { return &c.FaceMaskTypes })},
 	{long: "face-mask-blur", arg: "0..1", help: "box mask blur (default 0.3)",
 		set: float("face-mask-blur", func(c *Config) *float64 { return &c.FaceMaskBlur })},
@@ -218,6 +242,8 @@ var modelOptions = []option{
 		set: float("reference-face-distance", func(c *Config) *float64 { return &c.ReferenceFaceDistance })},
 	{long: "reference-frame-number", arg: "N", help: "reference mode: the target frame the reference face is taken from (default 0)",
 		set: integer("reference-frame-number", func(c *Config) *int { return &c.ReferenceFrameNumber })},
+	{long: "face-debugger-items", arg: "ITEM...", multi: true, help: "processor face_debugger draws: " + strings.Join(facemodel.DebuggerItemNames(true), ", ") + " (default face-landmark-5/68 face-mask)",
+		set: strs(func(c *Config) *[]string { return &c.FaceDebuggerItems })},
 	{long: "execution-providers", arg: "NAME...", multi: true, help: "ordered, e.g. tensorrt cuda cpu (default cpu); a list ending in cpu falls back to it",
 		set: strs(func(c *Config) *[]string { return &c.ExecutionProviders })},
 	{long: "execution-device-ids", arg: "N...", multi: true, help: "GPUs for cuda/tensorrt; a rank takes the one at its node-local rank (default: the rank's bound GPU, see probe)",

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/facefusion-hpc/facefusion/infer"
+	"github.com/facefusion-hpc/facefusion/infer/adapters"
+	"github.com/facefusion-hpc/facefusion/infer/catalog"
 	"github.com/facefusion-hpc/facefusion/internal/face"
 	"github.com/facefusion-hpc/facefusion/internal/facemodel"
 	"github.com/facefusion-hpc/facefusion/internal/fault"
@@ -79,8 +81,8 @@ func logOnce(gpu bool, format string, args ...any) {
 	}
 }
 
-func maskOptions(cfg job.Config) infer.MaskOptions {
-	m := infer.DefaultMaskOptions()
+func maskOptions(cfg job.Config) adapters.MaskOptions {
+	m := adapters.DefaultMaskOptions()
 	if len(cfg.FaceMaskTypes) > 0 {
 		m.Types = cfg.FaceMaskTypes
 	}
@@ -89,34 +91,35 @@ func maskOptions(cfg job.Config) infer.MaskOptions {
 	return m
 }
 
-// ModelNames lists the FaceFusion model files the job needs: checked before any frame, and
-// what `facefusion models` lists.
+// ModelNames lists the FaceFusion models the job needs (catalog names): checked before any
+// frame, and what `facefusion models` lists.
 func ModelNames(cfg job.Config) []string {
 	var names []string
-	if name, ok := infer.DetectorContracts[facemodel.DetectorModel(cfg.FaceDetectorModel)]; ok {
-		names = append(names, name)
+	pick := func(k catalog.Kind, sel string) {
+		if m, err := catalog.Select(k, sel); err == nil {
+			names = append(names, m.Name)
+		}
 	}
-	if cfg.FaceLandmarkerModel == "2dfan4" {
-		names = append(names, "2dfan4")
-	}
+	pick(catalog.Detector, cfg.FaceDetectorModel)
+	pick(catalog.Landmarker, cfg.FaceLandmarkerModel)
 	if cfg.Swaps() && cfg.FaceSwapperModel != "classic" || cfg.FaceSelectorMode == "reference" {
-		names = append(names, "arcface_w600k_r50")
+		names = append(names, catalog.Of(catalog.Recognizer)[0].Name)
 	}
 	if cfg.Swaps() && cfg.FaceSwapperModel != "classic" {
-		names = append(names, cfg.FaceSwapperModel)
-		if sw, err := facemodel.LookupSwapper(cfg.FaceSwapperModel); err == nil && sw.Converter != "" {
-			names = append(names, strings.TrimSuffix(sw.Converter, ".onnx"))
+		pick(catalog.Swapper, cfg.FaceSwapperModel)
+		if sw, err := catalog.Select(catalog.Swapper, cfg.FaceSwapperModel); err == nil && sw.Converter != "" {
+			names = append(names, sw.Converter)
 		}
 	}
 	if cfg.Enhances() {
-		names = append(names, cfg.FaceEnhancerModel)
+		pick(catalog.Enhancer, cfg.FaceEnhancerModel)
 	}
 	if cfg.Swaps() || cfg.Enhances() {
-		if slices.Contains(cfg.FaceMaskTypes, "occlusion") {
-			names = append(names, "xseg_1")
-		}
-		if slices.Contains(cfg.FaceMaskTypes, "region") && cfg.Swaps() {
-			names = append(names, "bisenet_resnet_34")
+		for _, t := range cfg.FaceMaskTypes {
+			pick(catalog.Occluder, t)
+			if cfg.Swaps() {
+				pick(catalog.Parser, t)
+			}
 		}
 	}
 	return names
@@ -126,16 +129,16 @@ func ModelNames(cfg job.Config) []string {
 // the embedded default's BlazeFace and dlib files and FaceFusion's (ModelNames). LoadModels
 // checks them and the resume fingerprint hashes them: one list.
 func ModelFiles(cfg job.Config) ([]string, error) {
-	if !cfg.Swaps() && !cfg.Enhances() {
+	if !cfg.FindsFaces() {
 		return nil, nil
 	}
 	files := defaultModelFiles(cfg)
 	for _, name := range ModelNames(cfg) {
-		c, err := infer.LookupContract(name)
+		m, err := catalog.Lookup(name)
 		if err != nil {
 			return nil, err
 		}
-		files = append(files, filepath.Join(cfg.ModelPath(""), c.File))
+		files = append(files, filepath.Join(cfg.ModelPath(""), m.File))
 	}
 	return files, nil
 }
@@ -158,11 +161,11 @@ type analyser struct {
 	cfg   job.Config
 	det   Detector
 	dlib  *Analyzer // dlib's landmarks (reuses its two-pass box fit)
-	fan   *infer.Landmarker2DFAN4
-	rec   *infer.Recognizer
-	faces []facemodel.Face
-	refs  []infer.FaceRef
-	embs  []facemodel.Embedding
+	fan   *adapters.Landmarker2DFAN4
+	rec   *adapters.Recognizer
+	faces []face.Face
+	refs  []adapters.FaceRef
+	embs  []face.Embedding
 	st    *Stats // nil for rank 0's analysis of the source and the reference: no frame of the target
 }
 
@@ -171,16 +174,19 @@ func (m *Models) newAnalyser(withEmbeddings bool) (*analyser, error) {
 	a := &analyser{cfg: cfg}
 	var err error
 	if cfg.FaceDetectorModel == "blazeface" {
-		a.det, err = infer.NewBlazeFace(cfg.ModelPath(job.BlazeFaceFile), blazeOptions(cfg))
+		a.det, err = adapters.NewBlazeFace(cfg.ModelPath(job.BlazeFaceFile), blazeOptions(cfg))
 	} else {
 		size, _ := cfg.DetectorSize()
-		a.det, err = infer.NewFaceDetector(cfg.FaceDetectorModel, size, sessionConfig(cfg, cfg.FaceDetectorModel))
+		var m *catalog.Model
+		if m, err = catalog.Select(catalog.Detector, cfg.FaceDetectorModel); err == nil {
+			a.det, err = adapters.NewFaceDetector(cfg.FaceDetectorModel, size, sessionConfig(cfg, m.Name))
+		}
 	}
 	if err != nil {
 		return nil, fault.AsEnvironment(err)
 	}
 	if cfg.FaceLandmarkerModel == "2dfan4" {
-		if a.fan, err = infer.NewLandmarker2DFAN4(sessionConfig(cfg, "2dfan4")); err != nil {
+		if a.fan, err = adapters.NewLandmarker2DFAN4(sessionConfig(cfg, "2dfan4")); err != nil {
 			a.close()
 			return nil, fault.AsEnvironment(err)
 		}
@@ -188,7 +194,7 @@ func (m *Models) newAnalyser(withEmbeddings bool) (*analyser, error) {
 		a.dlib = NewAnalyzer(a.det, m.lm, cfg.FaceDetectorScore)
 	}
 	if withEmbeddings {
-		if a.rec, err = infer.NewRecognizer(sessionConfig(cfg, "arcface_w600k_r50")); err != nil {
+		if a.rec, err = adapters.NewRecognizer(sessionConfig(cfg, "arcface_w600k_r50")); err != nil {
 			a.close()
 			return nil, fault.AsEnvironment(err)
 		}
@@ -210,7 +216,7 @@ func (a *analyser) close() {
 
 // analyse returns the faces of img (reused by the next call), with embeddings when the
 // analyser has a recognizer.
-func (a *analyser) analyse(img *raster.Image) ([]facemodel.Face, error) {
+func (a *analyser) analyse(img *raster.Image) ([]face.Face, error) {
 	a.faces = a.faces[:0]
 	start := time.Now()
 	dets, err := a.det.Detect(img, a.cfg.FaceDetectorScore)
@@ -221,7 +227,7 @@ func (a *analyser) analyse(img *raster.Image) ([]facemodel.Face, error) {
 	a.st.add(facesFound, len(dets))
 	start = time.Now()
 	for _, d := range dets {
-		f := facemodel.Face{Box: d.Box, Score: d.Score, Five: d.Five}
+		f := face.Face{Detection: d, DetectorFive: d.Five}
 		if a.fan != nil {
 			score, err := a.fan.Landmarks(img, d.Box, &f.Landmarks)
 			if err != nil {
@@ -230,10 +236,9 @@ func (a *analyser) analyse(img *raster.Image) ([]facemodel.Face, error) {
 			f.LandmarkScore = score
 			f.Five = facemodel.WarpFive(d.Five, &f.Landmarks, score, a.cfg.FaceLandmarkerScore)
 		} else {
-			ff := face.Face{Detection: d}
-			a.dlib.landmarks(img, &ff)
-			f.Landmarks, f.LandmarkScore = ff.Landmarks, 1
-			f.Five = ff.Landmarks.Five()
+			a.dlib.landmarks(img, &f)
+			f.LandmarkScore = 1
+			f.Five = f.Landmarks.Five()
 		}
 		a.faces = append(a.faces, f)
 	}
@@ -242,7 +247,7 @@ func (a *analyser) analyse(img *raster.Image) ([]facemodel.Face, error) {
 		start = time.Now() // the recognizer is part of finding faces: the detect stage
 		a.refs = a.refs[:0]
 		for i := range a.faces {
-			a.refs = append(a.refs, infer.FaceRef{Frame: img, Five: a.faces[i].Five})
+			a.refs = append(a.refs, adapters.FaceRef{Frame: img, Five: a.faces[i].Five})
 		}
 		a.embs = slices.Grow(a.embs[:0], len(a.faces))[:len(a.faces)]
 		if err := a.rec.Embed(a.refs, a.embs); err != nil {
@@ -271,13 +276,15 @@ type modelWorker struct {
 	cfg      job.Config
 	an       *analyser
 	sel      facemodel.Selector
-	ref      *facemodel.Embedding
+	ref      *face.Embedding
 	classic  *swap.Swapper
-	swapper  *infer.FaceSwapper
-	enhancer *infer.FaceEnhancer
+	swapper  *adapters.FaceSwapper
+	enhancer *adapters.FaceEnhancer
+	debugger *facemodel.Debugger // draws on faces[i] in items[i].Frame
 	idx      []int
-	items    []infer.FaceRef
+	items    []adapters.FaceRef
 	lms      []face.Landmarks68
+	faces    []face.Face
 	faced    int // frames in which a face was selected for the processors (framesWithFaces)
 	st       *Stats
 }
@@ -296,8 +303,8 @@ func (m *Models) newModelWorker() (*modelWorker, error) {
 			w.classic = swap.NewSwapper(m.source, swap.DefaultOptions())
 		} else {
 			boost, _ := cfg.PixelBoost()
-			if w.swapper, err = infer.NewFaceSwapper(cfg.FaceSwapperModel, sessionConfig(cfg, cfg.FaceSwapperModel),
-				infer.SwapOptions{PixelBoost: boost, Mask: maskOptions(cfg)}); err != nil {
+			if w.swapper, err = adapters.NewFaceSwapper(cfg.FaceSwapperModel, sessionConfig(cfg, cfg.FaceSwapperModel),
+				adapters.SwapOptions{PixelBoost: boost, Mask: maskOptions(cfg)}); err != nil {
 				return fail(err)
 			}
 			if err := w.swapper.SetSource(*m.sourceEmbedding); err != nil {
@@ -305,8 +312,21 @@ func (m *Models) newModelWorker() (*modelWorker, error) {
 			}
 		}
 	}
+	if cfg.Debugs() {
+		if w.debugger, err = facemodel.NewDebugger(cfg.FaceDebuggerItems, cfg.MaskPadding()); err != nil {
+			w.Close()
+			return nil, fault.AsUsage(fmt.Errorf("face_debugger_items (--face-debugger-items): %w", err))
+		}
+		if slices.Contains(cfg.FaceDebuggerItems, "face-mask") {
+			for _, t := range cfg.FaceMaskTypes {
+				if t != "box" {
+					logOnce(cfg.UsesGPU(), "face_debugger: face-mask draws the box mask (with face_mask_padding); the %s mask of face_mask_types is not drawn", t)
+				}
+			}
+		}
+	}
 	if cfg.Enhances() {
-		if w.enhancer, err = infer.NewFaceEnhancer(cfg.FaceEnhancerModel, sessionConfig(cfg, cfg.FaceEnhancerModel),
+		if w.enhancer, err = adapters.NewFaceEnhancer(cfg.FaceEnhancerModel, sessionConfig(cfg, cfg.FaceEnhancerModel),
 			cfg.FaceEnhancerBlend, cfg.FaceEnhancerWeight, maskOptions(cfg)); err != nil {
 			return fail(err)
 		}
@@ -337,7 +357,7 @@ func (w *modelWorker) Process(img *raster.Image) error { return w.ProcessBatch([
 
 // ProcessBatch processes consecutive frames in place.
 func (w *modelWorker) ProcessBatch(frames []*raster.Image) error {
-	w.items, w.lms = w.items[:0], w.lms[:0]
+	w.items, w.lms, w.faces = w.items[:0], w.lms[:0], w.faces[:0]
 	for _, img := range frames {
 		faces, err := w.an.analyse(img)
 		if err != nil {
@@ -348,8 +368,11 @@ func (w *modelWorker) ProcessBatch(frames []*raster.Image) error {
 			w.faced++
 		}
 		for _, i := range w.idx {
-			w.items = append(w.items, infer.FaceRef{Frame: img, Five: faces[i].Five})
+			w.items = append(w.items, adapters.FaceRef{Frame: img, Five: faces[i].Five})
 			w.lms = append(w.lms, faces[i].Landmarks)
+			if w.debugger != nil {
+				w.faces = append(w.faces, faces[i])
+			}
 		}
 	}
 	for _, p := range w.cfg.Processors {
@@ -363,6 +386,11 @@ func (w *modelWorker) ProcessBatch(frames []*raster.Image) error {
 			if err := w.swapper.Swap(w.items); err != nil {
 				return err
 			}
+		case p == job.ProcessorDebug && w.debugger != nil:
+			for i := range w.faces {
+				w.debugger.Draw(w.items[i].Frame, &w.faces[i])
+			}
+			continue
 		case p == job.ProcessorEnhance && w.enhancer != nil:
 			if err := w.enhancer.Enhance(w.items); err != nil {
 				return err
@@ -390,7 +418,7 @@ func (m *Models) Analyse(ctx context.Context, info *video.Info) (*raster.Image, 
 	var none face.Landmarks68
 	classic := cfg.Swaps() && cfg.FaceSwapperModel == "classic"
 	identity := cfg.Swaps() && !classic
-	reference := (cfg.Swaps() || cfg.Enhances()) && cfg.FaceSelectorMode == "reference"
+	reference := cfg.FindsFaces() && cfg.FaceSelectorMode == "reference"
 	if !classic && !identity && !reference {
 		return nil, none, nil
 	}
@@ -400,8 +428,8 @@ func (m *Models) Analyse(ctx context.Context, info *video.Info) (*raster.Image, 
 	}
 	defer a.close()
 	var best *raster.Image
-	var bestFace facemodel.Face
-	var per [][]facemodel.Face
+	var bestFace face.Face
+	var per [][]face.Face
 	for _, p := range cfg.SourcePaths {
 		if !classic && !identity {
 			break
@@ -446,7 +474,7 @@ func (m *Models) Analyse(ctx context.Context, info *video.Info) (*raster.Image, 
 
 // analyseReference finds the reference face: FaceFusion's face at reference_face_position,
 // in face_selector_order, of frame reference_frame_number.
-func (m *Models) analyseReference(ctx context.Context, a *analyser, info *video.Info) (*facemodel.Embedding, error) {
+func (m *Models) analyseReference(ctx context.Context, a *analyser, info *video.Info) (*face.Embedding, error) {
 	cfg := m.cfg
 	var frame *raster.Image
 	where := cfg.TargetPath
@@ -485,16 +513,16 @@ func (m *Models) analyseReference(ctx context.Context, a *analyser, info *video.
 }
 
 // SetEmbeddings installs what rank 0 analysed (source identity, reference face).
-func (m *Models) SetEmbeddings(source, reference *facemodel.Embedding) {
+func (m *Models) SetEmbeddings(source, reference *face.Embedding) {
 	m.sourceEmbedding, m.reference = source, reference
 }
 
 // Embeddings are the source identity and reference face rank 0 found (nil when unused).
-func (m *Models) Embeddings() (source, reference *facemodel.Embedding) {
+func (m *Models) Embeddings() (source, reference *face.Embedding) {
 	return m.sourceEmbedding, m.reference
 }
 
 // blazeOptions runs BlazeFace on the job's providers, one intra-op thread per worker.
-func blazeOptions(cfg job.Config) infer.Options {
-	return infer.Options{IntraOpThreads: 1, Execution: sessionConfig(cfg, "").Execution, Logf: sessionLog(cfg)}
+func blazeOptions(cfg job.Config) infer.SessionConfig {
+	return sessionConfig(cfg, "")
 }

@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/facefusion-hpc/facefusion/infer"
+	"github.com/facefusion-hpc/facefusion/infer/catalog"
 	"github.com/facefusion-hpc/facefusion/internal/face"
-	"github.com/facefusion-hpc/facefusion/internal/facemodel"
 	"github.com/facefusion-hpc/facefusion/internal/fault"
 	"github.com/facefusion-hpc/facefusion/internal/job"
 	"github.com/facefusion-hpc/facefusion/internal/landmark"
@@ -33,15 +33,15 @@ type Models struct {
 	lm     *landmark.Predictor
 	source *swap.Source
 	// FaceFusion's models: the source identity and the reference face (rank 0 finds them).
-	sourceEmbedding *facemodel.Embedding
-	reference       *facemodel.Embedding
+	sourceEmbedding *face.Embedding
+	reference       *face.Embedding
 	stats           *Stats // every worker's and every EncodeRange's counts and stage times
 }
 
 // LoadModels initialises ONNX Runtime and loads the landmarker; every missing file is an
 // Environment fault naming the file and what to do.
 func LoadModels(cfg job.Config) (*Models, error) {
-	if !cfg.Swaps() && !cfg.Enhances() {
+	if !cfg.FindsFaces() {
 		return &Models{cfg: cfg, stats: new(Stats)}, nil // frames pass through: no model, no runtime
 	}
 	for _, p := range defaultModelFiles(cfg) {
@@ -54,7 +54,11 @@ func LoadModels(cfg job.Config) (*Models, error) {
 	}
 	// FaceFusion's model files: present, checksums (when given) and signatures right, before
 	// any frame is read.
-	reports, err := infer.ListModels(cfg.ModelPath(""), ModelNames(cfg), cfg.ModelSHA256)
+	specs, err := catalog.Specs(ModelNames(cfg)...)
+	if err != nil {
+		return nil, fault.AsUsage(err)
+	}
+	reports, err := infer.ListModels(cfg.ModelPath(""), specs, cfg.ModelSHA256)
 	if err != nil {
 		return nil, fault.AsUsage(err)
 	}
@@ -150,7 +154,7 @@ func (m *Models) Stats() *Stats { return m.stats }
 
 // NewWorker returns a frame worker with its own detector and swapper buffers.
 func (m *Models) NewWorker() (Worker, error) {
-	if !m.cfg.Swaps() && !m.cfg.Enhances() {
+	if !m.cfg.FindsFaces() {
 		return passWorker{st: m.stats}, nil
 	}
 	return m.newModelWorker()

@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"runtime"
 	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -54,6 +55,32 @@ func Model(t testing.TB, name string) string {
 	return need(t, filepath.Join(Cache(t), "models", name))
 }
 
+// SharedModel is a real model file from ROOT/../shared/models, the folder beside the repository
+// that holds files whose licences keep them out of it (FaceFusion's scrfd_2.5g.onnx, see that
+// folder's README.md). Tests use them from there and never copy them into the repository. A
+// missing file fails the test, in CI and everywhere else.
+func SharedModel(t testing.TB, name string) string {
+	t.Helper()
+	path := filepath.Join(Root(t), "..", "shared", "models", name)
+	if st, err := os.Stat(path); err != nil || st.Size() == 0 {
+		t.Fatalf("test dependency %s is missing: the real model files live in ../shared/models beside the repository (see its README.md); they are never fetched or committed", filepath.Clean(path))
+	}
+	return filepath.Clean(path)
+}
+
+// SharedModelsDir is a temporary models folder holding links to the named files of
+// ../shared/models (see SharedModel), for code that takes a models_dir.
+func SharedModelsDir(t testing.TB, names ...string) string {
+	t.Helper()
+	dir := t.TempDir()
+	for _, n := range names {
+		if err := os.Symlink(SharedModel(t, n), filepath.Join(dir, n)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
 // ORTLibrary is the ONNX Runtime shared library from the cache.
 func ORTLibrary(t testing.TB) string {
 	t.Helper()
@@ -84,4 +111,22 @@ func MeanVolume(t testing.TB, path string) float64 {
 	}
 	v, _ := strconv.ParseFloat(string(m[1]), 64)
 	return v
+}
+
+// CheckError fails t unless err is one line that mentions every one of wants.
+func CheckError(t testing.TB, what string, err error, wants ...string) {
+	t.Helper()
+	if err == nil {
+		t.Errorf("%s: no error", what)
+		return
+	}
+	msg := err.Error()
+	if strings.Contains(msg, "\n") {
+		t.Errorf("%s: error spans lines: %q", what, msg)
+	}
+	for _, w := range wants {
+		if !strings.Contains(msg, w) {
+			t.Errorf("%s: error %q does not mention %q", what, msg, w)
+		}
+	}
 }

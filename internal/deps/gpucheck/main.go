@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/facefusion-hpc/facefusion/infer"
+	"github.com/facefusion-hpc/facefusion/infer/adapters"
+	"github.com/facefusion-hpc/facefusion/infer/catalog"
 	"github.com/facefusion-hpc/facefusion/infer/fixtures"
 	"github.com/facefusion-hpc/facefusion/internal/raster"
 )
@@ -61,7 +63,7 @@ func run(lib string, device int, span time.Duration) error {
 		{"gfpgan_1.4", []int{1, 4}, nil},
 	} {
 		for _, b := range c.batches {
-			s, err := infer.OpenSession(c.model, infer.SessionConfig{ModelsDir: dir, Library: lib, Execution: ex, MaxBatch: b, Dims: c.dims, Logf: func(string, ...any) {}})
+			s, err := infer.OpenSession(catalog.Must(c.model).Spec(), infer.SessionConfig{ModelsDir: dir, Library: lib, Execution: ex, MaxBatch: b, Dims: c.dims, Logf: func(string, ...any) {}})
 			if err != nil {
 				return err
 			}
@@ -89,7 +91,7 @@ func run(lib string, device int, span time.Duration) error {
 
 // runBlazeFace measures the embedded default's detector on a 1280×720 frame through CUDA.
 func runBlazeFace(lib, model string, device int, span time.Duration) error {
-	d, err := infer.NewBlazeFace(model, infer.Options{Library: lib, Execution: infer.Execution{Providers: []string{infer.ProviderCUDA}, DeviceID: device}})
+	d, err := adapters.NewBlazeFace(model, infer.SessionConfig{Library: lib, Execution: infer.Execution{Providers: []string{infer.ProviderCUDA}, DeviceID: device}})
 	if err != nil {
 		return err
 	}

@@ -1,7 +1,8 @@
-package infer
+package adapters
 
 import (
 	"fmt"
+	"github.com/facefusion-hpc/facefusion/infer"
 	"image"
 
 	"github.com/facefusion-hpc/facefusion/internal/align"
@@ -15,7 +16,7 @@ import (
 type FaceEnhancer struct {
 	model facemodel.Enhancer
 	tmpl  align.Template
-	sess  *Session
+	sess  *infer.Session
 	blend int
 	mask  *masker
 	crops []*raster.Image
@@ -28,7 +29,7 @@ type FaceEnhancer struct {
 // 80), weight --face-enhancer-weight (codeformer's fidelity, 0–1; others ignore it). As
 // FaceFusion, the enhancer's mask is the box (mask.Blur, no padding) and, when mask.Types
 // asks, occlusion; region is not used.
-func NewFaceEnhancer(model string, cfg SessionConfig, blend int, weight float64, mask MaskOptions) (*FaceEnhancer, error) {
+func NewFaceEnhancer(model string, cfg infer.SessionConfig, blend int, weight float64, mask MaskOptions) (*FaceEnhancer, error) {
 	en, err := facemodel.LookupEnhancer(model)
 	if err != nil {
 		return nil, err
@@ -41,7 +42,7 @@ func NewFaceEnhancer(model string, cfg SessionConfig, blend int, weight float64,
 		return nil, fmt.Errorf("face enhancer %s: unknown warp template %s", model, en.Template)
 	}
 	e := &FaceEnhancer{model: en, tmpl: tmpl, blend: blend}
-	if e.sess, err = OpenSession(model, cfg); err != nil {
+	if e.sess, err = openModel(model, cfg); err != nil {
 		return nil, err
 	}
 	if w := e.sess.Input("weight"); w != nil {

@@ -1,6 +1,7 @@
-package infer
+package adapters
 
 import (
+	"github.com/facefusion-hpc/facefusion/infer/fixtures"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -13,7 +14,7 @@ import (
 // (2x + w + 1)/2·255; the centre pixel is then FaceFusion's blend of frame and enhanced face:
 // round(f·(1 − b) + e·b).
 func TestEnhancerBlendAndWeight(t *testing.T) {
-	dir := fixtureDir(t, "gfpgan_1.4", "codeformer")
+	dir := fixtures.Dir(t, "gfpgan_1.4", "codeformer")
 	const v = 100.0
 	x := v/127.5 - 1
 	enhanced := func(out float64) float64 { return math.RoundToEven((math.Min(1, math.Max(-1, out)) + 1) / 2 * 255) }
@@ -60,7 +61,7 @@ func TestEnhancerBlendAndWeight(t *testing.T) {
 // TestEnhancerBatchEqualsSingle: batch 3 over 6 faces (two overlapping on one frame) gives
 // the frames batch 1 gives; Enhance allocates nothing.
 func TestEnhancerBatchEqualsSingle(t *testing.T) {
-	dir := fixtureDir(t, "gpen_bfr_256", "xseg_1")
+	dir := fixtures.Dir(t, "gpen_bfr_256", "xseg_1")
 	var frames [2][]FaceRef
 	for i, b := range []int{1, 3} {
 		e, err := NewFaceEnhancer("gpen_bfr_256", ffConfig(t, dir, b), 80, 0.5, MaskOptions{Types: []string{"box", "occlusion"}, Blur: 0.3})

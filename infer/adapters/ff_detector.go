@@ -1,73 +1,63 @@
-package infer
+package adapters
 
 import (
 	"fmt"
 	"path/filepath"
+
+	"github.com/facefusion-hpc/facefusion/infer"
+	"github.com/facefusion-hpc/facefusion/infer/catalog"
 
 	"github.com/facefusion-hpc/facefusion/internal/face"
 	"github.com/facefusion-hpc/facefusion/internal/facemodel"
 	"github.com/facefusion-hpc/facefusion/internal/raster"
 )
 
-// DetectorContracts maps FaceFusion's --face-detector-model names to the model names of the
-// contracts.
-var DetectorContracts = map[facemodel.DetectorModel]string{
-	facemodel.YOLOFace:   "yoloface_8n",
-	facemodel.SCRFD:      "scrfd_2.5g",
-	facemodel.RetinaFace: "retinaface_10g",
-}
-
 // FaceDetector is one of FaceFusion's face detectors (yolo_face, scrfd, retinaface) on a
 // session: frame in, faces with FaceFusion's five points out. It runs at batch 1 (as
 // FaceFusion) and allocates nothing per frame once it has seen the most faces.
 type FaceDetector struct {
-	sess  *Session
-	proc  *facemodel.Detector
-	outs  [][]float32
-	found []facemodel.Detected
-	dets  []face.Detection
+	sess *infer.Session
+	proc *facemodel.Detector
+	outs [][]float32
+	dets []face.Detection
 }
 
 // NewFaceDetector opens the detector FaceFusion calls model (yolo_face, scrfd, retinaface) at
 // its --face-detector-size size (0: 640, FaceFusion's default).
-func NewFaceDetector(model string, size int, cfg SessionConfig) (*FaceDetector, error) {
-	name, ok := DetectorContracts[facemodel.DetectorModel(model)]
-	if !ok {
-		return nil, fmt.Errorf("face detector %q: not supported: use yolo_face, scrfd or retinaface (--face-detector-model)", model)
+func NewFaceDetector(model string, size int, cfg infer.SessionConfig) (*FaceDetector, error) {
+	m, err := catalog.Select(catalog.Detector, model)
+	if err != nil {
+		return nil, fmt.Errorf("%v (--face-detector-model)", err)
 	}
 	if size == 0 {
-		size = 640
+		size = m.Size
 	}
-	proc, err := facemodel.NewDetector(facemodel.DetectorModel(model), size)
-	if err != nil {
-		return nil, err
-	}
-	c, err := LookupContract(name)
+	proc, err := facemodel.NewDetector(m, size)
 	if err != nil {
 		return nil, err
 	}
 	cfg.MaxBatch = 1
 	cfg.Dims = map[string][]int64{"input": {1, 3, int64(size), int64(size)}}
 	// The anchor detectors' outputs are dynamic in the file: their lengths follow the size.
-	path := filepath.Join(cfg.ModelsDir, c.File)
-	if statModel(c, path) == nil && ensureRuntime(Options{Library: cfg.Library}) == nil {
-		if sig, err := ReadSignature(path); err == nil {
-			lens := proc.OutputLens()
-			for i, o := range sig.Outputs {
-				if i >= len(lens) || len(o.Shape) == 0 {
-					break
-				}
-				switch len(o.Shape) {
-				case 2: // [anchors, 1|4|10]
-					w := int64([]int{1, 4, 10}[i/3])
-					cfg.Dims[o.Name] = []int64{int64(lens[i]) / w, w}
-				case 3: // yolo [1, 20, anchors]
-					cfg.Dims[o.Name] = []int64{1, 20, int64(lens[i]) / 20}
-				}
+	if cfg.Library != "" {
+		_ = infer.Init(cfg.Library) // a failure is reported by the open below
+	}
+	if sig, err := infer.ReadSignature(filepath.Join(cfg.ModelsDir, m.File)); err == nil {
+		lens := proc.OutputLens()
+		for i, o := range sig.Outputs {
+			if i >= len(lens) || len(o.Shape) == 0 {
+				break
+			}
+			switch len(o.Shape) {
+			case 2: // [anchors, 1|4|10]
+				w := int64([]int{1, 4, 10}[i/3])
+				cfg.Dims[o.Name] = []int64{int64(lens[i]) / w, w}
+			case 3: // yolo [1, 20, anchors]
+				cfg.Dims[o.Name] = []int64{1, 20, int64(lens[i]) / 20}
 			}
 		}
 	}
-	sess, err := OpenSession(name, cfg)
+	sess, err := infer.OpenSession(m.Spec(), cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -92,13 +82,8 @@ func (d *FaceDetector) Detect(img *raster.Image, minScore float64) ([]face.Detec
 		return nil, err
 	}
 	var err error
-	d.found, err = d.proc.Decode(d.outs, fit, d.found[:0])
-	if err != nil {
-		return nil, fmt.Errorf("model %s %s: %w", d.sess.Contract().Name, d.sess.Path(), err)
-	}
-	d.dets = d.dets[:0]
-	for _, f := range d.found {
-		d.dets = append(d.dets, f.Detection())
+	if d.dets, err = d.proc.Decode(d.outs, fit, d.dets[:0]); err != nil {
+		return nil, fmt.Errorf("model %s %s: %w", d.sess.Spec().Name, d.sess.Path(), err)
 	}
 	return d.dets, nil
 }

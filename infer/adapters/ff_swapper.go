@@ -1,10 +1,12 @@
-package infer
+package adapters
 
 import (
 	"fmt"
+	"github.com/facefusion-hpc/facefusion/infer"
+	"github.com/facefusion-hpc/facefusion/infer/catalog"
+	"github.com/facefusion-hpc/facefusion/internal/face"
 	"image"
 	"path/filepath"
-	"strings"
 
 	"github.com/facefusion-hpc/facefusion/internal/align"
 	"github.com/facefusion-hpc/facefusion/internal/facemodel"
@@ -27,8 +29,8 @@ type SwapOptions struct {
 type FaceSwapper struct {
 	model facemodel.Swapper
 	tmpl  align.Template
-	sess  *Session
-	conv  *Session
+	sess  *infer.Session
+	conv  *infer.Session
 	emap  []float32
 	boost int
 	tiles int // k², tiles per face
@@ -48,15 +50,12 @@ type FaceSwapper struct {
 // NewFaceSwapper opens FaceFusion's swapper model (inswapper_128, inswapper_128_fp16,
 // hyperswap_1a_256, …, simswap_256, ghost_1_256, …) from cfg.ModelsDir with the converter
 // (crossface_simswap, crossface_ghost) and mask models (xseg_1, bisenet_resnet_34) it needs.
-func NewFaceSwapper(model string, cfg SessionConfig, opt SwapOptions) (*FaceSwapper, error) {
+func NewFaceSwapper(model string, cfg infer.SessionConfig, opt SwapOptions) (*FaceSwapper, error) {
 	sw, err := facemodel.LookupSwapper(model)
 	if err != nil {
 		return nil, err
 	}
-	c, err := LookupContract(model)
-	if err != nil || c.Kind != KindSwapper {
-		return nil, fmt.Errorf("face swapper %s: not supported here (it takes a source face image, not an embedding): use inswapper_128, inswapper_128_fp16, hyperswap_1a_256, hyperswap_1b_256, hyperswap_1c_256, simswap_256 or ghost_1_256..ghost_3_256", model)
-	}
+	c := catalog.Must(sw.Name)
 	tmpl, ok := align.Templates[string(sw.Template)]
 	if !ok {
 		return nil, fmt.Errorf("face swapper %s: unknown warp template %s", model, sw.Template)
@@ -74,19 +73,19 @@ func NewFaceSwapper(model string, cfg SessionConfig, opt SwapOptions) (*FaceSwap
 		s.Close()
 		return nil, err
 	}
-	if s.sess, err = OpenSession(model, cfg); err != nil {
+	if s.sess, err = openModel(model, cfg); err != nil {
 		return nil, err
 	}
 	s.group = max(1, s.sess.MaxBatch()/s.tiles)
 	switch sw.Type {
 	case facemodel.Inswapper:
-		if s.emap, err = Emap(filepath.Join(cfg.ModelsDir, c.File)); err != nil {
+		if s.emap, err = infer.Emap(filepath.Join(cfg.ModelsDir, c.File)); err != nil {
 			return fail(err)
 		}
 	case facemodel.Simswap, facemodel.Ghost:
 		sub := cfg
 		sub.MaxBatch, sub.SHA256, sub.Dims = 1, "", nil
-		if s.conv, err = OpenSession(strings.TrimSuffix(sw.Converter, ".onnx"), sub); err != nil {
+		if s.conv, err = openModel(sw.Converter, sub); err != nil {
 			return fail(fmt.Errorf("face swapper %s needs its embedding converter: %w", model, err))
 		}
 	}
@@ -109,7 +108,7 @@ func NewFaceSwapper(model string, cfg SessionConfig, opt SwapOptions) (*FaceSwap
 // SetSource sets the identity to swap in, from the source face's arcface embedding; it is
 // prepared as FaceFusion's prepare_source_embedding for the model (inswapper: the emap
 // projection; hyperswap: the unit embedding; simswap, ghost: through the crossface converter).
-func (s *FaceSwapper) SetSource(emb facemodel.Embedding) error {
+func (s *FaceSwapper) SetSource(emb face.Embedding) error {
 	if s.sess == nil {
 		return fmt.Errorf("face swapper %s: SetSource after Close", s.model.Name)
 	}
@@ -183,7 +182,7 @@ func (s *FaceSwapper) round(items []FaceRef) error {
 		return err
 	}
 	tgt, out := s.sess.Input("target"), s.sess.Outputs()[0]
-	half := tgt.Type == Float16
+	half := tgt.Type == infer.Float16
 	b := s.sess.MaxBatch()
 	total := len(items) * s.tiles
 	for lo := 0; lo < total; lo += b {
@@ -203,7 +202,7 @@ func (s *FaceSwapper) round(items []FaceRef) error {
 		for q := lo; q < hi; q++ {
 			res, tile, off := s.outs[q/s.tiles], q%s.tiles, (q-lo)*out.ItemLen()
 			src := s.scratch
-			if out.Type == Float16 {
+			if out.Type == infer.Float16 {
 				out.GetFloat32(s.scratch, off)
 			} else {
 				src = out.Float32()[off:][:len(s.scratch)]
@@ -247,7 +246,7 @@ func (s *FaceSwapper) Close() error {
 		errs = append(errs, s.mask.Close())
 		s.mask = nil
 	}
-	for _, p := range []**Session{&s.sess, &s.conv} {
+	for _, p := range []**infer.Session{&s.sess, &s.conv} {
 		if *p != nil {
 			errs = append(errs, (*p).Close())
 			*p = nil

@@ -1,7 +1,9 @@
-package infer
+package adapters
 
 import (
 	"fmt"
+	"github.com/facefusion-hpc/facefusion/infer"
+	"github.com/facefusion-hpc/facefusion/infer/catalog"
 	"slices"
 
 	"github.com/facefusion-hpc/facefusion/internal/align"
@@ -28,12 +30,26 @@ func DefaultMaskOptions() MaskOptions {
 	return MaskOptions{Types: []string{"box"}, Blur: 0.3}
 }
 
-// The mask models' input sides (FaceFusion's xseg_1 and bisenet_resnet_34).
-const (
-	occluderSize = 256
-	parserSize   = 512
-	parserLabels = 19
+// The mask models (FaceFusion's xseg_1 and bisenet_resnet_34) and their input sides.
+var (
+	occluderModel = catalog.Must("xseg_1")
+	parserModel   = catalog.Must("bisenet_resnet_34")
+	occluderSize  = occluderModel.Size
+	parserSize    = parserModel.Size
+	parserLabels  = int(parserModel.Want.Outputs[0].Shape[1])
 )
+
+// packer is how align packs a crop for the model m: its normalisation and layout.
+func packer(m *catalog.Model) (align.Norm, align.Layout) {
+	n := align.Norm{Mean: m.Norm.Mean, Std: m.Norm.Std, BGR: m.Norm.BGR}
+	if m.Norm.Scale != 255 {
+		panic("adapters: align packs v/255 normalisations only; " + m.Name + " has another scale")
+	}
+	if m.Norm.NHWC {
+		return n, align.NHWC
+	}
+	return n, align.NCHW
+}
 
 // masker makes the crop masks of one crop size for up to len(masks) crops at a time: the box
 // mask once, the occlusion mask from the crop before the model runs, the region mask from the
@@ -43,7 +59,7 @@ type masker struct {
 	box, occlusion, region bool
 	regions                []int
 	boxMask                []float32
-	occluder, parser       *Session
+	occluder, parser       *infer.Session
 	masks                  [][]float32
 	tmp                    []float32
 	small, large           *raster.Image
@@ -53,7 +69,7 @@ type masker struct {
 
 // newMasker checks opt and opens the mask models it needs. allowRegion is false for the
 // enhancer, which FaceFusion masks by box and occlusion only.
-func newMasker(opt MaskOptions, size, slots int, allowRegion bool, cfg SessionConfig) (*masker, error) {
+func newMasker(opt MaskOptions, size, slots int, allowRegion bool, cfg infer.SessionConfig) (*masker, error) {
 	m := &masker{size: size, regions: opt.Regions}
 	types := opt.Types
 	if len(types) == 0 {
@@ -99,13 +115,13 @@ func newMasker(opt MaskOptions, size, slots int, allowRegion bool, cfg SessionCo
 	sub.Dims = nil
 	var err error
 	if m.occlusion {
-		if m.occluder, err = OpenSession("xseg_1", sub); err != nil {
+		if m.occluder, err = openModel(occluderModel.Name, sub); err != nil {
 			return nil, err
 		}
 		m.small = raster.New(occluderSize, occluderSize)
 	}
 	if m.region {
-		if m.parser, err = OpenSession("bisenet_resnet_34", sub); err != nil {
+		if m.parser, err = openModel(parserModel.Name, sub); err != nil {
 			m.Close()
 			return nil, err
 		}
@@ -124,11 +140,12 @@ func (m *masker) before(crops []*raster.Image) error {
 	}
 	in, out := m.occluder.Inputs()[0], m.occluder.Outputs()[0]
 	plane := occluderSize * occluderSize
+	norm, layout := packer(occluderModel)
 	for lo := 0; lo < len(crops); lo += m.occluder.MaxBatch() {
 		hi := min(len(crops), lo+m.occluder.MaxBatch())
 		for i := lo; i < hi; i++ {
 			m.rs.Resize(m.small, m.small.Bounds(), crops[i])
-			align.UnitBGR.Pack(in.Float32()[(i-lo)*in.ItemLen():], m.small, align.NHWC)
+			norm.Pack(in.Float32()[(i-lo)*in.ItemLen():], m.small, layout)
 		}
 		if err := m.occluder.Run(hi - lo); err != nil {
 			return err
@@ -145,11 +162,12 @@ func (m *masker) before(crops []*raster.Image) error {
 func (m *masker) after(crops []*raster.Image) error {
 	if m.region {
 		in, out := m.parser.Inputs()[0], m.parser.Outputs()[0]
+		norm, layout := packer(parserModel)
 		for lo := 0; lo < len(crops); lo += m.parser.MaxBatch() {
 			hi := min(len(crops), lo+m.parser.MaxBatch())
 			for i := lo; i < hi; i++ {
 				m.rs.Resize(m.large, m.large.Bounds(), crops[i])
-				align.ImageNet.Pack(in.Float32()[(i-lo)*in.ItemLen():], m.large, align.NCHW)
+				norm.Pack(in.Float32()[(i-lo)*in.ItemLen():], m.large, layout)
 			}
 			if err := m.parser.Run(hi - lo); err != nil {
 				return err
@@ -170,7 +188,7 @@ func (m *masker) after(crops []*raster.Image) error {
 // Close closes the mask models.
 func (m *masker) Close() error {
 	var errs []error
-	for _, s := range []*Session{m.occluder, m.parser} {
+	for _, s := range []*infer.Session{m.occluder, m.parser} {
 		if s != nil {
 			errs = append(errs, s.Close())
 		}

@@ -1,7 +1,8 @@
-package infer
+package adapters
 
 import (
 	"fmt"
+	"github.com/facefusion-hpc/facefusion/infer"
 
 	"github.com/facefusion-hpc/facefusion/internal/face"
 	"github.com/facefusion-hpc/facefusion/internal/facemodel"
@@ -11,13 +12,13 @@ import (
 
 // Landmarker2DFAN4 is FaceFusion's 2dfan4 68-point landmarker on a session (batch 1).
 type Landmarker2DFAN4 struct {
-	sess *Session
+	sess *infer.Session
 }
 
 // NewLandmarker2DFAN4 opens 2dfan4.onnx from cfg.ModelsDir.
-func NewLandmarker2DFAN4(cfg SessionConfig) (*Landmarker2DFAN4, error) {
+func NewLandmarker2DFAN4(cfg infer.SessionConfig) (*Landmarker2DFAN4, error) {
 	cfg.MaxBatch = 1
-	s, err := OpenSession("2dfan4", cfg)
+	s, err := openModel("2dfan4", cfg)
 	if err != nil {
 		return nil, err
 	}

@@ -1,10 +1,10 @@
-package infer
+package adapters
 
 import (
 	"fmt"
+	"github.com/facefusion-hpc/facefusion/infer"
 	"math"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -15,28 +15,9 @@ import (
 	"github.com/facefusion-hpc/facefusion/internal/testenv"
 )
 
-// initProbeEnv makes the test binary a child that only calls Init with the named library and
-// prints the result: Init is once per process, so its failure message is tested in a fresh one.
-const initProbeEnv = "INFER_TEST_INIT_PROBE"
-
-func TestMain(m *testing.M) {
-	if spec, ok := os.LookupEnv(engineBenchEnv); ok {
-		engineBenchChild(spec)
-	}
-	if lib, ok := os.LookupEnv(initProbeEnv); ok {
-		if err := Init(lib); err != nil {
-			fmt.Println("ERROR:", err)
-		} else {
-			fmt.Println("OK")
-		}
-		os.Exit(0)
-	}
-	os.Exit(m.Run())
-}
-
 func newDetector(t testing.TB, model string) *BlazeFace {
 	t.Helper()
-	d, err := NewBlazeFace(testenv.Model(t, model), Options{Library: testenv.ORTLibrary(t)})
+	d, err := NewBlazeFace(testenv.Model(t, model), infer.SessionConfig{Library: testenv.ORTLibrary(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -190,7 +171,7 @@ func TestDetectThreads(t *testing.T) {
 	if err != nil || len(d1) != 1 {
 		t.Fatalf("one thread: %d faces, %v", len(d1), err)
 	}
-	two, err := NewBlazeFace(testenv.Model(t, "blazeface_front_128.onnx"), Options{Library: testenv.ORTLibrary(t), IntraOpThreads: 2})
+	two, err := NewBlazeFace(testenv.Model(t, "blazeface_front_128.onnx"), infer.SessionConfig{Library: testenv.ORTLibrary(t), Execution: infer.Execution{Threads: 2}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -220,7 +201,7 @@ func TestDetectAllocatesNothing(t *testing.T) {
 }
 
 func TestDetectMisuse(t *testing.T) {
-	d, err := NewBlazeFace(testenv.Model(t, "blazeface_front_128.onnx"), Options{Library: testenv.ORTLibrary(t)})
+	d, err := NewBlazeFace(testenv.Model(t, "blazeface_front_128.onnx"), infer.SessionConfig{Library: testenv.ORTLibrary(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -238,96 +219,26 @@ func TestDetectMisuse(t *testing.T) {
 	}
 }
 
-func checkError(t *testing.T, what string, err error, wants ...string) {
-	t.Helper()
-	if err == nil {
-		t.Errorf("%s: no error", what)
-		return
-	}
-	msg := err.Error()
-	if strings.Contains(msg, "\n") {
-		t.Errorf("%s: error spans lines: %q", what, msg)
-	}
-	for _, w := range wants {
-		if !strings.Contains(msg, w) {
-			t.Errorf("%s: error %q does not mention %q", what, msg, w)
-		}
-	}
-}
-
 func TestNewBlazeFaceErrors(t *testing.T) {
 	lib := testenv.ORTLibrary(t)
-	opts := Options{Library: lib}
+	opts := infer.SessionConfig{Library: lib}
 	dir := t.TempDir()
 
 	missing := filepath.Join(dir, "nope.onnx")
 	_, err := NewBlazeFace(missing, opts)
-	checkError(t, "missing model", err, missing, "not found", "make fetch")
+	testenv.CheckError(t, "missing model", err, missing, "not found", "make fetch")
 
 	junk := filepath.Join(dir, "junk.onnx")
 	if err := os.WriteFile(junk, []byte("this is not a protobuf"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	_, err = NewBlazeFace(junk, opts)
-	checkError(t, "non-ONNX file", err, junk, "not a loadable ONNX model")
+	testenv.CheckError(t, "non-ONNX file", err, junk, "not a loadable ONNX model")
 
 	back := testenv.Model(t, "blazeface_back_256.onnx")
 	_, err = newBlazeFace(back, opts, blazeFront128)
-	checkError(t, "back model against the front contract", err, back, "unexpected signature",
-		"want BlazeFace front 128: inputs (input:0 [1 128 128 3] float32)", "found inputs (input:0 [1 256 256 3] float32)")
-}
-
-func TestInit(t *testing.T) {
-	lib := testenv.ORTLibrary(t)
-	if err := Init(lib); err != nil {
-		t.Fatal(err)
-	}
-	if err := Init(lib); err != nil {
-		t.Errorf("Init again with the same library: %v", err)
-	}
-	other := filepath.Join(t.TempDir(), "libonnxruntime.so.1")
-	checkError(t, "Init with another library", Init(other), lib, other, "already loaded")
-}
-
-// TestInitFailures runs Init in fresh processes, since a process loads the runtime only once.
-func TestInitFailures(t *testing.T) {
-	dir := t.TempDir()
-	notLib := filepath.Join(dir, "libonnxruntime.so.1")
-	if err := os.WriteFile(notLib, []byte("not an ELF file"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	// A truncated copy used to be mapped by dlopen and die with SIGBUS in the probe process.
-	truncated := truncatedLibrary(t, dir)
-	for _, c := range []struct{ what, path, why string }{
-		{"missing library", filepath.Join(dir, "missing", "libonnxruntime.so.1"), "not found"},
-		{"not a shared library", notLib, "is truncated or not a shared library (not a readable ELF file"},
-		{"directory", dir, "is a directory"},
-		{"truncated library", truncated, "is truncated or not a shared library"},
-	} {
-		cmd := exec.Command(os.Args[0], "-test.run=^$")
-		cmd.Env = append(os.Environ(), initProbeEnv+"="+c.path)
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("%s: probe process: %v: %s", c.what, err, out)
-		}
-		msg, ok := strings.CutPrefix(strings.TrimSpace(string(out)), "ERROR: ")
-		if !ok {
-			t.Errorf("%s: Init succeeded or printed something else: %q", c.what, out)
-			continue
-		}
-		hint := "run `make fetch` or set onnxruntime_library in the config"
-		if strings.Contains(c.why, "truncated") {
-			hint = "run `make fetch` again, or point onnxruntime_library at a complete file"
-		}
-		for _, w := range []string{c.path, c.why, hint} {
-			if !strings.Contains(msg, w) {
-				t.Errorf("%s: error %q does not mention %q", c.what, msg, w)
-			}
-		}
-		if strings.Contains(msg, "\n") {
-			t.Errorf("%s: error spans lines: %q", c.what, msg)
-		}
-	}
+	testenv.CheckError(t, "back model against the front contract", err, back, "unexpected signature",
+		"want BlazeFace front 128: in(input:0[1,128,128,3]float32)", "found in(input:0[1,256,256,3]float32)")
 }
 
 // benchFrame is a 1280×720 frame with the astronaut, enlarged 1.4× by pixel repetition, in its

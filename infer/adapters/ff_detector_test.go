@@ -1,6 +1,7 @@
-package infer
+package adapters
 
 import (
+	"github.com/facefusion-hpc/facefusion/infer"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -14,8 +15,8 @@ import (
 )
 
 // ffConfig is a session config over the fixtures in dir.
-func ffConfig(t testing.TB, dir string, maxBatch int) SessionConfig {
-	return SessionConfig{ModelsDir: dir, Library: testenv.ORTLibrary(t), MaxBatch: maxBatch, Logf: func(string, ...any) {}}
+func ffConfig(t testing.TB, dir string, maxBatch int) infer.SessionConfig {
+	return infer.SessionConfig{ModelsDir: dir, Library: testenv.ORTLibrary(t), MaxBatch: maxBatch, Logf: func(string, ...any) {}}
 }
 
 func noiseFrame(r *rand.Rand, w, h int) *raster.Image {
@@ -32,7 +33,7 @@ func near64(a, b, tol float64) bool { return math.Abs(a-b) <= tol }
 // 640×640, through the real session: at 640×640 the face comes back as encoded; in a frame
 // twice as large (shrunk to fit) every coordinate doubles; above its score it is gone.
 func TestFaceDetectors(t *testing.T) {
-	dir := fixtureDir(t, "yoloface_8n", "scrfd_2.5g", "retinaface_10g")
+	dir := fixtures.Dir(t, "yoloface_8n", "scrfd_2.5g", "retinaface_10g")
 	f := fixtures.TheFace
 	for _, model := range []string{"yolo_face", "scrfd", "retinaface"} {
 		d, err := NewFaceDetector(model, 640, ffConfig(t, dir, 4))
@@ -86,7 +87,7 @@ func TestFaceDetectors(t *testing.T) {
 // TestLandmarker2DFAN4: the fixture's points are (k, 2k) + mean(input) on the 64-grid; the
 // adapter must return them ×4 through the inverse crop map.
 func TestLandmarker2DFAN4(t *testing.T) {
-	dir := fixtureDir(t, "2dfan4")
+	dir := fixtures.Dir(t, "2dfan4")
 	l, err := NewLandmarker2DFAN4(ffConfig(t, dir, 1))
 	if err != nil {
 		t.Fatal(err)
@@ -125,20 +126,20 @@ func TestLandmarker2DFAN4(t *testing.T) {
 // TestRecognizer: the fixture's embedding is out[j] = mean of input channel j%3, the input
 // being the arcface_112_v2 crop at v/127.5 − 1; batches of 2 over 5 faces equal batch 1.
 func TestRecognizer(t *testing.T) {
-	dir := fixtureDir(t, "arcface_w600k_r50")
+	dir := fixtures.Dir(t, "arcface_w600k_r50")
 	r := rand.New(rand.NewPCG(7, 8))
 	var items []FaceRef
 	for range 5 {
 		img := noiseFrame(r, 200, 180)
 		items = append(items, FaceRef{Frame: img, Five: jitterFive(r, 60, 50, 80)})
 	}
-	var outs [2][]facemodel.Embedding
+	var outs [2][]face.Embedding
 	for i, b := range []int{1, 2} {
 		rec, err := NewRecognizer(ffConfig(t, dir, b))
 		if err != nil {
 			t.Fatal(err)
 		}
-		outs[i] = make([]facemodel.Embedding, len(items))
+		outs[i] = make([]face.Embedding, len(items))
 		if err := rec.Embed(items, outs[i]); err != nil {
 			t.Fatal(err)
 		}

@@ -1,7 +1,9 @@
-package infer
+package adapters
 
 import (
 	"fmt"
+	"github.com/facefusion-hpc/facefusion/infer"
+	"github.com/facefusion-hpc/facefusion/internal/face"
 
 	"github.com/facefusion-hpc/facefusion/internal/facemodel"
 	"github.com/facefusion-hpc/facefusion/internal/geom"
@@ -18,13 +20,13 @@ type FaceRef struct {
 // Recognizer is FaceFusion's arcface_w600k_r50 on a session, batched up to the session's
 // MaxBatch.
 type Recognizer struct {
-	sess *Session
+	sess *infer.Session
 	crop *raster.Image
 }
 
 // NewRecognizer opens arcface_w600k_r50.onnx from cfg.ModelsDir.
-func NewRecognizer(cfg SessionConfig) (*Recognizer, error) {
-	s, err := OpenSession("arcface_w600k_r50", cfg)
+func NewRecognizer(cfg infer.SessionConfig) (*Recognizer, error) {
+	s, err := openModel("arcface_w600k_r50", cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -33,7 +35,7 @@ func NewRecognizer(cfg SessionConfig) (*Recognizer, error) {
 
 // Embed writes the embedding of each item's face into out[i] (len(out) ≥ len(items)),
 // running up to MaxBatch faces per inference.
-func (r *Recognizer) Embed(items []FaceRef, out []facemodel.Embedding) error {
+func (r *Recognizer) Embed(items []FaceRef, out []face.Embedding) error {
 	if r.sess == nil {
 		return fmt.Errorf("model arcface_w600k_r50: Embed after Close")
 	}

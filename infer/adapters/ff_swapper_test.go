@@ -1,6 +1,7 @@
-package infer
+package adapters
 
 import (
+	"github.com/facefusion-hpc/facefusion/internal/face"
 	"image"
 	"math"
 	"math/rand/v2"
@@ -72,7 +73,7 @@ func unchanged(a, b *raster.Image) bool {
 	return true
 }
 
-func embeddingOf(t testing.TB, raw ...float32) facemodel.Embedding {
+func embeddingOf(t testing.TB, raw ...float32) face.Embedding {
 	v := make([]float32, 512)
 	copy(v, raw)
 	e, err := facemodel.NewEmbedding(v)
@@ -89,7 +90,7 @@ func clip01(v float64) float64 { return math.Min(1, math.Max(0, v)) }
 // target normalisation, how the source is made (emap projection, unit embedding, crossface
 // converter = 2x + 0.25, normalised for simswap), the de-normalisation, clip ×255, truncation.
 func TestSwapperArithmetic(t *testing.T) {
-	dir := fixtureDir(t)
+	dir := fixtures.Dir(t)
 	const v = 100.0
 	raw := []float32{0.3, -0.4}
 	emb := embeddingOf(t, raw...)
@@ -153,7 +154,7 @@ func TestSwapperArithmetic(t *testing.T) {
 // (v/255 − 0.5)·2; the bisenet fixture's class k scores k·mean(ImageNet-normalised), so a
 // bright crop is class 18: the default regions keep nothing, regions {18} keep everything.
 func TestSwapperMasks(t *testing.T) {
-	dir := fixtureDir(t, "inswapper_128", "xseg_1", "bisenet_resnet_34")
+	dir := fixtures.Dir(t, "inswapper_128", "xseg_1", "bisenet_resnet_34")
 	emb := embeddingOf(t, 0, 1)
 	const v = 200
 	run := func(mask MaskOptions) faceScene {
@@ -222,7 +223,7 @@ func swapScenes(seed uint64) []FaceRef {
 // TestSwapperBatchEqualsSingle: batch 8 with pixel boost (4 tiles per face, 2 faces per
 // batch) and a float16 model give the same frames as batch 1; Swap allocates nothing.
 func TestSwapperBatchEqualsSingle(t *testing.T) {
-	dir := fixtureDir(t, "inswapper_128", "inswapper_128_fp16", "hyperswap_1a_256", "xseg_1")
+	dir := fixtures.Dir(t, "inswapper_128", "inswapper_128_fp16", "hyperswap_1a_256", "xseg_1")
 	emb := embeddingOf(t, 0.2, -0.1, 0.3, 0.05)
 	for _, tc := range []struct {
 		model string
@@ -261,7 +262,7 @@ func TestSwapperBatchEqualsSingle(t *testing.T) {
 }
 
 func benchmarkSwap(b *testing.B, batch int) {
-	dir := fixtureDir(b, "inswapper_128")
+	dir := fixtures.Dir(b, "inswapper_128")
 	sw, err := NewFaceSwapper("inswapper_128", ffConfig(b, dir, batch), SwapOptions{Mask: DefaultMaskOptions()})
 	if err != nil {
 		b.Fatal(err)

@@ -1,15 +1,17 @@
-package infer
+package adapters
 
 import (
 	"errors"
 	"fmt"
 	"strings"
 
-	ort "github.com/yalue/onnxruntime_go"
+	"os"
+	"path/filepath"
+	"slices"
 
+	"github.com/facefusion-hpc/facefusion/infer"
 	"github.com/facefusion-hpc/facefusion/internal/face"
 	"github.com/facefusion-hpc/facefusion/internal/geom"
-	"github.com/facefusion-hpc/facefusion/internal/logging"
 	"github.com/facefusion-hpc/facefusion/internal/raster"
 )
 
@@ -26,16 +28,34 @@ type blazeSpec struct {
 	heads   [2]int64  // anchors per head
 }
 
-func (s *blazeSpec) signature() signature {
-	f := ort.TensorElementDataType(ort.TensorElementDataTypeFloat)
-	sig := signature{Inputs: []tensorSig{{s.input, []int64{1, int64(s.size), int64(s.size), 3}, f}}}
+func (s *blazeSpec) signature() infer.Signature {
+	f := func(name string, shape ...int64) infer.TensorSpec {
+		return infer.TensorSpec{Name: name, Shape: shape, Type: infer.Float32}
+	}
+	sig := infer.Signature{Inputs: []infer.TensorSpec{f(s.input, 1, int64(s.size), int64(s.size), 3)}}
 	for h := range s.heads {
-		sig.Outputs = append(sig.Outputs, tensorSig{s.scores[h], []int64{1, s.heads[h], 1}, f})
+		sig.Outputs = append(sig.Outputs, f(s.scores[h], 1, s.heads[h], 1))
 	}
 	for h := range s.heads {
-		sig.Outputs = append(sig.Outputs, tensorSig{s.boxes[h], []int64{1, s.heads[h], blazeCoords}, f})
+		sig.Outputs = append(sig.Outputs, f(s.boxes[h], 1, s.heads[h], blazeCoords))
 	}
 	return sig
+}
+
+// sameTensors compares two tensor lists ignoring their order, which exporters do not keep
+// stable.
+func sameTensors(a, b []infer.TensorSpec) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for _, x := range a {
+		if !slices.ContainsFunc(b, func(y infer.TensorSpec) bool {
+			return x.Name == y.Name && x.Type == y.Type && slices.Equal(x.Shape, y.Shape)
+		}) {
+			return false
+		}
+	}
+	return true
 }
 
 // The two MediaPipe BlazeFace models (keijiro's ONNX export): the front-camera model for faces
@@ -58,16 +78,16 @@ var (
 	}
 )
 
-// BlazeFace is the MediaPipe BlazeFace face detector on one ONNX Runtime session. Its tensors
-// and scratch buffers are allocated once, so Detect allocates nothing after the first frame of
-// a given size. A BlazeFace is not safe for concurrent use: give each pipeline worker its own.
+// BlazeFace is the MediaPipe BlazeFace face detector on one session (infer.Session). Its
+// buffers are allocated once, so Detect allocates nothing after the first frame of a given
+// size. A BlazeFace is not safe for concurrent use: give each pipeline worker its own.
 type BlazeFace struct {
 	path     string
 	spec     *blazeSpec
-	session  *ort.AdvancedSession
-	input    *ort.Tensor[float32]
-	scores   [2]*ort.Tensor[float32]
-	boxes    [2]*ort.Tensor[float32]
+	sess     *infer.Session
+	input    []float32
+	scores   [2][]float32
+	boxes    [2][]float32
 	anchors  []geom.Pt
 	resample letterboxResampler
 	cands    []face.Detection
@@ -77,25 +97,36 @@ type BlazeFace struct {
 const blazeKind = "blazeface model"
 
 // NewBlazeFace loads a BlazeFace model (the front 128 or the back 256 export) after checking
-// that its inputs and outputs are the ones this adapter decodes.
-func NewBlazeFace(modelPath string, opts Options) (*BlazeFace, error) {
-	return newBlazeFace(modelPath, opts, blazeFront128, blazeBack256)
+// that its inputs and outputs are the ones this adapter decodes. cfg's ModelsDir is ignored:
+// the file is modelPath.
+func NewBlazeFace(modelPath string, cfg infer.SessionConfig) (*BlazeFace, error) {
+	return newBlazeFace(modelPath, cfg, blazeFront128, blazeBack256)
 }
 
 // newBlazeFace accepts the model only if its signature is one of specs.
-func newBlazeFace(modelPath string, opts Options, specs ...*blazeSpec) (*BlazeFace, error) {
-	if err := ensureRuntime(opts); err != nil {
-		return nil, err
-	}
-	found, err := readSignature(blazeKind, modelPath)
+func newBlazeFace(modelPath string, cfg infer.SessionConfig, specs ...*blazeSpec) (*BlazeFace, error) {
+	st, err := os.Stat(modelPath)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%s %s: not found: run `make fetch` or set the model path in the config", blazeKind, modelPath)
+	}
+	if st.IsDir() {
+		return nil, fmt.Errorf("%s %s: is a directory, not an .onnx file: set the model path in the config", blazeKind, modelPath)
+	}
+	if cfg.Library != "" {
+		if err := infer.Init(cfg.Library); err != nil {
+			return nil, err
+		}
+	}
+	found, err := infer.ReadSignature(modelPath)
+	if err != nil {
+		return nil, fmt.Errorf("%s %s: %v: re-fetch it with `make fetch` or fix the model path in the config", blazeKind, modelPath, err)
 	}
 	var spec *blazeSpec
 	want := make([]string, len(specs))
 	for i, s := range specs {
-		want[i] = s.name + ": " + s.signature().String()
-		if s.signature().equal(found) {
+		sig := s.signature()
+		want[i] = s.name + ": " + sig.String()
+		if sameTensors(sig.Inputs, found.Inputs) && sameTensors(sig.Outputs, found.Outputs) {
 			spec = s
 			break
 		}
@@ -104,65 +135,31 @@ func newBlazeFace(modelPath string, opts Options, specs ...*blazeSpec) (*BlazeFa
 		return nil, fmt.Errorf("%s %s: unexpected signature: want %s; found %s: use a MediaPipe BlazeFace ONNX export (make fetch provides one)",
 			blazeKind, modelPath, strings.Join(want, " or "), found)
 	}
-
 	d := &BlazeFace{path: modelPath, spec: spec, anchors: blazeAnchors(spec.size, spec.strides)}
 	if len(d.anchors) != int(spec.heads[0]+spec.heads[1]) {
 		return nil, fmt.Errorf("%s %s: %d anchors for %d outputs: the anchor layout does not fit this model", blazeKind, modelPath, len(d.anchors), spec.heads[0]+spec.heads[1])
 	}
-	if err := d.open(opts); err != nil {
-		d.Close()
+	// The file's own order: the signature matched as a set.
+	cfg.ModelsDir, cfg.MaxBatch, cfg.Dims = filepath.Dir(modelPath), 1, nil
+	if d.sess, err = infer.OpenSession(infer.Spec{Name: spec.name, File: filepath.Base(modelPath), Want: found}, cfg); err != nil {
 		return nil, err
+	}
+	out := func(name string) []float32 {
+		for _, b := range d.sess.Outputs() {
+			if b.Name == name {
+				return b.Float32()
+			}
+		}
+		return nil
+	}
+	d.input = d.sess.Input(spec.input).Float32()
+	for h := range spec.heads {
+		d.scores[h], d.boxes[h] = out(spec.scores[h]), out(spec.boxes[h])
 	}
 	d.resample.size = spec.size
 	d.cands = make([]face.Detection, 0, len(d.anchors))
 	d.dets = make([]face.Detection, 0, len(d.anchors))
 	return d, nil
-}
-
-// open creates the tensors and the session bound to them.
-func (d *BlazeFace) open(opts Options) error {
-	s := d.spec
-	var err error
-	tensor := func(shape ...int64) *ort.Tensor[float32] {
-		if err != nil {
-			return nil
-		}
-		var t *ort.Tensor[float32]
-		t, err = ort.NewEmptyTensor[float32](ort.NewShape(shape...))
-		return t
-	}
-	d.input = tensor(1, int64(s.size), int64(s.size), 3)
-	for h := range s.heads {
-		d.scores[h] = tensor(1, s.heads[h], 1)
-		d.boxes[h] = tensor(1, s.heads[h], blazeCoords)
-	}
-	if err != nil {
-		return fmt.Errorf("%s %s: cannot allocate tensors: %s", blazeKind, d.path, oneLine(err))
-	}
-	so, err := sessionOptions(opts)
-	if err != nil {
-		return err
-	}
-	defer so.Destroy()
-	if _, note, err := applyProviders(so, opts.Execution); err != nil {
-		return fmt.Errorf("%s %s: %w", blazeKind, d.path, err)
-	} else if note != "" {
-		logf := opts.Logf
-		if logf == nil {
-			logf = logging.Default().Warnf
-		}
-		logf("%s", note)
-	}
-	d.session, err = ort.NewAdvancedSession(d.path,
-		[]string{s.input},
-		[]string{s.scores[0], s.scores[1], s.boxes[0], s.boxes[1]},
-		[]ort.Value{d.input},
-		[]ort.Value{d.scores[0], d.scores[1], d.boxes[0], d.boxes[1]},
-		so)
-	if err != nil {
-		return fmt.Errorf("%s %s: cannot create a session: %s", blazeKind, d.path, oneLine(err))
-	}
-	return nil
 }
 
 // InputSize is the side of the square model input in pixels (128 or 256).
@@ -176,20 +173,20 @@ func (d *BlazeFace) InputSize() int { return d.spec.size }
 // The returned slice aliases the detector's buffer: it is valid until the next Detect or Close.
 // Copy it to keep it.
 func (d *BlazeFace) Detect(img *raster.Image, minScore float64) ([]face.Detection, error) {
-	if d.session == nil {
+	if d.sess == nil {
 		return nil, fmt.Errorf("%s %s: Detect after Close", blazeKind, d.path)
 	}
 	if img == nil || img.W <= 0 || img.H <= 0 {
 		return nil, errors.New("blazeface: empty image")
 	}
-	d.resample.fill(d.input.GetData(), img)
-	if err := d.session.Run(); err != nil {
-		return nil, runError(blazeKind, d.path, err)
+	d.resample.fill(d.input, img)
+	if err := d.sess.Run(1); err != nil {
+		return nil, err
 	}
 	size := float64(d.spec.size)
 	n0 := int(d.spec.heads[0])
-	d.cands = decodeBlaze(d.cands[:0], d.anchors[:n0], d.scores[0].GetData(), d.boxes[0].GetData(), size, minScore)
-	d.cands = decodeBlaze(d.cands, d.anchors[n0:], d.scores[1].GetData(), d.boxes[1].GetData(), size, minScore)
+	d.cands = decodeBlaze(d.cands[:0], d.anchors[:n0], d.scores[0], d.boxes[0], size, minScore)
+	d.cands = decodeBlaze(d.cands, d.anchors[n0:], d.scores[1], d.boxes[1], size, minScore)
 	d.dets = weightedNMS(d.dets[:0], d.cands, nmsIoU)
 	box := d.resample.box
 	toFrame := func(p geom.Pt) geom.Pt { return box.toFrame(p.Scale(size)) }
@@ -205,21 +202,12 @@ func (d *BlazeFace) Detect(img *raster.Image, minScore float64) ([]face.Detectio
 	return d.dets, nil
 }
 
-// Close releases the session and tensors. It is safe to call more than once.
+// Close releases the session and its buffers. It is safe to call more than once.
 func (d *BlazeFace) Close() error {
-	var errs []error
-	if d.session != nil {
-		errs = append(errs, d.session.Destroy())
-		d.session = nil
+	if d.sess == nil {
+		return nil
 	}
-	for _, t := range []*ort.Tensor[float32]{d.input, d.scores[0], d.scores[1], d.boxes[0], d.boxes[1]} {
-		if t != nil {
-			errs = append(errs, t.Destroy())
-		}
-	}
-	d.input, d.scores, d.boxes = nil, [2]*ort.Tensor[float32]{}, [2]*ort.Tensor[float32]{}
-	if err := errors.Join(errs...); err != nil {
-		return fmt.Errorf("%s %s: close: %s", blazeKind, d.path, oneLine(err))
-	}
-	return nil
+	err := d.sess.Close()
+	d.sess, d.input, d.scores, d.boxes = nil, nil, [2][]float32{}, [2][]float32{}
+	return err
 }

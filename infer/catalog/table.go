@@ -1,0 +1,176 @@
+package catalog
+
+import (
+	"strings"
+
+	"github.com/facefusion-hpc/facefusion/infer"
+)
+
+// Normalisations FaceFusion uses, in its own arithmetic.
+var (
+	unit     = [3]float64{1, 1, 1}
+	half     = [3]float64{0.5, 0.5, 0.5}
+	imagenet = Norm{Scale: 255, Mean: [3]float64{0.485, 0.456, 0.406}, Std: [3]float64{0.229, 0.224, 0.225}}
+	// The anchor detectors take the BGR frame as (v − 127.5)/128; yoloface and 2dfan4 BGR/255.
+	anchorNorm = Norm{BGR: true, Scale: 1, Mean: [3]float64{127.5, 127.5, 127.5}, Std: [3]float64{128, 128, 128}}
+	bgrUnit    = Norm{BGR: true, Scale: 255, Std: unit}
+)
+
+func f32(name string, shape ...int64) infer.TensorSpec {
+	return infer.TensorSpec{Name: name, Shape: shape, Type: infer.Float32}
+}
+
+const dyn = infer.Dyn
+
+// The published sizes and hashes of FaceFusion 3.x's files (see ../shared/models/README.md).
+var published = map[string]Published{
+	"2dfan4":             {97904803, "678c6fa539d52335a31c980feefdf4a6e02d781d83dce00af8a894f114557285", "a948738e"},
+	"arcface_w600k_r50":  {174388474, "f1f79dc3b0b79a69f94799af1fffebff09fbd78fd96a275fd8f0cbbea23270d1", "1f5fefb8"},
+	"bisenet_resnet_34":  {93632546, "4a0b8c958a3c938913bd06a8365dbb3c8761afba6ecbf0d14b3b1f77eb230c96", "35d17a50"},
+	"gfpgan_1.4":         {340299087, "accc4757b26bdb89b32b4d3500d4f79c9dff97c1dd7c7104bf9dcb95e3311385", ""},
+	"inswapper_128":      {555303150, "a290273ed497312095dac48cdef20feec9d5208298223dd01288ab202b54bea7", "7057c6ea"},
+	"inswapper_128_fp16": {277680829, "c4eccca86ad177586c85c28bf1a64a9d9ed237e283a15818d831f7facfd3f420", "32500ff1"},
+	"retinaface_10g":     {16926877, "808399c3d0b40ed340634ed590ae564a7caa09e5659916923a95d4470b54ff5a", "75b598f8"},
+	"scrfd_2.5g":         {3295067, "2c07342347cef21a619c49dd5664fb8c09570ae9eda5bff3e385c11eafc45ada", "d0266d7d"},
+	"xseg_1":             {70324286, "c4d1498b8a03b5fe2a3a5d2ef2a0402ab03bd51edaf5b2d8d5fb764702a97dd3", "f207afe3"},
+	"yoloface_8n":        {12659761, "821cdbb1e65fbbabdde7dd0933f754797a343e56fd962729c61ffcefcd135929", "f9a0382f"},
+}
+
+// table is every FaceFusion model this project loads, by Name. Input names are FaceFusion's
+// (its code binds them by name); output names are not used by FaceFusion and are left open.
+var table = func() map[string]*Model {
+	m := map[string]*Model{}
+	add := func(x *Model) {
+		if x.File == "" {
+			x.File = x.Name + ".onnx"
+		}
+		x.Published = published[x.Name]
+		m[x.Name] = x
+	}
+
+	// Detectors: the frame, shrunk to fit and zero-padded bottom-right, BGR.
+	//
+	// scrfd_2.5g, confirmed on FaceFusion's own file (../shared/models, its published sha256;
+	// infer/adapters TestSCRFDRealSignature): input "input" float32 [1,3,?,?], the batch axis
+	// fixed at 1 and the sides dynamic, so every size FaceFusion offers loads; outputs "0"–"8"
+	// float32, the scores [?,1], box distances [?,4] and keypoint offsets [?,10] of strides 8,
+	// 16 and 32 in that order, two anchors per cell, with no batch axis. It cannot batch
+	// (Batched false): a session shared by workers runs their frames one after another, or
+	// concurrently where the provider allows. Its boxes and five points on real faces agree with
+	// dlib's 68 points (internal/pipeline TestSCRFDRealFile).
+	//
+	// retinaface_10g is taken to have the same layout, since FaceFusion decodes both with the
+	// same code; no real file has confirmed it.
+	anchors := map[string]string{"scrfd_2.5g": "scrfd", "retinaface_10g": "retinaface"}
+	for name, opt := range anchors {
+		outs := make([]infer.TensorSpec, 0, 9)
+		for _, w := range []int64{1, 4, 10} { // scores, boxes, 5 keypoints; per stride 8, 16, 32
+			for range 3 {
+				outs = append(outs, f32("", dyn, w))
+			}
+		}
+		x := &Model{Name: name, Option: opt, Kind: Detector,
+			Want: infer.Signature{Inputs: []infer.TensorSpec{f32("input", dyn, 3, dyn, dyn)}, Outputs: outs},
+			Size: 640, Sizes: []int{160, 320, 480, 512, 640}, Norm: anchorNorm}
+		if name == "retinaface_10g" {
+			x.Unconfirmed = "the whole signature, from FaceFusion's code and scrfd_2.5g's file: input [1,3,?,?] with dynamic sides " +
+				"(FaceFusion offers sizes 160..1024); outputs [anchors, 1|4|10] without a batch axis, scores, boxes, keypoints per stride 8, 16, 32"
+		}
+		add(x)
+	}
+	add(&Model{Name: "yoloface_8n", Option: "yolo_face", Kind: Detector,
+		Want: infer.Signature{
+			Inputs:  []infer.TensorSpec{f32("input", dyn, 3, 640, 640)},
+			Outputs: []infer.TensorSpec{f32("", dyn, 20, dyn)}},
+		Size: 640, Sizes: []int{640}, Norm: bgrUnit,
+		Unconfirmed: "output [1, 20, 8400] at 640 (cx, cy, w, h, score, 5×(x, y, visibility)), transposed by FaceFusion"})
+
+	// The crop is scaled by 195/max(box w, h) around the box; points are heatmap coordinates
+	// (×256/64); the score is the mean of per-point heatmap maxima.
+	add(&Model{Name: "2dfan4", Kind: Landmarker, Batched: true,
+		Want: infer.Signature{
+			Inputs:  []infer.TensorSpec{f32("input", dyn, 3, 256, 256)},
+			Outputs: []infer.TensorSpec{f32("", dyn, 68, 3), f32("", dyn, 68, 64, 64)}},
+		Size: 256, Norm: bgrUnit,
+		Unconfirmed: "output order (points [1,68,3] then heatmaps [1,68,64,64]) from FaceFusion's unpacking"})
+
+	// FaceFusion reverses its BGR crop to RGB and maps it to v/127.5 − 1.
+	add(&Model{Name: "arcface_w600k_r50", Kind: Recognizer, Batched: true,
+		Want: infer.Signature{
+			Inputs:  []infer.TensorSpec{f32("input", dyn, 3, 112, 112)},
+			Outputs: []infer.TensorSpec{f32("", dyn, 512)}},
+		Template: "arcface_112_v2", Size: 112, Norm: Norm{Scale: 127.5, Mean: unit, Std: unit}})
+
+	swapper := func(name string, typ SwapperType, template string, size int64, norm Norm, converter string, boost []int) *Model {
+		t := infer.Float32
+		if strings.HasSuffix(name, "_fp16") {
+			t = infer.AnyFloat
+		}
+		img := infer.TensorSpec{Shape: []int64{dyn, 3, size, size}, Type: t}
+		tgt := img
+		tgt.Name = "target"
+		return &Model{Name: name, Kind: Swapper, Batched: true,
+			Want: infer.Signature{
+				Inputs:  []infer.TensorSpec{tgt, {Name: "source", Shape: []int64{dyn, 512}, Type: t}},
+				Outputs: []infer.TensorSpec{img}},
+			Template: template, Size: int(size), Sizes: boost, Norm: norm,
+			SwapperType: typ, Converter: converter,
+			FP16:        strings.HasSuffix(name, "_fp16") || typ == Hyperswap,
+			Unconfirmed: "source width 512 for every swapper (the crossface converters keep 512 for simswap and ghost: not verified)"}
+	}
+	boost128 := []int{128, 256, 384, 512, 768, 1024}
+	boost256 := []int{256, 512, 768, 1024}
+	rgbUnit := Norm{Scale: 255, Std: unit}
+	rgbHalf := Norm{Scale: 255, Mean: half, Std: half}
+	add(swapper("inswapper_128", Inswapper, "arcface_128", 128, rgbUnit, "", boost128))
+	add(swapper("inswapper_128_fp16", Inswapper, "arcface_128", 128, rgbUnit, "", boost128))
+	for _, v := range []string{"1a", "1b", "1c"} {
+		add(swapper("hyperswap_"+v+"_256", Hyperswap, "arcface_128", 256, rgbHalf, "", boost256))
+	}
+	add(swapper("simswap_256", Simswap, "arcface_112_v1", 256, imagenet, "crossface_simswap", boost256))
+	for _, v := range []string{"1", "2", "3"} {
+		add(swapper("ghost_"+v+"_256", Ghost, "arcface_112_v1", 256, rgbHalf, "crossface_ghost", boost256))
+	}
+
+	enhancer := func(name, template string, size int64, weight bool) *Model {
+		ins := []infer.TensorSpec{f32("input", dyn, 3, size, size)}
+		if weight {
+			// FaceFusion feeds numpy.array([weight]).astype(numpy.double).
+			ins = append(ins, infer.TensorSpec{Name: "weight", Shape: []int64{1}, Type: infer.Float64})
+		}
+		return &Model{Name: name, Kind: Enhancer, Batched: true,
+			Want:     infer.Signature{Inputs: ins, Outputs: []infer.TensorSpec{f32("", dyn, 3, size, size)}},
+			Template: template, Size: int(size), Norm: rgbHalf}
+	}
+	add(enhancer("gfpgan_1.4", "ffhq_512", 512, false))
+	add(enhancer("codeformer", "ffhq_512", 512, true))
+	// FaceFusion 3.8.1 warps gpen_bfr_256 with arcface_128, not ffhq_512.
+	add(enhancer("gpen_bfr_256", "arcface_128", 256, false))
+	add(enhancer("gpen_bfr_512", "ffhq_512", 512, false))
+
+	// The swap crop resized to 256, /255, channel-last, in the frame's (BGR) order.
+	add(&Model{Name: "xseg_1", Option: "occlusion", Kind: Occluder, Batched: true,
+		Want: infer.Signature{
+			Inputs:  []infer.TensorSpec{f32("input", dyn, 256, 256, 3)},
+			Outputs: []infer.TensorSpec{f32("", dyn, 256, 256, 1)}},
+		Size: 256, Norm: Norm{BGR: true, NHWC: true, Scale: 255, Std: unit},
+		Unconfirmed: "output [1,256,256,1] (FaceFusion clips it to [0,1] and blurs it)"})
+	// RGB /255, ImageNet mean/std; argmax over the 19 classes.
+	add(&Model{Name: "bisenet_resnet_34", Option: "region", Kind: Parser, Batched: true,
+		Want: infer.Signature{
+			Inputs:  []infer.TensorSpec{f32("input", dyn, 3, 512, 512)},
+			Outputs: []infer.TensorSpec{f32("", dyn, 19, 512, 512)}},
+		Size: 512, Norm: imagenet,
+		Unconfirmed: "output [1,19,512,512] (19 face-parsing classes)"})
+	// The embedding converters simswap and ghost take their source through: FaceFusion feeds
+	// the raw arcface embedding as 'input' [1,512] and uses output 0.
+	for _, n := range []string{"crossface_simswap", "crossface_ghost"} {
+		add(&Model{Name: n, Kind: Converter, Batched: true,
+			Want: infer.Signature{
+				Inputs:  []infer.TensorSpec{f32("input", dyn, 512)},
+				Outputs: []infer.TensorSpec{f32("", dyn, 512)}},
+			Size:        512,
+			Unconfirmed: "output [1,512] (FaceFusion reads output 0 and reshapes it to the swapper's source)"})
+	}
+	return m
+}()
