@@ -3,6 +3,7 @@ package infer
 import (
 	"errors"
 	"fmt"
+	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -44,6 +45,7 @@ type EngineConfig struct {
 // the item's place in it (TestEngineMatchesBatchOne): the output is the same for any number of
 // workers and ranks.
 type Engine struct {
+	set      *EngineSet // the set that shares it and closes it; nil when its opener does
 	sess     *Session
 	name     string // the model's name and file, for errors
 	path     string
@@ -53,12 +55,11 @@ type Engine struct {
 	batches  []*batch
 
 	mu         sync.Mutex
-	freed      sync.Cond // a batch went back to free, or presetting ended
+	freed      sync.Cond // a batch went back to free
 	free       []*batch
 	open       *batch // the batch taking claims, nil when none
 	blocked    int    // leases waiting in Run
 	closed     bool
-	presetting bool
 
 	runs, items atomic.Int64
 	expired     atomic.Int64
@@ -93,34 +94,55 @@ func NewEngine(s *Session, cfg EngineConfig) (*Engine, error) {
 		e.deadline = DefaultDeadline
 	}
 	e.freed.L = &e.mu
-	n := e.workers
-	if e.maxBatch > 1 {
-		n = min(e.workers, 3)
-	}
 	e.addBatch(&s.tensorSet)
-	for len(e.batches) < n {
-		ts, err := s.newSet()
-		if err != nil {
-			e.Close()
-			return nil, err
-		}
-		e.addBatch(ts)
+	if err := e.grow(e.workers); err != nil {
+		e.close()
+		return nil, err
 	}
 	return e, nil
 }
 
-// OpenEngine opens the model spec describes as OpenSession does and shares it as NewEngine does.
-func OpenEngine(spec Spec, cfg SessionConfig, ec EngineConfig) (*Engine, error) {
+// OpenEngine opens the model spec describes as OpenSession does, as an engine: the one of
+// cfg.Engines for that file, opened by the first caller and shared by every later one, or,
+// without a set, an engine of the caller's own for one worker.
+func OpenEngine(spec Spec, cfg SessionConfig) (*Engine, error) {
+	if cfg.Engines != nil {
+		return cfg.Engines.open(spec, cfg)
+	}
 	s, err := OpenSession(spec, cfg)
 	if err != nil {
 		return nil, err
 	}
-	e, err := NewEngine(s, ec)
+	e, err := NewEngine(s, EngineConfig{Workers: 1})
 	if err != nil {
 		s.Close()
 		return nil, err
 	}
 	return e, nil
+}
+
+// batchesFor is the number of batch buffers an engine keeps for workers: one each at batch 1,
+// at most three when batched.
+func batchesFor(maxBatch, workers int) int {
+	if maxBatch > 1 {
+		return min(workers, 3)
+	}
+	return workers
+}
+
+// grow sizes e for workers: more batch buffers when batch-1 runs need one per worker.
+func (e *Engine) grow(workers int) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.workers = max(e.workers, workers)
+	for len(e.batches) < batchesFor(e.maxBatch, e.workers) {
+		ts, err := e.sess.newSet()
+		if err != nil {
+			return err
+		}
+		e.addBatch(ts)
+	}
+	return nil
 }
 
 func (e *Engine) addBatch(ts *tensorSet) {
@@ -193,7 +215,7 @@ func (e *Engine) Claim(n int) (Lease, error) {
 		if e.open != nil {
 			room = e.maxBatch - e.open.claimed
 		}
-		if !e.presetting && (n <= room || len(e.free) > 0) {
+		if n <= room || len(e.free) > 0 {
 			break
 		}
 		e.freed.Wait()
@@ -310,6 +332,12 @@ func (l *Lease) Input(name string, i int) View {
 	panic("infer: model " + l.e.name + " has no input " + name)
 }
 
+// In is item i's part of input k (file order).
+func (l *Lease) In(k, i int) View {
+	ts, pos := l.item(i)
+	return ts.inputs[k].Item(pos)
+}
+
 // Output is item i's part of output k (file order, the contract's positional order).
 func (l *Lease) Output(k, i int) View {
 	ts, pos := l.item(i)
@@ -387,52 +415,16 @@ func (l *Lease) Release() {
 	l.e = nil
 }
 
-// Preset writes the same values into input name of every item of every batch buffer, for an
-// input all runs share (a swapper's source identity, codeformer's weight): set is called once
-// per item view (once per buffer when the model has no batch axis). It waits until no batch is
-// in use and holds new claims meanwhile.
-func (e *Engine) Preset(name string, set func(View)) error {
-	found := false
-	for _, t := range e.sess.found.Inputs {
-		found = found || t.Name == name
+// Close waits until every batch is released, then closes the session and its buffers; an engine
+// of an EngineSet is left to the set's Close. It is safe to call more than once.
+func (e *Engine) Close() error {
+	if e.set != nil {
+		return nil
 	}
-	if !found {
-		return fmt.Errorf("model %s %s: no input %s to preset", e.name, e.path, name)
-	}
-	e.mu.Lock()
-	for e.presetting || len(e.free) < len(e.batches) {
-		if e.closed {
-			e.mu.Unlock()
-			return fmt.Errorf("model %s %s: Preset after Close", e.name, e.path)
-		}
-		e.freed.Wait()
-	}
-	e.presetting = true
-	e.mu.Unlock()
-	for _, b := range e.batches {
-		for _, buf := range b.set.inputs {
-			if buf.Name != name {
-				continue
-			}
-			items := 1
-			if buf.Batched {
-				items = e.maxBatch
-			}
-			for i := range items {
-				set(buf.Item(i))
-			}
-		}
-	}
-	e.mu.Lock()
-	e.presetting = false
-	e.freed.Broadcast()
-	e.mu.Unlock()
-	return nil
+	return e.close()
 }
 
-// Close waits until every batch is released, then closes the session and its buffers. It is
-// safe to call more than once.
-func (e *Engine) Close() error {
+func (e *Engine) close() error {
 	e.mu.Lock()
 	if e.closed {
 		e.mu.Unlock()
@@ -452,5 +444,83 @@ func (e *Engine) Close() error {
 		}
 	}
 	errs = append(errs, e.sess.Close())
+	return errors.Join(errs...)
+}
+
+// EngineSet shares engines among a rank's workers: the first OpenEngine of a model file with
+// SessionConfig.Engines set opens it (with that caller's SessionConfig), every later one gets
+// the same engine, whatever its own MaxBatch or Dims. One set per rank, closed once its workers
+// are done.
+type EngineSet struct {
+	mu       sync.Mutex
+	workers  int
+	deadline time.Duration
+	engines  map[string]*Engine // by model file
+}
+
+// NewEngineSet makes an empty set whose engines serve cfg.Workers workers.
+func NewEngineSet(cfg EngineConfig) *EngineSet {
+	return &EngineSet{workers: max(cfg.Workers, 1), deadline: cfg.Deadline, engines: map[string]*Engine{}}
+}
+
+func (s *EngineSet) open(spec Spec, cfg SessionConfig) (*Engine, error) {
+	path, err := filepath.Abs(filepath.Join(cfg.ModelsDir, spec.File))
+	if err != nil {
+		return nil, fmt.Errorf("model %s: %v", spec.Name, err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if e, ok := s.engines[path]; ok {
+		return e, nil
+	}
+	sess, err := OpenSession(spec, cfg)
+	if err != nil {
+		return nil, err
+	}
+	e, err := NewEngine(sess, EngineConfig{Workers: s.workers, Deadline: s.deadline})
+	if err != nil {
+		sess.Close()
+		return nil, err
+	}
+	e.set = s
+	s.engines[path] = e
+	return e, nil
+}
+
+// SetWorkers sizes the set for n workers: the open engines grow their batch buffers (a model
+// that runs at batch 1 keeps one per worker), and later ones open so.
+func (s *EngineSet) SetWorkers(n int) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.workers = max(s.workers, n)
+	for _, e := range s.engines {
+		if err := e.grow(s.workers); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Engines are the open engines, by model name.
+func (s *EngineSet) Engines() map[string]*Engine {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make(map[string]*Engine, len(s.engines))
+	for _, e := range s.engines {
+		out[e.name] = e
+	}
+	return out
+}
+
+// Close closes every engine of the set (each waits for its leases) and empties it; the set may
+// open engines again afterwards.
+func (s *EngineSet) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var errs []error
+	for path, e := range s.engines {
+		errs = append(errs, e.close())
+		delete(s.engines, path)
+	}
 	return errors.Join(errs...)
 }

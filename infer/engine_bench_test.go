@@ -106,14 +106,17 @@ func runModelPath(mode string, workers, frames int, cfg infer.SessionConfig) (fl
 			c()
 		}
 	}()
+	set := infer.NewEngineSet(infer.EngineConfig{Workers: workers}) // one per rank, as the pipeline's
+	closers = append(closers, set.Close)
 	for _, name := range pathModels {
 		switch mode {
 		case "engine":
-			e, err := infer.OpenEngine(catalog.Must(name).Spec(), cfg, infer.EngineConfig{Workers: workers})
+			ecfg := cfg
+			ecfg.Engines = set
+			e, err := infer.OpenEngine(catalog.Must(name).Spec(), ecfg)
 			if err != nil {
 				return 0, err
 			}
-			closers = append(closers, e.Close)
 			for w := range per {
 				if per[w] == nil {
 					per[w] = map[string]runner{}

@@ -68,23 +68,22 @@ func itemInput(id int, name string, n int) []float32 {
 }
 
 // engineModels are the fixtures the engine tests run: batched float32 with two inputs, batched
-// float16, batched with one output of another shape, and an unbatched model with a preset
-// float64 input (codeformer's weight, which makes its session batch 1).
+// float16, batched with one output of another shape, and an unbatched model with a float64
+// input of no batch axis (codeformer's weight, which makes its session batch 1).
 var engineModels = []string{"inswapper_128", "inswapper_128_fp16", "arcface_w600k_r50", "codeformer"}
 
-// presetWeight is codeformer's weight in the engine tests.
-func presetWeight(v infer.View) { v.Float64()[0] = 0.25 }
+// itemWeight is codeformer's weight for test item id, packed with the item like any input.
+func itemWeight(id int) float64 { return 0.25 + float64(id)/64 }
 
 // singleResults runs every item alone on a batch-1 session: the reference.
 func singleResults(t *testing.T, dir, name string, items int) [][]byte {
 	s := openFixture(t, dir, name, 1)
-	if w := s.Input("weight"); w != nil {
-		w.Float64()[0] = 0.25 // as presetWeight
-	}
 	out := make([][]byte, items)
 	for id := range items {
 		for _, in := range s.Inputs() {
-			if in.Type != infer.Float64 {
+			if in.Type == infer.Float64 {
+				in.Float64()[0] = itemWeight(id)
+			} else {
 				in.SetFloat32(0, itemInput(id, in.Name, in.ItemLen()))
 			}
 		}
@@ -112,11 +111,6 @@ func TestEngineMatchesBatchOne(t *testing.T) {
 		want := singleResults(t, dir, name, items)
 		for _, c := range cases {
 			e := engineFixture(t, dir, name, c.maxBatch, infer.EngineConfig{Workers: c.workers})
-			if e.Session().Input("weight") != nil {
-				if err := e.Preset("weight", presetWeight); err != nil {
-					t.Fatal(err)
-				}
-			}
 			var wg sync.WaitGroup
 			errs := make(chan error, c.workers)
 			for w := range c.workers {
@@ -164,12 +158,12 @@ func runItems(e *infer.Engine, ids []int, want [][]byte) error {
 	}
 	defer l.Release()
 	for i, id := range ids {
-		for _, t := range e.Session().Signature().Inputs {
-			if t.Type == infer.Float64 {
-				continue // preset
+		for k, t := range e.Session().Signature().Inputs {
+			if v := l.In(k, i); t.Type == infer.Float64 {
+				v.Float64()[0] = itemWeight(id)
+			} else {
+				v.SetFloat32(0, itemInput(id, t.Name, v.Len()))
 			}
-			v := l.Input(t.Name, i)
-			v.SetFloat32(0, itemInput(id, t.Name, v.Len()))
 		}
 	}
 	if err := l.Run(); err != nil {
@@ -298,14 +292,59 @@ func TestEngineBatches(t *testing.T) {
 	if _, err := e.Claim(9); err == nil {
 		t.Error("a claim of 9 at max batch 8 was accepted")
 	}
-	if err := e.Preset("target", presetWeight); err == nil {
-		t.Error("a preset of an input the model lacks was accepted")
-	}
 	if err := e.Close(); err != nil {
 		t.Fatal(err)
 	}
 	_, err = e.Claim(1)
 	testenv.CheckError(t, "claim after close", err, "arcface_w600k_r50", "Claim after Close")
+}
+
+// TestEngineSet: the models a rank's workers open through one set are one engine per file,
+// whatever each opener asks; SetWorkers grows the batch-1 pools of engines open and to come; an
+// engine's own Close leaves it to the set, whose Close ends them all.
+func TestEngineSet(t *testing.T) {
+	dir := fixtures.Dir(t, "arcface_w600k_r50", "gfpgan_1.4")
+	set := infer.NewEngineSet(infer.EngineConfig{Workers: 1})
+	defer set.Close()
+	cfg := infer.SessionConfig{ModelsDir: dir, Library: testenv.ORTLibrary(t), MaxBatch: 1, Engines: set, Logf: func(string, ...any) {}}
+	open := func(name string, maxBatch int) *infer.Engine {
+		t.Helper()
+		c := cfg
+		c.MaxBatch = maxBatch
+		e, err := infer.OpenEngine(catalog.Must(name).Spec(), c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return e
+	}
+	a := open("arcface_w600k_r50", 1)
+	if b := open("arcface_w600k_r50", 8); b != a || a.MaxBatch() != 1 || a.Batches() != 1 {
+		t.Fatalf("second open: engine %p (first %p), max batch %d, %d batch buffers; want the first, 1, 1", b, a, a.MaxBatch(), a.Batches())
+	}
+	if err := set.SetWorkers(4); err != nil {
+		t.Fatal(err)
+	}
+	g := open("gfpgan_1.4", 1)
+	if a.Batches() != 4 || g.Batches() != 4 {
+		t.Errorf("after SetWorkers(4): %d and %d batch buffers, want 4 and 4", a.Batches(), g.Batches())
+	}
+	if got := set.Engines(); len(got) != 2 || got["arcface_w600k_r50"] != a || got["gfpgan_1.4"] != g {
+		t.Errorf("the set's engines %v, want arcface_w600k_r50 and gfpgan_1.4", got)
+	}
+	if err := a.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := runItems(a, []int{0}, singleResults(t, dir, "arcface_w600k_r50", 1)); err != nil {
+		t.Fatalf("after the engine's own Close, its set's engine should still run: %v", err)
+	}
+	if err := set.Close(); err != nil {
+		t.Fatal(err)
+	}
+	_, err := a.Claim(1)
+	testenv.CheckError(t, "claim after the set's Close", err, "arcface_w600k_r50", "Claim after Close")
+	if again := open("arcface_w600k_r50", 1); again == a {
+		t.Error("after Close the set handed out the closed engine")
+	}
 }
 
 // TestEngineRunsConcurrently: at batch 1 two workers' runs are inside ONNX Runtime on the shared

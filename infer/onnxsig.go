@@ -15,24 +15,33 @@ import (
 // may fix an axis the file leaves dynamic (scrfd's outputs, at its export size); a session asks
 // it only for an axis nothing else resolves (Session.inferredDim).
 func fileSignature(path string) (Signature, error) {
-	f, err := os.Open(path)
+	m, err := mapFile(path)
 	if err != nil {
 		return Signature{}, err
+	}
+	defer syscall.Munmap(m)
+	return parseSignature(m)
+}
+
+// mapFile maps a file read-only: its pages are read only where the parser looks.
+func mapFile(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
 	}
 	defer f.Close()
 	st, err := f.Stat()
 	if err != nil {
-		return Signature{}, err
+		return nil, err
 	}
 	if st.Size() == 0 {
-		return Signature{}, errors.New("empty file")
+		return nil, errors.New("empty file")
 	}
 	m, err := syscall.Mmap(int(f.Fd()), 0, int(st.Size()), syscall.PROT_READ, syscall.MAP_SHARED)
 	if err != nil {
-		return Signature{}, fmt.Errorf("cannot map the file: %v", err)
+		return nil, fmt.Errorf("cannot map the file: %v", err)
 	}
-	defer syscall.Munmap(m)
-	return parseSignature(m)
+	return m, nil
 }
 
 // parseSignature decodes ModelProto.graph (7): initializer (5) names, input (11), output (12).

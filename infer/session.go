@@ -33,6 +33,9 @@ type SessionConfig struct {
 	// Logf receives the session's few log lines (provider fallback, buffers not pinned);
 	// nil means the process log's warnings.
 	Logf func(format string, args ...any)
+	// Engines, when set, shares OpenEngine's engines among the rank's workers: one session
+	// per model file (EngineSet).
+	Engines *EngineSet
 }
 
 // Warnf is where the lines of sessions opened without a Logf go; the program points it at its
