@@ -54,12 +54,12 @@ type Engine struct {
 	deadline time.Duration
 	batches  []*batch
 
-	mu         sync.Mutex
-	freed      sync.Cond // a batch went back to free
-	free       []*batch
-	open       *batch // the batch taking claims, nil when none
-	blocked    int    // leases waiting in Run
-	closed     bool
+	mu      sync.Mutex
+	freed   sync.Cond // a batch went back to free
+	free    []*batch
+	open    *batch // the batch taking claims, nil when none
+	blocked int    // leases waiting in Run
+	closed  bool
 
 	runs, items atomic.Int64
 	expired     atomic.Int64
