@@ -20,11 +20,11 @@ type FaceEnhancer struct {
 	// weight is codeformer's fidelity, packed with every face; hasWeight says the model takes it.
 	weight    float64
 	hasWeight bool
-	blend int
-	mask  *masker
-	crops []*raster.Image
-	maps  []geom.Affine
-	areas []image.Rectangle
+	blend     int
+	mask      *masker
+	crops     []*raster.Image
+	maps      []geom.Affine
+	areas     []image.Rectangle
 }
 
 // NewFaceEnhancer opens FaceFusion's enhancer model from cfg.ModelsDir. blend is
