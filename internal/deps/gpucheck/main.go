@@ -64,8 +64,12 @@ type check struct {
 	verified, missing []string
 }
 
-func (c *check) ok(format string, args ...any)  { c.verified = append(c.verified, fmt.Sprintf(format, args...)) }
-func (c *check) not(format string, args ...any) { c.missing = append(c.missing, fmt.Sprintf(format, args...)) }
+func (c *check) ok(format string, args ...any) {
+	c.verified = append(c.verified, fmt.Sprintf(format, args...))
+}
+func (c *check) not(format string, args ...any) {
+	c.missing = append(c.missing, fmt.Sprintf(format, args...))
+}
 
 func fail(err error) int {
 	fmt.Fprintln(os.Stderr, "gpu-check:", err)
