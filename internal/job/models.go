@@ -33,7 +33,7 @@ type Models struct {
 
 	ExecutionProviders []string          `toml:"execution_providers"`
 	ExecutionDeviceIDs []int             `toml:"execution_device_ids" fingerprint:"operational"`
-	ExecutionBatchSize int               `toml:"execution_batch_size" fingerprint:"operational"` // batch n gives batch 1's pixels (TestBatchEqualsSingle)
+	ExecutionBatchSize int               `toml:"execution_batch_size" fingerprint:"operational"` // batch n gives batch 1's pixels (TestEngineMatchesBatchOne)
 	TensorRTFP16       bool              `toml:"tensorrt_fp16"`
 	TensorRTCacheDir   string            `toml:"tensorrt_cache_dir" fingerprint:"operational"`
 	ModelSHA256        map[string]string `toml:"model_sha256" fingerprint:"operational"` // checked on its own; the files' contents are fingerprinted
@@ -258,7 +258,7 @@ var modelOptions = []option{
 			}
 			return nil
 		}},
-	{long: "execution-batch-size", arg: "N", help: "faces per model run, from consecutive frames (0: automatic: 8 on a GPU, 1 on CPU)",
+	{long: "execution-batch-size", arg: "N", help: "faces per model run, gathered from every worker of the rank (0: automatic: 8 on a GPU, 1 on CPU)",
 		set: integer("execution-batch-size", func(c *Config) *int { return &c.ExecutionBatchSize })},
 	{long: "tensorrt-fp16", help: "let TensorRT build half-precision engines",
 		set: func(c *Config, _ []string) error { c.TensorRTFP16 = true; return nil }},
