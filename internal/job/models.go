@@ -218,7 +218,8 @@ var modelOptions = []option{
 		set: integer("face-enhancer-blend", func(c *Config) *int { return &c.FaceEnhancerBlend })},
 	{long: "face-enhancer-weight", arg: "0..1", help: "codeformer's fidelity weight (default 0.5)",
 		set: float("face-enhancer-weight", func(c *Config) *float64 { return &c.FaceEnhancerWeight })},
-	{long: "face-mask-types", arg: "TYPE...", multi: true, help: strings.Join(MaskTypes, ", ") + " (default box; occlusion runs xseg_1, region bisenet_resnet_34); combined by minimum",
+	{long: "face-mask-types", arg: "TYPE...", multi: true, help: strings.Join(MaskTypes, ", ") + " (default box; occlusion runs " + catalog.Of(catalog.Occluder)[0].Name +
+		", region " + catalog.Of(catalog.Parser)[0].Name + "); combined by minimum",
 		set: strs(func(c *Config) *[]string { return &c.FaceMaskTypes })},
 	{long: "face-mask-blur", arg: "0..1", help: "box mask blur (default 0.3)",
 		set: float("face-mask-blur", func(c *Config) *float64 { return &c.FaceMaskBlur })},
