@@ -90,7 +90,7 @@ func OpenSession(c Spec, cfg SessionConfig) (*Session, error) {
 	if err := statModel(c, path); err != nil {
 		return nil, err
 	}
-	if err := VerifyModel(path, cfg.SHA256); err != nil {
+	if _, err := VerifyModel(path, cfg.SHA256, false); err != nil {
 		return nil, err
 	}
 	if err := ensureRuntime(Options{Library: cfg.Library}); err != nil {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"text/tabwriter"
 
 	"github.com/facefusion-hpc/facefusion/infer"
@@ -14,9 +15,12 @@ import (
 	"github.com/facefusion-hpc/facefusion/internal/pipeline"
 )
 
-// cmdModels is `facefusion models [flags]`: for the configured processors and models, which
-// model files are found, verified (checksum), mismatched (checksum or signature) or missing.
-// It takes the same flags and job file as run; the paths are not needed.
+// cmdModels is `facefusion models [flags]`: every FaceFusion model file this program knows,
+// checked in the models folder against FaceFusion's published sha256 (verified, mismatched, no
+// published hash), and against its signature, .hash and the job's model_sha256 (refused), or
+// missing. It takes the same flags and job file as run (the paths are not needed); with none it
+// checks the default models folder. It fails (exit 4) only when a file the job needs is missing
+// or refused: a run goes on past a published-hash mismatch, with a warning.
 func cmdModels(_ context.Context, args []string, w io.Writer) error {
 	cfg, err := job.ParseLoose(args)
 	if err != nil {
@@ -29,31 +33,44 @@ func cmdModels(_ context.Context, args []string, w io.Writer) error {
 	if err := infer.Init(cfg.RuntimeLibrary()); err != nil {
 		return fault.AsEnvironment(err)
 	}
-	specs, err := catalog.Specs(pipeline.ModelNames(cfg)...)
-	if err != nil {
-		return fault.AsUsage(err)
+	var specs []infer.Spec
+	for _, m := range catalog.All() {
+		specs = append(specs, m.Spec())
 	}
 	reports, err := infer.ListModels(cfg.ModelPath(""), specs, cfg.ModelSHA256)
 	if err != nil {
 		return fault.AsUsage(err)
 	}
+	needed := pipeline.ModelNames(cfg)
 	// Where it looked, and what chose each place (a flag, an environment variable, the install).
 	fmt.Fprintf(w, "models folder  %s\nONNX Runtime   %s\n\n", cfg.ModelsLocation(), cfg.RuntimeLocation())
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "model\tstate\tfile\tdetail")
+	fmt.Fprintln(tw, "model\tjob\tstate\tbytes\tlicence\tfile\tdetail")
 	bad := 0
 	for _, r := range reports {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r.Name, r.State, r.Path, r.Detail)
-		if r.State == infer.ModelMissing || r.State == infer.ModelMismatched {
-			bad++
+		use, size := "", "-"
+		if slices.Contains(needed, r.Name) {
+			use = "needs"
+			if r.State == infer.ModelMissing || r.State == infer.ModelRefused {
+				bad++
+			}
 		}
-	}
-	if len(reports) == 0 {
-		fmt.Fprintln(tw, "(the embedded default: blazeface, dlib_68, classic swapper: no FaceFusion model needed)\t\t\t")
+		if r.State != infer.ModelMissing {
+			size = fmt.Sprint(r.Sums.Size)
+		}
+		m := catalog.Must(r.Name)
+		detail := r.Detail
+		if r.State == infer.ModelMissing && m.Published.Bytes > 0 {
+			detail = fmt.Sprintf("FaceFusion publishes %d bytes", m.Published.Bytes)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Name, use, r.State, size, m.Licence, r.Path, detail)
 	}
 	tw.Flush()
+	if len(needed) == 0 {
+		fmt.Fprintln(w, "\nthe job needs none of them: the embedded default (blazeface, dlib_68, classic swapper) comes with `make fetch`")
+	}
 	if bad > 0 {
-		return fault.AsEnvironment(fmt.Errorf("%d of %d model files are missing or mismatched in %s", bad, len(reports), cfg.ModelsLocation()))
+		return fault.AsEnvironment(fmt.Errorf("%d of the %d model files the job needs are missing or refused in %s: `facefusion force-download` with the job's flags fetches missing ones", bad, len(needed), cfg.ModelsLocation()))
 	}
 	return nil
 }

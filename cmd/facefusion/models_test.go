@@ -30,24 +30,62 @@ func fixtureModels(t *testing.T) string {
 	return dir
 }
 
+// TestModelsCommand lists every known model file with its state against FaceFusion's published
+// hashes; it fails only for a file the job needs that is missing or refused.
 func TestModelsCommand(t *testing.T) {
 	dir := fixtureModels(t)
 	args := []string{"models", "--models-dir", dir, "--processors", "face_swapper", "face_enhancer",
 		"--face-swapper-model", "inswapper_128", "--face-mask-types", "box", "occlusion"}
+	// row is the listed line of model name, its fields split on the table's spaces.
+	row := func(out, name string) string {
+		for _, l := range strings.Split(out, "\n") {
+			if f := strings.Fields(l); len(f) > 0 && f[0] == name {
+				return strings.Join(f, " ")
+			}
+		}
+		t.Errorf("models does not list %s:\n%s", name, out)
+		return ""
+	}
 	r := facefusion(t, args...)
 	if r.code != 0 {
 		t.Fatalf("exit %d: %s", r.code, r.stderr)
 	}
-	for _, m := range []string{"arcface_w600k_r50", "inswapper_128", "gfpgan_1.4", "xseg_1"} {
-		if !strings.Contains(r.stdout, m) {
-			t.Errorf("models does not list %s:\n%s", m, r.stdout)
+	// The fixtures carry FaceFusion's names, not its bytes: mismatched where a hash is
+	// published (both sums named), "no published hash" where none is; every known model is
+	// listed, the job's marked.
+	inswapper := filepath.Join(dir, "inswapper_128.onnx")
+	for name, want := range map[string]string{
+		"inswapper_128":     "inswapper_128 needs mismatched ",
+		"arcface_w600k_r50": "arcface_w600k_r50 needs mismatched ",
+		"gfpgan_1.4":        "gfpgan_1.4 needs mismatched ",
+		"xseg_1":            "xseg_1 needs mismatched ",
+		"codeformer":        "codeformer no published hash ",
+		"hyperswap_1a_256":  "hyperswap_1a_256 no published hash ",
+		"retinaface_10g":    "retinaface_10g mismatched ",
+	} {
+		if got := row(r.stdout, name); !strings.HasPrefix(got, want) {
+			t.Errorf("%s: %q, want it to start %q", name, got, want)
 		}
 	}
+	if got := row(r.stdout, "inswapper_128"); !strings.Contains(got, inswapper) ||
+		!strings.Contains(got, "a290273ed497312095dac48cdef20feec9d5208298223dd01288ab202b54bea7") {
+		t.Errorf("inswapper_128's mismatch does not name the file and FaceFusion's sum: %q", got)
+	}
 	os.Remove(filepath.Join(dir, "xseg_1.onnx"))
-	os.WriteFile(filepath.Join(dir, "inswapper_128.onnx"), fixtures.WrongSignature(), 0o644)
+	os.Remove(filepath.Join(dir, "2dfan4.onnx")) // missing too, but the job does not need it
+	os.WriteFile(inswapper, fixtures.WrongSignature(), 0o644)
 	r = facefusion(t, args...)
-	if r.code != exitEnvironment || !strings.Contains(r.stdout, "missing") || !strings.Contains(r.stdout, "mismatched") {
-		t.Fatalf("exit %d; want %d with a missing and a mismatched model:\n%s%s", r.code, exitEnvironment, r.stdout, r.stderr)
+	if r.code != exitEnvironment || !strings.Contains(r.stderr, "2 of the 4 model files the job needs") {
+		t.Fatalf("exit %d; want %d with one missing and one refused model of the job's:\n%s%s", r.code, exitEnvironment, r.stdout, r.stderr)
+	}
+	if got := row(r.stdout, "xseg_1"); !strings.HasPrefix(got, "xseg_1 needs missing - GPL-3.0") || !strings.Contains(got, "FaceFusion publishes 70324286 bytes") {
+		t.Errorf("xseg_1: %q", got)
+	}
+	if got := row(r.stdout, "inswapper_128"); !strings.HasPrefix(got, "inswapper_128 needs refused") || !strings.Contains(got, "wrong signature") {
+		t.Errorf("inswapper_128: %q", got)
+	}
+	if got := row(r.stdout, "2dfan4"); !strings.HasPrefix(got, "2dfan4 missing") {
+		t.Errorf("2dfan4: %q", got)
 	}
 }
 
@@ -130,6 +168,12 @@ func TestReferenceSelection(t *testing.T) {
 			"--face-swapper-model", "inswapper_128")
 		if r.code != 0 {
 			t.Fatalf("exit %d: %s", r.code, r.stderr)
+		}
+		// The fixtures are not FaceFusion's files: one warning line each, and the run goes on.
+		for _, f := range []string{"inswapper_128.onnx", "arcface_w600k_r50.onnx"} {
+			if n := strings.Count(r.stderr, filepath.Join(dir, f)+": sha256 "); n != 1 || !strings.Contains(r.stderr, "check it is the one you meant") {
+				t.Errorf("%d published-hash warnings for %s, want 1:\n%s", n, f, r.stderr)
+			}
 		}
 		got, err := raster.Load(out)
 		if err != nil {

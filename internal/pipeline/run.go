@@ -56,7 +56,8 @@ func LoadModels(cfg job.Config) (*Models, error) {
 		return nil, err
 	}
 	// FaceFusion's model files: present, checksums (when given) and signatures right, before
-	// any frame is read.
+	// any frame is read. A sha256 other than FaceFusion's published one only warns: sites
+	// convert and re-export models.
 	specs, err := catalog.Specs(ModelNames(cfg)...)
 	if err != nil {
 		return nil, fault.AsUsage(err)
@@ -68,9 +69,14 @@ func LoadModels(cfg job.Config) (*Models, error) {
 	for _, r := range reports {
 		switch r.State {
 		case infer.ModelMissing:
-			return nil, fault.AsEnvironment(fmt.Errorf("model %s: file %s is missing (models folder from %s): put FaceFusion's file there, or point models_dir (--models-dir) or $%s at the folder holding it", r.Name, r.Path, cfg.ModelsLocation().From, job.ModelsEnv))
-		case infer.ModelMismatched:
+			return nil, fault.AsEnvironment(fmt.Errorf("model %s: file %s is missing (models folder from %s): run `facefusion force-download` with the job's flags, put FaceFusion's file there, or point models_dir (--models-dir) or $%s at the folder holding it", r.Name, r.Path, cfg.ModelsLocation().From, job.ModelsEnv))
+		case infer.ModelRefused:
 			return nil, fault.AsEnvironment(fmt.Errorf("%s", r.Detail))
+		}
+	}
+	for _, r := range reports {
+		if w := r.Warning(); w != "" {
+			logOnce(cfg.UsesGPU(), "%s", w)
 		}
 	}
 	m := &Models{cfg: cfg, stats: new(Stats), engines: infer.NewEngineSet(infer.EngineConfig{Workers: 1})}
