@@ -57,7 +57,7 @@ func TestSCRFDRealSignature(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		s := d.sess
+		s := d.eng.Session()
 		if s.MaxBatch() != 1 {
 			t.Errorf("size %d: asked for batch 8, the session opened at %d: the file has no batch axis to batch on", size, s.MaxBatch())
 		}

@@ -89,7 +89,7 @@ var table = func() map[string]*Model {
 			Size: 640, Sizes: []int{160, 320, 480, 512, 640}, Norm: anchorNorm}
 		if name == "retinaface_10g" {
 			x.Unconfirmed = "the whole signature, from FaceFusion's code and scrfd_2.5g's file: input [1,3,?,?] with dynamic sides " +
-				"(FaceFusion offers sizes 160..1024); outputs [anchors, 1|4|10] without a batch axis, scores, boxes, keypoints per stride 8, 16, 32"
+				"(FaceFusion offers sizes 160..640); outputs [anchors, 1|4|10] without a batch axis, scores, boxes, keypoints per stride 8, 16, 32"
 		}
 		add(x)
 	}

@@ -101,7 +101,7 @@ var options = []option{
 		set: func(c *Config, _ []string) error { c.Fresh = true; return nil }},
 	{long: "keep-segments", help: "keep the job folder (segments and manifest) after the output is written",
 		set: func(c *Config, _ []string) error { c.KeepSegments = true; return nil }},
-	{long: "fail-if-no-face", help: "when no frame had a face swapped or enhanced: fail (exit 3) without writing the output, instead of a warning",
+	{long: "fail-if-no-face", help: "when no frame had a face swapped, enhanced or drawn (face_debugger): fail (exit 3) without writing the output, instead of a warning",
 		set: func(c *Config, _ []string) error { c.FailIfNoFace = true; return nil }},
 	{long: "log-level", arg: "LEVEL", help: "error (a successful run prints nothing on stderr), warn, info (default), debug",
 		set: str(func(c *Config) *string { return &c.LogLevel })},

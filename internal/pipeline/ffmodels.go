@@ -174,19 +174,19 @@ func (m *Models) newAnalyser(withEmbeddings bool) (*analyser, error) {
 	a := &analyser{cfg: cfg}
 	var err error
 	if cfg.FaceDetectorModel == "blazeface" {
-		a.det, err = adapters.NewBlazeFace(cfg.ModelPath(job.BlazeFaceFile), blazeOptions(cfg))
+		a.det, err = adapters.NewBlazeFace(cfg.ModelPath(job.BlazeFaceFile), m.sessionConfig(""))
 	} else {
 		size, _ := cfg.DetectorSize()
-		var m *catalog.Model
-		if m, err = catalog.Select(catalog.Detector, cfg.FaceDetectorModel); err == nil {
-			a.det, err = adapters.NewFaceDetector(cfg.FaceDetectorModel, size, sessionConfig(cfg, m.Name))
+		var dm *catalog.Model
+		if dm, err = catalog.Select(catalog.Detector, cfg.FaceDetectorModel); err == nil {
+			a.det, err = adapters.NewFaceDetector(cfg.FaceDetectorModel, size, m.sessionConfig(dm.Name))
 		}
 	}
 	if err != nil {
 		return nil, fault.AsEnvironment(err)
 	}
 	if cfg.FaceLandmarkerModel == "2dfan4" {
-		if a.fan, err = adapters.NewLandmarker2DFAN4(sessionConfig(cfg, "2dfan4")); err != nil {
+		if a.fan, err = adapters.NewLandmarker2DFAN4(m.sessionConfig("2dfan4")); err != nil {
 			a.close()
 			return nil, fault.AsEnvironment(err)
 		}
@@ -194,7 +194,7 @@ func (m *Models) newAnalyser(withEmbeddings bool) (*analyser, error) {
 		a.dlib = NewAnalyzer(a.det, m.lm, cfg.FaceDetectorScore)
 	}
 	if withEmbeddings {
-		if a.rec, err = adapters.NewRecognizer(sessionConfig(cfg, "arcface_w600k_r50")); err != nil {
+		if a.rec, err = adapters.NewRecognizer(m.sessionConfig("arcface_w600k_r50")); err != nil {
 			a.close()
 			return nil, fault.AsEnvironment(err)
 		}
@@ -303,7 +303,7 @@ func (m *Models) newModelWorker() (*modelWorker, error) {
 			w.classic = swap.NewSwapper(m.source, swap.DefaultOptions())
 		} else {
 			boost, _ := cfg.PixelBoost()
-			if w.swapper, err = adapters.NewFaceSwapper(cfg.FaceSwapperModel, sessionConfig(cfg, cfg.FaceSwapperModel),
+			if w.swapper, err = adapters.NewFaceSwapper(cfg.FaceSwapperModel, m.sessionConfig(cfg.FaceSwapperModel),
 				adapters.SwapOptions{PixelBoost: boost, Mask: maskOptions(cfg)}); err != nil {
 				return fail(err)
 			}
@@ -326,7 +326,7 @@ func (m *Models) newModelWorker() (*modelWorker, error) {
 		}
 	}
 	if cfg.Enhances() {
-		if w.enhancer, err = adapters.NewFaceEnhancer(cfg.FaceEnhancerModel, sessionConfig(cfg, cfg.FaceEnhancerModel),
+		if w.enhancer, err = adapters.NewFaceEnhancer(cfg.FaceEnhancerModel, m.sessionConfig(cfg.FaceEnhancerModel),
 			cfg.FaceEnhancerBlend, cfg.FaceEnhancerWeight, maskOptions(cfg)); err != nil {
 			return fail(err)
 		}
@@ -522,7 +522,10 @@ func (m *Models) Embeddings() (source, reference *face.Embedding) {
 	return m.sourceEmbedding, m.reference
 }
 
-// blazeOptions runs BlazeFace on the job's providers, one intra-op thread per worker.
-func blazeOptions(cfg job.Config) infer.SessionConfig {
-	return sessionConfig(cfg, "")
+// sessionConfig is how model name opens in this process: on the rank's engine set, one session
+// per model shared by every worker (nil before LoadModels: sessions of the caller's own).
+func (m *Models) sessionConfig(name string) infer.SessionConfig {
+	c := sessionConfig(m.cfg, name)
+	c.Engines = m.engines
+	return c
 }

@@ -36,6 +36,9 @@ type Models struct {
 	sourceEmbedding *face.Embedding
 	reference       *face.Embedding
 	stats           *Stats // every worker's and every EncodeRange's counts and stage times
+	// engines are the rank's model sessions: one per model, shared by every worker (and rank
+	// 0's analysis before them), closed by Close.
+	engines *infer.EngineSet
 }
 
 // LoadModels initialises ONNX Runtime and loads the landmarker; every missing file is an
@@ -76,7 +79,7 @@ func LoadModels(cfg job.Config) (*Models, error) {
 			logOnce(cfg.UsesGPU(), "%s", w)
 		}
 	}
-	m := &Models{cfg: cfg, stats: new(Stats)}
+	m := &Models{cfg: cfg, stats: new(Stats), engines: infer.NewEngineSet(infer.EngineConfig{Workers: 1})}
 	if cfg.FaceLandmarkerModel != "dlib_68" {
 		return m, nil
 	}
@@ -166,7 +169,16 @@ func (m *Models) NewWorker() (Worker, error) {
 	return m.newModelWorker()
 }
 
-// CloseWorkers releases the workers' sessions.
+// Close closes the rank's model sessions once no worker runs; a nil Models or one without
+// models closes nothing.
+func (m *Models) Close() error {
+	if m == nil || m.engines == nil {
+		return nil
+	}
+	return fault.AsInternal(m.engines.Close())
+}
+
+// CloseWorkers releases the workers' buffers (their sessions are the Models').
 func CloseWorkers(ws []Worker) {
 	for _, w := range ws {
 		if w, ok := w.(*modelWorker); ok {
@@ -175,8 +187,14 @@ func CloseWorkers(ws []Worker) {
 	}
 }
 
-// Workers makes n workers.
+// Workers makes n workers, sharing the rank's sessions: each model's engine keeps a batch buffer
+// per worker where its runs are batch 1.
 func (m *Models) Workers(n int) ([]Worker, error) {
+	if m.engines != nil {
+		if err := m.engines.SetWorkers(n); err != nil {
+			return nil, fault.AsEnvironment(err)
+		}
+	}
 	ws := make([]Worker, 0, n)
 	for i := 0; i < n; i++ {
 		w, err := m.NewWorker()
