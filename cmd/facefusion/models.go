@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"slices"
 	"text/tabwriter"
 
@@ -75,12 +76,23 @@ func cmdModels(_ context.Context, args []string, w io.Writer) error {
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Name, use, r.State, sig, size, m.Licence, r.Path, detail)
 	}
+	// The embedded default's files the job reads from the same folder: found or missing.
+	embedded := pipeline.EmbeddedModelFiles(cfg)
+	for _, f := range embedded {
+		state, size := infer.ModelMissing, "-"
+		if st, err := os.Stat(f.Path); err == nil && st.Mode().IsRegular() {
+			state, size = "found", fmt.Sprint(st.Size())
+		} else {
+			bad++
+		}
+		fmt.Fprintf(tw, "%s\tneeds\t%s\t-\t%s\t-\t%s\t%s\n", f.Name, state, size, f.Path, "the embedded default's: `make fetch` brings it")
+	}
 	tw.Flush()
 	if len(needed) == 0 {
-		fmt.Fprintln(w, "\nthe job needs none of them: the embedded default (blazeface, dlib_68, classic swapper) comes with `make fetch`")
+		fmt.Fprintln(w, "\nthe job needs no FaceFusion model (the embedded default: blazeface, dlib_68, classic swapper)")
 	}
 	if bad > 0 {
-		return fault.AsEnvironment(fmt.Errorf("%d of the %d model files the job needs are missing or refused in %s: `facefusion force-download` with the job's flags fetches missing ones", bad, len(needed), cfg.ModelsLocation()))
+		return fault.AsEnvironment(fmt.Errorf("%d of the %d model files the job needs are missing or refused in %s: `facefusion force-download` with the job's flags fetches FaceFusion's, `make fetch` the embedded default's", bad, len(needed)+len(embedded), cfg.ModelsLocation()))
 	}
 	return nil
 }

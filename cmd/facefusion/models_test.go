@@ -81,12 +81,19 @@ func TestModelsCommand(t *testing.T) {
 	if got := row(r.stdout, "inswapper_128"); !strings.HasPrefix(got, "inswapper_128 needs mismatched not checked ") {
 		t.Errorf("without a runtime: %q", got)
 	}
+	if got := row(r.stdout, "dlib_68"); !strings.HasPrefix(got, "dlib_68 needs found - ") {
+		t.Errorf("the embedded default's landmarker file: %q", got)
+	}
 	os.Remove(filepath.Join(dir, "xseg_1.onnx"))
-	os.Remove(filepath.Join(dir, "2dfan4.onnx")) // missing too, but the job does not need it
+	os.Remove(filepath.Join(dir, "shape_predictor_68_face_landmarks.dat")) // the embedded default's, read from the same folder
+	os.Remove(filepath.Join(dir, "2dfan4.onnx"))                           // missing too, but the job does not need it
 	os.WriteFile(inswapper, fixtures.WrongSignature(), 0o644)
 	r = facefusion(t, args...)
-	if r.code != exitEnvironment || !strings.Contains(r.stderr, "2 of the 4 model files the job needs") {
-		t.Fatalf("exit %d; want %d with one missing and one refused model of the job's:\n%s%s", r.code, exitEnvironment, r.stdout, r.stderr)
+	if r.code != exitEnvironment || !strings.Contains(r.stderr, "3 of the 6 model files the job needs") {
+		t.Fatalf("exit %d; want %d with two missing and one refused model of the job's:\n%s%s", r.code, exitEnvironment, r.stdout, r.stderr)
+	}
+	if got := row(r.stdout, "dlib_68"); !strings.HasPrefix(got, "dlib_68 needs missing") || !strings.Contains(got, "make fetch") {
+		t.Errorf("the embedded default's missing landmarker file: %q", got)
 	}
 	if got := row(r.stdout, "xseg_1"); !strings.HasPrefix(got, "xseg_1 needs missing - - GPL-3.0") || !strings.Contains(got, "FaceFusion publishes 70324286 bytes") {
 		t.Errorf("xseg_1: %q", got)

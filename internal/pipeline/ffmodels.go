@@ -132,7 +132,10 @@ func ModelFiles(cfg job.Config) ([]string, error) {
 	if !cfg.FindsFaces() {
 		return nil, nil
 	}
-	files := defaultModelFiles(cfg)
+	var files []string
+	for _, f := range EmbeddedModelFiles(cfg) {
+		files = append(files, f.Path)
+	}
 	for _, name := range ModelNames(cfg) {
 		m, err := catalog.Lookup(name)
 		if err != nil {
@@ -143,17 +146,22 @@ func ModelFiles(cfg job.Config) ([]string, error) {
 	return files, nil
 }
 
-// defaultModelFiles are the embedded default's model files the job loads.
-func defaultModelFiles(cfg job.Config) []string {
-	var files []string
+// EmbeddedModelFiles are the embedded default's model files the job loads (`make fetch` brings
+// them; FaceFusion publishes no hash of them).
+func EmbeddedModelFiles(cfg job.Config) []EmbeddedFile {
+	var files []EmbeddedFile
 	if cfg.FaceDetectorModel == "blazeface" {
-		files = append(files, cfg.ModelPath(job.BlazeFaceFile))
+		files = append(files, EmbeddedFile{"blazeface", cfg.ModelPath(job.BlazeFaceFile)})
 	}
 	if cfg.FaceLandmarkerModel == "dlib_68" {
-		files = append(files, cfg.ModelPath(job.DlibFile))
+		files = append(files, EmbeddedFile{"dlib_68", cfg.ModelPath(job.DlibFile)})
 	}
 	return files
 }
+
+// EmbeddedFile is one of the embedded default's model files: the model's name in the job's keys
+// and the file's path.
+type EmbeddedFile struct{ Name, Path string }
 
 // analyser finds faces with the configured detector and landmarker and, when asked,
 // their embeddings. One per goroutine.

@@ -47,9 +47,9 @@ func LoadModels(cfg job.Config) (*Models, error) {
 	if !cfg.FindsFaces() {
 		return &Models{cfg: cfg, stats: new(Stats)}, nil // frames pass through: no model, no runtime
 	}
-	for _, p := range defaultModelFiles(cfg) {
-		if st, err := os.Stat(p); err != nil || st.Size() == 0 {
-			return nil, fault.AsEnvironment(fmt.Errorf("model file %s is missing (models folder from %s): run `make fetch` (or `make install`), or point models_dir (--models-dir) or $%s at the folder holding it", p, cfg.ModelsLocation().From, job.ModelsEnv))
+	for _, f := range EmbeddedModelFiles(cfg) {
+		if st, err := os.Stat(f.Path); err != nil || st.Size() == 0 {
+			return nil, fault.AsEnvironment(fmt.Errorf("model file %s is missing (models folder from %s): run `make fetch` (or `make install`), or point models_dir (--models-dir) or $%s at the folder holding it", f.Path, cfg.ModelsLocation().From, job.ModelsEnv))
 		}
 	}
 	if err := InitRuntime(cfg); err != nil {
