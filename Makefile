@@ -81,8 +81,11 @@ bench: fetch build $(CACHE)/demo/target.mp4
 	$(GO) test -run '^$$' -bench HashFile ./lustre
 	$(GO) test -run '^$$' -bench . -benchtime 1x ./cmd/facefusion/...
 
-# On a machine with an NVIDIA GPU: the CUDA provider's frames/s at batch 1 and batched.
-gpu-check: fetch build
+# The shared engines on a GPU: frames/s at batch 1, 8 and 32 with 1 and 8 workers, GPU memory
+# per rank (NVML), pinning, the CUDA provider. Builds a bundle in .build/gpu-check (under 64 MiB;
+# run its run.sh on a GPU node without Go, ffmpeg or network), then runs it here: without a GPU
+# it rehearses on the CPU, names what it could not verify and exits 2.
+gpu-check: fetch
 	bash internal/deps/gpu-check.sh $(CACHE)
 
 clean:

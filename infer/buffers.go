@@ -64,9 +64,10 @@ type Buffer struct {
 	// Shape is the tensor shape at the session's maximum batch (dynamic axes resolved).
 	Shape []int64
 	// Batched is true when axis 0 is the model's dynamic batch axis.
-	Batched bool
-	mem     *region
-	item    int // elements per batch item (whole tensor when not Batched)
+	Batched   bool
+	mem       *region
+	item      int     // elements per batch item (whole tensor when not Batched)
+	itemShape []int64 // one item's shape: Shape with a batch axis of 1
 }
 
 // Bytes is the raw memory.
@@ -78,65 +79,113 @@ func (b *Buffer) Len() int { return len(b.mem.data) / b.Type.Size() }
 // ItemLen is the number of elements in one batch item (the whole tensor when not batched).
 func (b *Buffer) ItemLen() int { return b.item }
 
-// Float32 views a float32 tensor; nil for other types.
-func (b *Buffer) Float32() []float32 {
-	if b.Type != Float32 {
-		return nil
-	}
-	return unsafe.Slice((*float32)(unsafe.Pointer(&b.mem.data[0])), b.Len())
+// all is the whole buffer as one view.
+func (b *Buffer) all() View {
+	return View{Name: b.Name, Type: b.Type, Shape: b.Shape, data: b.mem.data}
 }
+
+// Item is batch item i of the buffer (the whole tensor when the buffer is not batched).
+func (b *Buffer) Item(i int) View {
+	size := b.item * b.Type.Size()
+	return View{Name: b.Name, Type: b.Type, Shape: b.itemShape, data: b.mem.data[i*size : (i+1)*size : (i+1)*size]}
+}
+
+// Float32 views a float32 tensor; nil for other types.
+func (b *Buffer) Float32() []float32 { return b.all().Float32() }
 
 // Float16 views a float16 tensor as IEEE half-precision bit patterns (see F16 and F32From16);
 // nil for other types.
-func (b *Buffer) Float16() []uint16 {
-	if b.Type != Float16 {
-		return nil
-	}
-	return unsafe.Slice((*uint16)(unsafe.Pointer(&b.mem.data[0])), b.Len())
-}
+func (b *Buffer) Float16() []uint16 { return b.all().Float16() }
 
 // Float64 views a float64 tensor (codeformer's weight); nil for other types.
-func (b *Buffer) Float64() []float64 {
-	if b.Type != Float64 {
-		return nil
-	}
-	return unsafe.Slice((*float64)(unsafe.Pointer(&b.mem.data[0])), b.Len())
-}
+func (b *Buffer) Float64() []float64 { return b.all().Float64() }
 
 // Pinned reports whether the CUDA driver page-locked this buffer.
 func (b *Buffer) Pinned() bool { return b.mem.pinned }
 
 // SetFloat32 writes v into the tensor starting at element off, converting to float16 when the
 // tensor is half precision, so adapters fill float32 and float16 models alike.
-func (b *Buffer) SetFloat32(off int, v []float32) {
-	switch b.Type {
+func (b *Buffer) SetFloat32(off int, v []float32) { b.all().SetFloat32(off, v) }
+
+// GetFloat32 reads len(dst) elements starting at element off into dst, converting from float16
+// when the tensor is half precision.
+func (b *Buffer) GetFloat32(dst []float32, off int) { b.all().GetFloat32(dst, off) }
+
+// View is a window on a tensor buffer: one batch item's part (Buffer.Item, Lease.Input and
+// Lease.Output) or the whole buffer. Writing a worker's input into a view and reading its
+// result from one copies nothing beyond the packing itself: the view is the memory the model
+// reads and writes.
+type View struct {
+	// Name is the tensor's name in the model file.
+	Name string
+	// Type is the element type in the model file.
+	Type DType
+	// Shape is the viewed shape (an item's has a batch axis of 1); shared, not to be modified.
+	Shape []int64
+	data  []byte
+}
+
+// Bytes is the raw memory.
+func (v View) Bytes() []byte { return v.data }
+
+// Len is the number of elements.
+func (v View) Len() int { return len(v.data) / v.Type.Size() }
+
+// Float32 views a float32 tensor; nil for other types.
+func (v View) Float32() []float32 {
+	if v.Type != Float32 {
+		return nil
+	}
+	return unsafe.Slice((*float32)(unsafe.Pointer(&v.data[0])), v.Len())
+}
+
+// Float16 views a float16 tensor as IEEE half-precision bit patterns; nil for other types.
+func (v View) Float16() []uint16 {
+	if v.Type != Float16 {
+		return nil
+	}
+	return unsafe.Slice((*uint16)(unsafe.Pointer(&v.data[0])), v.Len())
+}
+
+// Float64 views a float64 tensor; nil for other types.
+func (v View) Float64() []float64 {
+	if v.Type != Float64 {
+		return nil
+	}
+	return unsafe.Slice((*float64)(unsafe.Pointer(&v.data[0])), v.Len())
+}
+
+// SetFloat32 writes x starting at element off, converting to float16 when the tensor is half
+// precision.
+func (v View) SetFloat32(off int, x []float32) {
+	switch v.Type {
 	case Float32:
-		copy(b.Float32()[off:], v)
+		copy(v.Float32()[off:], x)
 	case Float16:
-		h := b.Float16()[off:]
-		h = h[:len(v)]
-		for i, x := range v {
-			h[i] = F16(x)
+		h := v.Float16()[off:]
+		h = h[:len(x)]
+		for i, f := range x {
+			h[i] = F16(f)
 		}
 	default:
-		panic("infer: SetFloat32 on a " + b.Type.String() + " tensor " + b.Name)
+		panic("infer: SetFloat32 on a " + v.Type.String() + " tensor " + v.Name)
 	}
 }
 
 // GetFloat32 reads len(dst) elements starting at element off into dst, converting from float16
 // when the tensor is half precision.
-func (b *Buffer) GetFloat32(dst []float32, off int) {
-	switch b.Type {
+func (v View) GetFloat32(dst []float32, off int) {
+	switch v.Type {
 	case Float32:
-		copy(dst, b.Float32()[off:])
+		copy(dst, v.Float32()[off:])
 	case Float16:
-		h := b.Float16()[off:]
+		h := v.Float16()[off:]
 		h = h[:len(dst)]
 		for i, x := range h {
 			dst[i] = F32From16(x)
 		}
 	default:
-		panic("infer: GetFloat32 on a " + b.Type.String() + " tensor " + b.Name)
+		panic("infer: GetFloat32 on a " + v.Type.String() + " tensor " + v.Name)
 	}
 }
 

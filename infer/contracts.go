@@ -164,4 +164,15 @@ type Spec struct {
 	File    string
 	Want    Signature
 	Batched bool
+	// Published is the file FaceFusion publishes under the name (zero: none is published): a
+	// file with another sha256 is reported and warned about, not refused.
+	Published Published
+}
+
+// Published is what FaceFusion publishes of a model file: its size and hashes (sha256 from the
+// Git LFS pointer, CRC32 from FaceFusion's MODEL.hash). Zero values mean none is published.
+type Published struct {
+	Bytes  int64
+	SHA256 string
+	CRC32  string
 }

@@ -7,3 +7,18 @@ func ResetPinNote() { pinNote = sync.Once{} }
 
 // SpendPinNote keeps the pinning line out of a test's log.
 func SpendPinNote() { pinNote.Do(func() {}) }
+
+// LeaseParts are the sizes of a lease's runs of items in consecutive batches.
+func LeaseParts(l *Lease) []int {
+	out := make([]int, l.nparts)
+	for i, p := range l.parts[:l.nparts] {
+		out[i] = p.n
+	}
+	return out
+}
+
+// SetRunHook sets the function every run calls as it enters ONNX Runtime (nil: none).
+func SetRunHook(f func(*Session)) { testHookRun = f }
+
+// InFlight is the number of runs inside ONNX Runtime on s now.
+func InFlight(s *Session) int32 { return s.inFlight.Load() }

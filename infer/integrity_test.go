@@ -2,17 +2,21 @@ package infer_test
 
 import (
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
+	"errors"
 	"fmt"
-	"github.com/facefusion-hpc/facefusion/infer"
-	"github.com/facefusion-hpc/facefusion/infer/catalog"
 	"hash/crc32"
 	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
+	"github.com/facefusion-hpc/facefusion/infer"
+	"github.com/facefusion-hpc/facefusion/infer/catalog"
 	"github.com/facefusion-hpc/facefusion/infer/fixtures"
 	"github.com/facefusion-hpc/facefusion/internal/testenv"
 )
@@ -30,20 +34,24 @@ func TestHashFiles(t *testing.T) {
 	if infer.HashPath(path) != filepath.Join(dir, "gfpgan_1.4.hash") {
 		t.Errorf("hash path %s", infer.HashPath(path))
 	}
-	if err := infer.VerifyModel(path, ""); err != nil {
-		t.Errorf("no .hash, no sha256: %v", err)
+	if s, err := infer.VerifyModel(path, "", false); err != nil || s.SHA256 != "" || s.Size != int64(len(data)) {
+		t.Errorf("no .hash, no sha256: %+v %v", s, err)
 	}
-	if err := infer.VerifyModel(path, sha); err != nil {
+	if s, err := infer.VerifyModel(path, "", true); err != nil || s.SHA256 != sha {
+		t.Errorf("sha256 asked for: %+v %v, want %s", s, err, sha)
+	}
+	if _, err := infer.VerifyModel(path, sha, false); err != nil {
 		t.Errorf("right sha256: %v", err)
 	}
-	testenv.CheckError(t, "wrong sha256", infer.VerifyModel(path, "00"+sha[2:]), path, "sha256 "+sha, "replace it")
+	_, err = infer.VerifyModel(path, "00"+sha[2:], false)
+	testenv.CheckError(t, "wrong sha256", err, path, "sha256 "+sha, "replace it")
 
 	// FaceFusion writes the 8 hex digits with no newline.
 	if err := os.WriteFile(infer.HashPath(path), []byte(crc), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := infer.VerifyModel(path, sha); err != nil {
-		t.Errorf("right .hash: %v", err)
+	if s, err := infer.VerifyModel(path, sha, false); err != nil || s.CRC32 != crc {
+		t.Errorf("right .hash: %+v %v", s, err)
 	}
 	list := func() infer.ModelReport {
 		rs, err := infer.ListModels(dir, []infer.Spec{catalog.Must("gfpgan_1.4").Spec(), catalog.Must("codeformer").Spec()}, nil)
@@ -58,9 +66,6 @@ func TestHashFiles(t *testing.T) {
 	if err := infer.Init(testenv.ORTLibrary(t)); err != nil {
 		t.Fatal(err)
 	}
-	if r := list(); r.State != infer.ModelVerified {
-		t.Errorf("gfpgan with its .hash: %s %s, want verified", r.State, r.Detail)
-	}
 	wrong := "0badf00d"
 	if wrong == crc {
 		wrong = "0badf00e"
@@ -68,9 +73,10 @@ func TestHashFiles(t *testing.T) {
 	if err := os.WriteFile(infer.HashPath(path), []byte(wrong+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	testenv.CheckError(t, "wrong .hash", infer.VerifyModel(path, ""), path, "CRC32 "+crc, infer.HashPath(path), wrong)
-	if r := list(); r.State != infer.ModelMismatched || r.Detail == "" {
-		t.Errorf("gfpgan with a wrong .hash: %s, want mismatched with a reason", r.State)
+	_, err = infer.VerifyModel(path, "", false)
+	testenv.CheckError(t, "wrong .hash", err, path, "CRC32 "+crc, infer.HashPath(path), wrong)
+	if r := list(); r.State != infer.ModelRefused || r.Detail == "" {
+		t.Errorf("gfpgan with a wrong .hash: %s, want refused with a reason", r.State)
 	}
 	_, err = infer.OpenSession(catalog.Must("gfpgan_1.4").Spec(), infer.SessionConfig{ModelsDir: dir})
 	testenv.CheckError(t, "open with a wrong .hash", err, "does not match", wrong)
@@ -78,20 +84,153 @@ func TestHashFiles(t *testing.T) {
 	if err := os.WriteFile(infer.HashPath(path), []byte("not hex"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	testenv.CheckError(t, "garbage .hash", infer.VerifyModel(path, ""), "not an 8-digit CRC32")
+	_, err = infer.VerifyModel(path, "", false)
+	testenv.CheckError(t, "garbage .hash", err, "not an 8-digit CRC32")
 
-	// No checksum, right signature: found. Wrong signature: mismatched.
+	// Right signature, wrong signature.
 	if err := os.Remove(infer.HashPath(path)); err != nil {
 		t.Fatal(err)
 	}
-	if r := list(); r.State != infer.ModelFound {
-		t.Errorf("gfpgan without checksums: %s, want found", r.State)
+	if r := list(); r.State == infer.ModelRefused || r.State == infer.ModelMissing {
+		t.Errorf("gfpgan without a .hash: %s %s, want it accepted", r.State, r.Detail)
 	}
 	if err := os.WriteFile(path, fixtures.WrongSignature(), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if r := list(); r.State != infer.ModelMismatched {
-		t.Errorf("gfpgan with a wrong signature: %s, want mismatched", r.State)
+	if r := list(); r.State != infer.ModelRefused || !strings.Contains(r.Detail, "signature") {
+		t.Errorf("gfpgan with a wrong signature: %s %s, want refused", r.State, r.Detail)
+	}
+}
+
+// TestPublishedHashes holds a file to FaceFusion's published sha256: the real scrfd_2.5g is
+// verified; a fixture under a published name is mismatched, named by both sums, and warns
+// unless model_sha256 pins it; a name with no published hash says so.
+func TestPublishedHashes(t *testing.T) {
+	dir := fixtures.Dir(t, "gfpgan_1.4", "ghost_1_256")
+	if err := os.Symlink(testenv.SharedModel(t, "scrfd_2.5g.onnx"), filepath.Join(dir, "scrfd_2.5g.onnx")); err != nil {
+		t.Fatal(err)
+	}
+	if err := infer.Init(testenv.ORTLibrary(t)); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(filepath.Join(dir, "gfpgan_1.4.onnx"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(data)
+	fixtureSHA := hex.EncodeToString(sum[:])
+	specs, err := catalog.Specs("scrfd_2.5g", "gfpgan_1.4", "ghost_1_256", "xseg_1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs, err := infer.ListModels(dir, specs, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []infer.ModelState{infer.ModelVerified, infer.ModelMismatched, infer.ModelUnpublished, infer.ModelMissing}
+	for i, r := range rs {
+		if r.State != want[i] {
+			t.Errorf("%s: %s (%s), want %s", r.Name, r.State, r.Detail, want[i])
+		}
+	}
+	if s := rs[0].Sums; s.Size != 3295067 || s.SHA256 != "2c07342347cef21a619c49dd5664fb8c09570ae9eda5bff3e385c11eafc45ada" {
+		t.Errorf("scrfd_2.5g sums %+v", s)
+	}
+	if rs[0].Warning() != "" || rs[2].Warning() != "" {
+		t.Errorf("warnings for a verified or unpublished file: %q %q", rs[0].Warning(), rs[2].Warning())
+	}
+	testenv.CheckError(t, "published mismatch", errors.New(rs[1].Warning()), filepath.Join(dir, "gfpgan_1.4.onnx"),
+		fixtureSHA, catalog.Must("gfpgan_1.4").Published.SHA256, "check it is the one you meant")
+	// Pinned by model_sha256: still not FaceFusion's, but what the site meant: no warning.
+	rs, err = infer.ListModels(dir, specs[1:2], map[string]string{"gfpgan_1.4": fixtureSHA})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rs[0].State != infer.ModelMismatched || rs[0].Warning() != "" || !strings.Contains(rs[0].Detail, "model_sha256") {
+		t.Errorf("pinned re-export: %s, warning %q, detail %q", rs[0].State, rs[0].Warning(), rs[0].Detail)
+	}
+}
+
+// A file this process has summed is not read again while its identity (inode, size,
+// modification time) holds; a new modification time reads it again.
+func TestSumsReadOnce(t *testing.T) {
+	dir := fixtures.Dir(t, "codeformer")
+	path := filepath.Join(dir, "codeformer.onnx")
+	first, err := infer.VerifyModel(path, "", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteAt([]byte{0xff, 0xff, 0xff, 0xff}, 100) // same inode and size
+	f.Close()
+	if err := os.Chtimes(path, st.ModTime(), st.ModTime()); err != nil {
+		t.Fatal(err)
+	}
+	if again, _ := infer.VerifyModel(path, "", true); again.SHA256 != first.SHA256 {
+		t.Errorf("the file was read again: %s, first %s", again.SHA256, first.SHA256)
+	}
+	later := st.ModTime().Add(time.Second)
+	if err := os.Chtimes(path, later, later); err != nil {
+		t.Fatal(err)
+	}
+	if again, _ := infer.VerifyModel(path, "", true); again.SHA256 == first.SHA256 {
+		t.Error("a file with a new modification time was not read again")
+	}
+}
+
+// BenchmarkVerifyModel is the start-up cost of checking a model file against FaceFusion's
+// published sha256 (one read, sha256 and, with a .hash beside it, CRC32) on the real
+// scrfd_2.5g and on a 500 MB file, read from the page cache; Checksums bypasses the process's
+// memo of sums so that every iteration reads the file.
+func BenchmarkVerifyModel(b *testing.B) {
+	big := filepath.Join(b.TempDir(), "big.onnx")
+	f, err := os.Create(big)
+	if err != nil {
+		b.Fatal(err)
+	}
+	r := rand.New(rand.NewPCG(1, 2))
+	block := make([]byte, 1<<20)
+	for range 500 {
+		for i := 0; i < len(block); i += 8 {
+			binary.LittleEndian.PutUint64(block[i:], r.Uint64())
+		}
+		if _, err := f.Write(block); err != nil {
+			b.Fatal(err)
+		}
+	}
+	f.Close()
+	scrfd := testenv.SharedModel(b, "scrfd_2.5g.onnx")
+	for _, c := range []struct {
+		name     string
+		path     string
+		crc, sha bool
+	}{
+		{"scrfd_2.5g/sha256", scrfd, false, true},
+		{"scrfd_2.5g/crc32", scrfd, true, false},
+		{"scrfd_2.5g/crc32+sha256", scrfd, true, true},
+		{"500MB/sha256", big, false, true},
+		{"500MB/crc32", big, true, false},
+		{"500MB/crc32+sha256", big, true, true},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			st, err := os.Stat(c.path)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.SetBytes(st.Size())
+			for b.Loop() {
+				if _, err := infer.Checksums(c.path, c.crc, c.sha); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
 

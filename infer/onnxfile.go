@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"syscall"
 )
 
 // Initializer is one weight tensor stored in an ONNX file's graph.
@@ -32,16 +33,40 @@ func ReadInitializers(path string) ([]Initializer, error) {
 	return inits, nil
 }
 
-// Emap reads inswapper's embedding map (the last initializer, 512×512) from the model file.
+// Emap reads inswapper's embedding map (the last initializer, 512×512) from the model file. The
+// file is mapped and only that initializer decoded: a worker's swapper costs 1 MB, not a copy of
+// all 554 MB of weights.
 func Emap(path string) ([]float32, error) {
-	inits, err := ReadInitializers(path)
+	m, err := mapFile(path)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("onnx file %s: %v", path, err)
 	}
-	if len(inits) == 0 {
+	defer syscall.Munmap(m)
+	var graph, last []byte
+	err = pbEach(m, func(f pbField) error {
+		if f.num == 7 && f.wire == 2 { // ModelProto.graph
+			graph = f.b
+		}
+		return nil
+	})
+	if err == nil {
+		err = pbEach(graph, func(f pbField) error {
+			if f.num == 5 && f.wire == 2 { // GraphProto.initializer
+				last = f.b
+			}
+			return nil
+		})
+	}
+	if err != nil {
+		return nil, fmt.Errorf("onnx file %s: %v: the file is damaged or not an ONNX model; replace it", path, err)
+	}
+	if last == nil {
 		return nil, fmt.Errorf("inswapper model %s: no initializers: not FaceFusion's inswapper; replace it", path)
 	}
-	e := inits[len(inits)-1]
+	e, err := parseTensor(last)
+	if err != nil {
+		return nil, fmt.Errorf("onnx file %s: %v: the file is damaged or not an ONNX model; replace it", path, err)
+	}
 	if len(e.Dims) != 2 || e.Dims[0] != 512 || e.Dims[1] != 512 || len(e.Data) != 512*512 {
 		return nil, fmt.Errorf("inswapper model %s: last initializer %q is %v %s, want the 512×512 float emap: not FaceFusion's inswapper; replace it", path, e.Name, e.Dims, e.Type)
 	}

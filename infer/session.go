@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	ort "github.com/yalue/onnxruntime_go"
 )
@@ -32,6 +33,9 @@ type SessionConfig struct {
 	// Logf receives the session's few log lines (provider fallback, buffers not pinned);
 	// nil means the process log's warnings.
 	Logf func(format string, args ...any)
+	// Engines, when set, shares OpenEngine's engines among the rank's workers: one session
+	// per model file (EngineSet).
+	Engines *EngineSet
 }
 
 // Warnf is where the lines of sessions opened without a Logf go; the program points it at its
@@ -51,7 +55,7 @@ func (c *SessionConfig) logf(format string, args ...any) {
 // Session is one of FaceFusion's models on one ONNX Runtime session, with its inputs and outputs
 // in buffers allocated once (page-aligned, outside the Go heap, pinned when the CUDA runtime is
 // there). Fill Inputs, call Run, read Outputs: a run allocates nothing. A Session is used by one
-// goroutine at a time.
+// goroutine at a time; an Engine shares one session among many (engine.go).
 type Session struct {
 	spec      Spec
 	path      string
@@ -59,9 +63,20 @@ type Session struct {
 	providers []string
 	maxBatch  int
 	batched   bool
+	dims      map[string][]int64 // SessionConfig.Dims, for an engine's further tensor sets
+	inferred  map[string][]int64 // ONNX Runtime's shapes, read only when needed (inferredDim)
+	logf      func(format string, args ...any)
 	sess      *ort.DynamicAdvancedSession
-	inputs    []*Buffer
-	outputs   []*Buffer
+	tensorSet // the buffers Run uses
+	// inFlight counts the runs inside ONNX Runtime now, maxInFlight the most at once.
+	inFlight, maxInFlight atomic.Int32
+}
+
+// tensorSet is the memory one run in flight needs: a buffer per input and output, sized for the
+// session's largest batch, and batch-n views of them bound for every n.
+type tensorSet struct {
+	inputs  []*Buffer
+	outputs []*Buffer
 	// bindings[n-1] binds batch-n views of the buffers; tensors[n-1] are those views.
 	bindings []*ort.IoBinding
 	tensors  [][]ort.Value
@@ -75,7 +90,7 @@ func OpenSession(c Spec, cfg SessionConfig) (*Session, error) {
 	if err := statModel(c, path); err != nil {
 		return nil, err
 	}
-	if err := VerifyModel(path, cfg.SHA256); err != nil {
+	if _, err := VerifyModel(path, cfg.SHA256, false); err != nil {
 		return nil, err
 	}
 	if err := ensureRuntime(Options{Library: cfg.Library}); err != nil {
@@ -113,27 +128,17 @@ func signatureError(c Spec, path, why string, found Signature) error {
 		c.Name, path, why, c.Want, found, c.File)
 }
 
-// ReadSignature reads a model file's inputs and outputs with ONNX Runtime (the runtime must be
-// loaded) without creating a session.
+// ReadSignature reads a model file's inputs and outputs as ONNX Runtime reports them, from the
+// file itself (fileSignature): no session, no weights read, no runtime needed.
 func ReadSignature(path string) (Signature, error) {
-	if !ort.IsInitialized() {
-		return Signature{}, errNotInitialized
-	}
-	ins, outs, err := ort.GetInputOutputInfo(path)
+	sig, err := fileSignature(path)
 	if err != nil {
 		return Signature{}, fmt.Errorf("not a loadable ONNX model (%s): replace the file", oneLine(err))
 	}
-	conv := func(infos []ort.InputOutputInfo) []TensorSpec {
-		out := make([]TensorSpec, len(infos))
-		for i, in := range infos {
-			out[i] = TensorSpec{Name: in.Name, Shape: append([]int64(nil), in.Dimensions...), Type: DType(in.DataType)}
-		}
-		return out
-	}
-	return Signature{Inputs: conv(ins), Outputs: conv(outs)}, nil
+	return sig, nil
 }
 
-// open resolves shapes, maps the buffers, creates the session and binds batch views.
+// open resolves the batch axis, creates the session and its tensor set.
 func (s *Session) open(cfg SessionConfig) error {
 	c := s.spec
 	s.maxBatch = max(cfg.MaxBatch, 1)
@@ -146,21 +151,7 @@ func (s *Session) open(cfg SessionConfig) error {
 	if !s.batched {
 		s.maxBatch = 1
 	}
-	for _, t := range s.found.Inputs {
-		b, err := s.buffer(t, inputSpec(c.Want, t.Name), cfg.Dims)
-		if err != nil {
-			return err
-		}
-		s.inputs = append(s.inputs, b)
-	}
-	for i, t := range s.found.Outputs {
-		b, err := s.buffer(t, c.Want.Outputs[i], cfg.Dims)
-		if err != nil {
-			return err
-		}
-		s.outputs = append(s.outputs, b)
-	}
-	s.pinAll(cfg)
+	s.dims, s.logf = cfg.Dims, cfg.logf
 
 	so, err := sessionOptions(Options{IntraOpThreads: cfg.Threads})
 	if err != nil {
@@ -175,23 +166,54 @@ func (s *Session) open(cfg SessionConfig) error {
 		cfg.logf("model %s: %s", c.Name, note)
 	}
 	s.providers = used
-	names := func(bs []*Buffer) []string {
-		out := make([]string, len(bs))
-		for i, b := range bs {
-			out[i] = b.Name
+	names := func(ts []TensorSpec) []string {
+		out := make([]string, len(ts))
+		for i, t := range ts {
+			out[i] = t.Name
 		}
 		return out
 	}
-	s.sess, err = ort.NewDynamicAdvancedSession(s.path, names(s.inputs), names(s.outputs), so)
+	s.sess, err = ort.NewDynamicAdvancedSession(s.path, names(s.found.Inputs), names(s.found.Outputs), so)
 	if err != nil {
 		return fmt.Errorf("model %s %s: cannot create a session: %s", c.Name, s.path, oneLine(err))
 	}
+	set, err := s.newSet()
+	if err != nil {
+		return err
+	}
+	s.tensorSet = *set
+	return nil
+}
+
+// newSet maps a tensor set's buffers, pins them and binds their batch views.
+func (s *Session) newSet() (*tensorSet, error) {
+	c := s.spec
+	ts := &tensorSet{}
+	fail := func(err error) (*tensorSet, error) {
+		ts.close()
+		return nil, err
+	}
+	for _, t := range s.found.Inputs {
+		b, err := s.buffer(t, inputSpec(c.Want, t.Name), s.dims)
+		if err != nil {
+			return fail(err)
+		}
+		ts.inputs = append(ts.inputs, b)
+	}
+	for i, t := range s.found.Outputs {
+		b, err := s.buffer(t, c.Want.Outputs[i], s.dims)
+		if err != nil {
+			return fail(err)
+		}
+		ts.outputs = append(ts.outputs, b)
+	}
+	ts.pinAll(s.logf)
 	for n := 1; n <= s.maxBatch; n++ {
-		if err := s.bind(n); err != nil {
-			return fmt.Errorf("model %s %s: cannot bind batch %d tensors: %s", c.Name, s.path, n, oneLine(err))
+		if err := ts.bind(s.sess, n); err != nil {
+			return fail(fmt.Errorf("model %s %s: cannot bind batch %d tensors: %s", c.Name, s.path, n, oneLine(err)))
 		}
 	}
-	return nil
+	return ts, nil
 }
 
 func inputSpec(c Signature, name string) TensorSpec {
@@ -222,6 +244,8 @@ func (s *Session) buffer(t, want TensorSpec, dims map[string][]int64) (*Buffer, 
 			shape[i] = given[i]
 		case i == 0 && len(shape) > 2:
 			shape[i] = 1 // an unbatched model's dynamic batch axis: FaceFusion runs batch 1
+		case s.inferredDim(t.Name, i) > 0:
+			shape[i] = s.inferredDim(t.Name, i)
 		default:
 			return nil, fmt.Errorf("model %s %s: %s has a dynamic axis %d: give its shape in SessionConfig.Dims", s.spec.Name, s.path, t, i)
 		}
@@ -241,7 +265,29 @@ func (s *Session) buffer(t, want TensorSpec, dims map[string][]int64) (*Buffer, 
 	if err != nil {
 		return nil, fmt.Errorf("model %s %s: %s: %w", s.spec.Name, s.path, t.Name, err)
 	}
-	return &Buffer{Name: t.Name, Type: t.Type, Shape: shape, Batched: s.batched, mem: mem, item: int(item)}, nil
+	itemShape := shape
+	if s.batched {
+		itemShape = append([]int64{1}, shape[1:]...)
+	}
+	return &Buffer{Name: t.Name, Type: t.Type, Shape: shape, Batched: s.batched, mem: mem, item: int(item), itemShape: itemShape}, nil
+}
+
+// inferredDim is axis i of tensor name as ONNX Runtime's shape inference fixes it where the
+// file leaves it dynamic, or -1. It is asked only for an axis nothing else resolves, and costs
+// a throwaway session the first time.
+func (s *Session) inferredDim(name string, i int) int64 {
+	if s.inferred == nil {
+		s.inferred = map[string][]int64{}
+		if ins, outs, err := ort.GetInputOutputInfo(s.path); err == nil {
+			for _, info := range append(ins, outs...) {
+				s.inferred[info.Name] = info.Dimensions
+			}
+		}
+	}
+	if d := s.inferred[name]; i < len(d) {
+		return d[i]
+	}
+	return -1
 }
 
 // UnpinnedNote starts the log line that says a session's buffers are not pinned: a cost for
@@ -251,10 +297,10 @@ const UnpinnedNote = "buffers not pinned"
 // pinNote makes "buffers not pinned" one log line per process, not one per session.
 var pinNote sync.Once
 
-func (s *Session) pinAll(cfg SessionConfig) {
-	for _, b := range append(append([]*Buffer(nil), s.inputs...), s.outputs...) {
+func (ts *tensorSet) pinAll(logf func(format string, args ...any)) {
+	for _, b := range append(append([]*Buffer(nil), ts.inputs...), ts.outputs...) {
 		if err := pin(b.mem.data); err != nil {
-			pinNote.Do(func() { cfg.logf("%s: %s", UnpinnedNote, oneLine(err)) })
+			pinNote.Do(func() { logf("%s: %s", UnpinnedNote, oneLine(err)) })
 			return
 		}
 		b.mem.pinned = true
@@ -262,14 +308,14 @@ func (s *Session) pinAll(cfg SessionConfig) {
 }
 
 // bind creates batch-n tensors over the first n items of every buffer and an IoBinding for them.
-func (s *Session) bind(n int) error {
-	b, err := s.sess.CreateIoBinding()
+func (ts *tensorSet) bind(sess *ort.DynamicAdvancedSession, n int) error {
+	b, err := sess.CreateIoBinding()
 	if err != nil {
 		return err
 	}
-	s.bindings = append(s.bindings, b)
+	ts.bindings = append(ts.bindings, b)
 	var vals []ort.Value
-	defer func() { s.tensors = append(s.tensors, vals) }()
+	defer func() { ts.tensors = append(ts.tensors, vals) }()
 	view := func(buf *Buffer) (ort.Value, error) {
 		shape := append([]int64(nil), buf.Shape...)
 		size := len(buf.mem.data)
@@ -279,13 +325,13 @@ func (s *Session) bind(n int) error {
 		}
 		return ort.NewCustomDataTensor(ort.NewShape(shape...), buf.mem.data[:size], ort.TensorElementDataType(buf.Type))
 	}
-	for i, buf := range append(append([]*Buffer(nil), s.inputs...), s.outputs...) {
+	for i, buf := range append(append([]*Buffer(nil), ts.inputs...), ts.outputs...) {
 		v, err := view(buf)
 		if err != nil {
 			return err
 		}
 		vals = append(vals, v)
-		if i < len(s.inputs) {
+		if i < len(ts.inputs) {
 			err = b.BindInput(buf.Name, v)
 		} else {
 			err = b.BindOutput(buf.Name, v)
@@ -297,20 +343,60 @@ func (s *Session) bind(n int) error {
 	return nil
 }
 
+// close releases the set's bindings, tensors and buffers (those made so far, after a failure).
+func (ts *tensorSet) close() []error {
+	var errs []error
+	for _, b := range ts.bindings {
+		errs = append(errs, b.Destroy())
+	}
+	ts.bindings = nil
+	for _, vs := range ts.tensors {
+		for _, v := range vs {
+			errs = append(errs, v.Destroy())
+		}
+	}
+	ts.tensors = nil
+	for _, b := range append(append([]*Buffer(nil), ts.inputs...), ts.outputs...) {
+		errs = append(errs, b.mem.free())
+	}
+	ts.inputs, ts.outputs = nil, nil
+	return errs
+}
+
 // Run runs the model on the first n batch items of the input buffers and writes the first n
 // items of the output buffers. n is 1 for unbatched models.
-func (s *Session) Run(n int) error {
+func (s *Session) Run(n int) error { return s.runSet(&s.tensorSet, n) }
+
+// runSet runs the model on the first n items of ts. ONNX Runtime allows concurrent runs of one
+// session, each on its own tensor set: an Engine's batches run so.
+func (s *Session) runSet(ts *tensorSet, n int) error {
 	if s.sess == nil {
 		return fmt.Errorf("model %s %s: Run after Close", s.spec.Name, s.path)
 	}
 	if n < 1 || n > s.maxBatch {
 		return fmt.Errorf("model %s %s: batch %d outside 1..%d (the session's max batch)", s.spec.Name, s.path, n, s.maxBatch)
 	}
-	if err := s.sess.RunWithBinding(s.bindings[n-1]); err != nil {
+	in := s.inFlight.Add(1)
+	for {
+		m := s.maxInFlight.Load()
+		if in <= m || s.maxInFlight.CompareAndSwap(m, in) {
+			break
+		}
+	}
+	if testHookRun != nil {
+		testHookRun(s)
+	}
+	err := s.sess.RunWithBinding(ts.bindings[n-1])
+	s.inFlight.Add(-1)
+	if err != nil {
 		return fmt.Errorf("model %s %s: inference failed: %s", s.spec.Name, s.path, oneLine(err))
 	}
 	return nil
 }
+
+// testHookRun, when set, is called as a run enters ONNX Runtime, inside every lock a caller
+// may hold around it.
+var testHookRun func(*Session)
 
 // Spec is what the model was opened and checked as.
 func (s *Session) Spec() Spec { return s.spec }
@@ -346,25 +432,11 @@ func (s *Session) Input(name string) *Buffer {
 
 // Close releases the session, its tensors and buffers. It is safe to call more than once.
 func (s *Session) Close() error {
-	var errs []error
-	for _, b := range s.bindings {
-		errs = append(errs, b.Destroy())
-	}
-	s.bindings = nil
-	for _, vs := range s.tensors {
-		for _, v := range vs {
-			errs = append(errs, v.Destroy())
-		}
-	}
-	s.tensors = nil
+	errs := s.tensorSet.close()
 	if s.sess != nil {
 		errs = append(errs, s.sess.Destroy())
 		s.sess = nil
 	}
-	for _, b := range append(append([]*Buffer(nil), s.inputs...), s.outputs...) {
-		errs = append(errs, b.mem.free())
-	}
-	s.inputs, s.outputs = nil, nil
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("model %s %s: close: %s", s.spec.Name, s.path, strings.ReplaceAll(err.Error(), "\n", "; "))
 	}

@@ -47,7 +47,11 @@ usage:
   facefusion plan -t TARGET --ranks N [--chunk-frames K]    print how N ranks would split TARGET
   facefusion probe [--execution-device-id auto|cpu|N]       print every rank's host and GPU binding
   facefusion status JOB_DIR                                 chunks and frames done and pending, attempts, rate, ETA
-  facefusion models [run flags]                             FaceFusion model files the job needs: found, verified, mismatched, missing
+  facefusion models [run flags]                             every FaceFusion model file: verified, mismatched, no published hash, refused, missing
+  facefusion force-download [run flags] [--all] [--force]   download the job's (or all) FaceFusion model files into models_dir, each sha256-verified
+      [--download-providers github huggingface]           FaceFusion's hosts, tried in this order (the default)
+      [--download-base-url URL]                           or a site mirror: a folder of FaceFusion's file names
+      [--trust-mirror-crc32]                              accept a mirror's .hash (CRC32) for files with no published sha256
   facefusion version  (or -v, --version)                    the program's version and the commit it was built from
   facefusion job-kind FILE                                  run or batch-run: the command a TOML job file is for
   facefusion help                                           this text
@@ -100,6 +104,8 @@ func run(args []string) int {
 		err = cmdStatus(args[1:], os.Stdout)
 	case "models":
 		err = cmdModels(ctx, args[1:], os.Stdout)
+	case "force-download":
+		err = cmdForceDownload(ctx, args[1:], os.Stdout)
 	default:
 		err = fault.AsUsage(fmt.Errorf("unknown command %q (run facefusion help)", args[0]))
 	}

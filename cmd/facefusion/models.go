@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"slices"
 	"text/tabwriter"
 
 	"github.com/facefusion-hpc/facefusion/infer"
@@ -14,9 +16,14 @@ import (
 	"github.com/facefusion-hpc/facefusion/internal/pipeline"
 )
 
-// cmdModels is `facefusion models [flags]`: for the configured processors and models, which
-// model files are found, verified (checksum), mismatched (checksum or signature) or missing.
-// It takes the same flags and job file as run; the paths are not needed.
+// cmdModels is `facefusion models [flags]`: every FaceFusion model file this program knows,
+// checked in the models folder against FaceFusion's published sha256 (verified, mismatched, no
+// published hash), and against its signature, .hash and the job's model_sha256 (refused), or
+// missing. It takes the same flags and job file as run (the paths are not needed); with none it
+// checks the default models folder. It fails (exit 4) only when a file the job needs is missing
+// or refused: a run goes on past a published-hash mismatch, with a warning. The checksums need
+// no runtime: where ONNX Runtime cannot be loaded it warns once and lists them, the signatures
+// not checked.
 func cmdModels(_ context.Context, args []string, w io.Writer) error {
 	cfg, err := job.ParseLoose(args)
 	if err != nil {
@@ -25,35 +32,67 @@ func cmdModels(_ context.Context, args []string, w io.Writer) error {
 		}
 		return fault.AsUsage(err)
 	}
-	useLog(cfg)
+	log := useLog(cfg)
+	signatures := "ok"
 	if err := infer.Init(cfg.RuntimeLibrary()); err != nil {
-		return fault.AsEnvironment(err)
+		log.Warnf("%v: signatures not checked (checksums are)", err)
+		signatures = "not checked"
 	}
-	specs, err := catalog.Specs(pipeline.ModelNames(cfg)...)
-	if err != nil {
-		return fault.AsUsage(err)
+	var specs []infer.Spec
+	for _, m := range catalog.All() {
+		specs = append(specs, m.Spec())
 	}
 	reports, err := infer.ListModels(cfg.ModelPath(""), specs, cfg.ModelSHA256)
 	if err != nil {
 		return fault.AsUsage(err)
 	}
+	needed := pipeline.ModelNames(cfg)
 	// Where it looked, and what chose each place (a flag, an environment variable, the install).
 	fmt.Fprintf(w, "models folder  %s\nONNX Runtime   %s\n\n", cfg.ModelsLocation(), cfg.RuntimeLocation())
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "model\tstate\tfile\tdetail")
+	fmt.Fprintln(tw, "model\tjob\tstate\tsignature\tbytes\tlicence\tfile\tdetail")
 	bad := 0
 	for _, r := range reports {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r.Name, r.State, r.Path, r.Detail)
-		if r.State == infer.ModelMissing || r.State == infer.ModelMismatched {
+		use, size := "", "-"
+		if slices.Contains(needed, r.Name) {
+			use = "needs"
+			if r.State == infer.ModelMissing || r.State == infer.ModelRefused {
+				bad++
+			}
+		}
+		// A refused file's detail says what was wrong (the signature is checked only once its
+		// checksums pass).
+		sig := "-"
+		if r.State != infer.ModelMissing {
+			size = fmt.Sprint(r.Sums.Size)
+			if r.State != infer.ModelRefused {
+				sig = signatures
+			}
+		}
+		m := catalog.Must(r.Name)
+		detail := r.Detail
+		if r.State == infer.ModelMissing && m.Published.Bytes > 0 {
+			detail = fmt.Sprintf("FaceFusion publishes %d bytes", m.Published.Bytes)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Name, use, r.State, sig, size, m.Licence, r.Path, detail)
+	}
+	// The embedded default's files the job reads from the same folder: found or missing.
+	embedded := pipeline.EmbeddedModelFiles(cfg)
+	for _, f := range embedded {
+		state, size := infer.ModelMissing, "-"
+		if st, err := os.Stat(f.Path); err == nil && st.Mode().IsRegular() {
+			state, size = "found", fmt.Sprint(st.Size())
+		} else {
 			bad++
 		}
-	}
-	if len(reports) == 0 {
-		fmt.Fprintln(tw, "(the embedded default: blazeface, dlib_68, classic swapper: no FaceFusion model needed)\t\t\t")
+		fmt.Fprintf(tw, "%s\tneeds\t%s\t-\t%s\t-\t%s\t%s\n", f.Name, state, size, f.Path, "the embedded default's: `make fetch` brings it")
 	}
 	tw.Flush()
+	if len(needed) == 0 {
+		fmt.Fprintln(w, "\nthe job needs no FaceFusion model (the embedded default: blazeface, dlib_68, classic swapper)")
+	}
 	if bad > 0 {
-		return fault.AsEnvironment(fmt.Errorf("%d of %d model files are missing or mismatched in %s", bad, len(reports), cfg.ModelsLocation()))
+		return fault.AsEnvironment(fmt.Errorf("%d of the %d model files the job needs are missing or refused in %s: `facefusion force-download` with the job's flags fetches FaceFusion's, `make fetch` the embedded default's", bad, len(needed)+len(embedded), cfg.ModelsLocation()))
 	}
 	return nil
 }

@@ -31,24 +31,79 @@ func fixtureModels(t *testing.T) string {
 	return dir
 }
 
+// TestModelsCommand lists every known model file with its state against FaceFusion's published
+// hashes; it fails only for a file the job needs that is missing or refused.
 func TestModelsCommand(t *testing.T) {
 	dir := fixtureModels(t)
 	args := []string{"models", "--models-dir", dir, "--processors", "face_swapper", "face_enhancer",
 		"--face-swapper-model", "inswapper_128", "--face-mask-types", "box", "occlusion"}
+	// row is the listed line of model name, its fields split on the table's spaces.
+	row := func(out, name string) string {
+		for _, l := range strings.Split(out, "\n") {
+			if f := strings.Fields(l); len(f) > 0 && f[0] == name {
+				return strings.Join(f, " ")
+			}
+		}
+		t.Errorf("models does not list %s:\n%s", name, out)
+		return ""
+	}
 	r := clitest.Run(t, args...)
 	if r.Code != 0 {
 		t.Fatalf("exit %d: %s", r.Code, r.Stderr)
 	}
-	for _, m := range []string{"arcface_w600k_r50", "inswapper_128", "gfpgan_1.4", "xseg_1"} {
-		if !strings.Contains(r.Stdout, m) {
-			t.Errorf("models does not list %s:\n%s", m, r.Stdout)
+	// The fixtures carry FaceFusion's names, not its bytes: mismatched where a hash is
+	// published (both sums named), "no published hash" where none is; every known model is
+	// listed, the job's marked.
+	inswapper := filepath.Join(dir, "inswapper_128.onnx")
+	for name, want := range map[string]string{
+		"inswapper_128":     "inswapper_128 needs mismatched ok ",
+		"arcface_w600k_r50": "arcface_w600k_r50 needs mismatched ok ",
+		"gfpgan_1.4":        "gfpgan_1.4 needs mismatched ok ",
+		"xseg_1":            "xseg_1 needs mismatched ok ",
+		"codeformer":        "codeformer mismatched ok ",
+		"ghost_1_256":       "ghost_1_256 no published hash ok ",
+		"crossface_simswap": "crossface_simswap no published hash ok ",
+		"retinaface_10g":    "retinaface_10g mismatched ok ",
+	} {
+		if got := row(r.Stdout, name); !strings.HasPrefix(got, want) {
+			t.Errorf("%s: %q, want it to start %q", name, got, want)
 		}
 	}
+	if got := row(r.Stdout, "inswapper_128"); !strings.Contains(got, inswapper) ||
+		!strings.Contains(got, "a290273ed497312095dac48cdef20feec9d5208298223dd01288ab202b54bea7") {
+		t.Errorf("inswapper_128's mismatch does not name the file and FaceFusion's sum: %q", got)
+	}
+	// Checksums need no runtime: without one, one warning line, the signatures not checked.
+	r = clitest.Run(t, append(args, "--onnxruntime-library", filepath.Join(dir, "no-libonnxruntime.so"))...)
+	if r.Code != 0 || strings.Count(strings.TrimSpace(r.Stderr), "\n") != 0 || !strings.Contains(r.Stderr, "no-libonnxruntime.so") ||
+		!strings.Contains(r.Stderr, "signatures not checked") {
+		t.Fatalf("without a runtime: exit %d, want 0 and one warning line:\n%s", r.Code, r.Stderr)
+	}
+	if got := row(r.Stdout, "inswapper_128"); !strings.HasPrefix(got, "inswapper_128 needs mismatched not checked ") {
+		t.Errorf("without a runtime: %q", got)
+	}
+	if got := row(r.Stdout, "dlib_68"); !strings.HasPrefix(got, "dlib_68 needs found - ") {
+		t.Errorf("the embedded default's landmarker file: %q", got)
+	}
 	os.Remove(filepath.Join(dir, "xseg_1.onnx"))
-	os.WriteFile(filepath.Join(dir, "inswapper_128.onnx"), fixtures.WrongSignature(), 0o644)
+	os.Remove(filepath.Join(dir, "shape_predictor_68_face_landmarks.dat")) // the embedded default's, read from the same folder
+	os.Remove(filepath.Join(dir, "2dfan4.onnx"))                           // missing too, but the job does not need it
+	os.WriteFile(inswapper, fixtures.WrongSignature(), 0o644)
 	r = clitest.Run(t, args...)
-	if r.Code != exitEnvironment || !strings.Contains(r.Stdout, "missing") || !strings.Contains(r.Stdout, "mismatched") {
-		t.Fatalf("exit %d; want %d with a missing and a mismatched model:\n%s%s", r.Code, exitEnvironment, r.Stdout, r.Stderr)
+	if r.Code != exitEnvironment || !strings.Contains(r.Stderr, "3 of the 6 model files the job needs") {
+		t.Fatalf("exit %d; want %d with two missing and one refused model of the job's:\n%s%s", r.Code, exitEnvironment, r.Stdout, r.Stderr)
+	}
+	if got := row(r.Stdout, "dlib_68"); !strings.HasPrefix(got, "dlib_68 needs missing") || !strings.Contains(got, "make fetch") {
+		t.Errorf("the embedded default's missing landmarker file: %q", got)
+	}
+	if got := row(r.Stdout, "xseg_1"); !strings.HasPrefix(got, "xseg_1 needs missing - - GPL-3.0") || !strings.Contains(got, "FaceFusion publishes 70324286 bytes") {
+		t.Errorf("xseg_1: %q", got)
+	}
+	if got := row(r.Stdout, "inswapper_128"); !strings.HasPrefix(got, "inswapper_128 needs refused") || !strings.Contains(got, "wrong signature") {
+		t.Errorf("inswapper_128: %q", got)
+	}
+	if got := row(r.Stdout, "2dfan4"); !strings.HasPrefix(got, "2dfan4 missing") {
+		t.Errorf("2dfan4: %q", got)
 	}
 }
 
@@ -131,6 +186,12 @@ func TestReferenceSelection(t *testing.T) {
 			"--face-swapper-model", "inswapper_128")
 		if r.Code != 0 {
 			t.Fatalf("exit %d: %s", r.Code, r.Stderr)
+		}
+		// The fixtures are not FaceFusion's files: one warning line each, and the run goes on.
+		for _, f := range []string{"inswapper_128.onnx", "arcface_w600k_r50.onnx"} {
+			if n := strings.Count(r.Stderr, filepath.Join(dir, f)+": sha256 "); n != 1 || !strings.Contains(r.Stderr, "check it is the one you meant") {
+				t.Errorf("%d published-hash warnings for %s, want 1:\n%s", n, f, r.Stderr)
+			}
 		}
 		got, err := raster.Load(out)
 		if err != nil {

@@ -78,16 +78,18 @@ var (
 	}
 )
 
-// BlazeFace is the MediaPipe BlazeFace face detector on one session (infer.Session). Its
-// buffers are allocated once, so Detect allocates nothing after the first frame of a given
-// size. A BlazeFace is not safe for concurrent use: give each pipeline worker its own.
+// BlazeFace is the MediaPipe BlazeFace face detector on an engine (the file fixes its batch axis
+// at 1: each frame is one run, the workers' runs in flight at once on the shared session). Its
+// scratch is allocated once, so Detect allocates nothing after the first frame of a given size.
+// A BlazeFace is not safe for concurrent use: give each pipeline worker its own (they share the
+// engine when the SessionConfig carries an infer.EngineSet).
 type BlazeFace struct {
 	path     string
 	spec     *blazeSpec
-	sess     *infer.Session
-	input    []float32
-	scores   [2][]float32
-	boxes    [2][]float32
+	eng      *infer.Engine
+	input    int    // the input's index in the file
+	scores   [2]int // the heads' outputs' indices
+	boxes    [2]int
 	anchors  []geom.Pt
 	resample letterboxResampler
 	cands    []face.Detection
@@ -141,20 +143,16 @@ func newBlazeFace(modelPath string, cfg infer.SessionConfig, specs ...*blazeSpec
 	}
 	// The file's own order: the signature matched as a set.
 	cfg.ModelsDir, cfg.MaxBatch, cfg.Dims = filepath.Dir(modelPath), 1, nil
-	if d.sess, err = infer.OpenSession(infer.Spec{Name: spec.name, File: filepath.Base(modelPath), Want: found}, cfg); err != nil {
+	if d.eng, err = infer.OpenEngine(infer.Spec{Name: spec.name, File: filepath.Base(modelPath), Want: found}, cfg); err != nil {
 		return nil, err
 	}
-	out := func(name string) []float32 {
-		for _, b := range d.sess.Outputs() {
-			if b.Name == name {
-				return b.Float32()
-			}
-		}
-		return nil
+	index := func(ts []infer.TensorSpec, name string) int {
+		return slices.IndexFunc(ts, func(t infer.TensorSpec) bool { return t.Name == name })
 	}
-	d.input = d.sess.Input(spec.input).Float32()
+	sig := d.eng.Session().Signature()
+	d.input = index(sig.Inputs, spec.input)
 	for h := range spec.heads {
-		d.scores[h], d.boxes[h] = out(spec.scores[h]), out(spec.boxes[h])
+		d.scores[h], d.boxes[h] = index(sig.Outputs, spec.scores[h]), index(sig.Outputs, spec.boxes[h])
 	}
 	d.resample.size = spec.size
 	d.cands = make([]face.Detection, 0, len(d.anchors))
@@ -173,20 +171,25 @@ func (d *BlazeFace) InputSize() int { return d.spec.size }
 // The returned slice aliases the detector's buffer: it is valid until the next Detect or Close.
 // Copy it to keep it.
 func (d *BlazeFace) Detect(img *raster.Image, minScore float64) ([]face.Detection, error) {
-	if d.sess == nil {
+	if d.eng == nil {
 		return nil, fmt.Errorf("%s %s: Detect after Close", blazeKind, d.path)
 	}
 	if img == nil || img.W <= 0 || img.H <= 0 {
 		return nil, errors.New("blazeface: empty image")
 	}
-	d.resample.fill(d.input, img)
-	if err := d.sess.Run(1); err != nil {
+	l, err := d.eng.Claim(1)
+	if err != nil {
+		return nil, err
+	}
+	defer l.Release()
+	d.resample.fill(l.In(d.input, 0).Float32(), img)
+	if err := l.Run(); err != nil {
 		return nil, err
 	}
 	size := float64(d.spec.size)
 	n0 := int(d.spec.heads[0])
-	d.cands = decodeBlaze(d.cands[:0], d.anchors[:n0], d.scores[0], d.boxes[0], size, minScore)
-	d.cands = decodeBlaze(d.cands, d.anchors[n0:], d.scores[1], d.boxes[1], size, minScore)
+	d.cands = decodeBlaze(d.cands[:0], d.anchors[:n0], l.Output(d.scores[0], 0).Float32(), l.Output(d.boxes[0], 0).Float32(), size, minScore)
+	d.cands = decodeBlaze(d.cands, d.anchors[n0:], l.Output(d.scores[1], 0).Float32(), l.Output(d.boxes[1], 0).Float32(), size, minScore)
 	d.dets = weightedNMS(d.dets[:0], d.cands, nmsIoU)
 	box := d.resample.box
 	toFrame := func(p geom.Pt) geom.Pt { return box.toFrame(p.Scale(size)) }
@@ -202,12 +205,13 @@ func (d *BlazeFace) Detect(img *raster.Image, minScore float64) ([]face.Detectio
 	return d.dets, nil
 }
 
-// Close releases the session and its buffers. It is safe to call more than once.
+// Close lets the engine go (closing it when it is the detector's own). It is safe to call more
+// than once.
 func (d *BlazeFace) Close() error {
-	if d.sess == nil {
+	if d.eng == nil {
 		return nil
 	}
-	err := d.sess.Close()
-	d.sess, d.input, d.scores, d.boxes = nil, nil, [2][]float32{}, [2][]float32{}
+	err := d.eng.Close()
+	d.eng = nil
 	return err
 }

@@ -12,15 +12,15 @@ import (
 	"github.com/facefusion-hpc/facefusion/internal/raster"
 )
 
-// FaceDetector is one of FaceFusion's face detectors (yolo_face, scrfd, retinaface) on a
-// session: frame in, faces with FaceFusion's five points out. It runs at batch 1 (as
-// FaceFusion) and allocates nothing per frame once it has seen the most faces.
+// FaceDetector is one of FaceFusion's face detectors (yolo_face, scrfd, retinaface) on an
+// engine: frame in, faces with FaceFusion's five points out. Each frame is one batch-1 run (as
+// FaceFusion; the anchor detectors' outputs have no batch axis), the workers' runs in flight at
+// once on the shared session. It allocates nothing per frame once it has seen the most faces.
 type FaceDetector struct {
-	sess  *infer.Session
-	proc  *facemodel.Detector
-	outs  [][]float32
-	found []facemodel.Detected
-	dets  []face.Detection
+	eng  *infer.Engine
+	proc *facemodel.Detector
+	outs [][]float32
+	dets []face.Detection
 }
 
 // NewFaceDetector opens the detector FaceFusion calls model (yolo_face, scrfd, retinaface) at
@@ -58,15 +58,11 @@ func NewFaceDetector(model string, size int, cfg infer.SessionConfig) (*FaceDete
 			}
 		}
 	}
-	sess, err := infer.OpenSession(m.Spec(), cfg)
+	eng, err := infer.OpenEngine(m.Spec(), cfg)
 	if err != nil {
 		return nil, err
 	}
-	d := &FaceDetector{sess: sess, proc: proc}
-	for _, o := range sess.Outputs() {
-		d.outs = append(d.outs, o.Float32())
-	}
-	return d, nil
+	return &FaceDetector{eng: eng, proc: proc, outs: make([][]float32, len(eng.Session().Outputs()))}, nil
 }
 
 // Detect finds the faces in img scoring above minScore (FaceFusion's --face-detector-score),
@@ -74,32 +70,37 @@ func NewFaceDetector(model string, size int, cfg infer.SessionConfig) (*FaceDete
 // nose, left and right mouth corner) and Keypoints 0–3 (eyes, nose, mouth centre) for the
 // dlib landmark path. The slice is reused by the next call.
 func (d *FaceDetector) Detect(img *raster.Image, minScore float64) ([]face.Detection, error) {
-	if d.sess == nil {
+	if d.eng == nil {
 		return nil, fmt.Errorf("face detector: Detect after Close")
 	}
 	d.proc.Score = minScore
-	fit := d.proc.Prepare(img, d.sess.Inputs()[0].Float32())
-	if err := d.sess.Run(1); err != nil {
+	l, err := d.eng.Claim(1)
+	if err != nil {
 		return nil, err
 	}
-	var err error
-	d.found, err = d.proc.Decode(d.outs, fit, d.found[:0])
-	if err != nil {
-		return nil, fmt.Errorf("model %s %s: %w", d.sess.Spec().Name, d.sess.Path(), err)
+	defer l.Release()
+	fit := d.proc.Prepare(img, l.In(0, 0).Float32())
+	if err := l.Run(); err != nil {
+		return nil, err
 	}
-	d.dets = d.dets[:0]
-	for _, f := range d.found {
-		d.dets = append(d.dets, f.Detection())
+	for k := range d.outs {
+		d.outs[k] = l.Output(k, 0).Float32()
+	}
+	d.dets, err = d.proc.Decode(d.outs, fit, d.dets[:0])
+	clear(d.outs) // the views end with the lease
+	if err != nil {
+		s := d.eng.Session()
+		return nil, fmt.Errorf("model %s %s: %w", s.Spec().Name, s.Path(), err)
 	}
 	return d.dets, nil
 }
 
-// Close releases the session.
+// Close lets the engine go (closing it when it is the detector's own).
 func (d *FaceDetector) Close() error {
-	if d.sess == nil {
+	if d.eng == nil {
 		return nil
 	}
-	err := d.sess.Close()
-	d.sess = nil
+	err := d.eng.Close()
+	d.eng = nil
 	return err
 }

@@ -12,16 +12,19 @@ import (
 )
 
 // FaceEnhancer is one of FaceFusion's face enhancers (gfpgan_1.4, codeformer, gpen_bfr_256,
-// gpen_bfr_512) on a session, batched like FaceSwapper.
+// gpen_bfr_512) on an engine, batched like FaceSwapper.
 type FaceEnhancer struct {
 	model facemodel.Enhancer
 	tmpl  align.Template
-	sess  *infer.Session
-	blend int
-	mask  *masker
-	crops []*raster.Image
-	maps  []geom.Affine
-	areas []image.Rectangle
+	eng   *infer.Engine
+	// weight is codeformer's fidelity, packed with every face; hasWeight says the model takes it.
+	weight    float64
+	hasWeight bool
+	blend     int
+	mask      *masker
+	crops     []*raster.Image
+	maps      []geom.Affine
+	areas     []image.Rectangle
 }
 
 // NewFaceEnhancer opens FaceFusion's enhancer model from cfg.ModelsDir. blend is
@@ -41,33 +44,32 @@ func NewFaceEnhancer(model string, cfg infer.SessionConfig, blend int, weight fl
 	if !ok {
 		return nil, fmt.Errorf("face enhancer %s: unknown warp template %s", model, en.Template)
 	}
-	e := &FaceEnhancer{model: en, tmpl: tmpl, blend: blend}
-	if e.sess, err = openModel(model, cfg); err != nil {
+	e := &FaceEnhancer{model: en, tmpl: tmpl, blend: blend, weight: weight}
+	if e.eng, err = openModel(model, cfg); err != nil {
 		return nil, err
 	}
-	if w := e.sess.Input("weight"); w != nil {
-		w.Float64()[0] = weight
-	}
+	e.hasWeight = e.eng.Session().Input("weight") != nil
 	mask.Padding = [4]int{}
-	if e.mask, err = newMasker(mask, en.Size, e.sess.MaxBatch(), false, cfg); err != nil {
+	b := e.eng.MaxBatch()
+	if e.mask, err = newMasker(mask, en.Size, b, false, cfg); err != nil {
 		e.Close()
 		return nil, err
 	}
-	for range e.sess.MaxBatch() {
+	for range b {
 		e.crops = append(e.crops, raster.New(en.Size, en.Size))
 	}
-	e.maps = make([]geom.Affine, e.sess.MaxBatch())
-	e.areas = make([]image.Rectangle, e.sess.MaxBatch())
+	e.maps = make([]geom.Affine, b)
+	e.areas = make([]image.Rectangle, b)
 	return e, nil
 }
 
 // Enhance enhances each item's face in place on its frame, up to MaxBatch faces per
 // inference; faces of one frame whose paste areas overlap run in separate rounds.
 func (e *FaceEnhancer) Enhance(items []FaceRef) error {
-	if e.sess == nil {
+	if e.eng == nil {
 		return fmt.Errorf("face enhancer %s: Enhance after Close", e.model.Name)
 	}
-	size, b := e.model.Size, e.sess.MaxBatch()
+	size, b := e.model.Size, e.eng.MaxBatch()
 	for lo := 0; lo < len(items); {
 		n := 0
 		for lo+n < len(items) && n < b {
@@ -87,25 +89,19 @@ func (e *FaceEnhancer) Enhance(items []FaceRef) error {
 	return nil
 }
 
+// round enhances up to MaxBatch faces: warp, the occlusion mask, one claim of the model, paste
+// back. The claim is taken only once its faces are ready to pack and given back before the
+// masks are finished, so the shared batch never waits on this worker's other work.
 func (e *FaceEnhancer) round(items []FaceRef) error {
-	in, out := e.sess.Input("input"), e.sess.Outputs()[0]
 	for i, it := range items {
 		align.WarpCrop(e.crops[i], it.Frame, e.maps[i])
-		if err := e.model.Prepare(in.Float32()[i*in.ItemLen():], e.crops[i]); err != nil {
-			return err
-		}
 	}
 	crops := e.crops[:len(items)]
 	if err := e.mask.before(crops); err != nil {
 		return err
 	}
-	if err := e.sess.Run(len(items)); err != nil {
+	if err := e.enhance(crops); err != nil {
 		return err
-	}
-	for i := range items {
-		if err := e.model.Finish(e.crops[i], out.Float32()[i*out.ItemLen():]); err != nil {
-			return err
-		}
 	}
 	if err := e.mask.after(crops); err != nil {
 		return err
@@ -116,16 +112,42 @@ func (e *FaceEnhancer) round(items []FaceRef) error {
 	return nil
 }
 
-// Close releases the enhancer's sessions.
+// enhance runs crops through one claim of the model, in place.
+func (e *FaceEnhancer) enhance(crops []*raster.Image) error {
+	l, err := e.eng.Claim(len(crops))
+	if err != nil {
+		return err
+	}
+	defer l.Release()
+	for i, c := range crops {
+		if err := e.model.Prepare(l.Input("input", i).Float32(), c); err != nil {
+			return err
+		}
+		if e.hasWeight {
+			l.Input("weight", i).Float64()[0] = e.weight
+		}
+	}
+	if err := l.Run(); err != nil {
+		return err
+	}
+	for i, c := range crops {
+		if err := e.model.Finish(c, l.Output(0, i).Float32()); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Close lets the enhancer's engines go (closing those that are its own).
 func (e *FaceEnhancer) Close() error {
 	var errs []error
 	if e.mask != nil {
 		errs = append(errs, e.mask.Close())
 		e.mask = nil
 	}
-	if e.sess != nil {
-		errs = append(errs, e.sess.Close())
-		e.sess = nil
+	if e.eng != nil {
+		errs = append(errs, e.eng.Close())
+		e.eng = nil
 	}
 	return joinErrs(errs)
 }

@@ -59,7 +59,7 @@ type masker struct {
 	box, occlusion, region bool
 	regions                []int
 	boxMask                []float32
-	occluder, parser       *infer.Session
+	occluder, parser       *infer.Engine
 	masks                  [][]float32
 	tmp                    []float32
 	small, large           *raster.Image
@@ -138,22 +138,33 @@ func (m *masker) before(crops []*raster.Image) error {
 	if !m.occlusion {
 		return nil
 	}
-	in, out := m.occluder.Inputs()[0], m.occluder.Outputs()[0]
-	plane := occluderSize * occluderSize
-	norm, layout := packer(occluderModel)
 	for lo := 0; lo < len(crops); lo += m.occluder.MaxBatch() {
 		hi := min(len(crops), lo+m.occluder.MaxBatch())
-		for i := lo; i < hi; i++ {
-			m.rs.Resize(m.small, m.small.Bounds(), crops[i])
-			norm.Pack(in.Float32()[(i-lo)*in.ItemLen():], m.small, layout)
-		}
-		if err := m.occluder.Run(hi - lo); err != nil {
+		if err := m.occlude(crops[lo:hi], m.masks[lo:hi]); err != nil {
 			return err
 		}
-		for i := lo; i < hi; i++ {
-			align.OcclusionMask(m.tmp, m.size, m.size, out.Float32()[(i-lo)*out.ItemLen():][:plane], occluderSize, occluderSize, &m.ws)
-			align.MinInto(m.masks[i], m.tmp)
-		}
+	}
+	return nil
+}
+
+// occlude runs one claim of the occluder and takes each crop's occlusion mask into masks.
+func (m *masker) occlude(crops []*raster.Image, masks [][]float32) error {
+	l, err := m.occluder.Claim(len(crops))
+	if err != nil {
+		return err
+	}
+	defer l.Release()
+	norm, layout := packer(occluderModel)
+	for i, c := range crops {
+		m.rs.Resize(m.small, m.small.Bounds(), c)
+		norm.Pack(l.In(0, i).Float32(), m.small, layout)
+	}
+	if err := l.Run(); err != nil {
+		return err
+	}
+	for i := range crops {
+		align.OcclusionMask(m.tmp, m.size, m.size, l.Output(0, i).Float32()[:occluderSize*occluderSize], occluderSize, occluderSize, &m.ws)
+		align.MinInto(masks[i], m.tmp)
 	}
 	return nil
 }
@@ -161,21 +172,10 @@ func (m *masker) before(crops []*raster.Image) error {
 // after finishes the masks of crops (the model's results, 8-bit): region, then the clip.
 func (m *masker) after(crops []*raster.Image) error {
 	if m.region {
-		in, out := m.parser.Inputs()[0], m.parser.Outputs()[0]
-		norm, layout := packer(parserModel)
 		for lo := 0; lo < len(crops); lo += m.parser.MaxBatch() {
 			hi := min(len(crops), lo+m.parser.MaxBatch())
-			for i := lo; i < hi; i++ {
-				m.rs.Resize(m.large, m.large.Bounds(), crops[i])
-				norm.Pack(in.Float32()[(i-lo)*in.ItemLen():], m.large, layout)
-			}
-			if err := m.parser.Run(hi - lo); err != nil {
+			if err := m.parse(crops[lo:hi], m.masks[lo:hi]); err != nil {
 				return err
-			}
-			for i := lo; i < hi; i++ {
-				scores := out.Float32()[(i-lo)*out.ItemLen():][:out.ItemLen()]
-				align.RegionMask(m.tmp, m.size, m.size, scores, parserLabels, parserSize, parserSize, m.regions, &m.ws)
-				align.MinInto(m.masks[i], m.tmp)
 			}
 		}
 	}
@@ -185,12 +185,34 @@ func (m *masker) after(crops []*raster.Image) error {
 	return nil
 }
 
-// Close closes the mask models.
+// parse runs one claim of the face parser and takes each crop's region mask into masks.
+func (m *masker) parse(crops []*raster.Image, masks [][]float32) error {
+	l, err := m.parser.Claim(len(crops))
+	if err != nil {
+		return err
+	}
+	defer l.Release()
+	norm, layout := packer(parserModel)
+	for i, c := range crops {
+		m.rs.Resize(m.large, m.large.Bounds(), c)
+		norm.Pack(l.In(0, i).Float32(), m.large, layout)
+	}
+	if err := l.Run(); err != nil {
+		return err
+	}
+	for i := range crops {
+		align.RegionMask(m.tmp, m.size, m.size, l.Output(0, i).Float32(), parserLabels, parserSize, parserSize, m.regions, &m.ws)
+		align.MinInto(masks[i], m.tmp)
+	}
+	return nil
+}
+
+// Close lets the mask models' engines go (closing those that are the masker's own).
 func (m *masker) Close() error {
 	var errs []error
-	for _, s := range []*infer.Session{m.occluder, m.parser} {
-		if s != nil {
-			errs = append(errs, s.Close())
+	for _, e := range []*infer.Engine{m.occluder, m.parser} {
+		if e != nil {
+			errs = append(errs, e.Close())
 		}
 	}
 	m.occluder, m.parser = nil, nil

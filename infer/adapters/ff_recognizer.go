@@ -17,58 +17,69 @@ type FaceRef struct {
 	Five  [5]geom.Pt
 }
 
-// Recognizer is FaceFusion's arcface_w600k_r50 on a session, batched up to the session's
-// MaxBatch.
+// Recognizer is FaceFusion's arcface_w600k_r50 on an engine, up to its MaxBatch faces per
+// claim; the engine batches them with the other workers' faces.
 type Recognizer struct {
-	sess *infer.Session
+	eng  *infer.Engine
 	crop *raster.Image
 }
 
 // NewRecognizer opens arcface_w600k_r50.onnx from cfg.ModelsDir.
 func NewRecognizer(cfg infer.SessionConfig) (*Recognizer, error) {
-	s, err := openModel("arcface_w600k_r50", cfg)
+	e, err := openModel("arcface_w600k_r50", cfg)
 	if err != nil {
 		return nil, err
 	}
-	return &Recognizer{sess: s, crop: raster.New(facemodel.ArcFaceSize, facemodel.ArcFaceSize)}, nil
+	return &Recognizer{eng: e, crop: raster.New(facemodel.ArcFaceSize, facemodel.ArcFaceSize)}, nil
 }
 
 // Embed writes the embedding of each item's face into out[i] (len(out) ≥ len(items)),
 // running up to MaxBatch faces per inference.
 func (r *Recognizer) Embed(items []FaceRef, out []face.Embedding) error {
-	if r.sess == nil {
+	if r.eng == nil {
 		return fmt.Errorf("model arcface_w600k_r50: Embed after Close")
 	}
 	if len(out) < len(items) {
 		return fmt.Errorf("model arcface_w600k_r50: %d faces but room for %d embeddings", len(items), len(out))
 	}
-	in, res := r.sess.Inputs()[0], r.sess.Outputs()[0]
-	b := r.sess.MaxBatch()
+	b := r.eng.MaxBatch()
 	for lo := 0; lo < len(items); lo += b {
-		hi := min(len(items), lo+b)
-		for i := lo; i < hi; i++ {
-			facemodel.PrepareArcFace(in.Float32()[(i-lo)*in.ItemLen():], r.crop, items[i].Frame, items[i].Five)
-		}
-		if err := r.sess.Run(hi - lo); err != nil {
+		if err := r.embed(items[lo:min(len(items), lo+b)], out[lo:]); err != nil {
 			return err
-		}
-		for i := lo; i < hi; i++ {
-			e, err := facemodel.NewEmbedding(res.Float32()[(i-lo)*res.ItemLen():][:res.ItemLen()])
-			if err != nil {
-				return fmt.Errorf("model arcface_w600k_r50 %s: %w", r.sess.Path(), err)
-			}
-			out[i] = e
 		}
 	}
 	return nil
 }
 
-// Close releases the session.
+// embed runs one claim of up to MaxBatch faces.
+func (r *Recognizer) embed(items []FaceRef, out []face.Embedding) error {
+	l, err := r.eng.Claim(len(items))
+	if err != nil {
+		return err
+	}
+	defer l.Release()
+	for i, it := range items {
+		facemodel.PrepareArcFace(l.In(0, i).Float32(), r.crop, it.Frame, it.Five)
+	}
+	if err := l.Run(); err != nil {
+		return err
+	}
+	for i := range items {
+		e, err := facemodel.NewEmbedding(l.Output(0, i).Float32())
+		if err != nil {
+			return fmt.Errorf("model arcface_w600k_r50 %s: %w", r.eng.Session().Path(), err)
+		}
+		out[i] = e
+	}
+	return nil
+}
+
+// Close lets the engine go (closing it when it is the recognizer's own).
 func (r *Recognizer) Close() error {
-	if r.sess == nil {
+	if r.eng == nil {
 		return nil
 	}
-	err := r.sess.Close()
-	r.sess = nil
+	err := r.eng.Close()
+	r.eng = nil
 	return err
 }

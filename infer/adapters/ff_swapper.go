@@ -24,13 +24,14 @@ type SwapOptions struct {
 }
 
 // FaceSwapper is one of FaceFusion's face swappers (inswapper_128(_fp16), hyperswap_*,
-// simswap_256, ghost_*) on a session, with its mask models. Swap batches the tiles of
-// consecutive faces up to the session's MaxBatch; the result is the same as one at a time.
+// simswap_256, ghost_*) on an engine, with its mask models. Swap claims the tiles of
+// consecutive faces up to the engine's MaxBatch, which batches them with the other workers';
+// the result is the same as one at a time.
 type FaceSwapper struct {
 	model facemodel.Swapper
 	tmpl  align.Template
-	sess  *infer.Session
-	conv  *infer.Session
+	eng   *infer.Engine
+	conv  *infer.Engine
 	emap  []float32
 	boost int
 	tiles int // k², tiles per face
@@ -73,10 +74,10 @@ func NewFaceSwapper(model string, cfg infer.SessionConfig, opt SwapOptions) (*Fa
 		s.Close()
 		return nil, err
 	}
-	if s.sess, err = openModel(model, cfg); err != nil {
+	if s.eng, err = openModel(model, cfg); err != nil {
 		return nil, err
 	}
-	s.group = max(1, s.sess.MaxBatch()/s.tiles)
+	s.group = max(1, s.eng.MaxBatch()/s.tiles)
 	switch sw.Type {
 	case facemodel.Inswapper:
 		if s.emap, err = infer.Emap(filepath.Join(cfg.ModelsDir, c.File)); err != nil {
@@ -109,24 +110,27 @@ func NewFaceSwapper(model string, cfg infer.SessionConfig, opt SwapOptions) (*Fa
 // prepared as FaceFusion's prepare_source_embedding for the model (inswapper: the emap
 // projection; hyperswap: the unit embedding; simswap, ghost: through the crossface converter).
 func (s *FaceSwapper) SetSource(emb face.Embedding) error {
-	if s.sess == nil {
+	if s.eng == nil {
 		return fmt.Errorf("face swapper %s: SetSource after Close", s.model.Name)
 	}
-	var converted []float32
-	if s.conv != nil {
-		s.conv.Inputs()[0].SetFloat32(0, emb.Raw[:])
-		if err := s.conv.Run(1); err != nil {
+	if s.conv == nil {
+		if err := s.model.SourceEmbedding(s.source, &emb, s.emap, nil); err != nil {
 			return err
 		}
-		converted = s.conv.Outputs()[0].Float32()[:facemodel.EmbeddingLen]
+		s.hasSource = true
+		return nil
 	}
-	if err := s.model.SourceEmbedding(s.source, &emb, s.emap, converted); err != nil {
+	l, err := s.conv.Claim(1)
+	if err != nil {
 		return err
 	}
-	// Every batch slot holds the same source, so Swap never writes it.
-	src := s.sess.Input("source")
-	for slot := range s.sess.MaxBatch() {
-		src.SetFloat32(slot*src.ItemLen(), s.source)
+	defer l.Release()
+	l.In(0, 0).SetFloat32(0, emb.Raw[:])
+	if err := l.Run(); err != nil {
+		return err
+	}
+	if err := s.model.SourceEmbedding(s.source, &emb, s.emap, l.Output(0, 0).Float32()[:facemodel.EmbeddingLen]); err != nil {
+		return err
 	}
 	s.hasSource = true
 	return nil
@@ -136,7 +140,7 @@ func (s *FaceSwapper) SetSource(emb face.Embedding) error {
 // frame whose paste areas overlap run in separate rounds, so each sees the previous result
 // as FaceFusion's sequential loop does.
 func (s *FaceSwapper) Swap(items []FaceRef) error {
-	if s.sess == nil {
+	if s.eng == nil {
 		return fmt.Errorf("face swapper %s: Swap after Close", s.model.Name)
 	}
 	if !s.hasSource {
@@ -172,7 +176,8 @@ func clashes(prev []FaceRef, areas []image.Rectangle, frame *raster.Image, a ima
 	return false
 }
 
-// round swaps up to s.group faces: warp, masks, the tiles in batches, paste back.
+// round swaps up to s.group faces: warp, the occlusion mask, the tiles in claims of up to
+// MaxBatch, the region mask, paste back. No claim is held while the masks run.
 func (s *FaceSwapper) round(items []FaceRef) error {
 	for i, it := range items {
 		align.WarpCrop(s.crops[i], it.Frame, s.maps[i])
@@ -181,35 +186,11 @@ func (s *FaceSwapper) round(items []FaceRef) error {
 	if err := s.mask.before(crops); err != nil {
 		return err
 	}
-	tgt, out := s.sess.Input("target"), s.sess.Outputs()[0]
-	half := tgt.Type == infer.Float16
-	b := s.sess.MaxBatch()
+	b := s.eng.MaxBatch()
 	total := len(items) * s.tiles
 	for lo := 0; lo < total; lo += b {
-		hi := min(total, lo+b)
-		for q := lo; q < hi; q++ {
-			crop, tile, off := s.crops[q/s.tiles], q%s.tiles, (q-lo)*tgt.ItemLen()
-			if half {
-				s.model.PrepareTarget(s.scratch, crop, tile)
-				tgt.SetFloat32(off, s.scratch)
-			} else if err := s.model.PrepareTarget(tgt.Float32()[off:], crop, tile); err != nil {
-				return err
-			}
-		}
-		if err := s.sess.Run(hi - lo); err != nil {
+		if err := s.swapTiles(lo, min(total, lo+b)); err != nil {
 			return err
-		}
-		for q := lo; q < hi; q++ {
-			res, tile, off := s.outs[q/s.tiles], q%s.tiles, (q-lo)*out.ItemLen()
-			src := s.scratch
-			if out.Type == infer.Float16 {
-				out.GetFloat32(s.scratch, off)
-			} else {
-				src = out.Float32()[off:][:len(s.scratch)]
-			}
-			if err := s.model.FinishOutput(res, src, tile); err != nil {
-				return err
-			}
 		}
 	}
 	if s.mask.region {
@@ -228,6 +209,42 @@ func (s *FaceSwapper) round(items []FaceRef) error {
 	return nil
 }
 
+// swapTiles runs tiles lo..hi of the round (tile q is tile q%tiles of face q/tiles) through one
+// claim: each item gets its target tile and the source identity.
+func (s *FaceSwapper) swapTiles(lo, hi int) error {
+	l, err := s.eng.Claim(hi - lo)
+	if err != nil {
+		return err
+	}
+	defer l.Release()
+	for q := lo; q < hi; q++ {
+		crop, tile, tgt := s.crops[q/s.tiles], q%s.tiles, l.Input("target", q-lo)
+		if tgt.Type == infer.Float16 {
+			s.model.PrepareTarget(s.scratch, crop, tile)
+			tgt.SetFloat32(0, s.scratch)
+		} else if err := s.model.PrepareTarget(tgt.Float32(), crop, tile); err != nil {
+			return err
+		}
+		l.Input("source", q-lo).SetFloat32(0, s.source)
+	}
+	if err := l.Run(); err != nil {
+		return err
+	}
+	for q := lo; q < hi; q++ {
+		res, tile, out := s.outs[q/s.tiles], q%s.tiles, l.Output(0, q-lo)
+		src := s.scratch
+		if out.Type == infer.Float16 {
+			out.GetFloat32(s.scratch, 0)
+		} else {
+			src = out.Float32()[:len(s.scratch)]
+		}
+		if err := s.model.FinishOutput(res, src, tile); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // toImage truncates a 0–255 float crop to 8 bits (the region mask's input; FaceFusion resizes
 // the float crop itself, which differs by under a level).
 func toImage(dst *raster.Image, f *raster.FloatImage) {
@@ -239,14 +256,14 @@ func toImage(dst *raster.Image, f *raster.FloatImage) {
 	}
 }
 
-// Close releases the swapper's sessions.
+// Close lets the swapper's engines go (closing those that are its own).
 func (s *FaceSwapper) Close() error {
 	var errs []error
 	if s.mask != nil {
 		errs = append(errs, s.mask.Close())
 		s.mask = nil
 	}
-	for _, p := range []**infer.Session{&s.sess, &s.conv} {
+	for _, p := range []**infer.Engine{&s.eng, &s.conv} {
 		if *p != nil {
 			errs = append(errs, (*p).Close())
 			*p = nil

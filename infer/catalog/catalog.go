@@ -54,14 +54,6 @@ const (
 	Ghost     SwapperType = "ghost"
 )
 
-// Published is what FaceFusion publishes of a model file: its size and hashes (sha256 from the
-// Git LFS pointer, CRC32 from FaceFusion's MODEL.hash). Zero values mean none is published.
-type Published struct {
-	Bytes  int64
-	SHA256 string
-	CRC32  string
-}
-
 // Model is everything the project knows of one FaceFusion model.
 type Model struct {
 	// Name is FaceFusion's model name (--face-swapper-model inswapper_128, …).
@@ -95,7 +87,7 @@ type Model struct {
 	Converter   string
 	// FP16 is FaceFusion's precision mark; the file may keep float32 inputs (see infer.AnyFloat).
 	FP16 bool
-	Published
+	infer.Published
 	// Base is FaceFusion's download folder for the file (its release tag and Hugging Face
 	// repository name, e.g. models-3.0.0).
 	Base    string
@@ -183,7 +175,7 @@ func Must(name string) *Model {
 
 // Spec is what a session needs of the model.
 func (m *Model) Spec() infer.Spec {
-	return infer.Spec{Name: m.Name, File: m.File, Want: m.Want, Batched: m.Batched}
+	return infer.Spec{Name: m.Name, File: m.File, Want: m.Want, Batched: m.Batched, Published: m.Published}
 }
 
 // Specs are the sessions' view of the models named.

@@ -54,6 +54,9 @@ func TestTable(t *testing.T) {
 				t.Errorf("%s: published facts malformed: %+v", m.Name, p)
 			}
 		}
+		if m.Base == "" || m.Licence == "" {
+			t.Errorf("%s: no download base or licence", m.Name)
+		}
 		if seen[m.Kind] == nil {
 			seen[m.Kind] = map[string]bool{}
 		}

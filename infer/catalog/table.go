@@ -23,17 +23,31 @@ func f32(name string, shape ...int64) infer.TensorSpec {
 const dyn = infer.Dyn
 
 // The published sizes and hashes of FaceFusion 3.x's files (see ../shared/models/README.md).
-var published = map[string]Published{
-	"2dfan4":             {97904803, "678c6fa539d52335a31c980feefdf4a6e02d781d83dce00af8a894f114557285", "a948738e"},
-	"arcface_w600k_r50":  {174388474, "f1f79dc3b0b79a69f94799af1fffebff09fbd78fd96a275fd8f0cbbea23270d1", "1f5fefb8"},
-	"bisenet_resnet_34":  {93632546, "4a0b8c958a3c938913bd06a8365dbb3c8761afba6ecbf0d14b3b1f77eb230c96", "35d17a50"},
-	"gfpgan_1.4":         {340299087, "accc4757b26bdb89b32b4d3500d4f79c9dff97c1dd7c7104bf9dcb95e3311385", ""},
-	"inswapper_128":      {555303150, "a290273ed497312095dac48cdef20feec9d5208298223dd01288ab202b54bea7", "7057c6ea"},
-	"inswapper_128_fp16": {277680829, "c4eccca86ad177586c85c28bf1a64a9d9ed237e283a15818d831f7facfd3f420", "32500ff1"},
-	"retinaface_10g":     {16926877, "808399c3d0b40ed340634ed590ae564a7caa09e5659916923a95d4470b54ff5a", "75b598f8"},
-	"scrfd_2.5g":         {3295067, "2c07342347cef21a619c49dd5664fb8c09570ae9eda5bff3e385c11eafc45ada", "d0266d7d"},
-	"xseg_1":             {70324286, "c4d1498b8a03b5fe2a3a5d2ef2a0402ab03bd51edaf5b2d8d5fb764702a97dd3", "f207afe3"},
-	"yoloface_8n":        {12659761, "821cdbb1e65fbbabdde7dd0933f754797a343e56fd962729c61ffcefcd135929", "f9a0382f"},
+// The rows after the blank line are not in that table: their size and sha256 are those of the
+// Git LFS pointer .assets/models/hyperswap_1a_256.onnx in github.com/gavinYChsu/fuse (commit
+// 148337b0, a copy of FaceFusion's .assets/models whose 2dfan4, bisenet_resnet_34, xseg_1 and
+// yoloface_8n pointers agree with the table above) for hyperswap_1a_256, and for the others the
+// values pinned alike by at least two unrelated public projects that download these files from
+// FaceFusion's hosts and check them (found by code search; no LFS pointer of FaceFusion's own).
+// simswap_256, ghost_1/2/3_256 and crossface_simswap/ghost stay without: no two sources agreed.
+var published = map[string]infer.Published{
+	"2dfan4":             {Bytes: 97904803, SHA256: "678c6fa539d52335a31c980feefdf4a6e02d781d83dce00af8a894f114557285", CRC32: "a948738e"},
+	"arcface_w600k_r50":  {Bytes: 174388474, SHA256: "f1f79dc3b0b79a69f94799af1fffebff09fbd78fd96a275fd8f0cbbea23270d1", CRC32: "1f5fefb8"},
+	"bisenet_resnet_34":  {Bytes: 93632546, SHA256: "4a0b8c958a3c938913bd06a8365dbb3c8761afba6ecbf0d14b3b1f77eb230c96", CRC32: "35d17a50"},
+	"gfpgan_1.4":         {Bytes: 340299087, SHA256: "accc4757b26bdb89b32b4d3500d4f79c9dff97c1dd7c7104bf9dcb95e3311385", CRC32: ""},
+	"inswapper_128":      {Bytes: 555303150, SHA256: "a290273ed497312095dac48cdef20feec9d5208298223dd01288ab202b54bea7", CRC32: "7057c6ea"},
+	"inswapper_128_fp16": {Bytes: 277680829, SHA256: "c4eccca86ad177586c85c28bf1a64a9d9ed237e283a15818d831f7facfd3f420", CRC32: "32500ff1"},
+	"retinaface_10g":     {Bytes: 16926877, SHA256: "808399c3d0b40ed340634ed590ae564a7caa09e5659916923a95d4470b54ff5a", CRC32: "75b598f8"},
+	"scrfd_2.5g":         {Bytes: 3295067, SHA256: "2c07342347cef21a619c49dd5664fb8c09570ae9eda5bff3e385c11eafc45ada", CRC32: "d0266d7d"},
+	"xseg_1":             {Bytes: 70324286, SHA256: "c4d1498b8a03b5fe2a3a5d2ef2a0402ab03bd51edaf5b2d8d5fb764702a97dd3", CRC32: "f207afe3"},
+	"yoloface_8n":        {Bytes: 12659761, SHA256: "821cdbb1e65fbbabdde7dd0933f754797a343e56fd962729c61ffcefcd135929", CRC32: "f9a0382f"},
+
+	"codeformer":       {Bytes: 376951650, SHA256: "21710e7ab61c82683576c428e9c1b6fe1ed419586b7b39e394c3449c294b550f"},
+	"gpen_bfr_256":     {Bytes: 75792988, SHA256: "bad8bf0426873828df2dbf4e3b3d9ababba9da7965b8b72426569486f7ae5c25"},
+	"gpen_bfr_512":     {Bytes: 284340240, SHA256: "d5f066b9068a8b74217f9712e28e875a6144629b108a6f7355acbdb3a2832c54"},
+	"hyperswap_1a_256": {Bytes: 402742682, SHA256: "c0e98a8a03a238f461ed3d2570e426b49f46745ee400854a60dceeb70c246add"},
+	"hyperswap_1b_256": {Bytes: 402742682, SHA256: "5124031789c42f71b9558fb71954ef7aedb6da7ed9fac79293e23c61a792a73e"},
+	"hyperswap_1c_256": {Bytes: 402742682, SHA256: "5528c2d76fe9986c99d829278987ef9f3a630cb606db7628d02b57b330f406a5"},
 }
 
 // table is every FaceFusion model this project loads, by Name. Input names are FaceFusion's
@@ -45,10 +59,23 @@ var table = func() map[string]*Model {
 			x.File = x.Name + ".onnx"
 		}
 		x.Published = published[x.Name]
+		x.Base, x.Licence = distribution[x.Name].base, distribution[x.Name].licence
 		m[x.Name] = x
 	}
 
 	// Detectors: the frame, shrunk to fit and zero-padded bottom-right, BGR.
+	//
+	// scrfd_2.5g, confirmed on FaceFusion's own file (../shared/models, its published sha256;
+	// infer/adapters TestSCRFDRealSignature): input "input" float32 [1,3,?,?], the batch axis
+	// fixed at 1 and the sides dynamic, so every size FaceFusion offers loads; outputs "0"–"8"
+	// float32, the scores [?,1], box distances [?,4] and keypoint offsets [?,10] of strides 8,
+	// 16 and 32 in that order, two anchors per cell, with no batch axis. It cannot batch
+	// (Batched false): a session shared by workers runs their frames one after another, or
+	// concurrently where the provider allows. Its boxes and five points on real faces agree with
+	// dlib's 68 points (internal/pipeline TestSCRFDRealFile).
+	//
+	// retinaface_10g is taken to have the same layout, since FaceFusion decodes both with the
+	// same code; no real file has confirmed it.
 	anchors := map[string]string{"scrfd_2.5g": "scrfd", "retinaface_10g": "retinaface"}
 	for name, opt := range anchors {
 		outs := make([]infer.TensorSpec, 0, 9)
@@ -59,9 +86,11 @@ var table = func() map[string]*Model {
 		}
 		x := &Model{Name: name, Option: opt, Kind: Detector,
 			Want: infer.Signature{Inputs: []infer.TensorSpec{f32("input", dyn, 3, dyn, dyn)}, Outputs: outs},
-			Size: 640, Sizes: []int{160, 320, 480, 512, 640}, Norm: anchorNorm,
-			Unconfirmed: "input spatial axes: FaceFusion offers sizes 160..1024 so they are dynamic in the file; " +
-				"outputs are [anchors, 1|4|10] without a batch axis (FaceFusion indexes them so)"}
+			Size: 640, Sizes: []int{160, 320, 480, 512, 640}, Norm: anchorNorm}
+		if name == "retinaface_10g" {
+			x.Unconfirmed = "the whole signature, from FaceFusion's code and scrfd_2.5g's file: input [1,3,?,?] with dynamic sides " +
+				"(FaceFusion offers sizes 160..640); outputs [anchors, 1|4|10] without a batch axis, scores, boxes, keypoints per stride 8, 16, 32"
+		}
 		add(x)
 	}
 	add(&Model{Name: "yoloface_8n", Option: "yolo_face", Kind: Detector,

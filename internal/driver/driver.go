@@ -200,6 +200,7 @@ func Run(ctx context.Context, comm collective.Comm, cfg job.Config, opt Options)
 			models, err = loadModels(cfg, &plan)
 		}
 	}
+	defer models.Close() // the rank's model sessions, shared by its workers
 	if me == 0 && err != nil {
 		rec.write(ctx, err, log) // before agree lets the other ranks exit
 	}

@@ -35,6 +35,10 @@ type Face struct {
 	Landmarks     Landmarks68
 	LandmarkScore float64
 	Embedding     Embedding
+	// DetectorFive are the detector's own five points (FaceFusion's '5'), kept when Five
+	// becomes the points the crops are warped by; zero from BlazeFace, whose own points are
+	// Keypoints. face_debugger's face-landmark-5 draws them.
+	DetectorFive [5]geom.Pt
 }
 
 // EmbeddingLen is the width of an identity embedding (the recognizer's output).

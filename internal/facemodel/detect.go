@@ -23,24 +23,6 @@ var anchorStrides = [3]int{8, 16, 32}
 
 const anchorsPerCell = 2
 
-// Detected is one face as a FaceFusion detector reports it, in frame pixels.
-type Detected struct {
-	Box   geom.Rect
-	Score float64
-	// Five are left eye, right eye, nose tip, left and right mouth corner (image left/right):
-	// the order of FaceFusion's warp templates.
-	Five [5]geom.Pt
-}
-
-// Detection converts d to the pipeline's BlazeFace-shaped detection: keypoints 0–2 are the
-// eyes and nose, 3 is the mouth centre; the ears (4, 5) are unknown and left at zero. Five
-// keeps FaceFusion's five points.
-func (d Detected) Detection() face.Detection {
-	return face.Detection{Box: d.Box, Score: d.Score, Five: d.Five, Keypoints: [6]geom.Pt{
-		d.Five[0], d.Five[1], d.Five[2], geom.Mean(d.Five[3:5]),
-	}}
-}
-
 // Fit records how a frame was placed in the detector input: shrunk (never enlarged) to W×H
 // to fit, top-left aligned, the rest zero. FaceFusion maps outputs back with the ratios of
 // the whole-pixel sizes, FrameW/W and FrameH/H, not the scale it resized by.
@@ -84,7 +66,7 @@ type Detector struct {
 	lut     [3][256]float32
 	resizer raster.Resizer
 	canvas  *raster.Image
-	cands   []Detected
+	cands   []face.Detection
 }
 
 // NewDetector checks that FaceFusion offers the detector m at size and returns its processor.
@@ -138,10 +120,10 @@ func (d *Detector) Prepare(frame *raster.Image, dst []float32) Fit {
 	return f
 }
 
-// Decode turns the model's outputs into faces in frame coordinates, appending to dst the
+// Decode turns the model's outputs into detections in frame coordinates, appending to dst the
 // survivors of the score threshold and NMS, best first (FaceFusion's order). outputs are
 // the model's output tensors in order, flat; only their first OutputLens() elements are read.
-func (d *Detector) Decode(outputs [][]float32, f Fit, dst []Detected) ([]Detected, error) {
+func (d *Detector) Decode(outputs [][]float32, f Fit, dst []face.Detection) ([]face.Detection, error) {
 	var buf [9]int
 	lens := d.outputLens(&buf)
 	if len(outputs) < len(lens) {
@@ -159,7 +141,16 @@ func (d *Detector) Decode(outputs [][]float32, f Fit, dst []Detected) ([]Detecte
 	} else {
 		d.decodeAnchors(outputs, rx, ry)
 	}
-	return NMS(dst, d.cands, d.Score, d.NMS), nil
+	n := len(dst)
+	dst = NMS(dst, d.cands, d.Score, d.NMS)
+	for i := n; i < len(dst); i++ {
+		// The pipeline's BlazeFace-shaped keypoints: 0–2 are the eyes and nose, 3 the mouth
+		// centre; the ears (4, 5) are unknown and left at zero. Five keeps FaceFusion's five
+		// points (left eye, right eye, nose tip, left and right mouth corner).
+		f := &dst[i].Five
+		dst[i].Keypoints = [6]geom.Pt{f[0], f[1], f[2], geom.Mean(f[3:5])}
+	}
+	return dst, nil
 }
 
 func (d *Detector) outputLens(buf *[9]int) []int {
@@ -198,7 +189,7 @@ func (d *Detector) decodeAnchors(out [][]float32, rx, ry float64) {
 			cell := k / anchorsPerCell
 			ax, ay := float64((cell%g)*s), float64((cell/g)*s)
 			b := boxes[4*k:][:4]
-			c := Detected{Score: float64(sc), Box: normRect(geom.Rect{
+			c := face.Detection{Score: float64(sc), Box: normRect(geom.Rect{
 				X0: (ax - float64(b[0]*fs)) * rx, Y0: (ay - float64(b[1]*fs)) * ry,
 				X1: (ax + float64(b[2]*fs)) * rx, Y1: (ay + float64(b[3]*fs)) * ry,
 			})}
@@ -222,7 +213,7 @@ func (d *Detector) decodeYOLO(out []float32, rx, ry float64) {
 			continue
 		}
 		cx, cy, w, h := at(0, i), at(1, i), at(2, i), at(3, i)
-		c := Detected{Score: sc, Box: normRect(geom.Rect{
+		c := face.Detection{Score: sc, Box: normRect(geom.Rect{
 			X0: (cx - w/2) * rx, Y0: (cy - h/2) * ry, X1: (cx + w/2) * rx, Y1: (cy + h/2) * ry,
 		})}
 		for j := range 5 {
@@ -246,8 +237,8 @@ func normRect(r geom.Rect) geom.Rect {
 // NMS is cv2.dnn.NMSBoxes as FaceFusion calls it: candidates scoring above score are taken
 // best first (ties in input order), and each is kept unless its IoU with an already kept box
 // exceeds iou. The kept faces are appended to dst in that order. cands is reordered.
-func NMS(dst, cands []Detected, score, iou float64) []Detected {
-	slices.SortStableFunc(cands, func(a, b Detected) int {
+func NMS(dst, cands []face.Detection, score, iou float64) []face.Detection {
+	slices.SortStableFunc(cands, func(a, b face.Detection) int {
 		switch {
 		case a.Score > b.Score:
 			return -1

@@ -2,6 +2,7 @@ package facemodel
 
 import (
 	"github.com/facefusion-hpc/facefusion/infer/catalog"
+	"github.com/facefusion-hpc/facefusion/internal/face"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -65,7 +66,7 @@ func rectNear(a, b geom.Rect, tol float64) bool {
 	return near(a.X0, b.X0, tol) && near(a.Y0, b.Y0, tol) && near(a.X1, b.X1, tol) && near(a.Y1, b.Y1, tol)
 }
 
-func checkDetected(t *testing.T, got Detected, want planted, f Fit) {
+func checkDetected(t *testing.T, got face.Detection, want planted, f Fit) {
 	t.Helper()
 	rx, ry := float64(f.FrameW)/float64(f.W), float64(f.FrameH)/float64(f.H)
 	wb := geom.Rect{X0: want.box.X0 * rx, Y0: want.box.Y0 * ry, X1: want.box.X1 * rx, Y1: want.box.Y1 * ry}
@@ -176,7 +177,7 @@ func TestDecodeRejectsShortOutputs(t *testing.T) {
 func TestNMS(t *testing.T) {
 	box := func(x float64) geom.Rect { return geom.Rect{X0: x, Y0: 0, X1: x + 10, Y1: 10} }
 	// IoU of boxes shifted by s on a 10-wide box: (10−s)/(10+s). s = 30/7 gives exactly 0.4.
-	cands := []Detected{
+	cands := []face.Detection{
 		{Box: box(0), Score: 0.6},    // IoU 9/11 with the best: dropped
 		{Box: box(200), Score: 0.65}, // ties with the next: input order is kept
 		{Box: box(1), Score: 0.9},    // best: kept first
@@ -299,7 +300,7 @@ func TestDecodeDoesNotAllocate(t *testing.T) {
 	d, _ := NewDetector(scrfd, 640)
 	out := sceneOutputs(t, 640)
 	fit := FitFrame(1920, 1080, 640)
-	dst := make([]Detected, 0, 16)
+	dst := make([]face.Detection, 0, 16)
 	dst, _ = d.Decode(out, fit, dst[:0]) // grows the candidate buffer once
 	if len(dst) != 2 {
 		t.Fatalf("%d faces, want 2", len(dst))
@@ -324,7 +325,7 @@ func BenchmarkDecodeSCRFD640(b *testing.B) {
 	d, _ := NewDetector(scrfd, 640)
 	out := sceneOutputs(b, 640)
 	fit := FitFrame(1920, 1080, 640)
-	dst := make([]Detected, 0, 16)
+	dst := make([]face.Detection, 0, 16)
 	for b.Loop() {
 		dst, _ = d.Decode(out, fit, dst[:0])
 	}
@@ -338,7 +339,7 @@ func BenchmarkDecodeYOLO640(b *testing.B) {
 	}
 	out[4*8400+100], out[2*8400+100], out[3*8400+100] = 0.9, 50, 60
 	fit := FitFrame(1920, 1080, 640)
-	dst := make([]Detected, 0, 16)
+	dst := make([]face.Detection, 0, 16)
 	for b.Loop() {
 		dst, _ = d.Decode([][]float32{out}, fit, dst[:0])
 	}

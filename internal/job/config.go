@@ -156,8 +156,8 @@ func (c *Config) validate(paths bool) error {
 		bad("processors: give face_swapper or none")
 	}
 	for _, p := range c.Processors {
-		if p != ProcessorSwap && p != ProcessorNone && p != ProcessorEnhance {
-			bad("processors: %q is not known (face_swapper, face_enhancer, none)", p)
+		if p != ProcessorSwap && p != ProcessorNone && p != ProcessorEnhance && p != ProcessorDebug {
+			bad("processors: %q is not known (face_swapper, face_enhancer, face_debugger, none)", p)
 		}
 	}
 	finiteFloats(reflect.ValueOf(c).Elem(), "", bad)

@@ -29,17 +29,21 @@ type Models struct {
 	ReferenceFacePosition int      `toml:"reference_face_position"`
 	ReferenceFaceDistance float64  `toml:"reference_face_distance"`
 	ReferenceFrameNumber  int      `toml:"reference_frame_number"`
+	FaceDebuggerItems     []string `toml:"face_debugger_items"`
 
 	ExecutionProviders []string          `toml:"execution_providers"`
 	ExecutionDeviceIDs []int             `toml:"execution_device_ids" fingerprint:"operational"`
-	ExecutionBatchSize int               `toml:"execution_batch_size" fingerprint:"operational"` // batch n gives batch 1's pixels (TestBatchEqualsSingle)
+	ExecutionBatchSize int               `toml:"execution_batch_size" fingerprint:"operational"` // batch n gives batch 1's pixels (TestEngineMatchesBatchOne)
 	TensorRTFP16       bool              `toml:"tensorrt_fp16"`
 	TensorRTCacheDir   string            `toml:"tensorrt_cache_dir" fingerprint:"operational"`
 	ModelSHA256        map[string]string `toml:"model_sha256" fingerprint:"operational"` // checked on its own; the files' contents are fingerprinted
 }
 
 // The processors, detectors, landmarkers, swappers and enhancers a job may name.
-const ProcessorEnhance = "face_enhancer"
+const (
+	ProcessorEnhance = "face_enhancer"
+	ProcessorDebug   = "face_debugger"
+)
 
 // The embedded default's models are this project's own; FaceFusion's come from the catalog.
 var (
@@ -58,9 +62,14 @@ var (
 	Providers = []string{"tensorrt", "cuda", "cpu"}
 )
 
+// oneOf is the complaint about key's value v when it is not one of allowed, naming the key and
+// its flag (the key with dashes, unless key already names one); "" when it is.
 func oneOf(key, v string, allowed []string) string {
 	if slices.Contains(allowed, v) {
 		return ""
+	}
+	if !strings.Contains(key, "(--") {
+		key += " (--" + strings.ReplaceAll(key, "_", "-") + ")"
 	}
 	return fmt.Sprintf("%s: %q is not one of %s", key, v, strings.Join(allowed, ", "))
 }
@@ -89,8 +98,13 @@ func (c *Config) validateModels(bad func(string, ...any)) {
 			bad("%s", msg)
 		}
 	}
-	if _, err := c.DetectorSize(); err != nil {
-		bad("face_detector_size: %v", err)
+	if size, err := c.DetectorSize(); err != nil {
+		bad("face_detector_size (--face-detector-size): %v", err)
+	} else if size != 0 {
+		// FaceFusion offers each detector a few sizes; BlazeFace's files fix theirs (ignored there).
+		if m, err := catalog.Select(catalog.Detector, c.FaceDetectorModel); err == nil && !slices.Contains(m.Sizes, size) {
+			bad("face_detector_size (--face-detector-size): %s does not take %dx%d: use one of %s", c.FaceDetectorModel, size, size, sizeList(m.Sizes))
+		}
 	}
 	if _, err := c.PixelBoost(); err != nil {
 		bad("face_swapper_pixel_boost: %v", err)
@@ -111,8 +125,27 @@ func (c *Config) validateModels(bad func(string, ...any)) {
 	within(bad, "face_landmarker_score", c.FaceLandmarkerScore, 0, 1)
 	within(bad, "face_enhancer_weight", c.FaceEnhancerWeight, 0, 1)
 	within(bad, "reference_face_distance", c.ReferenceFaceDistance, 0, 1.5)
+	for name, sum := range c.ModelSHA256 {
+		if _, err := catalog.Lookup(name); err != nil {
+			bad("model_sha256: key %q names no model: use FaceFusion's model names (%s)", name, strings.Join(modelNames(), ", "))
+		} else if len(sum) != 64 || strings.Trim(strings.ToLower(sum), "0123456789abcdef") != "" {
+			bad("model_sha256: %s = %q is not a sha256 (64 hex digits)", name, sum)
+		}
+	}
 	if c.ExecutionBatchSize < 0 {
 		bad("execution_batch_size: %d is negative (0: automatic)", c.ExecutionBatchSize)
+	}
+	// A name FaceFusion does not have is refused always; one it has but this program cannot
+	// draw, or none at all, only when face_debugger runs.
+	for _, name := range c.FaceDebuggerItems {
+		if _, ok := facemodel.LookupDebuggerItem(name); !ok {
+			bad("%s", oneOf("face_debugger_items (--face-debugger-items)", name, facemodel.DebuggerItemNames(false)))
+		}
+	}
+	if c.Debugs() && !slices.ContainsFunc(c.FaceDebuggerItems, func(n string) bool { _, ok := facemodel.LookupDebuggerItem(n); return !ok }) {
+		if err := facemodel.CheckDebuggerItems(c.FaceDebuggerItems); err != nil {
+			bad("face_debugger_items (--face-debugger-items): %v", err)
+		}
 	}
 }
 
@@ -144,9 +177,31 @@ func squareSize(s string) (int, error) {
 		}
 	}
 	if err != nil || n <= 0 {
-		return 0, fmt.Errorf("%q is not a size like 640x640 (%v)", s, err)
+		why := "not positive"
+		if err != nil {
+			why = err.Error()
+		}
+		return 0, fmt.Errorf("%q is not a size like 640x640 (%s)", s, why)
 	}
 	return n, nil
+}
+
+// modelNames are the catalog's model names, the keys of model_sha256.
+func modelNames() []string {
+	var out []string
+	for _, m := range catalog.All() {
+		out = append(out, m.Name)
+	}
+	return out
+}
+
+// sizeList writes sizes as FaceFusion's option values: 160x160, 320x320, ….
+func sizeList(sizes []int) string {
+	out := make([]string, len(sizes))
+	for i, n := range sizes {
+		out[i] = fmt.Sprintf("%dx%d", n, n)
+	}
+	return strings.Join(out, ", ")
 }
 
 // DetectorSize is face_detector_size in pixels (0: the model's default).
@@ -157,6 +212,13 @@ func (c *Config) PixelBoost() (int, error) { return squareSize(c.FaceSwapperPixe
 
 // Enhances reports whether the face enhancer runs.
 func (c *Config) Enhances() bool { return slices.Contains(c.Processors, ProcessorEnhance) }
+
+// Debugs reports whether the face debugger runs.
+func (c *Config) Debugs() bool { return slices.Contains(c.Processors, ProcessorDebug) }
+
+// FindsFaces reports whether any processor works on faces: otherwise frames pass through
+// untouched, and no model or runtime is loaded.
+func (c *Config) FindsFaces() bool { return c.Swaps() || c.Enhances() || c.Debugs() }
 
 // MaskPadding is face_mask_padding as top, right, bottom, left percentages.
 func (c *Config) MaskPadding() [4]int {
@@ -195,7 +257,8 @@ var modelOptions = []option{
 		set: integer("face-enhancer-blend", func(c *Config) *int { return &c.FaceEnhancerBlend })},
 	{long: "face-enhancer-weight", arg: "0..1", help: "codeformer's fidelity weight (default 0.5)",
 		set: float("face-enhancer-weight", func(c *Config) *float64 { return &c.FaceEnhancerWeight })},
-	{long: "face-mask-types", arg: "TYPE...", multi: true, help: strings.Join(MaskTypes, ", ") + " (default box; occlusion runs xseg_1, region bisenet_resnet_34); combined by minimum",
+	{long: "face-mask-types", arg: "TYPE...", multi: true, help: strings.Join(MaskTypes, ", ") + " (default box; occlusion runs " + catalog.Of(catalog.Occluder)[0].Name +
+		", region " + catalog.Of(catalog.Parser)[0].Name + "); combined by minimum",
 		set: strs(func(c *Config) *[]string { return &c.FaceMaskTypes })},
 	{long: "face-mask-blur", arg: "0..1", help: "box mask blur (default 0.3)",
 		set: float("face-mask-blur", func(c *Config) *float64 { return &c.FaceMaskBlur })},
@@ -219,6 +282,8 @@ var modelOptions = []option{
 		set: float("reference-face-distance", func(c *Config) *float64 { return &c.ReferenceFaceDistance })},
 	{long: "reference-frame-number", arg: "N", help: "reference mode: the target frame the reference face is taken from (default 0)",
 		set: integer("reference-frame-number", func(c *Config) *int { return &c.ReferenceFrameNumber })},
+	{long: "face-debugger-items", arg: "ITEM...", multi: true, help: "processor face_debugger draws: " + strings.Join(facemodel.DebuggerItemNames(true), ", ") + " (default face-landmark-5/68 face-mask)",
+		set: strs(func(c *Config) *[]string { return &c.FaceDebuggerItems })},
 	{long: "execution-providers", arg: "NAME...", multi: true, help: "ordered, e.g. tensorrt cuda cpu (default cpu); a list ending in cpu falls back to it",
 		set: strs(func(c *Config) *[]string { return &c.ExecutionProviders })},
 	{long: "execution-device-ids", arg: "N...", multi: true, help: "GPUs for cuda/tensorrt; a rank takes the one at its node-local rank (default: the rank's bound GPU, see probe)",
@@ -233,7 +298,7 @@ var modelOptions = []option{
 			}
 			return nil
 		}},
-	{long: "execution-batch-size", arg: "N", help: "faces per model run, from consecutive frames (0: automatic: 8 on a GPU, 1 on CPU)",
+	{long: "execution-batch-size", arg: "N", help: "faces per model run, gathered from every worker of the rank (0: automatic: 8 on a GPU, 1 on CPU)",
 		set: integer("execution-batch-size", func(c *Config) *int { return &c.ExecutionBatchSize })},
 	{long: "tensorrt-fp16", help: "let TensorRT build half-precision engines",
 		set: func(c *Config, _ []string) error { c.TensorRTFP16 = true; return nil }},

@@ -8,16 +8,21 @@ import (
 )
 
 // FaceReport is the log line of a finished job in which faces frames of frames had a face
-// swapped or enhanced: the count, or for none a warning, since the output is then the target
-// re-encoded and a job that exits 0 must not hide that. With fail_if_no_face, none is an
-// input error instead, and the caller writes no output. "" when no processor changes faces.
+// swapped, enhanced or drawn by face_debugger: the count, or for none a warning, since the output
+// is then the target re-encoded and a job that exits 0 must not hide that. With
+// fail_if_no_face, none is an input error instead, and the caller writes no output. "" when no
+// processor works on faces.
 func FaceReport(cfg job.Config, faces, frames int) (string, error) {
-	if !cfg.Swaps() && !cfg.Enhances() {
+	if !cfg.FindsFaces() {
 		return "", nil
 	}
 	verb := "swapped"
-	if !cfg.Swaps() {
+	switch {
+	case cfg.Swaps():
+	case cfg.Enhances():
 		verb = "enhanced"
+	default:
+		verb = "drawn by face_debugger"
 	}
 	if faces > 0 {
 		return fmt.Sprintf("a face was %s in %d of %d frames", verb, faces, frames), nil

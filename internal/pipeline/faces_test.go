@@ -25,6 +25,8 @@ func TestFaceReport(t *testing.T) {
 			"no face was found in any of the 20 frames of in.mp4 (detector score ≥ 0.5): nothing was written to the output path (--fail-if-no-face); lower --face-detector-score or check the target"},
 		{"image", with(func(c *job.Config) { c.TargetPath = "photo.jpg"; c.FaceDetectorScore = 0.8 }), 0, 1, "warning: no face was found in the image photo.jpg (detector score ≥ 0.8)", ""},
 		{"reference", with(func(c *job.Config) { c.FaceSelectorMode = "reference" }), 0, 5, "warning: no face like the reference face was found in any of the 5 frames", ""},
+		{"debugger only", with(func(c *job.Config) { c.Processors = []string{"face_debugger"} }), 2, 4, "a face was drawn by face_debugger in 2 of 4 frames", ""},
+		{"debugger, none", with(func(c *job.Config) { c.Processors = []string{"face_debugger"} }), 0, 4, "warning: no face was found in any of the 4 frames of in.mp4", ""},
 		{"pass-through", with(func(c *job.Config) { c.Processors = []string{"none"}; c.FailIfNoFace = true }), 0, 20, "", ""},
 	} {
 		line, err := FaceReport(c.cfg, c.faces, c.frames)

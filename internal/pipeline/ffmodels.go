@@ -129,10 +129,13 @@ func ModelNames(cfg job.Config) []string {
 // the embedded default's BlazeFace and dlib files and FaceFusion's (ModelNames). LoadModels
 // checks them and the resume fingerprint hashes them: one list.
 func ModelFiles(cfg job.Config) ([]string, error) {
-	if !cfg.Swaps() && !cfg.Enhances() {
+	if !cfg.FindsFaces() {
 		return nil, nil
 	}
-	files := defaultModelFiles(cfg)
+	var files []string
+	for _, f := range EmbeddedModelFiles(cfg) {
+		files = append(files, f.Path)
+	}
 	for _, name := range ModelNames(cfg) {
 		m, err := catalog.Lookup(name)
 		if err != nil {
@@ -143,17 +146,22 @@ func ModelFiles(cfg job.Config) ([]string, error) {
 	return files, nil
 }
 
-// defaultModelFiles are the embedded default's model files the job loads.
-func defaultModelFiles(cfg job.Config) []string {
-	var files []string
+// EmbeddedModelFiles are the embedded default's model files the job loads (`make fetch` brings
+// them; FaceFusion publishes no hash of them).
+func EmbeddedModelFiles(cfg job.Config) []EmbeddedFile {
+	var files []EmbeddedFile
 	if cfg.FaceDetectorModel == "blazeface" {
-		files = append(files, cfg.ModelPath(job.BlazeFaceFile))
+		files = append(files, EmbeddedFile{"blazeface", cfg.ModelPath(job.BlazeFaceFile)})
 	}
 	if cfg.FaceLandmarkerModel == "dlib_68" {
-		files = append(files, cfg.ModelPath(job.DlibFile))
+		files = append(files, EmbeddedFile{"dlib_68", cfg.ModelPath(job.DlibFile)})
 	}
 	return files
 }
+
+// EmbeddedFile is one of the embedded default's model files: the model's name in the job's keys
+// and the file's path.
+type EmbeddedFile struct{ Name, Path string }
 
 // analyser finds faces with the configured detector and landmarker and, when asked,
 // their embeddings. One per goroutine.
@@ -174,19 +182,19 @@ func (m *Models) newAnalyser(withEmbeddings bool) (*analyser, error) {
 	a := &analyser{cfg: cfg}
 	var err error
 	if cfg.FaceDetectorModel == "blazeface" {
-		a.det, err = adapters.NewBlazeFace(cfg.ModelPath(job.BlazeFaceFile), blazeOptions(cfg))
+		a.det, err = adapters.NewBlazeFace(cfg.ModelPath(job.BlazeFaceFile), m.sessionConfig(""))
 	} else {
 		size, _ := cfg.DetectorSize()
-		var m *catalog.Model
-		if m, err = catalog.Select(catalog.Detector, cfg.FaceDetectorModel); err == nil {
-			a.det, err = adapters.NewFaceDetector(cfg.FaceDetectorModel, size, sessionConfig(cfg, m.Name))
+		var dm *catalog.Model
+		if dm, err = catalog.Select(catalog.Detector, cfg.FaceDetectorModel); err == nil {
+			a.det, err = adapters.NewFaceDetector(cfg.FaceDetectorModel, size, m.sessionConfig(dm.Name))
 		}
 	}
 	if err != nil {
 		return nil, fault.AsEnvironment(err)
 	}
 	if cfg.FaceLandmarkerModel == "2dfan4" {
-		if a.fan, err = adapters.NewLandmarker2DFAN4(sessionConfig(cfg, "2dfan4")); err != nil {
+		if a.fan, err = adapters.NewLandmarker2DFAN4(m.sessionConfig("2dfan4")); err != nil {
 			a.close()
 			return nil, fault.AsEnvironment(err)
 		}
@@ -194,7 +202,7 @@ func (m *Models) newAnalyser(withEmbeddings bool) (*analyser, error) {
 		a.dlib = NewAnalyzer(a.det, m.lm, cfg.FaceDetectorScore)
 	}
 	if withEmbeddings {
-		if a.rec, err = adapters.NewRecognizer(sessionConfig(cfg, "arcface_w600k_r50")); err != nil {
+		if a.rec, err = adapters.NewRecognizer(m.sessionConfig("arcface_w600k_r50")); err != nil {
 			a.close()
 			return nil, fault.AsEnvironment(err)
 		}
@@ -227,7 +235,7 @@ func (a *analyser) analyse(img *raster.Image) ([]face.Face, error) {
 	a.st.add(facesFound, len(dets))
 	start = time.Now()
 	for _, d := range dets {
-		f := face.Face{Detection: d}
+		f := face.Face{Detection: d, DetectorFive: d.Five}
 		if a.fan != nil {
 			score, err := a.fan.Landmarks(img, d.Box, &f.Landmarks)
 			if err != nil {
@@ -280,9 +288,11 @@ type modelWorker struct {
 	classic  *swap.Swapper
 	swapper  *adapters.FaceSwapper
 	enhancer *adapters.FaceEnhancer
+	debugger *facemodel.Debugger // draws on faces[i] in items[i].Frame
 	idx      []int
 	items    []adapters.FaceRef
 	lms      []face.Landmarks68
+	faces    []face.Face
 	faced    int // frames in which a face was selected for the processors (framesWithFaces)
 	st       *Stats
 }
@@ -301,7 +311,7 @@ func (m *Models) newModelWorker() (*modelWorker, error) {
 			w.classic = swap.NewSwapper(m.source, swap.DefaultOptions())
 		} else {
 			boost, _ := cfg.PixelBoost()
-			if w.swapper, err = adapters.NewFaceSwapper(cfg.FaceSwapperModel, sessionConfig(cfg, cfg.FaceSwapperModel),
+			if w.swapper, err = adapters.NewFaceSwapper(cfg.FaceSwapperModel, m.sessionConfig(cfg.FaceSwapperModel),
 				adapters.SwapOptions{PixelBoost: boost, Mask: maskOptions(cfg)}); err != nil {
 				return fail(err)
 			}
@@ -310,8 +320,21 @@ func (m *Models) newModelWorker() (*modelWorker, error) {
 			}
 		}
 	}
+	if cfg.Debugs() {
+		if w.debugger, err = facemodel.NewDebugger(cfg.FaceDebuggerItems, cfg.MaskPadding()); err != nil {
+			w.Close()
+			return nil, fault.AsUsage(fmt.Errorf("face_debugger_items (--face-debugger-items): %w", err))
+		}
+		if slices.Contains(cfg.FaceDebuggerItems, "face-mask") {
+			for _, t := range cfg.FaceMaskTypes {
+				if t != "box" {
+					logOnce(cfg.UsesGPU(), "face_debugger: face-mask draws the box mask (with face_mask_padding); the %s mask of face_mask_types is not drawn", t)
+				}
+			}
+		}
+	}
 	if cfg.Enhances() {
-		if w.enhancer, err = adapters.NewFaceEnhancer(cfg.FaceEnhancerModel, sessionConfig(cfg, cfg.FaceEnhancerModel),
+		if w.enhancer, err = adapters.NewFaceEnhancer(cfg.FaceEnhancerModel, m.sessionConfig(cfg.FaceEnhancerModel),
 			cfg.FaceEnhancerBlend, cfg.FaceEnhancerWeight, maskOptions(cfg)); err != nil {
 			return fail(err)
 		}
@@ -342,7 +365,7 @@ func (w *modelWorker) Process(img *raster.Image) error { return w.ProcessBatch([
 
 // ProcessBatch processes consecutive frames in place.
 func (w *modelWorker) ProcessBatch(frames []*raster.Image) error {
-	w.items, w.lms = w.items[:0], w.lms[:0]
+	w.items, w.lms, w.faces = w.items[:0], w.lms[:0], w.faces[:0]
 	for _, img := range frames {
 		faces, err := w.an.analyse(img)
 		if err != nil {
@@ -355,6 +378,9 @@ func (w *modelWorker) ProcessBatch(frames []*raster.Image) error {
 		for _, i := range w.idx {
 			w.items = append(w.items, adapters.FaceRef{Frame: img, Five: faces[i].Five})
 			w.lms = append(w.lms, faces[i].Landmarks)
+			if w.debugger != nil {
+				w.faces = append(w.faces, faces[i])
+			}
 		}
 	}
 	for _, p := range w.cfg.Processors {
@@ -368,6 +394,11 @@ func (w *modelWorker) ProcessBatch(frames []*raster.Image) error {
 			if err := w.swapper.Swap(w.items); err != nil {
 				return err
 			}
+		case p == job.ProcessorDebug && w.debugger != nil:
+			for i := range w.faces {
+				w.debugger.Draw(w.items[i].Frame, &w.faces[i])
+			}
+			continue
 		case p == job.ProcessorEnhance && w.enhancer != nil:
 			if err := w.enhancer.Enhance(w.items); err != nil {
 				return err
@@ -395,7 +426,7 @@ func (m *Models) Analyse(ctx context.Context, info *video.Info) (*raster.Image, 
 	var none face.Landmarks68
 	classic := cfg.Swaps() && cfg.FaceSwapperModel == "classic"
 	identity := cfg.Swaps() && !classic
-	reference := (cfg.Swaps() || cfg.Enhances()) && cfg.FaceSelectorMode == "reference"
+	reference := cfg.FindsFaces() && cfg.FaceSelectorMode == "reference"
 	if !classic && !identity && !reference {
 		return nil, none, nil
 	}
@@ -499,7 +530,10 @@ func (m *Models) Embeddings() (source, reference *face.Embedding) {
 	return m.sourceEmbedding, m.reference
 }
 
-// blazeOptions runs BlazeFace on the job's providers, one intra-op thread per worker.
-func blazeOptions(cfg job.Config) infer.SessionConfig {
-	return sessionConfig(cfg, "")
+// sessionConfig is how model name opens in this process: on the rank's engine set, one session
+// per model shared by every worker (nil before LoadModels: sessions of the caller's own).
+func (m *Models) sessionConfig(name string) infer.SessionConfig {
+	c := sessionConfig(m.cfg, name)
+	c.Engines = m.engines
+	return c
 }

@@ -26,7 +26,7 @@ func Resolved(cfg job.Config, info *video.Info) (job.Config, error) {
 	cfg.TrimFrameStart, cfg.TrimFrameEnd = start, end
 	cfg.OutputVideoFPS = OutputRate(cfg, info).Float() // 0 is the target's rate: compare the rate
 	cfg.OutputVideoEncoder = EncodeOptions(cfg, info).ChosenEncoder()
-	if !cfg.Swaps() && !cfg.Enhances() {
+	if !cfg.FindsFaces() {
 		return cfg, nil
 	}
 	if err := InitRuntime(cfg); err != nil { // the providers are asked of the runtime

@@ -36,24 +36,28 @@ type Models struct {
 	sourceEmbedding *face.Embedding
 	reference       *face.Embedding
 	stats           *Stats // every worker's and every EncodeRange's counts and stage times
+	// engines are the rank's model sessions: one per model, shared by every worker (and rank
+	// 0's analysis before them), closed by Close.
+	engines *infer.EngineSet
 }
 
 // LoadModels initialises ONNX Runtime and loads the landmarker; every missing file is an
 // Environment fault naming the file and what to do.
 func LoadModels(cfg job.Config) (*Models, error) {
-	if !cfg.Swaps() && !cfg.Enhances() {
+	if !cfg.FindsFaces() {
 		return &Models{cfg: cfg, stats: new(Stats)}, nil // frames pass through: no model, no runtime
 	}
-	for _, p := range defaultModelFiles(cfg) {
-		if st, err := os.Stat(p); err != nil || st.Size() == 0 {
-			return nil, fault.AsEnvironment(fmt.Errorf("model file %s is missing (models folder from %s): run `make fetch` (or `make install`), or point models_dir (--models-dir) or $%s at the folder holding it", p, cfg.ModelsLocation().From, job.ModelsEnv))
+	for _, f := range EmbeddedModelFiles(cfg) {
+		if st, err := os.Stat(f.Path); err != nil || st.Size() == 0 {
+			return nil, fault.AsEnvironment(fmt.Errorf("model file %s is missing (models folder from %s): run `make fetch` (or `make install`), or point models_dir (--models-dir) or $%s at the folder holding it", f.Path, cfg.ModelsLocation().From, job.ModelsEnv))
 		}
 	}
 	if err := InitRuntime(cfg); err != nil {
 		return nil, err
 	}
 	// FaceFusion's model files: present, checksums (when given) and signatures right, before
-	// any frame is read.
+	// any frame is read. A sha256 other than FaceFusion's published one only warns: sites
+	// convert and re-export models.
 	specs, err := catalog.Specs(ModelNames(cfg)...)
 	if err != nil {
 		return nil, fault.AsUsage(err)
@@ -65,12 +69,17 @@ func LoadModels(cfg job.Config) (*Models, error) {
 	for _, r := range reports {
 		switch r.State {
 		case infer.ModelMissing:
-			return nil, fault.AsEnvironment(fmt.Errorf("model %s: file %s is missing (models folder from %s): put FaceFusion's file there, or point models_dir (--models-dir) or $%s at the folder holding it", r.Name, r.Path, cfg.ModelsLocation().From, job.ModelsEnv))
-		case infer.ModelMismatched:
+			return nil, fault.AsEnvironment(fmt.Errorf("model %s: file %s is missing (models folder from %s): run `facefusion force-download` with the job's flags, put FaceFusion's file there, or point models_dir (--models-dir) or $%s at the folder holding it", r.Name, r.Path, cfg.ModelsLocation().From, job.ModelsEnv))
+		case infer.ModelRefused:
 			return nil, fault.AsEnvironment(fmt.Errorf("%s", r.Detail))
 		}
 	}
-	m := &Models{cfg: cfg, stats: new(Stats)}
+	for _, r := range reports {
+		if w := r.Warning(); w != "" {
+			logOnce(cfg.UsesGPU(), "%s", w)
+		}
+	}
+	m := &Models{cfg: cfg, stats: new(Stats), engines: infer.NewEngineSet(infer.EngineConfig{Workers: 1})}
 	if cfg.FaceLandmarkerModel != "dlib_68" {
 		return m, nil
 	}
@@ -154,13 +163,22 @@ func (m *Models) Stats() *Stats { return m.stats }
 
 // NewWorker returns a frame worker with its own detector and swapper buffers.
 func (m *Models) NewWorker() (Worker, error) {
-	if !m.cfg.Swaps() && !m.cfg.Enhances() {
+	if !m.cfg.FindsFaces() {
 		return passWorker{st: m.stats}, nil
 	}
 	return m.newModelWorker()
 }
 
-// CloseWorkers releases the workers' sessions.
+// Close closes the rank's model sessions once no worker runs; a nil Models or one without
+// models closes nothing.
+func (m *Models) Close() error {
+	if m == nil || m.engines == nil {
+		return nil
+	}
+	return fault.AsInternal(m.engines.Close())
+}
+
+// CloseWorkers releases the workers' buffers (their sessions are the Models').
 func CloseWorkers(ws []Worker) {
 	for _, w := range ws {
 		if w, ok := w.(*modelWorker); ok {
@@ -169,8 +187,14 @@ func CloseWorkers(ws []Worker) {
 	}
 }
 
-// Workers makes n workers.
+// Workers makes n workers, sharing the rank's sessions: each model's engine keeps a batch buffer
+// per worker where its runs are batch 1.
 func (m *Models) Workers(n int) ([]Worker, error) {
+	if m.engines != nil {
+		if err := m.engines.SetWorkers(n); err != nil {
+			return nil, fault.AsEnvironment(err)
+		}
+	}
 	ws := make([]Worker, 0, n)
 	for i := 0; i < n; i++ {
 		w, err := m.NewWorker()

@@ -55,6 +55,32 @@ func Model(t testing.TB, name string) string {
 	return need(t, filepath.Join(Cache(t), "models", name))
 }
 
+// SharedModel is a real model file from ROOT/../shared/models, the folder beside the repository
+// that holds files whose licences keep them out of it (FaceFusion's scrfd_2.5g.onnx, see that
+// folder's README.md). Tests use them from there and never copy them into the repository. A
+// missing file fails the test, in CI and everywhere else.
+func SharedModel(t testing.TB, name string) string {
+	t.Helper()
+	path := filepath.Join(Root(t), "..", "shared", "models", name)
+	if st, err := os.Stat(path); err != nil || st.Size() == 0 {
+		t.Fatalf("test dependency %s is missing: the real model files live in ../shared/models beside the repository (see its README.md); they are never fetched or committed", filepath.Clean(path))
+	}
+	return filepath.Clean(path)
+}
+
+// SharedModelsDir is a temporary models folder holding links to the named files of
+// ../shared/models (see SharedModel), for code that takes a models_dir.
+func SharedModelsDir(t testing.TB, names ...string) string {
+	t.Helper()
+	dir := t.TempDir()
+	for _, n := range names {
+		if err := os.Symlink(SharedModel(t, n), filepath.Join(dir, n)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
 // ORTLibrary is the ONNX Runtime shared library from the cache.
 func ORTLibrary(t testing.TB) string {
 	t.Helper()

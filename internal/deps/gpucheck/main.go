@@ -1,5 +1,12 @@
-// Command gpucheck runs FaceFusion-shaped fixture models through ONNX Runtime's CUDA provider
-// at batch 1 and batched and prints inferences per second; gpu-check.sh sets it up.
+// Command gpucheck checks what a rank needs on a GPU node and measures the shared engines there:
+// the GPU as a rank binds it and its NVML telemetry (the run report's), page-locked buffers
+// through the node's CUDA runtime, ONNX Runtime's CUDA provider, and the frames per second of
+// the model path (package enginebench: a detector, a 554 MB swapper and a 340 MB enhancer, one
+// engine each shared by the workers) at batch 1, 8 and 32 with 1 and 8 workers, with the GPU
+// memory the rank takes. gpu-check.sh builds it where Go is and bundles it with ONNX Runtime and
+// BlazeFace (under 64 MiB); on the node it needs no Go, ffmpeg or network. What the node lacks it
+// names, runs the rest (on the CPU when there is no CUDA provider, with smaller weights) and
+// exits 2; 0 means everything was verified on a GPU, 1 a failure.
 package main
 
 import (
@@ -7,91 +14,186 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
 	"time"
 
 	"github.com/facefusion-hpc/facefusion/infer"
 	"github.com/facefusion-hpc/facefusion/infer/adapters"
 	"github.com/facefusion-hpc/facefusion/infer/catalog"
-	"github.com/facefusion-hpc/facefusion/infer/fixtures"
+	"github.com/facefusion-hpc/facefusion/infer/enginebench"
 	"github.com/facefusion-hpc/facefusion/internal/raster"
+	"github.com/facefusion-hpc/facefusion/rank"
 )
 
 func main() {
-	lib := flag.String("library", "", "ONNX Runtime core library with the CUDA providers beside it")
-	device := flag.Int("device", 0, "CUDA device id")
-	seconds := flag.Float64("seconds", 2, "time per measurement")
-	blaze := flag.String("blazeface", "", "BlazeFace model (the embedded default's detector)")
+	exe, _ := os.Executable()
+	lib := flag.String("library", filepath.Join(filepath.Dir(exe), "libonnxruntime.so.1"), "ONNX Runtime core library (a GPU route's, with its CUDA provider libraries beside it)")
+	device := flag.String("device", "auto", "GPU as a rank picks it: auto, cpu or a visible device number")
+	batches := flag.String("batches", "1,8,32", "execution batch sizes to measure")
+	workers := flag.String("workers", "1,8", "worker counts to measure")
+	frames := flag.Int("frames", 96, "frames per round (best of -rounds)")
+	rounds := flag.Int("rounds", 2, "rounds per measurement")
+	blaze := flag.String("blazeface", filepath.Join(filepath.Dir(exe), "blazeface_front_128.onnx"), "BlazeFace model (the embedded default's detector); empty skips it")
 	flag.Parse()
-	span := time.Duration(*seconds * float64(time.Second))
-	if *blaze != "" {
-		if err := runBlazeFace(*lib, *blaze, *device, span); err != nil {
-			fmt.Fprintln(os.Stderr, "gpu-check:", err)
-			os.Exit(1)
-		}
+	c := &check{}
+	code := c.run(*lib, *device, ints(*batches), ints(*workers), *frames, *rounds, *blaze)
+	fmt.Println()
+	for _, line := range c.verified {
+		fmt.Println("verified:     " + line)
 	}
-	if err := run(*lib, *device, span); err != nil {
-		fmt.Fprintln(os.Stderr, "gpu-check:", err)
-		os.Exit(1)
+	for _, line := range c.missing {
+		fmt.Println("not verified: " + line)
 	}
+	os.Exit(code)
 }
 
-func run(lib string, device int, span time.Duration) error {
+func ints(s string) []int {
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		if n, err := strconv.Atoi(strings.TrimSpace(f)); err == nil && n > 0 {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// check collects what was verified and what could not be, each in one line.
+type check struct {
+	verified, missing []string
+}
+
+func (c *check) ok(format string, args ...any) {
+	c.verified = append(c.verified, fmt.Sprintf(format, args...))
+}
+func (c *check) not(format string, args ...any) {
+	c.missing = append(c.missing, fmt.Sprintf(format, args...))
+}
+
+func fail(err error) int {
+	fmt.Fprintln(os.Stderr, "gpu-check:", err)
+	return 1
+}
+
+func (c *check) run(lib, device string, batches, workers []int, frames, rounds int, blaze string) int {
+	// 1. The GPU, as a rank binds it, and its telemetry as the run report samples it.
+	id, err := rank.Identify(0, 1, 0, 1, rank.Options{Device: device})
+	if err != nil {
+		return fail(err)
+	}
+	b := id.GPU
+	fmt.Println("gpu-check: rank binding:", b)
+	src, gpu := rank.OpenGPU(b)
+	var baseline uint64
+	if src == nil {
+		c.not("NVML telemetry and GPU memory per rank (%s)", gpu.Reason)
+	} else if r, err := src.Read(); err != nil {
+		c.not("NVML telemetry: %v", err)
+		src = nil
+	} else {
+		baseline = r.MemoryUsedBytes
+		c.ok("NVML: %s, %.1f GiB, %.1f GiB in use before the first session", gpu.Name, gib(gpu.MemoryTotalBytes), gib(baseline))
+	}
+
+	// 2. The runtime, its CUDA provider, and pinning through the node's libcudart.
+	if err := infer.Init(lib); err != nil {
+		return fail(err)
+	}
+	ex := infer.Execution{Providers: []string{infer.ProviderCUDA, infer.ProviderCPU}, DeviceID: max(b.Device, 0)}
+	if b.CPU() {
+		ex.Providers = []string{infer.ProviderCPU}
+	}
+	used, err := infer.ResolveProviders(ex)
+	if err != nil {
+		return fail(err)
+	}
+	onGPU := used[0] == infer.ProviderCUDA
+	if onGPU {
+		c.ok("ONNX Runtime's CUDA provider (%s) on device %d", lib, ex.DeviceID)
+	} else {
+		c.not("ONNX Runtime's CUDA provider: not loadable with %s (set GPU_ROUTE_DIR to a folder with libonnxruntime.so.1 and its libonnxruntime_providers_*.so); the engines run on the CPU here", lib)
+	}
+	swapperBytes, enhancerBytes := int64(enginebench.SwapperBytes), int64(enginebench.EnhancerBytes)
+	if !onGPU {
+		// A CPU rehearsal: the same code at an eighth of the weights, a quarter of the frames.
+		swapperBytes, enhancerBytes, frames = swapperBytes/8, enhancerBytes/8, max(8, frames/4)
+		fmt.Printf("gpu-check: no CUDA provider: a CPU rehearsal with %d MB and %d MB of weights\n", swapperBytes>>20, enhancerBytes>>20)
+	}
 	dir, err := os.MkdirTemp("", "gpucheck")
 	if err != nil {
-		return err
+		return fail(err)
 	}
-	defer func() { // the files fixtures.Write writes, then the folder if nothing else is there
-		for _, name := range fixtures.Names {
+	defer func() { // the fixtures written below, then the folder
+		for _, name := range enginebench.Models {
 			os.Remove(filepath.Join(dir, name+".onnx"))
-			os.Remove(filepath.Join(dir, name+".onnx.part"))
 		}
 		os.Remove(dir)
 	}()
-	if err := fixtures.Write(dir); err != nil {
-		return err
+	if err := enginebench.WriteModels(dir, swapperBytes, enhancerBytes); err != nil {
+		return fail(err)
 	}
-	ex := infer.Execution{Providers: []string{infer.ProviderCUDA}, DeviceID: device}
-	for _, c := range []struct {
-		model   string
-		batches []int
-		dims    map[string][]int64
-	}{
-		{"yoloface_8n", []int{1}, nil},
-		{"arcface_w600k_r50", []int{1, 8, 32}, nil},
-		{"inswapper_128", []int{1, 8, 32}, nil},
-		{"inswapper_128_fp16", []int{1, 8, 32}, nil},
-		{"gfpgan_1.4", []int{1, 4}, nil},
-	} {
-		for _, b := range c.batches {
-			s, err := infer.OpenSession(catalog.Must(c.model).Spec(), infer.SessionConfig{ModelsDir: dir, Library: lib, Execution: ex, MaxBatch: b, Dims: c.dims, Logf: func(string, ...any) {}})
-			if err != nil {
-				return err
-			}
-			n := s.MaxBatch()
-			if err := s.Run(n); err != nil { // warm-up: CUDA context, kernels
-				s.Close()
-				return err
-			}
-			runs := 0
-			start := time.Now()
-			for time.Since(start) < span {
-				if err := s.Run(n); err != nil {
-					s.Close()
-					return err
-				}
-				runs++
-			}
-			el := time.Since(start).Seconds()
-			fmt.Printf("%-20s providers %v batch %2d: %8.1f items/s (%.3f ms per run)\n", c.model, s.Providers(), n, float64(runs*n)/el, el/float64(runs)*1e3)
-			s.Close()
+	var pinNote string
+	cfg := infer.SessionConfig{ModelsDir: dir, Library: lib, Execution: ex, Logf: func(format string, args ...any) {
+		if line := fmt.Sprintf(format, args...); strings.HasPrefix(line, infer.UnpinnedNote) {
+			pinNote = line
+		}
+	}}
+	if s, err := infer.OpenSession(catalog.Must("yoloface_8n").Spec(), cfg); err != nil {
+		return fail(err)
+	} else {
+		pinned := s.Inputs()[0].Pinned()
+		s.Close()
+		if pinned {
+			c.ok("page-locked tensor buffers (cudaHostRegister through the node's libcudart)")
+		} else {
+			c.not("page-locked tensor buffers (%s)", pinNote)
 		}
 	}
-	return nil
+
+	// 3. The model path through shared engines: frames/s, batching, GPU memory per rank.
+	fmt.Printf("gpu-check: model path (yoloface_8n, inswapper_128 %d MB, gfpgan_1.4 %d MB), providers %v, best of %d rounds of %d frames\n",
+		swapperBytes>>20, enhancerBytes>>20, used, rounds, frames)
+	for _, w := range workers {
+		for _, batch := range batches {
+			cfg.MaxBatch = batch
+			sampler := rank.StartSampler(src, gpu, 50*time.Millisecond)
+			res, err := enginebench.Run(enginebench.Shared, cfg, w, frames, rounds)
+			st := sampler.Stop()
+			if err != nil {
+				return fail(fmt.Errorf("workers %d, batch %d: %w", w, batch, err))
+			}
+			sw := res.Engines["inswapper_128"]
+			line := fmt.Sprintf("workers %d batch %2d: %8.1f frames/s; swapper: %.2f items per run (%d runs, %d sealed by the deadline), %d in flight at most",
+				w, batch, res.FramesPerSecond, float64(sw.Items)/float64(max(sw.Runs, 1)), sw.Runs, sw.Expired, sw.MaxInFlight)
+			if src != nil {
+				line += fmt.Sprintf("; GPU memory +%.2f GiB over the baseline, utilization max %.0f%%", gib(st.MemoryUsedMaxBytes-min(baseline, st.MemoryUsedMaxBytes)), 100*st.UtilizationMax)
+			}
+			fmt.Println(line + fmt.Sprintf("; host RSS %.2f GiB", gib(rss())))
+		}
+	}
+	if onGPU {
+		c.ok("shared engines on the GPU at batch %v with %v workers", batches, workers)
+	} else {
+		c.ok("shared engines on the CPU at batch %v with %v workers (the GPU's numbers need the CUDA provider)", batches, workers)
+	}
+
+	// 4. The embedded default's detector, through its engine.
+	if blaze != "" {
+		if err := c.blazeFace(blaze, cfg, used); err != nil {
+			return fail(err)
+		}
+	}
+	if len(c.missing) > 0 {
+		return 2
+	}
+	return 0
 }
 
-// runBlazeFace measures the embedded default's detector on a 1280×720 frame through CUDA.
-func runBlazeFace(lib, model string, device int, span time.Duration) error {
-	d, err := adapters.NewBlazeFace(model, infer.SessionConfig{Library: lib, Execution: infer.Execution{Providers: []string{infer.ProviderCUDA}, DeviceID: device}})
+// blazeFace measures BlazeFace on a 1280×720 frame for two seconds.
+func (c *check) blazeFace(model string, cfg infer.SessionConfig, used []string) error {
+	cfg.MaxBatch, cfg.Engines = 1, nil
+	d, err := adapters.NewBlazeFace(model, cfg)
 	if err != nil {
 		return err
 	}
@@ -101,13 +203,30 @@ func runBlazeFace(lib, model string, device int, span time.Duration) error {
 		return err
 	}
 	runs, start := 0, time.Now()
-	for time.Since(start) < span {
+	for time.Since(start) < 2*time.Second {
 		if _, err := d.Detect(frame, 0.5); err != nil {
 			return err
 		}
 		runs++
 	}
 	el := time.Since(start).Seconds()
-	fmt.Printf("%-20s providers [cuda] batch  1: %8.1f frames/s (%.3f ms per frame, letterbox included)\n", "blazeface_front_128", float64(runs)/el, el/float64(runs)*1e3)
+	fmt.Printf("blazeface_front_128, providers %v: %.1f frames/s (%.3f ms per 720p frame, letterbox included)\n", used, float64(runs)/el, el/float64(runs)*1e3)
+	c.ok("BlazeFace on providers %v", used)
 	return nil
+}
+
+func gib(b uint64) float64 { return float64(b) / (1 << 30) }
+
+// rss is this process's resident memory now (not its peak).
+func rss() uint64 {
+	b, err := os.ReadFile("/proc/self/statm")
+	if err != nil {
+		return 0
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 2 {
+		return 0
+	}
+	pages, _ := strconv.ParseUint(f[1], 10, 64)
+	return pages * uint64(syscall.Getpagesize())
 }

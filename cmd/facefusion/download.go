@@ -1,0 +1,259 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/facefusion-hpc/facefusion/infer"
+	"github.com/facefusion-hpc/facefusion/infer/catalog"
+	"github.com/facefusion-hpc/facefusion/internal/download"
+	"github.com/facefusion-hpc/facefusion/internal/fault"
+	"github.com/facefusion-hpc/facefusion/internal/job"
+	"github.com/facefusion-hpc/facefusion/internal/pipeline"
+)
+
+// downloadFlags are force-download's own flags; the rest are run's (they choose the models).
+type downloadFlags struct {
+	all       bool
+	providers []string
+	baseURL   string
+	// trustMirrorCRC32 accepts, for a file FaceFusion publishes no sha256 for, a mirror's own
+	// .hash (a CRC32) as its only check: --trust-mirror-crc32.
+	trustMirrorCRC32 bool
+}
+
+// trustFlag is the flag that accepts a mirror's CRC32 as the only check of a file.
+const trustFlag = "--trust-mirror-crc32"
+
+// parseDownloadFlags takes force-download's own flags out of args.
+func parseDownloadFlags(args []string) (downloadFlags, []string, error) {
+	var d downloadFlags
+	var rest []string
+	for i := 0; i < len(args); i++ {
+		name, inline, hasInline := strings.Cut(args[i], "=")
+		switch name {
+		case "--all":
+			if hasInline {
+				return d, nil, fmt.Errorf("--all takes no value")
+			}
+			d.all = true
+		case "--download-providers":
+			d.providers = d.providers[:0]
+			if hasInline {
+				d.providers = append(d.providers, inline)
+			}
+			for i+1 < len(args) && !strings.HasPrefix(args[i+1], "-") {
+				i++
+				d.providers = append(d.providers, args[i])
+			}
+			if len(d.providers) == 0 {
+				return d, nil, fmt.Errorf("--download-providers needs one or more of %s", strings.Join(providerNames(), ", "))
+			}
+		case trustFlag:
+			if hasInline {
+				return d, nil, fmt.Errorf("%s takes no value", trustFlag)
+			}
+			d.trustMirrorCRC32 = true
+		case "--download-base-url":
+			switch {
+			case hasInline:
+				d.baseURL = inline
+			case i+1 < len(args):
+				i++
+				d.baseURL = args[i]
+			default:
+				return d, nil, fmt.Errorf("--download-base-url needs a URL")
+			}
+		default:
+			rest = append(rest, args[i])
+		}
+	}
+	for _, p := range d.providers {
+		if !slices.Contains(providerNames(), p) {
+			return d, nil, fmt.Errorf("--download-providers: %q is not one of %s", p, strings.Join(providerNames(), ", "))
+		}
+	}
+	if d.baseURL != "" {
+		if len(d.providers) > 0 {
+			return d, nil, fmt.Errorf("--download-base-url and --download-providers: give one (the site's mirror, or FaceFusion's hosts)")
+		}
+		u, err := url.Parse(d.baseURL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return d, nil, fmt.Errorf("--download-base-url: %q is not an http:// or https:// URL of a folder", d.baseURL)
+		}
+	}
+	return d, rest, nil
+}
+
+func providerNames() []string {
+	var names []string
+	for _, p := range catalog.DownloadProviders {
+		names = append(names, p.Name)
+	}
+	return names
+}
+
+// modelURLs are where model m is fetched from, in the order tried: the site's flat mirror, or
+// FaceFusion's hosts in the providers' order (FaceFusion's default: all of them, in its order),
+// each provider's third-party mirrors after its own hosts. A model FaceFusion publishes no
+// sha256 for is checked only by the CRC32 in the .hash beside it on the same host, which
+// catches damage but not a substituted file: it is fetched from a mirror (a provider's, or the
+// site's) only with --trust-mirror-crc32; untrusted names the URLs left out for that.
+func modelURLs(m *catalog.Model, d downloadFlags) (urls, untrusted []string) {
+	crcOnly := m.Published.SHA256 == "" && !d.trustMirrorCRC32
+	if d.baseURL != "" {
+		u := strings.TrimSuffix(d.baseURL, "/") + "/" + m.File
+		if crcOnly {
+			return nil, []string{u}
+		}
+		return []string{u}, nil
+	}
+	order := d.providers
+	if len(order) == 0 {
+		order = providerNames()
+	}
+	for _, name := range order {
+		for _, p := range catalog.DownloadProviders {
+			if p.Name != name {
+				continue
+			}
+			path := strings.NewReplacer("{base_name}", m.Base, "{file_name}", m.File).Replace(p.Path)
+			for _, host := range p.Hosts {
+				urls = append(urls, host+path)
+			}
+			for _, host := range p.Mirrors {
+				if crcOnly {
+					untrusted = append(untrusted, host+path)
+				} else {
+					urls = append(urls, host+path)
+				}
+			}
+		}
+	}
+	return urls, untrusted
+}
+
+// downloadFiles are the files of the models named, with where to fetch each; a model left with
+// nowhere it may be fetched from (a CRC32-only one from a mirror) refuses the command before any
+// download, naming the flag that accepts it.
+func downloadFiles(names []string, d downloadFlags) ([]download.File, error) {
+	var files []download.File
+	var refused []string
+	for _, name := range names {
+		m, err := catalog.Lookup(name)
+		if err != nil {
+			return nil, fault.AsInternal(err)
+		}
+		urls, untrusted := modelURLs(m, d)
+		if len(urls) == 0 && len(untrusted) > 0 {
+			refused = append(refused, name)
+		}
+		files = append(files, download.File{Name: name, File: m.File, HashFile: filepath.Base(infer.HashPath(m.File)),
+			Size: m.Published.Bytes, SHA256: m.Published.SHA256, URLs: urls})
+	}
+	// Only a site mirror can leave a model nowhere to come from: every provider has FaceFusion's
+	// own host.
+	if len(refused) > 0 {
+		return nil, fault.AsUsage(fmt.Errorf("model %s: no published sha256, and from --download-base-url %s the only check would be that host's own .hash (a CRC32, which catches a damaged file but not a substituted one): add %s to accept that, or fetch from FaceFusion's own hosts (--download-providers github huggingface)",
+			strings.Join(refused, ", "), d.baseURL, trustFlag))
+	}
+	return files, nil
+}
+
+// cmdForceDownload is `facefusion force-download [--all] [--download-providers NAME...]
+// [--download-base-url URL] [--force] [run flags]`: FaceFusion's model files the job loads (or
+// every one this program knows) into models_dir, each verified before it lands. The only
+// command that opens a network connection; on a cluster, run it on a login node.
+func cmdForceDownload(ctx context.Context, args []string, w io.Writer) error {
+	d, rest, err := parseDownloadFlags(args)
+	if err != nil {
+		return fault.AsUsage(err)
+	}
+	cfg, err := job.ParseLoose(rest)
+	if err != nil {
+		if errors.Is(err, job.ErrHelp) {
+			return err
+		}
+		return fault.AsUsage(err)
+	}
+	log := useLog(cfg)
+	names := pipeline.ModelNames(cfg)
+	if d.all {
+		names = names[:0]
+		for _, m := range catalog.All() {
+			names = append(names, m.Name)
+		}
+	}
+	dir := cfg.ModelPath("")
+	if len(names) == 0 {
+		fmt.Fprintf(w, "the job needs no FaceFusion model file (the embedded default: blazeface, dlib_68, classic swapper, from `make fetch`); --all fetches every one into %s\n", dir)
+		return nil
+	}
+	files, err := downloadFiles(names, d)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fault.AsEnvironment(fmt.Errorf("models folder %s (from %s): %v: fix it, or point models_dir (--models-dir) elsewhere", dir, cfg.ModelsLocation().From, err))
+	}
+	// Four tries per URL, two seconds apart (or after the host's Retry-After, up to two
+	// minutes), each resuming the last (FaceFusion's curl: five, a second apart).
+	f := &download.Fetcher{Attempts: 4, Retry: 2 * time.Second, Logf: log.Infof}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "model\tstate\tfile\tdetail")
+	// The exit code: a file not downloaded (1) before a models folder that failed (4, as when
+	// it cannot be made) before a file another force-download is fetching (5).
+	var failed []error
+	kind := fault.Busy
+	for _, file := range files {
+		res, err := f.Fetch(ctx, dir, file, cfg.Force)
+		if ctx.Err() != nil {
+			tw.Flush()
+			return fault.AsCancelled(fmt.Errorf("force-download stopped: rerun it to resume (%v)", context.Cause(ctx)))
+		}
+		state, detail := string(res.State), res.Detail
+		var busy *download.BusyError
+		var de *download.Error
+		switch {
+		case errors.As(err, &busy):
+			state, detail = "busy", "another force-download is fetching it: see below"
+			failed = append(failed, err)
+		case err != nil:
+			state, detail = "failed", "see the error below"
+			failed = append(failed, err)
+			if errors.As(err, &de) && de.Folder() {
+				if kind != fault.Internal {
+					kind = fault.Environment
+				}
+			} else {
+				kind = fault.Internal
+			}
+		case res.State == download.Downloaded:
+			detail = fmt.Sprintf("%d bytes from %s", res.Bytes, res.URL)
+		case res.State == download.Kept:
+			log.Warnf("model %s: %s", file.Name, res.Detail)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", file.Name, state, res.Path, detail)
+	}
+	tw.Flush()
+	as := map[fault.Kind]func(error) error{fault.Internal: fault.AsInternal, fault.Environment: fault.AsEnvironment, fault.Busy: fault.AsBusy}[kind]
+	switch len(failed) {
+	case 0:
+		return nil
+	case 1:
+		return as(failed[0])
+	}
+	for _, err := range failed {
+		log.Errorf("%v", err)
+	}
+	return as(fmt.Errorf("%d of %d model files were not downloaded (each said why above)", len(failed), len(names)))
+}

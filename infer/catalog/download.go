@@ -1,0 +1,56 @@
+package catalog
+
+// distribution is where FaceFusion 3.8.1 publishes each model and under which licence (its
+// create_static_model_set tables: resolve_download_url's base_name, __metadata__'s license). The
+// embedding converters ship in the entry of the swapper that needs them, under its licence.
+var distribution = map[string]struct{ base, licence string }{
+	// facefusion/face_detector.py, face_landmarker.py, face_recognizer.py
+	"retinaface_10g":    {"models-3.0.0", "Non-Commercial"},
+	"scrfd_2.5g":        {"models-3.0.0", "Non-Commercial"},
+	"yoloface_8n":       {"models-3.0.0", "GPL-3.0"},
+	"2dfan4":            {"models-3.0.0", "MIT"},
+	"arcface_w600k_r50": {"models-3.0.0", "Non-Commercial"},
+	// processors/modules/face_swapper/core.py
+	"inswapper_128":      {"models-3.0.0", "Non-Commercial"},
+	"inswapper_128_fp16": {"models-3.0.0", "Non-Commercial"},
+	"hyperswap_1a_256":   {"models-3.3.0", "ResearchRAIL"},
+	"hyperswap_1b_256":   {"models-3.3.0", "ResearchRAIL"},
+	"hyperswap_1c_256":   {"models-3.3.0", "ResearchRAIL"},
+	"simswap_256":        {"models-3.0.0", "Non-Commercial"},
+	"ghost_1_256":        {"models-3.0.0", "Apache-2.0"},
+	"ghost_2_256":        {"models-3.0.0", "Apache-2.0"},
+	"ghost_3_256":        {"models-3.0.0", "Apache-2.0"},
+	"crossface_simswap":  {"models-3.4.0", "Non-Commercial"},
+	"crossface_ghost":    {"models-3.4.0", "Apache-2.0"},
+	// processors/modules/face_enhancer/core.py
+	"gfpgan_1.4":   {"models-3.0.0", "Apache-2.0"},
+	"codeformer":   {"models-3.0.0", "S-Lab-1.0"},
+	"gpen_bfr_256": {"models-3.0.0", "Non-Commercial"},
+	"gpen_bfr_512": {"models-3.0.0", "Non-Commercial"},
+	// face_masker.py: the occluder and the region parser
+	"xseg_1":            {"models-3.1.0", "GPL-3.0"},
+	"bisenet_resnet_34": {"models-3.0.0", "MIT"},
+}
+
+// DownloadProvider is one of FaceFusion's download hosts (facefusion/choices.py's
+// download_provider_set): a file's URL is a host, then Path with {base_name} (a model's Base)
+// and {file_name} (its File) filled in. FaceFusion uses the first host that answers.
+type DownloadProvider struct {
+	Name string
+	// Hosts are FaceFusion's own (its GitHub organisation, its Hugging Face account).
+	Hosts []string
+	// Mirrors serve the same paths but are someone else's (FaceFusion lists hf-mirror.com, a
+	// third party's copy of Hugging Face): tried after Hosts, and trusted only where a published
+	// sha256 checks what they serve, since their own .hash (a CRC32) would catch damage but not
+	// a substituted file.
+	Mirrors []string
+	Path    string
+}
+
+// DownloadProviders are FaceFusion's hosts in its default --download-providers order.
+var DownloadProviders = []DownloadProvider{
+	{Name: "github", Hosts: []string{"https://github.com"},
+		Path: "/facefusion/facefusion-assets/releases/download/{base_name}/{file_name}"},
+	{Name: "huggingface", Hosts: []string{"https://huggingface.co"}, Mirrors: []string{"https://hf-mirror.com"},
+		Path: "/facefusion/{base_name}/resolve/main/{file_name}"},
+}

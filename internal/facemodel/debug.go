@@ -1,0 +1,243 @@
+package facemodel
+
+import (
+	"fmt"
+	"image"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/facefusion-hpc/facefusion/internal/align"
+	"github.com/facefusion-hpc/facefusion/internal/face"
+	"github.com/facefusion-hpc/facefusion/internal/geom"
+	"github.com/facefusion-hpc/facefusion/internal/raster"
+)
+
+// DebuggerItem is one thing FaceFusion's face_debugger processor draws on each selected face
+// (its --face-debugger-items).
+type DebuggerItem struct {
+	Name string
+	// Unsupported says why this program cannot draw the item ("" when it can).
+	Unsupported string
+}
+
+// DebuggerItems are FaceFusion's face_debugger items, in the order it draws them: FaceFusion
+// 3.8.1's six, and the five that FaceFusion 3.3 also had (the two scores, drawn here as
+// numbers in a built-in bitmap font; age, gender and race, which need a classifier model).
+// The one list: the job's validation and the drawing both read it.
+var DebuggerItems = []DebuggerItem{
+	{Name: "bounding-box"},
+	{Name: "face-mask"},
+	{Name: "face-landmark-5"},
+	{Name: "face-landmark-5/68"},
+	{Name: "face-landmark-68"},
+	{Name: "face-landmark-68/5", Unsupported: "it draws the 68 points FaceFusion's fan_68_5 model estimates from the five, a model facefusion-hpc does not run"},
+	{Name: "face-detector-score"},
+	{Name: "face-landmarker-score"},
+	{Name: "age", Unsupported: "it needs FaceFusion's fairface classifier model, which facefusion-hpc does not run"},
+	{Name: "gender", Unsupported: "it needs FaceFusion's fairface classifier model, which facefusion-hpc does not run"},
+	{Name: "race", Unsupported: "it needs FaceFusion's fairface classifier model, which facefusion-hpc does not run"},
+}
+
+// DebuggerItemNames are the names of DebuggerItems; drawable only: those this program draws.
+func DebuggerItemNames(drawable bool) []string {
+	var names []string
+	for _, it := range DebuggerItems {
+		if !drawable || it.Unsupported == "" {
+			names = append(names, it.Name)
+		}
+	}
+	return names
+}
+
+// LookupDebuggerItem is the item named name; ok is false when FaceFusion has no such item.
+func LookupDebuggerItem(name string) (it DebuggerItem, ok bool) {
+	i := slices.IndexFunc(DebuggerItems, func(it DebuggerItem) bool { return it.Name == name })
+	if i < 0 {
+		return it, false
+	}
+	return DebuggerItems[i], true
+}
+
+// CheckDebuggerItems refuses a name that is not a face_debugger item and an item this program
+// cannot draw, naming it, why and what it can draw.
+func CheckDebuggerItems(items []string) error {
+	for _, name := range items {
+		it, ok := LookupDebuggerItem(name)
+		switch {
+		case !ok:
+			return fmt.Errorf("%q is not one of %s", name, strings.Join(DebuggerItemNames(false), ", "))
+		case it.Unsupported != "":
+			return fmt.Errorf("%s cannot be drawn: %s; drop it (drawn here: %s)", name, it.Unsupported, strings.Join(DebuggerItemNames(true), ", "))
+		}
+	}
+	if len(items) == 0 {
+		return fmt.Errorf("give at least one of %s", strings.Join(DebuggerItemNames(true), ", "))
+	}
+	return nil
+}
+
+// FaceFusion's debugger colours (its BGR tuples, here as RGB).
+var (
+	debugRed      = raster.RGB{R: 255}                 // the box, the detector's points and score
+	debugLightRed = raster.RGB{R: 255, G: 100, B: 100} // the box's top edge: the face's upright side
+	debugGreen    = raster.RGB{G: 255}                 // the landmarker's points, the mask
+	debugCyan     = raster.RGB{G: 255, B: 255}         // the same when the landmarker fell back to the detector's five
+)
+
+// debugCrop is the side of the crop the mask is drawn from: FaceFusion's arcface_128 at 512.
+const debugCrop = 512
+
+// Debugger draws FaceFusion's face_debugger items on frames. It keeps scratch buffers between
+// calls, so it is not safe for concurrent use: make one per worker.
+type Debugger struct {
+	items   map[string]bool
+	padding [4]int
+	mask    []float32 // the crop's box mask, made once
+	inside  []uint8
+	ws      align.MaskWorkspace
+}
+
+// NewDebugger checks items (CheckDebuggerItems) and prepares the mask for FaceFusion's
+// --face-mask-padding (top, right, bottom, left, in percent). The mask is the box mask:
+// FaceFusion's occlusion and region masks need their models and are not drawn.
+func NewDebugger(items []string, padding [4]int) (*Debugger, error) {
+	if err := CheckDebuggerItems(items); err != nil {
+		return nil, err
+	}
+	d := &Debugger{items: map[string]bool{}, padding: padding, mask: make([]float32, debugCrop*debugCrop)}
+	for _, it := range items {
+		d.items[it] = true
+	}
+	// FaceFusion draws the mask from create_box_mask with no blur.
+	align.BoxMask(d.mask, debugCrop, debugCrop, 0, padding, &d.ws)
+	return d, nil
+}
+
+// DebugScale is FaceFusion's calculate_scale: the stroke width and point radius for a frame
+// h pixels high, round(h/270) (Python's rounding, half to even) within 1..10.
+func DebugScale(h int) int {
+	return max(1, min(10, int(math.RoundToEven(float64(h)/270))))
+}
+
+// Draw paints the items on img for face f, in FaceFusion's order (box, mask, the points, then
+// the scores). Points and boxes are truncated to whole pixels, as FaceFusion casts them.
+func (d *Debugger) Draw(img *raster.Image, f *face.Face) {
+	t := DebugScale(img.H)
+	fallback := f.Five == f.DetectorFive // the landmarker fell back to the detector's five
+	landmarkColour := debugGreen
+	if fallback {
+		landmarkColour = debugCyan
+	}
+	x0, y0, x1, y1 := int(f.Box.X0), int(f.Box.Y0), int(f.Box.X1), int(f.Box.Y1)
+	if d.items["bounding-box"] {
+		img.StrokeRect(x0, y0, x1, y1, t, debugRed)
+		img.HLine(x0, x1, y0, t+1, debugLightRed) // FaceFusion's angle 0: the top is up
+	}
+	if d.items["face-mask"] {
+		d.drawMask(img, f.Five, t, landmarkColour)
+	}
+	if d.items["face-landmark-5"] {
+		for _, p := range d.detectorPoints(f) {
+			img.FillCircle(int(p.X), int(p.Y), t, debugRed)
+		}
+	}
+	if d.items["face-landmark-5/68"] && f.Five != [5]geom.Pt{} {
+		for _, p := range f.Five {
+			img.FillCircle(int(p.X), int(p.Y), t, landmarkColour)
+		}
+	}
+	if d.items["face-landmark-68"] && f.Landmarks != [68]geom.Pt{} {
+		for _, p := range f.Landmarks {
+			img.FillCircle(int(p.X), int(p.Y), t, debugGreen)
+		}
+	}
+	// FaceFusion 3.3 wrote the scores inside boxes over 50 px, one line each, from the top left.
+	if y1-y0 <= 50 || x1-x0 <= 50 {
+		return
+	}
+	line := y0 + (raster.GlyphH+2)*t
+	if d.items["face-detector-score"] {
+		img.Text(x0+2*t, line, scoreText(f.Score), t, debugRed)
+		line += (raster.GlyphH + 2) * t
+	}
+	if d.items["face-landmarker-score"] {
+		img.Text(x0+2*t, line, scoreText(f.LandmarkScore), t, landmarkColour)
+	}
+}
+
+// detectorPoints are the detector's own points: its five, or BlazeFace's keypoints (it has
+// no five). Empty when it gave none, as FaceFusion skips an all-zero '5'.
+func (d *Debugger) detectorPoints(f *face.Face) []geom.Pt {
+	if f.DetectorFive != [5]geom.Pt{} {
+		return f.DetectorFive[:]
+	}
+	if f.Keypoints != [6]geom.Pt{} {
+		return f.Keypoints[:]
+	}
+	return nil
+}
+
+// scoreText is Python's str(round(score, 2)): 0.84, 0.8, 1.0.
+func scoreText(s float64) string {
+	txt := strconv.FormatFloat(math.RoundToEven(s*100)/100, 'f', -1, 64)
+	if !strings.Contains(txt, ".") {
+		txt += ".0"
+	}
+	return txt
+}
+
+// drawMask outlines where the box mask of the face's arcface_128 crop lands in the frame, as
+// FaceFusion's draw_face_mask: the crop mask warped back (bilinear), kept above 100/255, and
+// the edge of what is kept drawn t pixels thick.
+func (d *Debugger) drawMask(img *raster.Image, five [5]geom.Pt, t int, c raster.RGB) {
+	toCrop := align.Estimate(five, align.ArcFace128, debugCrop)
+	toFrame, ok := toCrop.Invert()
+	if !ok {
+		return
+	}
+	// The frame pixels the crop can reach: its corners mapped back, one pixel of margin.
+	r := image.Rectangle{Min: image.Pt(math.MaxInt32, math.MaxInt32), Max: image.Pt(math.MinInt32, math.MinInt32)}
+	for _, q := range [4]geom.Pt{{}, {X: debugCrop}, {Y: debugCrop}, {X: debugCrop, Y: debugCrop}} {
+		p := toFrame.Apply(q)
+		r.Min.X, r.Min.Y = min(r.Min.X, int(math.Floor(p.X))-1), min(r.Min.Y, int(math.Floor(p.Y))-1)
+		r.Max.X, r.Max.Y = max(r.Max.X, int(math.Ceil(p.X))+2), max(r.Max.Y, int(math.Ceil(p.Y))+2)
+	}
+	r = r.Intersect(image.Rect(0, 0, img.W, img.H))
+	if r.Empty() {
+		return
+	}
+	w, h := r.Dx(), r.Dy()
+	if cap(d.inside) < w*h {
+		d.inside = make([]uint8, w*h)
+	}
+	d.inside = d.inside[:w*h]
+	for y := range h {
+		for x := range w {
+			p := toCrop.Apply(geom.Pt{X: float64(r.Min.X + x), Y: float64(r.Min.Y + y)})
+			d.inside[y*w+x] = 0
+			if d.sample(p.X, p.Y) > 100.0/255 {
+				d.inside[y*w+x] = 1
+			}
+		}
+	}
+	img.Outline(d.inside, w, h, r.Min, t, c)
+}
+
+// sample is the crop mask at (x, y), bilinear, zero outside the crop (OpenCV's constant
+// border).
+func (d *Debugger) sample(x, y float64) float32 {
+	fx, fy := math.Floor(x), math.Floor(y)
+	ix, iy := int(fx), int(fy)
+	ax, ay := float32(x-fx), float32(y-fy)
+	at := func(i, j int) float32 {
+		if i < 0 || j < 0 || i >= debugCrop || j >= debugCrop {
+			return 0
+		}
+		return d.mask[j*debugCrop+i]
+	}
+	top := at(ix, iy)*(1-ax) + at(ix+1, iy)*ax
+	bottom := at(ix, iy+1)*(1-ax) + at(ix+1, iy+1)*ax
+	return top*(1-ay) + bottom*ay
+}

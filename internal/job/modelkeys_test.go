@@ -1,0 +1,47 @@
+package job
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestModelKeysRefusedAtValidation: model names, detector sizes and model_sha256 are checked
+// before any model loads, each complaint naming the key and its flag once.
+func TestModelKeysRefusedAtValidation(t *testing.T) {
+	base := []string{"-t", "t.mp4", "-o", "o.mp4", "-s", "s.png"}
+	sums := filepath.Join(t.TempDir(), "job.toml")
+	if err := os.WriteFile(sums, []byte("[model_sha256]\nscrfd = \""+strings.Repeat("0", 64)+"\"\n\"scrfd_2.5g\" = \"zz\"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"--face-detector-model", "SCRFD"}, []string{`face_detector_model (--face-detector-model): "SCRFD" is not one of blazeface, retinaface, scrfd, yolo_face`}},
+		{[]string{"--face-mask-types", "area"}, []string{`face_mask_types (--face-mask-types): "area" is not one of box, occlusion, region`}},
+		{[]string{"--face-detector-model", "scrfd", "--face-detector-size", "768x768"}, []string{"face_detector_size (--face-detector-size): scrfd does not take 768x768: use one of 160x160, 320x320, 480x480, 512x512, 640x640"}},
+		{[]string{"--face-detector-model", "yolo_face", "--face-detector-size", "320"}, []string{"yolo_face does not take 320x320: use one of 640x640"}},
+		{[]string{"--face-detector-size", "0x0"}, []string{`face_detector_size (--face-detector-size): "0x0" is not a size like 640x640 (not positive)`}},
+		{[]string{"--config", sums}, []string{`model_sha256: key "scrfd" names no model: use FaceFusion's model names (2dfan4,`, `model_sha256: scrfd_2.5g = "zz" is not a sha256 (64 hex digits)`}},
+	} {
+		_, err := Parse(append(c.args, base...))
+		for _, w := range c.want {
+			if err == nil || !strings.Contains(err.Error(), w) {
+				t.Errorf("%v: %v, want an error with %q", c.args, err, w)
+			}
+		}
+		if err != nil && strings.Contains(err.Error(), "<nil>") {
+			t.Errorf("%v: %v leaks a Go nil", c.args, err)
+		}
+	}
+	// The debugger's unknown item is said once, not twice.
+	_, err := Parse(append([]string{"--processors", "face_debugger", "--face-debugger-items", "foo"}, base...))
+	if err == nil || strings.Count(err.Error(), `"foo"`) != 1 {
+		t.Errorf("unknown debugger item: %v, want it named once", err)
+	}
+	if _, err := Parse(append([]string{"--face-detector-model", "scrfd", "--face-detector-size", "320x320"}, base...)); err != nil {
+		t.Errorf("a size scrfd offers: %v", err)
+	}
+}

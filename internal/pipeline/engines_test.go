@@ -1,0 +1,91 @@
+package pipeline
+
+import (
+	"context"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"github.com/facefusion-hpc/facefusion/internal/job"
+	"github.com/facefusion-hpc/facefusion/internal/raster"
+	"github.com/facefusion-hpc/facefusion/internal/testenv"
+)
+
+// TestWorkersShareEngines runs the embedded default (BlazeFace, dlib, the classic swapper) with
+// three workers: the rank's engine set holds one BlazeFace session, sized for the three (one
+// batch buffer each, BlazeFace's file fixing batch 1), and the frames the workers swap at the
+// same time are bit-identical to one worker's. Close ends the sessions.
+func TestWorkersShareEngines(t *testing.T) {
+	cfg := job.Default()
+	cfg.ModelsDir = filepath.Join(testenv.Cache(t), "models")
+	cfg.OnnxruntimeLibrary = testenv.ORTLibrary(t)
+	cfg.SourcePaths = []string{testenv.Sample(t, "grace_hopper.png")}
+	m, err := LoadModels(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	if _, _, err := m.Analyse(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+	target := func(t *testing.T) *raster.Image {
+		img, err := raster.Load(testenv.Sample(t, "astronaut.png"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return img
+	}
+	one, err := m.Workers(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := target(t)
+	if err := one[0].Process(want); err != nil {
+		t.Fatal(err)
+	}
+	CloseWorkers(one)
+	if framesWithFaces(one) != 1 {
+		t.Fatal("one worker found no face in astronaut.png")
+	}
+
+	ws, err := m.Workers(3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer CloseWorkers(ws)
+	engines := m.engines.Engines()
+	if len(engines) != 1 {
+		t.Fatalf("the rank's engines %v, want BlazeFace alone", engines)
+	}
+	for name, e := range engines {
+		if e.Batches() != 3 {
+			t.Errorf("%s: %d batch buffers for 3 workers, want 3", name, e.Batches())
+		}
+	}
+	got := make([]*raster.Image, len(ws))
+	errs := make([]error, len(ws))
+	var wg sync.WaitGroup
+	for i, w := range ws {
+		got[i] = target(t)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = w.Process(got[i])
+		}()
+	}
+	wg.Wait()
+	for i := range ws {
+		if errs[i] != nil {
+			t.Fatal(errs[i])
+		}
+		if string(got[i].Pix) != string(want.Pix) {
+			t.Errorf("worker %d of 3: the frame differs from one worker's", i)
+		}
+	}
+	if err := m.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(m.engines.Engines()); n != 0 {
+		t.Errorf("after Close the rank still holds %d engines", n)
+	}
+}
