@@ -7,7 +7,8 @@ import (
 )
 
 // The end-to-end tests of the built binary are split over this package and the packages under
-// e2e/ (batch-run, distributed runs, checkpoint and resume, Slurm), so that go test runs them
-// side by side; they share internal/clitest.
+// e2e/ (batchrun: batch-run; dist: runs under mpirun and Slurm; resume: checkpoint and resume),
+// so that go test runs them side by side (two packages at a time on 2 cores); they share
+// internal/clitest.
 
 func TestMain(m *testing.M) { clitest.Main(m) }

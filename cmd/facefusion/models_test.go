@@ -12,29 +12,10 @@ import (
 	"github.com/facefusion-hpc/facefusion/internal/testenv"
 )
 
-// fixtureModels is a models folder holding the fixture models (FaceFusion's names and
-// signatures, known arithmetic) plus the embedded default's real BlazeFace and dlib files.
-func fixtureModels(t *testing.T) string {
-	t.Helper()
-	dir := filepath.Join(t.TempDir(), "models")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := fixtures.Write(dir); err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range []string{"blazeface_front_128.onnx", "shape_predictor_68_face_landmarks.dat"} {
-		if err := os.Symlink(testenv.Model(t, f), filepath.Join(dir, f)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return dir
-}
-
 // TestModelsCommand lists every known model file with its state against FaceFusion's published
 // hashes; it fails only for a file the job needs that is missing or refused.
 func TestModelsCommand(t *testing.T) {
-	dir := fixtureModels(t)
+	dir := clitest.FixtureModels(t)
 	args := []string{"models", "--models-dir", dir, "--processors", "face_swapper", "face_enhancer",
 		"--face-swapper-model", "inswapper_128", "--face-mask-types", "box", "occlusion"}
 	// row is the listed line of model name, its fields split on the table's spaces.
@@ -111,7 +92,7 @@ func TestModelsCommand(t *testing.T) {
 // read: one line naming the file, the expected and the found signature; no job folder, no
 // output.
 func TestWrongSignatureRefusedBeforeFrames(t *testing.T) {
-	dir := fixtureModels(t)
+	dir := clitest.FixtureModels(t)
 	os.WriteFile(filepath.Join(dir, "inswapper_128.onnx"), fixtures.WrongSignature(), 0o644)
 	work := t.TempDir()
 	clip := filepath.Join(work, "clip.mp4")
@@ -172,7 +153,7 @@ func changed(a, b *raster.Image, x0, y0, x1, y1 int) int {
 
 // Reference mode swaps only the faces that match the reference face.
 func TestReferenceSelection(t *testing.T) {
-	dir := fixtureModels(t)
+	dir := clitest.FixtureModels(t)
 	work := t.TempDir()
 	target := filepath.Join(work, "two.png")
 	in := twoFaces(t, target)
@@ -206,51 +187,5 @@ func TestReferenceSelection(t *testing.T) {
 			t.Errorf("reference position %s: %d pixels of the left face and %d of the right changed; want only the %s face",
 				c.position, left, right, map[bool]string{true: "left", false: "right"}[c.left])
 		}
-	}
-}
-
-// Every processor combination gives the same frames on 3 ranks as on 1, and batched model
-// runs give the same frames as batch 1. (The classic swapper alone across ranks is
-// TestDistSwapMatchesOneRank's.)
-func TestProcessorCombinationsAcrossRanks(t *testing.T) {
-	dir := fixtureModels(t)
-	work := t.TempDir()
-	clip := filepath.Join(work, "clip.mp4")
-	clitest.FaceClip(t, clip, 320, 240, 12, "25")
-	src := testenv.Sample(t, "grace_hopper.png")
-	combos := map[string][]string{
-		"inswapper":           {"--processors", "face_swapper", "--face-swapper-model", "inswapper_128"},
-		"enhancer":            {"--processors", "face_enhancer", "--face-enhancer-model", "codeformer"},
-		"classic+enhancer":    {"--processors", "face_swapper", "face_enhancer", "--face-enhancer-model", "gpen_bfr_256"},
-		"hyperswap+masks+gfp": {"--processors", "face_swapper", "face_enhancer", "--face-swapper-model", "hyperswap_1a_256", "--face-mask-types", "box", "occlusion", "region", "--face-landmarker-model", "2dfan4"},
-		"fp16+many+scrfd":     {"--processors", "face_swapper", "--face-swapper-model", "inswapper_128_fp16", "--face-selector-mode", "many", "--face-detector-model", "scrfd"},
-		"simswap+pixel-boost": {"--processors", "face_swapper", "--face-swapper-model", "simswap_256", "--face-swapper-pixel-boost", "512x512", "--face-detector-model", "yolo_face"},
-	}
-	for name, extra := range combos {
-		t.Run(name, func(t *testing.T) {
-			base := append([]string{"run", "-s", src, "-t", clip, "--models-dir", dir, "--output-video-encoder", "ffv1", "--chunk-frames", "4"}, extra...)
-			one := filepath.Join(work, name+"-1.mkv")
-			r := clitest.Mpirun(t, clitest.HangGuard(t), 1, append(base, "-o", one)...)
-			if r.Code != 0 {
-				t.Fatalf("1 rank: exit %d: %s", r.Code, r.Stderr)
-			}
-			three := filepath.Join(work, name+"-3.mkv")
-			r = clitest.Mpirun(t, clitest.HangGuard(t), 3, append(base, "-o", three, "--execution-batch-size", "3")...)
-			if r.Code != 0 {
-				t.Fatalf("3 ranks: exit %d: %s", r.Code, r.Stderr)
-			}
-			a, b := clitest.FrameHashes(t, one), clitest.FrameHashes(t, three)
-			if len(a) != 12 || len(b) != 12 {
-				t.Fatalf("%d and %d frames, want 12", len(a), len(b))
-			}
-			for i := range a {
-				if a[i] != b[i] {
-					t.Fatalf("frame %d differs between 1 rank (batch 1) and 3 ranks (batch 3)", i)
-				}
-			}
-			if in := clitest.FrameHashes(t, clip); in[5] == a[5] {
-				t.Errorf("frame 5 is unchanged: the processors did nothing")
-			}
-		})
 	}
 }

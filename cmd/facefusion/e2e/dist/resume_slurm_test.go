@@ -1,4 +1,4 @@
-package slurm
+package dist
 
 import (
 	"fmt"
@@ -25,6 +25,7 @@ import (
 // restart resumes and its output is the target's frames. SIGTERM to an interactive srun's tasks
 // gives exit 130 and a manifest status reads.
 func TestResumeSlurm(t *testing.T) {
+	t.Parallel() // two at a time, after the rest: see main_test.go
 	// Room for every subtest's job at once (2 tasks of 2 CPUs each); the preemption subtest
 	// asks for the whole node, so it runs first and alone.
 	const cpus = 32
