@@ -25,8 +25,8 @@ import (
 // is right when its frames are a single run's, or its target's.
 func TestBatchSlurm(t *testing.T) {
 	// Not parallel with the other Slurm tests: they wait for the machine's cluster lock in a
-	// parallel slot each, and with two slots (GOMAXPROCS) both taken so, this test's parallel
-	// subtests would never get one while it holds the lock (a deadlock, seen in make test).
+	// parallel slot each, and with every slot taken so, this test's parallel subtests would
+	// never get one while it holds the lock (a deadlock, seen in make test with two slots).
 	// Run first, alone, its two subtests have the slots.
 	// Room for both subtests' jobs at once: three array tasks of 1×2 CPUs, two jobs of 2×2.
 	c := slurmtest.Start(t, slurmtest.Options{CPUs: 16})
