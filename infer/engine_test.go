@@ -158,7 +158,7 @@ func runItems(e *infer.Engine, ids []int, want [][]byte) error {
 	}
 	defer l.Release()
 	for i, id := range ids {
-		for k, t := range e.Session().Signature().Inputs {
+		for k, t := range e.Signature().Inputs {
 			if v := l.In(k, i); t.Type == infer.Float64 {
 				v.Float64()[0] = itemWeight(id)
 			} else {
@@ -171,7 +171,7 @@ func runItems(e *infer.Engine, ids []int, want [][]byte) error {
 	}
 	for i, id := range ids {
 		w := want[id]
-		for k := range e.Session().Outputs() {
+		for k := range e.Signature().Outputs {
 			out := l.Output(k, i).Bytes()
 			if !bytes.Equal(out, w[:len(out)]) {
 				return fmt.Errorf("item %d, output %d differs from its batch-1 result (lease of %d items)", id, k, len(ids))
@@ -321,6 +321,11 @@ func TestEngineSet(t *testing.T) {
 	if b := open("arcface_w600k_r50", 8); b != a || a.MaxBatch() != 1 || a.Batches() != 1 {
 		t.Fatalf("second open: engine %p (first %p), max batch %d, %d batch buffers; want the first, 1, 1", b, a, a.MaxBatch(), a.Batches())
 	}
+	// Dims shape the buffers: a second open asking other shapes is refused, naming both.
+	c := cfg
+	c.Dims = map[string][]int64{"input": {1, 3, 112, 112}}
+	_, err := infer.OpenEngine(catalog.Must("arcface_w600k_r50").Spec(), c)
+	testenv.CheckError(t, "second open with other dims", err, "arcface_w600k_r50", "dims none", "input=[1 3 112 112]")
 	if err := set.SetWorkers(4); err != nil {
 		t.Fatal(err)
 	}
@@ -340,10 +345,73 @@ func TestEngineSet(t *testing.T) {
 	if err := set.Close(); err != nil {
 		t.Fatal(err)
 	}
-	_, err := a.Claim(1)
+	_, err = a.Claim(1)
 	testenv.CheckError(t, "claim after the set's Close", err, "arcface_w600k_r50", "Claim after Close")
 	if again := open("arcface_w600k_r50", 1); again == a {
 		t.Error("after Close the set handed out the closed engine")
+	}
+}
+
+// TestLeaseCopies: a Lease copied and released twice gives its items back once; the batch it
+// shares with another worker's live lease stays leased until that one is released too, and the
+// released copy can no longer run.
+func TestLeaseCopies(t *testing.T) {
+	e := engineFixture(t, fixtures.Dir(t, "arcface_w600k_r50"), "arcface_w600k_r50", 8, infer.EngineConfig{Workers: 2, Deadline: 20 * time.Second})
+	a, err := e.Claim(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := e.Claim(1) // the same batch as a's item
+	if err != nil {
+		t.Fatal(err)
+	}
+	copied := a
+	done := make(chan struct{})
+	go func() { // a's release runs it, and waits for b's item to run with it
+		defer close(done)
+		a.Release()
+		copied.Release()
+	}()
+	if err := b.Run(); err != nil {
+		t.Fatal(err)
+	}
+	<-done
+	if free := infer.FreeBatches(e); free != e.Batches()-1 {
+		t.Errorf("a lease released twice: %d of %d batch buffers free while another lease holds one", free, e.Batches())
+	}
+	if err := copied.Run(); err == nil {
+		t.Error("a released lease's copy ran")
+	}
+	b.Release()
+	if free := infer.FreeBatches(e); free != e.Batches() {
+		t.Errorf("every lease released: %d of %d batch buffers free", free, e.Batches())
+	}
+}
+
+// TestEngineCloseBounded: Close does not wait for ever on a lease a worker never released: after
+// CloseWait it says which model, and closes once the lease comes back.
+func TestEngineCloseBounded(t *testing.T) {
+	before := infer.OpenSessions()
+	e, err := infer.NewEngine(openUnclosed(t, fixtures.Dir(t, "arcface_w600k_r50"), "arcface_w600k_r50", 1), infer.EngineConfig{Workers: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := e.Claim(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func(d time.Duration) { infer.CloseWait = d }(infer.CloseWait)
+	infer.CloseWait = time.Millisecond
+	testenv.CheckError(t, "close with a lease held", e.Close(), "arcface_w600k_r50", "still leased")
+	if infer.OpenSessions() != before+1 {
+		t.Errorf("a refused Close: %d sessions open, want %d (left open for the lease)", infer.OpenSessions(), before+1)
+	}
+	l.Release()
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if infer.OpenSessions() != before {
+		t.Errorf("after Close: %d sessions open, want %d", infer.OpenSessions(), before)
 	}
 }
 

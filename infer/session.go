@@ -177,6 +177,7 @@ func (s *Session) open(cfg SessionConfig) error {
 	if err != nil {
 		return fmt.Errorf("model %s %s: cannot create a session: %s", c.Name, s.path, oneLine(err))
 	}
+	openSessions.Add(1)
 	set, err := s.newSet()
 	if err != nil {
 		return err
@@ -436,11 +437,19 @@ func (s *Session) Close() error {
 	if s.sess != nil {
 		errs = append(errs, s.sess.Destroy())
 		s.sess = nil
+		openSessions.Add(-1)
 	}
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("model %s %s: close: %s", s.spec.Name, s.path, strings.ReplaceAll(err.Error(), "\n", "; "))
 	}
 	return nil
 }
+
+// openSessions counts the ONNX Runtime sessions of the process not yet closed.
+var openSessions atomic.Int64
+
+// OpenSessions is the number of model sessions open in the process now (each engine holds one):
+// what a rank that closed its models must be back to, whatever way its setup ended.
+func OpenSessions() int { return int(openSessions.Load()) }
 
 func ortReady() bool { return ort.IsInitialized() }
