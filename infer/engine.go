@@ -60,10 +60,10 @@ type Engine struct {
 	mu      sync.Mutex
 	freed   sync.Cond // a batch went back to free
 	free    []*batch
-	open    *batch // the batch taking claims, nil when none
-	blocked int    // leases waiting in Run
-	closed  bool // no more claims
-	done    bool // the session and buffers are closed
+	open    *batch   // the batch taking claims, nil when none
+	blocked int      // leases waiting in Run
+	closed  bool     // no more claims
+	done    bool     // the session and buffers are closed
 	claims  []*claim // released claims' records, for the next Claims
 
 	runs, items atomic.Int64
