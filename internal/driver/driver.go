@@ -152,6 +152,7 @@ func Run(ctx context.Context, comm collective.Comm, cfg job.Config, opt Options)
 		rec = &runRecord{cfg: cfg, opt: opt, ranks: comm.Size(), start: time.Now(), plan: &plan}
 		var err error
 		models, ck, err = planJob(ctx, cfg, comm.Size(), &plan, log, opt.SkipDone)
+		defer models.Close() // whatever way Run ends from here (Close is idempotent)
 		if errors.Is(err, errAlreadyDone) {
 			plan, err = Plan{AlreadyDone: true}, nil
 		}
@@ -346,6 +347,12 @@ func planJob(ctx context.Context, cfg job.Config, ranks int, p *Plan, log *loggi
 	if err != nil || p.Image {
 		return m, nil, err
 	}
+	planned := false
+	defer func() {
+		if !planned {
+			m.Close() // every refusal below: the engines go with it
+		}
+	}()
 	if line := pipeline.PixelFormatNote(cfg, p.Info); line != "" {
 		log.Warnf("%s", line) // an output some players cannot play
 	}
@@ -403,6 +410,7 @@ func planJob(ctx context.Context, cfg job.Config, ranks int, p *Plan, log *loggi
 		}
 	}
 	ck.last, ck.work = time.Now(), time.Since(prepStart)
+	planned = true
 	return m, ck, nil
 }
 
@@ -534,6 +542,7 @@ func planSetup(ctx context.Context, cfg job.Config, ranks int, p *Plan, skipDone
 	}
 	img, lm, err := m.Analyse(ctx, p.Info)
 	if err != nil {
+		m.Close() // Analyse opened engines: a refused target keeps none (batch-run goes on)
 		return nil, "", err
 	}
 	if img != nil {
