@@ -29,3 +29,9 @@ func FreeBatches(e *Engine) int {
 	defer e.mu.Unlock()
 	return len(e.free)
 }
+
+// SetMappedHook sets the function called once a model file is mapped, before it is read.
+func SetMappedHook(f func(path string)) { testHookMapped = f }
+
+// ParseValueInfo decodes one ValueInfoProto.
+var ParseValueInfo = parseValueInfo
