@@ -101,16 +101,37 @@ func singleResults(t *testing.T, dir, name string, items int) [][]byte {
 // 1 to 3 items that the batcher coalesces as the goroutines meet (full, all waiting, or the
 // deadline): every item's outputs are bit-identical to the item run alone at batch 1, whatever
 // the number of workers and the batch size. Under -race it is the engine's race test.
+//
+// The fixtures above compute exactly in any order (one-hot products, sums of a few terms); the
+// heavy swapper (fixtures.WriteHeavy: eight chained dense 512×512 MatMuls per item, as a real
+// network spends its time) is where a batch's shape could change the arithmetic (another GEMM
+// blocking, another summation order): on the CPU provider it does not. A GPU provider chooses
+// its kernels by shape; make gpu-check compares batch 8 and 32 with batch 1 there.
 func TestEngineMatchesBatchOne(t *testing.T) {
 	dir := fixtures.Dir(t, engineModels...)
+	heavy := t.TempDir()
+	if err := fixtures.WriteHeavy(filepath.Join(heavy, "inswapper_128.onnx"), "inswapper_128", 2<<20, 3); err != nil {
+		t.Fatal(err)
+	}
+	type model struct{ dir, name string }
+	var models []model
 	for _, name := range engineModels {
+		models = append(models, model{dir, name})
+	}
+	models = append(models, model{heavy, "inswapper_128"})
+	for k, m := range models {
+		dir, name := m.dir, m.name
 		items, cases := 24, []struct{ maxBatch, workers int }{{8, 1}, {8, 3}, {4, 8}, {1, 4}, {1, 1}}
-		if name == "codeformer" { // batch 1 whatever is asked, and 3 MB an item: fewer
+		switch {
+		case name == "codeformer": // batch 1 whatever is asked, and 3 MB an item: fewer
 			items, cases = 8, cases[3:]
+		case k == len(models)-1: // the heavy swapper: 0.2 GFLOP an item, so fewer
+			items, cases = 10, cases[1:3]
+			name = "inswapper_128 (dense)"
 		}
-		want := singleResults(t, dir, name, items)
+		want := singleResults(t, dir, m.name, items)
 		for _, c := range cases {
-			e := engineFixture(t, dir, name, c.maxBatch, infer.EngineConfig{Workers: c.workers})
+			e := engineFixture(t, dir, m.name, c.maxBatch, infer.EngineConfig{Workers: c.workers})
 			var wg sync.WaitGroup
 			errs := make(chan error, c.workers)
 			for w := range c.workers {
