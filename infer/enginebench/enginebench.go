@@ -79,6 +79,9 @@ type Options struct {
 	// AfterWarmup, when set, is called once every worker has warmed up, before the first round
 	// (the memory benchmark resets the process's peak RSS there).
 	AfterWarmup func()
+	// AfterRounds, when set, is called after the last round, while the models are still open
+	// (the memory benchmark reads the resident memory there).
+	AfterRounds func()
 }
 
 // Run opens the path's models from cfg.ModelsDir (at cfg.MaxBatch, on cfg's providers) for
@@ -122,6 +125,9 @@ func Run(mode Mode, cfg infer.SessionConfig, o Options) (Result, error) {
 	best, err := runRounds(per, o.Frames, max(o.Rounds, 1), o.AfterWarmup)
 	if err != nil {
 		return res, err
+	}
+	if o.AfterRounds != nil {
+		o.AfterRounds()
 	}
 	res.FramesPerSecond = float64(o.Frames) / best.Seconds()
 	res.Engines = map[string]infer.EngineStats{}

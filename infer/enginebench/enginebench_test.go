@@ -8,7 +8,6 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/facefusion-hpc/facefusion/infer"
@@ -75,22 +74,36 @@ func child(spec string) {
 	}
 	workers, _ := strconv.Atoi(f[1])
 	frames, _ := strconv.Atoi(f[2])
-	var resetErr error
-	reset := func() { resetErr = os.WriteFile("/proc/self/clear_refs", []byte("5"), 0) } // 5: reset VmHWM to VmRSS
-	r, err := Run(Mode(f[0]), infer.SessionConfig{ModelsDir: f[3], Library: f[4], MaxBatch: 1, Logf: func(string, ...any) {}},
-		Options{Workers: workers, Frames: frames, Rounds: 5, AfterWarmup: reset})
-	if err == nil {
-		err = resetErr
+	// The load peak is VmHWM before the reset (getrusage's ru_maxrss follows the reset too).
+	var loadMB, runMB, endMB float64
+	var readErr error
+	status := func() []byte {
+		b, err := os.ReadFile("/proc/self/status")
+		if readErr == nil {
+			readErr = err
+		}
+		return b
 	}
-	var status []byte
+	reset := func() {
+		loadMB = statusMB(status(), "VmHWM")
+		if err := os.WriteFile("/proc/self/clear_refs", []byte("5"), 0); err != nil && readErr == nil { // 5: VmHWM back to VmRSS
+			readErr = err
+		}
+	}
+	end := func() {
+		st := status()
+		runMB, endMB = statusMB(st, "VmHWM"), statusMB(st, "VmRSS")
+	}
+	r, err := Run(Mode(f[0]), infer.SessionConfig{ModelsDir: f[3], Library: f[4], MaxBatch: 1, Logf: func(string, ...any) {}},
+		Options{Workers: workers, Frames: frames, Rounds: 5, AfterWarmup: reset, AfterRounds: end})
 	if err == nil {
-		status, err = os.ReadFile("/proc/self/status")
+		err = readErr
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "enginebench child:", err)
 		os.Exit(1)
 	}
-	out := map[string]float64{"frames_per_s": r.FramesPerSecond, "hwm_mb": statusMB(status, "VmHWM"), "rss_mb": statusMB(status, "VmRSS")}
+	out := map[string]float64{"frames_per_s": r.FramesPerSecond, "load_mb": loadMB, "hwm_mb": runMB, "rss_mb": endMB}
 	for name, st := range r.Engines {
 		out["in_flight/"+name] = float64(st.MaxInFlight)
 	}
@@ -113,9 +126,9 @@ func statusMB(status []byte, key string) float64 {
 // 340 MB enhancer, random, in a temporary folder) and runs it in a child process per
 // configuration at batch 1 on the CPU (best of five rounds of 64 frames): one shared engine per
 // model for 1, 2 and 8 workers, then a session of every model per worker (before the engine)
-// for 1, 2 and 8. For each it reports three memories: the load peak (getrusage's ru_maxrss:
-// while a session loads, ONNX Runtime holds the parsed file and the copied weights at once),
-// the peak during the rounds (VmHWM reset after the warm-up: what the workers' runs hold on top
+// for 1, 2 and 8. For each it reports three memories, from the child's /proc/self/status: the
+// load peak (VmHWM after the warm-up: while a session loads, ONNX Runtime holds the parsed file
+// and the copied weights at once), the peak during the rounds (VmHWM reset after the warm-up: what the workers' runs hold on top
 // of the loaded models) and the resident memory at the end; and the frames per second.
 //
 // The gates: the engine's 8 workers may add at most 300 MB to its 1 worker's peak during the
@@ -158,8 +171,7 @@ func BenchmarkEngineMemory(b *testing.B) {
 				if err := json.Unmarshal(out, &v); err != nil {
 					b.Fatalf("child %s printed %q: %v", key, out, err)
 				}
-				ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
-				r = result{loadMB: float64(ru.Maxrss) / 1024, runMB: v["hwm_mb"], endMB: v["rss_mb"], fps: v["frames_per_s"], inFlight: map[string]int{}} // ru_maxrss is in KiB on Linux
+				r = result{loadMB: v["load_mb"], runMB: v["hwm_mb"], endMB: v["rss_mb"], fps: v["frames_per_s"], inFlight: map[string]int{}}
 				for k, n := range v {
 					if name, ok := strings.CutPrefix(k, "in_flight/"); ok {
 						r.inFlight[name] = int(n)

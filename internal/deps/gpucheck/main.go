@@ -170,7 +170,11 @@ func (c *check) run(lib, device string, batches, workers []int, frames, rounds i
 			// batch (one item each would never fill 32 with 8 workers, nor batch at all with 1).
 			faces := (batch + w - 1) / w
 			sampler := rank.StartSampler(src, gpu, 50*time.Millisecond)
-			res, err := enginebench.Run(enginebench.Shared, cfg, enginebench.Options{Workers: w, Frames: frames, Rounds: rounds, Faces: faces})
+			rowFrames := frames
+			if !onGPU { // the rehearsal: about as many items a row as at one face a frame
+				rowFrames = max(4, frames/faces)
+			}
+			res, err := enginebench.Run(enginebench.Shared, cfg, enginebench.Options{Workers: w, Frames: rowFrames, Rounds: rounds, Faces: faces})
 			st := sampler.Stop()
 			if err != nil {
 				return fail(fmt.Errorf("workers %d, batch %d: %w", w, batch, err))
