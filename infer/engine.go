@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -24,10 +25,17 @@ const DefaultDeadline = 2 * time.Millisecond
 type EngineConfig struct {
 	// Workers is the number of goroutines that share the engine (a rank's pipeline workers),
 	// 0 meaning 1. It sizes the pool of batch buffers: one per worker for a model that runs at
-	// batch 1, so every worker's run proceeds at once; at most three for a batched model (one
-	// filling while one runs and one hands its results back). When every worker waits on the
-	// engine, the open batch runs without waiting for its deadline.
+	// batch 1, up to Runs, so that many workers' runs proceed at once; at most three for a
+	// batched model (one filling while one runs and one hands its results back). When every
+	// worker waits on the engine, the open batch runs without waiting for its deadline.
 	Workers int
+	// Runs bounds the batch-1 runs in flight on the session, and with them the buffers and the
+	// runtime's working memory each run in flight takes (its activations: tens of MB for a
+	// detector at 640): 0 means the CPUs the process may run on (runtime.NumCPU reads the
+	// affinity mask). More runs than cores buy no speed on the CPU provider and would make a
+	// rank's memory grow with its workers; a worker past the bound waits for a free buffer, as
+	// it would wait for a core.
+	Runs int
 	// Deadline is how long a batch that is not full waits for more items: 0 means
 	// DefaultDeadline, a negative value none (each Claim's items run on their own).
 	Deadline time.Duration
@@ -54,6 +62,7 @@ type Engine struct {
 	path     string
 	maxBatch int
 	workers  int
+	inFlight int // the most batch-1 runs in flight (EngineConfig.Runs)
 	deadline time.Duration
 	batches  []*batch
 
@@ -94,7 +103,7 @@ func NewEngine(s *Session, cfg EngineConfig) (*Engine, error) {
 	if s == nil || s.sess == nil {
 		return nil, fmt.Errorf("engine: no open session")
 	}
-	e := &Engine{sess: s, name: s.spec.Name, path: s.path, maxBatch: s.maxBatch, workers: max(cfg.Workers, 1), deadline: cfg.Deadline}
+	e := &Engine{sess: s, name: s.spec.Name, path: s.path, maxBatch: s.maxBatch, workers: max(cfg.Workers, 1), inFlight: runsFor(cfg), deadline: cfg.Deadline}
 	if e.deadline == 0 {
 		e.deadline = DefaultDeadline
 	}
@@ -126,13 +135,21 @@ func OpenEngine(spec Spec, cfg SessionConfig) (*Engine, error) {
 	return e, nil
 }
 
-// batchesFor is the number of batch buffers an engine keeps for workers: one each at batch 1,
-// at most three when batched.
-func batchesFor(maxBatch, workers int) int {
+// batchesFor is the number of batch buffers an engine keeps for workers: one each at batch 1, up
+// to runs, at most three when batched.
+func batchesFor(maxBatch, workers, runs int) int {
 	if maxBatch > 1 {
 		return min(workers, 3)
 	}
-	return workers
+	return min(workers, runs)
+}
+
+// runsFor is EngineConfig.Runs with its default.
+func runsFor(cfg EngineConfig) int {
+	if cfg.Runs > 0 {
+		return cfg.Runs
+	}
+	return max(runtime.NumCPU(), 1)
 }
 
 // grow sizes e for workers: more batch buffers when batch-1 runs need one per worker.
@@ -140,7 +157,7 @@ func (e *Engine) grow(workers int) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.workers = max(e.workers, workers)
-	for len(e.batches) < batchesFor(e.maxBatch, e.workers) {
+	for len(e.batches) < batchesFor(e.maxBatch, e.workers, e.inFlight) {
 		ts, err := e.sess.newSet()
 		if err != nil {
 			return err
@@ -550,13 +567,14 @@ func (e *Engine) close() error {
 type EngineSet struct {
 	mu       sync.Mutex
 	workers  int
+	runs     int
 	deadline time.Duration
 	engines  map[string]*Engine // by model file
 }
 
 // NewEngineSet makes an empty set whose engines serve cfg.Workers workers.
 func NewEngineSet(cfg EngineConfig) *EngineSet {
-	return &EngineSet{workers: max(cfg.Workers, 1), deadline: cfg.Deadline, engines: map[string]*Engine{}}
+	return &EngineSet{workers: max(cfg.Workers, 1), runs: cfg.Runs, deadline: cfg.Deadline, engines: map[string]*Engine{}}
 }
 
 func (s *EngineSet) open(spec Spec, cfg SessionConfig) (*Engine, error) {
@@ -576,7 +594,7 @@ func (s *EngineSet) open(spec Spec, cfg SessionConfig) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	e, err := NewEngine(sess, EngineConfig{Workers: s.workers, Deadline: s.deadline})
+	e, err := NewEngine(sess, EngineConfig{Workers: s.workers, Runs: s.runs, Deadline: s.deadline})
 	if err != nil {
 		sess.Close()
 		return nil, err

@@ -131,7 +131,7 @@ func TestEngineMatchesBatchOne(t *testing.T) {
 		}
 		want := singleResults(t, dir, m.name, items)
 		for _, c := range cases {
-			e := engineFixture(t, dir, m.name, c.maxBatch, infer.EngineConfig{Workers: c.workers})
+			e := engineFixture(t, dir, m.name, c.maxBatch, infer.EngineConfig{Workers: c.workers, Runs: c.workers})
 			var wg sync.WaitGroup
 			errs := make(chan error, c.workers)
 			for w := range c.workers {
@@ -325,7 +325,7 @@ func TestEngineBatches(t *testing.T) {
 // engine's own Close leaves it to the set, whose Close ends them all.
 func TestEngineSet(t *testing.T) {
 	dir := fixtures.Dir(t, "arcface_w600k_r50", "gfpgan_1.4")
-	set := infer.NewEngineSet(infer.EngineConfig{Workers: 1})
+	set := infer.NewEngineSet(infer.EngineConfig{Workers: 1, Runs: 8})
 	defer set.Close()
 	cfg := infer.SessionConfig{ModelsDir: dir, Library: testenv.ORTLibrary(t), MaxBatch: 1, Engines: set, Logf: func(string, ...any) {}}
 	open := func(name string, maxBatch int) *infer.Engine {
@@ -440,7 +440,7 @@ func TestEngineCloseBounded(t *testing.T) {
 // session at the same moment, so no lock is held around a run. The first run to get there waits
 // (yielding, a bounded number of times) for the second: behind a lock it would wait in vain.
 func TestEngineRunsConcurrently(t *testing.T) {
-	e := engineFixture(t, fixtures.Dir(t, "gfpgan_1.4"), "gfpgan_1.4", 1, infer.EngineConfig{Workers: 2})
+	e := engineFixture(t, fixtures.Dir(t, "gfpgan_1.4"), "gfpgan_1.4", 1, infer.EngineConfig{Workers: 2, Runs: 2})
 	infer.SetRunHook(func(s *infer.Session) {
 		for i := 0; i < 1_000_000 && infer.InFlight(s) < 2; i++ {
 			runtime.Gosched()
@@ -466,6 +466,35 @@ func TestEngineRunsConcurrently(t *testing.T) {
 	wg.Wait()
 	if st := e.Stats(); st.MaxInFlight != 2 || st.Runs != 2 {
 		t.Errorf("two workers at batch 1: %d runs, at most %d in flight at once, want 2 and 2", st.Runs, st.MaxInFlight)
+	}
+}
+
+// TestEngineRunsBounded: a batch-1 engine keeps at most Runs buffers however many workers share
+// it, so its buffers and the runtime's working memory per run in flight do not grow with the
+// workers; the workers past the bound wait for a buffer and every item still runs.
+func TestEngineRunsBounded(t *testing.T) {
+	e := engineFixture(t, fixtures.Dir(t, "gfpgan_1.4"), "gfpgan_1.4", 1, infer.EngineConfig{Workers: 8, Runs: 2})
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 3 {
+				l, err := e.Claim(1)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if err := l.Run(); err != nil {
+					t.Error(err)
+				}
+				l.Release()
+			}
+		}()
+	}
+	wg.Wait()
+	if st := e.Stats(); e.Batches() != 2 || st.Runs != 24 || st.MaxInFlight > 2 {
+		t.Errorf("8 workers, 2 runs in flight at most: %d buffers, %d runs, %d in flight at once; want 2, 24, ≤ 2", e.Batches(), st.Runs, st.MaxInFlight)
 	}
 }
 
