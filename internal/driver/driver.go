@@ -136,6 +136,9 @@ func (e *AlreadyDone) Error() string {
 	return fmt.Sprintf("output %s exists, written by this same job (its run report has the same fingerprint)", e.Output)
 }
 
+// capNote says a capped execution_thread_count once a process: a batch runs many targets.
+var capNote sync.Once
+
 // Run executes cfg on every rank of comm; all ranks must call it. Rank 0 returns the output
 // path. An error that rank 0 reports for the whole job comes back as *RemoteError on the
 // other ranks.
@@ -146,7 +149,7 @@ func Run(ctx context.Context, comm collective.Comm, cfg job.Config, opt Options)
 	cpus := rank.DecideCPUs(rank.ReadCPUFacts(cfg.ExecutionThreadCount, comm.LocalSize(), os.Getenv))
 	video.SetThreads(cpus.FFmpegThreads)
 	if note := cpus.CapNote(); note != "" && me == 0 {
-		log.Warnf("%s", note)
+		capNote.Do(func() { log.Warnf("%s", note) })
 	}
 	log.Debugf("rank %d: %v", me, cpus)
 
