@@ -40,10 +40,12 @@ type CPUBudget struct {
 	Source string `json:"source"` // FromAffinity, FromSlurm or FromNodeShare
 	// Requested is execution_thread_count (0: automatic, the workers are the CPUs); Capped
 	// says it was above MaxWorkersPerCPU × CPUs and Workers is that cap.
-	Requested     int  `json:"execution_thread_count"`
-	Capped        bool `json:"capped,omitempty"`
-	Workers       int  `json:"workers"`
-	FFmpegThreads int  `json:"ffmpeg_threads"` // -threads of each decoder and encoder
+	Requested int  `json:"execution_thread_count"`
+	Capped    bool `json:"capped,omitempty"`
+	Workers   int  `json:"workers"`
+	// FFmpegThreads is the -threads of each decoder and encoder: the smaller of the workers and
+	// the CPUs where that is narrower than the mask, else 0: ffmpeg's own count for the mask.
+	FFmpegThreads int `json:"ffmpeg_threads"`
 }
 
 // DecideCPUs is the one place a rank's CPU budget is decided, in this order: its CPUs are the
@@ -52,6 +54,8 @@ type CPUBudget struct {
 // node) sharing the node with others and without Slurm's count, the node's CPUs divided by its
 // ranks. An explicit execution_thread_count then sets the workers, capped at MaxWorkersPerCPU
 // per CPU, and ffmpeg's threads are the smaller of the workers and the CPUs.
+// Over a node's ranks the CPUs add up to at most its cores: a bound rank's threads, ffmpeg's
+// included, run only on its own set, and an unbound one's are sized to its share.
 func DecideCPUs(f CPUFacts) CPUBudget {
 	aff := max(1, f.Affinity)
 	b := CPUBudget{CPUs: aff, Source: FromAffinity, Requested: max(0, f.Requested)}
@@ -69,7 +73,13 @@ func DecideCPUs(f CPUFacts) CPUBudget {
 			b.Workers, b.Capped = limit, true
 		}
 	}
-	b.FFmpegThreads = min(b.Workers, b.CPUs)
+	// ffmpeg counts the mask's CPUs itself (av_cpu_count reads sched_getaffinity) and sizes its
+	// threads for them, a decoder's frame threads one above the CPUs so that decoding goes on
+	// while it waits on the pipe (-threads 1 on one core ran slower here): a count is given only
+	// where the budget is narrower than the mask.
+	if n := min(b.Workers, b.CPUs); n < aff {
+		b.FFmpegThreads = n
+	}
 	return b
 }
 
@@ -112,7 +122,11 @@ func CountCPUList(s string) int {
 
 // String is the budget for a log line.
 func (b CPUBudget) String() string {
-	return fmt.Sprintf("%d CPUs (%s): %d workers, ffmpeg -threads %d", b.CPUs, b.Source, b.Workers, b.FFmpegThreads)
+	ff := "ffmpeg's own threads for the mask"
+	if b.FFmpegThreads > 0 {
+		ff = fmt.Sprintf("ffmpeg -threads %d", b.FFmpegThreads)
+	}
+	return fmt.Sprintf("%d CPUs (%s): %d workers, %s", b.CPUs, b.Source, b.Workers, ff)
 }
 
 // CapNote is the one log line of a capped execution_thread_count; "" when it was not capped.

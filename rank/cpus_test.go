@@ -17,9 +17,9 @@ func TestDecideCPUs(t *testing.T) {
 		want CPUBudget
 	}{
 		{"one unbound rank: every CPU", CPUFacts{Affinity: 8, Online: 8, LocalRanks: 1},
-			CPUBudget{CPUs: 8, Source: FromAffinity, Workers: 8, FFmpegThreads: 8}},
+			CPUBudget{CPUs: 8, Source: FromAffinity, Workers: 8, FFmpegThreads: 0}},
 		{"bound ranks are not divided again", CPUFacts{Affinity: 1, Online: 2, LocalRanks: 2},
-			CPUBudget{CPUs: 1, Source: FromAffinity, Workers: 1, FFmpegThreads: 1}},
+			CPUBudget{CPUs: 1, Source: FromAffinity, Workers: 1, FFmpegThreads: 0}},
 		{"unbound ranks share the node", CPUFacts{Affinity: 2, Online: 2, LocalRanks: 2},
 			CPUBudget{CPUs: 1, Source: FromNodeShare, Workers: 1, FFmpegThreads: 1}},
 		{"more unbound ranks than CPUs: one each", CPUFacts{Affinity: 2, Online: 2, LocalRanks: 5},
@@ -27,21 +27,21 @@ func TestDecideCPUs(t *testing.T) {
 		{"Slurm's count, narrower than the mask", CPUFacts{Affinity: 64, Online: 64, LocalRanks: 4, SlurmCPUsPerTask: 8},
 			CPUBudget{CPUs: 8, Source: FromSlurm, Workers: 8, FFmpegThreads: 8}},
 		{"a mask narrower than Slurm's count", CPUFacts{Affinity: 4, Online: 64, LocalRanks: 4, SlurmCPUsPerTask: 8},
-			CPUBudget{CPUs: 4, Source: FromAffinity, Workers: 4, FFmpegThreads: 4}},
+			CPUBudget{CPUs: 4, Source: FromAffinity, Workers: 4, FFmpegThreads: 0}},
 		{"Slurm's count equal to the mask", CPUFacts{Affinity: 8, Online: 64, LocalRanks: 8, SlurmCPUsPerTask: 8},
-			CPUBudget{CPUs: 8, Source: FromAffinity, Workers: 8, FFmpegThreads: 8}},
+			CPUBudget{CPUs: 8, Source: FromAffinity, Workers: 8, FFmpegThreads: 0}},
 		{"online CPUs unknown: the mask is taken as the node", CPUFacts{Affinity: 4, LocalRanks: 2},
 			CPUBudget{CPUs: 2, Source: FromNodeShare, Workers: 2, FFmpegThreads: 2}},
 		{"an explicit count below the CPUs", CPUFacts{Requested: 1, Affinity: 4, Online: 4, LocalRanks: 1},
 			CPUBudget{CPUs: 4, Source: FromAffinity, Requested: 1, Workers: 1, FFmpegThreads: 1}},
 		{"an explicit count at the cap", CPUFacts{Requested: 8, Affinity: 2, Online: 2, LocalRanks: 1},
-			CPUBudget{CPUs: 2, Source: FromAffinity, Requested: 8, Workers: 8, FFmpegThreads: 2}},
+			CPUBudget{CPUs: 2, Source: FromAffinity, Requested: 8, Workers: 8, FFmpegThreads: 0}},
 		{"an explicit count far above the CPUs", CPUFacts{Requested: 1000, Affinity: 2, Online: 2, LocalRanks: 1},
-			CPUBudget{CPUs: 2, Source: FromAffinity, Requested: 1000, Capped: true, Workers: 8, FFmpegThreads: 2}},
+			CPUBudget{CPUs: 2, Source: FromAffinity, Requested: 1000, Capped: true, Workers: 8, FFmpegThreads: 0}},
 		{"the cap follows the node share", CPUFacts{Requested: 1000, Affinity: 2, Online: 2, LocalRanks: 2},
 			CPUBudget{CPUs: 1, Source: FromNodeShare, Requested: 1000, Capped: true, Workers: 4, FFmpegThreads: 1}},
 		{"no mask read: one CPU", CPUFacts{LocalRanks: 1},
-			CPUBudget{CPUs: 1, Source: FromAffinity, Workers: 1, FFmpegThreads: 1}},
+			CPUBudget{CPUs: 1, Source: FromAffinity, Workers: 1, FFmpegThreads: 0}},
 	} {
 		if got := DecideCPUs(c.f); got != c.want {
 			t.Errorf("%s: %+v gives %+v, want %+v", c.name, c.f, got, c.want)

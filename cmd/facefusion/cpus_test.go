@@ -40,7 +40,7 @@ func TestCPUBudgetFollowsBinding(t *testing.T) {
 	rep := checkReportEnd(t, out, r, lustre.Complete)
 	want := []rank.CPUBudget{
 		{CPUs: share, Source: rank.FromNodeShare, Requested: 1000, Capped: true, Workers: rank.MaxWorkersPerCPU * share, FFmpegThreads: share},
-		{CPUs: 1, Source: rank.FromAffinity, Requested: 1000, Capped: true, Workers: rank.MaxWorkersPerCPU, FFmpegThreads: 1},
+		{CPUs: 1, Source: rank.FromAffinity, Requested: 1000, Capped: true, Workers: rank.MaxWorkersPerCPU}, // ffmpeg's own threads
 	}
 	if len(rep.PerRank) != len(want) {
 		t.Fatalf("%d per-rank entries, want %d", len(rep.PerRank), len(want))

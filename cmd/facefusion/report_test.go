@@ -95,7 +95,7 @@ func checkRunReport(t *testing.T, rep *lustre.Report, target, out string, source
 				t.Errorf("rank %d: stage %s: %g s (ran: %v)", i, st, v, ran)
 			}
 		}
-		if c := r.CPU; c == nil || c.CPUs < 1 || c.Workers < 1 || c.FFmpegThreads < 1 || c.FFmpegThreads > c.CPUs {
+		if c := r.CPU; c == nil || c.CPUs < 1 || c.Workers < 1 || c.FFmpegThreads < 0 || c.FFmpegThreads > c.CPUs {
 			t.Errorf("rank %d: cpu budget %+v", i, r.CPU)
 		} else {
 			cpus += c.CPUs
