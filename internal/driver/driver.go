@@ -136,12 +136,22 @@ func (e *AlreadyDone) Error() string {
 	return fmt.Sprintf("output %s exists, written by this same job (its run report has the same fingerprint)", e.Output)
 }
 
+// capNote says a capped execution_thread_count once a process: a batch runs many targets.
+var capNote sync.Once
+
 // Run executes cfg on every rank of comm; all ranks must call it. Rank 0 returns the output
 // path. An error that rank 0 reports for the whole job comes back as *RemoteError on the
 // other ranks.
 func Run(ctx context.Context, comm collective.Comm, cfg job.Config, opt Options) (string, error) {
 	me := comm.Rank()
 	log := opt.Log
+	// The rank's CPU budget: its workers and every ffmpeg it starts follow it.
+	cpus := rank.DecideCPUs(rank.ReadCPUFacts(cfg.ExecutionThreadCount, comm.LocalSize(), os.Getenv))
+	video.SetThreads(cpus.FFmpegThreads)
+	if note := cpus.CapNote(); note != "" && me == 0 {
+		capNote.Do(func() { log.Warnf("%s", note) })
+	}
+	log.Debugf("rank %d: %v", me, cpus)
 
 	// 1. Rank 0 plans; every rank learns the plan (or the reason there is none).
 	var plan Plan
@@ -232,12 +242,13 @@ func Run(ctx context.Context, comm collective.Comm, cfg job.Config, opt Options)
 			}
 		}
 	} else {
-		res, err = encodeShare(ctx, comm, cfg, models, &plan, jd, opt, ck)
+		res, err = encodeShare(ctx, comm, cfg, models, &plan, jd, opt, ck, cpus.Workers)
 	}
 	if plan.Image && me == 0 && err == nil {
 		res.Frames = 1
 	}
 	res.Stats = rankStats(me, models, &res, began, gpu.Stop())
+	res.Stats.CPU = &cpus
 	if err != nil {
 		res.Err, res.Kind = err.Error(), fault.KindOf(err)
 		if !plan.Image && jd.CurrentAttemptID() == plan.AttemptID { // a straggler must not fail a newer attempt
@@ -591,9 +602,10 @@ func loadModels(cfg job.Config, p *Plan) (*pipeline.Models, error) {
 // errStopRequested is the cancel cause when another rank's signal stopped the job.
 var errStopRequested = errors.New("another rank was stopped by a signal")
 
-// encodeShare encodes this rank's chunks of the attempt, one segment file each, and records
-// each finished chunk in this rank's journal at once. A signal discards the chunk in flight.
-func encodeShare(ctx context.Context, comm collective.Comm, cfg job.Config, m *pipeline.Models, p *Plan, jd *lustre.JobDir, opt Options, ck *checkpointer) (Result, error) {
+// encodeShare encodes this rank's chunks of the attempt with workerCount workers, one segment
+// file each, and records each finished chunk in this rank's journal at once. A signal discards
+// the chunk in flight.
+func encodeShare(ctx context.Context, comm collective.Comm, cfg job.Config, m *pipeline.Models, p *Plan, jd *lustre.JobDir, opt Options, ck *checkpointer, workerCount int) (Result, error) {
 	me := comm.Rank()
 	res := Result{Rank: me}
 	signalled := ctx
@@ -644,7 +656,7 @@ func encodeShare(ctx context.Context, comm collective.Comm, cfg job.Config, m *p
 	if len(work) == 0 {
 		return res, nil
 	}
-	workers, err := m.Workers(cfg.Threads(comm.LocalSize()))
+	workers, err := m.Workers(workerCount)
 	if err != nil {
 		return res, err
 	}
