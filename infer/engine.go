@@ -604,6 +604,19 @@ func (s *EngineSet) open(spec Spec, cfg SessionConfig) (*Engine, error) {
 	return e, nil
 }
 
+// SetRuns bounds the batch-1 runs in flight of the set's engines, open and to come, at n (see
+// EngineConfig.Runs); buffers already made stay.
+func (s *EngineSet) SetRuns(n int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.runs = max(n, 1)
+	for _, e := range s.engines {
+		e.mu.Lock()
+		e.inFlight = s.runs
+		e.mu.Unlock()
+	}
+}
+
 // SetWorkers sizes the set for n workers: the open engines grow their batch buffers (a model
 // that runs at batch 1 keeps one per worker), and later ones open so.
 func (s *EngineSet) SetWorkers(n int) error {

@@ -605,3 +605,22 @@ func TestHeavyFixtures(t *testing.T) {
 		}
 	}
 }
+
+// TestEngineSetRuns: the set's bound on batch-1 runs in flight (the rank's CPUs) holds for the
+// engines it opens, however many workers it is sized for.
+func TestEngineSetRuns(t *testing.T) {
+	set := infer.NewEngineSet(infer.EngineConfig{Workers: 1})
+	defer set.Close()
+	set.SetRuns(2)
+	if err := set.SetWorkers(8); err != nil {
+		t.Fatal(err)
+	}
+	cfg := infer.SessionConfig{ModelsDir: fixtures.Dir(t, "gfpgan_1.4"), Library: testenv.ORTLibrary(t), MaxBatch: 1, Engines: set, Logf: func(string, ...any) {}}
+	e, err := infer.OpenEngine(catalog.Must("gfpgan_1.4").Spec(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e.Batches() != 2 {
+		t.Errorf("8 workers, runs bounded at 2: %d batch buffers, want 2", e.Batches())
+	}
+}

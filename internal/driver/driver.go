@@ -242,6 +242,8 @@ func Run(ctx context.Context, comm collective.Comm, cfg job.Config, opt Options)
 			}
 		}
 	} else {
+		// The batch-1 models run at most one run a CPU at once, however many workers.
+		models.LimitRuns(cpus.CPUs)
 		res, err = encodeShare(ctx, comm, cfg, models, &plan, jd, opt, ck, cpus.Workers)
 	}
 	if plan.Image && me == 0 && err == nil {
