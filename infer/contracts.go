@@ -71,7 +71,8 @@ const Dyn int64 = -1
 // contract output means "any name": FaceFusion runs every model with run(None, …) and takes the
 // outputs by position, so only their order, rank and type are part of the contract.
 type TensorSpec struct {
-	Name  string
+	Name string
+	// Shape is nil where a file declares no shape (rank unknown), empty for a scalar.
 	Shape []int64
 	Type  DType
 }
@@ -80,6 +81,9 @@ func (s TensorSpec) String() string {
 	name := s.Name
 	if name == "" {
 		name = "*"
+	}
+	if s.Shape == nil {
+		return fmt.Sprintf("%s[rank unknown]%s", name, s.Type)
 	}
 	dims := make([]string, len(s.Shape))
 	for i, d := range s.Shape {
@@ -97,7 +101,13 @@ func (c TensorSpec) matches(found TensorSpec) bool {
 	if c.Name != "" && c.Name != found.Name {
 		return false
 	}
-	if !c.Type.accepts(found.Type) || len(c.Shape) != len(found.Shape) {
+	if !c.Type.accepts(found.Type) {
+		return false
+	}
+	if found.Shape == nil {
+		return true // a rank the file does not declare: every axis is ONNX Runtime's to check
+	}
+	if len(c.Shape) != len(found.Shape) {
 		return false
 	}
 	for i, d := range c.Shape {

@@ -3,7 +3,11 @@ package infer
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -21,10 +25,17 @@ const DefaultDeadline = 2 * time.Millisecond
 type EngineConfig struct {
 	// Workers is the number of goroutines that share the engine (a rank's pipeline workers),
 	// 0 meaning 1. It sizes the pool of batch buffers: one per worker for a model that runs at
-	// batch 1, so every worker's run proceeds at once; at most three for a batched model (one
-	// filling while one runs and one hands its results back). When every worker waits on the
-	// engine, the open batch runs without waiting for its deadline.
+	// batch 1, up to Runs, so that many workers' runs proceed at once; at most three for a
+	// batched model (one filling while one runs and one hands its results back). When every
+	// worker waits on the engine, the open batch runs without waiting for its deadline.
 	Workers int
+	// Runs bounds the batch-1 runs in flight on the session, and with them the buffers and the
+	// runtime's working memory each run in flight takes (its activations: tens of MB for a
+	// detector at 640): 0 means the CPUs the process may run on (runtime.NumCPU reads the
+	// affinity mask). More runs than cores buy no speed on the CPU provider and would make a
+	// rank's memory grow with its workers; a worker past the bound waits for a free buffer, as
+	// it would wait for a core.
+	Runs int
 	// Deadline is how long a batch that is not full waits for more items: 0 means
 	// DefaultDeadline, a negative value none (each Claim's items run on their own).
 	Deadline time.Duration
@@ -51,15 +62,18 @@ type Engine struct {
 	path     string
 	maxBatch int
 	workers  int
+	inFlight int // the most batch-1 runs in flight (EngineConfig.Runs)
 	deadline time.Duration
 	batches  []*batch
 
 	mu      sync.Mutex
 	freed   sync.Cond // a batch went back to free
 	free    []*batch
-	open    *batch // the batch taking claims, nil when none
-	blocked int    // leases waiting in Run
-	closed  bool
+	open    *batch   // the batch taking claims, nil when none
+	blocked int      // leases waiting in Run
+	closed  bool     // no more claims
+	done    bool     // the session and buffers are closed
+	claims  []*claim // released claims' records, for the next Claims
 
 	runs, items atomic.Int64
 	expired     atomic.Int64
@@ -89,7 +103,7 @@ func NewEngine(s *Session, cfg EngineConfig) (*Engine, error) {
 	if s == nil || s.sess == nil {
 		return nil, fmt.Errorf("engine: no open session")
 	}
-	e := &Engine{sess: s, name: s.spec.Name, path: s.path, maxBatch: s.maxBatch, workers: max(cfg.Workers, 1), deadline: cfg.Deadline}
+	e := &Engine{sess: s, name: s.spec.Name, path: s.path, maxBatch: s.maxBatch, workers: max(cfg.Workers, 1), inFlight: runsFor(cfg), deadline: cfg.Deadline}
 	if e.deadline == 0 {
 		e.deadline = DefaultDeadline
 	}
@@ -121,13 +135,21 @@ func OpenEngine(spec Spec, cfg SessionConfig) (*Engine, error) {
 	return e, nil
 }
 
-// batchesFor is the number of batch buffers an engine keeps for workers: one each at batch 1,
-// at most three when batched.
-func batchesFor(maxBatch, workers int) int {
+// batchesFor is the number of batch buffers an engine keeps for workers: one each at batch 1, up
+// to runs, at most three when batched.
+func batchesFor(maxBatch, workers, runs int) int {
 	if maxBatch > 1 {
 		return min(workers, 3)
 	}
-	return workers
+	return min(workers, runs)
+}
+
+// runsFor is EngineConfig.Runs with its default.
+func runsFor(cfg EngineConfig) int {
+	if cfg.Runs > 0 {
+		return cfg.Runs
+	}
+	return max(runtime.NumCPU(), 1)
 }
 
 // grow sizes e for workers: more batch buffers when batch-1 runs need one per worker.
@@ -135,7 +157,7 @@ func (e *Engine) grow(workers int) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.workers = max(e.workers, workers)
-	for len(e.batches) < batchesFor(e.maxBatch, e.workers) {
+	for len(e.batches) < batchesFor(e.maxBatch, e.workers, e.inFlight) {
 		ts, err := e.sess.newSet()
 		if err != nil {
 			return err
@@ -154,8 +176,33 @@ func (e *Engine) addBatch(ts *tensorSet) {
 	e.free = append(e.free, b)
 }
 
-// Session is the shared session: its spec, file, signature and providers.
-func (e *Engine) Session() *Session { return e.sess }
+// The shared session itself is not handed out: its tensor set is the engine's first batch
+// buffer, and a caller running it would race with the batcher. What callers need of it:
+
+// Spec is what the model was opened and checked as.
+func (e *Engine) Spec() Spec { return e.sess.spec }
+
+// Path is the model file.
+func (e *Engine) Path() string { return e.sess.path }
+
+// Signature is the file's own signature (dynamic axes as Dyn).
+func (e *Engine) Signature() Signature { return e.sess.found }
+
+// Providers are the execution providers in use, in order of preference.
+func (e *Engine) Providers() []string { return e.sess.providers }
+
+// Shapes are the resolved shapes of the engine's input and output buffers (at MaxBatch for a
+// batched model), in file order.
+func (e *Engine) Shapes() (inputs, outputs []TensorSpec) {
+	spec := func(bs []*Buffer) []TensorSpec {
+		out := make([]TensorSpec, len(bs))
+		for i, b := range bs {
+			out[i] = TensorSpec{Name: b.Name, Type: b.Type, Shape: append([]int64(nil), b.Shape...)}
+		}
+		return out
+	}
+	return spec(e.sess.inputs), spec(e.sess.outputs)
+}
 
 // MaxBatch is the most items one Claim may take (and one run holds).
 func (e *Engine) MaxBatch() int { return e.maxBatch }
@@ -190,12 +237,24 @@ type part struct {
 // Lease is a worker's claim on n items of the engine's batch buffers. Pack each item's inputs
 // into Input(name, i), call Run, read Output(k, i), then Release. A Lease is used by the
 // goroutine that claimed it; the views it gives are valid until Release.
+//
+// A Lease is a handle: its copies are the same claim. Once one of them is released, Run and
+// Release of any copy leave the engine alone (the claim's record serves later claims, and its
+// generation tells a released handle from the live one), so a second Release can never free a
+// batch buffer's next cycle under another worker.
 type Lease struct {
+	c   *claim
+	gen uint64
+}
+
+// claim is a Lease's record, reused by the engine's later claims (a claim allocates nothing).
+type claim struct {
 	e         *Engine
 	parts     [2]part // a claim fills the open batch and may spill into a new one
 	nparts    int
 	n         int
 	submitted bool
+	gen       uint64 // advanced by every Claim and Release of the record; under e.mu
 }
 
 // Claim takes n items (1 ≤ n ≤ MaxBatch) in the open batch, or in a new one when the open one
@@ -220,7 +279,14 @@ func (e *Engine) Claim(n int) (Lease, error) {
 		}
 		e.freed.Wait()
 	}
-	l := Lease{e: e, n: n}
+	var l *claim
+	if k := len(e.claims); k > 0 {
+		l, e.claims = e.claims[k-1], e.claims[:k-1]
+	} else {
+		l = &claim{e: e}
+	}
+	l.gen++
+	l.parts, l.nparts, l.n, l.submitted = [2]part{}, 0, n, false
 	if o := e.open; o != nil {
 		k := min(n, e.maxBatch-o.claimed)
 		l.parts[0] = part{b: o, pos: o.claimed, n: k}
@@ -246,7 +312,7 @@ func (e *Engine) Claim(n int) (Lease, error) {
 			b.timer.Reset(e.deadline)
 		}
 	}
-	return l, nil
+	return Lease{c: l, gen: l.gen}, nil
 }
 
 // reset starts a free batch's next cycle with n items claimed. Called with e.mu held.
@@ -305,17 +371,23 @@ func (e *Engine) execute(b *batch) {
 }
 
 // Len is the number of items claimed.
-func (l *Lease) Len() int { return l.n }
+func (l *Lease) Len() int {
+	if l.c == nil {
+		return 0
+	}
+	return l.c.n
+}
 
 // item finds item i's batch and place.
 func (l *Lease) item(i int) (*tensorSet, int) {
-	if i < 0 || i >= l.n {
-		panic(fmt.Sprintf("infer: lease item %d outside 0..%d", i, l.n-1))
+	c := l.c
+	if c == nil || i < 0 || i >= c.n {
+		panic(fmt.Sprintf("infer: lease item %d outside 0..%d", i, l.Len()-1))
 	}
-	p := l.parts[0]
+	p := c.parts[0]
 	if i >= p.n {
 		i -= p.n
-		p = l.parts[1]
+		p = c.parts[1]
 	}
 	return p.b.set, p.pos + i
 }
@@ -329,7 +401,7 @@ func (l *Lease) Input(name string, i int) View {
 			return b.Item(pos)
 		}
 	}
-	panic("infer: model " + l.e.name + " has no input " + name)
+	panic("infer: model " + l.c.e.name + " has no input " + name)
 }
 
 // In is item i's part of input k (file order).
@@ -347,19 +419,25 @@ func (l *Lease) Output(k, i int) View {
 // Run hands the lease's packed items to the batcher and waits until the batches holding them
 // have run. The worker whose item completes a sealed batch runs it in its own goroutine.
 func (l *Lease) Run() error {
-	e := l.e
-	if e == nil {
-		return fmt.Errorf("infer: Run of a released lease")
+	c := l.c
+	if c == nil {
+		return fmt.Errorf("infer: Run of a lease never claimed")
 	}
-	if l.submitted {
+	e := c.e
+	e.mu.Lock()
+	if c.gen != l.gen {
+		e.mu.Unlock()
+		return fmt.Errorf("model %s %s: Run of a released lease", e.name, e.path)
+	}
+	if c.submitted {
+		e.mu.Unlock()
 		return fmt.Errorf("model %s %s: a lease runs once", e.name, e.path)
 	}
-	l.submitted = true
+	c.submitted = true
 	var run [3]*batch
 	k := 0
-	e.mu.Lock()
 	e.blocked++
-	for _, p := range l.parts[:l.nparts] {
+	for _, p := range c.parts[:c.nparts] {
 		p.b.ready += p.n
 		if p.b.runnable() {
 			run[k] = p.b
@@ -380,7 +458,7 @@ func (l *Lease) Run() error {
 	}
 	var err error
 	e.mu.Lock()
-	for _, p := range l.parts[:l.nparts] {
+	for _, p := range c.parts[:c.nparts] {
 		for !p.b.finished {
 			p.b.done.Wait()
 		}
@@ -394,29 +472,49 @@ func (l *Lease) Run() error {
 }
 
 // Release gives the lease's items back; a lease never run is run first (its batch needs every
-// claimed item before it can run), its results unread. Release is safe to call more than once.
+// claimed item before it can run), its results unread. Release is safe to call more than once,
+// on any copy of the lease: only the first gives the items back.
 func (l *Lease) Release() {
-	e := l.e
-	if e == nil {
+	c := l.c
+	if c == nil {
 		return
 	}
-	if !l.submitted {
-		l.Run()
-	}
+	e := c.e
 	e.mu.Lock()
-	for _, p := range l.parts[:l.nparts] {
+	if c.gen != l.gen {
+		e.mu.Unlock()
+		return
+	}
+	if !c.submitted {
+		e.mu.Unlock()
+		l.Run()
+		e.mu.Lock()
+		if c.gen != l.gen { // a copy released it meanwhile
+			e.mu.Unlock()
+			return
+		}
+	}
+	for _, p := range c.parts[:c.nparts] {
 		p.b.released += p.n
 		if p.b.released == p.b.claimed {
 			e.free = append(e.free, p.b)
 			e.freed.Broadcast()
 		}
 	}
+	c.gen++
+	e.claims = append(e.claims, c)
 	e.mu.Unlock()
-	l.e = nil
 }
 
-// Close waits until every batch is released, then closes the session and its buffers; an engine
-// of an EngineSet is left to the set's Close. It is safe to call more than once.
+// CloseWait bounds how long Close waits for leases still held: a worker that leaked one must
+// not hang its rank's exit until Slurm's time limit.
+var CloseWait = 30 * time.Second
+
+// Close waits until every batch is released (at most CloseWait), then closes the session and its
+// buffers; an engine of an EngineSet is left to the set's Close. A lease still held after
+// CloseWait is an error naming the model, and the session and buffers are left open (a worker may
+// still write into them; a later Close, once it is released, closes them). It is safe to call
+// more than once.
 func (e *Engine) Close() error {
 	if e.set != nil {
 		return nil
@@ -426,15 +524,29 @@ func (e *Engine) Close() error {
 
 func (e *Engine) close() error {
 	e.mu.Lock()
-	if e.closed {
+	if e.done {
 		e.mu.Unlock()
 		return nil
 	}
 	e.closed = true
 	e.freed.Broadcast()
-	for len(e.free) < len(e.batches) {
+	timedOut := false
+	timer := time.AfterFunc(CloseWait, func() {
+		e.mu.Lock()
+		timedOut = true
+		e.freed.Broadcast()
+		e.mu.Unlock()
+	})
+	for len(e.free) < len(e.batches) && !timedOut {
 		e.freed.Wait()
 	}
+	timer.Stop()
+	if timedOut {
+		held := len(e.batches) - len(e.free)
+		e.mu.Unlock()
+		return fmt.Errorf("model %s %s: %d of %d batch buffers still leased %v after Close began (a worker never released its lease): the session is left open", e.name, e.path, held, len(e.batches), CloseWait)
+	}
+	e.done = true
 	e.mu.Unlock()
 	var errs []error
 	for _, b := range e.batches {
@@ -449,18 +561,20 @@ func (e *Engine) close() error {
 
 // EngineSet shares engines among a rank's workers: the first OpenEngine of a model file with
 // SessionConfig.Engines set opens it (with that caller's SessionConfig), every later one gets
-// the same engine, whatever its own MaxBatch or Dims. One set per rank, closed once its workers
-// are done.
+// the same engine, whatever its own MaxBatch (an adapter claims at most Engine.MaxBatch items).
+// A later open with other Dims is refused: its buffers would have the first caller's shapes.
+// One set per rank, closed once its workers are done.
 type EngineSet struct {
 	mu       sync.Mutex
 	workers  int
+	runs     int
 	deadline time.Duration
 	engines  map[string]*Engine // by model file
 }
 
 // NewEngineSet makes an empty set whose engines serve cfg.Workers workers.
 func NewEngineSet(cfg EngineConfig) *EngineSet {
-	return &EngineSet{workers: max(cfg.Workers, 1), deadline: cfg.Deadline, engines: map[string]*Engine{}}
+	return &EngineSet{workers: max(cfg.Workers, 1), runs: cfg.Runs, deadline: cfg.Deadline, engines: map[string]*Engine{}}
 }
 
 func (s *EngineSet) open(spec Spec, cfg SessionConfig) (*Engine, error) {
@@ -471,13 +585,16 @@ func (s *EngineSet) open(spec Spec, cfg SessionConfig) (*Engine, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if e, ok := s.engines[path]; ok {
+		if !sameDims(e.sess.dims, cfg.Dims) {
+			return nil, fmt.Errorf("model %s %s: already open on this rank with dims %s, asked again with %s: one engine per model file has one shape", spec.Name, path, dimsString(e.sess.dims), dimsString(cfg.Dims))
+		}
 		return e, nil
 	}
 	sess, err := OpenSession(spec, cfg)
 	if err != nil {
 		return nil, err
 	}
-	e, err := NewEngine(sess, EngineConfig{Workers: s.workers, Deadline: s.deadline})
+	e, err := NewEngine(sess, EngineConfig{Workers: s.workers, Runs: s.runs, Deadline: s.deadline})
 	if err != nil {
 		sess.Close()
 		return nil, err
@@ -485,6 +602,19 @@ func (s *EngineSet) open(spec Spec, cfg SessionConfig) (*Engine, error) {
 	e.set = s
 	s.engines[path] = e
 	return e, nil
+}
+
+// SetRuns bounds the batch-1 runs in flight of the set's engines, open and to come, at n (see
+// EngineConfig.Runs); buffers already made stay.
+func (s *EngineSet) SetRuns(n int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.runs = max(n, 1)
+	for _, e := range s.engines {
+		e.mu.Lock()
+		e.inFlight = s.runs
+		e.mu.Unlock()
+	}
 }
 
 // SetWorkers sizes the set for n workers: the open engines grow their batch buffers (a model
@@ -512,15 +642,44 @@ func (s *EngineSet) Engines() map[string]*Engine {
 	return out
 }
 
-// Close closes every engine of the set (each waits for its leases) and empties it; the set may
-// open engines again afterwards.
+// Close closes every engine of the set (each waits for its leases, at most CloseWait) and
+// empties it; the set may open engines again afterwards.
 func (s *EngineSet) Close() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var errs []error
 	for path, e := range s.engines {
-		errs = append(errs, e.close())
+		if err := e.close(); err != nil {
+			errs = append(errs, err) // kept: a later Close closes it once its lease is back
+			continue
+		}
 		delete(s.engines, path)
 	}
 	return errors.Join(errs...)
+}
+
+// sameDims reports whether two SessionConfig.Dims give the same shapes (nil and empty alike).
+func sameDims(a, b map[string][]int64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if w, ok := b[k]; !ok || !slices.Equal(v, w) {
+			return false
+		}
+	}
+	return true
+}
+
+// dimsString writes Dims in name order: "input=[1 3 640 640]", or "none".
+func dimsString(d map[string][]int64) string {
+	if len(d) == 0 {
+		return "none"
+	}
+	keys := slices.Sorted(maps.Keys(d))
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s=%v", k, d[k])
+	}
+	return strings.Join(parts, " ")
 }

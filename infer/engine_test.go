@@ -101,16 +101,37 @@ func singleResults(t *testing.T, dir, name string, items int) [][]byte {
 // 1 to 3 items that the batcher coalesces as the goroutines meet (full, all waiting, or the
 // deadline): every item's outputs are bit-identical to the item run alone at batch 1, whatever
 // the number of workers and the batch size. Under -race it is the engine's race test.
+//
+// The fixtures above compute exactly in any order (one-hot products, sums of a few terms); the
+// heavy swapper (fixtures.WriteHeavy: eight chained dense 512×512 MatMuls per item, as a real
+// network spends its time) is where a batch's shape could change the arithmetic (another GEMM
+// blocking, another summation order): on the CPU provider it does not. A GPU provider chooses
+// its kernels by shape; make gpu-check compares batch 8 and 32 with batch 1 there.
 func TestEngineMatchesBatchOne(t *testing.T) {
 	dir := fixtures.Dir(t, engineModels...)
+	heavy := t.TempDir()
+	if err := fixtures.WriteHeavy(filepath.Join(heavy, "inswapper_128.onnx"), "inswapper_128", 2<<20, 3); err != nil {
+		t.Fatal(err)
+	}
+	type model struct{ dir, name string }
+	var models []model
 	for _, name := range engineModels {
+		models = append(models, model{dir, name})
+	}
+	models = append(models, model{heavy, "inswapper_128"})
+	for k, m := range models {
+		dir, name := m.dir, m.name
 		items, cases := 24, []struct{ maxBatch, workers int }{{8, 1}, {8, 3}, {4, 8}, {1, 4}, {1, 1}}
-		if name == "codeformer" { // batch 1 whatever is asked, and 3 MB an item: fewer
+		switch {
+		case name == "codeformer": // batch 1 whatever is asked, and 3 MB an item: fewer
 			items, cases = 8, cases[3:]
+		case k == len(models)-1: // the heavy swapper: 0.2 GFLOP an item, so fewer
+			items, cases = 10, cases[1:3]
+			name = "inswapper_128 (dense)"
 		}
-		want := singleResults(t, dir, name, items)
+		want := singleResults(t, dir, m.name, items)
 		for _, c := range cases {
-			e := engineFixture(t, dir, name, c.maxBatch, infer.EngineConfig{Workers: c.workers})
+			e := engineFixture(t, dir, m.name, c.maxBatch, infer.EngineConfig{Workers: c.workers, Runs: c.workers})
 			var wg sync.WaitGroup
 			errs := make(chan error, c.workers)
 			for w := range c.workers {
@@ -158,7 +179,7 @@ func runItems(e *infer.Engine, ids []int, want [][]byte) error {
 	}
 	defer l.Release()
 	for i, id := range ids {
-		for k, t := range e.Session().Signature().Inputs {
+		for k, t := range e.Signature().Inputs {
 			if v := l.In(k, i); t.Type == infer.Float64 {
 				v.Float64()[0] = itemWeight(id)
 			} else {
@@ -171,7 +192,7 @@ func runItems(e *infer.Engine, ids []int, want [][]byte) error {
 	}
 	for i, id := range ids {
 		w := want[id]
-		for k := range e.Session().Outputs() {
+		for k := range e.Signature().Outputs {
 			out := l.Output(k, i).Bytes()
 			if !bytes.Equal(out, w[:len(out)]) {
 				return fmt.Errorf("item %d, output %d differs from its batch-1 result (lease of %d items)", id, k, len(ids))
@@ -304,7 +325,7 @@ func TestEngineBatches(t *testing.T) {
 // engine's own Close leaves it to the set, whose Close ends them all.
 func TestEngineSet(t *testing.T) {
 	dir := fixtures.Dir(t, "arcface_w600k_r50", "gfpgan_1.4")
-	set := infer.NewEngineSet(infer.EngineConfig{Workers: 1})
+	set := infer.NewEngineSet(infer.EngineConfig{Workers: 1, Runs: 8})
 	defer set.Close()
 	cfg := infer.SessionConfig{ModelsDir: dir, Library: testenv.ORTLibrary(t), MaxBatch: 1, Engines: set, Logf: func(string, ...any) {}}
 	open := func(name string, maxBatch int) *infer.Engine {
@@ -321,6 +342,11 @@ func TestEngineSet(t *testing.T) {
 	if b := open("arcface_w600k_r50", 8); b != a || a.MaxBatch() != 1 || a.Batches() != 1 {
 		t.Fatalf("second open: engine %p (first %p), max batch %d, %d batch buffers; want the first, 1, 1", b, a, a.MaxBatch(), a.Batches())
 	}
+	// Dims shape the buffers: a second open asking other shapes is refused, naming both.
+	c := cfg
+	c.Dims = map[string][]int64{"input": {1, 3, 112, 112}}
+	_, err := infer.OpenEngine(catalog.Must("arcface_w600k_r50").Spec(), c)
+	testenv.CheckError(t, "second open with other dims", err, "arcface_w600k_r50", "dims none", "input=[1 3 112 112]")
 	if err := set.SetWorkers(4); err != nil {
 		t.Fatal(err)
 	}
@@ -340,10 +366,73 @@ func TestEngineSet(t *testing.T) {
 	if err := set.Close(); err != nil {
 		t.Fatal(err)
 	}
-	_, err := a.Claim(1)
+	_, err = a.Claim(1)
 	testenv.CheckError(t, "claim after the set's Close", err, "arcface_w600k_r50", "Claim after Close")
 	if again := open("arcface_w600k_r50", 1); again == a {
 		t.Error("after Close the set handed out the closed engine")
+	}
+}
+
+// TestLeaseCopies: a Lease copied and released twice gives its items back once; the batch it
+// shares with another worker's live lease stays leased until that one is released too, and the
+// released copy can no longer run.
+func TestLeaseCopies(t *testing.T) {
+	e := engineFixture(t, fixtures.Dir(t, "arcface_w600k_r50"), "arcface_w600k_r50", 8, infer.EngineConfig{Workers: 2, Deadline: 20 * time.Second})
+	a, err := e.Claim(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := e.Claim(1) // the same batch as a's item
+	if err != nil {
+		t.Fatal(err)
+	}
+	copied := a
+	done := make(chan struct{})
+	go func() { // a's release runs it, and waits for b's item to run with it
+		defer close(done)
+		a.Release()
+		copied.Release()
+	}()
+	if err := b.Run(); err != nil {
+		t.Fatal(err)
+	}
+	<-done
+	if free := infer.FreeBatches(e); free != e.Batches()-1 {
+		t.Errorf("a lease released twice: %d of %d batch buffers free while another lease holds one", free, e.Batches())
+	}
+	if err := copied.Run(); err == nil {
+		t.Error("a released lease's copy ran")
+	}
+	b.Release()
+	if free := infer.FreeBatches(e); free != e.Batches() {
+		t.Errorf("every lease released: %d of %d batch buffers free", free, e.Batches())
+	}
+}
+
+// TestEngineCloseBounded: Close does not wait for ever on a lease a worker never released: after
+// CloseWait it says which model, and closes once the lease comes back.
+func TestEngineCloseBounded(t *testing.T) {
+	before := infer.OpenSessions()
+	e, err := infer.NewEngine(openUnclosed(t, fixtures.Dir(t, "arcface_w600k_r50"), "arcface_w600k_r50", 1), infer.EngineConfig{Workers: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := e.Claim(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func(d time.Duration) { infer.CloseWait = d }(infer.CloseWait)
+	infer.CloseWait = time.Millisecond
+	testenv.CheckError(t, "close with a lease held", e.Close(), "arcface_w600k_r50", "still leased")
+	if infer.OpenSessions() != before+1 {
+		t.Errorf("a refused Close: %d sessions open, want %d (left open for the lease)", infer.OpenSessions(), before+1)
+	}
+	l.Release()
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if infer.OpenSessions() != before {
+		t.Errorf("after Close: %d sessions open, want %d", infer.OpenSessions(), before)
 	}
 }
 
@@ -351,7 +440,7 @@ func TestEngineSet(t *testing.T) {
 // session at the same moment, so no lock is held around a run. The first run to get there waits
 // (yielding, a bounded number of times) for the second: behind a lock it would wait in vain.
 func TestEngineRunsConcurrently(t *testing.T) {
-	e := engineFixture(t, fixtures.Dir(t, "gfpgan_1.4"), "gfpgan_1.4", 1, infer.EngineConfig{Workers: 2})
+	e := engineFixture(t, fixtures.Dir(t, "gfpgan_1.4"), "gfpgan_1.4", 1, infer.EngineConfig{Workers: 2, Runs: 2})
 	infer.SetRunHook(func(s *infer.Session) {
 		for i := 0; i < 1_000_000 && infer.InFlight(s) < 2; i++ {
 			runtime.Gosched()
@@ -377,6 +466,35 @@ func TestEngineRunsConcurrently(t *testing.T) {
 	wg.Wait()
 	if st := e.Stats(); st.MaxInFlight != 2 || st.Runs != 2 {
 		t.Errorf("two workers at batch 1: %d runs, at most %d in flight at once, want 2 and 2", st.Runs, st.MaxInFlight)
+	}
+}
+
+// TestEngineRunsBounded: a batch-1 engine keeps at most Runs buffers however many workers share
+// it, so its buffers and the runtime's working memory per run in flight do not grow with the
+// workers; the workers past the bound wait for a buffer and every item still runs.
+func TestEngineRunsBounded(t *testing.T) {
+	e := engineFixture(t, fixtures.Dir(t, "gfpgan_1.4"), "gfpgan_1.4", 1, infer.EngineConfig{Workers: 8, Runs: 2})
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 3 {
+				l, err := e.Claim(1)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if err := l.Run(); err != nil {
+					t.Error(err)
+				}
+				l.Release()
+			}
+		}()
+	}
+	wg.Wait()
+	if st := e.Stats(); e.Batches() != 2 || st.Runs != 24 || st.MaxInFlight > 2 {
+		t.Errorf("8 workers, 2 runs in flight at most: %d buffers, %d runs, %d in flight at once; want 2, 24, ≤ 2", e.Batches(), st.Runs, st.MaxInFlight)
 	}
 }
 
@@ -485,5 +603,24 @@ func TestHeavyFixtures(t *testing.T) {
 				t.Errorf("%s: output[%d] = %v, want %v (x %v, gathered mean %v, product mean %v)", name, k, got[k], want, xs[k], a, b)
 			}
 		}
+	}
+}
+
+// TestEngineSetRuns: the set's bound on batch-1 runs in flight (the rank's CPUs) holds for the
+// engines it opens, however many workers it is sized for.
+func TestEngineSetRuns(t *testing.T) {
+	set := infer.NewEngineSet(infer.EngineConfig{Workers: 1})
+	defer set.Close()
+	set.SetRuns(2)
+	if err := set.SetWorkers(8); err != nil {
+		t.Fatal(err)
+	}
+	cfg := infer.SessionConfig{ModelsDir: fixtures.Dir(t, "gfpgan_1.4"), Library: testenv.ORTLibrary(t), MaxBatch: 1, Engines: set, Logf: func(string, ...any) {}}
+	e, err := infer.OpenEngine(catalog.Must("gfpgan_1.4").Spec(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e.Batches() != 2 {
+		t.Errorf("8 workers, runs bounded at 2: %d batch buffers, want 2", e.Batches())
 	}
 }

@@ -28,7 +28,7 @@ func ReadInitializers(path string) ([]Initializer, error) {
 	}
 	inits, err := parseInitializers(b)
 	if err != nil {
-		return nil, fmt.Errorf("onnx file %s: %v: the file is damaged or not an ONNX model; replace it", path, err)
+		return nil, fileError(path, err)
 	}
 	return inits, nil
 }
@@ -42,8 +42,39 @@ func Emap(path string) ([]float32, error) {
 		return nil, fmt.Errorf("onnx file %s: %v", path, err)
 	}
 	defer syscall.Munmap(m)
+	if testHookMapped != nil {
+		testHookMapped(path)
+	}
+	var out []float32
+	if err := readMapped(func() (err error) { out, err = emap(path, m); return err }); err != nil {
+		return nil, fileError(path, err)
+	}
+	return out, nil
+}
+
+// fileError is a model file's reading error with its cause and what to do.
+func fileError(path string, err error) error {
+	switch {
+	case errors.Is(err, errChanged):
+		return fmt.Errorf("onnx file %s: %v: let whatever writes it finish, then run again", path, err)
+	case errors.Is(err, errExternalData):
+		return fmt.Errorf("onnx file %s: %v: use FaceFusion's own file, whose weights are inside the .onnx (or re-export it without external data)", path, err)
+	case errors.Is(err, errNotInswapper):
+		return err
+	}
+	return fmt.Errorf("onnx file %s: %v: the file is damaged or not an ONNX model; replace it", path, err)
+}
+
+// errNotInswapper marks emap's answer for a well-formed file that is not FaceFusion's inswapper.
+var errNotInswapper = errors.New("not FaceFusion's inswapper")
+
+// errExternalData is a tensor whose data lives in a file beside the model (data_location
+// EXTERNAL), which this reader does not follow.
+var errExternalData = errors.New("keeps its data in an external file (data_location EXTERNAL)")
+
+func emap(path string, m []byte) ([]float32, error) {
 	var graph, last []byte
-	err = pbEach(m, func(f pbField) error {
+	err := pbEach(m, func(f pbField) error {
 		if f.num == 7 && f.wire == 2 { // ModelProto.graph
 			graph = f.b
 		}
@@ -58,17 +89,17 @@ func Emap(path string) ([]float32, error) {
 		})
 	}
 	if err != nil {
-		return nil, fmt.Errorf("onnx file %s: %v: the file is damaged or not an ONNX model; replace it", path, err)
+		return nil, err
 	}
 	if last == nil {
-		return nil, fmt.Errorf("inswapper model %s: no initializers: not FaceFusion's inswapper; replace it", path)
+		return nil, fmt.Errorf("inswapper model %s: no initializers: %w; replace it", path, errNotInswapper)
 	}
 	e, err := parseTensor(last)
 	if err != nil {
-		return nil, fmt.Errorf("onnx file %s: %v: the file is damaged or not an ONNX model; replace it", path, err)
+		return nil, err
 	}
 	if len(e.Dims) != 2 || e.Dims[0] != 512 || e.Dims[1] != 512 || len(e.Data) != 512*512 {
-		return nil, fmt.Errorf("inswapper model %s: last initializer %q is %v %s, want the 512×512 float emap: not FaceFusion's inswapper; replace it", path, e.Name, e.Dims, e.Type)
+		return nil, fmt.Errorf("inswapper model %s: last initializer %q is %v %s, want the 512×512 float emap: %w; replace it", path, e.Name, e.Dims, e.Type, errNotInswapper)
 	}
 	return e.Data, nil
 }
@@ -172,6 +203,7 @@ func parseTensor(msg []byte) (Initializer, error) {
 	var raw []byte
 	var floats []float32
 	var doubles []float64
+	external := false
 	err := pbEach(msg, func(f pbField) error {
 		switch {
 		case f.num == 1 && f.wire == 0:
@@ -202,13 +234,14 @@ func parseTensor(msg []byte) (Initializer, error) {
 			for p := f.b; len(p) >= 8; p = p[8:] {
 				doubles = append(doubles, math.Float64frombits(binary.LittleEndian.Uint64(p)))
 			}
-		case f.num == 14: // data_location: EXTERNAL = 1
-			if f.v == 1 {
-				return errors.New("initializer with external data")
-			}
+		case f.num == 14 && f.wire == 0: // data_location: EXTERNAL = 1
+			external = f.v == 1
 		}
 		return nil
 	})
+	if err == nil && external {
+		err = fmt.Errorf("initializer %q %w", t.Name, errExternalData)
+	}
 	if err != nil {
 		return t, err
 	}

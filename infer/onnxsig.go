@@ -4,7 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime/debug"
 	"syscall"
+
+	ort "github.com/yalue/onnxruntime_go"
 )
 
 // fileSignature reads a model's graph inputs and outputs as the file declares them (inputs that
@@ -14,14 +17,80 @@ import (
 // and copies every weight: seconds, and as much memory again). ONNX Runtime's shape inference
 // may fix an axis the file leaves dynamic (scrfd's outputs, at its export size); a session asks
 // it only for an axis nothing else resolves (Session.inferredDim).
+//
+// A tensor whose ValueInfo has no shape field has an unknown rank (not a scalar): ONNX Runtime,
+// when loaded, is asked for it; otherwise it stays unknown (Shape nil), which a contract accepts
+// as any rank of dynamic axes.
 func fileSignature(path string) (Signature, error) {
 	m, err := mapFile(path)
 	if err != nil {
 		return Signature{}, err
 	}
 	defer syscall.Munmap(m)
-	return parseSignature(m)
+	if testHookMapped != nil {
+		testHookMapped(path)
+	}
+	var sig Signature
+	if err := readMapped(func() (err error) { sig, err = parseSignature(m); return err }); err != nil {
+		return Signature{}, err
+	}
+	askRuntime(path, &sig)
+	return sig, nil
 }
+
+// askRuntime fills the shapes of sig's tensors of unknown rank from ONNX Runtime's own reading
+// of the file (a throwaway session: only ever for such a file), when the runtime is loaded and
+// knows more.
+func askRuntime(path string, sig *Signature) {
+	unknown := false
+	for _, t := range append(append([]TensorSpec(nil), sig.Inputs...), sig.Outputs...) {
+		unknown = unknown || t.Shape == nil
+	}
+	if !unknown || !ortReady() {
+		return
+	}
+	ins, outs, err := ort.GetInputOutputInfo(path)
+	if err != nil {
+		return
+	}
+	fill := func(ts []TensorSpec, infos []ort.InputOutputInfo) {
+		for i := range ts {
+			for _, info := range infos {
+				if info.Name == ts[i].Name && ts[i].Shape == nil && len(info.Dimensions) > 0 {
+					ts[i].Shape = make([]int64, len(info.Dimensions))
+					for k, d := range info.Dimensions {
+						ts[i].Shape[k] = max(d, Dyn)
+					}
+				}
+			}
+		}
+	}
+	fill(sig.Inputs, ins)
+	fill(sig.Outputs, outs)
+}
+
+// errChanged is a mapped file's page that could not be read: the file was truncated (or
+// replaced in place) while it was mapped.
+var errChanged = errors.New("the file changed while it was read (truncated or rewritten in place?)")
+
+// readMapped runs fn, which reads a mapped file: a page fault there (SIGBUS, the file truncated
+// under the mapping) becomes errChanged instead of a crash of the rank.
+func readMapped(fn func() error) (err error) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if r := recover(); r != nil {
+			if _, ok := r.(interface{ Addr() uintptr }); ok {
+				err = errChanged
+				return
+			}
+			panic(r)
+		}
+	}()
+	return fn()
+}
+
+// testHookMapped, when set, is called once a file is mapped, before it is read.
+var testHookMapped func(path string)
 
 // mapFile maps a file read-only: its pages are read only where the parser looks.
 func mapFile(path string) ([]byte, error) {
@@ -107,6 +176,7 @@ func parseSignature(model []byte) (Signature, error) {
 func parseValueInfo(msg []byte) (TensorSpec, error) {
 	var t TensorSpec
 	var typ, tensor, shape []byte
+	hasShape := false
 	err := pbEach(msg, func(f pbField) error {
 		switch {
 		case f.num == 1 && f.wire == 2:
@@ -135,12 +205,12 @@ func parseValueInfo(msg []byte) (TensorSpec, error) {
 		case f.num == 1 && f.wire == 0:
 			t.Type = DType(f.v)
 		case f.num == 2 && f.wire == 2:
-			shape = f.b
+			shape, hasShape = f.b, true
 		}
 		return nil
 	})
-	if err != nil {
-		return t, err
+	if err != nil || !hasShape {
+		return t, err // no shape field: the rank is unknown (Shape nil), not a scalar
 	}
 	err = pbEach(shape, func(f pbField) error {
 		if f.num != 1 || f.wire != 2 {

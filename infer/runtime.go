@@ -41,6 +41,14 @@ var runtimeState struct {
 	path string // the library loaded; "" until a load succeeds
 }
 
+// RuntimeVersion is the loaded ONNX Runtime core's version ("1.30.0"), "" before Init.
+func RuntimeVersion() string {
+	if !ortReady() {
+		return ""
+	}
+	return ort.GetVersion()
+}
+
 // Init loads the ONNX Runtime shared library at libraryPath and creates the process-wide
 // runtime environment. It may be called many times with the same path; asking for a different
 // library once one is loaded is an error, because the runtime cannot be unloaded safely while

@@ -132,6 +132,9 @@ func signatureError(c Spec, path, why string, found Signature) error {
 // file itself (fileSignature): no session, no weights read, no runtime needed.
 func ReadSignature(path string) (Signature, error) {
 	sig, err := fileSignature(path)
+	if errors.Is(err, errChanged) {
+		return Signature{}, fmt.Errorf("%v: let whatever writes it finish, then run again", err)
+	}
 	if err != nil {
 		return Signature{}, fmt.Errorf("not a loadable ONNX model (%s): replace the file", oneLine(err))
 	}
@@ -177,6 +180,7 @@ func (s *Session) open(cfg SessionConfig) error {
 	if err != nil {
 		return fmt.Errorf("model %s %s: cannot create a session: %s", c.Name, s.path, oneLine(err))
 	}
+	openSessions.Add(1)
 	set, err := s.newSet()
 	if err != nil {
 		return err
@@ -229,6 +233,12 @@ func inputSpec(c Signature, name string) TensorSpec {
 // order: the batch size (axis 0 of a batched model), the contract's fixed size, cfg.Dims.
 func (s *Session) buffer(t, want TensorSpec, dims map[string][]int64) (*Buffer, error) {
 	shape := append([]int64(nil), t.Shape...)
+	if t.Shape == nil { // rank unknown in the file: the contract's rank, every axis to resolve
+		shape = make([]int64, len(want.Shape))
+		for i := range shape {
+			shape[i] = Dyn
+		}
+	}
 	given := dims[t.Name]
 	if given != nil && len(given) != len(shape) {
 		return nil, fmt.Errorf("model %s %s: dims for %s have %d axes, the model has %d (%s)", s.spec.Name, s.path, t.Name, len(given), len(shape), t)
@@ -436,11 +446,19 @@ func (s *Session) Close() error {
 	if s.sess != nil {
 		errs = append(errs, s.sess.Destroy())
 		s.sess = nil
+		openSessions.Add(-1)
 	}
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("model %s %s: close: %s", s.spec.Name, s.path, strings.ReplaceAll(err.Error(), "\n", "; "))
 	}
 	return nil
 }
+
+// openSessions counts the ONNX Runtime sessions of the process not yet closed.
+var openSessions atomic.Int64
+
+// OpenSessions is the number of model sessions open in the process now (each engine holds one):
+// what a rank that closed its models must be back to, whatever way its setup ended.
+func OpenSessions() int { return int(openSessions.Load()) }
 
 func ortReady() bool { return ort.IsInitialized() }

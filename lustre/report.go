@@ -81,6 +81,7 @@ type RankReport struct {
 	FramesPerSecond float64            `json:"frames_per_second"`
 	StageSeconds    map[string]float64 `json:"stage_seconds"`
 	GPU             *rank.GPUStats     `json:"gpu,omitempty"`
+	CPU             *rank.CPUBudget    `json:"cpu,omitempty"` // the rank's CPUs, whence, and its thread counts
 }
 
 // ReportPath is where the report of the job writing output lives by default.

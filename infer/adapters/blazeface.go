@@ -149,7 +149,7 @@ func newBlazeFace(modelPath string, cfg infer.SessionConfig, specs ...*blazeSpec
 	index := func(ts []infer.TensorSpec, name string) int {
 		return slices.IndexFunc(ts, func(t infer.TensorSpec) bool { return t.Name == name })
 	}
-	sig := d.eng.Session().Signature()
+	sig := d.eng.Signature()
 	d.input = index(sig.Inputs, spec.input)
 	for h := range spec.heads {
 		d.scores[h], d.boxes[h] = index(sig.Outputs, spec.scores[h]), index(sig.Outputs, spec.boxes[h])

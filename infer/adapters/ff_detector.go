@@ -62,7 +62,7 @@ func NewFaceDetector(model string, size int, cfg infer.SessionConfig) (*FaceDete
 	if err != nil {
 		return nil, err
 	}
-	return &FaceDetector{eng: eng, proc: proc, outs: make([][]float32, len(eng.Session().Outputs()))}, nil
+	return &FaceDetector{eng: eng, proc: proc, outs: make([][]float32, len(eng.Signature().Outputs))}, nil
 }
 
 // Detect finds the faces in img scoring above minScore (FaceFusion's --face-detector-score),
@@ -89,8 +89,7 @@ func (d *FaceDetector) Detect(img *raster.Image, minScore float64) ([]face.Detec
 	d.dets, err = d.proc.Decode(d.outs, fit, d.dets[:0])
 	clear(d.outs) // the views end with the lease
 	if err != nil {
-		s := d.eng.Session()
-		return nil, fmt.Errorf("model %s %s: %w", s.Spec().Name, s.Path(), err)
+		return nil, fmt.Errorf("model %s %s: %w", d.eng.Spec().Name, d.eng.Path(), err)
 	}
 	return d.dets, nil
 }

@@ -57,21 +57,21 @@ func TestSCRFDRealSignature(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		s := d.eng.Session()
-		if s.MaxBatch() != 1 {
-			t.Errorf("size %d: asked for batch 8, the session opened at %d: the file has no batch axis to batch on", size, s.MaxBatch())
+		if d.eng.MaxBatch() != 1 {
+			t.Errorf("size %d: asked for batch 8, the session opened at %d: the file has no batch axis to batch on", size, d.eng.MaxBatch())
 		}
-		if got, want := s.Inputs()[0].Shape, []int64{1, 3, int64(size), int64(size)}; !slices.Equal(got, want) {
+		ins, outs := d.eng.Shapes()
+		if got, want := ins[0].Shape, []int64{1, 3, int64(size), int64(size)}; !slices.Equal(got, want) {
 			t.Errorf("size %d: input buffer %v, want %v", size, got, want)
 		}
-		for i, o := range s.Outputs() {
+		for i, o := range outs {
 			stride := []int64{8, 16, 32}[i%3]
 			cells := int64(size) / stride
 			if want := []int64{2 * cells * cells, []int64{1, 4, 10}[i/3]}; !slices.Equal(o.Shape, want) {
 				t.Errorf("size %d: output %s buffer %v, want %v (two anchors per cell of stride %d)", size, o.Name, o.Shape, want, stride)
 			}
 		}
-		if err := s.Run(2); err == nil {
+		if _, err := d.eng.Claim(2); err == nil {
 			t.Errorf("size %d: a batch of 2 ran on a file that cannot batch", size)
 		}
 		if err := d.Close(); err != nil {

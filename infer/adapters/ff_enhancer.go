@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"github.com/facefusion-hpc/facefusion/infer"
 	"image"
+	"slices"
 
 	"github.com/facefusion-hpc/facefusion/internal/align"
 	"github.com/facefusion-hpc/facefusion/internal/facemodel"
@@ -48,7 +49,7 @@ func NewFaceEnhancer(model string, cfg infer.SessionConfig, blend int, weight fl
 	if e.eng, err = openModel(model, cfg); err != nil {
 		return nil, err
 	}
-	e.hasWeight = e.eng.Session().Input("weight") != nil
+	e.hasWeight = slices.ContainsFunc(e.eng.Signature().Inputs, func(t infer.TensorSpec) bool { return t.Name == "weight" })
 	mask.Padding = [4]int{}
 	b := e.eng.MaxBatch()
 	if e.mask, err = newMasker(mask, en.Size, b, false, cfg); err != nil {

@@ -47,7 +47,7 @@ func (l *Landmarker2DFAN4) Landmarks(img *raster.Image, box geom.Rect, out *face
 	}
 	score, err = facemodel.DecodeFAN4(out, ls.Output(0, 0).Float32(), ls.Output(1, 0).Float32(), m)
 	if err != nil {
-		return 0, fmt.Errorf("model 2dfan4 %s: %w", l.eng.Session().Path(), err)
+		return 0, fmt.Errorf("model 2dfan4 %s: %w", l.eng.Path(), err)
 	}
 	return score, nil
 }

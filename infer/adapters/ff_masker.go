@@ -109,8 +109,9 @@ func newMasker(opt MaskOptions, size, slots int, allowRegion bool, cfg infer.Ses
 	for i := range m.masks {
 		m.masks[i] = make([]float32, n)
 	}
+	// The mask models open at the job's batch size (cfg.MaxBatch), not at slots: the swapper and
+	// the enhancer share them through the rank's engines, and the first opener's batch stays.
 	sub := cfg
-	sub.MaxBatch = slots
 	sub.SHA256 = ""
 	sub.Dims = nil
 	var err error

@@ -67,7 +67,7 @@ func (r *Recognizer) embed(items []FaceRef, out []face.Embedding) error {
 	for i := range items {
 		e, err := facemodel.NewEmbedding(l.Output(0, i).Float32())
 		if err != nil {
-			return fmt.Errorf("model arcface_w600k_r50 %s: %w", r.eng.Session().Path(), err)
+			return fmt.Errorf("model arcface_w600k_r50 %s: %w", r.eng.Path(), err)
 		}
 		out[i] = e
 	}

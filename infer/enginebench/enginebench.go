@@ -67,11 +67,29 @@ type Result struct {
 	Engines map[string]infer.EngineStats
 }
 
+// Options size a Run.
+type Options struct {
+	// Workers share the models; each round's Frames are split among them; the best of Rounds
+	// counts.
+	Workers, Frames, Rounds int
+	// Faces is the number of faces a frame holds (0 means 1): each worker claims that many
+	// swapper and enhancer items per frame (the detector runs once a frame), so a run can reach
+	// a batch size larger than the number of workers.
+	Faces int
+	// AfterWarmup, when set, is called once every worker has warmed up, before the first round
+	// (the memory benchmark resets the process's peak RSS there).
+	AfterWarmup func()
+	// AfterRounds, when set, is called after the last round, while the models are still open
+	// (the memory benchmark reads the resident memory there).
+	AfterRounds func()
+}
+
 // Run opens the path's models from cfg.ModelsDir (at cfg.MaxBatch, on cfg's providers) for
-// workers, and runs rounds of frames through them: every worker warms up on one frame, then the
-// workers share each round's frames. The best round counts: other load on the machine only
+// o.Workers, and runs rounds of frames through them: every worker warms up on one frame, then
+// the workers share each round's frames. The best round counts: other load on the machine only
 // ever slows a round down. cfg.Engines is ignored: Shared makes its own set.
-func Run(mode Mode, cfg infer.SessionConfig, workers, frames, rounds int) (Result, error) {
+func Run(mode Mode, cfg infer.SessionConfig, o Options) (Result, error) {
+	workers, faces := max(o.Workers, 1), max(o.Faces, 1)
 	per := make([][]runner, workers)
 	var res Result
 	set := infer.NewEngineSet(infer.EngineConfig{Workers: workers})
@@ -87,7 +105,7 @@ func Run(mode Mode, cfg infer.SessionConfig, workers, frames, rounds int) (Resul
 				return res, err
 			}
 			for w := range per {
-				per[w] = append(per[w], engineRunner{e})
+				per[w] = append(per[w], engineRunner{e, faces})
 			}
 		case PerWorker:
 			c := cfg
@@ -98,17 +116,20 @@ func Run(mode Mode, cfg infer.SessionConfig, workers, frames, rounds int) (Resul
 					return res, err
 				}
 				defer s.Close()
-				per[w] = append(per[w], sessionRunner{s})
+				per[w] = append(per[w], sessionRunner{s, faces})
 			}
 		default:
 			return res, fmt.Errorf("enginebench: mode %q: %s or %s", mode, Shared, PerWorker)
 		}
 	}
-	best, err := runRounds(per, frames, rounds)
+	best, err := runRounds(per, o.Frames, max(o.Rounds, 1), o.AfterWarmup)
 	if err != nil {
 		return res, err
 	}
-	res.FramesPerSecond = float64(frames) / best.Seconds()
+	if o.AfterRounds != nil {
+		o.AfterRounds()
+	}
+	res.FramesPerSecond = float64(o.Frames) / best.Seconds()
 	res.Engines = map[string]infer.EngineStats{}
 	for name, e := range set.Engines() {
 		res.Engines[name] = e.Stats()
@@ -118,7 +139,7 @@ func Run(mode Mode, cfg infer.SessionConfig, workers, frames, rounds int) (Resul
 
 // runRounds runs the workers (per[w] are worker w's runners, in Models order) and returns the
 // best round's time.
-func runRounds(per [][]runner, frames, rounds int) (time.Duration, error) {
+func runRounds(per [][]runner, frames, rounds int, afterWarmup func()) (time.Duration, error) {
 	workers := len(per)
 	var warm, done sync.WaitGroup
 	warm.Add(workers)
@@ -167,6 +188,9 @@ func runRounds(per [][]runner, frames, rounds int) (time.Duration, error) {
 		}()
 	}
 	warm.Wait()
+	if afterWarmup != nil {
+		afterWarmup()
+	}
 	best := time.Duration(math.MaxInt64)
 	for r := range rounds {
 		began := time.Now()
@@ -182,38 +206,137 @@ func runRounds(per [][]runner, frames, rounds int) (time.Duration, error) {
 	return best, nil
 }
 
-// runner runs one model on one item packed from frame and returns a value of its output.
+// runner runs one model on a frame's items (one for the detector, a face each for the others)
+// packed from frame and returns a value of its outputs.
 type runner interface {
 	run(model string, frame []float32) (float32, error)
 }
 
-type engineRunner struct{ e *infer.Engine }
-
-func (r engineRunner) run(model string, frame []float32) (float32, error) {
-	l, err := r.e.Claim(1)
-	if err != nil {
-		return 0, err
+// itemsOf is how many items model has in a frame of faces.
+func itemsOf(model string, faces int) int {
+	if model == Models[0] {
+		return 1
 	}
-	defer l.Release()
-	for _, name := range inputs[model] {
-		v := l.Input(name, 0)
-		v.SetFloat32(0, frame[:v.Len()])
-	}
-	if err := l.Run(); err != nil {
-		return 0, err
-	}
-	return l.Output(0, 0).Float32()[0], nil
+	return faces
 }
 
-type sessionRunner struct{ s *infer.Session }
+type engineRunner struct {
+	e     *infer.Engine
+	faces int
+}
+
+func (r engineRunner) run(model string, frame []float32) (float32, error) {
+	var sum float32
+	for left := itemsOf(model, r.faces); left > 0; {
+		n := min(left, r.e.MaxBatch())
+		left -= n
+		l, err := r.e.Claim(n)
+		if err != nil {
+			return 0, err
+		}
+		for i := range n {
+			for _, name := range inputs[model] {
+				v := l.Input(name, i)
+				v.SetFloat32(0, frame[i:i+v.Len()]) // each face its own crop
+			}
+		}
+		if err := l.Run(); err != nil {
+			l.Release()
+			return 0, err
+		}
+		for i := range n {
+			sum += l.Output(0, i).Float32()[0]
+		}
+		l.Release()
+	}
+	return sum, nil
+}
+
+type sessionRunner struct {
+	s     *infer.Session
+	faces int
+}
 
 func (r sessionRunner) run(model string, frame []float32) (float32, error) {
-	for _, name := range inputs[model] {
-		v := r.s.Input(name).Item(0)
-		v.SetFloat32(0, frame[:v.Len()])
+	var sum float32
+	for left := itemsOf(model, r.faces); left > 0; {
+		n := min(left, r.s.MaxBatch())
+		left -= n
+		for i := range n {
+			for _, name := range inputs[model] {
+				v := r.s.Input(name).Item(i)
+				v.SetFloat32(0, frame[i:i+v.Len()])
+			}
+		}
+		if err := r.s.Run(n); err != nil {
+			return 0, err
+		}
+		for i := range n {
+			sum += r.s.Outputs()[0].Item(i).Float32()[0]
+		}
 	}
-	if err := r.s.Run(1); err != nil {
-		return 0, err
+	return sum, nil
+}
+
+// Compare runs items random inputs through the swapper and the enhancer of dir (as WriteModels
+// writes them) alone at batch 1 and together at batch (in claims of up to batch items), and
+// returns, per model, how many items' outputs differ from batch 1's in any byte. On the CPU
+// none does (TestEngineMatchesBatchOne); a GPU provider chooses kernels by shape, and
+// make gpu-check prints what it finds there.
+func Compare(cfg infer.SessionConfig, batch, items int) (map[string]int, error) {
+	out := map[string]int{}
+	cfg.Engines = nil
+	for _, name := range Models[1:] {
+		var results [2][][]byte
+		for k, b := range []int{1, batch} {
+			c := cfg
+			c.MaxBatch = b
+			e, err := infer.OpenEngine(catalog.Must(name).Spec(), c)
+			if err != nil {
+				return nil, err
+			}
+			results[k], err = runItems(e, name, items)
+			e.Close()
+			if err != nil {
+				return nil, err
+			}
+		}
+		for i := range items {
+			if string(results[0][i]) != string(results[1][i]) {
+				out[name]++
+			}
+		}
 	}
-	return r.s.Outputs()[0].Float32()[0], nil
+	return out, nil
+}
+
+// runItems runs items seeded inputs through e in claims of MaxBatch and returns each item's
+// first output's bytes.
+func runItems(e *infer.Engine, model string, items int) ([][]byte, error) {
+	res := make([][]byte, 0, items)
+	for lo := 0; lo < items; lo += e.MaxBatch() {
+		n := min(items-lo, e.MaxBatch())
+		l, err := e.Claim(n)
+		if err != nil {
+			return nil, err
+		}
+		for i := range n {
+			rng := rand.New(rand.NewPCG(uint64(lo+i), 2))
+			for _, name := range inputs[model] {
+				v := l.Input(name, i).Float32()
+				for k := range v {
+					v[k] = rng.Float32()
+				}
+			}
+		}
+		if err := l.Run(); err != nil {
+			l.Release()
+			return nil, err
+		}
+		for i := range n {
+			res = append(res, append([]byte(nil), l.Output(0, i).Bytes()...))
+		}
+		l.Release()
+	}
+	return res, nil
 }

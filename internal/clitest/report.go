@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"sort"
 	"strconv"
@@ -70,7 +71,7 @@ func CheckRunReport(t *testing.T, rep *lustre.Report, target, out string, source
 	if len(rep.PerRank) != ranks || rep.Totals == nil {
 		t.Fatalf("report: %d per-rank entries, totals %v; want %d and totals", len(rep.PerRank), rep.Totals, ranks)
 	}
-	sumFrames, sumSwapped := 0, 0
+	sumFrames, sumSwapped, cpus := 0, 0, 0
 	for i, r := range rep.PerRank {
 		sumFrames += r.Frames
 		sumSwapped += r.FacesSwapped
@@ -94,9 +95,17 @@ func CheckRunReport(t *testing.T, rep *lustre.Report, target, out string, source
 				t.Errorf("rank %d: stage %s: %g s (ran: %v)", i, st, v, ran)
 			}
 		}
+		if c := r.CPU; c == nil || c.CPUs < 1 || c.Workers < 1 || c.FFmpegThreads < 0 || c.FFmpegThreads > c.CPUs {
+			t.Errorf("rank %d: cpu budget %+v", i, r.CPU)
+		} else {
+			cpus += c.CPUs
+		}
 		if r.GPU == nil || r.GPU.Available || r.GPU.Reason == "" {
 			t.Errorf("rank %d: gpu %+v, want unavailable with a reason (CPU providers)", i, r.GPU)
 		}
+	}
+	if online := runtime.NumCPU(); cpus > max(online, ranks) {
+		t.Errorf("the ranks' CPU budgets add up to %d on a node of %d CPUs", cpus, online)
 	}
 	if sumFrames != frames || rep.Totals.Frames != frames || rep.Totals.FacesSwapped != sumSwapped || sumSwapped == 0 || rep.Totals.FacesEnhanced != 0 {
 		t.Errorf("per-rank frames add up to %d, totals %+v; want %d frames and faces swapped", sumFrames, rep.Totals, frames)

@@ -6,10 +6,14 @@
 # node's CUDA 13 runtime libraries are found in python3's packages (nvidia-cuda-runtime,
 # nvidia-cublas, nvidia-cudnn-cu13). ONNX Runtime's CUDA provider is not in the bundle (its
 # libraries are hundreds of MB): GPU_ROUTE_DIR names a folder holding a core libonnxruntime.so.1
-# with its libonnxruntime_providers_*.so, and FETCH_GPU_ROUTE=1 makes one here from npm (DESIGN
-# §4: ORT 1.29.0 core from onnxruntime-node@1.29.0, CUDA providers from
-# com.github.asus4.onnxruntime.linux-x64-gpu@0.4.9; needs npm and the network). Without a GPU or
-# the provider, gpucheck runs what it can on the CPU, says what it could not verify, and exits 2.
+# with its libonnxruntime_providers_*.so (and a VERSIONS file whose providers= line is the ONNX
+# Runtime version the providers were built from; gpucheck refuses one other than the core's),
+# and FETCH_GPU_ROUTE=1 makes one here from npm (DESIGN §4: ORT 1.29.0 core from
+# onnxruntime-node@1.29.0, CUDA providers from com.github.asus4.onnxruntime.linux-x64-gpu@0.4.9,
+# another build whose ORT version the package does not record, so its VERSIONS has no
+# providers= line and gpucheck reports the pairing unverified; needs npm and the network).
+# Without a GPU or the provider, gpucheck runs what it can on the CPU, says what it could not
+# verify, and exits 2.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cache=${1:-$root/.cache}
@@ -47,6 +51,9 @@ if [ "${FETCH_GPU_ROUTE:-0}" = 1 ] && [ -z "${GPU_ROUTE_DIR:-}" ]; then
 		# The providers' folder inside the package is not fixed across versions: take them by name.
 		find "$work/gpu" -name 'libonnxruntime_providers_*.so' -exec cp {} "$route.part/" \;
 		[ -s "$route.part/libonnxruntime_providers_cuda.so" ] || { echo "gpu-check: $PROVIDERS holds no libonnxruntime_providers_cuda.so" >&2; exit 1; }
+		# The core's version is known; the providers' ONNX Runtime version is not recorded by
+		# their package: no providers= line, so gpucheck says the pairing is not verified.
+		printf 'core=%s\nproviders_package=%s\n' "${CORE#*@}" "$PROVIDERS" >"$route.part/VERSIONS"
 		rm -rf "$route" && mv "$route.part" "$route"
 	fi
 	export GPU_ROUTE_DIR=$route

@@ -136,12 +136,22 @@ func (e *AlreadyDone) Error() string {
 	return fmt.Sprintf("output %s exists, written by this same job (its run report has the same fingerprint)", e.Output)
 }
 
+// capNote says a capped execution_thread_count once a process: a batch runs many targets.
+var capNote sync.Once
+
 // Run executes cfg on every rank of comm; all ranks must call it. Rank 0 returns the output
 // path. An error that rank 0 reports for the whole job comes back as *RemoteError on the
 // other ranks.
 func Run(ctx context.Context, comm collective.Comm, cfg job.Config, opt Options) (string, error) {
 	me := comm.Rank()
 	log := opt.Log
+	// The rank's CPU budget: its workers and every ffmpeg it starts follow it.
+	cpus := rank.DecideCPUs(rank.ReadCPUFacts(cfg.ExecutionThreadCount, comm.LocalSize(), os.Getenv))
+	video.SetThreads(cpus.FFmpegThreads)
+	if note := cpus.CapNote(); note != "" && me == 0 {
+		capNote.Do(func() { log.Warnf("%s", note) })
+	}
+	log.Debugf("rank %d: %v", me, cpus)
 
 	// 1. Rank 0 plans; every rank learns the plan (or the reason there is none).
 	var plan Plan
@@ -152,6 +162,7 @@ func Run(ctx context.Context, comm collective.Comm, cfg job.Config, opt Options)
 		rec = &runRecord{cfg: cfg, opt: opt, ranks: comm.Size(), start: time.Now(), plan: &plan}
 		var err error
 		models, ck, err = planJob(ctx, cfg, comm.Size(), &plan, log, opt.SkipDone)
+		defer models.Close() // whatever way Run ends from here (Close is idempotent)
 		if errors.Is(err, errAlreadyDone) {
 			plan, err = Plan{AlreadyDone: true}, nil
 		}
@@ -231,12 +242,15 @@ func Run(ctx context.Context, comm collective.Comm, cfg job.Config, opt Options)
 			}
 		}
 	} else {
-		res, err = encodeShare(ctx, comm, cfg, models, &plan, jd, opt, ck)
+		// The batch-1 models run at most one run a CPU at once, however many workers.
+		models.LimitRuns(cpus.CPUs)
+		res, err = encodeShare(ctx, comm, cfg, models, &plan, jd, opt, ck, cpus.Workers)
 	}
 	if plan.Image && me == 0 && err == nil {
 		res.Frames = 1
 	}
 	res.Stats = rankStats(me, models, &res, began, gpu.Stop())
+	res.Stats.CPU = &cpus
 	if err != nil {
 		res.Err, res.Kind = err.Error(), fault.KindOf(err)
 		if !plan.Image && jd.CurrentAttemptID() == plan.AttemptID { // a straggler must not fail a newer attempt
@@ -346,6 +360,12 @@ func planJob(ctx context.Context, cfg job.Config, ranks int, p *Plan, log *loggi
 	if err != nil || p.Image {
 		return m, nil, err
 	}
+	planned := false
+	defer func() {
+		if !planned {
+			m.Close() // every refusal below: the engines go with it
+		}
+	}()
 	if line := pipeline.PixelFormatNote(cfg, p.Info); line != "" {
 		log.Warnf("%s", line) // an output some players cannot play
 	}
@@ -403,6 +423,7 @@ func planJob(ctx context.Context, cfg job.Config, ranks int, p *Plan, log *loggi
 		}
 	}
 	ck.last, ck.work = time.Now(), time.Since(prepStart)
+	planned = true
 	return m, ck, nil
 }
 
@@ -534,6 +555,7 @@ func planSetup(ctx context.Context, cfg job.Config, ranks int, p *Plan, skipDone
 	}
 	img, lm, err := m.Analyse(ctx, p.Info)
 	if err != nil {
+		m.Close() // Analyse opened engines: a refused target keeps none (batch-run goes on)
 		return nil, "", err
 	}
 	if img != nil {
@@ -582,9 +604,10 @@ func loadModels(cfg job.Config, p *Plan) (*pipeline.Models, error) {
 // errStopRequested is the cancel cause when another rank's signal stopped the job.
 var errStopRequested = errors.New("another rank was stopped by a signal")
 
-// encodeShare encodes this rank's chunks of the attempt, one segment file each, and records
-// each finished chunk in this rank's journal at once. A signal discards the chunk in flight.
-func encodeShare(ctx context.Context, comm collective.Comm, cfg job.Config, m *pipeline.Models, p *Plan, jd *lustre.JobDir, opt Options, ck *checkpointer) (Result, error) {
+// encodeShare encodes this rank's chunks of the attempt with workerCount workers, one segment
+// file each, and records each finished chunk in this rank's journal at once. A signal discards
+// the chunk in flight.
+func encodeShare(ctx context.Context, comm collective.Comm, cfg job.Config, m *pipeline.Models, p *Plan, jd *lustre.JobDir, opt Options, ck *checkpointer, workerCount int) (Result, error) {
 	me := comm.Rank()
 	res := Result{Rank: me}
 	signalled := ctx
@@ -635,7 +658,7 @@ func encodeShare(ctx context.Context, comm collective.Comm, cfg job.Config, m *p
 	if len(work) == 0 {
 		return res, nil
 	}
-	workers, err := m.Workers(cfg.Threads(comm.LocalSize()))
+	workers, err := m.Workers(workerCount)
 	if err != nil {
 		return res, err
 	}

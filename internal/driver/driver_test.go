@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/facefusion-hpc/facefusion/collective"
+	"github.com/facefusion-hpc/facefusion/infer"
 	"github.com/facefusion-hpc/facefusion/internal/fault"
 	"github.com/facefusion-hpc/facefusion/internal/job"
 	"github.com/facefusion-hpc/facefusion/internal/logging"
@@ -176,6 +177,46 @@ func TestRefusedRunReleasesItsClaim(t *testing.T) {
 		if _, ok, _ := jd.ReadClaim(); ok {
 			t.Fatalf("run %d left its claim", i)
 		}
+	}
+}
+
+// A target refused after rank 0 loaded its models leaves no session open: batch-run runs its
+// targets in one process, and each refused one kept a whole set of engines (~1 GB with
+// FaceFusion's swapper and enhancer). Here: a source with no face (Analyse fails once BlazeFace
+// is open), then a job folder another live run holds (refused after the models and the source
+// were analysed).
+func TestRefusedTargetsCloseTheirModels(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.mkv")
+	clip(t, in, 4, "25")
+	c := job.Default()
+	c.TargetPath, c.OutputPath = in, filepath.Join(dir, "out.mkv")
+	c.ModelsDir = filepath.Join(testenv.Cache(t), "models")
+	c.OnnxruntimeLibrary = testenv.ORTLibrary(t)
+	before := infer.OpenSessions()
+
+	c.SourcePaths = []string{testenv.Sample(t, "brick.png")}
+	if _, log, err := run(t, c); err == nil || !strings.Contains(err.Error(), "brick.png") {
+		t.Fatalf("a source with no face: want a refusal naming it, got %v\n%s", err, log)
+	}
+	if n := infer.OpenSessions(); n != before {
+		t.Errorf("a source with no face: %d model sessions left open, want %d", n, before)
+	}
+
+	c.SourcePaths = []string{testenv.Sample(t, "grace_hopper.png")}
+	jd, _, err := lustre.Create(lustre.DefaultPath(c.OutputPath))
+	if err != nil {
+		t.Fatal(err)
+	}
+	holder := lustre.Me()
+	if _, _, err := jd.TakeClaim(holder); err != nil {
+		t.Fatal(err)
+	}
+	if _, log, err := run(t, c); fault.KindOf(err) != fault.Busy {
+		t.Fatalf("a held job folder: want Busy, got %v\n%s", err, log)
+	}
+	if n := infer.OpenSessions(); n != before {
+		t.Errorf("a busy job folder: %d model sessions left open, want %d", n, before)
 	}
 }
 

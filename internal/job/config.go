@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"os"
 	"reflect"
-	"runtime"
 	"sort"
 	"strings"
 
@@ -213,15 +212,6 @@ func (c *Config) Swaps() bool {
 		}
 	}
 	return false
-}
-
-// Threads is the number of worker threads of one rank: execution_thread_count, or the node's
-// cores shared among the localRanks ranks on it.
-func (c *Config) Threads(localRanks int) int {
-	if c.ExecutionThreadCount > 0 {
-		return c.ExecutionThreadCount
-	}
-	return max(1, runtime.NumCPU()/max(1, localRanks))
 }
 
 // Model file names of the embedded default.

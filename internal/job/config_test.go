@@ -58,17 +58,6 @@ func TestProcessorsNoneNeedsNoSource(t *testing.T) {
 	}
 }
 
-func TestThreadsShareTheNode(t *testing.T) {
-	c := Default()
-	if c.Threads(1) < 1 || c.Threads(1000) != 1 {
-		t.Errorf("threads %d for one rank, %d for 1000 ranks", c.Threads(1), c.Threads(1000))
-	}
-	c.ExecutionThreadCount = 3
-	if c.Threads(4) != 3 {
-		t.Error("execution_thread_count is not honoured")
-	}
-}
-
 // paths are the flags every run needs, so that a test's error is the value under test.
 var paths = []string{"-s", "a.png", "-t", "b.mp4", "-o", "c.mp4"}
 

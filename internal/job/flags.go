@@ -85,7 +85,7 @@ var options = []option{
 		set: integer("output-image-quality", func(c *Config) *int { return &c.OutputImageQuality })},
 	{long: "output-image-scale", arg: "0.25..8", help: "image output size as a factor of the target's, in steps of 0.25 (default 1: the target's size)",
 		set: floating("output-image-scale", func(c *Config) *float64 { return &c.OutputImageScale })},
-	{long: "execution-thread-count", arg: "N", help: "worker threads (default: one per CPU core)",
+	{long: "execution-thread-count", arg: "N", help: "worker threads (default: one per CPU of the rank; capped at 4 per CPU)",
 		set: integer("execution-thread-count", func(c *Config) *int { return &c.ExecutionThreadCount })},
 	{long: "chunk-frames", arg: "N", help: "frames per chunk: the unit of work, of output (one segment file) and of checkpoint (default 96)",
 		set: integer("chunk-frames", func(c *Config) *int { return &c.ChunkFrames })},

@@ -23,6 +23,7 @@ func TestModelKeysRefusedAtValidation(t *testing.T) {
 		{[]string{"--face-mask-types", "area"}, []string{`face_mask_types (--face-mask-types): "area" is not one of box, occlusion, region`}},
 		{[]string{"--face-detector-model", "scrfd", "--face-detector-size", "768x768"}, []string{"face_detector_size (--face-detector-size): scrfd does not take 768x768: use one of 160x160, 320x320, 480x480, 512x512, 640x640"}},
 		{[]string{"--face-detector-model", "yolo_face", "--face-detector-size", "320"}, []string{"yolo_face does not take 320x320: use one of 640x640"}},
+		{[]string{"--execution-batch-size", "1000000000"}, []string{"execution_batch_size (--execution-batch-size): 1000000000 is more than 128"}},
 		{[]string{"--face-detector-size", "0x0"}, []string{`face_detector_size (--face-detector-size): "0x0" is not a size like 640x640 (not positive)`}},
 		{[]string{"--config", sums}, []string{`model_sha256: key "scrfd" names no model: use FaceFusion's model names (2dfan4,`, `model_sha256: scrfd_2.5g = "zz" is not a sha256 (64 hex digits)`}},
 	} {

@@ -133,7 +133,9 @@ func (c *Config) validateModels(bad func(string, ...any)) {
 		}
 	}
 	if c.ExecutionBatchSize < 0 {
-		bad("execution_batch_size: %d is negative (0: automatic)", c.ExecutionBatchSize)
+		bad("execution_batch_size (--execution-batch-size): %d is negative (0: automatic)", c.ExecutionBatchSize)
+	} else if c.ExecutionBatchSize > MaxBatchSize {
+		bad("execution_batch_size (--execution-batch-size): %d is more than %d: every model keeps buffers for whole batches (gfpgan 3 MB an item each way), and a run never holds more faces than the rank's workers bring in a few ms", c.ExecutionBatchSize, MaxBatchSize)
 	}
 	// A name FaceFusion does not have is refused always; one it has but this program cannot
 	// draw, or none at all, only when face_debugger runs.
@@ -148,6 +150,9 @@ func (c *Config) validateModels(bad func(string, ...any)) {
 		}
 	}
 }
+
+// MaxBatchSize bounds execution_batch_size.
+const MaxBatchSize = 128
 
 // UsesGPU reports whether a GPU execution provider is asked for.
 func (c *Config) UsesGPU() bool {
@@ -298,7 +303,7 @@ var modelOptions = []option{
 			}
 			return nil
 		}},
-	{long: "execution-batch-size", arg: "N", help: "faces per model run, gathered from every worker of the rank (0: automatic: 8 on a GPU, 1 on CPU)",
+	{long: "execution-batch-size", arg: "N", help: "faces per model run, gathered from every worker of the rank (0: automatic: 8 on a GPU, 1 on CPU; at most 128)",
 		set: integer("execution-batch-size", func(c *Config) *int { return &c.ExecutionBatchSize })},
 	{long: "tensorrt-fp16", help: "let TensorRT build half-precision engines",
 		set: func(c *Config, _ []string) error { c.TensorRTFP16 = true; return nil }},

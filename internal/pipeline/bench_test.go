@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -12,6 +13,7 @@ import (
 	"github.com/facefusion-hpc/facefusion/internal/swap"
 	"github.com/facefusion-hpc/facefusion/internal/testenv"
 	"github.com/facefusion-hpc/facefusion/internal/video"
+	"github.com/facefusion-hpc/facefusion/rank"
 )
 
 // The benchmarks run on the demo clip (make demo / make test create it): 1280×720, 25 fps,
@@ -109,7 +111,7 @@ func BenchmarkProcessing(b *testing.B) {
 	cfg, info := demoClip(b)
 	m := loadModels(b, cfg)
 	fs := frames(b, info, 24)
-	ws, err := m.Workers(cfg.Threads(1))
+	ws, err := m.Workers(benchCPUs(cfg).Workers)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -150,7 +152,7 @@ func BenchmarkCodecFloor(b *testing.B) {
 func BenchmarkEndToEnd(b *testing.B) {
 	cfg, info := demoClip(b)
 	m := loadModels(b, cfg)
-	ws, err := m.Workers(cfg.Threads(1))
+	ws, err := m.Workers(benchCPUs(cfg).Workers)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -177,4 +179,12 @@ func benchEncode(b *testing.B, cfg job.Config, info *video.Info, ws []Worker) {
 		}
 	}
 	b.ReportMetric(float64(b.N*info.Frames)/b.Elapsed().Seconds(), "frames/s")
+}
+
+// benchCPUs is the CPU budget a one-rank run decides, with its ffmpeg threads set as the
+// driver sets them.
+func benchCPUs(cfg job.Config) rank.CPUBudget {
+	b := rank.DecideCPUs(rank.ReadCPUFacts(cfg.ExecutionThreadCount, 1, os.Getenv))
+	video.SetThreads(b.FFmpegThreads)
+	return b
 }

@@ -187,6 +187,14 @@ func CloseWorkers(ws []Worker) {
 	}
 }
 
+// LimitRuns bounds the runs in flight of each batch-1 model at n (the rank's CPUs): the buffers
+// and ONNX Runtime's working memory they take then follow the CPUs, not the workers.
+func (m *Models) LimitRuns(n int) {
+	if m.engines != nil {
+		m.engines.SetRuns(n)
+	}
+}
+
 // Workers makes n workers, sharing the rank's sessions: each model's engine keeps a batch buffer
 // per worker where its runs are batch 1.
 func (m *Models) Workers(n int) ([]Worker, error) {

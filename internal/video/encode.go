@@ -109,6 +109,7 @@ func encodeArgs(path string, opt EncodeOptions) []string {
 		"-i", "pipe:0",
 		"-map", "0:v:0", "-fps_mode", "passthrough",
 		"-c:v", opt.Encoder)
+	args = append(args, threadArgs()...)
 	if fw != opt.Width || fh != opt.Height {
 		args = append(args, "-vf", scaleFilter(opt.Width, opt.Height))
 	}

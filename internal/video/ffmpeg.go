@@ -8,8 +8,10 @@ import (
 	"io/fs"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/facefusion-hpc/facefusion/internal/fault"
@@ -20,6 +22,27 @@ var (
 	FFmpeg  = "ffmpeg"
 	FFprobe = "ffprobe"
 )
+
+// threads is the -threads of every ffmpeg that decodes or encodes frames (0: ffmpeg's own
+// choice, one per CPU it may run on). A rank is one process and its CPU budget is decided once
+// (rank.DecideCPUs), so it is set once at start-up, as FFmpeg is, rather than carried by every
+// caller of every decoder and encoder.
+var threads atomic.Int32
+
+// SetThreads sets the threads of every later ffmpeg decoder, encoder and filter graph; 0
+// leaves them to ffmpeg.
+func SetThreads(n int) { threads.Store(int32(max(0, n))) }
+
+// threadArgs is an ffmpeg decoder's (before -i) or encoder's (after the input) thread count,
+// and the filter graph's, which -threads does not cover; nothing when unset.
+func threadArgs() []string {
+	n := threads.Load()
+	if n <= 0 {
+		return nil
+	}
+	v := strconv.Itoa(int(n))
+	return []string{"-threads", v, "-filter_threads", v}
+}
 
 // ffmpegArgs starts every ffmpeg command line: never read the terminal (a batch job has none,
 // and a stray keypress must not stop an encode), print only errors, and no banner.

@@ -46,6 +46,9 @@ func main() {
 	for _, line := range c.missing {
 		fmt.Println("not verified: " + line)
 	}
+	for _, line := range c.flagged {
+		fmt.Println("flagged:      " + line)
+	}
 	os.Exit(code)
 }
 
@@ -59,9 +62,10 @@ func ints(s string) []int {
 	return out
 }
 
-// check collects what was verified and what could not be, each in one line.
+// check collects what was verified, what could not be, and what a measurement flagged, each in
+// one line.
 type check struct {
-	verified, missing []string
+	verified, missing, flagged []string
 }
 
 func (c *check) ok(format string, args ...any) {
@@ -110,6 +114,11 @@ func (c *check) run(lib, device string, batches, workers []int, frames, rounds i
 	}
 	onGPU := used[0] == infer.ProviderCUDA
 	if onGPU {
+		if err := c.versions(lib); err != nil {
+			return fail(err)
+		}
+	}
+	if onGPU {
 		c.ok("ONNX Runtime's CUDA provider (%s) on device %d", lib, ex.DeviceID)
 	} else {
 		c.not("ONNX Runtime's CUDA provider: not loadable with %s (set GPU_ROUTE_DIR to a folder with libonnxruntime.so.1 and its libonnxruntime_providers_*.so); the engines run on the CPU here", lib)
@@ -157,20 +166,60 @@ func (c *check) run(lib, device string, batches, workers []int, frames, rounds i
 	for _, w := range workers {
 		for _, batch := range batches {
 			cfg.MaxBatch = batch
+			// Each worker claims faces items a frame, so that the workers together can fill a
+			// batch (one item each would never fill 32 with 8 workers, nor batch at all with 1).
+			faces := (batch + w - 1) / w
 			sampler := rank.StartSampler(src, gpu, 50*time.Millisecond)
-			res, err := enginebench.Run(enginebench.Shared, cfg, w, frames, rounds)
+			rowFrames := frames
+			if !onGPU { // the rehearsal: about as many items a row as at one face a frame
+				rowFrames = max(4, frames/faces)
+			}
+			res, err := enginebench.Run(enginebench.Shared, cfg, enginebench.Options{Workers: w, Frames: rowFrames, Rounds: rounds, Faces: faces})
 			st := sampler.Stop()
 			if err != nil {
 				return fail(fmt.Errorf("workers %d, batch %d: %w", w, batch, err))
 			}
 			sw := res.Engines["inswapper_128"]
-			line := fmt.Sprintf("workers %d batch %2d: %8.1f frames/s; swapper: %.2f items per run (%d runs, %d sealed by the deadline), %d in flight at most",
-				w, batch, res.FramesPerSecond, float64(sw.Items)/float64(max(sw.Runs, 1)), sw.Runs, sw.Expired, sw.MaxInFlight)
+			mean := float64(sw.Items) / float64(max(sw.Runs, 1))
+			line := fmt.Sprintf("workers %d batch %2d: %8.1f frames/s of %d faces (%.1f faces/s); swapper: %.2f items per run (%d runs, %d sealed by the deadline), %d in flight at most",
+				w, batch, res.FramesPerSecond, faces, res.FramesPerSecond*float64(faces), mean, sw.Runs, sw.Expired, sw.MaxInFlight)
+			if mean < float64(batch) {
+				line += fmt.Sprintf(" [FLAG: below batch %d]", batch)
+				c.flagged = append(c.flagged, fmt.Sprintf("workers %d batch %d: the swapper's runs held %.2f items on average, below the batch size: the row measures smaller batches", w, batch, mean))
+			}
 			if src != nil {
 				line += fmt.Sprintf("; GPU memory +%.2f GiB over the baseline, utilization max %.0f%%", gib(st.MemoryUsedMaxBytes-min(baseline, st.MemoryUsedMaxBytes)), 100*st.UtilizationMax)
 			}
 			fmt.Println(line + fmt.Sprintf("; host RSS %.2f GiB", gib(rss())))
 		}
+	}
+	// Bit-identity: batch b's outputs against batch 1's, byte for byte, on these providers.
+	var same []int
+	for _, batch := range batches {
+		if batch == 1 {
+			continue
+		}
+		diff, err := enginebench.Compare(cfg, batch, batch)
+		if err != nil {
+			return fail(fmt.Errorf("comparing batch %d with batch 1: %w", batch, err))
+		}
+		line := fmt.Sprintf("batch %d against batch 1, %d items byte for byte, providers %v:", batch, batch, used)
+		for _, name := range enginebench.Models[1:] {
+			if n := diff[name]; n > 0 {
+				line += fmt.Sprintf(" %s differs in %d of %d items;", name, n, batch)
+			} else {
+				line += fmt.Sprintf(" %s identical;", name)
+			}
+		}
+		fmt.Println(strings.TrimSuffix(line, ";"))
+		if len(diff) > 0 {
+			c.not("bit-identity to batch 1 at batch %d on providers %v: %v items differ (execution_batch_size then changes a job's frames)", batch, used, diff)
+		} else {
+			same = append(same, batch)
+		}
+	}
+	if len(same) > 0 {
+		c.ok("batch %v bit-identical to batch 1 on providers %v", same, used)
 	}
 	if onGPU {
 		c.ok("shared engines on the GPU at batch %v with %v workers", batches, workers)
@@ -213,6 +262,43 @@ func (c *check) blazeFace(model string, cfg infer.SessionConfig, used []string) 
 	fmt.Printf("blazeface_front_128, providers %v: %.1f frames/s (%.3f ms per 720p frame, letterbox included)\n", used, float64(runs)/el, el/float64(runs)*1e3)
 	c.ok("BlazeFace on providers %v", used)
 	return nil
+}
+
+// versions prints the ONNX Runtime core's version and the CUDA provider's, and refuses a
+// mismatch: the provider libraries must come from the core's own build. The provider's version
+// is read from VERSIONS beside the core (a "providers=1.x.y" line, which gpu-check.sh writes
+// when it makes a route; a site writes it for its own); without it the pairing is not verified.
+func (c *check) versions(lib string) error {
+	core := infer.RuntimeVersion()
+	fmt.Printf("gpu-check: ONNX Runtime core %s (%s)\n", core, lib)
+	path := filepath.Join(filepath.Dir(lib), "VERSIONS")
+	b, err := os.ReadFile(path)
+	prov := ""
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "providers="); ok {
+			prov = strings.TrimSpace(v)
+		}
+	}
+	if err != nil || prov == "" {
+		fmt.Printf("gpu-check: CUDA provider version unknown (no providers= line in %s)\n", path)
+		c.not("the CUDA provider is from the core's build (%s has no providers= line): a provider from another ONNX Runtime build may crash or misbehave", path)
+		return nil
+	}
+	fmt.Printf("gpu-check: CUDA provider built from ONNX Runtime %s\n", prov)
+	if majorMinor(prov) != majorMinor(core) {
+		return fmt.Errorf("the CUDA provider libraries beside %s are from ONNX Runtime %s, the core is %s: bring a core and its providers from one build (GPU_ROUTE_DIR)", lib, prov, core)
+	}
+	c.ok("ONNX Runtime core %s with CUDA provider %s (one build)", core, prov)
+	return nil
+}
+
+// majorMinor is "1.29" of "1.29.0".
+func majorMinor(v string) string {
+	f := strings.SplitN(strings.TrimPrefix(v, "v"), ".", 3)
+	if len(f) < 2 {
+		return v
+	}
+	return f[0] + "." + f[1]
 }
 
 func gib(b uint64) float64 { return float64(b) / (1 << 30) }
