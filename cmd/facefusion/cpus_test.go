@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/facefusion-hpc/facefusion/internal/clitest"
 	"github.com/facefusion-hpc/facefusion/internal/testenv"
 	"github.com/facefusion-hpc/facefusion/lustre"
 	"github.com/facefusion-hpc/facefusion/rank"
@@ -20,24 +21,24 @@ import (
 func TestCPUBudgetFollowsBinding(t *testing.T) {
 	dir := t.TempDir()
 	in := filepath.Join(dir, "in.mp4")
-	faceClip(t, in, 96, 64, 8, "25")
+	clitest.FaceClip(t, in, 96, 64, 8, "25")
 	online, err := os.ReadFile("/sys/devices/system/cpu/online")
 	if err != nil {
 		t.Fatal(err)
 	}
 	share := max(1, rank.CountCPUList(string(online))/2)
 	out := filepath.Join(dir, "out.mkv")
-	args := passThroughArgs(in, out, 4, "--execution-thread-count", "1000")
-	argv := append([]string{"--bind-to", "none", "--oversubscribe", "--allow-run-as-root", "-np", "1", bin}, args...)
-	argv = append(append(argv, ":", "-np", "1", testenv.Tool(t, "taskset"), "-c", "0", bin), args...)
-	ctx := hangGuard(t)
+	args := clitest.PassThroughArgs(in, out, 4, "--execution-thread-count", "1000")
+	argv := append([]string{"--bind-to", "none", "--oversubscribe", "--allow-run-as-root", "-np", "1", clitest.Bin}, args...)
+	argv = append(append(argv, ":", "-np", "1", testenv.Tool(t, "taskset"), "-c", "0", clitest.Bin), args...)
+	ctx := clitest.HangGuard(t)
 	cmd := exec.CommandContext(ctx, testenv.Tool(t, "mpirun"), argv...)
-	cmd.Env = launchEnv(t)
-	r := runCmd(t, ctx, cmd)
-	if r.code != 0 {
-		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	cmd.Env = clitest.LaunchEnv(t)
+	r := clitest.RunCmd(t, ctx, cmd)
+	if r.Code != 0 {
+		t.Fatalf("exit %d\n%s", r.Code, r.Stderr)
 	}
-	rep := checkReportEnd(t, out, r, lustre.Complete)
+	rep := clitest.CheckReportEnd(t, out, r, lustre.Complete)
 	want := []rank.CPUBudget{
 		{CPUs: share, Source: rank.FromNodeShare, Requested: 1000, Capped: true, Workers: rank.MaxWorkersPerCPU * share, FFmpegThreads: share},
 		{CPUs: 1, Source: rank.FromAffinity, Requested: 1000, Capped: true, Workers: rank.MaxWorkersPerCPU}, // ffmpeg's own threads
@@ -50,7 +51,7 @@ func TestCPUBudgetFollowsBinding(t *testing.T) {
 			t.Errorf("rank %d's budget %+v, want %+v", pr.Rank, pr.CPU, want[i])
 		}
 	}
-	if n := strings.Count(r.stderr, "execution_thread_count 1000 is capped at"); n != 1 {
-		t.Errorf("the cap is said %d times, want once:\n%s", n, r.stderr)
+	if n := strings.Count(r.Stderr, "execution_thread_count 1000 is capped at"); n != 1 {
+		t.Errorf("the cap is said %d times, want once:\n%s", n, r.Stderr)
 	}
 }
