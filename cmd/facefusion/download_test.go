@@ -126,6 +126,10 @@ func TestForceDownload(t *testing.T) {
 	if r.Code != 0 || !strings.Contains(r.Stdout, "scrfd_2.5g  present") {
 		t.Fatalf("rerun: exit %d, want scrfd_2.5g present:\n%s%s", r.Code, r.Stdout, r.Stderr)
 	}
+	// The job's landmarker is the embedded default's dlib_68, read from the same folder.
+	if err := os.Symlink(testenv.Model(t, "shape_predictor_68_face_landmarks.dat"), filepath.Join(models, "shape_predictor_68_face_landmarks.dat")); err != nil {
+		t.Fatal(err)
+	}
 	r = clitest.Run(t, "models", "--models-dir", models, "--face-detector-model", "scrfd")
 	if r.Code != 0 || !strings.Contains(strings.Join(strings.Fields(r.Stdout), " "), "scrfd_2.5g needs verified ok 3295067") {
 		t.Errorf("models: exit %d:\n%s%s", r.Code, r.Stdout, r.Stderr)
