@@ -50,11 +50,12 @@ func NewFaceDetector(model string, size int, cfg infer.SessionConfig) (*FaceDete
 				break
 			}
 			switch len(o.Shape) {
-			case 2: // [anchors, 1|4|10]
-				w := int64([]int{1, 4, 10}[i/3])
+			case 2: // [anchors, 1|4|10]: the width is the catalog's
+				w := m.Want.Outputs[i].Shape[1]
 				cfg.Dims[o.Name] = []int64{int64(lens[i]) / w, w}
 			case 3: // yolo [1, 20, anchors]
-				cfg.Dims[o.Name] = []int64{1, 20, int64(lens[i]) / 20}
+				w := m.Want.Outputs[i].Shape[1]
+				cfg.Dims[o.Name] = []int64{1, w, int64(lens[i]) / w}
 			}
 		}
 	}

@@ -19,7 +19,7 @@ type Landmarker2DFAN4 struct {
 // NewLandmarker2DFAN4 opens 2dfan4.onnx from cfg.ModelsDir.
 func NewLandmarker2DFAN4(cfg infer.SessionConfig) (*Landmarker2DFAN4, error) {
 	cfg.MaxBatch = 1
-	e, err := openModel("2dfan4", cfg)
+	e, err := openModel(facemodel.FAN4.Name, cfg)
 	if err != nil {
 		return nil, err
 	}

@@ -37,6 +37,10 @@ var (
 	occluderSize  = occluderModel.Size
 	parserSize    = parserModel.Size
 	parserLabels  = int(parserModel.Want.Outputs[0].Shape[1])
+	// How align packs their crops, settled at start-up (a catalog change align cannot pack
+	// panics here, in every test, not on a frame).
+	occluderNorm, occluderLayout = packer(occluderModel)
+	parserNorm, parserLayout     = packer(parserModel)
 )
 
 // packer is how align packs a crop for the model m: its normalisation and layout.
@@ -155,7 +159,7 @@ func (m *masker) occlude(crops []*raster.Image, masks [][]float32) error {
 		return err
 	}
 	defer l.Release()
-	norm, layout := packer(occluderModel)
+	norm, layout := occluderNorm, occluderLayout
 	for i, c := range crops {
 		m.rs.Resize(m.small, m.small.Bounds(), c)
 		norm.Pack(l.In(0, i).Float32(), m.small, layout)
@@ -193,7 +197,7 @@ func (m *masker) parse(crops []*raster.Image, masks [][]float32) error {
 		return err
 	}
 	defer l.Release()
-	norm, layout := packer(parserModel)
+	norm, layout := parserNorm, parserLayout
 	for i, c := range crops {
 		m.rs.Resize(m.large, m.large.Bounds(), c)
 		norm.Pack(l.In(0, i).Float32(), m.large, layout)

@@ -26,7 +26,7 @@ type Recognizer struct {
 
 // NewRecognizer opens arcface_w600k_r50.onnx from cfg.ModelsDir.
 func NewRecognizer(cfg infer.SessionConfig) (*Recognizer, error) {
-	e, err := openModel("arcface_w600k_r50", cfg)
+	e, err := openModel(facemodel.ArcFace.Name, cfg)
 	if err != nil {
 		return nil, err
 	}

@@ -10,14 +10,14 @@ import (
 	"github.com/facefusion-hpc/facefusion/internal/raster"
 )
 
-// fan4 is 2dfan4's catalog entry: its crop size, normalisation (FaceFusion feeds it its BGR
+// FAN4 is 2dfan4's catalog entry, the landmarker the adapter and the pipeline open: its crop size, normalisation (FaceFusion feeds it its BGR
 // crop divided by 255) and heatmap grid (its second output, 68 maps of FAN4Heatmap²).
-var fan4 = catalog.Must("2dfan4")
+var FAN4 = catalog.Must("2dfan4")
 
 // 2dfan4 geometry: a FAN4Size crop in, 68 points on a FAN4Heatmap grid out.
 var (
-	FAN4Size    = fan4.Size
-	FAN4Heatmap = int(fan4.Want.Outputs[1].Shape[2])
+	FAN4Size    = FAN4.Size
+	FAN4Heatmap = int(FAN4.Want.Outputs[1].Shape[2])
 )
 
 const (
@@ -69,8 +69,8 @@ func PrepareFAN4(dst []float32, frame *raster.Image, box geom.Rect, angle int) (
 	if err != nil {
 		return m, err
 	}
-	t := table(fan4.Norm)
-	warpTensorBlack(dst, FAN4Size, FAN4Size, frame, m, fan4.Norm, &t)
+	t := table(FAN4.Norm)
+	warpTensorBlack(dst, FAN4Size, FAN4Size, frame, m, FAN4.Norm, &t)
 	return m, nil
 }
 

@@ -11,12 +11,12 @@ import (
 	"github.com/facefusion-hpc/facefusion/internal/raster"
 )
 
-// arcface is arcface_w600k_r50's catalog entry: an ArcFaceSize crop on its template in, an
+// ArcFace is arcface_w600k_r50's catalog entry, the recognizer the adapter and the pipeline open: an ArcFaceSize crop on its template in, an
 // EmbeddingLen embedding out. FaceFusion reverses its BGR crop to RGB and maps it to v/127.5 − 1.
-var arcface = catalog.Must("arcface_w600k_r50")
+var ArcFace = catalog.Must("arcface_w600k_r50")
 
 // ArcFaceSize is the recognizer's crop side.
-var ArcFaceSize = arcface.Size
+var ArcFaceSize = ArcFace.Size
 
 // EmbeddingLen is the width of an identity embedding (arcface's output).
 const EmbeddingLen = face.EmbeddingLen
@@ -26,7 +26,7 @@ const DefaultReferenceDistance = 0.3
 
 // ArcFaceMatrix is the frame→crop map of the recognizer's crop.
 func ArcFaceMatrix(five [5]geom.Pt) geom.Affine {
-	return align.Estimate(five, align.Templates[arcface.Template], ArcFaceSize)
+	return align.Estimate(five, align.Templates[ArcFace.Template], ArcFaceSize)
 }
 
 // PrepareArcFace writes the recognizer input for the face with the given five points
@@ -34,8 +34,8 @@ func ArcFaceMatrix(five [5]geom.Pt) geom.Affine {
 // the caller's 112×112 scratch image, which receives the warped face.
 func PrepareArcFace(dst []float32, crop, frame *raster.Image, five [5]geom.Pt) {
 	align.WarpCrop(crop, frame, ArcFaceMatrix(five))
-	t := table(arcface.Norm)
-	tensorFromImage(dst, crop, arcface.Norm, &t)
+	t := table(ArcFace.Norm)
+	tensorFromImage(dst, crop, ArcFace.Norm, &t)
 }
 
 // NewEmbedding takes the recognizer's output (512 floats).

@@ -103,7 +103,7 @@ func ModelNames(cfg job.Config) []string {
 	pick(catalog.Detector, cfg.FaceDetectorModel)
 	pick(catalog.Landmarker, cfg.FaceLandmarkerModel)
 	if cfg.Swaps() && cfg.FaceSwapperModel != "classic" || cfg.FaceSelectorMode == "reference" {
-		names = append(names, catalog.Of(catalog.Recognizer)[0].Name)
+		names = append(names, facemodel.ArcFace.Name)
 	}
 	if cfg.Swaps() && cfg.FaceSwapperModel != "classic" {
 		pick(catalog.Swapper, cfg.FaceSwapperModel)
@@ -193,8 +193,8 @@ func (m *Models) newAnalyser(withEmbeddings bool) (*analyser, error) {
 	if err != nil {
 		return nil, fault.AsEnvironment(err)
 	}
-	if cfg.FaceLandmarkerModel == "2dfan4" {
-		if a.fan, err = adapters.NewLandmarker2DFAN4(m.sessionConfig("2dfan4")); err != nil {
+	if cfg.FaceLandmarkerModel == facemodel.FAN4.Selector() {
+		if a.fan, err = adapters.NewLandmarker2DFAN4(m.sessionConfig(facemodel.FAN4.Name)); err != nil {
 			a.close()
 			return nil, fault.AsEnvironment(err)
 		}
@@ -202,7 +202,7 @@ func (m *Models) newAnalyser(withEmbeddings bool) (*analyser, error) {
 		a.dlib = NewAnalyzer(a.det, m.lm, cfg.FaceDetectorScore)
 	}
 	if withEmbeddings {
-		if a.rec, err = adapters.NewRecognizer(m.sessionConfig("arcface_w600k_r50")); err != nil {
+		if a.rec, err = adapters.NewRecognizer(m.sessionConfig(facemodel.ArcFace.Name)); err != nil {
 			a.close()
 			return nil, fault.AsEnvironment(err)
 		}
