@@ -42,6 +42,9 @@ type Config struct {
 	// The output's frame rate (0: the target's) and its size as a factor of the target's.
 	OutputVideoFPS   float64 `toml:"output_video_fps"`
 	OutputVideoScale float64 `toml:"output_video_scale"`
+	// Whether a rank decodes with NVDEC and encodes with NVENC (HardwareCodecModes). Operational:
+	// the encoder it leads to is fingerprinted as the one chosen (pipeline.Resolved), not the mode.
+	HardwareCodecs string `toml:"hardware_codecs" fingerprint:"operational"`
 	// The output's audio: output_audio_encoder "" copies the target's audio as it is; a name,
 	// or a quality or volume other than the default, re-encodes it (see ReencodesAudio).
 	// Operational: the segments are video alone, and rank 0 muxes the audio at the join with
@@ -176,6 +179,9 @@ func (c *Config) validate(paths bool) error {
 	if c.OutputVideoEncoder == "" {
 		bad("output_video_encoder: empty (libx264, libx265, ffv1)")
 	}
+	if msg := oneOf("hardware_codecs", c.HardwareCodecs, HardwareCodecModes); msg != "" {
+		bad("%s", msg)
+	}
 	if c.ChunkFrames < 1 {
 		bad("chunk_frames: %d: a chunk holds at least one frame (default 96)", c.ChunkFrames)
 	}
@@ -199,6 +205,12 @@ func (c *Config) validate(paths bool) error {
 	}
 	return nil
 }
+
+// HardwareCodecModes are hardware_codecs' values: auto uses NVDEC and NVENC where the job runs on
+// a GPU and a one-frame trial on the node works, the CPU's codecs otherwise (one log line says
+// why); on requires them (a job that cannot have them is refused before the first frame); off
+// never uses them.
+var HardwareCodecModes = []string{"auto", "on", "off"}
 
 // maxStopMargin bounds stop_margin at a day: more is a mistake, and far more overflows a
 // time.Duration.

@@ -67,6 +67,8 @@ var options = []option{
 		set: integer("trim-frame-end", func(c *Config) *int { return &c.TrimFrameEnd })},
 	{long: "output-video-encoder", arg: "NAME", help: "libx264 (default), libx265, ffv1 (lossless), or another ffmpeg encoder",
 		set: str(func(c *Config) *string { return &c.OutputVideoEncoder })},
+	{long: "hardware-codecs", arg: "MODE", help: "NVDEC/NVENC video codecs: auto (default: where the job runs on a GPU and the node's ffmpeg and driver have them; libx264 becomes h264_nvenc, libx265 hevc_nvenc), on (required), off",
+		set: str(func(c *Config) *string { return &c.HardwareCodecs })},
 	{long: "output-video-quality", arg: "0..100", help: "quality, mapped to CRF as FaceFusion does (default 80)",
 		set: integer("output-video-quality", func(c *Config) *int { return &c.OutputVideoQuality })},
 	{long: "output-video-preset", arg: "NAME", help: "encoder preset, e.g. ultrafast … veryslow (default veryfast)",

@@ -53,6 +53,7 @@ func OpenScaledDecoder(ctx context.Context, info *Info, start, end, width, heigh
 		args = append(args, "-ss", seekTime(info, start))
 	}
 	args = append(args, threadArgs()...)
+	args = append(args, hwaccelArgs()...)
 	args = append(args, "-i", mediaPath(info.Path), "-map", "0:v:0", "-an", "-sn", "-dn")
 	var filters []string
 	if start > 0 && !seek {
