@@ -104,8 +104,8 @@ func (n *nutWriter) WriteFrame(pts int64, frame []byte) error {
 	}
 	var sp []byte
 	start := n.pos
-	sp = putV(sp, uint64(pts))                // global_key_pts (one time base: index 0)
-	sp = putV(sp, uint64(start-n.lastSP)/16)  // back_ptr_div16
+	sp = putV(sp, uint64(pts))               // global_key_pts (one time base: index 0)
+	sp = putV(sp, uint64(start-n.lastSP)/16) // back_ptr_div16
 	n.packet(nutSyncpointStartcode, sp)
 	n.lastSP = start
 
