@@ -9,6 +9,10 @@ import (
 	"strconv"
 )
 
+// SegmentFormat names how segments are written, for the resume fingerprint: a job folder of
+// another format is not joined with this one's.
+const SegmentFormat = "nut, stamped with the output's frame times in the target's time base"
+
 // DefaultQuality is FaceFusion's default output_video_quality.
 const DefaultQuality = 80
 
