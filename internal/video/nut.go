@@ -15,7 +15,9 @@ type nutWriter struct {
 	w      io.Writer
 	pos    int64 // bytes written so far
 	lastSP int64 // where the last syncpoint started (0 before the first)
-	hdr    []byte
+	hdr    []byte // reused: no allocation per frame
+	body   []byte
+	pkt    []byte
 	err    error
 }
 
@@ -102,10 +104,11 @@ func (n *nutWriter) WriteFrame(pts int64, frame []byte) error {
 	if pts < 0 {
 		return fmt.Errorf("video: NUT timestamp %d is negative", pts)
 	}
-	var sp []byte
+	sp := n.body[:0]
 	start := n.pos
 	sp = putV(sp, uint64(pts))               // global_key_pts (one time base: index 0)
 	sp = putV(sp, uint64(start-n.lastSP)/16) // back_ptr_div16
+	n.body = sp
 	n.packet(nutSyncpointStartcode, sp)
 	n.lastSP = start
 
@@ -123,11 +126,11 @@ func (n *nutWriter) WriteFrame(pts int64, frame []byte) error {
 // packet writes a startcode, forward_ptr, the body and its checksum (nut.texi, "packet_header"
 // and "packet_footer"); a body over 4 KiB would also need a header checksum, and none here is.
 func (n *nutWriter) packet(startcode uint64, body []byte) {
-	var b []byte
-	b = binary.BigEndian.AppendUint64(b, startcode)
+	b := binary.BigEndian.AppendUint64(n.pkt[:0], startcode)
 	b = putV(b, uint64(len(body)+4))
 	b = append(b, body...)
 	b = binary.BigEndian.AppendUint32(b, nutCRC(0, body))
+	n.pkt = b
 	n.write(b)
 }
 
@@ -143,14 +146,18 @@ func (n *nutWriter) write(b []byte) {
 // putV appends NUT's v: seven bits a byte, most significant first, the top bit set on every
 // byte but the last.
 func putV(b []byte, x uint64) []byte {
-	var tmp [10]byte
-	i := len(tmp) - 1
-	tmp[i] = byte(x & 0x7f)
-	for x >>= 7; x != 0; x >>= 7 {
-		i--
-		tmp[i] = byte(x&0x7f) | 0x80
+	n := 1
+	for y := x >> 7; y != 0; y >>= 7 {
+		n++
 	}
-	return append(b, tmp[i:]...)
+	for i := n - 1; i >= 0; i-- {
+		c := byte(x>>(7*uint(i))) & 0x7f
+		if i > 0 {
+			c |= 0x80
+		}
+		b = append(b, c)
+	}
+	return b
 }
 
 // putS appends NUT's s: x > 0 as v 2x−1, x ≤ 0 as v −2x.
