@@ -13,8 +13,8 @@ import (
 // frame (a frame of megabytes is always further than max_distance from the last one).
 type nutWriter struct {
 	w      io.Writer
-	pos    int64 // bytes written so far
-	lastSP int64 // where the last syncpoint started (0 before the first)
+	pos    int64  // bytes written so far
+	lastSP int64  // where the last syncpoint started (0 before the first)
 	hdr    []byte // reused: no allocation per frame
 	body   []byte
 	pkt    []byte
