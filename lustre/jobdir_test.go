@@ -50,7 +50,7 @@ func TestCreateMakesTheFolderAndSaysWhyNotStriped(t *testing.T) {
 	if note := j.Stripe(); !strings.Contains(note, "lfs") {
 		t.Errorf("note %q does not mention lfs", note)
 	}
-	if filepath.Dir(j.Segment(3)) != p || !strings.HasSuffix(j.Segment(3), "seg-000003.mkv") {
+	if filepath.Dir(j.Segment(3)) != p || !strings.HasSuffix(j.Segment(3), "seg-000003.nut") {
 		t.Errorf("segment path %s", j.Segment(3))
 	}
 	file := filepath.Join(t.TempDir(), "file")

@@ -24,8 +24,9 @@ const MarkerName = ".facefusion-job"
 // WriteAtomic beside each): one home for the folder's layout, so that removing the folder can
 // remove exactly these and nothing a user put there. Paths are relative to the folder.
 var layout = []*regexp.Regexp{
-	regexp.MustCompile(`^seg-[0-9]{6}\.mkv$`),
-	regexp.MustCompile(`^\.seg-[0-9]{6}\.rank[0-9]+\.a[0-9]+\.part\.mkv$`),
+	// Segments: .nut, and .mkv in folders of the earlier layout.
+	regexp.MustCompile(`^seg-[0-9]{6}\.(nut|mkv)$`),
+	regexp.MustCompile(`^\.seg-[0-9]{6}\.rank[0-9]+\.a[0-9]+\.part\.(nut|mkv)$`),
 	regexp.MustCompile(`^\.joined\.a[0-9]+\.mkv$`),
 	regexp.MustCompile(`^done/rank-[0-9]+\.json$`),
 	regexp.MustCompile(`^progress/rank-[0-9]+$`),
@@ -255,7 +256,7 @@ func (j *JobDir) CleanStale(isTemp func(path, output string) bool) (removed []st
 		}
 		os.Remove(j.Joining())
 	}
-	for _, pattern := range []string{".seg-*.part.mkv", ".joined.a*.mkv"} {
+	for _, pattern := range []string{".seg-*.part.*", ".joined.a*.mkv"} {
 		names, _ := filepath.Glob(filepath.Join(j.Path, pattern))
 		for _, n := range names {
 			if ours(filepath.Base(n)) && os.Remove(n) == nil {
@@ -277,7 +278,7 @@ func (j *JobDir) CleanStale(isTemp func(path, output string) bool) (removed []st
 // Discard removes the finished work of the job (segments, manifest, journals) to start it over
 // (--fresh); it returns how many segments went.
 func (j *JobDir) Discard() int {
-	segs, _ := filepath.Glob(filepath.Join(j.Path, "seg-*.mkv"))
+	segs, _ := filepath.Glob(filepath.Join(j.Path, "seg-*"))
 	n := 0
 	for _, s := range segs {
 		if ours(filepath.Base(s)) && os.Remove(s) == nil {

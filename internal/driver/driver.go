@@ -53,7 +53,9 @@ type Plan struct {
 	// rate (the identity at the target's). Frames, Chunks and every record of the job count the
 	// output's frames, numbered from the trim start (the target's numbers when the rate is kept),
 	// so every rank cuts the same frames whatever its share.
-	Map        video.FrameMap
+	Map video.FrameMap
+	// Carried is what the output keeps of the target's other streams (rank 0's output check).
+	Carried    video.Carried
 	Frames     rank.Range
 	Chunks     []rank.Range
 	Assignment []rank.Range // per rank: a block of chunk indices, for a first attempt
@@ -369,6 +371,9 @@ func planJob(ctx context.Context, cfg job.Config, ranks int, p *Plan, log *loggi
 	if line := pipeline.PixelFormatNote(cfg, p.Info); line != "" {
 		log.Warnf("%s", line) // an output some players cannot play
 	}
+	if line := p.Carried.Note(cfg.OutputPath); line != "" {
+		log.Warnf("%s", line) // decided before the first frame, said once
+	}
 	if note != "" {
 		log.Infof("%s", note)
 	}
@@ -435,7 +440,7 @@ func release(jd *lustre.JobDir, me *lustre.Holder, mine bool) {
 	if !jd.Holds(me) {
 		return
 	}
-	if segs, _ := filepath.Glob(filepath.Join(jd.Path, "seg-*.mkv")); mine && len(segs) == 0 {
+	if segs, _ := filepath.Glob(filepath.Join(jd.Path, "seg-*"+lustre.SegmentExt)); mine && len(segs) == 0 {
 		if left, err := jd.Remove(); err == nil && len(left) == 0 {
 			return
 		}
@@ -544,7 +549,7 @@ func planSetup(ctx context.Context, cfg job.Config, ranks int, p *Plan, skipDone
 		}
 	}
 	// ffmpeg refuses an output format only when it writes: ask it now, not after the last frame.
-	if err := pipeline.CheckOutputFormat(ctx, cfg, p.Info); err != nil {
+	if p.Carried, err = pipeline.CheckOutputFormat(ctx, cfg, p.Info); err != nil {
 		return nil, "", err
 	}
 	// Models and the source are checked before the job folder exists: a job refused for its
@@ -961,7 +966,6 @@ func finish(ctx context.Context, cfg job.Config, p *Plan, jd *lustre.JobDir, all
 			return fail(fault.AsInternal(fmt.Errorf("segment %s changed after it was recorded (size or presence): rerun the same command to verify and redo it", segs[c.Chunk])))
 		}
 	}
-	joined := jd.JoinTemp(p.Attempt)
 	// The temp file beside the output is as large as the output: recorded first, with the
 	// output it is for (absolute: a rerun may spell -o another way), so that the next attempt
 	// removes it if this one is killed while joining.
@@ -973,16 +977,17 @@ func finish(ctx context.Context, cfg job.Config, p *Plan, jd *lustre.JobDir, all
 	if err := jd.RecordJoin(out, final); err != nil {
 		return fail(checkpointError(err))
 	}
-	defer os.Remove(joined)
 	defer os.Remove(final)
-	joinStart := time.Now() // the serial tail of a run: the benchmark reports its share
-	err = video.Concat(ctx, cfg.TempDir(), segs, joined)
-	rec.perRank[0].StageSeconds["concat"] = time.Since(joinStart).Seconds()
-	if err == nil {
-		muxStart := time.Now()
-		err = video.Mux(ctx, joined, cfg.TargetPath, video.FrameSpan(p.Map.Start, p.Map.End, p.Map.In), final, pipeline.AudioOptions(cfg))
-		rec.perRank[0].StageSeconds["mux"] = time.Since(muxStart).Seconds()
+	// One pass over the output's bytes: the segments joined and the target's other streams
+	// muxed by one ffmpeg.
+	times := pipeline.OutputTimes(cfg, p.Info)
+	joins := make([]video.JoinSegment, len(segs))
+	for i, s := range segs {
+		joins[i] = video.JoinSegment{Path: s, Start: times.At(p.Chunks[i].Start - p.Map.Start)}
 	}
+	joinStart := time.Now() // the serial tail of a run: the benchmark reports its share
+	err = video.Join(ctx, cfg.TempDir(), joins, times, cfg.TargetPath, pipeline.TargetSpan(cfg, p.Info), p.Carried.Keep, final, pipeline.AudioOptions(cfg))
+	rec.perRank[0].StageSeconds["concat"] = time.Since(joinStart).Seconds()
 	if err != nil {
 		if ctx.Err() != nil {
 			return stop()

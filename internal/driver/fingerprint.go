@@ -71,5 +71,8 @@ func fingerprint(ctx context.Context, cfg job.Config, p *Plan) (map[string]strin
 		return nil, fault.AsEnvironment(err)
 	}
 	fp["ffmpeg version"] = v
+	// How the segments are written: a job folder of another layout (Matroska segments, whose
+	// clock rounded the frame times) is refused, not joined with this one's.
+	fp["container of the segments"] = video.SegmentFormat
 	return fp, nil
 }

@@ -21,42 +21,41 @@ var formatsChecked sync.Map
 
 // CheckOutputFormat refuses, before the first frame, an output that could not be written: an
 // image target needs an image output and a video target a video one, and ffmpeg must be able
-// to encode a segment with the job's encoder settings and mux it, with the target's audio,
-// into the output's container. Without it ffmpeg says so at the final mux, after every frame
-// was processed. info is nil for an image target.
-func CheckOutputFormat(ctx context.Context, cfg job.Config, info *video.Info) error {
+// to encode a segment with the job's encoder settings and join it, with the target's audio,
+// into the output's container. Without it ffmpeg says so at the final join, after every frame
+// was processed. It also decides which of the target's other streams (second audio tracks,
+// subtitles, …) the output keeps (video.CheckOutput): the join takes Carried.Keep, and
+// Carried.Note is the line to log. info is nil for an image target.
+func CheckOutputFormat(ctx context.Context, cfg job.Config, info *video.Info) (video.Carried, error) {
 	out, ext := cfg.OutputPath, filepath.Ext(cfg.OutputPath)
 	if info == nil {
 		if !IsImagePath(out) {
-			return fault.AsUsage(fmt.Errorf("-o %s: the target %s is an image, so the output is one too: end -o in .png, .jpg or .jpeg", out, cfg.TargetPath))
+			return video.Carried{}, fault.AsUsage(fmt.Errorf("-o %s: the target %s is an image, so the output is one too: end -o in .png, .jpg or .jpeg", out, cfg.TargetPath))
 		}
-		return nil
+		return video.Carried{}, nil
 	}
 	if IsImagePath(out) {
-		return fault.AsUsage(fmt.Errorf("-o %s is an image, but the target %s is a video: give a video output (%s)", out, cfg.TargetPath, videoExtensions))
+		return video.Carried{}, fault.AsUsage(fmt.Errorf("-o %s is an image, but the target %s is a video: give a video output (%s)", out, cfg.TargetPath, videoExtensions))
 	}
 	if ext == "" {
-		return fault.AsUsage(fmt.Errorf("-o %s has no extension, and the extension chooses the container: use %s", out, videoExtensions))
-	}
-	audio := ""
-	if info.HasAudio {
-		audio = cfg.TargetPath
+		return video.Carried{}, fault.AsUsage(fmt.Errorf("-o %s has no extension, and the extension chooses the container: use %s", out, videoExtensions))
 	}
 	opt := EncodeOptions(cfg, info)
+	opt.Times = video.Timeline{} // the check stamps its frames evenly: the times are not what it checks
 	// What the check depends on, all of it: a batch of targets alike (batch-run) checks once.
-	key := fmt.Sprintf("%s|%+v|%s|%+v", strings.ToLower(ext), opt, info.AudioCodec, AudioOptions(cfg))
-	if _, ok := formatsChecked.Load(key); ok {
-		return nil
+	key := fmt.Sprintf("%s|%+v|%+v|%+v", strings.ToLower(ext), opt, info.Others, AudioOptions(cfg))
+	if c, ok := formatsChecked.Load(key); ok {
+		return c.(video.Carried), nil
 	}
-	err := video.CheckOutput(ctx, cfg.TempDir(), out, opt, audio, AudioOptions(cfg))
+	carried, err := video.CheckOutput(ctx, cfg.TempDir(), out, opt, cfg.TargetPath, info.Others, AudioOptions(cfg))
 	if err == nil {
-		formatsChecked.Store(key, true)
+		formatsChecked.Store(key, carried)
 	}
 	var oe *video.OutputError
 	if !errors.As(err, &oe) {
-		return fault.AsInternal(err) // nil, or the check itself could not run (a cancel, no temp folder)
+		return carried, fault.AsInternal(err) // nil, or the check itself could not run (a cancel, no temp folder)
 	}
-	return fault.AsUsage(outputRefusal(cfg, info, oe))
+	return carried, fault.AsUsage(outputRefusal(cfg, info, oe))
 }
 
 // outputRefusal names the flag behind what ffmpeg refused.

@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/facefusion-hpc/facefusion/internal/fault"
 	"github.com/facefusion-hpc/facefusion/internal/job"
@@ -54,6 +55,40 @@ func OutputFrames(cfg job.Config, info *video.Info) (video.FrameMap, error) {
 		return video.FrameMap{}, err
 	}
 	return video.FrameMap{Start: start, End: end, In: info.FPS, Out: OutputRate(cfg, info)}, nil
+}
+
+// OutputTimes is the output's timeline, frame 0 being the trim start: the target's own frame
+// times (its time base, its variable rate) when the rate is kept, evenly spaced frames at the
+// output's rate when output_video_fps resamples.
+func OutputTimes(cfg job.Config, info *video.Info) video.Timeline {
+	m, err := OutputFrames(cfg, info)
+	if err != nil || !info.Times.Valid() {
+		return video.Timeline{} // the encoder spaces frames evenly at the rate
+	}
+	if m.Resampled() {
+		out := m.Out
+		return video.Timeline{TimeBase: video.Rational{Num: out.Den, Den: out.Num}, Step: 1, End: int64(m.Frames())}
+	}
+	return info.Times.Slice(m.Start, m.End, info.Frames)
+}
+
+// TargetSpan is the time range of the target that the output's video covers: from the trim
+// start's frame to the end of the trim end's last frame, from the target's frame times (a
+// variable rate included). The target's other streams (its audio) are cut to it, as
+// FaceFusion cuts the audio to the video's duration.
+func TargetSpan(cfg job.Config, info *video.Info) video.Span {
+	m, err := OutputFrames(cfg, info)
+	if err != nil {
+		return video.Span{}
+	}
+	t := info.Times
+	if !t.Valid() {
+		return video.FrameSpan(m.Start, m.End, m.In)
+	}
+	start := t.At(m.Start)
+	end := start + t.Slice(m.Start, m.End, info.Frames).End
+	us := func(n int64) time.Duration { return time.Duration(t.Micros(n)) * time.Microsecond }
+	return video.Span{Start: us(start), End: us(end)}
 }
 
 // CheckOutputSize refuses, before the first frame, a scale that leaves the output no pixel.

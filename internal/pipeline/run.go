@@ -448,6 +448,17 @@ func EncodeOptions(cfg job.Config, info *video.Info) video.EncodeOptions {
 	}
 	opt.Width, opt.Height = OutputSize(cfg, info)
 	opt.FrameWidth, opt.FrameHeight = ProcessSize(cfg, info)
+	opt.Times = OutputTimes(cfg, info)
+	return opt
+}
+
+// SegmentOptions are EncodeOptions for the segment whose first frame is output frame start
+// (numbered as the FrameMap numbers them): the encoder stamps its frames from there.
+func SegmentOptions(cfg job.Config, info *video.Info, start int) video.EncodeOptions {
+	opt := EncodeOptions(cfg, info)
+	if m, err := OutputFrames(cfg, info); err == nil {
+		opt.First = start - m.Start
+	}
 	return opt
 }
 
@@ -503,7 +514,7 @@ func EncodeRange(ctx context.Context, cfg job.Config, info *video.Info, src *Fra
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	pw, ph := ProcessSize(cfg, info)
-	enc, err := video.OpenEncoder(ctx, path, EncodeOptions(cfg, info))
+	enc, err := video.OpenEncoder(ctx, path, SegmentOptions(cfg, info, start))
 	if err != nil {
 		return 0, 0, fault.AsUsage(err)
 	}

@@ -122,7 +122,7 @@ func TestCheckOutputAudio(t *testing.T) {
 		{"no such encoder", "o.mkv", x264, enc("no_such_audio"), UnknownAudioEncoder, "no_such_audio"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			err := CheckOutput(context.Background(), "", filepath.Join(dir, c.out), c.opt, src, c.audio)
+			_, err := checkOutput(t, filepath.Join(dir, c.out), c.opt, src, c.audio)
 			checkRefusal(t, err, c.want, c.detail, tmp)
 		})
 	}

@@ -91,6 +91,22 @@ func clip(t testing.TB, name string) string {
 		ffmpegRun(t, "-f", "lavfi", "-i", "testsrc2=size=96x64:rate=25",
 			"-vf", "setpts='if(lt(N,10),N,N*2)/25/TB'", "-frames:v", "41", "-fps_mode", "vfr",
 			"-c:v", "libx264", "-bf", "2", "-g", "8", "-preset", "veryfast", "-pix_fmt", "yuv420p", p)
+	case "streams.mkv":
+		// Two audio tracks (AAC, then PCM, which MP4 holds only as AAC) and a subtitle track
+		// (SubRip, which MP4 cannot hold).
+		srt := filepath.Join(clipDir, "streams.srt")
+		if err := os.WriteFile(srt, []byte("1\n00:00:00,000 --> 00:00:00,500\nhello\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		ffmpegRun(t, "-f", "lavfi", "-i", "testsrc2=size=64x48:rate=25", "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000",
+			"-f", "lavfi", "-i", "sine=frequency=660:sample_rate=48000", "-i", srt,
+			"-map", "0", "-map", "1", "-map", "2", "-map", "3", "-t", "1",
+			"-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p", "-c:a:0", "aac", "-c:a:1", "pcm_s16le", "-c:s", "srt", p)
+	case "vfr.mp4":
+		// 30 frames at 30 fps, then 30 at 10 fps (3.9 s), with 3.9 s of audio: a variable rate.
+		ffmpegRun(t, "-f", "lavfi", "-i", "testsrc2=size=96x64:rate=30", "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000:duration=3.9",
+			"-vf", "setpts='if(lt(N,30),N,30+(N-30)*3)/30/TB'", "-frames:v", "60", "-fps_mode", "vfr",
+			"-c:v", "libx264", "-bf", "2", "-preset", "veryfast", "-pix_fmt", "yuv420p", "-c:a", "aac", p)
 	case "audio.m4a":
 		ffmpegRun(t, "-f", "lavfi", "-i", "sine=frequency=500", "-t", "1", "-c:a", "aac", p)
 	case "junk.mp4":

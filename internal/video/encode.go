@@ -9,6 +9,10 @@ import (
 	"strconv"
 )
 
+// SegmentFormat names how segments are written, for the resume fingerprint: a job folder of
+// another format is not joined with this one's.
+const SegmentFormat = "nut, stamped with the output's frame times in the target's time base"
+
 // DefaultQuality is FaceFusion's default output_video_quality.
 const DefaultQuality = 80
 
@@ -24,6 +28,19 @@ type EncodeOptions struct {
 	// FrameWidth×FrameHeight is the size of the frames written, when ffmpeg scales them to
 	// Width×Height (bicubic, as FaceFusion's `-s` does); 0: Width×Height.
 	FrameWidth, FrameHeight int
+	// Times are the output's frame times; the encoder stamps the frames it is given with
+	// Times.At(First), Times.At(First+1), … so a segment's frames keep their exact times, a
+	// variable rate included. The zero Timeline spaces the frames evenly at FPS.
+	Times Timeline
+	First int
+}
+
+// timeline is o.Times, or frames evenly spaced at o.FPS.
+func (o EncodeOptions) timeline() Timeline {
+	if o.Times.Valid() {
+		return o.Times
+	}
+	return evenTimes(o.FPS, 0)
 }
 
 // FrameSize is the byte size of one rgb24 frame Write takes.
@@ -102,12 +119,13 @@ func defaultPixFmt(encoder string, width, height int) string {
 // encodeArgs is the whole ffmpeg command line for OpenEncoder.
 func encodeArgs(path string, opt EncodeOptions) []string {
 	fw, fh := opt.frameDims()
+	// The frames come in NUT (nutWriter), each with its time; the encoder keeps the time base
+	// (-enc_time_base) and every time (passthrough), and is told the nominal rate (-r), which
+	// H.264's and HEVC's headers carry, the same for every segment of the output.
 	args := ffmpegArgs(
-		"-f", "rawvideo", "-pix_fmt", "rgb24",
-		"-s", strconv.Itoa(fw)+"x"+strconv.Itoa(fh),
-		"-framerate", opt.FPS.String(),
-		"-i", "pipe:0",
+		"-f", "nut", "-i", "pipe:0",
 		"-map", "0:v:0", "-fps_mode", "passthrough",
+		"-r", opt.FPS.String(), "-enc_time_base", opt.timeline().TimeBase.String(),
 		"-c:v", opt.Encoder)
 	args = append(args, threadArgs()...)
 	if fw != opt.Width || fh != opt.Height {
@@ -135,6 +153,9 @@ type Encoder struct {
 	frameSize int
 	cmd       *exec.Cmd
 	in        io.WriteCloser
+	nut       *nutWriter
+	times     Timeline
+	first     int
 	tail      *stderrTail
 	written   int
 	closed    bool
@@ -180,7 +201,14 @@ func OpenEncoder(ctx context.Context, path string, opt EncodeOptions) (*Encoder,
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("video: encoding %s: %w", path, exitError(ctx, FFmpeg, err, tail))
 	}
-	return &Encoder{ctx: ctx, path: path, frameSize: opt.FrameSize(), cmd: cmd, in: in, tail: tail}, nil
+	e := &Encoder{ctx: ctx, path: path, frameSize: opt.FrameSize(), cmd: cmd, in: in, tail: tail, times: opt.timeline(), first: opt.First}
+	fw, fh := opt.frameDims()
+	if e.nut, err = newNUTWriter(in, fw, fh, e.times.TimeBase); err != nil {
+		e.closed = true
+		e.err = fmt.Errorf("video: encoding %s: %w", path, e.finish())
+		return nil, e.err
+	}
+	return e, nil
 }
 
 // Write sends one packed rgb24 frame of exactly FrameSize bytes.
@@ -191,7 +219,11 @@ func (e *Encoder) Write(frame []byte) error {
 	if len(frame) != e.frameSize {
 		return fmt.Errorf("video: encoding %s: frame is %d bytes, want %d", e.path, len(frame), e.frameSize)
 	}
-	if _, err := e.in.Write(frame); err != nil {
+	n := e.first + e.written
+	if e.times.Step == 0 && n >= len(e.times.PTS) {
+		return fmt.Errorf("video: encoding %s: frame %d is past the %d frame times of the output", e.path, n, len(e.times.PTS))
+	}
+	if err := e.nut.WriteFrame(e.times.At(n), frame); err != nil {
 		// ffmpeg is gone (a bad option, a full disk): its stderr says why, not the broken pipe.
 		e.closed = true
 		e.err = fmt.Errorf("video: encoding %s failed at frame %d: %w", e.path, e.written, e.finish())

@@ -107,3 +107,125 @@ func Concat(ctx context.Context, scratch string, segments []string, out string) 
 	}
 	return nil
 }
+
+// Carry is one of the target's other streams as the output keeps it: stream copy, except
+// audio that is re-encoded (AudioOptions) or that the container holds only as AAC.
+type Carry struct {
+	Stream
+	AAC bool `json:",omitempty"`
+}
+
+// Dropped is a stream of the target the output cannot hold, and why.
+type Dropped struct {
+	Stream
+	Why string
+}
+
+// Carried is what the output keeps of the target's streams besides the video, decided before
+// the first frame by CheckOutput.
+type Carried struct {
+	Keep []Carry   `json:",omitempty"`
+	Drop []Dropped `json:",omitempty"`
+}
+
+// Note is the one log line that names the streams out leaves out, "" when it keeps them all.
+func (c Carried) Note(out string) string {
+	if len(c.Drop) == 0 {
+		return ""
+	}
+	parts := make([]string, len(c.Drop))
+	for i, d := range c.Drop {
+		parts[i] = d.Stream.String() + " (" + d.Why + ")"
+	}
+	return fmt.Sprintf("the output %s leaves out %d of the target's streams, which its container cannot hold: %s; use .mkv to keep them",
+		filepath.Base(out), len(c.Drop), strings.Join(parts, ", "))
+}
+
+// JoinSegment is one encoded segment and the output time of its first frame.
+type JoinSegment struct {
+	Path  string
+	Start int64 // in the output timeline's ticks
+}
+
+// Join writes out in one ffmpeg run: the segments, in order, joined by the concat demuxer with
+// stream copy, and the streams keep of target over span (stream copy, or the audio options).
+// times is the output's timeline: each segment's duration is given to the concat demuxer from
+// it, so every frame keeps its time exactly (the demuxer counts in microseconds; a segment's
+// offset is within one of the exact time, and each frame's time rounds back to its tick for
+// any time base coarser than 1/500000 s). The segment list is a temp file in scratch ("": the
+// system's), node-local, not on the shared file system.
+func Join(ctx context.Context, scratch string, segs []JoinSegment, times Timeline, target string, span Span, keep []Carry, out string, audio AudioOptions) error {
+	if len(segs) == 0 {
+		return fmt.Errorf("video: joining into %s: no segments given", out)
+	}
+	list := strings.Builder{}
+	list.WriteString("ffconcat version 1.0\n")
+	for i, s := range segs {
+		abs, err := filepath.Abs(s.Path)
+		if err != nil {
+			return fmt.Errorf("video: joining into %s: %v", out, err)
+		}
+		if _, err := os.Stat(abs); err != nil {
+			return fmt.Errorf("video: joining into %s: segment %s is missing: rerun to produce it", out, abs)
+		}
+		end := times.End
+		if i+1 < len(segs) {
+			end = segs[i+1].Start
+		}
+		us := times.Micros(end) - times.Micros(s.Start)
+		// The list's quoting: inside '…', a quote is written '\''.
+		fmt.Fprintf(&list, "file '%s'\nduration %d.%06d\n", strings.ReplaceAll(abs, "'", `'\''`), us/1_000_000, us%1_000_000)
+	}
+	f, err := os.CreateTemp(scratch, "facefusion-concat-*.txt")
+	if err != nil {
+		return fmt.Errorf("video: joining into %s: cannot write the segment list: %v", out, err)
+	}
+	defer os.Remove(f.Name())
+	_, err = f.WriteString(list.String())
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("video: joining into %s: cannot write the segment list: %v", out, err)
+	}
+	if _, err := runTool(ctx, FFmpeg, joinArgs(f.Name(), times, target, span, keep, out, audio)...); err != nil {
+		return fmt.Errorf("video: joining %d segment(s) and %d stream(s) of %s into %s: %w", len(segs), len(keep), target, out, err)
+	}
+	return nil
+}
+
+func joinArgs(list string, times Timeline, target string, span Span, keep []Carry, out string, audio AudioOptions) []string {
+	args := ffmpegArgs("-f", "concat", "-safe", "0", "-i", mediaPath(list))
+	if len(keep) > 0 {
+		if span.Start > 0 {
+			args = append(args, "-ss", secondsArg(span.Start))
+		}
+		if span.End > span.Start {
+			args = append(args, "-t", secondsArg(span.End-span.Start))
+		}
+		args = append(args, "-i", mediaPath(target))
+	}
+	args = append(args, "-map", "0:v:0")
+	for _, c := range keep {
+		args = append(args, "-map", "1:"+strconv.Itoa(c.Index))
+	}
+	args = append(args, "-c:0", "copy")
+	if !audio.Copies() {
+		args = append(args, audio.args()...)
+	}
+	for i, c := range keep {
+		o := "-c:" + strconv.Itoa(i+1)
+		switch {
+		case c.Type == "audio" && !audio.Copies():
+		case c.AAC:
+			args = append(args, o, "aac")
+		default:
+			args = append(args, o, "copy")
+		}
+	}
+	if m := muxerFor(out); (m == "mp4" || m == "mov") && times.TimeBase.Num == 1 {
+		// The track's clock is the target's time base (MOV doubles one under 10000 otherwise).
+		args = append(args, "-video_track_timescale", strconv.Itoa(times.TimeBase.Den))
+	}
+	return append(args, outputArgs(out, true)...)
+}

@@ -39,59 +39,95 @@ const checkFrames = 8
 
 // CheckOutput runs the path a job's frames take to out, on checkFrames black frames of the
 // job's size, in a temp folder it makes in scratch ("": the system's, $TMPDIR) and removes: the
-// segment encoder with opt (OpenEncoder, the same command line as every segment), then the final
-// mux into a file with out's extension, with audioSource's audio over its first checkFrames
-// frames, copied or re-encoded as audio says (Mux, the same command line as the job's), and reads
-// the result back. ffmpeg refuses a bad encoder, preset, container or codec only when it writes,
-// which in a job is after the last frame; here it is before the first. audioSource is a file
-// with audio, or "" for a target without: the video alone is checked. A refusal is an
-// *OutputError.
+// segment encoder with opt (OpenEncoder, the same command line as every segment), then the join
+// into a file with out's extension, with the target's other streams (its audio copied or
+// re-encoded as audio says) over its first frames (Join, the same command line as the job's),
+// and reads the result back. ffmpeg refuses a bad encoder, preset, container or codec only when
+// it writes, which in a job is after the last frame; here it is before the first. A refusal
+// is an *OutputError.
 //
-// Every step is an ffmpeg process, and every run pays for them: the video-only mux, which tells
-// a container that refuses the video from one that refuses the audio, runs only when the mux
-// with audio failed.
-func CheckOutput(ctx context.Context, scratch, out string, opt EncodeOptions, audioSource string, audio AudioOptions) error {
+// It also decides which of the target's other streams (others) the output keeps: all of them
+// when the container takes them (one ffmpeg run, the usual case); otherwise each is tried alone,
+// audio that cannot be copied is tried as AAC, and what the container still refuses is
+// dropped, named in Carried.Drop. The first audio stream is never dropped: a container that
+// holds it neither copied nor as AAC (nor as the audio encoder's) is refused.
+func CheckOutput(ctx context.Context, scratch, out string, opt EncodeOptions, target string, others []Stream, audio AudioOptions) (Carried, error) {
+	var carried Carried
 	dir, err := os.MkdirTemp(scratch, "facefusion-output-check-")
 	if err != nil {
-		return fmt.Errorf("video: checking output %s: %v", out, err)
+		return carried, fmt.Errorf("video: checking output %s: %v", out, err)
 	}
-	seg := filepath.Join(dir, "segment.mkv")
+	seg := filepath.Join(dir, "segment.nut")
 	final := filepath.Join(dir, "output"+filepath.Ext(out))
-	defer func() { // the two files this function writes, then its folder if nothing else is there
+	defer func() { // the files this function writes, then its folder if nothing else is there
 		os.Remove(seg)
 		os.Remove(final)
 		os.Remove(dir)
 	}()
+	opt.Times, opt.First = Timeline{}, 0 // black frames, evenly spaced at the output's rate
 	if err := encodeBlack(ctx, seg, opt, checkFrames); err != nil {
-		return refusal(ctx, err, dir, encoderProblem)
+		return carried, refusal(ctx, err, dir, encoderProblem)
 	}
-	if audioSource != "" {
-		err := Mux(ctx, seg, audioSource, FrameSpan(0, checkFrames, opt.FPS), final, audio)
-		if err == nil {
-			return readsBack(ctx, final, opt, true, audio.codec())
-		}
-		if ctx.Err() != nil {
-			return err
-		}
+	times := evenTimes(opt.FPS, checkFrames)
+	segs := []JoinSegment{{Path: seg}}
+	join := func(keep []Carry) error {
 		os.Remove(final)
-		// Which stream did the container refuse? The video alone tells.
-		if verr := Mux(ctx, seg, seg, Span{}, final, AudioOptions{}); verr == nil {
-			return refusal(ctx, err, dir, audioProblem)
+		return Join(ctx, dir, segs, times, target, FrameSpan(0, checkFrames, opt.FPS), keep, final, audio)
+	}
+	var candidates []Carry
+	firstAudio := -1
+	for _, s := range others {
+		if s.Type == "video" && !s.AttachedPic {
+			carried.Drop = append(carried.Drop, Dropped{s, "only the first video stream is processed"})
+			continue
 		}
-		os.Remove(final)
+		if s.Type == "audio" && firstAudio < 0 {
+			firstAudio = s.Index
+		}
+		candidates = append(candidates, Carry{Stream: s})
 	}
-	// The segment has no audio, so as its own audio source it gives a video-only mux.
-	if err := Mux(ctx, seg, seg, Span{}, final, AudioOptions{}); err != nil {
-		return refusal(ctx, err, dir, containerProblem)
+	err = join(candidates)
+	if err != nil && ctx.Err() == nil {
+		// Which stream did the container refuse? The video alone tells whether it was the video,
+		// then each stream alone.
+		if verr := join(nil); verr != nil {
+			return carried, refusal(ctx, verr, dir, containerProblem)
+		}
+		var keep []Carry
+		for _, c := range candidates {
+			cerr := join([]Carry{c})
+			if cerr != nil && ctx.Err() == nil && c.Type == "audio" && audio.Copies() && containerRefusedCodec(cerr) {
+				c.AAC = true // ffmpeg's AAC at its own default bit rate: no audio setting asked for another
+				cerr = join([]Carry{c})
+			}
+			switch {
+			case ctx.Err() != nil:
+				return carried, ctx.Err()
+			case cerr == nil:
+				keep = append(keep, c)
+			case c.Index == firstAudio:
+				return carried, refusal(ctx, cerr, dir, audioProblem)
+			default:
+				carried.Drop = append(carried.Drop, Dropped{c.Stream, ffmpegWords(cerr, dir)})
+			}
+		}
+		candidates = keep
+		err = join(candidates)
 	}
-	return readsBack(ctx, final, opt, false, "")
+	if err != nil {
+		return carried, refusal(ctx, err, dir, containerProblem)
+	}
+	carried.Keep = candidates
+	return carried, readsBack(ctx, final, opt, &carried, firstAudio >= 0, audio.codec())
 }
 
-// readsBack checks that what the mux wrote reads back as the job's video (and audio, of
-// audioCodec when that is not ""): some containers take any stream without complaint and store
-// what no reader can use (ffv1 in MPEG-TS becomes a data stream, raw .yuv has no frame size,
-// FLAC in MPEG-TS is dropped), which a job would find only after its last frame, or never.
-func readsBack(ctx context.Context, path string, opt EncodeOptions, audio bool, audioCodec string) error {
+// readsBack checks that what the join wrote reads back as the job's video and the streams
+// carried (its first audio of audioCodec when that is not ""): some containers take any stream
+// without complaint and store what no reader can use (ffv1 in MPEG-TS becomes a data stream, raw
+// .yuv has no frame size, FLAC in MPEG-TS is dropped), which a job would find only after its last
+// frame, or never. A carried stream that does not read back is moved to carried.Drop; the first
+// audio stream must.
+func readsBack(ctx context.Context, path string, opt EncodeOptions, carried *Carried, audio bool, audioCodec string) error {
 	info, err := probeFile(ctx, path, false) // the streams are enough: no frame count
 	switch {
 	case ctx.Err() != nil:
@@ -105,6 +141,17 @@ func readsBack(ctx context.Context, path string, opt EncodeOptions, audio bool, 
 	case audio && audioCodec != "" && info.AudioCodec != audioCodec:
 		return &OutputError{Problem: AudioNotInContainer, Detail: fmt.Sprintf("the audio reads back as %q, not %s", info.AudioCodec, audioCodec)}
 	}
+	// The streams read back in the order they were mapped; one the muxer left out is missing.
+	back, keep := info.Others, carried.Keep[:0:0]
+	for _, c := range carried.Keep {
+		if len(back) > 0 && back[0].Type == c.Type {
+			back = back[1:]
+			keep = append(keep, c)
+			continue
+		}
+		carried.Drop = append(carried.Drop, Dropped{c.Stream, "the container takes it but does not store it readably"})
+	}
+	carried.Keep = keep
 	return nil
 }
 

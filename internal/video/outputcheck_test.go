@@ -45,7 +45,7 @@ func TestCheckOutput(t *testing.T) {
 		{"raw yuv (no frame size)", "o.yuv", x264, "", NotReadable, "does not read back"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			err := CheckOutput(context.Background(), "", filepath.Join(dir, c.out), c.opt, c.audio, AudioOptions{})
+			_, err := checkOutput(t, filepath.Join(dir, c.out), c.opt, c.audio, AudioOptions{})
 			checkRefusal(t, err, c.want, c.detail, tmp)
 			if _, err := os.Stat(filepath.Join(dir, c.out)); err == nil {
 				t.Errorf("the check wrote %s itself", c.out)
@@ -73,5 +73,41 @@ func checkRefusal(t *testing.T, err error, want OutputProblem, detail, tmp strin
 	}
 	if left, _ := os.ReadDir(tmp); len(left) != 0 {
 		t.Errorf("the check left %s in the temp folder", left[0].Name())
+	}
+}
+
+// checkOutput is CheckOutput for the target src ("": none), with its streams as Probe gives them.
+func checkOutput(t *testing.T, out string, opt EncodeOptions, src string, audio AudioOptions) (Carried, error) {
+	t.Helper()
+	var others []Stream
+	if src != "" {
+		others = probe(t, src).Others
+	}
+	return CheckOutput(context.Background(), "", out, opt, src, others, audio)
+}
+
+// A target with two audio tracks and a subtitle track keeps all three in Matroska; MP4 keeps
+// the audio, and the one line that says so names the subtitle it leaves out.
+func TestCheckOutputStreams(t *testing.T) {
+	src := clip(t, "streams.mkv")
+	x264 := EncodeOptions{Encoder: "libx264", Quality: DefaultQuality, Preset: "veryfast", FPS: Rational{25, 1}, Width: 64, Height: 48}
+	dir := t.TempDir()
+	mkv, err := checkOutput(t, filepath.Join(dir, "o.mkv"), x264, src, AudioOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(mkv.Keep) != 3 || len(mkv.Drop) != 0 || mkv.Note("o.mkv") != "" {
+		t.Errorf("into .mkv: keeps %v, drops %v; want all three kept", mkv.Keep, mkv.Drop)
+	}
+	mp4, err := checkOutput(t, filepath.Join(dir, "o.mp4"), x264, src, AudioOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(mp4.Keep) != 2 || mp4.Keep[0].Type != "audio" || mp4.Keep[1].Type != "audio" || !mp4.Keep[1].AAC {
+		t.Errorf("into .mp4: keeps %+v; want the AAC track copied and the PCM one as AAC", mp4.Keep)
+	}
+	note := mp4.Note("o.mp4")
+	if len(mp4.Drop) != 1 || mp4.Drop[0].Index != 3 || !strings.Contains(note, "#3 subtitle subrip") || strings.Contains(note, "\n") {
+		t.Errorf("into .mp4: drops %+v with the line %q; want #3 subtitle subrip named", mp4.Drop, note)
 	}
 }

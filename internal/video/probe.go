@@ -89,6 +89,32 @@ type Info struct {
 	// VFR marks a variable (or inconsistent) frame rate: a frame index cannot be turned into a
 	// seek time, so ranges are selected by counting decoded frames from the start.
 	VFR bool
+	// Times are the first video stream's frame times, read from its packets, in its own time
+	// base (zero for an image).
+	Times Timeline
+	// Others are the target's streams other than that video stream, in the file's order: what
+	// the output keeps of them is decided before the first frame (CheckOutput).
+	Others []Stream `json:",omitempty"`
+
+	streamTB  Rational // the video stream's time base
+	streamEnd int64    // start_pts + duration_ts of the video stream, in its time base (0: unknown)
+}
+
+// Stream is one stream of a media file, as ffprobe names it.
+type Stream struct {
+	Index int    // in the file
+	Type  string // audio, subtitle, data, attachment, video
+	Codec string // e.g. aac, subrip; "" when ffmpeg does not know it
+	// AttachedPic marks a cover picture: a video stream that is not a video.
+	AttachedPic bool `json:",omitempty"`
+}
+
+func (s Stream) String() string {
+	c := s.Codec
+	if c == "" {
+		c = "unknown codec"
+	}
+	return fmt.Sprintf("#%d %s %s", s.Index, s.Type, c)
 }
 
 // The subset of `ffprobe -of json -show_format -show_streams` that Info is built from.
@@ -100,6 +126,9 @@ type probeJSON struct {
 		Width        int               `json:"width"`
 		Height       int               `json:"height"`
 		PixFmt       string            `json:"pix_fmt"`
+		TimeBase     string            `json:"time_base"`
+		StartPTS     *int64            `json:"start_pts"`
+		DurationTS   *int64            `json:"duration_ts"`
 		RFrameRate   string            `json:"r_frame_rate"`
 		AvgFrameRate string            `json:"avg_frame_rate"`
 		StartTime    string            `json:"start_time"`
@@ -134,6 +163,7 @@ func parseProbe(path string, data []byte) (info *Info, needCount bool, err error
 			// Cover art in audio files is a one-picture "video" stream; it is not a target.
 			if video < 0 && s.Disposition["attached_pic"] == 0 {
 				video = i
+				continue
 			}
 		case "audio":
 			if !info.HasAudio {
@@ -141,6 +171,7 @@ func parseProbe(path string, data []byte) (info *Info, needCount bool, err error
 			}
 			info.HasAudio = true
 		}
+		info.Others = append(info.Others, Stream{Index: s.Index, Type: s.CodecType, Codec: s.CodecName, AttachedPic: s.Disposition["attached_pic"] != 0})
 	}
 	if video < 0 {
 		return nil, false, fmt.Errorf("video: %s has no video stream (audio only?): choose a video or image target", path)
@@ -181,6 +212,13 @@ func parseProbe(path string, data []byte) (info *Info, needCount bool, err error
 		needCount = true
 	}
 	info.VFR = avg.Valid() && avg != info.FPS
+	info.Times = evenTimes(info.FPS, info.Frames)
+	if tb, err := ParseRational(s.TimeBase); err == nil && tb.Valid() {
+		info.streamTB = tb
+		if s.DurationTS != nil && s.StartPTS != nil {
+			info.streamEnd = *s.StartPTS + *s.DurationTS
+		}
+	}
 	return info, needCount, nil
 }
 
@@ -250,12 +288,15 @@ func probeFile(ctx context.Context, path string, count bool) (*Info, error) {
 	if err != nil {
 		return nil, err
 	}
-	if needCount && count {
-		n, err := countPackets(ctx, path)
+	if count && !info.IsImage {
+		pts, err := packetTimes(ctx, path)
 		if err != nil {
 			return nil, err
 		}
-		info.setCount(n)
+		if needCount {
+			info.setCount(len(pts))
+		}
+		info.setTimes(pts)
 	}
 	if abs, err := filepath.Abs(path); err == nil {
 		info.Path = abs
@@ -263,29 +304,34 @@ func probeFile(ctx context.Context, path string, count bool) (*Info, error) {
 	return info, nil
 }
 
-// countPackets counts the first video stream's packets: one packet per frame for every
-// codec this program writes, and far cheaper than -count_frames, which decodes.
-func countPackets(ctx context.Context, path string) (int, error) {
-	out, err := runTool(ctx, FFprobe, "-v", "error", "-count_packets", "-select_streams", "v:0",
-		"-show_entries", "stream=nb_read_packets", "-of", "json", mediaPath(path))
+// packetTimes are the first video stream's packet timestamps, in its time base, in file (decode)
+// order: one packet per frame for every codec this program writes, and far cheaper than
+// -count_frames, which decodes. A packet without one ("N/A": raw elementary streams) is
+// math.MinInt64.
+func packetTimes(ctx context.Context, path string) ([]int64, error) {
+	out, err := runTool(ctx, FFprobe, "-v", "error", "-select_streams", "v:0",
+		"-show_entries", "packet=pts", "-of", "csv=p=0", mediaPath(path))
 	if err != nil {
-		return 0, fmt.Errorf("video: ffprobe cannot count the frames of %s: %v; the file may be truncated", path, err)
+		return nil, fmt.Errorf("video: ffprobe cannot read the frames of %s: %v; the file may be truncated", path, err)
 	}
-	return parseCount(path, out)
+	return parsePacketTimes(path, out)
 }
 
-func parseCount(path string, data []byte) (int, error) {
-	var p struct {
-		Streams []struct {
-			NbReadPackets string `json:"nb_read_packets"`
-		} `json:"streams"`
+func parsePacketTimes(path string, data []byte) ([]int64, error) {
+	var pts []int64
+	for _, line := range strings.Split(string(data), "\n") {
+		line = strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(line), ","))
+		if line == "" {
+			continue
+		}
+		v, err := strconv.ParseInt(line, 10, 64)
+		if err != nil {
+			v = math.MinInt64
+		}
+		pts = append(pts, v)
 	}
-	if err := json.Unmarshal(data, &p); err != nil || len(p.Streams) == 0 {
-		return 0, fmt.Errorf("video: ffprobe gave no packet count for %s: re-encode the file", path)
+	if len(pts) == 0 {
+		return nil, fmt.Errorf("video: %s has no video frames (no packets): choose another target", path)
 	}
-	n, err := strconv.Atoi(p.Streams[0].NbReadPackets)
-	if err != nil || n <= 0 {
-		return 0, fmt.Errorf("video: %s has no video frames (packet count %q): choose another target", path, p.Streams[0].NbReadPackets)
-	}
-	return n, nil
+	return pts, nil
 }

@@ -221,7 +221,7 @@ func TestQualityMapping(t *testing.T) {
 		t.Errorf("ffv1 takes no quality, got %v", got)
 	}
 	args := strings.Join(encodeArgs("x.mkv", EncodeOptions{Encoder: "libx264", Quality: 80, Preset: "veryfast", FPS: Rational{25, 1}, Width: 2, Height: 2, PixFmt: "yuv420p"}), " ")
-	for _, want := range []string{"-crf 10", "-preset veryfast", "-pix_fmt yuv420p", "-f matroska", "-framerate 25/1", "-nostdin", "-loglevel error", "-hide_banner"} {
+	for _, want := range []string{"-crf 10", "-preset veryfast", "-pix_fmt yuv420p", "-f matroska", "-f nut -i pipe:0", "-r 25/1", "-enc_time_base 1/25", "-nostdin", "-loglevel error", "-hide_banner"} {
 		if !strings.Contains(args, want) {
 			t.Errorf("encoder command %q lacks %q", args, want)
 		}

@@ -119,7 +119,7 @@ func TestSecondRunRefusedWhileFirstRuns(t *testing.T) {
 	args := clitest.PassThroughArgs(in, out, 8, "--metrics-path", prom)
 	p := clitest.StartPaused(t, "chunk-3", append([]string{clitest.Bin}, args...)...)
 	jobDir := out + ".job"
-	temps, _ := filepath.Glob(filepath.Join(jobDir, ".seg-*.part.mkv"))
+	temps, _ := filepath.Glob(filepath.Join(jobDir, ".seg-*.part.nut"))
 	if len(temps) != 1 {
 		t.Fatalf("want the held chunk's temp segment, found %v", temps)
 	}
@@ -275,9 +275,9 @@ func TestWritesNeverLandOnInputs(t *testing.T) {
 	if r := clitest.Run(t, clitest.PassThroughArgs(in, kept, 8, "--keep-segments")...); r.Code != 0 {
 		t.Fatalf("keep-segments: exit %d\n%s", r.Code, r.Stderr)
 	}
-	segs, _ := filepath.Glob(filepath.Join(kept+".job", "seg-*.mkv"))
+	segs, _ := filepath.Glob(filepath.Join(kept+".job", "seg-*.nut"))
 	for _, c := range [][]string{
-		{"-o", filepath.Join(kept+".job", "seg-000013.mkv"), "--job-dir", kept + ".job"},
+		{"-o", filepath.Join(kept+".job", "seg-000013.nut"), "--job-dir", kept + ".job"},
 		{"-o", filepath.Join(odir, "same.mkv"), "--job-dir", filepath.Join(odir, "same.mkv")},
 	} {
 		args := append([]string{"run", "--processors", "none", "--output-video-encoder", "ffv1", "--chunk-frames", "8", "-t", in, "--force"}, c...)
@@ -285,7 +285,7 @@ func TestWritesNeverLandOnInputs(t *testing.T) {
 			t.Errorf("%v: exit %d, %q; want exit 2 before any frame", c, r.Code, r.Stderr)
 		}
 	}
-	if now, _ := filepath.Glob(filepath.Join(kept+".job", "seg-*.mkv")); len(now) != len(segs) || len(segs) != 2 {
+	if now, _ := filepath.Glob(filepath.Join(kept+".job", "seg-*.nut")); len(now) != len(segs) || len(segs) != 2 {
 		t.Errorf("the kept job folder's segments changed: %v → %v", segs, now)
 	}
 
@@ -311,7 +311,7 @@ func TestSegmentPathBlocked(t *testing.T) {
 	out := filepath.Join(dir, "out.mkv")
 	args := clitest.PassThroughArgs(in, out, 8)
 	clitest.KilledAt(t, "chunk-1", args)
-	blocker := filepath.Join(out+".job", "seg-000003.mkv")
+	blocker := filepath.Join(out+".job", "seg-000003.nut")
 	os.Mkdir(blocker, 0o755)
 	r := clitest.Run(t, args...)
 	lines := strings.Split(strings.TrimSpace(r.Stderr), "\n")

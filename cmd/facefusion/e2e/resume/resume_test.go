@@ -63,7 +63,7 @@ func TestResumeAfterKill(t *testing.T) {
 				}
 			}
 			if c.damage {
-				seg := func(i int) string { return filepath.Join(out+".job", fmt.Sprintf("seg-%06d.mkv", i)) }
+				seg := func(i int) string { return filepath.Join(out+".job", fmt.Sprintf("seg-%06d.nut", i)) }
 				st, err := os.Stat(seg(1))
 				if err != nil {
 					t.Fatal(err)

@@ -1,0 +1,127 @@
+package video
+
+import (
+	"context"
+	"errors"
+	"io"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// packetPTS are a stream's packet times in presentation order, and its time base, as ffprobe
+// reads them: the reference the output is held to.
+func packetPTS(t *testing.T, path string) (Rational, []int64) {
+	t.Helper()
+	tb, err := ParseRational(ffprobeField(t, path, "v:0", "stream=time_base"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pts []int64
+	for _, l := range strings.Fields(ffprobeField(t, path, "v:0", "packet=pts")) {
+		v, err := strconv.ParseInt(strings.Trim(l, ","), 10, 64)
+		if err != nil {
+			t.Fatalf("%s: packet pts %q", path, l)
+		}
+		pts = append(pts, v)
+	}
+	slices.Sort(pts)
+	return tb, pts
+}
+
+// encodeSegments decodes the target's frames and encodes them in segments cut at cuts (frame
+// numbers), each stamped from times as a job's chunks are, and joins them with the target's
+// other streams into out.
+func encodeSegments(t *testing.T, info *Info, cuts []int, out string) {
+	t.Helper()
+	ctx := context.Background()
+	dir := t.TempDir()
+	var segs []JoinSegment
+	buf := make([]byte, info.FrameSize())
+	for i := 0; i+1 < len(cuts); i++ {
+		d, err := OpenDecoder(ctx, info, cuts[i], cuts[i+1])
+		if err != nil {
+			t.Fatal(err)
+		}
+		seg := filepath.Join(dir, "seg-"+strconv.Itoa(i)+".nut")
+		e, err := OpenEncoder(ctx, seg, EncodeOptions{Preset: "ultrafast", Quality: DefaultQuality,
+			Width: info.Width, Height: info.Height, FPS: info.FPS, Times: info.Times, First: cuts[i]})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for {
+			err := d.Next(buf)
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := e.Write(buf); err != nil {
+				t.Fatal(err)
+			}
+		}
+		d.Close()
+		if err := e.Close(); err != nil {
+			t.Fatal(err)
+		}
+		segs = append(segs, JoinSegment{Path: seg, Start: info.Times.At(cuts[i])})
+	}
+	var keep []Carry
+	for _, s := range info.Others {
+		keep = append(keep, Carry{Stream: s})
+	}
+	span := Span{End: time.Duration(info.Times.Micros(info.Times.End)) * time.Microsecond}
+	if err := Join(ctx, "", segs, info.Times, info.Path, span, keep, out, AudioOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Every output frame is at the target's time exactly, in the target's time base: a 29.97 fps
+// target (1/30000: frame 1 at 1001, not a rounded 33 ms) and a variable-rate one, whose
+// duration and audio are kept too; segments cut anywhere.
+func TestOutputKeepsFrameTimes(t *testing.T) {
+	for _, c := range []struct {
+		clip string
+		cuts []int
+		even bool
+	}{
+		{"bf.mp4", []int{0, 40, 41, 123}, true},
+		{"vfr.mp4", []int{0, 29, 45, 60}, false},
+	} {
+		t.Run(c.clip, func(t *testing.T) {
+			info := probe(t, clip(t, c.clip))
+			if even := info.Times.Step > 0; even != c.even || !info.Times.Valid() {
+				t.Fatalf("probed times %v: evenly spaced %v, want %v", info.Times, even, c.even)
+			}
+			out := filepath.Join(t.TempDir(), "out.mp4")
+			encodeSegments(t, info, c.cuts, out)
+			wantTB, want := packetPTS(t, info.Path)
+			gotTB, got := packetPTS(t, out)
+			if gotTB != wantTB || !slices.Equal(got, want) {
+				t.Errorf("frame times %v in %v, want the target's %v in %v", got, gotTB, want, wantTB)
+			}
+			if c.even {
+				for _, f := range []string{"stream=duration_ts", "stream=duration"} {
+					if g, w := ffprobeField(t, out, "v:0", f), ffprobeField(t, info.Path, "v:0", f); g != w {
+						t.Errorf("video %s %s, want the target's %s", f, g, w)
+					}
+				}
+			}
+			// The file lasts as long as the target, within the last frame's display time (which
+			// the target's own edit list may shorten: this one says 3.8 s for a frame at 3.9 s).
+			last := time.Duration(info.Times.Micros(info.Times.End-info.Times.At(info.Frames-1))) * time.Microsecond
+			g := time.Duration(seconds(ffprobeField(t, out, "", "format=duration")) * float64(time.Second))
+			w := time.Duration(seconds(ffprobeField(t, info.Path, "", "format=duration")) * float64(time.Second))
+			if absDur(g-w) > last {
+				t.Errorf("the output lasts %v, want the target's %v within its last frame's %v", g, w, last)
+			}
+			if g, w := audioDuration(t, out), audioDuration(t, info.Path); absDur(g-w) > 25*time.Millisecond {
+				t.Errorf("audio lasts %v, want the target's %v", g, w)
+			}
+		})
+	}
+}
