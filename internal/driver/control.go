@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -74,6 +75,7 @@ type control struct {
 	show      progress.Counter
 	closeShow func()
 	shown     int64
+	written   []int64 // the progress file's frames
 	live      func([]int64)
 }
 
@@ -292,7 +294,10 @@ func (c *control) decide(cause error) {
 // rank 0's encode, and through the rounds the job).
 func (c *control) report(frames []int64) {
 	frames = append([]int64(nil), frames...)
-	c.jd.WriteProgress(frames) // advisory: a failed write costs status one second of news
+	if !slices.Equal(frames, c.written) { // a held or idle job costs the file system nothing
+		c.written = frames
+		c.jd.WriteProgress(frames) // advisory: a failed write costs status one second of news
+	}
 	c.mu.Lock()
 	cancel := c.cancel
 	c.mu.Unlock()
