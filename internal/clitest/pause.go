@@ -84,9 +84,10 @@ func StartPausedEnv(t *testing.T, point string, env []string, argv ...string) *P
 // OtherRanks are the launch's facefusion processes other than the paused one: under mpirun,
 // the ranks that are not held.
 func (p *Paused) OtherRanks() []int {
+	bin, _ := filepath.EvalSymlinks(Bin) // /proc names the executable by its real path
 	var out []int
 	for _, pid := range p.procs {
-		if exe, err := os.Readlink(filepath.Join("/proc", strconv.Itoa(pid), "exe")); err == nil && exe == Bin && pid != p.PID {
+		if exe, err := os.Readlink(filepath.Join("/proc", strconv.Itoa(pid), "exe")); err == nil && exe == bin && pid != p.PID {
 			out = append(out, pid)
 		}
 	}
