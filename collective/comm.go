@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"time"
 )
 
 // Comm is a communicator over every rank of the job. Collective calls must be made by every
@@ -30,10 +31,28 @@ type Comm interface {
 	Gather(root int, send []byte) ([][]byte, error)
 	// AllreduceInt64 replaces vals on every rank by the element-wise op over all ranks.
 	AllreduceInt64(op Op, vals []int64) error
+	// IallreduceInt64 starts AllreduceInt64 without waiting for the other ranks: it returns at
+	// once, and vals holds the result once the request is complete. vals belongs to the request
+	// until then. It is a collective like the others (every rank, same order); other calls may
+	// be made while it is in flight. Every request must be completed (Test true, or Wait)
+	// before Finalize.
+	IallreduceInt64(op Op, vals []int64) (Request, error)
 	// Abort ends every rank of the job with code; it does not return.
 	Abort(code int)
 	// Finalize shuts the communicator down; later calls fail.
 	Finalize() error
+}
+
+// Request is a non-blocking collective in flight.
+type Request interface {
+	// Test reports whether the collective is complete, without waiting: one MPI_Test, made on
+	// the MPI thread between other calls. Once it says true, the results are in place, and
+	// later calls say true again.
+	Test() (bool, error)
+	// Wait blocks the calling goroutine until the collective is complete; the MPI thread stays
+	// free for other calls in between (it tests the request with growing sleeps, 50 µs
+	// doubling to 2 ms, like the blocking collectives).
+	Wait() error
 }
 
 // Op is a reduction.
@@ -79,6 +98,28 @@ func (l ThreadLevel) String() string {
 		return "MPI_THREAD_MULTIPLE"
 	}
 	return "thread level " + strconv.Itoa(int(l))
+}
+
+// wait is Request.Wait for any request: Test with growing sleeps in between, on the caller's
+// goroutine, so that the MPI thread serves other calls while the ranks catch up.
+func wait(r Request) error {
+	d := 50 * time.Microsecond
+	for {
+		done, err := r.Test()
+		if err != nil || done {
+			return err
+		}
+		time.Sleep(d)
+		if d < 2*time.Millisecond {
+			d *= 2
+		}
+	}
+}
+
+// pendingError is Finalize's refusal while non-blocking collectives are in flight: MPI_Finalize
+// with an active request is erroneous (and the request's buffer would be written after it).
+func pendingError(n int) error {
+	return fmt.Errorf("collective: Finalize with %d non-blocking collective(s) still in flight: complete each request (Test or Wait) first", n)
 }
 
 // BcastBytes broadcasts a byte string of any length from root: the length goes first so the

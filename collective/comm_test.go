@@ -56,8 +56,41 @@ func exercise(t *testing.T, c Comm) {
 	if err := c.AllreduceInt64(Sum, nil); err != nil {
 		t.Fatalf("Allreduce of nothing: %v", err)
 	}
+	// The non-blocking allreduce: while a request is in flight Finalize refuses; once complete,
+	// vals hold the result, and Test keeps saying so.
+	for _, op := range []Op{Sum, Max, Min} {
+		v := []int64{-5, 0, 1 << 40}
+		r, err := c.IallreduceInt64(op, v)
+		if err != nil {
+			t.Fatalf("Iallreduce %v: %v", op, err)
+		}
+		if err := c.Finalize(); err == nil || !strings.Contains(err.Error(), "1 non-blocking collective(s) still in flight") {
+			t.Fatalf("Finalize with a request in flight: %v, want a refusal", err)
+		}
+		if err := r.Wait(); err != nil || v[0] != -5 || v[1] != 0 || v[2] != 1<<40 {
+			t.Fatalf("Iallreduce %v over one rank gave %v (%v)", op, v, err)
+		}
+		if done, err := r.Test(); !done || err != nil {
+			t.Fatalf("Test after Wait: %v, %v", done, err)
+		}
+	}
+	if _, err := c.IallreduceInt64(Op(9), []int64{1}); err == nil {
+		t.Fatal("Iallreduce with an unknown op succeeded")
+	}
+	r, err := c.IallreduceInt64(Max, nil)
+	if err != nil {
+		t.Fatalf("Iallreduce of nothing: %v", err)
+	}
+	for done := false; !done; {
+		if done, err = r.Test(); err != nil {
+			t.Fatal(err)
+		}
+	}
 	if err := c.Finalize(); err != nil {
 		t.Fatal(err)
+	}
+	if _, err := c.IallreduceInt64(Sum, []int64{1}); err == nil || !strings.Contains(err.Error(), "finalized") {
+		t.Fatalf("Iallreduce after Finalize: %v, want a finalized error", err)
 	}
 	if err := c.Barrier(); err == nil || !strings.Contains(err.Error(), "finalized") {
 		t.Fatalf("Barrier after Finalize: %v, want a finalized error", err)

@@ -64,6 +64,13 @@ static int ff_allreduce_i64(MPI_Comm c, long long *vals, int n, int op) {
 	int rc = MPI_Iallreduce(MPI_IN_PLACE, vals, n, MPI_INT64_T, o, c, &r);
 	return rc != MPI_SUCCESS ? rc : ff_wait(&r);
 }
+// The non-blocking allreduce's buffer and request live in C memory: MPI writes them after the
+// call that posted them has returned, which Go memory passed to C must not allow.
+static int ff_iallreduce_i64(MPI_Comm c, long long *vals, int n, int op, MPI_Request *r) {
+	MPI_Op o = op == 0 ? MPI_SUM : op == 1 ? MPI_MAX : MPI_MIN;
+	return MPI_Iallreduce(MPI_IN_PLACE, vals, n, MPI_INT64_T, o, c, r);
+}
+static int ff_test(MPI_Request *r, int *done) { return MPI_Test(r, done, MPI_STATUS_IGNORE); }
 static int ff_error_string(int code, char *out) {
 	int n = 0;
 	if (MPI_Error_string(code, out, &n) != MPI_SUCCESS) n = 0;
@@ -118,6 +125,7 @@ type mpiComm struct {
 	rank, size           int
 	localRank, localSize int
 	multiple             bool
+	pending              int // non-blocking collectives posted and not yet complete (under mu)
 }
 
 func (c *mpiComm) serve(level ThreadLevel, ready chan<- error) {
@@ -304,6 +312,85 @@ func (c *mpiComm) AllreduceInt64(op Op, vals []int64) error {
 	})
 }
 
+func (c *mpiComm) IallreduceInt64(op Op, vals []int64) (Request, error) {
+	if op < Sum || op > Min {
+		return nil, fmt.Errorf("collective: unknown reduction %v", op)
+	}
+	if len(vals) > maxCount {
+		return nil, fmt.Errorf("collective: allreduce of %d values exceeds MPI's count limit", len(vals))
+	}
+	r := &mpiRequest{c: c, call: "MPI_Iallreduce(" + op.String() + ")", vals: vals}
+	err := c.run(func() error {
+		// At least one element: malloc(0) may return NULL, and MPI wants a valid address.
+		r.buf = (*C.longlong)(C.malloc(C.size_t(8 * max(1, len(vals)))))
+		r.req = (*C.MPI_Request)(C.malloc(C.size_t(unsafe.Sizeof(C.MPI_Request(nil)))))
+		copy(r.cvals(), vals)
+		if err := c.mpiError(r.call, C.ff_iallreduce_i64(c.world, r.buf, C.int(len(vals)), C.int(op), r.req)); err != nil {
+			r.free()
+			return err
+		}
+		c.pending++
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// mpiRequest is a posted MPI_Iallreduce of int64 values.
+type mpiRequest struct {
+	c    *mpiComm
+	call string
+	vals []int64 // the caller's: the result is copied in when the request completes
+
+	mu       sync.Mutex // serialises Test from several goroutines
+	buf      *C.longlong
+	req      *C.MPI_Request
+	complete bool
+	err      error
+}
+
+func (r *mpiRequest) cvals() []int64 {
+	return unsafe.Slice((*int64)(unsafe.Pointer(r.buf)), len(r.vals))
+}
+
+func (r *mpiRequest) free() {
+	C.free(unsafe.Pointer(r.buf))
+	C.free(unsafe.Pointer(r.req))
+	r.buf, r.req = nil, nil
+}
+
+func (r *mpiRequest) Test() (bool, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.complete || r.err != nil {
+		return r.complete, r.err
+	}
+	err := r.c.run(func() error {
+		var done C.int
+		if err := r.c.mpiError("MPI_Test("+r.call+")", C.ff_test(r.req, &done)); err != nil {
+			// The request is over, but whether MPI is done with its buffer is not said: the
+			// buffer is left allocated rather than freed under it.
+			r.c.pending--
+			return err
+		}
+		if done != 0 {
+			copy(r.vals, r.cvals())
+			r.free()
+			r.complete = true
+			r.c.pending--
+		}
+		return nil
+	})
+	if err != nil && err != errFinalized {
+		r.err = err
+	}
+	return r.complete, err
+}
+
+func (r *mpiRequest) Wait() error { return wait(r) }
+
 // Abort ends the whole job. When another goroutine is blocked in a collective (a peer died)
 // the MPI thread is busy; then, or when MPI provides MPI_THREAD_MULTIPLE, MPI_Abort is called
 // from the caller's thread, which OpenMPI's abort path handles: it is the one call a stuck
@@ -322,6 +409,12 @@ func (c *mpiComm) Abort(code int) {
 }
 
 func (c *mpiComm) Finalize() error {
+	c.mu.Lock()
+	n := c.pending
+	c.mu.Unlock()
+	if n > 0 {
+		return pendingError(n)
+	}
 	err := c.run(func() error {
 		if c.node != C.ff_null() {
 			if err := c.mpiError("MPI_Comm_free(node)", C.MPI_Comm_free(&c.node)); err != nil {

@@ -12,8 +12,9 @@ import (
 func Single() Comm { return &single{} }
 
 type single struct {
-	mu   sync.Mutex
-	done bool
+	mu      sync.Mutex
+	done    bool
+	pending int // requests not yet completed by Test or Wait, as MPI counts them
 }
 
 var errFinalized = errors.New("collective: communicator already finalized")
@@ -56,6 +57,35 @@ func (s *single) AllreduceInt64(op Op, vals []int64) error {
 	return nil
 }
 
+// IallreduceInt64 over one rank is complete at once; the request still counts as in flight
+// until Test or Wait completes it, as in MPI, so that Finalize refuses it here too.
+func (s *single) IallreduceInt64(op Op, vals []int64) (Request, error) {
+	if err := s.AllreduceInt64(op, vals); err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.pending++
+	return &singleRequest{s: s}, nil
+}
+
+type singleRequest struct {
+	s        *single
+	complete bool // under s.mu
+}
+
+func (r *singleRequest) Test() (bool, error) {
+	r.s.mu.Lock()
+	defer r.s.mu.Unlock()
+	if !r.complete {
+		r.complete = true
+		r.s.pending--
+	}
+	return true, nil
+}
+
+func (r *singleRequest) Wait() error { return wait(r) }
+
 func (s *single) Abort(code int) { os.Exit(code) }
 
 func (s *single) Finalize() error {
@@ -63,6 +93,9 @@ func (s *single) Finalize() error {
 	defer s.mu.Unlock()
 	if s.done {
 		return errFinalized
+	}
+	if s.pending > 0 {
+		return pendingError(s.pending)
 	}
 	s.done = true
 	return nil

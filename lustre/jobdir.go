@@ -5,6 +5,8 @@
 package lustre
 
 import (
+	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -85,9 +87,41 @@ func (j *JobDir) CurrentAttempt() int {
 	return v
 }
 
-// Progress is rank's progress file: the frames it has finished, rewritten about once a second.
-func (j *JobDir) Progress(rank int) string {
-	return filepath.Join(j.Path, "progress", "rank-"+strconv.Itoa(rank))
+// Progress is the job's progress file: every rank's frames encoded in this attempt, indexed by
+// rank, as rank 0 last heard them in the ranks' control round (over MPI). Rank 0 alone rewrites
+// it, about once a second: one file for the job, whatever its rank count, so that the metadata
+// load on the file system does not grow with the ranks. `facefusion status` reads it.
+func (j *JobDir) Progress() string { return filepath.Join(j.Path, "progress.json") }
+
+// progressFile is the progress file's content.
+type progressFile struct {
+	Frames []int64 `json:"frames"`
+}
+
+// WriteProgress replaces the progress file with frames (per rank). Without fsync: the counts are
+// worthless after a crash, and a sync a second would only load the metadata servers.
+func (j *JobDir) WriteProgress(frames []int64) error {
+	b, err := json.Marshal(progressFile{Frames: frames})
+	if err != nil {
+		return err
+	}
+	return WriteAdvisory(j.Progress(), b)
+}
+
+// ReadProgress is every rank's frames from the progress file; ok is false when there is none.
+func (j *JobDir) ReadProgress() (frames []int64, ok bool, err error) {
+	b, err := os.ReadFile(j.Progress())
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	var p progressFile
+	if err := json.Unmarshal(b, &p); err != nil {
+		return nil, false, fmt.Errorf("progress file %s: %w", j.Progress(), err)
+	}
+	return p.Frames, true, nil
 }
 
 // Failed is the flag file a rank writes when it fails, so that the others stop early.

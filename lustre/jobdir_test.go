@@ -59,3 +59,23 @@ func TestCreateMakesTheFolderAndSaysWhyNotStriped(t *testing.T) {
 		t.Errorf("a job folder under a file: error %v", err)
 	}
 }
+
+// The job's one progress file reads back what rank 0 wrote; none is not an error.
+func TestProgressRoundTrip(t *testing.T) {
+	j := &JobDir{Path: t.TempDir()}
+	if frames, ok, err := j.ReadProgress(); ok || err != nil || frames != nil {
+		t.Fatalf("no progress file: %v %v %v", frames, ok, err)
+	}
+	want := []int64{24, 0, 40}
+	if err := j.WriteProgress(want); err != nil {
+		t.Fatal(err)
+	}
+	frames, ok, err := j.ReadProgress()
+	if !ok || err != nil || len(frames) != 3 || frames[0] != 24 || frames[1] != 0 || frames[2] != 40 {
+		t.Fatalf("read back %v %v %v, want %v", frames, ok, err, want)
+	}
+	os.WriteFile(j.Progress(), []byte("12"), 0o644) // a torn or foreign file is named
+	if _, _, err := j.ReadProgress(); err == nil || !strings.Contains(err.Error(), j.Progress()) {
+		t.Fatalf("a bad progress file: %v", err)
+	}
+}

@@ -29,8 +29,10 @@ var layout = []*regexp.Regexp{
 	regexp.MustCompile(`^\.seg-[0-9]{6}\.rank[0-9]+\.a[0-9]+\.part\.(nut|mkv)$`),
 	regexp.MustCompile(`^\.joined\.a[0-9]+\.mkv$`),
 	regexp.MustCompile(`^done/rank-[0-9]+\.json$`),
+	// One progress file per rank: written by releases before the control rounds; a folder one
+	// of them left is still cleaned.
 	regexp.MustCompile(`^progress/rank-[0-9]+$`),
-	regexp.MustCompile(`^(manifest\.json|ATTEMPT|STOP|FAILED|CLAIM|JOINING)$`),
+	regexp.MustCompile(`^(manifest\.json|progress\.json|ATTEMPT|STOP|FAILED|CLAIM|JOINING)$`),
 	// WriteAtomic's temp files and a claim being written or taken over.
 	regexp.MustCompile(`^(done/|progress/)?\.[^/]+\.tmp-[0-9]+$`),
 	regexp.MustCompile(`^\.CLAIM\.(new|stale|beat)-[0-9a-f]+$`),
@@ -266,6 +268,7 @@ func (j *JobDir) CleanStale(isTemp func(path, output string) bool) (removed []st
 	}
 	os.Remove(j.Failed())
 	os.Remove(j.Stop())
+	os.Remove(j.Progress())
 	names, _ := filepath.Glob(filepath.Join(j.Path, "progress", "*"))
 	for _, n := range names {
 		if ours("progress/" + filepath.Base(n)) {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/facefusion-hpc/facefusion/internal/clitest"
 	"github.com/facefusion-hpc/facefusion/internal/testenv"
+	"github.com/facefusion-hpc/facefusion/lustre"
 )
 
 // Every bad input: a distinct non-zero exit, one line naming the file and what to do, and
@@ -165,9 +166,9 @@ func TestSignalStopsCleanly(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	// wait until frames flow: the job folder's progress file appears after the first second
+	// wait until frames flow: the job's progress file counts them, once a second
 	for i := 0; i < 200; i++ {
-		if _, err := os.Stat(filepath.Join(out+".job", "progress", "rank-0")); err == nil {
+		if frames, _, _ := (&lustre.JobDir{Path: out + ".job"}).ReadProgress(); len(frames) == 1 && frames[0] > 0 {
 			break
 		}
 		time.Sleep(50 * time.Millisecond)

@@ -17,7 +17,8 @@ import (
 const statusUsage = "usage: facefusion status JOB_DIR (the job folder: --job-dir, or OUTPUT.job beside the output)"
 
 // cmdStatus is `facefusion status JOB_DIR`: what a job has done and has left, from its manifest,
-// the ranks' journals (chunks finished since rank 0's last merge) and their progress files. It
+// the ranks' journals (chunks finished since rank 0's last merge) and the job's progress file
+// (every rank's frames, written by rank 0). It
 // only reads, so it works while the job runs and after it stopped.
 func cmdStatus(args []string, w io.Writer) error {
 	if len(args) == 1 && (args[0] == "-h" || args[0] == "--help") {
@@ -96,8 +97,8 @@ func cmdStatus(args []string, w io.Writer) error {
 	fmt.Fprintf(w, "chunks:     %d done, %d pending, of %d\n", len(m.Done), m.NumChunks-len(m.Done), m.NumChunks)
 	fmt.Fprintf(w, "frames:     %d done, %d pending, of %d\n", framesDone, total-framesDone, total)
 
-	// Per rank, this attempt: finished chunks, and frames of the chunk in flight (progress files
-	// count every encoded frame, journals only finished chunks).
+	// Per rank, this attempt: finished chunks, and frames of the chunk in flight (the progress
+	// file counts every encoded frame, journals only finished chunks).
 	type rankState struct{ chunks, frames, encoded int }
 	ranks := map[int]*rankState{}
 	attemptFrames := 0
@@ -115,16 +116,18 @@ func cmdStatus(args []string, w io.Writer) error {
 		attemptFrames += c.Frames
 	}
 	inFlight := 0
-	for i := 0; i < at.Ranks; i++ {
-		if b, err := os.ReadFile(jd.Progress(i)); err == nil {
-			n, _ := strconv.Atoi(strings.TrimSpace(string(b)))
-			if ranks[i] == nil {
-				ranks[i] = &rankState{}
-			}
-			ranks[i].encoded = n
-			if at.Outcome == lustre.Running && n > ranks[i].frames {
-				inFlight += n - ranks[i].frames
-			}
+	progress, _, _ := jd.ReadProgress() // none yet, or unreadable: no frames in flight to show
+	for i, n64 := range progress {
+		if i >= at.Ranks {
+			break
+		}
+		n := int(n64)
+		if ranks[i] == nil {
+			ranks[i] = &rankState{}
+		}
+		ranks[i].encoded = n
+		if at.Outcome == lustre.Running && n > ranks[i].frames {
+			inFlight += n - ranks[i].frames
 		}
 	}
 	ids := make([]int, 0, len(ranks))

@@ -81,6 +81,19 @@ func StartPausedEnv(t *testing.T, point string, env []string, argv ...string) *P
 	return nil
 }
 
+// OtherRanks are the launch's facefusion processes other than the paused one: under mpirun,
+// the ranks that are not held.
+func (p *Paused) OtherRanks() []int {
+	bin, _ := filepath.EvalSymlinks(Bin) // /proc names the executable by its real path
+	var out []int
+	for _, pid := range p.procs {
+		if exe, err := os.Readlink(filepath.Join("/proc", strconv.Itoa(pid), "exe")); err == nil && exe == bin && pid != p.PID {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
 // Output is what the run has printed so far, stdout and stderr together.
 func (p *Paused) Output() string {
 	p.mu.Lock()

@@ -15,10 +15,8 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	dto "github.com/prometheus/client_model/go"
@@ -28,9 +26,7 @@ import (
 	"github.com/facefusion-hpc/facefusion/internal/fault"
 	"github.com/facefusion-hpc/facefusion/internal/job"
 	"github.com/facefusion-hpc/facefusion/internal/logging"
-	"github.com/facefusion-hpc/facefusion/internal/metrics"
 	"github.com/facefusion-hpc/facefusion/internal/pipeline"
-	"github.com/facefusion-hpc/facefusion/internal/progress"
 	"github.com/facefusion-hpc/facefusion/internal/raster"
 	"github.com/facefusion-hpc/facefusion/internal/video"
 	"github.com/facefusion-hpc/facefusion/lustre"
@@ -233,6 +229,7 @@ func Run(ctx context.Context, comm collective.Comm, cfg job.Config, opt Options)
 	// 3. Each rank encodes its chunks.
 	jd := &lustre.JobDir{Path: plan.JobDir}
 	stopWatch := watchStops(ctx, cfg, me, &plan, jd, log)
+	ctl := startControl(ctx, comm, cfg, &plan, jd, opt, ck)
 	var res Result
 	res.Rank = me
 	began, gpu := time.Now(), startGPU(opt)
@@ -246,7 +243,7 @@ func Run(ctx context.Context, comm collective.Comm, cfg job.Config, opt Options)
 	} else {
 		// The batch-1 models run at most one run a CPU at once, however many workers.
 		models.LimitRuns(cpus.CPUs)
-		res, err = encodeShare(ctx, comm, cfg, models, &plan, jd, opt, ck, cpus.Workers)
+		res, err = encodeShare(ctx, comm, cfg, models, &plan, jd, opt, ctl, cpus.Workers)
 	}
 	if plan.Image && me == 0 && err == nil {
 		res.Frames = 1
@@ -260,7 +257,12 @@ func Run(ctx context.Context, comm collective.Comm, cfg job.Config, opt Options)
 		}
 	}
 
-	// 4. Rank 0 gathers the results, joins the segments and muxes the audio.
+	// 4. Every rank leaves the control rounds in the same round; rank 0 gathers the results,
+	// joins the segments and muxes the audio.
+	if err := ctl.leave(err); err != nil {
+		stopWatch()
+		return "", err
+	}
 	rb, _ := json.Marshal(&res)
 	all, gerr := comm.Gather(0, rb)
 	stopWatch()
@@ -606,13 +608,10 @@ func loadModels(cfg job.Config, p *Plan) (*pipeline.Models, error) {
 	return m, nil
 }
 
-// errStopRequested is the cancel cause when another rank's signal stopped the job.
-var errStopRequested = errors.New("another rank was stopped by a signal")
-
 // encodeShare encodes this rank's chunks of the attempt with workerCount workers, one segment
 // file each, and records each finished chunk in this rank's journal at once. A signal discards
 // the chunk in flight.
-func encodeShare(ctx context.Context, comm collective.Comm, cfg job.Config, m *pipeline.Models, p *Plan, jd *lustre.JobDir, opt Options, ck *checkpointer, workerCount int) (Result, error) {
+func encodeShare(ctx context.Context, comm collective.Comm, cfg job.Config, m *pipeline.Models, p *Plan, jd *lustre.JobDir, opt Options, ctl *control, workerCount int) (Result, error) {
 	me := comm.Rank()
 	res := Result{Rank: me}
 	signalled := ctx
@@ -620,44 +619,9 @@ func encodeShare(ctx context.Context, comm collective.Comm, cfg job.Config, m *p
 	defer cancel(nil)
 	log := opt.Log
 
-	// Another rank's failure or stop reaches this one within a second, without MPI traffic.
-	var stopped sync.WaitGroup
-	stopped.Add(1)
-	go func() {
-		defer stopped.Done()
-		watchFlags(ctx, jd, p.AttemptID, cancel)
-	}()
-	defer stopped.Wait()
-	defer cancel(nil)
-
-	// Progress: rank 0 shows every rank's frames, read from their progress files, so no rank
-	// waits for another to report. Rank 0's reporter also merges the journals on its cadence.
-	var done atomic.Int64
-	var live func([]int64)
-	if me == 0 && cfg.MetricsPath != "" {
-		// The metrics file while the job runs: every rank's frames, from the progress files
-		// rank 0 reads anyway, every few seconds. A write that fails is one warning.
-		var last time.Time
-		warned := false
-		live = func(frames []int64) {
-			if time.Since(last) < metricsEvery {
-				return
-			}
-			last = time.Now()
-			err := metrics.Write(cfg.MetricsPath, metrics.Progress(metrics.JobLabel(cfg.OutputPath), p.Frames.Len(), frames, last), opt.extraMetrics())
-			if err != nil && !warned {
-				warned = true
-				log.Warnf("the metrics file %s could not be written: %v", cfg.MetricsPath, err)
-			}
-		}
-	}
-	stopReport := startReporting(ctx, comm, jd, p, opt, &done, live, func() {
-		if err := ck.tick(); err != nil {
-			cancel(err)
-		}
-	})
-	defer stopReport()
-	counter := progressFunc(func(n int) { done.Add(int64(n)) })
+	// The job's stop, failure or takeover reaches this rank within a round (control.go), and
+	// its frames go into the rounds' progress.
+	counter := ctl.encode(cancel)
 
 	work := p.Work[me]
 	if len(work) == 0 {
@@ -764,8 +728,6 @@ type progressFunc func(int)
 
 func (f progressFunc) Add(n int) { f(n) }
 
-var errRemoteFailed = errors.New("another rank failed")
-
 // newer names what replaced this attempt in the job folder.
 func newer(n int) string {
 	if n == 0 {
@@ -778,103 +740,6 @@ func newer(n int) string {
 func takenOver(jd *lustre.JobDir, attempt string) error {
 	n, _, _ := strings.Cut(attempt, " ")
 	return fault.AsInternal(fmt.Errorf("job folder %s was taken over by %s: this attempt (%s) stops; run one attempt of a job at a time", jd.Path, newer(jd.CurrentAttempt()), n))
-}
-
-// watchFlags stops this rank when another one failed (FAILED) or was stopped (STOP), or when a
-// newer attempt took the job folder over (a straggler of a killed launch must not write there).
-func watchFlags(ctx context.Context, jd *lustre.JobDir, attempt string, cancel context.CancelCauseFunc) {
-	t := time.NewTicker(500 * time.Millisecond)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			if _, err := os.Stat(jd.Failed()); err == nil {
-				cancel(errRemoteFailed)
-				return
-			}
-			if _, err := os.Stat(jd.Stop()); err == nil {
-				cancel(errStopRequested)
-				return
-			}
-			if id := jd.CurrentAttemptID(); id != attempt {
-				cancel(takenOver(jd, attempt))
-				return
-			}
-		}
-	}
-}
-
-// startReporting writes this rank's progress file once a second; on rank 0 it also feeds the
-// sum over all ranks into the progress display.
-func startReporting(ctx context.Context, comm collective.Comm, jd *lustre.JobDir, p *Plan, opt Options, done *atomic.Int64, live func([]int64), checkpoint func()) func() {
-	me := comm.Rank()
-	os.MkdirAll(filepath.Dir(jd.Progress(me)), 0o755)
-	var show progress.Counter = progress.Nop{}
-	closeShow := func() {}
-	if me == 0 && opt.NewProgress != nil {
-		// This attempt's frames only: frames verified by earlier attempts are not counted, or
-		// the rate and the ETA after a resume would be flattered by work done long ago.
-		todo := 0
-		for _, w := range p.Work {
-			for _, c := range w {
-				todo += p.Chunks[c].Len()
-			}
-		}
-		if earlier := p.Frames.Len() - todo; earlier > 0 {
-			opt.Log.Infof("%d of %d frames were done by earlier attempts; %d to do", earlier, p.Frames.Len(), todo)
-		}
-		show, closeShow = opt.NewProgress(todo)
-	}
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
-	shown := int64(0)
-	tick := func() {
-		mine := done.Load()
-		lustre.WriteAdvisory(jd.Progress(me), []byte(strconv.FormatInt(mine, 10)))
-		if me != 0 {
-			return
-		}
-		checkpoint()
-		total := mine
-		frames := make([]int64, comm.Size())
-		frames[0] = mine
-		for r := 1; r < comm.Size(); r++ {
-			if b, err := os.ReadFile(jd.Progress(r)); err == nil {
-				n, _ := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
-				total += n
-				frames[r] = n
-			}
-		}
-		if live != nil {
-			live(frames)
-		}
-		if total > shown {
-			show.Add(int(total - shown))
-			shown = total
-		}
-	}
-	go func() {
-		defer wg.Done()
-		t := time.NewTicker(time.Second)
-		defer t.Stop()
-		for {
-			select {
-			case <-t.C:
-				tick()
-			case <-stop:
-				tick()
-				return
-			}
-		}
-	}()
-	return func() {
-		close(stop)
-		wg.Wait()
-		closeShow()
-	}
 }
 
 // finish is rank 0's end of an attempt: check every rank's result, checkpoint what they

@@ -19,8 +19,10 @@ import (
 
 // How a stopped job ends. A stop is decided for the whole job, not per process: the first rank
 // that is signalled (or rank 0's own clock) writes the reason into JOB_DIR/STOP, every rank
-// stops, and rank 0 decides from that reason and the chunks the attempt finished what comes
-// next, and broadcasts it, so that every rank exits with the same code.
+// learns of the stop in the next control round (control.go: the signal's name travels in it, and
+// rank 0 writes it into STOP if it is not there yet) and stops, and rank 0 decides from that
+// reason and the chunks the attempt finished what comes next, and broadcasts it, so that every
+// rank exits with the same code.
 
 // Signal is the cause main cancels a run's context with when a signal stops this process; its
 // name ("SIGUSR1", "SIGTERM", "SIGINT") is the stop's reason.

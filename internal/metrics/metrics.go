@@ -109,7 +109,7 @@ const (
 )
 
 // Progress are the figures of a running job: frames done by each rank (done[r], from the
-// ranks' progress files) of planned.
+// ranks' control rounds) of planned.
 func Progress(job string, planned int, done []int64, now time.Time) []*dto.MetricFamily {
 	s := NewSet(job)
 	s.Gauge(nameRunning, helpRunning, 1)

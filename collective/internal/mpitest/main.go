@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -78,8 +79,11 @@ func main() {
 		check(c.AllreduceInt64(op, v))
 		vals[i] = v[0]
 	}
+	inFlight := iallreduce(c, check)
+
 	check(c.Barrier())
 	if c.Rank() == 0 {
+		fmt.Printf("iallreduce %v in flight until every rank posted: %v\n", inFlight, inFlight && c.Size() > 1)
 		parts := make([]string, len(all))
 		for i, b := range all {
 			parts[i] = string(b)
@@ -92,4 +96,57 @@ func main() {
 		fmt.Fprintln(os.Stderr, "barrier after finalize succeeded")
 		os.Exit(5)
 	}
+}
+
+// iallreduce runs one non-blocking allreduce that rank 0 posts first: the others post theirs
+// only once rank 0 has tested its request (they wait for a file rank 0 writes then), so rank 0's
+// first Test must find it in flight when there are other ranks. A barrier runs while it is in
+// flight. Every rank checks the result; rank 0 reports whether its first Test found it in
+// flight (the test asserts that only with more than one rank).
+func iallreduce(c collective.Comm, check func(error)) (inFlight bool) {
+	var dir []byte
+	if c.Rank() == 0 {
+		exe, err := os.Executable()
+		check(err)
+		d, err := os.MkdirTemp(filepath.Dir(exe), "iallreduce")
+		check(err)
+		dir = []byte(d)
+	}
+	dir, err := collective.BcastBytes(c, 0, dir)
+	check(err)
+	posted := filepath.Join(string(dir), "posted")
+	if c.Rank() != 0 {
+		for {
+			if _, err := os.Stat(posted); err == nil {
+				break
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	n := c.Size()
+	v := make([]int64, n+1)
+	v[c.Rank()] = int64(c.Rank()) + 1 // each rank's own slot, as the driver's control rounds use it
+	v[n] = 1
+	req, err := c.IallreduceInt64(collective.Sum, v)
+	check(err)
+	if c.Rank() == 0 {
+		done, err := req.Test()
+		check(err)
+		inFlight = !done
+		check(os.WriteFile(posted, nil, 0o644))
+	}
+	check(c.Barrier())
+	check(req.Wait())
+	for r := 0; r < n; r++ {
+		if v[r] != int64(r)+1 {
+			check(fmt.Errorf("rank %d: Iallreduce gave %v: slot %d is %d, want %d", c.Rank(), v, r, v[r], r+1))
+		}
+	}
+	if v[n] != int64(n) {
+		check(fmt.Errorf("rank %d: Iallreduce gave %v: the sum is %d, want %d", c.Rank(), v, v[n], n))
+	}
+	if c.Rank() == 0 {
+		check(os.RemoveAll(string(dir)))
+	}
+	return inFlight
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/facefusion-hpc/facefusion/internal/clitest"
+	"github.com/facefusion-hpc/facefusion/internal/driver"
 	"github.com/facefusion-hpc/facefusion/internal/fault"
 	"github.com/facefusion-hpc/facefusion/internal/slurmtest"
 	"github.com/facefusion-hpc/facefusion/internal/testenv"
@@ -142,14 +143,18 @@ func TestDistRankFailure(t *testing.T) {
 	clitest.BframeClip(t, in, 40)
 	out := filepath.Join(dir, "out.mkv")
 	// 8 chunks of 5 over 3 ranks: rank 1 has chunks 3–5. Its journal's first write fails as on
-	// a full disk, so recording chunk 3 fails on rank 1 alone.
+	// a full disk, so recording chunk 3 fails on rank 1 alone. Rank 0 is held at chunk 1 until
+	// its encode is stopped: only the failure reaching it (the ranks' control round) does that.
 	ctx := clitest.HangGuard(t)
 	argv := append([]string{"-np", "3", "--oversubscribe", "--allow-run-as-root", clitest.Bin}, clitest.PassThroughArgs(in, out, 5)...)
 	cmd := exec.CommandContext(ctx, testenv.Tool(t, "mpirun"), argv...)
-	cmd.Env = append(clitest.LaunchEnv(t), lustre.FaultEnv+"=rank-1.json:1")
+	cmd.Env = append(clitest.LaunchEnv(t), lustre.FaultEnv+"=rank-1.json:1", driver.PauseEnv+"=chunk-1")
 	r := clitest.RunCmd(t, ctx, cmd)
 	if r.Code == 0 {
 		t.Fatalf("exit 0 although rank 1 could not record chunk 3\n%s", r.Stderr)
+	}
+	if !strings.Contains(r.Stderr, "test pause at chunk-1") {
+		t.Fatalf("rank 0 was not held at chunk 1, so the failure's arrival is not shown:\n%s", r.Stderr)
 	}
 	var ours []string
 	for _, line := range strings.Split(r.Stderr, "\n") {

@@ -189,34 +189,43 @@ func TestResumeRefusesChangedJob(t *testing.T) {
 	clitest.CheckFrames(t, out, clitest.FrameHashes(t, in))
 }
 
-// Slurm's early warning (SIGUSR1) on every rank, or SIGTERM on rank 0 alone: the chunk in
-// flight is discarded, the ranks gather what they finished, rank 0 writes the manifest, and
-// every rank exits with rank 0's decision: 75 for USR1 after progress, 130 for TERM (also on
-// the rank that got no signal). status reads it; the rerun completes. mpirun forwards USR1 to
-// the ranks (TERM it handles itself).
+// Slurm's early warning (SIGUSR1) on every rank, or SIGTERM on one rank alone (rank 0, or rank 1
+// while rank 0 is held): the chunk in flight is discarded, the ranks gather what they finished,
+// rank 0 writes the manifest, and every rank exits with rank 0's decision: 75 for USR1 after
+// progress, 130 for TERM (also on the rank that got no signal). status reads it; the rerun
+// completes. mpirun forwards USR1 to the ranks (TERM it handles itself).
 func TestSigtermCheckpoints(t *testing.T) {
 	testenv.Tool(t, "mpirun")
 	dir := t.TempDir()
 	in := filepath.Join(dir, "in.mp4")
 	clitest.BframeClip(t, in, 80)
-	for _, only := range []bool{false, true} {
-		t.Run(map[bool]string{false: "every-rank", true: "one-rank"}[only], func(t *testing.T) {
-			sigStopsAndResumes(t, in, only)
+	for _, who := range []string{"every-rank", "one-rank", "other-rank"} {
+		t.Run(who, func(t *testing.T) {
+			sigStopsAndResumes(t, in, who)
 		})
 	}
 }
 
-// sigStopsAndResumes signals every rank (through mpirun) or only rank 0, which then stops
-// the other one through the job folder's STOP flag.
-func sigStopsAndResumes(t *testing.T, in string, onlyRank0 bool) {
+// sigStopsAndResumes signals every rank (through mpirun), only rank 0, or only rank 1 while
+// rank 0 is held at the pause hook, which only the stop reaching it in the ranks' control round
+// releases. The job folder holds one progress file for the job, none per rank.
+func sigStopsAndResumes(t *testing.T, in string, who string) {
 	out := filepath.Join(t.TempDir(), "out.mkv")
 	args := clitest.PassThroughArgs(in, out, 8)
 	p := clitest.StartPaused(t, "chunk-3", clitest.MpirunArgv(2, args...)...)
 	want, said := fault.ExitCheckpointed, `stopped by SIGUSR1 \(rank [01]\): (\d+) of 10 chunk\(s\)`
-	if onlyRank0 {
+	switch who {
+	case "one-rank":
 		syscall.Kill(p.PID, syscall.SIGTERM)
 		want, said = fault.ExitCancelled, `cancelled by SIGTERM \(rank 0\): (\d+) of 10 chunk\(s\)`
-	} else {
+	case "other-rank":
+		others := p.OtherRanks()
+		if len(others) != 1 {
+			t.Fatalf("rank 1's process: found %v", others)
+		}
+		syscall.Kill(others[0], syscall.SIGTERM)
+		want, said = fault.ExitCancelled, `cancelled by SIGTERM \(rank 1\): (\d+) of 10 chunk\(s\)`
+	default:
 		p.Cmd.Process.Signal(syscall.SIGUSR1)
 	}
 	if code := p.Wait(t); code != want {
@@ -236,15 +245,23 @@ func sigStopsAndResumes(t *testing.T, in string, onlyRank0 bool) {
 			t.Errorf("chunk 3 was in flight and must have been discarded")
 		}
 	}
-	// status says what stopped it and what comes next in the exit-code table's words.
-	words := "requeue wanted"
-	if onlyRank0 {
-		words = "cancelled by SIGTERM (rank 0): cancelled"
+	jd := &lustre.JobDir{Path: out + ".job"}
+	if frames, ok, err := jd.ReadProgress(); !ok || err != nil || len(frames) != 2 {
+		t.Errorf("the job's progress file: %v %v %v, want both ranks' frames", frames, ok, err)
 	}
+	if _, err := os.Stat(filepath.Join(jd.Path, "progress")); err == nil {
+		t.Errorf("a rank wrote a progress file of its own")
+	}
+	// status says what stopped it and what comes next in the exit-code table's words.
+	words := map[string]string{"every-rank": "requeue wanted", "one-rank": "cancelled by SIGTERM (rank 0): cancelled",
+		"other-rank": "cancelled by SIGTERM (rank 1): cancelled"}[who]
 	st := clitest.Run(t, "status", out+".job")
 	if st.Code != 0 || !strings.Contains(st.Stdout, "state:      checkpointed (") || !strings.Contains(st.Stdout, words+")") ||
 		!strings.Contains(st.Stdout, fmt.Sprintf("chunks:     %s done, %d pending, of 10", msg[1], 10-len(m.Done))) {
 		t.Fatalf("status: exit %d\n%s%s", st.Code, st.Stdout, st.Stderr)
+	}
+	if who == "other-rank" {
+		return // the two runs above resume already
 	}
 	r := clitest.Mpirun(t, clitest.HangGuard(t), 2, args...)
 	if r.Code != 0 {
