@@ -401,4 +401,17 @@ func TestDistRanksDisagree(t *testing.T) {
 	if _, err := os.Stat(out + ".job"); err == nil {
 		t.Errorf("the refused job left its job folder %s.job", out)
 	}
+
+	// Rank 1 loads its models while rank 0 plans, with its own settings: here a face swap
+	// whose models are not in its models folder. Its other settings are still its error, not
+	// the load's.
+	argv = append([]string{"-np", "1", "--oversubscribe", "--allow-run-as-root", clitest.Bin}, clitest.PassThroughArgs(in, out, 5)...)
+	argv = append(append(argv, ":", "-np", "1", clitest.Bin), clitest.PassThroughArgs(in, out, 5, "--processors", "face_swapper", "-s", testenv.Sample(t, "grace_hopper.png"), "--models-dir", filepath.Join(dir, "none"))...)
+	cmd = exec.CommandContext(ctx, testenv.Tool(t, "mpirun"), argv...)
+	cmd.Env = clitest.LaunchEnv(t)
+	r = clitest.RunCmd(t, ctx, cmd)
+	if r.Code != fault.ExitUsage || !strings.Contains(r.Stderr, `rank 1 runs another job than rank 0: processors is "face_swapper" here and "none" on rank 0`) || strings.Contains(r.Stderr, "missing") {
+		t.Fatalf("exit %d, want %d naming processors (not the missing models):\n%s", r.Code, fault.ExitUsage, r.Stderr)
+	}
+	clitest.MustNotExist(t, out)
 }
