@@ -386,10 +386,12 @@ func printModel(w io.Writer, c scaling.Costs, s scaling.Scale, e scaling.Estimat
 	if e.SerialShare > scaling.Goal {
 		met = "NOT met"
 	}
-	fmt.Fprintf(w, "serial share  %.1f %% (start-up %s, join %s, mux %s, hash %s): the goal of %.0f %% is %s; the largest term is %s\n",
+	fmt.Fprintf(w, "serial share  %.1f %% (start-up %s, join %s, mux %s, hash %s): the goal of %.0f %% is %s; the largest serial term is %s\n",
 		100*e.SerialShare, pct(e.Startup), pct(e.Join), pct(e.Mux), pct(e.Hash), 100*scaling.Goal, met, e.Dominant)
 	fmt.Fprintf(w, "              %.0f %% holds once a rank's frame costs %.4f s or more (the frames term ≥ %.0f× the serial part)\n",
 		100*scaling.Goal, e.GoalFrameSeconds(), (1-scaling.Goal)/scaling.Goal)
+	fmt.Fprintf(w, "              %.1f %% were the join and mux parallel (%.2f s: each node writes its segments at their offset, %s at %s/s)\n",
+		100*e.ParallelShare, e.ParallelJoin, gbytes(e.OutputBytes), gbytes(math.Min(float64((s.Ranks+s.RanksPerNode-1)/s.RanksPerNode)*s.ClientBW, s.FSBandwidth)))
 	if e.Ranks > 1 {
 		fmt.Fprintf(w, "start-up      %.2f s had the other ranks loaded their models only after the plan\n", e.SerialStartWithoutOverlap)
 	}

@@ -9,22 +9,22 @@ import (
 
 // Default costs and machine, used where neither a report (--costs) nor a flag gives them.
 
-// Measured are the costs of one 2-rank run of the demo clip (150 frames of 1280×720, face swap,
-// libx264) on this project's 2-core CI machine, ranks bound one per core, with other sessions'
-// tests on the cores (README, "Scaling model", has the command): its run report through
-// FromReport, the launch and the join's rates measured beside it.
+// Measured are the costs of a 2-rank run of the demo clip (150 frames of 1280×720, face swap,
+// libx264, 6 chunks of 25) on this project's 2-core CI machine, ranks bound one per core, with
+// other sessions' tests on the cores (load average 7–10): the run of median wall time of three,
+// its report through FromReport (README, "Scaling model", has the commands).
 var Measured = Costs{
 	From:           "built-in: a 2-rank run of the demo clip on the 2-core CI machine (README, Scaling model)",
-	FrameSeconds:   0.0583,
+	FrameSeconds:   18.254 / 150,
 	FramePixels:    1280 * 720,
-	BytesPerFrame:  14059,
+	BytesPerFrame:  2201032.0 / 150,
 	Launch:         DefaultLaunch,
-	Plan:           2.81,
-	Load:           1.37,
-	JoinFixed:      0.326 - 2*DefaultJoinPerSegment - 2108832*DefaultJoinPerByte,
+	Plan:           5.26,
+	Load:           2.34,
+	JoinFixed:      0.877 - 6*DefaultJoinPerSegment - 2201032*DefaultJoinPerByte,
 	JoinPerSegment: DefaultJoinPerSegment,
 	JoinPerByte:    DefaultJoinPerByte,
-	MuxFixed:       0.282 - 2108832*DefaultMuxPerByte,
+	MuxFixed:       0.937 - 2201032*DefaultMuxPerByte,
 	MuxPerByte:     DefaultMuxPerByte,
 	HashPerByte:    DefaultHashPerByte,
 }

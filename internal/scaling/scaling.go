@@ -13,6 +13,8 @@
 //	hash      = bytes × max(per byte, 1 / client bandwidth)
 //	efficiency   = wall(1) / (N × wall(N)); serial share = (wall − frames) / wall
 //
+// It also gives the serial share were the join and mux parallel (Estimate.ParallelJoin).
+//
 // Every input is a measured cost (Costs, from a run report or the defaults measured here) or a
 // stated property of the machine at scale (Scale); nothing else enters.
 package scaling
@@ -65,18 +67,23 @@ type Scale struct {
 
 // Estimate is the model's answer for one Scale.
 type Estimate struct {
-	Ranks                     int
-	Frames, Busiest           int     // all frames; the busiest rank's
-	Mean                      float64 // frames per rank
-	FrameSeconds              float64 // a rank's seconds per frame at scale
-	OutputBytes               float64
-	Launch, SetupWait, Read   float64 // start-up: launch, max(plan, load), the model read
-	Startup, Work             float64
-	Join, Mux, Hash           float64
-	Wall, OneRank             float64 // wall(N), wall(1)
-	Efficiency, SerialShare   float64
-	Dominant                  string  // the largest term: start-up, frames, join, mux or hash
-	SerialStartWithoutOverlap float64 // start-up had the other ranks loaded after the plan
+	Ranks                   int
+	Frames, Busiest         int     // all frames; the busiest rank's
+	Mean                    float64 // frames per rank
+	FrameSeconds            float64 // a rank's seconds per frame at scale
+	OutputBytes             float64
+	Launch, SetupWait, Read float64 // start-up: launch, max(plan, load), the model read
+	Startup, Work           float64
+	Join, Mux, Hash         float64
+	Wall, OneRank           float64 // wall(N), wall(1)
+	Efficiency, SerialShare float64
+	Dominant                string // the largest serial term: start-up, join, mux or hash
+	// ParallelJoin is the join and mux were they parallel (the MPI_Exscan design: every
+	// node writes its segments' bytes at their offset, rank 0 only what the container needs
+	// once), their bytes at the nodes' or the file system's bandwidth, whichever is lower; and
+	// ParallelShare the serial share then (the hash stays rank 0's).
+	ParallelJoin, ParallelShare float64
+	SerialStartWithoutOverlap   float64 // start-up had the other ranks loaded after the plan
 }
 
 // Goal is the bound on the serial share at scale.
@@ -177,6 +184,9 @@ func model(c Costs, s Scale) Estimate {
 
 	e.Wall = e.Startup + e.Work + e.Join + e.Mux + e.Hash
 	e.SerialShare = e.Serial() / e.Wall
+	e.ParallelJoin = c.JoinFixed + c.MuxFixed + e.OutputBytes/math.Min(nodes*s.ClientBW, s.FSBandwidth)
+	rest := e.Startup + e.ParallelJoin + e.Hash
+	e.ParallelShare = rest / (rest + e.Work)
 	e.Dominant, _ = e.largest()
 	return e
 }
@@ -185,13 +195,13 @@ func model(c Costs, s Scale) Estimate {
 // the file system's when that is lower.
 func io(s Scale) float64 { return 1 / math.Min(s.ClientBW, s.FSBandwidth) }
 
-// largest is the largest term and its seconds.
+// largest is the largest serial term and its seconds.
 func (e Estimate) largest() (string, float64) {
 	name, v := "start-up", e.Startup
 	for _, t := range []struct {
 		name string
 		v    float64
-	}{{"frames", e.Work}, {"join", e.Join}, {"mux", e.Mux}, {"hash", e.Hash}} {
+	}{{"join", e.Join}, {"mux", e.Mux}, {"hash", e.Hash}} {
 		if t.v > v {
 			name, v = t.name, t.v
 		}

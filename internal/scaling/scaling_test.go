@@ -34,6 +34,8 @@ func TestModelArithmetic(t *testing.T) {
 		// without the overlap: launch, plan, rank 0's own read (1000/50), the load, every node's read
 		"start-up without overlap": {e.SerialStartWithoutOverlap, 1 + 4 + 20 + 3 + 20},
 		"goal frame seconds":       {e.GoalFrameSeconds(), 19 * 48.25 / 3},
+		// a parallel join: the fixed parts, and 200 B at min(2 nodes × 50, 100) B/s
+		"parallel join": {e.ParallelJoin, 0.25 + 0.5 + 2}, "parallel share": {e.ParallelShare, (25 + 2.75 + 4) / (25 + 6 + 2.75 + 4)},
 	}
 	for name, v := range want {
 		if math.Abs(v[0]-v[1]) > 1e-9 {

@@ -241,7 +241,7 @@ func TestPlan(t *testing.T) {
 	e := modelled(scaling.Measured, 1000, 50, 7, 1920*1080, 10e9, 5e8)
 	met := map[bool]string{true: "is met", false: "is NOT met"}[e.SerialShare <= scaling.Goal]
 	for _, want := range []string{fmt.Sprintf("wall          %.2f s (one rank: %.2f s)", e.Wall, e.OneRank),
-		fmt.Sprintf("serial share  %.1f %%", 100*e.SerialShare), met, "largest term is " + e.Dominant, "costs from built-in"} {
+		fmt.Sprintf("serial share  %.1f %%", 100*e.SerialShare), met, "largest serial term is " + e.Dominant, "costs from built-in"} {
 		if !strings.Contains(r.Stdout, want) {
 			t.Errorf("plan --frames: %q missing:\n%s", want, r.Stdout)
 		}
