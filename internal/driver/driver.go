@@ -182,9 +182,13 @@ func Run(ctx context.Context, comm collective.Comm, cfg job.Config, opt Options)
 		// ends do it first (end is idempotent), with the right verdict on the folder.
 		defer ck.end(true, log)
 	} else {
-		models, loadErr = loadModels(cfg)
-		loaded = time.Since(setupStart)
-		defer models.Close() // a refused plan included: the rank's model sessions go with Run
+		// A job that may be done already (batch-run's rerun: its output is there) loads after
+		// the plan, as rank 0 finds that out before its own load: a skipped target costs none.
+		if _, err := os.Lstat(cfg.OutputPath); !opt.SkipDone || err != nil {
+			models, loadErr = loadModels(cfg)
+			loaded = time.Since(setupStart)
+		}
+		defer func() { models.Close() }() // a refused plan included: the sessions go with Run
 	}
 	data, err := json.Marshal(&plan)
 	if err != nil {
@@ -221,6 +225,11 @@ func Run(ctx context.Context, comm collective.Comm, cfg job.Config, opt Options)
 	// error, before its load's (which followed its own settings).
 	if me != 0 {
 		if err = sameSettings(me, cfg, plan.Settings); err == nil {
+			if models == nil && loadErr == nil { // not loaded during the plan
+				start := time.Now()
+				models, loadErr = loadModels(cfg)
+				loaded = time.Since(start)
+			}
 			if err = loadErr; err == nil {
 				err = useSource(models, &plan)
 			}
