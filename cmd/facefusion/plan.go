@@ -98,8 +98,13 @@ func cmdPlan(ctx context.Context, args []string, w io.Writer) error {
 		}
 		frames := rank.Range{Start: 0, End: n}
 		chunks, assignment := driver.MakePlan(frames, cfg.ChunkFrames, ranks)
+		model, err := modelRun(ctx, cfg, own, shares(chunks, assignment), len(chunks), 0)
+		if err != nil {
+			return err
+		}
 		fmt.Fprintf(w, "frames  %v: %d frames in %d chunk(s) of %d, over %d rank(s)\n", frames, frames.Len(), len(chunks), cfg.ChunkFrames, ranks)
-		return writeModel(ctx, w, cfg, own, shares(chunks, assignment), len(chunks), 0)
+		model(w)
+		return nil
 	}
 	if _, err := os.Stat(cfg.TargetPath); err != nil {
 		return fault.AsInput(fmt.Errorf("target %s: no such file: check the path given to -t", cfg.TargetPath))
@@ -130,10 +135,15 @@ func cmdPlan(ctx context.Context, args []string, w io.Writer) error {
 			output += fmt.Sprintf(": the target's frames [%d,%d) resampled; frame numbers below count the output's frames from %d", m.Start, m.End, m.Start)
 		}
 	}
-	writePlan(w, cfg.TargetPath, info, frames, cfg.ChunkFrames, chunks, assignment, output)
 	ow, oh := pipeline.OutputSize(cfg, info)
+	model, err := modelRun(ctx, cfg, own, shares(chunks, assignment), len(chunks), ow*oh)
+	if err != nil {
+		return err
+	}
+	writePlan(w, cfg.TargetPath, info, frames, cfg.ChunkFrames, chunks, assignment, output)
 	fmt.Fprintln(w)
-	return writeModel(ctx, w, cfg, own, shares(chunks, assignment), len(chunks), ow*oh)
+	model(w)
+	return nil
 }
 
 // ownFlags are plan's own flags' values, by name without the dashes.
@@ -252,26 +262,26 @@ func writePlan(w io.Writer, target string, info *video.Info, frames rank.Range, 
 	tw.Flush()
 }
 
-// writeModel prints the scaling model of a run whose ranks get shares frames, in segments
-// chunks; pixels is the output's frame size (0: none known, the measured run's unless
-// --frame-size says).
-func writeModel(ctx context.Context, w io.Writer, cfg job.Config, own ownFlags, shares []int, segments, pixels int) error {
+// modelRun models a run whose ranks get shares frames, in segments chunks, and returns what
+// prints it; pixels is the output's frame size (0: none known, the measured run's unless
+// --frame-size says). Every model flag is checked here, before anything is printed.
+func modelRun(ctx context.Context, cfg job.Config, own ownFlags, shares []int, segments, pixels int) (func(io.Writer), error) {
 	bad := func(err error) error { return fault.AsUsage(fmt.Errorf("plan: %v", err)) }
 	launch, err := own.float("launch", -1)
 	if err != nil {
-		return bad(err)
+		return nil, bad(err)
 	}
 	costs := scaling.Measured
 	if path, ok := own["costs"]; ok {
 		if costs, err = readCosts(ctx, path, launch); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	s := scaling.Scale{Ranks: len(shares), Shares: shares, Segments: segments, Pixels: pixels, Launch: launch}
 	if v, ok := own["frame-size"]; ok {
 		fw, fh, ok := parseSize(v)
 		if !ok {
-			return bad(fmt.Errorf("--frame-size %q: give WIDTHxHEIGHT, such as 1920x1080", v))
+			return nil, bad(fmt.Errorf("--frame-size %q: give WIDTHxHEIGHT, such as 1920x1080", v))
 		}
 		s.Pixels = fw * fh
 	}
@@ -300,10 +310,10 @@ func writeModel(ctx context.Context, w io.Writer, cfg job.Config, own ownFlags, 
 		err = s.Check(costs)
 	}
 	if err != nil {
-		return bad(err)
+		return nil, bad(err)
 	}
-	printModel(w, costs, s, scaling.Model(costs, s))
-	return nil
+	e := scaling.Model(costs, s)
+	return func(w io.Writer) { printModel(w, costs, s, e) }, nil
 }
 
 // readCosts derives the costs from the run report at path (--costs): the frame size is its

@@ -269,8 +269,8 @@ func TestPlan(t *testing.T) {
 	for _, bad := range [][]string{{"-t", in}, {"-t", in, "--ranks", "0"}, {"--ranks", "2"}, {"-t", in, "--ranks", "2", "--chunk-frames", "0"},
 		{"-t", in, "--ranks", "2", "--frames", "10"}, {"--frames", "0", "--ranks", "2"}, {"--frames", "10", "--ranks", "2", "--fs-bandwidth", "fast"},
 		{"--frames", "10", "--ranks", "2", "--frame-size", "1920"}} {
-		if r := clitest.Run(t, append([]string{"plan"}, bad...)...); r.Code != fault.ExitUsage || strings.Count(strings.TrimSpace(r.Stderr), "\n") != 0 {
-			t.Errorf("plan %v: exit %d, %q; want exit %d and one line", bad, r.Code, r.Stderr, fault.ExitUsage)
+		if r := clitest.Run(t, append([]string{"plan"}, bad...)...); r.Code != fault.ExitUsage || strings.Count(strings.TrimSpace(r.Stderr), "\n") != 0 || r.Stdout != "" {
+			t.Errorf("plan %v: exit %d, %q, stdout %q; want exit %d, one line and nothing printed", bad, r.Code, r.Stderr, r.Stdout, fault.ExitUsage)
 		}
 	}
 	if r := clitest.Run(t, "plan", "-t", filepath.Join(dir, "missing.mp4"), "--ranks", "2"); r.Code != fault.ExitInput || !strings.Contains(r.Stderr, "missing.mp4") {
