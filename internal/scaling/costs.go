@@ -37,6 +37,12 @@ const (
 	DefaultJoinPerSegment = 0.023  // seconds per segment ffmpeg's concat demuxer opens
 	DefaultJoinPerByte    = 5.2e-9 // seconds per byte through the concat's stream copy (5.2 s/GB)
 	DefaultMuxPerByte     = 3.4e-9 // seconds per byte through the mux's stream copy (3.4 s/GB)
+	// The one-pass join (video.Join: NUT segments joined and muxed with the target's streams
+	// by one ffmpeg), measured the same way: 20 vs 2 segments of 30 MB, and 1920 vs 960 of
+	// 0.35 MB (13–23 s for those; 480 segments took 12 s, 240 took 2.8 s, so the per-segment
+	// cost is not linear below a thousand segments).
+	DefaultOnePassPerSegment = 0.010
+	DefaultOnePassPerByte    = 1.4e-9
 )
 
 const (
@@ -57,7 +63,8 @@ const (
 
 // FromReport derives the costs from a finished run's report (written beside its output): the
 // ranks' share seconds over their frames, rank 0's plan, the other ranks' load, rank 0's concat
-// and mux less the built-in per-segment and per-byte rates (their fixed parts). pixels is the
+// and mux less the built-in per-segment and per-byte rates (their fixed parts; a report whose
+// mux took no time joined and muxed in one pass, and gets that pass's rates). pixels is the
 // frame size the run encoded; the launch is not in a report and comes from launch.
 func FromReport(rep *lustre.Report, name string, pixels int, launch float64) (Costs, error) {
 	c := Measured
@@ -82,6 +89,9 @@ func FromReport(rep *lustre.Report, name string, pixels int, launch float64) (Co
 		}
 		if r.Rank == 0 {
 			c.Plan = r.StageSeconds["plan"]
+			if c.OnePass = r.StageSeconds["mux"] == 0; c.OnePass { // the join's run muxed too
+				c.JoinPerSegment, c.JoinPerByte, c.MuxPerByte = DefaultOnePassPerSegment, DefaultOnePassPerByte, 0
+			}
 			c.JoinFixed = math.Max(0, r.StageSeconds["concat"]-float64(rep.Chunks)*c.JoinPerSegment-out*c.JoinPerByte)
 			c.MuxFixed = math.Max(0, r.StageSeconds["mux"]-out*c.MuxPerByte)
 		} else {

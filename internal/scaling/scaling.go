@@ -9,7 +9,7 @@
 //	startup   = launch + max(plan, load) + nodes(N) × model bytes / file-system bandwidth
 //	frames    = busiest rank's frames × frame seconds × pixels/measured pixels × max(1, N/slots)
 //	join      = join fixed + segments × per segment + bytes × max(per byte, 2 / client bandwidth)
-//	mux       = mux fixed + bytes × max(per byte, 2 / client bandwidth)
+//	mux       = mux fixed + bytes × max(per byte, 2 / client bandwidth)   (0 in a one-pass join)
 //	hash      = bytes × max(per byte, 1 / client bandwidth)
 //	efficiency   = wall(1) / (N × wall(N)); serial share = (wall − frames) / wall
 //
@@ -41,6 +41,9 @@ type Costs struct {
 	JoinFixed, JoinPerSegment, JoinPerByte float64
 	MuxFixed, MuxPerByte                   float64 // its mux of the joined video with the audio
 	HashPerByte                            float64 // its sha256 of the output for the run report
+	// OnePass: the join and the mux are one ffmpeg run (the join's rates are that run's): no
+	// mux term.
+	OnePass bool
 }
 
 // Scale is what differs at scale: the job and the machine it runs on.
@@ -179,8 +182,10 @@ func model(c Costs, s Scale) Estimate {
 	perByte := io(s)
 	e.Join = c.JoinFixed + float64(s.Segments)*c.JoinPerSegment +
 		e.OutputBytes*math.Max(c.JoinPerByte, 2*perByte) // read the segments, write the join
-	e.Mux = c.MuxFixed + e.OutputBytes*math.Max(c.MuxPerByte, 2*perByte) // read the join, write the output
-	e.Hash = e.OutputBytes * math.Max(c.HashPerByte, perByte)            // read the output
+	if !c.OnePass {
+		e.Mux = c.MuxFixed + e.OutputBytes*math.Max(c.MuxPerByte, 2*perByte) // read the join, write the output
+	}
+	e.Hash = e.OutputBytes * math.Max(c.HashPerByte, perByte) // read the output
 
 	e.Wall = e.Startup + e.Work + e.Join + e.Mux + e.Hash
 	e.SerialShare = e.Serial() / e.Wall

@@ -53,6 +53,13 @@ func TestModelArithmetic(t *testing.T) {
 		t.Errorf("frame seconds %g, start-up %g; want 0.5 and 31", e.FrameSeconds, e.Startup)
 	}
 
+	// A one-pass join (the mux in the join's run) has no mux term.
+	s.FrameSeconds, s.Launch = 0, -1
+	c.OnePass = true
+	if e := Model(c, s); e.Mux != 0 || e.Wall != 54.25-10.5 || e.Join != 8.75 {
+		t.Errorf("one pass: mux %g, join %g, wall %g; want 0, 8.75, %g", e.Mux, e.Join, e.Wall, 54.25-10.5)
+	}
+
 	s.Segments = 0
 	if err := s.Check(c); err == nil {
 		t.Error("a partition without segments passed the check")
@@ -87,6 +94,15 @@ func TestFromReport(t *testing.T) {
 	}
 	if c.FramePixels != 640*360 {
 		t.Errorf("frame pixels %d", c.FramePixels)
+	}
+	if c.OnePass {
+		t.Error("a report with a mux time taken as a one-pass join")
+	}
+	// A one-pass join (no mux time): that pass's rates, no mux.
+	rep.PerRank[0].StageSeconds["mux"] = 0
+	if c, err = FromReport(rep, "r.json", 1, 0); err != nil || !c.OnePass || c.MuxFixed != 0 || c.MuxPerByte != 0 ||
+		math.Abs(c.JoinFixed-(0.5-3*DefaultOnePassPerSegment-1e6*DefaultOnePassPerByte)) > 1e-12 {
+		t.Errorf("one pass: %+v, %v", c, err)
 	}
 	delete(rep.PerRank[1].StageSeconds, "load")
 	if _, err := FromReport(rep, "r.json", 1, 0); err == nil || !strings.Contains(err.Error(), `rank 1 has no "load"`) {
