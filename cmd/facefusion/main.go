@@ -44,7 +44,8 @@ const usage = `facefusion: face swap for videos and images, from a laptop to a G
 usage:
   facefusion run -s SOURCE... -t TARGET -o OUTPUT [flags]   swap faces
   facefusion batch-run -s 'GLOB' -t 'GLOB' -o PATTERN [flags] every source against every target matched; see --target-pattern below
-  facefusion plan -t TARGET --ranks N [--chunk-frames K]    print how N ranks would split TARGET
+  facefusion plan -t TARGET --ranks N [--chunk-frames K]    print how N ranks would split TARGET, and the modelled wall time
+  facefusion plan --frames F --ranks N [--costs REPORT]     the modelled wall time, efficiency and serial share (plan --help)
   facefusion probe [--execution-device-id auto|cpu|N]       print every rank's host and GPU binding
   facefusion status JOB_DIR                                 chunks and frames done and pending, attempts, rate, ETA
   facefusion models [run flags]                             every FaceFusion model file: verified, mismatched, no published hash, refused, missing

@@ -2,23 +2,29 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"strconv"
 	"strings"
 	"text/tabwriter"
 
+	"github.com/facefusion-hpc/facefusion/infer/catalog"
 	"github.com/facefusion-hpc/facefusion/internal/driver"
 	"github.com/facefusion-hpc/facefusion/internal/fault"
 	"github.com/facefusion-hpc/facefusion/internal/job"
 	"github.com/facefusion-hpc/facefusion/internal/pipeline"
+	"github.com/facefusion-hpc/facefusion/internal/scaling"
 	"github.com/facefusion-hpc/facefusion/internal/video"
+	"github.com/facefusion-hpc/facefusion/lustre"
 	"github.com/facefusion-hpc/facefusion/rank"
 )
 
-const planUsage = `usage: facefusion plan -t TARGET --ranks N [run flags]
+const planUsage = `usage: facefusion plan -t TARGET --ranks N [model flags] [run flags]
+       facefusion plan --frames F --ranks N [model flags] [run flags]
 
 Prints how a run over N ranks would split TARGET: the trimmed frame range, the chunks (one
 segment file each) and the contiguous block of chunks and frames each rank gets. It takes run's
@@ -27,14 +33,43 @@ flags (--chunk-frames, --trim-frame-start, --trim-frame-end, --output-video-fps,
 facefusion.ini from the working folder (or --config-path), then the job file, then the flags.
 With --output-video-fps the frames are the output's, resampled from the trimmed range before
 they are split. Nothing is decoded or written; only ffprobe runs.
+
+Then it models the run (README, "Scaling model"): the expected wall time, the parallel
+efficiency and the serial share (start-up, join, mux, output hash), from measured costs. With
+--frames F instead of -t, a target of F frames is modelled without a file.
+
+model flags:
+  --costs REPORT            a finished run's report (OUTPUT.report.json): its per-frame cost,
+                            plan, model load, join and mux per byte, bytes per frame; default:
+                            a 2-rank run of the demo clip on the CI machine (built in)
+  --frame-size WxH          the frame size at scale; default: the output's (-t), else the
+                            measured run's. The per-frame cost and bytes scale with pixels
+  --frame-seconds S         a rank's seconds per frame measured at scale (a GPU node's),
+                            instead of the measured cost scaled by pixels
+  --bytes-per-frame B       output bytes per frame at scale; default: measured, scaled by pixels
+  --model-bytes B           the largest model file every node reads at start-up; default: the
+                            job's largest (FaceFusion's published size, or the file's)
+  --fs-bandwidth GB/s       the shared file system's aggregate read bandwidth (default 20)
+  --client-bandwidth GB/s   rank 0's node's bandwidth to it, for the join and mux (default 2)
+  --ranks-per-node K        ranks sharing a node's page cache (default 4)
+  --slots K                 ranks that run at once without sharing cores or a GPU (default: all)
+  --launch S                launcher and MPI start-up seconds (default 1.3, measured here)
 `
+
+// planFlags are plan's own flags, taken out before run's parser sees the rest.
+var planFlags = []string{"ranks", "frames", "costs", "frame-size", "frame-seconds", "bytes-per-frame", "model-bytes",
+	"fs-bandwidth", "client-bandwidth", "ranks-per-node", "slots", "launch"}
 
 // cmdPlan is `facefusion plan`: the static partition a run would use, without running it.
 // Its flags are run's (one flag table, one parser), plus --ranks.
 func cmdPlan(ctx context.Context, args []string, w io.Writer) error {
-	ranks, rest, err := takeRanks(args)
+	own, rest, err := takeFlags(args, planFlags)
 	if err != nil {
 		return fault.AsUsage(fmt.Errorf("plan: %v (see facefusion plan --help)", err))
+	}
+	ranks, err := own.int("ranks", 0)
+	if err != nil {
+		return fault.AsUsage(fmt.Errorf("plan: %v", err))
 	}
 	cfg, err := job.ParseLoose(rest)
 	if errors.Is(err, job.ErrHelp) {
@@ -44,11 +79,32 @@ func cmdPlan(ctx context.Context, args []string, w io.Writer) error {
 	if err != nil {
 		return fault.AsUsage(fmt.Errorf("plan: %w", err))
 	}
+	_, byFrames := own["frames"]
 	switch { // every value was checked as run checks it; what plan needs besides
-	case cfg.TargetPath == "":
-		return fault.AsUsage(errors.New("plan: give the target video (-t FILE)"))
+	case cfg.TargetPath == "" && !byFrames:
+		return fault.AsUsage(errors.New("plan: give the target video (-t FILE) or its frame count (--frames F)"))
+	case cfg.TargetPath != "" && byFrames:
+		return fault.AsUsage(errors.New("plan: give -t FILE or --frames F, not both (with -t the frames are the target's)"))
 	case ranks < 1:
 		return fault.AsUsage(fmt.Errorf("plan: --ranks %d: give the number of ranks the run will have (at least 1)", ranks))
+	}
+	if byFrames {
+		n, err := own.int("frames", 0)
+		if err == nil && n < 1 {
+			err = fmt.Errorf("--frames %d: give the target's frame count (at least 1)", n)
+		}
+		if err != nil {
+			return fault.AsUsage(fmt.Errorf("plan: %v", err))
+		}
+		frames := rank.Range{Start: 0, End: n}
+		chunks, assignment := driver.MakePlan(frames, cfg.ChunkFrames, ranks)
+		model, err := modelRun(ctx, cfg, own, shares(chunks, assignment), len(chunks), 0)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(w, "frames  %v: %d frames in %d chunk(s) of %d, over %d rank(s)\n", frames, frames.Len(), len(chunks), cfg.ChunkFrames, ranks)
+		model(w)
+		return nil
 	}
 	if _, err := os.Stat(cfg.TargetPath); err != nil {
 		return fault.AsInput(fmt.Errorf("target %s: no such file: check the path given to -t", cfg.TargetPath))
@@ -79,36 +135,82 @@ func cmdPlan(ctx context.Context, args []string, w io.Writer) error {
 			output += fmt.Sprintf(": the target's frames [%d,%d) resampled; frame numbers below count the output's frames from %d", m.Start, m.End, m.Start)
 		}
 	}
+	ow, oh := pipeline.OutputSize(cfg, info)
+	model, err := modelRun(ctx, cfg, own, shares(chunks, assignment), len(chunks), ow*oh)
+	if err != nil {
+		return err
+	}
 	writePlan(w, cfg.TargetPath, info, frames, cfg.ChunkFrames, chunks, assignment, output)
+	fmt.Fprintln(w)
+	model(w)
 	return nil
 }
 
-// takeRanks takes plan's own --ranks N (or --ranks=N) out of args; 0 when it is not there.
-func takeRanks(args []string) (int, []string, error) {
-	n, rest := 0, make([]string, 0, len(args))
+// ownFlags are plan's own flags' values, by name without the dashes.
+type ownFlags map[string]string
+
+// takeFlags takes the flags named (--name V or --name=V) out of args.
+func takeFlags(args, names []string) (ownFlags, []string, error) {
+	own, rest := ownFlags{}, make([]string, 0, len(args))
 	for i := 0; i < len(args); i++ {
-		v, ok := "", false
-		switch a := args[i]; {
-		case a == "--ranks" || a == "-ranks":
-			if i+1 >= len(args) {
-				return 0, nil, errors.New("--ranks needs a value (N)")
+		a, taken := args[i], false
+		for _, n := range names {
+			switch {
+			case a == "--"+n || a == "-"+n:
+				if i+1 >= len(args) {
+					return nil, nil, fmt.Errorf("--%s needs a value", n)
+				}
+				own[n], taken = args[i+1], true
+				i++
+			case strings.HasPrefix(a, "--"+n+"="):
+				own[n], taken = strings.TrimPrefix(a, "--"+n+"="), true
 			}
-			v, ok = args[i+1], true
-			i++
-		case strings.HasPrefix(a, "--ranks="):
-			v, ok = strings.TrimPrefix(a, "--ranks="), true
-		default:
+			if taken {
+				break
+			}
+		}
+		if !taken {
 			rest = append(rest, a)
 		}
-		if ok {
-			r, err := strconv.Atoi(v)
-			if err != nil {
-				return 0, nil, fmt.Errorf("--ranks %q is not a whole number", v)
-			}
-			n = r
+	}
+	return own, rest, nil
+}
+
+// int is flag name as a whole number; def when it is not given.
+func (f ownFlags) int(name string, def int) (int, error) {
+	v, ok := f[name]
+	if !ok {
+		return def, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil {
+		return 0, fmt.Errorf("--%s %q is not a whole number", name, v)
+	}
+	return n, nil
+}
+
+// float is flag name as a number; def when it is not given.
+func (f ownFlags) float(name string, def float64) (float64, error) {
+	v, ok := f[name]
+	if !ok {
+		return def, nil
+	}
+	x, err := strconv.ParseFloat(v, 64)
+	if err != nil || math.IsNaN(x) || math.IsInf(x, 0) {
+		return 0, fmt.Errorf("--%s %q is not a number", name, v)
+	}
+	return x, nil
+}
+
+// shares are the frames each rank gets under the run's partition.
+func shares(chunks, assignment []rank.Range) []int {
+	out := make([]int, len(assignment))
+	for r, a := range assignment {
+		for c := a.Start; c < a.End; c++ {
+			out[r] += chunks[c].Len()
 		}
 	}
-	return n, rest, nil
+	return out
 }
 
 // writePlan prints the plan as two aligned tables: per rank, then per chunk. The rank table
@@ -158,4 +260,153 @@ func writePlan(w io.Writer, target string, info *video.Info, frames rank.Range, 
 		fmt.Fprintf(tw, "%d\t%v\t%d\t%d\n", c, ch, ch.Len(), chunkRank[c])
 	}
 	tw.Flush()
+}
+
+// modelRun models a run whose ranks get shares frames, in segments chunks, and returns what
+// prints it; pixels is the output's frame size (0: none known, the measured run's unless
+// --frame-size says). Every model flag is checked here, before anything is printed.
+func modelRun(ctx context.Context, cfg job.Config, own ownFlags, shares []int, segments, pixels int) (func(io.Writer), error) {
+	bad := func(err error) error { return fault.AsUsage(fmt.Errorf("plan: %v", err)) }
+	launch, err := own.float("launch", -1)
+	if err != nil {
+		return nil, bad(err)
+	}
+	costs := scaling.Measured
+	if path, ok := own["costs"]; ok {
+		if costs, err = readCosts(ctx, path, launch); err != nil {
+			return nil, err
+		}
+	}
+	s := scaling.Scale{Ranks: len(shares), Shares: shares, Segments: segments, Pixels: pixels, Launch: launch}
+	if v, ok := own["frame-size"]; ok {
+		fw, fh, ok := parseSize(v)
+		if !ok {
+			return nil, bad(fmt.Errorf("--frame-size %q: give WIDTHxHEIGHT, such as 1920x1080", v))
+		}
+		s.Pixels = fw * fh
+	}
+	num := func(name string, def float64) float64 {
+		v, ferr := own.float(name, def)
+		if err == nil {
+			err = ferr
+		}
+		return v
+	}
+	whole := func(name string, def int) int {
+		v, ferr := own.int(name, def)
+		if err == nil {
+			err = ferr
+		}
+		return v
+	}
+	s.FSBandwidth = num("fs-bandwidth", scaling.DefaultFSBandwidth/1e9) * 1e9
+	s.ClientBW = num("client-bandwidth", scaling.DefaultClientBW/1e9) * 1e9
+	s.BytesPerFrame = num("bytes-per-frame", 0)
+	s.FrameSeconds = num("frame-seconds", 0)
+	s.ModelBytes = int64(num("model-bytes", float64(largestModel(cfg))))
+	s.RanksPerNode = whole("ranks-per-node", scaling.DefaultRanksPerNode)
+	s.Slots = whole("slots", 0)
+	if err == nil {
+		err = s.Check(costs)
+	}
+	if err != nil {
+		return nil, bad(err)
+	}
+	e := scaling.Model(costs, s)
+	return func(w io.Writer) { printModel(w, costs, s, e) }, nil
+}
+
+// readCosts derives the costs from the run report at path (--costs): the frame size is its
+// output's, probed.
+func readCosts(ctx context.Context, path string, launch float64) (scaling.Costs, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return scaling.Costs{}, fault.AsInput(fmt.Errorf("plan: --costs %s: %v: give a run report (OUTPUT.report.json)", path, err))
+	}
+	var rep lustre.Report
+	if err := json.Unmarshal(data, &rep); err != nil {
+		return scaling.Costs{}, fault.AsInput(fmt.Errorf("plan: --costs %s is not a run report: %v", path, err))
+	}
+	info, err := video.Probe(ctx, rep.Output)
+	if err != nil {
+		return scaling.Costs{}, fault.AsInput(fmt.Errorf("plan: --costs %s: its output %s gives the frame size the costs are at, and cannot be probed: %v", path, rep.Output, err))
+	}
+	if launch < 0 {
+		launch = scaling.DefaultLaunch
+	}
+	c, err := scaling.FromReport(&rep, path, info.Width*info.Height, launch)
+	if err != nil {
+		return c, fault.AsInput(fmt.Errorf("plan: %v", err))
+	}
+	return c, nil
+}
+
+// largestModel is the size of the largest model file the job reads: FaceFusion's published
+// size, or the file's own for the embedded default's (blazeface, dlib).
+func largestModel(cfg job.Config) int64 {
+	if !cfg.FindsFaces() {
+		return 0
+	}
+	var n int64
+	for _, name := range pipeline.ModelNames(cfg) {
+		if m, err := catalog.Lookup(name); err == nil {
+			n = max(n, m.Published.Bytes)
+		}
+	}
+	for _, f := range pipeline.EmbeddedModelFiles(cfg) {
+		if st, err := os.Stat(f.Path); err == nil {
+			n = max(n, st.Size())
+		}
+	}
+	return n
+}
+
+func parseSize(v string) (int, int, bool) {
+	a, b, ok := strings.Cut(strings.ToLower(v), "x")
+	wd, err1 := strconv.Atoi(a)
+	ht, err2 := strconv.Atoi(b)
+	return wd, ht, ok && err1 == nil && err2 == nil && wd > 0 && ht > 0
+}
+
+// printModel prints the estimate, every term with where it comes from.
+func printModel(w io.Writer, c scaling.Costs, s scaling.Scale, e scaling.Estimate) {
+	pct := func(v float64) string { return fmt.Sprintf("%.1f %%", 100*v/e.Wall) }
+	gbytes := func(v float64) string { return fmt.Sprintf("%.3g GB", v/1e9) }
+	over := 0.0
+	if e.Mean > 0 {
+		over = 100 * (float64(e.Busiest)/e.Mean - 1)
+	}
+	fmt.Fprintf(w, "model   costs from %s\n", c.From)
+	fmt.Fprintf(w, "model   %d rank(s), %d frames; the busiest rank has %d (%.1f %% over the mean), %.4f s a frame\n", e.Ranks, e.Frames, e.Busiest, over, e.FrameSeconds)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "term\tseconds\tshare\tfrom")
+	fmt.Fprintf(tw, "start-up\t%.2f\t%s\tlaunch %.2f + max(plan %.2f, load %.2f) + model read %.2f (%d node(s) × %s at %s/s)\n",
+		e.Startup, pct(e.Startup), e.Launch, c.Plan, c.Load, e.Read, (s.Ranks+s.RanksPerNode-1)/s.RanksPerNode, gbytes(float64(s.ModelBytes)), gbytes(s.FSBandwidth))
+	fmt.Fprintf(tw, "frames\t%.2f\t%s\t%d frames × %.4f s (the busiest rank; parallel)\n", e.Work, pct(e.Work), e.Busiest, e.FrameSeconds)
+	perGB := func(measured float64, passes int) string {
+		return fmt.Sprintf("%s × max(%.2f s/GB measured, %d pass(es) at %s/s)", gbytes(e.OutputBytes), measured*1e9, passes, gbytes(math.Min(s.ClientBW, s.FSBandwidth)))
+	}
+	fmt.Fprintf(tw, "join\t%.2f\t%s\t%.2f + %d segments × %.3f + %s (rank 0, serial)\n", e.Join, pct(e.Join), c.JoinFixed, s.Segments, c.JoinPerSegment, perGB(c.JoinPerByte, 2))
+	if c.OnePass {
+		fmt.Fprintf(tw, "mux\t0\t0 %%\tin the join's pass (one ffmpeg run)\n")
+	} else {
+		fmt.Fprintf(tw, "mux\t%.2f\t%s\t%.2f + %s\n", e.Mux, pct(e.Mux), c.MuxFixed, perGB(c.MuxPerByte, 2))
+	}
+	fmt.Fprintf(tw, "hash\t%.2f\t%s\t%s (the run report's sha256)\n", e.Hash, pct(e.Hash), perGB(c.HashPerByte, 1))
+	tw.Flush()
+	fmt.Fprintf(w, "wall          %.2f s (one rank: %.2f s)\n", e.Wall, e.OneRank)
+	fmt.Fprintf(w, "efficiency    %.1f %% (one rank's wall over %d × this wall)\n", 100*e.Efficiency, e.Ranks)
+	met := "met"
+	if e.SerialShare > scaling.Goal {
+		met = "NOT met"
+	}
+	fmt.Fprintf(w, "serial share  %.1f %% (start-up %s, join %s, mux %s, hash %s): the goal of %.0f %% is %s; the largest serial term is %s\n",
+		100*e.SerialShare, pct(e.Startup), pct(e.Join), pct(e.Mux), pct(e.Hash), 100*scaling.Goal, met, e.Dominant)
+	fmt.Fprintf(w, "              %.0f %% holds once a rank's frame costs %.4f s or more (the frames term ≥ %.0f× the serial part)\n",
+		100*scaling.Goal, e.GoalFrameSeconds(), (1-scaling.Goal)/scaling.Goal)
+	fmt.Fprintf(w, "              %.1f %% were the join and mux parallel (%.2f s: each node writes its segments at their offset, %s at %s/s)\n",
+		100*e.ParallelShare, e.ParallelJoin, gbytes(e.OutputBytes), gbytes(math.Min(float64((s.Ranks+s.RanksPerNode-1)/s.RanksPerNode)*s.ClientBW, s.FSBandwidth)))
+	if e.Ranks > 1 {
+		fmt.Fprintf(w, "start-up      %.2f s had the other ranks loaded their models only after the plan\n", e.SerialStartWithoutOverlap)
+	}
 }

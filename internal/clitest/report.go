@@ -88,8 +88,8 @@ func CheckRunReport(t *testing.T, rep *lustre.Report, target, out string, source
 		for _, st := range driver.ReportStages {
 			v := r.StageSeconds[st]
 			ran := st != "enhance" || enhanced
-			if st == "concat" || st == "mux" {
-				ran = i == 0 // rank 0's join
+			if st == "concat" || st == "mux" || st == "plan" {
+				ran = i == 0 // rank 0's join and plan
 			}
 			if ran != (v > 0) || v < 0 {
 				t.Errorf("rank %d: stage %s: %g s (ran: %v)", i, st, v, ran)

@@ -72,6 +72,8 @@ type Plan struct {
 	// Settings are rank 0's job settings (job.Config.Settings: every one that can change the
 	// output): every rank must run the same job.
 	Settings map[string]string `json:",omitempty"`
+
+	loaded time.Duration // rank 0's model load and source analysis, for its report (not sent)
 }
 
 // MakePlan cuts frames into chunks and gives each rank a balanced contiguous block.
@@ -151,15 +153,21 @@ func Run(ctx context.Context, comm collective.Comm, cfg job.Config, opt Options)
 	}
 	log.Debugf("rank %d: %v", me, cpus)
 
-	// 1. Rank 0 plans; every rank learns the plan (or the reason there is none).
+	// 1. Rank 0 plans while every other rank loads its models (with its own settings, checked
+	// against rank 0's once the plan comes): start-up costs the longer of the two, not their
+	// sum. Every rank learns the plan (or the reason there is none).
+	setupStart := time.Now()
 	var plan Plan
 	var models *pipeline.Models
 	var ck *checkpointer
 	var rec *runRecord // rank 0's: the run report and the final metrics
+	var loadErr error  // a rank other than 0: its load's, told once the plan is in
+	var planned, loaded time.Duration
 	if me == 0 {
 		rec = &runRecord{cfg: cfg, opt: opt, ranks: comm.Size(), start: time.Now(), plan: &plan}
 		var err error
 		models, ck, err = planJob(ctx, cfg, comm.Size(), &plan, log, opt.SkipDone)
+		planned, loaded = time.Since(setupStart), plan.loaded
 		defer models.Close() // whatever way Run ends from here (Close is idempotent)
 		if errors.Is(err, errAlreadyDone) {
 			plan, err = Plan{AlreadyDone: true}, nil
@@ -171,6 +179,14 @@ func Run(ctx context.Context, comm collective.Comm, cfg job.Config, opt Options)
 		// Whatever way Run ends, the claim is given back and the heartbeat stops; the normal
 		// ends do it first (end is idempotent), with the right verdict on the folder.
 		defer ck.end(true, log)
+	} else {
+		// A job that may be done already (batch-run's rerun: its output is there) loads after
+		// the plan, as rank 0 finds that out before its own load: a skipped target costs none.
+		if _, err := os.Lstat(cfg.OutputPath); !opt.SkipDone || err != nil {
+			models, loadErr = loadModels(cfg)
+			loaded = time.Since(setupStart)
+		}
+		defer func() { models.Close() }() // a refused plan included: the sessions go with Run
 	}
 	data, err := json.Marshal(&plan)
 	if err != nil {
@@ -201,15 +217,22 @@ func Run(ctx context.Context, comm collective.Comm, cfg job.Config, opt Options)
 		return "", &AlreadyDone{Output: cfg.OutputPath}
 	}
 
-	// 2. Every rank loads its models once; a failure anywhere stops every rank. A rank whose
-	// settings are not rank 0's (other flags, another facefusion.ini in its working folder)
-	// would encode another job's frames into this one.
+	// 2. Every rank has its models, and the source rank 0 analysed; a failure anywhere stops
+	// every rank. A rank whose settings are not rank 0's (other flags, another facefusion.ini
+	// in its working folder) would encode another job's frames into this one: that is its
+	// error, before its load's (which followed its own settings).
 	if me != 0 {
 		if err = sameSettings(me, cfg, plan.Settings); err == nil {
-			models, err = loadModels(cfg, &plan)
+			if models == nil && loadErr == nil { // not loaded during the plan
+				start := time.Now()
+				models, loadErr = loadModels(cfg)
+				loaded = time.Since(start)
+			}
+			if err = loadErr; err == nil {
+				err = useSource(models, &plan)
+			}
 		}
 	}
-	defer models.Close() // the rank's model sessions, shared by its workers
 	if me == 0 && err != nil {
 		rec.write(ctx, err, log) // before agree lets the other ranks exit
 	}
@@ -225,6 +248,7 @@ func Run(ctx context.Context, comm collective.Comm, cfg job.Config, opt Options)
 		}
 		return "", err
 	}
+	setup := time.Since(setupStart)
 
 	// 3. Each rank encodes its chunks.
 	jd := &lustre.JobDir{Path: plan.JobDir}
@@ -250,6 +274,7 @@ func Run(ctx context.Context, comm collective.Comm, cfg job.Config, opt Options)
 	}
 	res.Stats = rankStats(me, models, &res, began, gpu.Stop())
 	res.Stats.CPU = &cpus
+	res.Stats.StageSeconds["plan"], res.Stats.StageSeconds["load"], res.Stats.StageSeconds["setup"] = planned.Seconds(), loaded.Seconds(), setup.Seconds()
 	if err != nil {
 		res.Err, res.Kind = err.Error(), fault.KindOf(err)
 		if !plan.Image && jd.CurrentAttemptID() == plan.AttemptID { // a straggler must not fail a newer attempt
@@ -556,6 +581,8 @@ func planSetup(ctx context.Context, cfg job.Config, ranks int, p *Plan, skipDone
 	}
 	// Models and the source are checked before the job folder exists: a job refused for its
 	// models leaves nothing behind.
+	loadStart := time.Now()
+	defer func() { p.loaded = time.Since(loadStart) }()
 	m, err = pipeline.LoadModels(cfg)
 	if err != nil {
 		return nil, "", err
@@ -593,19 +620,29 @@ func sameSettings(me int, cfg job.Config, rank0 map[string]string) error {
 	return nil
 }
 
-// loadModels is a non-zero rank's setup: the models, and the source rank 0 analysed.
-func loadModels(cfg job.Config, p *Plan) (*pipeline.Models, error) {
+// loadModels is a non-zero rank's load, done while rank 0 plans: the models, their sessions
+// opened (an image target's are not: rank 0 alone processes it).
+func loadModels(cfg job.Config) (*pipeline.Models, error) {
 	m, err := pipeline.LoadModels(cfg)
 	if err != nil {
 		return nil, err
 	}
-	m.SetEmbeddings(p.SourceEmbedding, p.ReferenceEmbedding)
-	if p.SourcePix != nil {
-		if err := m.UseSource(raster.Wrap(p.SourcePix, p.SourceW, p.SourceH), &p.SourceLandmarks); err != nil {
+	if !pipeline.IsImagePath(cfg.TargetPath) {
+		if err := m.Open(); err != nil {
+			m.Close()
 			return nil, err
 		}
 	}
 	return m, nil
+}
+
+// useSource gives a non-zero rank's models the source and reference rank 0 analysed.
+func useSource(m *pipeline.Models, p *Plan) error {
+	m.SetEmbeddings(p.SourceEmbedding, p.ReferenceEmbedding)
+	if p.SourcePix != nil {
+		return m.UseSource(raster.Wrap(p.SourcePix, p.SourceW, p.SourceH), &p.SourceLandmarks)
+	}
+	return nil
 }
 
 // encodeShare encodes this rank's chunks of the attempt with workerCount workers, one segment

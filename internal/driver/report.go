@@ -17,8 +17,16 @@ import (
 )
 
 // ReportStages are the stage names of a rank's report, in order: the pipeline's, then the
-// driver's own (checkpoint work on every rank; rank 0's join: concat and mux).
-var ReportStages = append(pipeline.StageNames[:], "checkpoint", "concat", "mux")
+// driver's own (checkpoint work on every rank; rank 0's join: concat and mux; the start-up:
+// SetupStages).
+var ReportStages = append(append(pipeline.StageNames[:], "checkpoint", "concat", "mux"), SetupStages...)
+
+// SetupStages are a rank's start-up, wall times before its first frame: plan is rank 0's (its
+// checks, probe, model load, source analysis, job folder claim and fingerprint); load is the
+// rank's model load (rank 0's inside its plan, with its analysis of the source; the other
+// ranks' while rank 0 plans); setup runs from the start of the job to every rank's agreement
+// that it is ready (the longer of plan and load, with the broadcast between).
+var SetupStages = []string{"plan", "load", "setup"}
 
 // cpuReason is the report's GPU field when the job asks for no GPU provider.
 const cpuReason = "CPU execution: execution_providers names no GPU provider"

@@ -297,7 +297,26 @@ type modelWorker struct {
 	st       *Stats
 }
 
-func (m *Models) newModelWorker() (*modelWorker, error) {
+func (m *Models) newModelWorker() (*modelWorker, error) { return m.openWorker(true) }
+
+// Open opens the engines of every model the job's workers run (and reads what their adapters
+// read from the model files) before the source identity is known: a rank other than 0 does it
+// while rank 0 plans, and the workers it makes later share them (Models.Workers). It makes one
+// worker without a source and closes it; the sessions stay in the rank's engine set.
+func (m *Models) Open() error {
+	if !m.cfg.FindsFaces() {
+		return nil
+	}
+	w, err := m.openWorker(false)
+	if err != nil {
+		return err
+	}
+	w.Close()
+	return nil
+}
+
+// openWorker makes a worker; withSource false leaves its swapper without the source (Open).
+func (m *Models) openWorker(withSource bool) (*modelWorker, error) {
 	cfg := m.cfg
 	w := &modelWorker{cfg: cfg, sel: selector(cfg), ref: m.reference, st: m.stats}
 	var err error
@@ -315,8 +334,10 @@ func (m *Models) newModelWorker() (*modelWorker, error) {
 				adapters.SwapOptions{PixelBoost: boost, Mask: maskOptions(cfg)}); err != nil {
 				return fail(err)
 			}
-			if err := w.swapper.SetSource(*m.sourceEmbedding); err != nil {
-				return fail(err)
+			if withSource {
+				if err := w.swapper.SetSource(*m.sourceEmbedding); err != nil {
+					return fail(err)
+				}
 			}
 		}
 	}

@@ -15,9 +15,11 @@ import (
 	"github.com/facefusion-hpc/facefusion/internal/clitest"
 	"github.com/facefusion-hpc/facefusion/internal/driver"
 	"github.com/facefusion-hpc/facefusion/internal/fault"
+	"github.com/facefusion-hpc/facefusion/internal/scaling"
 	"github.com/facefusion-hpc/facefusion/internal/slurmtest"
 	"github.com/facefusion-hpc/facefusion/internal/testenv"
 	"github.com/facefusion-hpc/facefusion/lustre"
+	"github.com/facefusion-hpc/facefusion/rank"
 )
 
 // Distributed runs under the real launchers: mpirun without Slurm, and srun/sbatch on a Slurm
@@ -221,9 +223,58 @@ func TestPlan(t *testing.T) {
 		t.Errorf("idle ranks not pointed out:\n%s", r.Stdout)
 	}
 
-	for _, bad := range [][]string{{"-t", in}, {"-t", in, "--ranks", "0"}, {"--ranks", "2"}, {"-t", in, "--ranks", "2", "--chunk-frames", "0"}} {
-		if r := clitest.Run(t, append([]string{"plan"}, bad...)...); r.Code != fault.ExitUsage || strings.Count(strings.TrimSpace(r.Stderr), "\n") != 0 {
-			t.Errorf("plan %v: exit %d, %q; want exit %d and one line", bad, r.Code, r.Stderr, fault.ExitUsage)
+	// The model, with --frames and no target: the wall printed is scaling.Model's for the same
+	// partition, frame size, bandwidth and model file, from the built-in costs.
+	r = clitest.Run(t, "plan", "--frames", "1000", "--ranks", "7", "--chunk-frames", "50", "--frame-size", "1920x1080", "--fs-bandwidth", "10", "--model-bytes", "5e8")
+	if r.Code != 0 {
+		t.Fatalf("plan --frames: exit %d: %s", r.Code, r.Stderr)
+	}
+	modelled := func(c scaling.Costs, frames, chunk, ranks, pixels int, fs float64, model int64) scaling.Estimate {
+		chunks, assignment := driver.MakePlan(rank.Range{Start: 0, End: frames}, chunk, ranks)
+		s := scaling.Scale{Ranks: ranks, Segments: len(chunks), Pixels: pixels, FSBandwidth: fs, ClientBW: scaling.DefaultClientBW,
+			RanksPerNode: scaling.DefaultRanksPerNode, ModelBytes: model, Launch: -1}
+		for _, a := range assignment {
+			n := 0
+			for c := a.Start; c < a.End; c++ {
+				n += chunks[c].Len()
+			}
+			s.Shares = append(s.Shares, n)
+		}
+		return scaling.Model(c, s)
+	}
+	e := modelled(scaling.Measured, 1000, 50, 7, 1920*1080, 10e9, 5e8)
+	met := map[bool]string{true: "is met", false: "is NOT met"}[e.SerialShare <= scaling.Goal]
+	for _, want := range []string{fmt.Sprintf("wall          %.2f s (one rank: %.2f s)", e.Wall, e.OneRank),
+		fmt.Sprintf("serial share  %.1f %%", 100*e.SerialShare), met, "largest serial term is " + e.Dominant, "costs from built-in"} {
+		if !strings.Contains(r.Stdout, want) {
+			t.Errorf("plan --frames: %q missing:\n%s", want, r.Stdout)
+		}
+	}
+	// -t with a run report's costs (--costs): a report whose output is the target here.
+	rep := lustre.Report{Outcome: lustre.Complete, Output: in, Chunks: 2, OutputBytes: 400000, PerRank: []lustre.RankReport{
+		{Rank: 0, Frames: 20, Seconds: 2, StageSeconds: map[string]float64{"plan": 3, "load": 1, "concat": 0.5, "mux": 0.4}},
+		{Rank: 1, Frames: 20, Seconds: 2.4, StageSeconds: map[string]float64{"plan": 0, "load": 2, "concat": 0, "mux": 0}},
+	}}
+	costs := filepath.Join(dir, "out.mkv.report.json")
+	if err := rep.WriteTo(costs); err != nil {
+		t.Fatal(err)
+	}
+	r = clitest.Run(t, "plan", "-t", in, "--ranks", "3", "--chunk-frames", "4", "--costs", costs, "--model-bytes", "2e8")
+	info := clitest.Probe(t, in)
+	c, err := scaling.FromReport(&rep, costs, info.Width*info.Height, scaling.DefaultLaunch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e = modelled(c, 40, 4, 3, info.Width*info.Height, scaling.DefaultFSBandwidth, 2e8)
+	if want := fmt.Sprintf("wall          %.2f s (one rank: %.2f s)", e.Wall, e.OneRank); r.Code != 0 || !strings.Contains(r.Stdout, want) || !strings.Contains(r.Stdout, "costs from the run report "+costs) {
+		t.Errorf("plan --costs: exit %d, want %q and the report named:\n%s%s", r.Code, want, r.Stdout, r.Stderr)
+	}
+
+	for _, bad := range [][]string{{"-t", in}, {"-t", in, "--ranks", "0"}, {"--ranks", "2"}, {"-t", in, "--ranks", "2", "--chunk-frames", "0"},
+		{"-t", in, "--ranks", "2", "--frames", "10"}, {"--frames", "0", "--ranks", "2"}, {"--frames", "10", "--ranks", "2", "--fs-bandwidth", "fast"},
+		{"--frames", "10", "--ranks", "2", "--frame-size", "1920"}} {
+		if r := clitest.Run(t, append([]string{"plan"}, bad...)...); r.Code != fault.ExitUsage || strings.Count(strings.TrimSpace(r.Stderr), "\n") != 0 || r.Stdout != "" {
+			t.Errorf("plan %v: exit %d, %q, stdout %q; want exit %d, one line and nothing printed", bad, r.Code, r.Stderr, r.Stdout, fault.ExitUsage)
 		}
 	}
 	if r := clitest.Run(t, "plan", "-t", filepath.Join(dir, "missing.mp4"), "--ranks", "2"); r.Code != fault.ExitInput || !strings.Contains(r.Stderr, "missing.mp4") {
@@ -406,4 +457,17 @@ func TestDistRanksDisagree(t *testing.T) {
 	if _, err := os.Stat(out + ".job"); err == nil {
 		t.Errorf("the refused job left its job folder %s.job", out)
 	}
+
+	// Rank 1 loads its models while rank 0 plans, with its own settings: here a face swap
+	// whose models are not in its models folder. Its other settings are still its error, not
+	// the load's.
+	argv = append([]string{"-np", "1", "--oversubscribe", "--allow-run-as-root", clitest.Bin}, clitest.PassThroughArgs(in, out, 5)...)
+	argv = append(append(argv, ":", "-np", "1", clitest.Bin), clitest.PassThroughArgs(in, out, 5, "--processors", "face_swapper", "-s", testenv.Sample(t, "grace_hopper.png"), "--models-dir", filepath.Join(dir, "none"))...)
+	cmd = exec.CommandContext(ctx, testenv.Tool(t, "mpirun"), argv...)
+	cmd.Env = clitest.LaunchEnv(t)
+	r = clitest.RunCmd(t, ctx, cmd)
+	if r.Code != fault.ExitUsage || !strings.Contains(r.Stderr, `rank 1 runs another job than rank 0: processors is "face_swapper" here and "none" on rank 0`) || strings.Contains(r.Stderr, "missing") {
+		t.Fatalf("exit %d, want %d naming processors (not the missing models):\n%s", r.Code, fault.ExitUsage, r.Stderr)
+	}
+	clitest.MustNotExist(t, out)
 }

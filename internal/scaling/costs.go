@@ -1,0 +1,110 @@
+package scaling
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/facefusion-hpc/facefusion/lustre"
+)
+
+// Default costs and machine, used where neither a report (--costs) nor a flag gives them.
+
+// Measured are the costs of a 2-rank run of the demo clip (150 frames of 1280×720, face swap,
+// libx264, 6 chunks of 25) on this project's 2-core CI machine, ranks bound one per core, with
+// other sessions' tests on the cores (load average 7–10): the run of median wall time of three,
+// its report through FromReport (README, "Scaling model", has the commands).
+var Measured = Costs{
+	From:           "built-in: a 2-rank run of the demo clip on the 2-core CI machine (README, Scaling model)",
+	FrameSeconds:   18.254 / 150,
+	FramePixels:    1280 * 720,
+	BytesPerFrame:  2201032.0 / 150,
+	Launch:         DefaultLaunch,
+	Plan:           5.26,
+	Load:           2.34,
+	JoinFixed:      0.877 - 6*DefaultJoinPerSegment - 2201032*DefaultJoinPerByte,
+	JoinPerSegment: DefaultJoinPerSegment,
+	JoinPerByte:    DefaultJoinPerByte,
+	MuxFixed:       0.937 - 2201032*DefaultMuxPerByte,
+	MuxPerByte:     DefaultMuxPerByte,
+	HashPerByte:    DefaultHashPerByte,
+}
+
+// Rates a run report cannot separate from the fixed costs (its join is one figure), measured
+// here once (README, "Scaling model": video.Concat and video.Mux over K copies of the demo's
+// segments, medians of 3): the slope between 20 and 320 segments of 1 MB, and between 2 and 20
+// segments of 30 MB.
+const (
+	DefaultJoinPerSegment = 0.023  // seconds per segment ffmpeg's concat demuxer opens
+	DefaultJoinPerByte    = 5.2e-9 // seconds per byte through the concat's stream copy (5.2 s/GB)
+	DefaultMuxPerByte     = 3.4e-9 // seconds per byte through the mux's stream copy (3.4 s/GB)
+	// The one-pass join (video.Join: NUT segments joined and muxed with the target's streams
+	// by one ffmpeg), measured the same way: 20 vs 2 segments of 30 MB, and 1920 vs 960 of
+	// 0.35 MB (13–23 s for those; 480 segments took 12 s, 240 took 2.8 s, so the per-segment
+	// cost is not linear below a thousand segments).
+	DefaultOnePassPerSegment = 0.010
+	DefaultOnePassPerByte    = 1.4e-9
+)
+
+const (
+	// DefaultLaunch is `mpirun -np 2 bin/facefusion probe`'s wall time here, median of 3 (1.0 s
+	// for 1 rank, 2.7 s for 4 on the 2 cores): the launcher, the processes' start and MPI_Init.
+	DefaultLaunch = 1.3
+	// DefaultHashPerByte is the output's sha256 (lustre.HashFile) here, median of 3 over a
+	// 256 MiB file in the page cache: 1.4 s per GB.
+	DefaultHashPerByte = 1.4e-9
+)
+
+// A machine at scale, as assumed where no flag says otherwise (stated, not measured here).
+const (
+	DefaultFSBandwidth  = 20e9 // a mid-size Lustre's aggregate read bandwidth, bytes/s
+	DefaultClientBW     = 2e9  // one Lustre client's (rank 0's node's) bandwidth, bytes/s
+	DefaultRanksPerNode = 4    // a node of 4 GPUs, one rank each
+)
+
+// FromReport derives the costs from a finished run's report (written beside its output): the
+// ranks' share seconds over their frames, rank 0's plan, the other ranks' load, rank 0's concat
+// and mux less the built-in per-segment and per-byte rates (their fixed parts; a report whose
+// mux took no time joined and muxed in one pass, and gets that pass's rates). pixels is the
+// frame size the run encoded; the launch is not in a report and comes from launch.
+func FromReport(rep *lustre.Report, name string, pixels int, launch float64) (Costs, error) {
+	c := Measured
+	c.From, c.FramePixels, c.Launch = "the run report "+name, pixels, launch
+	switch {
+	case rep.Outcome != lustre.Complete:
+		return c, fmt.Errorf("--costs %s: the run is %s, not complete: give the report of a finished run", name, rep.Outcome)
+	case len(rep.PerRank) == 0 || rep.OutputBytes <= 0 || rep.Chunks < 1:
+		return c, fmt.Errorf("--costs %s: the report has no per-rank figures, chunks or output size: give the report of a finished video run", name)
+	}
+	frames, seconds, out := 0, 0.0, float64(rep.OutputBytes)
+	c.Load = 0
+	for _, r := range rep.PerRank {
+		for _, st := range []string{"plan", "load", "concat", "mux"} {
+			if _, ok := r.StageSeconds[st]; !ok {
+				return c, fmt.Errorf("--costs %s: rank %d has no %q stage time: the run predates the start-up stages; rerun it with this version", name, r.Rank, st)
+			}
+		}
+		if r.Frames > 0 {
+			frames += r.Frames
+			seconds += r.Seconds
+		}
+		if r.Rank == 0 {
+			c.Plan = r.StageSeconds["plan"]
+			if c.OnePass = r.StageSeconds["mux"] == 0; c.OnePass { // the join's run muxed too
+				c.JoinPerSegment, c.JoinPerByte, c.MuxPerByte = DefaultOnePassPerSegment, DefaultOnePassPerByte, 0
+			}
+			c.JoinFixed = math.Max(0, r.StageSeconds["concat"]-float64(rep.Chunks)*c.JoinPerSegment-out*c.JoinPerByte)
+			c.MuxFixed = math.Max(0, r.StageSeconds["mux"]-out*c.MuxPerByte)
+		} else {
+			c.Load = math.Max(c.Load, r.StageSeconds["load"])
+		}
+	}
+	if frames == 0 || seconds <= 0 {
+		return c, fmt.Errorf("--costs %s: no rank encoded a frame: give the report of a video run", name)
+	}
+	if len(rep.PerRank) == 1 { // one rank: its load is inside its plan
+		c.Load = rep.PerRank[0].StageSeconds["load"]
+	}
+	c.FrameSeconds = seconds / float64(frames)
+	c.BytesPerFrame = out / float64(frames)
+	return c, nil
+}

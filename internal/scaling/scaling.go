@@ -1,0 +1,215 @@
+// Package scaling models a run's wall time over N ranks from measured costs: the frames are
+// parallel (the busiest rank's share decides), the start-up and rank 0's join, mux and output
+// hash are serial. It says what share of the wall the serial part takes and which term
+// dominates; `facefusion plan --ranks N --frames F` prints it.
+//
+// The model, term by term (README, "Scaling model"):
+//
+//	wall(N)   = startup(N) + frames(N) + join + mux + hash
+//	startup   = launch + max(plan, load) + nodes(N) × model bytes / file-system bandwidth
+//	frames    = busiest rank's frames × frame seconds × pixels/measured pixels × max(1, N/slots)
+//	join      = join fixed + segments × per segment + bytes × max(per byte, 2 / client bandwidth)
+//	mux       = mux fixed + bytes × max(per byte, 2 / client bandwidth)   (0 in a one-pass join)
+//	hash      = bytes × max(per byte, 1 / client bandwidth)
+//	efficiency   = wall(1) / (N × wall(N)); serial share = (wall − frames) / wall
+//
+// It also gives the serial share were the join and mux parallel (Estimate.ParallelJoin).
+//
+// Every input is a measured cost (Costs, from a run report or the defaults measured here) or a
+// stated property of the machine at scale (Scale); nothing else enters.
+package scaling
+
+import (
+	"fmt"
+	"math"
+)
+
+// Costs are what one run measured, per unit, at its frame size.
+type Costs struct {
+	From string // where the numbers come from, for the printout
+
+	FrameSeconds float64 // a rank's wall seconds per frame of its share (decode, process, encode)
+	FramePixels  int     // the frame size (width × height) FrameSeconds and BytesPerFrame are at
+	// BytesPerFrame is the output's bytes per frame: what goes through rank 0's join and mux.
+	BytesPerFrame float64
+
+	Launch float64 // seconds from the launch to the job's start on every rank (launcher, MPI_Init)
+	Plan   float64 // rank 0's plan: checks, probe, its own model load, the source, claim, fingerprint
+	Load   float64 // another rank's model load, from a warm local file system (overlaps the plan)
+
+	// Rank 0's concat of the segments: ffmpeg's start, then each segment's open, then each byte.
+	JoinFixed, JoinPerSegment, JoinPerByte float64
+	MuxFixed, MuxPerByte                   float64 // its mux of the joined video with the audio
+	HashPerByte                            float64 // its sha256 of the output for the run report
+	// OnePass: the join and the mux are one ffmpeg run (the join's rates are that run's): no
+	// mux term.
+	OnePass bool
+}
+
+// Scale is what differs at scale: the job and the machine it runs on.
+type Scale struct {
+	Ranks    int
+	Shares   []int // frames per rank under the run's partition (len Ranks)
+	Segments int   // segment files rank 0 joins (the chunks)
+	Pixels   int   // frame size (width × height) at scale; 0: Costs.FramePixels
+
+	// BytesPerFrame at scale; 0: Costs.BytesPerFrame × Pixels / Costs.FramePixels.
+	BytesPerFrame float64
+	ModelBytes    int64   // the largest model file, read by every node at start-up
+	FSBandwidth   float64 // the shared file system's aggregate read bandwidth, bytes/s
+	ClientBW      float64 // rank 0's node's bandwidth to the file system, bytes/s
+	RanksPerNode  int     // ranks on one node: they read the model once through its page cache
+	// Slots is how many ranks run at once without sharing a core or GPU (0: every rank has its
+	// own): beyond it a rank's frames take proportionally longer (an oversubscribed node).
+	Slots  int
+	Launch float64 // seconds; <0: Costs.Launch
+	// FrameSeconds, when above 0, is a rank's seconds per frame at scale, as measured there
+	// (a GPU node's): it replaces Costs.FrameSeconds scaled by pixels.
+	FrameSeconds float64
+}
+
+// Estimate is the model's answer for one Scale.
+type Estimate struct {
+	Ranks                   int
+	Frames, Busiest         int     // all frames; the busiest rank's
+	Mean                    float64 // frames per rank
+	FrameSeconds            float64 // a rank's seconds per frame at scale
+	OutputBytes             float64
+	Launch, SetupWait, Read float64 // start-up: launch, max(plan, load), the model read
+	Startup, Work           float64
+	Join, Mux, Hash         float64
+	Wall, OneRank           float64 // wall(N), wall(1)
+	Efficiency, SerialShare float64
+	Dominant                string // the largest serial term: start-up, join, mux or hash
+	// ParallelJoin is the join and mux were they parallel (the issue's MPI_Exscan design: every
+	// node writes its segments' bytes at their offset, rank 0 only what the container needs
+	// once), their bytes at the nodes' or the file system's bandwidth, whichever is lower; and
+	// ParallelShare the serial share then (the hash stays rank 0's).
+	ParallelJoin, ParallelShare float64
+	SerialStartWithoutOverlap   float64 // start-up had the other ranks loaded after the plan
+}
+
+// Goal is the issue's bound on the serial share at scale.
+const Goal = 0.05
+
+// GoalFrameSeconds is the seconds a rank's frame must cost for the serial share to be Goal:
+// the frames term then is (1−Goal)/Goal times the serial part.
+func (e Estimate) GoalFrameSeconds() float64 {
+	if e.Busiest == 0 {
+		return math.Inf(1)
+	}
+	return (1 - Goal) / Goal * e.Serial() / float64(e.Busiest)
+}
+
+// Serial is the start-up, join, mux and hash: the part that does not shrink with ranks.
+func (e Estimate) Serial() float64 { return e.Startup + e.Join + e.Mux + e.Hash }
+
+// Check says what is wrong with s for c, in one line naming the flag; nil when usable.
+func (s Scale) Check(c Costs) error {
+	switch {
+	case s.Ranks < 1:
+		return fmt.Errorf("--ranks %d: give at least 1", s.Ranks)
+	case len(s.Shares) != s.Ranks:
+		return fmt.Errorf("the partition has %d shares for %d ranks", len(s.Shares), s.Ranks)
+	case c.FrameSeconds <= 0 || c.FramePixels <= 0:
+		return fmt.Errorf("the costs (%s) have no frame cost or frame size", c.From)
+	case s.FSBandwidth <= 0 || s.ClientBW <= 0:
+		return fmt.Errorf("--fs-bandwidth and --client-bandwidth must be above 0")
+	case s.RanksPerNode < 1:
+		return fmt.Errorf("--ranks-per-node %d: give at least 1", s.RanksPerNode)
+	case s.Segments < 1:
+		return fmt.Errorf("the partition has no segment")
+	case s.ModelBytes < 0 || s.Pixels < 0 || s.BytesPerFrame < 0 || s.Slots < 0 || s.FrameSeconds < 0:
+		return fmt.Errorf("--model-bytes, --frame-size, --bytes-per-frame, --slots and --frame-seconds cannot be negative")
+	}
+	return nil
+}
+
+// Model estimates the wall time of s from c (Check(s, c) must hold).
+func Model(c Costs, s Scale) Estimate {
+	e := model(c, s)
+	one := s
+	one.Ranks, one.Shares = 1, []int{e.Frames}
+	e.OneRank = model(c, one).Wall
+	e.Efficiency = e.OneRank / (float64(s.Ranks) * e.Wall)
+	return e
+}
+
+func model(c Costs, s Scale) Estimate {
+	e := Estimate{Ranks: s.Ranks}
+	for _, f := range s.Shares {
+		e.Frames += f
+		e.Busiest = max(e.Busiest, f)
+	}
+	e.Mean = float64(e.Frames) / float64(s.Ranks)
+
+	pixels := float64(c.FramePixels)
+	if s.Pixels > 0 {
+		pixels = float64(s.Pixels)
+	}
+	scale := pixels / float64(c.FramePixels) // decode, encode and the frame's kernels follow pixels
+	share := 1.0
+	if s.Slots > 0 && s.Ranks > s.Slots {
+		share = float64(s.Ranks) / float64(s.Slots)
+	}
+	e.FrameSeconds = c.FrameSeconds * scale
+	if s.FrameSeconds > 0 {
+		e.FrameSeconds = s.FrameSeconds
+	}
+	e.FrameSeconds *= share
+	e.Work = float64(e.Busiest) * e.FrameSeconds
+
+	e.Launch = c.Launch
+	if s.Launch >= 0 {
+		e.Launch = s.Launch
+	}
+	nodes := math.Ceil(float64(s.Ranks) / float64(s.RanksPerNode))
+	e.Read = nodes * float64(s.ModelBytes) / s.FSBandwidth
+	e.SetupWait = math.Max(c.Plan, c.Load)
+	e.Startup = e.Launch + e.SetupWait + e.Read
+	// Had the other ranks loaded only after the plan: rank 0 reads the model alone in its plan,
+	// every other node after it.
+	e.SerialStartWithoutOverlap = e.Startup
+	if s.Ranks > 1 {
+		e.SerialStartWithoutOverlap = e.Launch + c.Plan + float64(s.ModelBytes)*io(s) + c.Load + e.Read
+	}
+
+	bpf := c.BytesPerFrame * scale
+	if s.BytesPerFrame > 0 {
+		bpf = s.BytesPerFrame
+	}
+	e.OutputBytes = bpf * float64(e.Frames)
+	perByte := io(s)
+	e.Join = c.JoinFixed + float64(s.Segments)*c.JoinPerSegment +
+		e.OutputBytes*math.Max(c.JoinPerByte, 2*perByte) // read the segments, write the join
+	if !c.OnePass {
+		e.Mux = c.MuxFixed + e.OutputBytes*math.Max(c.MuxPerByte, 2*perByte) // read the join, write the output
+	}
+	e.Hash = e.OutputBytes * math.Max(c.HashPerByte, perByte) // read the output
+
+	e.Wall = e.Startup + e.Work + e.Join + e.Mux + e.Hash
+	e.SerialShare = e.Serial() / e.Wall
+	e.ParallelJoin = c.JoinFixed + c.MuxFixed + e.OutputBytes/math.Min(nodes*s.ClientBW, s.FSBandwidth)
+	rest := e.Startup + e.ParallelJoin + e.Hash
+	e.ParallelShare = rest / (rest + e.Work)
+	e.Dominant, _ = e.largest()
+	return e
+}
+
+// io is rank 0's seconds per byte moved to or from the file system: its node's bandwidth, or
+// the file system's when that is lower.
+func io(s Scale) float64 { return 1 / math.Min(s.ClientBW, s.FSBandwidth) }
+
+// largest is the largest serial term and its seconds.
+func (e Estimate) largest() (string, float64) {
+	name, v := "start-up", e.Startup
+	for _, t := range []struct {
+		name string
+		v    float64
+	}{{"join", e.Join}, {"mux", e.Mux}, {"hash", e.Hash}} {
+		if t.v > v {
+			name, v = t.name, t.v
+		}
+	}
+	return name, v
+}

@@ -1,0 +1,115 @@
+package scaling
+
+import (
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/facefusion-hpc/facefusion/lustre"
+)
+
+// Every term by hand, with inputs chosen so that dropping or misweighting any one changes the
+// wall: each max picks the other side in one term, the busiest rank is not the mean, the nodes
+// are fewer than the ranks and the ranks more than the slots.
+func TestModelArithmetic(t *testing.T) {
+	c := Costs{FrameSeconds: 0.5, FramePixels: 100, BytesPerFrame: 10, Launch: 1, Plan: 4, Load: 3,
+		JoinFixed: 0.25, JoinPerSegment: 0.125, JoinPerByte: 0.01, MuxFixed: 0.5, MuxPerByte: 0.05, HashPerByte: 0.001}
+	s := Scale{Ranks: 4, Shares: []int{3, 3, 2, 2}, Segments: 4, Pixels: 200, ModelBytes: 1000,
+		FSBandwidth: 100, ClientBW: 50, RanksPerNode: 2, Slots: 2, Launch: -1}
+	if err := s.Check(c); err != nil {
+		t.Fatal(err)
+	}
+	e := Model(c, s)
+	// frames: 0.5 s × 2 (pixels) × 2 (4 ranks on 2 slots) = 2 s a frame, 3 frames on the busiest
+	// start-up: launch 1 + max(plan 4, load 3) + 2 nodes × 1000 B / 100 B/s = 25
+	// bytes: 10 frames × 10 B × 2 (pixels) = 200; rank 0 moves 1/50 s a byte
+	// join: 0.25 + 4 × 0.125 + 200 × max(0.01, 2/50) = 8.75; mux: 0.5 + 200 × max(0.05, 2/50) = 10.5
+	// hash: 200 × max(0.001, 1/50) = 4
+	want := map[string][2]float64{
+		"frame seconds": {e.FrameSeconds, 2}, "frames": {e.Work, 6}, "read": {e.Read, 20}, "start-up": {e.Startup, 25},
+		"bytes": {e.OutputBytes, 200}, "join": {e.Join, 8.75}, "mux": {e.Mux, 10.5}, "hash": {e.Hash, 4},
+		"wall": {e.Wall, 54.25}, "serial share": {e.SerialShare, 48.25 / 54.25},
+		// one rank: 1 s a frame × 10, start-up 1 + 4 + 1 node's read 10, the same join, mux, hash
+		"one rank": {e.OneRank, 15 + 10 + 8.75 + 10.5 + 4}, "efficiency": {e.Efficiency, 48.25 / (4 * 54.25)},
+		// without the overlap: launch, plan, rank 0's own read (1000/50), the load, every node's read
+		"start-up without overlap": {e.SerialStartWithoutOverlap, 1 + 4 + 20 + 3 + 20},
+		"goal frame seconds":       {e.GoalFrameSeconds(), 19 * 48.25 / 3},
+		// a parallel join: the fixed parts, and 200 B at min(2 nodes × 50, 100) B/s
+		"parallel join": {e.ParallelJoin, 0.25 + 0.5 + 2}, "parallel share": {e.ParallelShare, (25 + 2.75 + 4) / (25 + 6 + 2.75 + 4)},
+	}
+	for name, v := range want {
+		if math.Abs(v[0]-v[1]) > 1e-9 {
+			t.Errorf("%s: %g, want %g", name, v[0], v[1])
+		}
+	}
+	if e.Busiest != 3 || e.Frames != 10 || e.Dominant != "start-up" {
+		t.Errorf("busiest %d of %d frames, dominant %q; want 3 of 10, start-up", e.Busiest, e.Frames, e.Dominant)
+	}
+
+	// Measured at scale (--frame-seconds) replaces the pixel scaling, not the oversubscription;
+	// a launch given replaces the measured one.
+	s.FrameSeconds, s.Launch = 0.25, 7
+	if e := Model(c, s); e.FrameSeconds != 0.5 || e.Startup != 31 {
+		t.Errorf("frame seconds %g, start-up %g; want 0.5 and 31", e.FrameSeconds, e.Startup)
+	}
+
+	// A one-pass join (the mux in the join's run) has no mux term.
+	s.FrameSeconds, s.Launch = 0, -1
+	c.OnePass = true
+	if e := Model(c, s); e.Mux != 0 || e.Wall != 54.25-10.5 || e.Join != 8.75 {
+		t.Errorf("one pass: mux %g, join %g, wall %g; want 0, 8.75, %g", e.Mux, e.Join, e.Wall, 54.25-10.5)
+	}
+
+	s.Segments = 0
+	if err := s.Check(c); err == nil {
+		t.Error("a partition without segments passed the check")
+	}
+}
+
+// The costs from a report: share seconds over frames, rank 0's plan, the largest other load, the
+// join's and mux's fixed parts once the built-in rates are taken out.
+func TestFromReport(t *testing.T) {
+	st := func(plan, load, concat, mux float64) map[string]float64 {
+		return map[string]float64{"plan": plan, "load": load, "concat": concat, "mux": mux}
+	}
+	rep := &lustre.Report{Outcome: lustre.Complete, Chunks: 3, OutputBytes: 1e6, PerRank: []lustre.RankReport{
+		{Rank: 0, Frames: 60, Seconds: 4, StageSeconds: st(2.5, 0.8, 0.5, 0.4)},
+		{Rank: 1, Frames: 30, Seconds: 3, StageSeconds: st(0, 1.5, 0, 0)},
+		{Rank: 2, Frames: 10, Seconds: 1, StageSeconds: st(0, 1.2, 0, 0)},
+	}}
+	c, err := FromReport(rep, "r.json", 640*360, 0.7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string][2]float64{
+		"frame seconds": {c.FrameSeconds, 8.0 / 100}, "bytes per frame": {c.BytesPerFrame, 1e4},
+		"plan": {c.Plan, 2.5}, "load": {c.Load, 1.5}, "launch": {c.Launch, 0.7},
+		"join fixed": {c.JoinFixed, 0.5 - 3*DefaultJoinPerSegment - 1e6*DefaultJoinPerByte},
+		"mux fixed":  {c.MuxFixed, 0.4 - 1e6*DefaultMuxPerByte},
+	}
+	for name, v := range want {
+		if math.Abs(v[0]-v[1]) > 1e-12 {
+			t.Errorf("%s: %g, want %g", name, v[0], v[1])
+		}
+	}
+	if c.FramePixels != 640*360 {
+		t.Errorf("frame pixels %d", c.FramePixels)
+	}
+	if c.OnePass {
+		t.Error("a report with a mux time taken as a one-pass join")
+	}
+	// A one-pass join (no mux time): that pass's rates, no mux.
+	rep.PerRank[0].StageSeconds["mux"] = 0
+	if c, err = FromReport(rep, "r.json", 1, 0); err != nil || !c.OnePass || c.MuxFixed != 0 || c.MuxPerByte != 0 ||
+		math.Abs(c.JoinFixed-(0.5-3*DefaultOnePassPerSegment-1e6*DefaultOnePassPerByte)) > 1e-12 {
+		t.Errorf("one pass: %+v, %v", c, err)
+	}
+	delete(rep.PerRank[1].StageSeconds, "load")
+	if _, err := FromReport(rep, "r.json", 1, 0); err == nil || !strings.Contains(err.Error(), `rank 1 has no "load"`) {
+		t.Errorf("a report without the start-up stages: %v", err)
+	}
+	rep.Outcome = lustre.Failed
+	if _, err := FromReport(rep, "r.json", 1, 0); err == nil || !strings.Contains(err.Error(), "not complete") {
+		t.Errorf("a failed run's report: %v", err)
+	}
+}
