@@ -4,6 +4,7 @@ import (
 	"math"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/facefusion-hpc/facefusion/internal/clitest"
@@ -131,4 +132,39 @@ func TestImageTarget(t *testing.T) {
 	if far != 0 {
 		t.Errorf("%d pixels far from the face changed", far)
 	}
+}
+
+// hardware_codecs down the path this machine has: no NVIDIA driver. A job that runs on a GPU
+// provider (cuda falls back to the CPU here) tries NVENC and NVDEC, says in one line that it
+// encodes with libx264 and decodes on the CPU, and writes the output; "on" refuses before the
+// first frame, naming the flag and ffmpeg's reason, and leaves no output.
+func TestHardwareCodecsFallBack(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.mp4")
+	clitest.FaceClip(t, in, 160, 120, 6, "25")
+	out := filepath.Join(dir, "out.mp4")
+	args := []string{"run", "--processors", "none", "-t", in, "-o", out, "--execution-providers", "cuda"}
+	r := clitest.Run(t, args...)
+	if r.Code != 0 {
+		t.Fatalf("auto: exit %d\n%s", r.Code, r.Stderr)
+	}
+	for _, want := range []string{"hardware codecs: encoding with libx264 on the CPU (h264_nvenc cannot run on this node", "decoding on the CPU (NVDEC"} {
+		if !strings.Contains(r.Stderr, want) {
+			t.Fatalf("auto: the log does not say %q:\n%s", want, r.Stderr)
+		}
+	}
+	if got := clitest.Probe(t, out); got.Codec != "h264" || got.Frames != 6 {
+		t.Fatalf("auto: output is %s with %d frames, want h264 with 6", got.Codec, got.Frames)
+	}
+	// Off: not even tried.
+	r = clitest.Run(t, append(args, "--force", "--hardware-codecs", "off")...)
+	if r.Code != 0 || strings.Contains(r.Stderr, "hardware codecs") {
+		t.Fatalf("off: exit %d, or the codecs were tried:\n%s", r.Code, r.Stderr)
+	}
+	out2 := filepath.Join(dir, "out2.mp4")
+	r = clitest.Run(t, "run", "--processors", "none", "-t", in, "-o", out2, "--execution-providers", "cuda", "--hardware-codecs", "on")
+	if r.Code != 4 || !strings.Contains(r.Stderr, "--hardware-codecs on: h264_nvenc cannot run on this node") {
+		t.Fatalf("on: exit %d, want 4 naming the flag and the encoder:\n%s", r.Code, r.Stderr)
+	}
+	clitest.MustNotExist(t, out2)
 }

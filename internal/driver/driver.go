@@ -51,7 +51,10 @@ type Plan struct {
 	// so every rank cuts the same frames whatever its share.
 	Map video.FrameMap
 	// Carried is what the output keeps of the target's other streams (rank 0's output check).
-	Carried    video.Carried
+	Carried video.Carried
+	// Codecs are the video codecs every rank runs (hardware_codecs, decided on rank 0's node).
+	Codecs     pipeline.Codecs
+	codecsNote string // rank 0's line on what it chose and why
 	Frames     rank.Range
 	Chunks     []rank.Range
 	Assignment []rank.Range // per rank: a block of chunk indices, for a first attempt
@@ -231,8 +234,12 @@ func Run(ctx context.Context, comm collective.Comm, cfg job.Config, opt Options)
 			if err = loadErr; err == nil {
 				err = useSource(models, &plan)
 			}
+			if err == nil && !plan.Image {
+				err = plan.Codecs.Check(ctx, me, plan.Info) // this node runs rank 0's choice
+			}
 		}
 	}
+	plan.Codecs.Use(&cfg) // after the settings check, which compares the settings as given
 	if me == 0 && err != nil {
 		rec.write(ctx, err, log) // before agree lets the other ranks exit
 	}
@@ -401,6 +408,10 @@ func planJob(ctx context.Context, cfg job.Config, ranks int, p *Plan, log *loggi
 	if line := p.Carried.Note(cfg.OutputPath); line != "" {
 		log.Warnf("%s", line) // decided before the first frame, said once
 	}
+	p.Codecs.Use(&cfg) // as planSetup decided: the fingerprint records the encoder used
+	if p.codecsNote != "" {
+		log.Infof("%s", p.codecsNote)
+	}
 	if note != "" {
 		log.Infof("%s", note)
 	}
@@ -547,6 +558,12 @@ func planSetup(ctx context.Context, cfg job.Config, ranks int, p *Plan, skipDone
 			return nil, "", err
 		}
 		p.Info = info
+		// The codecs first: the output check and the fingerprint (the done check's below
+		// included) must see the encoder the segments are written with.
+		if p.Codecs, p.codecsNote, err = pipeline.ChooseCodecs(ctx, cfg, info); err != nil {
+			return nil, "", err
+		}
+		p.Codecs.Use(&cfg)
 		start, end := p.Map.Output()
 		p.Frames = rank.Range{Start: start, End: end}
 		p.Chunks, p.Assignment = MakePlan(p.Frames, cfg.ChunkFrames, ranks)
