@@ -663,8 +663,8 @@ func useSource(m *pipeline.Models, p *Plan) error {
 }
 
 // encodeShare encodes this rank's chunks of the attempt with workerCount workers, one segment
-// file each, and records each finished chunk in this rank's journal at once. A signal discards
-// the chunk in flight.
+// file each, and records each finished chunk in this rank's journal at once, in order. A signal
+// discards the chunks not yet recorded.
 func encodeShare(ctx context.Context, comm collective.Comm, cfg job.Config, m *pipeline.Models, p *Plan, jd *lustre.JobDir, opt Options, ctl *control, workerCount int) (Result, error) {
 	me := comm.Rank()
 	res := Result{Rank: me}
@@ -686,53 +686,55 @@ func encodeShare(ctx context.Context, comm collective.Comm, cfg job.Config, m *p
 		return res, err
 	}
 	defer pipeline.CloseWorkers(workers)
-	var src *pipeline.Frames // one decode for each run of consecutive chunks
-	defer func() {
-		if src != nil {
+	for i := 0; i < len(work); { // one decode and one Stream for each run of consecutive chunks
+		run := work[i : i+1]
+		for i+len(run) < len(work) && p.Chunks[work[i+len(run)]].Start == p.Chunks[run[len(run)-1]].End {
+			run = work[i : i+len(run)+1]
+		}
+		i += len(run)
+		segs := make([]pipeline.Segment, len(run))
+		for k, c := range run {
+			segs[k] = pipeline.Segment{Start: p.Chunks[c].Start, End: p.Chunks[c].End, Path: jd.SegmentTemp(c, me, p.Attempt)}
+		}
+		began := time.Now()
+		// Each chunk, once its encoder has finished, is renamed into place and recorded here,
+		// in order, while the next ones are encoded.
+		finished := func(k, n, faces int) error {
+			c, ch := run[k], p.Chunks[run[k]]
+			testPause(ctx, fmt.Sprintf("chunk-%d", c), log)
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			if jd.CurrentAttemptID() != p.AttemptID {
+				// A straggler's segment and journal would land in a newer attempt's folder: rank
+				// 0's control round sees it within a second, this check before every rename at once.
+				err := takenOver(jd, p.AttemptID)
+				cancel(err)
+				return err
+			}
+			if err := os.Rename(segs[k].Path, jd.Segment(c)); err != nil {
+				return err
+			}
+			if err := record(jd, me, p.Attempt, c, ch, n, faces, &res); err != nil {
+				return err
+			}
+			res.Frames += n
+			res.Chunks++
+			log.Debugf("rank %d: chunk %d, frames %v: %d frame(s), %d with a face swapped or enhanced, in %.2f s", me, c, ch, n, faces, time.Since(began).Seconds())
+			began = time.Now()
+			return nil
+		}
+		c := run[0] // the chunk an error is reported in
+		src, err := pipeline.OpenFrames(ctx, cfg, p.Info, p.Map, segs[0].Start, segs[len(segs)-1].End)
+		if err == nil {
+			err = pipeline.EncodeSegments(ctx, cfg, p.Info, src, segs, workers, counter, finished)
 			src.Close()
 		}
-	}()
-	for i, c := range work {
-		ch := p.Chunks[c]
-		tmp := jd.SegmentTemp(c, me, p.Attempt)
-		began := time.Now()
-		if src == nil || src.Next() != ch.Start {
-			if src != nil {
-				src.Close()
-			}
-			end := ch.End
-			for _, next := range work[i+1:] {
-				if p.Chunks[next].Start != end {
-					break
-				}
-				end = p.Chunks[next].End
-			}
-			if src, err = pipeline.OpenFrames(ctx, cfg, p.Info, p.Map, ch.Start, end); err != nil {
-				src = nil
-			}
-		}
-		var n, faces int
-		if err == nil {
-			n, faces, err = pipeline.EncodeRange(ctx, cfg, p.Info, src, ch.Start, ch.End, tmp, workers, counter)
-		}
-		if err == nil {
-			testPause(ctx, fmt.Sprintf("chunk-%d", c), log)
-			err = ctx.Err()
-		}
-		if err == nil && jd.CurrentAttemptID() != p.AttemptID {
-			// A straggler's segment and journal would land in a newer attempt's folder: the
-			// flag watch sees it within half a second, this check before every rename at once.
-			err = takenOver(jd, p.AttemptID)
-			cancel(err)
-		}
-		if err == nil {
-			err = os.Rename(tmp, jd.Segment(c))
-		}
-		if err == nil {
-			err = record(jd, me, p.Attempt, c, ch, n, faces, &res)
+		var se *pipeline.SegmentError
+		if errors.As(err, &se) {
+			c = run[se.Index]
 		}
 		if err != nil {
-			os.Remove(tmp)
 			if signalled.Err() != nil || context.Cause(ctx) == errStopRequested {
 				// Tell the others (a signal may have reached this rank alone) and stop.
 				if signalled.Err() != nil {
@@ -752,9 +754,6 @@ func encodeShare(ctx context.Context, comm collective.Comm, cfg job.Config, m *p
 			}
 			return res, fmt.Errorf("chunk %d: %w", c, err)
 		}
-		res.Frames += n
-		res.Chunks++
-		log.Debugf("rank %d: chunk %d, frames %v: %d frame(s), %d with a face swapped or enhanced, in %.2f s", me, c, ch, n, faces, time.Since(began).Seconds())
 	}
 	return res, nil
 }

@@ -293,7 +293,8 @@ type modelWorker struct {
 	items    []adapters.FaceRef
 	lms      []face.Landmarks68
 	faces    []face.Face
-	faced    int // frames in which a face was selected for the processors (framesWithFaces)
+	faced    int    // frames in which a face was selected for the processors (framesWithFaces)
+	hits     []bool // hits[i]: a face was selected in frame i of the last batch (facedIn)
 	st       *Stats
 }
 
@@ -377,6 +378,7 @@ func (w *modelWorker) Close() {
 }
 
 func (w *modelWorker) framesWithFaces() int { return w.faced }
+func (w *modelWorker) facedIn(i int) bool   { return w.hits[i] }
 func (w *modelWorker) stats() *Stats        { return w.st }
 
 // BatchSize is how many consecutive frames the worker takes at once.
@@ -386,7 +388,7 @@ func (w *modelWorker) Process(img *raster.Image) error { return w.ProcessBatch([
 
 // ProcessBatch processes consecutive frames in place.
 func (w *modelWorker) ProcessBatch(frames []*raster.Image) error {
-	w.items, w.lms, w.faces = w.items[:0], w.lms[:0], w.faces[:0]
+	w.items, w.lms, w.faces, w.hits = w.items[:0], w.lms[:0], w.faces[:0], w.hits[:0]
 	for _, img := range frames {
 		faces, err := w.an.analyse(img)
 		if err != nil {
@@ -396,6 +398,7 @@ func (w *modelWorker) ProcessBatch(frames []*raster.Image) error {
 		if len(w.idx) > 0 {
 			w.faced++
 		}
+		w.hits = append(w.hits, len(w.idx) > 0)
 		for _, i := range w.idx {
 			w.items = append(w.items, adapters.FaceRef{Frame: img, Five: faces[i].Five})
 			w.lms = append(w.lms, faces[i].Landmarks)

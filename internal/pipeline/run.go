@@ -462,9 +462,9 @@ func SegmentOptions(cfg job.Config, info *video.Info, start int) video.EncodeOpt
 	return opt
 }
 
-// Frames is one decode of a rank's consecutive output frames [start, end) of a FrameMap, read
-// chunk by chunk by EncodeRange: a rank's chunks are contiguous, and one ffmpeg for all of them
-// saves a process start and a seek (up to a GOP decoded and thrown away) for every chunk.
+// Frames is one decode of a rank's consecutive output frames [start, end) of a FrameMap, cut
+// into segments by EncodeSegments: a rank's chunks are contiguous, and one ffmpeg for all of
+// them saves a process start and a seek (up to a GOP decoded and thrown away) for every chunk.
 type Frames struct {
 	r          *video.Resampler
 	start, end int
@@ -481,8 +481,8 @@ func OpenFrames(ctx context.Context, cfg job.Config, info *video.Info, m video.F
 	return &Frames{r: r, start: start, end: end}, nil
 }
 
-// Next is the frame EncodeRange reads next, and End the end of the decode: a chunk that does
-// not start at Next cannot be read from f.
+// Next is the frame EncodeSegments reads next, and End the end of the decode: a chunk that
+// does not start at Next cannot be read from f.
 func (f *Frames) Next() int { return f.r.Frame() }
 func (f *Frames) End() int  { return f.end }
 
@@ -501,39 +501,6 @@ func (u upTo) Next(buf []byte) error {
 		return io.EOF
 	}
 	return u.f.r.Next(buf)
-}
-
-// EncodeRange reads the output frames [start, end) of src (numbered as its FrameMap numbers
-// them: the target's frame numbers at its own rate), runs the workers over them and encodes the
-// result (video only) to path. src must be at start, and its decode must reach end. It returns
-// the number of frames written and the number of them in which a face was swapped or enhanced.
-func EncodeRange(ctx context.Context, cfg job.Config, info *video.Info, src *Frames, start, end int, path string, workers []Worker, prog progress.Counter) (n, faces int, err error) {
-	if src.Next() != start || end > src.end || start >= end {
-		return 0, 0, fault.AsInternal(fmt.Errorf("encoding frames [%d, %d) from a decode at frame %d of [%d, %d)", start, end, src.Next(), src.start, src.end))
-	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	pw, ph := ProcessSize(cfg, info)
-	enc, err := video.OpenEncoder(ctx, path, SegmentOptions(cfg, info, start))
-	if err != nil {
-		return 0, 0, fault.AsUsage(err)
-	}
-	before := framesWithFaces(workers) // the workers carry their counts from earlier chunks
-	st := statsOf(workers)
-	n, err = Stream(ctx, pw, ph, timedSource{inputSource{ctx, upTo{src, end}}, st}, timedSink{enc, st}, workers, prog)
-	if err != nil {
-		cancel()
-		enc.Close()
-		return n, 0, fmt.Errorf("target %s, frames [%d, %d): %w", cfg.TargetPath, start, end, err)
-	}
-	faces = framesWithFaces(workers) - before
-	if err := enc.Close(); err != nil {
-		return n, faces, fmt.Errorf("encoding frames [%d, %d) to %s: %w", start, end, path, err)
-	}
-	if n != end-start {
-		return n, faces, fault.AsInput(fmt.Errorf("target %s: decoded %d frames of [%d, %d): the file may be truncated", cfg.TargetPath, n, start, end))
-	}
-	return n, faces, nil
 }
 
 // RunImage processes an image target into an image output beside which nothing is left. It

@@ -23,6 +23,28 @@ type FrameSink interface {
 	Write(frame []byte) error
 }
 
+// MarkedSink is a FrameSink that is also told, with each frame, whether a worker selected a
+// face in it: the count then follows the frames (a segment's own), not a worker's running total.
+type MarkedSink interface {
+	FrameSink
+	WriteMarked(frame []byte, faced bool) error
+}
+
+// FrameError is a worker's failure on frames [First, Last] of a Stream (numbered from 0).
+type FrameError struct {
+	First, Last int
+	Err         error
+}
+
+func (e *FrameError) Error() string {
+	if e.First == e.Last {
+		return fmt.Sprintf("frame %d: %v", e.First, e.Err)
+	}
+	return fmt.Sprintf("frames %d–%d: %v", e.First, e.Last, e.Err)
+}
+
+func (e *FrameError) Unwrap() error { return e.Err }
+
 // Worker changes one frame in place. Each worker is used by one goroutine.
 type Worker interface {
 	Process(img *raster.Image) error
@@ -39,6 +61,7 @@ type BatchWorker interface {
 type slot struct {
 	index int
 	img   *raster.Image
+	faced bool // a worker selected a face in it (faceMarker)
 }
 
 // Stream moves every frame of src through the workers into sink, in order. Decoding,
@@ -99,6 +122,7 @@ func Stream(ctx context.Context, w, h int, src FrameSource, sink FrameSink, work
 			if bw, ok := wk.(BatchWorker); ok {
 				size, process = bw.BatchSize(), bw.ProcessBatch
 			}
+			marker, _ := wk.(faceMarker)
 			var slots []*slot
 			var imgs []*raster.Image
 			for s := range todo {
@@ -116,12 +140,10 @@ func Stream(ctx context.Context, w, h int, src FrameSource, sink FrameSink, work
 					}
 				}
 				if err := process(imgs); err != nil {
-					if len(slots) == 1 {
-						return fmt.Errorf("frame %d: %w", slots[0].index, err)
-					}
-					return fmt.Errorf("frames %d–%d: %w", slots[0].index, slots[len(slots)-1].index, err)
+					return &FrameError{First: slots[0].index, Last: slots[len(slots)-1].index, Err: err}
 				}
-				for _, s := range slots {
+				for i, s := range slots {
+					s.faced = marker != nil && marker.facedIn(i)
 					select {
 					case done <- s:
 					case <-ctx.Done():
@@ -138,6 +160,10 @@ func Stream(ctx context.Context, w, h int, src FrameSource, sink FrameSink, work
 	}()
 
 	written := 0
+	write := func(s *slot) error { return sink.Write(s.img.Bytes()) }
+	if ms, ok := sink.(MarkedSink); ok {
+		write = func(s *slot) error { return ms.WriteMarked(s.img.Bytes(), s.faced) }
+	}
 	g.Go(func() error { // encode, in frame order: a ring indexed by frame number
 		ring := make([]*slot, depth)
 		for s := range done {
@@ -145,7 +171,7 @@ func Stream(ctx context.Context, w, h int, src FrameSource, sink FrameSink, work
 			for ring[written%depth] != nil && ring[written%depth].index == written {
 				r := ring[written%depth]
 				ring[written%depth] = nil
-				if err := sink.Write(r.img.Bytes()); err != nil {
+				if err := write(r); err != nil {
 					return err
 				}
 				written++

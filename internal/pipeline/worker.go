@@ -25,6 +25,13 @@ type faceCounter interface {
 	framesWithFaces() int
 }
 
+// faceMarker is a worker that says, for frame i of the batch it processed last, whether it
+// selected a face in it: Stream carries the answer with the frame to the sink, so that the
+// frames with a face are counted per segment, however the frames of segments share a batch.
+type faceMarker interface {
+	facedIn(i int) bool
+}
+
 // framesWithFaces is the sum of the workers' counts; call it only while no worker runs.
 func framesWithFaces(ws []Worker) int {
 	n := 0

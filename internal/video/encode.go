@@ -116,6 +116,38 @@ func defaultPixFmt(encoder string, width, height int) string {
 	return ""
 }
 
+// EncoderThreads is the thread count of an encoder whose bytes depend on it, and ok: x264 and
+// x265 split the work by frames, which decides what each frame may reference, and both write
+// the count into the stream. Were it the rank's CPU budget, a 1-rank and a 3-rank run, or two
+// nodes, would encode one segment to other bytes; it follows the output's height alone, one
+// thread per 180 rows (at least 2, at most 16: 480p 3, 720p 4, 1080p 6, 2160p 12), so every
+// rank encodes the same segment to the same bytes. Other encoders (ffv1's bytes do not depend
+// on it) follow the rank's budget.
+func EncoderThreads(encoder string, height int) (n int, ok bool) {
+	switch encoder {
+	case "libx264", "libx264rgb", "libx265":
+		return min(16, max(2, (height+90)/180)), true
+	}
+	return 0, false
+}
+
+// encoderThreadArgs is the encoder's -threads (EncoderThreads, else the rank's budget) and the
+// filter graph's -filter_threads (the rank's budget: scaling gives the same bytes for any count).
+func encoderThreadArgs(encoder string, height int) []string {
+	budget := threadArgs()
+	n, ok := EncoderThreads(encoder, height)
+	if !ok {
+		return budget
+	}
+	args := []string{"-threads", strconv.Itoa(n)}
+	for i := 0; i+1 < len(budget); i += 2 {
+		if budget[i] == "-filter_threads" {
+			args = append(args, budget[i:i+2]...)
+		}
+	}
+	return args
+}
+
 // encodeArgs is the whole ffmpeg command line for OpenEncoder.
 func encodeArgs(path string, opt EncodeOptions) []string {
 	fw, fh := opt.frameDims()
@@ -127,14 +159,19 @@ func encodeArgs(path string, opt EncodeOptions) []string {
 		"-map", "0:v:0", "-fps_mode", "passthrough",
 		"-r", opt.FPS.String(), "-enc_time_base", opt.timeline().TimeBase.String(),
 		"-c:v", opt.Encoder)
-	args = append(args, threadArgs()...)
+	args = append(args, encoderThreadArgs(opt.Encoder, opt.Height)...)
 	if fw != opt.Width || fh != opt.Height {
 		args = append(args, "-vf", scaleFilter(opt.Width, opt.Height))
 	}
 	args = append(args, qualityArgs(opt.Encoder, opt.Quality)...)
 	args = append(args, presetArgs(opt.Encoder, opt.Preset)...)
 	if opt.Encoder == "libx265" {
-		args = append(args, "-x265-params", "log-level=error")
+		params := "log-level=error"
+		if n, ok := EncoderThreads(opt.Encoder, opt.Height); ok {
+			// x265's thread pool is the node's CPUs unless told, and its size changes the bytes.
+			params += ":pools=" + strconv.Itoa(n) + ":frame-threads=" + strconv.Itoa(max(1, n/2))
+		}
+		args = append(args, "-x265-params", params)
 	}
 	if opt.PixFmt != "" {
 		args = append(args, "-pix_fmt", opt.PixFmt)

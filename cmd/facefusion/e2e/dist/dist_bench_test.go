@@ -3,6 +3,7 @@ package dist
 import (
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"testing"
 	"time"
@@ -52,4 +53,47 @@ func BenchmarkRanks(b *testing.B) {
 	b.ReportMetric(two/n, "s/2-ranks")
 	b.ReportMetric(one/two, "speedup")
 	b.ReportMetric(100*join/two, "concat-mux-%")
+}
+
+// BenchmarkChunkSize is what small chunks cost one rank: the face swap of the demo clip
+// (libx264) with --chunk-frames 24 (7 chunks) over --chunk-frames 96 (2 chunks), as the median
+// of 5 paired runs (the order alternating within the pairs): this machine is shared and noisy,
+// and a pair's two runs see the same load. It reports that ratio and the median wall times.
+//
+//	go test -run '^$' -bench ChunkSize -benchtime 1x ./cmd/facefusion/e2e/dist
+func BenchmarkChunkSize(b *testing.B) {
+	target := filepath.Join(testenv.Cache(b), "demo", "target.mp4")
+	source := testenv.Sample(b, "grace_hopper.jpg")
+	out := filepath.Join(b.TempDir(), "out.mp4")
+	run := func(chunk int) float64 {
+		start := time.Now()
+		r := clitest.Run(b, "run", "-s", source, "-t", target, "-o", out, "--force", "--chunk-frames", strconv.Itoa(chunk))
+		if r.Code != 0 {
+			b.Fatalf("--chunk-frames %d: exit %d\n%s", chunk, r.Code, r.Stderr)
+		}
+		return time.Since(start).Seconds()
+	}
+	var ratios, small, large []float64
+	b.ResetTimer()
+	for i := 0; i < 5*b.N; i++ {
+		var s, l float64
+		if i%2 == 0 {
+			s, l = run(24), run(96)
+		} else {
+			l, s = run(96), run(24)
+		}
+		ratios, small, large = append(ratios, s/l), append(small, s), append(large, l)
+	}
+	b.ReportMetric(median(ratios), "chunk24/chunk96")
+	b.ReportMetric(median(small), "s/chunk24")
+	b.ReportMetric(median(large), "s/chunk96")
+}
+
+func median(v []float64) float64 {
+	v = slices.Clone(v)
+	slices.Sort(v)
+	if len(v)%2 == 1 {
+		return v[len(v)/2]
+	}
+	return (v[len(v)/2-1] + v[len(v)/2]) / 2
 }

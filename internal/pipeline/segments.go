@@ -1,0 +1,221 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/facefusion-hpc/facefusion/internal/fault"
+	"github.com/facefusion-hpc/facefusion/internal/job"
+	"github.com/facefusion-hpc/facefusion/internal/progress"
+	"github.com/facefusion-hpc/facefusion/internal/video"
+)
+
+// Segment is one chunk of a rank's consecutive output frames: the frames [Start, End),
+// encoded from their own start (a keyframe first, a fresh encoder) to the file Path.
+type Segment struct {
+	Start, End int
+	Path       string
+}
+
+// Len is the segment's frame count.
+func (s Segment) Len() int { return s.End - s.Start }
+
+// SegmentDone is told, in segment order, that segment i's file is complete: frames frames,
+// faces of them with a face selected. It moves the file into place and records it; once it
+// returns nil the segment is the caller's. An error stops EncodeSegments.
+type SegmentDone func(i, frames, faces int) error
+
+// SegmentError is EncodeSegments' failure and the index of the segment it happened in.
+type SegmentError struct {
+	Index int
+	Err   error
+}
+
+func (e *SegmentError) Error() string { return e.Err.Error() }
+func (e *SegmentError) Unwrap() error { return e.Err }
+
+// segmentsAhead is how many complete segments may wait for their encoder to finish and for
+// done, while the next ones are encoded: a stop discards at most these, the one being written
+// and the one started ahead.
+const segmentsAhead = 2
+
+// EncodeSegments runs the workers over the consecutive segments segs of src in one Stream (the
+// workers never drain at a segment's border) and encodes each segment with its own ffmpeg:
+// the next segment's encoder is started while the current one is written, and a complete
+// segment's encoder finishes in the background. Each complete segment goes to done in order.
+// On an error every segment not accepted by done is discarded (its file removed), and the
+// error is a *SegmentError naming the segment. src must be at segs[0].Start and its decode
+// must reach the last segment's end.
+func EncodeSegments(ctx context.Context, cfg job.Config, info *video.Info, src *Frames, segs []Segment, workers []Worker, prog progress.Counter, done SegmentDone) error {
+	if len(segs) == 0 {
+		return nil
+	}
+	start, end := segs[0].Start, segs[len(segs)-1].End
+	for i, s := range segs {
+		if s.Len() <= 0 || i > 0 && s.Start != segs[i-1].End {
+			return fault.AsInternal(fmt.Errorf("segment %d, frames [%d, %d), does not follow the one before it", i, s.Start, s.End))
+		}
+	}
+	if src.Next() != start || end > src.end {
+		return fault.AsInternal(fmt.Errorf("encoding frames [%d, %d) from a decode at frame %d of [%d, %d)", start, end, src.Next(), src.start, src.end))
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	g, gctx := errgroup.WithContext(ctx)
+	st := statsOf(workers)
+	sink := &segmentSink{ctx: gctx, segs: segs, st: st, finished: make(chan *segmentEncoder, segmentsAhead),
+		// Each segment's encoder stamps its frames with their own output times from its start.
+		open: func(s Segment) (*video.Encoder, error) {
+			return video.OpenEncoder(gctx, s.Path, SegmentOptions(cfg, info, s.Start))
+		}}
+	accepted := 0 // segments done took
+	g.Go(func() error {
+		defer close(sink.finished)
+		pw, ph := ProcessSize(cfg, info)
+		n, err := Stream(gctx, pw, ph, timedSource{inputSource{gctx, upTo{src, end}}, st}, sink, workers, prog)
+		if err != nil {
+			return segmentError(cfg, segs, sink.at, err)
+		}
+		if n != end-start {
+			return segmentError(cfg, segs, sink.at, fault.AsInput(fmt.Errorf("decoded %d frames of [%d, %d): the file may be truncated", n, start, end)))
+		}
+		return nil
+	})
+	g.Go(func() error { // in segment order: the encoder's end, then done
+		for e := range sink.finished {
+			s := segs[e.index]
+			if err := e.enc.Close(); err != nil {
+				return &SegmentError{e.index, fmt.Errorf("encoding frames [%d, %d) to %s: %w", s.Start, s.End, s.Path, err)}
+			}
+			if err := done(e.index, e.frames, e.faces); err != nil {
+				return &SegmentError{e.index, err}
+			}
+			accepted = e.index + 1
+		}
+		return nil
+	})
+	err := g.Wait()
+	if err == nil {
+		return nil
+	}
+	cancel() // every ffmpeg still running is killed; then its file is removed
+	sink.abort()
+	for _, s := range segs[accepted:sink.opened] {
+		os.Remove(s.Path)
+	}
+	return err
+}
+
+// segmentError names the segment of a Stream error: a worker's frames, else the segment
+// being written when it happened. Frame numbers become the target's output frames.
+func segmentError(cfg job.Config, segs []Segment, at int, err error) error {
+	var se *SegmentError
+	if errors.As(err, &se) {
+		at, err = se.Index, se.Err
+	}
+	var fe *FrameError
+	if errors.As(err, &fe) {
+		first, last := fe.First+segs[0].Start, fe.Last+segs[0].Start
+		err = &FrameError{First: first, Last: last, Err: fe.Err}
+		for i, s := range segs {
+			if first >= s.Start && first < s.End {
+				at = i
+			}
+		}
+	}
+	at = min(at, len(segs)-1)
+	return &SegmentError{at, fmt.Errorf("target %s, frames [%d, %d): %w", cfg.TargetPath, segs[at].Start, segs[at].End, err)}
+}
+
+// segmentEncoder is one segment's ffmpeg and what was written to it.
+type segmentEncoder struct {
+	index, frames, faces int
+	enc                  *video.Encoder
+}
+
+// segmentSink routes each frame of a Stream to its segment's encoder and hands a complete
+// segment's encoder to finished. It is used by Stream's one encode goroutine.
+type segmentSink struct {
+	ctx       context.Context
+	segs      []Segment
+	open      func(Segment) (*video.Encoder, error)
+	st        *Stats
+	at        int             // the segment being written
+	cur, next *segmentEncoder // its encoder; the next segment's, started ahead
+	opened    int             // segments whose encoder was started: segs[:opened] may have a file
+	finished  chan *segmentEncoder
+}
+
+func (s *segmentSink) Write(frame []byte) error { return s.WriteMarked(frame, false) }
+
+func (s *segmentSink) WriteMarked(frame []byte, faced bool) error {
+	if s.cur == nil {
+		if s.at == len(s.segs) {
+			return fault.AsInternal(fmt.Errorf("a frame after the last segment, [%d, %d)", s.segs[0].Start, s.segs[len(s.segs)-1].End))
+		}
+		s.cur, s.next = s.next, nil
+		if s.cur == nil {
+			if err := s.start(&s.cur, s.at); err != nil {
+				return err
+			}
+		}
+		// ffmpeg takes a good part of a second of CPU to load: the next segment's loads now,
+		// while this one is written.
+		if s.at+1 < len(s.segs) {
+			if err := s.start(&s.next, s.at+1); err != nil {
+				return err
+			}
+		}
+	}
+	begin := time.Now()
+	err := s.cur.enc.Write(frame)
+	s.st.since(StageEncode, begin)
+	if err != nil {
+		return &SegmentError{s.at, err}
+	}
+	s.cur.frames++
+	if faced {
+		s.cur.faces++
+	}
+	if s.cur.frames < s.segs[s.at].Len() {
+		return nil
+	}
+	select {
+	case s.finished <- s.cur:
+	case <-s.ctx.Done():
+		return s.ctx.Err() // abort closes it
+	}
+	s.cur = nil
+	s.at++
+	return nil
+}
+
+// start starts segment i's encoder into *e.
+func (s *segmentSink) start(e **segmentEncoder, i int) error {
+	s.opened = max(s.opened, i+1)
+	enc, err := s.open(s.segs[i])
+	if err != nil {
+		return &SegmentError{i, fault.AsUsage(err)}
+	}
+	*e = &segmentEncoder{index: i, enc: enc}
+	return nil
+}
+
+// abort ends every encoder not handed to done (its context is cancelled: ffmpeg is killed),
+// once the Stream has returned and closed finished.
+func (s *segmentSink) abort() {
+	for _, e := range []*segmentEncoder{s.cur, s.next} {
+		if e != nil {
+			e.enc.Close()
+		}
+	}
+	s.cur, s.next = nil, nil
+	for e := range s.finished {
+		e.enc.Close()
+	}
+}

@@ -1,0 +1,225 @@
+package pipeline
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/facefusion-hpc/facefusion/internal/job"
+	"github.com/facefusion-hpc/facefusion/internal/raster"
+	"github.com/facefusion-hpc/facefusion/internal/testenv"
+	"github.com/facefusion-hpc/facefusion/internal/video"
+)
+
+// segmentClip is a 30-frame 64×48 clip with a keyframe every 7 frames, and a job that encodes
+// it with ffv1 (lossless: a segment decodes to the very frames written to it).
+func segmentClip(t *testing.T) (job.Config, *video.Info, video.FrameMap) {
+	t.Helper()
+	in := filepath.Join(t.TempDir(), "in.mp4")
+	cmd := exec.Command(testenv.Tool(t, "ffmpeg"), "-nostdin", "-v", "error", "-f", "lavfi", "-i", "testsrc2=size=64x48:rate=25",
+		"-frames:v", "30", "-pix_fmt", "yuv420p", "-c:v", "libx264", "-g", "7", in)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("making the clip: %v\n%s", err, out)
+	}
+	cfg := job.Default()
+	cfg.Processors = []string{job.ProcessorNone}
+	cfg.OutputVideoEncoder = "ffv1"
+	cfg.TargetPath = in
+	info, err := video.Probe(context.Background(), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := OutputFrames(cfg, info)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg, info, m
+}
+
+// readAll is every frame of a FrameSource until io.EOF.
+func readAll(t *testing.T, src FrameSource, size int) [][]byte {
+	t.Helper()
+	var frames [][]byte
+	for {
+		buf := make([]byte, size)
+		if err := src.Next(buf); err == io.EOF {
+			return frames
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		frames = append(frames, buf)
+	}
+}
+
+// marked is the face a markWorker "finds": a property of the frame's pixels alone, so the
+// test knows which frames of a segment have one without the worker knowing frame numbers.
+func marked(pix []byte) bool {
+	sum := sha256.Sum256(pix)
+	return sum[0]%3 == 0
+}
+
+// markWorker selects a "face" in the frames marked says, and fails on its call number failAt
+// (counted from 0; -1: never): with one worker, that is the frame of the run at that index.
+type markWorker struct {
+	last   bool
+	calls  int
+	failAt int
+}
+
+func (w *markWorker) Process(img *raster.Image) error {
+	defer func() { w.calls++ }()
+	if w.calls == w.failAt {
+		return errors.New("boom")
+	}
+	w.last = marked(img.Bytes())
+	return nil
+}
+
+func (w *markWorker) facedIn(int) bool { return w.last }
+
+func segmentsOf(dir string, bounds ...int) []Segment {
+	segs := make([]Segment, len(bounds)-1)
+	for i := range segs {
+		segs[i] = Segment{bounds[i], bounds[i+1], filepath.Join(dir, fmt.Sprintf(".seg-%d.part.mkv", i))}
+	}
+	return segs
+}
+
+// One Stream over a run of segments puts each frame, in order, into its own segment's file,
+// each file complete when done is told of it, in segment order, with the frames of that
+// segment in which the worker selected a face, not a running total.
+func TestEncodeSegmentsRoutesFrames(t *testing.T) {
+	cfg, info, m := segmentClip(t)
+	ctx := context.Background()
+	src, err := OpenFrames(ctx, cfg, info, m, 0, 30)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := readAll(t, upTo{src, 30}, info.FrameSize())
+	src.Close()
+	if len(want) != 30 {
+		t.Fatalf("the clip decodes to %d frames, want 30", len(want))
+	}
+	segs := segmentsOf(t.TempDir(), 3, 10, 11, 17, 30) // a run not at frame 0, a 1-frame segment
+	src, err = OpenFrames(ctx, cfg, info, m, 3, 30)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	var got []string
+	infos := make([]*video.Info, len(segs))
+	done := func(i, n, faces int) error {
+		infos[i] = segmentInfo(t, segs[i].Path) // complete: ffprobe reads it, every frame counted
+		got = append(got, fmt.Sprintf("%d:%d:%d:%d", i, n, faces, infos[i].Frames))
+		return nil
+	}
+	if err := EncodeSegments(ctx, cfg, info, src, segs, []Worker{&markWorker{failAt: -1}}, nil, done); err != nil {
+		t.Fatal(err)
+	}
+	var expect []string
+	total := 0
+	for i, s := range segs {
+		faces := 0
+		for _, f := range want[s.Start:s.End] {
+			if marked(f) {
+				faces++
+			}
+		}
+		total += faces
+		expect = append(expect, fmt.Sprintf("%d:%d:%d:%d", i, s.Len(), faces, s.Len()))
+	}
+	if total == 0 || total == 27 {
+		t.Fatalf("%d of the 27 frames are marked: the counts would not tell segments apart", total)
+	}
+	if strings.Join(got, " ") != strings.Join(expect, " ") {
+		t.Fatalf("done was told (segment:frames:faces:frames in its file) %v, want %v", got, expect)
+	}
+	for i, s := range segs {
+		info := infos[i]
+		dec, err := video.OpenDecoder(ctx, info, 0, info.Frames)
+		if err != nil {
+			t.Fatal(err)
+		}
+		frames := readAll(t, dec, info.FrameSize())
+		dec.Close()
+		for k, f := range frames {
+			if string(f) != string(want[s.Start+k]) {
+				t.Fatalf("segment [%d, %d): its frame %d is not the target's frame %d", s.Start, s.End, k, s.Start+k)
+			}
+		}
+	}
+}
+
+func segmentInfo(t *testing.T, path string) *video.Info {
+	t.Helper()
+	info, err := video.Probe(context.Background(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return info
+}
+
+// A failure discards exactly the segments done has not taken (their files removed, the
+// encoders ahead of them stopped) and names the segment it happened in: done's own error, or
+// a worker's, with the frame numbered as in the target.
+func TestEncodeSegmentsDiscardsUnaccepted(t *testing.T) {
+	cfg, info, m := segmentClip(t)
+	ctx := context.Background()
+	full := errors.New("disk full")
+	for _, c := range []struct {
+		name     string
+		failDone int // done fails on this segment; -1: never
+		failAt   int // the worker fails on this call; -1: never
+		index    int // the segment named
+		msg      string
+	}{
+		{"done", 1, -1, 1, "disk full"},
+		{"worker", -1, 16, 2, "target " + cfg.TargetPath + ", frames [17, 30): frame 19: boom"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			segs := segmentsOf(dir, 3, 10, 17, 30)
+			src, err := OpenFrames(ctx, cfg, info, m, 3, 30)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer src.Close()
+			accepted := 0
+			done := func(i, n, faces int) error {
+				if i == c.failDone {
+					return full
+				}
+				accepted = i + 1
+				return nil
+			}
+			err = EncodeSegments(ctx, cfg, info, src, segs, []Worker{&markWorker{failAt: c.failAt}}, nil, done)
+			var se *SegmentError
+			if !errors.As(err, &se) || se.Index != c.index || !strings.Contains(err.Error(), c.msg) {
+				t.Fatalf("error %v, want a SegmentError naming segment %d and saying %q", err, c.index, c.msg)
+			}
+			if c.failDone >= 0 && !errors.Is(err, full) {
+				t.Errorf("done's error %v is not wrapped", err)
+			}
+			if accepted > c.index {
+				t.Errorf("done took segment %d, after the failure in segment %d", accepted-1, c.index)
+			}
+			for i, s := range segs {
+				_, err := os.Stat(s.Path)
+				if kept := err == nil; kept != (i < accepted) {
+					t.Errorf("segment %d: file kept %v, want kept only if done took it (it took %d)", i, kept, accepted)
+				}
+			}
+			left, _ := os.ReadDir(dir)
+			if len(left) != accepted {
+				t.Errorf("the folder holds %d files, want the %d segments done took", len(left), accepted)
+			}
+		})
+	}
+}
