@@ -67,9 +67,8 @@ func Run(t testing.TB, args ...string) Result {
 // cache as its home.
 func RunIn(t testing.TB, dir string, args ...string) Result {
 	t.Helper()
-	cmd := exec.Command(Bin, args...)
+	cmd := Command(t, args...)
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "FACEFUSION_HOME="+filepath.Dir(testenv.Cache(t)))
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()
@@ -80,6 +79,13 @@ func RunIn(t testing.TB, dir string, args ...string) Result {
 		t.Fatalf("running facefusion: %v", err)
 	}
 	return Result{code, out.String(), errb.String()}
+}
+
+// Command is the binary with args and the fetched cache as its home, not yet started.
+func Command(t testing.TB, args ...string) *exec.Cmd {
+	cmd := exec.Command(Bin, args...)
+	cmd.Env = append(os.Environ(), "FACEFUSION_HOME="+filepath.Dir(testenv.Cache(t)))
+	return cmd
 }
 
 // FFmpeg runs ffmpeg with args and fails the test on error.

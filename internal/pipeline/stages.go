@@ -87,16 +87,3 @@ func (t timedSource) Next(buf []byte) error {
 	t.st.since(StageDecode, start)
 	return err
 }
-
-// timedSink times a FrameSink's writes as the encode stage.
-type timedSink struct {
-	sink FrameSink
-	st   *Stats
-}
-
-func (t timedSink) Write(frame []byte) error {
-	start := time.Now()
-	err := t.sink.Write(frame)
-	t.st.since(StageEncode, start)
-	return err
-}

@@ -58,33 +58,39 @@ func BenchmarkRanks(b *testing.B) {
 // BenchmarkChunkSize is what small chunks cost one rank: the face swap of the demo clip
 // (libx264) with --chunk-frames 24 (7 chunks) over --chunk-frames 96 (2 chunks), as the median
 // of 5 paired runs (the order alternating within the pairs): this machine is shared and noisy,
-// and a pair's two runs see the same load. It reports that ratio and the median wall times.
+// and a pair's two runs see the same load. It reports that ratio of wall times, the same ratio
+// of CPU time (the binary's and its ffmpegs': less moved by the load), and the median times.
 //
 //	go test -run '^$' -bench ChunkSize -benchtime 1x ./cmd/facefusion/e2e/dist
 func BenchmarkChunkSize(b *testing.B) {
 	target := filepath.Join(testenv.Cache(b), "demo", "target.mp4")
 	source := testenv.Sample(b, "grace_hopper.jpg")
 	out := filepath.Join(b.TempDir(), "out.mp4")
-	run := func(chunk int) float64 {
+	run := func(chunk int) (wall, cpu float64) {
+		cmd := clitest.Command(b, "run", "-s", source, "-t", target, "-o", out, "--force", "--chunk-frames", strconv.Itoa(chunk))
 		start := time.Now()
-		r := clitest.Run(b, "run", "-s", source, "-t", target, "-o", out, "--force", "--chunk-frames", strconv.Itoa(chunk))
-		if r.Code != 0 {
-			b.Fatalf("--chunk-frames %d: exit %d\n%s", chunk, r.Code, r.Stderr)
+		msg, err := cmd.CombinedOutput()
+		if err != nil {
+			b.Fatalf("--chunk-frames %d: %v\n%s", chunk, err, msg)
 		}
-		return time.Since(start).Seconds()
+		// wait4's times include the children it waited for: every ffmpeg.
+		return time.Since(start).Seconds(), (cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()).Seconds()
 	}
-	var ratios, small, large []float64
+	var walls, cpus, small, large []float64
 	b.ResetTimer()
 	for i := 0; i < 5*b.N; i++ {
-		var s, l float64
+		var s, l, sc, lc float64
 		if i%2 == 0 {
-			s, l = run(24), run(96)
+			s, sc = run(24)
+			l, lc = run(96)
 		} else {
-			l, s = run(96), run(24)
+			l, lc = run(96)
+			s, sc = run(24)
 		}
-		ratios, small, large = append(ratios, s/l), append(small, s), append(large, l)
+		walls, cpus, small, large = append(walls, s/l), append(cpus, sc/lc), append(small, s), append(large, l)
 	}
-	b.ReportMetric(median(ratios), "chunk24/chunk96")
+	b.ReportMetric(median(walls), "chunk24/chunk96")
+	b.ReportMetric(median(cpus), "cpu-chunk24/chunk96")
 	b.ReportMetric(median(small), "s/chunk24")
 	b.ReportMetric(median(large), "s/chunk96")
 }
