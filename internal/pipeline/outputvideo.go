@@ -54,7 +54,14 @@ func OutputFrames(cfg job.Config, info *video.Info) (video.FrameMap, error) {
 	if err != nil {
 		return video.FrameMap{}, err
 	}
-	return video.FrameMap{Start: start, End: end, In: info.FPS, Out: OutputRate(cfg, info)}, nil
+	m := video.FrameMap{Start: start, End: end, In: info.FPS, Out: OutputRate(cfg, info)}
+	if m.Resampled() && info.VFR {
+		// The map picks source frames by index at a constant input rate: on a variable rate the
+		// frames would be picked at the wrong times and the audio, cut to the target's real
+		// times, would not match them.
+		return video.FrameMap{}, fmt.Errorf("--output-video-fps %v: the target has a variable frame rate (nominal %s), which resampling cannot follow yet: leave out --output-video-fps (the output keeps the target's own frame times), or make the target constant-rate first (ffmpeg -i IN -fps_mode cfr -r RATE OUT)", cfg.OutputVideoFPS, info.FPS)
+	}
+	return m, nil
 }
 
 // OutputTimes is the output's timeline, frame 0 being the trim start: the target's own frame

@@ -46,6 +46,18 @@ func TestOutputVideoGeometry(t *testing.T) {
 			t.Errorf("scale %v: %v", c.scale, err)
 		}
 	}
+	// A variable-rate target: its own rate is kept (no map of indexes at a constant rate), but
+	// a resample is refused before the first frame, naming the flag and what to do.
+	vfr := *info
+	vfr.VFR = true
+	vc := job.Default()
+	if _, err := OutputFrames(vc, &vfr); err != nil {
+		t.Errorf("a VFR target at its own rate: %v", err)
+	}
+	vc.OutputVideoFPS = 25
+	if _, err := OutputFrames(vc, &vfr); err == nil || !strings.Contains(err.Error(), "--output-video-fps 25") || !strings.Contains(err.Error(), "variable frame rate") {
+		t.Errorf("a VFR target resampled to 25 fps: %v, want a refusal naming the flag", err)
+	}
 	cfg := job.Default()
 	cfg.OutputVideoScale = 0.25
 	tiny := &video.Info{Path: "t.mp4", Width: 6, Height: 4, FPS: video.Rational{Num: 25, Den: 1}, Frames: 10}
