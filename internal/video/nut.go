@@ -107,7 +107,11 @@ func (n *nutWriter) WriteFrame(pts int64, frame []byte) error {
 	sp := n.body[:0]
 	start := n.pos
 	sp = putV(sp, uint64(pts))               // global_key_pts (one time base: index 0)
-	sp = putV(sp, uint64(start-n.lastSP)/16) // back_ptr_div16
+	back := uint64(0) // the first syncpoint has none before it (as ffmpeg's muxer writes)
+	if n.lastSP > 0 {
+		back = uint64(start-n.lastSP) / 16
+	}
+	sp = putV(sp, back) // back_ptr_div16
 	n.body = sp
 	n.packet(nutSyncpointStartcode, sp)
 	n.lastSP = start
