@@ -62,10 +62,11 @@ const (
 )
 
 // FromReport derives the costs from a finished run's report (written beside its output): the
-// ranks' share seconds over their frames, rank 0's plan, the other ranks' load, rank 0's concat
-// and mux less the built-in per-segment and per-byte rates (their fixed parts; a report whose
-// mux took no time joined and muxed in one pass, and gets that pass's rates). pixels is the
-// frame size the run encoded; the launch is not in a report and comes from launch.
+// ranks' share seconds over their frames, rank 0's plan, the other ranks' load, rank 0's join
+// less the built-in per-segment and per-byte rates of the one-pass join (its fixed part).
+// A report from before the one-pass join has concat and mux instead: their fixed parts under
+// the two-pass rates (or, where its mux took no time, concat under the one-pass rates). pixels
+// is the frame size the run encoded; the launch is not in a report and comes from launch.
 func FromReport(rep *lustre.Report, name string, pixels int, launch float64) (Costs, error) {
 	c := Measured
 	c.From, c.FramePixels, c.Launch = "the run report "+name, pixels, launch
@@ -78,8 +79,11 @@ func FromReport(rep *lustre.Report, name string, pixels int, launch float64) (Co
 	frames, seconds, out := 0, 0.0, float64(rep.OutputBytes)
 	c.Load = 0
 	for _, r := range rep.PerRank {
-		for _, st := range []string{"plan", "load", "concat", "mux"} {
-			if _, ok := r.StageSeconds[st]; !ok {
+		_, joined := r.StageSeconds["join"]
+		_, concat := r.StageSeconds["concat"]
+		_, mux := r.StageSeconds["mux"]
+		for _, st := range []string{"plan", "load", "join"} {
+			if _, ok := r.StageSeconds[st]; !ok && (st != "join" || !concat || !mux) {
 				return c, fmt.Errorf("--costs %s: rank %d has no %q stage time: the run predates the start-up stages; rerun it with this version", name, r.Rank, st)
 			}
 		}
@@ -89,11 +93,16 @@ func FromReport(rep *lustre.Report, name string, pixels int, launch float64) (Co
 		}
 		if r.Rank == 0 {
 			c.Plan = r.StageSeconds["plan"]
-			if c.OnePass = r.StageSeconds["mux"] == 0; c.OnePass { // the join's run muxed too
-				c.JoinPerSegment, c.JoinPerByte, c.MuxPerByte = DefaultOnePassPerSegment, DefaultOnePassPerByte, 0
+			join, muxed := r.StageSeconds["join"], 0.0
+			if !joined { // an older report: the concat, and the mux where it was a pass of its own
+				join, muxed = r.StageSeconds["concat"], r.StageSeconds["mux"]
 			}
-			c.JoinFixed = math.Max(0, r.StageSeconds["concat"]-float64(rep.Chunks)*c.JoinPerSegment-out*c.JoinPerByte)
-			c.MuxFixed = math.Max(0, r.StageSeconds["mux"]-out*c.MuxPerByte)
+			c.OnePass, c.JoinPerSegment, c.JoinPerByte, c.MuxPerByte = true, DefaultOnePassPerSegment, DefaultOnePassPerByte, 0
+			if muxed > 0 {
+				c.OnePass, c.JoinPerSegment, c.JoinPerByte, c.MuxPerByte = false, DefaultJoinPerSegment, DefaultJoinPerByte, DefaultMuxPerByte
+			}
+			c.JoinFixed = math.Max(0, join-float64(rep.Chunks)*c.JoinPerSegment-out*c.JoinPerByte)
+			c.MuxFixed = math.Max(0, muxed-out*c.MuxPerByte)
 		} else {
 			c.Load = math.Max(c.Load, r.StageSeconds["load"])
 		}
