@@ -10,27 +10,26 @@ import (
 // Default costs and machine, used where neither a report (--costs) nor a flag gives them.
 
 // Measured are the costs of a 2-rank run of the demo clip (150 frames of 1280×720, face swap,
-// libx264, 6 chunks of 25) on this project's 2-core CI machine, ranks bound one per core, with
-// other sessions' tests on the cores (load average 7–10): the run of median wall time of three,
-// its report through FromReport (README, "Scaling model", has the commands).
+// libx264, 6 chunks of 25, the one-pass join) on this project's 2-core CI machine, ranks bound
+// one per core, with other sessions' tests on the cores (load average 7–9): the run of median
+// wall time of three, its report through FromReport (README, "Scaling model", has the commands).
 var Measured = Costs{
 	From:           "built-in: a 2-rank run of the demo clip on the 2-core CI machine (README, Scaling model)",
-	FrameSeconds:   18.254 / 150,
+	FrameSeconds:   15.010 / 150,
 	FramePixels:    1280 * 720,
-	BytesPerFrame:  2201032.0 / 150,
+	BytesPerFrame:  2200803.0 / 150,
 	Launch:         DefaultLaunch,
-	Plan:           5.26,
-	Load:           2.34,
-	JoinFixed:      0.877 - 6*DefaultJoinPerSegment - 2201032*DefaultJoinPerByte,
-	JoinPerSegment: DefaultJoinPerSegment,
-	JoinPerByte:    DefaultJoinPerByte,
-	MuxFixed:       0.937 - 2201032*DefaultMuxPerByte,
-	MuxPerByte:     DefaultMuxPerByte,
+	Plan:           2.21,
+	Load:           0.91,
+	JoinFixed:      0.556 - 6*DefaultOnePassPerSegment - 2200803*DefaultOnePassPerByte,
+	JoinPerSegment: DefaultOnePassPerSegment,
+	JoinPerByte:    DefaultOnePassPerByte,
 	HashPerByte:    DefaultHashPerByte,
+	OnePass:        true,
 }
 
 // Rates a run report cannot separate from the fixed costs (its join is one figure), measured
-// here once (README, "Scaling model": video.Concat and video.Mux over K copies of the demo's
+// here once (README, "Scaling model": the two-pass join of then, video.Concat and video.Mux, over K copies of the demo's
 // segments, medians of 3): the slope between 20 and 320 segments of 1 MB, and between 2 and 20
 // segments of 30 MB.
 const (
