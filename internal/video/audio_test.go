@@ -58,18 +58,23 @@ func TestAudioArgs(t *testing.T) {
 	}
 }
 
-// Mux re-encodes the target's audio as asked: the codec, the volume (50 % is 6 dB quieter)
+// Join re-encodes the target's audio as asked: the codec, the volume (50 % is 6 dB quieter)
 // and the quality (a larger audio stream at 100 than at 0) all show in what ffprobe and
 // ffmpeg read back.
-func TestMuxReencodesAudio(t *testing.T) {
+func TestJoinReencodesAudio(t *testing.T) {
 	dir := t.TempDir()
 	src := filepath.Join(dir, "src.mkv") // 10 frames of 64x48 with a 440 Hz tone
 	ffmpegRun(t, "-f", "lavfi", "-i", "color=s=64x48:r=25", "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000",
 		"-frames:v", "10", "-shortest", "-c:v", "ffv1", "-c:a", "pcm_s16le", src)
+	var keep []Carry
+	for _, s := range probe(t, src).Others {
+		keep = append(keep, Carry{Stream: s})
+	}
 	mux := func(name string, a AudioOptions) string {
 		t.Helper()
 		out := filepath.Join(dir, name)
-		if err := Mux(context.Background(), src, src, Span{}, out, a); err != nil {
+		// The target is its own segment: the join takes only its video from it.
+		if err := Join(context.Background(), "", []JoinSegment{{Path: src}}, evenTimes(Rational{25, 1}, 10), src, Span{}, keep, out, a); err != nil {
 			t.Fatal(err)
 		}
 		return out
