@@ -70,7 +70,8 @@ type JoinSegment struct {
 }
 
 // Join writes out in one ffmpeg run: the segments, in order, joined by the concat demuxer with
-// stream copy, and the streams keep of target over span (stream copy, or the audio options).
+// stream copy, and the streams keep of target over span (stream copy, or the audio options),
+// with the target's global metadata and chapters (target "": none).
 // times is the output's timeline: each segment's duration is given to the concat demuxer from
 // it, so every frame keeps its time exactly (the demuxer counts in microseconds; a segment's
 // offset is within one of the exact time, and each frame's time rounds back to its tick for
@@ -118,7 +119,7 @@ func Join(ctx context.Context, scratch string, segs []JoinSegment, times Timelin
 
 func joinArgs(list string, times Timeline, target string, span Span, keep []Carry, out string, audio AudioOptions) []string {
 	args := ffmpegArgs("-f", "concat", "-safe", "0", "-i", mediaPath(list))
-	if len(keep) > 0 {
+	if target != "" {
 		if span.Start > 0 {
 			args = append(args, "-ss", secondsArg(span.Start))
 		}
@@ -128,6 +129,10 @@ func joinArgs(list string, times Timeline, target string, span Span, keep []Carr
 		args = append(args, "-i", mediaPath(target))
 	}
 	args = append(args, "-map", "0:v:0")
+	if target != "" {
+		// The target's title, tags and chapters (cut to the span), not the segments'.
+		args = append(args, "-map_metadata", "1", "-map_chapters", "1")
+	}
 	for _, c := range keep {
 		args = append(args, "-map", "1:"+strconv.Itoa(c.Index))
 	}
