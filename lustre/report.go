@@ -69,7 +69,8 @@ func SlurmFromEnv(getenv func(string) string) *SlurmIDs {
 // RankReport is one rank's share of an attempt. The stage seconds are busy times: the stages run
 // in goroutines that overlap (decode, the workers and encode at once), so they add up to more
 // than the rank's wall time. Checkpoint is hashing segments and writing journals and (rank 0)
-// the manifest; concat and mux are rank 0's join of the segments and the audio mux.
+// the manifest; join is rank 0's one ffmpeg run that joins the segments and muxes the target's
+// other streams (reports before it have concat and mux, its two passes).
 type RankReport struct {
 	Rank            int                `json:"rank"`
 	Host            string             `json:"host,omitempty"`

@@ -88,7 +88,7 @@ func CheckRunReport(t *testing.T, rep *lustre.Report, target, out string, source
 		for _, st := range driver.ReportStages {
 			v := r.StageSeconds[st]
 			ran := st != "enhance" || enhanced
-			if st == "concat" || st == "mux" || st == "plan" {
+			if st == "join" || st == "plan" {
 				ran = i == 0 // rank 0's join and plan
 			}
 			if ran != (v > 0) || v < 0 {

@@ -905,7 +905,7 @@ func finish(ctx context.Context, cfg job.Config, p *Plan, jd *lustre.JobDir, all
 	}
 	joinStart := time.Now() // the serial tail of a run: the benchmark reports its share
 	err = video.Join(ctx, cfg.TempDir(), joins, times, cfg.TargetPath, pipeline.TargetSpan(cfg, p.Info), p.Carried.Keep, final, pipeline.AudioOptions(cfg))
-	rec.perRank[0].StageSeconds["concat"] = time.Since(joinStart).Seconds()
+	rec.perRank[0].StageSeconds["join"] = time.Since(joinStart).Seconds()
 	if err != nil {
 		if ctx.Err() != nil {
 			return stop()
@@ -919,7 +919,7 @@ func finish(ctx context.Context, cfg job.Config, p *Plan, jd *lustre.JobDir, all
 	if err := pipeline.Commit(final, cfg.OutputPath, cfg.Force); err != nil {
 		return fail(err)
 	}
-	log.Infof("%d frames in %d chunks joined into %s (concat and mux %.2f s)", frames, len(p.Chunks), cfg.OutputPath, time.Since(joinStart).Seconds())
+	log.Infof("%d frames in %d chunks joined into %s (join %.2f s)", frames, len(p.Chunks), cfg.OutputPath, time.Since(joinStart).Seconds())
 	// The report right after the rename, before the job folder (and its claim) goes: a run of
 	// this job that claims the folder next finds the output with its report (batch-run's
 	// "already done"). Nothing after the rename can fail the job.

@@ -17,9 +17,9 @@ import (
 )
 
 // ReportStages are the stage names of a rank's report, in order: the pipeline's, then the
-// driver's own (checkpoint work on every rank; rank 0's join: concat and mux; the start-up:
-// SetupStages).
-var ReportStages = append(append(pipeline.StageNames[:], "checkpoint", "concat", "mux"), SetupStages...)
+// driver's own (checkpoint work on every rank; rank 0's join: the segments joined and the
+// target's other streams muxed in one ffmpeg run; the start-up: SetupStages).
+var ReportStages = append(append(pipeline.StageNames[:], "checkpoint", "join"), SetupStages...)
 
 // SetupStages are a rank's start-up, wall times before its first frame: plan is rank 0's (its
 // checks, probe, model load, source analysis, job folder claim and fingerprint); load is the

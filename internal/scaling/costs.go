@@ -10,27 +10,26 @@ import (
 // Default costs and machine, used where neither a report (--costs) nor a flag gives them.
 
 // Measured are the costs of a 2-rank run of the demo clip (150 frames of 1280×720, face swap,
-// libx264, 6 chunks of 25) on this project's 2-core CI machine, ranks bound one per core, with
-// other sessions' tests on the cores (load average 7–10): the run of median wall time of three,
-// its report through FromReport (README, "Scaling model", has the commands).
+// libx264, 6 chunks of 25, the one-pass join) on this project's 2-core CI machine, ranks bound
+// one per core, with other sessions' tests on the cores (load average 7–9): the run of median
+// wall time of three, its report through FromReport (README, "Scaling model", has the commands).
 var Measured = Costs{
 	From:           "built-in: a 2-rank run of the demo clip on the 2-core CI machine (README, Scaling model)",
-	FrameSeconds:   18.254 / 150,
+	FrameSeconds:   15.010 / 150,
 	FramePixels:    1280 * 720,
-	BytesPerFrame:  2201032.0 / 150,
+	BytesPerFrame:  2200803.0 / 150,
 	Launch:         DefaultLaunch,
-	Plan:           5.26,
-	Load:           2.34,
-	JoinFixed:      0.877 - 6*DefaultJoinPerSegment - 2201032*DefaultJoinPerByte,
-	JoinPerSegment: DefaultJoinPerSegment,
-	JoinPerByte:    DefaultJoinPerByte,
-	MuxFixed:       0.937 - 2201032*DefaultMuxPerByte,
-	MuxPerByte:     DefaultMuxPerByte,
+	Plan:           2.21,
+	Load:           0.91,
+	JoinFixed:      0.556 - 6*DefaultOnePassPerSegment - 2200803*DefaultOnePassPerByte,
+	JoinPerSegment: DefaultOnePassPerSegment,
+	JoinPerByte:    DefaultOnePassPerByte,
 	HashPerByte:    DefaultHashPerByte,
+	OnePass:        true,
 }
 
 // Rates a run report cannot separate from the fixed costs (its join is one figure), measured
-// here once (README, "Scaling model": video.Concat and video.Mux over K copies of the demo's
+// here once (README, "Scaling model": the two-pass join of then, video.Concat and video.Mux, over K copies of the demo's
 // segments, medians of 3): the slope between 20 and 320 segments of 1 MB, and between 2 and 20
 // segments of 30 MB.
 const (
@@ -62,10 +61,11 @@ const (
 )
 
 // FromReport derives the costs from a finished run's report (written beside its output): the
-// ranks' share seconds over their frames, rank 0's plan, the other ranks' load, rank 0's concat
-// and mux less the built-in per-segment and per-byte rates (their fixed parts; a report whose
-// mux took no time joined and muxed in one pass, and gets that pass's rates). pixels is the
-// frame size the run encoded; the launch is not in a report and comes from launch.
+// ranks' share seconds over their frames, rank 0's plan, the other ranks' load, rank 0's join
+// less the built-in per-segment and per-byte rates of the one-pass join (its fixed part).
+// A report from before the one-pass join has concat and mux instead: their fixed parts under
+// the two-pass rates (or, where its mux took no time, concat under the one-pass rates). pixels
+// is the frame size the run encoded; the launch is not in a report and comes from launch.
 func FromReport(rep *lustre.Report, name string, pixels int, launch float64) (Costs, error) {
 	c := Measured
 	c.From, c.FramePixels, c.Launch = "the run report "+name, pixels, launch
@@ -78,8 +78,11 @@ func FromReport(rep *lustre.Report, name string, pixels int, launch float64) (Co
 	frames, seconds, out := 0, 0.0, float64(rep.OutputBytes)
 	c.Load = 0
 	for _, r := range rep.PerRank {
-		for _, st := range []string{"plan", "load", "concat", "mux"} {
-			if _, ok := r.StageSeconds[st]; !ok {
+		_, joined := r.StageSeconds["join"]
+		_, concat := r.StageSeconds["concat"]
+		_, mux := r.StageSeconds["mux"]
+		for _, st := range []string{"plan", "load", "join"} {
+			if _, ok := r.StageSeconds[st]; !ok && (st != "join" || !concat || !mux) {
 				return c, fmt.Errorf("--costs %s: rank %d has no %q stage time: the run predates the start-up stages; rerun it with this version", name, r.Rank, st)
 			}
 		}
@@ -89,11 +92,16 @@ func FromReport(rep *lustre.Report, name string, pixels int, launch float64) (Co
 		}
 		if r.Rank == 0 {
 			c.Plan = r.StageSeconds["plan"]
-			if c.OnePass = r.StageSeconds["mux"] == 0; c.OnePass { // the join's run muxed too
-				c.JoinPerSegment, c.JoinPerByte, c.MuxPerByte = DefaultOnePassPerSegment, DefaultOnePassPerByte, 0
+			join, muxed := r.StageSeconds["join"], 0.0
+			if !joined { // an older report: the concat, and the mux where it was a pass of its own
+				join, muxed = r.StageSeconds["concat"], r.StageSeconds["mux"]
 			}
-			c.JoinFixed = math.Max(0, r.StageSeconds["concat"]-float64(rep.Chunks)*c.JoinPerSegment-out*c.JoinPerByte)
-			c.MuxFixed = math.Max(0, r.StageSeconds["mux"]-out*c.MuxPerByte)
+			c.OnePass, c.JoinPerSegment, c.JoinPerByte, c.MuxPerByte = true, DefaultOnePassPerSegment, DefaultOnePassPerByte, 0
+			if muxed > 0 {
+				c.OnePass, c.JoinPerSegment, c.JoinPerByte, c.MuxPerByte = false, DefaultJoinPerSegment, DefaultJoinPerByte, DefaultMuxPerByte
+			}
+			c.JoinFixed = math.Max(0, join-float64(rep.Chunks)*c.JoinPerSegment-out*c.JoinPerByte)
+			c.MuxFixed = math.Max(0, muxed-out*c.MuxPerByte)
 		} else {
 			c.Load = math.Max(c.Load, r.StageSeconds["load"])
 		}

@@ -67,15 +67,16 @@ func TestModelArithmetic(t *testing.T) {
 }
 
 // The costs from a report: share seconds over frames, rank 0's plan, the largest other load, the
-// join's and mux's fixed parts once the built-in rates are taken out.
+// join's fixed part once the one-pass join's built-in rates are taken out; and from a report of
+// the two-pass join (concat, then mux), both fixed parts under that join's rates.
 func TestFromReport(t *testing.T) {
-	st := func(plan, load, concat, mux float64) map[string]float64 {
-		return map[string]float64{"plan": plan, "load": load, "concat": concat, "mux": mux}
+	st := func(plan, load, join float64) map[string]float64 {
+		return map[string]float64{"plan": plan, "load": load, "join": join}
 	}
 	rep := &lustre.Report{Outcome: lustre.Complete, Chunks: 3, OutputBytes: 1e6, PerRank: []lustre.RankReport{
-		{Rank: 0, Frames: 60, Seconds: 4, StageSeconds: st(2.5, 0.8, 0.5, 0.4)},
-		{Rank: 1, Frames: 30, Seconds: 3, StageSeconds: st(0, 1.5, 0, 0)},
-		{Rank: 2, Frames: 10, Seconds: 1, StageSeconds: st(0, 1.2, 0, 0)},
+		{Rank: 0, Frames: 60, Seconds: 4, StageSeconds: st(2.5, 0.8, 0.5)},
+		{Rank: 1, Frames: 30, Seconds: 3, StageSeconds: st(0, 1.5, 0)},
+		{Rank: 2, Frames: 10, Seconds: 1, StageSeconds: st(0, 1.2, 0)},
 	}}
 	c, err := FromReport(rep, "r.json", 640*360, 0.7)
 	if err != nil {
@@ -84,25 +85,43 @@ func TestFromReport(t *testing.T) {
 	want := map[string][2]float64{
 		"frame seconds": {c.FrameSeconds, 8.0 / 100}, "bytes per frame": {c.BytesPerFrame, 1e4},
 		"plan": {c.Plan, 2.5}, "load": {c.Load, 1.5}, "launch": {c.Launch, 0.7},
-		"join fixed": {c.JoinFixed, 0.5 - 3*DefaultJoinPerSegment - 1e6*DefaultJoinPerByte},
-		"mux fixed":  {c.MuxFixed, 0.4 - 1e6*DefaultMuxPerByte},
+		"join fixed":       {c.JoinFixed, 0.5 - 3*DefaultOnePassPerSegment - 1e6*DefaultOnePassPerByte},
+		"join per segment": {c.JoinPerSegment, DefaultOnePassPerSegment}, "join per byte": {c.JoinPerByte, DefaultOnePassPerByte},
+		"mux fixed": {c.MuxFixed, 0}, "mux per byte": {c.MuxPerByte, 0},
 	}
 	for name, v := range want {
 		if math.Abs(v[0]-v[1]) > 1e-12 {
 			t.Errorf("%s: %g, want %g", name, v[0], v[1])
 		}
 	}
-	if c.FramePixels != 640*360 {
-		t.Errorf("frame pixels %d", c.FramePixels)
+	if c.FramePixels != 640*360 || !c.OnePass {
+		t.Errorf("frame pixels %d, one pass %v; want %d, a one-pass join", c.FramePixels, c.OnePass, 640*360)
 	}
-	if c.OnePass {
-		t.Error("a report with a mux time taken as a one-pass join")
+
+	// An older report: concat, then a mux of its own (two passes, their rates).
+	old := func(concat, mux float64) {
+		for i := range rep.PerRank {
+			s := rep.PerRank[i].StageSeconds
+			delete(s, "join")
+			s["concat"], s["mux"] = 0, 0
+		}
+		rep.PerRank[0].StageSeconds["concat"], rep.PerRank[0].StageSeconds["mux"] = concat, mux
 	}
-	// A one-pass join (no mux time): that pass's rates, no mux.
-	rep.PerRank[0].StageSeconds["mux"] = 0
+	old(0.5, 0.4)
+	if c, err = FromReport(rep, "r.json", 1, 0); err != nil || c.OnePass ||
+		math.Abs(c.JoinFixed-(0.5-3*DefaultJoinPerSegment-1e6*DefaultJoinPerByte)) > 1e-12 || c.JoinPerSegment != DefaultJoinPerSegment ||
+		math.Abs(c.MuxFixed-(0.4-1e6*DefaultMuxPerByte)) > 1e-12 || c.MuxPerByte != DefaultMuxPerByte {
+		t.Errorf("two passes: %+v, %v", c, err)
+	}
+	// An older report of the one-pass join (its time under concat, no mux time): that pass's rates.
+	old(0.5, 0)
 	if c, err = FromReport(rep, "r.json", 1, 0); err != nil || !c.OnePass || c.MuxFixed != 0 || c.MuxPerByte != 0 ||
 		math.Abs(c.JoinFixed-(0.5-3*DefaultOnePassPerSegment-1e6*DefaultOnePassPerByte)) > 1e-12 {
-		t.Errorf("one pass: %+v, %v", c, err)
+		t.Errorf("one pass under concat: %+v, %v", c, err)
+	}
+	delete(rep.PerRank[2].StageSeconds, "mux")
+	if _, err := FromReport(rep, "r.json", 1, 0); err == nil || !strings.Contains(err.Error(), `rank 2 has no "join"`) {
+		t.Errorf("a report with neither a join nor a concat and mux: %v", err)
 	}
 	delete(rep.PerRank[1].StageSeconds, "load")
 	if _, err := FromReport(rep, "r.json", 1, 0); err == nil || !strings.Contains(err.Error(), `rank 1 has no "load"`) {

@@ -71,7 +71,7 @@ func numpyInterp(q int, lo, hi float64) float64 {
 func roundTenths(v float64) float64 { return math.RoundToEven(v*10) / 10 }
 
 // AudioOptions says how the target's audio goes into the output. Encoder "" copies it as it
-// is (Mux re-encodes to AAC only where the container cannot hold its codec), and Quality and
+// is (as AAC only where the container cannot hold its codec: Carry.AAC, decided by CheckOutput), and Quality and
 // Volume do not apply; otherwise it is re-encoded with Encoder at Quality (0–100, FaceFusion's
 // output_audio_quality) and Volume (0–100 % of the target's loudness; 100 leaves it).
 type AudioOptions struct {

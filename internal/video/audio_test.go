@@ -3,6 +3,7 @@ package video
 import (
 	"context"
 	"math"
+	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -58,18 +59,29 @@ func TestAudioArgs(t *testing.T) {
 	}
 }
 
-// Mux re-encodes the target's audio as asked: the codec, the volume (50 % is 6 dB quieter)
+// Join re-encodes the target's audio as asked: the codec, the volume (50 % is 6 dB quieter)
 // and the quality (a larger audio stream at 100 than at 0) all show in what ffprobe and
-// ffmpeg read back.
-func TestMuxReencodesAudio(t *testing.T) {
+// ffmpeg read back. The target's title and chapters are kept, whether or not a stream is.
+func TestJoinReencodesAudio(t *testing.T) {
 	dir := t.TempDir()
-	src := filepath.Join(dir, "src.mkv") // 10 frames of 64x48 with a 440 Hz tone
+	meta := filepath.Join(dir, "meta.txt")
+	if err := os.WriteFile(meta, []byte(";FFMETADATA1\ntitle=The target\n[CHAPTER]\nTIMEBASE=1/1000\nSTART=0\nEND=200\n"+
+		"[CHAPTER]\nTIMEBASE=1/1000\nSTART=200\nEND=400\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	src := filepath.Join(dir, "src.mkv") // 10 frames of 64x48 with a 440 Hz tone, a title, 2 chapters
 	ffmpegRun(t, "-f", "lavfi", "-i", "color=s=64x48:r=25", "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000",
+		"-i", meta, "-map", "0:v", "-map", "1:a", "-map_metadata", "2", "-map_chapters", "2",
 		"-frames:v", "10", "-shortest", "-c:v", "ffv1", "-c:a", "pcm_s16le", src)
+	var keep []Carry
+	for _, s := range probe(t, src).Others {
+		keep = append(keep, Carry{Stream: s})
+	}
 	mux := func(name string, a AudioOptions) string {
 		t.Helper()
 		out := filepath.Join(dir, name)
-		if err := Mux(context.Background(), src, src, Span{}, out, a); err != nil {
+		// The target is its own segment: the join takes only its video from it.
+		if err := Join(context.Background(), "", []JoinSegment{{Path: src}}, evenTimes(Rational{25, 1}, 10), src, Span{}, keep, out, a); err != nil {
 			t.Fatal(err)
 		}
 		return out
@@ -78,6 +90,15 @@ func TestMuxReencodesAudio(t *testing.T) {
 	if got := ffprobeField(t, copied, "a:0", "stream=codec_name"); got != "pcm_s16le" {
 		t.Errorf("copied audio is %s, want the target's pcm_s16le", got)
 	}
+	all := keep
+	keep = nil // nothing carried: the target is still where the title and chapters come from
+	for _, out := range []string{copied, mux("silent.mkv", AudioOptions{})} {
+		title, chapters := ffprobeField(t, out, "", "format_tags=title"), strings.Fields(ffprobeField(t, out, "", "chapter=start_time"))
+		if title != "The target" || !slices.Equal(chapters, []string{"0.000000", "0.200000"}) {
+			t.Errorf("%s: title %q, chapters at %v; want the target's title and its chapters at 0 and 0.2 s", filepath.Base(out), title, chapters)
+		}
+	}
+	keep = all
 	half := mux("half.mkv", AudioOptions{Encoder: "flac", Quality: 80, Volume: 50})
 	if got := ffprobeField(t, half, "a:0", "stream=codec_name"); got != "flac" {
 		t.Errorf("audio re-encoded with flac is %s", got)

@@ -22,90 +22,12 @@ func FrameSpan(start, end int, fps Rational) Span {
 
 func secondsArg(d time.Duration) string { return strconv.FormatFloat(d.Seconds(), 'f', 6, 64) }
 
-// muxArgs stream-copies the first video stream of video into out with the first audio stream
-// (if any) of audioSource within span, with the audio options audioArgs (-c:a copy keeps it
-// bit-exact).
-func muxArgs(video, audioSource string, span Span, out string, audioArgs []string) []string {
-	args := ffmpegArgs("-i", mediaPath(video))
-	if span.Start > 0 {
-		args = append(args, "-ss", secondsArg(span.Start))
-	}
-	if span.End > span.Start {
-		args = append(args, "-t", secondsArg(span.End-span.Start))
-	}
-	args = append(args, "-i", mediaPath(audioSource),
-		// "?": a target without audio gives a silent output, not an error.
-		"-map", "0:v:0", "-map", "1:a:0?",
-		"-c:v", "copy")
-	args = append(args, audioArgs...)
-	return append(args, outputArgs(out, true)...)
-}
-
-// Mux writes out with the video of videoPath (stream copy) and the audio of audioSource over
-// span, the time range the video covers in the source. The zero AudioOptions copy the audio;
-// only if out's container cannot hold that codec (PCM in MP4, say) is it re-encoded to AAC.
-// Re-encoded audio (audio.Encoder set) has no such fallback: CheckOutput refuses, before the
-// first frame, an encoder the container cannot hold.
-func Mux(ctx context.Context, videoPath, audioSource string, span Span, out string, audio AudioOptions) error {
-	for _, p := range []string{videoPath, audioSource} {
-		if _, err := os.Stat(p); err != nil {
-			return fmt.Errorf("video: muxing %s: input %s is missing: %v", out, p, err)
-		}
-	}
-	_, err := runTool(ctx, FFmpeg, muxArgs(videoPath, audioSource, span, out, audio.args())...)
-	if err != nil && ctx.Err() == nil && audio.Copies() && containerRefusedCodec(err) {
-		// ffmpeg's AAC at its own default bit rate: no audio setting asked for another.
-		_, err = runTool(ctx, FFmpeg, muxArgs(videoPath, audioSource, span, out, []string{"-c:a", "aac"})...)
-	}
-	if err != nil {
-		return fmt.Errorf("video: muxing %s with the audio of %s: %w", out, audioSource, err)
-	}
-	return nil
-}
-
+// containerRefusedCodec: ffmpeg's words when out's container cannot hold a stream's codec
+// (PCM in MP4, say): CheckOutput then tries that audio as AAC.
 func containerRefusedCodec(err error) bool {
 	s := err.Error()
 	return strings.Contains(s, "codec not currently supported in container") ||
 		strings.Contains(s, "Could not find tag for codec")
-}
-
-// Concat joins segments, in order, into out with the concat demuxer and stream copy: no
-// re-encoding, so the segments must share codec, size and rate (they come from one encoder
-// configuration). The segment list is a temp file in scratch ("": the system's, $TMPDIR): node-
-// local scratch, not the shared file system the segments and out are on.
-func Concat(ctx context.Context, scratch string, segments []string, out string) error {
-	if len(segments) == 0 {
-		return fmt.Errorf("video: concatenating into %s: no segments given", out)
-	}
-	var list strings.Builder
-	for _, s := range segments {
-		abs, err := filepath.Abs(s)
-		if err != nil {
-			return fmt.Errorf("video: concatenating into %s: %v", out, err)
-		}
-		if _, err := os.Stat(abs); err != nil {
-			return fmt.Errorf("video: concatenating into %s: segment %s is missing: rerun to produce it", out, abs)
-		}
-		// The list's quoting: inside '…', a quote is written '\''.
-		list.WriteString("file '" + strings.ReplaceAll(abs, "'", `'\''`) + "'\n")
-	}
-	f, err := os.CreateTemp(scratch, "facefusion-concat-*.txt")
-	if err != nil {
-		return fmt.Errorf("video: concatenating into %s: cannot write the segment list: %v", out, err)
-	}
-	defer os.Remove(f.Name())
-	_, err = f.WriteString(list.String())
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return fmt.Errorf("video: concatenating into %s: cannot write the segment list: %v", out, err)
-	}
-	args := ffmpegArgs("-f", "concat", "-safe", "0", "-i", mediaPath(f.Name()), "-map", "0", "-c", "copy")
-	if _, err := runTool(ctx, FFmpeg, append(args, outputArgs(out, true)...)...); err != nil {
-		return fmt.Errorf("video: concatenating %d segments into %s: %w", len(segments), out, err)
-	}
-	return nil
 }
 
 // Carry is one of the target's other streams as the output keeps it: stream copy, except
@@ -148,7 +70,8 @@ type JoinSegment struct {
 }
 
 // Join writes out in one ffmpeg run: the segments, in order, joined by the concat demuxer with
-// stream copy, and the streams keep of target over span (stream copy, or the audio options).
+// stream copy, and the streams keep of target over span (stream copy, or the audio options),
+// with the target's global metadata and chapters (target "": none).
 // times is the output's timeline: each segment's duration is given to the concat demuxer from
 // it, so every frame keeps its time exactly (the demuxer counts in microseconds; a segment's
 // offset is within one of the exact time, and each frame's time rounds back to its tick for
@@ -196,7 +119,7 @@ func Join(ctx context.Context, scratch string, segs []JoinSegment, times Timelin
 
 func joinArgs(list string, times Timeline, target string, span Span, keep []Carry, out string, audio AudioOptions) []string {
 	args := ffmpegArgs("-f", "concat", "-safe", "0", "-i", mediaPath(list))
-	if len(keep) > 0 {
+	if target != "" {
 		if span.Start > 0 {
 			args = append(args, "-ss", secondsArg(span.Start))
 		}
@@ -206,6 +129,10 @@ func joinArgs(list string, times Timeline, target string, span Span, keep []Carr
 		args = append(args, "-i", mediaPath(target))
 	}
 	args = append(args, "-map", "0:v:0")
+	if target != "" {
+		// The target's title, tags and chapters (cut to the span), not the segments'.
+		args = append(args, "-map_metadata", "1", "-map_chapters", "1")
+	}
 	for _, c := range keep {
 		args = append(args, "-map", "1:"+strconv.Itoa(c.Index))
 	}

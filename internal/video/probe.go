@@ -78,7 +78,7 @@ type Info struct {
 	Frames        int      // exact number of decoded frames (1 for an image)
 	Duration      time.Duration
 	HasAudio      bool
-	AudioCodec    string // the first audio stream's (the one Mux takes), e.g. aac; "" without audio
+	AudioCodec    string // the first audio stream's (the one CheckOutput never drops), e.g. aac; "" without audio
 	Codec         string // e.g. h264, hevc, png
 	PixFmt        string
 	Format        string // ffprobe's format_name, e.g. "mov,mp4,m4a,3gp,3g2,mj2"

@@ -263,25 +263,31 @@ func TestEncoderErrors(t *testing.T) {
 	}
 }
 
-// Mux keeps the target's audio for the frames the video covers.
-func TestMux(t *testing.T) {
+// Join keeps the target's audio for the frames the video covers (a trimmed range too), and
+// copies the video: the output's frames are the segment's.
+func TestJoinKeepsAudioOfSpan(t *testing.T) {
 	src := clip(t, "bf.mp4")
 	info := probe(t, src)
 	frame := info.FPS.FrameTime(1)
+	var keep []Carry
+	for _, s := range info.Others {
+		keep = append(keep, Carry{Stream: s})
+	}
 	for _, r := range [][2]int{{0, 123}, {31, 94}} {
 		t.Run(fmt.Sprintf("%d-%d", r[0], r[1]), func(t *testing.T) {
 			dir := t.TempDir()
-			seg := filepath.Join(dir, "seg.mkv")
+			seg := filepath.Join(dir, "seg.nut")
 			transcode(t, info, r[0], r[1], seg, EncodeOptions{Preset: "ultrafast", Quality: DefaultQuality})
 			out := filepath.Join(dir, "out.mp4.tmp")
-			if err := Mux(context.Background(), seg, src, FrameSpan(r[0], r[1], info.FPS), out, AudioOptions{}); err != nil {
+			times := info.Times.Slice(r[0], r[1], info.Frames)
+			if err := Join(context.Background(), "", []JoinSegment{{Path: seg}}, times, src, FrameSpan(r[0], r[1], info.FPS), keep, out, AudioOptions{}); err != nil {
 				t.Fatal(err)
 			}
 			got := probe(t, out)
 			n := r[1] - r[0]
 			want := info.FPS.FrameTime(n)
 			if !got.HasAudio || got.Frames != n || got.FPS != info.FPS || absDur(got.Duration-want) > frame {
-				t.Errorf("muxed: audio %v frames %d fps %v duration %v; want audio, %d frames, %v, %v ±1 frame",
+				t.Errorf("joined: audio %v frames %d fps %v duration %v; want audio, %d frames, %v, %v ±1 frame",
 					got.HasAudio, got.Frames, got.FPS, got.Duration, n, info.FPS, want)
 			}
 			if a := audioDuration(t, out); absDur(a-want) > frame {
@@ -289,38 +295,48 @@ func TestMux(t *testing.T) {
 			}
 			// The video is copied, not re-encoded: the same frames as the segment.
 			if !slices.Equal(referenceHashes(t, out), referenceHashes(t, seg)) {
-				t.Error("muxing changed the video frames")
+				t.Error("joining changed the video frames")
 			}
 		})
 	}
 }
 
-// PCM audio cannot be copied into MP4; Mux falls back to AAC.
-func TestMuxReencodesWhenCopyImpossible(t *testing.T) {
+// PCM audio cannot be copied into MP4: CheckOutput decides, before the first frame, that it
+// goes as AAC, and Join writes it so; a target with nothing but its video gives a silent output.
+func TestJoinAudioAsAACOrNone(t *testing.T) {
 	src := clip(t, "pcm.mov")
 	info := probe(t, src)
-	seg := filepath.Join(t.TempDir(), "seg.mp4")
+	dir := t.TempDir()
+	seg := filepath.Join(dir, "seg.nut")
 	transcode(t, info, 0, info.Frames, seg, EncodeOptions{Preset: "ultrafast", Quality: DefaultQuality})
-	out := filepath.Join(t.TempDir(), "out.mp4")
-	if err := Mux(context.Background(), seg, src, Span{}, out, AudioOptions{}); err != nil {
+	opt := EncodeOptions{Encoder: "libx264", Quality: DefaultQuality, Preset: "ultrafast", FPS: info.FPS, Width: info.Width, Height: info.Height}
+	out := filepath.Join(dir, "out.mp4")
+	carried, err := checkOutput(t, out, opt, src, AudioOptions{})
+	if err != nil {
 		t.Fatal(err)
 	}
-	codec := ffprobeField(t, out, "a:0", "stream=codec_name")
-	if codec != "aac" {
+	if len(carried.Keep) != 1 || !carried.Keep[0].AAC {
+		t.Fatalf("PCM into .mp4: keeps %+v, want its audio as AAC", carried.Keep)
+	}
+	if err := Join(context.Background(), "", []JoinSegment{{Path: seg}}, info.Times, src, Span{}, carried.Keep, out, AudioOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if codec := ffprobeField(t, out, "a:0", "stream=codec_name"); codec != "aac" {
 		t.Errorf("audio codec %q, want aac", codec)
 	}
-}
 
-func TestMuxWithoutAudio(t *testing.T) {
-	info := probe(t, clip(t, "vfr.mkv"))
-	seg := filepath.Join(t.TempDir(), "seg.mkv")
-	transcode(t, info, 0, 10, seg, EncodeOptions{Encoder: "ffv1"})
-	out := filepath.Join(t.TempDir(), "out.mkv")
-	if err := Mux(context.Background(), seg, info.Path, Span{}, out, AudioOptions{}); err != nil {
+	silent := probe(t, clip(t, "vfr.mkv"))
+	seg = filepath.Join(dir, "silent.nut")
+	transcode(t, silent, 0, 10, seg, EncodeOptions{Encoder: "ffv1"})
+	out = filepath.Join(dir, "silent.mkv")
+	if len(silent.Others) != 0 {
+		t.Fatalf("vfr.mkv has streams besides its video: %v", silent.Others)
+	}
+	if err := Join(context.Background(), "", []JoinSegment{{Path: seg}}, silent.Times.Slice(0, 10, silent.Frames), silent.Path, Span{}, nil, out, AudioOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if got := probe(t, out); got.HasAudio || got.Frames != 10 {
-		t.Errorf("muxed without audio: %+v", got)
+		t.Errorf("joined without audio: %+v", got)
 	}
 }
 
@@ -347,29 +363,31 @@ func audioDuration(t *testing.T, path string) time.Duration {
 	return time.Duration(seconds(s) * float64(time.Second))
 }
 
-// Segments encoded separately and concatenated decode to the segments' frames in order.
-func TestConcat(t *testing.T) {
+// Segments encoded separately and joined decode to the segments' frames in order; the segment
+// list (a quote in a segment's name) is written in the scratch folder, not beside the output,
+// and removed; a missing segment is named.
+func TestJoinSegments(t *testing.T) {
 	info := probe(t, clip(t, "bf.mp4"))
 	dir := t.TempDir()
 	cuts := []int{0, 40, 41, 123}
-	var segs []string
+	var segs []JoinSegment
 	var want []string
 	for i := 0; i+1 < len(cuts); i++ {
-		seg := filepath.Join(dir, fmt.Sprintf("chunk's %d.mp4", i)) // a quote in the name
+		seg := filepath.Join(dir, fmt.Sprintf("chunk's %d.nut", i)) // a quote in the name
 		transcode(t, info, cuts[i], cuts[i+1], seg, EncodeOptions{Preset: "ultrafast", Quality: DefaultQuality})
-		segs = append(segs, seg)
+		segs = append(segs, JoinSegment{Path: seg, Start: info.Times.At(cuts[i])})
 		want = append(want, referenceHashes(t, seg)...)
 	}
 	out := filepath.Join(dir, "joined.mp4.tmp")
 	scratch := t.TempDir()
-	if err := Concat(context.Background(), scratch, segs, out); err != nil {
+	if err := Join(context.Background(), scratch, segs, info.Times, info.Path, Span{}, nil, out, AudioOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if got := referenceHashes(t, out); !slices.Equal(got, want) {
-		t.Errorf("concatenated: %d frames, want %d; first difference at %d", len(got), len(want), firstDiff(got, want))
+		t.Errorf("joined: %d frames, want %d; first difference at %d", len(got), len(want), firstDiff(got, want))
 	}
 	if got := probe(t, out); got.Frames != 123 || got.FPS != info.FPS {
-		t.Errorf("concatenated: %d frames at %v, want 123 at %v", got.Frames, got.FPS, info.FPS)
+		t.Errorf("joined: %d frames at %v, want 123 at %v", got.Frames, got.FPS, info.FPS)
 	}
 	entries, _ := os.ReadDir(dir)
 	for _, e := range entries {
@@ -380,7 +398,8 @@ func TestConcat(t *testing.T) {
 	if entries, _ := os.ReadDir(scratch); len(entries) > 0 {
 		t.Errorf("segment list %s left in the scratch folder", entries[0].Name())
 	}
-	if err := Concat(context.Background(), scratch, []string{filepath.Join(dir, "missing.mp4")}, out); err == nil || !strings.Contains(err.Error(), "missing.mp4") {
+	missing := []JoinSegment{{Path: filepath.Join(dir, "missing.nut")}}
+	if err := Join(context.Background(), scratch, missing, info.Times, info.Path, Span{}, nil, out, AudioOptions{}); err == nil || !strings.Contains(err.Error(), "missing.nut") {
 		t.Errorf("missing segment: %v", err)
 	}
 }
