@@ -2,10 +2,13 @@ package main
 
 import (
 	"math"
+	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/facefusion-hpc/facefusion/internal/clitest"
 	"github.com/facefusion-hpc/facefusion/internal/raster"
@@ -167,4 +170,34 @@ func TestHardwareCodecsFallBack(t *testing.T) {
 		t.Fatalf("on: exit %d, want 4 naming the flag and the encoder:\n%s", r.Code, r.Stderr)
 	}
 	clitest.MustNotExist(t, out2)
+}
+
+// A target whose video starts after its audio (here 0.5 s in, the audio silent until then)
+// keeps its picture against its sound: the audio is cut from the first frame's time in the
+// container, so the output's first tenths of a second carry the tone that played with the
+// first frame, not the silence before it.
+func TestVideoStartOffsetKeepsSync(t *testing.T) {
+	dir := t.TempDir()
+	v, in, out := filepath.Join(dir, "v.mp4"), filepath.Join(dir, "offset.mp4"), filepath.Join(dir, "out.mp4")
+	clitest.FFmpeg(t, "-f", "lavfi", "-i", "testsrc=s=160x120:r=25:d=2", "-c:v", "libx264", "-pix_fmt", "yuv420p", v)
+	clitest.FFmpeg(t, "-itsoffset", "0.5", "-i", v, "-f", "lavfi", "-i", "aevalsrc='if(gte(t,0.5),0.5*sin(2*PI*440*t),0)':s=48000:d=2.5",
+		"-map", "0:v", "-map", "1:a", "-c:v", "copy", "-c:a", "aac", in)
+	if got := clitest.Probe(t, in); got.VideoStart < 400*time.Millisecond {
+		t.Fatalf("fixture's video starts at %v, want 0.5 s after the audio", got.VideoStart)
+	}
+	if r := clitest.Run(t, "run", "--processors", "none", "-t", in, "-o", out); r.Code != 0 {
+		t.Fatalf("exit %d\n%s", r.Code, r.Stderr)
+	}
+	cmd := exec.Command("ffmpeg", "-hide_banner", "-nostdin", "-i", out, "-map", "0:a", "-t", "0.2", "-af", "volumedetect", "-f", "null", "-")
+	b, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("volumedetect: %v\n%s", err, b)
+	}
+	m := regexp.MustCompile(`mean_volume: (-?[0-9.]+) dB`).FindStringSubmatch(string(b))
+	if m == nil {
+		t.Fatalf("no mean volume in:\n%s", b)
+	}
+	if db, _ := strconv.ParseFloat(m[1], 64); db < -30 {
+		t.Fatalf("the output's first 0.2 s of audio are at %s dB: the silence before the video started, not the tone that plays with its first frame", m[1])
+	}
 }
