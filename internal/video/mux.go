@@ -154,5 +154,8 @@ func joinArgs(list string, times Timeline, target string, span Span, keep []Carr
 		// The track's clock is the target's time base (MOV doubles one under 10000 otherwise).
 		args = append(args, "-video_track_timescale", strconv.Itoa(times.TimeBase.Den))
 	}
+	// Matroska writes random segment and track UIDs unless bitexact: without it two runs of one
+	// job, or one job on 1 and 3 ranks, give other bytes for the same streams.
+	args = append(args, "-fflags", "+bitexact")
 	return append(args, outputArgs(out, true)...)
 }
