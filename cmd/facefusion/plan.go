@@ -60,6 +60,14 @@ model flags:
 var planFlags = []string{"ranks", "frames", "costs", "frame-size", "frame-seconds", "bytes-per-frame", "model-bytes",
 	"fs-bandwidth", "client-bandwidth", "ranks-per-node", "slots", "launch"}
 
+// The largest job plan models: a row per rank and per chunk is kept, so absurd values must be
+// refused rather than exhaust the memory.
+const (
+	planMaxRanks  = 1 << 20
+	planMaxFrames = 1<<31 - 1
+	planMaxChunks = 1 << 24
+)
+
 // cmdPlan is `facefusion plan`: the static partition a run would use, without running it.
 // Its flags are run's (one flag table, one parser), plus --ranks.
 func cmdPlan(ctx context.Context, args []string, w io.Writer) error {
@@ -87,11 +95,19 @@ func cmdPlan(ctx context.Context, args []string, w io.Writer) error {
 		return fault.AsUsage(errors.New("plan: give -t FILE or --frames F, not both (with -t the frames are the target's)"))
 	case ranks < 1:
 		return fault.AsUsage(fmt.Errorf("plan: --ranks %d: give the number of ranks the run will have (at least 1)", ranks))
+	case ranks > planMaxRanks:
+		return fault.AsUsage(fmt.Errorf("plan: --ranks %d: at most %d (the model keeps a row per rank)", ranks, planMaxRanks))
 	}
 	if byFrames {
 		n, err := own.int("frames", 0)
-		if err == nil && n < 1 {
+		switch {
+		case err != nil:
+		case n < 1:
 			err = fmt.Errorf("--frames %d: give the target's frame count (at least 1)", n)
+		case n > planMaxFrames:
+			err = fmt.Errorf("--frames %d: at most %d (over 2 years of video at 25 fps)", n, planMaxFrames)
+		case (n+cfg.ChunkFrames-1)/cfg.ChunkFrames > planMaxChunks:
+			err = fmt.Errorf("--frames %d in chunks of %d is over %d chunks (the model keeps a row per chunk): raise --chunk-frames", n, cfg.ChunkFrames, planMaxChunks)
 		}
 		if err != nil {
 			return fault.AsUsage(fmt.Errorf("plan: %v", err))

@@ -305,7 +305,10 @@ func TestPlan(t *testing.T) {
 
 	for _, bad := range [][]string{{"-t", in}, {"-t", in, "--ranks", "0"}, {"--ranks", "2"}, {"-t", in, "--ranks", "2", "--chunk-frames", "0"},
 		{"-t", in, "--ranks", "2", "--frames", "10"}, {"--frames", "0", "--ranks", "2"}, {"--frames", "10", "--ranks", "2", "--fs-bandwidth", "fast"},
-		{"--frames", "10", "--ranks", "2", "--frame-size", "1920"}} {
+		{"--frames", "10", "--ranks", "2", "--frame-size", "1920"},
+		// Sizes that would exhaust the memory (a row per rank and chunk) are refused, not crashed on.
+		{"--frames", "100", "--ranks", "99999999999"}, {"--frames", "9223372036854775807", "--ranks", "2"},
+		{"--frames", "2000000000", "--ranks", "4", "--chunk-frames", "1"}} {
 		if r := clitest.Run(t, append([]string{"plan"}, bad...)...); r.Code != fault.ExitUsage || strings.Count(strings.TrimSpace(r.Stderr), "\n") != 0 || r.Stdout != "" {
 			t.Errorf("plan %v: exit %d, %q, stdout %q; want exit %d, one line and nothing printed", bad, r.Code, r.Stderr, r.Stdout, fault.ExitUsage)
 		}
