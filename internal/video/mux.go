@@ -59,8 +59,11 @@ func (c Carried) Note(out string) string {
 	for i, d := range c.Drop {
 		parts[i] = d.Stream.String() + " (" + d.Why + ")"
 	}
-	return fmt.Sprintf("the output %s leaves out %d of the target's streams, which its container cannot hold: %s; use .mkv to keep them",
-		filepath.Base(out), len(c.Drop), strings.Join(parts, ", "))
+	line := fmt.Sprintf("the output %s leaves out %d of the target's streams: %s", filepath.Base(out), len(c.Drop), strings.Join(parts, ", "))
+	if m := muxerFor(out); m != "matroska" && m != "webm" {
+		line += "; a .mkv output holds more kinds of stream"
+	}
+	return line
 }
 
 // JoinSegment is one encoded segment and the output time of its first frame.

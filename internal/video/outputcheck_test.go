@@ -110,4 +110,9 @@ func TestCheckOutputStreams(t *testing.T) {
 	if len(mp4.Drop) != 1 || mp4.Drop[0].Index != 3 || !strings.Contains(note, "#3 subtitle subrip") || strings.Contains(note, "\n") {
 		t.Errorf("into .mp4: drops %+v with the line %q; want #3 subtitle subrip named", mp4.Drop, note)
 	}
+	// The advice to use .mkv is for other containers only: a .mkv that drops a stream (a second
+	// video, never processed) is not told to be a .mkv.
+	if !strings.Contains(note, ".mkv output") || strings.Contains(mp4.Note("o.mkv"), ".mkv output") {
+		t.Errorf("the .mkv advice: %q for .mp4, %q for .mkv", note, mp4.Note("o.mkv"))
+	}
 }
