@@ -165,6 +165,13 @@ func encodeArgs(path string, opt EncodeOptions) []string {
 	}
 	args = append(args, qualityArgs(opt.Encoder, opt.Quality)...)
 	args = append(args, presetArgs(opt.Encoder, opt.Preset)...)
+	if opt.Encoder == "libx264" && opt.timeline().Step > 0 {
+		// Evenly spaced frames: x264 otherwise takes its stream's timing (the VUI) from the
+		// time base, and a 29.97 fps target's 1/30000 would read as 30000 fps to a tool that
+		// goes by the stream; force-cfr takes it from the nominal rate (-r). The frames' times
+		// are still the ones the NUT input gives.
+		args = append(args, "-x264-params", "force-cfr=1")
+	}
 	if opt.Encoder == "libx265" {
 		params := "log-level=error"
 		if n, ok := EncoderThreads(opt.Encoder, opt.Height); ok {

@@ -110,6 +110,17 @@ func TestOutputKeepsFrameTimes(t *testing.T) {
 						t.Errorf("video %s %s, want the target's %s", f, g, w)
 					}
 				}
+				// The stream's own timing (H.264's VUI, what a tool reading the bare stream goes
+				// by) is the nominal rate, not the time base: with the time base, 29.97 fps
+				// would read as 30000.
+				if g, w := ffprobeField(t, out, "v:0", "stream=r_frame_rate"), ffprobeField(t, info.Path, "v:0", "stream=r_frame_rate"); g != w {
+					t.Errorf("r_frame_rate %s, want the target's %s", g, w)
+				}
+				raw := filepath.Join(t.TempDir(), "bare.h264")
+				ffmpegRun(t, "-i", out, "-map", "0:v", "-c", "copy", "-f", "h264", raw)
+				if g, w := ffprobeField(t, raw, "v:0", "stream=r_frame_rate"), ffprobeField(t, info.Path, "v:0", "stream=r_frame_rate"); g != w {
+					t.Errorf("the bare stream's rate %s, want the target's %s (its VUI says the time base)", g, w)
+				}
 			}
 			// The file lasts as long as the target, within the last frame's display time (which
 			// the target's own edit list may shorten: this one says 3.8 s for a frame at 3.9 s).
