@@ -83,7 +83,21 @@ func cmdStatus(args []string, w io.Writer) error {
 	fmt.Fprintf(w, "target:     %s, frames [%d,%d), %d chunk(s) of %d\n", m.Target, m.FrameStart, m.FrameEnd, m.NumChunks, m.ChunkFrames)
 	state := at.Outcome
 	if state == lustre.Running {
-		state = fmt.Sprintf("running (manifest updated %s ago; a killed attempt also reads so)", time.Since(at.Updated).Round(time.Second))
+		// The manifest of a killed attempt reads "running" too: the claim tells them apart,
+		// as the next run's takeover does.
+		me := lustre.Me()
+		switch h, held, err := jd.ReadClaim(); {
+		case err != nil:
+			state = fmt.Sprintf("running? (manifest updated %s ago; the claim cannot be read: %v)", time.Since(at.Updated).Round(time.Second), err)
+		case !held:
+			state = fmt.Sprintf("not running: the attempt ended without recording how (killed?; manifest updated %s ago): rerun the same command to resume", time.Since(at.Updated).Round(time.Second))
+		default:
+			if dead, why := h.Dead(&me, time.Now()); dead {
+				state = fmt.Sprintf("not running: killed (%s; manifest updated %s ago): rerun the same command to resume", why, time.Since(at.Updated).Round(time.Second))
+			} else {
+				state = fmt.Sprintf("running (%s; manifest updated %s ago)", h.Describe(), time.Since(at.Updated).Round(time.Second))
+			}
+		}
 	}
 	if at.Stop != "" {
 		state += " (" + at.Stop + ")"

@@ -131,6 +131,10 @@ func TestResumeSwapMoreRanks(t *testing.T) {
 	if st.Code != 0 || !regexp.MustCompile(`chunks:\s+[1-4] done, [1-4] pending, of 5`).MatchString(st.Stdout) {
 		t.Fatalf("status after the kill: exit %d\n%s%s", st.Code, st.Stdout, st.Stderr)
 	}
+	// The manifest still reads "running"; the claim's dead process tells status otherwise.
+	if !strings.Contains(st.Stdout, "state:      not running: killed (its process") {
+		t.Fatalf("status calls the killed job:\n%s", st.Stdout)
+	}
 	r := clitest.Mpirun(t, clitest.HangGuard(t), 3, swapArgs(out)...)
 	if r.Code != 0 {
 		t.Fatalf("resume on 3 ranks: exit %d\n%s", r.Code, r.Stderr)
