@@ -60,22 +60,18 @@ func newNUTWriter(w io.Writer, width, height int, tb Rational) (*nutWriter, erro
 	// its size and a header checksum coded); the other 254 ('N' is never a frame code) are
 	// invalid. Each entry: flags, field count, pts delta, size_mul, stream, size_lsb,
 	// reserved_count, count.
-	main = putV(main, nutFlagKey|nutFlagCodedPTS|nutFlagSizeMSB|nutFlagChecksum)
-	main = putV(main, 6)
-	main = putS(main, 0)
-	main = putV(main, 1)
-	main = putV(main, 0)
-	main = putV(main, 0)
-	main = putV(main, 0)
-	main = putV(main, 1)
-	main = putV(main, nutFlagInvalid)
-	main = putV(main, 6)
-	main = putS(main, 0)
-	main = putV(main, 1)
-	main = putV(main, 0)
-	main = putV(main, 0)
-	main = putV(main, 0)
-	main = putV(main, 254)
+	code := func(b []byte, flags, count uint64) []byte {
+		b = putV(b, flags)
+		b = putV(b, 6)        // fields that follow
+		b = putS(b, 0)        // pts delta
+		b = putV(b, 1)        // size_mul
+		b = putV(b, 0)        // stream
+		b = putV(b, 0)        // size_lsb
+		b = putV(b, 0)        // reserved_count
+		return putV(b, count) // count
+	}
+	main = code(main, nutFlagKey|nutFlagCodedPTS|nutFlagSizeMSB|nutFlagChecksum, 1)
+	main = code(main, nutFlagInvalid, 254)
 	main = putV(main, 0) // header_count − 1: no elision headers
 	n.packet(nutMainStartcode, main)
 
@@ -106,8 +102,8 @@ func (n *nutWriter) WriteFrame(pts int64, frame []byte) error {
 	}
 	sp := n.body[:0]
 	start := n.pos
-	sp = putV(sp, uint64(pts))               // global_key_pts (one time base: index 0)
-	back := uint64(0) // the first syncpoint has none before it (as ffmpeg's muxer writes)
+	sp = putV(sp, uint64(pts)) // global_key_pts (one time base: index 0)
+	back := uint64(0)          // the first syncpoint has none before it (as ffmpeg's muxer writes)
 	if n.lastSP > 0 {
 		back = uint64(start-n.lastSP) / 16
 	}

@@ -2,8 +2,6 @@ package video
 
 import (
 	"context"
-	"errors"
-	"io"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -40,34 +38,9 @@ func encodeSegments(t *testing.T, info *Info, cuts []int, out string) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	var segs []JoinSegment
-	buf := make([]byte, info.FrameSize())
 	for i := 0; i+1 < len(cuts); i++ {
-		d, err := OpenDecoder(ctx, info, cuts[i], cuts[i+1])
-		if err != nil {
-			t.Fatal(err)
-		}
 		seg := filepath.Join(dir, "seg-"+strconv.Itoa(i)+".nut")
-		e, err := OpenEncoder(ctx, seg, EncodeOptions{Preset: "ultrafast", Quality: DefaultQuality,
-			Width: info.Width, Height: info.Height, FPS: info.FPS, Times: info.Times, First: cuts[i]})
-		if err != nil {
-			t.Fatal(err)
-		}
-		for {
-			err := d.Next(buf)
-			if errors.Is(err, io.EOF) {
-				break
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := e.Write(buf); err != nil {
-				t.Fatal(err)
-			}
-		}
-		d.Close()
-		if err := e.Close(); err != nil {
-			t.Fatal(err)
-		}
+		transcode(t, info, cuts[i], cuts[i+1], seg, EncodeOptions{Preset: "ultrafast", Quality: DefaultQuality, Times: info.Times, First: cuts[i]})
 		segs = append(segs, JoinSegment{Path: seg, Start: info.Times.At(cuts[i])})
 	}
 	var keep []Carry
