@@ -35,6 +35,27 @@ func containerRefusedCodec(err error) bool {
 type Carry struct {
 	Stream
 	AAC bool `json:",omitempty"`
+	// Text is the text-subtitle encoder a subtitle the container cannot hold as it is goes in as
+	// (mov_text in MP4, srt in Matroska, webvtt in WebM): the same cues, in the container's
+	// own text format. "": copied.
+	Text string `json:",omitempty"`
+}
+
+// textSubtitles are the text-subtitle codecs one can be converted into another from; bitmap
+// subtitles (DVD, PGS) cannot become text.
+var textSubtitles = map[string]bool{"subrip": true, "srt": true, "ass": true, "ssa": true, "mov_text": true, "webvtt": true, "text": true}
+
+// textSubtitleEncoder is the text-subtitle encoder out's container holds, or "".
+func textSubtitleEncoder(out string) string {
+	switch muxerFor(out) {
+	case "mp4", "mov":
+		return "mov_text"
+	case "matroska":
+		return "srt"
+	case "webm":
+		return "webvtt"
+	}
+	return ""
 }
 
 // Dropped is a stream of the target the output cannot hold, and why.
@@ -149,6 +170,8 @@ func joinArgs(list string, times Timeline, target string, span Span, keep []Carr
 		case c.Type == "audio" && !audio.Copies():
 		case c.AAC:
 			args = append(args, o, "aac")
+		case c.Text != "":
+			args = append(args, o, c.Text)
 		default:
 			args = append(args, o, "copy")
 		}

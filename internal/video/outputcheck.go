@@ -48,7 +48,8 @@ const checkFrames = 8
 //
 // It also decides which of the target's other streams (others) the output keeps: all of them
 // when the container takes them (one ffmpeg run, the usual case); otherwise each is tried alone,
-// audio that cannot be copied is tried as AAC, and what the container still refuses is
+// audio that cannot be copied is tried as AAC, a text subtitle in the container's own text format,
+// and what the container still refuses is
 // dropped, named in Carried.Drop. The first audio stream is never dropped: a container that
 // holds it neither copied nor as AAC (nor as the audio encoder's) is refused.
 func CheckOutput(ctx context.Context, scratch, out string, opt EncodeOptions, target string, others []Stream, audio AudioOptions) (Carried, error) {
@@ -99,6 +100,12 @@ func CheckOutput(ctx context.Context, scratch, out string, opt EncodeOptions, ta
 			if cerr != nil && ctx.Err() == nil && c.Type == "audio" && audio.Copies() && containerRefusedCodec(cerr) {
 				c.AAC = true // ffmpeg's AAC at its own default bit rate: no audio setting asked for another
 				cerr = join([]Carry{c})
+			}
+			if enc := textSubtitleEncoder(out); cerr != nil && ctx.Err() == nil && c.Type == "subtitle" && textSubtitles[c.Codec] && enc != "" {
+				c.Text = enc // the same cues in the container's text format
+				if cerr = join([]Carry{c}); cerr != nil {
+					c.Text = ""
+				}
 			}
 			switch {
 			case ctx.Err() != nil:

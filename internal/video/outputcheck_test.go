@@ -103,16 +103,18 @@ func TestCheckOutputStreams(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(mp4.Keep) != 2 || mp4.Keep[0].Type != "audio" || mp4.Keep[1].Type != "audio" || !mp4.Keep[1].AAC {
-		t.Errorf("into .mp4: keeps %+v; want the AAC track copied and the PCM one as AAC", mp4.Keep)
+	// MP4 holds neither PCM nor SubRip as they are: the PCM track goes in as AAC, the SubRip cues
+	// as mov_text (checked by a real join that reads back), nothing is dropped.
+	if len(mp4.Keep) != 3 || mp4.Keep[0].Type != "audio" || mp4.Keep[1].Type != "audio" || !mp4.Keep[1].AAC ||
+		mp4.Keep[2].Index != 3 || mp4.Keep[2].Text != "mov_text" || len(mp4.Drop) != 0 || mp4.Note("o.mp4") != "" {
+		t.Errorf("into .mp4: keeps %+v, drops %+v; want the AAC track copied, the PCM one as AAC, the SubRip one as mov_text", mp4.Keep, mp4.Drop)
 	}
-	note := mp4.Note("o.mp4")
-	if len(mp4.Drop) != 1 || mp4.Drop[0].Index != 3 || !strings.Contains(note, "#3 subtitle subrip") || strings.Contains(note, "\n") {
-		t.Errorf("into .mp4: drops %+v with the line %q; want #3 subtitle subrip named", mp4.Drop, note)
-	}
-	// The advice to use .mkv is for other containers only: a .mkv that drops a stream (a second
-	// video, never processed) is not told to be a .mkv.
-	if !strings.Contains(note, ".mkv output") || strings.Contains(mp4.Note("o.mkv"), ".mkv output") {
-		t.Errorf("the .mkv advice: %q for .mp4, %q for .mkv", note, mp4.Note("o.mkv"))
+	// The line for a stream left out names it, in one line; the advice to use .mkv is for other
+	// containers only (a .mkv drops only what no container keeps: a second video, a bitmap
+	// subtitle it refuses).
+	dropped := Carried{Drop: []Dropped{{Stream{Index: 3, Type: "subtitle", Codec: "dvd_subtitle"}, "not in this container"}}}
+	note := dropped.Note("o.mp4")
+	if !strings.Contains(note, "#3 subtitle dvd_subtitle") || strings.Contains(note, "\n") || !strings.Contains(note, ".mkv output") || strings.Contains(dropped.Note("o.mkv"), ".mkv output") {
+		t.Errorf("the dropped line: %q for .mp4, %q for .mkv", note, dropped.Note("o.mkv"))
 	}
 }
