@@ -47,7 +47,9 @@ func (e *Stopped) Is(target error) bool { return target == ErrCheckpointed }
 
 // PauseEnv names the test-only hook that holds one rank at a named point so that a test can
 // kill or signal it there: FACEFUSION_TEST_PAUSE_AT=POINT[,MARKER] where POINT is chunk-N (after
-// chunk N is encoded, before its segment is renamed into place), concat (rank 0, before it
+// chunk N is encoded, before its segment is renamed into place: a stop there keeps it),
+// frames-N (once the rank wrote N frames this attempt, before the next: a stop there discards
+// the chunk being written), concat (rank 0, before it
 // joins the segments) or commit (rank 0, the joined and muxed output beside its final path,
 // before the rename). With MARKER, the pause happens only while the file MARKER does not exist
 // and creates it, so a rerun (or a Slurm requeue) of the same command does not pause again.

@@ -663,19 +663,38 @@ func useSource(m *pipeline.Models, p *Plan) error {
 }
 
 // encodeShare encodes this rank's chunks of the attempt with workerCount workers, one segment
-// file each, and records each finished chunk in this rank's journal at once, in order. A signal
-// discards the chunks not yet recorded.
+// file each, and records each finished chunk in this rank's journal at once, in order. A stop
+// (a signal here, or the job's stop from the rounds) ends the frames and discards the chunk
+// being encoded, but the chunks whose frames are all written are finished and recorded first;
+// a failure or a takeover discards every chunk not yet recorded.
 func encodeShare(ctx context.Context, comm collective.Comm, cfg job.Config, m *pipeline.Models, p *Plan, jd *lustre.JobDir, opt Options, ctl *control, workerCount int) (Result, error) {
 	me := comm.Rank()
 	res := Result{Rank: me}
 	signalled := ctx
-	ctx, cancel := context.WithCancelCause(ctx)
+	// kill ends the encode at once (a failure, a takeover); stop, also ended by kill, only ends
+	// its frames (a signal, the job's stop).
+	kill, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
 	defer cancel(nil)
+	stop, endFrames := context.WithCancelCause(kill)
+	defer endFrames(nil)
+	defer context.AfterFunc(signalled, func() { endFrames(context.Cause(signalled)) })()
 	log := opt.Log
 
 	// The job's stop, failure or takeover reaches this rank within a round (control.go), and
 	// its frames go into the rounds' progress.
-	counter := ctl.encode(cancel)
+	rounds := ctl.encode(func(cause error) {
+		if cause == errStopRequested {
+			endFrames(cause)
+		} else {
+			cancel(cause)
+		}
+	})
+	written := 0
+	counter := progressFunc(func(n int) {
+		rounds(n)
+		written += n
+		testPause(stop, fmt.Sprintf("frames-%d", written), log)
+	})
 
 	work := p.Work[me]
 	if len(work) == 0 {
@@ -698,12 +717,12 @@ func encodeShare(ctx context.Context, comm collective.Comm, cfg job.Config, m *p
 		}
 		began := time.Now()
 		// Each chunk, once its encoder has finished, is renamed into place and recorded here,
-		// in order, while the next ones are encoded.
+		// in order, while the next ones are encoded; at a stop too.
 		finished := func(k, n, faces int) error {
 			c, ch := run[k], p.Chunks[run[k]]
-			testPause(ctx, fmt.Sprintf("chunk-%d", c), log)
-			if err := ctx.Err(); err != nil {
-				return err
+			testPause(stop, fmt.Sprintf("chunk-%d", c), log)
+			if err := kill.Err(); err != nil {
+				return context.Cause(kill)
 			}
 			if jd.CurrentAttemptID() != p.AttemptID {
 				// A straggler's segment and journal would land in a newer attempt's folder: rank
@@ -725,9 +744,9 @@ func encodeShare(ctx context.Context, comm collective.Comm, cfg job.Config, m *p
 			return nil
 		}
 		c := run[0] // the chunk an error is reported in
-		src, err := pipeline.OpenFrames(ctx, cfg, p.Info, p.Map, segs[0].Start, segs[len(segs)-1].End)
+		src, err := pipeline.OpenFrames(stop, cfg, p.Info, p.Map, segs[0].Start, segs[len(segs)-1].End)
 		if err == nil {
-			err = pipeline.EncodeSegments(ctx, cfg, p.Info, src, segs, workers, counter, finished)
+			err = pipeline.EncodeSegments(kill, stop, cfg, p.Info, src, segs, workers, counter, finished)
 			src.Close()
 		}
 		var se *pipeline.SegmentError
@@ -735,7 +754,7 @@ func encodeShare(ctx context.Context, comm collective.Comm, cfg job.Config, m *p
 			c = run[se.Index]
 		}
 		if err != nil {
-			if signalled.Err() != nil || context.Cause(ctx) == errStopRequested {
+			if stop.Err() != nil && kill.Err() == nil {
 				// Tell the others (a signal may have reached this rank alone) and stop.
 				if signalled.Err() != nil {
 					writeStop(jd, p.AttemptID, fmt.Sprintf("rank %d: %s", me, signalName(signalled)))
@@ -743,7 +762,7 @@ func encodeShare(ctx context.Context, comm collective.Comm, cfg job.Config, m *p
 				res.Stopped = true
 				return res, nil
 			}
-			if cause := context.Cause(ctx); ctx.Err() != nil && cause != context.Canceled {
+			if cause := context.Cause(kill); kill.Err() != nil && cause != context.Canceled {
 				if _, ferr := os.Stat(jd.Failed()); ferr == nil && cause == errRemoteFailed {
 					return res, &RemoteError{Kind: fault.Internal}
 				}

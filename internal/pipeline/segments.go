@@ -40,18 +40,32 @@ func (e *SegmentError) Error() string { return e.Err.Error() }
 func (e *SegmentError) Unwrap() error { return e.Err }
 
 // segmentsAhead is how many complete segments may wait for their encoder to finish and for
-// done, while the next ones are encoded: a stop discards at most these, the one being written
-// and the one started ahead.
+// done, while the next ones are encoded. A failure discards them, the one being written and the
+// one started ahead; a stop discards only the last two.
 const segmentsAhead = 2
+
+// stopGrace bounds how long a stop waits for the encoders of complete segments to finish: one
+// flushes what it holds (its lookahead, well under a second at 480p) and exits. Then the ones
+// still running are killed and their segments discarded, well inside Slurm's default KillWait
+// of 30 s between TERM and KILL. A variable for the tests.
+var stopGrace = 10 * time.Second
+
+// errGraceOver is the kill's cause when a stop's grace ran out.
+var errGraceOver = errors.New("the encoders of complete segments were still running")
 
 // EncodeSegments runs the workers over the consecutive segments segs of src in one Stream (the
 // workers never drain at a segment's border) and encodes each segment with its own ffmpeg:
 // the next segment's encoder is started while the current one is written, and a complete
 // segment's encoder finishes in the background. Each complete segment goes to done in order.
-// On an error every segment not accepted by done is discarded (its file removed), and the
-// error is a *SegmentError naming the segment. src must be at segs[0].Start and its decode
-// must reach the last segment's end.
-func EncodeSegments(ctx context.Context, cfg job.Config, info *video.Info, src *Frames, segs []Segment, workers []Worker, prog progress.Counter, done SegmentDone) error {
+//
+// ctx's end is a failure (or a takeover): every ffmpeg is killed at once. So is an error here.
+// stop's end (a stop, which keeps finished work) ends only the frames: no frame is written after
+// it, the segment being written and the one started ahead are discarded, but the segments whose
+// frames are all written are finished (their encoders get stopGrace) and go to done in order;
+// then the error is stop's cause, unless every segment was done. Every segment not accepted by
+// done is discarded (its file removed), and the error is a *SegmentError naming the segment.
+// src must be at segs[0].Start and its decode must reach the last segment's end.
+func EncodeSegments(ctx, stop context.Context, cfg job.Config, info *video.Info, src *Frames, segs []Segment, workers []Worker, prog progress.Counter, done SegmentDone) error {
 	if len(segs) == 0 {
 		return nil
 	}
@@ -64,20 +78,50 @@ func EncodeSegments(ctx context.Context, cfg job.Config, info *video.Info, src *
 	if src.Next() != start || end > src.end {
 		return fault.AsInternal(fmt.Errorf("encoding frames [%d, %d) from a decode at frame %d of [%d, %d)", start, end, src.Next(), src.start, src.end))
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	g, gctx := errgroup.WithContext(ctx)
+	ctx, kill := context.WithCancelCause(ctx)
+	defer kill(nil)
+	g, gctx := errgroup.WithContext(ctx) // every encoder's: an error kills them all
+	feed, endFeed := context.WithCancel(gctx)
+	defer endFeed()
+	grace, watched := stopGrace, make(chan struct{})
+	go func() { // a stop ends the frames at once, and the encoders still running after stopGrace
+		defer close(watched)
+		select {
+		case <-stop.Done():
+		case <-gctx.Done():
+			return
+		}
+		endFeed()
+		t := time.NewTimer(grace)
+		defer t.Stop()
+		select {
+		case <-t.C:
+			kill(errGraceOver)
+		case <-gctx.Done():
+		}
+	}()
 	st := statsOf(workers)
-	sink := &segmentSink{ctx: gctx, segs: segs, st: st, finished: make(chan *segmentEncoder, segmentsAhead),
+	sink := &segmentSink{ctx: gctx, feed: feed, segs: segs, st: st, finished: make(chan *segmentEncoder, segmentsAhead),
 		// Each segment's encoder stamps its frames with their own output times from its start.
-		open: func(s Segment) (*video.Encoder, error) {
-			return video.OpenEncoder(gctx, s.Path, SegmentOptions(cfg, info, s.Start))
+		open: func(s Segment) (*segmentEncoder, error) {
+			ectx, cancel := context.WithCancel(gctx) // its own, to kill only it at a stop
+			enc, err := video.OpenEncoder(ectx, s.Path, SegmentOptions(cfg, info, s.Start))
+			if err != nil {
+				cancel()
+				return nil, err
+			}
+			return &segmentEncoder{enc: enc, kill: cancel}, nil
 		}}
 	accepted := 0 // segments done took
 	g.Go(func() error {
 		defer close(sink.finished)
 		pw, ph := ProcessSize(cfg, info)
-		n, err := Stream(gctx, pw, ph, timedSource{inputSource{gctx, upTo{src, end}}, st}, sink, workers, prog)
+		n, err := Stream(feed, pw, ph, timedSource{inputSource{feed, upTo{src, end}}, st}, sink, workers, prog)
+		if n != end-start && stop.Err() != nil && (gctx.Err() == nil || context.Cause(ctx) == errGraceOver) {
+			// The segment being written and the one started ahead go; the complete ones finish.
+			sink.drop()
+			return nil
+		}
 		if err != nil {
 			return segmentError(cfg, segs, sink.at, err)
 		}
@@ -89,7 +133,12 @@ func EncodeSegments(ctx context.Context, cfg job.Config, info *video.Info, src *
 	g.Go(func() error { // in segment order: the encoder's end, then done
 		for e := range sink.finished {
 			s := segs[e.index]
-			if err := e.enc.Close(); err != nil {
+			err := e.enc.Close()
+			e.kill()
+			if err != nil && context.Cause(ctx) == errGraceOver {
+				return nil // a stop's: this one and those after it are discarded
+			}
+			if err != nil {
 				return &SegmentError{e.index, fmt.Errorf("encoding frames [%d, %d) to %s: %w", s.Start, s.End, s.Path, err)}
 			}
 			if err := done(e.index, e.frames, e.faces); err != nil {
@@ -100,10 +149,18 @@ func EncodeSegments(ctx context.Context, cfg job.Config, info *video.Info, src *
 		return nil
 	})
 	err := g.Wait()
+	<-watched // Wait ended gctx
+	if err == nil && accepted < len(segs) {
+		// Only a stop ends the Stream early without an error, or its grace the encoders.
+		err = &SegmentError{accepted, context.Cause(stop)}
+		if context.Cause(ctx) == errGraceOver {
+			err = &SegmentError{accepted, fmt.Errorf("%w (%w %s after it: discarded)", context.Cause(stop), errGraceOver, grace)}
+		}
+	}
 	if err == nil {
 		return nil
 	}
-	cancel() // every ffmpeg still running is killed; then its file is removed
+	kill(err) // every ffmpeg still running is killed; then its file is removed
 	sink.abort()
 	for _, s := range segs[accepted:sink.opened] {
 		os.Remove(s.Path)
@@ -136,14 +193,16 @@ func segmentError(cfg job.Config, segs []Segment, at int, err error) error {
 type segmentEncoder struct {
 	index, frames, faces int
 	enc                  *video.Encoder
+	kill                 context.CancelFunc // kills this ffmpeg alone
 }
 
 // segmentSink routes each frame of a Stream to its segment's encoder and hands a complete
 // segment's encoder to finished. It is used by Stream's one encode goroutine.
 type segmentSink struct {
-	ctx       context.Context
+	ctx       context.Context // the encoders': its end is a failure
+	feed      context.Context // the frames': its end (a stop, or a failure) writes no more
 	segs      []Segment
-	open      func(Segment) (*video.Encoder, error)
+	open      func(Segment) (*segmentEncoder, error)
 	st        *Stats
 	at        int             // the segment being written
 	cur, next *segmentEncoder // its encoder; the next segment's, started ahead
@@ -154,6 +213,9 @@ type segmentSink struct {
 func (s *segmentSink) Write(frame []byte) error { return s.WriteMarked(frame, false) }
 
 func (s *segmentSink) WriteMarked(frame []byte, faced bool) error {
+	if err := s.feed.Err(); err != nil {
+		return err // a stop: the frames already processed are not written either
+	}
 	if s.cur == nil {
 		if s.at == len(s.segs) {
 			return fault.AsInternal(fmt.Errorf("a frame after the last segment, [%d, %d)", s.segs[0].Start, s.segs[len(s.segs)-1].End))
@@ -185,6 +247,7 @@ func (s *segmentSink) WriteMarked(frame []byte, faced bool) error {
 	if s.cur.frames < s.segs[s.at].Len() {
 		return nil
 	}
+	// A complete segment is handed over even at a stop: only a failure discards it.
 	select {
 	case s.finished <- s.cur:
 	case <-s.ctx.Done():
@@ -202,19 +265,27 @@ func (s *segmentSink) start(e **segmentEncoder, i int) error {
 	if err != nil {
 		return &SegmentError{i, fault.AsUsage(err)}
 	}
-	*e = &segmentEncoder{index: i, enc: enc}
+	enc.index = i
+	*e = enc
 	return nil
+}
+
+// drop kills the encoders of the segment being written and of the one started ahead, once the
+// Stream has returned: a stop discards them.
+func (s *segmentSink) drop() {
+	for _, e := range []*segmentEncoder{s.cur, s.next} {
+		if e != nil {
+			e.kill()
+			e.enc.Close()
+		}
+	}
+	s.cur, s.next = nil, nil
 }
 
 // abort ends every encoder not handed to done (its context is cancelled: ffmpeg is killed),
 // once the Stream has returned and closed finished.
 func (s *segmentSink) abort() {
-	for _, e := range []*segmentEncoder{s.cur, s.next} {
-		if e != nil {
-			e.enc.Close()
-		}
-	}
-	s.cur, s.next = nil, nil
+	s.drop()
 	for e := range s.finished {
 		e.enc.Close()
 	}

@@ -10,7 +10,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/facefusion-hpc/facefusion/internal/job"
 	"github.com/facefusion-hpc/facefusion/internal/raster"
@@ -120,7 +122,7 @@ func TestEncodeSegmentsRoutesFrames(t *testing.T) {
 		got = append(got, fmt.Sprintf("%d:%d:%d:%d", i, n, faces, infos[i].Frames))
 		return nil
 	}
-	if err := EncodeSegments(ctx, cfg, info, src, segs, []Worker{&markWorker{failAt: -1}}, nil, done); err != nil {
+	if err := EncodeSegments(ctx, ctx, cfg, info, src, segs, []Worker{&markWorker{failAt: -1}}, nil, done); err != nil {
 		t.Fatal(err)
 	}
 	var expect []string
@@ -199,7 +201,7 @@ func TestEncodeSegmentsDiscardsUnaccepted(t *testing.T) {
 				accepted = i + 1
 				return nil
 			}
-			err = EncodeSegments(ctx, cfg, info, src, segs, []Worker{&markWorker{failAt: c.failAt}}, nil, done)
+			err = EncodeSegments(ctx, ctx, cfg, info, src, segs, []Worker{&markWorker{failAt: c.failAt}}, nil, done)
 			var se *SegmentError
 			if !errors.As(err, &se) || se.Index != c.index || !strings.Contains(err.Error(), c.msg) {
 				t.Fatalf("error %v, want a SegmentError naming segment %d and saying %q", err, c.index, c.msg)
@@ -219,6 +221,88 @@ func TestEncodeSegmentsDiscardsUnaccepted(t *testing.T) {
 			left, _ := os.ReadDir(dir)
 			if len(left) != accepted {
 				t.Errorf("the folder holds %d files, want the %d segments done took", len(left), accepted)
+			}
+		})
+	}
+}
+
+// countTo calls at once its count of written frames reaches n.
+type countTo struct {
+	count, n int
+	at       func()
+}
+
+func (c *countTo) Add(k int) {
+	if c.count += k; c.count == c.n {
+		c.at()
+	}
+}
+
+// A stop, unlike a failure, keeps finished work: the stop comes once segments 0 and 1 are
+// written (while done holds segment 0, so segment 1's encoder has not been closed), and segment
+// 1 still reaches done, complete; only segment 2, being written, is discarded, and the error is
+// the stop's. An encoder that does not finish (it writes to a FIFO nobody reads) holds the stop
+// for stopGrace only: then it is killed and its segment discarded.
+func TestEncodeSegmentsStopKeepsComplete(t *testing.T) {
+	cfg, info, m := segmentClip(t)
+	ctx := context.Background()
+	errStop := errors.New("SIGUSR1")
+	for _, c := range []struct {
+		name string
+		hung int // the segment whose encoder never finishes; -1: none
+		keep int // the segments done takes
+	}{
+		{"complete-segments-finish", -1, 2},
+		{"grace-runs-out", 1, 1},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			segs := segmentsOf(dir, 3, 10, 17, 30)
+			if c.hung >= 0 {
+				if err := syscall.Mkfifo(segs[c.hung].Path, 0o644); err != nil {
+					t.Fatal(err)
+				}
+				defer func(g time.Duration) { stopGrace = g }(stopGrace)
+				stopGrace = 200 * time.Millisecond
+			}
+			src, err := OpenFrames(ctx, cfg, info, m, 3, 30)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer src.Close()
+			stop, stopNow := context.WithCancelCause(ctx)
+			defer stopNow(nil)
+			written := &countTo{n: segs[1].End - segs[0].Start, at: func() { stopNow(errStop) }} // segments 0 and 1
+			var got []string
+			done := func(i, n, faces int) error {
+				if i == 0 {
+					<-stop.Done()
+				}
+				got = append(got, fmt.Sprintf("%d:%d:%d", i, n, segmentInfo(t, segs[i].Path).Frames))
+				return nil
+			}
+			err = EncodeSegments(ctx, stop, cfg, info, src, segs, []Worker{&markWorker{failAt: -1}}, written, done)
+			var want []string
+			for i := range c.keep {
+				want = append(want, fmt.Sprintf("%d:%d:%d", i, segs[i].Len(), segs[i].Len()))
+			}
+			if strings.Join(got, " ") != strings.Join(want, " ") {
+				t.Fatalf("done was told (segment:frames:frames in its file) %v, want %v", got, want)
+			}
+			var se *SegmentError
+			if !errors.As(err, &se) || se.Index != c.keep || !errors.Is(err, errStop) {
+				t.Fatalf("error %v, want the stop's, naming segment %d", err, c.keep)
+			}
+			if c.hung >= 0 && !errors.Is(err, errGraceOver) {
+				t.Errorf("error %v does not say the grace ran out", err)
+			}
+			for i, s := range segs {
+				if _, err := os.Lstat(s.Path); (err == nil) != (i < c.keep) {
+					t.Errorf("segment %d: file kept %v, want kept only if done took it (it took %d)", i, err == nil, c.keep)
+				}
+			}
+			if left, _ := os.ReadDir(dir); len(left) != c.keep {
+				t.Errorf("the folder holds %d files, want the %d segments done took", len(left), c.keep)
 			}
 		})
 	}

@@ -234,11 +234,11 @@ func TestResumeSlurm(t *testing.T) {
 			mustSay(t, log, "srun exited with status 75", "requeueing job "+id, "the batch script requeues the job (restart 1 of at most 10)")
 		})
 
-		// USR1 while the only rank holds its first chunk: the attempt finished nothing, so a
-		// requeue would stop the same way.
+		// USR1 while the only rank is half-way into its first chunk: the attempt finished
+		// nothing, so a requeue would stop the same way.
 		t.Run("usr1-without-progress", func(t *testing.T) {
 			t.Parallel()
-			id, log, out := submit(t, "usr1-none", "chunk-0", "", "-n", "1")
+			id, log, out := submit(t, "usr1-none", "frames-4", "", "-n", "1")
 			slurm(t, "scancel", "-b", "-s", "USR1", id)
 			stays(t, id, log, 3*time.Second, "FAILED", "COMPLETED")
 			if code := field(show(id), "ExitCode"); code != "76:0" {

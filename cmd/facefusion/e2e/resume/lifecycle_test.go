@@ -221,7 +221,8 @@ func TestResumeCountsOnlyThisAttempt(t *testing.T) {
 	clitest.BframeClip(t, in, 40)
 	out := filepath.Join(dir, "out.mkv")
 	args := clitest.PassThroughArgs(in, out, 8, "--checkpoint-interval", "1")
-	p := clitest.StartPaused(t, "chunk-3", append([]string{clitest.Bin}, args...)...)
+	// Held half-way into chunk 3: the stop keeps chunks 0–2 and discards chunk 3.
+	p := clitest.StartPaused(t, "frames-28", append([]string{clitest.Bin}, args...)...)
 	p.Cmd.Process.Signal(syscall.SIGUSR1)
 	code := p.Wait(t)
 	if code != fault.ExitCheckpointed {
