@@ -177,19 +177,20 @@ func TestDistRankFailure(t *testing.T) {
 	in := filepath.Join(dir, "in.mp4")
 	clitest.BframeClip(t, in, 40)
 	out := filepath.Join(dir, "out.mkv")
-	// 8 chunks of 5 over 3 ranks: rank 1 has chunks 3–5. Its journal's first write fails as on
-	// a full disk, so recording chunk 3 fails on rank 1 alone. Rank 0 is held at chunk 1 until
-	// its encode is stopped: only the failure reaching it (the ranks' control round) does that.
+	// 8 chunks of 5 over 3 ranks: rank 1 has chunks 3–5. Its journal's second write fails as on
+	// a full disk, so recording chunk 4 fails on rank 1 alone. Rank 0 is held at chunk 0 (its
+	// first, so it is there well before rank 1 has two chunks done) until its encode is stopped:
+	// only the failure reaching it (the ranks' control round) does that.
 	ctx := clitest.HangGuard(t)
 	argv := append([]string{"-np", "3", "--oversubscribe", "--allow-run-as-root", clitest.Bin}, clitest.PassThroughArgs(in, out, 5)...)
 	cmd := exec.CommandContext(ctx, testenv.Tool(t, "mpirun"), argv...)
-	cmd.Env = append(clitest.LaunchEnv(t), lustre.FaultEnv+"=rank-1.json:1", driver.PauseEnv+"=chunk-1")
+	cmd.Env = append(clitest.LaunchEnv(t), lustre.FaultEnv+"=rank-1.json:2", driver.PauseEnv+"=chunk-0")
 	r := clitest.RunCmd(t, ctx, cmd)
 	if r.Code == 0 {
-		t.Fatalf("exit 0 although rank 1 could not record chunk 3\n%s", r.Stderr)
+		t.Fatalf("exit 0 although rank 1 could not record chunk 4\n%s", r.Stderr)
 	}
-	if !strings.Contains(r.Stderr, "test pause at chunk-1") {
-		t.Fatalf("rank 0 was not held at chunk 1, so the failure's arrival is not shown:\n%s", r.Stderr)
+	if !strings.Contains(r.Stderr, "test pause at chunk-0") {
+		t.Fatalf("rank 0 was not held at chunk 0, so the failure's arrival is not shown:\n%s", r.Stderr)
 	}
 	var ours []string
 	for _, line := range strings.Split(r.Stderr, "\n") {
@@ -197,8 +198,8 @@ func TestDistRankFailure(t *testing.T) {
 			ours = append(ours, line)
 		}
 	}
-	if len(ours) != 1 || !strings.Contains(ours[0], "rank 1, chunk 3") || !strings.Contains(ours[0], "rank-1.json") {
-		t.Fatalf("want one error line from rank 0 naming rank 1, chunk 3 and its journal; got %q\nstderr:\n%s", ours, r.Stderr)
+	if len(ours) != 1 || !strings.Contains(ours[0], "rank 1, chunk 4") || !strings.Contains(ours[0], "rank-1.json") {
+		t.Fatalf("want one error line from rank 0 naming rank 1, chunk 4 and its journal; got %q\nstderr:\n%s", ours, r.Stderr)
 	}
 	clitest.MustNotExist(t, out)
 }
