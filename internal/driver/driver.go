@@ -478,7 +478,7 @@ func release(jd *lustre.JobDir, me *lustre.Holder, mine bool) {
 	if !jd.Holds(me) {
 		return
 	}
-	if segs, _ := filepath.Glob(filepath.Join(jd.Path, "seg-*"+lustre.SegmentExt)); mine && len(segs) == 0 {
+	if segs, _ := filepath.Glob(filepath.Join(jd.Path, "seg-*"+video.SegmentExt)); mine && len(segs) == 0 {
 		if left, err := jd.Remove(); err == nil && len(left) == 0 {
 			return
 		}
