@@ -408,7 +408,7 @@ func planJob(ctx context.Context, cfg job.Config, ranks int, p *Plan, log *loggi
 	if line := p.Carried.Note(cfg.OutputPath); line != "" {
 		log.Warnf("%s", line) // decided before the first frame, said once
 	}
-	p.Codecs.Use(&cfg) // as planSetup decided: the fingerprint records the encoder used
+	p.Codecs.Use(&cfg) // as planSetup decided
 	if p.codecsNote != "" {
 		log.Infof("%s", p.codecsNote)
 	}
@@ -486,6 +486,19 @@ func release(jd *lustre.JobDir, me *lustre.Holder, mine bool) {
 	jd.ReleaseClaim(me)
 }
 
+// resumedFolder is what the job folder at path says about the codecs of a resume, read before
+// the folder is claimed: prepareCheckpoint checks the manifest's encoder again under the claim.
+func resumedFolder(cfg job.Config, path string) pipeline.Folder {
+	f := pipeline.Folder{Path: path}
+	if cfg.Fresh {
+		return f // its segments go
+	}
+	if m, ok, err := (&lustre.JobDir{Path: path}).ReadManifest(); err == nil && ok {
+		f.Encoder = m.Encoder
+	}
+	return f
+}
+
 // errAlreadyDone is planJob's answer when the output exists from this same job (skipDone).
 var errAlreadyDone = errors.New("already done")
 
@@ -558,12 +571,6 @@ func planSetup(ctx context.Context, cfg job.Config, ranks int, p *Plan, skipDone
 			return nil, "", err
 		}
 		p.Info = info
-		// The codecs first: the output check and the fingerprint (the done check's below
-		// included) must see the encoder the segments are written with.
-		if p.Codecs, p.codecsNote, err = pipeline.ChooseCodecs(ctx, cfg, info); err != nil {
-			return nil, "", err
-		}
-		p.Codecs.Use(&cfg)
 		start, end := p.Map.Output()
 		p.Frames = rank.Range{Start: start, End: end}
 		p.Chunks, p.Assignment = MakePlan(p.Frames, cfg.ChunkFrames, ranks)
@@ -574,6 +581,12 @@ func planSetup(ctx context.Context, cfg job.Config, ranks int, p *Plan, skipDone
 		if err := lustre.Outside(p.JobDir, files...); err != nil {
 			return nil, "", fault.AsUsage(err)
 		}
+		// The codecs before the output check, which must see the encoder the segments are
+		// written with; a resumed job's folder says which that is.
+		if p.Codecs, p.codecsNote, err = pipeline.ChooseCodecs(ctx, cfg, info, resumedFolder(cfg, p.JobDir)); err != nil {
+			return nil, "", err
+		}
+		p.Codecs.Use(&cfg)
 		if doneCheck {
 			fp, err := fingerprint(ctx, cfg, p)
 			if err != nil {
