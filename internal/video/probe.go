@@ -96,8 +96,13 @@ type Info struct {
 	// the output keeps of them is decided before the first frame (CheckOutput).
 	Others []Stream `json:",omitempty"`
 
-	streamTB  Rational // the video stream's time base
-	streamEnd int64    // start_pts + duration_ts of the video stream, in its time base (0: unknown)
+	streamTB    Rational // the video stream's time base
+	streamStart int64    // start_pts of the video stream, in its time base
+	streamEnd   int64    // start_pts + duration_ts of the video stream, in its time base (0: unknown)
+	// evenClock: the header shows a constant rate (avg_frame_rate is r_frame_rate) that the
+	// stream's clock holds exactly (a whole number of ticks a frame) from a known start, so Times
+	// is arithmetic (rateTimes) and the probe reads no packet; otherwise it reads their times.
+	evenClock bool
 }
 
 // Stream is one stream of a media file, as ffprobe names it.
@@ -215,11 +220,26 @@ func parseProbe(path string, data []byte) (info *Info, needCount bool, err error
 	info.Times = evenTimes(info.FPS, info.Frames)
 	if tb, err := ParseRational(s.TimeBase); err == nil && tb.Valid() {
 		info.streamTB = tb
-		if s.DurationTS != nil && s.StartPTS != nil {
-			info.streamEnd = *s.StartPTS + *s.DurationTS
+		if s.StartPTS != nil {
+			info.streamStart = *s.StartPTS
+			if s.DurationTS != nil {
+				info.streamEnd = *s.StartPTS + *s.DurationTS
+			}
 		}
+		info.evenClock = avg == info.FPS && s.StartPTS != nil && ticksPerFrame(info.FPS, tb) > 0
+	}
+	if info.evenClock && !needCount {
+		info.Times = info.rateTimes()
 	}
 	return info, needCount, nil
+}
+
+// needsPacketTimes reports whether the frames' times must be read from the packets (one
+// ffprobe pass over the whole file): the rate may vary, the stream's clock cannot hold it
+// exactly (Matroska's millisecond at 29.97 fps rounds every time), or the header has no frame
+// count to trust. A constant-rate MP4 or MOV needs none: its times are arithmetic.
+func (info *Info) needsPacketTimes(needCount bool) bool {
+	return needCount || !info.evenClock
 }
 
 // setCount records a counted frame total and re-checks it against the rate: a count that the
@@ -265,7 +285,9 @@ func seconds(s string) float64 {
 
 // Probe describes the media file at path. The frame count is exact: it comes from the
 // container's index when that agrees with duration × rate, otherwise from counting packets
-// (one demux pass, no decoding).
+// (one demux pass, no decoding). The frame times (Times) come from the same pass where the rate
+// may vary or the container's clock does not hold it (needsPacketTimes); a constant-rate file
+// with a frame count is probed in one ffprobe run, however long it is.
 func Probe(ctx context.Context, path string) (*Info, error) { return probeFile(ctx, path, true) }
 
 // probeFile is Probe; without count, a frame count the container's index does not give is left as
@@ -288,7 +310,7 @@ func probeFile(ctx context.Context, path string, count bool) (*Info, error) {
 	if err != nil {
 		return nil, err
 	}
-	if count && !info.IsImage {
+	if count && !info.IsImage && info.needsPacketTimes(needCount) {
 		pts, err := packetTimes(ctx, path)
 		if err != nil {
 			return nil, err
