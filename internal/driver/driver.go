@@ -186,8 +186,13 @@ func Run(ctx context.Context, comm collective.Comm, cfg job.Config, opt Options)
 		// A job that may be done already (batch-run's rerun: its output is there) loads after
 		// the plan, as rank 0 finds that out before its own load: a skipped target costs none.
 		if _, err := os.Lstat(cfg.OutputPath); !opt.SkipDone || err != nil {
+			// Its codec trials too (a GPU job's only), beside the load: Check, once the plan
+			// says what rank 0 chose, finds their answers cached.
+			tried := make(chan struct{})
+			go func() { defer close(tried); pipeline.Pretry(ctx, cfg) }()
 			models, loadErr = loadModels(cfg)
 			loaded = time.Since(setupStart)
+			<-tried
 		}
 		defer func() { models.Close() }() // a refused plan included: the sessions go with Run
 	}

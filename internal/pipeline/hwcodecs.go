@@ -39,8 +39,7 @@ type Folder struct {
 // this node cannot run it, that is an Environment fault naming the encoder and the folder.
 func ChooseCodecs(ctx context.Context, cfg job.Config, info *video.Info, folder Folder) (c Codecs, line string, err error) {
 	c.Requested = EncodeOptions(cfg, info).ChosenEncoder()
-	mode := cfg.HardwareCodecs
-	tries := mode == "on" || (mode == "auto" && cfg.UsesGPU())
+	mode, tries := cfg.HardwareCodecs, triesHardware(cfg)
 	var said []string
 	if c.Encoder, said, err = chooseEncoder(ctx, c.Requested, mode, tries, folder); err != nil {
 		return Codecs{}, "", err
@@ -60,6 +59,33 @@ func ChooseCodecs(ctx context.Context, cfg job.Config, info *video.Info, folder 
 		return c, "", nil
 	}
 	return c, "hardware codecs: " + strings.Join(said, "; "), nil
+}
+
+// triesHardware reports whether cfg's codecs are chosen by trial: hardware_codecs on, or auto
+// for a job that runs on a GPU. A CPU job pays for no trial.
+func triesHardware(cfg job.Config) bool {
+	return cfg.HardwareCodecs == "on" || (cfg.HardwareCodecs == "auto" && cfg.UsesGPU())
+}
+
+// Pretry is a rank's own trials of the codecs rank 0 may choose for cfg (the NVENC pair of its
+// encoder and NVDEC on its target, as ChooseCodecs tries them), run while rank 0 plans, before
+// the plan says what rank 0 chose: the answers are cached (video.TryEncoder,
+// video.TryHardwareDecode), so Check, once the plan is in, compares at no further cost.
+// Nothing for a job that tries no hardware, or an image target; errors wait for Check.
+func Pretry(ctx context.Context, cfg job.Config) {
+	if !triesHardware(cfg) || IsImagePath(cfg.TargetPath) {
+		return
+	}
+	enc := video.EncodeOptions{Encoder: cfg.OutputVideoEncoder}.ChosenEncoder()
+	if hw, ok := video.HardwareEncoder(enc); ok {
+		enc = hw
+	}
+	if video.IsHardwareEncoder(enc) {
+		video.TryEncoder(ctx, enc)
+	}
+	if info, err := video.ProbeHeader(ctx, cfg.TargetPath); err == nil {
+		video.TryHardwareDecode(ctx, info)
+	}
 }
 
 // chooseEncoder is ChooseCodecs' encoder: requested, or its NVENC pair; said is what to tell.
@@ -115,7 +141,7 @@ func (c Codecs) Use(cfg *job.Config) {
 
 // Check is a rank's own trial of rank 0's choice, before any frame: a node of the allocation
 // without the GPU codecs rank 0's node has fails the job at start, naming itself, rather than
-// at its first segment.
+// at its first segment. The trials Pretry ran while rank 0 planned are not run again.
 func (c Codecs) Check(ctx context.Context, me int, info *video.Info) error {
 	if video.IsHardwareEncoder(c.Encoder) {
 		if err := video.TryEncoder(ctx, c.Encoder); err != nil {

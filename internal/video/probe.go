@@ -80,6 +80,7 @@ type Info struct {
 	HasAudio      bool
 	AudioCodec    string // the first audio stream's (the one Mux takes), e.g. aac; "" without audio
 	Codec         string // e.g. h264, hevc, png
+	Profile       string `json:",omitempty"` // the codec's, e.g. High, High 4:4:4 Predictive, Main 10
 	PixFmt        string
 	Format        string // ffprobe's format_name, e.g. "mov,mp4,m4a,3gp,3g2,mj2"
 	IsImage       bool
@@ -127,6 +128,7 @@ type probeJSON struct {
 	Streams []struct {
 		Index        int               `json:"index"`
 		CodecName    string            `json:"codec_name"`
+		Profile      string            `json:"profile"`
 		CodecType    string            `json:"codec_type"`
 		Width        int               `json:"width"`
 		Height       int               `json:"height"`
@@ -182,7 +184,7 @@ func parseProbe(path string, data []byte) (info *Info, needCount bool, err error
 		return nil, false, fmt.Errorf("video: %s has no video stream (audio only?): choose a video or image target", path)
 	}
 	s := p.Streams[video]
-	info.Codec, info.PixFmt = s.CodecName, s.PixFmt
+	info.Codec, info.Profile, info.PixFmt = s.CodecName, s.Profile, s.PixFmt
 	info.Width, info.Height = s.Width, s.Height
 	if rotation(s.Tags["rotate"], s.SideData) {
 		info.Width, info.Height = info.Height, info.Width
@@ -289,6 +291,12 @@ func seconds(s string) float64 {
 // may vary or the container's clock does not hold it (needsPacketTimes); a constant-rate file
 // with a frame count is probed in one ffprobe run, however long it is.
 func Probe(ctx context.Context, path string) (*Info, error) { return probeFile(ctx, path, true) }
+
+// ProbeHeader is Probe without the frame count or times a header may lack: the streams, as
+// one ffprobe run reads them (enough to name the video's codec, profile, pixel format and size).
+func ProbeHeader(ctx context.Context, path string) (*Info, error) {
+	return probeFile(ctx, path, false)
+}
 
 // probeFile is Probe; without count, a frame count the container's index does not give is left as
 // duration × rate (one ffprobe process instead of two).

@@ -3,7 +3,6 @@ package video
 import (
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -207,31 +206,21 @@ func TestProbeWithoutFFprobe(t *testing.T) {
 // A constant-rate MP4 or MOV with a frame count is probed in one ffprobe run (no packet pass
 // over the whole file), and its arithmetic timeline is the one its packets give; a file whose
 // rate may vary or whose clock rounds it (Matroska) or that has no frame count reads the
-// packets. The runs are counted through FFprobe, pointed at a script that logs each one and
+// packets. The runs are counted through FFprobe, pointed at a script that counts each one and
 // runs the real ffprobe.
 func TestProbeReadsPacketsOnlyWhenNeeded(t *testing.T) {
-	real, err := exec.LookPath(FFprobe)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	runs, wrapper := filepath.Join(dir, "runs"), filepath.Join(dir, "ffprobe")
-	script := "#!/bin/sh\necho run >> '" + runs + "'\nexec '" + real + "' \"$@\"\n"
-	if err := os.WriteFile(wrapper, []byte(script), 0o755); err != nil {
-		t.Fatal(err)
-	}
 	clips := map[string]bool{"bf.mp4": false, "faststart.mp4": false, "pcm.mov": false, "bf.mkv": true, "bf.ts": true, "vfr.mp4": true}
 	for name := range clips {
 		clip(t, name) // made with the real ffprobe's checks, before the count
 	}
+	counted, runs := testenv.Counted(t, "ffprobe")
 	saved := FFprobe
-	FFprobe = wrapper
+	FFprobe = counted
 	defer func() { FFprobe = saved }()
 	for name, packets := range clips {
-		os.Remove(runs)
+		runs()
 		info := probe(t, clip(t, name))
-		data, _ := os.ReadFile(runs)
-		if n, want := strings.Count(string(data), "run"), map[bool]int{false: 1, true: 2}[packets]; n != want {
+		if n, want := runs(), map[bool]int{false: 1, true: 2}[packets]; n != want {
 			t.Errorf("%s: %d ffprobe run(s), want %d", name, n, want)
 		}
 		if packets {
