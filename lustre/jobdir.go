@@ -15,6 +15,8 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+
+	"github.com/facefusion-hpc/facefusion/internal/video"
 )
 
 // JobDir is the folder of one job's segments and bookkeeping.
@@ -41,22 +43,16 @@ func (j *JobDir) Stripe() (note string) {
 	return fmt.Sprintf("job folder %s striped over all OSTs, 4 MiB stripes", j.Path)
 }
 
-// SegmentExt is the container of the segments: NUT, which holds every encoder we offer and
-// keeps each frame's time in the target's own time base (Matroska, before, rounded every time
-// to its millisecond clock). Job folders of that layout (seg-*.mkv) are refused by the resume
-// fingerprint and removed by --fresh.
-const SegmentExt = ".nut"
-
-// Segment is the path of chunk i's encoded segment.
+// Segment is the path of chunk i's encoded segment, in video.SegmentExt's container.
 func (j *JobDir) Segment(chunk int) string {
-	return filepath.Join(j.Path, "seg-"+pad(chunk)+SegmentExt)
+	return filepath.Join(j.Path, "seg-"+pad(chunk)+video.SegmentExt)
 }
 
 // SegmentTemp is where rank writes chunk i in attempt a before renaming it to Segment(i). The
 // attempt is in the name so that a straggler of an earlier attempt never touches a file of the
 // current one.
 func (j *JobDir) SegmentTemp(chunk, rank, attempt int) string {
-	return filepath.Join(j.Path, ".seg-"+pad(chunk)+".rank"+strconv.Itoa(rank)+".a"+strconv.Itoa(attempt)+".part"+SegmentExt)
+	return filepath.Join(j.Path, ".seg-"+pad(chunk)+".rank"+strconv.Itoa(rank)+".a"+strconv.Itoa(attempt)+".part"+video.SegmentExt)
 }
 
 // Attempt is the file naming the job's current attempt: a rank of an earlier one stops when it

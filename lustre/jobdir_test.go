@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/facefusion-hpc/facefusion/internal/video"
 )
 
 func TestWriteAtomicReplacesWholeAndLeavesNoTemp(t *testing.T) {
@@ -50,8 +52,15 @@ func TestCreateMakesTheFolderAndSaysWhyNotStriped(t *testing.T) {
 	if note := j.Stripe(); !strings.Contains(note, "lfs") {
 		t.Errorf("note %q does not mention lfs", note)
 	}
-	if filepath.Dir(j.Segment(3)) != p || !strings.HasSuffix(j.Segment(3), "seg-000003.nut") {
+	// The segments are in the container video's encoder writes, and the layout (what Remove
+	// and --fresh may delete) knows their names, and the earlier layout's.
+	if filepath.Dir(j.Segment(3)) != p || !strings.HasSuffix(j.Segment(3), "seg-000003"+video.SegmentExt) {
 		t.Errorf("segment path %s", j.Segment(3))
+	}
+	for _, name := range []string{filepath.Base(j.Segment(3)), filepath.Base(j.SegmentTemp(3, 1, 2)), "seg-000003.mkv", ".seg-000003.rank1.a2.part.mkv"} {
+		if !ours(name) {
+			t.Errorf("%s is not in the job folder's layout", name)
+		}
 	}
 	file := filepath.Join(t.TempDir(), "file")
 	os.WriteFile(file, nil, 0o644)

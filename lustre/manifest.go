@@ -67,8 +67,12 @@ type Manifest struct {
 	FrameEnd    int               `json:"frame_end"`
 	ChunkFrames int               `json:"chunk_frames"`
 	NumChunks   int               `json:"chunks"`
-	Attempts    []Attempt         `json:"attempts"`
-	Done        []Chunk           `json:"done"` // sorted by chunk, one record per chunk
+	// Encoder is the encoder the segments are written with: the job's own, or its NVENC pair
+	// where hardware_codecs chose it. The fingerprint records the job's; a resume keeps this
+	// one, whatever its node has, since one output takes one encoder.
+	Encoder  string    `json:"encoder,omitempty"`
+	Attempts []Attempt `json:"attempts"`
+	Done     []Chunk   `json:"done"` // sorted by chunk, one record per chunk
 }
 
 // ManifestVersion is the layout written by this program; another is refused with a clear error.

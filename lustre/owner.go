@@ -9,6 +9,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/facefusion-hpc/facefusion/internal/video"
 )
 
 // Ownership. The program deletes only what it can prove it created: a job folder is its own when
@@ -24,9 +26,9 @@ const MarkerName = ".facefusion-job"
 // WriteAtomic beside each): one home for the folder's layout, so that removing the folder can
 // remove exactly these and nothing a user put there. Paths are relative to the folder.
 var layout = []*regexp.Regexp{
-	// Segments: .nut, and .mkv in folders of the earlier layout.
-	regexp.MustCompile(`^seg-[0-9]{6}\.(nut|mkv)$`),
-	regexp.MustCompile(`^\.seg-[0-9]{6}\.rank[0-9]+\.a[0-9]+\.part\.(nut|mkv)$`),
+	// Segments: video.SegmentExt's, and .mkv in folders of the earlier layout.
+	regexp.MustCompile(`^seg-[0-9]{6}(` + segmentExts + `)$`),
+	regexp.MustCompile(`^\.seg-[0-9]{6}\.rank[0-9]+\.a[0-9]+\.part(` + segmentExts + `)$`),
 	regexp.MustCompile(`^\.joined\.a[0-9]+\.mkv$`),
 	regexp.MustCompile(`^done/rank-[0-9]+\.json$`),
 	// One progress file per rank: written by releases before the control rounds; a folder one
@@ -37,6 +39,9 @@ var layout = []*regexp.Regexp{
 	regexp.MustCompile(`^(done/|progress/)?\.[^/]+\.tmp-[0-9]+$`),
 	regexp.MustCompile(`^\.CLAIM\.(new|stale|beat)-[0-9a-f]+$`),
 }
+
+// segmentExts matches the extension of a segment: this layout's and the earlier one's.
+var segmentExts = regexp.QuoteMeta(video.SegmentExt) + `|\.mkv`
 
 // subfolders of the layout, removed when empty.
 var subfolders = []string{"done", "progress"}

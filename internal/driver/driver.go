@@ -186,8 +186,13 @@ func Run(ctx context.Context, comm collective.Comm, cfg job.Config, opt Options)
 		// A job that may be done already (batch-run's rerun: its output is there) loads after
 		// the plan, as rank 0 finds that out before its own load: a skipped target costs none.
 		if _, err := os.Lstat(cfg.OutputPath); !opt.SkipDone || err != nil {
+			// Its codec trials too (a GPU job's only), beside the load: Check, once the plan
+			// says what rank 0 chose, finds their answers cached.
+			tried := make(chan struct{})
+			go func() { defer close(tried); pipeline.Pretry(ctx, cfg) }()
 			models, loadErr = loadModels(cfg)
 			loaded = time.Since(setupStart)
+			<-tried
 		}
 		defer func() { models.Close() }() // a refused plan included: the sessions go with Run
 	}
@@ -408,7 +413,7 @@ func planJob(ctx context.Context, cfg job.Config, ranks int, p *Plan, log *loggi
 	if line := p.Carried.Note(cfg.OutputPath); line != "" {
 		log.Warnf("%s", line) // decided before the first frame, said once
 	}
-	p.Codecs.Use(&cfg) // as planSetup decided: the fingerprint records the encoder used
+	p.Codecs.Use(&cfg) // as planSetup decided
 	if p.codecsNote != "" {
 		log.Infof("%s", p.codecsNote)
 	}
@@ -478,12 +483,25 @@ func release(jd *lustre.JobDir, me *lustre.Holder, mine bool) {
 	if !jd.Holds(me) {
 		return
 	}
-	if segs, _ := filepath.Glob(filepath.Join(jd.Path, "seg-*"+lustre.SegmentExt)); mine && len(segs) == 0 {
+	if segs, _ := filepath.Glob(filepath.Join(jd.Path, "seg-*"+video.SegmentExt)); mine && len(segs) == 0 {
 		if left, err := jd.Remove(); err == nil && len(left) == 0 {
 			return
 		}
 	}
 	jd.ReleaseClaim(me)
+}
+
+// resumedFolder is what the job folder at path says about the codecs of a resume, read before
+// the folder is claimed: prepareCheckpoint checks the manifest's encoder again under the claim.
+func resumedFolder(cfg job.Config, path string) pipeline.Folder {
+	f := pipeline.Folder{Path: path}
+	if cfg.Fresh {
+		return f // its segments go
+	}
+	if m, ok, err := (&lustre.JobDir{Path: path}).ReadManifest(); err == nil && ok {
+		f.Encoder = m.Encoder
+	}
+	return f
 }
 
 // errAlreadyDone is planJob's answer when the output exists from this same job (skipDone).
@@ -558,12 +576,6 @@ func planSetup(ctx context.Context, cfg job.Config, ranks int, p *Plan, skipDone
 			return nil, "", err
 		}
 		p.Info = info
-		// The codecs first: the output check and the fingerprint (the done check's below
-		// included) must see the encoder the segments are written with.
-		if p.Codecs, p.codecsNote, err = pipeline.ChooseCodecs(ctx, cfg, info); err != nil {
-			return nil, "", err
-		}
-		p.Codecs.Use(&cfg)
 		start, end := p.Map.Output()
 		p.Frames = rank.Range{Start: start, End: end}
 		p.Chunks, p.Assignment = MakePlan(p.Frames, cfg.ChunkFrames, ranks)
@@ -574,6 +586,12 @@ func planSetup(ctx context.Context, cfg job.Config, ranks int, p *Plan, skipDone
 		if err := lustre.Outside(p.JobDir, files...); err != nil {
 			return nil, "", fault.AsUsage(err)
 		}
+		// The codecs before the output check, which must see the encoder the segments are
+		// written with; a resumed job's folder says which that is.
+		if p.Codecs, p.codecsNote, err = pipeline.ChooseCodecs(ctx, cfg, info, resumedFolder(cfg, p.JobDir)); err != nil {
+			return nil, "", err
+		}
+		p.Codecs.Use(&cfg)
 		if doneCheck {
 			fp, err := fingerprint(ctx, cfg, p)
 			if err != nil {

@@ -16,7 +16,9 @@ import (
 	"github.com/facefusion-hpc/facefusion/internal/fault"
 	"github.com/facefusion-hpc/facefusion/internal/job"
 	"github.com/facefusion-hpc/facefusion/internal/logging"
+	"github.com/facefusion-hpc/facefusion/internal/pipeline"
 	"github.com/facefusion-hpc/facefusion/internal/testenv"
+	"github.com/facefusion-hpc/facefusion/internal/video"
 	"github.com/facefusion-hpc/facefusion/lustre"
 )
 
@@ -244,5 +246,70 @@ func TestStillMine(t *testing.T) {
 	jd.TakeClaim(other)
 	if err := ck.stillMine(p); err == nil {
 		t.Fatal("another run's claim: still mine")
+	}
+}
+
+// hardware_codecs auto: the job folder, not the node, says which encoder a resume uses. A
+// folder whose segments are libx264 stays libx264 without an NVENC trial; one whose segments
+// are h264_nvenc (begun on an NVENC node) is refused on this node, which has none, as an
+// Environment fault naming the encoder, the folder, hardware_codecs and --fresh, touching
+// nothing; the fingerprint records the job's encoder either way, so neither is "another job".
+func TestResumeKeepsTheFoldersEncoder(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.mkv")
+	clip(t, in, 8, "25")
+	c := passThrough(in, filepath.Join(dir, "out.mkv"))
+	c.OutputVideoEncoder, c.ExecutionProviders, c.KeepSegments = "libx264", []string{"cuda"}, true
+	if _, log, err := run(t, c); err != nil || !strings.Contains(log, "encoding with libx264 on the CPU") {
+		t.Fatalf("first run: %v\n%s", err, log)
+	}
+	jd := &lustre.JobDir{Path: lustre.DefaultPath(c.OutputPath)}
+	m, ok, err := jd.ReadManifest()
+	if !ok || err != nil || m.Encoder != "libx264" || m.Fingerprint["output_video_encoder"] != "libx264" {
+		t.Fatalf("manifest: %v %v, encoder %q", ok, err, m.Encoder)
+	}
+	c.Force = true
+	if _, log, err := run(t, c); err != nil || !strings.Contains(log, "encoding with libx264, as job folder "+jd.Path+"'s segments were") {
+		t.Fatalf("resume of a libx264 folder: %v\n%s", err, log)
+	}
+	m, _, _ = jd.ReadManifest()
+	m.Encoder = "h264_nvenc" // as if its segments had been written on a node with NVENC
+	if err := jd.WriteManifest(m); err != nil {
+		t.Fatal(err)
+	}
+	before := listing(t, jd.Path)
+	_, log, err := run(t, c)
+	if fault.KindOf(err) != fault.Environment {
+		t.Fatalf("resume of an NVENC folder without NVENC: want Environment, got %v\n%s", err, log)
+	}
+	for _, want := range []string{"job folder " + jd.Path + " was encoded with h264_nvenc", "hardware_codecs", "h264_nvenc cannot run on this node", "--fresh to restart it with libx264"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("the refusal does not say %q: %v", want, err)
+		}
+	}
+	if after := listing(t, jd.Path); after != before {
+		t.Errorf("the refused run changed the folder:\nbefore %s\nafter  %s", before, after)
+	}
+}
+
+// The fingerprint records the job's encoder, not the NVENC pair a node chose for it: a
+// requeue (and batch-run's done check) on a node without NVENC is the same job.
+func TestFingerprintRecordsTheJobsEncoder(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.mkv")
+	clip(t, in, 2, "25")
+	c := passThrough(in, filepath.Join(dir, "out.mkv"))
+	info, err := video.Probe(context.Background(), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &Plan{Info: info, Codecs: pipeline.Codecs{Encoder: "h264_nvenc", Requested: "libx264"}}
+	p.Codecs.Use(&c)
+	fp, err := fingerprint(context.Background(), c, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := fp["output_video_encoder"]; got != "libx264" {
+		t.Fatalf("fingerprint's output_video_encoder %q, want the job's libx264", got)
 	}
 }

@@ -20,6 +20,12 @@ import (
 // entries are the contents of every file the job reads: the target, the sources, each model
 // file and the runtime that runs them (the paths are operational, the bytes are not).
 func fingerprint(ctx context.Context, cfg job.Config, p *Plan) (map[string]string, error) {
+	if p.Codecs.Requested != "" {
+		// The job's encoder, not the NVENC pair this node chose for it (hardware_codecs): a
+		// requeue onto another node is the same job, and its folder says which of the pair its
+		// segments were written with (lustre.Manifest.Encoder).
+		cfg.OutputVideoEncoder = p.Codecs.Requested
+	}
 	run, err := pipeline.Resolved(cfg, p.Info)
 	if err != nil {
 		return nil, err

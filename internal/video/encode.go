@@ -9,9 +9,16 @@ import (
 	"strconv"
 )
 
+// SegmentExt is the container of the segments, as the extension of their paths (OpenEncoder's
+// muxer follows it, see muxerFor): NUT, which holds every encoder we offer and keeps each
+// frame's time in the target's own time base (Matroska, before, rounded every time to its
+// millisecond clock). The job folder's segment names (lustre), the output check's segment and
+// the resume fingerprint (SegmentFormat) all follow it.
+const SegmentExt = ".nut"
+
 // SegmentFormat names how segments are written, for the resume fingerprint: a job folder of
-// another format is not joined with this one's.
-const SegmentFormat = "nut, stamped with the output's frame times in the target's time base"
+// another format (seg-*.mkv, whose clock rounded the frame times) is not joined with this one's.
+var SegmentFormat = muxerFor(SegmentExt) + ", stamped with the output's frame times in the target's time base"
 
 // DefaultQuality is FaceFusion's default output_video_quality.
 const DefaultQuality = 80

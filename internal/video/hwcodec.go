@@ -77,7 +77,9 @@ func TryEncoder(ctx context.Context, enc string) error {
 
 // TryHardwareDecode decodes the first video frame of path through NVDEC (-hwaccel cuda): nil
 // when this node can, else ffmpeg's reason. ffmpeg 5.1 fails a hwaccel it cannot set up rather
-// than falling back, so a decoder must not ask for it without this trial. Cached per codec.
+// than falling back, so a decoder must not ask for it without this trial. Cached per what NVDEC
+// support depends on (decodeKey): a batch's later target of the same codec in a profile, bit
+// depth or size NVDEC lacks (H.264 High 4:4:4, 10-bit, above its largest frame) is tried anew.
 func TryHardwareDecode(ctx context.Context, info *Info) error {
 	run := func() error {
 		_, err := runTool(ctx, FFmpeg, ffmpegArgs("-hwaccel", "cuda", "-i", mediaPath(info.Path),
@@ -90,7 +92,13 @@ func TryHardwareDecode(ctx context.Context, info *Info) error {
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
-	return tryOnce("dec|"+info.Codec, run)
+	return tryOnce(decodeKey(info), run)
+}
+
+// decodeKey names a decode trial by what NVDEC support depends on: the codec, its profile, the
+// pixel format (chroma and bit depth) and the frame size.
+func decodeKey(info *Info) string {
+	return fmt.Sprintf("dec|%s|%s|%s|%dx%d", info.Codec, info.Profile, info.PixFmt, info.Width, info.Height)
 }
 
 // hwDecode says whether every later decoder asks for NVDEC; set once per rank, like threads.

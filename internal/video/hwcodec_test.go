@@ -2,8 +2,11 @@ package video
 
 import (
 	"context"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/facefusion-hpc/facefusion/internal/testenv"
 )
 
 // The trials really run ffmpeg: a software encoder passes (the positive control, so a trial
@@ -42,5 +45,39 @@ func TestHardwareTrials(t *testing.T) {
 	SetHardwareDecode(false)
 	if a := hwaccelArgs(); a != nil {
 		t.Fatalf("hwaccel args with NVDEC off: %q", a)
+	}
+}
+
+// The decode trial is cached per codec, profile, pixel format and size, not per codec: a later
+// H.264 target in High 4:4:4 (which NVDEC lacks), or of another size, gets a trial of its own,
+// and the same one again none. The trials are counted through FFmpeg.
+func TestHardwareDecodeTrialKey(t *testing.T) {
+	dir := t.TempDir()
+	clipOf := func(name, size, pixFmt string) *Info {
+		p := filepath.Join(dir, name)
+		ffmpegRun(t, "-f", "lavfi", "-i", "testsrc2=size="+size+":rate=25", "-frames:v", "2",
+			"-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", pixFmt, p)
+		return probe(t, p)
+	}
+	yuv420, yuv444, larger := clipOf("420.mp4", "272x144", "yuv420p"), clipOf("444.mp4", "272x144", "yuv444p"), clipOf("larger.mp4", "288x144", "yuv420p")
+	if yuv420.Codec != yuv444.Codec || yuv420.Profile == yuv444.Profile || yuv420.Profile != larger.Profile {
+		t.Fatalf("profiles %q %q %q of one codec", yuv420.Profile, yuv444.Profile, larger.Profile)
+	}
+	counted, runs := testenv.Counted(t, "ffmpeg")
+	saved := FFmpeg
+	FFmpeg = counted
+	defer func() { FFmpeg = saved }()
+	ctx := context.Background()
+	for _, c := range []struct {
+		info *Info
+		runs int
+	}{{yuv420, 1}, {yuv444, 1}, {larger, 1}, {yuv420, 0}, {yuv444, 0}} {
+		first := TryHardwareDecode(ctx, c.info)
+		if n := runs(); n != c.runs {
+			t.Errorf("%s (%s %s %dx%d): %d trial run(s), want %d", filepath.Base(c.info.Path), c.info.Profile, c.info.PixFmt, c.info.Width, c.info.Height, n, c.runs)
+		}
+		if first == nil || !strings.Contains(first.Error(), c.info.Path) {
+			t.Errorf("%s: trial on a node without NVDEC gave %v", c.info.Path, first)
+		}
 	}
 }

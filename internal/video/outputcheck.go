@@ -58,7 +58,7 @@ func CheckOutput(ctx context.Context, scratch, out string, opt EncodeOptions, ta
 	if err != nil {
 		return carried, fmt.Errorf("video: checking output %s: %v", out, err)
 	}
-	seg := filepath.Join(dir, "segment.nut")
+	seg := filepath.Join(dir, "segment"+SegmentExt) // the container the job's segments are in
 	final := filepath.Join(dir, "output"+filepath.Ext(out))
 	defer func() { // the files this function writes, then its folder if nothing else is there
 		os.Remove(seg)

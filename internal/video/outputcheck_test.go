@@ -118,3 +118,15 @@ func TestCheckOutputStreams(t *testing.T) {
 		t.Errorf("the dropped line: %q for .mp4, %q for .mkv", note, dropped.Note("o.mkv"))
 	}
 }
+
+// The segment container has one home, SegmentExt: the muxer the encoder picks for a segment's
+// path is the format the resume fingerprint names (SegmentFormat).
+func TestSegmentContainer(t *testing.T) {
+	m := muxerFor("seg-000001" + SegmentExt)
+	if m == "" || muxerFor(".seg-000001.rank0.a1.part"+SegmentExt) != m {
+		t.Fatalf("no muxer for a segment's path (%s): %q", SegmentExt, m)
+	}
+	if !strings.HasPrefix(SegmentFormat, m+",") {
+		t.Fatalf("SegmentFormat %q does not name the segments' muxer %s", SegmentFormat, m)
+	}
+}

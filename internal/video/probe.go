@@ -80,6 +80,7 @@ type Info struct {
 	HasAudio      bool
 	AudioCodec    string // the first audio stream's (the one CheckOutput never drops), e.g. aac; "" without audio
 	Codec         string // e.g. h264, hevc, png
+	Profile       string `json:",omitempty"` // the codec's, e.g. High, High 4:4:4 Predictive, Main 10
 	PixFmt        string
 	Format        string // ffprobe's format_name, e.g. "mov,mp4,m4a,3gp,3g2,mj2"
 	IsImage       bool
@@ -96,8 +97,13 @@ type Info struct {
 	// the output keeps of them is decided before the first frame (CheckOutput).
 	Others []Stream `json:",omitempty"`
 
-	streamTB  Rational // the video stream's time base
-	streamEnd int64    // start_pts + duration_ts of the video stream, in its time base (0: unknown)
+	streamTB    Rational // the video stream's time base
+	streamStart int64    // start_pts of the video stream, in its time base
+	streamEnd   int64    // start_pts + duration_ts of the video stream, in its time base (0: unknown)
+	// evenClock: the header shows a constant rate (avg_frame_rate is r_frame_rate) that the
+	// stream's clock holds exactly (a whole number of ticks a frame) from a known start, so Times
+	// is arithmetic (rateTimes) and the probe reads no packet; otherwise it reads their times.
+	evenClock bool
 }
 
 // Stream is one stream of a media file, as ffprobe names it.
@@ -122,6 +128,7 @@ type probeJSON struct {
 	Streams []struct {
 		Index        int               `json:"index"`
 		CodecName    string            `json:"codec_name"`
+		Profile      string            `json:"profile"`
 		CodecType    string            `json:"codec_type"`
 		Width        int               `json:"width"`
 		Height       int               `json:"height"`
@@ -177,7 +184,7 @@ func parseProbe(path string, data []byte) (info *Info, needCount bool, err error
 		return nil, false, fmt.Errorf("video: %s has no video stream (audio only?): choose a video or image target", path)
 	}
 	s := p.Streams[video]
-	info.Codec, info.PixFmt = s.CodecName, s.PixFmt
+	info.Codec, info.Profile, info.PixFmt = s.CodecName, s.Profile, s.PixFmt
 	info.Width, info.Height = s.Width, s.Height
 	if rotation(s.Tags["rotate"], s.SideData) {
 		info.Width, info.Height = info.Height, info.Width
@@ -215,11 +222,26 @@ func parseProbe(path string, data []byte) (info *Info, needCount bool, err error
 	info.Times = evenTimes(info.FPS, info.Frames)
 	if tb, err := ParseRational(s.TimeBase); err == nil && tb.Valid() {
 		info.streamTB = tb
-		if s.DurationTS != nil && s.StartPTS != nil {
-			info.streamEnd = *s.StartPTS + *s.DurationTS
+		if s.StartPTS != nil {
+			info.streamStart = *s.StartPTS
+			if s.DurationTS != nil {
+				info.streamEnd = *s.StartPTS + *s.DurationTS
+			}
 		}
+		info.evenClock = avg == info.FPS && s.StartPTS != nil && ticksPerFrame(info.FPS, tb) > 0
+	}
+	if info.evenClock && !needCount {
+		info.Times = info.rateTimes()
 	}
 	return info, needCount, nil
+}
+
+// needsPacketTimes reports whether the frames' times must be read from the packets (one
+// ffprobe pass over the whole file): the rate may vary, the stream's clock cannot hold it
+// exactly (Matroska's millisecond at 29.97 fps rounds every time), or the header has no frame
+// count to trust. A constant-rate MP4 or MOV needs none: its times are arithmetic.
+func (info *Info) needsPacketTimes(needCount bool) bool {
+	return needCount || !info.evenClock
 }
 
 // setCount records a counted frame total and re-checks it against the rate: a count that the
@@ -265,8 +287,16 @@ func seconds(s string) float64 {
 
 // Probe describes the media file at path. The frame count is exact: it comes from the
 // container's index when that agrees with duration × rate, otherwise from counting packets
-// (one demux pass, no decoding).
+// (one demux pass, no decoding). The frame times (Times) come from the same pass where the rate
+// may vary or the container's clock does not hold it (needsPacketTimes); a constant-rate file
+// with a frame count is probed in one ffprobe run, however long it is.
 func Probe(ctx context.Context, path string) (*Info, error) { return probeFile(ctx, path, true) }
+
+// ProbeHeader is Probe without the frame count or times a header may lack: the streams, as
+// one ffprobe run reads them (enough to name the video's codec, profile, pixel format and size).
+func ProbeHeader(ctx context.Context, path string) (*Info, error) {
+	return probeFile(ctx, path, false)
+}
 
 // probeFile is Probe; without count, a frame count the container's index does not give is left as
 // duration × rate (one ffprobe process instead of two).
@@ -288,7 +318,7 @@ func probeFile(ctx context.Context, path string, count bool) (*Info, error) {
 	if err != nil {
 		return nil, err
 	}
-	if count && !info.IsImage {
+	if count && !info.IsImage && info.needsPacketTimes(needCount) {
 		pts, err := packetTimes(ctx, path)
 		if err != nil {
 			return nil, err

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -21,17 +22,18 @@ func TestParseProbeFixtures(t *testing.T) {
 		fps           Rational
 		frames        int
 		needCount     bool
+		packets       bool // the frame times must be read from the packets
 		audio, image  bool
 		vfr           bool
 		codec         string
 		videoStartMin time.Duration
 	}{
 		{file: "h264_bframes_2997.json", w: 320, h: 240, fps: Rational{30000, 1001}, frames: 123, audio: true, codec: "h264"},
-		{file: "h264_mkv_no_nb_frames.json", w: 320, h: 240, fps: Rational{30000, 1001}, needCount: true, audio: true, codec: "h264", videoStartMin: 23 * time.Millisecond},
-		{file: "mpegts_start_offset.json", w: 320, h: 240, fps: Rational{30000, 1001}, needCount: true, audio: true, codec: "h264", videoStartMin: 23 * time.Millisecond},
+		{file: "h264_mkv_no_nb_frames.json", w: 320, h: 240, fps: Rational{30000, 1001}, needCount: true, packets: true, audio: true, codec: "h264", videoStartMin: 23 * time.Millisecond},
+		{file: "mpegts_start_offset.json", w: 320, h: 240, fps: Rational{30000, 1001}, needCount: true, packets: true, audio: true, codec: "h264", videoStartMin: 23 * time.Millisecond},
 		{file: "rotated_90.json", w: 240, h: 320, fps: Rational{30000, 1001}, frames: 123, audio: true, codec: "h264"},
 		{file: "image_png.json", w: 512, h: 512, fps: Rational{1, 1}, frames: 1, image: true, codec: "png"},
-		{file: "vfr_mkv.json", w: 64, h: 48, fps: Rational{25, 1}, needCount: true, codec: "h264"},
+		{file: "vfr_mkv.json", w: 64, h: 48, fps: Rational{25, 1}, needCount: true, packets: true, codec: "h264"},
 	}
 	for _, c := range cases {
 		t.Run(c.file, func(t *testing.T) {
@@ -51,6 +53,14 @@ func TestParseProbeFixtures(t *testing.T) {
 			}
 			if needCount != c.needCount {
 				t.Errorf("needCount %v, want %v", needCount, c.needCount)
+			}
+			if got := info.needsPacketTimes(needCount); !c.image && got != c.packets {
+				t.Errorf("packet times needed %v, want %v", got, c.packets)
+			}
+			// A constant rate the clock holds: frame n at n·1001 ticks of 1/30000 s, 123 frames
+			// long, as the packets of bf.mp4 say.
+			if want := (Timeline{TimeBase: Rational{1, 30000}, Step: 1001, End: 123123}); !c.packets && !c.image && !reflect.DeepEqual(info.Times, want) {
+				t.Errorf("times %+v, want %+v", info.Times, want)
 			}
 			if !c.needCount && info.Frames != c.frames {
 				t.Errorf("frames %d, want %d", info.Frames, c.frames)
@@ -190,5 +200,40 @@ func TestProbeWithoutFFprobe(t *testing.T) {
 	_, err := Probe(context.Background(), in)
 	if fault.KindOf(err) != fault.Environment || !strings.Contains(err.Error(), "install ffmpeg") || strings.Contains(err.Error(), "corrupt") {
 		t.Errorf("Probe without ffprobe: %v (kind %v), want an environment error saying to install ffmpeg", err, fault.KindOf(err))
+	}
+}
+
+// A constant-rate MP4 or MOV with a frame count is probed in one ffprobe run (no packet pass
+// over the whole file), and its arithmetic timeline is the one its packets give; a file whose
+// rate may vary or whose clock rounds it (Matroska) or that has no frame count reads the
+// packets. The runs are counted through FFprobe, pointed at a script that counts each one and
+// runs the real ffprobe.
+func TestProbeReadsPacketsOnlyWhenNeeded(t *testing.T) {
+	clips := map[string]bool{"bf.mp4": false, "faststart.mp4": false, "pcm.mov": false, "bf.mkv": true, "bf.ts": true, "vfr.mp4": true}
+	for name := range clips {
+		clip(t, name) // made with the real ffprobe's checks, before the count
+	}
+	counted, runs := testenv.Counted(t, "ffprobe")
+	saved := FFprobe
+	FFprobe = counted
+	defer func() { FFprobe = saved }()
+	for name, packets := range clips {
+		runs()
+		info := probe(t, clip(t, name))
+		if n, want := runs(), map[bool]int{false: 1, true: 2}[packets]; n != want {
+			t.Errorf("%s: %d ffprobe run(s), want %d", name, n, want)
+		}
+		if packets {
+			continue
+		}
+		pts, err := packetTimes(context.Background(), info.Path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		read := *info
+		read.setTimes(pts)
+		if info.Times.Step == 0 || !reflect.DeepEqual(read.Times, info.Times) {
+			t.Errorf("%s: arithmetic times %+v, the packets' %+v", name, info.Times, read.Times)
+		}
 	}
 }

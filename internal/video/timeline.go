@@ -117,6 +117,18 @@ func (info *Info) setTimes(pts []int64) {
 	info.Times = t
 }
 
+// rateTimes is the timeline of info's rate in its stream's time base (evenClock): frame n at
+// n·step, step the ticks of one frame, ending as setTimes ends the same frames read from the
+// packets, so both give one Timeline for a constant-rate file.
+func (info *Info) rateTimes() Timeline {
+	step := ticksPerFrame(info.FPS, info.streamTB)
+	t := Timeline{TimeBase: info.streamTB, Step: step, End: int64(info.Frames) * step}
+	if last := int64(info.Frames-1) * step; info.streamEnd-info.streamStart > last {
+		t.End = info.streamEnd - info.streamStart
+	}
+	return t
+}
+
 const minTime = -1 << 63
 
 // ticksPerFrame is one frame at fps in time base tb, or 0 when that is not a whole number.
