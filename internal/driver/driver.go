@@ -792,6 +792,14 @@ func encodeShare(ctx context.Context, comm collective.Comm, cfg job.Config, m *p
 			return res, fmt.Errorf("chunk %d: %w", c, err)
 		}
 	}
+	if stop.Err() != nil && kill.Err() == nil {
+		// The stop came once every frame was written: the chunks are kept, and the job still
+		// stops as asked (a cancel is never followed by a join).
+		if signalled.Err() != nil {
+			writeStop(jd, p.AttemptID, fmt.Sprintf("rank %d: %s", me, signalName(signalled)))
+		}
+		res.Stopped = true
+	}
 	return res, nil
 }
 

@@ -101,7 +101,7 @@ func TestBatchSlurm(t *testing.T) {
 		inbox := filepath.Join(dir, "inbox")
 		targets := inboxOf(t, inbox, map[string]int{"a": 8, "b": 8, "c": 16})
 		sub := filepath.Join(dir, "submit")
-		id := submit(t, ctx, sub, inbox, []string{"FACEFUSION_TEST_PAUSE_AT=chunk-1," + filepath.Join(dir, "paused")},
+		id := submit(t, ctx, sub, inbox, []string{"FACEFUSION_TEST_PAUSE_AT=frames-12," + filepath.Join(dir, "paused")},
 			"--array=0-2", "-n", "1", "-o", "log-%A_%a.out")
 		log := func(task int) string { return filepath.Join(sub, fmt.Sprintf("log-%s_%d.out", id, task)) }
 		// Single runs of the same targets, while the array starts.
@@ -116,7 +116,7 @@ func TestBatchSlurm(t *testing.T) {
 			}
 			singles[name] = clitest.FrameHashes(t, out)
 		}
-		for !strings.Contains(clitest.ReadFile(log(2)), "test pause at chunk-1") {
+		for !strings.Contains(clitest.ReadFile(log(2)), "test pause at frames-12") {
 			if ctx.Err() != nil || strings.Contains(clitest.ReadFile(log(2)), "srun exited") {
 				t.Fatalf("task 2 never paused:\n%s\n%s", clitest.ReadFile(log(2)), c.Logs())
 			}
