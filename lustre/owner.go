@@ -233,7 +233,9 @@ func contains(list []string, s string) bool {
 // joining, so that the next attempt of the same job removes what a killed join left there.
 func (j *JobDir) Joining() string { return filepath.Join(j.Path, "JOINING") }
 
-// JoinTemp is where the segments are concatenated before the audio is muxed.
+// JoinTemp is where earlier versions concatenated the segments before muxing the audio (the join
+// is one ffmpeg run now and writes no such file): kept in the layout, so that removing a folder an
+// earlier version's killed join left behind still removes it.
 func (j *JobDir) JoinTemp(attempt int) string {
 	return filepath.Join(j.Path, fmt.Sprintf(".joined.a%d.mkv", attempt))
 }
