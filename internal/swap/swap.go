@@ -1,6 +1,7 @@
-// Package swap is the classic, model-free face swapper: it warps a source face onto a
-// target's 68 landmarks triangle by triangle, matches its colour to the target's skin and
-// blends it in under a feathered mask of the landmark hull.
+// Package swap is the classic, model-free face swapper: it warps a source face, keeping its
+// proportions, into a target face whose pose and expression it follows, matches its colour
+// and light to the target's skin, keeps what covers the target's face, and blends it in
+// without a seam.
 package swap
 
 import (
@@ -78,12 +79,26 @@ type Options struct {
 	Feather float64
 	// ColourTransfer matches the warped source's colour statistics to the target's skin.
 	ColourTransfer bool
+	// Seamless adds a membrane to the warped source: the difference to the target along the
+	// mask's edge, spread smoothly over the face, so the edge shows no colour step or halo
+	// and the target's low-frequency light lands on the source's face.
+	Seamless bool
+	// Occluders keeps the target's pixels that are far from its skin colour (glasses
+	// frames, a hand, a bar) outside the eyes, brows, mouth and nostrils.
+	Occluders bool
+	// Identity keeps the source's facial proportions (see destination); false warps the
+	// source onto the target's 68 points, taking the target's geometry.
+	Identity bool
 }
 
 // DefaultOptions are the settings the pipeline uses unless configured otherwise.
 func DefaultOptions() Options {
-	return Options{Erode: 0.03, Feather: 0.025, ColourTransfer: true}
+	return Options{Erode: 0.03, Feather: 0.025, ColourTransfer: true, Seamless: true, Occluders: true, Identity: true}
 }
+
+// membraneCells is about how many membrane cells span a face: enough for the light of a
+// cheek, few enough that the edge's texture does not reach the interior.
+const membraneCells = 32
 
 // Swapper swaps one prepared Source into frames. It owns every scratch buffer, so Apply does
 // not allocate once it has seen its largest face; it is not safe for concurrent use (give
@@ -92,23 +107,58 @@ type Swapper struct {
 	src  *Source
 	opts Options
 
-	sorted, hull []geom.Pt
-	warped       raster.FloatImage
-	cov, mask    raster.Mask
-	blur         raster.Blur
-	last         image.Rectangle
+	dst                  face.Landmarks68
+	fitA, fitB           []geom.Pt
+	sorted, hull, hull2  []geom.Pt
+	part, partHull       []geom.Pt
+	warped               raster.FloatImage
+	cov, mask, clip, occ raster.Mask
+	excl                 raster.Mask
+	blur, occBlur        raster.Blur
+	membrane             raster.Membrane
+	feat                 [3][]float32
+	dev                  []float32
+	last                 image.Rectangle
 }
 
 // NewSwapper returns a swapper for src; negative option values count as 0.
 func NewSwapper(src *Source, opts Options) *Swapper {
 	opts.Erode = math.Max(0, opts.Erode)
 	opts.Feather = math.Max(0, opts.Feather)
-	return &Swapper{src: src, opts: opts, sorted: make([]geom.Pt, 0, 68), hull: make([]geom.Pt, 0, 69)}
+	return &Swapper{src: src, opts: opts, sorted: make([]geom.Pt, 0, 136), hull: make([]geom.Pt, 0, 69), hull2: make([]geom.Pt, 0, 69),
+		fitA: make([]geom.Pt, len(alignPoints)), fitB: make([]geom.Pt, len(alignPoints)), part: make([]geom.Pt, 0, 16), partHull: make([]geom.Pt, 0, 17)}
 }
 
 // Rect is the frame rectangle the last Apply may have changed; every pixel outside it was
 // left bit-identical. It is empty when the last Apply left the frame alone.
 func (s *Swapper) Rect() image.Rectangle { return s.last }
+
+// Destination is the shape the last Apply warped the source to, in frame coordinates.
+func (s *Swapper) Destination() face.Landmarks68 { return s.dst }
+
+// shrink pulls the convex polygon in about its centroid so that every edge moves in by at
+// least inset; false when nothing would be left.
+func shrink(poly []geom.Pt, inset float64) bool {
+	c := geom.Mean(poly)
+	inradius := math.Inf(1)
+	for i, p := range poly {
+		q := poly[(i+1)%len(poly)]
+		e := q.Sub(p)
+		l := math.Hypot(e.X, e.Y)
+		if l == 0 {
+			continue
+		}
+		inradius = math.Min(inradius, math.Abs(e.X*(c.Y-p.Y)-e.Y*(c.X-p.X))/l)
+	}
+	if !(inradius > inset+1) {
+		return false
+	}
+	k := 1 - inset/inradius
+	for i, p := range poly {
+		poly[i] = c.Add(p.Sub(c).Scale(k))
+	}
+	return true
+}
 
 // Apply swaps the source face onto the face with landmarks target, in place. Only pixels
 // inside the feathered mask change. Faces partly outside the frame are clipped; faces that
@@ -124,33 +174,25 @@ func (s *Swapper) Apply(frame *raster.Image, target *face.Landmarks68) {
 	if size < minFace || size > 16*float64(max(frame.W, frame.H)) { // the latter is a broken detection
 		return
 	}
-	s.sorted, s.hull = convexHull(target[:], s.sorted, s.hull)
-	poly := s.hull
-	if len(poly) < 3 {
+	if s.opts.Identity {
+		destination(&s.src.lm, target, &s.dst, s.fitA, s.fitB)
+	} else {
+		s.dst = *target
+	}
+	// The mask covers what the warped source covers (the hull of its destination shape),
+	// clipped to the target's face (its hull). Each hull is shrunk about its centroid so
+	// that every edge moves in by at least the erosion plus two σ of feathering: the
+	// blurred mask then fades out (to ~2%) before the hull, where the warp's coverage ends,
+	// instead of being cut off there.
+	s.sorted, s.hull = convexHull(s.dst[:], s.sorted, s.hull)
+	s.sorted, s.hull2 = convexHull(target[:], s.sorted, s.hull2)
+	if len(s.hull) < 3 || len(s.hull2) < 3 {
 		return
 	}
-	// Shrink the hull about its centroid so that every edge moves in by at least the
-	// erosion plus two σ of feathering: the blurred mask then fades out (to ~2%) before the
-	// hull, where the warp's coverage ends, instead of being cut off there.
 	sigma := math.Min(s.opts.Feather*size, maxFeather)
 	inset := s.opts.Erode*size + 2*sigma
-	c := geom.Mean(poly)
-	inradius := math.Inf(1)
-	for i, p := range poly {
-		q := poly[(i+1)%len(poly)]
-		e := q.Sub(p)
-		l := math.Hypot(e.X, e.Y)
-		if l == 0 {
-			continue
-		}
-		inradius = math.Min(inradius, math.Abs(e.X*(c.Y-p.Y)-e.Y*(c.X-p.X))/l)
-	}
-	if !(inradius > inset+1) { // nothing would be left of the face
+	if !shrink(s.hull, inset) || !shrink(s.hull2, inset) { // nothing would be left of the face
 		return
-	}
-	k := 1 - inset/inradius
-	for i, p := range poly {
-		poly[i] = c.Add(p.Sub(c).Scale(k))
 	}
 
 	// The mask may hang over the frame's edge by the blur radius, so a face cut by the
@@ -163,13 +205,42 @@ func (s *Swapper) Apply(frame *raster.Image, target *face.Landmarks68) {
 		return
 	}
 	s.mask.Reset(mr)
-	raster.FillConvex(&s.mask, poly, 1)
+	raster.FillConvex(&s.mask, s.hull, 1)
+	s.clip.Reset(mr)
+	raster.FillConvex(&s.clip, s.hull2, 1)
+	s.mask.Mul(&s.clip)
 	s.blur.Apply(&s.mask, sigma)
 
 	s.warped.Reset(fr)
 	s.cov.Reset(fr)
-	raster.WarpTriangles(&s.warped, &s.cov, s.src.img, s.src.lm[:], target[:], triangles)
+	raster.WarpTriangles(&s.warped, &s.cov, s.src.img, s.src.lm[:], s.dst[:], triangles)
 	s.mask.Mul(&s.cov)
+
+	if s.opts.Occluders || s.opts.Seamless {
+		s.features(target, fr)
+	}
+	if s.opts.Occluders {
+		s.occluders(frame, target, &s.mask, size, fr)
+	}
+	// The membrane's band is the face mask's feathered edge on the target's skin (no eye,
+	// brow or mouth, no occluder): there the source must meet it. cov is free for it now.
+	if s.opts.Seamless {
+		s.cov.Reset(fr)
+		for y := fr.Min.Y; y < fr.Max.Y; y++ {
+			mrow := s.mask.Pix[(y-mr.Min.Y)*s.mask.Stride+fr.Min.X-mr.Min.X:][:fr.Dx()]
+			erow := s.excl.Pix[(y-fr.Min.Y)*s.excl.Stride:][:fr.Dx()]
+			brow := s.cov.Pix[(y-fr.Min.Y)*s.cov.Stride:][:fr.Dx()]
+			for i, m := range mrow {
+				brow[i] = 4 * m * (1 - m) * (1 - erow[i])
+			}
+		}
+		if s.opts.Occluders {
+			s.cov.Mul(&s.occ)
+		}
+	}
+	if s.opts.Occluders {
+		s.mask.Mul(&s.occ)
+	}
 
 	if s.opts.ColourTransfer {
 		to := raster.StatsImage(frame, &s.mask)
@@ -177,6 +248,15 @@ func (s *Swapper) Apply(frame *raster.Image, target *face.Landmarks68) {
 		if to.Weight >= 1 && from.Weight >= 1 {
 			raster.TransferColour(&s.warped, &s.mask, from, to)
 		}
+	}
+	if s.opts.Seamless && s.membrane.Fit(fr, max(1, int(size/membraneCells)), frame, &s.warped, &s.cov) {
+		s.membrane.Add(&s.warped, &s.mask)
+	}
+	if s.opts.Identity {
+		// The inside of the mouth is the target's own (teeth, tongue, the dark of an open
+		// mouth), moved to where the destination shape puts the lips.
+		s.cov.Reset(fr)
+		raster.WarpTriangles(&s.warped, &s.cov, frame, target[:], s.dst[:], mouthInside)
 	}
 	raster.Blend(frame, &s.warped, &s.mask)
 	s.last = fr

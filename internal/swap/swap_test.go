@@ -11,7 +11,6 @@ import (
 	"github.com/facefusion-hpc/facefusion/internal/face"
 	"github.com/facefusion-hpc/facefusion/internal/geom"
 	"github.com/facefusion-hpc/facefusion/internal/raster"
-	"github.com/facefusion-hpc/facefusion/internal/testenv"
 )
 
 // place maps the mean shape by scale, rotation (degrees) and translation.
@@ -127,7 +126,7 @@ func TestApplyChangesOnlyTheFace(t *testing.T) {
 		orig := frame.Clone()
 		target := place(100, 15, 320, 230)
 		opts := DefaultOptions()
-		opts.ColourTransfer = ct
+		opts.ColourTransfer, opts.Seamless = ct, ct // both match the face's colour to the skin
 		s := NewSwapper(newSource(t), opts)
 		s.Apply(frame, &target)
 
@@ -337,33 +336,20 @@ func TestTrianglesCoverTheHullOnce(t *testing.T) {
 	}
 }
 
-// A real swap between two photos, with a hand-placed mean shape on each face box (the
-// BlazeFace boxes recorded in DESIGN.md). Colour transfer must bring the swapped face's
-// colour closer to the target's skin than a swap without it.
+// A real swap between two photos, with the real landmarker's points on each face (see
+// photos). Colour matching (transfer and membrane) must bring the swapped face's colour
+// closer to the target's skin than a swap without it.
 func TestApplyOnPhotos(t *testing.T) {
-	astro, err := raster.Load(testenv.Sample(t, "astronaut.png"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	grace, err := raster.Load(testenv.Sample(t, "grace_hopper.png"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	onBox := func(x0, y0, x1, y1 float64) face.Landmarks68 {
-		// Mean-shape x spans −1…1 across the box; y −0.45…1.1 spans brows to chin.
-		w, h := x1-x0, y1-y0
-		return transform(MeanShape(), geom.Affine{A: 0.45 * w, C: (x0 + x1) / 2, E: 0.55 * h, F: y0 + 0.38*h})
-	}
-	srcLm := onBox(177, 81, 272, 175)
-	dstLm := onBox(168, 145, 364, 342)
-	source, err := NewSource(astro, &srcLm)
+	p := photos(t)
+	grace, srcLm, dstLm := p.dst, p.srcLm, p.dstLm
+	source, err := NewSource(p.src, &srcLm)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var dist [2]float64
 	for i, ct := range []bool{false, true} {
 		opts := DefaultOptions()
-		opts.ColourTransfer = ct
+		opts.ColourTransfer, opts.Seamless = ct, ct
 		frame := grace.Clone()
 		s := NewSwapper(source, opts)
 		s.Apply(frame, &dstLm)
@@ -371,15 +357,17 @@ func TestApplyOnPhotos(t *testing.T) {
 		if meanDiff(frame, grace, dstLm[30], 40) < 5 {
 			t.Fatal("the photo's face did not change")
 		}
-		// Distance of the mean colour near the nose from the target's own.
+		// Distance of the swapped face's mean colour from the target's own there, weighted
+		// by the blend mask (what was swapped; the target's glasses kept as occluders are not).
 		var a, b [3]float64
 		p := dstLm[30]
 		for y := int(p.Y) - 40; y <= int(p.Y)+40; y++ {
 			for x := int(p.X) - 40; x <= int(p.X)+40; x++ {
+				w := float64(s.mask.At(x, y))
 				r1, g1, b1 := frame.At(x, y)
 				r0, g0, b0 := grace.At(x, y)
-				a[0], a[1], a[2] = a[0]+float64(r1), a[1]+float64(g1), a[2]+float64(b1)
-				b[0], b[1], b[2] = b[0]+float64(r0), b[1]+float64(g0), b[2]+float64(b0)
+				a[0], a[1], a[2] = a[0]+w*float64(r1), a[1]+w*float64(g1), a[2]+w*float64(b1)
+				b[0], b[1], b[2] = b[0]+w*float64(r0), b[1]+w*float64(g0), b[2]+w*float64(b0)
 			}
 		}
 		dist[i] = math.Abs(a[0]-b[0]) + math.Abs(a[1]-b[1]) + math.Abs(a[2]-b[2])

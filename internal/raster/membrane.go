@@ -1,0 +1,191 @@
+package raster
+
+import "image"
+
+// Membrane is a smooth correction field for seamless pasting: it takes the difference
+// dst − src where a weight mask says the two should agree (the band at a paste's edge) and
+// spreads it over the whole region by push-pull interpolation (Gortler et al.'s pyramid
+// fill) on a coarse grid, then adds it to src. After Add, src agrees with dst along the
+// band, so blending the two there shows neither a colour step nor a halo, and the field
+// carries the low-frequency light (a darker side, a warmer cast) into the interior. It is
+// the cheap twin of a Poisson membrane: a few coarse cells per face instead of a solve over
+// every pixel. It owns its buffers, so it stops allocating once it has seen its largest
+// region. The zero value is ready.
+type Membrane struct {
+	rect   image.Rectangle
+	cell   int
+	levels []membraneLevel
+}
+
+// membraneLevel is one pyramid level: per cell a weight and a colour (premultiplied by
+// the weight until the level is normalised).
+type membraneLevel struct {
+	w, h int
+	wt   []float32
+	val  []float32 // 3 per cell
+}
+
+func (l *membraneLevel) reset(w, h int) {
+	l.w, l.h = w, h
+	if cap(l.wt) < w*h {
+		l.wt = make([]float32, w*h)
+		l.val = make([]float32, 3*w*h)
+	}
+	l.wt, l.val = l.wt[:w*h], l.val[:3*w*h]
+	clear(l.wt)
+	clear(l.val)
+}
+
+// Fit builds the field over r with cells of cell×cell pixels from dst − src weighted by wt
+// (wt outside its Rect, src or dst counts as 0). It reports false, leaving no field, when
+// the weights are all zero.
+func (mb *Membrane) Fit(r image.Rectangle, cell int, dst *Image, src *FloatImage, wt *Mask) bool {
+	cell = max(cell, 1)
+	mb.rect, mb.cell = r, cell
+	gw, gh := (r.Dx()+cell-1)/cell, (r.Dy()+cell-1)/cell
+	if gw <= 0 || gh <= 0 {
+		return false
+	}
+	n := 1
+	for w, h := gw, gh; w > 1 || h > 1; w, h = (w+1)/2, (h+1)/2 {
+		n++
+	}
+	if len(mb.levels) < n {
+		mb.levels = append(mb.levels, make([]membraneLevel, n-len(mb.levels))...)
+	}
+	mb.levels = mb.levels[:n]
+	l0 := &mb.levels[0]
+	l0.reset(gw, gh)
+	in := r.Intersect(wt.Rect).Intersect(src.Rect).Intersect(dst.Bounds())
+	var total float32
+	for y := in.Min.Y; y < in.Max.Y; y++ {
+		wrow := wt.Pix[(y-wt.Rect.Min.Y)*wt.Stride+in.Min.X-wt.Rect.Min.X:][:in.Dx()]
+		srow := src.Pix[(y-src.Rect.Min.Y)*src.Stride+3*(in.Min.X-src.Rect.Min.X):][:3*in.Dx()]
+		drow := dst.Pix[y*dst.Stride+3*in.Min.X:][:3*in.Dx()]
+		cy := (y - r.Min.Y) / cell
+		for i, w := range wrow {
+			if !(w > 0) {
+				continue
+			}
+			c := cy*gw + (in.Min.X+i-r.Min.X)/cell
+			l0.wt[c] += w
+			v := l0.val[3*c : 3*c+3 : 3*c+3]
+			s := srow[3*i : 3*i+3 : 3*i+3]
+			d := drow[3*i : 3*i+3 : 3*i+3]
+			v[0] += w * (float32(d[0]) - s[0])
+			v[1] += w * (float32(d[1]) - s[1])
+			v[2] += w * (float32(d[2]) - s[2])
+			total += w
+		}
+	}
+	if !(total > 0) {
+		return false
+	}
+	// A cell whose weight reaches a quarter of its area counts as fully known; below that
+	// its own value is mixed with the value interpolated from coarser levels.
+	mb.push(float32(cell*cell) / 4)
+	mb.pull()
+	return true
+}
+
+// push normalises level 0 (weights saturating at full) and builds each coarser level from
+// the 2×2 cells below it.
+func (mb *Membrane) push(full float32) {
+	norm := func(l *membraneLevel, full float32) {
+		for c, w := range l.wt {
+			if w > 0 {
+				v := l.val[3*c : 3*c+3 : 3*c+3]
+				v[0], v[1], v[2] = v[0]/w, v[1]/w, v[2]/w
+				l.wt[c] = min(w/full, 1)
+			}
+		}
+	}
+	norm(&mb.levels[0], full)
+	for k := 1; k < len(mb.levels); k++ {
+		f, c := &mb.levels[k-1], &mb.levels[k]
+		c.reset((f.w+1)/2, (f.h+1)/2)
+		for y := range f.h {
+			for x := range f.w {
+				i := y*f.w + x
+				w := f.wt[i]
+				if w == 0 {
+					continue
+				}
+				j := (y/2)*c.w + x/2
+				c.wt[j] += w
+				c.val[3*j] += w * f.val[3*i]
+				c.val[3*j+1] += w * f.val[3*i+1]
+				c.val[3*j+2] += w * f.val[3*i+2]
+			}
+		}
+		norm(c, 1)
+	}
+}
+
+// pull fills each level from the finer end down: a cell keeps its own value in proportion to
+// its weight and takes the rest from the bilinear interpolation of the level above.
+func (mb *Membrane) pull() {
+	for k := len(mb.levels) - 2; k >= 0; k-- {
+		f, c := &mb.levels[k], &mb.levels[k+1]
+		for y := range f.h {
+			for x := range f.w {
+				i := y*f.w + x
+				w := f.wt[i]
+				if w >= 1 {
+					continue
+				}
+				var u [3]float32
+				c.sample((float32(x)+0.5)/2-0.5, (float32(y)+0.5)/2-0.5, &u)
+				v := f.val[3*i : 3*i+3 : 3*i+3]
+				v[0] = w*v[0] + (1-w)*u[0]
+				v[1] = w*v[1] + (1-w)*u[1]
+				v[2] = w*v[2] + (1-w)*u[2]
+				f.wt[i] = 1
+			}
+		}
+	}
+}
+
+// sample is the bilinear interpolation of the level's values at cell coordinates (x, y)
+// (cell centres at whole numbers), clamped to the grid.
+func (l *membraneLevel) sample(x, y float32, out *[3]float32) {
+	x = min(max(x, 0), float32(l.w-1))
+	y = min(max(y, 0), float32(l.h-1))
+	x0, y0 := int(x), int(y)
+	x1, y1 := min(x0+1, l.w-1), min(y0+1, l.h-1)
+	fx, fy := x-float32(x0), y-float32(y0)
+	a, b := l.val[3*(y0*l.w+x0):], l.val[3*(y0*l.w+x1):]
+	c, d := l.val[3*(y1*l.w+x0):], l.val[3*(y1*l.w+x1):]
+	for k := range 3 {
+		top := a[k] + (b[k]-a[k])*fx
+		bot := c[k] + (d[k]-c[k])*fx
+		out[k] = top + (bot-top)*fy
+	}
+}
+
+// Add adds the field, bilinearly interpolated between cell centres, to f wherever m > 0
+// (inside the rectangle Fit was given).
+func (mb *Membrane) Add(f *FloatImage, m *Mask) {
+	if len(mb.levels) == 0 {
+		return
+	}
+	l := &mb.levels[0]
+	in := mb.rect.Intersect(f.Rect).Intersect(m.Rect)
+	inv := 1 / float32(mb.cell)
+	var u [3]float32
+	for y := in.Min.Y; y < in.Max.Y; y++ {
+		mrow := m.Pix[(y-m.Rect.Min.Y)*m.Stride+in.Min.X-m.Rect.Min.X:][:in.Dx()]
+		frow := f.Pix[(y-f.Rect.Min.Y)*f.Stride+3*(in.Min.X-f.Rect.Min.X):][:3*in.Dx()]
+		cy := (float32(y-mb.rect.Min.Y)+0.5)*inv - 0.5
+		for i, w := range mrow {
+			if !(w > 0) {
+				continue
+			}
+			l.sample((float32(in.Min.X+i-mb.rect.Min.X)+0.5)*inv-0.5, cy, &u)
+			p := frow[3*i : 3*i+3 : 3*i+3]
+			p[0] = clamp255(p[0] + u[0])
+			p[1] = clamp255(p[1] + u[1])
+			p[2] = clamp255(p[2] + u[2])
+		}
+	}
+}

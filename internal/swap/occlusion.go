@@ -1,0 +1,166 @@
+package swap
+
+import (
+	"image"
+	"math"
+	"slices"
+
+	"github.com/facefusion-hpc/facefusion/internal/face"
+	"github.com/facefusion-hpc/facefusion/internal/geom"
+	"github.com/facefusion-hpc/facefusion/internal/raster"
+)
+
+// Occluders are told from the target's skin by colour alone: a robust model of its skin
+// (median and MAD of cheek, nose and chin samples) in a colour space where shading moves
+// one axis only, and every face pixel far from it, outside the eyes, brows, mouth and
+// nostrils (dark or red by nature), is something in front of the face.
+
+const (
+	// occSigmas is how many robust standard deviations from the skin's median a pixel must
+	// lie to count as an occluder.
+	occSigmas = 4
+	// occDarker and occBrighter are the least log-brightness steps (e^1.2 ≈ 3.3× darker,
+	// e^0.45 ≈ 1.6× brighter) that count, whatever the spread: shadow and shine on skin stay
+	// skin.
+	occDarker   = 1.2
+	occBrighter = 0.45
+	// occChroma is the least log-chromaticity step that counts.
+	occChroma = 0.12
+	// occSampleRadius is the radius of each skin sample disc, as a share of the face size.
+	occSampleRadius = 0.05
+)
+
+// logTable[v] is ln(v+1) for the colour features: a table, so a pixel costs lookups.
+var logTable = func() (t [766]float32) {
+	for i := range t {
+		t[i] = float32(math.Log(float64(i + 1)))
+	}
+	return t
+}()
+
+// features are a pixel's brightness ln(R+G+B+1) and log-chromaticities ln((R+1)/(G+1)),
+// ln((B+1)/(G+1)): a change of light level moves only the first.
+func features(r, g, b uint8) [3]float32 {
+	lg := logTable[g]
+	return [3]float32{logTable[int(r)+int(g)+int(b)], logTable[r] - lg, logTable[b] - lg}
+}
+
+// skinCentres are where the skin is sampled: under each eye, each lower cheek, the nose's
+// bridge and back, the chin and between the brows. Several regions, so an occluder over a
+// few of them leaves the median on skin.
+func skinCentres(l *face.Landmarks68, out *[8]geom.Pt) {
+	mid := func(a, b geom.Pt) geom.Pt { return a.Add(b).Scale(0.5) }
+	out[0] = mid(l[1], l[41])
+	out[1] = mid(l[15], l[46])
+	out[2] = mid(l[3], l[48])
+	out[3] = mid(l[13], l[54])
+	out[4] = l[28]
+	out[5] = l[29]
+	out[6] = mid(l[8], l[57])
+	out[7] = mid(mid(l[21], l[22]), l[27])
+}
+
+// occluders writes into s.occ (over fr, after s.features) the weight the source keeps where fm > 0: 0 where
+// something covers the target's face (its pixels stay), 1 on skin, feathered between. It
+// is all 1 when the skin cannot be sampled.
+func (s *Swapper) occluders(frame *raster.Image, target *face.Landmarks68, fm *raster.Mask, size float64, fr image.Rectangle) {
+	s.occ.Reset(fr)
+	// Skin samples, every other pixel of each disc.
+	var centres [8]geom.Pt
+	skinCentres(target, &centres)
+	rad := occSampleRadius * size
+	for k := range s.feat {
+		s.feat[k] = s.feat[k][:0]
+	}
+	for _, c := range centres {
+		for y := int(c.Y - rad); y <= int(c.Y+rad); y += 2 {
+			for x := int(c.X - rad); x <= int(c.X+rad); x += 2 {
+				if !(image.Point{x, y}).In(fr) || math.Hypot(float64(x)-c.X, float64(y)-c.Y) > rad {
+					continue
+				}
+				f := features(frame.At(x, y))
+				for k := range 3 {
+					s.feat[k] = append(s.feat[k], f[k])
+				}
+			}
+		}
+	}
+	if len(s.feat[0]) < 16 {
+		for i := range s.occ.Pix {
+			s.occ.Pix[i] = 1
+		}
+		return
+	}
+	var med, tol [3]float32
+	for k := range 3 {
+		med[k], tol[k] = medianMAD(s.feat[k], &s.dev)
+		tol[k] *= occSigmas * 1.4826
+	}
+	darker, brighter := max(tol[0], occDarker), max(tol[0], occBrighter)
+	tolC := [2]float32{max(tol[1], occChroma), max(tol[2], occChroma)}
+
+
+	for y := fr.Min.Y; y < fr.Max.Y; y++ {
+		off := (y - fr.Min.Y) * s.occ.Stride
+		frow := fm.Pix[(y-fm.Rect.Min.Y)*fm.Stride+fr.Min.X-fm.Rect.Min.X:][:fr.Dx()]
+		erow := s.excl.Pix[off:][:fr.Dx()]
+		orow := s.occ.Pix[off:][:fr.Dx()]
+		prow := frame.Pix[y*frame.Stride+3*fr.Min.X:][:3*fr.Dx()]
+		for i, w := range frow {
+			if !(w > 0) || erow[i] > 0 {
+				continue
+			}
+			f := features(prow[3*i], prow[3*i+1], prow[3*i+2])
+			d := f[0] - med[0]
+			// Chromaticity is noisy in dark pixels: widen its tolerance there.
+			slack := 8 / (float32(prow[3*i+1]) + 1)
+			c1, c2 := (f[1]-med[1])/(tolC[0]+slack), (f[2]-med[2])/(tolC[1]+slack)
+			if d < -darker || d > brighter || c1*c1+c2*c2 > 1 {
+				orow[i] = 1
+			}
+		}
+	}
+	s.occ.Majority(5, &s.clip)
+	s.occ.Dilate(1+int(0.01*size), &s.clip)
+	sigma := math.Max(1, 0.006*size)
+	s.occBlur.Apply(&s.occ, sigma)
+	for i, v := range s.occ.Pix {
+		s.occ.Pix[i] = 1 - min(1, 2*v)
+	}
+}
+
+// features marks in s.excl (over fr) the regions of the target's face that are not skin by
+// nature: each eye with its brow, the mouth, the nostrils.
+func (s *Swapper) features(target *face.Landmarks68, fr image.Rectangle) {
+	s.excl.Reset(fr)
+	s.fillPart(target, 17, 22, 36, 42, 1.15)
+	s.fillPart(target, 22, 27, 42, 48, 1.15)
+	s.fillPart(target, 48, 60, 0, 0, 1.25)
+	s.fillPart(target, 30, 36, 0, 0, 1.5)
+}
+
+// fillPart marks in s.excl the hull of points lo..hi−1 and lo2..hi2−1, scaled about its
+// centre by k.
+func (s *Swapper) fillPart(l *face.Landmarks68, lo, hi, lo2, hi2 int, k float64) {
+	s.part = append(append(s.part[:0], l[lo:hi]...), l[lo2:hi2]...)
+	c := geom.Mean(s.part)
+	for i, p := range s.part {
+		s.part[i] = c.Add(p.Sub(c).Scale(k))
+	}
+	s.sorted, s.partHull = convexHull(s.part, s.sorted, s.partHull)
+	raster.FillConvex(&s.excl, s.partHull, 1)
+}
+
+// medianMAD returns the median of v and the median absolute deviation from it; v is
+// reordered and *dev is scratch.
+func medianMAD(v []float32, dev *[]float32) (med, mad float32) {
+	slices.Sort(v)
+	med = v[len(v)/2]
+	d := (*dev)[:0]
+	for _, x := range v {
+		d = append(d, float32(math.Abs(float64(x-med))))
+	}
+	slices.Sort(d)
+	*dev = d
+	return med, d[len(d)/2]
+}

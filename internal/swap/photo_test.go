@@ -1,0 +1,329 @@
+package swap
+
+import (
+	"image"
+	"math"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"github.com/facefusion-hpc/facefusion/internal/face"
+	"github.com/facefusion-hpc/facefusion/internal/geom"
+	"github.com/facefusion-hpc/facefusion/internal/landmark"
+	"github.com/facefusion-hpc/facefusion/internal/raster"
+	"github.com/facefusion-hpc/facefusion/internal/testenv"
+)
+
+var (
+	predictorOnce sync.Once
+	predictor     *landmark.Predictor
+	predictorErr  error
+)
+
+// dlib loads the real 68-point predictor once per test binary.
+func dlib(t testing.TB) *landmark.Predictor {
+	t.Helper()
+	path := testenv.Model(t, "shape_predictor_68_face_landmarks.dat")
+	predictorOnce.Do(func() { predictor, predictorErr = landmark.Load(path) })
+	if predictorErr != nil {
+		t.Fatal(predictorErr)
+	}
+	return predictor
+}
+
+// landmarksIn places the 68 points in img starting from a face box (the BlazeFace boxes
+// recorded in DESIGN.md), refitting the box to the predictor's mean shape as the pipeline's
+// analyzer does.
+func landmarksIn(t testing.TB, img *raster.Image, box geom.Rect) face.Landmarks68 {
+	t.Helper()
+	p := dlib(t)
+	mean := p.MeanShape()
+	var lm face.Landmarks68
+	p.Predict(img, box, &lm)
+	for range 2 {
+		m := geom.Similarity(mean[:], lm[:])
+		c := m.Apply(geom.Pt{X: 0.5, Y: 0.5})
+		side := math.Hypot(m.A, m.D)
+		p.Predict(img, geom.Rect{X0: c.X - side/2, Y0: c.Y - side/2, X1: c.X + side/2, Y1: c.Y + side/2}, &lm)
+	}
+	return lm
+}
+
+// photoPair is the astronaut's face (source) and Grace Hopper's (target) with their
+// landmarks.
+type photoPair struct {
+	src, dst     *raster.Image
+	srcLm, dstLm face.Landmarks68
+}
+
+var (
+	pairOnce sync.Once
+	pair     photoPair
+)
+
+func photos(t testing.TB) *photoPair {
+	t.Helper()
+	astro, err := raster.Load(testenv.Sample(t, "astronaut.png"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	grace, err := raster.Load(testenv.Sample(t, "grace_hopper.png"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pairOnce.Do(func() {
+		pair = photoPair{src: astro, dst: grace,
+			srcLm: landmarksIn(t, astro, geom.Rect{X0: 177, Y0: 81, X1: 272, Y1: 175}),
+			dstLm: landmarksIn(t, grace, geom.Rect{X0: 168, Y0: 145, X1: 364, Y1: 342})}
+	})
+	return &pair
+}
+
+// saveForEyes writes img under $FACEFUSION_TEST_OUT, for looking at.
+func saveForEyes(t testing.TB, img *raster.Image, name string) {
+	if dir := os.Getenv("FACEFUSION_TEST_OUT"); dir != "" {
+		if err := img.SavePNG(filepath.Join(dir, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// oldOptions are the swapper before issue 11: a full piecewise warp onto the target's 68
+// points, mean/σ colour transfer and a feathered hull mask, nothing else. The tests run it
+// to show that they catch what it got wrong.
+func oldOptions() Options { return Options{Erode: 0.03, Feather: 0.025, ColourTransfer: true} }
+
+// pasteOptions are a plain paste: the old warp under a hard mask, no colour matching.
+func pasteOptions() Options { return Options{Erode: 0.03} }
+
+// swapPhoto swaps the astronaut into Grace Hopper's portrait (after paint has drawn on the
+// portrait), checks that nothing outside the swapper's Rect changed and returns the result
+// and the swapper.
+func swapPhoto(t *testing.T, o Options, paint func(*raster.Image)) (before, after *raster.Image, s *Swapper) {
+	t.Helper()
+	p := photos(t)
+	src, err := NewSource(p.src, &p.srcLm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before = p.dst.Clone()
+	if paint != nil {
+		paint(before)
+	}
+	after = before.Clone()
+	s = NewSwapper(src, o)
+	s.Apply(after, &p.dstLm)
+	if s.Rect().Empty() {
+		t.Fatal("the swapper left the portrait alone")
+	}
+	unchangedOutside(t, after, before, s.Rect())
+	return before, after, s
+}
+
+// hullDepth is how far p lies inside the convex polygon poly (negative outside) and the
+// inward unit normal of the nearest edge.
+func hullDepth(poly []geom.Pt, p geom.Pt) (float64, geom.Pt) {
+	var area float64
+	for i, a := range poly {
+		b := poly[(i+1)%len(poly)]
+		area += a.X*b.Y - b.X*a.Y
+	}
+	best, n := math.Inf(1), geom.Pt{}
+	for i, a := range poly {
+		b := poly[(i+1)%len(poly)]
+		e := b.Sub(a)
+		l := math.Hypot(e.X, e.Y)
+		if l == 0 {
+			continue
+		}
+		in := geom.Pt{X: -e.Y / l, Y: e.X / l} // left of a→b: inside for positive area
+		if area < 0 {
+			in = in.Scale(-1)
+		}
+		if d := (p.X-a.X)*in.X + (p.Y-a.Y)*in.Y; d < best {
+			best, n = d, in
+		}
+	}
+	return best, n
+}
+
+// edgeGradient is the mean absolute gradient of img's luma (smoothed over 9×9 pixels, so
+// that it measures steps and halos rather than skin texture) across the edge of the target
+// face's hull, over the band 1–15 % of the face size inside it: where the swap's mask
+// fades from the source to the target.
+func edgeGradient(img, ref *raster.Image, lm *face.Landmarks68, lo, hi float64) float64 {
+	_, hull := convexHull(lm[:], nil, nil)
+	b := geom.Bounds(lm[:])
+	size := math.Max(b.W(), b.H())
+	// Box sums of luma from a summed-area table of each image.
+	table := func(img *raster.Image) func(x, y int) float64 {
+		w := img.W + 1
+		sat := make([]float64, w*(img.H+1))
+		for y := range img.H {
+			for x := range img.W {
+				r, g, b := img.At(x, y)
+				sat[(y+1)*w+x+1] = 0.299*float64(r) + 0.587*float64(g) + 0.114*float64(b) + sat[y*w+x+1] + sat[(y+1)*w+x] - sat[y*w+x]
+			}
+		}
+		return func(x, y int) float64 { // mean over the 9×9 pixels around (x, y)
+			x0, y0, x1, y1 := x-4, y-4, x+5, y+5
+			return (sat[y1*w+x1] - sat[y0*w+x1] - sat[y1*w+x0] + sat[y0*w+x0]) / 81
+		}
+	}
+	lumaImg := table(img)
+	var lumaRef func(x, y int) float64
+	if ref != nil {
+		lumaRef = table(ref)
+	}
+	var sum, n float64
+	for y := int(b.Y0); y <= int(b.Y1); y++ {
+		for x := int(b.X0); x <= int(b.X1); x++ {
+			if x < 6 || y < 6 || x >= img.W-6 || y >= img.H-6 {
+				continue
+			}
+			d, nrm := hullDepth(hull, geom.Pt{X: float64(x), Y: float64(y)})
+			if d < lo*size || d > hi*size {
+				continue
+			}
+			grad := func(luma func(x, y int) float64) float64 {
+				gx := (luma(x+1, y) - luma(x-1, y)) / 2
+				gy := (luma(x, y+1) - luma(x, y-1)) / 2
+				return math.Abs(gx*nrm.X + gy*nrm.Y)
+			}
+			g := grad(lumaImg)
+			if ref != nil {
+				g = max(0, g-grad(lumaRef))
+			}
+			sum += g
+			n++
+		}
+	}
+	return sum / n
+}
+
+// The swapped face shows no step or halo where the mask fades out: across the edge band of
+// the target's face, the swap adds (almost) no gradient beyond the target's own, with the
+// portrait as it is and lit from one side (a shading that no mean colour can match). The
+// old swapper (0.60–0.69 levels/px here) and a plain paste (1.7–3.4) fail it.
+func TestApplyLeavesNoSeam(t *testing.T) {
+	const margin = 0.3 // levels per pixel of 5×5-smoothed luma; the new swapper gives 0.12–0.17
+	p := photos(t)
+	for _, paint := range []func(*raster.Image){nil, sideLight} {
+		for name, o := range map[string]Options{"old": oldOptions(), "paste": pasteOptions(), "new": DefaultOptions()} {
+			before, after, _ := swapPhoto(t, o, paint)
+			excess := edgeGradient(after, before, &p.dstLm, 0.01, 0.15)
+			t.Logf("side light %v, %s swapper: %.3f levels/px beyond the target's own gradient", paint != nil, name, excess)
+			if name == "new" && excess > margin {
+				t.Errorf("side light %v: the edge band's gradient exceeds the target's own by %.3f levels/px on average (at most %.2f)", paint != nil, excess, margin)
+			}
+			if name != "new" && excess <= margin {
+				t.Errorf("side light %v: the %s swapper passes the seam measure (%.3f): the measure no longer tells a seam", paint != nil, name, excess)
+			}
+		}
+	}
+}
+
+// sideLight lights the portrait from its right: the left side falls to 45 % brightness, a
+// shading that a mean colour cannot match.
+func sideLight(img *raster.Image) {
+	for y := range img.H {
+		for x := range img.W {
+			k := 0.45 + 0.55*float64(x)/float64(img.W-1)
+			r, g, b := img.At(x, y)
+			img.Set(x, y, uint8(k*float64(r)+0.5), uint8(k*float64(g)+0.5), uint8(k*float64(b)+0.5))
+		}
+	}
+}
+
+// shapeDistance is the RMS distance between the inner-face points (brows, eyes, nose,
+// mouth: 17–67) of a and b after the least-squares similarity that best takes a onto b,
+// relative to b's RMS radius: the difference of their proportions, whatever the pose.
+func shapeDistance(a, b *face.Landmarks68, idx []int) float64 {
+	var pa, pb []geom.Pt
+	for _, i := range idx {
+		pa, pb = append(pa, a[i]), append(pb, b[i])
+	}
+	m := geom.Similarity(pa, pb)
+	c := geom.Mean(pb)
+	var d, r float64
+	for _, i := range idx {
+		q := m.Apply(a[i])
+		d += q.Sub(b[i]).X*q.Sub(b[i]).X + q.Sub(b[i]).Y*q.Sub(b[i]).Y
+		r += b[i].Sub(c).X*b[i].Sub(c).X + b[i].Sub(c).Y*b[i].Sub(c).Y
+	}
+	return math.Sqrt(d / r)
+}
+
+// The swapped face, as the real landmarker reads it, has the source's proportions rather
+// than the target's: the second, recognizer-free identity measure of issue 11. It is
+// measured on the points that do not carry expression (brows, nose, eye and mouth
+// corners); over all inner points the target's mouth and eye opening weigh in.
+func TestApplyKeepsSourceGeometry(t *testing.T) {
+	p := photos(t)
+	var inner []int
+	for i := 17; i < 68; i++ {
+		inner = append(inner, i)
+	}
+	t.Logf("source to target: %.4f (all inner points), %.4f (brows, nose, eye and mouth corners)",
+		shapeDistance(&p.srcLm, &p.dstLm, inner), shapeDistance(&p.srcLm, &p.dstLm, alignPoints))
+	for name, o := range map[string]Options{"old": oldOptions(), "new": DefaultOptions()} {
+		_, after, _ := swapPhoto(t, o, nil)
+		got := landmarksIn(t, after, geom.Rect{X0: 168, Y0: 145, X1: 364, Y1: 342})
+		for _, idx := range [][]int{inner, alignPoints} {
+			toSrc, toDst := shapeDistance(&got, &p.srcLm, idx), shapeDistance(&got, &p.dstLm, idx)
+			t.Logf("%s swapper, %d points: to source %.4f, to target %.4f", name, len(idx), toSrc, toDst)
+			if len(idx) == len(inner) {
+				continue // expression points (eyelids, lips) follow the target by design
+			}
+			if name == "new" && toSrc >= toDst {
+				t.Errorf("the swapped face's proportions are closer to the target's (%.4f) than to the source's (%.4f)", toDst, toSrc)
+			}
+			if name == "old" && toSrc < toDst {
+				t.Errorf("the old swapper passes the identity measure (%.4f to source, %.4f to target): the measure no longer tells identity", toSrc, toDst)
+			}
+		}
+	}
+}
+
+// An opaque bar across the target's face, over both cheeks and the nose, stays visible
+// while the rest of the face is swapped: the default occluder handling keeps what is far
+// from the target's skin colour.
+func TestApplyKeepsOccluders(t *testing.T) {
+	p := photos(t)
+	l := &p.dstLm
+	// From the left jaw to the right at the nose's lower half, a tenth of the face high.
+	y0 := int((l[29].Y + l[30].Y) / 2)
+	bar := image.Rect(int(l[1].X), y0, int(l[15].X)+1, y0+int(0.1*(l[8].Y-l[27].Y)))
+	for _, c := range []raster.RGB{{R: 25, G: 25, B: 30}, {R: 40, G: 70, B: 200}} {
+		paint := func(img *raster.Image) { img.FillRect(bar, c) }
+		before, after, _ := swapPhoto(t, DefaultOptions(), paint)
+		var kept, n float64
+		for y := bar.Min.Y; y < bar.Max.Y; y++ {
+			for x := bar.Min.X; x < bar.Max.X; x++ {
+				r, g, b := after.At(x, y)
+				if math.Abs(float64(r)-float64(c.R))+math.Abs(float64(g)-float64(c.G))+math.Abs(float64(b)-float64(c.B)) <= 12 {
+					kept++
+				}
+				n++
+			}
+		}
+		t.Logf("bar %v: %.1f%% of its pixels kept", c, 100*kept/n)
+		_, old, _ := swapPhoto(t, oldOptions(), paint)
+		if f := 1 - changedFraction(old, before, geom.Pt{X: float64(bar.Min.X+bar.Max.X) / 2, Y: float64(bar.Min.Y+bar.Max.Y) / 2}, bar.Dy()/2); f >= 0.8 {
+			t.Errorf("bar %v: the old swapper keeps %.0f%% of the bar's middle: the test no longer tells", c, 100*f)
+		}
+		if kept < 0.8*n {
+			t.Errorf("bar %v: only %.1f%% of its %v pixels stay visible (want ≥ 80%%)", c, 100*kept/n, n)
+		}
+		// The face around the bar was swapped: forehead-side cheek and chin changed.
+		for _, q := range []geom.Pt{l[29].Sub(geom.Pt{Y: 0.12 * (l[8].Y - l[27].Y)}), l[57].Add(l[8]).Scale(0.5)} {
+			if d := meanDiff(after, before, q, 6); d < 5 {
+				t.Errorf("bar %v: the face at %v did not change (mean difference %.1f)", c, q, d)
+			}
+		}
+		if c.B == 200 {
+			saveForEyes(t, after, "bar.png")
+		}
+	}
+}
