@@ -15,6 +15,7 @@ type Membrane struct {
 	rect   image.Rectangle
 	cell   int
 	levels []membraneLevel
+	row    []float32 // one pixel row of level 0, interpolated between grid rows
 }
 
 // membraneLevel is one pyramid level: per cell a weight and a colour (premultiplied by
@@ -172,20 +173,32 @@ func (mb *Membrane) Add(f *FloatImage, m *Mask) {
 	l := &mb.levels[0]
 	in := mb.rect.Intersect(f.Rect).Intersect(m.Rect)
 	inv := 1 / float32(mb.cell)
-	var u [3]float32
+	if cap(mb.row) < 3*l.w {
+		mb.row = make([]float32, 3*l.w)
+	}
+	row := mb.row[:3*l.w]
 	for y := in.Min.Y; y < in.Max.Y; y++ {
 		mrow := m.Pix[(y-m.Rect.Min.Y)*m.Stride+in.Min.X-m.Rect.Min.X:][:in.Dx()]
 		frow := f.Pix[(y-f.Rect.Min.Y)*f.Stride+3*(in.Min.X-f.Rect.Min.X):][:3*in.Dx()]
-		cy := (float32(y-mb.rect.Min.Y)+0.5)*inv - 0.5
+		// The grid's rows interpolated to this pixel row, then along it per pixel.
+		cy := min(max((float32(y-mb.rect.Min.Y)+0.5)*inv-0.5, 0), float32(l.h-1))
+		y0 := int(cy)
+		y1, fy := min(y0+1, l.h-1), cy-float32(y0)
+		a, b := l.val[3*y0*l.w:][:3*l.w], l.val[3*y1*l.w:][:3*l.w]
+		for k := range row {
+			row[k] = a[k] + (b[k]-a[k])*fy
+		}
 		for i, w := range mrow {
 			if !(w > 0) {
 				continue
 			}
-			l.sample((float32(in.Min.X+i-mb.rect.Min.X)+0.5)*inv-0.5, cy, &u)
-			p := frow[3*i : 3*i+3 : 3*i+3]
-			p[0] = clamp255(p[0] + u[0])
-			p[1] = clamp255(p[1] + u[1])
-			p[2] = clamp255(p[2] + u[2])
+			cx := min(max((float32(in.Min.X+i-mb.rect.Min.X)+0.5)*inv-0.5, 0), float32(l.w-1))
+			x0 := int(cx)
+			x1, fx := min(x0+1, l.w-1), cx-float32(x0)
+			p, u, v := frow[3*i:3*i+3:3*i+3], row[3*x0:3*x0+3:3*x0+3], row[3*x1:3*x1+3:3*x1+3]
+			p[0] = clamp255(p[0] + u[0] + (v[0]-u[0])*fx)
+			p[1] = clamp255(p[1] + u[1] + (v[1]-u[1])*fx)
+			p[2] = clamp255(p[2] + u[2] + (v[2]-u[2])*fx)
 		}
 	}
 }

@@ -99,7 +99,6 @@ func (s *Swapper) occluders(frame *raster.Image, target *face.Landmarks68, fm *r
 	darker, brighter := max(tol[0], occDarker), max(tol[0], occBrighter)
 	tolC := [2]float32{max(tol[1], occChroma), max(tol[2], occChroma)}
 
-
 	for y := fr.Min.Y; y < fr.Max.Y; y++ {
 		off := (y - fr.Min.Y) * s.occ.Stride
 		frow := fm.Pix[(y-fm.Rect.Min.Y)*fm.Stride+fr.Min.X-fm.Rect.Min.X:][:fr.Dx()]
