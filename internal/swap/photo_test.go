@@ -207,7 +207,7 @@ func edgeGradient(img, ref *raster.Image, lm *face.Landmarks68, lo, hi float64) 
 // portrait as it is and lit from one side (a shading that no mean colour can match). The
 // old swapper (0.60–0.69 levels/px here) and a plain paste (1.7–3.4) fail it.
 func TestApplyLeavesNoSeam(t *testing.T) {
-	const margin = 0.3 // levels per pixel of 5×5-smoothed luma; the new swapper gives 0.17–0.22
+	const margin = 0.3 // levels per pixel of 9×9-smoothed luma; the new swapper gives 0.17–0.22
 	p := photos(t)
 	for _, paint := range []func(*raster.Image){nil, sideLight} {
 		for name, o := range map[string]Options{"old": oldOptions(), "paste": pasteOptions(), "new": DefaultOptions()} {
