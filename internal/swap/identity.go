@@ -59,18 +59,24 @@ const (
 	MouthOpeningFollow = 1.0
 )
 
-// mouthInside are the triangles of the inner lip polygon (60–67). Their pixels come from
-// the target: its teeth, tongue and the dark of an open mouth, which a warp of a closed
-// source mouth would smear out of the lips.
-var mouthInside = func() [][3]int {
+// mouthFan triangulates the inner lip polygon (points 60–67, here 0–7) as a fan about its
+// centre (here 8): its pixels come from the target, its teeth, tongue and the dark of an
+// open mouth, which a warp of a closed source mouth would smear out of the lips. (The fixed
+// triangulation joins the inner mouth corners to the outer ones, so it has no triangles
+// that cover exactly this polygon.)
+var mouthFan = func() [][3]int {
 	var out [][3]int
-	for _, t := range triangles {
-		if t[0] >= 60 && t[1] >= 60 && t[2] >= 60 {
-			out = append(out, t)
-		}
+	for i := range 8 {
+		out = append(out, [3]int{8, i, (i + 1) % 8})
 	}
 	return out
 }()
+
+// innerMouth writes the inner lip polygon of l and its centre into out.
+func innerMouth(l *face.Landmarks68, out *[9]geom.Pt) {
+	copy(out[:8], l[60:68])
+	out[8] = geom.Mean(out[:8])
+}
 
 // destination writes the shape the source is warped to for a target face into dst; fa and
 // fb are scratch for the fit (len(alignPoints) each).

@@ -255,8 +255,11 @@ func (s *Swapper) Apply(frame *raster.Image, target *face.Landmarks68) {
 	if s.opts.Identity {
 		// The inside of the mouth is the target's own (teeth, tongue, the dark of an open
 		// mouth), moved to where the destination shape puts the lips.
+		var from, to [9]geom.Pt
+		innerMouth(target, &from)
+		innerMouth(&s.dst, &to)
 		s.cov.Reset(fr)
-		raster.WarpTriangles(&s.warped, &s.cov, frame, target[:], s.dst[:], mouthInside)
+		raster.WarpTriangles(&s.warped, &s.cov, frame, from[:], to[:], mouthFan)
 	}
 	raster.Blend(frame, &s.warped, &s.mask)
 	s.last = fr
