@@ -113,3 +113,37 @@ func BenchmarkResizeLetterbox(b *testing.B) {
 		z.Resize(dst, image.Rect(0, 28, 128, 100), frame)
 	}
 }
+
+// BenchmarkMembrane fits and adds the seam membrane of a 200 px face on a 32-cell grid,
+// its band the feathered mask's edge.
+func BenchmarkMembrane(b *testing.B) {
+	frame, f, m := benchFace()
+	var band Mask
+	band.Reset(m.Rect)
+	for i, v := range m.Pix {
+		band.Pix[i] = 4 * v * (1 - v)
+	}
+	var mb Membrane
+	for b.Loop() {
+		if mb.Fit(m.Rect, faceRect.Dx()/32, frame, f, &band) {
+			mb.Add(f, m)
+		}
+	}
+}
+
+// BenchmarkMorphology cleans a 200 px face's occluder map: a 3×3 majority and a dilation.
+func BenchmarkMorphology(b *testing.B) {
+	_, _, m := benchFace()
+	var occ, tmp Mask
+	occ.Reset(m.Rect)
+	rng := rand.New(rand.NewPCG(4, 4))
+	for b.Loop() {
+		b.StopTimer()
+		for i := range occ.Pix {
+			occ.Pix[i] = float32(rng.IntN(2))
+		}
+		b.StartTimer()
+		occ.Majority(5, &tmp)
+		occ.Dilate(3, &tmp)
+	}
+}

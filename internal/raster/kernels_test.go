@@ -469,6 +469,8 @@ func TestKernelsDoNotAllocate(t *testing.T) {
 	var cov, m Mask
 	var b Blur
 	var z Resizer
+	var mb Membrane
+	var tmp Mask
 	small := New(128, 128)
 	r := image.Rect(50, 50, 250, 250)
 	allocs := testing.AllocsPerRun(5, func() {
@@ -480,6 +482,11 @@ func TestKernelsDoNotAllocate(t *testing.T) {
 		b.Apply(&m, 3)
 		m.Mul(&cov)
 		TransferColour(&dst, &m, StatsFloat(&dst, &m), StatsImage(frame, &m))
+		if mb.Fit(r, 6, frame, &dst, &m) {
+			mb.Add(&dst, &m)
+		}
+		cov.Majority(5, &tmp)
+		cov.Dilate(2, &tmp)
 		Blend(frame, &dst, &m)
 		z.Resize(small, image.Rect(0, 16, 128, 112), frame)
 	})
