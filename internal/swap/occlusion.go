@@ -24,25 +24,32 @@ const (
 	// skin.
 	occDarker   = 1.2
 	occBrighter = 0.45
-	// occChroma is the least log-chromaticity step that counts.
-	occChroma = 0.12
+	// occMoreSaturated, occLessSaturated and occHue are the least log-chromaticity steps
+	// that count, along the saturation axis (skin's own shadows and shine move it) and
+	// across it.
+	occMoreSaturated = 0.35
+	occLessSaturated = 0.2
+	occHue           = 0.12
 	// occSampleRadius is the radius of each skin sample disc, as a share of the face size.
 	occSampleRadius = 0.05
 )
 
 // logTable[v] is ln(v+1) for the colour features: a table, so a pixel costs lookups.
-var logTable = func() (t [766]float32) {
+var logTable = func() (t [768]float32) {
 	for i := range t {
 		t[i] = float32(math.Log(float64(i + 1)))
 	}
 	return t
 }()
 
-// features are a pixel's brightness ln(R+G+B+1) and log-chromaticities ln((R+1)/(G+1)),
-// ln((B+1)/(G+1)): a change of light level moves only the first.
+// features are a pixel's brightness ln(R+G+B+3) and two log-chromaticity axes: with
+// a = ln((R+1)/(G+1)) and b = ln((B+1)/(G+1)), saturation (a−b)/√2 (redder and less blue:
+// skin grows more saturated in its own shadows and less in its shine) and hue (a+b)/√2. A
+// change of light level moves only the brightness.
 func features(r, g, b uint8) [3]float32 {
 	lg := logTable[g]
-	return [3]float32{logTable[int(r)+int(g)+int(b)], logTable[r] - lg, logTable[b] - lg}
+	ca, cb := logTable[r]-lg, logTable[b]-lg
+	return [3]float32{logTable[int(r)+int(g)+int(b)+2], (ca - cb) * math.Sqrt2 / 2, (ca + cb) * math.Sqrt2 / 2}
 }
 
 // skinCentres are where the skin is sampled: under each eye, each lower cheek, the nose's
@@ -97,7 +104,7 @@ func (s *Swapper) occluders(frame *raster.Image, target *face.Landmarks68, fm *r
 		tol[k] *= occSigmas * 1.4826
 	}
 	darker, brighter := max(tol[0], occDarker), max(tol[0], occBrighter)
-	tolC := [2]float32{max(tol[1], occChroma), max(tol[2], occChroma)}
+	more, less, hue := max(tol[1], occMoreSaturated), max(tol[1], occLessSaturated), max(tol[2], occHue)
 
 	for y := fr.Min.Y; y < fr.Max.Y; y++ {
 		off := (y - fr.Min.Y) * s.occ.Stride
@@ -113,8 +120,14 @@ func (s *Swapper) occluders(frame *raster.Image, target *face.Landmarks68, fm *r
 			d := f[0] - med[0]
 			// Chromaticity is noisy in dark pixels: widen its tolerance there.
 			slack := 8 / (float32(prow[3*i+1]) + 1)
-			c1, c2 := (f[1]-med[1])/(tolC[0]+slack), (f[2]-med[2])/(tolC[1]+slack)
-			if d < -darker || d > brighter || c1*c1+c2*c2 > 1 {
+			ds := f[1] - med[1]
+			if ds > 0 {
+				ds /= more + slack
+			} else {
+				ds /= less + slack
+			}
+			dh := (f[2] - med[2]) / (hue + slack)
+			if d < -darker || d > brighter || ds*ds+dh*dh > 1 {
 				orow[i] = 1
 			}
 		}
