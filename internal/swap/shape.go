@@ -46,15 +46,46 @@ func MeanShape() face.Landmarks68 {
 
 // triangles is the fixed triangulation of the 68-point topology: the Delaunay triangulation
 // of MeanShape, which covers its convex hull. Every face is warped with these index triples.
-var triangles = delaunay(MeanShape())
+var triangles = func() [][3]int { m := MeanShape(); return delaunay(m[:]) }()
 
 // Triangles returns a copy of the fixed triangulation (index triples into Landmarks68).
 func Triangles() [][3]int { return slices.Clone(triangles) }
 
-// delaunay triangulates the points with Bowyer–Watson; O(n²) is nothing for 68 points run
+// foreheadOf are the brow points a forehead point is placed above, image left to right.
+var foreheadOf = [...]int{17, 19, 21, 22, 24, 26}
+
+// extPoints is the number of points of an extended shape: the 68 landmarks and one forehead
+// point above each of foreheadOf.
+const extPoints = 68 + len(foreheadOf)
+
+// foreheadRise is how far a forehead point lies above its brow point, as a share of the
+// distance from the nose tip (33) up to the eyes' midpoint: about the brows' own height
+// above the eyes, so the swapped region takes in the brows with skin above them.
+const foreheadRise = 0.35
+
+// extend writes the landmarks and the forehead points above the brows into out.
+func extend(l *face.Landmarks68, out *[extPoints]geom.Pt) {
+	copy(out[:68], l[:])
+	eyes := geom.Mean(l[36:48])
+	up := eyes.Sub(l[33]).Scale(foreheadRise)
+	for k, i := range foreheadOf {
+		out[68+k] = l[i].Add(up)
+	}
+}
+
+// extTriangles triangulates the extended mean shape: the mesh the identity-keeping swap
+// warps, reaching over the brows so that they are the source's, not cut by the mask's edge.
+var extTriangles = func() [][3]int {
+	m := MeanShape()
+	var e [extPoints]geom.Pt
+	extend(&m, &e)
+	return delaunay(e[:])
+}()
+
+// delaunay triangulates the points with Bowyer–Watson; O(n²) is nothing for 74 points run
 // once. Points are nudged by a tiny deterministic amount first, because the mean shape is
 // symmetric and cocircular quadruples make the empty-circle test ambiguous.
-func delaunay(l face.Landmarks68) [][3]int {
+func delaunay(l []geom.Pt) [][3]int {
 	n := len(l)
 	pts := make([]geom.Pt, n, n+3)
 	for i, p := range l {

@@ -30,6 +30,7 @@ const (
 type Source struct {
 	img *raster.Image
 	lm  face.Landmarks68
+	ext [extPoints]geom.Pt // lm with the forehead points
 }
 
 // NewSource crops the face described by lm out of img (with a margin, so bilinear samples at
@@ -46,6 +47,9 @@ func NewSource(img *raster.Image, lm *face.Landmarks68) (*Source, error) {
 		return nil, fmt.Errorf("swap: the source face is only %.1f px across (need at least %d): use a larger source face", s, minFace)
 	}
 	margin := 0.1 * math.Max(b.W(), b.H())
+	var ext [extPoints]geom.Pt
+	extend(lm, &ext)
+	b = geom.Bounds(ext[:]) // the crop holds the forehead points too
 	r := image.Rect(int(math.Floor(b.X0-margin)), int(math.Floor(b.Y0-margin)),
 		int(math.Ceil(b.X1+margin))+1, int(math.Ceil(b.Y1+margin))+1).Intersect(img.Bounds())
 	if r.Dx() < minFace || r.Dy() < minFace {
@@ -60,6 +64,7 @@ func NewSource(img *raster.Image, lm *face.Landmarks68) (*Source, error) {
 	for i, p := range lm {
 		s.lm[i] = geom.Pt{X: p.X - float64(r.Min.X), Y: p.Y - float64(r.Min.Y)}
 	}
+	extend(&s.lm, &s.ext)
 	return s, nil
 }
 
@@ -108,6 +113,7 @@ type Swapper struct {
 	opts Options
 
 	dst                  face.Landmarks68
+	dstExt, tgtExt       [extPoints]geom.Pt
 	fitA, fitB           []geom.Pt
 	sorted, hull, hull2  []geom.Pt
 	part, partHull       []geom.Pt
@@ -174,8 +180,14 @@ func (s *Swapper) Apply(frame *raster.Image, target *face.Landmarks68) {
 	if size < minFace || size > 16*float64(max(frame.W, frame.H)) { // the latter is a broken detection
 		return
 	}
+	// The identity-keeping swap warps the mesh extended over the brows; the old one the
+	// 68 points' own.
+	srcPts, dstPts, tgtPts, tris := s.src.lm[:], s.dst[:], target[:], triangles
 	if s.opts.Identity {
 		destination(&s.src.lm, target, &s.dst, s.fitA, s.fitB)
+		extend(&s.dst, &s.dstExt)
+		extend(target, &s.tgtExt)
+		srcPts, dstPts, tgtPts, tris = s.src.ext[:], s.dstExt[:], s.tgtExt[:], extTriangles
 	} else {
 		s.dst = *target
 	}
@@ -184,8 +196,8 @@ func (s *Swapper) Apply(frame *raster.Image, target *face.Landmarks68) {
 	// that every edge moves in by at least the erosion plus two σ of feathering: the
 	// blurred mask then fades out (to ~2%) before the hull, where the warp's coverage ends,
 	// instead of being cut off there.
-	s.sorted, s.hull = convexHull(s.dst[:], s.sorted, s.hull)
-	s.sorted, s.hull2 = convexHull(target[:], s.sorted, s.hull2)
+	s.sorted, s.hull = convexHull(dstPts, s.sorted, s.hull)
+	s.sorted, s.hull2 = convexHull(tgtPts, s.sorted, s.hull2)
 	if len(s.hull) < 3 || len(s.hull2) < 3 {
 		return
 	}
@@ -198,6 +210,7 @@ func (s *Swapper) Apply(frame *raster.Image, target *face.Landmarks68) {
 	// The mask may hang over the frame's edge by the blur radius, so a face cut by the
 	// frame border keeps full weight up to the border instead of fading towards it.
 	rad := raster.Radius(sigma)
+	b = geom.Bounds(tgtPts) // the mask lies inside the target's (extended) hull
 	box := image.Rect(int(math.Floor(b.X0))-2, int(math.Floor(b.Y0))-2, int(math.Ceil(b.X1))+3, int(math.Ceil(b.Y1))+3)
 	mr := box.Intersect(frame.Bounds().Inset(-rad))
 	fr := mr.Intersect(frame.Bounds())
@@ -213,7 +226,7 @@ func (s *Swapper) Apply(frame *raster.Image, target *face.Landmarks68) {
 
 	s.warped.Reset(fr)
 	s.cov.Reset(fr)
-	raster.WarpTriangles(&s.warped, &s.cov, s.src.img, s.src.lm[:], s.dst[:], triangles)
+	raster.WarpTriangles(&s.warped, &s.cov, s.src.img, srcPts, dstPts, tris)
 	s.mask.Mul(&s.cov)
 
 	if s.opts.Occluders || s.opts.Seamless {

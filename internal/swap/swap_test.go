@@ -64,9 +64,12 @@ func newSource(t testing.TB) *Source {
 	return src
 }
 
-// faceBox is the pixel box of the landmarks widened by the 2–3 px the swapper may touch.
+// faceBox is the pixel box of the landmarks and the forehead points above the brows (the
+// identity-keeping swap reaches over the brows) widened by the 2–3 px the swapper may touch.
 func faceBox(l *face.Landmarks68) image.Rectangle {
-	b := geom.Bounds(l[:])
+	var e [extPoints]geom.Pt
+	extend(l, &e)
+	b := geom.Bounds(e[:])
 	return image.Rect(int(math.Floor(b.X0))-2, int(math.Floor(b.Y0))-2, int(math.Ceil(b.X1))+3, int(math.Ceil(b.Y1))+3)
 }
 
@@ -109,6 +112,9 @@ func changedFraction(a, b *raster.Image, p geom.Pt, radius int) float64 {
 	var n, c float64
 	for y := int(p.Y) - radius; y <= int(p.Y)+radius; y++ {
 		for x := int(p.X) - radius; x <= int(p.X)+radius; x++ {
+			if x < 0 || y < 0 || x >= a.W || y >= a.H {
+				continue
+			}
 			r1, g1, b1 := a.At(x, y)
 			r0, g0, b0 := b.At(x, y)
 			if r1 != r0 || g1 != g0 || b1 != b0 {
@@ -116,6 +122,9 @@ func changedFraction(a, b *raster.Image, p geom.Pt, radius int) float64 {
 			}
 			n++
 		}
+	}
+	if n == 0 {
+		return 0
 	}
 	return c / n
 }
@@ -237,7 +246,11 @@ func TestApplyHandlesFacesAtAndBeyondTheFrameEdge(t *testing.T) {
 			t.Fatalf("%s: changed rectangle %v leaves the frame", name, s.Rect())
 		}
 		unchangedOutside(t, frame, orig, s.Rect())
-		if name != "corner sliver" && meanDiff(frame, orig, target[30], 10) < 5 && meanDiff(frame, orig, geom.Pt{X: 320, Y: 240}, 10) < 5 {
+		// Changed pixels, not a colour distance: the swapped face takes the flat skin's
+		// colour statistics, so it differs from it by its scaled-down texture only. Looked
+		// at in the middle of the face's visible part (its nose may lie off the frame).
+		vis := geom.Bounds(target[:]).Intersect(geom.Rect{X1: 640, Y1: 480}).Center()
+		if name != "corner sliver" && changedFraction(frame, orig, vis, 10) < 0.5 {
 			t.Fatalf("%s: the visible part of the face did not change", name)
 		}
 	}
@@ -305,32 +318,41 @@ func TestApplyDoesNotAllocate(t *testing.T) {
 	}
 }
 
-// The triangulation covers the hull of the 68 points exactly once, as a triangulation of n
-// points with h on the hull has 2n−h−2 triangles.
+// Both triangulations (the 68 points', and the one extended over the forehead) cover the
+// hull of their points exactly once, as a triangulation of n points with h on the hull has
+// 2n−h−2 triangles.
 func TestTrianglesCoverTheHullOnce(t *testing.T) {
 	for _, lm := range []face.Landmarks68{place(100, 0, 150, 150), place(73.3, 37, 140.2, 151.7)} {
-		_, hull := convexHull(lm[:], nil, nil)
-		if want := 2*68 - len(hull) - 2; len(triangles) != want {
-			t.Fatalf("%d triangles, want %d for 68 points with %d on the hull", len(triangles), want, len(hull))
-		}
-		r := image.Rect(0, 0, 300, 300)
-		var hullMask, cov raster.Mask
-		hullMask.Reset(r)
-		raster.FillConvex(&hullMask, hull, 1)
-		count := make([]float32, r.Dx()*r.Dy())
-		var dst raster.FloatImage
-		src := raster.New(4, 4)
-		for _, tr := range triangles {
-			dst.Reset(r)
-			cov.Reset(r)
-			raster.WarpTriangles(&dst, &cov, src, lm[:], lm[:], [][3]int{tr})
-			for i, v := range cov.Pix {
-				count[i] += v
+		var ext [extPoints]geom.Pt
+		extend(&lm, &ext)
+		for _, mesh := range []struct {
+			pts  []geom.Pt
+			tris [][3]int
+		}{{lm[:], triangles}, {ext[:], extTriangles}} {
+			n := len(mesh.pts)
+			_, hull := convexHull(mesh.pts, nil, nil)
+			if want := 2*n - len(hull) - 2; len(mesh.tris) != want {
+				t.Fatalf("%d triangles, want %d for %d points with %d on the hull", len(mesh.tris), want, n, len(hull))
 			}
-		}
-		for i, c := range count {
-			if c != hullMask.Pix[i] {
-				t.Fatalf("pixel (%d,%d): covered %v times, hull mask %v", i%r.Dx(), i/r.Dx(), c, hullMask.Pix[i])
+			r := image.Rect(0, 0, 300, 300)
+			var hullMask, cov raster.Mask
+			hullMask.Reset(r)
+			raster.FillConvex(&hullMask, hull, 1)
+			count := make([]float32, r.Dx()*r.Dy())
+			var dst raster.FloatImage
+			src := raster.New(4, 4)
+			for _, tr := range mesh.tris {
+				dst.Reset(r)
+				cov.Reset(r)
+				raster.WarpTriangles(&dst, &cov, src, mesh.pts, mesh.pts, [][3]int{tr})
+				for i, v := range cov.Pix {
+					count[i] += v
+				}
+			}
+			for i, c := range count {
+				if c != hullMask.Pix[i] {
+					t.Fatalf("%d points, pixel (%d,%d): covered %v times, hull mask %v", n, i%r.Dx(), i/r.Dx(), c, hullMask.Pix[i])
+				}
 			}
 		}
 	}
