@@ -106,6 +106,7 @@ func (s *Swapper) occluders(frame *raster.Image, target *face.Landmarks68, fm *r
 	darker, brighter := max(tol[0], occDarker), max(tol[0], occBrighter)
 	more, less, hue := max(tol[1], occMoreSaturated), max(tol[1], occLessSaturated), max(tol[2], occHue)
 
+	flagged := 0
 	for y := fr.Min.Y; y < fr.Max.Y; y++ {
 		off := (y - fr.Min.Y) * s.occ.Stride
 		frow := fm.Pix[(y-fm.Rect.Min.Y)*fm.Stride+fr.Min.X-fm.Rect.Min.X:][:fr.Dx()]
@@ -129,8 +130,15 @@ func (s *Swapper) occluders(frame *raster.Image, target *face.Landmarks68, fm *r
 			dh := (f[2] - med[2]) / (hue + slack)
 			if d < -darker || d > brighter || ds*ds+dh*dh > 1 {
 				orow[i] = 1
+				flagged++
 			}
 		}
+	}
+	if flagged < 5 { // nothing a 3×3 majority would keep: the common case, a bare face
+		for i := range s.occ.Pix {
+			s.occ.Pix[i] = 1
+		}
+		return
 	}
 	s.occ.Majority(5, &s.clip)
 	s.occ.Dilate(1+int(0.01*size), &s.clip)
