@@ -33,7 +33,9 @@ type Recognizer struct {
 // NewRecognizer opens arcface_w600k_r50.onnx from cfg.ModelsDir.
 func NewRecognizer(cfg infer.SessionConfig) (*Recognizer, error) {
 	return openRecognizer(facemodel.ArcFace, cfg,
-		func(r *Recognizer, dst []float32, it FaceRef) { facemodel.PrepareArcFace(dst, r.crop, it.Frame, it.Five) },
+		func(r *Recognizer, dst []float32, it FaceRef) {
+			facemodel.PrepareArcFace(dst, r.crop, it.Frame, it.Five)
+		},
 		func(f *face.Face) [5]geom.Pt { return f.Five })
 }
 
