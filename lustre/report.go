@@ -133,7 +133,7 @@ type RankReport struct {
 	FramesPerSecond float64            `json:"frames_per_second"`
 	StageSeconds    map[string]float64 `json:"stage_seconds"`
 	GPU             *rank.GPUStats     `json:"gpu,omitempty"`
-	CPU             *rank.CPUBudget    `json:"cpu,omitempty"` // the rank's CPUs, whence, and its thread counts
+	CPU             *rank.CPUBudget    `json:"cpu,omitempty"`      // the rank's CPUs, whence, and its thread counts
 	Identity        *IdentitySums      `json:"identity,omitempty"` // the rank's share of the identity measure
 }
 
