@@ -64,6 +64,7 @@ var table = func() map[string]*Model {
 		}
 		x.Published = published[x.Name]
 		d := distribution[x.Name]
+		x.Published.By = d.pkg
 		x.Base, x.Package, x.Licence = d.base, d.pkg, d.licence
 		m[x.Name] = x
 	}

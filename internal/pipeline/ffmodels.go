@@ -102,8 +102,10 @@ func ModelNames(cfg job.Config) []string {
 	}
 	pick(catalog.Detector, cfg.FaceDetectorModel)
 	pick(catalog.Landmarker, cfg.FaceLandmarkerModel)
-	if cfg.Swaps() && cfg.FaceSwapperModel != "classic" || cfg.FaceSelectorMode == "reference" {
+	if cfg.Swaps() && cfg.FaceSwapperModel != "classic" {
 		names = append(names, facemodel.ArcFace.Name)
+	} else if cfg.FaceSelectorMode == "reference" {
+		names = append(names, RecognizerName(cfg)) // fr_feature for the embedded default
 	}
 	if cfg.Swaps() && cfg.FaceSwapperModel != "classic" {
 		pick(catalog.Swapper, cfg.FaceSwapperModel)
@@ -202,7 +204,8 @@ func (m *Models) newAnalyser(withEmbeddings bool) (*analyser, error) {
 		a.dlib = NewAnalyzer(a.det, m.lm, cfg.FaceDetectorScore)
 	}
 	if withEmbeddings {
-		if a.rec, err = adapters.NewRecognizer(m.sessionConfig(facemodel.ArcFace.Name)); err != nil {
+		name := RecognizerName(cfg)
+		if a.rec, err = adapters.OpenRecognizer(name, m.sessionConfig(name)); err != nil {
 			a.close()
 			return nil, fault.AsEnvironment(err)
 		}
@@ -255,7 +258,7 @@ func (a *analyser) analyse(img *raster.Image) ([]face.Face, error) {
 		start = time.Now() // the recognizer is part of finding faces: the detect stage
 		a.refs = a.refs[:0]
 		for i := range a.faces {
-			a.refs = append(a.refs, adapters.FaceRef{Frame: img, Five: a.faces[i].Five})
+			a.refs = append(a.refs, adapters.FaceRef{Frame: img, Five: a.rec.Points(&a.faces[i])})
 		}
 		a.embs = slices.Grow(a.embs[:0], len(a.faces))[:len(a.faces)]
 		if err := a.rec.Embed(a.refs, a.embs); err != nil {
