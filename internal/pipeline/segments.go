@@ -116,6 +116,11 @@ func EncodeSegments(ctx, stop context.Context, cfg job.Config, info *video.Info,
 	g.Go(func() error {
 		defer close(sink.finished)
 		pw, ph := ProcessSize(cfg, info)
+		for _, w := range workers {
+			if fx, ok := w.(frameIndexed); ok {
+				fx.setFirstFrame(start)
+			}
+		}
 		n, err := Stream(feed, pw, ph, timedSource{inputSource{feed, upTo{src, end}}, st}, sink, workers, prog)
 		if n != end-start && stop.Err() != nil && (gctx.Err() == nil || context.Cause(ctx) == errGraceOver) {
 			// The segment being written and the one started ahead go; the complete ones finish.

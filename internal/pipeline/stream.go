@@ -123,6 +123,8 @@ func Stream(ctx context.Context, w, h int, src FrameSource, sink FrameSink, work
 				size, process = bw.BatchSize(), bw.ProcessBatch
 			}
 			marker, _ := wk.(faceMarker)
+			indexed, _ := wk.(frameIndexed)
+			var at []int
 			var slots []*slot
 			var imgs []*raster.Image
 			for s := range todo {
@@ -138,6 +140,13 @@ func Stream(ctx context.Context, w, h int, src FrameSource, sink FrameSink, work
 					default:
 						break more
 					}
+				}
+				if indexed != nil {
+					at = at[:0]
+					for _, s := range slots {
+						at = append(at, s.index)
+					}
+					indexed.setIndices(at)
 				}
 				if err := process(imgs); err != nil {
 					return &FrameError{First: slots[0].index, Last: slots[len(slots)-1].index, Err: err}
