@@ -12,17 +12,20 @@ import (
 
 // Occluders are told from the target's skin by colour alone: a robust model of its skin
 // (median and MAD of cheek, nose and chin samples) in a colour space where shading moves
-// one axis only, and every face pixel far from it, outside the eyes, brows, mouth and
-// nostrils (dark or red by nature), is something in front of the face.
+// one axis only, and every face pixel far from it, outside the eyes, mouth and nostrils
+// (dark or red by nature), is something in front of the face. Far is decided with
+// hysteresis: a region counts only if part of it is very far (occStrong times the
+// thresholds), so the skin's own wrinkles and folds, a little off, do not; around the brows
+// only the very far counts (brows are darker than skin, glasses frames over them much more).
 
 const (
 	// occSigmas is how many robust standard deviations from the skin's median a pixel must
 	// lie to count as an occluder.
 	occSigmas = 4
-	// occDarker and occBrighter are the least log-brightness steps (e^1.2 ≈ 3.3× darker,
+	// occDarker and occBrighter are the least log-brightness steps (e^1 ≈ 2.7× darker,
 	// e^0.45 ≈ 1.6× brighter) that count, whatever the spread: shadow and shine on skin stay
 	// skin.
-	occDarker   = 1.2
+	occDarker   = 1.0
 	occBrighter = 0.45
 	// occMoreSaturated, occLessSaturated and occHue are the least log-chromaticity steps
 	// that count, along the saturation axis (skin's own shadows and shine move it) and
@@ -30,6 +33,8 @@ const (
 	occMoreSaturated = 0.35
 	occLessSaturated = 0.2
 	occHue           = 0.12
+	// occStrong is how much farther than the thresholds a pixel must lie to seed a region.
+	occStrong = 1.5
 	// occSampleRadius is the radius of each skin sample disc, as a share of the face size.
 	occSampleRadius = 0.05
 )
@@ -106,15 +111,18 @@ func (s *Swapper) occluders(frame *raster.Image, target *face.Landmarks68, fm *r
 	darker, brighter := max(tol[0], occDarker), max(tol[0], occBrighter)
 	more, less, hue := max(tol[1], occMoreSaturated), max(tol[1], occLessSaturated), max(tol[2], occHue)
 
-	flagged := 0
+	// Each pixel's distance in thresholds: 1 (weak) past them, 2 (strong) past occStrong
+	// times them; strong pixels go on the stack as seeds (3).
+	s.stack = s.stack[:0]
+	w := fr.Dx()
 	for y := fr.Min.Y; y < fr.Max.Y; y++ {
 		off := (y - fr.Min.Y) * s.occ.Stride
-		frow := fm.Pix[(y-fm.Rect.Min.Y)*fm.Stride+fr.Min.X-fm.Rect.Min.X:][:fr.Dx()]
-		erow := s.excl.Pix[off:][:fr.Dx()]
-		orow := s.occ.Pix[off:][:fr.Dx()]
-		prow := frame.Pix[y*frame.Stride+3*fr.Min.X:][:3*fr.Dx()]
-		for i, w := range frow {
-			if !(w > 0) || erow[i] > 0 {
+		frow := fm.Pix[(y-fm.Rect.Min.Y)*fm.Stride+fr.Min.X-fm.Rect.Min.X:][:w]
+		erow := s.excl.Pix[off:][:w]
+		orow := s.occ.Pix[off:][:w]
+		prow := frame.Pix[y*frame.Stride+3*fr.Min.X:][:3*w]
+		for i, m := range frow {
+			if !(m > 0) || erow[i] >= 1 {
 				continue
 			}
 			f := features(prow[3*i], prow[3*i+1], prow[3*i+2])
@@ -128,17 +136,45 @@ func (s *Swapper) occluders(frame *raster.Image, target *face.Landmarks68, fm *r
 				ds /= less + slack
 			}
 			dh := (f[2] - med[2]) / (hue + slack)
-			if d < -darker || d > brighter || ds*ds+dh*dh > 1 {
+			score := max(-d/darker, d/brighter, float32(math.Sqrt(float64(ds*ds+dh*dh))))
+			switch {
+			case score > occStrong:
+				orow[i] = 3
+				s.stack = append(s.stack, int32(off+i))
+			case score > 1 && erow[i] == 0:
 				orow[i] = 1
-				flagged++
 			}
 		}
 	}
-	if flagged < 5 { // nothing a 3×3 majority would keep: the common case, a bare face
+	if len(s.stack) < 5 { // nothing a 3×3 majority would keep: the common case, a bare face
 		for i := range s.occ.Pix {
 			s.occ.Pix[i] = 1
 		}
 		return
+	}
+	// Grow the seeds through the weak pixels 4-connected to them; weak pixels not reached
+	// (wrinkles, folds, a shadow) are skin.
+	h := fr.Dy()
+	for len(s.stack) > 0 {
+		i := int(s.stack[len(s.stack)-1])
+		s.stack = s.stack[:len(s.stack)-1]
+		x, y := i%w, i/w
+		for _, n := range [4]int{i - 1, i + 1, i - w, i + w} {
+			if (n == i-1 && x == 0) || (n == i+1 && x == w-1) || (n == i-w && y == 0) || (n == i+w && y == h-1) {
+				continue
+			}
+			if s.occ.Pix[n] == 1 {
+				s.occ.Pix[n] = 3
+				s.stack = append(s.stack, int32(n))
+			}
+		}
+	}
+	for i, v := range s.occ.Pix {
+		if v == 3 {
+			s.occ.Pix[i] = 1
+		} else {
+			s.occ.Pix[i] = 0
+		}
 	}
 	s.occ.Majority(5, &s.clip)
 	s.occ.Dilate(1+int(0.01*size), &s.clip)
@@ -150,25 +186,28 @@ func (s *Swapper) occluders(frame *raster.Image, target *face.Landmarks68, fm *r
 }
 
 // features marks in s.excl (over fr) the regions of the target's face that are not skin by
-// nature: each eye with its brow, the mouth, the nostrils.
+// nature: 1 on the eyes, the mouth and the nostrils (not tested for occluders), ½ on each
+// eye with its brow (only the very far counts there).
 func (s *Swapper) features(target *face.Landmarks68, fr image.Rectangle) {
 	s.excl.Reset(fr)
-	s.fillPart(target, 17, 22, 36, 42, 1.15)
-	s.fillPart(target, 22, 27, 42, 48, 1.15)
-	s.fillPart(target, 48, 60, 0, 0, 1.25)
-	s.fillPart(target, 30, 36, 0, 0, 1.5)
+	s.fillPart(target, 17, 22, 36, 42, 1.15, 0.5)
+	s.fillPart(target, 22, 27, 42, 48, 1.15, 0.5)
+	s.fillPart(target, 36, 42, 0, 0, 1.5, 1)
+	s.fillPart(target, 42, 48, 0, 0, 1.5, 1)
+	s.fillPart(target, 48, 60, 0, 0, 1.25, 1)
+	s.fillPart(target, 30, 36, 0, 0, 1.5, 1)
 }
 
-// fillPart marks in s.excl the hull of points lo..hi−1 and lo2..hi2−1, scaled about its
+// fillPart sets s.excl to v on the hull of points lo..hi−1 and lo2..hi2−1, scaled about its
 // centre by k.
-func (s *Swapper) fillPart(l *face.Landmarks68, lo, hi, lo2, hi2 int, k float64) {
+func (s *Swapper) fillPart(l *face.Landmarks68, lo, hi, lo2, hi2 int, k float64, v float32) {
 	s.part = append(append(s.part[:0], l[lo:hi]...), l[lo2:hi2]...)
 	c := geom.Mean(s.part)
 	for i, p := range s.part {
 		s.part[i] = c.Add(p.Sub(c).Scale(k))
 	}
 	s.sorted, s.partHull = convexHull(s.part, s.sorted, s.partHull)
-	raster.FillConvex(&s.excl, s.partHull, 1)
+	raster.FillConvex(&s.excl, s.partHull, v)
 }
 
 // medianMAD returns the median of v and the median absolute deviation from it; v is

@@ -124,6 +124,7 @@ type Swapper struct {
 	membrane             raster.Membrane
 	feat                 [3][]float32
 	dev                  []float32
+	stack                []int32
 	last                 image.Rectangle
 }
 
@@ -244,7 +245,9 @@ func (s *Swapper) Apply(frame *raster.Image, target *face.Landmarks68) {
 			erow := s.excl.Pix[(y-fr.Min.Y)*s.excl.Stride:][:fr.Dx()]
 			brow := s.cov.Pix[(y-fr.Min.Y)*s.cov.Stride:][:fr.Dx()]
 			for i, m := range mrow {
-				brow[i] = 4 * m * (1 - m) * (1 - erow[i])
+				if erow[i] == 0 {
+					brow[i] = 4 * m * (1 - m)
+				}
 			}
 		}
 		if s.opts.Occluders {
