@@ -27,14 +27,17 @@ const (
 	// skin.
 	occDarker   = 1.0
 	occBrighter = 0.45
-	// occMoreSaturated, occLessSaturated and occHue are the least log-chromaticity steps
-	// that count, along the saturation axis (skin's own shadows and shine move it) and
-	// across it.
-	occMoreSaturated = 0.35
+	// occLessSaturated and occHue are the least log-chromaticity steps that count, along
+	// the skin's own axis (see skinAxis) and across it. A pixel further along it (more of
+	// the skin's colour) never counts: skin grows so in its own folds and shadows, and so do
+	// tan or red things, which are therefore not told from skin.
 	occLessSaturated = 0.2
 	occHue           = 0.12
 	// occStrong is how much farther than the thresholds a pixel must lie to seed a region.
 	occStrong = 1.5
+	// occSeedErode is the half-thickness, as a share of the face size, that a seed region
+	// must exceed (1 px for a 100 px face, 3 px for 300).
+	occSeedErode = 0.01
 	// occSampleRadius is the radius of each skin sample disc, as a share of the face size.
 	occSampleRadius = 0.05
 )
@@ -47,14 +50,43 @@ var logTable = func() (t [768]float32) {
 	return t
 }()
 
-// features are a pixel's brightness ln(R+G+B+3) and two log-chromaticity axes: with
-// a = ln((R+1)/(G+1)) and b = ln((B+1)/(G+1)), saturation (a−b)/√2 (redder and less blue:
-// skin grows more saturated in its own shadows and less in its shine) and hue (a+b)/√2. A
-// change of light level moves only the brightness.
+// features are a pixel's brightness ln(R+G+B+3) and log-chromaticities a = ln((R+1)/(G+1)),
+// b = ln((B+1)/(G+1)): a change of light level moves only the brightness.
 func features(r, g, b uint8) [3]float32 {
 	lg := logTable[g]
-	ca, cb := logTable[r]-lg, logTable[b]-lg
-	return [3]float32{logTable[int(r)+int(g)+int(b)+2], (ca - cb) * math.Sqrt2 / 2, (ca + cb) * math.Sqrt2 / 2}
+	return [3]float32{logTable[int(r)+int(g)+int(b)+2], logTable[r] - lg, logTable[b] - lg}
+}
+
+// skinAxis is the principal axis of the skin samples' chromaticities (a, b), pointing to
+// redder: the way this face's skin varies with shading and blood (its shadows and creases
+// lie along it, whatever its tone and the light's colour).
+func skinAxis(a, b []float32) (ux, uy float32) {
+	var ma, mb float64
+	for i := range a {
+		ma, mb = ma+float64(a[i]), mb+float64(b[i])
+	}
+	n := float64(len(a))
+	ma, mb = ma/n, mb/n
+	var saa, sab, sbb float64
+	for i := range a {
+		da, db := float64(a[i])-ma, float64(b[i])-mb
+		saa, sab, sbb = saa+da*da, sab+da*db, sbb+db*db
+	}
+	// The larger eigenvalue's eigenvector of [[saa sab] [sab sbb]].
+	l := (saa+sbb)/2 + math.Sqrt((saa-sbb)*(saa-sbb)/4+sab*sab)
+	x, y := sab, l-saa
+	if math.Abs(sab) < 1e-12 {
+		x, y = 1, 0
+		if sbb > saa {
+			x, y = 0, 1
+		}
+	}
+	h := math.Hypot(x, y)
+	x, y = x/h, y/h
+	if x < 0 {
+		x, y = -x, -y
+	}
+	return float32(x), float32(y)
 }
 
 // skinCentres are where the skin is sampled: under each eye, each lower cheek, the nose's
@@ -103,13 +135,19 @@ func (s *Swapper) occluders(frame *raster.Image, target *face.Landmarks68, fm *r
 		}
 		return
 	}
+	// Chromaticity along the skin's own axis (more or less of its colour) and across it.
+	ux, uy := skinAxis(s.feat[1], s.feat[2])
+	for i, a := range s.feat[1] {
+		b := s.feat[2][i]
+		s.feat[1][i], s.feat[2][i] = a*ux+b*uy, b*ux-a*uy
+	}
 	var med, tol [3]float32
 	for k := range 3 {
 		med[k], tol[k] = medianMAD(s.feat[k], &s.dev)
 		tol[k] *= occSigmas * 1.4826
 	}
 	darker, brighter := max(tol[0], occDarker), max(tol[0], occBrighter)
-	more, less, hue := max(tol[1], occMoreSaturated), max(tol[1], occLessSaturated), max(tol[2], occHue)
+	less, hue := max(tol[1], occLessSaturated), max(tol[2], occHue)
 
 	// Each pixel's distance in thresholds: 1 (weak) past them, 2 (strong) past occStrong
 	// times them; strong pixels go on the stack as seeds (3).
@@ -126,15 +164,12 @@ func (s *Swapper) occluders(frame *raster.Image, target *face.Landmarks68, fm *r
 				continue
 			}
 			f := features(prow[3*i], prow[3*i+1], prow[3*i+2])
+			f[1], f[2] = f[1]*ux+f[2]*uy, f[2]*ux-f[1]*uy
 			d := f[0] - med[0]
-			// Chromaticity is noisy in dark pixels: widen its tolerance there.
-			slack := 8 / (float32(prow[3*i+1]) + 1)
-			ds := f[1] - med[1]
-			if ds > 0 {
-				ds /= more + slack
-			} else {
-				ds /= less + slack
-			}
+			// Chromaticity is noisy in dark pixels (a log ratio of small numbers): widen its
+			// tolerance by the darkest channel.
+			slack := 8 / (float32(min(prow[3*i], prow[3*i+1], prow[3*i+2])) + 1)
+			ds := min(f[1]-med[1], 0) / (less + slack)
 			dh := (f[2] - med[2]) / (hue + slack)
 			score := max(-d/darker, d/brighter, float32(math.Sqrt(float64(ds*ds+dh*dh))))
 			switch {
@@ -151,6 +186,29 @@ func (s *Swapper) occluders(frame *raster.Image, target *face.Landmarks68, fm *r
 			s.occ.Pix[i] = 1
 		}
 		return
+	}
+	// A seed must be thick: the skin's own creases can be very dark and red, but they are
+	// thin. Seeds are eroded by a square of half-width occSeedErode·size (the complement
+	// dilated); the thin ones become weak pixels, which the growth below may still reach
+	// from a thick seed.
+	if r := int(occSeedErode * size); r > 0 {
+		s.clip.Reset(fr)
+		for i, v := range s.occ.Pix {
+			if v != 3 {
+				s.clip.Pix[i] = 1
+			}
+		}
+		s.clip.Dilate(r, &s.cov)
+		s.stack = s.stack[:0]
+		for i, v := range s.occ.Pix {
+			if v == 3 {
+				if s.clip.Pix[i] > 0 {
+					s.occ.Pix[i] = 1
+				} else {
+					s.stack = append(s.stack, int32(i))
+				}
+			}
+		}
 	}
 	// Grow the seeds through the weak pixels 4-connected to them; weak pixels not reached
 	// (wrinkles, folds, a shadow) are skin.
@@ -195,7 +253,7 @@ func (s *Swapper) features(target *face.Landmarks68, fr image.Rectangle) {
 	s.fillPart(target, 36, 42, 0, 0, 1.5, 1)
 	s.fillPart(target, 42, 48, 0, 0, 1.5, 1)
 	s.fillPart(target, 48, 60, 0, 0, 1.25, 1)
-	s.fillPart(target, 30, 36, 0, 0, 1.5, 1)
+	s.fillPart(target, 30, 36, 0, 0, 2, 1)
 }
 
 // fillPart sets s.excl to v on the hull of points lo..hi−1 and lo2..hi2−1, scaled about its
