@@ -98,7 +98,7 @@ type Options struct {
 
 // DefaultOptions are the settings the pipeline uses unless configured otherwise.
 func DefaultOptions() Options {
-	return Options{Erode: 0.01, Feather: 0.02, ColourTransfer: true, Seamless: true, Occluders: true, Identity: true}
+	return Options{Erode: 0.01, Feather: 0.025, ColourTransfer: true, Seamless: true, Occluders: true, Identity: true}
 }
 
 // membraneCells is about how many membrane cells span a face: enough for the light of a
