@@ -1,5 +1,5 @@
 // Package temporal smooths faces' landmarks over time with a finite window: frame t's faces are
-// replaced by a local linear fit over frames t−K..t+K, so that landmarks that move by codec
+// replaced by a weighted local fit over frames t−K..t+K, so that landmarks that move by codec
 // noise alone hold still, and landmarks that follow a moving face keep up with it without lag.
 // The window is clipped to fixed positions of the whole video ([lo, hi], the job's frames),
 // never to a rank's or a chunk's range, so the result of frame t depends on the video alone:
@@ -78,7 +78,7 @@ func (sm *Smoother) Smooth(dst []face.Face, t, lo, hi int, faces func(s int) []f
 			}
 			sm.samp = append(sm.samp, sample{s: s + 1, j: j})
 		}
-		coefficients(sm.samp, t, sm.K)
+		sm.coefficients(t, faces)
 		f := cur[i] // score, embedding and the rest stay frame t's own
 		var acc face.Face
 		for _, sp := range sm.samp {
@@ -98,29 +98,97 @@ func Weight(d, k int) float64 {
 	return v * v * v
 }
 
-// coefficients sets each sample's c so that Σ c·x is the value at frame t of the line fitted to
-// the samples' x by weighted least squares (weights Weight(s−t, k)): a local linear
-// regression, exact for a face that moves at constant speed, so a moving face is not dragged
-// behind; with one sample, or all at one frame, the weighted mean.
-func coefficients(samp []sample, t, k int) {
-	var s0, s1, s2 float64
+// StillMotion is how far, as a fraction of the face's width, the face must move within the
+// window (its centroid's fitted curve away from the centroid's mean) before the fit follows it: below it the window's
+// motion is within the landmarks' own noise (about 0.4 % of the width, frame to frame, on a
+// still face in a lossy clip), and the face is averaged; at twice it and beyond, it is fitted.
+const StillMotion = 0.005
+
+// coefficients sets each sample's c so that Σ c·x is the smoothed value at frame t: an adaptive
+// blend of two weighted least-squares fits (weights Weight(s−t, K)). A local quadratic follows
+// motion without lag: exact for constant speed and for constant acceleration, at the video's
+// ends too. The weighted mean averages a still face strongly, and at the clipped ends does not
+// extrapolate noise as a fitted slope would. The blend weight α comes from the motion the
+// quadratic finds in the landmarks' centroid over half a window, against StillMotion: 0 (mean)
+// below it, 1 (fit) at twice it, linear between, so the result is continuous in the landmarks.
+// With fewer distinct frames the fit drops to a line, then to the mean.
+func (sm *Smoother) coefficients(t int, faces func(s int) []face.Face) {
+	samp := sm.samp
+	var m [5]float64 // Σw·d^k
 	for _, sp := range samp {
 		d := float64(sp.s - t)
-		w := Weight(sp.s-t, k)
-		s0 += w
-		s1 += w * d
-		s2 += w * d * d
-	}
-	det := s0*s2 - s1*s1
-	for i := range samp {
-		d := float64(samp[i].s - t)
-		w := Weight(samp[i].s-t, k)
-		if det <= 1e-12*s0*s0 {
-			samp[i].c = w / s0
-		} else {
-			samp[i].c = w * (s2 - s1*d) / det
+		w := Weight(sp.s-t, sm.K)
+		dk := w
+		for k := range m {
+			m[k] += dk
+			dk *= d
 		}
 	}
+	row := fitRows(m)
+	// The motion: how far the centroid's fitted curve strays from its mean within the samples
+	// (never extrapolated: at the video's ends a fitted speed would be noise magnified).
+	var beta [3]geom.Pt
+	var mean geom.Pt
+	width := 0.0
+	for _, sp := range samp {
+		d := float64(sp.s - t)
+		w := Weight(sp.s-t, sm.K)
+		f := &faces(sp.s)[sp.j]
+		c := geom.Mean(f.Landmarks[:])
+		for i := range beta {
+			cb := w * (row[i][0] + row[i][1]*d + row[i][2]*d*d)
+			beta[i].X += cb * c.X
+			beta[i].Y += cb * c.Y
+		}
+		mean.X += w / m[0] * c.X
+		mean.Y += w / m[0] * c.Y
+		width += f.Box.W() / float64(len(samp))
+	}
+	motion := 0.0
+	for _, sp := range samp {
+		d := float64(sp.s - t)
+		motion = max(motion, math.Hypot(beta[0].X+beta[1].X*d+beta[2].X*d*d-mean.X, beta[0].Y+beta[1].Y*d+beta[2].Y*d*d-mean.Y))
+	}
+	alpha := min(max(motion/(StillMotion*width)-1, 0), 1)
+	if math.IsNaN(alpha) {
+		alpha = 1
+	}
+	for i := range samp {
+		d := float64(samp[i].s - t)
+		w := Weight(samp[i].s-t, sm.K)
+		fit := w * (row[0][0] + row[0][1]*d + row[0][2]*d*d)
+		samp[i].c = (1-alpha)*w/m[0] + alpha*fit
+	}
+}
+
+// fitRows are the rows of the inverse of the normal matrix of a weighted polynomial fit
+// (moments m[k] = Σw·d^k) in the offset d from the smoothed frame: row i times (1, d, d²)·w gives
+// each sample's coefficient for the fit's term in d^i.
+// A quadratic when the samples allow it (three frames or more), else a line, else a constant.
+func fitRows(m [5]float64) [3][3]float64 {
+	var r [3][3]float64
+	// The quadratic's normal matrix [m0 m1 m2; m1 m2 m3; m2 m3 m4], inverted by its adjugate.
+	c00 := m[2]*m[4] - m[3]*m[3]
+	c01 := m[2]*m[3] - m[1]*m[4]
+	c02 := m[1]*m[3] - m[2]*m[2]
+	c11 := m[0]*m[4] - m[2]*m[2]
+	c12 := m[1]*m[2] - m[0]*m[3]
+	c22 := m[0]*m[2] - m[1]*m[1]
+	det := m[0]*c00 + m[1]*c01 + m[2]*c02
+	scale := m[0] * m[0] * m[4] // the determinant's size for well-spread samples
+	if det > 1e-9*scale {
+		r[0] = [3]float64{c00 / det, c01 / det, c02 / det}
+		r[1] = [3]float64{c01 / det, c11 / det, c12 / det}
+		r[2] = [3]float64{c02 / det, c12 / det, c22 / det}
+		return r
+	}
+	if lin := m[0]*m[2] - m[1]*m[1]; lin > 1e-9*m[0]*m[2] {
+		r[0] = [3]float64{m[2] / lin, -m[1] / lin, 0}
+		r[1] = [3]float64{-m[1] / lin, m[0] / lin, 0}
+		return r
+	}
+	r[0][0] = 1 / m[0]
+	return r
 }
 
 // addScaled adds c times f's geometry (box, keypoints, five points, 68 landmarks) to acc.
@@ -213,4 +281,4 @@ func IoU(a, b geom.Rect) float64 {
 func dist(p, q geom.Pt) float64 { return math.Hypot(p.X-q.X, p.Y-q.Y) }
 
 // DefaultK is face_landmark_smoothing's default: frames each side of the smoothed one.
-const DefaultK = 4
+const DefaultK = 8
