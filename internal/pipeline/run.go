@@ -505,9 +505,6 @@ func smoothing(cfg job.Config) int {
 func (f *Frames) Next() int { return f.r.Frame() }
 func (f *Frames) End() int  { return f.end }
 
-// Before is how many halo frames the decode reads before the run's first.
-func (f *Frames) Before() int { return f.before }
-
 // Close stops ffmpeg, whether or not every frame was read.
 func (f *Frames) Close() error { return f.r.Close() }
 

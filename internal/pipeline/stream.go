@@ -347,6 +347,7 @@ func StreamWindow(ctx context.Context, w, h int, src FrameSource, sink FrameSink
 		span := 2*win.K + 1
 		hist := make([][]face.Face, span) // faces of frames u−2K..u, by index mod span
 		sm := temporal.Smoother{K: win.K}
+		st := statsOf(workers)
 		at := func(s int) []face.Face { return hist[s%span] }
 		next, last := 0, -1 // the next frame to release; the last frame in hist
 		release := func(hi int) {
@@ -354,8 +355,15 @@ func StreamWindow(ctx context.Context, w, h int, src FrameSource, sink FrameSink
 			next++
 			s := ring[t%depth]
 			ring[t%depth] = nil
-			if !written(t) || ctx.Err() != nil {
-				free <- s // a halo frame: analysed, not processed
+			if !written(t) {
+				// A halo frame: analysed, not processed. Its faces are counted by the rank
+				// that writes it: faces found stay a count of the job's frames, once each.
+				st.add(facesFound, -len(s.faces))
+				free <- s
+				return
+			}
+			if ctx.Err() != nil {
+				free <- s
 				return
 			}
 			s.smoothed = sm.Smooth(s.smoothed[:0], t, 0, hi, at)

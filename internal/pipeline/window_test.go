@@ -156,3 +156,42 @@ func TestStreamWindowFailure(t *testing.T) {
 		t.Fatalf("error %v, want frame 118's", err)
 	}
 }
+
+// cancellingSink cancels the stream's context after n frames, and takes every frame it is given.
+type cancellingSink struct {
+	frameSink
+	n      int
+	cancel context.CancelFunc
+}
+
+func (s *cancellingSink) WriteMarked(f []byte, faced bool) error {
+	if len(s.got) == s.n {
+		s.cancel()
+	}
+	return s.frameSink.WriteMarked(f, faced)
+}
+
+// A stop (the context's end) ends the stream: it returns the context's error and the frames
+// written, fewer than asked, in order; a sink's failure is returned as it is.
+func TestStreamWindowStops(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	sink := &cancellingSink{n: 50, cancel: cancel}
+	n, err := StreamWindow(ctx, 8, 2, &rangeSource{0, 400}, sink, trackWorkers(3, -1), nil, Window{K: 4, Before: 3, Count: 390})
+	if !errors.Is(err, context.Canceled) || n < 50 || n >= 390 || n != len(sink.got) {
+		t.Fatalf("stopped after 50 frames: wrote %d (the sink took %d), %v", n, len(sink.got), err)
+	}
+	for i, b := range sink.got {
+		if int(binary.LittleEndian.Uint16(b)) != i+3 {
+			t.Fatalf("position %d holds frame %d", i, binary.LittleEndian.Uint16(b))
+		}
+	}
+	bad := errors.New("disk full")
+	if _, err := StreamWindow(context.Background(), 8, 2, &rangeSource{0, 400}, failingSink{bad}, trackWorkers(3, -1), nil, Window{K: 4, Count: 400}); !errors.Is(err, bad) {
+		t.Fatalf("a sink's failure: %v", err)
+	}
+}
+
+type failingSink struct{ err error }
+
+func (s failingSink) Write([]byte) error { return s.err }
