@@ -185,4 +185,14 @@ type Published struct {
 	Bytes  int64
 	SHA256 string
 	CRC32  string
+	// By is who publishes it where that is not FaceFusion (a package: "npm NAME@VERSION").
+	By string
+}
+
+// Publisher is who publishes the file: FaceFusion, or By.
+func (p Published) Publisher() string {
+	if p.By != "" {
+		return p.By
+	}
+	return "FaceFusion"
 }

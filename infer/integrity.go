@@ -62,8 +62,8 @@ func PublishedMismatch(c Spec, path string, s Sums) string {
 	if p.SHA256 == "" || s.SHA256 == p.SHA256 {
 		return ""
 	}
-	return fmt.Sprintf("model %s %s: sha256 %s (%d bytes) is not FaceFusion's published %s (%d bytes): sites convert and re-export models: check it is the one you meant (model_sha256 pins it and silences this)",
-		c.Name, path, s.SHA256, s.Size, p.SHA256, p.Bytes)
+	return fmt.Sprintf("model %s %s: sha256 %s (%d bytes) is not %s's published %s (%d bytes): sites convert and re-export models: check it is the one you meant (model_sha256 pins it and silences this)",
+		c.Name, path, s.SHA256, s.Size, p.Publisher(), p.SHA256, p.Bytes)
 }
 
 // readHashFile returns the CRC32 hex from MODEL.hash, "" when there is none.
@@ -273,7 +273,7 @@ func listModel(c Spec, path, pin string) ModelReport {
 	case s.SHA256 == p.SHA256:
 		r.State = ModelVerified
 	default:
-		r.State, r.Detail = ModelMismatched, fmt.Sprintf("sha256 %s, FaceFusion publishes %s (%d bytes)", s.SHA256, p.SHA256, p.Bytes)
+		r.State, r.Detail = ModelMismatched, fmt.Sprintf("sha256 %s, %s publishes %s (%d bytes)", s.SHA256, p.Publisher(), p.SHA256, p.Bytes)
 		if r.Pinned {
 			r.Detail += "; model_sha256 pins it"
 		}

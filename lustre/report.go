@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"time"
 
@@ -45,6 +46,56 @@ type Report struct {
 
 	OutputBytes  int64  `json:"output_bytes,omitempty"`
 	OutputSHA256 string `json:"output_sha256,omitempty"`
+
+	// Identity is the swapped faces' identity measure, from the ranks' sums (absent when
+	// nothing was measured).
+	Identity *IdentityMeasure `json:"identity,omitempty"`
+}
+
+// IdentityMeasure is how much the swapped faces look like the source by a face recognizer: mean
+// cosine similarities of its embeddings (1: one face; about 0: two people) over the faces
+// swapped in the measured frames, those whose index in the output is a multiple of Every
+// (fixed positions of the whole video, so any rank count and chunk size measure the same
+// faces).
+type IdentityMeasure struct {
+	Recognizer string  `json:"recognizer"`
+	Every      int     `json:"every"`
+	Faces      int     `json:"faces"`
+	After      float64 `json:"after"`     // the output face to the source face
+	Before     float64 `json:"before"`    // the target face, before the swap, to the source face
+	ToTarget   float64 `json:"to_target"` // the output face to the target face before the swap
+}
+
+// IdentitySums are a rank's share of the identity measure: the similarities summed, so that
+// rank 0 adds the ranks up before it divides.
+type IdentitySums struct {
+	Recognizer string  `json:"recognizer"`
+	Every      int     `json:"every"`
+	Faces      int     `json:"faces"`
+	After      float64 `json:"after_sum"`
+	Before     float64 `json:"before_sum"`
+	ToTarget   float64 `json:"to_target_sum"`
+}
+
+// Add adds o's faces to s (a zero s takes o's recognizer).
+func (s *IdentitySums) Add(o IdentitySums) {
+	if s.Recognizer == "" {
+		s.Recognizer, s.Every = o.Recognizer, o.Every
+	}
+	s.Faces += o.Faces
+	s.After += o.After
+	s.Before += o.Before
+	s.ToTarget += o.ToTarget
+}
+
+// Means are the sums' means, rounded to 4 decimals (the order the faces were added in, which
+// differs with the rank count, then changes no digit shown); nil without a face.
+func (s IdentitySums) Means() *IdentityMeasure {
+	if s.Faces == 0 {
+		return nil
+	}
+	mean := func(sum float64) float64 { return math.Round(sum/float64(s.Faces)*1e4) / 1e4 }
+	return &IdentityMeasure{Recognizer: s.Recognizer, Every: s.Every, Faces: s.Faces, After: mean(s.After), Before: mean(s.Before), ToTarget: mean(s.ToTarget)}
 }
 
 // SlurmIDs are the Slurm job a run ran in, from its environment.
@@ -82,7 +133,8 @@ type RankReport struct {
 	FramesPerSecond float64            `json:"frames_per_second"`
 	StageSeconds    map[string]float64 `json:"stage_seconds"`
 	GPU             *rank.GPUStats     `json:"gpu,omitempty"`
-	CPU             *rank.CPUBudget    `json:"cpu,omitempty"` // the rank's CPUs, whence, and its thread counts
+	CPU             *rank.CPUBudget    `json:"cpu,omitempty"`      // the rank's CPUs, whence, and its thread counts
+	Identity        *IdentitySums      `json:"identity,omitempty"` // the rank's share of the identity measure
 }
 
 // ReportPath is where the report of the job writing output lives by default.

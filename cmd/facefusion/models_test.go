@@ -1,15 +1,19 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/facefusion-hpc/facefusion/infer/fixtures"
+	"github.com/facefusion-hpc/facefusion/internal/align"
 	"github.com/facefusion-hpc/facefusion/internal/clitest"
+	"github.com/facefusion-hpc/facefusion/internal/geom"
 	"github.com/facefusion-hpc/facefusion/internal/raster"
 	"github.com/facefusion-hpc/facefusion/internal/testenv"
+	"github.com/facefusion-hpc/facefusion/lustre"
 )
 
 // TestModelsCommand lists every known model file with its state against FaceFusion's published
@@ -45,6 +49,7 @@ func TestModelsCommand(t *testing.T) {
 		"ghost_1_256":       "ghost_1_256 no published hash ok ",
 		"crossface_simswap": "crossface_simswap no published hash ok ",
 		"retinaface_10g":    "retinaface_10g mismatched ok ",
+		"fr_feature":        "fr_feature mismatched ok ",
 	} {
 		if got := row(r.Stdout, name); !strings.HasPrefix(got, want) {
 			t.Errorf("%s: %q, want it to start %q", name, got, want)
@@ -53,6 +58,11 @@ func TestModelsCommand(t *testing.T) {
 	if got := row(r.Stdout, "inswapper_128"); !strings.Contains(got, inswapper) ||
 		!strings.Contains(got, "a290273ed497312095dac48cdef20feec9d5208298223dd01288ab202b54bea7") {
 		t.Errorf("inswapper_128's mismatch does not name the file and FaceFusion's sum: %q", got)
+	}
+	// The embedded default's recognizer is in the same table: its licence and its package's sum.
+	if got := row(r.Stdout, "fr_feature"); !strings.Contains(got, "MIT (package); the weights' origin is not stated") ||
+		!strings.Contains(got, "npm faceplugin-face-recognition-js@0.0.1 publishes 87aacdfe57510db2af90c0251df680e8eec88f122ee94712121d09bcaaaf3581") {
+		t.Errorf("fr_feature: %q", got)
 	}
 	// Checksums need no runtime: without one, one warning line, the signatures not checked.
 	r = clitest.Run(t, append(args, "--onnxruntime-library", filepath.Join(dir, "no-libonnxruntime.so"))...)
@@ -151,7 +161,36 @@ func changed(a, b *raster.Image, x0, y0, x1, y1 int) int {
 	return n
 }
 
-// Reference mode swaps only the faces that match the reference face.
+// twoPeople is an image of two people side by side: astronaut.png's face on the left,
+// grace_hopper.png's on the right, each about 90 px from brow to chin.
+func twoPeople(t *testing.T, path string) *raster.Image {
+	img := raster.New(320, 180)
+	for i, c := range []struct {
+		name     string
+		x, y, sc float64 // the sample's top-left corner of the crop, and sample pixels per image pixel
+	}{{"astronaut.png", 150, 40, 1}, {"grace_hopper.png", 115, 95, 1.9}} {
+		src, err := raster.Load(testenv.Sample(t, c.name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		crop := raster.New(150, 150)
+		align.WarpCrop(crop, src, geom.Affine{A: 1 / c.sc, C: -c.x / c.sc, E: 1 / c.sc, F: -c.y / c.sc})
+		for y := range 150 {
+			for x := range 150 {
+				r, g, b := crop.At(x, y)
+				img.Set(5+160*i+x, 15+y, r, g, b)
+			}
+		}
+	}
+	if err := img.SavePNG(path); err != nil {
+		t.Fatal(err)
+	}
+	return img
+}
+
+// Reference mode swaps only the faces that match the reference face: with FaceFusion's models
+// (fixtures, arcface's place) and with the embedded default's alone (the real fr_feature
+// recognizer, two different people).
 func TestReferenceSelection(t *testing.T) {
 	dir := clitest.FixtureModels(t)
 	work := t.TempDir()
@@ -186,6 +225,37 @@ func TestReferenceSelection(t *testing.T) {
 		if !ok {
 			t.Errorf("reference position %s: %d pixels of the left face and %d of the right changed; want only the %s face",
 				c.position, left, right, map[bool]string{true: "left", false: "right"}[c.left])
+		}
+	}
+	// The embedded default (BlazeFace, dlib, classic) in reference mode: fr_feature tells the
+	// two people apart at the default reference_face_distance; the run report measures the one
+	// face swapped. (One position: the fixture runs above cover the order and position.)
+	people := filepath.Join(work, "people.png")
+	in = twoPeople(t, people)
+	for _, c := range []struct {
+		position    string
+		left, right bool
+	}{{"0", true, false}} {
+		out := filepath.Join(work, "people"+c.position+".png")
+		r := clitest.Run(t, "run", "-s", testenv.Sample(t, "grace_hopper.png"), "-t", people, "-o", out,
+			"--face-selector-mode", "reference", "--face-selector-order", "left-right", "--reference-face-position", c.position)
+		if r.Code != 0 {
+			t.Fatalf("embedded default, reference position %s: exit %d: %s", c.position, r.Code, r.Stderr)
+		}
+		got, err := raster.Load(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		left, right := changed(in, got, 0, 0, 160, 180), changed(in, got, 160, 0, 320, 180)
+		if c.left && (left < 500 || right != 0) || c.right && (right < 500 || left != 0) {
+			t.Errorf("embedded default, reference position %s: %d pixels of the left face and %d of the right changed; want only the %s face",
+				c.position, left, right, map[bool]string{true: "left", false: "right"}[c.left])
+		}
+		var rep lustre.Report
+		if b, err := os.ReadFile(out + ".report.json"); err != nil || json.Unmarshal(b, &rep) != nil {
+			t.Fatalf("run report: %v", err)
+		} else if id := rep.Identity; id == nil || id.Recognizer != "fr_feature" || id.Faces != 1 {
+			t.Errorf("embedded default, reference position %s: identity %+v, want fr_feature's measure of 1 face", c.position, id)
 		}
 	}
 }

@@ -2,9 +2,10 @@ package adapters
 
 import (
 	"fmt"
-	"github.com/facefusion-hpc/facefusion/infer"
-	"github.com/facefusion-hpc/facefusion/internal/face"
 
+	"github.com/facefusion-hpc/facefusion/infer"
+	"github.com/facefusion-hpc/facefusion/infer/catalog"
+	"github.com/facefusion-hpc/facefusion/internal/face"
 	"github.com/facefusion-hpc/facefusion/internal/facemodel"
 	"github.com/facefusion-hpc/facefusion/internal/geom"
 	"github.com/facefusion-hpc/facefusion/internal/raster"
@@ -17,30 +18,71 @@ type FaceRef struct {
 	Five  [5]geom.Pt
 }
 
-// Recognizer is FaceFusion's arcface_w600k_r50 on an engine, up to its MaxBatch faces per
-// claim; the engine batches them with the other workers' faces.
+// Recognizer is a face recognizer on an engine, up to its MaxBatch faces per claim; the engine
+// batches them with the other workers' faces. Two models share it: FaceFusion's
+// arcface_w600k_r50 (NewRecognizer) and the embedded default's fr_feature (NewFRFeature), which
+// differ in the five points they align by (Points), the crop and the normalisation.
 type Recognizer struct {
-	eng  *infer.Engine
-	crop *raster.Image
+	model   *catalog.Model
+	eng     *infer.Engine
+	crop    *raster.Image // arcface's warped crop (fr_feature warps straight into the tensor)
+	prepare func(r *Recognizer, dst []float32, it FaceRef)
+	points  func(f *face.Face) [5]geom.Pt
 }
 
 // NewRecognizer opens arcface_w600k_r50.onnx from cfg.ModelsDir.
 func NewRecognizer(cfg infer.SessionConfig) (*Recognizer, error) {
-	e, err := openModel(facemodel.ArcFace.Name, cfg)
+	return openRecognizer(facemodel.ArcFace, cfg,
+		func(r *Recognizer, dst []float32, it FaceRef) {
+			facemodel.PrepareArcFace(dst, r.crop, it.Frame, it.Five)
+		},
+		func(f *face.Face) [5]geom.Pt { return f.Five })
+}
+
+// NewFRFeature opens the embedded default's recognizer, fr_feature.onnx, from cfg.ModelsDir
+// (`make fetch` puts it beside BlazeFace): the five points of its own package
+// (facemodel.FRFeatureFive, from the 68 landmarks), an affine crop of the eyes and nose,
+// (v − 127)/128. Compare its embeddings by facemodel.Cosine.
+func NewFRFeature(cfg infer.SessionConfig) (*Recognizer, error) {
+	return openRecognizer(facemodel.FRFeature, cfg,
+		func(_ *Recognizer, dst []float32, it FaceRef) { facemodel.PrepareFRFeature(dst, it.Frame, it.Five) },
+		func(f *face.Face) [5]geom.Pt { return facemodel.FRFeatureFive(&f.Landmarks) })
+}
+
+// OpenRecognizer opens the recognizer the catalog calls name (arcface_w600k_r50 or fr_feature).
+func OpenRecognizer(name string, cfg infer.SessionConfig) (*Recognizer, error) {
+	switch name {
+	case facemodel.ArcFace.Name:
+		return NewRecognizer(cfg)
+	case facemodel.FRFeature.Name:
+		return NewFRFeature(cfg)
+	}
+	return nil, fmt.Errorf("model %s: not a face recognizer: use %s or %s", name, facemodel.ArcFace.Name, facemodel.FRFeature.Name)
+}
+
+func openRecognizer(m *catalog.Model, cfg infer.SessionConfig, prepare func(*Recognizer, []float32, FaceRef), points func(*face.Face) [5]geom.Pt) (*Recognizer, error) {
+	e, err := openModel(m.Name, cfg)
 	if err != nil {
 		return nil, err
 	}
-	return &Recognizer{eng: e, crop: raster.New(facemodel.ArcFaceSize, facemodel.ArcFaceSize)}, nil
+	return &Recognizer{model: m, eng: e, crop: raster.New(m.Size, m.Size), prepare: prepare, points: points}, nil
 }
+
+// Name is the recognizer's catalog name.
+func (r *Recognizer) Name() string { return r.model.Name }
+
+// Points are the five points of f that this recognizer's FaceRef.Five takes: FaceFusion's for
+// arcface (f.Five), the package's own from the 68 landmarks for fr_feature.
+func (r *Recognizer) Points(f *face.Face) [5]geom.Pt { return r.points(f) }
 
 // Embed writes the embedding of each item's face into out[i] (len(out) ≥ len(items)),
 // running up to MaxBatch faces per inference.
 func (r *Recognizer) Embed(items []FaceRef, out []face.Embedding) error {
 	if r.eng == nil {
-		return fmt.Errorf("model arcface_w600k_r50: Embed after Close")
+		return fmt.Errorf("model %s: Embed after Close", r.model.Name)
 	}
 	if len(out) < len(items) {
-		return fmt.Errorf("model arcface_w600k_r50: %d faces but room for %d embeddings", len(items), len(out))
+		return fmt.Errorf("model %s: %d faces but room for %d embeddings", r.model.Name, len(items), len(out))
 	}
 	b := r.eng.MaxBatch()
 	for lo := 0; lo < len(items); lo += b {
@@ -59,7 +101,7 @@ func (r *Recognizer) embed(items []FaceRef, out []face.Embedding) error {
 	}
 	defer l.Release()
 	for i, it := range items {
-		facemodel.PrepareArcFace(l.In(0, i).Float32(), r.crop, it.Frame, it.Five)
+		r.prepare(r, l.In(0, i).Float32(), it)
 	}
 	if err := l.Run(); err != nil {
 		return err
@@ -67,7 +109,7 @@ func (r *Recognizer) embed(items []FaceRef, out []face.Embedding) error {
 	for i := range items {
 		e, err := facemodel.NewEmbedding(l.Output(0, i).Float32())
 		if err != nil {
-			return fmt.Errorf("model arcface_w600k_r50 %s: %w", r.eng.Path(), err)
+			return fmt.Errorf("model %s %s: %w", r.model.Name, r.eng.Path(), err)
 		}
 		out[i] = e
 	}

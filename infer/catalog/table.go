@@ -48,6 +48,10 @@ var published = map[string]infer.Published{
 	"hyperswap_1a_256": {Bytes: 402742682, SHA256: "c0e98a8a03a238f461ed3d2570e426b49f46745ee400854a60dceeb70c246add"},
 	"hyperswap_1b_256": {Bytes: 402742682, SHA256: "5124031789c42f71b9558fb71954ef7aedb6da7ed9fac79293e23c61a792a73e"},
 	"hyperswap_1c_256": {Bytes: 402742682, SHA256: "5528c2d76fe9986c99d829278987ef9f3a630cb606db7628d02b57b330f406a5"},
+
+	// Not FaceFusion's: the file in npm faceplugin-face-recognition-js@0.0.1 (model/), as
+	// internal/deps/fetch.sh places it.
+	"fr_feature": {Bytes: 4884269, SHA256: "87aacdfe57510db2af90c0251df680e8eec88f122ee94712121d09bcaaaf3581"},
 }
 
 // table is every FaceFusion model this project loads, by Name. Input names are FaceFusion's
@@ -59,7 +63,9 @@ var table = func() map[string]*Model {
 			x.File = x.Name + ".onnx"
 		}
 		x.Published = published[x.Name]
-		x.Base, x.Licence = distribution[x.Name].base, distribution[x.Name].licence
+		d := distribution[x.Name]
+		x.Published.By = d.pkg
+		x.Base, x.Package, x.Licence = d.base, d.pkg, d.licence
 		m[x.Name] = x
 	}
 
@@ -115,6 +121,19 @@ var table = func() map[string]*Model {
 			Inputs:  []infer.TensorSpec{f32("input", dyn, 3, 112, 112)},
 			Outputs: []infer.TensorSpec{f32("", dyn, 512)}},
 		Template: "arcface_112_v2", Size: 112, Norm: Norm{Scale: 127.5, Mean: unit, Std: unit}})
+
+	// The embedded default's recognizer (reference mode and the identity measure without
+	// FaceFusion's models), confirmed on the real file with infer.ReadSignature: input "input"
+	// float32 [1,3,112,112] (its batch axis fixed at 1), output "output" float32 [1,512]. Its
+	// package's lib/fr_feature.js aligns the face by an affine map of three of the 68 points'
+	// five (the eyes' centres and the nose tip) onto the first three points of its
+	// REFERENCE_FACIAL_POINTS, which are arcface_112_v2's; then RGB, (v − 127)/128.
+	add(&Model{Name: "fr_feature", Kind: Recognizer, Batched: true,
+		Want: infer.Signature{
+			Inputs:  []infer.TensorSpec{f32("input", dyn, 3, 112, 112)},
+			Outputs: []infer.TensorSpec{f32("output", dyn, 512)}},
+		Template: "arcface_112_v2", Size: 112,
+		Norm: Norm{Scale: 1, Mean: [3]float64{127, 127, 127}, Std: [3]float64{128, 128, 128}}})
 
 	swapper := func(name string, typ SwapperType, template string, size int64, norm Norm, converter string, boost []int) *Model {
 		t := infer.Float32

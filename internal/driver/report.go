@@ -61,6 +61,7 @@ func rankStats(me int, m *pipeline.Models, res *Result, began time.Time, gpu ran
 			r.StageSeconds[s] = v
 		}
 		r.FacesFound, r.FacesSwapped, r.FacesEnhanced = snap.FacesFound, snap.FacesSwapped, snap.FacesEnhanced
+		r.Identity = m.IdentitySums()
 	}
 	r.StageSeconds["checkpoint"] = res.CheckpointWork
 	if r.Seconds > 0 {
@@ -129,6 +130,15 @@ func (rr *runRecord) report(ctx context.Context, err error) *lustre.Report {
 			for s, v := range r.StageSeconds {
 				t.StageSeconds[s] += v
 			}
+			if r.Identity != nil {
+				if t.Identity == nil {
+					t.Identity = &lustre.IdentitySums{}
+				}
+				t.Identity.Add(*r.Identity)
+			}
+		}
+		if t.Identity != nil {
+			rep.Identity = t.Identity.Means()
 		}
 		if t.Seconds > 0 {
 			t.FramesPerSecond = float64(t.Frames) / t.Seconds
@@ -154,6 +164,10 @@ func (rr *runRecord) write(ctx context.Context, err error, log *logging.Logger) 
 		return // a record would land on an input, the output or a device: the run was refused for it
 	}
 	rep := rr.report(ctx, err)
+	if id := rep.Identity; id != nil {
+		log.Debugf("identity (%s, %d swapped faces of every %dth frame, cosine similarity): output to source %.4f, target to source %.4f (before the swap), output to target %.4f",
+			id.Recognizer, id.Faces, id.Every, id.After, id.Before, id.ToTarget)
+	}
 	path := pipeline.ReportFile(rr.cfg)
 	switch {
 	case err != nil && !isDir(filepath.Dir(path)):

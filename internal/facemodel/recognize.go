@@ -42,7 +42,7 @@ func PrepareArcFace(dst []float32, crop, frame *raster.Image, five [5]geom.Pt) {
 func NewEmbedding(raw []float32) (face.Embedding, error) {
 	var e face.Embedding
 	if len(raw) < EmbeddingLen {
-		return e, fmt.Errorf("facemodel: face recognizer gave %d values, want %d: is the model file arcface_w600k_r50.onnx?", len(raw), EmbeddingLen)
+		return e, fmt.Errorf("facemodel: face recognizer gave %d values, want %d: is the model file arcface_w600k_r50.onnx or fr_feature.onnx?", len(raw), EmbeddingLen)
 	}
 	copy(e.Raw[:], raw)
 	normalize(e.Norm[:], e.Raw[:])
@@ -73,11 +73,7 @@ func norm(v []float32) float64 {
 // embeddings (calculate_face_distance, then interp [0, 2] → [0, 1]). A face matches a
 // reference when Distance < --reference-face-distance.
 func Distance(a, b *face.Embedding) float64 {
-	var dot float64
-	for i := range a.Norm {
-		dot += float64(a.Norm[i]) * float64(b.Norm[i])
-	}
-	return min(1, max(0, (1-dot)/2))
+	return min(1, max(0, (1-Cosine(a, b))/2))
 }
 
 // AverageEmbeddings is FaceFusion's average_face_identity over several source faces: the
@@ -100,4 +96,65 @@ func AverageEmbeddings(es []face.Embedding) face.Embedding {
 		out.Raw[j], out.Norm[j] = float32(raw[j]/n), float32(nrm[j]/n)
 	}
 	return out
+}
+
+// FRFeature is the embedded default's recognizer, fr_feature from npm
+// faceplugin-face-recognition-js (catalog entry): a 112×112 crop in, 512 values out, compared
+// by cosine. Its package's lib/fr_feature.js is the reference for everything below.
+var FRFeature = catalog.Must("fr_feature")
+
+// frTable is fr_feature's normalisation, (v − 127)/128 per 8-bit sample.
+var frTable = table(FRFeature.Norm)
+
+// FRFeatureFive is the package's convert68pts5pts: the five points it aligns by, from the 68
+// landmarks: the eyes' centres as the mean of four points each (37, 38, 40, 41 and 43, 44,
+// 46, 47: the lids, not the corners, unlike Landmarks68.Five), the nose tip 30, and each mouth
+// corner as the mean of the outer and inner lip corner (48 and 60, 54 and 64).
+func FRFeatureFive(l *face.Landmarks68) [5]geom.Pt {
+	mean := func(idx ...int) geom.Pt {
+		var p geom.Pt
+		for _, i := range idx {
+			p = p.Add(l[i])
+		}
+		return p.Scale(1 / float64(len(idx)))
+	}
+	return [5]geom.Pt{mean(37, 38, 40, 41), mean(43, 44, 46, 47), l[30], mean(48, 60), mean(54, 64)}
+}
+
+// FRFeatureMatrix is the frame→crop map of fr_feature's crop: the package's
+// cv.getAffineTransform of the first three of the five points (the eyes and the nose tip) onto
+// the first three of its REFERENCE_FACIAL_POINTS, which are arcface_112_v2's in pixels. The
+// mouth corners do not take part. ok is false when the three points are degenerate.
+func FRFeatureMatrix(five [5]geom.Pt) (geom.Affine, bool) {
+	t := align.Templates[FRFeature.Template].Scaled(FRFeature.Size)
+	return geom.Triangle([3]geom.Pt{five[0], five[1], five[2]}, [3]geom.Pt{t[0], t[1], t[2]})
+}
+
+// PrepareFRFeature writes fr_feature's input for the face with the five points FRFeatureFive
+// gives (1·3·112·112 floats, NCHW, RGB, (v − 127)/128) into dst: the package's
+// cv.warpAffine with its defaults, bilinear with a black border. Degenerate points give an
+// all-black crop.
+func PrepareFRFeature(dst []float32, frame *raster.Image, five [5]geom.Pt) {
+	n := FRFeature.Size
+	m, ok := FRFeatureMatrix(five)
+	if !ok {
+		t := frTable
+		for i := range dst[:3*n*n] {
+			dst[i] = t[i/(n*n)][0]
+		}
+		return
+	}
+	warpTensorBlack(dst, n, n, frame, m, FRFeature.Norm, &frTable)
+}
+
+// Cosine is the cosine similarity of two embeddings (the dot product of their unit vectors):
+// about 1 for one person, near 0 for two. (fr_feature's package compares features with its
+// matchFeature, which subtracts the two features' element-wise mean from each, leaving one the
+// negative of the other, so it always returns −1; this project uses the plain cosine.)
+func Cosine(a, b *face.Embedding) float64 {
+	var dot float64
+	for i := range a.Norm {
+		dot += float64(a.Norm[i]) * float64(b.Norm[i])
+	}
+	return dot
 }

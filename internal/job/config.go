@@ -84,6 +84,9 @@ type Config struct {
 	// output; no metrics file): records of the run, not of its frames.
 	ReportPath  string `toml:"report_path" fingerprint:"operational"`
 	MetricsPath string `toml:"metrics_path" fingerprint:"operational"`
+	// Whether the run report measures how much the swapped faces look like the source (auto:
+	// where a recognizer is at hand; off: never): it reads frames, never changes one.
+	IdentityMeasure string `toml:"identity_measure" fingerprint:"operational"`
 
 	Models
 	// facefusion batch-run's keys (run refuses them).
@@ -199,6 +202,9 @@ func (c *Config) validate(paths bool) error {
 	}
 	if _, err := logging.ParseLevel(c.LogLevel); err != nil {
 		bad("log_level (--log-level): %v", err)
+	}
+	if msg := oneOf("identity_measure", c.IdentityMeasure, IdentityMeasures); msg != "" {
+		bad("%s", msg)
 	}
 	if len(errs) > 0 {
 		return errors.New(strings.Join(errs, "; "))

@@ -111,6 +111,8 @@ var options = []option{
 		set: str(func(c *Config) *string { return &c.TempPath })},
 	{long: "report-path", arg: "FILE", help: "the run report (JSON), written on success, failure or stop (default: OUTPUT.report.json beside the output)",
 		set: str(func(c *Config) *string { return &c.ReportPath })},
+	{long: "identity-measure", arg: "auto|off", help: "auto (default): the run report gives the swapped faces' identity similarity to the source, by a face recognizer (fr_feature for the embedded default, else arcface_w600k_r50), on every " + strconv.Itoa(IdentityEvery) + "th frame; off: not measured",
+		set: str(func(c *Config) *string { return &c.IdentityMeasure })},
 	{long: "metrics-path", arg: "FILE.prom", help: "a Prometheus textfile for node_exporter, rewritten every few seconds while the job runs and at its end (default: none)",
 		set: str(func(c *Config) *string { return &c.MetricsPath })},
 	{long: "models-dir", arg: "DIR", help: "folder holding the model files (default: $FACEFUSION_MODELS_DIR, else beside the program: PREFIX/share/facefusion/models when installed, the checkout's .cache/models)",

@@ -104,11 +104,31 @@ func BenchmarkStage(b *testing.B) {
 			sw.Apply(work, &faces[i%len(faces)].Landmarks)
 		}
 	})
+	// The identity measure of one swapped face (the recognizer before and after the swap, the
+	// landmarker again after it): a run pays it on every IdentityEvery-th frame.
+	b.Run("identity-per-measured-face", func(b *testing.B) {
+		im, err := m.newIdentityMeter(a)
+		if err != nil || im == nil {
+			b.Fatalf("no identity meter (%v): is fr_feature.onnx fetched?", err)
+		}
+		defer im.close()
+		sel := []int{0}
+		for i := 0; i < b.N; i++ {
+			f := faces[i%len(faces)]
+			if err := im.pick(0, fs[i%len(fs)], []face.Face{f}, sel); err != nil {
+				b.Fatal(err)
+			}
+			if err := im.after(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }
 
 // BenchmarkProcessing: detect + landmarks + swap alone (no codec), all cores, frames/s.
 func BenchmarkProcessing(b *testing.B) {
 	cfg, info := demoClip(b)
+	cfg.IdentityMeasure = "off" // Process without frame positions would measure every frame
 	m := loadModels(b, cfg)
 	fs := frames(b, info, 24)
 	ws, err := m.Workers(benchCPUs(cfg).Workers)

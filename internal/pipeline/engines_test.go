@@ -12,8 +12,9 @@ import (
 )
 
 // TestWorkersShareEngines runs the embedded default (BlazeFace, dlib, the classic swapper) with
-// three workers: the rank's engine set holds one BlazeFace session, sized for the three (one
-// batch buffer each, BlazeFace's file fixing batch 1), and the frames the workers swap at the
+// three workers: the rank's engine set holds one BlazeFace session and one of the identity
+// measure's recognizer, fr_feature, each sized for the three (one batch buffer each, both files
+// fixing batch 1), and the frames the workers swap at the
 // same time are bit-identical to one worker's. Close ends the sessions.
 func TestWorkersShareEngines(t *testing.T) {
 	cfg := job.Default()
@@ -55,8 +56,8 @@ func TestWorkersShareEngines(t *testing.T) {
 	}
 	defer CloseWorkers(ws)
 	engines := m.engines.Engines()
-	if len(engines) != 1 {
-		t.Fatalf("the rank's engines %v, want BlazeFace alone", engines)
+	if len(engines) != 2 || engines["fr_feature"] == nil {
+		t.Fatalf("the rank's engines %v, want BlazeFace and fr_feature", engines)
 	}
 	for name, e := range engines {
 		if e.Batches() != 3 {

@@ -102,8 +102,10 @@ func ModelNames(cfg job.Config) []string {
 	}
 	pick(catalog.Detector, cfg.FaceDetectorModel)
 	pick(catalog.Landmarker, cfg.FaceLandmarkerModel)
-	if cfg.Swaps() && cfg.FaceSwapperModel != "classic" || cfg.FaceSelectorMode == "reference" {
+	if cfg.Swaps() && cfg.FaceSwapperModel != "classic" {
 		names = append(names, facemodel.ArcFace.Name)
+	} else if cfg.FaceSelectorMode == "reference" {
+		names = append(names, RecognizerName(cfg)) // fr_feature for the embedded default
 	}
 	if cfg.Swaps() && cfg.FaceSwapperModel != "classic" {
 		pick(catalog.Swapper, cfg.FaceSwapperModel)
@@ -202,7 +204,8 @@ func (m *Models) newAnalyser(withEmbeddings bool) (*analyser, error) {
 		a.dlib = NewAnalyzer(a.det, m.lm, cfg.FaceDetectorScore)
 	}
 	if withEmbeddings {
-		if a.rec, err = adapters.NewRecognizer(m.sessionConfig(facemodel.ArcFace.Name)); err != nil {
+		name := RecognizerName(cfg)
+		if a.rec, err = adapters.OpenRecognizer(name, m.sessionConfig(name)); err != nil {
 			a.close()
 			return nil, fault.AsEnvironment(err)
 		}
@@ -255,7 +258,7 @@ func (a *analyser) analyse(img *raster.Image) ([]face.Face, error) {
 		start = time.Now() // the recognizer is part of finding faces: the detect stage
 		a.refs = a.refs[:0]
 		for i := range a.faces {
-			a.refs = append(a.refs, adapters.FaceRef{Frame: img, Five: a.faces[i].Five})
+			a.refs = append(a.refs, adapters.FaceRef{Frame: img, Five: a.rec.Points(&a.faces[i])})
 		}
 		a.embs = slices.Grow(a.embs[:0], len(a.faces))[:len(a.faces)]
 		if err := a.rec.Embed(a.refs, a.embs); err != nil {
@@ -298,6 +301,7 @@ type modelWorker struct {
 	faced      int    // frames in which a face was selected for the processors (framesWithFaces)
 	hits       []bool // hits[i]: a face was selected in frame i of the last batch (facedIn)
 	st         *Stats
+	id         *identityMeter // nil: no identity measure
 }
 
 func (m *Models) newModelWorker() (*modelWorker, error) { return m.openWorker(true) }
@@ -328,6 +332,9 @@ func (m *Models) openWorker(withSource bool) (*modelWorker, error) {
 	}
 	w.an.st = m.stats
 	fail := func(err error) (*modelWorker, error) { w.Close(); return nil, fault.AsEnvironment(err) }
+	if w.id, err = m.newIdentityMeter(w.an); err != nil {
+		return fail(err)
+	}
 	if cfg.Swaps() {
 		if cfg.FaceSwapperModel == "classic" {
 			w.classic = swap.NewSwapper(m.source, swap.DefaultOptions())
@@ -368,6 +375,7 @@ func (m *Models) openWorker(withSource bool) (*modelWorker, error) {
 
 // Close releases the worker's sessions.
 func (w *modelWorker) Close() {
+	w.id.close()
 	if w.an != nil {
 		w.an.close()
 	}
@@ -419,6 +427,9 @@ func (w *modelWorker) Apply(frames []*raster.Image, faces [][]face.Face) error {
 	for k, img := range frames {
 		faces := faces[k]
 		w.idx = w.sel.Select(w.idx[:0], faces, w.ref)
+		if err := w.id.pick(k, img, faces, w.idx); err != nil {
+			return err
+		}
 		if len(w.idx) > 0 {
 			w.faced++
 		}
@@ -460,7 +471,7 @@ func (w *modelWorker) Apply(frames []*raster.Image, faces [][]face.Face) error {
 		w.st.since(StageSwap, start)
 		w.st.add(facesSwapped, len(w.items))
 	}
-	return nil
+	return w.id.after()
 }
 
 // Analyse is rank 0's analysis, made once with one analyser (one set of sessions): the

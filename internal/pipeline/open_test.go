@@ -25,8 +25,8 @@ func TestOpenBeforeTheSource(t *testing.T) {
 		t.Fatal(err)
 	}
 	opened := infer.OpenSessions()
-	if opened != before+1 || len(m.engines.Engines()) != 1 {
-		t.Fatalf("Open: %d sessions opened, engines %v; want BlazeFace's", opened-before, m.engines.Engines())
+	if opened != before+2 || len(m.engines.Engines()) != 2 {
+		t.Fatalf("Open: %d sessions opened, engines %v; want BlazeFace's and the identity measure's fr_feature", opened-before, m.engines.Engines())
 	}
 	ws, err := m.Workers(2)
 	if err != nil {

@@ -17,6 +17,7 @@ import (
 	"github.com/facefusion-hpc/facefusion/internal/fault"
 	"github.com/facefusion-hpc/facefusion/internal/job"
 	"github.com/facefusion-hpc/facefusion/internal/landmark"
+	"github.com/facefusion-hpc/facefusion/internal/logging"
 	"github.com/facefusion-hpc/facefusion/internal/progress"
 	"github.com/facefusion-hpc/facefusion/internal/raster"
 	"github.com/facefusion-hpc/facefusion/internal/swap"
@@ -36,6 +37,11 @@ type Models struct {
 	sourceEmbedding *face.Embedding
 	reference       *face.Embedding
 	stats           *Stats // every worker's and every EncodeRange's counts and stage times
+	// The identity measure (nil when the rank does not measure) and the classic swapper's
+	// source face it embeds.
+	identity  *identity
+	sourceImg *raster.Image
+	sourceLm  face.Landmarks68
 	// engines are the rank's model sessions: one per model, shared by every worker (and rank
 	// 0's analysis before them), closed by Close.
 	engines *infer.EngineSet
@@ -80,6 +86,11 @@ func LoadModels(cfg job.Config) (*Models, error) {
 		}
 	}
 	m := &Models{cfg: cfg, stats: new(Stats), engines: infer.NewEngineSet(infer.EngineConfig{Workers: 1})}
+	if name, why := identityRecognizer(cfg); name != "" {
+		m.identity = &identity{name: name}
+	} else if cfg.Swaps() {
+		logging.Default().Debugf("identity measure: none (%s)", why)
+	}
 	if cfg.FaceLandmarkerModel != "dlib_68" {
 		return m, nil
 	}
@@ -139,7 +150,7 @@ func (m *Models) UseSource(img *raster.Image, lm *face.Landmarks68) error {
 	if err != nil {
 		return fault.AsInput(fmt.Errorf("source: %w", err))
 	}
-	m.source = src
+	m.source, m.sourceImg, m.sourceLm = src, img, *lm
 	return nil
 }
 

@@ -118,6 +118,11 @@ func EncodeSegments(ctx, stop context.Context, cfg job.Config, info *video.Info,
 	g.Go(func() error {
 		defer close(sink.finished)
 		pw, ph := ProcessSize(cfg, info)
+		for _, w := range workers {
+			if fx, ok := w.(frameIndexed); ok {
+				fx.setFirstFrame(start)
+			}
+		}
 		// The halo after the run: K frames, or those the decode has up to the job's end.
 		in := timedSource{inputSource{feed, upTo{src, min(end+smoothing(cfg), src.end+src.after)}}, st}
 		var n int

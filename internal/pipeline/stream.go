@@ -127,6 +127,8 @@ func Stream(ctx context.Context, w, h int, src FrameSource, sink FrameSink, work
 				size, process = bw.BatchSize(), bw.ProcessBatch
 			}
 			marker, _ := wk.(faceMarker)
+			indexed, _ := wk.(frameIndexed)
+			var at []int
 			var slots []*slot
 			var imgs []*raster.Image
 			for s := range todo {
@@ -142,6 +144,13 @@ func Stream(ctx context.Context, w, h int, src FrameSource, sink FrameSink, work
 					default:
 						break more
 					}
+				}
+				if indexed != nil {
+					at = at[:0]
+					for _, s := range slots {
+						at = append(at, s.index)
+					}
+					indexed.setIndices(at)
 				}
 				if err := process(imgs); err != nil {
 					return &FrameError{First: slots[0].index, Last: slots[len(slots)-1].index, Err: err}
@@ -273,6 +282,8 @@ func StreamWindow(ctx context.Context, w, h int, src FrameSource, sink FrameSink
 			stopAnalysing := sync.OnceFunc(analysing.Done)
 			defer stopAnalysing()
 			marker, _ := wk.(faceMarker)
+			indexed, _ := wk.(frameIndexed)
+			var at []int
 			var slots []*slot
 			var imgs []*raster.Image
 			var faces [][]face.Face
@@ -320,6 +331,13 @@ func StreamWindow(ctx context.Context, w, h int, src FrameSource, sink FrameSink
 					default:
 						break more
 					}
+				}
+				if indexed != nil { // the written frames' numbers, as Stream numbers its frames
+					at = at[:0]
+					for _, s := range slots {
+						at = append(at, s.index-win.Before)
+					}
+					indexed.setIndices(at)
 				}
 				if err := wk.Apply(imgs, faces); err != nil {
 					return &FrameError{First: slots[0].index - win.Before, Last: slots[len(slots)-1].index - win.Before, Err: err}

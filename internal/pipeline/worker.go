@@ -32,6 +32,14 @@ type faceMarker interface {
 	facedIn(i int) bool
 }
 
+// frameIndexed is a worker that is told which frames it processes (the identity measure takes
+// frames at fixed positions of the output): the output index of its Stream's first frame, then
+// each batch's frame indices in the Stream.
+type frameIndexed interface {
+	setFirstFrame(first int)
+	setIndices(idx []int)
+}
+
 // framesWithFaces is the sum of the workers' counts; call it only while no worker runs.
 func framesWithFaces(ws []Worker) int {
 	n := 0

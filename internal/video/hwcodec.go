@@ -84,15 +84,18 @@ func TryHardwareDecode(ctx context.Context, info *Info) error {
 	run := func() error {
 		_, err := runTool(ctx, FFmpeg, ffmpegArgs("-hwaccel", "cuda", "-i", mediaPath(info.Path),
 			"-map", "0:v:0", "-frames:v", "1", "-f", "null", "-")...)
-		if err != nil {
-			return fmt.Errorf("NVDEC (ffmpeg -hwaccel cuda) cannot decode %s (%s) on this node: %w", info.Path, info.Codec, err)
-		}
-		return nil
+		return err
 	}
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
-	return tryOnce(decodeKey(info), run)
+	// The answer is cached per decodeKey, so it is kept without a path: a later target with the
+	// same key is named as itself, not as the file the trial ran on.
+	if err := tryOnce(decodeKey(info), run); err != nil {
+		return fmt.Errorf("NVDEC (ffmpeg -hwaccel cuda) cannot decode %s (%s %s, %s, %dx%d) on this node: %w",
+			info.Path, info.Codec, info.Profile, info.PixFmt, info.Width, info.Height, err)
+	}
+	return nil
 }
 
 // decodeKey names a decode trial by what NVDEC support depends on: the codec, its profile, the

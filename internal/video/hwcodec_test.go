@@ -60,6 +60,9 @@ func TestHardwareDecodeTrialKey(t *testing.T) {
 		return probe(t, p)
 	}
 	yuv420, yuv444, larger := clipOf("420.mp4", "272x144", "yuv420p"), clipOf("444.mp4", "272x144", "yuv444p"), clipOf("larger.mp4", "288x144", "yuv420p")
+	// Another file with yuv420's key: no trial of its own, but its error names it, not yuv420.
+	twin := *yuv420
+	twin.Path = filepath.Join(dir, "twin.mp4")
 	if yuv420.Codec != yuv444.Codec || yuv420.Profile == yuv444.Profile || yuv420.Profile != larger.Profile {
 		t.Fatalf("profiles %q %q %q of one codec", yuv420.Profile, yuv444.Profile, larger.Profile)
 	}
@@ -71,12 +74,12 @@ func TestHardwareDecodeTrialKey(t *testing.T) {
 	for _, c := range []struct {
 		info *Info
 		runs int
-	}{{yuv420, 1}, {yuv444, 1}, {larger, 1}, {yuv420, 0}, {yuv444, 0}} {
+	}{{yuv420, 1}, {yuv444, 1}, {larger, 1}, {yuv420, 0}, {yuv444, 0}, {&twin, 0}} {
 		first := TryHardwareDecode(ctx, c.info)
 		if n := runs(); n != c.runs {
 			t.Errorf("%s (%s %s %dx%d): %d trial run(s), want %d", filepath.Base(c.info.Path), c.info.Profile, c.info.PixFmt, c.info.Width, c.info.Height, n, c.runs)
 		}
-		if first == nil || !strings.Contains(first.Error(), c.info.Path) {
+		if first == nil || !strings.Contains(first.Error(), c.info.Path) || c.info != yuv420 && strings.Contains(first.Error(), yuv420.Path) {
 			t.Errorf("%s: trial on a node without NVDEC gave %v", c.info.Path, first)
 		}
 	}

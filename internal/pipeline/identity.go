@@ -1,0 +1,250 @@
+package pipeline
+
+import (
+	"fmt"
+	"os"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/facefusion-hpc/facefusion/infer/adapters"
+	"github.com/facefusion-hpc/facefusion/internal/face"
+	"github.com/facefusion-hpc/facefusion/internal/facemodel"
+	"github.com/facefusion-hpc/facefusion/internal/job"
+	"github.com/facefusion-hpc/facefusion/internal/raster"
+	"github.com/facefusion-hpc/facefusion/lustre"
+)
+
+// IdentityEvery is the identity measure's stride (job.IdentityEvery).
+const IdentityEvery = job.IdentityEvery
+
+// RecognizerName is the face recognizer of the job's reference mode and identity measure: the
+// embedded default's fr_feature when the job runs none of FaceFusion's detectors, landmarkers,
+// swappers or enhancers (it then needs no FaceFusion model at all), else FaceFusion's
+// arcface_w600k_r50, as FaceFusion's own reference mode.
+func RecognizerName(cfg job.Config) string {
+	if cfg.FaceDetectorModel != "blazeface" || cfg.FaceLandmarkerModel != "dlib_68" ||
+		cfg.Swaps() && cfg.FaceSwapperModel != "classic" || cfg.Enhances() {
+		return facemodel.ArcFace.Name
+	}
+	return facemodel.FRFeature.Name
+}
+
+// identityRecognizer is the recognizer the identity measure of cfg runs, or "" with the reason
+// it does not: off, no swap, or (auto) the recognizer's file is not in models_dir.
+func identityRecognizer(cfg job.Config) (name, why string) {
+	switch {
+	case cfg.IdentityMeasure == "off":
+		return "", "identity_measure is off"
+	case !cfg.Swaps():
+		return "", "no face_swapper"
+	}
+	name = RecognizerName(cfg)
+	m := facemodel.ArcFace
+	if name == facemodel.FRFeature.Name {
+		m = facemodel.FRFeature
+	}
+	if st, err := os.Stat(cfg.ModelPath(m.File)); err != nil || !st.Mode().IsRegular() {
+		return "", fmt.Sprintf("%s is not in the models folder (%s)", m.File, cfg.ModelPath(""))
+	}
+	return name, ""
+}
+
+// identity is a rank's identity measure: its recognizer, the source face's embedding in that
+// recognizer's space (made once, by the first worker that needs it), and the sums.
+type identity struct {
+	name   string
+	once   sync.Once
+	source face.Embedding
+	err    error
+	mu     sync.Mutex
+	sums   lustre.IdentitySums
+}
+
+// sourceEmbedding is the source identity in the measure's recognizer: FaceFusion's (the mean
+// of the source images' largest faces) where the job has it from arcface, else the embedding of
+// the classic swapper's source face, with the recognizer's own points from its 68 landmarks.
+func (m *Models) identitySource(rec *adapters.Recognizer) (*face.Embedding, error) {
+	id := m.identity
+	id.once.Do(func() {
+		if m.sourceEmbedding != nil && rec.Name() == facemodel.ArcFace.Name {
+			id.source = *m.sourceEmbedding
+			return
+		}
+		if m.sourceImg == nil {
+			id.err = fmt.Errorf("identity measure: no source face analysed")
+			return
+		}
+		f := face.Face{Landmarks: m.sourceLm}
+		f.Five = f.Landmarks.Five()
+		var out [1]face.Embedding
+		id.err = rec.Embed([]adapters.FaceRef{{Frame: m.sourceImg, Five: rec.Points(&f)}}, out[:])
+		id.source = out[0]
+	})
+	return &id.source, id.err
+}
+
+// IdentitySums are the rank's identity measure so far (nil when it does not measure); read
+// them when no frame is in flight.
+func (m *Models) IdentitySums() *lustre.IdentitySums {
+	if m == nil || m.identity == nil {
+		return nil
+	}
+	m.identity.mu.Lock()
+	defer m.identity.mu.Unlock()
+	s := m.identity.sums
+	s.Recognizer, s.Every = m.identity.name, IdentityEvery
+	return &s
+}
+
+// identityMeter measures one worker's swapped faces: pick notes the selected faces of a
+// measured frame and embeds them before any processor changes the frame; after re-finds each
+// one's landmarks in the processed frame, in the face's box (the swap may move its features),
+// embeds it, and adds the three similarities to the rank's sums.
+type identityMeter struct {
+	m      *Models
+	id     *identity
+	rec    *adapters.Recognizer
+	an     *analyser
+	first  int   // the output index of the first frame of the worker's Stream
+	index  []int // the Stream index of each frame of the batch (none: an image, frame 0)
+	picked []pickedFace
+	refs   []adapters.FaceRef
+	embs   []face.Embedding
+	st     *Stats
+}
+
+type pickedFace struct {
+	frame  *raster.Image
+	face   face.Face
+	before face.Embedding
+}
+
+// newIdentityMeter is the worker's meter, nil when the rank does not measure.
+func (m *Models) newIdentityMeter(an *analyser) (*identityMeter, error) {
+	if m.identity == nil {
+		return nil, nil
+	}
+	rec := an.rec // reference mode's, when it is the same model
+	if rec == nil || rec.Name() != m.identity.name {
+		var err error
+		if rec, err = adapters.OpenRecognizer(m.identity.name, m.sessionConfig(m.identity.name)); err != nil {
+			return nil, err
+		}
+	}
+	return &identityMeter{m: m, id: m.identity, rec: rec, an: an, st: m.stats}, nil
+}
+
+func (im *identityMeter) close() {
+	if im != nil && im.rec != im.an.rec {
+		im.rec.Close()
+	}
+}
+
+// setFirstFrame says which output frame the worker's next Stream starts at.
+func (im *identityMeter) setFirstFrame(first int) {
+	if im != nil {
+		im.first = first
+	}
+}
+
+// setIndices says the Stream index of each frame of the batch about to be processed.
+func (im *identityMeter) setIndices(idx []int) {
+	if im != nil {
+		im.index = append(im.index[:0], idx...)
+	}
+}
+
+// measured reports whether frame i of the batch is one the measure takes.
+func (im *identityMeter) measured(i int) bool {
+	at := 0
+	if i < len(im.index) {
+		at = im.first + im.index[i]
+	}
+	return at%IdentityEvery == 0
+}
+
+// pick notes faces[sel] of frame i of the batch (img, not yet processed) when the frame is
+// measured, and embeds them as they are: the target faces before the swap.
+func (im *identityMeter) pick(i int, img *raster.Image, faces []face.Face, sel []int) error {
+	if im == nil || len(sel) == 0 || !im.measured(i) {
+		return nil
+	}
+	start := time.Now()
+	defer im.st.since(StageIdentity, start)
+	n := len(im.picked)
+	im.refs = im.refs[:0]
+	for _, j := range sel {
+		im.picked = append(im.picked, pickedFace{frame: img, face: faces[j]})
+		im.refs = append(im.refs, adapters.FaceRef{Frame: img, Five: im.rec.Points(&faces[j])})
+	}
+	im.embs = slices.Grow(im.embs[:0], len(sel))[:len(sel)]
+	if err := im.rec.Embed(im.refs, im.embs); err != nil {
+		return err
+	}
+	for k := range sel {
+		im.picked[n+k].before = im.embs[k]
+	}
+	return nil
+}
+
+// after measures the faces pick noted, now that the processors have run on their frames.
+func (im *identityMeter) after() error {
+	if im == nil || len(im.picked) == 0 {
+		return nil
+	}
+	start := time.Now()
+	defer im.st.since(StageIdentity, start)
+	defer func() { im.picked = im.picked[:0] }()
+	src, err := im.m.identitySource(im.rec)
+	if err != nil {
+		return err
+	}
+	im.refs = im.refs[:0]
+	for k := range im.picked {
+		p := &im.picked[k]
+		f := face.Face{Detection: p.face.Detection, DetectorFive: p.face.DetectorFive}
+		if err := im.an.relandmark(p.frame, &f); err != nil {
+			return err
+		}
+		im.refs = append(im.refs, adapters.FaceRef{Frame: p.frame, Five: im.rec.Points(&f)})
+	}
+	im.embs = slices.Grow(im.embs[:0], len(im.picked))[:len(im.picked)]
+	if err := im.rec.Embed(im.refs, im.embs); err != nil {
+		return err
+	}
+	var s lustre.IdentitySums
+	for k := range im.picked {
+		p := &im.picked[k]
+		s.Faces++
+		s.After += facemodel.Cosine(&im.embs[k], src)
+		s.Before += facemodel.Cosine(&p.before, src)
+		s.ToTarget += facemodel.Cosine(&im.embs[k], &p.before)
+	}
+	im.id.mu.Lock()
+	im.id.sums.Add(s)
+	im.id.mu.Unlock()
+	return nil
+}
+
+// relandmark finds f's landmarks (and the five points the models warp by) in img from its
+// detection alone, as analyse does for a face the detector found there.
+func (a *analyser) relandmark(img *raster.Image, f *face.Face) error {
+	if a.fan != nil {
+		score, err := a.fan.Landmarks(img, f.Box, &f.Landmarks)
+		if err != nil {
+			return err
+		}
+		f.LandmarkScore = score
+		f.Five = facemodel.WarpFive(f.DetectorFive, &f.Landmarks, score, a.cfg.FaceLandmarkerScore)
+		return nil
+	}
+	a.dlib.landmarks(img, f)
+	f.LandmarkScore = 1
+	f.Five = f.Landmarks.Five()
+	return nil
+}
+
+// The worker's frame positions go to its meter (frameIndexed).
+func (w *modelWorker) setFirstFrame(first int) { w.id.setFirstFrame(first) }
+func (w *modelWorker) setIndices(idx []int)    { w.id.setIndices(idx) }

@@ -1,0 +1,22 @@
+package testenv
+
+import (
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// CloseUpClip makes a close-up target into a temp folder of t and returns its path: 3 s of
+// 852×480 at 25 fps (75 frames) in which face (astronaut.png or grace_hopper.png) fills most of
+// the height and drifts slowly (internal/deps/closeup-clip.sh; about a second to make).
+func CloseUpClip(t testing.TB, face string) string {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), "closeup-"+strings.TrimSuffix(face, filepath.Ext(face))+".mp4")
+	Tool(t, "ffmpeg")
+	cmd := exec.Command("bash", filepath.Join(Root(t), "internal", "deps", "closeup-clip.sh"), Sample(t, face), out)
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("close-up clip of %s: %v: %s", face, err, b)
+	}
+	return out
+}
