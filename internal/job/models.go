@@ -17,6 +17,7 @@ import (
 type Models struct {
 	FaceDetectorSize      string   `toml:"face_detector_size"`
 	FaceLandmarkerScore   float64  `toml:"face_landmarker_score"`
+	FaceLandmarkSmoothing int      `toml:"face_landmark_smoothing"` // frames each side of the landmarks' time window (internal/temporal); 0: off
 	FaceSwapperModel      string   `toml:"face_swapper_model"`
 	FaceSwapperPixelBoost string   `toml:"face_swapper_pixel_boost"`
 	FaceEnhancerModel     string   `toml:"face_enhancer_model"`
@@ -38,6 +39,10 @@ type Models struct {
 	TensorRTCacheDir   string            `toml:"tensorrt_cache_dir" fingerprint:"operational"`
 	ModelSHA256        map[string]string `toml:"model_sha256" fingerprint:"operational"` // checked on its own; the files' contents are fingerprinted
 }
+
+// MaxLandmarkSmoothing bounds face_landmark_smoothing: every rank holds that many decoded frames
+// more in memory, and decodes and analyses twice that many it does not write.
+const MaxLandmarkSmoothing = 25
 
 // The processors, detectors, landmarkers, swappers and enhancers a job may name.
 const (
@@ -125,6 +130,9 @@ func (c *Config) validateModels(bad func(string, ...any)) {
 	// FaceFusion's ranges (facefusion/choices.py).
 	within(bad, "face_mask_blur", c.FaceMaskBlur, 0, 1)
 	within(bad, "face_landmarker_score", c.FaceLandmarkerScore, 0, 1)
+	if c.FaceLandmarkSmoothing < 0 || c.FaceLandmarkSmoothing > MaxLandmarkSmoothing {
+		bad("face_landmark_smoothing (--face-landmark-smoothing): %d is outside 0..%d frames each side (0: off)", c.FaceLandmarkSmoothing, MaxLandmarkSmoothing)
+	}
 	within(bad, "face_enhancer_weight", c.FaceEnhancerWeight, 0, 1)
 	within(bad, "reference_face_distance", c.ReferenceFaceDistance, 0, 1.5)
 	for name, sum := range c.ModelSHA256 {
@@ -260,6 +268,8 @@ var modelOptions = []option{
 		set: str(func(c *Config) *string { return &c.FaceDetectorSize })},
 	{long: "face-landmarker-score", arg: "0..1", help: "2dfan4: below this landmark score the detector's five points are used (default 0.5)",
 		set: float("face-landmarker-score", func(c *Config) *float64 { return &c.FaceLandmarkerScore })},
+	{long: "face-landmark-smoothing", arg: "N", help: "smooth landmarks over N frames each side of a frame (a local fit that follows motion without lag; 0: off; default 8)",
+		set: integer("face-landmark-smoothing", func(c *Config) *int { return &c.FaceLandmarkSmoothing })},
 	{long: "face-swapper-model", arg: "NAME", help: "classic (embedded default, model-free), " + strings.Join(Swappers[1:], ", "),
 		set: str(func(c *Config) *string { return &c.FaceSwapperModel })},
 	{long: "face-swapper-pixel-boost", arg: "WxH", help: "swap at this crop size in tiles of the model's size, e.g. 256x256 for inswapper_128",

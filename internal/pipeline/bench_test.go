@@ -208,3 +208,57 @@ func benchCPUs(cfg job.Config) rank.CPUBudget {
 	video.SetThreads(b.FFmpegThreads)
 	return b
 }
+
+// BenchmarkIdentity: the default pipeline over a whole clip, and the run report's identity
+// measure of it (fr_feature's cosine similarity, 1 frame in job.IdentityEvery): after (the
+// output face to the source), before (the target face to the source), to_target (the output
+// face to the target face); frames/s with the measure, and without it (demo-off) for its cost.
+// The clips: the demo clip with grace_hopper.png as the source, and close-ups of either sample
+// (testenv.CloseUpClip) with the other as the source.
+func BenchmarkIdentity(b *testing.B) {
+	demo := filepath.Join(testenv.Cache(b), "demo", "target.mp4")
+	for _, c := range []struct {
+		name, source, target string
+		off                  bool
+	}{
+		{"demo", "grace_hopper.png", demo, false},
+		{"demo-off", "grace_hopper.png", demo, true},
+		{"closeup-astronaut", "grace_hopper.png", "", false},
+		{"closeup-grace", "astronaut.png", "", false},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			cfg, _ := demoClip(b)
+			cfg.SourcePaths = []string{testenv.Sample(b, c.source)}
+			cfg.TargetPath = c.target
+			if c.target == "" {
+				other := map[string]string{"grace_hopper.png": "astronaut.png", "astronaut.png": "grace_hopper.png"}[c.source]
+				cfg.TargetPath = testenv.CloseUpClip(b, other)
+			}
+			if c.off {
+				cfg.IdentityMeasure = "off"
+			}
+			info, err := video.Probe(context.Background(), cfg.TargetPath)
+			if err != nil {
+				b.Fatal(err)
+			}
+			m := loadModels(b, cfg)
+			ws, err := m.Workers(benchCPUs(cfg).Workers)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer CloseWorkers(ws)
+			benchEncode(b, cfg, info, ws)
+			if c.off {
+				return
+			}
+			id := m.IdentitySums().Means()
+			if id == nil {
+				b.Fatal("no face measured")
+			}
+			b.ReportMetric(id.After, "after")
+			b.ReportMetric(id.Before, "before")
+			b.ReportMetric(id.ToTarget, "to_target")
+			b.ReportMetric(float64(id.Faces)/float64(b.N), "faces")
+		})
+	}
+}

@@ -296,10 +296,12 @@ type modelWorker struct {
 	items    []adapters.FaceRef
 	lms      []face.Landmarks68
 	faces    []face.Face
-	faced    int    // frames in which a face was selected for the processors (framesWithFaces)
-	hits     []bool // hits[i]: a face was selected in frame i of the last batch (facedIn)
-	st       *Stats
-	id       *identityMeter // nil: no identity measure
+	// frameFaces are ProcessBatch's faces of each frame
+	frameFaces [][]face.Face
+	faced      int    // frames in which a face was selected for the processors (framesWithFaces)
+	hits       []bool // hits[i]: a face was selected in frame i of the last batch (facedIn)
+	st         *Stats
+	id         *identityMeter // nil: no identity measure
 }
 
 func (m *Models) newModelWorker() (*modelWorker, error) { return m.openWorker(true) }
@@ -394,16 +396,38 @@ func (w *modelWorker) BatchSize() int { return batchSize(w.cfg) }
 
 func (w *modelWorker) Process(img *raster.Image) error { return w.ProcessBatch([]*raster.Image{img}) }
 
-// ProcessBatch processes consecutive frames in place.
+// ProcessBatch processes consecutive frames in place: each frame's own faces, unsmoothed.
 func (w *modelWorker) ProcessBatch(frames []*raster.Image) error {
-	w.items, w.lms, w.faces, w.hits = w.items[:0], w.lms[:0], w.faces[:0], w.hits[:0]
-	for fi, img := range frames {
-		faces, err := w.an.analyse(img)
-		if err != nil {
+	for len(w.frameFaces) < len(frames) {
+		w.frameFaces = append(w.frameFaces, nil)
+	}
+	for k, img := range frames {
+		var err error // the analyser's slice is reused by the next frame: a copy of each
+		if w.frameFaces[k], err = w.Analyse(img, w.frameFaces[k][:0]); err != nil {
 			return err
 		}
+	}
+	return w.Apply(frames, w.frameFaces[:len(frames)])
+}
+
+// Analyse appends img's faces (detection and landmarks; and embeddings in reference mode) to
+// dst: the analysis half of ProcessBatch, for the window stage of StreamWindow.
+func (w *modelWorker) Analyse(img *raster.Image, dst []face.Face) ([]face.Face, error) {
+	faces, err := w.an.analyse(img)
+	if err != nil {
+		return dst, err
+	}
+	return append(dst, faces...), nil
+}
+
+// Apply selects faces[i] of frames[i] and runs the processors on them, in place: the
+// processing half of ProcessBatch.
+func (w *modelWorker) Apply(frames []*raster.Image, faces [][]face.Face) error {
+	w.items, w.lms, w.faces, w.hits = w.items[:0], w.lms[:0], w.faces[:0], w.hits[:0]
+	for k, img := range frames {
+		faces := faces[k]
 		w.idx = w.sel.Select(w.idx[:0], faces, w.ref)
-		if err := w.id.pick(fi, img, faces, w.idx); err != nil {
+		if err := w.id.pick(k, img, faces, w.idx); err != nil {
 			return err
 		}
 		if len(w.idx) > 0 {

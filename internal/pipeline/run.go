@@ -476,39 +476,59 @@ func SegmentOptions(cfg job.Config, info *video.Info, start int) video.EncodeOpt
 // Frames is one decode of a rank's consecutive output frames [start, end) of a FrameMap, cut
 // into segments by EncodeSegments: a rank's chunks are contiguous, and one ffmpeg for all of
 // them saves a process start and a seek (up to a GOP decoded and thrown away) for every chunk.
+// With face_landmark_smoothing K, the decode starts before and ends after: K halo frames each
+// side, clipped to the job's output frames, analysed only (see Window).
 type Frames struct {
-	r          *video.Resampler
-	start, end int
+	r             *video.Resampler
+	start, end    int
+	before, after int // halo frames decoded before start and after end
 }
 
 // OpenFrames starts the decode of the output frames [start, end) of m at the size the frames
-// are processed at.
+// are processed at, and of the halo frames around them that the job's time window needs.
 func OpenFrames(ctx context.Context, cfg job.Config, info *video.Info, m video.FrameMap, start, end int) (*Frames, error) {
 	pw, ph := ProcessSize(cfg, info)
-	r, err := video.OpenResampler(ctx, info, m, start, end, pw, ph)
+	k := smoothing(cfg)
+	out0, out1 := m.Output()
+	from, to := max(min(start, start-k), out0), min(max(end, end+k), out1)
+	if start < out0 || end > out1 {
+		from, to = start, end // OpenResampler names the range that is outside
+	}
+	r, err := video.OpenResampler(ctx, info, m, from, to, pw, ph)
 	if err != nil {
 		return nil, fault.AsInput(err)
 	}
-	return &Frames{r: r, start: start, end: end}, nil
+	return &Frames{r: r, start: start, end: end, before: start - from, after: to - end}, nil
 }
 
-// Next is the frame EncodeSegments reads next, and End the end of the decode: a chunk that
-// does not start at Next cannot be read from f.
+// smoothing is the job's time window, K frames each side: face_landmark_smoothing where faces
+// are analysed, else none.
+func smoothing(cfg job.Config) int {
+	if !cfg.FindsFaces() {
+		return 0
+	}
+	return cfg.FaceLandmarkSmoothing
+}
+
+// Next is the frame the decode reads next (a halo frame before the run's first at the start),
+// and End the end of the run's frames: a chunk that does not start at Next+Before cannot be read
+// from f.
 func (f *Frames) Next() int { return f.r.Frame() }
 func (f *Frames) End() int  { return f.end }
 
 // Close stops ffmpeg, whether or not every frame was read.
 func (f *Frames) Close() error { return f.r.Close() }
 
-// upTo reads f's frames up to (not including) frame end, then says io.EOF; at the end of the
-// decode, the decoder's own end (io.EOF once ffmpeg exited cleanly, or its late error).
+// upTo reads f's frames (halo frames included) up to, not including, frame end, then says
+// io.EOF; at the end of the decode, the decoder's own end (io.EOF once ffmpeg exited cleanly, or
+// its late error).
 type upTo struct {
 	f   *Frames
 	end int
 }
 
 func (u upTo) Next(buf []byte) error {
-	if u.f.r.Frame() == u.end && u.end < u.f.end {
+	if u.f.r.Frame() == u.end && u.end < u.f.end+u.f.after {
 		return io.EOF
 	}
 	return u.f.r.Next(buf)

@@ -64,7 +64,9 @@ var errGraceOver = errors.New("the encoders of complete segments were still runn
 // frames are all written are finished (their encoders get stopGrace) and go to done in order;
 // then the error is stop's cause, unless every segment was done. Every segment not accepted by
 // done is discarded (its file removed), and the error is a *SegmentError naming the segment.
-// src must be at segs[0].Start and its decode must reach the last segment's end.
+// src must be at segs[0].Start (less its halo frames) and its decode must reach the last
+// segment's end. With face_landmark_smoothing the faces are smoothed over time (StreamWindow),
+// the halo frames src decodes around the segments feeding the windows at their ends.
 func EncodeSegments(ctx, stop context.Context, cfg job.Config, info *video.Info, src *Frames, segs []Segment, workers []Worker, prog progress.Counter, done SegmentDone) error {
 	if len(segs) == 0 {
 		return nil
@@ -75,8 +77,8 @@ func EncodeSegments(ctx, stop context.Context, cfg job.Config, info *video.Info,
 			return fault.AsInternal(fmt.Errorf("segment %d, frames [%d, %d), does not follow the one before it", i, s.Start, s.End))
 		}
 	}
-	if src.Next() != start || end > src.end {
-		return fault.AsInternal(fmt.Errorf("encoding frames [%d, %d) from a decode at frame %d of [%d, %d)", start, end, src.Next(), src.start, src.end))
+	if src.Next()+src.before != start || end > src.end {
+		return fault.AsInternal(fmt.Errorf("encoding frames [%d, %d) from a decode at frame %d (%d halo frames before) of [%d, %d)", start, end, src.Next(), src.before, src.start, src.end))
 	}
 	ctx, kill := context.WithCancelCause(ctx)
 	defer kill(nil)
@@ -121,7 +123,15 @@ func EncodeSegments(ctx, stop context.Context, cfg job.Config, info *video.Info,
 				fx.setFirstFrame(start)
 			}
 		}
-		n, err := Stream(feed, pw, ph, timedSource{inputSource{feed, upTo{src, end}}, st}, sink, workers, prog)
+		// The halo after the run: K frames, or those the decode has up to the job's end.
+		in := timedSource{inputSource{feed, upTo{src, min(end+smoothing(cfg), src.end+src.after)}}, st}
+		var n int
+		var err error
+		if k := smoothing(cfg); k > 0 {
+			n, err = StreamWindow(feed, pw, ph, in, sink, workers, prog, Window{K: k, Before: src.before, Count: end - start})
+		} else {
+			n, err = Stream(feed, pw, ph, in, sink, workers, prog)
+		}
 		if n != end-start && stop.Err() != nil && (gctx.Err() == nil || context.Cause(ctx) == errGraceOver) {
 			// The segment being written and the one started ahead go; the complete ones finish.
 			sink.drop()

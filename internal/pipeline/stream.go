@@ -9,8 +9,10 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/facefusion-hpc/facefusion/internal/face"
 	"github.com/facefusion-hpc/facefusion/internal/progress"
 	"github.com/facefusion-hpc/facefusion/internal/raster"
+	"github.com/facefusion-hpc/facefusion/internal/temporal"
 )
 
 // FrameSource yields packed RGB frames into buf; io.EOF after the last (video.Decoder).
@@ -62,6 +64,8 @@ type slot struct {
 	index int
 	img   *raster.Image
 	faced bool // a worker selected a face in it (faceMarker)
+	// StreamWindow's: the frame's faces as analysed, and as smoothed for the processors
+	faces, smoothed []face.Face
 }
 
 // Stream moves every frame of src through the workers into sink, in order. Decoding,
@@ -192,4 +196,236 @@ func Stream(ctx context.Context, w, h int, src FrameSource, sink FrameSink, work
 	})
 	err := g.Wait()
 	return written, err
+}
+
+// TemporalWorker is a BatchWorker whose analysis (detect, landmarks) and processing (select,
+// processors) run apart, so that StreamWindow smooths each frame's faces over its neighbours'
+// in between (modelWorker).
+type TemporalWorker interface {
+	BatchWorker
+	// Analyse appends img's faces to dst.
+	Analyse(img *raster.Image, dst []face.Face) ([]face.Face, error)
+	// Apply processes frames[i] with faces[i] (which it may reorder), in place.
+	Apply(frames []*raster.Image, faces [][]face.Face) error
+}
+
+// Window is a StreamWindow's time window: each written frame's faces are smoothed over K
+// decoded frames each side (temporal.Smoother), clipped to the decode's ends. Of the decoded
+// frames, [Before, Before+Count) are processed and written; the others are halo frames, decoded
+// and analysed only, so that a window reaches across a rank's or a chunk's border: the caller
+// decodes K frames each side of what it writes, clipped to the job's frames, and then frame t's
+// window is the job's frames t−K..t+K whatever range the rank runs.
+type Window struct{ K, Before, Count int }
+
+// StreamWindow is Stream with the faces of each frame smoothed over time: the workers analyse
+// frames in any order; one goroutine takes them in frame order and releases frame t, its faces
+// smoothed, once frame t+K is analysed (or the decode ended); the workers process the released
+// frames in any order; the sink writes them in order. Each worker's goroutine does both halves,
+// processing first (it frees frames). At most 2·workers·batch + K + 2 frames are in flight, in
+// buffers allocated once: K frames more than Stream (at 1080p, 6 MB a frame: 24 MB at the default
+// K = 4), and the faces of 2K+1 frames (5.6 KB a face, the embedding most of it). Every frame
+// written is counted by prog; halo frames are not. It returns the frames written.
+func StreamWindow(ctx context.Context, w, h int, src FrameSource, sink FrameSink, workers []Worker, prog progress.Counter, win Window) (int, error) {
+	if len(workers) == 0 {
+		return 0, errors.New("pipeline: no workers")
+	}
+	if prog == nil {
+		prog = progress.Nop{}
+	}
+	tws := make([]TemporalWorker, len(workers))
+	batch := 1
+	for i, wk := range workers {
+		tw, ok := wk.(TemporalWorker)
+		if !ok {
+			return 0, fmt.Errorf("pipeline: worker %T does not analyse apart from processing: a time window needs it", wk)
+		}
+		tws[i] = tw
+		batch = max(batch, tw.BatchSize())
+	}
+	depth := 2*len(workers)*batch + win.K + 2
+	free := make(chan *slot, depth)
+	for i := 0; i < depth; i++ {
+		free <- &slot{img: raster.New(w, h)}
+	}
+	// Every channel holds every slot: no send blocks.
+	todo, analysed, ready, done := make(chan *slot, depth), make(chan *slot, depth), make(chan *slot, depth), make(chan *slot, depth)
+	g, ctx := errgroup.WithContext(ctx)
+	written := func(index int) bool { return index >= win.Before && index < win.Before+win.Count }
+
+	g.Go(func() error { // decode
+		defer close(todo)
+		for i := 0; ; i++ {
+			var s *slot
+			select {
+			case s = <-free:
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+			if err := src.Next(s.img.Bytes()); err != nil {
+				if err == io.EOF {
+					return nil
+				}
+				return err
+			}
+			s.index = i
+			todo <- s
+		}
+	})
+
+	var analysing, working sync.WaitGroup // analysed closes when no worker analyses, done when none works
+	for _, wk := range tws {
+		analysing.Add(1)
+		working.Add(1)
+		g.Go(func() error {
+			defer working.Done()
+			todo, ready := todo, ready // each goroutine's own: nil once closed
+			stopAnalysing := sync.OnceFunc(analysing.Done)
+			defer stopAnalysing()
+			marker, _ := wk.(faceMarker)
+			indexed, _ := wk.(frameIndexed)
+			var at []int
+			var slots []*slot
+			var imgs []*raster.Image
+			var faces [][]face.Face
+			for todo != nil || ready != nil {
+				var s *slot
+				var ok, fromReady bool
+				select { // processing first
+				case s, ok = <-ready:
+					fromReady = true
+				default:
+					select {
+					case s, ok = <-ready:
+						fromReady = true
+					case s, ok = <-todo:
+					case <-ctx.Done():
+						return ctx.Err()
+					}
+				}
+				switch {
+				case !ok && fromReady:
+					ready = nil
+					continue
+				case !ok:
+					todo = nil
+					stopAnalysing()
+					continue
+				case !fromReady:
+					var err error
+					if s.faces, err = wk.Analyse(s.img, s.faces[:0]); err != nil {
+						return &FrameError{First: s.index - win.Before, Last: s.index - win.Before, Err: err}
+					}
+					analysed <- s
+					continue
+				}
+				slots, imgs, faces = append(slots[:0], s), append(imgs[:0], s.img), append(faces[:0], s.smoothed)
+			more: // take what is already released, up to the batch size; never wait for more
+				for len(slots) < wk.BatchSize() {
+					select {
+					case s2, ok := <-ready:
+						if !ok {
+							ready = nil
+							break more
+						}
+						slots, imgs, faces = append(slots, s2), append(imgs, s2.img), append(faces, s2.smoothed)
+					default:
+						break more
+					}
+				}
+				if indexed != nil { // the written frames' numbers, as Stream numbers its frames
+					at = at[:0]
+					for _, s := range slots {
+						at = append(at, s.index-win.Before)
+					}
+					indexed.setIndices(at)
+				}
+				if err := wk.Apply(imgs, faces); err != nil {
+					return &FrameError{First: slots[0].index - win.Before, Last: slots[len(slots)-1].index - win.Before, Err: err}
+				}
+				for i, s := range slots {
+					s.faced = marker != nil && marker.facedIn(i)
+					done <- s
+				}
+			}
+			return nil
+		})
+	}
+	go func() {
+		analysing.Wait()
+		close(analysed)
+	}()
+	go func() {
+		working.Wait()
+		close(done)
+	}()
+
+	g.Go(func() error { // the window, in frame order
+		defer close(ready)
+		ring := make([]*slot, depth) // analysed frames not yet released, by index
+		span := 2*win.K + 1
+		hist := make([][]face.Face, span) // faces of frames u−2K..u, by index mod span
+		sm := temporal.Smoother{K: win.K}
+		st := statsOf(workers)
+		at := func(s int) []face.Face { return hist[s%span] }
+		next, last := 0, -1 // the next frame to release; the last frame in hist
+		release := func(hi int) {
+			t := next
+			next++
+			s := ring[t%depth]
+			ring[t%depth] = nil
+			if !written(t) {
+				// A halo frame: analysed, not processed. Its faces are counted by the rank
+				// that writes it: faces found stay a count of the job's frames, once each.
+				st.add(facesFound, -len(s.faces))
+				free <- s
+				return
+			}
+			if ctx.Err() != nil {
+				free <- s
+				return
+			}
+			s.smoothed = sm.Smooth(s.smoothed[:0], t, 0, hi, at)
+			ready <- s
+		}
+		for s := range analysed {
+			ring[s.index%depth] = s
+			for ring[(last+1)%depth] != nil && ring[(last+1)%depth].index == last+1 {
+				last++
+				hist[last%span] = append(hist[last%span][:0], ring[last%depth].faces...)
+				if last-win.K >= next {
+					release(last)
+				}
+			}
+		}
+		for next <= last { // the decode's end: the last K frames' windows are clipped there
+			release(last)
+		}
+		return nil
+	})
+
+	n := 0
+	write := func(s *slot) error { return sink.Write(s.img.Bytes()) }
+	if ms, ok := sink.(MarkedSink); ok {
+		write = func(s *slot) error { return ms.WriteMarked(s.img.Bytes(), s.faced) }
+	}
+	g.Go(func() error { // encode, in frame order: a ring indexed by the written frame's number
+		ring := make([]*slot, depth)
+		for s := range done {
+			k := s.index - win.Before
+			ring[k%depth] = s
+			for ring[n%depth] != nil && ring[n%depth].index-win.Before == n {
+				r := ring[n%depth]
+				ring[n%depth] = nil
+				if err := write(r); err != nil {
+					return err
+				}
+				n++
+				prog.Add(1)
+				free <- r
+			}
+		}
+		return nil
+	})
+	err := g.Wait()
+	return n, err
 }

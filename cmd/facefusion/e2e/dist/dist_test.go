@@ -82,40 +82,50 @@ func TestDistPassThrough(t *testing.T) {
 // A face swap split over 3 ranks is bit-identical to the same swap on 1 rank, with the lossy
 // default encoder (libx264), packet by packet: ranks share the source analysis rank 0 made,
 // every chunk is encoded from its own start by its own encoder, whose thread count follows the
-// output and not the rank's CPUs, so neither chunk boundaries nor rank count change a byte of
-// video. The frames with a face are counted per chunk and add up the same.
+// output and not the rank's CPUs, and the landmarks' time window (face_landmark_smoothing, on by
+// default) is fed by halo frames each rank decodes and analyses around its run, clipped to the
+// video's ends: so neither chunk boundaries nor rank count change a byte of video. Across chunk
+// sizes the encoder's keyframes differ, so there the frames are compared, losslessly (ffv1): 1
+// rank in one chunk of 96 (one window over the whole clip) and 2 ranks in chunks of 25 (the
+// second rank's run starts mid-video). The frames with a face are counted per chunk and add up
+// the same.
 func TestDistSwapMatchesOneRank(t *testing.T) {
 	dir := t.TempDir()
 	in := filepath.Join(dir, "face.mp4")
-	clitest.FaceClip(t, in, 320, 240, 20, "25")
+	clitest.FaceClip(t, in, 320, 240, 40, "25")
 	src := testenv.Sample(t, "grace_hopper.png")
-	outs, faces := map[int]string{}, map[int]string{}
-	for _, n := range []int{1, 3} {
-		out := filepath.Join(dir, fmt.Sprintf("swap-%d.mkv", n))
-		prom := filepath.Join(dir, fmt.Sprintf("swap-%d.prom", n))
-		args := []string{"run", "-s", src, "-t", in, "-o", out, "--chunk-frames", "4", "--metrics-path", prom}
+	type run struct {
+		ranks, chunk int
+		encoder      string
+	}
+	runs := []run{{1, 4, "libx264"}, {3, 4, "libx264"}, {1, 96, "ffv1"}, {2, 25, "ffv1"}}
+	outs, faces := map[run]string{}, map[run]string{}
+	for _, c := range runs {
+		out := filepath.Join(dir, fmt.Sprintf("swap-%d-%d-%s.mkv", c.ranks, c.chunk, c.encoder))
+		prom := filepath.Join(dir, fmt.Sprintf("swap-%d-%d-%s.prom", c.ranks, c.chunk, c.encoder))
+		args := []string{"run", "-s", src, "-t", in, "-o", out, "--chunk-frames", strconv.Itoa(c.chunk), "--metrics-path", prom, "--output-video-encoder", c.encoder}
 		// 1 rank without mpirun: not bound, it may use both cores (ffmpeg's own thread count
-		// would be 3), where each of the 3 ranks under mpirun has one.
+		// would be 3), where each of the ranks under mpirun has one.
 		var r clitest.Result
-		if n == 1 {
+		if c.ranks == 1 {
 			r = clitest.Run(t, args...)
 		} else {
-			r = clitest.Mpirun(t, clitest.HangGuard(t), n, args...)
+			r = clitest.Mpirun(t, clitest.HangGuard(t), c.ranks, args...)
 		}
 		if r.Code != 0 {
-			t.Fatalf("%d rank(s): exit %d\n%s", n, r.Code, r.Stderr)
+			t.Fatalf("%d rank(s), chunks of %d: exit %d\n%s", c.ranks, c.chunk, r.Code, r.Stderr)
 		}
-		outs[n] = out
-		faces[n] = facesLine.FindString(r.Stderr)
-		if n == 3 { // the run report and the metrics, validated against what the run did
+		outs[c] = out
+		faces[c] = facesLine.FindString(r.Stderr)
+		if c.ranks == 3 { // the run report and the metrics, validated against what the run did
 			rep := clitest.CheckReportEnd(t, out, r, lustre.Complete)
-			clitest.CheckRunReport(t, rep, in, out, []string{src}, n, clitest.Probe(t, out).Frames, false)
+			clitest.CheckRunReport(t, rep, in, out, []string{src}, c.ranks, clitest.Probe(t, out).Frames, false)
 			clitest.CheckMetrics(t, prom, rep)
 		}
 	}
-	one, three := packetHashes(t, outs[1]), packetHashes(t, outs[3])
-	if len(one) != 20 || len(three) != 20 {
-		t.Fatalf("outputs have %d and %d video packets, want 20", len(one), len(three))
+	one, three := packetHashes(t, outs[runs[0]]), packetHashes(t, outs[runs[1]])
+	if len(one) != 40 || len(three) != 40 {
+		t.Fatalf("outputs have %d and %d video packets, want 40", len(one), len(three))
 	}
 	for i := range one {
 		if one[i] != three[i] {
@@ -123,21 +133,38 @@ func TestDistSwapMatchesOneRank(t *testing.T) {
 		}
 	}
 	// The files too, byte for byte: Matroska's UIDs are not random (bitexact).
-	if a, b := clitest.FileMD5(t, outs[1]), clitest.FileMD5(t, outs[3]); a != b {
+	if a, b := clitest.FileMD5(t, outs[runs[0]]), clitest.FileMD5(t, outs[runs[1]]); a != b {
 		t.Fatalf("1-rank and 3-rank outputs hold the same packets but differ as files (%s, %s)", a, b)
 	}
-	// Not a vacuous match: the swap found a face in most frames, and says so alike.
-	m := facesLine.FindStringSubmatch(faces[1])
-	if m == nil || faces[1] != faces[3] {
-		t.Fatalf("face lines %q (1 rank) and %q (3 ranks): want the same count", faces[1], faces[3])
+	whole, halves := clitest.FrameHashes(t, outs[runs[2]]), clitest.FrameHashes(t, outs[runs[3]])
+	if len(whole) != 40 || len(halves) != 40 {
+		t.Fatalf("lossless outputs have %d and %d frames, want 40", len(whole), len(halves))
 	}
-	if n, _ := strconv.Atoi(m[1]); n < 10 {
-		t.Fatalf("%s: the swap found few faces to replace", faces[1])
+	for i := range whole {
+		if whole[i] != halves[i] {
+			t.Fatalf("frame %d differs between 1 rank in one chunk of 96 and 2 ranks in chunks of 25", i)
+		}
+	}
+	// Not a vacuous match: the swap found a face in most frames, and says so alike.
+	m := facesLine.FindStringSubmatch(faces[runs[0]])
+	for _, c := range runs[1:] {
+		if m == nil || faces[c] != faces[runs[0]] {
+			t.Fatalf("face lines %q (1 rank, chunks of 4) and %q (%d ranks, chunks of %d): want the same count", faces[runs[0]], faces[c], c.ranks, c.chunk)
+		}
+	}
+	if n, _ := strconv.Atoi(m[1]); n < 20 {
+		t.Fatalf("%s: the swap found few faces to replace", faces[runs[0]])
+	}
+	// The identity measure takes frames at fixed places of the video (0, 10, 20 and 30 of these
+	// 40), so 1 and 3 ranks measure the same faces and report the same numbers.
+	id1, id3 := clitest.ReadReport(t, lustre.ReportPath(outs[runs[0]])).Identity, clitest.ReadReport(t, lustre.ReportPath(outs[runs[1]])).Identity
+	if id1 == nil || id3 == nil || id1.Faces != 4 || *id1 != *id3 {
+		t.Errorf("identity measure: 1 rank %+v, 3 ranks %+v; want the same, of 4 faces", id1, id3)
 	}
 }
 
 // facesLine is the log line of the frames with a face swapped (summed from the chunks').
-var facesLine = regexp.MustCompile(`a face was swapped in ([0-9]+) of 20 frames`)
+var facesLine = regexp.MustCompile(`a face was swapped in ([0-9]+) of 40 frames`)
 
 // packetHashes is ffmpeg's framemd5 of the video stream's packets as stored (no decoding):
 // each line its timestamps, size and hash.

@@ -1,0 +1,197 @@
+package pipeline
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"io"
+	"math"
+	"math/rand"
+	"testing"
+	"time"
+
+	"github.com/facefusion-hpc/facefusion/internal/face"
+	"github.com/facefusion-hpc/facefusion/internal/geom"
+	"github.com/facefusion-hpc/facefusion/internal/raster"
+)
+
+// rangeSource yields frames [i, n) of a numbered video: bytes 0–1 the frame number.
+type rangeSource struct{ i, n int }
+
+func (s *rangeSource) Next(buf []byte) error {
+	if s.i == s.n {
+		return io.EOF
+	}
+	clear(buf)
+	binary.LittleEndian.PutUint16(buf, uint16(s.i))
+	s.i++
+	return nil
+}
+
+// trackWorker "finds" in frame f one face whose position is a function of f plus noise, taking a
+// random time so that frames finish out of order; Apply writes the smoothed box's corner and a
+// landmark into the frame (bytes 8–40) and counts the frame's processing in byte 2.
+type trackWorker struct {
+	rng    *rand.Rand
+	failAt int // a frame whose analysis fails; −1: none
+	hits   []bool
+}
+
+func trackFace(f int) face.Face {
+	noise := math.Sin(float64(f)*12.9898) * 43758.5453
+	noise -= math.Floor(noise) // in [0, 1): a fixed function of the frame
+	x := 100 + 2*float64(f) + noise
+	var fc face.Face
+	fc.Box = geom.Rect{X0: x, Y0: 50, X1: x + 80, Y1: 130}
+	for k := range fc.Landmarks {
+		fc.Landmarks[k] = geom.Pt{X: x + float64(k), Y: 60 + noise}
+	}
+	return fc
+}
+
+func (w *trackWorker) Process(*raster.Image) error { return errors.New("not used") }
+func (w *trackWorker) BatchSize() int              { return 3 }
+func (w *trackWorker) ProcessBatch([]*raster.Image) error {
+	return errors.New("not used")
+}
+func (w *trackWorker) facedIn(i int) bool { return w.hits[i] }
+
+func (w *trackWorker) Analyse(img *raster.Image, dst []face.Face) ([]face.Face, error) {
+	time.Sleep(time.Duration(w.rng.Intn(200)) * time.Microsecond)
+	f := int(binary.LittleEndian.Uint16(img.Pix))
+	if f == w.failAt {
+		return dst, errors.New("analysis failed")
+	}
+	if f%10 == 7 { // no face: the windows stop there
+		return dst, nil
+	}
+	return append(dst, trackFace(f)), nil
+}
+
+func (w *trackWorker) Apply(frames []*raster.Image, faces [][]face.Face) error {
+	w.hits = w.hits[:0]
+	for i, img := range frames {
+		time.Sleep(time.Duration(w.rng.Intn(200)) * time.Microsecond)
+		img.Pix[2]++
+		w.hits = append(w.hits, len(faces[i]) > 0)
+		if len(faces[i]) > 0 {
+			binary.LittleEndian.PutUint64(img.Pix[8:], math.Float64bits(faces[i][0].Box.X0))
+			binary.LittleEndian.PutUint64(img.Pix[16:], math.Float64bits(faces[i][0].Landmarks[30].X))
+			binary.LittleEndian.PutUint64(img.Pix[24:], math.Float64bits(faces[i][0].Landmarks[30].Y))
+		}
+	}
+	return nil
+}
+
+type frameSink struct {
+	got   [][]byte
+	faced int
+}
+
+func (s *frameSink) Write(f []byte) error { return s.WriteMarked(f, false) }
+func (s *frameSink) WriteMarked(f []byte, faced bool) error {
+	s.got = append(s.got, append([]byte(nil), f[:40]...))
+	if faced {
+		s.faced++
+	}
+	return nil
+}
+
+func trackWorkers(n, failAt int) []Worker {
+	ws := make([]Worker, n)
+	for i := range ws {
+		ws[i] = &trackWorker{rng: rand.New(rand.NewSource(int64(i))), failAt: failAt}
+	}
+	return ws
+}
+
+// A run of frames [start, end) of a video, decoded with its halo (K frames each side, clipped to
+// the video), gives exactly the frames one run over the whole video gives there: the halo frames
+// are analysed, not written, and every window is the video's own. The faces are smoothed (not
+// the frame's own), each written frame is processed once, in order, and counted.
+func TestStreamWindowHaloMatchesWholeVideo(t *testing.T) {
+	const n, k = 60, 4
+	whole := &frameSink{}
+	if got, err := StreamWindow(context.Background(), 8, 2, &rangeSource{0, n}, whole, trackWorkers(3, -1), nil, Window{K: k, Count: n}); err != nil || got != n {
+		t.Fatalf("whole video: %d frames, %v", got, err)
+	}
+	smoothed := 0
+	for f, b := range whole.got {
+		if int(binary.LittleEndian.Uint16(b)) != f || b[2] != 1 {
+			t.Fatalf("position %d holds frame %d processed %d times", f, binary.LittleEndian.Uint16(b), b[2])
+		}
+		if f%10 != 7 && math.Float64frombits(binary.LittleEndian.Uint64(b[8:])) != trackFace(f).Box.X0 {
+			smoothed++
+		}
+	}
+	if smoothed < n/2 {
+		t.Fatalf("only %d of %d frames have smoothed faces", smoothed, n)
+	}
+	if whole.faced != n-n/10 {
+		t.Fatalf("%d frames marked with a face, want %d", whole.faced, n-n/10)
+	}
+	for _, r := range [][2]int{{0, 10}, {10, 20}, {13, 14}, {2, 58}, {50, 60}, {57, 60}, {55, 59}} {
+		start, end := r[0], r[1]
+		from, to := max(start-k, 0), min(end+k, n)
+		for _, workers := range []int{1, 3} {
+			sink := &frameSink{}
+			got, err := StreamWindow(context.Background(), 8, 2, &rangeSource{from, to}, sink, trackWorkers(workers, -1), nil, Window{K: k, Before: start - from, Count: end - start})
+			if err != nil || got != end-start {
+				t.Fatalf("frames [%d, %d): wrote %d, %v", start, end, got, err)
+			}
+			for i, b := range sink.got {
+				if string(b) != string(whole.got[start+i]) {
+					t.Fatalf("frames [%d, %d), %d workers: frame %d differs from the whole video's", start, end, workers, start+i)
+				}
+			}
+		}
+	}
+}
+
+// A failed analysis stops the stream with the frame named, in written frames' numbering.
+func TestStreamWindowFailure(t *testing.T) {
+	_, err := StreamWindow(context.Background(), 8, 2, &rangeSource{0, 200}, &frameSink{}, trackWorkers(3, 120), nil, Window{K: 4, Before: 2, Count: 190})
+	var fe *FrameError
+	if !errors.As(err, &fe) || fe.First != 118 {
+		t.Fatalf("error %v, want frame 118's", err)
+	}
+}
+
+// cancellingSink cancels the stream's context after n frames, and takes every frame it is given.
+type cancellingSink struct {
+	frameSink
+	n      int
+	cancel context.CancelFunc
+}
+
+func (s *cancellingSink) WriteMarked(f []byte, faced bool) error {
+	if len(s.got) == s.n {
+		s.cancel()
+	}
+	return s.frameSink.WriteMarked(f, faced)
+}
+
+// A stop (the context's end) ends the stream: it returns the context's error and the frames
+// written, fewer than asked, in order; a sink's failure is returned as it is.
+func TestStreamWindowStops(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	sink := &cancellingSink{n: 50, cancel: cancel}
+	n, err := StreamWindow(ctx, 8, 2, &rangeSource{0, 400}, sink, trackWorkers(3, -1), nil, Window{K: 4, Before: 3, Count: 390})
+	if !errors.Is(err, context.Canceled) || n < 50 || n >= 390 || n != len(sink.got) {
+		t.Fatalf("stopped after 50 frames: wrote %d (the sink took %d), %v", n, len(sink.got), err)
+	}
+	for i, b := range sink.got {
+		if int(binary.LittleEndian.Uint16(b)) != i+3 {
+			t.Fatalf("position %d holds frame %d", i, binary.LittleEndian.Uint16(b))
+		}
+	}
+	bad := errors.New("disk full")
+	if _, err := StreamWindow(context.Background(), 8, 2, &rangeSource{0, 400}, failingSink{bad}, trackWorkers(3, -1), nil, Window{K: 4, Count: 400}); !errors.Is(err, bad) {
+		t.Fatalf("a sink's failure: %v", err)
+	}
+}
+
+type failingSink struct{ err error }
+
+func (s failingSink) Write([]byte) error { return s.err }

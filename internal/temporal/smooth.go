@@ -1,0 +1,284 @@
+// Package temporal smooths faces' landmarks over time with a finite window: frame t's faces are
+// replaced by a weighted local fit over frames t−K..t+K, so that landmarks that move by codec
+// noise alone hold still, and landmarks that follow a moving face keep up with it without lag.
+// The window is clipped to fixed positions of the whole video ([lo, hi], the job's frames),
+// never to a rank's or a chunk's range, so the result of frame t depends on the video alone:
+// the pipeline decodes K halo frames on each side of a rank's run to feed it (no recursive
+// filter, whose state would depend on where a rank started).
+package temporal
+
+import (
+	"cmp"
+	"math"
+	"slices"
+
+	"github.com/facefusion-hpc/facefusion/internal/face"
+	"github.com/facefusion-hpc/facefusion/internal/geom"
+)
+
+// MinOverlap is the least intersection over union of two faces' boxes in consecutive frames for
+// them to be one face: a face moves far less than half its size from one frame to the next.
+const MinOverlap = 0.3
+
+// Smoother smooths one frame at a time; it keeps scratch buffers (one per goroutine).
+type Smoother struct {
+	K     int // frames each side; 0 leaves faces as they are
+	links [][]int
+	order []pair
+	taken []bool
+	samp  []sample
+}
+
+type sample struct {
+	s, j int // frame and face index in it
+	c    float64
+}
+
+type pair struct {
+	i, j int
+	d    float64
+}
+
+// Smooth appends to dst frame t's faces, smoothed over the frames max(t−K, lo)..min(t+K, hi):
+// faces(s) are frame s's faces as analysed (every frame of that range must be given). A face is
+// followed from frame to frame by Match; the frames it is not found in (and those beyond) are
+// left out of its fit. The result depends only on the faces of the window and on lo and hi, and
+// is computed in a fixed order: the same inputs give the same bits.
+func (sm *Smoother) Smooth(dst []face.Face, t, lo, hi int, faces func(s int) []face.Face) []face.Face {
+	cur := faces(t)
+	if sm.K <= 0 || len(cur) == 0 {
+		return append(dst, cur...)
+	}
+	a, b := max(t-sm.K, lo), min(t+sm.K, hi)
+	// links[s-a][i]: face i of frame s is face links[s-a][i] of frame s+1 (−1: none).
+	for len(sm.links) < b-a {
+		sm.links = append(sm.links, nil)
+	}
+	for s := a; s < b; s++ {
+		sm.links[s-a] = sm.match(sm.links[s-a], faces(s), faces(s+1))
+	}
+	for i := range cur {
+		// The face's frames, in frame order: back from t, then t, then forward.
+		sm.samp = sm.samp[:0]
+		j := i
+		for s := t - 1; s >= a; s-- {
+			j = back(sm.links[s-a], j)
+			if j < 0 {
+				break
+			}
+			sm.samp = append(sm.samp, sample{s: s, j: j})
+		}
+		reverse(sm.samp)
+		sm.samp = append(sm.samp, sample{s: t, j: i})
+		j = i
+		for s := t; s < b; s++ {
+			j = sm.links[s-a][j]
+			if j < 0 {
+				break
+			}
+			sm.samp = append(sm.samp, sample{s: s + 1, j: j})
+		}
+		sm.coefficients(t, faces)
+		f := cur[i] // score, embedding and the rest stay frame t's own
+		var acc face.Face
+		for _, sp := range sm.samp {
+			addScaled(&acc, &faces(sp.s)[sp.j], sp.c)
+		}
+		f.Box, f.Keypoints, f.Five, f.DetectorFive, f.Landmarks = acc.Box, acc.Keypoints, acc.Five, acc.DetectorFive, acc.Landmarks
+		dst = append(dst, f)
+	}
+	return dst
+}
+
+// Weight is the tricube kernel of a frame d frames from the smoothed one, in a window of K frames
+// each side: 1 at d = 0, falling smoothly, still above zero at |d| = K.
+func Weight(d, k int) float64 {
+	u := math.Abs(float64(d)) / float64(k+1)
+	v := 1 - u*u*u
+	return v * v * v
+}
+
+// StillMotion is how far, as a fraction of the face's width, the face must move within the
+// window (its centroid's fitted curve away from the centroid's mean) before the fit follows it: below it the window's
+// motion is within the landmarks' own noise (about 0.4 % of the width, frame to frame, on a
+// still face in a lossy clip), and the face is averaged; at twice it and beyond, it is fitted.
+const StillMotion = 0.005
+
+// coefficients sets each sample's c so that Σ c·x is the smoothed value at frame t: an adaptive
+// blend of two weighted least-squares fits (weights Weight(s−t, K)). A local quadratic follows
+// motion without lag: exact for constant speed and for constant acceleration, at the video's
+// ends too. The weighted mean averages a still face strongly, and at the clipped ends does not
+// extrapolate noise as a fitted slope would. The blend weight α comes from the motion the
+// quadratic finds in the landmarks' centroid over half a window, against StillMotion: 0 (mean)
+// below it, 1 (fit) at twice it, linear between, so the result is continuous in the landmarks.
+// With fewer distinct frames the fit drops to a line, then to the mean.
+func (sm *Smoother) coefficients(t int, faces func(s int) []face.Face) {
+	samp := sm.samp
+	var m [5]float64 // Σw·d^k
+	for _, sp := range samp {
+		d := float64(sp.s - t)
+		w := Weight(sp.s-t, sm.K)
+		dk := w
+		for k := range m {
+			m[k] += dk
+			dk *= d
+		}
+	}
+	row := fitRows(m)
+	// The motion: how far the centroid's fitted curve strays from its mean within the samples
+	// (never extrapolated: at the video's ends a fitted speed would be noise magnified).
+	var beta [3]geom.Pt
+	var mean geom.Pt
+	width := 0.0
+	for _, sp := range samp {
+		d := float64(sp.s - t)
+		w := Weight(sp.s-t, sm.K)
+		f := &faces(sp.s)[sp.j]
+		c := geom.Mean(f.Landmarks[:])
+		for i := range beta {
+			cb := w * (row[i][0] + row[i][1]*d + row[i][2]*d*d)
+			beta[i].X += cb * c.X
+			beta[i].Y += cb * c.Y
+		}
+		mean.X += w / m[0] * c.X
+		mean.Y += w / m[0] * c.Y
+		width += f.Box.W() / float64(len(samp))
+	}
+	motion := 0.0
+	for _, sp := range samp {
+		d := float64(sp.s - t)
+		motion = max(motion, math.Hypot(beta[0].X+beta[1].X*d+beta[2].X*d*d-mean.X, beta[0].Y+beta[1].Y*d+beta[2].Y*d*d-mean.Y))
+	}
+	alpha := min(max(motion/(StillMotion*width)-1, 0), 1)
+	if math.IsNaN(alpha) {
+		alpha = 1
+	}
+	for i := range samp {
+		d := float64(samp[i].s - t)
+		w := Weight(samp[i].s-t, sm.K)
+		fit := w * (row[0][0] + row[0][1]*d + row[0][2]*d*d)
+		samp[i].c = (1-alpha)*w/m[0] + alpha*fit
+	}
+}
+
+// fitRows are the rows of the inverse of the normal matrix of a weighted polynomial fit
+// (moments m[k] = Σw·d^k) in the offset d from the smoothed frame: row i times (1, d, d²)·w gives
+// each sample's coefficient for the fit's term in d^i.
+// A quadratic when the samples allow it (three frames or more), else a line, else a constant.
+func fitRows(m [5]float64) [3][3]float64 {
+	var r [3][3]float64
+	// The quadratic's normal matrix [m0 m1 m2; m1 m2 m3; m2 m3 m4], inverted by its adjugate.
+	c00 := m[2]*m[4] - m[3]*m[3]
+	c01 := m[2]*m[3] - m[1]*m[4]
+	c02 := m[1]*m[3] - m[2]*m[2]
+	c11 := m[0]*m[4] - m[2]*m[2]
+	c12 := m[1]*m[2] - m[0]*m[3]
+	c22 := m[0]*m[2] - m[1]*m[1]
+	det := m[0]*c00 + m[1]*c01 + m[2]*c02
+	scale := m[0] * m[0] * m[4] // the determinant's size for well-spread samples
+	if det > 1e-9*scale {
+		r[0] = [3]float64{c00 / det, c01 / det, c02 / det}
+		r[1] = [3]float64{c01 / det, c11 / det, c12 / det}
+		r[2] = [3]float64{c02 / det, c12 / det, c22 / det}
+		return r
+	}
+	if lin := m[0]*m[2] - m[1]*m[1]; lin > 1e-9*m[0]*m[2] {
+		r[0] = [3]float64{m[2] / lin, -m[1] / lin, 0}
+		r[1] = [3]float64{-m[1] / lin, m[0] / lin, 0}
+		return r
+	}
+	r[0][0] = 1 / m[0]
+	return r
+}
+
+// addScaled adds c times f's geometry (box, keypoints, five points, 68 landmarks) to acc.
+func addScaled(acc, f *face.Face, c float64) {
+	acc.Box.X0 += c * f.Box.X0
+	acc.Box.Y0 += c * f.Box.Y0
+	acc.Box.X1 += c * f.Box.X1
+	acc.Box.Y1 += c * f.Box.Y1
+	add := func(dst, src []geom.Pt) {
+		for k := range dst {
+			dst[k].X += c * src[k].X
+			dst[k].Y += c * src[k].Y
+		}
+	}
+	add(acc.Keypoints[:], f.Keypoints[:])
+	add(acc.Five[:], f.Five[:])
+	add(acc.DetectorFive[:], f.DetectorFive[:])
+	add(acc.Landmarks[:], f.Landmarks[:])
+}
+
+// back is the face of frame s whose link into frame s+1 is j, or −1.
+func back(links []int, j int) int {
+	for i, l := range links {
+		if l == j {
+			return i
+		}
+	}
+	return -1
+}
+
+func reverse(s []sample) {
+	for i, j := 0, len(s)-1; i < j; i, j = i+1, j-1 {
+		s[i], s[j] = s[j], s[i]
+	}
+}
+
+// Match links the faces of consecutive frames: links[i] is the face of b that face i of a is
+// (−1: none). Pairs whose boxes overlap by at least MinOverlap are taken nearest centres first
+// (ties by index), each face of a and of b at most once: deterministic, whatever order the
+// detector lists the faces in.
+func Match(links []int, a, b []face.Face) []int {
+	var sm Smoother
+	return sm.match(links, a, b)
+}
+
+func (sm *Smoother) match(links []int, a, b []face.Face) []int {
+	links = links[:0]
+	for range a {
+		links = append(links, -1)
+	}
+	sm.order = sm.order[:0]
+	for i := range a {
+		for j := range b {
+			if IoU(a[i].Box, b[j].Box) >= MinOverlap {
+				sm.order = append(sm.order, pair{i, j, dist(a[i].Box.Center(), b[j].Box.Center())})
+			}
+		}
+	}
+	slices.SortFunc(sm.order, func(p, q pair) int {
+		if c := cmp.Compare(p.d, q.d); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(p.i, q.i); c != 0 {
+			return c
+		}
+		return cmp.Compare(p.j, q.j)
+	})
+	sm.taken = append(sm.taken[:0], make([]bool, len(b))...) // faces of b already linked (no allocation: append of make is cleared in place)
+	for _, p := range sm.order {
+		if links[p.i] >= 0 || sm.taken[p.j] {
+			continue
+		}
+		links[p.i] = p.j
+		sm.taken[p.j] = true
+	}
+	return links
+}
+
+// IoU is the intersection over union of two boxes.
+func IoU(a, b geom.Rect) float64 {
+	w := min(a.X1, b.X1) - max(a.X0, b.X0)
+	h := min(a.Y1, b.Y1) - max(a.Y0, b.Y0)
+	if w <= 0 || h <= 0 {
+		return 0
+	}
+	in := w * h
+	return in / (a.W()*a.H() + b.W()*b.H() - in)
+}
+
+func dist(p, q geom.Pt) float64 { return math.Hypot(p.X-q.X, p.Y-q.Y) }
+
+// DefaultK is face_landmark_smoothing's default: frames each side of the smoothed one.
+const DefaultK = 8
