@@ -351,3 +351,29 @@ func TestApplyKeepsOccluders(t *testing.T) {
 		}
 	}
 }
+
+// A swap's result depends on its frame and landmarks only, not on what the swapper did
+// before (its buffers are reused): a worker that swapped other faces first gives the same
+// bytes as a fresh one, which any rank count's bit-identical output relies on.
+func TestApplyDependsOnlyOnItsInputs(t *testing.T) {
+	p := photos(t)
+	src, err := NewSource(p.src, &p.srcLm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fresh := p.dst.Clone()
+	NewSwapper(src, DefaultOptions()).Apply(fresh, &p.dstLm)
+	used := NewSwapper(src, DefaultOptions())
+	for _, other := range []face.Landmarks68{place(160, 10, 300, 300), place(40, -20, 100, 80)} {
+		scratch := p.dst.Clone()
+		scratch.FillRect(image.Rect(150, 200, 350, 260), raster.RGB{R: 20, G: 20, B: 20}) // occluders too
+		used.Apply(scratch, &other)
+	}
+	again := p.dst.Clone()
+	used.Apply(again, &p.dstLm)
+	for i := range fresh.Pix {
+		if fresh.Pix[i] != again.Pix[i] {
+			t.Fatalf("byte %d: %d from a fresh swapper, %d from one that swapped other faces first", i, fresh.Pix[i], again.Pix[i])
+		}
+	}
+}
