@@ -66,6 +66,7 @@ type slot struct {
 	faced bool // a worker selected a face in it (faceMarker)
 	// StreamWindow's: the frame's faces as analysed, and as smoothed for the processors
 	faces, smoothed []face.Face
+	colours         temporal.Histogram // StreamWindow's: the frame's colours, for shot cuts
 }
 
 // Stream moves every frame of src through the workers into sink, in order. Decoding,
@@ -315,6 +316,7 @@ func StreamWindow(ctx context.Context, w, h int, src FrameSource, sink FrameSink
 					if s.faces, err = wk.Analyse(s.img, s.faces[:0]); err != nil {
 						return &FrameError{First: s.index - win.Before, Last: s.index - win.Before, Err: err}
 					}
+					s.colours.Of(s.img)
 					analysed <- s
 					continue
 				}
@@ -364,7 +366,9 @@ func StreamWindow(ctx context.Context, w, h int, src FrameSource, sink FrameSink
 		ring := make([]*slot, depth) // analysed frames not yet released, by index
 		span := 2*win.K + 1
 		hist := make([][]face.Face, span) // faces of frames u−2K..u, by index mod span
-		sm := temporal.Smoother{K: win.K}
+		// their histograms, likewise: a shot cut between frames s and s+1 ends every window there
+		colours := make([]temporal.Histogram, span)
+		sm := temporal.Smoother{K: win.K, Cut: func(s int) bool { return temporal.IsCut(&colours[s%span], &colours[(s+1)%span]) }}
 		st := statsOf(workers)
 		at := func(s int) []face.Face { return hist[s%span] }
 		next, last := 0, -1 // the next frame to release; the last frame in hist
@@ -392,6 +396,7 @@ func StreamWindow(ctx context.Context, w, h int, src FrameSource, sink FrameSink
 			for ring[(last+1)%depth] != nil && ring[(last+1)%depth].index == last+1 {
 				last++
 				hist[last%span] = append(hist[last%span][:0], ring[last%depth].faces...)
+				colours[last%span] = ring[last%depth].colours
 				if last-win.K >= next {
 					release(last)
 				}

@@ -22,7 +22,10 @@ const MinOverlap = 0.3
 
 // Smoother smooths one frame at a time; it keeps scratch buffers (one per goroutine).
 type Smoother struct {
-	K     int // frames each side; 0 leaves faces as they are
+	K int // frames each side; 0 leaves faces as they are
+	// Cut reports a shot cut between frames s and s+1 (IsCut of their histograms): no face is
+	// followed across it. Nil: none.
+	Cut   func(s int) bool
 	links [][]int
 	order []pair
 	taken []bool
@@ -41,9 +44,9 @@ type pair struct {
 
 // Smooth appends to dst frame t's faces, smoothed over the frames max(t−K, lo)..min(t+K, hi):
 // faces(s) are frame s's faces as analysed (every frame of that range must be given). A face is
-// followed from frame to frame by Match; the frames it is not found in (and those beyond) are
-// left out of its fit. The result depends only on the faces of the window and on lo and hi, and
-// is computed in a fixed order: the same inputs give the same bits.
+// followed from frame to frame by Match, never across a Cut; the frames it is not found in (and
+// those beyond) are left out of its fit. The result depends only on the faces of the window, its
+// cuts and lo and hi, and is computed in a fixed order: the same inputs give the same bits.
 func (sm *Smoother) Smooth(dst []face.Face, t, lo, hi int, faces func(s int) []face.Face) []face.Face {
 	cur := faces(t)
 	if sm.K <= 0 || len(cur) == 0 {
@@ -55,7 +58,11 @@ func (sm *Smoother) Smooth(dst []face.Face, t, lo, hi int, faces func(s int) []f
 		sm.links = append(sm.links, nil)
 	}
 	for s := a; s < b; s++ {
-		sm.links[s-a] = sm.match(sm.links[s-a], faces(s), faces(s+1))
+		next := faces(s + 1)
+		if sm.Cut != nil && sm.Cut(s) {
+			next = nil // every face of frame s ends there
+		}
+		sm.links[s-a] = sm.match(sm.links[s-a], faces(s), next)
 	}
 	for i := range cur {
 		// The face's frames, in frame order: back from t, then t, then forward.
