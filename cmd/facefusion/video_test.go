@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"math"
 	"os/exec"
 	"path/filepath"
@@ -32,10 +33,17 @@ func TestVideoContract(t *testing.T) {
 		{"odd frame count", 37, "24", nil, -1, -1},
 		{"trimmed range", 40, "25", []string{"-preset", "veryfast", "-bf", "3"}, 7, 26},
 	}
+	// Cases whose fixture is the same clip (the trimmed range's is the B-frame clip) share it.
+	clips := map[string]string{}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			in := filepath.Join(dir, c.name+".mp4")
-			clitest.FaceClip(t, in, 320, 240, c.frames, c.fps, c.extra...)
+			key := fmt.Sprint(c.frames, c.fps, c.extra)
+			in, made := clips[key]
+			if !made {
+				in = filepath.Join(dir, c.name+".mp4")
+				clitest.FaceClip(t, in, 320, 240, c.frames, c.fps, c.extra...)
+				clips[key] = in
+			}
 			src := clitest.Probe(t, in)
 			if src.Frames != c.frames {
 				t.Fatalf("fixture has %d frames, want %d", src.Frames, c.frames)
