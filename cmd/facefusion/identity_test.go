@@ -14,10 +14,11 @@ import (
 // on a close-up clip. Measured before issue 11's swap work (11 frames each, 2 faces measured):
 // demo 0.57 (before the swap 0.12), close-up of astronaut.png 0.58 (0.12); over the whole
 // clips 0.56 (0.13) and 0.57 (0.12). The issue's goals are 0.75 and 0.55. After the swap's
-// work (identity-keeping shape, membrane, occluders): demo 0.634, close-up 0.639 here. The
-// close-up meets its goal; the demo does not, so its floor guards what the swap reaches.
+// work (identity-keeping shape, membrane, occluders): demo 0.634, close-up 0.639 here; with
+// half the membrane inside the face (swap.MembraneInner) 0.669 and 0.677. The close-up meets
+// its goal; the demo does not, so its floor guards what the swap reaches, less a margin.
 const (
-	demoIdentityMin    = 0.6
+	demoIdentityMin    = 0.64
 	closeUpIdentityMin = 0.55
 )
 

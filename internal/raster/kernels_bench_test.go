@@ -126,7 +126,7 @@ func BenchmarkMembrane(b *testing.B) {
 	var mb Membrane
 	for b.Loop() {
 		if mb.Fit(m.Rect, faceRect.Dx()/32, frame, f, &band) {
-			mb.Add(f, m)
+			mb.Add(f, m, 1)
 		}
 	}
 }

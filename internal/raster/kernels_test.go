@@ -483,7 +483,7 @@ func TestKernelsDoNotAllocate(t *testing.T) {
 		m.Mul(&cov)
 		TransferColour(&dst, &m, StatsFloat(&dst, &m), StatsImage(frame, &m))
 		if mb.Fit(r, 6, frame, &dst, &m) {
-			mb.Add(&dst, &m)
+			mb.Add(&dst, &m, 1)
 		}
 		cov.Majority(5, &tmp)
 		cov.Dilate(2, &tmp)

@@ -165,14 +165,19 @@ func (l *membraneLevel) sample(x, y float32, out *[3]float32) {
 }
 
 // Add adds the field, bilinearly interpolated between cell centres, to f wherever m > 0
-// (inside the rectangle Fit was given).
-func (mb *Membrane) Add(f *FloatImage, m *Mask) {
+// (inside the rectangle Fit was given), scaled by 1 − (1 − inner)·m⁴ (m clamped to 0…1):
+// whole where the mask fades (the paste's edge band, where src must meet dst), down to
+// inner where the mask is whole. inner 1 adds the whole field everywhere; a smaller one
+// keeps more of src's own shading inside a pasted face, whose features the field (fitted
+// on the band, at the band's resolution) would otherwise blend with dst's.
+func (mb *Membrane) Add(f *FloatImage, m *Mask, inner float32) {
 	if len(mb.levels) == 0 {
 		return
 	}
 	l := &mb.levels[0]
 	in := mb.rect.Intersect(f.Rect).Intersect(m.Rect)
 	inv := 1 / float32(mb.cell)
+	cut := 1 - inner
 	if cap(mb.row) < 3*l.w {
 		mb.row = make([]float32, 3*l.w)
 	}
@@ -196,9 +201,12 @@ func (mb *Membrane) Add(f *FloatImage, m *Mask) {
 			x0 := int(cx)
 			x1, fx := min(x0+1, l.w-1), cx-float32(x0)
 			p, u, v := frow[3*i:3*i+3:3*i+3], row[3*x0:3*x0+3:3*x0+3], row[3*x1:3*x1+3:3*x1+3]
-			p[0] = clamp255(p[0] + u[0] + (v[0]-u[0])*fx)
-			p[1] = clamp255(p[1] + u[1] + (v[1]-u[1])*fx)
-			p[2] = clamp255(p[2] + u[2] + (v[2]-u[2])*fx)
+			w = min(w, 1)
+			w *= w
+			g := 1 - cut*w*w
+			p[0] = clamp255(p[0] + g*(u[0]+(v[0]-u[0])*fx))
+			p[1] = clamp255(p[1] + g*(u[1]+(v[1]-u[1])*fx))
+			p[2] = clamp255(p[2] + g*(u[2]+(v[2]-u[2])*fx))
 		}
 	}
 }

@@ -140,7 +140,11 @@ func TestMembraneMatchesReference(t *testing.T) {
 		if !ok {
 			continue
 		}
-		mb.Add(&src, m)
+		inner := float32(1)
+		if iter%2 == 1 {
+			inner = rng.Float32()
+		}
+		mb.Add(&src, m, inner)
 		for y := src.Rect.Min.Y; y < src.Rect.Max.Y; y++ {
 			for x := src.Rect.Min.X; x < src.Rect.Max.X; x++ {
 				i := (y-src.Rect.Min.Y)*src.Stride + 3*(x-src.Rect.Min.X)
@@ -148,7 +152,9 @@ func TestMembraneMatchesReference(t *testing.T) {
 				for k := range 3 {
 					exp := float64(before[i+k])
 					if in {
-						exp = math.Min(math.Max(exp+want[(y-r.Min.Y)*r.Dx()+x-r.Min.X][k], 0), 255)
+						w := math.Min(float64(m.At(x, y)), 1)
+						g := 1 - (1-float64(inner))*math.Pow(w, 4)
+						exp = math.Min(math.Max(exp+g*want[(y-r.Min.Y)*r.Dx()+x-r.Min.X][k], 0), 255)
 					}
 					if d := math.Abs(float64(src.Pix[i+k]) - exp); d > 2e-3 {
 						t.Fatalf("iter %d (%v, cell %d): (%d,%d) channel %d: fast %v, reference %v", iter, r, cell, x, y, k, src.Pix[i+k], exp)
@@ -185,7 +191,7 @@ func TestMembraneSpreadsConstant(t *testing.T) {
 	if !mb.Fit(r, 4, dst, &src, &band) {
 		t.Fatal("Fit found no weight")
 	}
-	mb.Add(&src, &m)
+	mb.Add(&src, &m, 1)
 	for i, v := range src.Pix {
 		if want := float32(100 + 10*(i%3)); math.Abs(float64(v-want)) > 1e-3 {
 			t.Fatalf("pixel %d channel %d: %v, want %v", i/3, i%3, v, want)
