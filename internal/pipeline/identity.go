@@ -31,6 +31,15 @@ func RecognizerName(cfg job.Config) string {
 	return facemodel.FRFeature.Name
 }
 
+// MeasureRecognizer is the recognizer cfg's identity measure would run ("" when it is off or
+// the job swaps no face), whether or not its file is there.
+func MeasureRecognizer(cfg job.Config) string {
+	if cfg.IdentityMeasure == "off" || !cfg.Swaps() {
+		return ""
+	}
+	return RecognizerName(cfg)
+}
+
 // identityRecognizer is the recognizer the identity measure of cfg runs, or "" with the reason
 // it does not: off, no swap, or (auto) the recognizer's file is missing or refused. The measure
 // is optional: where the job does not need the recognizer itself (reference mode, FaceFusion's
@@ -41,13 +50,12 @@ func RecognizerName(cfg job.Config) string {
 // normal install): the reason goes to the debug log. Call it after InitRuntime, so that the
 // signature is checked too.
 func identityRecognizer(cfg job.Config) (name, why string, warn bool) {
-	switch {
+	switch name = MeasureRecognizer(cfg); {
 	case cfg.IdentityMeasure == "off":
 		return "", "identity_measure is off", false
-	case !cfg.Swaps():
+	case name == "":
 		return "", "no face_swapper", false
 	}
-	name = RecognizerName(cfg)
 	if slices.Contains(ModelNames(cfg), name) {
 		return name, "", false // the job's own model, checked with them
 	}
