@@ -255,9 +255,9 @@ func (im *identityMeter) after() error {
 	for k := range im.picked {
 		p := &im.picked[k]
 		s.Faces++
-		s.After += facemodel.Cosine(&im.embs[k], src)
-		s.Before += facemodel.Cosine(&p.before, src)
-		s.ToTarget += facemodel.Cosine(&im.embs[k], &p.before)
+		s.After += lustre.IdentityFixed(facemodel.Cosine(&im.embs[k], src))
+		s.Before += lustre.IdentityFixed(facemodel.Cosine(&p.before, src))
+		s.ToTarget += lustre.IdentityFixed(facemodel.Cosine(&im.embs[k], &p.before))
 	}
 	im.id.mu.Lock()
 	im.id.sums.Add(s)
