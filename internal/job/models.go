@@ -268,7 +268,7 @@ var modelOptions = []option{
 		set: str(func(c *Config) *string { return &c.FaceDetectorSize })},
 	{long: "face-landmarker-score", arg: "0..1", help: "2dfan4: below this landmark score the detector's five points are used (default 0.5)",
 		set: float("face-landmarker-score", func(c *Config) *float64 { return &c.FaceLandmarkerScore })},
-	{long: "face-landmark-smoothing", arg: "N", help: "smooth landmarks over N frames each side of a frame (a local fit that follows motion without lag; 0: off; default 8)",
+	{long: "face-landmark-smoothing", arg: "N", help: "smooth landmarks over N frames each side of a frame (a local fit that follows motion without lag; 0: off; default " + strconv.Itoa(Default().FaceLandmarkSmoothing) + ")",
 		set: integer("face-landmark-smoothing", func(c *Config) *int { return &c.FaceLandmarkSmoothing })},
 	{long: "face-swapper-model", arg: "NAME", help: "classic (embedded default, model-free), " + strings.Join(Swappers[1:], ", "),
 		set: str(func(c *Config) *string { return &c.FaceSwapperModel })},
