@@ -54,9 +54,9 @@ type Report struct {
 
 // IdentityMeasure is how much the swapped faces look like the source by a face recognizer: mean
 // cosine similarities of its embeddings (1: one face; about 0: two people) over the faces
-// swapped in the measured frames, those whose index in the output is a multiple of Every
-// (fixed positions of the whole video, so any rank count and chunk size measure the same
-// faces).
+// swapped in the measured frames, those whose index in the output (counted from the output's
+// first frame, whatever the trim) is a multiple of Every (fixed positions of the whole video,
+// so any rank count and chunk size measure the same faces).
 type IdentityMeasure struct {
 	Recognizer string  `json:"recognizer"`
 	Every      int     `json:"every"`

@@ -162,9 +162,10 @@ func (c *Config) validateModels(bad func(string, ...any)) {
 }
 
 // IdentityEvery is the identity measure's stride: it measures the swapped faces of the output
-// frames whose index is a multiple of it, positions fixed on the whole video, so that any rank
-// count and chunk size measure the same faces. Each measured face costs two recognizer runs and
-// a landmarker run (about 2.3 times a face's detect + landmarks + swap on the CPU: README).
+// frames whose index (counted from the output's first frame) is a multiple of it, positions
+// fixed on the whole video, so that any rank count and chunk size measure the same faces. Each
+// measured face costs two recognizer runs and a landmarker run (about 2.3 times a face's
+// detect + landmarks + swap on the CPU: README).
 const IdentityEvery = 10
 
 // MaxBatchSize bounds execution_batch_size.

@@ -144,7 +144,7 @@ type identityMeter struct {
 	id     *identity
 	rec    *adapters.Recognizer
 	an     *analyser
-	first  int   // the output index of the first frame of the worker's Stream
+	first  int   // the output index (from the output's first frame) of the worker's Stream's first frame
 	index  []int // the Stream index of each frame of the batch (none: an image, frame 0)
 	picked []pickedFace
 	refs   []adapters.FaceRef
