@@ -20,8 +20,10 @@ import (
 // checked in the models folder against FaceFusion's published sha256 (verified, mismatched, no
 // published hash), and against its signature, .hash and the job's model_sha256 (refused), or
 // missing. It takes the same flags and job file as run (the paths are not needed); with none it
-// checks the default models folder. It fails (exit 4) only when a file the job needs is missing
-// or refused: a run goes on past a published-hash mismatch, with a warning. The checksums need
+// checks the default models folder. The job column says "needs" for the job's files and
+// "measure" for the identity measure's recognizer where the job does not need it (optional: its
+// file missing or refused only turns the measure off). It fails (exit 4) only when a file the
+// job needs is missing or refused: a run goes on past a published-hash mismatch, with a warning. The checksums need
 // no runtime: where ONNX Runtime cannot be loaded it warns once and lists them, the signatures
 // not checked.
 func cmdModels(_ context.Context, args []string, w io.Writer) error {
