@@ -114,18 +114,27 @@ func OpenSession(c Spec, cfg SessionConfig) (*Session, error) {
 func statModel(c Spec, path string) error {
 	st, err := os.Stat(path)
 	if err != nil {
-		return fmt.Errorf("model %s %s: not found: put FaceFusion's %s in models_dir (--models-dir)", c.Name, path, c.File)
+		return fmt.Errorf("model %s %s: not found: put %s in models_dir (--models-dir)", c.Name, path, c.own())
 	}
 	if st.IsDir() {
-		return fmt.Errorf("model %s %s: is a directory, not an .onnx file: put FaceFusion's %s in models_dir", c.Name, path, c.File)
+		return fmt.Errorf("model %s %s: is a directory, not an .onnx file: put %s in models_dir", c.Name, path, c.own())
 	}
 	return nil
 }
 
 // signatureError is the one-line refusal of a file whose inputs/outputs are not the contract's.
 func signatureError(c Spec, path, why string, found Signature) error {
-	return fmt.Errorf("model %s %s: wrong signature (%s): expected %s; found %s: use FaceFusion's own %s",
-		c.Name, path, why, c.Want, found, c.File)
+	return fmt.Errorf("model %s %s: wrong signature (%s): expected %s; found %s: use %s",
+		c.Name, path, why, c.Want, found, c.own())
+}
+
+// own is the file that belongs under c's name: FaceFusion's, or the package's that publishes it
+// (Published.By).
+func (c Spec) own() string {
+	if c.Published.By != "" {
+		return fmt.Sprintf("the %s of %s", c.File, c.Published.By)
+	}
+	return "FaceFusion's own " + c.File
 }
 
 // ReadSignature reads a model file's inputs and outputs as ONNX Runtime reports them, from the

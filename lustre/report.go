@@ -54,9 +54,9 @@ type Report struct {
 
 // IdentityMeasure is how much the swapped faces look like the source by a face recognizer: mean
 // cosine similarities of its embeddings (1: one face; about 0: two people) over the faces
-// swapped in the measured frames, those whose index in the output is a multiple of Every
-// (fixed positions of the whole video, so any rank count and chunk size measure the same
-// faces).
+// swapped in the measured frames, those whose index in the output (counted from the output's
+// first frame, whatever the trim) is a multiple of Every (fixed positions of the whole video,
+// so any rank count and chunk size measure the same faces).
 type IdentityMeasure struct {
 	Recognizer string  `json:"recognizer"`
 	Every      int     `json:"every"`
@@ -67,15 +67,23 @@ type IdentityMeasure struct {
 }
 
 // IdentitySums are a rank's share of the identity measure: the similarities summed, so that
-// rank 0 adds the ranks up before it divides.
+// rank 0 adds the ranks up before it divides. Each similarity is added as a fixed-point integer
+// (IdentityFixed: billionths), so the sums are exact and the same in whatever order the faces
+// and ranks are added.
 type IdentitySums struct {
-	Recognizer string  `json:"recognizer"`
-	Every      int     `json:"every"`
-	Faces      int     `json:"faces"`
-	After      float64 `json:"after_sum"`
-	Before     float64 `json:"before_sum"`
-	ToTarget   float64 `json:"to_target_sum"`
+	Recognizer string `json:"recognizer"`
+	Every      int    `json:"every"`
+	Faces      int    `json:"faces"`
+	After      int64  `json:"after_sum_e9"`
+	Before     int64  `json:"before_sum_e9"`
+	ToTarget   int64  `json:"to_target_sum_e9"`
 }
+
+// IdentityScale is the fixed point of IdentitySums: a similarity of 1 adds this much.
+const IdentityScale = 1e9
+
+// IdentityFixed is a similarity in IdentitySums' fixed point.
+func IdentityFixed(similarity float64) int64 { return int64(math.Round(similarity * IdentityScale)) }
 
 // Add adds o's faces to s (a zero s takes o's recognizer).
 func (s *IdentitySums) Add(o IdentitySums) {
@@ -88,13 +96,13 @@ func (s *IdentitySums) Add(o IdentitySums) {
 	s.ToTarget += o.ToTarget
 }
 
-// Means are the sums' means, rounded to 4 decimals (the order the faces were added in, which
-// differs with the rank count, then changes no digit shown); nil without a face.
+// Means are the sums' means, rounded to 4 decimals; nil without a face. The sums are exact, so
+// any rank count and worker order give the same means to the last bit.
 func (s IdentitySums) Means() *IdentityMeasure {
 	if s.Faces == 0 {
 		return nil
 	}
-	mean := func(sum float64) float64 { return math.Round(sum/float64(s.Faces)*1e4) / 1e4 }
+	mean := func(sum int64) float64 { return math.Round(float64(sum)/(IdentityScale*float64(s.Faces))*1e4) / 1e4 }
 	return &IdentityMeasure{Recognizer: s.Recognizer, Every: s.Every, Faces: s.Faces, After: mean(s.After), Before: mean(s.Before), ToTarget: mean(s.ToTarget)}
 }
 

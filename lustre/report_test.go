@@ -79,3 +79,36 @@ func BenchmarkHashFile(b *testing.B) {
 		}
 	}
 }
+
+// TestIdentitySumsAnyOrder: the identity sums are exact, so faces (and ranks) added in any
+// order give the same sums and means, with similarities whose float64 sum depends on the order.
+func TestIdentitySumsAnyOrder(t *testing.T) {
+	sims := []float64{0.1, 0.2, 0.3} // 0.1+0.2+0.3 ≠ 0.3+0.2+0.1 in float64
+	sum := func(order []int) IdentitySums {
+		s := IdentitySums{}
+		for _, i := range order {
+			f := IdentityFixed(sims[i])
+			s.Add(IdentitySums{Recognizer: "fr_feature", Every: 10, Faces: 1, After: f, Before: -f, ToTarget: f / 2})
+		}
+		return s
+	}
+	fwd, rev := []int{}, []int{}
+	for i := range sims {
+		fwd, rev = append(fwd, i), append(rev, len(sims)-1-i)
+	}
+	// Floats first: the order changes the sum (else this test proves nothing).
+	var a, b float64
+	for i := range fwd {
+		a, b = a+sims[fwd[i]], b+sims[rev[i]]
+	}
+	if a == b {
+		t.Fatalf("the float64 sums agree (%v): choose similarities whose sum depends on the order", a)
+	}
+	s1, s2 := sum(fwd), sum(rev)
+	if s1 != s2 || *s1.Means() != *s2.Means() {
+		t.Errorf("sums %+v and %+v, means %+v and %+v: the order changed them", s1, s2, *s1.Means(), *s2.Means())
+	}
+	if m := s1.Means(); m.Faces != 3 || m.After != 0.2 || m.Before != -0.2 || m.ToTarget != 0.1 || m.Recognizer != "fr_feature" {
+		t.Errorf("means %+v, want 3 faces, after 0.2, before −0.2, to_target 0.1", *m)
+	}
+}

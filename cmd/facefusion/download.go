@@ -194,10 +194,22 @@ func cmdForceDownload(ctx context.Context, args []string, w io.Writer) error {
 		}
 	}
 	// A model that is not FaceFusion's comes from a package registry through `make fetch`.
-	names = slices.DeleteFunc(names, func(n string) bool { m, err := catalog.Lookup(n); return err == nil && m.Package != "" })
+	var fetched []string // those: "NAME (PACKAGE)"
+	names = slices.DeleteFunc(names, func(n string) bool {
+		m, err := catalog.Lookup(n)
+		if err == nil && m.Package != "" {
+			fetched = append(fetched, fmt.Sprintf("%s (%s)", n, m.Package))
+			return true
+		}
+		return false
+	})
 	dir := cfg.ModelPath("")
 	if len(names) == 0 {
-		fmt.Fprintf(w, "the job needs no FaceFusion model file (the embedded default: blazeface, dlib_68, classic swapper, from `make fetch`); --all fetches every one into %s\n", dir)
+		also := ""
+		if len(fetched) > 0 {
+			also = ", and " + strings.Join(fetched, ", ")
+		}
+		fmt.Fprintf(w, "the job needs no FaceFusion model file (the embedded default: blazeface, dlib_68, classic swapper%s, from `make fetch`); --all fetches every one into %s\n", also, dir)
 		return nil
 	}
 	files, err := downloadFiles(names, d)

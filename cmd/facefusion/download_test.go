@@ -152,4 +152,9 @@ func TestForceDownload(t *testing.T) {
 	if r.Code != exitEnvironment || !strings.Contains(r.Stderr, "fix the models folder") {
 		t.Errorf("a part that cannot be written: exit %d, want %d:\n%s%s", r.Code, exitEnvironment, r.Stdout, r.Stderr)
 	}
+	// The embedded default's reference mode needs fr_feature, which `make fetch` brings.
+	r = clitest.Run(t, "force-download", "--download-base-url", srv.URL+"/", "--models-dir", t.TempDir(), "--face-selector-mode", "reference")
+	if r.Code != 0 || !strings.Contains(r.Stdout, "fr_feature (npm faceplugin-face-recognition-js@0.0.1), from `make fetch`") {
+		t.Errorf("embedded default, reference mode: exit %d, want 0 naming fr_feature's package:\n%s%s", r.Code, r.Stdout, r.Stderr)
+	}
 }

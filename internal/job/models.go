@@ -162,9 +162,10 @@ func (c *Config) validateModels(bad func(string, ...any)) {
 }
 
 // IdentityEvery is the identity measure's stride: it measures the swapped faces of the output
-// frames whose index is a multiple of it, positions fixed on the whole video, so that any rank
-// count and chunk size measure the same faces. Each measured face costs two recognizer runs and
-// a landmarker run (about 2.3 times a face's detect + landmarks + swap on the CPU: README).
+// frames whose index (counted from the output's first frame) is a multiple of it, positions
+// fixed on the whole video, so that any rank count and chunk size measure the same faces. Each
+// measured face costs two recognizer runs and a landmarker run (about 2.3 times a face's
+// detect + landmarks + swap on the CPU: README).
 const IdentityEvery = 10
 
 // MaxBatchSize bounds execution_batch_size.
@@ -268,7 +269,7 @@ var modelOptions = []option{
 		set: str(func(c *Config) *string { return &c.FaceDetectorSize })},
 	{long: "face-landmarker-score", arg: "0..1", help: "2dfan4: below this landmark score the detector's five points are used (default 0.5)",
 		set: float("face-landmarker-score", func(c *Config) *float64 { return &c.FaceLandmarkerScore })},
-	{long: "face-landmark-smoothing", arg: "N", help: "smooth landmarks over N frames each side of a frame (a local fit that follows motion without lag; 0: off; default 8)",
+	{long: "face-landmark-smoothing", arg: "N", help: "smooth landmarks over N frames each side of a frame (a local fit that follows motion without lag; 0: off; default " + strconv.Itoa(Default().FaceLandmarkSmoothing) + ")",
 		set: integer("face-landmark-smoothing", func(c *Config) *int { return &c.FaceLandmarkSmoothing })},
 	{long: "face-swapper-model", arg: "NAME", help: "classic (embedded default, model-free), " + strings.Join(Swappers[1:], ", "),
 		set: str(func(c *Config) *string { return &c.FaceSwapperModel })},

@@ -2,12 +2,13 @@ package pipeline
 
 import (
 	"fmt"
-	"os"
 	"slices"
 	"sync"
 	"time"
 
+	"github.com/facefusion-hpc/facefusion/infer"
 	"github.com/facefusion-hpc/facefusion/infer/adapters"
+	"github.com/facefusion-hpc/facefusion/infer/catalog"
 	"github.com/facefusion-hpc/facefusion/internal/face"
 	"github.com/facefusion-hpc/facefusion/internal/facemodel"
 	"github.com/facefusion-hpc/facefusion/internal/job"
@@ -30,24 +31,61 @@ func RecognizerName(cfg job.Config) string {
 	return facemodel.FRFeature.Name
 }
 
+// MeasureRecognizer is the recognizer cfg's identity measure would run ("" when it is off or
+// the job swaps no face), whether or not its file is there.
+func MeasureRecognizer(cfg job.Config) string {
+	if cfg.IdentityMeasure == "off" || !cfg.Swaps() {
+		return ""
+	}
+	return RecognizerName(cfg)
+}
+
 // identityRecognizer is the recognizer the identity measure of cfg runs, or "" with the reason
-// it does not: off, no swap, or (auto) the recognizer's file is not in models_dir.
-func identityRecognizer(cfg job.Config) (name, why string) {
-	switch {
+// it does not: off, no swap, or (auto) the recognizer's file is missing or refused. The measure
+// is optional: where the job does not need the recognizer itself (reference mode, FaceFusion's
+// swappers), its file is checked here as the job checks its own models (infer.ListModels:
+// present, loadable, the right signature, a sha256 other than the published one warned about),
+// and a file that fails turns the measure off with warn set: one warning line naming the file,
+// what is wrong and the fix. A missing file is not a warning (a models folder without it is a
+// normal install): the reason goes to the debug log. Call it after InitRuntime, so that the
+// signature is checked too.
+func identityRecognizer(cfg job.Config) (name, why string, warn bool) {
+	switch name = MeasureRecognizer(cfg); {
 	case cfg.IdentityMeasure == "off":
-		return "", "identity_measure is off"
-	case !cfg.Swaps():
-		return "", "no face_swapper"
+		return "", "identity_measure is off", false
+	case name == "":
+		return "", "no face_swapper", false
 	}
-	name = RecognizerName(cfg)
-	m := facemodel.ArcFace
-	if name == facemodel.FRFeature.Name {
-		m = facemodel.FRFeature
+	if slices.Contains(ModelNames(cfg), name) {
+		return name, "", false // the job's own model, checked with them
 	}
-	if st, err := os.Stat(cfg.ModelPath(m.File)); err != nil || !st.Mode().IsRegular() {
-		return "", fmt.Sprintf("%s is not in the models folder (%s)", m.File, cfg.ModelPath(""))
+	specs, err := catalog.Specs(name)
+	if err != nil {
+		return "", err.Error(), true
 	}
-	return name, ""
+	r, err := infer.ListModels(cfg.ModelPath(""), specs, cfg.ModelSHA256)
+	if err != nil {
+		return "", err.Error(), true
+	}
+	switch r[0].State {
+	case infer.ModelMissing:
+		return "", fmt.Sprintf("%s is not in the models folder (%s)", specs[0].File, cfg.ModelPath("")), false
+	case infer.ModelRefused:
+		return "", fmt.Sprintf("identity measure off: %s: %s, or --identity-measure off (identity_measure = \"off\") silences this", r[0].Detail, recognizerFix(name, r[0].Path)), true
+	}
+	if w := r[0].Warning(); w != "" {
+		logOnce(cfg.UsesGPU(), "%s", w)
+	}
+	return name, "", false
+}
+
+// recognizerFix is how to replace a recognizer's file at path: fr_feature from its package
+// (`make fetch`), arcface from FaceFusion (force-download fetches it for reference mode).
+func recognizerFix(name, path string) string {
+	if pkg := catalog.Must(name).Package; pkg != "" {
+		return fmt.Sprintf("`rm %s && make fetch` fetches it again (%s)", path, pkg)
+	}
+	return fmt.Sprintf("`rm %s && facefusion force-download --face-selector-mode reference` with the job's other flags fetches FaceFusion's", path)
 }
 
 // identity is a rank's identity measure: its recognizer, the source face's embedding in that
@@ -106,7 +144,7 @@ type identityMeter struct {
 	id     *identity
 	rec    *adapters.Recognizer
 	an     *analyser
-	first  int   // the output index of the first frame of the worker's Stream
+	first  int   // the output index (from the output's first frame) of the worker's Stream's first frame
 	index  []int // the Stream index of each frame of the batch (none: an image, frame 0)
 	picked []pickedFace
 	refs   []adapters.FaceRef
@@ -217,9 +255,9 @@ func (im *identityMeter) after() error {
 	for k := range im.picked {
 		p := &im.picked[k]
 		s.Faces++
-		s.After += facemodel.Cosine(&im.embs[k], src)
-		s.Before += facemodel.Cosine(&p.before, src)
-		s.ToTarget += facemodel.Cosine(&im.embs[k], &p.before)
+		s.After += lustre.IdentityFixed(facemodel.Cosine(&im.embs[k], src))
+		s.Before += lustre.IdentityFixed(facemodel.Cosine(&p.before, src))
+		s.ToTarget += lustre.IdentityFixed(facemodel.Cosine(&im.embs[k], &p.before))
 	}
 	im.id.mu.Lock()
 	im.id.sums.Add(s)

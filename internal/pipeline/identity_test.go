@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -24,17 +25,98 @@ func TestIdentityRecognizer(t *testing.T) {
 		{"embedded default", func(*job.Config) {}, "fr_feature", "fr_feature", ""},
 		{"off", func(c *job.Config) { c.IdentityMeasure = "off" }, "fr_feature", "", "identity_measure is off"},
 		{"no swap", func(c *job.Config) { c.Processors = []string{job.ProcessorDebug} }, "fr_feature", "", "no face_swapper"},
-		{"FaceFusion's swapper", func(c *job.Config) { c.FaceSwapperModel = "inswapper_128" }, "arcface_w600k_r50", "", "arcface_w600k_r50.onnx is not in the models folder"},
-		{"FaceFusion's detector", func(c *job.Config) { c.FaceDetectorModel = "scrfd" }, "arcface_w600k_r50", "", "arcface_w600k_r50.onnx"},
+		// The job's own model: the job checks it (and fails without it) before the measure.
+		{"FaceFusion's swapper", func(c *job.Config) { c.FaceSwapperModel = "inswapper_128" }, "arcface_w600k_r50", "arcface_w600k_r50", ""},
+		{"FaceFusion's detector", func(c *job.Config) { c.FaceDetectorModel = "scrfd" }, "arcface_w600k_r50", "", "arcface_w600k_r50.onnx is not in the models folder"},
 		{"an enhancer", func(c *job.Config) { c.Processors = append(c.Processors, job.ProcessorEnhance) }, "arcface_w600k_r50", "", "arcface_w600k_r50.onnx"},
 		{"no fr_feature", func(c *job.Config) { c.ModelsDir = t.TempDir() }, "fr_feature", "", "fr_feature.onnx is not in the models folder"},
 	} {
 		cfg := base
 		cfg.Processors = append([]string(nil), base.Processors...)
 		c.set(&cfg)
-		name, why := identityRecognizer(cfg)
-		if got := RecognizerName(cfg); got != c.rec || name != c.meter || !strings.Contains(why, c.why) || (name == "") == (why == "") {
+		name, why, warn := identityRecognizer(cfg)
+		if got := RecognizerName(cfg); got != c.rec || name != c.meter || !strings.Contains(why, c.why) || (name == "") == (why == "") || warn {
 			t.Errorf("%s: recognizer %q, measure %q (%q); want %q, %q (%q)", c.name, got, name, why, c.rec, c.meter, c.why)
 		}
+	}
+}
+
+// TestIdentityMeasureRefusedFile: a corrupt or wrong fr_feature.onnx turns the optional
+// identity measure off with one warning naming the file, what is wrong and the fix, and the job
+// loads; reference mode, which needs the recognizer, fails with the package's fix, not
+// FaceFusion's.
+func TestIdentityMeasureRefusedFile(t *testing.T) {
+	models := filepath.Join(testenv.Cache(t), "models")
+	good, err := os.ReadFile(testenv.Model(t, "fr_feature.onnx"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	wrong, err := os.ReadFile(testenv.Model(t, "blazeface_front_128.onnx"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// folder is a models folder with the embedded default's files, and fr_feature.onnx (when
+	// not nil).
+	folder := func(fr []byte) string {
+		dir := t.TempDir()
+		for _, f := range []string{"blazeface_front_128.onnx", "blazeface_back_256.onnx", job.DlibFile} {
+			if err := os.Symlink(filepath.Join(models, f), filepath.Join(dir, f)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if fr != nil {
+			if err := os.WriteFile(filepath.Join(dir, "fr_feature.onnx"), fr, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return dir
+	}
+	for _, c := range []struct {
+		name string
+		file []byte
+		why  string // what is wrong, in the warning and reference mode's error
+	}{
+		{"truncated", good[:100000], "not a loadable ONNX model"},
+		{"another model", wrong, "wrong signature"},
+	} {
+		cfg := job.Default()
+		cfg.ModelsDir = folder(c.file)
+		cfg.OnnxruntimeLibrary = testenv.ORTLibrary(t)
+		cfg.SourcePaths = []string{testenv.Sample(t, "grace_hopper.png")}
+		path := filepath.Join(cfg.ModelsDir, "fr_feature.onnx")
+		m, err := LoadModels(cfg)
+		if err != nil {
+			t.Fatalf("%s: the default job fails on the measure's file: %v", c.name, err)
+		}
+		if m.identity != nil {
+			t.Errorf("%s: the identity measure runs %s", c.name, m.identity.name)
+		}
+		m.Close()
+		name, why, warn := identityRecognizer(cfg)
+		for _, want := range []string{path, c.why, "`rm " + path + " && make fetch`", "npm faceplugin-face-recognition-js@0.0.1", "--identity-measure off"} {
+			if name != "" || !warn || !strings.Contains(why, want) {
+				t.Errorf("%s: measure %q, warning %v %q: want it off, warned, naming %q", c.name, name, warn, why, want)
+			}
+		}
+		if strings.Contains(why, "FaceFusion") {
+			t.Errorf("%s: %q sends the user to FaceFusion, which does not publish fr_feature", c.name, why)
+		}
+		ref := cfg
+		ref.FaceSelectorMode = "reference"
+		_, err = LoadModels(ref)
+		testenv.CheckError(t, c.name+" reference mode", err, path, c.why, "make fetch", "npm faceplugin-face-recognition-js@0.0.1")
+		if err != nil && strings.Contains(err.Error(), "FaceFusion") {
+			t.Errorf("%s: reference mode's %q sends the user to FaceFusion", c.name, err)
+		}
+	}
+	// Missing in reference mode: make fetch brings it (force-download fetches nothing).
+	cfg := job.Default()
+	cfg.ModelsDir = folder(nil)
+	cfg.OnnxruntimeLibrary = testenv.ORTLibrary(t)
+	cfg.FaceSelectorMode = "reference"
+	_, err = LoadModels(cfg)
+	testenv.CheckError(t, "reference mode, no fr_feature", err, "fr_feature.onnx is missing", "run `make fetch` (npm faceplugin-face-recognition-js@0.0.1)")
+	if err != nil && strings.Contains(err.Error(), "force-download") {
+		t.Errorf("%q sends the user to force-download, which does not fetch fr_feature", err)
 	}
 }

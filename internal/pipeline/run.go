@@ -75,8 +75,15 @@ func LoadModels(cfg job.Config) (*Models, error) {
 	for _, r := range reports {
 		switch r.State {
 		case infer.ModelMissing:
-			return nil, fault.AsEnvironment(fmt.Errorf("model %s: file %s is missing (models folder from %s): run `facefusion force-download` with the job's flags, put FaceFusion's file there, or point models_dir (--models-dir) or $%s at the folder holding it", r.Name, r.Path, cfg.ModelsLocation().From, job.ModelsEnv))
+			get := "run `facefusion force-download` with the job's flags, put FaceFusion's file there"
+			if pkg := catalog.Must(r.Name).Package; pkg != "" { // not FaceFusion's: make fetch brings it
+				get = fmt.Sprintf("run `make fetch` (%s)", pkg)
+			}
+			return nil, fault.AsEnvironment(fmt.Errorf("model %s: file %s is missing (models folder from %s): %s, or point models_dir (--models-dir) or $%s at the folder holding it", r.Name, r.Path, cfg.ModelsLocation().From, get, job.ModelsEnv))
 		case infer.ModelRefused:
+			if pkg := catalog.Must(r.Name).Package; pkg != "" {
+				return nil, fault.AsEnvironment(fmt.Errorf("%s: `rm %s && make fetch` fetches it again (%s)", r.Detail, r.Path, pkg))
+			}
 			return nil, fault.AsEnvironment(fmt.Errorf("%s", r.Detail))
 		}
 	}
@@ -86,8 +93,10 @@ func LoadModels(cfg job.Config) (*Models, error) {
 		}
 	}
 	m := &Models{cfg: cfg, stats: new(Stats), engines: infer.NewEngineSet(infer.EngineConfig{Workers: 1})}
-	if name, why := identityRecognizer(cfg); name != "" {
+	if name, why, warn := identityRecognizer(cfg); name != "" {
 		m.identity = &identity{name: name}
+	} else if warn {
+		logOnce(cfg.UsesGPU(), "%s", why)
 	} else if cfg.Swaps() {
 		logging.Default().Debugf("identity measure: none (%s)", why)
 	}

@@ -118,9 +118,14 @@ func EncodeSegments(ctx, stop context.Context, cfg job.Config, info *video.Info,
 	g.Go(func() error {
 		defer close(sink.finished)
 		pw, ph := ProcessSize(cfg, info)
+		// The workers count frames from the output's first (the identity measure's positions).
+		first := start
+		if m, err := OutputFrames(cfg, info); err == nil {
+			first -= m.Start
+		}
 		for _, w := range workers {
 			if fx, ok := w.(frameIndexed); ok {
-				fx.setFirstFrame(start)
+				fx.setFirstFrame(first)
 			}
 		}
 		// The halo after the run: K frames, or those the decode has up to the job's end.

@@ -159,6 +159,49 @@ func TestEncodeSegmentsRoutesFrames(t *testing.T) {
 	}
 }
 
+// indexWorker notes the output frame numbers it is told it processes (frameIndexed).
+type indexWorker struct {
+	markWorker
+	first int
+	seen  []int
+}
+
+func (w *indexWorker) setFirstFrame(first int) { w.first = first }
+func (w *indexWorker) setIndices(idx []int) {
+	for _, i := range idx {
+		w.seen = append(w.seen, w.first+i)
+	}
+}
+
+// A worker is told the output's frame numbers (the identity measure's positions), counted from
+// the output's first frame: a trimmed job's frame --trim-frame-start is output frame 0.
+func TestEncodeSegmentsNumbersOutputFrames(t *testing.T) {
+	cfg, info, _ := segmentClip(t)
+	cfg.TrimFrameStart, cfg.TrimFrameEnd = 5, 20
+	m, err := OutputFrames(cfg, info)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	src, err := OpenFrames(ctx, cfg, info, m, 8, 20) // a rank's run, not at the output's start
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	w := &indexWorker{markWorker: markWorker{failAt: -1}}
+	segs := segmentsOf(t.TempDir(), 8, 14, 20)
+	if err := EncodeSegments(ctx, ctx, cfg, info, src, segs, []Worker{w}, nil, func(int, int, int) error { return nil }); err != nil {
+		t.Fatal(err)
+	}
+	var want []int
+	for f := 8 - 5; f < 20-5; f++ {
+		want = append(want, f)
+	}
+	if fmt.Sprint(w.seen) != fmt.Sprint(want) {
+		t.Errorf("the worker was told output frames %v, want %v (target frames 8–19 of a job trimmed to start at 5)", w.seen, want)
+	}
+}
+
 func segmentInfo(t *testing.T, path string) *video.Info {
 	t.Helper()
 	info, err := video.Probe(context.Background(), path)

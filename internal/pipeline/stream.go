@@ -223,8 +223,8 @@ type Window struct{ K, Before, Count int }
 // smoothed, once frame t+K is analysed (or the decode ended); the workers process the released
 // frames in any order; the sink writes them in order. Each worker's goroutine does both halves,
 // processing first (it frees frames). At most 2·workers·batch + K + 2 frames are in flight, in
-// buffers allocated once: K frames more than Stream (at 1080p, 6 MB a frame: 24 MB at the default
-// K = 4), and the faces of 2K+1 frames (5.6 KB a face, the embedding most of it). Every frame
+// buffers allocated once: K frames more than Stream (at 1080p, 6 MB a frame: 6·K MB, 48 MB at
+// K = 8), and the faces of 2K+1 frames (5.6 KB a face, the embedding most of it). Every frame
 // written is counted by prog; halo frames are not. It returns the frames written.
 func StreamWindow(ctx context.Context, w, h int, src FrameSource, sink FrameSink, workers []Worker, prog progress.Counter, win Window) (int, error) {
 	if len(workers) == 0 {

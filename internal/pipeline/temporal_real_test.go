@@ -219,17 +219,20 @@ func TestMovingFaceKeepsSmoothLandmarks(t *testing.T) {
 		}
 		return math.Sqrt(s / (n - 2))
 	}
+	// The mean distance, not the mean signed offset: a lagging filter's offsets change sign
+	// with the motion and would cancel out.
 	lag, worst := 0.0, 0.0
 	for f := 0; f < n; f++ {
-		lag += (smoothed[f].X - raw[f].X) / n
-		worst = max(worst, math.Hypot(smoothed[f].X-raw[f].X, smoothed[f].Y-raw[f].Y))
+		off := math.Hypot(smoothed[f].X-raw[f].X, smoothed[f].Y-raw[f].Y)
+		lag += off / n
+		worst = max(worst, off)
 	}
 	own, got := d2(raw), d2(smoothed)
-	t.Logf("moving face: centroid second difference RMS %.3f px as found, %.3f px smoothed (K=%d); mean offset %.3f px, largest %.3f px", own, got, k, lag, worst)
+	t.Logf("moving face: centroid second difference RMS %.3f px as found, %.3f px smoothed (K=%d); mean distance %.3f px, largest %.3f px", own, got, k, lag, worst)
 	if got > own+0.05 {
 		t.Errorf("smoothed landmarks' second difference %.3f px RMS, the target's own %.3f: want no more than 0.05 px above", got, own)
 	}
-	if math.Abs(lag) > 0.3 || worst > 2 {
-		t.Errorf("smoothed centroid lags the found one: mean offset %.3f px (want ≤ 0.3), largest %.3f px (want ≤ 2)", lag, worst)
+	if lag > 0.6 || worst > 2 {
+		t.Errorf("smoothed centroid lags the found one: mean distance %.3f px (want ≤ 0.6: a one-frame lag would be about 4 px), largest %.3f px (want ≤ 2)", lag, worst)
 	}
 }

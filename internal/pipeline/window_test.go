@@ -195,3 +195,34 @@ func TestStreamWindowStops(t *testing.T) {
 type failingSink struct{ err error }
 
 func (s failingSink) Write([]byte) error { return s.err }
+
+// stillWorker "finds" trackFace(f) in frame f at once and applies nothing: a worker that
+// allocates nothing per frame itself.
+type stillWorker struct{}
+
+func (stillWorker) Process(*raster.Image) error        { return errors.New("not used") }
+func (stillWorker) BatchSize() int                     { return 3 }
+func (stillWorker) ProcessBatch([]*raster.Image) error { return errors.New("not used") }
+func (stillWorker) Analyse(img *raster.Image, dst []face.Face) ([]face.Face, error) {
+	return append(dst, trackFace(int(binary.LittleEndian.Uint16(img.Pix)))), nil
+}
+func (stillWorker) Apply([]*raster.Image, [][]face.Face) error { return nil }
+
+// StreamWindow reuses its frames, its history of faces and its smoothed faces: its allocations
+// do not grow with the frames (one per frame would be 990 more for 1000 than for 10).
+func TestStreamWindowDoesNotAllocatePerFrame(t *testing.T) {
+	run := func(n int) float64 {
+		src := &rangeSource{n: n}
+		return testing.AllocsPerRun(3, func() {
+			src.i = 0
+			if _, err := StreamWindow(context.Background(), 64, 64, src, nopSink{}, []Worker{stillWorker{}, stillWorker{}}, nil, Window{K: 8, Count: n}); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+	small, large := run(10), run(1000)
+	t.Logf("allocations: %v for 10 frames, %v for 1000", small, large)
+	if large > small+100 {
+		t.Fatalf("allocations grow with frames: %v for 10 frames, %v for 1000", small, large)
+	}
+}

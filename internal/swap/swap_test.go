@@ -409,6 +409,7 @@ func BenchmarkApply(b *testing.B) {
 	s := NewSwapper(newSource(b), DefaultOptions())
 	frame := skin(1280, 720, 6)
 	target := place(100, 8, 640, 330) // 200 px across
+	b.ReportAllocs()
 	for b.Loop() {
 		s.Apply(frame, &target)
 	}

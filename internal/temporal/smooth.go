@@ -286,6 +286,3 @@ func IoU(a, b geom.Rect) float64 {
 }
 
 func dist(p, q geom.Pt) float64 { return math.Hypot(p.X-q.X, p.Y-q.Y) }
-
-// DefaultK is face_landmark_smoothing's default: frames each side of the smoothed one.
-const DefaultK = 8
