@@ -35,17 +35,22 @@ const (
 func TestIdentityMeasure(t *testing.T) {
 	dir := t.TempDir()
 	grace, astronaut := testenv.Sample(t, "grace_hopper.png"), testenv.Sample(t, "astronaut.png")
+	demo := filepath.Join(testenv.Cache(t), "demo", "target.mp4")
+	after := map[string]float64{}
 	for _, c := range []struct {
 		name, source, target string
 		min                  float64
+		args                 []string
 	}{
-		{"demo", grace, filepath.Join(testenv.Cache(t), "demo", "target.mp4"), demoIdentityMin},
-		{"close-up", grace, testenv.CloseUpClip(t, "astronaut.png"), closeUpIdentityMin},
-		{"hard close-up", astronaut, testenv.CloseUpClip(t, "grace_hopper.png"), hardCloseUpIdentityMin},
+		{"demo", grace, demo, demoIdentityMin, nil},
+		{"close-up", grace, testenv.CloseUpClip(t, "astronaut.png"), closeUpIdentityMin, nil},
+		{"hard close-up", astronaut, testenv.CloseUpClip(t, "grace_hopper.png"), hardCloseUpIdentityMin, nil},
+		// face_debugger after the swap draws on the faces; the measure reads them before it does.
+		{"demo with face_debugger", grace, demo, demoIdentityMin, []string{"--processors", "face_swapper", "face_debugger"}},
 	} {
 		out := filepath.Join(dir, strings.ReplaceAll(c.name, " ", "-")+".mp4")
 		// 11 frames: the measure takes output frames 0 and 10.
-		r := clitest.Run(t, "run", "-s", c.source, "-t", c.target, "-o", out, "--trim-frame-start", "0", "--trim-frame-end", "11")
+		r := clitest.Run(t, append([]string{"run", "-s", c.source, "-t", c.target, "-o", out, "--trim-frame-start", "0", "--trim-frame-end", "11"}, c.args...)...)
 		if r.Code != 0 {
 			t.Fatalf("%s: exit %d: %s", c.name, r.Code, r.Stderr)
 		}
@@ -61,5 +66,10 @@ func TestIdentityMeasure(t *testing.T) {
 			t.Errorf("%s: after %.4f, before %.4f, to_target %.4f: want after > before (another person's face, below 0.3) and after ≥ %.2f",
 				c.name, id.After, id.Before, id.ToTarget, c.min)
 		}
+		after[c.name] = id.After
+	}
+	if after["demo with face_debugger"] != after["demo"] {
+		t.Errorf("identity after the swap: %.4f with face_debugger's drawing, %.4f without: the measure must read the swapped faces, not the drawing",
+			after["demo with face_debugger"], after["demo"])
 	}
 }

@@ -442,7 +442,20 @@ func (w *modelWorker) Apply(frames []*raster.Image, faces [][]face.Face) error {
 			}
 		}
 	}
-	for _, p := range w.cfg.Processors {
+	// The identity measure reads the faces once the last processor that changes them has run,
+	// before face_debugger draws on them (its dots are not the face).
+	measureAt := 0
+	for i, p := range w.cfg.Processors {
+		if p == job.ProcessorSwap || p == job.ProcessorEnhance {
+			measureAt = i + 1
+		}
+	}
+	for i, p := range w.cfg.Processors {
+		if i == measureAt {
+			if err := w.id.after(); err != nil {
+				return err
+			}
+		}
 		start := time.Now()
 		switch {
 		case p == job.ProcessorSwap && w.classic != nil:
