@@ -94,29 +94,7 @@ func Stream(ctx context.Context, w, h int, src FrameSource, sink FrameSink, work
 	done := make(chan *slot, depth)
 	g, ctx := errgroup.WithContext(ctx)
 
-	g.Go(func() error { // decode
-		defer close(todo)
-		for i := 0; ; i++ {
-			var s *slot
-			select {
-			case s = <-free:
-			case <-ctx.Done():
-				return ctx.Err()
-			}
-			if err := src.Next(s.img.Bytes()); err != nil {
-				if err == io.EOF {
-					return nil
-				}
-				return err
-			}
-			s.index = i
-			select {
-			case todo <- s:
-			case <-ctx.Done():
-				return ctx.Err()
-			}
-		}
-	})
+	g.Go(func() error { return decodeSlots(ctx, src, free, todo) })
 
 	var working sync.WaitGroup // done closes when the last worker returns
 	for _, wk := range workers {
@@ -253,25 +231,7 @@ func StreamWindow(ctx context.Context, w, h int, src FrameSource, sink FrameSink
 	g, ctx := errgroup.WithContext(ctx)
 	written := func(index int) bool { return index >= win.Before && index < win.Before+win.Count }
 
-	g.Go(func() error { // decode
-		defer close(todo)
-		for i := 0; ; i++ {
-			var s *slot
-			select {
-			case s = <-free:
-			case <-ctx.Done():
-				return ctx.Err()
-			}
-			if err := src.Next(s.img.Bytes()); err != nil {
-				if err == io.EOF {
-					return nil
-				}
-				return err
-			}
-			s.index = i
-			todo <- s
-		}
-	})
+	g.Go(func() error { return decodeSlots(ctx, src, free, todo) })
 
 	var analysing, working sync.WaitGroup // analysed closes when no worker analyses, done when none works
 	for _, wk := range tws {
@@ -433,4 +393,30 @@ func StreamWindow(ctx context.Context, w, h int, src FrameSource, sink FrameSink
 	})
 	err := g.Wait()
 	return n, err
+}
+
+// decodeSlots reads src's frames, numbered from 0, into slots taken from free and sends them to
+// todo, which it closes at the end (io.EOF), on src's error or when ctx ends.
+func decodeSlots(ctx context.Context, src FrameSource, free <-chan *slot, todo chan<- *slot) error {
+	defer close(todo)
+	for i := 0; ; i++ {
+		var s *slot
+		select {
+		case s = <-free:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		if err := src.Next(s.img.Bytes()); err != nil {
+			if err == io.EOF {
+				return nil
+			}
+			return err
+		}
+		s.index = i
+		select {
+		case todo <- s:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
 }
