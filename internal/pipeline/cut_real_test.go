@@ -1,7 +1,6 @@
 package pipeline
 
 import (
-	"context"
 	"fmt"
 	"math"
 	"os/exec"
@@ -13,7 +12,6 @@ import (
 	"github.com/facefusion-hpc/facefusion/internal/raster"
 	"github.com/facefusion-hpc/facefusion/internal/temporal"
 	"github.com/facefusion-hpc/facefusion/internal/testenv"
-	"github.com/facefusion-hpc/facefusion/internal/video"
 )
 
 // cutClip writes a 214×160 clip of 2n frames: n of astronaut.png's face, then a hard cut to n of
@@ -74,26 +72,9 @@ func TestCutEndsTheWindow(t *testing.T) {
 	const half, k = 10, 8
 	const n = 2 * half
 	cutClip(t, clip, half)
-	_, info, m := swapModels(t, clip)
-	defer m.Close()
-	ws, err := m.Workers(2)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer CloseWorkers(ws)
 	var mu sync.Mutex
 	raw, smoothed := map[int]face.Face{}, map[int]face.Face{}
-	for i, w := range ws {
-		ws[i] = facesWorker{w.(*modelWorker), &mu, raw, smoothed}
-	}
-	dec, err := video.OpenDecoder(context.Background(), info, 0, n)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer dec.Close()
-	if got, err := StreamWindow(context.Background(), info.Width, info.Height, &stampedSource{src: dec}, &frameSink{}, ws, nil, Window{K: k, Count: n}); err != nil || got != n {
-		t.Fatalf("wrote %d frames, %v", got, err)
-	}
+	streamClip(t, clip, n, k, func(w *modelWorker) Worker { return facesWorker{w, &mu, raw, smoothed} })
 	if len(raw) != n || len(smoothed) != n {
 		t.Fatalf("a face in %d frames as analysed, %d as smoothed, want %d", len(raw), len(smoothed), n)
 	}

@@ -187,27 +187,10 @@ func TestMovingFaceKeepsSmoothLandmarks(t *testing.T) {
 	clip := filepath.Join(t.TempDir(), "moving.mp4")
 	const n = 30
 	faceClip(t, clip, "60+50*sin(n/8)", n, 23, 250)
-	cfg, info, m := swapModels(t, clip)
-	defer m.Close()
-	ws, err := m.Workers(2)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer CloseWorkers(ws)
 	var mu sync.Mutex
 	raw, smoothed := map[int]geom.Pt{}, map[int]geom.Pt{}
-	for i, w := range ws {
-		ws[i] = recordingWorker{w.(*modelWorker), &mu, raw, smoothed}
-	}
-	dec, err := video.OpenDecoder(context.Background(), info, 0, n)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer dec.Close()
-	k := cfg.FaceLandmarkSmoothing
-	if got, err := StreamWindow(context.Background(), info.Width, info.Height, &stampedSource{src: dec}, &frameSink{}, ws, nil, Window{K: k, Count: n}); err != nil || got != n {
-		t.Fatalf("wrote %d frames, %v", got, err)
-	}
+	k := job.Default().FaceLandmarkSmoothing
+	streamClip(t, clip, n, k, func(w *modelWorker) Worker { return recordingWorker{w, &mu, raw, smoothed} })
 	if len(raw) != n || len(smoothed) != n {
 		t.Fatalf("a face in %d frames as analysed, %d as smoothed, want %d", len(raw), len(smoothed), n)
 	}
@@ -234,5 +217,29 @@ func TestMovingFaceKeepsSmoothLandmarks(t *testing.T) {
 	}
 	if lag > 0.6 || worst > 2 {
 		t.Errorf("smoothed centroid lags the found one: mean distance %.3f px (want ≤ 0.6: a one-frame lag would be about 4 px), largest %.3f px (want ≤ 2)", lag, worst)
+	}
+}
+
+// streamClip runs the first n frames of clip through StreamWindow with window k and two of the
+// default swap's workers, each wrapped by wrap (which records what it sees).
+func streamClip(t *testing.T, clip string, n, k int, wrap func(*modelWorker) Worker) {
+	t.Helper()
+	_, info, m := swapModels(t, clip)
+	defer m.Close()
+	ws, err := m.Workers(2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer CloseWorkers(ws)
+	for i, w := range ws {
+		ws[i] = wrap(w.(*modelWorker))
+	}
+	dec, err := video.OpenDecoder(context.Background(), info, 0, n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dec.Close()
+	if got, err := StreamWindow(context.Background(), info.Width, info.Height, &stampedSource{src: dec}, &frameSink{}, ws, nil, Window{K: k, Count: n}); err != nil || got != n {
+		t.Fatalf("wrote %d frames, %v", got, err)
 	}
 }
