@@ -35,6 +35,10 @@ type Chunk struct {
 	// Faces is how many of the chunk's frames had a face swapped or enhanced: recorded with
 	// the chunk, so a resumed job's total covers the chunks of earlier attempts.
 	Faces int `json:"faces"`
+	// Identity is the identity measure's sums over the chunk's frames (absent when the job did
+	// not measure, and in records written before the measure was recorded with the chunk): a
+	// value, so that records stay comparable (Merge).
+	Identity IdentitySums `json:"identity,omitzero"`
 }
 
 // Attempt is one run of the job: a first run or a resume.
@@ -149,6 +153,23 @@ func (m *Manifest) DoneFaces() int {
 		n += c.Faces
 	}
 	return n
+}
+
+// DoneIdentity is the identity measure's sums over the records (nil when none holds any), and
+// whether some record holds none (a chunk of an attempt that did not measure, or written before
+// chunks recorded the measure): the sums then count only the other chunks' faces.
+func (m *Manifest) DoneIdentity() (sums *IdentitySums, partial bool) {
+	for _, c := range m.Done {
+		if c.Identity.Recognizer == "" {
+			partial = true
+			continue
+		}
+		if sums == nil {
+			sums = &IdentitySums{}
+		}
+		sums.Add(c.Identity)
+	}
+	return sums, partial && sums != nil
 }
 
 // DoneFrames is the number of frames the manifest's records hold.

@@ -47,8 +47,9 @@ type Report struct {
 	OutputBytes  int64  `json:"output_bytes,omitempty"`
 	OutputSHA256 string `json:"output_sha256,omitempty"`
 
-	// Identity is the swapped faces' identity measure, from the ranks' sums (absent when
-	// nothing was measured).
+	// Identity is the swapped faces' identity measure (absent when nothing was measured): a
+	// video's from the manifest's chunk records, so it covers the job's every attempt; an
+	// image's from the ranks' sums.
 	Identity *IdentityMeasure `json:"identity,omitempty"`
 }
 
@@ -64,6 +65,9 @@ type IdentityMeasure struct {
 	After      float64 `json:"after"`     // the output face to the source face
 	Before     float64 `json:"before"`    // the target face, before the swap, to the source face
 	ToTarget   float64 `json:"to_target"` // the output face to the target face before the swap
+	// Partial: some of the job's chunks hold no measure (done by an attempt that did not
+	// measure, or by a version that did not record it with the chunk); the means are the others'.
+	Partial bool `json:"partial,omitempty"`
 }
 
 // IdentitySums are a rank's share of the identity measure: the similarities summed, so that

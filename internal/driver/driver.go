@@ -736,7 +736,7 @@ func encodeShare(ctx context.Context, comm collective.Comm, cfg job.Config, m *p
 		began := time.Now()
 		// Each chunk, once its encoder has finished, is renamed into place and recorded here,
 		// in order, while the next ones are encoded; at a stop too.
-		finished := func(k, n, faces int) error {
+		finished := func(k, n, faces int, id *lustre.IdentitySums) error {
 			c, ch := run[k], p.Chunks[run[k]]
 			testPause(stop, fmt.Sprintf("chunk-%d", c), log)
 			if err := kill.Err(); err != nil {
@@ -752,7 +752,7 @@ func encodeShare(ctx context.Context, comm collective.Comm, cfg job.Config, m *p
 			if err := os.Rename(segs[k].Path, jd.Segment(c)); err != nil {
 				return err
 			}
-			if err := record(jd, me, p.Attempt, c, ch, n, faces, &res); err != nil {
+			if err := record(jd, me, p.Attempt, c, ch, n, faces, id, &res); err != nil {
 				return err
 			}
 			res.Frames += n
@@ -804,7 +804,7 @@ func encodeShare(ctx context.Context, comm collective.Comm, cfg job.Config, m *p
 }
 
 // record hashes chunk c's fresh segment and rewrites this rank's journal with it.
-func record(jd *lustre.JobDir, me, attempt, c int, ch rank.Range, n, faces int, res *Result) error {
+func record(jd *lustre.JobDir, me, attempt, c int, ch rank.Range, n, faces int, id *lustre.IdentitySums, res *Result) error {
 	start := time.Now()
 	defer func() { res.CheckpointWork += time.Since(start).Seconds() }()
 	if n != ch.Len() {
@@ -816,6 +816,9 @@ func record(jd *lustre.JobDir, me, attempt, c int, ch rank.Range, n, faces int, 
 	}
 	res.Done = append(res.Done, lustre.Chunk{Chunk: c, Start: ch.Start, End: ch.End, Frames: n, Size: size, SHA256: sum,
 		Rank: me, Attempt: attempt, Done: time.Now().UTC().Format(time.RFC3339), Faces: faces})
+	if id != nil {
+		res.Done[len(res.Done)-1].Identity = *id
+	}
 	if err := jd.WriteJournal(me, res.Done); err != nil {
 		return fmt.Errorf("checkpoint: %v: free space on the job folder's file system and rerun to resume", err)
 	}

@@ -137,13 +137,22 @@ func (rr *runRecord) report(ctx context.Context, err error) *lustre.Report {
 				t.Identity.Add(*r.Identity)
 			}
 		}
-		if t.Identity != nil {
-			rep.Identity = t.Identity.Means()
+		if t.Identity != nil && (rr.ck == nil || rr.ck.m == nil) {
+			rep.Identity = t.Identity.Means() // an image's: a video's is its chunks' (below)
 		}
 		if t.Seconds > 0 {
 			t.FramesPerSecond = float64(t.Frames) / t.Seconds
 		}
 		rep.Totals = &t
+	}
+	if rr.ck != nil && rr.ck.m != nil {
+		rr.ck.mu.Lock()
+		if sums, partial := rr.ck.m.DoneIdentity(); sums != nil {
+			if rep.Identity = sums.Means(); rep.Identity != nil {
+				rep.Identity.Partial = partial
+			}
+		}
+		rr.ck.mu.Unlock()
 	}
 	if outcome == lustre.Complete {
 		rep.OutputBytes, rep.OutputSHA256 = rr.outSize, rr.outSum

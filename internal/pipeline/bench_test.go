@@ -13,6 +13,7 @@ import (
 	"github.com/facefusion-hpc/facefusion/internal/swap"
 	"github.com/facefusion-hpc/facefusion/internal/testenv"
 	"github.com/facefusion-hpc/facefusion/internal/video"
+	"github.com/facefusion-hpc/facefusion/lustre"
 	"github.com/facefusion-hpc/facefusion/rank"
 )
 
@@ -192,7 +193,7 @@ func benchEncode(b *testing.B, cfg job.Config, info *video.Info, ws []Worker) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		err = EncodeSegments(context.Background(), context.Background(), cfg, info, src, []Segment{{0, info.Frames, out}}, ws, nil, func(int, int, int) error { return nil })
+		err = EncodeSegments(context.Background(), context.Background(), cfg, info, src, []Segment{{0, info.Frames, out}}, ws, nil, func(int, int, int, *lustre.IdentitySums) error { return nil })
 		src.Close()
 		if err != nil {
 			b.Fatal(err)

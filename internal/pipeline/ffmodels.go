@@ -424,6 +424,7 @@ func (w *modelWorker) Analyse(img *raster.Image, dst []face.Face) ([]face.Face, 
 // processing half of ProcessBatch.
 func (w *modelWorker) Apply(frames []*raster.Image, faces [][]face.Face) error {
 	w.items, w.lms, w.faces, w.hits = w.items[:0], w.lms[:0], w.faces[:0], w.hits[:0]
+	w.id.begin(len(frames))
 	for k, img := range frames {
 		faces := faces[k]
 		w.idx = w.sel.Select(w.idx[:0], faces, w.ref)

@@ -147,12 +147,14 @@ type identityMeter struct {
 	first  int   // the output index (from the output's first frame) of the worker's Stream's first frame
 	index  []int // the Stream index of each frame of the batch (none: an image, frame 0)
 	picked []pickedFace
+	frames []lustre.IdentitySums // the sums of each frame of the batch (identityIn)
 	refs   []adapters.FaceRef
 	embs   []face.Embedding
 	st     *Stats
 }
 
 type pickedFace struct {
+	at     int // its frame's place in the batch
 	frame  *raster.Image
 	face   face.Face
 	before face.Embedding
@@ -193,6 +195,17 @@ func (im *identityMeter) setIndices(idx []int) {
 	}
 }
 
+// begin starts a batch of n frames: each frame's sums are zero, in the measure's recognizer.
+func (im *identityMeter) begin(n int) {
+	if im == nil {
+		return
+	}
+	im.frames = im.frames[:0]
+	for range n {
+		im.frames = append(im.frames, lustre.IdentitySums{Recognizer: im.id.name, Every: IdentityEvery})
+	}
+}
+
 // measured reports whether frame i of the batch is one the measure takes.
 func (im *identityMeter) measured(i int) bool {
 	at := 0
@@ -213,7 +226,7 @@ func (im *identityMeter) pick(i int, img *raster.Image, faces []face.Face, sel [
 	n := len(im.picked)
 	im.refs = im.refs[:0]
 	for _, j := range sel {
-		im.picked = append(im.picked, pickedFace{frame: img, face: faces[j]})
+		im.picked = append(im.picked, pickedFace{at: i, frame: img, face: faces[j]})
 		im.refs = append(im.refs, adapters.FaceRef{Frame: img, Five: im.rec.Points(&faces[j])})
 	}
 	im.embs = slices.Grow(im.embs[:0], len(sel))[:len(sel)]
@@ -254,10 +267,12 @@ func (im *identityMeter) after() error {
 	var s lustre.IdentitySums
 	for k := range im.picked {
 		p := &im.picked[k]
-		s.Faces++
-		s.After += lustre.IdentityFixed(facemodel.Cosine(&im.embs[k], src))
-		s.Before += lustre.IdentityFixed(facemodel.Cosine(&p.before, src))
-		s.ToTarget += lustre.IdentityFixed(facemodel.Cosine(&im.embs[k], &p.before))
+		f := lustre.IdentitySums{Faces: 1,
+			After:    lustre.IdentityFixed(facemodel.Cosine(&im.embs[k], src)),
+			Before:   lustre.IdentityFixed(facemodel.Cosine(&p.before, src)),
+			ToTarget: lustre.IdentityFixed(facemodel.Cosine(&im.embs[k], &p.before))}
+		s.Add(f)
+		im.frames[p.at].Add(f)
 	}
 	im.id.mu.Lock()
 	im.id.sums.Add(s)
@@ -281,6 +296,14 @@ func (a *analyser) relandmark(img *raster.Image, f *face.Face) error {
 	f.LandmarkScore = 1
 	f.Five = f.Landmarks.Five()
 	return nil
+}
+
+// identityIn is frame i's sums of the last batch (identityMarker); zero when it measures none.
+func (w *modelWorker) identityIn(i int) lustre.IdentitySums {
+	if w.id == nil {
+		return lustre.IdentitySums{}
+	}
+	return w.id.frames[i]
 }
 
 // The worker's frame positions go to its meter (frameIndexed).

@@ -13,6 +13,7 @@ import (
 	"github.com/facefusion-hpc/facefusion/internal/job"
 	"github.com/facefusion-hpc/facefusion/internal/progress"
 	"github.com/facefusion-hpc/facefusion/internal/video"
+	"github.com/facefusion-hpc/facefusion/lustre"
 )
 
 // Segment is one chunk of a rank's consecutive output frames: the frames [Start, End),
@@ -26,9 +27,10 @@ type Segment struct {
 func (s Segment) Len() int { return s.End - s.Start }
 
 // SegmentDone is told, in segment order, that segment i's file is complete: frames frames,
-// faces of them with a face selected. It moves the file into place and records it; once it
-// returns nil the segment is the caller's. An error stops EncodeSegments.
-type SegmentDone func(i, frames, faces int) error
+// faces of them with a face selected, id the identity measure's sums of its frames (nil when
+// the workers measure none). It moves the file into place and records it; once it returns nil
+// the segment is the caller's. An error stops EncodeSegments.
+type SegmentDone func(i, frames, faces int, id *lustre.IdentitySums) error
 
 // SegmentError is EncodeSegments' failure and the index of the segment it happened in.
 type SegmentError struct {
@@ -161,7 +163,11 @@ func EncodeSegments(ctx, stop context.Context, cfg job.Config, info *video.Info,
 			if err != nil {
 				return &SegmentError{e.index, fmt.Errorf("encoding frames [%d, %d) to %s: %w", s.Start, s.End, s.Path, err)}
 			}
-			if err := done(e.index, e.frames, e.faces); err != nil {
+			var id *lustre.IdentitySums
+			if e.id.Recognizer != "" {
+				id = &e.id
+			}
+			if err := done(e.index, e.frames, e.faces, id); err != nil {
 				return &SegmentError{e.index, err}
 			}
 			accepted = e.index + 1
@@ -212,6 +218,7 @@ func segmentError(cfg job.Config, segs []Segment, at int, err error) error {
 // segmentEncoder is one segment's ffmpeg and what was written to it.
 type segmentEncoder struct {
 	index, frames, faces int
+	id                   lustre.IdentitySums // its frames' identity measure (zero Recognizer: none)
 	enc                  *video.Encoder
 	kill                 context.CancelFunc // kills this ffmpeg alone
 }
@@ -230,9 +237,11 @@ type segmentSink struct {
 	finished  chan *segmentEncoder
 }
 
-func (s *segmentSink) Write(frame []byte) error { return s.WriteMarked(frame, false) }
+func (s *segmentSink) Write(frame []byte) error {
+	return s.WriteMarked(frame, false, lustre.IdentitySums{})
+}
 
-func (s *segmentSink) WriteMarked(frame []byte, faced bool) error {
+func (s *segmentSink) WriteMarked(frame []byte, faced bool, id lustre.IdentitySums) error {
 	if err := s.feed.Err(); err != nil {
 		return err // a stop: the frames already processed are not written either
 	}
@@ -263,6 +272,9 @@ func (s *segmentSink) WriteMarked(frame []byte, faced bool) error {
 	s.cur.frames++
 	if faced {
 		s.cur.faces++
+	}
+	if id.Recognizer != "" {
+		s.cur.id.Add(id)
 	}
 	if s.cur.frames < s.segs[s.at].Len() {
 		return nil

@@ -18,6 +18,7 @@ import (
 	"github.com/facefusion-hpc/facefusion/internal/raster"
 	"github.com/facefusion-hpc/facefusion/internal/testenv"
 	"github.com/facefusion-hpc/facefusion/internal/video"
+	"github.com/facefusion-hpc/facefusion/lustre"
 )
 
 // segmentClip is a 30-frame 64×48 clip with a keyframe every 7 frames, and a job that encodes
@@ -117,7 +118,7 @@ func TestEncodeSegmentsRoutesFrames(t *testing.T) {
 	defer src.Close()
 	var got []string
 	infos := make([]*video.Info, len(segs))
-	done := func(i, n, faces int) error {
+	done := func(i, n, faces int, _ *lustre.IdentitySums) error {
 		infos[i] = segmentInfo(t, segs[i].Path) // complete: ffprobe reads it, every frame counted
 		got = append(got, fmt.Sprintf("%d:%d:%d:%d", i, n, faces, infos[i].Frames))
 		return nil
@@ -190,7 +191,7 @@ func TestEncodeSegmentsNumbersOutputFrames(t *testing.T) {
 	defer src.Close()
 	w := &indexWorker{markWorker: markWorker{failAt: -1}}
 	segs := segmentsOf(t.TempDir(), 8, 14, 20)
-	if err := EncodeSegments(ctx, ctx, cfg, info, src, segs, []Worker{w}, nil, func(int, int, int) error { return nil }); err != nil {
+	if err := EncodeSegments(ctx, ctx, cfg, info, src, segs, []Worker{w}, nil, func(int, int, int, *lustre.IdentitySums) error { return nil }); err != nil {
 		t.Fatal(err)
 	}
 	var want []int
@@ -237,7 +238,7 @@ func TestEncodeSegmentsDiscardsUnaccepted(t *testing.T) {
 			}
 			defer src.Close()
 			accepted := 0
-			done := func(i, n, faces int) error {
+			done := func(i, n, faces int, _ *lustre.IdentitySums) error {
 				if i == c.failDone {
 					return full
 				}
@@ -317,7 +318,7 @@ func TestEncodeSegmentsStopKeepsComplete(t *testing.T) {
 			defer stopNow(nil)
 			written := &countTo{n: segs[1].End - segs[0].Start, at: func() { stopNow(errStop) }} // segments 0 and 1
 			var got []string
-			done := func(i, n, faces int) error {
+			done := func(i, n, faces int, _ *lustre.IdentitySums) error {
 				if i == 0 {
 					<-stop.Done()
 				}

@@ -13,6 +13,7 @@ import (
 	"github.com/facefusion-hpc/facefusion/internal/progress"
 	"github.com/facefusion-hpc/facefusion/internal/raster"
 	"github.com/facefusion-hpc/facefusion/internal/temporal"
+	"github.com/facefusion-hpc/facefusion/lustre"
 )
 
 // FrameSource yields packed RGB frames into buf; io.EOF after the last (video.Decoder).
@@ -29,7 +30,7 @@ type FrameSink interface {
 // face in it: the count then follows the frames (a segment's own), not a worker's running total.
 type MarkedSink interface {
 	FrameSink
-	WriteMarked(frame []byte, faced bool) error
+	WriteMarked(frame []byte, faced bool, id lustre.IdentitySums) error
 }
 
 // FrameError is a worker's failure on frames [First, Last] of a Stream (numbered from 0).
@@ -63,7 +64,8 @@ type BatchWorker interface {
 type slot struct {
 	index int
 	img   *raster.Image
-	faced bool // a worker selected a face in it (faceMarker)
+	faced bool                // a worker selected a face in it (faceMarker)
+	id    lustre.IdentitySums // its faces' identity measure (identityMarker)
 	// StreamWindow's: the frame's faces as analysed, and as smoothed for the processors
 	faces, smoothed []face.Face
 	colours         temporal.Histogram // StreamWindow's: the frame's colours, for shot cuts
@@ -106,6 +108,7 @@ func Stream(ctx context.Context, w, h int, src FrameSource, sink FrameSink, work
 				size, process = bw.BatchSize(), bw.ProcessBatch
 			}
 			marker, _ := wk.(faceMarker)
+			idMarker, _ := wk.(identityMarker)
 			indexed, _ := wk.(frameIndexed)
 			var at []int
 			var slots []*slot
@@ -136,6 +139,10 @@ func Stream(ctx context.Context, w, h int, src FrameSource, sink FrameSink, work
 				}
 				for i, s := range slots {
 					s.faced = marker != nil && marker.facedIn(i)
+					s.id = lustre.IdentitySums{}
+					if idMarker != nil {
+						s.id = idMarker.identityIn(i)
+					}
 					select {
 					case done <- s:
 					case <-ctx.Done():
@@ -154,7 +161,7 @@ func Stream(ctx context.Context, w, h int, src FrameSource, sink FrameSink, work
 	written := 0
 	write := func(s *slot) error { return sink.Write(s.img.Bytes()) }
 	if ms, ok := sink.(MarkedSink); ok {
-		write = func(s *slot) error { return ms.WriteMarked(s.img.Bytes(), s.faced) }
+		write = func(s *slot) error { return ms.WriteMarked(s.img.Bytes(), s.faced, s.id) }
 	}
 	g.Go(func() error { // encode, in frame order: a ring indexed by frame number
 		ring := make([]*slot, depth)
@@ -243,6 +250,7 @@ func StreamWindow(ctx context.Context, w, h int, src FrameSource, sink FrameSink
 			stopAnalysing := sync.OnceFunc(analysing.Done)
 			defer stopAnalysing()
 			marker, _ := wk.(faceMarker)
+			idMarker, _ := wk.(identityMarker)
 			indexed, _ := wk.(frameIndexed)
 			var at []int
 			var slots []*slot
@@ -306,6 +314,10 @@ func StreamWindow(ctx context.Context, w, h int, src FrameSource, sink FrameSink
 				}
 				for i, s := range slots {
 					s.faced = marker != nil && marker.facedIn(i)
+					s.id = lustre.IdentitySums{}
+					if idMarker != nil {
+						s.id = idMarker.identityIn(i)
+					}
 					done <- s
 				}
 			}
@@ -371,7 +383,7 @@ func StreamWindow(ctx context.Context, w, h int, src FrameSource, sink FrameSink
 	n := 0
 	write := func(s *slot) error { return sink.Write(s.img.Bytes()) }
 	if ms, ok := sink.(MarkedSink); ok {
-		write = func(s *slot) error { return ms.WriteMarked(s.img.Bytes(), s.faced) }
+		write = func(s *slot) error { return ms.WriteMarked(s.img.Bytes(), s.faced, s.id) }
 	}
 	g.Go(func() error { // encode, in frame order: a ring indexed by the written frame's number
 		ring := make([]*slot, depth)

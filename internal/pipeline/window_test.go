@@ -13,6 +13,7 @@ import (
 	"github.com/facefusion-hpc/facefusion/internal/face"
 	"github.com/facefusion-hpc/facefusion/internal/geom"
 	"github.com/facefusion-hpc/facefusion/internal/raster"
+	"github.com/facefusion-hpc/facefusion/lustre"
 )
 
 // rangeSource yields frames [i, n) of a numbered video: bytes 0–1 the frame number.
@@ -88,8 +89,8 @@ type frameSink struct {
 	faced int
 }
 
-func (s *frameSink) Write(f []byte) error { return s.WriteMarked(f, false) }
-func (s *frameSink) WriteMarked(f []byte, faced bool) error {
+func (s *frameSink) Write(f []byte) error { return s.WriteMarked(f, false, lustre.IdentitySums{}) }
+func (s *frameSink) WriteMarked(f []byte, faced bool, _ lustre.IdentitySums) error {
 	s.got = append(s.got, append([]byte(nil), f[:40]...))
 	if faced {
 		s.faced++
@@ -164,11 +165,11 @@ type cancellingSink struct {
 	cancel context.CancelFunc
 }
 
-func (s *cancellingSink) WriteMarked(f []byte, faced bool) error {
+func (s *cancellingSink) WriteMarked(f []byte, faced bool, _ lustre.IdentitySums) error {
 	if len(s.got) == s.n {
 		s.cancel()
 	}
-	return s.frameSink.WriteMarked(f, faced)
+	return s.frameSink.WriteMarked(f, faced, lustre.IdentitySums{})
 }
 
 // A stop (the context's end) ends the stream: it returns the context's error and the frames

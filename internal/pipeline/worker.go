@@ -1,6 +1,9 @@
 package pipeline
 
-import "github.com/facefusion-hpc/facefusion/internal/raster"
+import (
+	"github.com/facefusion-hpc/facefusion/internal/raster"
+	"github.com/facefusion-hpc/facefusion/lustre"
+)
 
 // passWorker leaves frames untouched (processors = none).
 type passWorker struct{ st *Stats }
@@ -30,6 +33,14 @@ type faceCounter interface {
 // frames with a face are counted per segment, however the frames of segments share a batch.
 type faceMarker interface {
 	facedIn(i int) bool
+}
+
+// identityMarker is a worker that gives, for frame i of the batch it processed last, the
+// identity measure's sums of that frame's faces (a zero Recognizer: it measures none): Stream
+// carries them with the frame as it carries faceMarker's answer, so that a segment's record holds
+// its own frames' measure and a resumed job's measure covers every attempt's frames.
+type identityMarker interface {
+	identityIn(i int) lustre.IdentitySums
 }
 
 // frameIndexed is a worker that is told which frames it processes (the identity measure takes
