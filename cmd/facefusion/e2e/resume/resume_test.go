@@ -107,7 +107,9 @@ func TestResumeAfterKill(t *testing.T) {
 }
 
 // A face swap stopped midway on 2 ranks (both killed) and resumed on 3 is frame-identical to
-// an uninterrupted 1-rank swap; status reads the killed attempt's checkpoint.
+// an uninterrupted 1-rank swap, and its identity measure is the uninterrupted run's (the chunks
+// carry it: the killed attempt's measured frames count); status reads the killed attempt's
+// checkpoint.
 func TestResumeSwapMoreRanks(t *testing.T) {
 	testenv.Tool(t, "mpirun")
 	dir := t.TempDir()
@@ -158,6 +160,11 @@ func TestResumeSwapMoreRanks(t *testing.T) {
 	}
 	if changed < 20 {
 		t.Fatalf("only %d of 40 frames swapped: the comparison says little", changed)
+	}
+	// Frames 0, 10, 20 and 30 are measured; chunk 0 (frame 0) was done by the killed attempt.
+	idRef, idOut := clitest.ReadReport(t, lustre.ReportPath(ref)).Identity, clitest.ReadReport(t, lustre.ReportPath(out)).Identity
+	if idRef == nil || idOut == nil || idRef.Faces != 4 || *idOut != *idRef {
+		t.Fatalf("identity measure after the resume %+v, uninterrupted %+v: want the same 4 faces", idOut, idRef)
 	}
 }
 
