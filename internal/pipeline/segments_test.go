@@ -68,10 +68,12 @@ func marked(pix []byte) bool {
 	return sum[0]%3 == 0
 }
 
-// markWorker selects a "face" in the frames marked says, and fails on its call number failAt
-// (counted from 0; -1: never): with one worker, that is the frame of the run at that index.
+// markWorker selects a "face" in the frames marked says, measures it (identityOf), and fails
+// on its call number failAt (counted from 0; -1: never): with one worker, that is the frame of
+// the run at that index.
 type markWorker struct {
 	last   bool
+	id     lustre.IdentitySums
 	calls  int
 	failAt int
 }
@@ -81,11 +83,22 @@ func (w *markWorker) Process(img *raster.Image) error {
 	if w.calls == w.failAt {
 		return errors.New("boom")
 	}
-	w.last = marked(img.Bytes())
+	w.last, w.id = marked(img.Bytes()), identityOf(img.Bytes())
 	return nil
 }
 
-func (w *markWorker) facedIn(int) bool { return w.last }
+func (w *markWorker) facedIn(int) bool                   { return w.last }
+func (w *markWorker) identityIn(int) lustre.IdentitySums { return w.id }
+
+// identityOf is markWorker's identity measure of a frame: its marked face, with its first pixel
+// byte as the similarity; a frame without one measures no face, in the same recognizer.
+func identityOf(pix []byte) lustre.IdentitySums {
+	s := lustre.IdentitySums{Recognizer: "test", Every: 1}
+	if marked(pix) {
+		s.Faces, s.After = 1, int64(pix[0])
+	}
+	return s
+}
 
 func segmentsOf(dir string, bounds ...int) []Segment {
 	segs := make([]Segment, len(bounds)-1)
@@ -97,7 +110,8 @@ func segmentsOf(dir string, bounds ...int) []Segment {
 
 // One Stream over a run of segments puts each frame, in order, into its own segment's file,
 // each file complete when done is told of it, in segment order, with the frames of that
-// segment in which the worker selected a face, not a running total.
+// segment in which the worker selected a face and the identity measure of its frames, not a
+// running total.
 func TestEncodeSegmentsRoutesFrames(t *testing.T) {
 	cfg, info, m := segmentClip(t)
 	ctx := context.Background()
@@ -118,9 +132,12 @@ func TestEncodeSegmentsRoutesFrames(t *testing.T) {
 	defer src.Close()
 	var got []string
 	infos := make([]*video.Info, len(segs))
-	done := func(i, n, faces int, _ *lustre.IdentitySums) error {
+	done := func(i, n, faces int, id *lustre.IdentitySums) error {
 		infos[i] = segmentInfo(t, segs[i].Path) // complete: ffprobe reads it, every frame counted
-		got = append(got, fmt.Sprintf("%d:%d:%d:%d", i, n, faces, infos[i].Frames))
+		if id == nil {
+			t.Fatalf("segment %d: no identity measure", i)
+		}
+		got = append(got, fmt.Sprintf("%d:%d:%d:%d:%s/%d/%d", i, n, faces, infos[i].Frames, id.Recognizer, id.Faces, id.After))
 		return nil
 	}
 	if err := EncodeSegments(ctx, ctx, cfg, info, src, segs, []Worker{&markWorker{failAt: -1}}, nil, done); err != nil {
@@ -130,19 +147,21 @@ func TestEncodeSegmentsRoutesFrames(t *testing.T) {
 	total := 0
 	for i, s := range segs {
 		faces := 0
+		var id lustre.IdentitySums
 		for _, f := range want[s.Start:s.End] {
 			if marked(f) {
 				faces++
 			}
+			id.Add(identityOf(f))
 		}
 		total += faces
-		expect = append(expect, fmt.Sprintf("%d:%d:%d:%d", i, s.Len(), faces, s.Len()))
+		expect = append(expect, fmt.Sprintf("%d:%d:%d:%d:%s/%d/%d", i, s.Len(), faces, s.Len(), id.Recognizer, id.Faces, id.After))
 	}
 	if total == 0 || total == 27 {
 		t.Fatalf("%d of the 27 frames are marked: the counts would not tell segments apart", total)
 	}
 	if strings.Join(got, " ") != strings.Join(expect, " ") {
-		t.Fatalf("done was told (segment:frames:faces:frames in its file) %v, want %v", got, expect)
+		t.Fatalf("done was told (segment:frames:faces:frames in its file:identity) %v, want %v", got, expect)
 	}
 	for i, s := range segs {
 		info := infos[i]
