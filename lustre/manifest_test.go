@@ -79,6 +79,39 @@ func TestManifestRoundTripMergeAndChanged(t *testing.T) {
 	}
 }
 
+// The identity measure rides in the chunk records: the job's is their sum, whatever attempt wrote
+// them; a record without one (an older version's) makes it partial; a record read back equals
+// the one written, so Merge sees no change.
+func TestDoneIdentity(t *testing.T) {
+	jd := &JobDir{Path: t.TempDir()}
+	id := func(faces int, after int64) IdentitySums {
+		return IdentitySums{Recognizer: "fr_feature", Every: 10, Faces: faces, After: after}
+	}
+	m := &Manifest{NumChunks: 3}
+	if s, partial := m.DoneIdentity(); s != nil || partial {
+		t.Fatalf("no records: %+v, partial %v", s, partial)
+	}
+	m.Merge([]Chunk{{Chunk: 0, Frames: 8, Identity: id(1, 500)}, {Chunk: 1, Frames: 8, Identity: id(0, 0)}})
+	if err := jd.WriteManifest(m); err != nil {
+		t.Fatal(err)
+	}
+	got, _, err := jd.ReadManifest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := got.Merge(m.Done); n != 0 {
+		t.Fatalf("the records read back differ from those written: %d changed", n)
+	}
+	got.Merge([]Chunk{{Chunk: 2, Frames: 8, Attempt: 2, Identity: id(2, 300)}})
+	if s, partial := got.DoneIdentity(); s == nil || partial || *s != id(3, 800) {
+		t.Fatalf("the records' sum %+v, partial %v, want %+v", s, partial, id(3, 800))
+	}
+	got.Merge([]Chunk{{Chunk: 1, Frames: 8}}) // an older version's record: no measure
+	if s, partial := got.DoneIdentity(); s == nil || !partial || *s != id(3, 800) {
+		t.Fatalf("with an older record: %+v, partial %v, want the others' sum, partial", s, partial)
+	}
+}
+
 // A refusal names a changed setting, with its old and new values, before any entry derived
 // from files, whatever their order by name: --processors none drops the model files ("model
 // file …" sorts before "processors") and is refused as processors changed.
