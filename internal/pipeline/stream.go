@@ -159,27 +159,7 @@ func Stream(ctx context.Context, w, h int, src FrameSource, sink FrameSink, work
 	}()
 
 	written := 0
-	write := func(s *slot) error { return sink.Write(s.img.Bytes()) }
-	if ms, ok := sink.(MarkedSink); ok {
-		write = func(s *slot) error { return ms.WriteMarked(s.img.Bytes(), s.faced, s.id) }
-	}
-	g.Go(func() error { // encode, in frame order: a ring indexed by frame number
-		ring := make([]*slot, depth)
-		for s := range done {
-			ring[s.index%depth] = s
-			for ring[written%depth] != nil && ring[written%depth].index == written {
-				r := ring[written%depth]
-				ring[written%depth] = nil
-				if err := write(r); err != nil {
-					return err
-				}
-				written++
-				prog.Add(1)
-				free <- r
-			}
-		}
-		return nil
-	})
+	g.Go(func() error { return writeInOrder(done, free, depth, 0, sink, prog, &written) })
 	err := g.Wait()
 	return written, err
 }
@@ -381,28 +361,7 @@ func StreamWindow(ctx context.Context, w, h int, src FrameSource, sink FrameSink
 	})
 
 	n := 0
-	write := func(s *slot) error { return sink.Write(s.img.Bytes()) }
-	if ms, ok := sink.(MarkedSink); ok {
-		write = func(s *slot) error { return ms.WriteMarked(s.img.Bytes(), s.faced, s.id) }
-	}
-	g.Go(func() error { // encode, in frame order: a ring indexed by the written frame's number
-		ring := make([]*slot, depth)
-		for s := range done {
-			k := s.index - win.Before
-			ring[k%depth] = s
-			for ring[n%depth] != nil && ring[n%depth].index-win.Before == n {
-				r := ring[n%depth]
-				ring[n%depth] = nil
-				if err := write(r); err != nil {
-					return err
-				}
-				n++
-				prog.Add(1)
-				free <- r
-			}
-		}
-		return nil
-	})
+	g.Go(func() error { return writeInOrder(done, free, depth, win.Before, sink, prog, &n) })
 	err := g.Wait()
 	return n, err
 }
@@ -431,4 +390,29 @@ func decodeSlots(ctx context.Context, src FrameSource, free <-chan *slot, todo c
 			return ctx.Err()
 		}
 	}
+}
+
+// writeInOrder is the encode stage: it writes the slots arriving on done to sink in frame order
+// (a ring of depth slots indexed by the written frame's number: index − first), counts each in
+// *written and prog, and gives the slot back to free. Slots in flight span fewer than depth frames.
+func writeInOrder(done <-chan *slot, free chan<- *slot, depth, first int, sink FrameSink, prog progress.Counter, written *int) error {
+	write := func(s *slot) error { return sink.Write(s.img.Bytes()) }
+	if ms, ok := sink.(MarkedSink); ok {
+		write = func(s *slot) error { return ms.WriteMarked(s.img.Bytes(), s.faced, s.id) }
+	}
+	ring := make([]*slot, depth)
+	for s := range done {
+		ring[(s.index-first)%depth] = s
+		for n := *written; ring[n%depth] != nil && ring[n%depth].index-first == n; n = *written {
+			r := ring[n%depth]
+			ring[n%depth] = nil
+			if err := write(r); err != nil {
+				return err
+			}
+			*written = n + 1
+			prog.Add(1)
+			free <- r
+		}
+	}
+	return nil
 }
