@@ -916,6 +916,9 @@ func finish(ctx context.Context, cfg job.Config, p *Plan, jd *lustre.JobDir, all
 	if faceLine != "" {
 		logFaces(log, faceLine)
 	}
+	if line := identityCoverage(ck.m); line != "" {
+		log.Warnf("%s", line)
+	}
 	testPause(ctx, "concat", log)
 	if ctx.Err() != nil {
 		return stop()
@@ -991,4 +994,20 @@ func finish(ctx context.Context, cfg job.Config, p *Plan, jd *lustre.JobDir, all
 		log.Infof("job folder %s kept: it holds files facefusion did not write (%s)", jd.Path, strings.Join(left, ", "))
 	}
 	return Result{}
+}
+
+// identityCoverage is the warning for a job whose chunks were not all measured (an attempt ran
+// with the identity measure off, or without its recognizer's file): the report's identity block
+// is then the measured chunks' alone ("partial"). "" when every chunk or none was measured.
+func identityCoverage(m *lustre.Manifest) string {
+	measured := 0
+	for _, c := range m.Done {
+		if c.Identity.Recognizer != "" {
+			measured++
+		}
+	}
+	if measured == 0 || measured == len(m.Done) {
+		return ""
+	}
+	return fmt.Sprintf("the identity measure covers %d of the job's %d chunks (the others were done by an attempt that did not measure: identity_measure off, or its recognizer's file refused): the run report's identity is theirs alone (\"partial\": true); rerun with --fresh for a whole measure", measured, len(m.Done))
 }

@@ -313,3 +313,19 @@ func TestFingerprintRecordsTheJobsEncoder(t *testing.T) {
 		t.Fatalf("fingerprint's output_video_encoder %q, want the job's libx264", got)
 	}
 }
+
+// A job whose chunks were measured by one attempt and not by another warns that its identity
+// block is partial, naming how many chunks it covers; all or none measured is no warning.
+func TestIdentityCoverageWarnsOfAPartialMeasure(t *testing.T) {
+	measured := lustre.Chunk{Identity: lustre.IdentitySums{Recognizer: "fr_feature", Every: 10}}
+	m := &lustre.Manifest{Done: []lustre.Chunk{measured, {}, measured}}
+	line := identityCoverage(m)
+	if !strings.Contains(line, "covers 2 of the job's 3 chunks") || !strings.Contains(line, "--fresh") {
+		t.Errorf("two of three chunks measured: %q, want the coverage and what to do", line)
+	}
+	for _, done := range [][]lustre.Chunk{{measured, measured}, {{}, {}}, nil} {
+		if line := identityCoverage(&lustre.Manifest{Done: done}); line != "" {
+			t.Errorf("%d chunks, all or none measured: %q, want no warning", len(done), line)
+		}
+	}
+}
