@@ -142,7 +142,16 @@ func Join(ctx context.Context, scratch string, segs []JoinSegment, times Timelin
 }
 
 func joinArgs(list string, times Timeline, target string, span Span, keep []Carry, out string, audio AudioOptions) []string {
-	args := ffmpegArgs("-f", "concat", "-safe", "0", "-i", mediaPath(list))
+	args := muxArgs([]string{"-f", "concat", "-safe", "0", "-i", mediaPath(list)}, []string{"-c:0", "copy"}, times, target, span, keep, out, audio)
+	return append(args, outputArgs(out, true)...)
+}
+
+// muxArgs is an ffmpeg command line up to its output's options: input 0 (video, its first
+// stream written with the options video) and the streams keep of target over span, with the
+// target's metadata and chapters, as Join writes them; the parallel join's side file
+// (WriteSide) is the same command with a placeholder for the video.
+func muxArgs(input, video []string, times Timeline, target string, span Span, keep []Carry, out string, audio AudioOptions) []string {
+	args := ffmpegArgs(input...)
 	if target != "" {
 		if span.Start > 0 {
 			args = append(args, "-ss", secondsArg(span.Start))
@@ -160,7 +169,7 @@ func joinArgs(list string, times Timeline, target string, span Span, keep []Carr
 	for _, c := range keep {
 		args = append(args, "-map", "1:"+strconv.Itoa(c.Index))
 	}
-	args = append(args, "-c:0", "copy")
+	args = append(args, video...)
 	if !audio.Copies() {
 		args = append(args, audio.args()...)
 	}
@@ -182,6 +191,5 @@ func joinArgs(list string, times Timeline, target string, span Span, keep []Carr
 	}
 	// Matroska writes random segment and track UIDs unless bitexact: without it two runs of one
 	// job, or one job on 1 and 3 ranks, give other bytes for the same streams.
-	args = append(args, "-fflags", "+bitexact")
-	return append(args, outputArgs(out, true)...)
+	return append(args, "-fflags", "+bitexact")
 }

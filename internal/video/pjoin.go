@@ -1,0 +1,434 @@
+package video
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+
+	"github.com/facefusion-hpc/facefusion/internal/mp4"
+)
+
+// The parallel join of an MP4 or MOV output. Its layout (mp4.Join) puts the index first and
+// every segment's sample bytes at an offset known before any is written: the offsets are a
+// prefix sum of the segments' sizes, so each rank can copy its own segments into the output
+// while rank 0 writes the index and the side file's bytes (the target's other streams, muxed by
+// ffmpeg exactly as Join muxes them). The segments stay NUT (SegmentExt); each is remuxed to an
+// MP4 (stream copy, node-local scratch) to read its sample table and take its bytes in the form
+// MP4 stores them (H.264 and HEVC length-prefixed, as ffmpeg's MP4 muxer converts them).
+
+// ParallelJoin reports whether out can be joined in parallel from segments encoded by encoder
+// on the timeline times, and when not, why (one clause, for the log line that says which join
+// ran).
+func ParallelJoin(out, encoder string, times Timeline) (bool, string) {
+	switch m := muxerFor(out); m {
+	case "mp4", "mov":
+	case "":
+		return false, "the output's container is not known by its extension"
+	default:
+		return false, "a " + m + " output is joined by ffmpeg (its index is written by its muxer)"
+	}
+	if placeholderEncoder(encoder) == "" {
+		return false, "the encoder " + encoder + " is not H.264 or HEVC"
+	}
+	if times.TimeBase.Num != 1 {
+		return false, "the target's time base " + times.TimeBase.String() + " is not 1/N, which an MP4 track's clock must be"
+	}
+	return true, ""
+}
+
+// placeholderEncoder is the software encoder of encoder's codec: the side file's placeholder
+// video is of the output's codec, so that its ftyp names the output's brands.
+func placeholderEncoder(encoder string) string {
+	switch encoder {
+	case "libx264", "h264_nvenc", "h264_qsv":
+		return "libx264"
+	case "libx265", "hevc_nvenc", "hevc_qsv":
+		return "libx265"
+	}
+	return ""
+}
+
+// WriteSide writes side, the parallel join's side file: the streams keep of target over span,
+// its metadata and chapters, by the same command Join runs, with a one-frame placeholder in
+// place of the segments (the joined video replaces it, and takes its track number). side must
+// have out's extension. It needs no segment, so it can run while the frames are worked on.
+func WriteSide(ctx context.Context, times Timeline, target string, span Span, keep []Carry, out string, audio AudioOptions, encoder, side string) error {
+	enc := placeholderEncoder(encoder)
+	if enc == "" {
+		return fmt.Errorf("video: the side file of %s: the encoder %s is not H.264 or HEVC", out, encoder)
+	}
+	input := []string{"-f", "lavfi", "-i", "color=c=black:s=64x64:r=1:d=1"}
+	// One frame from the input itself: -frames would end the whole output (ffmpeg 5) at it.
+	video := []string{"-c:0", enc}
+	if enc == "libx265" {
+		video = append(video, "-x265-params", "log-level=error")
+	}
+	args := muxArgs(input, video, times, target, span, keep, out, audio)
+	args = append(args, outputArgs(side, false)...)
+	if _, err := runTool(ctx, FFmpeg, args...); err != nil {
+		return fmt.Errorf("video: writing the side file %s of %s (the target's %d other stream(s), metadata, chapters): %w", side, out, len(keep), err)
+	}
+	return nil
+}
+
+// Piece is one segment as the parallel join takes it: its MP4 remux and the sample table,
+// times on the output's timeline.
+type Piece struct {
+	// Path is the remux; Data and Size are where its sample bytes lie in it, together.
+	Path       string
+	Data, Size int64
+	Table      PieceTable
+	track      *mp4.Track
+}
+
+// PieceTable is what rank 0 needs of a segment to write the index: small, and gathered.
+type PieceTable struct {
+	Timescale uint32
+	Stsd      []byte // the sample entry: the codec and its configuration (avcC, hvcC)
+	// Samples in decode order: DTS on the output's timeline, CTS, Size, Sync; Offset from the
+	// segment's first sample byte.
+	Samples []mp4.Sample
+}
+
+// ReadPiece remuxes seg into an MP4 in scratch ("": the system's temp folder) and reads its
+// sample table; the caller removes p.Path.
+func ReadPiece(ctx context.Context, scratch string, seg JoinSegment, times Timeline) (p *Piece, err error) {
+	f, err := os.CreateTemp(scratch, "facefusion-piece-*.mp4")
+	if err != nil {
+		return nil, fmt.Errorf("video: remuxing segment %s: %v", seg.Path, err)
+	}
+	path := f.Name()
+	f.Close()
+	defer func() {
+		if err != nil {
+			os.Remove(path)
+		}
+	}()
+	args := ffmpegArgs("-i", mediaPath(seg.Path), "-map", "0:v:0", "-c", "copy",
+		"-video_track_timescale", fmt.Sprint(times.TimeBase.Den), "-fflags", "+bitexact")
+	args = append(args, outputArgs(path, false)...)
+	if _, err := runTool(ctx, FFmpeg, args...); err != nil {
+		return nil, fmt.Errorf("video: remuxing segment %s to MP4: %w", seg.Path, err)
+	}
+	r, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("video: segment %s: %v", seg.Path, err)
+	}
+	defer r.Close()
+	st, err := r.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("video: segment %s: %v", seg.Path, err)
+	}
+	mf, err := mp4.ReadIndex(r, st.Size())
+	if err != nil {
+		return nil, fmt.Errorf("video: segment %s: %w", seg.Path, err)
+	}
+	t := mf.Video()
+	if t == nil || len(t.Samples) == 0 {
+		return nil, fmt.Errorf("video: segment %s has no video samples", seg.Path)
+	}
+	if t.Timescale != uint32(times.TimeBase.Den) {
+		return nil, fmt.Errorf("video: segment %s has the clock 1/%d, not the output's %s", seg.Path, t.Timescale, times.TimeBase)
+	}
+	stsd, err := mp4.WithoutBitrate(t.Stsd)
+	if err != nil {
+		return nil, fmt.Errorf("video: segment %s: %w", seg.Path, err)
+	}
+	t.Stsd = stsd
+	p = &Piece{Path: path, Data: t.Samples[0].Offset, track: t}
+	p.Table = PieceTable{Timescale: t.Timescale, Stsd: stsd, Samples: make([]mp4.Sample, len(t.Samples))}
+	// The output time of the segment's first frame is seg.Start: the remux's decode clock
+	// starts at its first sample, so its times move by seg.Start less its first presentation.
+	first := t.Samples[0].DTS + int64(t.Samples[0].CTS)
+	for _, s := range t.Samples {
+		first = min(first, s.DTS+int64(s.CTS))
+	}
+	shift := seg.Start - first
+	next := p.Data
+	for i, s := range t.Samples {
+		if s.Offset != next {
+			return nil, fmt.Errorf("video: segment %s: the remux's sample %d is not right after the one before it", seg.Path, i)
+		}
+		next += int64(s.Size)
+		s.DTS += shift
+		s.Offset -= p.Data
+		p.Table.Samples[i] = s
+	}
+	p.Size = next - p.Data
+	return p, nil
+}
+
+// Side is the parallel join's side file, read: its index and where its sample bytes lie.
+type Side struct {
+	Path       string
+	File       *mp4.File
+	Data, Size int64
+}
+
+// ReadSide reads the side file's index.
+func ReadSide(path string) (*Side, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("video: the side file: %v", err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("video: the side file: %v", err)
+	}
+	mf, err := mp4.ReadIndex(f, st.Size())
+	if err != nil {
+		return nil, fmt.Errorf("video: the side file %s: %w", path, err)
+	}
+	s := &Side{Path: path, File: mf}
+	n := 0
+	for _, b := range mf.Boxes {
+		if b.Type == "mdat" {
+			s.Data, s.Size = b.Offset+int64(b.HeaderLen), b.Size-int64(b.HeaderLen)
+			n++
+		}
+	}
+	if n != 1 {
+		return nil, fmt.Errorf("video: the side file %s has %d mdat boxes, want 1", path, n)
+	}
+	return s, nil
+}
+
+// Layout is the parallel join's plan: the header rank 0 writes at 0, the side file's bytes
+// after it, and the byte offset of every segment's samples in the output.
+type Layout struct {
+	Header  []byte
+	Offsets []int64
+	Size    int64 // the output's size
+}
+
+// PlanJoin lays out the output from the side file and every segment's table, in order; the
+// first segment's track (tmpl, read by ReadPiece) gives the video's sample entry and headers,
+// times the output's end.
+// Segments whose codec configurations differ cannot share one sample entry: an error that says
+// which, for the serial join to take over.
+func PlanJoin(side *Side, tables []PieceTable, tmpl *Piece, times Timeline) (*Layout, error) {
+	if len(tables) == 0 {
+		return nil, fmt.Errorf("video: the parallel join was given no segments")
+	}
+	j := &mp4.Join{Side: side.File, SideData: side.Data, SideSize: side.Size, Video: tmpl.track, End: times.End}
+	var at int64
+	rel := make([]int64, len(tables))
+	for k, t := range tables {
+		if t.Timescale != tables[0].Timescale || !bytes.Equal(t.Stsd, tables[0].Stsd) {
+			return nil, fmt.Errorf("video: segment %d's codec configuration differs from segment 0's (the encoder's settings changed between attempts?)", k)
+		}
+		rel[k] = at
+		for _, s := range t.Samples {
+			s.Offset += at
+			j.Samples = append(j.Samples, s)
+		}
+		j.Chunks = append(j.Chunks, len(t.Samples))
+		if n := len(t.Samples); n > 0 {
+			at += t.Samples[n-1].Offset + int64(t.Samples[n-1].Size)
+		}
+	}
+	if err := redecode(j.Samples); err != nil {
+		return nil, err
+	}
+	for i := 1; i < len(j.Samples); i++ {
+		if j.Samples[i].DTS <= j.Samples[i-1].DTS {
+			return nil, fmt.Errorf("video: the joined video's decode times do not rise at sample %d (%d after %d)", i, j.Samples[i].DTS, j.Samples[i-1].DTS)
+		}
+	}
+	h, err := j.Header()
+	if err != nil {
+		return nil, err
+	}
+	start := j.VideoStart(int64(len(h)))
+	l := &Layout{Header: h, Offsets: make([]int64, len(tables)), Size: start + at}
+	for k := range rel {
+		l.Offsets[k] = start + rel[k]
+	}
+	return l, nil
+}
+
+// redecode gives the joined samples (decode order, DTS+CTS their presentation times) the
+// decode times ffmpeg's serial join gives them: sample i decodes at the presentation time of the
+// i−D'th frame in presentation order, D the deepest reordering of any segment (the segments'
+// own decode times start each at its own depth: a segment without B-frames would decode after
+// the next one's first frame), and the first D before frame 0 by the first frame's step.
+func redecode(s []mp4.Sample) error {
+	pts := make([]int64, len(s))
+	for i, x := range s {
+		pts[i] = x.DTS + int64(x.CTS)
+	}
+	sorted := slices.Clone(pts)
+	slices.Sort(sorted)
+	depth := 0
+	for i, p := range pts {
+		// The frame decoded i-th must be shown no earlier than the (i−depth)-th in order.
+		for i-depth >= 0 && sorted[i-depth] > p {
+			depth++
+		}
+	}
+	step := int64(1)
+	if len(sorted) > 1 {
+		step = sorted[1] - sorted[0]
+	}
+	for i := range s {
+		dts := sorted[0] - int64(depth-i)*step
+		if i >= depth {
+			dts = sorted[i-depth]
+		}
+		cts := pts[i] - dts
+		if cts < 0 || cts > math.MaxInt32 {
+			return fmt.Errorf("video: the joined video's sample %d would show %d ticks after it decodes", i, cts)
+		}
+		s[i].DTS, s[i].CTS = dts, int32(cts)
+	}
+	return nil
+}
+
+// WriteHead writes what rank 0 writes once: the header and the side file's sample bytes.
+func (l *Layout) WriteHead(out *os.File, side *Side) error {
+	if _, err := out.WriteAt(l.Header, 0); err != nil {
+		return fmt.Errorf("video: writing the index of %s: %v", out.Name(), err)
+	}
+	return copyRange(out, int64(len(l.Header)), side.Path, side.Data, side.Size)
+}
+
+// CopyPiece copies p's sample bytes into out at at.
+func CopyPiece(out *os.File, at int64, p *Piece) error {
+	return copyRange(out, at, p.Path, p.Data, p.Size)
+}
+
+func copyRange(out *os.File, at int64, path string, from, size int64) error {
+	in, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("video: copying into %s: %v", out.Name(), err)
+	}
+	defer in.Close()
+	n, err := io.Copy(io.NewOffsetWriter(out, at), io.NewSectionReader(in, from, size))
+	if err == nil && n != size {
+		err = fmt.Errorf("%d of %d bytes", n, size)
+	}
+	if err != nil {
+		return fmt.Errorf("video: copying %s into %s at %d: %v", filepath.Base(path), out.Name(), at, err)
+	}
+	return nil
+}
+
+// JoinMP4 is the parallel join done by one process: every segment's table read, the layout
+// planned, the header, the side file's bytes and every segment's bytes written at their
+// offsets into out (created or truncated). side is WriteSide's file.
+func JoinMP4(ctx context.Context, scratch string, segs []JoinSegment, times Timeline, side, out string) error {
+	if len(segs) == 0 {
+		return fmt.Errorf("video: joining into %s: no segments given", out)
+	}
+	s, err := ReadSide(side)
+	if err != nil {
+		return err
+	}
+	pieces := make([]*Piece, 0, len(segs))
+	defer func() {
+		for _, p := range pieces {
+			os.Remove(p.Path)
+		}
+	}()
+	tables := make([]PieceTable, len(segs))
+	for k, seg := range segs {
+		p, err := ReadPiece(ctx, scratch, seg, times)
+		if err != nil {
+			return err
+		}
+		pieces = append(pieces, p)
+		tables[k] = p.Table
+	}
+	l, err := PlanJoin(s, tables, pieces[0], times)
+	if err != nil {
+		return fmt.Errorf("%w: joining into %s", err, out)
+	}
+	f, err := os.Create(out)
+	if err != nil {
+		return fmt.Errorf("video: joining into %s: %v", out, err)
+	}
+	defer f.Close()
+	if err := l.WriteHead(f, s); err != nil {
+		return err
+	}
+	for k, p := range pieces {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := CopyPiece(f, l.Offsets[k], p); err != nil {
+			return fmt.Errorf("%w (segment %d, %s)", err, k, segs[k].Path)
+		}
+	}
+	return f.Close()
+}
+
+// MarshalBinary encodes the table for a gather: timescale, stsd, then each sample's size,
+// DTS, CTS and sync flag (offsets follow from the sizes).
+func (t PieceTable) MarshalBinary() ([]byte, error) {
+	b := binary.LittleEndian.AppendUint32(nil, t.Timescale)
+	b = binary.AppendUvarint(b, uint64(len(t.Stsd)))
+	b = append(b, t.Stsd...)
+	b = binary.AppendUvarint(b, uint64(len(t.Samples)))
+	for _, s := range t.Samples {
+		b = binary.AppendUvarint(b, uint64(s.Size))
+		b = binary.AppendVarint(b, s.DTS)
+		b = binary.AppendVarint(b, int64(s.CTS))
+		if s.Sync {
+			b = append(b, 1)
+		} else {
+			b = append(b, 0)
+		}
+	}
+	return b, nil
+}
+
+// UnmarshalBinary decodes MarshalBinary's bytes.
+func (t *PieceTable) UnmarshalBinary(b []byte) error {
+	bad := fmt.Errorf("video: a segment table of %d bytes is cut off", len(b))
+	if len(b) < 4 {
+		return bad
+	}
+	t.Timescale = binary.LittleEndian.Uint32(b)
+	b = b[4:]
+	n, k := binary.Uvarint(b)
+	if k <= 0 || uint64(len(b)-k) < n {
+		return bad
+	}
+	t.Stsd = append([]byte{}, b[k:k+int(n)]...)
+	b = b[k+int(n):]
+	count, k := binary.Uvarint(b)
+	if k <= 0 || count > uint64(len(b)) {
+		return bad
+	}
+	b = b[k:]
+	t.Samples = make([]mp4.Sample, count)
+	var off int64
+	for i := range t.Samples {
+		size, k1 := binary.Uvarint(b)
+		if k1 <= 0 {
+			return bad
+		}
+		dts, k2 := binary.Varint(b[k1:])
+		if k2 <= 0 {
+			return bad
+		}
+		cts, k3 := binary.Varint(b[k1+k2:])
+		if k3 <= 0 || len(b) < k1+k2+k3+1 {
+			return bad
+		}
+		t.Samples[i] = mp4.Sample{Offset: off, Size: uint32(size), DTS: dts, CTS: int32(cts), Sync: b[k1+k2+k3] == 1}
+		off += int64(size)
+		b = b[k1+k2+k3+1:]
+	}
+	if len(b) != 0 {
+		return fmt.Errorf("video: a segment table has %d bytes left over", len(b))
+	}
+	return nil
+}
