@@ -93,7 +93,8 @@ func checkRun(t *testing.T, out []byte, n int) {
 	reduce := fmt.Sprintf("allreduce sum %d max %d min 0", sum, n-1)
 	// The non-blocking allreduce is in flight on rank 0 until the other ranks post it.
 	iallreduce := fmt.Sprintf("in flight until every rank posted: %v", n > 1)
-	for _, line := range []string{gather, reduce, iallreduce} {
+	// Rank 0's exclusive scan is zeros (each rank checks its own).
+	for _, line := range []string{gather, reduce, iallreduce, "exscan [0 0]"} {
 		if !strings.Contains(string(out), line+"\n") {
 			t.Fatalf("output lacks %q:\n%s", line, out)
 		}

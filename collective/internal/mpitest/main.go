@@ -80,6 +80,13 @@ func main() {
 		vals[i] = v[0]
 	}
 	inFlight := iallreduce(c, check)
+	// Rank r adds r+1 bytes and 10: the sums of the ranks before it.
+	r := int64(c.Rank())
+	scan := []int64{r + 1, 10}
+	check(collective.ExscanInt64(c, scan))
+	if scan[0] != r*(r+1)/2 || scan[1] != 10*r {
+		check(fmt.Errorf("rank %d: Exscan gave %v, want [%d %d]", r, scan, r*(r+1)/2, 10*r))
+	}
 
 	check(c.Barrier())
 	if c.Rank() == 0 {
@@ -90,6 +97,7 @@ func main() {
 		}
 		fmt.Printf("gather %s\n", strings.Join(parts, ","))
 		fmt.Printf("allreduce sum %d max %d min %d\n", vals[0], vals[1], vals[2])
+		fmt.Printf("exscan %v\n", scan)
 	}
 	check(c.Finalize())
 	if err := c.Barrier(); err == nil {
