@@ -344,7 +344,14 @@ func JoinMP4(ctx context.Context, scratch string, segs []JoinSegment, times Time
 			return err
 		}
 		pieces = append(pieces, p)
-		tables[k] = p.Table
+		// As a rank's tables travel to rank 0 in a gather: through their bytes.
+		b, err := p.Table.MarshalBinary()
+		if err != nil {
+			return err
+		}
+		if err := tables[k].UnmarshalBinary(b); err != nil {
+			return err
+		}
 	}
 	l, err := PlanJoin(s, tables, pieces[0], times)
 	if err != nil {
