@@ -262,8 +262,14 @@ func Run(ctx context.Context, comm collective.Comm, cfg job.Config, opt Options)
 	}
 	setup := time.Since(setupStart)
 
-	// 3. Each rank encodes its chunks.
+	// 3. Each rank encodes its chunks; rank 0's ffmpeg writes the parallel join's side file
+	// meanwhile.
 	jd := &lustre.JobDir{Path: plan.JobDir}
+	pj := &joinContext{comm: comm}
+	if me == 0 {
+		pj.side = startSide(ctx, cfg, &plan)
+		defer pj.side.remove()
+	}
 	stopWatch := watchStops(ctx, cfg, me, &plan, jd, log)
 	ctl := startControl(ctx, comm, cfg, &plan, jd, opt, ck)
 	var res Result
@@ -309,7 +315,12 @@ func Run(ctx context.Context, comm collective.Comm, cfg job.Config, opt Options)
 	final := Result{}
 	var endErr error // rank 0's: what Run returns there
 	if me == 0 {
-		final = finish(ctx, cfg, &plan, jd, all, log, ck, rec)
+		final = finish(ctx, cfg, &plan, jd, all, log, ck, rec, pj)
+		if !pj.sent {
+			if err := sendInstruction(comm, nil); err != nil {
+				return "", fault.AsInternal(err)
+			}
+		}
 		printed = final.Err != "" && (final.Stopped || ctx.Err() == nil) && say(opt, final.Err)
 		switch {
 		case final.Stopped:
@@ -318,6 +329,11 @@ func Run(ctx context.Context, comm collective.Comm, cfg job.Config, opt Options)
 			endErr = reported(printed, &fault.Error{Kind: final.Kind, Err: errors.New(final.Err)})
 		}
 		rec.write(ctx, endErr, log) // before the broadcast lets the other ranks exit
+	}
+	if me != 0 {
+		if err := serveJoin(ctx, comm, cfg, log); err != nil {
+			return "", fault.AsInternal(err)
+		}
 	}
 	ck.end(final.Err != "" && !final.Stopped, log)
 	fb, _ := json.Marshal(&final)
@@ -845,7 +861,7 @@ func takenOver(jd *lustre.JobDir, attempt string) error {
 
 // finish is rank 0's end of an attempt: check every rank's result, checkpoint what they
 // finished, and, when every chunk is done, join, mux and commit.
-func finish(ctx context.Context, cfg job.Config, p *Plan, jd *lustre.JobDir, all [][]byte, log *logging.Logger, ck *checkpointer, rec *runRecord) Result {
+func finish(ctx context.Context, cfg job.Config, p *Plan, jd *lustre.JobDir, all [][]byte, log *logging.Logger, ck *checkpointer, rec *runRecord, pj *joinContext) Result {
 	fail := func(err error) Result { return Result{Err: err.Error(), Kind: fault.KindOf(err)} }
 	var first *Result // the first real cause; a rank stopped by another's failure is not one
 	var recs []lustre.Chunk
@@ -955,7 +971,20 @@ func finish(ctx context.Context, cfg job.Config, p *Plan, jd *lustre.JobDir, all
 		joins[i] = video.JoinSegment{Path: s, Start: times.At(p.Chunks[i].Start - p.Map.Start)}
 	}
 	joinStart := time.Now() // the serial tail of a run: the benchmark reports its share
-	err = video.Join(ctx, cfg.TempDir(), joins, times, cfg.TargetPath, pipeline.TargetSpan(cfg, p.Info), p.Carried.Keep, final, pipeline.AudioOptions(cfg))
+	serial := true
+	if pj.side.why == "" {
+		sizes := make([]int64, len(segs))
+		for _, c := range ck.m.Done {
+			sizes[c.Chunk] = c.Size
+		}
+		pj.sent = true
+		serial, err = parallelJoin(ctx, pj.comm, cfg, pj.side, joins, sizes, times, final, log)
+	} else {
+		log.Infof("join: serial (ffmpeg's concat and mux): %s", pj.side.why)
+	}
+	if serial && err == nil {
+		err = video.Join(ctx, cfg.TempDir(), joins, times, cfg.TargetPath, pipeline.TargetSpan(cfg, p.Info), p.Carried.Keep, final, pipeline.AudioOptions(cfg))
+	}
 	rec.perRank[0].StageSeconds["join"] = time.Since(joinStart).Seconds()
 	if err != nil {
 		if ctx.Err() != nil {

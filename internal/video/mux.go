@@ -105,40 +105,52 @@ func Join(ctx context.Context, scratch string, segs []JoinSegment, times Timelin
 	if len(segs) == 0 {
 		return fmt.Errorf("video: joining into %s: no segments given", out)
 	}
+	list, err := writeConcatList(scratch, segs, times, times.End)
+	if err != nil {
+		return fmt.Errorf("video: joining into %s: %w", out, err)
+	}
+	defer os.Remove(list)
+	if _, err := runTool(ctx, FFmpeg, joinArgs(list, times, target, span, keep, out, audio)...); err != nil {
+		return fmt.Errorf("video: joining %d segment(s) and %d stream(s) of %s into %s: %w", len(segs), len(keep), target, out, err)
+	}
+	return nil
+}
+
+// writeConcatList writes the concat demuxer's list of segs into a temp file in scratch and
+// returns its path: each segment with its duration from times (the last one's ending at end),
+// so that every frame keeps its time exactly (see Join).
+func writeConcatList(scratch string, segs []JoinSegment, times Timeline, end int64) (string, error) {
 	list := strings.Builder{}
 	list.WriteString("ffconcat version 1.0\n")
 	for i, s := range segs {
 		abs, err := filepath.Abs(s.Path)
 		if err != nil {
-			return fmt.Errorf("video: joining into %s: %v", out, err)
+			return "", err
 		}
 		if _, err := os.Stat(abs); err != nil {
-			return fmt.Errorf("video: joining into %s: segment %s is missing: rerun to produce it", out, abs)
+			return "", fmt.Errorf("segment %s is missing: rerun to produce it", abs)
 		}
-		end := times.End
+		next := end
 		if i+1 < len(segs) {
-			end = segs[i+1].Start
+			next = segs[i+1].Start
 		}
-		us := times.Micros(end) - times.Micros(s.Start)
+		us := times.Micros(next) - times.Micros(s.Start)
 		// The list's quoting: inside '…', a quote is written '\''.
 		fmt.Fprintf(&list, "file '%s'\nduration %d.%06d\n", strings.ReplaceAll(abs, "'", `'\''`), us/1_000_000, us%1_000_000)
 	}
 	f, err := os.CreateTemp(scratch, "facefusion-concat-*.txt")
 	if err != nil {
-		return fmt.Errorf("video: joining into %s: cannot write the segment list: %v", out, err)
+		return "", fmt.Errorf("cannot write the segment list: %v", err)
 	}
-	defer os.Remove(f.Name())
 	_, err = f.WriteString(list.String())
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
 	if err != nil {
-		return fmt.Errorf("video: joining into %s: cannot write the segment list: %v", out, err)
+		os.Remove(f.Name())
+		return "", fmt.Errorf("cannot write the segment list: %v", err)
 	}
-	if _, err := runTool(ctx, FFmpeg, joinArgs(f.Name(), times, target, span, keep, out, audio)...); err != nil {
-		return fmt.Errorf("video: joining %d segment(s) and %d stream(s) of %s into %s: %w", len(segs), len(keep), target, out, err)
-	}
-	return nil
+	return f.Name(), nil
 }
 
 func joinArgs(list string, times Timeline, target string, span Span, keep []Carry, out string, audio AudioOptions) []string {

@@ -65,9 +65,11 @@ func WriteSide(ctx context.Context, times Timeline, target string, span Span, ke
 	}
 	input := []string{"-f", "lavfi", "-i", "color=c=black:s=64x64:r=1:d=1"}
 	// One frame from the input itself: -frames would end the whole output (ffmpeg 5) at it.
-	video := []string{"-c:0", enc}
+	// One thread: the encoder writes its thread count into the stream, and the side file's
+	// bytes must not depend on the CPUs of the rank that writes it.
+	video := []string{"-c:0", enc, "-threads:0", "1"}
 	if enc == "libx265" {
-		video = append(video, "-x265-params", "log-level=error")
+		video = append(video, "-x265-params", "log-level=error:pools=1:frame-threads=1")
 	}
 	args := muxArgs(input, video, times, target, span, keep, out, audio)
 	args = append(args, outputArgs(side, false)...)
@@ -77,8 +79,8 @@ func WriteSide(ctx context.Context, times Timeline, target string, span Span, ke
 	return nil
 }
 
-// Piece is one segment as the parallel join takes it: its MP4 remux and the sample table,
-// times on the output's timeline.
+// Piece is a run of consecutive segments as the parallel join takes it (a rank's share): their
+// MP4 remux and its sample table, times on the output's timeline.
 type Piece struct {
 	// Path is the remux; Data and Size are where its sample bytes lie in it, together.
 	Path       string
@@ -87,21 +89,36 @@ type Piece struct {
 	track      *mp4.Track
 }
 
-// PieceTable is what rank 0 needs of a segment to write the index: small, and gathered.
+// PieceTable is what rank 0 needs of a piece to write the index: small, and gathered.
 type PieceTable struct {
 	Timescale uint32
 	Stsd      []byte // the sample entry: the codec and its configuration (avcC, hvcC)
 	// Samples in decode order: DTS on the output's timeline, CTS, Size, Sync; Offset from the
-	// segment's first sample byte.
+	// piece's first sample byte.
 	Samples []mp4.Sample
+	// Chunks is the number of samples of each segment of the piece: the output has a chunk a
+	// segment, so that its index is the same however the segments were split into pieces.
+	Chunks []int
 }
 
-// ReadPiece remuxes seg into an MP4 in scratch ("": the system's temp folder) and reads its
-// sample table; the caller removes p.Path.
-func ReadPiece(ctx context.Context, scratch string, seg JoinSegment, times Timeline) (p *Piece, err error) {
+// ReadPiece remuxes segs, consecutive segments of which the last ends at end (the output
+// timeline's tick), into one MP4 in scratch ("": the system's temp folder), by one ffmpeg run
+// (the concat demuxer, as Join reads them), and reads its sample table; the caller removes
+// p.Path.
+func ReadPiece(ctx context.Context, scratch string, segs []JoinSegment, end int64, times Timeline) (p *Piece, err error) {
+	if len(segs) == 0 {
+		return nil, fmt.Errorf("video: a piece of no segments")
+	}
+	seg := segs[0]
+	what := fmt.Sprintf("segments %s … %s", filepath.Base(segs[0].Path), filepath.Base(segs[len(segs)-1].Path))
+	list, err := writeConcatList(scratch, segs, times, end)
+	if err != nil {
+		return nil, fmt.Errorf("video: remuxing %s: %w", what, err)
+	}
+	defer os.Remove(list)
 	f, err := os.CreateTemp(scratch, "facefusion-piece-*.mp4")
 	if err != nil {
-		return nil, fmt.Errorf("video: remuxing segment %s: %v", seg.Path, err)
+		return nil, fmt.Errorf("video: remuxing %s: %v", what, err)
 	}
 	path := f.Name()
 	f.Close()
@@ -110,40 +127,40 @@ func ReadPiece(ctx context.Context, scratch string, seg JoinSegment, times Timel
 			os.Remove(path)
 		}
 	}()
-	args := ffmpegArgs("-i", mediaPath(seg.Path), "-map", "0:v:0", "-c", "copy",
+	args := ffmpegArgs("-f", "concat", "-safe", "0", "-i", mediaPath(list), "-map", "0:v:0", "-c", "copy",
 		"-video_track_timescale", fmt.Sprint(times.TimeBase.Den), "-fflags", "+bitexact")
 	args = append(args, outputArgs(path, false)...)
 	if _, err := runTool(ctx, FFmpeg, args...); err != nil {
-		return nil, fmt.Errorf("video: remuxing segment %s to MP4: %w", seg.Path, err)
+		return nil, fmt.Errorf("video: remuxing %s to MP4: %w", what, err)
 	}
 	r, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("video: segment %s: %v", seg.Path, err)
+		return nil, fmt.Errorf("video: %s: %v", what, err)
 	}
 	defer r.Close()
 	st, err := r.Stat()
 	if err != nil {
-		return nil, fmt.Errorf("video: segment %s: %v", seg.Path, err)
+		return nil, fmt.Errorf("video: %s: %v", what, err)
 	}
 	mf, err := mp4.ReadIndex(r, st.Size())
 	if err != nil {
-		return nil, fmt.Errorf("video: segment %s: %w", seg.Path, err)
+		return nil, fmt.Errorf("video: %s: %w", what, err)
 	}
 	t := mf.Video()
 	if t == nil || len(t.Samples) == 0 {
-		return nil, fmt.Errorf("video: segment %s has no video samples", seg.Path)
+		return nil, fmt.Errorf("video: %s: no video samples", what)
 	}
 	if t.Timescale != uint32(times.TimeBase.Den) {
-		return nil, fmt.Errorf("video: segment %s has the clock 1/%d, not the output's %s", seg.Path, t.Timescale, times.TimeBase)
+		return nil, fmt.Errorf("video: %s: the clock 1/%d, not the output's %s", what, t.Timescale, times.TimeBase)
 	}
 	stsd, err := mp4.WithoutBitrate(t.Stsd)
 	if err != nil {
-		return nil, fmt.Errorf("video: segment %s: %w", seg.Path, err)
+		return nil, fmt.Errorf("video: %s: %w", what, err)
 	}
 	t.Stsd = stsd
 	p = &Piece{Path: path, Data: t.Samples[0].Offset, track: t}
 	p.Table = PieceTable{Timescale: t.Timescale, Stsd: stsd, Samples: make([]mp4.Sample, len(t.Samples))}
-	// The output time of the segment's first frame is seg.Start: the remux's decode clock
+	// The output time of the first segment's first frame is seg.Start: the remux's decode clock
 	// starts at its first sample, so its times move by seg.Start less its first presentation.
 	first := t.Samples[0].DTS + int64(t.Samples[0].CTS)
 	for _, s := range t.Samples {
@@ -153,7 +170,7 @@ func ReadPiece(ctx context.Context, scratch string, seg JoinSegment, times Timel
 	next := p.Data
 	for i, s := range t.Samples {
 		if s.Offset != next {
-			return nil, fmt.Errorf("video: segment %s: the remux's sample %d is not right after the one before it", seg.Path, i)
+			return nil, fmt.Errorf("video: %s: the remux's sample %d is not right after the one before it", what, i)
 		}
 		next += int64(s.Size)
 		s.DTS += shift
@@ -161,6 +178,25 @@ func ReadPiece(ctx context.Context, scratch string, seg JoinSegment, times Timel
 		p.Table.Samples[i] = s
 	}
 	p.Size = next - p.Data
+	// Each segment's samples follow each other in decode order: a segment is the frames from
+	// its start to the next one's.
+	p.Table.Chunks = make([]int, len(segs))
+	k := 0
+	for i, s := range p.Table.Samples {
+		pts := s.DTS + int64(s.CTS)
+		for k+1 < len(segs) && pts >= segs[k+1].Start {
+			k++
+		}
+		if pts < segs[k].Start {
+			return nil, fmt.Errorf("video: %s: sample %d (time %d) decodes after the start of the segment after its own", what, i, pts)
+		}
+		p.Table.Chunks[k]++
+	}
+	for k, n := range p.Table.Chunks {
+		if n == 0 {
+			return nil, fmt.Errorf("video: %s: segment %s has no frames in the remux", what, segs[k].Path)
+		}
+	}
 	return p, nil
 }
 
@@ -229,7 +265,7 @@ func PlanJoin(side *Side, tables []PieceTable, tmpl *Piece, times Timeline) (*La
 			s.Offset += at
 			j.Samples = append(j.Samples, s)
 		}
-		j.Chunks = append(j.Chunks, len(t.Samples))
+		j.Chunks = append(j.Chunks, t.Chunks...)
 		if n := len(t.Samples); n > 0 {
 			at += t.Samples[n-1].Offset + int64(t.Samples[n-1].Size)
 		}
@@ -320,10 +356,11 @@ func copyRange(out *os.File, at int64, path string, from, size int64) error {
 	return nil
 }
 
-// JoinMP4 is the parallel join done by one process: every segment's table read, the layout
-// planned, the header, the side file's bytes and every segment's bytes written at their
-// offsets into out (created or truncated). side is WriteSide's file.
-func JoinMP4(ctx context.Context, scratch string, segs []JoinSegment, times Timeline, side, out string) error {
+// JoinMP4 is the parallel join done by one process: the segments split into pieces at bounds
+// (piece i is segs[bounds[i]:bounds[i+1]], as ranks would share them; nil: one piece), every
+// piece's table read, the layout planned, the header, the side file's bytes and every piece's
+// bytes written at their offsets into out (created or truncated). side is WriteSide's file.
+func JoinMP4(ctx context.Context, scratch string, segs []JoinSegment, bounds []int, times Timeline, side, out string) error {
 	if len(segs) == 0 {
 		return fmt.Errorf("video: joining into %s: no segments given", out)
 	}
@@ -331,15 +368,22 @@ func JoinMP4(ctx context.Context, scratch string, segs []JoinSegment, times Time
 	if err != nil {
 		return err
 	}
-	pieces := make([]*Piece, 0, len(segs))
+	if bounds == nil {
+		bounds = []int{0, len(segs)}
+	}
+	pieces := make([]*Piece, 0, len(bounds)-1)
 	defer func() {
 		for _, p := range pieces {
 			os.Remove(p.Path)
 		}
 	}()
-	tables := make([]PieceTable, len(segs))
-	for k, seg := range segs {
-		p, err := ReadPiece(ctx, scratch, seg, times)
+	tables := make([]PieceTable, len(bounds)-1)
+	for k := range tables {
+		end := times.End
+		if bounds[k+1] < len(segs) {
+			end = segs[bounds[k+1]].Start
+		}
+		p, err := ReadPiece(ctx, scratch, segs[bounds[k]:bounds[k+1]], end, times)
 		if err != nil {
 			return err
 		}
@@ -370,7 +414,7 @@ func JoinMP4(ctx context.Context, scratch string, segs []JoinSegment, times Time
 			return err
 		}
 		if err := CopyPiece(f, l.Offsets[k], p); err != nil {
-			return fmt.Errorf("%w (segment %d, %s)", err, k, segs[k].Path)
+			return fmt.Errorf("%w (piece %d)", err, k)
 		}
 	}
 	return f.Close()
@@ -382,6 +426,10 @@ func (t PieceTable) MarshalBinary() ([]byte, error) {
 	b := binary.LittleEndian.AppendUint32(nil, t.Timescale)
 	b = binary.AppendUvarint(b, uint64(len(t.Stsd)))
 	b = append(b, t.Stsd...)
+	b = binary.AppendUvarint(b, uint64(len(t.Chunks)))
+	for _, n := range t.Chunks {
+		b = binary.AppendUvarint(b, uint64(n))
+	}
 	b = binary.AppendUvarint(b, uint64(len(t.Samples)))
 	for _, s := range t.Samples {
 		b = binary.AppendUvarint(b, uint64(s.Size))
@@ -410,6 +458,20 @@ func (t *PieceTable) UnmarshalBinary(b []byte) error {
 	}
 	t.Stsd = append([]byte{}, b[k:k+int(n)]...)
 	b = b[k+int(n):]
+	chunks, k := binary.Uvarint(b)
+	if k <= 0 || chunks > uint64(len(b)) {
+		return bad
+	}
+	b = b[k:]
+	t.Chunks = make([]int, chunks)
+	for i := range t.Chunks {
+		c, k := binary.Uvarint(b)
+		if k <= 0 {
+			return bad
+		}
+		t.Chunks[i] = int(c)
+		b = b[k:]
+	}
 	count, k := binary.Uvarint(b)
 	if k <= 0 || count > uint64(len(b)) {
 		return bad

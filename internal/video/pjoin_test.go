@@ -40,8 +40,9 @@ func ffprobeOut(t *testing.T, args ...string) string {
 	return string(out)
 }
 
-// The parallel join (side file, segment tables, bytes at their offsets) gives what the serial
-// join gives for the same segments: the same decoded frames, the same video packets (times,
+// The parallel join (side file, segment tables, bytes at their offsets) gives the same bytes
+// however the segments are split into pieces (ranks), and what the serial join gives for the
+// same segments: the same decoded frames, the same video packets (times,
 // flags, bytes), the same audio packets, tags and chapters, a file ffmpeg reads without a
 // warning; for a 29.97 fps target and a variable-rate one, with B-frames (libx264's default
 // preset).
@@ -83,8 +84,20 @@ func TestParallelJoinMatchesSerial(t *testing.T) {
 			}
 			scratch := t.TempDir()
 			par := filepath.Join(dir, "parallel.mp4")
-			if err := JoinMP4(ctx, scratch, segs, times, side, par); err != nil {
+			if err := JoinMP4(ctx, scratch, segs, nil, times, side, par); err != nil {
 				t.Fatal(err)
+			}
+			// Split into pieces as 2 and 3 ranks share the segments: the same bytes.
+			for _, bounds := range [][]int{{0, 1, 3}, {0, 1, 2, 3}} {
+				split := filepath.Join(dir, "split.mp4")
+				if err := JoinMP4(ctx, scratch, segs, bounds, times, side, split); err != nil {
+					t.Fatal(err)
+				}
+				a, _ := os.ReadFile(par)
+				b, _ := os.ReadFile(split)
+				if len(a) == 0 || string(a) != string(b) {
+					t.Errorf("pieces %v: %d bytes, other than the one piece's %d", bounds, len(b), len(a))
+				}
 			}
 			if left, _ := os.ReadDir(scratch); len(left) > 0 {
 				t.Errorf("the segments' remuxes were left in scratch: %s", left[0].Name())
