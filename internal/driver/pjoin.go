@@ -91,8 +91,8 @@ type joinDecision struct {
 }
 
 // splitBytes gives each of ranks a contiguous run of the segments of sizes, balanced by bytes:
-// rank r starts at the first segment whose bytes before it reach r/ranks of the total. Rank 0
-// gets at least one segment (its first gives the video's sample entry).
+// rank r starts at the first segment whose middle lies at or past r/ranks of the total bytes.
+// Rank 0 gets at least one segment (its first gives the video's sample entry).
 func splitBytes(sizes []int64, ranks int) []int {
 	var total int64
 	for _, s := range sizes {
@@ -102,8 +102,8 @@ func splitBytes(sizes []int64, ranks int) []int {
 	bounds[ranks] = len(sizes)
 	i, before := 0, int64(0)
 	for r := 1; r < ranks; r++ {
-		// The integer form of before ≥ total·r/ranks, for any size.
-		for i < len(sizes) && (before*int64(ranks) < total*int64(r) || i == 0) {
+		// The integer form of before + sizes[i]/2 < total·r/ranks.
+		for i < len(sizes) && ((2*before+sizes[i])*int64(ranks) < 2*total*int64(r) || i == 0) {
 			before += sizes[i]
 			i++
 		}
