@@ -322,6 +322,7 @@ func modelRun(ctx context.Context, cfg job.Config, own ownFlags, shares []int, s
 	s.ModelBytes = int64(num("model-bytes", float64(largestModel(cfg))))
 	s.RanksPerNode = whole("ranks-per-node", scaling.DefaultRanksPerNode)
 	s.Slots = whole("slots", 0)
+	s.ParallelJoin, _ = video.ParallelContainer(cfg.OutputPath, cfg.OutputVideoEncoder)
 	if err == nil {
 		err = s.Check(costs)
 	}
@@ -402,8 +403,17 @@ func printModel(w io.Writer, c scaling.Costs, s scaling.Scale, e scaling.Estimat
 	perGB := func(measured float64, passes int) string {
 		return fmt.Sprintf("%s × max(%.2f s/GB measured, %d pass(es) at %s/s)", gbytes(e.OutputBytes), measured*1e9, passes, gbytes(math.Min(s.ClientBW, s.FSBandwidth)))
 	}
-	fmt.Fprintf(tw, "join\t%.2f\t%s\t%.2f + %d segments × %.3f + %s (rank 0, serial)\n", e.Join, pct(e.Join), c.JoinFixed, s.Segments, c.JoinPerSegment, perGB(c.JoinPerByte, 2))
-	if c.OnePass {
+	if s.ParallelJoin {
+		nodes := float64((s.Ranks + s.RanksPerNode - 1) / s.RanksPerNode)
+		fmt.Fprintf(tw, "join\t%.2f\t%s\t%.2f + %d segments a rank × %.3f + max(busiest rank's %s × %.2f s/GB, %s twice at %s/s) (every rank its segments at their offset; rank 0 the index)\n",
+			e.Join, pct(e.Join), c.JoinFixed, (s.Segments+s.Ranks-1)/s.Ranks, c.JoinPerSegment, gbytes(e.OutputBytes*float64(e.Busiest)/float64(max(1, e.Frames))), c.JoinPerByte*1e9,
+			gbytes(e.OutputBytes), gbytes(math.Min(nodes*s.ClientBW, s.FSBandwidth)))
+	} else {
+		fmt.Fprintf(tw, "join\t%.2f\t%s\t%.2f + %d segments × %.3f + %s (rank 0, serial)\n", e.Join, pct(e.Join), c.JoinFixed, s.Segments, c.JoinPerSegment, perGB(c.JoinPerByte, 2))
+	}
+	if s.ParallelJoin {
+		fmt.Fprintf(tw, "mux\t0\t0 %%\trank 0's side file, written during the frames\n")
+	} else if c.OnePass {
 		fmt.Fprintf(tw, "mux\t0\t0 %%\tin the join's pass (one ffmpeg run)\n")
 	} else {
 		fmt.Fprintf(tw, "mux\t%.2f\t%s\t%.2f + %s\n", e.Mux, pct(e.Mux), c.MuxFixed, perGB(c.MuxPerByte, 2))
@@ -420,8 +430,10 @@ func printModel(w io.Writer, c scaling.Costs, s scaling.Scale, e scaling.Estimat
 		100*e.SerialShare, pct(e.Startup), pct(e.Join), pct(e.Mux), pct(e.Hash), 100*scaling.Goal, met, e.Dominant)
 	fmt.Fprintf(w, "              %.0f %% holds once a rank's frame costs %.4f s or more (the frames term ≥ %.0f× the serial part)\n",
 		100*scaling.Goal, e.GoalFrameSeconds(), (1-scaling.Goal)/scaling.Goal)
-	fmt.Fprintf(w, "              %.1f %% were the join and mux parallel (%.2f s: each node writes its segments at their offset, %s at %s/s)\n",
-		100*e.ParallelShare, e.ParallelJoin, gbytes(e.OutputBytes), gbytes(math.Min(float64((s.Ranks+s.RanksPerNode-1)/s.RanksPerNode)*s.ClientBW, s.FSBandwidth)))
+	if !s.ParallelJoin {
+		fmt.Fprintf(w, "              %.1f %% were the join and mux parallel (%.2f s: each node writes its segments at their offset, %s at %s/s)\n",
+			100*e.ParallelShare, e.ParallelJoin, gbytes(e.OutputBytes), gbytes(math.Min(float64((s.Ranks+s.RanksPerNode-1)/s.RanksPerNode)*s.ClientBW, s.FSBandwidth)))
+	}
 	if e.Ranks > 1 {
 		fmt.Fprintf(w, "start-up      %.2f s had the other ranks loaded their models only after the plan\n", e.SerialStartWithoutOverlap)
 	}

@@ -10,6 +10,10 @@
 //	frames    = busiest rank's frames × frame seconds × pixels/measured pixels × max(1, N/slots)
 //	join      = join fixed + segments × per segment + bytes × max(per byte, 2 / client bandwidth)
 //	mux       = mux fixed + bytes × max(per byte, 2 / client bandwidth)   (0 in a one-pass join)
+//	parallel join (MP4, MOV: Scale.ParallelJoin), every rank its run of segments:
+//	join      = join fixed + segments/N × per segment
+//	            + max(busiest share's bytes × per byte, bytes × 2 / min(nodes × client bandwidth, file system))
+//	mux       = 0 (rank 0's side file of the other streams is written during the frames)
 //	hash      = bytes × max(per byte, 1 / client bandwidth)
 //	efficiency   = wall(1) / (N × wall(N)); serial share = (wall − frames) / wall
 //
@@ -66,6 +70,8 @@ type Scale struct {
 	// FrameSeconds, when above 0, is a rank's seconds per frame at scale, as measured there
 	// (a GPU node's): it replaces Costs.FrameSeconds scaled by pixels.
 	FrameSeconds float64
+	// ParallelJoin: the output's container is joined by every rank (MP4, MOV; see the model).
+	ParallelJoin bool
 }
 
 // Estimate is the model's answer for one Scale.
@@ -182,7 +188,13 @@ func model(c Costs, s Scale) Estimate {
 	perByte := io(s)
 	e.Join = c.JoinFixed + float64(s.Segments)*c.JoinPerSegment +
 		e.OutputBytes*math.Max(c.JoinPerByte, 2*perByte) // read the segments, write the join
-	if !c.OnePass {
+	if s.ParallelJoin {
+		// Every rank reads its run of segments and writes it at its offset: the busiest
+		// rank's bytes at its own rate, or all bytes twice through the nodes' links.
+		busiest := e.OutputBytes * float64(e.Busiest) / math.Max(1, float64(e.Frames))
+		e.Join = c.JoinFixed + math.Ceil(float64(s.Segments)/float64(s.Ranks))*c.JoinPerSegment +
+			math.Max(busiest*c.JoinPerByte, 2*e.OutputBytes/math.Min(nodes*s.ClientBW, s.FSBandwidth))
+	} else if !c.OnePass {
 		e.Mux = c.MuxFixed + e.OutputBytes*math.Max(c.MuxPerByte, 2*perByte) // read the join, write the output
 	}
 	e.Hash = e.OutputBytes * math.Max(c.HashPerByte, perByte) // read the output

@@ -53,6 +53,18 @@ func TestModelArithmetic(t *testing.T) {
 		t.Errorf("frame seconds %g, start-up %g; want 0.5 and 31", e.FrameSeconds, e.Startup)
 	}
 
+	// The parallel join (an MP4 output): ceil(4 segments / 4 ranks) × 0.125, and
+	// max(the busiest rank's 3/10 of 200 B × 0.01, 2 × 200 B at min(2 × 50, 100) B/s) = 4; no mux.
+	s.FrameSeconds, s.Launch, s.ParallelJoin = 0, -1, true
+	if e := Model(c, s); e.Join != 0.25+0.125+4 || e.Mux != 0 || e.Wall != 25+6+4.375+4 {
+		t.Errorf("parallel join: join %g, mux %g, wall %g; want %g, 0, %g", e.Join, e.Mux, e.Wall, 0.25+0.125+4, 25+6+4.375+4)
+	}
+	c.JoinPerByte = 1 // a slow copy: the busiest rank's 60 B decide
+	if e := Model(c, s); e.Join != 0.25+0.125+60 {
+		t.Errorf("parallel join, slow copy: join %g, want %g", e.Join, 0.25+0.125+60)
+	}
+	c.JoinPerByte, s.ParallelJoin = 0.01, false
+
 	// A one-pass join (the mux in the join's run) has no mux term.
 	s.FrameSeconds, s.Launch = 0, -1
 	c.OnePass = true

@@ -26,6 +26,21 @@ import (
 // on the timeline times, and when not, why (one clause, for the log line that says which join
 // ran).
 func ParallelJoin(out, encoder string, times Timeline) (bool, string) {
+	if ok, why := ParallelContainer(out, encoder); !ok {
+		return false, why
+	}
+	if times.TimeBase.Num != 1 {
+		return false, "the target's time base " + times.TimeBase.String() + " is not 1/N, which an MP4 track's clock must be"
+	}
+	return true, ""
+}
+
+// ParallelContainer is ParallelJoin's test of the container and the encoder alone (out's
+// extension; "" is the default output, .mp4): what `facefusion plan` models before any target.
+func ParallelContainer(out, encoder string) (bool, string) {
+	if out == "" {
+		out = "out.mp4"
+	}
 	switch m := muxerFor(out); m {
 	case "mp4", "mov":
 	case "":
@@ -33,11 +48,8 @@ func ParallelJoin(out, encoder string, times Timeline) (bool, string) {
 	default:
 		return false, "a " + m + " output is joined by ffmpeg (its index is written by its muxer)"
 	}
-	if placeholderEncoder(encoder) == "" {
+	if placeholderEncoder(EncodeOptions{Encoder: encoder}.ChosenEncoder()) == "" {
 		return false, "the encoder " + encoder + " is not H.264 or HEVC"
-	}
-	if times.TimeBase.Num != 1 {
-		return false, "the target's time base " + times.TimeBase.String() + " is not 1/N, which an MP4 track's clock must be"
 	}
 	return true, ""
 }

@@ -293,7 +293,8 @@ func TestPlan(t *testing.T) {
 	modelled := func(c scaling.Costs, frames, chunk, ranks, pixels int, fs float64, model int64) scaling.Estimate {
 		chunks, assignment := driver.MakePlan(rank.Range{Start: 0, End: frames}, chunk, ranks)
 		s := scaling.Scale{Ranks: ranks, Segments: len(chunks), Pixels: pixels, FSBandwidth: fs, ClientBW: scaling.DefaultClientBW,
-			RanksPerNode: scaling.DefaultRanksPerNode, ModelBytes: model, Launch: -1}
+			RanksPerNode: scaling.DefaultRanksPerNode, ModelBytes: model, Launch: -1,
+			ParallelJoin: true} // the default output, an MP4 of libx264: joined by every rank
 		for _, a := range assignment {
 			n := 0
 			for c := a.Start; c < a.End; c++ {
@@ -329,6 +330,14 @@ func TestPlan(t *testing.T) {
 	e = modelled(c, 40, 4, 3, info.Width*info.Height, scaling.DefaultFSBandwidth, 2e8)
 	if want := fmt.Sprintf("wall          %.2f s (one rank: %.2f s)", e.Wall, e.OneRank); r.Code != 0 || !strings.Contains(r.Stdout, want) || !strings.Contains(r.Stdout, "costs from the run report "+costs) {
 		t.Errorf("plan --costs: exit %d, want %q and the report named:\n%s%s", r.Code, want, r.Stdout, r.Stderr)
+	}
+	// A Matroska output is joined by rank 0 alone: the model says so.
+	r = clitest.Run(t, "plan", "--frames", "1000", "--ranks", "7", "--chunk-frames", "50", "-o", filepath.Join(dir, "out.mkv"))
+	if r.Code != 0 || !strings.Contains(r.Stdout, "(rank 0, serial)") || !strings.Contains(r.Stdout, "were the join and mux parallel") {
+		t.Errorf("plan -o out.mkv: exit %d, want the serial join modelled:\n%s%s", r.Code, r.Stdout, r.Stderr)
+	}
+	if r := clitest.Run(t, "plan", "--frames", "1000", "--ranks", "7", "--chunk-frames", "50"); !strings.Contains(r.Stdout, "every rank its segments at their offset") {
+		t.Errorf("plan (an MP4 output): the parallel join not modelled:\n%s%s", r.Stdout, r.Stderr)
 	}
 
 	for _, bad := range [][]string{{"-t", in}, {"-t", in, "--ranks", "0"}, {"--ranks", "2"}, {"-t", in, "--ranks", "2", "--chunk-frames", "0"},
