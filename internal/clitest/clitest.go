@@ -47,6 +47,12 @@ func Main(m *testing.M) {
 		fmt.Fprintln(os.Stderr, "building facefusion:", err)
 		os.Exit(1)
 	}
+	// The facts the binary keeps about ffmpeg (video.FactsFile) go into this test binary's own
+	// folder, not the user's cache: the runs of one package share them, and nothing a test
+	// depends on outlives it. Set after the build, whose cache is under the same variable.
+	if err := os.Setenv("XDG_CACHE_HOME", filepath.Join(dir, "cache")); err != nil {
+		panic(err)
+	}
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)
