@@ -67,7 +67,7 @@ func loadFacts() {
 		return
 	}
 	if b, err := os.ReadFile(facts.path); err == nil {
-		if json.Unmarshal(b, &facts.m) != nil {
+		if json.Unmarshal(b, &facts.m) != nil || facts.m == nil { // "null" decodes to a nil map
 			facts.m = map[string]fact{}
 		}
 	}

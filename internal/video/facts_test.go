@@ -127,9 +127,28 @@ func TestCheckFact(t *testing.T) {
 	}
 }
 
-// The file holds at most maxFacts facts (the oldest are dropped).
+// The file holds at most maxFacts facts (the oldest are dropped); a damaged one is no facts.
 func TestFactsBounded(t *testing.T) {
-	useFacts(t, t.TempDir())
+	cache := t.TempDir()
+	useFacts(t, cache)
+	for _, damaged := range []string{"null", "{", `{"k": 3}`, ""} {
+		if err := os.MkdirAll(filepath.Join(cache, filepath.Dir(FactsFile)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(cache, FactsFile), []byte(damaged), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		facts.read = false
+		var v int
+		if recallFact("k", &v) {
+			t.Errorf("a fact recalled from the file %q", damaged)
+		}
+		rememberFact("k", 7) // no panic, and kept
+		facts.read = false
+		if !recallFact("k", &v) || v != 7 {
+			t.Errorf("over the file %q: a fact not kept", damaged)
+		}
+	}
 	for i := 0; i < maxFacts+5; i++ {
 		rememberFact(factKey("bounded", string(rune('a'+i%26)), strings.Repeat("x", i)), i)
 	}
