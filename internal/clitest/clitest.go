@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/facefusion-hpc/facefusion/internal/testenv"
@@ -45,6 +46,12 @@ func Main(m *testing.M) {
 	if err := build.Run(); err != nil {
 		fmt.Fprintln(os.Stderr, "building facefusion:", err)
 		os.Exit(1)
+	}
+	// The facts the binary keeps about ffmpeg (video.FactsFile) go into this test binary's own
+	// folder, not the user's cache: the runs of one package share them, and nothing a test
+	// depends on outlives it. Set after the build, whose cache is under the same variable.
+	if err := os.Setenv("XDG_CACHE_HOME", filepath.Join(dir, "cache")); err != nil {
+		panic(err)
 	}
 	code := m.Run()
 	os.RemoveAll(dir)
@@ -99,8 +106,44 @@ func FFmpeg(t testing.TB, args ...string) {
 }
 
 // FaceClip makes a w×h clip of n frames at rate fps in which astronaut.png's face moves, with
-// a tone as audio; extra are more output options (e.g. B-frames).
+// a tone as audio; extra are more output options (e.g. B-frames). A clip of the same
+// arguments is made once a test binary and copied to path (the file is the same bytes: ffmpeg
+// makes it the same way every time), so that tests which each want their own clip of a
+// common kind do not each pay for an ffmpeg run.
 func FaceClip(t *testing.T, path string, w, h, n int, fps string, extra ...string) {
+	t.Helper()
+	if Bin == "" { // no Main: no folder to keep clips in beyond the test
+		makeFaceClip(t, path, w, h, n, fps, extra...)
+		return
+	}
+	key := fmt.Sprintf("%dx%d-%d-%s-%q%s", w, h, n, fps, extra, filepath.Ext(path))
+	v, _ := faceClips.LoadOrStore(key, &faceClip{})
+	c := v.(*faceClip)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.path == "" {
+		made := filepath.Join(filepath.Dir(Bin), fmt.Sprintf("clip-%x%s", md5.Sum([]byte(key)), filepath.Ext(path)))
+		makeFaceClip(t, made, w, h, n, fps, extra...)
+		c.path = made
+	}
+	data, err := os.ReadFile(c.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// faceClips are the clips FaceClip made in this test binary, by their arguments.
+var faceClips sync.Map
+
+type faceClip struct {
+	mu   sync.Mutex
+	path string // "" until made
+}
+
+func makeFaceClip(t *testing.T, path string, w, h, n int, fps string, extra ...string) {
 	t.Helper()
 	face := testenv.Sample(t, "astronaut.png")
 	side := h * 4 / 5

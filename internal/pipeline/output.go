@@ -47,9 +47,16 @@ func CheckOutputFormat(ctx context.Context, cfg job.Config, info *video.Info) (v
 	if c, ok := formatsChecked.Load(key); ok {
 		return c.(video.Carried), nil
 	}
+	// An earlier run's pass with the same binaries (video.RecallCheck): the check's three ffmpeg
+	// and ffprobe starts were most of a small job's start-up.
+	if c, ok := video.RecallCheck(key); ok {
+		formatsChecked.Store(key, c)
+		return c, nil
+	}
 	carried, err := video.CheckOutput(ctx, cfg.TempDir(), out, opt, cfg.TargetPath, info.Others, AudioOptions(cfg))
 	if err == nil {
 		formatsChecked.Store(key, carried)
+		video.RememberCheck(key, carried)
 	}
 	var oe *video.OutputError
 	if !errors.As(err, &oe) {

@@ -178,7 +178,8 @@ func outputArgs(path string, faststart bool) []string {
 
 // Version is the first line of `ffmpeg -version` ("ffmpeg version 5.1.6-0+deb12u1 …"): another
 // ffmpeg (a cluster module, a node image) may encode other bytes from the same frames. It is
-// asked once a process; PrefetchVersion asks early, in the background.
+// asked once a process, and only when the facts file (facts.go) has no answer for this ffmpeg
+// binary; PrefetchVersion asks early, in the background.
 func Version(ctx context.Context) (string, error) {
 	PrefetchVersion()
 	select {
@@ -204,13 +205,27 @@ func PrefetchVersion() {
 	version.once.Do(func() {
 		go func() {
 			defer close(version.done)
-			out, err := runTool(context.Background(), FFmpeg, "-version")
-			if err != nil {
-				version.err = err
-				return
-			}
-			line, _, _ := strings.Cut(string(out), "\n")
-			version.line = strings.TrimSpace(line)
+			version.line, version.err = askVersion(context.Background())
 		}()
 	})
+}
+
+// askVersion is the version line as the facts file keeps it for this ffmpeg binary, else as
+// `ffmpeg -version` says it (and then kept).
+func askVersion(ctx context.Context) (string, error) {
+	var line string
+	id, idErr := binaryIdentity(FFmpeg)
+	if idErr == nil && recallFact(factKey(versionFact, id), &line) && line != "" {
+		return line, nil
+	}
+	out, err := runTool(ctx, FFmpeg, "-version")
+	if err != nil {
+		return "", err
+	}
+	line, _, _ = strings.Cut(string(out), "\n")
+	line = strings.TrimSpace(line)
+	if idErr == nil && line != "" {
+		rememberFact(factKey(versionFact, id), line)
+	}
+	return line, nil
 }

@@ -1,0 +1,170 @@
+package video
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/facefusion-hpc/facefusion/internal/testenv"
+)
+
+// useFacts points the facts file at a folder of the test's own (cache: "" for a cache folder
+// that cannot be written) and forgets what this process read of it.
+func useFacts(t *testing.T, cache string) {
+	t.Helper()
+	t.Setenv("XDG_CACHE_HOME", cache)
+	facts.mu.Lock()
+	facts.read = false
+	facts.mu.Unlock()
+	t.Cleanup(func() {
+		facts.mu.Lock()
+		facts.read = false
+		facts.mu.Unlock()
+	})
+}
+
+// The version line is asked of ffmpeg once for a binary: a second ask (another run) reads the
+// facts file; another ffmpeg first on PATH (a module swap) or the same path rewritten (a
+// reinstall) is asked again; and without a cache folder every ask runs ffmpeg, as before.
+func TestVersionFact(t *testing.T) {
+	useFacts(t, t.TempDir())
+	want, err := exec1(t, "ffmpeg", "-version")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _, _ = strings.Cut(want, "\n")
+	counted, runs := testenv.Counted(t, "ffmpeg")
+	saved := FFmpeg
+	defer func() { FFmpeg = saved }()
+	FFmpeg = counted
+	ask := func(what string, wantRuns int) {
+		t.Helper()
+		line, err := askVersion(context.Background())
+		if err != nil || line != strings.TrimSpace(want) {
+			t.Fatalf("%s: version %q, %v; want %q", what, line, err, want)
+		}
+		if n := runs(); n != wantRuns {
+			t.Errorf("%s: ffmpeg ran %d time(s), want %d", what, n, wantRuns)
+		}
+	}
+	ask("first ask", 1)
+	ask("second ask", 0)
+	facts.read = false // another process reads the file afresh
+	ask("another run", 0)
+
+	// The same program at the same path, written again (a reinstall): another file.
+	script, err := os.ReadFile(counted)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmp := counted + ".new"
+	if err := os.WriteFile(tmp, script, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, counted); err != nil {
+		t.Fatal(err)
+	}
+	ask("reinstalled in place", 1)
+	ask("reinstalled, asked again", 0)
+
+	// Another ffmpeg first on PATH: the name resolves to another file.
+	other, otherRuns := testenv.Counted(t, "ffmpeg")
+	FFmpeg = "ffmpeg"
+	t.Setenv("PATH", filepath.Dir(other)+string(os.PathListSeparator)+os.Getenv("PATH"))
+	if line, err := askVersion(context.Background()); err != nil || line != strings.TrimSpace(want) || otherRuns() != 1 {
+		t.Errorf("module swap: version %q, %v, not asked of the new ffmpeg once", line, err)
+	}
+	FFmpeg = counted
+
+	// No cache folder that can be written: asked every time.
+	notDir := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(notDir, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	useFacts(t, notDir)
+	ask("unwritable cache", 1)
+	facts.read = false
+	ask("unwritable cache, another run", 1)
+}
+
+// A passed output check is recalled under its key with the same binaries only: another
+// ffprobe, another LD_LIBRARY_PATH or another key is not the same check.
+func TestCheckFact(t *testing.T) {
+	useFacts(t, t.TempDir())
+	carried := Carried{
+		Keep: []Carry{{Stream: Stream{Index: 1, Type: "audio", Codec: "pcm_s16le"}, AAC: true}, {Stream: Stream{Index: 3, Type: "subtitle", Codec: "subrip"}, Text: "mov_text"}},
+		Drop: []Dropped{{Stream{Index: 2, Type: "data", Codec: "bin_data"}, "codec not currently supported in container"}},
+	}
+	if _, ok := RecallCheck("k"); ok {
+		t.Fatal("a check recalled from an empty cache")
+	}
+	RememberCheck("k", carried)
+	facts.read = false // another run
+	if got, ok := RecallCheck("k"); !ok || !reflect.DeepEqual(got, carried) {
+		t.Fatalf("recalled %+v, %v; want %+v", got, ok, carried)
+	}
+	if _, ok := RecallCheck("k2"); ok {
+		t.Error("another key's check recalled")
+	}
+	ld := os.Getenv("LD_LIBRARY_PATH")
+	t.Setenv("LD_LIBRARY_PATH", t.TempDir()+string(os.PathListSeparator)+ld)
+	if _, ok := RecallCheck("k"); ok {
+		t.Error("recalled with another LD_LIBRARY_PATH")
+	}
+	os.Setenv("LD_LIBRARY_PATH", ld)
+	saved := FFprobe
+	defer func() { FFprobe = saved }()
+	FFprobe, _ = testenv.Counted(t, "ffprobe")
+	if _, ok := RecallCheck("k"); ok {
+		t.Error("recalled with another ffprobe")
+	}
+	FFprobe = saved
+	if _, ok := RecallCheck("k"); !ok {
+		t.Error("not recalled with the binaries it was kept with")
+	}
+}
+
+// The file holds at most maxFacts facts (the oldest are dropped); a damaged one is no facts.
+func TestFactsBounded(t *testing.T) {
+	cache := t.TempDir()
+	useFacts(t, cache)
+	for _, damaged := range []string{"null", "{", `{"k": 3}`, ""} {
+		if err := os.MkdirAll(filepath.Join(cache, filepath.Dir(FactsFile)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(cache, FactsFile), []byte(damaged), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		facts.read = false
+		var v int
+		if recallFact("k", &v) {
+			t.Errorf("a fact recalled from the file %q", damaged)
+		}
+		rememberFact("k", 7) // no panic, and kept
+		facts.read = false
+		if !recallFact("k", &v) || v != 7 {
+			t.Errorf("over the file %q: a fact not kept", damaged)
+		}
+	}
+	for i := 0; i < maxFacts+5; i++ {
+		rememberFact(factKey("bounded", string(rune('a'+i%26)), strings.Repeat("x", i)), i)
+	}
+	facts.read = false
+	facts.mu.Lock()
+	loadFacts()
+	n := len(facts.m)
+	facts.mu.Unlock()
+	if n != maxFacts {
+		t.Errorf("%d facts kept, want %d", n, maxFacts)
+	}
+}
+
+// exec1 runs a tool and returns its stdout.
+func exec1(t *testing.T, name string, args ...string) (string, error) {
+	t.Helper()
+	out, err := runTool(context.Background(), testenv.Tool(t, name), args...)
+	return string(out), err
+}
