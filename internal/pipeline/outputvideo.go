@@ -82,23 +82,25 @@ func OutputTimes(cfg job.Config, info *video.Info) video.Timeline {
 // TargetSpan is the time range of the target that the output's video covers, in the target's
 // container time: from the trim start's frame to the end of the trim end's last frame, from the
 // target's frame times (a variable rate included) after the video stream's own start. The target's other streams (its audio) are cut to it, as
-// FaceFusion cuts the audio to the video's duration.
+// FaceFusion cuts the audio to the video's duration. Its Timecode is the target's at the trim
+// start's frame.
 func TargetSpan(cfg job.Config, info *video.Info) video.Span {
 	m, err := OutputFrames(cfg, info)
 	if err != nil {
 		return video.Span{}
 	}
+	tc := video.TimecodeAt(info.Timecode, info.FPS, m.Start) // timecodes count frames
 	// In container time: a video stream that starts after the audio (an offset, a B-frame
 	// delay in Matroska) keeps its place against the audio.
 	t, lead := info.Times, max(0, info.VideoStart)
 	if !t.Valid() {
 		sp := video.FrameSpan(m.Start, m.End, m.In)
-		return video.Span{Start: lead + sp.Start, End: lead + sp.End}
+		return video.Span{Start: lead + sp.Start, End: lead + sp.End, Timecode: tc, Rate: info.FPS}
 	}
 	start := t.At(m.Start)
 	end := start + t.Slice(m.Start, m.End, info.Frames).End
 	us := func(n int64) time.Duration { return time.Duration(t.Micros(n)) * time.Microsecond }
-	return video.Span{Start: lead + us(start), End: lead + us(end)}
+	return video.Span{Start: lead + us(start), End: lead + us(end), Timecode: tc, Rate: info.FPS}
 }
 
 // CheckOutputSize refuses, before the first frame, a scale that leaves the output no pixel.

@@ -10,9 +10,13 @@ import (
 	"time"
 )
 
-// Span is a time range of a media file; End 0 means to its end.
+// Span is a time range of a media file; End 0 means to its end. Timecode is the file's SMPTE
+// timecode at Start ("": none), which the output's first frame takes, counting Rate frames a
+// second (the file's nominal rate).
 type Span struct {
 	Start, End time.Duration
+	Timecode   string   `json:",omitempty"`
+	Rate       Rational `json:",omitempty"`
 }
 
 // FrameSpan is the time range of frames [start, end) at rate fps.
@@ -39,6 +43,8 @@ type Carry struct {
 	// (mov_text in MP4, srt in Matroska, webvtt in WebM): the same cues, in the container's
 	// own text format. "": copied.
 	Text string `json:",omitempty"`
+	// cues is the file a text subtitle's cues were cut into for one join (withCues).
+	cues string
 }
 
 // textSubtitles are the text-subtitle codecs one can be converted into another from; bitmap
@@ -110,6 +116,11 @@ func Join(ctx context.Context, scratch string, segs []JoinSegment, times Timelin
 		return fmt.Errorf("video: joining into %s: %w", out, err)
 	}
 	defer os.Remove(list)
+	keep, done, err := withCues(ctx, scratch, target, span, keep)
+	defer done()
+	if err != nil {
+		return fmt.Errorf("video: joining into %s: %w", out, err)
+	}
 	if _, err := runTool(ctx, FFmpeg, joinArgs(list, times, target, span, keep, out, audio)...); err != nil {
 		return fmt.Errorf("video: joining %d segment(s) and %d stream(s) of %s into %s: %w", len(segs), len(keep), target, out, err)
 	}
@@ -153,6 +164,30 @@ func writeConcatList(scratch string, segs []JoinSegment, times Timeline, end int
 	return f.Name(), nil
 }
 
+// withCues is keep with the cues of each text subtitle cut to span (cutCues) into a file in dir;
+// done removes those files.
+func withCues(ctx context.Context, dir, target string, span Span, keep []Carry) ([]Carry, func(), error) {
+	var files []string
+	done := func() {
+		for _, f := range files {
+			os.Remove(f)
+		}
+	}
+	cut := make([]Carry, len(keep))
+	for i, c := range keep {
+		if cutsCues(c) {
+			f, err := cutCues(ctx, dir, target, c, span)
+			if err != nil {
+				return nil, done, err
+			}
+			files = append(files, f)
+			c.cues = f
+		}
+		cut[i] = c
+	}
+	return cut, done, nil
+}
+
 func joinArgs(list string, times Timeline, target string, span Span, keep []Carry, out string, audio AudioOptions) []string {
 	args := muxArgs([]string{"-f", "concat", "-safe", "0", "-i", mediaPath(list)}, []string{"-c:0", "copy"}, times, target, span, keep, out, audio)
 	return append(args, outputArgs(out, true)...)
@@ -173,13 +208,38 @@ func muxArgs(input, video []string, times Timeline, target string, span Span, ke
 		}
 		args = append(args, "-i", mediaPath(target))
 	}
+	cues := 0 // text subtitles come from their cut cues, inputs 2, 3, …
+	for _, c := range keep {
+		if c.cues != "" {
+			args = append(args, "-f", cueFormat(c), "-i", mediaPath(c.cues))
+			cues++
+		}
+	}
 	args = append(args, "-map", "0:v:0")
 	if target != "" {
 		// The target's title, tags and chapters (cut to the span), not the segments'.
 		args = append(args, "-map_metadata", "1", "-map_chapters", "1")
 	}
-	for _, c := range keep {
-		args = append(args, "-map", "1:"+strconv.Itoa(c.Index))
+	if span.Timecode != "" {
+		// The target's timecode at the first output frame: a new tmcd track in MOV and MP4, a
+		// tag elsewhere.
+		args = append(args, "-metadata", "timecode="+span.Timecode)
+	}
+	in := 2
+	for i, c := range keep {
+		if c.cues != "" {
+			args = append(args, "-map", strconv.Itoa(in)+":0")
+			in++
+		} else {
+			args = append(args, "-map", "1:"+strconv.Itoa(c.Index))
+		}
+		if cues > 0 {
+			// Naming one stream's metadata source stops ffmpeg copying the others': name all.
+			args = append(args, "-map_metadata:s:"+strconv.Itoa(i+1), "1:s:"+strconv.Itoa(c.Index))
+		}
+	}
+	if cues > 0 {
+		args = append(args, "-map_metadata:s:0", "0:s:0")
 	}
 	args = append(args, video...)
 	if !audio.Copies() {
@@ -191,10 +251,18 @@ func muxArgs(input, video []string, times Timeline, target string, span Span, ke
 		case c.Type == "audio" && !audio.Copies():
 		case c.AAC:
 			args = append(args, o, "aac")
+		case c.cues != "":
+			args = append(args, o, cueEncoder(c))
 		case c.Text != "":
 			args = append(args, o, c.Text)
 		default:
 			args = append(args, o, "copy")
+			if m := muxerFor(out); span.Start > 0 && m != "mp4" && m != "mov" {
+				// A copied stream starts at the packet before the seek point, at a negative
+				// time, which Matroska and the others shift the whole file by: leave it out (MOV
+				// and MP4 hide it precisely in an edit list).
+				args = append(args, "-copypriorss:"+strconv.Itoa(i+1), "0")
+			}
 		}
 	}
 	if m := muxerFor(out); (m == "mp4" || m == "mov") && times.TimeBase.Num == 1 {

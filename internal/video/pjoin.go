@@ -83,6 +83,15 @@ func WriteSide(ctx context.Context, times Timeline, target string, span Span, ke
 	if enc == "libx265" {
 		video = append(video, "-x265-params", "log-level=error:pools=1:frame-threads=1")
 	}
+	if span.Timecode != "" && span.Rate.Valid() {
+		// The timecode track counts at the video's rate, the placeholder's in the side file.
+		video = append(video, "-r:0", span.Rate.String(), "-fps_mode:0", "passthrough")
+	}
+	keep, done, err := withCues(ctx, filepath.Dir(side), target, span, keep)
+	defer done()
+	if err != nil {
+		return fmt.Errorf("video: writing the side file %s of %s: %w", side, out, err)
+	}
 	args := muxArgs(input, video, times, target, span, keep, out, audio)
 	args = append(args, outputArgs(side, false)...)
 	if _, err := runTool(ctx, FFmpeg, args...); err != nil {

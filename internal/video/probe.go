@@ -96,6 +96,10 @@ type Info struct {
 	// Others are the target's streams other than that video stream, in the file's order: what
 	// the output keeps of them is decided before the first frame (CheckOutput).
 	Others []Stream `json:",omitempty"`
+	// Timecode is the target's SMPTE timecode at its first frame (a `timecode` tag: the video
+	// stream's, else a timecode track's, else the file's), "" when it has none. A timecode track
+	// (MOV/MP4 tmcd) is not among Others: the output's is written anew (TimecodeAt).
+	Timecode string `json:",omitempty"`
 
 	streamTB    Rational // the video stream's time base
 	streamStart int64    // start_pts of the video stream, in its time base
@@ -130,6 +134,7 @@ type probeJSON struct {
 		CodecName    string            `json:"codec_name"`
 		Profile      string            `json:"profile"`
 		CodecType    string            `json:"codec_type"`
+		CodecTag     string            `json:"codec_tag_string"`
 		Width        int               `json:"width"`
 		Height       int               `json:"height"`
 		PixFmt       string            `json:"pix_fmt"`
@@ -149,10 +154,21 @@ type probeJSON struct {
 		} `json:"side_data_list"`
 	} `json:"streams"`
 	Format struct {
-		FormatName string `json:"format_name"`
-		StartTime  string `json:"start_time"`
-		Duration   string `json:"duration"`
+		FormatName string            `json:"format_name"`
+		StartTime  string            `json:"start_time"`
+		Duration   string            `json:"duration"`
+		Tags       map[string]string `json:"tags"`
 	} `json:"format"`
+}
+
+// tag is the value of key in tags, whatever its case (Matroska's tags are upper case).
+func tag(tags map[string]string, key string) string {
+	for k, v := range tags {
+		if strings.EqualFold(k, key) {
+			return v
+		}
+	}
+	return ""
 }
 
 // parseProbe turns ffprobe's JSON into an Info. needCount is true when the stream carries no
@@ -178,12 +194,24 @@ func parseProbe(path string, data []byte) (info *Info, needCount bool, err error
 			}
 			info.HasAudio = true
 		}
+		if s.CodecType == "data" && s.CodecTag == "tmcd" {
+			continue // the timecode track: written anew from Timecode
+		}
 		info.Others = append(info.Others, Stream{Index: s.Index, Type: s.CodecType, Codec: s.CodecName, AttachedPic: s.Disposition["attached_pic"] != 0})
 	}
 	if video < 0 {
 		return nil, false, fmt.Errorf("video: %s has no video stream (audio only?): choose a video or image target", path)
 	}
 	s := p.Streams[video]
+	info.Timecode = tag(s.Tags, "timecode")
+	for _, o := range p.Streams {
+		if info.Timecode == "" && o.CodecTag == "tmcd" {
+			info.Timecode = tag(o.Tags, "timecode")
+		}
+	}
+	if info.Timecode == "" {
+		info.Timecode = tag(p.Format.Tags, "timecode")
+	}
 	info.Codec, info.Profile, info.PixFmt = s.CodecName, s.Profile, s.PixFmt
 	info.Width, info.Height = s.Width, s.Height
 	if rotation(s.Tags["rotate"], s.SideData) {

@@ -23,8 +23,8 @@ func TestTimecodeAt(t *testing.T) {
 		// Non-drop at 29.97 counts 30 labels every second.
 		{"00:00:59:29", Rational{30000, 1001}, 1, "00:01:00:00"},
 		{"", Rational{25, 1}, 5, ""},
-		{"01:00:00:30", Rational{25, 1}, 0, ""},   // no frame 30 at 25 fps
-		{"01:00:00;00", Rational{25, 1}, 0, ""},   // no drop-frame at 25 fps
+		{"01:00:00:30", Rational{25, 1}, 0, ""},       // no frame 30 at 25 fps
+		{"01:00:00;00", Rational{25, 1}, 0, ""},       // no drop-frame at 25 fps
 		{"00:01:00;00", Rational{30000, 1001}, 0, ""}, // a label drop-frame skips
 	} {
 		if got := TimecodeAt(c.tc, c.fps, c.n); got != c.want {
