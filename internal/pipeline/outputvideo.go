@@ -90,17 +90,18 @@ func TargetSpan(cfg job.Config, info *video.Info) video.Span {
 		return video.Span{}
 	}
 	tc := video.TimecodeAt(info.Timecode, info.FPS, m.Start) // timecodes count frames
+	trim := m.Start > 0 || m.End < info.Frames
 	// In container time: a video stream that starts after the audio (an offset, a B-frame
 	// delay in Matroska) keeps its place against the audio.
 	t, lead := info.Times, max(0, info.VideoStart)
 	if !t.Valid() {
 		sp := video.FrameSpan(m.Start, m.End, m.In)
-		return video.Span{Start: lead + sp.Start, End: lead + sp.End, Timecode: tc, Rate: info.FPS}
+		return video.Span{Start: lead + sp.Start, End: lead + sp.End, Timecode: tc, Rate: info.FPS, Trim: trim}
 	}
 	start := t.At(m.Start)
 	end := start + t.Slice(m.Start, m.End, info.Frames).End
 	us := func(n int64) time.Duration { return time.Duration(t.Micros(n)) * time.Microsecond }
-	return video.Span{Start: lead + us(start), End: lead + us(end), Timecode: tc, Rate: info.FPS}
+	return video.Span{Start: lead + us(start), End: lead + us(end), Timecode: tc, Rate: info.FPS, Trim: trim}
 }
 
 // CheckOutputSize refuses, before the first frame, a scale that leaves the output no pixel.

@@ -12,11 +12,13 @@ import (
 
 // Span is a time range of a media file; End 0 means to its end. Timecode is the file's SMPTE
 // timecode at Start ("": none), which the output's first frame takes, counting Rate frames a
-// second (the file's nominal rate).
+// second (the file's nominal rate). Trim marks a span that is less than the whole video: text
+// subtitles' cues are then cut to it (cutCues) rather than copied, which reads the file again.
 type Span struct {
 	Start, End time.Duration
 	Timecode   string   `json:",omitempty"`
 	Rate       Rational `json:",omitempty"`
+	Trim       bool     `json:",omitempty"`
 }
 
 // FrameSpan is the time range of frames [start, end) at rate fps.
@@ -175,7 +177,7 @@ func withCues(ctx context.Context, dir, target string, span Span, keep []Carry) 
 	}
 	cut := make([]Carry, len(keep))
 	for i, c := range keep {
-		if cutsCues(c) {
+		if span.Trim && cutsCues(c) {
 			f, err := cutCues(ctx, dir, target, c, span)
 			if err != nil {
 				return nil, done, err

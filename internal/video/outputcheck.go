@@ -73,7 +73,9 @@ func CheckOutput(ctx context.Context, scratch, out string, opt EncodeOptions, ta
 	segs := []JoinSegment{{Path: seg}}
 	join := func(keep []Carry) error {
 		os.Remove(final)
-		return Join(ctx, dir, segs, times, target, FrameSpan(0, checkFrames, opt.FPS), keep, final, audio)
+		span := FrameSpan(0, checkFrames, opt.FPS)
+		span.Trim = true // a trim's way with text subtitles (cutCues), the one that can fail
+		return Join(ctx, dir, segs, times, target, span, keep, final, audio)
 	}
 	var candidates []Carry
 	firstAudio := -1
