@@ -66,3 +66,22 @@ func TestOutputVideoGeometry(t *testing.T) {
 		t.Errorf("a 6x4 target at scale 0.25: %v, want a usage error naming the flag", err)
 	}
 }
+
+// The span a trim covers carries the target's timecode moved to the trim start's frame
+// (drop-frame at 29.97) and says it is a trim; the whole video is not one.
+func TestTargetSpanTimecode(t *testing.T) {
+	info := &video.Info{Path: "t.mp4", Width: 64, Height: 48, FPS: video.Rational{Num: 30000, Den: 1001}, Frames: 3000, Timecode: "01:00:59;29"}
+	cfg := job.Default()
+	cfg.Processors = []string{job.ProcessorNone}
+	if sp := TargetSpan(cfg, info); sp.Timecode != "01:00:59;29" || sp.Trim || sp.Rate != info.FPS {
+		t.Errorf("the whole video: timecode %q, trim %v, rate %v; want 01:00:59;29, no trim, %v", sp.Timecode, sp.Trim, sp.Rate, info.FPS)
+	}
+	cfg.TrimFrameStart = 1
+	if sp := TargetSpan(cfg, info); sp.Timecode != "01:01:00;02" || !sp.Trim {
+		t.Errorf("trimmed from frame 1: timecode %q, trim %v; want 01:01:00;02 (drop-frame), a trim", sp.Timecode, sp.Trim)
+	}
+	cfg.TrimFrameStart, cfg.TrimFrameEnd = 0, 10
+	if sp := TargetSpan(cfg, info); !sp.Trim {
+		t.Error("trimmed at the end: not a trim")
+	}
+}
