@@ -379,7 +379,9 @@ type memSender struct {
 	closed bool
 }
 
-func (s *memSender) Write(frame []byte) error { return s.WriteMarked(frame, false, lustre.IdentitySums{}) }
+func (s *memSender) Write(frame []byte) error {
+	return s.WriteMarked(frame, false, lustre.IdentitySums{})
+}
 func (s *memSender) WriteMarked(frame []byte, faced bool, id lustre.IdentitySums) error {
 	s.frames = append(s.frames, string(frame))
 	if faced {
