@@ -748,6 +748,7 @@ func encodePieces(ctx context.Context, comm collective.Comm, cfg job.Config, m *
 		rounds(n)
 		written += n
 		testPause(stop, fmt.Sprintf("frames-%d", written), log)
+		testPause(stop, fmt.Sprintf("rank-%d-frames-%d", me, written), log) // one rank's (a sender's)
 	})
 
 	work := p.Work[me]
