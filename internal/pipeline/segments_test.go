@@ -481,3 +481,40 @@ func TestEncodeSegmentsSharedChunks(t *testing.T) {
 		}
 	}
 }
+
+// A stop while the last segment waits for the frames other ranks send discards it (no file,
+// done not told) but keeps the complete ones; EncodeSegments says the stop.
+func TestEncodeSegmentsStopWhileWaitingForRest(t *testing.T) {
+	cfg, info, m := segmentClip(t)
+	ctx := context.Background()
+	stop, endStop := context.WithCancelCause(ctx)
+	defer endStop(nil)
+	segs := segmentsOf(t.TempDir(), 0, 10, 20)
+	segs[1].Local = 15
+	why := errors.New("the job's stop")
+	segs[1].Rest = func(feed context.Context, w MarkedSink) error {
+		endStop(why) // the stop comes while the others' frames are awaited
+		<-feed.Done()
+		return context.Cause(feed)
+	}
+	src, err := OpenFrames(ctx, cfg, info, m, 0, 15)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	var told []int
+	err = EncodeSegments(ctx, stop, cfg, info, src, segs, []Worker{&markWorker{failAt: -1}}, nil, func(i, n, faces int, id *lustre.IdentitySums) error {
+		told = append(told, i)
+		return nil
+	})
+	var se *SegmentError
+	if !errors.As(err, &se) || se.Index != 1 || !errors.Is(err, why) {
+		t.Fatalf("EncodeSegments: %v, want segment 1's error saying the stop", err)
+	}
+	if fmt.Sprint(told) != "[0]" {
+		t.Errorf("done was told of segments %v, want [0]", told)
+	}
+	if _, err := os.Stat(segs[1].Path); err == nil {
+		t.Errorf("the discarded segment's file %s is left", segs[1].Path)
+	}
+}
