@@ -27,7 +27,8 @@ const planUsage = `usage: facefusion plan -t TARGET --ranks N [model flags] [run
        facefusion plan --frames F --ranks N [model flags] [run flags]
 
 Prints how a run over N ranks would split TARGET: the trimmed frame range, the chunks (one
-segment file each) and the contiguous block of chunks and frames each rank gets. It takes run's
+segment file each), each rank's even share of the frames (no rank more than one frame over
+another), the chunks it encodes and the chunks it shares with the ranks beside it. It takes run's
 flags (--chunk-frames, --trim-frame-start, --trim-frame-end, --output-video-fps,
 --output-video-scale, --config FILE, --config-path INI, …) with run's precedence: FaceFusion's
 facefusion.ini from the working folder (or --config-path), then the job file, then the flags.
