@@ -1,6 +1,6 @@
-// Package collective is how ranks talk to each other: barrier, broadcast, gather, allreduce
-// and abort over OpenMPI, with a single-process Comm of identical semantics for runs without
-// a launcher.
+// Package collective is how ranks talk to each other: barrier, broadcast, gather, allreduce,
+// point-to-point messages and abort over OpenMPI, with a single-process Comm of identical
+// semantics for runs without a launcher (it has no other rank to send to).
 //
 // It is the only package that includes mpi.h. Every MPI call runs on one goroutine locked to
 // the OS thread that called MPI_Init_thread, so callers may use a Comm from any goroutine.
