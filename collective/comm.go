@@ -1,6 +1,6 @@
-// Package collective is how ranks talk to each other: barrier, broadcast, gather, allreduce
-// and abort over OpenMPI, with a single-process Comm of identical semantics for runs without
-// a launcher.
+// Package collective is how ranks talk to each other: barrier, broadcast, gather, allreduce,
+// point-to-point messages and abort over OpenMPI, with a single-process Comm of identical
+// semantics for runs without a launcher (it has no other rank to send to).
 //
 // It is the only package that includes mpi.h. Every MPI call runs on one goroutine locked to
 // the OS thread that called MPI_Init_thread, so callers may use a Comm from any goroutine.
@@ -37,6 +37,15 @@ type Comm interface {
 	// be made while it is in flight. Every request must be completed (Test true, or Wait)
 	// before Finalize.
 	IallreduceInt64(op Op, vals []int64) (Request, error)
+	// Isend starts sending buf to rank dest with tag (0 to MaxTag) and returns at once: buf is
+	// copied, so the caller may reuse it. The request completes once MPI is done with the copy
+	// (a large message: once dest has posted its receive). Point-to-point, not collective.
+	Isend(dest, tag int, buf []byte) (Request, error)
+	// Irecv starts receiving one message with tag from rank source (AnySource: any rank) into
+	// buf, which must be large enough for it and belongs to the request until it completes;
+	// then Message says who sent it and its length. Messages from one rank with one tag arrive
+	// in the order they were sent.
+	Irecv(source, tag int, buf []byte) (RecvRequest, error)
 	// Abort ends every rank of the job with code; it does not return.
 	Abort(code int)
 	// Finalize shuts the communicator down; later calls fail.
@@ -54,6 +63,19 @@ type Request interface {
 	// doubling to 2 ms, like the blocking collectives).
 	Wait() error
 }
+
+// RecvRequest is a receive in flight (Irecv).
+type RecvRequest interface {
+	Request
+	// Message is the sender's rank and the message's length, once the request is complete.
+	Message() (source, n int)
+}
+
+// AnySource is Irecv's source for a message from any rank.
+const AnySource = -1
+
+// MaxTag is the largest tag every MPI library must accept (MPI_TAG_UB is at least 32767).
+const MaxTag = 32767
 
 // Op is a reduction.
 type Op int

@@ -86,6 +86,16 @@ func exercise(t *testing.T, c Comm) {
 			t.Fatal(err)
 		}
 	}
+	// Point-to-point: a job of one rank has no other rank to talk to.
+	if _, err := c.Isend(1, 0, []byte("x")); err == nil || !strings.Contains(err.Error(), "rank 1") {
+		t.Fatalf("Isend to rank 1 of a 1-rank job: %v, want a refusal naming the rank", err)
+	}
+	if _, err := c.Irecv(1, 0, make([]byte, 1)); err == nil || !strings.Contains(err.Error(), "rank 1") {
+		t.Fatalf("Irecv from rank 1 of a 1-rank job: %v, want a refusal naming the rank", err)
+	}
+	if _, err := c.Irecv(-7, 0, make([]byte, 1)); err == nil {
+		t.Fatal("Irecv from rank -7 succeeded")
+	}
 	if err := c.Finalize(); err != nil {
 		t.Fatal(err)
 	}

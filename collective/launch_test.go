@@ -94,7 +94,11 @@ func checkRun(t *testing.T, out []byte, n int) {
 	// The non-blocking allreduce is in flight on rank 0 until the other ranks post it.
 	iallreduce := fmt.Sprintf("in flight until every rank posted: %v", n > 1)
 	// Rank 0's exclusive scan is zeros (each rank checks its own).
-	for _, line := range []string{gather, reduce, iallreduce, "exscan [0 0]"} {
+	p2p := fmt.Sprintf("p2p 3 messages in order from each of %d rank(s)", n-1)
+	if n == 1 {
+		p2p = "p2p none: a job of 1 rank"
+	}
+	for _, line := range []string{gather, reduce, iallreduce, "exscan [0 0]", p2p} {
 		if !strings.Contains(string(out), line+"\n") {
 			t.Fatalf("output lacks %q:\n%s", line, out)
 		}

@@ -86,6 +86,23 @@ func (r *singleRequest) Test() (bool, error) {
 
 func (r *singleRequest) Wait() error { return wait(r) }
 
+// Isend and Irecv have no other rank to talk to in a job of one rank (MPI would allow a message
+// to oneself, which no caller here needs).
+func (s *single) Isend(dest, tag int, buf []byte) (Request, error) {
+	return nil, p2pRefused(s, "Isend to", dest)
+}
+
+func (s *single) Irecv(source, tag int, buf []byte) (RecvRequest, error) {
+	return nil, p2pRefused(s, "Irecv from", source)
+}
+
+func p2pRefused(s *single, call string, peer int) error {
+	if err := s.check(0); err != nil {
+		return err
+	}
+	return fmt.Errorf("collective: %s rank %d in a job of 1 rank: there is no other rank", call, peer)
+}
+
 func (s *single) Abort(code int) { os.Exit(code) }
 
 func (s *single) Finalize() error {

@@ -137,7 +137,8 @@ func SlurmFromEnv(getenv func(string) string) *SlurmIDs {
 type RankReport struct {
 	Rank            int                `json:"rank"`
 	Host            string             `json:"host,omitempty"`
-	Frames          int                `json:"frames"`
+	Frames          int                `json:"frames"` // the frames it processed
+	Chunks          int                `json:"chunks"` // the chunks it encoded (a chunk shared with other ranks: by the one holding its first frame)
 	FacesFound      int                `json:"faces_found"`
 	FacesSwapped    int                `json:"faces_swapped"`
 	FacesEnhanced   int                `json:"faces_enhanced"`

@@ -1,5 +1,5 @@
 // Package rank says who this process is in a distributed run (world and node-local rank, bound
-// GPU) and splits a frame range into chunks and chunks into per-rank blocks.
+// GPU), cuts a frame range into chunks and splits their frames evenly over the ranks (Split).
 //
 // It is pure: nothing here talks to MPI. The caller hands in the ranks it got from collective,
 // so partitioning and binding are tested without a launcher.
@@ -38,28 +38,6 @@ func Chunks(r Range, chunkFrames int) []Range {
 	out := make([]Range, 0, (n+chunkFrames-1)/chunkFrames)
 	for s := r.Start; s < r.End; s += chunkFrames {
 		out = append(out, Range{s, min(s+chunkFrames, r.End)})
-	}
-	return out
-}
-
-// Assign gives each of ranks a contiguous block of chunk indices in [0, chunks), in rank
-// order, with sizes differing by at most one (the first chunks%ranks ranks get the extra one).
-// Contiguous blocks keep each rank's decoder seeking forward through one stretch of the video.
-// With more ranks than chunks the trailing ranks get empty ranges.
-func Assign(chunks, ranks int) []Range {
-	if ranks <= 0 || chunks < 0 {
-		panic(fmt.Sprintf("rank.Assign: need ranks > 0 and chunks >= 0, got %d chunks, %d ranks", chunks, ranks))
-	}
-	out := make([]Range, ranks)
-	base, extra := chunks/ranks, chunks%ranks
-	start := 0
-	for i := range out {
-		n := base
-		if i < extra {
-			n++
-		}
-		out[i] = Range{start, start + n}
-		start += n
 	}
 	return out
 }

@@ -27,7 +27,8 @@ const planUsage = `usage: facefusion plan -t TARGET --ranks N [model flags] [run
        facefusion plan --frames F --ranks N [model flags] [run flags]
 
 Prints how a run over N ranks would split TARGET: the trimmed frame range, the chunks (one
-segment file each) and the contiguous block of chunks and frames each rank gets. It takes run's
+segment file each), each rank's even share of the frames (no rank more than one frame over
+another), the chunks it encodes and the chunks it shares with the ranks beside it. It takes run's
 flags (--chunk-frames, --trim-frame-start, --trim-frame-end, --output-video-fps,
 --output-video-scale, --config FILE, --config-path INI, …) with run's precedence: FaceFusion's
 facefusion.ini from the working folder (or --config-path), then the job file, then the flags.
@@ -113,8 +114,8 @@ func cmdPlan(ctx context.Context, args []string, w io.Writer) error {
 			return fault.AsUsage(fmt.Errorf("plan: %v", err))
 		}
 		frames := rank.Range{Start: 0, End: n}
-		chunks, assignment := driver.MakePlan(frames, cfg.ChunkFrames, ranks)
-		model, err := modelRun(ctx, cfg, own, shares(chunks, assignment), len(chunks), 0)
+		chunks, split := driver.MakePlan(frames, cfg.ChunkFrames, ranks)
+		model, err := modelRun(ctx, cfg, own, shares(split), len(chunks), 0)
 		if err != nil {
 			return err
 		}
@@ -142,7 +143,7 @@ func cmdPlan(ctx context.Context, args []string, w io.Writer) error {
 	}
 	start, end := m.Output()
 	frames := rank.Range{Start: start, End: end}
-	chunks, assignment := driver.MakePlan(frames, cfg.ChunkFrames, ranks)
+	chunks, split := driver.MakePlan(frames, cfg.ChunkFrames, ranks)
 	output := ""
 	if m.Resampled() || cfg.OutputVideoScale != 1 {
 		ow, oh := pipeline.OutputSize(cfg, info)
@@ -152,11 +153,11 @@ func cmdPlan(ctx context.Context, args []string, w io.Writer) error {
 		}
 	}
 	ow, oh := pipeline.OutputSize(cfg, info)
-	model, err := modelRun(ctx, cfg, own, shares(chunks, assignment), len(chunks), ow*oh)
+	model, err := modelRun(ctx, cfg, own, shares(split), len(chunks), ow*oh)
 	if err != nil {
 		return err
 	}
-	writePlan(w, cfg.TargetPath, info, frames, cfg.ChunkFrames, chunks, assignment, output)
+	writePlan(w, cfg.TargetPath, info, frames, cfg.ChunkFrames, chunks, split, output)
 	fmt.Fprintln(w)
 	model(w)
 	return nil
@@ -219,12 +220,10 @@ func (f ownFlags) float(name string, def float64) (float64, error) {
 }
 
 // shares are the frames each rank gets under the run's partition.
-func shares(chunks, assignment []rank.Range) []int {
-	out := make([]int, len(assignment))
-	for r, a := range assignment {
-		for c := a.Start; c < a.End; c++ {
-			out[r] += chunks[c].Len()
-		}
+func shares(split [][]rank.Piece) []int {
+	out := make([]int, len(split))
+	for r, pieces := range split {
+		out[r] = rank.Frames(pieces)
 	}
 	return out
 }
@@ -233,7 +232,7 @@ func shares(chunks, assignment []rank.Range) []int {
 // comes first because it is what a user sizing a job looks at; the chunk table names the
 // segment files a rerun or a failure message refers to. output describes an output resampled
 // or scaled from the target ("": the target's rate and size).
-func writePlan(w io.Writer, target string, info *video.Info, frames rank.Range, chunkFrames int, chunks, assignment []rank.Range, output string) {
+func writePlan(w io.Writer, target string, info *video.Info, frames rank.Range, chunkFrames int, chunks []rank.Range, split [][]rank.Piece, output string) {
 	audio := "no audio"
 	if info.HasAudio {
 		audio = "audio"
@@ -242,38 +241,66 @@ func writePlan(w io.Writer, target string, info *video.Info, frames rank.Range, 
 	if output != "" {
 		fmt.Fprintf(w, "output  %s\n", output)
 	}
-	fmt.Fprintf(w, "frames  %v: %d frames in %d chunk(s) of %d, over %d rank(s)\n", frames, frames.Len(), len(chunks), chunkFrames, len(assignment))
+	fmt.Fprintf(w, "frames  %v: %d frames in %d chunk(s) of %d, over %d rank(s)\n", frames, frames.Len(), len(chunks), chunkFrames, len(split))
 	idle := 0
-	for _, a := range assignment {
-		if a.Empty() {
+	for _, pieces := range split {
+		if len(pieces) == 0 {
 			idle++
 		}
 	}
 	if idle > 0 {
-		fmt.Fprintf(w, "note    %d rank(s) get no chunk: they take part in the run but encode nothing; use fewer ranks or a smaller --chunk-frames\n", idle)
+		fmt.Fprintf(w, "note    %d rank(s) get no frame: they take part in the run but process nothing; use fewer ranks\n", idle)
 	}
 	fmt.Fprintln(w)
 
+	// Per rank: its frames, the chunks it encodes, and the chunks it shares: a chunk whose
+	// frames fall on several ranks is encoded by the rank holding its first frame, which the
+	// others send their frames of it.
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "rank\tchunks\tframes\tcount")
-	chunkRank := make([]int, len(chunks))
-	for r, a := range assignment {
-		if a.Empty() {
-			fmt.Fprintf(tw, "%d\t-\t-\t0\n", r)
+	fmt.Fprintln(tw, "rank\tframes\tcount\tencodes\tshared")
+	sharers := make([][]int, len(chunks)) // per chunk: every rank with frames of it
+	for r, pieces := range split {
+		if len(pieces) == 0 {
+			fmt.Fprintf(tw, "%d\t-\t0\t-\t-\n", r)
 			continue
 		}
-		span := rank.Range{Start: chunks[a.Start].Start, End: chunks[a.End-1].End}
-		fmt.Fprintf(tw, "%d\t%v\t%v\t%d\n", r, a, span, span.Len())
-		for c := a.Start; c < a.End; c++ {
-			chunkRank[c] = r
+		span := rank.Range{Start: pieces[0].Frames.Start, End: pieces[len(pieces)-1].Frames.End}
+		enc := rank.Range{Start: -1}
+		var shared []string
+		for _, pc := range pieces {
+			sharers[pc.Chunk] = append(sharers[pc.Chunk], r)
+			if pc.Owner == r {
+				if enc.Start < 0 {
+					enc.Start = pc.Chunk
+				}
+				enc.End = pc.Chunk + 1
+			}
+			switch {
+			case pc.Owner != r:
+				shared = append(shared, fmt.Sprintf("sends %d of chunk %d to rank %d", pc.Frames.Len(), pc.Chunk, pc.Owner))
+			case pc.Shared(chunks):
+				shared = append(shared, fmt.Sprintf("takes %d of chunk %d from rank(s) after it", chunks[pc.Chunk].Len()-pc.Frames.Len(), pc.Chunk))
+			}
 		}
+		encodes, sh := "-", "-"
+		if enc.Start >= 0 {
+			encodes = fmt.Sprintf("chunks %v", enc)
+		}
+		if len(shared) > 0 {
+			sh = strings.Join(shared, "; ")
+		}
+		fmt.Fprintf(tw, "%d\t%v\t%d\t%s\t%s\n", r, span, rank.Frames(pieces), encodes, sh)
 	}
 	tw.Flush()
 	fmt.Fprintln(w)
 
-	fmt.Fprintln(tw, "chunk\tframes\tcount\trank")
+	fmt.Fprintln(tw, "chunk\tframes\tcount\trank\tshared with")
 	for c, ch := range chunks {
-		fmt.Fprintf(tw, "%d\t%v\t%d\t%d\n", c, ch, ch.Len(), chunkRank[c])
+		with := "-"
+		if len(sharers[c]) > 1 {
+			with = fmt.Sprint(sharers[c][1:])
+		}
+		fmt.Fprintf(tw, "%d\t%v\t%d\t%d\t%s\n", c, ch, ch.Len(), sharers[c][0], with)
 	}
 	tw.Flush()
 }

@@ -174,10 +174,7 @@ func prepareCheckpoint(ctx context.Context, cfg job.Config, p *Plan, ranks int, 
 	jd.ClearJournals()
 
 	p.Attempt = len(m.Attempts)
-	p.Work = make([][]int, ranks)
-	for r, blk := range rank.Assign(len(todo), ranks) {
-		p.Work[r] = todo[blk.Start:blk.End]
-	}
+	p.Work = rank.Split(p.Chunks, todo, ranks)
 	return m, nil
 }
 

@@ -18,6 +18,7 @@ import (
 	"github.com/facefusion-hpc/facefusion/internal/metrics"
 	"github.com/facefusion-hpc/facefusion/internal/progress"
 	"github.com/facefusion-hpc/facefusion/lustre"
+	"github.com/facefusion-hpc/facefusion/rank"
 )
 
 // The control rounds. While the ranks encode, stop, failure, takeover and progress travel over
@@ -101,9 +102,7 @@ func (c *control) startDisplay(cfg job.Config, opt Options) {
 		// the rate and the ETA after a resume would be flattered by work done long ago.
 		todo := 0
 		for _, w := range c.p.Work {
-			for _, ch := range w {
-				todo += c.p.Chunks[ch].Len()
-			}
+			todo += rank.Frames(w)
 		}
 		if earlier := c.p.Frames.Len() - todo; earlier > 0 {
 			opt.Log.Infof("%d of %d frames were done by earlier attempts; %d to do", earlier, c.p.Frames.Len(), todo)

@@ -27,7 +27,7 @@ func controlled(t *testing.T, signal context.Context) (*control, context.Context
 		t.Fatal(err)
 	}
 	p := &Plan{JobDir: jd.Path, AttemptID: "1 t", Frames: rank.Range{Start: 0, End: 8},
-		Chunks: []rank.Range{{Start: 0, End: 8}}, Work: [][]int{{0}}}
+		Chunks: []rank.Range{{Start: 0, End: 8}}, Work: [][]rank.Piece{{{Chunk: 0, Frames: rank.Range{Start: 0, End: 8}}}}}
 	comm := collective.Single()
 	c := startControl(signal, comm, job.Default(), p, jd, Options{}, nil)
 	ctx, cancel := context.WithCancelCause(context.Background())

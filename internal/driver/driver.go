@@ -57,12 +57,13 @@ type Plan struct {
 	codecsNote string // rank 0's line on what it chose and why
 	Frames     rank.Range
 	Chunks     []rank.Range
-	Assignment []rank.Range // per rank: a block of chunk indices, for a first attempt
 	JobDir     string
-	Attempt    int     // 1 for a first run, then one more per resume
-	AttemptID  string  // the attempt for good (lustre.AttemptID): what stragglers compare
-	Work       [][]int // per rank: the chunks this attempt encodes (those not yet verified)
-	Image      bool    // an image target: rank 0 alone processes it
+	Attempt    int    // 1 for a first run, then one more per resume
+	AttemptID  string // the attempt for good (lustre.AttemptID): what stragglers compare
+	// Work is, per rank, its even share of the frames of the chunks not yet verified
+	// (rank.Split): the chunks it encodes, and its parts of chunks shared with the ranks beside it.
+	Work  [][]rank.Piece
+	Image bool // an image target: rank 0 alone processes it
 	// AlreadyDone: the output exists, written by this same job (Options.SkipDone): nothing to do.
 	AlreadyDone bool `json:",omitempty"`
 
@@ -79,10 +80,15 @@ type Plan struct {
 	loaded time.Duration // rank 0's model load and source analysis, for its report (not sent)
 }
 
-// MakePlan cuts frames into chunks and gives each rank a balanced contiguous block.
-func MakePlan(frames rank.Range, chunkFrames, ranks int) (chunks, assignment []rank.Range) {
+// MakePlan cuts frames into chunks and gives each rank an even share of their frames, as a
+// first attempt does.
+func MakePlan(frames rank.Range, chunkFrames, ranks int) (chunks []rank.Range, split [][]rank.Piece) {
 	chunks = rank.Chunks(frames, chunkFrames)
-	return chunks, rank.Assign(len(chunks), ranks)
+	all := make([]int, len(chunks))
+	for i := range all {
+		all[i] = i
+	}
+	return chunks, rank.Split(chunks, all, ranks)
 }
 
 // Result is what a rank reports at the end.
@@ -594,7 +600,7 @@ func planSetup(ctx context.Context, cfg job.Config, ranks int, p *Plan, skipDone
 		p.Info = info
 		start, end := p.Map.Output()
 		p.Frames = rank.Range{Start: start, End: end}
-		p.Chunks, p.Assignment = MakePlan(p.Frames, cfg.ChunkFrames, ranks)
+		p.Chunks = rank.Chunks(p.Frames, cfg.ChunkFrames)
 		if p.JobDir, note, err = lustre.Resolve(cfg.JobDir, cfg.OutputPath); err != nil {
 			return nil, "", fault.AsUsage(err)
 		}
@@ -700,8 +706,38 @@ func useSource(m *pipeline.Models, p *Plan) error {
 // file each, and records each finished chunk in this rank's journal at once, in order. A stop
 // (a signal here, or the job's stop from the rounds) ends the frames and discards the chunk
 // being encoded, but the chunks whose frames are all written are finished and recorded first;
-// a failure or a takeover discards every chunk not yet recorded.
-func encodeShare(ctx context.Context, comm collective.Comm, cfg job.Config, m *pipeline.Models, p *Plan, jd *lustre.JobDir, opt Options, ctl *control, workerCount int) (Result, error) {
+// a failure or a takeover discards every chunk not yet recorded. Its share's first frames may
+// be of a chunk another rank encodes: they are sent there (share.go); its last chunk may be
+// completed by frames other ranks send.
+func encodeShare(ctx context.Context, comm collective.Comm, cfg job.Config, m *pipeline.Models, p *Plan, jd *lustre.JobDir, opt Options, ctl *control, workerCount int) (res Result, err error) {
+	me := comm.Rank()
+	pieces := p.Work[me]
+	// The sharing first, whatever happens next: a sender always ends its part, an owner always
+	// takes every sender's (share.go).
+	pw, ph := pipeline.ProcessSize(cfg, p.Info)
+	var snd *sender
+	if len(pieces) > 0 && pieces[0].Owner != me {
+		snd = newSender(comm, pieces[0].Owner, pw*ph*3)
+		defer func() {
+			if serr := snd.end(msgDiscarded); serr != nil && err == nil {
+				err = serr
+			}
+		}()
+	}
+	rcv, err := startReceiver(comm, p.Work, me, pw*ph*3, cfg.TempDir())
+	if err != nil {
+		return Result{Rank: me}, err
+	}
+	defer func() {
+		if rerr := rcv.wait(); rerr != nil && err == nil && !res.Stopped {
+			err = rerr
+		}
+	}()
+	return encodePieces(ctx, comm, cfg, m, p, jd, opt, ctl, workerCount, snd, rcv)
+}
+
+// encodePieces is encodeShare's work, once the sharing has started.
+func encodePieces(ctx context.Context, comm collective.Comm, cfg job.Config, m *pipeline.Models, p *Plan, jd *lustre.JobDir, opt Options, ctl *control, workerCount int, snd *sender, rcv *receiver) (Result, error) {
 	me := comm.Rank()
 	res := Result{Rank: me}
 	signalled := ctx
@@ -728,6 +764,7 @@ func encodeShare(ctx context.Context, comm collective.Comm, cfg job.Config, m *p
 		rounds(n)
 		written += n
 		testPause(stop, fmt.Sprintf("frames-%d", written), log)
+		testPause(stop, fmt.Sprintf("rank-%d-frames-%d", me, written), log) // one rank's (a sender's)
 	})
 
 	work := p.Work[me]
@@ -741,19 +778,32 @@ func encodeShare(ctx context.Context, comm collective.Comm, cfg job.Config, m *p
 	defer pipeline.CloseWorkers(workers)
 	for i := 0; i < len(work); { // one decode and one Stream for each run of consecutive chunks
 		run := work[i : i+1]
-		for i+len(run) < len(work) && p.Chunks[work[i+len(run)]].Start == p.Chunks[run[len(run)-1]].End {
+		for i+len(run) < len(work) && work[i+len(run)].Frames.Start == run[len(run)-1].Frames.End {
 			run = work[i : i+len(run)+1]
 		}
 		i += len(run)
 		segs := make([]pipeline.Segment, len(run))
-		for k, c := range run {
-			segs[k] = pipeline.Segment{Start: p.Chunks[c].Start, End: p.Chunks[c].End, Path: jd.SegmentTemp(c, me, p.Attempt)}
+		for k, pc := range run {
+			c, ch := pc.Chunk, p.Chunks[pc.Chunk]
+			segs[k] = pipeline.Segment{Start: ch.Start, End: ch.End, Path: jd.SegmentTemp(c, me, p.Attempt)}
+			switch {
+			case pc.Owner != me: // this rank's frames of another's chunk go there
+				segs[k] = pipeline.Segment{Start: pc.Frames.Start, End: pc.Frames.End, Send: snd}
+			case pc.Frames.End < ch.End: // the others' frames of this chunk come from them
+				segs[k].Local, segs[k].Rest = pc.Frames.End, rcv.rest(endFrames)
+			}
 		}
 		began := time.Now()
 		// Each chunk, once its encoder has finished, is renamed into place and recorded here,
 		// in order, while the next ones are encoded; at a stop too.
 		finished := func(k, n, faces int, id *lustre.IdentitySums) error {
-			c, ch := run[k], p.Chunks[run[k]]
+			c, ch := run[k].Chunk, p.Chunks[run[k].Chunk]
+			if run[k].Owner != me {
+				res.Frames += n
+				log.Debugf("rank %d: frames %v of chunk %d, %d with a face, sent to rank %d in %.2f s", me, run[k].Frames, c, faces, run[k].Owner, time.Since(began).Seconds())
+				began = time.Now()
+				return nil
+			}
 			testPause(stop, fmt.Sprintf("chunk-%d", c), log)
 			if err := kill.Err(); err != nil {
 				return context.Cause(kill)
@@ -771,21 +821,21 @@ func encodeShare(ctx context.Context, comm collective.Comm, cfg job.Config, m *p
 			if err := record(jd, me, p.Attempt, c, ch, n, faces, id, &res); err != nil {
 				return err
 			}
-			res.Frames += n
+			res.Frames += run[k].Frames.Len() // a shared chunk's other frames are the others' in the report
 			res.Chunks++
 			log.Debugf("rank %d: chunk %d, frames %v: %d frame(s), %d with a face swapped or enhanced, in %.2f s", me, c, ch, n, faces, time.Since(began).Seconds())
 			began = time.Now()
 			return nil
 		}
-		c := run[0] // the chunk an error is reported in
-		src, err := pipeline.OpenFrames(stop, cfg, p.Info, p.Map, segs[0].Start, segs[len(segs)-1].End)
+		c := run[0].Chunk // the chunk an error is reported in
+		src, err := pipeline.OpenFrames(stop, cfg, p.Info, p.Map, segs[0].Start, run[len(run)-1].Frames.End)
 		if err == nil {
 			err = pipeline.EncodeSegments(kill, stop, cfg, p.Info, src, segs, workers, counter, finished)
 			src.Close()
 		}
 		var se *pipeline.SegmentError
 		if errors.As(err, &se) {
-			c = run[se.Index]
+			c = run[se.Index].Chunk
 		}
 		if err != nil {
 			if stop.Err() != nil && kill.Err() == nil {

@@ -50,7 +50,7 @@ type runRecord struct {
 // time (checkpoint work included) and its GPU.
 func rankStats(me int, m *pipeline.Models, res *Result, began time.Time, gpu rank.GPUStats) lustre.RankReport {
 	host, _ := os.Hostname()
-	r := lustre.RankReport{Rank: me, Host: host, Frames: res.Frames, Seconds: time.Since(began).Seconds(), GPU: &gpu,
+	r := lustre.RankReport{Rank: me, Host: host, Frames: res.Frames, Chunks: res.Chunks, Seconds: time.Since(began).Seconds(), GPU: &gpu,
 		StageSeconds: make(map[string]float64, len(ReportStages))}
 	for _, s := range ReportStages {
 		r.StageSeconds[s] = 0

@@ -193,7 +193,7 @@ func benchEncode(b *testing.B, cfg job.Config, info *video.Info, ws []Worker) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		err = EncodeSegments(context.Background(), context.Background(), cfg, info, src, []Segment{{0, info.Frames, out}}, ws, nil, func(int, int, int, *lustre.IdentitySums) error { return nil })
+		err = EncodeSegments(context.Background(), context.Background(), cfg, info, src, []Segment{{Start: 0, End: info.Frames, Path: out}}, ws, nil, func(int, int, int, *lustre.IdentitySums) error { return nil })
 		src.Close()
 		if err != nil {
 			b.Fatal(err)

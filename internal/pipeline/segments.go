@@ -18,13 +18,44 @@ import (
 
 // Segment is one chunk of a rank's consecutive output frames: the frames [Start, End),
 // encoded from their own start (a keyframe first, a fresh encoder) to the file Path.
+//
+// A chunk shared with other ranks (their stretches of frames begin or end inside it) is one of
+// two kinds of segment. Send set: another rank encodes it, and [Start, End) are this rank's
+// frames of it, which go to Send instead of an encoder (Path unused); only the first segment
+// of an EncodeSegments may be one. Rest set: this rank encodes it but processes only [Start,
+// Local); once those are written, Rest writes [Local, End), the frames the other ranks sent;
+// only the last segment may be one.
 type Segment struct {
 	Start, End int
 	Path       string
+	Send       FrameSender
+	Local      int
+	Rest       RestFrames
 }
 
 // Len is the segment's frame count.
 func (s Segment) Len() int { return s.End - s.Start }
+
+// local is the end of the frames this rank processes.
+func (s Segment) local() int {
+	if s.Rest != nil {
+		return s.Local
+	}
+	return s.End
+}
+
+// FrameSender takes this rank's processed frames of a chunk another rank encodes, each with its
+// face flag and identity sums (what the chunk's record counts).
+type FrameSender interface {
+	MarkedSink
+	// Close says every frame of the part was written, once they are all sent. It is not called
+	// for a part that is discarded (a stop or a failure before its last frame).
+	Close() error
+}
+
+// RestFrames writes, in order, a segment's frames processed by other ranks into w. ctx's end
+// (a stop, or a failure) ends it with an error: the segment is then discarded.
+type RestFrames func(ctx context.Context, w MarkedSink) error
 
 // SegmentDone is told, in segment order, that segment i's file is complete: frames frames,
 // faces of them with a face selected, id the identity measure's sums of its frames (nil when
@@ -73,10 +104,13 @@ func EncodeSegments(ctx, stop context.Context, cfg job.Config, info *video.Info,
 	if len(segs) == 0 {
 		return nil
 	}
-	start, end := segs[0].Start, segs[len(segs)-1].End
+	start, end := segs[0].Start, segs[len(segs)-1].local()
 	for i, s := range segs {
 		if s.Len() <= 0 || i > 0 && s.Start != segs[i-1].End {
 			return fault.AsInternal(fmt.Errorf("segment %d, frames [%d, %d), does not follow the one before it", i, s.Start, s.End))
+		}
+		if s.Send != nil && (i > 0 || s.Rest != nil) || s.Rest != nil && (i < len(segs)-1 || s.Local <= s.Start || s.Local >= s.End) {
+			return fault.AsInternal(fmt.Errorf("segment %d, frames [%d, %d): a part sent can only be the first segment, a part received the last, within it", i, s.Start, s.End))
 		}
 	}
 	if src.Next()+src.before != start || end > src.end {
@@ -108,6 +142,9 @@ func EncodeSegments(ctx, stop context.Context, cfg job.Config, info *video.Info,
 	sink := &segmentSink{ctx: gctx, feed: feed, segs: segs, st: st, finished: make(chan *segmentEncoder, segmentsAhead),
 		// Each segment's encoder stamps its frames with their own output times from its start.
 		open: func(s Segment) (*segmentEncoder, error) {
+			if s.Send != nil {
+				return &segmentEncoder{send: s.Send, kill: func() {}}, nil
+			}
 			ectx, cancel := context.WithCancel(gctx) // its own, to kill only it at a stop
 			enc, err := video.OpenEncoder(ectx, s.Path, SegmentOptions(cfg, info, s.Start))
 			if err != nil {
@@ -155,12 +192,20 @@ func EncodeSegments(ctx, stop context.Context, cfg job.Config, info *video.Info,
 	g.Go(func() error { // in segment order: the encoder's end, then done
 		for e := range sink.finished {
 			s := segs[e.index]
-			err := e.enc.Close()
+			var err error
+			if e.send != nil {
+				err = e.send.Close()
+			} else {
+				err = e.enc.Close()
+			}
 			e.kill()
 			if err != nil && context.Cause(ctx) == errGraceOver {
 				return nil // a stop's: this one and those after it are discarded
 			}
 			if err != nil {
+				if e.send != nil {
+					return &SegmentError{e.index, fmt.Errorf("sending frames [%d, %d): %w", s.Start, s.End, err)}
+				}
 				return &SegmentError{e.index, fmt.Errorf("encoding frames [%d, %d) to %s: %w", s.Start, s.End, s.Path, err)}
 			}
 			var id *lustre.IdentitySums
@@ -215,12 +260,43 @@ func segmentError(cfg job.Config, segs []Segment, at int, err error) error {
 	return &SegmentError{at, fmt.Errorf("target %s, frames [%d, %d): %w", cfg.TargetPath, segs[at].Start, segs[at].End, err)}
 }
 
-// segmentEncoder is one segment's ffmpeg and what was written to it.
+// segmentEncoder is one segment's ffmpeg (or, for a part sent, its sender) and what was
+// written to it.
 type segmentEncoder struct {
 	index, frames, faces int
 	id                   lustre.IdentitySums // its frames' identity measure (zero Recognizer: none)
 	enc                  *video.Encoder
+	send                 FrameSender
 	kill                 context.CancelFunc // kills this ffmpeg alone
+}
+
+// put writes one frame to e and counts it.
+func (e *segmentEncoder) put(frame []byte, faced bool, id lustre.IdentitySums) error {
+	var err error
+	if e.send != nil {
+		err = e.send.WriteMarked(frame, faced, id)
+	} else {
+		err = e.enc.Write(frame)
+	}
+	if err != nil {
+		return err
+	}
+	e.frames++
+	if faced {
+		e.faces++
+	}
+	if id.Recognizer != "" {
+		e.id.Add(id)
+	}
+	return nil
+}
+
+// restSink is a segment's encoder as RestFrames writes into it.
+type restSink struct{ e *segmentEncoder }
+
+func (r restSink) Write(frame []byte) error { return r.e.put(frame, false, lustre.IdentitySums{}) }
+func (r restSink) WriteMarked(frame []byte, faced bool, id lustre.IdentitySums) error {
+	return r.e.put(frame, faced, id)
 }
 
 // segmentSink routes each frame of a Stream to its segment's encoder and hands a complete
@@ -264,17 +340,16 @@ func (s *segmentSink) WriteMarked(frame []byte, faced bool, id lustre.IdentitySu
 		}
 	}
 	begin := time.Now()
-	err := s.cur.enc.Write(frame)
+	err := s.cur.put(frame, faced, id)
 	s.st.since(StageEncode, begin)
 	if err != nil {
 		return &SegmentError{s.at, err}
 	}
-	s.cur.frames++
-	if faced {
-		s.cur.faces++
-	}
-	if id.Recognizer != "" {
-		s.cur.id.Add(id)
+	if seg := s.segs[s.at]; seg.Rest != nil && s.cur.frames == seg.Local-seg.Start {
+		// This rank's frames of the segment are in: the other ranks' follow.
+		if err := seg.Rest(s.feed, restSink{s.cur}); err != nil {
+			return &SegmentError{s.at, err}
+		}
 	}
 	if s.cur.frames < s.segs[s.at].Len() {
 		return nil
@@ -306,7 +381,7 @@ func (s *segmentSink) start(e **segmentEncoder, i int) error {
 // Stream has returned: a stop discards them.
 func (s *segmentSink) drop() {
 	for _, e := range []*segmentEncoder{s.cur, s.next} {
-		if e != nil {
+		if e != nil && e.send == nil {
 			e.kill()
 			e.enc.Close()
 		}
@@ -319,6 +394,8 @@ func (s *segmentSink) drop() {
 func (s *segmentSink) abort() {
 	s.drop()
 	for e := range s.finished {
-		e.enc.Close()
+		if e.send == nil {
+			e.enc.Close()
+		}
 	}
 }

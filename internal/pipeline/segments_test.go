@@ -103,7 +103,7 @@ func identityOf(pix []byte) lustre.IdentitySums {
 func segmentsOf(dir string, bounds ...int) []Segment {
 	segs := make([]Segment, len(bounds)-1)
 	for i := range segs {
-		segs[i] = Segment{bounds[i], bounds[i+1], filepath.Join(dir, fmt.Sprintf(".seg-%d.part.mkv", i))}
+		segs[i] = Segment{Start: bounds[i], End: bounds[i+1], Path: filepath.Join(dir, fmt.Sprintf(".seg-%d.part.mkv", i))}
 	}
 	return segs
 }
@@ -368,5 +368,153 @@ func TestEncodeSegmentsStopKeepsComplete(t *testing.T) {
 				t.Errorf("the folder holds %d files, want the %d segments done took", len(left), c.keep)
 			}
 		})
+	}
+}
+
+// memSender is a FrameSender that keeps what it is given.
+type memSender struct {
+	frames []string
+	faces  int
+	id     lustre.IdentitySums
+	closed bool
+}
+
+func (s *memSender) Write(frame []byte) error {
+	return s.WriteMarked(frame, false, lustre.IdentitySums{})
+}
+func (s *memSender) WriteMarked(frame []byte, faced bool, id lustre.IdentitySums) error {
+	s.frames = append(s.frames, string(frame))
+	if faced {
+		s.faces++
+	}
+	s.id.Add(id)
+	return nil
+}
+func (s *memSender) Close() error { s.closed = true; return nil }
+
+// A run whose first chunk another rank encodes and whose last chunk this rank encodes with
+// frames other ranks processed: the first part's frames go, marked, to its sender (closed once
+// complete, done told of it), and the last segment's file holds this rank's frames then the
+// ones Rest writes, its counts covering both.
+func TestEncodeSegmentsSharedChunks(t *testing.T) {
+	cfg, info, m := segmentClip(t)
+	ctx := context.Background()
+	src, err := OpenFrames(ctx, cfg, info, m, 0, 30)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := readAll(t, upTo{src, 30}, info.FrameSize())
+	src.Close()
+	segs := segmentsOf(t.TempDir(), 3, 10, 11, 30)
+	send := &memSender{}
+	segs[0].Send = send
+	segs[2].Local = 20
+	segs[2].Rest = func(ctx context.Context, w MarkedSink) error {
+		for _, f := range want[20:30] {
+			if err := w.WriteMarked(f, marked(f), identityOf(f)); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	src, err = OpenFrames(ctx, cfg, info, m, 3, 20) // this rank decodes its own frames only
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	var got []string
+	done := func(i, n, faces int, id *lustre.IdentitySums) error {
+		if i == 0 && !send.closed {
+			t.Fatal("the part sent was told done before its sender was closed")
+		}
+		got = append(got, fmt.Sprintf("%d:%d:%d:%d", i, n, faces, id.After))
+		return nil
+	}
+	if err := EncodeSegments(ctx, ctx, cfg, info, src, segs, []Worker{&markWorker{failAt: -1}}, nil, done); err != nil {
+		t.Fatal(err)
+	}
+	var expect []string
+	for i, s := range segs {
+		faces := 0
+		var id lustre.IdentitySums
+		for _, f := range want[s.Start:s.End] {
+			if marked(f) {
+				faces++
+			}
+			id.Add(identityOf(f))
+		}
+		expect = append(expect, fmt.Sprintf("%d:%d:%d:%d", i, s.Len(), faces, id.After))
+		if i == 0 && (send.faces != faces || send.id != id) {
+			t.Errorf("sender got %d faces, identity %+v; want %d, %+v", send.faces, send.id, faces, id)
+		}
+	}
+	if strings.Join(got, " ") != strings.Join(expect, " ") {
+		t.Fatalf("done was told (segment:frames:faces:identity) %v, want %v", got, expect)
+	}
+	for k, f := range send.frames {
+		if f != string(want[3+k]) {
+			t.Fatalf("the sender's frame %d is not the target's frame %d", k, 3+k)
+		}
+	}
+	if len(send.frames) != 7 {
+		t.Fatalf("the sender got %d frames, want 7", len(send.frames))
+	}
+	if _, err := os.Stat(segs[0].Path); err == nil {
+		t.Errorf("a part sent left a file %s", segs[0].Path)
+	}
+	for _, i := range []int{1, 2} {
+		s := segs[i]
+		info := segmentInfo(t, s.Path)
+		dec, err := video.OpenDecoder(ctx, info, 0, info.Frames)
+		if err != nil {
+			t.Fatal(err)
+		}
+		frames := readAll(t, dec, info.FrameSize())
+		dec.Close()
+		if len(frames) != s.Len() {
+			t.Fatalf("segment [%d, %d) holds %d frames", s.Start, s.End, len(frames))
+		}
+		for k, f := range frames {
+			if string(f) != string(want[s.Start+k]) {
+				t.Fatalf("segment [%d, %d): its frame %d is not the target's frame %d", s.Start, s.End, k, s.Start+k)
+			}
+		}
+	}
+}
+
+// A stop while the last segment waits for the frames other ranks send discards it (no file,
+// done not told) but keeps the complete ones; EncodeSegments says the stop.
+func TestEncodeSegmentsStopWhileWaitingForRest(t *testing.T) {
+	cfg, info, m := segmentClip(t)
+	ctx := context.Background()
+	stop, endStop := context.WithCancelCause(ctx)
+	defer endStop(nil)
+	segs := segmentsOf(t.TempDir(), 0, 10, 20)
+	segs[1].Local = 15
+	why := errors.New("the job's stop")
+	segs[1].Rest = func(feed context.Context, w MarkedSink) error {
+		endStop(why) // the stop comes while the others' frames are awaited
+		<-feed.Done()
+		return context.Cause(feed)
+	}
+	src, err := OpenFrames(ctx, cfg, info, m, 0, 15)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	var told []int
+	err = EncodeSegments(ctx, stop, cfg, info, src, segs, []Worker{&markWorker{failAt: -1}}, nil, func(i, n, faces int, id *lustre.IdentitySums) error {
+		told = append(told, i)
+		return nil
+	})
+	var se *SegmentError
+	if !errors.As(err, &se) || se.Index != 1 || !errors.Is(err, why) {
+		t.Fatalf("EncodeSegments: %v, want segment 1's error saying the stop", err)
+	}
+	if fmt.Sprint(told) != "[0]" {
+		t.Errorf("done was told of segments %v, want [0]", told)
+	}
+	if _, err := os.Stat(segs[1].Path); err == nil {
+		t.Errorf("the discarded segment's file %s is left", segs[1].Path)
 	}
 }

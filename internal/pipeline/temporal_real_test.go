@@ -80,7 +80,7 @@ func lumaSteps(t *testing.T, cfg job.Config, info *video.Info, m *Models, k int,
 		t.Fatal(err)
 	}
 	defer src.Close()
-	if err := EncodeSegments(context.Background(), context.Background(), cfg, info, src, []Segment{{0, info.Frames, out}}, ws, nil, func(int, int, int, *lustre.IdentitySums) error { return nil }); err != nil {
+	if err := EncodeSegments(context.Background(), context.Background(), cfg, info, src, []Segment{{Start: 0, End: info.Frames, Path: out}}, ws, nil, func(int, int, int, *lustre.IdentitySums) error { return nil }); err != nil {
 		t.Fatal(err)
 	}
 	raw, err := exec.Command(testenv.Tool(t, "ffmpeg"), "-nostdin", "-loglevel", "error", "-i", out, "-f", "rawvideo", "-pix_fmt", "gray", "-").Output()

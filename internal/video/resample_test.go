@@ -92,15 +92,20 @@ func TestFrameMapAnyPartition(t *testing.T) {
 			}
 			for _, chunk := range []int{1, 3, 7, 16, 96} {
 				chunks := rank.Chunks(rank.Range{Start: start, End: end}, chunk)
+				all := make([]int, len(chunks))
+				for i := range all {
+					all[i] = i
+				}
 				for _, ranks := range []int{1, 2, 3, 5} {
 					var got []int
-					for _, blk := range rank.Assign(len(chunks), ranks) {
-						for _, ch := range chunks[blk.Start:blk.End] {
+					for _, pieces := range rank.Split(chunks, all, ranks) {
+						for _, pc := range pieces {
+							ch := pc.Frames // a rank's frames of a chunk: all of them, or its part
 							first, stop := m.Sources(ch.Start, ch.End)
 							for k := ch.Start; k < ch.End; k++ {
 								s := m.Source(k)
 								if s < first || s >= stop {
-									t.Fatalf("%s: chunk %v needs target frames [%d,%d) but shows %d", name, ch, first, stop, s)
+									t.Fatalf("%s: frames %v need target frames [%d,%d) but show %d", name, ch, first, stop, s)
 								}
 								got = append(got, s)
 							}

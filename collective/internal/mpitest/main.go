@@ -87,6 +87,7 @@ func main() {
 	if scan[0] != r*(r+1)/2 || scan[1] != 10*r {
 		check(fmt.Errorf("rank %d: Exscan gave %v, want [%d %d]", r, scan, r*(r+1)/2, 10*r))
 	}
+	p2p := pointToPoint(c, check)
 
 	check(c.Barrier())
 	if c.Rank() == 0 {
@@ -98,6 +99,7 @@ func main() {
 		fmt.Printf("gather %s\n", strings.Join(parts, ","))
 		fmt.Printf("allreduce sum %d max %d min %d\n", vals[0], vals[1], vals[2])
 		fmt.Printf("exscan %v\n", scan)
+		fmt.Printf("%s\n", p2p)
 	}
 	check(c.Finalize())
 	if err := c.Barrier(); err == nil {
@@ -157,4 +159,73 @@ func iallreduce(c collective.Comm, check func(error)) (inFlight bool) {
 		check(os.RemoveAll(string(dir)))
 	}
 	return inFlight
+}
+
+// pointToPoint has every other rank send rank 0 three messages (a short one, one large enough
+// for MPI's rendezvous protocol, an empty one), which rank 0 receives from any rank, checking
+// each rank's are in order and intact; rank 0 then sends each rank one message that it
+// receives from rank 0 by name. A sender overwrites its buffer right after Isend (Isend
+// copies it). Rank 0's line says what arrived; in a job of one rank, Isend to rank 1 is refused.
+func pointToPoint(c collective.Comm, check func(error)) string {
+	const tag, large = 7, 1<<20 + 3
+	msg := func(from, k int) []byte {
+		switch k {
+		case 0:
+			return []byte(fmt.Sprintf("hello from %d", from))
+		case 1:
+			b := make([]byte, large+from)
+			for i := range b {
+				b[i] = byte(i*7 + from)
+			}
+			return b
+		}
+		return nil
+	}
+	if c.Size() == 1 {
+		if _, err := c.Isend(1, tag, []byte("x")); err == nil {
+			check(fmt.Errorf("Isend to rank 1 in a job of 1 rank succeeded"))
+		}
+		return "p2p none: a job of 1 rank"
+	}
+	if c.Rank() != 0 {
+		var reqs []collective.Request
+		for k := 0; k < 3; k++ {
+			b := msg(c.Rank(), k)
+			r, err := c.Isend(0, tag, b)
+			check(err)
+			for i := range b {
+				b[i] = 0 // the copy is sent, not this
+			}
+			reqs = append(reqs, r)
+		}
+		for _, r := range reqs {
+			check(r.Wait())
+		}
+		buf := make([]byte, 64)
+		r, err := c.Irecv(0, tag, buf)
+		check(err)
+		check(r.Wait())
+		if _, n := r.Message(); string(buf[:n]) != fmt.Sprintf("to %d", c.Rank()) {
+			check(fmt.Errorf("rank %d received %q from rank 0", c.Rank(), buf[:n]))
+		}
+		return ""
+	}
+	next := make([]int, c.Size()) // the message each rank sends next
+	buf := make([]byte, large+c.Size())
+	for got := 0; got < 3*(c.Size()-1); got++ {
+		r, err := c.Irecv(collective.AnySource, tag, buf)
+		check(err)
+		check(r.Wait())
+		from, n := r.Message()
+		if from < 1 || from >= c.Size() || next[from] > 2 || string(buf[:n]) != string(msg(from, next[from])) {
+			check(fmt.Errorf("rank 0 received %d bytes from rank %d, not its message %d", n, from, next[from]))
+		}
+		next[from]++
+	}
+	for r := 1; r < c.Size(); r++ {
+		req, err := c.Isend(r, tag, []byte(fmt.Sprintf("to %d", r)))
+		check(err)
+		check(req.Wait())
+	}
+	return fmt.Sprintf("p2p 3 messages in order from each of %d rank(s)", c.Size()-1)
 }

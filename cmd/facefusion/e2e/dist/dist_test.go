@@ -79,16 +79,19 @@ func TestDistPassThrough(t *testing.T) {
 	}
 }
 
-// A face swap split over 3 ranks is bit-identical to the same swap on 1 rank, with the lossy
-// default encoder (libx264) into MP4 (joined in parallel), packet by packet and file by file: ranks share the source analysis rank 0 made,
-// every chunk is encoded from its own start by its own encoder, whose thread count follows the
-// output and not the rank's CPUs, and the landmarks' time window (face_landmark_smoothing, on by
-// default) is fed by halo frames each rank decodes and analyses around its run, clipped to the
-// video's ends: so neither chunk boundaries nor rank count change a byte of video. Across chunk
-// sizes the encoder's keyframes differ, so there the frames are compared, losslessly (ffv1): 1
-// rank in one chunk of 96 (one window over the whole clip) and 2 ranks in chunks of 25 (the
-// second rank's run starts mid-video). The frames with a face are counted per chunk and add up
-// the same.
+// A face swap split over 2 and 3 ranks is bit-identical to the same swap on 1 rank, with the
+// lossy default encoder (libx264) into MP4 (joined in parallel), packet by packet and file by
+// file: ranks share the source analysis rank 0
+// made, every chunk is encoded from its own start by its own encoder, whose thread count follows
+// the output and not the rank's CPUs, and the landmarks' time window (face_landmark_smoothing,
+// on by default) is fed by halo frames each rank decodes and analyses around its run, clipped to
+// the video's ends: so neither chunk boundaries nor rank count change a byte of video. In chunks
+// of 25 the even split cuts inside chunks: on 2 ranks (20 frames each) rank 1 sends frames
+// [20,25) to rank 0, which encodes chunk 0; on 3 ranks (14, 13, 13) rank 1 both sends [14,25)
+// and encodes chunk 1 with [27,40) from rank 2. Across chunk sizes the encoder's keyframes
+// differ, so there the frames are compared, losslessly (ffv1): 1 rank in one chunk of 96 (one
+// window over the whole clip) and 3 ranks in chunks of 4 (chunks 3 and 6 shared). The frames
+// with a face are counted per chunk, shared ones included, and add up the same.
 func TestDistSwapMatchesOneRank(t *testing.T) {
 	dir := t.TempDir()
 	in := filepath.Join(dir, "face.mp4")
@@ -98,7 +101,7 @@ func TestDistSwapMatchesOneRank(t *testing.T) {
 		ranks, chunk int
 		encoder      string
 	}
-	runs := []run{{1, 4, "libx264"}, {3, 4, "libx264"}, {1, 96, "ffv1"}, {2, 25, "ffv1"}}
+	runs := []run{{1, 25, "libx264"}, {3, 25, "libx264"}, {2, 25, "libx264"}, {1, 96, "ffv1"}, {3, 4, "ffv1"}}
 	outs, faces := map[run]string{}, map[run]string{}
 	for _, c := range runs {
 		// libx264's into MP4: joined in parallel, from MP4 segments, by every rank.
@@ -122,40 +125,51 @@ func TestDistSwapMatchesOneRank(t *testing.T) {
 		}
 		outs[c] = out
 		faces[c] = facesLine.FindString(r.Stderr)
-		if c.ranks == 3 { // the run report and the metrics, validated against what the run did
+		if c == runs[1] { // the run report and the metrics, validated against what the run did
 			rep := clitest.CheckReportEnd(t, out, r, lustre.Complete)
 			clitest.CheckRunReport(t, rep, in, out, []string{src}, c.ranks, clitest.Probe(t, out).Frames, false)
 			clitest.CheckMetrics(t, prom, rep)
+			// Each rank processed its even share: no rank more than one frame over another.
+			var per []int
+			for _, pr := range rep.PerRank {
+				per = append(per, pr.Frames)
+			}
+			if fmt.Sprint(per) != "[14 13 13]" {
+				t.Errorf("the run report's frames per rank are %v, want [14 13 13]", per)
+			}
 		}
 	}
-	one, three := packetHashes(t, outs[runs[0]]), packetHashes(t, outs[runs[1]])
-	if len(one) != 40 || len(three) != 40 {
-		t.Fatalf("outputs have %d and %d video packets, want 40", len(one), len(three))
-	}
-	for i := range one {
-		if one[i] != three[i] {
-			t.Fatalf("video packet %d differs between 1 rank and 3 ranks:\n%s\n%s", i, one[i], three[i])
+	one := packetHashes(t, outs[runs[0]])
+	for _, c := range runs[1:3] {
+		many := packetHashes(t, outs[c])
+		if len(one) != 40 || len(many) != 40 {
+			t.Fatalf("outputs have %d and %d video packets, want 40", len(one), len(many))
+		}
+		for i := range one {
+			if one[i] != many[i] {
+				t.Fatalf("video packet %d differs between 1 rank and %d ranks:\n%s\n%s", i, c.ranks, one[i], many[i])
+			}
+		}
+		// The files too, byte for byte: the parallel join's layout does not depend on how the
+		// segments were shared among the ranks.
+		if a, b := clitest.FileMD5(t, outs[runs[0]]), clitest.FileMD5(t, outs[c]); a != b {
+			t.Fatalf("1-rank and %d-rank outputs hold the same packets but differ as files (%s, %s)", c.ranks, a, b)
 		}
 	}
-	// The files too, byte for byte: the parallel join's layout does not depend on how the
-	// segments were shared among the ranks.
-	if a, b := clitest.FileMD5(t, outs[runs[0]]), clitest.FileMD5(t, outs[runs[1]]); a != b {
-		t.Fatalf("1-rank and 3-rank outputs hold the same packets but differ as files (%s, %s)", a, b)
-	}
-	whole, halves := clitest.FrameHashes(t, outs[runs[2]]), clitest.FrameHashes(t, outs[runs[3]])
-	if len(whole) != 40 || len(halves) != 40 {
-		t.Fatalf("lossless outputs have %d and %d frames, want 40", len(whole), len(halves))
+	whole, small := clitest.FrameHashes(t, outs[runs[3]]), clitest.FrameHashes(t, outs[runs[4]])
+	if len(whole) != 40 || len(small) != 40 {
+		t.Fatalf("lossless outputs have %d and %d frames, want 40", len(whole), len(small))
 	}
 	for i := range whole {
-		if whole[i] != halves[i] {
-			t.Fatalf("frame %d differs between 1 rank in one chunk of 96 and 2 ranks in chunks of 25", i)
+		if whole[i] != small[i] {
+			t.Fatalf("frame %d differs between 1 rank in one chunk of 96 and 3 ranks in chunks of 4", i)
 		}
 	}
 	// Not a vacuous match: the swap found a face in most frames, and says so alike.
 	m := facesLine.FindStringSubmatch(faces[runs[0]])
 	for _, c := range runs[1:] {
 		if m == nil || faces[c] != faces[runs[0]] {
-			t.Fatalf("face lines %q (1 rank, chunks of 4) and %q (%d ranks, chunks of %d): want the same count", faces[runs[0]], faces[c], c.ranks, c.chunk)
+			t.Fatalf("face lines %q (1 rank, chunks of 25) and %q (%d ranks, chunks of %d): want the same count", faces[runs[0]], faces[c], c.ranks, c.chunk)
 		}
 	}
 	if n, _ := strconv.Atoi(m[1]); n < 20 {
@@ -237,7 +251,8 @@ func TestDistRankFailure(t *testing.T) {
 	clitest.MustNotExist(t, out)
 }
 
-// plan prints the partition a run would use: balanced contiguous blocks, idle ranks marked.
+// plan prints the partition a run would use: even contiguous shares of the frames, the chunks
+// each rank encodes and the chunks shared between ranks, idle ranks marked.
 func TestPlan(t *testing.T) {
 	dir := t.TempDir()
 	in := filepath.Join(dir, "in.mp4")
@@ -261,8 +276,10 @@ func TestPlan(t *testing.T) {
 		t.Fatalf("exit %d: %s", r.Code, r.Stderr)
 	}
 	got := rows(r.Stdout)
-	// 10 chunks over 3 ranks: 4, 3, 3, contiguous.
-	for _, want := range []string{"0 [0,4) [0,16) 16", "1 [4,7) [16,28) 12", "2 [7,10) [28,40) 12"} {
+	// 40 frames over 3 ranks: 14, 13, 13; chunks 3 and 6 are cut between two ranks.
+	for _, want := range []string{"0 [0,14) 14 chunks [0,4) takes 2 of chunk 3 from rank(s) after it",
+		"1 [14,27) 13 chunks [4,7) sends 2 of chunk 3 to rank 0; takes 1 of chunk 6 from rank(s) after it",
+		"2 [27,40) 13 chunks [7,10) sends 1 of chunk 6 to rank 1"} {
 		if got[want[:1]] != want {
 			t.Errorf("rank row %q, want %q\n%s", got[want[:1]], want, r.Stdout)
 		}
@@ -270,24 +287,29 @@ func TestPlan(t *testing.T) {
 	if !strings.Contains(r.Stdout, "40 frames in 10 chunk(s) of 4, over 3 rank(s)") {
 		t.Errorf("summary missing:\n%s", r.Stdout)
 	}
-	// the chunk table: the last chunk is 9, frames [36,40), on rank 2
-	if !regexp.MustCompile(`(?m)^9\s+\[36,40\)\s+4\s+2$`).MatchString(r.Stdout) {
-		t.Errorf("chunk 9's row missing:\n%s", r.Stdout)
+	// the chunk table: the last chunk is 9, frames [36,40), on rank 2; chunk 6 is shared
+	if !regexp.MustCompile(`(?m)^9\s+\[36,40\)\s+4\s+2\s+-$`).MatchString(r.Stdout) ||
+		!regexp.MustCompile(`(?m)^6\s+\[24,28\)\s+4\s+1\s+\[2\]$`).MatchString(r.Stdout) {
+		t.Errorf("chunk 9's or chunk 6's row missing:\n%s", r.Stdout)
 	}
 
-	// trimmed, more ranks than chunks
+	// trimmed, more ranks than chunks: a chunk over three ranks, two of which encode nothing
 	r = clitest.Run(t, "plan", "-t", in, "--ranks", "4", "--chunk-frames", "13", "--trim-frame-start", "7", "--trim-frame-end", "33")
 	if r.Code != 0 {
 		t.Fatalf("exit %d: %s", r.Code, r.Stderr)
 	}
 	got = rows(r.Stdout)
-	for _, want := range []string{"0 [0,1) [7,20) 13", "1 [1,2) [20,33) 13", "2 - - 0", "3 - - 0"} {
+	for _, want := range []string{"0 [7,14) 7 chunks [0,1) takes 6 of chunk 0 from rank(s) after it",
+		"1 [14,21) 7 chunks [1,2) sends 6 of chunk 0 to rank 0; takes 12 of chunk 1 from rank(s) after it",
+		"2 [21,27) 6 - sends 6 of chunk 1 to rank 1", "3 [27,33) 6 - sends 6 of chunk 1 to rank 1"} {
 		if got[want[:1]] != want {
 			t.Errorf("rank row %q, want %q\n%s", got[want[:1]], want, r.Stdout)
 		}
 	}
-	if !strings.Contains(r.Stdout, "2 rank(s) get no chunk") {
-		t.Errorf("idle ranks not pointed out:\n%s", r.Stdout)
+	// more ranks than frames
+	r = clitest.Run(t, "plan", "-t", in, "--ranks", "30", "--chunk-frames", "13", "--trim-frame-start", "7", "--trim-frame-end", "33")
+	if got = rows(r.Stdout); r.Code != 0 || !strings.Contains(r.Stdout, "4 rank(s) get no frame") || got["29"] != "29 - 0 - -" {
+		t.Errorf("idle ranks not pointed out (exit %d):\n%s", r.Code, r.Stdout)
 	}
 
 	// The model, with --frames and no target: the wall printed is scaling.Model's for the same
@@ -297,16 +319,12 @@ func TestPlan(t *testing.T) {
 		t.Fatalf("plan --frames: exit %d: %s", r.Code, r.Stderr)
 	}
 	modelled := func(c scaling.Costs, frames, chunk, ranks, pixels int, fs float64, model int64) scaling.Estimate {
-		chunks, assignment := driver.MakePlan(rank.Range{Start: 0, End: frames}, chunk, ranks)
+		chunks, split := driver.MakePlan(rank.Range{Start: 0, End: frames}, chunk, ranks)
 		s := scaling.Scale{Ranks: ranks, Segments: len(chunks), Pixels: pixels, FSBandwidth: fs, ClientBW: scaling.DefaultClientBW,
 			RanksPerNode: scaling.DefaultRanksPerNode, ModelBytes: model, Launch: -1,
 			ParallelJoin: true} // the default output, an MP4 of libx264: joined by every rank
-		for _, a := range assignment {
-			n := 0
-			for c := a.Start; c < a.End; c++ {
-				n += chunks[c].Len()
-			}
-			s.Shares = append(s.Shares, n)
+		for _, pieces := range split {
+			s.Shares = append(s.Shares, rank.Frames(pieces))
 		}
 		return scaling.Model(c, s)
 	}

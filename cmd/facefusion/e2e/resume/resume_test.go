@@ -217,6 +217,31 @@ func TestSigtermCheckpoints(t *testing.T) {
 			sigStopsAndResumes(t, in, who)
 		})
 	}
+	t.Run("shared-chunk", func(t *testing.T) { stopInSharedChunk(t, in) })
+}
+
+// stopInSharedChunk stops a 3-rank run while rank 1 sends rank 0 its frames of chunk 3 (80
+// frames are 27, 27 and 26 a rank; chunk 3, [24,32), is cut at 27 and encoded by rank 0): rank 1
+// tells rank 0 its part is discarded, no rank waits for another (the hang guard), chunk 3 is not
+// recorded, and a resume on 2 ranks redoes it, the output exact.
+func stopInSharedChunk(t *testing.T, in string) {
+	out := filepath.Join(t.TempDir(), "out.mkv")
+	args := clitest.PassThroughArgs(in, out, 8)
+	p := clitest.StartPaused(t, "rank-1-frames-2", clitest.MpirunArgv(3, args...)...)
+	p.Cmd.Process.Signal(syscall.SIGUSR1)
+	if code := p.Wait(t); code != fault.ExitCheckpointed && code != fault.ExitNoRequeue {
+		t.Fatalf("exit %d, want %d (or %d: no chunk finished)\n%s", code, fault.ExitCheckpointed, fault.ExitNoRequeue, p.Output())
+	}
+	clitest.MustNotExist(t, out)
+	m := clitest.ReadManifest(t, out+".job")
+	if slices.ContainsFunc(m.Done, func(c lustre.Chunk) bool { return c.Chunk == 3 }) {
+		t.Fatalf("chunk 3 is recorded although rank 1 stopped before sending its frames of it: %+v", m.Done)
+	}
+	r := clitest.Mpirun(t, clitest.HangGuard(t), 2, args...)
+	if r.Code != 0 {
+		t.Fatalf("resume on 2 ranks: exit %d\n%s", r.Code, r.Stderr)
+	}
+	clitest.CheckFrames(t, out, clitest.FrameHashes(t, in))
 }
 
 // sigStopsAndResumes signals every rank (through mpirun), only rank 0, or only rank 1 while
