@@ -1028,7 +1028,11 @@ func finish(ctx context.Context, cfg job.Config, p *Plan, jd *lustre.JobDir, all
 			sizes[c.Chunk] = c.Size
 		}
 		pj.sent = true
-		serial, err = parallelJoin(ctx, pj.comm, cfg, pj.side, joins, sizes, times, final, log)
+		var secs []float64
+		serial, secs, err = parallelJoin(ctx, pj.comm, cfg, pj.side, joins, sizes, times, final, log)
+		for r := 1; r < len(secs) && r < len(rec.perRank); r++ {
+			rec.perRank[r].StageSeconds["join"] = secs[r]
+		}
 	} else {
 		log.Infof("join: serial (ffmpeg's concat and mux): %s", pj.side.why)
 	}

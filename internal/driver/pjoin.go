@@ -20,11 +20,14 @@ import (
 
 // The parallel join of an MP4 or MOV output (video.PlanJoin): every rank reads the indexes of a
 // contiguous run of MP4 segments, balanced by bytes, and copies their samples into the output at
-// offsets from an exclusive prefix sum of their sizes; no process runs at the join. Rank 0 writes the index and the side file's bytes (the target's other
-// streams, written by ffmpeg while the frames were worked on). The protocol, after the results
-// are gathered: rank 0 broadcasts one instruction (empty: no parallel join), and, when there is
-// one, every rank reads its segments' tables, scans its size, sends its tables to rank 0,
-// learns where the video starts, writes, and reports how that went.
+// offsets from an exclusive prefix sum of their sizes; no process runs at the join. Rank 0 writes
+// the index and the side file's bytes (the target's other streams, written by ffmpeg while the
+// frames were worked on). The protocol, after the results are gathered: rank 0 creates the
+// output's temp file and broadcasts one instruction (empty: no parallel join); when there is one,
+// every rank says whether it can open that file for writing (if one cannot, rank 0 copies every
+// segment), learns its segments, reads their tables, scans its size, sends its tables to rank 0,
+// learns where the video starts, writes, and reports how that went and how long it took. A rank
+// that fails on the way still takes part in every collective and reports its failure.
 
 // jobDir is p's job folder, its segments in the container cfg's output is joined from: MP4 when
 // it is joined in parallel (startSide's test), NUT otherwise.
@@ -81,10 +84,10 @@ func (s *sideFile) remove() {
 
 // joinInstruction is what rank 0 tells every rank to join; the zero value: nothing.
 type joinInstruction struct {
-	Segs   []video.JoinSegment `json:",omitempty"`
-	Bounds []int               `json:",omitempty"` // rank r copies Segs[Bounds[r]:Bounds[r+1]]
-	Times  video.Timeline
-	Out    string `json:",omitempty"` // the temp file beside the output, created by rank 0
+	Segs  []video.JoinSegment `json:",omitempty"`
+	Sizes []int64             `json:",omitempty"` // the segments' sizes in bytes
+	Times video.Timeline
+	Out   string `json:",omitempty"` // the temp file beside the output, created by rank 0
 }
 
 // joinReport is one rank's tables (or its error) for rank 0.
@@ -98,6 +101,13 @@ type joinDecision struct {
 	Err        string `json:",omitempty"`
 	Serial     bool   `json:",omitempty"` // rank 0 joins serially instead (Err says why)
 	VideoStart int64
+}
+
+// joinOutcome is how one rank's share went, for rank 0: its failure ("" none) and its wall
+// time in the join (the run report's stage "join" of that rank).
+type joinOutcome struct {
+	Err     string  `json:",omitempty"`
+	Seconds float64 `json:",omitempty"`
 }
 
 // splitBytes gives each of ranks a contiguous run of the segments of sizes, balanced by bytes:
@@ -122,15 +132,53 @@ func splitBytes(sizes []int64, ranks int) []int {
 	return bounds
 }
 
+// joinBounds is rank 0's split of the segments of sizes over ranks, from each rank's answer to
+// whether it can open the output's temp file for writing (access[r]: "" yes, else why not). A
+// rank that cannot (the output on a disk only rank 0 sees, while the job folder is shared)
+// leaves the whole join to rank 0, still without a process; why then says so ("" otherwise).
+func joinBounds(sizes []int64, ranks int, access [][]byte) (bounds []int, why string) {
+	for r, a := range access {
+		if len(a) > 0 {
+			bounds = make([]int, ranks+1)
+			for i := 1; i <= ranks; i++ {
+				bounds[i] = len(sizes)
+			}
+			return bounds, fmt.Sprintf("rank %d cannot write the output's temp file (%s): rank 0 copies every segment", r, a)
+		}
+	}
+	return splitBytes(sizes, ranks), ""
+}
+
+// busy is how many ranks of bounds (splitBytes's form) copy at least one segment.
+func busy(bounds []int) int {
+	n := 0
+	for r := 0; r+1 < len(bounds); r++ {
+		if bounds[r+1] > bounds[r] {
+			n++
+		}
+	}
+	return n
+}
+
 // parallelJoin is rank 0's part of the join (see the protocol above): segs with their sizes
 // into final. serial is true when rank 0 must join serially instead (the reason is logged);
-// err is the join's failure, naming the rank and segment.
-func parallelJoin(ctx context.Context, comm collective.Comm, cfg job.Config, side *sideFile, segs []video.JoinSegment, sizes []int64, times video.Timeline, final string, log *logging.Logger) (serial bool, err error) {
-	ins := joinInstruction{Segs: segs, Bounds: splitBytes(sizes, comm.Size()), Times: times, Out: final}
-	if err := sendInstruction(comm, &ins); err != nil {
-		return false, err
+// err is the join's failure, naming the rank and segment; seconds is each rank's wall time in
+// its share.
+func parallelJoin(ctx context.Context, comm collective.Comm, cfg job.Config, side *sideFile, segs []video.JoinSegment, sizes []int64, times video.Timeline, final string, log *logging.Logger) (serial bool, seconds []float64, err error) {
+	ins := joinInstruction{Segs: segs, Sizes: sizes, Times: times, Out: final}
+	// Created before the instruction goes: every rank checks that it can open it for writing.
+	var local error
+	f, err := os.Create(final)
+	if err == nil {
+		err = f.Close()
 	}
-	return joinShare(ctx, comm, cfg, &ins, side, log)
+	if err != nil {
+		local = fmt.Errorf("rank 0: the join's output: %v", err)
+	}
+	if err := sendInstruction(comm, &ins); err != nil {
+		return false, nil, err
+	}
+	return joinShare(ctx, comm, cfg, &ins, local, side, log)
 }
 
 // sendInstruction broadcasts rank 0's instruction (nil: none).
@@ -158,28 +206,70 @@ func serveJoin(ctx context.Context, comm collective.Comm, cfg job.Config, log *l
 	if len(b) == 0 {
 		return nil
 	}
+	// A failure here still takes part in every collective of the join, so that rank 0, which
+	// waits in them, learns of it and fails the job.
 	var ins joinInstruction
+	var local error
 	if err := json.Unmarshal(b, &ins); err != nil {
-		return fmt.Errorf("decoding the join: %w", err)
+		local = fmt.Errorf("rank %d: decoding the join: %w", comm.Rank(), err)
 	}
-	_, err = joinShare(ctx, comm, cfg, &ins, nil, log)
+	_, _, err = joinShare(ctx, comm, cfg, &ins, local, nil, log)
 	return err
 }
 
-// joinShare is every rank's share of the parallel join.
-func joinShare(ctx context.Context, comm collective.Comm, cfg job.Config, ins *joinInstruction, side *sideFile, log *logging.Logger) (serial bool, err error) {
+// joinShare is every rank's share of the parallel join. local is a failure before it (the
+// rank then reads and writes nothing but still takes part in every collective and reports it).
+func joinShare(ctx context.Context, comm collective.Comm, cfg job.Config, ins *joinInstruction, local error, side *sideFile, log *logging.Logger) (serial bool, seconds []float64, err error) {
 	me := comm.Rank()
 	start := time.Now()
-	mine := ins.Segs[ins.Bounds[me]:ins.Bounds[me+1]]
+	fail := func(e error) {
+		if local == nil {
+			local = fmt.Errorf("rank %d: %w", me, e)
+		}
+	}
+	// Can this rank write the output's temp file? Rank 0 created it beside the output.
+	access := ""
+	if local == nil && me != 0 {
+		if f, err := os.OpenFile(ins.Out, os.O_WRONLY, 0); err != nil {
+			access = err.Error()
+		} else {
+			f.Close()
+		}
+	}
+	answers, err := comm.Gather(0, []byte(access))
+	if err != nil {
+		fail(fmt.Errorf("gathering who can write the join's output: %w", err))
+	}
+	var bounds []int
+	var alone string
+	if me == 0 {
+		bounds, alone = joinBounds(ins.Sizes, comm.Size(), answers)
+		if alone != "" && local == nil {
+			log.Infof("join: parallel, rank 0 alone: %s", alone)
+		}
+	}
+	bb, _ := json.Marshal(bounds)
+	if bb, err = collective.BcastBytes(comm, 0, bb); err != nil {
+		fail(fmt.Errorf("broadcasting the join's split: %w", err))
+	} else if err := json.Unmarshal(bb, &bounds); err != nil || len(bounds) != comm.Size()+1 {
+		fail(fmt.Errorf("decoding the join's split: %v", err))
+		bounds = nil
+	}
+	var mine []video.JoinSegment
+	if local == nil && bounds != nil && bounds[me+1] <= len(ins.Segs) {
+		mine = ins.Segs[bounds[me]:bounds[me+1]]
+	}
 	var pieces []*video.Piece
-	var local error
 	rep := joinReport{}
 	var size int64
 	// Each segment's index: no process, a few reads of its moov.
 	for k, seg := range mine {
+		if local != nil {
+			break
+		}
 		p, err := video.ReadSegment(seg, ins.Times)
 		if err != nil {
-			local = fmt.Errorf("rank %d: segment %d: %w", me, ins.Bounds[me]+k, err)
+			fail(fmt.Errorf("segment %d: %w", bounds[me]+k, err))
 			break
 		}
 		pieces = append(pieces, p)
@@ -193,62 +283,81 @@ func joinShare(ctx context.Context, comm collective.Comm, cfg job.Config, ins *j
 	}
 	base := []int64{size}
 	if err := collective.ExscanInt64(comm, base); err != nil {
-		return false, fmt.Errorf("the join's offsets: %w", err)
+		fail(fmt.Errorf("the join's offsets: %w", err))
+		if rep.Err == "" {
+			rep = joinReport{Err: local.Error()}
+		}
 	}
 	rb, _ := json.Marshal(&rep)
 	all, err := comm.Gather(0, rb)
 	if err != nil {
-		return false, fmt.Errorf("gathering the segments' tables: %w", err)
+		fail(fmt.Errorf("gathering the segments' tables: %w", err))
 	}
 	read := time.Since(start)
 	var dec joinDecision
 	if me == 0 {
-		dec = planOutput(ctx, ins, side, pieces, all, log)
+		if local != nil {
+			dec = joinDecision{Err: local.Error()}
+		} else {
+			dec = planOutput(ctx, ins, side, pieces, all, busy(bounds), log)
+		}
 	}
 	db, _ := json.Marshal(&dec)
 	if db, err = collective.BcastBytes(comm, 0, db); err != nil {
-		return false, fmt.Errorf("broadcasting the join's layout: %w", err)
-	}
-	if err := json.Unmarshal(db, &dec); err != nil {
-		return false, fmt.Errorf("decoding the join's layout: %w", err)
+		fail(fmt.Errorf("broadcasting the join's layout: %w", err))
+	} else if err := json.Unmarshal(db, &dec); err != nil {
+		fail(fmt.Errorf("decoding the join's layout: %w", err))
 	}
 	if dec.Err == "" && local == nil {
-		local = copyPieces(ins.Out, dec.VideoStart+base[0], pieces)
-		if local != nil {
-			local = fmt.Errorf("rank %d: %w", me, local)
+		if err := copyPieces(ins.Out, dec.VideoStart+base[0], pieces); err != nil {
+			fail(err)
 		}
 	}
 	// Every rank's outcome at rank 0: the first failure is the job's.
-	msg := ""
+	out := joinOutcome{Seconds: time.Since(start).Seconds()}
 	if local != nil && dec.Err == "" {
-		msg = local.Error()
+		out.Err = local.Error()
 	}
-	errs, err := comm.Gather(0, []byte(msg))
+	ob, _ := json.Marshal(&out)
+	outs, err := comm.Gather(0, ob)
 	if err != nil {
-		return false, fmt.Errorf("gathering the join's outcome: %w", err)
+		return false, nil, fmt.Errorf("gathering the join's outcome: %w", err)
 	}
-	log.Debugf("rank %d: its share of the parallel join (%d segment(s), %d bytes) in %.2f s, %.2f s of which reading the segments' tables", me, len(mine), size, time.Since(start).Seconds(), read.Seconds())
+	log.Debugf("rank %d: its share of the parallel join (%d segment(s), %d bytes) in %.2f s, %.2f s of which reading the segments' tables", me, len(mine), size, out.Seconds, read.Seconds())
 	if me != 0 {
-		return false, nil
+		if local != nil {
+			return false, nil, local
+		}
+		return false, nil, nil
+	}
+	var firstErr string
+	seconds = make([]float64, len(outs))
+	for r, b := range outs {
+		var o joinOutcome
+		if err := json.Unmarshal(b, &o); err != nil {
+			o.Err = fmt.Sprintf("rank %d's join outcome: %v", r, err)
+		}
+		seconds[r] = o.Seconds
+		if firstErr == "" {
+			firstErr = o.Err
+		}
 	}
 	if dec.Serial {
 		log.Infof("join: serial (ffmpeg's concat and mux): %s", dec.Err)
-		return true, nil
+		return true, seconds, nil
 	}
 	if dec.Err != "" {
-		return false, errors.New(dec.Err)
+		return false, seconds, errors.New(dec.Err)
 	}
-	for _, e := range errs {
-		if len(e) > 0 {
-			return false, errors.New(string(e))
-		}
+	if firstErr != "" {
+		return false, seconds, errors.New(firstErr)
 	}
-	return false, nil
+	return false, seconds, nil
 }
 
 // planOutput is rank 0's layout from every rank's tables: it writes the index and the side
 // file's bytes into ins.Out and says where the video starts.
-func planOutput(ctx context.Context, ins *joinInstruction, side *sideFile, pieces []*video.Piece, all [][]byte, log *logging.Logger) joinDecision {
+func planOutput(ctx context.Context, ins *joinInstruction, side *sideFile, pieces []*video.Piece, all [][]byte, ranks int, log *logging.Logger) joinDecision {
 	var tables []video.PieceTable
 	for r, b := range all {
 		var rep joinReport
@@ -295,7 +404,7 @@ func planOutput(ctx context.Context, ins *joinInstruction, side *sideFile, piece
 		return joinDecision{Err: fmt.Sprintf("rank 0: %v", err)}
 	}
 	log.Infof("join: parallel (%s): %d segment(s) on %d rank(s), rank 0 writes the index and the side file's %d bytes",
-		strings.TrimPrefix(filepath.Ext(ins.Out), "."), len(ins.Segs), len(ins.Bounds)-1, s.Size)
+		strings.TrimPrefix(filepath.Ext(ins.Out), "."), len(ins.Segs), ranks, s.Size)
 	return joinDecision{VideoStart: l.Offsets[0]}
 }
 

@@ -34,6 +34,24 @@ func TestSplitBytes(t *testing.T) {
 	}
 }
 
+// A rank that cannot open the output's temp file (the output on rank 0's own disk, the job
+// folder shared) leaves every segment to rank 0, and the reason names it; when every rank can,
+// the split is splitBytes's.
+func TestJoinBoundsWhenARankCannotWrite(t *testing.T) {
+	sizes := []int64{10, 10, 10, 10}
+	bounds, why := joinBounds(sizes, 3, [][]byte{nil, {}, nil})
+	if want := splitBytes(sizes, 3); !slices.Equal(bounds, want) || why != "" {
+		t.Errorf("every rank can write: %v %q, want %v and no reason", bounds, why, want)
+	}
+	bounds, why = joinBounds(sizes, 3, [][]byte{nil, nil, []byte("open /scratch/out.mp4.part: no such file or directory")})
+	if !slices.Equal(bounds, []int{0, 4, 4, 4}) || !strings.Contains(why, "rank 2") || !strings.Contains(why, "no such file") {
+		t.Errorf("rank 2 cannot write: %v %q, want [0 4 4 4] and a reason naming rank 2 and its error", bounds, why)
+	}
+	if busy(bounds) != 1 || busy(splitBytes(sizes, 3)) != 3 {
+		t.Errorf("busy: %d and %d, want 1 and 3", busy(bounds), busy(splitBytes(sizes, 3)))
+	}
+}
+
 // An MP4 output of H.264 is joined in parallel from MP4 segments (seg-*.mp4 in its job folder,
 // lustre.ForJob's choice) into a file ffprobe reads with every frame; a folder of the earlier
 // layout, NUT segments of an MP4 output, is refused as another job (Usage, naming the segments'
