@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/facefusion-hpc/facefusion/internal/mp4"
 )
@@ -44,7 +45,8 @@ func ParallelContainer(out, encoder string) (bool, string) {
 	switch m := muxerFor(out); m {
 	case "mp4", "mov":
 	case "":
-		return false, "the output's container is not known by its extension"
+		// ffmpeg picks the muxer from the extension (.flv and others): not one this join writes.
+		return false, "a " + strings.TrimPrefix(strings.ToLower(filepath.Ext(out)), ".") + " output is joined by ffmpeg (serial)"
 	default:
 		return false, "a " + m + " output is joined by ffmpeg (its index is written by its muxer)"
 	}
@@ -233,7 +235,7 @@ func PlanJoin(side *Side, tables []PieceTable, tmpl *Piece, times Timeline) (*La
 	rel := make([]int64, len(tables))
 	for k, t := range tables {
 		if t.Timescale != tables[0].Timescale || !bytes.Equal(t.Stsd, tables[0].Stsd) {
-			return nil, fmt.Errorf("video: segment %d's codec configuration differs from segment 0's (the encoder's settings changed between attempts?)", k)
+			return nil, fmt.Errorf("video: piece %d's codec configuration differs from piece 0's (the encoder's settings changed between attempts?)", k)
 		}
 		rel[k] = at
 		for _, s := range t.Samples {
@@ -378,7 +380,7 @@ func JoinMP4(ctx context.Context, segs []JoinSegment, times Timeline, side, out 
 			return err
 		}
 		if err := CopyPiece(f, l.Offsets[k], p); err != nil {
-			return fmt.Errorf("%w (segment %d)", err, k)
+			return fmt.Errorf("%w (piece %d, of segment %s)", err, k, p.Path)
 		}
 	}
 	return f.Close()

@@ -161,3 +161,18 @@ func ffmpegRunAll(t *testing.T, args ...string) []byte {
 	}
 	return out
 }
+
+// ParallelContainer's reasons name the output's container as it is: a flv output (a muxer
+// ffmpeg picks by the extension) is joined by ffmpeg, not "unknown".
+func TestParallelContainerSaysWhy(t *testing.T) {
+	for out, want := range map[string]string{
+		"a.mp4": "", "a.MOV": "", "": "",
+		"a.flv": "a flv output is joined by ffmpeg (serial)",
+		"a.mkv": "a matroska output is joined by ffmpeg",
+	} {
+		ok, why := ParallelContainer(out, "libx264")
+		if ok != (want == "") || !strings.HasPrefix(why, want) {
+			t.Errorf("ParallelContainer(%q) = %v, %q; want %q", out, ok, why, want)
+		}
+	}
+}
