@@ -137,12 +137,6 @@ func TestDistSwapMatchesOneRank(t *testing.T) {
 			if fmt.Sprint(per) != "[14 13 13]" {
 				t.Errorf("the run report's frames per rank are %v, want [14 13 13]", per)
 			}
-			// Every rank took part in the parallel join: its time there is its own, not 0.
-			for _, pr := range rep.PerRank {
-				if pr.StageSeconds["join"] <= 0 {
-					t.Errorf("rank %d's join stage is %v s, want its share's time", pr.Rank, pr.StageSeconds["join"])
-				}
-			}
 		}
 	}
 	one := packetHashes(t, outs[runs[0]])
