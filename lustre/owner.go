@@ -22,7 +22,7 @@ import (
 const MarkerName = ".facefusion-job"
 
 // layout lists every name the program writes in a job folder (Segment, SegmentTemp, Manifest,
-// Journal, Progress, Attempt, Stop, Failed, Claim, Joining, JoinTemp and the temp files of
+// Journal, Progress, Attempt, Stop, Failed, Claim, Joining, JoinTemp, Side and the temp files of
 // WriteAtomic beside each): one home for the folder's layout, so that removing the folder can
 // remove exactly these and nothing a user put there. Paths are relative to the folder.
 var layout = []*regexp.Regexp{
@@ -30,6 +30,7 @@ var layout = []*regexp.Regexp{
 	regexp.MustCompile(`^seg-[0-9]{6}(` + segmentExts + `)$`),
 	regexp.MustCompile(`^\.seg-[0-9]{6}\.rank[0-9]+\.a[0-9]+\.part(` + segmentExts + `)$`),
 	regexp.MustCompile(`^\.joined\.a[0-9]+\.mkv$`),
+	regexp.MustCompile(`^\.side\.a[0-9]+\.(mp4|mov)$`),
 	regexp.MustCompile(`^done/rank-[0-9]+\.json$`),
 	// One progress file per rank: written by releases before the control rounds; a folder one
 	// of them left is still cleaned.
@@ -247,6 +248,14 @@ func (j *JobDir) JoinTemp(attempt int) string {
 	return filepath.Join(j.Path, fmt.Sprintf(".joined.a%d.mkv", attempt))
 }
 
+// Side is where rank 0's ffmpeg writes the parallel join's side file (the target's other
+// streams) during attempt, in the output's container ext (".mp4" or ".mov"): in the job
+// folder, so that CleanStale removes what a killed attempt left and Remove what a finished one
+// did not.
+func (j *JobDir) Side(attempt int, ext string) string {
+	return filepath.Join(j.Path, fmt.Sprintf(".side.a%d%s", attempt, strings.ToLower(ext)))
+}
+
 // RecordJoin writes which output a join is for and the temp files it is about to create
 // beside it (absolute paths): a rerun that spells -o another way, or names another output,
 // still finds them.
@@ -272,7 +281,7 @@ func (j *JobDir) CleanStale(isTemp func(path, output string) bool) (removed []st
 		}
 		os.Remove(j.Joining())
 	}
-	for _, pattern := range []string{".seg-*.part.*", ".joined.a*.mkv"} {
+	for _, pattern := range []string{".seg-*.part.*", ".joined.a*.mkv", ".side.a*"} {
 		names, _ := filepath.Glob(filepath.Join(j.Path, pattern))
 		for _, n := range names {
 			if ours(filepath.Base(n)) && os.Remove(n) == nil {

@@ -71,7 +71,7 @@ func TestRemoveOnlyWhatItWrote(t *testing.T) {
 	}
 	ourFiles := func(j *JobDir) []string {
 		return []string{j.Segment(0), j.Segment(12), j.SegmentTemp(3, 1, 2), j.Manifest(), j.Journal(0), j.Journal(3),
-			j.Progress(), filepath.Join(j.Path, "progress", "rank-1"), j.Attempt(), j.Stop(), j.Failed(), j.Claim(), j.Joining(), j.JoinTemp(4),
+			j.Progress(), filepath.Join(j.Path, "progress", "rank-1"), j.Attempt(), j.Stop(), j.Failed(), j.Claim(), j.Joining(), j.JoinTemp(4), j.Side(4, ".mp4"),
 			filepath.Join(j.Path, ".manifest.json.tmp-123"), filepath.Join(j.Path, "done", ".rank-0.json.tmp-9")}
 	}
 	for _, f := range ourFiles(j) {
@@ -125,14 +125,14 @@ func TestRemoveOnlyWhatItWrote(t *testing.T) {
 }
 
 // CleanStale removes a dead attempt's leftovers of this job, including the join's temp file
-// beside the output recorded in JOINING, and nothing else.
+// beside the output recorded in JOINING and the parallel join's side file, and nothing else.
 func TestCleanStale(t *testing.T) {
 	dir := t.TempDir()
 	j, _, _ := Create(filepath.Join(dir, "out.mkv.job"))
 	part := filepath.Join(dir, ".out.part-123.mkv")
 	other := filepath.Join(dir, ".other.part-9.mkv") // not recorded: not this job's
 	notTemp := filepath.Join(dir, "precious.mkv")    // recorded, but not a temp file name
-	for _, f := range []string{part, other, notTemp, j.SegmentTemp(1, 0, 1), j.JoinTemp(1), j.Stop(), j.Failed(), j.Progress(), filepath.Join(j.Path, "progress", "rank-0"), j.Segment(0)} {
+	for _, f := range []string{part, other, notTemp, j.SegmentTemp(1, 0, 1), j.JoinTemp(1), j.Side(1, ".MOV"), j.Stop(), j.Failed(), j.Progress(), filepath.Join(j.Path, "progress", "rank-0"), j.Segment(0)} {
 		touch(t, f)
 	}
 	if err := j.RecordJoin(filepath.Join(dir, "out.mkv"), part, notTemp); err != nil {
@@ -142,10 +142,10 @@ func TestCleanStale(t *testing.T) {
 		return output == filepath.Join(dir, "out.mkv") && strings.HasPrefix(filepath.Base(p), ".out.")
 	}
 	removed := j.CleanStale(isTemp)
-	if len(removed) != 3 {
-		t.Errorf("removed %v, want the part file, the temp segment and the join temp", removed)
+	if len(removed) != 4 {
+		t.Errorf("removed %v, want the part file, the temp segment, the join temp and the side file", removed)
 	}
-	for _, gone := range []string{part, j.SegmentTemp(1, 0, 1), j.JoinTemp(1), j.Stop(), j.Failed(), j.Progress(), filepath.Join(j.Path, "progress", "rank-0"), j.Joining()} {
+	for _, gone := range []string{part, j.SegmentTemp(1, 0, 1), j.JoinTemp(1), j.Side(1, ".MOV"), j.Stop(), j.Failed(), j.Progress(), filepath.Join(j.Path, "progress", "rank-0"), j.Joining()} {
 		if _, err := os.Stat(gone); err == nil {
 			t.Errorf("%s left", gone)
 		}

@@ -273,7 +273,7 @@ func Run(ctx context.Context, comm collective.Comm, cfg job.Config, opt Options)
 	jd := jobDir(cfg, &plan)
 	pj := &joinContext{comm: comm}
 	if me == 0 {
-		pj.side = startSide(ctx, cfg, &plan)
+		pj.side = startSide(ctx, cfg, &plan, jd)
 		defer pj.side.remove()
 	}
 	stopWatch := watchStops(ctx, cfg, me, &plan, jd, log)

@@ -40,15 +40,17 @@ func jobDir(cfg job.Config, p *Plan) *lustre.JobDir {
 
 // sideFile is rank 0's side file, written in the background from the start of the frame work.
 type sideFile struct {
-	path string
-	why  string // why the output is joined serially ("" when the side file is written)
-	done chan struct{}
-	err  error
+	path   string
+	why    string // why the output is joined serially ("" when the side file is written)
+	done   chan struct{}
+	err    error
+	cancel context.CancelFunc // stops its ffmpeg: no join follows, or the join is done
 }
 
 // startSide starts the side file of cfg's output when the output can be joined in parallel;
-// otherwise the returned sideFile says why not. Rank 0 only.
-func startSide(ctx context.Context, cfg job.Config, p *Plan) *sideFile {
+// otherwise the returned sideFile says why not. Rank 0 only. The file is in the job folder jd
+// (Side: a killed attempt's is removed by the next, a finished job's with the folder).
+func startSide(ctx context.Context, cfg job.Config, p *Plan, jd *lustre.JobDir) *sideFile {
 	if p.Image {
 		return &sideFile{why: "an image"}
 	}
@@ -59,13 +61,8 @@ func startSide(ctx context.Context, cfg job.Config, p *Plan) *sideFile {
 	if ok, why := video.ParallelJoin(cfg.OutputPath, cfg.OutputVideoEncoder, times); !ok {
 		return &sideFile{why: why}
 	}
-	ext := filepath.Ext(cfg.OutputPath)
-	f, err := os.CreateTemp(cfg.TempDir(), "facefusion-side-*"+ext)
-	if err != nil {
-		return &sideFile{why: fmt.Sprintf("the side file cannot be written in %s: %v", cfg.TempDir(), err)}
-	}
-	f.Close()
-	s := &sideFile{path: f.Name(), done: make(chan struct{})}
+	ctx, cancel := context.WithCancel(ctx)
+	s := &sideFile{path: jd.Side(p.Attempt, filepath.Ext(cfg.OutputPath)), done: make(chan struct{}), cancel: cancel}
 	go func() {
 		defer close(s.done)
 		s.err = video.WriteSide(ctx, times, cfg.TargetPath, pipeline.TargetSpan(cfg, p.Info), p.Carried.Keep, cfg.OutputPath, pipeline.AudioOptions(cfg), cfg.OutputVideoEncoder, s.path)
@@ -73,11 +70,13 @@ func startSide(ctx context.Context, cfg job.Config, p *Plan) *sideFile {
 	return s
 }
 
-// remove waits for the side file's ffmpeg and removes the file.
+// remove stops the side file's ffmpeg if it still runs (the attempt failed or stopped before
+// the join: its exit must not wait for a whole mux), waits for it, and removes the file.
 func (s *sideFile) remove() {
 	if s == nil || s.done == nil {
 		return
 	}
+	s.cancel()
 	<-s.done
 	os.Remove(s.path)
 }
