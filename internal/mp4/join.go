@@ -85,12 +85,23 @@ func (j *Join) header(hlen int64) ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		b, err := shiftedTrak(c, t, sideShift, j.SideData, j.SideSize)
+		var st *stretch
+		if t.Handler == "tmcd" && len(t.Samples) == 1 && t.Timescale > 0 {
+			// The timecode's one sample lasts the placeholder's frame in the side file; the
+			// serial join's (ffmpeg's muxer) lasts the whole video: so does this one.
+			media := rescaleUp(j.media(), int64(t.Timescale), int64(j.Video.Timescale))
+			st = &stretch{media: media, movie: rescaleUp(media, movieTimescale, int64(t.Timescale))}
+		}
+		b, err := shiftedTrak(c, t, sideShift, j.SideData, j.SideSize, st)
 		if err != nil {
 			return nil, err
 		}
 		traks = append(traks, b)
-		durations = append(durations, trackDuration(c))
+		if st != nil {
+			durations = append(durations, st.movie)
+		} else {
+			durations = append(durations, trackDuration(c))
+		}
 	}
 	if video == nil {
 		return nil, fmt.Errorf("mp4: the side file's video track was not found in its moov")
@@ -130,16 +141,7 @@ func (j *Join) header(hlen int64) ([]byte, error) {
 func (j *Join) videoTrak(place *Track, start int64) ([]byte, int64, error) {
 	tmpl := j.Video
 	first := j.Samples[0].DTS
-	last := j.Samples[len(j.Samples)-1]
-	// The last sample lasts as long as the one before it (ffmpeg's muxer gives a stream copy's
-	// last packet the same, its duration being unknown): mdhd's duration is the decode span.
-	var lastDur int64
-	if n := len(j.Samples); n > 1 {
-		lastDur = last.DTS - j.Samples[n-2].DTS
-	} else {
-		lastDur = int64(tmpl.Duration)
-	}
-	media := last.DTS + lastDur - first
+	media := j.media()
 	movie := rescaleUp(max(media, j.End), movieTimescale, int64(tmpl.Timescale))
 
 	tkhd := tmpl.Trak.Child("tkhd")
@@ -211,6 +213,25 @@ func (j *Join) videoTrak(place *Track, start int64) ([]byte, int64, error) {
 	trak = append(trak, Make("mdia", body)...)
 	return Make("trak", trak), movie, nil
 }
+
+// media is the joined video's media duration in Video's timescale (its mdhd's): the decode
+// span, the last sample lasting as long as the one before it (ffmpeg's muxer gives a stream
+// copy's last packet the same, its duration being unknown).
+func (j *Join) media() int64 {
+	first := j.Samples[0].DTS
+	last := j.Samples[len(j.Samples)-1]
+	var lastDur int64
+	if n := len(j.Samples); n > 1 {
+		lastDur = last.DTS - j.Samples[n-2].DTS
+	} else {
+		lastDur = j.Video.Duration
+	}
+	return last.DTS + lastDur - first
+}
+
+// stretch is a one-sample track's new length: its sample's and media's duration (its own
+// timescale) and its track's and edit's (the movie's).
+type stretch struct{ media, movie int64 }
 
 // sampleTable is the video's stbl, its chunks' offsets from start.
 func (j *Join) sampleTable(start int64) []byte {
@@ -310,7 +331,8 @@ func (j *Join) sampleTable(start int64) []byte {
 
 // shiftedTrak is one of the side file's traks with its chunk offsets moved by shift (co64, so
 // that any offset fits). Every chunk must lie in the side file's mdat body [data, data+size).
-func shiftedTrak(trak *Box, t *Track, shift, data, size int64) ([]byte, error) {
+// With st, the track's one sample and its durations are stretched to st.
+func shiftedTrak(trak *Box, t *Track, shift, data, size int64, st *stretch) ([]byte, error) {
 	for _, s := range t.Samples {
 		if s.Offset < data || s.Offset+int64(s.Size) > data+size {
 			return nil, fmt.Errorf("mp4: track %d has a sample at offset %d outside the side file's mdat", t.ID, s.Offset)
@@ -335,6 +357,11 @@ func shiftedTrak(trak *Box, t *Track, shift, data, size int64) ([]byte, error) {
 			}
 			return Make("co64", out)
 		}
+		if st != nil {
+			if out, ok := stretched(b, st); ok {
+				return out
+			}
+		}
 		if len(b.Children) == 0 {
 			return b.Encode()
 		}
@@ -345,6 +372,55 @@ func shiftedTrak(trak *Box, t *Track, shift, data, size int64) ([]byte, error) {
 		return Make(b.Type, body)
 	}
 	return walk(trak), nil
+}
+
+// stretched is b of a one-sample track with its duration set to st: the sample's (stts), the
+// media's (mdhd), the track's (tkhd) and its single edit's (elst); ok false for any other box,
+// or one whose layout is not the expected one (kept as it is).
+func stretched(b *Box, st *stretch) (out []byte, ok bool) {
+	body := append([]byte{}, b.Body...)
+	switch b.Type {
+	case "stts":
+		if len(body) != 16 || binary.BigEndian.Uint32(body[4:]) != 1 || binary.BigEndian.Uint32(body[8:]) != 1 || st.media > math.MaxUint32 {
+			return nil, false
+		}
+		binary.BigEndian.PutUint32(body[12:], uint32(st.media))
+		return Make("stts", body), true
+	case "mdhd":
+		out, err := setDuration(b, st.media)
+		return out, err == nil
+	case "tkhd":
+		at, n := 20, 4
+		if len(body) > 0 && body[0] == 1 {
+			at, n = 28, 8
+		}
+		if len(body) < at+n || n == 4 && st.movie > math.MaxUint32 {
+			return nil, false
+		}
+		if n == 4 {
+			binary.BigEndian.PutUint32(body[at:], uint32(st.movie))
+		} else {
+			binary.BigEndian.PutUint64(body[at:], uint64(st.movie))
+		}
+		return Make("tkhd", body), true
+	case "elst":
+		if len(body) < 12 || binary.BigEndian.Uint32(body[4:]) != 1 {
+			return nil, false
+		}
+		if body[0] == 1 {
+			if len(body) < 16 {
+				return nil, false
+			}
+			binary.BigEndian.PutUint64(body[8:], uint64(st.movie))
+		} else {
+			if st.movie > math.MaxUint32 {
+				return nil, false
+			}
+			binary.BigEndian.PutUint32(body[8:], uint32(st.movie))
+		}
+		return Make("elst", body), true
+	}
+	return nil, false
 }
 
 // trackDuration is a trak's tkhd duration (the movie's timescale).

@@ -176,3 +176,44 @@ func TestParallelContainerSaysWhy(t *testing.T) {
 		}
 	}
 }
+
+// The parallel join's timecode track (the side file's, one sample counted at the video's rate)
+// covers the whole video, as the serial join's does: the same sample time and duration, the
+// same track duration, and the timecode itself.
+func TestParallelJoinTimecodeSpansTheVideo(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	target := filepath.Join(dir, "target.mp4")
+	ffmpegRun(t, "-f", "lavfi", "-i", "testsrc2=size=64x48:rate=25", "-frames:v", "12", "-c:v", "libx264", "-preset", "ultrafast",
+		"-pix_fmt", "yuv420p", "-timecode", "01:00:00:00", target)
+	info := probe(t, target)
+	times := info.Times
+	span := Span{Timecode: info.Timecode, Rate: info.FPS}
+	var nuts, segs []JoinSegment
+	for _, c := range [][2]int{{0, 6}, {6, 12}} {
+		for _, e := range []struct {
+			ext  string
+			into *[]JoinSegment
+		}{{SegmentExt, &nuts}, {MP4SegmentExt, &segs}} {
+			seg := filepath.Join(dir, fmt.Sprintf("seg-%d%s", c[0], e.ext))
+			transcode(t, info, c[0], c[1], seg, EncodeOptions{Preset: "ultrafast", Quality: DefaultQuality, Times: times, First: c[0]})
+			*e.into = append(*e.into, JoinSegment{Path: seg, Start: times.At(c[0])})
+		}
+	}
+	serial := filepath.Join(dir, "serial.mp4")
+	if err := Join(ctx, dir, nuts, times, target, span, nil, serial, AudioOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	side, par := filepath.Join(dir, "side.mp4"), filepath.Join(dir, "parallel.mp4")
+	if err := WriteSide(ctx, times, target, span, nil, par, AudioOptions{}, "libx264", side); err != nil {
+		t.Fatal(err)
+	}
+	if err := JoinMP4(ctx, segs, times, side, par); err != nil {
+		t.Fatal(err)
+	}
+	q := []string{"-select_streams", "d", "-show_entries", "stream=codec_tag_string,time_base,duration_ts,duration:stream_tags=timecode:packet=pts,duration", "-of", "csv"}
+	got, want := ffprobeOut(t, append(q, par)...), ffprobeOut(t, append(q, serial)...)
+	if got != want || !strings.Contains(want, "tmcd") || !strings.Contains(want, "01:00:00:00") {
+		t.Errorf("the parallel join's timecode track:\n%s\nwant the serial join's:\n%s", got, want)
+	}
+}
