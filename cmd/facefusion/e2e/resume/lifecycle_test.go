@@ -214,6 +214,44 @@ func TestKilledJoinIsCleanedAndReported(t *testing.T) {
 	}
 }
 
+// The same for an MP4 output, joined in parallel: killed at "commit" (the joined temp file
+// beside the output, the side file in the job folder), the rerun removes both as a killed
+// attempt's, joins again in parallel, and gives the 16 frames the killed join had written,
+// leaving nothing hidden beside the output and no job folder.
+func TestKilledParallelJoinResumes(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.mp4")
+	clitest.BframeClip(t, in, 16)
+	out := filepath.Join(t.TempDir(), "out.mp4")
+	args := clitest.PassThroughArgs(in, out, 8, "--output-video-encoder", "libx264")
+	clitest.KilledAt(t, "commit", args)
+	if _, err := os.Stat(out); err == nil {
+		t.Fatal("a run killed before its final rename left the output")
+	}
+	side := filepath.Join(out+".job", ".side.a1.mp4")
+	if _, err := os.Stat(side); err != nil {
+		t.Fatalf("the killed attempt's side file: %v", err)
+	}
+	left := hidden(filepath.Dir(out))
+	if len(left) != 1 {
+		t.Fatalf("want the killed join's temp file beside the output, found %v", left)
+	}
+	killed := clitest.FrameHashes(t, left[0])
+	if len(killed) != 16 {
+		t.Fatalf("the killed join's temp file has %d frames, want 16", len(killed))
+	}
+	r := clitest.Run(t, args...)
+	if r.Code != 0 || !strings.Contains(r.Stderr, "join: parallel") || !strings.Contains(r.Stderr, "removed "+side+", left by a killed attempt") ||
+		strings.Count(r.Stderr, "left by a killed attempt of this job") != 2 {
+		t.Fatalf("rerun: exit %d, want the part file and the side file removed and a parallel join\n%s", r.Code, r.Stderr)
+	}
+	clitest.CheckFrames(t, out, killed)
+	if got := hidden(filepath.Dir(out)); len(got) != 0 {
+		t.Errorf("hidden files beside the output after the rerun: %v", got)
+	}
+	clitest.MustNotExist(t, out+".job")
+}
+
 // After a resume the rate counts only this attempt's frames.
 func TestResumeCountsOnlyThisAttempt(t *testing.T) {
 	dir := t.TempDir()
