@@ -432,8 +432,8 @@ func printModel(w io.Writer, c scaling.Costs, s scaling.Scale, e scaling.Estimat
 	}
 	if s.ParallelJoin {
 		nodes := float64((s.Ranks + s.RanksPerNode - 1) / s.RanksPerNode)
-		fmt.Fprintf(tw, "join\t%.2f\t%s\t%.2f + %d segments a rank × %.3f + max(busiest rank's %s × %.2f s/GB, %s twice at %s/s) (every rank its segments at their offset; rank 0 the index)\n",
-			e.Join, pct(e.Join), c.JoinFixed, (s.Segments+s.Ranks-1)/s.Ranks, c.JoinPerSegment, gbytes(e.OutputBytes*float64(e.Busiest)/float64(max(1, e.Frames))), c.JoinPerByte*1e9,
+		fmt.Fprintf(tw, "join\t%.2f\t%s\t%.2f + %d segments a rank × %.5f + max(busiest rank's %s × %.2f s/GB, %s twice at %s/s) (every rank its segments at their offset; rank 0 the index)\n",
+			e.Join, pct(e.Join), c.JoinFixed, (s.Segments+s.Ranks-1)/s.Ranks, c.ParallelPerSegment, gbytes(e.OutputBytes*float64(e.Busiest)/float64(max(1, e.Frames))), c.JoinPerByte*1e9,
 			gbytes(e.OutputBytes), gbytes(math.Min(nodes*s.ClientBW, s.FSBandwidth)))
 	} else {
 		fmt.Fprintf(tw, "join\t%.2f\t%s\t%.2f + %d segments × %.3f + %s (rank 0, serial)\n", e.Join, pct(e.Join), c.JoinFixed, s.Segments, c.JoinPerSegment, perGB(c.JoinPerByte, 2))

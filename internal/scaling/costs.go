@@ -14,18 +14,19 @@ import (
 // one per core, with other sessions' tests on the cores (load average 7–9): the run of median
 // wall time of three, its report through FromReport (README, "Scaling model", has the commands).
 var Measured = Costs{
-	From:           "built-in: a 2-rank run of the demo clip on the 2-core CI machine (README, Scaling model)",
-	FrameSeconds:   15.010 / 150,
-	FramePixels:    1280 * 720,
-	BytesPerFrame:  2200803.0 / 150,
-	Launch:         DefaultLaunch,
-	Plan:           2.21,
-	Load:           0.91,
-	JoinFixed:      0.556 - 6*DefaultOnePassPerSegment - 2200803*DefaultOnePassPerByte,
-	JoinPerSegment: DefaultOnePassPerSegment,
-	JoinPerByte:    DefaultOnePassPerByte,
-	HashPerByte:    DefaultHashPerByte,
-	OnePass:        true,
+	From:               "built-in: a 2-rank run of the demo clip on the 2-core CI machine (README, Scaling model)",
+	FrameSeconds:       15.010 / 150,
+	FramePixels:        1280 * 720,
+	BytesPerFrame:      2200803.0 / 150,
+	Launch:             DefaultLaunch,
+	Plan:               2.21,
+	Load:               0.91,
+	JoinFixed:          0.556 - 6*DefaultOnePassPerSegment - 2200803*DefaultOnePassPerByte,
+	JoinPerSegment:     DefaultOnePassPerSegment,
+	ParallelPerSegment: DefaultParallelPerSegment,
+	JoinPerByte:        DefaultOnePassPerByte,
+	HashPerByte:        DefaultHashPerByte,
+	OnePass:            true,
 }
 
 // Rates a run report cannot separate from the fixed costs (its join is one figure), measured
@@ -42,6 +43,12 @@ const (
 	// cost is not linear below a thousand segments).
 	DefaultOnePassPerSegment = 0.010
 	DefaultOnePassPerByte    = 1.4e-9
+	// The parallel join (MP4, MOV) a segment: its index read (video.ReadSegment) and its
+	// table's encoding and decoding, `go test -bench ReadSegmentIndex ./internal/video/` here:
+	// 48–49 µs (three runs of 5000, segments of 25 frames in the page cache). A cluster file
+	// system's open is a metadata round trip (about a millisecond on Lustre): still ten times
+	// below the concat demuxer's 10 ms.
+	DefaultParallelPerSegment = 50e-6
 )
 
 const (

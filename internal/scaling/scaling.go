@@ -11,7 +11,7 @@
 //	join      = join fixed + segments × per segment + bytes × max(per byte, 2 / client bandwidth)
 //	mux       = mux fixed + bytes × max(per byte, 2 / client bandwidth)   (0 in a one-pass join)
 //	parallel join (MP4, MOV: Scale.ParallelJoin), every rank its run of segments:
-//	join      = join fixed + segments/N × per segment
+//	join      = join fixed + segments/N × parallel per segment
 //	            + max(busiest share's bytes × per byte, bytes × 2 / min(nodes × client bandwidth, file system))
 //	mux       = 0 (rank 0's side file of the other streams is written during the frames)
 //	hash      = bytes × max(per byte, 1 / client bandwidth)
@@ -43,8 +43,11 @@ type Costs struct {
 
 	// Rank 0's concat of the segments: ffmpeg's start, then each segment's open, then each byte.
 	JoinFixed, JoinPerSegment, JoinPerByte float64
-	MuxFixed, MuxPerByte                   float64 // its mux of the joined video with the audio
-	HashPerByte                            float64 // its sha256 of the output for the run report
+	// ParallelPerSegment is the parallel join's (MP4, MOV) cost a segment: its index read by
+	// its rank and its sample table's trip to rank 0; no process, no concat demuxer.
+	ParallelPerSegment   float64
+	MuxFixed, MuxPerByte float64 // its mux of the joined video with the audio
+	HashPerByte          float64 // its sha256 of the output for the run report
 	// OnePass: the join and the mux are one ffmpeg run (the join's rates are that run's): no
 	// mux term.
 	OnePass bool
@@ -192,7 +195,7 @@ func model(c Costs, s Scale) Estimate {
 		// Every rank reads its run of segments and writes it at its offset: the busiest
 		// rank's bytes at its own rate, or all bytes twice through the nodes' links.
 		busiest := e.OutputBytes * float64(e.Busiest) / math.Max(1, float64(e.Frames))
-		e.Join = c.JoinFixed + math.Ceil(float64(s.Segments)/float64(s.Ranks))*c.JoinPerSegment +
+		e.Join = c.JoinFixed + math.Ceil(float64(s.Segments)/float64(s.Ranks))*c.ParallelPerSegment +
 			math.Max(busiest*c.JoinPerByte, 2*e.OutputBytes/math.Min(nodes*s.ClientBW, s.FSBandwidth))
 	} else if !c.OnePass {
 		e.Mux = c.MuxFixed + e.OutputBytes*math.Max(c.MuxPerByte, 2*perByte) // read the join, write the output

@@ -13,7 +13,7 @@ import (
 // are fewer than the ranks and the ranks more than the slots.
 func TestModelArithmetic(t *testing.T) {
 	c := Costs{FrameSeconds: 0.5, FramePixels: 100, BytesPerFrame: 10, Launch: 1, Plan: 4, Load: 3,
-		JoinFixed: 0.25, JoinPerSegment: 0.125, JoinPerByte: 0.01, MuxFixed: 0.5, MuxPerByte: 0.05, HashPerByte: 0.001}
+		JoinFixed: 0.25, JoinPerSegment: 0.125, ParallelPerSegment: 0.0625, JoinPerByte: 0.01, MuxFixed: 0.5, MuxPerByte: 0.05, HashPerByte: 0.001}
 	s := Scale{Ranks: 4, Shares: []int{3, 3, 2, 2}, Segments: 4, Pixels: 200, ModelBytes: 1000,
 		FSBandwidth: 100, ClientBW: 50, RanksPerNode: 2, Slots: 2, Launch: -1}
 	if err := s.Check(c); err != nil {
@@ -53,15 +53,16 @@ func TestModelArithmetic(t *testing.T) {
 		t.Errorf("frame seconds %g, start-up %g; want 0.5 and 31", e.FrameSeconds, e.Startup)
 	}
 
-	// The parallel join (an MP4 output): ceil(4 segments / 4 ranks) × 0.125, and
-	// max(the busiest rank's 3/10 of 200 B × 0.01, 2 × 200 B at min(2 × 50, 100) B/s) = 4; no mux.
+	// The parallel join (an MP4 output): ceil(4 segments / 4 ranks) × its own 0.0625 a segment,
+	// and max(the busiest rank's 3/10 of 200 B × 0.01, 2 × 200 B at min(2 × 50, 100) B/s) = 4;
+	// no mux.
 	s.FrameSeconds, s.Launch, s.ParallelJoin = 0, -1, true
-	if e := Model(c, s); e.Join != 0.25+0.125+4 || e.Mux != 0 || e.Wall != 25+6+4.375+4 {
-		t.Errorf("parallel join: join %g, mux %g, wall %g; want %g, 0, %g", e.Join, e.Mux, e.Wall, 0.25+0.125+4, 25+6+4.375+4)
+	if e := Model(c, s); e.Join != 0.25+0.0625+4 || e.Mux != 0 || e.Wall != 25+6+4.3125+4 {
+		t.Errorf("parallel join: join %g, mux %g, wall %g; want %g, 0, %g", e.Join, e.Mux, e.Wall, 0.25+0.0625+4, 25+6+4.3125+4)
 	}
 	c.JoinPerByte = 1 // a slow copy: the busiest rank's 60 B decide
-	if e := Model(c, s); e.Join != 0.25+0.125+60 {
-		t.Errorf("parallel join, slow copy: join %g, want %g", e.Join, 0.25+0.125+60)
+	if e := Model(c, s); e.Join != 0.25+0.0625+60 {
+		t.Errorf("parallel join, slow copy: join %g, want %g", e.Join, 0.25+0.0625+60)
 	}
 	c.JoinPerByte, s.ParallelJoin = 0.01, false
 
@@ -99,7 +100,8 @@ func TestFromReport(t *testing.T) {
 		"plan": {c.Plan, 2.5}, "load": {c.Load, 1.5}, "launch": {c.Launch, 0.7},
 		"join fixed":       {c.JoinFixed, 0.5 - 3*DefaultOnePassPerSegment - 1e6*DefaultOnePassPerByte},
 		"join per segment": {c.JoinPerSegment, DefaultOnePassPerSegment}, "join per byte": {c.JoinPerByte, DefaultOnePassPerByte},
-		"mux fixed": {c.MuxFixed, 0}, "mux per byte": {c.MuxPerByte, 0},
+		"parallel join per segment": {c.ParallelPerSegment, DefaultParallelPerSegment},
+		"mux fixed":                 {c.MuxFixed, 0}, "mux per byte": {c.MuxPerByte, 0},
 	}
 	for name, v := range want {
 		if math.Abs(v[0]-v[1]) > 1e-12 {

@@ -3,7 +3,10 @@ package video
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"testing"
 )
@@ -97,4 +100,44 @@ func BenchmarkDecodeLateRange(b *testing.B) {
 			}
 		})
 	}
+}
+
+// The parallel join's cost a segment (scaling's DefaultParallelPerSegment): reading one MP4
+// segment's index (ReadSegment: open, the box headers, the moov) and its table's trip to rank 0
+// (MarshalBinary, UnmarshalBinary), for segments of 25 frames (the demo run's chunks), 64
+// files in turn. Reported as seconds a segment.
+func BenchmarkReadSegmentIndex(b *testing.B) {
+	dir := b.TempDir()
+	target := filepath.Join(dir, "target.mp4")
+	if out, err := exec.Command(FFmpeg, "-nostdin", "-loglevel", "error", "-f", "lavfi", "-i", "testsrc2=size=64x48:rate=25", "-frames:v", "25",
+		"-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p", target).CombinedOutput(); err != nil {
+		b.Fatalf("%v\n%s", err, out)
+	}
+	info := probe(b, target)
+	first := filepath.Join(dir, "seg-0"+MP4SegmentExt)
+	transcode(b, info, 0, 25, first, EncodeOptions{Preset: "ultrafast", Quality: DefaultQuality, Times: info.Times})
+	data, err := os.ReadFile(first)
+	if err != nil {
+		b.Fatal(err)
+	}
+	segs := make([]JoinSegment, 64)
+	for i := range segs {
+		segs[i] = JoinSegment{Path: filepath.Join(dir, fmt.Sprintf("seg-%d%s", i, MP4SegmentExt)), Start: info.Times.At(0)}
+		if err := os.WriteFile(segs[i].Path, data, 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		p, err := ReadSegment(segs[i%len(segs)], info.Times)
+		if err != nil {
+			b.Fatal(err)
+		}
+		t, _ := p.Table.MarshalBinary()
+		var back PieceTable
+		if err := back.UnmarshalBinary(t); err != nil || len(back.Samples) != 25 {
+			b.Fatalf("the table's round trip: %v, %d samples", err, len(back.Samples))
+		}
+	}
+	b.ReportMetric(b.Elapsed().Seconds()/float64(b.N), "s/segment")
 }
