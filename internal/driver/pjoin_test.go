@@ -2,13 +2,17 @@ package driver
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/facefusion-hpc/facefusion/collective"
 	"github.com/facefusion-hpc/facefusion/internal/fault"
+	"github.com/facefusion-hpc/facefusion/internal/job"
+	"github.com/facefusion-hpc/facefusion/internal/logging"
 	"github.com/facefusion-hpc/facefusion/internal/video"
 	"github.com/facefusion-hpc/facefusion/lustre"
 )
@@ -49,6 +53,35 @@ func TestJoinBoundsWhenARankCannotWrite(t *testing.T) {
 	}
 	if busy(bounds) != 1 || busy(splitBytes(sizes, 3)) != 3 {
 		t.Errorf("busy: %d and %d, want 1 and 3", busy(bounds), busy(splitBytes(sizes, 3)))
+	}
+}
+
+// A rank's failure before or during its share (an instruction it cannot decode, a segment it
+// cannot read) goes through every collective of the join and comes back as the join's error,
+// naming it; nothing is copied. On the single-process communicator: rank 0's path.
+func TestJoinShareCarriesALocalFailure(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "out.mp4.part")
+	if err := os.WriteFile(out, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var log strings.Builder
+	lg := logging.New(&log, logging.Debug)
+	ins := &joinInstruction{Segs: []video.JoinSegment{{Path: filepath.Join(dir, "seg-000000.mp4")}}, Sizes: []int64{10}, Out: out}
+	for _, c := range []struct {
+		local error
+		want  string
+	}{
+		{errors.New("rank 0: decoding the join: boom"), "decoding the join: boom"},
+		{nil, "rank 0: segment 0:"},
+	} {
+		serial, secs, err := joinShare(context.Background(), collective.Single(), job.Config{}, ins, c.local, &sideFile{}, lg)
+		if err == nil || !strings.Contains(err.Error(), c.want) || serial || len(secs) != 1 {
+			t.Errorf("joinShare: serial %v, seconds %v, error %v; want an error with %q and one rank's seconds", serial, secs, err, c.want)
+		}
+		if st, err := os.Stat(out); err != nil || st.Size() != 0 {
+			t.Errorf("the output was written after a failure: %v", err)
+		}
 	}
 }
 
