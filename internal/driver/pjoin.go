@@ -324,10 +324,7 @@ func joinShare(ctx context.Context, comm collective.Comm, cfg job.Config, ins *j
 	}
 	log.Debugf("rank %d: its share of the parallel join (%d segment(s), %d bytes) in %.2f s, %.2f s of which reading the segments' tables", me, len(mine), size, out.Seconds, read.Seconds())
 	if me != 0 {
-		if local != nil {
-			return false, nil, local
-		}
-		return false, nil, nil
+		return false, nil, nil // its failure, if any, is rank 0's to report: it goes on to the outcome
 	}
 	var firstErr string
 	seconds = make([]float64, len(outs))
