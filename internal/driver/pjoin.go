@@ -244,7 +244,7 @@ func joinShare(ctx context.Context, comm collective.Comm, cfg job.Config, ins *j
 	if me == 0 {
 		bounds, alone = joinBounds(ins.Sizes, comm.Size(), answers)
 		if alone != "" && local == nil {
-			log.Infof("join: parallel, rank 0 alone: %s", alone)
+			log.Warnf("join: parallel, rank 0 alone: %s", alone)
 		}
 	}
 	bb, _ := json.Marshal(bounds)
