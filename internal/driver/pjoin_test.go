@@ -85,6 +85,29 @@ func TestJoinShareCarriesALocalFailure(t *testing.T) {
 	}
 }
 
+// remove stops the side file's writer (here one that runs until it is cancelled, as ffmpeg
+// muxing a long target's audio would) instead of waiting for it, and removes the file.
+func TestSideFileRemoveStopsItsWriter(t *testing.T) {
+	jd := &lustre.JobDir{Path: t.TempDir()}
+	ctx, cancel := context.WithCancel(context.Background())
+	s := &sideFile{path: jd.Side(1, ".mp4"), done: make(chan struct{}), cancel: cancel}
+	if err := os.WriteFile(s.path, []byte("partial"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		defer close(s.done)
+		<-ctx.Done()
+		s.err = ctx.Err()
+	}()
+	s.remove()
+	if !errors.Is(s.err, context.Canceled) {
+		t.Errorf("the writer ended with %v, want it cancelled", s.err)
+	}
+	if _, err := os.Stat(s.path); err == nil {
+		t.Errorf("%s left", s.path)
+	}
+}
+
 // An MP4 output of H.264 is joined in parallel from MP4 segments (seg-*.mp4 in its job folder,
 // lustre.ForJob's choice) into a file ffprobe reads with every frame; a folder of the earlier
 // layout, NUT segments of an MP4 output, is refused as another job (Usage, naming the segments'
