@@ -133,11 +133,13 @@ func splitBytes(sizes []int64, ranks int) []int {
 
 // joinBounds is rank 0's split of the segments of sizes over ranks, from each rank's answer to
 // whether it can open the output's temp file for writing (access[r]: "" yes, else why not). A
-// rank that cannot (the output on a disk only rank 0 sees, while the job folder is shared)
-// leaves the whole join to rank 0, still without a process; why then says so ("" otherwise).
+// rank with segments to copy that cannot (the output on a disk only rank 0 sees, while the job
+// folder is shared) leaves the whole join to rank 0, still without a process; why then says so
+// ("" otherwise). A rank with none to copy does not matter.
 func joinBounds(sizes []int64, ranks int, access [][]byte) (bounds []int, why string) {
+	split := splitBytes(sizes, ranks)
 	for r, a := range access {
-		if len(a) > 0 {
+		if len(a) > 0 && r < ranks && split[r+1] > split[r] {
 			bounds = make([]int, ranks+1)
 			for i := 1; i <= ranks; i++ {
 				bounds[i] = len(sizes)
@@ -145,7 +147,7 @@ func joinBounds(sizes []int64, ranks int, access [][]byte) (bounds []int, why st
 			return bounds, fmt.Sprintf("rank %d cannot write the output's temp file (%s): rank 0 copies every segment", r, a)
 		}
 	}
-	return splitBytes(sizes, ranks), ""
+	return split, ""
 }
 
 // busy is how many ranks of bounds (splitBytes's form) copy at least one segment.

@@ -39,8 +39,8 @@ func TestSplitBytes(t *testing.T) {
 }
 
 // A rank that cannot open the output's temp file (the output on rank 0's own disk, the job
-// folder shared) leaves every segment to rank 0, and the reason names it; when every rank can,
-// the split is splitBytes's.
+// folder shared) leaves every segment to rank 0, and the reason names it; when every rank with
+// segments can, the split is splitBytes's.
 func TestJoinBoundsWhenARankCannotWrite(t *testing.T) {
 	sizes := []int64{10, 10, 10, 10}
 	bounds, why := joinBounds(sizes, 3, [][]byte{nil, {}, nil})
@@ -51,6 +51,12 @@ func TestJoinBoundsWhenARankCannotWrite(t *testing.T) {
 	if !slices.Equal(bounds, []int{0, 4, 4, 4}) || !strings.Contains(why, "rank 2") || !strings.Contains(why, "no such file") {
 		t.Errorf("rank 2 cannot write: %v %q, want [0 4 4 4] and a reason naming rank 2 and its error", bounds, why)
 	}
+	// A rank with no segment to copy (more ranks than segments) does not matter.
+	bounds, why = joinBounds([]int64{5}, 3, [][]byte{nil, []byte("permission denied"), nil})
+	if !slices.Equal(bounds, []int{0, 1, 1, 1}) || why != "" {
+		t.Errorf("an idle rank cannot write: %v %q, want [0 1 1 1] and no reason", bounds, why)
+	}
+	bounds, _ = joinBounds(sizes, 3, [][]byte{nil, nil, []byte("x")})
 	if busy(bounds) != 1 || busy(splitBytes(sizes, 3)) != 3 {
 		t.Errorf("busy: %d and %d, want 1 and 3", busy(bounds), busy(splitBytes(sizes, 3)))
 	}
