@@ -22,6 +22,35 @@ import (
 // JobDir is the folder of one job's segments and bookkeeping.
 type JobDir struct {
 	Path string
+	// SegmentExt is the container of the job's segments, as their extension: ForJob's choice
+	// (MP4 for an output joined in parallel, video.SegmentExtFor); "" is video.SegmentExt.
+	SegmentExt string
+}
+
+// ForJob is the job folder at path of the job whose output out is encoded by encoder on the
+// output timeline times: its segments are in the container out's join reads
+// (video.SegmentExtFor), and the resume fingerprint names it (SegmentFormat), so that a folder
+// of segments in another container (an earlier version's NUT segments of an MP4 output) is
+// refused, never joined.
+func ForJob(path, out, encoder string, times video.Timeline) *JobDir {
+	return &JobDir{Path: path, SegmentExt: video.SegmentExtFor(out, encoder, times)}
+}
+
+// segmentExt is the container of the segments, as their extension.
+func (j *JobDir) segmentExt() string {
+	if j.SegmentExt == "" {
+		return video.SegmentExt
+	}
+	return j.SegmentExt
+}
+
+// SegmentFormat names how the job's segments are written, for the resume fingerprint.
+func (j *JobDir) SegmentFormat() string { return video.SegmentFormat(j.segmentExt()) }
+
+// Segments are the finished segments in the folder, of the job's container.
+func (j *JobDir) Segments() []string {
+	segs, _ := filepath.Glob(filepath.Join(j.Path, "seg-*"+j.segmentExt()))
+	return segs
 }
 
 // DefaultPath is the job folder used when none is given: beside the output, named after it.
@@ -43,16 +72,16 @@ func (j *JobDir) Stripe() (note string) {
 	return fmt.Sprintf("job folder %s striped over all OSTs, 4 MiB stripes", j.Path)
 }
 
-// Segment is the path of chunk i's encoded segment, in video.SegmentExt's container.
+// Segment is the path of chunk i's encoded segment, in the job's container (SegmentExt).
 func (j *JobDir) Segment(chunk int) string {
-	return filepath.Join(j.Path, "seg-"+pad(chunk)+video.SegmentExt)
+	return filepath.Join(j.Path, "seg-"+pad(chunk)+j.segmentExt())
 }
 
 // SegmentTemp is where rank writes chunk i in attempt a before renaming it to Segment(i). The
 // attempt is in the name so that a straggler of an earlier attempt never touches a file of the
 // current one.
 func (j *JobDir) SegmentTemp(chunk, rank, attempt int) string {
-	return filepath.Join(j.Path, ".seg-"+pad(chunk)+".rank"+strconv.Itoa(rank)+".a"+strconv.Itoa(attempt)+".part"+video.SegmentExt)
+	return filepath.Join(j.Path, ".seg-"+pad(chunk)+".rank"+strconv.Itoa(rank)+".a"+strconv.Itoa(attempt)+".part"+j.segmentExt())
 }
 
 // Attempt is the file naming the job's current attempt: a rank of an earlier one stops when it

@@ -57,7 +57,14 @@ func TestCreateMakesTheFolderAndSaysWhyNotStriped(t *testing.T) {
 	if filepath.Dir(j.Segment(3)) != p || !strings.HasSuffix(j.Segment(3), "seg-000003"+video.SegmentExt) {
 		t.Errorf("segment path %s", j.Segment(3))
 	}
-	for _, name := range []string{filepath.Base(j.Segment(3)), filepath.Base(j.SegmentTemp(3, 1, 2)), "seg-000003.mkv", ".seg-000003.rank1.a2.part.mkv"} {
+	// An MP4 output joined in parallel has MP4 segments (ForJob), in the layout too.
+	times := video.Timeline{TimeBase: video.Rational{Num: 1, Den: 12800}, Step: 512, End: 5120}
+	m := ForJob(p, "out.mp4", "libx264", times)
+	if !strings.HasSuffix(m.Segment(3), "seg-000003"+video.MP4SegmentExt) || !strings.HasSuffix(m.SegmentTemp(3, 1, 2), video.MP4SegmentExt) ||
+		m.SegmentFormat() == j.SegmentFormat() || ForJob(p, "out.mkv", "libx264", times).Segment(3) != j.Segment(3) {
+		t.Errorf("an MP4 output's segment %s, temp %s, format %q (NUT's %q)", m.Segment(3), m.SegmentTemp(3, 1, 2), m.SegmentFormat(), j.SegmentFormat())
+	}
+	for _, name := range []string{filepath.Base(j.Segment(3)), filepath.Base(j.SegmentTemp(3, 1, 2)), filepath.Base(m.Segment(3)), filepath.Base(m.SegmentTemp(3, 1, 2)), "seg-000003.mkv", ".seg-000003.rank1.a2.part.mkv"} {
 		if !ours(name) {
 			t.Errorf("%s is not in the job folder's layout", name)
 		}

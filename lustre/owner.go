@@ -26,7 +26,7 @@ const MarkerName = ".facefusion-job"
 // WriteAtomic beside each): one home for the folder's layout, so that removing the folder can
 // remove exactly these and nothing a user put there. Paths are relative to the folder.
 var layout = []*regexp.Regexp{
-	// Segments: video.SegmentExt's, and .mkv in folders of the earlier layout.
+	// Segments: video.SegmentExts', and .mkv in folders of the earlier layout.
 	regexp.MustCompile(`^seg-[0-9]{6}(` + segmentExts + `)$`),
 	regexp.MustCompile(`^\.seg-[0-9]{6}\.rank[0-9]+\.a[0-9]+\.part(` + segmentExts + `)$`),
 	regexp.MustCompile(`^\.joined\.a[0-9]+\.mkv$`),
@@ -40,8 +40,15 @@ var layout = []*regexp.Regexp{
 	regexp.MustCompile(`^\.CLAIM\.(new|stale|beat)-[0-9a-f]+$`),
 }
 
-// segmentExts matches the extension of a segment: this layout's and the earlier one's.
-var segmentExts = regexp.QuoteMeta(video.SegmentExt) + `|\.mkv`
+// segmentExts matches the extension of a segment: this layout's (video.SegmentExts) and the
+// earlier one's.
+var segmentExts = func() string {
+	exts := []string{`\.mkv`}
+	for _, e := range video.SegmentExts {
+		exts = append(exts, regexp.QuoteMeta(e))
+	}
+	return strings.Join(exts, "|")
+}()
 
 // subfolders of the layout, removed when empty.
 var subfolders = []string{"done", "progress"}

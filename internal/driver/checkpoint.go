@@ -80,7 +80,7 @@ func testPause(ctx context.Context, point string, log *logging.Logger) {
 // another job's folder, verify every recorded segment, and plan only the chunks still to do,
 // spread over the ranks of this attempt (any number).
 func prepareCheckpoint(ctx context.Context, cfg job.Config, p *Plan, ranks int, token string, log *logging.Logger) (*lustre.Manifest, error) {
-	jd := &lustre.JobDir{Path: p.JobDir}
+	jd := jobDir(cfg, p)
 	if cfg.Fresh {
 		if n := jd.Discard(); n > 0 {
 			log.Infof("--fresh: discarded %d finished segment(s) in %s", n, jd.Path)

@@ -270,7 +270,7 @@ func Run(ctx context.Context, comm collective.Comm, cfg job.Config, opt Options)
 
 	// 3. Each rank encodes its chunks; rank 0's ffmpeg writes the parallel join's side file
 	// meanwhile.
-	jd := &lustre.JobDir{Path: plan.JobDir}
+	jd := jobDir(cfg, &plan)
 	pj := &joinContext{comm: comm}
 	if me == 0 {
 		pj.side = startSide(ctx, cfg, &plan)
@@ -505,7 +505,7 @@ func release(jd *lustre.JobDir, me *lustre.Holder, mine bool) {
 	if !jd.Holds(me) {
 		return
 	}
-	if segs, _ := filepath.Glob(filepath.Join(jd.Path, "seg-*"+video.SegmentExt)); mine && len(segs) == 0 {
+	if mine && len(jd.Segments()) == 0 {
 		if left, err := jd.Remove(); err == nil && len(left) == 0 {
 			return
 		}

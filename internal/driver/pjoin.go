@@ -15,15 +15,25 @@ import (
 	"github.com/facefusion-hpc/facefusion/internal/logging"
 	"github.com/facefusion-hpc/facefusion/internal/pipeline"
 	"github.com/facefusion-hpc/facefusion/internal/video"
+	"github.com/facefusion-hpc/facefusion/lustre"
 )
 
-// The parallel join of an MP4 or MOV output (video.PlanJoin): every rank copies a contiguous
-// run of segments, balanced by bytes, into the output at offsets from an exclusive prefix sum
-// of their sizes; rank 0 writes the index and the side file's bytes (the target's other
+// The parallel join of an MP4 or MOV output (video.PlanJoin): every rank reads the indexes of a
+// contiguous run of MP4 segments, balanced by bytes, and copies their samples into the output at
+// offsets from an exclusive prefix sum of their sizes; no process runs at the join. Rank 0 writes the index and the side file's bytes (the target's other
 // streams, written by ffmpeg while the frames were worked on). The protocol, after the results
 // are gathered: rank 0 broadcasts one instruction (empty: no parallel join), and, when there is
 // one, every rank reads its segments' tables, scans its size, sends its tables to rank 0,
 // learns where the video starts, writes, and reports how that went.
+
+// jobDir is p's job folder, its segments in the container cfg's output is joined from: MP4 when
+// it is joined in parallel (startSide's test), NUT otherwise.
+func jobDir(cfg job.Config, p *Plan) *lustre.JobDir {
+	if p.Image {
+		return &lustre.JobDir{Path: p.JobDir}
+	}
+	return lustre.ForJob(p.JobDir, cfg.OutputPath, cfg.OutputVideoEncoder, pipeline.OutputTimes(cfg, p.Info))
+}
 
 // sideFile is rank 0's side file, written in the background from the start of the frame work.
 type sideFile struct {
@@ -162,29 +172,20 @@ func joinShare(ctx context.Context, comm collective.Comm, cfg job.Config, ins *j
 	start := time.Now()
 	mine := ins.Segs[ins.Bounds[me]:ins.Bounds[me+1]]
 	var pieces []*video.Piece
-	defer func() {
-		for _, p := range pieces {
-			os.Remove(p.Path)
-		}
-	}()
 	var local error
 	rep := joinReport{}
 	var size int64
-	if len(mine) > 0 {
-		// One ffmpeg for the rank's whole run of segments: their starts cost more than the copy.
-		end := ins.Times.End
-		if next := ins.Bounds[me+1]; next < len(ins.Segs) {
-			end = ins.Segs[next].Start
-		}
-		p, err := video.ReadPiece(ctx, cfg.TempDir(), mine, end, ins.Times)
+	// Each segment's index: no process, a few reads of its moov.
+	for k, seg := range mine {
+		p, err := video.ReadSegment(seg, ins.Times)
 		if err != nil {
-			local = fmt.Errorf("rank %d: segments %d–%d: %w", me, ins.Bounds[me], ins.Bounds[me+1]-1, err)
-		} else {
-			pieces = append(pieces, p)
-			b, _ := p.Table.MarshalBinary()
-			rep.Tables = append(rep.Tables, b)
-			size = p.Size
+			local = fmt.Errorf("rank %d: segment %d: %w", me, ins.Bounds[me]+k, err)
+			break
 		}
+		pieces = append(pieces, p)
+		b, _ := p.Table.MarshalBinary()
+		rep.Tables = append(rep.Tables, b)
+		size += p.Size
 	}
 	if local != nil {
 		rep = joinReport{Err: local.Error()}

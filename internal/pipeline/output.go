@@ -42,7 +42,9 @@ func CheckOutputFormat(ctx context.Context, cfg job.Config, info *video.Info) (v
 		return video.Carried{}, fault.AsUsage(fmt.Errorf("-o %s has no extension, and the extension chooses the container: use %s", out, videoExtensions))
 	}
 	opt := EncodeOptions(cfg, info)
-	opt.Times = video.Timeline{} // the check stamps its frames evenly: the times are not what it checks
+	// The check stamps its frames evenly: the times are not what it checks; their time base
+	// chooses the segments' container (video.SegmentExtFor).
+	opt.Times = video.Timeline{TimeBase: opt.Times.TimeBase}
 	// What the check depends on, all of it (the other streams with their parameters, Params): a
 	// batch of targets alike (batch-run) checks once. Text subtitles are checked with their cues,
 	// which no key holds: a target with them is checked every time (video.ContentChecked).

@@ -9,16 +9,41 @@ import (
 	"strconv"
 )
 
-// SegmentExt is the container of the segments, as the extension of their paths (OpenEncoder's
-// muxer follows it, see muxerFor): NUT, which holds every encoder we offer and keeps each
-// frame's time in the target's own time base (Matroska, before, rounded every time to its
-// millisecond clock). The job folder's segment names (lustre), the output check's segment and
-// the resume fingerprint (SegmentFormat) all follow it.
+// SegmentExt is the container of the segments of an output ffmpeg joins (Join), as the
+// extension of their paths (OpenEncoder's muxer follows it, see muxerFor): NUT, which holds every
+// encoder we offer and keeps each frame's time in the target's own time base (Matroska, before,
+// rounded every time to its millisecond clock). An output joined in parallel has MP4 segments
+// (MP4SegmentExt). SegmentExtFor chooses; the job folder's segment names (lustre), the output
+// check's segment and the resume fingerprint (SegmentFormat) all follow it.
 const SegmentExt = ".nut"
 
-// SegmentFormat names how segments are written, for the resume fingerprint: a job folder of
-// another format (seg-*.mkv, whose clock rounded the frame times) is not joined with this one's.
-var SegmentFormat = muxerFor(SegmentExt) + ", stamped with the output's frame times in the target's time base"
+// MP4SegmentExt is the container of the segments of an output joined in parallel
+// (ParallelJoin): MP4 whose video track counts in the target's time base, so that the join reads
+// each segment's index and copies its sample bytes as they are, with no ffmpeg at the join.
+const MP4SegmentExt = ".mp4"
+
+// SegmentExts is every container segments are written in: the job folder's layout (lustre)
+// matches them all.
+var SegmentExts = []string{SegmentExt, MP4SegmentExt}
+
+// SegmentExtFor is the container of the segments of out, encoded by encoder on the output
+// timeline times: MP4 when out is joined in parallel (ParallelJoin), NUT otherwise.
+func SegmentExtFor(out, encoder string, times Timeline) string {
+	if ok, _ := ParallelJoin(out, encoder, times); ok {
+		return MP4SegmentExt
+	}
+	return SegmentExt
+}
+
+// SegmentFormat names how segments of the container ext are written, for the resume
+// fingerprint: a job folder of another format (seg-*.mkv, whose clock rounded the frame times;
+// NUT segments of an output now joined from MP4 ones) is not joined with this one's.
+func SegmentFormat(ext string) string {
+	if ext == MP4SegmentExt {
+		return muxerFor(ext) + ", its video track's clock the target's time base, read by the parallel join"
+	}
+	return muxerFor(ext) + ", stamped with the output's frame times in the target's time base"
+}
 
 // DefaultQuality is FaceFusion's default output_video_quality.
 const DefaultQuality = 80
@@ -190,9 +215,16 @@ func encodeArgs(path string, opt EncodeOptions) []string {
 	if opt.PixFmt != "" {
 		args = append(args, "-pix_fmt", opt.PixFmt)
 	}
-	if m := muxerFor(path); (m == "mp4" || m == "mov") && opt.Encoder == "libx265" {
+	m := muxerFor(path)
+	if (m == "mp4" || m == "mov") && opt.Encoder == "libx265" {
 		// Apple players want the hvc1 tag for HEVC in MP4, as FaceFusion sets it.
 		args = append(args, "-tag:v", "hvc1")
+	}
+	if tb := opt.timeline().TimeBase; (m == "mp4" || m == "mov") && tb.Num == 1 {
+		// The track counts in the target's time base, as the parallel join reads a segment's
+		// times (the muxer's own choice would round a VFR target's); bitexact: the same bytes
+		// from any ffmpeg build of one version.
+		args = append(args, "-video_track_timescale", strconv.Itoa(tb.Den), "-fflags", "+bitexact")
 	}
 	return append(args, outputArgs(path, false)...)
 }

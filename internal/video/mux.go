@@ -1,6 +1,7 @@
 package video
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -8,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/facefusion-hpc/facefusion/internal/mp4"
 )
 
 // Span is a time range of a media file; End 0 means to its end. Timecode is the file's SMPTE
@@ -123,7 +126,7 @@ func Join(ctx context.Context, scratch string, segs []JoinSegment, times Timelin
 	if err != nil {
 		return fmt.Errorf("video: joining into %s: %w", out, err)
 	}
-	if _, err := runTool(ctx, FFmpeg, joinArgs(list, times, target, span, keep, out, audio)...); err != nil {
+	if _, err := runTool(ctx, FFmpeg, joinArgs(list, asTheyAre(segs), times, target, span, keep, out, audio)...); err != nil {
 		return fmt.Errorf("video: joining %d segment(s) and %d stream(s) of %s into %s: %w", len(segs), len(keep), target, out, err)
 	}
 	return nil
@@ -190,8 +193,54 @@ func withCues(ctx context.Context, dir, target string, span Span, keep []Carry) 
 	return cut, done, nil
 }
 
-func joinArgs(list string, times Timeline, target string, span Span, keep []Carry, out string, audio AudioOptions) []string {
-	args := muxArgs([]string{"-f", "concat", "-safe", "0", "-i", mediaPath(list)}, []string{"-c:0", "copy"}, times, target, span, keep, out, audio)
+// asTheyAre reports whether segs are MP4 segments (MP4SegmentExt) of one sample entry, whose
+// packets the concat demuxer must pass as they are: by default it puts the parameter sets into
+// every H.264 keyframe (h264_mp4toannexb), which the parallel join's copy of the same segments
+// does not. Segments whose codec configurations differ keep that, so that each decodes with its
+// own.
+func asTheyAre(segs []JoinSegment) bool {
+	var first []byte
+	for i, s := range segs {
+		if filepath.Ext(s.Path) != MP4SegmentExt {
+			return false
+		}
+		stsd, err := sampleEntry(s.Path)
+		if err != nil || i > 0 && !bytes.Equal(stsd, first) {
+			return false
+		}
+		first = stsd
+	}
+	return len(segs) > 0
+}
+
+// sampleEntry is the video sample entry (stsd, bit rates left out) of the MP4 file path.
+func sampleEntry(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	mf, err := mp4.ReadIndex(f, st.Size())
+	if err != nil {
+		return nil, err
+	}
+	t := mf.Video()
+	if t == nil {
+		return nil, fmt.Errorf("%s has no video track", path)
+	}
+	return mp4.WithoutBitrate(t.Stsd)
+}
+
+func joinArgs(list string, asIs bool, times Timeline, target string, span Span, keep []Carry, out string, audio AudioOptions) []string {
+	input := []string{"-f", "concat", "-safe", "0", "-i", mediaPath(list)}
+	if asIs {
+		input = append([]string{"-auto_convert", "0"}, input...)
+	}
+	args := muxArgs(input, []string{"-c:0", "copy"}, times, target, span, keep, out, audio)
 	return append(args, outputArgs(out, true)...)
 }
 

@@ -58,7 +58,8 @@ func CheckOutput(ctx context.Context, scratch, out string, opt EncodeOptions, ta
 	if err != nil {
 		return carried, fmt.Errorf("video: checking output %s: %v", out, err)
 	}
-	seg := filepath.Join(dir, "segment"+SegmentExt) // the container the job's segments are in
+	// The container the job's segments are in (opt.Times' time base alone may be given).
+	seg := filepath.Join(dir, "segment"+SegmentExtFor(out, opt.Encoder, opt.Times))
 	final := filepath.Join(dir, "output"+filepath.Ext(out))
 	defer func() { // the files this function writes, then its folder if nothing else is there
 		os.Remove(seg)

@@ -119,14 +119,37 @@ func TestCheckOutputStreams(t *testing.T) {
 	}
 }
 
-// The segment container has one home, SegmentExt: the muxer the encoder picks for a segment's
-// path is the format the resume fingerprint names (SegmentFormat).
+// The segment containers have one home, SegmentExts: the muxer the encoder picks for a
+// segment's path is the format the resume fingerprint names (SegmentFormat), and the two
+// containers' formats differ, so that a job folder of one is not resumed as the other. An MP4
+// output of H.264 on a 1/N time base gets MP4 segments; an MKV output, another encoder or a time
+// base not 1/N gets NUT ones.
 func TestSegmentContainer(t *testing.T) {
-	m := muxerFor("seg-000001" + SegmentExt)
-	if m == "" || muxerFor(".seg-000001.rank0.a1.part"+SegmentExt) != m {
-		t.Fatalf("no muxer for a segment's path (%s): %q", SegmentExt, m)
+	formats := map[string]bool{}
+	for _, ext := range SegmentExts {
+		m := muxerFor("seg-000001" + ext)
+		if m == "" || muxerFor(".seg-000001.rank0.a1.part"+ext) != m {
+			t.Fatalf("no muxer for a segment's path (%s): %q", ext, m)
+		}
+		if f := SegmentFormat(ext); !strings.HasPrefix(f, m+",") || formats[f] {
+			t.Fatalf("SegmentFormat(%s) %q does not name the segments' muxer %s, or is another's", ext, f, m)
+		}
+		formats[SegmentFormat(ext)] = true
 	}
-	if !strings.HasPrefix(SegmentFormat, m+",") {
-		t.Fatalf("SegmentFormat %q does not name the segments' muxer %s", SegmentFormat, m)
+	cfr := Timeline{TimeBase: Rational{1, 30000}, Step: 1001, End: 30030}
+	for _, tc := range []struct {
+		out, encoder string
+		times        Timeline
+		want         string
+	}{
+		{"o.mp4", "libx264", cfr, MP4SegmentExt},
+		{"o.mov", "libx265", cfr, MP4SegmentExt},
+		{"o.mkv", "libx264", cfr, SegmentExt},
+		{"o.mp4", "libvpx-vp9", cfr, SegmentExt},
+		{"o.mp4", "libx264", Timeline{TimeBase: Rational{1001, 30000}, Step: 1, End: 30}, SegmentExt},
+	} {
+		if got := SegmentExtFor(tc.out, tc.encoder, tc.times); got != tc.want {
+			t.Errorf("SegmentExtFor(%s, %s, %s) = %s, want %s", tc.out, tc.encoder, tc.times.TimeBase, got, tc.want)
+		}
 	}
 }

@@ -18,9 +18,9 @@ import (
 // every segment's sample bytes at an offset known before any is written: the offsets are a
 // prefix sum of the segments' sizes, so each rank can copy its own segments into the output
 // while rank 0 writes the index and the side file's bytes (the target's other streams, muxed by
-// ffmpeg exactly as Join muxes them). The segments stay NUT (SegmentExt); each is remuxed to an
-// MP4 (stream copy, node-local scratch) to read its sample table and take its bytes in the form
-// MP4 stores them (H.264 and HEVC length-prefixed, as ffmpeg's MP4 muxer converts them).
+// ffmpeg exactly as Join muxes them). The segments of such an output are MP4 (MP4SegmentExt,
+// written by their own encoder with the output's time base as the track's clock): the join reads
+// each one's index and takes its sample bytes as they are, with no ffmpeg.
 
 // ParallelJoin reports whether out can be joined in parallel from segments encoded by encoder
 // on the timeline times, and when not, why (one clause, for the log line that says which join
@@ -100,10 +100,10 @@ func WriteSide(ctx context.Context, times Timeline, target string, span Span, ke
 	return nil
 }
 
-// Piece is a run of consecutive segments as the parallel join takes it (a rank's share): their
-// MP4 remux and its sample table, times on the output's timeline.
+// Piece is one segment as the parallel join takes it: where its sample bytes lie in its file,
+// and its sample table, times on the output's timeline.
 type Piece struct {
-	// Path is the remux; Data and Size are where its sample bytes lie in it, together.
+	// Path is the segment; Data and Size are where its sample bytes lie in it, together.
 	Path       string
 	Data, Size int64
 	Table      PieceTable
@@ -118,50 +118,23 @@ type PieceTable struct {
 	// piece's first sample byte.
 	Samples []mp4.Sample
 	// Chunks is the number of samples of each segment of the piece: the output has a chunk a
-	// segment, so that its index is the same however the segments were split into pieces.
+	// segment, so that its index is the same however the segments were shared among ranks.
 	Chunks []int
 }
 
-// ReadPiece remuxes segs, consecutive segments of which the last ends at end (the output
-// timeline's tick), into one MP4 in scratch ("": the system's temp folder), by one ffmpeg run
-// (the concat demuxer, as Join reads them), and reads its sample table; the caller removes
-// p.Path.
-func ReadPiece(ctx context.Context, scratch string, segs []JoinSegment, end int64, times Timeline) (p *Piece, err error) {
-	if len(segs) == 0 {
-		return nil, fmt.Errorf("video: a piece of no segments")
-	}
-	seg := segs[0]
-	what := fmt.Sprintf("segments %s … %s", filepath.Base(segs[0].Path), filepath.Base(segs[len(segs)-1].Path))
-	list, err := writeConcatList(scratch, segs, times, end)
+// ReadSegment reads the index of seg, an MP4 segment (MP4SegmentExt) whose first frame shows
+// at seg.Start on the output timeline times: its sample table, moved onto that timeline, and
+// where its sample bytes lie. It reads the index only (the moov, and the boxes' headers).
+func ReadSegment(seg JoinSegment, times Timeline) (*Piece, error) {
+	what := "segment " + seg.Path
+	r, err := os.Open(seg.Path)
 	if err != nil {
-		return nil, fmt.Errorf("video: remuxing %s: %w", what, err)
-	}
-	defer os.Remove(list)
-	f, err := os.CreateTemp(scratch, "facefusion-piece-*.mp4")
-	if err != nil {
-		return nil, fmt.Errorf("video: remuxing %s: %v", what, err)
-	}
-	path := f.Name()
-	f.Close()
-	defer func() {
-		if err != nil {
-			os.Remove(path)
-		}
-	}()
-	args := ffmpegArgs("-f", "concat", "-safe", "0", "-i", mediaPath(list), "-map", "0:v:0", "-c", "copy",
-		"-video_track_timescale", fmt.Sprint(times.TimeBase.Den), "-fflags", "+bitexact")
-	args = append(args, outputArgs(path, false)...)
-	if _, err := runTool(ctx, FFmpeg, args...); err != nil {
-		return nil, fmt.Errorf("video: remuxing %s to MP4: %w", what, err)
-	}
-	r, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("video: %s: %v", what, err)
+		return nil, fmt.Errorf("video: %v", err)
 	}
 	defer r.Close()
 	st, err := r.Stat()
 	if err != nil {
-		return nil, fmt.Errorf("video: %s: %v", what, err)
+		return nil, fmt.Errorf("video: %v", err)
 	}
 	mf, err := mp4.ReadIndex(r, st.Size())
 	if err != nil {
@@ -172,17 +145,17 @@ func ReadPiece(ctx context.Context, scratch string, segs []JoinSegment, end int6
 		return nil, fmt.Errorf("video: %s: no video samples", what)
 	}
 	if t.Timescale != uint32(times.TimeBase.Den) {
-		return nil, fmt.Errorf("video: %s: the clock 1/%d, not the output's %s", what, t.Timescale, times.TimeBase)
+		return nil, fmt.Errorf("video: %s: the clock 1/%d, not the output's %s (a segment of another layout?)", what, t.Timescale, times.TimeBase)
 	}
 	stsd, err := mp4.WithoutBitrate(t.Stsd)
 	if err != nil {
 		return nil, fmt.Errorf("video: %s: %w", what, err)
 	}
 	t.Stsd = stsd
-	p = &Piece{Path: path, Data: t.Samples[0].Offset, track: t}
-	p.Table = PieceTable{Timescale: t.Timescale, Stsd: stsd, Samples: make([]mp4.Sample, len(t.Samples))}
-	// The output time of the first segment's first frame is seg.Start: the remux's decode clock
-	// starts at its first sample, so its times move by seg.Start less its first presentation.
+	p := &Piece{Path: seg.Path, Data: t.Samples[0].Offset, track: t}
+	p.Table = PieceTable{Timescale: t.Timescale, Stsd: stsd, Samples: make([]mp4.Sample, len(t.Samples)), Chunks: []int{len(t.Samples)}}
+	// The segment's decode clock starts at its first sample (its edit list, not read, says
+	// when its first frame shows): its times move by seg.Start less its first presentation.
 	first := t.Samples[0].DTS + int64(t.Samples[0].CTS)
 	for _, s := range t.Samples {
 		first = min(first, s.DTS+int64(s.CTS))
@@ -191,7 +164,7 @@ func ReadPiece(ctx context.Context, scratch string, segs []JoinSegment, end int6
 	next := p.Data
 	for i, s := range t.Samples {
 		if s.Offset != next {
-			return nil, fmt.Errorf("video: %s: the remux's sample %d is not right after the one before it", what, i)
+			return nil, fmt.Errorf("video: %s: sample %d is not right after the one before it", what, i)
 		}
 		next += int64(s.Size)
 		s.DTS += shift
@@ -199,25 +172,6 @@ func ReadPiece(ctx context.Context, scratch string, segs []JoinSegment, end int6
 		p.Table.Samples[i] = s
 	}
 	p.Size = next - p.Data
-	// Each segment's samples follow each other in decode order: a segment is the frames from
-	// its start to the next one's.
-	p.Table.Chunks = make([]int, len(segs))
-	k := 0
-	for i, s := range p.Table.Samples {
-		pts := s.DTS + int64(s.CTS)
-		for k+1 < len(segs) && pts >= segs[k+1].Start {
-			k++
-		}
-		if pts < segs[k].Start {
-			return nil, fmt.Errorf("video: %s: sample %d (time %d) decodes after the start of the segment after its own", what, i, pts)
-		}
-		p.Table.Chunks[k]++
-	}
-	for k, n := range p.Table.Chunks {
-		if n == 0 {
-			return nil, fmt.Errorf("video: %s: segment %s has no frames in the remux", what, segs[k].Path)
-		}
-	}
 	return p, nil
 }
 
@@ -266,7 +220,7 @@ type Layout struct {
 }
 
 // PlanJoin lays out the output from the side file and every segment's table, in order; the
-// first segment's track (tmpl, read by ReadPiece) gives the video's sample entry and headers,
+// first segment's track (tmpl, read by ReadSegment) gives the video's sample entry and headers,
 // times the output's end.
 // Segments whose codec configurations differ cannot share one sample entry: an error that says
 // which, for the serial join to take over.
@@ -377,11 +331,12 @@ func copyRange(out *os.File, at int64, path string, from, size int64) error {
 	return nil
 }
 
-// JoinMP4 is the parallel join done by one process: the segments split into pieces at bounds
-// (piece i is segs[bounds[i]:bounds[i+1]], as ranks would share them; nil: one piece), every
-// piece's table read, the layout planned, the header, the side file's bytes and every piece's
-// bytes written at their offsets into out (created or truncated). side is WriteSide's file.
-func JoinMP4(ctx context.Context, scratch string, segs []JoinSegment, bounds []int, times Timeline, side, out string) error {
+// JoinMP4 is the parallel join done by one process: every segment's table read (as the rank
+// that copies it does) and sent through its gather bytes, the layout planned, the header, the
+// side file's bytes and every segment's bytes written at their offsets into out (created or
+// truncated). side is WriteSide's file. The layout is the same however the segments are shared
+// among ranks: each segment is its own piece.
+func JoinMP4(ctx context.Context, segs []JoinSegment, times Timeline, side, out string) error {
 	if len(segs) == 0 {
 		return fmt.Errorf("video: joining into %s: no segments given", out)
 	}
@@ -389,26 +344,14 @@ func JoinMP4(ctx context.Context, scratch string, segs []JoinSegment, bounds []i
 	if err != nil {
 		return err
 	}
-	if bounds == nil {
-		bounds = []int{0, len(segs)}
-	}
-	pieces := make([]*Piece, 0, len(bounds)-1)
-	defer func() {
-		for _, p := range pieces {
-			os.Remove(p.Path)
-		}
-	}()
-	tables := make([]PieceTable, len(bounds)-1)
-	for k := range tables {
-		end := times.End
-		if bounds[k+1] < len(segs) {
-			end = segs[bounds[k+1]].Start
-		}
-		p, err := ReadPiece(ctx, scratch, segs[bounds[k]:bounds[k+1]], end, times)
+	pieces := make([]*Piece, len(segs))
+	tables := make([]PieceTable, len(segs))
+	for k, seg := range segs {
+		p, err := ReadSegment(seg, times)
 		if err != nil {
 			return err
 		}
-		pieces = append(pieces, p)
+		pieces[k] = p
 		// As a rank's tables travel to rank 0 in a gather: through their bytes.
 		b, err := p.Table.MarshalBinary()
 		if err != nil {
@@ -435,7 +378,7 @@ func JoinMP4(ctx context.Context, scratch string, segs []JoinSegment, bounds []i
 			return err
 		}
 		if err := CopyPiece(f, l.Offsets[k], p); err != nil {
-			return fmt.Errorf("%w (piece %d)", err, k)
+			return fmt.Errorf("%w (segment %d)", err, k)
 		}
 	}
 	return f.Close()

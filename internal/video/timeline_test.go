@@ -30,16 +30,16 @@ func packetPTS(t *testing.T, path string) (Rational, []int64) {
 	return tb, pts
 }
 
-// encodeSegments decodes the target's frames and encodes them in segments cut at cuts (frame
-// numbers), each stamped from times as a job's chunks are, and joins them with the target's
-// other streams into out.
-func encodeSegments(t *testing.T, info *Info, cuts []int, out string) {
+// encodeSegments decodes the target's frames and encodes them in segments of the container ext
+// cut at cuts (frame numbers), each stamped from times as a job's chunks are, and joins them with
+// the target's other streams into out (Join: ffmpeg's concat demuxer).
+func encodeSegments(t *testing.T, info *Info, cuts []int, ext, out string) {
 	t.Helper()
 	ctx := context.Background()
 	dir := t.TempDir()
 	var segs []JoinSegment
 	for i := 0; i+1 < len(cuts); i++ {
-		seg := filepath.Join(dir, "seg-"+strconv.Itoa(i)+".nut")
+		seg := filepath.Join(dir, "seg-"+strconv.Itoa(i)+ext)
 		transcode(t, info, cuts[i], cuts[i+1], seg, EncodeOptions{Preset: "ultrafast", Quality: DefaultQuality, Times: info.Times, First: cuts[i]})
 		segs = append(segs, JoinSegment{Path: seg, Start: info.Times.At(cuts[i])})
 	}
@@ -55,23 +55,30 @@ func encodeSegments(t *testing.T, info *Info, cuts []int, out string) {
 
 // Every output frame is at the target's time exactly, in the target's time base: a 29.97 fps
 // target (1/30000: frame 1 at 1001, not a rounded 33 ms) and a variable-rate one, whose
-// duration and audio are kept too; segments cut anywhere.
+// duration and audio are kept too; segments cut anywhere. The serial join is exact from NUT
+// segments and from the MP4 ones of an output joined in parallel (its fallbacks join those).
 func TestOutputKeepsFrameTimes(t *testing.T) {
 	for _, c := range []struct {
 		clip string
 		cuts []int
 		even bool
+		ext  string
 	}{
-		{"bf.mp4", []int{0, 40, 41, 123}, true},
-		{"vfr.mp4", []int{0, 29, 45, 60}, false},
+		{"bf.mp4", []int{0, 40, 41, 123}, true, SegmentExt},
+		{"bf.mp4", []int{0, 40, 41, 123}, true, MP4SegmentExt},
+		{"vfr.mp4", []int{0, 29, 45, 60}, false, SegmentExt},
+		{"vfr.mp4", []int{0, 29, 45, 60}, false, MP4SegmentExt},
 	} {
-		t.Run(c.clip, func(t *testing.T) {
+		t.Run(c.clip+c.ext, func(t *testing.T) {
 			info := probe(t, clip(t, c.clip))
 			if even := info.Times.Step > 0; even != c.even || !info.Times.Valid() {
 				t.Fatalf("probed times %v: evenly spaced %v, want %v", info.Times, even, c.even)
 			}
 			out := filepath.Join(t.TempDir(), "out.mp4")
-			encodeSegments(t, info, c.cuts, out)
+			if c.ext == MP4SegmentExt && SegmentExtFor(out, "libx264", info.Times) != c.ext {
+				t.Fatalf("%s's MP4 output is not joined from MP4 segments", c.clip)
+			}
+			encodeSegments(t, info, c.cuts, c.ext, out)
 			wantTB, want := packetPTS(t, info.Path)
 			gotTB, got := packetPTS(t, out)
 			if gotTB != wantTB || !slices.Equal(got, want) {

@@ -20,11 +20,18 @@ func joinTrim(t *testing.T, info *Info, start, end int, cuts []int, mkvKeep, mp4
 	ctx := context.Background()
 	dir := t.TempDir()
 	times := info.Times.Slice(start, end, info.Frames)
-	var segs []JoinSegment
+	// NUT segments for the serial join, MP4 ones (as an MP4 output's job writes them) for the
+	// parallel join.
+	var segs, mp4Segs []JoinSegment
 	for i := 0; i+1 < len(cuts); i++ {
-		seg := filepath.Join(dir, fmt.Sprintf("seg-%d.nut", i))
-		transcode(t, info, cuts[i], cuts[i+1], seg, EncodeOptions{Preset: "ultrafast", Quality: DefaultQuality, Times: times, First: cuts[i] - start})
-		segs = append(segs, JoinSegment{Path: seg, Start: times.At(cuts[i] - start)})
+		for _, e := range []struct {
+			ext  string
+			into *[]JoinSegment
+		}{{SegmentExt, &segs}, {MP4SegmentExt, &mp4Segs}} {
+			seg := filepath.Join(dir, fmt.Sprintf("seg-%d%s", i, e.ext))
+			transcode(t, info, cuts[i], cuts[i+1], seg, EncodeOptions{Preset: "ultrafast", Quality: DefaultQuality, Times: times, First: cuts[i] - start})
+			*e.into = append(*e.into, JoinSegment{Path: seg, Start: times.At(cuts[i] - start)})
+		}
 	}
 	mkv = filepath.Join(dir, "serial.mkv")
 	if err := Join(ctx, dir, segs, times, info.Path, span, mkvKeep, mkv, AudioOptions{}); err != nil {
@@ -35,7 +42,7 @@ func joinTrim(t *testing.T, info *Info, start, end int, cuts []int, mkvKeep, mp4
 	if err := WriteSide(ctx, times, info.Path, span, mp4Keep, mp4, AudioOptions{}, "libx264", side); err != nil {
 		t.Fatal(err)
 	}
-	if err := JoinMP4(ctx, dir, segs, nil, times, side, mp4); err != nil {
+	if err := JoinMP4(ctx, mp4Segs, times, side, mp4); err != nil {
 		t.Fatal(err)
 	}
 	if left, _ := filepath.Glob(filepath.Join(dir, "facefusion-cues-*")); len(left) > 0 {
