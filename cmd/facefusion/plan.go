@@ -119,7 +119,7 @@ func cmdPlan(ctx context.Context, args []string, w io.Writer) error {
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(w, "frames  %v: %d frames in %d chunk(s) of %d, over %d rank(s)\n", frames, frames.Len(), len(chunks), cfg.ChunkFrames, ranks)
+		writeFrames(w, frames, cfg.ChunkFrames, chunks, split)
 		model(w)
 		return nil
 	}
@@ -241,16 +241,7 @@ func writePlan(w io.Writer, target string, info *video.Info, frames rank.Range, 
 	if output != "" {
 		fmt.Fprintf(w, "output  %s\n", output)
 	}
-	fmt.Fprintf(w, "frames  %v: %d frames in %d chunk(s) of %d, over %d rank(s)\n", frames, frames.Len(), len(chunks), chunkFrames, len(split))
-	idle := 0
-	for _, pieces := range split {
-		if len(pieces) == 0 {
-			idle++
-		}
-	}
-	if idle > 0 {
-		fmt.Fprintf(w, "note    %d rank(s) get no frame: they take part in the run but process nothing; use fewer ranks\n", idle)
-	}
+	writeFrames(w, frames, chunkFrames, chunks, split)
 	fmt.Fprintln(w)
 
 	// Per rank: its frames, the chunks it encodes, and the chunks it shares: a chunk whose
@@ -303,6 +294,21 @@ func writePlan(w io.Writer, target string, info *video.Info, frames rank.Range, 
 		fmt.Fprintf(tw, "%d\t%v\t%d\t%d\t%s\n", c, ch, ch.Len(), sharers[c][0], with)
 	}
 	tw.Flush()
+}
+
+// writeFrames prints the frames line of both forms of plan (-t and --frames) and, under it, how
+// many ranks the split leaves without a frame.
+func writeFrames(w io.Writer, frames rank.Range, chunkFrames int, chunks []rank.Range, split [][]rank.Piece) {
+	fmt.Fprintf(w, "frames  %v: %d frames in %d chunk(s) of %d, over %d rank(s)\n", frames, frames.Len(), len(chunks), chunkFrames, len(split))
+	idle := 0
+	for _, pieces := range split {
+		if len(pieces) == 0 {
+			idle++
+		}
+	}
+	if idle > 0 {
+		fmt.Fprintf(w, "note    %d rank(s) get no frame: they take part in the run but process nothing; use fewer ranks\n", idle)
+	}
 }
 
 // modelRun models a run whose ranks get shares frames, in segments chunks, and returns what

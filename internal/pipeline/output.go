@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -44,19 +45,30 @@ func CheckOutputFormat(ctx context.Context, cfg job.Config, info *video.Info) (v
 	// The check stamps its frames evenly: the times are not what it checks; their time base
 	// chooses the segments' container (video.SegmentExtFor).
 	opt.Times = video.Timeline{TimeBase: opt.Times.TimeBase}
-	// What the check depends on, all of it: a batch of targets alike (batch-run) checks once.
-	key := fmt.Sprintf("%s|%+v|%+v|%+v", strings.ToLower(ext), opt, info.Others, AudioOptions(cfg))
-	if c, ok := formatsChecked.Load(key); ok {
-		return c.(video.Carried), nil
+	// What the check depends on, all of it (the other streams with their parameters, Params): a
+	// batch of targets alike (batch-run) checks once. Text subtitles are checked with their cues,
+	// which no key holds: a target with them is checked every time (video.ContentChecked).
+	// The streams go in as JSON, every field: %v would print Stream.String, its index, type and
+	// codec only.
+	others, err := json.Marshal(info.Others)
+	if err != nil {
+		return video.Carried{}, fault.AsInternal(err)
 	}
-	// An earlier run's pass with the same binaries (video.RecallCheck): the check's three ffmpeg
-	// and ffprobe starts were most of a small job's start-up.
-	if c, ok := video.RecallCheck(key); ok {
-		formatsChecked.Store(key, c)
-		return c, nil
+	key := fmt.Sprintf("%s|%+v|%s|%+v", strings.ToLower(ext), opt, others, AudioOptions(cfg))
+	shared := !video.ContentChecked(info.Others)
+	if shared {
+		if c, ok := formatsChecked.Load(key); ok {
+			return c.(video.Carried), nil
+		}
+		// An earlier run's pass with the same binaries (video.RecallCheck): the check's three
+		// ffmpeg and ffprobe starts were most of a small job's start-up.
+		if c, ok := video.RecallCheck(key); ok {
+			formatsChecked.Store(key, c)
+			return c, nil
+		}
 	}
 	carried, err := video.CheckOutput(ctx, cfg.TempDir(), out, opt, cfg.TargetPath, info.Others, AudioOptions(cfg))
-	if err == nil {
+	if err == nil && shared {
 		formatsChecked.Store(key, carried)
 		video.RememberCheck(key, carried)
 	}

@@ -28,6 +28,19 @@ var cueEncoders = map[string]string{"subrip": "srt", "srt": "srt", "ass": "ass",
 // cutsCues reports whether c's cues are cut to the span (cutCues) rather than stream-copied.
 func cutsCues(c Carry) bool { return c.Type == "subtitle" && cueEncoders[c.Codec] != "" }
 
+// ContentChecked reports whether CheckOutput's answer for a target with the streams others
+// depends on what they hold, not only on their parameters (Stream.Params): a text subtitle is
+// checked through the cue path (cutCues), which reads the target's own cues, so a pass for one
+// target is no answer for another, and is not kept (RememberCheck) or shared for it.
+func ContentChecked(others []Stream) bool {
+	for _, s := range others {
+		if cutsCues(Carry{Stream: s}) {
+			return true
+		}
+	}
+	return false
+}
+
 // cueFormat is the file format c's cues are read into: ASS for ASS and SSA (their styles),
 // SubRip (millisecond times) for the others.
 func cueFormat(c Carry) string {

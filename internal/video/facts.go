@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +14,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/facefusion-hpc/facefusion/internal/logging"
 )
 
 // Facts about this machine's ffmpeg that cost a process start each to learn (its version line,
@@ -24,8 +27,9 @@ import (
 // (links resolved) and that file's device, inode, size, modification and change times: a
 // site's module swap puts another ffmpeg first on PATH (another path), and a reinstall in
 // place writes another file (another inode or times; the change time cannot be set back by
-// hand). Nothing is kept when a binary cannot be found or the cache folder cannot be written:
-// the fact is learned as before. Deleting the file forgets everything.
+// hand). Nothing is kept when a binary cannot be found, is a script rather than a program (a
+// wrapper that starts an ffmpeg its file does not show: binaryIdentity) or the cache folder
+// cannot be written: the fact is learned as before. Deleting the file forgets everything.
 
 // FactsFile is the file the facts are kept in, under os.UserCacheDir ($XDG_CACHE_HOME, else
 // ~/.cache).
@@ -137,13 +141,44 @@ func rememberFact(key string, v any) {
 	}
 }
 
-// binaryIdentity is the identity of the program exec would start for prog (see above).
+// binaryIdentity is the identity of the program exec would start for prog (see above). A file
+// that is not a program but a script has none: on clusters the ffmpeg PATH finds is often a shell
+// wrapper (Apptainer's, an Lmod shim) that execs an ffmpeg inside an image, and the image can be
+// replaced under a wrapper that stays as it was. Nothing is kept about it (said once at debug
+// level); every run asks, as before.
 func binaryIdentity(prog string) (string, error) {
 	path, err := exec.LookPath(prog)
 	if err != nil {
 		return "", err
 	}
+	if err := isProgram(path); err != nil {
+		if _, said := notPrograms.LoadOrStore(path, true); !said {
+			logging.Default().Debugf("ffmpeg facts: nothing is kept about %s: %v", path, err)
+		}
+		return "", err
+	}
 	return fileIdentity(path)
+}
+
+// notPrograms are the paths binaryIdentity has said are no program, each said once a process.
+var notPrograms sync.Map
+
+// isProgram says why the file at path is not an ELF program (nil when it is): a script, say.
+func isProgram(path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	magic := make([]byte, 4)
+	if _, err := io.ReadFull(f, magic); err != nil || string(magic) != "\x7fELF" {
+		what := "not an ELF program"
+		if string(magic[:2]) == "#!" {
+			what = "a script, which may start any ffmpeg (a wrapper around a container image or a module's)"
+		}
+		return fmt.Errorf("it is %s, so which ffmpeg it runs cannot be told from the file", what)
+	}
+	return nil
 }
 
 // fileIdentity is path, the file it leads to, and that file's device, inode, size and times.

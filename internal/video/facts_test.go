@@ -1,6 +1,7 @@
 package video
 
 import (
+	"bytes"
 	"context"
 	"os"
 	"path/filepath"
@@ -8,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/facefusion-hpc/facefusion/internal/logging"
 	"github.com/facefusion-hpc/facefusion/internal/testenv"
 )
 
@@ -124,6 +126,39 @@ func TestCheckFact(t *testing.T) {
 	FFprobe = saved
 	if _, ok := RecallCheck("k"); !ok {
 		t.Error("not recalled with the binaries it was kept with")
+	}
+}
+
+// An ffmpeg on PATH that is a shell wrapper (`exec /usr/bin/ffmpeg "$@"`, as Apptainer's and Lmod's
+// are) may start another ffmpeg tomorrow with the wrapper unchanged, so nothing is kept about it:
+// its version is asked every run and no output check is recalled, and the debug log says why.
+func TestWrapperFactsNotKept(t *testing.T) {
+	useFacts(t, t.TempDir())
+	var log bytes.Buffer
+	saved := logging.Default()
+	logging.SetDefault(logging.New(&log, logging.Debug))
+	defer logging.SetDefault(saved)
+	wrapper, runs := testenv.CountedWrapper(t, "ffmpeg")
+	savedMpeg := FFmpeg
+	defer func() { FFmpeg = savedMpeg }()
+	FFmpeg = "ffmpeg"
+	t.Setenv("PATH", filepath.Dir(wrapper)+string(os.PathListSeparator)+os.Getenv("PATH"))
+	for i := 1; i <= 2; i++ {
+		facts.read = false // another run
+		if line, err := askVersion(context.Background()); err != nil || !strings.HasPrefix(line, "ffmpeg version") {
+			t.Fatalf("run %d: version %q, %v", i, line, err)
+		}
+		if n := runs(); n != 1 {
+			t.Errorf("run %d: the wrapper ran %d time(s), want 1 (its version asked every run)", i, n)
+		}
+	}
+	RememberCheck("k", Carried{})
+	facts.read = false
+	if _, ok := RecallCheck("k"); ok {
+		t.Error("an output check recalled through a wrapper")
+	}
+	if got := log.String(); strings.Count(got, wrapper) != 1 || !strings.Contains(got, "a script") {
+		t.Errorf("the debug log %q: want one line naming %s as a script", got, wrapper)
 	}
 }
 

@@ -117,6 +117,13 @@ type Stream struct {
 	Codec string // e.g. aac, subrip; "" when ffmpeg does not know it
 	// AttachedPic marks a cover picture: a video stream that is not a video.
 	AttachedPic bool `json:",omitempty"`
+	// Params are the stream's codec parameters as ffprobe gives them (sample rate, channels and
+	// layout, sample format, bits per sample, profile, codec tag, frame size, time base,
+	// disposition, …): whether a container takes the stream depends on them (FLV takes 44.1 kHz
+	// PCM but not 48 kHz), so a kept output check is kept under them. Left out is what differs
+	// between files of one kind and no muxer checks (perFileFields), so a batch of targets alike
+	// still checks once.
+	Params string `json:",omitempty"`
 }
 
 func (s Stream) String() string {
@@ -161,6 +168,29 @@ type probeJSON struct {
 	} `json:"format"`
 }
 
+// perFileFields are the fields of ffprobe's stream object that Stream.Params leaves out: the
+// index (Stream.Index), the stream's length, bit rate and start, and its tags (language, title,
+// encoder, creation time, Matroska's DURATION), which muxers copy as they are.
+var perFileFields = []string{"index", "codec_long_name", "duration", "duration_ts", "nb_frames", "nb_read_frames",
+	"nb_read_packets", "bit_rate", "max_bit_rate", "start_pts", "start_time", "tags"}
+
+// streamParams is Stream.Params of one of ffprobe's stream objects: its fields less
+// perFileFields, as JSON with the keys sorted ("" when it does not decode).
+func streamParams(raw json.RawMessage) string {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(raw, &m) != nil {
+		return ""
+	}
+	for _, f := range perFileFields {
+		delete(m, f)
+	}
+	b, err := json.Marshal(m) // sorted keys, each value compacted
+	if err != nil {
+		return ""
+	}
+	return string(b)
+}
+
 // tag is the value of key in tags, whatever its case (Matroska's tags are upper case).
 func tag(tags map[string]string, key string) string {
 	for k, v := range tags {
@@ -178,6 +208,10 @@ func parseProbe(path string, data []byte) (info *Info, needCount bool, err error
 	if err := json.Unmarshal(data, &p); err != nil {
 		return nil, false, fmt.Errorf("video: ffprobe gave unreadable JSON for %s: %v", path, err)
 	}
+	var raw struct {
+		Streams []json.RawMessage `json:"streams"` // the same objects whole, for Stream.Params
+	}
+	_ = json.Unmarshal(data, &raw) // it decoded above
 	info = &Info{Path: path, Format: p.Format.FormatName}
 	video := -1
 	for i, s := range p.Streams {
@@ -197,7 +231,8 @@ func parseProbe(path string, data []byte) (info *Info, needCount bool, err error
 		if s.CodecType == "data" && s.CodecTag == "tmcd" {
 			continue // the timecode track: written anew from Timecode
 		}
-		info.Others = append(info.Others, Stream{Index: s.Index, Type: s.CodecType, Codec: s.CodecName, AttachedPic: s.Disposition["attached_pic"] != 0})
+		info.Others = append(info.Others, Stream{Index: s.Index, Type: s.CodecType, Codec: s.CodecName,
+			AttachedPic: s.Disposition["attached_pic"] != 0, Params: streamParams(raw.Streams[i])})
 	}
 	if video < 0 {
 		return nil, false, fmt.Errorf("video: %s has no video stream (audio only?): choose a video or image target", path)
