@@ -5,6 +5,7 @@ import (
 	"math"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"strconv"
 	"strings"
@@ -208,4 +209,40 @@ func TestVideoStartOffsetKeepsSync(t *testing.T) {
 	if db, _ := strconv.ParseFloat(m[1], 64); db < -30 {
 		t.Fatalf("the output's first 0.2 s of audio are at %s dB: the silence before the video started, not the tone that plays with its first frame", m[1])
 	}
+}
+
+// A stream-copy cut between key frames (`ffmpeg -ss 0.5 -i in.mp4 -c copy cut.mp4`) keeps a
+// discarded packet and an edit list: the run completes with every frame a decoder shows, at
+// its times, in chunks that start mid-file (each decodes its range by seeking, as a rank does).
+func TestCutTarget(t *testing.T) {
+	dir := t.TempDir()
+	full, in := filepath.Join(dir, "full.mp4"), filepath.Join(dir, "cut.mp4")
+	clitest.FFmpeg(t, "-f", "lavfi", "-i", "testsrc2=size=64x48:rate=25", "-frames:v", "25",
+		"-c:v", "libx264", "-bf", "2", "-g", "12", "-preset", "veryfast", "-pix_fmt", "yuv420p", full)
+	clitest.FFmpeg(t, "-ss", "0.5", "-i", full, "-c", "copy", in)
+	want := clitest.FrameHashes(t, in)
+	if len(want) != 12 {
+		t.Fatalf("the cut shows %d frames, want 12", len(want))
+	}
+	out := filepath.Join(dir, "out.mkv")
+	r := clitest.Run(t, "run", "--processors", "none", "--output-video-encoder", "ffv1", "--chunk-frames", "5", "-t", in, "-o", out)
+	if r.Code != 0 {
+		t.Fatalf("exit %d: %s", r.Code, r.Stderr)
+	}
+	if got := clitest.FrameHashes(t, out); !reflect.DeepEqual(got, want) {
+		t.Fatalf("output's %d frames differ from the %d the cut shows", len(got), len(want))
+	}
+	if got, want := frameSeconds(t, out), frameSeconds(t, in); !reflect.DeepEqual(got, want) {
+		t.Errorf("output frame times %v, the cut's %v", got, want)
+	}
+}
+
+// frameSeconds are the decoded video frames' times in seconds, as ffprobe prints them.
+func frameSeconds(t *testing.T, path string) []string {
+	t.Helper()
+	out, err := exec.Command("ffprobe", "-v", "error", "-select_streams", "v:0", "-show_entries", "frame=pts_time", "-of", "csv=p=0", path).Output()
+	if err != nil {
+		t.Fatalf("ffprobe %s: %v", path, err)
+	}
+	return strings.Fields(string(out))
 }

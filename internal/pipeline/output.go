@@ -96,14 +96,14 @@ func outputRefusal(cfg job.Config, info *video.Info, oe *video.OutputError) erro
 	case video.ImageContainer:
 		return fmt.Errorf("-o %s: %q is an image format, but the target %s is a video: use %s", out, ext, cfg.TargetPath, videoExtensions)
 	case video.CodecNotInContainer:
-		return fmt.Errorf("--output-video-encoder %s cannot be stored in %s (ffmpeg: %s): use .mkv or another encoder", enc, ext, oe.Detail)
+		return fmt.Errorf("--output-video-encoder %s cannot be stored in %s (ffmpeg: %s): use %s", enc, ext, oe.Detail, otherContainer(ext, "another encoder", ".mkv"))
 	case video.NotReadable:
-		return fmt.Errorf("-o %s: ffmpeg writes %q with --output-video-encoder %s, but %s: use .mkv or .mp4", out, ext, enc, oe.Detail)
+		return fmt.Errorf("-o %s: ffmpeg writes %q with --output-video-encoder %s, but %s: use %s", out, ext, enc, oe.Detail, otherContainer(ext, "another encoder", ".mkv", ".mp4"))
 	case video.AudioNotInContainer, video.UnknownAudioEncoder:
 		if a := AudioOptions(cfg); !a.Copies() {
 			return audioRefusal(cfg, a, oe)
 		}
-		return fmt.Errorf("-o %s: the audio of the target %s cannot be stored in %s, copied or as AAC (ffmpeg: %s): use .mkv or .mp4", out, cfg.TargetPath, ext, oe.Detail)
+		return fmt.Errorf("-o %s: the audio of the target %s cannot be stored in %s, copied or as AAC (ffmpeg: %s): use %s", out, cfg.TargetPath, ext, oe.Detail, otherContainer(ext, "an --output-audio-encoder it holds", ".mkv", ".mp4"))
 	}
 	return fmt.Errorf("-o %s: ffmpeg cannot write it (%s)", out, oe.Detail)
 }

@@ -3,6 +3,7 @@ package pipeline
 import (
 	"fmt"
 	"path/filepath"
+	"strings"
 
 	"github.com/facefusion-hpc/facefusion/internal/fault"
 	"github.com/facefusion-hpc/facefusion/internal/job"
@@ -34,7 +35,22 @@ func audioRefusal(cfg job.Config, a video.AudioOptions, oe *video.OutputError) e
 	if oe.Problem == video.UnknownAudioEncoder {
 		return fmt.Errorf("%s is not an audio encoder of this ffmpeg (ffmpeg: %s): use another that `ffmpeg -encoders` lists, or an ffmpeg built with it", flag, oe.Detail)
 	}
-	return fmt.Errorf("%s: the target's audio cannot be stored in %s this way (ffmpeg: %s): choose another audio encoder, or another container such as .mkv", flag, ext, oe.Detail)
+	return fmt.Errorf("%s: the target's audio cannot be stored in %s this way (ffmpeg: %s): use %s", flag, ext, oe.Detail, otherContainer(ext, "another audio encoder", ".mkv"))
+}
+
+// otherContainer is the advice after "use": the containers named, less the output's own ext (a
+// user told to use .mkv for a .mkv output learns nothing), or else fallback.
+func otherContainer(ext, fallback string, containers ...string) string {
+	var other []string
+	for _, c := range containers {
+		if !strings.EqualFold(c, ext) {
+			other = append(other, c)
+		}
+	}
+	if len(other) == 0 {
+		return fallback
+	}
+	return strings.Join(other, " or ") + " or " + fallback
 }
 
 // ImageOptions are cfg's settings for an image output of a width×height target: its JPEG

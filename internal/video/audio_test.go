@@ -147,6 +147,20 @@ func TestCheckOutputAudio(t *testing.T) {
 			checkRefusal(t, err, c.want, c.detail, tmp)
 		})
 	}
+	// An ffmpeg without libmp3lame that refuses every command line naming it, the video's alone
+	// among them (-c:a is on each): still the audio encoder's refusal, not the container's.
+	t.Run("an ffmpeg without the encoder", func(t *testing.T) {
+		lacking := filepath.Join(dir, "ffmpeg")
+		script := "#!/bin/sh\ncase \"$*\" in *libmp3lame*) echo \"Unknown encoder 'libmp3lame'\" >&2; exit 1;; esac\nexec '" + testenv.Tool(t, "ffmpeg") + "' \"$@\"\n"
+		if err := os.WriteFile(lacking, []byte(script), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		saved := FFmpeg
+		FFmpeg = lacking
+		defer func() { FFmpeg = saved }()
+		_, err := checkOutput(t, filepath.Join(dir, "o.mkv"), x264, src, enc("libmp3lame"))
+		checkRefusal(t, err, UnknownAudioEncoder, "libmp3lame", tmp)
+	})
 }
 
 // audioBytes is the size of all audio packets in path.

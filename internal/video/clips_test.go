@@ -61,6 +61,10 @@ func clip(t testing.TB, name string) string {
 		base = clip(t, "bf.mp4")
 	case "truncated-faststart.mp4":
 		base = clip(t, "faststart.mp4")
+	case "cut.mp4":
+		base = clip(t, "gop.mp4")
+	case "vfrcut.mp4":
+		base = clip(t, "vfr20.mp4")
 	}
 	clipMu.Lock()
 	defer clipMu.Unlock()
@@ -107,6 +111,22 @@ func clip(t testing.TB, name string) string {
 		ffmpegRun(t, "-f", "lavfi", "-i", "testsrc2=size=96x64:rate=30", "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000:duration=3.9",
 			"-vf", "setpts='if(lt(N,30),N,30+(N-30)*3)/30/TB'", "-frames:v", "60", "-fps_mode", "vfr",
 			"-c:v", "libx264", "-bf", "2", "-preset", "veryfast", "-pix_fmt", "yuv420p", "-c:a", "aac", p)
+	case "gop.mp4":
+		// 1 s at 25 fps, H.264 with B-frames and key frames 12 frames apart.
+		ffmpegRun(t, "-f", "lavfi", "-i", "testsrc2=size=64x48:rate=25", "-frames:v", "25",
+			"-c:v", "libx264", "-bf", "2", "-g", "12", "-preset", "veryfast", "-pix_fmt", "yuv420p", p)
+	case "cut.mp4":
+		// A stream-copy cut at 0.5 s, between key frames: 13 packets (nb_frames 13), the first
+		// flagged discard, and an edit list from the cut; a decoder shows 12 frames.
+		ffmpegRun(t, "-ss", "0.5", "-i", base, "-c", "copy", p)
+	case "vfr20.mp4":
+		// Frames 0–9 at 25 fps, then every other tick: 20 frames at a variable rate.
+		ffmpegRun(t, "-f", "lavfi", "-i", "testsrc2=size=64x48:rate=25",
+			"-vf", "setpts='if(lt(N,10),N,N*2)/25/TB'", "-frames:v", "20", "-fps_mode", "vfr",
+			"-c:v", "libx264", "-bf", "2", "-g", "8", "-preset", "veryfast", "-pix_fmt", "yuv420p", p)
+	case "vfrcut.mp4":
+		// Cut 0.04 s in: the key frame at 0 is kept, flagged discard; a decoder shows 19 frames.
+		ffmpegRun(t, "-ss", "0.04", "-i", base, "-c", "copy", p)
 	case "audio.m4a":
 		ffmpegRun(t, "-f", "lavfi", "-i", "sine=frequency=500", "-t", "1", "-c:a", "aac", p)
 	case "junk.mp4":

@@ -70,6 +70,17 @@ func CheckOutput(ctx context.Context, scratch, out string, opt EncodeOptions, ta
 	if err := encodeBlack(ctx, seg, opt, checkFrames); err != nil {
 		return carried, refusal(ctx, err, dir, encoderProblem)
 	}
+	// An encoder ffmpeg does not have that is the audio's is the audio encoder's refusal,
+	// whichever join ffmpeg said it in: -c:a is on every join's command line, the video's alone
+	// too, and an ffmpeg may look its encoder up with no audio stream mapped.
+	audioFirst := func(classify func(string) OutputProblem) func(string) OutputProblem {
+		return func(msg string) OutputProblem {
+			if !audio.Copies() && strings.Contains(msg, "Unknown encoder '"+audio.Encoder+"'") {
+				return UnknownAudioEncoder
+			}
+			return classify(msg)
+		}
+	}
 	times := evenTimes(opt.FPS, checkFrames)
 	segs := []JoinSegment{{Path: seg}}
 	join := func(keep []Carry) error {
@@ -95,7 +106,7 @@ func CheckOutput(ctx context.Context, scratch, out string, opt EncodeOptions, ta
 		// Which stream did the container refuse? The video alone tells whether it was the video,
 		// then each stream alone.
 		if verr := join(nil); verr != nil {
-			return carried, refusal(ctx, verr, dir, containerProblem)
+			return carried, refusal(ctx, verr, dir, audioFirst(containerProblem))
 		}
 		var keep []Carry
 		for _, c := range candidates {
@@ -125,7 +136,7 @@ func CheckOutput(ctx context.Context, scratch, out string, opt EncodeOptions, ta
 		err = join(candidates)
 	}
 	if err != nil {
-		return carried, refusal(ctx, err, dir, containerProblem)
+		return carried, refusal(ctx, err, dir, audioFirst(containerProblem))
 	}
 	carried.Keep = candidates
 	return carried, readsBack(ctx, final, opt, &carried, firstAudio >= 0, audio.codec())

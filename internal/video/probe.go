@@ -275,14 +275,6 @@ func parseProbe(path string, data []byte) (info *Info, needCount bool, err error
 	}
 	info.VideoStart = time.Duration(math.Round((seconds(s.StartTime) - seconds(p.Format.StartTime)) * float64(time.Second)))
 
-	expected := dur * info.FPS.Float()
-	if n, err := strconv.Atoi(s.NbFrames); err == nil && n > 0 && math.Abs(float64(n)-expected) <= 2 {
-		info.Frames = n
-	} else {
-		needCount = true
-	}
-	info.VFR = avg.Valid() && avg != info.FPS
-	info.Times = evenTimes(info.FPS, info.Frames)
 	if tb, err := ParseRational(s.TimeBase); err == nil && tb.Valid() {
 		info.streamTB = tb
 		if s.StartPTS != nil {
@@ -293,10 +285,30 @@ func parseProbe(path string, data []byte) (info *Info, needCount bool, err error
 		}
 		info.evenClock = avg == info.FPS && s.StartPTS != nil && ticksPerFrame(info.FPS, tb) > 0
 	}
+	expected := dur * info.FPS.Float()
+	if n, err := strconv.Atoi(s.NbFrames); err == nil && n > 0 && math.Abs(float64(n)-expected) <= 2 && !info.cutBefore(n) {
+		info.Frames = n
+	} else {
+		needCount = true
+	}
+	info.VFR = avg.Valid() && avg != info.FPS
+	info.Times = evenTimes(info.FPS, info.Frames)
 	if info.evenClock && !needCount {
 		info.Times = info.rateTimes()
 	}
 	return info, needCount, nil
+}
+
+// cutBefore reports whether a header count of n frames cannot all be shown: at a constant rate
+// the clock holds, n frames outlast the stream's duration. A stream-copy cut that starts
+// between key frames (`ffmpeg -ss 0.5 -i in.mp4 -c copy out.mp4`, an editor's or a camera's
+// trim) keeps the packets from the key frame before the cut, marked discard, and an edit list
+// that starts at the cut: nb_frames counts every packet, the duration only what a decoder
+// shows. Then the frames are counted from the packets (packetTimes leaves the discarded out);
+// a plain file's duration holds its frames, so it costs no extra ffprobe run.
+func (info *Info) cutBefore(n int) bool {
+	step := ticksPerFrame(info.FPS, info.streamTB)
+	return info.evenClock && step > 0 && info.streamEnd > info.streamStart && int64(n)*step > info.streamEnd-info.streamStart
 }
 
 // needsPacketTimes reports whether the frames' times must be read from the packets (one
@@ -382,11 +394,12 @@ func probeFile(ctx context.Context, path string, count bool) (*Info, error) {
 		return nil, err
 	}
 	if count && !info.IsImage && info.needsPacketTimes(needCount) {
-		pts, err := packetTimes(ctx, path)
+		pts, discarded, err := packetTimes(ctx, path)
 		if err != nil {
 			return nil, err
 		}
-		if needCount {
+		if needCount || discarded > 0 {
+			// The header's count includes the discarded packets: the shown frames are the rest.
 			info.setCount(len(pts))
 		}
 		info.setTimes(pts)
@@ -397,34 +410,41 @@ func probeFile(ctx context.Context, path string, count bool) (*Info, error) {
 	return info, nil
 }
 
-// packetTimes are the first video stream's packet timestamps, in its time base, in file (decode)
-// order: one packet per frame for every codec this program writes, and far cheaper than
-// -count_frames, which decodes. A packet without one ("N/A": raw elementary streams) is
-// math.MinInt64.
-func packetTimes(ctx context.Context, path string) ([]int64, error) {
+// packetTimes are the timestamps of the first video stream's packets that a decoder shows, in
+// its time base, in file (decode) order, and how many packets were left out as discarded: one
+// packet per frame for every codec this program writes, and far cheaper than -count_frames,
+// which decodes. A packet flagged discard ('D' in ffprobe's flags: one before an edit list's
+// start, kept by a stream-copy cut to decode from its key frame) is no frame of the video. A
+// packet without a time ("N/A": raw elementary streams) is math.MinInt64.
+func packetTimes(ctx context.Context, path string) (pts []int64, discarded int, err error) {
 	out, err := runTool(ctx, FFprobe, "-v", "error", "-select_streams", "v:0",
-		"-show_entries", "packet=pts", "-of", "csv=p=0", mediaPath(path))
+		"-show_entries", "packet=pts,flags", "-of", "csv=p=0", mediaPath(path))
 	if err != nil {
-		return nil, fmt.Errorf("video: ffprobe cannot read the frames of %s: %v; the file may be truncated", path, err)
+		return nil, 0, fmt.Errorf("video: ffprobe cannot read the frames of %s: %v; the file may be truncated", path, err)
 	}
 	return parsePacketTimes(path, out)
 }
 
-func parsePacketTimes(path string, data []byte) ([]int64, error) {
-	var pts []int64
+// parsePacketTimes reads ffprobe's `pts,flags` lines (csv=p=0).
+func parsePacketTimes(path string, data []byte) (pts []int64, discarded int, err error) {
 	for _, line := range strings.Split(string(data), "\n") {
-		line = strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(line), ","))
+		line = strings.TrimSpace(line)
 		if line == "" {
 			continue
 		}
-		v, err := strconv.ParseInt(line, 10, 64)
+		field, flags, _ := strings.Cut(line, ",")
+		if strings.Contains(flags, "D") {
+			discarded++
+			continue
+		}
+		v, err := strconv.ParseInt(strings.TrimSpace(field), 10, 64)
 		if err != nil {
 			v = math.MinInt64
 		}
 		pts = append(pts, v)
 	}
 	if len(pts) == 0 {
-		return nil, fmt.Errorf("video: %s has no video frames (no packets): choose another target", path)
+		return nil, discarded, fmt.Errorf("video: %s has no video frames (no packets a decoder shows): choose another target", path)
 	}
-	return pts, nil
+	return pts, discarded, nil
 }

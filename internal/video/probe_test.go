@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -209,7 +210,7 @@ func TestProbeWithoutFFprobe(t *testing.T) {
 // packets. The runs are counted through FFprobe, pointed at a script that counts each one and
 // runs the real ffprobe.
 func TestProbeReadsPacketsOnlyWhenNeeded(t *testing.T) {
-	clips := map[string]bool{"bf.mp4": false, "faststart.mp4": false, "pcm.mov": false, "bf.mkv": true, "bf.ts": true, "vfr.mp4": true}
+	clips := map[string]bool{"bf.mp4": false, "faststart.mp4": false, "pcm.mov": false, "bf.mkv": true, "bf.ts": true, "vfr.mp4": true, "cut.mp4": true}
 	for name := range clips {
 		clip(t, name) // made with the real ffprobe's checks, before the count
 	}
@@ -226,7 +227,7 @@ func TestProbeReadsPacketsOnlyWhenNeeded(t *testing.T) {
 		if packets {
 			continue
 		}
-		pts, err := packetTimes(context.Background(), info.Path)
+		pts, _, err := packetTimes(context.Background(), info.Path)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -234,6 +235,44 @@ func TestProbeReadsPacketsOnlyWhenNeeded(t *testing.T) {
 		read.setTimes(pts)
 		if info.Times.Step == 0 || !reflect.DeepEqual(read.Times, info.Times) {
 			t.Errorf("%s: arithmetic times %+v, the packets' %+v", name, info.Times, read.Times)
+		}
+	}
+}
+
+// A stream-copy cut between key frames keeps the packets from the key frame before the cut,
+// flagged discard: the probe's frames are those a decoder shows (ffprobe decoding them, and
+// ffmpeg's framemd5), at the decoder's times, and the Decoder gives every one of them. cut.mp4's
+// header count (13, a decoder shows 12) is within the rate's tolerance of its duration: only
+// the duration's ticks show the cut. vfrcut.mp4 is the variable-rate case, one packet discarded.
+func TestProbeCutShowsDecodedFrames(t *testing.T) {
+	for name, frames := range map[string]int{"cut.mp4": 12, "vfrcut.mp4": 19} {
+		path := clip(t, name)
+		if flags := ffprobeField(t, path, "v:0", "packet=flags"); !strings.Contains(flags, "D") {
+			t.Fatalf("%s: no discarded packet (flags %q): the clip is not a cut", name, flags)
+		}
+		info := probe(t, path)
+		var shown []int64 // the decoder's frame times
+		for _, f := range strings.Fields(strings.ReplaceAll(ffprobeField(t, path, "v:0", "frame=pts"), ",", " ")) {
+			v, err := strconv.ParseInt(f, 10, 64)
+			if err != nil {
+				t.Fatalf("%s: frame pts %q", name, f)
+			}
+			shown = append(shown, v)
+		}
+		ref := referenceHashes(t, path)
+		if len(shown) != frames || len(ref) != frames || info.Frames != frames {
+			t.Fatalf("%s: probe %d frames, decoder %d (framemd5 %d), want %d", name, info.Frames, len(shown), len(ref), frames)
+		}
+		if !info.Times.Valid() || info.Times.TimeBase != info.streamTB {
+			t.Fatalf("%s: times %+v, want the stream's time base %v", name, info.Times, info.streamTB)
+		}
+		for i, p := range shown {
+			if got := info.Times.At(i); got != p-shown[0] {
+				t.Errorf("%s: frame %d at %d ticks, the decoder shows it at %d", name, i, got, p-shown[0])
+			}
+		}
+		if got := decodeHashes(t, info, 0, info.Frames); !reflect.DeepEqual(got, ref) {
+			t.Errorf("%s: the Decoder's %d frames differ from ffmpeg's %d", name, len(got), len(ref))
 		}
 	}
 }
