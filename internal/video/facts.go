@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -70,11 +71,41 @@ func loadFacts() {
 	if facts.path == "" {
 		return
 	}
-	if b, err := os.ReadFile(facts.path); err == nil {
+	if b, err := readFactsFile(facts.path); err == nil {
 		if json.Unmarshal(b, &facts.m) != nil || facts.m == nil { // "null" decodes to a nil map
 			facts.m = map[string]fact{}
 		}
 	}
+}
+
+// maxFactsBytes bounds what is read of the facts file: maxFacts facts of well under a
+// kilobyte each. A larger file is not one this program wrote: it is no facts, never read whole.
+const maxFactsBytes = 1 << 20
+
+// readFactsFile reads the facts file if it is a regular file of at most maxFactsBytes. It never
+// blocks on what stands at that path: a FIFO or a device (a hung or hostile $HOME/.cache) is
+// opened without waiting for a writer and refused, so a run cannot hang there, deaf to signals.
+func readFactsFile(path string) ([]byte, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !st.Mode().IsRegular() || st.Size() > maxFactsBytes {
+		return nil, fmt.Errorf("%s is not a facts file (%v, %d bytes)", path, st.Mode().Type(), st.Size())
+	}
+	return io.ReadAll(io.LimitReader(f, maxFactsBytes+1))
+}
+
+// ownFactsFile reports whether path may be replaced: nothing there, or a regular file (what
+// rememberFact writes). A link, FIFO or anything else at that path is the user's, and stays.
+func ownFactsFile(path string) bool {
+	st, err := os.Lstat(path)
+	return errors.Is(err, fs.ErrNotExist) || err == nil && st.Mode().IsRegular()
 }
 
 // factKey is the file's name for a fact: a digest, so that no path or setting is spelled out
@@ -109,7 +140,7 @@ func rememberFact(key string, v any) {
 	defer facts.mu.Unlock()
 	facts.read = false
 	loadFacts()
-	if facts.path == "" {
+	if facts.path == "" || !ownFactsFile(facts.path) {
 		return
 	}
 	facts.m[key] = fact{Value: b, Written: time.Now().Unix()}
@@ -210,7 +241,7 @@ const versionFact = "ffmpeg -version, first line, v1"
 // checkTools is the identity of everything a passed output check depends on besides what
 // it was asked (RecallCheck's key): this program, which writes the command lines; ffmpeg and
 // ffprobe; the libraries the dynamic loader gives them (LD_LIBRARY_PATH, which a site module
-// sets beside PATH, and /etc/ld.so.cache, which every install or upgrade of a library
+// sets beside PATH, LD_PRELOAD, and /etc/ld.so.cache, which every install or upgrade of a library
 // rewrites); and the thread count every ffmpeg is given.
 func checkTools() (string, error) {
 	ids := []string{"output check, v1"}
@@ -230,7 +261,7 @@ func checkTools() (string, error) {
 		ids = append(ids, s)
 	}
 	ldCache, _ := fileIdentity("/etc/ld.so.cache") // none on some systems: nothing to tell apart
-	ids = append(ids, ldCache, "LD_LIBRARY_PATH="+os.Getenv("LD_LIBRARY_PATH"), fmt.Sprint(threadArgs()))
+	ids = append(ids, ldCache, "LD_LIBRARY_PATH="+os.Getenv("LD_LIBRARY_PATH"), "LD_PRELOAD="+os.Getenv("LD_PRELOAD"), fmt.Sprint(threadArgs()))
 	return factKey(ids...), nil
 }
 

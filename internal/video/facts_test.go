@@ -3,11 +3,14 @@ package video
 import (
 	"bytes"
 	"context"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/facefusion-hpc/facefusion/internal/logging"
 	"github.com/facefusion-hpc/facefusion/internal/testenv"
@@ -194,6 +197,65 @@ func TestFactsBounded(t *testing.T) {
 	facts.mu.Unlock()
 	if n != maxFacts {
 		t.Errorf("%d facts kept, want %d", n, maxFacts)
+	}
+}
+
+// Whatever stands at the facts file's path that this program did not write is neither read nor
+// replaced: a FIFO (a hung or hostile cache) does not block the run, a file over maxFactsBytes
+// is not read whole, and neither is replaced by a new fact.
+func TestFactsFileNotOursIsLeftAlone(t *testing.T) {
+	cache := t.TempDir()
+	useFacts(t, cache)
+	path := filepath.Join(cache, FactsFile)
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(path, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan bool)
+	go func() {
+		facts.read = false
+		var v int
+		ok := recallFact("k", &v)
+		rememberFact("k", 7)
+		done <- ok
+	}()
+	select {
+	case ok := <-done:
+		if ok {
+			t.Error("a fact recalled from a FIFO")
+		}
+	case <-time.After(20 * time.Second):
+		// Release the blocked reader (a writer opens and closes the FIFO) until it is done, so
+		// that the test ends.
+		for released := false; !released; {
+			if w, err := os.OpenFile(path, os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
+				w.Close()
+			}
+			select {
+			case <-done:
+				released = true
+			case <-time.After(100 * time.Millisecond):
+			}
+		}
+		t.Fatal("reading the facts file blocked on a FIFO (a writer never came)")
+	}
+	if st, err := os.Lstat(path); err != nil || st.Mode().Type() != fs.ModeNamedPipe {
+		t.Errorf("the FIFO at the facts path was replaced: %v, %v", st, err)
+	}
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	// A large file: valid JSON that holds the fact, but larger than any facts file written here.
+	big := `{"k": {"value": 5, "written": 1}, "pad": {"value": "` + strings.Repeat("x", maxFactsBytes) + `", "written": 1}}`
+	if err := os.WriteFile(path, []byte(big), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	facts.read = false
+	var v int
+	if recallFact("k", &v) {
+		t.Errorf("a fact recalled from a %d-byte file (over %d)", len(big), maxFactsBytes)
 	}
 }
 
