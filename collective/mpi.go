@@ -70,7 +70,15 @@ static int ff_iallreduce_i64(MPI_Comm c, long long *vals, int n, int op, MPI_Req
 	MPI_Op o = op == 0 ? MPI_SUM : op == 1 ? MPI_MAX : MPI_MIN;
 	return MPI_Iallreduce(MPI_IN_PLACE, vals, n, MPI_INT64_T, o, c, r);
 }
-static int ff_test(MPI_Request *r, int *done) { return MPI_Test(r, done, MPI_STATUS_IGNORE); }
+// A test of any posted request: on completion, the message's source and byte count too (a
+// receive's; for other requests they are not read).
+static int ff_test_status(MPI_Request *r, int *done, int *source, int *count) {
+	MPI_Status st;
+	int rc = MPI_Test(r, done, &st);
+	if (rc != MPI_SUCCESS || !*done) return rc;
+	*source = st.MPI_SOURCE;
+	return MPI_Get_count(&st, MPI_BYTE, count);
+}
 static int ff_error_string(int code, char *out) {
 	int n = 0;
 	if (MPI_Error_string(code, out, &n) != MPI_SUCCESS) n = 0;
@@ -319,13 +327,49 @@ func (c *mpiComm) IallreduceInt64(op Op, vals []int64) (Request, error) {
 	if len(vals) > maxCount {
 		return nil, fmt.Errorf("collective: allreduce of %d values exceeds MPI's count limit", len(vals))
 	}
-	r := &mpiRequest{c: c, call: "MPI_Iallreduce(" + op.String() + ")", vals: vals}
+	n := len(vals)
+	r := &request{c: c, call: "MPI_Iallreduce(" + op.String() + ")", done: func(buf unsafe.Pointer, _, _ int) {
+		copy(vals, unsafe.Slice((*int64)(buf), n))
+	}}
+	return requestOrNil(c.post(r, 8*n, func(buf unsafe.Pointer) C.int {
+		copy(unsafe.Slice((*int64)(buf), n), vals)
+		return C.ff_iallreduce_i64(c.world, (*C.longlong)(buf), C.int(n), C.int(op), r.req)
+	}))
+}
+
+// requestOrNil is post's result as a Request: a nil interface, not a nil *request, on an error.
+func requestOrNil(r *request, err error) (Request, error) {
+	if err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// request is a posted non-blocking MPI call (an allreduce, a send, a receive). Its buffer and
+// MPI_Request live in C memory: MPI uses them after the call that posted them has returned,
+// which Go memory passed to C must not allow.
+type request struct {
+	c    *mpiComm
+	call string
+	// done copies the result out of the buffer once MPI is done with it (nil: nothing to copy),
+	// with the message's source and byte count (a receive's).
+	done func(buf unsafe.Pointer, source, count int)
+
+	mu       sync.Mutex // serialises Test from several goroutines
+	buf      unsafe.Pointer
+	req      *C.MPI_Request
+	complete bool
+	err      error
+}
+
+// post allocates r's buffer of n bytes (at least one: malloc(0) may return NULL, and MPI wants
+// a valid address) and its MPI_Request, and starts it on the MPI thread: start fills the buffer
+// and makes the MPI call. The request counts as pending until it completes.
+func (c *mpiComm) post(r *request, n int, start func(buf unsafe.Pointer) C.int) (*request, error) {
 	err := c.run(func() error {
-		// At least one element: malloc(0) may return NULL, and MPI wants a valid address.
-		r.buf = (*C.longlong)(C.malloc(C.size_t(8 * max(1, len(vals)))))
+		r.buf = C.malloc(C.size_t(max(1, n)))
 		r.req = (*C.MPI_Request)(C.malloc(C.size_t(unsafe.Sizeof(C.MPI_Request(nil)))))
-		copy(r.cvals(), vals)
-		if err := c.mpiError(r.call, C.ff_iallreduce_i64(c.world, r.buf, C.int(len(vals)), C.int(op), r.req)); err != nil {
+		if err := c.mpiError(r.call, start(r.buf)); err != nil {
 			r.free()
 			return err
 		}
@@ -338,45 +382,30 @@ func (c *mpiComm) IallreduceInt64(op Op, vals []int64) (Request, error) {
 	return r, nil
 }
 
-// mpiRequest is a posted MPI_Iallreduce of int64 values.
-type mpiRequest struct {
-	c    *mpiComm
-	call string
-	vals []int64 // the caller's: the result is copied in when the request completes
-
-	mu       sync.Mutex // serialises Test from several goroutines
-	buf      *C.longlong
-	req      *C.MPI_Request
-	complete bool
-	err      error
-}
-
-func (r *mpiRequest) cvals() []int64 {
-	return unsafe.Slice((*int64)(unsafe.Pointer(r.buf)), len(r.vals))
-}
-
-func (r *mpiRequest) free() {
-	C.free(unsafe.Pointer(r.buf))
+func (r *request) free() {
+	C.free(r.buf)
 	C.free(unsafe.Pointer(r.req))
 	r.buf, r.req = nil, nil
 }
 
-func (r *mpiRequest) Test() (bool, error) {
+func (r *request) Test() (bool, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.complete || r.err != nil {
 		return r.complete, r.err
 	}
 	err := r.c.run(func() error {
-		var done C.int
-		if err := r.c.mpiError("MPI_Test("+r.call+")", C.ff_test(r.req, &done)); err != nil {
+		var done, source, count C.int
+		if err := r.c.mpiError("MPI_Test("+r.call+")", C.ff_test_status(r.req, &done, &source, &count)); err != nil {
 			// The request is over, but whether MPI is done with its buffer is not said: the
 			// buffer is left allocated rather than freed under it.
 			r.c.pending--
 			return err
 		}
 		if done != 0 {
-			copy(r.vals, r.cvals())
+			if r.done != nil {
+				r.done(r.buf, int(source), int(count))
+			}
 			r.free()
 			r.complete = true
 			r.c.pending--
@@ -389,7 +418,7 @@ func (r *mpiRequest) Test() (bool, error) {
 	return r.complete, err
 }
 
-func (r *mpiRequest) Wait() error { return wait(r) }
+func (r *request) Wait() error { return wait(r) }
 
 // Abort ends the whole job. When another goroutine is blocked in a collective (a peer died)
 // the MPI thread is busy; then, or when MPI provides MPI_THREAD_MULTIPLE, MPI_Abort is called
