@@ -4,25 +4,11 @@ package collective
 
 /*
 #cgo pkg-config: ompi-c
-#include <time.h>
 #include <mpi.h>
 
-// As ff_wait in mpi.go: the scan is posted non-blocking and completed with sleeps between tests.
-static int ff_exscan_wait(MPI_Request *r) {
-	long ns = 50000;
-	for (;;) {
-		int done = 0;
-		int rc = MPI_Test(r, &done, MPI_STATUS_IGNORE);
-		if (rc != MPI_SUCCESS || done) return rc;
-		struct timespec ts = {0, ns};
-		nanosleep(&ts, NULL);
-		if (ns < 2000000) ns *= 2;
-	}
-}
-static int ff_exscan_i64(MPI_Comm c, long long *in, long long *out, int n) {
-	MPI_Request r;
-	int rc = MPI_Iexscan(in, out, n, MPI_INT64_T, MPI_SUM, c, &r);
-	return rc != MPI_SUCCESS ? rc : ff_exscan_wait(&r);
+// The scan works in place in its request's C buffer (see request in mpi.go).
+static int ff_iexscan_i64(MPI_Comm c, void *vals, int n, MPI_Request *r) {
+	return MPI_Iexscan(MPI_IN_PLACE, vals, n, MPI_INT64_T, MPI_SUM, c, r);
 }
 */
 import "C"
@@ -32,23 +18,28 @@ import (
 	"unsafe"
 )
 
+// exscanInt64 posts an MPI_Iexscan and waits for it as every request is waited for (growing
+// sleeps between tests on the MPI thread), so other calls are served meanwhile.
 func (c *mpiComm) exscanInt64(vals []int64) error {
 	if len(vals) > maxCount {
 		return fmt.Errorf("collective: exclusive scan of %d values exceeds MPI's count limit", len(vals))
 	}
-	in := append(make([]int64, 0, max(1, len(vals))), vals...)
-	out := make([]int64, max(1, len(vals)))
-	err := c.run(func() error {
-		rc := C.ff_exscan_i64(c.world, (*C.longlong)(unsafe.Pointer(&in[:1][0])), (*C.longlong)(unsafe.Pointer(&out[0])), C.int(len(vals)))
-		return c.mpiError("MPI_Exscan(sum)", rc)
+	n := len(vals)
+	r := &request{c: c, call: "MPI_Iexscan(sum)", done: func(buf unsafe.Pointer, _, _ int) {
+		copy(vals, unsafe.Slice((*int64)(buf), n))
+	}}
+	posted, err := c.post(r, 8*n, func(buf unsafe.Pointer) C.int {
+		copy(unsafe.Slice((*int64)(buf), n), vals)
+		return C.ff_iexscan_i64(c.world, buf, C.int(n), r.req)
 	})
 	if err != nil {
 		return err
 	}
+	if err := wait(posted); err != nil {
+		return err
+	}
 	if c.rank == 0 {
 		clear(vals) // MPI leaves rank 0's result undefined
-	} else {
-		copy(vals, out)
 	}
 	return nil
 }
