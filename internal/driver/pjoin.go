@@ -65,7 +65,7 @@ func startSide(ctx context.Context, cfg job.Config, p *Plan, jd *lustre.JobDir) 
 	s := &sideFile{path: jd.Side(p.Attempt, filepath.Ext(cfg.OutputPath)), done: make(chan struct{}), cancel: cancel}
 	go func() {
 		defer close(s.done)
-		s.err = video.WriteSide(ctx, times, cfg.TargetPath, pipeline.TargetSpan(cfg, p.Info), p.Carried.Keep, cfg.OutputPath, pipeline.AudioOptions(cfg), cfg.OutputVideoEncoder, s.path)
+		s.err = video.WriteSide(ctx, cfg.TempDir(), times, cfg.TargetPath, pipeline.TargetSpan(cfg, p.Info), p.Carried.Keep, cfg.OutputPath, pipeline.AudioOptions(cfg), cfg.OutputVideoEncoder, s.path)
 	}()
 	return s
 }

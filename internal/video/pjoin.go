@@ -72,7 +72,9 @@ func placeholderEncoder(encoder string) string {
 // its metadata and chapters, by the same command Join runs, with a one-frame placeholder in
 // place of the segments (the joined video replaces it, and takes its track number). side must
 // have out's extension. It needs no segment, so it can run while the frames are worked on.
-func WriteSide(ctx context.Context, times Timeline, target string, span Span, keep []Carry, out string, audio AudioOptions, encoder, side string) error {
+// Its own temp files (a trim's cut cues) go in scratch, node-local, as Join's do: never beside
+// side in the job folder, where a kill would leave them for the folder's cleanup to refuse.
+func WriteSide(ctx context.Context, scratch string, times Timeline, target string, span Span, keep []Carry, out string, audio AudioOptions, encoder, side string) error {
 	enc := placeholderEncoder(encoder)
 	if enc == "" {
 		return fmt.Errorf("video: the side file of %s: the encoder %s is not H.264 or HEVC", out, encoder)
@@ -89,7 +91,7 @@ func WriteSide(ctx context.Context, times Timeline, target string, span Span, ke
 		// The timecode track counts at the video's rate, the placeholder's in the side file.
 		video = append(video, "-r:0", span.Rate.String(), "-fps_mode:0", "passthrough")
 	}
-	keep, done, err := withCues(ctx, filepath.Dir(side), target, span, keep)
+	keep, done, err := withCues(ctx, scratch, target, span, keep)
 	defer done()
 	if err != nil {
 		return fmt.Errorf("video: writing the side file %s of %s: %w", side, out, err)

@@ -96,7 +96,7 @@ func TestParallelJoinMatchesSerial(t *testing.T) {
 				t.Fatal(err)
 			}
 			side := filepath.Join(dir, "side.mp4")
-			if err := WriteSide(ctx, times, src, Span{}, keep, "out.mp4", AudioOptions{}, "libx264", side); err != nil {
+			if err := WriteSide(ctx, dir, times, src, Span{}, keep, "out.mp4", AudioOptions{}, "libx264", side); err != nil {
 				t.Fatal(err)
 			}
 			par := filepath.Join(dir, "parallel.mp4")
@@ -205,7 +205,7 @@ func TestParallelJoinTimecodeSpansTheVideo(t *testing.T) {
 		t.Fatal(err)
 	}
 	side, par := filepath.Join(dir, "side.mp4"), filepath.Join(dir, "parallel.mp4")
-	if err := WriteSide(ctx, times, target, span, nil, par, AudioOptions{}, "libx264", side); err != nil {
+	if err := WriteSide(ctx, t.TempDir(), times, target, span, nil, par, AudioOptions{}, "libx264", side); err != nil {
 		t.Fatal(err)
 	}
 	if err := JoinMP4(ctx, segs, times, side, par); err != nil {

@@ -39,7 +39,7 @@ func joinTrim(t *testing.T, info *Info, start, end int, cuts []int, mkvKeep, mp4
 	}
 	mp4 = filepath.Join(dir, "parallel.mp4")
 	side := filepath.Join(dir, "side.mp4")
-	if err := WriteSide(ctx, times, info.Path, span, mp4Keep, mp4, AudioOptions{}, "libx264", side); err != nil {
+	if err := WriteSide(ctx, dir, times, info.Path, span, mp4Keep, mp4, AudioOptions{}, "libx264", side); err != nil {
 		t.Fatal(err)
 	}
 	if err := JoinMP4(ctx, mp4Segs, times, side, mp4); err != nil {
