@@ -70,9 +70,10 @@ static int ff_iallreduce_i64(MPI_Comm c, long long *vals, int n, int op, MPI_Req
 	MPI_Op o = op == 0 ? MPI_SUM : op == 1 ? MPI_MAX : MPI_MIN;
 	return MPI_Iallreduce(MPI_IN_PLACE, vals, n, MPI_INT64_T, o, c, r);
 }
-// A test of any posted request: on completion, the message's source and byte count too (a
-// receive's; for other requests they are not read).
+// A test of any posted request; for a receive (source not NULL), on completion, the message's
+// source and byte count too (MPI defines a status only for receives).
 static int ff_test_status(MPI_Request *r, int *done, int *source, int *count) {
+	if (source == NULL) return MPI_Test(r, done, MPI_STATUS_IGNORE);
 	MPI_Status st;
 	int rc = MPI_Test(r, done, &st);
 	if (rc != MPI_SUCCESS || !*done) return rc;
@@ -352,8 +353,9 @@ type request struct {
 	c    *mpiComm
 	call string
 	// done copies the result out of the buffer once MPI is done with it (nil: nothing to copy),
-	// with the message's source and byte count (a receive's).
+	// with the message's source and byte count (a receive's: recv).
 	done func(buf unsafe.Pointer, source, count int)
+	recv bool
 
 	mu       sync.Mutex // serialises Test from several goroutines
 	buf      unsafe.Pointer
@@ -396,7 +398,11 @@ func (r *request) Test() (bool, error) {
 	}
 	err := r.c.run(func() error {
 		var done, source, count C.int
-		if err := r.c.mpiError("MPI_Test("+r.call+")", C.ff_test_status(r.req, &done, &source, &count)); err != nil {
+		src, cnt := (*C.int)(nil), (*C.int)(nil)
+		if r.recv {
+			src, cnt = &source, &count
+		}
+		if err := r.c.mpiError("MPI_Test("+r.call+")", C.ff_test_status(r.req, &done, src, cnt)); err != nil {
 			// The request is over, but whether MPI is done with its buffer is not said: the
 			// buffer is left allocated rather than freed under it.
 			r.c.pending--

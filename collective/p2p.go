@@ -53,7 +53,7 @@ func (c *mpiComm) Irecv(source, tag int, buf []byte) (RecvRequest, error) {
 	if err := c.peerOK("Irecv from", source, tag, buf); err != nil {
 		return nil, err
 	}
-	r := &recvRequest{request: &request{c: c, call: fmt.Sprintf("MPI_Irecv(from rank %d, tag %d)", source, tag)}}
+	r := &recvRequest{request: &request{c: c, call: fmt.Sprintf("MPI_Irecv(from rank %d, tag %d)", source, tag), recv: true}}
 	if source == AnySource {
 		r.call = fmt.Sprintf("MPI_Irecv(from any rank, tag %d)", tag)
 	}
