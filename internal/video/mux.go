@@ -279,7 +279,13 @@ func muxArgs(input, video []string, times Timeline, target string, span Span, ke
 	in := 2
 	for i, c := range keep {
 		if c.cues != "" {
-			args = append(args, "-map", strconv.Itoa(in)+":0")
+			// A stream takes its disposition from the input it is mapped from: the cut cues'
+			// file has none, so the target stream's (default, forced, …) is given.
+			disp := c.Disposition
+			if disp == "" {
+				disp = "0"
+			}
+			args = append(args, "-map", strconv.Itoa(in)+":0", "-disposition:"+strconv.Itoa(i+1), disp)
 			in++
 		} else {
 			args = append(args, "-map", "1:"+strconv.Itoa(c.Index))

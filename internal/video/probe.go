@@ -11,6 +11,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -117,6 +118,10 @@ type Stream struct {
 	Codec string // e.g. aac, subrip; "" when ffmpeg does not know it
 	// AttachedPic marks a cover picture: a video stream that is not a video.
 	AttachedPic bool `json:",omitempty"`
+	// Disposition is the stream's disposition flags as ffmpeg's -disposition spells them
+	// ("default+forced"; "" none): a stream written from another input (a trim's cut cues) is
+	// given them, as a stream copied from the target takes them along.
+	Disposition string `json:",omitempty"`
 	// Params are the stream's codec parameters as ffprobe gives them (sample rate, channels and
 	// layout, sample format, bits per sample, profile, codec tag, frame size, time base,
 	// disposition, …): whether a container takes the stream depends on them (FLV takes 44.1 kHz
@@ -232,7 +237,8 @@ func parseProbe(path string, data []byte) (info *Info, needCount bool, err error
 			continue // the timecode track: written anew from Timecode
 		}
 		info.Others = append(info.Others, Stream{Index: s.Index, Type: s.CodecType, Codec: s.CodecName,
-			AttachedPic: s.Disposition["attached_pic"] != 0, Params: streamParams(raw.Streams[i])})
+			AttachedPic: s.Disposition["attached_pic"] != 0, Disposition: dispositionFlags(s.Disposition),
+			Params: streamParams(raw.Streams[i])})
 	}
 	if video < 0 {
 		return nil, false, fmt.Errorf("video: %s has no video stream (audio only?): choose a video or image target", path)
@@ -447,4 +453,17 @@ func parsePacketTimes(path string, data []byte) (pts []int64, discarded int, err
 		return nil, discarded, fmt.Errorf("video: %s has no video frames (no packets a decoder shows): choose another target", path)
 	}
 	return pts, discarded, nil
+}
+
+// dispositionFlags spells ffprobe's disposition map (flag → 0 or 1) as ffmpeg's -disposition
+// takes it: the set flags joined by "+", in name order; "" when none is set.
+func dispositionFlags(d map[string]int) string {
+	var set []string
+	for k, v := range d {
+		if v != 0 {
+			set = append(set, k)
+		}
+	}
+	sort.Strings(set)
+	return strings.Join(set, "+")
 }

@@ -63,7 +63,7 @@ func trimSpan(info *Info, start, end int) Span {
 // A trimmed output keeps what the target shows over the span, in place, serial join and
 // parallel: every text subtitle cue that overlaps the span at its own time minus the span's
 // start, clipped to the span, and none outside it (MP4's mov_text and Matroska's SubRip, the
-// stream's language kept); the audio from the span's start, not from the packet before the seek
+// stream's language and its default and forced flags kept); the audio from the span's start, not from the packet before the seek
 // point (Matroska would shift the whole file by it); and the timecode of the first output frame
 // (01:00:00:00 at frame 0 becomes 01:00:00:20 at frame 20, a new tmcd track in MP4, a tag in
 // Matroska), the target's own tmcd track not copied.
@@ -81,7 +81,7 @@ func TestTrimKeepsCuesAudioAndTimecode(t *testing.T) {
 	target := filepath.Join(dir, "target.mp4")
 	ffmpegRun(t, "-f", "lavfi", "-i", "testsrc2=size=64x48:rate=25", "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000", "-i", srt,
 		"-map", "0", "-map", "1", "-map", "2", "-t", "1.6", "-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p",
-		"-c:a", "aac", "-c:s", "mov_text", "-metadata:s:s:0", "language=fra", "-timecode", "01:00:00:00", target)
+		"-c:a", "aac", "-c:s", "mov_text", "-metadata:s:s:0", "language=fra", "-disposition:s:0", "default+forced", "-timecode", "01:00:00:00", target)
 	info := probe(t, target)
 	if info.Timecode != "01:00:00:00" {
 		t.Errorf("probed timecode %q, want 01:00:00:00", info.Timecode)
@@ -116,6 +116,9 @@ func TestTrimKeepsCuesAudioAndTimecode(t *testing.T) {
 		}
 		if got := ffprobeField(t, out, "s:0", "stream_tags=language"); got != "fra" {
 			t.Errorf("%s: the subtitle's language is %q, want fra", name, got)
+		}
+		if got := ffprobeField(t, out, "s:0", "stream_disposition=default,forced"); got != "1,1" {
+			t.Errorf("%s: the subtitle's default,forced flags are %q, want the target's 1,1", name, got)
 		}
 		if v := seconds(ffprobeField(t, out, "v:0", "stream=start_time")); v != 0 {
 			t.Errorf("%s: the video starts at %v s, want 0", name, v)
