@@ -28,11 +28,7 @@ func TestPretry(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ffmpeg, ffmpegRuns := testenv.Counted(t, "ffmpeg")
-	ffprobe, probeRuns := testenv.Counted(t, "ffprobe")
-	savedMpeg, savedProbe := video.FFmpeg, video.FFprobe
-	video.FFmpeg, video.FFprobe = ffmpeg, ffprobe
-	defer func() { video.FFmpeg, video.FFprobe = savedMpeg, savedProbe }()
+	ffmpegRuns, probeRuns := countTools(t)
 
 	cfg := job.Default()
 	cfg.TargetPath, cfg.Processors, cfg.OutputVideoEncoder = in, []string{job.ProcessorNone}, "libx264"
@@ -55,4 +51,15 @@ func TestPretry(t *testing.T) {
 			t.Errorf("%+v: Check ran ffmpeg %d time(s) after the trials", c, n)
 		}
 	}
+}
+
+// countTools makes this test's ffmpeg and ffprobe counted copies of the real ones (binaries no
+// earlier check in this process was kept for) until the test ends, and returns their run counts.
+func countTools(t *testing.T) (ffmpegRuns, probeRuns func() int) {
+	ffmpeg, ffmpegRuns := testenv.Counted(t, "ffmpeg")
+	ffprobe, probeRuns := testenv.Counted(t, "ffprobe")
+	savedMpeg, savedProbe := video.FFmpeg, video.FFprobe
+	video.FFmpeg, video.FFprobe = ffmpeg, ffprobe
+	t.Cleanup(func() { video.FFmpeg, video.FFprobe = savedMpeg, savedProbe })
+	return ffmpegRuns, probeRuns
 }

@@ -35,11 +35,7 @@ func TestOutputCheckKept(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Counted tools: binaries no earlier check in this process was kept for.
-	ffmpeg, ffmpegRuns := testenv.Counted(t, "ffmpeg")
-	ffprobe, probeRuns := testenv.Counted(t, "ffprobe")
-	savedMpeg, savedProbe := video.FFmpeg, video.FFprobe
-	video.FFmpeg, video.FFprobe = ffmpeg, ffprobe
-	defer func() { video.FFmpeg, video.FFprobe = savedMpeg, savedProbe }()
+	ffmpegRuns, probeRuns := countTools(t)
 	newRun := func() { formatsChecked.Clear() }
 
 	cfg := job.Default()
