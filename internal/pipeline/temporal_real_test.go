@@ -12,7 +12,6 @@ import (
 	"github.com/facefusion-hpc/facefusion/internal/face"
 	"github.com/facefusion-hpc/facefusion/internal/geom"
 	"github.com/facefusion-hpc/facefusion/internal/job"
-	"github.com/facefusion-hpc/facefusion/internal/raster"
 	"github.com/facefusion-hpc/facefusion/internal/testenv"
 	"github.com/facefusion-hpc/facefusion/internal/video"
 	"github.com/facefusion-hpc/facefusion/lustre"
@@ -148,36 +147,6 @@ func (s *stampedSource) Next(buf []byte) error {
 	return nil
 }
 
-// recordingWorker records, by frame, the centroid of the first face's 68 points as analysed and
-// as smoothed by the window stage.
-type recordingWorker struct {
-	*modelWorker
-	mu            *sync.Mutex
-	raw, smoothed map[int]geom.Pt
-}
-
-func (r recordingWorker) Analyse(img *raster.Image, dst []face.Face) ([]face.Face, error) {
-	n := len(dst)
-	dst, err := r.modelWorker.Analyse(img, dst)
-	if err == nil && len(dst) > n {
-		r.mu.Lock()
-		r.raw[int(img.Pix[0])|int(img.Pix[1])<<8] = geom.Mean(dst[n].Landmarks[:])
-		r.mu.Unlock()
-	}
-	return dst, err
-}
-
-func (r recordingWorker) Apply(frames []*raster.Image, faces [][]face.Face) error {
-	r.mu.Lock()
-	for i, img := range frames {
-		if len(faces[i]) > 0 {
-			r.smoothed[int(img.Pix[0])|int(img.Pix[1])<<8] = geom.Mean(faces[i][0].Landmarks[:])
-		}
-	}
-	r.mu.Unlock()
-	return r.modelWorker.Apply(frames, faces)
-}
-
 // A face that moves smoothly (x = 60 + 50·sin(n/8)) keeps smooth landmarks through the pipeline's
 // window stage: the second difference of the smoothed landmarks' centroid is no larger than the
 // target's own (its landmarks found frame by frame) plus 0.05 px RMS (measured: 0.51 against
@@ -189,11 +158,17 @@ func TestMovingFaceKeepsSmoothLandmarks(t *testing.T) {
 	const n = 30
 	faceClip(t, clip, "60+50*sin(n/8)", n, 23, 250)
 	var mu sync.Mutex
-	raw, smoothed := map[int]geom.Pt{}, map[int]geom.Pt{}
+	rawFaces, smoothedFaces := map[int]face.Face{}, map[int]face.Face{}
 	k := job.Default().FaceLandmarkSmoothing
-	streamClip(t, clip, n, k, func(w *modelWorker) Worker { return recordingWorker{w, &mu, raw, smoothed} })
-	if len(raw) != n || len(smoothed) != n {
-		t.Fatalf("a face in %d frames as analysed, %d as smoothed, want %d", len(raw), len(smoothed), n)
+	streamClip(t, clip, n, k, func(w *modelWorker) Worker { return facesWorker{w, &mu, rawFaces, smoothedFaces} })
+	if len(rawFaces) != n || len(smoothedFaces) != n {
+		t.Fatalf("a face in %d frames as analysed, %d as smoothed, want %d", len(rawFaces), len(smoothedFaces), n)
+	}
+	// The centroid of the face's 68 points, by frame.
+	raw, smoothed := map[int]geom.Pt{}, map[int]geom.Pt{}
+	for f, a := range rawFaces {
+		b := smoothedFaces[f]
+		raw[f], smoothed[f] = geom.Mean(a.Landmarks[:]), geom.Mean(b.Landmarks[:])
 	}
 	d2 := func(c map[int]geom.Pt) float64 {
 		s := 0.0
