@@ -148,6 +148,32 @@ func ModelFiles(cfg job.Config) ([]string, error) {
 	return files, nil
 }
 
+// ReadFiles are the files a rank reads to load cfg's models: ModelFiles, the identity
+// measure's recognizer where the job measures with one it does not run itself, and beside each
+// .onnx its MODEL.hash (FaceFusion's CRC32, read where it exists). The driver's model broadcast
+// sends these.
+func ReadFiles(cfg job.Config) ([]string, error) {
+	files, err := ModelFiles(cfg)
+	if err != nil || len(files) == 0 {
+		return nil, err
+	}
+	if name := MeasureRecognizer(cfg); name != "" && !slices.Contains(ModelNames(cfg), name) {
+		m, err := catalog.Lookup(name)
+		if err != nil {
+			return nil, err
+		}
+		files = append(files, filepath.Join(cfg.ModelPath(""), m.File))
+	}
+	var out []string
+	for _, f := range files {
+		out = append(out, f)
+		if filepath.Ext(f) == ".onnx" {
+			out = append(out, infer.HashPath(f))
+		}
+	}
+	return out, nil
+}
+
 // EmbeddedModelFiles are the embedded default's model files the job loads (`make fetch` brings
 // them; FaceFusion publishes no hash of them).
 func EmbeddedModelFiles(cfg job.Config) []EmbeddedFile {
