@@ -148,6 +148,16 @@ type RankReport struct {
 	GPU             *rank.GPUStats     `json:"gpu,omitempty"`
 	CPU             *rank.CPUBudget    `json:"cpu,omitempty"`      // the rank's CPUs, whence, and its thread counts
 	Identity        *IdentitySums      `json:"identity,omitempty"` // the rank's share of the identity measure
+	ModelBroadcast  *ModelBroadcast    `json:"model_broadcast,omitempty"`
+}
+
+// ModelBroadcast is a rank's part of the job's model broadcast (model_broadcast): rank 0 read
+// the files and sent them, the others received them.
+type ModelBroadcast struct {
+	Files       int     `json:"files"` // model files (and MODEL.hash files) sent
+	Bytes       int64   `json:"bytes"`
+	ReadSeconds float64 `json:"read_seconds,omitempty"` // rank 0's read of the files
+	Seconds     float64 `json:"seconds"`                // the broadcast itself, rank 0's read not included
 }
 
 // ReportPath is where the report of the job writing output lives by default.

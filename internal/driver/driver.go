@@ -162,10 +162,17 @@ func Run(ctx context.Context, comm collective.Comm, cfg job.Config, opt Options)
 	}
 	log.Debugf("rank %d: %v", me, cpus)
 
+	// 0. Rank 0 reads the model files once and broadcasts them (model_broadcast): the ranks
+	// below load from its bytes, not from the shared file system. A receive error is this
+	// rank's setup error, told at the agreement like a load's.
+	setupStart := time.Now()
+	cast, castErr := shareModels(comm, cfg, opt.SkipDone, log)
+	defer cast.drop() // whatever way Run ends; the normal ends drop once the sessions are open
+
 	// 1. Rank 0 plans while every other rank loads its models (with its own settings, checked
 	// against rank 0's once the plan comes): start-up costs the longer of the two, not their
 	// sum. Every rank learns the plan (or the reason there is none).
-	setupStart := time.Now()
+	planStart := time.Now()
 	var plan Plan
 	var models *pipeline.Models
 	var ck *checkpointer
@@ -176,7 +183,7 @@ func Run(ctx context.Context, comm collective.Comm, cfg job.Config, opt Options)
 		rec = &runRecord{cfg: cfg, opt: opt, ranks: comm.Size(), start: time.Now(), plan: &plan}
 		var err error
 		models, ck, err = planJob(ctx, cfg, comm.Size(), &plan, log, opt.SkipDone)
-		planned, loaded = time.Since(setupStart), plan.loaded
+		planned, loaded = time.Since(planStart), plan.loaded
 		defer models.Close() // whatever way Run ends from here (Close is idempotent)
 		if errors.Is(err, errAlreadyDone) {
 			plan, err = Plan{AlreadyDone: true}, nil
@@ -191,13 +198,16 @@ func Run(ctx context.Context, comm collective.Comm, cfg job.Config, opt Options)
 	} else {
 		// A job that may be done already (batch-run's rerun: its output is there) loads after
 		// the plan, as rank 0 finds that out before its own load: a skipped target costs none.
-		if _, err := os.Lstat(cfg.OutputPath); !opt.SkipDone || err != nil {
+		if castErr != nil {
+			loadErr = castErr
+		} else if _, err := os.Lstat(cfg.OutputPath); !opt.SkipDone || err != nil {
 			// Its codec trials too (a GPU job's only), beside the load: Check, once the plan
 			// says what rank 0 chose, finds their answers cached.
 			tried := make(chan struct{})
 			go func() { defer close(tried); pipeline.Pretry(ctx, cfg) }()
 			models, loadErr = loadModels(cfg)
-			loaded = time.Since(setupStart)
+			loaded = time.Since(planStart)
+			cast.drop() // its sessions are open
 			<-tried
 		}
 		defer func() { models.Close() }() // a refused plan included: the sessions go with Run
@@ -241,6 +251,7 @@ func Run(ctx context.Context, comm collective.Comm, cfg job.Config, opt Options)
 				start := time.Now()
 				models, loadErr = loadModels(cfg)
 				loaded = time.Since(start)
+				cast.drop()
 			}
 			if err = loadErr; err == nil {
 				err = useSource(models, &plan)
@@ -250,6 +261,12 @@ func Run(ctx context.Context, comm collective.Comm, cfg job.Config, opt Options)
 			}
 		}
 	}
+	if me == 0 && cast != nil && cast.held && !plan.Image {
+		// Rank 0's sessions open now, from the bytes it broadcast, which then go: its workers
+		// would otherwise open the models it has not run yet (a swapper) from the files again.
+		err = models.Open()
+	}
+	cast.drop()
 	plan.Codecs.Use(&cfg) // after the settings check, which compares the settings as given
 	if me == 0 && err != nil {
 		rec.write(ctx, err, log) // before agree lets the other ranks exit
@@ -298,6 +315,9 @@ func Run(ctx context.Context, comm collective.Comm, cfg job.Config, opt Options)
 	}
 	res.Stats = rankStats(me, models, &res, began, gpu.Stop())
 	res.Stats.CPU = &cpus
+	if cast != nil {
+		res.Stats.ModelBroadcast = cast.stats
+	}
 	res.Stats.StageSeconds["plan"], res.Stats.StageSeconds["load"], res.Stats.StageSeconds["setup"] = planned.Seconds(), loaded.Seconds(), setup.Seconds()
 	if err != nil {
 		res.Err, res.Kind = err.Error(), fault.KindOf(err)
