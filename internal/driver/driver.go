@@ -167,7 +167,7 @@ func Run(ctx context.Context, comm collective.Comm, cfg job.Config, opt Options)
 	// rank's setup error, told at the agreement like a load's.
 	setupStart := time.Now()
 	cast, castErr := shareModels(comm, cfg, opt.SkipDone, log)
-	defer cast.drop() // whatever way Run ends; the normal ends drop once the sessions are open
+	defer cast.drop() // whatever way Run ends; a video job's once its workers are made
 
 	// 1. Rank 0 plans while every other rank loads its models (with its own settings, checked
 	// against rank 0's once the plan comes): start-up costs the longer of the two, not their
@@ -207,7 +207,6 @@ func Run(ctx context.Context, comm collective.Comm, cfg job.Config, opt Options)
 			go func() { defer close(tried); pipeline.Pretry(ctx, cfg) }()
 			models, loadErr = loadModels(cfg)
 			loaded = time.Since(planStart)
-			cast.drop() // its sessions are open
 			<-tried
 		}
 		defer func() { models.Close() }() // a refused plan included: the sessions go with Run
@@ -251,7 +250,6 @@ func Run(ctx context.Context, comm collective.Comm, cfg job.Config, opt Options)
 				start := time.Now()
 				models, loadErr = loadModels(cfg)
 				loaded = time.Since(start)
-				cast.drop()
 			}
 			if err = loadErr; err == nil {
 				err = useSource(models, &plan)
@@ -261,12 +259,9 @@ func Run(ctx context.Context, comm collective.Comm, cfg job.Config, opt Options)
 			}
 		}
 	}
-	if me == 0 && cast != nil && cast.held && !plan.Image {
-		// Rank 0's sessions open now, from the bytes it broadcast, which then go: its workers
-		// would otherwise open the models it has not run yet (a swapper) from the files again.
-		err = models.Open()
+	if plan.Image {
+		cast.drop() // rank 0 alone processes it, from the files
 	}
-	cast.drop()
 	plan.Codecs.Use(&cfg) // after the settings check, which compares the settings as given
 	if me == 0 && err != nil {
 		rec.write(ctx, err, log) // before agree lets the other ranks exit
@@ -308,7 +303,7 @@ func Run(ctx context.Context, comm collective.Comm, cfg job.Config, opt Options)
 	} else {
 		// The batch-1 models run at most one run a CPU at once, however many workers.
 		models.LimitRuns(cpus.CPUs)
-		res, err = encodeShare(ctx, comm, cfg, models, &plan, jd, opt, ctl, cpus.Workers)
+		res, err = encodeShare(ctx, comm, cfg, models, &plan, jd, opt, ctl, cpus.Workers, cast.drop)
 	}
 	if plan.Image && me == 0 && err == nil {
 		res.Frames = 1
@@ -728,8 +723,9 @@ func useSource(m *pipeline.Models, p *Plan) error {
 // being encoded, but the chunks whose frames are all written are finished and recorded first;
 // a failure or a takeover discards every chunk not yet recorded. Its share's first frames may
 // be of a chunk another rank encodes: they are sent there (share.go); its last chunk may be
-// completed by frames other ranks send.
-func encodeShare(ctx context.Context, comm collective.Comm, cfg job.Config, m *pipeline.Models, p *Plan, jd *lustre.JobDir, opt Options, ctl *control, workerCount int) (res Result, err error) {
+// completed by frames other ranks send. modelsOpen is called once its workers are made (or it has
+// none to make): the model broadcast's bytes go then.
+func encodeShare(ctx context.Context, comm collective.Comm, cfg job.Config, m *pipeline.Models, p *Plan, jd *lustre.JobDir, opt Options, ctl *control, workerCount int, modelsOpen func()) (res Result, err error) {
 	me := comm.Rank()
 	pieces := p.Work[me]
 	// The sharing first, whatever happens next: a sender always ends its part, an owner always
@@ -753,11 +749,11 @@ func encodeShare(ctx context.Context, comm collective.Comm, cfg job.Config, m *p
 			err = rerr
 		}
 	}()
-	return encodePieces(ctx, comm, cfg, m, p, jd, opt, ctl, workerCount, snd, rcv)
+	return encodePieces(ctx, comm, cfg, m, p, jd, opt, ctl, workerCount, snd, rcv, modelsOpen)
 }
 
 // encodePieces is encodeShare's work, once the sharing has started.
-func encodePieces(ctx context.Context, comm collective.Comm, cfg job.Config, m *pipeline.Models, p *Plan, jd *lustre.JobDir, opt Options, ctl *control, workerCount int, snd *sender, rcv *receiver) (Result, error) {
+func encodePieces(ctx context.Context, comm collective.Comm, cfg job.Config, m *pipeline.Models, p *Plan, jd *lustre.JobDir, opt Options, ctl *control, workerCount int, snd *sender, rcv *receiver, modelsOpen func()) (Result, error) {
 	me := comm.Rank()
 	res := Result{Rank: me}
 	signalled := ctx
@@ -789,9 +785,13 @@ func encodePieces(ctx context.Context, comm collective.Comm, cfg job.Config, m *
 
 	work := p.Work[me]
 	if len(work) == 0 {
+		modelsOpen()
 		return res, nil
 	}
+	// The workers read their models' signatures and open their sessions (rank 0 its first of
+	// some, a swapper) from the broadcast's bytes; then the bytes go.
 	workers, err := m.Workers(workerCount)
+	modelsOpen()
 	if err != nil {
 		return res, err
 	}
