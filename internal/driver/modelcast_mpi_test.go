@@ -39,7 +39,7 @@ const castDone = "model broadcast: rank %d ran its jobs"
 // output bytes either way, and the run report records the broadcast's files and bytes. Before
 // the job with the broadcast, the same job over a models folder without inswapper_128.onnx
 // fails on rank 0 with the usual missing-model message and on rank 1 as rank 0's error, with
-// nothing hung.
+// nothing hung. The payload goes in 1-MiB pieces.
 func TestModelBroadcast(t *testing.T) {
 	if dir := os.Getenv(castEnv); dir != "" {
 		castRanks(t, dir)
@@ -194,6 +194,7 @@ func castRanks(t *testing.T, dir string) {
 		}
 	}()
 	me, mode := comm.Rank(), os.Getenv("CAST_MODE")
+	castChunk = 1 << 20 // the payload (101 MB) in 97 pieces: the cut a payload over 1 GiB needs
 	cfg := job.Default()
 	cfg.SourcePaths = []string{testenv.Sample(t, "grace_hopper.png")}
 	cfg.TargetPath, cfg.OutputPath = os.Getenv("CAST_TARGET"), filepath.Join(dir, "out.mp4")
