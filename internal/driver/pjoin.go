@@ -385,6 +385,12 @@ func planOutput(ctx context.Context, ins *joinInstruction, side *sideFile, piece
 		return joinDecision{Err: err.Error(), Serial: true}
 	}
 	l, err := video.PlanJoin(s, tables, pieces[0], ins.Times)
+	if ce := (*video.ConfigError)(nil); errors.As(err, &ce) && !ce.Concatenable() && ce.Piece < len(ins.Segs) {
+		// Neither join can put both in one file: the serial one would decode every segment
+		// with the first one's configuration.
+		return joinDecision{Err: fmt.Sprintf("the segments %s and %s were encoded with different %s configurations (another ffmpeg or encoder library on some nodes?): they cannot be joined into one video; give every node the same ffmpeg, then run the job again with --fresh",
+			ins.Segs[0].Path, ins.Segs[ce.Piece].Path, ce.Codec)}
+	}
 	if err != nil {
 		return joinDecision{Err: err.Error(), Serial: true}
 	}

@@ -321,3 +321,12 @@ func WithoutBitrate(stsd []byte) ([]byte, error) {
 	binary.BigEndian.PutUint32(entry, uint32(len(entry)))
 	return append(append([]byte{}, stsd[:8]...), entry...), nil
 }
+
+// EntryType is the four-character code of an stsd body's first sample entry (avc1, hvc1,
+// ...): the codec; "" when the body holds none.
+func EntryType(stsd []byte) string {
+	if len(stsd) < 16 || binary.BigEndian.Uint32(stsd[4:]) < 1 {
+		return ""
+	}
+	return string(stsd[12:16])
+}
