@@ -16,7 +16,7 @@ import (
 // Segments of an HEVC output whose encoders differ (another x265 on some nodes) fail the join as
 // the nodes' doing (Environment), naming both segments, and are not handed to the serial join,
 // which would decode them all with the first one's configuration; H.264 segments that differ
-// are (ffmpeg's concat re-sends their parameter sets).
+// are (ffmpeg's concat re-sends their parameter sets). It covers video.ConfigError's choice too.
 func TestJoinRefusesHEVCSegmentsThatDiffer(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
