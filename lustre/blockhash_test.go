@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -15,23 +14,6 @@ import (
 	"github.com/facefusion-hpc/facefusion/internal/testenv"
 	"github.com/facefusion-hpc/facefusion/rank"
 )
-
-// coreutilsHash is what a user runs to check a report's output hash: split's blocks, each through
-// sha256sum, the lines through sha256sum again.
-func coreutilsHash(t *testing.T, path string) string {
-	t.Helper()
-	testenv.Tool(t, "split")
-	testenv.Tool(t, "sha256sum")
-	out, err := exec.Command("sh", "-c", fmt.Sprintf("split -b %d --filter=sha256sum \"$1\" | sha256sum", HashBlockBytes), "sh", path).Output()
-	if err != nil {
-		t.Fatalf("split | sha256sum: %v", err)
-	}
-	sum, rest, ok := strings.Cut(string(out), "  -\n")
-	if !ok || rest != "" || len(sum) != 64 {
-		t.Fatalf("split | sha256sum printed %q", out)
-	}
-	return sum
-}
 
 // referenceHash is the rule written out the obvious way: every block's sha256sum line, in order,
 // hashed again.
@@ -59,7 +41,7 @@ func TestHashFileBlocks(t *testing.T) {
 			t.Fatal(err)
 		}
 		n, sum, err := HashFileBlocks(p)
-		if want := coreutilsHash(t, p); err != nil || n != int64(size) || sum != want || sum != referenceHash(data[:size]) {
+		if want := testenv.BlockHash(t, p, HashBlockBytes); err != nil || n != int64(size) || sum != want || sum != referenceHash(data[:size]) {
 			t.Errorf("%d bytes: %d, %s, %v; want %d, coreutils' %s", size, n, sum, err, size, want)
 		}
 		if blocks := HashBlockCount(int64(size)); blocks != (size+HashBlockBytes-1)/HashBlockBytes {
