@@ -23,8 +23,11 @@ var Measured = Costs{
 	Load:               0.91,
 	JoinFixed:          0.556 - 6*DefaultOnePassPerSegment - 2200803*DefaultOnePassPerByte,
 	JoinPerSegment:     DefaultOnePassPerSegment,
+	ParallelJoinFixed:  DefaultParallelJoinFixed,
 	ParallelPerSegment: DefaultParallelPerSegment,
+	PlanPerFrame:       DefaultPlanPerFrame,
 	JoinPerByte:        DefaultOnePassPerByte,
+	HashFixed:          DefaultHashFixed,
 	HashPerByte:        DefaultHashPerByte,
 	OnePass:            true,
 }
@@ -49,15 +52,33 @@ const (
 	// system's open is a metadata round trip (about a millisecond on Lustre): still ten times
 	// below the concat demuxer's 10 ms.
 	DefaultParallelPerSegment = 50e-6
+	// DefaultPlanPerFrame is rank 0's own part of the parallel join a frame: every segment's
+	// gathered table decoded, the joined samples laid out and their decode times sorted, the
+	// index written; `go test -run '^$' -bench PlanOutput -benchtime 3x ./internal/video/` here
+	// over 180000 frames (7200 segments of 25): 1.3 and 1.6 µs a frame (two runs, load
+	// average 9–12).
+	DefaultPlanPerFrame = 1.5e-6
+	// DefaultParallelJoinFixed is the parallel join's fixed part (it starts no process: the
+	// protocol's collectives, the temp file's creation, the side file's index read): rank 0's
+	// join in three 2-rank runs of the demo clip (`--processors none --chunk-frames 25`, 6
+	// segments of 1.86 MB in all, load average 10–12): 0.007, 0.020 and 0.033 s; the median
+	// less its segments, frames and bytes.
+	DefaultParallelJoinFixed = 0.0202 - 3*DefaultParallelPerSegment - 150*DefaultPlanPerFrame - 1864521.0/2*DefaultOnePassPerByte
 )
 
 const (
 	// DefaultLaunch is `mpirun -np 2 bin/facefusion probe`'s wall time here, median of 3 (1.0 s
 	// for 1 rank, 2.7 s for 4 on the 2 cores): the launcher, the processes' start and MPI_Init.
 	DefaultLaunch = 1.3
-	// DefaultHashPerByte is the output's sha256 (lustre.HashFile) here, median of 3 over a
-	// 256 MiB file in the page cache: 1.4 s per GB.
-	DefaultHashPerByte = 1.4e-9
+	// DefaultHashPerByte is one rank's block hash of its share of the output (lustre.HashBlocks)
+	// here, `go test -run '^$' -bench HashBlocks -benchtime 5x ./lustre/` over a 256 MiB file in
+	// the page cache, one share: 417 and 446 MB/s (two runs, load average 7–12; the whole-file
+	// sha256 it replaced, lustre.HashFile, 318 and 251 MB/s in the same runs, 690 MB/s quiet).
+	DefaultHashPerByte = 2.3e-9
+	// DefaultHashFixed is the hash's fixed part: its two collectives, the file's open and rank
+	// 0's combine of the blocks' sums: rank 0's hash in the three demo runs above (one block of
+	// 1.86 MB: 0.010, 0.010 and 0.015 s), the median less its bytes.
+	DefaultHashFixed = 0.0100 - 1864521*DefaultHashPerByte
 )
 
 // A machine at scale, as assumed where no flag says otherwise (stated, not measured here).
