@@ -90,7 +90,9 @@ const (
 
 // FromReport derives the costs from a finished run's report (written beside its output): the
 // ranks' share seconds over their frames, rank 0's plan, the other ranks' load, rank 0's join
-// less the built-in per-segment and per-byte rates of the one-pass join (its fixed part).
+// less the built-in per-segment and per-byte rates of the one-pass join (its fixed part), or of
+// the parallel join where other ranks had a share in it (its fixed part then), and rank 0's
+// hash less its share's bytes (the hash's fixed part; a report before the block hash has none).
 // A report from before the one-pass join has concat and mux instead: their fixed parts under
 // the two-pass rates (or, where its mux took no time, concat under the one-pass rates). pixels
 // is the frame size the run encoded; the launch is not in a report and comes from launch.
@@ -130,6 +132,17 @@ func FromReport(rep *lustre.Report, name string, pixels int, launch float64) (Co
 			}
 			c.JoinFixed = math.Max(0, join-float64(rep.Chunks)*c.JoinPerSegment-out*c.JoinPerByte)
 			c.MuxFixed = math.Max(0, muxed-out*c.MuxPerByte)
+			if parallelJoin(rep) { // its join is the parallel join's: that fixed part, the serial one's stays
+				c.JoinFixed = Measured.JoinFixed
+				ranks := float64(len(rep.PerRank))
+				c.ParallelJoinFixed = math.Max(0, join-math.Ceil(float64(rep.Chunks)/ranks)*c.ParallelPerSegment-
+					float64(rep.FrameEnd-rep.FrameStart)*c.PlanPerFrame-out/ranks*c.JoinPerByte)
+			}
+			if hash, ok := r.StageSeconds["hash"]; ok && hash > 0 { // a report of the block hash
+				blocks := math.Ceil(out / lustre.HashBlockBytes)
+				share := math.Min(out, math.Ceil(blocks/float64(len(rep.PerRank)))*lustre.HashBlockBytes)
+				c.HashFixed = math.Max(0, hash-share*c.HashPerByte)
+			}
 		} else {
 			c.Load = math.Max(c.Load, r.StageSeconds["load"])
 		}
@@ -143,4 +156,15 @@ func FromReport(rep *lustre.Report, name string, pixels int, launch float64) (Co
 	c.FrameSeconds = seconds / float64(frames)
 	c.BytesPerFrame = out / float64(frames)
 	return c, nil
+}
+
+// parallelJoin reports whether rep's run joined its output in parallel: a rank other than 0
+// spent time in the join (a 1-rank run's report cannot tell, and is read as serial).
+func parallelJoin(rep *lustre.Report) bool {
+	for _, r := range rep.PerRank {
+		if r.Rank != 0 && r.StageSeconds["join"] > 0 {
+			return true
+		}
+	}
+	return false
 }

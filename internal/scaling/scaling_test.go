@@ -131,6 +131,19 @@ func TestFromReport(t *testing.T) {
 		t.Errorf("frame pixels %d, one pass %v; want %d, a one-pass join", c.FramePixels, c.OnePass, 640*360)
 	}
 
+	// A parallel join's report (rank 1 had a share of it) and the block hash's: their fixed
+	// parts; the serial join's stays the built-in one.
+	rep.FrameEnd = 100
+	rep.PerRank[1].StageSeconds["join"] = 0.01
+	rep.PerRank[0].StageSeconds["hash"] = 0.125
+	if c, err = FromReport(rep, "r.json", 1, 0); err != nil || c.JoinFixed != Measured.JoinFixed ||
+		math.Abs(c.ParallelJoinFixed-(0.5-1*DefaultParallelPerSegment-100*DefaultPlanPerFrame-1e6/3*DefaultOnePassPerByte)) > 1e-12 ||
+		math.Abs(c.HashFixed-(0.125-1e6*DefaultHashPerByte)) > 1e-12 {
+		t.Errorf("a parallel join's report: join fixed %g, parallel join fixed %g, hash fixed %g, %v", c.JoinFixed, c.ParallelJoinFixed, c.HashFixed, err)
+	}
+	rep.PerRank[1].StageSeconds["join"] = 0
+	delete(rep.PerRank[0].StageSeconds, "hash")
+
 	// An older report: concat, then a mux of its own (two passes, their rates).
 	old := func(concat, mux float64) {
 		for i := range rep.PerRank {
