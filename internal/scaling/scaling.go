@@ -1,6 +1,7 @@
 // Package scaling models a run's wall time over N ranks from measured costs: the frames are
-// parallel (the busiest rank's share decides), the start-up and rank 0's join, mux and output
-// hash are serial. It says what share of the wall the serial part takes and which term
+// parallel (the busiest rank's share decides); the start-up, the join and mux, and the output's
+// hash are the serial part (the parallel join and the hash shared among the ranks, still at
+// the end of the run). It says what share of the wall the serial part takes and which term
 // dominates; `facefusion plan --ranks N --frames F` prints it.
 //
 // The model, term by term (README, "Scaling model"):
