@@ -72,8 +72,9 @@ const (
 	DefaultLaunch = 1.3
 	// DefaultHashPerByte is one rank's block hash of its share of the output (lustre.HashBlocks)
 	// here, `go test -run '^$' -bench HashBlocks -benchtime 5x ./lustre/` over a 256 MiB file in
-	// the page cache, one share: 417 and 446 MB/s (two runs, load average 7–12; the whole-file
-	// sha256 it replaced, lustre.HashFile, 318 and 251 MB/s in the same runs, 690 MB/s quiet).
+	// the page cache, one share: 357–594 MB/s, median 432 (four runs, load average 6–12; the
+	// whole-file sha256 it replaced, lustre.HashFile, 251–934 MB/s in the same runs: the same
+	// SHA-256, within this machine's noise; 690 MB/s quiet).
 	DefaultHashPerByte = 2.3e-9
 	// DefaultHashFixed is the hash's fixed part: its two collectives, the file's open and rank
 	// 0's combine of the blocks' sums: rank 0's hash in the three demo runs above (one block of
