@@ -55,8 +55,8 @@ const (
 	// DefaultPlanPerFrame is rank 0's own part of the parallel join a frame: every segment's
 	// gathered table decoded, the joined samples laid out and their decode times sorted, the
 	// index written; `go test -run '^$' -bench PlanOutput -benchtime 3x ./internal/video/` here
-	// over 180000 frames (7200 segments of 25): 1.3 and 1.6 µs a frame (two runs, load
-	// average 9–12).
+	// over 180000 frames (7200 segments of 25): 1.3, 1.6 and 1.7 µs a frame (three runs, load
+	// average 9–12; their mean).
 	DefaultPlanPerFrame = 1.5e-6
 	// DefaultParallelJoinFixed is the parallel join's fixed part (it starts no process: the
 	// protocol's collectives, the temp file's creation, the side file's index read): rank 0's
