@@ -78,7 +78,7 @@ test: need-test fetch fmt-check vet $(CACHE)/demo/target.mp4
 bench: fetch build $(CACHE)/demo/target.mp4
 	$(GO) test -run '^$$' -bench . -benchmem ./internal/raster ./internal/swap ./internal/landmark ./infer/...
 	$(GO) test -run '^$$' -bench . -benchtime 3s ./internal/pipeline
-	$(GO) test -run '^$$' -bench HashFile ./lustre
+	$(GO) test -run '^$$' -bench HashBlocks ./lustre
 	$(GO) test -run '^$$' -bench . -benchtime 1x ./cmd/facefusion/...
 
 # The shared engines on a GPU: frames/s at batch 1, 8 and 32 with 1 and 8 workers, GPU memory

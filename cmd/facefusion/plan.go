@@ -438,8 +438,9 @@ func printModel(w io.Writer, c scaling.Costs, s scaling.Scale, e scaling.Estimat
 	}
 	if s.ParallelJoin {
 		nodes := float64((s.Ranks + s.RanksPerNode - 1) / s.RanksPerNode)
-		fmt.Fprintf(tw, "join\t%.2f\t%s\t%.2f + %d segments a rank × %.5f + max(busiest rank's %s × %.2f s/GB, %s twice at %s/s) (every rank its segments at their offset; rank 0 the index)\n",
-			e.Join, pct(e.Join), c.JoinFixed, (s.Segments+s.Ranks-1)/s.Ranks, c.ParallelPerSegment, gbytes(e.OutputBytes*float64(e.Busiest)/float64(max(1, e.Frames))), c.JoinPerByte*1e9,
+		fmt.Fprintf(tw, "join\t%.2f\t%s\t%.3f + %d segments a rank × %.5f + rank 0's %d frames × %.1f µs + max(busiest rank's %s × %.2f s/GB, %s twice at %s/s) (every rank its segments at their offset; rank 0 the index)\n",
+			e.Join, pct(e.Join), c.ParallelJoinFixed, (s.Segments+s.Ranks-1)/s.Ranks, c.ParallelPerSegment, e.Frames, c.PlanPerFrame*1e6,
+			gbytes(e.OutputBytes*float64(e.Busiest)/float64(max(1, e.Frames))), c.JoinPerByte*1e9,
 			gbytes(e.OutputBytes), gbytes(math.Min(nodes*s.ClientBW, s.FSBandwidth)))
 	} else {
 		fmt.Fprintf(tw, "join\t%.2f\t%s\t%.2f + %d segments × %.3f + %s (rank 0, serial)\n", e.Join, pct(e.Join), c.JoinFixed, s.Segments, c.JoinPerSegment, perGB(c.JoinPerByte, 2))
@@ -451,7 +452,9 @@ func printModel(w io.Writer, c scaling.Costs, s scaling.Scale, e scaling.Estimat
 	} else {
 		fmt.Fprintf(tw, "mux\t%.2f\t%s\t%.2f + %s\n", e.Mux, pct(e.Mux), c.MuxFixed, perGB(c.MuxPerByte, 2))
 	}
-	fmt.Fprintf(tw, "hash\t%.2f\t%s\t%s (the run report's sha256)\n", e.Hash, pct(e.Hash), perGB(c.HashPerByte, 1))
+	fmt.Fprintf(tw, "hash\t%.2f\t%s\t%.3f + max(busiest rank's %s × %.2f s/GB, %s once at %s/s) (the run report's block hash: every rank its share of the %d MiB blocks)\n",
+		e.Hash, pct(e.Hash), c.HashFixed, gbytes(e.HashShare), c.HashPerByte*1e9, gbytes(e.OutputBytes),
+		gbytes(math.Min(float64((s.Ranks+s.RanksPerNode-1)/s.RanksPerNode)*s.ClientBW, s.FSBandwidth)), lustre.HashBlockBytes>>20)
 	tw.Flush()
 	fmt.Fprintf(w, "wall          %.2f s (one rank: %.2f s)\n", e.Wall, e.OneRank)
 	fmt.Fprintf(w, "efficiency    %.1f %% (one rank's wall over %d × this wall)\n", 100*e.Efficiency, e.Ranks)

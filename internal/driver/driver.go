@@ -342,6 +342,11 @@ func Run(ctx context.Context, comm collective.Comm, cfg job.Config, opt Options)
 				return "", fault.AsInternal(err)
 			}
 		}
+		if !pj.hashed {
+			if err := sendHash(comm, nil); err != nil {
+				return "", fault.AsInternal(err)
+			}
+		}
 		printed = final.Err != "" && (final.Stopped || ctx.Err() == nil) && say(opt, final.Err)
 		switch {
 		case final.Stopped:
@@ -353,6 +358,9 @@ func Run(ctx context.Context, comm collective.Comm, cfg job.Config, opt Options)
 	}
 	if me != 0 {
 		if err := serveJoin(ctx, comm, cfg, log); err != nil {
+			return "", fault.AsInternal(err)
+		}
+		if err := serveHash(comm, log); err != nil {
 			return "", fault.AsInternal(err)
 		}
 	}
@@ -1066,6 +1074,10 @@ func finish(ctx context.Context, cfg job.Config, p *Plan, jd *lustre.JobDir, all
 		}
 		return fail(fault.AsInternal(err))
 	}
+	// The output's bytes are final: every rank hashes its share of them for the run report.
+	if err := rec.hashShared(pj, final, log); err != nil {
+		return fail(fault.AsInternal(err))
+	}
 	testPause(ctx, "commit", log)
 	if err := ck.stillMine(p); err != nil {
 		return fail(err)
@@ -1077,7 +1089,6 @@ func finish(ctx context.Context, cfg job.Config, p *Plan, jd *lustre.JobDir, all
 	// The report right after the rename, before the job folder (and its claim) goes: a run of
 	// this job that claims the folder next finds the output with its report (batch-run's
 	// "already done"). Nothing after the rename can fail the job.
-	rec.hashOutput(log)
 	rec.write(ctx, nil, log)
 	if cfg.KeepSegments {
 		if err := ck.save(nil, lustre.Complete); err != nil {

@@ -446,10 +446,11 @@ func copyPieces(out string, at int64, pieces []*video.Piece) error {
 	return f.Close()
 }
 
-// joinContext is what finish needs for the parallel join: the communicator, rank 0's side
-// file, and whether the one instruction of the protocol was sent.
+// joinContext is what finish needs for the parallel join and the output's hash: the
+// communicator, rank 0's side file, and whether the one instruction of each protocol was sent.
 type joinContext struct {
-	comm collective.Comm
-	side *sideFile
-	sent bool
+	comm   collective.Comm
+	side   *sideFile
+	sent   bool
+	hashed bool // hash.go's instruction
 }
