@@ -84,9 +84,10 @@ const (
 
 // A machine at scale, as assumed where no flag says otherwise (stated, not measured here).
 const (
-	DefaultFSBandwidth  = 20e9 // a mid-size Lustre's aggregate read bandwidth, bytes/s
-	DefaultClientBW     = 2e9  // one Lustre client's (rank 0's node's) bandwidth, bytes/s
-	DefaultRanksPerNode = 4    // a node of 4 GPUs, one rank each
+	DefaultFSBandwidth  = 20e9   // a mid-size Lustre's aggregate read bandwidth, bytes/s
+	DefaultClientBW     = 2e9    // one Lustre client's (rank 0's node's) bandwidth, bytes/s
+	DefaultRanksPerNode = 4      // a node of 4 GPUs, one rank each
+	DefaultNetBW        = 12.5e9 // the nodes' network (EDR InfiniBand, 100 Gb/s), bytes/s
 )
 
 // FromReport derives the costs from a finished run's report (written beside its output): the

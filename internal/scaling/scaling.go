@@ -8,6 +8,8 @@
 //
 //	wall(N)   = startup(N) + frames(N) + join + mux + hash
 //	startup   = launch + max(plan, load) + nodes(N) × model bytes / file-system bandwidth
+//	            (model_broadcast: + model bytes / client bandwidth + 2 × model bytes / network
+//	            bandwidth in place of the nodes' reads)
 //	frames    = busiest rank's frames × frame seconds × pixels/measured pixels × max(1, N/slots)
 //	join      = join fixed + segments × per segment + bytes × max(per byte, 2 / client bandwidth)
 //	mux       = mux fixed + bytes × max(per byte, 2 / client bandwidth)   (0 in a one-pass join)
@@ -74,6 +76,10 @@ type Scale struct {
 	FSBandwidth   float64 // the shared file system's aggregate read bandwidth, bytes/s
 	ClientBW      float64 // rank 0's node's bandwidth to the file system, bytes/s
 	RanksPerNode  int     // ranks on one node: they read the model once through its page cache
+	// Broadcast: rank 0 reads the model files once and broadcasts them (model_broadcast), at
+	// NetBW, the network's bandwidth in bytes/s; otherwise every node reads them itself.
+	Broadcast bool
+	NetBW     float64
 	// Slots is how many ranks run at once without sharing a core or GPU (0: every rank has its
 	// own): beyond it a rank's frames take proportionally longer (an oversubscribed node).
 	Slots  int
@@ -133,6 +139,8 @@ func (s Scale) Check(c Costs) error {
 		return fmt.Errorf("the costs (%s) have no frame cost or frame size", c.From)
 	case s.FSBandwidth <= 0 || s.ClientBW <= 0:
 		return fmt.Errorf("--fs-bandwidth and --client-bandwidth must be above 0")
+	case s.Broadcast && s.NetBW <= 0:
+		return fmt.Errorf("--network-bandwidth must be above 0")
 	case s.RanksPerNode < 1:
 		return fmt.Errorf("--ranks-per-node %d: give at least 1", s.RanksPerNode)
 	case s.Segments < 1:
@@ -183,6 +191,12 @@ func model(c Costs, s Scale) Estimate {
 	}
 	nodes := math.Ceil(float64(s.Ranks) / float64(s.RanksPerNode))
 	e.Read = nodes * float64(s.ModelBytes) / s.FSBandwidth
+	if s.Broadcast && s.Ranks > 1 {
+		// One read through rank 0's node, then the broadcast: for large messages Open MPI
+		// scatters and allgathers (or pipelines), so each byte crosses a link about twice,
+		// whatever the node count.
+		e.Read = float64(s.ModelBytes)*io(s) + 2*float64(s.ModelBytes)/s.NetBW
+	}
 	e.SetupWait = math.Max(c.Plan, c.Load)
 	e.Startup = e.Launch + e.SetupWait + e.Read
 	// Had the other ranks loaded only after the plan: rank 0 reads the model alone in its plan,

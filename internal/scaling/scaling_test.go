@@ -49,6 +49,21 @@ func TestModelArithmetic(t *testing.T) {
 		t.Errorf("busiest %d of %d frames, dominant %q; want 3 of 10, start-up", e.Busiest, e.Frames, e.Dominant)
 	}
 
+	// The model broadcast (model_broadcast): rank 0's one read of 1000 B at min(50, 100) B/s
+	// and the bytes twice at the network's 400 B/s, in place of 2 nodes' reads at 100 B/s; one
+	// rank reads alone.
+	b := s
+	b.Broadcast, b.NetBW = true, 400
+	if err := b.Check(c); err != nil {
+		t.Fatal(err)
+	}
+	if e := Model(c, b); e.Read != 20+5 || e.Startup != 1+4+25 || e.OneRank != 15+10+8.75+10.5+4.375 {
+		t.Errorf("broadcast: read %g, start-up %g, one rank %g; want 25, 30 and the same one rank", e.Read, e.Startup, e.OneRank)
+	}
+	if b.NetBW = 0; b.Check(c) == nil {
+		t.Error("a broadcast over a network of 0 B/s passed the check")
+	}
+
 	// Measured at scale (--frame-seconds) replaces the pixel scaling, not the oversubscription;
 	// a launch given replaces the measured one.
 	s.FrameSeconds, s.Launch = 0.25, 7
