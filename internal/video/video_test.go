@@ -349,12 +349,20 @@ func absDur(d time.Duration) time.Duration {
 
 func ffprobeField(t *testing.T, path, stream, entry string) string {
 	t.Helper()
-	out, err := runTool(context.Background(), testenv.Tool(t, "ffprobe"), "-v", "error", "-select_streams", stream,
-		"-show_entries", entry, "-of", "csv=p=0", path)
-	if err != nil {
-		t.Fatal(err)
+	// A test clip's answers are asked once a test binary (the clips never change).
+	type answer struct {
+		out string
+		err error
 	}
-	return strings.TrimSpace(string(out))
+	a := onceForClip(path, "ffprobe "+stream+" "+entry, func() answer {
+		out, err := runTool(context.Background(), testenv.Tool(t, "ffprobe"), "-v", "error", "-select_streams", stream,
+			"-show_entries", entry, "-of", "csv=p=0", path)
+		return answer{strings.TrimSpace(string(out)), err}
+	})
+	if a.err != nil {
+		t.Fatal(a.err)
+	}
+	return a.out
 }
 
 func audioDuration(t *testing.T, path string) time.Duration {
