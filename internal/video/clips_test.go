@@ -91,6 +91,10 @@ func clip(t testing.TB, name string) string {
 			"-f", "lavfi", "-i", "sine=frequency=300:sample_rate=48000",
 			"-frames:v", "50", "-t", "2", "-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p",
 			"-c:a", "pcm_s16le", p)
+	case "pcm3.mkv":
+		// 3 frames of ffv1 with PCM audio: copied into .mkv, AAC in .mp4, nothing in .webm.
+		ffmpegRun(t, "-f", "lavfi", "-i", "color=s=64x48:r=25", "-f", "lavfi", "-i", "sine=sample_rate=48000",
+			"-frames:v", "3", "-shortest", "-c:v", "ffv1", "-c:a", "pcm_s16le", p)
 	case "vfr.mkv":
 		// Frames 0–9 at 25 fps, then every other tick: a variable rate.
 		ffmpegRun(t, "-f", "lavfi", "-i", "testsrc2=size=96x64:rate=25",
