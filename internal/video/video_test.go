@@ -162,16 +162,26 @@ func TestFFV1RoundTrip(t *testing.T) {
 // transcode decodes [start,end) of info and encodes it to out with opt (size and rate filled in).
 func transcode(t testing.TB, info *Info, start, end int, out string, opt EncodeOptions) {
 	t.Helper()
+	transcodeEach(t, info, start, end, []string{out}, []EncodeOptions{opt})
+}
+
+// transcodeEach is transcode into several outputs at once, outs[i] with opts[i], from one
+// decode of [start,end): the tests that hold two encodings of the same frames side by side.
+func transcodeEach(t testing.TB, info *Info, start, end int, outs []string, opts []EncodeOptions) {
+	t.Helper()
 	ctx := context.Background()
 	d, err := OpenDecoder(ctx, info, start, end)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer d.Close()
-	opt.Width, opt.Height, opt.FPS = info.Width, info.Height, info.FPS
-	e, err := OpenEncoder(ctx, out, opt)
-	if err != nil {
-		t.Fatal(err)
+	encs := make([]*Encoder, len(outs))
+	for i, out := range outs {
+		opt := opts[i]
+		opt.Width, opt.Height, opt.FPS = info.Width, info.Height, info.FPS
+		if encs[i], err = OpenEncoder(ctx, out, opt); err != nil {
+			t.Fatal(err)
+		}
 	}
 	buf := make([]byte, info.FrameSize())
 	for {
@@ -182,15 +192,19 @@ func transcode(t testing.TB, info *Info, start, end int, out string, opt EncodeO
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := e.Write(buf); err != nil {
-			t.Fatal(err)
+		for _, e := range encs {
+			if err := e.Write(buf); err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
-	if err := e.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if e.Frames() != end-start {
-		t.Fatalf("encoder wrote %d frames, want %d", e.Frames(), end-start)
+	for _, e := range encs {
+		if err := e.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if e.Frames() != end-start {
+			t.Fatalf("encoder wrote %d frames, want %d", e.Frames(), end-start)
+		}
 	}
 }
 
