@@ -75,8 +75,9 @@ func clip(t testing.TB, name string) string {
 	p := filepath.Join(clipDir, name)
 	switch name {
 	case "bf.mp4":
-		// 29.97 fps, H.264 with 3 B-frames and a short GOP, an odd 123 frames, with audio.
-		ffmpegRun(t, "-f", "lavfi", "-i", "testsrc2=size=320x240:rate=30000/1001",
+		// 29.97 fps, H.264 with 3 B-frames and a short GOP, an odd 123 frames, with audio. 160x120:
+		// its pixels are only ever held to ffmpeg's own decode, and many tests decode it whole.
+		ffmpegRun(t, "-f", "lavfi", "-i", "testsrc2=size=160x120:rate=30000/1001",
 			"-f", "lavfi", "-i", "sine=frequency=440:sample_rate=44100",
 			"-t", "4.104", "-c:v", "libx264", "-bf", "3", "-g", "24", "-preset", "veryfast",
 			"-pix_fmt", "yuv420p", "-c:a", "aac", p)
