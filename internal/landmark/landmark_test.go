@@ -1,7 +1,9 @@
 package landmark
 
 import (
+	"errors"
 	"fmt"
+	"io"
 	"math"
 	"math/rand"
 	"os"
@@ -310,17 +312,41 @@ func TestLoadMissing(t *testing.T) {
 	wantLoadError(t, filepath.Join(t.TempDir(), "nope.dat"), "does not exist")
 }
 
+// TestLoadTruncated also holds the trailing-bytes case (once in TestLoadJunk): the model is
+// copied once (in the kernel), with two bytes more, and then cut shorter and shorter in place,
+// so the 100 MB are written once rather than once a case.
 func TestLoadTruncated(t *testing.T) {
-	data, err := os.ReadFile(testenv.Model(t, modelName))
+	src, err := os.Open(testenv.Model(t, modelName))
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer src.Close()
 	dir := t.TempDir()
+	path := filepath.Join(dir, "trailing.dat")
+	dst, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	size, err := io.Copy(dst, src)
+	if err == nil {
+		_, err = dst.Write([]byte{0x01, 0x01})
+	}
+	if err := errors.Join(err, dst.Close()); err != nil {
+		t.Fatal(err)
+	}
+	// Trailing bytes after a complete model mean the file is not what we think it is.
+	wantLoadError(t, path, "unexpected data after the model")
+
 	// Cut inside the header, the mean shape, the first tree, the middle of the forests, the
 	// anchors and the last byte of the deltas.
-	for _, n := range []int{1, 3, 200, 5000, len(data) / 2, len(data) - 20000, len(data) - 1} {
-		path := filepath.Join(dir, fmt.Sprintf("cut%d.dat", n))
-		if err := os.WriteFile(path, data[:n], 0o644); err != nil {
+	n := int(size)
+	for _, cut := range []int{n - 1, n - 20000, n / 2, 5000, 200, 3, 1} {
+		next := filepath.Join(dir, fmt.Sprintf("cut%d.dat", cut))
+		if err := os.Rename(path, next); err != nil {
+			t.Fatal(err)
+		}
+		path = next
+		if err := os.Truncate(path, int64(cut)); err != nil {
 			t.Fatal(err)
 		}
 		wantLoadError(t, path, "truncated")
@@ -348,16 +374,6 @@ func TestLoadJunk(t *testing.T) {
 		wantLoadError(t, path, "not a dlib 68-point shape predictor")
 	}
 
-	// Trailing bytes after a complete model mean the file is not what we think it is.
-	model, err := os.ReadFile(testenv.Model(t, modelName))
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(dir, "trailing.dat")
-	if err := os.WriteFile(path, append(model, 0x01, 0x01), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	wantLoadError(t, path, "unexpected data after the model")
 }
 
 // go test -bench . -run '^$' ./internal/landmark

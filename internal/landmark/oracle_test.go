@@ -20,9 +20,11 @@ import (
 // oracleSource is a C++ program that runs dlib's own shape_predictor: it loads the model named
 // by argv[1], then reads "image.png left top right bottom" lines on stdin and prints the 68
 // points dlib finds (x y pairs, rounded to whole pixels by dlib) one face per line.
+// It includes only the PNG loader and the shape predictor, not dlib/image_io.h and
+// dlib/image_processing.h: the same code runs, and g++ takes half the CPU (8 s, not 16).
 const oracleSource = `
-#include <dlib/image_io.h>
-#include <dlib/image_processing.h>
+#include <dlib/image_loader/png_loader.h>
+#include <dlib/image_processing/shape_predictor.h>
 #include <iostream>
 #include <string>
 

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -22,29 +23,49 @@ import (
 )
 
 // segmentClip is a 30-frame 64×48 clip with a keyframe every 7 frames, and a job that encodes
-// it with ffv1 (lossless: a segment decodes to the very frames written to it).
+// it with ffv1 (lossless: a segment decodes to the very frames written to it). The clip is made
+// and probed once a test binary; each test gets its own copy of the file and of the Info.
 func segmentClip(t *testing.T) (job.Config, *video.Info, video.FrameMap) {
 	t.Helper()
 	in := filepath.Join(t.TempDir(), "in.mp4")
-	cmd := exec.Command(testenv.Tool(t, "ffmpeg"), "-nostdin", "-v", "error", "-f", "lavfi", "-i", "testsrc2=size=64x48:rate=25",
-		"-frames:v", "30", "-pix_fmt", "yuv420p", "-c:v", "libx264", "-g", "7", in)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("making the clip: %v\n%s", err, out)
+	segmentClipMu.Lock()
+	defer segmentClipMu.Unlock()
+	if segmentClipInfo == nil {
+		cmd := exec.Command(testenv.Tool(t, "ffmpeg"), "-nostdin", "-v", "error", "-f", "lavfi", "-i", "testsrc2=size=64x48:rate=25",
+			"-frames:v", "30", "-pix_fmt", "yuv420p", "-c:v", "libx264", "-g", "7", in)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("making the clip: %v\n%s", err, out)
+		}
+		data, err := os.ReadFile(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		info, err := video.Probe(context.Background(), in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		segmentClipData, segmentClipInfo = data, info
+	} else if err := os.WriteFile(in, segmentClipData, 0o644); err != nil {
+		t.Fatal(err)
 	}
+	info := *segmentClipInfo
+	info.Path = in
 	cfg := job.Default()
 	cfg.Processors = []string{job.ProcessorNone}
 	cfg.OutputVideoEncoder = "ffv1"
 	cfg.TargetPath = in
-	info, err := video.Probe(context.Background(), in)
+	m, err := OutputFrames(cfg, &info)
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := OutputFrames(cfg, info)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return cfg, info, m
+	return cfg, &info, m
 }
+
+var (
+	segmentClipMu   sync.Mutex
+	segmentClipData []byte      // the clip's bytes
+	segmentClipInfo *video.Info // its probe; nil until made
+)
 
 // readAll is every frame of a FrameSource until io.EOF.
 func readAll(t *testing.T, src FrameSource, size int) [][]byte {

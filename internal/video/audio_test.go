@@ -124,9 +124,7 @@ func TestCheckOutputAudio(t *testing.T) {
 	tmp := t.TempDir()
 	t.Setenv("TMPDIR", tmp)
 	dir := t.TempDir()
-	src := filepath.Join(dir, "src.mkv")
-	ffmpegRun(t, "-f", "lavfi", "-i", "color=s=64x48:r=25", "-f", "lavfi", "-i", "sine=sample_rate=48000",
-		"-frames:v", "3", "-shortest", "-c:v", "ffv1", "-c:a", "pcm_s16le", src)
+	src := clip(t, "pcm3.mkv")
 	x264 := EncodeOptions{Encoder: "libx264", Quality: DefaultQuality, Preset: "veryfast", FPS: Rational{25, 1}, Width: 64, Height: 48}
 	vp9 := EncodeOptions{Encoder: "libvpx-vp9", Quality: DefaultQuality, FPS: Rational{25, 1}, Width: 64, Height: 48}
 	enc := func(name string) AudioOptions { return AudioOptions{Encoder: name, Quality: 80, Volume: 100} }

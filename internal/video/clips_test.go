@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -74,8 +75,9 @@ func clip(t testing.TB, name string) string {
 	p := filepath.Join(clipDir, name)
 	switch name {
 	case "bf.mp4":
-		// 29.97 fps, H.264 with 3 B-frames and a short GOP, an odd 123 frames, with audio.
-		ffmpegRun(t, "-f", "lavfi", "-i", "testsrc2=size=320x240:rate=30000/1001",
+		// 29.97 fps, H.264 with 3 B-frames and a short GOP, an odd 123 frames, with audio. 160x120:
+		// its pixels are only ever held to ffmpeg's own decode, and many tests decode it whole.
+		ffmpegRun(t, "-f", "lavfi", "-i", "testsrc2=size=160x120:rate=30000/1001",
 			"-f", "lavfi", "-i", "sine=frequency=440:sample_rate=44100",
 			"-t", "4.104", "-c:v", "libx264", "-bf", "3", "-g", "24", "-preset", "veryfast",
 			"-pix_fmt", "yuv420p", "-c:a", "aac", p)
@@ -90,6 +92,10 @@ func clip(t testing.TB, name string) string {
 			"-f", "lavfi", "-i", "sine=frequency=300:sample_rate=48000",
 			"-frames:v", "50", "-t", "2", "-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p",
 			"-c:a", "pcm_s16le", p)
+	case "pcm3.mkv":
+		// 3 frames of ffv1 with PCM audio: copied into .mkv, AAC in .mp4, nothing in .webm.
+		ffmpegRun(t, "-f", "lavfi", "-i", "color=s=64x48:r=25", "-f", "lavfi", "-i", "sine=sample_rate=48000",
+			"-frames:v", "3", "-shortest", "-c:v", "ffv1", "-c:a", "pcm_s16le", p)
 	case "vfr.mkv":
 		// Frames 0–9 at 25 fps, then every other tick: a variable rate.
 		ffmpegRun(t, "-f", "lavfi", "-i", "testsrc2=size=96x64:rate=25",
@@ -166,14 +172,17 @@ func clip(t testing.TB, name string) string {
 }
 
 // referenceHashes is ffmpeg's own per-frame MD5 of the first video stream decoded to rgb24: the
-// decoder under test is compared against it, not against itself.
+// decoder under test is compared against it, not against itself. A test clip's are worked out
+// once a test binary.
 func referenceHashes(t testing.TB, path string) []string {
 	t.Helper()
-	hashes := frameMD5s(ffmpegRun(t, "-i", path, "-map", "0:v:0", "-fps_mode", "passthrough", "-pix_fmt", "rgb24", "-f", "framemd5", "-"))
+	hashes := onceForClip(path, "framemd5", func() []string {
+		return frameMD5s(ffmpegRun(t, "-i", path, "-map", "0:v:0", "-fps_mode", "passthrough", "-pix_fmt", "rgb24", "-f", "framemd5", "-"))
+	})
 	if len(hashes) == 0 {
 		t.Fatalf("framemd5 of %s gave no frames", path)
 	}
-	return hashes
+	return slices.Clone(hashes)
 }
 
 // frameMD5s are the hashes of ffmpeg's framemd5 output, one a frame.
@@ -215,11 +224,68 @@ func decodeHashes(t testing.TB, info *Info, start, end int) []string {
 	return hashes
 }
 
+// probe is Probe of path. A test clip's probe is run once a test binary and each caller gets
+// its own copy of the Info (the clips never change once made): most tests probe bf.mp4 only
+// to have its frames to decode. The tests of Probe itself call probeAfresh.
 func probe(t testing.TB, path string) *Info {
+	t.Helper()
+	if !isClip(path) {
+		return probeAfresh(t, path)
+	}
+	v, _ := clipProbes.LoadOrStore(path, &clipProbe{})
+	c := v.(*clipProbe)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.info == nil {
+		c.info = probeAfresh(t, path)
+	}
+	info := *c.info
+	return &info
+}
+
+var clipProbes sync.Map // clip path → *clipProbe
+
+type clipProbe struct {
+	mu   sync.Mutex
+	info *Info
+}
+
+// probeAfresh runs Probe on path every time.
+func probeAfresh(t testing.TB, path string) *Info {
 	t.Helper()
 	info, err := Probe(context.Background(), path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return info
+}
+
+// isClip says whether path is one of the test clips clip made (never changed after).
+func isClip(path string) bool {
+	clipMu.Lock()
+	defer clipMu.Unlock()
+	for _, p := range clipMade {
+		if p == path {
+			return true
+		}
+	}
+	return false
+}
+
+// clipFacts keeps what ffmpeg and ffprobe said of a test clip, by the question, so that a test
+// clip is decoded for its reference hashes and asked each ffprobe question once a test binary.
+var clipFacts sync.Map // key: the question and the clip's path → []string or string
+
+// onceForClip is ask(), run once a test binary for a test clip (path), every time otherwise.
+func onceForClip[T any](path, question string, ask func() T) T {
+	if !isClip(path) {
+		return ask()
+	}
+	key := question + "\x00" + path
+	if v, ok := clipFacts.Load(key); ok {
+		return v.(T)
+	}
+	v := ask()
+	clipFacts.Store(key, v)
+	return v
 }

@@ -14,9 +14,7 @@ func TestCheckOutput(t *testing.T) {
 	tmp := t.TempDir()
 	t.Setenv("TMPDIR", tmp) // where the check's own folder goes: it must be gone afterwards
 	dir := t.TempDir()
-	pcm := filepath.Join(dir, "pcm.mkv") // PCM audio: copied into .mkv, AAC in .mp4, nothing in .webm
-	ffmpegRun(t, "-f", "lavfi", "-i", "color=s=64x48:r=25", "-f", "lavfi", "-i", "sine=sample_rate=48000",
-		"-frames:v", "3", "-shortest", "-c:v", "ffv1", "-c:a", "pcm_s16le", pcm)
+	pcm := clip(t, "pcm3.mkv") // PCM audio: copied into .mkv, AAC in .mp4, nothing in .webm
 	x264 := EncodeOptions{Encoder: "libx264", Quality: DefaultQuality, Preset: "veryfast", FPS: Rational{25, 1}, Width: 64, Height: 48}
 	with := func(f func(*EncodeOptions)) EncodeOptions { o := x264; f(&o); return o }
 	vp9 := with(func(o *EncodeOptions) { o.Encoder, o.Preset = "libvpx-vp9", "" })

@@ -77,14 +77,11 @@ func TestParallelJoinMatchesSerial(t *testing.T) {
 			// The same frames encoded as NUT segments (every other container's) and as MP4 ones.
 			var nuts, segs []JoinSegment
 			for i := 0; i+1 < len(tc.cuts); i++ {
-				for _, e := range []struct {
-					ext  string
-					into *[]JoinSegment
-				}{{SegmentExt, &nuts}, {ext, &segs}} {
-					seg := filepath.Join(dir, fmt.Sprintf("seg-%d%s", i, e.ext))
-					transcode(t, info, tc.cuts[i], tc.cuts[i+1], seg, EncodeOptions{Quality: DefaultQuality, Times: times, First: tc.cuts[i]})
-					*e.into = append(*e.into, JoinSegment{Path: seg, Start: times.At(tc.cuts[i])})
-				}
+				nut, seg := filepath.Join(dir, fmt.Sprintf("seg-%d%s", i, SegmentExt)), filepath.Join(dir, fmt.Sprintf("seg-%d%s", i, ext))
+				opt := EncodeOptions{Quality: DefaultQuality, Times: times, First: tc.cuts[i]}
+				transcodeEach(t, info, tc.cuts[i], tc.cuts[i+1], []string{nut, seg}, []EncodeOptions{opt, opt})
+				nuts = append(nuts, JoinSegment{Path: nut, Start: times.At(tc.cuts[i])})
+				segs = append(segs, JoinSegment{Path: seg, Start: times.At(tc.cuts[i])})
 			}
 			serial := filepath.Join(dir, "serial.mp4")
 			if err := Join(ctx, dir, nuts, times, src, Span{}, keep, serial, AudioOptions{}); err != nil {
@@ -191,14 +188,11 @@ func TestParallelJoinTimecodeSpansTheVideo(t *testing.T) {
 	span := Span{Timecode: info.Timecode, Rate: info.FPS}
 	var nuts, segs []JoinSegment
 	for _, c := range [][2]int{{0, 6}, {6, 12}} {
-		for _, e := range []struct {
-			ext  string
-			into *[]JoinSegment
-		}{{SegmentExt, &nuts}, {MP4SegmentExt, &segs}} {
-			seg := filepath.Join(dir, fmt.Sprintf("seg-%d%s", c[0], e.ext))
-			transcode(t, info, c[0], c[1], seg, EncodeOptions{Preset: "ultrafast", Quality: DefaultQuality, Times: times, First: c[0]})
-			*e.into = append(*e.into, JoinSegment{Path: seg, Start: times.At(c[0])})
-		}
+		nut, seg := filepath.Join(dir, fmt.Sprintf("seg-%d%s", c[0], SegmentExt)), filepath.Join(dir, fmt.Sprintf("seg-%d%s", c[0], MP4SegmentExt))
+		opt := EncodeOptions{Preset: "ultrafast", Quality: DefaultQuality, Times: times, First: c[0]}
+		transcodeEach(t, info, c[0], c[1], []string{nut, seg}, []EncodeOptions{opt, opt})
+		nuts = append(nuts, JoinSegment{Path: nut, Start: times.At(c[0])})
+		segs = append(segs, JoinSegment{Path: seg, Start: times.At(c[0])})
 	}
 	serial := filepath.Join(dir, "serial.mp4")
 	if err := Join(ctx, dir, nuts, times, target, span, nil, serial, AudioOptions{}); err != nil {

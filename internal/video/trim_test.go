@@ -24,14 +24,11 @@ func joinTrim(t *testing.T, info *Info, start, end int, cuts []int, mkvKeep, mp4
 	// parallel join.
 	var segs, mp4Segs []JoinSegment
 	for i := 0; i+1 < len(cuts); i++ {
-		for _, e := range []struct {
-			ext  string
-			into *[]JoinSegment
-		}{{SegmentExt, &segs}, {MP4SegmentExt, &mp4Segs}} {
-			seg := filepath.Join(dir, fmt.Sprintf("seg-%d%s", i, e.ext))
-			transcode(t, info, cuts[i], cuts[i+1], seg, EncodeOptions{Preset: "ultrafast", Quality: DefaultQuality, Times: times, First: cuts[i] - start})
-			*e.into = append(*e.into, JoinSegment{Path: seg, Start: times.At(cuts[i] - start)})
-		}
+		nut, seg := filepath.Join(dir, fmt.Sprintf("seg-%d%s", i, SegmentExt)), filepath.Join(dir, fmt.Sprintf("seg-%d%s", i, MP4SegmentExt))
+		opt := EncodeOptions{Preset: "ultrafast", Quality: DefaultQuality, Times: times, First: cuts[i] - start}
+		transcodeEach(t, info, cuts[i], cuts[i+1], []string{nut, seg}, []EncodeOptions{opt, opt}) // one decode, both containers
+		segs = append(segs, JoinSegment{Path: nut, Start: times.At(cuts[i] - start)})
+		mp4Segs = append(mp4Segs, JoinSegment{Path: seg, Start: times.At(cuts[i] - start)})
 	}
 	mkv = filepath.Join(dir, "serial.mkv")
 	if err := Join(ctx, dir, segs, times, info.Path, span, mkvKeep, mkv, AudioOptions{}); err != nil {
