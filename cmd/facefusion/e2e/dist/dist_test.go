@@ -83,16 +83,17 @@ func TestDistPassThrough(t *testing.T) {
 	}
 }
 
-// A face swap split over 2 and 3 ranks is bit-identical to the same swap on 1 rank, with the
+// A face swap split over 3 ranks is bit-identical to the same swap on 1 rank, with the
 // lossy default encoder (libx264) into MP4 (joined in parallel), packet by packet and file by
 // file: ranks share the source analysis rank 0
 // made, every chunk is encoded from its own start by its own encoder, whose thread count follows
 // the output and not the rank's CPUs, and the landmarks' time window (face_landmark_smoothing,
 // on by default) is fed by halo frames each rank decodes and analyses around its run, clipped to
 // the video's ends: so neither chunk boundaries nor rank count change a byte of video. In chunks
-// of 25 the even split cuts inside chunks: on 2 ranks (20 frames each) rank 1 sends frames
-// [20,25) to rank 0, which encodes chunk 0; on 3 ranks (14, 13, 13) rank 1 both sends [14,25)
-// and encodes chunk 1 with [27,40) from rank 2. Across chunk sizes the encoder's keyframes
+// of 25 the even split cuts inside chunks: on 3 ranks (14, 13, 13) rank 1 both sends [14,25)
+// to rank 0, which encodes chunk 0, and encodes chunk 1 with [27,40) from rank 2, while rank 2
+// encodes nothing (a 2-rank run, rank 1 sending [20,25), tested no path this one misses, and was
+// dropped for the time it cost). Across chunk sizes the encoder's keyframes
 // differ, so there the frames are compared, losslessly (ffv1): 1 rank in one chunk of 96 (one
 // window over the whole clip) and 3 ranks in chunks of 8 (chunks 1 and 3 shared; rank 1 sends 2
 // frames of chunk 1 and takes 5 of chunk 3). The frames
@@ -106,7 +107,7 @@ func TestDistSwapMatchesOneRank(t *testing.T) {
 		ranks, chunk int
 		encoder      string
 	}
-	runs := []run{{1, 25, "libx264"}, {3, 25, "libx264"}, {2, 25, "libx264"}, {1, 96, "ffv1"}, {3, 8, "ffv1"}}
+	runs := []run{{1, 25, "libx264"}, {3, 25, "libx264"}, {1, 96, "ffv1"}, {3, 8, "ffv1"}}
 	outs, faces := map[run]string{}, map[run]string{}
 	for _, c := range runs {
 		// libx264's into MP4: joined in parallel, from MP4 segments, by every rank.
@@ -145,7 +146,7 @@ func TestDistSwapMatchesOneRank(t *testing.T) {
 		}
 	}
 	one := packetHashes(t, outs[runs[0]])
-	for _, c := range runs[1:3] {
+	for _, c := range runs[1:2] {
 		many := packetHashes(t, outs[c])
 		if len(one) != 40 || len(many) != 40 {
 			t.Fatalf("outputs have %d and %d video packets, want 40", len(one), len(many))
@@ -161,7 +162,7 @@ func TestDistSwapMatchesOneRank(t *testing.T) {
 			t.Fatalf("1-rank and %d-rank outputs hold the same packets but differ as files (%s, %s)", c.ranks, a, b)
 		}
 	}
-	whole, small := clitest.FrameHashes(t, outs[runs[3]]), clitest.FrameHashes(t, outs[runs[4]])
+	whole, small := clitest.FrameHashes(t, outs[runs[2]]), clitest.FrameHashes(t, outs[runs[3]])
 	if len(whole) != 40 || len(small) != 40 {
 		t.Fatalf("lossless outputs have %d and %d frames, want 40", len(whole), len(small))
 	}

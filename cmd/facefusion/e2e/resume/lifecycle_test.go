@@ -110,9 +110,9 @@ func TestJobDirNeverDeletesUsersFolder(t *testing.T) {
 func TestSecondRunRefusedWhileFirstRuns(t *testing.T) {
 	dir := t.TempDir()
 	in := filepath.Join(dir, "in.mp4")
-	inFrames := bframeClip(t, in, 40)
+	inFrames := bframeClip(t, in, 32)
 	other := filepath.Join(dir, "other.mp4")
-	clitest.FaceClip(t, other, 160, 120, 40, "25")
+	clitest.FaceClip(t, other, 160, 120, 24, "25")
 	out := filepath.Join(dir, "out.mkv")
 	prom := filepath.Join(dir, "job.prom")
 	args := clitest.PassThroughArgs(in, out, 8, "--metrics-path", prom)
@@ -146,8 +146,8 @@ func TestSecondRunRefusedWhileFirstRuns(t *testing.T) {
 		}
 	}
 	live := clitest.ParseMetrics(t, prom)
-	if clitest.MetricValue(t, live, "facefusion_job_running") != 1 || clitest.MetricValue(t, live, "facefusion_frames_planned") != 40 ||
-		clitest.MetricValue(t, live, "facefusion_frames_done", "rank", "0") > 40 || live["facefusion_exit_status"] != nil {
+	if clitest.MetricValue(t, live, "facefusion_job_running") != 1 || clitest.MetricValue(t, live, "facefusion_frames_planned") != 32 ||
+		clitest.MetricValue(t, live, "facefusion_frames_done", "rank", "0") > 32 || live["facefusion_exit_status"] != nil {
 		t.Errorf("the live metrics: %v", live)
 	}
 	p.Cmd.Process.Signal(syscall.SIGUSR1)
@@ -255,11 +255,11 @@ func TestKilledParallelJoinResumes(t *testing.T) {
 func TestResumeCountsOnlyThisAttempt(t *testing.T) {
 	dir := t.TempDir()
 	in := filepath.Join(dir, "in.mp4")
-	clitest.BframeClip(t, in, 40)
+	clitest.BframeClip(t, in, 32)
 	out := filepath.Join(dir, "out.mkv")
 	args := clitest.PassThroughArgs(in, out, 8, "--checkpoint-interval", "1")
-	// Held half-way into chunk 3: the stop keeps chunks 0–2 and discards chunk 3.
-	p := clitest.StartPaused(t, "frames-28", append([]string{clitest.Bin}, args...)...)
+	// Held half-way into chunk 2: the stop keeps chunks 0–1 and discards chunk 2.
+	p := clitest.StartPaused(t, "frames-20", append([]string{clitest.Bin}, args...)...)
 	p.Cmd.Process.Signal(syscall.SIGUSR1)
 	code := p.Wait(t)
 	if code != fault.ExitCheckpointed {
@@ -272,7 +272,7 @@ func TestResumeCountsOnlyThisAttempt(t *testing.T) {
 	if err != nil {
 		t.Fatalf("resume: %v\n%s", err, b)
 	}
-	if !strings.Contains(string(b), "24 of 40 frames were done by earlier attempts; 16 to do") {
+	if !strings.Contains(string(b), "16 of 32 frames were done by earlier attempts; 16 to do") {
 		t.Errorf("no line separating earlier attempts' frames from this one's:\n%s", b)
 	}
 	// The batch-log progress lines count this attempt's frames against this attempt's total.
