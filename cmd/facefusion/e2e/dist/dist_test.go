@@ -31,8 +31,8 @@ import (
 // are cut inside them): one rank; a chunk cut between two ranks, the last chunk short; ranks
 // that encode no chunk (4 ranks, 2 chunks: ranks 1 and 3 only send their frames, yet take part
 // in every collective step, so the run ends: formerly TestDistIdleRanks); a 30000/1001 fps
-// target over 4 ranks; a trimmed range whose chunks fall on the ranks' bounds, and one cut
-// inside them.
+// target with a chunk cut between ranks; a trimmed range whose chunks fall on the ranks'
+// bounds, and one cut inside them.
 func TestDistPassThrough(t *testing.T) {
 	t.Parallel() // two at a time, after the rest: see main_test.go
 	dir := t.TempDir()
@@ -52,7 +52,7 @@ func TestDistPassThrough(t *testing.T) {
 		{bf, 1, 16, -1, -1},  // 40 = 16+16+8
 		{bf, 3, 7, -1, -1},   // 14, 13, 13 frames; 6 chunks, chunk 3 cut at 27, the last of 5 frames
 		{bf, 4, 20, -1, -1},  // 10 frames a rank, 2 chunks: ranks 1 and 3 encode nothing
-		{ntsc, 4, 4, -1, -1}, // 8, 8, 7, 7 frames; chunk 5 cut at 23
+		{ntsc, 2, 7, -1, -1}, // 15 frames a rank; 5 chunks, chunk 2 cut at 15
 		{bf, 2, 13, 7, 33},   // 26 frames: 13 a rank, one chunk each
 		{bf, 3, 6, 7, 33},    // 9, 9, 8 frames; 5 chunks, chunk 1 cut at 16, the last of 2 frames
 	}
