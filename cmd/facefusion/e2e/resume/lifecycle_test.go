@@ -39,8 +39,7 @@ func hidden(dir string) []string {
 func TestJobDirNeverDeletesUsersFolder(t *testing.T) {
 	dir := t.TempDir()
 	in := filepath.Join(dir, "in.mp4")
-	clitest.BframeClip(t, in, 24)
-	want := clitest.FrameHashes(t, in)
+	want := bframeClip(t, in, 24)
 
 	t.Run("scratch-folder", func(t *testing.T) {
 		scratch := filepath.Join(t.TempDir(), "scratch")
@@ -111,9 +110,9 @@ func TestJobDirNeverDeletesUsersFolder(t *testing.T) {
 func TestSecondRunRefusedWhileFirstRuns(t *testing.T) {
 	dir := t.TempDir()
 	in := filepath.Join(dir, "in.mp4")
-	clitest.BframeClip(t, in, 40)
+	inFrames := bframeClip(t, in, 32)
 	other := filepath.Join(dir, "other.mp4")
-	clitest.FaceClip(t, other, 160, 120, 40, "25")
+	clitest.FaceClip(t, other, 160, 120, 24, "25")
 	out := filepath.Join(dir, "out.mkv")
 	prom := filepath.Join(dir, "job.prom")
 	args := clitest.PassThroughArgs(in, out, 8, "--metrics-path", prom)
@@ -147,8 +146,8 @@ func TestSecondRunRefusedWhileFirstRuns(t *testing.T) {
 		}
 	}
 	live := clitest.ParseMetrics(t, prom)
-	if clitest.MetricValue(t, live, "facefusion_job_running") != 1 || clitest.MetricValue(t, live, "facefusion_frames_planned") != 40 ||
-		clitest.MetricValue(t, live, "facefusion_frames_done", "rank", "0") > 40 || live["facefusion_exit_status"] != nil {
+	if clitest.MetricValue(t, live, "facefusion_job_running") != 1 || clitest.MetricValue(t, live, "facefusion_frames_planned") != 32 ||
+		clitest.MetricValue(t, live, "facefusion_frames_done", "rank", "0") > 32 || live["facefusion_exit_status"] != nil {
 		t.Errorf("the live metrics: %v", live)
 	}
 	p.Cmd.Process.Signal(syscall.SIGUSR1)
@@ -164,7 +163,7 @@ func TestSecondRunRefusedWhileFirstRuns(t *testing.T) {
 	if r.Code != 0 || !clitest.VerifiedLine.MatchString(r.Stderr) {
 		t.Fatalf("resume: exit %d\n%s", r.Code, r.Stderr)
 	}
-	clitest.CheckFrames(t, out, clitest.FrameHashes(t, in))
+	clitest.CheckFrames(t, out, inFrames)
 }
 
 // A SIGKILL while the output is joined leaves a temp file as large as the output beside it; the
@@ -173,7 +172,7 @@ func TestSecondRunRefusedWhileFirstRuns(t *testing.T) {
 func TestKilledJoinIsCleanedAndReported(t *testing.T) {
 	dir := t.TempDir()
 	in := filepath.Join(dir, "in.mp4")
-	clitest.BframeClip(t, in, 24)
+	inFrames := bframeClip(t, in, 24)
 	odir := t.TempDir()
 	bystander := filepath.Join(odir, ".out.part-1.mkv") // named like this job's temp files, but not recorded
 	os.WriteFile(bystander, []byte("x"), 0o644)
@@ -191,7 +190,7 @@ func TestKilledJoinIsCleanedAndReported(t *testing.T) {
 	if r.Code != 0 || !strings.Contains(r.Stderr, "left by a killed attempt of this job") {
 		t.Fatalf("rerun: exit %d\n%s", r.Code, r.Stderr)
 	}
-	clitest.CheckFrames(t, out, clitest.FrameHashes(t, in))
+	clitest.CheckFrames(t, out, inFrames)
 	if got := hidden(odir); len(got) != 1 || got[0] != bystander {
 		t.Errorf("hidden files beside the output after the rerun: %v, want only %s", got, bystander)
 	}
@@ -256,11 +255,11 @@ func TestKilledParallelJoinResumes(t *testing.T) {
 func TestResumeCountsOnlyThisAttempt(t *testing.T) {
 	dir := t.TempDir()
 	in := filepath.Join(dir, "in.mp4")
-	clitest.BframeClip(t, in, 40)
+	clitest.BframeClip(t, in, 32)
 	out := filepath.Join(dir, "out.mkv")
 	args := clitest.PassThroughArgs(in, out, 8, "--checkpoint-interval", "1")
-	// Held half-way into chunk 3: the stop keeps chunks 0–2 and discards chunk 3.
-	p := clitest.StartPaused(t, "frames-28", append([]string{clitest.Bin}, args...)...)
+	// Held half-way into chunk 2: the stop keeps chunks 0–1 and discards chunk 2.
+	p := clitest.StartPaused(t, "frames-20", append([]string{clitest.Bin}, args...)...)
 	p.Cmd.Process.Signal(syscall.SIGUSR1)
 	code := p.Wait(t)
 	if code != fault.ExitCheckpointed {
@@ -273,7 +272,7 @@ func TestResumeCountsOnlyThisAttempt(t *testing.T) {
 	if err != nil {
 		t.Fatalf("resume: %v\n%s", err, b)
 	}
-	if !strings.Contains(string(b), "24 of 40 frames were done by earlier attempts; 16 to do") {
+	if !strings.Contains(string(b), "16 of 32 frames were done by earlier attempts; 16 to do") {
 		t.Errorf("no line separating earlier attempts' frames from this one's:\n%s", b)
 	}
 	// The batch-log progress lines count this attempt's frames against this attempt's total.
@@ -346,7 +345,7 @@ func TestWritesNeverLandOnInputs(t *testing.T) {
 func TestSegmentPathBlocked(t *testing.T) {
 	dir := t.TempDir()
 	in := filepath.Join(dir, "in.mp4")
-	clitest.BframeClip(t, in, 40)
+	inFrames := bframeClip(t, in, 32)
 	out := filepath.Join(dir, "out.mkv")
 	args := clitest.PassThroughArgs(in, out, 8)
 	clitest.KilledAt(t, "chunk-1", args)
@@ -364,5 +363,5 @@ func TestSegmentPathBlocked(t *testing.T) {
 	if r := clitest.Run(t, args...); r.Code != 0 {
 		t.Fatalf("after moving it: exit %d\n%s", r.Code, r.Stderr)
 	}
-	clitest.CheckFrames(t, out, clitest.FrameHashes(t, in))
+	clitest.CheckFrames(t, out, inFrames)
 }
