@@ -141,21 +141,28 @@ func TestNoFaceInImage(t *testing.T) {
 	}
 	clitest.MustNotExist(t, out)
 	clitest.CheckReportEnd(t, out, r, lustre.Failed) // an image target has its run report too
-	r = clitest.Run(t, "run", "-s", src, "-t", testenv.Sample(t, "astronaut.png"), "-o", filepath.Join(dir, "astronaut.png"), "--fail-if-no-face")
+	// An image with a face passes --fail-if-no-face, with its count line and report:
+	// TestImageTarget's run (checkFaceImage).
+}
+
+// checkFaceImage checks what a run with --fail-if-no-face on an image with one face leaves:
+// exit 0, the count line of one frame, and the report's one frame, one face swapped and the
+// output's sha256.
+func checkFaceImage(t *testing.T, img string, r clitest.Result) *lustre.Report {
+	t.Helper()
 	if r.Code != 0 {
-		t.Fatalf("astronaut: exit %d; stderr:\n%s", r.Code, r.Stderr)
+		t.Fatalf("exit %d; stderr:\n%s", r.Code, r.Stderr)
 	}
 	if n := faceCount(t, r.Stderr, 1); n != 1 {
 		t.Errorf("a face was swapped in %d of 1 frames, want 1", n)
 	}
-	// The image's report: one frame, one face swapped, the output's sha256.
-	img := filepath.Join(dir, "astronaut.png")
 	rep := clitest.CheckReportEnd(t, img, r, lustre.Complete)
 	data, _ := os.ReadFile(img)
 	if sum := sha256.Sum256(data); rep.OutputSHA256 != hex.EncodeToString(sum[:]) || rep.OutputBytes != int64(len(data)) ||
 		len(rep.PerRank) != 1 || rep.PerRank[0].Frames != 1 || rep.PerRank[0].FacesSwapped != 1 || rep.PerRank[0].FacesFound < 1 {
 		t.Errorf("the image's report: %+v", rep)
 	}
+	return rep
 }
 
 // A face clip logs how many of its frames had a face swapped, passes --fail-if-no-face and

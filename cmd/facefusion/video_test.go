@@ -108,16 +108,15 @@ func checkTiming(t *testing.T, out string, src *video.Info, frames int) {
 // face_debugger after the swap draws on the face, and the run report's identity measure reads
 // the face before it does: the same similarity to the source with the drawing as without.
 // (That check was a second run of the demo clip in TestIdentityMeasure: the measure's place
-// among the processors is one function, modelWorker.Apply, for an image as for a video.)
+// among the processors is one function, modelWorker.Apply, for an image as for a video.) The
+// first run passes --fail-if-no-face and is TestNoFaceInImage's image with a face
+// (checkFaceImage), formerly a run of its own.
 func TestImageTarget(t *testing.T) {
 	dir := t.TempDir()
 	in := testenv.Sample(t, "astronaut.png")
 	out := filepath.Join(dir, "swapped.png")
-	r := clitest.Run(t, "run", "-s", testenv.Sample(t, "grace_hopper.png"), "-t", in, "-o", out)
-	if r.Code != 0 {
-		t.Fatalf("exit %d: %s", r.Code, r.Stderr)
-	}
-	identity := clitest.CheckReportEnd(t, out, r, lustre.Complete).Identity
+	r := clitest.Run(t, "run", "-s", testenv.Sample(t, "grace_hopper.png"), "-t", in, "-o", out, "--fail-if-no-face")
+	identity := checkFaceImage(t, out, r).Identity
 	drawn := filepath.Join(dir, "drawn.png")
 	r = clitest.Run(t, "run", "-s", testenv.Sample(t, "grace_hopper.png"), "-t", in, "-o", drawn, "--processors", "face_swapper", "face_debugger")
 	if r.Code != 0 {
