@@ -18,7 +18,7 @@ export CGO_CFLAGS := -O2 -Wno-deprecated-declarations
 # What each target needs, as rows of internal/deps/need.sh's table: checked by command,
 # pkg-config or file; installed from Debian only where something is missing and apt-get can.
 NEED_BUILD := go cc pkg-config mpi certs
-NEED_TEST := ffmpeg g++ dlib mpirun slurm lmod
+NEED_TEST := ffmpeg g++ dlib mpirun slurm lmod strace
 # Where need.sh writes an ompi-c.pc made from mpicc when the site's OpenMPI has none on the
 # search path; after the user's PKG_CONFIG_PATH, and removed when pkg-config finds the real one.
 MPI_PC := $(CURDIR)/.build/pkgconfig
@@ -78,7 +78,7 @@ test: need-test fetch fmt-check vet $(CACHE)/demo/target.mp4
 bench: fetch build $(CACHE)/demo/target.mp4
 	$(GO) test -run '^$$' -bench . -benchmem ./internal/raster ./internal/swap ./internal/landmark ./infer/...
 	$(GO) test -run '^$$' -bench . -benchtime 3s ./internal/pipeline
-	$(GO) test -run '^$$' -bench HashFile ./lustre
+	$(GO) test -run '^$$' -bench HashBlocks ./lustre
 	$(GO) test -run '^$$' -bench . -benchtime 1x ./cmd/facefusion/...
 
 # The shared engines on a GPU: frames/s at batch 1, 8 and 32 with 1 and 8 workers, GPU memory

@@ -165,6 +165,25 @@ func BcastBytes(c Comm, root int, b []byte) ([]byte, error) {
 	return out, c.Bcast(root, out)
 }
 
+// MaxBcastChunk is the most bytes BcastChunks moves in one MPI_Bcast: MPI's count is a C int,
+// so one call moves at most 2 GiB − 1.
+const MaxBcastChunk = 1 << 30
+
+// BcastChunks copies root's buf into every rank's buf, as Bcast, in pieces of at most chunk
+// bytes (MaxBcastChunk for a buffer of any size); every rank passes a buf of the same length
+// and the same chunk.
+func BcastChunks(c Comm, root int, buf []byte, chunk int) error {
+	if chunk < 1 || chunk > MaxBcastChunk {
+		return fmt.Errorf("collective: broadcast chunk of %d bytes: want 1 to %d", chunk, MaxBcastChunk)
+	}
+	for off := 0; off < len(buf); off += chunk {
+		if err := c.Bcast(root, buf[off:min(off+chunk, len(buf))]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // Init returns the job's communicator. It uses MPI when a launcher started this process
 // (mpirun, or srun --mpi=pmix), and the single-process Comm when the program was started
 // alone: a singleton MPI_Init would work too, but it forks an orted helper, needs a working

@@ -29,6 +29,15 @@ func exercise(t *testing.T, c Comm) {
 			t.Fatalf("BcastBytes of %d bytes: got %d bytes, %v", len(payload), len(got), err)
 		}
 	}
+	for _, chunk := range []int{1, 7, MaxBcastChunk} {
+		b := []byte("chunked, unchanged")
+		if err := BcastChunks(c, 0, b, chunk); err != nil || string(b) != "chunked, unchanged" {
+			t.Fatalf("BcastChunks in pieces of %d: %q, %v", chunk, b, err)
+		}
+	}
+	if err := BcastChunks(c, 0, buf, 0); err == nil {
+		t.Fatal("BcastChunks in pieces of 0 bytes succeeded")
+	}
 	send := []byte("mine")
 	all, err := c.Gather(0, send)
 	if err != nil || len(all) != 1 || string(all[0]) != "mine" {

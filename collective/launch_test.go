@@ -98,7 +98,7 @@ func checkRun(t *testing.T, out []byte, n int) {
 	if n == 1 {
 		p2p = "p2p none: a job of 1 rank"
 	}
-	for _, line := range []string{gather, reduce, iallreduce, "exscan [0 0]", p2p} {
+	for _, line := range []string{gather, reduce, iallreduce, "exscan [0 0]", "bcast in pieces: 0 byte(s) wrong over every rank", p2p} {
 		if !strings.Contains(string(out), line+"\n") {
 			t.Fatalf("output lacks %q:\n%s", line, out)
 		}

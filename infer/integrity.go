@@ -69,7 +69,7 @@ func PublishedMismatch(c Spec, path string, s Sums) string {
 // readHashFile returns the CRC32 hex from MODEL.hash, "" when there is none.
 func readHashFile(path string) (string, error) {
 	hp := HashPath(path)
-	b, err := os.ReadFile(hp)
+	b, err := readModelFile(hp)
 	if os.IsNotExist(err) {
 		return "", nil
 	}
@@ -107,6 +107,9 @@ type sumEntry struct {
 // fileSums returns path's size, and its CRC32 and sha256 where asked, reading it at most once
 // per identity.
 func fileSums(path string, wantCRC, wantSHA bool) (Sums, error) {
+	if p := lookup(path); p != nil && !p.absent { // the registered bytes: no file to read
+		return p.preloadedSums(wantCRC, wantSHA), nil
+	}
 	st, err := os.Stat(path)
 	if err != nil {
 		return Sums{}, fmt.Errorf("model %s: %v", path, err)
@@ -248,7 +251,7 @@ func ListModels(dir string, specs []Spec, sha256s map[string]string) ([]ModelRep
 
 func listModel(c Spec, path, pin string) ModelReport {
 	r := ModelReport{Spec: c, Name: c.Name, Path: path}
-	if st, err := os.Stat(path); err != nil || st.IsDir() {
+	if st, err := ModelStat(path); err != nil || st.IsDir() {
 		r.State = ModelMissing
 		return r
 	}

@@ -37,6 +37,13 @@ func ReadInitializers(path string) ([]Initializer, error) {
 // file is mapped and only that initializer decoded: a worker's swapper costs 1 MB, not a copy of
 // all 554 MB of weights.
 func Emap(path string) ([]float32, error) {
+	if data, ok := preloadedData(path); ok {
+		out, err := emap(path, data)
+		if err != nil {
+			return nil, fileError(path, err)
+		}
+		return out, nil
+	}
 	m, err := mapFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("onnx file %s: %v", path, err)

@@ -22,6 +22,14 @@ import (
 // when loaded, is asked for it; otherwise it stays unknown (Shape nil), which a contract accepts
 // as any rank of dynamic axes.
 func fileSignature(path string) (Signature, error) {
+	if data, ok := preloadedData(path); ok { // bytes in memory: nothing to map, nothing to fault
+		sig, err := parseSignature(data)
+		if err != nil {
+			return Signature{}, err
+		}
+		askRuntime(path, &sig)
+		return sig, nil
+	}
 	m, err := mapFile(path)
 	if err != nil {
 		return Signature{}, err
@@ -49,7 +57,7 @@ func askRuntime(path string, sig *Signature) {
 	if !unknown || !ortReady() {
 		return
 	}
-	ins, outs, err := ort.GetInputOutputInfo(path)
+	ins, outs, err := inputOutputInfo(path)
 	if err != nil {
 		return
 	}
@@ -67,6 +75,15 @@ func askRuntime(path string, sig *Signature) {
 	}
 	fill(sig.Inputs, ins)
 	fill(sig.Outputs, outs)
+}
+
+// inputOutputInfo is ONNX Runtime's reading of a model's inputs and outputs, from the
+// registered bytes when the process holds them.
+func inputOutputInfo(path string) ([]ort.InputOutputInfo, []ort.InputOutputInfo, error) {
+	if data, ok := preloadedData(path); ok {
+		return ort.GetInputOutputInfoWithONNXData(data)
+	}
+	return ort.GetInputOutputInfo(path)
 }
 
 // errChanged is a mapped file's page that could not be read: the file was truncated (or

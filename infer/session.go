@@ -112,7 +112,7 @@ func OpenSession(c Spec, cfg SessionConfig) (*Session, error) {
 }
 
 func statModel(c Spec, path string) error {
-	st, err := os.Stat(path)
+	st, err := ModelStat(path)
 	if err != nil {
 		return fmt.Errorf("model %s %s: not found: put %s in models_dir (--models-dir)", c.Name, path, c.own())
 	}
@@ -185,7 +185,14 @@ func (s *Session) open(cfg SessionConfig) error {
 		}
 		return out
 	}
-	s.sess, err = ort.NewDynamicAdvancedSession(s.path, names(s.found.Inputs), names(s.found.Outputs), so)
+	if data, ok := preloadedData(s.path); ok {
+		// The bytes this process holds; a model they cannot open alone (its weights in a file
+		// beside it) is opened from its path, as without them.
+		s.sess, err = ort.NewDynamicAdvancedSessionWithONNXData(data, names(s.found.Inputs), names(s.found.Outputs), so)
+	}
+	if s.sess == nil {
+		s.sess, err = ort.NewDynamicAdvancedSession(s.path, names(s.found.Inputs), names(s.found.Outputs), so)
+	}
 	if err != nil {
 		return fmt.Errorf("model %s %s: cannot create a session: %s", c.Name, s.path, oneLine(err))
 	}
@@ -297,7 +304,7 @@ func (s *Session) buffer(t, want TensorSpec, dims map[string][]int64) (*Buffer, 
 func (s *Session) inferredDim(name string, i int) int64 {
 	if s.inferred == nil {
 		s.inferred = map[string][]int64{}
-		if ins, outs, err := ort.GetInputOutputInfo(s.path); err == nil {
+		if ins, outs, err := inputOutputInfo(s.path); err == nil {
 			for _, info := range append(ins, outs...) {
 				s.inferred[info.Name] = info.Dimensions
 			}

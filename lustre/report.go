@@ -15,9 +15,10 @@ import (
 // (default: beside the output). It outlives the job folder (removed after success), so
 // `facefusion status` can still say what the job was and how it went.
 
-// ReportVersion is the report layout this program writes. Version 1 (a finished job only, up
-// to "fingerprint") is read as well: every field it had keeps its name.
-const ReportVersion = 2
+// ReportVersion is the report layout this program writes. Versions 1 (a finished job only, up
+// to "fingerprint") and 2 (the output's sha256 of the whole file, output_sha256) are read as
+// well: every field they had keeps its name.
+const ReportVersion = 3
 
 // Report is a run's record.
 type Report struct {
@@ -44,7 +45,12 @@ type Report struct {
 	PerRank []RankReport `json:"per_rank,omitempty"` // this attempt's work, by rank
 	Totals  *RankReport  `json:"totals,omitempty"`   // the ranks added up (frames per second: over the attempt's wall time)
 
-	OutputBytes  int64  `json:"output_bytes,omitempty"`
+	OutputBytes int64 `json:"output_bytes,omitempty"`
+	// OutputBlocksSHA256 is the output's block hash (blockhash.go: each block's SHA-256, hashed
+	// again), its block OutputHashBlock bytes: every rank hashes a share of the blocks.
+	OutputBlocksSHA256 string `json:"output_sha256_blocks,omitempty"`
+	OutputHashBlock    int64  `json:"output_hash_block_bytes,omitempty"`
+	// OutputSHA256 is a version 2 report's: the SHA-256 of the whole output (rank 0 alone).
 	OutputSHA256 string `json:"output_sha256,omitempty"`
 
 	// Identity is the swapped faces' identity measure (absent when nothing was measured): a
@@ -148,6 +154,16 @@ type RankReport struct {
 	GPU             *rank.GPUStats     `json:"gpu,omitempty"`
 	CPU             *rank.CPUBudget    `json:"cpu,omitempty"`      // the rank's CPUs, whence, and its thread counts
 	Identity        *IdentitySums      `json:"identity,omitempty"` // the rank's share of the identity measure
+	ModelBroadcast  *ModelBroadcast    `json:"model_broadcast,omitempty"`
+}
+
+// ModelBroadcast is a rank's part of the job's model broadcast (model_broadcast): rank 0 read
+// the files and sent them, the others received them.
+type ModelBroadcast struct {
+	Files       int     `json:"files"` // model files (and MODEL.hash files) sent
+	Bytes       int64   `json:"bytes"`
+	ReadSeconds float64 `json:"read_seconds,omitempty"` // rank 0's read of the files
+	Seconds     float64 `json:"seconds"`                // the broadcast itself, rank 0's read not included
 }
 
 // ReportPath is where the report of the job writing output lives by default.

@@ -55,31 +55,6 @@ func TestReplaceable(t *testing.T) {
 	}
 }
 
-// BenchmarkHashFile is the cost of the report's sha256 of the output: one read of the file.
-// Its MB/s (256 MiB in the page cache) gives the seconds per GB of output.
-func BenchmarkHashFile(b *testing.B) {
-	p := filepath.Join(b.TempDir(), "out.bin")
-	f, err := os.Create(p)
-	if err != nil {
-		b.Fatal(err)
-	}
-	buf := make([]byte, 1<<20)
-	for i := range buf {
-		buf[i] = byte(i * 7)
-	}
-	for i := 0; i < 256; i++ {
-		f.Write(buf)
-	}
-	f.Close()
-	b.SetBytes(256 << 20)
-	b.ResetTimer()
-	for b.Loop() {
-		if _, _, err := HashFile(p); err != nil {
-			b.Fatal(err)
-		}
-	}
-}
-
 // TestIdentitySumsAnyOrder: the identity sums are exact, so faces (and ranks) added in any
 // order give the same sums and means, with similarities whose float64 sum depends on the order.
 func TestIdentitySumsAnyOrder(t *testing.T) {

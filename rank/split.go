@@ -80,3 +80,22 @@ func Senders(split [][]Piece, me int) []int {
 	}
 	return out
 }
+
+// Even splits r into ranks contiguous runs in rank order, Split's even rule on one chunk: the
+// sizes differ by at most one, the first ranks get the extra. With more ranks than indices the
+// trailing ranks get an empty run at r's end.
+func Even(r Range, ranks int) []Range {
+	out := make([]Range, ranks)
+	for i := range out {
+		out[i] = Range{Start: max(r.Start, r.End), End: max(r.Start, r.End)}
+	}
+	if r.Len() == 0 {
+		return out
+	}
+	for i, pieces := range Split([]Range{r}, []int{0}, ranks) {
+		if len(pieces) > 0 {
+			out[i] = pieces[0].Frames
+		}
+	}
+	return out
+}

@@ -143,3 +143,21 @@ func TestSplitRandom(t *testing.T) {
 		checkSplit(t, chunks, pending, 1+rng.IntN(40))
 	}
 }
+
+// Even is Split's rule on one run: contiguous, in rank order, sizes within one, the extra first.
+func TestEven(t *testing.T) {
+	for _, c := range []struct {
+		r     Range
+		ranks int
+		want  []Range
+	}{
+		{Range{0, 10}, 3, []Range{{0, 4}, {4, 7}, {7, 10}}},
+		{Range{5, 7}, 4, []Range{{5, 6}, {6, 7}, {7, 7}, {7, 7}}},
+		{Range{0, 0}, 2, []Range{{0, 0}, {0, 0}}},
+		{Range{0, 3}, 1, []Range{{0, 3}}},
+	} {
+		if got := Even(c.r, c.ranks); !reflect.DeepEqual(got, c.want) {
+			t.Errorf("Even(%v, %d) = %v, want %v", c.r, c.ranks, got, c.want)
+		}
+	}
+}

@@ -53,13 +53,14 @@ model flags:
   --fs-bandwidth GB/s       the shared file system's aggregate read bandwidth (default 20)
   --client-bandwidth GB/s   rank 0's node's bandwidth to it, for the join and mux (default 2)
   --ranks-per-node K        ranks sharing a node's page cache (default 4)
+  --network-bandwidth GB/s  the nodes' network, for the model broadcast (default 12.5)
   --slots K                 ranks that run at once without sharing cores or a GPU (default: all)
   --launch S                launcher and MPI start-up seconds (default 1.3, measured here)
 `
 
 // planFlags are plan's own flags, taken out before run's parser sees the rest.
 var planFlags = []string{"ranks", "frames", "costs", "frame-size", "frame-seconds", "bytes-per-frame", "model-bytes",
-	"fs-bandwidth", "client-bandwidth", "ranks-per-node", "slots", "launch"}
+	"fs-bandwidth", "client-bandwidth", "ranks-per-node", "network-bandwidth", "slots", "launch"}
 
 // The largest job plan models: a row per rank and per chunk is kept, so absurd values must be
 // refused rather than exhaust the memory.
@@ -354,6 +355,9 @@ func modelRun(ctx context.Context, cfg job.Config, own ownFlags, shares []int, s
 	s.FrameSeconds = num("frame-seconds", 0)
 	s.ModelBytes = int64(num("model-bytes", float64(largestModel(cfg))))
 	s.RanksPerNode = whole("ranks-per-node", scaling.DefaultRanksPerNode)
+	s.NetBW = num("network-bandwidth", scaling.DefaultNetBW/1e9) * 1e9
+	// The job's model_broadcast: auto broadcasts once the ranks span more than one node.
+	s.Broadcast = cfg.ModelBroadcast == "on" || (cfg.ModelBroadcast == "auto" && s.Ranks > s.RanksPerNode)
 	s.Slots = whole("slots", 0)
 	s.ParallelJoin, _ = video.ParallelContainer(cfg.OutputPath, cfg.OutputVideoEncoder)
 	if err == nil {
@@ -430,16 +434,21 @@ func printModel(w io.Writer, c scaling.Costs, s scaling.Scale, e scaling.Estimat
 	fmt.Fprintf(w, "model   %d rank(s), %d frames; the busiest rank has %d (%.1f %% over the mean), %.4f s a frame\n", e.Ranks, e.Frames, e.Busiest, over, e.FrameSeconds)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "term\tseconds\tshare\tfrom")
-	fmt.Fprintf(tw, "start-up\t%.2f\t%s\tlaunch %.2f + max(plan %.2f, load %.2f) + model read %.2f (%d node(s) × %s at %s/s)\n",
-		e.Startup, pct(e.Startup), e.Launch, c.Plan, c.Load, e.Read, (s.Ranks+s.RanksPerNode-1)/s.RanksPerNode, gbytes(float64(s.ModelBytes)), gbytes(s.FSBandwidth))
+	read := fmt.Sprintf("%d node(s) × %s at %s/s", (s.Ranks+s.RanksPerNode-1)/s.RanksPerNode, gbytes(float64(s.ModelBytes)), gbytes(s.FSBandwidth))
+	if s.Broadcast && s.Ranks > 1 {
+		read = fmt.Sprintf("rank 0 reads %s at %s/s and broadcasts it: twice at %s/s (model_broadcast)", gbytes(float64(s.ModelBytes)), gbytes(math.Min(s.ClientBW, s.FSBandwidth)), gbytes(s.NetBW))
+	}
+	fmt.Fprintf(tw, "start-up\t%.2f\t%s\tlaunch %.2f + max(plan %.2f, load %.2f) + model read %.2f (%s)\n",
+		e.Startup, pct(e.Startup), e.Launch, c.Plan, c.Load, e.Read, read)
 	fmt.Fprintf(tw, "frames\t%.2f\t%s\t%d frames × %.4f s (the busiest rank; parallel)\n", e.Work, pct(e.Work), e.Busiest, e.FrameSeconds)
 	perGB := func(measured float64, passes int) string {
 		return fmt.Sprintf("%s × max(%.2f s/GB measured, %d pass(es) at %s/s)", gbytes(e.OutputBytes), measured*1e9, passes, gbytes(math.Min(s.ClientBW, s.FSBandwidth)))
 	}
 	if s.ParallelJoin {
 		nodes := float64((s.Ranks + s.RanksPerNode - 1) / s.RanksPerNode)
-		fmt.Fprintf(tw, "join\t%.2f\t%s\t%.2f + %d segments a rank × %.5f + max(busiest rank's %s × %.2f s/GB, %s twice at %s/s) (every rank its segments at their offset; rank 0 the index)\n",
-			e.Join, pct(e.Join), c.JoinFixed, (s.Segments+s.Ranks-1)/s.Ranks, c.ParallelPerSegment, gbytes(e.OutputBytes*float64(e.Busiest)/float64(max(1, e.Frames))), c.JoinPerByte*1e9,
+		fmt.Fprintf(tw, "join\t%.2f\t%s\t%.3f + %d segments a rank × %.5f + rank 0's %d frames × %.1f µs + max(busiest rank's %s × %.2f s/GB, %s twice at %s/s) (every rank its segments at their offset; rank 0 the index)\n",
+			e.Join, pct(e.Join), c.ParallelJoinFixed, (s.Segments+s.Ranks-1)/s.Ranks, c.ParallelPerSegment, e.Frames, c.PlanPerFrame*1e6,
+			gbytes(e.OutputBytes*float64(e.Busiest)/float64(max(1, e.Frames))), c.JoinPerByte*1e9,
 			gbytes(e.OutputBytes), gbytes(math.Min(nodes*s.ClientBW, s.FSBandwidth)))
 	} else {
 		fmt.Fprintf(tw, "join\t%.2f\t%s\t%.2f + %d segments × %.3f + %s (rank 0, serial)\n", e.Join, pct(e.Join), c.JoinFixed, s.Segments, c.JoinPerSegment, perGB(c.JoinPerByte, 2))
@@ -451,7 +460,9 @@ func printModel(w io.Writer, c scaling.Costs, s scaling.Scale, e scaling.Estimat
 	} else {
 		fmt.Fprintf(tw, "mux\t%.2f\t%s\t%.2f + %s\n", e.Mux, pct(e.Mux), c.MuxFixed, perGB(c.MuxPerByte, 2))
 	}
-	fmt.Fprintf(tw, "hash\t%.2f\t%s\t%s (the run report's sha256)\n", e.Hash, pct(e.Hash), perGB(c.HashPerByte, 1))
+	fmt.Fprintf(tw, "hash\t%.2f\t%s\t%.3f + max(busiest rank's %s × %.2f s/GB, %s once at %s/s) (the run report's block hash: every rank its share of the %d MiB blocks)\n",
+		e.Hash, pct(e.Hash), c.HashFixed, gbytes(e.HashShare), c.HashPerByte*1e9, gbytes(e.OutputBytes),
+		gbytes(math.Min(float64((s.Ranks+s.RanksPerNode-1)/s.RanksPerNode)*s.ClientBW, s.FSBandwidth)), lustre.HashBlockBytes>>20)
 	tw.Flush()
 	fmt.Fprintf(w, "wall          %.2f s (one rank: %.2f s)\n", e.Wall, e.OneRank)
 	fmt.Fprintf(w, "efficiency    %.1f %% (one rank's wall over %d × this wall)\n", 100*e.Efficiency, e.Ranks)

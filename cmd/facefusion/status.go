@@ -202,7 +202,10 @@ func reportStatus(output string, w io.Writer) error {
 	if r.Outcome == lustre.Complete {
 		fmt.Fprintf(w, "frames:     %d done, 0 pending, of %d\n", r.FrameEnd-r.FrameStart, r.FrameEnd-r.FrameStart)
 	}
-	if r.OutputSHA256 != "" {
+	if r.OutputBlocksSHA256 != "" { // check: split -b BLOCK --filter=sha256sum OUTPUT | sha256sum
+		fmt.Fprintf(w, "hash:       %s (%d bytes; sha256 of %d-byte blocks' sha256sum lines)\n", r.OutputBlocksSHA256, r.OutputBytes, r.OutputHashBlock)
+	}
+	if r.OutputSHA256 != "" { // a version 2 report's
 		fmt.Fprintf(w, "sha256:     %s (%d bytes)\n", r.OutputSHA256, r.OutputBytes)
 	}
 	return nil

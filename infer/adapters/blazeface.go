@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strings"
 
-	"os"
 	"path/filepath"
 	"slices"
 
@@ -107,7 +106,7 @@ func NewBlazeFace(modelPath string, cfg infer.SessionConfig) (*BlazeFace, error)
 
 // newBlazeFace accepts the model only if its signature is one of specs.
 func newBlazeFace(modelPath string, cfg infer.SessionConfig, specs ...*blazeSpec) (*BlazeFace, error) {
-	st, err := os.Stat(modelPath)
+	st, err := infer.ModelStat(modelPath)
 	if err != nil {
 		return nil, fmt.Errorf("%s %s: not found: run `make fetch` or set the model path in the config", blazeKind, modelPath)
 	}

@@ -1,8 +1,6 @@
 package clitest
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -18,6 +16,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/facefusion-hpc/facefusion/internal/driver"
+	"github.com/facefusion-hpc/facefusion/internal/testenv"
 	"github.com/facefusion-hpc/facefusion/internal/video"
 	"github.com/facefusion-hpc/facefusion/lustre"
 )
@@ -55,19 +54,14 @@ func CheckReportEnd(t *testing.T, out string, r Result, outcome string) *lustre.
 // the output file (size, sha256, frames), the ranks, the faces and the stages.
 func CheckRunReport(t *testing.T, rep *lustre.Report, target, out string, sources []string, ranks, frames int, enhanced bool) {
 	t.Helper()
-	data, err := os.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sum := sha256.Sum256(data)
+	CheckOutputHash(t, rep, out)
 	host, _ := os.Hostname()
 	if rep.Target != target || !slices.Equal(rep.Sources, sources) || rep.FrameEnd-rep.FrameStart != frames ||
-		rep.OutputBytes != int64(len(data)) || rep.OutputSHA256 != hex.EncodeToString(sum[:]) ||
 		len(rep.Fingerprint) == 0 || len(rep.Attempts) != 1 || rep.Attempts[0].Ranks != ranks ||
 		rep.Ranks != ranks || !slices.Equal(rep.Hosts, []string{host}) || rep.Slurm != nil {
-		t.Errorf("report: target %q sources %v frames %d bytes %d sha256 %s fingerprint %d keys attempts %v ranks %d hosts %v slurm %v; want %q %v %d %d %x, one attempt on %d ranks, [%s], no Slurm",
-			rep.Target, rep.Sources, rep.FrameEnd-rep.FrameStart, rep.OutputBytes, rep.OutputSHA256, len(rep.Fingerprint), rep.Attempts, rep.Ranks, rep.Hosts, rep.Slurm,
-			target, sources, frames, len(data), sum, ranks, host)
+		t.Errorf("report: target %q sources %v frames %d fingerprint %d keys attempts %v ranks %d hosts %v slurm %v; want %q %v %d, one attempt on %d ranks, [%s], no Slurm",
+			rep.Target, rep.Sources, rep.FrameEnd-rep.FrameStart, len(rep.Fingerprint), rep.Attempts, rep.Ranks, rep.Hosts, rep.Slurm,
+			target, sources, frames, ranks, host)
 	}
 	if len(rep.PerRank) != ranks || rep.Totals == nil {
 		t.Fatalf("report: %d per-rank entries, totals %v; want %d and totals", len(rep.PerRank), rep.Totals, ranks)
@@ -103,6 +97,9 @@ func CheckRunReport(t *testing.T, rep *lustre.Report, target, out string, source
 			if st == "checkpoint" {
 				ran = r.Chunks > 0 // a rank whose frames all went to others' chunks records none
 			}
+			if st == "hash" { // rank 0's part of the output's hash, and a rank's with a block
+				ran = i == 0 || hashBlocks(rep.OutputBytes, ranks, i) > 0
+			}
 			if ran != (v > 0) || v < 0 {
 				t.Errorf("rank %d: stage %s: %g s (ran: %v)", i, st, v, ran)
 			}
@@ -122,6 +119,32 @@ func CheckRunReport(t *testing.T, rep *lustre.Report, target, out string, source
 	if sumFrames != frames || rep.Totals.Frames != frames || rep.Totals.FacesSwapped != sumSwapped || sumSwapped == 0 || rep.Totals.FacesEnhanced != 0 {
 		t.Errorf("per-rank frames add up to %d, totals %+v; want %d frames and faces swapped", sumFrames, rep.Totals, frames)
 	}
+}
+
+// CheckOutputHash asserts the report's output hash is the one coreutils computes from the file
+// (testenv.BlockHash: what a user runs), with the block the report names, and its size.
+func CheckOutputHash(t *testing.T, rep *lustre.Report, out string) {
+	t.Helper()
+	st, err := os.Stat(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.OutputHashBlock != 16<<20 || rep.OutputBytes != st.Size() || rep.OutputSHA256 != "" ||
+		rep.OutputBlocksSHA256 != testenv.BlockHash(t, out, rep.OutputHashBlock) {
+		t.Errorf("report of %s: %d bytes, block hash %q of %d-byte blocks, sha256 %q; want %d bytes, coreutils' hash of 16 MiB blocks (split -b 16777216 --filter=sha256sum | sha256sum), no whole-file sha256",
+			out, rep.OutputBytes, rep.OutputBlocksSHA256, rep.OutputHashBlock, rep.OutputSHA256, st.Size())
+	}
+}
+
+// hashBlocks is how many of a file's 16 MiB blocks rank r of ranks hashes: an even share, the
+// first ranks one more.
+func hashBlocks(size int64, ranks, r int) int {
+	blocks := int((size + 16<<20 - 1) / (16 << 20))
+	n := blocks / ranks
+	if r < blocks%ranks {
+		n++
+	}
+	return n
 }
 
 // CheckMetrics parses the .prom file with Prometheus's own parser and compares it with the report.

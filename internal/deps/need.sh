@@ -57,6 +57,9 @@ requirement() {
 	slurm)
 		check="have_slurm" debs="slurmctld slurmd slurm-client munge"
 		hint="Slurm's daemons and clients (slurmctld, slurmd, srun, sbatch, scontrol, scancel, squeue): the tests start a private cluster" ;;
+	strace)
+		check="have strace" debs="strace"
+		hint="strace: a test counts the model files each MPI rank opens" ;;
 	lmod)
 		check="have_file /usr/share/lmod/lmod/init/bash" debs="lmod"
 		hint="Lmod (/usr/share/lmod/lmod/init/bash): the install test loads the module file with it" ;;
@@ -67,7 +70,7 @@ requirement() {
 }
 
 # Every row, for --debian.
-ALL="go cc pkg-config mpi certs ffmpeg npm debian-archive g++ dlib mpirun slurm lmod"
+ALL="go cc pkg-config mpi certs ffmpeg npm debian-archive g++ dlib mpirun slurm lmod strace"
 
 have() {
 	local c

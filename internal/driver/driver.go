@@ -162,10 +162,17 @@ func Run(ctx context.Context, comm collective.Comm, cfg job.Config, opt Options)
 	}
 	log.Debugf("rank %d: %v", me, cpus)
 
+	// 0. Rank 0 reads the model files once and broadcasts them (model_broadcast): the ranks
+	// below load from its bytes, not from the shared file system. A receive error is this
+	// rank's setup error, told at the agreement like a load's.
+	setupStart := time.Now()
+	cast, castErr := shareModels(comm, cfg, opt.SkipDone, log)
+	defer cast.drop() // whatever way Run ends; a video job's once its workers are made
+
 	// 1. Rank 0 plans while every other rank loads its models (with its own settings, checked
 	// against rank 0's once the plan comes): start-up costs the longer of the two, not their
 	// sum. Every rank learns the plan (or the reason there is none).
-	setupStart := time.Now()
+	planStart := time.Now()
 	var plan Plan
 	var models *pipeline.Models
 	var ck *checkpointer
@@ -176,7 +183,7 @@ func Run(ctx context.Context, comm collective.Comm, cfg job.Config, opt Options)
 		rec = &runRecord{cfg: cfg, opt: opt, ranks: comm.Size(), start: time.Now(), plan: &plan}
 		var err error
 		models, ck, err = planJob(ctx, cfg, comm.Size(), &plan, log, opt.SkipDone)
-		planned, loaded = time.Since(setupStart), plan.loaded
+		planned, loaded = time.Since(planStart), plan.loaded
 		defer models.Close() // whatever way Run ends from here (Close is idempotent)
 		if errors.Is(err, errAlreadyDone) {
 			plan, err = Plan{AlreadyDone: true}, nil
@@ -191,13 +198,15 @@ func Run(ctx context.Context, comm collective.Comm, cfg job.Config, opt Options)
 	} else {
 		// A job that may be done already (batch-run's rerun: its output is there) loads after
 		// the plan, as rank 0 finds that out before its own load: a skipped target costs none.
-		if _, err := os.Lstat(cfg.OutputPath); !opt.SkipDone || err != nil {
+		if castErr != nil {
+			loadErr = castErr
+		} else if _, err := os.Lstat(cfg.OutputPath); !opt.SkipDone || err != nil {
 			// Its codec trials too (a GPU job's only), beside the load: Check, once the plan
 			// says what rank 0 chose, finds their answers cached.
 			tried := make(chan struct{})
 			go func() { defer close(tried); pipeline.Pretry(ctx, cfg) }()
 			models, loadErr = loadModels(cfg)
-			loaded = time.Since(setupStart)
+			loaded = time.Since(planStart)
 			<-tried
 		}
 		defer func() { models.Close() }() // a refused plan included: the sessions go with Run
@@ -250,6 +259,9 @@ func Run(ctx context.Context, comm collective.Comm, cfg job.Config, opt Options)
 			}
 		}
 	}
+	if plan.Image {
+		cast.drop() // rank 0 alone processes it, from the files
+	}
 	plan.Codecs.Use(&cfg) // after the settings check, which compares the settings as given
 	if me == 0 && err != nil {
 		rec.write(ctx, err, log) // before agree lets the other ranks exit
@@ -291,13 +303,16 @@ func Run(ctx context.Context, comm collective.Comm, cfg job.Config, opt Options)
 	} else {
 		// The batch-1 models run at most one run a CPU at once, however many workers.
 		models.LimitRuns(cpus.CPUs)
-		res, err = encodeShare(ctx, comm, cfg, models, &plan, jd, opt, ctl, cpus.Workers)
+		res, err = encodeShare(ctx, comm, cfg, models, &plan, jd, opt, ctl, cpus.Workers, cast.drop)
 	}
 	if plan.Image && me == 0 && err == nil {
 		res.Frames = 1
 	}
 	res.Stats = rankStats(me, models, &res, began, gpu.Stop())
 	res.Stats.CPU = &cpus
+	if cast != nil {
+		res.Stats.ModelBroadcast = cast.stats
+	}
 	res.Stats.StageSeconds["plan"], res.Stats.StageSeconds["load"], res.Stats.StageSeconds["setup"] = planned.Seconds(), loaded.Seconds(), setup.Seconds()
 	if err != nil {
 		res.Err, res.Kind = err.Error(), fault.KindOf(err)
@@ -327,6 +342,11 @@ func Run(ctx context.Context, comm collective.Comm, cfg job.Config, opt Options)
 				return "", fault.AsInternal(err)
 			}
 		}
+		if !pj.hashed {
+			if err := sendHash(comm, nil); err != nil {
+				return "", fault.AsInternal(err)
+			}
+		}
 		printed = final.Err != "" && (final.Stopped || ctx.Err() == nil) && say(opt, final.Err)
 		switch {
 		case final.Stopped:
@@ -338,6 +358,9 @@ func Run(ctx context.Context, comm collective.Comm, cfg job.Config, opt Options)
 	}
 	if me != 0 {
 		if err := serveJoin(ctx, comm, cfg, log); err != nil {
+			return "", fault.AsInternal(err)
+		}
+		if err := serveHash(comm, log); err != nil {
 			return "", fault.AsInternal(err)
 		}
 	}
@@ -708,8 +731,9 @@ func useSource(m *pipeline.Models, p *Plan) error {
 // being encoded, but the chunks whose frames are all written are finished and recorded first;
 // a failure or a takeover discards every chunk not yet recorded. Its share's first frames may
 // be of a chunk another rank encodes: they are sent there (share.go); its last chunk may be
-// completed by frames other ranks send.
-func encodeShare(ctx context.Context, comm collective.Comm, cfg job.Config, m *pipeline.Models, p *Plan, jd *lustre.JobDir, opt Options, ctl *control, workerCount int) (res Result, err error) {
+// completed by frames other ranks send. modelsOpen is called once its workers are made (or it has
+// none to make): the model broadcast's bytes go then.
+func encodeShare(ctx context.Context, comm collective.Comm, cfg job.Config, m *pipeline.Models, p *Plan, jd *lustre.JobDir, opt Options, ctl *control, workerCount int, modelsOpen func()) (res Result, err error) {
 	me := comm.Rank()
 	pieces := p.Work[me]
 	// The sharing first, whatever happens next: a sender always ends its part, an owner always
@@ -733,11 +757,11 @@ func encodeShare(ctx context.Context, comm collective.Comm, cfg job.Config, m *p
 			err = rerr
 		}
 	}()
-	return encodePieces(ctx, comm, cfg, m, p, jd, opt, ctl, workerCount, snd, rcv)
+	return encodePieces(ctx, comm, cfg, m, p, jd, opt, ctl, workerCount, snd, rcv, modelsOpen)
 }
 
 // encodePieces is encodeShare's work, once the sharing has started.
-func encodePieces(ctx context.Context, comm collective.Comm, cfg job.Config, m *pipeline.Models, p *Plan, jd *lustre.JobDir, opt Options, ctl *control, workerCount int, snd *sender, rcv *receiver) (Result, error) {
+func encodePieces(ctx context.Context, comm collective.Comm, cfg job.Config, m *pipeline.Models, p *Plan, jd *lustre.JobDir, opt Options, ctl *control, workerCount int, snd *sender, rcv *receiver, modelsOpen func()) (Result, error) {
 	me := comm.Rank()
 	res := Result{Rank: me}
 	signalled := ctx
@@ -769,9 +793,13 @@ func encodePieces(ctx context.Context, comm collective.Comm, cfg job.Config, m *
 
 	work := p.Work[me]
 	if len(work) == 0 {
+		modelsOpen()
 		return res, nil
 	}
+	// The workers read their models' signatures and open their sessions (rank 0 its first of
+	// some, a swapper) from the broadcast's bytes; then the bytes go.
 	workers, err := m.Workers(workerCount)
+	modelsOpen()
 	if err != nil {
 		return res, err
 	}
@@ -1046,6 +1074,10 @@ func finish(ctx context.Context, cfg job.Config, p *Plan, jd *lustre.JobDir, all
 		}
 		return fail(fault.AsInternal(err))
 	}
+	// The output's bytes are final: every rank hashes its share of them for the run report.
+	if err := rec.hashShared(pj, final, log); err != nil {
+		return fail(fault.AsInternal(err))
+	}
 	testPause(ctx, "commit", log)
 	if err := ck.stillMine(p); err != nil {
 		return fail(err)
@@ -1057,7 +1089,6 @@ func finish(ctx context.Context, cfg job.Config, p *Plan, jd *lustre.JobDir, all
 	// The report right after the rename, before the job folder (and its claim) goes: a run of
 	// this job that claims the folder next finds the output with its report (batch-run's
 	// "already done"). Nothing after the rename can fail the job.
-	rec.hashOutput(log)
 	rec.write(ctx, nil, log)
 	if cfg.KeepSegments {
 		if err := ck.save(nil, lustre.Complete); err != nil {

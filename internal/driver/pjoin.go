@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/facefusion-hpc/facefusion/collective"
+	"github.com/facefusion-hpc/facefusion/internal/fault"
 	"github.com/facefusion-hpc/facefusion/internal/job"
 	"github.com/facefusion-hpc/facefusion/internal/logging"
 	"github.com/facefusion-hpc/facefusion/internal/pipeline"
@@ -97,9 +98,11 @@ type joinReport struct {
 
 // joinDecision is rank 0's answer: where the video starts, or why nothing is written.
 type joinDecision struct {
-	Err        string `json:",omitempty"`
-	Serial     bool   `json:",omitempty"` // rank 0 joins serially instead (Err says why)
-	VideoStart int64
+	Err    string `json:",omitempty"`
+	Serial bool   `json:",omitempty"` // rank 0 joins serially instead (Err says why)
+	// Environment: Err is the nodes' doing (their encoders differ), not this program's.
+	Environment bool `json:",omitempty"`
+	VideoStart  int64
 }
 
 // joinOutcome is how one rank's share went, for rank 0: its failure ("" none) and its wall
@@ -345,12 +348,20 @@ func joinShare(ctx context.Context, comm collective.Comm, cfg job.Config, ins *j
 		return true, seconds, nil
 	}
 	if dec.Err != "" {
-		return false, seconds, errors.New(dec.Err)
+		return false, seconds, decisionError(dec)
 	}
 	if firstErr != "" {
 		return false, seconds, errors.New(firstErr)
 	}
 	return false, seconds, nil
+}
+
+// decisionError is the join's error when rank 0's decision says nothing is written.
+func decisionError(dec joinDecision) error {
+	if dec.Environment {
+		return fault.AsEnvironment(errors.New(dec.Err))
+	}
+	return errors.New(dec.Err)
 }
 
 // planOutput is rank 0's layout from every rank's tables: it writes the index and the side
@@ -385,6 +396,12 @@ func planOutput(ctx context.Context, ins *joinInstruction, side *sideFile, piece
 		return joinDecision{Err: err.Error(), Serial: true}
 	}
 	l, err := video.PlanJoin(s, tables, pieces[0], ins.Times)
+	if ce := (*video.ConfigError)(nil); errors.As(err, &ce) && !ce.Concatenable() && ce.Piece < len(ins.Segs) {
+		// Neither join can put both in one file: the serial one would decode every segment
+		// with the first one's configuration.
+		return joinDecision{Environment: true, Err: fmt.Sprintf("the segments %s and %s were encoded with different %s configurations (another ffmpeg or encoder library on some nodes?): they cannot be joined into one video; give every node the same ffmpeg, then run the job again with --fresh",
+			ins.Segs[0].Path, ins.Segs[ce.Piece].Path, ce.Codec)}
+	}
 	if err != nil {
 		return joinDecision{Err: err.Error(), Serial: true}
 	}
@@ -429,10 +446,11 @@ func copyPieces(out string, at int64, pieces []*video.Piece) error {
 	return f.Close()
 }
 
-// joinContext is what finish needs for the parallel join: the communicator, rank 0's side
-// file, and whether the one instruction of the protocol was sent.
+// joinContext is what finish needs for the parallel join and the output's hash: the
+// communicator, rank 0's side file, and whether the one instruction of each protocol was sent.
 type joinContext struct {
-	comm collective.Comm
-	side *sideFile
-	sent bool
+	comm   collective.Comm
+	side   *sideFile
+	sent   bool
+	hashed bool // hash.go's instruction
 }

@@ -18,8 +18,9 @@ import (
 
 // ReportStages are the stage names of a rank's report, in order: the pipeline's, then the
 // driver's own (checkpoint work on every rank; rank 0's join: the segments joined and the
-// target's other streams muxed in one ffmpeg run; the start-up: SetupStages).
-var ReportStages = append(append(pipeline.StageNames[:], "checkpoint", "join"), SetupStages...)
+// target's other streams muxed in one ffmpeg run; the rank's share of the output's hash, rank
+// 0's whole part of it; the start-up: SetupStages).
+var ReportStages = append(append(pipeline.StageNames[:], "checkpoint", "join", "hash"), SetupStages...)
 
 // SetupStages are a rank's start-up, wall times before its first frame: plan is rank 0's (its
 // checks, probe, model load, source analysis, job folder claim and fingerprint); load is the
@@ -155,7 +156,9 @@ func (rr *runRecord) report(ctx context.Context, err error) *lustre.Report {
 		rr.ck.mu.Unlock()
 	}
 	if outcome == lustre.Complete {
-		rep.OutputBytes, rep.OutputSHA256 = rr.outSize, rr.outSum
+		if rr.outSum != "" {
+			rep.OutputBytes, rep.OutputBlocksSHA256, rep.OutputHashBlock = rr.outSize, rr.outSum, lustre.HashBlockBytes
+		}
 	}
 	return rep
 }
@@ -204,13 +207,38 @@ func isDir(p string) bool {
 // metricsEvery is how often rank 0 rewrites the metrics file while the job runs.
 const metricsEvery = 5 * time.Second
 
-// hashOutput records the committed output's size and sha256: one read of the whole file, on
-// rank 0, after the commit (about 2 s per GB here; see the README).
+// hashOutput records an image output's size and block hash, on rank 0 alone (the other ranks
+// have no part in an image).
 func (rr *runRecord) hashOutput(log *logging.Logger) {
-	size, sum, err := lustre.HashFile(rr.cfg.OutputPath)
+	start := time.Now()
+	size, sum, err := lustre.HashFileBlocks(rr.cfg.OutputPath)
+	rr.perRank[0].StageSeconds["hash"] = time.Since(start).Seconds()
 	if err != nil {
 		log.Warnf("the output is in place, but it could not be hashed for its run report: %v", err)
 		return
 	}
 	rr.outSize, rr.outSum = size, sum
+}
+
+// hashShared records the size and block hash of the joined output at path, before its rename,
+// computed by every rank (hash.go), and each rank's time in it. The other ranks first leave the
+// join's protocol: a serial join sent them no instruction. err is a collective's failure; a
+// hash that fails is a warning and no hash in the report.
+func (rr *runRecord) hashShared(pj *joinContext, path string, log *logging.Logger) error {
+	if !pj.sent {
+		pj.sent = true
+		if err := sendInstruction(pj.comm, nil); err != nil {
+			return err
+		}
+	}
+	pj.hashed = true
+	size, sum, secs, failed, err := hashOutput(pj.comm, path, log)
+	for r := 0; r < len(secs) && r < len(rr.perRank); r++ {
+		rr.perRank[r].StageSeconds["hash"] = secs[r]
+	}
+	if failed != "" {
+		log.Warnf("the output's hash for its run report could not be computed (the report will have none): %s", failed)
+	}
+	rr.outSize, rr.outSum = size, sum
+	return err
 }

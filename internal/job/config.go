@@ -87,6 +87,9 @@ type Config struct {
 	// Whether the run report measures how much the swapped faces look like the source (auto:
 	// where a recognizer is at hand; off: never): it reads frames, never changes one.
 	IdentityMeasure string `toml:"identity_measure" fingerprint:"operational"`
+	// Whether rank 0 reads the model files once and broadcasts their bytes to the other ranks
+	// (ModelBroadcastModes): every rank runs the same bytes either way.
+	ModelBroadcast string `toml:"model_broadcast" fingerprint:"operational"`
 
 	Models
 	// facefusion batch-run's keys (run refuses them).
@@ -206,6 +209,9 @@ func (c *Config) validate(paths bool) error {
 	if msg := oneOf("identity_measure", c.IdentityMeasure, IdentityMeasures); msg != "" {
 		bad("%s", msg)
 	}
+	if msg := oneOf("model_broadcast", c.ModelBroadcast, ModelBroadcastModes); msg != "" {
+		bad("%s", msg)
+	}
 	if len(errs) > 0 {
 		return errors.New(strings.Join(errs, "; "))
 	}
@@ -217,6 +223,11 @@ func (c *Config) validate(paths bool) error {
 // why); on requires them (a job that cannot have them is refused before the first frame); off
 // never uses them.
 var HardwareCodecModes = []string{"auto", "on", "off"}
+
+// ModelBroadcastModes are model_broadcast's values: auto broadcasts where the job's ranks span
+// more than one host (on one host the page cache already shares one read), on wherever there is
+// more than one rank, off never (every rank reads each model file itself).
+var ModelBroadcastModes = []string{"auto", "on", "off"}
 
 // maxStopMargin bounds stop_margin at a day: more is a mistake, and far more overflows a
 // time.Duration.

@@ -42,6 +42,7 @@ func TestParseErrorsNameTheKey(t *testing.T) {
 		"--execution-thread-count": {"--execution-thread-count", "two"},
 		"source_paths":             {"-t", "b", "-o", "c"},
 		"chunk_frames":             {"-s", "a", "-t", "b", "-o", "c", "--chunk-frames", "0"},
+		"model_broadcast":          {"-s", "a", "-t", "b", "-o", "c", "--model-broadcast", "maybe"},
 	}
 	for want, args := range cases {
 		_, err := Parse(args)

@@ -69,6 +69,8 @@ var options = []option{
 		set: str(func(c *Config) *string { return &c.OutputVideoEncoder })},
 	{long: "hardware-codecs", arg: "MODE", help: "NVDEC/NVENC video codecs: auto (default: where the job runs on a GPU and the node's ffmpeg and driver have them; libx264 becomes h264_nvenc, libx265 hevc_nvenc), on (required), off",
 		set: str(func(c *Config) *string { return &c.HardwareCodecs })},
+	{long: "model-broadcast", arg: "MODE", help: "rank 0 reads each model file once and broadcasts its bytes over MPI: auto (default: where the ranks span more than one host), on, off (every rank reads the files)",
+		set: str(func(c *Config) *string { return &c.ModelBroadcast })},
 	{long: "output-video-quality", arg: "0..100", help: "quality, mapped to CRF as FaceFusion does (default 80)",
 		set: integer("output-video-quality", func(c *Config) *int { return &c.OutputVideoQuality })},
 	{long: "output-video-preset", arg: "NAME", help: "encoder preset, e.g. ultrafast … veryslow (default veryfast)",

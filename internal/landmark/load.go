@@ -212,7 +212,12 @@ func Load(path string) (*Predictor, error) {
 		return nil, fmt.Errorf("landmark model %s: cannot open: %w", path, err)
 	}
 	defer f.Close()
-	d := &decoder{r: f, buf: make([]byte, 1<<20)}
+	return Read(path, f)
+}
+
+// Read decodes a dlib shape predictor from r (the bytes of the file at path, which errors name).
+func Read(path string, r io.Reader) (*Predictor, error) {
+	d := &decoder{r: r, buf: make([]byte, 1<<20)}
 	p, err := decode(d)
 	switch {
 	case errors.Is(err, errTruncated):

@@ -249,5 +249,5 @@ func ReadIndex(r io.ReaderAt, size int64) (*File, error) {
 		boxes = append(boxes, b)
 		off += n
 	}
-	return read(boxes)
+	return read(boxes, size)
 }

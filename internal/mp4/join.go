@@ -86,7 +86,7 @@ func (j *Join) header(hlen int64) ([]byte, error) {
 			return nil, err
 		}
 		var st *stretch
-		if t.Handler == "tmcd" && len(t.Samples) == 1 && t.Timescale > 0 {
+		if t.Handler == "tmcd" && t.Count == 1 && t.Timescale > 0 {
 			// The timecode's one sample lasts the placeholder's frame in the side file; the
 			// serial join's (ffmpeg's muxer) lasts the whole video: so does this one.
 			media := rescaleUp(j.media(), int64(t.Timescale), int64(j.Video.Timescale))
@@ -333,10 +333,8 @@ func (j *Join) sampleTable(start int64) []byte {
 // that any offset fits). Every chunk must lie in the side file's mdat body [data, data+size).
 // With st, the track's one sample and its durations are stretched to st.
 func shiftedTrak(trak *Box, t *Track, shift, data, size int64, st *stretch) ([]byte, error) {
-	for _, s := range t.Samples {
-		if s.Offset < data || s.Offset+int64(s.Size) > data+size {
-			return nil, fmt.Errorf("mp4: track %d has a sample at offset %d outside the side file's mdat", t.ID, s.Offset)
-		}
+	if err := t.Extents(data, data+size); err != nil {
+		return nil, fmt.Errorf("%w: outside the side file's mdat", err)
 	}
 	var walk func(b *Box) []byte
 	walk = func(b *Box) []byte {

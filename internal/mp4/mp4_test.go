@@ -14,7 +14,7 @@ import (
 
 // tiny makes a 64x48 clip of 20 frames at 29.97 fps with B-frames (libx264's default preset)
 // and audio, with the video's clock 1/30000; faststart puts the index first.
-func tiny(t *testing.T, faststart bool) string {
+func tiny(t testing.TB, faststart bool) string {
 	t.Helper()
 	p := filepath.Join(t.TempDir(), "tiny.mp4")
 	args := []string{"-nostdin", "-v", "error", "-f", "lavfi", "-i", "testsrc2=size=64x48:rate=30000/1001",
@@ -89,6 +89,15 @@ func TestReadTracksMatchFFprobe(t *testing.T) {
 		if v == nil || v.Timescale != 30000 || len(v.Samples) != 20 {
 			t.Fatalf("faststart %v: video track %+v, want 20 samples at 1/30000", faststart, v)
 		}
+		// The sound track's samples are read on demand.
+		if a := index.Tracks[1]; a.Samples != nil || a.Count == 0 {
+			t.Fatalf("faststart %v: the sound track came with %d samples read (count %d); they are read on demand", faststart, len(a.Samples), a.Count)
+		}
+		for _, f := range []*File{index, whole} {
+			if err := f.Tracks[1].LoadSamples(int64(len(b))); err != nil || len(f.Tracks[1].Samples) != f.Tracks[1].Count {
+				t.Fatalf("faststart %v: the sound track's samples: %v, %d of %d", faststart, err, len(f.Tracks[1].Samples), f.Tracks[1].Count)
+			}
+		}
 		for i, stream := range []string{"v", "a"} {
 			got, want := sampleLines(index.Tracks[i]), ffprobeSamples(t, path, stream)
 			if strings.Join(got, "\n") != strings.Join(want, "\n") {
@@ -134,5 +143,75 @@ func TestBoxesRoundTrip(t *testing.T) {
 	}
 	if h := MdatHeader(100); len(h) != 16 || strconv.Itoa(int(h[15])) != "116" {
 		t.Errorf("MdatHeader(100) = %x", h)
+	}
+}
+
+// pcm makes a MOV of secs seconds of 64x48 video and 48 kHz PCM sound: a sample per audio
+// sample, of fixed size.
+func pcm(t testing.TB, secs int) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "pcm.mov")
+	args := []string{"-nostdin", "-v", "error", "-f", "lavfi", "-i", "testsrc2=size=64x48:rate=25",
+		"-f", "lavfi", "-i", "sine=sample_rate=48000", "-t", strconv.Itoa(secs), "-c:v", "libx264", "-preset", "ultrafast",
+		"-pix_fmt", "yuv420p", "-c:a", "pcm_s16le", p}
+	if out, err := exec.Command(testenv.Tool(t, "ffmpeg"), args...).CombinedOutput(); err != nil {
+		t.Fatalf("ffmpeg: %v: %s", err, out)
+	}
+	return p
+}
+
+// Extents, which checks a chunk at a time without building a track's samples, agrees with the
+// samples themselves: every sample of the track lies in [first sample, end of the last), and
+// the range narrowed by a byte at either end is refused; for variable-size samples (H.264, AAC)
+// and the fixed-size ones of PCM, whose chunks are not walked sample by sample.
+func TestExtentsMatchTheSamples(t *testing.T) {
+	for _, path := range []string{tiny(t, false), pcm(t, 1)} {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, err := ReadFile(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, tr := range f.Tracks {
+			if err := tr.LoadSamples(int64(len(b))); err != nil {
+				t.Fatal(err)
+			}
+			from, to := int64(len(b)), int64(0)
+			for _, s := range tr.Samples {
+				from, to = min(from, s.Offset), max(to, s.Offset+int64(s.Size))
+			}
+			what := fmt.Sprintf("%s track %d (%s, %d samples)", filepath.Base(path), tr.ID, tr.Handler, tr.Count)
+			if err := tr.Extents(from, to); err != nil {
+				t.Errorf("%s: Extents(%d, %d): %v", what, from, to, err)
+			}
+			for _, r := range [][2]int64{{from + 1, to}, {from, to - 1}} {
+				if err := tr.Extents(r[0], r[1]); err == nil {
+					t.Errorf("%s: Extents(%d, %d) passed, but a sample lies outside", what, r[0], r[1])
+				}
+			}
+		}
+	}
+}
+
+// BenchmarkReadIndexPCM reads the index of a MOV with a minute of 48 kHz PCM sound (2.88
+// million sound samples), as the parallel join reads its side file.
+func BenchmarkReadIndexPCM(b *testing.B) {
+	path := pcm(b, 60)
+	f, err := os.Open(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := ReadIndex(f, st.Size()); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

@@ -24,7 +24,11 @@ type Track struct {
 	Handler   string // vide, soun, text, sbtl …
 	Timescale uint32
 	Stsd      []byte // the stsd box's body
-	Samples   []Sample
+	// Count is the track's number of samples (stsz). Samples holds them, in decode order, once
+	// LoadSamples read them (ReadFile and ReadIndex do for video tracks only: a sound track of
+	// PCM has a sample per audio sample, 345 million in two hours at 48 kHz).
+	Count   int
+	Samples []Sample
 	// Duration is the media's duration in Timescale (mdhd): the last sample's duration included.
 	Duration int64
 	// MediaTime is the first edit's media time (elst), -1 for an empty first edit, 0 when there
@@ -45,11 +49,12 @@ func ReadFile(b []byte) (*File, error) {
 	if err != nil {
 		return nil, err
 	}
-	return read(boxes)
+	return read(boxes, int64(len(b)))
 }
 
-// read finds the moov among a file's top-level boxes and reads its tracks.
-func read(boxes []*Box) (*File, error) {
+// read finds the moov among the top-level boxes of a file of size bytes and reads its tracks,
+// the samples of its video tracks.
+func read(boxes []*Box, size int64) (*File, error) {
 	f := &File{Boxes: boxes, Moov: Find(boxes, "moov")}
 	if f.Moov == nil {
 		return nil, fmt.Errorf("mp4: no moov box")
@@ -59,6 +64,9 @@ func read(boxes []*Box) (*File, error) {
 			continue
 		}
 		t, err := ReadTrack(b)
+		if err == nil && t.Handler == "vide" {
+			err = t.LoadSamples(size)
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -77,7 +85,8 @@ func (f *File) Video() *Track {
 	return nil
 }
 
-// ReadTrack reads a trak box's sample table.
+// ReadTrack reads a trak box: its identity, timescale, handler, edit, sample entry and sample
+// count; LoadSamples reads the samples.
 func ReadTrack(trak *Box) (*Track, error) {
 	t := &Track{Trak: trak}
 	tkhd := trak.Child("tkhd")
@@ -136,43 +145,178 @@ func ReadTrack(trak *Box) (*Track, error) {
 	} else {
 		return nil, fmt.Errorf("mp4: track %d has no stsd", t.ID)
 	}
-	var err error
-	t.Samples, err = readSamples(stbl)
+	sz, err := readSizes(stbl)
 	if err != nil {
 		return nil, fmt.Errorf("mp4: track %d: %w", t.ID, err)
 	}
+	t.Count = sz.n
 	return t, nil
 }
 
-func readSamples(stbl *Box) ([]Sample, error) {
+// LoadSamples reads the track's samples into t.Samples; limit is the file's size, which they
+// must fit in (a damaged count is refused before anything is allocated for it).
+func (t *Track) LoadSamples(limit int64) error {
+	var err error
+	t.Samples, err = readSamples(t.Trak.Path("mdia", "minf", "stbl"), limit)
+	if err != nil {
+		return fmt.Errorf("mp4: track %d: %w", t.ID, err)
+	}
+	return nil
+}
+
+// sizes is a sample table's stsz: every sample's size is fixed, or read from r in turn.
+type sizes struct {
+	fixed uint32
+	n     int
+	r     *reader
+}
+
+func (z *sizes) next() uint32 {
+	if z.fixed != 0 {
+		return z.fixed
+	}
+	return z.r.u32()
+}
+
+func readSizes(stbl *Box) (*sizes, error) {
 	stsz := stbl.Child("stsz")
-	stts := stbl.Child("stts")
-	stsc := stbl.Child("stsc")
-	stco, co64 := stbl.Child("stco"), stbl.Child("co64")
-	if stsz == nil || stts == nil || stsc == nil || (stco == nil && co64 == nil) {
+	if stsz == nil || stbl.Child("stts") == nil || stbl.Child("stsc") == nil || (stbl.Child("stco") == nil && stbl.Child("co64") == nil) {
 		return nil, fmt.Errorf("no stsz, stts, stsc or chunk offsets (a fragmented MP4 is not read)")
 	}
 	r := &reader{b: stsz.Body, typ: "stsz"}
 	r.versioned()
-	fixed := r.u32()
-	n := int(r.u32())
-	if r.err == nil && fixed == 0 && n*4 > len(r.b)-r.off {
-		return nil, fmt.Errorf("stsz claims %d samples, its body holds fewer", n)
-	}
-	s := make([]Sample, n)
-	for i := range s {
-		if fixed != 0 {
-			s[i].Size = fixed
-		} else {
-			s[i].Size = r.u32()
-		}
-		s[i].Sync = true
-	}
+	z := &sizes{fixed: r.u32(), n: int(r.u32()), r: r}
 	if r.err != nil {
 		return nil, r.err
 	}
+	if z.fixed == 0 && z.n*4 > len(r.b)-r.off {
+		return nil, fmt.Errorf("stsz claims %d samples, its body holds fewer", z.n)
+	}
+	return z, nil
+}
 
-	r = &reader{b: stts.Body, typ: "stts"}
+// eachChunk walks the sample table's chunks (stsc over the chunk offsets) and gives each
+// sample's offset and size in decode order, its index i, to sample; or, with sample nil, each
+// chunk's offset and bytes to chunk (fixed-size samples are not walked one by one). It checks
+// that the runs place exactly the stsz's samples.
+func eachChunk(stbl *Box, z *sizes, sample func(i int, offset int64, size uint32), chunk func(offset, bytes int64)) error {
+	var chunks []int64
+	r := &reader{}
+	if co64 := stbl.Child("co64"); co64 != nil {
+		r = &reader{b: co64.Body, typ: "co64"}
+		r.versioned()
+		chunks = make([]int64, r.count(8))
+		for k := range chunks {
+			chunks[k] = int64(r.u64())
+		}
+	} else {
+		stco := stbl.Child("stco")
+		r = &reader{b: stco.Body, typ: "stco"}
+		r.versioned()
+		chunks = make([]int64, r.count(4))
+		for k := range chunks {
+			chunks[k] = int64(r.u32())
+		}
+	}
+	if r.err != nil {
+		return r.err
+	}
+	stsc := stbl.Child("stsc")
+	r = &reader{b: stsc.Body, typ: "stsc"}
+	r.versioned()
+	type run struct{ first, per int }
+	runs := make([]run, r.count(12))
+	for k := range runs {
+		runs[k] = run{int(r.u32()), int(r.u32())}
+		r.u32() // sample description index: one description is all a join copies
+	}
+	if r.err != nil {
+		return r.err
+	}
+	i, n := 0, z.n
+	for k, ru := range runs {
+		end := len(chunks) + 1
+		if k+1 < len(runs) {
+			end = runs[k+1].first
+		}
+		if ru.first < 1 || end > len(chunks)+1 || ru.first > end {
+			return fmt.Errorf("stsc run %d names chunks %d…%d of %d", k, ru.first, end-1, len(chunks))
+		}
+		for c := ru.first; c < end; c++ {
+			pos := chunks[c-1]
+			if sample == nil && z.fixed != 0 {
+				if ru.per > n-i {
+					return fmt.Errorf("stsc places more than the %d samples", n)
+				}
+				chunk(pos, int64(ru.per)*int64(z.fixed))
+				i += ru.per
+				continue
+			}
+			from := pos
+			for j := 0; j < ru.per; j++ {
+				if i >= n {
+					return fmt.Errorf("stsc places more than the %d samples", n)
+				}
+				size := z.next()
+				if sample != nil {
+					sample(i, pos, size)
+				}
+				pos += int64(size)
+				i++
+			}
+			if sample == nil {
+				chunk(from, pos-from)
+			}
+		}
+	}
+	if z.r.err != nil {
+		return z.r.err
+	}
+	if i != n {
+		return fmt.Errorf("stsc places %d of %d samples", i, n)
+	}
+	return nil
+}
+
+// Extents checks, without building the samples, that every chunk of the track lies in
+// [from, to) of the file: a sound track of PCM is checked a chunk at a time.
+func (t *Track) Extents(from, to int64) error {
+	stbl := t.Trak.Path("mdia", "minf", "stbl")
+	z, err := readSizes(stbl)
+	if err != nil {
+		return fmt.Errorf("mp4: track %d: %w", t.ID, err)
+	}
+	bad := int64(-1)
+	err = eachChunk(stbl, z, nil, func(off, bytes int64) {
+		if bad < 0 && (off < from || off+bytes > to) {
+			bad = off
+		}
+	})
+	if err != nil {
+		return fmt.Errorf("mp4: track %d: %w", t.ID, err)
+	}
+	if bad >= 0 {
+		return fmt.Errorf("mp4: track %d has a sample at offset %d outside [%d, %d)", t.ID, bad, from, to)
+	}
+	return nil
+}
+
+func readSamples(stbl *Box, limit int64) ([]Sample, error) {
+	z, err := readSizes(stbl)
+	if err != nil {
+		return nil, err
+	}
+	n := z.n
+	if z.fixed != 0 && int64(n) > limit/int64(z.fixed) {
+		return nil, fmt.Errorf("stsz claims %d samples of %d bytes, more than the file's %d bytes hold", n, z.fixed, limit)
+	}
+	s := make([]Sample, n)
+	for i := range s {
+		s[i].Sync = true
+	}
+	stts := stbl.Child("stts")
+
+	r := &reader{b: stts.Body, typ: "stts"}
 	r.versioned()
 	i, dts := 0, int64(0)
 	for e, entries := 0, r.count(8); e < entries; e++ {
@@ -226,59 +370,8 @@ func readSamples(stbl *Box) ([]Sample, error) {
 		}
 	}
 
-	var chunks []int64
-	if co64 != nil {
-		r = &reader{b: co64.Body, typ: "co64"}
-		r.versioned()
-		chunks = make([]int64, r.count(8))
-		for k := range chunks {
-			chunks[k] = int64(r.u64())
-		}
-	} else {
-		r = &reader{b: stco.Body, typ: "stco"}
-		r.versioned()
-		chunks = make([]int64, r.count(4))
-		for k := range chunks {
-			chunks[k] = int64(r.u32())
-		}
-	}
-	if r.err != nil {
-		return nil, r.err
-	}
-	r = &reader{b: stsc.Body, typ: "stsc"}
-	r.versioned()
-	type run struct{ first, per int }
-	runs := make([]run, r.count(12))
-	for k := range runs {
-		runs[k] = run{int(r.u32()), int(r.u32())}
-		r.u32() // sample description index: one description is all a join copies
-	}
-	if r.err != nil {
-		return nil, r.err
-	}
-	i = 0
-	for k, ru := range runs {
-		end := len(chunks) + 1
-		if k+1 < len(runs) {
-			end = runs[k+1].first
-		}
-		if ru.first < 1 || end > len(chunks)+1 || ru.first > end {
-			return nil, fmt.Errorf("stsc run %d names chunks %d…%d of %d", k, ru.first, end-1, len(chunks))
-		}
-		for c := ru.first; c < end; c++ {
-			pos := chunks[c-1]
-			for j := 0; j < ru.per; j++ {
-				if i >= n {
-					return nil, fmt.Errorf("stsc places more than the %d samples", n)
-				}
-				s[i].Offset = pos
-				pos += int64(s[i].Size)
-				i++
-			}
-		}
-	}
-	if i != n {
-		return nil, fmt.Errorf("stsc places %d of %d samples", i, n)
+	if err := eachChunk(stbl, z, func(i int, off int64, size uint32) { s[i].Offset, s[i].Size = off, size }, nil); err != nil {
+		return nil, err
 	}
 	return s, nil
 }
@@ -320,4 +413,13 @@ func WithoutBitrate(stsd []byte) ([]byte, error) {
 	}
 	binary.BigEndian.PutUint32(entry, uint32(len(entry)))
 	return append(append([]byte{}, stsd[:8]...), entry...), nil
+}
+
+// EntryType is the four-character code of an stsd body's first sample entry (avc1, hvc1,
+// ...): the codec; "" when the body holds none.
+func EntryType(stsd []byte) string {
+	if len(stsd) < 16 || binary.BigEndian.Uint32(stsd[4:]) < 1 {
+		return ""
+	}
+	return string(stsd[12:16])
 }

@@ -148,6 +148,38 @@ func ModelFiles(cfg job.Config) ([]string, error) {
 	return files, nil
 }
 
+// ReadFiles are the files a rank reads to load cfg's models: ModelFiles, the identity
+// measure's recognizer where the job measures with one it does not run itself, and beside each
+// .onnx its MODEL.hash (FaceFusion's CRC32, read where it exists: Optional). The driver's model
+// broadcast sends these.
+func ReadFiles(cfg job.Config) ([]ReadFile, error) {
+	files, err := ModelFiles(cfg)
+	if err != nil || len(files) == 0 {
+		return nil, err
+	}
+	if name := MeasureRecognizer(cfg); name != "" && !slices.Contains(ModelNames(cfg), name) {
+		m, err := catalog.Lookup(name)
+		if err != nil {
+			return nil, err
+		}
+		files = append(files, filepath.Join(cfg.ModelPath(""), m.File))
+	}
+	var out []ReadFile
+	for _, f := range files {
+		out = append(out, ReadFile{Path: f})
+		if filepath.Ext(f) == ".onnx" {
+			out = append(out, ReadFile{Path: infer.HashPath(f), Optional: true})
+		}
+	}
+	return out, nil
+}
+
+// ReadFile is one of ReadFiles: a path, and whether the job reads it only where it exists.
+type ReadFile struct {
+	Path     string
+	Optional bool
+}
+
 // EmbeddedModelFiles are the embedded default's model files the job loads (`make fetch` brings
 // them; FaceFusion publishes no hash of them).
 func EmbeddedModelFiles(cfg job.Config) []EmbeddedFile {

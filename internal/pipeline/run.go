@@ -54,7 +54,7 @@ func LoadModels(cfg job.Config) (*Models, error) {
 		return &Models{cfg: cfg, stats: new(Stats)}, nil // frames pass through: no model, no runtime
 	}
 	for _, f := range EmbeddedModelFiles(cfg) {
-		if st, err := os.Stat(f.Path); err != nil || st.Size() == 0 {
+		if st, err := infer.ModelStat(f.Path); err != nil || st.Size() == 0 {
 			return nil, fault.AsEnvironment(fmt.Errorf("model file %s is missing (models folder from %s): run `make fetch` (or `make install`), or point models_dir (--models-dir) or $%s at the folder holding it", f.Path, cfg.ModelsLocation().From, job.ModelsEnv))
 		}
 	}
@@ -118,7 +118,7 @@ var predictors struct {
 }
 
 func loadPredictor(path string) (*landmark.Predictor, error) {
-	st, err := os.Stat(path)
+	st, err := infer.ModelStat(path) // the bytes this process holds (infer.Preload), else the file's
 	if err != nil {
 		return landmark.Load(path) // its error names the file and what to do
 	}
@@ -128,7 +128,12 @@ func loadPredictor(path string) (*landmark.Predictor, error) {
 	if p, ok := predictors.by[key]; ok {
 		return p, nil
 	}
-	p, err := landmark.Load(path)
+	r, err := infer.ModelReader(path)
+	if err != nil {
+		return landmark.Load(path) // its error names the file and what to do
+	}
+	defer r.Close()
+	p, err := landmark.Read(path, r)
 	if err != nil {
 		return nil, err
 	}

@@ -23,8 +23,11 @@ var Measured = Costs{
 	Load:               0.91,
 	JoinFixed:          0.556 - 6*DefaultOnePassPerSegment - 2200803*DefaultOnePassPerByte,
 	JoinPerSegment:     DefaultOnePassPerSegment,
+	ParallelJoinFixed:  DefaultParallelJoinFixed,
 	ParallelPerSegment: DefaultParallelPerSegment,
+	PlanPerFrame:       DefaultPlanPerFrame,
 	JoinPerByte:        DefaultOnePassPerByte,
+	HashFixed:          DefaultHashFixed,
 	HashPerByte:        DefaultHashPerByte,
 	OnePass:            true,
 }
@@ -49,27 +52,49 @@ const (
 	// system's open is a metadata round trip (about a millisecond on Lustre): still ten times
 	// below the concat demuxer's 10 ms.
 	DefaultParallelPerSegment = 50e-6
+	// DefaultPlanPerFrame is rank 0's own part of the parallel join a frame: every segment's
+	// gathered table decoded, the joined samples laid out and their decode times sorted, the
+	// index written; `go test -run '^$' -bench PlanOutput -benchtime 3x ./internal/video/` here
+	// over 180000 frames (7200 segments of 25): 1.3, 1.6 and 1.7 µs a frame (three runs, load
+	// average 9–12; their mean).
+	DefaultPlanPerFrame = 1.5e-6
+	// DefaultParallelJoinFixed is the parallel join's fixed part (it starts no process: the
+	// protocol's collectives, the temp file's creation, the side file's index read): rank 0's
+	// join in three 2-rank runs of the demo clip (`--processors none --chunk-frames 25`, 6
+	// segments of 1.86 MB in all, load average 10–12): 0.007, 0.020 and 0.033 s; the median
+	// less its segments, frames and bytes.
+	DefaultParallelJoinFixed = 0.0202 - 3*DefaultParallelPerSegment - 150*DefaultPlanPerFrame - 1864521.0/2*DefaultOnePassPerByte
 )
 
 const (
 	// DefaultLaunch is `mpirun -np 2 bin/facefusion probe`'s wall time here, median of 3 (1.0 s
 	// for 1 rank, 2.7 s for 4 on the 2 cores): the launcher, the processes' start and MPI_Init.
 	DefaultLaunch = 1.3
-	// DefaultHashPerByte is the output's sha256 (lustre.HashFile) here, median of 3 over a
-	// 256 MiB file in the page cache: 1.4 s per GB.
-	DefaultHashPerByte = 1.4e-9
+	// DefaultHashPerByte is one rank's block hash of its share of the output (lustre.HashBlocks)
+	// here, `go test -run '^$' -bench HashBlocks -benchtime 5x ./lustre/` over a 256 MiB file in
+	// the page cache, one share: 357–594 MB/s, median 432 (four runs, load average 6–12; the
+	// whole-file sha256 it replaced, lustre.HashFile, 251–934 MB/s in the same runs: the same
+	// SHA-256, within this machine's noise; 690 MB/s quiet).
+	DefaultHashPerByte = 2.3e-9
+	// DefaultHashFixed is the hash's fixed part: its two collectives, the file's open and rank
+	// 0's combine of the blocks' sums: rank 0's hash in the three demo runs above (one block of
+	// 1.86 MB: 0.010, 0.010 and 0.015 s), the median less its bytes.
+	DefaultHashFixed = 0.0100 - 1864521*DefaultHashPerByte
 )
 
 // A machine at scale, as assumed where no flag says otherwise (stated, not measured here).
 const (
-	DefaultFSBandwidth  = 20e9 // a mid-size Lustre's aggregate read bandwidth, bytes/s
-	DefaultClientBW     = 2e9  // one Lustre client's (rank 0's node's) bandwidth, bytes/s
-	DefaultRanksPerNode = 4    // a node of 4 GPUs, one rank each
+	DefaultFSBandwidth  = 20e9   // a mid-size Lustre's aggregate read bandwidth, bytes/s
+	DefaultClientBW     = 2e9    // one Lustre client's (rank 0's node's) bandwidth, bytes/s
+	DefaultRanksPerNode = 4      // a node of 4 GPUs, one rank each
+	DefaultNetBW        = 12.5e9 // the nodes' network (EDR InfiniBand, 100 Gb/s), bytes/s
 )
 
 // FromReport derives the costs from a finished run's report (written beside its output): the
 // ranks' share seconds over their frames, rank 0's plan, the other ranks' load, rank 0's join
-// less the built-in per-segment and per-byte rates of the one-pass join (its fixed part).
+// less the built-in per-segment and per-byte rates of the one-pass join (its fixed part), or of
+// the parallel join where other ranks had a share in it (its fixed part then), and rank 0's
+// hash less its share's bytes (the hash's fixed part; a report before the block hash has none).
 // A report from before the one-pass join has concat and mux instead: their fixed parts under
 // the two-pass rates (or, where its mux took no time, concat under the one-pass rates). pixels
 // is the frame size the run encoded; the launch is not in a report and comes from launch.
@@ -109,6 +134,17 @@ func FromReport(rep *lustre.Report, name string, pixels int, launch float64) (Co
 			}
 			c.JoinFixed = math.Max(0, join-float64(rep.Chunks)*c.JoinPerSegment-out*c.JoinPerByte)
 			c.MuxFixed = math.Max(0, muxed-out*c.MuxPerByte)
+			if parallelJoin(rep) { // its join is the parallel join's: that fixed part, the serial one's stays
+				c.JoinFixed = Measured.JoinFixed
+				ranks := float64(len(rep.PerRank))
+				c.ParallelJoinFixed = math.Max(0, join-math.Ceil(float64(rep.Chunks)/ranks)*c.ParallelPerSegment-
+					float64(rep.FrameEnd-rep.FrameStart)*c.PlanPerFrame-out/ranks*c.JoinPerByte)
+			}
+			if hash, ok := r.StageSeconds["hash"]; ok && hash > 0 { // a report of the block hash
+				blocks := math.Ceil(out / lustre.HashBlockBytes)
+				share := math.Min(out, math.Ceil(blocks/float64(len(rep.PerRank)))*lustre.HashBlockBytes)
+				c.HashFixed = math.Max(0, hash-share*c.HashPerByte)
+			}
 		} else {
 			c.Load = math.Max(c.Load, r.StageSeconds["load"])
 		}
@@ -122,4 +158,15 @@ func FromReport(rep *lustre.Report, name string, pixels int, launch float64) (Co
 	c.FrameSeconds = seconds / float64(frames)
 	c.BytesPerFrame = out / float64(frames)
 	return c, nil
+}
+
+// parallelJoin reports whether rep's run joined its output in parallel: a rank other than 0
+// spent time in the join (a 1-rank run's report cannot tell, and is read as serial).
+func parallelJoin(rep *lustre.Report) bool {
+	for _, r := range rep.PerRank {
+		if r.Rank != 0 && r.StageSeconds["join"] > 0 {
+			return true
+		}
+	}
+	return false
 }

@@ -1,20 +1,24 @@
 // Package scaling models a run's wall time over N ranks from measured costs: the frames are
-// parallel (the busiest rank's share decides), the start-up and rank 0's join, mux and output
-// hash are serial. It says what share of the wall the serial part takes and which term
+// parallel (the busiest rank's share decides); the start-up, the join and mux, and the output's
+// hash are the serial part (the parallel join and the hash shared among the ranks, still at
+// the end of the run). It says what share of the wall the serial part takes and which term
 // dominates; `facefusion plan --ranks N --frames F` prints it.
 //
 // The model, term by term (README, "Scaling model"):
 //
 //	wall(N)   = startup(N) + frames(N) + join + mux + hash
 //	startup   = launch + max(plan, load) + nodes(N) × model bytes / file-system bandwidth
+//	            (model_broadcast: + model bytes / client bandwidth + 2 × model bytes / network
+//	            bandwidth in place of the nodes' reads)
 //	frames    = busiest rank's frames × frame seconds × pixels/measured pixels × max(1, N/slots)
 //	join      = join fixed + segments × per segment + bytes × max(per byte, 2 / client bandwidth)
 //	mux       = mux fixed + bytes × max(per byte, 2 / client bandwidth)   (0 in a one-pass join)
 //	parallel join (MP4, MOV: Scale.ParallelJoin), every rank its run of segments:
-//	join      = join fixed + segments/N × parallel per segment
+//	join      = parallel join fixed + segments/N × parallel per segment + frames × rank 0's plan per frame
 //	            + max(busiest share's bytes × per byte, bytes × 2 / min(nodes × client bandwidth, file system))
 //	mux       = 0 (rank 0's side file of the other streams is written during the frames)
-//	hash      = bytes × max(per byte, 1 / client bandwidth)
+//	hash      = hash fixed (collectives, rank 0's combine) + max(busiest rank's blocks' bytes × per byte,
+//	            bytes / min(nodes × client bandwidth, file system))   (every rank its share of the blocks)
 //	efficiency   = wall(1) / (N × wall(N)); serial share = (wall − frames) / wall
 //
 // It also gives the serial share were the join and mux parallel (Estimate.ParallelJoin).
@@ -26,6 +30,8 @@ package scaling
 import (
 	"fmt"
 	"math"
+
+	"github.com/facefusion-hpc/facefusion/lustre"
 )
 
 // Costs are what one run measured, per unit, at its frame size.
@@ -43,11 +49,15 @@ type Costs struct {
 
 	// Rank 0's concat of the segments: ffmpeg's start, then each segment's open, then each byte.
 	JoinFixed, JoinPerSegment, JoinPerByte float64
-	// ParallelPerSegment is the parallel join's (MP4, MOV) cost a segment: its index read by
-	// its rank and its sample table's trip to rank 0; no process, no concat demuxer.
-	ParallelPerSegment   float64
-	MuxFixed, MuxPerByte float64 // its mux of the joined video with the audio
-	HashPerByte          float64 // its sha256 of the output for the run report
+	// The parallel join (MP4, MOV): its fixed part (no process: the protocol's collectives and
+	// rank 0's side file index), its cost a segment (its index read by its rank and its sample
+	// table's trip to rank 0; no concat demuxer), and rank 0's a frame (every table decoded, the
+	// frames' times sorted, the index written).
+	ParallelJoinFixed, ParallelPerSegment, PlanPerFrame float64
+	MuxFixed, MuxPerByte                                float64 // its mux of the joined video with the audio
+	// The run report's output hash, every rank its share of the blocks: the fixed part (its
+	// collectives, rank 0's combine) and a rank's seconds a byte of its share.
+	HashFixed, HashPerByte float64
 	// OnePass: the join and the mux are one ffmpeg run (the join's rates are that run's): no
 	// mux term.
 	OnePass bool
@@ -66,6 +76,10 @@ type Scale struct {
 	FSBandwidth   float64 // the shared file system's aggregate read bandwidth, bytes/s
 	ClientBW      float64 // rank 0's node's bandwidth to the file system, bytes/s
 	RanksPerNode  int     // ranks on one node: they read the model once through its page cache
+	// Broadcast: rank 0 reads the model files once and broadcasts them (model_broadcast), at
+	// NetBW, the network's bandwidth in bytes/s; otherwise every node reads them itself.
+	Broadcast bool
+	NetBW     float64
 	// Slots is how many ranks run at once without sharing a core or GPU (0: every rank has its
 	// own): beyond it a rank's frames take proportionally longer (an oversubscribed node).
 	Slots  int
@@ -87,13 +101,14 @@ type Estimate struct {
 	Launch, SetupWait, Read float64 // start-up: launch, max(plan, load), the model read
 	Startup, Work           float64
 	Join, Mux, Hash         float64
+	HashShare               float64 // the busiest rank's bytes of the output's hash (whole blocks)
 	Wall, OneRank           float64 // wall(N), wall(1)
 	Efficiency, SerialShare float64
 	Dominant                string // the largest serial term: start-up, join, mux or hash
 	// ParallelJoin is the join and mux were they parallel (the issue's MPI_Exscan design: every
 	// node writes its segments' bytes at their offset, rank 0 only what the container needs
 	// once), their bytes at the nodes' or the file system's bandwidth, whichever is lower; and
-	// ParallelShare the serial share then (the hash stays rank 0's).
+	// ParallelShare the serial share then.
 	ParallelJoin, ParallelShare float64
 	SerialStartWithoutOverlap   float64 // start-up had the other ranks loaded after the plan
 }
@@ -124,6 +139,8 @@ func (s Scale) Check(c Costs) error {
 		return fmt.Errorf("the costs (%s) have no frame cost or frame size", c.From)
 	case s.FSBandwidth <= 0 || s.ClientBW <= 0:
 		return fmt.Errorf("--fs-bandwidth and --client-bandwidth must be above 0")
+	case s.Broadcast && s.NetBW <= 0:
+		return fmt.Errorf("--network-bandwidth must be above 0")
 	case s.RanksPerNode < 1:
 		return fmt.Errorf("--ranks-per-node %d: give at least 1", s.RanksPerNode)
 	case s.Segments < 1:
@@ -174,6 +191,12 @@ func model(c Costs, s Scale) Estimate {
 	}
 	nodes := math.Ceil(float64(s.Ranks) / float64(s.RanksPerNode))
 	e.Read = nodes * float64(s.ModelBytes) / s.FSBandwidth
+	if s.Broadcast && s.Ranks > 1 {
+		// One read through rank 0's node, then the broadcast: for large messages Open MPI
+		// scatters and allgathers (or pipelines), so each byte crosses a link about twice,
+		// whatever the node count.
+		e.Read = float64(s.ModelBytes)*io(s) + 2*float64(s.ModelBytes)/s.NetBW
+	}
 	e.SetupWait = math.Max(c.Plan, c.Load)
 	e.Startup = e.Launch + e.SetupWait + e.Read
 	// Had the other ranks loaded only after the plan: rank 0 reads the model alone in its plan,
@@ -195,12 +218,17 @@ func model(c Costs, s Scale) Estimate {
 		// Every rank reads its run of segments and writes it at its offset: the busiest
 		// rank's bytes at its own rate, or all bytes twice through the nodes' links.
 		busiest := e.OutputBytes * float64(e.Busiest) / math.Max(1, float64(e.Frames))
-		e.Join = c.JoinFixed + math.Ceil(float64(s.Segments)/float64(s.Ranks))*c.ParallelPerSegment +
+		e.Join = c.ParallelJoinFixed + math.Ceil(float64(s.Segments)/float64(s.Ranks))*c.ParallelPerSegment +
+			float64(e.Frames)*c.PlanPerFrame +
 			math.Max(busiest*c.JoinPerByte, 2*e.OutputBytes/math.Min(nodes*s.ClientBW, s.FSBandwidth))
 	} else if !c.OnePass {
 		e.Mux = c.MuxFixed + e.OutputBytes*math.Max(c.MuxPerByte, 2*perByte) // read the join, write the output
 	}
-	e.Hash = e.OutputBytes * math.Max(c.HashPerByte, perByte) // read the output
+	// Every rank hashes its even share of the blocks at once: the busiest rank's whole blocks at
+	// its own rate, or every byte once through the nodes' links; then rank 0 combines the sums.
+	blocks := math.Ceil(e.OutputBytes / lustre.HashBlockBytes)
+	e.HashShare = math.Min(e.OutputBytes, math.Ceil(blocks/float64(s.Ranks))*lustre.HashBlockBytes)
+	e.Hash = c.HashFixed + math.Max(e.HashShare*c.HashPerByte, e.OutputBytes/math.Min(nodes*s.ClientBW, s.FSBandwidth))
 
 	e.Wall = e.Startup + e.Work + e.Join + e.Mux + e.Hash
 	e.SerialShare = e.Serial() / e.Wall

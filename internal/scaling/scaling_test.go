@@ -13,7 +13,8 @@ import (
 // are fewer than the ranks and the ranks more than the slots.
 func TestModelArithmetic(t *testing.T) {
 	c := Costs{FrameSeconds: 0.5, FramePixels: 100, BytesPerFrame: 10, Launch: 1, Plan: 4, Load: 3,
-		JoinFixed: 0.25, JoinPerSegment: 0.125, ParallelPerSegment: 0.0625, JoinPerByte: 0.01, MuxFixed: 0.5, MuxPerByte: 0.05, HashPerByte: 0.001}
+		JoinFixed: 0.25, JoinPerSegment: 0.125, ParallelJoinFixed: 0.03125, ParallelPerSegment: 0.0625, PlanPerFrame: 0.015625,
+		JoinPerByte: 0.01, MuxFixed: 0.5, MuxPerByte: 0.05, HashFixed: 0.375, HashPerByte: 0.001}
 	s := Scale{Ranks: 4, Shares: []int{3, 3, 2, 2}, Segments: 4, Pixels: 200, ModelBytes: 1000,
 		FSBandwidth: 100, ClientBW: 50, RanksPerNode: 2, Slots: 2, Launch: -1}
 	if err := s.Check(c); err != nil {
@@ -24,18 +25,20 @@ func TestModelArithmetic(t *testing.T) {
 	// start-up: launch 1 + max(plan 4, load 3) + 2 nodes × 1000 B / 100 B/s = 25
 	// bytes: 10 frames × 10 B × 2 (pixels) = 200; rank 0 moves 1/50 s a byte
 	// join: 0.25 + 4 × 0.125 + 200 × max(0.01, 2/50) = 8.75; mux: 0.5 + 200 × max(0.05, 2/50) = 10.5
-	// hash: 200 × max(0.001, 1/50) = 4
+	// hash: 0.375 + max(one block of 200 B × 0.001, 200 B at min(2 nodes × 50, 100) B/s) = 2.375
 	want := map[string][2]float64{
 		"frame seconds": {e.FrameSeconds, 2}, "frames": {e.Work, 6}, "read": {e.Read, 20}, "start-up": {e.Startup, 25},
-		"bytes": {e.OutputBytes, 200}, "join": {e.Join, 8.75}, "mux": {e.Mux, 10.5}, "hash": {e.Hash, 4},
-		"wall": {e.Wall, 54.25}, "serial share": {e.SerialShare, 48.25 / 54.25},
-		// one rank: 1 s a frame × 10, start-up 1 + 4 + 1 node's read 10, the same join, mux, hash
-		"one rank": {e.OneRank, 15 + 10 + 8.75 + 10.5 + 4}, "efficiency": {e.Efficiency, 48.25 / (4 * 54.25)},
+		"bytes": {e.OutputBytes, 200}, "join": {e.Join, 8.75}, "mux": {e.Mux, 10.5}, "hash": {e.Hash, 2.375},
+		"hash share": {e.HashShare, 200},
+		"wall":       {e.Wall, 52.625}, "serial share": {e.SerialShare, 46.625 / 52.625},
+		// one rank: 1 s a frame × 10, start-up 1 + 4 + 1 node's read 10, the same join and mux,
+		// the hash through one node: 0.375 + 200 B at 50 B/s
+		"one rank": {e.OneRank, 15 + 10 + 8.75 + 10.5 + 4.375}, "efficiency": {e.Efficiency, 48.625 / (4 * 52.625)},
 		// without the overlap: launch, plan, rank 0's own read (1000/50), the load, every node's read
 		"start-up without overlap": {e.SerialStartWithoutOverlap, 1 + 4 + 20 + 3 + 20},
-		"goal frame seconds":       {e.GoalFrameSeconds(), 19 * 48.25 / 3},
+		"goal frame seconds":       {e.GoalFrameSeconds(), 19 * 46.625 / 3},
 		// a parallel join: the fixed parts, and 200 B at min(2 nodes × 50, 100) B/s
-		"parallel join": {e.ParallelJoin, 0.25 + 0.5 + 2}, "parallel share": {e.ParallelShare, (25 + 2.75 + 4) / (25 + 6 + 2.75 + 4)},
+		"parallel join": {e.ParallelJoin, 0.25 + 0.5 + 2}, "parallel share": {e.ParallelShare, (25 + 2.75 + 2.375) / (25 + 6 + 2.75 + 2.375)},
 	}
 	for name, v := range want {
 		if math.Abs(v[0]-v[1]) > 1e-9 {
@@ -46,6 +49,21 @@ func TestModelArithmetic(t *testing.T) {
 		t.Errorf("busiest %d of %d frames, dominant %q; want 3 of 10, start-up", e.Busiest, e.Frames, e.Dominant)
 	}
 
+	// The model broadcast (model_broadcast): rank 0's one read of 1000 B at min(50, 100) B/s
+	// and the bytes twice at the network's 400 B/s, in place of 2 nodes' reads at 100 B/s; one
+	// rank reads alone.
+	b := s
+	b.Broadcast, b.NetBW = true, 400
+	if err := b.Check(c); err != nil {
+		t.Fatal(err)
+	}
+	if e := Model(c, b); e.Read != 20+5 || e.Startup != 1+4+25 || e.OneRank != 15+10+8.75+10.5+4.375 {
+		t.Errorf("broadcast: read %g, start-up %g, one rank %g; want 25, 30 and the same one rank", e.Read, e.Startup, e.OneRank)
+	}
+	if b.NetBW = 0; b.Check(c) == nil {
+		t.Error("a broadcast over a network of 0 B/s passed the check")
+	}
+
 	// Measured at scale (--frame-seconds) replaces the pixel scaling, not the oversubscription;
 	// a launch given replaces the measured one.
 	s.FrameSeconds, s.Launch = 0.25, 7
@@ -53,24 +71,38 @@ func TestModelArithmetic(t *testing.T) {
 		t.Errorf("frame seconds %g, start-up %g; want 0.5 and 31", e.FrameSeconds, e.Startup)
 	}
 
-	// The parallel join (an MP4 output): ceil(4 segments / 4 ranks) × its own 0.0625 a segment,
-	// and max(the busiest rank's 3/10 of 200 B × 0.01, 2 × 200 B at min(2 × 50, 100) B/s) = 4;
-	// no mux.
+	// The parallel join (an MP4 output): its own fixed 0.03125, ceil(4 segments / 4 ranks) ×
+	// its own 0.0625 a segment, rank 0's 10 frames × 0.015625, and max(the busiest rank's 3/10
+	// of 200 B × 0.01, 2 × 200 B at min(2 × 50, 100) B/s) = 4; no mux.
 	s.FrameSeconds, s.Launch, s.ParallelJoin = 0, -1, true
-	if e := Model(c, s); e.Join != 0.25+0.0625+4 || e.Mux != 0 || e.Wall != 25+6+4.3125+4 {
-		t.Errorf("parallel join: join %g, mux %g, wall %g; want %g, 0, %g", e.Join, e.Mux, e.Wall, 0.25+0.0625+4, 25+6+4.3125+4)
+	if e := Model(c, s); e.Join != 0.03125+0.0625+0.15625+4 || e.Mux != 0 || e.Wall != 25+6+4.25+2.375 {
+		t.Errorf("parallel join: join %g, mux %g, wall %g; want %g, 0, %g", e.Join, e.Mux, e.Wall, 0.03125+0.0625+0.15625+4, 25+6+4.25+2.375)
 	}
 	c.JoinPerByte = 1 // a slow copy: the busiest rank's 60 B decide
-	if e := Model(c, s); e.Join != 0.25+0.0625+60 {
-		t.Errorf("parallel join, slow copy: join %g, want %g", e.Join, 0.25+0.0625+60)
+	if e := Model(c, s); e.Join != 0.03125+0.0625+0.15625+60 {
+		t.Errorf("parallel join, slow copy: join %g, want %g", e.Join, 0.03125+0.0625+0.15625+60)
 	}
 	c.JoinPerByte, s.ParallelJoin = 0.01, false
 
 	// A one-pass join (the mux in the join's run) has no mux term.
 	s.FrameSeconds, s.Launch = 0, -1
 	c.OnePass = true
-	if e := Model(c, s); e.Mux != 0 || e.Wall != 54.25-10.5 || e.Join != 8.75 {
-		t.Errorf("one pass: mux %g, join %g, wall %g; want 0, 8.75, %g", e.Mux, e.Join, e.Wall, 54.25-10.5)
+	if e := Model(c, s); e.Mux != 0 || e.Wall != 52.625-10.5 || e.Join != 8.75 {
+		t.Errorf("one pass: mux %g, join %g, wall %g; want 0, 8.75, %g", e.Mux, e.Join, e.Wall, 52.625-10.5)
+	}
+
+	// The hash over several blocks: 8.5 blocks are 9, 3 for the busiest of 4 ranks, hashed at
+	// 1 µs a byte against every byte at min(2 nodes × 1 GB/s, 1 GB/s); then the other side.
+	const block = 16 << 20
+	big := s
+	big.BytesPerFrame, big.ClientBW, big.FSBandwidth = 0.85*block, 1e9, 1e9
+	c.HashPerByte = 1e-6
+	if e := Model(c, big); e.HashShare != 3*block || math.Abs(e.Hash-(0.375+3*block*1e-6)) > 1e-9 {
+		t.Errorf("hash of 8.5 blocks on 4 ranks: share %g B, %g s; want 3 blocks, %g s", e.HashShare, e.Hash, 0.375+3*block*1e-6)
+	}
+	c.HashPerByte = 1e-12 // a fast hash: the file system's read of every byte decides
+	if e := Model(c, big); math.Abs(e.Hash-(0.375+8.5*block/1e9)) > 1e-9 {
+		t.Errorf("hash of 8.5 blocks, file system bound: %g s, want %g", e.Hash, 0.375+8.5*block/1e9)
 	}
 
 	s.Segments = 0
@@ -101,7 +133,9 @@ func TestFromReport(t *testing.T) {
 		"join fixed":       {c.JoinFixed, 0.5 - 3*DefaultOnePassPerSegment - 1e6*DefaultOnePassPerByte},
 		"join per segment": {c.JoinPerSegment, DefaultOnePassPerSegment}, "join per byte": {c.JoinPerByte, DefaultOnePassPerByte},
 		"parallel join per segment": {c.ParallelPerSegment, DefaultParallelPerSegment},
-		"mux fixed":                 {c.MuxFixed, 0}, "mux per byte": {c.MuxPerByte, 0},
+		"parallel join fixed":       {c.ParallelJoinFixed, DefaultParallelJoinFixed}, "plan per frame": {c.PlanPerFrame, DefaultPlanPerFrame},
+		"hash fixed": {c.HashFixed, DefaultHashFixed}, "hash per byte": {c.HashPerByte, DefaultHashPerByte},
+		"mux fixed": {c.MuxFixed, 0}, "mux per byte": {c.MuxPerByte, 0},
 	}
 	for name, v := range want {
 		if math.Abs(v[0]-v[1]) > 1e-12 {
@@ -111,6 +145,19 @@ func TestFromReport(t *testing.T) {
 	if c.FramePixels != 640*360 || !c.OnePass {
 		t.Errorf("frame pixels %d, one pass %v; want %d, a one-pass join", c.FramePixels, c.OnePass, 640*360)
 	}
+
+	// A parallel join's report (rank 1 had a share of it) and the block hash's: their fixed
+	// parts; the serial join's stays the built-in one.
+	rep.FrameEnd = 100
+	rep.PerRank[1].StageSeconds["join"] = 0.01
+	rep.PerRank[0].StageSeconds["hash"] = 0.125
+	if c, err = FromReport(rep, "r.json", 1, 0); err != nil || c.JoinFixed != Measured.JoinFixed ||
+		math.Abs(c.ParallelJoinFixed-(0.5-1*DefaultParallelPerSegment-100*DefaultPlanPerFrame-1e6/3*DefaultOnePassPerByte)) > 1e-12 ||
+		math.Abs(c.HashFixed-(0.125-1e6*DefaultHashPerByte)) > 1e-12 {
+		t.Errorf("a parallel join's report: join fixed %g, parallel join fixed %g, hash fixed %g, %v", c.JoinFixed, c.ParallelJoinFixed, c.HashFixed, err)
+	}
+	rep.PerRank[1].StageSeconds["join"] = 0
+	delete(rep.PerRank[0].StageSeconds, "hash")
 
 	// An older report: concat, then a mux of its own (two passes, their rates).
 	old := func(concat, mux float64) {

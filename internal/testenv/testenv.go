@@ -130,3 +130,22 @@ func CheckError(t testing.TB, what string, err error, wants ...string) {
 		}
 	}
 }
+
+// BlockHash is the run report's output hash of the file at path as a user checks it, with
+// coreutils alone: split's blocks of block bytes, each through sha256sum, the lines through
+// sha256sum again. The tests hold the program's hash to it.
+func BlockHash(t testing.TB, path string, block int64) string {
+	t.Helper()
+	Tool(t, "split")
+	Tool(t, "sha256sum")
+	cmd := exec.Command("sh", "-c", `split -b "$1" --filter=sha256sum "$2" | sha256sum`, "sh", strconv.FormatInt(block, 10), path)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("split -b %d --filter=sha256sum %s | sha256sum: %v", block, path, err)
+	}
+	sum, rest, ok := strings.Cut(string(out), "  -\n")
+	if !ok || rest != "" || len(sum) != 64 {
+		t.Fatalf("split | sha256sum printed %q", out)
+	}
+	return sum
+}

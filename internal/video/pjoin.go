@@ -215,6 +215,25 @@ func ReadSide(path string) (*Side, error) {
 	return s, nil
 }
 
+// ConfigError is PlanJoin's refusal of pieces whose codec configurations (sample entries)
+// differ: piece Piece's (codec Other) from piece 0's (codec Codec). The encoders that wrote them
+// differ: another ffmpeg, libx264 or libx265 on some nodes, or settings changed between attempts.
+type ConfigError struct {
+	Piece        int
+	Codec, Other string
+}
+
+func (e *ConfigError) Error() string {
+	return fmt.Sprintf("video: piece %d's codec configuration (%s) differs from piece 0's (%s): the encoders that wrote them differ (another ffmpeg or encoder library on some nodes, or settings changed between attempts)", e.Piece, e.Other, e.Codec)
+}
+
+// Concatenable says whether ffmpeg's concat (the serial join) can still join such pieces: it
+// re-sends H.264's parameter sets inside the stream (its auto_convert), and nothing else's:
+// HEVC's pieces would all be decoded with piece 0's configuration.
+func (e *ConfigError) Concatenable() bool {
+	return e.Codec == e.Other && (e.Codec == "avc1" || e.Codec == "avc3")
+}
+
 // Layout is the parallel join's plan: the header rank 0 writes at 0, the side file's bytes
 // after it, and the byte offset of every segment's samples in the output.
 type Layout struct {
@@ -226,8 +245,8 @@ type Layout struct {
 // PlanJoin lays out the output from the side file and every segment's table, in order; the
 // first segment's track (tmpl, read by ReadSegment) gives the video's sample entry and headers,
 // times the output's end.
-// Segments whose codec configurations differ cannot share one sample entry: an error that says
-// which, for the serial join to take over.
+// Segments whose codec configurations differ cannot share one sample entry: a *ConfigError
+// that says which, for the serial join to take over where it can.
 func PlanJoin(side *Side, tables []PieceTable, tmpl *Piece, times Timeline) (*Layout, error) {
 	if len(tables) == 0 {
 		return nil, fmt.Errorf("video: the parallel join was given no segments")
@@ -237,7 +256,7 @@ func PlanJoin(side *Side, tables []PieceTable, tmpl *Piece, times Timeline) (*La
 	rel := make([]int64, len(tables))
 	for k, t := range tables {
 		if t.Timescale != tables[0].Timescale || !bytes.Equal(t.Stsd, tables[0].Stsd) {
-			return nil, fmt.Errorf("video: piece %d's codec configuration differs from piece 0's (the encoder's settings changed between attempts?)", k)
+			return nil, &ConfigError{Piece: k, Codec: mp4.EntryType(tables[0].Stsd), Other: mp4.EntryType(t.Stsd)}
 		}
 		rel[k] = at
 		for _, s := range t.Samples {

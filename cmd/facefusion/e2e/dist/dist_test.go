@@ -125,6 +125,9 @@ func TestDistSwapMatchesOneRank(t *testing.T) {
 		}
 		outs[c] = out
 		faces[c] = facesLine.FindString(r.Stderr)
+		// Every run's report holds the output's block hash, coreutils' (on 2 and 3 ranks: their
+		// shares, the parallel join's MP4 and the serial join's Matroska).
+		clitest.CheckOutputHash(t, clitest.ReadReport(t, lustre.ReportPath(out)), out)
 		if c == runs[1] { // the run report and the metrics, validated against what the run did
 			rep := clitest.CheckReportEnd(t, out, r, lustre.Complete)
 			clitest.CheckRunReport(t, rep, in, out, []string{src}, c.ranks, clitest.Probe(t, out).Frames, false)
