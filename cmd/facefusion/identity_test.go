@@ -18,9 +18,11 @@ import (
 //
 //	clip (source → target)                     before issue 11   now     floor   goal
 //	grace_hopper → demo clip                    0.57              0.669   0.64    0.75 (not met)
-//	grace_hopper → close-up of astronaut        0.58              0.677   0.62    0.55 (met)
-//	astronaut → close-up of grace_hopper        0.19 (whole clip) 0.386   0.33    0.55 (not met)
+//	grace_hopper → close-up of astronaut        0.58              0.669   0.62    0.55 (met)
+//	astronaut → close-up of grace_hopper        0.19 (whole clip) 0.393   0.33    0.55 (not met)
 //
+// ("now" on the close-ups made 11 frames long, as this test makes them; the first 11 frames of
+// the 3 s close-ups gave 0.677 and 0.386: x264 codes the same frames a little differently.)
 // The last is the hard direction: the target's hat, hair, ears, jaw line and kept glasses frames
 // fill much of what the recognizer sees.
 const (
@@ -31,26 +33,24 @@ const (
 
 // The run report measures the swapped faces' identity with the embedded default's recognizer:
 // the swap moves the faces towards the source (after > before) on the demo clip and a close-up,
-// by at least the goals above. (identity_measure off: TestIdentityRecognizer.)
+// by at least the goals above. The close-ups are made 11 frames long, all the run reads of
+// them. (identity_measure off: TestIdentityRecognizer; the measure reads the faces before
+// face_debugger draws on them: TestImageTarget.)
 func TestIdentityMeasure(t *testing.T) {
 	dir := t.TempDir()
 	grace, astronaut := testenv.Sample(t, "grace_hopper.png"), testenv.Sample(t, "astronaut.png")
 	demo := filepath.Join(testenv.Cache(t), "demo", "target.mp4")
-	after := map[string]float64{}
 	for _, c := range []struct {
 		name, source, target string
 		min                  float64
-		args                 []string
 	}{
-		{"demo", grace, demo, demoIdentityMin, nil},
-		{"close-up", grace, testenv.CloseUpClip(t, "astronaut.png"), closeUpIdentityMin, nil},
-		{"hard close-up", astronaut, testenv.CloseUpClip(t, "grace_hopper.png"), hardCloseUpIdentityMin, nil},
-		// face_debugger after the swap draws on the faces; the measure reads them before it does.
-		{"demo with face_debugger", grace, demo, demoIdentityMin, []string{"--processors", "face_swapper", "face_debugger"}},
+		{"demo", grace, demo, demoIdentityMin},
+		{"close-up", grace, testenv.CloseUpClipFrames(t, "astronaut.png", 11), closeUpIdentityMin},
+		{"hard close-up", astronaut, testenv.CloseUpClipFrames(t, "grace_hopper.png", 11), hardCloseUpIdentityMin},
 	} {
 		out := filepath.Join(dir, strings.ReplaceAll(c.name, " ", "-")+".mp4")
 		// 11 frames: the measure takes output frames 0 and 10.
-		r := clitest.Run(t, append([]string{"run", "-s", c.source, "-t", c.target, "-o", out, "--trim-frame-start", "0", "--trim-frame-end", "11"}, c.args...)...)
+		r := clitest.Run(t, "run", "-s", c.source, "-t", c.target, "-o", out, "--trim-frame-start", "0", "--trim-frame-end", "11")
 		if r.Code != 0 {
 			t.Fatalf("%s: exit %d: %s", c.name, r.Code, r.Stderr)
 		}
@@ -66,10 +66,5 @@ func TestIdentityMeasure(t *testing.T) {
 			t.Errorf("%s: after %.4f, before %.4f, to_target %.4f: want after > before (another person's face, below 0.3) and after ≥ %.2f",
 				c.name, id.After, id.Before, id.ToTarget, c.min)
 		}
-		after[c.name] = id.After
-	}
-	if after["demo with face_debugger"] != after["demo"] {
-		t.Errorf("identity after the swap: %.4f with face_debugger's drawing, %.4f without: the measure must read the swapped faces, not the drawing",
-			after["demo with face_debugger"], after["demo"])
 	}
 }

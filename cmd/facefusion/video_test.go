@@ -16,10 +16,13 @@ import (
 	"github.com/facefusion-hpc/facefusion/internal/raster"
 	"github.com/facefusion-hpc/facefusion/internal/testenv"
 	"github.com/facefusion-hpc/facefusion/internal/video"
+	"github.com/facefusion-hpc/facefusion/lustre"
 )
 
 // The output keeps the target's frame count, rate, duration and audio — or the trimmed range's —
-// and a pass-through (processors none, lossless ffv1) gives back the very frames.
+// and a pass-through (processors none, lossless ffv1) gives back the very frames. One case
+// holds both an NTSC rate and an odd frame count (they were two cases of the same runs: each
+// case is a clip, two runs and their probes, some 6 CPU-seconds here).
 func TestVideoContract(t *testing.T) {
 	dir := t.TempDir()
 	cases := []struct {
@@ -30,8 +33,7 @@ func TestVideoContract(t *testing.T) {
 		start, end int // trim; -1: not set
 	}{
 		{"h264 with B-frames", 40, "25", []string{"-preset", "veryfast", "-bf", "3"}, -1, -1},
-		{"29.97 fps", 30, "30000/1001", nil, -1, -1},
-		{"odd frame count", 37, "24", nil, -1, -1},
+		{"29.97 fps, odd frame count", 37, "30000/1001", nil, -1, -1},
 		{"trimmed range", 40, "25", []string{"-preset", "veryfast", "-bf", "3"}, 7, 26},
 	}
 	// Cases whose fixture is the same clip (the trimmed range's is the B-frame clip) share it.
@@ -103,13 +105,30 @@ func checkTiming(t *testing.T, out string, src *video.Info, frames int) {
 }
 
 // An image target gives an image output of the same size; the face changed, the rest not.
+// face_debugger after the swap draws on the face, and the run report's identity measure reads
+// the face before it does: the same similarity to the source with the drawing as without.
+// (That check was a second run of the demo clip in TestIdentityMeasure: the measure's place
+// among the processors is one function, modelWorker.Apply, for an image as for a video.) The
+// first run passes --fail-if-no-face and is TestNoFaceInImage's image with a face
+// (checkFaceImage), formerly a run of its own.
 func TestImageTarget(t *testing.T) {
 	dir := t.TempDir()
 	in := testenv.Sample(t, "astronaut.png")
 	out := filepath.Join(dir, "swapped.png")
-	r := clitest.Run(t, "run", "-s", testenv.Sample(t, "grace_hopper.png"), "-t", in, "-o", out)
+	r := clitest.Run(t, "run", "-s", testenv.Sample(t, "grace_hopper.png"), "-t", in, "-o", out, "--fail-if-no-face")
+	identity := checkFaceImage(t, out, r).Identity
+	drawn := filepath.Join(dir, "drawn.png")
+	r = clitest.Run(t, "run", "-s", testenv.Sample(t, "grace_hopper.png"), "-t", in, "-o", drawn, "--processors", "face_swapper", "face_debugger")
 	if r.Code != 0 {
-		t.Fatalf("exit %d: %s", r.Code, r.Stderr)
+		t.Fatalf("with face_debugger: exit %d: %s", r.Code, r.Stderr)
+	}
+	withDrawing := clitest.CheckReportEnd(t, drawn, r, lustre.Complete).Identity
+	if identity == nil || withDrawing == nil || identity.Recognizer != "fr_feature" || identity.Faces != 1 || withDrawing.Faces != 1 {
+		t.Fatalf("identity %+v, with face_debugger %+v: want fr_feature's measure of 1 face in each", identity, withDrawing)
+	}
+	if withDrawing.After != identity.After || identity.After <= identity.Before {
+		t.Errorf("identity after the swap: %.4f with face_debugger's drawing, %.4f without (%.4f before the swap): the measure must read the swapped face, not the drawing",
+			withDrawing.After, identity.After, identity.Before)
 	}
 	a, err := raster.Load(in)
 	if err != nil {
@@ -150,6 +169,10 @@ func TestImageTarget(t *testing.T) {
 // provider (cuda falls back to the CPU here) tries NVENC and NVDEC, says in one line that it
 // encodes with libx264 and decodes on the CPU, and writes the output; "on" refuses before the
 // first frame, naming the flag and ffmpeg's reason, and leaves no output.
+// The run over that output is also the existing-output check (formerly
+// TestExistingOutputNeedsForce, whose second run was this one's "off" run): without --force it
+// is refused, naming the output and --force, and the output is left as it was; with --force it
+// is replaced.
 func TestHardwareCodecsFallBack(t *testing.T) {
 	dir := t.TempDir()
 	in := filepath.Join(dir, "in.mp4")
@@ -168,10 +191,22 @@ func TestHardwareCodecsFallBack(t *testing.T) {
 	if got := clitest.Probe(t, out); got.Codec != "h264" || got.Frames != 6 {
 		t.Fatalf("auto: output is %s with %d frames, want h264 with 6", got.Codec, got.Frames)
 	}
+	// An existing output needs --force.
+	sum := clitest.FileMD5(t, out)
+	r = clitest.Run(t, append(args, "--hardware-codecs", "off")...)
+	if r.Code != exitUsage || !strings.Contains(r.Stderr, "--force") || !strings.Contains(r.Stderr, out) {
+		t.Fatalf("exit %d, stderr %q: want exit %d naming the output and --force", r.Code, r.Stderr, exitUsage)
+	}
+	if clitest.FileMD5(t, out) != sum {
+		t.Fatal("the existing output was changed without --force")
+	}
 	// Off: not even tried.
 	r = clitest.Run(t, append(args, "--force", "--hardware-codecs", "off")...)
 	if r.Code != 0 || strings.Contains(r.Stderr, "hardware codecs") {
 		t.Fatalf("off: exit %d, or the codecs were tried:\n%s", r.Code, r.Stderr)
+	}
+	if n := len(clitest.FrameHashes(t, out)); n != 6 {
+		t.Fatalf("with --force the output has %d frames, want 6", n)
 	}
 	out2 := filepath.Join(dir, "out2.mp4")
 	r = clitest.Run(t, "run", "--processors", "none", "-t", in, "-o", out2, "--execution-providers", "cuda", "--hardware-codecs", "on")
@@ -214,6 +249,9 @@ func TestVideoStartOffsetKeepsSync(t *testing.T) {
 // A stream-copy cut between key frames (`ffmpeg -ss 0.5 -i in.mp4 -c copy cut.mp4`) keeps a
 // discarded packet and an edit list: the run completes with every frame a decoder shows, at
 // its times, in chunks that start mid-file (each decodes its range by seeking, as a rank does).
+// The run also passes --fail-if-no-face on this faceless clip: with --processors none the frames
+// pass through, nothing is counted and nothing warned of, and the flag fails nothing (it was a
+// run of its own in TestNoFaceInTarget).
 func TestCutTarget(t *testing.T) {
 	dir := t.TempDir()
 	full, in := filepath.Join(dir, "full.mp4"), filepath.Join(dir, "cut.mp4")
@@ -225,9 +263,12 @@ func TestCutTarget(t *testing.T) {
 		t.Fatalf("the cut shows %d frames, want 12", len(want))
 	}
 	out := filepath.Join(dir, "out.mkv")
-	r := clitest.Run(t, "run", "--processors", "none", "--output-video-encoder", "ffv1", "--chunk-frames", "5", "-t", in, "-o", out)
+	r := clitest.Run(t, "run", "--processors", "none", "--output-video-encoder", "ffv1", "--chunk-frames", "5", "-t", in, "-o", out, "--fail-if-no-face")
 	if r.Code != 0 {
 		t.Fatalf("exit %d: %s", r.Code, r.Stderr)
+	}
+	if strings.Contains(r.Stderr, "a face was") || strings.Contains(r.Stderr, "no face") {
+		t.Errorf("--processors none counted faces or warned of none:\n%s", r.Stderr)
 	}
 	if got := clitest.FrameHashes(t, out); !reflect.DeepEqual(got, want) {
 		t.Fatalf("output's %d frames differ from the %d the cut shows", len(got), len(want))

@@ -1,8 +1,10 @@
 package testenv
 
 import (
+	"fmt"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -17,6 +19,19 @@ func CloseUpClip(t testing.TB, face string) string {
 	cmd := exec.Command("bash", filepath.Join(Root(t), "internal", "deps", "closeup-clip.sh"), Sample(t, face), out)
 	if b, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("close-up clip of %s: %v: %s", face, err, b)
+	}
+	return out
+}
+
+// CloseUpClipFrames is CloseUpClip's first frames alone: the same motion, n frames long, for a
+// test that reads no more (each frame of the 852×480 clip costs its encode).
+func CloseUpClipFrames(t testing.TB, face string, n int) string {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), fmt.Sprintf("closeup-%s-%d.mp4", strings.TrimSuffix(face, filepath.Ext(face)), n))
+	Tool(t, "ffmpeg")
+	cmd := exec.Command("bash", filepath.Join(Root(t), "internal", "deps", "closeup-clip.sh"), Sample(t, face), out, strconv.Itoa(n))
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("close-up clip of %s, %d frames: %v: %s", face, n, err, b)
 	}
 	return out
 }
