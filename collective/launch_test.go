@@ -196,9 +196,14 @@ func TestUnderSlurm(t *testing.T) {
 			if err := os.WriteFile(script, []byte(body), 0o755); err != nil {
 				t.Fatal(err)
 			}
-			out, err := c.Command(guard(t), "sbatch", "--wait", "-o", log, script).CombinedOutput()
+			ctx := guard(t)
+			out, err := c.Command(ctx, "sbatch", "--parsable", "-o", log, script).CombinedOutput()
 			if err != nil {
-				t.Fatalf("sbatch --wait: %v\n%s\n%s", err, out, c.Logs())
+				t.Fatalf("sbatch: %v\n%s\n%s", err, out, c.Logs())
+			}
+			state, code, err := c.WaitJob(ctx, strings.TrimSpace(string(out)))
+			if err != nil || state != "COMPLETED" || code != "0:0" {
+				t.Fatalf("the batch job ended %s, exit code %s (%v)\n%s", state, code, err, c.Logs())
 			}
 			data, err := os.ReadFile(log)
 			if err != nil {

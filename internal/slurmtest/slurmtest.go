@@ -19,6 +19,7 @@ import (
 	"os/exec"
 	"os/user"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -200,6 +201,29 @@ func (c *Cluster) Command(ctx context.Context, name string, args ...string) *exe
 	// A killed srun must not leave its output pipe held open by a child.
 	cmd.WaitDelay = 5 * time.Second
 	return cmd
+}
+
+// WaitJob watches job id until it leaves the pending and running states and returns its final
+// state and exit code (COMPLETED and 0:0 for a success): every 250 ms, where sbatch --wait backs
+// off to 8 s and more (its polling grows with MinJobAge, kept long so that the tests can still
+// ask about finished jobs). ctx ends the wait with its error.
+func (c *Cluster) WaitJob(ctx context.Context, id string) (state, exit string, err error) {
+	re := regexp.MustCompile(`\bJobState=(\S+).*\bExitCode=(\S+)`)
+	for {
+		show, _ := c.Command(ctx, "scontrol", "show", "job", "-o", id).Output()
+		if m := re.FindSubmatch(show); m != nil {
+			state, exit = string(m[1]), string(m[2])
+		}
+		switch state {
+		case "", "PENDING", "RUNNING", "COMPLETING", "CONFIGURING":
+		default:
+			return state, exit, nil
+		}
+		if ctx.Err() != nil {
+			return state, exit, fmt.Errorf("job %s still %q: %w", id, state, ctx.Err())
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
 }
 
 // Logs is the tail of both daemons' logs, for failure messages.

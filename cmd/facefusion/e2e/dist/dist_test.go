@@ -10,7 +10,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/facefusion-hpc/facefusion/internal/clitest"
 	"github.com/facefusion-hpc/facefusion/internal/driver"
@@ -477,21 +476,10 @@ func TestDistSlurm(t *testing.T) {
 		if r.Code != 0 {
 			t.Fatalf("sbatch: exit %d\n%s%s\n%s", r.Code, r.Stdout, r.Stderr, c.Logs())
 		}
-		// Watched here rather than with sbatch --wait, whose polling backs off to many seconds.
 		id := strings.TrimSpace(r.Stdout)
-		state, code := "", ""
-		for {
-			show, _ := command(ctx, "scontrol", "show", "job", "-o", id).Output()
-			if m := regexp.MustCompile(`\bJobState=(\S+).*\bExitCode=(\S+)`).FindSubmatch(show); m != nil {
-				state, code = string(m[1]), string(m[2])
-			}
-			if state != "" && state != "PENDING" && state != "RUNNING" && state != "COMPLETING" && state != "CONFIGURING" {
-				break
-			}
-			if ctx.Err() != nil {
-				t.Fatalf("job %s still %s when the test's guard ran out", id, state)
-			}
-			time.Sleep(250 * time.Millisecond)
+		state, code, err := c.WaitJob(ctx, id)
+		if err != nil {
+			t.Fatalf("%v (the test's guard ran out)", err)
 		}
 		logText, _ := os.ReadFile(log)
 		if state != "COMPLETED" || code != "0:0" {
