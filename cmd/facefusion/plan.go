@@ -356,8 +356,7 @@ func modelRun(ctx context.Context, cfg job.Config, own ownFlags, shares []int, s
 	s.ModelBytes = int64(num("model-bytes", float64(largestModel(cfg))))
 	s.RanksPerNode = whole("ranks-per-node", scaling.DefaultRanksPerNode)
 	s.NetBW = num("network-bandwidth", scaling.DefaultNetBW/1e9) * 1e9
-	// The job's model_broadcast: auto broadcasts once the ranks span more than one node.
-	s.Broadcast = cfg.ModelBroadcast == "on" || (cfg.ModelBroadcast == "auto" && s.Ranks > s.RanksPerNode)
+	s.Broadcast = s.Broadcasts(cfg.ModelBroadcast)
 	s.Slots = whole("slots", 0)
 	s.ParallelJoin, _ = video.ParallelContainer(cfg.OutputPath, cfg.OutputVideoEncoder)
 	if err == nil {

@@ -128,6 +128,12 @@ func (e Estimate) GoalFrameSeconds() float64 {
 // Serial is the start-up, join, mux and hash: the part that does not shrink with ranks.
 func (e Estimate) Serial() float64 { return e.Startup + e.Join + e.Mux + e.Hash }
 
+// Broadcasts says whether a job of model_broadcast mode (auto, on, off) broadcasts its model
+// files at s: auto does once the ranks span more than one node (more than RanksPerNode).
+func (s Scale) Broadcasts(mode string) bool {
+	return mode == "on" || mode == "auto" && s.Ranks > s.RanksPerNode
+}
+
 // Check says what is wrong with s for c, in one line naming the flag; nil when usable.
 func (s Scale) Check(c Costs) error {
 	switch {

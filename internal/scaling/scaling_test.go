@@ -60,6 +60,12 @@ func TestModelArithmetic(t *testing.T) {
 	if e := Model(c, b); e.Read != 20+5 || e.Startup != 1+4+25 || e.OneRank != 15+10+8.75+10.5+4.375 {
 		t.Errorf("broadcast: read %g, start-up %g, one rank %g; want 25, 30 and the same one rank", e.Read, e.Startup, e.OneRank)
 	}
+	if !s.Broadcasts("auto") || s.Broadcasts("off") || !s.Broadcasts("on") {
+		t.Error("4 ranks of 2 a node: auto and on broadcast, off does not")
+	}
+	if one := (Scale{Ranks: 2, RanksPerNode: 4}); one.Broadcasts("auto") || !one.Broadcasts("on") {
+		t.Error("2 ranks on one node: auto does not broadcast, on does")
+	}
 	if b.NetBW = 0; b.Check(c) == nil {
 		t.Error("a broadcast over a network of 0 B/s passed the check")
 	}

@@ -315,8 +315,9 @@ func TestPlan(t *testing.T) {
 	modelled := func(c scaling.Costs, frames, chunk, ranks, pixels int, fs float64, model int64) scaling.Estimate {
 		chunks, split := driver.MakePlan(rank.Range{Start: 0, End: frames}, chunk, ranks)
 		s := scaling.Scale{Ranks: ranks, Segments: len(chunks), Pixels: pixels, FSBandwidth: fs, ClientBW: scaling.DefaultClientBW,
-			RanksPerNode: scaling.DefaultRanksPerNode, ModelBytes: model, Launch: -1,
+			RanksPerNode: scaling.DefaultRanksPerNode, ModelBytes: model, Launch: -1, NetBW: scaling.DefaultNetBW,
 			ParallelJoin: true} // the default output, an MP4 of libx264: joined by every rank
+		s.Broadcast = s.Broadcasts("auto") // model_broadcast's default
 		for _, pieces := range split {
 			s.Shares = append(s.Shares, rank.Frames(pieces))
 		}
