@@ -33,8 +33,9 @@ import (
 // rank done, before the results are gathered: no request is left in flight.
 
 // roundEvery is the rounds' cadence: how late a stop or a failure reaches the other ranks, and
-// how fresh the progress is.
-const roundEvery = time.Second
+// how fresh the progress is. An image's rounds carry only stops, for the second or so rank 0
+// takes, and touch no file: they come oftener, so that the others learn its end soon.
+const roundEvery, imageRoundEvery = time.Second, 100 * time.Millisecond
 
 // A round's values, summed over the ranks: [0,n) the frames each rank encoded this attempt,
 // [n,2n) the name of the signal that stopped each rank (packName; 0: none), then the flags.
@@ -68,6 +69,7 @@ type control struct {
 	mu      sync.Mutex
 	cancel  context.CancelCauseFunc // the encode's, while it runs
 	cause   error                   // the job's decision, once made
+	stopBy  string                  // the first stop's reason from the rounds: "rank N: SIGTERM"
 	running bool
 	failed  bool
 
@@ -80,15 +82,16 @@ type control struct {
 	live      func([]int64)
 }
 
-// startControl starts this rank's rounds; nil (no rounds) for an image, which has no job folder
-// and rank 0 alone processes. Every rank must call it, then leave.
+// startControl starts this rank's rounds; nil (no rounds) for a video with no job folder. An
+// image has no job folder and rank 0 alone processes it: its rounds carry only the ranks'
+// signals, to rank 0's image and from it. Every rank must call it, then leave.
 func startControl(ctx context.Context, comm collective.Comm, cfg job.Config, p *Plan, jd *lustre.JobDir, opt Options, ck *checkpointer) *control {
-	if p.Image || p.JobDir == "" {
+	if !p.Image && p.JobDir == "" {
 		return nil
 	}
 	c := &control{comm: comm, me: comm.Rank(), n: comm.Size(), p: p, jd: jd, signalled: ctx, running: true,
 		wake: make(chan struct{}, 1), ended: make(chan struct{}), ck: ck, show: progress.Nop{}, closeShow: func() {}}
-	if c.me == 0 {
+	if c.me == 0 && !p.Image {
 		c.startDisplay(cfg, opt)
 	}
 	go c.rounds()
@@ -175,6 +178,10 @@ func (c *control) leave(err error) error {
 func (c *control) rounds() {
 	defer close(c.ended)
 	vals := make([]int64, 2*c.n+flagSlots)
+	every := roundEvery
+	if c.p.Image {
+		every = imageRoundEvery
+	}
 	for {
 		posted := time.Now()
 		clear(vals)
@@ -191,7 +198,7 @@ func (c *control) rounds() {
 		if c.apply(vals) {
 			return
 		}
-		t := time.NewTimer(time.Until(posted.Add(roundEvery)))
+		t := time.NewTimer(time.Until(posted.Add(every)))
 		select {
 		case <-t.C:
 		case <-c.wake:
@@ -233,7 +240,7 @@ func (c *control) contribute(vals []int64) {
 	if failed {
 		flags[slotFailed] = 1
 	}
-	if c.me != 0 || decided {
+	if c.me != 0 || decided || c.p.Image {
 		return
 	}
 	// Rank 0 alone looks at the job folder: one stat and one read a round, whatever the ranks.
@@ -260,7 +267,12 @@ func (c *control) apply(vals []int64) (last bool) {
 	case flags[slotFailed] > 0:
 		c.decide(errRemoteFailed)
 	case who >= 0 || flags[slotStopFile] > 0:
-		if c.me == 0 && who >= 0 {
+		c.mu.Lock()
+		if c.stopBy == "" && who >= 0 {
+			c.stopBy = fmt.Sprintf("rank %d: %s", who, sig)
+		}
+		c.mu.Unlock()
+		if c.me == 0 && who >= 0 && !c.p.Image {
 			// The reason is in STOP before rank 0 decides from it: the signalled rank's own
 			// write (watchStops) may still be on its way. The first reason there stays.
 			writeStop(c.jd, c.p.AttemptID, fmt.Sprintf("rank %d: %s", who, sig))
@@ -269,10 +281,20 @@ func (c *control) apply(vals []int64) (last bool) {
 	case flags[slotTakenOver] > 0:
 		c.decide(takenOver(c.jd, c.p.AttemptID))
 	}
-	if c.me == 0 {
+	if c.me == 0 && !c.p.Image {
 		c.report(vals[:c.n])
 	}
 	return flags[slotRunning] == 0
+}
+
+// stopReason is the first stop's reason the rounds brought ("rank N: SIGTERM"), "" when none did.
+func (c *control) stopReason() string {
+	if c == nil {
+		return ""
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.stopBy
 }
 
 // decide records the job's decision and cancels this rank's encode with it.

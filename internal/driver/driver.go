@@ -43,6 +43,7 @@ func (e *RemoteError) Error() string { return "reported by another rank" }
 type Plan struct {
 	Err  string     `json:",omitempty"`
 	Kind fault.Kind `json:",omitempty"`
+	Stop Next       `json:",omitempty"` // Err is a stop: a signal reached rank 0 before its plan was made
 
 	Info *video.Info
 	// Map is the output's timeline over the target's trimmed range, resampled to the output's
@@ -190,6 +191,10 @@ func Run(ctx context.Context, comm collective.Comm, cfg job.Config, opt Options)
 		}
 		if err != nil {
 			plan = Plan{Err: err.Error(), Kind: fault.KindOf(err), JobDir: plan.JobDir, Frames: plan.Frames, Chunks: plan.Chunks}
+			if ctx.Err() != nil { // a signal came first: what failed after it (a cancelled ffprobe) failed because of it
+				st := setupStop(cfg, "rank 0: "+signalName(ctx), &plan, nil)
+				plan.Err, plan.Stop = st.Msg, st.Next
+			}
 		}
 		rec.ck = ck
 		// Whatever way Run ends, the claim is given back and the heartbeat stops; the normal
@@ -215,11 +220,14 @@ func Run(ctx context.Context, comm collective.Comm, cfg job.Config, opt Options)
 	if err != nil {
 		return "", err
 	}
-	printed := me == 0 && plan.Err != "" && ctx.Err() == nil && say(opt, plan.Err)
+	printed := me == 0 && plan.Err != "" && (ctx.Err() == nil || plan.Stop != 0) && say(opt, plan.Err)
 	var planErr error
 	if me == 0 && plan.Err != "" {
 		// Written before the broadcast: a launcher kills rank 0 once another rank exits non-zero.
 		planErr = reported(printed, &fault.Error{Kind: plan.Kind, Err: errors.New(plan.Err)})
+		if plan.Stop != 0 {
+			planErr = &Stopped{Msg: plan.Err, Remote: printed, Next: plan.Stop}
+		}
 		rec.write(ctx, planErr, log)
 	}
 	if data, err = collective.BcastBytes(comm, 0, data); err != nil {
@@ -231,8 +239,11 @@ func Run(ctx context.Context, comm collective.Comm, cfg job.Config, opt Options)
 		}
 	}
 	if plan.Err != "" {
-		if me == 0 {
+		switch {
+		case me == 0:
 			return "", planErr
+		case plan.Stop != 0:
+			return "", &Stopped{Msg: plan.Err, Remote: true, Next: plan.Stop}
 		}
 		return "", &RemoteError{Kind: plan.Kind}
 	}
@@ -269,7 +280,23 @@ func Run(ctx context.Context, comm collective.Comm, cfg job.Config, opt Options)
 	// The rank that failed says why before agree lets the others exit: a launcher kills the
 	// remaining ranks as soon as one exits non-zero, and the line would be lost with them.
 	printedSetup := err != nil && ctx.Err() == nil && say(opt, err.Error())
-	if err := agree(comm, err); err != nil {
+	if reason, err := agree(ctx, comm, err); reason != "" {
+		// A signal reached a rank before every rank was ready: the job stops as it would later,
+		// whatever failed after the signal (a cancelled ffprobe, ffmpeg or load) because of it.
+		st := setupStop(cfg, reason, &plan, ck)
+		if me == 0 {
+			st.Remote = say(opt, st.Msg)
+			rec.write(ctx, st, log)
+			ck.end(false, log)
+		} else {
+			st.Remote = true
+		}
+		// Rank 0's report is written before any rank exits: a launcher kills the others then.
+		if berr := comm.Barrier(); berr != nil {
+			return "", fault.AsInternal(fmt.Errorf("agreeing on setup: %w", berr))
+		}
+		return "", st
+	} else if err != nil {
 		rec.write(ctx, err, log) // another rank's: its line is in the log, not here
 		ck.end(true, log)
 		var remote *RemoteError
@@ -295,17 +322,29 @@ func Run(ctx context.Context, comm collective.Comm, cfg job.Config, opt Options)
 	began, gpu := time.Now(), startGPU(opt)
 	if plan.Image {
 		if me == 0 {
+			// A signal here, or to another rank (the rounds bring it), stops the image before
+			// its output is in place.
+			img, stopImage := context.WithCancelCause(ctx)
+			ctl.encode(stopImage)
+			testPause(img, "image", log)
 			var line string
-			if line, err = models.RunImage(ctx, cfg); line != "" {
+			if line, err = models.RunImage(img, cfg); line != "" && img.Err() == nil {
 				logFaces(log, line)
 			}
+			if err != nil && img.Err() != nil {
+				res.Stopped, res.StopReason, err = true, ctl.stopReason(), nil
+				if ctx.Err() != nil {
+					res.StopReason = "rank 0: " + signalName(ctx)
+				}
+			}
+			stopImage(nil)
 		}
 	} else {
 		// The batch-1 models run at most one run a CPU at once, however many workers.
 		models.LimitRuns(cpus.CPUs)
 		res, err = encodeShare(ctx, comm, cfg, models, &plan, jd, opt, ctl, cpus.Workers, cast.drop)
 	}
-	if plan.Image && me == 0 && err == nil {
+	if plan.Image && me == 0 && err == nil && !res.Stopped {
 		res.Frames = 1
 	}
 	res.Stats = rankStats(me, models, &res, began, gpu.Stop())
@@ -420,22 +459,33 @@ func logFaces(log *logging.Logger, line string) {
 }
 
 // agree turns one rank's setup error into an error on every rank: the rank that failed
-// returns its own error (and reports it); the others return a RemoteError.
-func agree(comm collective.Comm, err error) error {
-	v := []int64{0}
+// returns its own error (and reports it); the others return a RemoteError. A signal to any rank
+// (ctx, cancelled by main) comes first: every rank gets the stop's reason, "rank N: SIGTERM" for
+// the lowest rank signalled, as the control rounds name it, and no error.
+func agree(ctx context.Context, comm collective.Comm, err error) (stop string, _ error) {
+	// [0] the largest error kind + 1; [1+r] the name of the signal that stopped rank r.
+	v := make([]int64, 1+comm.Size())
 	if err != nil {
 		v[0] = int64(fault.KindOf(err)) + 1
 	}
+	if ctx.Err() != nil {
+		v[1+comm.Rank()] = packName(signalName(ctx))
+	}
 	if aerr := comm.AllreduceInt64(collective.Max, v); aerr != nil {
-		return fault.AsInternal(fmt.Errorf("agreeing on setup: %w", aerr))
+		return "", fault.AsInternal(fmt.Errorf("agreeing on setup: %w", aerr))
+	}
+	for r, name := range v[1:] {
+		if name != 0 {
+			return fmt.Sprintf("rank %d: %s", r, unpackName(name)), nil
+		}
 	}
 	if err != nil {
-		return err
+		return "", err
 	}
 	if v[0] != 0 {
-		return &RemoteError{Kind: fault.Kind(v[0] - 1)}
+		return "", &RemoteError{Kind: fault.Kind(v[0] - 1)}
 	}
-	return nil
+	return "", nil
 }
 
 // planJob is rank 0's setup: every check that can fail before work starts. The job folder is
@@ -943,7 +993,7 @@ func finish(ctx context.Context, cfg job.Config, p *Plan, jd *lustre.JobDir, all
 	fail := func(err error) Result { return Result{Err: err.Error(), Kind: fault.KindOf(err)} }
 	var first *Result // the first real cause; a rank stopped by another's failure is not one
 	var recs []lustre.Chunk
-	stopped := false
+	stopped, imageStop := false, ""
 	work := 0.0
 	for _, b := range all {
 		var r Result
@@ -953,6 +1003,9 @@ func finish(ctx context.Context, cfg job.Config, p *Plan, jd *lustre.JobDir, all
 		recs = append(recs, r.Done...)
 		rec.perRank = append(rec.perRank, r.Stats)
 		stopped = stopped || r.Stopped
+		if r.Stopped && p.Image {
+			imageStop = r.StopReason
+		}
 		work += r.CheckpointWork
 		remote := r.Err == (&RemoteError{}).Error()
 		if r.Err != "" && (first == nil || (!remote && first.Err == (&RemoteError{}).Error())) {
@@ -963,6 +1016,9 @@ func finish(ctx context.Context, cfg job.Config, p *Plan, jd *lustre.JobDir, all
 	if p.Image {
 		if first != nil {
 			return Result{Err: first.Err, Kind: first.Kind}
+		}
+		if stopped {
+			return stopResult(cfg, imageStop, 0, 0, 0, 0, 0, "")
 		}
 		rec.hashOutput(log)
 		return Result{}

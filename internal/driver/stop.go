@@ -135,8 +135,12 @@ func stopResult(cfg job.Config, reason string, newChunks, done, chunks, doneFram
 	if next == Cancelled {
 		verb = "cancelled"
 	}
-	msg := fmt.Sprintf("%s by %s: %d of %d chunk(s) (%d of %d frames) are checkpointed in %s, %d of them finished in this attempt; nothing was written to the output path; ",
-		verb, by, done, chunks, doneFrames, frames, jobDir, newChunks)
+	kept := fmt.Sprintf("%d of %d chunk(s) (%d of %d frames) are checkpointed in %s, %d of them finished in this attempt; ",
+		done, chunks, doneFrames, frames, jobDir, newChunks)
+	if jobDir == "" { // an image, or a stop before the job folder was claimed
+		kept = ""
+	}
+	msg := fmt.Sprintf("%s by %s: %snothing was written to the output path; ", verb, by, kept)
 	inSlurm := os.Getenv("SLURM_JOB_ID") != ""
 	switch {
 	case next == Requeue && inSlurm:
@@ -150,6 +154,21 @@ func stopResult(cfg job.Config, reason string, newChunks, done, chunks, doneFram
 	}
 	return Result{Stopped: true, Err: msg, StopReason: reason, NewChunks: newChunks, Next: next,
 		StopWords: fmt.Sprintf("%s by %s: %s", verb, by, next.words())}
+}
+
+// setupStop is the job's stop when a signal (reason, as in JOB_DIR/STOP) reached a rank before
+// every rank was ready, or rank 0's image was written: decided and told as a stop later in the
+// run is (stopResult), with no chunk finished in this attempt. ck is rank 0's claim of the job
+// folder (nil before it is claimed, and on the other ranks): its manifest records the stop.
+func setupStop(cfg job.Config, reason string, p *Plan, ck *checkpointer) *Stopped {
+	if ck == nil || ck.m == nil {
+		r := stopResult(cfg, reason, 0, 0, 0, 0, 0, "")
+		return &Stopped{Msg: r.Err, Next: r.Next}
+	}
+	r := stopResult(cfg, reason, 0, len(ck.m.Done), len(p.Chunks), ck.m.DoneFrames(), p.Frames.Len(), ck.jd.Path)
+	ck.m.Attempts[len(ck.m.Attempts)-1].Stop = r.StopWords
+	ck.save(nil, lustre.Checkpointed)
+	return &Stopped{Msg: r.Err, Next: r.Next}
 }
 
 // ExitCode is the exit code of a stop followed by n, from fault's one table.

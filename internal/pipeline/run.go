@@ -567,8 +567,14 @@ func (m *Models) RunImage(ctx context.Context, cfg job.Config) (string, error) {
 		return "", err
 	}
 	defer CloseWorkers([]Worker{w})
+	if ctx.Err() != nil { // stopped: the swap is not begun, or not written
+		return "", context.Cause(ctx)
+	}
 	if err := w.Process(img); err != nil {
 		return "", fault.AsInternal(fmt.Errorf("target %s: %w", cfg.TargetPath, err))
+	}
+	if ctx.Err() != nil {
+		return "", context.Cause(ctx)
 	}
 	line, err := FaceReport(cfg, framesWithFaces([]Worker{w}), 1)
 	if err != nil {
