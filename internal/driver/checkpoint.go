@@ -50,9 +50,11 @@ func (e *Stopped) Is(target error) bool { return target == ErrCheckpointed }
 // chunk N is encoded, before its segment is renamed into place: a stop there keeps it),
 // frames-N (once the rank wrote N frames this attempt, before the next: a stop there discards
 // the chunk being written), concat (rank 0, before it
-// joins the segments) or commit (rank 0, the joined and muxed output beside its final path,
-// before the rename). With MARKER, the pause happens only while the file MARKER does not exist
-// and creates it, so a rerun (or a Slurm requeue) of the same command does not pause again.
+// joins the segments), commit (rank 0, the joined and muxed output beside its final path,
+// before the rename), plan (rank 0, before its checks and probe: a signal there fails them) or
+// image (rank 0, before it processes an image target). With MARKER, the pause happens only
+// while the file MARKER does not exist and creates it, so a rerun (or a Slurm requeue) of the
+// same command does not pause again.
 const PauseEnv = "FACEFUSION_TEST_PAUSE_AT"
 
 // testPause blocks at point until ctx ends when the hook asks for it.

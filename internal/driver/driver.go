@@ -492,6 +492,7 @@ func agree(ctx context.Context, comm collective.Comm, err error) (stop string, _
 // claimed before anything in it is read or changed: a run refused as busy or as another job
 // touches nothing of another attempt's.
 func planJob(ctx context.Context, cfg job.Config, ranks int, p *Plan, log *logging.Logger, skipDone bool) (*pipeline.Models, *checkpointer, error) {
+	testPause(ctx, "plan", log)
 	m, note, err := planSetup(ctx, cfg, ranks, p, skipDone)
 	if err != nil || p.Image {
 		return m, nil, err

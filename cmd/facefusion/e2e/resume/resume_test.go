@@ -219,6 +219,50 @@ func TestSigtermCheckpoints(t *testing.T) {
 		})
 	}
 	t.Run("shared-chunk", func(t *testing.T) { stopInSharedChunk(t, in, want) })
+	t.Run("start-up", func(t *testing.T) { stopInStartUp(t, in) })
+	t.Run("image", func(t *testing.T) { stopImage(t, dir) })
+}
+
+// stopInStartUp signals rank 0 alone while it plans (held before its probe, which the signal
+// then cancels): a stop, not bad input, on every rank, the run report's outcome the stop's.
+func stopInStartUp(t *testing.T, in string) {
+	out := filepath.Join(t.TempDir(), "out.mkv")
+	p := clitest.StartPaused(t, "plan", clitest.MpirunArgv(2, clitest.PassThroughArgs(in, out, 8)...)...)
+	syscall.Kill(p.PID, syscall.SIGTERM)
+	checkStopped(t, p, out, "cancelled by SIGTERM (rank 0): nothing was written to the output path")
+}
+
+// stopImage signals rank 1 of an image job while rank 0 is held before the image: the rounds
+// bring the stop to rank 0, which writes nothing.
+func stopImage(t *testing.T, dir string) {
+	in := filepath.Join(dir, "in.png")
+	clitest.FFmpeg(t, "-f", "lavfi", "-i", "testsrc2=size=64x48", "-frames:v", "1", in)
+	out := filepath.Join(t.TempDir(), "out.png")
+	p := clitest.StartPaused(t, "image", clitest.MpirunArgv(2, "run", "--processors", "none", "-t", in, "-o", out)...)
+	others := p.OtherRanks()
+	if len(others) != 1 {
+		t.Fatalf("rank 1's process: found %v", others)
+	}
+	syscall.Kill(others[0], syscall.SIGTERM)
+	checkStopped(t, p, out, "cancelled by SIGTERM (rank 1): nothing was written to the output path")
+}
+
+// checkStopped waits for a run stopped by SIGTERM: exit 130, the stop's line, nothing at out,
+// and a run report that tells the stop (not a failure) with the exit code.
+func checkStopped(t *testing.T, p *clitest.Paused, out, said string) {
+	t.Helper()
+	if code := p.Wait(t); code != fault.ExitCancelled {
+		t.Fatalf("exit %d, want %d\n%s", code, fault.ExitCancelled, p.Output())
+	}
+	if !strings.Contains(p.Output(), said) {
+		t.Errorf("no line %q:\n%s", said, p.Output())
+	}
+	clitest.MustNotExist(t, out)
+	rep := clitest.ReadReport(t, lustre.ReportPath(out))
+	if rep.Outcome != lustre.Checkpointed || rep.ExitStatus != fault.ExitCancelled || !strings.HasPrefix(rep.Error, said) {
+		t.Errorf("run report: outcome %s, exit %d, error %q; want %s, %d, %q", rep.Outcome, rep.ExitStatus, rep.Error,
+			lustre.Checkpointed, fault.ExitCancelled, said)
+	}
 }
 
 // stopInSharedChunk stops a 3-rank run while rank 1 sends rank 0 its frames of chunk 2 (64
