@@ -141,3 +141,43 @@ func TestPackName(t *testing.T) {
 		t.Errorf("no name: %q", got)
 	}
 }
+
+// An image's rounds carry a signal to rank 0's image, and name it, without touching a file.
+func TestControlImage(t *testing.T) {
+	t.Parallel()
+	signal, send := context.WithCancelCause(context.Background())
+	dir := t.TempDir()
+	comm := collective.Single()
+	c := startControl(signal, comm, job.Default(), &Plan{Image: true}, &lustre.JobDir{Path: dir}, Options{}, nil)
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
+	c.encode(cancel)
+	send(Signal("SIGTERM"))
+	if cause := stopped(t, ctx); cause != errStopRequested {
+		t.Fatalf("cause %v, want %v", cause, errStopRequested)
+	}
+	if err := c.leave(nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := c.stopReason(); got != "rank 0: SIGTERM" {
+		t.Errorf("reason %q, want rank 0: SIGTERM", got)
+	}
+	if err := comm.Finalize(); err != nil {
+		t.Fatalf("Finalize after the rounds: %v", err)
+	}
+	if left, _ := os.ReadDir(dir); len(left) != 0 {
+		t.Errorf("an image's rounds wrote %v", left)
+	}
+}
+
+// A signal before every rank is ready is the job's stop, whatever failed after it.
+func TestAgreeSignal(t *testing.T) {
+	signal, send := context.WithCancelCause(context.Background())
+	if reason, err := agree(signal, collective.Single(), errors.New("x")); reason != "" || err == nil {
+		t.Fatalf("no signal: %q %v, want the error", reason, err)
+	}
+	send(Signal("SIGINT"))
+	if reason, err := agree(signal, collective.Single(), errors.New("ffprobe stopped: context canceled")); reason != "rank 0: SIGINT" || err != nil {
+		t.Fatalf("after SIGINT: %q %v, want rank 0: SIGINT and no error", reason, err)
+	}
+}
