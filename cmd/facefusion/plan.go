@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -48,8 +49,9 @@ model flags:
   --frame-seconds S         a rank's seconds per frame measured at scale (a GPU node's),
                             instead of the measured cost scaled by pixels
   --bytes-per-frame B       output bytes per frame at scale; default: measured, scaled by pixels
-  --model-bytes B           the largest model file every node reads at start-up; default: the
-                            job's largest (FaceFusion's published size, or the file's)
+  --model-bytes B           the model files every node reads at start-up (rank 0 alone with
+                            the broadcast); default: the job's, each file's size here, else
+                            FaceFusion's published size
   --fs-bandwidth GB/s       the shared file system's aggregate read bandwidth (default 20)
   --client-bandwidth GB/s   rank 0's node's bandwidth to it, for the join and mux (default 2)
   --ranks-per-node K        ranks sharing a node's page cache (default 4)
@@ -353,7 +355,7 @@ func modelRun(ctx context.Context, cfg job.Config, own ownFlags, shares []int, s
 	s.ClientBW = num("client-bandwidth", scaling.DefaultClientBW/1e9) * 1e9
 	s.BytesPerFrame = num("bytes-per-frame", 0)
 	s.FrameSeconds = num("frame-seconds", 0)
-	s.ModelBytes = int64(num("model-bytes", float64(largestModel(cfg))))
+	s.ModelBytes = int64(num("model-bytes", float64(jobModelBytes(cfg))))
 	s.RanksPerNode = whole("ranks-per-node", scaling.DefaultRanksPerNode)
 	s.NetBW = num("network-bandwidth", scaling.DefaultNetBW/1e9) * 1e9
 	s.Broadcast = s.Broadcasts(cfg.ModelBroadcast)
@@ -394,21 +396,30 @@ func readCosts(ctx context.Context, path string, launch float64) (scaling.Costs,
 	return c, nil
 }
 
-// largestModel is the size of the largest model file the job reads: FaceFusion's published
-// size, or the file's own for the embedded default's (blazeface, dlib).
-func largestModel(cfg job.Config) int64 {
+// jobModelBytes is what the job reads of model files at start-up (every node, or rank 0 for the
+// broadcast): its files (pipeline.ReadFiles, the broadcast's list), each at its size here, else
+// FaceFusion's published size.
+func jobModelBytes(cfg job.Config) int64 {
 	if !cfg.FindsFaces() {
 		return 0
 	}
-	var n int64
-	for _, name := range pipeline.ModelNames(cfg) {
+	published := map[string]int64{}
+	names := pipeline.ModelNames(cfg)
+	if r := pipeline.MeasureRecognizer(cfg); r != "" {
+		names = append(names, r)
+	}
+	for _, name := range names {
 		if m, err := catalog.Lookup(name); err == nil {
-			n = max(n, m.Published.Bytes)
+			published[m.File] = m.Published.Bytes
 		}
 	}
-	for _, f := range pipeline.EmbeddedModelFiles(cfg) {
+	files, _ := pipeline.ReadFiles(cfg)
+	var n int64
+	for _, f := range files {
 		if st, err := os.Stat(f.Path); err == nil {
-			n = max(n, st.Size())
+			n += st.Size()
+		} else {
+			n += published[filepath.Base(f.Path)]
 		}
 	}
 	return n

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"math"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"reflect"
@@ -200,10 +201,18 @@ func TestHardwareCodecsFallBack(t *testing.T) {
 	if clitest.FileMD5(t, out) != sum {
 		t.Fatal("the existing output was changed without --force")
 	}
-	// Off: not even tried.
+	// Off: not even tried. With --force the output is replaced: a new file renamed into place
+	// (the same bytes as before: the same job).
+	before, err := os.Stat(out)
+	if err != nil {
+		t.Fatal(err)
+	}
 	r = clitest.Run(t, append(args, "--force", "--hardware-codecs", "off")...)
 	if r.Code != 0 || strings.Contains(r.Stderr, "hardware codecs") {
 		t.Fatalf("off: exit %d, or the codecs were tried:\n%s", r.Code, r.Stderr)
+	}
+	if after, err := os.Stat(out); err != nil || os.SameFile(before, after) {
+		t.Fatalf("with --force the output was not replaced (%v)", err)
 	}
 	if n := len(clitest.FrameHashes(t, out)); n != 6 {
 		t.Fatalf("with --force the output has %d frames, want 6", n)

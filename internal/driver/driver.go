@@ -264,6 +264,10 @@ func Run(ctx context.Context, comm collective.Comm, cfg job.Config, opt Options)
 			}
 			if err = loadErr; err == nil {
 				err = useSource(models, &plan)
+			} else if fault.KindOf(err) == fault.Environment {
+				// Rank 0 loaded the same job's models: this node sees other files.
+				host, _ := os.Hostname()
+				err = fmt.Errorf("rank %d on %s: %w (rank 0 has them: --model-broadcast on sends it its files)", me, host, err)
 			}
 			if err == nil && !plan.Image {
 				err = plan.Codecs.Check(ctx, me, plan.Info) // this node runs rank 0's choice

@@ -72,9 +72,9 @@ func (c *modelCast) drop() {
 // castsModels is rank 0's decision: model_broadcast on with more than one rank, auto where the
 // ranks span more than one host (on one host, the page cache shares one read of each file), and
 // never for a job whose output may be done already (batch-run's rerun: a skipped target reads
-// nothing).
+// nothing) or for an image target (rank 0 alone processes it: the others open no session).
 func castsModels(size, localSize int, cfg job.Config, skipDone bool) bool {
-	if size < 2 || !cfg.FindsFaces() {
+	if size < 2 || !cfg.FindsFaces() || pipeline.IsImagePath(cfg.TargetPath) {
 		return false
 	}
 	if _, err := os.Lstat(cfg.OutputPath); skipDone && err == nil {
@@ -139,6 +139,7 @@ func shareModels(comm collective.Comm, cfg job.Config, skipDone bool, log *loggi
 	if comm.Rank() == 0 {
 		c.stats.ReadSeconds = read.Seconds()
 	}
+	c.held = len(man.Files) > 0 // absent files are registered too: drop forgets them all
 	for _, f := range man.Files {
 		if f.Absent {
 			infer.PreloadAbsent(f.Path)
@@ -149,7 +150,6 @@ func shareModels(comm collective.Comm, cfg job.Config, skipDone bool, log *loggi
 			return nil, fault.AsInternal(fmt.Errorf("model broadcast: rank 0's manifest puts %s at bytes [%d,%d) of %d", f.Path, f.Offset, f.Offset+f.Size, len(payload)))
 		}
 		infer.Preload(f.Path, payload[f.Offset:f.Offset+f.Size:f.Offset+f.Size], f.ModTime)
-		c.held = true
 		c.stats.Files++
 	}
 	if comm.Rank() == 0 {

@@ -80,6 +80,28 @@ func TestJoinRefusesHEVCSegmentsThatDiffer(t *testing.T) {
 		if !dec.Environment || !strings.Contains(dec.Err, segs[0].Path) || !strings.Contains(dec.Err, segs[1].Path) || !strings.Contains(dec.Err, "--fresh") {
 			t.Errorf("the refusal %q (environment %v) should be the nodes' doing and name both segments and --fresh", dec.Err, dec.Environment)
 		}
+		if !strings.Contains(dec.Err, "different hev1 configurations") && !strings.Contains(dec.Err, "different hvc1 configurations") {
+			t.Errorf("the refusal %q should name HEVC's sample entry (hev1 or hvc1)", dec.Err)
+		}
+		// One configuration on two clocks is the serial join's (ffmpeg's concat rescales), not a
+		// refusal.
+		other := pieces[0].Table
+		other.Timescale++
+		b0, err := pieces[0].Table.MarshalBinary()
+		if err != nil {
+			t.Fatal(err)
+		}
+		b1, err := other.MarshalBinary()
+		if err != nil {
+			t.Fatal(err)
+		}
+		clocks, err := json.Marshal(joinReport{Tables: [][]byte{b0, b1}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := planOutput(ctx, ins, &sideFile{path: sidePath, done: done}, []*video.Piece{pieces[0], pieces[0]}, [][]byte{clocks}, 1, logging.New(&log, logging.Debug)); !d.Serial || d.Environment {
+			t.Errorf("one %s configuration on two clocks: serial %v, environment %v (%s); want the serial join", tc.encoder, d.Serial, d.Environment, d.Err)
+		}
 		// joinShare passes the decision's kind on: the exit code of an environment error.
 		if err := decisionError(dec); fault.KindOf(err) != fault.Environment {
 			t.Errorf("the refusal's kind is %v, want Environment", fault.KindOf(err))

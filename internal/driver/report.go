@@ -156,8 +156,11 @@ func (rr *runRecord) report(ctx context.Context, err error) *lustre.Report {
 		rr.ck.mu.Unlock()
 	}
 	if outcome == lustre.Complete {
+		rep.OutputBytes = rr.outSize
 		if rr.outSum != "" {
-			rep.OutputBytes, rep.OutputBlocksSHA256, rep.OutputHashBlock = rr.outSize, rr.outSum, lustre.HashBlockBytes
+			rep.OutputBlocksSHA256, rep.OutputHashBlock = rr.outSum, lustre.HashBlockBytes
+		} else if st, err := os.Stat(rr.cfg.OutputPath); err == nil { // its hash failed: its size still
+			rep.OutputBytes = st.Size()
 		}
 	}
 	return rep

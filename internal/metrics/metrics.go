@@ -132,7 +132,7 @@ func Report(rep *lustre.Report, now time.Time) []*dto.MetricFamily {
 	s.Gauge("facefusion_ranks", "ranks of this attempt", float64(rep.Ranks))
 	s.Gauge("facefusion_job_seconds", "wall time of every attempt of the job, added up", rep.Seconds)
 	s.Gauge("facefusion_attempt_seconds", "wall time of this attempt", rep.LastSeconds)
-	if rep.OutputBlocksSHA256 != "" || rep.OutputSHA256 != "" {
+	if rep.OutputBytes > 0 {
 		s.Gauge("facefusion_output_bytes", "size of the output file", float64(rep.OutputBytes))
 	}
 	for _, r := range rep.PerRank {

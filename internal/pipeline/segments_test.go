@@ -24,7 +24,8 @@ import (
 
 // segmentClip is a 30-frame 64×48 clip with a keyframe every 7 frames, and a job that encodes
 // it with ffv1 (lossless: a segment decodes to the very frames written to it). The clip is made
-// and probed once a test binary; each test gets its own copy of the file and of the Info.
+// and probed once a test binary; each test gets its own copy of the file and of the Info (a
+// shallow one: the tests only read its slices).
 func segmentClip(t *testing.T) (job.Config, *video.Info, video.FrameMap) {
 	t.Helper()
 	in := filepath.Join(t.TempDir(), "in.mp4")

@@ -72,7 +72,7 @@ type Scale struct {
 
 	// BytesPerFrame at scale; 0: Costs.BytesPerFrame × Pixels / Costs.FramePixels.
 	BytesPerFrame float64
-	ModelBytes    int64   // the largest model file, read by every node at start-up
+	ModelBytes    int64   // the job's model files, read by every node at start-up
 	FSBandwidth   float64 // the shared file system's aggregate read bandwidth, bytes/s
 	ClientBW      float64 // rank 0's node's bandwidth to the file system, bytes/s
 	RanksPerNode  int     // ranks on one node: they read the model once through its page cache

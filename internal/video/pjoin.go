@@ -255,8 +255,11 @@ func PlanJoin(side *Side, tables []PieceTable, tmpl *Piece, times Timeline) (*La
 	var at int64
 	rel := make([]int64, len(tables))
 	for k, t := range tables {
-		if t.Timescale != tables[0].Timescale || !bytes.Equal(t.Stsd, tables[0].Stsd) {
+		if !bytes.Equal(t.Stsd, tables[0].Stsd) {
 			return nil, &ConfigError{Piece: k, Codec: mp4.EntryType(tables[0].Stsd), Other: mp4.EntryType(t.Stsd)}
+		}
+		if t.Timescale != tables[0].Timescale { // one track has one clock; ffmpeg's concat rescales
+			return nil, fmt.Errorf("video: piece %d's clock (1/%d) is not piece 0's (1/%d)", k, t.Timescale, tables[0].Timescale)
 		}
 		rel[k] = at
 		for _, s := range t.Samples {
