@@ -303,6 +303,8 @@ func Run(ctx context.Context, comm collective.Comm, cfg job.Config, opt Options)
 	} else if err != nil {
 		rec.write(ctx, err, log) // another rank's: its line is in the log, not here
 		ck.end(true, log)
+		// As above: rank 0's report before any rank exits (every rank is here: agree said so).
+		_ = comm.Barrier()
 		var remote *RemoteError
 		if !errors.As(err, &remote) {
 			return "", reported(printedSetup, err)
