@@ -13,8 +13,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 
 	"github.com/facefusion-hpc/facefusion/internal/testenv"
@@ -24,14 +26,21 @@ import (
 // Bin is the facefusion binary under test, built by Main from BuiltAt, HEAD then.
 var Bin, BuiltAt string
 
-// Main builds the facefusion binary into a temporary folder, runs the tests and removes it:
-// call it from the package's TestMain.
+// Main builds the facefusion binary, runs the tests and removes the test binary's temporary
+// folder: call it from the package's TestMain. The binary is built into a folder the packages
+// of this checkout share (sharedBin): go build relinks it only when the sources changed, so the
+// end-to-end packages that go test runs side by side pay for one link, not one each.
 func Main(m *testing.M) {
 	dir, err := os.MkdirTemp("", "facefusion-bin-")
 	if err != nil {
 		panic(err)
 	}
-	Bin = filepath.Join(dir, "facefusion")
+	shared, unlock, err := sharedBin()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "the shared build folder:", err)
+		os.Exit(1)
+	}
+	Bin = filepath.Join(shared, "facefusion")
 	// The commit the binary records: HEAD now, read beside the build (a commit made while the
 	// tests run must not look like a wrong version line).
 	head, err := exec.Command("git", "rev-parse", "HEAD").Output()
@@ -43,7 +52,9 @@ func Main(m *testing.M) {
 	// -buildvcs=auto: the binary knows its commit (TestVersion) even where GOFLAGS says false.
 	build := exec.Command("go", "build", "-buildvcs=auto", "-o", Bin, "github.com/facefusion-hpc/facefusion/cmd/facefusion")
 	build.Stderr = os.Stderr
-	if err := build.Run(); err != nil {
+	err = build.Run()
+	unlock()
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "building facefusion:", err)
 		os.Exit(1)
 	}
@@ -56,6 +67,28 @@ func Main(m *testing.M) {
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)
+}
+
+// sharedBin is this checkout's build folder for the binary, in the system's temp folder (keyed
+// by the source tree's path and the user), locked against another test binary's build until
+// unlock. Nothing in it is removed: go build keeps the binary up to date, and a later run of the
+// tests finds it there.
+func sharedBin() (dir string, unlock func(), err error) {
+	_, file, _, _ := runtime.Caller(0)
+	root := filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
+	dir = filepath.Join(os.TempDir(), fmt.Sprintf("facefusion-clitest-%d-%x", os.Getuid(), md5.Sum([]byte(root))))
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", nil, err
+	}
+	lock, err := os.OpenFile(filepath.Join(dir, "lock"), os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return "", nil, err
+	}
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
+		lock.Close()
+		return "", nil, err
+	}
+	return dir, func() { lock.Close() }, nil
 }
 
 // Result is how a run of the binary ended: its exit code and what it printed.
