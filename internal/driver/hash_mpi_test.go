@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/facefusion-hpc/facefusion/collective"
 	"github.com/facefusion-hpc/facefusion/internal/logging"
 	"github.com/facefusion-hpc/facefusion/internal/testenv"
 	"github.com/facefusion-hpc/facefusion/lustre"
@@ -66,19 +65,7 @@ func TestOutputHashRanks(t *testing.T) {
 
 // hashRanks is one rank's part of TestOutputHashRanks's cases.
 func hashRanks(t *testing.T, dir string) {
-	comm, err := collective.Init()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer comm.Finalize()
-	defer func() { // a failed rank ends them all, rather than leave the others in a collective
-		if t.Failed() {
-			comm.Abort(1)
-		}
-	}()
-	if comm.Size() != 3 {
-		t.Fatalf("%d ranks, want 3", comm.Size())
-	}
+	comm := testRanks(t, 3)
 	me := comm.Rank()
 	var want string
 	if me == 0 {

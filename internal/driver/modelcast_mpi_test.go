@@ -14,7 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/facefusion-hpc/facefusion/collective"
 	"github.com/facefusion-hpc/facefusion/infer"
 	"github.com/facefusion-hpc/facefusion/infer/fixtures"
 	"github.com/facefusion-hpc/facefusion/internal/fault"
@@ -183,16 +182,7 @@ func TestModelBroadcast(t *testing.T) {
 // castRanks is one rank's part of TestModelBroadcast: in the case's folder dir, the job over
 // the folder without the swapper (case on: it must fail), then the job.
 func castRanks(t *testing.T, dir string) {
-	comm, err := collective.Init()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer comm.Finalize()
-	defer func() {
-		if t.Failed() {
-			comm.Abort(1)
-		}
-	}()
+	comm := testRanks(t, 0)
 	me, mode := comm.Rank(), os.Getenv("CAST_MODE")
 	castChunk = 1 << 20 // the payload (101 MB) in 97 pieces: the cut a payload over 1 GiB needs
 	cfg := job.Default()

@@ -68,21 +68,28 @@ func (s *frameSink) WriteMarked(frame []byte, faced bool, id lustre.IdentitySums
 	return nil
 }
 
-// shareRanks is one rank's part of TestShareReceiver's cases.
-func shareRanks(t *testing.T) {
+// testRanks is the communicator of a rank of this test binary, started by mpirun with n ranks
+// (0: any number). A failed rank ends them all, rather than leave the others in a collective.
+func testRanks(t *testing.T, n int) collective.Comm {
 	comm, err := collective.Init()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer comm.Finalize()
-	defer func() { // a failed rank ends them all, rather than leave the others in a barrier
+	t.Cleanup(func() {
 		if t.Failed() {
 			comm.Abort(1)
 		}
-	}()
-	if comm.Size() != 3 {
-		t.Fatalf("%d ranks, want 3", comm.Size())
+		comm.Finalize()
+	})
+	if n > 0 && comm.Size() != n {
+		t.Fatalf("%d ranks, want %d", comm.Size(), n)
 	}
+	return comm
+}
+
+// shareRanks is one rank's part of TestShareReceiver's cases.
+func shareRanks(t *testing.T) {
+	comm := testRanks(t, 3)
 	const frameSize = 64 << 10
 	split := [][]rank.Piece{
 		{{Chunk: 0, Frames: rank.Range{Start: 0, End: 4}, Owner: 0}},
