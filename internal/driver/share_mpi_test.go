@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -36,18 +37,26 @@ func TestShareReceiver(t *testing.T) {
 		shareRanks(t)
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second) // a hang's net, not a speed limit
+	underMpirun(t, 3, "TestShareReceiver", shareRanksEnv+"=1", shareDone, "a sender never drained?")
+}
+
+// underMpirun runs this test binary's test name on n ranks under mpirun, with env added, and
+// fails the test unless the ranks ran to done (a line one of them prints); a hang (why: its
+// likely cause) fails it after a minute, a net, not a speed limit.
+func underMpirun(t *testing.T, n int, name, env, done, why string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, testenv.Tool(t, "mpirun"), "-np", "3", "--oversubscribe", "--allow-run-as-root",
-		os.Args[0], "-test.run=^TestShareReceiver$", "-test.count=1", "-test.v")
-	cmd.Env = append(os.Environ(), shareRanksEnv+"=1")
+	cmd := exec.CommandContext(ctx, testenv.Tool(t, "mpirun"), "-np", strconv.Itoa(n), "--oversubscribe", "--allow-run-as-root",
+		os.Args[0], "-test.run=^"+name+"$", "-test.count=1", "-test.v")
+	cmd.Env = append(os.Environ(), env)
 	cmd.WaitDelay = 5 * time.Second
 	out, err := cmd.CombinedOutput()
 	if ctx.Err() != nil {
-		t.Fatalf("the ranks hung (a sender never drained?):\n%s", out)
+		t.Fatalf("the ranks hung (%s):\n%s", why, out)
 	}
-	if err != nil || !strings.Contains(string(out), shareDone) {
-		t.Fatalf("mpirun -np 3: %v\n%s", err, out)
+	if err != nil || !strings.Contains(string(out), done) {
+		t.Fatalf("mpirun -np %d: %v\n%s", n, err, out)
 	}
 }
 
