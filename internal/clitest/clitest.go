@@ -28,8 +28,10 @@ var Bin, BuiltAt string
 
 // Main builds the facefusion binary, runs the tests and removes the test binary's temporary
 // folder: call it from the package's TestMain. The binary is built into a folder the packages
-// of this checkout share (sharedBin): go build relinks it only when the sources changed, so the
-// end-to-end packages that go test runs side by side pay for one link, not one each.
+// of this checkout share (sharedBin), where go build relinks it only when what it is built from
+// changed (sources, HEAD, a dirty tree), so the end-to-end packages that go test runs side by
+// side pay for one link, not one each; each test binary runs its own hard link to the file it
+// built, so a later package's relink (a commit made meanwhile) never changes its binary.
 func Main(m *testing.M) {
 	dir, err := os.MkdirTemp("", "facefusion-bin-")
 	if err != nil {
@@ -40,7 +42,7 @@ func Main(m *testing.M) {
 		fmt.Fprintln(os.Stderr, "the shared build folder:", err)
 		os.Exit(1)
 	}
-	Bin = filepath.Join(shared, "facefusion")
+	built := filepath.Join(shared, "facefusion")
 	// The commit the binary records: HEAD now, read beside the build (a commit made while the
 	// tests run must not look like a wrong version line).
 	head, err := exec.Command("git", "rev-parse", "HEAD").Output()
@@ -50,9 +52,13 @@ func Main(m *testing.M) {
 	}
 	BuiltAt = strings.TrimSpace(string(head))
 	// -buildvcs=auto: the binary knows its commit (TestVersion) even where GOFLAGS says false.
-	build := exec.Command("go", "build", "-buildvcs=auto", "-o", Bin, "github.com/facefusion-hpc/facefusion/cmd/facefusion")
+	build := exec.Command("go", "build", "-buildvcs=auto", "-o", built, "github.com/facefusion-hpc/facefusion/cmd/facefusion")
 	build.Stderr = os.Stderr
 	err = build.Run()
+	Bin = filepath.Join(dir, "facefusion")
+	if err == nil && os.Link(built, Bin) != nil { // under the lock: the file this build made
+		err = copyFile(built, Bin) // another file system, or none that links
+	}
 	unlock()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "building facefusion:", err)
@@ -67,6 +73,15 @@ func Main(m *testing.M) {
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)
+}
+
+// copyFile copies the executable from to a new file to.
+func copyFile(from, to string) error {
+	data, err := os.ReadFile(from)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(to, data, 0o755)
 }
 
 // sharedBin is this checkout's build folder for the binary, in the system's temp folder (keyed

@@ -205,7 +205,8 @@ func Run(ctx context.Context, comm collective.Comm, cfg job.Config, opt Options)
 		// the plan, as rank 0 finds that out before its own load: a skipped target costs none.
 		if castErr != nil {
 			loadErr = castErr
-		} else if _, err := os.Lstat(cfg.OutputPath); !opt.SkipDone || err != nil {
+		} else if _, err := os.Lstat(cfg.OutputPath); (!opt.SkipDone || err != nil) && !pipeline.IsImagePath(cfg.TargetPath) {
+			// (An image is rank 0's alone: the other ranks read no model file for it.)
 			// Its codec trials too (a GPU job's only), beside the load: Check, once the plan
 			// says what rank 0 chose, finds their answers cached.
 			tried := make(chan struct{})
@@ -257,17 +258,21 @@ func Run(ctx context.Context, comm collective.Comm, cfg job.Config, opt Options)
 	// error, before its load's (which followed its own settings).
 	if me != 0 {
 		if err = sameSettings(me, cfg, plan.Settings); err == nil {
-			if models == nil && loadErr == nil { // not loaded during the plan
+			if models == nil && loadErr == nil && !plan.Image { // not loaded during the plan
 				start := time.Now()
 				models, loadErr = loadModels(cfg)
 				loaded = time.Since(start)
 			}
-			if err = loadErr; err == nil {
+			var mfe *pipeline.ModelFileError
+			if err = loadErr; err == nil && !plan.Image {
 				err = useSource(models, &plan)
-			} else if fault.KindOf(err) == fault.Environment {
-				// Rank 0 loaded the same job's models: this node sees other files.
+			} else if errors.As(err, &mfe) && cast == nil {
+				// Rank 0 loaded the same job's model files: this node sees other ones.
 				host, _ := os.Hostname()
 				err = fmt.Errorf("rank %d on %s: %w (rank 0 has them: --model-broadcast on sends it its files)", me, host, err)
+			} else if err != nil {
+				host, _ := os.Hostname()
+				err = fmt.Errorf("rank %d on %s: %w", me, host, err)
 			}
 			if err == nil && !plan.Image {
 				err = plan.Codecs.Check(ctx, me, plan.Info) // this node runs rank 0's choice

@@ -16,6 +16,7 @@ import (
 	"github.com/facefusion-hpc/facefusion/internal/job"
 	"github.com/facefusion-hpc/facefusion/internal/logging"
 	"github.com/facefusion-hpc/facefusion/internal/pipeline"
+	"github.com/facefusion-hpc/facefusion/internal/scaling"
 	"github.com/facefusion-hpc/facefusion/lustre"
 )
 
@@ -80,13 +81,8 @@ func castsModels(size, localSize int, cfg job.Config, skipDone bool) bool {
 	if _, err := os.Lstat(cfg.OutputPath); skipDone && err == nil {
 		return false
 	}
-	switch cfg.ModelBroadcast {
-	case "on":
-		return true
-	case "auto":
-		return localSize < size
-	}
-	return false
+	// auto: more ranks than rank 0's node holds (the model's rule at scale, one home).
+	return scaling.Scale{Ranks: size, RanksPerNode: localSize}.Broadcasts(cfg.ModelBroadcast)
 }
 
 // shareModels runs the broadcast on every rank of a job of more than one rank. Rank 0's error

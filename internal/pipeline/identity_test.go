@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -116,6 +117,11 @@ func TestIdentityMeasureRefusedFile(t *testing.T) {
 	cfg.FaceSelectorMode = "reference"
 	_, err = LoadModels(cfg)
 	testenv.CheckError(t, "reference mode, no fr_feature", err, "fr_feature.onnx is missing", "run `make fetch` (npm faceplugin-face-recognition-js@0.0.1)")
+	// A model file's refusal, not the runtime's: the driver's hint that rank 0's files can be
+	// broadcast to a node that lacks them rests on it.
+	if mfe := (*ModelFileError)(nil); !errors.As(err, &mfe) {
+		t.Errorf("a missing model file's error %v is no *ModelFileError", err)
+	}
 	if err != nil && strings.Contains(err.Error(), "force-download") {
 		t.Errorf("%q sends the user to force-download, which does not fetch fr_feature", err)
 	}

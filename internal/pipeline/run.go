@@ -55,7 +55,7 @@ func LoadModels(cfg job.Config) (*Models, error) {
 	}
 	for _, f := range EmbeddedModelFiles(cfg) {
 		if st, err := infer.ModelStat(f.Path); err != nil || st.Size() == 0 {
-			return nil, fault.AsEnvironment(fmt.Errorf("model file %s is missing (models folder from %s): run `make fetch` (or `make install`), or point models_dir (--models-dir) or $%s at the folder holding it", f.Path, cfg.ModelsLocation().From, job.ModelsEnv))
+			return nil, fault.AsEnvironment(&ModelFileError{fmt.Errorf("model file %s is missing (models folder from %s): run `make fetch` (or `make install`), or point models_dir (--models-dir) or $%s at the folder holding it", f.Path, cfg.ModelsLocation().From, job.ModelsEnv)})
 		}
 	}
 	if err := InitRuntime(cfg); err != nil {
@@ -79,12 +79,12 @@ func LoadModels(cfg job.Config) (*Models, error) {
 			if pkg := catalog.Must(r.Name).Package; pkg != "" { // not FaceFusion's: make fetch brings it
 				get = fmt.Sprintf("run `make fetch` (%s)", pkg)
 			}
-			return nil, fault.AsEnvironment(fmt.Errorf("model %s: file %s is missing (models folder from %s): %s, or point models_dir (--models-dir) or $%s at the folder holding it", r.Name, r.Path, cfg.ModelsLocation().From, get, job.ModelsEnv))
+			return nil, fault.AsEnvironment(&ModelFileError{fmt.Errorf("model %s: file %s is missing (models folder from %s): %s, or point models_dir (--models-dir) or $%s at the folder holding it", r.Name, r.Path, cfg.ModelsLocation().From, get, job.ModelsEnv)})
 		case infer.ModelRefused:
 			if pkg := catalog.Must(r.Name).Package; pkg != "" {
-				return nil, fault.AsEnvironment(fmt.Errorf("%s: `rm %s && make fetch` fetches it again (%s)", r.Detail, r.Path, pkg))
+				return nil, fault.AsEnvironment(&ModelFileError{fmt.Errorf("%s: `rm %s && make fetch` fetches it again (%s)", r.Detail, r.Path, pkg)})
 			}
-			return nil, fault.AsEnvironment(fmt.Errorf("%s", r.Detail))
+			return nil, fault.AsEnvironment(&ModelFileError{fmt.Errorf("%s", r.Detail)})
 		}
 	}
 	for _, r := range reports {
@@ -108,6 +108,13 @@ func LoadModels(cfg job.Config) (*Models, error) {
 	}
 	return m, nil
 }
+
+// ModelFileError is LoadModels' refusal of a model file this node lacks or finds damaged (not
+// of the runtime or a session): another node may have it right.
+type ModelFileError struct{ Err error }
+
+func (e *ModelFileError) Error() string { return e.Err.Error() }
+func (e *ModelFileError) Unwrap() error { return e.Err }
 
 // predictors are the landmark models loaded in this process, by file (path, size and
 // modification time): batch-run's targets share one (its load is most of a job's start-up).
