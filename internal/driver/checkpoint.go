@@ -51,8 +51,9 @@ func (e *Stopped) Is(target error) bool { return target == ErrCheckpointed }
 // frames-N (once the rank wrote N frames this attempt, before the next: a stop there discards
 // the chunk being written), concat (rank 0, before it
 // joins the segments), commit (rank 0, the joined and muxed output beside its final path,
-// before the rename), plan (rank 0, before its checks and probe: a signal there fails them) or
-// image (rank 0, before it processes an image target). With MARKER, the pause happens only
+// before the rename), plan (rank 0, before its checks and probe: a signal there fails them),
+// load (every other rank, before its load during rank 0's plan) or image (rank 0, before it
+// processes an image target). With MARKER, the pause happens only
 // while the file MARKER does not exist and creates it, so a rerun (or a Slurm requeue) of the
 // same command does not pause again.
 const PauseEnv = "FACEFUSION_TEST_PAUSE_AT"

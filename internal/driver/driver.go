@@ -201,6 +201,7 @@ func Run(ctx context.Context, comm collective.Comm, cfg job.Config, opt Options)
 		// ends do it first (end is idempotent), with the right verdict on the folder.
 		defer ck.end(true, log)
 	} else {
+		testPause(ctx, "load", log)
 		// A job that may be done already (batch-run's rerun: its output is there) loads after
 		// the plan, as rank 0 finds that out before its own load: a skipped target costs none.
 		if castErr != nil {

@@ -220,6 +220,7 @@ func TestSigtermCheckpoints(t *testing.T) {
 	}
 	t.Run("shared-chunk", func(t *testing.T) { stopInSharedChunk(t, in, want) })
 	t.Run("start-up", func(t *testing.T) { stopInStartUp(t, in) })
+	t.Run("start-up-other-rank", func(t *testing.T) { stopOtherRankInStartUp(t, in) })
 	t.Run("image", func(t *testing.T) { stopImage(t, dir) })
 }
 
@@ -230,6 +231,18 @@ func stopInStartUp(t *testing.T, in string) {
 	p := clitest.StartPaused(t, "plan", clitest.MpirunArgv(2, clitest.PassThroughArgs(in, out, 8)...)...)
 	syscall.Kill(p.PID, syscall.SIGTERM)
 	checkStopped(t, p, out, "cancelled by SIGTERM (rank 0): nothing was written to the output path")
+}
+
+// stopOtherRankInStartUp signals rank 1 alone while rank 0 plans (rank 1 held before its
+// load): rank 0 plans on, unsignalled, and learns of the signal from the other ranks (the
+// set-up's agreement, or the first control round: a pass-through's set-up has nothing the
+// signal cancels, so either tells it); the job stops on every rank before a frame, rank 1's
+// signal named, as a stop.
+func stopOtherRankInStartUp(t *testing.T, in string) {
+	out := filepath.Join(t.TempDir(), "out.mkv")
+	p := clitest.StartPaused(t, "load", clitest.MpirunArgv(2, clitest.PassThroughArgs(in, out, 8)...)...)
+	syscall.Kill(p.PID, syscall.SIGTERM) // the paused process: rank 1
+	checkStopped(t, p, out, "cancelled by SIGTERM (rank 1)")
 }
 
 // stopImage signals rank 1 of an image job while rank 0 is held before the image: the rounds
