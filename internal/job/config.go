@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"reflect"
+	"regexp"
 	"sort"
 	"strings"
 
@@ -120,8 +121,28 @@ func LoadFile(path string, c *Config) error {
 	return decode(data, path, c)
 }
 
+// wrongType is the TOML decoder's error for a value of the wrong type: its line, key, the
+// value's type and the key's.
+var wrongType = regexp.MustCompile(`^toml: line (\d+) \(last key "([^"]+)"\): incompatible types: TOML value has type (\w+); destination has type (\w+)$`)
+
+// typeName is a Go kind the decoder names, as a job file's user reads it.
+func typeName(kind string) string {
+	switch kind {
+	case "slice":
+		return "a list"
+	case "int", "int64", "float", "float64":
+		return "a number"
+	case "bool":
+		return "true or false"
+	}
+	return "a " + kind
+}
+
 func decode(data []byte, name string, c *Config) error {
 	md, err := toml.NewDecoder(bytes.NewReader(data)).Decode(c)
+	if m := wrongType.FindStringSubmatch(fmt.Sprint(err)); m != nil {
+		return fmt.Errorf("config %s: line %s: %s is a %s there, the key takes %s (configs/default.toml says which values)", name, m[1], m[2], m[3], typeName(m[4]))
+	}
 	if err != nil {
 		return fmt.Errorf("config %s: %w", name, err)
 	}

@@ -203,3 +203,24 @@ func TestStopKeys(t *testing.T) {
 		}
 	}
 }
+
+// A job file's value of the wrong type is refused naming the file, the line, the key and what
+// the key takes, not in the TOML decoder's Go terms.
+func TestConfigFileWrongType(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct{ body, want string }{
+		{"model_broadcast = true\n", "line 1: model_broadcast is a bool there, the key takes a string"},
+		{"\nface_detector_score = \"high\"\n", "line 2: face_detector_score is a string there, the key takes a number"},
+		{"processors = \"face_swapper\"\n", "line 1: processors is a string there, the key takes a list"},
+	} {
+		path := filepath.Join(dir, "job.toml")
+		if err := os.WriteFile(path, []byte(c.body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		var cfg Config
+		err := LoadFile(path, &cfg)
+		if err == nil || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "destination") {
+			t.Errorf("%q: %v, want an error naming %s and %q", c.body, err, path, c.want)
+		}
+	}
+}
