@@ -214,9 +214,8 @@ func (c *Cluster) WaitJob(ctx context.Context, id string) (state, exit string, e
 		if m := re.FindSubmatch(show); m != nil {
 			state, exit = string(m[1]), string(m[2])
 		}
-		switch state {
-		case "", "PENDING", "RUNNING", "COMPLETING", "CONFIGURING":
-		default:
+		switch state { // the states a job ends in; any other (requeued, suspended…) goes on
+		case "COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL", "PREEMPTED", "BOOT_FAIL", "DEADLINE", "OUT_OF_MEMORY":
 			return state, exit, nil
 		}
 		if ctx.Err() != nil {
