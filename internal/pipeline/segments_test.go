@@ -137,17 +137,12 @@ func segmentsOf(dir string, bounds ...int) []Segment {
 func TestEncodeSegmentsRoutesFrames(t *testing.T) {
 	cfg, info, m := segmentClip(t)
 	ctx := context.Background()
-	src, err := OpenFrames(ctx, cfg, info, m, 0, 30)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := readAll(t, upTo{src, 30}, info.FrameSize())
-	src.Close()
+	want := clipFrames(t, cfg, info, m)
 	if len(want) != 30 {
 		t.Fatalf("the clip decodes to %d frames, want 30", len(want))
 	}
 	segs := segmentsOf(t.TempDir(), 3, 10, 11, 30) // a run not at frame 0, a 1-frame segment
-	src, err = OpenFrames(ctx, cfg, info, m, 3, 30)
+	src, err := OpenFrames(ctx, cfg, info, m, 3, 30)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -421,12 +416,7 @@ func (s *memSender) Close() error { s.closed = true; return nil }
 func TestEncodeSegmentsSharedChunks(t *testing.T) {
 	cfg, info, m := segmentClip(t)
 	ctx := context.Background()
-	src, err := OpenFrames(ctx, cfg, info, m, 0, 30)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := readAll(t, upTo{src, 30}, info.FrameSize())
-	src.Close()
+	want := clipFrames(t, cfg, info, m)
 	segs := segmentsOf(t.TempDir(), 3, 10, 11, 30)
 	send := &memSender{}
 	segs[0].Send = send
@@ -439,7 +429,7 @@ func TestEncodeSegmentsSharedChunks(t *testing.T) {
 		}
 		return nil
 	}
-	src, err = OpenFrames(ctx, cfg, info, m, 3, 20) // this rank decodes its own frames only
+	src, err := OpenFrames(ctx, cfg, info, m, 3, 20) // this rank decodes its own frames only
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -539,4 +529,15 @@ func TestEncodeSegmentsStopWhileWaitingForRest(t *testing.T) {
 	if _, err := os.Stat(segs[1].Path); err == nil {
 		t.Errorf("the discarded segment's file %s is left", segs[1].Path)
 	}
+}
+
+// clipFrames is every frame of segmentClip's clip, decoded.
+func clipFrames(t *testing.T, cfg job.Config, info *video.Info, m video.FrameMap) [][]byte {
+	t.Helper()
+	src, err := OpenFrames(context.Background(), cfg, info, m, 0, 30)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	return readAll(t, upTo{src, 30}, info.FrameSize())
 }

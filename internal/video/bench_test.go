@@ -108,14 +108,7 @@ func BenchmarkDecodeLateRange(b *testing.B) {
 // files in turn. Reported as seconds a segment.
 func BenchmarkReadSegmentIndex(b *testing.B) {
 	dir := b.TempDir()
-	target := filepath.Join(dir, "target.mp4")
-	if out, err := exec.Command(FFmpeg, "-nostdin", "-loglevel", "error", "-f", "lavfi", "-i", "testsrc2=size=64x48:rate=25", "-frames:v", "25",
-		"-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p", target).CombinedOutput(); err != nil {
-		b.Fatalf("%v\n%s", err, out)
-	}
-	info := probe(b, target)
-	first := filepath.Join(dir, "seg-0"+MP4SegmentExt)
-	transcode(b, info, 0, 25, first, EncodeOptions{Preset: "ultrafast", Quality: DefaultQuality, Times: info.Times})
+	info, _, first := benchSegment(b, dir)
 	data, err := os.ReadFile(first)
 	if err != nil {
 		b.Fatal(err)
@@ -140,4 +133,18 @@ func BenchmarkReadSegmentIndex(b *testing.B) {
 		}
 	}
 	b.ReportMetric(b.Elapsed().Seconds()/float64(b.N), "s/segment")
+}
+
+// benchSegment makes in dir a 25-frame 64x48 target (target.mp4) and its frames as one MP4
+// segment (seg-0), as a 25-frame chunk's encoder writes it: the parallel join benchmarks' input.
+func benchSegment(b *testing.B, dir string) (info *Info, target, seg string) {
+	target = filepath.Join(dir, "target.mp4")
+	if out, err := exec.Command(FFmpeg, "-nostdin", "-loglevel", "error", "-f", "lavfi", "-i", "testsrc2=size=64x48:rate=25", "-frames:v", "25",
+		"-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p", target).CombinedOutput(); err != nil {
+		b.Fatalf("%v\n%s", err, out)
+	}
+	info = probe(b, target)
+	seg = filepath.Join(dir, "seg-0"+MP4SegmentExt)
+	transcode(b, info, 0, 25, seg, EncodeOptions{Preset: "ultrafast", Quality: DefaultQuality, Times: info.Times})
+	return info, target, seg
 }

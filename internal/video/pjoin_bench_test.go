@@ -3,7 +3,6 @@ package video
 import (
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -17,14 +16,7 @@ import (
 func BenchmarkPlanOutput(b *testing.B) {
 	const segments, per = 7200, 25
 	dir := b.TempDir()
-	target := filepath.Join(dir, "target.mp4")
-	if out, err := exec.Command(FFmpeg, "-nostdin", "-loglevel", "error", "-f", "lavfi", "-i", "testsrc2=size=64x48:rate=25", "-frames:v", "25",
-		"-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p", target).CombinedOutput(); err != nil {
-		b.Fatalf("%v\n%s", err, out)
-	}
-	info := probe(b, target)
-	seg := filepath.Join(dir, "seg-0"+MP4SegmentExt)
-	transcode(b, info, 0, per, seg, EncodeOptions{Preset: "ultrafast", Quality: DefaultQuality, Times: info.Times})
+	info, target, seg := benchSegment(b, dir) // a segment of per frames
 	side := filepath.Join(dir, "side.mp4")
 	if err := WriteSide(context.Background(), dir, info.Times, target, Span{}, nil, "out.mp4", AudioOptions{}, "libx264", side); err != nil {
 		b.Fatal(err)
