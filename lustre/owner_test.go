@@ -157,6 +157,22 @@ func TestCleanStale(t *testing.T) {
 	}
 }
 
+// A folder removed between its making and the claim (another run of the job finished and
+// removed it) is a claim error that says so as fs.ErrNotExist: the driver tells it apart from
+// other failures (a busy job, not an internal error).
+func TestClaimOfARemovedFolder(t *testing.T) {
+	j, _, err := Create(filepath.Join(t.TempDir(), "x.job"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(j.Path); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := j.TakeClaim(Me()); !errors.Is(err, os.ErrNotExist) || !strings.Contains(err.Error(), j.Path) {
+		t.Errorf("claiming a removed folder: %v, want a not-exist error naming it", err)
+	}
+}
+
 // The claim: a second live holder is refused with who holds it; a dead one (same host, process
 // gone; an older restart of the same Slurm job; no heartbeat for StaleAfter) is taken over.
 func TestClaim(t *testing.T) {

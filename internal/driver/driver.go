@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -538,6 +539,11 @@ func planJob(ctx context.Context, cfg job.Config, ranks int, p *Plan, log *loggi
 		var busy *lustre.BusyError
 		if errors.As(err, &busy) {
 			return nil, nil, fault.AsBusy(err)
+		}
+		if errors.Is(err, fs.ErrNotExist) {
+			// Made or found a moment ago, gone now: another run of this job finished it (and
+			// removed it with its segments), or gave it up. Not this run's to redo blindly.
+			return nil, nil, fault.AsBusy(fmt.Errorf("job folder %s was removed while this run claimed it: another run of the same job has just finished or given it up; run again (an output in place is then found done)", jd.Path))
 		}
 		return nil, nil, fault.AsInternal(err)
 	}
