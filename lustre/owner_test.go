@@ -165,7 +165,7 @@ func TestClaimOfARemovedFolder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.Remove(j.Path); err != nil {
+	if err := os.RemoveAll(j.Path); err != nil { // in this test's own temp folder
 		t.Fatal(err)
 	}
 	if _, _, err := j.TakeClaim(Me()); !errors.Is(err, os.ErrNotExist) || !strings.Contains(err.Error(), j.Path) {
