@@ -166,10 +166,26 @@ func Run(ctx context.Context, comm collective.Comm, cfg job.Config, opt Options)
 
 	// 0. Rank 0 reads the model files once and broadcasts them (model_broadcast): the ranks
 	// below load from its bytes, not from the shared file system. A receive error is this
-	// rank's setup error, told at the agreement like a load's.
+	// rank's setup error, told at the agreement like a load's. Rank 0 reads and sends while
+	// it plans (its load waits for the read alone), and waits for the broadcast's end before
+	// its next collective, the plan's.
 	setupStart := time.Now()
-	cast, castErr := shareModels(comm, cfg, opt.SkipDone, log)
-	defer cast.drop() // whatever way Run ends; a video job's once its workers are made
+	var cast *modelCast
+	var castErr error
+	modelsRead, castDone := make(chan struct{}), make(chan struct{})
+	if me == 0 {
+		go func() {
+			defer close(castDone)
+			cast, _ = shareModels(comm, cfg, opt.SkipDone, log, modelsRead) // its errors are the others' too
+		}()
+	} else {
+		cast, castErr = shareModels(comm, cfg, opt.SkipDone, log, modelsRead)
+		close(castDone)
+	}
+	defer func() { // whatever way Run ends; a video job's once its workers are made
+		<-castDone
+		cast.drop()
+	}()
 
 	// 1. Rank 0 plans while every other rank loads its models (with its own settings, checked
 	// against rank 0's once the plan comes): start-up costs the longer of the two, not their
@@ -184,7 +200,8 @@ func Run(ctx context.Context, comm collective.Comm, cfg job.Config, opt Options)
 	if me == 0 {
 		rec = &runRecord{cfg: cfg, opt: opt, ranks: comm.Size(), start: time.Now(), plan: &plan}
 		var err error
-		models, ck, err = planJob(ctx, cfg, comm.Size(), &plan, log, opt.SkipDone)
+		models, ck, err = planJob(ctx, cfg, comm.Size(), &plan, log, opt.SkipDone, modelsRead)
+		<-castDone
 		planned, loaded = time.Since(planStart), plan.loaded
 		defer models.Close() // whatever way Run ends from here (Close is idempotent)
 		if errors.Is(err, errAlreadyDone) {
@@ -504,9 +521,9 @@ func agree(ctx context.Context, comm collective.Comm, err error) (stop string, _
 // planJob is rank 0's setup: every check that can fail before work starts. The job folder is
 // claimed before anything in it is read or changed: a run refused as busy or as another job
 // touches nothing of another attempt's.
-func planJob(ctx context.Context, cfg job.Config, ranks int, p *Plan, log *logging.Logger, skipDone bool) (*pipeline.Models, *checkpointer, error) {
+func planJob(ctx context.Context, cfg job.Config, ranks int, p *Plan, log *logging.Logger, skipDone bool, modelsRead <-chan struct{}) (*pipeline.Models, *checkpointer, error) {
 	testPause(ctx, "plan", log)
-	m, note, err := planSetup(ctx, cfg, ranks, p, skipDone)
+	m, note, err := planSetup(ctx, cfg, ranks, p, skipDone, modelsRead)
 	if err != nil || p.Image {
 		return m, nil, err
 	}
@@ -643,7 +660,8 @@ func sameJobDone(cfg job.Config, fp map[string]string) error {
 	return fault.AsUsage(fmt.Errorf("output %s already exists, and not from this job (%s): pass --force to overwrite it, or choose another output", cfg.OutputPath, why))
 }
 
-func planSetup(ctx context.Context, cfg job.Config, ranks int, p *Plan, skipDone bool) (m *pipeline.Models, note string, err error) {
+func planSetup(ctx context.Context, cfg job.Config, ranks int, p *Plan, skipDone bool, modelsRead <-chan struct{}) (m *pipeline.Models, note string, err error) {
+	planStart := time.Now()
 	p.Settings = cfg.Settings()
 	if err := cfg.CheckTempDir(); err != nil {
 		if cfg.TempPath == "" { // $TMPDIR or /tmp: the machine's, not the command's
@@ -673,6 +691,19 @@ func planSetup(ctx context.Context, cfg job.Config, ranks int, p *Plan, skipDone
 	if _, err := os.Stat(cfg.TargetPath); err != nil {
 		return nil, "", fault.AsInput(fmt.Errorf("target %s: no such file: check the path given to -t", cfg.TargetPath))
 	}
+	// The models load while the target is probed and the codecs and the output format are
+	// checked (ffmpeg and ffprobe runs, a file system's round trips): the plan costs the longer
+	// of the two, not their sum. Not for a job that may be done already: a skipped target loads
+	// nothing. Every refusal below waits for the load and closes what it opened.
+	load := &earlyLoad{}
+	if !doneCheck {
+		load = startLoad(cfg, modelsRead)
+	}
+	defer func() {
+		if err != nil {
+			load.discard()
+		}
+	}()
 	p.Image = pipeline.IsImagePath(cfg.TargetPath)
 	if !p.Image {
 		// The fingerprint's ffmpeg line, asked while the checks below run (an image target
@@ -730,12 +761,23 @@ func planSetup(ctx context.Context, cfg job.Config, ranks int, p *Plan, skipDone
 	}
 	// Models and the source are checked before the job folder exists: a job refused for its
 	// models leaves nothing behind.
-	loadStart := time.Now()
-	defer func() { p.loaded = time.Since(loadStart) }()
-	m, err = pipeline.LoadModels(cfg)
+	if planHooks.checked != nil {
+		planHooks.checked()
+	}
+	if !load.started() {
+		load = startLoad(cfg, modelsRead)
+	}
+	checked := time.Since(planStart)
+	m, err = load.wait()
 	if err != nil {
 		return nil, "", err
 	}
+	analyseStart := time.Now()
+	defer func() {
+		p.loaded = load.took + time.Since(analyseStart)
+		logging.Default().Debugf("rank 0: checks %.2f s; model load %.2f s beside them, waited for %.2f s; source analysed in %.2f s",
+			checked.Seconds(), load.took.Seconds(), analyseStart.Sub(planStart).Seconds()-checked.Seconds(), time.Since(analyseStart).Seconds())
+	}()
 	img, lm, err := m.Analyse(ctx, p.Info)
 	if err != nil {
 		m.Close() // Analyse opened engines: a refused target keeps none (batch-run goes on)

@@ -223,6 +223,30 @@ func TestRefusedTargetsCloseTheirModels(t *testing.T) {
 	c.OnnxruntimeLibrary = testenv.ORTLibrary(t)
 	before := infer.OpenSessions()
 
+	// A target ffprobe refuses: the load ran beside the probe, and goes with the refusal.
+	bad := filepath.Join(dir, "bad.mkv")
+	if err := os.WriteFile(bad, []byte("not a video"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c.SourcePaths = []string{testenv.Sample(t, "grace_hopper.png")}
+	c.TargetPath = bad
+	loaded := make(chan struct{})
+	planHooks.loaded = func() { close(loaded) }
+	defer func() { planHooks.loaded = nil }()
+	if _, log, err := run(t, c); fault.KindOf(err) != fault.Input || !strings.Contains(err.Error(), "bad.mkv") {
+		t.Fatalf("a target that is no video: want an input error naming it, got %v\n%s", err, log)
+	}
+	select { // the load's sessions are counted once it has returned, whenever that is
+	case <-loaded:
+	case <-time.After(time.Minute):
+		t.Fatal("a target that is no video: the model load never returned")
+	}
+	planHooks.loaded = nil
+	if n := infer.OpenSessions(); n != before {
+		t.Errorf("a target that is no video: %d model sessions left open, want %d", n, before)
+	}
+	c.TargetPath = in
+
 	c.SourcePaths = []string{testenv.Sample(t, "brick.png")}
 	if _, log, err := run(t, c); err == nil || !strings.Contains(err.Error(), "brick.png") {
 		t.Fatalf("a source with no face: want a refusal naming it, got %v\n%s", err, log)
@@ -245,6 +269,38 @@ func TestRefusedTargetsCloseTheirModels(t *testing.T) {
 	}
 	if n := infer.OpenSessions(); n != before {
 		t.Errorf("a busy job folder: %d model sessions left open, want %d", n, before)
+	}
+}
+
+// Rank 0 loads its models while it probes the target and checks the codecs and the output
+// format: by the time those checks are done, the load has run (here it finishes first: the
+// checks wait for it, which they could not if the load came after them).
+func TestPlanLoadsBesideItsChecks(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.mkv")
+	clip(t, in, 4, "25")
+	c := job.Default()
+	c.TargetPath, c.OutputPath = in, filepath.Join(dir, "out.mkv")
+	c.SourcePaths = []string{testenv.Sample(t, "grace_hopper.png")}
+	c.ModelsDir = filepath.Join(testenv.Cache(t), "models")
+	c.OnnxruntimeLibrary = testenv.ORTLibrary(t)
+	loaded := make(chan struct{})
+	var once sync.Once
+	var during bool
+	planHooks.loaded = func() { once.Do(func() { close(loaded) }) }
+	planHooks.checked = func() {
+		select {
+		case <-loaded:
+			during = true
+		case <-time.After(time.Minute):
+		}
+	}
+	defer func() { planHooks.loaded, planHooks.checked = nil, nil }()
+	if _, log, err := run(t, c); err != nil {
+		t.Fatalf("%v\n%s", err, log)
+	}
+	if !during {
+		t.Fatal("the checks waited a minute for a model load that had not started: the load comes after them")
 	}
 }
 

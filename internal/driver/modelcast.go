@@ -59,6 +59,7 @@ type castFile struct {
 type modelCast struct {
 	stats *lustre.ModelBroadcast // nil when nothing was broadcast
 	held  bool
+	files int // files registered
 }
 
 // drop releases the registered bytes, once the rank's sessions are open (or it will open
@@ -87,27 +88,44 @@ func castsModels(size, localSize int, cfg job.Config, skipDone bool) bool {
 
 // shareModels runs the broadcast on every rank of a job of more than one rank. Rank 0's error
 // is never returned (a file it cannot read is left out); another rank's is its setup error.
-func shareModels(comm collective.Comm, cfg job.Config, skipDone bool, log *logging.Logger) (*modelCast, error) {
+// Rank 0 registers the files it read before it sends them and then closes read (nil: not
+// told), so that its own load, which waits for read, takes their bytes while they travel; it
+// closes read whatever way this ends.
+func shareModels(comm collective.Comm, cfg job.Config, skipDone bool, log *logging.Logger, read chan<- struct{}) (*modelCast, error) {
+	tellRead := func() {
+		if read != nil {
+			close(read)
+			read = nil
+		}
+	}
+	defer tellRead()
 	if comm.Size() < 2 {
 		return nil, nil
 	}
 	var man castManifest
 	var payload, mb []byte
-	var read time.Duration
+	var readTook time.Duration
+	c := &modelCast{}
 	if comm.Rank() == 0 && castsModels(comm.Size(), comm.LocalSize(), cfg, skipDone) {
 		start := time.Now()
 		man, payload = readModels(cfg)
-		read = time.Since(start)
+		readTook = time.Since(start)
 		if len(man.Files) > 0 {
 			mb, _ = json.Marshal(&man)
+			c.register(man, payload) // rank 0's manifest is its own: always within payload
 		}
 	}
+	tellRead()
 	start := time.Now()
 	var head [16]byte
 	binary.LittleEndian.PutUint64(head[:8], uint64(len(mb)))
 	binary.LittleEndian.PutUint64(head[8:], uint64(len(payload)))
+	fail := func(err error) (*modelCast, error) {
+		c.drop()
+		return nil, err
+	}
 	if err := comm.Bcast(0, head[:]); err != nil {
-		return nil, fault.AsInternal(fmt.Errorf("model broadcast: %w", err))
+		return fail(fault.AsInternal(fmt.Errorf("model broadcast: %w", err)))
 	}
 	mlen, plen := binary.LittleEndian.Uint64(head[:8]), binary.LittleEndian.Uint64(head[8:])
 	if mlen == 0 {
@@ -120,21 +138,32 @@ func shareModels(comm collective.Comm, cfg job.Config, skipDone bool, log *loggi
 		mb, payload = make([]byte, mlen), make([]byte, plen)
 	}
 	if err := comm.Bcast(0, mb); err != nil {
-		return nil, fault.AsInternal(fmt.Errorf("model broadcast: the manifest: %w", err))
+		return fail(fault.AsInternal(fmt.Errorf("model broadcast: the manifest: %w", err)))
 	}
 	if err := collective.BcastChunks(comm, 0, payload, castChunk); err != nil {
-		return nil, fault.AsInternal(fmt.Errorf("model broadcast: the files' bytes: %w", err))
+		return fail(fault.AsInternal(fmt.Errorf("model broadcast: the files' bytes: %w", err)))
 	}
 	took := time.Since(start)
 	if comm.Rank() != 0 {
 		if err := json.Unmarshal(mb, &man); err != nil {
 			return nil, fault.AsInternal(fmt.Errorf("model broadcast: decoding rank 0's manifest: %w", err))
 		}
+		if err := c.register(man, payload); err != nil {
+			return nil, err
+		}
 	}
-	c := &modelCast{stats: &lustre.ModelBroadcast{Bytes: int64(len(payload)), Seconds: took.Seconds()}}
+	c.stats = &lustre.ModelBroadcast{Bytes: int64(len(payload)), Seconds: took.Seconds(), Files: c.files}
 	if comm.Rank() == 0 {
-		c.stats.ReadSeconds = read.Seconds()
+		c.stats.ReadSeconds = readTook.Seconds()
+		log.Infof("model broadcast: %d file(s), %.1f MB, read in %.2f s, sent to %d rank(s) in %.2f s",
+			c.stats.Files, float64(c.stats.Bytes)/1e6, readTook.Seconds(), comm.Size()-1, took.Seconds())
 	}
+	return c, nil
+}
+
+// register makes the files of man, whose bytes lie in payload, what this process's model
+// checks and sessions read (infer.Preload).
+func (c *modelCast) register(man castManifest, payload []byte) error {
 	c.held = len(man.Files) > 0 // absent files are registered too: drop forgets them all
 	for _, f := range man.Files {
 		if f.Absent {
@@ -143,16 +172,12 @@ func shareModels(comm collective.Comm, cfg job.Config, skipDone bool, log *loggi
 		}
 		if f.Offset < 0 || f.Size < 0 || f.Offset+f.Size > int64(len(payload)) {
 			c.drop()
-			return nil, fault.AsInternal(fmt.Errorf("model broadcast: rank 0's manifest puts %s at bytes [%d,%d) of %d", f.Path, f.Offset, f.Offset+f.Size, len(payload)))
+			return fault.AsInternal(fmt.Errorf("model broadcast: rank 0's manifest puts %s at bytes [%d,%d) of %d", f.Path, f.Offset, f.Offset+f.Size, len(payload)))
 		}
 		infer.Preload(f.Path, payload[f.Offset:f.Offset+f.Size:f.Offset+f.Size], f.ModTime)
-		c.stats.Files++
+		c.files++
 	}
-	if comm.Rank() == 0 {
-		log.Infof("model broadcast: %d file(s), %.1f MB, read in %.2f s, sent to %d rank(s) in %.2f s",
-			c.stats.Files, float64(c.stats.Bytes)/1e6, read.Seconds(), comm.Size()-1, took.Seconds())
-	}
-	return c, nil
+	return nil
 }
 
 // readModels is rank 0's read of the job's model files into one payload, each file once (read
