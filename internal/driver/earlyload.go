@@ -7,8 +7,9 @@ import (
 	"github.com/facefusion-hpc/facefusion/internal/pipeline"
 )
 
-// earlyLoad is rank 0's model load running beside its plan's checks (planSetup). The zero
-// value is a load not started.
+// earlyLoad is rank 0's model load running beside its plan's checks (planSetup): the models'
+// checks and, for a video, the engines its workers run (loadModels), which rank 0 opened only
+// once the plan was made before. The zero value is a load not started.
 type earlyLoad struct {
 	done   chan struct{} // closed once the load returned; nil: not started
 	m      *pipeline.Models
@@ -27,7 +28,7 @@ func startLoad(cfg job.Config, read <-chan struct{}) *earlyLoad {
 			<-read
 		}
 		start := time.Now()
-		l.m, l.err = pipeline.LoadModels(cfg)
+		l.m, l.err = loadModels(cfg) // a video's engines too, as the other ranks open theirs
 		l.took = time.Since(start)
 		if planHooks.loaded != nil {
 			planHooks.loaded()
