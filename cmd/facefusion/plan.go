@@ -448,8 +448,13 @@ func printModel(w io.Writer, c scaling.Costs, s scaling.Scale, e scaling.Estimat
 	if s.Broadcast && s.Ranks > 1 {
 		read = fmt.Sprintf("rank 0 reads %s at %s/s and broadcasts it: twice at %s/s (model_broadcast)", gbytes(float64(s.ModelBytes)), gbytes(math.Min(s.ClientBW, s.FSBandwidth)), gbytes(s.NetBW))
 	}
-	fmt.Fprintf(tw, "start-up\t%.2f\t%s\tlaunch %.2f + max(plan %.2f, load %.2f) + model read %.2f (%s)\n",
-		e.Startup, pct(e.Startup), e.Launch, c.Plan, c.Load, e.Read, read)
+	if e.Cast > 0 {
+		fmt.Fprintf(tw, "start-up\t%.2f\t%s\tlaunch %.2f + rank 0's model read %.2f + max(its plan %.2f, the broadcast %.2f + load %.2f) (rank 0 reads %s at %s/s, and plans while the bytes go twice at %s/s (model_broadcast))\n",
+			e.Startup, pct(e.Startup), e.Launch, e.ReadRank0, c.Plan, e.Cast, c.Load, gbytes(float64(s.ModelBytes)), gbytes(math.Min(s.ClientBW, s.FSBandwidth)), gbytes(s.NetBW))
+	} else {
+		fmt.Fprintf(tw, "start-up\t%.2f\t%s\tlaunch %.2f + max(plan %.2f, load %.2f) + model read %.2f (%s)\n",
+			e.Startup, pct(e.Startup), e.Launch, c.Plan, c.Load, e.Read, read)
+	}
 	fmt.Fprintf(tw, "frames\t%.2f\t%s\t%d frames × %.4f s (the busiest rank; parallel)\n", e.Work, pct(e.Work), e.Busiest, e.FrameSeconds)
 	perGB := func(measured float64, passes int) string {
 		return fmt.Sprintf("%s × max(%.2f s/GB measured, %d pass(es) at %s/s)", gbytes(e.OutputBytes), measured*1e9, passes, gbytes(math.Min(s.ClientBW, s.FSBandwidth)))

@@ -80,6 +80,9 @@ type Plan struct {
 	Settings map[string]string `json:",omitempty"`
 
 	loaded time.Duration // rank 0's model load and source analysis, for its report (not sent)
+	// readDelay is how long rank 0's plan waited for its read of the model files it
+	// broadcasts (through its load), for its report (not sent).
+	readDelay time.Duration
 }
 
 // MakePlan cuts frames into chunks and gives each rank an even share of their frames, as a
@@ -201,8 +204,10 @@ func Run(ctx context.Context, comm collective.Comm, cfg job.Config, opt Options)
 		rec = &runRecord{cfg: cfg, opt: opt, ranks: comm.Size(), start: time.Now(), plan: &plan}
 		var err error
 		models, ck, err = planJob(ctx, cfg, comm.Size(), &plan, log, opt.SkipDone, modelsRead)
+		// The plan's own time: not its wait for the model read (the scaling model counts that
+		// on its own, as rank 0's read), nor for the broadcast's end below.
+		planned, loaded = time.Since(planStart)-plan.readDelay, plan.loaded
 		<-castDone
-		planned, loaded = time.Since(planStart), plan.loaded
 		defer models.Close() // whatever way Run ends from here (Close is idempotent)
 		if errors.Is(err, errAlreadyDone) {
 			plan, err = Plan{AlreadyDone: true}, nil
@@ -523,7 +528,7 @@ func agree(ctx context.Context, comm collective.Comm, err error) (stop string, _
 // touches nothing of another attempt's.
 func planJob(ctx context.Context, cfg job.Config, ranks int, p *Plan, log *logging.Logger, skipDone bool, modelsRead <-chan struct{}) (*pipeline.Models, *checkpointer, error) {
 	testPause(ctx, "plan", log)
-	m, note, err := planSetup(ctx, cfg, ranks, p, skipDone, modelsRead)
+	m, note, err := planSetup(ctx, cfg, ranks, p, skipDone, modelsRead, log)
 	if err != nil || p.Image {
 		return m, nil, err
 	}
@@ -660,7 +665,7 @@ func sameJobDone(cfg job.Config, fp map[string]string) error {
 	return fault.AsUsage(fmt.Errorf("output %s already exists, and not from this job (%s): pass --force to overwrite it, or choose another output", cfg.OutputPath, why))
 }
 
-func planSetup(ctx context.Context, cfg job.Config, ranks int, p *Plan, skipDone bool, modelsRead <-chan struct{}) (m *pipeline.Models, note string, err error) {
+func planSetup(ctx context.Context, cfg job.Config, ranks int, p *Plan, skipDone bool, modelsRead <-chan struct{}, log *logging.Logger) (m *pipeline.Models, note string, err error) {
 	planStart := time.Now()
 	p.Settings = cfg.Settings()
 	if err := cfg.CheckTempDir(); err != nil {
@@ -696,12 +701,12 @@ func planSetup(ctx context.Context, cfg job.Config, ranks int, p *Plan, skipDone
 	// of the two, not their sum. Not for a job that may be done already: a skipped target loads
 	// nothing. Every refusal below waits for the load and closes what it opened.
 	load := &earlyLoad{}
-	if !doneCheck {
+	if !doneCheck && ctx.Err() == nil {
 		load = startLoad(cfg, modelsRead)
 	}
 	defer func() {
 		if err != nil {
-			load.discard()
+			load.discard(ctx)
 		}
 	}()
 	p.Image = pipeline.IsImagePath(cfg.TargetPath)
@@ -712,6 +717,9 @@ func planSetup(ctx context.Context, cfg job.Config, ranks int, p *Plan, skipDone
 		info, err := video.Probe(ctx, cfg.TargetPath)
 		if err != nil {
 			return nil, "", fault.AsInput(err)
+		}
+		if planHooks.probed != nil {
+			planHooks.probed()
 		}
 		p.Map, err = pipeline.OutputFrames(cfg, info)
 		if err != nil {
@@ -761,9 +769,6 @@ func planSetup(ctx context.Context, cfg job.Config, ranks int, p *Plan, skipDone
 	}
 	// Models and the source are checked before the job folder exists: a job refused for its
 	// models leaves nothing behind.
-	if planHooks.checked != nil {
-		planHooks.checked()
-	}
 	if !load.started() {
 		load = startLoad(cfg, modelsRead)
 	}
@@ -773,10 +778,11 @@ func planSetup(ctx context.Context, cfg job.Config, ranks int, p *Plan, skipDone
 		return nil, "", err
 	}
 	analyseStart := time.Now()
+	p.readDelay = load.readDelay()
 	defer func() {
 		p.loaded = load.took + time.Since(analyseStart)
-		logging.Default().Debugf("rank 0: checks %.2f s; model load %.2f s beside them, waited for %.2f s; source analysed in %.2f s",
-			checked.Seconds(), load.took.Seconds(), analyseStart.Sub(planStart).Seconds()-checked.Seconds(), time.Since(analyseStart).Seconds())
+		log.Debugf("rank 0: checks %.2f s; model load %.2f s beside them (after %.2f s for the files' read), waited for %.2f s; source analysed in %.2f s",
+			checked.Seconds(), load.took.Seconds(), load.readWait.Seconds(), load.waited.Seconds(), time.Since(analyseStart).Seconds())
 	}()
 	img, lm, err := m.Analyse(ctx, p.Info)
 	if err != nil {
@@ -811,8 +817,9 @@ func sameSettings(me int, cfg job.Config, rank0 map[string]string) error {
 	return nil
 }
 
-// loadModels is a non-zero rank's load, done while rank 0 plans: the models, their sessions
-// opened (an image target's are not: rank 0 alone processes it).
+// loadModels is a rank's load: the models, their sessions opened (an image target's are not:
+// rank 0 alone processes it, opening what it runs). A non-zero rank's runs while rank 0 plans,
+// rank 0's beside its plan's checks (earlyLoad).
 func loadModels(cfg job.Config) (*pipeline.Models, error) {
 	m, err := pipeline.LoadModels(cfg)
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -210,8 +211,9 @@ func TestRefusedRunReleasesItsClaim(t *testing.T) {
 
 // A target refused after rank 0 loaded its models leaves no session open: batch-run runs its
 // targets in one process, and each refused one kept a whole set of engines (~1 GB with
-// FaceFusion's swapper and enhancer). Here: a source with no face (Analyse fails once BlazeFace
-// is open), then a job folder another live run holds (refused after the models and the source
+// FaceFusion's swapper and enhancer). Here: a target ffprobe refuses (the load ran beside the
+// probe, and is waited for and closed), a source with no face (Analyse fails once BlazeFace is
+// open), then a job folder another live run holds (refused after the models and the source
 // were analysed).
 func TestRefusedTargetsCloseTheirModels(t *testing.T) {
 	dir := t.TempDir()
@@ -273,8 +275,9 @@ func TestRefusedTargetsCloseTheirModels(t *testing.T) {
 }
 
 // Rank 0 loads its models while it probes the target and checks the codecs and the output
-// format: by the time those checks are done, the load has run (here it finishes first: the
-// checks wait for it, which they could not if the load came after them).
+// format: the load has started when the probe is done, and it returns only after the probe
+// (its end waits for the probe, which a load done before the checks, not beside them, could not
+// let happen: the test would then fail after a minute, not hang).
 func TestPlanLoadsBesideItsChecks(t *testing.T) {
 	dir := t.TempDir()
 	in := filepath.Join(dir, "in.mkv")
@@ -284,23 +287,72 @@ func TestPlanLoadsBesideItsChecks(t *testing.T) {
 	c.SourcePaths = []string{testenv.Sample(t, "grace_hopper.png")}
 	c.ModelsDir = filepath.Join(testenv.Cache(t), "models")
 	c.OnnxruntimeLibrary = testenv.ORTLibrary(t)
-	loaded := make(chan struct{})
-	var once sync.Once
-	var during bool
-	planHooks.loaded = func() { once.Do(func() { close(loaded) }) }
-	planHooks.checked = func() {
+	var started, startedAtProbe, probedFirst atomic.Bool
+	probed := make(chan struct{})
+	planHooks.started = func() { started.Store(true) }
+	planHooks.probed = func() {
+		startedAtProbe.Store(started.Load())
+		close(probed)
+	}
+	planHooks.loaded = func() {
 		select {
-		case <-loaded:
-			during = true
+		case <-probed:
+			probedFirst.Store(true)
 		case <-time.After(time.Minute):
 		}
 	}
-	defer func() { planHooks.loaded, planHooks.checked = nil, nil }()
+	defer func() { planHooks.started, planHooks.probed, planHooks.loaded = nil, nil, nil }()
 	if _, log, err := run(t, c); err != nil {
 		t.Fatalf("%v\n%s", err, log)
 	}
-	if !during {
-		t.Fatal("the checks waited a minute for a model load that had not started: the load comes after them")
+	if !startedAtProbe.Load() {
+		t.Error("the model load had not started when the target was probed: it comes after the checks")
+	}
+	if !probedFirst.Load() {
+		t.Error("the model load returned before the target was probed, which it waited a minute for: the checks wait for the load")
+	}
+}
+
+// A stop (a signal) during rank 0's plan does not wait for the model load it started: the rank
+// writes its report and exits at once (a GPU's sessions may take longer to open than Slurm
+// waits between TERM and KILL); the load closes its sessions once it returns.
+func TestPlanStopDoesNotWaitForTheLoad(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.mkv")
+	clip(t, in, 4, "25")
+	c := job.Default()
+	c.TargetPath, c.OutputPath = in, filepath.Join(dir, "out.mkv")
+	c.SourcePaths = []string{testenv.Sample(t, "grace_hopper.png")}
+	c.ModelsDir = filepath.Join(testenv.Cache(t), "models")
+	c.OnnxruntimeLibrary = testenv.ORTLibrary(t)
+	before := infer.OpenSessions()
+	ctx, signal := context.WithCancel(context.Background())
+	returned, loaded := make(chan struct{}), make(chan struct{})
+	var afterReturn atomic.Bool
+	planHooks.started = signal // the signal comes as the load starts: the probe fails on it
+	planHooks.loaded = func() {
+		defer close(loaded)
+		select {
+		case <-returned:
+			afterReturn.Store(true)
+		case <-time.After(time.Minute):
+		}
+	}
+	defer func() { planHooks.started, planHooks.loaded = nil, nil }()
+	var log strings.Builder
+	_, err := Run(ctx, collective.Single(), c, Options{Log: logging.New(&log, logging.Info)})
+	close(returned)
+	if err == nil {
+		t.Fatalf("a signal during the plan: the run went on\n%s", log.String())
+	}
+	<-loaded
+	if !afterReturn.Load() {
+		t.Fatalf("the stopped run returned only after its model load (a minute's wait): %v", err)
+	}
+	for deadline := time.Now().Add(time.Minute); infer.OpenSessions() != before; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the abandoned load left %d sessions open, want %d", infer.OpenSessions(), before)
+		}
 	}
 }
 

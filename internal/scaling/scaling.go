@@ -8,8 +8,9 @@
 //
 //	wall(N)   = startup(N) + frames(N) + join + mux + hash
 //	startup   = launch + max(plan, load) + nodes(N) × model bytes / file-system bandwidth
-//	            (model_broadcast: + model bytes / client bandwidth + 2 × model bytes / network
-//	            bandwidth in place of the nodes' reads)
+//	            (model_broadcast: launch + model bytes / client bandwidth + max(plan, 2 × model
+//	            bytes / network bandwidth + load): rank 0 plans while its read's bytes travel,
+//	            the other ranks load once they have them)
 //	frames    = busiest rank's frames × frame seconds × pixels/measured pixels × max(1, N/slots)
 //	join      = join fixed + segments × per segment + bytes × max(per byte, 2 / client bandwidth)
 //	mux       = mux fixed + bytes × max(per byte, 2 / client bandwidth)   (0 in a one-pass join)
@@ -99,6 +100,10 @@ type Estimate struct {
 	FrameSeconds            float64 // a rank's seconds per frame at scale
 	OutputBytes             float64
 	Launch, SetupWait, Read float64 // start-up: launch, max(plan, load), the model read
+	// With the model broadcast: Read is rank 0's read (ReadRank0, before both its load and the
+	// broadcast) and the broadcast (Cast, beside rank 0's plan, before the other ranks' load):
+	// SetupWait is max(plan, Cast + load).
+	ReadRank0, Cast         float64
 	Startup, Work           float64
 	Join, Mux, Hash         float64
 	HashShare               float64 // the busiest rank's bytes of the output's hash (whole blocks)
@@ -205,11 +210,21 @@ func model(c Costs, s Scale) Estimate {
 	}
 	e.SetupWait = math.Max(c.Plan, c.Load)
 	e.Startup = e.Launch + e.SetupWait + e.Read
+	if s.Broadcast && s.Ranks > 1 {
+		// Rank 0 reads, then plans (its load waits for the read) while the bytes travel; the
+		// other ranks load once they have them.
+		e.ReadRank0, e.Cast = float64(s.ModelBytes)*io(s), 2*float64(s.ModelBytes)/s.NetBW
+		e.SetupWait = math.Max(c.Plan, e.Cast+c.Load)
+		e.Startup = e.Launch + e.ReadRank0 + e.SetupWait
+	}
 	// Had the other ranks loaded only after the plan: rank 0 reads the model alone in its plan,
 	// every other node after it.
 	e.SerialStartWithoutOverlap = e.Startup
 	if s.Ranks > 1 {
 		e.SerialStartWithoutOverlap = e.Launch + c.Plan + float64(s.ModelBytes)*io(s) + c.Load + e.Read
+		if e.Cast > 0 { // rank 0's read and the broadcast, then the plan, then the loads
+			e.SerialStartWithoutOverlap = e.Launch + e.ReadRank0 + e.Cast + c.Plan + c.Load
+		}
 	}
 
 	bpf := c.BytesPerFrame * scale

@@ -51,14 +51,21 @@ func TestModelArithmetic(t *testing.T) {
 
 	// The model broadcast (model_broadcast): rank 0's one read of 1000 B at min(50, 100) B/s
 	// and the bytes twice at the network's 400 B/s, in place of 2 nodes' reads at 100 B/s; one
-	// rank reads alone.
+	// rank reads alone. Rank 0 plans (4) while the bytes travel (5), the others load (3) after
+	// them: launch 1 + read 20 + max(4, 5 + 3).
 	b := s
 	b.Broadcast, b.NetBW = true, 400
 	if err := b.Check(c); err != nil {
 		t.Fatal(err)
 	}
-	if e := Model(c, b); e.Read != 20+5 || e.Startup != 1+4+25 || e.OneRank != 15+10+8.75+10.5+4.375 {
-		t.Errorf("broadcast: read %g, start-up %g, one rank %g; want 25, 30 and the same one rank", e.Read, e.Startup, e.OneRank)
+	if e := Model(c, b); e.Read != 20+5 || e.Startup != 1+20+5+3 || e.OneRank != 15+10+8.75+10.5+4.375 {
+		t.Errorf("broadcast: read %g, start-up %g, one rank %g; want 25, 29 and the same one rank", e.Read, e.Startup, e.OneRank)
+	}
+	// A plan longer than the broadcast and the load: the broadcast is hidden behind it.
+	long := c
+	long.Plan = 12
+	if e := Model(long, b); e.Startup != 1+20+12 {
+		t.Errorf("broadcast beside a plan of 12: start-up %g, want 33", e.Startup)
 	}
 	if !s.Broadcasts("auto") || s.Broadcasts("off") || !s.Broadcasts("on") {
 		t.Error("4 ranks of 2 a node: auto and on broadcast, off does not")
