@@ -145,6 +145,20 @@ func TestModelBroadcast(t *testing.T) {
 				c.mode, c.rank, named, len(opened), read, c.named, c.opensAll)
 		}
 	}
+	// Rank 0's own load takes the bytes it read for the broadcast: the MODEL.hash, which only the
+	// read and the load's checks open (the fingerprint does not), is opened once, not again by
+	// its load as without the broadcast.
+	hashOpens := func(trace string) (n int) {
+		for _, line := range strings.Split(trace, "\n") {
+			if strings.Contains(line, "openat(") && strings.Contains(line, `"`+filepath.Join(models, "inswapper_128.hash")+`"`) && !strings.Contains(line, "ENOENT") {
+				n++
+			}
+		}
+		return n
+	}
+	if n, m := hashOpens(on[0]), hashOpens(off[0]); n != 1 || m < 2 {
+		t.Errorf("rank 0 opened inswapper_128.hash %d time(s) with the broadcast (want 1: its read; its load takes the bytes) and %d without (want 2 or more)", n, m)
+	}
 	sum := func(p string) string {
 		b, err := os.ReadFile(p)
 		if err != nil {
