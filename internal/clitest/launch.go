@@ -87,7 +87,20 @@ func PassThroughArgs(target, out string, chunk int, extra ...string) []string {
 // CheckFrames asserts that out holds exactly the frames want, in order, and the audio.
 func CheckFrames(t *testing.T, out string, want []string) {
 	t.Helper()
-	got := FrameHashes(t, out)
+	sameFrames(t, out, FrameHashes(t, out), want)
+}
+
+// CheckFramesOf is CheckFrames against target's frames, both hashed by one ffmpeg
+// (FrameHashesOf).
+func CheckFramesOf(t *testing.T, out, target string) {
+	t.Helper()
+	h := FrameHashesOf(t, out, target)
+	sameFrames(t, out, h[0], h[1])
+}
+
+// sameFrames asserts that out's frames got are want, in order, and that out has audio.
+func sameFrames(t *testing.T, out string, got, want []string) {
+	t.Helper()
 	if len(got) != len(want) {
 		t.Fatalf("%s has %d frames, want %d", out, len(got), len(want))
 	}
