@@ -132,13 +132,13 @@ func TestHelpDocumentsEveryFlag(t *testing.T) {
 // (cancelled: Slurm, not the program, decides whether it comes back) and nothing at the output
 // path. The run is a single process (no mpirun: main's own signal handling) held by the pause
 // hook with frames flowing (frames-5: five frames of the first chunk written, decoder and encoder
-// open), on a 64x48 clip with no swapper: where it stops, not what the frames are, is the point.
-// (It used to wait for a swap of a 400-frame 640x360 clip to report progress, some 8 CPU-seconds
-// more for the same state.)
+// open), with no swapper: where it stops, not what the frames are, is the point. (It used to wait
+// for a swap of a 400-frame 640x360 clip to report progress, some 8 CPU-seconds more for the same
+// state.) The clip is TestBadInput's, made once, whose output check for this output is done.
 func TestSignalStopsCleanly(t *testing.T) {
 	dir := t.TempDir()
 	clip := filepath.Join(dir, "clip.mp4")
-	clitest.FaceClip(t, clip, 64, 48, 20, "25")
+	clitest.FaceClip(t, clip, 320, 240, 12, "25")
 	out := filepath.Join(dir, "out.mp4")
 	p := clitest.StartPaused(t, "frames-5", clitest.Bin, "run", "--processors", "none", "-t", clip, "-o", out, "--chunk-frames", "10")
 	p.Cmd.Process.Signal(syscall.SIGTERM)
