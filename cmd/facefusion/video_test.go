@@ -62,9 +62,24 @@ func TestVideoContract(t *testing.T) {
 			}
 
 			out := filepath.Join(dir, c.name+".mkv")
-			r := clitest.Run(t, append([]string{"run", "--processors", "none", "--output-video-encoder", "ffv1", "-t", in, "-o", out}, trim...)...)
+			args := append([]string{"run", "--processors", "none", "--output-video-encoder", "ffv1", "-t", in, "-o", out}, trim...)
+			ignored := filepath.Join(dir, "ignored.mkv")
+			if c.start >= 0 {
+				// The pass-through of the trimmed range is also the job file's run (formerly
+				// TestConfigFile's own, on a clip of its own): the file sets the processors, the
+				// target, the encoder and the trim's start; the flags set the trim's end and the
+				// output, over the file's output_path.
+				cfg := filepath.Join(dir, "job.toml")
+				os.WriteFile(cfg, []byte(fmt.Sprintf("processors = [\"none\"]\ntarget_path = %q\noutput_path = %q\noutput_video_encoder = \"ffv1\"\ntrim_frame_start = %d\n",
+					in, ignored, c.start)), 0o644)
+				args = []string{"run", "--config", cfg, "-o", out, "--trim-frame-end", strconv.Itoa(c.end)}
+			}
+			r := clitest.Run(t, args...)
 			if r.Code != 0 {
 				t.Fatalf("exit %d: %s", r.Code, r.Stderr)
+			}
+			if _, err := os.Stat(ignored); err == nil {
+				t.Fatal("the job file's output_path was used although -o was given")
 			}
 			h := clitest.FrameHashesOf(t, out, in) // one ffmpeg for both
 			got, want := h[0], h[1][start:end]
