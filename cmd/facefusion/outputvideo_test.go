@@ -60,8 +60,10 @@ func streams(t *testing.T, path string) map[string]outStream {
 
 // --output-video-fps and --output-video-scale: a 1 s, 25 fps, 64x48 target with audio becomes
 // 10 frames of 32x24 at 10 fps that last as long, the very frames ffmpeg's fps and bicubic scale
-// filters make of it, with its audio; 2 ranks give the same frames as 1 (the frames are
-// resampled before they are split); plan counts the output's frames.
+// filters make of it, with its audio, over 2 ranks (the frames are resampled before they are
+// split: each rank's are the ones one ffmpeg makes of the whole target); plan counts the
+// output's frames. (A run on 1 rank was compared too: it held the same frames as the 2 ranks'
+// and ffmpeg's, so it checked nothing the 2-rank run does not; its split is no split.)
 func TestOutputVideoFPSAndScale(t *testing.T) {
 	dir := t.TempDir()
 	in := filepath.Join(dir, "in.mp4")
@@ -79,10 +81,7 @@ func TestOutputVideoFPSAndScale(t *testing.T) {
 		t.Errorf("plan --output-video-scale 0.3: exit %d, %q; want exit %d and one line naming the flag", r.Code, r.Stderr, exitUsage)
 	}
 
-	one, two := filepath.Join(dir, "one.mkv"), filepath.Join(dir, "two.mkv")
-	if r := clitest.Run(t, clitest.PassThroughArgs(in, one, 5, flags...)...); r.Code != 0 {
-		t.Fatalf("1 rank: exit %d\n%s", r.Code, r.Stderr)
-	}
+	two := filepath.Join(dir, "two.mkv")
 	if r := clitest.Mpirun(t, clitest.HangGuard(t), 2, clitest.PassThroughArgs(in, two, 5, flags...)...); r.Code != 0 {
 		t.Fatalf("2 ranks: exit %d\n%s", r.Code, r.Stderr)
 	}
@@ -90,10 +89,8 @@ func TestOutputVideoFPSAndScale(t *testing.T) {
 	if len(want) != 10 {
 		t.Fatalf("ffmpeg's fps filter made %d frames of the 1 s target, want 10", len(want))
 	}
-	hashes := map[string][]string{}
-	for _, out := range []string{one, two} {
+	for _, out := range []string{two} {
 		got := clitest.FrameHashes(t, out)
-		hashes[out] = got
 		if strings.Join(got, " ") != strings.Join(want, " ") {
 			t.Errorf("%s: its %d frames are not the %d that ffmpeg's fps=10 and scale=32:24 pick", filepath.Base(out), len(got), len(want))
 		}
@@ -112,8 +109,5 @@ func TestOutputVideoFPSAndScale(t *testing.T) {
 		} else if d := a.seconds(t); math.Abs(d-target["audio"].seconds(t)) > frame {
 			t.Errorf("%s: the audio lasts %.3f s, the target's %.3f s", filepath.Base(out), d, target["audio"].seconds(t))
 		}
-	}
-	if strings.Join(hashes[one], " ") != strings.Join(hashes[two], " ") {
-		t.Errorf("2 ranks decoded to other frames than 1 rank")
 	}
 }

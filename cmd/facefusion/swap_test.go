@@ -123,7 +123,7 @@ func structureDistance(a, b []float64) float64 {
 func TestSwapLossless(t *testing.T) {
 	dir := t.TempDir()
 	clip := filepath.Join(dir, "clip.mp4")
-	clitest.FaceClip(t, clip, 480, 360, 12, "25")
+	clitest.FaceClip(t, clip, 320, 240, 12, "25")
 	out := filepath.Join(dir, "out.mkv")
 	srcPath := testenv.Sample(t, "grace_hopper.png")
 	r := clitest.Run(t, "run", "-s", srcPath, "-t", clip, "-o", out, "--output-video-encoder", "ffv1")

@@ -86,7 +86,7 @@ func TestBatchFailuresAndQuarantine(t *testing.T) {
 		t.Errorf("first run printed %q, want the two outputs", got)
 	}
 	for _, n := range []string{"a", "b"} {
-		clitest.CheckFrames(t, filepath.Join(dir, "outbox", n+".mkv"), clitest.FrameHashes(t, filepath.Join(dir, "inbox", n+".mkv")))
+		clitest.CheckFramesOf(t, filepath.Join(dir, "outbox", n+".mkv"), filepath.Join(dir, "inbox", n+".mkv"))
 	}
 	clitest.MustNotExist(t, filepath.Join(dir, "outbox/c.mkv"))
 	s := clitest.ReadSummary(t, summary)
@@ -207,8 +207,8 @@ func TestBatchSettleCopyAndForeignOutput(t *testing.T) {
 	}
 	wantStates(t, "second run", clitest.ReadSummary(t, summary), map[string]string{"a.mp4": batch.AlreadyDone, "b copy of a.mp4": batch.AlreadyDone,
 		"fresh.mp4": batch.Done, "x.mp4": batch.Done})
-	clitest.CheckFrames(t, filepath.Join(dir, "out/fresh.mkv"), clitest.FrameHashes(t, filepath.Join(inbox, "fresh.mp4")))
-	clitest.CheckFrames(t, foreign, clitest.FrameHashes(t, filepath.Join(inbox, "x.mp4")))
+	clitest.CheckFramesOf(t, filepath.Join(dir, "out/fresh.mkv"), filepath.Join(inbox, "fresh.mp4"))
+	clitest.CheckFramesOf(t, foreign, filepath.Join(inbox, "x.mp4"))
 }
 
 // Two batch runs started together over one inbox (cron firing twice) process every target
@@ -246,7 +246,7 @@ func TestBatchTwoAtOnce(t *testing.T) {
 		if n := clitest.Attempts(t, filepath.Join(dir, o)); n != 1 {
 			t.Errorf("%s: %d attempts, want 1", o, n)
 		}
-		clitest.CheckFrames(t, filepath.Join(dir, o), clitest.FrameHashes(t, filepath.Join(dir, "inbox", strings.TrimSuffix(filepath.Base(o), ".mkv")+".mp4")))
+		clitest.CheckFramesOf(t, filepath.Join(dir, o), filepath.Join(dir, "inbox", strings.TrimSuffix(filepath.Base(o), ".mkv")+".mp4"))
 	}
 	t.Logf("run 0 did %d, run 1 did %d", len(clitest.Printed(runs[0])), len(clitest.Printed(runs[1])))
 }
@@ -287,7 +287,7 @@ func TestBatchRankKilledResumes(t *testing.T) {
 		t.Errorf("the rerun did not resume b:\n%s", r.Stderr)
 	}
 	for _, n := range []string{"a", "b", "c"} {
-		clitest.CheckFrames(t, filepath.Join(dir, "out", n+".mkv"), clitest.FrameHashes(t, filepath.Join(dir, "inbox", n+".mp4")))
+		clitest.CheckFramesOf(t, filepath.Join(dir, "out", n+".mkv"), filepath.Join(dir, "inbox", n+".mp4"))
 	}
 }
 
