@@ -6,7 +6,6 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/facefusion-hpc/facefusion/internal/clitest"
 	"github.com/facefusion-hpc/facefusion/internal/testenv"
@@ -257,7 +256,6 @@ func TestUnwritableOutputRefusedFirst(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			out := filepath.Join(dir, c.out)
-			start := time.Now()
 			r := clitest.Run(t, append([]string{"run", "--processors", "none", "-t", c.target, "-o", out}, c.flags...)...)
 			if r.Code != exitUsage {
 				t.Fatalf("exit %d, want %d; stderr:\n%s", r.Code, exitUsage, r.Stderr)
@@ -273,9 +271,6 @@ func TestUnwritableOutputRefusedFirst(t *testing.T) {
 			clitest.MustNotExist(t, out)
 			if _, err := os.Stat(out + ".job"); err == nil {
 				t.Errorf("job folder %s.job exists: the output was refused after the work started", out)
-			}
-			if d := time.Since(start); d > 20*time.Second {
-				t.Errorf("refused after %v", d)
 			}
 		})
 	}
