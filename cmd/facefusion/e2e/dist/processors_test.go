@@ -13,8 +13,9 @@ import (
 // TestDistSwapMatchesOneRank's.) 6 frames in chunks of 4 over 2 ranks (3 frames each, one
 // batch of 3): rank 1 sends rank 0 frame 3 of chunk 0 and encodes chunk 1, so the processors'
 // frames cross ranks inside a chunk, and each rank's landmark window is fed by halo frames.
-// The reference is 1 rank started alone (as a user runs it), not under mpirun: the processes
-// each run starts, not the frames, are what this test costs.
+// The reference is 1 rank started alone (as a user runs it), not under mpirun, in one chunk of
+// 6: the processes each run starts (an encoder a chunk), not the frames, are what this test
+// costs, and a rank's frames do not depend on where its chunks are cut (TestDistSwapMatchesOneRank).
 func TestProcessorCombinationsAcrossRanks(t *testing.T) {
 	t.Parallel() // two at a time, after the rest: see main_test.go
 	dir := clitest.FixtureModels(t)
@@ -33,14 +34,14 @@ func TestProcessorCombinationsAcrossRanks(t *testing.T) {
 	}
 	for name, extra := range combos {
 		t.Run(name, func(t *testing.T) {
-			base := append([]string{"run", "-s", src, "-t", clip, "--models-dir", dir, "--output-video-encoder", "ffv1", "--chunk-frames", "4"}, extra...)
+			base := append([]string{"run", "-s", src, "-t", clip, "--models-dir", dir, "--output-video-encoder", "ffv1"}, extra...)
 			one := filepath.Join(work, name+"-1.mkv")
-			r := clitest.Run(t, append(base, "-o", one)...)
+			r := clitest.Run(t, append(base, "-o", one, "--chunk-frames", "6")...)
 			if r.Code != 0 {
 				t.Fatalf("1 rank: exit %d: %s", r.Code, r.Stderr)
 			}
 			two := filepath.Join(work, name+"-2.mkv")
-			r = clitest.Mpirun(t, clitest.HangGuard(t), 2, append(base, "-o", two, "--execution-batch-size", "3")...)
+			r = clitest.Mpirun(t, clitest.HangGuard(t), 2, append(base, "-o", two, "--chunk-frames", "4", "--execution-batch-size", "3")...)
 			if r.Code != 0 {
 				t.Fatalf("2 ranks: exit %d: %s", r.Code, r.Stderr)
 			}
