@@ -159,7 +159,7 @@ func TestTrimKeepsLastFrameDuration(t *testing.T) {
 				t.Errorf("frames %d–%d: output frame %d at %d, want %d", start, end, i, p-got[0], w)
 			}
 		}
-		dur, err := strconv.ParseInt(ffprobeField(t, mp4, "v:0", "stream=duration_ts"), 10, 64)
+		dur, err := strconv.ParseInt(fileTiming(t, mp4).DurationTS, 10, 64)
 		if err != nil {
 			t.Fatal(err)
 		}
