@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -42,9 +43,10 @@ func TestOddFrameSizes(t *testing.T) {
 			if err := e.Close(); err != nil {
 				t.Fatal(err)
 			}
-			got := probe(t, out)
-			if got.Width != c.w || got.Height != c.h || got.Frames != 5 || got.PixFmt != c.pixFmt {
-				t.Errorf("%dx%d, %d frames, %s; want %dx%d, 5 frames, %s", got.Width, got.Height, got.Frames, got.PixFmt, c.w, c.h, c.pixFmt)
+			// One ffprobe run (Probe of a Matroska file takes two: it counts the packets apart).
+			got := strings.TrimSpace(ffprobeOut(t, "-select_streams", "v:0", "-count_packets", "-show_entries", "stream=width,height,pix_fmt,nb_read_packets", "-of", "csv=p=0", out))
+			if want := fmt.Sprintf("%d,%d,%s,5", c.w, c.h, c.pixFmt); got != want {
+				t.Errorf("width, height, pixel format, frames: %s; want %s", got, want)
 			}
 		})
 	}

@@ -125,8 +125,11 @@ func TestParseRational(t *testing.T) {
 	}
 }
 
+// Probe's view of real clips. The test clips' probes are probe's, made by Probe once a test
+// binary (here, or by the first test that decodes the clip): Probe of a clip gives the same
+// Info every time, and the tests that count Probe's ffprobe runs call it afresh.
 func TestProbeReal(t *testing.T) {
-	mp4 := probeAfresh(t, clip(t, "bf.mp4"))
+	mp4 := probe(t, clip(t, "bf.mp4"))
 	if mp4.Frames != 123 || mp4.FPS != (Rational{30000, 1001}) || !mp4.HasAudio || mp4.VFR || mp4.IsImage || mp4.Width != 160 || mp4.Height != 120 {
 		t.Errorf("bf.mp4: %+v", mp4)
 	}
@@ -135,7 +138,7 @@ func TestProbeReal(t *testing.T) {
 	}
 	// No frame count in the container: counted, and exact.
 	for _, name := range []string{"bf.mkv", "bf.ts"} {
-		info := probeAfresh(t, clip(t, name))
+		info := probe(t, clip(t, name))
 		if info.Frames != 123 || info.VFR {
 			t.Errorf("%s: frames %d VFR %v, want 123 constant-rate", name, info.Frames, info.VFR)
 		}
@@ -146,7 +149,7 @@ func TestProbeReal(t *testing.T) {
 			t.Errorf("%s: seekable %v, want %v", name, got, want)
 		}
 	}
-	vfr := probeAfresh(t, clip(t, "vfr.mkv"))
+	vfr := probe(t, clip(t, "vfr.mkv"))
 	if vfr.Frames != 41 || !vfr.VFR {
 		t.Errorf("vfr.mkv: frames %d VFR %v, want 41 variable-rate", vfr.Frames, vfr.VFR)
 	}

@@ -2,32 +2,96 @@ package video
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/facefusion-hpc/facefusion/internal/testenv"
 )
 
-// packetPTS are a stream's packet times in presentation order, and its time base, as ffprobe
-// reads them: the reference the output is held to.
+// timing is what ffprobe reads of a file's times, from one ffprobe run (each question its own
+// run cost a process start apiece): the first video stream's time base, packet times in
+// presentation order, duration (in its time base and in seconds) and nominal rate, the first
+// audio stream's duration and the file's. A test clip's is read once a test binary.
+type timing struct {
+	TB                            Rational
+	PTS                           []int64
+	DurationTS, Duration, Rate    string
+	AudioDuration, FormatDuration string
+}
+
+// packetPTS is fileTiming's time base and packet times alone.
 func packetPTS(t *testing.T, path string) (Rational, []int64) {
 	t.Helper()
-	tb, err := ParseRational(ffprobeField(t, path, "v:0", "stream=time_base"))
-	if err != nil {
-		t.Fatal(err)
+	tm := fileTiming(t, path)
+	return tm.TB, tm.PTS
+}
+
+func fileTiming(t *testing.T, path string) timing {
+	t.Helper()
+	type answer struct {
+		tm  timing
+		err error
 	}
-	var pts []int64
-	for _, l := range strings.Fields(ffprobeField(t, path, "v:0", "packet=pts")) {
-		v, err := strconv.ParseInt(strings.Trim(l, ","), 10, 64)
+	a := onceForClip(path, "timing", func() answer {
+		out, err := runTool(context.Background(), testenv.Tool(t, "ffprobe"), "-v", "error", "-show_entries",
+			"stream=index,codec_type,time_base,duration_ts,duration,r_frame_rate:packet=stream_index,pts:format=duration", "-of", "json", path)
 		if err != nil {
-			t.Fatalf("%s: packet pts %q", path, l)
+			return answer{err: err}
 		}
-		pts = append(pts, v)
+		var p struct {
+			Packets []struct {
+				StreamIndex int    `json:"stream_index"`
+				PTS         *int64 `json:"pts"`
+			}
+			Streams []struct {
+				Index      int
+				CodecType  string `json:"codec_type"`
+				TimeBase   string `json:"time_base"`
+				DurationTS *int64 `json:"duration_ts"`
+				Duration   string
+				RFrameRate string `json:"r_frame_rate"`
+			}
+			Format struct{ Duration string }
+		}
+		if err := json.Unmarshal(out, &p); err != nil {
+			return answer{err: fmt.Errorf("%s: %v", path, err)}
+		}
+		var tm timing
+		video, audio := -1, false
+		for _, s := range p.Streams {
+			switch {
+			case s.CodecType == "video" && video < 0:
+				video = s.Index
+				if tm.TB, err = ParseRational(s.TimeBase); err != nil {
+					return answer{err: err}
+				}
+				tm.Duration, tm.Rate = s.Duration, s.RFrameRate
+				if s.DurationTS != nil {
+					tm.DurationTS = strconv.FormatInt(*s.DurationTS, 10)
+				}
+			case s.CodecType == "audio" && !audio:
+				audio, tm.AudioDuration = true, s.Duration
+			}
+		}
+		for _, k := range p.Packets {
+			if k.StreamIndex == video && k.PTS != nil {
+				tm.PTS = append(tm.PTS, *k.PTS)
+			}
+		}
+		slices.Sort(tm.PTS)
+		tm.FormatDuration = p.Format.Duration
+		return answer{tm: tm}
+	})
+	if a.err != nil {
+		t.Fatal(a.err)
 	}
-	slices.Sort(pts)
-	return tb, pts
+	return a.tm
 }
 
 // encodeSegments decodes the target's frames and encodes them in segments cut at cuts (frame
@@ -92,38 +156,37 @@ func TestOutputKeepsFrameTimes(t *testing.T) {
 		for k, ext := range exts {
 			t.Run(c.clip+ext, func(t *testing.T) {
 				out := outs[k]
-				wantTB, want := packetPTS(t, info.Path)
-				gotTB, got := packetPTS(t, out)
-				if gotTB != wantTB || !slices.Equal(got, want) {
-					t.Errorf("frame times %v in %v, want the target's %v in %v", got, gotTB, want, wantTB)
+				got, want := fileTiming(t, out), fileTiming(t, info.Path)
+				if got.TB != want.TB || !slices.Equal(got.PTS, want.PTS) {
+					t.Errorf("frame times %v in %v, want the target's %v in %v", got.PTS, got.TB, want.PTS, want.TB)
 				}
 				if c.even {
-					for _, f := range []string{"stream=duration_ts", "stream=duration"} {
-						if g, w := ffprobeField(t, out, "v:0", f), ffprobeField(t, info.Path, "v:0", f); g != w {
-							t.Errorf("video %s %s, want the target's %s", f, g, w)
+					for _, f := range [][2]string{{"duration_ts", got.DurationTS}, {"duration", got.Duration}} {
+						if w := map[string]string{"duration_ts": want.DurationTS, "duration": want.Duration}[f[0]]; f[1] != w {
+							t.Errorf("video stream=%s %s, want the target's %s", f[0], f[1], w)
 						}
 					}
 					// The stream's own timing (H.264's VUI, what a tool reading the bare stream goes
 					// by) is the nominal rate, not the time base: with the time base, 29.97 fps
 					// would read as 30000.
-					if g, w := ffprobeField(t, out, "v:0", "stream=r_frame_rate"), ffprobeField(t, info.Path, "v:0", "stream=r_frame_rate"); g != w {
-						t.Errorf("r_frame_rate %s, want the target's %s", g, w)
+					if got.Rate != want.Rate {
+						t.Errorf("r_frame_rate %s, want the target's %s", got.Rate, want.Rate)
 					}
 					raw := filepath.Join(t.TempDir(), "bare.h264")
 					ffmpegRun(t, "-i", out, "-map", "0:v", "-c", "copy", "-f", "h264", raw)
-					if g, w := ffprobeField(t, raw, "v:0", "stream=r_frame_rate"), ffprobeField(t, info.Path, "v:0", "stream=r_frame_rate"); g != w {
-						t.Errorf("the bare stream's rate %s, want the target's %s (its VUI says the time base)", g, w)
+					if g := ffprobeField(t, raw, "v:0", "stream=r_frame_rate"); g != want.Rate {
+						t.Errorf("the bare stream's rate %s, want the target's %s (its VUI says the time base)", g, want.Rate)
 					}
 				}
 				// The file lasts as long as the target, within the last frame's display time (which
 				// the target's own edit list may shorten: this one says 3.8 s for a frame at 3.9 s).
 				last := time.Duration(info.Times.Micros(info.Times.End-info.Times.At(info.Frames-1))) * time.Microsecond
-				g := time.Duration(seconds(ffprobeField(t, out, "", "format=duration")) * float64(time.Second))
-				w := time.Duration(seconds(ffprobeField(t, info.Path, "", "format=duration")) * float64(time.Second))
+				g := time.Duration(seconds(got.FormatDuration) * float64(time.Second))
+				w := time.Duration(seconds(want.FormatDuration) * float64(time.Second))
 				if absDur(g-w) > last {
 					t.Errorf("the output lasts %v, want the target's %v within its last frame's %v", g, w, last)
 				}
-				if g, w := audioDuration(t, out), audioDuration(t, info.Path); absDur(g-w) > 25*time.Millisecond {
+				if g, w := time.Duration(seconds(got.AudioDuration)*float64(time.Second)), time.Duration(seconds(want.AudioDuration)*float64(time.Second)); absDur(g-w) > 25*time.Millisecond {
 					t.Errorf("audio lasts %v, want the target's %v", g, w)
 				}
 			})

@@ -2,6 +2,7 @@ package video
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -55,6 +56,43 @@ func trimSpan(info *Info, start, end int) Span {
 	us := func(n int64) time.Duration { return time.Duration(t.Micros(n)) * time.Microsecond }
 	return Span{Start: us(t.At(start)), End: us(t.At(start) + t.Slice(start, end, info.Frames).End),
 		Timecode: TimecodeAt(info.Timecode, info.FPS, start), Rate: info.FPS, Trim: true}
+}
+
+// fileStreams is ffprobe's view of a file's streams and its format, from one run (each
+// question its own run cost a process start apiece).
+type fileStreams struct {
+	Streams []probedStream
+	Format  struct {
+		Tags map[string]string `json:"tags"`
+	}
+}
+
+type probedStream struct {
+	CodecType    string            `json:"codec_type"`
+	CodecTag     string            `json:"codec_tag_string"`
+	StartTime    string            `json:"start_time"`
+	AvgFrameRate string            `json:"avg_frame_rate"`
+	Disposition  map[string]int    `json:"disposition"`
+	Tags         map[string]string `json:"tags"`
+}
+
+func streamsOf(t *testing.T, path string) *fileStreams {
+	t.Helper()
+	var fs fileStreams
+	if err := json.Unmarshal([]byte(ffprobeOut(t, "-show_streams", "-show_format", "-of", "json", path)), &fs); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return &fs
+}
+
+// first is the first stream of the type (ffprobe's -select_streams TYPE:0), a zero one if none.
+func (fs *fileStreams) first(typ string) probedStream {
+	for _, st := range fs.Streams {
+		if st.CodecType == typ {
+			return st
+		}
+	}
+	return probedStream{}
 }
 
 // A trimmed output keeps what the target shows over the span, in place, serial join and
@@ -111,30 +149,35 @@ func TestTrimKeepsCuesAudioAndTimecode(t *testing.T) {
 		if got := strings.ReplaceAll(string(ffmpegRun(t, "-i", out, "-map", "0:s:0", "-f", "srt", "-")), "\r\n", "\n"); got != want {
 			t.Errorf("%s: the cues are\n%s\nwant\n%s", name, got, want)
 		}
-		if got := ffprobeField(t, out, "s:0", "stream_tags=language"); got != "fra" {
+		st := streamsOf(t, out)
+		if got := tag(st.first("subtitle").Tags, "language"); got != "fra" {
 			t.Errorf("%s: the subtitle's language is %q, want fra", name, got)
 		}
-		if got := ffprobeField(t, out, "s:0", "stream_disposition=default,forced"); got != "1,1" {
-			t.Errorf("%s: the subtitle's default,forced flags are %q, want the target's 1,1", name, got)
+		if d := st.first("subtitle").Disposition; d["default"] != 1 || d["forced"] != 1 {
+			t.Errorf("%s: the subtitle's default,forced flags are %v, want the target's 1,1", name, d)
 		}
-		if v := seconds(ffprobeField(t, out, "v:0", "stream=start_time")); v != 0 {
+		if v := seconds(st.first("video").StartTime); v != 0 {
 			t.Errorf("%s: the video starts at %v s, want 0", name, v)
 		}
 		// The audio starts within one AAC packet (1024 samples, 21 ms) of the span's start.
-		if a := seconds(ffprobeField(t, out, "a:0", "stream=start_time")); a < 0 || a > 0.0214 {
+		if a := seconds(st.first("audio").StartTime); a < 0 || a > 0.0214 {
 			t.Errorf("%s: the audio starts at %v s, want within a packet after 0", name, a)
 		}
+		if out != mkv {
+			continue
+		}
+		if got := tag(st.Format.Tags, "timecode"); got != "01:00:00:20" {
+			t.Errorf(".mkv: timecode tag %q, want 01:00:00:20", got)
+		}
 	}
-	if got := ffprobeField(t, mkv, "", "format_tags=timecode"); got != "01:00:00:20" {
-		t.Errorf(".mkv: timecode tag %q, want 01:00:00:20", got)
-	}
-	tmcd := strings.Fields(ffprobeOut(t, "-select_streams", "d", "-show_entries", "stream=codec_tag_string,avg_frame_rate:stream_tags=timecode", "-of", "csv=p=0", mp4))
 	var f []string
-	if len(tmcd) == 1 {
-		f = strings.Split(tmcd[0], ",")
+	for _, s := range streamsOf(t, mp4).Streams {
+		if s.CodecType == "data" {
+			f = append(f, s.CodecTag, s.AvgFrameRate, tag(s.Tags, "timecode"))
+		}
 	}
 	if len(f) != 3 || f[0] != "tmcd" || f[2] != "01:00:00:20" {
-		t.Errorf(".mp4: data streams %q, want one tmcd track reading 01:00:00:20", tmcd)
+		t.Errorf(".mp4: data streams %q, want one tmcd track reading 01:00:00:20", f)
 	} else if r, _ := ParseRational(f[1]); r != (Rational{25, 1}) {
 		t.Errorf(".mp4: the timecode track counts %s frames a second, want the video's 25", f[1])
 	}
@@ -159,7 +202,7 @@ func TestTrimKeepsLastFrameDuration(t *testing.T) {
 				t.Errorf("frames %d–%d: output frame %d at %d, want %d", start, end, i, p-got[0], w)
 			}
 		}
-		dur, err := strconv.ParseInt(ffprobeField(t, mp4, "v:0", "stream=duration_ts"), 10, 64)
+		dur, err := strconv.ParseInt(fileTiming(t, mp4).DurationTS, 10, 64)
 		if err != nil {
 			t.Fatal(err)
 		}

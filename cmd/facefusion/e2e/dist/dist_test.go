@@ -443,7 +443,7 @@ func TestDistSlurm(t *testing.T) {
 	c := slurmtest.Start(t, slurmtest.Options{CPUs: 16})
 	dir := t.TempDir()
 	in := filepath.Join(dir, "in.mp4")
-	clitest.BframeClip(t, in, 30)
+	clitest.BframeClip(t, in, 40) // the length the other tests use: one clip
 	want := clitest.FrameHashes(t, in)
 	env := append(clitest.LaunchEnv(t), "SLURM_CONF="+c.Conf())
 	command := func(ctx context.Context, name string, args ...string) *exec.Cmd {
@@ -464,7 +464,7 @@ func TestDistSlurm(t *testing.T) {
 			t.Fatal(err)
 		}
 		out := filepath.Join(dir, "sbatch.mkv")
-		toml := fmt.Sprintf("target_path = %q\noutput_path = %q\nprocessors = [\"none\"]\noutput_video_encoder = \"ffv1\"\nchunk_frames = 7\n", in, out)
+		toml := fmt.Sprintf("target_path = %q\noutput_path = %q\nprocessors = [\"none\"]\noutput_video_encoder = \"ffv1\"\nchunk_frames = 10\n", in, out)
 		if err := os.WriteFile(filepath.Join(submit, "job.toml"), []byte(toml), 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -497,7 +497,7 @@ func TestDistSlurm(t *testing.T) {
 		t.Parallel()
 		out := filepath.Join(dir, "srun.mkv")
 		ctx := clitest.HangGuard(t)
-		r := clitest.RunCmd(t, ctx, command(ctx, "srun", append([]string{"-n", "3", "--mpi=pmix", clitest.Bin}, clitest.PassThroughArgs(in, out, 4)...)...))
+		r := clitest.RunCmd(t, ctx, command(ctx, "srun", append([]string{"-n", "3", "--mpi=pmix", clitest.Bin}, clitest.PassThroughArgs(in, out, 14)...)...))
 		if r.Code != 0 {
 			t.Fatalf("srun: exit %d\n%s\n%s", r.Code, r.Stderr, c.Logs())
 		}

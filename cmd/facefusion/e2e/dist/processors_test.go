@@ -10,11 +10,17 @@ import (
 
 // Every processor combination gives the same frames on 2 ranks as on 1, and batched model
 // runs give the same frames as batch 1. (The classic swapper alone across ranks is
-// TestDistSwapMatchesOneRank's.) 6 frames in chunks of 4 over 2 ranks (3 frames each, one
+// TestDistSwapMatchesOneRank's.) Each model and option runs across ranks in one combination:
+// codeformer with inswapper (formerly an enhancer-only run: a run without a source shares no
+// source analysis, as every pass-through across ranks does), gpen_bfr_256 with simswap
+// (formerly with the classic swapper, whose chaining into an enhancer the other two
+// swapper+enhancer combinations run too); batch 1 against batch 3 for each model is also
+// infer/adapters' (TestSwapperBatchEqualsSingle, TestEnhancerBatchEqualsSingle). 6 frames in chunks of 4 over 2 ranks (3 frames each, one
 // batch of 3): rank 1 sends rank 0 frame 3 of chunk 0 and encodes chunk 1, so the processors'
 // frames cross ranks inside a chunk, and each rank's landmark window is fed by halo frames.
-// The reference is 1 rank started alone (as a user runs it), not under mpirun: the processes
-// each run starts, not the frames, are what this test costs.
+// The reference is 1 rank started alone (as a user runs it), not under mpirun, in one chunk of
+// 6: the processes each run starts (an encoder a chunk), not the frames, are what this test
+// costs, and a rank's frames do not depend on where its chunks are cut (TestDistSwapMatchesOneRank).
 func TestProcessorCombinationsAcrossRanks(t *testing.T) {
 	t.Parallel() // two at a time, after the rest: see main_test.go
 	dir := clitest.FixtureModels(t)
@@ -24,23 +30,22 @@ func TestProcessorCombinationsAcrossRanks(t *testing.T) {
 	in := clitest.FrameHashes(t, clip)
 	src := testenv.Sample(t, "grace_hopper.png")
 	combos := map[string][]string{
-		"inswapper":           {"--processors", "face_swapper", "--face-swapper-model", "inswapper_128"},
-		"enhancer":            {"--processors", "face_enhancer", "--face-enhancer-model", "codeformer"},
-		"classic+enhancer":    {"--processors", "face_swapper", "face_enhancer", "--face-enhancer-model", "gpen_bfr_256"},
-		"hyperswap+masks+gfp": {"--processors", "face_swapper", "face_enhancer", "--face-swapper-model", "hyperswap_1a_256", "--face-mask-types", "box", "occlusion", "region", "--face-landmarker-model", "2dfan4"},
-		"fp16+many+scrfd":     {"--processors", "face_swapper", "--face-swapper-model", "inswapper_128_fp16", "--face-selector-mode", "many", "--face-detector-model", "scrfd"},
-		"simswap+pixel-boost": {"--processors", "face_swapper", "--face-swapper-model", "simswap_256", "--face-swapper-pixel-boost", "512x512", "--face-detector-model", "yolo_face"},
+		"inswapper+codeformer": {"--processors", "face_swapper", "face_enhancer", "--face-swapper-model", "inswapper_128", "--face-enhancer-model", "codeformer"},
+		"hyperswap+masks+gfp":  {"--processors", "face_swapper", "face_enhancer", "--face-swapper-model", "hyperswap_1a_256", "--face-mask-types", "box", "occlusion", "region", "--face-landmarker-model", "2dfan4"},
+		"fp16+many+scrfd":      {"--processors", "face_swapper", "--face-swapper-model", "inswapper_128_fp16", "--face-selector-mode", "many", "--face-detector-model", "scrfd"},
+		"simswap+pixel-boost+gpen": {"--processors", "face_swapper", "face_enhancer", "--face-swapper-model", "simswap_256", "--face-swapper-pixel-boost", "512x512", "--face-detector-model", "yolo_face",
+			"--face-enhancer-model", "gpen_bfr_256"},
 	}
 	for name, extra := range combos {
 		t.Run(name, func(t *testing.T) {
-			base := append([]string{"run", "-s", src, "-t", clip, "--models-dir", dir, "--output-video-encoder", "ffv1", "--chunk-frames", "4"}, extra...)
+			base := append([]string{"run", "-s", src, "-t", clip, "--models-dir", dir, "--output-video-encoder", "ffv1"}, extra...)
 			one := filepath.Join(work, name+"-1.mkv")
-			r := clitest.Run(t, append(base, "-o", one)...)
+			r := clitest.Run(t, append(base, "-o", one, "--chunk-frames", "6")...)
 			if r.Code != 0 {
 				t.Fatalf("1 rank: exit %d: %s", r.Code, r.Stderr)
 			}
 			two := filepath.Join(work, name+"-2.mkv")
-			r = clitest.Mpirun(t, clitest.HangGuard(t), 2, append(base, "-o", two, "--execution-batch-size", "3")...)
+			r = clitest.Mpirun(t, clitest.HangGuard(t), 2, append(base, "-o", two, "--chunk-frames", "4", "--execution-batch-size", "3")...)
 			if r.Code != 0 {
 				t.Fatalf("2 ranks: exit %d: %s", r.Code, r.Stderr)
 			}

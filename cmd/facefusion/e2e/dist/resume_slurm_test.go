@@ -32,7 +32,7 @@ func TestResumeSlurm(t *testing.T) {
 	c := slurmtest.Start(t, slurmtest.Options{CPUs: cpus})
 	dir := t.TempDir()
 	in := filepath.Join(dir, "in.mp4")
-	clitest.BframeClip(t, in, 64) // 8 chunks of 8: 4 a rank on 2 ranks
+	clitest.BframeClip(t, in, 40) // 4 chunks of 10: 2 a rank on 2 ranks (the length the other tests use: one clip)
 	want := clitest.FrameHashes(t, in)
 	// Clipped: the subtests run in parallel and each appends its own variables to a copy.
 	env := slices.Clip(append(clitest.LaunchEnv(t), "SLURM_CONF="+c.Conf()))
@@ -75,7 +75,7 @@ func TestResumeSlurm(t *testing.T) {
 			t.Fatal(err)
 		}
 		out = filepath.Join(dir, name+".mkv")
-		toml := fmt.Sprintf("target_path = %q\noutput_path = %q\nprocessors = [\"none\"]\noutput_video_encoder = \"ffv1\"\nchunk_frames = 8\n%s", in, out, keys)
+		toml := fmt.Sprintf("target_path = %q\noutput_path = %q\nprocessors = [\"none\"]\noutput_video_encoder = \"ffv1\"\nchunk_frames = 10\n%s", in, out, keys)
 		if err := os.WriteFile(filepath.Join(sub, "job.toml"), []byte(toml), 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -197,7 +197,7 @@ func TestResumeSlurm(t *testing.T) {
 	// GraceTime=10) sends TERM to the ranks only; the script waits for the grace time to end
 	// so that Slurm requeues the job, and never requeues it itself.
 	t.Run("preempted", func(t *testing.T) {
-		id, log, out := submit(t, "preempted", "chunk-3", "")
+		id, log, out := submit(t, "preempted", "chunk-1", "")
 		slurm(t, "sbatch", "--parsable", "-p", "high", "-n", "1", "-c", strconv.Itoa(cpus), "-o", "/dev/null", "--wrap", "sleep 1")
 		finished(t, id, log, out)
 		mustSay(t, log, "srun exited with status 130", "is being preempted: waiting for Slurm", slurmDecides)
@@ -209,7 +209,7 @@ func TestResumeSlurm(t *testing.T) {
 	t.Run("stops", func(t *testing.T) {
 		t.Run("scancel", func(t *testing.T) {
 			t.Parallel()
-			id, log, out := submit(t, "scancel", "chunk-3", "")
+			id, log, out := submit(t, "scancel", "chunk-1", "")
 			slurm(t, "scancel", id)
 			stays(t, id, log, 10*time.Second, "CANCELLED")
 			mustSay(t, log, "srun exited with status 130", slurmDecides)
@@ -219,7 +219,7 @@ func TestResumeSlurm(t *testing.T) {
 
 		t.Run("scontrol-requeue", func(t *testing.T) {
 			t.Parallel()
-			id, log, out := submit(t, "requeue", "chunk-3", "")
+			id, log, out := submit(t, "requeue", "chunk-1", "")
 			slurm(t, "scontrol", "requeue", id)
 			finished(t, id, log, out)
 			mustSay(t, log, "srun exited with status 130", slurmDecides)
@@ -228,7 +228,7 @@ func TestResumeSlurm(t *testing.T) {
 
 		t.Run("usr1-to-batch-script", func(t *testing.T) {
 			t.Parallel()
-			id, log, out := submit(t, "usr1", "chunk-3", "")
+			id, log, out := submit(t, "usr1", "chunk-1", "")
 			slurm(t, "scancel", "-b", "-s", "USR1", id)
 			finished(t, id, log, out)
 			mustSay(t, log, "srun exited with status 75", "requeueing job "+id, "the batch script requeues the job (restart 1 of at most 10)")
@@ -251,7 +251,7 @@ func TestResumeSlurm(t *testing.T) {
 
 		t.Run("max-restarts-reached", func(t *testing.T) {
 			t.Parallel()
-			id, log, _ := submit(t, "capped", "chunk-3", "max_restarts = 0\n")
+			id, log, _ := submit(t, "capped", "chunk-1", "max_restarts = 0\n")
 			slurm(t, "scancel", "-b", "-s", "USR1", id)
 			stays(t, id, log, 3*time.Second, "FAILED", "COMPLETED")
 			mustSay(t, log, "srun exited with status 76", "(max_restarts 0)")
@@ -288,8 +288,8 @@ func TestResumeSlurm(t *testing.T) {
 		t.Run("sigterm-srun", func(t *testing.T) {
 			t.Parallel()
 			out := filepath.Join(dir, "srun.mkv")
-			p := clitest.StartPausedEnv(t, "chunk-3", []string{"SLURM_CONF=" + c.Conf()},
-				append([]string{"srun", "-J", "ffterm", "-n", "2", "--mpi=pmix", clitest.Bin}, clitest.PassThroughArgs(in, out, 8)...)...)
+			p := clitest.StartPausedEnv(t, "chunk-1", []string{"SLURM_CONF=" + c.Conf()},
+				append([]string{"srun", "-J", "ffterm", "-n", "2", "--mpi=pmix", clitest.Bin}, clitest.PassThroughArgs(in, out, 10)...)...)
 			// TERM to the job's tasks, as preemption does (srun itself would kill them on TERM).
 			slurm(t, "scancel", "-s", "TERM", "-n", "ffterm")
 			if code := p.Wait(t); code != fault.ExitCancelled {
@@ -297,7 +297,7 @@ func TestResumeSlurm(t *testing.T) {
 			}
 			clitest.MustNotExist(t, out)
 			st := clitest.Run(t, "status", out+".job")
-			if st.Code != 0 || !strings.Contains(st.Stdout, "state:      checkpointed") || !regexp.MustCompile(`chunks:\s+\d+ done, \d+ pending, of 8`).MatchString(st.Stdout) {
+			if st.Code != 0 || !strings.Contains(st.Stdout, "state:      checkpointed") || !regexp.MustCompile(`chunks:\s+\d+ done, \d+ pending, of 4`).MatchString(st.Stdout) {
 				t.Fatalf("status: exit %d\n%s%s", st.Code, st.Stdout, st.Stderr)
 			}
 		})

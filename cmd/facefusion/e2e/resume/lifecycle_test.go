@@ -47,7 +47,7 @@ func TestJobDirNeverDeletesUsersFolder(t *testing.T) {
 		notes := filepath.Join(scratch, "notes.txt")
 		os.WriteFile(notes, []byte("mine"), 0o644)
 		out := filepath.Join(t.TempDir(), "out.mkv")
-		r := clitest.Run(t, clitest.PassThroughArgs(in, out, 8, "--job-dir", scratch)...)
+		r := clitest.Run(t, clitest.PassThroughArgs(in, out, 24, "--job-dir", scratch)...) // one chunk: chunks are not the point
 		if r.Code != 0 || !strings.Contains(r.Stderr, "was not created by facefusion") {
 			t.Fatalf("exit %d\n%s", r.Code, r.Stderr)
 		}
@@ -58,7 +58,7 @@ func TestJobDirNeverDeletesUsersFolder(t *testing.T) {
 		}
 		// A failing run (the manifest write fails like a full disk) leaves the user's folder too.
 		out2 := filepath.Join(t.TempDir(), "out.mkv")
-		cmd := exec.Command(clitest.Bin, clitest.PassThroughArgs(in, out2, 8, "--job-dir", scratch)...)
+		cmd := exec.Command(clitest.Bin, clitest.PassThroughArgs(in, out2, 24, "--job-dir", scratch)...)
 		cmd.Env = append(clitest.LaunchEnv(t), lustre.FaultEnv+"=manifest.json:1")
 		if err := cmd.Run(); err == nil {
 			t.Fatal("the run with a failing manifest write succeeded")
@@ -72,7 +72,7 @@ func TestJobDirNeverDeletesUsersFolder(t *testing.T) {
 		other := filepath.Join(odir, "other.mkv")
 		os.WriteFile(other, []byte("another output"), 0o644)
 		out := filepath.Join(odir, "out.mkv")
-		r := clitest.Run(t, clitest.PassThroughArgs(in, out, 8, "--job-dir", odir)...)
+		r := clitest.Run(t, clitest.PassThroughArgs(in, out, 24, "--job-dir", odir)...)
 		if r.Code != 0 || strings.TrimSpace(r.Stdout) != out {
 			t.Fatalf("exit %d, stdout %q\n%s", r.Code, r.Stdout, r.Stderr)
 		}
@@ -257,8 +257,8 @@ func TestResumeCountsOnlyThisAttempt(t *testing.T) {
 	in := filepath.Join(dir, "in.mp4")
 	clitest.BframeClip(t, in, 32)
 	out := filepath.Join(dir, "out.mkv")
-	args := clitest.PassThroughArgs(in, out, 8, "--checkpoint-interval", "1")
-	// Held half-way into chunk 2: the stop keeps chunks 0–1 and discards chunk 2.
+	args := clitest.PassThroughArgs(in, out, 16, "--checkpoint-interval", "1")
+	// Held half-way into chunk 1: the stop keeps chunk 0 and discards chunk 1.
 	p := clitest.StartPaused(t, "frames-20", append([]string{clitest.Bin}, args...)...)
 	p.Cmd.Process.Signal(syscall.SIGUSR1)
 	code := p.Wait(t)
@@ -305,7 +305,7 @@ func TestWritesNeverLandOnInputs(t *testing.T) {
 	if r := clitest.Run(t, clitest.PassThroughArgs(in, o2, 8)...); r.Code != fault.ExitUsage || !strings.Contains(r.Stderr, "pass --force") || clitest.ReadFile(notes) != "my notes" {
 		t.Fatalf("existing report without --force: exit %d, %q", r.Code, r.Stderr)
 	}
-	if r := clitest.Run(t, clitest.PassThroughArgs(in, o2, 8, "--force")...); r.Code != 0 || !strings.Contains(clitest.ReadFile(notes), `"outcome": "complete"`) {
+	if r := clitest.Run(t, clitest.PassThroughArgs(in, o2, 16, "--force")...); r.Code != 0 || !strings.Contains(clitest.ReadFile(notes), `"outcome": "complete"`) {
 		t.Fatalf("existing report with --force: exit %d, %q", r.Code, r.Stderr)
 	}
 
@@ -332,7 +332,7 @@ func TestWritesNeverLandOnInputs(t *testing.T) {
 	os.Mkdir(real, 0o755)
 	link := filepath.Join(odir, "scratch")
 	os.Symlink(real, link)
-	if r := clitest.Run(t, clitest.PassThroughArgs(in, filepath.Join(odir, "l.mkv"), 8, "--job-dir", link)...); r.Code != 0 {
+	if r := clitest.Run(t, clitest.PassThroughArgs(in, filepath.Join(odir, "l.mkv"), 16, "--job-dir", link)...); r.Code != 0 {
 		t.Fatalf("--job-dir a link to a folder: exit %d\n%s", r.Code, r.Stderr)
 	}
 	if st, err := os.Lstat(link); err != nil || st.Mode()&os.ModeSymlink == 0 {

@@ -116,16 +116,18 @@ func TestResumeSwapMoreRanks(t *testing.T) {
 	in := filepath.Join(dir, "face.mp4")
 	clitest.FaceClip(t, in, 320, 240, 40, "25")
 	src := testenv.Sample(t, "grace_hopper.png")
-	swapArgs := func(out string) []string {
-		return []string{"run", "-s", src, "-t", in, "-o", out, "--output-video-encoder", "ffv1", "--chunk-frames", "10"}
+	swapArgs := func(out string, chunk int) []string {
+		return []string{"run", "-s", src, "-t", in, "-o", out, "--output-video-encoder", "ffv1", "--chunk-frames", strconv.Itoa(chunk)}
 	}
+	// The reference in one chunk of 40: an encoder, not four; its frames do not depend on where
+	// a rank's chunks are cut (e2e/dist's TestDistSwapMatchesOneRank).
 	ref := filepath.Join(dir, "ref.mkv")
-	if r := clitest.Run(t, swapArgs(ref)...); r.Code != 0 {
+	if r := clitest.Run(t, swapArgs(ref, 40)...); r.Code != 0 {
 		t.Fatalf("reference run: exit %d\n%s", r.Code, r.Stderr)
 	}
 	out := filepath.Join(dir, "out.mkv")
 	// 4 chunks over 2 ranks: rank 0 has 0–1, rank 1 has 2–3; hold rank 1 at chunk 3.
-	p := clitest.StartPaused(t, "chunk-3", clitest.MpirunArgv(2, swapArgs(out)...)...)
+	p := clitest.StartPaused(t, "chunk-3", clitest.MpirunArgv(2, swapArgs(out, 10)...)...)
 	time.Sleep(500 * time.Millisecond)
 	syscall.Kill(-p.Cmd.Process.Pid, syscall.SIGKILL) // every rank and the launcher at once
 	p.Wait(t)
@@ -138,7 +140,7 @@ func TestResumeSwapMoreRanks(t *testing.T) {
 	if !strings.Contains(st.Stdout, "state:      not running: killed (its process") {
 		t.Fatalf("status calls the killed job:\n%s", st.Stdout)
 	}
-	r := clitest.Mpirun(t, clitest.HangGuard(t), 3, swapArgs(out)...)
+	r := clitest.Mpirun(t, clitest.HangGuard(t), 3, swapArgs(out, 10)...)
 	if r.Code != 0 {
 		t.Fatalf("resume on 3 ranks: exit %d\n%s", r.Code, r.Stderr)
 	}
@@ -203,7 +205,7 @@ func TestResumeRefusesChangedJob(t *testing.T) {
 
 // Slurm's early warning (SIGUSR1) on every rank, or SIGTERM on one rank alone (rank 0, or rank 1
 // while rank 0 is held): a chunk whose encoder had finished is still recorded (rank 0 is held
-// with chunk 3 encoded, before its rename: its last of chunks 0–3, 64 frames in 8 chunks of 8
+// with chunk 1 encoded, before its rename: its last of chunks 0–1, 32 frames in 4 chunks of 8
 // over 2 ranks), the ranks gather what they finished,
 // rank 0 writes the manifest, and every rank exits with rank 0's decision: 75 for USR1 after
 // progress, 130 for TERM (also on the rank that got no signal). status reads it; the rerun
@@ -212,7 +214,7 @@ func TestSigtermCheckpoints(t *testing.T) {
 	testenv.Tool(t, "mpirun")
 	dir := t.TempDir()
 	in := filepath.Join(dir, "in.mp4")
-	want := bframeClip(t, in, 64)
+	want := bframeClip(t, in, 32)
 	for _, who := range []string{"every-rank", "one-rank", "other-rank"} {
 		t.Run(who, func(t *testing.T) {
 			sigStopsAndResumes(t, in, want, who)
@@ -278,10 +280,10 @@ func checkStopped(t *testing.T, p *clitest.Paused, out, said string) {
 	}
 }
 
-// stopInSharedChunk stops a 3-rank run while rank 1 sends rank 0 its frames of chunk 2 (64
-// frames are 22, 21 and 21 a rank; chunk 2, [16,24), is cut at 22 and encoded by rank 0; rank 1
-// is held after the first of its 2 frames of it): rank 1 tells rank 0 its part is discarded, no
-// rank waits for another (the hang guard), chunk 2 is not recorded, and a resume on 2 ranks
+// stopInSharedChunk stops a 3-rank run while rank 1 sends rank 0 its frames of chunk 1 (32
+// frames are 11, 11 and 10 a rank; chunk 1, [8,16), is cut at 11 and encoded by rank 0; rank 1
+// is held after the first of its 5 frames of it): rank 1 tells rank 0 its part is discarded, no
+// rank waits for another (the hang guard), chunk 1 is not recorded, and a resume on 2 ranks
 // redoes it, the output exact.
 func stopInSharedChunk(t *testing.T, in string, want []string) {
 	out := filepath.Join(t.TempDir(), "out.mkv")
@@ -293,8 +295,8 @@ func stopInSharedChunk(t *testing.T, in string, want []string) {
 	}
 	clitest.MustNotExist(t, out)
 	m := clitest.ReadManifest(t, out+".job")
-	if slices.ContainsFunc(m.Done, func(c lustre.Chunk) bool { return c.Chunk == 2 }) {
-		t.Fatalf("chunk 2 is recorded although rank 1 stopped before sending its frames of it: %+v", m.Done)
+	if slices.ContainsFunc(m.Done, func(c lustre.Chunk) bool { return c.Chunk == 1 }) {
+		t.Fatalf("chunk 1 is recorded although rank 1 stopped before sending its frames of it: %+v", m.Done)
 	}
 	r := clitest.Mpirun(t, clitest.HangGuard(t), 2, args...)
 	if r.Code != 0 {
@@ -309,19 +311,19 @@ func stopInSharedChunk(t *testing.T, in string, want []string) {
 func sigStopsAndResumes(t *testing.T, in string, wantFrames []string, who string) {
 	out := filepath.Join(t.TempDir(), "out.mkv")
 	args := clitest.PassThroughArgs(in, out, 8)
-	p := clitest.StartPaused(t, "chunk-3", clitest.MpirunArgv(2, args...)...)
-	want, said := fault.ExitCheckpointed, `stopped by SIGUSR1 \(rank [01]\): (\d+) of 8 chunk\(s\)`
+	p := clitest.StartPaused(t, "chunk-1", clitest.MpirunArgv(2, args...)...)
+	want, said := fault.ExitCheckpointed, `stopped by SIGUSR1 \(rank [01]\): (\d+) of 4 chunk\(s\)`
 	switch who {
 	case "one-rank":
 		syscall.Kill(p.PID, syscall.SIGTERM)
-		want, said = fault.ExitCancelled, `cancelled by SIGTERM \(rank 0\): (\d+) of 8 chunk\(s\)`
+		want, said = fault.ExitCancelled, `cancelled by SIGTERM \(rank 0\): (\d+) of 4 chunk\(s\)`
 	case "other-rank":
 		others := p.OtherRanks()
 		if len(others) != 1 {
 			t.Fatalf("rank 1's process: found %v", others)
 		}
 		syscall.Kill(others[0], syscall.SIGTERM)
-		want, said = fault.ExitCancelled, `cancelled by SIGTERM \(rank 1\): (\d+) of 8 chunk\(s\)`
+		want, said = fault.ExitCancelled, `cancelled by SIGTERM \(rank 1\): (\d+) of 4 chunk\(s\)`
 	default:
 		p.Cmd.Process.Signal(syscall.SIGUSR1)
 	}
@@ -337,8 +339,8 @@ func sigStopsAndResumes(t *testing.T, in string, wantFrames []string, who string
 	if strconv.Itoa(len(m.Done)) != msg[1] || m.Attempts[0].Outcome != lustre.Checkpointed {
 		t.Fatalf("manifest holds %d chunks (%s), the message says %s", len(m.Done), m.Attempts[0].Outcome, msg[1])
 	}
-	if !slices.ContainsFunc(m.Done, func(c lustre.Chunk) bool { return c.Chunk == 3 }) {
-		t.Errorf("chunk 3, encoded when the stop came, was discarded: %+v", m.Done)
+	if !slices.ContainsFunc(m.Done, func(c lustre.Chunk) bool { return c.Chunk == 1 }) {
+		t.Errorf("chunk 1, encoded when the stop came, was discarded: %+v", m.Done)
 	}
 	jd := &lustre.JobDir{Path: out + ".job"}
 	if frames, ok, err := jd.ReadProgress(); !ok || err != nil || len(frames) != 2 {
@@ -352,7 +354,7 @@ func sigStopsAndResumes(t *testing.T, in string, wantFrames []string, who string
 		"other-rank": "cancelled by SIGTERM (rank 1): cancelled"}[who]
 	st := clitest.Run(t, "status", out+".job")
 	if st.Code != 0 || !strings.Contains(st.Stdout, "state:      checkpointed (") || !strings.Contains(st.Stdout, words+")") ||
-		!strings.Contains(st.Stdout, fmt.Sprintf("chunks:     %s done, %d pending, of 8", msg[1], 8-len(m.Done))) {
+		!strings.Contains(st.Stdout, fmt.Sprintf("chunks:     %s done, %d pending, of 4", msg[1], 4-len(m.Done))) {
 		t.Fatalf("status: exit %d\n%s%s", st.Code, st.Stdout, st.Stderr)
 	}
 	if who == "other-rank" {
@@ -366,20 +368,20 @@ func sigStopsAndResumes(t *testing.T, in string, wantFrames []string, who string
 }
 
 // Rank 0 merges the journals into the manifest on the checkpoint cadence while chunks are
-// still being encoded, not only at the end.
+// still being encoded, not only at the end: chunk 0 of 2 is in it while chunk 1 is held.
 func TestCheckpointCadence(t *testing.T) {
 	dir := t.TempDir()
 	in := filepath.Join(dir, "in.mp4")
 	clitest.BframeClip(t, in, 32)
 	out := filepath.Join(dir, "out.mkv")
-	p := clitest.StartPaused(t, "chunk-3", append([]string{clitest.Bin}, clitest.PassThroughArgs(in, out, 8, "--checkpoint-interval", "1")...)...)
+	p := clitest.StartPaused(t, "chunk-1", append([]string{clitest.Bin}, clitest.PassThroughArgs(in, out, 16, "--checkpoint-interval", "1")...)...)
 	ctx := clitest.HangGuard(t)
 	for {
-		if m := clitest.ReadManifest(t, out+".job"); len(m.Done) == 3 && m.Attempts[0].Outcome == lustre.Running {
+		if m := clitest.ReadManifest(t, out+".job"); len(m.Done) == 1 && m.Done[0].Chunk == 0 && m.Attempts[0].Outcome == lustre.Running {
 			break
 		}
 		if ctx.Err() != nil {
-			t.Fatalf("the manifest never held chunks 0–2 while chunk 3 was held:\n%s", p.Output())
+			t.Fatalf("the manifest never held chunk 0 while chunk 1 was held:\n%s", p.Output())
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
