@@ -274,19 +274,26 @@ func TestRefusedTargetsCloseTheirModels(t *testing.T) {
 	}
 }
 
-// Rank 0 loads its models while it probes the target and checks the codecs and the output
-// format: the load has started when the probe is done, and it returns only after the probe
-// (its end waits for the probe, which a load done before the checks, not beside them, could not
-// let happen: the test would then fail after a minute, not hang).
-func TestPlanLoadsBesideItsChecks(t *testing.T) {
+// swapJob is the default face swap of a clip of frames frames, with this checkout's models.
+func swapJob(t *testing.T, frames int) job.Config {
+	t.Helper()
 	dir := t.TempDir()
 	in := filepath.Join(dir, "in.mkv")
-	clip(t, in, 4, "25")
+	clip(t, in, frames, "25")
 	c := job.Default()
 	c.TargetPath, c.OutputPath = in, filepath.Join(dir, "out.mkv")
 	c.SourcePaths = []string{testenv.Sample(t, "grace_hopper.png")}
 	c.ModelsDir = filepath.Join(testenv.Cache(t), "models")
 	c.OnnxruntimeLibrary = testenv.ORTLibrary(t)
+	return c
+}
+
+// Rank 0 loads its models while it probes the target and checks the codecs and the output
+// format: the load has started when the probe is done, and it returns only after the probe
+// (its end waits for the probe, which a load done before the checks, not beside them, could not
+// let happen: the test would then fail after a minute, not hang).
+func TestPlanLoadsBesideItsChecks(t *testing.T) {
+	c := swapJob(t, 4)
 	var started, startedAtProbe, probedFirst atomic.Bool
 	probed := make(chan struct{})
 	planHooks.started = func() { started.Store(true) }
@@ -317,14 +324,7 @@ func TestPlanLoadsBesideItsChecks(t *testing.T) {
 // writes its report and exits at once (a GPU's sessions may take longer to open than Slurm
 // waits between TERM and KILL); the load closes its sessions once it returns.
 func TestPlanStopDoesNotWaitForTheLoad(t *testing.T) {
-	dir := t.TempDir()
-	in := filepath.Join(dir, "in.mkv")
-	clip(t, in, 4, "25")
-	c := job.Default()
-	c.TargetPath, c.OutputPath = in, filepath.Join(dir, "out.mkv")
-	c.SourcePaths = []string{testenv.Sample(t, "grace_hopper.png")}
-	c.ModelsDir = filepath.Join(testenv.Cache(t), "models")
-	c.OnnxruntimeLibrary = testenv.ORTLibrary(t)
+	c := swapJob(t, 4)
 	before := infer.OpenSessions()
 	ctx, signal := context.WithCancel(context.Background())
 	returned, loaded := make(chan struct{}), make(chan struct{})
