@@ -10,17 +10,21 @@ import (
 // Default costs and machine, used where neither a report (--costs) nor a flag gives them.
 
 // Measured are the costs of a 2-rank run of the demo clip (150 frames of 1280×720, face swap,
-// libx264, 6 chunks of 25, the one-pass join) on this project's 2-core CI machine, ranks bound
-// one per core, with other sessions' tests on the cores (load average 7–9): the run of median
-// wall time of three, its report through FromReport (README, "Scaling model", has the commands).
+// libx264, 6 chunks of 25, the parallel join) on this project's 2-core CI machine, ranks bound
+// one per core, rank 0 loading its models beside its checks: the run of median wall time of
+// three (load average 4.8–5.1, the loop's own 4-rank runs between them), its report through
+// FromReport (README, "Scaling model", has the commands). The join's fixed parts and rates are
+// their own measurements (below).
 var Measured = Costs{
-	From:               "built-in: a 2-rank run of the demo clip on the 2-core CI machine (README, Scaling model)",
-	FrameSeconds:       15.010 / 150,
-	FramePixels:        1280 * 720,
-	BytesPerFrame:      2200803.0 / 150,
-	Launch:             DefaultLaunch,
-	Plan:               2.21,
-	Load:               0.91,
+	From:          "built-in: a 2-rank run of the demo clip on the 2-core CI machine (README, Scaling model)",
+	FrameSeconds:  13.533 / 150,
+	FramePixels:   1280 * 720,
+	BytesPerFrame: 2253092.0 / 150,
+	Launch:        DefaultLaunch,
+	Plan:          1.42,
+	Load:          1.03,
+	// The serial (one-pass) join's, for outputs other than MP4/MOV: rank 0's join in the
+	// earlier built-in run, which joined serially (0.556 s, 6 segments, 2.2 MB).
 	JoinFixed:          0.556 - 6*DefaultOnePassPerSegment - 2200803*DefaultOnePassPerByte,
 	JoinPerSegment:     DefaultOnePassPerSegment,
 	ParallelJoinFixed:  DefaultParallelJoinFixed,
