@@ -179,10 +179,10 @@ func Run(ctx context.Context, comm collective.Comm, cfg job.Config, opt Options)
 	if me == 0 {
 		go func() {
 			defer close(castDone)
-			cast, _ = shareModels(comm, cfg, opt.SkipDone, log, modelsRead) // its errors are the others' too
+			cast, _ = shareModels(ctx, comm, cfg, opt.SkipDone, log, modelsRead) // its errors are the others' too
 		}()
 	} else {
-		cast, castErr = shareModels(comm, cfg, opt.SkipDone, log, modelsRead)
+		cast, castErr = shareModels(ctx, comm, cfg, opt.SkipDone, log, modelsRead)
 		close(castDone)
 	}
 	defer func() { // whatever way Run ends; a video job's once its workers are made
@@ -235,7 +235,7 @@ func Run(ctx context.Context, comm collective.Comm, cfg job.Config, opt Options)
 			// says what rank 0 chose, finds their answers cached.
 			tried := make(chan struct{})
 			go func() { defer close(tried); pipeline.Pretry(ctx, cfg) }()
-			models, loadErr = loadModels(cfg)
+			models, loadErr = loadModels(ctx, cfg)
 			loaded = time.Since(planStart)
 			<-tried
 		}
@@ -284,7 +284,7 @@ func Run(ctx context.Context, comm collective.Comm, cfg job.Config, opt Options)
 		if err = sameSettings(me, cfg, plan.Settings); err == nil {
 			if models == nil && loadErr == nil && !plan.Image { // not loaded during the plan
 				start := time.Now()
-				models, loadErr = loadModels(cfg)
+				models, loadErr = loadModels(ctx, cfg)
 				loaded = time.Since(start)
 			}
 			var mfe *pipeline.ModelFileError
@@ -699,14 +699,14 @@ func planSetup(ctx context.Context, cfg job.Config, ranks int, p *Plan, skipDone
 	// The models load while the target is probed and the codecs and the output format are
 	// checked (ffmpeg and ffprobe runs, a file system's round trips): the plan costs the longer
 	// of the two, not their sum. Not for a job that may be done already: a skipped target loads
-	// nothing. Every refusal below waits for the load and closes what it opened.
+	// nothing. A refusal below leaves the load to close what it opened (discard).
 	load := &earlyLoad{}
 	if !doneCheck && ctx.Err() == nil {
-		load = startLoad(cfg, modelsRead)
+		load = startLoad(ctx, cfg, modelsRead)
 	}
 	defer func() {
 		if err != nil {
-			load.discard(ctx)
+			load.discard()
 		}
 	}()
 	p.Image = pipeline.IsImagePath(cfg.TargetPath)
@@ -770,7 +770,7 @@ func planSetup(ctx context.Context, cfg job.Config, ranks int, p *Plan, skipDone
 	// Models and the source are checked before the job folder exists: a job refused for its
 	// models leaves nothing behind.
 	if !load.started() {
-		load = startLoad(cfg, modelsRead)
+		load = startLoad(ctx, cfg, modelsRead)
 	}
 	checked := time.Since(planStart)
 	m, err = load.wait()
@@ -820,9 +820,13 @@ func sameSettings(me int, cfg job.Config, rank0 map[string]string) error {
 // loadModels is a rank's load: the models, their sessions opened (an image target's are not:
 // rank 0 alone processes it, opening what it runs). A non-zero rank's runs while rank 0 plans,
 // rank 0's beside its plan's checks (earlyLoad).
-func loadModels(cfg job.Config) (*pipeline.Models, error) {
+func loadModels(ctx context.Context, cfg job.Config) (*pipeline.Models, error) {
 	m, err := pipeline.LoadModels(cfg)
 	if err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil { // a stop: the engines are not opened for nothing
+		m.Close()
 		return nil, err
 	}
 	if !pipeline.IsImagePath(cfg.TargetPath) {

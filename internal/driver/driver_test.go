@@ -225,25 +225,34 @@ func TestRefusedTargetsCloseTheirModels(t *testing.T) {
 	c.OnnxruntimeLibrary = testenv.ORTLibrary(t)
 	before := infer.OpenSessions()
 
-	// A target ffprobe refuses: the load ran beside the probe, and goes with the refusal.
+	// A target ffprobe refuses is told at once: the load ran beside the probe and, left behind,
+	// closes what it opened (before the next load begins).
 	bad := filepath.Join(dir, "bad.mkv")
 	if err := os.WriteFile(bad, []byte("not a video"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	c.SourcePaths = []string{testenv.Sample(t, "grace_hopper.png")}
 	c.TargetPath = bad
-	loaded := make(chan struct{})
-	planHooks.loaded = func() { close(loaded) }
+	returned := make(chan struct{})
+	var afterReturn atomic.Bool
+	planHooks.loaded = func() {
+		select {
+		case <-returned:
+			afterReturn.Store(true)
+		case <-time.After(time.Minute):
+		}
+	}
 	defer func() { planHooks.loaded = nil }()
-	if _, log, err := run(t, c); fault.KindOf(err) != fault.Input || !strings.Contains(err.Error(), "bad.mkv") {
+	_, log, err := run(t, c)
+	close(returned)
+	if fault.KindOf(err) != fault.Input || !strings.Contains(err.Error(), "bad.mkv") {
 		t.Fatalf("a target that is no video: want an input error naming it, got %v\n%s", err, log)
 	}
-	select { // the load's sessions are counted once it has returned, whenever that is
-	case <-loaded:
-	case <-time.After(time.Minute):
-		t.Fatal("a target that is no video: the model load never returned")
-	}
+	abandoned.wait()
 	planHooks.loaded = nil
+	if !afterReturn.Load() {
+		t.Error("a target that is no video: the refusal waited for the model load (a minute)")
+	}
 	if n := infer.OpenSessions(); n != before {
 		t.Errorf("a target that is no video: %d model sessions left open, want %d", n, before)
 	}
@@ -320,39 +329,28 @@ func TestPlanLoadsBesideItsChecks(t *testing.T) {
 	}
 }
 
-// A stop (a signal) during rank 0's plan does not wait for the model load it started: the rank
-// writes its report and exits at once (a GPU's sessions may take longer to open than Slurm
-// waits between TERM and KILL); the load closes its sessions once it returns.
-func TestPlanStopDoesNotWaitForTheLoad(t *testing.T) {
+// A stop (a signal) that comes as rank 0's load is started ends the plan at once and loads
+// nothing: no model is loaded, no session opened, and the run is a stop.
+func TestPlanStopLoadsNothing(t *testing.T) {
 	c := swapJob(t, 4)
 	before := infer.OpenSessions()
 	ctx, signal := context.WithCancel(context.Background())
-	returned, loaded := make(chan struct{}), make(chan struct{})
-	var afterReturn atomic.Bool
-	planHooks.started = signal // the signal comes as the load starts: the probe fails on it
-	planHooks.loaded = func() {
-		defer close(loaded)
-		select {
-		case <-returned:
-			afterReturn.Store(true)
-		case <-time.After(time.Minute):
-		}
-	}
+	var loaded atomic.Bool
+	planHooks.started = signal // the probe and the load both see it
+	planHooks.loaded = func() { loaded.Store(true) }
 	defer func() { planHooks.started, planHooks.loaded = nil, nil }()
 	var log strings.Builder
 	_, err := Run(ctx, collective.Single(), c, Options{Log: logging.New(&log, logging.Info)})
-	close(returned)
-	if err == nil {
-		t.Fatalf("a signal during the plan: the run went on\n%s", log.String())
+	var st *Stopped
+	if !errors.As(err, &st) {
+		t.Fatalf("a signal during the plan: want a stop, got %v\n%s", err, log.String())
 	}
-	<-loaded
-	if !afterReturn.Load() {
-		t.Fatalf("the stopped run returned only after its model load (a minute's wait): %v", err)
+	abandoned.wait()
+	if loaded.Load() {
+		t.Error("a signal before the load began: the models were loaded anyway")
 	}
-	for deadline := time.Now().Add(time.Minute); infer.OpenSessions() != before; time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("the abandoned load left %d sessions open, want %d", infer.OpenSessions(), before)
-		}
+	if n := infer.OpenSessions(); n != before {
+		t.Errorf("a signal during the plan: %d sessions left open, want %d", n, before)
 	}
 }
 

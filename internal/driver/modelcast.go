@@ -1,6 +1,7 @@
 package driver
 
 import (
+	"context"
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
@@ -91,7 +92,7 @@ func castsModels(size, localSize int, cfg job.Config, skipDone bool) bool {
 // Rank 0 registers the files it read before it sends them and then closes read (nil: not
 // told), so that its own load, which waits for read, takes their bytes while they travel; it
 // closes read whatever way this ends.
-func shareModels(comm collective.Comm, cfg job.Config, skipDone bool, log *logging.Logger, read chan<- struct{}) (*modelCast, error) {
+func shareModels(ctx context.Context, comm collective.Comm, cfg job.Config, skipDone bool, log *logging.Logger, read chan<- struct{}) (*modelCast, error) {
 	tellRead := func() {
 		if read != nil {
 			close(read)
@@ -106,7 +107,8 @@ func shareModels(comm collective.Comm, cfg job.Config, skipDone bool, log *loggi
 	var payload, mb []byte
 	var readTook time.Duration
 	c := &modelCast{}
-	if comm.Rank() == 0 && castsModels(comm.Size(), comm.LocalSize(), cfg, skipDone) {
+	// A stop before the read: nothing to send (the ranks stop at their agreement).
+	if comm.Rank() == 0 && ctx.Err() == nil && castsModels(comm.Size(), comm.LocalSize(), cfg, skipDone) {
 		start := time.Now()
 		man, payload = readModels(cfg)
 		readTook = time.Since(start)
