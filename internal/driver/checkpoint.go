@@ -55,7 +55,9 @@ func (e *Stopped) Is(target error) bool { return target == ErrCheckpointed }
 // load (every other rank, before its load during rank 0's plan) or image (rank 0, before it
 // processes an image target). With MARKER, the pause happens only
 // while the file MARKER does not exist and creates it, so a rerun (or a Slurm requeue) of the
-// same command does not pause again.
+// same command does not pause again. A paused rank waits for its own signal: signal the rank
+// that pauses (or the launcher, which passes it on to every rank), not only another one, which
+// then waits for the paused rank at their next collective.
 const PauseEnv = "FACEFUSION_TEST_PAUSE_AT"
 
 // testPause blocks at point until ctx ends when the hook asks for it.

@@ -148,10 +148,10 @@ func (s Scale) Check(c Costs) error {
 		return fmt.Errorf("the partition has %d shares for %d ranks", len(s.Shares), s.Ranks)
 	case c.FrameSeconds <= 0 || c.FramePixels <= 0:
 		return fmt.Errorf("the costs (%s) have no frame cost or frame size", c.From)
-	case s.FSBandwidth <= 0 || s.ClientBW <= 0:
-		return fmt.Errorf("--fs-bandwidth and --client-bandwidth must be above 0")
-	case s.Broadcast && s.NetBW <= 0:
-		return fmt.Errorf("--network-bandwidth must be above 0")
+	case !(s.FSBandwidth > 0) || !(s.ClientBW > 0) || math.IsInf(s.FSBandwidth, 0) || math.IsInf(s.ClientBW, 0):
+		return fmt.Errorf("--fs-bandwidth and --client-bandwidth must be above 0 and finite")
+	case s.Broadcast && !(s.NetBW > 0) || math.IsInf(s.NetBW, 0):
+		return fmt.Errorf("--network-bandwidth must be above 0 and finite")
 	case s.RanksPerNode < 1:
 		return fmt.Errorf("--ranks-per-node %d: give at least 1", s.RanksPerNode)
 	case s.Segments < 1:

@@ -73,6 +73,9 @@ func TestModelArithmetic(t *testing.T) {
 	if one := (Scale{Ranks: 2, RanksPerNode: 4}); one.Broadcasts("auto") || !one.Broadcasts("on") {
 		t.Error("2 ranks on one node: auto does not broadcast, on does")
 	}
+	if inf := b; func() bool { inf.NetBW = math.Inf(1); return inf.Check(c) == nil }() {
+		t.Error("a network of infinite bandwidth passed the check")
+	}
 	if b.NetBW = 0; b.Check(c) == nil {
 		t.Error("a broadcast over a network of 0 B/s passed the check")
 	}
