@@ -89,10 +89,11 @@ func TestModelArithmetic(t *testing.T) {
 
 	// The parallel join (an MP4 output): its own fixed 0.03125, ceil(4 segments / 4 ranks) ×
 	// its own 0.0625 a segment, rank 0's 10 frames × 0.015625, and max(the busiest rank's 3/10
-	// of 200 B × 0.01, 2 × 200 B at min(2 × 50, 100) B/s) = 4; no mux.
+	// of 200 B × 0.01, 200 B once (each rank reads the segments it wrote from its page cache)
+	// at min(2 × 50, 100) B/s) = 2; no mux.
 	s.FrameSeconds, s.Launch, s.ParallelJoin = 0, -1, true
-	if e := Model(c, s); e.Join != 0.03125+0.0625+0.15625+4 || e.Mux != 0 || e.Wall != 25+6+4.25+2.375 {
-		t.Errorf("parallel join: join %g, mux %g, wall %g; want %g, 0, %g", e.Join, e.Mux, e.Wall, 0.03125+0.0625+0.15625+4, 25+6+4.25+2.375)
+	if e := Model(c, s); e.Join != 0.03125+0.0625+0.15625+2 || e.Mux != 0 || e.Wall != 25+6+2.25+2.375 {
+		t.Errorf("parallel join: join %g, mux %g, wall %g; want %g, 0, %g", e.Join, e.Mux, e.Wall, 0.03125+0.0625+0.15625+2, 25+6+2.25+2.375)
 	}
 	c.JoinPerByte = 1 // a slow copy: the busiest rank's 60 B decide
 	if e := Model(c, s); e.Join != 0.03125+0.0625+0.15625+60 {
