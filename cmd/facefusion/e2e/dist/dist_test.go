@@ -130,9 +130,11 @@ func TestDistSwapMatchesOneRank(t *testing.T) {
 		}
 		outs[c] = out
 		faces[c] = facesLine.FindString(r.Stderr)
-		// Every run's report holds the output's block hash, coreutils' (the parallel join's MP4
-		// and the serial join's Matroska; under one block, rank 0's alone: TestOutputHashRanks
-		// in internal/driver has the ranks' shares).
+		// Every run's report holds the output's block hash, coreutils' (the parallel join's MP4,
+		// hashed in the join's copy: its one block over the 3 ranks goes along their chain, and
+		// no rank reads the output back (CheckRunReport: stage hash 0); the serial join's
+		// Matroska, read back: under one block, rank 0's alone; TestOutputHashRanks in
+		// internal/driver has the ranks' shares).
 		clitest.CheckOutputHash(t, clitest.ReadReport(t, lustre.ReportPath(out)), out)
 		if c == runs[1] { // the run report and the metrics, validated against what the run did
 			rep := clitest.CheckReportEnd(t, out, r, lustre.Complete)
