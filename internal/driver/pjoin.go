@@ -332,14 +332,15 @@ func joinShare(ctx context.Context, comm collective.Comm, cfg job.Config, ins *j
 	}
 	var chain chainShare
 	if dec.Err == "" {
-		// The output is written: every rank hashes its range of it as it writes, and takes part
-		// in the chain whatever fails.
+		// The output's layout is decided: every rank hashes its range of it as it writes it, and
+		// takes part in the chain whatever fails.
 		hash.InJoin = true
 		h, hashErr := dec.hash, local
 		if me != 0 && local == nil {
 			at := dec.VideoStart + base[0]
-			if h, err = lustre.NewRangeHasher(lustre.HashBlockBytes, dec.Size, at, at+size); err != nil {
-				hashErr = err
+			var herr error
+			if h, herr = lustre.NewRangeHasher(lustre.HashBlockBytes, dec.Size, at, at+size); herr != nil {
+				hashErr = herr
 			}
 		}
 		if local == nil {
@@ -505,5 +506,5 @@ type joinContext struct {
 	comm   collective.Comm
 	side   *sideFile
 	sent   bool
-	hashed bool // hash.go's instruction
+	hashed bool // hash.go's instruction, or none due: the parallel join hashed the output
 }
