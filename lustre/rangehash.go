@@ -82,6 +82,9 @@ func (h *RangeHasher) WriteAt(p []byte, off int64) (int, error) {
 
 func (h *RangeHasher) write(p []byte) {
 	if he := h.headEnd(); h.at < he {
+		if h.head == nil {
+			h.head = make([]byte, 0, he-h.start) // at once: growing it by appends costs more than hashing
+		}
 		n := min(int64(len(p)), he-h.at)
 		h.head = append(h.head, p[:n]...)
 		h.at += n

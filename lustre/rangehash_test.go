@@ -2,6 +2,8 @@ package lustre
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -129,5 +131,40 @@ func TestRangeHasherChain(t *testing.T) {
 	}
 	if _, err := h.WriteAt([]byte("qq"), 22); err == nil {
 		t.Error("a byte past the range was hashed")
+	}
+}
+
+// BenchmarkRangeHasher is the hash's cost in the parallel join's copy: a 64 MiB range given in
+// the copy's 32 KiB pieces, its blocks summed as they pass (own: the range starts at a block);
+// and a range that starts inside a block (head: its first 16 MiB kept until the earlier state
+// comes, then hashed).
+func BenchmarkRangeHasher(b *testing.B) {
+	data := make([]byte, 64<<20)
+	for i := range data {
+		data[i] = byte(i * 7)
+	}
+	for _, c := range []struct {
+		name  string
+		start int64
+	}{{"own", 0}, {"head", 100}} {
+		b.Run(c.name, func(b *testing.B) {
+			b.SetBytes(int64(len(data)))
+			for b.Loop() {
+				h, err := NewRangeHasher(HashBlockBytes, 1<<40, c.start, c.start+int64(len(data)))
+				if err != nil {
+					b.Fatal(err)
+				}
+				for at := 0; at < len(data); at += 32 << 10 {
+					h.WriteAt(data[at:at+32<<10], c.start+int64(at))
+				}
+				in := Handoff{At: c.start}
+				if c.start%HashBlockBytes != 0 {
+					in.State, _ = sha256.New().(encoding.BinaryMarshaler).MarshalBinary()
+				}
+				if err := h.Continue(in); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }

@@ -477,7 +477,7 @@ func printModel(w io.Writer, c scaling.Costs, s scaling.Scale, e scaling.Estimat
 	}
 	if s.ParallelJoin {
 		fmt.Fprintf(tw, "hash\t%.2f\t%s\t%.0f hop(s) × %.4f + busiest rank's %s × %.2f s/GB (the run report's block hash, in the join's copy: no read of the output; a %d MiB block's state passed from rank to rank)\n",
-			e.Hash, pct(e.Hash), e.HashHops, c.ChainHop, gbytes(e.HashShare), c.HashPerByte*1e9, lustre.HashBlockBytes>>20)
+			e.Hash, pct(e.Hash), e.HashHops, c.ChainHop, gbytes(e.HashShare), c.ChainPerByte*1e9, lustre.HashBlockBytes>>20)
 	} else {
 		fmt.Fprintf(tw, "hash\t%.2f\t%s\t%.3f + max(busiest rank's %s × %.2f s/GB, %s once at %s/s) (the run report's block hash: every rank its share of the %d MiB blocks)\n",
 			e.Hash, pct(e.Hash), c.HashFixed, gbytes(e.HashShare), c.HashPerByte*1e9, gbytes(e.OutputBytes),

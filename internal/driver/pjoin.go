@@ -331,6 +331,7 @@ func joinShare(ctx context.Context, comm collective.Comm, cfg job.Config, ins *j
 		fail(fmt.Errorf("decoding the join's layout: %w", err))
 	}
 	var chain chainShare
+	copied, chained := time.Now(), time.Duration(0)
 	if dec.Err == "" {
 		// The output's layout is decided: every rank hashes its range of it as it writes it, and
 		// takes part in the chain whatever fails.
@@ -349,7 +350,9 @@ func joinShare(ctx context.Context, comm collective.Comm, cfg job.Config, ins *j
 				hashErr = err
 			}
 		}
+		copied = time.Now()
 		chain = chainHash(comm, h, hashErr)
+		chained = time.Since(copied)
 	}
 	// Every rank's outcome at rank 0: the first failure is the job's.
 	out := joinOutcome{Seconds: time.Since(start).Seconds(), Hash: chain}
@@ -361,7 +364,7 @@ func joinShare(ctx context.Context, comm collective.Comm, cfg job.Config, ins *j
 	if err != nil {
 		return false, nil, hash, fmt.Errorf("gathering the join's outcome: %w", err)
 	}
-	log.Debugf("rank %d: its share of the parallel join (%d segment(s), %d bytes) in %.2f s, %.2f s of which reading the segments' tables", me, len(mine), size, out.Seconds, read.Seconds())
+	log.Debugf("rank %d: its share of the parallel join (%d segment(s), %d bytes) in %.2f s, %.2f s of which reading the segments' tables, %.3f s its wait in the hash's chain", me, len(mine), size, out.Seconds, read.Seconds(), chained.Seconds())
 	if me != 0 {
 		return false, nil, hash, nil // its failure, if any, is rank 0's to report: it goes on to the outcome
 	}

@@ -34,6 +34,7 @@ var Measured = Costs{
 	HashFixed:          DefaultHashFixed,
 	HashPerByte:        DefaultHashPerByte,
 	ChainHop:           DefaultChainHop,
+	ChainPerByte:       DefaultChainPerByte,
 	OnePass:            true,
 }
 
@@ -91,6 +92,13 @@ const (
 	// ranks on two cores), 101 rounds of a block over all three ranks: the last rank's wait
 	// 2.4–2.5 ms (median, three runs), two hops.
 	DefaultChainHop = 1.2e-3
+	// DefaultChainPerByte is the parallel join's hash a byte, in its copy (a rank's bytes
+	// given to lustre.RangeHasher in the copy's 32 KiB pieces): `go test -run '^$' -bench
+	// RangeHasher -benchtime 10x ./lustre/` here, a range whose first 16 MiB are a head (kept
+	// until the earlier state comes: at scale a rank's share is under a block, so most of its
+	// bytes are): 494–617 MB/s, median 570 (three runs, load average 8–10; a range from a
+	// block's start, 935–1370 MB/s).
+	DefaultChainPerByte = 1.75e-9
 )
 
 // A machine at scale, as assumed where no flag says otherwise (stated, not measured here).
@@ -152,7 +160,7 @@ func FromReport(rep *lustre.Report, name string, pixels int, launch float64) (Co
 				ranks := float64(len(rep.PerRank))
 				hashed := 0.0 // a report of the hash in the join's copy: its hashing is in the join
 				if r.StageSeconds["hash"] == 0 {
-					hashed = out / ranks * c.HashPerByte
+					hashed = out / ranks * c.ChainPerByte
 				}
 				c.ParallelJoinFixed = math.Max(0, join-math.Ceil(float64(rep.Chunks)/ranks)*c.ParallelPerSegment-
 					float64(rep.FrameEnd-rep.FrameStart)*c.PlanPerFrame-out/ranks*c.JoinPerByte-hashed)

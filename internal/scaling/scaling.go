@@ -21,7 +21,7 @@
 //	hash      = hash fixed (collectives, rank 0's combine) + max(busiest rank's blocks' bytes × per byte,
 //	            bytes / min(nodes × client bandwidth, file system))   (every rank its share of the blocks)
 //	parallel join: every rank hashes the bytes it copies (no read of the output):
-//	hash      = hops × chain hop + busiest share's bytes × per byte   (hops = min(N−1, ⌈block / busiest share's bytes⌉))
+//	hash      = hops × chain hop + busiest share's bytes × chain per byte   (hops = min(N−1, ⌈block / busiest share's bytes⌉))
 //	efficiency   = wall(1) / (N × wall(N)); serial share = (wall − frames) / wall
 //
 // It also gives the serial share were the join and mux parallel (Estimate.ParallelJoin).
@@ -61,9 +61,9 @@ type Costs struct {
 	// The run report's output hash, every rank its share of the blocks: the fixed part (its
 	// collectives, rank 0's combine) and a rank's seconds a byte of its share.
 	HashFixed, HashPerByte float64
-	// ChainHop is a hop of the parallel join's hash chain: a rank's wait for the hash state of
-	// a block begun on the rank before it (its hashing is HashPerByte, in the join's copy).
-	ChainHop float64
+	// The parallel join's hash, in its copy: a hop of its chain (a rank's wait for the hash
+	// state of a block begun on the rank before it), and a rank's seconds a byte it hashes.
+	ChainHop, ChainPerByte float64
 	// OnePass: the join and the mux are one ffmpeg run (the join's rates are that run's): no
 	// mux term.
 	OnePass bool
@@ -264,7 +264,7 @@ func model(c Costs, s Scale) Estimate {
 		if s.Ranks > 1 {
 			e.HashHops = math.Min(float64(s.Ranks-1), math.Ceil(lustre.HashBlockBytes/math.Max(1, busiest)))
 		}
-		e.Hash = e.HashHops*c.ChainHop + busiest*c.HashPerByte
+		e.Hash = e.HashHops*c.ChainHop + busiest*c.ChainPerByte
 	}
 
 	e.Wall = e.Startup + e.Work + e.Join + e.Mux + e.Hash

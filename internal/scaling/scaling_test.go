@@ -14,7 +14,7 @@ import (
 func TestModelArithmetic(t *testing.T) {
 	c := Costs{FrameSeconds: 0.5, FramePixels: 100, BytesPerFrame: 10, Launch: 1, Plan: 4, Load: 3,
 		JoinFixed: 0.25, JoinPerSegment: 0.125, ParallelJoinFixed: 0.03125, ParallelPerSegment: 0.0625, PlanPerFrame: 0.015625,
-		JoinPerByte: 0.01, MuxFixed: 0.5, MuxPerByte: 0.05, HashFixed: 0.375, HashPerByte: 0.001, ChainHop: 0.5}
+		JoinPerByte: 0.01, MuxFixed: 0.5, MuxPerByte: 0.05, HashFixed: 0.375, HashPerByte: 0.001, ChainHop: 0.5, ChainPerByte: 0.002}
 	s := Scale{Ranks: 4, Shares: []int{3, 3, 2, 2}, Segments: 4, Pixels: 200, ModelBytes: 1000,
 		FSBandwidth: 100, ClientBW: 50, RanksPerNode: 2, Slots: 2, Launch: -1}
 	if err := s.Check(c); err != nil {
@@ -91,11 +91,11 @@ func TestModelArithmetic(t *testing.T) {
 	// its own 0.0625 a segment, rank 0's 10 frames × 0.015625, and max(the busiest rank's 3/10
 	// of 200 B × 0.01, 2 × 200 B at min(2 × 50, 100) B/s) = 4; no mux. Its hash is in the
 	// copy, nothing read back: the one block spans all 4 ranks (3 hops of 0.5), and the busiest
-	// rank hashes its 60 B at 0.001.
+	// rank hashes its 60 B at 0.002.
 	s.FrameSeconds, s.Launch, s.ParallelJoin = 0, -1, true
-	if e := Model(c, s); e.Join != 0.03125+0.0625+0.15625+4 || e.Mux != 0 || math.Abs(e.Hash-(1.5+0.06)) > 1e-12 ||
-		e.HashShare != 60 || math.Abs(e.Wall-(25+6+4.25+1.56)) > 1e-12 {
-		t.Errorf("parallel join: join %g, mux %g, hash %g of %g B, wall %g; want %g, 0, 1.56 of 60 B, %g", e.Join, e.Mux, e.Hash, e.HashShare, e.Wall, 0.03125+0.0625+0.15625+4, 25+6+4.25+1.56)
+	if e := Model(c, s); e.Join != 0.03125+0.0625+0.15625+4 || e.Mux != 0 || math.Abs(e.Hash-(1.5+0.12)) > 1e-12 ||
+		e.HashShare != 60 || math.Abs(e.Wall-(25+6+4.25+1.62)) > 1e-12 {
+		t.Errorf("parallel join: join %g, mux %g, hash %g of %g B, wall %g; want %g, 0, 1.62 of 60 B, %g", e.Join, e.Mux, e.Hash, e.HashShare, e.Wall, 0.03125+0.0625+0.15625+4, 25+6+4.25+1.62)
 	}
 	c.JoinPerByte = 1 // a slow copy: the busiest rank's 60 B decide
 	if e := Model(c, s); e.Join != 0.03125+0.0625+0.15625+60 {
@@ -126,6 +126,7 @@ func TestModelArithmetic(t *testing.T) {
 	// Joined in parallel, the busiest rank's 3 frames are 2.55 blocks: a block spans 2 ranks
 	// at most (one hop), and no file system term (nothing is read back).
 	big.ParallelJoin = true
+	c.ChainPerByte = 1e-12
 	if e := Model(c, big); e.HashHops != 1 || math.Abs(e.Hash-(0.5+2.55*block*1e-12)) > 1e-9 {
 		t.Errorf("hash of 8.5 blocks in the parallel join: %g hops, %g s; want 1, %g", e.HashHops, e.Hash, 0.5+2.55*block*1e-12)
 	}
@@ -190,7 +191,7 @@ func TestFromReport(t *testing.T) {
 	// the hashing, taken off its fixed part; the read-back hash's fixed part stays built in.
 	rep.PerRank[0].StageSeconds["hash"] = 0
 	if c, err = FromReport(rep, "r.json", 1, 0); err != nil || c.HashFixed != DefaultHashFixed ||
-		math.Abs(c.ParallelJoinFixed-(0.5-1*DefaultParallelPerSegment-100*DefaultPlanPerFrame-1e6/3*DefaultOnePassPerByte-1e6/3*DefaultHashPerByte)) > 1e-12 {
+		math.Abs(c.ParallelJoinFixed-(0.5-1*DefaultParallelPerSegment-100*DefaultPlanPerFrame-1e6/3*DefaultOnePassPerByte-1e6/3*DefaultChainPerByte)) > 1e-12 {
 		t.Errorf("a parallel join's report, hashed in the join: parallel join fixed %g, hash fixed %g, %v", c.ParallelJoinFixed, c.HashFixed, err)
 	}
 	rep.PerRank[1].StageSeconds["join"] = 0
