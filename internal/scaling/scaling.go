@@ -243,11 +243,12 @@ func model(c Costs, s Scale) Estimate {
 		e.OutputBytes*math.Max(c.JoinPerByte, 2*perByte) // read the segments, write the join
 	busiest := e.OutputBytes * float64(e.Busiest) / math.Max(1, float64(e.Frames))
 	if s.ParallelJoin {
-		// Every rank reads its run of segments and writes it at its offset: the busiest
-		// rank's bytes at its own rate, or all bytes twice through the nodes' links.
+		// Every rank reads the segments it wrote (its node's page cache holds them: a fresh
+		// run's split, driver.joinBounds) and writes them at their offset: the busiest rank's
+		// bytes at its own rate, or all bytes once through the nodes' links (the writes).
 		e.Join = c.ParallelJoinFixed + math.Ceil(float64(s.Segments)/float64(s.Ranks))*c.ParallelPerSegment +
 			float64(e.Frames)*c.PlanPerFrame +
-			math.Max(busiest*c.JoinPerByte, 2*e.OutputBytes/math.Min(nodes*s.ClientBW, s.FSBandwidth))
+			math.Max(busiest*c.JoinPerByte, e.OutputBytes/math.Min(nodes*s.ClientBW, s.FSBandwidth))
 	} else if !c.OnePass {
 		e.Mux = c.MuxFixed + e.OutputBytes*math.Max(c.MuxPerByte, 2*perByte) // read the join, write the output
 	}

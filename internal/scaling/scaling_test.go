@@ -89,13 +89,13 @@ func TestModelArithmetic(t *testing.T) {
 
 	// The parallel join (an MP4 output): its own fixed 0.03125, ceil(4 segments / 4 ranks) ×
 	// its own 0.0625 a segment, rank 0's 10 frames × 0.015625, and max(the busiest rank's 3/10
-	// of 200 B × 0.01, 2 × 200 B at min(2 × 50, 100) B/s) = 4; no mux. Its hash is in the
-	// copy, nothing read back: the one block spans all 4 ranks (3 hops of 0.5), and the busiest
-	// rank hashes its 60 B at 0.002.
+	// of 200 B × 0.01, 200 B once (each rank reads the segments it wrote from its page cache)
+	// at min(2 × 50, 100) B/s) = 2; no mux. Its hash is in the copy, nothing read back: the one
+	// block spans all 4 ranks (3 hops of 0.5), and the busiest rank hashes its 60 B at 0.002.
 	s.FrameSeconds, s.Launch, s.ParallelJoin = 0, -1, true
-	if e := Model(c, s); e.Join != 0.03125+0.0625+0.15625+4 || e.Mux != 0 || math.Abs(e.Hash-(1.5+0.12)) > 1e-12 ||
-		e.HashShare != 60 || math.Abs(e.Wall-(25+6+4.25+1.62)) > 1e-12 {
-		t.Errorf("parallel join: join %g, mux %g, hash %g of %g B, wall %g; want %g, 0, 1.62 of 60 B, %g", e.Join, e.Mux, e.Hash, e.HashShare, e.Wall, 0.03125+0.0625+0.15625+4, 25+6+4.25+1.62)
+	if e := Model(c, s); e.Join != 0.03125+0.0625+0.15625+2 || e.Mux != 0 || math.Abs(e.Hash-(1.5+0.12)) > 1e-12 ||
+		e.HashShare != 60 || math.Abs(e.Wall-(25+6+2.25+1.62)) > 1e-12 {
+		t.Errorf("parallel join: join %g, mux %g, hash %g of %g B, wall %g; want %g, 0, 1.62 of 60 B, %g", e.Join, e.Mux, e.Hash, e.HashShare, e.Wall, 0.03125+0.0625+0.15625+2, 25+6+2.25+1.62)
 	}
 	c.JoinPerByte = 1 // a slow copy: the busiest rank's 60 B decide
 	if e := Model(c, s); e.Join != 0.03125+0.0625+0.15625+60 {

@@ -252,6 +252,11 @@ func PlanJoin(side *Side, tables []PieceTable, tmpl *Piece, times Timeline) (*La
 		return nil, fmt.Errorf("video: the parallel join was given no segments")
 	}
 	j := &mp4.Join{Side: side.File, SideData: side.Data, SideSize: side.Size, Video: tmpl.track, End: times.End}
+	samples, chunks := 0, 0
+	for _, t := range tables {
+		samples, chunks = samples+len(t.Samples), chunks+len(t.Chunks)
+	}
+	j.Samples, j.Chunks = make([]mp4.Sample, 0, samples), make([]int, 0, chunks)
 	var at int64
 	rel := make([]int64, len(tables))
 	for k, t := range tables {
