@@ -358,7 +358,7 @@ func TestPlan(t *testing.T) {
 	if r.Code != 0 || !strings.Contains(r.Stdout, "(rank 0, serial)") || !strings.Contains(r.Stdout, "were the join and mux parallel") {
 		t.Errorf("plan -o out.mkv: exit %d, want the serial join modelled:\n%s%s", r.Code, r.Stdout, r.Stderr)
 	}
-	if r := clitest.Run(t, "plan", "--frames", "1000", "--ranks", "7", "--chunk-frames", "50"); !strings.Contains(r.Stdout, "every rank its segments at their offset") {
+	if r := clitest.Run(t, "plan", "--frames", "1000", "--ranks", "7", "--chunk-frames", "50"); !strings.Contains(r.Stdout, "every rank the segments it wrote, from its page cache, at their offset") {
 		t.Errorf("plan (an MP4 output): the parallel join not modelled:\n%s%s", r.Stdout, r.Stderr)
 	}
 
