@@ -33,12 +33,18 @@ type BlockSum = [sha256.Size]byte
 // HashBlocks is the SHA-256 of each of blocks of f, a file of size bytes, in order. A file
 // shorter than size is an error.
 func HashBlocks(f io.ReaderAt, size int64, blocks rank.Range) ([]BlockSum, error) {
+	return HashBlocksOf(f, size, HashBlockBytes, blocks)
+}
+
+// HashBlocksOf is HashBlocks with blocks of block bytes (the tests' small blocks; the output
+// hash's are HashBlockBytes).
+func HashBlocksOf(f io.ReaderAt, size, block int64, blocks rank.Range) ([]BlockSum, error) {
 	sums := make([]BlockSum, 0, max(0, blocks.Len()))
 	buf := make([]byte, 1<<20)
 	h := sha256.New()
 	for b := blocks.Start; b < blocks.End; b++ {
-		at := int64(b) * HashBlockBytes
-		n := min(HashBlockBytes, size-at)
+		at := int64(b) * block
+		n := min(block, size-at)
 		if n <= 0 {
 			return nil, fmt.Errorf("block %d lies past the file's %d bytes", b, size)
 		}

@@ -475,9 +475,14 @@ func printModel(w io.Writer, c scaling.Costs, s scaling.Scale, e scaling.Estimat
 	} else {
 		fmt.Fprintf(tw, "mux\t%.2f\t%s\t%.2f + %s\n", e.Mux, pct(e.Mux), c.MuxFixed, perGB(c.MuxPerByte, 2))
 	}
-	fmt.Fprintf(tw, "hash\t%.2f\t%s\t%.3f + max(busiest rank's %s × %.2f s/GB, %s once at %s/s) (the run report's block hash: every rank its share of the %d MiB blocks)\n",
-		e.Hash, pct(e.Hash), c.HashFixed, gbytes(e.HashShare), c.HashPerByte*1e9, gbytes(e.OutputBytes),
-		gbytes(math.Min(float64((s.Ranks+s.RanksPerNode-1)/s.RanksPerNode)*s.ClientBW, s.FSBandwidth)), lustre.HashBlockBytes>>20)
+	if s.ParallelJoin {
+		fmt.Fprintf(tw, "hash\t%.2f\t%s\t%.0f hop(s) × %.4f + busiest rank's %s × %.2f s/GB (the run report's block hash, in the join's copy: no read of the output; a %d MiB block's state passed from rank to rank)\n",
+			e.Hash, pct(e.Hash), e.HashHops, c.ChainHop, gbytes(e.HashShare), c.ChainPerByte*1e9, lustre.HashBlockBytes>>20)
+	} else {
+		fmt.Fprintf(tw, "hash\t%.2f\t%s\t%.3f + max(busiest rank's %s × %.2f s/GB, %s once at %s/s) (the run report's block hash: every rank its share of the %d MiB blocks)\n",
+			e.Hash, pct(e.Hash), c.HashFixed, gbytes(e.HashShare), c.HashPerByte*1e9, gbytes(e.OutputBytes),
+			gbytes(math.Min(float64((s.Ranks+s.RanksPerNode-1)/s.RanksPerNode)*s.ClientBW, s.FSBandwidth)), lustre.HashBlockBytes>>20)
+	}
 	tw.Flush()
 	fmt.Fprintf(w, "wall          %.2f s (one rank: %.2f s)\n", e.Wall, e.OneRank)
 	fmt.Fprintf(w, "efficiency    %.1f %% (one rank's wall over %d × this wall)\n", 100*e.Efficiency, e.Ranks)

@@ -431,11 +431,14 @@ func Run(ctx context.Context, comm collective.Comm, cfg job.Config, opt Options)
 		rec.write(ctx, endErr, log) // before the broadcast lets the other ranks exit
 	}
 	if me != 0 {
-		if err := serveJoin(ctx, comm, cfg, log); err != nil {
+		hashed, err := serveJoin(ctx, comm, cfg, log)
+		if err != nil {
 			return "", fault.AsInternal(err)
 		}
-		if err := serveHash(comm, log); err != nil {
-			return "", fault.AsInternal(err)
+		if !hashed { // a parallel join hashed the output as it wrote it
+			if err := serveHash(comm, log); err != nil {
+				return "", fault.AsInternal(err)
+			}
 		}
 	}
 	ck.end(final.Err != "" && !final.Stopped, log)
@@ -1178,11 +1181,13 @@ func finish(ctx context.Context, cfg job.Config, p *Plan, jd *lustre.JobDir, all
 	}
 	joinStart := time.Now() // the serial tail of a run: the benchmark reports its share
 	serial := true
+	var hash joinHash
 	if pj.side.why == "" {
 		sizes, writers := segmentWriters(ck.m.Done, len(segs), p.Attempt)
 		pj.sent = true
 		var secs []float64
-		serial, secs, err = parallelJoin(ctx, pj.comm, cfg, pj.side, joins, sizes, writers, times, final, log)
+		serial, secs, hash, err = parallelJoin(ctx, pj.comm, cfg, pj.side, joins, sizes, writers, times, final, log)
+		pj.hashed = hash.InJoin
 		for r := 1; r < len(secs) && r < len(rec.perRank); r++ {
 			rec.perRank[r].StageSeconds["join"] = secs[r]
 		}
@@ -1199,8 +1204,11 @@ func finish(ctx context.Context, cfg job.Config, p *Plan, jd *lustre.JobDir, all
 		}
 		return fail(fault.AsInternal(err))
 	}
-	// The output's bytes are final: every rank hashes its share of them for the run report.
-	if err := rec.hashShared(pj, final, log); err != nil {
+	// The output's bytes are final: the parallel join hashed them as it wrote them; otherwise
+	// every rank hashes its share of them for the run report.
+	if hash.InJoin {
+		rec.hashedInJoin(hash, final, log)
+	} else if err := rec.hashShared(pj, final, log); err != nil {
 		return fail(fault.AsInternal(err))
 	}
 	testPause(ctx, "commit", log)

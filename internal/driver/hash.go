@@ -13,9 +13,10 @@ import (
 	"github.com/facefusion-hpc/facefusion/rank"
 )
 
-// The run report's output hash (lustre's block hash), computed by every rank once the output's
-// bytes are final (the parallel join's ranks have written theirs, or the serial join's ffmpeg
-// has exited) and before the rename. The protocol: rank 0 broadcasts the file to hash (its path,
+// The run report's output hash (lustre's block hash) after a serial join, computed by every
+// rank once the output's bytes are final (the serial join's ffmpeg has exited) and before the
+// rename; the parallel join hashes what it writes instead (chainhash.go), and this protocol does
+// not run after it. The protocol: rank 0 broadcasts the file to hash (its path,
 // size and modification time; empty: nothing to hash); every rank hashes its even share of the
 // blocks (rank.Even) from the file itself, and the sums go to rank 0 in one gather; rank 0
 // combines them. A rank that cannot read the file, or finds another file at its path (another

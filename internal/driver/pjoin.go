@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -27,8 +28,9 @@ import (
 // output's temp file and broadcasts one instruction (empty: no parallel join); when there is one,
 // every rank says whether it can open that file for writing (if one cannot, rank 0 copies every
 // segment), learns its segments, reads their tables, scans its size, sends its tables to rank 0,
-// learns where the video starts, writes, and reports how that went and how long it took. A rank
-// that fails on the way still takes part in every collective and reports its failure.
+// learns where the video starts, writes (hashing what it writes: chainhash.go), and reports how
+// that went, its blocks' sums and how long it took. A rank that fails on the way still takes
+// part in every collective and in the hash's chain, and reports its failure.
 
 // jobDir is p's job folder, its segments in the container cfg's output is joined from: MP4 when
 // it is joined in parallel (startSide's test), NUT otherwise.
@@ -105,13 +107,28 @@ type joinDecision struct {
 	// Environment: Err is the nodes' doing (their encoders differ), not this program's.
 	Environment bool `json:",omitempty"`
 	VideoStart  int64
+	Size        int64 // the output's
+	// hash is rank 0's hasher of its range of the output (the header and the side file's bytes
+	// written in planOutput, then its pieces); not sent.
+	hash *lustre.RangeHasher
 }
 
-// joinOutcome is how one rank's share went, for rank 0: its failure ("" none) and its wall
-// time in the join (the run report's stage "join" of that rank).
+// joinOutcome is how one rank's share went, for rank 0: its failure ("" none), its wall time in
+// the join (the run report's stage "join" of that rank, its hashing included) and its part of
+// the output's hash.
 type joinOutcome struct {
 	Err     string  `json:",omitempty"`
 	Seconds float64 `json:",omitempty"`
+	Hash    chainShare
+}
+
+// joinHash is the output's hash as the parallel join computed it. InJoin: the join wrote the
+// output (its layout was decided), so it hashed it, and no hash protocol (hash.go) follows, on
+// every rank. Rank 0 has the output's size and hash (sum "" when it could not: Failed says why).
+type joinHash struct {
+	InJoin      bool
+	Size        int64
+	Sum, Failed string
 }
 
 // splitBytes gives each of ranks a contiguous run of the segments of sizes, balanced by bytes:
@@ -215,7 +232,7 @@ func busy(bounds []int) int {
 // and writers (joinBounds) into final. serial is true when rank 0 must join serially instead (the reason is logged);
 // err is the join's failure, naming the rank and segment; seconds is each rank's wall time in
 // its share.
-func parallelJoin(ctx context.Context, comm collective.Comm, cfg job.Config, side *sideFile, segs []video.JoinSegment, sizes []int64, writers []int, times video.Timeline, final string, log *logging.Logger) (serial bool, seconds []float64, err error) {
+func parallelJoin(ctx context.Context, comm collective.Comm, cfg job.Config, side *sideFile, segs []video.JoinSegment, sizes []int64, writers []int, times video.Timeline, final string, log *logging.Logger) (serial bool, seconds []float64, hash joinHash, err error) {
 	ins := joinInstruction{Segs: segs, Sizes: sizes, Writers: writers, Times: times, Out: final}
 	// Created before the instruction goes: every rank checks that it can open it for writing.
 	var local error
@@ -227,7 +244,7 @@ func parallelJoin(ctx context.Context, comm collective.Comm, cfg job.Config, sid
 		local = fmt.Errorf("rank 0: the join's output: %v", err)
 	}
 	if err := sendInstruction(comm, &ins); err != nil {
-		return false, nil, err
+		return false, nil, joinHash{}, err
 	}
 	return joinShare(ctx, comm, cfg, &ins, local, side, log)
 }
@@ -248,14 +265,15 @@ func sendInstruction(comm collective.Comm, ins *joinInstruction) error {
 }
 
 // serveJoin is the part of a rank other than 0: it takes rank 0's instruction and, when there
-// is one, does its share. Its errors reach rank 0, which fails the job.
-func serveJoin(ctx context.Context, comm collective.Comm, cfg job.Config, log *logging.Logger) error {
+// is one, does its share. Its errors reach rank 0, which fails the job. hashed: the join hashed
+// the output, and no hash protocol follows.
+func serveJoin(ctx context.Context, comm collective.Comm, cfg job.Config, log *logging.Logger) (hashed bool, err error) {
 	b, err := collective.BcastBytes(comm, 0, nil)
 	if err != nil {
-		return fmt.Errorf("receiving the join: %w", err)
+		return false, fmt.Errorf("receiving the join: %w", err)
 	}
 	if len(b) == 0 {
-		return nil
+		return false, nil
 	}
 	// A failure here still takes part in every collective of the join, so that rank 0, which
 	// waits in them, learns of it and fails the job.
@@ -264,13 +282,13 @@ func serveJoin(ctx context.Context, comm collective.Comm, cfg job.Config, log *l
 	if err := json.Unmarshal(b, &ins); err != nil {
 		local = fmt.Errorf("rank %d: decoding the join: %w", comm.Rank(), err)
 	}
-	_, _, err = joinShare(ctx, comm, cfg, &ins, local, nil, log)
-	return err
+	_, _, h, err := joinShare(ctx, comm, cfg, &ins, local, nil, log)
+	return h.InJoin, err
 }
 
 // joinShare is every rank's share of the parallel join. local is a failure before it (the
 // rank then reads and writes nothing but still takes part in every collective and reports it).
-func joinShare(ctx context.Context, comm collective.Comm, cfg job.Config, ins *joinInstruction, local error, side *sideFile, log *logging.Logger) (serial bool, seconds []float64, err error) {
+func joinShare(ctx context.Context, comm collective.Comm, cfg job.Config, ins *joinInstruction, local error, side *sideFile, log *logging.Logger) (serial bool, seconds []float64, hash joinHash, err error) {
 	me := comm.Rank()
 	start := time.Now()
 	fail := func(e error) {
@@ -359,48 +377,74 @@ func joinShare(ctx context.Context, comm collective.Comm, cfg job.Config, ins *j
 	} else if err := json.Unmarshal(db, &dec); err != nil {
 		fail(fmt.Errorf("decoding the join's layout: %w", err))
 	}
-	if dec.Err == "" && local == nil {
-		if err := copyPieces(ins.Out, dec.VideoStart+base[0], pieces); err != nil {
-			fail(err)
+	var chain chainShare
+	copied, chained := time.Now(), time.Duration(0)
+	if dec.Err == "" {
+		// The output's layout is decided: every rank hashes its range of it as it writes it, and
+		// takes part in the chain whatever fails.
+		hash.InJoin = true
+		h, hashErr := dec.hash, local
+		if me != 0 && local == nil {
+			at := dec.VideoStart + base[0]
+			var herr error
+			if h, herr = lustre.NewRangeHasher(lustre.HashBlockBytes, dec.Size, at, at+size); herr != nil {
+				hashErr = herr
+			}
 		}
+		if local == nil {
+			if err := copyPieces(ins.Out, dec.VideoStart+base[0], pieces, h); err != nil {
+				fail(err)
+				hashErr = err
+			}
+		}
+		copied = time.Now()
+		chain = chainHash(comm, h, hashErr)
+		chained = time.Since(copied)
 	}
 	// Every rank's outcome at rank 0: the first failure is the job's.
-	out := joinOutcome{Seconds: time.Since(start).Seconds()}
+	out := joinOutcome{Seconds: time.Since(start).Seconds(), Hash: chain}
 	if local != nil && dec.Err == "" {
 		out.Err = local.Error()
 	}
 	ob, _ := json.Marshal(&out)
 	outs, err := comm.Gather(0, ob)
 	if err != nil {
-		return false, nil, fmt.Errorf("gathering the join's outcome: %w", err)
+		return false, nil, hash, fmt.Errorf("gathering the join's outcome: %w", err)
 	}
-	log.Debugf("rank %d: its share of the parallel join (%d segment(s), %d bytes) in %.2f s, %.2f s of which reading the segments' tables", me, len(mine), size, out.Seconds, read.Seconds())
+	log.Debugf("rank %d: its share of the parallel join (%d segment(s), %d bytes) in %.2f s, %.2f s of which reading the segments' tables, %.3f s its wait in the hash's chain", me, len(mine), size, out.Seconds, read.Seconds(), chained.Seconds())
 	if me != 0 {
-		return false, nil, nil // its failure, if any, is rank 0's to report: it goes on to the outcome
+		return false, nil, hash, nil // its failure, if any, is rank 0's to report: it goes on to the outcome
 	}
 	var firstErr string
 	seconds = make([]float64, len(outs))
+	shares := make([]chainShare, len(outs))
 	for r, b := range outs {
 		var o joinOutcome
 		if err := json.Unmarshal(b, &o); err != nil {
 			o.Err = fmt.Sprintf("rank %d's join outcome: %v", r, err)
+			o.Hash.Err = o.Err
 		}
-		seconds[r] = o.Seconds
+		seconds[r], shares[r] = o.Seconds, o.Hash
 		if firstErr == "" {
 			firstErr = o.Err
 		}
 	}
 	if dec.Serial {
 		log.Infof("join: serial (ffmpeg's concat and mux): %s", dec.Err)
-		return true, seconds, nil
+		return true, seconds, hash, nil
 	}
 	if dec.Err != "" {
-		return false, seconds, decisionError(dec)
+		return false, seconds, hash, decisionError(dec)
 	}
 	if firstErr != "" {
-		return false, seconds, errors.New(firstErr)
+		return false, seconds, hash, errors.New(firstErr)
 	}
-	return false, seconds, nil
+	hash.Size = dec.Size
+	blocks := int((dec.Size + lustre.HashBlockBytes - 1) / lustre.HashBlockBytes)
+	if hash.Sum, hash.Failed = combineChain(shares, blocks); hash.Failed == "" {
+		log.Debugf("output hash: %d block(s) of %d bytes hashed in the join's copy on %d rank(s), no read of the output", blocks, lustre.HashBlockBytes, len(outs))
+	}
+	return false, seconds, hash, nil
 }
 
 // decisionError is the join's error when rank 0's decision says nothing is written.
@@ -452,11 +496,20 @@ func planOutput(ctx context.Context, ins *joinInstruction, side *sideFile, piece
 	if err != nil {
 		return joinDecision{Err: err.Error(), Serial: true}
 	}
+	// Rank 0's range of the output: the header, the side file's bytes, its pieces.
+	var mine int64
+	for _, p := range pieces {
+		mine += p.Size
+	}
+	h, err := lustre.NewRangeHasher(lustre.HashBlockBytes, l.Size, 0, l.Offsets[0]+mine)
+	if err != nil {
+		return joinDecision{Err: fmt.Sprintf("rank 0: %v", err)}
+	}
 	f, err := os.Create(ins.Out)
 	if err == nil {
 		// Sized at once: the other ranks write into it at their offsets.
 		if err = f.Truncate(l.Size); err == nil {
-			err = l.WriteHead(f, s)
+			err = l.WriteHead(f, s, h)
 		}
 		if cerr := f.Close(); err == nil {
 			err = cerr
@@ -467,12 +520,12 @@ func planOutput(ctx context.Context, ins *joinInstruction, side *sideFile, piece
 	}
 	log.Infof("join: parallel (%s): %d segment(s) on %d rank(s), rank 0 writes the index and the side file's %d bytes",
 		strings.TrimPrefix(filepath.Ext(ins.Out), "."), len(ins.Segs), ranks, s.Size)
-	return joinDecision{VideoStart: l.Offsets[0]}
+	return joinDecision{VideoStart: l.Offsets[0], Size: l.Size, hash: h}
 }
 
-// copyPieces writes pieces one after another from at into out, and syncs what it wrote (on a
-// shared file system each client flushes its own pages).
-func copyPieces(out string, at int64, pieces []*video.Piece) error {
+// copyPieces writes pieces one after another from at into out, hashing them with h, and syncs
+// what it wrote (on a shared file system each client flushes its own pages).
+func copyPieces(out string, at int64, pieces []*video.Piece, h *lustre.RangeHasher) error {
 	if len(pieces) == 0 {
 		return nil
 	}
@@ -481,8 +534,12 @@ func copyPieces(out string, at int64, pieces []*video.Piece) error {
 		return fmt.Errorf("the join's output: %v", err)
 	}
 	defer f.Close()
+	var hash io.WriterAt // none: a nil *RangeHasher is not a nil WriterAt
+	if h != nil {
+		hash = h
+	}
 	for _, p := range pieces {
-		if err := video.CopyPiece(f, at, p); err != nil {
+		if err := video.CopyPiece(f, at, p, hash); err != nil {
 			return err
 		}
 		at += p.Size
@@ -499,5 +556,5 @@ type joinContext struct {
 	comm   collective.Comm
 	side   *sideFile
 	sent   bool
-	hashed bool // hash.go's instruction
+	hashed bool // hash.go's instruction, or none due: the parallel join hashed the output
 }

@@ -117,7 +117,7 @@ func TestJoinShareCarriesALocalFailure(t *testing.T) {
 		{errors.New("rank 0: decoding the join: boom"), "decoding the join: boom"},
 		{nil, "rank 0: segment 0:"},
 	} {
-		serial, secs, err := joinShare(context.Background(), collective.Single(), job.Config{}, ins, c.local, &sideFile{}, lg)
+		serial, secs, _, err := joinShare(context.Background(), collective.Single(), job.Config{}, ins, c.local, &sideFile{}, lg)
 		if err == nil || !strings.Contains(err.Error(), c.want) || serial || len(secs) != 1 {
 			t.Errorf("joinShare: serial %v, seconds %v, error %v; want an error with %q and one rank's seconds", serial, secs, err, c.want)
 		}

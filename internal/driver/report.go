@@ -212,9 +212,12 @@ const metricsEvery = 5 * time.Second
 
 // hashOutput records an image output's size and block hash, on rank 0 alone (the other ranks
 // have no part in an image).
-func (rr *runRecord) hashOutput(log *logging.Logger) {
+func (rr *runRecord) hashOutput(log *logging.Logger) { rr.hashOutputAt(rr.cfg.OutputPath, log) }
+
+// hashOutputAt is hashOutput of the file at path.
+func (rr *runRecord) hashOutputAt(path string, log *logging.Logger) {
 	start := time.Now()
-	size, sum, err := lustre.HashFileBlocks(rr.cfg.OutputPath)
+	size, sum, err := lustre.HashFileBlocks(path)
 	rr.perRank[0].StageSeconds["hash"] = time.Since(start).Seconds()
 	if err != nil {
 		log.Warnf("the output is in place, but it could not be hashed for its run report: %v", err)
@@ -244,4 +247,17 @@ func (rr *runRecord) hashShared(pj *joinContext, path string, log *logging.Logge
 	}
 	rr.outSize, rr.outSum = size, sum
 	return err
+}
+
+// hashedInJoin records the output's size and block hash as the parallel join computed them
+// (its ranks' time in it is their stage "join": the hash is part of the copy, and their stage
+// "hash" stays 0). Where the chain could not give every block's sum (a rank's message lost),
+// rank 0 hashes the file at path itself: the other ranks have gone on.
+func (rr *runRecord) hashedInJoin(h joinHash, path string, log *logging.Logger) {
+	if h.Failed == "" {
+		rr.outSize, rr.outSum = h.Size, h.Sum
+		return
+	}
+	log.Warnf("output hash: the join's hash is incomplete (%s): rank 0 reads the output to hash it", h.Failed)
+	rr.hashOutputAt(path, log)
 }

@@ -33,6 +33,8 @@ var Measured = Costs{
 	JoinPerByte:        DefaultOnePassPerByte,
 	HashFixed:          DefaultHashFixed,
 	HashPerByte:        DefaultHashPerByte,
+	ChainHop:           DefaultChainHop,
+	ChainPerByte:       DefaultChainPerByte,
 	OnePass:            true,
 }
 
@@ -84,6 +86,19 @@ const (
 	// 0's combine of the blocks' sums: rank 0's hash in the three demo runs above (one block of
 	// 1.86 MB: 0.010, 0.010 and 0.015 s), the median less its bytes.
 	DefaultHashFixed = 0.0100 - 1864521*DefaultHashPerByte
+	// DefaultChainHop is one hop of the parallel join's hash chain (internal/driver,
+	// chainhash.go): a rank waiting for the state of a block begun on the rank before it, a
+	// point-to-point message waited for with growing sleeps. Under `mpirun -np 3` here (three
+	// ranks on two cores), 101 rounds of a block over all three ranks: the last rank's wait
+	// 2.4–2.5 ms (median, three runs), two hops.
+	DefaultChainHop = 1.2e-3
+	// DefaultChainPerByte is the parallel join's hash a byte, in its copy (a rank's bytes
+	// given to lustre.RangeHasher in the copy's 32 KiB pieces): `go test -run '^$' -bench
+	// RangeHasher -benchtime 10x ./lustre/` here, a range whose first 16 MiB are a head (kept
+	// until the earlier state comes: at scale a rank's share is under a block, so most of its
+	// bytes are): 494–617 MB/s, median 570 (three runs, load average 8–10; a range from a
+	// block's start, 935–1370 MB/s).
+	DefaultChainPerByte = 1.75e-9
 )
 
 // A machine at scale, as assumed where no flag says otherwise (stated, not measured here).
@@ -98,7 +113,9 @@ const (
 // ranks' share seconds over their frames, rank 0's plan, the other ranks' load, rank 0's join
 // less the built-in per-segment and per-byte rates of the one-pass join (its fixed part), or of
 // the parallel join where other ranks had a share in it (its fixed part then), and rank 0's
-// hash less its share's bytes (the hash's fixed part; a report before the block hash has none).
+// hash less its share's bytes (the hash's fixed part; a report before the block hash has none;
+// a parallel join's run hashes in the join's copy: its hash stage is 0, its join holds the
+// busiest rank's hashing, taken off the join's fixed part).
 // A report from before the one-pass join has concat and mux instead: their fixed parts under
 // the two-pass rates (or, where its mux took no time, concat under the one-pass rates). pixels
 // is the frame size the run encoded; the launch is not in a report and comes from launch.
@@ -141,8 +158,12 @@ func FromReport(rep *lustre.Report, name string, pixels int, launch float64) (Co
 			if parallelJoin(rep) { // its join is the parallel join's: that fixed part, the serial one's stays
 				c.JoinFixed = Measured.JoinFixed
 				ranks := float64(len(rep.PerRank))
+				hashed := 0.0 // a report of the hash in the join's copy: its hashing is in the join
+				if r.StageSeconds["hash"] == 0 {
+					hashed = out / ranks * c.ChainPerByte
+				}
 				c.ParallelJoinFixed = math.Max(0, join-math.Ceil(float64(rep.Chunks)/ranks)*c.ParallelPerSegment-
-					float64(rep.FrameEnd-rep.FrameStart)*c.PlanPerFrame-out/ranks*c.JoinPerByte)
+					float64(rep.FrameEnd-rep.FrameStart)*c.PlanPerFrame-out/ranks*c.JoinPerByte-hashed)
 			}
 			if hash, ok := r.StageSeconds["hash"]; ok && hash > 0 { // a report of the block hash
 				blocks := math.Ceil(out / lustre.HashBlockBytes)

@@ -20,6 +20,8 @@
 //	mux       = 0 (rank 0's side file of the other streams is written during the frames)
 //	hash      = hash fixed (collectives, rank 0's combine) + max(busiest rank's blocks' bytes × per byte,
 //	            bytes / min(nodes × client bandwidth, file system))   (every rank its share of the blocks)
+//	parallel join: every rank hashes the bytes it copies (no read of the output):
+//	hash      = hops × chain hop + busiest share's bytes × chain per byte   (hops = min(N−1, ⌈block / busiest share's bytes⌉))
 //	efficiency   = wall(1) / (N × wall(N)); serial share = (wall − frames) / wall
 //
 // It also gives the serial share were the join and mux parallel (Estimate.ParallelJoin).
@@ -59,6 +61,9 @@ type Costs struct {
 	// The run report's output hash, every rank its share of the blocks: the fixed part (its
 	// collectives, rank 0's combine) and a rank's seconds a byte of its share.
 	HashFixed, HashPerByte float64
+	// The parallel join's hash, in its copy: a hop of its chain (a rank's wait for the hash
+	// state of a block begun on the rank before it), and a rank's seconds a byte it hashes.
+	ChainHop, ChainPerByte float64
 	// OnePass: the join and the mux are one ffmpeg run (the join's rates are that run's): no
 	// mux term.
 	OnePass bool
@@ -106,7 +111,8 @@ type Estimate struct {
 	ReadRank0, Cast         float64
 	Startup, Work           float64
 	Join, Mux, Hash         float64
-	HashShare               float64 // the busiest rank's bytes of the output's hash (whole blocks)
+	HashShare               float64 // the busiest rank's bytes of the output's hash (whole blocks; its join share in a parallel join)
+	HashHops                float64 // the parallel join's chain: hops waited in turn
 	Wall, OneRank           float64 // wall(N), wall(1)
 	Efficiency, SerialShare float64
 	Dominant                string // the largest serial term: start-up, join, mux or hash
@@ -235,11 +241,11 @@ func model(c Costs, s Scale) Estimate {
 	perByte := io(s)
 	e.Join = c.JoinFixed + float64(s.Segments)*c.JoinPerSegment +
 		e.OutputBytes*math.Max(c.JoinPerByte, 2*perByte) // read the segments, write the join
+	busiest := e.OutputBytes * float64(e.Busiest) / math.Max(1, float64(e.Frames))
 	if s.ParallelJoin {
 		// Every rank reads the segments it wrote (its node's page cache holds them: a fresh
 		// run's split, driver.joinBounds) and writes them at their offset: the busiest rank's
 		// bytes at its own rate, or all bytes once through the nodes' links (the writes).
-		busiest := e.OutputBytes * float64(e.Busiest) / math.Max(1, float64(e.Frames))
 		e.Join = c.ParallelJoinFixed + math.Ceil(float64(s.Segments)/float64(s.Ranks))*c.ParallelPerSegment +
 			float64(e.Frames)*c.PlanPerFrame +
 			math.Max(busiest*c.JoinPerByte, e.OutputBytes/math.Min(nodes*s.ClientBW, s.FSBandwidth))
@@ -251,6 +257,16 @@ func model(c Costs, s Scale) Estimate {
 	blocks := math.Ceil(e.OutputBytes / lustre.HashBlockBytes)
 	e.HashShare = math.Min(e.OutputBytes, math.Ceil(blocks/float64(s.Ranks))*lustre.HashBlockBytes)
 	e.Hash = c.HashFixed + math.Max(e.HashShare*c.HashPerByte, e.OutputBytes/math.Min(nodes*s.ClientBW, s.FSBandwidth))
+	if s.ParallelJoin {
+		// The parallel join's ranks hash what they copy, on their CPUs: nothing is read back.
+		// A block spans ⌈block / share⌉ + 1 ranks at most; its state goes from rank to rank,
+		// one wait a hop, every other message at once.
+		e.HashShare = busiest
+		if s.Ranks > 1 {
+			e.HashHops = math.Min(float64(s.Ranks-1), math.Ceil(lustre.HashBlockBytes/math.Max(1, busiest)))
+		}
+		e.Hash = e.HashHops*c.ChainHop + busiest*c.ChainPerByte
+	}
 
 	e.Wall = e.Startup + e.Work + e.Join + e.Mux + e.Hash
 	e.SerialShare = e.Serial() / e.Wall

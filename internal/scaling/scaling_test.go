@@ -14,7 +14,7 @@ import (
 func TestModelArithmetic(t *testing.T) {
 	c := Costs{FrameSeconds: 0.5, FramePixels: 100, BytesPerFrame: 10, Launch: 1, Plan: 4, Load: 3,
 		JoinFixed: 0.25, JoinPerSegment: 0.125, ParallelJoinFixed: 0.03125, ParallelPerSegment: 0.0625, PlanPerFrame: 0.015625,
-		JoinPerByte: 0.01, MuxFixed: 0.5, MuxPerByte: 0.05, HashFixed: 0.375, HashPerByte: 0.001}
+		JoinPerByte: 0.01, MuxFixed: 0.5, MuxPerByte: 0.05, HashFixed: 0.375, HashPerByte: 0.001, ChainHop: 0.5, ChainPerByte: 0.002}
 	s := Scale{Ranks: 4, Shares: []int{3, 3, 2, 2}, Segments: 4, Pixels: 200, ModelBytes: 1000,
 		FSBandwidth: 100, ClientBW: 50, RanksPerNode: 2, Slots: 2, Launch: -1}
 	if err := s.Check(c); err != nil {
@@ -90,10 +90,12 @@ func TestModelArithmetic(t *testing.T) {
 	// The parallel join (an MP4 output): its own fixed 0.03125, ceil(4 segments / 4 ranks) ×
 	// its own 0.0625 a segment, rank 0's 10 frames × 0.015625, and max(the busiest rank's 3/10
 	// of 200 B × 0.01, 200 B once (each rank reads the segments it wrote from its page cache)
-	// at min(2 × 50, 100) B/s) = 2; no mux.
+	// at min(2 × 50, 100) B/s) = 2; no mux. Its hash is in the copy, nothing read back: the one
+	// block spans all 4 ranks (3 hops of 0.5), and the busiest rank hashes its 60 B at 0.002.
 	s.FrameSeconds, s.Launch, s.ParallelJoin = 0, -1, true
-	if e := Model(c, s); e.Join != 0.03125+0.0625+0.15625+2 || e.Mux != 0 || e.Wall != 25+6+2.25+2.375 {
-		t.Errorf("parallel join: join %g, mux %g, wall %g; want %g, 0, %g", e.Join, e.Mux, e.Wall, 0.03125+0.0625+0.15625+2, 25+6+2.25+2.375)
+	if e := Model(c, s); e.Join != 0.03125+0.0625+0.15625+2 || e.Mux != 0 || math.Abs(e.Hash-(1.5+0.12)) > 1e-12 ||
+		e.HashShare != 60 || math.Abs(e.Wall-(25+6+2.25+1.62)) > 1e-12 {
+		t.Errorf("parallel join: join %g, mux %g, hash %g of %g B, wall %g; want %g, 0, 1.62 of 60 B, %g", e.Join, e.Mux, e.Hash, e.HashShare, e.Wall, 0.03125+0.0625+0.15625+2, 25+6+2.25+1.62)
 	}
 	c.JoinPerByte = 1 // a slow copy: the busiest rank's 60 B decide
 	if e := Model(c, s); e.Join != 0.03125+0.0625+0.15625+60 {
@@ -120,6 +122,18 @@ func TestModelArithmetic(t *testing.T) {
 	c.HashPerByte = 1e-12 // a fast hash: the file system's read of every byte decides
 	if e := Model(c, big); math.Abs(e.Hash-(0.375+8.5*block/1e9)) > 1e-9 {
 		t.Errorf("hash of 8.5 blocks, file system bound: %g s, want %g", e.Hash, 0.375+8.5*block/1e9)
+	}
+	// Joined in parallel, the busiest rank's 3 frames are 2.55 blocks: a block spans 2 ranks
+	// at most (one hop), and no file system term (nothing is read back).
+	big.ParallelJoin = true
+	c.ChainPerByte = 1e-12
+	if e := Model(c, big); e.HashHops != 1 || math.Abs(e.Hash-(0.5+2.55*block*1e-12)) > 1e-9 {
+		t.Errorf("hash of 8.5 blocks in the parallel join: %g hops, %g s; want 1, %g", e.HashHops, e.Hash, 0.5+2.55*block*1e-12)
+	}
+	one := big
+	one.Ranks, one.Shares = 1, []int{10}
+	if e := Model(c, one); e.HashHops != 0 || math.Abs(e.Hash-8.5*block*1e-12) > 1e-9 {
+		t.Errorf("one rank's parallel join: %g hops, hash %g s; want no hop", e.HashHops, e.Hash)
 	}
 
 	s.Segments = 0
@@ -172,6 +186,13 @@ func TestFromReport(t *testing.T) {
 		math.Abs(c.ParallelJoinFixed-(0.5-1*DefaultParallelPerSegment-100*DefaultPlanPerFrame-1e6/3*DefaultOnePassPerByte)) > 1e-12 ||
 		math.Abs(c.HashFixed-(0.125-1e6*DefaultHashPerByte)) > 1e-12 {
 		t.Errorf("a parallel join's report: join fixed %g, parallel join fixed %g, hash fixed %g, %v", c.JoinFixed, c.ParallelJoinFixed, c.HashFixed, err)
+	}
+	// A parallel join that hashed in its copy (no hash stage): its join holds a rank's share of
+	// the hashing, taken off its fixed part; the read-back hash's fixed part stays built in.
+	rep.PerRank[0].StageSeconds["hash"] = 0
+	if c, err = FromReport(rep, "r.json", 1, 0); err != nil || c.HashFixed != DefaultHashFixed ||
+		math.Abs(c.ParallelJoinFixed-(0.5-1*DefaultParallelPerSegment-100*DefaultPlanPerFrame-1e6/3*DefaultOnePassPerByte-1e6/3*DefaultChainPerByte)) > 1e-12 {
+		t.Errorf("a parallel join's report, hashed in the join: parallel join fixed %g, hash fixed %g, %v", c.ParallelJoinFixed, c.HashFixed, err)
 	}
 	rep.PerRank[1].StageSeconds["join"] = 0
 	delete(rep.PerRank[0].StageSeconds, "hash")

@@ -333,23 +333,40 @@ func redecode(s []mp4.Sample) error {
 	return nil
 }
 
-// WriteHead writes what rank 0 writes once: the header and the side file's sample bytes.
-func (l *Layout) WriteHead(out *os.File, side *Side) error {
-	if _, err := out.WriteAt(l.Header, 0); err != nil {
+// WriteHead writes what rank 0 writes once: the header and the side file's sample bytes. hash,
+// when not nil, is given every byte as it is written, at its offset (the output's block hash).
+func (l *Layout) WriteHead(out *os.File, side *Side, hash io.WriterAt) error {
+	w := teeAt{out, hash}
+	if _, err := w.WriteAt(l.Header, 0); err != nil {
 		return fmt.Errorf("video: writing the index of %s: %v", out.Name(), err)
 	}
-	return copyRange(out, int64(len(l.Header)), side.Path, side.Data, side.Size)
+	return copyRange(w, out.Name(), int64(len(l.Header)), side.Path, side.Data, side.Size)
 }
 
-// CopyPiece copies p's sample bytes into out at at.
-func CopyPiece(out *os.File, at int64, p *Piece) error {
-	return copyRange(out, at, p.Path, p.Data, p.Size)
+// CopyPiece copies p's sample bytes into out at at; hash, when not nil, is given them too.
+func CopyPiece(out *os.File, at int64, p *Piece, hash io.WriterAt) error {
+	return copyRange(teeAt{out, hash}, out.Name(), at, p.Path, p.Data, p.Size)
 }
 
-func copyRange(out *os.File, at int64, path string, from, size int64) error {
+// teeAt writes into the output, then gives the same bytes to the hash (nil: none): each byte
+// is read once.
+type teeAt struct {
+	out  *os.File
+	hash io.WriterAt
+}
+
+func (t teeAt) WriteAt(p []byte, off int64) (int, error) {
+	n, err := t.out.WriteAt(p, off)
+	if err == nil && t.hash != nil {
+		_, err = t.hash.WriteAt(p, off)
+	}
+	return n, err
+}
+
+func copyRange(out io.WriterAt, name string, at int64, path string, from, size int64) error {
 	in, err := os.Open(path)
 	if err != nil {
-		return fmt.Errorf("video: copying into %s: %v", out.Name(), err)
+		return fmt.Errorf("video: copying into %s: %v", name, err)
 	}
 	defer in.Close()
 	n, err := io.Copy(io.NewOffsetWriter(out, at), io.NewSectionReader(in, from, size))
@@ -357,7 +374,7 @@ func copyRange(out *os.File, at int64, path string, from, size int64) error {
 		err = fmt.Errorf("%d of %d bytes", n, size)
 	}
 	if err != nil {
-		return fmt.Errorf("video: copying %s into %s at %d: %v", filepath.Base(path), out.Name(), at, err)
+		return fmt.Errorf("video: copying %s into %s at %d: %v", filepath.Base(path), name, at, err)
 	}
 	return nil
 }
@@ -401,14 +418,14 @@ func JoinMP4(ctx context.Context, segs []JoinSegment, times Timeline, side, out 
 		return fmt.Errorf("video: joining into %s: %v", out, err)
 	}
 	defer f.Close()
-	if err := l.WriteHead(f, s); err != nil {
+	if err := l.WriteHead(f, s, nil); err != nil {
 		return err
 	}
 	for k, p := range pieces {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if err := CopyPiece(f, l.Offsets[k], p); err != nil {
+		if err := CopyPiece(f, l.Offsets[k], p, nil); err != nil {
 			return fmt.Errorf("%w (piece %d, of segment %s)", err, k, p.Path)
 		}
 	}

@@ -57,7 +57,7 @@ func BenchmarkPlanOutput(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if err := l.WriteHead(out, s); err != nil {
+		if err := l.WriteHead(out, s, nil); err != nil {
 			b.Fatal(err)
 		}
 	}

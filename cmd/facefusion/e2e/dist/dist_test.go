@@ -130,9 +130,11 @@ func TestDistSwapMatchesOneRank(t *testing.T) {
 		}
 		outs[c] = out
 		faces[c] = facesLine.FindString(r.Stderr)
-		// Every run's report holds the output's block hash, coreutils' (the parallel join's MP4
-		// and the serial join's Matroska; under one block, rank 0's alone: TestOutputHashRanks
-		// in internal/driver has the ranks' shares).
+		// Every run's report holds the output's block hash, coreutils' (the parallel join's MP4,
+		// hashed in the join's copy: its one block over the 3 ranks goes along their chain, and
+		// no rank reads the output back (CheckRunReport: stage hash 0); the serial join's
+		// Matroska, read back: under one block, rank 0's alone; TestOutputHashRanks in
+		// internal/driver has the ranks' shares).
 		clitest.CheckOutputHash(t, clitest.ReadReport(t, lustre.ReportPath(out)), out)
 		if c == runs[1] { // the run report and the metrics, validated against what the run did
 			rep := clitest.CheckReportEnd(t, out, r, lustre.Complete)
@@ -356,7 +358,7 @@ func TestPlan(t *testing.T) {
 	if r.Code != 0 || !strings.Contains(r.Stdout, "(rank 0, serial)") || !strings.Contains(r.Stdout, "were the join and mux parallel") {
 		t.Errorf("plan -o out.mkv: exit %d, want the serial join modelled:\n%s%s", r.Code, r.Stdout, r.Stderr)
 	}
-	if r := clitest.Run(t, "plan", "--frames", "1000", "--ranks", "7", "--chunk-frames", "50"); !strings.Contains(r.Stdout, "every rank its segments at their offset") {
+	if r := clitest.Run(t, "plan", "--frames", "1000", "--ranks", "7", "--chunk-frames", "50"); !strings.Contains(r.Stdout, "every rank the segments it wrote, from its page cache, at their offset") {
 		t.Errorf("plan (an MP4 output): the parallel join not modelled:\n%s%s", r.Stdout, r.Stderr)
 	}
 

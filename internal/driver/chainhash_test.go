@@ -1,0 +1,68 @@
+package driver
+
+import (
+	"crypto/sha256"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/facefusion-hpc/facefusion/internal/logging"
+	"github.com/facefusion-hpc/facefusion/lustre"
+)
+
+// Rank 0 combines the ranks' sums in rank order into the block hash; a rank's failure, a sum
+// out of place (a gap, an overlap) or a block missing gives no hash and says why.
+func TestCombineChain(t *testing.T) {
+	sum := func(b byte) []byte { s := sha256.Sum256([]byte{b}); return s[:] }
+	cat := func(s ...[]byte) (out []byte) {
+		for _, x := range s {
+			out = append(out, x...)
+		}
+		return out
+	}
+	var want []lustre.BlockSum
+	for b := range byte(3) {
+		want = append(want, lustre.BlockSum(sum(b)))
+	}
+	whole := lustre.CombineBlockSums(want)
+	for _, c := range []struct {
+		name   string
+		shares []chainShare
+		sum    string
+		why    string
+	}{
+		{"in order, a rank with none", []chainShare{{First: 0, Sums: sum(0)}, {First: 1}, {First: 1, Sums: cat(sum(1), sum(2))}}, whole, ""},
+		{"a rank failed", []chainShare{{Sums: sum(0)}, {Err: "rank 1: boom"}, {First: 1, Sums: cat(sum(1), sum(2))}}, "", "rank 1: boom"},
+		{"a gap", []chainShare{{Sums: sum(0)}, {First: 2, Sums: sum(2)}}, "", "do not follow block 1"},
+		{"an overlap", []chainShare{{Sums: cat(sum(0), sum(1))}, {First: 1, Sums: sum(2)}}, "", "do not follow block 2"},
+		{"the last block missing", []chainShare{{Sums: cat(sum(0), sum(1))}}, "", "2 of the output's 3 blocks"},
+	} {
+		if sum, why := combineChain(c.shares, 3); sum != c.sum || !strings.Contains(why, c.why) || (c.why == "") != (why == "") {
+			t.Errorf("%s: %q, %q; want %q, %q", c.name, sum, why, c.sum, c.why)
+		}
+	}
+}
+
+// The join's hash goes into the report as it is; where it is incomplete, rank 0 reads the file
+// and hashes it alone, with a warning, and its hash stage shows the read.
+func TestHashedInJoinFallsBack(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "out.mp4.part")
+	if err := os.WriteFile(path, []byte("joined"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, want, err := lustre.HashFileBlocks(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var log strings.Builder
+	rr := &runRecord{perRank: []lustre.RankReport{{StageSeconds: map[string]float64{"hash": 0}}}}
+	rr.hashedInJoin(joinHash{InJoin: true, Size: 6, Sum: "ab"}, path, logging.New(&log, logging.Warn))
+	if rr.outSize != 6 || rr.outSum != "ab" || log.Len() != 0 || rr.perRank[0].StageSeconds["hash"] != 0 {
+		t.Errorf("the join's hash: %d bytes, %q, hash stage %g, log %q; want it as given, nothing read", rr.outSize, rr.outSum, rr.perRank[0].StageSeconds["hash"], log.String())
+	}
+	rr.hashedInJoin(joinHash{InJoin: true, Size: 6, Failed: "rank 2: lost"}, path, logging.New(&log, logging.Warn))
+	if rr.outSize != 6 || rr.outSum != want || !strings.Contains(log.String(), "rank 2: lost") || rr.perRank[0].StageSeconds["hash"] <= 0 {
+		t.Errorf("an incomplete hash: %d bytes, %q (want %q), hash stage %g, log %q", rr.outSize, rr.outSum, want, rr.perRank[0].StageSeconds["hash"], log.String())
+	}
+}
