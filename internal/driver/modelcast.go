@@ -59,17 +59,25 @@ type castFile struct {
 // modelCast is a rank's part of the broadcast: its figures for the report and whether it holds
 // registered bytes to drop.
 type modelCast struct {
-	stats *lustre.ModelBroadcast // nil when nothing was broadcast
-	held  bool
-	files int // files registered
+	stats   *lustre.ModelBroadcast // nil when nothing was broadcast
+	held    bool
+	files   int              // files registered
+	release hugepage.Release // gives the payload's huge-page advice back (nil: none)
 }
 
 // drop releases the registered bytes, once the rank's sessions are open (or it will open
-// none); idempotent, nil-safe.
+// none), and the payload's huge pages (the heap reuses its memory); idempotent, nil-safe.
 func (c *modelCast) drop() {
-	if c != nil && c.held {
+	if c == nil {
+		return
+	}
+	if c.held {
 		infer.DropPreloaded()
 		c.held = false
+	}
+	if c.release != nil {
+		c.release()
+		c.release = nil
 	}
 }
 
@@ -93,7 +101,7 @@ func castsModels(size, localSize int, cfg job.Config, skipDone bool) bool {
 // Rank 0 registers the files it read before it sends them and then closes read (nil: not
 // told), so that its own load, which waits for read, takes their bytes while they travel; it
 // closes read whatever way this ends.
-func shareModels(ctx context.Context, comm collective.Comm, cfg job.Config, skipDone bool, log *logging.Logger, read chan<- struct{}) (*modelCast, error) {
+func shareModels(ctx context.Context, comm collective.Comm, cfg job.Config, skipDone bool, log *logging.Logger, read chan<- struct{}) (cast *modelCast, err error) {
 	tellRead := func() {
 		if read != nil {
 			close(read)
@@ -108,10 +116,15 @@ func shareModels(ctx context.Context, comm collective.Comm, cfg job.Config, skip
 	var payload, mb []byte
 	var readTook time.Duration
 	c := &modelCast{}
+	defer func() {
+		if cast == nil { // nothing kept: neither the registered bytes nor the payload's advice
+			c.drop()
+		}
+	}()
 	// A stop before the read: nothing to send (the ranks stop at their agreement).
 	if comm.Rank() == 0 && ctx.Err() == nil && castsModels(comm.Size(), comm.LocalSize(), cfg, skipDone) {
 		start := time.Now()
-		man, payload = readModels(cfg)
+		man, payload, c.release = readModels(cfg)
 		readTook = time.Since(start)
 		if len(man.Files) > 0 {
 			mb, _ = json.Marshal(&man)
@@ -139,7 +152,7 @@ func shareModels(ctx context.Context, comm collective.Comm, cfg job.Config, skip
 			return nil, fault.AsInternal(fmt.Errorf("model broadcast: a header of %d and %d bytes from rank 0: another program's?", mlen, plen))
 		}
 		mb, payload = make([]byte, mlen), make([]byte, plen)
-		hugepage.Advise(payload) // written once by the broadcast: 2 MiB pages, not 25k faults of 4 KiB
+		c.release = hugepage.Advise(payload) // written once by the broadcast: 2 MiB pages, not 25k faults of 4 KiB
 	}
 	if err := comm.Bcast(0, mb); err != nil {
 		return fail(fault.AsInternal(fmt.Errorf("model broadcast: the manifest: %w", err)))
@@ -187,10 +200,10 @@ func (c *modelCast) register(man castManifest, payload []byte) error {
 // readModels is rank 0's read of the job's model files into one payload, each file once (read
 // side by side: a parallel file system serves several streams faster than one). A file it
 // cannot open or read whole is left out of the manifest (its bytes, if any, travel unused).
-func readModels(cfg job.Config) (castManifest, []byte) {
+func readModels(cfg job.Config) (castManifest, []byte, hugepage.Release) {
 	files, err := pipeline.ReadFiles(cfg)
 	if err != nil {
-		return castManifest{}, nil // the plan reports it
+		return castManifest{}, nil, nil // the plan reports it
 	}
 	type open struct {
 		f   *os.File
@@ -224,7 +237,7 @@ func readModels(cfg job.Config) (castManifest, []byte) {
 		total += st.Size()
 	}
 	payload := make([]byte, total)
-	hugepage.Advise(payload) // read into once: 2 MiB pages (the first touch of 4 KiB ones was most of the read)
+	release := hugepage.Advise(payload) // read into once: 2 MiB pages (the first touch of 4 KiB ones was most of the read)
 	var wg sync.WaitGroup
 	for _, o := range opened {
 		wg.Go(func() {
@@ -242,5 +255,5 @@ func readModels(cfg job.Config) (castManifest, []byte) {
 			man.Files = append(man.Files, o.cf)
 		}
 	}
-	return man, payload
+	return man, payload, release
 }

@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"fmt"
 	"os"
+	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"unsafe"
@@ -35,31 +37,42 @@ func vmFlags(t *testing.T, addr uintptr) []string {
 }
 
 // The advice marks the buffer's whole huge pages, and only them: the kernel's VmFlags show "hg"
-// (MADV_HUGEPAGE) on the mapping that holds the buffer's first whole huge page, and a small
-// buffer is not advised at all.
+// (MADV_HUGEPAGE) on the mapping that holds the buffer's first whole huge page, and not on the
+// partial page before it; a buffer smaller than a huge page is not advised at all. Its release
+// leaves them "nh" (small pages, which is what no advice means in the "madvise" mode). (advise
+// is Advise whatever this machine's mode.)
 func TestAdviseMarksTheWholeHugePages(t *testing.T) {
-	buf := make([]float32, 0, 5*Size/4) // 5 MiB: two whole huge pages at least
-	Advise(buf)
+	buf := make([]float32, 0, 5*Size/4) // 5 MiB of float32s: two whole huge pages at least
+	release := advise(buf)
 	at := uintptr(unsafe.Pointer(unsafe.SliceData(buf[:1])))
 	first := (at + Size - 1) &^ (Size - 1)
-	if !contains(vmFlags(t, first), "hg") {
+	if !slices.Contains(vmFlags(t, first), "hg") {
 		t.Fatalf("the buffer's first whole huge page (%#x) is not advised: VmFlags %v", first, vmFlags(t, first))
 	}
-	if first != at && contains(vmFlags(t, at), "hg") {
+	if first != at && slices.Contains(vmFlags(t, at), "hg") {
 		t.Errorf("the partial page before the first whole huge page (%#x) was advised too", at)
 	}
-	small := make([]byte, Size/2)
-	Advise(small)
-	if a := uintptr(unsafe.Pointer(&small[0])); contains(vmFlags(t, a), "hg") {
-		t.Errorf("a buffer smaller than a huge page was advised")
+	release()
+	if fl := vmFlags(t, first); slices.Contains(fl, "hg") || !slices.Contains(fl, "nh") {
+		t.Errorf("released, the buffer's first whole huge page has VmFlags %v, want nh and no hg", fl)
 	}
+	runtime.KeepAlive(buf) // not freed (and its memory reused) before the checks
+	small := make([]byte, Size/2)
+	advise(small)
+	if fl := vmFlags(t, uintptr(unsafe.Pointer(&small[0]))); slices.Contains(fl, "hg") {
+		t.Errorf("a buffer smaller than a huge page was advised: VmFlags %v", fl)
+	}
+	runtime.KeepAlive(small)
 }
 
-func contains(s []string, x string) bool {
-	for _, v := range s {
-		if v == x {
-			return true
-		}
+// FACEFUSION_HUGE_PAGES=off turns the advice off whatever the kernel's mode.
+func TestAdviseOff(t *testing.T) {
+	t.Setenv(Env, "off")
+	buf := make([]byte, 3*Size)
+	Advise(buf)
+	first := (uintptr(unsafe.Pointer(&buf[0])) + Size - 1) &^ (Size - 1)
+	if fl := vmFlags(t, first); slices.Contains(fl, "hg") {
+		t.Errorf("%s=off: the buffer was advised (VmFlags %v)", Env, fl)
 	}
-	return false
+	runtime.KeepAlive(buf)
 }

@@ -73,16 +73,17 @@ type slot struct {
 }
 
 // newSlots is a stream's depth frame buffers of w×h, free: one allocation on 2 MiB pages (a
-// 720p frame is 675 pages of 4 KiB, each a fault on its first write: 0.1 s a stream of 8).
-func newSlots(depth, w, h int) chan *slot {
+// 720p frame is 675 pages of 4 KiB, each a fault on its first write: 0.1 s a stream of 8), and
+// what gives their advice back once the stream is done.
+func newSlots(depth, w, h int) (chan *slot, hugepage.Release) {
 	free := make(chan *slot, depth)
 	n := w * h * 3
 	pix := make([]uint8, depth*n)
-	hugepage.Advise(pix)
+	release := hugepage.Advise(pix)
 	for i := range depth {
 		free <- &slot{img: raster.Wrap(pix[i*n:(i+1)*n:(i+1)*n], w, h)}
 	}
-	return free
+	return free, release
 }
 
 // Stream moves every frame of src through the workers into sink, in order. Decoding,
@@ -102,7 +103,8 @@ func Stream(ctx context.Context, w, h int, src FrameSource, sink FrameSink, work
 		}
 	}
 	depth := 2*len(workers)*batch + 2
-	free := newSlots(depth, w, h)
+	free, release := newSlots(depth, w, h)
+	defer release()
 	todo := make(chan *slot, depth)
 	done := make(chan *slot, depth)
 	g, ctx := errgroup.WithContext(ctx)
@@ -220,7 +222,8 @@ func StreamWindow(ctx context.Context, w, h int, src FrameSource, sink FrameSink
 		batch = max(batch, tw.BatchSize())
 	}
 	depth := 2*len(workers)*batch + win.K + 2
-	free := newSlots(depth, w, h)
+	free, release := newSlots(depth, w, h)
+	defer release()
 	// Every channel holds every slot: no send blocks.
 	todo, analysed, ready, done := make(chan *slot, depth), make(chan *slot, depth), make(chan *slot, depth), make(chan *slot, depth)
 	g, ctx := errgroup.WithContext(ctx)
