@@ -159,7 +159,8 @@ func FromReport(rep *lustre.Report, name string, pixels int, launch float64) (Co
 				c.JoinFixed = Measured.JoinFixed
 				ranks := float64(len(rep.PerRank))
 				hashed := 0.0 // a report of the hash in the join's copy: its hashing is in the join
-				if r.StageSeconds["hash"] == 0 {
+				// (a report from before the block hash has no hash stage, and no hashing anywhere)
+				if h, ok := r.StageSeconds["hash"]; ok && h == 0 {
 					hashed = out / ranks * c.ChainPerByte
 				}
 				c.ParallelJoinFixed = math.Max(0, join-math.Ceil(float64(rep.Chunks)/ranks)*c.ParallelPerSegment-

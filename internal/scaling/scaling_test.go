@@ -194,8 +194,14 @@ func TestFromReport(t *testing.T) {
 		math.Abs(c.ParallelJoinFixed-(0.5-1*DefaultParallelPerSegment-100*DefaultPlanPerFrame-1e6/3*DefaultOnePassPerByte-1e6/3*DefaultChainPerByte)) > 1e-12 {
 		t.Errorf("a parallel join's report, hashed in the join: parallel join fixed %g, hash fixed %g, %v", c.ParallelJoinFixed, c.HashFixed, err)
 	}
-	rep.PerRank[1].StageSeconds["join"] = 0
+	// A parallel join's report from before the block hash (no hash stage at all): nothing of
+	// its join was hashing.
 	delete(rep.PerRank[0].StageSeconds, "hash")
+	if c, err = FromReport(rep, "r.json", 1, 0); err != nil ||
+		math.Abs(c.ParallelJoinFixed-(0.5-1*DefaultParallelPerSegment-100*DefaultPlanPerFrame-1e6/3*DefaultOnePassPerByte)) > 1e-12 {
+		t.Errorf("a parallel join's report before the block hash: parallel join fixed %g, %v", c.ParallelJoinFixed, err)
+	}
+	rep.PerRank[1].StageSeconds["join"] = 0
 
 	// An older report: concat, then a mux of its own (two passes, their rates).
 	old := func(concat, mux float64) {
