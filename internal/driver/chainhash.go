@@ -12,9 +12,10 @@ import (
 // The output's hash in the parallel join: every rank hashes the bytes it copies (rank 0 the
 // header and the side file's bytes, then its pieces), and no rank reads the output back. Each
 // rank's bytes are one range of the output, the ranges in rank order; a block that spans ranks
-// is hashed along the chain (lustre.RangeHasher): every rank r < N−1 sends exactly one message
-// to r+1, and every rank r > 0 receives exactly one from r−1: the SHA-256 state of the block
-// open at the end of its range (or that none is), or that it failed. A rank sends as soon as its
+// is hashed along the chain (lustre.RangeHasher) of the ranks that hold bytes (chainPeers): each
+// but the last sends exactly one message to the next, and each but rank 0 receives exactly one
+// from the one before: the SHA-256 state of the block open at the end of its range (or that none
+// is), or that it failed. A rank sends as soon as its
 // message is known from its own bytes, before it waits for its own; a rank whose range holds no
 // block boundary (empty, or inside one block) waits, continues the state with its bytes and
 // forwards it. The chain runs in rank order, so no rank waits for a later one: no deadlock. Each
@@ -63,24 +64,44 @@ func readChainMessage(b []byte) (lustre.Handoff, error) {
 	return h, nil
 }
 
-// chainHash is rank comm.Rank()'s part of the chain once its bytes went through h (nil, or
-// failed not nil: it could not hash them; it still sends and receives its one message each
-// way). Every request it posts is complete when it returns.
-func chainHash(comm collective.Comm, h *lustre.RangeHasher, failed error) chainShare {
-	me, n := comm.Rank(), comm.Size()
+// chainPeers is the chain's order: the ranks that hold bytes of the output (busy[r]: rank r
+// copies at least one segment; rank 0, which writes the index, always), each rank's neighbours
+// in it (-1: none), and whether me is in it. A rank with nothing to copy (more ranks than
+// segments, or rank 0 copying for a rank that cannot write the output) stays out of the chain
+// rather than cost it a message in turn. Every rank reckons it from the same split, rank 0's.
+func chainPeers(busy []bool, me int) (prev, next int, in bool) {
+	prev, next = -1, -1
+	for r := me - 1; r >= 0 && prev < 0; r-- {
+		if r == 0 || busy[r] {
+			prev = r
+		}
+	}
+	for r := me + 1; r < len(busy) && next < 0; r++ {
+		if busy[r] {
+			next = r
+		}
+	}
+	return prev, next, me == 0 || busy[me]
+}
+
+// chainHash is this rank's part of the chain (between prev and next, chainPeers's) once its
+// bytes went through h (nil, or failed not nil: it could not hash them; it still sends and
+// receives its one message each way). Every request it posts is complete when it returns.
+func chainHash(comm collective.Comm, h *lustre.RangeHasher, failed error, prev, next int) chainShare {
+	me := comm.Rank()
 	if h == nil && failed == nil {
 		failed = errors.New("no range to hash")
 	}
 	var recv collective.RecvRequest
 	buf := make([]byte, chainMessageMax)
-	if me > 0 {
+	if prev >= 0 {
 		var err error
-		if recv, err = comm.Irecv(me-1, hashTag, buf); err != nil && failed == nil {
+		if recv, err = comm.Irecv(prev, hashTag, buf); err != nil && failed == nil {
 			failed = err
 		}
 	}
 	var send collective.Request
-	sent := me == n-1
+	sent := next < 0
 	post := func() {
 		msg := []byte{chainFailed}
 		if failed == nil {
@@ -89,7 +110,7 @@ func chainHash(comm collective.Comm, h *lustre.RangeHasher, failed error) chainS
 			}
 		}
 		var err error
-		if send, err = comm.Isend(me+1, hashTag, msg); err != nil && failed == nil {
+		if send, err = comm.Isend(next, hashTag, msg); err != nil && failed == nil {
 			failed = err
 		}
 		sent = true

@@ -40,8 +40,15 @@ func chainRanks(t *testing.T) {
 	data := make([]byte, 64)
 	rand.NewChaCha8([32]byte{7}).Read(data)
 	const block = 10
-	run := func(cuts [4]int64, fails int) (sum, why string) {
+	// skip: the ranks with an empty range stay out of the chain (chainPeers, as the join does
+	// with a rank that has no segment); otherwise they forward the state.
+	run := func(cuts [4]int64, fails int, skip bool) (sum, why string) {
 		size := cuts[3]
+		busy := make([]bool, 3)
+		for r := range busy {
+			busy[r] = !skip || cuts[r+1] > cuts[r]
+		}
+		prev, next, in := chainPeers(busy, me)
 		h, err := lustre.NewRangeHasher(block, size, cuts[me], cuts[me+1])
 		if err != nil {
 			t.Fatal(err)
@@ -56,7 +63,11 @@ func chainRanks(t *testing.T) {
 		if me == fails {
 			failed = errors.New("its copy failed")
 		}
-		b, _ := json.Marshal(chainHash(comm, h, failed))
+		var share chainShare
+		if in {
+			share = chainHash(comm, h, failed, prev, next)
+		}
+		b, _ := json.Marshal(share)
 		all, err := comm.Gather(0, b)
 		if err != nil {
 			t.Fatal(err)
@@ -81,21 +92,23 @@ func chainRanks(t *testing.T) {
 		{0, 3, 8, 9},    // a file under one block, over three ranks
 		{0, 15, 33, 64}, // blocks 1 and 3 over two ranks each
 	} {
-		sum, why := run(cuts, -1)
-		if me != 0 {
-			continue
-		}
-		size := cuts[3]
-		sums, err := lustre.HashBlocksOf(bytes.NewReader(data[:size]), size, block, rank.Range{Start: 0, End: int((size + block - 1) / block)})
-		if want := lustre.CombineBlockSums(sums); err != nil || sum != want || why != "" {
-			t.Errorf("cuts %v: %s (%s); want %s (%v)", cuts, sum, why, want, err)
+		for _, skip := range []bool{false, true} {
+			sum, why := run(cuts, -1, skip)
+			if me != 0 {
+				continue
+			}
+			size := cuts[3]
+			sums, err := lustre.HashBlocksOf(bytes.NewReader(data[:size]), size, block, rank.Range{Start: 0, End: int((size + block - 1) / block)})
+			if want := lustre.CombineBlockSums(sums); err != nil || sum != want || why != "" {
+				t.Errorf("cuts %v, empty ranks out of the chain %v: %s (%s); want %s (%v)", cuts, skip, sum, why, want, err)
+			}
 		}
 	}
 	// Rank 1 fails: rank 2 learns it (block 0 is lost), rank 0 says so, nobody waits.
-	if sum, why := run([4]int64{0, 3, 5, 47}, 1); me == 0 && (sum != "" || !strings.Contains(why, "rank 1: its copy failed")) {
+	if sum, why := run([4]int64{0, 3, 5, 47}, 1, true); me == 0 && (sum != "" || !strings.Contains(why, "rank 1: its copy failed")) {
 		t.Errorf("rank 1 failed: %q (%q); want no hash and rank 1's failure", sum, why)
 	}
-	if sum, why := run([4]int64{0, 3, 5, 47}, 0); me == 0 && (sum != "" || !strings.Contains(why, "rank 0: its copy failed")) {
+	if sum, why := run([4]int64{0, 3, 5, 47}, 0, true); me == 0 && (sum != "" || !strings.Contains(why, "rank 0: its copy failed")) {
 		t.Errorf("rank 0 failed: %q (%q); want no hash and rank 0's failure", sum, why)
 	}
 	// Every rank is still in step: one more collective.

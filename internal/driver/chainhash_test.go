@@ -66,3 +66,18 @@ func TestHashedInJoinFallsBack(t *testing.T) {
 		t.Errorf("an incomplete hash: %d bytes, %q (want %q), hash stage %g, log %q", rr.outSize, rr.outSum, want, rr.perRank[0].StageSeconds["hash"], log.String())
 	}
 }
+
+// The chain runs through the ranks that hold bytes, rank 0 always (it writes the index): a rank
+// with no segment is out of it and costs it no message.
+func TestChainPeers(t *testing.T) {
+	busy := []bool{false, false, true, false, true, false}
+	for me, want := range [][3]int{{-1, 2, 1}, {-1, -1, 0}, {0, 4, 1}, {-1, -1, 0}, {2, -1, 1}, {-1, -1, 0}} {
+		prev, next, in := chainPeers(busy, me)
+		if in != (want[2] == 1) || in && (prev != want[0] || next != want[1]) {
+			t.Errorf("rank %d: prev %d, next %d, in %v; want %v", me, prev, next, in, want)
+		}
+	}
+	if prev, next, in := chainPeers([]bool{true}, 0); prev != -1 || next != -1 || !in {
+		t.Errorf("one rank: prev %d, next %d, in %v; want -1, -1, true", prev, next, in)
+	}
+}

@@ -398,7 +398,15 @@ func joinShare(ctx context.Context, comm collective.Comm, cfg job.Config, ins *j
 			}
 		}
 		copied = time.Now()
-		chain = chainHash(comm, h, hashErr)
+		// The chain is the ranks with segments to copy, from the split every rank has (a rank
+		// that could not decode it counts every rank in: only a corrupted broadcast does that).
+		holds := make([]bool, comm.Size())
+		for r := range holds {
+			holds[r] = bounds == nil || bounds[r+1] > bounds[r]
+		}
+		if prev, next, in := chainPeers(holds, me); in {
+			chain = chainHash(comm, h, hashErr, prev, next)
+		}
 		chained = time.Since(copied)
 	}
 	// Every rank's outcome at rank 0: the first failure is the job's.
