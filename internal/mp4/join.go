@@ -31,10 +31,6 @@ type Join struct {
 	// End is when the last frame ends, in Video's timescale from the first frame's time 0 (the
 	// output timeline's End): the edit's, and so the track's, duration.
 	End int64
-
-	// stbl is the video's sample table up to its chunk offsets (stsd to stsz): the same for
-	// either of Header's two passes, so built once.
-	stbl []byte
 }
 
 // movieTimescale is the moov's timescale, ffmpeg's MOV_TIMESCALE.
@@ -45,17 +41,19 @@ const movieTimescale = 1000
 func (j *Join) Header() ([]byte, error) {
 	// The moov's size does not depend on the offsets (co64 throughout): size it with the
 	// header's own size unknown, then write it again in place.
-	h, err := j.header(0)
+	// The sample table up to its chunk offsets (stsd to stsz) is the same in both: built once.
+	entries := j.sampleEntries()
+	h, err := j.header(0, entries)
 	if err != nil {
 		return nil, err
 	}
-	return j.header(int64(len(h)))
+	return j.header(int64(len(h)), entries)
 }
 
 // VideoStart is where the video's bytes start in the joined file whose Header is hlen bytes.
 func (j *Join) VideoStart(hlen int64) int64 { return hlen + j.SideSize }
 
-func (j *Join) header(hlen int64) ([]byte, error) {
+func (j *Join) header(hlen int64, entries []byte) ([]byte, error) {
 	ftyp := Find(j.Side.Boxes, "ftyp")
 	if ftyp == nil {
 		return nil, fmt.Errorf("mp4: the side file has no ftyp")
@@ -76,7 +74,7 @@ func (j *Join) header(hlen int64) ([]byte, error) {
 			continue
 		}
 		if c == place.Trak {
-			b, dur, err := j.videoTrak(place, j.VideoStart(hlen))
+			b, dur, err := j.videoTrak(place, j.VideoStart(hlen), entries)
 			if err != nil {
 				return nil, err
 			}
@@ -142,7 +140,7 @@ func (j *Join) header(hlen int64) ([]byte, error) {
 
 // videoTrak is the joined video's trak, in place of the side file's placeholder, and its
 // duration in the movie's timescale.
-func (j *Join) videoTrak(place *Track, start int64) ([]byte, int64, error) {
+func (j *Join) videoTrak(place *Track, start int64, entries []byte) ([]byte, int64, error) {
 	tmpl := j.Video
 	first := j.Samples[0].DTS
 	media := j.media()
@@ -204,7 +202,7 @@ func (j *Join) videoTrak(place *Track, start int64) ([]byte, int64, error) {
 			var minf []byte
 			for _, m := range c.Children {
 				if m.Type == "stbl" {
-					minf = append(minf, j.sampleTable(start)...)
+					minf = append(minf, j.sampleTable(start, entries)...)
 				} else {
 					minf = append(minf, m.Encode()...)
 				}
@@ -237,11 +235,8 @@ func (j *Join) media() int64 {
 // timescale) and its track's and edit's (the movie's).
 type stretch struct{ media, movie int64 }
 
-// sampleTable is the video's stbl, its chunks' offsets from start.
-func (j *Join) sampleTable(start int64) []byte {
-	if j.stbl == nil {
-		j.stbl = j.sampleEntries()
-	}
+// sampleTable is the video's stbl: entries (sampleEntries), then its chunks' offsets from start.
+func (j *Join) sampleTable(start int64, entries []byte) []byte {
 	s := j.Samples
 	co64 := make([]byte, 0, 4+8*len(j.Chunks))
 	co64 = binary.BigEndian.AppendUint32(co64, uint32(len(j.Chunks)))
@@ -251,8 +246,8 @@ func (j *Join) sampleTable(start int64) []byte {
 		i += n
 	}
 	co64 = Make("co64", fullBox(0, 0, co64))
-	body := make([]byte, 0, len(j.stbl)+len(co64))
-	return Make("stbl", append(append(body, j.stbl...), co64...))
+	body := make([]byte, 0, len(entries)+len(co64))
+	return Make("stbl", append(append(body, entries...), co64...))
 }
 
 // sampleEntries is the video's sample table but its chunk offsets: stsd, stts, stss, ctts,
