@@ -167,6 +167,53 @@ func transcode(t testing.TB, info *Info, start, end int, out string, opt EncodeO
 	transcodeEach(t, info, start, end, []string{out}, []EncodeOptions{opt})
 }
 
+// transcodeCuts is transcodeEach of each segment [cuts[i],cuts[i+1]) into outs[i] with opts[i],
+// from one decode of [cuts[0],cuts[len(cuts)-1]): a segment's encoders open at its first frame
+// and close after its last, as a rank's chunks are cut from its one range (a decoder a segment
+// was an ffmpeg start each, 0.1–0.3 CPU-s here; a range's frames are a whole decode's,
+// TestDecodeRangesExact).
+func transcodeCuts(t testing.TB, info *Info, cuts []int, outs [][]string, opts [][]EncodeOptions) {
+	t.Helper()
+	ctx := context.Background()
+	d, err := OpenDecoder(ctx, info, cuts[0], cuts[len(cuts)-1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	buf := make([]byte, info.FrameSize())
+	for i := 0; i+1 < len(cuts); i++ {
+		encs := make([]*Encoder, len(outs[i]))
+		for k, out := range outs[i] {
+			opt := opts[i][k]
+			opt.Width, opt.Height, opt.FPS = info.Width, info.Height, info.FPS
+			if encs[k], err = OpenEncoder(ctx, out, opt); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for f := cuts[i]; f < cuts[i+1]; f++ {
+			if err := d.Next(buf); err != nil {
+				t.Fatalf("frame %d: %v", f, err)
+			}
+			for _, e := range encs {
+				if err := e.Write(buf); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		for _, e := range encs {
+			if err := e.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if e.Frames() != cuts[i+1]-cuts[i] {
+				t.Fatalf("encoder wrote %d frames, want %d", e.Frames(), cuts[i+1]-cuts[i])
+			}
+		}
+	}
+	if err := d.Next(buf); !errors.Is(err, io.EOF) {
+		t.Fatalf("after frame %d the decoder gave %v, want io.EOF", cuts[len(cuts)-1], err)
+	}
+}
+
 // transcodeEach is transcode into several outputs at once, outs[i] with opts[i], from one
 // decode of [start,end): the tests that hold two encodings of the same frames side by side.
 func transcodeEach(t testing.TB, info *Info, start, end int, outs []string, opts []EncodeOptions) {
