@@ -77,9 +77,10 @@ func TestResumeAfterKill(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			// The rerun of the concat case is on 2 ranks, each verifying the segments it wrote;
-			// the others rerun on 1 (a resume on a rank count of its own is every rank count's:
-			// TestResumeSwapMoreRanks), without mpirun's start and a second rank's.
+			// The rerun of the concat case is on 2 ranks, the two chunks it redoes one on each
+			// (rank 0 verifies every segment either way); the others rerun on 1 (a resume on
+			// another rank count than the killed attempt's: TestResumeSwapMoreRanks), without
+			// mpirun's start and a second rank's.
 			var r clitest.Result
 			if c.point == "concat" {
 				r = clitest.Mpirun(t, clitest.HangGuard(t), 2, args...)
