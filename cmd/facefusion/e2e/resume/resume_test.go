@@ -77,7 +77,7 @@ func TestResumeAfterKill(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			// The rerun of the concat case is on 2 ranks, the two chunks it redoes one on each
+			// The rerun of the concat case is on 2 ranks, which share the two chunks it redoes
 			// (rank 0 verifies every segment either way); the others rerun on 1 (a resume on
 			// another rank count than the killed attempt's: TestResumeSwapMoreRanks), without
 			// mpirun's start and a second rank's.
