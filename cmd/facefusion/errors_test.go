@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -8,7 +9,11 @@ import (
 	"testing"
 
 	"github.com/facefusion-hpc/facefusion/internal/clitest"
+	"github.com/facefusion-hpc/facefusion/internal/fault"
+	"github.com/facefusion-hpc/facefusion/internal/job"
+	"github.com/facefusion-hpc/facefusion/internal/pipeline"
 	"github.com/facefusion-hpc/facefusion/internal/testenv"
+	"github.com/facefusion-hpc/facefusion/internal/video"
 )
 
 // Every bad input: a distinct non-zero exit, one line naming the file and what to do, and
@@ -228,7 +233,11 @@ func TestTruncatedRuntimeLibrary(t *testing.T) {
 
 // An output ffmpeg cannot write is refused before the first frame (it used to be found at the
 // final mux, after every frame, with ffmpeg's words about a hidden temp file): exit 2, one line
-// naming the flag, nothing at the output path and no job folder.
+// naming the flag, nothing at the output path and no job folder. Two cases run the binary (one
+// refused by ffmpeg's trial, one by the target's kind alone): that the refusal comes before the
+// work and what it exits with; every case's refusal is the check a run makes,
+// pipeline.CheckOutputFormat, called here on the parsed flags (each run of the binary was a
+// start and a probe of the target more).
 func TestUnwritableOutputRefusedFirst(t *testing.T) {
 	dir := t.TempDir()
 	clip := filepath.Join(dir, "clip.mp4")
@@ -243,20 +252,47 @@ func TestUnwritableOutputRefusedFirst(t *testing.T) {
 		name, target, out string
 		flags             []string
 		mention           []string
+		binary            bool // run the binary, not the check alone
 	}{
-		{"unknown extension", clip, "out.xyz", nil, []string{"-o ", "out.xyz", `no container for ".xyz"`, ".mkv"}},
-		{"no extension", clip, "out", nil, []string{"-o ", "has no extension", ".mp4"}},
-		{"image output of a video", clip, "out.png", nil, []string{"-o ", "out.png is an image", "clip.mp4 is a video"}},
-		{"ffv1 in mp4", clip, "out.mp4", []string{"--output-video-encoder", "ffv1"}, []string{"--output-video-encoder ffv1 cannot be stored in .mp4", "use .mkv"}},
-		{"unknown preset", clip, "out2.mp4", []string{"--output-video-preset", "ultrafastest"}, []string{"--output-video-preset ultrafastest is not a preset of libx264"}},
-		{"video output of an image", image, "out.mp4", nil, []string{"-o ", "photo.png is an image", ".png, .jpg"}},
-		{"ffv1 in ts", clip, "out.ts", []string{"--output-video-encoder", "ffv1"}, []string{"-o ", `".ts"`, "does not read back as a video"}},
-		{"raw yuv", clip, "out.yuv", nil, []string{"-o ", `".yuv"`, "does not read back as a video"}},
+		{"unknown extension", clip, "out.xyz", nil, []string{"-o ", "out.xyz", `no container for ".xyz"`, ".mkv"}, true},
+		{"no extension", clip, "out", nil, []string{"-o ", "has no extension", ".mp4"}, false},
+		{"image output of a video", clip, "out.png", nil, []string{"-o ", "out.png is an image", "clip.mp4 is a video"}, false},
+		{"ffv1 in mp4", clip, "out.mp4", []string{"--output-video-encoder", "ffv1"}, []string{"--output-video-encoder ffv1 cannot be stored in .mp4", "use .mkv"}, false},
+		{"unknown preset", clip, "out2.mp4", []string{"--output-video-preset", "ultrafastest"}, []string{"--output-video-preset ultrafastest is not a preset of libx264"}, false},
+		{"video output of an image", image, "out.mp4", nil, []string{"-o ", "photo.png is an image", ".png, .jpg"}, true},
+		{"ffv1 in ts", clip, "out.ts", []string{"--output-video-encoder", "ffv1"}, []string{"-o ", `".ts"`, "does not read back as a video"}, false},
+		{"raw yuv", clip, "out.yuv", nil, []string{"-o ", `".yuv"`, "does not read back as a video"}, false},
 	}
+	clipInfo := clitest.Probe(t, clip) // the run's probe of the target, once for the checks
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			out := filepath.Join(dir, c.out)
-			r := clitest.Run(t, append([]string{"run", "--processors", "none", "-t", c.target, "-o", out}, c.flags...)...)
+			args := append([]string{"--processors", "none", "-t", c.target, "-o", out}, c.flags...)
+			if !c.binary {
+				cfg, err := job.Parse(args)
+				if err != nil {
+					t.Fatalf("parsing %v: %v", args, err)
+				}
+				var info *video.Info // an image target has none
+				if c.target == clip {
+					info = clipInfo
+				}
+				_, err = pipeline.CheckOutputFormat(context.Background(), cfg, info)
+				if fault.KindOf(err) != fault.Usage {
+					t.Fatalf("the check: %v (kind %v), want a usage error (exit %d)", err, fault.KindOf(err), exitUsage)
+				}
+				if msg := err.Error(); strings.Contains(msg, "\n") {
+					t.Errorf("the refusal spans lines:\n%s", msg)
+				}
+				for _, m := range c.mention {
+					if !strings.Contains(err.Error(), m) {
+						t.Errorf("the refusal does not mention %q:\n%s", m, err)
+					}
+				}
+				clitest.MustNotExist(t, out)
+				return
+			}
+			r := clitest.Run(t, append([]string{"run"}, args...)...)
 			if r.Code != exitUsage {
 				t.Fatalf("exit %d, want %d; stderr:\n%s", r.Code, exitUsage, r.Stderr)
 			}

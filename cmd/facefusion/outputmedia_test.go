@@ -33,7 +33,8 @@ func TestOutputAudioFlags(t *testing.T) {
 	if got := audioCodec(t, out); got != "opus" {
 		t.Errorf("audio codec %q, want opus", got)
 	}
-	if d := testenv.MeanVolume(t, out) - testenv.MeanVolume(t, in); math.Abs(d-20*math.Log10(0.5)) > 0.5 {
+	if v := testenv.MeanVolumes(t, out, in); math.Abs(v[0]-v[1]-20*math.Log10(0.5)) > 0.5 {
+		d := v[0] - v[1]
 		t.Errorf("volume 50 changed the mean volume by %.2f dB, want %.2f", d, 20*math.Log10(0.5))
 	}
 

@@ -7,6 +7,7 @@ import (
 	"crypto/md5"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -183,6 +184,32 @@ func referenceHashes(t testing.TB, path string) []string {
 		t.Fatalf("framemd5 of %s gave no frames", path)
 	}
 	return slices.Clone(hashes)
+}
+
+// referenceHashesOf is referenceHashes of each path, from one ffmpeg with an input and an
+// output each (a process start costs as much as hashing a small clip's frames).
+func referenceHashesOf(t testing.TB, paths ...string) [][]string {
+	t.Helper()
+	dir := t.TempDir()
+	var args []string
+	for _, p := range paths {
+		args = append(args, "-i", p)
+	}
+	for i := range paths {
+		args = append(args, "-map", fmt.Sprintf("%d:v:0", i), "-fps_mode", "passthrough", "-pix_fmt", "rgb24", "-f", "framemd5", filepath.Join(dir, fmt.Sprintf("%d.md5", i)))
+	}
+	ffmpegRun(t, args...)
+	all := make([][]string, len(paths))
+	for i, p := range paths {
+		b, err := os.ReadFile(filepath.Join(dir, fmt.Sprintf("%d.md5", i)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if all[i] = frameMD5s(b); len(all[i]) == 0 {
+			t.Fatalf("framemd5 of %s gave no frames", p)
+		}
+	}
+	return all
 }
 
 // frameMD5s are the hashes of ffmpeg's framemd5 output, one a frame.

@@ -83,11 +83,20 @@ func CheckOutput(ctx context.Context, scratch, out string, opt EncodeOptions, ta
 	}
 	times := evenTimes(opt.FPS, checkFrames)
 	segs := []JoinSegment{{Path: seg}}
+	// The streams of the last join when it succeeded ("" when it failed): what final holds. A
+	// join of the same streams again would be the same ffmpeg run with the same outcome (a
+	// process start, 0.1–0.3 CPU-s, and the join).
+	joined := ""
 	join := func(keep []Carry) error {
 		os.Remove(final)
 		span := FrameSpan(0, checkFrames, opt.FPS)
 		span.Trim = true // a trim's way with text subtitles (cutCues), the one that can fail
-		return Join(ctx, dir, segs, times, target, span, keep, final, audio)
+		err := Join(ctx, dir, segs, times, target, span, keep, final, audio)
+		joined = ""
+		if err == nil {
+			joined = carriesKey(keep)
+		}
+		return err
 	}
 	var candidates []Carry
 	firstAudio := -1
@@ -102,9 +111,10 @@ func CheckOutput(ctx context.Context, scratch, out string, opt EncodeOptions, ta
 		candidates = append(candidates, Carry{Stream: s})
 	}
 	err = join(candidates)
-	if err != nil && ctx.Err() == nil {
-		// Which stream did the container refuse? The video alone tells whether it was the video,
-		// then each stream alone.
+	if err != nil && ctx.Err() == nil && len(candidates) > 0 {
+		// Which stream did the container refuse? The video alone tells whether it was the video
+		// (with no other stream, the join that failed was the video's alone), then each stream
+		// alone.
 		if verr := join(nil); verr != nil {
 			return carried, refusal(ctx, verr, dir, audioFirst(containerProblem))
 		}
@@ -133,7 +143,11 @@ func CheckOutput(ctx context.Context, scratch, out string, opt EncodeOptions, ta
 			}
 		}
 		candidates = keep
-		err = join(candidates)
+		if carriesKey(candidates) != joined { // else the last trial joined just these
+			err = join(candidates)
+		} else {
+			err = nil
+		}
 	}
 	if err != nil {
 		return carried, refusal(ctx, err, dir, audioFirst(containerProblem))
@@ -141,6 +155,9 @@ func CheckOutput(ctx context.Context, scratch, out string, opt EncodeOptions, ta
 	carried.Keep = candidates
 	return carried, readsBack(ctx, final, opt, &carried, firstAudio >= 0, audio.codec())
 }
+
+// carriesKey names the streams a join carries and how, for telling two joins apart.
+func carriesKey(keep []Carry) string { return fmt.Sprintf("joined %+v", keep) }
 
 // readsBack checks that what the join wrote reads back as the job's video and the streams
 // carried (its first audio of audioCodec when that is not ""): some containers take any stream

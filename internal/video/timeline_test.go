@@ -103,16 +103,19 @@ func encodeSegments(t *testing.T, info *Info, cuts []int, exts, outs []string) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	segs := make([][]JoinSegment, len(exts))
+	var segOuts [][]string
+	var opts [][]EncodeOptions
 	for i := 0; i+1 < len(cuts); i++ {
 		paths := make([]string, len(exts))
-		opts := make([]EncodeOptions, len(exts))
+		segOpts := make([]EncodeOptions, len(exts))
 		for k, ext := range exts {
 			paths[k] = filepath.Join(dir, "seg-"+strconv.Itoa(i)+ext)
-			opts[k] = EncodeOptions{Preset: "ultrafast", Quality: DefaultQuality, Times: info.Times, First: cuts[i]}
+			segOpts[k] = EncodeOptions{Preset: "ultrafast", Quality: DefaultQuality, Times: info.Times, First: cuts[i]}
 			segs[k] = append(segs[k], JoinSegment{Path: paths[k], Start: info.Times.At(cuts[i])})
 		}
-		transcodeEach(t, info, cuts[i], cuts[i+1], paths, opts)
+		segOuts, opts = append(segOuts, paths), append(opts, segOpts)
 	}
+	transcodeCuts(t, info, cuts, segOuts, opts)
 	var keep []Carry
 	for _, s := range info.Others {
 		keep = append(keep, Carry{Stream: s})

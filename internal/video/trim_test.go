@@ -24,13 +24,16 @@ func joinTrim(t *testing.T, info *Info, start, end int, cuts []int, mkvKeep, mp4
 	// NUT segments for the serial join, MP4 ones (as an MP4 output's job writes them) for the
 	// parallel join.
 	var segs, mp4Segs []JoinSegment
+	var outs [][]string
+	var opts [][]EncodeOptions
 	for i := 0; i+1 < len(cuts); i++ {
 		nut, seg := filepath.Join(dir, fmt.Sprintf("seg-%d%s", i, SegmentExt)), filepath.Join(dir, fmt.Sprintf("seg-%d%s", i, MP4SegmentExt))
 		opt := EncodeOptions{Preset: "ultrafast", Quality: DefaultQuality, Times: times, First: cuts[i] - start}
-		transcodeEach(t, info, cuts[i], cuts[i+1], []string{nut, seg}, []EncodeOptions{opt, opt}) // one decode, both containers
+		outs, opts = append(outs, []string{nut, seg}), append(opts, []EncodeOptions{opt, opt})
 		segs = append(segs, JoinSegment{Path: nut, Start: times.At(cuts[i] - start)})
 		mp4Segs = append(mp4Segs, JoinSegment{Path: seg, Start: times.At(cuts[i] - start)})
 	}
+	transcodeCuts(t, info, cuts, outs, opts) // one decode, both containers
 	mkv = filepath.Join(dir, "serial.mkv")
 	if err := Join(ctx, dir, segs, times, info.Path, span, mkvKeep, mkv, AudioOptions{}); err != nil {
 		t.Fatal(err)

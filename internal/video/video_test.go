@@ -151,12 +151,18 @@ func TestDecoderCloseEarly(t *testing.T) {
 func TestFFV1RoundTrip(t *testing.T) {
 	info := probe(t, clip(t, "bf.mp4"))
 	want := referenceHashes(t, info.Path)
-	for _, pixfmt := range []string{"", "bgr0"} {
-		out := filepath.Join(t.TempDir(), "lossless.mkv.tmp")
-		transcode(t, info, 0, info.Frames, out, EncodeOptions{Encoder: "ffv1", PixFmt: pixfmt})
-		got := referenceHashes(t, out)
+	// Both pixel formats from one decode, read back by one ffmpeg.
+	pixfmts := []string{"", "bgr0"}
+	var outs []string
+	var opts []EncodeOptions
+	for i, pixfmt := range pixfmts {
+		outs = append(outs, filepath.Join(t.TempDir(), fmt.Sprintf("lossless-%d.mkv.tmp", i)))
+		opts = append(opts, EncodeOptions{Encoder: "ffv1", PixFmt: pixfmt})
+	}
+	transcodeEach(t, info, 0, info.Frames, outs, opts)
+	for i, got := range referenceHashesOf(t, outs...) {
 		if !slices.Equal(got, want) {
-			t.Errorf("ffv1 pix_fmt %q: %d frames, first difference at %d", pixfmt, len(got), firstDiff(got, want))
+			t.Errorf("ffv1 pix_fmt %q: %d frames, first difference at %d", pixfmts[i], len(got), firstDiff(got, want))
 		}
 	}
 }
@@ -165,6 +171,53 @@ func TestFFV1RoundTrip(t *testing.T) {
 func transcode(t testing.TB, info *Info, start, end int, out string, opt EncodeOptions) {
 	t.Helper()
 	transcodeEach(t, info, start, end, []string{out}, []EncodeOptions{opt})
+}
+
+// transcodeCuts is transcodeEach of each segment [cuts[i],cuts[i+1]) into outs[i] with opts[i],
+// from one decode of [cuts[0],cuts[len(cuts)-1]): a segment's encoders open at its first frame
+// and close after its last, as a rank's chunks are cut from its one range (a decoder a segment
+// was an ffmpeg start each, 0.1–0.3 CPU-s here; a range's frames are a whole decode's,
+// TestDecodeRangesExact).
+func transcodeCuts(t testing.TB, info *Info, cuts []int, outs [][]string, opts [][]EncodeOptions) {
+	t.Helper()
+	ctx := context.Background()
+	d, err := OpenDecoder(ctx, info, cuts[0], cuts[len(cuts)-1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	buf := make([]byte, info.FrameSize())
+	for i := 0; i+1 < len(cuts); i++ {
+		encs := make([]*Encoder, len(outs[i]))
+		for k, out := range outs[i] {
+			opt := opts[i][k]
+			opt.Width, opt.Height, opt.FPS = info.Width, info.Height, info.FPS
+			if encs[k], err = OpenEncoder(ctx, out, opt); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for f := cuts[i]; f < cuts[i+1]; f++ {
+			if err := d.Next(buf); err != nil {
+				t.Fatalf("frame %d: %v", f, err)
+			}
+			for _, e := range encs {
+				if err := e.Write(buf); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		for _, e := range encs {
+			if err := e.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if e.Frames() != cuts[i+1]-cuts[i] {
+				t.Fatalf("encoder wrote %d frames, want %d", e.Frames(), cuts[i+1]-cuts[i])
+			}
+		}
+	}
+	if err := d.Next(buf); !errors.Is(err, io.EOF) {
+		t.Fatalf("after frame %d the decoder gave %v, want io.EOF", cuts[len(cuts)-1], err)
+	}
 }
 
 // transcodeEach is transcode into several outputs at once, outs[i] with opts[i], from one
@@ -395,19 +448,28 @@ func TestJoinSegments(t *testing.T) {
 	dir := t.TempDir()
 	cuts := []int{0, 40, 41, 123}
 	var segs []JoinSegment
-	var want []string
+	var paths []string
+	var outs [][]string
+	var opts [][]EncodeOptions
 	for i := 0; i+1 < len(cuts); i++ {
 		seg := filepath.Join(dir, fmt.Sprintf("chunk's %d.nut", i)) // a quote in the name
-		transcode(t, info, cuts[i], cuts[i+1], seg, EncodeOptions{Preset: "ultrafast", Quality: DefaultQuality})
+		outs, opts = append(outs, []string{seg}), append(opts, []EncodeOptions{{Preset: "ultrafast", Quality: DefaultQuality}})
 		segs = append(segs, JoinSegment{Path: seg, Start: info.Times.At(cuts[i])})
-		want = append(want, referenceHashes(t, seg)...)
+		paths = append(paths, seg)
 	}
+	transcodeCuts(t, info, cuts, outs, opts)
 	out := filepath.Join(dir, "joined.mp4.tmp")
 	scratch := t.TempDir()
 	if err := Join(context.Background(), scratch, segs, info.Times, info.Path, Span{}, nil, out, AudioOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if got := referenceHashes(t, out); !slices.Equal(got, want) {
+	// The segments' frames and the joined file's, from one ffmpeg.
+	h := referenceHashesOf(t, append(paths, out)...)
+	var want []string
+	for _, seg := range h[:len(paths)] {
+		want = append(want, seg...)
+	}
+	if got := h[len(paths)]; !slices.Equal(got, want) {
 		t.Errorf("joined: %d frames, want %d; first difference at %d", len(got), len(want), firstDiff(got, want))
 	}
 	if got := probe(t, out); got.Frames != 123 || got.FPS != info.FPS {
