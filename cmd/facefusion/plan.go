@@ -461,7 +461,7 @@ func printModel(w io.Writer, c scaling.Costs, s scaling.Scale, e scaling.Estimat
 	}
 	if s.ParallelJoin {
 		nodes := float64((s.Ranks + s.RanksPerNode - 1) / s.RanksPerNode)
-		fmt.Fprintf(tw, "join\t%.2f\t%s\t%.3f + %d segments a rank × %.5f + rank 0's %d frames × %.1f µs + max(busiest rank's %s × %.2f s/GB, %s once at %s/s) (every rank the segments it wrote, from its page cache, at their offset; rank 0 the index)\n",
+		fmt.Fprintf(tw, "join\t%.2f\t%s\t%.3f + %d segments a rank × %.5f + rank 0's %d frames × %.2f µs + max(busiest rank's %s × %.2f s/GB, %s once at %s/s) (every rank the segments it wrote, from its page cache, at their offset; rank 0 the index)\n",
 			e.Join, pct(e.Join), c.ParallelJoinFixed, (s.Segments+s.Ranks-1)/s.Ranks, c.ParallelPerSegment, e.Frames, c.PlanPerFrame*1e6,
 			gbytes(e.OutputBytes*float64(e.Busiest)/float64(max(1, e.Frames))), c.JoinPerByte*1e9,
 			gbytes(e.OutputBytes), gbytes(math.Min(nodes*s.ClientBW, s.FSBandwidth)))

@@ -11,18 +11,18 @@ import (
 
 // Measured are the costs of a 2-rank run of the demo clip (150 frames of 1280×720, face swap,
 // libx264, 6 chunks of 25, the parallel join) on this project's 2-core CI machine, ranks bound
-// one per core, rank 0 loading its models beside its checks: the run of median wall time of
-// three (load average 4.8–5.1, the loop's own 4-rank runs between them), its report through
-// FromReport (README, "Scaling model", has the commands). The join's fixed parts and rates are
-// their own measurements (below).
+// one per core, rank 0 loading its models beside its checks, the large buffers on huge pages,
+// the hash in the join's copy: the run of median wall time of three (load average 2.0–3.9, the
+// loop's own runs the only load), its report through FromReport (README, "Scaling model", has
+// the commands). The join's fixed parts and rates are their own measurements (below).
 var Measured = Costs{
 	From:          "built-in: a 2-rank run of the demo clip on the 2-core CI machine (README, Scaling model)",
-	FrameSeconds:  13.533 / 150,
+	FrameSeconds:  12.029 / 150,
 	FramePixels:   1280 * 720,
 	BytesPerFrame: 2253092.0 / 150,
 	Launch:        DefaultLaunch,
-	Plan:          1.42,
-	Load:          1.03,
+	Plan:          0.96,
+	Load:          0.59,
 	// The serial (one-pass) join's, for outputs other than MP4/MOV: rank 0's join in the
 	// earlier built-in run, which joined serially (0.556 s, 6 segments, 2.2 MB).
 	JoinFixed:          0.556 - 6*DefaultOnePassPerSegment - 2200803*DefaultOnePassPerByte,
@@ -60,10 +60,11 @@ const (
 	DefaultParallelPerSegment = 50e-6
 	// DefaultPlanPerFrame is rank 0's own part of the parallel join a frame: every segment's
 	// gathered table decoded, the joined samples laid out and their decode times sorted, the
-	// index written; `go test -run '^$' -bench PlanOutput -benchtime 3x ./internal/video/` here
-	// over 180000 frames (7200 segments of 25): 1.3, 1.6 and 1.7 µs a frame (three runs, load
-	// average 9–12; their mean).
-	DefaultPlanPerFrame = 1.5e-6
+	// index written; `go test -run '^$' -bench PlanOutput -benchtime 10x -count 3
+	// ./internal/video/` here over 180000 frames (7200 segments of 25), the boxes sized before
+	// they are filled and the sample table built once for the header's two passes: 250, 171 and
+	// 250 ns a frame (load average 3; 1.3–1.7 µs before, when every box grew by appends).
+	DefaultPlanPerFrame = 0.25e-6
 	// DefaultParallelJoinFixed is the parallel join's fixed part (it starts no process: the
 	// protocol's collectives, the temp file's creation, the side file's index read): rank 0's
 	// join in three 2-rank runs of the demo clip (`--processors none --chunk-frames 25`, 6
@@ -74,7 +75,9 @@ const (
 
 const (
 	// DefaultLaunch is `mpirun -np 2 bin/facefusion probe`'s wall time here, median of 3 (1.0 s
-	// for 1 rank, 2.7 s for 4 on the 2 cores): the launcher, the processes' start and MPI_Init.
+	// for 1 rank, 2.7 s for 4 on the 2 cores), under the load of other work: the launcher, the
+	// processes' start and MPI_Init. On a quiet machine it is 0.54 s (three runs, 0.536–0.543);
+	// kept at 1.3: launching 512 ranks over their nodes takes longer than 2 here.
 	DefaultLaunch = 1.3
 	// DefaultHashPerByte is one rank's block hash of its share of the output (lustre.HashBlocks)
 	// here, `go test -run '^$' -bench HashBlocks -benchtime 5x ./lustre/` over a 256 MiB file in
