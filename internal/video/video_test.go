@@ -224,43 +224,7 @@ func transcodeCuts(t testing.TB, info *Info, cuts []int, outs [][]string, opts [
 // decode of [start,end): the tests that hold two encodings of the same frames side by side.
 func transcodeEach(t testing.TB, info *Info, start, end int, outs []string, opts []EncodeOptions) {
 	t.Helper()
-	ctx := context.Background()
-	d, err := OpenDecoder(ctx, info, start, end)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close()
-	encs := make([]*Encoder, len(outs))
-	for i, out := range outs {
-		opt := opts[i]
-		opt.Width, opt.Height, opt.FPS = info.Width, info.Height, info.FPS
-		if encs[i], err = OpenEncoder(ctx, out, opt); err != nil {
-			t.Fatal(err)
-		}
-	}
-	buf := make([]byte, info.FrameSize())
-	for {
-		err := d.Next(buf)
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, e := range encs {
-			if err := e.Write(buf); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	for _, e := range encs {
-		if err := e.Close(); err != nil {
-			t.Fatal(err)
-		}
-		if e.Frames() != end-start {
-			t.Fatalf("encoder wrote %d frames, want %d", e.Frames(), end-start)
-		}
-	}
+	transcodeCuts(t, info, []int{start, end}, [][]string{outs}, [][]EncodeOptions{opts})
 }
 
 func TestEncodeX264(t *testing.T) {
