@@ -1,0 +1,253 @@
+// Package safefs reads and checks files in folders that other users may write to (world-writable
+// scratch, group-writable project trees), where any name another user can predict may be a
+// planted link, FIFO or device. It reads with a size limit, refuses what is not a regular file
+// before reading a byte, never follows a link inside the program's own folders, and refuses
+// folders another user owns or can write into (as OpenSSH's StrictModes does for ~/.ssh).
+package safefs
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/user"
+	"strconv"
+	"syscall"
+	"unicode/utf8"
+)
+
+// Limits of the files the program reads, one home for each: a file over its limit is refused
+// with the limit named.
+const (
+	ConfigLimit   = 1 << 20  // a job TOML, facefusion.ini, a batch's settings
+	ManifestLimit = 64 << 20 // a job folder's manifest (a record a chunk: millions of chunks fit)
+	JournalLimit  = 16 << 20 // one rank's journal of finished chunks
+	ReportLimit   = 64 << 20 // a run report (per-rank stats of thousands of ranks)
+	SmallLimit    = 64 << 10 // a claim, lock, heartbeat, attempt, stop or progress file
+)
+
+// LimitError is a file over its size limit.
+type LimitError struct {
+	Path  string
+	What  string
+	Limit int64
+}
+
+func (e *LimitError) Error() string {
+	return fmt.Sprintf("%s %s is larger than the %s this program reads: check that it is the right file", e.What, e.Path, Size(e.Limit))
+}
+
+// KindError is a path that is not a regular file (a FIFO, a device, a socket, a folder), or a
+// link where the program follows none.
+type KindError struct {
+	Path string
+	What string
+	Kind string
+}
+
+func (e *KindError) Error() string {
+	return fmt.Sprintf("%s %s is %s, not a regular file: facefusion reads only regular files there", e.What, e.Path, e.Kind)
+}
+
+// ReadFile reads the regular file at path (following links: a user's input may be one), at most
+// limit bytes. A FIFO, device, socket or folder is refused without blocking or reading; what
+// names the file in the error ("config", "manifest").
+func ReadFile(path string, limit int64, what string) ([]byte, error) {
+	return read(path, limit, what, 0)
+}
+
+// ReadOwnFile is ReadFile for a file inside the program's own folders: a link there is refused
+// (ELOOP), never followed, since another user may have planted it.
+func ReadOwnFile(path string, limit int64, what string) ([]byte, error) {
+	return read(path, limit, what, syscall.O_NOFOLLOW)
+}
+
+func read(path string, limit int64, what string, flags int) ([]byte, error) {
+	// O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer, deaf to signals.
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK|flags, 0)
+	if err != nil {
+		if flags&syscall.O_NOFOLLOW != 0 && errors.Is(err, syscall.ELOOP) {
+			return nil, &KindError{Path: path, What: what, Kind: "a link"}
+		}
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		return nil, &KindError{Path: path, What: what, Kind: KindOf(st.Mode())}
+	}
+	if st.Size() > limit {
+		return nil, &LimitError{Path: path, What: what, Limit: limit}
+	}
+	// The size may grow while it is read: the limit holds for what is read, too.
+	b, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(b)) > limit {
+		return nil, &LimitError{Path: path, What: what, Limit: limit}
+	}
+	return b, nil
+}
+
+// Regular refuses a path that exists and is not a regular file (following links), before
+// anything opens it: for inputs handed to other programs (ffmpeg), which would block on a FIFO.
+// A path that does not exist is left to the caller.
+func Regular(path, what string) error {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil
+	}
+	if !st.Mode().IsRegular() {
+		return &KindError{Path: path, What: what, Kind: KindOf(st.Mode())}
+	}
+	return nil
+}
+
+// KindOf names a file mode's type for a message: "a FIFO", "a folder", ….
+func KindOf(m fs.FileMode) string {
+	switch {
+	case m.IsRegular():
+		return "a regular file"
+	case m.IsDir():
+		return "a folder"
+	case m&fs.ModeSymlink != 0:
+		return "a link"
+	case m&fs.ModeNamedPipe != 0:
+		return "a FIFO (named pipe)"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m&fs.ModeCharDevice != 0:
+		return "a character device"
+	case m&fs.ModeDevice != 0:
+		return "a block device"
+	}
+	return "not a regular file"
+}
+
+// Size is n bytes for a message: "64 KiB", "1 MiB".
+func Size(n int64) string {
+	switch {
+	case n >= 1<<30 && n%(1<<30) == 0:
+		return fmt.Sprintf("%d GiB", n>>30)
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return fmt.Sprintf("%d MiB", n>>20)
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return fmt.Sprintf("%d KiB", n>>10)
+	}
+	return fmt.Sprintf("%d bytes", n)
+}
+
+// ExcerptLen is the most of a file's text an error quotes.
+const ExcerptLen = 60
+
+// Excerpt quotes at most ExcerptLen bytes of s for an error, cut at a character's edge, with
+// what was left out counted: an error never echoes a whole file, nor a 10 MB key.
+func Excerpt(s string) string {
+	if len(s) <= ExcerptLen {
+		return strconv.Quote(s)
+	}
+	cut := ExcerptLen
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return fmt.Sprintf("%s… (%d bytes more)", strconv.Quote(s[:cut]), len(s)-cut)
+}
+
+// GroupEnv names the setting that lets a folder the program writes into be writable by its
+// owner's group (setgid project trees, where a team shares its folders): FACEFUSION_GROUP_WRITABLE=1.
+// Without it, a folder writable by anyone but its owner is refused.
+const GroupEnv = "FACEFUSION_GROUP_WRITABLE"
+
+// GroupAllowed reports whether GroupEnv is set to allow group-writable folders.
+func GroupAllowed() bool {
+	v := os.Getenv(GroupEnv)
+	return v == "1" || v == "true" || v == "yes"
+}
+
+// FolderError is a folder the program will not write into: another user's, or one others can
+// write into.
+type FolderError struct {
+	Path   string
+	What   string // "job folder", "batch folder", "models folder"
+	Reason string
+	Fix    string
+}
+
+func (e *FolderError) Error() string {
+	return fmt.Sprintf("%s %s %s: %s", e.What, e.Path, e.Reason, e.Fix)
+}
+
+// CheckFolder refuses a folder that the program would write into and trust unless it is the
+// running user's and no one else can write into it: owned by the effective user (or, for
+// root, by root), not writable by others, and not by the group unless GroupAllowed. The path
+// may be a link to such a folder (a /scratch link); the link itself must then be the user's too.
+// what names the folder in the error; fix says what to do instead ("choose another --job-dir").
+func CheckFolder(path, what, fix string) error {
+	lst, err := os.Lstat(path)
+	if err != nil {
+		return err
+	}
+	uid := os.Geteuid()
+	if lst.Mode()&fs.ModeSymlink != 0 {
+		if o := owner(lst); o != uid && o != 0 {
+			return &FolderError{Path: path, What: what, Reason: "is a link made by " + userName(o) + ", not by you", Fix: fix}
+		}
+	}
+	st, err := os.Stat(path)
+	if err != nil {
+		return err
+	}
+	if !st.IsDir() {
+		return &FolderError{Path: path, What: what, Reason: "is " + KindOf(st.Mode()) + ", not a folder", Fix: fix}
+	}
+	if o := owner(st); o != uid {
+		return &FolderError{Path: path, What: what, Reason: "belongs to " + userName(o) + ", not to you (" + userName(uid) + "), so facefusion does not trust what is in it", Fix: fix}
+	}
+	perm := st.Mode().Perm()
+	if perm&0o002 != 0 {
+		return &FolderError{Path: path, What: what, Reason: fmt.Sprintf("is writable by every user (mode %04o)", perm),
+			Fix: fmt.Sprintf("run chmod o-w %s, or %s", path, fix)}
+	}
+	if perm&0o020 != 0 && !GroupAllowed() {
+		return &FolderError{Path: path, What: what, Reason: fmt.Sprintf("is writable by its group (mode %04o)", perm),
+			Fix: fmt.Sprintf("run chmod g-w %s, set %s=1 where your group shares its folders (a setgid project tree), or %s", path, GroupEnv, fix)}
+	}
+	return nil
+}
+
+func owner(st fs.FileInfo) int {
+	if s, ok := st.Sys().(*syscall.Stat_t); ok {
+		return int(s.Uid)
+	}
+	return -1
+}
+
+// userName is a uid as "name (uid N)", or "uid N" where no name is known.
+func userName(uid int) string {
+	if u, err := user.LookupId(strconv.Itoa(uid)); err == nil {
+		return fmt.Sprintf("user %s (uid %d)", u.Username, uid)
+	}
+	return fmt.Sprintf("uid %d", uid)
+}
+
+// FolderMode is the mode the program makes its own folders with: what the umask leaves of
+// rwxr-xr-x (rwxrwxr-x where GroupAllowed), never writable by others.
+func FolderMode() os.FileMode {
+	m := os.FileMode(0o755)
+	if GroupAllowed() {
+		m = 0o775
+	}
+	return m &^ os.FileMode(umask)
+}
+
+// umask is the process's, read once before any goroutine could create a file meanwhile.
+var umask = func() int {
+	m := syscall.Umask(0o077)
+	syscall.Umask(m)
+	return m
+}()

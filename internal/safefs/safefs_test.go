@@ -1,0 +1,136 @@
+package safefs
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+func TestReadFileRefusesFIFOWithoutBlocking(t *testing.T) {
+	fifo := filepath.Join(t.TempDir(), "config.toml")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { _, err := ReadFile(fifo, ConfigLimit, "config"); done <- err }()
+	select {
+	case err := <-done:
+		var ke *KindError
+		if !errors.As(err, &ke) || !strings.Contains(err.Error(), "FIFO") || !strings.Contains(err.Error(), fifo) {
+			t.Fatalf("a FIFO: got %v, want a KindError naming it", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("reading a FIFO blocked")
+	}
+}
+
+func TestReadFileRefusesDevicesAndFolders(t *testing.T) {
+	for _, p := range []string{"/dev/zero", "/dev/null", t.TempDir()} {
+		var ke *KindError
+		if _, err := ReadFile(p, ConfigLimit, "config"); !errors.As(err, &ke) {
+			t.Errorf("%s: got %v, want refused as not a regular file", p, err)
+		}
+	}
+}
+
+func TestReadFileLimit(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "big")
+	if err := os.WriteFile(p, make([]byte, 1025), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var le *LimitError
+	if _, err := ReadFile(p, 1024, "manifest"); !errors.As(err, &le) || !strings.Contains(err.Error(), "1 KiB") {
+		t.Fatalf("over the limit: got %v, want a LimitError naming 1 KiB", err)
+	}
+	// A sparse file of a terabyte is refused by its size, without reading.
+	sp := filepath.Join(t.TempDir(), "sparse")
+	f, _ := os.Create(sp)
+	f.Truncate(1 << 40)
+	f.Close()
+	if _, err := ReadFile(sp, ReportLimit, "report"); !errors.As(err, &le) {
+		t.Fatalf("sparse: got %v", err)
+	}
+	if b, err := ReadFile(p, 1025, "manifest"); err != nil || len(b) != 1025 {
+		t.Fatalf("at the limit: %d bytes, %v", len(b), err)
+	}
+}
+
+func TestReadOwnFileRefusesLinks(t *testing.T) {
+	dir := t.TempDir()
+	secret := filepath.Join(dir, "id_rsa")
+	os.WriteFile(secret, []byte("PRIVATE KEY"), 0o600)
+	link := filepath.Join(dir, "CLAIM")
+	os.Symlink(secret, link)
+	b, err := ReadOwnFile(link, SmallLimit, "claim")
+	var ke *KindError
+	if !errors.As(err, &ke) || len(b) != 0 || !strings.Contains(err.Error(), "a link") {
+		t.Fatalf("a link in our folder: got %q, %v; want refused", b, err)
+	}
+	if b, err := ReadFile(link, SmallLimit, "config"); err != nil || string(b) != "PRIVATE KEY" {
+		t.Fatalf("ReadFile follows a user's link: %q, %v", b, err)
+	}
+}
+
+// The tests run as root (CI and developers' machines): another user is simulated by chowning
+// folders to nobody.
+func TestCheckFolder(t *testing.T) {
+	t.Setenv(GroupEnv, "")
+	mine := t.TempDir()
+	os.Chmod(mine, 0o755)
+	if err := CheckFolder(mine, "job folder", "choose another --job-dir"); err != nil {
+		t.Fatalf("own folder refused: %v", err)
+	}
+	os.Chmod(mine, 0o777)
+	if err := CheckFolder(mine, "job folder", "x"); err == nil || !strings.Contains(err.Error(), "every user") {
+		t.Fatalf("world-writable: %v", err)
+	}
+	os.Chmod(mine, 0o775)
+	if err := CheckFolder(mine, "job folder", "x"); err == nil || !strings.Contains(err.Error(), GroupEnv) {
+		t.Fatalf("group-writable: %v", err)
+	}
+	t.Setenv(GroupEnv, "1")
+	if err := CheckFolder(mine, "job folder", "x"); err != nil {
+		t.Fatalf("group-writable with %s=1: %v", GroupEnv, err)
+	}
+	if FolderMode()&0o002 != 0 {
+		t.Fatalf("FolderMode %v writable by others", FolderMode())
+	}
+	os.Chmod(mine, 0o755)
+	if os.Geteuid() != 0 {
+		t.Fatal("the foreign-owner cases need root (chown): run the tests as root, as CI does")
+	}
+	theirs := filepath.Join(mine, "theirs")
+	os.Mkdir(theirs, 0o755)
+	if err := os.Chown(theirs, 65534, 65534); err != nil {
+		t.Fatal(err)
+	}
+	err := CheckFolder(theirs, "job folder", "choose another --job-dir")
+	if err == nil || !strings.Contains(err.Error(), "nobody") || !strings.Contains(err.Error(), "choose another --job-dir") {
+		t.Fatalf("another user's folder: %v", err)
+	}
+	// A link another user planted, even to a folder of ours, is refused.
+	link := filepath.Join(mine, "link")
+	os.Symlink(mine, link)
+	if out, err := exec.Command("chown", "-h", "nobody", link).CombinedOutput(); err != nil {
+		t.Fatal(string(out))
+	}
+	if err := CheckFolder(link, "job folder", "x"); err == nil || !strings.Contains(err.Error(), "link made by") {
+		t.Fatalf("another user's link: %v", err)
+	}
+}
+
+func TestExcerpt(t *testing.T) {
+	long := strings.Repeat("é", 5_000_000)
+	e := Excerpt(long)
+	if len(e) > 2*ExcerptLen+40 || !strings.Contains(e, "bytes more") {
+		t.Fatalf("excerpt of 10 MB: %d bytes: %.100s", len(e), e)
+	}
+	if Excerpt("short") != `"short"` {
+		t.Fatal(Excerpt("short"))
+	}
+}
