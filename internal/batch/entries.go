@@ -68,7 +68,7 @@ func Expand(cfg job.Config) ([]Entry, error) {
 			}
 			key := filepath.Clean(e.Output)
 			if i, dup := seen[key]; dup {
-				return nil, fmt.Errorf("output_pattern %q gives one output, %s, for two entries (%s and %s): add {target_name} and, with several sources, {source_name}", cfg.OutputPattern, e.Output, describe(out[i]), describe(e))
+				return nil, fmt.Errorf("output_pattern %q gives one output, %s, for two entries (%s and %s): %s", cfg.OutputPattern, e.Output, describe(out[i]), describe(e), apart(cfg.OutputPattern, out[i], e))
 			}
 			seen[key] = e.Index
 			out = append(out, e)
@@ -146,6 +146,33 @@ func matches(pattern, path string) bool {
 func name(path string) string {
 	b := filepath.Base(path)
 	return strings.TrimSuffix(b, filepath.Ext(b))
+}
+
+// apart is the advice for two entries given one output: the placeholders missing from pattern
+// that tell them apart.
+func apart(pattern string, a, b Entry) string {
+	has := func(p string) bool { return strings.Contains(pattern, "{"+p+"}") }
+	var add []string
+	switch {
+	case a.Target != b.Target:
+		if !has("target_name") {
+			add = append(add, "{target_name}")
+		}
+		if !has("target_extension") && strings.ToLower(filepath.Ext(a.Target)) != strings.ToLower(filepath.Ext(b.Target)) {
+			add = append(add, "{target_extension}")
+		}
+		if len(add) == 0 {
+			return fmt.Sprintf("the targets have one name and extension in two folders (%s, %s): add {index}, or match one folder", filepath.Dir(a.Target), filepath.Dir(b.Target))
+		}
+	case len(a.Sources) > 0 && len(b.Sources) > 0:
+		if has("source_name") || name(a.Sources[0]) == name(b.Sources[0]) {
+			return fmt.Sprintf("the sources have one name in two folders (%s, %s): add {index}, or match one folder", filepath.Dir(a.Sources[0]), filepath.Dir(b.Sources[0]))
+		}
+		add = append(add, "{source_name}")
+	default:
+		add = append(add, "{index}")
+	}
+	return "add " + strings.Join(add, " and ")
 }
 
 func describe(e Entry) string {

@@ -91,16 +91,26 @@ func TestExpand(t *testing.T) {
 // placeholders and unbalanced braces.
 func TestExpandRefuses(t *testing.T) {
 	dir := t.TempDir()
-	touch(t, dir, "faces/a.jpg", "faces/b.jpg", "in/x.mp4", "in/y.mp4", "in/x.mkv")
+	touch(t, dir, "faces/a.jpg", "faces/b.jpg", "in/x.mp4", "in/y.mp4", "in/x.mkv", "in2/x.mp4")
 	for _, c := range []struct {
 		source, target, output string
 		want                   []string
 	}{
 		{"", "in/*", "out/clip.mp4", []string{"out/clip.mp4", "target " + filepath.Join(dir, "in/x.mkv"), "target " + filepath.Join(dir, "in/x.mp4")}},
-		{"", "in/*", "out/{target_name}.mp4", []string{"out/x.mp4", "in/x.mkv", "in/x.mp4"}},
-		{"faces/*", "in/x.mp4", "out/{target_name}.mp4", []string{"source " + filepath.Join(dir, "faces/a.jpg"), "source " + filepath.Join(dir, "faces/b.jpg"), "{source_name}"}},
+		{"", "in/*", "out/clip.mp4", []string{"add {target_name} and {target_extension}"}},
+		// The advice names the placeholder that tells the two apart, never one the pattern has.
+		{"", "in/*", "out/{target_name}.mp4", []string{"out/x.mp4", "in/x.mkv", "in/x.mp4", "add {target_extension}"}},
+		{"", "in/x.*", "out/{index}.mp4", nil},
+		{"", "*/x.mp4", "out/{target_name}{target_extension}.out", []string{"one name and extension in two folders", "add {index}"}},
+		{"faces/*", "in/x.mp4", "out/{target_name}.mp4", []string{"source " + filepath.Join(dir, "faces/a.jpg"), "source " + filepath.Join(dir, "faces/b.jpg"), "add {source_name}"}},
 	} {
 		_, err := Expand(batchConfig(dir, c.source, c.target, c.output))
+		if c.want == nil {
+			if err != nil {
+				t.Errorf("%s: %v", c.output, err)
+			}
+			continue
+		}
 		if err == nil {
 			t.Errorf("%s: no error for one output from two entries", c.output)
 			continue
@@ -109,6 +119,9 @@ func TestExpandRefuses(t *testing.T) {
 			if !strings.Contains(err.Error(), w) {
 				t.Errorf("%s: %v\nwant it to name %q", c.output, err, w)
 			}
+		}
+		if strings.Contains(c.output, "{target_name}") && strings.Contains(err.Error(), "add {target_name}") {
+			t.Errorf("%s: %v\nadvises a placeholder the pattern has", c.output, err)
 		}
 	}
 	for pattern, want := range map[string]string{
