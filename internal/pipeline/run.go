@@ -268,13 +268,6 @@ func ReportFile(cfg job.Config) string {
 // before any work is done.
 func CheckOutput(cfg job.Config) error {
 	path, force := cfg.OutputPath, cfg.Force
-	// The segments' paths (in the job folder named after the output) go into ffmpeg's concat
-	// list, one per line: a line break in them cannot be written there.
-	for _, p := range []struct{ what, path string }{{"-o", path}, {"--job-dir", cfg.JobDir}} {
-		if strings.ContainsAny(p.path, "\n\r") {
-			return fault.AsUsage(fmt.Errorf("%s %q holds a line break, which ffmpeg's list of segments cannot hold: choose a name without one", p.what, p.path))
-		}
-	}
 	if st, err := os.Stat(path); err == nil {
 		if st.IsDir() {
 			return fault.AsUsage(fmt.Errorf("output %s is a folder: give a file name", path))
