@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -19,6 +21,7 @@ import (
 	"github.com/facefusion-hpc/facefusion/internal/fault"
 	"github.com/facefusion-hpc/facefusion/internal/job"
 	"github.com/facefusion-hpc/facefusion/internal/pipeline"
+	"github.com/facefusion-hpc/facefusion/internal/safefs"
 )
 
 // downloadFlags are force-download's own flags; the rest are run's (they choose the models).
@@ -29,6 +32,39 @@ type downloadFlags struct {
 	// trustMirrorCRC32 accepts, for a file FaceFusion publishes no sha256 for, a mirror's own
 	// .hash (a CRC32) as its only check: --trust-mirror-crc32.
 	trustMirrorCRC32 bool
+	// The bounds of a slow download: --download-min-rate (KiB/s, 0: no floor) over
+	// --download-rate-window, and --download-timeout a file.
+	minRate    float64
+	rateWindow time.Duration
+	timeout    time.Duration
+}
+
+// The bounds' defaults, as the flags say them.
+const (
+	defaultMinRateKiB    = download.DefaultMinRate >> 10
+	defaultRateWindowSec = int(download.DefaultRateWindow / time.Second)
+	defaultTimeoutSec    = int(download.DefaultDeadline / time.Second)
+)
+
+// seconds parses a flag's positive number of seconds (a fraction allowed), at most a week.
+func seconds(flag, v string) (time.Duration, error) {
+	f, err := strconv.ParseFloat(v, 64)
+	if err != nil || math.IsNaN(f) || f <= 0 || f > 7*24*3600 {
+		return 0, fmt.Errorf("%s: %q is not a number of seconds in (0, 604800]", flag, v)
+	}
+	return time.Duration(f * float64(time.Second)), nil
+}
+
+// fetcher is the Fetcher d asks for.
+func (d downloadFlags) fetcher(logf func(string, ...any)) *download.Fetcher {
+	// Four tries per URL, two seconds apart (or after the host's Retry-After, up to two
+	// minutes), each resuming the last (FaceFusion's curl: five, a second apart).
+	f := &download.Fetcher{Attempts: 4, Retry: 2 * time.Second, Logf: logf,
+		MinRate: int64(d.minRate * 1024), RateWindow: d.rateWindow, Deadline: d.timeout}
+	if d.minRate == 0 {
+		f.MinRate = -1 // no floor
+	}
+	return f
 }
 
 // trustFlag is the flag that accepts a mirror's CRC32 as the only check of a file.
@@ -36,10 +72,48 @@ const trustFlag = "--trust-mirror-crc32"
 
 // parseDownloadFlags takes force-download's own flags out of args.
 func parseDownloadFlags(args []string) (downloadFlags, []string, error) {
-	var d downloadFlags
+	d := downloadFlags{minRate: defaultMinRateKiB, rateWindow: download.DefaultRateWindow, timeout: download.DefaultDeadline}
 	var rest []string
 	for i := 0; i < len(args); i++ {
 		name, inline, hasInline := strings.Cut(args[i], "=")
+		value := func() (string, error) {
+			switch {
+			case hasInline:
+				return inline, nil
+			case i+1 < len(args):
+				i++
+				return args[i], nil
+			}
+			return "", fmt.Errorf("%s needs a value", name)
+		}
+		switch name {
+		case "--download-min-rate":
+			v, err := value()
+			if err != nil {
+				return d, nil, err
+			}
+			f, err := strconv.ParseFloat(v, 64)
+			if err != nil || math.IsNaN(f) || f < 0 || f > 1<<30 {
+				return d, nil, fmt.Errorf("--download-min-rate: %q is not a rate in KiB/s (0: no floor; default %d)", v, defaultMinRateKiB)
+			}
+			d.minRate = f
+			continue
+		case "--download-rate-window", "--download-timeout":
+			v, err := value()
+			if err != nil {
+				return d, nil, err
+			}
+			dur, err := seconds(name, v)
+			if err != nil {
+				return d, nil, err
+			}
+			if name == "--download-timeout" {
+				d.timeout = dur
+			} else {
+				d.rateWindow = dur
+			}
+			continue
+		}
 		switch name {
 		case "--all":
 			if hasInline {
@@ -216,12 +290,14 @@ func cmdForceDownload(ctx context.Context, args []string, w io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(dir, safefs.FolderMode()); err != nil {
 		return fault.AsEnvironment(fmt.Errorf("models folder %s (from %s): %v: fix it, or point models_dir (--models-dir) elsewhere", dir, cfg.ModelsLocation().From, err))
 	}
-	// Four tries per URL, two seconds apart (or after the host's Retry-After, up to two
-	// minutes), each resuming the last (FaceFusion's curl: five, a second apart).
-	f := &download.Fetcher{Attempts: 4, Retry: 2 * time.Second, Logf: log.Infof}
+	// Said once, before any download: a folder others can write into is refused for every file.
+	if err := download.CheckFolder(dir); err != nil {
+		return fault.AsEnvironment(err)
+	}
+	f := d.fetcher(log.Infof)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "model\tstate\tfile\tdetail")
 	// The exit code: a file not downloaded (1) before a models folder that failed (4, as when

@@ -7,7 +7,10 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/facefusion-hpc/facefusion/infer/catalog"
 	"github.com/facefusion-hpc/facefusion/internal/clitest"
@@ -156,5 +159,116 @@ func TestForceDownload(t *testing.T) {
 	r = clitest.Run(t, "force-download", "--download-base-url", srv.URL+"/", "--models-dir", t.TempDir(), "--face-selector-mode", "reference")
 	if r.Code != 0 || !strings.Contains(r.Stdout, "fr_feature (npm faceplugin-face-recognition-js@0.0.1), from `make fetch`") {
 		t.Errorf("embedded default, reference mode: exit %d, want 0 naming fr_feature's package:\n%s%s", r.Code, r.Stdout, r.Stderr)
+	}
+}
+
+// The bounds of a slow download: their defaults are the library's and the usage text's; bad
+// values are refused naming the flag.
+func TestDownloadBoundFlags(t *testing.T) {
+	d, rest, err := parseDownloadFlags([]string{"--force"})
+	if err != nil || len(rest) != 1 || d.minRate != 10 || d.rateWindow != time.Minute || d.timeout != 2*time.Hour {
+		t.Fatalf("defaults: %+v %q %v", d, rest, err)
+	}
+	for _, line := range []string{"--download-min-rate KIB_PER_S]                     abandon a try averaging less (default 10;",
+		"each window of this (default 60)", "every URL and try (default 7200)"} {
+		if !strings.Contains(usage, line) {
+			t.Errorf("the usage text does not say %q", line)
+		}
+	}
+	d, _, err = parseDownloadFlags([]string{"--download-min-rate", "0.5", "--download-rate-window=2.5", "--download-timeout", "30"})
+	if f := d.fetcher(nil); err != nil || f.MinRate != 512 || f.RateWindow != 2500*time.Millisecond || f.Deadline != 30*time.Second {
+		t.Errorf("given: %+v %v", f, err)
+	}
+	if d, _, _ = parseDownloadFlags([]string{"--download-min-rate=0"}); d.fetcher(nil).MinRate >= 0 {
+		t.Error("--download-min-rate 0 leaves a floor")
+	}
+	for _, bad := range [][]string{
+		{"--download-min-rate", "-1"}, {"--download-min-rate", "fast"}, {"--download-min-rate"},
+		{"--download-rate-window", "0"}, {"--download-timeout", "NaN"}, {"--download-timeout", "1e12"},
+	} {
+		if _, _, err := parseDownloadFlags(bad); err == nil || !strings.Contains(err.Error(), bad[0]) {
+			t.Errorf("%q: %v, want an error naming the flag", bad, err)
+		}
+	}
+}
+
+// force-download through the binary against hostile hosts and folders: a trickling host ends in
+// bounded time, naming the file, the host, the rate and the flag (exit 1); a redirect to file://
+// is refused, not retried; a models folder anyone can write into is refused in one line before
+// any request (exit 4), as one given to another user (nobody, uid 65534, as the tests run as
+// root) is.
+func TestForceDownloadHostile(t *testing.T) {
+	var mu sync.Mutex
+	asked := map[string]int{}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mode, _, _ := strings.Cut(strings.TrimPrefix(r.URL.Path, "/"), "/")
+		mu.Lock()
+		asked[mode]++
+		mu.Unlock()
+		if mode == "file" {
+			http.Redirect(w, r, "file:///etc/shadow", http.StatusFound)
+			return
+		}
+		w.Header().Set("Content-Length", "3295067")
+		w.(http.Flusher).Flush()
+		for {
+			select {
+			case <-time.After(100 * time.Millisecond):
+				w.Write([]byte{0})
+				w.(http.Flusher).Flush()
+			case <-r.Context().Done():
+				return
+			}
+		}
+	}))
+	defer srv.Close()
+	host := strings.TrimPrefix(srv.URL, "http://")
+	count := func(mode string) int {
+		mu.Lock()
+		defer mu.Unlock()
+		return asked[mode]
+	}
+	models := filepath.Join(t.TempDir(), "models")
+	args := func(mode string, dir string, extra ...string) []string {
+		return append([]string{"force-download", "--download-base-url", srv.URL + "/" + mode + "/", "--models-dir", dir, "--face-detector-model", "scrfd"}, extra...)
+	}
+
+	start := time.Now()
+	r := clitest.Run(t, args("trickle", models, "--download-min-rate", "1", "--download-rate-window", "0.5")...)
+	if took := time.Since(start); took > 30*time.Second {
+		t.Errorf("a trickling host took %s", took)
+	}
+	if r.Code != exitInternal || !strings.Contains(r.Stderr, "scrfd_2.5g.onnx from "+host+" came at ") || !strings.Contains(r.Stderr, "bytes/s over the last 500ms, below --download-min-rate 1.0 KiB/s") {
+		t.Errorf("trickle: exit %d, want %d naming the file, host, rate and flag:\n%s%s", r.Code, exitInternal, r.Stdout, r.Stderr)
+	}
+	r = clitest.Run(t, args("trickle", models, "--download-min-rate", "0", "--download-timeout", "1")...)
+	if r.Code != exitInternal || !strings.Contains(r.Stderr, "scrfd_2.5g.onnx from "+host+" not finished within --download-timeout 1s") {
+		t.Errorf("deadline: exit %d, want %d naming the timeout:\n%s%s", r.Code, exitInternal, r.Stdout, r.Stderr)
+	}
+
+	r = clitest.Run(t, args("file", models)...)
+	if r.Code != exitInternal || !strings.Contains(r.Stderr, `redirects to a non-HTTP URL, "file:///etc/shadow": refused`) || strings.Contains(r.Stderr, "check the network") {
+		t.Errorf("file:// redirect: exit %d:\n%s%s", r.Code, r.Stdout, r.Stderr)
+	}
+	if count("file") != 1 {
+		t.Errorf("the redirecting host was asked %d times, want 1", count("file"))
+	}
+
+	scratch := filepath.Join(t.TempDir(), "scratch")
+	os.Mkdir(scratch, 0o700)
+	syscall.Chmod(scratch, 0o1777) // scratch: sticky and world-writable
+	theirs := filepath.Join(t.TempDir(), "theirs")
+	os.Mkdir(theirs, 0o755)
+	os.Chown(theirs, 65534, 65534)
+	for dir, want := range map[string]string{scratch: "is writable by every user (mode 0777)", theirs: "belongs to user nobody (uid 65534)"} {
+		before := count("trickle")
+		r = clitest.Run(t, args("trickle", dir)...)
+		lines := strings.Split(strings.TrimSpace(r.Stderr), "\n")
+		if r.Code != exitEnvironment || len(lines) != 1 || !strings.Contains(r.Stderr, "models folder "+dir+" "+want) {
+			t.Errorf("%s: exit %d, want %d and one line saying %q:\n%s%s", dir, r.Code, exitEnvironment, want, r.Stdout, r.Stderr)
+		}
+		if count("trickle") != before {
+			t.Errorf("%s: a request was made for a refused folder", dir)
+		}
 	}
 }

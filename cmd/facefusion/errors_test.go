@@ -311,3 +311,44 @@ func TestUnwritableOutputRefusedFirst(t *testing.T) {
 		})
 	}
 }
+
+// An output (or a run record) that is a link to a missing file, or a link loop, is refused
+// before the first frame in one line saying so and what to do, with or without --force: no job
+// folder, segment or report is made, and the link is left as it is.
+func TestOutputBrokenLink(t *testing.T) {
+	dir := t.TempDir()
+	clip := filepath.Join(dir, "clip.mkv")
+	clitest.FFmpeg(t, "-f", "lavfi", "-i", "testsrc=size=64x48:rate=25", "-frames:v", "8", "-c:v", "ffv1", clip)
+	dangling := filepath.Join(dir, "dangling.mkv")
+	os.Symlink(filepath.Join(dir, "gone", "out.mkv"), dangling)
+	loop := filepath.Join(dir, "loop.mkv")
+	os.Symlink("loop.mkv", loop)
+	report := filepath.Join(dir, "report.json")
+	os.Symlink(filepath.Join(dir, "gone", "report.json"), report)
+	for _, c := range []struct {
+		out, want string
+		args      []string
+	}{
+		{dangling, "-o " + dangling + ` is a link to a missing file ("` + filepath.Join(dir, "gone", "out.mkv") + `"): remove the link, or choose another path`, nil},
+		{dangling, "-o " + dangling + " is a link to a missing file", []string{"--force"}},
+		{loop, "-o " + loop + " is a link loop (a link that leads back to itself): remove the link, or choose another path", nil},
+		{filepath.Join(dir, "out.mkv"), "its run report " + report + " is a link to a missing file", []string{"--report-path", report}},
+	} {
+		r := clitest.Run(t, append([]string{"run", "--processors", "none", "--output-video-encoder", "ffv1", "-t", clip, "-o", c.out}, c.args...)...)
+		lines := strings.Split(strings.TrimSpace(r.Stderr), "\n")
+		if r.Code != exitUsage || len(lines) != 1 || !strings.Contains(r.Stderr, c.want) {
+			t.Errorf("%s %q: exit %d, want %d and one line saying %q:\n%s", c.out, c.args, r.Code, exitUsage, c.want, r.Stderr)
+		}
+		if _, err := os.Stat(c.out + ".job"); err == nil {
+			t.Errorf("%s: a job folder was made", c.out)
+		}
+	}
+	for _, l := range []string{dangling, loop, report} {
+		if st, err := os.Lstat(l); err != nil || st.Mode()&os.ModeSymlink == 0 {
+			t.Errorf("%s was changed: %v", l, err)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "gone")); err == nil {
+		t.Error("the links' missing folder was made")
+	}
+}

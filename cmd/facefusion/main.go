@@ -53,6 +53,9 @@ usage:
       [--download-providers github huggingface]           FaceFusion's hosts, tried in this order (the default)
       [--download-base-url URL]                           or a site mirror: a folder of FaceFusion's file names
       [--trust-mirror-crc32]                              accept a mirror's .hash (CRC32) for files with no published sha256
+      [--download-min-rate KIB_PER_S]                     abandon a try averaging less (default 10; 0: no floor) over
+      [--download-rate-window SECONDS]                    each window of this (default 60); the next try resumes it
+      [--download-timeout SECONDS]                        the most one file may take, every URL and try (default 7200)
   facefusion version  (or -v, --version)                    the program's version and the commit it was built from
   facefusion job-kind FILE                                  run or batch-run: the command a TOML job file is for
   facefusion help                                           this text

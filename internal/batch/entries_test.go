@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/facefusion-hpc/facefusion/internal/job"
@@ -52,10 +53,10 @@ func TestExpand(t *testing.T) {
 	}
 	p := func(s string) string { return filepath.Join(dir, s) }
 	want := []Entry{
-		{0, []string{p("faces/amy.png")}, p("in/x.mov"), p("out/0-amy-x.mov")},
-		{1, []string{p("faces/amy.png")}, p("in/y.MP4"), p("out/1-amy-y.mp4")},
-		{2, []string{p("faces/bob.jpg")}, p("in/x.mov"), p("out/2-bob-x.mov")},
-		{3, []string{p("faces/bob.jpg")}, p("in/y.MP4"), p("out/3-bob-y.mp4")},
+		{0, []string{p("faces/amy.png")}, p("in/x.mov"), p("out/0-amy-x.mov"), ""},
+		{1, []string{p("faces/amy.png")}, p("in/y.MP4"), p("out/1-amy-y.mp4"), ""},
+		{2, []string{p("faces/bob.jpg")}, p("in/x.mov"), p("out/2-bob-x.mov"), ""},
+		{3, []string{p("faces/bob.jpg")}, p("in/y.MP4"), p("out/3-bob-y.mp4"), ""},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("entries:\n%+v\nwant\n%+v", got, want)
@@ -91,16 +92,26 @@ func TestExpand(t *testing.T) {
 // placeholders and unbalanced braces.
 func TestExpandRefuses(t *testing.T) {
 	dir := t.TempDir()
-	touch(t, dir, "faces/a.jpg", "faces/b.jpg", "in/x.mp4", "in/y.mp4", "in/x.mkv")
+	touch(t, dir, "faces/a.jpg", "faces/b.jpg", "in/x.mp4", "in/y.mp4", "in/x.mkv", "in2/x.mp4")
 	for _, c := range []struct {
 		source, target, output string
 		want                   []string
 	}{
 		{"", "in/*", "out/clip.mp4", []string{"out/clip.mp4", "target " + filepath.Join(dir, "in/x.mkv"), "target " + filepath.Join(dir, "in/x.mp4")}},
-		{"", "in/*", "out/{target_name}.mp4", []string{"out/x.mp4", "in/x.mkv", "in/x.mp4"}},
-		{"faces/*", "in/x.mp4", "out/{target_name}.mp4", []string{"source " + filepath.Join(dir, "faces/a.jpg"), "source " + filepath.Join(dir, "faces/b.jpg"), "{source_name}"}},
+		{"", "in/*", "out/clip.mp4", []string{"add {target_name} and {target_extension}"}},
+		// The advice names the placeholder that tells the two apart, never one the pattern has.
+		{"", "in/*", "out/{target_name}.mp4", []string{"out/x.mp4", "in/x.mkv", "in/x.mp4", "add {target_extension}"}},
+		{"", "in/x.*", "out/{index}.mp4", nil},
+		{"", "*/x.mp4", "out/{target_name}{target_extension}.out", []string{"one name and extension in two folders", "add {index}"}},
+		{"faces/*", "in/x.mp4", "out/{target_name}.mp4", []string{"source " + filepath.Join(dir, "faces/a.jpg"), "source " + filepath.Join(dir, "faces/b.jpg"), "add {source_name}"}},
 	} {
 		_, err := Expand(batchConfig(dir, c.source, c.target, c.output))
+		if c.want == nil {
+			if err != nil {
+				t.Errorf("%s: %v", c.output, err)
+			}
+			continue
+		}
 		if err == nil {
 			t.Errorf("%s: no error for one output from two entries", c.output)
 			continue
@@ -109,6 +120,9 @@ func TestExpandRefuses(t *testing.T) {
 			if !strings.Contains(err.Error(), w) {
 				t.Errorf("%s: %v\nwant it to name %q", c.output, err, w)
 			}
+		}
+		if strings.Contains(c.output, "{target_name}") && strings.Contains(err.Error(), "add {target_name}") {
+			t.Errorf("%s: %v\nadvises a placeholder the pattern has", c.output, err)
 		}
 	}
 	for pattern, want := range map[string]string{
@@ -242,5 +256,40 @@ func TestRecordsAndLinkedInbox(t *testing.T) {
 		if (c.want == "") != (err == nil) || err != nil && !strings.Contains(err.Error(), c.want) {
 			t.Errorf("summary %s, metrics %s: %v, want %q", c.summary, c.metrics, err, c.want)
 		}
+	}
+}
+
+// Names in the inbox that are no file (a link to nothing, a link loop, a FIFO) are no entries,
+// but are listed after them with why, not dropped without a word; folders and hidden names are
+// left out as before.
+func TestExpandUnusable(t *testing.T) {
+	dir := t.TempDir()
+	touch(t, dir, "in/good.mp4", "faces/amy.png")
+	p := func(s string) string { return filepath.Join(dir, s) }
+	os.Symlink(p("in/gone.mp4.src"), p("in/dangling.mp4"))
+	os.Symlink(p("in/loop2.mp4"), p("in/loop1.mp4"))
+	os.Symlink(p("in/loop1.mp4"), p("in/loop2.mp4"))
+	syscall.Mkfifo(p("in/pipe.mp4"), 0o644)
+	os.Symlink(p("faces/gone.png"), p("faces/bob.png"))
+	os.Mkdir(p("in/folder.mp4"), 0o755)
+	os.Symlink(p("nowhere"), p("in/.hidden.mp4"))
+
+	got, err := Expand(batchConfig(dir, "faces/*", "in/*.mp4", "out/{source_name}-{target_name}{target_extension}"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Entry{
+		{0, []string{p("faces/amy.png")}, p("in/good.mp4"), p("out/amy-good.mp4"), ""},
+		{-1, nil, p("in/dangling.mp4"), "", `a link to nothing ("` + p("in/gone.mp4.src") + `" does not exist)`},
+		{-1, nil, p("in/loop1.mp4"), "", "a link loop (a link that leads back to itself)"},
+		{-1, nil, p("in/loop2.mp4"), "", "a link loop (a link that leads back to itself)"},
+		{-1, nil, p("in/pipe.mp4"), "", "a FIFO (named pipe), not a regular file"},
+		{-1, []string{p("faces/bob.png")}, "", "", `a link to nothing ("` + p("faces/gone.png") + `" does not exist)`},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("entries:\n%+v\nwant\n%+v", got, want)
+	}
+	if d := describe(got[5]); d != "source "+p("faces/bob.png") {
+		t.Errorf("a skipped source is described as %q", d)
 	}
 }

@@ -35,11 +35,12 @@ const (
 	Quarantined = "quarantined"  // failed max_failures times: not tried again (the file is left where it is)
 	Missing     = "missing"      // in the frozen list, but gone from the file system
 	NotRun      = "not-run"      // the batch stopped before it
+	Skipped     = "skipped"      // a name in the inbox that is no file (a link to nothing, a link loop, a FIFO): Reason says which
 	Stopped     = "stopped"      // stopped in its run (finished chunks checkpointed): the next run resumes it
 )
 
 // States are the states in the order the summary counts them.
-var States = []string{Done, AlreadyDone, Settling, Busy, Failed, Quarantined, Missing, Stopped, NotRun}
+var States = []string{Done, AlreadyDone, Settling, Busy, Failed, Quarantined, Missing, Skipped, Stopped, NotRun}
 
 // Result is one entry's line of the summary.
 type Result struct {
@@ -295,6 +296,9 @@ func checkRecords(cfg job.Config, summary string, entries []Entry) error {
 			return fmt.Errorf("%s %s is the batch's summary: give each its own file", r.flag, r.path)
 		}
 		for _, e := range entries {
+			if e.Skip != "" {
+				continue
+			}
 			for _, p := range append([]string{e.Target, e.Output}, e.Sources...) {
 				if pipeline.SamePath(r.path, p) {
 					return fmt.Errorf("%s %s is %s, a file of the batch's %s: give the record another path", r.flag, r.path, p, describe(e))
@@ -331,12 +335,15 @@ func (b *batch) one(ctx context.Context, r *Result, i, n int) error {
 	tag := fmt.Sprintf("batch [%d/%d] %s", i+1, n, describe(e))
 	skip := func(state, why string) error {
 		r.State, r.Reason = state, why
-		if state == Quarantined {
+		if state == Quarantined || state == Skipped {
 			log.Warnf("%s: %s", tag, why)
 		} else {
 			log.Infof("%s: %s", tag, why)
 		}
 		return nil
+	}
+	if e.Skip != "" {
+		return skip(Skipped, e.Skip+": not a file to process; skipped")
 	}
 	st, err := os.Stat(e.Target)
 	if err != nil {

@@ -22,8 +22,11 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
+	"syscall"
 	"time"
 
+	"github.com/facefusion-hpc/facefusion/internal/safefs"
 	"github.com/facefusion-hpc/facefusion/lustre"
 )
 
@@ -74,6 +77,13 @@ const (
 	// DefaultMaxSize bounds a file with no published size: FaceFusion's largest model file is
 	// 1.3 GB, so a host sending more than 4 GiB is not sending a model.
 	DefaultMaxSize = 4 << 30
+	// DefaultMinRate over DefaultRateWindow is the slowest transfer kept going: a host that
+	// trickles a byte now and then never stalls, yet would never finish.
+	DefaultMinRate    = 10 << 10
+	DefaultRateWindow = time.Minute
+	// DefaultDeadline is the longest one file may take, every URL and try together: FaceFusion's
+	// largest file at 200 KB/s.
+	DefaultDeadline = 2 * time.Hour
 )
 
 // Fetcher downloads files; the zero value works, with the defaults above.
@@ -95,6 +105,14 @@ type Fetcher struct {
 	// MaxSize is the most bytes taken of a file with no published size (a published size
 	// bounds the others); 0: DefaultMaxSize.
 	MaxSize int64
+	// MinRate is the fewest bytes a second a try must average over each RateWindow of its
+	// body, or it is abandoned (and resumed by the next try); 0: DefaultMinRate; negative:
+	// no floor. RateWindow 0: DefaultRateWindow.
+	MinRate    int64
+	RateWindow time.Duration
+	// Deadline is the longest one file's Fetch may take, every URL and try together; 0:
+	// DefaultDeadline.
+	Deadline time.Duration
 	// Logf receives progress lines; nil: none.
 	Logf func(format string, args ...any)
 
@@ -118,6 +136,12 @@ func (f *Fetcher) at(step, part string) {
 }
 
 func (f *Fetcher) stall() time.Duration { return orDefault(f.Stall, DefaultStall) }
+
+func (f *Fetcher) minRate() int64 { return orDefault(f.MinRate, DefaultMinRate) }
+
+func (f *Fetcher) rateWindow() time.Duration { return orDefault(f.RateWindow, DefaultRateWindow) }
+
+func (f *Fetcher) deadline() time.Duration { return orDefault(f.Deadline, DefaultDeadline) }
 
 func (f *Fetcher) maxRetryAfter() time.Duration {
 	return orDefault(f.MaxRetryAfter, DefaultMaxRetryAfter)
@@ -154,11 +178,35 @@ var defaultClient = func() *http.Client {
 	return &http.Client{Transport: t}
 }()
 
+// client is the caller's client, or the default, with redirects to anything but HTTP(S)
+// refused: a host pointing at file:// or ftp:// is not serving the model, and no retry can
+// change that.
 func (f *Fetcher) client() *http.Client {
+	c := *defaultClient
 	if f.Client != nil {
-		return f.Client
+		c = *f.Client
 	}
-	return defaultClient
+	next := c.CheckRedirect
+	c.CheckRedirect = func(req *http.Request, via []*http.Request) error {
+		if s := req.URL.Scheme; s != "http" && s != "https" {
+			return &badRedirect{from: via[len(via)-1].URL.Redacted(), to: req.URL.Redacted()}
+		}
+		if next != nil {
+			return next(req, via)
+		}
+		if len(via) >= 10 {
+			return errors.New("stopped after 10 redirects")
+		}
+		return nil
+	}
+	return &c
+}
+
+// badRedirect is a host redirecting to a URL that is not http:// or https://.
+type badRedirect struct{ from, to string }
+
+func (e *badRedirect) Error() string {
+	return fmt.Sprintf("%s redirects to a non-HTTP URL, %s: refused (force-download fetches only http:// and https://)", e.from, safefs.Excerpt(e.to))
 }
 
 // Error is a file that could not be downloaded: every URL tried and what went wrong there.
@@ -212,15 +260,24 @@ func (e *Error) hint() string {
 	var bad *badBytes
 	var st *statusError
 	var slow *slowDown
+	var redir *badRedirect
+	var crawl *tooSlow
+	var late *pastDeadline
 	switch {
 	case e.Folder():
 		return "fix the models folder (permissions, free space) or point models_dir (--models-dir) at another"
+	case e.Part != "" && (errors.As(last, &crawl) || errors.As(last, &late)):
+		return fmt.Sprintf("rerun later to resume from %s, or try another --download-providers order or --download-base-url, or allow more with %s", e.Part, crawlFlags)
 	case e.Part != "":
 		return fmt.Sprintf("rerun the same command to resume from %s", e.Part)
 	case errors.As(last, &bad):
 		return "the host serves other bytes than FaceFusion publishes: try another --download-providers order or --download-base-url, or copy a file you have checked into models_dir"
 	case errors.As(last, &slow):
 		return "the host is busy: rerun later"
+	case errors.As(last, &redir):
+		return "the host does not serve the file over HTTP: try another --download-providers order or --download-base-url"
+	case errors.As(last, &crawl), errors.As(last, &late):
+		return "rerun later, try another --download-providers order or --download-base-url, or allow more with " + crawlFlags
 	case errors.As(last, &st) && st.code == http.StatusNotFound:
 		return "check --download-providers, or that the --download-base-url folder holds FaceFusion's file names"
 	}
@@ -236,8 +293,13 @@ type BusyError struct {
 }
 
 func (e *BusyError) Error() string {
+	// The host is the claim's text: quoted short, whatever the file holds.
+	host := e.Holder.Host
+	if len(host) > safefs.ExcerptLen || strings.ContainsFunc(host, func(r rune) bool { return r < ' ' || r == 0x7f }) {
+		host = safefs.Excerpt(host)
+	}
 	return fmt.Sprintf("model %s: another force-download (%s, pid %d) is fetching %s, since %s: left to it; rerun once it has ended (remove %s if no such process runs on %s)",
-		e.File.Name, e.Holder.Host, e.Holder.PID, e.File.File, e.Holder.Started.UTC().Format(time.RFC3339), e.Lock, e.Holder.Host)
+		e.File.Name, host, e.Holder.PID, e.File.File, e.Holder.Started.UTC().Format(time.RFC3339), e.Lock, host)
 }
 
 // statusError is an HTTP answer other than the file: permanent for a 4xx other than 408 and
@@ -278,16 +340,58 @@ type badBytes struct{ msg string }
 
 func (e *badBytes) Error() string { return e.msg }
 
+// crawlFlags are force-download's flags that bound a slow download.
+const crawlFlags = "--download-min-rate, --download-rate-window or --download-timeout"
+
+// tooSlow is a try whose body came slower than MinRate over a RateWindow: abandoned, and
+// resumed by the next try.
+type tooSlow struct {
+	file, host string
+	got        int64
+	window     time.Duration
+	min        int64
+}
+
+func (e *tooSlow) Error() string {
+	return fmt.Sprintf("%s from %s came at %s/s over the last %s, below --download-min-rate %s/s", e.file, e.host,
+		rateText(float64(e.got)/e.window.Seconds()), e.window, rateText(float64(e.min)))
+}
+
+// pastDeadline is a file not finished within Deadline.
+type pastDeadline struct {
+	file, host string
+	took       time.Duration
+	got        int64
+}
+
+func (e *pastDeadline) Error() string {
+	return fmt.Sprintf("%s from %s not finished within --download-timeout %s (%d bytes came from there)", e.file, e.host, e.took, e.got)
+}
+
+var errDeadline = errors.New("the download's deadline passed")
+
+// rateText is a rate in bytes a second, with the unit a reader takes in at a glance.
+func rateText(r float64) string {
+	switch {
+	case r >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", r/(1<<20))
+	case r >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", r/(1<<10))
+	}
+	return fmt.Sprintf("%.1f bytes", r)
+}
+
 // permanent reports whether trying the same URL again cannot help.
 func permanent(err error) bool {
 	var st *statusError
 	var bad *badBytes
 	var local *localError
 	var slow *slowDown
+	var redir *badRedirect
 	if errors.As(err, &st) {
 		return st.code >= 400 && st.code < 500 && st.code != http.StatusRequestTimeout && st.code != http.StatusTooManyRequests
 	}
-	return errors.As(err, &bad) || errors.As(err, &local) || errors.As(err, &slow)
+	return errors.As(err, &bad) || errors.As(err, &local) || errors.As(err, &slow) || errors.As(err, &redir)
 }
 
 // retryAfter reads a Retry-After header: seconds or an HTTP date; 0 when absent or past.
@@ -316,6 +420,11 @@ func retryAfter(h http.Header, now time.Time) time.Duration {
 func (f *Fetcher) Fetch(ctx context.Context, dir string, file File, force bool) (Result, error) {
 	final := filepath.Join(dir, file.File)
 	res := Result{Path: final}
+	// The part and its claim have names anyone can predict: only in a folder no one else can
+	// write into is neither planted (a link to a victim's file, a FIFO, a fake claim).
+	if err := CheckFolder(dir); err != nil {
+		return res, err
+	}
 	seen, _ := os.Stat(final)
 	if seen != nil && !seen.IsDir() {
 		if done, err := checkExisting(&res, dir, file, force); done || err != nil {
@@ -340,8 +449,10 @@ func (f *Fetcher) Fetch(ctx context.Context, dir string, file File, force bool) 
 	}
 	part := final + ".part"
 	e := &Error{File: file}
+	fileCtx, cancel := context.WithDeadlineCause(ctx, time.Now().Add(f.deadline()), errDeadline)
+	defer cancel()
 	for _, u := range file.URLs {
-		n, err := f.fromURL(ctx, u, dir, part, file)
+		n, err := f.fromURL(fileCtx, u, dir, part, file)
 		res.Bytes += n
 		if err == nil {
 			res.State, res.URL = Downloaded, u
@@ -350,21 +461,38 @@ func (f *Fetcher) Fetch(ctx context.Context, dir string, file File, force bool) 
 		if ctx.Err() != nil {
 			return res, context.Cause(ctx)
 		}
-		e.Tries = append(e.Tries, Try{URL: u, Err: err})
 		var local *localError
-		if errors.As(err, &local) {
-			break // another host would not help
+		if fileCtx.Err() != nil && !errors.As(err, &local) {
+			err = &pastDeadline{file: file.File, host: host(u), took: f.deadline(), got: n}
+		}
+		e.Tries = append(e.Tries, Try{URL: u, Err: err})
+		if errors.As(err, &local) || fileCtx.Err() != nil {
+			break // another host would not help, or there is no time left for one
 		}
 	}
 	if len(file.URLs) == 0 {
 		e.Tries = append(e.Tries, Try{URL: "(no URL)", Err: errors.New("nowhere to fetch it from")})
 	}
-	if st, err := os.Stat(part); err == nil && st.Size() > 0 {
+	if st, err := os.Lstat(part); err == nil && st.Mode().IsRegular() && st.Size() > 0 {
 		e.Part = part
-	} else if err == nil {
+	} else if err == nil && st.Mode().IsRegular() && st.Size() == 0 {
 		os.Remove(part)
 	}
 	return res, e
+}
+
+// CheckFolder refuses a models folder that force-download would write into unless it is the
+// user's and no one else can write into it (safefs.CheckFolder).
+func CheckFolder(dir string) error {
+	return safefs.CheckFolder(dir, "models folder", "point models_dir (--models-dir) at a folder of your own")
+}
+
+// host is u's host (and port), for a message.
+func host(u string) string {
+	if p, err := url.Parse(u); err == nil && p.Host != "" {
+		return p.Host
+	}
+	return safefs.Excerpt(u)
 }
 
 // claim takes FILE.part.lock for this process for the whole fetch of one file, so that two
@@ -419,17 +547,28 @@ func (f *Fetcher) claim(final string, file File) (release func(), err error) {
 	return nil, &localError{fmt.Errorf("claiming %s: it kept changing hands", lock)}
 }
 
+// readClaim reads a claim as force-download writes it, never following a link and never
+// reading more than a claim can hold; what is not one is refused without quoting it (it may
+// be a link to, or a copy of, a file no one meant to show).
 func readClaim(path string) (lustre.Holder, error) {
 	var h lustre.Holder
-	b, err := os.ReadFile(path)
+	b, err := safefs.ReadOwnFile(path, claimLimit, "claim")
 	if err != nil {
+		var kind *safefs.KindError
+		var limit *safefs.LimitError
+		if errors.As(err, &kind) || errors.As(err, &limit) {
+			return h, errors.New(strings.TrimPrefix(err.Error(), "claim "+path+" "))
+		}
 		return h, err
 	}
 	if err := json.Unmarshal(b, &h); err != nil || h.Token == "" {
-		return h, fmt.Errorf("unreadable: %q", strings.TrimSpace(string(b)))
+		return h, fmt.Errorf("it holds %d bytes of something else", len(b))
 	}
 	return h, nil
 }
+
+// claimLimit bounds a claim: the few fields of lustre.Holder.
+const claimLimit = 4 << 10
 
 // checkExisting settles a file already at its final path, into res: verified by the published
 // sha256, or by its .hash where none is published, it is Present (done); otherwise it is Kept
@@ -444,7 +583,7 @@ func checkExisting(res *Result, dir string, file File, force bool) (done bool, e
 			return true, err
 		}
 	}
-	sha, crc, _, err := sums(path)
+	sha, crc, _, err := sums(path, false)
 	if err != nil {
 		return true, err
 	}
@@ -529,7 +668,7 @@ func (f *Fetcher) fromURL(ctx context.Context, u, dir, part string, file File) (
 // what counts is what a run will read) and renames it into place.
 func (f *Fetcher) land(dir, part string, file File, crcWant string) error {
 	f.at("verify", part)
-	sha, crc, size, err := sums(part)
+	sha, crc, size, err := sums(part, true)
 	if err != nil {
 		return &localError{err}
 	}
@@ -588,22 +727,71 @@ func (f *Fetcher) watchdog(cancel context.CancelCauseFunc) *watchdog {
 func (w *watchdog) kick() { w.t.Reset(w.d) }
 func (w *watchdog) stop() { w.t.Stop() }
 
-// kicking reads r, kicking w at every read.
+// kicking reads r, kicking w at every read and counting the bytes for g (when not nil).
 type kicking struct {
 	r io.Reader
 	w *watchdog
+	g *rateGuard
 }
 
 func (k kicking) Read(p []byte) (int, error) {
 	n, err := k.r.Read(p)
 	k.w.kick()
+	if k.g != nil {
+		k.g.n.Add(int64(n))
+	}
 	return n, err
 }
 
-// netErr is a failed request's error, naming the stall when the watchdog ended it.
+// rateGuard cancels a body that averages less than min bytes a second over a window: checked
+// by a timer, so a body that sends nothing at all is caught as surely as one that trickles.
+type rateGuard struct {
+	n      atomic.Int64
+	last   int64
+	t      *time.Timer
+	window time.Duration
+	min    int64
+	cancel context.CancelCauseFunc
+	what   tooSlow // the file and host, for the error
+}
+
+func (f *Fetcher) rateGuard(cancel context.CancelCauseFunc, what tooSlow) *rateGuard {
+	if f.minRate() < 0 {
+		return nil
+	}
+	g := &rateGuard{window: f.rateWindow(), min: f.minRate(), cancel: cancel, what: what}
+	g.t = time.AfterFunc(g.window, g.check)
+	return g
+}
+
+func (g *rateGuard) check() {
+	now := g.n.Load()
+	got := now - g.last
+	g.last = now
+	if float64(got) < float64(g.min)*g.window.Seconds() {
+		e := g.what
+		e.got, e.window, e.min = got, g.window, g.min
+		g.cancel(&e)
+		return
+	}
+	g.t.Reset(g.window)
+}
+
+func (g *rateGuard) stop() {
+	if g != nil {
+		g.t.Stop()
+	}
+}
+
+// netErr is a failed request's error, naming the stall or the crawl when a guard ended it.
 func (f *Fetcher) netErr(ctx, reqCtx context.Context, err error) error {
-	if ctx.Err() == nil && errors.Is(context.Cause(reqCtx), errStalled) {
+	var slow *tooSlow
+	switch cause := context.Cause(reqCtx); {
+	case ctx.Err() != nil:
+	case errors.Is(cause, errStalled):
 		return fmt.Errorf("nothing arrived for %s", f.stall())
+	case errors.As(cause, &slow):
+		return slow
 	}
 	return unwrapURL(err)
 }
@@ -627,7 +815,7 @@ func (f *Fetcher) fetchHash(ctx context.Context, u string) (string, error) {
 		return "", &statusError{code: resp.StatusCode, status: resp.Status, retryAfter: retryAfter(resp.Header, time.Now()),
 			msg: fmt.Sprintf("no published sha256, and %s answers HTTP %s, so the download could not be checked", u, resp.Status)}
 	}
-	b, err := io.ReadAll(io.LimitReader(kicking{resp.Body, w}, 64))
+	b, err := io.ReadAll(io.LimitReader(kicking{resp.Body, w, nil}, 64))
 	if err != nil {
 		return "", fmt.Errorf("reading %s: %w", u, f.netErr(ctx, reqCtx, err))
 	}
@@ -646,7 +834,8 @@ func parseHash(b []byte) (string, bool) {
 }
 
 func readHash(path string) (string, error) {
-	b, err := os.ReadFile(path)
+	// 8 digits and a newline; a little room for a CRLF or spaces.
+	b, err := safefs.ReadFile(path, 64, ".hash file")
 	if os.IsNotExist(err) {
 		return "", nil
 	}
@@ -660,9 +849,15 @@ func readHash(path string) (string, error) {
 	return h, nil
 }
 
-// sums is a file's sha256, CRC32 and size, from one read of it.
-func sums(path string) (sha, crc string, size int64, err error) {
-	f, err := os.Open(path)
+// sums is a file's sha256, CRC32 and size, from one read of it; own: a file force-download
+// wrote (a part), opened as openPart does.
+func sums(path string, own bool) (sha, crc string, size int64, err error) {
+	var f *os.File
+	if own {
+		f, err = openPart(path, os.O_RDONLY)
+	} else {
+		f, err = os.Open(path)
+	}
 	if err != nil {
 		return "", "", 0, err
 	}
@@ -678,7 +873,7 @@ func sums(path string) (sha, crc string, size int64, err error) {
 // transfer continues part from u: a Range request from the part's end, or from zero when the
 // server ignores Range. It returns the bytes transferred; the caller checks the complete part.
 func (f *Fetcher) transfer(ctx context.Context, u, part string, file File) (n int64, err error) {
-	out, err := os.OpenFile(part, os.O_RDWR|os.O_CREATE, 0o644)
+	out, err := openPart(part, os.O_RDWR|os.O_CREATE)
 	if err != nil {
 		return 0, &localError{err}
 	}
@@ -767,8 +962,10 @@ func (f *Fetcher) transfer(ctx context.Context, u, part string, file File) (n in
 	if _, err := out.Seek(off, io.SeekStart); err != nil {
 		return 0, &localError{err}
 	}
+	g := f.rateGuard(cancel, tooSlow{file: file.File, host: host(u)})
+	defer g.stop()
 	// One byte past the most the file can hold is enough to tell a body too long.
-	n, err = f.copyBody(io.LimitReader(kicking{resp.Body, w}, most-off+1), out, file, off)
+	n, err = f.copyBody(io.LimitReader(kicking{resp.Body, w, g}, most-off+1), out, file, off)
 	got := off + n
 	var local *localError
 	if errors.As(err, &local) {
@@ -777,6 +974,10 @@ func (f *Fetcher) transfer(ctx context.Context, u, part string, file File) (n in
 	if got > most {
 		return n, tooLong(file, most)
 	}
+	var slow *tooSlow
+	if err != nil && errors.As(f.netErr(ctx, reqCtx, err), &slow) {
+		return n, slow
+	}
 	if err != nil {
 		return n, fmt.Errorf("the connection dropped after %d of %s (%v)", got, sizeText(max(file.Size, off+length)), f.netErr(ctx, reqCtx, err))
 	}
@@ -784,6 +985,34 @@ func (f *Fetcher) transfer(ctx context.Context, u, part string, file File) (n in
 		return n, fmt.Errorf("the body ended after %d of %d bytes", got, want)
 	}
 	return n, nil
+}
+
+// openPart opens a part without following a link and refuses what is not a regular file of
+// the user's: a name planted there (a link to another file, a FIFO, someone else's file) is
+// never written to, read, or renamed into place as a model.
+func openPart(part string, flag int) (*os.File, error) {
+	// O_NONBLOCK: a FIFO is refused below instead of waited on.
+	f, err := os.OpenFile(part, flag|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0o644)
+	if errors.Is(err, syscall.ELOOP) {
+		return nil, fmt.Errorf("%s is a link, which force-download never writes through: remove it if you made it", part)
+	}
+	if err != nil {
+		return nil, err
+	}
+	// O_NONBLOCK stays set: it changes nothing for a regular file.
+	st, err := f.Stat()
+	switch {
+	case err != nil:
+	case !st.Mode().IsRegular():
+		err = fmt.Errorf("%s is %s, not a regular file: remove it if you made it", part, safefs.KindOf(st.Mode()))
+	case st.Sys().(*syscall.Stat_t).Uid != uint32(os.Geteuid()):
+		err = fmt.Errorf("%s belongs to uid %d, not to you: force-download writes only its own part", part, st.Sys().(*syscall.Stat_t).Uid)
+	}
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
 }
 
 // tooLong is a body longer than the file can be.

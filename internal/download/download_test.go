@@ -239,6 +239,25 @@ func (s *server) serve(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		serveWhole(model)
+	case "fileredirect": // a redirect to a file on the client's own machine
+		http.Redirect(w, r, "file:///etc/passwd", http.StatusFound)
+	case "trickle": // a byte every 20 ms after the header, never stalling, until the client leaves
+		w.Header().Set("Content-Length", strconv.Itoa(len(model)))
+		w.(http.Flusher).Flush()
+		tick := time.NewTicker(20 * time.Millisecond)
+		defer tick.Stop()
+		for i := 0; ; i++ {
+			select {
+			case <-tick.C:
+				w.Write(model[i : i+1])
+				w.(http.Flusher).Flush()
+			case <-r.Context().Done():
+				s.mu.Lock()
+				s.left[key]++
+				s.mu.Unlock()
+				return
+			}
+		}
 	case "missing":
 		http.NotFound(w, r)
 	case "truncated": // the file there is cut short

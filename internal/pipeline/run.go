@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/facefusion-hpc/facefusion/infer"
@@ -20,6 +22,7 @@ import (
 	"github.com/facefusion-hpc/facefusion/internal/logging"
 	"github.com/facefusion-hpc/facefusion/internal/progress"
 	"github.com/facefusion-hpc/facefusion/internal/raster"
+	"github.com/facefusion-hpc/facefusion/internal/safefs"
 	"github.com/facefusion-hpc/facefusion/internal/swap"
 	"github.com/facefusion-hpc/facefusion/internal/video"
 	"github.com/facefusion-hpc/facefusion/lustre"
@@ -268,13 +271,6 @@ func ReportFile(cfg job.Config) string {
 // before any work is done.
 func CheckOutput(cfg job.Config) error {
 	path, force := cfg.OutputPath, cfg.Force
-	// The segments' paths (in the job folder named after the output) go into ffmpeg's concat
-	// list, one per line: a line break in them cannot be written there.
-	for _, p := range []struct{ what, path string }{{"-o", path}, {"--job-dir", cfg.JobDir}} {
-		if strings.ContainsAny(p.path, "\n\r") {
-			return fault.AsUsage(fmt.Errorf("%s %q holds a line break, which ffmpeg's list of segments cannot hold: choose a name without one", p.what, p.path))
-		}
-	}
 	if st, err := os.Stat(path); err == nil {
 		if st.IsDir() {
 			return fault.AsUsage(fmt.Errorf("output %s is a folder: give a file name", path))
@@ -327,6 +323,9 @@ func CheckOutputIsNoInput(cfg job.Config) error {
 		inputs = append(inputs, named{"a source (-s " + s + ")", s})
 	}
 	for i, w := range written {
+		if err := brokenLink(w.path, w.what); err != nil {
+			return err
+		}
 		for _, in := range inputs {
 			if SamePath(w.path, in.path) {
 				return fault.AsUsage(fmt.Errorf("%s is %s itself (the same file, by name or through a link): writing it would destroy the input, even with --force: choose another path", w.what, in.what))
@@ -342,6 +341,24 @@ func CheckOutputIsNoInput(cfg job.Config) error {
 				return fault.AsUsage(fmt.Errorf("%s is not a regular file (a device, a pipe or a socket), and it would be replaced by one: give a file name", w.what))
 			}
 		}
+	}
+	return nil
+}
+
+// brokenLink refuses a path the run writes that is a link to a missing file or a link loop:
+// found now, not when the output is committed after the last frame.
+func brokenLink(path, what string) error {
+	lst, err := os.Lstat(path)
+	if err != nil || lst.Mode()&os.ModeSymlink == 0 {
+		return nil
+	}
+	_, err = os.Stat(path)
+	to, _ := os.Readlink(path)
+	switch {
+	case errors.Is(err, syscall.ELOOP):
+		return fault.AsUsage(fmt.Errorf("%s is a link loop (a link that leads back to itself): remove the link, or choose another path", what))
+	case errors.Is(err, fs.ErrNotExist):
+		return fault.AsUsage(fmt.Errorf("%s is a link to a missing file (%s): remove the link, or choose another path", what, safefs.Excerpt(to)))
 	}
 	return nil
 }

@@ -116,11 +116,11 @@ func Join(ctx context.Context, scratch string, segs []JoinSegment, times Timelin
 	if len(segs) == 0 {
 		return fmt.Errorf("video: joining into %s: no segments given", out)
 	}
-	list, err := writeConcatList(scratch, segs, times, times.End)
+	list, cleanup, err := writeConcatList(scratch, segs, times, times.End)
 	if err != nil {
 		return fmt.Errorf("video: joining into %s: %w", out, err)
 	}
-	defer os.Remove(list)
+	defer cleanup()
 	keep, done, err := withCues(ctx, scratch, target, span, keep)
 	defer done()
 	if err != nil {
@@ -133,18 +133,43 @@ func Join(ctx context.Context, scratch string, segs []JoinSegment, times Timelin
 }
 
 // writeConcatList writes the concat demuxer's list of segs into a temp file in scratch and
-// returns its path: each segment with its duration from times (the last one's ending at end),
-// so that every frame keeps its time exactly (see Join).
-func writeConcatList(scratch string, segs []JoinSegment, times Timeline, end int64) (string, error) {
+// returns its path and what removes it: each segment with its duration from times (the last
+// one's ending at end), so that every frame keeps its time exactly (see Join).
+//
+// The list is one line a segment, and its quoting holds every byte but a line break: a segment
+// whose path has one (a job folder named after an output named after a target "a\nb.mkv") is
+// listed as a link to it in a folder of the program's own, made with a name no one can predict.
+func writeConcatList(scratch string, segs []JoinSegment, times Timeline, end int64) (string, func(), error) {
+	var links string // the folder of links, once made
+	cleanup := func() {
+		if links != "" {
+			os.RemoveAll(links)
+		}
+	}
 	list := strings.Builder{}
 	list.WriteString("ffconcat version 1.0\n")
 	for i, s := range segs {
 		abs, err := filepath.Abs(s.Path)
 		if err != nil {
-			return "", err
+			cleanup()
+			return "", nil, err
 		}
 		if _, err := os.Stat(abs); err != nil {
-			return "", fmt.Errorf("segment %s is missing: rerun to produce it", abs)
+			cleanup()
+			return "", nil, fmt.Errorf("segment %s is missing: rerun to produce it", abs)
+		}
+		if strings.ContainsAny(abs, "\n\r") {
+			if links == "" {
+				if links, err = os.MkdirTemp(scratch, "facefusion-concat-*"); err != nil {
+					return "", nil, fmt.Errorf("cannot write the segment list: %v", err)
+				}
+			}
+			link := filepath.Join(links, fmt.Sprintf("%06d%s", i, filepath.Ext(abs)))
+			if err := os.Symlink(abs, link); err != nil {
+				cleanup()
+				return "", nil, fmt.Errorf("cannot write the segment list: %v", err)
+			}
+			abs = link
 		}
 		next := end
 		if i+1 < len(segs) {
@@ -156,7 +181,8 @@ func writeConcatList(scratch string, segs []JoinSegment, times Timeline, end int
 	}
 	f, err := os.CreateTemp(scratch, "facefusion-concat-*.txt")
 	if err != nil {
-		return "", fmt.Errorf("cannot write the segment list: %v", err)
+		cleanup()
+		return "", nil, fmt.Errorf("cannot write the segment list: %v", err)
 	}
 	_, err = f.WriteString(list.String())
 	if cerr := f.Close(); err == nil {
@@ -164,9 +190,10 @@ func writeConcatList(scratch string, segs []JoinSegment, times Timeline, end int
 	}
 	if err != nil {
 		os.Remove(f.Name())
-		return "", fmt.Errorf("cannot write the segment list: %v", err)
+		cleanup()
+		return "", nil, fmt.Errorf("cannot write the segment list: %v", err)
 	}
-	return f.Name(), nil
+	return f.Name(), func() { os.Remove(f.Name()); cleanup() }, nil
 }
 
 // withCues is keep with the cues of each text subtitle cut to span (cutCues) into a file in dir;
