@@ -1218,6 +1218,8 @@ func finish(ctx context.Context, cfg job.Config, p *Plan, jd *lustre.JobDir, all
 	// A failed join keeps every finished segment and the manifest, its outcome failed: the
 	// same command joins them again once the cause (a full disk) is gone.
 	joinFailed := func(err error) Result {
+		// The temp output goes first: on a full disk the manifest beside it needs its room.
+		os.Remove(final)
 		if ck.stillMine(p) == nil {
 			if serr := ck.save(nil, lustre.Failed); serr != nil {
 				log.Warnf("%v", serr)
@@ -1231,7 +1233,8 @@ func finish(ctx context.Context, cfg job.Config, p *Plan, jd *lustre.JobDir, all
 		if aerr != nil {
 			dir = jd.Path
 		}
-		return fail(keptError(err, out, outputNeeds(ctx, cfg, p, ck.m.Done, pj.side), len(ck.m.Done), dir))
+		need, free := outputNeeds(ctx, cfg, p, ck.m.Done, pj.side), freeRoom(filepath.Dir(out))
+		return fail(keptError(err, out, need, free, len(ck.m.Done), dir))
 	}
 	if err != nil {
 		if ctx.Err() != nil {

@@ -2,10 +2,12 @@ package driver
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"github.com/facefusion-hpc/facefusion/internal/fault"
 	"github.com/facefusion-hpc/facefusion/internal/job"
@@ -17,13 +19,31 @@ import (
 // keptError is the one line of a join into out that failed with err while the job folder
 // jobDir keeps its segs finished segments: a full file system or quota names the room the
 // output needs (about need bytes) and where; anything else, that the same command joins again.
-func keptError(err error, out string, need int64, segs int, jobDir string) error {
-	if why := noRoom(err.Error()); why != "" {
+// free is the room left on the output's file system once the failed join's file went (-1:
+// unknown): an output found cut short where there is less room than it needs is the disk's
+// doing, whatever ffmpeg said.
+func keptError(err error, out string, need, free int64, segs int, jobDir string) error {
+	why := noRoom(err.Error())
+	var ie *video.IncompleteError
+	if why == "" && errors.As(err, &ie) && free >= 0 && free < need {
+		why = fmt.Sprintf("the output came out cut short (%s), with %s free there", ie.Detail, humanBytes(free))
+	}
+	if why != "" {
 		// An I/O error, as the exit codes' table has it (ExitInternal).
 		return fault.AsInternal(fmt.Errorf("joining into %s failed: %s (the output needs about %s in %s): free room and rerun the same command; the %d finished segments are kept in %s",
 			out, why, humanBytes(need), filepath.Dir(out), segs, jobDir))
 	}
 	return fault.AsInternal(fmt.Errorf("joining into %s failed: %v; the %d finished segments are kept in %s: rerun the same command to join them again", out, err, segs, jobDir))
+}
+
+// freeRoom is the room this user may fill on the file system holding dir (-1 when unknown).
+// A quota is not in it: a quota's errors say so themselves (noRoom).
+func freeRoom(dir string) int64 {
+	var st syscall.Statfs_t
+	if syscall.Statfs(dir, &st) != nil {
+		return -1
+	}
+	return int64(st.Bavail) * st.Bsize
 }
 
 // noRoom is how a failure's words say that the file system or a quota is full ("" when they
