@@ -18,7 +18,8 @@ import (
 
 // keptError is the one line of a join into out that failed with err while the job folder
 // jobDir keeps its segs finished segments: a full file system or quota names the room the
-// output needs (about need bytes) and where; anything else, that the same command joins again.
+// output needs (about need bytes) and where; an error already classified says what to do and
+// is returned as it is; anything else, that the same command joins again.
 // free is the room left on the output's file system once the failed join's file went (-1:
 // unknown): an output found cut short where there is less room than it needs is the disk's
 // doing, whatever ffmpeg said.
@@ -32,6 +33,9 @@ func keptError(err error, out string, need, free int64, segs int, jobDir string)
 		// An I/O error, as the exit codes' table has it (ExitInternal).
 		return fault.AsInternal(fmt.Errorf("joining into %s failed: %s (the output needs about %s in %s): free room and rerun the same command; the %d finished segments are kept in %s",
 			out, why, humanBytes(need), filepath.Dir(out), segs, jobDir))
+	}
+	if fault.KindOf(err) != fault.Internal {
+		return err // already says what to do (another ffmpeg on some nodes: --fresh)
 	}
 	return fault.AsInternal(fmt.Errorf("joining into %s failed: %v; the %d finished segments are kept in %s: rerun the same command to join them again", out, err, segs, jobDir))
 }

@@ -38,6 +38,10 @@ func TestKeptError(t *testing.T) {
 			t.Errorf("%s: kind %v, want Internal (an I/O error)", tc.name, fault.KindOf(err))
 		}
 	}
+	env := fault.AsEnvironment(errors.New("the segments were encoded with different h264 configurations: give every node the same ffmpeg, then run the job again with --fresh"))
+	if err := keptError(env, "/x/out.mp4", 1, -1, 8, "/x/out.mp4.job"); err != env {
+		t.Errorf("a join error that says what to do became %v", err)
+	}
 	for n, want := range map[int64]string{999: "999 bytes", 1000: "1.0 kB", 12_345_678: "12.3 MB", 5e12: "5.0 TB"} {
 		if got := humanBytes(n); got != want {
 			t.Errorf("humanBytes(%d) = %q, want %q", n, got, want)
