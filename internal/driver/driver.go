@@ -558,6 +558,9 @@ func planJob(ctx context.Context, cfg job.Config, ranks int, p *Plan, log *loggi
 	if err != nil {
 		return nil, nil, fault.AsUsage(err)
 	}
+	// The job's container, as its segments are named: release looks for them before it removes
+	// a failed attempt's folder.
+	jd.SegmentExt = jobDir(cfg, p).SegmentExt
 	me := lustre.Me()
 	prev, why, err := jd.TakeClaim(me)
 	if err != nil {
@@ -622,12 +625,26 @@ func release(jd *lustre.JobDir, me *lustre.Holder, mine bool) {
 	if !jd.Holds(me) {
 		return
 	}
-	if mine && len(jd.Segments()) == 0 {
+	if mine && !holdsSegments(jd) {
 		if left, err := jd.Remove(); err == nil && len(left) == 0 {
 			return
 		}
 	}
 	jd.ReleaseClaim(me)
+}
+
+// holdsSegments reports whether the job folder holds a finished segment, in any container the
+// job's segments are written in: finished work is never removed with a failed attempt's folder.
+func holdsSegments(jd *lustre.JobDir) bool {
+	if len(jd.Segments()) > 0 {
+		return true
+	}
+	for _, ext := range video.SegmentExts {
+		if len((&lustre.JobDir{Path: jd.Path, SegmentExt: ext}).Segments()) > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // resumedFolder is what the job folder at path says about the codecs of a resume, read before
@@ -1198,25 +1215,54 @@ func finish(ctx context.Context, cfg job.Config, p *Plan, jd *lustre.JobDir, all
 		err = video.Join(ctx, cfg.TempDir(), joins, times, cfg.TargetPath, pipeline.TargetSpan(cfg, p.Info), p.Carried.Keep, final, pipeline.AudioOptions(cfg))
 	}
 	rec.perRank[0].StageSeconds["join"] = time.Since(joinStart).Seconds()
+	// A failed join keeps every finished segment and the manifest, its outcome failed: the
+	// same command joins them again once the cause (a full disk) is gone.
+	joinFailed := func(err error) Result {
+		// The temp output goes first: on a full disk the manifest beside it needs its room.
+		os.Remove(final)
+		if ck.stillMine(p) == nil {
+			if serr := ck.save(nil, lustre.Failed); serr != nil {
+				log.Warnf("%v", serr)
+			}
+		}
+		if fault.KindOf(err) == fault.Usage { // the output appeared meanwhile: Commit says so
+			return fail(err)
+		}
+		log.Debugf("join: %v", err)
+		dir, aerr := filepath.Abs(jd.Path)
+		if aerr != nil {
+			dir = jd.Path
+		}
+		need, free := outputNeeds(ctx, cfg, p, ck.m.Done, pj.side), freeRoom(filepath.Dir(out))
+		return fail(keptError(err, out, need, free, len(ck.m.Done), dir))
+	}
 	if err != nil {
 		if ctx.Err() != nil {
 			return stop()
 		}
-		return fail(fault.AsInternal(err))
+		return joinFailed(err)
+	}
+	// Committed only once checked whole, whatever ffmpeg's exit code said.
+	w, h := pipeline.OutputSize(cfg, p.Info)
+	if err := video.CheckWhole(ctx, final, video.Whole{Frames: frames, Width: w, Height: h, Carried: p.Carried.Keep}); err != nil {
+		if ctx.Err() != nil {
+			return stop()
+		}
+		return joinFailed(err)
 	}
 	// The output's bytes are final: the parallel join hashed them as it wrote them; otherwise
 	// every rank hashes its share of them for the run report.
 	if hash.InJoin {
 		rec.hashedInJoin(hash, final, log)
 	} else if err := rec.hashShared(pj, final, log); err != nil {
-		return fail(fault.AsInternal(err))
+		return joinFailed(err)
 	}
 	testPause(ctx, "commit", log)
 	if err := ck.stillMine(p); err != nil {
 		return fail(err)
 	}
 	if err := pipeline.Commit(final, cfg.OutputPath, cfg.Force); err != nil {
-		return fail(err)
+		return joinFailed(err)
 	}
 	log.Infof("%d frames in %d chunks joined into %s (join %.2f s)", frames, len(p.Chunks), cfg.OutputPath, time.Since(joinStart).Seconds())
 	// The report right after the rename, before the job folder (and its claim) goes: a run of

@@ -519,6 +519,9 @@ func planOutput(ctx context.Context, ins *joinInstruction, side *sideFile, piece
 		if err = f.Truncate(l.Size); err == nil {
 			err = l.WriteHead(f, s, h)
 		}
+		if err == nil {
+			err = f.Sync() // a full quota may show only here or at close (NFS, Lustre)
+		}
 		if cerr := f.Close(); err == nil {
 			err = cerr
 		}

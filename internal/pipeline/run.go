@@ -618,5 +618,8 @@ func writeImage(ctx context.Context, cfg job.Config, img *raster.Image, opt vide
 		}
 		return fault.AsInput(err)
 	}
+	if err := video.CheckImage(tmp, img, opt); err != nil {
+		return fault.AsInternal(fmt.Errorf("writing %s: %w (is its file system full?)", cfg.OutputPath, err))
+	}
 	return Commit(tmp, cfg.OutputPath, cfg.Force)
 }

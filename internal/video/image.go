@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/facefusion-hpc/facefusion/internal/fault"
 	"github.com/facefusion-hpc/facefusion/internal/raster"
 )
 
@@ -118,7 +119,12 @@ func WriteImage(ctx context.Context, path string, img *raster.Image, opt ImageOp
 	_, werr := in.Write(img.Bytes())
 	in.Close()
 	if err := cmd.Wait(); err != nil { // ffmpeg's words say more than a broken pipe
-		return fmt.Errorf("video: cannot write image %s: %w", path, exitError(ctx, FFmpeg, err, tail))
+		err = fmt.Errorf("video: cannot write image %s: %w", path, exitError(ctx, FFmpeg, err, tail))
+		if writeFailed(tail.String()) {
+			// A full file system, not a bad target: an I/O error.
+			return fault.AsInternal(err)
+		}
+		return err
 	}
 	if werr != nil {
 		return fmt.Errorf("video: cannot write image %s: %v", path, werr)

@@ -126,7 +126,11 @@ func Join(ctx context.Context, scratch string, segs []JoinSegment, times Timelin
 	if err != nil {
 		return fmt.Errorf("video: joining into %s: %w", out, err)
 	}
-	if _, err := runTool(ctx, FFmpeg, joinArgs(list, asTheyAre(segs), times, target, span, keep, out, audio)...); err != nil {
+	_, said, err := runToolSaid(ctx, FFmpeg, joinArgs(list, asTheyAre(segs), times, target, span, keep, out, audio)...)
+	if err == nil && writeFailed(said) {
+		err = fmt.Errorf("ffmpeg exited 0 but did not write it all: %s", said)
+	}
+	if err != nil {
 		return fmt.Errorf("video: joining %d segment(s) and %d stream(s) of %s into %s: %w", len(segs), len(keep), target, out, err)
 	}
 	return nil

@@ -430,7 +430,14 @@ func JoinMP4(ctx context.Context, segs []JoinSegment, times Timeline, side, out 
 			return fmt.Errorf("%w (piece %d, of segment %s)", err, k, p.Path)
 		}
 	}
-	return f.Close()
+	// A full quota may be reported only at fsync or close (NFS, Lustre).
+	if err := f.Sync(); err != nil {
+		return fmt.Errorf("video: joining into %s: %v", out, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("video: joining into %s: %v", out, err)
+	}
+	return nil
 }
 
 // MarshalBinary encodes the table for a gather: timescale, stsd, then each sample's size,

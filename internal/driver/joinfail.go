@@ -1,0 +1,109 @@
+package driver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"github.com/facefusion-hpc/facefusion/internal/fault"
+	"github.com/facefusion-hpc/facefusion/internal/job"
+	"github.com/facefusion-hpc/facefusion/internal/pipeline"
+	"github.com/facefusion-hpc/facefusion/internal/video"
+	"github.com/facefusion-hpc/facefusion/lustre"
+)
+
+// keptError is the one line of a join into out that failed with err while the job folder
+// jobDir keeps its segs finished segments: a full file system or quota names the room the
+// output needs (about need bytes) and where; an error already classified says what to do and
+// is returned as it is; anything else, that the same command joins again.
+// free is the room left on the output's file system once the failed join's file went (-1:
+// unknown): an output found cut short where there is less room than it needs is the disk's
+// doing, whatever ffmpeg said.
+func keptError(err error, out string, need, free int64, segs int, jobDir string) error {
+	why := noRoom(err.Error())
+	var ie *video.IncompleteError
+	if why == "" && errors.As(err, &ie) && free >= 0 && free < need {
+		why = fmt.Sprintf("the output came out cut short (%s), with %s free there", ie.Detail, humanBytes(free))
+	}
+	if why != "" {
+		// An I/O error, as the exit codes' table has it (ExitInternal).
+		return fault.AsInternal(fmt.Errorf("joining into %s failed: %s (the output needs about %s in %s): free room and rerun the same command; the %d finished segments are kept in %s",
+			out, why, humanBytes(need), filepath.Dir(out), segs, jobDir))
+	}
+	if fault.KindOf(err) != fault.Internal {
+		return err // already says what to do (another ffmpeg on some nodes: --fresh)
+	}
+	return fault.AsInternal(fmt.Errorf("joining into %s failed: %v; the %d finished segments are kept in %s: rerun the same command to join them again", out, err, segs, jobDir))
+}
+
+// freeRoom is the room this user may fill on the file system holding dir (-1 when unknown).
+// A quota is not in it: a quota's errors say so themselves (noRoom).
+func freeRoom(dir string) int64 {
+	var st syscall.Statfs_t
+	if syscall.Statfs(dir, &st) != nil {
+		return -1
+	}
+	return int64(st.Bavail) * st.Bsize
+}
+
+// noRoom is how a failure's words say that the file system or a quota is full ("" when they
+// do not): Go's errno text, and ffmpeg's, which is the C library's.
+func noRoom(msg string) string {
+	m := strings.ToLower(msg)
+	for _, why := range []string{"no space left on device", "disk quota exceeded", "file too large"} {
+		if strings.Contains(m, why) {
+			return why
+		}
+	}
+	return ""
+}
+
+// outputNeeds is about how many bytes p's output takes: its segments (done) and the target's
+// streams it carries, from the parallel join's side file when there is one, else from their bit
+// rates, else a tenth of the video's (a guess: the line says "about"), with a little for the
+// container's index.
+func outputNeeds(ctx context.Context, cfg job.Config, p *Plan, done []lustre.Chunk, side *sideFile) int64 {
+	var n int64
+	for _, c := range done {
+		n += c.Size
+	}
+	frames := n
+	carried := int64(-1)
+	if side != nil && side.path != "" {
+		if st, err := os.Stat(side.path); err == nil {
+			carried = st.Size()
+		}
+	}
+	if carried < 0 && len(p.Carried.Keep) > 0 {
+		span := pipeline.TargetSpan(cfg, p.Info)
+		secs := (span.End - span.Start).Seconds()
+		if secs <= 0 {
+			secs = p.Info.Duration.Seconds()
+		}
+		if b, ok := video.CarriedBytes(ctx, cfg.TargetPath, p.Carried.Keep, secs); ok {
+			carried = b
+		} else {
+			carried = frames / 10
+		}
+	}
+	return n + max(carried, 0) + frames/100 + 16<<10
+}
+
+// humanBytes is n for a person: "12.3 MB".
+func humanBytes(n int64) string {
+	const unit = 1000
+	if n < unit {
+		return fmt.Sprintf("%d bytes", n)
+	}
+	v, suffix := float64(n), []string{"kB", "MB", "GB", "TB", "PB"}
+	i := -1
+	for v >= unit && i < len(suffix)-1 {
+		v /= unit
+		i++
+	}
+	return fmt.Sprintf("%.1f %s", v, suffix[i])
+}
