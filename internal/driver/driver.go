@@ -1167,11 +1167,18 @@ func finish(ctx context.Context, cfg job.Config, p *Plan, jd *lustre.JobDir, all
 	if err != nil {
 		return fail(fault.AsInternal(err))
 	}
-	final := pipeline.TempPath(out, "part")
-	if err := jd.RecordJoin(out, final); err != nil {
+	// An unpredictable name, created exclusively after it is recorded: nothing another user
+	// planted beside the output is ever written through.
+	tempPath := pipeline.TempPath(out, "part")
+	if err := jd.RecordJoin(out, tempPath); err != nil {
 		return fail(checkpointError(err))
 	}
-	defer os.Remove(final)
+	temp, err := pipeline.CreateTemp(tempPath)
+	if err != nil {
+		return fail(fault.AsInput(fmt.Errorf("%w: make sure only you can write into %s, or choose another -o", err, filepath.Dir(out))))
+	}
+	defer temp.Remove()
+	final := temp.Path
 	// One pass over the output's bytes: the segments joined and the target's other streams
 	// muxed by one ffmpeg.
 	times := pipeline.OutputTimes(cfg, p.Info)
@@ -1186,7 +1193,7 @@ func finish(ctx context.Context, cfg job.Config, p *Plan, jd *lustre.JobDir, all
 		sizes, writers := segmentWriters(ck.m.Done, len(segs), p.Attempt)
 		pj.sent = true
 		var secs []float64
-		serial, secs, hash, err = parallelJoin(ctx, pj.comm, cfg, pj.side, joins, sizes, writers, times, final, log)
+		serial, secs, hash, err = parallelJoin(ctx, pj.comm, cfg, pj.side, joins, sizes, writers, times, temp, log)
 		pj.hashed = hash.InJoin
 		for r := 1; r < len(secs) && r < len(rec.perRank); r++ {
 			rec.perRank[r].StageSeconds["join"] = secs[r]
@@ -1195,7 +1202,7 @@ func finish(ctx context.Context, cfg job.Config, p *Plan, jd *lustre.JobDir, all
 		log.Infof("join: serial (ffmpeg's concat and mux): %s", pj.side.why)
 	}
 	if serial && err == nil {
-		err = video.Join(ctx, cfg.TempDir(), joins, times, cfg.TargetPath, pipeline.TargetSpan(cfg, p.Info), p.Carried.Keep, final, pipeline.AudioOptions(cfg))
+		err = video.JoinFile(ctx, cfg.TempDir(), joins, times, cfg.TargetPath, pipeline.TargetSpan(cfg, p.Info), p.Carried.Keep, temp.File, pipeline.AudioOptions(cfg))
 	}
 	rec.perRank[0].StageSeconds["join"] = time.Since(joinStart).Seconds()
 	if err != nil {
@@ -1203,6 +1210,10 @@ func finish(ctx context.Context, cfg job.Config, p *Plan, jd *lustre.JobDir, all
 			return stop()
 		}
 		return fail(fault.AsInternal(err))
+	}
+	// Still the file made: nothing else is hashed, read or committed.
+	if err := temp.Check(); err != nil {
+		return fail(err)
 	}
 	// The output's bytes are final: the parallel join hashed them as it wrote them; otherwise
 	// every rank hashes its share of them for the run report.
@@ -1215,7 +1226,7 @@ func finish(ctx context.Context, cfg job.Config, p *Plan, jd *lustre.JobDir, all
 	if err := ck.stillMine(p); err != nil {
 		return fail(err)
 	}
-	if err := pipeline.Commit(final, cfg.OutputPath, cfg.Force); err != nil {
+	if err := pipeline.Commit(temp, cfg.OutputPath, cfg.Force); err != nil {
 		return fail(err)
 	}
 	log.Infof("%d frames in %d chunks joined into %s (join %.2f s)", frames, len(p.Chunks), cfg.OutputPath, time.Since(joinStart).Seconds())
