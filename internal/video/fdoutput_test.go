@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/facefusion-hpc/facefusion/internal/raster"
@@ -78,5 +79,54 @@ func TestWriteImageFileWritesThroughTheDescriptor(t *testing.T) {
 	back, err := raster.Load(fmt.Sprintf("/proc/%d/fd/%d", os.Getpid(), f.Fd()))
 	if err != nil || back.W != 16 || back.H != 8 || !bytes.Equal(back.Pix, img.Pix) {
 		t.Errorf("the created file does not hold the image: %v", err)
+	}
+}
+
+// CreateEncoder makes its file itself, exclusively: a link planted at the name is refused
+// (and its target untouched), a link put there while ffmpeg runs is not written through, and a
+// regular file of the user's (a failed try's) is replaced.
+func TestCreateEncoderNeverWritesThroughALink(t *testing.T) {
+	info := probe(t, clip(t, "bf.mp4"))
+	dir := t.TempDir()
+	opt := EncodeOptions{Width: info.Width, Height: info.Height, FPS: info.FPS, Encoder: "ffv1"}
+	victim := filepath.Join(t.TempDir(), "victim.txt")
+	want := []byte("the victim's own bytes\n")
+	os.WriteFile(victim, want, 0o644)
+	unchanged := func() {
+		t.Helper()
+		if got, _ := os.ReadFile(victim); !bytes.Equal(got, want) {
+			t.Errorf("the victim was written: %d bytes", len(got))
+		}
+	}
+	planted := filepath.Join(dir, ".seg-000000.rank0.a1.part.nut")
+	os.Symlink(victim, planted)
+	if _, err := CreateEncoder(context.Background(), planted, opt); err == nil || !strings.Contains(err.Error(), "a link facefusion did not make") {
+		t.Errorf("a link at the segment's name: %v", err)
+	}
+	unchanged()
+
+	frame := make([]byte, opt.FrameSize())
+	for _, before := range []string{"nothing", "own file"} {
+		path := filepath.Join(dir, ".seg-000001.rank0.a1.part.nut")
+		os.Remove(path)
+		if before == "own file" {
+			os.WriteFile(path, []byte("a failed try's"), 0o644)
+		}
+		enc, err := CreateEncoder(context.Background(), path, opt)
+		if err != nil {
+			t.Fatalf("%s at the name: %v", before, err)
+		}
+		// Swapped for a link while ffmpeg runs.
+		os.Remove(path)
+		os.Symlink(victim, path)
+		for i := 0; i < 3; i++ {
+			if err := enc.Write(frame); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := enc.Close(); err != nil {
+			t.Fatal(err)
+		}
+		unchanged()
 	}
 }
