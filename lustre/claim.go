@@ -194,8 +194,9 @@ func (j *JobDir) linkClaim(me Holder) error {
 	return SyncDir(j.Path)
 }
 
+// writeSynced creates path, which must not exist (a link there is not followed), with data.
 func writeSynced(path string, data []byte) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
 		return err
 	}

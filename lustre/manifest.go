@@ -260,7 +260,14 @@ func (j *JobDir) ReadJournal(rank int) ([]Chunk, error) {
 
 // Journals reads every rank's journal in the folder (any rank count), in rank order.
 func (j *JobDir) Journals() ([]Chunk, error) {
-	names, _ := filepath.Glob(filepath.Join(j.Path, "done", "rank-*.json"))
+	dir, err := j.sub("done")
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	names, _ := filepath.Glob(filepath.Join(dir, "rank-*.json"))
 	var all []Chunk
 	for _, name := range names {
 		n, err := strconv.Atoi(strings.TrimSuffix(strings.TrimPrefix(filepath.Base(name), "rank-"), ".json"))
@@ -278,7 +285,7 @@ func (j *JobDir) Journals() ([]Chunk, error) {
 
 // WriteJournal rewrites rank's journal with recs.
 func (j *JobDir) WriteJournal(rank int, recs []Chunk) error {
-	if err := os.MkdirAll(filepath.Dir(j.Journal(rank)), 0o755); err != nil {
+	if _, err := j.makeSub("done"); err != nil {
 		return err
 	}
 	data, err := json.Marshal(recs)

@@ -8,8 +8,10 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"syscall"
 	"time"
 
+	"github.com/facefusion-hpc/facefusion/internal/safefs"
 	"github.com/facefusion-hpc/facefusion/internal/video"
 )
 
@@ -67,10 +69,30 @@ func ours(rel string) bool {
 // Marker is the path of the ownership marker.
 func (j *JobDir) Marker() string { return filepath.Join(j.Path, MarkerName) }
 
-// Owned reports whether the program created this folder (it holds the marker).
+// Owned reports whether the program created this folder: it holds the marker, a regular file
+// (not a link) of the running user's.
 func (j *JobDir) Owned() bool {
 	st, err := os.Lstat(j.Marker())
-	return err == nil && st.Mode().IsRegular()
+	return err == nil && st.Mode().IsRegular() && mine(st)
+}
+
+// mine reports whether st is the running user's.
+func mine(st os.FileInfo) bool {
+	s, ok := st.Sys().(*syscall.Stat_t)
+	return ok && int(s.Uid) == os.Geteuid()
+}
+
+// folderFix is what to do about a job folder the program refuses (CheckFolder).
+const folderFix = "choose another --job-dir, a folder of your own that only you can write into"
+
+// CheckFolder refuses an existing job folder that another user owns or can write into (group
+// members only where safefs.GroupEnv allows it): its segments, manifest and records are trusted
+// and joined into the output, and what its records name is removed, so no one else may put
+// files there. Sites whose scratch is shared set a umask of 022 or 077 (the folder is made with
+// what it leaves of rwxr-xr-x), or FACEFUSION_GROUP_WRITABLE=1 where a group shares its job
+// folders on purpose.
+func CheckFolder(path string) error {
+	return safefs.CheckFolder(path, "job folder", folderFix)
 }
 
 // Resolve chooses the job folder for a requested path (--job-dir, or OUTPUT.job by default):
@@ -90,13 +112,26 @@ func Resolve(requested, output string) (path, note string, err error) {
 	case !st.IsDir():
 		return "", "", fmt.Errorf("job folder %s exists and is not a folder: choose another --job-dir", requested)
 	}
+	// The folder the job would use, or go inside, must be the user's alone: another user who
+	// can write there can swap a segment for theirs, or the job's own subfolder for another.
+	// A sticky folder (world-writable scratch) is the exception for going inside: there no one
+	// else can rename or remove what the job makes.
+	ownedHere := (&JobDir{Path: requested}).Owned()
+	if err := CheckFolder(requested); err != nil && (ownedHere || st.Mode()&os.ModeSticky == 0) {
+		return "", "", err
+	}
 	if real, err := filepath.EvalSymlinks(requested); err == nil {
 		requested = real // a link's target is the folder: removing it must not remove the link
 	}
-	if (&JobDir{Path: requested}).Owned() {
+	if ownedHere {
 		return requested, "", nil
 	}
 	inside := filepath.Join(requested, filepath.Base(DefaultPath(output)))
+	if _, err := os.Lstat(inside); err == nil {
+		if err := CheckFolder(inside); err != nil {
+			return "", "", err
+		}
+	}
 	return inside, fmt.Sprintf("%s was not created by facefusion: the job uses %s inside it and leaves everything else there alone", requested, inside), nil
 }
 
@@ -138,18 +173,28 @@ func realPath(path string) string {
 // takes it for a user's). Parents that are missing are made too (and never removed).
 func Create(path string) (j *JobDir, created bool, err error) {
 	j = &JobDir{Path: path}
+	if _, err := os.Lstat(path); err == nil {
+		if err := CheckFolder(path); err != nil {
+			return nil, false, err
+		}
+	}
 	if j.Owned() {
 		return j, false, nil
 	}
 	parent := filepath.Dir(path)
-	if err := os.MkdirAll(parent, 0o755); err != nil {
+	if err := os.MkdirAll(parent, safefs.FolderMode()); err != nil {
 		return nil, false, fmt.Errorf("job folder %s cannot be created: %w: choose another --job-dir", path, unwrap(err))
 	}
 	tmp, err := os.MkdirTemp(parent, "."+filepath.Base(path)+".new-")
 	if err != nil {
 		return nil, false, fmt.Errorf("job folder %s cannot be created: %w: choose another --job-dir", path, unwrap(err))
 	}
-	os.Chmod(tmp, 0o755)
+	// MkdirTemp's rwx------, widened to what the umask leaves of rwxr-xr-x: never writable by
+	// others, whatever the umask.
+	if err := os.Chmod(tmp, safefs.FolderMode()); err != nil {
+		os.Remove(tmp)
+		return nil, false, fmt.Errorf("job folder %s cannot be created: %w: choose another --job-dir", path, unwrap(err))
+	}
 	host, _ := os.Hostname()
 	text := fmt.Sprintf("facefusion job folder, created %s by pid %d on %s.\nfacefusion removes only the files it wrote here, and this folder once it is empty.\n",
 		time.Now().UTC().Format(time.RFC3339), os.Getpid(), host)
@@ -161,7 +206,11 @@ func Create(path string) (j *JobDir, created bool, err error) {
 		os.Remove(filepath.Join(tmp, MarkerName)) // only what this call made
 		os.Remove(tmp)
 		if j.Owned() {
-			return j, false, nil // another run made it meanwhile: the claim decides who runs
+			// Another run made it meanwhile: the claim decides who runs.
+			if err := CheckFolder(path); err != nil {
+				return nil, false, err
+			}
+			return j, false, nil
 		}
 		if _, serr := os.Stat(path); serr == nil {
 			return nil, false, fmt.Errorf("job folder %s exists but was not created by facefusion (no %s in it): choose another --job-dir", path, MarkerName)
@@ -265,20 +314,28 @@ func (j *JobDir) RecordJoin(output string, temps ...string) error {
 
 // CleanStale removes what a dead attempt of this job left: temp segments, the join's temp
 // files (those recorded in JOINING, beside the output they were recorded for, and only when
-// isTemp says they are the program's hidden temp names for it), the flags and the progress
-// files. Only call it while holding the claim: a live attempt's files are never stale. removed
-// lists what went, for the log.
-func (j *JobDir) CleanStale(isTemp func(path, output string) bool) (removed []string) {
-	if b, err := os.ReadFile(j.Joining()); err == nil {
-		lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+// isTemp says they are the program's hidden temp names for it and they are regular files of
+// the running user's with no other name), the flags and the progress files. Only call it while
+// holding the claim: a live attempt's files are never stale. removed lists what went, kept what
+// JOINING named that was left alone and why, both for the log.
+func (j *JobDir) CleanStale(isTemp func(path, output string) bool) (removed, kept []string) {
+	if lines, err := j.joinRecord(); err != nil {
+		kept = append(kept, err.Error())
+	} else if len(lines) > 0 {
 		for _, p := range lines[1:] {
-			if p == "" || !isTemp(p, lines[0]) {
+			if p == "" {
 				continue
 			}
-			if st, err := os.Lstat(p); err == nil && st.Mode().IsRegular() && os.Remove(p) == nil {
+			if why := joinTemp(p, lines[0], isTemp); why != "" {
+				kept = append(kept, fmt.Sprintf("%s, named in %s (%s)", p, j.Joining(), why))
+				continue
+			}
+			if os.Remove(p) == nil {
 				removed = append(removed, p)
 			}
 		}
+	}
+	if st, err := os.Lstat(j.Joining()); err == nil && !st.IsDir() {
 		os.Remove(j.Joining())
 	}
 	for _, pattern := range []string{".seg-*.part.*", ".joined.a*.mkv", ".side.a*"} {
@@ -292,13 +349,87 @@ func (j *JobDir) CleanStale(isTemp func(path, output string) bool) (removed []st
 	os.Remove(j.Failed())
 	os.Remove(j.Stop())
 	os.Remove(j.Progress())
-	names, _ := filepath.Glob(filepath.Join(j.Path, "progress", "*"))
-	for _, n := range names {
-		if ours("progress/" + filepath.Base(n)) {
-			os.Remove(n)
+	if dir, err := j.sub("progress"); err == nil {
+		names, _ := filepath.Glob(filepath.Join(dir, "*"))
+		for _, n := range names {
+			if ours("progress/" + filepath.Base(n)) {
+				os.Remove(n)
+			}
+		}
+	} else if !errors.Is(err, os.ErrNotExist) {
+		kept = append(kept, err.Error())
+	}
+	return removed, kept
+}
+
+// joinRecord is JOINING's lines (nil when there is none): read only when it is a regular
+// file of the running user's, not a link.
+func (j *JobDir) joinRecord() ([]string, error) {
+	st, err := os.Lstat(j.Joining())
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if !st.Mode().IsRegular() || !mine(st) {
+		return nil, fmt.Errorf("%s is %s not written by you: nothing it names was removed", j.Joining(), safefs.KindOf(st.Mode()))
+	}
+	b, err := safefs.ReadOwnFile(j.Joining(), safefs.SmallLimit, "join record")
+	if err != nil {
+		return nil, err
+	}
+	return strings.Split(strings.TrimSpace(string(b)), "\n"), nil
+}
+
+// joinTemp says why p, named in JOINING as a temp file of output, is not one the program may
+// remove ("" when it is): it must be one of the program's temp names beside that output
+// (isTemp), and a regular file of the running user's with no other name.
+func joinTemp(p, output string, isTemp func(path, output string) bool) string {
+	if !isTemp(p, output) {
+		return "not a temp name facefusion gives beside " + output
+	}
+	st, err := os.Lstat(p)
+	if err != nil {
+		return unwrap(err).Error()
+	}
+	if !st.Mode().IsRegular() {
+		return safefs.KindOf(st.Mode())
+	}
+	s, ok := st.Sys().(*syscall.Stat_t)
+	if !ok || int(s.Uid) != os.Geteuid() {
+		return "not yours"
+	}
+	if s.Nlink != 1 {
+		return "it has other names"
+	}
+	return ""
+}
+
+// sub is the path of the layout's subfolder name ("done", "progress"): never through a link,
+// which another user could point anywhere (removing a journal there would remove their
+// target's file).
+func (j *JobDir) sub(name string) (string, error) {
+	p := filepath.Join(j.Path, name)
+	st, err := os.Lstat(p)
+	if err != nil {
+		return p, err
+	}
+	if !st.IsDir() {
+		return p, fmt.Errorf("%s is %s, not the folder facefusion made: it is left alone", p, safefs.KindOf(st.Mode()))
+	}
+	return p, nil
+}
+
+// makeSub is sub, made (FolderMode) when it does not exist.
+func (j *JobDir) makeSub(name string) (string, error) {
+	p, err := j.sub(name)
+	if errors.Is(err, os.ErrNotExist) {
+		if err = os.Mkdir(p, safefs.FolderMode()); errors.Is(err, os.ErrExist) {
+			_, err = j.sub(name) // made by another rank meanwhile
 		}
 	}
-	return removed
+	return p, err
 }
 
 // Discard removes the finished work of the job (segments, manifest, journals) to start it over
@@ -318,11 +449,15 @@ func (j *JobDir) Discard() int {
 
 // ClearJournals removes every rank's journal (once the manifest holds their records).
 func (j *JobDir) ClearJournals() {
-	names, _ := filepath.Glob(filepath.Join(j.Path, "done", "*"))
+	dir, err := j.sub("done")
+	if err != nil {
+		return
+	}
+	names, _ := filepath.Glob(filepath.Join(dir, "*"))
 	for _, n := range names {
 		if ours("done/" + filepath.Base(n)) {
 			os.Remove(n)
 		}
 	}
-	os.Remove(filepath.Join(j.Path, "done")) // only when empty
+	os.Remove(dir) // only when empty
 }

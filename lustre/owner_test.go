@@ -141,7 +141,7 @@ func TestCleanStale(t *testing.T) {
 	isTemp := func(p, output string) bool {
 		return output == filepath.Join(dir, "out.mkv") && strings.HasPrefix(filepath.Base(p), ".out.")
 	}
-	removed := j.CleanStale(isTemp)
+	removed, _ := j.CleanStale(isTemp)
 	if len(removed) != 4 {
 		t.Errorf("removed %v, want the part file, the temp segment, the join temp and the side file", removed)
 	}

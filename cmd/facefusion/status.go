@@ -33,8 +33,14 @@ func cmdStatus(args []string, w io.Writer) error {
 	if err == nil && !st.IsDir() {
 		// An output: a job writing it now (in the default job folder) comes first; otherwise
 		// its run report says how the job that wrote it went.
-		if _, ok, _ := (&lustre.JobDir{Path: lustre.DefaultPath(path)}).ReadManifest(); ok {
-			path = lustre.DefaultPath(path)
+		def := lustre.DefaultPath(path)
+		if _, err := os.Lstat(def); err == nil {
+			if err := lustre.CheckFolder(def); err != nil {
+				return fault.AsUsage(fmt.Errorf("status: %w", err))
+			}
+		}
+		if _, ok, _ := (&lustre.JobDir{Path: def}).ReadManifest(); ok {
+			path = def
 		} else {
 			return reportStatus(path, w)
 		}
@@ -51,6 +57,10 @@ func cmdStatus(args []string, w io.Writer) error {
 			}
 		}
 		return fault.AsInput(fmt.Errorf("status: there is no folder %s: the job has not started, or it finished and its folder was removed (then `facefusion status OUTPUT` reads the run report beside the output)", path))
+	}
+	// Nothing in a folder another user can write into is read: its records may be anything.
+	if err := lustre.CheckFolder(path); err != nil {
+		return fault.AsUsage(fmt.Errorf("status: %w", err))
 	}
 	jd := &lustre.JobDir{Path: path}
 	m, ok, err := jd.ReadManifest()

@@ -16,6 +16,7 @@ import (
 	"github.com/facefusion-hpc/facefusion/internal/fault"
 	"github.com/facefusion-hpc/facefusion/internal/job"
 	"github.com/facefusion-hpc/facefusion/internal/pipeline"
+	"github.com/facefusion-hpc/facefusion/internal/safefs"
 	"github.com/facefusion-hpc/facefusion/internal/slurm"
 	"github.com/facefusion-hpc/facefusion/lustre"
 )
@@ -65,14 +66,43 @@ func (d Dir) Report(s slurm.Env) string {
 	return filepath.Join(d.Path, "report.json")
 }
 
-// Make creates the folder and its subfolders.
+// batchFix is what to do about a batch folder the program refuses.
+const batchFix = "choose another batch_dir (--batch-dir), a folder of your own that only you can write into"
+
+// Make creates the folder and its subfolders (safefs.FolderMode), or checks those that exist:
+// the folder must be the running user's, writable by no one else (the group only with
+// FACEFUSION_GROUP_WRITABLE=1), and its subfolders folders of the same kind, not links: its
+// records decide which targets are skipped as done or quarantined, and its list which files a
+// job array processes.
 func (d Dir) Make() error {
+	if err := os.MkdirAll(d.Path, safefs.FolderMode()); err != nil {
+		return fmt.Errorf("batch folder %s: %v: choose another batch_dir (--batch-dir)", d.Path, err)
+	}
+	if err := safefs.CheckFolder(d.Path, "batch folder", batchFix); err != nil {
+		return err
+	}
 	for _, sub := range []string{"lists", "done", "failed"} {
-		if err := os.MkdirAll(filepath.Join(d.Path, sub), 0o755); err != nil {
-			return fmt.Errorf("batch folder %s: %v: choose another batch_dir (--batch-dir)", d.Path, err)
+		if err := d.makeSub(filepath.Join(d.Path, sub)); err != nil {
+			return err
 		}
 	}
 	return nil
+}
+
+// makeSub makes the folder p inside the batch folder, or checks the one there: a folder of
+// the running user's, never a link.
+func (d Dir) makeSub(p string) error {
+	if err := os.Mkdir(p, safefs.FolderMode()); err != nil && !errors.Is(err, os.ErrExist) {
+		return fmt.Errorf("batch folder %s: %v: choose another batch_dir (--batch-dir)", d.Path, err)
+	}
+	st, err := os.Lstat(p)
+	if err != nil {
+		return fmt.Errorf("batch folder %s: %v", d.Path, err)
+	}
+	if !st.IsDir() {
+		return &safefs.FolderError{Path: p, What: "batch folder's", Reason: "is " + safefs.KindOf(st.Mode()) + ", not the folder facefusion made", Fix: batchFix}
+	}
+	return safefs.CheckFolder(p, "batch folder's", batchFix)
 }
 
 // Key identifies an entry's work by content: the job's settings (every key that can change a
@@ -202,8 +232,10 @@ func (d Dir) AddFailure(key string, f Failure) (int, error) {
 		return 0, errors.New("a failure without a key")
 	}
 	dir := d.failures(key)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return 0, err
+	for _, p := range []string{filepath.Dir(dir), dir} {
+		if err := d.makeSub(p); err != nil {
+			return 0, err
+		}
 	}
 	data, _ := json.MarshalIndent(f, "", "  ")
 	for n := len(d.Failures(key, false)) + 1; ; n++ {

@@ -111,8 +111,12 @@ func prepareCheckpoint(ctx context.Context, cfg job.Config, p *Plan, ranks int, 
 	}
 	// The job is this one: what a dead attempt of it left (a chunk in flight, the join's temp
 	// file beside the output, flags, progress counters) goes now, and only that.
-	for _, f := range jd.CleanStale(pipeline.IsTempPath) {
+	removed, kept := jd.CleanStale(pipeline.IsTempPath)
+	for _, f := range removed {
 		log.Infof("removed %s, left by a killed attempt of this job", f)
+	}
+	for _, f := range kept {
+		log.Warnf("left %s: facefusion removes only the temp files it made", f)
 	}
 	m.Target, m.FrameStart, m.FrameEnd = cfg.TargetPath, p.Frames.Start, p.Frames.End
 	m.ChunkFrames, m.NumChunks = cfg.ChunkFrames, len(p.Chunks)

@@ -1184,11 +1184,18 @@ func finish(ctx context.Context, cfg job.Config, p *Plan, jd *lustre.JobDir, all
 	if err != nil {
 		return fail(fault.AsInternal(err))
 	}
-	final := pipeline.TempPath(out, "part")
-	if err := jd.RecordJoin(out, final); err != nil {
+	// An unpredictable name, created exclusively after it is recorded: nothing another user
+	// planted beside the output is ever written through.
+	tempPath := pipeline.TempPath(out, "part")
+	if err := jd.RecordJoin(out, tempPath); err != nil {
 		return fail(checkpointError(err))
 	}
-	defer os.Remove(final)
+	temp, err := pipeline.CreateTemp(tempPath)
+	if err != nil {
+		return fail(fault.AsInput(fmt.Errorf("%w: make sure only you can write into %s, or choose another -o", err, filepath.Dir(out))))
+	}
+	defer temp.Remove()
+	final := temp.Path
 	// One pass over the output's bytes: the segments joined and the target's other streams
 	// muxed by one ffmpeg.
 	times := pipeline.OutputTimes(cfg, p.Info)
@@ -1203,7 +1210,7 @@ func finish(ctx context.Context, cfg job.Config, p *Plan, jd *lustre.JobDir, all
 		sizes, writers := segmentWriters(ck.m.Done, len(segs), p.Attempt)
 		pj.sent = true
 		var secs []float64
-		serial, secs, hash, err = parallelJoin(ctx, pj.comm, cfg, pj.side, joins, sizes, writers, times, final, log)
+		serial, secs, hash, err = parallelJoin(ctx, pj.comm, cfg, pj.side, joins, sizes, writers, times, temp, log)
 		pj.hashed = hash.InJoin
 		for r := 1; r < len(secs) && r < len(rec.perRank); r++ {
 			rec.perRank[r].StageSeconds["join"] = secs[r]
@@ -1212,14 +1219,17 @@ func finish(ctx context.Context, cfg job.Config, p *Plan, jd *lustre.JobDir, all
 		log.Infof("join: serial (ffmpeg's concat and mux): %s", pj.side.why)
 	}
 	if serial && err == nil {
-		err = video.Join(ctx, cfg.TempDir(), joins, times, cfg.TargetPath, pipeline.TargetSpan(cfg, p.Info), p.Carried.Keep, final, pipeline.AudioOptions(cfg))
+		err = video.JoinFile(ctx, cfg.TempDir(), joins, times, cfg.TargetPath, pipeline.TargetSpan(cfg, p.Info), p.Carried.Keep, temp.File, pipeline.AudioOptions(cfg))
 	}
 	rec.perRank[0].StageSeconds["join"] = time.Since(joinStart).Seconds()
 	// A failed join keeps every finished segment and the manifest, its outcome failed: the
 	// same command joins them again once the cause (a full disk) is gone.
 	joinFailed := func(err error) Result {
-		// The temp output goes first: on a full disk the manifest beside it needs its room.
-		os.Remove(final)
+		// The temp output goes first (while still the file made): on a full disk the
+		// manifest beside it needs its room.
+		if temp.Check() == nil {
+			os.Remove(final)
+		}
 		if ck.stillMine(p) == nil {
 			if serr := ck.save(nil, lustre.Failed); serr != nil {
 				log.Warnf("%v", serr)
@@ -1242,13 +1252,21 @@ func finish(ctx context.Context, cfg job.Config, p *Plan, jd *lustre.JobDir, all
 		}
 		return joinFailed(err)
 	}
-	// Committed only once checked whole, whatever ffmpeg's exit code said.
+	// Committed only once checked whole, whatever ffmpeg's exit code said; and only the file
+	// made is read for that.
+	if err := temp.Check(); err != nil {
+		return fail(err)
+	}
 	w, h := pipeline.OutputSize(cfg, p.Info)
 	if err := video.CheckWhole(ctx, final, video.Whole{Frames: frames, Width: w, Height: h, Carried: p.Carried.Keep}); err != nil {
 		if ctx.Err() != nil {
 			return stop()
 		}
 		return joinFailed(err)
+	}
+	// Still the file made: nothing else is hashed, read or committed.
+	if err := temp.Check(); err != nil {
+		return fail(err)
 	}
 	// The output's bytes are final: the parallel join hashed them as it wrote them; otherwise
 	// every rank hashes its share of them for the run report.
@@ -1261,7 +1279,7 @@ func finish(ctx context.Context, cfg job.Config, p *Plan, jd *lustre.JobDir, all
 	if err := ck.stillMine(p); err != nil {
 		return fail(err)
 	}
-	if err := pipeline.Commit(final, cfg.OutputPath, cfg.Force); err != nil {
+	if err := pipeline.Commit(temp, cfg.OutputPath, cfg.Force); err != nil {
 		return joinFailed(err)
 	}
 	log.Infof("%d frames in %d chunks joined into %s (join %.2f s)", frames, len(p.Chunks), cfg.OutputPath, time.Since(joinStart).Seconds())

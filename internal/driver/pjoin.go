@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/facefusion-hpc/facefusion/collective"
@@ -16,6 +17,7 @@ import (
 	"github.com/facefusion-hpc/facefusion/internal/job"
 	"github.com/facefusion-hpc/facefusion/internal/logging"
 	"github.com/facefusion-hpc/facefusion/internal/pipeline"
+	"github.com/facefusion-hpc/facefusion/internal/safefs"
 	"github.com/facefusion-hpc/facefusion/internal/video"
 	"github.com/facefusion-hpc/facefusion/lustre"
 )
@@ -92,6 +94,27 @@ type joinInstruction struct {
 	Writers []int `json:",omitempty"`
 	Times   video.Timeline
 	Out     string `json:",omitempty"` // the temp file beside the output, created by rank 0
+	// Inode is Out's inode number as rank 0 created it (the device differs between a shared
+	// file system's clients; its inode numbers do not): every rank writes only into that file.
+	Inode uint64 `json:",omitempty"`
+}
+
+// openOut opens the join's output ins.Out for writing (flags added), only when it is the
+// regular file rank 0 created: never through a link, never another file put in its place.
+func openOut(ins *joinInstruction, flags int) (*os.File, error) {
+	f, err := os.OpenFile(ins.Out, os.O_WRONLY|syscall.O_NOFOLLOW|flags, 0)
+	if err != nil {
+		return nil, err
+	}
+	st, err := f.Stat()
+	if err == nil && (!st.Mode().IsRegular() || st.Sys().(*syscall.Stat_t).Ino != ins.Inode) {
+		err = fmt.Errorf("%s is not the file rank 0 created (%s, inode %d): another user who can write into its folder replaced it", ins.Out, safefs.KindOf(st.Mode()), st.Sys().(*syscall.Stat_t).Ino)
+	}
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
 }
 
 // joinReport is one rank's tables (or its error) for rank 0.
@@ -232,16 +255,15 @@ func busy(bounds []int) int {
 // and writers (joinBounds) into final. serial is true when rank 0 must join serially instead (the reason is logged);
 // err is the join's failure, naming the rank and segment; seconds is each rank's wall time in
 // its share.
-func parallelJoin(ctx context.Context, comm collective.Comm, cfg job.Config, side *sideFile, segs []video.JoinSegment, sizes []int64, writers []int, times video.Timeline, final string, log *logging.Logger) (serial bool, seconds []float64, hash joinHash, err error) {
-	ins := joinInstruction{Segs: segs, Sizes: sizes, Writers: writers, Times: times, Out: final}
-	// Created before the instruction goes: every rank checks that it can open it for writing.
+func parallelJoin(ctx context.Context, comm collective.Comm, cfg job.Config, side *sideFile, segs []video.JoinSegment, sizes []int64, writers []int, times video.Timeline, final *pipeline.OutputTemp, log *logging.Logger) (serial bool, seconds []float64, hash joinHash, err error) {
+	ins := joinInstruction{Segs: segs, Sizes: sizes, Writers: writers, Times: times, Out: final.Path}
+	// Created before the instruction goes (pipeline.CreateTemp): every rank checks that it can
+	// open it for writing, and that it is that file (its inode).
 	var local error
-	f, err := os.Create(final)
-	if err == nil {
-		err = f.Close()
-	}
-	if err != nil {
+	if st, err := final.File.Stat(); err != nil {
 		local = fmt.Errorf("rank 0: the join's output: %v", err)
+	} else {
+		ins.Inode = st.Sys().(*syscall.Stat_t).Ino
 	}
 	if err := sendInstruction(comm, &ins); err != nil {
 		return false, nil, joinHash{}, err
@@ -299,7 +321,7 @@ func joinShare(ctx context.Context, comm collective.Comm, cfg job.Config, ins *j
 	// Can this rank write the output's temp file? Rank 0 created it beside the output.
 	access := ""
 	if local == nil && me != 0 {
-		if f, err := os.OpenFile(ins.Out, os.O_WRONLY, 0); err != nil {
+		if f, err := openOut(ins, 0); err != nil {
 			access = err.Error()
 		} else {
 			f.Close()
@@ -392,7 +414,7 @@ func joinShare(ctx context.Context, comm collective.Comm, cfg job.Config, ins *j
 			}
 		}
 		if local == nil {
-			if err := copyPieces(ins.Out, dec.VideoStart+base[0], pieces, h); err != nil {
+			if err := copyPieces(ins, dec.VideoStart+base[0], pieces, h); err != nil {
 				fail(err)
 				hashErr = err
 			}
@@ -513,7 +535,7 @@ func planOutput(ctx context.Context, ins *joinInstruction, side *sideFile, piece
 	if err != nil {
 		return joinDecision{Err: fmt.Sprintf("rank 0: %v", err)}
 	}
-	f, err := os.Create(ins.Out)
+	f, err := openOut(ins, os.O_TRUNC)
 	if err == nil {
 		// Sized at once: the other ranks write into it at their offsets.
 		if err = f.Truncate(l.Size); err == nil {
@@ -534,13 +556,13 @@ func planOutput(ctx context.Context, ins *joinInstruction, side *sideFile, piece
 	return joinDecision{VideoStart: l.Offsets[0], Size: l.Size, hash: h}
 }
 
-// copyPieces writes pieces one after another from at into out, hashing them with h, and syncs
-// what it wrote (on a shared file system each client flushes its own pages).
-func copyPieces(out string, at int64, pieces []*video.Piece, h *lustre.RangeHasher) error {
+// copyPieces writes pieces one after another from at into the join's output, hashing them
+// with h, and syncs what it wrote (on a shared file system each client flushes its own pages).
+func copyPieces(ins *joinInstruction, at int64, pieces []*video.Piece, h *lustre.RangeHasher) error {
 	if len(pieces) == 0 {
 		return nil
 	}
-	f, err := os.OpenFile(out, os.O_WRONLY, 0)
+	f, err := openOut(ins, 0)
 	if err != nil {
 		return fmt.Errorf("the join's output: %v", err)
 	}

@@ -2,6 +2,8 @@ package pipeline
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -391,15 +393,68 @@ func unwrapPath(err error) error {
 }
 
 // TempPath is a hidden name beside path with the same extension (so ffmpeg picks the same
-// container), unique to this process.
+// container): .NAME.TAG-RANDOM.EXT, with 63 random bits no one else can predict, so that no
+// one can plant a file or link there beforehand. CreateTemp makes it.
 func TempPath(path, tag string) string {
 	dir, base := filepath.Split(path)
 	ext := filepath.Ext(base)
-	return filepath.Join(dir, fmt.Sprintf(".%s.%s-%d%s", strings.TrimSuffix(base, ext), tag, os.Getpid(), ext))
+	var b [8]byte
+	rand.Read(b[:])
+	n := binary.BigEndian.Uint64(b[:]) >> 1
+	return filepath.Join(dir, fmt.Sprintf(".%s.%s-%d%s", strings.TrimSuffix(base, ext), tag, n, ext))
 }
 
-// IsTempPath reports whether path is one of the names TempPath gives beside output: the only
-// files beside an output the program may remove when a killed run left them.
+// OutputTemp is the file an output is written into before Commit moves it into place: beside
+// the output (a rename stays on one file system), under an unpredictable name (TempPath),
+// created exclusively (O_EXCL: a file or link planted there makes the creation fail, never
+// the write land elsewhere), and held open, so that ffmpeg writes through the descriptor
+// (video.JoinFile, video.WriteImageFile) and Commit checks that the name still is this file.
+type OutputTemp struct {
+	Path string
+	File *os.File
+}
+
+// CreateTemp creates the temp file path (TempPath), which must not exist, with the mode a new
+// file gets (rw-rw-rw- less the umask).
+func CreateTemp(path string) (*OutputTemp, error) {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o666)
+	if err != nil {
+		return nil, fmt.Errorf("cannot create the output's temp file %s: %w", path, unwrapPath(err))
+	}
+	return &OutputTemp{Path: path, File: f}, nil
+}
+
+// Check refuses a temp file whose name no longer is the file CreateOutputTemp made (another
+// user who can write into the output's folder replaced it, with a link or a file of theirs):
+// nothing under that name is the program's to commit, read or remove.
+func (t *OutputTemp) Check() error {
+	fst, err := t.File.Stat()
+	if err != nil {
+		return err
+	}
+	lst, err := os.Lstat(t.Path)
+	if err == nil && lst.Mode().IsRegular() && os.SameFile(lst, fst) {
+		return nil
+	}
+	what := "is gone"
+	if err == nil {
+		what = "was replaced by " + safefs.KindOf(lst.Mode()) + " facefusion did not make"
+	}
+	return fault.AsUsage(fmt.Errorf("the output's temp file %s %s while the job ran: nothing was committed; make sure no one else can write into %s (chmod o-w,g-w), or choose another -o",
+		t.Path, what, filepath.Dir(t.Path)))
+}
+
+// Remove removes the temp file, only while its name still is the file made, and closes it.
+func (t *OutputTemp) Remove() {
+	if t.Check() == nil {
+		os.Remove(t.Path)
+	}
+	t.File.Close()
+}
+
+// IsTempPath reports whether path is one of the names TempPath gives beside output
+// (.NAME.TAG-DIGITS.EXT): the only names beside an output the program may remove when a killed
+// run left them (and then only its own regular files, lustre.JobDir.CleanStale).
 func IsTempPath(path, output string) bool {
 	if a, err := filepath.Abs(path); err == nil {
 		path = a
@@ -426,24 +481,29 @@ func IsTempPath(path, output string) bool {
 	return pid != ""
 }
 
-// Commit moves a finished temp file to its final path: fsync, rename (never over an existing
-// file unless force), fsync of the folder.
-func Commit(tmp, final string, force bool) error {
-	f, err := os.Open(tmp)
-	if err != nil {
+// Commit moves a finished temp file to its final path, after checking that its name still is
+// the file made (OutputTemp.Check): fsync, rename (never over an existing file unless force),
+// fsync of the folder. The temp file is closed.
+func Commit(tmp *OutputTemp, final string, force bool) error {
+	defer tmp.File.Close()
+	if err := tmp.Check(); err != nil {
 		return err
 	}
-	err = f.Sync()
-	f.Close()
+	if err := tmp.File.Sync(); err != nil {
+		return fmt.Errorf("output %s: %w", final, err)
+	}
+	fst, err := tmp.File.Stat()
 	if err != nil {
-		return err
+		return fmt.Errorf("output %s: %w", final, err)
 	}
 	if force {
-		err = os.Rename(tmp, final)
+		err = os.Rename(tmp.Path, final)
 	} else {
 		// link fails if final appeared meanwhile: never overwrite without --force
-		if err = os.Link(tmp, final); err == nil {
-			os.Remove(tmp)
+		if err = os.Link(tmp.Path, final); err == nil {
+			if lst, lerr := os.Lstat(tmp.Path); lerr == nil && os.SameFile(lst, fst) {
+				os.Remove(tmp.Path)
+			}
 		}
 	}
 	if err != nil {
@@ -451,6 +511,11 @@ func Commit(tmp, final string, force bool) error {
 			return fault.AsUsage(fmt.Errorf("output %s appeared while the job ran: pass --force to overwrite it", final))
 		}
 		return fmt.Errorf("output %s: %w", final, err)
+	}
+	// The name moved is the one checked a moment ago, unless someone swapped it in between.
+	if lst, err := os.Lstat(final); err != nil || !os.SameFile(fst, lst) {
+		return fault.AsUsage(fmt.Errorf("output %s is not the file facefusion wrote: its temp file %s was replaced as it was moved into place; make sure no one else can write into %s, or choose another -o",
+			final, tmp.Path, filepath.Dir(final)))
 	}
 	if d, err := os.Open(filepath.Dir(final)); err == nil {
 		d.Sync()
@@ -610,15 +675,18 @@ func (m *Models) RunImage(ctx context.Context, cfg job.Config) (string, error) {
 
 // writeImage writes the processed target beside the output, then moves it into place.
 func writeImage(ctx context.Context, cfg job.Config, img *raster.Image, opt video.ImageOptions) error {
-	tmp := TempPath(cfg.OutputPath, "part")
-	defer os.Remove(tmp)
-	if err := video.WriteImage(ctx, tmp, img, opt); err != nil {
+	tmp, err := CreateTemp(TempPath(cfg.OutputPath, "part"))
+	if err != nil {
+		return fault.AsInput(err)
+	}
+	defer tmp.Remove()
+	if err := video.WriteImageFile(ctx, tmp.File, img, opt); err != nil {
 		if ctx.Err() != nil {
 			return err
 		}
 		return fault.AsInput(err)
 	}
-	if err := video.CheckImage(tmp, img, opt); err != nil {
+	if err := video.CheckImage(tmp.File, img, opt); err != nil {
 		return fault.AsInternal(fmt.Errorf("writing %s: %w (is its file system full?)", cfg.OutputPath, err))
 	}
 	return Commit(tmp, cfg.OutputPath, cfg.Force)

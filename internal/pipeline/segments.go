@@ -146,7 +146,7 @@ func EncodeSegments(ctx, stop context.Context, cfg job.Config, info *video.Info,
 				return &segmentEncoder{send: s.Send, kill: func() {}}, nil
 			}
 			ectx, cancel := context.WithCancel(gctx) // its own, to kill only it at a stop
-			enc, err := video.OpenEncoder(ectx, s.Path, SegmentOptions(cfg, info, s.Start))
+			enc, err := video.CreateEncoder(ectx, s.Path, SegmentOptions(cfg, info, s.Start))
 			if err != nil {
 				cancel()
 				return nil, err

@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -318,11 +317,30 @@ func (c *countTo) Add(k int) {
 	}
 }
 
+// hangEncoder makes the encoder of the segment at path one that never finishes: ffmpeg is run
+// through a script that, for the file it is given as its descriptor 3 (video.CreateEncoder's),
+// reads the frames and then sleeps instead of writing the file.
+func hangEncoder(t *testing.T, path string) {
+	t.Helper()
+	real, err := exec.LookPath(video.FFmpeg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	script := filepath.Join(t.TempDir(), "ffmpeg")
+	text := "#!/bin/sh\ncase \"$(readlink /proc/$$/fd/3)\" in " + path + ") cat >/dev/null; exec sleep 600;; esac\nexec " + real + " \"$@\"\n"
+	if err := os.WriteFile(script, []byte(text), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	saved := video.FFmpeg
+	video.FFmpeg = script
+	t.Cleanup(func() { video.FFmpeg = saved })
+}
+
 // A stop, unlike a failure, keeps finished work: the stop comes once segments 0 and 1 are
 // written (while done holds segment 0, so segment 1's encoder has not been closed), and segment
 // 1 still reaches done, complete; only segment 2, being written, is discarded, and the error is
-// the stop's. An encoder that does not finish (it writes to a FIFO nobody reads) holds the stop
-// for stopGrace only: then it is killed and its segment discarded.
+// the stop's. An encoder that does not finish (hangEncoder) holds the stop for stopGrace only:
+// then it is killed and its segment discarded.
 func TestEncodeSegmentsStopKeepsComplete(t *testing.T) {
 	cfg, info, m := segmentClip(t)
 	ctx := context.Background()
@@ -339,9 +357,7 @@ func TestEncodeSegmentsStopKeepsComplete(t *testing.T) {
 			dir := t.TempDir()
 			segs := segmentsOf(dir, 3, 10, 17, 30)
 			if c.hung >= 0 {
-				if err := syscall.Mkfifo(segs[c.hung].Path, 0o644); err != nil {
-					t.Fatal(err)
-				}
+				hangEncoder(t, segs[c.hung].Path)
 				defer func(g time.Duration) { stopGrace = g }(stopGrace)
 				stopGrace = 200 * time.Millisecond
 			}

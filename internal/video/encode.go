@@ -2,11 +2,17 @@ package video
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"math"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
+	"syscall"
+
+	"github.com/facefusion-hpc/facefusion/internal/safefs"
 )
 
 // SegmentExt is the container of the segments of an output ffmpeg joins (Join), as the
@@ -268,6 +274,52 @@ func (o EncodeOptions) ChosenPixFmt() string {
 // OpenEncoder starts ffmpeg writing path (which may carry a .tmp suffix for the caller's
 // rename; the container is chosen from the extension before it).
 func OpenEncoder(ctx context.Context, path string, opt EncodeOptions) (*Encoder, error) {
+	return openEncoder(ctx, path, nil, opt)
+}
+
+// CreateEncoder is OpenEncoder into path, created here as a new file (O_EXCL, never through
+// a link) that ffmpeg writes through its descriptor: a link put at the name, before or while
+// it runs, is never followed. A regular file of the running user's already there (a temp
+// segment a failed try left) is replaced; anything else there is refused.
+func CreateEncoder(ctx context.Context, path string, opt EncodeOptions) (*Encoder, error) {
+	f, err := createNew(path)
+	if err != nil {
+		return nil, fmt.Errorf("video: encoding %s: %w", path, err)
+	}
+	defer f.Close() // ffmpeg has its own copy once started
+	e, err := openEncoder(ctx, path, f, opt)
+	if err != nil {
+		if fst, ferr := f.Stat(); ferr == nil {
+			if lst, lerr := os.Lstat(path); lerr == nil && os.SameFile(fst, lst) {
+				os.Remove(path) // the file made just now
+			}
+		}
+	}
+	return e, err
+}
+
+// createNew creates path exclusively, after removing a regular file of the running user's
+// there (never a link, never another user's file).
+func createNew(path string) (*os.File, error) {
+	const flags = os.O_WRONLY | os.O_CREATE | os.O_EXCL | syscall.O_NOFOLLOW
+	f, err := os.OpenFile(path, flags, 0o644)
+	if !errors.Is(err, os.ErrExist) {
+		return f, err
+	}
+	st, lerr := os.Lstat(path)
+	if lerr != nil {
+		return nil, err
+	}
+	if s, ok := st.Sys().(*syscall.Stat_t); !st.Mode().IsRegular() || !ok || int(s.Uid) != os.Geteuid() {
+		return nil, fmt.Errorf("%s is in the way (%s facefusion did not make): it is left alone; make sure no one else can write into %s", path, safefs.KindOf(st.Mode()), filepath.Dir(path))
+	}
+	if err := os.Remove(path); err != nil {
+		return nil, err
+	}
+	return os.OpenFile(path, flags, 0o644)
+}
+
+func openEncoder(ctx context.Context, path string, out *os.File, opt EncodeOptions) (*Encoder, error) {
 	opt.Encoder = opt.ChosenEncoder()
 	opt.PixFmt = opt.ChosenPixFmt()
 	if opt.Width <= 0 || opt.Height <= 0 || !opt.FPS.Valid() {
@@ -276,7 +328,17 @@ func OpenEncoder(ctx context.Context, path string, opt EncodeOptions) (*Encoder,
 	if x26x := opt.Encoder == "libx264" || opt.Encoder == "libx265"; x26x && opt.PixFmt == "yuv420p" && oddSize(opt.Width, opt.Height) {
 		return nil, fmt.Errorf("video: encoding %s: %s cannot store yuv420p at an odd frame size (%dx%d): leave the pixel format empty for yuv444p", path, opt.Encoder, opt.Width, opt.Height)
 	}
-	cmd, tail := command(ctx, FFmpeg, encodeArgs(path, opt))
+	args := encodeArgs(path, opt)
+	if out != nil {
+		if muxerFor(path) == "" {
+			return nil, fmt.Errorf("video: encoding %s: no container known for its extension", path)
+		}
+		args[len(args)-1] = mediaPath(fdOutput) // outputArgs' last; its -f names the container
+	}
+	cmd, tail := command(ctx, FFmpeg, args)
+	if out != nil {
+		cmd.ExtraFiles = []*os.File{out}
+	}
 	in, err := cmd.StdinPipe()
 	if err != nil {
 		return nil, fmt.Errorf("video: encoding %s: %v", path, err)

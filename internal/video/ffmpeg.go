@@ -54,6 +54,11 @@ func ffmpegArgs(extra ...string) []string {
 // ("a:b.mp4").
 func mediaPath(path string) string { return "file:" + path }
 
+// fdOutput is the name under which ffmpeg opens the first of exec.Cmd.ExtraFiles: opening it
+// reopens that very file (its inode), whatever its name in its folder has become since. The
+// file protocol seeks in it as in any file (the MP4 muxer's index), which pipe:3 would not.
+const fdOutput = "/dev/fd/3"
+
 // stderrTail keeps the last bytes a child wrote to stderr, for error messages.
 type stderrTail struct {
 	mu  sync.Mutex

@@ -102,13 +102,33 @@ func imageArgs(path string, w, h int, opt ImageOptions) []string {
 // WriteImage encodes img to path as PNG or JPEG, chosen by the extension (a .tmp suffix is
 // ignored), through ffmpeg as FaceFusion writes its image outputs: opt's quality and size.
 func WriteImage(ctx context.Context, path string, img *raster.Image, opt ImageOptions) error {
+	return writeImage(ctx, path, nil, img, opt)
+}
+
+// WriteImageFile is WriteImage into the file out the caller created (its name chooses the
+// format): ffmpeg writes through the descriptor and never opens the name, which another user
+// who can write into its folder could have replaced with a link meanwhile.
+func WriteImageFile(ctx context.Context, out *os.File, img *raster.Image, opt ImageOptions) error {
+	return writeImage(ctx, out.Name(), out, img, opt)
+}
+
+func writeImage(ctx context.Context, path string, out *os.File, img *raster.Image, opt ImageOptions) error {
 	if imageKind(path) == "" {
 		return fmt.Errorf("video: cannot write image %s: the name must end in .png, .jpg or .jpeg", path)
 	}
 	if opt.Width < 0 || opt.Height < 0 {
 		return fmt.Errorf("video: cannot write image %s at %dx%d: the size must be positive", path, opt.Width, opt.Height)
 	}
-	cmd, tail := command(ctx, FFmpeg, imageArgs(path, img.W, img.H, opt))
+	args := imageArgs(path, img.W, img.H, opt)
+	if out != nil {
+		// The format and codec are named on the command line: the descriptor's name needs no
+		// extension.
+		args[len(args)-1] = mediaPath(fdOutput)
+	}
+	cmd, tail := command(ctx, FFmpeg, args)
+	if out != nil {
+		cmd.ExtraFiles = []*os.File{out}
+	}
 	in, err := cmd.StdinPipe()
 	if err != nil {
 		return fmt.Errorf("video: cannot write image %s: %v", path, err)

@@ -113,6 +113,20 @@ type JoinSegment struct {
 // any time base coarser than 1/500000 s). The segment list is a temp file in scratch ("": the
 // system's), node-local, not on the shared file system.
 func Join(ctx context.Context, scratch string, segs []JoinSegment, times Timeline, target string, span Span, keep []Carry, out string, audio AudioOptions) error {
+	return join(ctx, scratch, segs, times, target, span, keep, out, nil, audio)
+}
+
+// JoinFile is Join into the file out the caller created (its name's extension chooses the
+// container): ffmpeg writes through the descriptor and never opens the name, which another
+// user who can write into its folder could have replaced with a link meanwhile. ffmpeg gets
+// a name with the output's extension, so that it picks the container it would for the output
+// (any extension it knows, not only muxerFor's): a link to the descriptor, in a folder of
+// its own in scratch that only this user can write into.
+func JoinFile(ctx context.Context, scratch string, segs []JoinSegment, times Timeline, target string, span Span, keep []Carry, out *os.File, audio AudioOptions) error {
+	return join(ctx, scratch, segs, times, target, span, keep, out.Name(), out, audio)
+}
+
+func join(ctx context.Context, scratch string, segs []JoinSegment, times Timeline, target string, span Span, keep []Carry, out string, file *os.File, audio AudioOptions) error {
 	if len(segs) == 0 {
 		return fmt.Errorf("video: joining into %s: no segments given", out)
 	}
@@ -126,8 +140,30 @@ func Join(ctx context.Context, scratch string, segs []JoinSegment, times Timelin
 	if err != nil {
 		return fmt.Errorf("video: joining into %s: %w", out, err)
 	}
-	_, said, err := runToolSaid(ctx, FFmpeg, joinArgs(list, asTheyAre(segs), times, target, span, keep, out, audio)...)
-	if err == nil && writeFailed(said) {
+	args := joinArgs(list, asTheyAre(segs), times, target, span, keep, out, audio)
+	if file != nil {
+		dir, err := os.MkdirTemp(scratch, "facefusion-join-") // rwx------: no one else's links
+		if err != nil {
+			return fmt.Errorf("video: joining into %s: %w", out, err)
+		}
+		name := filepath.Join(dir, "output"+filepath.Ext(out))
+		defer func() {
+			os.Remove(name)
+			os.Remove(dir)
+		}()
+		if err := os.Symlink(fdOutput, name); err != nil {
+			return fmt.Errorf("video: joining into %s: %w", out, err)
+		}
+		args[len(args)-1] = mediaPath(name) // outputArgs' last: the file written
+	}
+	cmd, tail := command(ctx, FFmpeg, args)
+	if file != nil {
+		cmd.ExtraFiles = []*os.File{file}
+	}
+	err = cmd.Run()
+	if err != nil {
+		err = exitError(ctx, FFmpeg, err, tail)
+	} else if said := tail.String(); writeFailed(said) {
 		err = fmt.Errorf("ffmpeg exited 0 but did not write it all: %s", said)
 	}
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 	"image"
 	_ "image/jpeg" // the image outputs' formats, for CheckImage
 	_ "image/png"
+	"io"
 	"os"
 	"strconv"
 	"strings"
@@ -157,19 +158,16 @@ func missingStreams(carried []Carry, others []Stream) string {
 	return strings.Join(missing, ", ")
 }
 
-// CheckImage checks that the image WriteImage wrote to path from img with opt decodes whole at
-// the size asked for: ffmpeg's exit code does not say that its bytes reached the file.
-func CheckImage(path string, img *raster.Image, opt ImageOptions) error {
+// CheckImage checks that the image written to f (WriteImageFile) from img with opt decodes
+// whole at the size asked for: ffmpeg's exit code does not say that its bytes reached the file.
+// It reads through f, never by name: the name is in a folder others may write into.
+func CheckImage(f *os.File, img *raster.Image, opt ImageOptions) error {
 	w, h := img.W, img.H
 	if opt.Width > 0 && opt.Height > 0 {
 		w, h = opt.Width, opt.Height
 	}
-	f, err := os.Open(path)
-	if err != nil {
-		return &IncompleteError{Path: path, Detail: err.Error()}
-	}
-	defer f.Close()
-	m, _, err := image.Decode(f)
+	path := f.Name()
+	m, _, err := image.Decode(io.NewSectionReader(f, 0, 1<<62))
 	if err != nil {
 		return &IncompleteError{Path: path, Detail: fmt.Sprintf("it does not decode (%v)", err)}
 	}

@@ -147,6 +147,17 @@ func TestJoinOnFullDisk(t *testing.T) {
 	}
 }
 
+// checkImageAt is CheckImage of the file at p.
+func checkImageAt(t *testing.T, p string, img *raster.Image, opt ImageOptions) error {
+	t.Helper()
+	f, err := os.Open(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	return CheckImage(f, img, opt)
+}
+
 // CheckImage passes an image as WriteImage wrote it, at its size or the size asked for, and
 // refuses it cut short (PNG and JPEG) or at another size.
 func TestCheckImage(t *testing.T) {
@@ -165,11 +176,11 @@ func TestCheckImage(t *testing.T) {
 		if err := WriteImage(context.Background(), p, img, tc.opt); err != nil {
 			t.Fatal(err)
 		}
-		if err := CheckImage(p, img, tc.opt); err != nil {
+		if err := checkImageAt(t, p, img, tc.opt); err != nil {
 			t.Errorf("%s as written: %v", tc.name, err)
 		}
 		other := ImageOptions{Width: 32, Height: 24}
-		if err := CheckImage(p, img, other); err == nil || !strings.Contains(err.Error(), "not 32x24") {
+		if err := checkImageAt(t, p, img, other); err == nil || !strings.Contains(err.Error(), "not 32x24") {
 			t.Errorf("%s checked for 32x24: %v, want its size refused", tc.name, err)
 		}
 		data, err := os.ReadFile(p)
@@ -180,7 +191,7 @@ func TestCheckImage(t *testing.T) {
 			t.Fatal(err)
 		}
 		var ie *IncompleteError
-		if err := CheckImage(p, img, tc.opt); !errors.As(err, &ie) {
+		if err := checkImageAt(t, p, img, tc.opt); !errors.As(err, &ie) {
 			t.Errorf("%s cut 20 bytes short: CheckImage = %v, want an *IncompleteError", tc.name, err)
 		}
 	}
