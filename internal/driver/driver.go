@@ -1225,11 +1225,9 @@ func finish(ctx context.Context, cfg job.Config, p *Plan, jd *lustre.JobDir, all
 	// A failed join keeps every finished segment and the manifest, its outcome failed: the
 	// same command joins them again once the cause (a full disk) is gone.
 	joinFailed := func(err error) Result {
-		// The temp output goes first (while still the file made): on a full disk the
-		// manifest beside it needs its room.
-		if temp.Check() == nil {
-			os.Remove(final)
-		}
+		// The temp output goes first, closed too (its room comes back only then): on a full
+		// disk the manifest beside it needs that room.
+		temp.Remove()
 		if ck.stillMine(p) == nil {
 			if serr := ck.save(nil, lustre.Failed); serr != nil {
 				log.Warnf("%v", serr)

@@ -444,7 +444,8 @@ func (t *OutputTemp) Check() error {
 		t.Path, what, filepath.Dir(t.Path)))
 }
 
-// Remove removes the temp file, only while its name still is the file made, and closes it.
+// Remove removes the temp file, only while its name still is the file made, and closes it
+// (the room it took comes back only then); a second call does nothing.
 func (t *OutputTemp) Remove() {
 	if t.Check() == nil {
 		os.Remove(t.Path)
