@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/user"
 	"strconv"
+	"strings"
 	"syscall"
 	"unicode/utf8"
 )
@@ -156,6 +157,46 @@ func Excerpt(s string) string {
 		cut--
 	}
 	return fmt.Sprintf("%s… (%d bytes more)", strconv.Quote(s[:cut]), len(s)-cut)
+}
+
+// MessageLen is the most of another library's error message (a parser's, which may quote a
+// whole key or value of what it read) an error passes on.
+const MessageLen = 240
+
+// Clip is msg, another library's error message, for an error of ours: each word of it longer
+// than ExcerptLen (a number, key or value it quotes from the file: no word of a message is that
+// long) cut to ExcerptLen, and the whole cut to MessageLen, with what was left out counted.
+// Unlike Excerpt it does not quote: msg is a message, not the file's text.
+func Clip(msg string) string {
+	var b strings.Builder
+	rest := msg
+	for first := true; ; first = false {
+		word, after, more := strings.Cut(rest, " ")
+		if !first {
+			b.WriteByte(' ')
+		}
+		if len(word) > ExcerptLen {
+			cut := runeEdge(word, ExcerptLen)
+			fmt.Fprintf(&b, "%s… (%d bytes more)", word[:cut], len(word)-cut)
+		} else {
+			b.WriteString(word)
+		}
+		if !more {
+			return b.String()
+		}
+		rest = after
+		if b.Len() > MessageLen {
+			return fmt.Sprintf("%s… (%d bytes more)", b.String(), len(rest))
+		}
+	}
+}
+
+// runeEdge is n, or less to cut s at a character's edge.
+func runeEdge(s string, n int) int {
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return n
 }
 
 // GroupEnv names the setting that lets a folder the program writes into be writable by its
