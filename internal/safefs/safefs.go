@@ -25,7 +25,10 @@ const (
 	ManifestLimit = 64 << 20 // a job folder's manifest (a record a chunk: millions of chunks fit)
 	JournalLimit  = 16 << 20 // one rank's journal of finished chunks
 	ReportLimit   = 64 << 20 // a run report (per-rank stats of thousands of ranks)
-	SmallLimit    = 64 << 10 // a claim, lock, heartbeat, attempt, stop or progress file
+	SmallLimit    = 64 << 10 // a claim, lock, heartbeat, attempt or stop file
+	ProgressLimit = 16 << 20 // a job's progress file: a count for each of up to a million ranks
+	RecordLimit   = 1 << 20  // a batch's done or failure record (paths of a target and its sources)
+	ListLimit     = 64 << 20 // a batch's frozen list (paths of every entry: a million fit)
 )
 
 // LimitError is a file over its size limit.
