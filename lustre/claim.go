@@ -12,6 +12,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/facefusion-hpc/facefusion/internal/safefs"
 )
 
 // The claim: one live run of a job at a time. The run that starts a job (rank 0) creates CLAIM
@@ -84,7 +86,7 @@ func (j *JobDir) beatFile(token string) string { return filepath.Join(j.Path, ".
 
 // lastBeat is the holder's last heartbeat: its beat file's time, else when it claimed.
 func (j *JobDir) lastBeat(h *Holder) time.Time {
-	if b, err := os.ReadFile(j.beatFile(h.Token)); err == nil {
+	if b, err := safefs.ReadOwnFile(j.beatFile(h.Token), safefs.SmallLimit, "heartbeat"); err == nil {
 		if t, err := time.Parse(time.RFC3339Nano, strings.TrimSpace(string(b))); err == nil && t.After(h.Beat) {
 			return t
 		}
@@ -95,7 +97,7 @@ func (j *JobDir) lastBeat(h *Holder) time.Time {
 // ReadClaim reads the current claim, with its holder's last heartbeat; ok is false when there
 // is none.
 func (j *JobDir) ReadClaim() (h Holder, ok bool, err error) {
-	data, err := os.ReadFile(j.Claim())
+	data, err := safefs.ReadOwnFile(j.Claim(), safefs.SmallLimit, "claim")
 	if errors.Is(err, os.ErrNotExist) {
 		return h, false, nil
 	}
@@ -103,7 +105,7 @@ func (j *JobDir) ReadClaim() (h Holder, ok bool, err error) {
 		return h, false, err
 	}
 	if err := json.Unmarshal(data, &h); err != nil {
-		return h, false, fmt.Errorf("claim %s is not valid (%v)", j.Claim(), err)
+		return h, false, fmt.Errorf("claim %s is not valid (%s)", j.Claim(), jsonError(err))
 	}
 	h.Beat = j.lastBeat(&h)
 	return h, true, nil
@@ -164,7 +166,7 @@ func (j *JobDir) TakeClaim(me Holder) (prev *Holder, why string, err error) {
 			continue // another newcomer took it first
 		}
 		var got Holder
-		if data, err := os.ReadFile(stale); err == nil && json.Unmarshal(data, &got) == nil && h.Token != "unreadable" &&
+		if data, err := safefs.ReadOwnFile(stale, safefs.SmallLimit, "claim"); err == nil && json.Unmarshal(data, &got) == nil && h.Token != "unreadable" &&
 			(got.Token != h.Token || j.lastBeat(&got).After(h.Beat)) {
 			// A newer claim replaced the dead one between the read and the rename, or its holder
 			// beat meanwhile: give it back.
