@@ -243,3 +243,20 @@ func TestProgressAndReportNumbersAreChecked(t *testing.T) {
 		NewReport(m, out, jd.Path, Complete).WriteTo(ReportPath(out))
 	}
 }
+
+// A claim's names are quoted as excerpts: a holder of a host name of 30 kB gets a line.
+func TestClaimNamesAreExcerpts(t *testing.T) {
+	jd := realJob(t, t.TempDir())
+	h := Holder{Token: "t", Host: strings.Repeat("h", 30_000), SlurmJob: strings.Repeat("9", 30_000), PID: 1}
+	data, _ := json.Marshal(h)
+	if err := os.WriteFile(jd.Claim(), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got, ok, err := jd.ReadClaim()
+	if !ok || err != nil {
+		t.Fatalf("claim: %v %v", ok, err)
+	}
+	if d := got.Describe(); len(d) > 400 {
+		t.Errorf("a holder described in %d bytes: %.300s", len(d), d)
+	}
+}
