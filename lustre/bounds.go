@@ -184,10 +184,10 @@ func (r *Report) check() *fields {
 		f.fail("per_rank", fmt.Sprintf("has %d ranks, more than %d", len(r.PerRank), MaxRanks))
 	}
 	for i, p := range r.PerRank {
-		f.rank(fmt.Sprintf("per_rank[%d]", i), p)
+		f.rank(fmt.Sprintf("per_rank[%d]", i), p, 0)
 	}
 	if r.Totals != nil {
-		f.rank("totals", *r.Totals)
+		f.rank("totals", *r.Totals, -1) // no rank's: -1
 	}
 	if m := r.Identity; m != nil {
 		f.in("identity.faces", int64(m.Faces), 0, math.MaxInt64)
@@ -199,9 +199,9 @@ func (r *Report) check() *fields {
 	return &f
 }
 
-// rank checks one rank's figures of a report (or their totals).
-func (f *fields) rank(field string, p RankReport) {
-	f.in(field+".rank", int64(p.Rank), 0, MaxRanks-1)
+// rank checks one rank's figures of a report (or their totals, whose rank is lowest, -1).
+func (f *fields) rank(field string, p RankReport, lowest int64) {
+	f.in(field+".rank", int64(p.Rank), lowest, MaxRanks-1)
 	f.in(field+".frames", int64(p.Frames), 0, MaxFrames)
 	f.in(field+".chunks", int64(p.Chunks), 0, MaxFrames)
 	for _, n := range []struct {

@@ -219,6 +219,11 @@ func TestProgressAndReportNumbersAreChecked(t *testing.T) {
 	if err := NewReport(m, out, jd.Path, Complete).WriteTo(ReportPath(out)); err != nil {
 		t.Fatal(err)
 	}
+	// A run's report has its ranks' figures and their totals, whose rank is -1.
+	editJSON(t, ReportPath(out), func(r map[string]any) {
+		r["per_rank"] = []any{map[string]any{"rank": 0, "frames": 30, "seconds": 2.5, "stage_seconds": map[string]any{"load": 0.5}}}
+		r["totals"] = map[string]any{"rank": -1, "frames": 30, "seconds": 2.5}
+	})
 	if _, ok, err := ReadReport(out); !ok || err != nil {
 		t.Fatalf("a report as a run writes it: %v %v", ok, err)
 	}
