@@ -12,6 +12,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/facefusion-hpc/facefusion/internal/safefs"
 )
 
 // The claim: one live run of a job at a time. The run that starts a job (rank 0) creates CLAIM
@@ -48,10 +50,19 @@ type Holder struct {
 func (h *Holder) Describe() string {
 	s := ""
 	if h.SlurmJob != "" {
-		s = fmt.Sprintf("Slurm job %s (restart %d), ", h.SlurmJob, h.RestartCount)
+		s = fmt.Sprintf("Slurm job %s (restart %d), ", claimed(h.SlurmJob), h.RestartCount)
 	}
-	return s + fmt.Sprintf("pid %d on %s, started %s, last heartbeat %s", h.PID, h.Host,
+	return s + fmt.Sprintf("pid %d on %s, started %s, last heartbeat %s", h.PID, claimed(h.Host),
 		h.Started.UTC().Format(time.RFC3339), h.Beat.UTC().Format(time.RFC3339))
+}
+
+// claimed is a name read from a claim (a host, a Slurm job id) for a message: whole when it is
+// as short as such a name is, else an excerpt.
+func claimed(s string) string {
+	if len(s) > 255 {
+		return safefs.Excerpt(s)
+	}
+	return s
 }
 
 // Me is the holder describing this process.
@@ -84,7 +95,7 @@ func (j *JobDir) beatFile(token string) string { return filepath.Join(j.Path, ".
 
 // lastBeat is the holder's last heartbeat: its beat file's time, else when it claimed.
 func (j *JobDir) lastBeat(h *Holder) time.Time {
-	if b, err := os.ReadFile(j.beatFile(h.Token)); err == nil {
+	if b, err := safefs.ReadOwnFile(j.beatFile(h.Token), safefs.SmallLimit, "heartbeat"); err == nil {
 		if t, err := time.Parse(time.RFC3339Nano, strings.TrimSpace(string(b))); err == nil && t.After(h.Beat) {
 			return t
 		}
@@ -95,7 +106,7 @@ func (j *JobDir) lastBeat(h *Holder) time.Time {
 // ReadClaim reads the current claim, with its holder's last heartbeat; ok is false when there
 // is none.
 func (j *JobDir) ReadClaim() (h Holder, ok bool, err error) {
-	data, err := os.ReadFile(j.Claim())
+	data, err := safefs.ReadOwnFile(j.Claim(), safefs.SmallLimit, "claim")
 	if errors.Is(err, os.ErrNotExist) {
 		return h, false, nil
 	}
@@ -103,7 +114,7 @@ func (j *JobDir) ReadClaim() (h Holder, ok bool, err error) {
 		return h, false, err
 	}
 	if err := json.Unmarshal(data, &h); err != nil {
-		return h, false, fmt.Errorf("claim %s is not valid (%v)", j.Claim(), err)
+		return h, false, fmt.Errorf("claim %s is not valid (%s)", j.Claim(), jsonError(err))
 	}
 	h.Beat = j.lastBeat(&h)
 	return h, true, nil
@@ -164,7 +175,7 @@ func (j *JobDir) TakeClaim(me Holder) (prev *Holder, why string, err error) {
 			continue // another newcomer took it first
 		}
 		var got Holder
-		if data, err := os.ReadFile(stale); err == nil && json.Unmarshal(data, &got) == nil && h.Token != "unreadable" &&
+		if data, err := safefs.ReadOwnFile(stale, safefs.SmallLimit, "claim"); err == nil && json.Unmarshal(data, &got) == nil && h.Token != "unreadable" &&
 			(got.Token != h.Token || j.lastBeat(&got).After(h.Beat)) {
 			// A newer claim replaced the dead one between the read and the rename, or its holder
 			// beat meanwhile: give it back.

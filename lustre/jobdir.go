@@ -16,6 +16,7 @@ import (
 	"sync"
 	"syscall"
 
+	"github.com/facefusion-hpc/facefusion/internal/safefs"
 	"github.com/facefusion-hpc/facefusion/internal/video"
 )
 
@@ -98,7 +99,7 @@ func (j *JobDir) WriteAttempt(id string) error { return WriteAtomic(j.Attempt(),
 
 // CurrentAttemptID is the id in the Attempt file ("" when there is none).
 func (j *JobDir) CurrentAttemptID() string {
-	b, err := os.ReadFile(j.Attempt())
+	b, err := safefs.ReadOwnFile(j.Attempt(), safefs.SmallLimit, "attempt file")
 	if err != nil {
 		return ""
 	}
@@ -134,8 +135,10 @@ func (j *JobDir) WriteProgress(frames []int64) error {
 }
 
 // ReadProgress is every rank's frames from the progress file; ok is false when there is none.
+// A file that is not a regular file, over ProgressLimit, or with a count out of range is
+// refused, naming it and the field.
 func (j *JobDir) ReadProgress() (frames []int64, ok bool, err error) {
-	b, err := os.ReadFile(j.Progress())
+	b, err := safefs.ReadOwnFile(j.Progress(), safefs.ProgressLimit, "progress file")
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, false, nil
 	}
@@ -144,7 +147,17 @@ func (j *JobDir) ReadProgress() (frames []int64, ok bool, err error) {
 	}
 	var p progressFile
 	if err := json.Unmarshal(b, &p); err != nil {
-		return nil, false, fmt.Errorf("progress file %s: %w", j.Progress(), err)
+		return nil, false, fmt.Errorf("progress file %s is not valid (%s)", j.Progress(), jsonError(err))
+	}
+	var f fields
+	if len(p.Frames) > MaxRanks {
+		f.fail("frames", fmt.Sprintf("has %d ranks, more than %d", len(p.Frames), MaxRanks))
+	}
+	for i, n := range p.Frames {
+		f.in(fmt.Sprintf("frames[%d]", i), n, 0, MaxFrames)
+	}
+	if err := f.done(j.Progress(), "progress file", "it is rewritten every second while the job runs; remove it if none does"); err != nil {
+		return nil, false, err
 	}
 	return p.Frames, true, nil
 }

@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/facefusion-hpc/facefusion/internal/safefs"
 )
 
 // The checkpoint: each rank records the chunks it finished in its own journal (done/rank-N.json)
@@ -93,21 +95,29 @@ func (j *JobDir) Journal(rank int) string {
 // Stop is the flag file a rank writes when a signal stops it, so the others stop too.
 func (j *JobDir) Stop() string { return filepath.Join(j.Path, "STOP") }
 
-// ReadManifest reads the job's manifest; ok is false when there is none yet.
+// ReadManifest reads the job's manifest; ok is false when there is none yet. A manifest that is
+// not a regular file (a FIFO, a link: another user's), over ManifestLimit, or with a number
+// outside what this program writes is refused, naming the file and the field.
 func (j *JobDir) ReadManifest() (m *Manifest, ok bool, err error) {
-	data, err := os.ReadFile(j.Manifest())
+	data, err := safefs.ReadOwnFile(j.Manifest(), safefs.ManifestLimit, "manifest")
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, false, nil
+	}
+	if refused(err) {
+		return nil, false, fmt.Errorf("%w: move it away, or choose another --job-dir", err)
 	}
 	if err != nil {
 		return nil, false, fmt.Errorf("reading the manifest %s: %w", j.Manifest(), err)
 	}
 	m = new(Manifest)
 	if err := json.Unmarshal(data, m); err != nil {
-		return nil, false, fmt.Errorf("manifest %s is not valid (%v): pass --fresh to start over", j.Manifest(), err)
+		return nil, false, fmt.Errorf("manifest %s is not valid (%s): pass --fresh to start over", j.Manifest(), jsonError(err))
 	}
 	if m.Version != ManifestVersion {
 		return nil, false, fmt.Errorf("manifest %s has layout version %d, this program writes %d: pass --fresh to start over", j.Manifest(), m.Version, ManifestVersion)
+	}
+	if err := m.check().done(j.Manifest(), "manifest", "pass --fresh to start over"); err != nil {
+		return nil, false, err
 	}
 	return m, true, nil
 }
@@ -242,9 +252,11 @@ func (j *JobDir) SameJob(m *Manifest, fp map[string]string) error {
 	return nil
 }
 
-// ReadJournal reads rank's journal; a missing journal is an empty one.
+// ReadJournal reads rank's journal; a missing journal is an empty one. A journal that is not a
+// regular file, over JournalLimit, or with a record no rank of a job writes (a number out of
+// range, another rank's) is refused, naming the file and the field.
 func (j *JobDir) ReadJournal(rank int) ([]Chunk, error) {
-	data, err := os.ReadFile(j.Journal(rank))
+	data, err := safefs.ReadOwnFile(j.Journal(rank), safefs.JournalLimit, "journal")
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}
@@ -253,7 +265,17 @@ func (j *JobDir) ReadJournal(rank int) ([]Chunk, error) {
 	}
 	var recs []Chunk
 	if err := json.Unmarshal(data, &recs); err != nil {
-		return nil, fmt.Errorf("journal %s: %w", j.Journal(rank), err)
+		return nil, fmt.Errorf("journal %s is not valid (%s)", j.Journal(rank), jsonError(err))
+	}
+	var f fields
+	for i, c := range recs {
+		f.chunk(fmt.Sprintf("[%d]", i), c)
+		if c.Rank != rank {
+			f.fail(fmt.Sprintf("[%d].rank", i), fmt.Sprintf("is %d, in rank %d's journal", c.Rank, rank))
+		}
+	}
+	if err := f.done(j.Journal(rank), "journal", "remove it, or pass --fresh to start over"); err != nil {
+		return nil, err
 	}
 	return recs, nil
 }

@@ -50,11 +50,11 @@ func TestManifestRoundTripMergeAndChanged(t *testing.T) {
 	if _, ok, err := jd.ReadManifest(); ok || err != nil {
 		t.Fatalf("no manifest yet: ok %v, err %v", ok, err)
 	}
-	m := &Manifest{Fingerprint: map[string]string{"target": "a", "chunk_frames": "8"}, NumChunks: 4}
-	if n := m.Merge([]Chunk{{Chunk: 2, Frames: 8}, {Chunk: 0, Frames: 8}}); n != 2 {
+	m := &Manifest{Fingerprint: map[string]string{"target": "a", "chunk_frames": "8"}, FrameEnd: 21, ChunkFrames: 8, NumChunks: 3}
+	if n := m.Merge([]Chunk{{Chunk: 2, Start: 16, End: 21, Frames: 5}, {Chunk: 0, End: 8, Frames: 8}}); n != 2 {
 		t.Fatalf("merged %d new records, want 2", n)
 	}
-	if n := m.Merge([]Chunk{{Chunk: 2, Frames: 8}, {Chunk: 2, Frames: 5}}); n != 1 || len(m.Done) != 2 || m.DoneFrames() != 13 {
+	if n := m.Merge([]Chunk{{Chunk: 2, Start: 16, End: 21, Frames: 5}, {Chunk: 2, Start: 16, End: 21, Frames: 5, Size: 9}}); n != 1 || len(m.Done) != 2 || m.DoneFrames() != 13 {
 		t.Fatalf("a chunk's later record replaces the earlier: %d changed, %d records, %d frames", n, len(m.Done), m.DoneFrames())
 	}
 	if err := jd.WriteManifest(m); err != nil {
@@ -87,11 +87,11 @@ func TestDoneIdentity(t *testing.T) {
 	id := func(faces int, after int64) IdentitySums {
 		return IdentitySums{Recognizer: "fr_feature", Every: 10, Faces: faces, After: after}
 	}
-	m := &Manifest{NumChunks: 3}
+	m := &Manifest{FrameEnd: 24, ChunkFrames: 8, NumChunks: 3}
 	if s, partial := m.DoneIdentity(); s != nil || partial {
 		t.Fatalf("no records: %+v, partial %v", s, partial)
 	}
-	m.Merge([]Chunk{{Chunk: 0, Frames: 8, Identity: id(1, 500)}, {Chunk: 1, Frames: 8, Identity: id(0, 0)}})
+	m.Merge([]Chunk{{Chunk: 0, End: 8, Frames: 8, Identity: id(1, 500)}, {Chunk: 1, Start: 8, End: 16, Frames: 8, Identity: id(0, 0)}})
 	if err := jd.WriteManifest(m); err != nil {
 		t.Fatal(err)
 	}
@@ -192,7 +192,7 @@ func TestJournalsOfAnyRankCount(t *testing.T) {
 	for r, n := range []int{2, 0, 1} {
 		var recs []Chunk
 		for i := 0; i < n; i++ {
-			recs = append(recs, Chunk{Chunk: 10*r + i, Rank: r})
+			recs = append(recs, Chunk{Chunk: 10*r + i, Start: 8 * (10*r + i), End: 8 * (10*r + i + 1), Frames: 8, Rank: r})
 		}
 		if err := jd.WriteJournal(r, recs); err != nil {
 			t.Fatal(err)

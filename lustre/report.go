@@ -8,6 +8,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/facefusion-hpc/facefusion/internal/safefs"
 	"github.com/facefusion-hpc/facefusion/rank"
 )
 
@@ -202,7 +203,7 @@ func Replaceable(path string) bool {
 	if !st.Mode().IsRegular() { // a link (dangling or not) or a folder is someone's
 		return false
 	}
-	data, err := os.ReadFile(path)
+	data, err := safefs.ReadOwnFile(path, safefs.ReportLimit, "run report")
 	var r Report
 	if err != nil || json.Unmarshal(data, &r) != nil || r.Version < 1 || r.Output == "" {
 		return false
@@ -220,17 +221,33 @@ func (r *Report) WriteTo(path string) error {
 }
 
 // ReadReport reads the report of the job that wrote output; ok is false when there is none.
+// The report is the program's own file: a link in its place is refused, never followed, and so
+// is a FIFO or device, or a file over ReportLimit.
 func ReadReport(output string) (r *Report, ok bool, err error) {
-	data, err := os.ReadFile(ReportPath(output))
+	path := ReportPath(output)
+	data, err := safefs.ReadOwnFile(path, safefs.ReportLimit, "run report")
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, false, nil
+	}
+	if kind := (*safefs.KindError)(nil); errors.As(err, &kind) {
+		return nil, false, fmt.Errorf("%w: move it away", err)
 	}
 	if err != nil {
 		return nil, false, err
 	}
-	r = new(Report)
+	r, err = DecodeReport(data, path)
+	return r, err == nil, err
+}
+
+// DecodeReport decodes the run report read from path, and checks every number in it (a count,
+// a range, a duration) against what this program writes: the error names the file and field.
+func DecodeReport(data []byte, path string) (*Report, error) {
+	r := new(Report)
 	if err := json.Unmarshal(data, r); err != nil {
-		return nil, false, fmt.Errorf("run report %s is not valid: %v", ReportPath(output), err)
+		return nil, fmt.Errorf("run report %s is not valid: %s", path, jsonError(err))
 	}
-	return r, true, nil
+	if err := r.check().done(path, "run report", "give a report facefusion run wrote"); err != nil {
+		return nil, err
+	}
+	return r, nil
 }

@@ -1,6 +1,9 @@
 package main
 
 import (
+	"os"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/facefusion-hpc/facefusion/internal/clitest"
@@ -11,4 +14,11 @@ import (
 // so that go test runs them side by side (two packages at a time on 2 cores); they share
 // internal/clitest.
 
-func TestMain(m *testing.M) { clitest.Main(m) }
+func TestMain(m *testing.M) {
+	// A fuzzing worker (go test -fuzz) runs only the fuzz target, in this process: building the
+	// binary in each worker would stall the fuzzing.
+	if slices.ContainsFunc(os.Args, func(a string) bool { return strings.HasPrefix(a, "-test.fuzzworker") }) {
+		os.Exit(m.Run())
+	}
+	clitest.Main(m)
+}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -18,6 +17,7 @@ import (
 	"github.com/facefusion-hpc/facefusion/internal/fault"
 	"github.com/facefusion-hpc/facefusion/internal/job"
 	"github.com/facefusion-hpc/facefusion/internal/pipeline"
+	"github.com/facefusion-hpc/facefusion/internal/safefs"
 	"github.com/facefusion-hpc/facefusion/internal/scaling"
 	"github.com/facefusion-hpc/facefusion/internal/video"
 	"github.com/facefusion-hpc/facefusion/lustre"
@@ -374,22 +374,32 @@ func modelRun(ctx context.Context, cfg job.Config, own ownFlags, shares []int, s
 // readCosts derives the costs from the run report at path (--costs): the frame size is its
 // output's, probed.
 func readCosts(ctx context.Context, path string, launch float64) (scaling.Costs, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
+	// A FIFO or device is refused before it is read, and a file over the report's limit too.
+	data, err := safefs.ReadFile(path, safefs.ReportLimit, "run report")
+	var kind *safefs.KindError
+	var limit *safefs.LimitError
+	switch {
+	case errors.As(err, &kind) || errors.As(err, &limit):
+		return scaling.Costs{}, fault.AsInput(fmt.Errorf("plan: --costs: %v; give a run report (OUTPUT.report.json)", err))
+	case err != nil:
 		return scaling.Costs{}, fault.AsInput(fmt.Errorf("plan: --costs %s: %v: give a run report (OUTPUT.report.json)", path, err))
 	}
-	var rep lustre.Report
-	if err := json.Unmarshal(data, &rep); err != nil {
-		return scaling.Costs{}, fault.AsInput(fmt.Errorf("plan: --costs %s is not a run report: %v", path, err))
-	}
-	info, err := video.Probe(ctx, rep.Output)
+	rep, err := lustre.DecodeReport(data, path)
 	if err != nil {
-		return scaling.Costs{}, fault.AsInput(fmt.Errorf("plan: --costs %s: its output %s gives the frame size the costs are at, and cannot be probed: %v", path, rep.Output, err))
+		return scaling.Costs{}, fault.AsInput(fmt.Errorf("plan: --costs: %v", err))
+	}
+	// ffprobe would wait on a FIFO named as the output: refused before it runs.
+	var info *video.Info
+	if err = safefs.Regular(rep.Output, "output"); err == nil {
+		info, err = video.Probe(ctx, rep.Output)
+	}
+	if err != nil {
+		return scaling.Costs{}, fault.AsInput(fmt.Errorf("plan: --costs %s: its output %s gives the frame size the costs are at, and cannot be probed: %v", path, shortName(rep.Output), err))
 	}
 	if launch < 0 {
 		launch = scaling.DefaultLaunch
 	}
-	c, err := scaling.FromReport(&rep, path, info.Width*info.Height, launch)
+	c, err := scaling.FromReport(rep, path, info.Width*info.Height, launch)
 	if err != nil {
 		return c, fault.AsInput(fmt.Errorf("plan: %v", err))
 	}

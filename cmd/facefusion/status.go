@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/facefusion-hpc/facefusion/internal/fault"
+	"github.com/facefusion-hpc/facefusion/internal/safefs"
 	"github.com/facefusion-hpc/facefusion/lustre"
 )
 
@@ -82,15 +83,27 @@ func cmdStatus(args []string, w io.Writer) error {
 		}
 		return fault.AsInput(fmt.Errorf("status: %s has no manifest.json: not a job folder, or the job has not started yet", jd.Path))
 	}
+	if len(m.Attempts) == 0 {
+		return fault.AsInput(fmt.Errorf("status: manifest %s records no attempt: not a job folder facefusion run started", jd.Manifest()))
+	}
 	at := m.Attempts[len(m.Attempts)-1]
-	// Chunks finished since the last merge are in the journals of the running attempt.
-	journal, _ := jd.Journals()
+	// Chunks finished since the last merge are in the journals of the running attempt: each
+	// record is checked against the job before it counts.
+	journal, err := jd.Journals()
+	if err != nil {
+		return fault.AsInput(err)
+	}
+	for _, c := range journal {
+		if err := m.CheckRecord(c, jd.Journal(c.Rank)); err != nil {
+			return fault.AsInput(err)
+		}
+	}
 	m.Merge(journal)
 	total := m.FrameEnd - m.FrameStart
 	framesDone := m.DoneFrames()
 
 	fmt.Fprintf(w, "job folder: %s\n", jd.Path)
-	fmt.Fprintf(w, "target:     %s, frames [%d,%d), %d chunk(s) of %d\n", m.Target, m.FrameStart, m.FrameEnd, m.NumChunks, m.ChunkFrames)
+	fmt.Fprintf(w, "target:     %s, frames [%d,%d), %d chunk(s) of %d\n", shortName(m.Target), m.FrameStart, m.FrameEnd, m.NumChunks, m.ChunkFrames)
 	state := at.Outcome
 	if state == lustre.Running {
 		// The manifest of a killed attempt reads "running" too: the claim tells them apart,
@@ -110,12 +123,12 @@ func cmdStatus(args []string, w io.Writer) error {
 		}
 	}
 	if at.Stop != "" {
-		state += " (" + at.Stop + ")"
+		state += " (" + safefs.Clip(at.Stop) + ")"
 	}
 	fmt.Fprintf(w, "state:      %s\n", state)
 	fmt.Fprintf(w, "attempts:   %d (latest started %s on %d rank(s)", len(m.Attempts), at.Started.Format(time.RFC3339), at.Ranks)
 	if at.SlurmJob != "" {
-		fmt.Fprintf(w, ", Slurm job %s restart %d", at.SlurmJob, at.RestartCount)
+		fmt.Fprintf(w, ", Slurm job %s restart %d", shortName(at.SlurmJob), at.RestartCount)
 	}
 	fmt.Fprintln(w, ")")
 	fmt.Fprintf(w, "chunks:     %d done, %d pending, of %d\n", len(m.Done), m.NumChunks-len(m.Done), m.NumChunks)
@@ -176,7 +189,11 @@ func cmdStatus(args []string, w io.Writer) error {
 		rate := float64(attemptFrames+inFlight) / secs
 		fmt.Fprintf(w, "rate:       %.1f frames/s this attempt\n", rate)
 		if left := total - framesDone - inFlight; left > 0 {
-			fmt.Fprintf(w, "eta:        %s at that rate\n", time.Duration(float64(left)/rate*float64(time.Second)).Round(time.Second))
+			if eta := float64(left) / rate; eta < lustre.MaxSeconds {
+				fmt.Fprintf(w, "eta:        %s at that rate\n", time.Duration(eta*float64(time.Second)).Round(time.Second))
+			} else {
+				fmt.Fprintf(w, "eta:        more than %g s at that rate\n", float64(lustre.MaxSeconds))
+			}
 		}
 	}
 	if pending := pendingChunks(m); len(pending) > 0 {
@@ -206,7 +223,7 @@ func reportStatus(output string, w io.Writer) error {
 		fmt.Fprintf(w, "state:      %s (finished %s; job folder %s %s)\n", r.Outcome, r.Finished.Format(time.RFC3339), r.JobDir, folder)
 	}
 	if r.Version >= 2 && r.Outcome != lustre.Complete { // version 1 recorded finished jobs only
-		fmt.Fprintf(w, "exit:       %d: %s\n", r.ExitStatus, r.Error)
+		fmt.Fprintf(w, "exit:       %d: %s\n", r.ExitStatus, safefs.Clip(r.Error))
 	}
 	fmt.Fprintf(w, "attempts:   %d, %.1f s in all, %.1f s the last\n", len(r.Attempts), r.Seconds, r.LastSeconds)
 	if r.Outcome == lustre.Complete {
@@ -221,29 +238,40 @@ func reportStatus(output string, w io.Writer) error {
 	return nil
 }
 
-// pendingChunks lists the chunks not done as compact ranges: "3 5-9 12".
+// pendingChunks lists the chunks not done as compact ranges: "3 5-9 12". It walks the records
+// (checked: in range, one a chunk), not the chunks, so that its time and memory grow with the
+// manifest's size, not with the chunk count it states.
 func pendingChunks(m *lustre.Manifest) string {
-	have := make([]bool, m.NumChunks)
+	done := make([]int, 0, len(m.Done))
 	for _, c := range m.Done {
-		if c.Chunk >= 0 && c.Chunk < m.NumChunks {
-			have[c.Chunk] = true
-		}
+		done = append(done, c.Chunk)
 	}
+	sort.Ints(done)
 	var parts []string
-	for i := 0; i < m.NumChunks; i++ {
-		if have[i] {
-			continue
+	gap := func(from, to int) { // chunks [from, to) pending
+		switch {
+		case to-from == 1:
+			parts = append(parts, strconv.Itoa(from))
+		case to-from > 1:
+			parts = append(parts, fmt.Sprintf("%d-%d", from, to-1))
 		}
-		j := i
-		for j+1 < m.NumChunks && !have[j+1] {
-			j++
-		}
-		if j == i {
-			parts = append(parts, strconv.Itoa(i))
-		} else {
-			parts = append(parts, fmt.Sprintf("%d-%d", i, j))
-		}
-		i = j
 	}
+	next := 0
+	for _, c := range done {
+		if c >= next {
+			gap(next, c)
+			next = c + 1
+		}
+	}
+	gap(next, m.NumChunks)
 	return strings.Join(parts, " ")
+}
+
+// shortName is a name from a file (a target path, a Slurm job id) for a status line: whole
+// unless it is longer than a path can be.
+func shortName(s string) string {
+	if len(s) > 4096 {
+		return safefs.Excerpt(s)
+	}
+	return s
 }

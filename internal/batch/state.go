@@ -168,8 +168,8 @@ type DoneRecord struct {
 // there is none or its output was removed or replaced (then the work is due again).
 func (d Dir) Done(key string) (DoneRecord, bool) {
 	var r DoneRecord
-	data, err := os.ReadFile(d.done(key))
-	if err != nil || json.Unmarshal(data, &r) != nil {
+	data, err := safefs.ReadOwnFile(d.done(key), safefs.RecordLimit, "done record")
+	if err != nil || json.Unmarshal(data, &r) != nil || r.OutputSize < 0 {
 		return r, false
 	}
 	st, err := os.Stat(r.Output)
@@ -213,7 +213,7 @@ func (d Dir) Failures(key string, counting bool) []Failure {
 	var out []Failure
 	for _, n := range names {
 		var f Failure
-		if data, err := os.ReadFile(n); err == nil && json.Unmarshal(data, &f) == nil && (!counting || f.Counts()) {
+		if data, err := safefs.ReadOwnFile(n, safefs.RecordLimit, "failure record"); err == nil && json.Unmarshal(data, &f) == nil && (!counting || f.Counts()) {
 			out = append(out, f)
 		}
 	}
@@ -266,15 +266,15 @@ func (d Dir) Frozen(id string, cfg job.Config, expand func() ([]Entry, error)) (
 	path = d.list(id)
 	read := func() ([]Entry, error) {
 		var l frozenList
-		data, err := os.ReadFile(path)
+		data, err := safefs.ReadOwnFile(path, safefs.ListLimit, "frozen list")
 		if err != nil {
 			return nil, err
 		}
 		if err := json.Unmarshal(data, &l); err != nil {
-			return nil, fmt.Errorf("frozen list %s: %v", path, err)
+			return nil, fmt.Errorf("frozen list %s: %s", path, safefs.Clip(err.Error()))
 		}
 		if l.Target != cfg.TargetPattern || l.Source != cfg.SourcePattern || l.Output != cfg.OutputPattern {
-			return nil, fmt.Errorf("frozen list %s was made for other patterns (target %q, output %q): Slurm job %s runs one batch", path, l.Target, l.Output, id)
+			return nil, fmt.Errorf("frozen list %s was made for other patterns (target %s, output %s): Slurm job %s runs one batch", path, safefs.Excerpt(l.Target), safefs.Excerpt(l.Output), id)
 		}
 		return l.Entries, nil
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/facefusion-hpc/facefusion/internal/fault"
 	"github.com/facefusion-hpc/facefusion/internal/job"
 	"github.com/facefusion-hpc/facefusion/internal/logging"
+	"github.com/facefusion-hpc/facefusion/internal/safefs"
 	"github.com/facefusion-hpc/facefusion/internal/slurm"
 	"github.com/facefusion-hpc/facefusion/lustre"
 )
@@ -111,8 +112,9 @@ func writeStop(jd *lustre.JobDir, attempt string, reason string) {
 
 // stopReason is the job's stop reason: JOB_DIR/STOP, else rank 0's own signal.
 func stopReason(ctx context.Context, jd *lustre.JobDir) string {
-	if b, err := os.ReadFile(jd.Stop()); err == nil && len(strings.TrimSpace(string(b))) > 0 {
-		return strings.TrimSpace(string(b))
+	// Another rank wrote it, a line: anything else in its place (a FIFO, a link) is no reason.
+	if b, err := safefs.ReadOwnFile(jd.Stop(), safefs.SmallLimit, "stop file"); err == nil && len(strings.TrimSpace(string(b))) > 0 {
+		return safefs.Clip(strings.TrimSpace(string(b)))
 	}
 	if ctx.Err() != nil {
 		return "rank 0: " + signalName(ctx)

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/facefusion-hpc/facefusion/internal/safefs"
 )
 
 // Batch holds facefusion batch-run's own keys: FaceFusion's [patterns] (which source and target
@@ -57,7 +59,7 @@ func (c *Config) validateBatch(batch bool, bad func(string, ...any)) {
 	if !batch {
 		for _, k := range []struct{ key, v string }{{"source_pattern", c.SourcePattern}, {"target_pattern", c.TargetPattern}, {"output_pattern", c.OutputPattern}} {
 			if k.v != "" {
-				bad("%s is set (%q): it is a key of facefusion batch-run, which runs every target it matches; run that, or remove the key (from the job file, or facefusion.ini's [patterns])", k.key, k.v)
+				bad("%s is set (%s): it is a key of facefusion batch-run, which runs every target it matches; run that, or remove the key (from the job file, or facefusion.ini's [patterns])", k.key, safefs.Excerpt(k.v))
 			}
 		}
 		return
@@ -106,7 +108,7 @@ func ExpandOutput(pattern string, vals map[string]string) (string, error) {
 				known = known || p == name
 			}
 			if !known {
-				return "", fmt.Errorf("unknown placeholder {%s}: FaceFusion's are {%s}", name, strings.Join(Placeholders, "}, {"))
+				return "", fmt.Errorf("unknown placeholder {%s}: FaceFusion's are {%s}", short(name), strings.Join(Placeholders, "}, {"))
 			}
 			b.WriteString(vals[name])
 			i += end

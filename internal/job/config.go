@@ -7,7 +7,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"os"
 	"reflect"
 	"regexp"
 	"sort"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/facefusion-hpc/facefusion/configs"
 	"github.com/facefusion-hpc/facefusion/internal/logging"
+	"github.com/facefusion-hpc/facefusion/internal/safefs"
 )
 
 // Config is one job. The TOML keys are FaceFusion's argument names in snake_case. Every field
@@ -114,8 +114,14 @@ func Default() Config {
 
 // LoadFile overlays the TOML file at path on c. An unknown key is an error naming it.
 func LoadFile(path string, c *Config) error {
-	data, err := os.ReadFile(path)
-	if err != nil {
+	// A FIFO or device is refused before it is read: opening a FIFO would wait for a writer.
+	data, err := safefs.ReadFile(path, safefs.ConfigLimit, "config")
+	var kind *safefs.KindError
+	var limit *safefs.LimitError
+	switch {
+	case errors.As(err, &kind) || errors.As(err, &limit):
+		return fmt.Errorf("%w; give a TOML job file (configs/default.toml shows one)", err)
+	case err != nil:
 		return fmt.Errorf("config %s: %w", path, err)
 	}
 	return decode(data, path, c)
@@ -141,10 +147,10 @@ func typeName(kind string) string {
 func decode(data []byte, name string, c *Config) error {
 	md, err := toml.NewDecoder(bytes.NewReader(data)).Decode(c)
 	if m := wrongType.FindStringSubmatch(fmt.Sprint(err)); m != nil {
-		return fmt.Errorf("config %s: line %s: %s is a %s there, the key takes %s (configs/default.toml says which values)", name, m[1], m[2], m[3], typeName(m[4]))
+		return fmt.Errorf("config %s: line %s: %s is a %s there, the key takes %s (configs/default.toml says which values)", name, m[1], short(m[2]), m[3], typeName(m[4]))
 	}
 	if err != nil {
-		return fmt.Errorf("config %s: %w", name, err)
+		return fmt.Errorf("config %s: %s", name, tomlError(err))
 	}
 	if und := md.Undecoded(); len(und) > 0 {
 		keys := make([]string, len(und))
@@ -152,9 +158,27 @@ func decode(data []byte, name string, c *Config) error {
 			keys[i] = k.String()
 		}
 		sort.Strings(keys)
-		return fmt.Errorf("config %s: unknown key %s (see configs/default.toml for the valid keys)", name, strings.Join(keys, ", "))
+		var list complaints
+		for _, k := range keys {
+			list.add(short(k))
+		}
+		return fmt.Errorf("config %s: unknown key %s (see configs/default.toml for the valid keys)", name, strings.ReplaceAll(list.err().Error(), "; ", ", "))
 	}
 	return nil
+}
+
+// tomlError is the TOML decoder's error for a message: the decoder may quote a whole key or
+// value (or, with its position, the whole line), so its line and key are kept and the rest is
+// cut to an excerpt.
+func tomlError(err error) string {
+	var pe toml.ParseError
+	if !errors.As(err, &pe) || pe.Message == "" {
+		return safefs.Clip(err.Error())
+	}
+	if pe.LastKey == "" {
+		return fmt.Sprintf("toml: line %d: %s", pe.Position.Line, safefs.Clip(pe.Message))
+	}
+	return fmt.Sprintf("toml: line %d (last key %s): %s", pe.Position.Line, short(pe.LastKey), safefs.Clip(pe.Message))
 }
 
 // Processors the pipeline knows.
@@ -170,8 +194,10 @@ var knownEncoders = map[string]bool{"libx264": true, "libx265": true, "ffv1": tr
 func (c *Config) Validate() error { return c.validate(true) }
 
 func (c *Config) validate(paths bool) error {
-	var errs []string
-	bad := func(format string, a ...any) { errs = append(errs, fmt.Sprintf(format, a...)) }
+	// Each setting may have its complaint (every float NaN: each is named); a list's values
+	// beyond that are counted.
+	errs := complaints{max: 16}
+	bad := func(format string, a ...any) { errs.add(fmt.Sprintf(format, a...)) }
 	if len(c.SourcePaths) == 0 && c.Swaps() && paths {
 		bad("source_paths: give at least one source image (-s FILE)")
 	}
@@ -186,7 +212,8 @@ func (c *Config) validate(paths bool) error {
 	}
 	for _, p := range c.Processors {
 		if p != ProcessorSwap && p != ProcessorNone && p != ProcessorEnhance && p != ProcessorDebug {
-			bad("processors: %q is not known (face_swapper, face_enhancer, face_debugger, none)", p)
+			bad("processors: %s is not known (face_swapper, face_enhancer, face_debugger, none)", safefs.Excerpt(p))
+			break // the first of a list of bad names, for one line
 		}
 	}
 	finiteFloats(reflect.ValueOf(c).Elem(), "", bad)
@@ -233,10 +260,7 @@ func (c *Config) validate(paths bool) error {
 	if msg := oneOf("model_broadcast", c.ModelBroadcast, ModelBroadcastModes); msg != "" {
 		bad("%s", msg)
 	}
-	if len(errs) > 0 {
-		return errors.New(strings.Join(errs, "; "))
-	}
-	return nil
+	return errs.err()
 }
 
 // HardwareCodecModes are hardware_codecs' values: auto uses NVDEC and NVENC where the job runs on

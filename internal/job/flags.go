@@ -6,6 +6,8 @@ import (
 	"io"
 	"strconv"
 	"strings"
+
+	"github.com/facefusion-hpc/facefusion/internal/safefs"
 )
 
 // option is one command-line flag; its long name is the TOML key with '-' for '_'.
@@ -26,7 +28,7 @@ func integer(name string, dst func(*Config) *int) func(*Config, []string) error 
 	return func(c *Config, v []string) error {
 		n, err := strconv.Atoi(v[0])
 		if err != nil {
-			return fmt.Errorf("--%s: %q is not a whole number", name, v[0])
+			return fmt.Errorf("--%s: %s is not a whole number", name, safefs.Excerpt(v[0]))
 		}
 		*dst(c) = n
 		return nil
@@ -52,7 +54,7 @@ var options = []option{
 		set: func(c *Config, v []string) error {
 			f, err := strconv.ParseFloat(v[0], 64)
 			if err != nil {
-				return fmt.Errorf("--face-detector-score: %q is not a number", v[0])
+				return fmt.Errorf("--face-detector-score: %s is not a number", safefs.Excerpt(v[0]))
 			}
 			c.FaceDetectorScore = f
 			return nil
@@ -177,9 +179,9 @@ func parse(args []string, paths bool, mode int) (Config, error) {
 		}
 		if o == nil {
 			if strings.HasPrefix(a, "-") {
-				return Config{}, fmt.Errorf("unknown flag %s (see --help)", a)
+				return Config{}, fmt.Errorf("unknown flag %s (see --help)", short(a))
 			}
-			return Config{}, fmt.Errorf("unexpected argument %q (see --help)", a)
+			return Config{}, fmt.Errorf("unexpected argument %s (see --help)", safefs.Excerpt(a))
 		}
 		var vals []string
 		switch {

@@ -9,6 +9,8 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+
+	"github.com/facefusion-hpc/facefusion/internal/safefs"
 )
 
 // INIFile is FaceFusion's defaults file, read from the working folder when it is there (as
@@ -79,27 +81,39 @@ func LoadINI(path string, c *Config) error {
 			return nil
 		}
 	}
-	data, err := os.ReadFile(path)
+	// A FIFO or device is refused before it is read: opening a FIFO would wait for a writer.
+	data, err := safefs.ReadFile(path, safefs.ConfigLimit, "FaceFusion defaults file")
+	var kind *safefs.KindError
+	var limit *safefs.LimitError
 	switch {
 	case err != nil && given && errors.Is(err, os.ErrNotExist):
 		return fmt.Errorf("--config-path %s: no such file: give FaceFusion's facefusion.ini, or leave the flag out", path)
+	case err != nil && (errors.As(err, &kind) || errors.As(err, &limit)) && given:
+		return fmt.Errorf("--config-path: %v; give FaceFusion's facefusion.ini", err)
+	case err != nil && (errors.As(err, &kind) || errors.As(err, &limit)):
+		return fmt.Errorf("%v (read when it is in the working folder): move it away, or give --config-path", err)
 	case err != nil && given:
 		return fmt.Errorf("--config-path %s: %v", path, err)
 	case err != nil:
 		return fmt.Errorf("%s in the working folder (FaceFusion's defaults file, read when it is there): %v", path, err)
 	}
+	return loadINI(data, path, c)
+}
+
+// loadINI overlays the facefusion.ini data, read from path, on c.
+func loadINI(data []byte, path string, c *Config) error {
 	entries, err := parseINI(data, path)
 	if err != nil {
 		return err
 	}
-	var errs []string
+	var errs complaints
 	for _, e := range entries {
 		if err := e.apply(c); err != nil {
-			errs = append(errs, fmt.Sprintf("%s:%d: %s: %v", path, e.line, strings.TrimSpace("["+e.section+"] "+e.key), err))
+			errs.add(fmt.Sprintf("%s:%d: %s: %v", path, e.line, strings.TrimSpace("["+short(e.section)+"] "+short(e.key)), err))
 		}
 	}
-	if len(errs) > 0 {
-		return errors.New(strings.Join(errs, "; "))
+	if err := errs.err(); err != nil {
+		return err
 	}
 	// A value every flag parses may still be one this program refuses (a FaceFusion model it
 	// does not have): said here, where the file can be named.
@@ -124,7 +138,7 @@ func (e iniEntry) apply(c *Config) error {
 		for i, s := range sections {
 			sections[i] = "[" + s + "]"
 		}
-		return fmt.Errorf("FaceFusion has no section [%s]%s", e.section, hint("["+e.section+"]", sections))
+		return fmt.Errorf("FaceFusion has no section [%s]%s", short(e.section), hint("["+e.section+"]", sections))
 	}
 	if e.key == "" {
 		return nil
@@ -136,7 +150,7 @@ func (e iniEntry) apply(c *Config) error {
 		if ours := tomlKeys(); slices.Contains(ours, e.key) {
 			return fmt.Errorf("not a key of FaceFusion's file: it is facefusion-hpc's own; set it in the TOML job file (--config) or with --%s", strings.ReplaceAll(e.key, "_", "-"))
 		}
-		return fmt.Errorf("FaceFusion has no key %s in [%s]%s", e.key, e.section, hint(e.key, iniKeys()))
+		return fmt.Errorf("FaceFusion has no key %s in [%s]%s", short(e.key), short(e.section), hint(e.key, iniKeys()))
 	}
 	value := strings.TrimSpace(e.value)
 	if value == "" {
@@ -148,9 +162,9 @@ func (e iniEntry) apply(c *Config) error {
 			if fixedMatches(fixed, value) {
 				return nil // what this program does anyway
 			}
-			return fmt.Errorf("set to %q, but facefusion-hpc has no setting for it and always works as %q: set that, leave it empty or remove it", value, fixed)
+			return fmt.Errorf("set to %s, but facefusion-hpc has no setting for it and always works as %q: set that, leave it empty or remove it", safefs.Excerpt(value), fixed)
 		}
-		return fmt.Errorf("set to %q, but not supported by facefusion-hpc: leave it empty or remove it", value)
+		return fmt.Errorf("set to %s, but not supported by facefusion-hpc: leave it empty or remove it", safefs.Excerpt(value))
 	}
 	var vals []string
 	switch {
@@ -200,7 +214,7 @@ func iniBool(v string) (bool, error) {
 	case "0", "no", "false", "off":
 		return false, nil
 	}
-	return false, fmt.Errorf("%q is not a boolean (true or false)", v)
+	return false, fmt.Errorf("%s is not a boolean (true or false)", safefs.Excerpt(v))
 }
 
 // parseINI reads an INI file by the rules of Python's configparser as FaceFusion uses it:
@@ -212,6 +226,9 @@ func iniBool(v string) (bool, error) {
 func parseINI(data []byte, name string) ([]iniEntry, error) {
 	data = bytes.TrimPrefix(data, []byte("\ufeff"))
 	var out []iniEntry
+	// more[i] are out[i]'s continuation lines, joined once at the end: adding each to the value
+	// as it comes would copy the value again for every line.
+	more := map[int][]string{}
 	section, sections := "", map[string]bool{}
 	keys := map[string]bool{}
 	cur := -1      // index in out of the key a continuation line extends, -1: none
@@ -228,17 +245,17 @@ func parseINI(data []byte, name string) ([]iniEntry, error) {
 		}
 		indent := len(line) - len(strings.TrimLeft(line, " \t"))
 		if cur >= 0 && indent > keyIndent {
-			out[cur].value += "\n" + text
+			more[cur] = append(more[cur], text)
 			continue
 		}
 		cur = -1
 		if strings.HasPrefix(text, "[") {
 			if !strings.HasSuffix(text, "]") || len(text) < 3 {
-				return nil, bad(n, "%q is not a section header like [paths]", text)
+				return nil, bad(n, "%s is not a section header like [paths]", safefs.Excerpt(text))
 			}
 			section = text[1 : len(text)-1]
 			if sections[section] {
-				return nil, bad(n, "section [%s] is given twice", section)
+				return nil, bad(n, "section [%s] is given twice", short(section))
 			}
 			sections[section] = true
 			out = append(out, iniEntry{section: section, line: n})
@@ -246,17 +263,17 @@ func parseINI(data []byte, name string) ([]iniEntry, error) {
 		}
 		at := strings.IndexAny(text, "=:")
 		if at < 0 {
-			return nil, bad(n, "%q is not \"key = value\"", text)
+			return nil, bad(n, "%s is not \"key = value\"", safefs.Excerpt(text))
 		}
 		key := strings.ToLower(strings.TrimSpace(text[:at]))
 		if key == "" {
-			return nil, bad(n, "%q has no key before its %q", text, text[at])
+			return nil, bad(n, "%s has no key before its %q", safefs.Excerpt(text), text[at])
 		}
 		if section == "" {
-			return nil, bad(n, "%s comes before the first [section]", key)
+			return nil, bad(n, "%s comes before the first [section]", short(key))
 		}
 		if keys[section+"\x00"+key] {
-			return nil, bad(n, "[%s] %s is given twice", section, key)
+			return nil, bad(n, "[%s] %s is given twice", short(section), short(key))
 		}
 		keys[section+"\x00"+key] = true
 		out = append(out, iniEntry{section: section, key: key, value: strings.TrimSpace(text[at+1:]), line: n})
@@ -266,9 +283,12 @@ func parseINI(data []byte, name string) ([]iniEntry, error) {
 		if out[i].key == "" {
 			continue
 		}
+		if lines := more[i]; len(lines) > 0 {
+			out[i].value += "\n" + strings.Join(lines, "\n")
+		}
 		v, err := uninterpolate(out[i].value)
 		if err != nil {
-			return nil, bad(out[i].line, "[%s] %s: %v", out[i].section, out[i].key, err)
+			return nil, bad(out[i].line, "[%s] %s: %v", short(out[i].section), short(out[i].key), err)
 		}
 		out[i].value = v
 	}
@@ -291,7 +311,7 @@ func uninterpolate(v string) (string, error) {
 			i++
 			continue
 		}
-		return "", fmt.Errorf("%q: a '%%' starts an interpolation in FaceFusion's configparser, which this program does not do: write %%%% for a percent sign", v)
+		return "", fmt.Errorf("%s: a '%%' starts an interpolation in FaceFusion's configparser, which this program does not do: write %%%% for a percent sign", safefs.Excerpt(v))
 	}
 	return b.String(), nil
 }
@@ -324,6 +344,11 @@ func tomlKeys() []string {
 func hint(s string, candidates []string) string {
 	best, dist := "", 3 // at most two edits away
 	for _, c := range candidates {
+		// The lengths' difference is a lower bound of the distance: a candidate it rules out
+		// costs nothing, so a huge key costs no more than a short one.
+		if abs(len(s)-len(c)) >= dist {
+			continue
+		}
 		if d := editDistance(s, c); d < dist {
 			best, dist = c, d
 		}
@@ -332,6 +357,13 @@ func hint(s string, candidates []string) string {
 		return ""
 	}
 	return fmt.Sprintf(": did you mean %s?", best)
+}
+
+func abs(n int) int {
+	if n < 0 {
+		return -n
+	}
+	return n
 }
 
 // editDistance is the Levenshtein distance between a and b, in bytes.

@@ -2,12 +2,14 @@ package job
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/facefusion-hpc/facefusion/infer/catalog"
 	"github.com/facefusion-hpc/facefusion/internal/facemodel"
+	"github.com/facefusion-hpc/facefusion/internal/safefs"
 )
 
 // Models are the keys of FaceFusion's own models (issue 5): which detector, landmarker,
@@ -78,7 +80,7 @@ func oneOf(key, v string, allowed []string) string {
 	if !strings.Contains(key, "(--") {
 		key += " (--" + strings.ReplaceAll(key, "_", "-") + ")"
 	}
-	return fmt.Sprintf("%s: %q is not one of %s", key, v, strings.Join(allowed, ", "))
+	return fmt.Sprintf("%s: %s is not one of %s", key, safefs.Excerpt(v), strings.Join(allowed, ", "))
 }
 
 // validateModels adds the model keys' complaints to bad.
@@ -120,6 +122,9 @@ func (c *Config) validateModels(bad func(string, ...any)) {
 		bad("face_mask_padding: give 4 percentages (top right bottom left), got %d", len(c.FaceMaskPadding))
 	}
 	for i, p := range c.FaceMaskPadding { // FaceFusion's range: 0..100 percent of the crop
+		if i >= 4 {
+			break // said above
+		}
 		if p < 0 || p > 100 {
 			bad("face_mask_padding (--face-mask-padding): value %d (%s) is %d, outside 0..100 percent", i+1, [4]string{"top", "right", "bottom", "left"}[i%4], p)
 		}
@@ -135,11 +140,21 @@ func (c *Config) validateModels(bad func(string, ...any)) {
 	}
 	within(bad, "face_enhancer_weight", c.FaceEnhancerWeight, 0, 1)
 	within(bad, "reference_face_distance", c.ReferenceFaceDistance, 0, 1.5)
-	for name, sum := range c.ModelSHA256 {
+	// A table or list of many bad values gets its first named (in key order: the same every
+	// run), not each: the error stays one line.
+	unknown, notSum := false, false
+	for _, name := range slices.Sorted(maps.Keys(c.ModelSHA256)) {
+		sum := c.ModelSHA256[name]
 		if _, err := catalog.Lookup(name); err != nil {
-			bad("model_sha256: key %q names no model: use FaceFusion's model names (%s)", name, strings.Join(modelNames(), ", "))
+			if !unknown {
+				bad("model_sha256: key %s names no model: use FaceFusion's model names (%s)", safefs.Excerpt(name), strings.Join(modelNames(), ", "))
+			}
+			unknown = true
 		} else if len(sum) != 64 || strings.Trim(strings.ToLower(sum), "0123456789abcdef") != "" {
-			bad("model_sha256: %s = %q is not a sha256 (64 hex digits)", name, sum)
+			if !notSum {
+				bad("model_sha256: %s = %s is not a sha256 (64 hex digits)", name, safefs.Excerpt(sum))
+			}
+			notSum = true
 		}
 	}
 	if c.ExecutionBatchSize < 0 {
@@ -152,6 +167,7 @@ func (c *Config) validateModels(bad func(string, ...any)) {
 	for _, name := range c.FaceDebuggerItems {
 		if _, ok := facemodel.LookupDebuggerItem(name); !ok {
 			bad("%s", oneOf("face_debugger_items (--face-debugger-items)", name, facemodel.DebuggerItemNames(false)))
+			break
 		}
 	}
 	if c.Debugs() && !slices.ContainsFunc(c.FaceDebuggerItems, func(n string) bool { _, ok := facemodel.LookupDebuggerItem(n); return !ok }) {
@@ -203,7 +219,7 @@ func squareSize(s string) (int, error) {
 		if err != nil {
 			why = err.Error()
 		}
-		return 0, fmt.Errorf("%q is not a size like 640x640 (%s)", s, why)
+		return 0, fmt.Errorf("%s is not a size like 640x640 (%s)", safefs.Excerpt(s), why)
 	}
 	return n, nil
 }
@@ -257,7 +273,7 @@ func float(name string, dst func(*Config) *float64) func(*Config, []string) erro
 	return func(c *Config, v []string) error {
 		f, err := strconv.ParseFloat(v[0], 64)
 		if err != nil {
-			return fmt.Errorf("--%s: %q is not a number", name, v[0])
+			return fmt.Errorf("--%s: %s is not a number", name, safefs.Excerpt(v[0]))
 		}
 		*dst(c) = f
 		return nil
@@ -292,7 +308,7 @@ var modelOptions = []option{
 			for _, s := range v {
 				n, err := strconv.Atoi(s)
 				if err != nil {
-					return fmt.Errorf("--face-mask-padding: %q is not a whole number", s)
+					return fmt.Errorf("--face-mask-padding: %s is not a whole number", safefs.Excerpt(s))
 				}
 				c.FaceMaskPadding = append(c.FaceMaskPadding, n)
 			}
@@ -316,7 +332,7 @@ var modelOptions = []option{
 			for _, s := range v {
 				n, err := strconv.Atoi(s)
 				if err != nil || n < 0 {
-					return fmt.Errorf("--execution-device-ids: %q is not a device number", s)
+					return fmt.Errorf("--execution-device-ids: %s is not a device number", safefs.Excerpt(s))
 				}
 				c.ExecutionDeviceIDs = append(c.ExecutionDeviceIDs, n)
 			}

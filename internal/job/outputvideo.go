@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+
+	"github.com/facefusion-hpc/facefusion/internal/safefs"
 )
 
 // FaceFusion's ranges for the output video: output_video_scale is one of its choices, 0.25 to
@@ -35,7 +37,7 @@ func floating(name string, dst func(*Config) *float64) func(*Config, []string) e
 	return func(c *Config, v []string) error {
 		f, err := strconv.ParseFloat(v[0], 64)
 		if err != nil {
-			return fmt.Errorf("--%s: %q is not a number", name, v[0])
+			return fmt.Errorf("--%s: %s is not a number", name, safefs.Excerpt(v[0]))
 		}
 		*dst(c) = f
 		return nil

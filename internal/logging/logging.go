@@ -13,6 +13,8 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+
+	"github.com/facefusion-hpc/facefusion/internal/safefs"
 )
 
 // Level is how much a line matters; a logger prints the lines at its level and below.
@@ -45,7 +47,7 @@ func ParseLevel(s string) (Level, error) {
 			return Level(i), nil
 		}
 	}
-	return 0, fmt.Errorf("%q is not a log level (%s)", s, strings.Join(names[:], ", "))
+	return 0, fmt.Errorf("%s is not a log level (%s)", safefs.Excerpt(s), strings.Join(names[:], ", "))
 }
 
 // prefix starts every line, as it always has: a batch log mixes the program's lines with

@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/user"
 	"strconv"
+	"strings"
 	"syscall"
 	"unicode/utf8"
 )
@@ -24,7 +25,10 @@ const (
 	ManifestLimit = 64 << 20 // a job folder's manifest (a record a chunk: millions of chunks fit)
 	JournalLimit  = 16 << 20 // one rank's journal of finished chunks
 	ReportLimit   = 64 << 20 // a run report (per-rank stats of thousands of ranks)
-	SmallLimit    = 64 << 10 // a claim, lock, heartbeat, attempt, stop or progress file
+	SmallLimit    = 64 << 10 // a claim, lock, heartbeat, attempt or stop file
+	ProgressLimit = 16 << 20 // a job's progress file: a count for each of up to a million ranks
+	RecordLimit   = 1 << 20  // a batch's done or failure record (paths of a target and its sources)
+	ListLimit     = 64 << 20 // a batch's frozen list (paths of every entry: a million fit)
 )
 
 // LimitError is a file over its size limit.
@@ -156,6 +160,46 @@ func Excerpt(s string) string {
 		cut--
 	}
 	return fmt.Sprintf("%s… (%d bytes more)", strconv.Quote(s[:cut]), len(s)-cut)
+}
+
+// MessageLen is the most of another library's error message (a parser's, which may quote a
+// whole key or value of what it read) an error passes on.
+const MessageLen = 240
+
+// Clip is msg, another library's error message, for an error of ours: each word of it longer
+// than ExcerptLen (a number, key or value it quotes from the file: no word of a message is that
+// long) cut to ExcerptLen, and the whole cut to MessageLen, with what was left out counted.
+// Unlike Excerpt it does not quote: msg is a message, not the file's text.
+func Clip(msg string) string {
+	var b strings.Builder
+	rest := msg
+	for first := true; ; first = false {
+		word, after, more := strings.Cut(rest, " ")
+		if !first {
+			b.WriteByte(' ')
+		}
+		if len(word) > ExcerptLen {
+			cut := runeEdge(word, ExcerptLen)
+			fmt.Fprintf(&b, "%s… (%d bytes more)", word[:cut], len(word)-cut)
+		} else {
+			b.WriteString(word)
+		}
+		if !more {
+			return b.String()
+		}
+		rest = after
+		if b.Len() > MessageLen {
+			return fmt.Sprintf("%s… (%d bytes more)", b.String(), len(rest))
+		}
+	}
+}
+
+// runeEdge is n, or less to cut s at a character's edge.
+func runeEdge(s string, n int) int {
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return n
 }
 
 // GroupEnv names the setting that lets a folder the program writes into be writable by its

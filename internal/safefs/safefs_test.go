@@ -9,6 +9,7 @@ import (
 	"syscall"
 	"testing"
 	"time"
+	"unicode/utf8"
 )
 
 func TestReadFileRefusesFIFOWithoutBlocking(t *testing.T) {
@@ -132,5 +133,20 @@ func TestExcerpt(t *testing.T) {
 	}
 	if Excerpt("short") != `"short"` {
 		t.Fatal(Excerpt("short"))
+	}
+}
+
+func TestClip(t *testing.T) {
+	for _, c := range []struct{ name, msg, prefix, suffix string }{
+		{"a long word", "toml: line 1: " + strings.Repeat("é", 5_000_000) + " is out of range", "toml: line 1: é", "bytes more) is out of range"},
+		{"many words", "line 1: " + strings.Repeat("a ", 5_000_000), "line 1: a a", "bytes more)"},
+	} {
+		got := Clip(c.msg)
+		if len(got) > MessageLen+2*ExcerptLen || !strings.HasPrefix(got, c.prefix) || !strings.HasSuffix(got, c.suffix) || !utf8.ValidString(got) {
+			t.Errorf("%s: %d bytes: %.400s", c.name, len(got), got)
+		}
+	}
+	if Clip("short message") != "short message" {
+		t.Fatal(Clip("short message"))
 	}
 }

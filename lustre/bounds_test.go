@@ -1,0 +1,267 @@
+package lustre
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// guard runs f and fails the test if it has not returned after 10 s: a read that blocks on a
+// FIFO fails instead of hanging the tests.
+func guard(t *testing.T, what string, f func() error) error {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- f() }()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(10 * time.Second):
+		t.Fatalf("%s: still reading after 10 s", what)
+		return nil
+	}
+}
+
+// realJob writes a manifest as a run writes it (4 chunks of 8 frames from frame 2, two done,
+// one attempt), rank 1's journal with a third chunk, and a progress file.
+func realJob(t testing.TB, dir string) *JobDir {
+	t.Helper()
+	jd := &JobDir{Path: dir}
+	now := time.Now().UTC()
+	m := &Manifest{Fingerprint: map[string]string{"chunk_frames": "8", "target file contents": "30:ab"}, Target: "in.mp4",
+		FrameStart: 2, FrameEnd: 32, ChunkFrames: 8, NumChunks: 4, Encoder: "ffv1",
+		Attempts: []Attempt{{Started: now.Add(-time.Minute), Updated: now, Ranks: 2, Planned: 4, Outcome: Running}},
+		Done: []Chunk{
+			{Chunk: 0, Start: 2, End: 10, Frames: 8, Size: 100, SHA256: strings.Repeat("a", 64), Rank: 0, Attempt: 1, Faces: 3,
+				Identity: IdentitySums{Recognizer: "fr_feature", Every: 4, Faces: 2, After: 1_500_000_000, Before: 100_000_000}},
+			{Chunk: 3, Start: 26, End: 32, Frames: 6, Size: 90, SHA256: strings.Repeat("b", 64), Rank: 1, Attempt: 1},
+		}}
+	if err := jd.WriteManifest(m); err != nil {
+		t.Fatal(err)
+	}
+	if err := jd.WriteJournal(1, []Chunk{{Chunk: 1, Start: 10, End: 18, Frames: 8, Size: 80, Rank: 1, Attempt: 1}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := jd.WriteProgress([]int64{12, 9}); err != nil {
+		t.Fatal(err)
+	}
+	return jd
+}
+
+// Every file of a job folder, and the report beside its output, is refused without blocking
+// when it is a FIFO, without being followed when it is a link (planted by another user: this
+// test chowns it to nobody, uid 65534, as such a user's would be), and without being read whole
+// when it is over its limit (a sparse file: no disk spent). A link's target never shows in what
+// the program says.
+func TestJobFilesAreReadBounded(t *testing.T) {
+	secret := filepath.Join(t.TempDir(), "secret")
+	const secretText = "the-secret-contents-4711"
+	if err := os.WriteFile(secret, []byte(`{"version": 1, "target": "`+secretText+`"}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	reads := []struct {
+		name string
+		path func(*JobDir) string
+		read func(*JobDir) error
+	}{
+		{"manifest", (*JobDir).Manifest, func(j *JobDir) error { _, _, err := j.ReadManifest(); return err }},
+		{"journal", func(j *JobDir) string { return j.Journal(1) }, func(j *JobDir) error { _, err := j.ReadJournal(1); return err }},
+		{"claim", (*JobDir).Claim, func(j *JobDir) error { _, _, err := j.ReadClaim(); return err }},
+		{"progress file", (*JobDir).Progress, func(j *JobDir) error { _, _, err := j.ReadProgress(); return err }},
+		{"run report", func(j *JobDir) string { return ReportPath(filepath.Join(j.Path, "out.mp4")) },
+			func(j *JobDir) error { _, _, err := ReadReport(filepath.Join(j.Path, "out.mp4")); return err }},
+	}
+	for _, r := range reads {
+		for _, plant := range []struct{ kind, want string }{
+			{"fifo", "is a FIFO (named pipe), not a regular file"},
+			{"link", "is a link, not a regular file"},
+			{"huge", "is larger than the"},
+		} {
+			t.Run(r.name+"/"+plant.kind, func(t *testing.T) {
+				jd := realJob(t, t.TempDir())
+				p := r.path(jd)
+				os.Remove(p)
+				switch plant.kind {
+				case "fifo":
+					if err := syscall.Mkfifo(p, 0o644); err != nil {
+						t.Fatal(err)
+					}
+				case "link":
+					if err := os.Symlink(secret, p); err != nil {
+						t.Fatal(err)
+					}
+					if out, err := exec.Command("chown", "-h", "nobody", p).CombinedOutput(); err != nil {
+						t.Fatalf("chown -h nobody: %v: %s", err, out)
+					}
+				case "huge":
+					if err := os.WriteFile(p, nil, 0o644); err != nil {
+						t.Fatal(err)
+					}
+					if err := os.Truncate(p, 1<<30); err != nil {
+						t.Fatal(err)
+					}
+				}
+				err := guard(t, r.name, func() error { return r.read(jd) })
+				if err == nil || !strings.Contains(err.Error(), p+" "+plant.want) || strings.Contains(err.Error(), secretText) {
+					t.Errorf("%s as a %s: %v, want %q", r.name, plant.kind, err, p+" "+plant.want)
+				}
+			})
+		}
+	}
+	// The attempt file and a heartbeat have no error to give: a FIFO or link there reads as none.
+	jd := realJob(t, t.TempDir())
+	if err := syscall.Mkfifo(jd.Attempt(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	guard(t, "attempt file", func() error {
+		if id := jd.CurrentAttemptID(); id != "" {
+			t.Errorf("a FIFO as the attempt file read as %q", id)
+		}
+		return nil
+	})
+}
+
+// editJSON rewrites the JSON object in path through edit.
+func editJSON(t *testing.T, path string, edit func(map[string]any)) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(data, &m); err != nil {
+		t.Fatal(err)
+	}
+	edit(m)
+	if data, err = json.Marshal(m); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A number of the manifest outside what a run writes is an error naming the file and the field.
+func TestManifestNumbersAreChecked(t *testing.T) {
+	record := func(m map[string]any, i int) map[string]any { return m["done"].([]any)[i].(map[string]any) }
+	for _, c := range []struct {
+		field string
+		edit  func(map[string]any)
+	}{
+		{"frame_start", func(m map[string]any) { m["frame_start"] = -1 }},
+		{"frame_end", func(m map[string]any) { m["frame_end"] = 1 }},
+		{"frame_end", func(m map[string]any) { m["frame_end"] = 1 << 40 }},
+		{"chunk_frames", func(m map[string]any) { m["chunk_frames"] = 0 }},
+		{"chunks", func(m map[string]any) { m["chunks"] = 1 << 40 }},
+		{"chunks", func(m map[string]any) { m["chunks"] = -3 }},
+		{"attempts[0].ranks", func(m map[string]any) { m["attempts"].([]any)[0].(map[string]any)["ranks"] = -1 }},
+		{"attempts[0].planned_chunks", func(m map[string]any) { m["attempts"].([]any)[0].(map[string]any)["planned_chunks"] = 5 }},
+		{"done[1].chunk", func(m map[string]any) { record(m, 1)["chunk"] = 9 }},
+		{"done[1].chunk", func(m map[string]any) { record(m, 1)["chunk"] = 0 }},
+		{"done[0].chunk", func(m map[string]any) { record(m, 0)["chunk"] = -1 }},
+		{"done[0]", func(m map[string]any) { record(m, 0)["start"], record(m, 0)["end"] = 3, 11 }},
+		{"done[0].frames", func(m map[string]any) { record(m, 0)["frames"] = 1 << 40 }},
+		{"done[0].size", func(m map[string]any) { record(m, 0)["size"] = -5 }},
+		{"done[0].rank", func(m map[string]any) { record(m, 0)["rank"] = 1 << 40 }},
+		{"done[0].attempt", func(m map[string]any) { record(m, 0)["attempt"] = 2 }},
+		{"done[0].faces", func(m map[string]any) { record(m, 0)["faces"] = 9 }},
+		{"done[0].identity.after_sum_e9", func(m map[string]any) {
+			record(m, 0)["identity"].(map[string]any)["after_sum_e9"] = int64(9e18)
+		}},
+	} {
+		jd := realJob(t, t.TempDir())
+		editJSON(t, jd.Manifest(), c.edit)
+		_, _, err := jd.ReadManifest()
+		if want := "manifest " + jd.Manifest() + ": " + c.field + " "; err == nil || !strings.HasPrefix(err.Error(), want) || !strings.HasSuffix(err.Error(), "pass --fresh to start over") {
+			t.Errorf("%s: %v, want %s…", c.field, err, want)
+		}
+	}
+	// A number too big for its field is quoted as an excerpt, not digit by digit.
+	jd := realJob(t, t.TempDir())
+	data, _ := os.ReadFile(jd.Manifest())
+	os.WriteFile(jd.Manifest(), []byte(strings.Replace(string(data), `"chunks": 4`, `"chunks": `+strings.Repeat("9", 1<<20), 1)), 0o644)
+	if _, _, err := jd.ReadManifest(); err == nil || len(err.Error()) > 400 || !strings.Contains(err.Error(), "chunks is \"999") {
+		t.Errorf("a number of a megabyte's digits: %.500v", err)
+	}
+	// The journals: a record of another rank, or with frames not its own, is refused.
+	jd = realJob(t, t.TempDir())
+	jd.WriteJournal(0, []Chunk{{Chunk: 1, Start: 10, End: 18, Frames: 8, Rank: 1, Attempt: 1}})
+	if _, err := jd.Journals(); err == nil || !strings.Contains(err.Error(), "journal "+jd.Journal(0)+": [0].rank is 1, in rank 0's journal") {
+		t.Errorf("another rank's record: %v", err)
+	}
+	jd.WriteJournal(0, []Chunk{{Chunk: 1, Start: 10, End: 18, Frames: -8, Rank: 0, Attempt: 1}})
+	if _, err := jd.ReadJournal(0); err == nil || !strings.Contains(err.Error(), "[0].frames is -8") {
+		t.Errorf("negative frames: %v", err)
+	}
+	// Records that fit no chunk of the job are the manifest's to judge.
+	m, _, err := jd.ReadManifest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.CheckRecord(Chunk{Chunk: 7, Start: 58, End: 66, Frames: 8, Attempt: 1}, jd.Journal(0)); err == nil || !strings.Contains(err.Error(), "record of chunk.chunk is 7, outside 0..3") {
+		t.Errorf("a chunk beyond the job: %v", err)
+	}
+}
+
+// The progress file's counts and the report's numbers are checked the same way.
+func TestProgressAndReportNumbersAreChecked(t *testing.T) {
+	jd := realJob(t, t.TempDir())
+	os.WriteFile(jd.Progress(), []byte(`{"frames": [3, -1]}`), 0o644)
+	if _, _, err := jd.ReadProgress(); err == nil || !strings.Contains(err.Error(), "progress file "+jd.Progress()+": frames[1] is -1") {
+		t.Errorf("negative progress: %v", err)
+	}
+	out := filepath.Join(t.TempDir(), "out.mp4")
+	m, _, _ := jd.ReadManifest()
+	if err := NewReport(m, out, jd.Path, Complete).WriteTo(ReportPath(out)); err != nil {
+		t.Fatal(err)
+	}
+	// A run's report has its ranks' figures and their totals, whose rank is -1.
+	editJSON(t, ReportPath(out), func(r map[string]any) {
+		r["per_rank"] = []any{map[string]any{"rank": 0, "frames": 30, "seconds": 2.5, "stage_seconds": map[string]any{"load": 0.5}}}
+		r["totals"] = map[string]any{"rank": -1, "frames": 30, "seconds": 2.5}
+	})
+	if _, ok, err := ReadReport(out); !ok || err != nil {
+		t.Fatalf("a report as a run writes it: %v %v", ok, err)
+	}
+	for _, c := range []struct {
+		field string
+		edit  func(map[string]any)
+	}{
+		{"seconds", func(r map[string]any) { r["seconds"] = 1e300 }},
+		{"attempt_seconds", func(r map[string]any) { r["attempt_seconds"] = -1 }},
+		{"frame_end", func(r map[string]any) { r["frame_end"] = -1 }},
+		{"exit_status", func(r map[string]any) { r["exit_status"] = 1000 }},
+		{"per_rank[0].stage_seconds.\"load\"", func(r map[string]any) {
+			r["per_rank"] = []any{map[string]any{"rank": 0, "stage_seconds": map[string]any{"load": -2}}}
+		}},
+		{"per_rank[0].frames", func(r map[string]any) { r["per_rank"] = []any{map[string]any{"rank": 0, "frames": 1 << 40}} }},
+	} {
+		editJSON(t, ReportPath(out), c.edit)
+		_, _, err := ReadReport(out)
+		if want := "run report " + ReportPath(out) + ": " + c.field + " "; err == nil || !strings.HasPrefix(err.Error(), want) {
+			t.Errorf("%s: %v, want %s…", c.field, err, want)
+		}
+		NewReport(m, out, jd.Path, Complete).WriteTo(ReportPath(out))
+	}
+}
+
+// A claim's names are quoted as excerpts: a holder of a host name of 30 kB gets a line.
+func TestClaimNamesAreExcerpts(t *testing.T) {
+	jd := realJob(t, t.TempDir())
+	h := Holder{Token: "t", Host: strings.Repeat("h", 30_000), SlurmJob: strings.Repeat("9", 30_000), PID: 1}
+	data, _ := json.Marshal(h)
+	if err := os.WriteFile(jd.Claim(), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got, ok, err := jd.ReadClaim()
+	if !ok || err != nil {
+		t.Fatalf("claim: %v %v", ok, err)
+	}
+	if d := got.Describe(); len(d) > 400 {
+		t.Errorf("a holder described in %d bytes: %.300s", len(d), d)
+	}
+}
