@@ -65,10 +65,11 @@ var planFlags = []string{"ranks", "frames", "costs", "frame-size", "frame-second
 	"fs-bandwidth", "client-bandwidth", "ranks-per-node", "network-bandwidth", "slots", "launch"}
 
 // The largest job plan models: a row per rank and per chunk is kept, so absurd values must be
-// refused rather than exhaust the memory.
+// refused rather than exhaust the memory. Ranks and frames are bounded as a job folder's files
+// are (lustre), so that a plan the model takes is one a run can record.
 const (
-	planMaxRanks  = 1 << 20
-	planMaxFrames = 1<<31 - 1
+	planMaxRanks  = lustre.MaxRanks
+	planMaxFrames = lustre.MaxFrames
 	planMaxChunks = 1 << 24
 )
 
