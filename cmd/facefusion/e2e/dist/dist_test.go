@@ -335,7 +335,7 @@ func TestPlan(t *testing.T) {
 		}
 	}
 	// -t with a run report's costs (--costs): a report whose output is the target here.
-	rep := lustre.Report{Outcome: lustre.Complete, Output: in, Chunks: 2, OutputBytes: 400000, PerRank: []lustre.RankReport{
+	rep := lustre.Report{Version: lustre.ReportVersion, Outcome: lustre.Complete, Output: in, Chunks: 2, OutputBytes: 400000, PerRank: []lustre.RankReport{
 		{Rank: 0, Frames: 20, Seconds: 2, StageSeconds: map[string]float64{"plan": 3, "load": 1, "join": 0.5}},
 		{Rank: 1, Frames: 20, Seconds: 2.4, StageSeconds: map[string]float64{"plan": 0, "load": 2, "join": 0}},
 	}}
