@@ -120,6 +120,9 @@ func TestBoundedInputsEndInOneLine(t *testing.T) {
 			t.Errorf("plan --costs %s: %s", costs, out)
 		}
 	}
+	if out := runBounded(t, exitInput, "plan", "--ranks", "2", "-t", fifo); !strings.Contains(out, fifo+" is a FIFO") {
+		t.Errorf("plan -t FIFO: %s", out)
+	}
 	clip := filepath.Join(dir, "in.mp4")
 	os.WriteFile(clip, []byte("x"), 0o644)
 	runArgs := []string{"run", "-t", clip, "-o", filepath.Join(dir, "out.mp4"), "--processors", "none"}
@@ -128,6 +131,24 @@ func TestBoundedInputsEndInOneLine(t *testing.T) {
 	}
 	if out := runBounded(t, exitUsage, append(runArgs, "--config", "/dev/zero")...); !strings.Contains(out, "config /dev/zero is a character device") {
 		t.Errorf("run --config /dev/zero: %s", out)
+	}
+	// A target or source that never ends (a FIFO nobody writes, a device) would hold ffprobe
+	// and the decoder: refused before either starts, as the input's fault.
+	photo := filepath.Join(dir, "face.png")
+	os.WriteFile(photo, []byte("x"), 0o644)
+	for _, tc := range []struct{ flag, path, want string }{
+		{"-t", fifo, "target " + fifo + " is a FIFO"}, {"-t", "/dev/zero", "target /dev/zero is a character device"},
+		{"-s", fifo, "source " + fifo + " is a FIFO"}, {"-s", "/dev/zero", "source /dev/zero is a character device"},
+	} {
+		args := []string{"run", "-t", clip, "-s", photo, "-o", filepath.Join(dir, "out.mp4"), "--processors", "face_swapper"}
+		for i := range args {
+			if args[i] == tc.flag {
+				args[i+1] = tc.path
+			}
+		}
+		if out := runBounded(t, exitInput, args...); !strings.Contains(out, tc.want) {
+			t.Errorf("run %s %s: %s", tc.flag, tc.path, out)
+		}
 	}
 }
 

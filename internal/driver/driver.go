@@ -29,6 +29,7 @@ import (
 	"github.com/facefusion-hpc/facefusion/internal/logging"
 	"github.com/facefusion-hpc/facefusion/internal/pipeline"
 	"github.com/facefusion-hpc/facefusion/internal/raster"
+	"github.com/facefusion-hpc/facefusion/internal/safefs"
 	"github.com/facefusion-hpc/facefusion/internal/video"
 	"github.com/facefusion-hpc/facefusion/lustre"
 	"github.com/facefusion-hpc/facefusion/rank"
@@ -711,10 +712,17 @@ func planSetup(ctx context.Context, cfg job.Config, ranks int, p *Plan, skipDone
 			if _, err := os.Stat(s); err != nil {
 				return nil, "", fault.AsInput(fmt.Errorf("source %s: no such file: check the path given to -s", s))
 			}
+			// A FIFO or device would hold every reader (ffprobe, the decoder) forever.
+			if err := safefs.Regular(s, "source"); err != nil {
+				return nil, "", fault.AsInput(fmt.Errorf("%w: give -s a photo file", err))
+			}
 		}
 	}
 	if _, err := os.Stat(cfg.TargetPath); err != nil {
 		return nil, "", fault.AsInput(fmt.Errorf("target %s: no such file: check the path given to -t", cfg.TargetPath))
+	}
+	if err := safefs.Regular(cfg.TargetPath, "target"); err != nil {
+		return nil, "", fault.AsInput(fmt.Errorf("%w: give -t a video or image file", err))
 	}
 	// The models load while the target is probed and the codecs and the output format are
 	// checked (ffmpeg and ffprobe runs, a file system's round trips): the plan costs the longer

@@ -51,7 +51,7 @@ type KindError struct {
 }
 
 func (e *KindError) Error() string {
-	return fmt.Sprintf("%s %s is %s, not a regular file: facefusion reads only regular files there", e.What, e.Path, e.Kind)
+	return fmt.Sprintf("%s %s is %s, not a regular file, and facefusion reads only regular files", e.What, e.Path, e.Kind)
 }
 
 // ReadFile reads the regular file at path (following links: a user's input may be one), at most

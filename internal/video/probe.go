@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/facefusion-hpc/facefusion/internal/fault"
+	"github.com/facefusion-hpc/facefusion/internal/safefs"
 )
 
 // Rational is an exact frame rate such as 30000/1001; float rates drift over long videos.
@@ -387,6 +388,10 @@ func probeFile(ctx context.Context, path string, count bool) (*Info, error) {
 			return nil, fmt.Errorf("video: %s does not exist: check the target path", path)
 		}
 		return nil, fmt.Errorf("video: cannot read %s: %v", path, err)
+	}
+	// A FIFO or device would hold ffprobe (and every reader after it) forever.
+	if err := safefs.Regular(path, "media file"); err != nil {
+		return nil, fmt.Errorf("video: %w", err)
 	}
 	out, err := runTool(ctx, FFprobe, "-v", "error", "-of", "json", "-show_format", "-show_streams", mediaPath(path))
 	if fault.KindOf(err) == fault.Environment {
