@@ -4,37 +4,14 @@ import (
 	"bytes"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/facefusion-hpc/facefusion/internal/clitest"
+	"github.com/facefusion-hpc/facefusion/internal/testenv"
 	"github.com/facefusion-hpc/facefusion/lustre"
 )
-
-// mountTmpfs mounts a tmpfs of size bytes on dir (made if missing) and unmounts it when the
-// test ends: a disk that fills up for real. The tests run as root; a mount that fails fails the
-// test.
-func mountTmpfs(t *testing.T, dir string, size int64) {
-	t.Helper()
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size="+strconv.FormatInt(size, 10), "tmpfs", dir).CombinedOutput(); err != nil {
-		t.Fatalf("mounting a tmpfs of %d bytes on %s (the tests run as root): %v: %s", size, dir, err, out)
-	}
-	t.Cleanup(func() { exec.Command("umount", dir).Run() })
-}
-
-// growTmpfs gives the tmpfs on dir size bytes, keeping its files: room made for a rerun.
-func growTmpfs(t *testing.T, dir string, size int64) {
-	t.Helper()
-	if out, err := exec.Command("mount", "-o", "remount,size="+strconv.FormatInt(size, 10), dir).CombinedOutput(); err != nil {
-		t.Fatalf("remounting %s with %d bytes: %v: %s", dir, size, err, out)
-	}
-}
 
 // roomClip is the join tests' target: 100 frames of 320x240 with a tone, cut into 4 chunks.
 func roomClip(t *testing.T, dir string) string {
@@ -57,16 +34,7 @@ func roomRun(t *testing.T, clip, out, jobDir, level string, env ...string) clite
 	}
 	cmd := clitest.Command(t, args...)
 	cmd.Env = append(cmd.Env, env...)
-	var o, e bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &o, &e
-	err := cmd.Run()
-	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatalf("running facefusion: %v", err)
-	}
-	return clitest.Result{Code: code, Stdout: o.String(), Stderr: e.String()}
+	return clitest.Exec(t, cmd)
 }
 
 // keptAfterFailure checks what a failed join must leave: no output at out (or the old one,
@@ -146,7 +114,7 @@ func TestJoinWithoutRoomKeepsSegments(t *testing.T) {
 			base := t.TempDir()
 			small := filepath.Join(base, "small")
 			ref := refs[tc.ext]
-			mountTmpfs(t, small, int64(tc.room(len(ref))))
+			testenv.Tmpfs(t, small, int64(tc.room(len(ref))))
 			out := filepath.Join(small, "out"+tc.ext)
 			jobDir, jobFlag := filepath.Join(base, "job"), filepath.Join(base, "job")
 			if tc.beside {
@@ -171,7 +139,7 @@ func TestJoinWithoutRoomKeepsSegments(t *testing.T) {
 					t.Errorf("the error line does not say %q:\n%s", want, line)
 				}
 			}
-			growTmpfs(t, small, int64(4*len(ref)+1<<20))
+			testenv.GrowTmpfs(t, small, int64(4*len(ref)+1<<20))
 			if r := roomRun(t, clip, out, jobFlag, "error"); r.Code != 0 {
 				t.Fatalf("the rerun with room: exit %d: %s", r.Code, r.Stderr)
 			}
@@ -252,7 +220,7 @@ func TestImageWithoutRoom(t *testing.T) {
 		t.Fatal(err)
 	}
 	small := filepath.Join(dir, "small")
-	mountTmpfs(t, small, st.Size()/2)
+	testenv.Tmpfs(t, small, st.Size()/2)
 	out := filepath.Join(small, "out.png")
 	r := clitest.Run(t, "run", "-t", img, "-o", out, "--processors", "none", "--log-level", "error")
 	if r.Code != 1 || !strings.Contains(r.Stderr, "No space left on device") {
@@ -261,7 +229,7 @@ func TestImageWithoutRoom(t *testing.T) {
 	if _, err := os.Stat(out); err == nil {
 		t.Errorf("output %s exists after its write failed", out)
 	}
-	growTmpfs(t, small, 4*st.Size()+1<<20)
+	testenv.GrowTmpfs(t, small, 4*st.Size()+1<<20)
 	if r := clitest.Run(t, "run", "-t", img, "-o", out, "--processors", "none", "--log-level", "error"); r.Code != 0 {
 		t.Fatalf("with room: exit %d: %s", r.Code, r.Stderr)
 	}

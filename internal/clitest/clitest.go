@@ -124,6 +124,12 @@ func RunIn(t testing.TB, dir string, args ...string) Result {
 	t.Helper()
 	cmd := Command(t, args...)
 	cmd.Dir = dir
+	return Exec(t, cmd)
+}
+
+// Exec runs cmd (Command's, with what the test added) to its end.
+func Exec(t testing.TB, cmd *exec.Cmd) Result {
+	t.Helper()
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()

@@ -5,13 +5,13 @@ import (
 	"context"
 	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/facefusion-hpc/facefusion/internal/raster"
+	"github.com/facefusion-hpc/facefusion/internal/testenv"
 )
 
 // tmpfs mounts a tmpfs of size bytes on a new folder and unmounts it when the test ends: a
@@ -19,13 +19,7 @@ import (
 func tmpfs(t *testing.T, size int64) string {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "small")
-	if err := os.Mkdir(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size="+strconv.FormatInt(size, 10), "tmpfs", dir).CombinedOutput(); err != nil {
-		t.Fatalf("mounting a tmpfs of %d bytes on %s (the tests run as root): %v: %s", size, dir, err, out)
-	}
-	t.Cleanup(func() { exec.Command("umount", dir).Run() })
+	testenv.Tmpfs(t, dir, size)
 	return dir
 }
 
