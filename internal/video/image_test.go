@@ -50,12 +50,7 @@ func TestScaledImageSize(t *testing.T) {
 // smaller file, PNG ignores the quality, and a scaled output has the scaled size.
 func TestWriteImageQualityAndSize(t *testing.T) {
 	dir := t.TempDir()
-	src := filepath.Join(dir, "src.png")
-	ffmpegRun(t, "-f", "lavfi", "-i", "testsrc2=size=64x48", "-frames:v", "1", src)
-	img, err := raster.Load(src)
-	if err != nil {
-		t.Fatal(err)
-	}
+	img := testImage(t, dir)
 	write := func(name string, opt ImageOptions) string {
 		t.Helper()
 		p := filepath.Join(dir, name)
@@ -89,4 +84,16 @@ func TestWriteImageQualityAndSize(t *testing.T) {
 			t.Errorf("%s is %s, want %s", c.name, got, c.expect)
 		}
 	}
+}
+
+// testImage is a 64x48 test pattern, as ffmpeg draws it, saved in dir and loaded.
+func testImage(t *testing.T, dir string) *raster.Image {
+	t.Helper()
+	src := filepath.Join(dir, "src.png")
+	ffmpegRun(t, "-f", "lavfi", "-i", "testsrc2=size=64x48", "-frames:v", "1", src)
+	img, err := raster.Load(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return img
 }

@@ -156,12 +156,7 @@ func checkImageAt(t *testing.T, p string, img *raster.Image, opt ImageOptions) e
 // refuses it cut short (PNG and JPEG) or at another size.
 func TestCheckImage(t *testing.T) {
 	dir := t.TempDir()
-	src := filepath.Join(dir, "src.png")
-	ffmpegRun(t, "-f", "lavfi", "-i", "testsrc2=size=64x48", "-frames:v", "1", src)
-	img, err := raster.Load(src)
-	if err != nil {
-		t.Fatal(err)
-	}
+	img := testImage(t, dir)
 	for _, tc := range []struct {
 		name string
 		opt  ImageOptions
