@@ -150,3 +150,21 @@ func TestClip(t *testing.T) {
 		t.Fatal(Clip("short message"))
 	}
 }
+
+// The shared-file-system page lists every limit as the code has it.
+func TestDocsListTheLimits(t *testing.T) {
+	page, err := os.ReadFile(filepath.Join("..", "..", "docs", "shared-filesystems.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for row, limit := range map[string]int64{
+		"job TOML, `facefusion.ini`, batch settings": ConfigLimit, "manifest": ManifestLimit,
+		"one rank's journal": JournalLimit, "run report (also as `plan --costs`)": ReportLimit,
+		"progress file": ProgressLimit, "claim, lock, heartbeat, attempt, stop file": SmallLimit,
+		"a batch's done or failure record": RecordLimit, "a batch's frozen list": ListLimit,
+	} {
+		if want := "| " + row + " | " + Size(limit) + " |"; !strings.Contains(string(page), want) {
+			t.Errorf("docs/shared-filesystems.md lacks the row %q", want)
+		}
+	}
+}
