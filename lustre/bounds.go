@@ -18,10 +18,17 @@ import (
 
 // Bounds of what the files hold: more is no job's.
 const (
-	MaxFrames  = 1<<31 - 1 // a frame index or count: over 2 years of video at 25 fps
-	MaxRanks   = 1 << 20   // a rank count
-	MaxSeconds = 1e9       // a duration: over 31 years
+	MaxFrames = 1<<31 - 1 // a frame index or count: over 2 years of video at 25 fps
+	MaxRanks  = 1 << 20   // a rank count
+	// MaxFacesPerFrame bounds the faces a frame adds to a chunk's identity measure (every face
+	// swapped in it is measured): a crowd, not a corrupt count.
+	MaxFacesPerFrame = 1 << 12
+	MaxSeconds       = 1e9 // a duration: over 31 years
 )
+
+// maxIdentityFaces is the most faces whose identity sums fit an int64 in IdentityScale's fixed
+// point.
+const maxIdentityFaces = int64(math.MaxInt64 / int64(IdentityScale))
 
 // FieldError is a number (or record) of a file outside what this program writes.
 type FieldError struct {
@@ -109,15 +116,18 @@ func (f *fields) chunk(field string, c Chunk) {
 	f.in(field+".rank", int64(c.Rank), 0, MaxRanks-1)
 	f.in(field+".attempt", int64(c.Attempt), 0, math.MaxInt32)
 	f.in(field+".faces", int64(c.Faces), 0, int64(c.Frames))
-	f.identity(field+".identity", c.Identity, int64(c.Frames))
+	f.identity(field+".identity", c.Identity, int64(c.Frames)*MaxFacesPerFrame)
 }
 
 // identity checks identity sums of at most faces faces: a similarity is within ±1, so a sum
-// is within ±faces in IdentityScale's fixed point (and adding up never overflows).
+// is within ±faces in IdentityScale's fixed point.
 func (f *fields) identity(field string, s IdentitySums, faces int64) {
 	f.in(field+".faces", int64(s.Faces), 0, faces)
 	f.in(field+".every", int64(s.Every), 0, MaxFrames)
-	limit := int64(s.Faces) * IdentityScale
+	limit := int64(math.MaxInt64)
+	if int64(s.Faces) <= maxIdentityFaces {
+		limit = int64(s.Faces) * IdentityScale
+	}
 	f.in(field+".after_sum_e9", s.After, -limit, limit)
 	f.in(field+".before_sum_e9", s.Before, -limit, limit)
 	f.in(field+".to_target_sum_e9", s.ToTarget, -limit, limit)
@@ -128,6 +138,7 @@ func (f *fields) identity(field string, s IdentitySums, faces int64) {
 // order). The error names the field; FieldError's Path is for the caller to fill.
 func (m *Manifest) check() *fields {
 	var f fields
+	var total int64
 	f.frameRange(m.FrameStart, m.FrameEnd, m.ChunkFrames, m.NumChunks)
 	for i, a := range m.Attempts {
 		f.attempt(fmt.Sprintf("attempts[%d]", i), a, m.NumChunks)
@@ -138,6 +149,10 @@ func (m *Manifest) check() *fields {
 			f.fail(field+".chunk", fmt.Sprintf("is %d, after chunk %d: the records are one a chunk, in order", c.Chunk, m.Done[i-1].Chunk))
 		}
 		f.fitsJob(field, c, m)
+		// The job's sums add the records' up: their faces together keep that from overflowing.
+		if total += int64(c.Identity.Faces); f.err == nil && total > maxIdentityFaces {
+			f.fail(field+".identity.faces", fmt.Sprintf("brings the job's measured faces to %d, over %d", total, maxIdentityFaces))
+		}
 	}
 	return &f
 }

@@ -169,6 +169,9 @@ func TestManifestNumbersAreChecked(t *testing.T) {
 		{"done[0].rank", func(m map[string]any) { record(m, 0)["rank"] = 1 << 40 }},
 		{"done[0].attempt", func(m map[string]any) { record(m, 0)["attempt"] = 2 }},
 		{"done[0].faces", func(m map[string]any) { record(m, 0)["faces"] = 9 }},
+		{"done[0].identity.faces", func(m map[string]any) {
+			record(m, 0)["identity"].(map[string]any)["faces"] = 8*MaxFacesPerFrame + 1
+		}},
 		{"done[0].identity.after_sum_e9", func(m map[string]any) {
 			record(m, 0)["identity"].(map[string]any)["after_sum_e9"] = int64(9e18)
 		}},
@@ -179,6 +182,15 @@ func TestManifestNumbersAreChecked(t *testing.T) {
 		if want := "manifest " + jd.Manifest() + ": " + c.field + " "; err == nil || !strings.HasPrefix(err.Error(), want) || !strings.HasSuffix(err.Error(), "pass --fresh to start over") {
 			t.Errorf("%s: %v, want %s…", c.field, err, want)
 		}
+	}
+	// Every face of a frame is measured: two faces in each of a chunk's 8 frames are 16.
+	jd0 := realJob(t, t.TempDir())
+	editJSON(t, jd0.Manifest(), func(m map[string]any) {
+		id := record(m, 0)["identity"].(map[string]any)
+		id["faces"], id["after_sum_e9"] = 16, int64(15e9)
+	})
+	if _, _, err := jd0.ReadManifest(); err != nil {
+		t.Errorf("two faces a frame: %v", err)
 	}
 	// A number too big for its field is quoted as an excerpt, not digit by digit.
 	jd := realJob(t, t.TempDir())
