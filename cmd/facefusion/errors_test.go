@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -325,6 +326,16 @@ func TestOutputBrokenLink(t *testing.T) {
 	os.Symlink("loop.mkv", loop)
 	report := filepath.Join(dir, "report.json")
 	os.Symlink(filepath.Join(dir, "gone", "report.json"), report)
+	// A folder reached through another user's link (chowned to nobody: the tests run as root)
+	// is where that user chose, a private folder of this user's, say.
+	private := filepath.Join(dir, "private")
+	os.Mkdir(private, 0o700)
+	theirs := filepath.Join(dir, "theirs")
+	os.Symlink(private, theirs)
+	if out, err := exec.Command("chown", "-h", "nobody", theirs).CombinedOutput(); err != nil {
+		t.Fatalf("chown -h nobody: %v: %s", err, out)
+	}
+	viaTheirs := filepath.Join(theirs, "out.mkv")
 	for _, c := range []struct {
 		out, want string
 		args      []string
@@ -333,6 +344,8 @@ func TestOutputBrokenLink(t *testing.T) {
 		{dangling, "-o " + dangling + " is a link to a missing file", []string{"--force"}},
 		{loop, "-o " + loop + " is a link loop (a link that leads back to itself): remove the link, or choose another path", nil},
 		{filepath.Join(dir, "out.mkv"), "its run report " + report + " is a link to a missing file", []string{"--report-path", report}},
+		{viaTheirs, "-o " + viaTheirs + ": " + theirs + " is a link made by user nobody (uid 65534), not by you", nil},
+		{filepath.Join(dir, "out.mkv"), "--job-dir " + viaTheirs + ": " + viaTheirs + " goes through " + theirs + ", a link made by user nobody", []string{"--job-dir", viaTheirs}},
 	} {
 		r := clitest.Run(t, append([]string{"run", "--processors", "none", "--output-video-encoder", "ffv1", "-t", clip, "-o", c.out}, c.args...)...)
 		lines := strings.Split(strings.TrimSpace(r.Stderr), "\n")

@@ -123,6 +123,15 @@ func match(pattern, key string) ([]string, []unusable, error) {
 		if strings.HasPrefix(filepath.Base(n), ".") {
 			continue
 		}
+		// Another user's link in the inbox would have this user's job read (and publish) a
+		// file of theirs that the link's maker cannot read.
+		if lst, err := os.Lstat(n); err == nil && lst.Mode()&fs.ModeSymlink != 0 {
+			var le *safefs.LinkError
+			if errors.As(safefs.ForeignLink(n), &le) {
+				bad = append(bad, unusable{n, "a link made by " + le.Owner + ", not by you (facefusion follows no other user's links)"})
+				continue
+			}
+		}
 		st, err := os.Stat(n)
 		switch {
 		case err == nil && st.Mode().IsRegular():

@@ -73,6 +73,9 @@ type Summary struct {
 	Entries       []Result       `json:"entries"`
 	// Path is where the summary is written: report_path, else the batch folder's report.
 	Path string `json:"-"`
+	// inDir says Path is in the batch folder, and dirOK that the folder passed its check
+	// (Dir.Make): a folder refused as another user's, or others', receives nothing.
+	inDir, dirOK bool
 }
 
 // Outcomes of a batch, as the summary and the last log line say them.
@@ -129,7 +132,8 @@ func Run(ctx context.Context, comm collective.Comm, cfg job.Config, opt Options)
 	}
 	host, _ := os.Hostname()
 	b.sum = &Summary{Version: 1, Started: time.Now().UTC(), Host: host, Ranks: comm.Size(), Slurm: slurm.FromEnv(),
-		BatchDir: b.dir.Path, Path: summaryPath(cfg, b.dir), TargetPattern: cfg.TargetPattern, SourcePattern: cfg.SourcePattern, OutputPattern: cfg.OutputPattern}
+		BatchDir: b.dir.Path, Path: summaryPath(cfg, b.dir), TargetPattern: cfg.TargetPattern, SourcePattern: cfg.SourcePattern, OutputPattern: cfg.OutputPattern,
+		inDir: cfg.ReportPath == ""}
 	err := b.run(ctx)
 	last := decision{Last: true}
 	var stopped *driver.Stopped
@@ -226,6 +230,7 @@ func (b *batch) run(ctx context.Context) error {
 	if err := b.dir.Make(); err != nil {
 		return fault.AsUsage(err)
 	}
+	b.sum.dirOK = true
 	expand := func() ([]Entry, error) { return Expand(b.cfg) }
 	var entries []Entry
 	var err error
@@ -520,6 +525,9 @@ func (b *batch) end() error {
 func (s *Summary) save() {
 	s.Finished = time.Now().UTC()
 	s.tally()
+	if s.inDir && !s.dirOK {
+		return
+	}
 	if st, err := os.Stat(filepath.Dir(s.Path)); err != nil || !st.IsDir() {
 		return
 	}

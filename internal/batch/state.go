@@ -75,6 +75,9 @@ const batchFix = "choose another batch_dir (--batch-dir), a folder of your own t
 // records decide which targets are skipped as done or quarantined, and its list which files a
 // job array processes.
 func (d Dir) Make() error {
+	if err := safefs.ForeignLink(d.Path); err != nil {
+		return fmt.Errorf("batch folder %w: %s", err, batchFix)
+	}
 	if err := os.MkdirAll(d.Path, safefs.FolderMode()); err != nil {
 		return fmt.Errorf("batch folder %s: %v: choose another batch_dir (--batch-dir)", d.Path, err)
 	}

@@ -328,6 +328,12 @@ func CheckOutputIsNoInput(cfg job.Config) error {
 		if err := brokenLink(w.path, w.what); err != nil {
 			return err
 		}
+		// Its folder reached through another user's link is that user's choice of place (a
+		// folder of the running user's they can read, say): a link at the name itself is
+		// replaced by the commit's rename, never written through.
+		if err := safefs.ForeignLink(filepath.Dir(w.path)); err != nil {
+			return fault.AsUsage(fmt.Errorf("%s: %w: give a path that does not", w.what, err))
+		}
 		for _, in := range inputs {
 			if SamePath(w.path, in.path) {
 				return fault.AsUsage(fmt.Errorf("%s is %s itself (the same file, by name or through a link): writing it would destroy the input, even with --force: choose another path", w.what, in.what))
@@ -342,6 +348,11 @@ func CheckOutputIsNoInput(cfg job.Config) error {
 			if st, err := os.Stat(w.path); err == nil && !st.Mode().IsRegular() && !st.IsDir() {
 				return fault.AsUsage(fmt.Errorf("%s is not a regular file (a device, a pipe or a socket), and it would be replaced by one: give a file name", w.what))
 			}
+		}
+	}
+	if cfg.JobDir != "" {
+		if err := safefs.ForeignLink(cfg.JobDir); err != nil {
+			return fault.AsUsage(fmt.Errorf("--job-dir %s: %w: choose another --job-dir", cfg.JobDir, err))
 		}
 	}
 	return nil

@@ -12,6 +12,7 @@ import (
 	"io/fs"
 	"os"
 	"os/user"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -295,3 +296,68 @@ var umask = func() int {
 	syscall.Umask(m)
 	return m
 }()
+
+// LinkError is a path that goes through a link another user made: whoever made it chooses
+// where the path leads, a file of the running user's it can read or write included.
+type LinkError struct {
+	Path, Link, Owner string
+	abs               string // Path made absolute
+}
+
+func (e *LinkError) Error() string {
+	if e.Link == e.abs {
+		return fmt.Sprintf("%s is a link made by %s, not by you: facefusion follows no other user's links", e.Path, e.Owner)
+	}
+	return fmt.Sprintf("%s goes through %s, a link made by %s, not by you: facefusion follows no other user's links", e.Path, e.Link, e.Owner)
+}
+
+// maxLinks is how many links a path may go through, as the kernel's own limit.
+const maxLinks = 40
+
+// ForeignLink refuses a path that goes through a link made by a user other than the running one
+// or root, in any of its parts or the links they lead to. What does not exist (yet) ends the
+// walk: the rest is made by the program.
+func ForeignLink(path string) error {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil
+	}
+	uid := os.Geteuid()
+	rest := strings.Split(strings.TrimPrefix(abs, "/"), "/")
+	done := "/"
+	for hops := 0; len(rest) > 0; {
+		part := rest[0]
+		rest = rest[1:]
+		if part == "" || part == "." {
+			continue
+		}
+		if part == ".." {
+			done = filepath.Dir(done)
+			continue
+		}
+		next := filepath.Join(done, part)
+		st, err := os.Lstat(next)
+		if err != nil {
+			return nil
+		}
+		if st.Mode()&fs.ModeSymlink == 0 {
+			done = next
+			continue
+		}
+		if o := owner(st); o != uid && o != 0 {
+			return &LinkError{Path: path, Link: next, Owner: userName(o), abs: abs}
+		}
+		if hops++; hops > maxLinks {
+			return nil // a loop: what opens it says so
+		}
+		to, err := os.Readlink(next)
+		if err != nil {
+			return nil
+		}
+		if filepath.IsAbs(to) {
+			done = "/"
+		}
+		rest = append(strings.Split(to, "/"), rest...)
+	}
+	return nil
+}

@@ -168,3 +168,40 @@ func TestDocsListTheLimits(t *testing.T) {
 		}
 	}
 }
+
+// A path through a link another user made (chowned to nobody: the tests run as root) is
+// refused, in any part and in the links a link leads to; the running user's own links and
+// root's are followed.
+func TestForeignLink(t *testing.T) {
+	dir := t.TempDir()
+	victim := filepath.Join(dir, "private")
+	os.Mkdir(victim, 0o700)
+	os.WriteFile(filepath.Join(victim, "secret.mp4"), []byte("x"), 0o600)
+	mine := filepath.Join(dir, "mine")
+	os.Symlink(victim, mine)
+	theirs := filepath.Join(dir, "theirs")
+	os.Symlink(victim, theirs)
+	chownLink := func(p string) {
+		if out, err := exec.Command("chown", "-h", "nobody", p).CombinedOutput(); err != nil {
+			t.Fatal(string(out))
+		}
+	}
+	chownLink(theirs)
+	// My link to their link.
+	chain := filepath.Join(dir, "chain")
+	os.Symlink("theirs/secret.mp4", chain)
+	for _, p := range []string{filepath.Join(mine, "secret.mp4"), filepath.Join(dir, "new", "out.mp4"), victim} {
+		if err := ForeignLink(p); err != nil {
+			t.Errorf("%s: %v", p, err)
+		}
+	}
+	for _, tc := range []struct{ path, link string }{
+		{theirs, theirs}, {filepath.Join(theirs, "secret.mp4"), theirs}, {filepath.Join(theirs, "job", "x"), theirs},
+		{chain, theirs}, {filepath.Join(mine, "..", "theirs", "secret.mp4"), theirs},
+	} {
+		var le *LinkError
+		if err := ForeignLink(tc.path); !errors.As(err, &le) || le.Link != tc.link || !strings.Contains(err.Error(), "nobody") {
+			t.Errorf("%s: %v, want refused for the link %s", tc.path, err, tc.link)
+		}
+	}
+}
