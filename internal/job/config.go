@@ -145,6 +145,9 @@ func typeName(kind string) string {
 }
 
 func decode(data []byte, name string, c *Config) error {
+	if line, err := checkShape(data); err != nil {
+		return fmt.Errorf("config %s: line %d: %w, more than a job file holds (configs/default.toml shows one)", name, line, err)
+	}
 	md, err := toml.NewDecoder(bytes.NewReader(data)).Decode(c)
 	if m := wrongType.FindStringSubmatch(fmt.Sprint(err)); m != nil {
 		return fmt.Errorf("config %s: line %s: %s is a %s there, the key takes %s (configs/default.toml says which values)", name, m[1], short(m[2]), m[3], typeName(m[4]))
