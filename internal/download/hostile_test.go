@@ -179,22 +179,19 @@ func TestFetchFolder(t *testing.T) {
 // the bound.
 func TestFetchCrawl(t *testing.T) {
 	srv := newServer(t)
-	// Without the bounds a trickle would take days: the test ends on its own, failing.
-	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	// A hang guard: without the bounds a trickle would take days; the context ends it, and the
+	// errors asserted below (which name the bound that fired) then fail. How long a bound takes
+	// to fire is not asserted: a loaded machine may take longer than the bound's own time.
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	hostPort := strings.TrimPrefix(srv.URL, "http://")
 
 	t.Run("min-rate", func(t *testing.T) {
 		dir := t.TempDir()
 		f := &Fetcher{Attempts: 2, Logf: t.Logf, MinRate: 1 << 10, RateWindow: 300 * time.Millisecond}
-		start := time.Now()
 		_, err := f.Fetch(ctx, dir, published(srv.url("trickle")), false)
-		took := time.Since(start)
 		failed(t, err, "fixture.onnx from "+hostPort+" came at ", " bytes/s over the last 300ms, below --download-min-rate 1.0 KiB/s",
 			"rerun later to resume from", "--download-min-rate, --download-rate-window or --download-timeout")
-		if took > 5*time.Second {
-			t.Errorf("two tries took %s, want about 0.6 s", took)
-		}
 		if n := len(srv.requests("trickle")); n != 2 {
 			t.Errorf("%d requests, want 2 (a slow try is tried again, resuming)", n)
 		}
@@ -207,23 +204,19 @@ func TestFetchCrawl(t *testing.T) {
 	t.Run("deadline", func(t *testing.T) {
 		dir := t.TempDir()
 		f := &Fetcher{Attempts: 2, Logf: t.Logf, MinRate: -1, Deadline: 500 * time.Millisecond}
-		start := time.Now()
 		_, err := f.Fetch(ctx, dir, published(srv.url("trickle"), srv.url("good")), false)
-		took := time.Since(start)
 		failed(t, err, "fixture.onnx from "+hostPort+" not finished within --download-timeout 500ms", "--download-timeout")
-		if took > 5*time.Second {
-			t.Errorf("a 0.5 s deadline took %s", took)
-		}
 		var e *Error
 		if errors.As(err, &e) && len(e.Tries) != 1 {
 			t.Errorf("%d URLs tried, want 1: past the deadline no other is begun", len(e.Tries))
 		}
 	})
 
-	// The default floor leaves a healthy transfer alone.
+	// The floor leaves a healthy transfer alone: a window of seconds, as the default's, which no
+	// pause of a loaded machine spans.
 	t.Run("fast", func(t *testing.T) {
 		dir := t.TempDir()
-		f := &Fetcher{Logf: t.Logf, MinRate: 1 << 10, RateWindow: 50 * time.Millisecond}
+		f := &Fetcher{Logf: t.Logf, MinRate: 1 << 10, RateWindow: 5 * time.Second}
 		if res, err := f.Fetch(ctx, dir, published(srv.url("good")), false); err != nil || res.State != Downloaded {
 			t.Fatalf("%+v %v", res, err)
 		}
