@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/facefusion-hpc/facefusion/internal/clitest"
+	"github.com/facefusion-hpc/facefusion/internal/testenv"
 	"github.com/facefusion-hpc/facefusion/lustre"
 )
 
@@ -87,9 +88,7 @@ func TestBoundedInputsEndInOneLine(t *testing.T) {
 		jd := statusJob(t, t.TempDir())
 		os.Remove(jd.Manifest())
 		os.Symlink(secret, jd.Manifest())
-		if out, err := exec.Command("chown", "-h", "nobody", jd.Manifest()).CombinedOutput(); err != nil {
-			t.Fatalf("chown -h nobody: %v: %s", err, out)
-		}
+		testenv.GiveToNobody(t, jd.Manifest())
 		if out := runBounded(t, exitInput, "status", jd.Path); !strings.Contains(out, jd.Manifest()+" is a link") || strings.Contains(out, secretText) {
 			t.Errorf("status of a planted link: %s", out)
 		}

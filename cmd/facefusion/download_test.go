@@ -257,7 +257,7 @@ func TestForceDownloadHostile(t *testing.T) {
 	syscall.Chmod(scratch, 0o1777) // scratch: sticky and world-writable
 	theirs := filepath.Join(t.TempDir(), "theirs")
 	os.Mkdir(theirs, 0o755)
-	os.Chown(theirs, 65534, 65534)
+	testenv.GiveToNobody(t, theirs)
 	for dir, want := range map[string]string{scratch: "is writable by every user (mode 0777)", theirs: "belongs to user nobody (uid 65534)"} {
 		before := count("trickle")
 		r = clitest.Run(t, args("trickle", dir)...)

@@ -3,13 +3,14 @@ package safefs
 import (
 	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 	"unicode/utf8"
+
+	"github.com/facefusion-hpc/facefusion/internal/testenv"
 )
 
 func TestReadFileRefusesFIFOWithoutBlocking(t *testing.T) {
@@ -107,9 +108,7 @@ func TestCheckFolder(t *testing.T) {
 	}
 	theirs := filepath.Join(mine, "theirs")
 	os.Mkdir(theirs, 0o755)
-	if err := os.Chown(theirs, 65534, 65534); err != nil {
-		t.Fatal(err)
-	}
+	testenv.GiveToNobody(t, theirs)
 	err := CheckFolder(theirs, "job folder", "choose another --job-dir")
 	if err == nil || !strings.Contains(err.Error(), "nobody") || !strings.Contains(err.Error(), "choose another --job-dir") {
 		t.Fatalf("another user's folder: %v", err)
@@ -117,9 +116,7 @@ func TestCheckFolder(t *testing.T) {
 	// A link another user planted, even to a folder of ours, is refused.
 	link := filepath.Join(mine, "link")
 	os.Symlink(mine, link)
-	if out, err := exec.Command("chown", "-h", "nobody", link).CombinedOutput(); err != nil {
-		t.Fatal(string(out))
-	}
+	testenv.GiveToNobody(t, link)
 	if err := CheckFolder(link, "job folder", "x"); err == nil || !strings.Contains(err.Error(), "link made by") {
 		t.Fatalf("another user's link: %v", err)
 	}
