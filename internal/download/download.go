@@ -294,10 +294,7 @@ type BusyError struct {
 
 func (e *BusyError) Error() string {
 	// The host is the claim's text: quoted short, whatever the file holds.
-	host := e.Holder.Host
-	if len(host) > safefs.ExcerptLen || strings.ContainsFunc(host, func(r rune) bool { return r < ' ' || r == 0x7f }) {
-		host = safefs.Excerpt(host)
-	}
+	host := safefs.Name(e.Holder.Host, safefs.HostLen)
 	return fmt.Sprintf("model %s: another force-download (%s, pid %d) is fetching %s, since %s: left to it; rerun once it has ended (remove %s if no such process runs on %s)",
 		e.File.Name, host, e.Holder.PID, e.File.File, e.Holder.Started.UTC().Format(time.RFC3339), e.Lock, host)
 }
