@@ -3,12 +3,13 @@ package lustre
 import (
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/facefusion-hpc/facefusion/internal/testenv"
 )
 
 // guard runs f and fails the test if it has not returned after 10 s: a read that blocks on a
@@ -94,9 +95,7 @@ func TestJobFilesAreReadBounded(t *testing.T) {
 					if err := os.Symlink(secret, p); err != nil {
 						t.Fatal(err)
 					}
-					if out, err := exec.Command("chown", "-h", "nobody", p).CombinedOutput(); err != nil {
-						t.Fatalf("chown -h nobody: %v: %s", err, out)
-					}
+					testenv.GiveToNobody(t, p)
 				case "huge":
 					if err := os.WriteFile(p, nil, 0o644); err != nil {
 						t.Fatal(err)

@@ -50,19 +50,10 @@ type Holder struct {
 func (h *Holder) Describe() string {
 	s := ""
 	if h.SlurmJob != "" {
-		s = fmt.Sprintf("Slurm job %s (restart %d), ", claimed(h.SlurmJob), h.RestartCount)
+		s = fmt.Sprintf("Slurm job %s (restart %d), ", safefs.Name(h.SlurmJob, safefs.HostLen), h.RestartCount)
 	}
-	return s + fmt.Sprintf("pid %d on %s, started %s, last heartbeat %s", h.PID, claimed(h.Host),
+	return s + fmt.Sprintf("pid %d on %s, started %s, last heartbeat %s", h.PID, safefs.Name(h.Host, safefs.HostLen),
 		h.Started.UTC().Format(time.RFC3339), h.Beat.UTC().Format(time.RFC3339))
-}
-
-// claimed is a name read from a claim (a host, a Slurm job id) for a message: whole when it is
-// as short as such a name is, else an excerpt.
-func claimed(s string) string {
-	if len(s) > 255 {
-		return safefs.Excerpt(s)
-	}
-	return s
 }
 
 // Me is the holder describing this process.

@@ -8,12 +8,10 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/facefusion-hpc/facefusion/internal/testenv"
+
 	"github.com/facefusion-hpc/facefusion/internal/safefs"
 )
-
-// nobody is the uid and gid tests give files to stand for another user's: the tests run as
-// root, which may chown anything to it.
-const nobody = 65534
 
 // victim is a file of someone's outside the job folder, which a hostile co-user would like the
 // program to remove or overwrite; unchanged checks it is still there, byte for byte.
@@ -94,9 +92,7 @@ func TestCleanStaleRemovesOnlyOwnTemps(t *testing.T) {
 	touch(t, ownTemp)
 	// Another user's file under a temp name (the attack as root: chowned to nobody).
 	foreign, foreignSame := victim(t, dir, ".out.part-2.mp4")
-	if err := os.Chown(foreign, nobody, nobody); err != nil {
-		t.Fatal(err)
-	}
+	testenv.GiveToNobody(t, foreign)
 	// A link under a temp name, to a file of the victim's.
 	target, targetSame := victim(t, t.TempDir(), "notes.txt")
 	link := filepath.Join(dir, ".out.part-3.mp4")
@@ -135,7 +131,7 @@ func TestCleanStaleRemovesOnlyOwnTemps(t *testing.T) {
 	if err := j.RecordJoin(out, mine); err != nil {
 		t.Fatal(err)
 	}
-	os.Chown(j.Joining(), nobody, nobody)
+	testenv.GiveToNobody(t, j.Joining())
 	removed, kept = j.CleanStale(isTemp)
 	if len(removed) != 0 || len(kept) != 1 || !strings.Contains(kept[0], "not written by you") {
 		t.Errorf("a foreign JOINING: removed %v, kept %q", removed, kept)
@@ -169,9 +165,7 @@ func TestForeignJobFolderRefused(t *testing.T) {
 	seg, segSame := victim(t, j.Path, "seg-000000.mp4")
 	_ = seg
 	for _, p := range []string{j.Path, j.Marker()} {
-		if err := os.Chown(p, nobody, nobody); err != nil {
-			t.Fatal(err)
-		}
+		testenv.GiveToNobody(t, p)
 	}
 	for name, call := range map[string]func() error{
 		"Resolve": func() error { _, _, err := Resolve("", out); return err },
@@ -210,7 +204,7 @@ func TestForeignJobFolderRefused(t *testing.T) {
 	os.Chmod(j.Path, 0o755)
 
 	// A marker that is another user's (or a link) does not make the folder the program's.
-	os.Chown(j.Marker(), nobody, nobody)
+	testenv.GiveToNobody(t, j.Marker())
 	if j.Owned() {
 		t.Error("a folder whose marker is nobody's taken for the program's")
 	}
@@ -229,21 +223,21 @@ func TestForeignFolderToGoInside(t *testing.T) {
 	out := filepath.Join(dir, "out.mp4")
 	theirs := DefaultPath(out)
 	os.Mkdir(theirs, 0o755)
-	os.Chown(theirs, nobody, nobody)
+	testenv.GiveToNobody(t, theirs)
 	if _, _, err := Resolve("", out); err == nil || !strings.Contains(err.Error(), "uid 65534") {
 		t.Errorf("going inside a folder of nobody's: %v", err)
 	}
 	scratch := filepath.Join(dir, "scratch")
 	os.Mkdir(scratch, 0o755)
 	os.Chmod(scratch, 0o777|os.ModeSticky)
-	os.Chown(scratch, nobody, nobody)
+	testenv.GiveToNobody(t, scratch)
 	p, _, err := Resolve(scratch, out)
 	if err != nil || p != filepath.Join(scratch, "out.mp4.job") {
 		t.Errorf("a sticky scratch folder: %s, %v", p, err)
 	}
 	// …but the job's folder inside it, if another user made it, is theirs.
 	os.Mkdir(p, 0o755)
-	os.Chown(p, nobody, nobody)
+	testenv.GiveToNobody(t, p)
 	if _, _, err := Resolve(scratch, out); err == nil || !strings.Contains(err.Error(), p) {
 		t.Errorf("a job folder of nobody's in scratch: %v", err)
 	}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/facefusion-hpc/facefusion/internal/clitest"
+	"github.com/facefusion-hpc/facefusion/internal/testenv"
 	"github.com/facefusion-hpc/facefusion/lustre"
 )
 
@@ -41,19 +42,16 @@ func statusJob(t testing.TB, dir string) *lustre.JobDir {
 	return jd
 }
 
-// runBounded runs the binary with args under a 30 s guard (a hang fails the test) and checks
-// that it ended within 10 s with exit code code and one error line, which it returns.
+// runBounded runs the binary with args under a 60 s hang guard (a run that blocks fails the
+// test; how fast it ends is not asserted) and checks that it ended with exit code code and one
+// error line, which it returns.
 func runBounded(t *testing.T, code int, args ...string) string {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, clitest.Bin, args...)
 	cmd.Env = clitest.LaunchEnv(t)
-	start := time.Now()
 	r := clitest.RunCmd(t, ctx, cmd)
-	if took := time.Since(start); took > 10*time.Second {
-		t.Errorf("%s took %s", strings.Join(args, " "), took.Round(time.Millisecond))
-	}
 	if r.Code != code || strings.Count(r.Stderr, "\n") != 1 || len(r.Stderr) > 1000 {
 		t.Errorf("%s: exit %d, stderr %d bytes: %.1200q; want exit %d and one short line", strings.Join(args, " "), r.Code, len(r.Stderr), r.Stderr, code)
 	}
@@ -87,9 +85,7 @@ func TestBoundedInputsEndInOneLine(t *testing.T) {
 		jd := statusJob(t, t.TempDir())
 		os.Remove(jd.Manifest())
 		os.Symlink(secret, jd.Manifest())
-		if out, err := exec.Command("chown", "-h", "nobody", jd.Manifest()).CombinedOutput(); err != nil {
-			t.Fatalf("chown -h nobody: %v: %s", err, out)
-		}
+		testenv.GiveToNobody(t, jd.Manifest())
 		if out := runBounded(t, exitInput, "status", jd.Path); !strings.Contains(out, jd.Manifest()+" is a link") || strings.Contains(out, secretText) {
 			t.Errorf("status of a planted link: %s", out)
 		}

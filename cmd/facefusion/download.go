@@ -293,10 +293,6 @@ func cmdForceDownload(ctx context.Context, args []string, w io.Writer) error {
 	if err := os.MkdirAll(dir, safefs.FolderMode()); err != nil {
 		return fault.AsEnvironment(fmt.Errorf("models folder %s (from %s): %v: fix it, or point models_dir (--models-dir) elsewhere", dir, cfg.ModelsLocation().From, err))
 	}
-	// Said once, before any download: a folder others can write into is refused for every file.
-	if err := download.CheckFolder(dir); err != nil {
-		return fault.AsEnvironment(err)
-	}
 	f := d.fetcher(log.Infof)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "model\tstate\tfile\tdetail")
@@ -313,6 +309,14 @@ func cmdForceDownload(ctx context.Context, args []string, w io.Writer) error {
 		state, detail := string(res.State), res.Detail
 		var busy *download.BusyError
 		var de *download.Error
+		var folder *safefs.FolderError
+		if errors.As(err, &folder) {
+			// Said once, at the first file to be written, before any request: a folder
+			// others can write into is refused for every file. One that holds every file
+			// already (a site's, read-only) is never refused.
+			tw.Flush()
+			return fault.AsEnvironment(err)
+		}
 		switch {
 		case errors.As(err, &busy):
 			state, detail = "busy", "another force-download is fetching it: see below"

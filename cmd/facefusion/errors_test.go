@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -332,9 +331,7 @@ func TestOutputBrokenLink(t *testing.T) {
 	os.Mkdir(private, 0o700)
 	theirs := filepath.Join(dir, "theirs")
 	os.Symlink(private, theirs)
-	if out, err := exec.Command("chown", "-h", "nobody", theirs).CombinedOutput(); err != nil {
-		t.Fatalf("chown -h nobody: %v: %s", err, out)
-	}
+	testenv.GiveToNobody(t, theirs)
 	viaTheirs := filepath.Join(theirs, "out.mkv")
 	for _, c := range []struct {
 		out, want string

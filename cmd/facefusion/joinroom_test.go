@@ -130,10 +130,13 @@ func TestJoinWithoutRoomKeepsSegments(t *testing.T) {
 			r := roomRun(t, clip, out, jobFlag, "error")
 			keptAfterFailure(t, r, out, jobDir, old)
 			line := strings.TrimSpace(r.Stderr)
+			if r.Code != 4 {
+				t.Errorf("a join without room: exit %d, want 4 (the environment's, not the target's)", r.Code)
+			}
 			for _, want := range []string{
 				"joining into " + out + " failed: no space left on device",
-				"(the output needs about ", " in " + small + ")",
-				"free room and rerun the same command; the 4 finished segments are kept in " + jobDir,
+				"(the output needs about ",
+				"free room in " + small + " (or raise the quota) and rerun the same command; the 4 finished segments are kept in " + jobDir,
 			} {
 				if !strings.Contains(line, want) {
 					t.Errorf("the error line does not say %q:\n%s", want, line)
@@ -176,8 +179,8 @@ func TestCheckpointWriteFailureKeepsWork(t *testing.T) {
 	jobDir := out + ".job"
 	// The first write is the attempt's start; the second, its end's, before the join.
 	r := roomRun(t, clip, out, "", "error", lustre.FaultEnv+"=manifest.json:2")
-	if r.Code == 0 || !strings.Contains(r.Stderr, "no space left on device") {
-		t.Fatalf("a failed manifest write: exit %d: %s", r.Code, r.Stderr)
+	if r.Code != 4 || !strings.Contains(r.Stderr, "no space left on device") {
+		t.Fatalf("a failed manifest write: exit %d, want 4 (a full disk): %s", r.Code, r.Stderr)
 	}
 	if _, err := os.Stat(out); err == nil {
 		t.Errorf("output %s exists after the manifest write failed", out)
@@ -209,8 +212,9 @@ func TestCheckpointWriteFailureKeepsWork(t *testing.T) {
 	}
 }
 
-// An image output that does not fit its file system fails without an output, as an I/O error
-// (exit 1), not as a bad target; with room, the same command writes it.
+// An image output that does not fit its file system fails without an output, as the
+// environment's failure (exit 4: free room), not as a bad target; with room, the same command
+// writes it.
 func TestImageWithoutRoom(t *testing.T) {
 	dir := t.TempDir()
 	img := filepath.Join(dir, "in.png")
@@ -223,8 +227,8 @@ func TestImageWithoutRoom(t *testing.T) {
 	testenv.Tmpfs(t, small, st.Size()/2)
 	out := filepath.Join(small, "out.png")
 	r := clitest.Run(t, "run", "-t", img, "-o", out, "--processors", "none", "--log-level", "error")
-	if r.Code != 1 || !strings.Contains(r.Stderr, "No space left on device") {
-		t.Errorf("an image without room: exit %d, want 1 and the reason: %s", r.Code, r.Stderr)
+	if r.Code != 4 || !strings.Contains(r.Stderr, "No space left on device") || !strings.Contains(r.Stderr, "free room in "+small) {
+		t.Errorf("an image without room: exit %d, want 4, the reason and where to free room: %s", r.Code, r.Stderr)
 	}
 	if _, err := os.Stat(out); err == nil {
 		t.Errorf("output %s exists after its write failed", out)
@@ -235,5 +239,46 @@ func TestImageWithoutRoom(t *testing.T) {
 	}
 	if _, err := os.Stat(out); err != nil {
 		t.Error(fmt.Errorf("with room: %w", err))
+	}
+}
+
+// A file system (or an inode quota) with room for no more files, wherever the run finds it
+// full: the output folder's check, a segment, a journal, the manifest, the output's temp file
+// or its link into place. Each is the environment's failure (exit 4: batch-run neither counts
+// it against the target nor quarantines it), says where to free room, and leaves no output.
+// The job folder is beside the output, on a tmpfs of few inodes, one more at every run until
+// the run has room; the temp file's creation must be one of the places found full.
+func TestRunOutOfInodes(t *testing.T) {
+	dir := t.TempDir()
+	clip := roomClip(t, dir)
+	places := map[string]bool{}
+	for n := 1; ; n++ {
+		if n > 64 {
+			t.Fatalf("no run succeeded with up to 64 inodes")
+		}
+		small := filepath.Join(dir, fmt.Sprintf("inodes-%d", n))
+		testenv.TmpfsInodes(t, small, 64<<20, n)
+		out := filepath.Join(small, "out.mp4")
+		r := roomRun(t, clip, out, "", "error")
+		if r.Code == 0 {
+			t.Logf("%d inodes: done", n)
+			break
+		}
+		line := strings.TrimSpace(r.Stderr)
+		t.Logf("%d inodes: exit %d: %s", n, r.Code, line)
+		if r.Code != 4 || !strings.Contains(line, "no space left on device") || !strings.Contains(line, "free room") {
+			t.Errorf("%d inodes: exit %d, want 4, the cause and what to do: %s", n, r.Code, line)
+		}
+		if _, err := os.Stat(out); err == nil {
+			t.Errorf("%d inodes: output %s exists after the run failed", n, out)
+		}
+		for _, p := range []string{"has no room for a new file", "cannot create the output's temp file", "checkpoint:", "encoding"} {
+			if strings.Contains(line, p) {
+				places[p] = true
+			}
+		}
+	}
+	if !places["cannot create the output's temp file"] || !places["has no room for a new file"] {
+		t.Errorf("the runs found no room at %v; want the output folder's check and the output's temp file among them", places)
 	}
 }

@@ -18,9 +18,6 @@ import (
 // A hostile co-user's attacks on the files a run makes, run against the real binary. Another
 // user is simulated by chowning to nobody (uid 65534): the tests run as root.
 
-// nobody is the uid and gid that stand for another user.
-const nobody = 65534
-
 // victimFile is a file of someone's that an attack tries to have the program overwrite or
 // remove; the returned check asserts it is unchanged, byte for byte.
 func victimFile(t *testing.T, dir string) (string, func()) {
@@ -132,9 +129,7 @@ func TestForeignJobFolderIsRefused(t *testing.T) {
 	}
 	seg, unchanged := victimFile(t, jd.Path)
 	for _, p := range []string{jd.Path, jd.Marker(), seg} {
-		if err := os.Chown(p, nobody, nobody); err != nil {
-			t.Fatal(err)
-		}
+		testenv.GiveToNobody(t, p)
 	}
 	before, _ := os.ReadDir(jd.Path)
 	r := clitest.Run(t, clitest.PassThroughArgs(in, out, 8)...)
@@ -176,7 +171,7 @@ func TestForeignJoiningNamesAreLeft(t *testing.T) {
 	theirs, theirsSame := victimFile(t, t.TempDir())
 	named := filepath.Join(odir, ".out.part-77.mkv") // another user's, under a temp name
 	os.WriteFile(named, []byte("theirs"), 0o644)
-	os.Chown(named, nobody, nobody)
+	testenv.GiveToNobody(t, named)
 	link := filepath.Join(odir, ".out.part-78.mkv") // a link, under a temp name
 	os.Symlink(theirs, link)
 	other, otherSame := victimFile(t, odir) // no temp name at all

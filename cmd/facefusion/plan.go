@@ -395,7 +395,7 @@ func readCosts(ctx context.Context, path string, launch float64) (scaling.Costs,
 		info, err = video.Probe(ctx, rep.Output)
 	}
 	if err != nil {
-		return scaling.Costs{}, fault.AsInput(fmt.Errorf("plan: --costs %s: its output %s gives the frame size the costs are at, and cannot be probed: %v", path, shortName(rep.Output), err))
+		return scaling.Costs{}, fault.AsInput(fmt.Errorf("plan: --costs %s: its output %s gives the frame size the costs are at, and cannot be probed: %v", path, safefs.Name(rep.Output, safefs.PathLen), err))
 	}
 	if launch < 0 {
 		launch = scaling.DefaultLaunch

@@ -103,7 +103,7 @@ func cmdStatus(args []string, w io.Writer) error {
 	framesDone := m.DoneFrames()
 
 	fmt.Fprintf(w, "job folder: %s\n", jd.Path)
-	fmt.Fprintf(w, "target:     %s, frames [%d,%d), %d chunk(s) of %d\n", shortName(m.Target), m.FrameStart, m.FrameEnd, m.NumChunks, m.ChunkFrames)
+	fmt.Fprintf(w, "target:     %s, frames [%d,%d), %d chunk(s) of %d\n", safefs.Name(m.Target, safefs.PathLen), m.FrameStart, m.FrameEnd, m.NumChunks, m.ChunkFrames)
 	state := at.Outcome
 	if state == lustre.Running {
 		// The manifest of a killed attempt reads "running" too: the claim tells them apart,
@@ -128,7 +128,7 @@ func cmdStatus(args []string, w io.Writer) error {
 	fmt.Fprintf(w, "state:      %s\n", state)
 	fmt.Fprintf(w, "attempts:   %d (latest started %s on %d rank(s)", len(m.Attempts), at.Started.Format(time.RFC3339), at.Ranks)
 	if at.SlurmJob != "" {
-		fmt.Fprintf(w, ", Slurm job %s restart %d", shortName(at.SlurmJob), at.RestartCount)
+		fmt.Fprintf(w, ", Slurm job %s restart %d", safefs.Name(at.SlurmJob, safefs.HostLen), at.RestartCount)
 	}
 	fmt.Fprintln(w, ")")
 	fmt.Fprintf(w, "chunks:     %d done, %d pending, of %d\n", len(m.Done), m.NumChunks-len(m.Done), m.NumChunks)
@@ -212,7 +212,7 @@ func reportStatus(output string, w io.Writer) error {
 		return fault.AsInput(fmt.Errorf("status: %s has no run report (%s): it was not written by facefusion run, or the job has not finished; give the job folder instead", output, lustre.ReportPath(output)))
 	}
 	fmt.Fprintf(w, "output:     %s\n", r.Output)
-	fmt.Fprintf(w, "target:     %s, frames [%d,%d), %d chunk(s)\n", r.Target, r.FrameStart, r.FrameEnd, r.Chunks)
+	fmt.Fprintf(w, "target:     %s, frames [%d,%d), %d chunk(s)\n", safefs.Name(r.Target, safefs.PathLen), r.FrameStart, r.FrameEnd, r.Chunks)
 	folder := "removed"
 	if _, err := os.Stat(r.JobDir); err == nil {
 		folder = "kept"
@@ -265,13 +265,4 @@ func pendingChunks(m *lustre.Manifest) string {
 	}
 	gap(next, m.NumChunks)
 	return strings.Join(parts, " ")
-}
-
-// shortName is a name from a file (a target path, a Slurm job id) for a status line: whole
-// unless it is longer than a path can be.
-func shortName(s string) string {
-	if len(s) > 4096 {
-		return safefs.Excerpt(s)
-	}
-	return s
 }

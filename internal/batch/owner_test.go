@@ -7,6 +7,8 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/facefusion-hpc/facefusion/internal/testenv"
+
 	"github.com/facefusion-hpc/facefusion/internal/safefs"
 )
 
@@ -28,9 +30,7 @@ func TestBatchFolderMustBeOwn(t *testing.T) {
 			t.Errorf("%s/%s made with mode %v", d.Path, sub, st.Mode().Perm())
 		}
 	}
-	if err := os.Chown(d.Path, 65534, 65534); err != nil {
-		t.Fatal(err)
-	}
+	testenv.GiveToNobody(t, d.Path)
 	err = d.Make()
 	if err == nil || !strings.Contains(err.Error(), d.Path) || !strings.Contains(err.Error(), "belongs to user nobody (uid 65534)") || !strings.Contains(err.Error(), "--batch-dir") {
 		t.Errorf("a batch folder of nobody's: %v", err)

@@ -392,7 +392,11 @@ func (b *batch) one(ctx context.Context, r *Result, i, n int) error {
 		return skip(Quarantined, fmt.Sprintf("quarantined after %d failed runs (last: exit %d, %s); it is not tried again: fix or replace the file (new contents are a new target), or remove %s to retry it", r.Failures, last.ExitStatus, last.Reason, b.dir.failures(r.Key)))
 	}
 	if err := os.MkdirAll(filepath.Dir(e.Output), 0o755); err != nil {
-		return b.failed(r, fault.AsInput(fmt.Errorf("output folder %s: %v", filepath.Dir(e.Output), err)), tag)
+		err = fault.AsNoRoom(fault.AsInput(fmt.Errorf("output folder %s: %w", filepath.Dir(e.Output), err)), filepath.Dir(e.Output))
+		if fault.KindOf(err) == fault.Environment { // a full disk
+			return b.environment(r, err)
+		}
+		return b.failed(r, err, tag)
 	}
 	log.Infof("%s → %s", tag, e.Output)
 	if err := b.tell(decision{Entry: e}); err != nil {
@@ -425,12 +429,18 @@ func (b *batch) one(ctx context.Context, r *Result, i, n int) error {
 		r.State, r.Reason = Busy, err.Error()
 		return nil // the line is printed; the running job goes on
 	case fault.KindOf(err) == fault.Environment:
-		// Every target would fail alike: not the target's failure.
-		r.State, r.Reason, r.ExitStatus = Failed, err.Error(), b.opt.ExitCode(err)
-		b.sum.Outcome = err.Error()
-		return err
+		return b.environment(r, err)
 	}
 	return b.failed(r, err, tag)
+}
+
+// environment ends the batch at r's failure err, one every target would hit alike (a missing
+// model, runtime or tool; a full file system or quota): not the target's failure, so it is
+// neither recorded against it nor counted towards its quarantine.
+func (b *batch) environment(r *Result, err error) error {
+	r.State, r.Reason, r.ExitStatus = Failed, err.Error(), b.opt.ExitCode(err)
+	b.sum.Outcome = err.Error()
+	return err
 }
 
 // failed records r's failure against its contents.

@@ -294,10 +294,7 @@ type BusyError struct {
 
 func (e *BusyError) Error() string {
 	// The host is the claim's text: quoted short, whatever the file holds.
-	host := e.Holder.Host
-	if len(host) > safefs.ExcerptLen || strings.ContainsFunc(host, func(r rune) bool { return r < ' ' || r == 0x7f }) {
-		host = safefs.Excerpt(host)
-	}
+	host := safefs.Name(e.Holder.Host, safefs.HostLen)
 	return fmt.Sprintf("model %s: another force-download (%s, pid %d) is fetching %s, since %s: left to it; rerun once it has ended (remove %s if no such process runs on %s)",
 		e.File.Name, host, e.Holder.PID, e.File.File, e.Holder.Started.UTC().Format(time.RFC3339), e.Lock, host)
 }
@@ -415,21 +412,23 @@ func retryAfter(h http.Header, now time.Time) time.Duration {
 // Fetch makes dir/file.File the published file. One already there and verified is left as it
 // is (Present); one with other bytes, or that nothing can verify, is left alone (Kept) unless
 // force. Otherwise it claims the file (a *BusyError when another force-download holds the
-// claim) and tries the URLs in order; the first whose bytes verify lands. Any other error is an
+// claim) and tries the URLs in order; the first whose bytes verify lands. A folder that is not
+// the user's alone is refused (a *safefs.FolderError) once a file must be written into it, not
+// before: a site's read-only models folder holding every file is fine. Any other error is an
 // *Error naming the model, each URL, what went wrong and what to do.
 func (f *Fetcher) Fetch(ctx context.Context, dir string, file File, force bool) (Result, error) {
 	final := filepath.Join(dir, file.File)
 	res := Result{Path: final}
-	// The part and its claim have names anyone can predict: only in a folder no one else can
-	// write into is neither planted (a link to a victim's file, a FIFO, a fake claim).
-	if err := CheckFolder(dir); err != nil {
-		return res, err
-	}
 	seen, _ := os.Stat(final)
 	if seen != nil && !seen.IsDir() {
 		if done, err := checkExisting(&res, dir, file, force); done || err != nil {
 			return res, err
 		}
+	}
+	// The part and its claim have names anyone can predict: only in a folder no one else can
+	// write into is neither planted (a link to a victim's file, a FIFO, a fake claim).
+	if err := CheckFolder(dir); err != nil {
+		return res, err
 	}
 	release, err := f.claim(final, file)
 	if err != nil {
@@ -592,6 +591,10 @@ func checkExisting(res *Result, dir string, file File, force bool) (done bool, e
 	case file.SHA256 != "" && sha != file.SHA256:
 		detail = fmt.Sprintf("%s: sha256 %s, FaceFusion publishes %s", path, sha, file.SHA256)
 	case file.SHA256 != "" && crcWant != "" && crc != crcWant:
+		if CheckFolder(dir) != nil { // a write: only into the user's own folder
+			ok, detail = true, fmt.Sprintf("sha256 is FaceFusion's published one; the stale %s (%s) is left as it is: the folder is not yours alone", file.HashFile, crcWant)
+			break
+		}
 		if err := lustre.WriteAtomic(hashPath, []byte(crc)); err != nil {
 			return true, err
 		}
@@ -856,12 +859,19 @@ func sums(path string, own bool) (sha, crc string, size int64, err error) {
 	if own {
 		f, err = openPart(path, os.O_RDONLY)
 	} else {
-		f, err = os.Open(path)
+		// O_NONBLOCK: a FIFO at a model's name (in a folder others can write into) would
+		// otherwise block the open; it and any other non-regular file are refused below.
+		f, err = os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	}
 	if err != nil {
 		return "", "", 0, err
 	}
 	defer f.Close()
+	if st, err := f.Stat(); err != nil {
+		return "", "", 0, err
+	} else if !st.Mode().IsRegular() {
+		return "", "", 0, &safefs.KindError{Path: path, What: "model file", Kind: safefs.KindOf(st.Mode())}
+	}
 	sh, c := sha256.New(), crc32.NewIEEE()
 	size, err = io.CopyBuffer(io.MultiWriter(sh, c), struct{ io.Reader }{f}, make([]byte, 1<<20))
 	if err != nil {

@@ -11,11 +11,8 @@ import (
 	"time"
 
 	"github.com/facefusion-hpc/facefusion/internal/safefs"
+	"github.com/facefusion-hpc/facefusion/internal/testenv"
 )
-
-// nobody is the uid the tests give files and folders to stand for another user: they run as
-// root, so a chown to nobody (65534) is how another user's file is made here.
-const nobody = 65534
 
 // A name planted beside the model's final path (FILE.part, FILE.part.lock), in a models folder
 // of the user's, is never followed, written, read whole or quoted: the victim behind it keeps
@@ -58,7 +55,7 @@ func TestFetchPlanted(t *testing.T) {
 		{"part-theirs", func(t *testing.T, dir string) {
 			p := filepath.Join(dir, "fixture.onnx.part")
 			os.WriteFile(p, model[:1000], 0o666)
-			os.Chown(p, nobody, nobody)
+			testenv.GiveToNobody(t, p)
 		}, "fixture.onnx.part belongs to uid 65534"},
 		{"lock-link", func(t *testing.T, dir string) {
 			os.Symlink(victim, filepath.Join(dir, "fixture.onnx.part.lock"))
@@ -138,7 +135,7 @@ func TestFetchFolder(t *testing.T) {
 		{"sticky-scratch", 0o1777, 0, false, "is writable by every user"},
 		{"group-writable", 0o775, 0, false, "is writable by its group (mode 0775)"},
 		{"group-allowed", 0o775, 0, true, ""},
-		{"theirs", 0o755, nobody, false, "belongs to user nobody (uid 65534)"},
+		{"theirs", 0o755, testenv.Nobody, false, "belongs to user nobody (uid 65534)"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			if c.group {
@@ -182,22 +179,19 @@ func TestFetchFolder(t *testing.T) {
 // the bound.
 func TestFetchCrawl(t *testing.T) {
 	srv := newServer(t)
-	// Without the bounds a trickle would take days: the test ends on its own, failing.
-	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	// A hang guard: without the bounds a trickle would take days; the context ends it, and the
+	// errors asserted below (which name the bound that fired) then fail. How long a bound takes
+	// to fire is not asserted: a loaded machine may take longer than the bound's own time.
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	hostPort := strings.TrimPrefix(srv.URL, "http://")
 
 	t.Run("min-rate", func(t *testing.T) {
 		dir := t.TempDir()
 		f := &Fetcher{Attempts: 2, Logf: t.Logf, MinRate: 1 << 10, RateWindow: 300 * time.Millisecond}
-		start := time.Now()
 		_, err := f.Fetch(ctx, dir, published(srv.url("trickle")), false)
-		took := time.Since(start)
 		failed(t, err, "fixture.onnx from "+hostPort+" came at ", " bytes/s over the last 300ms, below --download-min-rate 1.0 KiB/s",
 			"rerun later to resume from", "--download-min-rate, --download-rate-window or --download-timeout")
-		if took > 5*time.Second {
-			t.Errorf("two tries took %s, want about 0.6 s", took)
-		}
 		if n := len(srv.requests("trickle")); n != 2 {
 			t.Errorf("%d requests, want 2 (a slow try is tried again, resuming)", n)
 		}
@@ -210,23 +204,19 @@ func TestFetchCrawl(t *testing.T) {
 	t.Run("deadline", func(t *testing.T) {
 		dir := t.TempDir()
 		f := &Fetcher{Attempts: 2, Logf: t.Logf, MinRate: -1, Deadline: 500 * time.Millisecond}
-		start := time.Now()
 		_, err := f.Fetch(ctx, dir, published(srv.url("trickle"), srv.url("good")), false)
-		took := time.Since(start)
 		failed(t, err, "fixture.onnx from "+hostPort+" not finished within --download-timeout 500ms", "--download-timeout")
-		if took > 5*time.Second {
-			t.Errorf("a 0.5 s deadline took %s", took)
-		}
 		var e *Error
 		if errors.As(err, &e) && len(e.Tries) != 1 {
 			t.Errorf("%d URLs tried, want 1: past the deadline no other is begun", len(e.Tries))
 		}
 	})
 
-	// The default floor leaves a healthy transfer alone.
+	// The floor leaves a healthy transfer alone: a window of seconds, as the default's, which no
+	// pause of a loaded machine spans.
 	t.Run("fast", func(t *testing.T) {
 		dir := t.TempDir()
-		f := &Fetcher{Logf: t.Logf, MinRate: 1 << 10, RateWindow: 50 * time.Millisecond}
+		f := &Fetcher{Logf: t.Logf, MinRate: 1 << 10, RateWindow: 5 * time.Second}
 		if res, err := f.Fetch(ctx, dir, published(srv.url("good")), false); err != nil || res.State != Downloaded {
 			t.Fatalf("%+v %v", res, err)
 		}
@@ -248,4 +238,71 @@ func TestFetchFileRedirect(t *testing.T) {
 		t.Errorf("%d requests, want 1: a redirect away from HTTP is not retried", n)
 	}
 	notLandedAt(t, dir)
+}
+
+// A models folder that is not the user's alone (a site's, read-only: another user's, mode 0755;
+// the tests run as root and give it to nobody) holding every file verified is fine: nothing is
+// written there and no request made, even for a stale .hash beside a file whose sha256 is
+// FaceFusion's. A FIFO at a model's name there is refused without blocking. Only a file that
+// must be fetched into it refuses the folder, in one line, before any request.
+func TestFetchReadOnlyFolder(t *testing.T) {
+	srv := newServer(t)
+	ctx := context.Background()
+	t.Setenv(safefs.GroupEnv, "")
+	dir := filepath.Join(t.TempDir(), "site-models")
+	os.Mkdir(dir, 0o755)
+	for name, data := range map[string][]byte{"fixture.onnx": model, "fixture.hash": []byte(crc + "\n"), "stale.onnx": model, "stale.hash": []byte("0badc0de\n")} {
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		testenv.GiveToNobody(t, filepath.Join(dir, name))
+	}
+	if err := syscall.Mkfifo(filepath.Join(dir, "fifo.onnx"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	testenv.GiveToNobody(t, filepath.Join(dir, "fifo.onnx"), dir)
+	listing := func() string {
+		var b strings.Builder
+		ents, _ := os.ReadDir(dir)
+		for _, e := range ents {
+			st, _ := os.Lstat(filepath.Join(dir, e.Name()))
+			b.WriteString(e.Name() + " " + st.ModTime().String() + " " + st.Mode().String() + "\n")
+		}
+		return b.String()
+	}
+	before := listing()
+	stale := published(srv.url("good"))
+	stale.File, stale.HashFile = "stale.onnx", "stale.hash"
+	for _, file := range []File{published(srv.url("good")), stale} {
+		res, err := fetcher(t).Fetch(ctx, dir, file, false)
+		if err != nil || res.State != Present {
+			t.Errorf("%s, verified, in a read-only folder: %+v, %v; want it present", file.File, res, err)
+		}
+	}
+	fifo := published(srv.url("good"))
+	fifo.File, fifo.HashFile = "fifo.onnx", ""
+	done := make(chan error, 1)
+	go func() { _, err := fetcher(t).Fetch(ctx, dir, fifo, false); done <- err }()
+	select {
+	case err := <-done:
+		var ke *safefs.KindError
+		if !errors.As(err, &ke) {
+			t.Errorf("a FIFO at the model's name: %v, want it refused as not a regular file", err)
+		}
+	case <-time.After(10 * time.Second): // a hang guard: the open must not wait for a writer
+		t.Fatal("a FIFO at the model's name blocked the fetch")
+	}
+	missing := published(srv.url("good"))
+	missing.File, missing.HashFile = "missing.onnx", ""
+	_, err := fetcher(t).Fetch(ctx, dir, missing, false)
+	var fe *safefs.FolderError
+	if !errors.As(err, &fe) || !strings.Contains(err.Error(), "models folder "+dir+" belongs to user nobody") || strings.Contains(err.Error(), "\n") {
+		t.Errorf("a missing file in another user's folder: %v, want one line refusing the folder", err)
+	}
+	if n := len(srv.requests("good")); n != 0 {
+		t.Errorf("%d request(s) made for a folder that holds its files or is refused", n)
+	}
+	if after := listing(); after != before {
+		t.Errorf("the read-only folder changed:\n%s\nwas\n%s", after, before)
+	}
 }

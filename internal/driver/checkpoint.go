@@ -188,6 +188,9 @@ func prepareCheckpoint(ctx context.Context, cfg job.Config, p *Plan, ranks int, 
 }
 
 func checkpointError(err error) error {
+	if fault.NoRoom(err) { // the environment's, not the target's (batch-run holds it against none)
+		return fault.AsEnvironment(fmt.Errorf("checkpoint: %v: free room on the job folder's file system (or raise the quota, or choose another --job-dir) and rerun the same command to resume", err))
+	}
 	return fault.AsInternal(fmt.Errorf("checkpoint: %v: free space on the job folder's file system (or choose another --job-dir) and rerun to resume", err))
 }
 

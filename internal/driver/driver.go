@@ -557,7 +557,7 @@ func planJob(ctx context.Context, cfg job.Config, ranks int, p *Plan, log *loggi
 	}
 	jd, created, err := lustre.Create(p.JobDir)
 	if err != nil {
-		return nil, nil, fault.AsUsage(err)
+		return nil, nil, fault.AsNoRoom(fault.AsUsage(err), filepath.Dir(p.JobDir))
 	}
 	// The job's container, as its segments are named: release looks for them before it removes
 	// a failed attempt's folder.
@@ -574,7 +574,7 @@ func planJob(ctx context.Context, cfg job.Config, ranks int, p *Plan, log *loggi
 			// removed it with its segments), or gave it up. Not this run's to redo blindly.
 			return nil, nil, fault.AsBusy(fmt.Errorf("job folder %s was removed while this run claimed it: another run of the same job has just finished or given it up; run again (an output in place is then found done)", jd.Path))
 		}
-		return nil, nil, fault.AsInternal(err)
+		return nil, nil, fault.AsNoRoom(fault.AsInternal(err), jd.Path)
 	}
 	if prev != nil {
 		log.Warnf("took over %s from a dead run (%s): %s", jd.Path, prev.Describe(), why)
@@ -1064,7 +1064,7 @@ func record(jd *lustre.JobDir, me, attempt, c int, ch rank.Range, n, faces int, 
 		res.Done[len(res.Done)-1].Identity = *id
 	}
 	if err := jd.WriteJournal(me, res.Done); err != nil {
-		return fmt.Errorf("checkpoint: %v: free space on the job folder's file system and rerun to resume", err)
+		return checkpointError(err)
 	}
 	return nil
 }
@@ -1200,6 +1200,11 @@ func finish(ctx context.Context, cfg job.Config, p *Plan, jd *lustre.JobDir, all
 	}
 	temp, err := pipeline.CreateTemp(tempPath)
 	if err != nil {
+		// No room for one more file (a full disk, an inode quota) is the environment's; a name
+		// taken under the unpredictable one is another user's doing.
+		if fault.NoRoom(err) {
+			return fail(fault.AsNoRoom(err, filepath.Dir(out)))
+		}
 		return fail(fault.AsInput(fmt.Errorf("%w: make sure only you can write into %s, or choose another -o", err, filepath.Dir(out))))
 	}
 	defer temp.Remove()

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"syscall"
 
 	"github.com/facefusion-hpc/facefusion/internal/fault"
@@ -18,21 +17,21 @@ import (
 
 // keptError is the one line of a join into out that failed with err while the job folder
 // jobDir keeps its segs finished segments: a full file system or quota names the room the
-// output needs (about need bytes) and where; an error already classified says what to do and
-// is returned as it is; anything else, that the same command joins again.
+// output needs (about need bytes) and where, as the environment's failure (fault.RoomFix);
+// an error already classified says what to do and is returned as it is; anything else, that
+// the same command joins again.
 // free is the room left on the output's file system once the failed join's file went (-1:
 // unknown): an output found cut short where there is less room than it needs is the disk's
 // doing, whatever ffmpeg said.
 func keptError(err error, out string, need, free int64, segs int, jobDir string) error {
-	why := noRoom(err.Error())
+	why := fault.RoomWhy(err)
 	var ie *video.IncompleteError
 	if why == "" && errors.As(err, &ie) && free >= 0 && free < need {
 		why = fmt.Sprintf("the output came out cut short (%s), with %s free there", ie.Detail, humanBytes(free))
 	}
 	if why != "" {
-		// An I/O error, as the exit codes' table has it (ExitInternal).
-		return fault.AsInternal(fmt.Errorf("joining into %s failed: %s (the output needs about %s in %s): free room and rerun the same command; the %d finished segments are kept in %s",
-			out, why, humanBytes(need), filepath.Dir(out), segs, jobDir))
+		return fault.AsEnvironment(fmt.Errorf("joining into %s failed: %s (the output needs about %s): %s; the %d finished segments are kept in %s",
+			out, why, humanBytes(need), fault.RoomFix(filepath.Dir(out)), segs, jobDir))
 	}
 	if fault.KindOf(err) != fault.Internal {
 		return err // already says what to do (another ffmpeg on some nodes: --fresh)
@@ -41,25 +40,13 @@ func keptError(err error, out string, need, free int64, segs int, jobDir string)
 }
 
 // freeRoom is the room this user may fill on the file system holding dir (-1 when unknown).
-// A quota is not in it: a quota's errors say so themselves (noRoom).
+// A quota is not in it: a quota's errors say so themselves (fault.RoomWhy).
 func freeRoom(dir string) int64 {
 	var st syscall.Statfs_t
 	if syscall.Statfs(dir, &st) != nil {
 		return -1
 	}
 	return int64(st.Bavail) * st.Bsize
-}
-
-// noRoom is how a failure's words say that the file system or a quota is full ("" when they
-// do not): Go's errno text, and ffmpeg's, which is the C library's.
-func noRoom(msg string) string {
-	m := strings.ToLower(msg)
-	for _, why := range []string{"no space left on device", "disk quota exceeded", "file too large"} {
-		if strings.Contains(m, why) {
-			return why
-		}
-	}
-	return ""
 }
 
 // outputNeeds is about how many bytes p's output takes: its segments (done) and the target's

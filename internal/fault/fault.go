@@ -2,7 +2,12 @@
 // class into a distinct exit code that Slurm records.
 package fault
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"syscall"
+)
 
 // Kind is the class of a failure.
 type Kind int
@@ -11,7 +16,7 @@ const (
 	Internal    Kind = iota // a bug or an unexpected runtime failure (ffmpeg died, ONNX Runtime failed)
 	Usage                   // a bad flag, config key or value; an existing output without --force
 	Input                   // a source or target that cannot be used (missing, corrupt, no face)
-	Environment             // a missing model file, runtime library or tool: install or fetch it
+	Environment             // a missing model file, runtime library or tool: install or fetch it; a full file system or quota: free room
 	Cancelled               // stopped by a signal before it finished
 	// Busy: the job is already running elsewhere (its job folder is claimed); a second copy
 	// is refused rather than run twice. Appended last: kinds travel between ranks as numbers.
@@ -62,7 +67,7 @@ const (
 	ExitInternal     = 1   // a runtime failure: ffmpeg or ONNX Runtime failed, an I/O error
 	ExitUsage        = 2   // a bad flag, config key or value; an existing output without --force
 	ExitInput        = 3   // a source or target that cannot be used
-	ExitEnvironment  = 4   // a missing model, runtime library or tool: fetch or install it
+	ExitEnvironment  = 4   // a missing model, runtime library or tool: fetch or install it; a full file system or quota (NoRoom): free room
 	ExitBusy         = 5   // the job is already running elsewhere (its job folder is claimed)
 	ExitBatchFailed  = 6   // batch-run: a target failed (recorded, retried by a later run); the others are done
 	ExitCheckpointed = 75  // stopped by SIGUSR1 or its own clock after progress, restarts left: the batch script requeues it (EX_TEMPFAIL)
@@ -85,4 +90,68 @@ func ExitCode(k Kind) int {
 		return ExitBusy
 	}
 	return ExitInternal
+}
+
+// A full file system or quota is the environment's fault, never the file's that was being
+// written: batch-run neither quarantines a target for it nor goes on to fill the disk further
+// (an Environment failure ends the batch). Every write that can find no room classifies its
+// failure through AsNoRoom, so that the code is the same wherever the room ran out.
+
+// roomErrnos are the errors of a write that found no room, with the words a tool (ffmpeg, whose
+// words are the C library's) says for each.
+var roomErrnos = []struct {
+	errno syscall.Errno
+	words string
+}{
+	{syscall.ENOSPC, "no space left on device"},
+	{syscall.EDQUOT, "disk quota exceeded"},
+	{syscall.EFBIG, "file too large"},
+}
+
+// RoomWhy is how err says that a file system or quota is full: "no space left on device",
+// "disk quota exceeded" or "file too large", from an errno in its chain (ENOSPC, EDQUOT, EFBIG)
+// or, for a tool's failure that carries its words, from its message; "" when it does not.
+func RoomWhy(err error) string {
+	if err == nil {
+		return ""
+	}
+	for _, r := range roomErrnos {
+		if errors.Is(err, r.errno) {
+			return r.words
+		}
+	}
+	return RoomWords(err.Error())
+}
+
+// RoomWords is RoomWhy of a tool's words (ffmpeg's stderr).
+func RoomWords(said string) string {
+	s := strings.ToLower(said)
+	for _, r := range roomErrnos {
+		if strings.Contains(s, r.words) {
+			return r.words
+		}
+	}
+	return ""
+}
+
+// NoRoom reports whether err is a write that found its file system or quota full (RoomWhy).
+func NoRoom(err error) bool { return RoomWhy(err) != "" }
+
+// RoomFix is what to do about a full file system or quota holding dir.
+func RoomFix(dir string) string {
+	return "free room in " + dir + " (or raise the quota) and rerun the same command"
+}
+
+// AsNoRoom is err, a failed write into the folder dir, classified Environment with RoomFix when
+// it found no room (NoRoom), whatever it was classified before: the room, not the input or the
+// settings, must change. Any other err is returned as it is.
+func AsNoRoom(err error, dir string) error {
+	if !NoRoom(err) {
+		return err
+	}
+	var fe *Error
+	if errors.As(err, &fe) && fe.Kind == Environment {
+		return err // said already
+	}
+	return &Error{Kind: Environment, Err: fmt.Errorf("%w: %s", err, RoomFix(dir))}
 }

@@ -108,7 +108,7 @@ func ExpandOutput(pattern string, vals map[string]string) (string, error) {
 				known = known || p == name
 			}
 			if !known {
-				return "", fmt.Errorf("unknown placeholder {%s}: FaceFusion's are {%s}", short(name), strings.Join(Placeholders, "}, {"))
+				return "", fmt.Errorf("unknown placeholder {%s}: FaceFusion's are {%s}", safefs.Name(name, safefs.ExcerptLen), strings.Join(Placeholders, "}, {"))
 			}
 			b.WriteString(vals[name])
 			i += end

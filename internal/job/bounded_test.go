@@ -12,8 +12,10 @@ import (
 	"github.com/facefusion-hpc/facefusion/internal/safefs"
 )
 
-// guard runs f and fails the test if it has not returned after limit: a read that blocks (on a
-// FIFO) or a parse that grows with the square of its input fails instead of hanging the tests.
+// guard runs f and fails the test if it has not returned after limit: a hang guard, so that a
+// read that blocks (on a FIFO) or a parse that runs away fails instead of hanging the tests.
+// limit is generous (a loaded CI machine stays far under it); how fast a parse is, is for the
+// benchmarks (bound_bench_test.go) to say, not for a test to assert.
 func guard(t *testing.T, limit time.Duration, what string, f func() error) error {
 	t.Helper()
 	done := make(chan error, 1)
@@ -77,9 +79,9 @@ func TestConfigInputsAreBounded(t *testing.T) {
 	}
 }
 
-// A huge key, value or run of continued lines costs time in proportion to its size (a 1 MB key
-// took seconds in the unknown key's "did you mean", 1 MB of continued lines tens of seconds),
-// and the error quotes an excerpt of it, never the whole.
+// A huge key, value or run of continued lines is refused, and the error quotes an excerpt of
+// it, never the whole. That the time grows with the size, not its square, is BenchmarkIni's and
+// BenchmarkConfig's to show (100 kB to 10 MB); here a hang guard only.
 func TestHugeKeysAndValuesParseInTimeAndErrBriefly(t *testing.T) {
 	const n = 1_000_000
 	filler := func(b byte) string { return strings.Repeat(string(b), n) }
@@ -107,7 +109,7 @@ func TestHugeKeysAndValuesParseInTimeAndErrBriefly(t *testing.T) {
 				t.Fatal(err)
 			}
 			cfg := Default()
-			err := guard(t, 5*time.Second, c.name, func() error { return c.load(path, &cfg) })
+			err := guard(t, 30*time.Second, c.name, func() error { return c.load(path, &cfg) })
 			if err == nil {
 				err = cfg.Validate()
 			}

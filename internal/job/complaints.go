@@ -4,9 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"unicode"
-
-	"github.com/facefusion-hpc/facefusion/internal/safefs"
 )
 
 // complaints collects what is wrong with a job for one error line: at most max of them (a
@@ -36,13 +33,4 @@ func (c *complaints) err() error {
 		s += fmt.Sprintf("; and %d more", c.more)
 	}
 	return errors.New(s)
-}
-
-// short is a name read from a file (a key, a section) for an error: as it is when it is short
-// and plain, else quoted and cut to safefs.Excerpt.
-func short(s string) string {
-	if len(s) > safefs.ExcerptLen || strings.IndexFunc(s, func(r rune) bool { return !unicode.IsPrint(r) || r == '"' }) >= 0 {
-		return safefs.Excerpt(s)
-	}
-	return s
 }

@@ -150,7 +150,7 @@ func decode(data []byte, name string, c *Config) error {
 	}
 	md, err := toml.NewDecoder(bytes.NewReader(data)).Decode(c)
 	if m := wrongType.FindStringSubmatch(fmt.Sprint(err)); m != nil {
-		return fmt.Errorf("config %s: line %s: %s is a %s there, the key takes %s (configs/default.toml says which values)", name, m[1], short(m[2]), m[3], typeName(m[4]))
+		return fmt.Errorf("config %s: line %s: %s is a %s there, the key takes %s (configs/default.toml says which values)", name, m[1], safefs.Name(m[2], safefs.ExcerptLen), m[3], typeName(m[4]))
 	}
 	if err != nil {
 		return fmt.Errorf("config %s: %s", name, tomlError(err))
@@ -163,7 +163,7 @@ func decode(data []byte, name string, c *Config) error {
 		sort.Strings(keys)
 		var list complaints
 		for _, k := range keys {
-			list.add(short(k))
+			list.add(safefs.Name(k, safefs.ExcerptLen))
 		}
 		return fmt.Errorf("config %s: unknown key %s (see configs/default.toml for the valid keys)", name, strings.ReplaceAll(list.err().Error(), "; ", ", "))
 	}
@@ -181,7 +181,7 @@ func tomlError(err error) string {
 	if pe.LastKey == "" {
 		return fmt.Sprintf("toml: line %d: %s", pe.Position.Line, safefs.Clip(pe.Message))
 	}
-	return fmt.Sprintf("toml: line %d (last key %s): %s", pe.Position.Line, short(pe.LastKey), safefs.Clip(pe.Message))
+	return fmt.Sprintf("toml: line %d (last key %s): %s", pe.Position.Line, safefs.Name(pe.LastKey, safefs.ExcerptLen), safefs.Clip(pe.Message))
 }
 
 // Processors the pipeline knows.

@@ -179,7 +179,7 @@ func parse(args []string, paths bool, mode int) (Config, error) {
 		}
 		if o == nil {
 			if strings.HasPrefix(a, "-") {
-				return Config{}, fmt.Errorf("unknown flag %s (see --help)", short(a))
+				return Config{}, fmt.Errorf("unknown flag %s (see --help)", safefs.Name(a, safefs.ExcerptLen))
 			}
 			return Config{}, fmt.Errorf("unexpected argument %s (see --help)", safefs.Excerpt(a))
 		}

@@ -109,7 +109,7 @@ func loadINI(data []byte, path string, c *Config) error {
 	var errs complaints
 	for _, e := range entries {
 		if err := e.apply(c); err != nil {
-			errs.add(fmt.Sprintf("%s:%d: %s: %v", path, e.line, strings.TrimSpace("["+short(e.section)+"] "+short(e.key)), err))
+			errs.add(fmt.Sprintf("%s:%d: %s: %v", path, e.line, strings.TrimSpace("["+safefs.Name(e.section, safefs.ExcerptLen)+"] "+safefs.Name(e.key, safefs.ExcerptLen)), err))
 		}
 	}
 	if err := errs.err(); err != nil {
@@ -138,7 +138,7 @@ func (e iniEntry) apply(c *Config) error {
 		for i, s := range sections {
 			sections[i] = "[" + s + "]"
 		}
-		return fmt.Errorf("FaceFusion has no section [%s]%s", short(e.section), hint("["+e.section+"]", sections))
+		return fmt.Errorf("FaceFusion has no section [%s]%s", safefs.Name(e.section, safefs.ExcerptLen), hint("["+e.section+"]", sections))
 	}
 	if e.key == "" {
 		return nil
@@ -150,7 +150,7 @@ func (e iniEntry) apply(c *Config) error {
 		if ours := tomlKeys(); slices.Contains(ours, e.key) {
 			return fmt.Errorf("not a key of FaceFusion's file: it is facefusion-hpc's own; set it in the TOML job file (--config) or with --%s", strings.ReplaceAll(e.key, "_", "-"))
 		}
-		return fmt.Errorf("FaceFusion has no key %s in [%s]%s", short(e.key), short(e.section), hint(e.key, iniKeys()))
+		return fmt.Errorf("FaceFusion has no key %s in [%s]%s", safefs.Name(e.key, safefs.ExcerptLen), safefs.Name(e.section, safefs.ExcerptLen), hint(e.key, iniKeys()))
 	}
 	value := strings.TrimSpace(e.value)
 	if value == "" {
@@ -255,7 +255,7 @@ func parseINI(data []byte, name string) ([]iniEntry, error) {
 			}
 			section = text[1 : len(text)-1]
 			if sections[section] {
-				return nil, bad(n, "section [%s] is given twice", short(section))
+				return nil, bad(n, "section [%s] is given twice", safefs.Name(section, safefs.ExcerptLen))
 			}
 			sections[section] = true
 			out = append(out, iniEntry{section: section, line: n})
@@ -270,10 +270,10 @@ func parseINI(data []byte, name string) ([]iniEntry, error) {
 			return nil, bad(n, "%s has no key before its %q", safefs.Excerpt(text), text[at])
 		}
 		if section == "" {
-			return nil, bad(n, "%s comes before the first [section]", short(key))
+			return nil, bad(n, "%s comes before the first [section]", safefs.Name(key, safefs.ExcerptLen))
 		}
 		if keys[section+"\x00"+key] {
-			return nil, bad(n, "[%s] %s is given twice", short(section), short(key))
+			return nil, bad(n, "[%s] %s is given twice", safefs.Name(section, safefs.ExcerptLen), safefs.Name(key, safefs.ExcerptLen))
 		}
 		keys[section+"\x00"+key] = true
 		out = append(out, iniEntry{section: section, key: key, value: strings.TrimSpace(text[at+1:]), line: n})
@@ -288,7 +288,7 @@ func parseINI(data []byte, name string) ([]iniEntry, error) {
 		}
 		v, err := uninterpolate(out[i].value)
 		if err != nil {
-			return nil, bad(out[i].line, "[%s] %s: %v", short(out[i].section), short(out[i].key), err)
+			return nil, bad(out[i].line, "[%s] %s: %v", safefs.Name(out[i].section, safefs.ExcerptLen), safefs.Name(out[i].key, safefs.ExcerptLen), err)
 		}
 		out[i].value = v
 	}

@@ -300,6 +300,9 @@ func CheckOutput(cfg job.Config) error {
 	}
 	dir := filepath.Dir(path)
 	f, err := os.CreateTemp(dir, ".facefusion-write-check-*")
+	if fault.NoRoom(err) { // a full disk or inode quota: the folder is writable, once there is room
+		return fault.AsNoRoom(fmt.Errorf("output folder %s has no room for a new file: %w", dir, unwrapPath(err)), dir)
+	}
 	if err != nil {
 		return fault.AsInput(fmt.Errorf("output folder %s is not writable (%v): create it or choose another -o", dir, unwrapPath(err)))
 	}
@@ -435,9 +438,11 @@ func CreateTemp(path string) (*OutputTemp, error) {
 	return &OutputTemp{Path: path, File: f}, nil
 }
 
-// Check refuses a temp file whose name no longer is the file CreateOutputTemp made (another
-// user who can write into the output's folder replaced it, with a link or a file of theirs):
-// nothing under that name is the program's to commit, read or remove.
+// Check refuses a temp file whose name no longer is the file CreateTemp made (another user who
+// can write into the output's folder replaced it, with a link or a file of theirs, or a cleaner
+// of temp files removed it): nothing under that name is the program's to commit, read or
+// remove. Neither the settings nor the input is at fault: the output folder's environment is
+// (fault.Environment), and a batch-run stops rather than hold it against the target.
 func (t *OutputTemp) Check() error {
 	fst, err := t.File.Stat()
 	if err != nil {
@@ -451,7 +456,7 @@ func (t *OutputTemp) Check() error {
 	if err == nil {
 		what = "was replaced by " + safefs.KindOf(lst.Mode()) + " facefusion did not make"
 	}
-	return fault.AsUsage(fmt.Errorf("the output's temp file %s %s while the job ran: nothing was committed; make sure no one else can write into %s (chmod o-w,g-w), or choose another -o",
+	return fault.AsEnvironment(fmt.Errorf("the output's temp file %s %s while the job ran: nothing was committed; make sure no one else can write into %s (chmod o-w,g-w), or choose another -o",
 		t.Path, what, filepath.Dir(t.Path)))
 }
 
@@ -481,16 +486,16 @@ func IsTempPath(path, output string) bool {
 	if filepath.Clean(pd) != filepath.Clean(dir) || !strings.HasPrefix(pb, prefix) || !strings.HasSuffix(pb, ext) {
 		return false
 	}
-	tag, pid, ok := strings.Cut(strings.TrimSuffix(strings.TrimPrefix(pb, prefix), ext), "-")
+	tag, random, ok := strings.Cut(strings.TrimSuffix(strings.TrimPrefix(pb, prefix), ext), "-")
 	if !ok || tag == "" || strings.ContainsAny(tag, "./") {
 		return false
 	}
-	for _, r := range pid {
+	for _, r := range random {
 		if r < '0' || r > '9' {
 			return false
 		}
 	}
-	return pid != ""
+	return random != ""
 }
 
 // Commit moves a finished temp file to its final path, after checking that its name still is
@@ -501,8 +506,8 @@ func Commit(tmp *OutputTemp, final string, force bool) error {
 	if err := tmp.Check(); err != nil {
 		return err
 	}
-	if err := tmp.File.Sync(); err != nil {
-		return fmt.Errorf("output %s: %w", final, err)
+	if err := tmp.File.Sync(); err != nil { // NFS and Lustre may say only now that there was no room
+		return fault.AsNoRoom(fmt.Errorf("output %s: %w", final, err), filepath.Dir(final))
 	}
 	fst, err := tmp.File.Stat()
 	if err != nil {
@@ -522,11 +527,11 @@ func Commit(tmp *OutputTemp, final string, force bool) error {
 		if errors.Is(err, os.ErrExist) {
 			return fault.AsUsage(fmt.Errorf("output %s appeared while the job ran: pass --force to overwrite it", final))
 		}
-		return fmt.Errorf("output %s: %w", final, err)
+		return fault.AsNoRoom(fmt.Errorf("output %s: %w", final, err), filepath.Dir(final))
 	}
 	// The name moved is the one checked a moment ago, unless someone swapped it in between.
 	if lst, err := os.Lstat(final); err != nil || !os.SameFile(fst, lst) {
-		return fault.AsUsage(fmt.Errorf("output %s is not the file facefusion wrote: its temp file %s was replaced as it was moved into place; make sure no one else can write into %s, or choose another -o",
+		return fault.AsEnvironment(fmt.Errorf("output %s is not the file facefusion wrote: its temp file %s was replaced as it was moved into place; make sure no one else can write into %s, or choose another -o",
 			final, tmp.Path, filepath.Dir(final)))
 	}
 	if d, err := os.Open(filepath.Dir(final)); err == nil {
@@ -689,7 +694,8 @@ func (m *Models) RunImage(ctx context.Context, cfg job.Config) (string, error) {
 func writeImage(ctx context.Context, cfg job.Config, img *raster.Image, opt video.ImageOptions) error {
 	tmp, err := CreateTemp(TempPath(cfg.OutputPath, "part"))
 	if err != nil {
-		return fault.AsInput(err)
+		// No room for one more file (a full disk, an inode quota) is the environment's.
+		return fault.AsInput(fault.AsNoRoom(err, filepath.Dir(cfg.OutputPath)))
 	}
 	defer tmp.Remove()
 	if err := video.WriteImageFile(ctx, tmp.File, img, opt); err != nil {

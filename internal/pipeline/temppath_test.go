@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -9,6 +10,10 @@ import (
 	"testing"
 
 	"github.com/facefusion-hpc/facefusion/internal/fault"
+	"github.com/facefusion-hpc/facefusion/internal/job"
+	"github.com/facefusion-hpc/facefusion/internal/raster"
+	"github.com/facefusion-hpc/facefusion/internal/testenv"
+	"github.com/facefusion-hpc/facefusion/internal/video"
 )
 
 // IsTempPath recognises exactly the names TempPath makes beside an output: the only files
@@ -71,10 +76,11 @@ func TestOutputTempIsUnpredictableAndExclusive(t *testing.T) {
 }
 
 // A temp file whose name was replaced while the job ran (a link to a victim's file, or another
-// user's file) is neither committed nor removed: Commit says so in one line naming the folder,
+// user's file) or removed (a cleaner of temp files) is neither committed nor removed: Commit
+// says so in one line naming the folder, as the environment's failure (exit 4), not a bad flag,
 // and the victim is unchanged.
 func TestCommitRefusesAReplacedTemp(t *testing.T) {
-	for _, swap := range []string{"link", "file"} {
+	for _, swap := range []string{"link", "file", "gone"} {
 		t.Run(swap, func(t *testing.T) {
 			dir := t.TempDir()
 			out := filepath.Join(dir, "talk.mp4")
@@ -85,22 +91,26 @@ func TestCommitRefusesAReplacedTemp(t *testing.T) {
 			tmp.File.WriteString("video")
 			victim, unchanged := victimFile(t)
 			os.Remove(tmp.Path)
-			if swap == "link" {
+			switch swap {
+			case "link":
 				os.Symlink(victim, tmp.Path)
-			} else {
+			case "file":
 				os.WriteFile(tmp.Path, []byte("theirs"), 0o644)
-				os.Chown(tmp.Path, 65534, 65534) // another user's (the tests run as root)
+				os.Chown(tmp.Path, testenv.Nobody, testenv.Nobody) // another user's (the tests run as root)
+			}
+			if err := tmp.Check(); fault.KindOf(err) != fault.Environment {
+				t.Errorf("Check of a %s temp file: kind %v, want Environment: %v", swap, fault.KindOf(err), err)
 			}
 			err = Commit(tmp, out, true)
 			if err == nil || !strings.Contains(err.Error(), tmp.Path) || !strings.Contains(err.Error(), "make sure no one else can write into "+dir) ||
-				fault.KindOf(err) != fault.Usage {
-				t.Errorf("commit of a replaced temp file: %v", err)
+				fault.KindOf(err) != fault.Environment {
+				t.Errorf("commit of a %s temp file: kind %v: %v", swap, fault.KindOf(err), err)
 			}
 			if _, err := os.Lstat(out); err == nil {
 				t.Error("the output was committed")
 			}
 			tmp.Remove()
-			if _, err := os.Lstat(tmp.Path); err != nil {
+			if _, err := os.Lstat(tmp.Path); err != nil && swap != "gone" {
 				t.Error("Remove removed what another user put in the temp file's place")
 			}
 			unchanged()
@@ -125,4 +135,25 @@ func umask(t *testing.T) int {
 	m := syscall.Umask(0)
 	syscall.Umask(m)
 	return m
+}
+
+// An output folder with room for no more files (a full disk, an inode quota): the write check
+// and the image output's temp file each fail as the environment's (exit 4), saying where to
+// free room, not as a bad input; nothing is left there.
+func TestNoRoomForTheTemp(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "full")
+	testenv.TmpfsInodes(t, dir, 1<<20, 1) // its root alone
+	cfg := job.Config{OutputPath: filepath.Join(dir, "out.png")}
+	img := raster.New(8, 8)
+	for what, err := range map[string]error{
+		"CheckOutput": CheckOutput(cfg),
+		"writeImage":  writeImage(context.Background(), cfg, img, video.ImageOptions{}),
+	} {
+		if fault.KindOf(err) != fault.Environment || !strings.Contains(err.Error(), "no space left on device") || !strings.Contains(err.Error(), fault.RoomFix(dir)) {
+			t.Errorf("%s without room for a file: kind %v: %v; want Environment, the cause and %q", what, fault.KindOf(err), err, fault.RoomFix(dir))
+		}
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+		t.Errorf("left in the full folder: %v", ents)
+	}
 }

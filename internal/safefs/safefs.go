@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -101,11 +102,15 @@ func read(path string, limit int64, what string, flags int) ([]byte, error) {
 
 // Regular refuses a path that exists and is not a regular file (following links), before
 // anything opens it: for inputs handed to other programs (ffmpeg), which would block on a FIFO.
-// A path that does not exist is left to the caller.
+// A path that does not exist is left to the caller (nil); one that cannot be looked at (a
+// folder on the way without permission, a link loop) is the stat's error, what named.
 func Regular(path, what string) error {
 	st, err := os.Stat(path)
-	if err != nil {
+	if errors.Is(err, fs.ErrNotExist) {
 		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", what, err)
 	}
 	if !st.Mode().IsRegular() {
 		return &KindError{Path: path, What: what, Kind: KindOf(st.Mode())}
@@ -161,6 +166,24 @@ func Excerpt(s string) string {
 		cut--
 	}
 	return fmt.Sprintf("%s… (%d bytes more)", strconv.Quote(s[:cut]), len(s)-cut)
+}
+
+// The most of a name read from a file that a message shows whole (Name): a path's limit, and a
+// host name's (a DNS name is at most 253 bytes).
+const (
+	PathLen = 4096
+	HostLen = 255
+)
+
+// Name is text read from a file or given by a user (a key, a host, a Slurm job id, a path) for
+// a message: as it is when it is at most limit bytes of printable text, else quoted, with every
+// control character escaped, and cut at ExcerptLen (Excerpt). No escape sequence or line break
+// of another's making reaches a terminal or a log line raw, and no 10 MB key is echoed.
+func Name(s string, limit int) string {
+	if len(s) > limit || strings.ContainsFunc(s, func(r rune) bool { return r == utf8.RuneError || r == '"' || !unicode.IsPrint(r) }) {
+		return Excerpt(s)
+	}
+	return s
 }
 
 // MessageLen is the most of another library's error message (a parser's, which may quote a

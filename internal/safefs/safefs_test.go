@@ -3,13 +3,14 @@ package safefs
 import (
 	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 	"unicode/utf8"
+
+	"github.com/facefusion-hpc/facefusion/internal/testenv"
 )
 
 func TestReadFileRefusesFIFOWithoutBlocking(t *testing.T) {
@@ -107,9 +108,7 @@ func TestCheckFolder(t *testing.T) {
 	}
 	theirs := filepath.Join(mine, "theirs")
 	os.Mkdir(theirs, 0o755)
-	if err := os.Chown(theirs, 65534, 65534); err != nil {
-		t.Fatal(err)
-	}
+	testenv.GiveToNobody(t, theirs)
 	err := CheckFolder(theirs, "job folder", "choose another --job-dir")
 	if err == nil || !strings.Contains(err.Error(), "nobody") || !strings.Contains(err.Error(), "choose another --job-dir") {
 		t.Fatalf("another user's folder: %v", err)
@@ -117,9 +116,7 @@ func TestCheckFolder(t *testing.T) {
 	// A link another user planted, even to a folder of ours, is refused.
 	link := filepath.Join(mine, "link")
 	os.Symlink(mine, link)
-	if out, err := exec.Command("chown", "-h", "nobody", link).CombinedOutput(); err != nil {
-		t.Fatal(string(out))
-	}
+	testenv.GiveToNobody(t, link)
 	if err := CheckFolder(link, "job folder", "x"); err == nil || !strings.Contains(err.Error(), "link made by") {
 		t.Fatalf("another user's link: %v", err)
 	}
@@ -181,12 +178,7 @@ func TestForeignLink(t *testing.T) {
 	os.Symlink(victim, mine)
 	theirs := filepath.Join(dir, "theirs")
 	os.Symlink(victim, theirs)
-	chownLink := func(p string) {
-		if out, err := exec.Command("chown", "-h", "nobody", p).CombinedOutput(); err != nil {
-			t.Fatal(string(out))
-		}
-	}
-	chownLink(theirs)
+	testenv.GiveToNobody(t, theirs)
 	// My link to their link.
 	chain := filepath.Join(dir, "chain")
 	os.Symlink("theirs/secret.mp4", chain)
@@ -203,5 +195,59 @@ func TestForeignLink(t *testing.T) {
 		if err := ForeignLink(tc.path); !errors.As(err, &le) || le.Link != tc.link || !strings.Contains(err.Error(), "nobody") {
 			t.Errorf("%s: %v, want refused for the link %s", tc.path, err, tc.link)
 		}
+	}
+}
+
+// A name from a file is shown as it is only when it is short and printable: an ANSI escape, a
+// line break, a quote or invalid UTF-8 is quoted with the control characters escaped, and a name
+// over its limit is cut.
+func TestName(t *testing.T) {
+	for _, c := range []struct {
+		in, want string
+		limit    int
+	}{
+		{"node17.cluster", "node17.cluster", HostLen},
+		{"/data/in/Ünïcode talk.mp4", "/data/in/Ünïcode talk.mp4", PathLen},
+		{"node\x1b[31m17", `"node\x1b[31m17"`, HostLen},
+		{"in.mp4\nfacefusion: done", `"in.mp4\nfacefusion: done"`, PathLen},
+		{`say "hi"`, `"say \"hi\""`, HostLen},
+		{"bad\xffbyte", `"bad\xffbyte"`, HostLen},
+		{"\x1b]0;title\x07", `"\x1b]0;title\a"`, HostLen},
+	} {
+		if got := Name(c.in, c.limit); got != c.want {
+			t.Errorf("Name(%q) = %s, want %s", c.in, got, c.want)
+		}
+	}
+	long := strings.Repeat("h", HostLen+1)
+	if got := Name(long, HostLen); !strings.HasPrefix(got, `"`+strings.Repeat("h", ExcerptLen)+`"… (`) {
+		t.Errorf("a host name of %d bytes: %s", len(long), got)
+	}
+	if got := Name(strings.Repeat("k", HostLen), HostLen); got != strings.Repeat("k", HostLen) {
+		t.Errorf("a name at the limit was cut: %s", got)
+	}
+}
+
+// Regular refuses what is not a regular file, leaves a missing path to the caller, and passes
+// on a path it cannot look at (a link loop) rather than calling it fine.
+func TestRegular(t *testing.T) {
+	dir := t.TempDir()
+	file, fifo, loop := filepath.Join(dir, "f"), filepath.Join(dir, "fifo"), filepath.Join(dir, "loop")
+	os.WriteFile(file, []byte("x"), 0o644)
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	os.Symlink(loop, loop)
+	if err := Regular(file, "target"); err != nil {
+		t.Errorf("a regular file: %v", err)
+	}
+	if err := Regular(filepath.Join(dir, "missing"), "target"); err != nil {
+		t.Errorf("a missing file: %v, want it left to the caller", err)
+	}
+	var ke *KindError
+	if err := Regular(fifo, "target"); !errors.As(err, &ke) || !strings.Contains(err.Error(), "a FIFO") {
+		t.Errorf("a FIFO: %v", err)
+	}
+	if err := Regular(loop, "target"); !errors.Is(err, syscall.ELOOP) || !strings.HasPrefix(err.Error(), "target: ") {
+		t.Errorf("a link loop: %v, want the stat's error named", err)
 	}
 }

@@ -12,11 +12,26 @@ import (
 // fails fails the test.
 func Tmpfs(t testing.TB, dir string, size int64) {
 	t.Helper()
+	TmpfsOptions(t, dir, "size="+strconv.FormatInt(size, 10))
+}
+
+// TmpfsInodes is Tmpfs with room for only inodes files and folders (its root counts as one):
+// a file system, or an inode quota, where creating one more file fails with ENOSPC however
+// many bytes are free.
+func TmpfsInodes(t testing.TB, dir string, size int64, inodes int) {
+	t.Helper()
+	TmpfsOptions(t, dir, "size="+strconv.FormatInt(size, 10)+",nr_inodes="+strconv.Itoa(inodes))
+}
+
+// TmpfsOptions mounts a tmpfs with the mount options opts ("size=1m,nr_inodes=4") on dir, as
+// Tmpfs does.
+func TmpfsOptions(t testing.TB, dir, opts string) {
+	t.Helper()
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size="+strconv.FormatInt(size, 10), "tmpfs", dir).CombinedOutput(); err != nil {
-		t.Fatalf("mounting a tmpfs of %d bytes on %s (the tests run as root): %v: %s", size, dir, err, out)
+	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", opts, "tmpfs", dir).CombinedOutput(); err != nil {
+		t.Fatalf("mounting a tmpfs (%s) on %s (the tests run as root): %v: %s", opts, dir, err, out)
 	}
 	t.Cleanup(func() { exec.Command("umount", dir).Run() })
 }

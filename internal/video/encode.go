@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"syscall"
 
+	"github.com/facefusion-hpc/facefusion/internal/fault"
 	"github.com/facefusion-hpc/facefusion/internal/safefs"
 )
 
@@ -284,7 +285,7 @@ func OpenEncoder(ctx context.Context, path string, opt EncodeOptions) (*Encoder,
 func CreateEncoder(ctx context.Context, path string, opt EncodeOptions) (*Encoder, error) {
 	f, err := createNew(path)
 	if err != nil {
-		return nil, fmt.Errorf("video: encoding %s: %w", path, err)
+		return nil, fault.AsNoRoom(fmt.Errorf("video: encoding %s: %w", path, err), filepath.Dir(path))
 	}
 	defer f.Close() // ffmpeg has its own copy once started
 	e, err := openEncoder(ctx, path, f, opt)
@@ -371,7 +372,7 @@ func (e *Encoder) Write(frame []byte) error {
 	if err := e.nut.WriteFrame(e.times.At(n), frame); err != nil {
 		// ffmpeg is gone (a bad option, a full disk): its stderr says why, not the broken pipe.
 		e.closed = true
-		e.err = fmt.Errorf("video: encoding %s failed at frame %d: %w", e.path, e.written, e.finish())
+		e.err = fault.AsNoRoom(fmt.Errorf("video: encoding %s failed at frame %d: %w", e.path, e.written, e.finish()), filepath.Dir(e.path))
 		return e.err
 	}
 	e.written++
@@ -389,7 +390,10 @@ func (e *Encoder) finish() error {
 	return fmt.Errorf("ffmpeg exited early without a message")
 }
 
-// Close ends the stream and waits for ffmpeg to finish the file.
+// Close ends the stream and waits for ffmpeg to finish the file. ffmpeg exits 0 after it
+// failed to write the file's end ("Error writing trailer" on a full disk): its words are
+// trusted over its exit code, so that a cut file is never taken for a finished one. A full
+// file system or quota is the environment's failure (fault.AsNoRoom).
 func (e *Encoder) Close() error {
 	if e.closed {
 		return e.err
@@ -398,7 +402,9 @@ func (e *Encoder) Close() error {
 	_ = e.in.Close()
 	if err := e.cmd.Wait(); err != nil {
 		e.err = fmt.Errorf("video: encoding %s (%d frames): %w", e.path, e.written, exitError(e.ctx, FFmpeg, err, e.tail))
-		return e.err
+	} else if said := e.tail.String(); writeFailed(said) {
+		e.err = fmt.Errorf("video: encoding %s (%d frames): ffmpeg exited 0 but did not write it all: %s", e.path, e.written, said)
 	}
-	return nil
+	e.err = fault.AsNoRoom(e.err, filepath.Dir(e.path))
+	return e.err
 }

@@ -153,10 +153,14 @@ func runToolSaid(ctx context.Context, prog string, args ...string) (stdout []byt
 }
 
 // writeFailed reports whether ffmpeg's words (stderr) say that its output was not all written,
-// though it exited 0: "Error writing trailer", "Error closing file", a failed write.
+// though it exited 0: "Error writing trailer", "Error closing file", a failed write, a full
+// file system or quota (fault.RoomWords).
 func writeFailed(said string) bool {
+	if fault.RoomWords(said) != "" {
+		return true
+	}
 	s := strings.ToLower(said)
-	for _, w := range []string{"error writing trailer", "error closing file", "no space left", "quota exceeded", "file too large", "input/output error"} {
+	for _, w := range []string{"error writing trailer", "error closing file", "input/output error"} {
 		if strings.Contains(s, w) {
 			return true
 		}

@@ -141,8 +141,8 @@ func writeImage(ctx context.Context, path string, out *os.File, img *raster.Imag
 	if err := cmd.Wait(); err != nil { // ffmpeg's words say more than a broken pipe
 		err = fmt.Errorf("video: cannot write image %s: %w", path, exitError(ctx, FFmpeg, err, tail))
 		if writeFailed(tail.String()) {
-			// A full file system, not a bad target: an I/O error.
-			return fault.AsInternal(err)
+			// Not a bad target: a full file system or quota (the environment's), or an I/O error.
+			return fault.AsInternal(fault.AsNoRoom(err, filepath.Dir(path)))
 		}
 		return err
 	}

@@ -361,3 +361,33 @@ func TestBatchSlurmJobListsAfresh(t *testing.T) {
 		t.Errorf("a fault of the environment was recorded against targets: %v", fs)
 	}
 }
+
+// An output folder on a full file system (or quota) is no target's fault: the batch ends at the
+// first target (exit 4, saying where to free room) without recording a failure, so that no run
+// of it, however many, quarantines the target; once there is room, the next run makes it.
+func TestBatchFullDisk(t *testing.T) {
+	dir := t.TempDir()
+	clitest.BatchClip(t, filepath.Join(dir, "inbox/a.mkv"), 10, "a")
+	clitest.BatchClip(t, filepath.Join(dir, "inbox/b.mkv"), 10, "b")
+	outbox := filepath.Join(dir, "outbox")
+	testenv.Tmpfs(t, outbox, 16<<10) // room for the job folder's records, not for a segment
+	args := []string{"-t", "inbox/*.mkv", "-o", "outbox/{target_name}.mkv", "--batch-dir", "state", "--settle-time", "0", "--max-failures", "2"}
+	for run := 1; run <= 3; run++ {
+		r := passBatch(t, dir, args...)
+		if r.Code != 4 || !strings.Contains(r.Stderr, "no space left on device") || !strings.Contains(r.Stderr, "free room") {
+			t.Fatalf("run %d on a full disk: exit %d, want 4 naming the cause and what to do\n%s", run, r.Code, r.Stderr)
+		}
+		if recs, _ := filepath.Glob(filepath.Join(dir, "state/failed/*/*")); len(recs) != 0 {
+			t.Errorf("run %d: a full disk was recorded as a target's failure: %v", run, recs)
+		}
+		s := clitest.ReadSummary(t, filepath.Join(dir, "state/report.json"))
+		if s.Counts[batch.Quarantined] != 0 || s.ExitStatus != 4 {
+			t.Errorf("run %d: summary exit %d, counts %v; want exit 4 and nothing quarantined", run, s.ExitStatus, s.Counts)
+		}
+	}
+	testenv.GrowTmpfs(t, outbox, 64<<20)
+	r := passBatch(t, dir, args...)
+	if r.Code != 0 || strings.Join(clitest.Printed(r), " ") != "outbox/a.mkv outbox/b.mkv" {
+		t.Fatalf("with room: exit %d, printed %q; want both made\n%s", r.Code, clitest.Printed(r), r.Stderr)
+	}
+}

@@ -3,22 +3,14 @@ package batchrun
 import (
 	"bytes"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/facefusion-hpc/facefusion/internal/batch"
 	"github.com/facefusion-hpc/facefusion/internal/clitest"
+	"github.com/facefusion-hpc/facefusion/internal/testenv"
 )
-
-// chownLink makes the link at p another user's (nobody's): the tests run as root, as CI does.
-func chownLink(t *testing.T, p string) {
-	t.Helper()
-	if out, err := exec.Command("chown", "-h", "nobody", p).CombinedOutput(); err != nil {
-		t.Fatalf("chown -h nobody %s: %v: %s", p, err, out)
-	}
-}
 
 // What a co-user plants in a shared inbox and outbox: a link in the inbox to a video only the
 // running user can read is skipped (its output would publish the video), with why; a batch
@@ -32,7 +24,7 @@ func TestBatchCoUserLinks(t *testing.T) {
 	clitest.BatchClip(t, filepath.Join(dir, "inbox", "mine.mkv"), 6, "m")
 	stolen := filepath.Join(dir, "inbox", "stolen.mkv")
 	os.Symlink(filepath.Join(private, "secret.mkv"), stolen)
-	chownLink(t, stolen)
+	testenv.GiveToNobody(t, stolen)
 
 	r := passBatch(t, dir, "-t", "inbox/*", "-o", "outbox/{target_name}{target_extension}", "--settle-time", "0")
 	if r.Code != 0 {
@@ -56,7 +48,7 @@ func TestBatchCoUserLinks(t *testing.T) {
 	os.Mkdir(out2, 0o755)
 	link := filepath.Join(out2, ".facefusion-batch")
 	os.Symlink(victim, link)
-	chownLink(t, link)
+	testenv.GiveToNobody(t, link)
 	r = passBatch(t, dir, "-t", "inbox/*", "-o", "outbox2/{target_name}{target_extension}", "--settle-time", "0")
 	if r.Code != 2 || !strings.Contains(r.Stderr, "nobody") {
 		t.Errorf("a batch folder that is another user's link: exit %d, want 2 naming its maker:\n%s", r.Code, r.Stderr)

@@ -419,8 +419,8 @@ func TestCheckpointWriteFailure(t *testing.T) {
 	cmd.Stderr = &errb
 	err := cmd.Run()
 	ee, ok := err.(*exec.ExitError)
-	if !ok || ee.ExitCode() != fault.ExitInternal {
-		t.Fatalf("exit %v, want %d\n%s", err, fault.ExitInternal, errb.String())
+	if !ok || ee.ExitCode() != fault.ExitEnvironment { // a full disk: the environment's
+		t.Fatalf("exit %v, want %d\n%s", err, fault.ExitEnvironment, errb.String())
 	}
 	var errLines []string
 	for _, l := range strings.Split(errb.String(), "\n") {
@@ -428,7 +428,7 @@ func TestCheckpointWriteFailure(t *testing.T) {
 			errLines = append(errLines, l)
 		}
 	}
-	if len(errLines) != 1 || !strings.Contains(errLines[0], "no space left on device") || !strings.Contains(errLines[0], "rerun to resume") {
+	if len(errLines) != 1 || !strings.Contains(errLines[0], "no space left on device") || !strings.Contains(errLines[0], "rerun the same command to resume") {
 		t.Fatalf("want one line naming the manifest, the cause and what to do:\n%s", errb.String())
 	}
 	clitest.MustNotExist(t, out)
