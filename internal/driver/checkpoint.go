@@ -191,7 +191,7 @@ func checkpointError(err error) error {
 	if fault.NoRoom(err) { // the environment's, not the target's (batch-run holds it against none)
 		return fault.AsEnvironment(fmt.Errorf("checkpoint: %v: free room on the job folder's file system (or raise the quota, or choose another --job-dir) and rerun the same command to resume", err))
 	}
-	return fault.AsInternal(fmt.Errorf("checkpoint: %v: free space on the job folder's file system (or choose another --job-dir) and rerun to resume", err))
+	return fault.AsInternal(fmt.Errorf("checkpoint: %v: rerun the same command to resume from the last checkpoint (or choose another --job-dir if the folder cannot be written)", err))
 }
 
 // checkpointer is rank 0's manifest between the start and the end of an attempt.
