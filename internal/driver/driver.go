@@ -84,6 +84,9 @@ type Plan struct {
 	// readDelay is how long rank 0's plan waited for its read of the model files it
 	// broadcasts (through its load), for its report (not sent).
 	readDelay time.Duration
+	// jobDirID is the job folder lustre.Create made or found, rank 0's (not sent): every
+	// JobDir of the plan checks that the folder at JobDir is still it.
+	jobDirID lustre.FolderID
 }
 
 // MakePlan cuts frames into chunks and gives each rank an even share of their frames, as a
@@ -562,6 +565,7 @@ func planJob(ctx context.Context, cfg job.Config, ranks int, p *Plan, log *loggi
 	// The job's container, as its segments are named: release looks for them before it removes
 	// a failed attempt's folder.
 	jd.SegmentExt = jobDir(cfg, p).SegmentExt
+	p.jobDirID = jd.ID // every JobDir of the plan checks it is still this folder
 	me := lustre.Me()
 	prev, why, err := jd.TakeClaim(me)
 	if err != nil {
