@@ -271,6 +271,9 @@ func owner(st fs.FileInfo) int {
 	return -1
 }
 
+// UserName is a uid as "user NAME (uid N)", or "uid N" where no name is known: for a message.
+func UserName(uid int) string { return userName(uid) }
+
 // userName is a uid as "name (uid N)", or "uid N" where no name is known.
 func userName(uid int) string {
 	if u, err := user.LookupId(strconv.Itoa(uid)); err == nil {
