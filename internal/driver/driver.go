@@ -1207,7 +1207,6 @@ func finish(ctx context.Context, cfg job.Config, p *Plan, jd *lustre.JobDir, all
 		return fail(fault.AsInput(fmt.Errorf("%w: make sure only you can write into %s, or choose another -o", err, filepath.Dir(out))))
 	}
 	defer temp.Remove()
-	final := temp.Path
 	// One pass over the output's bytes: the segments joined and the target's other streams
 	// muxed by one ffmpeg.
 	times := pipeline.OutputTimes(cfg, p.Info)
@@ -1268,7 +1267,7 @@ func finish(ctx context.Context, cfg job.Config, p *Plan, jd *lustre.JobDir, all
 		return fail(err)
 	}
 	w, h := pipeline.OutputSize(cfg, p.Info)
-	if err := video.CheckWhole(ctx, final, video.Whole{Frames: frames, Width: w, Height: h, Carried: p.Carried.Keep}); err != nil {
+	if err := video.CheckWholeFile(ctx, temp.File, video.Whole{Frames: frames, Width: w, Height: h, Carried: p.Carried.Keep}); err != nil {
 		if ctx.Err() != nil {
 			return stop()
 		}
@@ -1281,8 +1280,8 @@ func finish(ctx context.Context, cfg job.Config, p *Plan, jd *lustre.JobDir, all
 	// The output's bytes are final: the parallel join hashed them as it wrote them; otherwise
 	// every rank hashes its share of them for the run report.
 	if hash.InJoin {
-		rec.hashedInJoin(hash, final, log)
-	} else if err := rec.hashShared(pj, final, log); err != nil {
+		rec.hashedInJoin(hash, temp.File, log)
+	} else if err := rec.hashShared(pj, temp.File, log); err != nil {
 		return joinFailed(err)
 	}
 	testPause(ctx, "commit", log)
