@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"syscall"
 
+	"github.com/facefusion-hpc/facefusion/internal/safefs"
 	"github.com/facefusion-hpc/facefusion/rank"
 )
 
@@ -73,18 +75,27 @@ func CombineBlockSums(sums []BlockSum) string {
 // HashFileBlocks is the size and output hash of the file at path, on one process (an image
 // output; a rank 0 that hashes the whole output).
 func HashFileBlocks(path string) (int64, string, error) {
-	f, err := os.Open(path)
+	// Never through a link, and a FIFO put at the name is refused without waiting for a writer.
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return 0, "", err
 	}
 	defer f.Close()
+	return HashOpenBlocks(f)
+}
+
+// HashOpenBlocks is HashFileBlocks of the open regular file f, read through it alone.
+func HashOpenBlocks(f *os.File) (int64, string, error) {
 	st, err := f.Stat()
 	if err != nil {
 		return 0, "", err
 	}
+	if !st.Mode().IsRegular() {
+		return 0, "", fmt.Errorf("%s is %s, not a regular file", f.Name(), safefs.KindOf(st.Mode()))
+	}
 	sums, err := HashBlocks(f, st.Size(), rank.Range{Start: 0, End: HashBlockCount(st.Size())})
 	if err != nil {
-		return 0, "", fmt.Errorf("reading %s: %w", path, err)
+		return 0, "", fmt.Errorf("reading %s: %w", f.Name(), err)
 	}
 	return st.Size(), CombineBlockSums(sums), nil
 }

@@ -218,6 +218,9 @@ var ErrClaimLost = errors.New("claim lost")
 // Beat writes a fresh heartbeat to my beat file, after checking that the claim is still mine.
 // It never writes CLAIM: a beat that comes after a takeover changes nothing of the new holder's.
 func (j *JobDir) Beat(me *Holder) error {
+	if err := j.Same(); err != nil {
+		return fmt.Errorf("%w: %w", ErrClaimLost, err)
+	}
 	h, ok, err := j.ReadClaim()
 	if err != nil {
 		return err
@@ -245,6 +248,9 @@ func (j *JobDir) Holds(me *Holder) bool {
 
 // ReleaseClaim removes my claim (and only mine) and my beat file.
 func (j *JobDir) ReleaseClaim(me *Holder) {
+	if j.Same() != nil {
+		return // the claim there is a copy in another's folder: not the program's to remove
+	}
 	if j.Holds(me) {
 		os.Remove(j.Claim())
 	}

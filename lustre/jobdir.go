@@ -26,6 +26,12 @@ type JobDir struct {
 	// SegmentExt is the container of the job's segments, as their extension: ForJob's choice
 	// (MP4 for an output joined in parallel, video.SegmentExtFor); "" is video.SegmentExt.
 	SegmentExt string
+	// ID is the folder's identity, recorded when Create made or found it (Pin): the steps
+	// that trust the folder's contents or remove from it (Remove, CleanStale, Discard, the
+	// claim's release and heartbeat, and the driver's before the join and the commit) first
+	// check that the folder at Path is still this one (Same). Zero: not pinned, nothing is
+	// checked (status, which only reads).
+	ID FolderID
 }
 
 // ForJob is the job folder at path of the job whose output out is encoded by encoder on the

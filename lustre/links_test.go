@@ -2,7 +2,9 @@ package lustre
 
 import (
 	"bytes"
+	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -217,8 +219,10 @@ func TestForeignJobFolderRefused(t *testing.T) {
 
 // The default OUTPUT.job that exists, holds no marker and is another user's is refused too:
 // the job's subfolder inside it could be swapped by them. A sticky world-writable folder
-// (scratch) named as --job-dir is not: there no one else can rename what the job makes.
+// (scratch) named as --job-dir is not, when root or the user owns it: there no one else can
+// rename what the job makes. One another user owns is: its owner can.
 func TestForeignFolderToGoInside(t *testing.T) {
+	t.Setenv(safefs.GroupEnv, "")
 	dir := t.TempDir()
 	out := filepath.Join(dir, "out.mp4")
 	theirs := DefaultPath(out)
@@ -230,16 +234,134 @@ func TestForeignFolderToGoInside(t *testing.T) {
 	scratch := filepath.Join(dir, "scratch")
 	os.Mkdir(scratch, 0o755)
 	os.Chmod(scratch, 0o777|os.ModeSticky)
-	testenv.GiveToNobody(t, scratch)
 	p, _, err := Resolve(scratch, out)
 	if err != nil || p != filepath.Join(scratch, "out.mp4.job") {
-		t.Errorf("a sticky scratch folder: %s, %v", p, err)
+		t.Errorf("a sticky scratch folder of root's: %s, %v", p, err)
 	}
 	// …but the job's folder inside it, if another user made it, is theirs.
 	os.Mkdir(p, 0o755)
 	testenv.GiveToNobody(t, p)
 	if _, _, err := Resolve(scratch, out); err == nil || !strings.Contains(err.Error(), p) {
 		t.Errorf("a job folder of nobody's in scratch: %v", err)
+	}
+	// A sticky folder of another user's: its owner may rename or remove anything in it, the
+	// setting or not.
+	testenv.GiveToNobody(t, scratch)
+	for _, env := range []string{"", "1"} {
+		t.Setenv(safefs.GroupEnv, env)
+		if _, _, err := Resolve(scratch, out); err == nil || !strings.Contains(err.Error(), scratch+" is writable by every user (mode 1777) and belongs to user nobody (uid 65534)") {
+			t.Errorf("a sticky folder of nobody's (%s=%q): %v", safefs.GroupEnv, env, err)
+		}
+	}
+}
+
+// A group project tree (setgid, group-writable, made by a colleague): the same rule whether it
+// is named as --job-dir or holds the output (and so the default OUTPUT.job), and whether the job
+// folder is to be made or goes inside: refused without safefs.GroupEnv, used with it. A world-
+// writable folder without the sticky bit is refused either way.
+func TestGroupProjectTree(t *testing.T) {
+	proj := filepath.Join(t.TempDir(), "proj")
+	os.Mkdir(proj, 0o700)
+	os.Chmod(proj, 0o775|os.ModeSetgid)
+	testenv.GiveToNobody(t, proj) // a colleague's
+	out := filepath.Join(proj, "out.mp4")
+	other := filepath.Join(t.TempDir(), "o.mp4") // an output elsewhere, the job folder in proj
+	cases := map[string]func() (string, string, error){
+		"default":        func() (string, string, error) { return Resolve("", out) },
+		"job-dir":        func() (string, string, error) { return Resolve(proj, other) },
+		"job-dir inside": func() (string, string, error) { return Resolve(filepath.Join(proj, "jobs", "x.job"), other) },
+	}
+	want := map[string]string{"default": DefaultPath(out), "job-dir": filepath.Join(proj, "o.mp4.job"), "job-dir inside": filepath.Join(proj, "jobs", "x.job")}
+	for name, call := range cases {
+		t.Setenv(safefs.GroupEnv, "")
+		if _, _, err := call(); err == nil || !strings.Contains(err.Error(), proj+" belongs to user nobody (uid 65534)") || !strings.Contains(err.Error(), safefs.GroupEnv) {
+			t.Errorf("%s without %s: %v", name, safefs.GroupEnv, err)
+		}
+		t.Setenv(safefs.GroupEnv, "1")
+		if p, _, err := call(); err != nil || p != want[name] {
+			t.Errorf("%s with %s=1: %s, %v", name, safefs.GroupEnv, p, err)
+		}
+	}
+	// The job folder made there is the user's own; one a colleague made is not resumed.
+	j, _, err := Create(DefaultPath(out))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p, _, err := Resolve("", out); err != nil || p != j.Path {
+		t.Errorf("the job's own folder in the project tree: %s, %v", p, err)
+	}
+	testenv.GiveToNobody(t, j.Path, j.Marker())
+	if _, _, err := Resolve("", out); err == nil || !strings.Contains(err.Error(), j.Path+" belongs to user nobody") {
+		t.Errorf("a colleague's job folder: %v", err)
+	}
+	os.Chmod(proj, 0o777)
+	if _, _, err := Resolve(proj, other); err == nil || !strings.Contains(err.Error(), "not sticky") {
+		t.Errorf("a world-writable folder without the sticky bit: %v", err)
+	}
+}
+
+// A job folder renamed away and replaced by a copy (what a user who can write into its parent
+// can do while the job runs) is no longer the job's: nothing is removed from either, the claim
+// is neither released nor beaten there, and Same says so in one line naming the parent.
+func TestReplacedFolder(t *testing.T) {
+	dir := t.TempDir()
+	j, created, err := Create(filepath.Join(dir, "out.mp4.job"))
+	if err != nil || !created || j.ID == (FolderID{}) {
+		t.Fatalf("Create: %+v %v %v", j, created, err)
+	}
+	if err := j.Same(); err != nil {
+		t.Fatal(err)
+	}
+	me := Me()
+	if _, _, err := j.TakeClaim(me); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{j.Segment(0), j.SegmentTemp(1, 0, 1), j.Manifest(), j.Journal(0), j.Stop()} {
+		touch(t, f)
+	}
+	moved := filepath.Join(dir, "out.mp4.old")
+	if err := os.Rename(j.Path, moved); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command("cp", "-a", moved, j.Path).CombinedOutput(); err != nil {
+		t.Fatal(string(out))
+	}
+	list := func() string {
+		var names []string
+		for _, d := range []string{j.Path, moved} {
+			filepath.Walk(d, func(p string, _ os.FileInfo, _ error) error { names = append(names, p); return nil })
+		}
+		return strings.Join(names, "\n")
+	}
+	before := list()
+	err = j.Same()
+	var rep *ReplacedError
+	if !errors.As(err, &rep) || !strings.Contains(err.Error(), "job folder "+j.Path+" was replaced while the job ran (by a user who can write into "+dir+")") || strings.Contains(err.Error(), "\n") {
+		t.Fatalf("Same of a replaced folder: %v", err)
+	}
+	if _, err := j.Remove(); !errors.As(err, &rep) {
+		t.Errorf("Remove of a replaced folder: %v", err)
+	}
+	if _, kept := j.CleanStale(func(string, string) bool { return true }); len(kept) != 1 || !strings.Contains(kept[0], "was replaced") {
+		t.Errorf("CleanStale of a replaced folder kept %v", kept)
+	}
+	if n := j.Discard(); n != 0 {
+		t.Errorf("Discard removed %d segments of a replaced folder", n)
+	}
+	j.ClearJournals()
+	j.ReleaseClaim(&me)
+	if err := j.Beat(&me); !errors.Is(err, ErrClaimLost) || !errors.As(err, &rep) {
+		t.Errorf("a beat into a replaced folder: %v", err)
+	}
+	if after := list(); after != before {
+		t.Errorf("the folders changed:\n%s\nwas\n%s", after, before)
+	}
+	// Found again by a later Create (a resume): the folder there now is pinned.
+	os.RemoveAll(j.Path)
+	os.Rename(moved, j.Path)
+	j2, created, err := Create(j.Path)
+	if err != nil || created || j2.ID != j.ID || j2.Same() != nil {
+		t.Errorf("Create of the job's existing folder: %+v %v %v", j2, created, err)
 	}
 }
 

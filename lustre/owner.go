@@ -95,10 +95,23 @@ func CheckFolder(path string) error {
 	return safefs.CheckFolder(path, "job folder", folderFix)
 }
 
+// parentFix is what to do about a folder the job folder would be made in (CheckParent).
+const parentFix = "choose another --job-dir, in a folder only you (or root) can write into"
+
+// CheckParent refuses a folder the job folder is made in, or that the job goes inside, when
+// someone the user has not chosen to trust can write into it (safefs.CheckParent): they could
+// rename the job folder away and put a copy of theirs, other segments and all, in its place.
+func CheckParent(path string) error {
+	return safefs.CheckParent(path, "folder", parentFix)
+}
+
 // Resolve chooses the job folder for a requested path (--job-dir, or OUTPUT.job by default):
 // the path itself when it does not exist yet or is a job folder the program created; inside a
 // folder it did not create, a subfolder named after the output, so that nothing of the user's is
-// ever at risk. note says which, for the log ("" when the path is used as it is).
+// ever at risk. note says which, for the log ("" when the path is used as it is). One rule for
+// every folder the job folder is made in or the job goes inside (CheckParent), whichever way it
+// was named; and one for the job folder itself, whose contents are trusted (CheckFolder: the
+// running user's).
 func Resolve(requested, output string) (path, note string, err error) {
 	if requested == "" {
 		requested = DefaultPath(output)
@@ -106,25 +119,46 @@ func Resolve(requested, output string) (path, note string, err error) {
 	st, err := os.Stat(requested) // a link to a folder (a /scratch link) is that folder
 	switch {
 	case errors.Is(err, os.ErrNotExist):
+		// Made by Create, with every missing parent (the user's own): the folder it is made
+		// in is the nearest one that exists.
+		if err := CheckParent(existing(filepath.Dir(requested))); err != nil {
+			return "", "", err
+		}
 		return requested, "", nil
 	case err != nil:
 		return "", "", fmt.Errorf("job folder %s: %w: choose another --job-dir", requested, unwrap(err))
 	case !st.IsDir():
 		return "", "", fmt.Errorf("job folder %s exists and is not a folder: choose another --job-dir", requested)
 	}
-	// The folder the job would use, or go inside, must be the user's alone: another user who
-	// can write there can swap a segment for theirs, or the job's own subfolder for another.
-	// A sticky folder (world-writable scratch) is the exception for going inside: there no one
-	// else can rename or remove what the job makes.
-	ownedHere := (&JobDir{Path: requested}).Owned()
-	if err := CheckFolder(requested); err != nil && (ownedHere || st.Mode()&os.ModeSticky == 0) {
+	if (&JobDir{Path: requested}).Owned() {
+		// The folder the job would use must be the user's alone: another user who can write
+		// there can swap a segment for theirs.
+		if err := CheckFolder(requested); err != nil {
+			return "", "", err
+		}
+		if real, err := filepath.EvalSymlinks(requested); err == nil {
+			requested = real // a link's target is the folder: removing it must not remove the link
+		}
+		if err := CheckParent(filepath.Dir(requested)); err != nil {
+			return "", "", err
+		}
+		return requested, "", nil
+	}
+	if _, err := os.Lstat((&JobDir{Path: requested}).Marker()); err == nil {
+		// Another user's job folder (a colleague's, in a shared project tree): its records are
+		// theirs, and a job is resumed only by the user who started it.
+		if err := CheckFolder(requested); err != nil {
+			return "", "", err
+		}
+		return "", "", fmt.Errorf("job folder %s holds a %s that is not yours (a link, or another user's): facefusion resumes only the jobs you started: choose another --job-dir", requested, MarkerName)
+	}
+	// A folder the program did not make: the job goes inside it, which must then not let
+	// anyone untrusted swap the job's subfolder for another.
+	if err := CheckParent(requested); err != nil {
 		return "", "", err
 	}
 	if real, err := filepath.EvalSymlinks(requested); err == nil {
-		requested = real // a link's target is the folder: removing it must not remove the link
-	}
-	if ownedHere {
-		return requested, "", nil
+		requested = real
 	}
 	inside := filepath.Join(requested, filepath.Base(DefaultPath(output)))
 	if _, err := os.Lstat(inside); err == nil {
@@ -133,6 +167,16 @@ func Resolve(requested, output string) (path, note string, err error) {
 		}
 	}
 	return inside, fmt.Sprintf("%s was not created by facefusion: the job uses %s inside it and leaves everything else there alone", requested, inside), nil
+}
+
+// existing is dir, or its nearest parent that exists.
+func existing(dir string) string {
+	for {
+		if _, err := os.Lstat(dir); err == nil || filepath.Dir(dir) == dir {
+			return dir
+		}
+		dir = filepath.Dir(dir)
+	}
 }
 
 // Outside refuses files (the output, the inputs) that are the job folder or inside it: the
@@ -167,19 +211,81 @@ func realPath(path string) string {
 	}
 }
 
+// FolderID is a folder's identity: its device and inode, the same whatever name reaches it.
+type FolderID struct{ Dev, Ino uint64 }
+
+// folderID is the identity of the folder at path (following a link: a /scratch link is its
+// folder).
+func folderID(path string) (FolderID, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return FolderID{}, err
+	}
+	s, ok := st.Sys().(*syscall.Stat_t)
+	if !ok || !st.IsDir() {
+		return FolderID{}, fmt.Errorf("%s is %s, not a folder", path, safefs.KindOf(st.Mode()))
+	}
+	return FolderID{Dev: uint64(s.Dev), Ino: s.Ino}, nil
+}
+
+// ReplacedError is a job folder that is no longer the one the job made or found: someone who
+// can write into its parent renamed it away, and perhaps put another in its place.
+type ReplacedError struct{ Path string }
+
+func (e *ReplacedError) Error() string {
+	parent := filepath.Dir(realPath(e.Path))
+	return fmt.Sprintf("job folder %s was replaced while the job ran (by a user who can write into %s): nothing was joined or removed; make %s writable by you alone, or choose another --job-dir",
+		e.Path, parent, parent)
+}
+
+// Pin records the identity of the folder at j.Path as the job's (ID).
+func (j *JobDir) Pin() error {
+	id, err := folderID(j.Path)
+	if err != nil {
+		return err
+	}
+	j.ID = id
+	return nil
+}
+
+// Same is a *ReplacedError when the folder at j.Path is not the one pinned (another folder, or
+// none); nil when it is, or when nothing was pinned.
+func (j *JobDir) Same() error {
+	if j.ID == (FolderID{}) {
+		return nil
+	}
+	if id, err := folderID(j.Path); err != nil || id != j.ID {
+		return &ReplacedError{Path: j.Path}
+	}
+	return nil
+}
+
 // Create makes the job folder with its ownership marker, or checks that an existing one is the
 // program's; created says whether this call made it. The folder is made with its marker under
 // a temp name and renamed into place, so no other run ever sees it without the marker (and
 // takes it for a user's). Parents that are missing are made too (and never removed).
 func Create(path string) (j *JobDir, created bool, err error) {
 	j = &JobDir{Path: path}
-	if _, err := os.Lstat(path); err == nil {
+	// An existing folder is pinned first, then checked: the checks by name were of the folder
+	// pinned only if it is still there after them.
+	found := func() (bool, error) {
+		id, idErr := folderID(path)
 		if err := CheckFolder(path); err != nil {
-			return nil, false, err
+			return false, err
 		}
+		if idErr != nil || !j.Owned() {
+			return false, nil
+		}
+		j.ID = id
+		return true, j.Same()
 	}
-	if j.Owned() {
-		return j, false, nil
+	if _, err := os.Lstat(path); err == nil {
+		if ok, err := found(); err != nil || ok {
+			if err != nil {
+				return nil, false, err
+			}
+			return j, false, nil
+		}
 	}
 	parent := filepath.Dir(path)
 	if err := os.MkdirAll(parent, safefs.FolderMode()); err != nil {
@@ -199,15 +305,19 @@ func Create(path string) (j *JobDir, created bool, err error) {
 	text := fmt.Sprintf("facefusion job folder, created %s by pid %d on %s.\nfacefusion removes only the files it wrote here, and this folder once it is empty.\n",
 		time.Now().UTC().Format(time.RFC3339), os.Getpid(), host)
 	err = writeSynced(filepath.Join(tmp, MarkerName), []byte(text))
+	var id FolderID
+	if err == nil {
+		id, err = folderID(tmp) // the folder this call made, whatever is at path later
+	}
 	if err == nil {
 		err = os.Rename(tmp, path)
 	}
 	if err != nil {
 		os.Remove(filepath.Join(tmp, MarkerName)) // only what this call made
 		os.Remove(tmp)
-		if j.Owned() {
-			// Another run made it meanwhile: the claim decides who runs.
-			if err := CheckFolder(path); err != nil {
+		// Another run made it meanwhile: the claim decides who runs.
+		if ok, err := found(); err != nil || ok {
+			if err != nil {
 				return nil, false, err
 			}
 			return j, false, nil
@@ -217,6 +327,7 @@ func Create(path string) (j *JobDir, created bool, err error) {
 		}
 		return nil, false, fmt.Errorf("job folder %s cannot be created: %w: choose another --job-dir", path, unwrap(err))
 	}
+	j.ID = id
 	return j, true, SyncDir(parent)
 }
 
@@ -224,6 +335,9 @@ func Create(path string) (j *JobDir, created bool, err error) {
 // folder itself when nothing else is left. Anything else in it (a user's file) stays, and with
 // it the folder; left lists what kept it. A folder without the marker is not touched.
 func (j *JobDir) Remove() (left []string, err error) {
+	if err := j.Same(); err != nil {
+		return nil, err
+	}
 	if !j.Owned() {
 		return nil, fmt.Errorf("job folder %s was not created by facefusion (no %s): nothing in it was removed", j.Path, MarkerName)
 	}
@@ -319,6 +433,9 @@ func (j *JobDir) RecordJoin(output string, temps ...string) error {
 // holding the claim: a live attempt's files are never stale. removed lists what went, kept what
 // JOINING named that was left alone and why, both for the log.
 func (j *JobDir) CleanStale(isTemp func(path, output string) bool) (removed, kept []string) {
+	if err := j.Same(); err != nil {
+		return nil, []string{err.Error()}
+	}
 	if lines, err := j.joinRecord(); err != nil {
 		kept = append(kept, err.Error())
 	} else if len(lines) > 0 {
@@ -435,6 +552,9 @@ func (j *JobDir) makeSub(name string) (string, error) {
 // Discard removes the finished work of the job (segments, manifest, journals) to start it over
 // (--fresh); it returns how many segments went.
 func (j *JobDir) Discard() int {
+	if j.Same() != nil {
+		return 0 // another's folder: the steps after this say so
+	}
 	segs, _ := filepath.Glob(filepath.Join(j.Path, "seg-*"))
 	n := 0
 	for _, s := range segs {
@@ -450,7 +570,7 @@ func (j *JobDir) Discard() int {
 // ClearJournals removes every rank's journal (once the manifest holds their records).
 func (j *JobDir) ClearJournals() {
 	dir, err := j.sub("done")
-	if err != nil {
+	if err != nil || j.Same() != nil {
 		return
 	}
 	names, _ := filepath.Glob(filepath.Join(dir, "*"))

@@ -145,8 +145,9 @@ func TestForeignJobFolderIsRefused(t *testing.T) {
 		t.Errorf("the run wrote into the folder: %d entries, was %d", len(after), len(before))
 	}
 	clitest.MustNotExist(t, out)
+	// status only reads: it is refused nothing on ownership, and finds no manifest here.
 	st := clitest.Run(t, "status", jd.Path)
-	if st.Code != fault.ExitUsage || !strings.Contains(st.Stderr, line) {
+	if st.Code != fault.ExitInput || !strings.Contains(st.Stderr, "has no manifest.json") {
 		t.Errorf("status of a job folder of nobody's: exit %d\n%s", st.Code, st.Stderr)
 	}
 }

@@ -22,12 +22,13 @@ import (
 
 // Paused is a run held at the pause hook.
 type Paused struct {
-	Cmd   *exec.Cmd
-	PID   int   // the paused rank's process
-	procs []int // every process the launch started (ranks may leave the launcher's group)
-	done  chan struct{}
-	mu    sync.Mutex
-	errb  strings.Builder
+	Cmd    *exec.Cmd
+	PID    int    // the paused rank's process
+	procs  []int  // every process the launch started (ranks may leave the launcher's group)
+	marker string // StartHeld's: removed, it lets the held rank go on
+	done   chan struct{}
+	mu     sync.Mutex
+	errb   strings.Builder
 }
 
 var pauseLine = regexp.MustCompile(`test pause at (\S+) \(pid (\d+)\)`)
@@ -41,9 +42,35 @@ func StartPaused(t *testing.T, point string, argv ...string) *Paused {
 // StartPausedEnv is StartPaused with more environment variables.
 func StartPausedEnv(t *testing.T, point string, env []string, argv ...string) *Paused {
 	t.Helper()
+	return startPaused(t, point, "", env, argv...)
+}
+
+// StartHeld is StartPausedEnv for a run that goes on: the rank is held at point until Go.
+func StartHeld(t *testing.T, point string, env []string, argv ...string) *Paused {
+	t.Helper()
+	return startPaused(t, point, filepath.Join(t.TempDir(), "held"), env, argv...)
+}
+
+// Go lets a run StartHeld holds go on from its point (the hook's marker removed).
+func (p *Paused) Go(t *testing.T) {
+	t.Helper()
+	if p.marker == "" {
+		t.Fatal("Go: the run was not started by StartHeld")
+	}
+	if err := os.Remove(p.marker); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func startPaused(t *testing.T, point, marker string, env []string, argv ...string) *Paused {
+	t.Helper()
 	ctx := HangGuard(t)
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
-	cmd.Env = append(append(LaunchEnv(t), env...), "FACEFUSION_TEST_PAUSE_AT="+point)
+	spec := point
+	if marker != "" {
+		spec += "," + marker
+	}
+	cmd.Env = append(append(LaunchEnv(t), env...), "FACEFUSION_TEST_PAUSE_AT="+spec)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // a group: nothing outlives the test
 	stderr, err := cmd.StdoutPipe()
 	if err != nil {
@@ -53,7 +80,7 @@ func StartPausedEnv(t *testing.T, point string, env []string, argv ...string) *P
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	p := &Paused{Cmd: cmd, done: make(chan struct{})}
+	p := &Paused{Cmd: cmd, done: make(chan struct{}), marker: marker}
 	t.Cleanup(func() { syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL); <-p.done })
 	found := make(chan int, 1)
 	go func() {

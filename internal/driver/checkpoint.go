@@ -55,9 +55,10 @@ func (e *Stopped) Is(target error) bool { return target == ErrCheckpointed }
 // load (every other rank, before its load during rank 0's plan) or image (rank 0, before it
 // processes an image target). With MARKER, the pause happens only
 // while the file MARKER does not exist and creates it, so a rerun (or a Slurm requeue) of the
-// same command does not pause again. A paused rank waits for its own signal: signal the rank
-// that pauses (or the launcher, which passes it on to every rank), not only another one, which
-// then waits for the paused rank at their next collective.
+// same command does not pause again; removing MARKER while the rank is held lets it go on (a
+// test changes the files under a live run). A paused rank waits for its own signal: signal the
+// rank that pauses (or the launcher, which passes it on to every rank), not only another one,
+// which then waits for the paused rank at their next collective.
 const PauseEnv = "FACEFUSION_TEST_PAUSE_AT"
 
 // testPause blocks at point until ctx ends when the hook asks for it.
@@ -78,7 +79,22 @@ func testPause(ctx context.Context, point string, log *logging.Logger) {
 		f.Close()
 	}
 	log.Infof("test pause at %s (pid %d)", point, os.Getpid())
-	<-ctx.Done()
+	if marker == "" {
+		<-ctx.Done()
+		return
+	}
+	t := time.NewTicker(20 * time.Millisecond)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if _, err := os.Lstat(marker); errors.Is(err, os.ErrNotExist) {
+				return
+			}
+		}
+	}
 }
 
 // prepareCheckpoint is rank 0's start of an attempt: clear what a killed attempt left, refuse
@@ -243,6 +259,10 @@ func (c *checkpointer) stopHeartbeat() {
 // the job would rely on (the join record, the output, the folder's removal): a run whose claim
 // was taken over while it was suspended or cut off must not touch the new run's files.
 func (c *checkpointer) stillMine(p *Plan) error {
+	// The folder itself first: a copy put in its place holds this attempt's claim too.
+	if err := c.jd.Same(); err != nil {
+		return fault.AsUsage(err)
+	}
 	if !c.lost.Load() && c.jd.Holds(&c.me) && c.jd.CurrentAttemptID() == p.AttemptID {
 		return nil
 	}
@@ -273,6 +293,9 @@ func (c *checkpointer) save(recs []lustre.Chunk, outcome string) error {
 	start := time.Now()
 	defer func() { c.work += time.Since(start) }()
 	at := &c.m.Attempts[len(c.m.Attempts)-1]
+	if err := c.jd.Same(); err != nil {
+		return fault.AsUsage(err) // nothing is written into another's folder
+	}
 	if c.jd.CurrentAttemptID() != c.attemptID {
 		return fault.AsInternal(fmt.Errorf("job folder %s was taken over by %s: this attempt (%d) leaves its manifest alone; run one attempt of a job at a time", c.jd.Path, newer(c.jd.CurrentAttempt()), len(c.m.Attempts)))
 	}

@@ -84,6 +84,9 @@ type Plan struct {
 	// readDelay is how long rank 0's plan waited for its read of the model files it
 	// broadcasts (through its load), for its report (not sent).
 	readDelay time.Duration
+	// jobDirID is the job folder lustre.Create made or found, rank 0's (not sent): every
+	// JobDir of the plan checks that the folder at JobDir is still it.
+	jobDirID lustre.FolderID
 }
 
 // MakePlan cuts frames into chunks and gives each rank an even share of their frames, as a
@@ -562,6 +565,7 @@ func planJob(ctx context.Context, cfg job.Config, ranks int, p *Plan, log *loggi
 	// The job's container, as its segments are named: release looks for them before it removes
 	// a failed attempt's folder.
 	jd.SegmentExt = jobDir(cfg, p).SegmentExt
+	p.jobDirID = jd.ID // every JobDir of the plan checks it is still this folder
 	me := lustre.Me()
 	prev, why, err := jd.TakeClaim(me)
 	if err != nil {
@@ -1208,7 +1212,6 @@ func finish(ctx context.Context, cfg job.Config, p *Plan, jd *lustre.JobDir, all
 		return fail(fault.AsInput(fmt.Errorf("%w: make sure only you can write into %s, or choose another -o", err, filepath.Dir(out))))
 	}
 	defer temp.Remove()
-	final := temp.Path
 	// One pass over the output's bytes: the segments joined and the target's other streams
 	// muxed by one ffmpeg.
 	times := pipeline.OutputTimes(cfg, p.Info)
@@ -1269,7 +1272,7 @@ func finish(ctx context.Context, cfg job.Config, p *Plan, jd *lustre.JobDir, all
 		return fail(err)
 	}
 	w, h := pipeline.OutputSize(cfg, p.Info)
-	if err := video.CheckWhole(ctx, final, video.Whole{Frames: frames, Width: w, Height: h, Carried: p.Carried.Keep}); err != nil {
+	if err := video.CheckWholeFile(ctx, temp.File, video.Whole{Frames: frames, Width: w, Height: h, Carried: p.Carried.Keep}); err != nil {
 		if ctx.Err() != nil {
 			return stop()
 		}
@@ -1282,8 +1285,8 @@ func finish(ctx context.Context, cfg job.Config, p *Plan, jd *lustre.JobDir, all
 	// The output's bytes are final: the parallel join hashed them as it wrote them; otherwise
 	// every rank hashes its share of them for the run report.
 	if hash.InJoin {
-		rec.hashedInJoin(hash, final, log)
-	} else if err := rec.hashShared(pj, final, log); err != nil {
+		rec.hashedInJoin(hash, temp.File, log)
+	} else if err := rec.hashShared(pj, temp.File, log); err != nil {
 		return joinFailed(err)
 	}
 	testPause(ctx, "commit", log)

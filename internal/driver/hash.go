@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/facefusion-hpc/facefusion/collective"
 	"github.com/facefusion-hpc/facefusion/internal/logging"
+	"github.com/facefusion-hpc/facefusion/internal/safefs"
 	"github.com/facefusion-hpc/facefusion/lustre"
 	"github.com/facefusion-hpc/facefusion/rank"
 )
@@ -29,6 +31,9 @@ type hashInstruction struct {
 	Path    string
 	Size    int64
 	ModTime int64 // nanoseconds since 1970: another file at the path on another node differs
+	// Inode is the file's (Lustre gives a file one inode number on every node): a file put
+	// at its name by another user who can write into its folder is not read.
+	Inode uint64 `json:",omitempty"`
 }
 
 // hashReport is one rank's share for rank 0: its blocks' sums in order, or why it has none.
@@ -42,17 +47,17 @@ type hashReport struct {
 // wall time in its share (rank 0's: its whole part, the blocks of the ranks that could not read
 // the file included). err is a collective's failure (the ranks can no longer talk); the hash's
 // own failure is failed, a warning's text, with sum "".
-func hashOutput(comm collective.Comm, path string, log *logging.Logger) (size int64, sum string, seconds []float64, failed string, err error) {
+func hashOutput(comm collective.Comm, f *os.File, log *logging.Logger) (size int64, sum string, seconds []float64, failed string, err error) {
 	start := time.Now()
-	st, serr := os.Stat(path)
+	st, serr := f.Stat()
 	if serr != nil {
 		return 0, "", nil, serr.Error(), sendHash(comm, nil)
 	}
-	ins := hashInstruction{Path: path, Size: st.Size(), ModTime: st.ModTime().UnixNano()}
+	ins := hashInstruction{Path: f.Name(), Size: st.Size(), ModTime: st.ModTime().UnixNano(), Inode: st.Sys().(*syscall.Stat_t).Ino}
 	if err := sendHash(comm, &ins); err != nil {
 		return 0, "", nil, "", err
 	}
-	sums, seconds, failed, err := hashShare(comm, &ins, nil, log)
+	sums, seconds, failed, err := hashShare(comm, &ins, f, nil, log)
 	if len(seconds) > 0 {
 		seconds[0] = time.Since(start).Seconds()
 	}
@@ -90,15 +95,16 @@ func serveHash(comm collective.Comm, log *logging.Logger) error {
 	if err := json.Unmarshal(b, &ins); err != nil {
 		local = fmt.Errorf("decoding the output's hash: %w", err)
 	}
-	_, _, _, err = hashShare(comm, &ins, local, log)
+	_, _, _, err = hashShare(comm, &ins, nil, local, log)
 	return err
 }
 
-// hashShare is every rank's share of the hash; local is a failure before it (the rank then
-// reads nothing, but still takes part). On rank 0 it returns every block's sum in order (the
+// hashShare is every rank's share of the hash, read through own where rank 0 has the file open
+// (nil: opened by its name); local is a failure before it (the rank then reads nothing, but
+// still takes part). On rank 0 it returns every block's sum in order (the
 // blocks of a rank that sent none hashed by rank 0 itself), each rank's seconds, and failed when
 // rank 0 could not hash its own or another's blocks.
-func hashShare(comm collective.Comm, ins *hashInstruction, local error, log *logging.Logger) (sums []lustre.BlockSum, seconds []float64, failed string, err error) {
+func hashShare(comm collective.Comm, ins *hashInstruction, own *os.File, local error, log *logging.Logger) (sums []lustre.BlockSum, seconds []float64, failed string, err error) {
 	me := comm.Rank()
 	shares := rank.Even(rank.Range{Start: 0, End: lustre.HashBlockCount(ins.Size)}, comm.Size())
 	var rep hashReport
@@ -106,7 +112,7 @@ func hashShare(comm collective.Comm, ins *hashInstruction, local error, log *log
 		rep.Err = local.Error()
 	} else {
 		start := time.Now()
-		mine, err := hashRange(ins, shares[me])
+		mine, err := hashRange(ins, shares[me], own)
 		if err != nil {
 			rep.Err = err.Error()
 		}
@@ -144,7 +150,7 @@ func hashShare(comm collective.Comm, ins *hashInstruction, local error, log *log
 		}
 		if got.Err != "" {
 			notes = append(notes, fmt.Sprintf("rank %d: %s", r, got.Err))
-			theirs, err := hashRange(ins, shares[r])
+			theirs, err := hashRange(ins, shares[r], own)
 			if err != nil {
 				return nil, seconds, fmt.Sprintf("rank 0, for rank %d: %v", r, err), nil
 			}
@@ -164,24 +170,37 @@ func hashShare(comm collective.Comm, ins *hashInstruction, local error, log *log
 	return sums, seconds, "", nil
 }
 
-// hashRange is the sums of blocks of the file ins names, read here; nothing is opened for no
-// block.
-func hashRange(ins *hashInstruction, blocks rank.Range) ([]lustre.BlockSum, error) {
+// hashRange is the sums of blocks of the file ins names, read through own (rank 0's open
+// file), or else opened here: never through a link, a FIFO refused without waiting for a
+// writer, and only the regular file rank 0 made (its inode, size and time); nothing is opened
+// for no block.
+func hashRange(ins *hashInstruction, blocks rank.Range, own *os.File) ([]lustre.BlockSum, error) {
 	if blocks.Empty() {
 		return nil, nil
 	}
-	f, err := os.Open(ins.Path)
-	if err != nil {
-		return nil, err
+	f := own
+	if f == nil {
+		var err error
+		if f, err = os.OpenFile(ins.Path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0); err != nil {
+			return nil, err
+		}
+		defer f.Close()
 	}
-	defer f.Close()
 	st, err := f.Stat()
 	if err != nil {
 		return nil, err
 	}
+	ino := st.Sys().(*syscall.Stat_t).Ino
+	replaced := fmt.Errorf("%s here is not the file rank 0 made (%s, inode %d): another user who can write into its folder replaced it", ins.Path, safefs.KindOf(st.Mode()), ino)
+	if !st.Mode().IsRegular() {
+		return nil, replaced
+	}
 	if st.Size() != ins.Size || st.ModTime().UnixNano() != ins.ModTime {
 		return nil, fmt.Errorf("%s here is another file (%d bytes, modified %s; rank 0's: %d bytes, modified %s)",
 			ins.Path, st.Size(), st.ModTime().UTC().Format(time.RFC3339Nano), ins.Size, time.Unix(0, ins.ModTime).UTC().Format(time.RFC3339Nano))
+	}
+	if ins.Inode != 0 && ino != ins.Inode {
+		return nil, replaced
 	}
 	sums, err := lustre.HashBlocks(f, ins.Size, blocks)
 	if err != nil {

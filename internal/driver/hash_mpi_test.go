@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -24,8 +25,10 @@ const hashDone = "output hash: every case ran"
 // every rank reads its block and the sum is coreutils'; a rank that finds no file at the path
 // (its node does not see the output folder) and one that finds another file there (same size,
 // another time) leave their blocks to rank 0, which warns and hashes them, the sum unchanged;
-// a rank 0 that cannot see the file sends nothing to hash, and no rank waits. The ranks tell
-// the files apart by their working folders: the path is relative.
+// a rank that finds a FIFO there (another user replaced the name; opening it must not wait for
+// a writer) and one that finds a copy (same size and time, another inode) leave theirs to rank 0
+// too; a rank 0 that cannot stat its open file sends nothing to hash, and no rank waits. The
+// ranks tell the files apart by their working folders: the path is relative.
 func TestOutputHashRanks(t *testing.T) {
 	if dir := os.Getenv(hashRanksEnv); dir != "" {
 		hashRanks(t, dir)
@@ -34,7 +37,7 @@ func TestOutputHashRanks(t *testing.T) {
 	dir := t.TempDir()
 	data := make([]byte, lustre.HashBlockBytes*5/2)
 	rand.NewChaCha8([32]byte{3}).Read(data)
-	for _, sub := range []string{"seen", "other", "none"} {
+	for _, sub := range []string{"seen", "other", "none", "fifo", "copy"} {
 		os.MkdirAll(filepath.Join(dir, sub), 0o755)
 	}
 	if err := os.WriteFile(filepath.Join(dir, "seen", "out.part"), data, 0o644); err != nil {
@@ -45,6 +48,14 @@ func TestOutputHashRanks(t *testing.T) {
 	if err := os.WriteFile(other, nil, 0o644); err != nil || os.Truncate(other, int64(len(data))) != nil ||
 		os.Chtimes(other, time.Unix(1e9, 0), time.Unix(1e9, 0)) != nil {
 		t.Fatalf("the other file: %v", err)
+	}
+	if err := syscall.Mkfifo(filepath.Join(dir, "fifo", "out.part"), 0o666); err != nil {
+		t.Fatal(err)
+	}
+	st, _ := os.Stat(filepath.Join(dir, "seen", "out.part"))
+	cp := filepath.Join(dir, "copy", "out.part")
+	if err := os.WriteFile(cp, data, 0o644); err != nil || os.Chtimes(cp, st.ModTime(), st.ModTime()) != nil {
+		t.Fatalf("the copy: %v", err)
 	}
 	underMpirun(t, 3, "TestOutputHashRanks", hashRanksEnv+"="+dir, hashDone, "a rank left in a collective?")
 }
@@ -69,7 +80,15 @@ func hashRanks(t *testing.T, dir string) {
 			return
 		}
 		var warned strings.Builder
-		size, sum, secs, failed, err := hashOutput(comm, "out.part", logging.New(&warned, logging.Warn))
+		f, err := os.Open("out.part")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if name == "rank 0 cannot" {
+			f.Close() // its Stat fails
+		}
+		defer f.Close()
+		size, sum, secs, failed, err := hashOutput(comm, f, logging.New(&warned, logging.Warn))
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
@@ -86,8 +105,14 @@ func hashRanks(t *testing.T, dir string) {
 			t.Errorf("ranks 1 and 2 cannot: sum %s (coreutils: %s), failed %q, warned %q", sum, want, failed, warned)
 		}
 	})
-	run("rank 0 cannot", [3]string{"none", "seen", "seen"}, func(size int64, sum string, secs []float64, failed, warned string) {
-		if sum != "" || !strings.Contains(failed, "no such file") {
+	run("a FIFO and a copy at the name", [3]string{"seen", "fifo", "copy"}, func(size int64, sum string, secs []float64, failed, warned string) {
+		if sum != want || failed != "" || !strings.Contains(warned, "2 rank(s) could not read the output") ||
+			!strings.Contains(warned, "rank 1: out.part here is not the file rank 0 made (a FIFO") || !strings.Contains(warned, "rank 2: out.part here is not the file rank 0 made (a regular file, inode") {
+			t.Errorf("a FIFO and a copy: sum %s (coreutils: %s), failed %q, warned %q", sum, want, failed, warned)
+		}
+	})
+	run("rank 0 cannot", [3]string{"seen", "seen", "seen"}, func(size int64, sum string, secs []float64, failed, warned string) {
+		if sum != "" || !strings.Contains(failed, "file already closed") {
 			t.Errorf("rank 0 cannot: sum %q, failed %q; want no sum and why", sum, failed)
 		}
 	})

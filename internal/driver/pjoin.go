@@ -38,9 +38,11 @@ import (
 // it is joined in parallel (startSide's test), NUT otherwise.
 func jobDir(cfg job.Config, p *Plan) *lustre.JobDir {
 	if p.Image {
-		return &lustre.JobDir{Path: p.JobDir}
+		return &lustre.JobDir{Path: p.JobDir, ID: p.jobDirID}
 	}
-	return lustre.ForJob(p.JobDir, cfg.OutputPath, cfg.OutputVideoEncoder, pipeline.OutputTimes(cfg, p.Info))
+	jd := lustre.ForJob(p.JobDir, cfg.OutputPath, cfg.OutputVideoEncoder, pipeline.OutputTimes(cfg, p.Info))
+	jd.ID = p.jobDirID
+	return jd
 }
 
 // sideFile is rank 0's side file, written in the background from the start of the frame work.

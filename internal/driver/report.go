@@ -226,11 +226,11 @@ func (rr *runRecord) hashOutputAt(path string, log *logging.Logger) {
 	rr.outSize, rr.outSum = size, sum
 }
 
-// hashShared records the size and block hash of the joined output at path, before its rename,
+// hashShared records the size and block hash of the joined output f, before its rename,
 // computed by every rank (hash.go), and each rank's time in it. The other ranks first leave the
 // join's protocol: a serial join sent them no instruction. err is a collective's failure; a
 // hash that fails is a warning and no hash in the report.
-func (rr *runRecord) hashShared(pj *joinContext, path string, log *logging.Logger) error {
+func (rr *runRecord) hashShared(pj *joinContext, f *os.File, log *logging.Logger) error {
 	if !pj.sent {
 		pj.sent = true
 		if err := sendInstruction(pj.comm, nil); err != nil {
@@ -238,7 +238,7 @@ func (rr *runRecord) hashShared(pj *joinContext, path string, log *logging.Logge
 		}
 	}
 	pj.hashed = true
-	size, sum, secs, failed, err := hashOutput(pj.comm, path, log)
+	size, sum, secs, failed, err := hashOutput(pj.comm, f, log)
 	for r := 0; r < len(secs) && r < len(rr.perRank); r++ {
 		rr.perRank[r].StageSeconds["hash"] = secs[r]
 	}
@@ -252,12 +252,19 @@ func (rr *runRecord) hashShared(pj *joinContext, path string, log *logging.Logge
 // hashedInJoin records the output's size and block hash as the parallel join computed them
 // (its ranks' time in it is their stage "join": the hash is part of the copy, and their stage
 // "hash" stays 0). Where the chain could not give every block's sum (a rank's message lost),
-// rank 0 hashes the file at path itself: the other ranks have gone on.
-func (rr *runRecord) hashedInJoin(h joinHash, path string, log *logging.Logger) {
+// rank 0 hashes the open output f itself: the other ranks have gone on.
+func (rr *runRecord) hashedInJoin(h joinHash, f *os.File, log *logging.Logger) {
 	if h.Failed == "" {
 		rr.outSize, rr.outSum = h.Size, h.Sum
 		return
 	}
 	log.Warnf("output hash: the join's hash is incomplete (%s): rank 0 reads the output to hash it", h.Failed)
-	rr.hashOutputAt(path, log)
+	start := time.Now()
+	size, sum, err := lustre.HashOpenBlocks(f)
+	rr.perRank[0].StageSeconds["hash"] = time.Since(start).Seconds()
+	if err != nil {
+		log.Warnf("the output could not be hashed for its run report: %v", err)
+		return
+	}
+	rr.outSize, rr.outSum = size, sum
 }

@@ -295,6 +295,9 @@ func owner(st fs.FileInfo) int {
 	return -1
 }
 
+// UserName is a uid as "user NAME (uid N)", or "uid N" where no name is known: for a message.
+func UserName(uid int) string { return userName(uid) }
+
 // userName is a uid as "name (uid N)", or "uid N" where no name is known.
 func userName(uid int) string {
 	if u, err := user.LookupId(strconv.Itoa(uid)); err == nil {
@@ -383,4 +386,59 @@ func ForeignLink(path string) error {
 		rest = append(strings.Split(to, "/"), rest...)
 	}
 	return nil
+}
+
+// CheckParent refuses a folder the program creates its own folder in, or goes inside, when
+// someone the user has not chosen to trust could rename or replace what the program makes
+// there. Who can: the folder's owner and root always; its group where it is group-writable,
+// and every user where it is world-writable, unless it is sticky (then only an entry's owner,
+// the folder's owner and root). Trusted: the running user and root; with GroupAllowed, also
+// the folder's group and, in a folder that is not world-writable (a project tree, not a public
+// scratch), its owner. So a world-writable folder is accepted only when it is sticky and its
+// owner is root or the running user (/scratch, /tmp). The path may be a link to the folder;
+// the link must then be the user's or root's. Unlike CheckFolder, the folder may be another
+// user's where the setting allows it: what is trusted is the program's own folder inside it.
+func CheckParent(path, what, fix string) error {
+	lst, err := os.Lstat(path)
+	if err != nil {
+		return err
+	}
+	uid := os.Geteuid()
+	if lst.Mode()&fs.ModeSymlink != 0 {
+		if o := owner(lst); o != uid && o != 0 {
+			return &FolderError{Path: path, What: what, Reason: "is a link made by " + userName(o) + ", not by you", Fix: fix}
+		}
+	}
+	st, err := os.Stat(path)
+	if err != nil {
+		return err
+	}
+	if !st.IsDir() {
+		return &FolderError{Path: path, What: what, Reason: "is " + KindOf(st.Mode()) + ", not a folder", Fix: fix}
+	}
+	perm, sticky, o := st.Mode().Perm(), st.Mode()&fs.ModeSticky != 0, owner(st)
+	ownerTrusted := o == uid || o == 0
+	switch {
+	case perm&0o002 != 0 && !sticky:
+		return &FolderError{Path: path, What: what, Reason: fmt.Sprintf("is writable by every user and not sticky (mode %04o), so anyone can rename or replace what facefusion makes in it", perm),
+			Fix: fmt.Sprintf("run chmod o-w %s, or %s", path, fix)}
+	case perm&0o002 != 0 && !ownerTrusted:
+		return &FolderError{Path: path, What: what, Reason: fmt.Sprintf("is writable by every user (mode %04o) and belongs to %s, who can rename or replace what facefusion makes in it despite its sticky bit", perm|stickyBits(st.Mode()), userName(o)),
+			Fix: fix}
+	case !ownerTrusted && !GroupAllowed():
+		return &FolderError{Path: path, What: what, Reason: "belongs to " + userName(o) + ", who can rename or replace what facefusion makes in it",
+			Fix: fmt.Sprintf("set %s=1 where that user and the folder's group share their folders with you (a project tree), or %s", GroupEnv, fix)}
+	case perm&0o020 != 0 && !sticky && !GroupAllowed():
+		return &FolderError{Path: path, What: what, Reason: fmt.Sprintf("is writable by its group (mode %04o), whose members can rename or replace what facefusion makes in it", perm),
+			Fix: fmt.Sprintf("run chmod g-w %s, set %s=1 where your group shares its folders (a setgid project tree), or %s", path, GroupEnv, fix)}
+	}
+	return nil
+}
+
+// stickyBits is m's sticky bit as a mode's 01000, for a message.
+func stickyBits(m fs.FileMode) fs.FileMode {
+	if m&fs.ModeSticky != 0 {
+		return 0o1000
+	}
+	return 0
 }

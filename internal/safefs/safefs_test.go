@@ -3,6 +3,7 @@ package safefs
 import (
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -249,5 +250,67 @@ func TestRegular(t *testing.T) {
 	}
 	if err := Regular(loop, "target"); !errors.Is(err, syscall.ELOOP) || !strings.HasPrefix(err.Error(), "target: ") {
 		t.Errorf("a link loop: %v, want the stat's error named", err)
+	}
+}
+
+// A folder the program makes its own folder in: accepted when no one but the user, root and
+// (with GroupEnv) the folder's group and a project tree's owner can rename what is made there.
+// Another user is simulated by chowning to nobody (uid 65534): the tests run as root.
+func TestCheckParent(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Fatal("the foreign-owner cases need root (chown): run the tests as root, as CI does")
+	}
+	dir := t.TempDir()
+	mk := func(name string, mode os.FileMode, uid int) string {
+		p := filepath.Join(dir, name)
+		if err := os.Mkdir(p, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(p, mode); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chown(p, uid, uid); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	for _, c := range []struct {
+		name  string
+		mode  os.FileMode
+		uid   int
+		plain string // the error without GroupEnv ("" accepted)
+		group string // the error with GroupEnv=1
+	}{
+		{"own", 0o755, 0, "", ""},
+		{"own-group", 0o775, 0, "writable by its group", ""},
+		{"own-group-setgid", 0o775 | os.ModeSetgid, 0, "writable by its group", ""},
+		{"world", 0o777, 0, "not sticky", "not sticky"},
+		{"scratch-root", 0o777 | os.ModeSticky, 0, "", ""},
+		{"scratch-nobody", 0o777 | os.ModeSticky, 65534, "belongs to user nobody (uid 65534)", "belongs to user nobody (uid 65534)"},
+		{"colleague", 0o755, 65534, "belongs to user nobody (uid 65534)", ""},
+		{"colleague-project", 0o775 | os.ModeSetgid, 65534, "belongs to user nobody (uid 65534)", ""},
+		{"group-sticky", 0o775 | os.ModeSticky, 0, "", ""},
+	} {
+		p := mk(c.name, c.mode, c.uid)
+		for _, g := range []struct{ env, want string }{{"", c.plain}, {"1", c.group}} {
+			t.Setenv(GroupEnv, g.env)
+			err := CheckParent(p, "job folder's parent", "choose another --job-dir")
+			switch {
+			case g.want == "" && err != nil:
+				t.Errorf("%s (%s=%q): refused: %v", c.name, GroupEnv, g.env, err)
+			case g.want != "" && (err == nil || !strings.Contains(err.Error(), g.want) || !strings.Contains(err.Error(), p) || !strings.Contains(err.Error(), "choose another --job-dir")):
+				t.Errorf("%s (%s=%q): %v, want an error with %q", c.name, GroupEnv, g.env, err, g.want)
+			}
+		}
+	}
+	// A link another user planted, even to a folder of ours, is refused.
+	t.Setenv(GroupEnv, "1")
+	link := filepath.Join(dir, "link")
+	os.Symlink(filepath.Join(dir, "own"), link)
+	if out, err := exec.Command("chown", "-h", "nobody", link).CombinedOutput(); err != nil {
+		t.Fatal(string(out))
+	}
+	if err := CheckParent(link, "job folder's parent", "x"); err == nil || !strings.Contains(err.Error(), "link made by") {
+		t.Errorf("another user's link: %v", err)
 	}
 }

@@ -1,6 +1,7 @@
 package video
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"github.com/facefusion-hpc/facefusion/internal/mp4"
 	"github.com/facefusion-hpc/facefusion/internal/raster"
@@ -33,26 +35,48 @@ func (e *IncompleteError) Error() string {
 	return fmt.Sprintf("video: %s is not whole: %s", e.Path, e.Detail)
 }
 
-// CheckWhole checks that the file at path holds want. ffmpeg can exit 0 after "Error writing
+// CheckWhole checks that the file at path holds want (CheckWholeFile); a FIFO or device there
+// is refused without blocking.
+func CheckWhole(ctx context.Context, path string, want Whole) error {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return &IncompleteError{Path: path, Detail: err.Error()}
+	}
+	defer f.Close()
+	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
+		return &IncompleteError{Path: path, Detail: "it is not a regular file"}
+	}
+	return CheckWholeFile(ctx, f, want)
+}
+
+// CheckWholeFile checks that the open file f holds want, reading it only through f (ffprobe
+// reopens it as /dev/fd/3, the very inode): its name is in a folder others may write into,
+// where a FIFO put in its place would hang a reader. ffmpeg can exit 0 after "Error writing
 // trailer", and NFS or Lustre may report a full quota only at close, which ffmpeg only logs:
 // what was written is judged from the file, not from an exit code. MP4 and MOV by their own
 // index, read without a process (no index: the trailer never came; a box that claims more bytes
 // than the file holds, or a sample outside it: a cut file); other containers by their video
 // packets, counted by ffprobe (a demux, no decoding), whose "ended prematurely" marks a file
-// cut before its trailer. The streams, from the same ffprobe run (MP4: its header alone).
-func CheckWhole(ctx context.Context, path string, want Whole) error {
+// cut before its trailer. The streams, from the same ffprobe run (MP4: its header alone). The
+// container is f's name's (muxerFor).
+func CheckWholeFile(ctx context.Context, f *os.File, want Whole) error {
+	path := f.Name()
 	index := muxerFor(path) == "mp4" || muxerFor(path) == "mov"
 	args := []string{"-v", "error", "-of", "json", "-show_format", "-show_streams"}
 	if !index {
 		args = append(args, "-count_packets")
 	}
-	out, said, err := runToolSaid(ctx, FFprobe, append(args, mediaPath(path))...)
-	if err != nil {
+	cmd, tail := command(ctx, FFprobe, append(args, mediaPath(fdOutput)))
+	cmd.ExtraFiles = []*os.File{f}
+	var stdout bytes.Buffer
+	cmd.Stdout = &stdout
+	if err := cmd.Run(); err != nil {
 		if ctx.Err() != nil {
-			return err
+			return exitError(ctx, FFprobe, err, tail)
 		}
-		return &IncompleteError{Path: path, Detail: fmt.Sprintf("ffprobe cannot read it (%v)", err)}
+		return &IncompleteError{Path: path, Detail: fmt.Sprintf("ffprobe cannot read it (%v)", exitError(ctx, FFprobe, err, tail))}
 	}
+	out, said := stdout.Bytes(), tail.String()
 	if cut(said) {
 		return &IncompleteError{Path: path, Detail: "it ends before its last bytes (ffprobe: " + said + ")"}
 	}
@@ -62,7 +86,7 @@ func CheckWhole(ctx context.Context, path string, want Whole) error {
 	}
 	var frames int
 	if index {
-		frames, err = indexedFrames(path)
+		frames, err = indexedFrames(f)
 	} else {
 		frames, err = countedFrames(out)
 	}
@@ -87,14 +111,9 @@ func cut(said string) bool {
 	return strings.Contains(s, "ended prematurely") || strings.Contains(s, "truncat") || strings.Contains(s, "moov atom not found")
 }
 
-// indexedFrames is the video sample count of the MP4 or MOV file at path from its index, once
+// indexedFrames is the video sample count of the open MP4 or MOV file f from its index, once
 // every video sample is found inside the file.
-func indexedFrames(path string) (int, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return 0, err
-	}
-	defer f.Close()
+func indexedFrames(f *os.File) (int, error) {
 	st, err := f.Stat()
 	if err != nil {
 		return 0, err

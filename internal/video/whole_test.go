@@ -8,7 +8,9 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/facefusion-hpc/facefusion/internal/raster"
 	"github.com/facefusion-hpc/facefusion/internal/testenv"
@@ -183,5 +185,47 @@ func TestCheckImage(t *testing.T) {
 		if err := checkImageAt(t, p, img, tc.opt); !errors.As(err, &ie) {
 			t.Errorf("%s cut 20 bytes short: CheckImage = %v, want an *IncompleteError", tc.name, err)
 		}
+	}
+}
+
+// CheckWholeFile reads only through the descriptor: a FIFO put at the file's name after it was
+// made (another user who can write into its folder) neither hangs it nor is read; the answer
+// is the real file's, for the container of each kind of check (MP4's index, Matroska's
+// packets). CheckWhole of the FIFO's name refuses it without blocking.
+func TestCheckWholeFileIgnoresItsName(t *testing.T) {
+	dir := t.TempDir()
+	for _, name := range []string{"out.mkv", "out.mp4"} {
+		t.Run(name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			p := wholeClip(t, dir, name, false)
+			want := Whole{Frames: 100, Width: 320, Height: 240}
+			f, err := os.OpenFile(p, os.O_RDWR, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			if err := os.Remove(p); err != nil {
+				t.Fatal(err)
+			}
+			if err := syscall.Mkfifo(p, 0o666); err != nil {
+				t.Fatal(err)
+			}
+			start := time.Now()
+			if err := CheckWholeFile(ctx, f, want); err != nil {
+				t.Errorf("the file under a FIFO's name: %v", err)
+			}
+			want.Frames = 99
+			var ie *IncompleteError
+			if err := CheckWholeFile(ctx, f, want); !errors.As(err, &ie) || !strings.Contains(err.Error(), "100 of the job's 99 frames") {
+				t.Errorf("a frame count that is not the file's: %v", err)
+			}
+			if err := CheckWhole(ctx, p, want); !errors.As(err, &ie) || !strings.Contains(err.Error(), "not a regular file") {
+				t.Errorf("CheckWhole of a FIFO: %v", err)
+			}
+			if took := time.Since(start); took > 10*time.Second || ctx.Err() != nil {
+				t.Errorf("took %s", took)
+			}
+		})
 	}
 }
