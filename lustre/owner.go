@@ -316,11 +316,13 @@ func Create(path string) (j *JobDir, created bool, err error) {
 		os.Remove(filepath.Join(tmp, MarkerName)) // only what this call made
 		os.Remove(tmp)
 		// Another run made it meanwhile: the claim decides who runs.
-		if ok, err := found(); err != nil || ok {
-			if err != nil {
-				return nil, false, err
+		if _, lerr := os.Lstat(path); lerr == nil {
+			if ok, err := found(); err != nil || ok {
+				if err != nil {
+					return nil, false, err
+				}
+				return j, false, nil
 			}
-			return j, false, nil
 		}
 		if _, serr := os.Stat(path); serr == nil {
 			return nil, false, fmt.Errorf("job folder %s exists but was not created by facefusion (no %s in it): choose another --job-dir", path, MarkerName)
