@@ -73,13 +73,7 @@ func (j *JobDir) Marker() string { return filepath.Join(j.Path, MarkerName) }
 // (not a link) of the running user's.
 func (j *JobDir) Owned() bool {
 	st, err := os.Lstat(j.Marker())
-	return err == nil && st.Mode().IsRegular() && mine(st)
-}
-
-// mine reports whether st is the running user's.
-func mine(st os.FileInfo) bool {
-	s, ok := st.Sys().(*syscall.Stat_t)
-	return ok && int(s.Uid) == os.Geteuid()
+	return err == nil && st.Mode().IsRegular() && safefs.Mine(st)
 }
 
 // folderFix is what to do about a job folder the program refuses (CheckFolder).
@@ -491,7 +485,7 @@ func (j *JobDir) joinRecord() ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	if !st.Mode().IsRegular() || !mine(st) {
+	if !st.Mode().IsRegular() || !safefs.Mine(st) {
 		return nil, fmt.Errorf("%s is %s not written by you: nothing it names was removed", j.Joining(), safefs.KindOf(st.Mode()))
 	}
 	b, err := safefs.ReadOwnFile(j.Joining(), safefs.SmallLimit, "join record")
@@ -515,11 +509,10 @@ func joinTemp(p, output string, isTemp func(path, output string) bool) string {
 	if !st.Mode().IsRegular() {
 		return safefs.KindOf(st.Mode())
 	}
-	s, ok := st.Sys().(*syscall.Stat_t)
-	if !ok || int(s.Uid) != os.Geteuid() {
+	if !safefs.Mine(st) {
 		return "not yours"
 	}
-	if s.Nlink != 1 {
+	if s, ok := st.Sys().(*syscall.Stat_t); !ok || s.Nlink != 1 {
 		return "it has other names"
 	}
 	return ""

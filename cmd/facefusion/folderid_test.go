@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -210,5 +211,39 @@ func TestStatusOfAColleaguesJob(t *testing.T) {
 	}
 	if got := tree(t, jobDir); got != before {
 		t.Errorf("status changed the folder:\n%s\nwas\n%s", got, before)
+	}
+}
+
+// A segment replaced by a link at the join (a group member's, where FACEFUSION_GROUP_WRITABLE
+// trusts the group with the job folder), to a file of the same size: the join does not open it.
+// The run fails with the segment named, no output, and the link and its target left as they are.
+func TestLinkedSegmentIsNotJoined(t *testing.T) {
+	in := filepath.Join(t.TempDir(), "in.mp4")
+	clitest.BframeClip(t, in, 16)
+	out := filepath.Join(t.TempDir(), "out.mkv")
+	jobDir := lustre.DefaultPath(out)
+	p := clitest.StartHeld(t, "concat", nil, append([]string{clitest.Bin}, clitest.PassThroughArgs(in, out, 8)...)...)
+	segs, _ := filepath.Glob(filepath.Join(jobDir, "seg-*"))
+	if len(segs) != 2 {
+		t.Fatalf("segments at the join: %v", segs)
+	}
+	theirs := filepath.Join(t.TempDir(), "theirs"+filepath.Ext(segs[0]))
+	data, err := os.ReadFile(segs[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(theirs, data, 0o644)
+	os.Remove(segs[0])
+	os.Symlink(theirs, segs[0])
+	p.Go(t)
+	if code := p.Wait(t); code == 0 || !strings.Contains(p.Output(), "segment "+segs[0]+" changed after it was recorded") {
+		t.Errorf("exit %d, want the linked segment refused:\n%s", code, p.Output())
+	}
+	clitest.MustNotExist(t, out)
+	if st, err := os.Lstat(segs[0]); err != nil || st.Mode()&os.ModeSymlink == 0 {
+		t.Errorf("the link was changed: %v", err)
+	}
+	if got, _ := os.ReadFile(theirs); !bytes.Equal(got, data) {
+		t.Error("the link's target was changed")
 	}
 }

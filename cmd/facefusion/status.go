@@ -8,7 +8,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/facefusion-hpc/facefusion/internal/fault"
@@ -98,8 +97,8 @@ func cmdStatus(args []string, w io.Writer) error {
 
 	fmt.Fprintf(w, "job folder: %s\n", jd.Path)
 	if st, err := os.Stat(jd.Path); err == nil {
-		if s, ok := st.Sys().(*syscall.Stat_t); ok && int(s.Uid) != os.Geteuid() {
-			fmt.Fprintf(w, "owner:      %s, not you: shown as its files say; only its owner can resume the job\n", safefs.UserName(int(s.Uid)))
+		if !safefs.Mine(st) {
+			fmt.Fprintf(w, "owner:      %s, not you: shown as its files say; only its owner can resume the job\n", safefs.UserName(safefs.Owner(st)))
 		}
 	}
 	fmt.Fprintf(w, "target:     %s, frames [%d,%d), %d chunk(s) of %d\n", safefs.Name(m.Target, safefs.PathLen), m.FrameStart, m.FrameEnd, m.NumChunks, m.ChunkFrames)

@@ -1185,8 +1185,10 @@ func finish(ctx context.Context, cfg job.Config, p *Plan, jd *lustre.JobDir, all
 	segs := make([]string, len(p.Chunks))
 	for _, c := range ck.m.Done {
 		segs[c.Chunk] = jd.Segment(c.Chunk)
-		if st, err := os.Stat(segs[c.Chunk]); err != nil || st.Size() != c.Size {
-			return fail(fault.AsInternal(fmt.Errorf("segment %s changed after it was recorded (size or presence): rerun the same command to verify and redo it", segs[c.Chunk])))
+		// Lstat: the join opens segments by name, and a link in their place (a group member's,
+		// where FACEFUSION_GROUP_WRITABLE trusts the group) is not what was recorded.
+		if st, err := os.Lstat(segs[c.Chunk]); err != nil || !st.Mode().IsRegular() || !safefs.Mine(st) || st.Size() != c.Size {
+			return fail(fault.AsInternal(fmt.Errorf("segment %s changed after it was recorded (size, presence, or no longer a file of yours): rerun the same command to verify and redo it", segs[c.Chunk])))
 		}
 	}
 	// The temp file beside the output is as large as the output: recorded first, with the

@@ -288,6 +288,12 @@ func CheckFolder(path, what, fix string) error {
 	return nil
 }
 
+// Mine reports whether the running user owns the file st describes.
+func Mine(st fs.FileInfo) bool { return owner(st) == os.Geteuid() }
+
+// Owner is the uid of the file st describes (-1 where the system gives none).
+func Owner(st fs.FileInfo) int { return owner(st) }
+
 func owner(st fs.FileInfo) int {
 	if s, ok := st.Sys().(*syscall.Stat_t); ok {
 		return int(s.Uid)

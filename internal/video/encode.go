@@ -311,7 +311,7 @@ func createNew(path string) (*os.File, error) {
 	if lerr != nil {
 		return nil, err
 	}
-	if s, ok := st.Sys().(*syscall.Stat_t); !st.Mode().IsRegular() || !ok || int(s.Uid) != os.Geteuid() {
+	if !st.Mode().IsRegular() || !safefs.Mine(st) {
 		return nil, fmt.Errorf("%s is in the way (%s facefusion did not make): it is left alone; make sure no one else can write into %s", path, safefs.KindOf(st.Mode()), filepath.Dir(path))
 	}
 	if err := os.Remove(path); err != nil {
