@@ -207,8 +207,12 @@ func TestCheckpointWriteFailureKeepsWork(t *testing.T) {
 	if !strings.Contains(r.Stderr, "could not be written") {
 		t.Errorf("the failed report write was not told: %s", r.Stderr)
 	}
-	if _, err := os.Stat(jobDir); err == nil {
-		t.Errorf("job folder %s is still there after the rerun completed", jobDir)
+	// Without its report the job folder is the job's only record: kept, complete, and said.
+	if m, ok, err := (&lustre.JobDir{Path: jobDir}).ReadManifest(); err != nil || !ok || m.Attempts[len(m.Attempts)-1].Outcome != lustre.Complete {
+		t.Errorf("job folder %s after a complete run without its report: ok %v, %v, want its manifest kept, complete", jobDir, ok, err)
+	}
+	if !strings.Contains(r.Stderr, "the job folder "+jobDir+" is kept as the job's record") {
+		t.Errorf("the kept job folder was not told: %s", r.Stderr)
 	}
 }
 

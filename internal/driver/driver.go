@@ -1302,12 +1302,16 @@ func finish(ctx context.Context, cfg job.Config, p *Plan, jd *lustre.JobDir, all
 	// The report right after the rename, before the job folder (and its claim) goes: a run of
 	// this job that claims the folder next finds the output with its report (batch-run's
 	// "already done"). Nothing after the rename can fail the job.
-	rec.write(ctx, nil, log)
-	if cfg.KeepSegments {
+	recorded := rec.write(ctx, nil, log)
+	if cfg.KeepSegments || !recorded {
 		if err := ck.save(nil, lustre.Complete); err != nil {
 			log.Warnf("%v", err)
 		}
-		log.Infof("segments and manifest kept in %s (--keep-segments)", jd.Path)
+		if !recorded { // the job folder is then the job's only record: status reads it
+			log.Warnf("the job folder %s is kept as the job's record (its run report could not be written); remove it once you no longer need it", jd.Path)
+		} else {
+			log.Infof("segments and manifest kept in %s (--keep-segments)", jd.Path)
+		}
 		return Result{}
 	}
 	if err := ck.stillMine(p); err != nil {

@@ -169,15 +169,17 @@ func (rr *runRecord) report(ctx context.Context, err error) *lustre.Report {
 // write writes the report and the final metrics file for the end err, once. A run refused as
 // busy writes neither (they are the running job's); a failed run never replaces the report of
 // a finished output (the output is still there, unchanged). A file that cannot be written is
-// one warning: never a second error.
-func (rr *runRecord) write(ctx context.Context, err error, log *logging.Logger) {
+// one warning: never a second error. recorded is false when a report was due and could not be
+// written.
+func (rr *runRecord) write(ctx context.Context, err error, log *logging.Logger) (recorded bool) {
 	if rr == nil || rr.written || fault.KindOf(err) == fault.Busy && err != nil {
-		return
+		return true
 	}
 	rr.written = true
 	if pipeline.CheckOutputIsNoInput(rr.cfg) != nil {
-		return // a record would land on an input, the output or a device: the run was refused for it
+		return true // a record would land on an input, the output or a device: the run was refused for it
 	}
+	recorded = true
 	rep := rr.report(ctx, err)
 	if id := rep.Identity; id != nil {
 		log.Debugf("identity (%s, %d swapped faces of every %dth frame, cosine similarity): output to source %.4f, target to source %.4f (before the swap), output to target %.4f",
@@ -190,6 +192,7 @@ func (rr *runRecord) write(ctx context.Context, err error, log *logging.Logger) 
 	case rep.Outcome == lustre.Complete || lustre.Replaceable(path):
 		if werr := rep.WriteTo(path); werr != nil {
 			log.Warnf("the run report %s could not be written: %v", path, werr)
+			recorded = false
 		}
 	}
 	if mp := rr.cfg.MetricsPath; mp != "" && (err == nil || isDir(filepath.Dir(mp))) {
@@ -200,6 +203,7 @@ func (rr *runRecord) write(ctx context.Context, err error, log *logging.Logger) 
 	if err == nil && rr.opt.Done != nil {
 		rr.opt.Done(rep)
 	}
+	return recorded
 }
 
 func isDir(p string) bool {
