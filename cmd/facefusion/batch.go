@@ -10,6 +10,7 @@ import (
 	"github.com/facefusion-hpc/facefusion/internal/driver"
 	"github.com/facefusion-hpc/facefusion/internal/fault"
 	"github.com/facefusion-hpc/facefusion/internal/job"
+	"github.com/facefusion-hpc/facefusion/internal/safefs"
 )
 
 // cmdBatch is `facefusion batch-run`: every entry of FaceFusion's patterns, one job after
@@ -35,8 +36,8 @@ func cmdBatch(ctx context.Context, args []string) error {
 			log.Infof("batch: %s; summary %s", counts(sum), path)
 		}
 		for _, r := range sum.Entries {
-			if r.State == batch.Done {
-				fmt.Println(r.Output)
+			if r.State == batch.Done { // quoted where a control character would reach the terminal or split the line
+				fmt.Println(safefs.Name(r.Output, safefs.PathLen))
 			}
 		}
 	}

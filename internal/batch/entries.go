@@ -221,14 +221,17 @@ func apart(pattern string, a, b Entry) string {
 	return "add " + strings.Join(add, " and ")
 }
 
+// Names come from whoever put the files in the inbox: one with a control character (a terminal
+// escape, a line break) is quoted, never printed as it is.
 func describe(e Entry) string {
+	name := func(p string) string { return safefs.Name(p, safefs.PathLen) }
 	if e.Target == "" && len(e.Sources) > 0 {
-		return "source " + e.Sources[0]
+		return "source " + name(e.Sources[0])
 	}
 	if len(e.Sources) > 0 {
-		return fmt.Sprintf("source %s with target %s", e.Sources[0], e.Target)
+		return fmt.Sprintf("source %s with target %s", name(e.Sources[0]), name(e.Target))
 	}
-	return "target " + e.Target
+	return "target " + name(e.Target)
 }
 
 // Share is the entries a task of a Slurm job array takes: every count-th from its position

@@ -21,6 +21,7 @@ import (
 	"github.com/facefusion-hpc/facefusion/internal/logging"
 	"github.com/facefusion-hpc/facefusion/internal/metrics"
 	"github.com/facefusion-hpc/facefusion/internal/pipeline"
+	"github.com/facefusion-hpc/facefusion/internal/safefs"
 	"github.com/facefusion-hpc/facefusion/internal/slurm"
 	"github.com/facefusion-hpc/facefusion/lustre"
 )
@@ -398,7 +399,7 @@ func (b *batch) one(ctx context.Context, r *Result, i, n int) error {
 		}
 		return b.failed(r, err, tag)
 	}
-	log.Infof("%s → %s", tag, e.Output)
+	log.Infof("%s → %s", tag, safefs.Name(e.Output, safefs.PathLen))
 	if err := b.tell(decision{Entry: e}); err != nil {
 		return err
 	}

@@ -43,6 +43,11 @@ func TestBatchOddNames(t *testing.T) {
 			t.Errorf("stderr does not name %s as %q:\n%s", name, why, r.Stderr)
 		}
 	}
+	// The outputs on stdout, one a line: a name with a line break or carriage return is quoted,
+	// so that it neither splits a line nor moves the cursor.
+	if !strings.Contains(r.Stdout, `night\nshift.mkv"`) || !strings.Contains(r.Stdout, `cr\r.mkv"`) || strings.ContainsAny(strings.TrimSuffix(r.Stdout, "\n"), "\r") || strings.Count(r.Stdout, "\n") != 2 {
+		t.Errorf("stdout does not list the two outputs quoted, one a line: %q", r.Stdout)
+	}
 	if s.Counts[batch.Skipped] != 3 || s.Counts[batch.Done] != 2 {
 		t.Errorf("counts %v, want 3 skipped and 2 done", s.Counts)
 	}
