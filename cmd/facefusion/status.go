@@ -102,8 +102,8 @@ func cmdStatus(args []string, w io.Writer) error {
 		}
 	}
 	fmt.Fprintf(w, "target:     %s, frames [%d,%d), %d chunk(s) of %d\n", safefs.Name(m.Target, safefs.PathLen), m.FrameStart, m.FrameEnd, m.NumChunks, m.ChunkFrames)
-	state := at.Outcome
-	if state == lustre.Running {
+	state := safefs.Name(at.Outcome, safefs.ExcerptLen)
+	if at.Outcome == lustre.Running {
 		// The manifest of a killed attempt reads "running" too: the claim tells them apart,
 		// as the next run's takeover does.
 		me := lustre.Me()
@@ -209,16 +209,16 @@ func reportStatus(output string, w io.Writer) error {
 	if !ok {
 		return fault.AsInput(fmt.Errorf("status: %s has no run report (%s): it was not written by facefusion run, or the job has not finished; give the job folder instead", output, lustre.ReportPath(output)))
 	}
-	fmt.Fprintf(w, "output:     %s\n", r.Output)
+	fmt.Fprintf(w, "output:     %s\n", safefs.Name(r.Output, safefs.PathLen))
 	fmt.Fprintf(w, "target:     %s, frames [%d,%d), %d chunk(s)\n", safefs.Name(r.Target, safefs.PathLen), r.FrameStart, r.FrameEnd, r.Chunks)
 	folder := "removed"
 	if _, err := os.Stat(r.JobDir); err == nil {
 		folder = "kept"
 	}
 	if r.JobDir == "" { // a run refused before it had one, or an image
-		fmt.Fprintf(w, "state:      %s (finished %s)\n", r.Outcome, r.Finished.Format(time.RFC3339))
+		fmt.Fprintf(w, "state:      %s (finished %s)\n", safefs.Name(r.Outcome, safefs.ExcerptLen), r.Finished.Format(time.RFC3339))
 	} else {
-		fmt.Fprintf(w, "state:      %s (finished %s; job folder %s %s)\n", r.Outcome, r.Finished.Format(time.RFC3339), r.JobDir, folder)
+		fmt.Fprintf(w, "state:      %s (finished %s; job folder %s %s)\n", safefs.Name(r.Outcome, safefs.ExcerptLen), r.Finished.Format(time.RFC3339), safefs.Name(r.JobDir, safefs.PathLen), folder)
 	}
 	if r.Version >= 2 && r.Outcome != lustre.Complete { // version 1 recorded finished jobs only
 		fmt.Fprintf(w, "exit:       %d: %s\n", r.ExitStatus, safefs.Clip(r.Error))
@@ -228,10 +228,10 @@ func reportStatus(output string, w io.Writer) error {
 		fmt.Fprintf(w, "frames:     %d done, 0 pending, of %d\n", r.FrameEnd-r.FrameStart, r.FrameEnd-r.FrameStart)
 	}
 	if r.OutputBlocksSHA256 != "" { // check: split -b BLOCK --filter=sha256sum OUTPUT | sha256sum
-		fmt.Fprintf(w, "hash:       %s (%d bytes; sha256 of %d-byte blocks' sha256sum lines)\n", r.OutputBlocksSHA256, r.OutputBytes, r.OutputHashBlock)
+		fmt.Fprintf(w, "hash:       %s (%d bytes; sha256 of %d-byte blocks' sha256sum lines)\n", safefs.Name(r.OutputBlocksSHA256, safefs.HostLen), r.OutputBytes, r.OutputHashBlock)
 	}
 	if r.OutputSHA256 != "" { // a version 2 report's
-		fmt.Fprintf(w, "sha256:     %s (%d bytes)\n", r.OutputSHA256, r.OutputBytes)
+		fmt.Fprintf(w, "sha256:     %s (%d bytes)\n", safefs.Name(r.OutputSHA256, safefs.HostLen), r.OutputBytes)
 	}
 	return nil
 }

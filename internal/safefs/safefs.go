@@ -193,8 +193,27 @@ const MessageLen = 240
 // Clip is msg, another library's error message, for an error of ours: each word of it longer
 // than ExcerptLen (a number, key or value it quotes from the file: no word of a message is that
 // long) cut to ExcerptLen, and the whole cut to MessageLen, with what was left out counted.
-// Unlike Excerpt it does not quote: msg is a message, not the file's text.
-func Clip(msg string) string {
+// Unlike Excerpt it does not quote: msg is a message, not the file's text; but its control
+// characters (a terminal escape, a line break) are escaped as Go writes them.
+func Clip(msg string) string { return escapeControls(clip(msg)) }
+
+// escapeControls is s with each control character and invalid byte escaped (\x1b, \n, \xff).
+func escapeControls(s string) string {
+	clean := true
+	for _, r := range s {
+		if r == utf8.RuneError || unicode.IsControl(r) {
+			clean = false
+			break
+		}
+	}
+	if clean {
+		return s
+	}
+	q := strconv.Quote(s)
+	return strings.ReplaceAll(q[1:len(q)-1], `\"`, `"`)
+}
+
+func clip(msg string) string {
 	var b strings.Builder
 	rest := msg
 	for first := true; ; first = false {
