@@ -240,6 +240,13 @@ func TestLinkedSegmentIsNotJoined(t *testing.T) {
 		t.Errorf("exit %d, want the linked segment refused:\n%s", code, p.Output())
 	}
 	clitest.MustNotExist(t, out)
+	// The finished work stays for the rerun: the other segment and the manifest.
+	if _, err := os.Stat(segs[1]); err != nil {
+		t.Errorf("the job's other segment is gone after the failed join: %v", err)
+	}
+	if _, ok, err := (&lustre.JobDir{Path: jobDir}).ReadManifest(); !ok || err != nil {
+		t.Errorf("the manifest is gone after the failed join: %v", err)
+	}
 	if st, err := os.Lstat(segs[0]); err != nil || st.Mode()&os.ModeSymlink == 0 {
 		t.Errorf("the link was changed: %v", err)
 	}
