@@ -258,7 +258,7 @@ func TestForceDownloadHostile(t *testing.T) {
 	theirs := filepath.Join(t.TempDir(), "theirs")
 	os.Mkdir(theirs, 0o755)
 	testenv.GiveToNobody(t, theirs)
-	for dir, want := range map[string]string{scratch: "is writable by every user (mode 0777)", theirs: "belongs to user nobody (uid 65534)"} {
+	for dir, want := range map[string]string{scratch: "is writable by every user (mode 1777)", theirs: "belongs to user nobody (uid 65534)"} {
 		before := count("trickle")
 		r = clitest.Run(t, args("trickle", dir)...)
 		lines := strings.Split(strings.TrimSpace(r.Stderr), "\n")

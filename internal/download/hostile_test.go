@@ -132,7 +132,7 @@ func TestFetchFolder(t *testing.T) {
 		want  string // "" for a download
 	}{
 		{"world-writable", 0o777, 0, false, "is writable by every user (mode 0777)"},
-		{"sticky-scratch", 0o1777, 0, false, "is writable by every user"},
+		{"sticky-scratch", 0o777 | os.ModeSticky, 0, false, "is writable by every user (mode 1777)"},
 		{"group-writable", 0o775, 0, false, "is writable by its group (mode 0775)"},
 		{"group-allowed", 0o775, 0, true, ""},
 		{"theirs", 0o755, testenv.Nobody, false, "belongs to user nobody (uid 65534)"},

@@ -297,11 +297,11 @@ func CheckFolder(path, what, fix string) error {
 	}
 	perm := st.Mode().Perm()
 	if perm&0o002 != 0 {
-		return &FolderError{Path: path, What: what, Reason: fmt.Sprintf("is writable by every user (mode %04o)", perm),
+		return &FolderError{Path: path, What: what, Reason: fmt.Sprintf("is writable by every user (mode %s)", octal(st.Mode())),
 			Fix: fmt.Sprintf("run chmod o-w %s, or %s", path, fix)}
 	}
 	if perm&0o020 != 0 && !GroupAllowed() {
-		return &FolderError{Path: path, What: what, Reason: fmt.Sprintf("is writable by its group (mode %04o)", perm),
+		return &FolderError{Path: path, What: what, Reason: fmt.Sprintf("is writable by its group (mode %s)", octal(st.Mode())),
 			Fix: fmt.Sprintf("run chmod g-w %s, set %s=1 where your group shares its folders (a setgid project tree), or %s", path, GroupEnv, fix)}
 	}
 	return nil
@@ -445,25 +445,29 @@ func CheckParent(path, what, fix string) error {
 	ownerTrusted := o == uid || o == 0
 	switch {
 	case perm&0o002 != 0 && !sticky:
-		return &FolderError{Path: path, What: what, Reason: fmt.Sprintf("is writable by every user and not sticky (mode %04o), so anyone can rename or replace what facefusion makes in it", perm),
+		return &FolderError{Path: path, What: what, Reason: fmt.Sprintf("is writable by every user and not sticky (mode %s), so anyone can rename or replace what facefusion makes in it", octal(st.Mode())),
 			Fix: fmt.Sprintf("run chmod o-w %s, or %s", path, fix)}
 	case perm&0o002 != 0 && !ownerTrusted:
-		return &FolderError{Path: path, What: what, Reason: fmt.Sprintf("is writable by every user (mode %04o) and belongs to %s, who can rename or replace what facefusion makes in it despite its sticky bit", perm|stickyBits(st.Mode()), userName(o)),
+		return &FolderError{Path: path, What: what, Reason: fmt.Sprintf("is writable by every user (mode %s) and belongs to %s, who can rename or replace what facefusion makes in it despite its sticky bit", octal(st.Mode()), userName(o)),
 			Fix: fix}
 	case !ownerTrusted && !GroupAllowed():
 		return &FolderError{Path: path, What: what, Reason: "belongs to " + userName(o) + ", who can rename or replace what facefusion makes in it",
 			Fix: fmt.Sprintf("set %s=1 where that user and the folder's group share their folders with you (a project tree), or %s", GroupEnv, fix)}
 	case perm&0o020 != 0 && !sticky && !GroupAllowed():
-		return &FolderError{Path: path, What: what, Reason: fmt.Sprintf("is writable by its group (mode %04o), whose members can rename or replace what facefusion makes in it", perm),
+		return &FolderError{Path: path, What: what, Reason: fmt.Sprintf("is writable by its group (mode %s), whose members can rename or replace what facefusion makes in it", octal(st.Mode())),
 			Fix: fmt.Sprintf("run chmod g-w %s, set %s=1 where your group shares its folders (a setgid project tree), or %s", path, GroupEnv, fix)}
 	}
 	return nil
 }
 
-// stickyBits is m's sticky bit as a mode's 01000, for a message.
-func stickyBits(m fs.FileMode) fs.FileMode {
-	if m&fs.ModeSticky != 0 {
-		return 0o1000
+// octal is a folder's mode as chmod takes it, its setgid and sticky bits with its permissions.
+func octal(m fs.FileMode) string {
+	bits := m.Perm()
+	if m&fs.ModeSetgid != 0 {
+		bits |= 0o2000
 	}
-	return 0
+	if m&fs.ModeSticky != 0 {
+		bits |= 0o1000
+	}
+	return fmt.Sprintf("%04o", bits)
 }
