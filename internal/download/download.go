@@ -194,18 +194,27 @@ func (f *Fetcher) client() *http.Client {
 		if next != nil {
 			return next(req, via)
 		}
-		if len(via) >= 10 {
-			return errors.New("stopped after 10 redirects")
+		if len(via) >= maxRedirects {
+			return &badRedirect{from: via[0].URL.Redacted(), loop: true}
 		}
 		return nil
 	}
 	return &c
 }
 
-// badRedirect is a host redirecting to a URL that is not http:// or https://.
-type badRedirect struct{ from, to string }
+// maxRedirects is how many redirects one request follows, as Go's default client.
+const maxRedirects = 10
+
+// badRedirect is a host redirecting to a URL that is not http:// or https://, or on and on.
+type badRedirect struct {
+	from, to string
+	loop     bool
+}
 
 func (e *badRedirect) Error() string {
+	if e.loop {
+		return fmt.Sprintf("%s redirects more than %d times (a loop): refused", e.from, maxRedirects)
+	}
 	return fmt.Sprintf("%s redirects to a non-HTTP URL, %s: refused (force-download fetches only http:// and https://)", e.from, safefs.Excerpt(e.to))
 }
 
@@ -275,7 +284,7 @@ func (e *Error) hint() string {
 	case errors.As(last, &slow):
 		return "the host is busy: rerun later"
 	case errors.As(last, &redir):
-		return "the host does not serve the file over HTTP: try another --download-providers order or --download-base-url"
+		return "the host does not serve the file at that URL: try another --download-providers order or --download-base-url"
 	case errors.As(last, &crawl), errors.As(last, &late):
 		return "rerun later, try another --download-providers order or --download-base-url, or allow more with " + crawlFlags
 	case errors.As(last, &st) && st.code == http.StatusNotFound:

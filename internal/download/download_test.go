@@ -241,6 +241,8 @@ func (s *server) serve(w http.ResponseWriter, r *http.Request) {
 		serveWhole(model)
 	case "fileredirect": // a redirect to a file on the client's own machine
 		http.Redirect(w, r, "file:///etc/passwd", http.StatusFound)
+	case "redirectloop": // a redirect to itself, for ever
+		http.Redirect(w, r, r.URL.Path, http.StatusFound)
 	case "trickle": // a byte every 20 ms after the header, never stalling, until the client leaves
 		w.Header().Set("Content-Length", strconv.Itoa(len(model)))
 		w.(http.Flusher).Flush()

@@ -230,7 +230,7 @@ func TestFetchFileRedirect(t *testing.T) {
 	srv := newServer(t)
 	dir := t.TempDir()
 	_, err := fetcher(t).Fetch(context.Background(), dir, published(srv.url("fileredirect")), false)
-	failed(t, err, "redirects to a non-HTTP URL, \"file:///etc/passwd\"", "does not serve the file over HTTP")
+	failed(t, err, "redirects to a non-HTTP URL, \"file:///etc/passwd\"", "does not serve the file at that URL")
 	if strings.Contains(err.Error(), "check the network") || strings.Contains(err.Error(), "root:") {
 		t.Errorf("blamed on the network, or the file read: %v", err)
 	}
@@ -238,6 +238,15 @@ func TestFetchFileRedirect(t *testing.T) {
 		t.Errorf("%d requests, want 1: a redirect away from HTTP is not retried", n)
 	}
 	notLandedAt(t, dir)
+	// A redirect loop is the host's answer, not the network's: not retried, not blamed on it.
+	_, err = fetcher(t).Fetch(context.Background(), dir, published(srv.url("redirectloop")), false)
+	failed(t, err, "redirects more than 10 times (a loop): refused", "does not serve the file at that URL")
+	if strings.Contains(err.Error(), "check the network") {
+		t.Errorf("a redirect loop blamed on the network: %v", err)
+	}
+	if n := len(srv.requests("redirectloop")); n != maxRedirects {
+		t.Errorf("%d requests, want %d: a loop is followed until the limit, once", n, maxRedirects)
+	}
 }
 
 // A models folder that is not the user's alone (a site's, read-only: another user's, mode 0755;
