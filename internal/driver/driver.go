@@ -1094,7 +1094,6 @@ func takenOver(jd *lustre.JobDir, attempt string) error {
 // finish is rank 0's end of an attempt: check every rank's result, checkpoint what they
 // finished, and, when every chunk is done, join, mux and commit.
 func finish(ctx context.Context, cfg job.Config, p *Plan, jd *lustre.JobDir, all [][]byte, log *logging.Logger, ck *checkpointer, rec *runRecord, pj *joinContext) Result {
-	fail := func(err error) Result { return Result{Err: err.Error(), Kind: fault.KindOf(err)} }
 	var first *Result // the first real cause; a rank stopped by another's failure is not one
 	var recs []lustre.Chunk
 	stopped, imageStop := false, ""
@@ -1191,82 +1190,45 @@ func finish(ctx context.Context, cfg job.Config, p *Plan, jd *lustre.JobDir, all
 			return fail(fault.AsInternal(fmt.Errorf("segment %s changed after it was recorded (size, presence, or no longer a file of yours): rerun the same command to verify and redo it", segs[c.Chunk])))
 		}
 	}
-	// The temp file beside the output is as large as the output: recorded first, with the
-	// output it is for (absolute: a rerun may spell -o another way), so that the next attempt
-	// removes it if this one is killed while joining.
-	out, err := filepath.Abs(cfg.OutputPath)
-	if err != nil {
-		return fail(fault.AsInternal(err))
+	j := &joinEnd{ctx: ctx, cfg: cfg, p: p, jd: jd, log: log, ck: ck, rec: rec, pj: pj, frames: frames, stop: stop}
+	return j.run(segs)
+}
+
+// joinEnd is the end of an attempt that finished every chunk: the segments joined into the
+// output's temp file, checked whole, hashed, committed, reported, and the job folder's end.
+type joinEnd struct {
+	ctx    context.Context
+	cfg    job.Config
+	p      *Plan
+	jd     *lustre.JobDir
+	log    *logging.Logger
+	ck     *checkpointer
+	rec    *runRecord
+	pj     *joinContext
+	frames int           // the job's frames, every chunk's
+	stop   func() Result // the end of an attempt stopped by a signal
+	out    string        // the output, absolute
+	temp   *pipeline.OutputTemp
+}
+
+func fail(err error) Result { return Result{Err: err.Error(), Kind: fault.KindOf(err)} }
+
+// run joins segs (every chunk's, in order) and commits the output.
+func (j *joinEnd) run(segs []string) Result {
+	ctx, cfg, p, log, ck, rec := j.ctx, j.cfg, j.p, j.log, j.ck, j.rec
+	if r, ok := j.createTemp(); !ok {
+		return r
 	}
-	// An unpredictable name, created exclusively after it is recorded: nothing another user
-	// planted beside the output is ever written through.
-	tempPath := pipeline.TempPath(out, "part")
-	if err := jd.RecordJoin(out, tempPath); err != nil {
-		return fail(checkpointError(err))
-	}
-	temp, err := pipeline.CreateTemp(tempPath)
-	if err != nil {
-		// No room for one more file (a full disk, an inode quota) is the environment's; a name
-		// taken under the unpredictable one is another user's doing.
-		if fault.NoRoom(err) {
-			return fail(fault.AsNoRoom(err, filepath.Dir(out)))
-		}
-		return fail(fault.AsInput(fmt.Errorf("%w: make sure only you can write into %s, or choose another -o", err, filepath.Dir(out))))
-	}
-	defer temp.Remove()
-	// One pass over the output's bytes: the segments joined and the target's other streams
-	// muxed by one ffmpeg.
-	times := pipeline.OutputTimes(cfg, p.Info)
-	joins := make([]video.JoinSegment, len(segs))
-	for i, s := range segs {
-		joins[i] = video.JoinSegment{Path: s, Start: times.At(p.Chunks[i].Start - p.Map.Start)}
-	}
+	defer j.temp.Remove()
+	temp := j.temp
 	joinStart := time.Now() // the serial tail of a run: the benchmark reports its share
-	serial := true
-	var hash joinHash
-	if pj.side.why == "" {
-		sizes, writers := segmentWriters(ck.m.Done, len(segs), p.Attempt)
-		pj.sent = true
-		var secs []float64
-		serial, secs, hash, err = parallelJoin(ctx, pj.comm, cfg, pj.side, joins, sizes, writers, times, temp, log)
-		pj.hashed = hash.InJoin
-		for r := 1; r < len(secs) && r < len(rec.perRank); r++ {
-			rec.perRank[r].StageSeconds["join"] = secs[r]
-		}
-	} else {
-		log.Infof("join: serial (ffmpeg's concat and mux): %s", pj.side.why)
-	}
-	if serial && err == nil {
-		err = video.JoinFile(ctx, cfg.TempDir(), joins, times, cfg.TargetPath, pipeline.TargetSpan(cfg, p.Info), p.Carried.Keep, temp.File, pipeline.AudioOptions(cfg))
-	}
+	hash, err := j.join(segs)
 	rec.perRank[0].StageSeconds["join"] = time.Since(joinStart).Seconds()
-	// A failed join keeps every finished segment and the manifest, its outcome failed: the
-	// same command joins them again once the cause (a full disk) is gone.
-	joinFailed := func(err error) Result {
-		// The temp output goes first, closed too (its room comes back only then): on a full
-		// disk the manifest beside it needs that room.
-		temp.Remove()
-		if ck.stillMine(p) == nil {
-			if serr := ck.save(nil, lustre.Failed); serr != nil {
-				log.Warnf("%v", serr)
-			}
-		}
-		if fault.KindOf(err) == fault.Usage { // the output appeared meanwhile: Commit says so
-			return fail(err)
-		}
-		log.Debugf("join: %v", err)
-		dir, aerr := filepath.Abs(jd.Path)
-		if aerr != nil {
-			dir = jd.Path
-		}
-		need, free := outputNeeds(ctx, cfg, p, ck.m.Done, pj.side), freeRoom(filepath.Dir(out))
-		return fail(keptError(err, out, need, free, len(ck.m.Done), dir))
-	}
 	if err != nil {
 		if ctx.Err() != nil {
-			return stop()
+			return j.stop()
 		}
-		return joinFailed(err)
+		return j.failed(err)
 	}
 	// Committed only once checked whole, whatever ffmpeg's exit code said; and only the file
 	// made is read for that.
@@ -1274,11 +1236,11 @@ func finish(ctx context.Context, cfg job.Config, p *Plan, jd *lustre.JobDir, all
 		return fail(err)
 	}
 	w, h := pipeline.OutputSize(cfg, p.Info)
-	if err := video.CheckWholeFile(ctx, temp.File, video.Whole{Frames: frames, Width: w, Height: h, Carried: p.Carried.Keep}); err != nil {
+	if err := video.CheckWholeFile(ctx, temp.File, video.Whole{Frames: j.frames, Width: w, Height: h, Carried: p.Carried.Keep}); err != nil {
 		if ctx.Err() != nil {
-			return stop()
+			return j.stop()
 		}
-		return joinFailed(err)
+		return j.failed(err)
 	}
 	// Still the file made: nothing else is hashed, read or committed.
 	if err := temp.Check(); err != nil {
@@ -1288,21 +1250,107 @@ func finish(ctx context.Context, cfg job.Config, p *Plan, jd *lustre.JobDir, all
 	// every rank hashes its share of them for the run report.
 	if hash.InJoin {
 		rec.hashedInJoin(hash, temp.File, log)
-	} else if err := rec.hashShared(pj, temp.File, log); err != nil {
-		return joinFailed(err)
+	} else if err := rec.hashShared(j.pj, temp.File, log); err != nil {
+		return j.failed(err)
 	}
 	testPause(ctx, "commit", log)
 	if err := ck.stillMine(p); err != nil {
 		return fail(err)
 	}
 	if err := pipeline.Commit(temp, cfg.OutputPath, cfg.Force); err != nil {
-		return joinFailed(err)
+		return j.failed(err)
 	}
-	log.Infof("%d frames in %d chunks joined into %s (join %.2f s)", frames, len(p.Chunks), cfg.OutputPath, time.Since(joinStart).Seconds())
+	log.Infof("%d frames in %d chunks joined into %s (join %.2f s)", j.frames, len(p.Chunks), cfg.OutputPath, time.Since(joinStart).Seconds())
+	return j.committed()
+}
+
+// createTemp records, then creates, the output's temp file; ok is false with the failure.
+func (j *joinEnd) createTemp() (r Result, ok bool) {
+	// The temp file beside the output is as large as the output: recorded first, with the
+	// output it is for (absolute: a rerun may spell -o another way), so that the next attempt
+	// removes it if this one is killed while joining.
+	out, err := filepath.Abs(j.cfg.OutputPath)
+	if err != nil {
+		return fail(fault.AsInternal(err)), false
+	}
+	j.out = out
+	// An unpredictable name, created exclusively after it is recorded: nothing another user
+	// planted beside the output is ever written through.
+	tempPath := pipeline.TempPath(out, "part")
+	if err := j.jd.RecordJoin(out, tempPath); err != nil {
+		return fail(checkpointError(err)), false
+	}
+	if j.temp, err = pipeline.CreateTemp(tempPath); err != nil {
+		// No room for one more file (a full disk, an inode quota) is the environment's; a name
+		// taken under the unpredictable one is another user's doing.
+		if fault.NoRoom(err) {
+			return fail(fault.AsNoRoom(err, filepath.Dir(out))), false
+		}
+		return fail(fault.AsInput(fmt.Errorf("%w: make sure only you can write into %s, or choose another -o", err, filepath.Dir(out)))), false
+	}
+	return Result{}, true
+}
+
+// join writes segs into the temp file: in parallel by every rank, or by rank 0's ffmpeg. One
+// pass over the output's bytes: the segments joined and the target's other streams muxed.
+func (j *joinEnd) join(segs []string) (hash joinHash, err error) {
+	cfg, p, pj := j.cfg, j.p, j.pj
+	times := pipeline.OutputTimes(cfg, p.Info)
+	joins := make([]video.JoinSegment, len(segs))
+	for i, s := range segs {
+		joins[i] = video.JoinSegment{Path: s, Start: times.At(p.Chunks[i].Start - p.Map.Start)}
+	}
+	serial := true
+	if pj.side.why == "" {
+		sizes, writers := segmentWriters(j.ck.m.Done, len(segs), p.Attempt)
+		pj.sent = true
+		var secs []float64
+		serial, secs, hash, err = parallelJoin(j.ctx, pj.comm, cfg, pj.side, joins, sizes, writers, times, j.temp, j.log)
+		pj.hashed = hash.InJoin
+		for r := 1; r < len(secs) && r < len(j.rec.perRank); r++ {
+			j.rec.perRank[r].StageSeconds["join"] = secs[r]
+		}
+	} else {
+		j.log.Infof("join: serial (ffmpeg's concat and mux): %s", pj.side.why)
+	}
+	if serial && err == nil {
+		err = video.JoinFile(j.ctx, cfg.TempDir(), joins, times, cfg.TargetPath, pipeline.TargetSpan(cfg, p.Info), p.Carried.Keep, j.temp.File, pipeline.AudioOptions(cfg))
+	}
+	return hash, err
+}
+
+// failed ends a join that failed: every finished segment and the manifest are kept, its
+// outcome failed, so that the same command joins them again once the cause (a full disk) is
+// gone; the error says how much room the output needs.
+func (j *joinEnd) failed(err error) Result {
+	// The temp output goes first, closed too (its room comes back only then): on a full disk
+	// the manifest beside it needs that room.
+	j.temp.Remove()
+	if j.ck.stillMine(j.p) == nil {
+		if serr := j.ck.save(nil, lustre.Failed); serr != nil {
+			j.log.Warnf("%v", serr)
+		}
+	}
+	if fault.KindOf(err) == fault.Usage { // the output appeared meanwhile: Commit says so
+		return fail(err)
+	}
+	j.log.Debugf("join: %v", err)
+	dir, aerr := filepath.Abs(j.jd.Path)
+	if aerr != nil {
+		dir = j.jd.Path
+	}
+	need, free := outputNeeds(j.ctx, j.cfg, j.p, j.ck.m.Done, j.pj.side), freeRoom(filepath.Dir(j.out))
+	return fail(keptError(err, j.out, need, free, len(j.ck.m.Done), dir))
+}
+
+// committed is the end of a job whose output is in place: its report, then the job folder
+// removed (or kept, with --keep-segments or as the job's only record).
+func (j *joinEnd) committed() Result {
+	cfg, jd, log, ck := j.cfg, j.jd, j.log, j.ck
 	// The report right after the rename, before the job folder (and its claim) goes: a run of
 	// this job that claims the folder next finds the output with its report (batch-run's
 	// "already done"). Nothing after the rename can fail the job.
-	recorded := rec.write(ctx, nil, log)
+	recorded := j.rec.write(j.ctx, nil, log)
 	if cfg.KeepSegments || !recorded {
 		if err := ck.save(nil, lustre.Complete); err != nil {
 			log.Warnf("%v", err)
@@ -1314,7 +1362,7 @@ func finish(ctx context.Context, cfg job.Config, p *Plan, jd *lustre.JobDir, all
 		}
 		return Result{}
 	}
-	if err := ck.stillMine(p); err != nil {
+	if err := ck.stillMine(j.p); err != nil {
 		log.Warnf("the output is in place; %v", err)
 		return Result{}
 	}
