@@ -269,29 +269,38 @@ func (e *FolderError) Error() string {
 	return fmt.Sprintf("%s %s %s: %s", e.What, e.Path, e.Reason, e.Fix)
 }
 
+// folder is what path names, a folder; a link to it must be the running user's or root's.
+func folder(path, what, fix string) (fs.FileInfo, error) {
+	lst, err := os.Lstat(path)
+	if err != nil {
+		return nil, err
+	}
+	if lst.Mode()&fs.ModeSymlink != 0 {
+		if o := owner(lst); o != os.Geteuid() && o != 0 {
+			return nil, &FolderError{Path: path, What: what, Reason: "is a link made by " + userName(o) + ", not by you", Fix: fix}
+		}
+	}
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if !st.IsDir() {
+		return nil, &FolderError{Path: path, What: what, Reason: "is " + KindOf(st.Mode()) + ", not a folder", Fix: fix}
+	}
+	return st, nil
+}
+
 // CheckFolder refuses a folder that the program would write into and trust unless it is the
 // running user's and no one else can write into it: owned by the effective user (or, for
 // root, by root), not writable by others, and not by the group unless GroupAllowed. The path
 // may be a link to such a folder (a /scratch link); the link itself must then be the user's too.
 // what names the folder in the error; fix says what to do instead ("choose another --job-dir").
 func CheckFolder(path, what, fix string) error {
-	lst, err := os.Lstat(path)
+	st, err := folder(path, what, fix)
 	if err != nil {
 		return err
 	}
 	uid := os.Geteuid()
-	if lst.Mode()&fs.ModeSymlink != 0 {
-		if o := owner(lst); o != uid && o != 0 {
-			return &FolderError{Path: path, What: what, Reason: "is a link made by " + userName(o) + ", not by you", Fix: fix}
-		}
-	}
-	st, err := os.Stat(path)
-	if err != nil {
-		return err
-	}
-	if !st.IsDir() {
-		return &FolderError{Path: path, What: what, Reason: "is " + KindOf(st.Mode()) + ", not a folder", Fix: fix}
-	}
 	if o := owner(st); o != uid {
 		return &FolderError{Path: path, What: what, Reason: "belongs to " + userName(o) + ", not to you (" + userName(uid) + "), so facefusion does not trust what is in it", Fix: fix}
 	}
@@ -424,23 +433,11 @@ func ForeignLink(path string) error {
 // the link must then be the user's or root's. Unlike CheckFolder, the folder may be another
 // user's where the setting allows it: what is trusted is the program's own folder inside it.
 func CheckParent(path, what, fix string) error {
-	lst, err := os.Lstat(path)
+	st, err := folder(path, what, fix)
 	if err != nil {
 		return err
 	}
 	uid := os.Geteuid()
-	if lst.Mode()&fs.ModeSymlink != 0 {
-		if o := owner(lst); o != uid && o != 0 {
-			return &FolderError{Path: path, What: what, Reason: "is a link made by " + userName(o) + ", not by you", Fix: fix}
-		}
-	}
-	st, err := os.Stat(path)
-	if err != nil {
-		return err
-	}
-	if !st.IsDir() {
-		return &FolderError{Path: path, What: what, Reason: "is " + KindOf(st.Mode()) + ", not a folder", Fix: fix}
-	}
 	perm, sticky, o := st.Mode().Perm(), st.Mode()&fs.ModeSticky != 0, owner(st)
 	ownerTrusted := o == uid || o == 0
 	switch {
