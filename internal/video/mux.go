@@ -180,10 +180,14 @@ func join(ctx context.Context, scratch string, segs []JoinSegment, times Timelin
 // whose path has one (a job folder named after an output named after a target "a\nb.mkv") is
 // listed as a link to it in a folder of the program's own, made with a name no one can predict.
 func writeConcatList(scratch string, segs []JoinSegment, times Timeline, end int64) (string, func(), error) {
-	var links string // the folder of links, once made
+	var links string  // the folder of links, once made
+	var made []string // the links made in it: removed one by one, then the folder
 	cleanup := func() {
+		for _, l := range made {
+			os.Remove(l)
+		}
 		if links != "" {
-			os.RemoveAll(links)
+			os.Remove(links)
 		}
 	}
 	list := strings.Builder{}
@@ -209,6 +213,7 @@ func writeConcatList(scratch string, segs []JoinSegment, times Timeline, end int
 				cleanup()
 				return "", nil, fmt.Errorf("cannot write the segment list: %v", err)
 			}
+			made = append(made, link)
 			abs = link
 		}
 		next := end
