@@ -5,7 +5,7 @@ package fault
 import (
 	"errors"
 	"fmt"
-	"strings"
+	"regexp"
 	"syscall"
 )
 
@@ -108,9 +108,20 @@ var roomErrnos = []struct {
 	{syscall.EFBIG, "file too large"},
 }
 
+// RoomError is a tool's failure whose own words (its stderr) said that its file system or quota
+// was full: Words is which, as RoomWhy says it.
+type RoomError struct {
+	Words string
+	Err   error
+}
+
+func (e *RoomError) Error() string { return e.Err.Error() }
+func (e *RoomError) Unwrap() error { return e.Err }
+
 // RoomWhy is how err says that a file system or quota is full: "no space left on device",
 // "disk quota exceeded" or "file too large", from an errno in its chain (ENOSPC, EDQUOT, EFBIG)
-// or, for a tool's failure that carries its words, from its message; "" when it does not.
+// or a tool's words (RoomError); "" when it does not. Never from the message's text, which holds
+// file names anyone may choose ("disk quota exceeded.mp4").
 func RoomWhy(err error) string {
 	if err == nil {
 		return ""
@@ -120,18 +131,41 @@ func RoomWhy(err error) string {
 			return r.words
 		}
 	}
-	return RoomWords(err.Error())
+	var re *RoomError
+	if errors.As(err, &re) {
+		return re.Words
+	}
+	return ""
 }
+
+// roomSaid matches the C library's message for each room errno where a tool ends a line with it
+// ("Error writing trailer of x.mkv: No space left on device"): after ": ", at the line's end, as
+// strerror writes it, so that a file name holding the words is not taken for them.
+var roomSaid = func() []*regexp.Regexp {
+	var res []*regexp.Regexp
+	for _, r := range roomErrnos {
+		res = append(res, regexp.MustCompile(`(?mi): `+regexp.QuoteMeta(r.errno.Error())+`\r?$`))
+	}
+	return res
+}()
 
 // RoomWords is RoomWhy of a tool's words (ffmpeg's stderr).
 func RoomWords(said string) string {
-	s := strings.ToLower(said)
-	for _, r := range roomErrnos {
-		if strings.Contains(s, r.words) {
-			return r.words
+	for i, re := range roomSaid {
+		if re.MatchString(said) {
+			return roomErrnos[i].words
 		}
 	}
 	return ""
+}
+
+// RoomSaid is err as a RoomError when said, the tool's words, say that its file system or quota
+// was full; err as it is otherwise.
+func RoomSaid(err error, said string) error {
+	if w := RoomWords(said); w != "" && err != nil {
+		return &RoomError{Words: w, Err: err}
+	}
+	return err
 }
 
 // NoRoom reports whether err is a write that found its file system or quota full (RoomWhy).

@@ -20,7 +20,10 @@ func TestAsNoRoom(t *testing.T) {
 		{"enospc", &os.PathError{Op: "open", Path: "/x/a", Err: syscall.ENOSPC}, true},
 		{"edquot", AsInput(fmt.Errorf("creating: %w", syscall.EDQUOT)), true},
 		{"efbig", AsUsage(fmt.Errorf("writing: %w", syscall.EFBIG)), true},
-		{"ffmpeg's words", AsInternal(errors.New("ffmpeg failed (exit status 1): Error writing trailer of pipe:3: No space left on device")), true},
+		{"ffmpeg's words", AsInternal(RoomSaid(errors.New("ffmpeg failed (exit status 1)"), "Error writing trailer of pipe:3: No space left on device\n")), true},
+		// A file name anyone may choose holds the words: not a full disk.
+		{"a name", AsInput(errors.New("video: encoding /out/Disk quota exceeded.mp4.job/seg-000000.nut: Unknown encoder")), false},
+		{"a name in the tool's words", AsInput(RoomSaid(errors.New("ffmpeg failed"), "/in/x: file too large.mp4: Invalid data found when processing input")), false},
 		{"eacces", AsInput(&os.PathError{Op: "open", Path: "/x/a", Err: syscall.EACCES}), false},
 		{"eio", errors.New("ffmpeg exited 0 but did not write it all: Input/output error"), false},
 	} {

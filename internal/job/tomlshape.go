@@ -2,22 +2,34 @@ package job
 
 import "fmt"
 
-// The deepest nesting and the longest dotted key a job file may hold. The TOML decoder's time
-// and memory grow with the square of either (every key's whole path is kept), so a file within
-// the size limit could still take minutes and gigabytes; a job file needs a few levels.
-const (
-	maxTOMLDepth    = 16
-	maxTOMLKeyParts = 16
-)
+// The longest key path a job file may hold: a table header's parts, the dotted parts of each key
+// on the way, and every inline table and list level, added up. The TOML decoder's time and memory
+// grow with the square of a path's length (every key's whole path is kept), so a file within the
+// size limit could still take minutes and gigabytes; a job file needs a few levels.
+const maxTOMLDepth = 16
 
-// checkShape refuses TOML whose tables, arrays or dotted keys nest deeper than the limits,
-// before the decoder sees it: one pass over the bytes, minding strings and comments. line is
-// where it stopped, for the error.
+// checkShape refuses TOML with a key path longer than maxTOMLDepth, before the decoder sees it:
+// one pass over the bytes, minding strings and comments. line is where it stopped, for the error.
 func checkShape(data []byte) (line int, err error) {
-	var stack []byte // '{' an inline table, '[' an array, innermost last
+	type level struct {
+		kind  byte // '{' an inline table, '[' a list
+		depth int  // the path's length at which the level's keys or values start
+	}
+	var stack []level
+	base := 0     // the path's length at which top-level keys start: the last header's parts
+	valDepth := 0 // the path's length of the value being read: its key's
 	keyCtx, header := true, false
 	parts := 1
 	line = 1
+	at := func() int { // the path's length at which keys start here
+		if len(stack) == 0 {
+			return base
+		}
+		return stack[len(stack)-1].depth
+	}
+	tooLong := func() error {
+		return fmt.Errorf("a key path (tables, lists and dotted keys) more than %d deep", maxTOMLDepth)
+	}
 	for i := 0; i < len(data); i++ {
 		switch c := data[i]; c {
 		case '\n':
@@ -34,15 +46,20 @@ func checkShape(data []byte) (line int, err error) {
 			line += n
 			i = end
 		case '=':
+			if keyCtx {
+				if valDepth = at() + parts; valDepth > maxTOMLDepth {
+					return line, tooLong()
+				}
+			}
 			keyCtx = false
 		case '.':
 			if keyCtx || header {
-				if parts++; parts > maxTOMLKeyParts {
-					return line, fmt.Errorf("a dotted key of more than %d parts", maxTOMLKeyParts)
+				if parts++; at()+parts > maxTOMLDepth {
+					return line, tooLong()
 				}
 			}
 		case ',':
-			if len(stack) > 0 && stack[len(stack)-1] == '{' {
+			if len(stack) > 0 && stack[len(stack)-1].kind == '{' {
 				keyCtx, parts = true, 1
 			}
 		case '{', '[':
@@ -53,13 +70,18 @@ func checkShape(data []byte) (line int, err error) {
 				}
 				continue
 			}
-			if stack = append(stack, c); len(stack) > maxTOMLDepth {
-				return line, fmt.Errorf("tables or lists nested more than %d deep", maxTOMLDepth)
+			d := valDepth // a value's level: as deep as its key
+			if len(stack) > 0 && stack[len(stack)-1].kind == '[' {
+				d = stack[len(stack)-1].depth + 1 // an element of a list: a level more
 			}
+			if d > maxTOMLDepth {
+				return line, tooLong()
+			}
+			stack = append(stack, level{c, d})
 			keyCtx, parts = c == '{', 1
 		case '}', ']':
 			if header && len(stack) == 0 {
-				header, keyCtx = false, false
+				header, keyCtx, base = false, false, parts
 				continue
 			}
 			if len(stack) > 0 {

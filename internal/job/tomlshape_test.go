@@ -28,9 +28,10 @@ func TestTOMLShape(t *testing.T) {
 	}
 	deep := func(n int) string { return "a = " + strings.Repeat("{b = ", n) + "1" + strings.Repeat("}", n) + "\n" }
 	for _, ok := range []string{
-		deep(maxTOMLDepth),
-		"a" + strings.Repeat(".b", maxTOMLKeyParts-1) + " = 1\n",
-		"[a" + strings.Repeat(".b", maxTOMLKeyParts-1) + "]\nx = 1\n",
+		deep(maxTOMLDepth - 1),
+		"a" + strings.Repeat(".b", maxTOMLDepth-1) + " = 1\n",
+		"[a" + strings.Repeat(".b", maxTOMLDepth-2) + "]\nx = 1\n",
+		"[a.b]\nc.d = [[1, 2], [3]]\ne = [{f = 1}, {g.h = 2}]\n",
 		"x = \"" + strings.Repeat("{[.", 100) + "\"\n# " + strings.Repeat("{[.", 100) + "\ny = '''\n" + strings.Repeat("{", 100) + "\n'''\n",
 		"v = 1.5\nw = [1.5, 2.5, 3.5, 4.5, 5.5, 6.5, 7.5, 8.5, 9.5, 1.5, 1.5, 1.5, 1.5, 1.5, 1.5, 1.5, 1.5, 1.5]\n",
 		"[[a.b]]\nc = {d.e = 1, f.g = 2}\n",
@@ -43,12 +44,15 @@ func TestTOMLShape(t *testing.T) {
 		text string
 		line int
 	}{
-		{"x = 1\n" + deep(maxTOMLDepth+1), 2},
+		{"x = 1\n" + deep(maxTOMLDepth), 2},
 		{"a = " + strings.Repeat("[", 50_000), 1},
-		{"a" + strings.Repeat(".b", maxTOMLKeyParts) + " = 1\n", 1},
+		{"a" + strings.Repeat(".b", maxTOMLDepth) + " = 1\n", 1},
 		{"\n\n[a" + strings.Repeat(".b", 20_000) + "]\n", 3},
-		{"c = {" + "d" + strings.Repeat(".e", maxTOMLKeyParts) + " = 1}\n", 1},
-		{"s = \"\"\"\n\n\"\"\"\n" + deep(maxTOMLDepth+1), 4},
+		{"c = {" + "d" + strings.Repeat(".e", maxTOMLDepth) + " = 1}\n", 1},
+		{"s = \"\"\"\n\n\"\"\"\n" + deep(maxTOMLDepth), 4},
+		// Each limit kept alone, their sum not: a dotted key's parts and the tables below it.
+		{"k" + strings.Repeat(".a", 10) + " = " + strings.Repeat("{b = ", 10) + "1" + strings.Repeat("}", 10) + "\n", 1},
+		{"[h" + strings.Repeat(".a", 10) + "]\nk" + strings.Repeat(".b", 10) + " = 1\n", 2},
 	} {
 		line, err := checkShape([]byte(bad.text))
 		if err == nil || line != bad.line {
@@ -64,7 +68,7 @@ func TestDeepConfigRefused(t *testing.T) {
 	os.WriteFile(p, []byte("a = "+strings.Repeat("{b = ", 50_000)+"1"+strings.Repeat("}", 50_000)+"\n"), 0o644)
 	c := Default()
 	err := LoadFile(p, &c)
-	if err == nil || !strings.Contains(err.Error(), "config "+p+": line 1: tables or lists nested more than 16 deep") || len(err.Error()) > 300 {
+	if err == nil || !strings.Contains(err.Error(), "config "+p+": line 1: a key path (tables, lists and dotted keys) more than 16 deep") || len(err.Error()) > 300 {
 		t.Fatalf("got %v", err)
 	}
 }

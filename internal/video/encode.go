@@ -403,7 +403,7 @@ func (e *Encoder) Close() error {
 	if err := e.cmd.Wait(); err != nil {
 		e.err = fmt.Errorf("video: encoding %s (%d frames): %w", e.path, e.written, exitError(e.ctx, FFmpeg, err, e.tail))
 	} else if said := e.tail.String(); writeFailed(said) {
-		e.err = fmt.Errorf("video: encoding %s (%d frames): ffmpeg exited 0 but did not write it all: %s", e.path, e.written, said)
+		e.err = fault.RoomSaid(fmt.Errorf("video: encoding %s (%d frames): ffmpeg exited 0 but did not write it all: %s", e.path, e.written, said), said)
 	}
 	e.err = fault.AsNoRoom(e.err, filepath.Dir(e.path))
 	return e.err

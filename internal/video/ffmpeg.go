@@ -126,7 +126,7 @@ func exitError(ctx context.Context, prog string, err error, tail *stderrTail) er
 	if msg == "" {
 		msg = "no message"
 	}
-	return fmt.Errorf("%s failed (%v): %s", filepath.Base(prog), err, msg)
+	return fault.RoomSaid(fmt.Errorf("%s failed (%v): %s", filepath.Base(prog), err, msg), msg)
 }
 
 // runTool runs a short child to completion and returns its stdout.

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/facefusion-hpc/facefusion/internal/fault"
 	"github.com/facefusion-hpc/facefusion/internal/mp4"
 )
 
@@ -164,7 +165,7 @@ func join(ctx context.Context, scratch string, segs []JoinSegment, times Timelin
 	if err != nil {
 		err = exitError(ctx, FFmpeg, err, tail)
 	} else if said := tail.String(); writeFailed(said) {
-		err = fmt.Errorf("ffmpeg exited 0 but did not write it all: %s", said)
+		err = fault.RoomSaid(fmt.Errorf("ffmpeg exited 0 but did not write it all: %s", said), said)
 	}
 	if err != nil {
 		return fmt.Errorf("video: joining %d segment(s) and %d stream(s) of %s into %s: %w", len(segs), len(keep), target, out, err)
