@@ -326,6 +326,7 @@ func TestReplacedFolder(t *testing.T) {
 	if out, err := exec.Command("cp", "-a", moved, j.Path).CombinedOutput(); err != nil {
 		t.Fatal(string(out))
 	}
+	testenv.GiveToNobody(t, j.Path, filepath.Join(j.Path, MarkerName)) // the copy is another user's
 	list := func() string {
 		var names []string
 		for _, d := range []string{j.Path, moved} {
@@ -356,8 +357,21 @@ func TestReplacedFolder(t *testing.T) {
 	if after := list(); after != before {
 		t.Errorf("the folders changed:\n%s\nwas\n%s", after, before)
 	}
-	// Found again by a later Create (a resume): the folder there now is pinned.
+	// Gone, or a folder of the user's own in its place (another run of the job, --fresh): not
+	// blamed on another user.
 	os.RemoveAll(j.Path)
+	if err := j.Same(); !errors.As(err, &rep) || !rep.Own || !strings.Contains(err.Error(), "was removed or replaced while the job ran (by another run of this job") {
+		t.Errorf("Same of a removed folder: %v", err)
+	}
+	if other, _, err := Create(j.Path); err != nil || other.Same() != nil {
+		t.Fatalf("Create of a new folder at the path: %v", err)
+	}
+	if err := j.Same(); !errors.As(err, &rep) || !rep.Own {
+		t.Errorf("Same of a folder of the user's own made by another run: %v", err)
+	}
+	// Found again by a later Create (a resume): the folder there now is pinned.
+	os.Remove(filepath.Join(j.Path, MarkerName))
+	os.Remove(j.Path)
 	os.Rename(moved, j.Path)
 	j2, created, err := Create(j.Path)
 	if err != nil || created || j2.ID != j.ID || j2.Same() != nil {

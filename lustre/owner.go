@@ -224,9 +224,19 @@ func folderID(path string) (FolderID, error) {
 
 // ReplacedError is a job folder that is no longer the one the job made or found: someone who
 // can write into its parent renamed it away, and perhaps put another in its place.
-type ReplacedError struct{ Path string }
+type ReplacedError struct {
+	Path string
+	// Own: the folder is gone, or another job folder of the running user's is in its place:
+	// another run of this job (--fresh, or one that found it dead) or the user's own hand, not
+	// another user's.
+	Own bool
+}
 
 func (e *ReplacedError) Error() string {
+	if e.Own {
+		return fmt.Sprintf("job folder %s was removed or replaced while the job ran (by another run of this job, by hand, or by a user who can write into %s): this attempt stops without joining, committing or removing anything; rerun the same command once no other run of the job is going",
+			e.Path, filepath.Dir(realPath(e.Path)))
+	}
 	parent := filepath.Dir(realPath(e.Path))
 	return fmt.Sprintf("job folder %s was replaced while the job ran (by a user who can write into %s): nothing was joined or removed; make %s writable by you alone, or choose another --job-dir",
 		e.Path, parent, parent)
@@ -248,8 +258,13 @@ func (j *JobDir) Same() error {
 	if j.ID == (FolderID{}) {
 		return nil
 	}
-	if id, err := folderID(j.Path); err != nil || id != j.ID {
-		return &ReplacedError{Path: j.Path}
+	id, err := folderID(j.Path)
+	if err != nil {
+		return &ReplacedError{Path: j.Path, Own: errors.Is(err, os.ErrNotExist)}
+	}
+	if id != j.ID {
+		st, serr := os.Lstat(j.Path)
+		return &ReplacedError{Path: j.Path, Own: serr == nil && st.IsDir() && safefs.Mine(st) && j.Owned()}
 	}
 	return nil
 }

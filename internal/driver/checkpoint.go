@@ -261,6 +261,10 @@ func (c *checkpointer) stopHeartbeat() {
 func (c *checkpointer) stillMine(p *Plan) error {
 	// The folder itself first: a copy put in its place holds this attempt's claim too.
 	if err := c.jd.Same(); err != nil {
+		var re *lustre.ReplacedError
+		if errors.As(err, &re) && re.Own { // another run of the job, as a takeover is
+			return fault.AsInternal(err)
+		}
 		return fault.AsUsage(err)
 	}
 	if !c.lost.Load() && c.jd.Holds(&c.me) && c.jd.CurrentAttemptID() == p.AttemptID {

@@ -25,7 +25,7 @@ func TestKeptError(t *testing.T) {
 	}{
 		{"enospc", fmt.Errorf("copying: %w", syscall.ENOSPC), -1,
 			"joining into /x/out.mp4 failed: no space left on device (the output needs about 12.3 MB): free room in /x (or raise the quota) and rerun the same command; the 8 finished segments are kept in /x/out.mp4.job", ""},
-		{"quota", errors.New("ffmpeg failed: Error closing file: Disk quota exceeded"), -1, "failed: disk quota exceeded (the output needs about 12.3 MB): free room in /x", ""},
+		{"quota", fault.RoomSaid(errors.New("ffmpeg failed"), "Error closing file: Disk quota exceeded\n"), -1, "failed: disk quota exceeded (the output needs about 12.3 MB): free room in /x", ""},
 		{"cut, little room", cut, 1_000_000, "failed: the output came out cut short (it holds 99 of the job's 100 frames), with 1.0 MB free there (the output needs about 12.3 MB): free room in /x", ""},
 		{"cut, room enough", cut, 50_000_000, "failed: video: /x/.out.part-1.mkv is not whole: it holds 99 of the job's 100 frames; the 8 finished segments are kept in /x/out.mp4.job: rerun the same command", "needs about"},
 		{"other", errors.New("segment 3: bad table"), 0, "failed: segment 3: bad table; the 8 finished segments are kept in /x/out.mp4.job", "needs about"},
