@@ -397,3 +397,13 @@ func TestCreateFolderMode(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// A --job-dir under a link to nothing is refused with what to do, not a bare stat error.
+func TestResolveUnderADanglingLink(t *testing.T) {
+	dir := t.TempDir()
+	link := filepath.Join(dir, "gone")
+	os.Symlink(filepath.Join(dir, "nothing"), link)
+	if _, _, err := Resolve(filepath.Join(link, "job"), filepath.Join(dir, "out.mp4")); err == nil || !strings.Contains(err.Error(), "folder "+link+": no such file or directory: choose another --job-dir") {
+		t.Errorf("a job folder under a link to nothing: %v", err)
+	}
+}

@@ -96,7 +96,12 @@ const parentFix = "choose another --job-dir, in a folder only you (or root) can 
 // someone the user has not chosen to trust can write into it (safefs.CheckParent): they could
 // rename the job folder away and put a copy of theirs, other segments and all, in its place.
 func CheckParent(path string) error {
-	return safefs.CheckParent(path, "folder", parentFix)
+	err := safefs.CheckParent(path, "folder", parentFix)
+	var fe *safefs.FolderError
+	if err != nil && !errors.As(err, &fe) { // a link to nothing on the way, say
+		return fmt.Errorf("folder %s: %w: %s", path, unwrap(err), parentFix)
+	}
+	return err
 }
 
 // Resolve chooses the job folder for a requested path (--job-dir, or OUTPUT.job by default):

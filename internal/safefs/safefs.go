@@ -201,7 +201,7 @@ func Clip(msg string) string { return escapeControls(clip(msg)) }
 func escapeControls(s string) string {
 	clean := true
 	for _, r := range s {
-		if r == utf8.RuneError || unicode.IsControl(r) {
+		if r == utf8.RuneError || !unicode.IsPrint(r) {
 			clean = false
 			break
 		}

@@ -314,3 +314,14 @@ func TestCheckParent(t *testing.T) {
 		t.Errorf("another user's link: %v", err)
 	}
 }
+
+// Clip passes a message's words on, but no control or invisible formatting character: an ANSI
+// escape, a line break and a right-to-left override are escaped.
+func TestClipEscapes(t *testing.T) {
+	if got := Clip("line 3: key \x1b[2J\nx \u202egnp.exe"); got != `line 3: key \x1b[2J\nx \u202egnp.exe` {
+		t.Errorf("Clip = %s", got)
+	}
+	if got := Clip(`plain "words" stay`); got != `plain "words" stay` {
+		t.Errorf("Clip = %s", got)
+	}
+}

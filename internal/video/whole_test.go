@@ -223,8 +223,8 @@ func TestCheckWholeFileIgnoresItsName(t *testing.T) {
 			if err := CheckWhole(ctx, p, want); !errors.As(err, &ie) || !strings.Contains(err.Error(), "not a regular file") {
 				t.Errorf("CheckWhole of a FIFO: %v", err)
 			}
-			if took := time.Since(start); took > 10*time.Second || ctx.Err() != nil {
-				t.Errorf("took %s", took)
+			if ctx.Err() != nil { // the context is the hang guard: a read of the FIFO would wait on
+				t.Errorf("a read waited on the FIFO for %s", time.Since(start))
 			}
 		})
 	}
