@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -23,16 +22,6 @@ import (
 // The job folder's parent and the job folder itself, against a co-user who can write into the
 // parent, run against the real binary. Another user is nobody (uid 65534): a file chowned to
 // it, or a command run as it with setpriv; the tests run as root.
-
-// asNobody runs the shell script as uid and gid nobody, with no other groups.
-func asNobody(t *testing.T, dir, script string) {
-	t.Helper()
-	cmd := exec.Command("setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "sh", "-ec", script)
-	cmd.Dir = dir
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("as nobody: %s: %v\n%s", script, err, out)
-	}
-}
 
 // tree is every path under dir with its mode, owner and content's hash: what a run must not
 // change of a folder that is not its own.
@@ -106,7 +95,7 @@ func TestReplacedJobFolderIsNotJoined(t *testing.T) {
 	if b, err := os.ReadFile(filepath.Join(jobDir, "CLAIM")); err != nil || json.Unmarshal(b, &claim) != nil || claim.Token == "" {
 		t.Fatalf("claim: %v", err)
 	}
-	asNobody(t, proj, `mv out.mkv.job out.mkv.old
+	testenv.AsNobody(t, proj, `mv out.mkv.job out.mkv.old
 mkdir out.mkv.job
 cp out.mkv.old/.facefusion-job out.mkv.old/CLAIM out.mkv.old/seg-* out.mkv.job/
 printf '1 `+claim.Token+`\n' > out.mkv.job/ATTEMPT

@@ -2,6 +2,8 @@ package testenv
 
 import (
 	"os"
+	"os/exec"
+	"strconv"
 	"testing"
 )
 
@@ -18,5 +20,17 @@ func GiveToNobody(t testing.TB, paths ...string) {
 		if err := os.Lchown(p, Nobody, Nobody); err != nil {
 			t.Fatalf("giving %s to nobody (uid %d; the tests run as root): %v", p, Nobody, err)
 		}
+	}
+}
+
+// AsNobody runs the shell script in dir as uid and gid nobody, with no other groups: another
+// user at work beside the test's (which runs as root).
+func AsNobody(t testing.TB, dir, script string) {
+	t.Helper()
+	id := strconv.Itoa(Nobody)
+	cmd := exec.Command("setpriv", "--reuid="+id, "--regid="+id, "--clear-groups", "sh", "-ec", script)
+	cmd.Dir = dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("as nobody: %s: %v\n%s", script, err, out)
 	}
 }
