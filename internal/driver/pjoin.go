@@ -130,7 +130,8 @@ type joinDecision struct {
 	Err    string `json:",omitempty"`
 	Serial bool   `json:",omitempty"` // rank 0 joins serially instead (Err says why)
 	// Environment: Err is the nodes' doing (their encoders differ), not this program's.
-	Environment bool `json:",omitempty"`
+	Environment bool   `json:",omitempty"`
+	Room        string `json:",omitempty"` // Err found a full file system or quota (joinOutcome.Room)
 	VideoStart  int64
 	Size        int64 // the output's
 	// hash is rank 0's hasher of its range of the output (the header and the side file's bytes
@@ -142,7 +143,10 @@ type joinDecision struct {
 // the join (the run report's stage "join" of that rank, its hashing included) and its part of
 // the output's hash.
 type joinOutcome struct {
-	Err     string  `json:",omitempty"`
+	Err string `json:",omitempty"`
+	// Room: Err found its file system or quota full (fault.RoomWhy's words): the errno does not
+	// travel, and the words are not read back out of Err's text, which holds file names.
+	Room    string  `json:",omitempty"`
 	Seconds float64 `json:",omitempty"`
 	Hash    chainShare
 }
@@ -263,7 +267,7 @@ func parallelJoin(ctx context.Context, comm collective.Comm, cfg job.Config, sid
 	// open it for writing, and that it is that file (its inode).
 	var local error
 	if st, err := final.File.Stat(); err != nil {
-		local = fmt.Errorf("rank 0: the join's output: %v", err)
+		local = fmt.Errorf("rank 0: the join's output: %w", err)
 	} else {
 		ins.Inode = st.Sys().(*syscall.Stat_t).Ino
 	}
@@ -436,7 +440,7 @@ func joinShare(ctx context.Context, comm collective.Comm, cfg job.Config, ins *j
 	// Every rank's outcome at rank 0: the first failure is the job's.
 	out := joinOutcome{Seconds: time.Since(start).Seconds(), Hash: chain}
 	if local != nil && dec.Err == "" {
-		out.Err = local.Error()
+		out.Err, out.Room = local.Error(), fault.RoomWhy(local)
 	}
 	ob, _ := json.Marshal(&out)
 	outs, err := comm.Gather(0, ob)
@@ -447,7 +451,7 @@ func joinShare(ctx context.Context, comm collective.Comm, cfg job.Config, ins *j
 	if me != 0 {
 		return false, nil, hash, nil // its failure, if any, is rank 0's to report: it goes on to the outcome
 	}
-	var firstErr string
+	var first joinOutcome
 	seconds = make([]float64, len(outs))
 	shares := make([]chainShare, len(outs))
 	for r, b := range outs {
@@ -457,8 +461,8 @@ func joinShare(ctx context.Context, comm collective.Comm, cfg job.Config, ins *j
 			o.Hash.Err = o.Err
 		}
 		seconds[r], shares[r] = o.Seconds, o.Hash
-		if firstErr == "" {
-			firstErr = o.Err
+		if first.Err == "" {
+			first = o
 		}
 	}
 	if dec.Serial {
@@ -468,8 +472,12 @@ func joinShare(ctx context.Context, comm collective.Comm, cfg job.Config, ins *j
 	if dec.Err != "" {
 		return false, seconds, hash, decisionError(dec)
 	}
-	if firstErr != "" {
-		return false, seconds, hash, errors.New(firstErr)
+	if first.Err != "" {
+		var err error = errors.New(first.Err)
+		if first.Room != "" {
+			err = &fault.RoomError{Words: first.Room, Err: err}
+		}
+		return false, seconds, hash, err
 	}
 	hash.Size = dec.Size
 	blocks := int((dec.Size + lustre.HashBlockBytes - 1) / lustre.HashBlockBytes)
@@ -481,7 +489,10 @@ func joinShare(ctx context.Context, comm collective.Comm, cfg job.Config, ins *j
 
 // decisionError is the join's error when rank 0's decision says nothing is written.
 func decisionError(dec joinDecision) error {
-	if dec.Environment {
+	switch {
+	case dec.Room != "":
+		return &fault.RoomError{Words: dec.Room, Err: errors.New(dec.Err)}
+	case dec.Environment:
 		return fault.AsEnvironment(errors.New(dec.Err))
 	}
 	return errors.New(dec.Err)
@@ -535,7 +546,7 @@ func planOutput(ctx context.Context, ins *joinInstruction, side *sideFile, piece
 	}
 	h, err := lustre.NewRangeHasher(lustre.HashBlockBytes, l.Size, 0, l.Offsets[0]+mine)
 	if err != nil {
-		return joinDecision{Err: fmt.Sprintf("rank 0: %v", err)}
+		return joinDecision{Err: fmt.Sprintf("rank 0: %v", err), Room: fault.RoomWhy(err)}
 	}
 	f, err := openOut(ins, os.O_TRUNC)
 	if err == nil {
@@ -551,7 +562,7 @@ func planOutput(ctx context.Context, ins *joinInstruction, side *sideFile, piece
 		}
 	}
 	if err != nil {
-		return joinDecision{Err: fmt.Sprintf("rank 0: %v", err)}
+		return joinDecision{Err: fmt.Sprintf("rank 0: %v", err), Room: fault.RoomWhy(err)}
 	}
 	log.Infof("join: parallel (%s): %d segment(s) on %d rank(s), rank 0 writes the index and the side file's %d bytes",
 		strings.TrimPrefix(filepath.Ext(ins.Out), "."), len(ins.Segs), ranks, s.Size)
@@ -566,7 +577,7 @@ func copyPieces(ins *joinInstruction, at int64, pieces []*video.Piece, h *lustre
 	}
 	f, err := openOut(ins, 0)
 	if err != nil {
-		return fmt.Errorf("the join's output: %v", err)
+		return fmt.Errorf("the join's output: %w", err)
 	}
 	defer f.Close()
 	var hash io.WriterAt // none: a nil *RangeHasher is not a nil WriterAt
@@ -580,7 +591,7 @@ func copyPieces(ins *joinInstruction, at int64, pieces []*video.Piece, h *lustre
 		at += p.Size
 	}
 	if err := f.Sync(); err != nil {
-		return fmt.Errorf("the join's output: %v", err)
+		return fmt.Errorf("the join's output: %w", err)
 	}
 	return f.Close()
 }

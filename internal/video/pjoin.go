@@ -133,12 +133,12 @@ func ReadSegment(seg JoinSegment, times Timeline) (*Piece, error) {
 	what := "segment " + seg.Path
 	r, err := os.Open(seg.Path)
 	if err != nil {
-		return nil, fmt.Errorf("video: %v", err)
+		return nil, fmt.Errorf("video: %w", err)
 	}
 	defer r.Close()
 	st, err := r.Stat()
 	if err != nil {
-		return nil, fmt.Errorf("video: %v", err)
+		return nil, fmt.Errorf("video: %w", err)
 	}
 	mf, err := mp4.ReadIndex(r, st.Size())
 	if err != nil {
@@ -190,12 +190,12 @@ type Side struct {
 func ReadSide(path string) (*Side, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("video: the side file: %v", err)
+		return nil, fmt.Errorf("video: the side file: %w", err)
 	}
 	defer f.Close()
 	st, err := f.Stat()
 	if err != nil {
-		return nil, fmt.Errorf("video: the side file: %v", err)
+		return nil, fmt.Errorf("video: the side file: %w", err)
 	}
 	mf, err := mp4.ReadIndex(f, st.Size())
 	if err != nil {
@@ -338,7 +338,7 @@ func redecode(s []mp4.Sample) error {
 func (l *Layout) WriteHead(out *os.File, side *Side, hash io.WriterAt) error {
 	w := teeAt{out, hash}
 	if _, err := w.WriteAt(l.Header, 0); err != nil {
-		return fmt.Errorf("video: writing the index of %s: %v", out.Name(), err)
+		return fmt.Errorf("video: writing the index of %s: %w", out.Name(), err)
 	}
 	return copyRange(w, out.Name(), int64(len(l.Header)), side.Path, side.Data, side.Size)
 }
@@ -367,7 +367,7 @@ func (t teeAt) WriteAt(p []byte, off int64) (int, error) {
 func copyRange(out io.WriterAt, name string, at int64, path string, from, size int64) error {
 	in, err := os.Open(path)
 	if err != nil {
-		return fmt.Errorf("video: copying into %s: %v", name, err)
+		return fmt.Errorf("video: copying into %s: %w", name, err)
 	}
 	defer in.Close()
 	n, err := io.Copy(io.NewOffsetWriter(out, at), io.NewSectionReader(in, from, size))
@@ -375,7 +375,7 @@ func copyRange(out io.WriterAt, name string, at int64, path string, from, size i
 		err = fmt.Errorf("%d of %d bytes", n, size)
 	}
 	if err != nil {
-		return fmt.Errorf("video: copying %s into %s at %d: %v", filepath.Base(path), name, at, err)
+		return fmt.Errorf("video: copying %s into %s at %d: %w", filepath.Base(path), name, at, err)
 	}
 	return nil
 }
@@ -416,7 +416,7 @@ func JoinMP4(ctx context.Context, segs []JoinSegment, times Timeline, side, out 
 	}
 	f, err := os.Create(out)
 	if err != nil {
-		return fmt.Errorf("video: joining into %s: %v", out, err)
+		return fmt.Errorf("video: joining into %s: %w", out, err)
 	}
 	defer f.Close()
 	if err := l.WriteHead(f, s, nil); err != nil {
@@ -432,10 +432,10 @@ func JoinMP4(ctx context.Context, segs []JoinSegment, times Timeline, side, out 
 	}
 	// A full quota may be reported only at fsync or close (NFS, Lustre).
 	if err := f.Sync(); err != nil {
-		return fmt.Errorf("video: joining into %s: %v", out, err)
+		return fmt.Errorf("video: joining into %s: %w", out, err)
 	}
 	if err := f.Close(); err != nil {
-		return fmt.Errorf("video: joining into %s: %v", out, err)
+		return fmt.Errorf("video: joining into %s: %w", out, err)
 	}
 	return nil
 }
