@@ -300,6 +300,15 @@ func stopInSharedChunk(t *testing.T, in string, want []string) {
 	out := filepath.Join(t.TempDir(), "out.mkv")
 	args := clitest.PassThroughArgs(in, out, 8)
 	p := clitest.StartPaused(t, "rank-1-frames-1", clitest.MpirunArgv(3, args...)...)
+	// Rank 0's chunk 0 finished first (its segment in place): a stop throws away a chunk in
+	// flight, and with none finished the job folder would go with the stop.
+	ctx := clitest.HangGuard(t)
+	for segs, _ := filepath.Glob(filepath.Join(out+".job", "seg-000000.*")); len(segs) == 0; segs, _ = filepath.Glob(filepath.Join(out+".job", "seg-000000.*")) {
+		if ctx.Err() != nil {
+			t.Fatalf("rank 0 never finished chunk 0 while rank 1 was held:\n%s", p.Output())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 	p.Cmd.Process.Signal(syscall.SIGUSR1)
 	if code := p.Wait(t); code != fault.ExitCheckpointed && code != fault.ExitNoRequeue {
 		t.Fatalf("exit %d, want %d (or %d: no chunk finished)\n%s", code, fault.ExitCheckpointed, fault.ExitNoRequeue, p.Output())
