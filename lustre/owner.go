@@ -247,16 +247,6 @@ func (e *ReplacedError) Error() string {
 		e.Path, parent, parent)
 }
 
-// Pin records the identity of the folder at j.Path as the job's (ID).
-func (j *JobDir) Pin() error {
-	id, err := folderID(j.Path)
-	if err != nil {
-		return err
-	}
-	j.ID = id
-	return nil
-}
-
 // Same is a *ReplacedError when the folder at j.Path is not the one pinned (another folder, or
 // none); nil when it is, or when nothing was pinned.
 func (j *JobDir) Same() error {

@@ -190,9 +190,6 @@ const (
 	ProcessorNone = "none"
 )
 
-// Encoders the README documents; any other name is passed to ffmpeg as it is.
-var knownEncoders = map[string]bool{"libx264": true, "libx265": true, "ffv1": true, "libvpx-vp9": true, "mpeg4": true}
-
 // Validate checks every value and says which key is wrong and what it may be.
 func (c *Config) Validate() error { return c.validate(true) }
 

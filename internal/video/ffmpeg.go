@@ -140,18 +140,6 @@ func runTool(ctx context.Context, prog string, args ...string) ([]byte, error) {
 	return out.Bytes(), nil
 }
 
-// runToolSaid is runTool that also returns what the child said on stderr when it succeeded
-// (its last lines): ffmpeg exits 0 after some write errors and only says them.
-func runToolSaid(ctx context.Context, prog string, args ...string) (stdout []byte, said string, err error) {
-	cmd, tail := command(ctx, prog, args)
-	var out bytes.Buffer
-	cmd.Stdout = &out
-	if err := cmd.Run(); err != nil {
-		return nil, "", exitError(ctx, prog, err, tail)
-	}
-	return out.Bytes(), tail.String(), nil
-}
-
 // writeFailed reports whether ffmpeg's words (stderr) say that its output was not all written,
 // though it exited 0: "Error writing trailer", "Error closing file", a failed write, a full
 // file system or quota (fault.RoomWords).
