@@ -276,8 +276,8 @@ func folder(path, what, fix string) (fs.FileInfo, error) {
 		return nil, err
 	}
 	if lst.Mode()&fs.ModeSymlink != 0 {
-		if o := owner(lst); o != os.Geteuid() && o != 0 {
-			return nil, &FolderError{Path: path, What: what, Reason: "is a link made by " + userName(o) + ", not by you", Fix: fix}
+		if o := Owner(lst); o != os.Geteuid() && o != 0 {
+			return nil, &FolderError{Path: path, What: what, Reason: "is a link made by " + UserName(o) + ", not by you", Fix: fix}
 		}
 	}
 	st, err := os.Stat(path)
@@ -301,8 +301,8 @@ func CheckFolder(path, what, fix string) error {
 		return err
 	}
 	uid := os.Geteuid()
-	if o := owner(st); o != uid {
-		return &FolderError{Path: path, What: what, Reason: "belongs to " + userName(o) + ", not to you (" + userName(uid) + "), so facefusion does not trust what is in it", Fix: fix}
+	if o := Owner(st); o != uid {
+		return &FolderError{Path: path, What: what, Reason: "belongs to " + UserName(o) + ", not to you (" + UserName(uid) + "), so facefusion does not trust what is in it", Fix: fix}
 	}
 	perm := st.Mode().Perm()
 	if perm&0o002 != 0 {
@@ -317,12 +317,10 @@ func CheckFolder(path, what, fix string) error {
 }
 
 // Mine reports whether the running user owns the file st describes.
-func Mine(st fs.FileInfo) bool { return owner(st) == os.Geteuid() }
+func Mine(st fs.FileInfo) bool { return Owner(st) == os.Geteuid() }
 
 // Owner is the uid of the file st describes (-1 where the system gives none).
-func Owner(st fs.FileInfo) int { return owner(st) }
-
-func owner(st fs.FileInfo) int {
+func Owner(st fs.FileInfo) int {
 	if s, ok := st.Sys().(*syscall.Stat_t); ok {
 		return int(s.Uid)
 	}
@@ -330,10 +328,7 @@ func owner(st fs.FileInfo) int {
 }
 
 // UserName is a uid as "user NAME (uid N)", or "uid N" where no name is known: for a message.
-func UserName(uid int) string { return userName(uid) }
-
-// userName is a uid as "name (uid N)", or "uid N" where no name is known.
-func userName(uid int) string {
+func UserName(uid int) string {
 	if u, err := user.LookupId(strconv.Itoa(uid)); err == nil {
 		return fmt.Sprintf("user %s (uid %d)", u.Username, uid)
 	}
@@ -404,8 +399,8 @@ func ForeignLink(path string) error {
 			done = next
 			continue
 		}
-		if o := owner(st); o != uid && o != 0 {
-			return &LinkError{Path: path, Link: next, Owner: userName(o), abs: abs}
+		if o := Owner(st); o != uid && o != 0 {
+			return &LinkError{Path: path, Link: next, Owner: UserName(o), abs: abs}
 		}
 		if hops++; hops > maxLinks {
 			return nil // a loop: what opens it says so
@@ -438,17 +433,17 @@ func CheckParent(path, what, fix string) error {
 		return err
 	}
 	uid := os.Geteuid()
-	perm, sticky, o := st.Mode().Perm(), st.Mode()&fs.ModeSticky != 0, owner(st)
+	perm, sticky, o := st.Mode().Perm(), st.Mode()&fs.ModeSticky != 0, Owner(st)
 	ownerTrusted := o == uid || o == 0
 	switch {
 	case perm&0o002 != 0 && !sticky:
 		return &FolderError{Path: path, What: what, Reason: fmt.Sprintf("is writable by every user and not sticky (mode %s), so anyone can rename or replace what facefusion makes in it", octal(st.Mode())),
 			Fix: fmt.Sprintf("run chmod o-w %s, or %s", path, fix)}
 	case perm&0o002 != 0 && !ownerTrusted:
-		return &FolderError{Path: path, What: what, Reason: fmt.Sprintf("is writable by every user (mode %s) and belongs to %s, who can rename or replace what facefusion makes in it despite its sticky bit", octal(st.Mode()), userName(o)),
+		return &FolderError{Path: path, What: what, Reason: fmt.Sprintf("is writable by every user (mode %s) and belongs to %s, who can rename or replace what facefusion makes in it despite its sticky bit", octal(st.Mode()), UserName(o)),
 			Fix: fix}
 	case !ownerTrusted && !GroupAllowed():
-		return &FolderError{Path: path, What: what, Reason: "belongs to " + userName(o) + ", who can rename or replace what facefusion makes in it",
+		return &FolderError{Path: path, What: what, Reason: "belongs to " + UserName(o) + ", who can rename or replace what facefusion makes in it",
 			Fix: fmt.Sprintf("set %s=1 where that user and the folder's group share their folders with you (a project tree), or %s", GroupEnv, fix)}
 	case perm&0o020 != 0 && !sticky && !GroupAllowed():
 		return &FolderError{Path: path, What: what, Reason: fmt.Sprintf("is writable by its group (mode %s), whose members can rename or replace what facefusion makes in it", octal(st.Mode())),
