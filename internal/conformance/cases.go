@@ -46,7 +46,7 @@ var (
 )
 
 // transforms are the transform names a case may give (crop:x,y,w,h apart).
-var transforms = []string{"", "mirror", "rotate90", "rotate180", "rotate270", "dark"}
+var transforms = []string{"", "mirror", "rotate90", "rotate180", "rotate270", "dark", "pair", "twin"}
 
 // pathFlags are the flags the suite gives itself; a case's args never hold them.
 var pathFlags = []string{"-s", "--source-paths", "-t", "--target-path", "-o", "--output-path",
@@ -205,5 +205,5 @@ func transformOf(t string) (name string, crop [4]int, err error) {
 			return t, crop, nil
 		}
 	}
-	return "", crop, fmt.Errorf("transform %q: want mirror, rotate90, rotate180, rotate270, dark or crop:x,y,w,h", t)
+	return "", crop, fmt.Errorf("transform %q: want mirror, rotate90, rotate180, rotate270, dark, pair, twin or crop:x,y,w,h", t)
 }

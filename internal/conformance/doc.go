@@ -19,7 +19,9 @@
 //	target     a file in .cache/samples (an image; a video case pans it into a clip)
 //	transform  optional, applied to the target before both sides: mirror, rotate90,
 //	           rotate180, rotate270 (counter-clockwise), dark (every value ×0.25, rounded
-//	           down) or crop:x,y,w,h
+//	           down), pair (the image at 5/8 beside itself at 1/2, bottom-aligned on black:
+//	           two faces of different size, place and score), twin (the image beside its
+//	           mirror: a frame the detectors shrink) or crop:x,y,w,h
 //	source     a file in .cache/samples; required by image and video cases
 //	args       FaceFusion flags, given identically to FaceFusion and to our binary (the
 //	           suite gives -s, -t and -o itself: args never holds a path flag)

@@ -18,7 +18,8 @@ parsed and applied as core.cli does. Then:
          ("selected": indices into "faces", in the order FaceFusion processes them)
   image, video
          core.conditional_process, as headless-run runs a step (the processors' pre_check, then
-         the workflow), writing the output path of argv
+         the workflow), writing the output path of argv; "faces" are then the target's (a
+         video's first frame's), for the face box the comparison reads
 
 The result is {"ok": true, ...} or {"ok": false, "error": "..."}; the driver goes on with the
 next job either way and exits 0 once every job has a result."""
@@ -26,6 +27,7 @@ import io
 import json
 import os
 import sys
+import time
 import traceback
 import contextlib
 
@@ -38,6 +40,23 @@ from facefusion import face_store, inference_manager, logger, state_manager  # n
 from facefusion.args import apply_args  # noqa: E402
 
 
+# Caches of facts about this machine, not about a case: the ffmpeg binary's encoders, the
+# execution providers, the download hosts, facefusion.ini. Every other lru_cache of FaceFusion's
+# modules is cleared between cases.
+KEPT_CACHES = { 'facefusion.config', 'facefusion.execution', 'facefusion.download' }
+
+
+def cache_encoder_set():
+	# program.py asks ffmpeg for its encoders seven times a parse (ffmpeg -encoders, about 0.12 s
+	# each); the answer is the ffmpeg binary's, the same for every case.
+	from facefusion import ffmpeg, program
+
+	encoder_set = ffmpeg.get_available_encoder_set()
+	ffmpeg.get_available_encoder_set = lambda: encoder_set
+	if hasattr(program, 'get_available_encoder_set'):
+		program.get_available_encoder_set = ffmpeg.get_available_encoder_set
+
+
 def clear_state():
 	state_manager.STATE_SET['cli'] = {}
 	state_manager.STATE_SET['ui'] = {}
@@ -45,7 +64,7 @@ def clear_state():
 	for context in inference_manager.INFERENCE_POOL_SET.values():
 		context.clear()
 	for name, module in list(sys.modules.items()):
-		if module is None or not (name == 'facefusion' or name.startswith('facefusion.')):
+		if module is None or name in KEPT_CACHES or not (name == 'facefusion' or name.startswith('facefusion.')):
 			continue
 		for value in list(vars(module).values()):
 			clear = getattr(value, 'cache_clear', None)
@@ -57,14 +76,10 @@ def listed(value):
 	return numpy.asarray(value, dtype = numpy.float64).round(6).tolist()
 
 
-def faces_of(target_path):
+def faces_of(vision_frame):
 	from facefusion.face_creator import get_static_faces
 	from facefusion.face_selector import select_faces, sort_and_filter_faces
-	from facefusion.vision import read_static_image
 
-	vision_frame = read_static_image(target_path)
-	if vision_frame is None:
-		raise RuntimeError('cannot read image ' + target_path)
 	faces = sort_and_filter_faces([], get_static_faces([ vision_frame ]))
 	selected = []
 	for chosen in select_faces(vision_frame, [], [ vision_frame ]):
@@ -105,7 +120,20 @@ def process():
 	error_code = core.conditional_process()
 	if error_code != 0:
 		raise RuntimeError('conditional_process returned %d' % error_code)
-	return {}
+	return { 'faces': faces_of(target_frame())['faces'] }
+
+
+def target_frame():
+	from facefusion.vision import read_static_image, read_static_video_frame
+
+	target_path = state_manager.get_item('target_path')
+	if state_manager.get_item('workflow_mode') == 'image-to-video':
+		vision_frame = read_static_video_frame(target_path, 0)
+	else:
+		vision_frame = read_static_image(target_path)
+	if vision_frame is None:
+		raise RuntimeError('cannot read the target ' + target_path)
+	return vision_frame
 
 
 def run_job(job):
@@ -123,7 +151,7 @@ def run_job(job):
 	apply_args(args, state_manager.init_item)
 	logger.init(state_manager.get_item('log_level'))
 	if job['compare'] == 'faces':
-		return faces_of(state_manager.get_item('target_path'))
+		return faces_of(target_frame())
 	return process()
 
 
@@ -132,12 +160,15 @@ def main():
 		sys.exit('usage: driver.py JOBS.json')
 	with open(sys.argv[1]) as file:
 		jobs = json.load(file)
+	cache_encoder_set()
 	for job in jobs:
+		start = time.time()
 		try:
 			result = run_job(job)
 			result['ok'] = True
 		except Exception as exception:
 			result = { 'ok': False, 'error': '%s: %s' % (type(exception).__name__, exception), 'trace': traceback.format_exc() }
+		result['seconds'] = round(time.time() - start, 3)
 		with open(job['result'] + '.part', 'w') as file:
 			json.dump(result, file)
 		os.replace(job['result'] + '.part', job['result'])
