@@ -596,7 +596,7 @@ func SegmentOptions(cfg job.Config, info *video.Info, start int) video.EncodeOpt
 // Frames is one decode of a rank's consecutive output frames [start, end) of a FrameMap, cut
 // into segments by EncodeSegments: a rank's chunks are contiguous, and one ffmpeg for all of
 // them saves a process start and a seek (up to a GOP decoded and thrown away) for every chunk.
-// With face_landmark_smoothing K, the decode starts before and ends after: K halo frames each
+// With a time window of K frames (smoothing), the decode starts before and ends after: K halo frames each
 // side, clipped to the job's output frames, analysed only (see Window).
 type Frames struct {
 	r             *video.Resampler
@@ -621,11 +621,14 @@ func OpenFrames(ctx context.Context, cfg job.Config, info *video.Info, m video.F
 	return &Frames{r: r, start: start, end: end, before: start - from, after: to - end}, nil
 }
 
-// smoothing is the job's time window, K frames each side: face_landmark_smoothing where faces
-// are analysed, else none.
+// smoothing is the job's time window, K frames each side: target_frame_amount where FaceFusion's
+// face tracker runs, face_landmark_smoothing where faces are analysed otherwise, else none.
 func smoothing(cfg job.Config) int {
-	if !cfg.FindsFaces() {
+	switch {
+	case !cfg.FindsFaces():
 		return 0
+	case cfg.Tracks():
+		return cfg.TargetFrameAmount
 	}
 	return cfg.FaceLandmarkSmoothing
 }
