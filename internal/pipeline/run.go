@@ -597,7 +597,8 @@ func SegmentOptions(cfg job.Config, info *video.Info, start int) video.EncodeOpt
 // into segments by EncodeSegments: a rank's chunks are contiguous, and one ffmpeg for all of
 // them saves a process start and a seek (up to a GOP decoded and thrown away) for every chunk.
 // With a time window of K frames (smoothing), the decode starts before and ends after: K halo frames each
-// side, clipped to the job's output frames, analysed only (see Window).
+// side, clipped to the job's output frames (the video's, for the face tracker), analysed only
+// (see Window).
 type Frames struct {
 	r             *video.Resampler
 	start, end    int
@@ -610,11 +611,18 @@ func OpenFrames(ctx context.Context, cfg job.Config, info *video.Info, m video.F
 	pw, ph := ProcessSize(cfg, info)
 	k := smoothing(cfg)
 	out0, out1 := m.Output()
-	from, to := max(min(start, start-k), out0), min(max(end, end+k), out1)
+	lo, hi, dm := out0, out1, m
+	if cfg.Tracks() && !m.Resampled() {
+		// FaceFusion's tracker reads a frame's neighbours from the whole video, past the trim
+		// range: output frame i is target frame i there, so the decode may reach the video's ends.
+		dm.Start, dm.End = 0, info.Frames
+		lo, hi = dm.Output()
+	}
+	from, to := max(min(start, start-k), lo), min(max(end, end+k), hi)
 	if start < out0 || end > out1 {
 		from, to = start, end // OpenResampler names the range that is outside
 	}
-	r, err := video.OpenResampler(ctx, info, m, from, to, pw, ph)
+	r, err := video.OpenResampler(ctx, info, dm, from, to, pw, ph)
 	if err != nil {
 		return nil, fault.AsInput(err)
 	}

@@ -14,6 +14,8 @@ import (
 // it has no face of its own, so it is swapped only where the tracker refills it from frames 5
 // and 7, and 3 ranks (frames 0–3, 4–7, 8–11) refill it with rank 1 alone holding both.
 // Frame 4, first of rank 1, is blanked too: its refill needs frame 3, a halo frame of rank 1.
+// Trimmed to start at frame 4, the job still refills it from frame 3, outside the trim range,
+// as FaceFusion reads a frame's neighbours from the whole video.
 func TestTrackerAcrossRanks(t *testing.T) {
 	work := t.TempDir()
 	face := filepath.Join(work, "face.mp4")
@@ -44,5 +46,12 @@ func TestTrackerAcrossRanks(t *testing.T) {
 		if a[i] == in[i] {
 			t.Errorf("blank frame %d is unchanged: the tracker did not refill its face", i)
 		}
+	}
+	trim := filepath.Join(work, "trim.mkv")
+	if r := clitest.Run(t, append(base, "-o", trim, "--trim-frame-start", "4", "--trim-frame-end", "6")...); r.Code != 0 {
+		t.Fatalf("trimmed: exit %d: %s", r.Code, r.Stderr)
+	}
+	if c := clitest.FrameHashes(t, trim); len(c) != 2 || c[0] != a[4] || c[1] != a[5] {
+		t.Errorf("trimmed to frames 4 and 5: %v, want the untrimmed run's %v", c, a[4:6])
 	}
 }
