@@ -742,6 +742,9 @@ func planSetup(ctx context.Context, cfg job.Config, ranks int, p *Plan, skipDone
 		}
 	}()
 	p.Image = pipeline.IsImagePath(cfg.TargetPath)
+	if err := cfg.CheckWorkflowMode(p.Image); err != nil {
+		return nil, "", fault.AsUsage(err)
+	}
 	if !p.Image {
 		// The fingerprint's ffmpeg line, asked while the checks below run (an image target
 		// has no job folder, so no fingerprint).
