@@ -574,7 +574,7 @@ func FrameRange(cfg job.Config, frames int) (start, end int, err error) {
 // EncodeOptions are the output settings of cfg for a target.
 func EncodeOptions(cfg job.Config, info *video.Info) video.EncodeOptions {
 	opt := video.EncodeOptions{
-		Encoder: cfg.OutputVideoEncoder, Quality: cfg.OutputVideoQuality, Preset: cfg.OutputVideoPreset,
+		Encoder: FaceFusionEncoder(cfg.OutputPath, cfg.OutputVideoEncoder), Quality: cfg.OutputVideoQuality, Preset: cfg.OutputVideoPreset,
 		FPS: OutputRate(cfg, info),
 	}
 	opt.Width, opt.Height = OutputSize(cfg, info)
