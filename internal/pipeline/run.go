@@ -679,6 +679,10 @@ func (m *Models) RunImage(ctx context.Context, cfg job.Config) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	// FaceFusion processes the colours and writes the target's alpha back unchanged.
+	if opt.Alpha, err = raster.LoadAlpha(cfg.TargetPath); err != nil {
+		return "", fault.AsInput(fmt.Errorf("target %w", err))
+	}
 	w, err := m.NewWorker()
 	if err != nil {
 		return "", err
