@@ -760,6 +760,9 @@ func planSetup(ctx context.Context, cfg job.Config, ranks int, p *Plan, skipDone
 		if err != nil {
 			return nil, "", fault.AsInput(fmt.Errorf("target %s: %w", cfg.TargetPath, err))
 		}
+		if cfg.Tracks() && p.Map.Resampled() {
+			log.Warnf("face_tracker_score with output_video_fps %v: the tracker's window counts the output's frames; FaceFusion's counts the target's, so where a face drops out the refill may differ from FaceFusion's", cfg.OutputVideoFPS)
+		}
 		if err := pipeline.CheckOutputSize(cfg, info); err != nil {
 			return nil, "", err
 		}
