@@ -99,7 +99,7 @@ func refill(m []member, target int) face.Face {
 
 // Average is FaceFusion's average_face_geometry of faces a and b at factor (0: a, 1: b): box
 // and points interpolated; score, landmark score and embedding those of the nearer face (b from
-// 0.5 on).
+// 0.5 on); marked Refill.
 func Average(a, b *face.Face, factor float64) face.Face {
 	out := *a
 	if factor >= 0.5 {
@@ -113,6 +113,7 @@ func Average(a, b *face.Face, factor float64) face.Face {
 	lerpPts(out.DetectorFive[:], a.DetectorFive[:], b.DetectorFive[:], factor)
 	lerpPts(out.Keypoints[:], a.Keypoints[:], b.Keypoints[:], factor)
 	lerpPts(out.Landmarks[:], a.Landmarks[:], b.Landmarks[:], factor)
+	out.Refill = true
 	return out
 }
 

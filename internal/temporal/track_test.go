@@ -38,6 +38,12 @@ func TestTrackRefillsAGap(t *testing.T) {
 			t.Fatalf("landmark %d %v, want %v", k, got[0].Landmarks[k], wk)
 		}
 	}
+	if !got[0].Refill {
+		t.Error("the refilled face is not marked Refill")
+	}
+	if own := tr.Track(nil, 9, 0, 100, v.at); len(own) != 1 || own[0].Refill {
+		t.Errorf("frame 9's own face: %d faces, marked Refill %v", len(own), len(own) == 1 && own[0].Refill)
+	}
 	if got[0].Score != 0.7 || got[0].Embedding.Raw[0] != 1 {
 		t.Errorf("score %v, embedding %v: want frame 9's (the nearer)", got[0].Score, got[0].Embedding.Raw[0])
 	}
