@@ -57,6 +57,12 @@ var options = []option{
 	{"output_image_scale", nil},
 	{"output_video_scale", nil},
 	{"output_video_fps", nil},
+	{"target_frame_amount", nil},
+	{"workflow_mode", []string{"auto", "image-to-image", "image-to-video"}},
+	{"workflow_strategy", []string{"disk", "memory"}},
+	{"temp_frame_format", []string{"bmp", "jpeg", "png", "tiff"}},
+	{"temp_pixel_format", []string{"bgr24", "bgra"}},
+	{"video_memory_strategy", []string{"strict", "moderate", "tolerant"}},
 }
 
 // notYetCovered are the coverage items (key or key=value) no case proves yet: the to-do list,
@@ -87,7 +93,6 @@ var notYetCovered = []string{
 	"face_selector_race=indian",
 	"face_selector_race=arabic",
 	"reference_frame_number",
-	"face_tracker_score",
 	"face_occluder_model=many",
 	"face_occluder_model=xseg_1",
 	"face_occluder_model=xseg_2",
@@ -145,6 +150,12 @@ var notYetCovered = []string{
 	"output_image_scale",
 	"output_video_scale",
 	"output_video_fps",
+	"workflow_mode=auto",
+	"temp_frame_format=bmp",
+	"temp_pixel_format=bgr24",
+	"video_memory_strategy=strict",
+	"video_memory_strategy=moderate",
+	"video_memory_strategy=tolerant",
 }
 
 func knownKey(key string) bool {
