@@ -39,6 +39,11 @@ type Face struct {
 	// becomes the points the crops are warped by; zero from BlazeFace, whose own points are
 	// Keypoints. face_debugger's face-landmark-5 draws them.
 	DetectorFive [5]geom.Pt
+	// Landmarks68From5 are the 68 points FaceFusion's fan_68_5 infers from DetectorFive (its
+	// '68/5'), and Angle the face's turn FaceFusion estimates from them: 0, 90, 180 or 270
+	// degrees, the turn its landmarkers undo. Both stay zero with the embedded default.
+	Landmarks68From5 Landmarks68
+	Angle            int
 }
 
 // EmbeddingLen is the width of an identity embedding (the recognizer's output).
