@@ -6,6 +6,7 @@ import (
 	"github.com/facefusion-hpc/facefusion/infer"
 	"github.com/facefusion-hpc/facefusion/internal/face"
 	"github.com/facefusion-hpc/facefusion/internal/facemodel"
+	"github.com/facefusion-hpc/facefusion/internal/geom"
 	"github.com/facefusion-hpc/facefusion/internal/raster"
 )
 
@@ -52,17 +53,24 @@ func NewFaceLandmarker(model string, cfg func(name string) infer.SessionConfig) 
 // fan_68_5 estimates from the detector's five and the face angle from them, then, when
 // threshold (--face-landmarker-score) is above 0, the landmarker's 68 points and score on the
 // crop turned by that angle; f.Five becomes the 68 points' five when the score beats threshold.
-// Without a landmarker run the 68 points are fan_68_5's, with score 0.
+// Without a landmarker run the 68 points are fan_68_5's, with score 0. A face without the
+// detector's five (BlazeFace's) has angle 0 and always gets the landmarker's points.
 func (l *FaceLandmarker) Landmark(img *raster.Image, f *face.Face, threshold float64) error {
 	if l.est == nil {
 		return fmt.Errorf("face landmarker: Landmark after Close")
 	}
-	if err := l.estimate(f); err != nil {
-		return err
+	// BlazeFace (the embedded detector) gives no five points: no angle to estimate, and the
+	// landmarker runs whatever the threshold, since nothing else would give the face points.
+	detected := f.DetectorFive != [5]geom.Pt{}
+	f.Landmarks68From5, f.Angle = face.Landmarks68{}, 0
+	if detected {
+		if err := l.estimate(f); err != nil {
+			return err
+		}
+		f.Angle = facemodel.FaceAngle(&f.Landmarks68From5)
 	}
-	f.Angle = facemodel.FaceAngle(&f.Landmarks68From5)
 	f.Landmarks, f.LandmarkScore = f.Landmarks68From5, 0
-	if threshold > 0 {
+	if threshold > 0 || !detected {
 		var fan4, peppa face.Landmarks68
 		var s4, sp float64
 		var err error

@@ -98,6 +98,14 @@ func TestFaceLandmarker(t *testing.T) {
 		if f.Landmarks != f.Landmarks68From5 || f.LandmarkScore != 0 || f.Five != f.DetectorFive {
 			t.Errorf("%s at score 0: landmarks %v (score %v), five %v", model, f.Landmarks[:2], f.LandmarkScore, f.Five)
 		}
+		// BlazeFace's faces have no five: angle 0, and the landmarker's points even at score 0.
+		blaze := face.Face{Detection: face.Detection{Box: f.Box}}
+		if err := l.Landmark(img, &blaze, 0); err != nil {
+			t.Fatal(err)
+		}
+		if blaze.Angle != 0 || blaze.LandmarkScore == 0 || blaze.Landmarks68From5 != (face.Landmarks68{}) || blaze.Five != blaze.Landmarks.Five() {
+			t.Errorf("%s without five points: angle %d, score %v, five %v", model, blaze.Angle, blaze.LandmarkScore, blaze.Five)
+		}
 		if n := testing.AllocsPerRun(5, func() { l.Landmark(img, &f, 0.5) }); n != 0 {
 			t.Errorf("%s: Landmark allocates %v times per call", model, n)
 		}
