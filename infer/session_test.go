@@ -281,16 +281,12 @@ func TestRecognizerAndMasks(t *testing.T) {
 	if err := s.Run(1); err != nil {
 		t.Fatal(err)
 	}
-	var m float64
-	for _, v := range in.Float32() {
-		m += float64(v)
-	}
-	m /= float64(in.Len())
+	wantPts := fixtures.FAN4Points(in.Float32())
 	pts := s.Outputs()[0].Float32()
 	for k := range 68 {
 		for i := range 3 {
-			if want := float64(fixtures.LandmarkBase(k, i)) + m; math.Abs(float64(pts[k*3+i])-want) > 1e-4 {
-				t.Fatalf("2dfan4: point %d,%d = %v, want %v", k, i, pts[k*3+i], want)
+			if w := wantPts[k*3+i]; abs32(pts[k*3+i]-w) > 1e-4 {
+				t.Fatalf("2dfan4: point %d,%d = %v, want %v", k, i, pts[k*3+i], w)
 			}
 		}
 	}

@@ -84,45 +84,6 @@ func TestFaceDetectors(t *testing.T) {
 	}
 }
 
-// TestLandmarker2DFAN4: the fixture's points are (k, 2k) + mean(input) on the 64-grid; the
-// adapter must return them ×4 through the inverse crop map.
-func TestLandmarker2DFAN4(t *testing.T) {
-	dir := fixtures.Dir(t, "2dfan4")
-	l, err := NewLandmarker2DFAN4(ffConfig(t, dir, 1))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	r := rand.New(rand.NewPCG(5, 6))
-	img := noiseFrame(r, 300, 220)
-	box := geom.Rect{X0: 80, Y0: 40, X1: 190, Y1: 170}
-	var got face.Landmarks68
-	score, err := l.Landmarks(img, box, &got)
-	if err != nil {
-		t.Fatal(err)
-	}
-	in := make([]float32, 3*256*256)
-	m, _ := facemodel.PrepareFAN4(in, img, box, 0)
-	mean := 0.0
-	for _, v := range in {
-		mean += float64(v)
-	}
-	mean /= float64(len(in))
-	inv, _ := m.Invert()
-	for k := range 68 {
-		want := inv.Apply(geom.Pt{X: (float64(k) + mean) * 4, Y: (2*float64(k) + mean) * 4})
-		if got[k].Dist(want) > 1e-3 {
-			t.Fatalf("point %d = %v, want %v", k, got[k], want)
-		}
-	}
-	if score != 1 { // heatmap peaks k + mean average far above 0.9
-		t.Errorf("score %v, want 1", score)
-	}
-	if n := testing.AllocsPerRun(5, func() { l.Landmarks(img, box, &got) }); n != 0 {
-		t.Errorf("Landmarks allocates %v times per call", n)
-	}
-}
-
 // TestRecognizer: the fixture's embedding is fixtures.RecognizerEmbedding of the arcface_112_v2
 // crop at v/127.5 − 1; batches of 2 over 5 faces equal batch 1.
 func TestRecognizer(t *testing.T) {

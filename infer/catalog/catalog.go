@@ -24,11 +24,14 @@ type Kind string
 const (
 	Detector   Kind = "detector"
 	Landmarker Kind = "landmarker"
-	Recognizer Kind = "recognizer"
-	Swapper    Kind = "swapper"
-	Enhancer   Kind = "enhancer"
-	Occluder   Kind = "occluder"
-	Parser     Kind = "parser"
+	// LandmarkEstimator infers 68 points from five (fan_68_5): FaceFusion runs it beside every
+	// landmarker, for the face angle; no option picks it.
+	LandmarkEstimator Kind = "landmark_estimator"
+	Recognizer        Kind = "recognizer"
+	Swapper           Kind = "swapper"
+	Enhancer          Kind = "enhancer"
+	Occluder          Kind = "occluder"
+	Parser            Kind = "parser"
 	// Converter maps an arcface embedding into a swapper's identity space (crossface_*).
 	Converter Kind = "converter"
 )

@@ -10,6 +10,8 @@ var distribution = map[string]struct{ base, pkg, licence string }{
 	"scrfd_2.5g":        {"models-3.0.0", "", "Non-Commercial"},
 	"yoloface_8n":       {"models-3.0.0", "", "GPL-3.0"},
 	"2dfan4":            {"models-3.0.0", "", "MIT"},
+	"peppa_wutz":        {"models-3.0.0", "", "Apache-2.0"},
+	"fan_68_5":          {"models-3.0.0", "", "OpenRAIL-M"},
 	"arcface_w600k_r50": {"models-3.0.0", "", "Non-Commercial"},
 	// processors/modules/face_swapper/core.py
 	"inswapper_128":      {"models-3.0.0", "", "Non-Commercial"},

@@ -32,6 +32,8 @@ const dyn = infer.Dyn
 // simswap_256, ghost_1/2/3_256 and crossface_simswap/ghost stay without: no two sources agreed.
 var published = map[string]infer.Published{
 	"2dfan4":             {Bytes: 97904803, SHA256: "678c6fa539d52335a31c980feefdf4a6e02d781d83dce00af8a894f114557285", CRC32: "a948738e"},
+	"fan_68_5":           {Bytes: 944321, SHA256: "ea05f7d9d014ae1d9cdc6e9c72643d8f00d198b5db3fdd384148ddff499a613e", CRC32: "95c4a198"},
+	"peppa_wutz":         {Bytes: 13753559, SHA256: "ff2de0fa5ceb8aad8c8d037ba2fab8afe90ace34626f3268aae5a56965015776", CRC32: "eb82cb4f"},
 	"arcface_w600k_r50":  {Bytes: 174388474, SHA256: "f1f79dc3b0b79a69f94799af1fffebff09fbd78fd96a275fd8f0cbbea23270d1", CRC32: "1f5fefb8"},
 	"bisenet_resnet_34":  {Bytes: 93632546, SHA256: "4a0b8c958a3c938913bd06a8365dbb3c8761afba6ecbf0d14b3b1f77eb230c96", CRC32: "35d17a50"},
 	"gfpgan_1.4":         {Bytes: 340299087, SHA256: "accc4757b26bdb89b32b4d3500d4f79c9dff97c1dd7c7104bf9dcb95e3311385", CRC32: ""},
@@ -114,6 +116,22 @@ var table = func() map[string]*Model {
 			Outputs: []infer.TensorSpec{f32("", dyn, 68, 3), f32("", dyn, 68, 64, 64)}},
 		Size: 256, Norm: bgrUnit,
 		Unconfirmed: "output order (points [1,68,3] then heatmaps [1,68,64,64]) from FaceFusion's unpacking"})
+	// The same crop as 2dfan4's; one output FaceFusion reshapes to 68 rows of (x, y on the
+	// 64-grid, confidence); the score is the mean confidence mapped from [0, 0.95] onto [0, 1].
+	add(&Model{Name: "peppa_wutz", Kind: Landmarker, Batched: true,
+		Want: infer.Signature{
+			Inputs:  []infer.TensorSpec{f32("input", dyn, 3, 256, 256)},
+			Outputs: []infer.TensorSpec{f32("", dyn, 68, 3)}},
+		Size: 256, Norm: bgrUnit,
+		Unconfirmed: "output shape [1,68,3], from FaceFusion's reshape(-1, 3) of its first output"})
+	// fan_68_5 estimates 68 points from the detector's five, moved into ffhq_512's unit square
+	// (input [1,5,2]); its output, moved back, gives the face angle (estimate_face_angle).
+	add(&Model{Name: "fan_68_5", Kind: LandmarkEstimator, Batched: true,
+		Want: infer.Signature{
+			Inputs:  []infer.TensorSpec{f32("input", dyn, 5, 2)},
+			Outputs: []infer.TensorSpec{f32("", dyn, 68, 2)}},
+		Template: "ffhq_512", Size: 1,
+		Unconfirmed: "output shape [1,68,2], from FaceFusion's [0][0] of its first output"})
 
 	// FaceFusion reverses its BGR crop to RGB and maps it to v/127.5 − 1.
 	add(&Model{Name: "arcface_w600k_r50", Kind: Recognizer, Batched: true,

@@ -42,6 +42,11 @@ type Face struct {
 	// Refill marks a face the face tracker made for a frame it was not found in, from its
 	// faces either side (FaceFusion's origin 'refill'): face_debugger draws it in orange.
 	Refill bool
+	// Landmarks68From5 are the 68 points FaceFusion's fan_68_5 infers from DetectorFive (its
+	// '68/5'), and Angle the face's turn FaceFusion estimates from them: 0, 90, 180 or 270
+	// degrees, the turn its landmarkers undo. Both stay zero with the embedded default.
+	Landmarks68From5 Landmarks68
+	Angle            int
 }
 
 // EmbeddingLen is the width of an identity embedding (the recognizer's output).

@@ -87,29 +87,104 @@ func TestFAN4Decode(t *testing.T) {
 	}
 }
 
+// labRoundTrip is what conditional_optimize_contrast leaves of an RGB sample of a crop that is
+// not dark, as the model's BGR planes over 255: the 8-bit Lab round trip of FaceFusion's BGR
+// frame read as RGB.
+func labRoundTrip(r, g, b uint8) [3]float32 {
+	l, a, bb := raster.RGBToLab8(b, g, r)
+	b2, g2, r2 := raster.LabToRGB8(l, a, bb)
+	return [3]float32{float32(b2) / 255, float32(g2) / 255, float32(r2) / 255}
+}
+
 func TestPrepareFAN4(t *testing.T) {
 	// A box 195 px tall whose centre sits 20 px left of and 30 px above the crop centre's
-	// mirror: the crop is the frame shifted by (20, 30), whole pixels, no resampling.
+	// mirror: the crop is the frame shifted by (20, 30), whole pixels, no resampling. Turned
+	// by a quarter, it is that crop turned about (128, 128), a black edge where the turn runs
+	// off it (top row at 90°, left column at 270°, both at 180°).
 	frame := randomFrame(rand.New(rand.NewPCG(9, 10)), 300, 240)
 	box := geom.Rect{X0: 10.5, Y0: 0.5, X1: 205.5, Y1: 195.5}
+	crop := func(x, y int) [3]float32 {
+		if fx, fy := x-20, y-30; x < 256 && y < 256 && fx >= 0 && fy >= 0 && fx < frame.W && fy < frame.H {
+			return labRoundTrip(frame.At(fx, fy))
+		}
+		return labRoundTrip(0, 0, 0)
+	}
+	turns := map[int]func(x, y int) [3]float32{
+		0:   crop,
+		90:  func(x, y int) [3]float32 { return crop(256-y, x) },
+		180: func(x, y int) [3]float32 { return crop(256-x, 256-y) },
+		270: func(x, y int) [3]float32 { return crop(y, 256-x) },
+	}
 	dst := make([]float32, 3*256*256)
-	m, err := PrepareFAN4(dst, frame, box, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if o := m.Apply(geom.Pt{}); o.X != 20 || o.Y != 30 {
-		t.Fatalf("frame origin at %v in the crop, want (20, 30)", o)
-	}
-	for y := range 256 {
-		for x := range 256 {
-			var bgr [3]uint8
-			if fx, fy := x-20, y-30; fx >= 0 && fy >= 0 && fx < frame.W && fy < frame.H {
-				r, g, b := frame.At(fx, fy)
-				bgr = [3]uint8{b, g, r}
+	for angle, want := range turns {
+		m, err := PrepareFAN4(dst, frame, box, angle)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if o := m.Apply(geom.Pt{X: 0, Y: 0}); angle == 0 && (o.X != 20 || o.Y != 30) {
+			t.Fatalf("frame origin at %v in the crop, want (20, 30)", o)
+		}
+		for y := range 256 {
+			for x := range 256 {
+				w := want(x, y)
+				for p := range 3 {
+					if got := dst[p*65536+y*256+x]; got != w[p] {
+						t.Fatalf("angle %d: (%d,%d) plane %d = %v, want %v", angle, x, y, p, got, w[p])
+					}
+				}
 			}
+		}
+	}
+}
+
+// TestPrepareFAN4Dark: a crop whose mean Lab lightness is under 30 gets its lightness
+// equalised (CLAHE, clip 2, 8×8 tiles); one just above does not.
+func TestPrepareFAN4Dark(t *testing.T) {
+	r := rand.New(rand.NewPCG(21, 22))
+	frame := raster.New(256, 256)
+	for i := range frame.Pix {
+		frame.Pix[i] = uint8(r.IntN(24)) // dark, but not flat: CLAHE has tiles to work on
+	}
+	box := geom.Rect{X0: 30.5, Y0: 30.5, X1: 225.5, Y1: 225.5} // the identity crop
+	dst := make([]float32, 3*256*256)
+	lightness := func(level uint8) int {
+		sum := 0
+		for i := 0; i < len(frame.Pix); i += 3 {
+			l, _, _ := raster.RGBToLab8(frame.Pix[i+2]+level, frame.Pix[i+1]+level, frame.Pix[i]+level)
+			sum += int(l)
+		}
+		return sum
+	}
+	// Find the brightening at which the mean lightness crosses 30.
+	level := uint8(0)
+	for lightness(level+1) < 30*65536 {
+		level++
+	}
+	for _, c := range []struct {
+		level uint8
+		clahe bool
+	}{{level, true}, {level + 1, false}} {
+		img := frame.Clone()
+		for i := range img.Pix {
+			img.Pix[i] += c.level
+		}
+		if _, err := PrepareFAN4(dst, img, box, 0); err != nil {
+			t.Fatal(err)
+		}
+		n := 256 * 256
+		l, a, b := make([]uint8, n), make([]uint8, n), make([]uint8, n)
+		for i := range n {
+			l[i], a[i], b[i] = raster.RGBToLab8(img.Pix[3*i+2], img.Pix[3*i+1], img.Pix[3*i])
+		}
+		if c.clahe {
+			raster.CLAHE(l, 256, 256, 2, 8, 8)
+		}
+		for i := range n {
+			b2, g2, r2 := raster.LabToRGB8(l[i], a[i], b[i])
+			want := [3]float32{float32(b2) / 255, float32(g2) / 255, float32(r2) / 255}
 			for p := range 3 {
-				if got, want := dst[p*65536+y*256+x], float32(bgr[p])/255; got != want {
-					t.Fatalf("(%d,%d) plane %d = %v, want %v", x, y, p, got, want)
+				if got := dst[p*n+i]; got != want[p] {
+					t.Fatalf("level +%d (CLAHE %v): sample %d plane %d = %v, want %v", c.level, c.clahe, i, p, got, want[p])
 				}
 			}
 		}
@@ -248,5 +323,92 @@ func BenchmarkDecodeFAN4(b *testing.B) {
 	var out face.Landmarks68
 	for b.Loop() {
 		DecodeFAN4(&out, lms, heat, m)
+	}
+}
+
+// TestPickLandmarks: FaceFusion's detect_face_landmark takes 2dfan4's points unless
+// peppa_wutz's score beats 2dfan4's by 0.2 or more; a model it did not run scores 0.
+func TestPickLandmarks(t *testing.T) {
+	var a, b face.Landmarks68
+	for _, c := range []struct {
+		fan4, peppa *face.Landmarks68
+		s4, sp      float64
+		want        *face.Landmarks68
+		score       float64
+	}{
+		{&a, &b, 0.7, 0.85, &a, 0.7}, // within 0.2: 2dfan4
+		{&a, &b, 0.6, 0.85, &b, 0.85},
+		{&a, &b, 0.6, 0.8, &b, 0.8},  // exactly 0.2 better: peppa_wutz (the test is strict)
+		{&a, nil, 0.1, 0.9, &a, 0.1}, // 2dfan4 alone: always its points
+		{nil, &b, 0.9, 0.3, &b, 0.3}, // peppa_wutz alone
+		{nil, &b, 0.9, 0.1, nil, 0},  // peppa_wutz alone under 0.2: FaceFusion has no points
+	} {
+		got, score := PickLandmarks(c.fan4, c.s4, c.peppa, c.sp)
+		if got != c.want || score != c.score {
+			t.Errorf("2dfan4 %v@%v, peppa %v@%v: picked %p@%v, want %p@%v", c.fan4 != nil, c.s4, c.peppa != nil, c.sp, got, score, c.want, c.score)
+		}
+	}
+	for opt, want := range map[string]int{"2dfan4": 1, "peppa_wutz": 1, "many": 2, "dlib_68": 0, "fan_68_5": 0} {
+		if names, ok := LandmarkerModels(opt); len(names) != want || ok != (want > 0) {
+			t.Errorf("LandmarkerModels(%s) = %v, %v", opt, names, ok)
+		}
+	}
+}
+
+// TestDecodePeppa plants frame points as peppa_wutz rows on the 64-grid of the turned crop.
+func TestDecodePeppa(t *testing.T) {
+	box := geom.Rect{X0: 510, Y0: 120, X1: 700, Y1: 330}
+	r := rand.New(rand.NewPCG(3, 4))
+	for _, angle := range []int{0, 90, 180, 270} {
+		m, _ := FAN4Matrix(box, angle)
+		var want face.Landmarks68
+		pred := make([]float32, 68*3)
+		conf := 0.0
+		for i := range want {
+			want[i] = geom.Pt{X: box.X0 + r.Float64()*box.W(), Y: box.Y0 + r.Float64()*box.H()}
+			q := m.Apply(want[i])
+			c := 0.3 + 0.4*r.Float64()
+			pred[3*i], pred[3*i+1], pred[3*i+2] = float32(q.X/4), float32(q.Y/4), float32(c)
+			conf += float64(float32(c))
+		}
+		var got face.Landmarks68
+		score, err := DecodePeppa(&got, pred, m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range want {
+			if got[i].Dist(want[i]) > 1e-3 {
+				t.Fatalf("angle %d: point %d %v, want %v", angle, i, got[i], want[i])
+			}
+		}
+		if w := conf / 68 / 0.95; !near(score, w, 1e-9) {
+			t.Errorf("score %v, want %v", score, w)
+		}
+	}
+}
+
+// Test68From5 moves five points into ffhq_512's unit square, where a face upright on the
+// template lands on the template itself, and back.
+func Test68From5(t *testing.T) {
+	var five [5]geom.Pt
+	for i, p := range [5]geom.Pt{{X: .37691676, Y: .46864664}, {X: .62285697, Y: .46912813}, {X: .50123859, Y: .61331904}, {X: .39308822, Y: .725411}, {X: .61150205, Y: .72490465}} {
+		five[i] = geom.Pt{X: 300 - 200*p.Y, Y: 100 + 200*p.X} // turned 90°, scaled 200, moved
+	}
+	in := make([]float32, 10)
+	m := Prepare68From5(in, five)
+	if !near(float64(in[0]), .37691676, 1e-6) || !near(float64(in[9]), .72490465, 1e-6) {
+		t.Errorf("unit-square five %v, want ffhq_512's template", in)
+	}
+	out := make([]float32, 136)
+	for k := range 68 {
+		out[2*k], out[2*k+1] = float32(k)/68, 0.5
+	}
+	var l face.Landmarks68
+	if err := Decode68From5(&l, out, m); err != nil {
+		t.Fatal(err)
+	}
+	// The unit square's left-to-right runs down the frame: angle 90.
+	if got := FaceAngle(&l); got != 90 {
+		t.Errorf("angle %d, want 90 (points %v … %v)", got, l[0], l[16])
 	}
 }

@@ -61,7 +61,7 @@ var options = []option{
 		}},
 	{long: "face-detector-model", arg: "NAME", help: "face detector: blazeface (embedded default), yolo_face, scrfd, retinaface",
 		set: str(func(c *Config) *string { return &c.FaceDetectorModel })},
-	{long: "face-landmarker-model", arg: "NAME", help: "68-point landmarker: dlib_68 (embedded default), 2dfan4",
+	{long: "face-landmarker-model", arg: "NAME", help: "68-point landmarker: dlib_68 (embedded default), 2dfan4, peppa_wutz, many (both, the better kept)",
 		set: str(func(c *Config) *string { return &c.FaceLandmarkerModel })},
 	{long: "trim-frame-start", arg: "N", help: "first target frame to process (inclusive)",
 		set: integer("trim-frame-start", func(c *Config) *int { return &c.TrimFrameStart })},

@@ -60,7 +60,7 @@ const (
 // The embedded default's models are this project's own; FaceFusion's come from the catalog.
 var (
 	Detectors      = append([]string{"blazeface"}, catalog.Selectors(catalog.Detector)...)
-	Landmarkers    = append([]string{"dlib_68"}, catalog.Selectors(catalog.Landmarker)...)
+	Landmarkers    = append(append([]string{"dlib_68"}, catalog.Selectors(catalog.Landmarker)...), facemodel.LandmarkerMany)
 	Swappers       = append([]string{"classic"}, catalog.Selectors(catalog.Swapper)...)
 	Enhancers      = catalog.Selectors(catalog.Enhancer)
 	MaskTypes      = append(append([]string{"box"}, catalog.Selectors(catalog.Occluder)...), catalog.Selectors(catalog.Parser)...)
@@ -139,7 +139,7 @@ func (c *Config) validateModels(bad func(string, ...any)) {
 	}
 	// FaceFusion's ranges (facefusion/choices.py).
 	within(bad, "face_mask_blur", c.FaceMaskBlur, 0, 1)
-	within(bad, "face_landmarker_score", c.FaceLandmarkerScore, 0, 1)
+	withinSteps(bad, "face_landmarker_score", c.FaceLandmarkerScore, 0, 1, 0.05)
 	if c.FaceLandmarkSmoothing < 0 || c.FaceLandmarkSmoothing > MaxLandmarkSmoothing {
 		bad("face_landmark_smoothing (--face-landmark-smoothing): %d is outside 0..%d frames each side (0: off)", c.FaceLandmarkSmoothing, MaxLandmarkSmoothing)
 	}
@@ -296,7 +296,7 @@ func float(name string, dst func(*Config) *float64) func(*Config, []string) erro
 var modelOptions = []option{
 	{long: "face-detector-size", arg: "WxH", help: "detector input size, e.g. 640x640 (yolo_face, scrfd, retinaface; default: the model's)",
 		set: str(func(c *Config) *string { return &c.FaceDetectorSize })},
-	{long: "face-landmarker-score", arg: "0..1", help: "2dfan4: below this landmark score the detector's five points are used (default 0.5)",
+	{long: "face-landmarker-score", arg: "[0.0..1.0:0.05]", help: "FaceFusion's landmarkers: below this landmark score the detector's five points are used; 0 runs none (default 0.5)",
 		set: float("face-landmarker-score", func(c *Config) *float64 { return &c.FaceLandmarkerScore })},
 	{long: "face-landmark-smoothing", arg: "N", help: "smooth landmarks over N frames each side of a frame (a local fit that follows motion without lag; 0: off; default " + strconv.Itoa(Default().FaceLandmarkSmoothing) + ")",
 		set: integer("face-landmark-smoothing", func(c *Config) *int { return &c.FaceLandmarkSmoothing })},

@@ -102,7 +102,9 @@ func ModelNames(cfg job.Config) []string {
 		}
 	}
 	pick(catalog.Detector, cfg.FaceDetectorModel)
-	pick(catalog.Landmarker, cfg.FaceLandmarkerModel)
+	if lms, ok := facemodel.LandmarkerModels(cfg.FaceLandmarkerModel); ok {
+		names = append(append(names, lms...), facemodel.Fan68From5.Name) // fan_68_5 gives the angle
+	}
 	if cfg.Swaps() && cfg.FaceSwapperModel != "classic" {
 		names = append(names, facemodel.ArcFace.Name)
 	} else if cfg.FaceSelectorMode == "reference" {
@@ -203,8 +205,8 @@ type EmbeddedFile struct{ Name, Path string }
 type analyser struct {
 	cfg   job.Config
 	det   Detector
-	dlib  *Analyzer // dlib's landmarks (reuses its two-pass box fit)
-	fan   *adapters.Landmarker2DFAN4
+	dlib  *Analyzer                // dlib's landmarks (reuses its two-pass box fit)
+	lm    *adapters.FaceLandmarker // FaceFusion's landmarker, or nil for dlib's
 	rec   *adapters.Recognizer
 	faces []face.Face
 	refs  []adapters.FaceRef
@@ -228,8 +230,8 @@ func (m *Models) newAnalyser(withEmbeddings bool) (*analyser, error) {
 	if err != nil {
 		return nil, fault.AsEnvironment(err)
 	}
-	if cfg.FaceLandmarkerModel == facemodel.FAN4.Selector() {
-		if a.fan, err = adapters.NewLandmarker2DFAN4(m.sessionConfig(facemodel.FAN4.Name)); err != nil {
+	if _, ok := facemodel.LandmarkerModels(cfg.FaceLandmarkerModel); ok {
+		if a.lm, err = adapters.NewFaceLandmarker(cfg.FaceLandmarkerModel, m.sessionConfig); err != nil {
 			a.close()
 			return nil, fault.AsEnvironment(err)
 		}
@@ -250,8 +252,8 @@ func (a *analyser) close() {
 	if a.det != nil {
 		a.det.Close()
 	}
-	if a.fan != nil {
-		a.fan.Close()
+	if a.lm != nil {
+		a.lm.Close()
 	}
 	if a.rec != nil {
 		a.rec.Close()
@@ -272,13 +274,10 @@ func (a *analyser) analyse(img *raster.Image) ([]face.Face, error) {
 	start = time.Now()
 	for _, d := range dets {
 		f := face.Face{Detection: d, DetectorFive: d.Five}
-		if a.fan != nil {
-			score, err := a.fan.Landmarks(img, d.Box, &f.Landmarks)
-			if err != nil {
+		if a.lm != nil {
+			if err := a.lm.Landmark(img, &f, a.cfg.FaceLandmarkerScore); err != nil {
 				return nil, err
 			}
-			f.LandmarkScore = score
-			f.Five = facemodel.WarpFive(d.Five, &f.Landmarks, score, a.cfg.FaceLandmarkerScore)
 		} else {
 			a.dlib.landmarks(img, &f)
 			f.LandmarkScore = 1

@@ -283,14 +283,8 @@ func (im *identityMeter) after() error {
 // relandmark finds f's landmarks (and the five points the models warp by) in img from its
 // detection alone, as analyse does for a face the detector found there.
 func (a *analyser) relandmark(img *raster.Image, f *face.Face) error {
-	if a.fan != nil {
-		score, err := a.fan.Landmarks(img, f.Box, &f.Landmarks)
-		if err != nil {
-			return err
-		}
-		f.LandmarkScore = score
-		f.Five = facemodel.WarpFive(f.DetectorFive, &f.Landmarks, score, a.cfg.FaceLandmarkerScore)
-		return nil
+	if a.lm != nil {
+		return a.lm.Landmark(img, f, a.cfg.FaceLandmarkerScore)
 	}
 	a.dlib.landmarks(img, f)
 	f.LandmarkScore = 1
