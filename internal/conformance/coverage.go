@@ -78,8 +78,6 @@ var notYetCovered = []string{
 	"face_detector_angles=90",
 	"face_detector_angles=180",
 	"face_detector_angles=270",
-	"face_landmarker_model=many",
-	"face_landmarker_model=peppa_wutz",
 	"face_selector_age_start",
 	"face_selector_age_end",
 	"face_selector_gender=auto",

@@ -92,7 +92,7 @@ func dumpFace(f *face.Face) FaceDump {
 		BoundingBox:     [4]float64{round6(f.Box.X0), round6(f.Box.Y0), round6(f.Box.X1), round6(f.Box.Y1)},
 		DetectorScore:   f.Score,
 		LandmarkerScore: f.LandmarkScore,
-		Angle:           0, // the 2dfan4 crop is always upright here
+		Angle:           f.Angle,
 	}
 	for i := range 5 {
 		d.Landmark5[i] = pt(f.DetectorFive[i])
