@@ -18,6 +18,8 @@ import (
 // the model-free pipeline (blazeface, dlib_68, classic).
 type Models struct {
 	FaceDetectorSize      string   `toml:"face_detector_size"`
+	FaceDetectorMargin    []int    `toml:"face_detector_margin"` // percent of the frame's side padded on (top right bottom left; 1–4 values as CSS)
+	FaceDetectorAngles    []int    `toml:"face_detector_angles"` // the frame is also searched turned by each (0, 90, 180, 270)
 	FaceLandmarkerScore   float64  `toml:"face_landmarker_score"`
 	FaceLandmarkSmoothing int      `toml:"face_landmark_smoothing"` // frames each side of the landmarks' time window (internal/temporal); 0: off
 	FaceSwapperModel      string   `toml:"face_swapper_model"`
@@ -115,6 +117,7 @@ func (c *Config) validateModels(bad func(string, ...any)) {
 			bad("face_detector_size (--face-detector-size): %s does not take %dx%d: use one of %s", c.FaceDetectorModel, size, size, sizeList(m.Sizes))
 		}
 	}
+	c.validateDetector(bad)
 	if _, err := c.PixelBoost(); err != nil {
 		bad("face_swapper_pixel_boost: %v", err)
 	}
@@ -269,6 +272,21 @@ func strs(dst func(*Config) *[]string) func(*Config, []string) error {
 	return func(c *Config, v []string) error { *dst(c) = v; return nil }
 }
 
+func ints(name string, dst func(*Config) *[]int) func(*Config, []string) error {
+	return func(c *Config, v []string) error {
+		out := make([]int, 0, len(v))
+		for _, s := range v {
+			n, err := strconv.Atoi(s)
+			if err != nil {
+				return fmt.Errorf("--%s: %s is not a whole number", name, safefs.Excerpt(s))
+			}
+			out = append(out, n)
+		}
+		*dst(c) = out
+		return nil
+	}
+}
+
 func float(name string, dst func(*Config) *float64) func(*Config, []string) error {
 	return func(c *Config, v []string) error {
 		f, err := strconv.ParseFloat(v[0], 64)
@@ -283,6 +301,10 @@ func float(name string, dst func(*Config) *float64) func(*Config, []string) erro
 var modelOptions = []option{
 	{long: "face-detector-size", arg: "WxH", help: "detector input size, e.g. 640x640 (yolo_face, scrfd, retinaface; default: the model's)",
 		set: str(func(c *Config) *string { return &c.FaceDetectorSize })},
+	{long: "face-detector-margin", arg: "T [R [B [L]]]", multi: true, help: "pad the frame before detection by these percentages of its height (top, bottom) and width (right, left), 0..100 (100: half the side); 1 to 4 values as CSS (default 0 0 0 0)",
+		set: ints("face-detector-margin", func(c *Config) *[]int { return &c.FaceDetectorMargin })},
+	{long: "face-detector-angles", arg: "DEG...", multi: true, help: "also detect in the frame turned by these angles: 0, 90, 180, 270 (default 0)",
+		set: ints("face-detector-angles", func(c *Config) *[]int { return &c.FaceDetectorAngles })},
 	{long: "face-landmarker-score", arg: "0..1", help: "2dfan4: below this landmark score the detector's five points are used (default 0.5)",
 		set: float("face-landmarker-score", func(c *Config) *float64 { return &c.FaceLandmarkerScore })},
 	{long: "face-landmark-smoothing", arg: "N", help: "smooth landmarks over N frames each side of a frame (a local fit that follows motion without lag; 0: off; default " + strconv.Itoa(Default().FaceLandmarkSmoothing) + ")",
