@@ -56,7 +56,7 @@ const (
 
 // The embedded default's models are this project's own; FaceFusion's come from the catalog.
 var (
-	Detectors      = append([]string{"blazeface"}, catalog.Selectors(catalog.Detector)...)
+	Detectors      = append([]string{"blazeface", "many"}, catalog.Selectors(catalog.Detector)...) // many: FaceFusion's retinaface, scrfd and yolo_face together
 	Landmarkers    = append([]string{"dlib_68"}, catalog.Selectors(catalog.Landmarker)...)
 	Swappers       = append([]string{"classic"}, catalog.Selectors(catalog.Swapper)...)
 	Enhancers      = catalog.Selectors(catalog.Enhancer)
@@ -113,7 +113,9 @@ func (c *Config) validateModels(bad func(string, ...any)) {
 		bad("face_detector_size (--face-detector-size): %v", err)
 	} else if size != 0 {
 		// FaceFusion offers each detector a few sizes; BlazeFace's files fix theirs (ignored there).
-		if m, err := catalog.Select(catalog.Detector, c.FaceDetectorModel); err == nil && !slices.Contains(m.Sizes, size) {
+		if c.FaceDetectorModel == "many" && size != 640 {
+			bad("face_detector_size (--face-detector-size): many does not take %dx%d: use one of 640x640", size, size)
+		} else if m, err := catalog.Select(catalog.Detector, c.FaceDetectorModel); err == nil && !slices.Contains(m.Sizes, size) {
 			bad("face_detector_size (--face-detector-size): %s does not take %dx%d: use one of %s", c.FaceDetectorModel, size, size, sizeList(m.Sizes))
 		}
 	}

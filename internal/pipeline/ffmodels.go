@@ -100,6 +100,11 @@ func ModelNames(cfg job.Config) []string {
 			names = append(names, m.Name)
 		}
 	}
+	if cfg.FaceDetectorModel == "many" {
+		for _, sel := range facemodel.ManyDetectors {
+			pick(catalog.Detector, sel)
+		}
+	}
 	pick(catalog.Detector, cfg.FaceDetectorModel)
 	pick(catalog.Landmarker, cfg.FaceLandmarkerModel)
 	if cfg.Swaps() && cfg.FaceSwapperModel != "classic" {
@@ -219,10 +224,8 @@ func (m *Models) newAnalyser(withEmbeddings bool) (*analyser, error) {
 		a.det, err = adapters.NewBlazeFace(cfg.ModelPath(job.BlazeFaceFile), m.sessionConfig(""))
 	} else {
 		size, _ := cfg.DetectorSize()
-		var dm *catalog.Model
-		if dm, err = catalog.Select(catalog.Detector, cfg.FaceDetectorModel); err == nil {
-			a.det, err = adapters.NewFaceDetector(cfg.FaceDetectorModel, size, m.sessionConfig(dm.Name))
-		}
+		opts := adapters.FrameOptions{Margin: cfg.DetectorMargin(), Angles: cfg.FaceDetectorAngles}
+		a.det, err = adapters.OpenFaceDetector(cfg.FaceDetectorModel, size, opts, m.sessionConfig)
 	}
 	if err != nil {
 		return nil, fault.AsEnvironment(err)
