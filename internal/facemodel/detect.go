@@ -2,7 +2,6 @@ package facemodel
 
 import (
 	"fmt"
-	"image"
 	"math"
 	"slices"
 
@@ -66,7 +65,7 @@ type Detector struct {
 	yolo    bool
 	yunet   bool
 	lut     [3][256]float32
-	resizer raster.Resizer
+	resizer raster.CVResizer
 	canvas  *raster.Image
 	cands   []face.Detection
 }
@@ -115,7 +114,7 @@ func (d *Detector) Prepare(frame *raster.Image, dst []float32) Fit {
 	f := FitFrame(frame.W, frame.H, d.Size)
 	clear(d.canvas.Pix)
 	if f.W != frame.W || f.H != frame.H {
-		d.resizer.Resize(d.canvas, image.Rect(0, 0, f.W, f.H), frame)
+		d.resizer.Resize(d.canvas, f.W, f.H, frame)
 	} else {
 		for y := range frame.H {
 			copy(d.canvas.Pix[y*d.canvas.Stride:], frame.Pix[y*frame.Stride:][:3*frame.W])
