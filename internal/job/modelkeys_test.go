@@ -19,7 +19,7 @@ func TestModelKeysRefusedAtValidation(t *testing.T) {
 		args []string
 		want []string
 	}{
-		{[]string{"--face-detector-model", "SCRFD"}, []string{`face_detector_model (--face-detector-model): "SCRFD" is not one of blazeface, retinaface, scrfd, yolo_face`}},
+		{[]string{"--face-detector-model", "SCRFD"}, []string{`face_detector_model (--face-detector-model): "SCRFD" is not one of blazeface, many, retinaface, scrfd, yolo_face, yunet`}},
 		{[]string{"--face-mask-types", "area"}, []string{`face_mask_types (--face-mask-types): "area" is not one of box, occlusion, region`}},
 		{[]string{"--face-detector-model", "scrfd", "--face-detector-size", "768x768"}, []string{"face_detector_size (--face-detector-size): scrfd does not take 768x768: use one of 160x160, 320x320, 480x480, 512x512, 640x640"}},
 		{[]string{"--face-detector-model", "yolo_face", "--face-detector-size", "320"}, []string{"yolo_face does not take 320x320: use one of 640x640"}},

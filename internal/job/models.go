@@ -301,7 +301,7 @@ func float(name string, dst func(*Config) *float64) func(*Config, []string) erro
 }
 
 var modelOptions = []option{
-	{long: "face-detector-size", arg: "WxH", help: "detector input size, e.g. 640x640 (yolo_face, scrfd, retinaface; default: the model's)",
+	{long: "face-detector-size", arg: "WxH", help: "detector input size: retinaface and scrfd 160x160, 320x320, 480x480, 512x512, 640x640; many, yolo_face and yunet 640x640 (default: 640x640)",
 		set: str(func(c *Config) *string { return &c.FaceDetectorSize })},
 	{long: "face-detector-margin", arg: "T [R [B [L]]]", multi: true, help: "pad the frame before detection by these percentages of its height (top, bottom) and width (right, left), 0..100 (100: half the side); 1 to 4 values as CSS (default 0 0 0 0)",
 		set: ints("face-detector-margin", func(c *Config) *[]int { return &c.FaceDetectorMargin })},
