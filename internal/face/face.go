@@ -39,6 +39,17 @@ type Face struct {
 	// becomes the points the crops are warped by; zero from BlazeFace, whose own points are
 	// Keypoints. face_debugger's face-landmark-5 draws them.
 	DetectorFive [5]geom.Pt
+	// Class is FaceFusion's classification of the face (fairface), set where a face selector
+	// filter needs it; zero otherwise.
+	Class Class
+}
+
+// Class is what FaceFusion's face classifier tells of a face: "male" or "female", one of its
+// races (white, black, latino, asian, indian, arabic), and the age range [Age[0], Age[1]) as
+// Python's range(start, stop) (FaceFusion's ranges leave gaps: 0-1, 3-8, 10-18, …).
+type Class struct {
+	Gender, Race string
+	Age          [2]int
 }
 
 // EmbeddingLen is the width of an identity embedding (the recognizer's output).
