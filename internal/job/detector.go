@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/facefusion-hpc/facefusion/internal/facemodel"
 )
 
 // FaceFusion's face detector choices (facefusion/choices.py): the angles a frame is also
@@ -47,6 +49,39 @@ func angleList() string {
 		s[i] = fmt.Sprint(a)
 	}
 	return strings.Join(s, ", ")
+}
+
+// validateSelector adds the complaints about the face selector's filters. FaceFusion stops
+// with a TypeError when only one end of the age filter is given; here an empty or reversed
+// range is refused, since it would keep no face.
+func (c *Config) validateSelector(bad func(string, ...any)) {
+	if msg := oneOf("face_selector_gender", c.FaceSelectorGender, append([]string{"", "auto"}, facemodel.Genders...)); msg != "" {
+		bad("%s", strings.Replace(msg, "is not one of , ", "is not one of ", 1))
+	}
+	if msg := oneOf("face_selector_race", c.FaceSelectorRace, append([]string{"", "auto"}, facemodel.Races...)); msg != "" {
+		bad("%s", strings.Replace(msg, "is not one of , ", "is not one of ", 1))
+	}
+	for _, a := range []struct {
+		key string
+		v   int
+	}{{"face_selector_age_start", c.FaceSelectorAgeStart}, {"face_selector_age_end", c.FaceSelectorAgeEnd}} {
+		if a.v < 0 || a.v > 100 {
+			bad("%s (--%s): %d is outside 0..100", a.key, strings.ReplaceAll(a.key, "_", "-"), a.v)
+		}
+	}
+	if (c.FaceSelectorAgeStart != 0 || c.FaceSelectorAgeEnd != 0) && c.FaceSelectorAgeEnd <= c.FaceSelectorAgeStart {
+		bad("face_selector_age_start and face_selector_age_end: [%d, %d) holds no age: give both, the end above the start (e.g. 20 and 40)", c.FaceSelectorAgeStart, c.FaceSelectorAgeEnd)
+	}
+	if c.SelectsByClass() && c.FaceDetectorModel == "blazeface" {
+		bad("face_selector_gender, face_selector_race and the age filter need FaceFusion's classifier (fairface) on FaceFusion's faces: choose a detector with --face-detector-model (%s)", strings.Join(Detectors[1:], ", "))
+	}
+}
+
+// SelectsByClass reports whether a face selector filter reads the faces' gender, race or age:
+// only then does fairface run (FaceFusion runs it on every face; its result changes no pixel
+// otherwise).
+func (c *Config) SelectsByClass() bool {
+	return c.FaceSelectorGender != "" || c.FaceSelectorRace != "" || c.FaceSelectorAgeStart != 0 || c.FaceSelectorAgeEnd != 0
 }
 
 // DetectorMargin is face_detector_margin as top, right, bottom, left percentages, spread as

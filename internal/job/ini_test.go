@@ -75,6 +75,10 @@ face_detector_angles = 0 90
 
 [face_selector]
 face_selector_mode = reference
+face_selector_gender = female
+face_selector_race = auto
+face_selector_age_start = 20
+face_selector_age_end = 40
 reference_face_distance = 0.45
 reference_frame_number = 7
 
@@ -113,7 +117,8 @@ log_level = warn
 	fromFlags, err := Parse([]string{"-s", "a.png", "b.jpg", "-t", "in.mp4", "-o", "out.mp4", "--temp-path", "/scratch/local",
 		"--face-detector-model", "yolo_face", "--face-detector-size", "640x640", "--face-detector-score", "0.35",
 		"--face-detector-margin", "10", "20", "--face-detector-angles", "0", "90",
-		"--face-selector-mode", "reference", "--reference-face-distance", "0.45", "--reference-frame-number", "7",
+		"--face-selector-mode", "reference", "--face-selector-gender", "female", "--face-selector-race", "auto",
+		"--face-selector-age-start", "20", "--face-selector-age-end", "40", "--reference-face-distance", "0.45", "--reference-frame-number", "7",
 		"--face-mask-types", "box", "occlusion", "--face-mask-blur", "0.25", "--face-mask-padding", "1", "2", "3", "4",
 		"--trim-frame-start", "5", "--trim-frame-end", "40", "--output-video-encoder", "libx265", "--output-video-quality", "60",
 		"--processors", "face_swapper", "face_enhancer", "--face-enhancer-blend", "70", "--face-swapper-model", "inswapper_128",
@@ -126,7 +131,7 @@ log_level = warn
 		t.Errorf("from the file:\n%+v\nfrom the flags:\n%+v", fromINI, fromFlags)
 	}
 	if reflect.DeepEqual(fromINI, Default()) || fromINI.FaceDetectorScore != 0.35 || fromINI.TempPath != "/scratch/local" ||
-		fromINI.DetectorMargin() != [4]int{10, 20, 10, 20} || !slices.Equal(fromINI.FaceDetectorAngles, []int{0, 90}) {
+		fromINI.DetectorMargin() != [4]int{10, 20, 10, 20} || fromINI.FaceSelectorAgeEnd != 40 || fromINI.FaceSelectorRace != "auto" || !slices.Equal(fromINI.FaceDetectorAngles, []int{0, 90}) {
 		t.Errorf("the file was not applied: %+v", fromINI)
 	}
 }

@@ -27,6 +27,11 @@ func TestModelKeysRefusedAtValidation(t *testing.T) {
 		{[]string{"--face-detector-model", "scrfd", "--face-detector-margin", "1", "2", "3", "4", "5"}, []string{"give 1 to 4 percentages"}},
 		{[]string{"--face-detector-model", "scrfd", "--face-detector-angles", "0", "45"}, []string{"face_detector_angles (--face-detector-angles): 45 is not one of 0, 90, 180, 270"}},
 		{[]string{"--face-detector-angles", "90"}, []string{"not to the embedded blazeface"}},
+		{[]string{"--face-detector-model", "scrfd", "--face-selector-gender", "Female"}, []string{`face_selector_gender (--face-selector-gender): "Female" is not one of auto, female, male`}},
+		{[]string{"--face-detector-model", "scrfd", "--face-selector-race", "european"}, []string{`face_selector_race (--face-selector-race): "european" is not one of auto, white, black, latino, asian, indian, arabic`}},
+		{[]string{"--face-detector-model", "scrfd", "--face-selector-age-start", "20"}, []string{"[20, 0) holds no age: give both"}},
+		{[]string{"--face-detector-model", "scrfd", "--face-selector-age-end", "101"}, []string{"face_selector_age_end (--face-selector-age-end): 101 is outside 0..100"}},
+		{[]string{"--face-selector-gender", "male"}, []string{"need FaceFusion's classifier (fairface)"}},
 		{[]string{"--execution-batch-size", "1000000000"}, []string{"execution_batch_size (--execution-batch-size): 1000000000 is more than 128"}},
 		{[]string{"--face-detector-size", "0x0"}, []string{`face_detector_size (--face-detector-size): "0x0" is not a size like 640x640 (not positive)`}},
 		{[]string{"--config", sums}, []string{`model_sha256: key "scrfd" names no model: use FaceFusion's model names (2dfan4,`, `model_sha256: scrfd_2.5g = "zz" is not a sha256 (64 hex digits)`}},
@@ -48,6 +53,9 @@ func TestModelKeysRefusedAtValidation(t *testing.T) {
 	}
 	if _, err := Parse(append([]string{"--face-detector-model", "scrfd", "--face-detector-margin", "100", "0", "--face-detector-angles", "270", "0", "90", "90"}, base...)); err != nil {
 		t.Errorf("FaceFusion's margin and angles: %v", err)
+	}
+	if _, err := Parse(append([]string{"--face-detector-model", "yunet", "--face-selector-gender", "auto", "--face-selector-race", "arabic", "--face-selector-age-start", "0", "--face-selector-age-end", "3"}, base...)); err != nil {
+		t.Errorf("FaceFusion's selector filters: %v", err)
 	}
 	if _, err := Parse(append([]string{"--face-detector-model", "scrfd", "--face-detector-size", "320x320"}, base...)); err != nil {
 		t.Errorf("a size scrfd offers: %v", err)

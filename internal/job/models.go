@@ -31,6 +31,10 @@ type Models struct {
 	FaceMaskBlur          float64  `toml:"face_mask_blur"`
 	FaceMaskPadding       []int    `toml:"face_mask_padding"`
 	FaceSelectorOrder     string   `toml:"face_selector_order"`
+	FaceSelectorGender    string   `toml:"face_selector_gender"`    // "" (none), auto, female, male
+	FaceSelectorRace      string   `toml:"face_selector_race"`      // "" (none), auto, white, black, latino, asian, indian, arabic
+	FaceSelectorAgeStart  int      `toml:"face_selector_age_start"` // with face_selector_age_end: faces whose age range meets [start, end); 0 and 0: none
+	FaceSelectorAgeEnd    int      `toml:"face_selector_age_end"`
 	ReferenceFacePosition int      `toml:"reference_face_position"`
 	ReferenceFaceDistance float64  `toml:"reference_face_distance"`
 	ReferenceFrameNumber  int      `toml:"reference_frame_number"`
@@ -120,6 +124,7 @@ func (c *Config) validateModels(bad func(string, ...any)) {
 		}
 	}
 	c.validateDetector(bad)
+	c.validateSelector(bad)
 	if _, err := c.PixelBoost(); err != nil {
 		bad("face_swapper_pixel_boost: %v", err)
 	}
@@ -340,6 +345,14 @@ var modelOptions = []option{
 		}},
 	{long: "face-selector-order", arg: "ORDER", help: "large-small (default), small-large, left-right, right-left, top-bottom, bottom-top, best-worst, worst-best",
 		set: str(func(c *Config) *string { return &c.FaceSelectorOrder })},
+	{long: "face-selector-gender", arg: "GENDER", help: "keep only faces of this gender: auto (the source face's), female, male (default: all)",
+		set: str(func(c *Config) *string { return &c.FaceSelectorGender })},
+	{long: "face-selector-race", arg: "RACE", help: "keep only faces of this race: auto (the source face's), " + strings.Join(facemodel.Races, ", ") + " (default: all)",
+		set: str(func(c *Config) *string { return &c.FaceSelectorRace })},
+	{long: "face-selector-age-start", arg: "0..100", help: "with --face-selector-age-end: keep only faces whose age range meets [start, end) (fairface's ranges: 0-2, 3-9, 10-19, … 70-100)",
+		set: integer("face-selector-age-start", func(c *Config) *int { return &c.FaceSelectorAgeStart })},
+	{long: "face-selector-age-end", arg: "0..100", help: "the end of the age filter (exclusive); see --face-selector-age-start",
+		set: integer("face-selector-age-end", func(c *Config) *int { return &c.FaceSelectorAgeEnd })},
 	{long: "reference-face-position", arg: "N", help: "reference mode: the face at this position (after ordering) of the reference frame",
 		set: integer("reference-face-position", func(c *Config) *int { return &c.ReferenceFacePosition })},
 	{long: "reference-face-distance", arg: "0..1", help: "reference mode: swap faces closer than this to the reference (default 0.3)",
