@@ -26,14 +26,26 @@ func (z *CVResizer) Resize(dst *Image, w, h int, src *Image) {
 		z.rows[0], z.rows[1] = make([]int32, 3*w), make([]int32, 3*w)
 		z.key = key
 	}
+	have := [2]int{-1, -1} // the source row each of z.rows holds
 	for y := range h {
-		r := z.rows
-		z.hpass(r[0], src, int(z.yi[y]), w)
-		z.hpass(r[1], src, min(int(z.yi[y])+1, src.H-1), w)
+		y0, y1 := int(z.yi[y]), min(int(z.yi[y])+1, src.H-1)
+		// Shrinking by less than two, consecutive rows share source rows: keep them.
+		if have[0] != y0 && have[1] == y0 {
+			z.rows[0], z.rows[1], have[0], have[1] = z.rows[1], z.rows[0], have[1], have[0]
+		}
+		if have[0] != y0 {
+			z.hpass(z.rows[0], src, y0, w)
+			have[0] = y0
+		}
+		if have[1] != y1 {
+			z.hpass(z.rows[1], src, y1, w)
+			have[1] = y1
+		}
+		r0, r1 := z.rows[0][:3*w], z.rows[1][:3*w]
 		b0, b1 := z.yb[2*y], z.yb[2*y+1]
 		out := dst.Pix[y*dst.Stride:][:3*w]
 		for i := range out {
-			v := ((r[0][i]>>4)*b0>>16 + (r[1][i]>>4)*b1>>16 + 2) >> 2
+			v := ((r0[i]>>4)*b0>>16 + (r1[i]>>4)*b1>>16 + 2) >> 2
 			out[i] = uint8(min(max(v, 0), 255))
 		}
 	}
@@ -43,12 +55,17 @@ func (z *CVResizer) Resize(dst *Image, w, h int, src *Image) {
 // neighbouring samples, in units of 1/2048.
 func (z *CVResizer) hpass(dst []int32, src *Image, sy, w int) {
 	row := src.Pix[sy*src.Stride:][:3*src.W]
-	for x := range w {
-		i, a0, a1 := int(z.xi[x]), z.xa[2*x], z.xa[2*x+1]
-		j := min(i+3, len(row)-3) // the right neighbour, the last column itself at the edge
-		for c := range 3 {
-			dst[3*x+c] = int32(row[i+c])*a0 + int32(row[j+c])*a1
-		}
+	last := len(row) - 3
+	dst = dst[:3*w]
+	for x := 0; x < w; x++ {
+		i := int(z.xi[x])
+		j := min(i+3, last) // the right neighbour, the last column itself at the edge
+		a0, a1 := z.xa[2*x], z.xa[2*x+1]
+		p, q := row[i:i+3:i+3], row[j:j+3:j+3]
+		o := dst[3*x : 3*x+3 : 3*x+3]
+		o[0] = int32(p[0])*a0 + int32(q[0])*a1
+		o[1] = int32(p[1])*a0 + int32(q[1])*a1
+		o[2] = int32(p[2])*a0 + int32(q[2])*a1
 	}
 }
 
