@@ -30,6 +30,7 @@ func TestModelKeysRefusedAtValidation(t *testing.T) {
 		{[]string{"--face-detector-model", "scrfd", "--face-selector-gender", "Female"}, []string{`face_selector_gender (--face-selector-gender): "Female" is not one of auto, female, male`}},
 		{[]string{"--face-detector-model", "scrfd", "--face-selector-race", "european"}, []string{`face_selector_race (--face-selector-race): "european" is not one of auto, white, black, latino, asian, indian, arabic`}},
 		{[]string{"--face-detector-model", "scrfd", "--face-selector-age-start", "20"}, []string{"[20, 0) holds no age: give both"}},
+		{[]string{"--face-detector-model", "scrfd", "--face-selector-age-start", "30", "--face-selector-age-end", "30"}, []string{"[30, 30) holds no age"}},
 		{[]string{"--face-detector-model", "scrfd", "--face-selector-age-end", "101"}, []string{"face_selector_age_end (--face-selector-age-end): 101 is outside 0..100"}},
 		{[]string{"--face-selector-gender", "male"}, []string{"need FaceFusion's classifier (fairface)"}},
 		{[]string{"--execution-batch-size", "1000000000"}, []string{"execution_batch_size (--execution-batch-size): 1000000000 is more than 128"}},
