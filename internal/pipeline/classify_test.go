@@ -1,12 +1,15 @@
 package pipeline
 
 import (
+	"math"
 	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/facefusion-hpc/facefusion/infer/fixtures"
+	"github.com/facefusion-hpc/facefusion/internal/geom"
 	"github.com/facefusion-hpc/facefusion/internal/job"
+	"github.com/facefusion-hpc/facefusion/internal/raster"
 	"github.com/facefusion-hpc/facefusion/internal/testenv"
 	"github.com/facefusion-hpc/facefusion/internal/video"
 )
@@ -65,6 +68,60 @@ func TestSelectorFiltersByClass(t *testing.T) {
 			}
 		case len(kept) != 1 || faces[kept[0]].Box.X0 < c.want-1e-3 || faces[kept[0]].Box.X0 > c.want+1e-3:
 			t.Errorf("%v: kept %v of %+v, want the face at x %v", c.flags, kept, faces, c.want)
+		}
+		a.close()
+		m.Close()
+	}
+}
+
+// TestDetectorFrameOptions: the job's face_detector_margin and face_detector_angles reach the
+// detector. With real scrfd_2.5g, astronaut.png with a margin of 10, and the same turned a
+// quarter counter-clockwise (numpy's rot90) searched at 0, 90 and 270, give the faces
+// FaceFusion 3.8.1 gives (run-facefusion --faces, FFREF_FLOAT_WARP=1; boxes to 6 decimals).
+func TestDetectorFrameOptions(t *testing.T) {
+	dir := realModelsDir(t)
+	img, err := video.ReadImage(testenv.Sample(t, "astronaut.png"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	turned := raster.New(img.H, img.W)
+	for y := range turned.H {
+		for x := range turned.W {
+			copy(turned.Pix[y*turned.Stride+3*x:][:3], img.Pix[x*img.Stride+3*(img.W-1-y):][:3])
+		}
+	}
+	for _, c := range []struct {
+		frame *raster.Image
+		flags []string
+		box   geom.Rect
+	}{
+		{img, []string{"--face-detector-margin", "10"}, geom.Rect{X0: 180.346226, Y0: 54.973518, X1: 270.86993, Y1: 177.650562}},
+		{turned, []string{"--face-detector-angles", "0", "90", "270"}, geom.Rect{X0: 53.123878, Y0: 238.789742, X1: 179.235474, Y1: 330.760086}},
+	} {
+		args := append([]string{"-s", "s.png", "-t", "t.png", "-o", "o.png", "--models-dir", dir,
+			"--onnxruntime-library", testenv.ORTLibrary(t), "--face-detector-model", "scrfd", "--processors", "face_debugger"}, c.flags...)
+		cfg, err := job.Parse(args)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := LoadModels(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, err := m.newAnalyser(false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		faces, err := a.analyse(c.frame)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(faces) != 1 {
+			t.Fatalf("%v: %d faces, want 1", c.flags, len(faces))
+		}
+		b := faces[0].Box
+		if d := max(math.Abs(b.X0-c.box.X0), math.Abs(b.Y0-c.box.Y0), math.Abs(b.X1-c.box.X1), math.Abs(b.Y1-c.box.Y1)); d > 1e-5 {
+			t.Errorf("%v: box %+v, FaceFusion's %+v (%.2g px off)", c.flags, b, c.box, d)
 		}
 		a.close()
 		m.Close()
