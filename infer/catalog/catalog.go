@@ -34,6 +34,8 @@ const (
 	Parser            Kind = "parser"
 	// Converter maps an arcface embedding into a swapper's identity space (crossface_*).
 	Converter Kind = "converter"
+	// Classifier tells a face's gender, age range and race (fairface).
+	Classifier Kind = "classifier"
 )
 
 // Norm is how an 8-bit crop becomes a model's float input, as FaceFusion computes it: each

@@ -56,20 +56,23 @@ var published = map[string]infer.Published{
 	"fr_feature": {Bytes: 4884269, SHA256: "87aacdfe57510db2af90c0251df680e8eec88f122ee94712121d09bcaaaf3581"},
 }
 
+// addTo puts x into m under its Name with its file name, published facts and distribution.
+func addTo(m map[string]*Model, x *Model) {
+	if x.File == "" {
+		x.File = x.Name + ".onnx"
+	}
+	x.Published = published[x.Name]
+	d := distribution[x.Name]
+	x.Published.By = d.pkg
+	x.Base, x.Package, x.Licence = d.base, d.pkg, d.licence
+	m[x.Name] = x
+}
+
 // table is every FaceFusion model this project loads, by Name. Input names are FaceFusion's
 // (its code binds them by name); output names are not used by FaceFusion and are left open.
 var table = func() map[string]*Model {
 	m := map[string]*Model{}
-	add := func(x *Model) {
-		if x.File == "" {
-			x.File = x.Name + ".onnx"
-		}
-		x.Published = published[x.Name]
-		d := distribution[x.Name]
-		x.Published.By = d.pkg
-		x.Base, x.Package, x.Licence = d.base, d.pkg, d.licence
-		m[x.Name] = x
-	}
+	add := func(x *Model) { addTo(m, x) }
 
 	// Detectors: the frame, shrunk to fit and zero-padded bottom-right, BGR.
 	//

@@ -75,6 +75,7 @@ type Plan struct {
 	SourceLandmarks  face.Landmarks68
 	// FaceFusion's models: the source identity and the reference face.
 	SourceEmbedding, ReferenceEmbedding *face.Embedding `json:",omitempty"`
+	SourceClass                         *face.Class     `json:",omitempty"` // the largest source face's, for face_selector_gender/race auto
 
 	// Settings are rank 0's job settings (job.Config.Settings: every one that can change the
 	// output): every rank must run the same job.
@@ -831,6 +832,7 @@ func planSetup(ctx context.Context, cfg job.Config, ranks int, p *Plan, skipDone
 		p.SourceW, p.SourceH, p.SourcePix, p.SourceLandmarks = img.W, img.H, img.Bytes(), lm
 	}
 	p.SourceEmbedding, p.ReferenceEmbedding = m.Embeddings()
+	p.SourceClass = m.SourceClass()
 	return m, note, nil
 }
 
@@ -879,6 +881,7 @@ func loadModels(ctx context.Context, cfg job.Config) (*pipeline.Models, error) {
 // useSource gives a non-zero rank's models the source and reference rank 0 analysed.
 func useSource(m *pipeline.Models, p *Plan) error {
 	m.SetEmbeddings(p.SourceEmbedding, p.ReferenceEmbedding)
+	m.SetSourceClass(p.SourceClass)
 	if p.SourcePix != nil {
 		return m.UseSource(raster.Wrap(p.SourcePix, p.SourceW, p.SourceH), &p.SourceLandmarks)
 	}

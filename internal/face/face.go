@@ -47,6 +47,17 @@ type Face struct {
 	// degrees, the turn its landmarkers undo. Both stay zero with the embedded default.
 	Landmarks68From5 Landmarks68
 	Angle            int
+	// Class is FaceFusion's classification of the face (fairface), set where a face selector
+	// filter needs it; zero otherwise.
+	Class Class
+}
+
+// Class is what FaceFusion's face classifier tells of a face: "male" or "female", one of its
+// races (white, black, latino, asian, indian, arabic), and the age range [Age[0], Age[1]) as
+// Python's range(start, stop) (FaceFusion's ranges leave gaps: 0-1, 3-8, 10-18, …).
+type Class struct {
+	Gender, Race string
+	Age          [2]int
 }
 
 // EmbeddingLen is the width of an identity embedding (the recognizer's output).

@@ -40,6 +40,46 @@ type Selector struct {
 	Order             SelectorOrder
 	ReferencePosition int     // --reference-face-position
 	ReferenceDistance float64 // --reference-face-distance
+	// The filters after ordering (--face-selector-gender, -race: "" none, "auto" the source
+	// face's; --face-selector-age-start, -end: none when both are 0). They read Face.Class.
+	Gender, Race     string
+	AgeStart, AgeEnd int
+	// Source is the class of the largest source face, which auto stands for (nil: none, and
+	// auto filters nothing).
+	Source *face.Class
+}
+
+// Classifies reports whether a filter reads the faces' classes: only then is the classifier run.
+func (s Selector) Classifies() bool {
+	return s.Gender != "" || s.Race != "" || s.AgeStart != 0 || s.AgeEnd != 0
+}
+
+// Keeps is FaceFusion's filter_faces_by_gender, _by_race and _by_age for one face: the gender
+// and race (auto resolved to the source face's; a value that is not a gender or race, such as
+// an unresolved auto, filters nothing) must match, and the face's age range must share a year
+// with range(AgeStart, AgeEnd).
+func (s Selector) Keeps(f *face.Face) bool {
+	gender, race := s.Gender, s.Race
+	if s.Source != nil {
+		if gender == "auto" {
+			gender = s.Source.Gender
+		}
+		if race == "auto" {
+			race = s.Source.Race
+		}
+	}
+	if slices.Contains(Genders, gender) && f.Class.Gender != gender {
+		return false
+	}
+	if slices.Contains(Races, race) && f.Class.Race != race {
+		return false
+	}
+	if s.AgeStart != 0 || s.AgeEnd != 0 {
+		if max(f.Class.Age[0], s.AgeStart) >= min(f.Class.Age[1], s.AgeEnd) {
+			return false
+		}
+	}
+	return true
 }
 
 // DefaultSelector is FaceFusion 3.8.1's: reference mode, large-small, position 0, 0.3.
@@ -89,30 +129,43 @@ func sortKey(f *face.Face, order SelectorOrder) float64 {
 }
 
 // Reference picks the reference identity from the faces of the reference frame: FaceFusion
-// sorts them by Order and takes the one at ReferencePosition (clamped to the last). faces is
-// sorted in place; ok is false when there is none.
+// sorts them by Order, filters them (Keeps) and takes the one at ReferencePosition (clamped to
+// the last). faces is reordered in place, the kept first; ok is false when none is kept.
 func (s Selector) Reference(faces []face.Face) (ref *face.Face, ok bool) {
 	if len(faces) == 0 {
 		return nil, false
 	}
 	SortFaces(faces, s.Order)
-	return &faces[min(max(s.ReferencePosition, 0), len(faces)-1)], true
+	kept := 0
+	for i := range faces {
+		if s.Keeps(&faces[i]) {
+			faces[kept], faces[i] = faces[i], faces[kept]
+			kept++
+		}
+	}
+	if kept == 0 {
+		return nil, false
+	}
+	return &faces[min(max(s.ReferencePosition, 0), kept-1)], true
 }
 
 // Select appends to dst the indices into targets of the faces to process, as FaceFusion's
-// select_faces: many: all, after sorting targets in place by Order; one: the first of those;
+// select_faces: many: all that the filters keep (Keeps), after sorting targets in place by
+// Order; one: the first of those;
 // reference: every target closer than ReferenceDistance to ref, in the targets' own order
 // (targets are not sorted; none when ref is nil).
 func (s Selector) Select(dst []int, targets []face.Face, ref *face.Embedding) []int {
 	switch s.Mode {
 	case SelectMany, SelectOne:
 		SortFaces(targets, s.Order)
-		n := len(targets)
-		if s.Mode == SelectOne {
-			n = min(n, 1)
-		}
-		for i := range n {
+		for i := range targets {
+			if !s.Keeps(&targets[i]) {
+				continue
+			}
 			dst = append(dst, i)
+			if s.Mode == SelectOne {
+				break
+			}
 		}
 	case SelectReference:
 		if ref == nil {

@@ -59,7 +59,7 @@ var options = []option{
 			c.FaceDetectorScore = f
 			return nil
 		}},
-	{long: "face-detector-model", arg: "NAME", help: "face detector: blazeface (embedded default), yolo_face, scrfd, retinaface",
+	{long: "face-detector-model", arg: "NAME", help: "face detector: blazeface (embedded default), many (retinaface, scrfd and yolo_face together), retinaface, scrfd, yolo_face, yunet",
 		set: str(func(c *Config) *string { return &c.FaceDetectorModel })},
 	{long: "face-landmarker-model", arg: "NAME", help: "68-point landmarker: dlib_68 (embedded default), 2dfan4, peppa_wutz, many (both, the better kept)",
 		set: str(func(c *Config) *string { return &c.FaceLandmarkerModel })},

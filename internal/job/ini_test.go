@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -68,9 +69,15 @@ temp_path = /scratch/local
 face_detector_model = yolo_face
 face_detector_size = 640x640
 face_detector_score = 0.35
+face_detector_margin = 10 20
+face_detector_angles = 0 90
 
 [face_selector]
 face_selector_mode = reference
+face_selector_gender = female
+face_selector_race = auto
+face_selector_age_start = 20
+face_selector_age_end = 40
 reference_face_distance = 0.45
 reference_frame_number = 7
 
@@ -108,7 +115,9 @@ log_level = warn
 	}
 	fromFlags, err := Parse([]string{"-s", "a.png", "b.jpg", "-t", "in.mp4", "-o", "out.mp4", "--temp-path", "/scratch/local",
 		"--face-detector-model", "yolo_face", "--face-detector-size", "640x640", "--face-detector-score", "0.35",
-		"--face-selector-mode", "reference", "--reference-face-distance", "0.45", "--reference-frame-number", "7",
+		"--face-detector-margin", "10", "20", "--face-detector-angles", "0", "90",
+		"--face-selector-mode", "reference", "--face-selector-gender", "female", "--face-selector-race", "auto",
+		"--face-selector-age-start", "20", "--face-selector-age-end", "40", "--reference-face-distance", "0.45", "--reference-frame-number", "7",
 		"--face-mask-types", "box", "occlusion", "--face-mask-blur", "0.25", "--face-mask-padding", "1", "2", "3", "4",
 		"--trim-frame-start", "5", "--trim-frame-end", "40", "--output-video-encoder", "libx265", "--output-video-quality", "60",
 		"--processors", "face_swapper", "face_enhancer", "--face-enhancer-blend", "70", "--face-swapper-model", "inswapper_128",
@@ -120,7 +129,8 @@ log_level = warn
 	if !reflect.DeepEqual(fromINI, fromFlags) {
 		t.Errorf("from the file:\n%+v\nfrom the flags:\n%+v", fromINI, fromFlags)
 	}
-	if reflect.DeepEqual(fromINI, Default()) || fromINI.FaceDetectorScore != 0.35 || fromINI.TempPath != "/scratch/local" {
+	if reflect.DeepEqual(fromINI, Default()) || fromINI.FaceDetectorScore != 0.35 || fromINI.TempPath != "/scratch/local" ||
+		fromINI.DetectorMargin() != [4]int{10, 20, 10, 20} || fromINI.FaceSelectorAgeEnd != 40 || fromINI.FaceSelectorRace != "auto" || !slices.Equal(fromINI.FaceDetectorAngles, []int{0, 90}) {
 		t.Errorf("the file was not applied: %+v", fromINI)
 	}
 }
@@ -170,13 +180,12 @@ func TestINIErrors(t *testing.T) {
 		{"unknown key", "[face_detector]\n\nface_detector_scor = 0.5\n", []string{":3: [face_detector] face_detector_scor", "no key", "did you mean face_detector_score?"}},
 		{"key in another section", "[paths]\nface_swapper_model = inswapper_128\n", []string{"[paths] face_swapper_model", "belongs in section [processors]"}},
 		{"a key of this program", "[misc]\nchunk_frames = 4\n", []string{"[misc] chunk_frames", "facefusion-hpc's own", "--chunk-frames"}},
-		{"unsupported key", "[face_detector]\nface_detector_angles = 0 90\n", []string{"[face_detector] face_detector_angles", "always works as \"0\""}},
 		{"unsupported model", "[face_masker]\nface_occluder_model = xseg_2\n", []string{"[face_masker] face_occluder_model", "always works as \"xseg_1\""}},
 		{"an ignored option's bad choice", "[memory]\nvideo_memory_strategy = lax\n", []string{"[memory] video_memory_strategy", `"lax" is not one of strict, moderate, tolerant`}},
 		{"unsupported and not fixed", "[processors]\nage_modifier_model = styleganex_age\n", []string{"[processors] age_modifier_model", "not supported by facefusion-hpc"}},
 		{"not a number", "[face_detector]\nface_detector_score = high\n", []string{"[face_detector] face_detector_score", `"high" is not a number`}},
 		{"not a whole number", "[execution]\nexecution_thread_count = 2.5\n", []string{"[execution] execution_thread_count", "not a whole number"}},
-		{"a model this program lacks", "[face_detector]\nface_detector_model = many\n", []string{"face_detector_model", `"many" is not one of`}},
+		{"a model this program lacks", "[face_detector]\nface_detector_model = mtcnn\n", []string{"face_detector_model", `"mtcnn" is not one of`}},
 		{"a bad log level", "[misc]\nlog_level = verbose\n", []string{"log_level", `"verbose" is not a log level`}},
 		{"key before a section", "face_detector_score = 0.5\n", []string{":1:", "before the first [section]"}},
 		{"no value", "[paths]\ntarget_path\n", []string{":2:", `"target_path" is not "key = value"`}},

@@ -19,10 +19,20 @@ func TestModelKeysRefusedAtValidation(t *testing.T) {
 		args []string
 		want []string
 	}{
-		{[]string{"--face-detector-model", "SCRFD"}, []string{`face_detector_model (--face-detector-model): "SCRFD" is not one of blazeface, retinaface, scrfd, yolo_face`}},
+		{[]string{"--face-detector-model", "SCRFD"}, []string{`face_detector_model (--face-detector-model): "SCRFD" is not one of blazeface, many, retinaface, scrfd, yolo_face, yunet`}},
 		{[]string{"--face-mask-types", "area"}, []string{`face_mask_types (--face-mask-types): "area" is not one of box, occlusion, region`}},
 		{[]string{"--face-detector-model", "scrfd", "--face-detector-size", "768x768"}, []string{"face_detector_size (--face-detector-size): scrfd does not take 768x768: use one of 160x160, 320x320, 480x480, 512x512, 640x640"}},
 		{[]string{"--face-detector-model", "yolo_face", "--face-detector-size", "320"}, []string{"yolo_face does not take 320x320: use one of 640x640"}},
+		{[]string{"--face-detector-model", "scrfd", "--face-detector-margin", "101"}, []string{"face_detector_margin (--face-detector-margin): value 1 is 101, outside 0..100 percent"}},
+		{[]string{"--face-detector-model", "scrfd", "--face-detector-margin", "1", "2", "3", "4", "5"}, []string{"give 1 to 4 percentages"}},
+		{[]string{"--face-detector-model", "scrfd", "--face-detector-angles", "0", "45"}, []string{"face_detector_angles (--face-detector-angles): 45 is not one of 0, 90, 180, 270"}},
+		{[]string{"--face-detector-angles", "90"}, []string{"not to the embedded blazeface"}},
+		{[]string{"--face-detector-model", "scrfd", "--face-selector-gender", "Female"}, []string{`face_selector_gender (--face-selector-gender): "Female" is not one of auto, female, male`}},
+		{[]string{"--face-detector-model", "scrfd", "--face-selector-race", "european"}, []string{`face_selector_race (--face-selector-race): "european" is not one of auto, white, black, latino, asian, indian, arabic`}},
+		{[]string{"--face-detector-model", "scrfd", "--face-selector-age-start", "20"}, []string{"[20, 0) holds no age: give both"}},
+		{[]string{"--face-detector-model", "scrfd", "--face-selector-age-start", "30", "--face-selector-age-end", "30"}, []string{"[30, 30) holds no age"}},
+		{[]string{"--face-detector-model", "scrfd", "--face-selector-age-end", "101"}, []string{"face_selector_age_end (--face-selector-age-end): 101 is outside 0..100"}},
+		{[]string{"--face-selector-gender", "male"}, []string{"need FaceFusion's classifier (fairface)"}},
 		{[]string{"--execution-batch-size", "1000000000"}, []string{"execution_batch_size (--execution-batch-size): 1000000000 is more than 128"}},
 		{[]string{"--face-detector-size", "0x0"}, []string{`face_detector_size (--face-detector-size): "0x0" is not a size like 640x640 (not positive)`}},
 		{[]string{"--config", sums}, []string{`model_sha256: key "scrfd" names no model: use FaceFusion's model names (2dfan4,`, `model_sha256: scrfd_2.5g = "zz" is not a sha256 (64 hex digits)`}},
@@ -41,6 +51,12 @@ func TestModelKeysRefusedAtValidation(t *testing.T) {
 	_, err := Parse(append([]string{"--processors", "face_debugger", "--face-debugger-items", "foo"}, base...))
 	if err == nil || strings.Count(err.Error(), `"foo"`) != 1 {
 		t.Errorf("unknown debugger item: %v, want it named once", err)
+	}
+	if _, err := Parse(append([]string{"--face-detector-model", "scrfd", "--face-detector-margin", "100", "0", "--face-detector-angles", "270", "0", "90", "90"}, base...)); err != nil {
+		t.Errorf("FaceFusion's margin and angles: %v", err)
+	}
+	if _, err := Parse(append([]string{"--face-detector-model", "yunet", "--face-selector-gender", "auto", "--face-selector-race", "arabic", "--face-selector-age-start", "0", "--face-selector-age-end", "3"}, base...)); err != nil {
+		t.Errorf("FaceFusion's selector filters: %v", err)
 	}
 	if _, err := Parse(append([]string{"--face-detector-model", "scrfd", "--face-detector-size", "320x320"}, base...)); err != nil {
 		t.Errorf("a size scrfd offers: %v", err)

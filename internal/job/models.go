@@ -18,6 +18,8 @@ import (
 // the model-free pipeline (blazeface, dlib_68, classic).
 type Models struct {
 	FaceDetectorSize      string   `toml:"face_detector_size"`
+	FaceDetectorMargin    []int    `toml:"face_detector_margin"` // percent of the frame's side padded on (top right bottom left; 1–4 values as CSS)
+	FaceDetectorAngles    []int    `toml:"face_detector_angles"` // the frame is also searched turned by each (0, 90, 180, 270)
 	FaceLandmarkerScore   float64  `toml:"face_landmarker_score"`
 	FaceLandmarkSmoothing int      `toml:"face_landmark_smoothing"` // frames each side of the landmarks' time window (internal/temporal); 0: off
 	FaceSwapperModel      string   `toml:"face_swapper_model"`
@@ -29,6 +31,10 @@ type Models struct {
 	FaceMaskBlur          float64  `toml:"face_mask_blur"`
 	FaceMaskPadding       []int    `toml:"face_mask_padding"`
 	FaceSelectorOrder     string   `toml:"face_selector_order"`
+	FaceSelectorGender    string   `toml:"face_selector_gender"`    // "" (none), auto, female, male
+	FaceSelectorRace      string   `toml:"face_selector_race"`      // "" (none), auto, white, black, latino, asian, indian, arabic
+	FaceSelectorAgeStart  int      `toml:"face_selector_age_start"` // with face_selector_age_end: faces whose age range meets [start, end); 0 and 0: none
+	FaceSelectorAgeEnd    int      `toml:"face_selector_age_end"`
 	ReferenceFacePosition int      `toml:"reference_face_position"`
 	ReferenceFaceDistance float64  `toml:"reference_face_distance"`
 	ReferenceFrameNumber  int      `toml:"reference_frame_number"`
@@ -59,7 +65,7 @@ const (
 
 // The embedded default's models are this project's own; FaceFusion's come from the catalog.
 var (
-	Detectors      = append([]string{"blazeface"}, catalog.Selectors(catalog.Detector)...)
+	Detectors      = append([]string{"blazeface", "many"}, catalog.Selectors(catalog.Detector)...) // many: FaceFusion's retinaface, scrfd and yolo_face together
 	Landmarkers    = append(append([]string{"dlib_68"}, catalog.Selectors(catalog.Landmarker)...), facemodel.LandmarkerMany)
 	Swappers       = append([]string{"classic"}, catalog.Selectors(catalog.Swapper)...)
 	Enhancers      = catalog.Selectors(catalog.Enhancer)
@@ -116,10 +122,14 @@ func (c *Config) validateModels(bad func(string, ...any)) {
 		bad("face_detector_size (--face-detector-size): %v", err)
 	} else if size != 0 {
 		// FaceFusion offers each detector a few sizes; BlazeFace's files fix theirs (ignored there).
-		if m, err := catalog.Select(catalog.Detector, c.FaceDetectorModel); err == nil && !slices.Contains(m.Sizes, size) {
+		if c.FaceDetectorModel == "many" && size != 640 {
+			bad("face_detector_size (--face-detector-size): many does not take %dx%d: use one of 640x640", size, size)
+		} else if m, err := catalog.Select(catalog.Detector, c.FaceDetectorModel); err == nil && !slices.Contains(m.Sizes, size) {
 			bad("face_detector_size (--face-detector-size): %s does not take %dx%d: use one of %s", c.FaceDetectorModel, size, size, sizeList(m.Sizes))
 		}
 	}
+	c.validateDetector(bad)
+	c.validateSelector(bad)
 	if _, err := c.PixelBoost(); err != nil {
 		bad("face_swapper_pixel_boost: %v", err)
 	}
@@ -282,6 +292,21 @@ func strs(dst func(*Config) *[]string) func(*Config, []string) error {
 	return func(c *Config, v []string) error { *dst(c) = v; return nil }
 }
 
+func ints(name string, dst func(*Config) *[]int) func(*Config, []string) error {
+	return func(c *Config, v []string) error {
+		out := make([]int, 0, len(v))
+		for _, s := range v {
+			n, err := strconv.Atoi(s)
+			if err != nil {
+				return fmt.Errorf("--%s: %s is not a whole number", name, safefs.Excerpt(s))
+			}
+			out = append(out, n)
+		}
+		*dst(c) = out
+		return nil
+	}
+}
+
 func float(name string, dst func(*Config) *float64) func(*Config, []string) error {
 	return func(c *Config, v []string) error {
 		f, err := strconv.ParseFloat(v[0], 64)
@@ -294,8 +319,12 @@ func float(name string, dst func(*Config) *float64) func(*Config, []string) erro
 }
 
 var modelOptions = []option{
-	{long: "face-detector-size", arg: "WxH", help: "detector input size, e.g. 640x640 (yolo_face, scrfd, retinaface; default: the model's)",
+	{long: "face-detector-size", arg: "WxH", help: "detector input size: retinaface and scrfd 160x160, 320x320, 480x480, 512x512, 640x640; many, yolo_face and yunet 640x640 (default: 640x640)",
 		set: str(func(c *Config) *string { return &c.FaceDetectorSize })},
+	{long: "face-detector-margin", arg: "T [R [B [L]]]", multi: true, help: "pad the frame before detection by these percentages of its height (top, bottom) and width (right, left), 0..100 (100: half the side); 1 to 4 values as CSS (default 0 0 0 0)",
+		set: ints("face-detector-margin", func(c *Config) *[]int { return &c.FaceDetectorMargin })},
+	{long: "face-detector-angles", arg: "DEG...", multi: true, help: "also detect in the frame turned by these angles: 0, 90, 180, 270 (default 0)",
+		set: ints("face-detector-angles", func(c *Config) *[]int { return &c.FaceDetectorAngles })},
 	{long: "face-landmarker-score", arg: "[0.0..1.0:0.05]", help: "FaceFusion's landmarkers: below this landmark score the detector's five points are used; 0 runs none (default 0.5)",
 		set: float("face-landmarker-score", func(c *Config) *float64 { return &c.FaceLandmarkerScore })},
 	{long: "face-landmark-smoothing", arg: "N", help: "smooth landmarks over N frames each side of a frame (a local fit that follows motion without lag; 0: off; default " + strconv.Itoa(Default().FaceLandmarkSmoothing) + ")",
@@ -329,6 +358,14 @@ var modelOptions = []option{
 		}},
 	{long: "face-selector-order", arg: "ORDER", help: "large-small (default), small-large, left-right, right-left, top-bottom, bottom-top, best-worst, worst-best",
 		set: str(func(c *Config) *string { return &c.FaceSelectorOrder })},
+	{long: "face-selector-gender", arg: "GENDER", help: "keep only faces of this gender: auto (the source face's), female, male (default: all)",
+		set: str(func(c *Config) *string { return &c.FaceSelectorGender })},
+	{long: "face-selector-race", arg: "RACE", help: "keep only faces of this race: auto (the source face's), " + strings.Join(facemodel.Races, ", ") + " (default: all)",
+		set: str(func(c *Config) *string { return &c.FaceSelectorRace })},
+	{long: "face-selector-age-start", arg: "0..100", help: "with --face-selector-age-end: keep only faces whose age range meets [start, end) (fairface's ranges: 0-2, 3-9, 10-19, … 70-100)",
+		set: integer("face-selector-age-start", func(c *Config) *int { return &c.FaceSelectorAgeStart })},
+	{long: "face-selector-age-end", arg: "0..100", help: "the end of the age filter (exclusive); see --face-selector-age-start",
+		set: integer("face-selector-age-end", func(c *Config) *int { return &c.FaceSelectorAgeEnd })},
 	{long: "reference-face-position", arg: "N", help: "reference mode: the face at this position (after ordering) of the reference frame",
 		set: integer("reference-face-position", func(c *Config) *int { return &c.ReferenceFacePosition })},
 	{long: "reference-face-distance", arg: "0..1", help: "reference mode: swap faces closer than this to the reference (default 0.3)",

@@ -24,7 +24,8 @@ type FacesDump struct {
 	Selected []int `json:"selected"`
 }
 
-// FaceDump is one face. Gender, age and race stay out: facefusion runs no classifier.
+// FaceDump is one face. Gender, age and race are there where the job classifies faces (a face
+// selector filter runs fairface), as FaceFusion's classifier tells them.
 type FaceDump struct {
 	BoundingBox     [4]float64    `json:"bounding_box"`
 	DetectorScore   float64       `json:"detector_score"`
@@ -35,6 +36,9 @@ type FaceDump struct {
 	Landmark68      [][2]float64  `json:"landmark_68"`
 	EmbeddingNorm   []float64     `json:"embedding_norm_head,omitempty"`
 	Embedding       []float64     `json:"embedding_head,omitempty"`
+	Gender          *string       `json:"gender,omitempty"`
+	Age             []int         `json:"age,omitempty"`
+	Race            *string       `json:"race,omitempty"`
 }
 
 // FindFaces analyses cfg's target image with cfg's detector, landmarker and recognizer, and
@@ -64,7 +68,7 @@ func FindFaces(cfg job.Config) (*FacesDump, error) {
 	}
 	detected := slices.Clone(found) // the detector's order: reference mode matches in it
 	sorted := slices.Clone(found)
-	sel := selector(cfg)
+	sel := selector(cfg, m.SourceClass())
 	facemodel.SortFaces(sorted, sel.Order)
 
 	var ref *face.Embedding
@@ -100,6 +104,9 @@ func dumpFace(f *face.Face) FaceDump {
 	}
 	for _, p := range f.Landmarks {
 		d.Landmark68 = append(d.Landmark68, pt(p))
+	}
+	if c := f.Class; c.Gender != "" {
+		d.Gender, d.Race, d.Age = &c.Gender, &c.Race, []int{c.Age[0], c.Age[1]}
 	}
 	var zero face.Embedding
 	if f.Embedding != zero {

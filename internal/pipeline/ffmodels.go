@@ -101,9 +101,17 @@ func ModelNames(cfg job.Config) []string {
 			names = append(names, m.Name)
 		}
 	}
+	if cfg.FaceDetectorModel == "many" {
+		for _, sel := range facemodel.ManyDetectors {
+			pick(catalog.Detector, sel)
+		}
+	}
 	pick(catalog.Detector, cfg.FaceDetectorModel)
 	if lms, ok := facemodel.LandmarkerModels(cfg.FaceLandmarkerModel); ok {
 		names = append(append(names, lms...), facemodel.Fan68From5.Name) // fan_68_5 gives the angle
+	}
+	if cfg.SelectsByClass() {
+		names = append(names, facemodel.FairFace.Name)
 	}
 	if cfg.Swaps() && cfg.FaceSwapperModel != "classic" {
 		names = append(names, facemodel.ArcFace.Name)
@@ -208,6 +216,7 @@ type analyser struct {
 	dlib  *Analyzer                // dlib's landmarks (reuses its two-pass box fit)
 	lm    *adapters.FaceLandmarker // FaceFusion's landmarker, or nil for dlib's
 	rec   *adapters.Recognizer
+	cls   *adapters.Classifier // fairface, where a face selector filter reads the class
 	faces []face.Face
 	refs  []adapters.FaceRef
 	embs  []face.Embedding
@@ -222,10 +231,8 @@ func (m *Models) newAnalyser(withEmbeddings bool) (*analyser, error) {
 		a.det, err = adapters.NewBlazeFace(cfg.ModelPath(job.BlazeFaceFile), m.sessionConfig(""))
 	} else {
 		size, _ := cfg.DetectorSize()
-		var dm *catalog.Model
-		if dm, err = catalog.Select(catalog.Detector, cfg.FaceDetectorModel); err == nil {
-			a.det, err = adapters.NewFaceDetector(cfg.FaceDetectorModel, size, m.sessionConfig(dm.Name))
-		}
+		opts := adapters.FrameOptions{Margin: cfg.DetectorMargin(), Angles: cfg.FaceDetectorAngles}
+		a.det, err = adapters.OpenFaceDetector(cfg.FaceDetectorModel, size, opts, m.sessionConfig)
 	}
 	if err != nil {
 		return nil, fault.AsEnvironment(err)
@@ -237,6 +244,12 @@ func (m *Models) newAnalyser(withEmbeddings bool) (*analyser, error) {
 		}
 	} else {
 		a.dlib = NewAnalyzer(a.det, m.lm, cfg.FaceDetectorScore)
+	}
+	if cfg.SelectsByClass() {
+		if a.cls, err = adapters.NewClassifier(m.sessionConfig(facemodel.FairFace.Name)); err != nil {
+			a.close()
+			return nil, fault.AsEnvironment(err)
+		}
 	}
 	if withEmbeddings {
 		name := RecognizerName(cfg)
@@ -257,6 +270,9 @@ func (a *analyser) close() {
 	}
 	if a.rec != nil {
 		a.rec.Close()
+	}
+	if a.cls != nil {
+		a.cls.Close()
 	}
 }
 
@@ -286,6 +302,17 @@ func (a *analyser) analyse(img *raster.Image) ([]face.Face, error) {
 		a.faces = append(a.faces, f)
 	}
 	a.st.since(StageLandmarks, start)
+	if a.cls != nil {
+		start = time.Now() // FaceFusion classifies in create_faces: part of finding faces
+		for i := range a.faces {
+			c, err := a.cls.Classify(adapters.FaceRef{Frame: img, Five: a.faces[i].Five})
+			if err != nil {
+				return nil, err
+			}
+			a.faces[i].Class = c
+		}
+		a.st.since(StageDetect, start)
+	}
 	if a.rec != nil && len(a.faces) > 0 {
 		start = time.Now() // the recognizer is part of finding faces: the detect stage
 		a.refs = a.refs[:0]
@@ -304,11 +331,13 @@ func (a *analyser) analyse(img *raster.Image) ([]face.Face, error) {
 	return a.faces, nil
 }
 
-// selector is the job's face selector.
-func selector(cfg job.Config) facemodel.Selector {
+// selector is the job's face selector; source is the class auto stands for (nil: none).
+func selector(cfg job.Config, source *face.Class) facemodel.Selector {
 	return facemodel.Selector{
 		Mode: facemodel.SelectorMode(cfg.FaceSelectorMode), Order: facemodel.SelectorOrder(cfg.FaceSelectorOrder),
 		ReferencePosition: cfg.ReferenceFacePosition, ReferenceDistance: cfg.ReferenceFaceDistance,
+		Gender: cfg.FaceSelectorGender, Race: cfg.FaceSelectorRace,
+		AgeStart: cfg.FaceSelectorAgeStart, AgeEnd: cfg.FaceSelectorAgeEnd, Source: source,
 	}
 }
 
@@ -360,7 +389,7 @@ func (m *Models) Open() error {
 // openWorker makes a worker; withSource false leaves its swapper without the source (Open).
 func (m *Models) openWorker(withSource bool) (*modelWorker, error) {
 	cfg := m.cfg
-	w := &modelWorker{cfg: cfg, sel: selector(cfg), ref: m.reference, st: m.stats, tracker: temporal.Tracker{Score: cfg.FaceTrackerScore}}
+	w := &modelWorker{cfg: cfg, sel: selector(cfg, m.sourceClass), ref: m.reference, st: m.stats, tracker: temporal.Tracker{Score: cfg.FaceTrackerScore}}
 	if cfg.Tracks() && cfg.FaceLandmarkSmoothing > 0 {
 		logOnce(cfg.UsesGPU(), "face_tracker_score %g: FaceFusion's face tracker gives the faces; face_landmark_smoothing (facefusion-hpc's own) is not applied", cfg.FaceTrackerScore)
 	}
@@ -543,7 +572,9 @@ func (m *Models) Analyse(ctx context.Context, info *video.Info) (*raster.Image, 
 	classic := cfg.Swaps() && cfg.FaceSwapperModel == "classic"
 	identity := cfg.Swaps() && !classic
 	reference := cfg.FindsFaces() && cfg.FaceSelectorMode == "reference"
-	if !classic && !identity && !reference {
+	// auto filters by the largest source face's gender or race, read from every source image.
+	auto := cfg.FindsFaces() && cfg.SelectsByClass() && (cfg.FaceSelectorGender == "auto" || cfg.FaceSelectorRace == "auto")
+	if !classic && !identity && !reference && !auto {
 		return nil, none, nil
 	}
 	a, err := m.newAnalyser(identity || reference)
@@ -555,7 +586,7 @@ func (m *Models) Analyse(ctx context.Context, info *video.Info) (*raster.Image, 
 	var bestFace face.Face
 	var per [][]face.Face
 	for _, p := range cfg.SourcePaths {
-		if !classic && !identity {
+		if !classic && !identity && !auto {
 			break
 		}
 		img, err := loadSource(p)
@@ -567,11 +598,18 @@ func (m *Models) Analyse(ctx context.Context, info *video.Info) (*raster.Image, 
 			return nil, none, fault.AsInternal(fmt.Errorf("source %s: %w", p, err))
 		}
 		if len(faces) == 0 {
+			if !classic && !identity {
+				continue // FaceFusion's auto then has one source face fewer to choose from
+			}
 			return nil, none, noFace(p, cfg)
 		}
 		facemodel.SortFaces(faces, facemodel.LargeSmall)
 		if best == nil || faces[0].Box.Area() > bestFace.Box.Area() {
 			best, bestFace = img, faces[0]
+		}
+		if auto {
+			c := bestFace.Class
+			m.sourceClass = &c
 		}
 		per = append(per, slices.Clone(faces))
 	}
@@ -628,13 +666,20 @@ func (m *Models) analyseReference(ctx context.Context, a *analyser, info *video.
 	if err != nil {
 		return nil, fault.AsInternal(fmt.Errorf("reference %s: %w", where, err))
 	}
-	ref, ok := selector(cfg).Reference(faces)
+	ref, ok := selector(cfg, m.sourceClass).Reference(faces)
 	if !ok {
 		return nil, fault.AsInput(fmt.Errorf("reference %s: no face found: choose another --reference-frame-number or lower --face-detector-score", where))
 	}
 	e := ref.Embedding
 	return &e, nil
 }
+
+// SourceClass is the largest source face's class rank 0 found for the selector's auto (nil
+// when unused); SetSourceClass installs it on another rank.
+func (m *Models) SourceClass() *face.Class { return m.sourceClass }
+
+// SetSourceClass installs rank 0's SourceClass.
+func (m *Models) SetSourceClass(c *face.Class) { m.sourceClass = c }
 
 // SetEmbeddings installs what rank 0 analysed (source identity, reference face).
 func (m *Models) SetEmbeddings(source, reference *face.Embedding) {

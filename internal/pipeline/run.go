@@ -41,7 +41,10 @@ type Models struct {
 	// FaceFusion's models: the source identity and the reference face (rank 0 finds them).
 	sourceEmbedding *face.Embedding
 	reference       *face.Embedding
-	stats           *Stats // every worker's and every EncodeRange's counts and stage times
+	// sourceClass is the largest source face's class, what face_selector_gender and _race
+	// auto stand for (nil: not needed, or no source face).
+	sourceClass *face.Class
+	stats       *Stats // every worker's and every EncodeRange's counts and stage times
 	// The identity measure (nil when the rank does not measure) and the classic swapper's
 	// source face it embeds.
 	identity  *identity
