@@ -16,6 +16,9 @@ import (
 type FaceRef struct {
 	Frame *raster.Image
 	Five  [5]geom.Pt
+	// Embedding is the face's identity where a processor needs it (the face swapper at a
+	// --face-swapper-weight other than 0.5); nil elsewhere.
+	Embedding *face.Embedding
 }
 
 // Recognizer is a face recognizer on an engine, up to its MaxBatch faces per claim; the engine

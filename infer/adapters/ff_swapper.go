@@ -20,11 +20,16 @@ type SwapOptions struct {
 	// "512x512" is 512): a whole multiple k of the model's size, run as k² tiles. 0 means the
 	// model's size.
 	PixelBoost int
-	Mask       MaskOptions
+	// Balance is facemodel.SwapperBalance of FaceFusion's --face-swapper-weight: the share of
+	// each target face's own identity mixed into the source (0, the zero value, at FaceFusion's
+	// default weight 0.5, leaves the source as it is). Swappers that take a face crop ignore it.
+	Balance float32
+	Mask    MaskOptions
 }
 
 // FaceSwapper is one of FaceFusion's face swappers (inswapper_128(_fp16), hyperswap_*,
-// simswap_256, ghost_*) on an engine, with its mask models. Swap claims the tiles of
+// simswap_*, ghost_*, hififace_unofficial_256, blendswap_256, uniface_256) on an engine, with
+// its mask models. Swap claims the tiles of
 // consecutive faces up to the engine's MaxBatch, which batches them with the other workers';
 // the result is the same as one at a time.
 type FaceSwapper struct {
@@ -38,8 +43,11 @@ type FaceSwapper struct {
 	group int // faces per round
 	mask  *masker
 
-	source    []float32
+	source    []float32 // an embedding, or a face crop's tensor (blendswap, uniface)
 	hasSource bool
+	balance   float32
+	balanced  [][]float32 // per face of a round: the source balanced against it
+	srcCrop   *raster.Image
 	crops     []*raster.Image
 	swapped   []*raster.Image // the 8-bit results the region mask reads
 	outs      []*raster.FloatImage
@@ -70,6 +78,12 @@ func NewFaceSwapper(model string, cfg infer.SessionConfig, opt SwapOptions) (*Fa
 	}
 	k := boost / sw.Size
 	s := &FaceSwapper{model: sw, tmpl: tmpl, boost: boost, tiles: k * k, source: make([]float32, facemodel.EmbeddingLen)}
+	if !sw.TakesEmbedding() {
+		s.source = make([]float32, 3*sw.SourceSize*sw.SourceSize)
+		s.srcCrop = raster.New(sw.SourceSize, sw.SourceSize)
+	} else {
+		s.balance = opt.Balance
+	}
 	fail := func(err error) (*FaceSwapper, error) {
 		s.Close()
 		return nil, err
@@ -83,7 +97,7 @@ func NewFaceSwapper(model string, cfg infer.SessionConfig, opt SwapOptions) (*Fa
 		if s.emap, err = infer.Emap(filepath.Join(cfg.ModelsDir, c.File)); err != nil {
 			return fail(err)
 		}
-	case facemodel.Simswap, facemodel.Ghost:
+	case facemodel.Simswap, facemodel.Ghost, facemodel.Hififace:
 		sub := cfg
 		sub.MaxBatch, sub.SHA256, sub.Dims = 1, "", nil
 		if s.conv, err = openModel(sw.Converter, sub); err != nil {
@@ -100,6 +114,11 @@ func NewFaceSwapper(model string, cfg infer.SessionConfig, opt SwapOptions) (*Fa
 			s.swapped = append(s.swapped, raster.New(boost, boost))
 		}
 	}
+	if s.balance != 0 {
+		for range s.group {
+			s.balanced = append(s.balanced, make([]float32, facemodel.EmbeddingLen))
+		}
+	}
 	s.maps = make([]geom.Affine, s.group)
 	s.areas = make([]image.Rectangle, s.group)
 	s.scratch = make([]float32, 3*sw.Size*sw.Size)
@@ -112,6 +131,9 @@ func NewFaceSwapper(model string, cfg infer.SessionConfig, opt SwapOptions) (*Fa
 func (s *FaceSwapper) SetSource(emb face.Embedding) error {
 	if s.eng == nil {
 		return fmt.Errorf("face swapper %s: SetSource after Close", s.model.Name)
+	}
+	if !s.model.TakesEmbedding() {
+		return fmt.Errorf("face swapper %s takes the source face as an image: call SetSourceFrame", s.model.Name)
 	}
 	if s.conv == nil {
 		if err := s.model.SourceEmbedding(s.source, &emb, s.emap, nil); err != nil {
@@ -130,6 +152,23 @@ func (s *FaceSwapper) SetSource(emb face.Embedding) error {
 		return err
 	}
 	if err := s.model.SourceEmbedding(s.source, &emb, s.emap, l.Output(0, 0).Float32()[:facemodel.EmbeddingLen]); err != nil {
+		return err
+	}
+	s.hasSource = true
+	return nil
+}
+
+// TakesSourceFrame says whether the model's source is a face crop (SetSourceFrame) rather than
+// an embedding (SetSource).
+func (s *FaceSwapper) TakesSourceFrame() bool { return !s.model.TakesEmbedding() }
+
+// SetSourceFrame sets the source of a swapper that takes a face crop (blendswap, uniface): the
+// face with five points five in frame, warped as FaceFusion's prepare_source_frame.
+func (s *FaceSwapper) SetSourceFrame(frame *raster.Image, five [5]geom.Pt) error {
+	if s.eng == nil {
+		return fmt.Errorf("face swapper %s: SetSourceFrame after Close", s.model.Name)
+	}
+	if err := s.model.PrepareSourceFrame(s.source, s.srcCrop, frame, five); err != nil {
 		return err
 	}
 	s.hasSource = true
@@ -181,6 +220,12 @@ func clashes(prev []FaceRef, areas []image.Rectangle, frame *raster.Image, a ima
 func (s *FaceSwapper) round(items []FaceRef) error {
 	for i, it := range items {
 		align.WarpCrop(s.crops[i], it.Frame, s.maps[i])
+		if s.balance != 0 {
+			if it.Embedding == nil {
+				return fmt.Errorf("face swapper %s: --face-swapper-weight other than %g needs each target face's embedding", s.model.Name, facemodel.DefaultSwapperWeight)
+			}
+			s.model.BalanceSource(s.balanced[i], s.source, it.Embedding, s.balance)
+		}
 	}
 	crops := s.crops[:len(items)]
 	if err := s.mask.before(crops); err != nil {
@@ -225,7 +270,11 @@ func (s *FaceSwapper) swapTiles(lo, hi int) error {
 		} else if err := s.model.PrepareTarget(tgt.Float32(), crop, tile); err != nil {
 			return err
 		}
-		l.Input("source", q-lo).SetFloat32(0, s.source)
+		src := s.source
+		if s.balance != 0 {
+			src = s.balanced[q/s.tiles]
+		}
+		l.Input("source", q-lo).SetFloat32(0, src)
 	}
 	if err := l.Run(); err != nil {
 		return err

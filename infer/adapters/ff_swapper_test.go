@@ -24,6 +24,11 @@ type faceScene struct {
 }
 
 func newScene(r *rand.Rand, w, h int, tmpl align.Template, x, y, size float64, crop int, v uint8) faceScene {
+	return newSceneRGB(r, w, h, tmpl, x, y, size, crop, [3]uint8{v, v, v})
+}
+
+// newSceneRGB is newScene with a patch of colour v.
+func newSceneRGB(r *rand.Rand, w, h int, tmpl align.Template, x, y, size float64, crop int, v [3]uint8) faceScene {
 	img := noiseFrame(r, w, h)
 	var five [5]geom.Pt
 	for i, q := range tmpl {
@@ -33,7 +38,7 @@ func newScene(r *rand.Rand, w, h int, tmpl align.Template, x, y, size float64, c
 	fill := area.Inset(-3).Intersect(img.Bounds())
 	for yy := fill.Min.Y; yy < fill.Max.Y; yy++ {
 		for xx := fill.Min.X; xx < fill.Max.X; xx++ {
-			img.Set(xx, yy, v, v, v)
+			img.Set(xx, yy, v[0], v[1], v[2])
 		}
 	}
 	orig := raster.New(w, h)
@@ -85,61 +90,149 @@ func embeddingOf(t testing.TB, raw ...float32) face.Embedding {
 
 func clip01(v float64) float64 { return math.Min(1, math.Max(0, v)) }
 
-// TestSwapperArithmetic swaps a uniform face with each swapper family's fixture (out = target
-// + source[c]) and checks the centre pixel against FaceFusion's formulas written out: the
-// target normalisation, how the source is made (emap projection, unit embedding, crossface
-// converter = 2x + 0.25, normalised for simswap), the de-normalisation, clip ×255, truncation.
+// standInCentre is what the swapper stand-in (fixtures.SwapperMix) gives at the centre pixel of
+// sc, a face of colour rgb, before the paste: src is its source term per plane. The ramp is
+// linear, so its value at the (fractional) crop position the centre samples is exact.
+func standInCentre(mdl facemodel.Swapper, sc faceScene, rgb [3]float64, src func(c int) float64) [3]float64 {
+	cm := geom.Mean(sc.five[:])
+	at := align.Estimate(sc.five, align.Templates[string(mdl.Template)], mdl.Size).Apply(geom.Pt{X: math.Floor(cm.X), Y: math.Floor(cm.Y)})
+	gain, offset := fixtures.SwapperGain(mdl.Name)
+	var want [3]float64
+	for c := range 3 {
+		var out float64
+		for d := range 3 {
+			out += float64(fixtures.SwapperMix[c][d]) * (rgb[d]/255 - mdl.Mean[d]) / mdl.Std[d]
+		}
+		a, b := float64(fixtures.SwapperRamp(c, 1, 0, 1)), float64(fixtures.SwapperRamp(c, 0, 1, 1))
+		out += (a*at.X + b*at.Y) / float64(mdl.Size)
+		out = (out+src(c))*float64(gain) + float64(offset)
+		switch mdl.Type {
+		case facemodel.Ghost, facemodel.Hififace, facemodel.Hyperswap, facemodel.Uniface:
+			out = out*mdl.Std[c] + mdl.Mean[c]
+		}
+		want[c] = math.Floor(clip01(out) * 255)
+	}
+	return want
+}
+
+// embeddingTerm is the stand-in's source term for a prepared embedding source.
+func embeddingTerm(src []float32) func(c int) float64 {
+	return func(c int) float64 {
+		var s float64
+		for j := range 512 {
+			s += float64(fixtures.SwapperPick(j, c)) * float64(src[j])
+		}
+		return fixtures.SourceGain * math.Tanh(s)
+	}
+}
+
+// TestSwapperArithmetic swaps a face of one colour with each swapper family's stand-in (see
+// fixtures.SwapperMix) and checks the centre pixel against FaceFusion's formulas written out:
+// the target normalisation in RGB order, how the source is made (emap projection, unit
+// embedding, the family's crossface converter, normalised for simswap and hififace, or the
+// source face crop, RGB v/255), the de-normalisation, clip ×255, truncation.
 func TestSwapperArithmetic(t *testing.T) {
 	dir := fixtures.Dir(t)
-	const v = 100.0
-	raw := []float32{0.3, -0.4}
-	emb := embeddingOf(t, raw...)
-	emap := fixtures.Emap()
-	var proj [512]float32
-	facemodel.ProjectEmap(proj[:], emb.Raw[:], emap)
-	conv := func(j int) float64 { return 2*float64(emb.Raw[j]) + 0.25 }
-	convNorm := 0.0
-	for j := range 512 {
-		convNorm += conv(j) * conv(j)
+	tgtRGB := [3]float64{100, 140, 70}
+	raw := make([]float32, 512)
+	for j := range raw {
+		raw[j] = float32(math.Sin(float64(j)*0.37)) * 0.3
 	}
-	convNorm = math.Sqrt(convNorm)
-	imagenetM, imagenetS := [3]float64{.485, .456, .406}, [3]float64{.229, .224, .225}
+	emb := embeddingOf(t, raw...)
+	var proj [512]float32
+	facemodel.ProjectEmap(proj[:], emb.Raw[:], fixtures.Emap())
+	pick := func(src func(j int) float64) func(c int) float64 {
+		return func(c int) float64 {
+			var s float64
+			for j := range 512 {
+				s += float64(fixtures.SwapperPick(j, c)) * src(j)
+			}
+			return fixtures.SourceGain * math.Tanh(s)
+		}
+	}
+	converted := func(name string, unit bool) func(j int) float64 {
+		out := fixtures.ConverterOut(name, emb.Raw[:])
+		n := 1.0
+		if unit {
+			n = 0
+			for _, x := range out {
+				n += x * x
+			}
+			n = math.Sqrt(n)
+		}
+		return func(j int) float64 { return out[j] / n }
+	}
+	// The source image of the crop swappers: one colour, so the crop is that colour.
+	srcRGB := [3]float64{200, 90, 30}
+	crop := func(n int) func(c int) float64 {
+		var ramp float64
+		for y := range n {
+			for x := range n {
+				ramp += float64(fixtures.SourceRamp(x, y, n))
+			}
+		}
+		ramp /= float64(n * n)
+		return func(c int) float64 {
+			var s float64
+			for d := range 3 {
+				s += float64(fixtures.SourceMix[c][d]) * srcRGB[d] / 255 * ramp
+			}
+			return s
+		}
+	}
 	cases := []struct {
 		model string
-		tol   float64
-		want  func(c int) float64 // 0..1 before ×255
+		src   func(c int) float64
 	}{
-		{"inswapper_128", 1, func(c int) float64 { return v/255 + float64(proj[c]) }},
-		{"inswapper_128_fp16", 1, func(c int) float64 { return v/255 + float64(proj[c]) }},
-		{"hyperswap_1a_256", 1, func(c int) float64 { return ((v/255-.5)/.5+float64(emb.Norm[c]))*.5 + .5 }},
-		{"simswap_256", 1, func(c int) float64 { return (v/255-imagenetM[c])/imagenetS[c] + conv(c)/convNorm }},
-		{"ghost_1_256", 1, func(c int) float64 { return ((v/255-.5)/.5+conv(c))*.5 + .5 }},
+		{"inswapper_128", pick(func(j int) float64 { return float64(proj[j]) })},
+		{"inswapper_128_fp16", pick(func(j int) float64 { return float64(proj[j]) })},
+		{"hyperswap_1a_256", pick(func(j int) float64 { return float64(emb.Norm[j]) })},
+		{"simswap_256", pick(converted("crossface_simswap", true))},
+		{"simswap_unofficial_512", pick(converted("crossface_simswap", true))},
+		{"ghost_1_256", pick(converted("crossface_ghost", false))},
+		{"hififace_unofficial_256", pick(converted("crossface_hififace", true))},
+		{"blendswap_256", crop(112)},
+		{"uniface_256", crop(256)},
 	}
 	for _, tc := range cases {
 		sw, err := NewFaceSwapper(tc.model, ffConfig(t, dir, 1), SwapOptions{Mask: DefaultMaskOptions()})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := sw.SetSource(emb); err != nil {
+		mdl, _ := facemodel.LookupSwapper(tc.model)
+		if sw.TakesSourceFrame() {
+			img := raster.New(300, 300)
+			for i := range img.Pix {
+				img.Pix[i] = uint8(srcRGB[i%3])
+			}
+			var five [5]geom.Pt
+			for i, q := range align.Templates[string(mdl.SourceTemplate)] {
+				five[i] = geom.Pt{X: 50 + 150*q.X, Y: 40 + 150*q.Y}
+			}
+			if sw.SetSource(emb) == nil {
+				t.Errorf("%s: an embedding source accepted", tc.model)
+			}
+			err = sw.SetSourceFrame(img, five)
+		} else {
+			err = sw.SetSource(emb)
+		}
+		if err != nil {
 			t.Fatal(err)
 		}
-		mdl, _ := facemodel.LookupSwapper(tc.model)
-		sc := newScene(rand.New(rand.NewPCG(1, 2)), 360, 340, align.Templates[string(mdl.Template)], 90, 80, 160, mdl.Size, uint8(v))
+		tmpl := align.Templates[string(mdl.Template)]
+		sc := newSceneRGB(rand.New(rand.NewPCG(1, 2)), 700, 660, tmpl, 90, 80, 320, mdl.Size, [3]uint8{100, 140, 70})
 		if err := sw.Swap([]FaceRef{{Frame: sc.frame, Five: sc.five}}); err != nil {
 			t.Fatal(err)
 		}
+		want := standInCentre(mdl, sc, tgtRGB, tc.src)
 		got := sc.centre()
 		for c := range 3 {
-			want := math.Floor(clip01(tc.want(c)) * 255)
-			if math.Abs(float64(got[c])-want) > tc.tol {
-				t.Errorf("%s: centre channel %d = %d, want %v", tc.model, c, got[c], want)
+			if math.Abs(float64(got[c])-want[c]) > 1 {
+				t.Errorf("%s: centre channel %d = %d, want %v (source term %.4f)", tc.model, c, got[c], want[c], tc.src(c))
 			}
 		}
 		sc.outsideUntouched(t, tc.model)
 		sw.Close()
-	}
-	if _, err := NewFaceSwapper("blendswap_256", ffConfig(t, dir, 1), SwapOptions{}); err == nil {
-		t.Error("blendswap_256 (takes a source image) accepted")
 	}
 	if _, err := NewFaceSwapper("inswapper_128", ffConfig(t, dir, 1), SwapOptions{PixelBoost: 200}); err == nil {
 		t.Error("pixel boost 200 for a 128 model accepted")
@@ -176,11 +269,11 @@ func TestSwapperMasks(t *testing.T) {
 	box := run(MaskOptions{Types: []string{"box"}, Blur: 0.3})
 	var proj [512]float32
 	facemodel.ProjectEmap(proj[:], emb.Raw[:], fixtures.Emap())
-	swapped := [3]float64{}
+	mdl, _ := facemodel.LookupSwapper("inswapper_128")
+	swapped := standInCentre(mdl, box, [3]float64{v, v, v}, embeddingTerm(proj[:]))
 	for c := range 3 {
-		swapped[c] = clip01(v/255.0+float64(proj[c])) * 255
-		if got := float64(box.centre()[c]); math.Abs(got-math.Floor(swapped[c])) > 1 {
-			t.Errorf("box: centre %d = %v, want %v", c, got, math.Floor(swapped[c]))
+		if got := float64(box.centre()[c]); math.Abs(got-swapped[c]) > 1 {
+			t.Errorf("box: centre %d = %v, want %v", c, got, swapped[c])
 		}
 	}
 	occ := run(MaskOptions{Types: []string{"box", "occlusion"}, Blur: 0.3})

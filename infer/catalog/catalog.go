@@ -59,6 +59,11 @@ const (
 	Hyperswap SwapperType = "hyperswap"
 	Simswap   SwapperType = "simswap"
 	Ghost     SwapperType = "ghost"
+	Hififace  SwapperType = "hififace"
+	// Blendswap and Uniface take a source face crop (SourceTemplate, SourceSize) instead of an
+	// embedding.
+	Blendswap SwapperType = "blendswap"
+	Uniface   SwapperType = "uniface"
 )
 
 // Model is everything the project knows of one FaceFusion model.
@@ -92,6 +97,11 @@ type Model struct {
 	// SwapperType and Converter (a model Name) say how a swapper's source input is made.
 	SwapperType SwapperType
 	Converter   string
+	// SourceTemplate and SourceSize are the crop of the source face a swapper that takes an
+	// image (blendswap, uniface) gets as its 'source' (FaceFusion's prepare_source_frame); ""
+	// and 0 for the swappers that take an embedding.
+	SourceTemplate string
+	SourceSize     int
 	// FP16 is FaceFusion's precision mark; the file may keep float32 inputs (see infer.AnyFloat).
 	FP16 bool
 	infer.Published

@@ -156,7 +156,8 @@ var table = func() map[string]*Model {
 		Template: "arcface_112_v2", Size: 112,
 		Norm: Norm{Scale: 1, Mean: [3]float64{127, 127, 127}, Std: [3]float64{128, 128, 128}}})
 
-	swapper := func(name string, typ SwapperType, template string, size int64, norm Norm, converter string, boost []int) *Model {
+	// srcSize 0: the 'source' input is an embedding [1,512]; else a srcSize² RGB face crop.
+	swapper := func(name string, typ SwapperType, template string, size int64, norm Norm, converter string, boost []int, srcTemplate string, srcSize int64) *Model {
 		t := infer.Float32
 		if strings.HasSuffix(name, "_fp16") {
 			t = infer.AnyFloat
@@ -164,28 +165,41 @@ var table = func() map[string]*Model {
 		img := infer.TensorSpec{Shape: []int64{dyn, 3, size, size}, Type: t}
 		tgt := img
 		tgt.Name = "target"
+		src := infer.TensorSpec{Name: "source", Shape: []int64{dyn, 512}, Type: t}
+		unconfirmed := "source width 512 for every swapper (the crossface converters keep 512 for simswap, ghost and hififace: not verified)"
+		if srcSize > 0 {
+			src.Shape = []int64{dyn, 3, srcSize, srcSize}
+			unconfirmed = "output [1,3,size,size] like the target (FaceFusion reads output 0)"
+		}
 		return &Model{Name: name, Kind: Swapper, Batched: true,
 			Want: infer.Signature{
-				Inputs:  []infer.TensorSpec{tgt, {Name: "source", Shape: []int64{dyn, 512}, Type: t}},
+				Inputs:  []infer.TensorSpec{tgt, src},
 				Outputs: []infer.TensorSpec{img}},
 			Template: template, Size: int(size), Sizes: boost, Norm: norm,
-			SwapperType: typ, Converter: converter,
+			SwapperType: typ, Converter: converter, SourceTemplate: srcTemplate, SourceSize: int(srcSize),
 			FP16:        strings.HasSuffix(name, "_fp16") || typ == Hyperswap,
-			Unconfirmed: "source width 512 for every swapper (the crossface converters keep 512 for simswap and ghost: not verified)"}
+			Unconfirmed: unconfirmed}
 	}
+	// The pixel boosts FaceFusion lists (face_swapper/choices.py). blendswap_256's 384 and
+	// simswap_unofficial_512's 768 are not whole multiples of the model's size: FaceFusion's
+	// implode_pixel_boost cannot split them into tiles, so job validation refuses them.
 	boost128 := []int{128, 256, 384, 512, 768, 1024}
 	boost256 := []int{256, 512, 768, 1024}
 	rgbUnit := Norm{Scale: 255, Std: unit}
 	rgbHalf := Norm{Scale: 255, Mean: half, Std: half}
-	add(swapper("inswapper_128", Inswapper, "arcface_128", 128, rgbUnit, "", boost128))
-	add(swapper("inswapper_128_fp16", Inswapper, "arcface_128", 128, rgbUnit, "", boost128))
+	add(swapper("blendswap_256", Blendswap, "ffhq_512", 256, rgbUnit, "", []int{256, 384, 512, 768, 1024}, "arcface_112_v2", 112))
+	add(swapper("hififace_unofficial_256", Hififace, "mtcnn_512", 256, rgbHalf, "crossface_hififace", boost256, "", 0))
+	add(swapper("inswapper_128", Inswapper, "arcface_128", 128, rgbUnit, "", boost128, "", 0))
+	add(swapper("inswapper_128_fp16", Inswapper, "arcface_128", 128, rgbUnit, "", boost128, "", 0))
 	for _, v := range []string{"1a", "1b", "1c"} {
-		add(swapper("hyperswap_"+v+"_256", Hyperswap, "arcface_128", 256, rgbHalf, "", boost256))
+		add(swapper("hyperswap_"+v+"_256", Hyperswap, "arcface_128", 256, rgbHalf, "", boost256, "", 0))
 	}
-	add(swapper("simswap_256", Simswap, "arcface_112_v1", 256, imagenet, "crossface_simswap", boost256))
+	add(swapper("simswap_256", Simswap, "arcface_112_v1", 256, imagenet, "crossface_simswap", boost256, "", 0))
+	add(swapper("simswap_unofficial_512", Simswap, "arcface_112_v1", 512, rgbUnit, "crossface_simswap", []int{512, 768, 1024}, "", 0))
 	for _, v := range []string{"1", "2", "3"} {
-		add(swapper("ghost_"+v+"_256", Ghost, "arcface_112_v1", 256, rgbHalf, "crossface_ghost", boost256))
+		add(swapper("ghost_"+v+"_256", Ghost, "arcface_112_v1", 256, rgbHalf, "crossface_ghost", boost256, "", 0))
 	}
+	add(swapper("uniface_256", Uniface, "ffhq_512", 256, rgbHalf, "", boost256, "ffhq_512", 256))
 
 	enhancer := func(name, template string, size int64, weight bool) *Model {
 		ins := []infer.TensorSpec{f32("input", dyn, 3, size, size)}
@@ -217,9 +231,9 @@ var table = func() map[string]*Model {
 			Outputs: []infer.TensorSpec{f32("", dyn, 19, 512, 512)}},
 		Size: 512, Norm: imagenet,
 		Unconfirmed: "output [1,19,512,512] (19 face-parsing classes)"})
-	// The embedding converters simswap and ghost take their source through: FaceFusion feeds
-	// the raw arcface embedding as 'input' [1,512] and uses output 0.
-	for _, n := range []string{"crossface_simswap", "crossface_ghost"} {
+	// The embedding converters simswap, ghost and hififace take their source through:
+	// FaceFusion feeds the raw arcface embedding as 'input' [1,512] and uses output 0.
+	for _, n := range []string{"crossface_simswap", "crossface_ghost", "crossface_hififace"} {
 		add(&Model{Name: n, Kind: Converter, Batched: true,
 			Want: infer.Signature{
 				Inputs:  []infer.TensorSpec{f32("input", dyn, 512)},

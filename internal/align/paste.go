@@ -9,21 +9,23 @@ import (
 )
 
 // PasteArea is the part of a frameW×frameH frame that a cw×ch crop cut with m (frame→crop)
-// covers: the corners (0,0), (cw,0), (cw,ch), (0,ch) mapped back by m⁻¹, floored/ceiled
-// and clipped to the frame, as FaceFusion's calculate_paste_area. Paste-back writes only
-// here. Empty when m is singular.
+// covers, as FaceFusion's calculate_paste_area: the corners (0,0), (cw,0), (cw,ch), (0,ch)
+// mapped back by m⁻¹, each rounded to the nearest integer (half to even), then their
+// extent clipped to the frame. The rounding is cv2.transform's: FaceFusion's corners are an
+// integer array, so the mapped corners come back as integers, and its floor and ceil after
+// that change nothing. Paste-back writes only here. Empty when m is singular.
 func PasteArea(frameW, frameH, cw, ch int, m geom.Affine) image.Rectangle {
 	inv, ok := m.Invert()
 	if !ok {
 		return image.Rectangle{}
 	}
-	b := geom.Bounds([]geom.Pt{
-		inv.Apply(geom.Pt{}), inv.Apply(geom.Pt{X: float64(cw)}),
-		inv.Apply(geom.Pt{X: float64(cw), Y: float64(ch)}), inv.Apply(geom.Pt{Y: float64(ch)}),
-	})
+	corner := func(x, y int) geom.Pt {
+		p := inv.Apply(geom.Pt{X: float64(x), Y: float64(y)})
+		return geom.Pt{X: math.RoundToEven(p.X), Y: math.RoundToEven(p.Y)}
+	}
+	b := geom.Bounds([]geom.Pt{corner(0, 0), corner(cw, 0), corner(cw, ch), corner(0, ch)})
 	clampTo := func(v float64, n int) int { return int(math.Max(0, math.Min(float64(n), v))) }
-	return image.Rect(clampTo(math.Floor(b.X0), frameW), clampTo(math.Floor(b.Y0), frameH),
-		clampTo(math.Ceil(b.X1), frameW), clampTo(math.Ceil(b.Y1), frameH))
+	return image.Rect(clampTo(b.X0, frameW), clampTo(b.Y0, frameH), clampTo(b.X1, frameW), clampTo(b.Y1, frameH))
 }
 
 // PasteBack blends an 8-bit crop (an enhancer's output) into frame with its crop-sized

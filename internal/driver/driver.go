@@ -25,6 +25,7 @@ import (
 	"github.com/facefusion-hpc/facefusion/collective"
 	"github.com/facefusion-hpc/facefusion/internal/face"
 	"github.com/facefusion-hpc/facefusion/internal/fault"
+	"github.com/facefusion-hpc/facefusion/internal/geom"
 	"github.com/facefusion-hpc/facefusion/internal/job"
 	"github.com/facefusion-hpc/facefusion/internal/logging"
 	"github.com/facefusion-hpc/facefusion/internal/pipeline"
@@ -73,6 +74,9 @@ type Plan struct {
 	SourceW, SourceH int
 	SourcePix        []byte `json:",omitempty"`
 	SourceLandmarks  face.Landmarks68
+	// SourceFive is set for the face swappers that take the source face as a crop (blendswap,
+	// uniface): SourcePix is then FaceFusion's first source image and SourceFive its face.
+	SourceFive *[5]geom.Pt `json:",omitempty"`
 	// FaceFusion's models: the source identity and the reference face.
 	SourceEmbedding, ReferenceEmbedding *face.Embedding `json:",omitempty"`
 	SourceClass                         *face.Class     `json:",omitempty"` // the largest source face's, for face_selector_gender/race auto
@@ -830,6 +834,8 @@ func planSetup(ctx context.Context, cfg job.Config, ranks int, p *Plan, skipDone
 	}
 	if img != nil {
 		p.SourceW, p.SourceH, p.SourcePix, p.SourceLandmarks = img.W, img.H, img.Bytes(), lm
+	} else if f, five := m.SourceFrame(); f != nil {
+		p.SourceW, p.SourceH, p.SourcePix, p.SourceFive = f.W, f.H, f.Bytes(), &five
 	}
 	p.SourceEmbedding, p.ReferenceEmbedding = m.Embeddings()
 	p.SourceClass = m.SourceClass()
@@ -882,6 +888,10 @@ func loadModels(ctx context.Context, cfg job.Config) (*pipeline.Models, error) {
 func useSource(m *pipeline.Models, p *Plan) error {
 	m.SetEmbeddings(p.SourceEmbedding, p.ReferenceEmbedding)
 	m.SetSourceClass(p.SourceClass)
+	if p.SourcePix != nil && p.SourceFive != nil {
+		m.SetSourceFrame(raster.Wrap(p.SourcePix, p.SourceW, p.SourceH), *p.SourceFive)
+		return nil
+	}
 	if p.SourcePix != nil {
 		return m.UseSource(raster.Wrap(p.SourcePix, p.SourceW, p.SourceH), &p.SourceLandmarks)
 	}

@@ -2,26 +2,27 @@ package facemodel
 
 import (
 	"fmt"
-	"github.com/facefusion-hpc/facefusion/internal/face"
 	"image"
 
 	"github.com/facefusion-hpc/facefusion/infer/catalog"
+	"github.com/facefusion-hpc/facefusion/internal/align"
+	"github.com/facefusion-hpc/facefusion/internal/face"
+	"github.com/facefusion-hpc/facefusion/internal/geom"
 	"github.com/facefusion-hpc/facefusion/internal/raster"
 )
 
 // SwapperType groups FaceFusion's swappers by how they take their source and de-normalise
-// (catalog.SwapperType). Hififace, Blendswap and Uniface are FaceFusion families this project
-// does not load (no catalog entry); their branches follow FaceFusion's code for when one is added.
+// (catalog.SwapperType).
 type SwapperType = catalog.SwapperType
 
 const (
-	Inswapper             = catalog.Inswapper
-	Hyperswap             = catalog.Hyperswap
-	Simswap               = catalog.Simswap
-	Ghost                 = catalog.Ghost
-	Hififace  SwapperType = "hififace"
-	Blendswap SwapperType = "blendswap"
-	Uniface   SwapperType = "uniface"
+	Inswapper = catalog.Inswapper
+	Hyperswap = catalog.Hyperswap
+	Simswap   = catalog.Simswap
+	Ghost     = catalog.Ghost
+	Hififace  = catalog.Hififace
+	Blendswap = catalog.Blendswap
+	Uniface   = catalog.Uniface
 )
 
 // Swapper is one FaceFusion face swapper model's processing (face_swapper/core.py), made from
@@ -41,6 +42,10 @@ type Swapper struct {
 	// PixelBoost are the crop sizes FaceFusion offers (--face-swapper-pixel-boost); the
 	// first is its default. A boost of k·Size runs the model on k² interleaved tiles.
 	PixelBoost []int
+	// SourceTemplate and SourceSize are the source face crop of the swappers that take one
+	// (blendswap, uniface).
+	SourceTemplate Template
+	SourceSize     int
 }
 
 // LookupSwapper finds a swapper by FaceFusion's name in the catalog.
@@ -50,7 +55,8 @@ func LookupSwapper(name string) (Swapper, error) {
 		return Swapper{}, fmt.Errorf("facemodel: unknown face swapper %q: use one of %v", name, catalog.Selectors(catalog.Swapper))
 	}
 	return Swapper{Name: m.Name, Type: m.SwapperType, Template: Template(m.Template), Size: m.Size,
-		Mean: m.Norm.Mean, Std: m.Norm.Std, FP16: m.FP16, Converter: m.Converter, PixelBoost: m.Sizes}, nil
+		Mean: m.Norm.Mean, Std: m.Norm.Std, FP16: m.FP16, Converter: m.Converter, PixelBoost: m.Sizes,
+		SourceTemplate: Template(m.SourceTemplate), SourceSize: m.SourceSize}, nil
 }
 
 // TakesEmbedding says whether the model's 'source' input is an embedding ([1,512]); the
@@ -183,23 +189,69 @@ func ProjectEmap(dst, raw, emap []float32) {
 	}
 }
 
-// DefaultSwapperWeight is FaceFusion's --face-swapper-weight, at which BalanceSource leaves
-// the source unchanged.
+// DefaultSwapperWeight is FaceFusion's --face-swapper-weight, at which the balance leaves the
+// source unchanged.
 const DefaultSwapperWeight = 0.5
 
-// BalanceSource is FaceFusion's balance_source_embedding: src is mixed with the target face's
-// embedding (its normed one for hififace, hyperswap, inswapper and simswap, its raw one for
-// ghost) by w = 0.35 − 0.7·weight: src·(1 − w) + target·w.
-func (s Swapper) BalanceSource(src []float32, target *face.Embedding, weight float64) {
-	w := float32(0.35 + min(1, max(0, weight))*(-0.35-0.35))
-	if w == 0 {
-		return
+// SwapperWeights are FaceFusion's --face-swapper-weight choices: 0 to 1 in steps of 0.05
+// (create_float_range(0.0, 1.0, 0.05)).
+var SwapperWeights = func() (w []float64) {
+	for k := range 21 {
+		w = append(w, float64(k)/20)
 	}
-	tgt := target.Norm[:]
-	if s.Type == Ghost {
-		tgt = target.Raw[:]
+	return w
+}()
+
+// SwapperBalance is the share of the target face's own identity FaceFusion's
+// balance_source_embedding mixes into the source for --face-swapper-weight weight:
+// numpy.interp(weight, [0, 1], [0.35, −0.35]) rounded to float32 (0 at the default 0.5,
+// where the source is used as it is; 0.35 at weight 0, −0.35 at weight 1).
+func SwapperBalance(weight float64) float32 {
+	return float32(0.35 + min(1, max(0, weight))*(-0.35-0.35))
+}
+
+// Balances says whether the swapper's source is balanced against each target face (the
+// swappers that take an embedding; FaceFusion skips blendswap and uniface).
+func (s Swapper) Balances() bool { return s.TakesEmbedding() }
+
+// BalanceSource is FaceFusion's balance_source_embedding: dst = src·(1 − w) + target·w in
+// float32, w = SwapperBalance(weight), with the target face's embedding as FaceFusion takes
+// it: raw for ghost, else divided by its norm in float32 (numpy's linalg.norm of a float32
+// vector). dst and src may be the same slice.
+func (s Swapper) BalanceSource(dst, src []float32, target *face.Embedding, w float32) {
+	dst, src = dst[:EmbeddingLen], src[:EmbeddingLen]
+	tgt := target.Raw[:]
+	var n float32 = 1
+	if s.Type != Ghost {
+		n = float32(norm(tgt))
 	}
-	for i := range src[:EmbeddingLen] {
-		src[i] = src[i]*(1-w) + tgt[i]*w
+	k := 1 - w
+	for i := range dst {
+		t := tgt[i]
+		if s.Type != Ghost {
+			t /= n
+		}
+		// The conversions keep each product rounded to float32, as numpy's, never fused.
+		dst[i] = float32(src[i]*k) + float32(t*w)
 	}
+}
+
+// PrepareSourceFrame writes the 'source' input of a swapper that takes a face crop (blendswap,
+// uniface) into dst (3·SourceSize² floats): FaceFusion's prepare_source_frame, the source frame
+// warped by the source face's five points onto SourceTemplate at SourceSize (replicated
+// border), RGB, v/255, NCHW. crop is the caller's SourceSize² scratch image, which receives the
+// warped face.
+func (s Swapper) PrepareSourceFrame(dst []float32, crop, frame *raster.Image, five [5]geom.Pt) error {
+	if s.TakesEmbedding() {
+		return fmt.Errorf("facemodel: %s takes a source embedding, not a face crop", s.Name)
+	}
+	tmpl, ok := align.Templates[string(s.SourceTemplate)]
+	if !ok || crop.W != s.SourceSize || crop.H != s.SourceSize {
+		return fmt.Errorf("facemodel: %s: source crop %d×%d on template %q, want %d×%d on one of FaceFusion's templates", s.Name, crop.W, crop.H, s.SourceTemplate, s.SourceSize, s.SourceSize)
+	}
+	align.WarpCrop(crop, frame, align.Estimate(five, tmpl, s.SourceSize))
+	n := Norm{Scale: 255, Std: [3]float64{1, 1, 1}}
+	t := table(n)
+	tensorFromImage(dst, crop, n, &t)
+	return nil
 }

@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/facefusion-hpc/facefusion/internal/align"
+	"github.com/facefusion-hpc/facefusion/internal/geom"
 	"github.com/facefusion-hpc/facefusion/internal/raster"
 )
 
@@ -66,9 +68,6 @@ func TestSourceEmbeddingPerType(t *testing.T) {
 	check := func(name string, want []float32) {
 		t.Helper()
 		sw, err := LookupSwapper(name)
-		if name == "hififace_unofficial_256" { // a FaceFusion family the catalog does not load
-			sw, err = Swapper{Name: name, Type: Hififace, Converter: "crossface_hififace"}, nil
-		}
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -87,7 +86,8 @@ func TestSourceEmbeddingPerType(t *testing.T) {
 	normalize(unit, converted)
 	check("simswap_256", unit)
 	check("hififace_unofficial_256", unit)
-	uni := Swapper{Name: "uniface_256", Type: Uniface}
+	check("simswap_unofficial_512", unit)
+	uni, _ := LookupSwapper("uniface_256")
 	if uni.TakesEmbedding() || uni.SourceEmbedding(dst, &e, nil, converted) == nil {
 		t.Error("uniface takes a source crop, not an embedding")
 	}
@@ -112,8 +112,11 @@ func TestBalanceSource(t *testing.T) {
 		{"ghost_1_256", 0, 0.35, true},
 	} {
 		sw, _ := LookupSwapper(c.name)
-		got := append([]float32(nil), src...)
-		sw.BalanceSource(got, &tgt, c.weight)
+		if got := SwapperBalance(c.weight); got != c.w {
+			t.Fatalf("weight %v: balance %v, want %v", c.weight, got, c.w)
+		}
+		got := make([]float32, 512)
+		sw.BalanceSource(got, src, &tgt, SwapperBalance(c.weight))
 		tv := tgt.Norm[:]
 		if c.raw {
 			tv = tgt.Raw[:]
@@ -124,6 +127,42 @@ func TestBalanceSource(t *testing.T) {
 				t.Fatalf("%s weight %v: component %d = %v, want %v", c.name, c.weight, i, got[i], want)
 			}
 		}
+	}
+	if len(SwapperWeights) != 21 || SwapperWeights[0] != 0 || SwapperWeights[6] != 0.3 || SwapperWeights[20] != 1 {
+		t.Errorf("SwapperWeights = %v, want FaceFusion's 0, 0.05, …, 1", SwapperWeights)
+	}
+}
+
+// PrepareSourceFrame warps the source face onto its template, RGB, v/255: a face whose five
+// points are the template's own at the crop size is the frame's top-left corner as it is.
+func TestPrepareSourceFrame(t *testing.T) {
+	for _, name := range []string{"blendswap_256", "uniface_256"} {
+		sw, _ := LookupSwapper(name)
+		n := sw.SourceSize
+		frame := raster.New(n+40, n+30)
+		for i := range frame.Pix {
+			frame.Pix[i] = uint8(i*7 + i/3)
+		}
+		var five [5]geom.Pt
+		for i, q := range align.Templates[string(sw.SourceTemplate)] {
+			five[i] = geom.Pt{X: q.X * float64(n), Y: q.Y * float64(n)}
+		}
+		dst := make([]float32, 3*n*n)
+		if err := sw.PrepareSourceFrame(dst, raster.New(n, n), frame, five); err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range [][2]int{{0, 0}, {n - 1, 3}, {5, n - 2}} {
+			r, g, b := frame.At(p[0], p[1])
+			for c, v := range []uint8{r, g, b} {
+				if got, want := dst[c*n*n+p[1]*n+p[0]], float32(float64(v)/255); math.Abs(float64(got-want)) > 1e-6 {
+					t.Errorf("%s: plane %d at %v = %v, want %v (RGB v/255)", name, c, p, got, want)
+				}
+			}
+		}
+	}
+	ins, _ := LookupSwapper("inswapper_128")
+	if ins.PrepareSourceFrame(make([]float32, 3*112*112), raster.New(112, 112), raster.New(200, 200), [5]geom.Pt{}) == nil {
+		t.Error("inswapper accepted a source crop")
 	}
 }
 

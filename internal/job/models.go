@@ -3,6 +3,7 @@ package job
 import (
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -24,6 +25,7 @@ type Models struct {
 	FaceLandmarkSmoothing int      `toml:"face_landmark_smoothing"` // frames each side of the landmarks' time window (internal/temporal); 0: off
 	FaceSwapperModel      string   `toml:"face_swapper_model"`
 	FaceSwapperPixelBoost string   `toml:"face_swapper_pixel_boost"`
+	FaceSwapperWeight     float64  `toml:"face_swapper_weight"`
 	FaceEnhancerModel     string   `toml:"face_enhancer_model"`
 	FaceEnhancerBlend     int      `toml:"face_enhancer_blend"`
 	FaceEnhancerWeight    float64  `toml:"face_enhancer_weight"`
@@ -130,8 +132,19 @@ func (c *Config) validateModels(bad func(string, ...any)) {
 	}
 	c.validateDetector(bad)
 	c.validateSelector(bad)
-	if _, err := c.PixelBoost(); err != nil {
+	if boost, err := c.PixelBoost(); err != nil {
 		bad("face_swapper_pixel_boost: %v", err)
+	} else if m, err := catalog.Select(catalog.Swapper, c.FaceSwapperModel); err == nil && boost != 0 {
+		// FaceFusion's choices per model (face_swapper/choices.py); two of them are not whole
+		// multiples of the model's size, which FaceFusion's tiling cannot split.
+		if !slices.Contains(m.Sizes, boost) {
+			bad("face_swapper_pixel_boost (--face-swapper-pixel-boost): %s does not take %dx%d: use one of %s", m.Name, boost, boost, sizeList(m.Sizes))
+		} else if boost%m.Size != 0 {
+			bad("face_swapper_pixel_boost (--face-swapper-pixel-boost): %dx%d is among FaceFusion's choices for %s, but it is not a whole multiple of the model's %d px and FaceFusion fails on it (implode_pixel_boost cannot tile it): use one of %s", boost, boost, m.Name, m.Size, sizeList(wholeMultiples(m.Sizes, m.Size)))
+		}
+	}
+	if !slices.ContainsFunc(facemodel.SwapperWeights, func(w float64) bool { return math.Abs(w-c.FaceSwapperWeight) < 1e-9 }) {
+		bad("face_swapper_weight (--face-swapper-weight): %v is not one of FaceFusion's choices 0, 0.05, 0.1, …, 1 (steps of 0.05)", c.FaceSwapperWeight)
 	}
 	if len(c.FaceMaskPadding) != 0 && len(c.FaceMaskPadding) != 4 {
 		bad("face_mask_padding: give 4 percentages (top right bottom left), got %d", len(c.FaceMaskPadding))
@@ -243,6 +256,16 @@ func squareSize(s string) (int, error) {
 	return n, nil
 }
 
+// wholeMultiples are the sizes that are whole multiples of size.
+func wholeMultiples(sizes []int, size int) (out []int) {
+	for _, n := range sizes {
+		if n%size == 0 {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
 // modelNames are the catalog's model names, the keys of model_sha256.
 func modelNames() []string {
 	var out []string
@@ -333,6 +356,8 @@ var modelOptions = []option{
 		set: str(func(c *Config) *string { return &c.FaceSwapperModel })},
 	{long: "face-swapper-pixel-boost", arg: "WxH", help: "swap at this crop size in tiles of the model's size, e.g. 256x256 for inswapper_128",
 		set: str(func(c *Config) *string { return &c.FaceSwapperPixelBoost })},
+	{long: "face-swapper-weight", arg: "0..1", help: "how much of the source identity replaces the target face's, in steps of 0.05 (default 0.5; not for blendswap_256, uniface_256)",
+		set: float("face-swapper-weight", func(c *Config) *float64 { return &c.FaceSwapperWeight })},
 	{long: "face-enhancer-model", arg: "NAME", help: strings.Join(Enhancers, ", ") + " (default gfpgan_1.4; processor face_enhancer)",
 		set: str(func(c *Config) *string { return &c.FaceEnhancerModel })},
 	{long: "face-enhancer-blend", arg: "0..100", help: "how much of the enhanced face replaces the frame's (default 80)",

@@ -15,6 +15,7 @@ import (
 	"github.com/facefusion-hpc/facefusion/internal/face"
 	"github.com/facefusion-hpc/facefusion/internal/facemodel"
 	"github.com/facefusion-hpc/facefusion/internal/fault"
+	"github.com/facefusion-hpc/facefusion/internal/geom"
 	"github.com/facefusion-hpc/facefusion/internal/job"
 	"github.com/facefusion-hpc/facefusion/internal/logging"
 	"github.com/facefusion-hpc/facefusion/internal/raster"
@@ -351,6 +352,7 @@ type modelWorker struct {
 	ref      *face.Embedding
 	classic  *swap.Swapper
 	swapper  *adapters.FaceSwapper
+	balance  bool // the swapper balances its source against each face: items carry embeddings
 	enhancer *adapters.FaceEnhancer
 	debugger *facemodel.Debugger // draws on faces[i] in items[i].Frame
 	idx      []int
@@ -394,7 +396,7 @@ func (m *Models) openWorker(withSource bool) (*modelWorker, error) {
 		logOnce(cfg.UsesGPU(), "face_tracker_score %g: FaceFusion's face tracker gives the faces; face_landmark_smoothing (facefusion-hpc's own) is not applied", cfg.FaceTrackerScore)
 	}
 	var err error
-	if w.an, err = m.newAnalyser(cfg.FaceSelectorMode == "reference"); err != nil {
+	if w.an, err = m.newAnalyser(cfg.FaceSelectorMode == "reference" || balancesSource(cfg)); err != nil {
 		return nil, err
 	}
 	w.an.st = m.stats
@@ -408,10 +410,20 @@ func (m *Models) openWorker(withSource bool) (*modelWorker, error) {
 		} else {
 			boost, _ := cfg.PixelBoost()
 			if w.swapper, err = adapters.NewFaceSwapper(cfg.FaceSwapperModel, m.sessionConfig(cfg.FaceSwapperModel),
-				adapters.SwapOptions{PixelBoost: boost, Mask: maskOptions(cfg)}); err != nil {
+				adapters.SwapOptions{PixelBoost: boost, Balance: facemodel.SwapperBalance(cfg.FaceSwapperWeight), Mask: maskOptions(cfg)}); err != nil {
 				return fail(err)
 			}
-			if withSource {
+			w.balance = balancesSource(cfg)
+			switch {
+			case !withSource:
+			case w.swapper.TakesSourceFrame():
+				if m.sourceFrame == nil {
+					return fail(fmt.Errorf("face swapper %s: no source face image (rank 0's analysis did not reach this rank)", cfg.FaceSwapperModel))
+				}
+				if err := w.swapper.SetSourceFrame(m.sourceFrame, m.sourceFive); err != nil {
+					return fail(err)
+				}
+			default:
 				if err := w.swapper.SetSource(*m.sourceEmbedding); err != nil {
 					return fail(err)
 				}
@@ -508,7 +520,11 @@ func (w *modelWorker) Apply(frames []*raster.Image, faces [][]face.Face) error {
 		}
 		w.hits = append(w.hits, len(w.idx) > 0)
 		for _, i := range w.idx {
-			w.items = append(w.items, adapters.FaceRef{Frame: img, Five: faces[i].Five})
+			ref := adapters.FaceRef{Frame: img, Five: faces[i].Five}
+			if w.balance {
+				ref.Embedding = &faces[i].Embedding
+			}
+			w.items = append(w.items, ref)
 			w.lms = append(w.lms, faces[i].Landmarks)
 			if w.debugger != nil {
 				w.faces = append(w.faces, faces[i])
@@ -611,6 +627,11 @@ func (m *Models) Analyse(ctx context.Context, info *video.Info) (*raster.Image, 
 			c := bestFace.Class
 			m.sourceClass = &c
 		}
+		if m.sourceFrame == nil && identity {
+			// FaceFusion's source face keeps the first image's face's landmarks, and the
+			// crop swappers take that face from the first source image.
+			m.sourceFrame, m.sourceFive = img, faces[0].Five
+		}
 		per = append(per, slices.Clone(faces))
 	}
 	if identity {
@@ -680,6 +701,31 @@ func (m *Models) SourceClass() *face.Class { return m.sourceClass }
 
 // SetSourceClass installs rank 0's SourceClass.
 func (m *Models) SetSourceClass(c *face.Class) { m.sourceClass = c }
+
+// balancesSource says whether the face swapper mixes each target face's identity into the
+// source (--face-swapper-weight other than 0.5, a swapper that takes an embedding): the target
+// faces then need their embeddings.
+func balancesSource(cfg job.Config) bool {
+	if !cfg.Swaps() || cfg.FaceSwapperModel == "classic" || facemodel.SwapperBalance(cfg.FaceSwapperWeight) == 0 {
+		return false
+	}
+	sw, err := facemodel.LookupSwapper(cfg.FaceSwapperModel)
+	return err == nil && sw.Balances()
+}
+
+// SourceFrame is the source image and face rank 0 found for a swapper that takes the source
+// face as a crop (blendswap, uniface); nil otherwise.
+func (m *Models) SourceFrame() (*raster.Image, [5]geom.Pt) {
+	if sw, err := facemodel.LookupSwapper(m.cfg.FaceSwapperModel); err != nil || sw.TakesEmbedding() {
+		return nil, [5]geom.Pt{}
+	}
+	return m.sourceFrame, m.sourceFive
+}
+
+// SetSourceFrame installs the source image and face rank 0 found (SourceFrame).
+func (m *Models) SetSourceFrame(img *raster.Image, five [5]geom.Pt) {
+	m.sourceFrame, m.sourceFive = img, five
+}
 
 // SetEmbeddings installs what rank 0 analysed (source identity, reference face).
 func (m *Models) SetEmbeddings(source, reference *face.Embedding) {

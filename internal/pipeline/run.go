@@ -19,6 +19,7 @@ import (
 	"github.com/facefusion-hpc/facefusion/infer/catalog"
 	"github.com/facefusion-hpc/facefusion/internal/face"
 	"github.com/facefusion-hpc/facefusion/internal/fault"
+	"github.com/facefusion-hpc/facefusion/internal/geom"
 	"github.com/facefusion-hpc/facefusion/internal/job"
 	"github.com/facefusion-hpc/facefusion/internal/landmark"
 	"github.com/facefusion-hpc/facefusion/internal/logging"
@@ -44,6 +45,10 @@ type Models struct {
 	// sourceClass is the largest source face's class, what face_selector_gender and _race
 	// auto stand for (nil: not needed, or no source face).
 	sourceClass *face.Class
+	// sourceFrame and sourceFive are the source face of the swappers that take it as a crop
+	// (blendswap, uniface): FaceFusion's first source image and its source face's five points.
+	sourceFrame *raster.Image
+	sourceFive  [5]geom.Pt
 	stats       *Stats // every worker's and every EncodeRange's counts and stage times
 	// The identity measure (nil when the rank does not measure) and the classic swapper's
 	// source face it embeds.
