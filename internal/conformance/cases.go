@@ -27,9 +27,11 @@ type Case struct {
 	Target    string   `toml:"target"`
 	Transform string   `toml:"transform"`
 	Source    string   `toml:"source"`
-	Args      []string `toml:"args"`
-	Frames    int      `toml:"frames"`
-	Cause     string   `toml:"cause"`
+	// SourceTransform is applied to the source as Transform is to the target.
+	SourceTransform string   `toml:"source_transform"`
+	Args            []string `toml:"args"`
+	Frames          int      `toml:"frames"`
+	Cause           string   `toml:"cause"`
 
 	File string `toml:"-"` // the case file's base name
 }
@@ -103,7 +105,7 @@ func readCaseFile(path string) ([]Case, error) {
 		for i, k := range und {
 			keys[i] = k.String()
 		}
-		return nil, fmt.Errorf("%s: unknown key %s (a case has name, covers, compare, target, transform, source, args, frames, cause)", filepath.Base(path), strings.Join(keys, ", "))
+		return nil, fmt.Errorf("%s: unknown key %s (a case has name, covers, compare, target, transform, source, source_transform, args, frames, cause)", filepath.Base(path), strings.Join(keys, ", "))
 	}
 	if len(f.Case) == 0 {
 		return nil, fmt.Errorf("%s: no [[case]] tables", filepath.Base(path))
@@ -149,6 +151,14 @@ func (c *Case) check(samples string) error {
 	case c.Source != "":
 		if err := sampleHere(samples, "source", c.Source); err != nil {
 			return err
+		}
+	}
+	if c.SourceTransform != "" {
+		if c.Source == "" {
+			return fmt.Errorf("source_transform %q: the case has no source", c.SourceTransform)
+		}
+		if _, _, err := transformOf(c.SourceTransform); err != nil {
+			return fmt.Errorf("source_transform: %v", err)
 		}
 	}
 	if c.Compare != CompareVideo && c.Frames != 0 {

@@ -48,6 +48,9 @@ func casePaths(work, samples string, c *Case) paths {
 	if c.Source != "" {
 		p.source = filepath.Join(samples, c.Source)
 	}
+	if c.SourceTransform != "" {
+		p.source = filepath.Join(work, "in", sourceName(c))
+	}
 	switch c.Compare {
 	case CompareFaces:
 		p.oursFaces = filepath.Join(work, "out", c.Name+".ours.json")
@@ -215,6 +218,9 @@ func TestConformance(t *testing.T) {
 	ps := make([]paths, len(cases))
 	for i := range cases {
 		ps[i] = casePaths(work, samples, &cases[i])
+		if err := makeSource(filepath.Join(work, "in"), samples, &cases[i]); err != nil {
+			t.Fatalf("%s: case %q: %v", cases[i].File, cases[i].Name, err)
+		}
 		if _, err := makeInput(filepath.Join(work, "in"), samples, &cases[i]); err != nil {
 			t.Fatalf("%s: case %q: %v", cases[i].File, cases[i].Name, err)
 		}

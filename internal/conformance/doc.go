@@ -23,6 +23,8 @@
 //	           two faces of different size, place and score), twin (the image beside its
 //	           mirror: a frame the detectors shrink) or crop:x,y,w,h
 //	source     a file in .cache/samples; required by image and video cases
+//	source_transform
+//	           optional, applied to the source before both sides, as transform is
 //	args       FaceFusion flags, given identically to FaceFusion and to our binary (the
 //	           suite gives -s, -t and -o itself: args never holds a path flag)
 //	frames     video cases only: the clip's length (default 3, at most 10)

@@ -135,6 +135,32 @@ func writePNG(path string, img *raster.Image) error {
 	return f.Close()
 }
 
+// sourceName is the file both sides read as a case's transformed source (source_transform).
+func sourceName(c *Case) string {
+	base := strings.TrimSuffix(c.Source, filepath.Ext(c.Source))
+	return "source-" + base + "-" + strings.NewReplacer(":", "-", ",", "-").Replace(c.SourceTransform) + ".png"
+}
+
+// makeSource writes the case's transformed source into dir (once per name); a case without
+// source_transform reads the sample itself.
+func makeSource(dir, samples string, c *Case) error {
+	if c.SourceTransform == "" {
+		return nil
+	}
+	path := filepath.Join(dir, sourceName(c))
+	if _, err := os.Stat(path); err == nil {
+		return nil
+	}
+	img, err := raster.Load(filepath.Join(samples, c.Source))
+	if err != nil {
+		return fmt.Errorf("source %s: %v", c.Source, err)
+	}
+	if img, err = transformImage(img, c.SourceTransform); err != nil {
+		return err
+	}
+	return writePNG(path, img)
+}
+
 // makeInput writes the case's target into dir (once per input name) and returns its path.
 func makeInput(dir, samples string, c *Case) (string, error) {
 	path := filepath.Join(dir, inputName(c))
