@@ -21,7 +21,7 @@ import (
 // stand-ins and --face-landmarker-score 1: the real face male, 3-8, asian; the stand-ins'
 // female, 10-18, arabic). Without a filter no face is classified.
 func TestSelectorFiltersByClass(t *testing.T) {
-	dir := fixtures.Dir(t, "retinaface_10g", "yoloface_8n", "2dfan4", "fairface")
+	dir := fixtures.Dir(t, "retinaface_10g", "yoloface_8n", "2dfan4", "fan_68_5", "fairface")
 	if err := os.Symlink(testenv.SharedModel(t, "scrfd_2.5g.onnx"), filepath.Join(dir, "scrfd_2.5g.onnx")); err != nil {
 		t.Fatal(err)
 	}
