@@ -695,3 +695,23 @@ func TestCvRNG(t *testing.T) {
 		t.Errorf("iterations for 0%% / 40%% outliers: %d / %d, want 0 / 10", a, b)
 	}
 }
+
+// TestPasteAreaRoundsTheCorners: FaceFusion maps the crop's corners with cv2.transform on
+// integers, which rounds them (half to even); the area is their bounds, clipped to the frame.
+// The expected rectangles are cv2.transform's (OpenCV 4.6) on these maps.
+func TestPasteAreaRoundsTheCorners(t *testing.T) {
+	for _, c := range []struct {
+		tx, ty float64 // crop (0,0) in the frame; the crop is 100×100 at scale 0.5
+		want   image.Rectangle
+	}{
+		{100.6, 50.5, image.Rect(101, 50, 151, 100)}, // floor/ceil would give 100..151, 50..101
+		{100.6, 51.5, image.Rect(101, 52, 151, 102)}, // halves go to the even neighbour
+		{-10.4, 170.4, image.Rect(0, 170, 40, 200)},  // clipped to the 300×200 frame
+	} {
+		inv := geom.Affine{A: 0.5, E: 0.5, C: c.tx, F: c.ty}
+		m, _ := inv.Invert()
+		if got := PasteArea(300, 200, 100, 100, m); got != c.want {
+			t.Errorf("crop at (%v, %v): area %v, want %v", c.tx, c.ty, got, c.want)
+		}
+	}
+}

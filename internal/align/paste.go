@@ -9,21 +9,28 @@ import (
 )
 
 // PasteArea is the part of a frameW×frameH frame that a cw×ch crop cut with m (frame→crop)
-// covers: the corners (0,0), (cw,0), (cw,ch), (0,ch) mapped back by m⁻¹, floored/ceiled
-// and clipped to the frame, as FaceFusion's calculate_paste_area. Paste-back writes only
-// here. Empty when m is singular.
+// covers, as FaceFusion's calculate_paste_area computes it: the corners (0,0), (cw,0),
+// (cw,ch), (0,ch) mapped back by m⁻¹, clipped to the frame. FaceFusion maps them with
+// cv2.transform on an integer array, which rounds each mapped corner to an integer (half to
+// even) before its floor and ceil see it; so the area is the rounded corners' bounds, up to a
+// pixel narrower than their real extent, and a crop whose mask reaches its edge (no blur)
+// stops there. Paste-back writes only here. Empty when m is singular.
 func PasteArea(frameW, frameH, cw, ch int, m geom.Affine) image.Rectangle {
 	inv, ok := m.Invert()
 	if !ok {
 		return image.Rectangle{}
 	}
-	b := geom.Bounds([]geom.Pt{
-		inv.Apply(geom.Pt{}), inv.Apply(geom.Pt{X: float64(cw)}),
-		inv.Apply(geom.Pt{X: float64(cw), Y: float64(ch)}), inv.Apply(geom.Pt{Y: float64(ch)}),
-	})
+	var b geom.Rect
+	for i, p := range [4]geom.Pt{{}, {X: float64(cw)}, {X: float64(cw), Y: float64(ch)}, {Y: float64(ch)}} {
+		q := inv.Apply(p)
+		q = geom.Pt{X: math.RoundToEven(q.X), Y: math.RoundToEven(q.Y)}
+		if i == 0 {
+			b = geom.Rect{X0: q.X, Y0: q.Y, X1: q.X, Y1: q.Y}
+		}
+		b = geom.Rect{X0: math.Min(b.X0, q.X), Y0: math.Min(b.Y0, q.Y), X1: math.Max(b.X1, q.X), Y1: math.Max(b.Y1, q.Y)}
+	}
 	clampTo := func(v float64, n int) int { return int(math.Max(0, math.Min(float64(n), v))) }
-	return image.Rect(clampTo(math.Floor(b.X0), frameW), clampTo(math.Floor(b.Y0), frameH),
-		clampTo(math.Ceil(b.X1), frameW), clampTo(math.Ceil(b.Y1), frameH))
+	return image.Rect(clampTo(b.X0, frameW), clampTo(b.Y0, frameH), clampTo(b.X1, frameW), clampTo(b.Y1, frameH))
 }
 
 // PasteBack blends an 8-bit crop (an enhancer's output) into frame with its crop-sized
