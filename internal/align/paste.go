@@ -9,26 +9,21 @@ import (
 )
 
 // PasteArea is the part of a frameW×frameH frame that a cw×ch crop cut with m (frame→crop)
-// covers, as FaceFusion's calculate_paste_area computes it: the corners (0,0), (cw,0),
-// (cw,ch), (0,ch) mapped back by m⁻¹, clipped to the frame. FaceFusion maps them with
-// cv2.transform on an integer array, which rounds each mapped corner to an integer (half to
-// even) before its floor and ceil see it; so the area is the rounded corners' bounds, up to a
-// pixel narrower than their real extent, and a crop whose mask reaches its edge (no blur)
-// stops there. Paste-back writes only here. Empty when m is singular.
+// covers, as FaceFusion's calculate_paste_area: the corners (0,0), (cw,0), (cw,ch), (0,ch)
+// mapped back by m⁻¹, each rounded to the nearest integer (half to even), then their
+// extent clipped to the frame. The rounding is cv2.transform's: FaceFusion's corners are an
+// integer array, so the mapped corners come back as integers, and its floor and ceil after
+// that change nothing. Paste-back writes only here. Empty when m is singular.
 func PasteArea(frameW, frameH, cw, ch int, m geom.Affine) image.Rectangle {
 	inv, ok := m.Invert()
 	if !ok {
 		return image.Rectangle{}
 	}
-	var b geom.Rect
-	for i, p := range [4]geom.Pt{{}, {X: float64(cw)}, {X: float64(cw), Y: float64(ch)}, {Y: float64(ch)}} {
-		q := inv.Apply(p)
-		q = geom.Pt{X: math.RoundToEven(q.X), Y: math.RoundToEven(q.Y)}
-		if i == 0 {
-			b = geom.Rect{X0: q.X, Y0: q.Y, X1: q.X, Y1: q.Y}
-		}
-		b = geom.Rect{X0: math.Min(b.X0, q.X), Y0: math.Min(b.Y0, q.Y), X1: math.Max(b.X1, q.X), Y1: math.Max(b.Y1, q.Y)}
+	corner := func(x, y int) geom.Pt {
+		p := inv.Apply(geom.Pt{X: float64(x), Y: float64(y)})
+		return geom.Pt{X: math.RoundToEven(p.X), Y: math.RoundToEven(p.Y)}
 	}
+	b := geom.Bounds([]geom.Pt{corner(0, 0), corner(cw, 0), corner(cw, ch), corner(0, ch)})
 	clampTo := func(v float64, n int) int { return int(math.Max(0, math.Min(float64(n), v))) }
 	return image.Rect(clampTo(b.X0, frameW), clampTo(b.Y0, frameH), clampTo(b.X1, frameW), clampTo(b.Y1, frameH))
 }
