@@ -12,8 +12,8 @@ import (
 	"github.com/facefusion-hpc/facefusion/internal/raster"
 )
 
-// FaceEnhancer is one of FaceFusion's face enhancers (gfpgan_1.4, codeformer, gpen_bfr_256,
-// gpen_bfr_512) on an engine, batched like FaceSwapper.
+// FaceEnhancer is one of FaceFusion's face enhancers (codeformer, gfpgan_1.2/1.3/1.4,
+// gpen_bfr_256/512/1024/2048, restoreformer_plus_plus) on an engine, batched like FaceSwapper.
 type FaceEnhancer struct {
 	model facemodel.Enhancer
 	tmpl  align.Template

@@ -211,11 +211,16 @@ var table = func() map[string]*Model {
 			Want:     infer.Signature{Inputs: ins, Outputs: []infer.TensorSpec{f32("", dyn, 3, size, size)}},
 			Template: template, Size: int(size), Norm: rgbHalf}
 	}
-	add(enhancer("gfpgan_1.4", "ffhq_512", 512, false))
 	add(enhancer("codeformer", "ffhq_512", 512, true))
+	add(enhancer("gfpgan_1.2", "ffhq_512", 512, false))
+	add(enhancer("gfpgan_1.3", "ffhq_512", 512, false))
+	add(enhancer("gfpgan_1.4", "ffhq_512", 512, false))
 	// FaceFusion 3.8.1 warps gpen_bfr_256 with arcface_128, not ffhq_512.
 	add(enhancer("gpen_bfr_256", "arcface_128", 256, false))
 	add(enhancer("gpen_bfr_512", "ffhq_512", 512, false))
+	add(enhancer("gpen_bfr_1024", "ffhq_512", 1024, false))
+	add(enhancer("gpen_bfr_2048", "ffhq_512", 2048, false))
+	add(enhancer("restoreformer_plus_plus", "ffhq_512", 512, false))
 
 	// The swap crop resized to 256, /255, channel-last, in the frame's (BGR) order.
 	add(&Model{Name: "xseg_1", Option: "occlusion", Kind: Occluder, Batched: true,

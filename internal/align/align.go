@@ -47,16 +47,14 @@ func (t Template) Scaled(size int) [5]geom.Pt {
 }
 
 // Estimate is the frame→crop map that puts the five face points onto the template in a
-// size×size crop.
-//
-// FaceFusion calls cv2.estimateAffinePartial2D(RANSAC, reprojection threshold 100). RANSAC
-// only chooses the inlier set; OpenCV then refines the 4-DOF model on the inliers with
-// Levenberg–Marquardt, and because a similarity is linear in (s·cosθ, s·sinθ, tx, ty) that
-// refinement converges to the least-squares similarity. With five landmarks of one face
-// every point lies far inside 100 px of the fit, so all five are inliers and the result is
-// the least-squares similarity over all five, which is what this computes (closed form, no
-// randomness). It differs only for landmarks so wrong that one misses the fit by 100 px.
+// size×size crop, as FaceFusion's cv2.estimateAffinePartial2D(RANSAC, threshold 100): the
+// least-squares similarity over the points RANSAC keeps. With the landmarks of one face all
+// five usually lie within 100 px of the fit; they do not for large crops (gpen_bfr_2048) or
+// poor landmarks, where dropping the same points as OpenCV matters.
 func Estimate(five [5]geom.Pt, t Template, size int) geom.Affine {
 	dst := t.Scaled(size)
+	if m, ok := partialAffine(&five, &dst); ok {
+		return m
+	}
 	return geom.Similarity(five[:], dst[:])
 }
