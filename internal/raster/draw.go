@@ -3,6 +3,7 @@ package raster
 import (
 	"image"
 	"math"
+	"slices"
 )
 
 // Drawing for FaceFusion's face_debugger, pixel for pixel as OpenCV's imgproc draws it with
@@ -34,20 +35,43 @@ func (m *Image) FillRect(r image.Rectangle, c RGB) {
 	}
 }
 
-func (m *Image) put(x, y int, c RGB) {
-	if x >= 0 && y >= 0 && x < m.W && y < m.H {
-		i := y*m.Stride + 3*x
-		m.Pix[i], m.Pix[i+1], m.Pix[i+2] = c.R, c.G, c.B
+// canvas is what OpenCV's line and polygon code paints on: a W×H grid and one value.
+type canvas interface {
+	size() (w, h int)
+	// span sets row y from x1 to x2, both included, clipped to the grid.
+	span(y, x1, x2 int)
+}
+
+// ink is an image and the colour painted on it.
+type ink struct {
+	m *Image
+	c RGB
+}
+
+func (k ink) size() (int, int) { return k.m.W, k.m.H }
+func (k ink) span(y, x1, x2 int) {
+	k.m.FillRect(image.Rect(x1, y, x2+1, y+1), k.c)
+}
+
+// plane is a row-major float32 grid (a crop mask) and the value painted on it.
+type plane struct {
+	pix  []float32
+	w, h int
+	v    float32
+}
+
+func (p plane) size() (int, int) { return p.w, p.h }
+func (p plane) span(y, x1, x2 int) {
+	if y < 0 || y >= p.h {
+		return
+	}
+	x1, x2 = max(x1, 0), min(x2, p.w-1)
+	for x := x1; x <= x2; x++ {
+		p.pix[y*p.w+x] = p.v
 	}
 }
 
-// hline paints row y from x1 to x2 (both included; the caller clips x, this clips y).
-func (m *Image) hline(y, x1, x2 int, c RGB) {
-	if y < 0 || y >= m.H {
-		return
-	}
-	m.FillRect(image.Rect(x1, y, x2+1, y+1), c)
-}
+func put[C canvas](m C, x, y int) { m.span(y, x, x) }
 
 // clipLine clips the segment to the w×h box [0, w−1]×[0, h−1] as OpenCV's clipLine (its
 // integer arithmetic, truncating divisions); false when nothing of it is inside.
@@ -128,10 +152,11 @@ func clipLine(w, h int64, p1, p2 *pt64) bool {
 
 // line paints the 8-connected segment between two pixels as OpenCV's LineIterator walks it
 // (left to right, Bresenham's error term), clipped first.
-func (m *Image) line(a, b image.Point, c RGB) {
+func line[C canvas](m C, a, b image.Point) {
+	w, h := m.size()
 	p1, p2 := pt64{int64(a.X), int64(a.Y)}, pt64{int64(b.X), int64(b.Y)}
-	if a.X < 0 || a.X >= m.W || b.X < 0 || b.X >= m.W || a.Y < 0 || a.Y >= m.H || b.Y < 0 || b.Y >= m.H {
-		if !clipLine(int64(m.W), int64(m.H), &p1, &p2) {
+	if a.X < 0 || a.X >= w || b.X < 0 || b.X >= w || a.Y < 0 || a.Y >= h || b.Y < 0 || b.Y >= h {
+		if !clipLine(int64(w), int64(h), &p1, &p2) {
 			return
 		}
 	}
@@ -150,7 +175,7 @@ func (m *Image) line(a, b image.Point, c RGB) {
 	}
 	err := dx - 2*dy
 	for range dx + 1 {
-		m.put(x, y, c)
+		put(m, x, y)
 		if err < 0 {
 			err += 2*dx - 2*dy
 			x, y = x+mx+nx, y+my+ny
@@ -163,8 +188,9 @@ func (m *Image) line(a, b image.Point, c RGB) {
 
 // line2 paints the segment between two points in 16.16 fixed point as OpenCV's Line2 (the
 // edges of a polygon drawn with a sub-pixel shift).
-func (m *Image) line2(p1, p2 pt64, c RGB) {
-	if !clipLine(int64(m.W)<<xyShift, int64(m.H)<<xyShift, &p1, &p2) {
+func line2[C canvas](m C, p1, p2 pt64) {
+	w, h := m.size()
+	if !clipLine(int64(w)<<xyShift, int64(h)<<xyShift, &p1, &p2) {
 		return
 	}
 	dx, dy := p2.x-p1.x, p2.y-p1.y
@@ -194,18 +220,18 @@ func (m *Image) line2(p1, p2 pt64, c RGB) {
 	}
 	p1.x += xyOne >> 1
 	p1.y += xyOne >> 1
-	m.put(int((p2.x+xyOne>>1)>>xyShift), int((p2.y+xyOne>>1)>>xyShift), c)
+	put(m, int((p2.x+xyOne>>1)>>xyShift), int((p2.y+xyOne>>1)>>xyShift))
 	if ax > ay {
 		x := p1.x >> xyShift
 		for ; ecount >= 0; ecount-- {
-			m.put(int(x), int(p1.y>>xyShift), c)
+			put(m, int(x), int(p1.y>>xyShift))
 			x++
 			p1.y += yStep
 		}
 	} else {
 		y := p1.y >> xyShift
 		for ; ecount >= 0; ecount-- {
-			m.put(int(p1.x>>xyShift), int(y), c)
+			put(m, int(p1.x>>xyShift), int(y))
 			p1.x += xStep
 			y++
 		}
@@ -215,7 +241,8 @@ func (m *Image) line2(p1, p2 pt64, c RGB) {
 // fillConvexPoly fills the convex polygon v (coordinates with shift fraction bits) as
 // OpenCV's FillConvexPoly for 8-connected lines: its edges drawn, then scanlines between
 // two edge walkers in 16.16 fixed point.
-func (m *Image) fillConvexPoly(v []pt64, shift uint, c RGB) {
+func fillConvexPoly[C canvas](m C, v []pt64, shift uint) {
+	w, h := m.size()
 	n := len(v)
 	if n == 0 {
 		return
@@ -234,18 +261,18 @@ func (m *Image) fillConvexPoly(v []pt64, shift uint, c RGB) {
 		p.x <<= xyShift - shift
 		p.y <<= xyShift - shift
 		if shift == 0 {
-			m.line(image.Pt(int(p0.x>>xyShift), int(p0.y>>xyShift)), image.Pt(int(p.x>>xyShift), int(p.y>>xyShift)), c)
+			line(m, image.Pt(int(p0.x>>xyShift), int(p0.y>>xyShift)), image.Pt(int(p.x>>xyShift), int(p.y>>xyShift)))
 		} else {
-			m.line2(p0, p, c)
+			line2(m, p0, p)
 		}
 		p0 = p
 	}
 	xmin, xmax = (xmin+delta)>>shift, (xmax+delta)>>shift
 	ymin, ymax = (ymin+delta)>>shift, (ymax+delta)>>shift
-	if n < 3 || xmax < 0 || ymax < 0 || xmin >= int64(m.W) || ymin >= int64(m.H) {
+	if n < 3 || xmax < 0 || ymax < 0 || xmin >= int64(w) || ymin >= int64(h) {
 		return
 	}
-	ymax = min(ymax, int64(m.H-1))
+	ymax = min(ymax, int64(h-1))
 	type edge struct {
 		idx, di int
 		x, dx   int64
@@ -301,8 +328,8 @@ func (m *Image) fillConvexPoly(v []pt64, shift uint, c RGB) {
 			}
 			x1 := int((e[l].x + delta1) >> xyShift)
 			x2 := int((e[r].x + delta2) >> xyShift)
-			if x2 >= 0 && x1 < m.W {
-				m.hline(y, max(x1, 0), min(x2, m.W-1), c)
+			if x2 >= 0 && x1 < w {
+				m.span(y, max(x1, 0), min(x2, w-1))
 			}
 		}
 		e[0].x += e[0].dx
@@ -316,16 +343,19 @@ func (m *Image) fillConvexPoly(v []pt64, shift uint, c RGB) {
 
 // FillCircle paints the disc of radius r around pixel (cx, cy) as cv2.circle with thickness
 // −1 (OpenCV's midpoint circle, a row span per step).
-func (m *Image) FillCircle(cx, cy, r int, c RGB) {
+func (m *Image) FillCircle(cx, cy, r int, c RGB) { fillCircle(ink{m, c}, cx, cy, r) }
+
+func fillCircle[C canvas](m C, cx, cy, r int) {
 	if r < 0 {
 		return
 	}
+	w, h := m.size()
 	err, dx, dy, plus, minus := 0, r, 0, 1, 2*r-1
 	span := func(y, x1, x2 int) {
-		if y < 0 || y >= m.H || x1 >= m.W || x2 < 0 {
+		if y < 0 || y >= h || x1 >= w || x2 < 0 {
 			return
 		}
-		m.hline(y, max(x1, 0), min(x2, m.W-1), c)
+		m.span(y, max(x1, 0), min(x2, w-1))
 	}
 	for dx >= dy {
 		span(cy-dy, cx-dx, cx+dx)
@@ -348,9 +378,9 @@ func (m *Image) FillCircle(cx, cy, r int, c RGB) {
 // thickLine is OpenCV's ThickLine for integer end points: one pixel wide, an 8-connected
 // line; wider, the rectangle ±t/2 across the segment filled, with a disc of radius
 // (t+1)/2 at the start (caps&1) and the end (caps&2).
-func (m *Image) thickLine(a, b image.Point, t, caps int, c RGB) {
+func thickLine[C canvas](m C, a, b image.Point, t, caps int) {
 	if t <= 1 {
-		m.line(a, b, c)
+		line(m, a, b)
 		return
 	}
 	p0 := pt64{int64(a.X) << xyShift, int64(a.Y) << xyShift}
@@ -362,40 +392,40 @@ func (m *Image) thickLine(a, b image.Point, t, caps int, c RGB) {
 	if math.Abs(r) > 2.220446049250313e-16 {
 		r = (float64(th) + float64(odd)*xyOne*0.5) / math.Sqrt(r)
 		dp := pt64{int64(math.RoundToEven(dy * r)), int64(math.RoundToEven(dx * r))}
-		m.fillConvexPoly([]pt64{
+		fillConvexPoly(m, []pt64{
 			{p0.x + dp.x, p0.y + dp.y}, {p0.x - dp.x, p0.y - dp.y},
 			{p1.x - dp.x, p1.y - dp.y}, {p1.x + dp.x, p1.y + dp.y},
-		}, xyShift, c)
+		}, xyShift)
 	}
 	rad := int((th + xyOne>>1) >> xyShift)
 	if caps&1 != 0 {
-		m.FillCircle(a.X, a.Y, rad, c)
+		fillCircle(m, a.X, a.Y, rad)
 	}
 	if caps&2 != 0 {
-		m.FillCircle(b.X, b.Y, rad, c)
+		fillCircle(m, b.X, b.Y, rad)
 	}
 }
 
 // Line paints the segment between pixels a and b t pixels thick, as cv2.line (LINE_8).
-func (m *Image) Line(a, b image.Point, t int, c RGB) { m.thickLine(a, b, t, 3, c) }
+func (m *Image) Line(a, b image.Point, t int, c RGB) { thickLine(ink{m, c}, a, b, t, 3) }
 
 // StrokeRect paints the outline of the rectangle with corners (x0, y0) and (x1, y1), t
 // pixels thick, as cv2.rectangle (LINE_8): a closed polyline of its four corners.
 func (m *Image) StrokeRect(x0, y0, x1, y1, t int, c RGB) {
 	corners := [4]image.Point{{x0, y0}, {x1, y0}, {x1, y1}, {x0, y1}}
-	m.polyline(corners[:], image.Point{}, t, c)
+	polyline(ink{m, c}, corners[:], image.Point{}, t)
 }
 
 // polyline paints the closed polyline through pts (offset by origin) t pixels thick, as
 // OpenCV's PolyLine: each segment from the previous point, capped at its end.
-func (m *Image) polyline(pts []image.Point, origin image.Point, t int, c RGB) {
+func polyline[C canvas](m C, pts []image.Point, origin image.Point, t int) {
 	if len(pts) == 0 {
 		return
 	}
 	prev := pts[len(pts)-1].Add(origin)
 	for _, p := range pts {
 		p = p.Add(origin)
-		m.thickLine(prev, p, t, 2, c)
+		thickLine(m, prev, p, t, 2)
 		prev = p
 	}
 }
@@ -404,6 +434,54 @@ func (m *Image) polyline(pts []image.Point, origin image.Point, t int, c RGB) {
 // t pixels thick, as cv2.drawContours(img, contours, -1, colour, t) (LINE_8).
 func (m *Image) DrawContours(contours [][]image.Point, origin image.Point, t int, c RGB) {
 	for _, ct := range contours {
-		m.polyline(ct, origin, t, c)
+		polyline(ink{m, c}, ct, origin, t)
 	}
+}
+
+// FillConvexPolyMask sets the w×h mask's pixels inside the convex polygon pts (pixel
+// positions, in order around it) to v, as cv2.fillConvexPoly on a float32 image (LINE_8).
+func FillConvexPolyMask(mask []float32, w, h int, pts []image.Point, v float32) {
+	var buf [72]pt64
+	vs := buf[:0]
+	for _, p := range pts {
+		vs = append(vs, pt64{int64(p.X), int64(p.Y)})
+	}
+	fillConvexPoly(plane{mask[:w*h], w, h, v}, vs, 0)
+}
+
+// ConvexHull appends to out the corners of the convex hull of pts, in order around it, as
+// cv2.convexHull gives them for integer points: no point on an edge between two corners
+// (which would change the edges fillConvexPoly draws).
+func ConvexHull(out, pts []image.Point) []image.Point {
+	var buf [72]image.Point
+	p := append(buf[:0], pts...)
+	slices.SortFunc(p, func(a, b image.Point) int {
+		if a.X != b.X {
+			return a.X - b.X
+		}
+		return a.Y - b.Y
+	})
+	p = slices.Compact(p)
+	if len(p) < 3 {
+		return append(out, p...)
+	}
+	cross := func(o, a, b image.Point) int {
+		return (a.X-o.X)*(b.Y-o.Y) - (a.Y-o.Y)*(b.X-o.X)
+	}
+	start := len(out)
+	for _, q := range p { // lower chain
+		for len(out)-start >= 2 && cross(out[len(out)-2], out[len(out)-1], q) <= 0 {
+			out = out[:len(out)-1]
+		}
+		out = append(out, q)
+	}
+	lower := len(out)
+	for i := len(p) - 2; i >= 0; i-- { // upper chain
+		q := p[i]
+		for len(out)-lower >= 1 && cross(out[len(out)-2], out[len(out)-1], q) <= 0 {
+			out = out[:len(out)-1]
+		}
+		out = append(out, q)
+	}
+	return out[:len(out)-1] // the last is the first again
 }

@@ -10,25 +10,26 @@ import (
 	"testing"
 )
 
-var ink = RGB{R: 200, G: 10, B: 30}
+var inkColour = RGB{R: 200, G: 10, B: 30}
 
 // cvCase is one drawing of testdata/cvdraw.json and the digest of what OpenCV drew.
 type cvCase struct {
 	Op     string `json:"op"`
 	A, B   [2]int
 	T, R   int
-	Bits   string `json:"bits"`
-	N      int    `json:"n"`
-	Points int    `json:"points"`
-	Want   string `json:"want"`
+	Bits   string          `json:"bits"`
+	N      int             `json:"n"`
+	Points json.RawMessage `json:"points"`
+	Hull   int             `json:"hull"`
+	Want   string          `json:"want"`
 }
 
-// inked is the digest cvdraw_golden.py takes of a canvas: one byte per pixel, 1 where ink is.
+// inked is the digest cvdraw_golden.py takes of a canvas: one byte per pixel, 1 where inkColour is.
 func inked(m *Image) string {
 	b := make([]byte, m.W*m.H)
 	for y := range m.H {
 		for x := range m.W {
-			if r, g, bl := m.At(x, y); r == ink.R && g == ink.G && bl == ink.B {
+			if r, g, bl := m.At(x, y); r == inkColour.R && g == inkColour.G && bl == inkColour.B {
 				b[y*m.W+x] = 1
 			}
 		}
@@ -38,8 +39,9 @@ func inked(m *Image) string {
 }
 
 // TestDrawMatchesOpenCV draws every case of testdata/cvdraw.json (lines, rectangles and
-// filled circles of many sizes and thicknesses, partly off the canvas, and the contours of
-// random blobs with holes) and compares with what OpenCV drew, pixel for pixel.
+// filled circles of many sizes and thicknesses, partly off the canvas, the contours of random
+// blobs with holes, filled convex hulls of point clouds) and compares with what OpenCV drew,
+// pixel for pixel.
 func TestDrawMatchesOpenCV(t *testing.T) {
 	raw, err := os.ReadFile("testdata/cvdraw.json")
 	if err != nil {
@@ -61,13 +63,13 @@ func TestDrawMatchesOpenCV(t *testing.T) {
 		what := fmt.Sprintf("case %d: %s", i, c.Op)
 		switch c.Op {
 		case "line":
-			m.Line(a, b, c.T, ink)
+			m.Line(a, b, c.T, inkColour)
 			what += fmt.Sprintf(" %v-%v t=%d", a, b, c.T)
 		case "rectangle":
-			m.StrokeRect(a.X, a.Y, b.X, b.Y, c.T, ink)
+			m.StrokeRect(a.X, a.Y, b.X, b.Y, c.T, inkColour)
 			what += fmt.Sprintf(" %v-%v t=%d", a, b, c.T)
 		case "circle":
-			m.FillCircle(a.X, a.Y, c.R, ink)
+			m.FillCircle(a.X, a.Y, c.R, inkColour)
 			what += fmt.Sprintf(" %v r=%d", a, c.R)
 		case "contours":
 			packed, err := hex.DecodeString(c.Bits)
@@ -83,11 +85,32 @@ func TestDrawMatchesOpenCV(t *testing.T) {
 			for _, ct := range cs {
 				n += len(ct)
 			}
-			if len(cs) != c.N || n != c.Points {
-				t.Errorf("%s: %d contours of %d points, OpenCV %d of %d", what, len(cs), n, c.N, c.Points)
+			if want := fmt.Sprintf("%d contours of %s points", c.N, c.Points); fmt.Sprintf("%d contours of %d points", len(cs), n) != want {
+				t.Errorf("%s: %d contours of %d points, OpenCV %s", what, len(cs), n, want)
 			}
-			m.DrawContours(cs, image.Point{}, c.T, ink)
+			m.DrawContours(cs, image.Point{}, c.T, inkColour)
 			what += fmt.Sprintf(" t=%d", c.T)
+		case "hull":
+			var pts [][2]int
+			if err := json.Unmarshal(c.Points, &pts); err != nil {
+				t.Fatal(err)
+			}
+			var ps []image.Point
+			for _, p := range pts {
+				ps = append(ps, image.Pt(p[0], p[1]))
+			}
+			hull := ConvexHull(nil, ps)
+			if len(hull) != c.Hull {
+				t.Errorf("%s: hull of %d corners, OpenCV's has %d", what, len(hull), c.Hull)
+			}
+			mask := make([]float32, golden.W*golden.H)
+			FillConvexPolyMask(mask, golden.W, golden.H, hull, 1)
+			for j, v := range mask {
+				if v != 0 {
+					m.Pix[3*j], m.Pix[3*j+1], m.Pix[3*j+2] = inkColour.R, inkColour.G, inkColour.B
+				}
+			}
+			what += fmt.Sprintf(" of %d points", len(ps))
 		default:
 			t.Fatalf("%s: unknown op", what)
 		}
@@ -96,7 +119,7 @@ func TestDrawMatchesOpenCV(t *testing.T) {
 			t.Errorf("%s: drew %s, OpenCV %s drew %s", what, got, golden.OpenCV, c.Want)
 		}
 	}
-	for _, op := range []string{"line", "rectangle", "circle", "contours"} {
+	for _, op := range []string{"line", "rectangle", "circle", "contours", "hull"} {
 		if seen[op] < 50 {
 			t.Errorf("testdata/cvdraw.json has %d %s cases, want at least 50", seen[op], op)
 		}
@@ -114,10 +137,10 @@ func TestDrawDoesNotAllocate(t *testing.T) {
 	var cf ContourFinder
 	cf.Find(region, 16, 16) // sizes its buffers
 	if n := testing.AllocsPerRun(5, func() {
-		m.FillCircle(30, 30, 6, ink)
-		m.StrokeRect(2, 2, 60, 60, 3, ink)
-		m.Line(image.Pt(3, 50), image.Pt(40, 7), 4, ink)
-		m.DrawContours(cf.Find(region, 16, 16), image.Pt(10, 10), 2, ink)
+		m.FillCircle(30, 30, 6, inkColour)
+		m.StrokeRect(2, 2, 60, 60, 3, inkColour)
+		m.Line(image.Pt(3, 50), image.Pt(40, 7), 4, inkColour)
+		m.DrawContours(cf.Find(region, 16, 16), image.Pt(10, 10), 2, inkColour)
 	}); n != 0 {
 		t.Errorf("drawing allocates %v times", n)
 	}

@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 # Writes cvdraw.json: drawing cases and what OpenCV draws for them (cv2.line, cv2.rectangle,
 # filled cv2.circle, cv2.findContours RETR_LIST/CHAIN_APPROX_NONE + cv2.drawContours), as
-# FaceFusion's face_debugger calls them. Run with an interpreter that has cv2:
+# FaceFusion's face_debugger calls them, and cv2.convexHull + cv2.fillConvexPoly on a float32
+# mask, as its area mask does. Run with an interpreter that has cv2:
 #   /usr/bin/python3 internal/raster/testdata/cvdraw_golden.py > internal/raster/testdata/cvdraw.json
 import hashlib, json
 import cv2, numpy
@@ -51,6 +52,19 @@ for i in range(80):
 	cv2.drawContours(canvas, contours, -1, (255, 255, 255), t)
 	bits = numpy.packbits((binary > 0).reshape(-1)).tobytes().hex()
 	cases.append({'op': 'contours', 'bits': bits, 't': t, 'n': len(contours), 'points': sum(len(c) for c in contours), 'want': digest(canvas)})
+
+for i in range(60):
+	n = int(rng.randint(3, 22))
+	centre = numpy.array([rng.randint(0, W), rng.randint(0, H)])
+	points = centre + rng.randn(n, 2) * rng.randint(2, 20)
+	if i % 12 == 0:
+		points = numpy.array([[3, 4], [10, 11], [17, 18], [24, 25]], numpy.float64) + i // 12
+	points = points.astype(numpy.int32)
+	hull = cv2.convexHull(points)
+	mask = numpy.zeros((H, W), numpy.float32)
+	cv2.fillConvexPoly(mask, hull, 1.0)
+	canvas = numpy.repeat((mask[:, :, None] > 0).astype(numpy.uint8) * 255, 3, 2)
+	cases.append({'op': 'hull', 'points': points.tolist(), 'hull': len(hull), 'want': digest(canvas)})
 
 print('{"opencv": "%s", "w": %d, "h": %d, "cases": [' % (cv2.__version__, W, H))
 print(',\n'.join(json.dumps(c, separators = (',', ':')) for c in cases))
