@@ -16,6 +16,8 @@ import (
 type FaceRef struct {
 	Frame *raster.Image
 	Five  [5]geom.Pt
+	// Landmarks are the face's 68 points, for the swapper's area mask (nil where not needed).
+	Landmarks *[68]geom.Pt
 }
 
 // Recognizer is a face recognizer on an engine, up to its MaxBatch faces per claim; the engine

@@ -15,6 +15,7 @@ import (
 	"github.com/facefusion-hpc/facefusion/internal/face"
 	"github.com/facefusion-hpc/facefusion/internal/facemodel"
 	"github.com/facefusion-hpc/facefusion/internal/fault"
+	"github.com/facefusion-hpc/facefusion/internal/geom"
 	"github.com/facefusion-hpc/facefusion/internal/job"
 	"github.com/facefusion-hpc/facefusion/internal/logging"
 	"github.com/facefusion-hpc/facefusion/internal/raster"
@@ -88,6 +89,10 @@ func maskOptions(cfg job.Config) adapters.MaskOptions {
 	}
 	m.Blur = cfg.FaceMaskBlur
 	m.Padding = cfg.MaskPadding()
+	m.Occluder = cfg.FaceOccluderModel
+	m.Parser = cfg.FaceParserModel
+	m.Areas = cfg.MaskAreaIndexes()
+	m.Regions = cfg.MaskRegionClasses()
 	return m
 }
 
@@ -116,12 +121,17 @@ func ModelNames(cfg job.Config) []string {
 	if cfg.Enhances() {
 		pick(catalog.Enhancer, cfg.FaceEnhancerModel)
 	}
-	if cfg.Swaps() || cfg.Enhances() {
-		for _, t := range cfg.FaceMaskTypes {
-			pick(catalog.Occluder, t)
-			if cfg.Swaps() {
-				pick(catalog.Parser, t)
+	// The enhancer masks by occlusion too, the swapper by region as well.
+	if (cfg.Swaps() || cfg.Enhances()) && slices.Contains(cfg.FaceMaskTypes, "occlusion") {
+		if ms, err := adapters.Occluders(cfg.FaceOccluderModel); err == nil {
+			for _, m := range ms {
+				names = append(names, m.Name)
 			}
+		}
+	}
+	if cfg.Swaps() && slices.Contains(cfg.FaceMaskTypes, "region") {
+		if m, err := adapters.ParserModel(cfg.FaceParserModel); err == nil {
+			names = append(names, m.Name)
 		}
 	}
 	return names
@@ -468,7 +478,7 @@ func (w *modelWorker) Apply(frames []*raster.Image, faces [][]face.Face) error {
 		}
 		w.hits = append(w.hits, len(w.idx) > 0)
 		for _, i := range w.idx {
-			w.items = append(w.items, adapters.FaceRef{Frame: img, Five: faces[i].Five})
+			w.items = append(w.items, adapters.FaceRef{Frame: img, Five: faces[i].Five, Landmarks: (*[68]geom.Pt)(&faces[i].Landmarks)})
 			w.lms = append(w.lms, faces[i].Landmarks)
 			if w.debugger != nil {
 				w.faces = append(w.faces, faces[i])
