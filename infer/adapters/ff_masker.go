@@ -2,6 +2,7 @@ package adapters
 
 import (
 	"fmt"
+	"image"
 	"slices"
 	"strings"
 
@@ -351,3 +352,50 @@ func joinErrs(errs []error) error {
 	}
 	return errs[0]
 }
+
+// CropMasker makes FaceFusion's crop mask of one crop at a time from the crop alone (box,
+// occlusion, area, region, as face_debugger's draw_face_mask does on its arcface_128 crop):
+// the region mask reads the crop itself, not a swapped one.
+type CropMasker struct {
+	m    *masker
+	crop []*raster.FloatImage
+}
+
+// NewCropMasker checks opt and opens the mask models it needs for crops size×size.
+func NewCropMasker(opt MaskOptions, size int, cfg infer.SessionConfig) (*CropMasker, error) {
+	m, err := newMasker(opt, size, 1, true, cfg)
+	if err != nil {
+		return nil, err
+	}
+	f := &raster.FloatImage{}
+	f.Reset(image.Rect(0, 0, size, size))
+	return &CropMasker{m: m, crop: []*raster.FloatImage{f}}, nil
+}
+
+// Mask returns the crop mask of crop (valid until the next call): landmarks are the face's
+// 68 points in the frame, toCrop the frame-to-crop map.
+func (c *CropMasker) Mask(crop *raster.Image, landmarks *[68]geom.Pt, toCrop geom.Affine) ([]float32, error) {
+	m := c.m
+	if err := m.before([]*raster.Image{crop}); err != nil {
+		return nil, err
+	}
+	if m.area {
+		m.areaMask(0, landmarks, toCrop)
+	}
+	if m.region {
+		f := c.crop[0]
+		for y := range crop.H {
+			row, frow := crop.Pix[y*crop.Stride:][:3*crop.W], f.Pix[y*f.Stride:][:3*crop.W]
+			for i, v := range row {
+				frow[i] = float32(v)
+			}
+		}
+	}
+	if err := m.after(1, c.crop); err != nil {
+		return nil, err
+	}
+	return m.masks[0], nil
+}
+
+// Close lets the mask models' engines go.
+func (c *CropMasker) Close() error { return c.m.Close() }

@@ -78,8 +78,10 @@ var (
 	debugCyan     = raster.RGB{G: 255, B: 255}         // the same when the landmarker fell back to the detector's five
 )
 
-// debugCrop is the side of the crop the mask is drawn from: FaceFusion's arcface_128 at 512.
-const debugCrop = 512
+// DebugCrop is the side of the crop the mask is drawn from: FaceFusion's arcface_128 at 512.
+const DebugCrop = 512
+
+const debugCrop = DebugCrop
 
 // Debugger draws FaceFusion's face_debugger items on frames. It keeps scratch buffers between
 // calls, so it is not safe for concurrent use: make one per worker.
@@ -87,15 +89,34 @@ type Debugger struct {
 	items    map[string]bool
 	padding  [4]int
 	mask     []float32 // the crop's box mask, made once
-	mask8    []uint8   // the crop mask as FaceFusion warps it back: 8-bit, truncated
+	mask8    []uint8   // the box mask as FaceFusion warps it back: 8-bit, truncated
+	maskm8   []uint8   // the same of the masker's mask
 	inside   []uint8
 	ws       align.MaskWorkspace
 	contours raster.ContourFinder
+	masker   CropMasker    // the mask types beyond the box; nil: the box mask alone
+	crop     *raster.Image // the arcface_128 crop the masker reads
 }
 
-// NewDebugger checks items (CheckDebuggerItems) and prepares the mask for FaceFusion's
-// --face-mask-padding (top, right, bottom, left, in percent). The mask is the box mask:
-// FaceFusion's occlusion and region masks need their models and are not drawn.
+// CropMasker makes FaceFusion's crop mask (its face_mask_types, the box unblurred) of a crop
+// of the frame: landmarks are the face's 68 points in the frame, toCrop the frame-to-crop
+// map. The result is valid until the next call.
+type CropMasker interface {
+	Mask(crop *raster.Image, landmarks *[68]geom.Pt, toCrop geom.Affine) ([]float32, error)
+}
+
+// UseMasker makes face-mask outline m's masks instead of the box mask alone: FaceFusion's
+// draw_face_mask runs every type of face_mask_types on the crop of the frame as drawn so far.
+func (d *Debugger) UseMasker(m CropMasker) {
+	d.masker = m
+	if d.crop == nil {
+		d.crop = raster.New(debugCrop, debugCrop)
+	}
+}
+
+// NewDebugger checks items (CheckDebuggerItems) and prepares the box mask for FaceFusion's
+// --face-mask-padding (top, right, bottom, left, in percent): the face-mask item's mask
+// unless UseMasker gives one.
 func NewDebugger(items []string, padding [4]int) (*Debugger, error) {
 	if err := CheckDebuggerItems(items); err != nil {
 		return nil, err
@@ -120,8 +141,8 @@ func DebugScale(h int) int {
 
 // Draw paints the items on img for face f in FaceFusion's order (box, mask, then the points),
 // with OpenCV's strokes and discs as FaceFusion calls them. Points and boxes are truncated to
-// whole pixels, as FaceFusion casts them.
-func (d *Debugger) Draw(img *raster.Image, f *face.Face) {
+// whole pixels, as FaceFusion casts them. An error is the masker's.
+func (d *Debugger) Draw(img *raster.Image, f *face.Face) error {
 	t := DebugScale(img.H)
 	fallback := f.Five == f.DetectorFive // the landmarker fell back to the detector's five
 	landmarkColour := debugGreen
@@ -134,7 +155,9 @@ func (d *Debugger) Draw(img *raster.Image, f *face.Face) {
 		img.Line(image.Pt(x0, y0), image.Pt(x1, y0), t+1, debugLightRed) // FaceFusion's angle 0: the top is up
 	}
 	if d.items["face-mask"] {
-		d.drawMask(img, f.Five, t, landmarkColour)
+		if err := d.drawMask(img, f, t, landmarkColour); err != nil {
+			return err
+		}
 	}
 	if d.items["face-landmark-5"] {
 		for _, p := range d.detectorPoints(f) {
@@ -151,6 +174,7 @@ func (d *Debugger) Draw(img *raster.Image, f *face.Face) {
 			img.FillCircle(int(p.X), int(p.Y), t, debugGreen)
 		}
 	}
+	return nil
 }
 
 // detectorPoints are the detector's own points: its five, or BlazeFace's keypoints (it has
@@ -168,11 +192,20 @@ func (d *Debugger) detectorPoints(f *face.Face) []geom.Pt {
 // drawMask outlines where the mask of the face's arcface_128 crop lands in the frame, as
 // FaceFusion's draw_face_mask: the 8-bit crop mask warped back (bilinear, rounded), kept
 // above 100, and the borders of what is kept (cv2.findContours) drawn t pixels thick.
-func (d *Debugger) drawMask(img *raster.Image, five [5]geom.Pt, t int, c raster.RGB) {
-	toCrop := align.Estimate(five, align.ArcFace128, debugCrop)
+func (d *Debugger) drawMask(img *raster.Image, f *face.Face, t int, c raster.RGB) error {
+	toCrop := align.Estimate(f.Five, align.ArcFace128, debugCrop)
 	toFrame, ok := toCrop.Invert()
 	if !ok {
-		return
+		return nil
+	}
+	mask8 := d.mask8
+	if d.masker != nil {
+		align.WarpCrop(d.crop, img, toCrop)
+		m, err := d.masker.Mask(d.crop, (*[68]geom.Pt)(&f.Landmarks), toCrop)
+		if err != nil {
+			return err
+		}
+		mask8 = d.inside8(m)
 	}
 	// The frame pixels the crop can reach: its corners, a pixel beyond it, mapped back,
 	// with a pixel of margin that stays outside.
@@ -184,7 +217,7 @@ func (d *Debugger) drawMask(img *raster.Image, five [5]geom.Pt, t int, c raster.
 	}
 	r = r.Intersect(image.Rect(0, 0, img.W, img.H))
 	if r.Empty() {
-		return
+		return nil
 	}
 	w, h := r.Dx(), r.Dy()
 	if cap(d.inside) < w*h {
@@ -195,17 +228,29 @@ func (d *Debugger) drawMask(img *raster.Image, five [5]geom.Pt, t int, c raster.
 		for x := range w {
 			p := toCrop.Apply(geom.Pt{X: float64(r.Min.X + x), Y: float64(r.Min.Y + y)})
 			d.inside[y*w+x] = 0
-			if math.RoundToEven(d.sample(p.X, p.Y)) > 100 { // cv2.threshold(…, 100, 255, THRESH_BINARY)
+			if math.RoundToEven(sample(mask8, p.X, p.Y)) > 100 { // cv2.threshold(…, 100, 255, THRESH_BINARY)
 				d.inside[y*w+x] = 1
 			}
 		}
 	}
 	img.DrawContours(d.contours.Find(d.inside, w, h), r.Min, t, c)
+	return nil
 }
 
-// sample is the 8-bit crop mask at (x, y), bilinear in float64, zero outside the crop
+// inside8 is the crop mask m as FaceFusion warps it back: clipped, ×255, truncated to 8 bits.
+func (d *Debugger) inside8(m []float32) []uint8 {
+	if d.maskm8 == nil {
+		d.maskm8 = make([]uint8, debugCrop*debugCrop)
+	}
+	for i, v := range m[:debugCrop*debugCrop] {
+		d.maskm8[i] = uint8(min(1, max(0, v)) * 255)
+	}
+	return d.maskm8
+}
+
+// sample is the 8-bit crop mask m at (x, y), bilinear in float64, zero outside the crop
 // (OpenCV's constant border).
-func (d *Debugger) sample(x, y float64) float64 {
+func sample(m []uint8, x, y float64) float64 {
 	fx, fy := math.Floor(x), math.Floor(y)
 	ix, iy := int(fx), int(fy)
 	ax, ay := x-fx, y-fy
@@ -213,7 +258,7 @@ func (d *Debugger) sample(x, y float64) float64 {
 		if i < 0 || j < 0 || i >= debugCrop || j >= debugCrop {
 			return 0
 		}
-		return float64(d.mask8[j*debugCrop+i])
+		return float64(m[j*debugCrop+i])
 	}
 	top := at(ix, iy)*(1-ax) + at(ix+1, iy)*ax
 	bottom := at(ix, iy+1)*(1-ax) + at(ix+1, iy+1)*ax
