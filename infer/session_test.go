@@ -228,7 +228,7 @@ func TestSwapperRoundTrip(t *testing.T) {
 
 func abs32(v float32) float32 { return float32(math.Abs(float64(v))) }
 
-// TestRecognizerAndMasks checks the NCHW and NHWC reductions: arcface's per-channel means, xseg's
+// TestRecognizerAndMasks checks the NCHW and NHWC reductions: arcface's channel and ramp means, xseg's
 // channel-last mean, bisenet's class planes, codeformer's float64 weight input.
 func TestRecognizerAndMasks(t *testing.T) {
 	dir := fixtures.Dir(t, "arcface_w600k_r50", "xseg_1", "xseg_3", "bisenet_resnet_18", "codeformer", "2dfan4")
@@ -240,17 +240,10 @@ func TestRecognizerAndMasks(t *testing.T) {
 	if err := s.Run(1); err != nil {
 		t.Fatal(err)
 	}
-	x := in.Float32()
-	var mean [3]float64
-	for c := range 3 {
-		for _, v := range x[c*112*112 : (c+1)*112*112] {
-			mean[c] += float64(v)
-		}
-		mean[c] /= 112 * 112
-	}
+	want := fixtures.RecognizerEmbedding(in.Float32())
 	for j, v := range s.Outputs()[0].Float32() {
-		if math.Abs(float64(v)-mean[j%3]) > 1e-5 {
-			t.Fatalf("arcface: embedding[%d] = %v, want channel %d mean %v", j, v, j%3, mean[j%3])
+		if math.Abs(float64(v)-want[j]) > 1e-5 {
+			t.Fatalf("arcface: embedding[%d] = %v, want %v (fixtures.RecognizerEmbedding)", j, v, want[j])
 		}
 	}
 

@@ -48,6 +48,7 @@ usage:
   facefusion plan --frames F --ranks N [--costs REPORT]     the modelled wall time, efficiency and serial share (plan --help)
   facefusion probe [--execution-device-id auto|cpu|N]       print every rank's host and GPU binding
   facefusion status JOB_DIR                                 chunks and frames done and pending, attempts, rate, ETA
+  facefusion faces -t IMAGE [run flags]                     print, as JSON, the faces the job finds in IMAGE and the ones it selects
   facefusion models [run flags]                             every FaceFusion model file: verified, mismatched, no published hash, refused, missing
   facefusion force-download [run flags] [--all] [--force]   download the job's (or all) FaceFusion model files into models_dir, each sha256-verified
       [--download-providers github huggingface]           FaceFusion's hosts, tried in this order (the default)
@@ -106,6 +107,8 @@ func run(args []string) int {
 		err = cmdProbe(ctx, args[1:], os.Stdout)
 	case "status":
 		err = cmdStatus(args[1:], os.Stdout)
+	case "faces":
+		err = cmdFaces(args[1:], os.Stdout)
 	case "models":
 		err = cmdModels(ctx, args[1:], os.Stdout)
 	case "force-download":

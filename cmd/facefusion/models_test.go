@@ -129,8 +129,8 @@ func TestWrongSignatureRefusedBeforeFrames(t *testing.T) {
 }
 
 // twoFaces is an image with the same face twice: the left one warm (blue cut), the right one
-// cool (red cut). The fixture recognizer's embedding is a function of the crop's channel
-// means, so the two are far apart and each is at distance 0 from itself.
+// cool (red cut). The fixture recognizer's embedding is a function of the crop's channel means
+// (plain and ramp-weighted), so the two are far apart and each is at distance 0 from itself.
 func twoFaces(t *testing.T, path string) *raster.Image {
 	src, err := raster.Load(testenv.Sample(t, "astronaut.png"))
 	if err != nil {

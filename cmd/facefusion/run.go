@@ -84,6 +84,11 @@ func joinJob(args []string, parse func([]string) (job.Config, error)) (job.Confi
 		return cfg, nil, nil, nil, fault.AsEnvironment(err)
 	}
 	worldRank = comm.Rank()
+	if comm.Rank() == 0 {
+		for _, note := range cfg.IgnoredNotes() {
+			log.Infof("%s", note)
+		}
+	}
 	log.Debugf("rank %d of %d: %s %s (commit %s), log level %s, temp folder %s", comm.Rank(), comm.Size(), programName, version, commit(), cfg.LogLevel, cfg.TempDir())
 	gpu, err := bindGPU(comm, &cfg)
 	if err != nil {

@@ -123,8 +123,8 @@ func TestLandmarker2DFAN4(t *testing.T) {
 	}
 }
 
-// TestRecognizer: the fixture's embedding is out[j] = mean of input channel j%3, the input
-// being the arcface_112_v2 crop at v/127.5 − 1; batches of 2 over 5 faces equal batch 1.
+// TestRecognizer: the fixture's embedding is fixtures.RecognizerEmbedding of the arcface_112_v2
+// crop at v/127.5 − 1; batches of 2 over 5 faces equal batch 1.
 func TestRecognizer(t *testing.T) {
 	dir := fixtures.Dir(t, "arcface_w600k_r50")
 	r := rand.New(rand.NewPCG(7, 8))
@@ -154,17 +154,11 @@ func TestRecognizer(t *testing.T) {
 		}
 		in := make([]float32, 3*112*112)
 		facemodel.PrepareArcFace(in, raster.New(112, 112), it.Frame, it.Five)
-		var means [3]float64
-		for c := range 3 {
-			for _, v := range in[c*112*112:][:112*112] {
-				means[c] += float64(v)
-			}
-			means[c] /= 112 * 112
-		}
+		want := fixtures.RecognizerEmbedding(in)
 		e := outs[0][i]
 		for j := range 512 {
-			if !near64(float64(e.Raw[j]), means[j%3], 1e-5) {
-				t.Fatalf("face %d: raw[%d] = %v, want %v", i, j, e.Raw[j], means[j%3])
+			if !near64(float64(e.Raw[j]), want[j], 1e-5) {
+				t.Fatalf("face %d: raw[%d] = %v, want %v", i, j, e.Raw[j], want[j])
 			}
 		}
 	}

@@ -57,6 +57,9 @@ requirement() {
 	slurm)
 		check="have_slurm" debs="slurmctld slurmd slurm-client munge"
 		hint="Slurm's daemons and clients (slurmctld, slurmd, srun, sbatch, scontrol, scancel, squeue): the tests start a private cluster" ;;
+	oracle-python)
+		check="have_oracle_python" debs="python3-opencv python3-scipy python3-tqdm python3-psutil python3-onnx"
+		hint="Debian's python3 with OpenCV, SciPy, tqdm, psutil and onnx (\$FFREF_PYTHON, default /usr/bin/python3): the conformance suite runs FaceFusion 3.8.1 with them as its oracle (../shared/reference)" ;;
 	strace)
 		check="have strace" debs="strace"
 		hint="strace: a test counts the model files each MPI rank opens" ;;
@@ -70,13 +73,21 @@ requirement() {
 }
 
 # Every row, for --debian.
-ALL="go cc pkg-config mpi certs ffmpeg npm debian-archive g++ dlib mpirun slurm lmod strace"
+ALL="go cc pkg-config mpi certs ffmpeg npm debian-archive g++ dlib mpirun slurm lmod strace oracle-python"
 
 have() {
 	local c
 	for c in "$@"; do command -v "$c" >/dev/null 2>&1 || return 1; done
 }
 have_file() { [ -e "$1" ]; }
+
+# have_oracle_python: the interpreter the FaceFusion oracle runs under imports every module
+# FaceFusion needs, checked as run-facefusion checks them (no user site, no PYTHONPATH).
+have_oracle_python() {
+	local py=${FFREF_PYTHON:-/usr/bin/python3}
+	[ -x "$py" ] || return 1
+	env -u PYTHONPATH PYTHONNOUSERSITE=1 "$py" -c 'import numpy, cv2, scipy, tqdm, psutil, onnx' >/dev/null 2>&1
+}
 pc() { have pkg-config && pkg-config --exists "$1"; }
 
 have_cc() {

@@ -742,6 +742,9 @@ func planSetup(ctx context.Context, cfg job.Config, ranks int, p *Plan, skipDone
 		}
 	}()
 	p.Image = pipeline.IsImagePath(cfg.TargetPath)
+	if err := cfg.CheckWorkflowMode(p.Image); err != nil {
+		return nil, "", fault.AsUsage(err)
+	}
 	if !p.Image {
 		// The fingerprint's ffmpeg line, asked while the checks below run (an image target
 		// has no job folder, so no fingerprint).
@@ -756,6 +759,9 @@ func planSetup(ctx context.Context, cfg job.Config, ranks int, p *Plan, skipDone
 		p.Map, err = pipeline.OutputFrames(cfg, info)
 		if err != nil {
 			return nil, "", fault.AsInput(fmt.Errorf("target %s: %w", cfg.TargetPath, err))
+		}
+		if cfg.Tracks() && p.Map.Resampled() {
+			log.Warnf("face_tracker_score with output_video_fps %v: the tracker's window counts the output's frames; FaceFusion's counts the target's, so where a face drops out the refill may differ from FaceFusion's", cfg.OutputVideoFPS)
 		}
 		if err := pipeline.CheckOutputSize(cfg, info); err != nil {
 			return nil, "", err

@@ -39,6 +39,9 @@ type Face struct {
 	// becomes the points the crops are warped by; zero from BlazeFace, whose own points are
 	// Keypoints. face_debugger's face-landmark-5 draws them.
 	DetectorFive [5]geom.Pt
+	// Refill marks a face the face tracker made for a frame it was not found in, from its
+	// faces either side (FaceFusion's origin 'refill'): face_debugger draws it in orange.
+	Refill bool
 }
 
 // EmbeddingLen is the width of an identity embedding (the recognizer's output).

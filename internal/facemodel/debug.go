@@ -76,6 +76,7 @@ var (
 	debugLightRed = raster.RGB{R: 255, G: 100, B: 100} // the box's top edge: the face's upright side
 	debugGreen    = raster.RGB{G: 255}                 // the landmarker's points, the mask
 	debugCyan     = raster.RGB{G: 255, B: 255}         // the same when the landmarker fell back to the detector's five
+	debugOrange   = raster.RGB{R: 255, G: 165}         // every point and the mask of a face the tracker refilled
 )
 
 // DebugCrop is the side of the crop the mask is drawn from: FaceFusion's arcface_128 at 512.
@@ -145,9 +146,12 @@ func DebugScale(h int) int {
 func (d *Debugger) Draw(img *raster.Image, f *face.Face) error {
 	t := DebugScale(img.H)
 	fallback := f.Five == f.DetectorFive // the landmarker fell back to the detector's five
-	landmarkColour := debugGreen
+	landmarkColour, pointColour, landmark68Colour := debugGreen, debugRed, debugGreen
 	if fallback {
 		landmarkColour = debugCyan
+	}
+	if f.Refill {
+		landmarkColour, pointColour, landmark68Colour = debugOrange, debugOrange, debugOrange
 	}
 	if d.items["bounding-box"] {
 		x0, y0, x1, y1 := int(f.Box.X0), int(f.Box.Y0), int(f.Box.X1), int(f.Box.Y1)
@@ -161,7 +165,7 @@ func (d *Debugger) Draw(img *raster.Image, f *face.Face) error {
 	}
 	if d.items["face-landmark-5"] {
 		for _, p := range d.detectorPoints(f) {
-			img.FillCircle(int(p.X), int(p.Y), t, debugRed)
+			img.FillCircle(int(p.X), int(p.Y), t, pointColour)
 		}
 	}
 	if d.items["face-landmark-5/68"] && f.Five != [5]geom.Pt{} {
@@ -171,7 +175,7 @@ func (d *Debugger) Draw(img *raster.Image, f *face.Face) error {
 	}
 	if d.items["face-landmark-68"] && f.Landmarks != [68]geom.Pt{} {
 		for _, p := range f.Landmarks {
-			img.FillCircle(int(p.X), int(p.Y), t, debugGreen)
+			img.FillCircle(int(p.X), int(p.Y), t, landmark68Colour)
 		}
 	}
 	return nil

@@ -144,6 +144,13 @@ func TestDebuggerDrawsWhereTheFaceIs(t *testing.T) {
 	fb := f
 	fb.DetectorFive = fb.Five
 	drawnNear(t, "face-landmark-5/68 (fallback)", drawn(t, []string{"face-landmark-5/68"}, [4]int{}, fb), points(fb.Five[:]...), s+0.5, cyan)
+	// A face the tracker refilled: FaceFusion's orange for every point item and the mask.
+	rf := f
+	rf.Refill = true
+	orange := raster.RGB{R: 255, G: 165}
+	drawnNear(t, "face-landmark-5 (refill)", drawn(t, []string{"face-landmark-5"}, [4]int{}, rf), points(rf.DetectorFive[:]...), s+0.5, orange)
+	drawnNear(t, "face-landmark-5/68 (refill)", drawn(t, []string{"face-landmark-5/68"}, [4]int{}, rf), points(rf.Five[:]...), s+0.5, orange)
+	drawnNear(t, "face-landmark-68 (refill)", drawn(t, []string{"face-landmark-68"}, [4]int{}, rf), points(rf.Landmarks[:]...), s+0.5, orange)
 	bf := f
 	bf.DetectorFive = [5]geom.Pt{}
 	bf.Keypoints = [6]geom.Pt{{X: 262, Y: 201}, {X: 338, Y: 200}, {X: 300, Y: 250}, {X: 300, Y: 300}, {X: 215, Y: 215}, {X: 385, Y: 214}}

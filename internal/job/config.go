@@ -60,6 +60,13 @@ type Config struct {
 
 	ExecutionThreadCount int `toml:"execution_thread_count" fingerprint:"operational"`
 
+	// FaceFusion's workflow_mode: auto, or the target's kind stated (CheckWorkflowMode). It
+	// chooses nothing the target does not: operational.
+	WorkflowMode string `toml:"workflow_mode" fingerprint:"operational"`
+	// ignored are FaceFusion's options of the job that change nothing here (ignoredOptions),
+	// by key, with the value given: said once at the start.
+	ignored map[string]string `fingerprint:"operational"`
+
 	ChunkFrames int    `toml:"chunk_frames"`
 	JobDir      string `toml:"job_dir" fingerprint:"operational"`
 
@@ -156,9 +163,24 @@ func decode(data []byte, name string, c *Config) error {
 		return fmt.Errorf("config %s: %s", name, tomlError(err))
 	}
 	if und := md.Undecoded(); len(und) > 0 {
-		keys := make([]string, len(und))
-		for i, k := range und {
-			keys[i] = k.String()
+		var keys []string
+		var raw map[string]any // the file as values, for FaceFusion's ignored options
+		for _, k := range und {
+			if o := ignoredOptionOf(k.String()); o != nil && len(k) == 1 {
+				if raw == nil {
+					if _, err := toml.Decode(string(data), &raw); err != nil {
+						return fmt.Errorf("config %s: %s", name, tomlError(err))
+					}
+				}
+				if err := c.setIgnoredTOML(*o, raw[k[0]]); err != nil {
+					return fmt.Errorf("config %s: %w", name, err)
+				}
+				continue
+			}
+			keys = append(keys, k.String())
+		}
+		if len(keys) == 0 {
+			return nil
 		}
 		sort.Strings(keys)
 		var list complaints
@@ -229,6 +251,7 @@ func (c *Config) validate(paths bool) error {
 		bad("output_video_quality: %d is outside 0..100", c.OutputVideoQuality)
 	}
 	c.validateOutputVideo(bad)
+	c.validateGeneral(bad)
 	c.validateOutputMedia(bad)
 	if c.OutputVideoEncoder == "" {
 		bad("output_video_encoder: empty (libx264, libx265, ffv1)")

@@ -93,6 +93,8 @@ var options = []option{
 		set: floating("output-image-scale", func(c *Config) *float64 { return &c.OutputImageScale })},
 	{long: "execution-thread-count", arg: "N", help: "worker threads (default: one per CPU of the rank; capped at 4 per CPU)",
 		set: integer("execution-thread-count", func(c *Config) *int { return &c.ExecutionThreadCount })},
+	{long: "workflow-mode", arg: "MODE", help: "FaceFusion's: auto (default), image-to-image or image-to-video; a mode that is not the target's is refused, as FaceFusion refuses it",
+		set: str(func(c *Config) *string { return &c.WorkflowMode })},
 	{long: "chunk-frames", arg: "N", help: "frames per chunk: the unit of work, of output (one segment file) and of checkpoint (default 96)",
 		set: integer("chunk-frames", func(c *Config) *int { return &c.ChunkFrames })},
 	{long: "job-dir", arg: "DIR", help: "folder for the segments on the shared file system (default: OUTPUT.job beside the output)",

@@ -189,10 +189,8 @@ func (e iniEntry) apply(c *Config) error {
 // the value it works as, which a file may state (FaceFusion's own defaults, mostly). Any other
 // value is refused, since the program would not do what it asks.
 var iniFixed = map[string]string{
-	"face_detector_angles": "0",           // no rotated retries
-	"face_detector_margin": "0 0 0 0",     // no margin around the detected face
-	"open_browser":         "false",       // a batch program has no user interface
-	"halt_on_error":        "any boolean", // FaceFusion's job-run-all and the like, which this program has not
+	"face_detector_angles": "0",       // no rotated retries
+	"face_detector_margin": "0 0 0 0", // no margin around the detected face
 }
 
 // fixedMatches reports whether value states fixed, iniFixed's way of working: the same words

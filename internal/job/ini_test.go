@@ -44,8 +44,7 @@ func TestINIShippedFileChangesNothing(t *testing.T) {
 // FaceFusion keys this program has no setting for load when they say what it does anyway.
 func TestINIFixedValues(t *testing.T) {
 	ini := writeINI(t, "[face_detector]\nface_detector_angles = 0\nface_detector_margin = 0 0  0 0\n"+
-		"[face_masker]\nface_occluder_model = xseg_1\nface_parser_model = bisenet_resnet_34\n"+
-		"[uis]\nopen_browser = False\n[misc]\nhalt_on_error = True\n")
+		"[face_masker]\nface_occluder_model = xseg_1\nface_parser_model = bisenet_resnet_34\n")
 	c := Default()
 	if err := LoadINI(ini, &c); err != nil {
 		t.Fatal(err)
@@ -173,7 +172,7 @@ func TestINIErrors(t *testing.T) {
 		{"a key of this program", "[misc]\nchunk_frames = 4\n", []string{"[misc] chunk_frames", "facefusion-hpc's own", "--chunk-frames"}},
 		{"unsupported key", "[face_detector]\nface_detector_angles = 0 90\n", []string{"[face_detector] face_detector_angles", "always works as \"0\""}},
 		{"unknown model", "[face_masker]\nface_occluder_model = xseg_4\n", []string{"face_occluder_model (--face-occluder-model): \"xseg_4\" is not one of many, xseg_1, xseg_2, xseg_3"}},
-		{"unsupported switch", "[uis]\nopen_browser = True\n", []string{"[uis] open_browser", "always works as \"false\""}},
+		{"an ignored option's bad choice", "[memory]\nvideo_memory_strategy = lax\n", []string{"[memory] video_memory_strategy", `"lax" is not one of strict, moderate, tolerant`}},
 		{"unsupported and not fixed", "[processors]\nage_modifier_model = styleganex_age\n", []string{"[processors] age_modifier_model", "not supported by facefusion-hpc"}},
 		{"not a number", "[face_detector]\nface_detector_score = high\n", []string{"[face_detector] face_detector_score", `"high" is not a number`}},
 		{"not a whole number", "[execution]\nexecution_thread_count = 2.5\n", []string{"[execution] execution_thread_count", "not a whole number"}},

@@ -37,7 +37,12 @@ type Models struct {
 	ReferenceFacePosition int      `toml:"reference_face_position"`
 	ReferenceFaceDistance float64  `toml:"reference_face_distance"`
 	ReferenceFrameNumber  int      `toml:"reference_frame_number"`
-	FaceDebuggerItems     []string `toml:"face_debugger_items"`
+	// FaceFusion's face tracker: a frame's faces are followed over target_frame_amount frames
+	// each side by box overlap above face_tracker_score, and a frame a face misses is refilled
+	// (internal/temporal.Tracker); 0: off, each frame's own faces.
+	FaceTrackerScore  float64  `toml:"face_tracker_score"`
+	TargetFrameAmount int      `toml:"target_frame_amount"`
+	FaceDebuggerItems []string `toml:"face_debugger_items"`
 
 	ExecutionProviders []string          `toml:"execution_providers"`
 	ExecutionDeviceIDs []int             `toml:"execution_device_ids" fingerprint:"operational"`
@@ -174,6 +179,10 @@ func (c *Config) validateModels(bad func(string, ...any)) {
 	}
 	within(bad, "face_enhancer_weight", c.FaceEnhancerWeight, 0, 1)
 	within(bad, "reference_face_distance", c.ReferenceFaceDistance, 0, 1.5)
+	within(bad, "face_tracker_score", c.FaceTrackerScore, 0, 0.5)
+	if c.TargetFrameAmount < 0 || c.TargetFrameAmount > 10 {
+		bad("target_frame_amount (--target-frame-amount): %d is outside 0..10 frames each side", c.TargetFrameAmount)
+	}
 	// A table or list of many bad values gets its first named (in key order: the same every
 	// run), not each: the error stays one line.
 	unknown, notSum := false, false
@@ -292,6 +301,10 @@ func (c *Config) Debugs() bool { return slices.Contains(c.Processors, ProcessorD
 // untouched, and no model or runtime is loaded.
 func (c *Config) FindsFaces() bool { return c.Swaps() || c.Enhances() || c.Debugs() }
 
+// Tracks reports whether FaceFusion's face tracker gives each frame's faces (face_tracker_score
+// above 0, where faces are found).
+func (c *Config) Tracks() bool { return c.FindsFaces() && c.FaceTrackerScore > 0 }
+
 // MaskPadding is face_mask_padding as top, right, bottom, left percentages, from its 1 to 4
 // values as FaceFusion's normalize_space reads them.
 func (c *Config) MaskPadding() [4]int {
@@ -395,6 +408,10 @@ var modelOptions = []option{
 		set: float("reference-face-distance", func(c *Config) *float64 { return &c.ReferenceFaceDistance })},
 	{long: "reference-frame-number", arg: "N", help: "reference mode: the target frame the reference face is taken from (default 0)",
 		set: integer("reference-frame-number", func(c *Config) *int { return &c.ReferenceFrameNumber })},
+	{long: "face-tracker-score", arg: "0..0.5", help: "follow faces over target-frame-amount frames each side by box overlap above this, refilling a frame a face misses (0: off, the default)",
+		set: float("face-tracker-score", func(c *Config) *float64 { return &c.FaceTrackerScore })},
+	{long: "target-frame-amount", arg: "0..10", help: "frames each side of a frame the face tracker looks at (default 2)",
+		set: integer("target-frame-amount", func(c *Config) *int { return &c.TargetFrameAmount })},
 	{long: "face-debugger-items", arg: "ITEM...", multi: true, help: "processor face_debugger draws: " + strings.Join(facemodel.DebuggerItemNames(true), ", ") + " (default face-landmark-5/68 face-mask)",
 		set: strs(func(c *Config) *[]string { return &c.FaceDebuggerItems })},
 	{long: "execution-providers", arg: "NAME...", multi: true, help: "ordered, e.g. tensorrt cuda cpu (default cpu); a list ending in cpu falls back to it",

@@ -20,6 +20,7 @@ import (
 	"github.com/facefusion-hpc/facefusion/internal/logging"
 	"github.com/facefusion-hpc/facefusion/internal/raster"
 	"github.com/facefusion-hpc/facefusion/internal/swap"
+	"github.com/facefusion-hpc/facefusion/internal/temporal"
 	"github.com/facefusion-hpc/facefusion/internal/video"
 )
 
@@ -342,10 +343,13 @@ type modelWorker struct {
 	faces      []face.Face
 	// frameFaces are ProcessBatch's faces of each frame
 	frameFaces [][]face.Face
-	faced      int    // frames in which a face was selected for the processors (framesWithFaces)
-	hits       []bool // hits[i]: a face was selected in frame i of the last batch (facedIn)
-	st         *Stats
-	id         *identityMeter // nil: no identity measure
+	// ProcessBatch's face tracker over one frame, and its faces (face_tracker_score)
+	tracker temporal.Tracker
+	tracked []face.Face
+	faced   int    // frames in which a face was selected for the processors (framesWithFaces)
+	hits    []bool // hits[i]: a face was selected in frame i of the last batch (facedIn)
+	st      *Stats
+	id      *identityMeter // nil: no identity measure
 }
 
 func (m *Models) newModelWorker() (*modelWorker, error) { return m.openWorker(true) }
@@ -369,7 +373,10 @@ func (m *Models) Open() error {
 // openWorker makes a worker; withSource false leaves its swapper without the source (Open).
 func (m *Models) openWorker(withSource bool) (*modelWorker, error) {
 	cfg := m.cfg
-	w := &modelWorker{cfg: cfg, sel: selector(cfg), ref: m.reference, st: m.stats}
+	w := &modelWorker{cfg: cfg, sel: selector(cfg), ref: m.reference, st: m.stats, tracker: temporal.Tracker{Score: cfg.FaceTrackerScore}}
+	if cfg.Tracks() && cfg.FaceLandmarkSmoothing > 0 {
+		logOnce(cfg.UsesGPU(), "face_tracker_score %g: FaceFusion's face tracker gives the faces; face_landmark_smoothing (facefusion-hpc's own) is not applied", cfg.FaceTrackerScore)
+	}
 	var err error
 	if w.an, err = m.newAnalyser(cfg.FaceSelectorMode == "reference"); err != nil {
 		return nil, err
@@ -461,6 +468,11 @@ func (w *modelWorker) ProcessBatch(frames []*raster.Image) error {
 		var err error // the analyser's slice is reused by the next frame: a copy of each
 		if w.frameFaces[k], err = w.Analyse(img, w.frameFaces[k][:0]); err != nil {
 			return err
+		}
+		if w.cfg.Tracks() { // an image, FaceFusion's one target frame: tracked over itself
+			own := w.frameFaces[k]
+			w.tracked = w.tracker.Track(w.tracked[:0], 0, 0, 0, func(int) []face.Face { return own })
+			w.frameFaces[k] = append(own[:0], w.tracked...)
 		}
 	}
 	return w.Apply(frames, w.frameFaces[:len(frames)])

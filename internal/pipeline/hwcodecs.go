@@ -3,6 +3,7 @@ package pipeline
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"strings"
 
 	"github.com/facefusion-hpc/facefusion/internal/fault"
@@ -41,6 +42,16 @@ func ChooseCodecs(ctx context.Context, cfg job.Config, info *video.Info, folder 
 	c.Requested = EncodeOptions(cfg, info).ChosenEncoder()
 	mode, tries := cfg.HardwareCodecs, triesHardware(cfg)
 	var said []string
+	if asked := cfg.OutputVideoEncoder; asked != "" && c.Requested != asked {
+		defer func() { // said first, on its own or before the hardware codecs' line
+			fixed := fmt.Sprintf("output_video_encoder %s: FaceFusion writes a %s output with %s; so does this job", asked, filepath.Ext(cfg.OutputPath), c.Requested)
+			if err == nil && line != "" {
+				line = fixed + "; " + line
+			} else if err == nil {
+				line = fixed
+			}
+		}()
+	}
 	if c.Encoder, said, err = chooseEncoder(ctx, c.Requested, mode, tries, folder); err != nil {
 		return Codecs{}, "", err
 	}

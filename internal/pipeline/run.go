@@ -574,7 +574,7 @@ func FrameRange(cfg job.Config, frames int) (start, end int, err error) {
 // EncodeOptions are the output settings of cfg for a target.
 func EncodeOptions(cfg job.Config, info *video.Info) video.EncodeOptions {
 	opt := video.EncodeOptions{
-		Encoder: cfg.OutputVideoEncoder, Quality: cfg.OutputVideoQuality, Preset: cfg.OutputVideoPreset,
+		Encoder: FaceFusionEncoder(cfg.OutputPath, cfg.OutputVideoEncoder), Quality: cfg.OutputVideoQuality, Preset: cfg.OutputVideoPreset,
 		FPS: OutputRate(cfg, info),
 	}
 	opt.Width, opt.Height = OutputSize(cfg, info)
@@ -596,8 +596,9 @@ func SegmentOptions(cfg job.Config, info *video.Info, start int) video.EncodeOpt
 // Frames is one decode of a rank's consecutive output frames [start, end) of a FrameMap, cut
 // into segments by EncodeSegments: a rank's chunks are contiguous, and one ffmpeg for all of
 // them saves a process start and a seek (up to a GOP decoded and thrown away) for every chunk.
-// With face_landmark_smoothing K, the decode starts before and ends after: K halo frames each
-// side, clipped to the job's output frames, analysed only (see Window).
+// With a time window of K frames (smoothing), the decode starts before and ends after: K halo frames each
+// side, clipped to the job's output frames (the video's, for the face tracker), analysed only
+// (see Window).
 type Frames struct {
 	r             *video.Resampler
 	start, end    int
@@ -610,22 +611,32 @@ func OpenFrames(ctx context.Context, cfg job.Config, info *video.Info, m video.F
 	pw, ph := ProcessSize(cfg, info)
 	k := smoothing(cfg)
 	out0, out1 := m.Output()
-	from, to := max(min(start, start-k), out0), min(max(end, end+k), out1)
+	lo, hi, dm := out0, out1, m
+	if cfg.Tracks() && !m.Resampled() {
+		// FaceFusion's tracker reads a frame's neighbours from the whole video, past the trim
+		// range: output frame i is target frame i there, so the decode may reach the video's ends.
+		dm.Start, dm.End = 0, info.Frames
+		lo, hi = dm.Output()
+	}
+	from, to := max(min(start, start-k), lo), min(max(end, end+k), hi)
 	if start < out0 || end > out1 {
 		from, to = start, end // OpenResampler names the range that is outside
 	}
-	r, err := video.OpenResampler(ctx, info, m, from, to, pw, ph)
+	r, err := video.OpenResampler(ctx, info, dm, from, to, pw, ph)
 	if err != nil {
 		return nil, fault.AsInput(err)
 	}
 	return &Frames{r: r, start: start, end: end, before: start - from, after: to - end}, nil
 }
 
-// smoothing is the job's time window, K frames each side: face_landmark_smoothing where faces
-// are analysed, else none.
+// smoothing is the job's time window, K frames each side: target_frame_amount where FaceFusion's
+// face tracker runs, face_landmark_smoothing where faces are analysed otherwise, else none.
 func smoothing(cfg job.Config) int {
-	if !cfg.FindsFaces() {
+	switch {
+	case !cfg.FindsFaces():
 		return 0
+	case cfg.Tracks():
+		return cfg.TargetFrameAmount
 	}
 	return cfg.FaceLandmarkSmoothing
 }
@@ -667,6 +678,10 @@ func (m *Models) RunImage(ctx context.Context, cfg job.Config) (string, error) {
 	opt, err := ImageOptions(cfg, img.W, img.H) // a scale that leaves nothing is refused before the work
 	if err != nil {
 		return "", err
+	}
+	// FaceFusion processes the colours and writes the target's alpha back unchanged.
+	if opt.Alpha, err = raster.LoadAlpha(cfg.TargetPath); err != nil {
+		return "", fault.AsInput(fmt.Errorf("target %w", err))
 	}
 	w, err := m.NewWorker()
 	if err != nil {

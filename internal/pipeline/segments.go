@@ -171,8 +171,12 @@ func EncodeSegments(ctx, stop context.Context, cfg job.Config, info *video.Info,
 		in := timedSource{inputSource{feed, upTo{src, min(end+smoothing(cfg), src.end+src.after)}}, st}
 		var n int
 		var err error
-		if k := smoothing(cfg); k > 0 {
-			n, err = StreamWindow(feed, pw, ph, in, sink, workers, prog, Window{K: k, Before: src.before, Count: end - start})
+		if k := smoothing(cfg); k > 0 || cfg.Tracks() {
+			win := Window{K: k, Before: src.before, Count: end - start}
+			if cfg.Tracks() {
+				win.Track = cfg.FaceTrackerScore
+			}
+			n, err = StreamWindow(feed, pw, ph, in, sink, workers, prog, win)
 		} else {
 			n, err = Stream(feed, pw, ph, in, sink, workers, prog)
 		}

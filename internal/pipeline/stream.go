@@ -194,7 +194,13 @@ type TemporalWorker interface {
 // and analysed only, so that a window reaches across a rank's or a chunk's border: the caller
 // decodes K frames each side of what it writes, clipped to the job's frames, and then frame t's
 // window is the job's frames t−K..t+K whatever range the rank runs.
-type Window struct{ K, Before, Count int }
+//
+// With Track above 0 the faces are not smoothed but tracked: FaceFusion's face tracker over
+// the same window (temporal.Tracker, K its target_frame_amount, Track its face_tracker_score).
+type Window struct {
+	K, Before, Count int
+	Track            float64
+}
 
 // StreamWindow is Stream with the faces of each frame smoothed over time: the workers analyse
 // frames in any order; one goroutine takes them in frame order and releases frame t, its faces
@@ -332,6 +338,7 @@ func StreamWindow(ctx context.Context, w, h int, src FrameSource, sink FrameSink
 		// their histograms, likewise: a shot cut between frames s and s+1 ends every window there
 		colours := make([]temporal.Histogram, span)
 		sm := temporal.Smoother{K: win.K, Cut: func(s int) bool { return temporal.IsCut(&colours[s%span], &colours[(s+1)%span]) }}
+		tr := temporal.Tracker{Amount: win.K, Score: win.Track}
 		st := statsOf(workers)
 		at := func(s int) []face.Face { return hist[s%span] }
 		next, last := 0, -1 // the next frame to release; the last frame in hist
@@ -351,7 +358,11 @@ func StreamWindow(ctx context.Context, w, h int, src FrameSource, sink FrameSink
 				free <- s
 				return
 			}
-			s.smoothed = sm.Smooth(s.smoothed[:0], t, 0, hi, at)
+			if win.Track > 0 {
+				s.smoothed = tr.Track(s.smoothed[:0], t, 0, hi, at)
+			} else {
+				s.smoothed = sm.Smooth(s.smoothed[:0], t, 0, hi, at)
+			}
 			ready <- s
 		}
 		for s := range analysed {

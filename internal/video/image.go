@@ -48,6 +48,9 @@ type ImageOptions struct {
 	// Width×Height is the output's size; 0×0: the image's own. Another size is reached by
 	// ffmpeg's bicubic scaler, the one FaceFusion's `-s` uses.
 	Width, Height int
+	// Alpha is the image's alpha plane, kept in a PNG output as FaceFusion keeps an image
+	// target's; nil: opaque. JPEG has none.
+	Alpha *raster.Alpha
 }
 
 // ScaledImageSize is the size of an image output of a width×height target at FaceFusion's
@@ -83,7 +86,11 @@ func imageQualityArgs(kind string, quality int) []string {
 // path (whose extension, a temporary suffix ignored, names the format).
 func imageArgs(path string, w, h int, opt ImageOptions) []string {
 	kind := imageKind(path)
-	args := ffmpegArgs("-f", "rawvideo", "-pix_fmt", "rgb24",
+	in, out := "rgb24", "rgb24"
+	if opt.Alpha != nil {
+		in, out = "rgba", "rgba"
+	}
+	args := ffmpegArgs("-f", "rawvideo", "-pix_fmt", in,
 		"-s", strconv.Itoa(w)+"x"+strconv.Itoa(h), "-i", "pipe:0", "-frames:v", "1")
 	if opt.Width > 0 && opt.Height > 0 && (opt.Width != w || opt.Height != h) {
 		args = append(args, "-vf", scaleFilter(opt.Width, opt.Height))
@@ -92,7 +99,7 @@ func imageArgs(path string, w, h int, opt ImageOptions) []string {
 		// 4:2:0 like every JPEG FaceFusion writes; the J formats are full range, as JPEG is.
 		args = append(args, "-c:v", "mjpeg", "-pix_fmt", "yuvj420p")
 	} else {
-		args = append(args, "-c:v", "png", "-pix_fmt", "rgb24")
+		args = append(args, "-c:v", "png", "-pix_fmt", out)
 	}
 	args = append(args, imageQualityArgs(kind, opt.Quality)...)
 	// image2 with -update writes this one file (no numbered sequence).
@@ -116,6 +123,9 @@ func writeImage(ctx context.Context, path string, out *os.File, img *raster.Imag
 	if imageKind(path) == "" {
 		return fmt.Errorf("video: cannot write image %s: the name must end in .png, .jpg or .jpeg", path)
 	}
+	if a := opt.Alpha; a != nil && (a.W != img.W || a.H != img.H || len(a.Pix) != a.W*a.H) {
+		return fmt.Errorf("video: cannot write image %s: an alpha plane of %dx%d for %dx%d pixels", path, a.W, a.H, img.W, img.H)
+	}
 	if opt.Width < 0 || opt.Height < 0 {
 		return fmt.Errorf("video: cannot write image %s at %dx%d: the size must be positive", path, opt.Width, opt.Height)
 	}
@@ -136,7 +146,7 @@ func writeImage(ctx context.Context, path string, out *os.File, img *raster.Imag
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("video: cannot write image %s: %w", path, exitError(ctx, FFmpeg, err, tail))
 	}
-	_, werr := in.Write(img.Bytes())
+	_, werr := in.Write(withAlpha(img, opt.Alpha))
 	in.Close()
 	if err := cmd.Wait(); err != nil { // ffmpeg's words say more than a broken pipe
 		err = fmt.Errorf("video: cannot write image %s: %w", path, exitError(ctx, FFmpeg, err, tail))
@@ -150,4 +160,19 @@ func writeImage(ctx context.Context, path string, out *os.File, img *raster.Imag
 		return fmt.Errorf("video: cannot write image %s: %v", path, werr)
 	}
 	return nil
+}
+
+// withAlpha is img's packed rgb24 bytes, or rgba with alpha's bytes where alpha is given.
+func withAlpha(img *raster.Image, alpha *raster.Alpha) []byte {
+	if alpha == nil {
+		return img.Bytes()
+	}
+	out := make([]byte, 0, img.W*img.H*4)
+	for y := 0; y < img.H; y++ {
+		row := img.Pix[y*img.Stride : y*img.Stride+img.W*3]
+		for x := 0; x < img.W; x++ {
+			out = append(out, row[3*x], row[3*x+1], row[3*x+2], alpha.Pix[y*img.W+x])
+		}
+	}
+	return out
 }

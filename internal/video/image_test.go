@@ -97,3 +97,36 @@ func testImage(t *testing.T, dir string) *raster.Image {
 	}
 	return img
 }
+
+// An image target's alpha is kept in a PNG output, as FaceFusion keeps it, colours and alpha
+// exact, and read back by raster.LoadAlpha; an opaque image has none (nil), and JPEG drops it.
+func TestWriteImageKeepsAlpha(t *testing.T) {
+	dir := t.TempDir()
+	img := testImage(t, dir)
+	if a, err := raster.LoadAlpha(filepath.Join(dir, "src.png")); err != nil || a != nil {
+		t.Fatalf("an opaque PNG's alpha: %v, %v; want nil", a, err)
+	}
+	alpha := &raster.Alpha{W: img.W, H: img.H, Pix: make([]uint8, img.W*img.H)}
+	for i := range alpha.Pix {
+		alpha.Pix[i] = uint8(i * 7)
+	}
+	p := filepath.Join(dir, "alpha.png")
+	if err := WriteImage(context.Background(), p, img, ImageOptions{Alpha: alpha}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := raster.LoadAlpha(p)
+	if err != nil || got == nil || !slices.Equal(got.Pix, alpha.Pix) {
+		t.Fatalf("alpha read back differs (%v)", err)
+	}
+	back, err := raster.Load(p)
+	if err != nil || !slices.Equal(back.Bytes(), img.Bytes()) {
+		t.Fatalf("colours beside the alpha differ (%v)", err)
+	}
+	j := filepath.Join(dir, "alpha.jpg")
+	if err := WriteImage(context.Background(), j, img, ImageOptions{Quality: 90, Alpha: alpha}); err != nil {
+		t.Fatal(err)
+	}
+	if a, err := raster.LoadAlpha(j); err != nil || a != nil {
+		t.Errorf("a JPEG's alpha: %v, %v; want none", a != nil, err)
+	}
+}

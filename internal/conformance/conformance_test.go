@@ -1,0 +1,388 @@
+package conformance
+
+import (
+	"bytes"
+	"crypto/md5"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/facefusion-hpc/facefusion/infer/fixtures"
+	"github.com/facefusion-hpc/facefusion/internal/clitest"
+	"github.com/facefusion-hpc/facefusion/internal/testenv"
+)
+
+var (
+	update   = flag.Bool("update", false, "rewrite the generated table of docs/conformance.md from this run")
+	onlyFlag = flag.String("cases", "", "run only these cases (comma-separated names); the docs check is then skipped")
+	keepFlag = flag.String("keep", "", "folder for every input, output and diff image (default: a folder of the system's temp folder, kept until the next run)")
+)
+
+func TestMain(m *testing.M) { clitest.Main(m) }
+
+// baseArgs start both sides' flags, before a case's own (which override them: argparse and our
+// flags take the last value): FaceFusion's defaults are not facefusion's embedded default.
+var baseArgs = []string{"--processors", "face_swapper", "--face-swapper-model", "inswapper_128",
+	"--face-detector-model", "scrfd", "--face-landmarker-model", "2dfan4", "--face-selector-mode", "one",
+	"--execution-providers", "cpu", "--execution-thread-count", "1", "--log-level", "error"}
+
+// oursOnly are our own flags: our departures from FaceFusion turned off (landmark smoothing),
+// the identity measure (a report, no pixels) off, and the plumbing.
+var oursOnly = []string{"--face-landmark-smoothing", "0", "--identity-measure", "off"}
+
+// paths are one case's files.
+type paths struct {
+	input, source, ffOut, oursOut, ffResult, oursFaces, diff string
+}
+
+func casePaths(work, samples string, c *Case) paths {
+	p := paths{input: filepath.Join(work, "in", inputName(c)), ffResult: filepath.Join(work, "out", c.Name+".ff.json")}
+	if c.Source != "" {
+		p.source = filepath.Join(samples, c.Source)
+	}
+	switch c.Compare {
+	case CompareFaces:
+		p.oursFaces = filepath.Join(work, "out", c.Name+".ours.json")
+		p.ffOut = filepath.Join(work, "out", c.Name+".unused.png")
+	case CompareImage:
+		p.ffOut, p.oursOut = filepath.Join(work, "out", c.Name+".ff.png"), filepath.Join(work, "out", c.Name+".ours.png")
+	case CompareVideo:
+		p.ffOut, p.oursOut = filepath.Join(work, "out", c.Name+".ff.mov"), filepath.Join(work, "out", c.Name+".ours.mov")
+	}
+	p.diff = filepath.Join(work, "out", c.Name+".diffx10.png")
+	return p
+}
+
+// videoArgs: FaceFusion wants the output's extension to be the target's; rawvideo in .mov keeps
+// every frame exact on both sides.
+var videoArgs = []string{"--output-video-encoder", "rawvideo"}
+
+func ffArgv(c *Case, p paths) []string {
+	argv := append([]string{"headless-run"}, baseArgs...)
+	if c.Compare == CompareVideo {
+		argv = append(argv, videoArgs...)
+	}
+	argv = append(argv, c.Args...)
+	src := p.source
+	if src == "" {
+		src = p.input // faces: the source is not used
+	}
+	return append(argv, "-s", src, "-t", p.input, "-o", p.ffOut)
+}
+
+func oursArgv(c *Case, p paths, models string) []string {
+	var argv []string
+	if c.Compare == CompareFaces {
+		argv = []string{"faces", "-t", p.input}
+	} else {
+		argv = []string{"run", "-s", p.source, "-t", p.input, "-o", p.oursOut, "--force"}
+	}
+	argv = append(argv, baseArgs...)
+	if c.Compare == CompareVideo {
+		argv = append(argv, videoArgs...)
+	}
+	argv = append(argv, oursOnly...)
+	argv = append(argv, "--models-dir", models)
+	return append(argv, c.Args...)
+}
+
+// reference is FaceFusion's oracle beside the checkout (../shared/reference).
+func reference(t *testing.T) string {
+	t.Helper()
+	ref := filepath.Clean(filepath.Join(testenv.Root(t), "..", "shared", "reference"))
+	if _, err := os.Stat(filepath.Join(ref, "run-facefusion")); err != nil {
+		t.Fatalf("FaceFusion's oracle is missing: %s/run-facefusion (the conformance suite runs FaceFusion 3.8.1 from ../shared/reference beside the checkout, see DESIGN.md section 11): put the shared folder beside the checkout", ref)
+	}
+	return ref
+}
+
+// workDir is the suite's folder: the oracle's work copy (kept between runs: its copy and bridge
+// are made once), the models, and this run's inputs and outputs (kept until the next run, for the
+// diff images a failure names). Locked against another run of the suite from this checkout.
+func workDir(t *testing.T) string {
+	t.Helper()
+	dir := *keepFlag
+	if dir == "" {
+		dir = filepath.Join(os.TempDir(), fmt.Sprintf("facefusion-conformance-%d-%x", os.Getuid(), md5.Sum([]byte(testenv.Root(t)))))
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	lock, err := os.OpenFile(filepath.Join(dir, "lock"), os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { lock.Close() })
+	for _, sub := range []string{"in", "out", "models"} {
+		if err := os.RemoveAll(filepath.Join(dir, sub)); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.MkdirAll(filepath.Join(dir, sub), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// writeModels writes our stand-ins and links the real scrfd_2.5g: the model files both sides run.
+func writeModels(t *testing.T, dir string) {
+	t.Helper()
+	if err := fixtures.Write(dir); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(filepath.Join(dir, "scrfd_2.5g.onnx")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(testenv.SharedModel(t, "scrfd_2.5g.onnx"), filepath.Join(dir, "scrfd_2.5g.onnx")); err != nil {
+		t.Fatal(err)
+	}
+}
+
+type ffJob struct {
+	Name    string   `json:"name"`
+	Compare string   `json:"compare"`
+	Argv    []string `json:"argv"`
+	Result  string   `json:"result"`
+}
+
+type ffResult struct {
+	OK    bool   `json:"ok"`
+	Error string `json:"error"`
+	Trace string `json:"trace"`
+	facesJSON
+}
+
+// runOracle runs every case through FaceFusion, in one run-facefusion call.
+func runOracle(ref, work, models, ort string, cases []Case, ps []paths) (string, error) {
+	var jobs []ffJob
+	for i := range cases {
+		jobs = append(jobs, ffJob{cases[i].Name, cases[i].Compare, ffArgv(&cases[i], ps[i]), ps[i].ffResult})
+	}
+	data, err := json.Marshal(jobs)
+	if err != nil {
+		return "", err
+	}
+	list := filepath.Join(work, "out", "jobs.json")
+	if err := os.WriteFile(list, data, 0o644); err != nil {
+		return "", err
+	}
+	_, file, _, _ := runtime.Caller(0)
+	cmd := exec.Command(filepath.Join(ref, "run-facefusion"), "--work", filepath.Join(work, "ffwork"), "--models", models, "--ort", ort, "--", list)
+	cmd.Env = append(os.Environ(), "FFREF_FLOAT_WARP=1", "FFREF_PYTHON="+filepath.Join(filepath.Dir(file), "oracle", "python"))
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err = cmd.Run()
+	return out.String(), err
+}
+
+func TestConformance(t *testing.T) {
+	root, ref := testenv.Root(t), reference(t)
+	samples := filepath.Join(testenv.Cache(t), "samples")
+	all, err := LoadCases(filepath.Join(root, "internal", "conformance", "cases"), samples)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := all
+	if *onlyFlag != "" {
+		cases = nil
+		for _, name := range strings.Split(*onlyFlag, ",") {
+			found := false
+			for _, c := range all {
+				if c.Name == name {
+					cases, found = append(cases, c), true
+				}
+			}
+			if !found {
+				t.Fatalf("-cases: no case named %q", name)
+			}
+		}
+	}
+	testenv.Tool(t, "ffmpeg")
+	work := workDir(t)
+	models := filepath.Join(work, "models")
+	writeModels(t, models)
+	ps := make([]paths, len(cases))
+	for i := range cases {
+		ps[i] = casePaths(work, samples, &cases[i])
+		if _, err := makeInput(filepath.Join(work, "in"), samples, &cases[i]); err != nil {
+			t.Fatalf("%s: case %q: %v", cases[i].File, cases[i].Name, err)
+		}
+	}
+
+	// FaceFusion in the background, ours meanwhile: one core each.
+	start := time.Now()
+	type oracleRun struct {
+		log string
+		err error
+		at  time.Duration
+	}
+	oracle := make(chan oracleRun, 1)
+	go func() {
+		log, err := runOracle(ref, work, models, testenv.ORTLibrary(t), cases, ps)
+		oracle <- oracleRun{log, err, time.Since(start)}
+	}()
+	oursErr := make([]string, len(cases))
+	for i := range cases {
+		c, p := &cases[i], ps[i]
+		cmd := clitest.Command(t, oursArgv(c, p, models)...)
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		if err := cmd.Run(); err != nil {
+			oursErr[i] = fmt.Sprintf("facefusion %s: %v: %s", strings.Join(cmd.Args[1:], " "), err, strings.TrimSpace(stderr.String()))
+			continue
+		}
+		if c.Compare == CompareFaces {
+			if err := os.WriteFile(p.oursFaces, stdout.Bytes(), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	oursTime := time.Since(start)
+	o := <-oracle
+	t.Logf("%d cases: ours %.1f s, FaceFusion %.1f s (side by side), in %s", len(cases), oursTime.Seconds(), o.at.Seconds(), work)
+	if o.err != nil {
+		t.Fatalf("the FaceFusion oracle failed: %v\n%s", o.err, o.log)
+	}
+
+	results := make([]result, len(cases))
+	for i := range cases {
+		c, p := &cases[i], ps[i]
+		results[i] = measure(c, p, oursErr[i])
+		r := results[i]
+		t.Run(c.Name, func(t *testing.T) {
+			switch {
+			case r.verdict == verdictAgrees && c.Cause != "":
+				t.Errorf("%s: meets the tolerances (%s): take its cause out of %s", c.Name, r.figures.text(c.Compare), c.File)
+			case r.verdict == verdictAgrees:
+				t.Logf("%s", r.figures.text(c.Compare))
+			case r.verdict == verdictKnown:
+				t.Logf("known divergence (%s): %s; %s", c.Cause, r.why, r.figures.text(c.Compare))
+			default:
+				where := ""
+				if c.Compare != CompareFaces {
+					where = fmt.Sprintf("; diff ×10: %s (FaceFusion %s, ours %s)", p.diff, p.ffOut, p.oursOut)
+				}
+				t.Errorf("%s (%s): %s; %s%s", c.Name, c.File, r.why, r.figures.text(c.Compare), where)
+			}
+		})
+	}
+
+	if *onlyFlag != "" {
+		t.Logf("-cases given: docs/conformance.md not checked")
+		return
+	}
+	checkDocs(t, filepath.Join(root, "docs", "conformance.md"), renderTable(results, uncovered(all)))
+}
+
+// measure compares one case's outputs.
+func measure(c *Case, p paths, oursErr string) result {
+	r := result{c: c}
+	fail := func(why string) result {
+		r.verdict, r.why = verdictFails, why
+		return r
+	}
+	data, err := os.ReadFile(p.ffResult)
+	if err != nil {
+		return fail("FaceFusion left no result: " + err.Error())
+	}
+	var ff ffResult
+	if err := json.Unmarshal(data, &ff); err != nil {
+		return fail(fmt.Sprintf("FaceFusion's result %s: %v", p.ffResult, err))
+	}
+	if !ff.OK {
+		return fail("FaceFusion failed: " + ff.Error + "\n" + ff.Trace)
+	}
+	if oursErr != "" {
+		return fail(oursErr)
+	}
+	switch c.Compare {
+	case CompareFaces:
+		ours, err := readFaces(p.oursFaces)
+		if err != nil {
+			return fail(err.Error())
+		}
+		r.figures = compareFaces(&ff.facesJSON, ours)
+	case CompareImage, CompareVideo:
+		var a, b []frameRGB
+		if c.Compare == CompareImage {
+			fa, err1 := readPNG(p.ffOut)
+			fb, err2 := readPNG(p.oursOut)
+			if err1 != nil || err2 != nil {
+				return fail(fmt.Sprintf("reading the outputs: %v, %v", err1, err2))
+			}
+			a, b = []frameRGB{fa}, []frameRGB{fb}
+		} else {
+			var err1, err2 error
+			a, err1 = readFrames(p.ffOut)
+			b, err2 = readFrames(p.oursOut)
+			if err1 != nil || err2 != nil {
+				return fail(fmt.Sprintf("reading the outputs: %v, %v", err1, err2))
+			}
+		}
+		if r.figures, err = comparePixels(a, b, &ff.facesJSON, p.diff); err != nil {
+			return fail(err.Error())
+		}
+	}
+	ok, why := r.figures.within(c.Compare)
+	switch {
+	case ok:
+		r.verdict = verdictAgrees
+	case c.Cause != "":
+		r.verdict, r.why = verdictKnown, why
+	default:
+		r.verdict, r.why = verdictFails, why
+	}
+	return r
+}
+
+// checkDocs holds docs/conformance.md's generated table to this run's (or, with -update, writes it).
+func checkDocs(t *testing.T, path, table string) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v: the conformance page is missing", err)
+	}
+	doc, ok := spliceTable(string(data), table)
+	if !ok {
+		t.Fatalf("%s has no generated table (the lines %q and %q)", path, tableBegin, tableEnd)
+	}
+	if *update {
+		if doc != string(data) {
+			if err := os.WriteFile(path, []byte(doc), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("rewrote the table of %s", path)
+		}
+		return
+	}
+	if doc != string(data) {
+		t.Errorf("%s is stale: its table differs from this run's (a case added, a verdict or figure changed); run go test ./internal/conformance -update and commit the page. Lines of this run not in the page:\n%s",
+			path, strings.Join(newLines(string(data), doc), "\n"))
+	}
+}
+
+// newLines are the lines of b that a lacks.
+func newLines(a, b string) []string {
+	have := map[string]bool{}
+	for _, l := range strings.Split(a, "\n") {
+		have[l] = true
+	}
+	var out []string
+	for _, l := range strings.Split(b, "\n") {
+		if !have[l] {
+			out = append(out, l)
+		}
+	}
+	return out
+}

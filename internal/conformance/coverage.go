@@ -1,0 +1,199 @@
+package conformance
+
+import (
+	"sort"
+	"strings"
+)
+
+// option is one FaceFusion option the suite must prove: its key (program.py's flag, snake_case)
+// and, for a choice, FaceFusion's choices (each must be covered as key=value; a number or a list
+// of numbers is covered by the key alone).
+type option struct {
+	key     string
+	choices []string
+}
+
+// options are the FaceFusion 3.8.1 options of face analysis, selection, tracking and masks
+// (program.py's face detector, landmarker, selector, tracker and masker groups), of the
+// face_swapper, face_enhancer and face_debugger processors (their core.py register_args, with
+// choices.py and types.py), and the general options that change frames. TestOptionsAreFaceFusions
+// holds the keys to program.py and core.py, and the choices to types.py.
+var options = []option{
+	{"face_detector_model", []string{"many", "retinaface", "scrfd", "yolo_face", "yunet"}},
+	{"face_detector_size", nil},
+	{"face_detector_margin", nil},
+	{"face_detector_angles", []string{"0", "90", "180", "270"}},
+	{"face_detector_score", nil},
+	{"face_landmarker_model", []string{"many", "2dfan4", "peppa_wutz"}},
+	{"face_landmarker_score", nil},
+	{"face_selector_mode", []string{"many", "one", "reference"}},
+	{"face_selector_order", []string{"left-right", "right-left", "top-bottom", "bottom-top", "small-large", "large-small", "best-worst", "worst-best"}},
+	{"face_selector_age_start", nil},
+	{"face_selector_age_end", nil},
+	{"face_selector_gender", []string{"auto", "female", "male"}},
+	{"face_selector_race", []string{"auto", "white", "black", "latino", "asian", "indian", "arabic"}},
+	{"reference_face_position", nil},
+	{"reference_face_distance", nil},
+	{"reference_frame_number", nil},
+	{"face_tracker_score", nil},
+	{"face_occluder_model", []string{"many", "xseg_1", "xseg_2", "xseg_3"}},
+	{"face_parser_model", []string{"bisenet_resnet_18", "bisenet_resnet_34"}},
+	{"face_mask_types", []string{"box", "occlusion", "area", "region"}},
+	{"face_mask_areas", []string{"upper-face", "lower-face", "mouth"}},
+	{"face_mask_regions", []string{"skin", "left-eyebrow", "right-eyebrow", "left-eye", "right-eye", "glasses", "nose", "mouth", "upper-lip", "lower-lip"}},
+	{"face_mask_blur", nil},
+	{"face_mask_padding", nil},
+	{"face_swapper_model", []string{"blendswap_256", "ghost_1_256", "ghost_2_256", "ghost_3_256", "hififace_unofficial_256", "hyperswap_1a_256", "hyperswap_1b_256", "hyperswap_1c_256", "inswapper_128", "inswapper_128_fp16", "simswap_256", "simswap_unofficial_512", "uniface_256"}},
+	{"face_swapper_pixel_boost", nil},
+	{"face_swapper_weight", nil},
+	{"face_enhancer_model", []string{"codeformer", "gfpgan_1.2", "gfpgan_1.3", "gfpgan_1.4", "gpen_bfr_256", "gpen_bfr_512", "gpen_bfr_1024", "gpen_bfr_2048", "restoreformer_plus_plus"}},
+	{"face_enhancer_blend", nil},
+	{"face_enhancer_weight", nil},
+	{"face_debugger_items", []string{"bounding-box", "face-landmark-5", "face-landmark-5/68", "face-landmark-68", "face-landmark-68/5", "face-mask"}},
+	// General options that change frames.
+	{"processors", []string{"face_swapper", "face_enhancer", "face_debugger"}},
+	{"trim_frame_start", nil},
+	{"trim_frame_end", nil},
+	{"output_image_scale", nil},
+	{"output_video_scale", nil},
+	{"output_video_fps", nil},
+	{"target_frame_amount", nil},
+	{"workflow_mode", []string{"auto", "image-to-image", "image-to-video"}},
+	{"workflow_strategy", []string{"disk", "memory"}},
+	{"temp_frame_format", []string{"bmp", "jpeg", "png", "tiff"}},
+	{"temp_pixel_format", []string{"bgr24", "bgra"}},
+	{"video_memory_strategy", []string{"strict", "moderate", "tolerant"}},
+}
+
+// notYetCovered are the coverage items (key or key=value) no case proves yet: the to-do list,
+// printed in docs/conformance.md. The test fails when an item here is covered after all (take
+// it out) or when an item is neither covered nor here.
+var notYetCovered = []string{
+	"face_detector_model=many",
+	"face_detector_model=retinaface",
+	"face_detector_model=yolo_face",
+	"face_detector_model=yunet",
+	"face_detector_margin",
+	"face_detector_angles=0",
+	"face_detector_angles=90",
+	"face_detector_angles=180",
+	"face_detector_angles=270",
+	"face_landmarker_model=many",
+	"face_landmarker_model=peppa_wutz",
+	"face_selector_age_start",
+	"face_selector_age_end",
+	"face_selector_gender=auto",
+	"face_selector_gender=female",
+	"face_selector_gender=male",
+	"face_selector_race=auto",
+	"face_selector_race=white",
+	"face_selector_race=black",
+	"face_selector_race=latino",
+	"face_selector_race=asian",
+	"face_selector_race=indian",
+	"face_selector_race=arabic",
+	"reference_frame_number",
+	"face_swapper_model=blendswap_256",
+	"face_swapper_model=ghost_1_256",
+	"face_swapper_model=ghost_2_256",
+	"face_swapper_model=ghost_3_256",
+	"face_swapper_model=hififace_unofficial_256",
+	"face_swapper_model=hyperswap_1a_256",
+	"face_swapper_model=hyperswap_1b_256",
+	"face_swapper_model=hyperswap_1c_256",
+	"face_swapper_model=inswapper_128_fp16",
+	"face_swapper_model=simswap_256",
+	"face_swapper_model=simswap_unofficial_512",
+	"face_swapper_model=uniface_256",
+	"face_swapper_pixel_boost",
+	"face_swapper_weight",
+	"face_enhancer_model=codeformer",
+	"face_enhancer_model=gfpgan_1.2",
+	"face_enhancer_model=gfpgan_1.3",
+	"face_enhancer_model=gpen_bfr_256",
+	"face_enhancer_model=gpen_bfr_512",
+	"face_enhancer_model=gpen_bfr_1024",
+	"face_enhancer_model=gpen_bfr_2048",
+	"face_enhancer_model=restoreformer_plus_plus",
+	"face_enhancer_weight",
+	"face_debugger_items=face-landmark-68/5",
+	"trim_frame_start",
+	"trim_frame_end",
+	"output_image_scale",
+	"output_video_scale",
+	"output_video_fps",
+	"workflow_mode=auto",
+	"temp_frame_format=bmp",
+	"temp_pixel_format=bgr24",
+	"video_memory_strategy=strict",
+	"video_memory_strategy=moderate",
+	"video_memory_strategy=tolerant",
+}
+
+func knownKey(key string) bool {
+	for _, o := range options {
+		if o.key == key {
+			return true
+		}
+	}
+	return false
+}
+
+// coverageItems are what the cases must cover: each choice as key=value, each other key alone.
+func coverageItems() []string {
+	var items []string
+	for _, o := range options {
+		if len(o.choices) == 0 {
+			items = append(items, o.key)
+			continue
+		}
+		for _, c := range o.choices {
+			items = append(items, o.key+"="+c)
+		}
+	}
+	return items
+}
+
+// uncovered are the coverage items no case's covers names, in the order of options.
+func uncovered(cases []Case) []string {
+	have := map[string]bool{}
+	for _, c := range cases {
+		for _, cv := range c.Covers {
+			have[cv] = true
+			key, _, _ := strings.Cut(cv, "=")
+			have[key] = true
+		}
+	}
+	var out []string
+	for _, item := range coverageItems() {
+		if !have[item] {
+			out = append(out, item)
+		}
+	}
+	return out
+}
+
+// diffLists are the items of a not in b and of b not in a, each sorted.
+func diffLists(a, b []string) (onlyA, onlyB []string) {
+	in := func(xs []string) map[string]bool {
+		m := map[string]bool{}
+		for _, x := range xs {
+			m[x] = true
+		}
+		return m
+	}
+	ma, mb := in(a), in(b)
+	for _, x := range a {
+		if !mb[x] {
+			onlyA = append(onlyA, x)
+		}
+	}
+	for _, x := range b {
+		if !ma[x] {
+			onlyB = append(onlyB, x)
+		}
+	}
+	sort.Strings(onlyA)
+	sort.Strings(onlyB)
+	return onlyA, onlyB
+}

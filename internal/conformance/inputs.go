@@ -1,0 +1,179 @@
+package conformance
+
+import (
+	"fmt"
+	"image"
+	"image/png"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+
+	"github.com/facefusion-hpc/facefusion/internal/raster"
+)
+
+// inputName is the file both sides read as a case's target: the sample, transformed, as PNG
+// (a video case: a clip made from it).
+func inputName(c *Case) string {
+	base := strings.TrimSuffix(c.Target, filepath.Ext(c.Target))
+	if c.Transform != "" {
+		base += "-" + strings.NewReplacer(":", "-", ",", "-").Replace(c.Transform)
+	}
+	if c.Compare == CompareVideo {
+		return fmt.Sprintf("%s-%df.mov", base, c.FrameCount())
+	}
+	return base + ".png"
+}
+
+// transformImage applies a case's transform to img.
+func transformImage(img *raster.Image, t string) (*raster.Image, error) {
+	name, crop, err := transformOf(t)
+	if err != nil {
+		return nil, err
+	}
+	at := func(x, y int) []uint8 {
+		i := y*img.Stride + 3*x
+		return img.Pix[i : i+3]
+	}
+	var out *raster.Image
+	switch name {
+	case "":
+		return img.Clone(), nil
+	case "mirror":
+		out = raster.New(img.W, img.H)
+		for y := range img.H {
+			for x := range img.W {
+				put(out, x, y, at(img.W-1-x, y))
+			}
+		}
+	case "rotate180":
+		out = raster.New(img.W, img.H)
+		for y := range img.H {
+			for x := range img.W {
+				put(out, x, y, at(img.W-1-x, img.H-1-y))
+			}
+		}
+	case "rotate90", "rotate270": // counter-clockwise, as cv2.ROTATE_90_COUNTERCLOCKWISE
+		out = raster.New(img.H, img.W)
+		for y := range out.H {
+			for x := range out.W {
+				if name == "rotate90" {
+					put(out, x, y, at(img.W-1-y, x))
+				} else {
+					put(out, x, y, at(y, img.H-1-x))
+				}
+			}
+		}
+	case "dark":
+		out = img.Clone()
+		for i := range out.Pix {
+			out.Pix[i] /= 4
+		}
+	case "pair":
+		// The target at 5/8 beside itself at 1/2 (nearest pixel), bottom-aligned on black: two
+		// faces of different size, place and score, in a frame the detectors need not shrink.
+		lw, lh, rw, rh := img.W*5/8, img.H*5/8, img.W/2, img.H/2
+		out = raster.New(lw+rw, lh)
+		for y := range lh {
+			for x := range lw {
+				put(out, x, y, at(x*8/5, y*8/5))
+			}
+		}
+		for y := range rh {
+			for x := range rw {
+				put(out, lw+x, lh-rh+y, at(x*2, y*2))
+			}
+		}
+	case "twin":
+		// The target beside its mirror image: twice as wide, so the detectors shrink it.
+		out = raster.New(2*img.W, img.H)
+		for y := range img.H {
+			for x := range img.W {
+				put(out, x, y, at(x, y))
+				put(out, 2*img.W-1-x, y, at(x, y))
+			}
+		}
+	case "crop":
+		x0, y0, w, h := crop[0], crop[1], crop[2], crop[3]
+		if x0+w > img.W || y0+h > img.H {
+			return nil, fmt.Errorf("transform %q: the crop leaves the %dx%d image", t, img.W, img.H)
+		}
+		out = raster.New(w, h)
+		for y := range h {
+			for x := range w {
+				put(out, x, y, at(x0+x, y0+y))
+			}
+		}
+	}
+	return out, nil
+}
+
+// put sets out's pixel (x, y) to the RGB of p.
+func put(out *raster.Image, x, y int, p []uint8) {
+	i := y*out.Stride + 3*x
+	copy(out.Pix[i:i+3], p)
+}
+
+// writePNG writes img as an 8-bit RGB PNG (through NRGBA, opaque).
+func writePNG(path string, img *raster.Image) error {
+	n := image.NewNRGBA(image.Rect(0, 0, img.W, img.H))
+	for y := range img.H {
+		for x := range img.W {
+			i, j := y*img.Stride+3*x, y*n.Stride+4*x
+			copy(n.Pix[j:j+3], img.Pix[i:i+3])
+			n.Pix[j+3] = 255
+		}
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := png.Encode(f, n); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// makeInput writes the case's target into dir (once per input name) and returns its path.
+func makeInput(dir, samples string, c *Case) (string, error) {
+	path := filepath.Join(dir, inputName(c))
+	if _, err := os.Stat(path); err == nil {
+		return path, nil
+	}
+	img, err := raster.Load(filepath.Join(samples, c.Target))
+	if err != nil {
+		return "", fmt.Errorf("target %s: %v", c.Target, err)
+	}
+	if img, err = transformImage(img, c.Transform); err != nil {
+		return "", err
+	}
+	png := path
+	if c.Compare == CompareVideo {
+		png = strings.TrimSuffix(path, ".mov") + ".png"
+	}
+	if err := writePNG(png, img); err != nil {
+		return "", err
+	}
+	if c.Compare == CompareVideo {
+		if err := makeClip(png, path, c.FrameCount(), img.W, img.H); err != nil {
+			return "", err
+		}
+	}
+	return path, nil
+}
+
+// makeClip pans a window of the image by (3, 2) px a frame into a lossless clip (PNG frames,
+// RGB, in .mov: FaceFusion wants the output's extension to be the target's, and .mov takes
+// rawvideo), so both sides decode the very same pixels.
+func makeClip(png, out string, frames, w, h int) error {
+	cw, ch := (w-3*frames)&^1, (h-2*frames)&^1
+	cmd := exec.Command("ffmpeg", "-nostdin", "-hide_banner", "-loglevel", "error", "-y",
+		"-loop", "1", "-framerate", "25", "-i", png,
+		"-vf", fmt.Sprintf("crop=%d:%d:3*n:2*n,format=rgb24", cw, ch),
+		"-frames:v", fmt.Sprint(frames), "-c:v", "png", out)
+	if b, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("making the clip %s: %v: %s", out, err, b)
+	}
+	return nil
+}
