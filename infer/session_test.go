@@ -228,8 +228,9 @@ func TestSwapperRoundTrip(t *testing.T) {
 
 func abs32(v float32) float32 { return float32(math.Abs(float64(v))) }
 
-// TestRecognizerAndMasks checks the NCHW and NHWC reductions: arcface's channel and ramp means, xseg's
-// channel-last mean, bisenet's class planes, codeformer's float64 weight input.
+// TestRecognizerAndMasks checks the stand-ins against their Go twins: arcface's channel and ramp
+// means, the xseg channel-last mixes and ramps, bisenet's class planes, codeformer's float64
+// weight input.
 func TestRecognizerAndMasks(t *testing.T) {
 	dir := fixtures.Dir(t, "arcface_w600k_r50", "xseg_1", "xseg_3", "bisenet_resnet_18", "codeformer", "2dfan4")
 	r := rand.New(rand.NewPCG(3, 4))
@@ -247,7 +248,7 @@ func TestRecognizerAndMasks(t *testing.T) {
 		}
 	}
 
-	var out []float32
+	var x, out []float32
 	for _, name := range []string{"xseg_1", "xseg_3"} {
 		s = openFixture(t, dir, name, 1)
 		in = s.Input("input")
