@@ -286,10 +286,11 @@ func TestEnhancerStandIns(t *testing.T) {
 
 func abs32(v float32) float32 { return float32(math.Abs(float64(v))) }
 
-// TestRecognizerAndMasks checks the NCHW and NHWC reductions: arcface's channel and ramp means, xseg's
-// channel-last mean, bisenet's class planes.
+// TestRecognizerAndMasks checks the stand-ins against their Go twins: arcface's channel and ramp
+// means, the xseg channel-last mixes and ramps, bisenet's class planes, codeformer's float64
+// weight input.
 func TestRecognizerAndMasks(t *testing.T) {
-	dir := fixtures.Dir(t, "arcface_w600k_r50", "xseg_1", "2dfan4")
+	dir := fixtures.Dir(t, "arcface_w600k_r50", "xseg_1", "xseg_3", "bisenet_resnet_18", "codeformer", "2dfan4")
 	r := rand.New(rand.NewPCG(3, 4))
 
 	s := openFixture(t, dir, "arcface_w600k_r50", 1)
@@ -305,17 +306,37 @@ func TestRecognizerAndMasks(t *testing.T) {
 		}
 	}
 
-	s = openFixture(t, dir, "xseg_1", 1)
+	var x, out []float32
+	for _, name := range []string{"xseg_1", "xseg_3"} {
+		s = openFixture(t, dir, name, 1)
+		in = s.Input("input")
+		randomize(r, in, 0, 1)
+		if err := s.Run(1); err != nil {
+			t.Fatal(err)
+		}
+		x, out = in.Float32(), s.Outputs()[0].Float32()
+		for p := range 256 * 256 {
+			want := fixtures.OccluderOut(name, [3]float32{x[3*p], x[3*p+1], x[3*p+2]}, p%256, p/256)
+			if abs32(out[p]-want) > 1e-5 {
+				t.Fatalf("%s: mask[%d] = %v, want %v (NHWC channels mixed, plus the ramps)", name, p, out[p], want)
+			}
+		}
+	}
+
+	s = openFixture(t, dir, "bisenet_resnet_18", 1)
 	in = s.Input("input")
-	randomize(r, in, 0, 1)
+	randomize(r, in, -2, 2)
 	if err := s.Run(1); err != nil {
 		t.Fatal(err)
 	}
-	x, out := in.Float32(), s.Outputs()[0].Float32()
-	for p := range 256 * 256 {
-		want := (x[3*p] + x[3*p+1] + x[3*p+2]) / 3
-		if abs32(out[p]-want) > 1e-6 {
-			t.Fatalf("xseg: mask[%d] = %v, want %v (NHWC channel mean)", p, out[p], want)
+	x, out = in.Float32(), s.Outputs()[0].Float32()
+	const plane = 512 * 512
+	for p := 0; p < plane; p += 997 {
+		want := fixtures.ParserScores("bisenet_resnet_18", [3]float32{x[p], x[plane+p], x[2*plane+p]}, p%512, p/512)
+		for k, w := range want {
+			if abs32(out[k*plane+p]-w) > 1e-4 {
+				t.Fatalf("bisenet_resnet_18: class %d at %d = %v, want %v (NCHW channels mixed, plus the class's position terms)", k, p, out[k*plane+p], w)
+			}
 		}
 	}
 

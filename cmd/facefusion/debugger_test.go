@@ -39,10 +39,10 @@ func TestFaceDebugger(t *testing.T) {
 	}
 
 	refused := filepath.Join(work, "refused.png")
-	r := run(refused, "bounding-box", "age")
-	if r.Code != exitUsage || !strings.Contains(r.Stderr, "age cannot be drawn: it needs FaceFusion's fairface classifier model") ||
+	r := run(refused, "bounding-box", "face-landmark-68/5")
+	if r.Code != exitUsage || !strings.Contains(r.Stderr, "face-landmark-68/5 cannot be drawn: it draws the 68 points FaceFusion's fan_68_5 model estimates") ||
 		strings.Count(strings.TrimSpace(r.Stderr), "\n") != 0 {
-		t.Errorf("item age: exit %d, want %d with one line saying why:\n%s", r.Code, exitUsage, r.Stderr)
+		t.Errorf("item face-landmark-68/5: exit %d, want %d with one line saying why:\n%s", r.Code, exitUsage, r.Stderr)
 	}
 	if _, err := os.Stat(refused); err == nil {
 		t.Errorf("a refused run wrote %s", refused)
@@ -83,9 +83,9 @@ func TestFaceDebugger(t *testing.T) {
 		}
 	}
 	// scrfd's box on this photo starts near y 54 (its forehead margin), 91 px wide: the top edge
-	// is 3 rows of light red there (DebugScale(512) = 2, plus one).
-	if len(topRows) != 3 || topRows[0] < 50 || topRows[0] > 58 {
-		t.Errorf("rows with a light-red run of 80 px or more: %v, want the 3 rows of the box's top edge near y 54", topRows)
+	// is 5 rows of light red there: cv2.line of thickness DebugScale(512)+1 = 3 fills ±2 rows.
+	if len(topRows) != 5 || topRows[2] < 50 || topRows[2] > 58 {
+		t.Errorf("rows with a light-red run of 80 px or more: %v, want the 5 rows of the box's top edge around y 54", topRows)
 	}
 	// The box's other three edges (2 px) and five dots of radius 2 are red.
 	if count[red] < 2*(2*120+85) {

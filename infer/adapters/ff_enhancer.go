@@ -104,7 +104,7 @@ func (e *FaceEnhancer) round(items []FaceRef) error {
 	if err := e.enhance(crops); err != nil {
 		return err
 	}
-	if err := e.mask.after(crops); err != nil {
+	if err := e.mask.after(len(crops), nil); err != nil {
 		return err
 	}
 	for i, it := range items {

@@ -19,6 +19,8 @@ type FaceRef struct {
 	// Embedding is the face's identity where a processor needs it (the face swapper at a
 	// --face-swapper-weight other than 0.5); nil elsewhere.
 	Embedding *face.Embedding
+	// Landmarks are the face's 68 points, for the swapper's area mask (nil where not needed).
+	Landmarks *[68]geom.Pt
 }
 
 // Recognizer is a face recognizer on an engine, up to its MaxBatch faces per claim; the engine

@@ -49,7 +49,6 @@ type FaceSwapper struct {
 	balanced  [][]float32 // per face of a round: the source balanced against it
 	srcCrop   *raster.Image
 	crops     []*raster.Image
-	swapped   []*raster.Image // the 8-bit results the region mask reads
 	outs      []*raster.FloatImage
 	maps      []geom.Affine
 	areas     []image.Rectangle
@@ -58,7 +57,7 @@ type FaceSwapper struct {
 
 // NewFaceSwapper opens FaceFusion's swapper model (inswapper_128, inswapper_128_fp16,
 // hyperswap_1a_256, …, simswap_256, ghost_1_256, …) from cfg.ModelsDir with the converter
-// (crossface_simswap, crossface_ghost) and mask models (xseg_1, bisenet_resnet_34) it needs.
+// (crossface_simswap, crossface_ghost) and mask models (xseg_*, bisenet_resnet_*) it needs.
 func NewFaceSwapper(model string, cfg infer.SessionConfig, opt SwapOptions) (*FaceSwapper, error) {
 	sw, err := facemodel.LookupSwapper(model)
 	if err != nil {
@@ -110,9 +109,6 @@ func NewFaceSwapper(model string, cfg infer.SessionConfig, opt SwapOptions) (*Fa
 	for range s.group {
 		s.crops = append(s.crops, raster.New(boost, boost))
 		s.outs = append(s.outs, facemodel.NewBoostCrop(boost))
-		if s.mask.region {
-			s.swapped = append(s.swapped, raster.New(boost, boost))
-		}
 	}
 	if s.balance != 0 {
 		for range s.group {
@@ -215,8 +211,8 @@ func clashes(prev []FaceRef, areas []image.Rectangle, frame *raster.Image, a ima
 	return false
 }
 
-// round swaps up to s.group faces: warp, the occlusion mask, the tiles in claims of up to
-// MaxBatch, the region mask, paste back. No claim is held while the masks run.
+// round swaps up to s.group faces: warp, the occlusion and area masks, the tiles in claims of
+// up to MaxBatch, the region mask, paste back. No claim is held while the masks run.
 func (s *FaceSwapper) round(items []FaceRef) error {
 	for i, it := range items {
 		align.WarpCrop(s.crops[i], it.Frame, s.maps[i])
@@ -231,6 +227,14 @@ func (s *FaceSwapper) round(items []FaceRef) error {
 	if err := s.mask.before(crops); err != nil {
 		return err
 	}
+	if s.mask.area {
+		for i, it := range items {
+			if it.Landmarks == nil {
+				return fmt.Errorf("face swapper %s: the area mask needs the face's 68 landmarks", s.model.Name)
+			}
+			s.mask.areaMask(i, it.Landmarks, s.maps[i])
+		}
+	}
 	b := s.eng.MaxBatch()
 	total := len(items) * s.tiles
 	for lo := 0; lo < total; lo += b {
@@ -238,14 +242,7 @@ func (s *FaceSwapper) round(items []FaceRef) error {
 			return err
 		}
 	}
-	if s.mask.region {
-		for i := range items {
-			toImage(s.swapped[i], s.outs[i])
-		}
-		if err := s.mask.after(s.swapped[:len(items)]); err != nil {
-			return err
-		}
-	} else if err := s.mask.after(crops); err != nil {
+	if err := s.mask.after(len(items), s.outs); err != nil {
 		return err
 	}
 	for i, it := range items {
@@ -292,17 +289,6 @@ func (s *FaceSwapper) swapTiles(lo, hi int) error {
 		}
 	}
 	return nil
-}
-
-// toImage truncates a 0–255 float crop to 8 bits (the region mask's input; FaceFusion resizes
-// the float crop itself, which differs by under a level).
-func toImage(dst *raster.Image, f *raster.FloatImage) {
-	for y := range dst.H {
-		row, frow := dst.Pix[y*dst.Stride:][:3*dst.W], f.Pix[y*f.Stride:][:3*dst.W]
-		for i, v := range frow {
-			row[i] = uint8(min(255, max(0, v)))
-		}
-	}
 }
 
 // Close lets the swapper's engines go (closing those that are its own).

@@ -42,6 +42,9 @@ var distribution = map[string]struct{ base, pkg, licence string }{
 	"restoreformer_plus_plus": {"models-3.0.0", "", "Apache-2.0"},
 	// face_masker.py: the occluder and the region parser
 	"xseg_1":            {"models-3.1.0", "", "GPL-3.0"},
+	"xseg_2":            {"models-3.1.0", "", "GPL-3.0"},
+	"xseg_3":            {"models-3.2.0", "", "GPL-3.0"},
+	"bisenet_resnet_18": {"models-3.1.0", "", "MIT"},
 	"bisenet_resnet_34": {"models-3.0.0", "", "MIT"},
 	// internal/deps/fetch.sh
 	"fr_feature": {"", "npm faceplugin-face-recognition-js@0.0.1", "MIT (package); the weights' origin is not stated"},

@@ -35,6 +35,7 @@ var published = map[string]infer.Published{
 	"fan_68_5":           {Bytes: 944321, SHA256: "ea05f7d9d014ae1d9cdc6e9c72643d8f00d198b5db3fdd384148ddff499a613e", CRC32: "95c4a198"},
 	"peppa_wutz":         {Bytes: 13753559, SHA256: "ff2de0fa5ceb8aad8c8d037ba2fab8afe90ace34626f3268aae5a56965015776", CRC32: "eb82cb4f"},
 	"arcface_w600k_r50":  {Bytes: 174388474, SHA256: "f1f79dc3b0b79a69f94799af1fffebff09fbd78fd96a275fd8f0cbbea23270d1", CRC32: "1f5fefb8"},
+	"bisenet_resnet_18":  {Bytes: 53205356, SHA256: "2218b6183c26ca5c83303232d682a536c670c13ea9695f716c777d1f244eefe9", CRC32: "6cafc877"},
 	"bisenet_resnet_34":  {Bytes: 93632546, SHA256: "4a0b8c958a3c938913bd06a8365dbb3c8761afba6ecbf0d14b3b1f77eb230c96", CRC32: "35d17a50"},
 	"gfpgan_1.4":         {Bytes: 340299087, SHA256: "accc4757b26bdb89b32b4d3500d4f79c9dff97c1dd7c7104bf9dcb95e3311385", CRC32: ""},
 	"inswapper_128":      {Bytes: 555303150, SHA256: "a290273ed497312095dac48cdef20feec9d5208298223dd01288ab202b54bea7", CRC32: "7057c6ea"},
@@ -42,6 +43,8 @@ var published = map[string]infer.Published{
 	"retinaface_10g":     {Bytes: 16926877, SHA256: "808399c3d0b40ed340634ed590ae564a7caa09e5659916923a95d4470b54ff5a", CRC32: "75b598f8"},
 	"scrfd_2.5g":         {Bytes: 3295067, SHA256: "2c07342347cef21a619c49dd5664fb8c09570ae9eda5bff3e385c11eafc45ada", CRC32: "d0266d7d"},
 	"xseg_1":             {Bytes: 70324286, SHA256: "c4d1498b8a03b5fe2a3a5d2ef2a0402ab03bd51edaf5b2d8d5fb764702a97dd3", CRC32: "f207afe3"},
+	"xseg_2":             {Bytes: 70324286, SHA256: "cd9a0879eaf43841d765472cf1f8c330dbf9dcb03da0eace93e95f3bcc399042", CRC32: "1cae7137"},
+	"xseg_3":             {Bytes: 70327709, SHA256: "48ccd7e8541e159a5a754ec9e62df2f12065f7df8f9af842c1750342c6533559", CRC32: "e99b694c"},
 	"yoloface_8n":        {Bytes: 12659761, SHA256: "821cdbb1e65fbbabdde7dd0933f754797a343e56fd962729c61ffcefcd135929", CRC32: "f9a0382f"},
 
 	"codeformer":       {Bytes: 376951650, SHA256: "21710e7ab61c82683576c428e9c1b6fe1ed419586b7b39e394c3449c294b550f"},
@@ -222,20 +225,26 @@ var table = func() map[string]*Model {
 	add(enhancer("gpen_bfr_2048", "ffhq_512", 2048, false))
 	add(enhancer("restoreformer_plus_plus", "ffhq_512", 512, false))
 
-	// The swap crop resized to 256, /255, channel-last, in the frame's (BGR) order.
-	add(&Model{Name: "xseg_1", Option: "occlusion", Kind: Occluder, Batched: true,
-		Want: infer.Signature{
-			Inputs:  []infer.TensorSpec{f32("input", dyn, 256, 256, 3)},
-			Outputs: []infer.TensorSpec{f32("", dyn, 256, 256, 1)}},
-		Size: 256, Norm: Norm{BGR: true, NHWC: true, Scale: 255, Std: unit},
-		Unconfirmed: "output [1,256,256,1] (FaceFusion clips it to [0,1] and blurs it)"})
-	// RGB /255, ImageNet mean/std; argmax over the 19 classes.
-	add(&Model{Name: "bisenet_resnet_34", Option: "region", Kind: Parser, Batched: true,
-		Want: infer.Signature{
-			Inputs:  []infer.TensorSpec{f32("input", dyn, 3, 512, 512)},
-			Outputs: []infer.TensorSpec{f32("", dyn, 19, 512, 512)}},
-		Size: 512, Norm: imagenet,
-		Unconfirmed: "output [1,19,512,512] (19 face-parsing classes)"})
+	// The occluders (face_occluder_model; "many" runs all three): the crop resized to 256,
+	// /255, channel-last, in the frame's (BGR) order.
+	for _, n := range []string{"xseg_1", "xseg_2", "xseg_3"} {
+		add(&Model{Name: n, Kind: Occluder, Batched: true,
+			Want: infer.Signature{
+				Inputs:  []infer.TensorSpec{f32("input", dyn, 256, 256, 3)},
+				Outputs: []infer.TensorSpec{f32("", dyn, 256, 256, 1)}},
+			Size: 256, Norm: Norm{BGR: true, NHWC: true, Scale: 255, Std: unit},
+			Unconfirmed: "output [1,256,256,1] (FaceFusion clips it to [0,1] and blurs it)"})
+	}
+	// The region parsers (face_parser_model): RGB /255, ImageNet mean/std; argmax over the 19
+	// classes.
+	for _, n := range []string{"bisenet_resnet_18", "bisenet_resnet_34"} {
+		add(&Model{Name: n, Kind: Parser, Batched: true,
+			Want: infer.Signature{
+				Inputs:  []infer.TensorSpec{f32("input", dyn, 3, 512, 512)},
+				Outputs: []infer.TensorSpec{f32("", dyn, 19, 512, 512)}},
+			Size: 512, Norm: imagenet,
+			Unconfirmed: "output [1,19,512,512] (19 face-parsing classes)"})
+	}
 	// The embedding converters simswap, ghost and hififace take their source through:
 	// FaceFusion feeds the raw arcface embedding as 'input' [1,512] and uses output 0.
 	for _, n := range []string{"crossface_simswap", "crossface_ghost", "crossface_hififace"} {

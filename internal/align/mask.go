@@ -1,6 +1,12 @@
 package align
 
-import "math"
+import (
+	"image"
+	"math"
+
+	"github.com/facefusion-hpc/facefusion/internal/geom"
+	"github.com/facefusion-hpc/facefusion/internal/raster"
+)
 
 // Masks are crop-sized []float32 planes, row-major (value at (x, y) is m[y·w+x]), 1 where
 // the swapped face shows and 0 where the frame stays. FaceFusion combines the box,
@@ -13,6 +19,8 @@ type MaskWorkspace struct {
 	tmp, a, b, sel []float32
 	kernel         []float32
 	sigma          float64
+	pts, hull      []image.Point
+	in, out        []float32 // PackFloat's planes
 }
 
 func grow(s []float32, n int) []float32 {
@@ -28,8 +36,50 @@ var RegionClasses = map[string]int{
 	"glasses": 6, "nose": 10, "mouth": 11, "upper-lip": 12, "lower-lip": 13,
 }
 
+// RegionNames are FaceFusion's --face-mask-regions choices, in its order (its default: all).
+var RegionNames = []string{"skin", "left-eyebrow", "right-eyebrow", "left-eye", "right-eye", "glasses", "nose", "mouth", "upper-lip", "lower-lip"}
+
 // DefaultRegions is FaceFusion's default --face-mask-regions: every region, as class ids.
 var DefaultRegions = []int{1, 2, 3, 4, 5, 6, 10, 11, 12, 13}
+
+// MaskArea is one of FaceFusion's --face-mask-areas: the 68-landmark points whose convex hull
+// it covers (facefusion/choices.py face_mask_area_set).
+type MaskArea struct {
+	Name   string
+	Points []int
+}
+
+// MaskAreas are FaceFusion's face mask areas, in its order (its default: all).
+var MaskAreas = []MaskArea{
+	{"upper-face", []int{0, 1, 2, 31, 32, 33, 34, 35, 14, 15, 16, 26, 25, 24, 23, 22, 21, 20, 19, 18, 17}},
+	{"lower-face", []int{3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 35, 34, 33, 32, 31}},
+	{"mouth", []int{48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 58, 59, 60, 61, 62, 63, 64, 65, 66, 67}},
+}
+
+// AreaMask writes FaceFusion's area mask (create_area_mask) for a w×h crop into dst: the
+// convex hull of the areas' landmarks, mapped into the crop by toCrop (in float32, as
+// cv2.transform does for FaceFusion's float32 landmarks) and truncated to whole pixels,
+// filled with 1 by cv2.fillConvexPoly, then Feather. areas index MaskAreas; ws.hull is
+// scratch.
+func AreaMask(dst []float32, w, h int, landmarks *[68]geom.Pt, toCrop geom.Affine, areas []int, ws *MaskWorkspace) {
+	dst = dst[:w*h]
+	clear(dst)
+	m := [6]float32{float32(toCrop.A), float32(toCrop.B), float32(toCrop.C), float32(toCrop.D), float32(toCrop.E), float32(toCrop.F)}
+	ws.pts = ws.pts[:0]
+	for _, a := range areas {
+		for _, i := range MaskAreas[a].Points {
+			x, y := float32(landmarks[i].X), float32(landmarks[i].Y)
+			cx := float32(float32(m[0]*x)+float32(m[1]*y)) + m[2]
+			cy := float32(float32(m[3]*x)+float32(m[4]*y)) + m[5]
+			ws.pts = append(ws.pts, image.Pt(int(cx), int(cy))) // numpy's astype(int32) truncates
+		}
+	}
+	if len(ws.pts) > 0 {
+		ws.hull = raster.ConvexHull(ws.hull[:0], ws.pts)
+		raster.FillConvexPolyMask(dst, w, h, ws.hull, 1)
+	}
+	Feather(dst, w, h, ws)
+}
 
 // BoxMask writes FaceFusion's box mask (create_box_mask) for a w×h crop into dst: ones
 // with zero borders, then a Gaussian blur. With b = int(w·0.5·blur), each border is

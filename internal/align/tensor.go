@@ -186,3 +186,33 @@ func HalfToFloat32(dst []float32, src []uint16) {
 		dst[i] = Float32(h)
 	}
 }
+
+// PackFloat writes the float RGB crop (0–255 values, FaceFusion's swapped crop before any
+// rounding) resized to side×side into dst as one normalised image, as FaceFusion prepares
+// it for its face parser: cv2.resize (INTER_LINEAR, float32) channel by channel, then
+// v/255, − mean, / std, each in float32.
+func (n Norm) PackFloat(dst []float32, crop *raster.FloatImage, side int, l Layout, ws *MaskWorkspace) {
+	w, h := crop.Rect.Dx(), crop.Rect.Dy()
+	plane := side * side
+	dst = dst[:3*plane]
+	ws.in, ws.out = grow(ws.in, w*h), grow(ws.out, plane)
+	for c := range 3 {
+		s := n.src(c)
+		for y := range h {
+			row := crop.Pix[y*crop.Stride:]
+			for x := range w {
+				ws.in[y*w+x] = row[3*x+s]
+			}
+		}
+		ResizeMask(ws.out, side, side, ws.in, w, h, false, ws)
+		mean, std := float32(n.Mean[c]), float32(n.Std[c])
+		for i, v := range ws.out {
+			v = (v/255 - mean) / std
+			if l == NCHW {
+				dst[c*plane+i] = v
+			} else {
+				dst[3*i+c] = v
+			}
+		}
+	}
+}

@@ -5,7 +5,6 @@ import (
 	"image"
 	"math"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/facefusion-hpc/facefusion/internal/align"
@@ -22,10 +21,8 @@ type DebuggerItem struct {
 	Unsupported string
 }
 
-// DebuggerItems are FaceFusion's face_debugger items, in the order it draws them: FaceFusion
-// 3.8.1's six, and the five that FaceFusion 3.3 also had (the two scores, drawn here as
-// numbers in a built-in bitmap font; age, gender and race, which need a classifier model).
-// The one list: the job's validation and the drawing both read it.
+// DebuggerItems are FaceFusion 3.8.1's face_debugger items (its choices.py), in the order it
+// draws them. The one list: the job's validation and the drawing both read it.
 var DebuggerItems = []DebuggerItem{
 	{Name: "bounding-box"},
 	{Name: "face-mask"},
@@ -33,11 +30,6 @@ var DebuggerItems = []DebuggerItem{
 	{Name: "face-landmark-5/68"},
 	{Name: "face-landmark-68"},
 	{Name: "face-landmark-68/5", Unsupported: "it draws the 68 points FaceFusion's fan_68_5 model estimates from the five, a model facefusion-hpc does not run"},
-	{Name: "face-detector-score"},
-	{Name: "face-landmarker-score"},
-	{Name: "age", Unsupported: "it needs FaceFusion's fairface classifier model, which facefusion-hpc does not run"},
-	{Name: "gender", Unsupported: "it needs FaceFusion's fairface classifier model, which facefusion-hpc does not run"},
-	{Name: "race", Unsupported: "it needs FaceFusion's fairface classifier model, which facefusion-hpc does not run"},
 }
 
 // DebuggerItemNames are the names of DebuggerItems; drawable only: those this program draws.
@@ -80,39 +72,65 @@ func CheckDebuggerItems(items []string) error {
 
 // FaceFusion's debugger colours (its BGR tuples, here as RGB).
 var (
-	debugRed      = raster.RGB{R: 255}                 // the box, the detector's points and score
+	debugRed      = raster.RGB{R: 255}                 // the box, the detector's points
 	debugLightRed = raster.RGB{R: 255, G: 100, B: 100} // the box's top edge: the face's upright side
 	debugGreen    = raster.RGB{G: 255}                 // the landmarker's points, the mask
 	debugCyan     = raster.RGB{G: 255, B: 255}         // the same when the landmarker fell back to the detector's five
 	debugOrange   = raster.RGB{R: 255, G: 165}         // every point and the mask of a face the tracker refilled
 )
 
-// debugCrop is the side of the crop the mask is drawn from: FaceFusion's arcface_128 at 512.
-const debugCrop = 512
+// DebugCrop is the side of the crop the mask is drawn from: FaceFusion's arcface_128 at 512.
+const DebugCrop = 512
+
+const debugCrop = DebugCrop
 
 // Debugger draws FaceFusion's face_debugger items on frames. It keeps scratch buffers between
 // calls, so it is not safe for concurrent use: make one per worker.
 type Debugger struct {
-	items   map[string]bool
-	padding [4]int
-	mask    []float32 // the crop's box mask, made once
-	inside  []uint8
-	ws      align.MaskWorkspace
+	items    map[string]bool
+	padding  [4]int
+	mask     []float32 // the crop's box mask, made once
+	mask8    []uint8   // the box mask as FaceFusion warps it back: 8-bit, truncated
+	maskm8   []uint8   // the same of the masker's mask
+	inside   []uint8
+	ws       align.MaskWorkspace
+	contours raster.ContourFinder
+	masker   CropMasker    // the mask types beyond the box; nil: the box mask alone
+	crop     *raster.Image // the arcface_128 crop the masker reads
 }
 
-// NewDebugger checks items (CheckDebuggerItems) and prepares the mask for FaceFusion's
-// --face-mask-padding (top, right, bottom, left, in percent). The mask is the box mask:
-// FaceFusion's occlusion and region masks need their models and are not drawn.
+// CropMasker makes FaceFusion's crop mask (its face_mask_types, the box unblurred) of a crop
+// of the frame: landmarks are the face's 68 points in the frame, toCrop the frame-to-crop
+// map. The result is valid until the next call.
+type CropMasker interface {
+	Mask(crop *raster.Image, landmarks *[68]geom.Pt, toCrop geom.Affine) ([]float32, error)
+}
+
+// UseMasker makes face-mask outline m's masks instead of the box mask alone: FaceFusion's
+// draw_face_mask runs every type of face_mask_types on the crop of the frame as drawn so far.
+func (d *Debugger) UseMasker(m CropMasker) {
+	d.masker = m
+	if d.crop == nil {
+		d.crop = raster.New(debugCrop, debugCrop)
+	}
+}
+
+// NewDebugger checks items (CheckDebuggerItems) and prepares the box mask for FaceFusion's
+// --face-mask-padding (top, right, bottom, left, in percent): the face-mask item's mask
+// unless UseMasker gives one.
 func NewDebugger(items []string, padding [4]int) (*Debugger, error) {
 	if err := CheckDebuggerItems(items); err != nil {
 		return nil, err
 	}
-	d := &Debugger{items: map[string]bool{}, padding: padding, mask: make([]float32, debugCrop*debugCrop)}
+	d := &Debugger{items: map[string]bool{}, padding: padding, mask: make([]float32, debugCrop*debugCrop), mask8: make([]uint8, debugCrop*debugCrop)}
 	for _, it := range items {
 		d.items[it] = true
 	}
 	// FaceFusion draws the mask from create_box_mask with no blur.
 	align.BoxMask(d.mask, debugCrop, debugCrop, 0, padding, &d.ws)
+	for i, v := range d.mask {
+		d.mask8[i] = uint8(min(1, max(0, v)) * 255) // numpy's astype(uint8) truncates
+	}
 	return d, nil
 }
 
@@ -122,9 +140,10 @@ func DebugScale(h int) int {
 	return max(1, min(10, int(math.RoundToEven(float64(h)/270))))
 }
 
-// Draw paints the items on img for face f, in FaceFusion's order (box, mask, the points, then
-// the scores). Points and boxes are truncated to whole pixels, as FaceFusion casts them.
-func (d *Debugger) Draw(img *raster.Image, f *face.Face) {
+// Draw paints the items on img for face f in FaceFusion's order (box, mask, then the points),
+// with OpenCV's strokes and discs as FaceFusion calls them. Points and boxes are truncated to
+// whole pixels, as FaceFusion casts them. An error is the masker's.
+func (d *Debugger) Draw(img *raster.Image, f *face.Face) error {
 	t := DebugScale(img.H)
 	fallback := f.Five == f.DetectorFive // the landmarker fell back to the detector's five
 	landmarkColour, pointColour, landmark68Colour := debugGreen, debugRed, debugGreen
@@ -134,13 +153,15 @@ func (d *Debugger) Draw(img *raster.Image, f *face.Face) {
 	if f.Refill {
 		landmarkColour, pointColour, landmark68Colour = debugOrange, debugOrange, debugOrange
 	}
-	x0, y0, x1, y1 := int(f.Box.X0), int(f.Box.Y0), int(f.Box.X1), int(f.Box.Y1)
 	if d.items["bounding-box"] {
+		x0, y0, x1, y1 := int(f.Box.X0), int(f.Box.Y0), int(f.Box.X1), int(f.Box.Y1)
 		img.StrokeRect(x0, y0, x1, y1, t, debugRed)
-		img.HLine(x0, x1, y0, t+1, debugLightRed) // FaceFusion's angle 0: the top is up
+		img.Line(image.Pt(x0, y0), image.Pt(x1, y0), t+1, debugLightRed) // FaceFusion's angle 0: the top is up
 	}
 	if d.items["face-mask"] {
-		d.drawMask(img, f.Five, t, landmarkColour)
+		if err := d.drawMask(img, f, t, landmarkColour); err != nil {
+			return err
+		}
 	}
 	if d.items["face-landmark-5"] {
 		for _, p := range d.detectorPoints(f) {
@@ -157,18 +178,7 @@ func (d *Debugger) Draw(img *raster.Image, f *face.Face) {
 			img.FillCircle(int(p.X), int(p.Y), t, landmark68Colour)
 		}
 	}
-	// FaceFusion 3.3 wrote the scores inside boxes over 50 px, one line each, from the top left.
-	if y1-y0 <= 50 || x1-x0 <= 50 {
-		return
-	}
-	line := y0 + (raster.GlyphH+2)*t
-	if d.items["face-detector-score"] {
-		img.Text(x0+2*t, line, scoreText(f.Score), t, debugRed)
-		line += (raster.GlyphH + 2) * t
-	}
-	if d.items["face-landmarker-score"] {
-		img.Text(x0+2*t, line, scoreText(f.LandmarkScore), t, landmarkColour)
-	}
+	return nil
 }
 
 // detectorPoints are the detector's own points: its five, or BlazeFace's keypoints (it has
@@ -183,34 +193,35 @@ func (d *Debugger) detectorPoints(f *face.Face) []geom.Pt {
 	return nil
 }
 
-// scoreText is Python's str(round(score, 2)): 0.84, 0.8, 1.0.
-func scoreText(s float64) string {
-	txt := strconv.FormatFloat(math.RoundToEven(s*100)/100, 'f', -1, 64)
-	if !strings.Contains(txt, ".") {
-		txt += ".0"
-	}
-	return txt
-}
-
-// drawMask outlines where the box mask of the face's arcface_128 crop lands in the frame, as
-// FaceFusion's draw_face_mask: the crop mask warped back (bilinear), kept above 100/255, and
-// the edge of what is kept drawn t pixels thick.
-func (d *Debugger) drawMask(img *raster.Image, five [5]geom.Pt, t int, c raster.RGB) {
-	toCrop := align.Estimate(five, align.ArcFace128, debugCrop)
+// drawMask outlines where the mask of the face's arcface_128 crop lands in the frame, as
+// FaceFusion's draw_face_mask: the 8-bit crop mask warped back (bilinear, rounded), kept
+// above 100, and the borders of what is kept (cv2.findContours) drawn t pixels thick.
+func (d *Debugger) drawMask(img *raster.Image, f *face.Face, t int, c raster.RGB) error {
+	toCrop := align.Estimate(f.Five, align.ArcFace128, debugCrop)
 	toFrame, ok := toCrop.Invert()
 	if !ok {
-		return
+		return nil
 	}
-	// The frame pixels the crop can reach: its corners mapped back, one pixel of margin.
+	mask8 := d.mask8
+	if d.masker != nil {
+		align.WarpCrop(d.crop, img, toCrop)
+		m, err := d.masker.Mask(d.crop, (*[68]geom.Pt)(&f.Landmarks), toCrop)
+		if err != nil {
+			return err
+		}
+		mask8 = d.inside8(m)
+	}
+	// The frame pixels the crop can reach: its corners, a pixel beyond it, mapped back,
+	// with a pixel of margin that stays outside.
 	r := image.Rectangle{Min: image.Pt(math.MaxInt32, math.MaxInt32), Max: image.Pt(math.MinInt32, math.MinInt32)}
-	for _, q := range [4]geom.Pt{{}, {X: debugCrop}, {Y: debugCrop}, {X: debugCrop, Y: debugCrop}} {
+	for _, q := range [4]geom.Pt{{X: -1, Y: -1}, {X: debugCrop + 1, Y: -1}, {X: -1, Y: debugCrop + 1}, {X: debugCrop + 1, Y: debugCrop + 1}} {
 		p := toFrame.Apply(q)
 		r.Min.X, r.Min.Y = min(r.Min.X, int(math.Floor(p.X))-1), min(r.Min.Y, int(math.Floor(p.Y))-1)
 		r.Max.X, r.Max.Y = max(r.Max.X, int(math.Ceil(p.X))+2), max(r.Max.Y, int(math.Ceil(p.Y))+2)
 	}
 	r = r.Intersect(image.Rect(0, 0, img.W, img.H))
 	if r.Empty() {
-		return
+		return nil
 	}
 	w, h := r.Dx(), r.Dy()
 	if cap(d.inside) < w*h {
@@ -221,25 +232,37 @@ func (d *Debugger) drawMask(img *raster.Image, five [5]geom.Pt, t int, c raster.
 		for x := range w {
 			p := toCrop.Apply(geom.Pt{X: float64(r.Min.X + x), Y: float64(r.Min.Y + y)})
 			d.inside[y*w+x] = 0
-			if d.sample(p.X, p.Y) > 100.0/255 {
+			if math.RoundToEven(sample(mask8, p.X, p.Y)) > 100 { // cv2.threshold(…, 100, 255, THRESH_BINARY)
 				d.inside[y*w+x] = 1
 			}
 		}
 	}
-	img.Outline(d.inside, w, h, r.Min, t, c)
+	img.DrawContours(d.contours.Find(d.inside, w, h), r.Min, t, c)
+	return nil
 }
 
-// sample is the crop mask at (x, y), bilinear, zero outside the crop (OpenCV's constant
-// border).
-func (d *Debugger) sample(x, y float64) float32 {
+// inside8 is the crop mask m as FaceFusion warps it back: clipped, ×255, truncated to 8 bits.
+func (d *Debugger) inside8(m []float32) []uint8 {
+	if d.maskm8 == nil {
+		d.maskm8 = make([]uint8, debugCrop*debugCrop)
+	}
+	for i, v := range m[:debugCrop*debugCrop] {
+		d.maskm8[i] = uint8(min(1, max(0, v)) * 255)
+	}
+	return d.maskm8
+}
+
+// sample is the 8-bit crop mask m at (x, y), bilinear in float64, zero outside the crop
+// (OpenCV's constant border).
+func sample(m []uint8, x, y float64) float64 {
 	fx, fy := math.Floor(x), math.Floor(y)
 	ix, iy := int(fx), int(fy)
-	ax, ay := float32(x-fx), float32(y-fy)
-	at := func(i, j int) float32 {
+	ax, ay := x-fx, y-fy
+	at := func(i, j int) float64 {
 		if i < 0 || j < 0 || i >= debugCrop || j >= debugCrop {
 			return 0
 		}
-		return d.mask[j*debugCrop+i]
+		return float64(m[j*debugCrop+i])
 	}
 	top := at(ix, iy)*(1-ax) + at(ix+1, iy)*ax
 	bottom := at(ix, iy+1)*(1-ax) + at(ix+1, iy+1)*ax

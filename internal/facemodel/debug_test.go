@@ -115,8 +115,8 @@ func points(ps ...geom.Pt) [][2]geom.Pt {
 }
 
 // TestDebuggerDrawsWhereTheFaceIs draws each item alone on a face at known places: every
-// pixel it changes is on what the item shows (the box's edges, the points, the mask's edge,
-// the score's digits) in FaceFusion's colour for it, and each of those places was drawn.
+// pixel it changes is on what the item shows (the box's edges, the points, the mask's edge)
+// in FaceFusion's colour for it, and each of those places was drawn.
 func TestDebuggerDrawsWhereTheFaceIs(t *testing.T) {
 	f := debugFace()
 	const s = 2 // DebugScale(480)
@@ -169,24 +169,6 @@ func TestDebuggerDrawsWhereTheFaceIs(t *testing.T) {
 		}
 		drawnNear(t, "face-mask", drawn(t, []string{"face-mask"}, pad, f), [][2]geom.Pt{{q[0], q[1]}, {q[1], q[2]}, {q[2], q[3]}, {q[3], q[0]}}, s+1, green)
 	}
-
-	// The scores: digits in the box's top-left corner, one line each.
-	px = drawn(t, []string{"face-detector-score", "face-landmarker-score"}, [4]int{}, f)
-	line := (raster.GlyphH + 2) * s
-	width := float64(4 * (raster.GlyphW + 1) * s) // "0.87", "0.75"
-	for p, c := range px {
-		in1 := p.Y > 120+line-raster.GlyphH*s && p.Y <= 120+line && c == red
-		in2 := p.Y > 120+2*line-raster.GlyphH*s && p.Y <= 120+2*line && c == green
-		if !(in1 || in2) || p.X < 200 || float64(p.X) > 200+2*s+width {
-			t.Fatalf("scores: pixel %v (%v) outside the two lines of text in the box's corner", p, c)
-		}
-	}
-	if len(px) < 40 {
-		t.Errorf("scores: %d pixels drawn", len(px))
-	}
-	if got := scoreText(0.8671) + " " + scoreText(0.8) + " " + scoreText(1); got != "0.87 0.8 1.0" {
-		t.Errorf("score texts %q, want Python's str(round(s, 2)): 0.87 0.8 1.0", got)
-	}
 }
 
 // Items this program cannot draw, or FaceFusion does not have, are refused by name.
@@ -195,8 +177,8 @@ func TestDebuggerRefusesItems(t *testing.T) {
 		items []string
 		want  string
 	}{
-		{[]string{"bounding-box", "age"}, "age cannot be drawn: it needs FaceFusion's fairface"},
-		{[]string{"race"}, "fairface"},
+		{[]string{"bounding-box", "age"}, `"age" is not one of bounding-box, face-mask, face-landmark-5, face-landmark-5/68, face-landmark-68, face-landmark-68/5`},
+		{[]string{"face-detector-score"}, `"face-detector-score" is not one of`},
 		{[]string{"face-landmark-68/5"}, "fan_68_5"},
 		{[]string{"box"}, `"box" is not one of bounding-box`},
 		{nil, "give at least one of"},

@@ -35,8 +35,8 @@ func TestFaceDebuggerItems(t *testing.T) {
 	if !slices.Equal(c.FaceDebuggerItems, []string{"bounding-box", "face-landmark-68"}) || c.Swaps() {
 		t.Errorf("from facefusion.ini: items %v, swaps %v", c.FaceDebuggerItems, c.Swaps())
 	}
-	if _, err := Parse(append([]string{"--face-debugger-items", "age"}, append(base, "-s", "s.png")...)); err != nil {
-		t.Errorf("age without face_debugger: %v", err)
+	if _, err := Parse(append([]string{"--face-debugger-items", "face-landmark-68/5"}, append(base, "-s", "s.png")...)); err != nil {
+		t.Errorf("face-landmark-68/5 without face_debugger: %v", err)
 	}
 	empty := filepath.Join(t.TempDir(), "job.toml")
 	if err := os.WriteFile(empty, []byte("face_debugger_items = []\n"), 0o644); err != nil {
@@ -46,7 +46,8 @@ func TestFaceDebuggerItems(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"--processors", "face_debugger", "--face-debugger-items", "bounding-box", "gender"}, "face_debugger_items (--face-debugger-items): gender cannot be drawn: it needs FaceFusion's fairface"},
+		{[]string{"--processors", "face_debugger", "--face-debugger-items", "bounding-box", "face-landmark-68/5"}, "face_debugger_items (--face-debugger-items): face-landmark-68/5 cannot be drawn: it draws the 68 points FaceFusion's fan_68_5"},
+		{[]string{"--processors", "face_swapper", "-s", "s.png", "--face-debugger-items", "age"}, `face_debugger_items (--face-debugger-items): "age" is not one of bounding-box, face-mask, face-landmark-5, face-landmark-5/68, face-landmark-68, face-landmark-68/5`},
 		{[]string{"--processors", "face_debugger", "--face-debugger-items", "face-landmark-68/5"}, "fan_68_5"},
 		{[]string{"--processors", "face_swapper", "-s", "s.png", "--face-debugger-items", "landmarks"}, `face_debugger_items (--face-debugger-items): "landmarks" is not one of bounding-box`},
 		{[]string{"--processors", "face_debugger", "--config", empty}, "face_debugger_items (--face-debugger-items): give at least one of"},

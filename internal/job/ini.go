@@ -188,10 +188,7 @@ func (e iniEntry) apply(c *Config) error {
 // iniFixed are FaceFusion keys this program has no setting for because it always works one way:
 // the value it works as, which a file may state (FaceFusion's own defaults, mostly). Any other
 // value is refused, since the program would not do what it asks.
-var iniFixed = map[string]string{
-	"face_occluder_model": "xseg_1",            // face_mask_types occlusion runs xseg_1
-	"face_parser_model":   "bisenet_resnet_34", // face_mask_types region runs bisenet_resnet_34
-}
+var iniFixed = map[string]string{}
 
 // fixedMatches reports whether value states fixed, iniFixed's way of working: the same words
 // (in any case and spacing), the same boolean however configparser spells it, or any boolean.

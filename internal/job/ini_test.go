@@ -180,7 +180,7 @@ func TestINIErrors(t *testing.T) {
 		{"unknown key", "[face_detector]\n\nface_detector_scor = 0.5\n", []string{":3: [face_detector] face_detector_scor", "no key", "did you mean face_detector_score?"}},
 		{"key in another section", "[paths]\nface_swapper_model = inswapper_128\n", []string{"[paths] face_swapper_model", "belongs in section [processors]"}},
 		{"a key of this program", "[misc]\nchunk_frames = 4\n", []string{"[misc] chunk_frames", "facefusion-hpc's own", "--chunk-frames"}},
-		{"unsupported model", "[face_masker]\nface_occluder_model = xseg_2\n", []string{"[face_masker] face_occluder_model", "always works as \"xseg_1\""}},
+		{"unknown model", "[face_masker]\nface_occluder_model = xseg_4\n", []string{"face_occluder_model (--face-occluder-model): \"xseg_4\" is not one of many, xseg_1, xseg_2, xseg_3"}},
 		{"an ignored option's bad choice", "[memory]\nvideo_memory_strategy = lax\n", []string{"[memory] video_memory_strategy", `"lax" is not one of strict, moderate, tolerant`}},
 		{"unsupported and not fixed", "[processors]\nage_modifier_model = styleganex_age\n", []string{"[processors] age_modifier_model", "not supported by facefusion-hpc"}},
 		{"not a number", "[face_detector]\nface_detector_score = high\n", []string{"[face_detector] face_detector_score", `"high" is not a number`}},

@@ -20,7 +20,12 @@ func TestModelKeysRefusedAtValidation(t *testing.T) {
 		want []string
 	}{
 		{[]string{"--face-detector-model", "SCRFD"}, []string{`face_detector_model (--face-detector-model): "SCRFD" is not one of blazeface, many, retinaface, scrfd, yolo_face, yunet`}},
-		{[]string{"--face-mask-types", "area"}, []string{`face_mask_types (--face-mask-types): "area" is not one of box, occlusion, region`}},
+		{[]string{"--face-mask-types", "mouth"}, []string{`face_mask_types (--face-mask-types): "mouth" is not one of box, occlusion, area, region`}},
+		{[]string{"--face-mask-areas", "nose"}, []string{`face_mask_areas (--face-mask-areas): "nose" is not one of upper-face, lower-face, mouth`}},
+		{[]string{"--face-mask-regions", "hair"}, []string{`face_mask_regions (--face-mask-regions): "hair" is not one of skin, left-eyebrow, right-eyebrow, left-eye, right-eye, glasses, nose, mouth, upper-lip, lower-lip`}},
+		{[]string{"--face-occluder-model", "xseg"}, []string{`face_occluder_model (--face-occluder-model): "xseg" is not one of many, xseg_1, xseg_2, xseg_3`}},
+		{[]string{"--face-parser-model", "bisenet"}, []string{`face_parser_model (--face-parser-model): "bisenet" is not one of bisenet_resnet_18, bisenet_resnet_34`}},
+		{[]string{"--face-mask-padding", "1", "2", "3", "4", "5"}, []string{`face_mask_padding (--face-mask-padding): give 1 to 4 percentages`}},
 		{[]string{"--face-detector-model", "scrfd", "--face-detector-size", "768x768"}, []string{"face_detector_size (--face-detector-size): scrfd does not take 768x768: use one of 160x160, 320x320, 480x480, 512x512, 640x640"}},
 		{[]string{"--face-detector-model", "yolo_face", "--face-detector-size", "320"}, []string{"yolo_face does not take 320x320: use one of 640x640"}},
 		{[]string{"--face-detector-model", "scrfd", "--face-detector-margin", "101"}, []string{"face_detector_margin (--face-detector-margin): value 1 is 101, outside 0..100 percent"}},

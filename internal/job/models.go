@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/facefusion-hpc/facefusion/infer/catalog"
+	"github.com/facefusion-hpc/facefusion/internal/align"
 	"github.com/facefusion-hpc/facefusion/internal/facemodel"
 	"github.com/facefusion-hpc/facefusion/internal/safefs"
 )
@@ -29,7 +30,11 @@ type Models struct {
 	FaceEnhancerModel     string   `toml:"face_enhancer_model"`
 	FaceEnhancerBlend     int      `toml:"face_enhancer_blend"`
 	FaceEnhancerWeight    float64  `toml:"face_enhancer_weight"`
+	FaceOccluderModel     string   `toml:"face_occluder_model"`
+	FaceParserModel       string   `toml:"face_parser_model"`
 	FaceMaskTypes         []string `toml:"face_mask_types"`
+	FaceMaskAreas         []string `toml:"face_mask_areas"`
+	FaceMaskRegions       []string `toml:"face_mask_regions"`
 	FaceMaskBlur          float64  `toml:"face_mask_blur"`
 	FaceMaskPadding       []int    `toml:"face_mask_padding"`
 	FaceSelectorOrder     string   `toml:"face_selector_order"`
@@ -67,11 +72,21 @@ const (
 
 // The embedded default's models are this project's own; FaceFusion's come from the catalog.
 var (
-	Detectors      = append([]string{"blazeface", "many"}, catalog.Selectors(catalog.Detector)...) // many: FaceFusion's retinaface, scrfd and yolo_face together
-	Landmarkers    = append(append([]string{"dlib_68"}, catalog.Selectors(catalog.Landmarker)...), facemodel.LandmarkerMany)
-	Swappers       = append([]string{"classic"}, catalog.Selectors(catalog.Swapper)...)
-	Enhancers      = catalog.Selectors(catalog.Enhancer)
-	MaskTypes      = append(append([]string{"box"}, catalog.Selectors(catalog.Occluder)...), catalog.Selectors(catalog.Parser)...)
+	Detectors   = append([]string{"blazeface", "many"}, catalog.Selectors(catalog.Detector)...) // many: FaceFusion's retinaface, scrfd and yolo_face together
+	Landmarkers = append(append([]string{"dlib_68"}, catalog.Selectors(catalog.Landmarker)...), facemodel.LandmarkerMany)
+	Swappers    = append([]string{"classic"}, catalog.Selectors(catalog.Swapper)...)
+	Enhancers   = catalog.Selectors(catalog.Enhancer)
+	// FaceFusion's face masker choices (facefusion/choices.py, types.py).
+	MaskTypes = []string{"box", "occlusion", "area", "region"}
+	Occluders = append([]string{"many"}, catalog.Selectors(catalog.Occluder)...)
+	Parsers   = catalog.Selectors(catalog.Parser)
+	MaskAreas = func() (o []string) {
+		for _, a := range align.MaskAreas {
+			o = append(o, a.Name)
+		}
+		return o
+	}()
+	MaskRegions    = align.RegionNames
 	SelectorModes  = []string{"one", "many", "reference"}
 	SelectorOrders = func() (o []string) { // facemodel sorts by them: one list
 		for _, x := range facemodel.SelectorOrders {
@@ -105,14 +120,29 @@ func (c *Config) validateModels(bad func(string, ...any)) {
 		oneOf("face_landmarker_model", c.FaceLandmarkerModel, Landmarkers),
 		oneOf("face_swapper_model", c.FaceSwapperModel, Swappers),
 		oneOf("face_enhancer_model", c.FaceEnhancerModel, Enhancers),
+		oneOf("face_occluder_model", c.FaceOccluderModel, Occluders),
+		oneOf("face_parser_model", c.FaceParserModel, Parsers),
 	} {
 		if msg != "" {
 			bad("%s", msg)
 		}
 	}
-	for _, t := range c.FaceMaskTypes {
-		if msg := oneOf("face_mask_types", t, MaskTypes); msg != "" {
-			bad("%s", msg)
+	for _, l := range []struct {
+		key     string
+		v, from []string
+	}{
+		{"face_mask_types", c.FaceMaskTypes, MaskTypes},
+		{"face_mask_areas", c.FaceMaskAreas, MaskAreas},
+		{"face_mask_regions", c.FaceMaskRegions, MaskRegions},
+	} {
+		if len(l.v) == 0 {
+			bad("%s (--%s): give at least one of %s", l.key, strings.ReplaceAll(l.key, "_", "-"), strings.Join(l.from, ", "))
+		}
+		for _, t := range l.v {
+			if msg := oneOf(l.key, t, l.from); msg != "" {
+				bad("%s", msg)
+				break
+			}
 		}
 	}
 	for _, p := range c.ExecutionProviders {
@@ -146,15 +176,19 @@ func (c *Config) validateModels(bad func(string, ...any)) {
 	if !slices.ContainsFunc(facemodel.SwapperWeights, func(w float64) bool { return math.Abs(w-c.FaceSwapperWeight) < 1e-9 }) {
 		bad("face_swapper_weight (--face-swapper-weight): %v is not one of FaceFusion's choices 0, 0.05, 0.1, …, 1 (steps of 0.05)", c.FaceSwapperWeight)
 	}
-	if len(c.FaceMaskPadding) != 0 && len(c.FaceMaskPadding) != 4 {
-		bad("face_mask_padding: give 4 percentages (top right bottom left), got %d", len(c.FaceMaskPadding))
+	// FaceFusion's normalize_space: 1 to 4 values, as CSS writes a padding.
+	if n := len(c.FaceMaskPadding); n < 1 || n > 4 {
+		bad("face_mask_padding (--face-mask-padding): give 1 to 4 percentages (all; top/bottom right/left; top right/left bottom; top right bottom left), got %d", n)
 	}
+	sides := [][]string{{"all sides"}, {"top and bottom", "right and left"}, {"top", "right and left", "bottom"}, {"top", "right", "bottom", "left"}}
 	for i, p := range c.FaceMaskPadding { // FaceFusion's range: 0..100 percent of the crop
-		if i >= 4 {
-			break // said above
-		}
 		if p < 0 || p > 100 {
-			bad("face_mask_padding (--face-mask-padding): value %d (%s) is %d, outside 0..100 percent", i+1, [4]string{"top", "right", "bottom", "left"}[i%4], p)
+			side := ""
+			if n := len(c.FaceMaskPadding); n <= 4 {
+				side = " (" + sides[n-1][i] + ")"
+			}
+			bad("face_mask_padding (--face-mask-padding): value %d%s is %d, outside 0..100 percent", i+1, side, p)
+			break
 		}
 	}
 	if c.FaceEnhancerBlend < 0 || c.FaceEnhancerBlend > 100 {
@@ -304,11 +338,43 @@ func (c *Config) FindsFaces() bool { return c.Swaps() || c.Enhances() || c.Debug
 // above 0, where faces are found).
 func (c *Config) Tracks() bool { return c.FindsFaces() && c.FaceTrackerScore > 0 }
 
-// MaskPadding is face_mask_padding as top, right, bottom, left percentages.
+// MaskPadding is face_mask_padding as top, right, bottom, left percentages, from its 1 to 4
+// values as FaceFusion's normalize_space reads them.
 func (c *Config) MaskPadding() [4]int {
-	var p [4]int
-	copy(p[:], c.FaceMaskPadding)
-	return p
+	p := c.FaceMaskPadding
+	switch len(p) {
+	case 1:
+		return [4]int{p[0], p[0], p[0], p[0]}
+	case 2:
+		return [4]int{p[0], p[1], p[0], p[1]}
+	case 3:
+		return [4]int{p[0], p[1], p[2], p[1]}
+	case 4:
+		return [4]int{p[0], p[1], p[2], p[3]}
+	}
+	return [4]int{}
+}
+
+// MaskAreaIndexes are face_mask_areas as indexes of align.MaskAreas.
+func (c *Config) MaskAreaIndexes() []int {
+	var out []int
+	for _, n := range c.FaceMaskAreas {
+		if i := slices.Index(MaskAreas, n); i >= 0 {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// MaskRegionClasses are face_mask_regions as the face parser's class ids.
+func (c *Config) MaskRegionClasses() []int {
+	var out []int
+	for _, n := range c.FaceMaskRegions {
+		if k, ok := align.RegionClasses[n]; ok {
+			out = append(out, k)
+		}
+	}
+	return out
 }
 
 func strs(dst func(*Config) *[]string) func(*Config, []string) error {
@@ -364,12 +430,19 @@ var modelOptions = []option{
 		set: integer("face-enhancer-blend", func(c *Config) *int { return &c.FaceEnhancerBlend })},
 	{long: "face-enhancer-weight", arg: "0..1", help: "codeformer's fidelity weight (default 0.5)",
 		set: float("face-enhancer-weight", func(c *Config) *float64 { return &c.FaceEnhancerWeight })},
-	{long: "face-mask-types", arg: "TYPE...", multi: true, help: strings.Join(MaskTypes, ", ") + " (default box; occlusion runs " + catalog.Of(catalog.Occluder)[0].Name +
-		", region " + catalog.Of(catalog.Parser)[0].Name + "); combined by minimum",
+	{long: "face-occluder-model", arg: "NAME", help: strings.Join(Occluders, ", ") + " (default xseg_1; many: the minimum of all three): the occlusion mask's model",
+		set: str(func(c *Config) *string { return &c.FaceOccluderModel })},
+	{long: "face-parser-model", arg: "NAME", help: strings.Join(Parsers, ", ") + " (default bisenet_resnet_34): the region mask's model",
+		set: str(func(c *Config) *string { return &c.FaceParserModel })},
+	{long: "face-mask-types", arg: "TYPE...", multi: true, help: strings.Join(MaskTypes, ", ") + " (default box), combined by minimum",
 		set: strs(func(c *Config) *[]string { return &c.FaceMaskTypes })},
+	{long: "face-mask-areas", arg: "AREA...", multi: true, help: strings.Join(MaskAreas, ", ") + " (default all): the landmark areas whose hull the area mask covers",
+		set: strs(func(c *Config) *[]string { return &c.FaceMaskAreas })},
+	{long: "face-mask-regions", arg: "REGION...", multi: true, help: strings.Join(MaskRegions, ", ") + " (default all): the face parser's classes the region mask keeps",
+		set: strs(func(c *Config) *[]string { return &c.FaceMaskRegions })},
 	{long: "face-mask-blur", arg: "0..1", help: "box mask blur (default 0.3)",
 		set: float("face-mask-blur", func(c *Config) *float64 { return &c.FaceMaskBlur })},
-	{long: "face-mask-padding", arg: "T R B L", multi: true, help: "box mask padding in percent: top right bottom left (default 0 0 0 0)",
+	{long: "face-mask-padding", arg: "T [R [B [L]]]", multi: true, help: "box mask padding in percent, 1 to 4 values as CSS: top right bottom left (default 0 0 0 0)",
 		set: func(c *Config, v []string) error {
 			c.FaceMaskPadding = c.FaceMaskPadding[:0]
 			for _, s := range v {

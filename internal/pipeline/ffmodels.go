@@ -90,6 +90,10 @@ func maskOptions(cfg job.Config) adapters.MaskOptions {
 	}
 	m.Blur = cfg.FaceMaskBlur
 	m.Padding = cfg.MaskPadding()
+	m.Occluder = cfg.FaceOccluderModel
+	m.Parser = cfg.FaceParserModel
+	m.Areas = cfg.MaskAreaIndexes()
+	m.Regions = cfg.MaskRegionClasses()
 	return m
 }
 
@@ -128,12 +132,18 @@ func ModelNames(cfg job.Config) []string {
 	if cfg.Enhances() {
 		pick(catalog.Enhancer, cfg.FaceEnhancerModel)
 	}
-	if cfg.Swaps() || cfg.Enhances() {
-		for _, t := range cfg.FaceMaskTypes {
-			pick(catalog.Occluder, t)
-			if cfg.Swaps() {
-				pick(catalog.Parser, t)
+	// The enhancer masks by occlusion too, the swapper and face_debugger's face-mask by region
+	// as well.
+	if (cfg.Swaps() || cfg.Enhances() || debugMasker(cfg)) && slices.Contains(cfg.FaceMaskTypes, "occlusion") {
+		if ms, err := adapters.Occluders(cfg.FaceOccluderModel); err == nil {
+			for _, m := range ms {
+				names = append(names, m.Name)
 			}
+		}
+	}
+	if (cfg.Swaps() || debugMasker(cfg)) && slices.Contains(cfg.FaceMaskTypes, "region") {
+		if m, err := adapters.ParserModel(cfg.FaceParserModel); err == nil {
+			names = append(names, m.Name)
 		}
 	}
 	return names
@@ -346,19 +356,20 @@ func selector(cfg job.Config, source *face.Class) facemodel.Selector {
 // select per frame, then every selected face of the batch goes through each processor in
 // one batched model call.
 type modelWorker struct {
-	cfg      job.Config
-	an       *analyser
-	sel      facemodel.Selector
-	ref      *face.Embedding
-	classic  *swap.Swapper
-	swapper  *adapters.FaceSwapper
-	balance  bool // the swapper balances its source against each face: items carry embeddings
-	enhancer *adapters.FaceEnhancer
-	debugger *facemodel.Debugger // draws on faces[i] in items[i].Frame
-	idx      []int
-	items    []adapters.FaceRef
-	lms      []face.Landmarks68
-	faces    []face.Face
+	cfg        job.Config
+	an         *analyser
+	sel        facemodel.Selector
+	ref        *face.Embedding
+	classic    *swap.Swapper
+	swapper    *adapters.FaceSwapper
+	balance    bool // the swapper balances its source against each face: items carry embeddings
+	enhancer   *adapters.FaceEnhancer
+	debugger   *facemodel.Debugger  // draws on faces[i] in items[i].Frame
+	debugMasks *adapters.CropMasker // the debugger's face-mask types beyond the box
+	idx        []int
+	items      []adapters.FaceRef
+	lms        []face.Landmarks68
+	faces      []face.Face
 	// frameFaces are ProcessBatch's faces of each frame
 	frameFaces [][]face.Face
 	// ProcessBatch's face tracker over one frame, and its faces (face_tracker_score)
@@ -435,12 +446,14 @@ func (m *Models) openWorker(withSource bool) (*modelWorker, error) {
 			w.Close()
 			return nil, fault.AsUsage(fmt.Errorf("face_debugger_items (--face-debugger-items): %w", err))
 		}
-		if slices.Contains(cfg.FaceDebuggerItems, "face-mask") {
-			for _, t := range cfg.FaceMaskTypes {
-				if t != "box" {
-					logOnce(cfg.UsesGPU(), "face_debugger: face-mask draws the box mask (with face_mask_padding); the %s mask of face_mask_types is not drawn", t)
-				}
+		// FaceFusion's draw_face_mask runs every mask type on its crop, the box unblurred.
+		if debugMasker(cfg) {
+			opt := maskOptions(cfg)
+			opt.Blur = 0
+			if w.debugMasks, err = adapters.NewCropMasker(opt, facemodel.DebugCrop, m.sessionConfig("")); err != nil {
+				return fail(err)
 			}
+			w.debugger.UseMasker(w.debugMasks)
 		}
 	}
 	if cfg.Enhances() {
@@ -464,6 +477,16 @@ func (w *modelWorker) Close() {
 	if w.enhancer != nil {
 		w.enhancer.Close()
 	}
+	if w.debugMasks != nil {
+		w.debugMasks.Close()
+	}
+}
+
+// debugMasker reports whether face_debugger's face-mask needs mask models: a mask type beyond
+// the box.
+func debugMasker(cfg job.Config) bool {
+	return cfg.Debugs() && slices.Contains(cfg.FaceDebuggerItems, "face-mask") &&
+		slices.ContainsFunc(cfg.FaceMaskTypes, func(t string) bool { return t != "box" })
 }
 
 func (w *modelWorker) framesWithFaces() int { return w.faced }
@@ -520,7 +543,7 @@ func (w *modelWorker) Apply(frames []*raster.Image, faces [][]face.Face) error {
 		}
 		w.hits = append(w.hits, len(w.idx) > 0)
 		for _, i := range w.idx {
-			ref := adapters.FaceRef{Frame: img, Five: faces[i].Five}
+			ref := adapters.FaceRef{Frame: img, Five: faces[i].Five, Landmarks: (*[68]geom.Pt)(&faces[i].Landmarks)}
 			if w.balance {
 				ref.Embedding = &faces[i].Embedding
 			}
@@ -557,7 +580,9 @@ func (w *modelWorker) Apply(frames []*raster.Image, faces [][]face.Face) error {
 			}
 		case p == job.ProcessorDebug && w.debugger != nil:
 			for i := range w.faces {
-				w.debugger.Draw(w.items[i].Frame, &w.faces[i])
+				if err := w.debugger.Draw(w.items[i].Frame, &w.faces[i]); err != nil {
+					return err
+				}
 			}
 			continue
 		case p == job.ProcessorEnhance && w.enhancer != nil:

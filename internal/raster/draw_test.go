@@ -1,116 +1,146 @@
 package raster
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"image"
+	"os"
 	"testing"
 )
 
-var ink = RGB{R: 200, G: 10, B: 30}
+var inkColour = RGB{R: 200, G: 10, B: 30}
 
-// painted is the set of pixels of m that hold ink.
-func painted(m *Image) map[image.Point]bool {
-	out := map[image.Point]bool{}
-	for y := range m.H {
-		for x := range m.W {
-			if r, g, b := m.At(x, y); r == ink.R && g == ink.G && b == ink.B {
-				out[image.Pt(x, y)] = true
-			}
-		}
-	}
-	return out
+// cvCase is one drawing of testdata/cvdraw.json and the digest of what OpenCV drew.
+type cvCase struct {
+	Op     string `json:"op"`
+	A, B   [2]int
+	T, R   int
+	Bits   string          `json:"bits"`
+	N      int             `json:"n"`
+	Points json.RawMessage `json:"points"`
+	Hull   int             `json:"hull"`
+	Want   string          `json:"want"`
 }
 
-// same compares what a primitive painted with its definition, pixel by pixel.
-func same(t *testing.T, what string, m *Image, want func(x, y int) bool) {
-	t.Helper()
-	got := painted(m)
-	bad := 0
+// inked is the digest cvdraw_golden.py takes of a canvas: one byte per pixel, 1 where inkColour is.
+func inked(m *Image) string {
+	b := make([]byte, m.W*m.H)
 	for y := range m.H {
 		for x := range m.W {
-			if got[image.Pt(x, y)] != want(x, y) && bad < 5 {
-				bad++
-				t.Errorf("%s: pixel (%d,%d) painted %v, want %v", what, x, y, got[image.Pt(x, y)], want(x, y))
+			if r, g, bl := m.At(x, y); r == inkColour.R && g == inkColour.G && bl == inkColour.B {
+				b[y*m.W+x] = 1
 			}
 		}
 	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])[:16]
 }
 
-func inBand(v, c, t int) bool { lo, hi := band(c, t); return v >= lo && v < hi }
-
-// Each drawing primitive paints exactly the pixels of its definition, written the slow way,
-// clipped at the image's edges (shapes cross them here).
-func TestDrawMatchesDefinitions(t *testing.T) {
-	const w, h = 40, 30
-	for _, th := range []int{1, 2, 3, 4} {
-		for _, c := range []struct{ x, y, r int }{{10, 12, 0}, {20, 15, 5}, {2, 1, 4}, {38, 28, 7}} {
-			m := New(w, h)
-			m.FillCircle(c.x, c.y, c.r, ink)
-			same(t, fmt.Sprintf("circle %v", c), m, func(x, y int) bool {
-				return (x-c.x)*(x-c.x)+(y-c.y)*(y-c.y) <= c.r*c.r
-			})
-		}
-		x0, y0, x1, y1 := 3, 0, 36, 20
-		m := New(w, h)
-		m.StrokeRect(x1, y1, x0, y0, th, ink) // corners in either order
-		same(t, fmt.Sprintf("rectangle, %d thick", th), m, func(x, y int) bool {
-			spanX := x >= x0-(th-1)/2 && x <= x1+th/2
-			spanY := y >= y0-(th-1)/2 && y <= y1+th/2
-			return spanX && (inBand(y, y0, th) || inBand(y, y1, th)) || spanY && (inBand(x, x0, th) || inBand(x, x1, th))
-		})
-
-		// The edge of a disc region placed partly outside the image.
-		const gw, gh = 20, 16
-		region := make([]uint8, gw*gh)
-		in := func(x, y int) bool {
-			return x >= 0 && y >= 0 && x < gw && y < gh && (x-9)*(x-9)+(y-8)*(y-8) <= 49
-		}
-		for y := range gh {
-			for x := range gw {
-				if in(x, y) {
-					region[y*gw+x] = 1
-				}
-			}
-		}
-		origin := image.Pt(-4, 10)
-		m = New(w, h)
-		m.Outline(region, gw, gh, origin, th, ink)
-		same(t, fmt.Sprintf("outline, %d thick", th), m, func(x, y int) bool {
-			for gy := range gh {
-				for gx := range gw {
-					edge := in(gx, gy) && !(in(gx-1, gy) && in(gx+1, gy) && in(gx, gy-1) && in(gx, gy+1))
-					if edge && inBand(x, origin.X+gx, th) && inBand(y, origin.Y+gy, th) {
-						return true
-					}
-				}
-			}
-			return false
-		})
+// TestDrawMatchesOpenCV draws every case of testdata/cvdraw.json (lines, rectangles and
+// filled circles of many sizes and thicknesses, partly off the canvas, the contours of random
+// blobs with holes, filled convex hulls of point clouds) and compares with what OpenCV drew,
+// pixel for pixel.
+func TestDrawMatchesOpenCV(t *testing.T) {
+	raw, err := os.ReadFile("testdata/cvdraw.json")
+	if err != nil {
+		t.Fatal(err)
 	}
-
-	// Text: "7" at scale 2 is its glyph's bits, each a 2×2 square, bottom-left at (5, 20); a
-	// rune the font lacks is a blank cell that still advances.
-	m := New(w, h)
-	m.Text(5, 20, "x7", 2, ink)
-	g := glyphs['7']
-	same(t, "text", m, func(x, y int) bool {
-		cx, cy := (x-5-(GlyphW+1)*2)/2, (y-(20-GlyphH*2+1))/2
-		if x < 5+(GlyphW+1)*2 || cx >= GlyphW || y < 20-GlyphH*2+1 || cy >= GlyphH {
-			return false
+	var golden struct {
+		OpenCV string
+		W, H   int
+		Cases  []cvCase
+	}
+	if err := json.Unmarshal(raw, &golden); err != nil {
+		t.Fatal(err)
+	}
+	var cf ContourFinder
+	seen := map[string]int{}
+	for i, c := range golden.Cases {
+		m := New(golden.W, golden.H)
+		a, b := image.Pt(c.A[0], c.A[1]), image.Pt(c.B[0], c.B[1])
+		what := fmt.Sprintf("case %d: %s", i, c.Op)
+		switch c.Op {
+		case "line":
+			m.Line(a, b, c.T, inkColour)
+			what += fmt.Sprintf(" %v-%v t=%d", a, b, c.T)
+		case "rectangle":
+			m.StrokeRect(a.X, a.Y, b.X, b.Y, c.T, inkColour)
+			what += fmt.Sprintf(" %v-%v t=%d", a, b, c.T)
+		case "circle":
+			m.FillCircle(a.X, a.Y, c.R, inkColour)
+			what += fmt.Sprintf(" %v r=%d", a, c.R)
+		case "contours":
+			packed, err := hex.DecodeString(c.Bits)
+			if err != nil {
+				t.Fatal(err)
+			}
+			bin := make([]uint8, golden.W*golden.H)
+			for j := range bin {
+				bin[j] = packed[j/8] >> (7 - j%8) & 1
+			}
+			cs := cf.Find(bin, golden.W, golden.H)
+			n := 0
+			for _, ct := range cs {
+				n += len(ct)
+			}
+			if want := fmt.Sprintf("%d contours of %s points", c.N, c.Points); fmt.Sprintf("%d contours of %d points", len(cs), n) != want {
+				t.Errorf("%s: %d contours of %d points, OpenCV %s", what, len(cs), n, want)
+			}
+			m.DrawContours(cs, image.Point{}, c.T, inkColour)
+			what += fmt.Sprintf(" t=%d", c.T)
+		case "hull":
+			var pts [][2]int
+			if err := json.Unmarshal(c.Points, &pts); err != nil {
+				t.Fatal(err)
+			}
+			var ps []image.Point
+			for _, p := range pts {
+				ps = append(ps, image.Pt(p[0], p[1]))
+			}
+			hull := ConvexHull(nil, ps)
+			if len(hull) != c.Hull {
+				t.Errorf("%s: hull of %d corners, OpenCV's has %d", what, len(hull), c.Hull)
+			}
+			mask := make([]float32, golden.W*golden.H)
+			FillConvexPolyMask(mask, golden.W, golden.H, hull, 1)
+			for j, v := range mask {
+				if v != 0 {
+					m.Pix[3*j], m.Pix[3*j+1], m.Pix[3*j+2] = inkColour.R, inkColour.G, inkColour.B
+				}
+			}
+			what += fmt.Sprintf(" of %d points", len(ps))
+		default:
+			t.Fatalf("%s: unknown op", what)
 		}
-		return g[cy]&(0x10>>cx) != 0
-	})
+		seen[c.Op]++
+		if got := inked(m); got != c.Want {
+			t.Errorf("%s: drew %s, OpenCV %s drew %s", what, got, golden.OpenCV, c.Want)
+		}
+	}
+	for _, op := range []string{"line", "rectangle", "circle", "contours", "hull"} {
+		if seen[op] < 50 {
+			t.Errorf("testdata/cvdraw.json has %d %s cases, want at least 50", seen[op], op)
+		}
+	}
 }
 
 func TestDrawDoesNotAllocate(t *testing.T) {
 	m := New(64, 64)
 	region := make([]uint8, 16*16)
-	region[5*16+5] = 1
+	for y := 4; y < 9; y++ {
+		for x := 3; x < 12; x++ {
+			region[y*16+x] = 1
+		}
+	}
+	var cf ContourFinder
+	cf.Find(region, 16, 16) // sizes its buffers
 	if n := testing.AllocsPerRun(5, func() {
-		m.FillCircle(30, 30, 6, ink)
-		m.StrokeRect(2, 2, 60, 60, 3, ink)
-		m.Outline(region, 16, 16, image.Pt(10, 10), 2, ink)
-		m.Text(4, 40, "0.87", 1, ink)
+		m.FillCircle(30, 30, 6, inkColour)
+		m.StrokeRect(2, 2, 60, 60, 3, inkColour)
+		m.Line(image.Pt(3, 50), image.Pt(40, 7), 4, inkColour)
+		m.DrawContours(cf.Find(region, 16, 16), image.Pt(10, 10), 2, inkColour)
 	}); n != 0 {
 		t.Errorf("drawing allocates %v times", n)
 	}

@@ -1,0 +1,46 @@
+package pipeline
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/facefusion-hpc/facefusion/internal/job"
+)
+
+// The mask models a job loads: the occluders face_occluder_model names (all three for many)
+// where occlusion masks a swap, an enhancement or face_debugger's face-mask; the parser
+// face_parser_model names where region masks a swap or face-mask (never the enhancer's).
+func TestMaskModelNames(t *testing.T) {
+	base := []string{"-s", "s.png", "-t", "t.png", "-o", "o.png", "--face-detector-model", "scrfd", "--face-landmarker-model", "2dfan4"}
+	for _, c := range []struct {
+		args       []string
+		want, none []string
+	}{
+		{[]string{"--face-swapper-model", "inswapper_128", "--face-mask-types", "box", "occlusion", "--face-occluder-model", "many"},
+			[]string{"xseg_1", "xseg_2", "xseg_3"}, []string{"bisenet_resnet_34"}},
+		{[]string{"--face-swapper-model", "inswapper_128", "--face-mask-types", "region", "--face-parser-model", "bisenet_resnet_18"},
+			[]string{"bisenet_resnet_18"}, []string{"xseg_1", "bisenet_resnet_34"}},
+		{[]string{"--processors", "face_enhancer", "--face-mask-types", "occlusion", "region", "--face-occluder-model", "xseg_2"},
+			[]string{"xseg_2"}, []string{"xseg_1", "bisenet_resnet_34"}},
+		{[]string{"--processors", "face_debugger", "--face-mask-types", "area", "region", "occlusion", "--face-occluder-model", "xseg_3"},
+			[]string{"xseg_3", "bisenet_resnet_34"}, []string{"xseg_1"}},
+		{[]string{"--processors", "face_debugger", "--face-debugger-items", "bounding-box", "--face-mask-types", "region", "occlusion"},
+			nil, []string{"xseg_1", "bisenet_resnet_34"}},
+	} {
+		cfg, err := job.Parse(append(c.args, base...))
+		if err != nil {
+			t.Fatal(err)
+		}
+		names := ModelNames(cfg)
+		for _, n := range c.want {
+			if !slices.Contains(names, n) {
+				t.Errorf("%v: models %v lack %s", c.args, names, n)
+			}
+		}
+		for _, n := range c.none {
+			if slices.Contains(names, n) {
+				t.Errorf("%v: models %v hold %s", c.args, names, n)
+			}
+		}
+	}
+}
