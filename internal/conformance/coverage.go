@@ -78,7 +78,6 @@ var notYetCovered = []string{
 	"trim_frame_start",
 	"trim_frame_end",
 	"output_image_scale",
-	"output_video_scale",
 	"output_video_fps",
 	"workflow_mode=auto",
 	"temp_frame_format=bmp",

@@ -147,3 +147,15 @@ func BenchmarkMorphology(b *testing.B) {
 		occ.Dilate(3, &tmp)
 	}
 }
+
+// BenchmarkResizeDetector is FaceFusion's detector shrink (restrict_frame): a 1920×1080 frame
+// to 640×360.
+func BenchmarkResizeDetector(b *testing.B) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	frame := randImage(rng, 1920, 1080)
+	dst := New(640, 360)
+	var z Resizer
+	for b.Loop() {
+		z.Resize(dst, dst.Bounds(), frame)
+	}
+}

@@ -232,16 +232,51 @@ func blendRef(dst *Image, src *FloatImage, m *Mask) {
 	}
 }
 
+// resizeRef is cv2.resize's INTER_LINEAR on 8-bit RGB written out for one destination byte at a
+// time: the float32 source position, the weights rounded to 1/2048 (a column past either edge
+// takes the edge pixel whole, a row keeps its weights on the clamped rows), the column sums of
+// the two source rows, and the vertical rounding of OpenCV's 8-bit kernel.
 func resizeRef(dst *Image, dr image.Rectangle, src *Image) {
+	dw, dh := dr.Dx(), dr.Dy()
+	pos := func(i, n, m int) (int, float32) {
+		f := float32((float64(i)+0.5)/(float64(m)/float64(n)) - 0.5)
+		lo := float32(math.Floor(float64(f)))
+		return int(lo), f - lo
+	}
+	coef := func(f float32) int64 { return int64(math.RoundToEven(float64(f * 2048))) }
 	for y := dr.Min.Y; y < dr.Max.Y; y++ {
 		for x := dr.Min.X; x < dr.Max.X; x++ {
 			if x < 0 || y < 0 || x >= dst.W || y >= dst.H {
 				continue
 			}
-			u := (float64(x-dr.Min.X)+0.5)*float64(src.W)/float64(dr.Dx()) - 0.5
-			v := (float64(y-dr.Min.Y)+0.5)*float64(src.H)/float64(dr.Dy()) - 0.5
-			s := bilinearRef(src, u, v)
-			dst.Set(x, y, uint8(math.Round(s[0])), uint8(math.Round(s[1])), uint8(math.Round(s[2])))
+			i, j := x-dr.Min.X, y-dr.Min.Y
+			var o [3]uint8
+			for c := range 3 {
+				p := func(sx, sy int) int64 { return int64(src.Pix[sy*src.Stride+3*sx+c]) }
+				switch {
+				case dw == src.W && dh == src.H:
+					o[c] = uint8(p(i, j))
+					continue
+				case 2*dw == src.W && 2*dh == src.H:
+					o[c] = uint8((p(2*i, 2*j) + p(2*i+1, 2*j) + p(2*i, 2*j+1) + p(2*i+1, 2*j+1) + 2) / 4)
+					continue
+				}
+				x0, fx := pos(i, src.W, dw)
+				x1, a, b := x0+1, coef(1-fx), coef(fx)
+				if x0 < 0 {
+					x0, x1, a, b = 0, 0, 2048, 0
+				} else if x0 >= src.W-1 {
+					x0, x1, a, b = src.W-1, src.W-1, 2048, 0
+				}
+				y0, fy := pos(j, src.H, dh)
+				b0, b1 := coef(1-fy), coef(fy)
+				y1 := min(max(y0+1, 0), src.H-1)
+				y0 = min(max(y0, 0), src.H-1)
+				r0 := p(x0, y0)*a + p(x1, y0)*b
+				r1 := p(x0, y1)*a + p(x1, y1)*b
+				o[c] = uint8(((((r0 >> 4) * b0) >> 16) + (((r1 >> 4) * b1) >> 16) + 2) >> 2)
+			}
+			dst.Set(x, y, o[0], o[1], o[2])
 		}
 	}
 }

@@ -4,6 +4,9 @@ import (
 	"image"
 	"math"
 	"math/rand/v2"
+	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/facefusion-hpc/facefusion/internal/geom"
@@ -405,21 +408,74 @@ func TestBlendMatchesReference(t *testing.T) {
 func TestResizeMatchesReference(t *testing.T) {
 	rng := rand.New(rand.NewPCG(19, 20))
 	var z Resizer
-	for iter := range 200 {
+	for iter := range 300 {
 		src := randImage(rng, 1+rng.IntN(50), 1+rng.IntN(50))
 		dst := randImage(rng, 1+rng.IntN(40), 1+rng.IntN(40))
 		dr := image.Rect(rng.IntN(10)-5, rng.IntN(10)-5, 0, 0)
 		dr.Max = dr.Min.Add(image.Pt(1+rng.IntN(50), 1+rng.IntN(50)))
+		if iter%5 == 0 { // OpenCV's 2× shrink
+			dr.Max = dr.Min.Add(image.Pt((src.W+1)/2, (src.H+1)/2))
+			src = randImage(rng, 2*dr.Dx(), 2*dr.Dy())
+		}
 		got, want := dst.Clone(), dst.Clone()
 		z.Resize(got, dr, src)
 		resizeRef(want, dr, src)
 		for i := range got.Pix {
-			if d := int(got.Pix[i]) - int(want.Pix[i]); d < -1 || d > 1 {
+			if got.Pix[i] != want.Pix[i] {
 				t.Fatalf("iter %d (%dx%d → %v in %dx%d): byte %d: fast %d, reference %d",
 					iter, src.W, src.H, dr, dst.W, dst.H, i, got.Pix[i], want.Pix[i])
 			}
 		}
 	}
+}
+
+// TestResizeMatchesOpenCV holds Resizer to cv2.resize itself (INTER_LINEAR, Debian's OpenCV
+// 4.6, testdata/cv2resize/gen.py): shrinks, growths, FaceFusion's 0.625 detector shrink, the
+// exact 2× shrink, one axis only, to a single pixel; whole and into a clipped sub-rectangle.
+func TestResizeMatchesOpenCV(t *testing.T) {
+	outs, err := filepath.Glob("testdata/cv2resize/*-*x*.png")
+	if err != nil || len(outs) < 20 {
+		t.Fatalf("testdata/cv2resize: %d goldens (%v): run gen.py there", len(outs), err)
+	}
+	var z Resizer
+	for _, path := range outs {
+		name := filepath.Base(path)
+		src, err := Load(filepath.Join("testdata/cv2resize", name[:strings.IndexByte(name, '-')]+".png"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := Load(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := New(want.W, want.H)
+		z.Resize(got, got.Bounds(), src)
+		if i := firstDiff(got, want, got.Bounds()); i >= 0 {
+			t.Errorf("%s: byte %d: ours %d, cv2 %d", name, i, got.Pix[i], want.Pix[i])
+		}
+		// Into a rectangle that sticks out of dst on the left and the top: the part inside is
+		// cv2's.
+		off := New(want.W, want.H)
+		z.Resize(off, image.Rect(-2, -1, want.W-2, want.H-1), src)
+		for y := range want.H - 1 {
+			for x := range want.W - 2 {
+				if !slices.Equal(off.Pix[y*off.Stride+3*x:][:3], want.Pix[(y+1)*want.Stride+3*(x+2):][:3]) {
+					t.Fatalf("%s clipped: pixel (%d,%d) is not cv2's (%d,%d)", name, x, y, x+2, y+1)
+				}
+			}
+		}
+	}
+}
+
+func firstDiff(a, b *Image, r image.Rectangle) int {
+	for y := r.Min.Y; y < r.Max.Y; y++ {
+		for x := 3 * r.Min.X; x < 3*r.Max.X; x++ {
+			if i := y*a.Stride + x; a.Pix[i] != b.Pix[y*b.Stride+x] {
+				return i
+			}
+		}
+	}
+	return -1
 }
 
 func TestResizeSameSizeCopies(t *testing.T) {

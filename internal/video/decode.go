@@ -8,6 +8,8 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+
+	"github.com/facefusion-hpc/facefusion/internal/raster"
 )
 
 // Decoder streams the frames [start, end) of one video as packed rgb24 from an ffmpeg pipe.
@@ -23,6 +25,11 @@ type Decoder struct {
 	got           int
 	waited        bool
 	err           error // sticky: once Next fails it keeps failing the same way
+
+	// A scaled decode: ffmpeg gives the target's frames into whole, Resizer makes them
+	// width×height.
+	whole *raster.Image
+	rs    raster.Resizer
 }
 
 // FrameSize is the byte size of one rgb24 frame of info.
@@ -37,9 +44,11 @@ func OpenDecoder(ctx context.Context, info *Info, start, end int) (*Decoder, err
 	return OpenScaledDecoder(ctx, info, start, end, info.Width, info.Height)
 }
 
-// OpenScaledDecoder is OpenDecoder with every frame scaled to width×height by ffmpeg's
-// bicubic scaler, the one FaceFusion's `-s` extracts frames with. Each frame is scaled on its
-// own, so a frame is the same bytes whichever range it is decoded in.
+// OpenScaledDecoder is OpenDecoder with every frame scaled to width×height as FaceFusion's
+// default (memory) workflow scales the frames it swaps on: each frame read whole, then
+// cv2.resize with INTER_LINEAR (to_video.process_memory_frame), which raster.Resizer is bit for
+// bit. Each frame is scaled on its own, so a frame is the same bytes whichever range it is
+// decoded in.
 func OpenScaledDecoder(ctx context.Context, info *Info, start, end, width, height int) (*Decoder, error) {
 	if start < 0 || end > info.Frames || start >= end {
 		return nil, fmt.Errorf("video: frame range [%d,%d) is outside %s, which has frames [0,%d): fix the range", start, end, info.Path, info.Frames)
@@ -59,9 +68,6 @@ func OpenScaledDecoder(ctx context.Context, info *Info, start, end, width, heigh
 	if start > 0 && !seek {
 		filters = append(filters, "trim=start_frame="+strconv.Itoa(start))
 	}
-	if width != info.Width || height != info.Height {
-		filters = append(filters, scaleFilter(width, height))
-	}
 	if len(filters) > 0 {
 		args = append(args, "-vf", strings.Join(filters, ","))
 	}
@@ -78,8 +84,12 @@ func OpenScaledDecoder(ctx context.Context, info *Info, start, end, width, heigh
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("video: decoding %s: %w", info.Path, exitError(ctx, FFmpeg, err, tail))
 	}
-	return &Decoder{ctx: ctx, info: info, start: start, end: end, width: width, height: height,
-		frameSize: width * height * 3, cmd: cmd, out: out, tail: tail}, nil
+	d := &Decoder{ctx: ctx, info: info, start: start, end: end, width: width, height: height,
+		frameSize: width * height * 3, cmd: cmd, out: out, tail: tail}
+	if width != info.Width || height != info.Height {
+		d.whole = raster.New(info.Width, info.Height)
+	}
+	return d, nil
 }
 
 // seekable reports whether frame n can be reached by seeking to a time: the rate must be
@@ -123,7 +133,11 @@ func (d *Decoder) Next(buf []byte) error {
 		}
 		return d.err
 	}
-	if _, err := io.ReadFull(d.out, buf[:d.frameSize]); err != nil {
+	read := buf[:d.frameSize]
+	if d.whole != nil {
+		read = d.whole.Pix
+	}
+	if _, err := io.ReadFull(d.out, read); err != nil {
 		werr := d.wait()
 		if d.ctx.Err() != nil {
 			d.err = fmt.Errorf("video: decoding %s stopped at frame %d: %w", d.info.Path, d.start+d.got, d.ctx.Err())
@@ -133,6 +147,10 @@ func (d *Decoder) Next(buf []byte) error {
 			d.err = fmt.Errorf("video: ffmpeg gave %d of %d frames [%d,%d) of %s: the file is shorter than probed (truncated?); re-probe or re-encode it", d.got, d.end-d.start, d.start, d.end, d.info.Path)
 		}
 		return d.err
+	}
+	if d.whole != nil {
+		dst := &raster.Image{Pix: buf[:d.frameSize], Stride: 3 * d.width, W: d.width, H: d.height}
+		d.rs.Resize(dst, dst.Bounds(), d.whole)
 	}
 	d.got++
 	return nil

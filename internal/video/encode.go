@@ -199,9 +199,13 @@ func encodeArgs(path string, opt EncodeOptions) []string {
 		"-r", opt.FPS.String(), "-enc_time_base", opt.timeline().TimeBase.String(),
 		"-c:v", opt.Encoder)
 	args = append(args, encoderThreadArgs(opt.Encoder, opt.Height)...)
+	vf := colourFilter
 	if fw != opt.Width || fh != opt.Height {
-		args = append(args, "-vf", scaleFilter(opt.Width, opt.Height))
+		// After the colour filter, as FaceFusion's -s scales after its -vf: the tagged
+		// bt709 frames are what the scaler works on.
+		vf += "," + scaleFilter(opt.Width, opt.Height)
 	}
+	args = append(args, "-vf", vf)
 	args = append(args, qualityArgs(opt.Encoder, opt.Quality)...)
 	args = append(args, presetArgs(opt.Encoder, opt.Preset)...)
 	if opt.Encoder == "libx264" && opt.timeline().Step > 0 {
@@ -235,6 +239,12 @@ func encodeArgs(path string, opt EncodeOptions) []string {
 	}
 	return append(args, outputArgs(path, false)...)
 }
+
+// colourFilter is FaceFusion's convert_color_space('bt709'), on every video it writes: YUV
+// output converted with the BT.709 matrix in limited range, and the stream tagged BT.709. It
+// also decides how an up-scale rounds (the scaler works in the frames' tagged colour space);
+// RGB output at the frames' own size keeps every byte.
+const colourFilter = "scale=out_color_matrix=bt709:out_range=tv,setparams=colorspace=bt709:color_primaries=bt709:color_trc=bt709"
 
 // Encoder feeds rgb24 frames to ffmpeg's stdin and writes a video-only file.
 type Encoder struct {

@@ -553,3 +553,40 @@ func TestDecodeImage(t *testing.T) {
 		t.Error("decoded PNG differs from raster.Load")
 	}
 }
+
+// The writer is FaceFusion's (ffmpeg.create_video_writer): frames through its bt709 colour
+// filter, then its -s up-scale, give the very bytes its own command line gives its bgr24 frames
+// (rawvideo rgb24, 64x48 frames to 96x72; without the filter a few % of the pixels differ by a
+// level).
+func TestEncodeIsFaceFusionsWriter(t *testing.T) {
+	dir := t.TempDir()
+	src := func(pixfmt string) []byte {
+		return ffmpegRun(t, "-f", "lavfi", "-i", "testsrc2=size=64x48:rate=25", "-frames:v", "3", "-pix_fmt", pixfmt, "-f", "rawvideo", "-")
+	}
+	frames := src("rgb24")
+	bgr := filepath.Join(dir, "in.bgr")
+	if err := os.WriteFile(bgr, src("bgr24"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ff := filepath.Join(dir, "ff.mov")
+	ffmpegRun(t, "-f", "rawvideo", "-pix_fmt", "bgr24", "-s", "64x48", "-r", "25", "-i", bgr, "-s", "96x72", "-c:v", "rawvideo",
+		"-vf", "fps=25,scale=out_color_matrix=bt709:out_range=tv,setparams=colorspace=bt709:color_primaries=bt709:color_trc=bt709",
+		"-pix_fmt", "rgb24", ff)
+	ours := filepath.Join(dir, "ours.mov")
+	e, err := OpenEncoder(context.Background(), ours, EncodeOptions{Encoder: "rawvideo", FPS: Rational{25, 1}, Width: 96, Height: 72, FrameWidth: 64, FrameHeight: 48})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for f := range 3 {
+		if err := e.Write(frames[f*64*48*3:][:64*48*3]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	want, got := referenceHashes(t, ff), referenceHashes(t, ours)
+	if len(want) != 3 || !slices.Equal(got, want) {
+		t.Errorf("up-scaled rawvideo: %d frames, first difference from FaceFusion's writer at %d", len(got), firstDiff(got, want))
+	}
+}
