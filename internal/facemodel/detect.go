@@ -2,6 +2,7 @@ package facemodel
 
 import (
 	"fmt"
+	"image"
 	"math"
 	"slices"
 
@@ -65,7 +66,7 @@ type Detector struct {
 	yolo    bool
 	yunet   bool
 	lut     [3][256]float32
-	resizer raster.CVResizer
+	resizer raster.Resizer
 	canvas  *raster.Image
 	cands   []face.Detection
 }
@@ -114,7 +115,7 @@ func (d *Detector) Prepare(frame *raster.Image, dst []float32) Fit {
 	f := FitFrame(frame.W, frame.H, d.Size)
 	clear(d.canvas.Pix)
 	if f.W != frame.W || f.H != frame.H {
-		d.resizer.Resize(d.canvas, f.W, f.H, frame)
+		d.resizer.Resize(d.canvas, image.Rect(0, 0, f.W, f.H), frame)
 	} else {
 		for y := range frame.H {
 			copy(d.canvas.Pix[y*d.canvas.Stride:], frame.Pix[y*frame.Stride:][:3*frame.W])
