@@ -70,6 +70,8 @@ func FindFaces(cfg job.Config) (*FacesDump, error) {
 	sorted := slices.Clone(found)
 	sel := selector(cfg, m.SourceClass())
 	facemodel.SortFaces(sorted, sel.Order)
+	// FaceFusion's sort_and_filter_faces: the class filters drop faces from the list itself.
+	sorted = slices.DeleteFunc(sorted, func(f face.Face) bool { return !sel.Keeps(&f) })
 
 	var ref *face.Embedding
 	if sel.Mode == facemodel.SelectReference {
