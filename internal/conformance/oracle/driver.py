@@ -10,8 +10,9 @@ for any run-facefusion call. The working folder is FaceFusion's copy.
 JOBS.json is a list of jobs: {"name", "compare" (faces | image | video), "argv" (FaceFusion's
 arguments after the program name: headless-run ... -s ... -t ... -o ...), "result" (a file the
 job's JSON result is written to)}. Each job starts from a clean state: FaceFusion's state items,
-face store, every lru_cache of its modules and its inference pools are cleared, then argv is
-parsed and applied as core.cli does. Then:
+face store and every lru_cache of its modules are cleared, then argv is
+parsed and applied as core.cli does. The inference pools stay: FaceFusion keys them by module,
+model names, device and providers, and the model files do not change during a run. Then:
 
   faces  the target's faces as oracle/faces.py prints them (get_static_faces, then
          sort_and_filter_faces), each with its place in face_selector.select_faces's answer
@@ -36,7 +37,7 @@ sys.path.insert(0, root)
 
 import numpy  # noqa: E402
 
-from facefusion import face_store, inference_manager, logger, state_manager  # noqa: E402
+from facefusion import face_store, logger, state_manager  # noqa: E402
 from facefusion.args import apply_args  # noqa: E402
 
 
@@ -61,8 +62,6 @@ def clear_state():
 	state_manager.STATE_SET['cli'] = {}
 	state_manager.STATE_SET['ui'] = {}
 	face_store.clear_faces()
-	for context in inference_manager.INFERENCE_POOL_SET.values():
-		context.clear()
 	for name, module in list(sys.modules.items()):
 		if module is None or name in KEPT_CACHES or not (name == 'facefusion' or name.startswith('facefusion.')):
 			continue
