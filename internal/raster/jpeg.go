@@ -95,6 +95,44 @@ static int ffjpeg_decode(const unsigned char *data, unsigned long size, ffjpeg_r
 	jpeg_destroy_decompress(&cinfo);
 	return 0;
 }
+
+typedef struct {
+	unsigned char *out;  // malloc'd by libjpeg's memory destination
+	unsigned long size;
+	char msg[JMSG_LENGTH_MAX];
+} ffjpeg_encoded;
+
+static int ffjpeg_encode(const unsigned char *rgb, int w, int h, int quality, ffjpeg_encoded *r) {
+	struct jpeg_compress_struct cinfo;
+	ffjpeg_err err;
+	memset(r, 0, sizeof(*r));
+	cinfo.err = jpeg_std_error(&err.pub);
+	err.pub.error_exit = ffjpeg_exit;
+	err.pub.output_message = ffjpeg_message;
+	if (setjmp(err.jump)) {
+		strncpy(r->msg, err.msg, sizeof(r->msg) - 1);
+		jpeg_destroy_compress(&cinfo);
+		free(r->out);
+		r->out = NULL;
+		return 1;
+	}
+	jpeg_create_compress(&cinfo);
+	jpeg_mem_dest(&cinfo, &r->out, &r->size);
+	cinfo.image_width = w;
+	cinfo.image_height = h;
+	cinfo.input_components = 3;
+	cinfo.in_color_space = JCS_RGB;
+	jpeg_set_defaults(&cinfo);
+	jpeg_set_quality(&cinfo, quality, TRUE);
+	jpeg_start_compress(&cinfo, TRUE);
+	while (cinfo.next_scanline < cinfo.image_height) {
+		JSAMPROW row = (JSAMPROW)(rgb + (size_t)cinfo.next_scanline * w * 3);
+		jpeg_write_scanlines(&cinfo, &row, 1);
+	}
+	jpeg_finish_compress(&cinfo);
+	jpeg_destroy_compress(&cinfo);
+	return 0;
+}
 */
 import "C"
 
@@ -214,4 +252,21 @@ func orient(img *Image, o int) *Image {
 		}
 	}
 	return out
+}
+
+// EncodeJPEG encodes img as cv2.imwrite(path, frame) writes a .jpg with its default
+// parameters: libjpeg's defaults (JFIF, 4:2:0, ISLOW forward DCT, standard Huffman tables) at
+// the given quality, 95 being OpenCV's default.
+func EncodeJPEG(img *Image, quality int) ([]byte, error) {
+	if img.W <= 0 || img.H <= 0 {
+		return nil, errors.New("encoding an empty image as JPEG")
+	}
+	pix := C.CBytes(img.Bytes())
+	defer C.free(pix)
+	var r C.ffjpeg_encoded
+	if C.ffjpeg_encode((*C.uchar)(pix), C.int(img.W), C.int(img.H), C.int(quality), &r) != 0 {
+		return nil, errors.New("encoding JPEG: " + C.GoString(&r.msg[0]))
+	}
+	defer C.free(unsafe.Pointer(r.out))
+	return C.GoBytes(unsafe.Pointer(r.out), C.int(r.size)), nil
 }

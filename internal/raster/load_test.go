@@ -161,3 +161,51 @@ func TestLoadRefusesJunk(t *testing.T) {
 	_, err := Load(p)
 	testenv.CheckError(t, "a truncated JPEG", err, p, "not a readable JPEG image")
 }
+
+// TestEncodeJPEGIsCv2Imwrite holds EncodeJPEG to the oracle's cv2.imencode('.jpg') byte for
+// byte: FaceFusion writes a JPEG target's processed frame with cv2.imwrite before ffmpeg
+// finalises it, so that intermediate file must be OpenCV's.
+func TestEncodeJPEGIsCv2Imwrite(t *testing.T) {
+	py := oraclePython(t)
+	d := t.TempDir()
+	for _, c := range []struct {
+		sample  string
+		quality int
+		crop    [4]int
+	}{
+		{"astronaut.png", 95, [4]int{0, 0, 512, 512}},
+		{"coffee.png", 95, [4]int{3, 5, 301, 199}},
+		{"grace_hopper.jpg", 60, [4]int{1, 0, 33, 17}},
+	} {
+		src, err := Load(testenv.Sample(t, c.sample))
+		if err != nil {
+			t.Fatal(err)
+		}
+		img := New(c.crop[2], c.crop[3])
+		for y := range img.H {
+			copy(img.Pix[y*img.Stride:][:3*img.W], src.Pix[(c.crop[1]+y)*src.Stride+3*c.crop[0]:])
+		}
+		raw := filepath.Join(d, "frame.rgb")
+		if err := os.WriteFile(raw, img.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		want := filepath.Join(d, "cv.jpg")
+		run(t, py, "-c", `
+import sys, cv2, numpy as np
+w, h, q = int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
+m = np.fromfile(sys.argv[1], np.uint8).reshape(h, w, 3)[:, :, ::-1]
+open(sys.argv[2], 'wb').write(cv2.imencode('.jpg', m, [cv2.IMWRITE_JPEG_QUALITY, q])[1].tobytes())
+`, raw, want, fmt.Sprint(img.W), fmt.Sprint(img.H), fmt.Sprint(c.quality))
+		wantBytes, err := os.ReadFile(want)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := EncodeJPEG(img, c.quality)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, wantBytes) {
+			t.Errorf("%s %dx%d q%d: %d bytes, cv2.imencode gives %d other bytes", c.sample, img.W, img.H, c.quality, len(got), len(wantBytes))
+		}
+	}
+}
