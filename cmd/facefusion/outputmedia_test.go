@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"math"
 	"os"
 	"os/exec"
@@ -13,7 +12,6 @@ import (
 	"github.com/facefusion-hpc/facefusion/internal/clitest"
 	"github.com/facefusion-hpc/facefusion/internal/raster"
 	"github.com/facefusion-hpc/facefusion/internal/testenv"
-	"github.com/facefusion-hpc/facefusion/internal/video"
 )
 
 // --output-audio-encoder and --output-audio-volume re-encode the target's audio (the codec and
@@ -51,7 +49,9 @@ func TestOutputAudioFlags(t *testing.T) {
 }
 
 // --output-image-quality and --output-image-scale: the output has the scaled size and is the
-// very file ffmpeg writes from the target at that quality and size.
+// very file FaceFusion's image workflow makes from the target: ffmpeg's copy at quality 100
+// (-q:v 0) and the packed size, written back by cv2.imwrite (quality 95), finalised by ffmpeg
+// at the size and at quality 10 (-q:v round(31 − 3.1) = 28).
 func TestOutputImageFlags(t *testing.T) {
 	dir := t.TempDir()
 	in := filepath.Join(dir, "in.jpg")
@@ -64,18 +64,25 @@ func TestOutputImageFlags(t *testing.T) {
 	if info := clitest.Probe(t, out); info.Width != 32 || info.Height != 24 {
 		t.Errorf("output is %dx%d, want 32x24", info.Width, info.Height)
 	}
-	img, err := raster.Load(in)
+	temp := filepath.Join(dir, "temp.jpg")
+	clitest.FFmpeg(t, "-i", in, "-s", "32x24", "-q:v", "0", temp)
+	img, err := raster.Load(temp)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := filepath.Join(dir, "want.jpg")
-	if err := video.WriteImage(context.Background(), want, img, video.ImageOptions{Quality: 10, Width: 32, Height: 24}); err != nil {
+	data, err := raster.EncodeJPEG(img, 95)
+	if err != nil {
 		t.Fatal(err)
 	}
+	if err := os.WriteFile(temp, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	want := filepath.Join(dir, "want.jpg")
+	clitest.FFmpeg(t, "-i", temp, "-s", "32x24", "-q:v", "28", want)
 	a, _ := os.ReadFile(out)
 	b, _ := os.ReadFile(want)
 	if !bytes.Equal(a, b) {
-		t.Errorf("the output (%d bytes) is not the target written at quality 10 and 32x24 (%d bytes)", len(a), len(b))
+		t.Errorf("the output (%d bytes) is not FaceFusion's copy, imwrite and finalize at quality 10 and 32x24 (%d bytes)", len(a), len(b))
 	}
 }
 

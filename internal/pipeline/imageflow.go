@@ -51,29 +51,37 @@ func ffTempImageSize(w, h int, scale float64) (int, int) {
 	return ffNormalize(ow, oh)
 }
 
-// runJPEGImage is FaceFusion's image workflow for a JPEG target, step for step, because each
-// step is lossy: ffmpeg copies the target into temp.jpg at quality 100 (copy_image), the faces
-// found in the target as read are processed onto that copy, which cv2.imwrite writes back at
-// its quality 95, and ffmpeg finalises that file into the output at output_image_quality and
-// output_image_scale (finalize_image). img is the target as read; the copy has its size.
-func (m *Models) runJPEGImage(ctx context.Context, cfg job.Config, img *raster.Image, w ontoWorker, wk Worker) (string, error) {
+// runFFImage is FaceFusion's image workflow (workflows/to_image.py) step for step, because
+// steps are lossy or resample: ffmpeg copies the target into temp.EXT at quality 100 and the
+// packed temp size (copy_image), the faces found in the target as read are processed onto
+// that copy (scaled to it), which cv2.imwrite writes back (a .jpg at OpenCV's quality 95), and
+// ffmpeg finalises that file into the output at output_image_quality and the packed output
+// size (finalize_image). img is the target as read. An image with alpha is not taken here.
+func (m *Models) runFFImage(ctx context.Context, cfg job.Config, img *raster.Image, wk Worker) (string, error) {
 	dir, err := os.MkdirTemp("", "facefusion-image-")
 	if err != nil {
 		return "", fault.AsEnvironment(fmt.Errorf("a temp folder for the image target: %w", err))
 	}
 	defer os.RemoveAll(dir)
-	temp := filepath.Join(dir, "temp"+filepath.Ext(cfg.TargetPath))
-	if err := video.FFImageCommand(ctx, cfg.TargetPath, temp, cfg.TargetPath, img.W, img.H, 100); err != nil {
+	tw, th := ffTempImageSize(img.W, img.H, cfg.OutputImageScale)
+	ow, oh := ffOutputImageSize(img.W, img.H, cfg.OutputImageScale)
+	if tw <= 0 || th <= 0 || ow <= 0 || oh <= 0 {
+		return "", fault.AsUsage(fmt.Errorf("--output-image-scale %v leaves nothing of the target %s (%dx%d): choose a larger scale", cfg.OutputImageScale, cfg.TargetPath, img.W, img.H))
+	}
+	temp := filepath.Join(dir, "temp"+strings.ToLower(filepath.Ext(cfg.TargetPath)))
+	if err := video.FFImageCommand(ctx, cfg.TargetPath, temp, cfg.TargetPath, tw, th, 100); err != nil {
 		return "", fault.AsInput(fmt.Errorf("copying the target %s: %w", cfg.TargetPath, err))
 	}
 	copied, err := raster.Load(temp)
 	if err != nil {
 		return "", fault.AsInternal(fmt.Errorf("reading ffmpeg's copy of the target %s: %w", cfg.TargetPath, err))
 	}
-	if copied.W != img.W || copied.H != img.H {
-		return "", fault.AsInternal(fmt.Errorf("ffmpeg's copy of the target %s is %dx%d, not %dx%d", cfg.TargetPath, copied.W, copied.H, img.W, img.H))
+	if onto, ok := wk.(ontoWorker); ok {
+		err = onto.ProcessOnto(img, copied)
+	} else {
+		err = wk.Process(copied) // no faces to find: the copy as it is
 	}
-	if err := w.ProcessOnto(img, copied); err != nil {
+	if err != nil {
 		return "", fault.AsInternal(fmt.Errorf("target %s: %w", cfg.TargetPath, err))
 	}
 	if ctx.Err() != nil {
@@ -84,29 +92,29 @@ func (m *Models) runJPEGImage(ctx context.Context, cfg job.Config, img *raster.I
 		return "", err
 	}
 	defer m.stats.since(StageEncode, time.Now())
-	data, err := raster.EncodeJPEG(copied, 95)
-	if err != nil {
-		return "", fault.AsInternal(err)
-	}
-	if err := os.WriteFile(temp, data, 0o600); err != nil {
+	if isJPEGPath(temp) {
+		data, err := raster.EncodeJPEG(copied, 95)
+		if err == nil {
+			err = os.WriteFile(temp, data, 0o600)
+		}
+		if err != nil {
+			return "", fault.AsInput(fault.AsNoRoom(err, dir))
+		}
+	} else if err := copied.SavePNG(temp); err != nil { // lossless: OpenCV's pixels in any PNG
 		return "", fault.AsInput(fault.AsNoRoom(err, dir))
 	}
-	ow, oh := ffOutputImageSize(img.W, img.H, cfg.OutputImageScale)
-	final := filepath.Join(dir, "output"+filepath.Ext(cfg.OutputPath))
-	if err := video.FFImageCommand(ctx, temp, final, cfg.TargetPath, ow, oh, cfg.OutputImageQuality); err != nil {
-		return "", fault.AsInput(fmt.Errorf("writing %s: %w", cfg.OutputPath, err))
-	}
-	data, err = os.ReadFile(final)
-	if err != nil {
-		return "", fault.AsInternal(err)
-	}
+	// ffmpeg writes the output's temp file itself (TempPath keeps the extension that picks its
+	// encoder), so a full file system is reported as for every other output.
 	tmp, err := CreateTemp(TempPath(cfg.OutputPath, "part"))
 	if err != nil {
 		return "", fault.AsInput(fault.AsNoRoom(err, filepath.Dir(cfg.OutputPath)))
 	}
 	defer tmp.Remove()
-	if _, err := tmp.File.Write(data); err != nil {
-		return "", fault.AsInput(fault.AsNoRoom(err, filepath.Dir(cfg.OutputPath)))
+	if err := video.FFImageCommand(ctx, temp, tmp.Path, cfg.TargetPath, ow, oh, cfg.OutputImageQuality); err != nil {
+		if ctx.Err() != nil {
+			return "", err
+		}
+		return "", fault.AsInput(err)
 	}
 	return line, Commit(tmp, cfg.OutputPath, cfg.Force)
 }

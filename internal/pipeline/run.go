@@ -699,11 +699,8 @@ func (m *Models) RunImage(ctx context.Context, cfg job.Config) (string, error) {
 	if ctx.Err() != nil { // stopped: the swap is not begun, or not written
 		return "", context.Cause(ctx)
 	}
-	onto, ffRoute := w.(ontoWorker)
-	tempW, tempH := ffTempImageSize(img.W, img.H, cfg.OutputImageScale)
-	ffRoute = ffRoute && isJPEGPath(cfg.TargetPath) && tempW == img.W && tempH == img.H
-	if ffRoute {
-		return m.runJPEGImage(ctx, cfg, img, onto, w)
+	if opt.Alpha == nil {
+		return m.runFFImage(ctx, cfg, img, w)
 	}
 	if err := w.Process(img); err != nil {
 		return "", fault.AsInternal(fmt.Errorf("target %s: %w", cfg.TargetPath, err))

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/facefusion-hpc/facefusion/internal/fault"
 )
 
 // FFImageCommand runs FaceFusion's ffmpeg for an image (ffmpeg.copy_image, finalize_image):
@@ -19,7 +21,12 @@ func FFImageCommand(ctx context.Context, in, out, qualityPath string, w, h, qual
 	args = append(args, "-y", mediaPath(out))
 	cmd, tail := command(ctx, FFmpeg, args)
 	if err := cmd.Run(); err != nil {
-		return exitError(ctx, FFmpeg, err, tail)
+		err = exitError(ctx, FFmpeg, err, tail)
+		if writeFailed(tail.String()) {
+			// Not a bad target: a full file system or quota (the environment's), or an I/O error.
+			return fault.AsInternal(fault.AsNoRoom(err, filepath.Dir(out)))
+		}
+		return err
 	}
 	return nil
 }
