@@ -58,9 +58,10 @@ func ffTempImageSize(w, h int, scale float64) (int, int) {
 // ffmpeg finalises that file into the output at output_image_quality and the packed output
 // size (finalize_image). img is the target as read. An image with alpha is not taken here.
 func (m *Models) runFFImage(ctx context.Context, cfg job.Config, img *raster.Image, wk Worker) (string, error) {
-	dir, err := os.MkdirTemp("", "facefusion-image-")
+	// FaceFusion's temp folder for the copy: temp_path, node-local.
+	dir, err := os.MkdirTemp(cfg.TempDir(), "facefusion-image-")
 	if err != nil {
-		return "", fault.AsEnvironment(fmt.Errorf("a temp folder for the image target: %w", err))
+		return "", fault.AsEnvironment(fault.AsNoRoom(fmt.Errorf("a temp folder for the image target: %w", err), cfg.TempDir()))
 	}
 	defer os.RemoveAll(dir)
 	tw, th := ffTempImageSize(img.W, img.H, cfg.OutputImageScale)
