@@ -94,3 +94,30 @@ func audioCodec(t *testing.T, path string) string {
 	}
 	return strings.TrimSpace(string(out))
 }
+
+// A PNG target's alpha comes through FaceFusion's image workflow unchanged (it reads the copy
+// with cv2.IMREAD_UNCHANGED and merges the alpha back), at the target's size and scaled.
+func TestImageTargetAlphaKept(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.png")
+	clitest.FFmpeg(t, "-f", "lavfi", "-i", "testsrc2=size=64x48", "-frames:v", "1",
+		"-vf", "format=rgba,geq=r='r(X,Y)':g='g(X,Y)':b='b(X,Y)':a='4*X'", in)
+	want, err := raster.LoadAlpha(in)
+	if err != nil || want == nil {
+		t.Fatalf("the target's alpha: %v, %v", want, err)
+	}
+	out := filepath.Join(dir, "out.png")
+	if r := clitest.Run(t, "run", "--processors", "none", "-t", in, "-o", out); r.Code != 0 {
+		t.Fatalf("exit %d: %s", r.Code, r.Stderr)
+	}
+	got, err := raster.LoadAlpha(out)
+	if err != nil || got == nil || !bytes.Equal(got.Pix, want.Pix) {
+		t.Errorf("the output's alpha is not the target's: %v", err)
+	}
+	if r := clitest.Run(t, "run", "--processors", "none", "-t", in, "-o", out, "--force", "--output-image-scale", "0.5"); r.Code != 0 {
+		t.Fatalf("exit %d: %s", r.Code, r.Stderr)
+	}
+	if got, err := raster.LoadAlpha(out); err != nil || got == nil || got.W != 32 || got.H != 24 {
+		t.Errorf("at scale 0.5 the output has no 32x24 alpha plane: %v", err)
+	}
+}

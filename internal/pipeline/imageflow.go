@@ -56,7 +56,7 @@ func ffTempImageSize(w, h int, scale float64) (int, int) {
 // packed temp size (copy_image), the faces found in the target as read are processed onto
 // that copy (scaled to it), which cv2.imwrite writes back (a .jpg at OpenCV's quality 95), and
 // ffmpeg finalises that file into the output at output_image_quality and the packed output
-// size (finalize_image). img is the target as read. An image with alpha is not taken here.
+// size (finalize_image). img is the target as read; a PNG's alpha goes through unchanged.
 func (m *Models) runFFImage(ctx context.Context, cfg job.Config, img *raster.Image, wk Worker) (string, error) {
 	// FaceFusion's temp folder for the copy: temp_path, node-local.
 	dir, err := os.MkdirTemp(cfg.TempDir(), "facefusion-image-")
@@ -74,6 +74,10 @@ func (m *Models) runFFImage(ctx context.Context, cfg job.Config, img *raster.Ima
 		return "", fault.AsInput(fmt.Errorf("copying the target %s: %w", cfg.TargetPath, err))
 	}
 	copied, err := raster.Load(temp)
+	var alpha *raster.Alpha // the copy's, put back unchanged as conditional_merge_vision_mask does
+	if err == nil {
+		alpha, err = raster.LoadAlpha(temp)
+	}
 	if err != nil {
 		return "", fault.AsInternal(fmt.Errorf("reading ffmpeg's copy of the target %s: %w", cfg.TargetPath, err))
 	}
@@ -101,14 +105,22 @@ func (m *Models) runFFImage(ctx context.Context, cfg job.Config, img *raster.Ima
 		if err != nil {
 			return "", fault.AsInput(fault.AsNoRoom(err, dir))
 		}
-	} else if err := copied.SavePNG(temp); err != nil { // lossless: OpenCV's pixels in any PNG
-		return "", fault.AsInput(fault.AsNoRoom(err, dir))
+	} else {
+		var err error // lossless: OpenCV's pixels in any PNG
+		if alpha != nil {
+			err = copied.SavePNGAlpha(temp, alpha)
+		} else {
+			err = copied.SavePNG(temp)
+		}
+		if err != nil {
+			return "", fault.AsInput(fault.AsNoRoom(err, dir))
+		}
 	}
 	// ffmpeg writes the output's temp file itself (TempPath keeps the extension that picks its
 	// encoder), so a full file system is reported as for every other output.
-	tmp, err := CreateTemp(TempPath(cfg.OutputPath, "part"))
+	tmp, err := createImageTemp(cfg)
 	if err != nil {
-		return "", fault.AsInput(fault.AsNoRoom(err, filepath.Dir(cfg.OutputPath)))
+		return "", err
 	}
 	defer tmp.Remove()
 	if err := video.FFImageCommand(ctx, temp, tmp.Path, cfg.TargetPath, ow, oh, cfg.OutputImageQuality); err != nil {
@@ -118,4 +130,14 @@ func (m *Models) runFFImage(ctx context.Context, cfg job.Config, img *raster.Ima
 		return "", fault.AsInput(err)
 	}
 	return line, Commit(tmp, cfg.OutputPath, cfg.Force)
+}
+
+// createImageTemp makes the output's temp file beside it; no room for one more file (a full
+// disk, an inode quota) is the environment's.
+func createImageTemp(cfg job.Config) (*OutputTemp, error) {
+	tmp, err := CreateTemp(TempPath(cfg.OutputPath, "part"))
+	if err != nil {
+		return nil, fault.AsInput(fault.AsNoRoom(err, filepath.Dir(cfg.OutputPath)))
+	}
+	return tmp, nil
 }
