@@ -17,7 +17,7 @@ export CGO_CFLAGS := -O2 -Wno-deprecated-declarations
 
 # What each target needs, as rows of internal/deps/need.sh's table: checked by command,
 # pkg-config or file; installed from Debian only where something is missing and apt-get can.
-NEED_BUILD := go cc pkg-config mpi certs
+NEED_BUILD := go cc pkg-config mpi libjpeg certs
 NEED_TEST := ffmpeg g++ dlib mpirun slurm lmod strace oracle-python
 # Where need.sh writes an ompi-c.pc made from mpicc when the site's OpenMPI has none on the
 # search path; after the user's PKG_CONFIG_PATH, and removed when pkg-config finds the real one.

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"math"
 	"os"
 	"os/exec"
@@ -13,7 +12,6 @@ import (
 	"github.com/facefusion-hpc/facefusion/internal/clitest"
 	"github.com/facefusion-hpc/facefusion/internal/raster"
 	"github.com/facefusion-hpc/facefusion/internal/testenv"
-	"github.com/facefusion-hpc/facefusion/internal/video"
 )
 
 // --output-audio-encoder and --output-audio-volume re-encode the target's audio (the codec and
@@ -51,7 +49,9 @@ func TestOutputAudioFlags(t *testing.T) {
 }
 
 // --output-image-quality and --output-image-scale: the output has the scaled size and is the
-// very file ffmpeg writes from the target at that quality and size.
+// very file FaceFusion's image workflow makes from the target: ffmpeg's copy at quality 100
+// (-q:v 0) and the packed size, written back by cv2.imwrite (quality 95), finalised by ffmpeg
+// at the size and at quality 10 (-q:v round(31 − 3.1) = 28).
 func TestOutputImageFlags(t *testing.T) {
 	dir := t.TempDir()
 	in := filepath.Join(dir, "in.jpg")
@@ -64,18 +64,25 @@ func TestOutputImageFlags(t *testing.T) {
 	if info := clitest.Probe(t, out); info.Width != 32 || info.Height != 24 {
 		t.Errorf("output is %dx%d, want 32x24", info.Width, info.Height)
 	}
-	img, err := raster.Load(in)
+	temp := filepath.Join(dir, "temp.jpg")
+	clitest.FFmpeg(t, "-i", in, "-s", "32x24", "-q:v", "0", temp)
+	img, err := raster.Load(temp)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := filepath.Join(dir, "want.jpg")
-	if err := video.WriteImage(context.Background(), want, img, video.ImageOptions{Quality: 10, Width: 32, Height: 24}); err != nil {
+	data, err := raster.EncodeJPEG(img, 95)
+	if err != nil {
 		t.Fatal(err)
 	}
+	if err := os.WriteFile(temp, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	want := filepath.Join(dir, "want.jpg")
+	clitest.FFmpeg(t, "-i", temp, "-s", "32x24", "-q:v", "28", want)
 	a, _ := os.ReadFile(out)
 	b, _ := os.ReadFile(want)
 	if !bytes.Equal(a, b) {
-		t.Errorf("the output (%d bytes) is not the target written at quality 10 and 32x24 (%d bytes)", len(a), len(b))
+		t.Errorf("the output (%d bytes) is not FaceFusion's copy, imwrite and finalize at quality 10 and 32x24 (%d bytes)", len(a), len(b))
 	}
 }
 
@@ -86,4 +93,31 @@ func audioCodec(t *testing.T, path string) string {
 		t.Fatalf("ffprobe %s: %v", path, err)
 	}
 	return strings.TrimSpace(string(out))
+}
+
+// A PNG target's alpha comes through FaceFusion's image workflow unchanged (it reads the copy
+// with cv2.IMREAD_UNCHANGED and merges the alpha back), at the target's size and scaled.
+func TestImageTargetAlphaKept(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.png")
+	clitest.FFmpeg(t, "-f", "lavfi", "-i", "testsrc2=size=64x48", "-frames:v", "1",
+		"-vf", "format=rgba,geq=r='r(X,Y)':g='g(X,Y)':b='b(X,Y)':a='4*X'", in)
+	want, err := raster.LoadAlpha(in)
+	if err != nil || want == nil {
+		t.Fatalf("the target's alpha: %v, %v", want, err)
+	}
+	out := filepath.Join(dir, "out.png")
+	if r := clitest.Run(t, "run", "--processors", "none", "-t", in, "-o", out); r.Code != 0 {
+		t.Fatalf("exit %d: %s", r.Code, r.Stderr)
+	}
+	got, err := raster.LoadAlpha(out)
+	if err != nil || got == nil || !bytes.Equal(got.Pix, want.Pix) {
+		t.Errorf("the output's alpha is not the target's: %v", err)
+	}
+	if r := clitest.Run(t, "run", "--processors", "none", "-t", in, "-o", out, "--force", "--output-image-scale", "0.5"); r.Code != 0 {
+		t.Fatalf("exit %d: %s", r.Code, r.Stderr)
+	}
+	if got, err := raster.LoadAlpha(out); err != nil || got == nil || got.W != 32 || got.H != 24 {
+		t.Errorf("at scale 0.5 the output has no 32x24 alpha plane: %v", err)
+	}
 }

@@ -44,6 +44,7 @@ type caseFile struct {
 var (
 	caseName  = regexp.MustCompile(`^[a-z0-9]+(-[a-z0-9]+)*$`)
 	cropSpec  = regexp.MustCompile(`^crop:(\d+),(\d+),(\d+),(\d+)$`)
+	jpegSpec  = regexp.MustCompile(`^jpeg:(\d+)$`)
 	coverSpec = regexp.MustCompile(`^[a-z0-9_]+(=[^=\s]+)?$`)
 )
 
@@ -134,8 +135,10 @@ func (c *Case) check(samples string) error {
 			return fmt.Errorf("covers %q: %s is not a FaceFusion option key of the suite's list (coverage.go)", cv, key)
 		}
 	}
-	if _, _, err := transformOf(c.Transform); err != nil {
+	if name, _, err := transformOf(c.Transform); err != nil {
 		return err
+	} else if name == "jpeg" && c.Compare == CompareVideo {
+		return fmt.Errorf("transform %q: a video case's clip is lossless; jpeg is for image and faces cases", c.Transform)
 	}
 	if c.Target == "" {
 		return fmt.Errorf("target is empty: name a file of .cache/samples")
@@ -157,8 +160,10 @@ func (c *Case) check(samples string) error {
 		if c.Source == "" {
 			return fmt.Errorf("source_transform %q: the case has no source", c.SourceTransform)
 		}
-		if _, _, err := transformOf(c.SourceTransform); err != nil {
+		if name, _, err := transformOf(c.SourceTransform); err != nil {
 			return fmt.Errorf("source_transform: %v", err)
+		} else if name == "jpeg" {
+			return fmt.Errorf("source_transform %q: jpeg is a target transform", c.SourceTransform)
 		}
 	}
 	if c.Compare != CompareVideo && c.Frames != 0 {
@@ -210,10 +215,16 @@ func transformOf(t string) (name string, crop [4]int, err error) {
 		}
 		return "crop", crop, nil
 	}
+	if m := jpegSpec.FindStringSubmatch(t); m != nil {
+		if q, _ := strconv.Atoi(m[1]); q < 2 || q > 31 {
+			return "", crop, fmt.Errorf("transform %q: want ffmpeg's -q:v, 2 to 31", t)
+		}
+		return "jpeg", crop, nil
+	}
 	for _, n := range transforms {
 		if t == n {
 			return t, crop, nil
 		}
 	}
-	return "", crop, fmt.Errorf("transform %q: want mirror, rotate90, rotate180, rotate270, dark, pair, twin or crop:x,y,w,h", t)
+	return "", crop, fmt.Errorf("transform %q: want mirror, rotate90, rotate180, rotate270, dark, pair, twin, crop:x,y,w,h or jpeg:Q", t)
 }

@@ -113,6 +113,8 @@ func TestLoadCasesRefuses(t *testing.T) {
 		{"compare", strings.Replace(good, `"faces"`, `"pixels"`, 1), []string{"x.toml", `"a"`, `compare "pixels"`}},
 		{"transform", good + "transform = \"flip\"\n", []string{"x.toml", `"a"`, `transform "flip"`}},
 		{"crop", good + "transform = \"crop:0,0,0,5\"\n", []string{"x.toml", `"a"`, "empty"}},
+		{"jpeg quantiser", good + "transform = \"jpeg:1\"\n", []string{"x.toml", `"a"`, "2 to 31"}},
+		{"jpeg video", strings.Replace(good, `"faces"`, `"video"`, 1) + "source = \"astronaut.png\"\ntransform = \"jpeg:3\"\n", []string{"x.toml", `"a"`, "lossless"}},
 		{"sample", strings.Replace(good, "astronaut.png", "nobody.png", 1), []string{"x.toml", `"a"`, "nobody.png"}},
 		{"path flag", strings.Replace(good, "args = []", `args = ["-o", "x.png"]`, 1), []string{"x.toml", `"a"`, "-o"}},
 		{"covers key", strings.Replace(good, "face_detector_model=scrfd", "face_detector_modle=scrfd", 1), []string{"x.toml", `"a"`, "face_detector_modle"}},

@@ -58,7 +58,9 @@ func casePaths(work, samples string, c *Case) paths {
 		p.oursFaces = filepath.Join(work, "out", c.Name+".ours.json")
 		p.ffOut = filepath.Join(work, "out", c.Name+".unused.png")
 	case CompareImage:
-		p.ffOut, p.oursOut = filepath.Join(work, "out", c.Name+".ff.png"), filepath.Join(work, "out", c.Name+".ours.png")
+		// FaceFusion wants the output's extension to be the target's (.png, or .jpg after jpeg:Q).
+		ext := filepath.Ext(inputName(c))
+		p.ffOut, p.oursOut = filepath.Join(work, "out", c.Name+".ff"+ext), filepath.Join(work, "out", c.Name+".ours"+ext)
 	case CompareVideo:
 		p.ffOut, p.oursOut = filepath.Join(work, "out", c.Name+".ff.mov"), filepath.Join(work, "out", c.Name+".ours.mov")
 	}

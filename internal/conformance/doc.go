@@ -21,7 +21,8 @@
 //	           rotate180, rotate270 (counter-clockwise), dark (every value ×0.25, rounded
 //	           down), pair (the image at 5/8 beside itself at 1/2, bottom-aligned on black:
 //	           two faces of different size, place and score), twin (the image beside its
-//	           mirror: a frame the detectors shrink) or crop:x,y,w,h
+//	           mirror: a frame the detectors shrink), crop:x,y,w,h or jpeg:Q (image cases:
+//	           the image written as a 4:2:0 JPEG by ffmpeg at -q:v Q, 2 to 31, a .jpg target)
 //	source     a file in .cache/samples; required by image and video cases
 //	source_transform
 //	           optional, applied to the source before both sides, as transform is

@@ -22,6 +22,9 @@ func inputName(c *Case) string {
 	if c.Compare == CompareVideo {
 		return fmt.Sprintf("%s-%df.mov", base, c.FrameCount())
 	}
+	if strings.HasPrefix(c.Transform, "jpeg:") {
+		return base + ".jpg"
+	}
 	return base + ".png"
 }
 
@@ -37,7 +40,7 @@ func transformImage(img *raster.Image, t string) (*raster.Image, error) {
 	}
 	var out *raster.Image
 	switch name {
-	case "":
+	case "", "jpeg": // jpeg: the pixels as they are, written as JPEG by makeInput
 		return img.Clone(), nil
 	case "mirror":
 		out = raster.New(img.W, img.H)
@@ -175,11 +178,19 @@ func makeInput(dir, samples string, c *Case) (string, error) {
 		return "", err
 	}
 	png := path
-	if c.Compare == CompareVideo {
-		png = strings.TrimSuffix(path, ".mov") + ".png"
+	if c.Compare == CompareVideo || strings.HasPrefix(c.Transform, "jpeg:") {
+		png = strings.TrimSuffix(path, filepath.Ext(path)) + ".png"
 	}
 	if err := writePNG(png, img); err != nil {
 		return "", err
+	}
+	if q, ok := strings.CutPrefix(c.Transform, "jpeg:"); ok {
+		// A JPEG target as cameras write them: 4:2:0, full range, the given quantiser.
+		cmd := exec.Command("ffmpeg", "-nostdin", "-hide_banner", "-loglevel", "error", "-y", "-i", png,
+			"-pix_fmt", "yuvj420p", "-q:v", q, "-frames:v", "1", "-update", "1", path)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return "", fmt.Errorf("transform %s: ffmpeg: %v: %s", c.Transform, err, out)
+		}
 	}
 	if c.Compare == CompareVideo {
 		if err := makeClip(png, path, c.FrameCount(), img.W, img.H); err != nil {

@@ -33,6 +33,9 @@ requirement() {
 	mpi)
 		check="have_mpi" debs="libopenmpi-dev openmpi-bin"
 		hint="OpenMPI with its development files (mpi.h and ompi-c.pc, or an mpicc that answers --showme): \`module load openmpi\` before make, or PKG_CONFIG_PATH=OPENMPI_PREFIX/lib/pkgconfig" ;;
+	libjpeg)
+		check="have_libjpeg" debs="libjpeg62-turbo-dev"
+		hint="libjpeg-turbo's development files (jpeglib.h and libjpeg.so; images are decoded by the library FaceFusion's OpenCV uses): \`module load libjpeg-turbo\`, or CGO_CFLAGS=-I<prefix>/include CGO_LDFLAGS=-L<prefix>/lib" ;;
 	certs)
 		check="have_certs" debs="ca-certificates"
 		hint="a CA certificate bundle (Go and npm download over HTTPS): install ca-certificates, or set SSL_CERT_FILE" ;;
@@ -73,7 +76,7 @@ requirement() {
 }
 
 # Every row, for --debian.
-ALL="go cc pkg-config mpi certs ffmpeg npm debian-archive g++ dlib mpirun slurm lmod strace oracle-python"
+ALL="go cc pkg-config mpi libjpeg certs ffmpeg npm debian-archive g++ dlib mpirun slurm lmod strace oracle-python"
 
 have() {
 	local c
@@ -102,6 +105,19 @@ have_slurm() {
 	for d in slurmctld slurmd; do
 		have "$d" || [ -x "/usr/sbin/$d" ] || return 1
 	done
+}
+
+# have_libjpeg: the C compiler cgo uses finds jpeglib.h and links -ljpeg, with the CGO flags set.
+have_libjpeg() {
+	local cc dir
+	cc=$(go env CC 2>/dev/null) || cc=${CC:-gcc}
+	dir=$(mktemp -d) || return 1
+	printf '#include <stdio.h>\n#include <jpeglib.h>\nint main(void) { struct jpeg_decompress_struct c; jpeg_create_decompress(&c); return 0; }\n' >"$dir/t.c"
+	# shellcheck disable=SC2086
+	$cc ${CGO_CFLAGS:-} -o "$dir/t" "$dir/t.c" ${CGO_LDFLAGS:-} -ljpeg >/dev/null 2>&1
+	local rc=$?
+	rm -rf "$dir"
+	return $rc
 }
 
 have_certs() {

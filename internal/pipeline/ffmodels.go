@@ -504,17 +504,60 @@ func (w *modelWorker) ProcessBatch(frames []*raster.Image) error {
 		w.frameFaces = append(w.frameFaces, nil)
 	}
 	for k, img := range frames {
-		var err error // the analyser's slice is reused by the next frame: a copy of each
-		if w.frameFaces[k], err = w.Analyse(img, w.frameFaces[k][:0]); err != nil {
+		if err := w.analyseFrame(k, img); err != nil {
 			return err
-		}
-		if w.cfg.Tracks() { // an image, FaceFusion's one target frame: tracked over itself
-			own := w.frameFaces[k]
-			w.tracked = w.tracker.Track(w.tracked[:0], 0, 0, 0, func(int) []face.Face { return own })
-			w.frameFaces[k] = append(own[:0], w.tracked...)
 		}
 	}
 	return w.Apply(frames, w.frameFaces[:len(frames)])
+}
+
+// ProcessOnto finds the faces in target and processes temp with them, in place: FaceFusion's
+// image workflow, which detects on the target as read and pastes onto its ffmpeg copy, the
+// faces scaled to the copy's size as its processors' scale_face does.
+func (w *modelWorker) ProcessOnto(target, temp *raster.Image) error {
+	if len(w.frameFaces) == 0 {
+		w.frameFaces = append(w.frameFaces, nil)
+	}
+	if err := w.analyseFrame(0, target); err != nil {
+		return err
+	}
+	if temp.W != target.W || temp.H != target.H {
+		sx, sy := float64(temp.W)/float64(target.W), float64(temp.H)/float64(target.H)
+		for i := range w.frameFaces[0] {
+			scaleFace(&w.frameFaces[0][i], sx, sy)
+		}
+	}
+	return w.Apply([]*raster.Image{temp}, w.frameFaces[:1])
+}
+
+// scaleFace is FaceFusion's face_creator.scale_face: the box and every set of points times
+// (sx, sy).
+func scaleFace(f *face.Face, sx, sy float64) {
+	f.Box = geom.Rect{X0: f.Box.X0 * sx, Y0: f.Box.Y0 * sy, X1: f.Box.X1 * sx, Y1: f.Box.Y1 * sy}
+	scale := func(ps []geom.Pt) {
+		for i := range ps {
+			ps[i] = geom.Pt{X: ps[i].X * sx, Y: ps[i].Y * sy}
+		}
+	}
+	scale(f.Five[:])
+	scale(f.DetectorFive[:])
+	scale(f.Keypoints[:])
+	scale(f.Landmarks[:])
+	scale(f.Landmarks68From5[:])
+}
+
+// analyseFrame sets w.frameFaces[k] to img's faces.
+func (w *modelWorker) analyseFrame(k int, img *raster.Image) error {
+	var err error // the analyser's slice is reused by the next frame: a copy of each
+	if w.frameFaces[k], err = w.Analyse(img, w.frameFaces[k][:0]); err != nil {
+		return err
+	}
+	if w.cfg.Tracks() { // an image, FaceFusion's one target frame: tracked over itself
+		own := w.frameFaces[k]
+		w.tracked = w.tracker.Track(w.tracked[:0], 0, 0, 0, func(int) []face.Face { return own })
+		w.frameFaces[k] = append(own[:0], w.tracked...)
+	}
+	return nil
 }
 
 // Analyse appends img's faces (detection and landmarks; and embeddings in reference mode) to

@@ -54,8 +54,9 @@ func otherContainer(ext, fallback string, containers ...string) string {
 }
 
 // ImageOptions are cfg's settings for an image output of a width×height target: its JPEG
-// quality and its size at output_image_scale. The image is processed at the target's own
-// size and scaled once, when it is written. A scale that leaves a side of 0 is a usage error.
+// quality and its size at output_image_scale, by which RunImage refuses a bad scale before the
+// work (runFFImage then runs FaceFusion's own ffmpeg commands). A scale that leaves a side of
+// 0 is a usage error.
 func ImageOptions(cfg job.Config, width, height int) (video.ImageOptions, error) {
 	w, h := video.ScaledImageSize(width, height, cfg.OutputImageScale)
 	if w <= 0 || h <= 0 {

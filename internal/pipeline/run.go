@@ -683,13 +683,9 @@ func (m *Models) RunImage(ctx context.Context, cfg job.Config) (string, error) {
 	if err != nil {
 		return "", fault.AsInput(fmt.Errorf("target %w: give a readable PNG or JPEG, or a video", err))
 	}
-	opt, err := ImageOptions(cfg, img.W, img.H) // a scale that leaves nothing is refused before the work
-	if err != nil {
+	// A scale that leaves nothing, or more than ffmpeg takes, is refused before the work.
+	if _, err := ImageOptions(cfg, img.W, img.H); err != nil {
 		return "", err
-	}
-	// FaceFusion processes the colours and writes the target's alpha back unchanged.
-	if opt.Alpha, err = raster.LoadAlpha(cfg.TargetPath); err != nil {
-		return "", fault.AsInput(fmt.Errorf("target %w", err))
 	}
 	w, err := m.NewWorker()
 	if err != nil {
@@ -699,36 +695,5 @@ func (m *Models) RunImage(ctx context.Context, cfg job.Config) (string, error) {
 	if ctx.Err() != nil { // stopped: the swap is not begun, or not written
 		return "", context.Cause(ctx)
 	}
-	if err := w.Process(img); err != nil {
-		return "", fault.AsInternal(fmt.Errorf("target %s: %w", cfg.TargetPath, err))
-	}
-	if ctx.Err() != nil {
-		return "", context.Cause(ctx)
-	}
-	line, err := FaceReport(cfg, framesWithFaces([]Worker{w}), 1)
-	if err != nil {
-		return "", err
-	}
-	defer m.stats.since(StageEncode, time.Now())
-	return line, writeImage(ctx, cfg, img, opt)
-}
-
-// writeImage writes the processed target beside the output, then moves it into place.
-func writeImage(ctx context.Context, cfg job.Config, img *raster.Image, opt video.ImageOptions) error {
-	tmp, err := CreateTemp(TempPath(cfg.OutputPath, "part"))
-	if err != nil {
-		// No room for one more file (a full disk, an inode quota) is the environment's.
-		return fault.AsInput(fault.AsNoRoom(err, filepath.Dir(cfg.OutputPath)))
-	}
-	defer tmp.Remove()
-	if err := video.WriteImageFile(ctx, tmp.File, img, opt); err != nil {
-		if ctx.Err() != nil {
-			return err
-		}
-		return fault.AsInput(err)
-	}
-	if err := video.CheckImage(tmp.File, img, opt); err != nil {
-		return fault.AsInternal(fmt.Errorf("writing %s: %w (is its file system full?)", cfg.OutputPath, err))
-	}
-	return Commit(tmp, cfg.OutputPath, cfg.Force)
+	return m.runFFImage(ctx, cfg, img, w)
 }

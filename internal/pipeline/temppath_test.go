@@ -1,7 +1,6 @@
 package pipeline
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -11,9 +10,7 @@ import (
 
 	"github.com/facefusion-hpc/facefusion/internal/fault"
 	"github.com/facefusion-hpc/facefusion/internal/job"
-	"github.com/facefusion-hpc/facefusion/internal/raster"
 	"github.com/facefusion-hpc/facefusion/internal/testenv"
-	"github.com/facefusion-hpc/facefusion/internal/video"
 )
 
 // IsTempPath recognises exactly the names TempPath makes beside an output: the only files
@@ -144,10 +141,10 @@ func TestNoRoomForTheTemp(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "full")
 	testenv.TmpfsInodes(t, dir, 1<<20, 1) // its root alone
 	cfg := job.Config{OutputPath: filepath.Join(dir, "out.png")}
-	img := raster.New(8, 8)
+	_, tempErr := createImageTemp(cfg)
 	for what, err := range map[string]error{
-		"CheckOutput": CheckOutput(cfg),
-		"writeImage":  writeImage(context.Background(), cfg, img, video.ImageOptions{}),
+		"CheckOutput":     CheckOutput(cfg),
+		"createImageTemp": tempErr,
 	} {
 		if fault.KindOf(err) != fault.Environment || !strings.Contains(err.Error(), "no space left on device") || !strings.Contains(err.Error(), fault.RoomFix(dir)) {
 			t.Errorf("%s without room for a file: kind %v: %v; want Environment, the cause and %q", what, fault.KindOf(err), err, fault.RoomFix(dir))

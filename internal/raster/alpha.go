@@ -1,11 +1,37 @@
 package raster
 
 import (
+	"bytes"
 	"fmt"
 	"image"
 	"image/color"
+	"image/png"
 	"os"
 )
+
+// SavePNGAlpha writes img with alpha as an 8-bit RGBA PNG (a lossless temp file).
+func (m *Image) SavePNGAlpha(path string, alpha *Alpha) error {
+	if alpha == nil || alpha.W != m.W || alpha.H != m.H {
+		return fmt.Errorf("%s: an alpha plane of another size than the %dx%d image", path, m.W, m.H)
+	}
+	out := image.NewNRGBA(image.Rect(0, 0, m.W, m.H))
+	for y := 0; y < m.H; y++ {
+		for x := 0; x < m.W; x++ {
+			o := y*out.Stride + 4*x
+			copy(out.Pix[o:o+3], m.Pix[y*m.Stride+3*x:])
+			out.Pix[o+3] = alpha.Pix[y*alpha.W+x]
+		}
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := png.Encode(f, out); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
 
 // Alpha is an image's alpha plane: one byte a pixel, straight (not premultiplied), row by row.
 type Alpha struct {
@@ -17,12 +43,14 @@ type Alpha struct {
 // opaque: FaceFusion reads an image target with its alpha (cv2.IMREAD_UNCHANGED) and writes it
 // back beside the processed colours.
 func LoadAlpha(path string) (*Alpha, error) {
-	f, err := os.Open(path)
+	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
-	img, _, err := image.Decode(f)
+	if len(data) >= 3 && data[0] == 0xff && data[1] == 0xd8 && data[2] == 0xff {
+		return nil, nil // JPEG has no alpha
+	}
+	img, err := png.Decode(bytes.NewReader(data))
 	if err != nil {
 		return nil, fmt.Errorf("%s: not a readable PNG or JPEG image: %w", path, err)
 	}

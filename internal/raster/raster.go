@@ -3,10 +3,10 @@
 package raster
 
 import (
+	"bytes"
 	"fmt"
 	"image"
 	"image/color"
-	_ "image/jpeg" // decode source images
 	"image/png"
 	"os"
 	"path/filepath"
@@ -77,18 +77,44 @@ func (m *Image) ToImage() *image.RGBA {
 	return out
 }
 
-// Load decodes a PNG or JPEG file.
+// Load decodes a JPEG or PNG file as FaceFusion's cv2.imread(path, IMREAD_COLOR) does: the
+// format by its signature, not its name; JPEG through libjpeg (jpeg.go); PNG with 16-bit samples
+// cut to their high byte (libpng's strip_16), palettes and grey expanded, alpha dropped.
 func Load(path string) (*Image, error) {
-	f, err := os.Open(path)
+	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
-	img, _, err := image.Decode(f)
+	if len(data) >= 3 && data[0] == 0xff && data[1] == 0xd8 && data[2] == 0xff {
+		img, err := decodeJPEG(data)
+		if err != nil {
+			return nil, fmt.Errorf("%s: not a readable JPEG image: %v", path, err)
+		}
+		return img, nil
+	}
+	img, err := png.Decode(bytes.NewReader(data))
 	if err != nil {
 		return nil, fmt.Errorf("%s: not a readable PNG or JPEG image: %w", path, err)
 	}
-	return FromImage(img), nil
+	return fromPNG(img), nil
+}
+
+// fromPNG drops alpha without touching the colour samples (Go's generic conversion would
+// premultiply 16-bit NRGBA and round).
+func fromPNG(src image.Image) *Image {
+	b := src.Bounds()
+	m := New(b.Dx(), b.Dy())
+	switch s := src.(type) {
+	case *image.NRGBA64:
+		for y := 0; y < m.H; y++ {
+			for x := 0; x < m.W; x++ {
+				c := s.NRGBA64At(b.Min.X+x, b.Min.Y+y)
+				m.Set(x, y, uint8(c.R>>8), uint8(c.G>>8), uint8(c.B>>8))
+			}
+		}
+		return m
+	}
+	return FromImage(src)
 }
 
 // SavePNG writes the image as PNG (test and debugging output; not atomic).
