@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/facefusion-hpc/facefusion/infer/fixtures"
@@ -222,9 +223,15 @@ func TestSwapperArithmetic(t *testing.T) {
 		{"hififace_unofficial_256", pick(converted("crossface_hififace", true))},
 		{"blendswap_256", crop(112)},
 		{"uniface_256", crop(256)},
+		{"inswapper_128_fp16 (float16 inputs)", pick(func(j int) float64 { return float64(proj[j]) })},
 	}
+	half := fixtures.HalfIODir(t)
 	for _, tc := range cases {
-		sw, err := NewFaceSwapper(tc.model, ffConfig(t, dir, 1), SwapOptions{Mask: DefaultMaskOptions()})
+		mdir := dir
+		if m, ok := strings.CutSuffix(tc.model, " (float16 inputs)"); ok {
+			tc.model, mdir = m, half
+		}
+		sw, err := NewFaceSwapper(tc.model, ffConfig(t, mdir, 1), SwapOptions{Mask: DefaultMaskOptions()})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -423,18 +430,20 @@ func swapScenes(seed uint64) []FaceRef {
 }
 
 // TestSwapperBatchEqualsSingle: batch 8 with pixel boost (4 tiles per face, 2 faces per
-// batch) and a float16 model give the same frames as batch 1; Swap allocates nothing.
+// batch), a model of float16 weights and one of float16 inputs give the same frames as batch
+// 1; Swap allocates nothing.
 func TestSwapperBatchEqualsSingle(t *testing.T) {
 	dir := fixtures.Dir(t, "inswapper_128", "inswapper_128_fp16", "hyperswap_1a_256", "xseg_1")
+	half := fixtures.HalfIODir(t)
 	emb := embeddingOf(t, 0.2, -0.1, 0.3, 0.05)
 	for _, tc := range []struct {
-		model string
-		boost int
-		types []string
-	}{{"inswapper_128", 256, []string{"box", "occlusion"}}, {"inswapper_128_fp16", 0, nil}, {"hyperswap_1a_256", 0, []string{"box"}}} {
+		dir, model string
+		boost      int
+		types      []string
+	}{{dir, "inswapper_128", 256, []string{"box", "occlusion"}}, {dir, "inswapper_128_fp16", 0, nil}, {half, "inswapper_128_fp16", 0, nil}, {dir, "hyperswap_1a_256", 0, []string{"box"}}} {
 		var frames [2][]FaceRef
 		for i, b := range []int{1, 8} {
-			sw, err := NewFaceSwapper(tc.model, ffConfig(t, dir, b), SwapOptions{PixelBoost: tc.boost, Mask: MaskOptions{Types: tc.types, Blur: 0.3}})
+			sw, err := NewFaceSwapper(tc.model, ffConfig(t, tc.dir, b), SwapOptions{PixelBoost: tc.boost, Mask: MaskOptions{Types: tc.types, Blur: 0.3}})
 			if err != nil {
 				t.Fatal(err)
 			}
