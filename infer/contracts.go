@@ -16,9 +16,10 @@ const (
 	Int64   DType = 7
 	Float16 DType = 10
 	Float64 DType = 11
-	// AnyFloat in a contract accepts Float32 or Float16: FaceFusion's "_fp16" swappers feed
-	// float32 arrays (prepare_crop_frame never casts), so their files most likely keep float32
-	// inputs and outputs around a half-precision graph, but that is not confirmed; both load.
+	// AnyFloat in a contract accepts Float32 or Float16: FaceFusion feeds its "_fp16" swappers
+	// float32 arrays (prepare_crop_frame's astype(numpy.float32), a float32 embedding) and ONNX
+	// Runtime refuses another element type, so their files keep float32 inputs and outputs
+	// around a half-precision graph; a float16-input export loads too.
 	AnyFloat DType = -1
 )
 

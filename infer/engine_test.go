@@ -67,9 +67,10 @@ func itemInput(id int, name string, n int) []float32 {
 	return v
 }
 
-// engineModels are the fixtures the engine tests run: batched float32 with two inputs, batched
-// float16, batched with one output of another shape, and an unbatched model with a float64
-// input of no batch axis (codeformer's weight, which makes its session batch 1).
+// engineModels are the fixtures the engine tests run: batched float32 with two inputs (also
+// around float16 weights), batched with one output of another shape, and an unbatched model
+// with a float64 input of no batch axis (codeformer's weight, which makes its session batch
+// 1); TestEngineMatchesBatchOne adds batched float16 inputs (fixtures.HalfIODir).
 var engineModels = []string{"inswapper_128", "inswapper_128_fp16", "arcface_w600k_r50", "codeformer"}
 
 // itemWeight is codeformer's weight for test item id, packed with the item like any input.
@@ -118,7 +119,7 @@ func TestEngineMatchesBatchOne(t *testing.T) {
 	for _, name := range engineModels {
 		models = append(models, model{dir, name})
 	}
-	models = append(models, model{heavy, "inswapper_128"})
+	models = append(models, model{fixtures.HalfIODir(t), "inswapper_128_fp16"}, model{heavy, "inswapper_128"})
 	for k, m := range models {
 		dir, name := m.dir, m.name
 		items, cases := 24, []struct{ maxBatch, workers int }{{8, 1}, {8, 3}, {4, 8}, {1, 4}, {1, 1}}
@@ -128,6 +129,8 @@ func TestEngineMatchesBatchOne(t *testing.T) {
 		case k == len(models)-1: // the heavy swapper: 0.2 GFLOP an item, so fewer
 			items, cases = 10, cases[1:3]
 			name = "inswapper_128 (dense)"
+		case k == len(models)-2:
+			name = "inswapper_128_fp16 (float16 inputs)"
 		}
 		want := singleResults(t, dir, m.name, items)
 		for _, c := range cases {

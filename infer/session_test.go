@@ -186,16 +186,19 @@ func TestContractCheck(t *testing.T) {
 }
 
 // TestSwapperRoundTrip proves NCHW layout and the swapper stand-ins' arithmetic (the channel
-// mix, the ramp, the source term; fixtures.SwapperMix), in float32 and float16.
+// mix, the ramp, the source term; fixtures.SwapperMix), in float32, around float16 weights
+// (inswapper_128_fp16, float32 inputs as FaceFusion feeds) and with float16 inputs and output
+// (fixtures.HalfIOSwapper).
 func TestSwapperRoundTrip(t *testing.T) {
 	dir := fixtures.Dir(t, "inswapper_128", "inswapper_128_fp16", "hyperswap_1a_256")
-	for _, name := range []string{"inswapper_128", "inswapper_128_fp16", "hyperswap_1a_256"} {
-		s := openFixture(t, dir, name, 1)
+	half := fixtures.HalfIODir(t)
+	for _, m := range []struct {
+		dir, name string
+		wantType  infer.DType
+	}{{dir, "inswapper_128", infer.Float32}, {dir, "inswapper_128_fp16", infer.Float32}, {dir, "hyperswap_1a_256", infer.Float32}, {half, "inswapper_128_fp16", infer.Float16}} {
+		name, wantType := m.name, m.wantType
+		s := openFixture(t, m.dir, name, 1)
 		tgt, src, out := s.Input("target"), s.Input("source"), s.Outputs()[0]
-		wantType := infer.Float32
-		if strings.HasSuffix(name, "fp16") {
-			wantType = infer.Float16
-		}
 		if tgt.Type != wantType || out.Type != wantType {
 			t.Fatalf("%s: buffers %s/%s, want %s", name, tgt.Type, out.Type, wantType)
 		}
@@ -208,8 +211,8 @@ func TestSwapperRoundTrip(t *testing.T) {
 		}
 		target, source, got := readAll(tgt), readAll(src), readAll(out)
 		tol := float32(1e-5)
-		if wantType == infer.Float16 {
-			tol = 2e-3 // one half-precision rounding of a value below 2
+		if strings.HasSuffix(name, "fp16") {
+			tol = 2e-3 // half-precision weights, or one rounding of a value below 2
 		}
 		var term [3]float32
 		for c := range term {
@@ -497,7 +500,7 @@ func readMaps(t *testing.T) []vma {
 }
 
 func TestRunAllocatesNothing(t *testing.T) {
-	s := openFixture(t, fixtures.Dir(t, "inswapper_128_fp16"), "inswapper_128_fp16", 4)
+	s := openFixture(t, fixtures.HalfIODir(t), "inswapper_128_fp16", 4)
 	for _, n := range []int{1, 4} {
 		if a := testing.AllocsPerRun(20, func() {
 			if err := s.Run(n); err != nil {

@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/facefusion-hpc/facefusion/infer/fixtures"
@@ -117,6 +118,33 @@ func standInCentre(mdl facemodel.Swapper, sc faceScene, rgb [3]float64, src func
 	return want
 }
 
+// standInCrop is the swapper stand-in's output for a crop of one colour rgb (0–255, RGB), as
+// FaceFusion's float crop after normalize_crop_frame: per plane (RGB), size² values 0–255,
+// not rounded; src is the source term per plane.
+func standInCrop(mdl facemodel.Swapper, rgb [3]float64, src func(c int) float64) [3][]float32 {
+	gain, offset := fixtures.SwapperGain(mdl.Name)
+	var out [3][]float32
+	for c := range 3 {
+		var mixed float64
+		for d := range 3 {
+			mixed += float64(fixtures.SwapperMix[c][d]) * (rgb[d]/255 - mdl.Mean[d]) / mdl.Std[d]
+		}
+		s := src(c)
+		out[c] = make([]float32, mdl.Size*mdl.Size)
+		for y := range mdl.Size {
+			for x := range mdl.Size {
+				v := (mixed+float64(fixtures.SwapperRamp(c, x, y, mdl.Size))+s)*float64(gain) + float64(offset)
+				switch mdl.Type {
+				case facemodel.Ghost, facemodel.Hififace, facemodel.Hyperswap, facemodel.Uniface:
+					v = v*mdl.Std[c] + mdl.Mean[c]
+				}
+				out[c][y*mdl.Size+x] = float32(clip01(v) * 255)
+			}
+		}
+	}
+	return out
+}
+
 // embeddingTerm is the stand-in's source term for a prepared embedding source.
 func embeddingTerm(src []float32) func(c int) float64 {
 	return func(c int) float64 {
@@ -195,9 +223,15 @@ func TestSwapperArithmetic(t *testing.T) {
 		{"hififace_unofficial_256", pick(converted("crossface_hififace", true))},
 		{"blendswap_256", crop(112)},
 		{"uniface_256", crop(256)},
+		{"inswapper_128_fp16 (float16 inputs)", pick(func(j int) float64 { return float64(proj[j]) })},
 	}
+	half := fixtures.HalfIODir(t)
 	for _, tc := range cases {
-		sw, err := NewFaceSwapper(tc.model, ffConfig(t, dir, 1), SwapOptions{Mask: DefaultMaskOptions()})
+		mdir := dir
+		if m, ok := strings.CutSuffix(tc.model, " (float16 inputs)"); ok {
+			tc.model, mdir = m, half
+		}
+		sw, err := NewFaceSwapper(tc.model, ffConfig(t, mdir, 1), SwapOptions{Mask: DefaultMaskOptions()})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -247,8 +281,9 @@ func TestSwapperArithmetic(t *testing.T) {
 // TestSwapperMasks: each mask type on a face of one colour, against the crop mask computed
 // from the stand-ins' own arithmetic (fixtures.OccluderOut, ParserScores) by align's mask
 // functions: the adapter feeds each mask model FaceFusion's crop (occluder: the target crop,
-// BGR; parser: the swapped float crop, RGB, ImageNet), runs the model the options name, and
-// takes the minimum. The colour is not grey, so a channel order mistake moves the masks.
+// BGR; parser: the swapped float crop, per pixel as standInCrop gives it, resized, RGB,
+// ImageNet), runs the model the options name, and takes the minimum. The colour is not grey,
+// so a channel order mistake moves the masks.
 func TestSwapperMasks(t *testing.T) {
 	dir := fixtures.Dir(t, "inswapper_128", "xseg_1", "xseg_2", "xseg_3", "bisenet_resnet_18", "bisenet_resnet_34")
 	emb := embeddingOf(t, 0, 1)
@@ -279,10 +314,8 @@ func TestSwapperMasks(t *testing.T) {
 	}
 	var proj [512]float32
 	facemodel.ProjectEmap(proj[:], emb.Raw[:], fixtures.Emap())
-	var swapped [3]float32 // the swapped crop as FaceFusion's float crop: RGB, 0–255
-	for c := range 3 {
-		swapped[c] = float32(clip01(float64(col[c])/255+float64(proj[c])) * 255)
-	}
+	mdl, _ := facemodel.LookupSwapper("inswapper_128")
+	swapped := standInCrop(mdl, [3]float64{float64(col[0]), float64(col[1]), float64(col[2])}, embeddingTerm(proj[:]))
 	var ws align.MaskWorkspace
 	box := make([]float32, size*size)
 	align.BoxMask(box, size, size, 0.3, [4]int{}, &ws)
@@ -303,14 +336,21 @@ func TestSwapperMasks(t *testing.T) {
 		align.Feather(acc, size, size, &ws)
 		return acc
 	}
+	// The parser reads the swapped float crop resized to 512 (cv2.resize per plane), RGB over
+	// 255, ImageNet-normalised.
+	const plane = 512 * 512
+	var big [3][]float32
+	for c := range 3 {
+		big[c] = make([]float32, plane)
+		align.ResizeMask(big[c], 512, 512, swapped[c], size, size, false, &ws)
+	}
 	region := func(name string, regions []int) []float32 {
-		var in [3]float32
-		for c := range 3 {
-			in[c] = (swapped[c]/255 - float32(align.ImageNet.Mean[c])) / float32(align.ImageNet.Std[c])
-		}
-		const plane = 512 * 512
 		scores := make([]float32, 19*plane)
 		for p := range plane {
+			var in [3]float32
+			for c := range 3 {
+				in[c] = (big[c][p]/255 - float32(align.ImageNet.Mean[c])) / float32(align.ImageNet.Std[c])
+			}
 			for k, v := range fixtures.ParserScores(name, in, p%512, p/512) {
 				scores[k*plane+p] = v
 			}
@@ -344,14 +384,17 @@ func TestSwapperMasks(t *testing.T) {
 				}
 				x0, y0 := int(p.X), int(p.Y)
 				fx, fy := p.X-float64(x0), p.Y-float64(y0)
-				m := func(x, y int) float64 { return float64(want[y*size+x]) }
-				a := (m(x0, y0)*(1-fx)+m(x0+1, y0)*fx)*(1-fy) + (m(x0, y0+1)*(1-fx)+m(x0+1, y0+1)*fx)*fy
+				bilinear := func(v []float32) float64 {
+					m := func(x, y int) float64 { return float64(v[y*size+x]) }
+					return (m(x0, y0)*(1-fx)+m(x0+1, y0)*fx)*(1-fy) + (m(x0, y0+1)*(1-fx)+m(x0+1, y0+1)*fx)*fy
+				}
+				a := bilinear(want)
 				if a > 0.1 && a < 0.9 {
 					partial++
 				}
 				r, g, b := sc.frame.At(x, y)
 				for c, got := range [3]uint8{r, g, b} {
-					w := float64(col[c])*(1-a) + float64(swapped[c])*a
+					w := float64(col[c])*(1-a) + bilinear(swapped[c])*a
 					if math.Abs(float64(got)-w) > 1.5 && bad < 3 {
 						bad++
 						t.Errorf("%s: pixel (%d,%d) channel %d = %d, want %.1f (mask %.3f)", what, x, y, c, got, w, a)
@@ -387,18 +430,20 @@ func swapScenes(seed uint64) []FaceRef {
 }
 
 // TestSwapperBatchEqualsSingle: batch 8 with pixel boost (4 tiles per face, 2 faces per
-// batch) and a float16 model give the same frames as batch 1; Swap allocates nothing.
+// batch), a model of float16 weights and one of float16 inputs give the same frames as batch
+// 1; Swap allocates nothing.
 func TestSwapperBatchEqualsSingle(t *testing.T) {
 	dir := fixtures.Dir(t, "inswapper_128", "inswapper_128_fp16", "hyperswap_1a_256", "xseg_1")
+	half := fixtures.HalfIODir(t)
 	emb := embeddingOf(t, 0.2, -0.1, 0.3, 0.05)
 	for _, tc := range []struct {
-		model string
-		boost int
-		types []string
-	}{{"inswapper_128", 256, []string{"box", "occlusion"}}, {"inswapper_128_fp16", 0, nil}, {"hyperswap_1a_256", 0, []string{"box"}}} {
+		dir, model string
+		boost      int
+		types      []string
+	}{{dir, "inswapper_128", 256, []string{"box", "occlusion"}}, {dir, "inswapper_128_fp16", 0, nil}, {half, "inswapper_128_fp16", 0, nil}, {dir, "hyperswap_1a_256", 0, []string{"box"}}} {
 		var frames [2][]FaceRef
 		for i, b := range []int{1, 8} {
-			sw, err := NewFaceSwapper(tc.model, ffConfig(t, dir, b), SwapOptions{PixelBoost: tc.boost, Mask: MaskOptions{Types: tc.types, Blur: 0.3}})
+			sw, err := NewFaceSwapper(tc.model, ffConfig(t, tc.dir, b), SwapOptions{PixelBoost: tc.boost, Mask: MaskOptions{Types: tc.types, Blur: 0.3}})
 			if err != nil {
 				t.Fatal(err)
 			}
