@@ -9,25 +9,12 @@ import (
 )
 
 // FaceFusion's face detector choices (facefusion/choices.py): the angles a frame is also
-// searched at, and the margin's range in percent.
-var (
-	DetectorAngles = []int{0, 90, 180, 270}
-	maxMargin      = 100
-)
+// searched at.
+var DetectorAngles = []int{0, 90, 180, 270}
 
 // validateDetector adds the complaints about face_detector_margin and face_detector_angles.
-// FaceFusion replaces a margin outside 0..100 by 0 without a word and fails on 5 or more
-// values; here both are refused.
 func (c *Config) validateDetector(bad func(string, ...any)) {
-	if n := len(c.FaceDetectorMargin); n > 4 {
-		bad("face_detector_margin (--face-detector-margin): give 1 to 4 percentages (top right bottom left, as CSS), got %d", n)
-	}
-	for i, m := range c.FaceDetectorMargin {
-		if m < 0 || m > maxMargin {
-			bad("face_detector_margin (--face-detector-margin): value %d is %d, outside 0..%d percent", i+1, m, maxMargin)
-			break
-		}
-	}
+	checkSpace(bad, "face_detector_margin", c.FaceDetectorMargin)
 	if len(c.FaceDetectorAngles) == 0 {
 		bad("face_detector_angles (--face-detector-angles): give at least one angle of %s", angleList())
 	}
@@ -84,20 +71,5 @@ func (c *Config) SelectsByClass() bool {
 	return c.FaceSelectorGender != "" || c.FaceSelectorRace != "" || c.FaceSelectorAgeStart != 0 || c.FaceSelectorAgeEnd != 0
 }
 
-// DetectorMargin is face_detector_margin as top, right, bottom, left percentages, spread as
-// FaceFusion's normalize_space does: one value for all sides, two for top/bottom and
-// right/left, three for top, right/left, bottom.
-func (c *Config) DetectorMargin() [4]int {
-	m := c.FaceDetectorMargin
-	switch len(m) {
-	case 1:
-		return [4]int{m[0], m[0], m[0], m[0]}
-	case 2:
-		return [4]int{m[0], m[1], m[0], m[1]}
-	case 3:
-		return [4]int{m[0], m[1], m[2], m[1]}
-	case 4:
-		return [4]int{m[0], m[1], m[2], m[3]}
-	}
-	return [4]int{}
-}
+// DetectorMargin is face_detector_margin as top, right, bottom, left percentages.
+func (c *Config) DetectorMargin() [4]int { return spread4(c.FaceDetectorMargin) }

@@ -176,21 +176,7 @@ func (c *Config) validateModels(bad func(string, ...any)) {
 	if !slices.ContainsFunc(facemodel.SwapperWeights, func(w float64) bool { return math.Abs(w-c.FaceSwapperWeight) < 1e-9 }) {
 		bad("face_swapper_weight (--face-swapper-weight): %v is not one of FaceFusion's choices 0, 0.05, 0.1, …, 1 (steps of 0.05)", c.FaceSwapperWeight)
 	}
-	// FaceFusion's normalize_space: 1 to 4 values, as CSS writes a padding.
-	if n := len(c.FaceMaskPadding); n < 1 || n > 4 {
-		bad("face_mask_padding (--face-mask-padding): give 1 to 4 percentages (all; top/bottom right/left; top right/left bottom; top right bottom left), got %d", n)
-	}
-	sides := [][]string{{"all sides"}, {"top and bottom", "right and left"}, {"top", "right and left", "bottom"}, {"top", "right", "bottom", "left"}}
-	for i, p := range c.FaceMaskPadding { // FaceFusion's range: 0..100 percent of the crop
-		if p < 0 || p > 100 {
-			side := ""
-			if n := len(c.FaceMaskPadding); n <= 4 {
-				side = " (" + sides[n-1][i] + ")"
-			}
-			bad("face_mask_padding (--face-mask-padding): value %d%s is %d, outside 0..100 percent", i+1, side, p)
-			break
-		}
-	}
+	checkSpace(bad, "face_mask_padding", c.FaceMaskPadding)
 	if c.FaceEnhancerBlend < 0 || c.FaceEnhancerBlend > 100 {
 		bad("face_enhancer_blend: %d is outside 0..100", c.FaceEnhancerBlend)
 	}
@@ -338,22 +324,8 @@ func (c *Config) FindsFaces() bool { return c.Swaps() || c.Enhances() || c.Debug
 // above 0, where faces are found).
 func (c *Config) Tracks() bool { return c.FindsFaces() && c.FaceTrackerScore > 0 }
 
-// MaskPadding is face_mask_padding as top, right, bottom, left percentages, from its 1 to 4
-// values as FaceFusion's normalize_space reads them.
-func (c *Config) MaskPadding() [4]int {
-	p := c.FaceMaskPadding
-	switch len(p) {
-	case 1:
-		return [4]int{p[0], p[0], p[0], p[0]}
-	case 2:
-		return [4]int{p[0], p[1], p[0], p[1]}
-	case 3:
-		return [4]int{p[0], p[1], p[2], p[1]}
-	case 4:
-		return [4]int{p[0], p[1], p[2], p[3]}
-	}
-	return [4]int{}
-}
+// MaskPadding is face_mask_padding as top, right, bottom, left percentages.
+func (c *Config) MaskPadding() [4]int { return spread4(c.FaceMaskPadding) }
 
 // MaskAreaIndexes are face_mask_areas as indexes of align.MaskAreas.
 func (c *Config) MaskAreaIndexes() []int {
