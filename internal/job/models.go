@@ -320,6 +320,17 @@ func (c *Config) Debugs() bool { return slices.Contains(c.Processors, ProcessorD
 // untouched, and no model or runtime is loaded.
 func (c *Config) FindsFaces() bool { return c.Swaps() || c.Enhances() || c.Debugs() }
 
+// SelectsBySource reports whether the face selector's auto filters faces by the largest
+// source face's gender or race: the source images are then read for any processor that finds
+// faces, not only the swapper.
+func (c *Config) SelectsBySource() bool {
+	return c.FindsFaces() && (c.FaceSelectorGender == "auto" || c.FaceSelectorRace == "auto")
+}
+
+// ReadsSources reports whether the job reads the source images: their faces change its
+// pixels (swapped in, or chosen by the selector's auto), so a resume must hold them too.
+func (c *Config) ReadsSources() bool { return c.Swaps() || c.SelectsBySource() }
+
 // Tracks reports whether FaceFusion's face tracker gives each frame's faces (face_tracker_score
 // above 0, where faces are found).
 func (c *Config) Tracks() bool { return c.FindsFaces() && c.FaceTrackerScore > 0 }
