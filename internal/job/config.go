@@ -239,7 +239,7 @@ func (c *Config) validate(paths bool) error {
 		}
 	}
 	finiteFloats(reflect.ValueOf(c).Elem(), "", bad)
-	within(bad, "face_detector_score", c.FaceDetectorScore, 0, 1)
+	c.validateFloatRanges(bad)
 	c.validateModels(bad)
 	if c.TrimFrameStart < -1 || c.TrimFrameEnd < -1 {
 		bad("trim_frame_start/trim_frame_end: frame numbers are ≥ 0 (-1: not set)")

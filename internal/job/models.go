@@ -3,7 +3,6 @@ package job
 import (
 	"fmt"
 	"maps"
-	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -173,22 +172,13 @@ func (c *Config) validateModels(bad func(string, ...any)) {
 			bad("face_swapper_pixel_boost (--face-swapper-pixel-boost): %dx%d is among FaceFusion's choices for %s, but it is not a whole multiple of the model's %d px and FaceFusion fails on it (implode_pixel_boost cannot tile it): use one of %s", boost, boost, m.Name, m.Size, sizeList(wholeMultiples(m.Sizes, m.Size)))
 		}
 	}
-	if !slices.ContainsFunc(facemodel.SwapperWeights, func(w float64) bool { return math.Abs(w-c.FaceSwapperWeight) < 1e-9 }) {
-		bad("face_swapper_weight (--face-swapper-weight): %v is not one of FaceFusion's choices 0, 0.05, 0.1, …, 1 (steps of 0.05)", c.FaceSwapperWeight)
-	}
 	checkSpace(bad, "face_mask_padding", c.FaceMaskPadding)
 	if c.FaceEnhancerBlend < 0 || c.FaceEnhancerBlend > 100 {
 		bad("face_enhancer_blend: %d is outside 0..100", c.FaceEnhancerBlend)
 	}
-	// FaceFusion's ranges (facefusion/choices.py).
-	within(bad, "face_mask_blur", c.FaceMaskBlur, 0, 1)
-	withinSteps(bad, "face_landmarker_score", c.FaceLandmarkerScore, 0, 1, 0.05)
 	if c.FaceLandmarkSmoothing < 0 || c.FaceLandmarkSmoothing > MaxLandmarkSmoothing {
 		bad("face_landmark_smoothing (--face-landmark-smoothing): %d is outside 0..%d frames each side (0: off)", c.FaceLandmarkSmoothing, MaxLandmarkSmoothing)
 	}
-	within(bad, "face_enhancer_weight", c.FaceEnhancerWeight, 0, 1)
-	within(bad, "reference_face_distance", c.ReferenceFaceDistance, 0, 1.5)
-	within(bad, "face_tracker_score", c.FaceTrackerScore, 0, 0.5)
 	if c.TargetFrameAmount < 0 || c.TargetFrameAmount > 10 {
 		bad("target_frame_amount (--target-frame-amount): %d is outside 0..10 frames each side", c.TargetFrameAmount)
 	}
@@ -397,7 +387,7 @@ var modelOptions = []option{
 		set: ints("face-detector-margin", func(c *Config) *[]int { return &c.FaceDetectorMargin })},
 	{long: "face-detector-angles", arg: "DEG...", multi: true, help: "also detect in the frame turned by these angles: 0, 90, 180, 270 (default 0)",
 		set: ints("face-detector-angles", func(c *Config) *[]int { return &c.FaceDetectorAngles })},
-	{long: "face-landmarker-score", arg: "[0.0..1.0:0.05]", help: "FaceFusion's landmarkers: below this landmark score the detector's five points are used; 0 runs none (default 0.5)",
+	{long: "face-landmarker-score", arg: floatArg("face_landmarker_score"), help: "FaceFusion's landmarkers: below this landmark score the detector's five points are used; 0 runs none (default 0.5)",
 		set: float("face-landmarker-score", func(c *Config) *float64 { return &c.FaceLandmarkerScore })},
 	{long: "face-landmark-smoothing", arg: "N", help: "smooth landmarks over N frames each side of a frame (a local fit that follows motion without lag; 0: off; default " + strconv.Itoa(Default().FaceLandmarkSmoothing) + ")",
 		set: integer("face-landmark-smoothing", func(c *Config) *int { return &c.FaceLandmarkSmoothing })},
@@ -405,13 +395,13 @@ var modelOptions = []option{
 		set: str(func(c *Config) *string { return &c.FaceSwapperModel })},
 	{long: "face-swapper-pixel-boost", arg: "WxH", help: "swap at this crop size in tiles of the model's size, e.g. 256x256 for inswapper_128",
 		set: str(func(c *Config) *string { return &c.FaceSwapperPixelBoost })},
-	{long: "face-swapper-weight", arg: "0..1", help: "how much of the source identity replaces the target face's, in steps of 0.05 (default 0.5; not for blendswap_256, uniface_256)",
+	{long: "face-swapper-weight", arg: floatArg("face_swapper_weight"), help: "how much of the source identity replaces the target face's (default 0.5; not for blendswap_256, uniface_256)",
 		set: float("face-swapper-weight", func(c *Config) *float64 { return &c.FaceSwapperWeight })},
 	{long: "face-enhancer-model", arg: "NAME", help: strings.Join(Enhancers, ", ") + " (default gfpgan_1.4; processor face_enhancer)",
 		set: str(func(c *Config) *string { return &c.FaceEnhancerModel })},
 	{long: "face-enhancer-blend", arg: "0..100", help: "how much of the enhanced face replaces the frame's (default 80)",
 		set: integer("face-enhancer-blend", func(c *Config) *int { return &c.FaceEnhancerBlend })},
-	{long: "face-enhancer-weight", arg: "0..1", help: "codeformer's fidelity weight (default 0.5)",
+	{long: "face-enhancer-weight", arg: floatArg("face_enhancer_weight"), help: "codeformer's fidelity weight (default 0.5)",
 		set: float("face-enhancer-weight", func(c *Config) *float64 { return &c.FaceEnhancerWeight })},
 	{long: "face-occluder-model", arg: "NAME", help: strings.Join(Occluders, ", ") + " (default xseg_1; many: the minimum of all three): the occlusion mask's model",
 		set: str(func(c *Config) *string { return &c.FaceOccluderModel })},
@@ -423,7 +413,7 @@ var modelOptions = []option{
 		set: strs(func(c *Config) *[]string { return &c.FaceMaskAreas })},
 	{long: "face-mask-regions", arg: "REGION...", multi: true, help: strings.Join(MaskRegions, ", ") + " (default all): the face parser's classes the region mask keeps",
 		set: strs(func(c *Config) *[]string { return &c.FaceMaskRegions })},
-	{long: "face-mask-blur", arg: "0..1", help: "box mask blur (default 0.3)",
+	{long: "face-mask-blur", arg: floatArg("face_mask_blur"), help: "box mask blur (default 0.3)",
 		set: float("face-mask-blur", func(c *Config) *float64 { return &c.FaceMaskBlur })},
 	{long: "face-mask-padding", arg: "T [R [B [L]]]", multi: true, help: "box mask padding in percent, 1 to 4 values as CSS: top right bottom left (default 0 0 0 0)",
 		set: func(c *Config, v []string) error {
@@ -449,11 +439,11 @@ var modelOptions = []option{
 		set: integer("face-selector-age-end", func(c *Config) *int { return &c.FaceSelectorAgeEnd })},
 	{long: "reference-face-position", arg: "N", help: "reference mode: the face at this position (after ordering) of the reference frame",
 		set: integer("reference-face-position", func(c *Config) *int { return &c.ReferenceFacePosition })},
-	{long: "reference-face-distance", arg: "0..1", help: "reference mode: swap faces closer than this to the reference (default 0.3)",
+	{long: "reference-face-distance", arg: floatArg("reference_face_distance"), help: "reference mode: swap faces closer than this to the reference (default 0.3)",
 		set: float("reference-face-distance", func(c *Config) *float64 { return &c.ReferenceFaceDistance })},
 	{long: "reference-frame-number", arg: "N", help: "reference mode: the target frame the reference face is taken from (default 0)",
 		set: integer("reference-frame-number", func(c *Config) *int { return &c.ReferenceFrameNumber })},
-	{long: "face-tracker-score", arg: "0..0.5", help: "follow faces over target-frame-amount frames each side by box overlap above this, refilling a frame a face misses (0: off, the default)",
+	{long: "face-tracker-score", arg: floatArg("face_tracker_score"), help: "follow faces over target-frame-amount frames each side by box overlap above this, refilling a frame a face misses (0: off, the default)",
 		set: float("face-tracker-score", func(c *Config) *float64 { return &c.FaceTrackerScore })},
 	{long: "target-frame-amount", arg: "0..10", help: "frames each side of a frame the face tracker looks at (default 2)",
 		set: integer("target-frame-amount", func(c *Config) *int { return &c.TargetFrameAmount })},
