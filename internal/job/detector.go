@@ -12,8 +12,9 @@ import (
 // searched at.
 var DetectorAngles = []int{0, 90, 180, 270}
 
-// validateDetector adds the complaints about face_detector_margin and face_detector_angles.
-func (c *Config) validateDetector(bad func(string, ...any)) {
+// validateDetector adds the complaints about face_detector_margin and face_detector_angles;
+// those against the embedded blazeface go to combo.
+func (c *Config) validateDetector(bad, combo func(string, ...any)) {
 	checkSpace(bad, "face_detector_margin", c.FaceDetectorMargin)
 	if len(c.FaceDetectorAngles) == 0 {
 		bad("face_detector_angles (--face-detector-angles): give at least one angle of %s", angleList())
@@ -25,7 +26,7 @@ func (c *Config) validateDetector(bad func(string, ...any)) {
 		}
 	}
 	if c.FaceDetectorModel == "blazeface" && (c.DetectorMargin() != [4]int{} || !slices.Equal(c.FaceDetectorAngles, []int{0})) {
-		bad("face_detector_margin and face_detector_angles apply to FaceFusion's detectors (%s), not to the embedded blazeface: choose one with --face-detector-model, or leave them at 0 0 0 0 and 0",
+		combo("face_detector_margin and face_detector_angles apply to FaceFusion's detectors (%s), not to the embedded blazeface: choose one with --face-detector-model, or leave them at 0 0 0 0 and 0",
 			strings.Join(Detectors[1:], ", "))
 	}
 }
@@ -40,8 +41,9 @@ func angleList() string {
 
 // validateSelector adds the complaints about the face selector's filters. FaceFusion stops
 // with a TypeError when only one end of the age filter is given; here an empty or reversed
-// range is refused, since it would keep no face.
-func (c *Config) validateSelector(bad func(string, ...any)) {
+// range is refused, since it would keep no face. The checks of one key against another go to
+// combo.
+func (c *Config) validateSelector(bad, combo func(string, ...any)) {
 	if msg := oneOf("face_selector_gender", c.FaceSelectorGender, append([]string{"", "auto"}, facemodel.Genders...)); msg != "" {
 		bad("%s", strings.Replace(msg, "is not one of , ", "is not one of ", 1))
 	}
@@ -57,10 +59,10 @@ func (c *Config) validateSelector(bad func(string, ...any)) {
 		}
 	}
 	if (c.FaceSelectorAgeStart != 0 || c.FaceSelectorAgeEnd != 0) && c.FaceSelectorAgeEnd <= c.FaceSelectorAgeStart {
-		bad("face_selector_age_start and face_selector_age_end: [%d, %d) holds no age: give both, the end above the start (e.g. 20 and 40)", c.FaceSelectorAgeStart, c.FaceSelectorAgeEnd)
+		combo("face_selector_age_start and face_selector_age_end: [%d, %d) holds no age: give both, the end above the start (e.g. 20 and 40)", c.FaceSelectorAgeStart, c.FaceSelectorAgeEnd)
 	}
 	if c.SelectsByClass() && c.FaceDetectorModel == "blazeface" {
-		bad("face_selector_gender, face_selector_race and the age filter need FaceFusion's classifier (fairface) on FaceFusion's faces: choose a detector with --face-detector-model (%s)", strings.Join(Detectors[1:], ", "))
+		combo("face_selector_gender, face_selector_race and the age filter need FaceFusion's classifier (fairface) on FaceFusion's faces: choose a detector with --face-detector-model (%s)", strings.Join(Detectors[1:], ", "))
 	}
 }
 

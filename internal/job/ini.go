@@ -116,8 +116,10 @@ func loadINI(data []byte, path string, c *Config) error {
 		return err
 	}
 	// A value every flag parses may still be one this program refuses (a FaceFusion model it
-	// does not have): said here, where the file can be named.
-	if err := c.validate(false); err != nil {
+	// does not have): said here, where the file can be named. A value refused only beside
+	// another key's (a margin with the embedded blazeface) may meet another value in the job
+	// file or a flag: that is for the final check.
+	if err := c.validateKeys(); err != nil {
 		return fmt.Errorf("config %s: %w", path, err)
 	}
 	return nil

@@ -110,8 +110,9 @@ func oneOf(key, v string, allowed []string) string {
 	return fmt.Sprintf("%s: %s is not one of %s", key, safefs.Excerpt(v), strings.Join(allowed, ", "))
 }
 
-// validateModels adds the model keys' complaints to bad.
-func (c *Config) validateModels(bad func(string, ...any)) {
+// validateModels adds the model keys' complaints to bad, those of one key against another to
+// combo.
+func (c *Config) validateModels(bad, combo func(string, ...any)) {
 	for _, msg := range []string{
 		oneOf("face_selector_mode", c.FaceSelectorMode, SelectorModes),
 		oneOf("face_selector_order", c.FaceSelectorOrder, SelectorOrders),
@@ -154,22 +155,22 @@ func (c *Config) validateModels(bad func(string, ...any)) {
 	} else if size != 0 {
 		// FaceFusion offers each detector a few sizes; BlazeFace's files fix theirs (ignored there).
 		if c.FaceDetectorModel == "many" && size != 640 {
-			bad("face_detector_size (--face-detector-size): many does not take %dx%d: use one of 640x640", size, size)
+			combo("face_detector_size (--face-detector-size): many does not take %dx%d: use one of 640x640", size, size)
 		} else if m, err := catalog.Select(catalog.Detector, c.FaceDetectorModel); err == nil && !slices.Contains(m.Sizes, size) {
-			bad("face_detector_size (--face-detector-size): %s does not take %dx%d: use one of %s", c.FaceDetectorModel, size, size, sizeList(m.Sizes))
+			combo("face_detector_size (--face-detector-size): %s does not take %dx%d: use one of %s", c.FaceDetectorModel, size, size, sizeList(m.Sizes))
 		}
 	}
-	c.validateDetector(bad)
-	c.validateSelector(bad)
+	c.validateDetector(bad, combo)
+	c.validateSelector(bad, combo)
 	if boost, err := c.PixelBoost(); err != nil {
 		bad("face_swapper_pixel_boost: %v", err)
 	} else if m, err := catalog.Select(catalog.Swapper, c.FaceSwapperModel); err == nil && boost != 0 {
 		// FaceFusion's choices per model (face_swapper/choices.py); two of them are not whole
 		// multiples of the model's size, which FaceFusion's tiling cannot split.
 		if !slices.Contains(m.Sizes, boost) {
-			bad("face_swapper_pixel_boost (--face-swapper-pixel-boost): %s does not take %dx%d: use one of %s", m.Name, boost, boost, sizeList(m.Sizes))
+			combo("face_swapper_pixel_boost (--face-swapper-pixel-boost): %s does not take %dx%d: use one of %s", m.Name, boost, boost, sizeList(m.Sizes))
 		} else if boost%m.Size != 0 {
-			bad("face_swapper_pixel_boost (--face-swapper-pixel-boost): %dx%d is among FaceFusion's choices for %s, but it is not a whole multiple of the model's %d px and FaceFusion fails on it (implode_pixel_boost cannot tile it): use one of %s", boost, boost, m.Name, m.Size, sizeList(wholeMultiples(m.Sizes, m.Size)))
+			combo("face_swapper_pixel_boost (--face-swapper-pixel-boost): %dx%d is among FaceFusion's choices for %s, but it is not a whole multiple of the model's %d px and FaceFusion fails on it (implode_pixel_boost cannot tile it): use one of %s", boost, boost, m.Name, m.Size, sizeList(wholeMultiples(m.Sizes, m.Size)))
 		}
 	}
 	checkSpace(bad, "face_mask_padding", c.FaceMaskPadding)
@@ -214,7 +215,7 @@ func (c *Config) validateModels(bad func(string, ...any)) {
 	}
 	if c.Debugs() && !slices.ContainsFunc(c.FaceDebuggerItems, func(n string) bool { _, ok := facemodel.LookupDebuggerItem(n); return !ok }) {
 		if err := facemodel.CheckDebuggerItems(c.FaceDebuggerItems); err != nil {
-			bad("face_debugger_items (--face-debugger-items): %v", err)
+			combo("face_debugger_items (--face-debugger-items): %v", err)
 		}
 	}
 }
