@@ -154,10 +154,8 @@ func (c *Config) validateModels(bad, combo func(string, ...any)) {
 		bad("face_detector_size (--face-detector-size): %v", err)
 	} else if size != 0 {
 		// FaceFusion offers each detector a few sizes; BlazeFace's files fix theirs (ignored there).
-		if c.FaceDetectorModel == "many" && size != 640 {
-			combo("face_detector_size (--face-detector-size): many does not take %dx%d: use one of 640x640", size, size)
-		} else if m, err := catalog.Select(catalog.Detector, c.FaceDetectorModel); err == nil && !slices.Contains(m.Sizes, size) {
-			combo("face_detector_size (--face-detector-size): %s does not take %dx%d: use one of %s", c.FaceDetectorModel, size, size, sizeList(m.Sizes))
+		if sizes := DetectorSizes(c.FaceDetectorModel); sizes != nil && !slices.Contains(sizes, size) {
+			combo("face_detector_size (--face-detector-size): %s does not take %dx%d: use one of %s", c.FaceDetectorModel, size, size, sizeList(sizes))
 		}
 	}
 	c.validateDetector(bad, combo)
@@ -382,7 +380,7 @@ func float(name string, dst func(*Config) *float64) func(*Config, []string) erro
 }
 
 var modelOptions = []option{
-	{long: "face-detector-size", arg: "WxH", help: "detector input size: retinaface and scrfd 160x160, 320x320, 480x480, 512x512, 640x640; many, yolo_face and yunet 640x640 (default: 640x640)",
+	{long: "face-detector-size", arg: "WxH", help: detectorSizeHelp(),
 		set: str(func(c *Config) *string { return &c.FaceDetectorSize })},
 	{long: "face-detector-margin", arg: "T [R [B [L]]]", multi: true, help: "pad the frame before detection by these percentages of its height (top, bottom) and width (right, left), 0..100 (100: half the side); 1 to 4 values as CSS (default 0 0 0 0)",
 		set: ints("face-detector-margin", func(c *Config) *[]int { return &c.FaceDetectorMargin })},
@@ -396,7 +394,7 @@ var modelOptions = []option{
 		set: str(func(c *Config) *string { return &c.FaceSwapperModel })},
 	{long: "face-swapper-pixel-boost", arg: "WxH", help: "swap at this crop size in tiles of the model's size, e.g. 256x256 for inswapper_128",
 		set: str(func(c *Config) *string { return &c.FaceSwapperPixelBoost })},
-	{long: "face-swapper-weight", arg: floatArg("face_swapper_weight"), help: "how much of the source identity replaces the target face's (default 0.5; not for blendswap_256, uniface_256)",
+	{long: "face-swapper-weight", arg: floatArg("face_swapper_weight"), help: "how much of the source identity replaces the target face's (default 0.5; not for " + strings.Join(unbalancedSwappers(), ", ") + ")",
 		set: float("face-swapper-weight", func(c *Config) *float64 { return &c.FaceSwapperWeight })},
 	{long: "face-enhancer-model", arg: "NAME", help: strings.Join(Enhancers, ", ") + " (default gfpgan_1.4; processor face_enhancer)",
 		set: str(func(c *Config) *string { return &c.FaceEnhancerModel })},
@@ -473,3 +471,125 @@ var modelOptions = []option{
 }
 
 func init() { options = append(options, modelOptions...) }
+
+// DetectorSizes are the sizes face_detector_size may give model: a FaceFusion detector's from
+// the catalog, many's those each of its detectors takes (FaceFusion offers many 640x640 alone),
+// nil for the embedded blazeface (its file fixes its size) or an unknown name.
+func DetectorSizes(model string) []int {
+	if model != "many" {
+		if m, err := catalog.Select(catalog.Detector, model); err == nil {
+			return m.Sizes
+		}
+		return nil
+	}
+	var sizes []int
+	for i, sel := range facemodel.ManyDetectors {
+		s := DetectorSizes(sel)
+		if i == 0 {
+			sizes = slices.Clone(s)
+			continue
+		}
+		sizes = slices.DeleteFunc(sizes, func(n int) bool { return !slices.Contains(s, n) })
+	}
+	return sizes
+}
+
+// detectorSizeHelp is --face-detector-size's help: each of FaceFusion's detectors with its
+// sizes, those taking the same grouped, and the models' default.
+func detectorSizeHelp() string {
+	var lists, groups []string // groups[i]: the detectors taking lists[i]
+	defaults := map[string]bool{}
+	for _, d := range Detectors {
+		sizes := DetectorSizes(d)
+		if sizes == nil {
+			continue
+		}
+		l := sizeList(sizes)
+		if i := slices.Index(lists, l); i >= 0 {
+			groups[i] += ", " + d
+		} else {
+			lists, groups = append(lists, l), append(groups, d)
+		}
+		if m, err := catalog.Select(catalog.Detector, d); err == nil {
+			defaults[fmt.Sprintf("%dx%d", m.Size, m.Size)] = true
+		}
+	}
+	parts := make([]string, len(lists))
+	for i := range lists {
+		g := groups[i]
+		if at := strings.LastIndex(g, ", "); at >= 0 {
+			g = g[:at] + " and " + g[at+2:]
+		}
+		parts[i] = g + " " + lists[i]
+	}
+	return "detector input size: " + strings.Join(parts, "; ") + " (default: " + strings.Join(slices.Sorted(maps.Keys(defaults)), ", ") + ")"
+}
+
+// unbalancedSwappers are the swappers face_swapper_weight does not apply to: those that take
+// the source face as an image, not as an embedding the weight mixes.
+func unbalancedSwappers() []string {
+	var out []string
+	for _, sel := range Swappers {
+		m, err := catalog.Select(catalog.Swapper, sel)
+		if err != nil {
+			continue // classic
+		}
+		if sw, err := facemodel.LookupSwapper(m.Name); err == nil && !sw.Balances() {
+			out = append(out, sel)
+		}
+	}
+	return out
+}
+
+// Choices are FaceFusion's choices for key as this program takes them, without the embedded
+// models (blazeface, dlib_68, classic: this program's own) and processors' "none"; nil for a
+// key FaceFusion gives no list of choices.
+func Choices(key string) []string {
+	without := func(list []string, ours string) []string {
+		return slices.DeleteFunc(slices.Clone(list), func(s string) bool { return s == ours })
+	}
+	switch key {
+	case "face_detector_model":
+		return without(Detectors, "blazeface")
+	case "face_detector_angles":
+		var out []string
+		for _, a := range DetectorAngles {
+			out = append(out, strconv.Itoa(a))
+		}
+		return out
+	case "face_landmarker_model":
+		return without(Landmarkers, "dlib_68")
+	case "face_selector_mode":
+		return SelectorModes
+	case "face_selector_order":
+		return SelectorOrders
+	case "face_selector_gender":
+		return append([]string{"auto"}, facemodel.Genders...)
+	case "face_selector_race":
+		return append([]string{"auto"}, facemodel.Races...)
+	case "face_occluder_model":
+		return Occluders
+	case "face_parser_model":
+		return Parsers
+	case "face_mask_types":
+		return MaskTypes
+	case "face_mask_areas":
+		return MaskAreas
+	case "face_mask_regions":
+		return MaskRegions
+	case "face_swapper_model":
+		return without(Swappers, "classic")
+	case "face_enhancer_model":
+		return Enhancers
+	case "face_debugger_items":
+		return facemodel.DebuggerItemNames(false)
+	case "processors":
+		return []string{ProcessorSwap, ProcessorEnhance, ProcessorDebug}
+	case "workflow_mode":
+		return WorkflowModes
+	}
+	if o := ignoredOptionOf(key); o != nil {
+		return o.choices
+	}
+	return nil
+}
