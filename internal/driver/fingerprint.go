@@ -46,7 +46,7 @@ func fingerprint(ctx context.Context, cfg job.Config, p *Plan) (map[string]strin
 	if err := id("target file contents", cfg.TargetPath); err != nil {
 		return nil, err
 	}
-	if cfg.Swaps() {
+	if cfg.ReadsSources() {
 		if err := id("source file contents", cfg.SourcePaths...); err != nil {
 			return nil, err
 		}

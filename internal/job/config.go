@@ -215,11 +215,25 @@ const (
 // Validate checks every value and says which key is wrong and what it may be.
 func (c *Config) Validate() error { return c.validate(true) }
 
-func (c *Config) validate(paths bool) error {
+// validate is Validate; paths false leaves out run's source, target and output.
+func (c *Config) validate(paths bool) error { return c.check(paths, true) }
+
+// validateKeys checks each key's value on its own: the checks of a key against another
+// (face_detector_margin against the detector, the age filter's two ends) wait for the final
+// configuration, since a later layer (the job file, a flag) may set the other key.
+func (c *Config) validateKeys() error { return c.check(false, false) }
+
+// check runs validate's checks: paths adds run's paths, combos the checks of one key against
+// another.
+func (c *Config) check(paths, combos bool) error {
 	// Each setting may have its complaint (every float NaN: each is named); a list's values
 	// beyond that are counted.
 	errs := complaints{max: 16}
 	bad := func(format string, a ...any) { errs.add(fmt.Sprintf(format, a...)) }
+	combo := func(string, ...any) {}
+	if combos {
+		combo = bad
+	}
 	if len(c.SourcePaths) == 0 && c.Swaps() && paths {
 		bad("source_paths: give at least one source image (-s FILE)")
 	}
@@ -239,19 +253,19 @@ func (c *Config) validate(paths bool) error {
 		}
 	}
 	finiteFloats(reflect.ValueOf(c).Elem(), "", bad)
-	within(bad, "face_detector_score", c.FaceDetectorScore, 0, 1)
-	c.validateModels(bad)
+	c.validateFloatRanges(bad)
+	c.validateModels(bad, combo)
 	if c.TrimFrameStart < -1 || c.TrimFrameEnd < -1 {
 		bad("trim_frame_start/trim_frame_end: frame numbers are ≥ 0 (-1: not set)")
 	}
 	if c.TrimFrameStart >= 0 && c.TrimFrameEnd >= 0 && c.TrimFrameEnd <= c.TrimFrameStart {
-		bad("trim_frame_end (%d) must be after trim_frame_start (%d)", c.TrimFrameEnd, c.TrimFrameStart)
+		combo("trim_frame_end (%d) must be after trim_frame_start (%d)", c.TrimFrameEnd, c.TrimFrameStart)
 	}
 	if c.OutputVideoQuality < 0 || c.OutputVideoQuality > 100 {
 		bad("output_video_quality: %d is outside 0..100", c.OutputVideoQuality)
 	}
 	c.validateOutputVideo(bad)
-	c.validateGeneral(bad)
+	c.validateGeneral(bad, combo)
 	c.validateOutputMedia(bad)
 	if c.OutputVideoEncoder == "" {
 		bad("output_video_encoder: empty (libx264, libx265, ffv1)")

@@ -155,13 +155,13 @@ func TestFiniteFloatsWalksEveryFloatField(t *testing.T) {
 
 func TestFloatAndPaddingRanges(t *testing.T) {
 	refused := map[string][]string{
-		"face_mask_padding (--face-mask-padding): value 1 (top) is -50, outside 0..100":    {"--face-mask-padding", "-50", "0", "0", "0"},
-		"face_mask_padding (--face-mask-padding): value 3 (bottom) is 500, outside 0..100": {"--face-mask-padding", "0", "0", "500", "0"},
-		"face_landmarker_score (--face-landmarker-score): 1.5 is outside 0..1":             {"--face-landmarker-score", "1.5"},
-		"face_enhancer_weight (--face-enhancer-weight): -0.1 is outside 0..1":              {"--face-enhancer-weight", "-0.1"},
-		"reference_face_distance (--reference-face-distance): 1.6 is outside 0..1.5":       {"--reference-face-distance", "1.6"},
-		"face_mask_blur (--face-mask-blur): 2 is outside 0..1":                             {"--face-mask-blur", "2"},
-		"face_detector_score (--face-detector-score): -0.5 is outside 0..1":                {"--face-detector-score", "-0.5"},
+		"face_mask_padding (--face-mask-padding): value 1 (top) is -50, outside 0..100":                                        {"--face-mask-padding", "-50", "0", "0", "0"},
+		"face_mask_padding (--face-mask-padding): value 3 (bottom) is 500, outside 0..100":                                     {"--face-mask-padding", "0", "0", "500", "0"},
+		"face_landmarker_score (--face-landmarker-score): 1.5 is not one of FaceFusion's choices, 0 to 1 in steps of 0.05":     {"--face-landmarker-score", "1.5"},
+		"face_enhancer_weight (--face-enhancer-weight): -0.1 is not one of FaceFusion's choices, 0 to 1 in steps of 0.05":      {"--face-enhancer-weight", "-0.1"},
+		"reference_face_distance (--reference-face-distance): 1.2 is not one of FaceFusion's choices, 0 to 1 in steps of 0.05": {"--reference-face-distance", "1.2"},
+		"face_mask_blur (--face-mask-blur): 2 is not one of FaceFusion's choices, 0 to 1 in steps of 0.05":                     {"--face-mask-blur", "2"},
+		"face_detector_score (--face-detector-score): -0.5 is not one of FaceFusion's choices, 0 to 1 in steps of 0.05":        {"--face-detector-score", "-0.5"},
 	}
 	for want, flag := range refused {
 		_, err := Parse(append(append([]string{}, paths...), flag...))
@@ -171,7 +171,7 @@ func TestFloatAndPaddingRanges(t *testing.T) {
 	}
 	for _, flag := range [][]string{
 		{"--face-mask-padding", "0", "100", "25", "0"},
-		{"--reference-face-distance", "1.2"}, // FaceFusion's range goes to 1.5
+		{"--reference-face-distance", "1"},
 		{"--face-enhancer-weight", "1"},
 		{"--face-landmarker-score", "0"},
 	} {

@@ -9,25 +9,13 @@ import (
 )
 
 // FaceFusion's face detector choices (facefusion/choices.py): the angles a frame is also
-// searched at, and the margin's range in percent.
-var (
-	DetectorAngles = []int{0, 90, 180, 270}
-	maxMargin      = 100
-)
+// searched at.
+var DetectorAngles = []int{0, 90, 180, 270}
 
-// validateDetector adds the complaints about face_detector_margin and face_detector_angles.
-// FaceFusion replaces a margin outside 0..100 by 0 without a word and fails on 5 or more
-// values; here both are refused.
-func (c *Config) validateDetector(bad func(string, ...any)) {
-	if n := len(c.FaceDetectorMargin); n > 4 {
-		bad("face_detector_margin (--face-detector-margin): give 1 to 4 percentages (top right bottom left, as CSS), got %d", n)
-	}
-	for i, m := range c.FaceDetectorMargin {
-		if m < 0 || m > maxMargin {
-			bad("face_detector_margin (--face-detector-margin): value %d is %d, outside 0..%d percent", i+1, m, maxMargin)
-			break
-		}
-	}
+// validateDetector adds the complaints about face_detector_margin and face_detector_angles;
+// those against the embedded blazeface go to combo.
+func (c *Config) validateDetector(bad, combo func(string, ...any)) {
+	checkSpace(bad, "face_detector_margin", c.FaceDetectorMargin)
 	if len(c.FaceDetectorAngles) == 0 {
 		bad("face_detector_angles (--face-detector-angles): give at least one angle of %s", angleList())
 	}
@@ -38,7 +26,7 @@ func (c *Config) validateDetector(bad func(string, ...any)) {
 		}
 	}
 	if c.FaceDetectorModel == "blazeface" && (c.DetectorMargin() != [4]int{} || !slices.Equal(c.FaceDetectorAngles, []int{0})) {
-		bad("face_detector_margin and face_detector_angles apply to FaceFusion's detectors (%s), not to the embedded blazeface: choose one with --face-detector-model, or leave them at 0 0 0 0 and 0",
+		combo("face_detector_margin and face_detector_angles apply to FaceFusion's detectors (%s), not to the embedded blazeface: choose one with --face-detector-model, or leave them at 0 0 0 0 and 0",
 			strings.Join(Detectors[1:], ", "))
 	}
 }
@@ -53,8 +41,9 @@ func angleList() string {
 
 // validateSelector adds the complaints about the face selector's filters. FaceFusion stops
 // with a TypeError when only one end of the age filter is given; here an empty or reversed
-// range is refused, since it would keep no face.
-func (c *Config) validateSelector(bad func(string, ...any)) {
+// range is refused, since it would keep no face. The checks of one key against another go to
+// combo.
+func (c *Config) validateSelector(bad, combo func(string, ...any)) {
 	if msg := oneOf("face_selector_gender", c.FaceSelectorGender, append([]string{"", "auto"}, facemodel.Genders...)); msg != "" {
 		bad("%s", strings.Replace(msg, "is not one of , ", "is not one of ", 1))
 	}
@@ -70,10 +59,10 @@ func (c *Config) validateSelector(bad func(string, ...any)) {
 		}
 	}
 	if (c.FaceSelectorAgeStart != 0 || c.FaceSelectorAgeEnd != 0) && c.FaceSelectorAgeEnd <= c.FaceSelectorAgeStart {
-		bad("face_selector_age_start and face_selector_age_end: [%d, %d) holds no age: give both, the end above the start (e.g. 20 and 40)", c.FaceSelectorAgeStart, c.FaceSelectorAgeEnd)
+		combo("face_selector_age_start and face_selector_age_end: [%d, %d) holds no age: give both, the end above the start (e.g. 20 and 40)", c.FaceSelectorAgeStart, c.FaceSelectorAgeEnd)
 	}
 	if c.SelectsByClass() && c.FaceDetectorModel == "blazeface" {
-		bad("face_selector_gender, face_selector_race and the age filter need FaceFusion's classifier (fairface) on FaceFusion's faces: choose a detector with --face-detector-model (%s)", strings.Join(Detectors[1:], ", "))
+		combo("face_selector_gender, face_selector_race and the age filter need FaceFusion's classifier (fairface) on FaceFusion's faces: choose a detector with --face-detector-model (%s)", strings.Join(Detectors[1:], ", "))
 	}
 }
 
@@ -84,20 +73,5 @@ func (c *Config) SelectsByClass() bool {
 	return c.FaceSelectorGender != "" || c.FaceSelectorRace != "" || c.FaceSelectorAgeStart != 0 || c.FaceSelectorAgeEnd != 0
 }
 
-// DetectorMargin is face_detector_margin as top, right, bottom, left percentages, spread as
-// FaceFusion's normalize_space does: one value for all sides, two for top/bottom and
-// right/left, three for top, right/left, bottom.
-func (c *Config) DetectorMargin() [4]int {
-	m := c.FaceDetectorMargin
-	switch len(m) {
-	case 1:
-		return [4]int{m[0], m[0], m[0], m[0]}
-	case 2:
-		return [4]int{m[0], m[1], m[0], m[1]}
-	case 3:
-		return [4]int{m[0], m[1], m[2], m[1]}
-	case 4:
-		return [4]int{m[0], m[1], m[2], m[3]}
-	}
-	return [4]int{}
-}
+// DetectorMargin is face_detector_margin as top, right, bottom, left percentages.
+func (c *Config) DetectorMargin() [4]int { return spread4(c.FaceDetectorMargin) }

@@ -58,11 +58,3 @@ func keyAndFlag(key string) string {
 	}
 	return key + " (" + flag + ")"
 }
-
-// within adds "key: v is outside lo..hi" for a finite v out of range; a NaN or an infinity is
-// finiteFloats' to report, once.
-func within(bad func(string, ...any), key string, v, lo, hi float64) {
-	if finite(v) && (v < lo || v > hi) {
-		bad("%s: %g is outside %g..%g", keyAndFlag(key), v, lo, hi)
-	}
-}

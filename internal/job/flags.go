@@ -50,7 +50,7 @@ var options = []option{
 		set: func(c *Config, v []string) error { c.Processors = v; return nil }},
 	{long: "face-selector-mode", arg: "MODE", help: "one: the first face after ordering (default); many: every face; reference: faces like the reference face",
 		set: str(func(c *Config) *string { return &c.FaceSelectorMode })},
-	{long: "face-detector-score", arg: "0..1", help: "minimum detector score of a face (default 0.5)",
+	{long: "face-detector-score", arg: floatArg("face_detector_score"), help: "minimum detector score of a face (default 0.5)",
 		set: func(c *Config, v []string) error {
 			f, err := strconv.ParseFloat(v[0], 64)
 			if err != nil {
@@ -79,7 +79,7 @@ var options = []option{
 		set: str(func(c *Config) *string { return &c.OutputVideoPreset })},
 	{long: "output-video-fps", arg: "FPS", help: "output frame rate, 1..60 (default: the target's); frames are dropped or repeated as ffmpeg's fps filter does, before they are split between ranks",
 		set: floating("output-video-fps", func(c *Config) *float64 { return &c.OutputVideoFPS })},
-	{long: "output-video-scale", arg: "0.25..8", help: "output size as a factor of the target's, in steps of 0.25 (default 1); each side truncated and rounded to even as FaceFusion does",
+	{long: "output-video-scale", arg: floatArg("output_video_scale"), help: "output size as a factor of the target's (default 1); each side truncated and rounded to even as FaceFusion does",
 		set: floating("output-video-scale", func(c *Config) *float64 { return &c.OutputVideoScale })},
 	{long: "output-audio-encoder", arg: "NAME", help: audioEncoderHelp,
 		set: str(func(c *Config) *string { return &c.OutputAudioEncoder })},
@@ -89,7 +89,7 @@ var options = []option{
 		set: integer("output-audio-volume", func(c *Config) *int { return &c.OutputAudioVolume })},
 	{long: "output-image-quality", arg: "0..100", help: "JPEG quality of an image output, mapped to ffmpeg's -q:v as FaceFusion does (default 80); PNG is lossless",
 		set: integer("output-image-quality", func(c *Config) *int { return &c.OutputImageQuality })},
-	{long: "output-image-scale", arg: "0.25..8", help: "image output size as a factor of the target's, in steps of 0.25 (default 1: the target's size)",
+	{long: "output-image-scale", arg: floatArg("output_image_scale"), help: "image output size as a factor of the target's (default 1: the target's size)",
 		set: floating("output-image-scale", func(c *Config) *float64 { return &c.OutputImageScale })},
 	{long: "execution-thread-count", arg: "N", help: "worker threads (default: one per CPU of the rank; capped at 4 per CPU)",
 		set: integer("execution-thread-count", func(c *Config) *int { return &c.ExecutionThreadCount })},

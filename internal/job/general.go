@@ -170,13 +170,13 @@ func (c *Config) CheckWorkflowMode(image bool) error {
 }
 
 // validateGeneral checks the general options that are applied: workflow_mode's choices, and
-// the one combination of ignored ones whose pixels differ here (lossy temp frames).
-func (c *Config) validateGeneral(bad func(string, ...any)) {
+// (to combo) the one combination of ignored ones whose pixels differ here (lossy temp frames).
+func (c *Config) validateGeneral(bad, combo func(string, ...any)) {
 	if msg := oneOf("workflow_mode", c.WorkflowMode, WorkflowModes); msg != "" {
 		bad("%s", msg)
 	}
 	if c.ignored["workflow_strategy"] == "disk" && c.ignored["temp_frame_format"] == "jpeg" {
-		bad("workflow_strategy disk with temp_frame_format jpeg: FaceFusion then passes every frame through two lossy JPEG encodes, which facefusion-hpc does not reproduce: use png, bmp or tiff (the same pixels as memory), or workflow_strategy memory")
+		combo("workflow_strategy disk with temp_frame_format jpeg: FaceFusion then passes every frame through two lossy JPEG encodes, which facefusion-hpc does not reproduce: use png, bmp or tiff (the same pixels as memory), or workflow_strategy memory")
 	}
 }
 

@@ -116,8 +116,10 @@ func loadINI(data []byte, path string, c *Config) error {
 		return err
 	}
 	// A value every flag parses may still be one this program refuses (a FaceFusion model it
-	// does not have): said here, where the file can be named.
-	if err := c.validate(false); err != nil {
+	// does not have): said here, where the file can be named. A value refused only beside
+	// another key's (a margin with the embedded blazeface) may meet another value in the job
+	// file or a flag: that is for the final check.
+	if err := c.validateKeys(); err != nil {
 		return fmt.Errorf("config %s: %w", path, err)
 	}
 	return nil
@@ -158,12 +160,6 @@ func (e iniEntry) apply(c *Config) error {
 	}
 	o := iniOption(e.key)
 	if o == nil {
-		if fixed, ok := iniFixed[e.key]; ok {
-			if fixedMatches(fixed, value) {
-				return nil // what this program does anyway
-			}
-			return fmt.Errorf("set to %s, but facefusion-hpc has no setting for it and always works as %q: set that, leave it empty or remove it", safefs.Excerpt(value), fixed)
-		}
 		return fmt.Errorf("set to %s, but not supported by facefusion-hpc: leave it empty or remove it", safefs.Excerpt(value))
 	}
 	var vals []string
@@ -183,20 +179,6 @@ func (e iniEntry) apply(c *Config) error {
 		return errors.New(strings.TrimPrefix(err.Error(), "--"+o.long+": "))
 	}
 	return nil
-}
-
-// iniFixed are FaceFusion keys this program has no setting for because it always works one way:
-// the value it works as, which a file may state (FaceFusion's own defaults, mostly). Any other
-// value is refused, since the program would not do what it asks.
-var iniFixed = map[string]string{}
-
-// fixedMatches reports whether value states fixed, iniFixed's way of working: the same words
-// (in any case and spacing), the same boolean however configparser spells it, or any boolean.
-func fixedMatches(fixed, value string) bool {
-	if b, err := iniBool(value); err == nil && (fixed == "any boolean" || fixed == fmt.Sprint(b)) {
-		return true
-	}
-	return slices.Equal(strings.Fields(strings.ToLower(value)), strings.Fields(fixed))
 }
 
 // iniBool reads a boolean as Python's configparser does (getboolean).

@@ -28,7 +28,7 @@ func TestLandmarkerOptions(t *testing.T) {
 	}
 	for _, v := range []string{"0.07", "0.333", "0.999"} {
 		_, err := Parse(append([]string{"--face-landmarker-score", v}, paths...))
-		if err == nil || !strings.Contains(err.Error(), "face_landmarker_score (--face-landmarker-score): "+strings.TrimRight(v, "0")+" is not one of FaceFusion's choices 0..1 in steps of 0.05") {
+		if err == nil || !strings.Contains(err.Error(), "face_landmarker_score (--face-landmarker-score): "+strings.TrimRight(v, "0")+" is not one of FaceFusion's choices, 0 to 1 in steps of 0.05") {
 			t.Errorf("--face-landmarker-score %s: %v", v, err)
 		}
 	}

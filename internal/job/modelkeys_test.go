@@ -28,7 +28,7 @@ func TestModelKeysRefusedAtValidation(t *testing.T) {
 		{[]string{"--face-mask-padding", "1", "2", "3", "4", "5"}, []string{`face_mask_padding (--face-mask-padding): give 1 to 4 percentages`}},
 		{[]string{"--face-detector-model", "scrfd", "--face-detector-size", "768x768"}, []string{"face_detector_size (--face-detector-size): scrfd does not take 768x768: use one of 160x160, 320x320, 480x480, 512x512, 640x640"}},
 		{[]string{"--face-detector-model", "yolo_face", "--face-detector-size", "320"}, []string{"yolo_face does not take 320x320: use one of 640x640"}},
-		{[]string{"--face-detector-model", "scrfd", "--face-detector-margin", "101"}, []string{"face_detector_margin (--face-detector-margin): value 1 is 101, outside 0..100 percent"}},
+		{[]string{"--face-detector-model", "scrfd", "--face-detector-margin", "101"}, []string{"face_detector_margin (--face-detector-margin): value 1 (all sides) is 101, outside 0..100 percent"}},
 		{[]string{"--face-detector-model", "scrfd", "--face-detector-margin", "1", "2", "3", "4", "5"}, []string{"give 1 to 4 percentages"}},
 		{[]string{"--face-detector-model", "scrfd", "--face-detector-angles", "0", "45"}, []string{"face_detector_angles (--face-detector-angles): 45 is not one of 0, 90, 180, 270"}},
 		{[]string{"--face-detector-angles", "90"}, []string{"not to the embedded blazeface"}},

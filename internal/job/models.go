@@ -3,7 +3,6 @@ package job
 import (
 	"fmt"
 	"maps"
-	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -111,8 +110,9 @@ func oneOf(key, v string, allowed []string) string {
 	return fmt.Sprintf("%s: %s is not one of %s", key, safefs.Excerpt(v), strings.Join(allowed, ", "))
 }
 
-// validateModels adds the model keys' complaints to bad.
-func (c *Config) validateModels(bad func(string, ...any)) {
+// validateModels adds the model keys' complaints to bad, those of one key against another to
+// combo.
+func (c *Config) validateModels(bad, combo func(string, ...any)) {
 	for _, msg := range []string{
 		oneOf("face_selector_mode", c.FaceSelectorMode, SelectorModes),
 		oneOf("face_selector_order", c.FaceSelectorOrder, SelectorOrders),
@@ -154,55 +154,30 @@ func (c *Config) validateModels(bad func(string, ...any)) {
 		bad("face_detector_size (--face-detector-size): %v", err)
 	} else if size != 0 {
 		// FaceFusion offers each detector a few sizes; BlazeFace's files fix theirs (ignored there).
-		if c.FaceDetectorModel == "many" && size != 640 {
-			bad("face_detector_size (--face-detector-size): many does not take %dx%d: use one of 640x640", size, size)
-		} else if m, err := catalog.Select(catalog.Detector, c.FaceDetectorModel); err == nil && !slices.Contains(m.Sizes, size) {
-			bad("face_detector_size (--face-detector-size): %s does not take %dx%d: use one of %s", c.FaceDetectorModel, size, size, sizeList(m.Sizes))
+		if sizes := DetectorSizes(c.FaceDetectorModel); sizes != nil && !slices.Contains(sizes, size) {
+			combo("face_detector_size (--face-detector-size): %s does not take %dx%d: use one of %s", c.FaceDetectorModel, size, size, sizeList(sizes))
 		}
 	}
-	c.validateDetector(bad)
-	c.validateSelector(bad)
+	c.validateDetector(bad, combo)
+	c.validateSelector(bad, combo)
 	if boost, err := c.PixelBoost(); err != nil {
 		bad("face_swapper_pixel_boost: %v", err)
 	} else if m, err := catalog.Select(catalog.Swapper, c.FaceSwapperModel); err == nil && boost != 0 {
 		// FaceFusion's choices per model (face_swapper/choices.py); two of them are not whole
 		// multiples of the model's size, which FaceFusion's tiling cannot split.
 		if !slices.Contains(m.Sizes, boost) {
-			bad("face_swapper_pixel_boost (--face-swapper-pixel-boost): %s does not take %dx%d: use one of %s", m.Name, boost, boost, sizeList(m.Sizes))
+			combo("face_swapper_pixel_boost (--face-swapper-pixel-boost): %s does not take %dx%d: use one of %s", m.Name, boost, boost, sizeList(m.Sizes))
 		} else if boost%m.Size != 0 {
-			bad("face_swapper_pixel_boost (--face-swapper-pixel-boost): %dx%d is among FaceFusion's choices for %s, but it is not a whole multiple of the model's %d px and FaceFusion fails on it (implode_pixel_boost cannot tile it): use one of %s", boost, boost, m.Name, m.Size, sizeList(wholeMultiples(m.Sizes, m.Size)))
+			combo("face_swapper_pixel_boost (--face-swapper-pixel-boost): %dx%d is among FaceFusion's choices for %s, but it is not a whole multiple of the model's %d px and FaceFusion fails on it (implode_pixel_boost cannot tile it): use one of %s", boost, boost, m.Name, m.Size, sizeList(wholeMultiples(m.Sizes, m.Size)))
 		}
 	}
-	if !slices.ContainsFunc(facemodel.SwapperWeights, func(w float64) bool { return math.Abs(w-c.FaceSwapperWeight) < 1e-9 }) {
-		bad("face_swapper_weight (--face-swapper-weight): %v is not one of FaceFusion's choices 0, 0.05, 0.1, …, 1 (steps of 0.05)", c.FaceSwapperWeight)
-	}
-	// FaceFusion's normalize_space: 1 to 4 values, as CSS writes a padding.
-	if n := len(c.FaceMaskPadding); n < 1 || n > 4 {
-		bad("face_mask_padding (--face-mask-padding): give 1 to 4 percentages (all; top/bottom right/left; top right/left bottom; top right bottom left), got %d", n)
-	}
-	sides := [][]string{{"all sides"}, {"top and bottom", "right and left"}, {"top", "right and left", "bottom"}, {"top", "right", "bottom", "left"}}
-	for i, p := range c.FaceMaskPadding { // FaceFusion's range: 0..100 percent of the crop
-		if p < 0 || p > 100 {
-			side := ""
-			if n := len(c.FaceMaskPadding); n <= 4 {
-				side = " (" + sides[n-1][i] + ")"
-			}
-			bad("face_mask_padding (--face-mask-padding): value %d%s is %d, outside 0..100 percent", i+1, side, p)
-			break
-		}
-	}
+	checkSpace(bad, "face_mask_padding", c.FaceMaskPadding)
 	if c.FaceEnhancerBlend < 0 || c.FaceEnhancerBlend > 100 {
 		bad("face_enhancer_blend: %d is outside 0..100", c.FaceEnhancerBlend)
 	}
-	// FaceFusion's ranges (facefusion/choices.py).
-	within(bad, "face_mask_blur", c.FaceMaskBlur, 0, 1)
-	withinSteps(bad, "face_landmarker_score", c.FaceLandmarkerScore, 0, 1, 0.05)
 	if c.FaceLandmarkSmoothing < 0 || c.FaceLandmarkSmoothing > MaxLandmarkSmoothing {
 		bad("face_landmark_smoothing (--face-landmark-smoothing): %d is outside 0..%d frames each side (0: off)", c.FaceLandmarkSmoothing, MaxLandmarkSmoothing)
 	}
-	within(bad, "face_enhancer_weight", c.FaceEnhancerWeight, 0, 1)
-	within(bad, "reference_face_distance", c.ReferenceFaceDistance, 0, 1.5)
-	within(bad, "face_tracker_score", c.FaceTrackerScore, 0, 0.5)
 	if c.TargetFrameAmount < 0 || c.TargetFrameAmount > 10 {
 		bad("target_frame_amount (--target-frame-amount): %d is outside 0..10 frames each side", c.TargetFrameAmount)
 	}
@@ -238,7 +213,7 @@ func (c *Config) validateModels(bad func(string, ...any)) {
 	}
 	if c.Debugs() && !slices.ContainsFunc(c.FaceDebuggerItems, func(n string) bool { _, ok := facemodel.LookupDebuggerItem(n); return !ok }) {
 		if err := facemodel.CheckDebuggerItems(c.FaceDebuggerItems); err != nil {
-			bad("face_debugger_items (--face-debugger-items): %v", err)
+			combo("face_debugger_items (--face-debugger-items): %v", err)
 		}
 	}
 }
@@ -334,26 +309,23 @@ func (c *Config) Debugs() bool { return slices.Contains(c.Processors, ProcessorD
 // untouched, and no model or runtime is loaded.
 func (c *Config) FindsFaces() bool { return c.Swaps() || c.Enhances() || c.Debugs() }
 
+// SelectsBySource reports whether the face selector's auto filters faces by the largest
+// source face's gender or race: the source images are then read for any processor that finds
+// faces, not only the swapper.
+func (c *Config) SelectsBySource() bool {
+	return c.FindsFaces() && (c.FaceSelectorGender == "auto" || c.FaceSelectorRace == "auto")
+}
+
+// ReadsSources reports whether the job reads the source images: their faces change its
+// pixels (swapped in, or chosen by the selector's auto), so a resume must hold them too.
+func (c *Config) ReadsSources() bool { return c.Swaps() || c.SelectsBySource() }
+
 // Tracks reports whether FaceFusion's face tracker gives each frame's faces (face_tracker_score
 // above 0, where faces are found).
 func (c *Config) Tracks() bool { return c.FindsFaces() && c.FaceTrackerScore > 0 }
 
-// MaskPadding is face_mask_padding as top, right, bottom, left percentages, from its 1 to 4
-// values as FaceFusion's normalize_space reads them.
-func (c *Config) MaskPadding() [4]int {
-	p := c.FaceMaskPadding
-	switch len(p) {
-	case 1:
-		return [4]int{p[0], p[0], p[0], p[0]}
-	case 2:
-		return [4]int{p[0], p[1], p[0], p[1]}
-	case 3:
-		return [4]int{p[0], p[1], p[2], p[1]}
-	case 4:
-		return [4]int{p[0], p[1], p[2], p[3]}
-	}
-	return [4]int{}
-}
+// MaskPadding is face_mask_padding as top, right, bottom, left percentages.
+func (c *Config) MaskPadding() [4]int { return spread4(c.FaceMaskPadding) }
 
 // MaskAreaIndexes are face_mask_areas as indexes of align.MaskAreas.
 func (c *Config) MaskAreaIndexes() []int {
@@ -408,13 +380,13 @@ func float(name string, dst func(*Config) *float64) func(*Config, []string) erro
 }
 
 var modelOptions = []option{
-	{long: "face-detector-size", arg: "WxH", help: "detector input size: retinaface and scrfd 160x160, 320x320, 480x480, 512x512, 640x640; many, yolo_face and yunet 640x640 (default: 640x640)",
+	{long: "face-detector-size", arg: "WxH", help: detectorSizeHelp(),
 		set: str(func(c *Config) *string { return &c.FaceDetectorSize })},
 	{long: "face-detector-margin", arg: "T [R [B [L]]]", multi: true, help: "pad the frame before detection by these percentages of its height (top, bottom) and width (right, left), 0..100 (100: half the side); 1 to 4 values as CSS (default 0 0 0 0)",
 		set: ints("face-detector-margin", func(c *Config) *[]int { return &c.FaceDetectorMargin })},
 	{long: "face-detector-angles", arg: "DEG...", multi: true, help: "also detect in the frame turned by these angles: 0, 90, 180, 270 (default 0)",
 		set: ints("face-detector-angles", func(c *Config) *[]int { return &c.FaceDetectorAngles })},
-	{long: "face-landmarker-score", arg: "[0.0..1.0:0.05]", help: "FaceFusion's landmarkers: below this landmark score the detector's five points are used; 0 runs none (default 0.5)",
+	{long: "face-landmarker-score", arg: floatArg("face_landmarker_score"), help: "FaceFusion's landmarkers: below this landmark score the detector's five points are used; 0 runs none (default 0.5)",
 		set: float("face-landmarker-score", func(c *Config) *float64 { return &c.FaceLandmarkerScore })},
 	{long: "face-landmark-smoothing", arg: "N", help: "smooth landmarks over N frames each side of a frame (a local fit that follows motion without lag; 0: off; default " + strconv.Itoa(Default().FaceLandmarkSmoothing) + ")",
 		set: integer("face-landmark-smoothing", func(c *Config) *int { return &c.FaceLandmarkSmoothing })},
@@ -422,13 +394,13 @@ var modelOptions = []option{
 		set: str(func(c *Config) *string { return &c.FaceSwapperModel })},
 	{long: "face-swapper-pixel-boost", arg: "WxH", help: "swap at this crop size in tiles of the model's size, e.g. 256x256 for inswapper_128",
 		set: str(func(c *Config) *string { return &c.FaceSwapperPixelBoost })},
-	{long: "face-swapper-weight", arg: "0..1", help: "how much of the source identity replaces the target face's, in steps of 0.05 (default 0.5; not for blendswap_256, uniface_256)",
+	{long: "face-swapper-weight", arg: floatArg("face_swapper_weight"), help: "how much of the source identity replaces the target face's (default 0.5; not for " + strings.Join(unbalancedSwappers(), ", ") + ")",
 		set: float("face-swapper-weight", func(c *Config) *float64 { return &c.FaceSwapperWeight })},
 	{long: "face-enhancer-model", arg: "NAME", help: strings.Join(Enhancers, ", ") + " (default gfpgan_1.4; processor face_enhancer)",
 		set: str(func(c *Config) *string { return &c.FaceEnhancerModel })},
 	{long: "face-enhancer-blend", arg: "0..100", help: "how much of the enhanced face replaces the frame's (default 80)",
 		set: integer("face-enhancer-blend", func(c *Config) *int { return &c.FaceEnhancerBlend })},
-	{long: "face-enhancer-weight", arg: "0..1", help: "codeformer's fidelity weight (default 0.5)",
+	{long: "face-enhancer-weight", arg: floatArg("face_enhancer_weight"), help: "codeformer's fidelity weight (default 0.5)",
 		set: float("face-enhancer-weight", func(c *Config) *float64 { return &c.FaceEnhancerWeight })},
 	{long: "face-occluder-model", arg: "NAME", help: strings.Join(Occluders, ", ") + " (default xseg_1; many: the minimum of all three): the occlusion mask's model",
 		set: str(func(c *Config) *string { return &c.FaceOccluderModel })},
@@ -440,7 +412,7 @@ var modelOptions = []option{
 		set: strs(func(c *Config) *[]string { return &c.FaceMaskAreas })},
 	{long: "face-mask-regions", arg: "REGION...", multi: true, help: strings.Join(MaskRegions, ", ") + " (default all): the face parser's classes the region mask keeps",
 		set: strs(func(c *Config) *[]string { return &c.FaceMaskRegions })},
-	{long: "face-mask-blur", arg: "0..1", help: "box mask blur (default 0.3)",
+	{long: "face-mask-blur", arg: floatArg("face_mask_blur"), help: "box mask blur (default 0.3)",
 		set: float("face-mask-blur", func(c *Config) *float64 { return &c.FaceMaskBlur })},
 	{long: "face-mask-padding", arg: "T [R [B [L]]]", multi: true, help: "box mask padding in percent, 1 to 4 values as CSS: top right bottom left (default 0 0 0 0)",
 		set: func(c *Config, v []string) error {
@@ -466,11 +438,11 @@ var modelOptions = []option{
 		set: integer("face-selector-age-end", func(c *Config) *int { return &c.FaceSelectorAgeEnd })},
 	{long: "reference-face-position", arg: "N", help: "reference mode: the face at this position (after ordering) of the reference frame",
 		set: integer("reference-face-position", func(c *Config) *int { return &c.ReferenceFacePosition })},
-	{long: "reference-face-distance", arg: "0..1", help: "reference mode: swap faces closer than this to the reference (default 0.3)",
+	{long: "reference-face-distance", arg: floatArg("reference_face_distance"), help: "reference mode: swap faces closer than this to the reference (default 0.3)",
 		set: float("reference-face-distance", func(c *Config) *float64 { return &c.ReferenceFaceDistance })},
 	{long: "reference-frame-number", arg: "N", help: "reference mode: the target frame the reference face is taken from (default 0)",
 		set: integer("reference-frame-number", func(c *Config) *int { return &c.ReferenceFrameNumber })},
-	{long: "face-tracker-score", arg: "0..0.5", help: "follow faces over target-frame-amount frames each side by box overlap above this, refilling a frame a face misses (0: off, the default)",
+	{long: "face-tracker-score", arg: floatArg("face_tracker_score"), help: "follow faces over target-frame-amount frames each side by box overlap above this, refilling a frame a face misses (0: off, the default)",
 		set: float("face-tracker-score", func(c *Config) *float64 { return &c.FaceTrackerScore })},
 	{long: "target-frame-amount", arg: "0..10", help: "frames each side of a frame the face tracker looks at (default 2)",
 		set: integer("target-frame-amount", func(c *Config) *int { return &c.TargetFrameAmount })},
@@ -499,3 +471,125 @@ var modelOptions = []option{
 }
 
 func init() { options = append(options, modelOptions...) }
+
+// DetectorSizes are the sizes face_detector_size may give model: a FaceFusion detector's from
+// the catalog, many's those each of its detectors takes (FaceFusion offers many 640x640 alone),
+// nil for the embedded blazeface (its file fixes its size) or an unknown name.
+func DetectorSizes(model string) []int {
+	if model != "many" {
+		if m, err := catalog.Select(catalog.Detector, model); err == nil {
+			return m.Sizes
+		}
+		return nil
+	}
+	var sizes []int
+	for i, sel := range facemodel.ManyDetectors {
+		s := DetectorSizes(sel)
+		if i == 0 {
+			sizes = slices.Clone(s)
+			continue
+		}
+		sizes = slices.DeleteFunc(sizes, func(n int) bool { return !slices.Contains(s, n) })
+	}
+	return sizes
+}
+
+// detectorSizeHelp is --face-detector-size's help: each of FaceFusion's detectors with its
+// sizes, those taking the same grouped, and the models' default.
+func detectorSizeHelp() string {
+	var lists, groups []string // groups[i]: the detectors taking lists[i]
+	defaults := map[string]bool{}
+	for _, d := range Detectors {
+		sizes := DetectorSizes(d)
+		if sizes == nil {
+			continue
+		}
+		l := sizeList(sizes)
+		if i := slices.Index(lists, l); i >= 0 {
+			groups[i] += ", " + d
+		} else {
+			lists, groups = append(lists, l), append(groups, d)
+		}
+		if m, err := catalog.Select(catalog.Detector, d); err == nil {
+			defaults[fmt.Sprintf("%dx%d", m.Size, m.Size)] = true
+		}
+	}
+	parts := make([]string, len(lists))
+	for i := range lists {
+		g := groups[i]
+		if at := strings.LastIndex(g, ", "); at >= 0 {
+			g = g[:at] + " and " + g[at+2:]
+		}
+		parts[i] = g + " " + lists[i]
+	}
+	return "detector input size: " + strings.Join(parts, "; ") + " (default: " + strings.Join(slices.Sorted(maps.Keys(defaults)), ", ") + ")"
+}
+
+// unbalancedSwappers are the swappers face_swapper_weight does not apply to: those that take
+// the source face as an image, not as an embedding the weight mixes.
+func unbalancedSwappers() []string {
+	var out []string
+	for _, sel := range Swappers {
+		m, err := catalog.Select(catalog.Swapper, sel)
+		if err != nil {
+			continue // classic
+		}
+		if sw, err := facemodel.LookupSwapper(m.Name); err == nil && !sw.Balances() {
+			out = append(out, sel)
+		}
+	}
+	return out
+}
+
+// Choices are FaceFusion's choices for key as this program takes them, without the embedded
+// models (blazeface, dlib_68, classic: this program's own) and processors' "none"; nil for a
+// key FaceFusion gives no list of choices.
+func Choices(key string) []string {
+	without := func(list []string, ours string) []string {
+		return slices.DeleteFunc(slices.Clone(list), func(s string) bool { return s == ours })
+	}
+	switch key {
+	case "face_detector_model":
+		return without(Detectors, "blazeface")
+	case "face_detector_angles":
+		var out []string
+		for _, a := range DetectorAngles {
+			out = append(out, strconv.Itoa(a))
+		}
+		return out
+	case "face_landmarker_model":
+		return without(Landmarkers, "dlib_68")
+	case "face_selector_mode":
+		return SelectorModes
+	case "face_selector_order":
+		return SelectorOrders
+	case "face_selector_gender":
+		return append([]string{"auto"}, facemodel.Genders...)
+	case "face_selector_race":
+		return append([]string{"auto"}, facemodel.Races...)
+	case "face_occluder_model":
+		return Occluders
+	case "face_parser_model":
+		return Parsers
+	case "face_mask_types":
+		return MaskTypes
+	case "face_mask_areas":
+		return MaskAreas
+	case "face_mask_regions":
+		return MaskRegions
+	case "face_swapper_model":
+		return without(Swappers, "classic")
+	case "face_enhancer_model":
+		return Enhancers
+	case "face_debugger_items":
+		return facemodel.DebuggerItemNames(false)
+	case "processors":
+		return []string{ProcessorSwap, ProcessorEnhance, ProcessorDebug}
+	case "workflow_mode":
+		return WorkflowModes
+	}
+	if o := ignoredOptionOf(key); o != nil {
+		return o.choices
+	}
+	return nil
+}

@@ -8,8 +8,7 @@ import (
 )
 
 // The output's audio and image keys, with FaceFusion's ranges (choices.py): quality and volume
-// 0..100, the image scale from the same list as the video's (output_image_scale_range and
-// output_video_scale_range are both 0.25 to 8 in steps of 0.25).
+// 0..100 (the image scale is in floatRanges).
 
 // audioEncoderHelp is --output-audio-encoder's help, its names from video's one table.
 var audioEncoderHelp = "re-encode the target's audio with " + strings.Join(video.AudioEncoderNames(), ", ") +
@@ -30,10 +29,6 @@ func (c *Config) validateOutputMedia(bad func(string, ...any)) {
 	percent("output_audio_quality", c.OutputAudioQuality, "0 the smallest, 100 the best re-encoded audio")
 	percent("output_audio_volume", c.OutputAudioVolume, "percent of the target's loudness")
 	percent("output_image_quality", c.OutputImageQuality, "JPEG quality")
-	if s := c.OutputImageScale; !validVideoScale(s) {
-		bad("%s: %v is not a scale FaceFusion offers: %g to %g in steps of %g (1: the target's size)",
-			keyAndFlag("output_image_scale"), s, VideoScaleMin, VideoScaleMax, VideoScaleStep)
-	}
 }
 
 // embeddedDefault is Default, decoded once.

@@ -657,7 +657,7 @@ func (m *Models) Analyse(ctx context.Context, info *video.Info) (*raster.Image, 
 	identity := cfg.Swaps() && !classic
 	reference := cfg.FindsFaces() && cfg.FaceSelectorMode == "reference"
 	// auto filters by the largest source face's gender or race, read from every source image.
-	auto := cfg.FindsFaces() && cfg.SelectsByClass() && (cfg.FaceSelectorGender == "auto" || cfg.FaceSelectorRace == "auto")
+	auto := cfg.SelectsBySource()
 	if !classic && !identity && !reference && !auto {
 		return nil, none, nil
 	}
@@ -670,7 +670,7 @@ func (m *Models) Analyse(ctx context.Context, info *video.Info) (*raster.Image, 
 	var bestFace face.Face
 	var per [][]face.Face
 	for _, p := range cfg.SourcePaths {
-		if !classic && !identity && !auto {
+		if !cfg.ReadsSources() {
 			break
 		}
 		img, err := loadSource(p)

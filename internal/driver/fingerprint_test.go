@@ -1,0 +1,85 @@
+package driver
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/facefusion-hpc/facefusion/internal/job"
+	"github.com/facefusion-hpc/facefusion/internal/pipeline"
+	"github.com/facefusion-hpc/facefusion/internal/video"
+)
+
+// The source images are fingerprinted wherever they change pixels: for the swapper, and for
+// the face selector's auto with any processor (the enhancer or the debugger alone keep the
+// faces of the source face's gender or race), so a resume with other sources is refused. A
+// job that reads no source does not hold its sources (they may be any files, or none).
+func TestFingerprintHoldsSourcesTheSelectorReads(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.mkv")
+	clip(t, in, 8, "25")
+	info, err := video.Probe(context.Background(), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	models := filepath.Join(dir, "models")
+	if err := os.Mkdir(models, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	src := filepath.Join(dir, "source.png")
+	runtime, err := filepath.Abs(filepath.Join("..", "..", ".cache", "ort", "libonnxruntime.so.1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	write := func(path, s string) {
+		t.Helper()
+		if err := os.WriteFile(path, []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sources := func(processor, gender, race, contents string) string {
+		t.Helper()
+		c := passThrough(in, filepath.Join(dir, "out.mkv"))
+		c.Processors = []string{processor}
+		c.FaceDetectorModel, c.FaceSelectorGender, c.FaceSelectorRace = "scrfd", gender, race
+		c.SourcePaths = []string{src}
+		c.ModelsDir = models
+		c.OnnxruntimeLibrary = runtime // the checkout's: the fingerprint checks it is a library
+		if err := c.Validate(); err != nil {
+			t.Fatal(err)
+		}
+		files, err := pipeline.ModelFiles(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range files { // the files' contents are fingerprinted, not read as models
+			if !strings.HasPrefix(f, models+string(filepath.Separator)) {
+				t.Fatalf("model file %s is outside the test's folder %s", f, models)
+			}
+			write(f, filepath.Base(f))
+		}
+		write(src, contents)
+		fp, err := fingerprint(context.Background(), c, &Plan{Info: info})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fp["source file contents"]
+	}
+	for _, j := range []struct{ processor, gender, race string }{
+		{job.ProcessorEnhance, "auto", ""},
+		{job.ProcessorDebug, "", "auto"},
+		{job.ProcessorSwap, "", ""},
+	} {
+		a, b := sources(j.processor, j.gender, j.race, "one face"), sources(j.processor, j.gender, j.race, "another face")
+		if a == "" || a == b {
+			t.Errorf("%s, gender %q, race %q: the sources' fingerprint %q, then %q for other contents: want it held and changed", j.processor, j.gender, j.race, a, b)
+		}
+	}
+	for _, j := range []struct{ processor, gender string }{{job.ProcessorEnhance, ""}, {job.ProcessorDebug, "female"}} {
+		if got := sources(j.processor, j.gender, "", "one face"); got != "" {
+			t.Errorf("%s, gender %q reads no source: the fingerprint holds %q", j.processor, j.gender, got)
+		}
+	}
+}
