@@ -716,7 +716,7 @@ func planSetup(ctx context.Context, cfg job.Config, ranks int, p *Plan, skipDone
 			return nil, "", err
 		}
 	}
-	if cfg.Swaps() {
+	if cfg.ReadsSources() {
 		for _, s := range cfg.SourcePaths {
 			if _, err := os.Stat(s); err != nil {
 				return nil, "", fault.AsInput(fmt.Errorf("source %s: no such file: check the path given to -s", s))

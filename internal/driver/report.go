@@ -108,7 +108,7 @@ func (rr *runRecord) report(ctx context.Context, err error) *lustre.Report {
 	if err != nil {
 		rep.Error = err.Error()
 	}
-	if cfg.Swaps() {
+	if cfg.ReadsSources() {
 		rep.Sources = cfg.SourcePaths
 	}
 	rep.Slurm = lustre.SlurmFromEnv(os.Getenv)

@@ -193,15 +193,6 @@ func ProjectEmap(dst, raw, emap []float32) {
 // source unchanged.
 const DefaultSwapperWeight = 0.5
 
-// SwapperWeights are FaceFusion's --face-swapper-weight choices: 0 to 1 in steps of 0.05
-// (create_float_range(0.0, 1.0, 0.05)).
-var SwapperWeights = func() (w []float64) {
-	for k := range 21 {
-		w = append(w, float64(k)/20)
-	}
-	return w
-}()
-
 // SwapperBalance is the share of the target face's own identity FaceFusion's
 // balance_source_embedding mixes into the source for --face-swapper-weight weight:
 // numpy.interp(weight, [0, 1], [0.35, −0.35]) rounded to float32 (0 at the default 0.5,
