@@ -44,9 +44,12 @@
 //
 // # Running
 //
-// The oracle needs Debian's python3 with python3-opencv, python3-scipy, python3-tqdm,
-// python3-psutil and python3-onnx (make test installs them), ffmpeg, gcc, the real
+// The oracle needs Debian's python3 (or $FFREF_PYTHON, as for need.sh and run-facefusion) with
+// python3-opencv, python3-scipy, python3-tqdm, python3-psutil and python3-onnx (make test
+// installs them), ffmpeg, gcc, the real
 // ../shared/models/scrfd_2.5g.onnx and ../shared/reference beside the checkout; a missing piece
 // fails the test with what to do. -cases NAME,NAME runs some cases only (the docs check is then
-// skipped, and said so); -keep DIR keeps every input, output and diff image in DIR.
+// skipped, and said so); -keep DIR keeps every input, output and diff image in DIR (a new or
+// empty folder, which the suite marks, or one it marked before: each run empties its in, out
+// and models, so a folder the suite did not make is refused).
 package conformance

@@ -1,0 +1,43 @@
+package conformance
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// -keep DIR: a folder the suite did not make is refused, and nothing in it is touched; a new
+// or empty one is marked and reused.
+func TestClaimWorkDir(t *testing.T) {
+	user := t.TempDir()
+	precious := filepath.Join(user, "in", "precious.png")
+	if err := os.MkdirAll(filepath.Dir(precious), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(precious, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	err := claimWorkDir(user, false)
+	if err == nil || !strings.Contains(err.Error(), user) || !strings.Contains(err.Error(), "did not make it") {
+		t.Fatalf("a user's folder: %v, want a refusal naming it", err)
+	}
+	if _, err := os.Stat(precious); err != nil {
+		t.Fatalf("the user's file is gone: %v", err)
+	}
+	for _, dir := range []string{filepath.Join(t.TempDir(), "new"), t.TempDir()} {
+		if err := claimWorkDir(dir, false); err != nil {
+			t.Fatalf("%s: %v", dir, err)
+		}
+		if _, err := os.Stat(filepath.Join(dir, workMarker)); err != nil {
+			t.Fatalf("%s: no marker: %v", dir, err)
+		}
+		if err := claimWorkDir(dir, false); err != nil {
+			t.Fatalf("%s, the second run: %v", dir, err)
+		}
+	}
+	// The suite's own default folder is claimed whatever it holds (runs before the marker).
+	if err := claimWorkDir(user, true); err != nil {
+		t.Fatal(err)
+	}
+}
