@@ -43,6 +43,7 @@ var oursOnly = []string{"--face-landmark-smoothing", "0", "--identity-measure", 
 // paths are one case's files.
 type paths struct {
 	input, source, ffOut, oursOut, ffResult, oursFaces, diff string
+	extraSources                                             []string
 }
 
 func casePaths(work, samples string, c *Case) paths {
@@ -52,6 +53,9 @@ func casePaths(work, samples string, c *Case) paths {
 	}
 	if c.SourceTransform != "" {
 		p.source = filepath.Join(work, "in", sourceName(c))
+	}
+	for _, s := range c.ExtraSources {
+		p.extraSources = append(p.extraSources, filepath.Join(samples, s))
 	}
 	switch c.Compare {
 	case CompareFaces:
@@ -78,11 +82,10 @@ func ffArgv(c *Case, p paths) []string {
 		argv = append(argv, videoArgs...)
 	}
 	argv = append(argv, c.Args...)
-	src := p.source
-	if src == "" {
-		src = p.input // faces: the source is not used
+	if p.source != "" { // a faces case may have none: nothing then reads a source
+		argv = append(append(argv, "-s", p.source), p.extraSources...)
 	}
-	return append(argv, "-s", src, "-t", p.input, "-o", p.ffOut)
+	return append(argv, "-t", p.input, "-o", p.ffOut)
 }
 
 func oursArgv(c *Case, p paths, models string) []string {
@@ -90,7 +93,10 @@ func oursArgv(c *Case, p paths, models string) []string {
 	if c.Compare == CompareFaces {
 		argv = []string{"faces", "-t", p.input}
 	} else {
-		argv = []string{"run", "-s", p.source, "-t", p.input, "-o", p.oursOut, "--force"}
+		argv = []string{"run", "-t", p.input, "-o", p.oursOut, "--force"}
+	}
+	if p.source != "" {
+		argv = append(append(argv, "-s", p.source), p.extraSources...)
 	}
 	argv = append(argv, baseArgs...)
 	if c.Compare == CompareVideo {

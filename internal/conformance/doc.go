@@ -23,7 +23,10 @@
 //	           two faces of different size, place and score), twin (the image beside its
 //	           mirror: a frame the detectors shrink), crop:x,y,w,h or jpeg:Q (image cases:
 //	           the image written as a 4:2:0 JPEG by ffmpeg at -q:v Q, 2 to 31, a .jpg target)
-//	source     a file in .cache/samples; required by image and video cases
+//	source     a file in .cache/samples; required by image and video cases; a faces case
+//	           may give one (the selector's auto reads the source's face)
+//	extra_sources
+//	           optional, further files of .cache/samples given after source in -s
 //	source_transform
 //	           optional, applied to the source before both sides, as transform is
 //	args       FaceFusion flags, given identically to FaceFusion and to our binary (the
