@@ -33,7 +33,9 @@ type Case struct {
 	SourceTransform string   `toml:"source_transform"`
 	Args            []string `toml:"args"`
 	Frames          int      `toml:"frames"`
-	Cause           string   `toml:"cause"`
+	// Gap is a video case's clip frame made black (a face dropping out for a frame).
+	Gap   *int   `toml:"gap"`
+	Cause string `toml:"cause"`
 
 	File string `toml:"-"` // the case file's base name
 }
@@ -108,7 +110,7 @@ func readCaseFile(path string) ([]Case, error) {
 		for i, k := range und {
 			keys[i] = k.String()
 		}
-		return nil, fmt.Errorf("%s: unknown key %s (a case has name, covers, compare, target, transform, source, extra_sources, source_transform, args, frames, cause)", filepath.Base(path), strings.Join(keys, ", "))
+		return nil, fmt.Errorf("%s: unknown key %s (a case has name, covers, compare, target, transform, source, extra_sources, source_transform, args, frames, gap, cause)", filepath.Base(path), strings.Join(keys, ", "))
 	}
 	if len(f.Case) == 0 {
 		return nil, fmt.Errorf("%s: no [[case]] tables", filepath.Base(path))
@@ -186,6 +188,14 @@ func (c *Case) check(samples string) error {
 			if flag == p {
 				return fmt.Errorf("args hold %s: the suite gives the paths itself", p)
 			}
+		}
+	}
+	if c.Gap != nil {
+		if c.Compare != CompareVideo {
+			return fmt.Errorf("gap = %d: only a video case's clip has frames to blank", *c.Gap)
+		}
+		if *c.Gap < 0 || *c.Gap >= c.FrameCount() {
+			return fmt.Errorf("gap = %d: want a frame of the clip, 0 to %d", *c.Gap, c.FrameCount()-1)
 		}
 	}
 	if strings.TrimSpace(c.Cause) != c.Cause {

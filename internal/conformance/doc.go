@@ -32,6 +32,8 @@
 //	args       FaceFusion flags, given identically to FaceFusion and to our binary (the
 //	           suite gives -s, -t and -o itself: args never holds a path flag)
 //	frames     video cases only: the clip's length (default 3, at most 10)
+//	gap        video cases only: a frame of the clip (from 0) made black, a face dropping
+//	           out for a frame (the tracker's refill)
 //	cause      only where a tolerance cannot be met (yet): the cause and the measured number;
 //	           the case may then exceed the tolerance, and its figures are still recorded
 //

@@ -5,6 +5,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/facefusion-hpc/facefusion/internal/raster"
+	"github.com/facefusion-hpc/facefusion/internal/testenv"
 )
 
 // -keep DIR: a folder the suite did not make is refused, and nothing in it is touched; a new
@@ -39,5 +42,39 @@ func TestClaimWorkDir(t *testing.T) {
 	// The suite's own default folder is claimed whatever it holds (runs before the marker).
 	if err := claimWorkDir(user, true); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// gap: the clip's frame made black, every other frame the panned image.
+func TestClipGap(t *testing.T) {
+	testenv.Tool(t, "ffmpeg")
+	dir := t.TempDir()
+	png := filepath.Join(dir, "in.png")
+	img := raster.New(40, 30)
+	for i := range img.Pix {
+		img.Pix[i] = 200
+	}
+	if err := writePNG(png, img); err != nil {
+		t.Fatal(err)
+	}
+	clip := filepath.Join(dir, "clip.mov")
+	if err := makeClip(png, clip, 4, 2, img.W, img.H); err != nil {
+		t.Fatal(err)
+	}
+	frames, err := readFrames(clip)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(frames) != 4 {
+		t.Fatalf("%d frames, want 4", len(frames))
+	}
+	for i, f := range frames {
+		lo, hi := uint8(255), uint8(0)
+		for _, v := range f.pix {
+			lo, hi = min(lo, v), max(hi, v)
+		}
+		if black := hi == 0; black != (i == 2) || !black && lo != 200 {
+			t.Errorf("frame %d: values %d to %d; want frame 2 black and the others 200", i, lo, hi)
+		}
 	}
 }
