@@ -27,11 +27,15 @@ type Case struct {
 	Target    string   `toml:"target"`
 	Transform string   `toml:"transform"`
 	Source    string   `toml:"source"`
+	// ExtraSources follow Source in -s, in order.
+	ExtraSources []string `toml:"extra_sources"`
 	// SourceTransform is applied to the source as Transform is to the target.
 	SourceTransform string   `toml:"source_transform"`
 	Args            []string `toml:"args"`
 	Frames          int      `toml:"frames"`
-	Cause           string   `toml:"cause"`
+	// Gap is a video case's clip frame made black (a face dropping out for a frame).
+	Gap   *int   `toml:"gap"`
+	Cause string `toml:"cause"`
 
 	File string `toml:"-"` // the case file's base name
 }
@@ -106,7 +110,7 @@ func readCaseFile(path string) ([]Case, error) {
 		for i, k := range und {
 			keys[i] = k.String()
 		}
-		return nil, fmt.Errorf("%s: unknown key %s (a case has name, covers, compare, target, transform, source, source_transform, args, frames, cause)", filepath.Base(path), strings.Join(keys, ", "))
+		return nil, fmt.Errorf("%s: unknown key %s (a case has name, covers, compare, target, transform, source, extra_sources, source_transform, args, frames, gap, cause)", filepath.Base(path), strings.Join(keys, ", "))
 	}
 	if len(f.Case) == 0 {
 		return nil, fmt.Errorf("%s: no [[case]] tables", filepath.Base(path))
@@ -147,12 +151,18 @@ func (c *Case) check(samples string) error {
 		return err
 	}
 	switch {
-	case c.Compare == CompareFaces && c.Source != "":
-		return fmt.Errorf("source %q: a faces case has no source", c.Source)
 	case c.Compare != CompareFaces && c.Source == "":
 		return fmt.Errorf("source is empty: an %s case needs one (a file of .cache/samples)", c.Compare)
 	case c.Source != "":
 		if err := sampleHere(samples, "source", c.Source); err != nil {
+			return err
+		}
+	}
+	if len(c.ExtraSources) > 0 && c.Source == "" {
+		return fmt.Errorf("extra_sources %q: the case has no source (extra_sources follow it)", c.ExtraSources)
+	}
+	for _, s := range c.ExtraSources {
+		if err := sampleHere(samples, "extra_sources", s); err != nil {
 			return err
 		}
 	}
@@ -178,6 +188,14 @@ func (c *Case) check(samples string) error {
 			if flag == p {
 				return fmt.Errorf("args hold %s: the suite gives the paths itself", p)
 			}
+		}
+	}
+	if c.Gap != nil {
+		if c.Compare != CompareVideo {
+			return fmt.Errorf("gap = %d: only a video case's clip has frames to blank", *c.Gap)
+		}
+		if *c.Gap < 0 || *c.Gap >= c.FrameCount() {
+			return fmt.Errorf("gap = %d: want a frame of the clip, 0 to %d", *c.Gap, c.FrameCount()-1)
 		}
 	}
 	if strings.TrimSpace(c.Cause) != c.Cause {

@@ -120,6 +120,10 @@ func TestLoadCasesRefuses(t *testing.T) {
 		{"covers key", strings.Replace(good, "face_detector_model=scrfd", "face_detector_modle=scrfd", 1), []string{"x.toml", `"a"`, "face_detector_modle"}},
 		{"no source", strings.Replace(good, `"faces"`, `"image"`, 1), []string{"x.toml", `"a"`, "source"}},
 		{"name", strings.Replace(good, `"a"`, `"A b"`, 1), []string{"x.toml", "kebab-case"}},
+		{"gap not video", good + "gap = 1\n", []string{"x.toml", `"a"`, "gap = 1", "video"}},
+		{"gap past the clip", strings.Replace(good, `"faces"`, `"video"`, 1) + "source = \"astronaut.png\"\ngap = 3\n", []string{"x.toml", `"a"`, "0 to 2"}},
+		{"extra sources alone", good + "extra_sources = [\"astronaut.png\"]\n", []string{"x.toml", `"a"`, "extra_sources", "no source"}},
+		{"extra source sample", good + "source = \"astronaut.png\"\nextra_sources = [\"nobody.png\"]\n", []string{"x.toml", `"a"`, "nobody.png"}},
 	} {
 		dir := t.TempDir()
 		if err := os.WriteFile(filepath.Join(dir, "x.toml"), []byte(tc.text), 0o644); err != nil {

@@ -54,13 +54,14 @@ type Figures struct {
 	Five      float64 // detector's five points, px
 	Five68    float64 // five from 68, px
 	Points68  float64 // 68 points, px
-	Embedding float64 // embedding heads, max abs (NaN: ours has none)
+	Embedding float64 // embedding heads, max abs (NaN: neither side has one; +Inf: ours lacks FaceFusion's)
 	Angle     bool    // every angle equal
-	Classes   string  // "equal", "differ", or "not ours" (facefusion runs no classifier)
+	Classes   string  // "equal", "differ", "missing" (ours lacks FaceFusion's) or "none" (neither has any)
 	Selection bool    // the same faces selected, in the same order
 
 	// image and video (video: the worst frame)
 	Frames     [2]int
+	Size       string // "size WxH vs WxH" where the frames' sizes differ (nothing else is measured then)
 	Whole      pixelStats
 	Face       pixelStats
 	FaceBox    [4]int // FaceFusion's first face, empty when it found none
@@ -93,14 +94,19 @@ func (f *Figures) within(compare string) (bool, string) {
 		if f.Points68 > tol68 {
 			why = append(why, fmt.Sprintf("68 points %.3g px > %g", f.Points68, tol68))
 		}
-		if f.Embedding > tolEmbHead {
+		if math.IsInf(f.Embedding, 1) {
+			why = append(why, "embedding missing (FaceFusion has one, ours none)")
+		} else if f.Embedding > tolEmbHead {
 			why = append(why, fmt.Sprintf("embedding %.3g > %g", f.Embedding, tolEmbHead))
 		}
 		if !f.Angle {
 			why = append(why, "angle differs")
 		}
-		if f.Classes == "differ" {
+		switch f.Classes {
+		case "differ":
 			why = append(why, "gender/age/race differ")
+		case "missing":
+			why = append(why, "gender/age/race missing (FaceFusion classified the faces, ours not)")
 		}
 		if !f.Selection {
 			why = append(why, "selection differs")
@@ -108,6 +114,10 @@ func (f *Figures) within(compare string) (bool, string) {
 	default:
 		if f.Frames[0] != f.Frames[1] {
 			why = append(why, fmt.Sprintf("frames %d (FaceFusion) vs %d", f.Frames[0], f.Frames[1]))
+			break
+		}
+		if f.Size != "" {
+			why = append(why, f.Size)
 			break
 		}
 		if f.Whole.MaxAbs > tolPixel {
@@ -163,22 +173,43 @@ func compareFaces(ff, ours *facesJSON) Figures {
 		f.Five = maxAbs2(a.Landmark5, b.Landmark5, f.Five)
 		f.Five68 = maxAbs2(a.Landmark5From68, b.Landmark5From68, f.Five68)
 		f.Points68 = maxAbs2(a.Landmark68, b.Landmark68, f.Points68)
-		if len(b.Embedding) == 0 {
+		switch {
+		case len(a.Embedding) == 0 && len(b.Embedding) == 0:
 			f.Embedding = math.NaN()
-		} else if !math.IsNaN(f.Embedding) {
+		case len(a.Embedding) > 0 && len(b.Embedding) == 0:
+			f.Embedding = math.Inf(1) // FaceFusion has one and ours none: fails the tolerance
+		case !math.IsNaN(f.Embedding):
 			f.Embedding = maxAbs(append(slices.Clone(a.Embedding), a.EmbeddingNorm...), append(slices.Clone(b.Embedding), b.EmbeddingNorm...), f.Embedding)
 		}
 		f.Angle = f.Angle && a.Angle == b.Angle
-		switch {
-		case b.Gender == nil && b.Race == nil && b.Age == nil:
-			if f.Classes == "equal" {
-				f.Classes = "not ours"
-			}
-		case a.Gender == nil || b.Gender == nil || *a.Gender != *b.Gender || a.Race == nil || b.Race == nil || *a.Race != *b.Race || !slices.Equal(a.Age, b.Age):
-			f.Classes = "differ"
-		}
+		f.Classes = worseClasses(f.Classes, classesOf(a, b))
 	}
 	return f
+}
+
+// classesOf compares one face's gender, age and race: "equal", "differ", "missing" (FaceFusion
+// classified the face and ours did not: FaceFusion's create_faces always does) or "none"
+// (neither side did).
+func classesOf(a, b *faceJSON) string {
+	ffHas, oursHas := a.Gender != nil || a.Race != nil || a.Age != nil, b.Gender != nil || b.Race != nil || b.Age != nil
+	switch {
+	case !ffHas && !oursHas:
+		return "none"
+	case ffHas && !oursHas:
+		return "missing"
+	case a.Gender == nil || b.Gender == nil || *a.Gender != *b.Gender || a.Race == nil || b.Race == nil || *a.Race != *b.Race || !slices.Equal(a.Age, b.Age):
+		return "differ"
+	}
+	return "equal"
+}
+
+// worseClasses is the worse of two faces' class verdicts.
+func worseClasses(x, y string) string {
+	rank := map[string]int{"equal": 0, "none": 1, "differ": 2, "missing": 3}
+	if rank[y] > rank[x] {
+		return y
+	}
+	return x
 }
 
 // frameRGB is one frame as packed RGB bytes.
@@ -267,7 +298,9 @@ func comparePixels(ff, ours []frameRGB, faces *facesJSON, diff string) (Figures,
 	for i := range ff {
 		a, b := ff[i], ours[i]
 		if a.w != b.w || a.h != b.h {
-			return f, fmt.Errorf("frame %d: FaceFusion's is %dx%d, ours %dx%d", i, a.w, a.h, b.w, b.h)
+			// A divergence like any other: a case with a cause records it.
+			f.Size = fmt.Sprintf("size %dx%d vs %dx%d", a.w, a.h, b.w, b.h)
+			return f, nil
 		}
 		whole := stats(a, b, [4]int{0, 0, a.w, a.h})
 		face := pixelStats{PSNR: math.Inf(1)}
@@ -312,9 +345,12 @@ func (f *Figures) text(compare string) string {
 			return fmt.Sprintf("faces %d vs %d (ours)", f.Faces[0], f.Faces[1])
 		}
 		s := fmt.Sprintf("%d faces; box/score %s, 5 pt %s px, 5/68 %s px, 68 pt %s px", f.Faces[0], num(f.Box), num(f.Five), num(f.Five68), num(f.Points68))
-		if math.IsNaN(f.Embedding) {
+		switch {
+		case math.IsNaN(f.Embedding):
 			s += ", embedding n/a"
-		} else {
+		case math.IsInf(f.Embedding, 1):
+			s += ", embedding missing"
+		default:
 			s += ", embedding " + num(f.Embedding)
 		}
 		s += "; angle " + same(f.Angle) + ", selection " + same(f.Selection) + ", classes " + f.Classes
@@ -326,6 +362,9 @@ func (f *Figures) text(compare string) string {
 		if f.Frames[0] != f.Frames[1] {
 			return fmt.Sprintf("frames %d vs %d (ours)", f.Frames[0], f.Frames[1])
 		}
+	}
+	if f.Size != "" {
+		return s + f.Size + " (ours)"
 	}
 	s += fmt.Sprintf("whole max %d, %s dB", f.Whole.MaxAbs, db(f.Whole.PSNR))
 	if f.FaceBox != [4]int{} {

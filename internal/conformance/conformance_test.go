@@ -43,6 +43,7 @@ var oursOnly = []string{"--face-landmark-smoothing", "0", "--identity-measure", 
 // paths are one case's files.
 type paths struct {
 	input, source, ffOut, oursOut, ffResult, oursFaces, diff string
+	extraSources                                             []string
 }
 
 func casePaths(work, samples string, c *Case) paths {
@@ -52,6 +53,9 @@ func casePaths(work, samples string, c *Case) paths {
 	}
 	if c.SourceTransform != "" {
 		p.source = filepath.Join(work, "in", sourceName(c))
+	}
+	for _, s := range c.ExtraSources {
+		p.extraSources = append(p.extraSources, filepath.Join(samples, s))
 	}
 	switch c.Compare {
 	case CompareFaces:
@@ -78,11 +82,10 @@ func ffArgv(c *Case, p paths) []string {
 		argv = append(argv, videoArgs...)
 	}
 	argv = append(argv, c.Args...)
-	src := p.source
-	if src == "" {
-		src = p.input // faces: the source is not used
+	if p.source != "" { // a faces case may have none: nothing then reads a source
+		argv = append(append(argv, "-s", p.source), p.extraSources...)
 	}
-	return append(argv, "-s", src, "-t", p.input, "-o", p.ffOut)
+	return append(argv, "-t", p.input, "-o", p.ffOut)
 }
 
 func oursArgv(c *Case, p paths, models string) []string {
@@ -90,7 +93,10 @@ func oursArgv(c *Case, p paths, models string) []string {
 	if c.Compare == CompareFaces {
 		argv = []string{"faces", "-t", p.input}
 	} else {
-		argv = []string{"run", "-s", p.source, "-t", p.input, "-o", p.oursOut, "--force"}
+		argv = []string{"run", "-t", p.input, "-o", p.oursOut, "--force"}
+	}
+	if p.source != "" {
+		argv = append(append(argv, "-s", p.source), p.extraSources...)
 	}
 	argv = append(argv, baseArgs...)
 	if c.Compare == CompareVideo {
@@ -116,11 +122,11 @@ func reference(t *testing.T) string {
 // diff images a failure names). Locked against another run of the suite from this checkout.
 func workDir(t *testing.T) string {
 	t.Helper()
-	dir := *keepFlag
+	dir, own := *keepFlag, false
 	if dir == "" {
-		dir = filepath.Join(os.TempDir(), fmt.Sprintf("facefusion-conformance-%d-%x", os.Getuid(), md5.Sum([]byte(testenv.Root(t)))))
+		dir, own = filepath.Join(os.TempDir(), fmt.Sprintf("facefusion-conformance-%d-%x", os.Getuid(), md5.Sum([]byte(testenv.Root(t))))), true
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := claimWorkDir(dir, own); err != nil {
 		t.Fatal(err)
 	}
 	lock, err := os.OpenFile(filepath.Join(dir, "lock"), os.O_CREATE|os.O_RDWR, 0o600)
@@ -140,6 +146,31 @@ func workDir(t *testing.T) string {
 		}
 	}
 	return dir
+}
+
+// workMarker marks a folder the suite made: only such a folder's in, out and models are
+// emptied by a run.
+const workMarker = ".facefusion-conformance"
+
+// claimWorkDir makes dir with the marker, or checks that an existing dir has it: a -keep
+// folder the user named for something else is refused, never emptied. own says the suite
+// named dir itself (its default folder, marked whatever it holds).
+func claimWorkDir(dir string, own bool) error {
+	marker := filepath.Join(dir, workMarker)
+	entries, err := os.ReadDir(dir)
+	switch {
+	case errors.Is(err, os.ErrNotExist) || err == nil && (len(entries) == 0 || own):
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return err
+		}
+		return os.WriteFile(marker, []byte("made by the conformance suite; its in, out and models are emptied by each run\n"), 0o644)
+	case err != nil:
+		return err
+	}
+	if _, err := os.Stat(marker); err != nil {
+		return fmt.Errorf("-keep %s: the folder exists and the suite did not make it (no %s in it): each run empties its in, out and models, so name a new or empty folder", dir, workMarker)
+	}
+	return nil
 }
 
 // writeModels writes our stand-ins and links the real scrfd_2.5g: the model files both sides run.
@@ -200,7 +231,13 @@ func runOracle(ref, work, models, ort string, cases []Case, ps []paths) (string,
 			return "", err
 		}
 		cmd := exec.Command(filepath.Join(ref, "run-facefusion"), "--work", filepath.Join(work, fmt.Sprintf("ffwork-%d", k)), "--models", models, "--ort", ort, "--", list)
-		cmd.Env = append(os.Environ(), "FFREF_FLOAT_WARP=1", "FFREF_PYTHON="+filepath.Join(filepath.Dir(file), "oracle", "python"))
+		// FFREF_PYTHON (the user's, as need.sh and run-facefusion read it) becomes the
+		// wrapper's interpreter; the wrapper takes its place.
+		real := os.Getenv("FFREF_PYTHON")
+		if real == "" {
+			real = "/usr/bin/python3"
+		}
+		cmd.Env = append(os.Environ(), "FFREF_FLOAT_WARP=1", "FFREF_PYTHON="+filepath.Join(filepath.Dir(file), "oracle", "python"), "FFREF_PYTHON_WRAPPED="+real)
 		cmd.Stdout, cmd.Stderr = &logs[k], &logs[k]
 		wg.Add(1)
 		go func() {

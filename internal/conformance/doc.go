@@ -23,12 +23,17 @@
 //	           two faces of different size, place and score), twin (the image beside its
 //	           mirror: a frame the detectors shrink), crop:x,y,w,h or jpeg:Q (image cases:
 //	           the image written as a 4:2:0 JPEG by ffmpeg at -q:v Q, 2 to 31, a .jpg target)
-//	source     a file in .cache/samples; required by image and video cases
+//	source     a file in .cache/samples; required by image and video cases; a faces case
+//	           may give one (the selector's auto reads the source's face)
+//	extra_sources
+//	           optional, further files of .cache/samples given after source in -s
 //	source_transform
 //	           optional, applied to the source before both sides, as transform is
 //	args       FaceFusion flags, given identically to FaceFusion and to our binary (the
 //	           suite gives -s, -t and -o itself: args never holds a path flag)
 //	frames     video cases only: the clip's length (default 3, at most 10)
+//	gap        video cases only: a frame of the clip (from 0) made black, a face dropping
+//	           out for a frame (the tracker's refill)
 //	cause      only where a tolerance cannot be met (yet): the cause and the measured number;
 //	           the case may then exceed the tolerance, and its figures are still recorded
 //
@@ -44,9 +49,12 @@
 //
 // # Running
 //
-// The oracle needs Debian's python3 with python3-opencv, python3-scipy, python3-tqdm,
-// python3-psutil and python3-onnx (make test installs them), ffmpeg, gcc, the real
+// The oracle needs Debian's python3 (or $FFREF_PYTHON, as for need.sh and run-facefusion) with
+// python3-opencv, python3-scipy, python3-tqdm, python3-psutil and python3-onnx (make test
+// installs them), ffmpeg, gcc, the real
 // ../shared/models/scrfd_2.5g.onnx and ../shared/reference beside the checkout; a missing piece
 // fails the test with what to do. -cases NAME,NAME runs some cases only (the docs check is then
-// skipped, and said so); -keep DIR keeps every input, output and diff image in DIR.
+// skipped, and said so); -keep DIR keeps every input, output and diff image in DIR (a new or
+// empty folder, which the suite marks, or one it marked before: each run empties its in, out
+// and models, so a folder the suite did not make is refused).
 package conformance

@@ -20,6 +20,9 @@ func inputName(c *Case) string {
 		base += "-" + strings.NewReplacer(":", "-", ",", "-").Replace(c.Transform)
 	}
 	if c.Compare == CompareVideo {
+		if c.Gap != nil {
+			base += fmt.Sprintf("-gap%d", *c.Gap)
+		}
 		return fmt.Sprintf("%s-%df.mov", base, c.FrameCount())
 	}
 	if strings.HasPrefix(c.Transform, "jpeg:") {
@@ -193,7 +196,11 @@ func makeInput(dir, samples string, c *Case) (string, error) {
 		}
 	}
 	if c.Compare == CompareVideo {
-		if err := makeClip(png, path, c.FrameCount(), img.W, img.H); err != nil {
+		gap := -1
+		if c.Gap != nil {
+			gap = *c.Gap
+		}
+		if err := makeClip(png, path, c.FrameCount(), gap, img.W, img.H); err != nil {
 			return "", err
 		}
 	}
@@ -202,12 +209,16 @@ func makeInput(dir, samples string, c *Case) (string, error) {
 
 // makeClip pans a window of the image by (3, 2) px a frame into a lossless clip (PNG frames,
 // RGB, in .mov: FaceFusion wants the output's extension to be the target's, and .mov takes
-// rawvideo), so both sides decode the very same pixels.
-func makeClip(png, out string, frames, w, h int) error {
+// rawvideo), so both sides decode the very same pixels. Frame gap (unless -1) is made black.
+func makeClip(png, out string, frames, gap, w, h int) error {
 	cw, ch := (w-3*frames)&^1, (h-2*frames)&^1
+	vf := fmt.Sprintf("crop=%d:%d:3*n:2*n,format=rgb24", cw, ch)
+	if gap >= 0 {
+		vf += fmt.Sprintf(",drawbox=x=0:y=0:w=iw:h=ih:color=black:t=fill:enable='eq(n,%d)'", gap)
+	}
 	cmd := exec.Command("ffmpeg", "-nostdin", "-hide_banner", "-loglevel", "error", "-y",
 		"-loop", "1", "-framerate", "25", "-i", png,
-		"-vf", fmt.Sprintf("crop=%d:%d:3*n:2*n,format=rgb24", cw, ch),
+		"-vf", vf,
 		"-frames:v", fmt.Sprint(frames), "-c:v", "png", out)
 	if b, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("making the clip %s: %v: %s", out, err, b)

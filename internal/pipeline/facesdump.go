@@ -1,10 +1,12 @@
 package pipeline
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"slices"
 
+	"github.com/facefusion-hpc/facefusion/infer/adapters"
 	"github.com/facefusion-hpc/facefusion/internal/face"
 	"github.com/facefusion-hpc/facefusion/internal/facemodel"
 	"github.com/facefusion-hpc/facefusion/internal/fault"
@@ -24,8 +26,8 @@ type FacesDump struct {
 	Selected []int `json:"selected"`
 }
 
-// FaceDump is one face. Gender, age and race are there where the job classifies faces (a face
-// selector filter runs fairface), as FaceFusion's classifier tells them.
+// FaceDump is one face. Gender, age and race are fairface's, as FaceFusion's classifier tells
+// them (FaceFusion classifies every face; the embedded BlazeFace detector's jobs do not).
 type FaceDump struct {
 	BoundingBox     [4]float64    `json:"bounding_box"`
 	DetectorScore   float64       `json:"detector_score"`
@@ -41,9 +43,10 @@ type FaceDump struct {
 	Race            *string       `json:"race,omitempty"`
 }
 
-// FindFaces analyses cfg's target image with cfg's detector, landmarker and recognizer, and
-// selects as the job would: in reference mode the reference face is the target's own (an image
-// target's reference frame).
+// FindFaces analyses cfg's target image with cfg's detector, landmarker, classifier and
+// recognizer, and selects as the job would: in reference mode the reference face is the
+// target's own (an image target's reference frame); the sources, when given, are read as the
+// job reads them (the selector's auto takes their face's gender and race).
 func FindFaces(cfg job.Config) (*FacesDump, error) {
 	if !cfg.FindsFaces() {
 		return nil, fault.AsUsage(fmt.Errorf("faces: the processors find no faces (--processors none)"))
@@ -57,11 +60,23 @@ func FindFaces(cfg job.Config) (*FacesDump, error) {
 		return nil, err
 	}
 	defer m.Close()
+	if len(cfg.SourcePaths) > 0 {
+		// The sources as the job reads them: the selector's auto takes their face's class.
+		if _, _, err := m.Analyse(context.Background(), nil); err != nil {
+			return nil, err
+		}
+	}
 	a, err := m.newAnalyser(true)
 	if err != nil {
 		return nil, err
 	}
 	defer a.close()
+	if a.cls == nil && cfg.FaceDetectorModel != "blazeface" {
+		// FaceFusion's create_faces classifies every face it finds, whatever selects them.
+		if a.cls, err = adapters.NewClassifier(m.sessionConfig(facemodel.FairFace.Name)); err != nil {
+			return nil, fault.AsEnvironment(err)
+		}
+	}
 	found, err := a.analyse(img)
 	if err != nil {
 		return nil, fault.AsInternal(fmt.Errorf("target %s: %w", cfg.TargetPath, err))

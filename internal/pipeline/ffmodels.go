@@ -648,8 +648,10 @@ func (w *modelWorker) Apply(frames []*raster.Image, faces [][]face.Face) error {
 // source faces (the classic swapper's largest source face; FaceFusion's source identity, the
 // average of each source image's largest face's embedding) and, in reference mode, the
 // reference face from frame reference_frame_number of the target (info is nil for an image
-// target). Every source image must hold a face. The results stay in m; the classic swapper's
-// source image and landmarks are also returned, for the other ranks (nil when unused).
+// target). The classic swapper wants a face in every source image; FaceFusion's models want
+// one in at least one (a faceless source image is skipped, as FaceFusion does). The results
+// stay in m; the classic swapper's source image and landmarks are also returned, for the other
+// ranks (nil when unused).
 func (m *Models) Analyse(ctx context.Context, info *video.Info) (*raster.Image, face.Landmarks68, error) {
 	cfg := m.cfg
 	var none face.Landmarks68
@@ -669,6 +671,7 @@ func (m *Models) Analyse(ctx context.Context, info *video.Info) (*raster.Image, 
 	var best *raster.Image
 	var bestFace face.Face
 	var per [][]face.Face
+	var firstSource *raster.Image
 	for _, p := range cfg.SourcePaths {
 		if !cfg.ReadsSources() {
 			break
@@ -681,9 +684,14 @@ func (m *Models) Analyse(ctx context.Context, info *video.Info) (*raster.Image, 
 		if err != nil {
 			return nil, none, fault.AsInternal(fmt.Errorf("source %s: %w", p, err))
 		}
+		if firstSource == nil {
+			firstSource = img
+		}
 		if len(faces) == 0 {
-			if !classic && !identity {
-				continue // FaceFusion's auto then has one source face fewer to choose from
+			if !classic {
+				// FaceFusion's extract_source_face skips a faceless source image; only a job
+				// whose sources all lack a face is refused (SourceIdentity, below).
+				continue
 			}
 			return nil, none, noFace(p, cfg)
 		}
@@ -696,16 +704,16 @@ func (m *Models) Analyse(ctx context.Context, info *video.Info) (*raster.Image, 
 			m.sourceClass = &c
 		}
 		if m.sourceFrame == nil && identity {
-			// FaceFusion's source face keeps the first image's face's landmarks, and the
-			// crop swappers take that face from the first source image.
-			m.sourceFrame, m.sourceFive = img, faces[0].Five
+			// FaceFusion's source face keeps the first face's landmarks, and the crop
+			// swappers cut at them from the first source image, even a faceless one.
+			m.sourceFrame, m.sourceFive = firstSource, faces[0].Five
 		}
 		per = append(per, slices.Clone(faces))
 	}
 	if identity {
 		e, ok := facemodel.SourceIdentity(per)
 		if !ok {
-			return nil, none, fault.AsInput(fmt.Errorf("source: no face in %v", cfg.SourcePaths))
+			return nil, none, fault.AsInput(fmt.Errorf("source: no face found in any of %s (detector score ≥ %g): use a photo with a clear, frontal face, or lower --face-detector-score", strings.Join(cfg.SourcePaths, ", "), cfg.FaceDetectorScore))
 		}
 		m.sourceEmbedding = &e
 	}

@@ -15,8 +15,9 @@ parsed and applied as core.cli does. The inference pools stay: FaceFusion keys t
 model names, device and providers, and the model files do not change during a run. Then:
 
   faces  the target's faces as oracle/faces.py prints them (get_static_faces, then
-         sort_and_filter_faces), each with its place in face_selector.select_faces's answer
-         ("selected": indices into "faces", in the order FaceFusion processes them)
+         sort_and_filter_faces, with the faces of argv's -s, if any, as the source faces), each
+         with its place in face_selector.select_faces's answer ("selected": indices into
+         "faces", in the order FaceFusion processes them)
   image, video
          core.conditional_process, as headless-run runs a step (the processors' pre_check, then
          the workflow), writing the output path of argv; "faces" are then the target's (a
@@ -78,10 +79,14 @@ def listed(value):
 def faces_of(vision_frame):
 	from facefusion.face_creator import get_static_faces
 	from facefusion.face_selector import select_faces, sort_and_filter_faces
+	from facefusion.filesystem import filter_image_paths
+	from facefusion.vision import read_static_images
 
-	faces = sort_and_filter_faces([], get_static_faces([ vision_frame ]))
+	# The sources as the processors read them: the selector's auto takes their face's class.
+	source_vision_frames = read_static_images(filter_image_paths(state_manager.get_item('source_paths') or []))
+	faces = sort_and_filter_faces(get_static_faces(source_vision_frames), get_static_faces([ vision_frame ]))
 	selected = []
-	for chosen in select_faces(vision_frame, [], [ vision_frame ]):
+	for chosen in select_faces(vision_frame, source_vision_frames, [ vision_frame ]):
 		for index, face in enumerate(faces):
 			if face is chosen:
 				selected.append(index)
