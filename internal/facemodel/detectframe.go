@@ -111,21 +111,10 @@ func WarpConstant(dst, src *raster.Image, m geom.Affine) {
 			for c := range 3 {
 				top := at(x0, y0, c)*(1-fx) + at(x0+1, y0, c)*fx
 				bottom := at(x0, y0+1, c)*(1-fx) + at(x0+1, y0+1, c)*fx
-				row[3*x+c] = roundHalfEven(top*(1-fy) + bottom*fy)
+				row[3*x+c] = raster.SaturateU8(top*(1-fy) + bottom*fy)
 			}
 		}
 	}
-}
-
-func roundHalfEven(v float64) uint8 {
-	v = math.RoundToEven(v)
-	if !(v > 0) {
-		return 0
-	}
-	if v >= 255 {
-		return 255
-	}
-	return uint8(v)
 }
 
 // TransformDetection maps a face found in a turned frame back by m (the turn's inverse), as

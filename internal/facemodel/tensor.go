@@ -132,8 +132,7 @@ func (w *warper) sample(x int, mx, my float32, out *[3]uint8) {
 	for c := range 3 {
 		v0 := fma32(ax, p[1][c]-p[0][c], p[0][c])
 		v1 := fma32(ax, p[3][c]-p[2][c], p[2][c])
-		v := math.RoundToEven(float64(fma32(ay, v1-v0, v0)))
-		out[c] = uint8(min(255, max(0, v)))
+		out[c] = raster.SaturateU8(float64(fma32(ay, v1-v0, v0)))
 	}
 }
 
