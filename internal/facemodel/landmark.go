@@ -280,20 +280,6 @@ func Decode68From5(out *face.Landmarks68, pred []float32, m geom.Affine) error {
 	return nil
 }
 
-// FaceAngle is FaceFusion's estimate_face_angle: the direction from jaw point 0 to jaw point
-// 16, snapped to the nearest of 0, 90, 180, 270 degrees. FaceFusion applies it to the 68
-// points that its fan_68_5 model infers from the detector's five.
-func FaceAngle(l *face.Landmarks68) int {
-	theta := math.Mod(math.Atan2(l[16].Y-l[0].Y, l[16].X-l[0].X)*180/math.Pi+360, 360)
-	best, bestD := 0, math.Inf(1)
-	for i, a := range [5]float64{0, 90, 180, 270, 360} {
-		if d := math.Abs(a - theta); d < bestD {
-			best, bestD = i, d
-		}
-	}
-	return (best * 90) % 360
-}
-
 // WarpFive is the five points FaceFusion warps a face by (its '5/68'): the 68 landmarks'
 // five when the landmarker scored above threshold, else the detector's.
 func WarpFive(detector [5]geom.Pt, l *face.Landmarks68, landmarkScore, threshold float64) [5]geom.Pt {

@@ -191,20 +191,6 @@ func TestPrepareFAN4Dark(t *testing.T) {
 	}
 }
 
-func TestFaceAngle(t *testing.T) {
-	for _, c := range []struct {
-		dx, dy float64
-		want   int
-	}{{10, 0, 0}, {10, 3, 0}, {0, 10, 90}, {-10, 1, 180}, {1, -10, 270}, {10, -2, 0}, {10, 10.5, 90}} {
-		var l face.Landmarks68
-		l[0] = geom.Pt{X: 100, Y: 100}
-		l[16] = geom.Pt{X: 100 + c.dx, Y: 100 + c.dy}
-		if got := FaceAngle(&l); got != c.want {
-			t.Errorf("jaw direction (%v, %v): angle %d, want %d", c.dx, c.dy, got, c.want)
-		}
-	}
-}
-
 func TestWarpFive(t *testing.T) {
 	var l face.Landmarks68
 	for i := range l {
@@ -408,7 +394,7 @@ func Test68From5(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The unit square's left-to-right runs down the frame: angle 90.
-	if got := FaceAngle(&l); got != 90 {
+	if got := l.Angle(); got != 90 {
 		t.Errorf("angle %d, want 90 (points %v … %v)", got, l[0], l[16])
 	}
 }
