@@ -119,10 +119,10 @@ func prepareLandmark(dst []float32, frame *raster.Image, box geom.Rect, angle in
 	}
 	b := landmarkPool.Get().(*landmarkBuffers)
 	defer landmarkPool.Put(b)
-	warpCropBlack(b.crop, frame, t)
+	WarpBlack(b.crop, frame, t)
 	crop := b.crop
 	if angle%360 != 0 {
-		warpCropBlack(b.turned, b.crop, r)
+		WarpBlack(b.turned, b.crop, r)
 		crop = b.turned
 	}
 	optimizeContrast(crop, b.lab)

@@ -245,7 +245,7 @@ func TestWarpAgainstReference(t *testing.T) {
 		m := geom.Affine{A: s * math.Cos(th), B: -s * math.Sin(th), D: s * math.Sin(th), E: s * math.Cos(th),
 			C: 40 * (r.Float64() - 0.5), F: 40 * (r.Float64() - 0.5)}
 		fast, ref := raster.New(size, size), raster.New(size, size)
-		warpCropBlack(fast, src, m)
+		WarpBlack(fast, src, m)
 		warpReference(ref, src, m)
 		for i := range fast.Pix {
 			if d := int(fast.Pix[i]) - int(ref.Pix[i]); d < -1 || d > 1 {
@@ -278,7 +278,7 @@ func TestWarpIntegerShift(t *testing.T) {
 	m := geom.Affine{A: 1, C: 3, E: 1, F: -2} // crop (x, y) = frame (x − 3, y + 2)
 	{
 		dst := raster.New(25, 12)
-		warpCropBlack(dst, src, m)
+		WarpBlack(dst, src, m)
 		for y := range dst.H {
 			for x := range dst.W {
 				fx, fy := x-3, y+2
