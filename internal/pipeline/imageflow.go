@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/facefusion-hpc/facefusion/internal/jpeg"
+
 	"github.com/facefusion-hpc/facefusion/internal/fault"
 	"github.com/facefusion-hpc/facefusion/internal/job"
 	"github.com/facefusion-hpc/facefusion/internal/raster"
@@ -114,7 +116,7 @@ func (m *Models) runFFImage(ctx context.Context, cfg job.Config, img *raster.Ima
 	}
 	defer m.stats.since(StageEncode, time.Now())
 	if isJPEGPath(temp) {
-		data, err := raster.EncodeJPEG(copied, 95)
+		data, err := jpeg.Encode(copied, 95)
 		if err == nil {
 			err = os.WriteFile(temp, data, 0o600)
 		}
