@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/facefusion-hpc/facefusion/internal/jpeg"
+
 	"github.com/facefusion-hpc/facefusion/internal/clitest"
 	"github.com/facefusion-hpc/facefusion/internal/raster"
 	"github.com/facefusion-hpc/facefusion/internal/testenv"
@@ -70,7 +72,7 @@ func TestOutputImageFlags(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	data, err := raster.EncodeJPEG(img, 95)
+	data, err := jpeg.Encode(img, 95)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -140,8 +140,9 @@ func (d *FaceDetector) Detect(img *raster.Image, minScore float64) ([]face.Detec
 				d.turned = raster.New(w, h)
 			}
 			*d.turned = raster.Image{Pix: d.turned.Pix[:3*w*h], Stride: 3 * w, W: w, H: h}
-			facemodel.WarpConstant(d.turned, img, m)
-			frame, back = d.turned, facemodel.InvertAffine(m)
+			facemodel.WarpBlack(d.turned, img, m)
+			frame = d.turned
+			back, _ = facemodel.InvertAffine(m) // a turn is never singular
 		}
 		start := len(d.cands)
 		if err := d.detectFrame(frame, minScore); err != nil {

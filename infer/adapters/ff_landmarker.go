@@ -67,7 +67,7 @@ func (l *FaceLandmarker) Landmark(img *raster.Image, f *face.Face, threshold flo
 		if err := l.estimate(f); err != nil {
 			return err
 		}
-		f.Angle = facemodel.FaceAngle(&f.Landmarks68From5)
+		f.Angle = f.Landmarks68From5.Angle()
 	}
 	f.Landmarks, f.LandmarkScore = f.Landmarks68From5, 0
 	if threshold > 0 || !detected {

@@ -9,10 +9,13 @@ var distribution = map[string]struct{ base, pkg, licence string }{
 	"retinaface_10g":    {"models-3.0.0", "", "Non-Commercial"},
 	"scrfd_2.5g":        {"models-3.0.0", "", "Non-Commercial"},
 	"yoloface_8n":       {"models-3.0.0", "", "GPL-3.0"},
+	"yunet_2023_mar":    {"models-3.4.0", "", "MIT"},
 	"2dfan4":            {"models-3.0.0", "", "MIT"},
 	"peppa_wutz":        {"models-3.0.0", "", "Apache-2.0"},
 	"fan_68_5":          {"models-3.0.0", "", "OpenRAIL-M"},
 	"arcface_w600k_r50": {"models-3.0.0", "", "Non-Commercial"},
+	// facefusion/face_classifier.py
+	"fairface": {"models-3.0.0", "", "CC-BY-4.0"},
 	// processors/modules/face_swapper/core.py
 	"blendswap_256":           {"models-3.0.0", "", "Non-Commercial"},
 	"hififace_unofficial_256": {"models-3.1.0", "", "Unknown"},

@@ -114,6 +114,20 @@ var table = func() map[string]*Model {
 		Size: 640, Sizes: []int{640}, Norm: bgrUnit,
 		Unconfirmed: "output [1, 20, 8400] at 640 (cx, cy, w, h, score, 5×(x, y, visibility)), transposed by FaceFusion"})
 
+	// yunet takes the BGR frame as it is (0..255), FaceFusion offers it only at 640×640, and
+	// reads its twelve outputs by position: class scores, objectness, boxes (centre offset,
+	// log size) and five points, each for strides 8, 16 and 32, one anchor per cell.
+	var yunetOuts []infer.TensorSpec
+	for _, w := range []int64{1, 1, 4, 10} {
+		for range 3 {
+			yunetOuts = append(yunetOuts, f32("", dyn, dyn, w))
+		}
+	}
+	add(&Model{Name: "yunet_2023_mar", Option: "yunet", Kind: Detector,
+		Want: infer.Signature{Inputs: []infer.TensorSpec{f32("input", dyn, 3, dyn, dyn)}, Outputs: yunetOuts},
+		Size: 640, Sizes: []int{640}, Norm: Norm{BGR: true, Scale: 1, Std: unit},
+		Unconfirmed: "outputs [1, cells, 1|1|4|10] in the order cls, obj, bbox, kps (from FaceFusion's squeeze(0) and reshape(-1)); input sides"})
+
 	// The crop is scaled by 195/max(box w, h) around the box; points are heatmap coordinates
 	// (×256/64); the score is the mean of per-point heatmap maxima.
 	add(&Model{Name: "2dfan4", Kind: Landmarker, Batched: true,
@@ -145,6 +159,16 @@ var table = func() map[string]*Model {
 			Inputs:  []infer.TensorSpec{f32("input", dyn, 3, 112, 112)},
 			Outputs: []infer.TensorSpec{f32("", dyn, 512)}},
 		Template: "arcface_112_v2", Size: 112, Norm: Norm{Scale: 127.5, Mean: unit, Std: unit}})
+
+	// fairface: the face warped to arcface_112_v2 at 224×224, RGB, /255, ImageNet mean and
+	// deviation; three outputs FaceFusion unpacks as race, gender and age ids and reads at [0].
+	add(&Model{Name: "fairface", Kind: Classifier,
+		Want: infer.Signature{
+			Inputs: []infer.TensorSpec{f32("input", dyn, 3, 224, 224)},
+			Outputs: []infer.TensorSpec{{Shape: []int64{dyn}, Type: infer.Int64}, {Shape: []int64{dyn}, Type: infer.Int64},
+				{Shape: []int64{dyn}, Type: infer.Int64}}},
+		Template: "arcface_112_v2", Size: 224, Norm: imagenet,
+		Unconfirmed: "outputs race_id, gender_id, age_id as int64 [1] (the ids FaceFusion compares with 1, 2, …)"})
 
 	// The embedded default's recognizer (reference mode and the identity measure without
 	// FaceFusion's models), confirmed on the real file with infer.ReadSignature: input "input"

@@ -72,7 +72,7 @@ func EnhancerBlend(frame, enhanced *raster.Image, r image.Rectangle, blend int) 
 		f := frame.Pix[y*frame.Stride+3*r.Min.X:][:3*r.Dx()]
 		e := enhanced.Pix[y*enhanced.Stride+3*r.Min.X:][:len(f)]
 		for i, v := range f {
-			f[i] = roundU8(float64(float32(v)*fw + float32(e[i])*ew))
+			f[i] = raster.SaturateU8(float64(float32(v)*fw + float32(e[i])*ew))
 		}
 	}
 }
@@ -121,7 +121,7 @@ func pasteBack(frame, crop8 *raster.Image, cropF *raster.FloatImage, mask []floa
 					out = truncU8(float64(float32(p[k])*(1-a)) + c[k]*float64(a))
 				}
 				if blend >= 0 {
-					out = roundU8(float64(float32(p[k])*fw + float32(out)*ew))
+					out = raster.SaturateU8(float64(float32(p[k])*fw + float32(out)*ew))
 				}
 				p[k] = out
 			}
@@ -190,7 +190,7 @@ func sample8(c *[3]float64, crop *raster.Image, x0, y0, ax, ay float64) {
 		p10, p11 := float64(r1[3*i0+k]), float64(r1[3*i1+k])
 		t := p00 + ax*(p01-p00)
 		b := p10 + ax*(p11-p10)
-		c[k] = float64(roundU8(t + ay*(b-t)))
+		c[k] = float64(raster.SaturateU8(t + ay*(b-t)))
 	}
 }
 

@@ -118,7 +118,7 @@ func (n Norm) Unpack(dst *raster.FloatImage, src []float32, l Layout) {
 // enhancers do before paste-back. dst's W×H is the crop size.
 func (n Norm) UnpackImage(dst *raster.Image, src []float32, l Layout) {
 	unpackEach(src, dst.W, dst.H, l, n, func(x, y, c int, v float64) {
-		dst.Pix[y*dst.Stride+3*x+c] = uint8(math.RoundToEven(v * 255))
+		dst.Pix[y*dst.Stride+3*x+c] = raster.SaturateU8(v * 255)
 	})
 }
 

@@ -46,7 +46,7 @@ func WarpCrop(dst, src *raster.Image, m geom.Affine) {
 			for c := range 3 {
 				t := float64(p0[c]) + ax*(float64(p0[c+3])-float64(p0[c]))
 				b := float64(p1[c]) + ax*(float64(p1[c+3])-float64(p1[c]))
-				o[c] = roundU8(t + ay*(b-t))
+				o[c] = raster.SaturateU8(t + ay*(b-t))
 			}
 		}
 		for x := hi; x < dst.W; x++ {
@@ -116,7 +116,7 @@ func warpEdgePixel(o []uint8, src *raster.Image, inv geom.Affine, x, y float64) 
 		p10, p11 := float64(r1[3*i0+c]), float64(r1[3*i1+c])
 		t := p00 + ax*(p01-p00)
 		b := p10 + ax*(p11-p10)
-		o[c] = roundU8(t + ay*(b-t))
+		o[c] = raster.SaturateU8(t + ay*(b-t))
 	}
 }
 
@@ -129,15 +129,4 @@ func clampIdx(v float64, n int) int {
 		return n - 1
 	}
 	return int(v)
-}
-
-// roundU8 rounds half to even and saturates, like OpenCV's saturate_cast<uchar>.
-func roundU8(v float64) uint8 {
-	if !(v > 0) {
-		return 0
-	}
-	if v >= 255 {
-		return 255
-	}
-	return uint8(math.RoundToEven(v))
 }

@@ -74,7 +74,6 @@ var notYetCovered = []string{
 	"face_selector_race=latino",
 	"face_selector_race=indian",
 	"face_selector_race=arabic",
-	"face_debugger_items=face-landmark-68/5",
 	"video_memory_strategy=moderate",
 	"video_memory_strategy=tolerant",
 }

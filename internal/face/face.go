@@ -2,7 +2,11 @@
 // the 68 landmarks, and the fixed 68-point topology (5-point reduction, hull).
 package face
 
-import "github.com/facefusion-hpc/facefusion/internal/geom"
+import (
+	"math"
+
+	"github.com/facefusion-hpc/facefusion/internal/geom"
+)
 
 // Detection is one face found by a detector, in frame pixel coordinates.
 type Detection struct {
@@ -25,6 +29,20 @@ type Landmarks68 [68]geom.Pt
 // nose tip, left and right mouth corner.
 func (l *Landmarks68) Five() [5]geom.Pt {
 	return [5]geom.Pt{geom.Mean(l[36:42]), geom.Mean(l[42:48]), l[30], l[48], l[54]}
+}
+
+// Angle is FaceFusion's estimate_face_angle: the direction from jaw point 0 to jaw point 16,
+// snapped to the nearest of 0, 90, 180, 270 degrees. FaceFusion applies it to the 68 points
+// that its fan_68_5 model infers from the detector's five ('68/5').
+func (l *Landmarks68) Angle() int {
+	theta := math.Mod(math.Atan2(l[16].Y-l[0].Y, l[16].X-l[0].X)*180/math.Pi+360, 360)
+	best, bestD := 0, math.Inf(1)
+	for i, a := range [5]float64{0, 90, 180, 270, 360} {
+		if d := math.Abs(a - theta); d < bestD {
+			best, bestD = i, d
+		}
+	}
+	return (best * 90) % 360
 }
 
 // Face is one face as the pipeline knows it: the detection, the 68 landmarks (with the

@@ -17,8 +17,9 @@ import (
 // (its --face-debugger-items).
 type DebuggerItem struct {
 	Name string
-	// Unsupported says why this program cannot draw the item ("" when it can).
-	Unsupported string
+	// Needs68From5 says that the item draws the 68 points fan_68_5 estimates from the
+	// detector's five, which run only with FaceFusion's detectors and landmarkers.
+	Needs68From5 bool
 }
 
 // DebuggerItems are FaceFusion 3.8.1's face_debugger items (its choices.py), in the order it
@@ -29,14 +30,15 @@ var DebuggerItems = []DebuggerItem{
 	{Name: "face-landmark-5"},
 	{Name: "face-landmark-5/68"},
 	{Name: "face-landmark-68"},
-	{Name: "face-landmark-68/5", Unsupported: "it draws the 68 points FaceFusion's fan_68_5 model estimates from the five, a model facefusion-hpc does not run"},
+	{Name: "face-landmark-68/5", Needs68From5: true},
 }
 
-// DebuggerItemNames are the names of DebuggerItems; drawable only: those this program draws.
+// DebuggerItemNames are the names of DebuggerItems; drawable only: those drawn without
+// fan_68_5's points.
 func DebuggerItemNames(drawable bool) []string {
 	var names []string
 	for _, it := range DebuggerItems {
-		if !drawable || it.Unsupported == "" {
+		if !drawable || !it.Needs68From5 {
 			names = append(names, it.Name)
 		}
 	}
@@ -52,20 +54,22 @@ func LookupDebuggerItem(name string) (it DebuggerItem, ok bool) {
 	return DebuggerItems[i], true
 }
 
-// CheckDebuggerItems refuses a name that is not a face_debugger item and an item this program
-// cannot draw, naming it, why and what it can draw.
-func CheckDebuggerItems(items []string) error {
+// CheckDebuggerItems refuses a name that is not a face_debugger item, and one that needs
+// fan_68_5's points when the job's models give none (fan68From5 false: the embedded blazeface
+// or dlib_68), naming it, why and what can be drawn.
+func CheckDebuggerItems(items []string, fan68From5 bool) error {
 	for _, name := range items {
 		it, ok := LookupDebuggerItem(name)
 		switch {
 		case !ok:
 			return fmt.Errorf("%q is not one of %s", name, strings.Join(DebuggerItemNames(false), ", "))
-		case it.Unsupported != "":
-			return fmt.Errorf("%s cannot be drawn: %s; drop it (drawn here: %s)", name, it.Unsupported, strings.Join(DebuggerItemNames(true), ", "))
+		case it.Needs68From5 && !fan68From5:
+			return fmt.Errorf("%s cannot be drawn: it draws the 68 points FaceFusion's fan_68_5 model estimates from the detector's five, which run only with FaceFusion's detectors and landmarkers, not blazeface or dlib_68; choose those, or drop it (drawn with these: %s)",
+				name, strings.Join(DebuggerItemNames(true), ", "))
 		}
 	}
 	if len(items) == 0 {
-		return fmt.Errorf("give at least one of %s", strings.Join(DebuggerItemNames(true), ", "))
+		return fmt.Errorf("give at least one of %s", strings.Join(DebuggerItemNames(false), ", "))
 	}
 	return nil
 }
@@ -75,7 +79,7 @@ var (
 	debugRed      = raster.RGB{R: 255}                 // the box, the detector's points
 	debugLightRed = raster.RGB{R: 255, G: 100, B: 100} // the box's top edge: the face's upright side
 	debugGreen    = raster.RGB{G: 255}                 // the landmarker's points, the mask
-	debugCyan     = raster.RGB{G: 255, B: 255}         // the same when the landmarker fell back to the detector's five
+	debugCyan     = raster.RGB{G: 255, B: 255}         // the same when the landmarker fell back; fan_68_5's points
 	debugOrange   = raster.RGB{R: 255, G: 165}         // every point and the mask of a face the tracker refilled
 )
 
@@ -115,11 +119,12 @@ func (d *Debugger) UseMasker(m CropMasker) {
 	}
 }
 
-// NewDebugger checks items (CheckDebuggerItems) and prepares the box mask for FaceFusion's
+// NewDebugger checks items' names (CheckDebuggerItems; whether the models give fan_68_5's
+// points is the job's to check) and prepares the box mask for FaceFusion's
 // --face-mask-padding (top, right, bottom, left, in percent): the face-mask item's mask
 // unless UseMasker gives one.
 func NewDebugger(items []string, padding [4]int) (*Debugger, error) {
-	if err := CheckDebuggerItems(items); err != nil {
+	if err := CheckDebuggerItems(items, true); err != nil {
 		return nil, err
 	}
 	d := &Debugger{items: map[string]bool{}, padding: padding, mask: make([]float32, debugCrop*debugCrop), mask8: make([]uint8, debugCrop*debugCrop)}
@@ -146,12 +151,15 @@ func DebugScale(h int) int {
 func (d *Debugger) Draw(img *raster.Image, f *face.Face) error {
 	t := DebugScale(img.H)
 	fallback := f.Five == f.DetectorFive // the landmarker fell back to the detector's five
-	landmarkColour, pointColour, landmark68Colour := debugGreen, debugRed, debugGreen
+	landmarkColour, pointColour, landmark68Colour, estimateColour := debugGreen, debugRed, debugGreen, debugCyan
 	if fallback {
 		landmarkColour = debugCyan
 	}
+	if f.Landmarks == f.Landmarks68From5 { // no landmarker's points: fan_68_5's stand in
+		landmark68Colour = debugCyan
+	}
 	if f.Refill {
-		landmarkColour, pointColour, landmark68Colour = debugOrange, debugOrange, debugOrange
+		landmarkColour, pointColour, landmark68Colour, estimateColour = debugOrange, debugOrange, debugOrange, debugOrange
 	}
 	if d.items["bounding-box"] {
 		x0, y0, x1, y1 := int(f.Box.X0), int(f.Box.Y0), int(f.Box.X1), int(f.Box.Y1)
@@ -176,6 +184,11 @@ func (d *Debugger) Draw(img *raster.Image, f *face.Face) error {
 	if d.items["face-landmark-68"] && f.Landmarks != [68]geom.Pt{} {
 		for _, p := range f.Landmarks {
 			img.FillCircle(int(p.X), int(p.Y), t, landmark68Colour)
+		}
+	}
+	if d.items["face-landmark-68/5"] && f.Landmarks68From5 != [68]geom.Pt{} {
+		for _, p := range f.Landmarks68From5 {
+			img.FillCircle(int(p.X), int(p.Y), t, estimateColour)
 		}
 	}
 	return nil

@@ -151,6 +151,22 @@ func TestDebuggerDrawsWhereTheFaceIs(t *testing.T) {
 	drawnNear(t, "face-landmark-5 (refill)", drawn(t, []string{"face-landmark-5"}, [4]int{}, rf), points(rf.DetectorFive[:]...), s+0.5, orange)
 	drawnNear(t, "face-landmark-5/68 (refill)", drawn(t, []string{"face-landmark-5/68"}, [4]int{}, rf), points(rf.Five[:]...), s+0.5, orange)
 	drawnNear(t, "face-landmark-68 (refill)", drawn(t, []string{"face-landmark-68"}, [4]int{}, rf), points(rf.Landmarks[:]...), s+0.5, orange)
+	// fan_68_5's points ('68/5'): cyan, orange on a refill, nothing where there are none; the
+	// 68 landmarks in cyan too where they are fan_68_5's (no landmarker's points).
+	ef := f
+	for k := range ef.Landmarks68From5 {
+		a := 2 * math.Pi * float64(k) / 68
+		ef.Landmarks68From5[k] = geom.Pt{X: 290 + 60*math.Cos(a), Y: 250 + 90*math.Sin(a)}
+	}
+	drawnNear(t, "face-landmark-68/5", drawn(t, []string{"face-landmark-68/5"}, [4]int{}, ef), points(ef.Landmarks68From5[:]...), s+0.5, cyan)
+	ef.Refill = true
+	drawnNear(t, "face-landmark-68/5 (refill)", drawn(t, []string{"face-landmark-68/5"}, [4]int{}, ef), points(ef.Landmarks68From5[:]...), s+0.5, orange)
+	ef.Refill = false
+	if px := drawn(t, []string{"face-landmark-68/5"}, [4]int{}, f); len(px) != 0 {
+		t.Errorf("face-landmark-68/5 without fan_68_5's points: %d pixels drawn, want none", len(px))
+	}
+	ef.Landmarks = ef.Landmarks68From5
+	drawnNear(t, "face-landmark-68 (fan_68_5's)", drawn(t, []string{"face-landmark-68"}, [4]int{}, ef), points(ef.Landmarks[:]...), s+0.5, cyan)
 	bf := f
 	bf.DetectorFive = [5]geom.Pt{}
 	bf.Keypoints = [6]geom.Pt{{X: 262, Y: 201}, {X: 338, Y: 200}, {X: 300, Y: 250}, {X: 300, Y: 300}, {X: 215, Y: 215}, {X: 385, Y: 214}}
@@ -179,12 +195,28 @@ func TestDebuggerRefusesItems(t *testing.T) {
 	}{
 		{[]string{"bounding-box", "age"}, `"age" is not one of bounding-box, face-mask, face-landmark-5, face-landmark-5/68, face-landmark-68, face-landmark-68/5`},
 		{[]string{"face-detector-score"}, `"face-detector-score" is not one of`},
-		{[]string{"face-landmark-68/5"}, "fan_68_5"},
 		{[]string{"box"}, `"box" is not one of bounding-box`},
 		{nil, "give at least one of"},
 	} {
 		if _, err := NewDebugger(c.items, [4]int{}); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%v: %v, want an error with %q", c.items, err, c.want)
 		}
+	}
+}
+
+// face-landmark-68/5 is refused only where the models give no fan_68_5 points (blazeface,
+// dlib_68), naming the model and what can be drawn.
+func TestDebuggerItemsNeedFan68From5(t *testing.T) {
+	items := []string{"bounding-box", "face-landmark-68/5"}
+	if err := CheckDebuggerItems(items, true); err != nil {
+		t.Errorf("with FaceFusion's models: %v", err)
+	}
+	err := CheckDebuggerItems(items, false)
+	if err == nil || !strings.Contains(err.Error(), "face-landmark-68/5 cannot be drawn") || !strings.Contains(err.Error(), "fan_68_5") ||
+		!strings.Contains(err.Error(), "drawn with these: bounding-box, face-mask, face-landmark-5, face-landmark-5/68, face-landmark-68)") {
+		t.Errorf("with blazeface or dlib_68: %v", err)
+	}
+	if err := CheckDebuggerItems([]string{"face-landmark-68"}, false); err != nil {
+		t.Errorf("face-landmark-68 with dlib_68: %v", err)
 	}
 }

@@ -75,59 +75,6 @@ func Rotation(angle float64, w, h int) (m geom.Affine, rw, rh int) {
 	return m, int(sw), int(sh)
 }
 
-// InvertAffine is cv2.invertAffineTransform's arithmetic (a singular m gives zeros).
-func InvertAffine(m geom.Affine) geom.Affine {
-	d := m.A*m.E - m.B*m.D
-	if d != 0 {
-		d = 1 / d
-	}
-	a11, a22, a12, a21 := m.E*d, m.A*d, -m.B*d, -m.D*d
-	return geom.Affine{A: a11, B: a12, C: -a11*m.C - a12*m.F, D: a21, E: a22, F: -a21*m.C - a22*m.F}
-}
-
-// WarpConstant fills dst with src warped by m (src → dst): cv2.warpAffine with INTER_LINEAR
-// and a black constant border, each destination pixel the bilinear mix of the four source
-// pixels around m⁻¹(x, y) (those outside src black), in float64, rounded half to even.
-func WarpConstant(dst, src *raster.Image, m geom.Affine) {
-	inv := InvertAffine(m)
-	at := func(x, y int, c int) float64 {
-		if x < 0 || y < 0 || x >= src.W || y >= src.H {
-			return 0
-		}
-		return float64(src.Pix[y*src.Stride+3*x+c])
-	}
-	for y := range dst.H {
-		row := dst.Pix[y*dst.Stride:][:3*dst.W]
-		for x := range dst.W {
-			sx := inv.A*float64(x) + inv.B*float64(y) + inv.C
-			sy := inv.D*float64(x) + inv.E*float64(y) + inv.F
-			fx0, fy0 := math.Floor(sx), math.Floor(sy)
-			if fx0 < -1 || fy0 < -1 || fx0 >= float64(src.W) || fy0 >= float64(src.H) {
-				row[3*x], row[3*x+1], row[3*x+2] = 0, 0, 0
-				continue
-			}
-			x0, y0 := int(fx0), int(fy0)
-			fx, fy := sx-fx0, sy-fy0
-			for c := range 3 {
-				top := at(x0, y0, c)*(1-fx) + at(x0+1, y0, c)*fx
-				bottom := at(x0, y0+1, c)*(1-fx) + at(x0+1, y0+1, c)*fx
-				row[3*x+c] = roundHalfEven(top*(1-fy) + bottom*fy)
-			}
-		}
-	}
-}
-
-func roundHalfEven(v float64) uint8 {
-	v = math.RoundToEven(v)
-	if !(v > 0) {
-		return 0
-	}
-	if v >= 255 {
-		return 255
-	}
-	return uint8(v)
-}
-
 // TransformDetection maps a face found in a turned frame back by m (the turn's inverse), as
 // FaceFusion's transform_bounding_box and transform_points: the box becomes the bounds of its
 // four mapped corners, the points are mapped one by one.

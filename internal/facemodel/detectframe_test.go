@@ -36,10 +36,10 @@ func TestRotationIsOpenCVs(t *testing.T) {
 	}
 }
 
-// TestWarpConstantTurns: FaceFusion's 90° turn of a w×h frame is the pixel turn shifted by one:
+// TestWarpBlackTurns: FaceFusion's 90° turn of a w×h frame is the pixel turn shifted by one:
 // turned (x', y') is source (w − y', x'), so the first row is black and the source's first
 // column falls off.
-func TestWarpConstantTurns(t *testing.T) {
+func TestWarpBlackTurns(t *testing.T) {
 	const w, h = 7, 5
 	src := raster.New(w, h)
 	for i := range src.Pix {
@@ -47,7 +47,7 @@ func TestWarpConstantTurns(t *testing.T) {
 	}
 	m, rw, rh := Rotation(90, w, h)
 	dst := raster.New(rw, rh)
-	WarpConstant(dst, src, m)
+	WarpBlack(dst, src, m)
 	for y := range rh {
 		for x := range rw {
 			for c := range 3 {
@@ -62,7 +62,7 @@ func TestWarpConstantTurns(t *testing.T) {
 		}
 	}
 	// Half a pixel to the right: each value the mean of two neighbours, rounded half to even.
-	WarpConstant(dst, src, geom.Affine{A: 1, C: 0.5, E: 1})
+	WarpBlack(dst, src, geom.Affine{A: 1, C: 0.5, E: 1})
 	a, b := float64(src.Pix[3]), float64(src.Pix[6])
 	if got, want := dst.Pix[6], uint8(math.RoundToEven((a+b)/2)); got != want {
 		t.Errorf("half-pixel shift: %d, want %d", got, want)
@@ -110,7 +110,8 @@ func TestTransformDetectionUndoesTheTurn(t *testing.T) {
 		if a == 90 && (math.Abs(d.Box.X0-20) > 1e-9 || math.Abs(d.Box.Y0-50) > 1e-9) {
 			t.Errorf("90°: turned box %+v, want it at (20, 50)", d.Box)
 		}
-		TransformDetection(&d, InvertAffine(m))
+		back, _ := InvertAffine(m)
+		TransformDetection(&d, back)
 		for i := range d.Five {
 			if d.Five[i].Dist(want.Five[i]) > 1e-9 {
 				t.Errorf("%v°: point %d back at %v, want %v", a, i, d.Five[i], want.Five[i])

@@ -2,10 +2,10 @@ package facemodel
 
 import (
 	"fmt"
+	"slices"
+
 	"github.com/facefusion-hpc/facefusion/infer"
 	"github.com/facefusion-hpc/facefusion/infer/catalog"
-	"math"
-	"slices"
 
 	"github.com/facefusion-hpc/facefusion/internal/raster"
 )
@@ -64,7 +64,7 @@ func (e Enhancer) Finish(crop *raster.Image, src []float32) error {
 			for x := range e.Size {
 				v := min(1, max(-1, plane[y*e.Size+x]))
 				v = (v + 1) / 2 * 255
-				row[3*x] = uint8(math.RoundToEven(float64(v)))
+				row[3*x] = raster.SaturateU8(float64(v))
 			}
 		}
 	}

@@ -119,10 +119,10 @@ func prepareLandmark(dst []float32, frame *raster.Image, box geom.Rect, angle in
 	}
 	b := landmarkPool.Get().(*landmarkBuffers)
 	defer landmarkPool.Put(b)
-	warpCropBlack(b.crop, frame, t)
+	WarpBlack(b.crop, frame, t)
 	crop := b.crop
 	if angle%360 != 0 {
-		warpCropBlack(b.turned, b.crop, r)
+		WarpBlack(b.turned, b.crop, r)
 		crop = b.turned
 	}
 	optimizeContrast(crop, b.lab)
@@ -278,20 +278,6 @@ func Decode68From5(out *face.Landmarks68, pred []float32, m geom.Affine) error {
 		out[i] = inv.Apply(geom.Pt{X: float64(pred[2*i]), Y: float64(pred[2*i+1])})
 	}
 	return nil
-}
-
-// FaceAngle is FaceFusion's estimate_face_angle: the direction from jaw point 0 to jaw point
-// 16, snapped to the nearest of 0, 90, 180, 270 degrees. FaceFusion applies it to the 68
-// points that its fan_68_5 model infers from the detector's five.
-func FaceAngle(l *face.Landmarks68) int {
-	theta := math.Mod(math.Atan2(l[16].Y-l[0].Y, l[16].X-l[0].X)*180/math.Pi+360, 360)
-	best, bestD := 0, math.Inf(1)
-	for i, a := range [5]float64{0, 90, 180, 270, 360} {
-		if d := math.Abs(a - theta); d < bestD {
-			best, bestD = i, d
-		}
-	}
-	return (best * 90) % 360
 }
 
 // WarpFive is the five points FaceFusion warps a face by (its '5/68'): the 68 landmarks'

@@ -191,20 +191,6 @@ func TestPrepareFAN4Dark(t *testing.T) {
 	}
 }
 
-func TestFaceAngle(t *testing.T) {
-	for _, c := range []struct {
-		dx, dy float64
-		want   int
-	}{{10, 0, 0}, {10, 3, 0}, {0, 10, 90}, {-10, 1, 180}, {1, -10, 270}, {10, -2, 0}, {10, 10.5, 90}} {
-		var l face.Landmarks68
-		l[0] = geom.Pt{X: 100, Y: 100}
-		l[16] = geom.Pt{X: 100 + c.dx, Y: 100 + c.dy}
-		if got := FaceAngle(&l); got != c.want {
-			t.Errorf("jaw direction (%v, %v): angle %d, want %d", c.dx, c.dy, got, c.want)
-		}
-	}
-}
-
 func TestWarpFive(t *testing.T) {
 	var l face.Landmarks68
 	for i := range l {
@@ -259,7 +245,7 @@ func TestWarpAgainstReference(t *testing.T) {
 		m := geom.Affine{A: s * math.Cos(th), B: -s * math.Sin(th), D: s * math.Sin(th), E: s * math.Cos(th),
 			C: 40 * (r.Float64() - 0.5), F: 40 * (r.Float64() - 0.5)}
 		fast, ref := raster.New(size, size), raster.New(size, size)
-		warpCropBlack(fast, src, m)
+		WarpBlack(fast, src, m)
 		warpReference(ref, src, m)
 		for i := range fast.Pix {
 			if d := int(fast.Pix[i]) - int(ref.Pix[i]); d < -1 || d > 1 {
@@ -292,7 +278,7 @@ func TestWarpIntegerShift(t *testing.T) {
 	m := geom.Affine{A: 1, C: 3, E: 1, F: -2} // crop (x, y) = frame (x − 3, y + 2)
 	{
 		dst := raster.New(25, 12)
-		warpCropBlack(dst, src, m)
+		WarpBlack(dst, src, m)
 		for y := range dst.H {
 			for x := range dst.W {
 				fx, fy := x-3, y+2
@@ -408,7 +394,7 @@ func Test68From5(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The unit square's left-to-right runs down the frame: angle 90.
-	if got := FaceAngle(&l); got != 90 {
+	if got := l.Angle(); got != 90 {
 		t.Errorf("angle %d, want 90 (points %v … %v)", got, l[0], l[16])
 	}
 }

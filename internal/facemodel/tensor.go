@@ -52,9 +52,10 @@ func tensorFromImage(dst []float32, img *raster.Image, n Norm, t *[3][256]float3
 	}
 }
 
-// cvInvert is the inversion cv2.warpAffine applies to its matrix, in the same arithmetic
-// order, so the sample positions match OpenCV's to the last bit before they go to float32.
-func cvInvert(m geom.Affine) (geom.Affine, bool) {
+// InvertAffine is cv2.invertAffineTransform's arithmetic, which is also the inversion
+// cv2.warpAffine applies to its matrix, in the same order, so the sample positions match
+// OpenCV's to the last bit before they go to float32. A singular m gives false.
+func InvertAffine(m geom.Affine) (geom.Affine, bool) {
 	d := m.A*m.E - m.B*m.D
 	if d == 0 {
 		return geom.Affine{}, false
@@ -64,10 +65,9 @@ func cvInvert(m geom.Affine) (geom.Affine, bool) {
 	return geom.Affine{A: a11, B: a12, C: -a11*m.C - a12*m.F, D: a21, E: a22, F: -a21*m.C - a22*m.F}, true
 }
 
-// warper samples a crop the way cv2.warpAffine(INTER_LINEAR, BORDER_CONSTANT) does on 8-bit
-// RGB in OpenCV 5, for 2dfan4's crop, whose outside is black. Every other crop here is a
-// 5-point warp with replicated borders, which is align.WarpCrop (float64 positions; the two
-// agree to within one level, on about 0.04% of samples).
+// warper samples the way cv2.warpAffine(INTER_LINEAR, BORDER_CONSTANT) does on 8-bit RGB in
+// OpenCV 5: the landmarkers' crops and the detector's turned frame, whose outside is black.
+// The 5-point crops, with replicated borders, are align.WarpCrop's.
 //
 // The arithmetic: OpenCV 5
 // (FaceFusion 3.8.1 pins opencv-python 5.0): the inverse matrix rounded to float32, source
@@ -80,7 +80,7 @@ type warper struct {
 }
 
 func newWarper(src *raster.Image, frameToCrop geom.Affine) (warper, bool) {
-	inv, ok := cvInvert(frameToCrop)
+	inv, ok := InvertAffine(frameToCrop)
 	return warper{
 		m:   [6]float32{float32(inv.A), float32(inv.B), float32(inv.C), float32(inv.D), float32(inv.E), float32(inv.F)},
 		src: src,
@@ -132,15 +132,14 @@ func (w *warper) sample(x int, mx, my float32, out *[3]uint8) {
 	for c := range 3 {
 		v0 := fma32(ax, p[1][c]-p[0][c], p[0][c])
 		v1 := fma32(ax, p[3][c]-p[2][c], p[2][c])
-		v := math.RoundToEven(float64(fma32(ay, v1-v0, v0)))
-		out[c] = uint8(min(255, max(0, v)))
+		out[c] = raster.SaturateU8(float64(fma32(ay, v1-v0, v0)))
 	}
 }
 
-// warpCropBlack fills dst (the crop) from src through m, the frame→crop map, sampling like
-// OpenCV 5's cv2.warpAffine(INTER_LINEAR) with a black border (see warper): crop pixel (x, y)
-// takes the frame at m⁻¹(x, y), pixel centres at integers. A singular m leaves dst black.
-func warpCropBlack(dst *raster.Image, src *raster.Image, m geom.Affine) {
+// WarpBlack fills dst from src through m, the src→dst map, sampling like OpenCV 5's
+// cv2.warpAffine(INTER_LINEAR) with a black border (see warper): dst pixel (x, y) takes src at
+// m⁻¹(x, y), pixel centres at integers. A singular m leaves dst black.
+func WarpBlack(dst *raster.Image, src *raster.Image, m geom.Affine) {
 	w, ok := newWarper(src, m)
 	if !ok {
 		clear(dst.Pix)
@@ -157,7 +156,7 @@ func warpCropBlack(dst *raster.Image, src *raster.Image, m geom.Affine) {
 	}
 }
 
-// warpTensorBlack is warpCropBlack followed by TensorFromImage without the intermediate crop.
+// warpTensorBlack is WarpBlack followed by TensorFromImage without the intermediate crop.
 func warpTensorBlack(dst []float32, cw, ch int, src *raster.Image, m geom.Affine, n Norm, t *[3][256]float32) {
 	hw := cw * ch
 	dst = dst[:3*hw]

@@ -212,7 +212,7 @@ func (c *Config) validateModels(bad, combo func(string, ...any)) {
 		}
 	}
 	if c.Debugs() && !slices.ContainsFunc(c.FaceDebuggerItems, func(n string) bool { _, ok := facemodel.LookupDebuggerItem(n); return !ok }) {
-		if err := facemodel.CheckDebuggerItems(c.FaceDebuggerItems); err != nil {
+		if err := facemodel.CheckDebuggerItems(c.FaceDebuggerItems, c.FaceDetectorModel != "blazeface" && c.FaceLandmarkerModel != "dlib_68"); err != nil {
 			combo("face_debugger_items (--face-debugger-items): %v", err)
 		}
 	}
@@ -446,7 +446,7 @@ var modelOptions = []option{
 		set: float("face-tracker-score", func(c *Config) *float64 { return &c.FaceTrackerScore })},
 	{long: "target-frame-amount", arg: "0..10", help: "frames each side of a frame the face tracker looks at (default 2)",
 		set: integer("target-frame-amount", func(c *Config) *int { return &c.TargetFrameAmount })},
-	{long: "face-debugger-items", arg: "ITEM...", multi: true, help: "processor face_debugger draws: " + strings.Join(facemodel.DebuggerItemNames(true), ", ") + " (default face-landmark-5/68 face-mask)",
+	{long: "face-debugger-items", arg: "ITEM...", multi: true, help: "processor face_debugger draws: " + strings.Join(facemodel.DebuggerItemNames(false), ", ") + " (face-landmark-68/5 not with blazeface or dlib_68; default face-landmark-5/68 face-mask)",
 		set: strs(func(c *Config) *[]string { return &c.FaceDebuggerItems })},
 	{long: "execution-providers", arg: "NAME...", multi: true, help: "ordered, e.g. tensorrt cuda cpu (default cpu); a list ending in cpu falls back to it",
 		set: strs(func(c *Config) *[]string { return &c.ExecutionProviders })},

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/facefusion-hpc/facefusion/internal/jpeg"
+
 	"github.com/facefusion-hpc/facefusion/internal/fault"
 	"github.com/facefusion-hpc/facefusion/internal/job"
 	"github.com/facefusion-hpc/facefusion/internal/raster"
@@ -51,6 +53,23 @@ func ffTempImageSize(w, h int, scale float64) (int, int) {
 	return ffNormalize(ow, oh)
 }
 
+// imageSizes are the -s of FaceFusion's copy_image (tw×th) and finalize_image (ow×oh) for a
+// width×height target; a scale that leaves a side of 0, or makes a picture larger than ffmpeg
+// takes, is a usage error, given before the work (RunImage) as well as by runFFImage.
+func imageSizes(cfg job.Config, width, height int) (tw, th, ow, oh int, err error) {
+	tw, th = ffTempImageSize(width, height, cfg.OutputImageScale)
+	ow, oh = ffOutputImageSize(width, height, cfg.OutputImageScale)
+	if tw <= 0 || th <= 0 || ow <= 0 || oh <= 0 {
+		return 0, 0, 0, 0, fault.AsUsage(fmt.Errorf("--output-image-scale %v leaves nothing of the target %s (%dx%d; FaceFusion's rounding makes a side under 2 pixels 0): choose a larger scale",
+			cfg.OutputImageScale, cfg.TargetPath, width, height))
+	}
+	if !video.PictureFits(ow, oh) || !video.PictureFits(tw, th) {
+		return 0, 0, 0, 0, fault.AsUsage(fmt.Errorf("--output-image-scale %v makes the target %s (%dx%d) a %dx%d image, larger than ffmpeg writes (about 16000x16000): choose a smaller scale",
+			cfg.OutputImageScale, cfg.TargetPath, width, height, ow, oh))
+	}
+	return tw, th, ow, oh, nil
+}
+
 // runFFImage is FaceFusion's image workflow (workflows/to_image.py) step for step, because
 // steps are lossy or resample: ffmpeg copies the target into temp.EXT at quality 100 and the
 // packed temp size (copy_image), the faces found in the target as read are processed onto
@@ -64,10 +83,9 @@ func (m *Models) runFFImage(ctx context.Context, cfg job.Config, img *raster.Ima
 		return "", fault.AsEnvironment(fault.AsNoRoom(fmt.Errorf("a temp folder for the image target: %w", err), cfg.TempDir()))
 	}
 	defer os.RemoveAll(dir)
-	tw, th := ffTempImageSize(img.W, img.H, cfg.OutputImageScale)
-	ow, oh := ffOutputImageSize(img.W, img.H, cfg.OutputImageScale)
-	if tw <= 0 || th <= 0 || ow <= 0 || oh <= 0 {
-		return "", fault.AsUsage(fmt.Errorf("--output-image-scale %v leaves nothing of the target %s (%dx%d): choose a larger scale", cfg.OutputImageScale, cfg.TargetPath, img.W, img.H))
+	tw, th, ow, oh, err := imageSizes(cfg, img.W, img.H)
+	if err != nil {
+		return "", err
 	}
 	temp := filepath.Join(dir, "temp"+strings.ToLower(filepath.Ext(cfg.TargetPath)))
 	if err := video.FFImageCommand(ctx, cfg.TargetPath, temp, cfg.TargetPath, tw, th, 100); err != nil {
@@ -98,7 +116,7 @@ func (m *Models) runFFImage(ctx context.Context, cfg job.Config, img *raster.Ima
 	}
 	defer m.stats.since(StageEncode, time.Now())
 	if isJPEGPath(temp) {
-		data, err := raster.EncodeJPEG(copied, 95)
+		data, err := jpeg.Encode(copied, 95)
 		if err == nil {
 			err = os.WriteFile(temp, data, 0o600)
 		}

@@ -5,7 +5,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/facefusion-hpc/facefusion/internal/fault"
 	"github.com/facefusion-hpc/facefusion/internal/job"
 	"github.com/facefusion-hpc/facefusion/internal/video"
 )
@@ -51,21 +50,4 @@ func otherContainer(ext, fallback string, containers ...string) string {
 		return fallback
 	}
 	return strings.Join(other, " or ") + " or " + fallback
-}
-
-// ImageOptions are cfg's settings for an image output of a width×height target: its JPEG
-// quality and its size at output_image_scale, by which RunImage refuses a bad scale before the
-// work (runFFImage then runs FaceFusion's own ffmpeg commands). A scale that leaves a side of
-// 0 is a usage error.
-func ImageOptions(cfg job.Config, width, height int) (video.ImageOptions, error) {
-	w, h := video.ScaledImageSize(width, height, cfg.OutputImageScale)
-	if w <= 0 || h <= 0 {
-		return video.ImageOptions{}, fault.AsUsage(fmt.Errorf("--output-image-scale %v leaves nothing of the target %s (%dx%d; FaceFusion's rounding makes a side under 2 pixels 0): choose a larger scale",
-			cfg.OutputImageScale, cfg.TargetPath, width, height))
-	}
-	if !video.PictureFits(w, h) {
-		return video.ImageOptions{}, fault.AsUsage(fmt.Errorf("--output-image-scale %v makes the target %s (%dx%d) a %dx%d image, larger than ffmpeg writes (about 16000x16000): choose a smaller scale",
-			cfg.OutputImageScale, cfg.TargetPath, width, height, w, h))
-	}
-	return video.ImageOptions{Quality: cfg.OutputImageQuality, Width: w, Height: h}, nil
 }

@@ -33,28 +33,35 @@ func TestAudioOptions(t *testing.T) {
 	}
 }
 
-// An image output has the target's size at scale 1 and FaceFusion's rounding otherwise; a
-// scale that leaves nothing is a usage error naming the flag.
-func TestImageOptions(t *testing.T) {
+// An image output has FaceFusion's packed sizes (even sides, halves to even, at scale 1 too);
+// a scale that leaves nothing or more than ffmpeg takes is a usage error naming the flag.
+func TestImageSizes(t *testing.T) {
 	c := job.Default()
-	c.OutputImageQuality = 30
-	if got, err := ImageOptions(c, 513, 301); err != nil || got != (video.ImageOptions{Quality: 30, Width: 513, Height: 301}) {
-		t.Errorf("scale 1: %+v, %v", got, err)
+	if tw, th, ow, oh, err := imageSizes(c, 513, 301); err != nil || [4]int{tw, th, ow, oh} != [4]int{512, 300, 512, 300} {
+		t.Errorf("scale 1: %dx%d, %dx%d, %v", tw, th, ow, oh, err)
 	}
 	c.OutputImageScale = 0.5
-	if got, err := ImageOptions(c, 513, 301); err != nil || got != (video.ImageOptions{Quality: 30, Width: 256, Height: 150}) { // 256.5 → 256, 150.5 → 150
-		t.Errorf("scale 0.5: %+v, %v", got, err)
+	if tw, th, ow, oh, err := imageSizes(c, 513, 301); err != nil || [4]int{tw, th, ow, oh} != [4]int{256, 150, 256, 150} { // 256.5 → 256, 150.5 → 150
+		t.Errorf("scale 0.5: %dx%d, %dx%d, %v", tw, th, ow, oh, err)
+	}
+	c.OutputImageScale = 2
+	if tw, th, ow, oh, err := imageSizes(c, 513, 301); err != nil || [4]int{tw, th, ow, oh} != [4]int{512, 300, 1026, 602} {
+		t.Errorf("scale 2: %dx%d, %dx%d, %v; want the copy at the target's own size", tw, th, ow, oh, err)
 	}
 	c.OutputImageScale = 0.25
-	if _, err := ImageOptions(c, 513, 5); fault.KindOf(err) != fault.Usage || !strings.Contains(err.Error(), "--output-image-scale 0.25") {
+	if _, _, _, _, err := imageSizes(c, 513, 5); fault.KindOf(err) != fault.Usage || !strings.Contains(err.Error(), "--output-image-scale 0.25") {
 		t.Errorf("a 513x5 target at 0.25 (a side of 0): %v, want a usage error naming the flag", err)
+	}
+	c.OutputImageScale = 1
+	if _, _, _, _, err := imageSizes(c, 1, 301); fault.KindOf(err) != fault.Usage {
+		t.Errorf("a 1x301 target at 1 (packed to a side of 0): %v, want a usage error", err)
 	}
 	// Larger than ffmpeg takes: refused before the work, not after it (FaceFusion allows 8).
 	c.OutputImageScale = 8
-	if _, err := ImageOptions(c, 2100, 2100); fault.KindOf(err) != fault.Usage || !strings.Contains(err.Error(), "16800x16800") {
+	if _, _, _, _, err := imageSizes(c, 2100, 2100); fault.KindOf(err) != fault.Usage || !strings.Contains(err.Error(), "16800x16800") {
 		t.Errorf("a 2100x2100 target at 8: %v, want a usage error naming the size", err)
 	}
-	if _, err := ImageOptions(c, 1000, 1000); err != nil {
+	if _, _, _, _, err := imageSizes(c, 1000, 1000); err != nil {
 		t.Errorf("a 1000x1000 target at 8 (8000x8000): %v", err)
 	}
 }

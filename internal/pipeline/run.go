@@ -430,7 +430,8 @@ func TempPath(path, tag string) string {
 // the output (a rename stays on one file system), under an unpredictable name (TempPath),
 // created exclusively (O_EXCL: a file or link planted there makes the creation fail, never
 // the write land elsewhere), and held open, so that ffmpeg writes through the descriptor
-// (video.JoinFile, video.WriteImageFile) and Commit checks that the name still is this file.
+// (video.JoinFile; an image output's ffmpeg is given the name, as FaceFusion's command is)
+// and Commit checks that the name still is this file.
 type OutputTemp struct {
 	Path string
 	File *os.File
@@ -684,7 +685,7 @@ func (m *Models) RunImage(ctx context.Context, cfg job.Config) (string, error) {
 		return "", fault.AsInput(fmt.Errorf("target %w: give a readable PNG or JPEG, or a video", err))
 	}
 	// A scale that leaves nothing, or more than ffmpeg takes, is refused before the work.
-	if _, err := ImageOptions(cfg, img.W, img.H); err != nil {
+	if _, _, _, _, err := imageSizes(cfg, img.W, img.H); err != nil {
 		return "", err
 	}
 	w, err := m.NewWorker()

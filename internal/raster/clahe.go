@@ -62,7 +62,7 @@ func CLAHE(pix []uint8, w, h int, clipLimit float64, tilesX, tilesY int) {
 			sum := 0
 			for i, n := range hist {
 				sum += n
-				lut[i] = round8(f32(float32(sum) * lutScale))
+				lut[i] = SaturateU8(float64(f32(float32(sum) * lutScale)))
 			}
 		}
 	}
@@ -85,14 +85,12 @@ func CLAHE(pix []uint8, w, h int, clipLimit float64, tilesX, tilesY int) {
 			v := row[x]
 			top := f32(f32(float32(luts[ty1*tilesX+tx1][v])*xa1) + f32(float32(luts[ty1*tilesX+tx2][v])*xa))
 			bottom := f32(f32(float32(luts[ty2*tilesX+tx1][v])*xa1) + f32(float32(luts[ty2*tilesX+tx2][v])*xa))
-			row[x] = round8(f32(f32(top*ya1) + f32(bottom*ya)))
+			row[x] = SaturateU8(float64(f32(f32(top*ya1) + f32(bottom*ya))))
 		}
 	}
 }
 
 // round8 is OpenCV's saturate_cast<uchar>(float): rounded half to even, clamped.
-func round8(v float32) uint8 { return uint8(min(255, max(0, math.RoundToEven(float64(v))))) }
-
 // reflect101 is OpenCV's BORDER_REFLECT_101 index for i in [0, 2n-1).
 func reflect101(i, n int) int {
 	if n == 1 {

@@ -184,8 +184,6 @@ func labTables8() *labTables {
 // descale is OpenCV's CV_DESCALE: x/2ⁿ rounded half up.
 func descale(x int32, n uint) int32 { return (x + 1<<(n-1)) >> n }
 
-func sat8(v int32) uint8 { return uint8(min(255, max(0, v))) }
-
 // RGBToLab8 converts one 8-bit sRGB sample to OpenCV's 8-bit Lab (cv2.COLOR_RGB2Lab).
 func RGBToLab8(r, g, b uint8) (l, a, bb uint8) {
 	t := labTables8()
@@ -199,7 +197,7 @@ func RGBToLab8(r, g, b uint8) (l, a, bb uint8) {
 	L := descale(lScale*fY+lShift, labShift2)
 	A := descale(500*(fX-fY)+128*(1<<labShift2), labShift2)
 	Bv := descale(200*(fY-fZ)+128*(1<<labShift2), labShift2)
-	return sat8(L), sat8(A), sat8(Bv)
+	return SaturateU8(float64(L)), SaturateU8(float64(A)), SaturateU8(float64(Bv))
 }
 
 // LabToRGB8 converts one sample of OpenCV's 8-bit Lab back to 8-bit sRGB (cv2.COLOR_Lab2RGB,
@@ -215,7 +213,7 @@ func LabToRGB8(l, a, bb uint8) (r, g, b uint8) {
 	c := &t.toRGB
 	out := func(row int) uint8 {
 		v := descale(c[row]*x+c[row+1]*y+c[row+2]*z, shift)
-		return sat8(t.invGamma[min(invGammaSize-1, max(0, v))])
+		return SaturateU8(float64(t.invGamma[min(invGammaSize-1, max(0, v))]))
 	}
 	return out(0), out(3), out(6)
 }

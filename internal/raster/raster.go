@@ -77,15 +77,25 @@ func (m *Image) ToImage() *image.RGBA {
 	return out
 }
 
+// decodeJPEG is the JPEG decoder package internal/jpeg registers (libjpeg through cgo): raster
+// itself stays pure Go, and a program that reads JPEG files imports internal/jpeg.
+var decodeJPEG func([]byte) (*Image, error)
+
+// RegisterJPEG gives Load its JPEG decoder (internal/jpeg's init).
+func RegisterJPEG(decode func([]byte) (*Image, error)) { decodeJPEG = decode }
+
 // Load decodes a JPEG or PNG file as FaceFusion's cv2.imread(path, IMREAD_COLOR) does: the
-// format by its signature, not its name; JPEG through libjpeg (jpeg.go); PNG with 16-bit samples
-// cut to their high byte (libpng's strip_16), palettes and grey expanded, alpha dropped.
+// format by its signature, not its name; JPEG through libjpeg (internal/jpeg); PNG with 16-bit
+// samples cut to their high byte (libpng's strip_16), palettes and grey expanded, alpha dropped.
 func Load(path string) (*Image, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
 	if len(data) >= 3 && data[0] == 0xff && data[1] == 0xd8 && data[2] == 0xff {
+		if decodeJPEG == nil {
+			return nil, fmt.Errorf("%s: a JPEG image, and this program has no JPEG decoder (it must import internal/jpeg)", path)
+		}
 		img, err := decodeJPEG(data)
 		if err != nil {
 			return nil, fmt.Errorf("%s: not a readable JPEG image: %v", path, err)

@@ -98,8 +98,9 @@ func refill(m []member, target int) face.Face {
 }
 
 // Average is FaceFusion's average_face_geometry of faces a and b at factor (0: a, 1: b): box
-// and points interpolated; score, landmark score and embedding those of the nearer face (b from
-// 0.5 on); marked Refill.
+// and points ('68/5' included) interpolated, the angle estimated from the interpolated '68/5';
+// score, landmark score, embedding and class those of the nearer face (b from 0.5 on); marked
+// Refill.
 func Average(a, b *face.Face, factor float64) face.Face {
 	out := *a
 	if factor >= 0.5 {
@@ -113,6 +114,8 @@ func Average(a, b *face.Face, factor float64) face.Face {
 	lerpPts(out.DetectorFive[:], a.DetectorFive[:], b.DetectorFive[:], factor)
 	lerpPts(out.Keypoints[:], a.Keypoints[:], b.Keypoints[:], factor)
 	lerpPts(out.Landmarks[:], a.Landmarks[:], b.Landmarks[:], factor)
+	lerpPts(out.Landmarks68From5[:], a.Landmarks68From5[:], b.Landmarks68From5[:], factor)
+	out.Angle = out.Landmarks68From5.Angle()
 	out.Refill = true
 	return out
 }

@@ -54,6 +54,29 @@ func TestTrackRefillsAGap(t *testing.T) {
 	}
 }
 
+// TestAverageFaceAngle: the refill interpolates the '68/5' points and estimates its angle
+// from them, as average_face_geometry does, rather than keeping the nearer face's.
+func TestAverageFaceAngle(t *testing.T) {
+	a, b := shape(geom.Pt{X: 100, Y: 100}, 80), shape(geom.Pt{X: 100, Y: 100}, 80)
+	for k := range a.Landmarks68From5 {
+		a.Landmarks68From5[k] = geom.Pt{X: float64(k), Y: 1}
+		b.Landmarks68From5[k] = geom.Pt{X: 2, Y: float64(k)}
+	}
+	a.Landmarks68From5[16], b.Landmarks68From5[16] = geom.Pt{X: 10, Y: 7}, geom.Pt{X: -2, Y: 11}
+	a.Angle, b.Angle = a.Landmarks68From5.Angle(), b.Landmarks68From5.Angle()
+	got := Average(&a, &b, 0.4)
+	for k := range got.Landmarks68From5 {
+		want := a.Landmarks68From5[k].Scale(0.6).Add(b.Landmarks68From5[k].Scale(0.4))
+		if got.Landmarks68From5[k].Dist(want) > 1e-9 {
+			t.Fatalf("68/5 point %d %v, want %v", k, got.Landmarks68From5[k], want)
+		}
+	}
+	// Jaw (10, 6) at 0°, (−4, 11) at 90°; at 0.4 (4.4, 8): 61°, so 90 though a is nearer.
+	if a.Angle != 0 || b.Angle != 90 || got.Angle != 90 {
+		t.Errorf("angles a %d, b %d, refill %d; want 0, 90, 90", a.Angle, b.Angle, got.Angle)
+	}
+}
+
 // TestTrackLeavesWhatItCannotReach: a track must have faces on both sides of frame t (or in
 // it) within the window; a face beyond the window, or outside [lo, hi], does not count.
 func TestTrackLeavesWhatItCannotReach(t *testing.T) {

@@ -5,17 +5,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"image"
-	_ "image/jpeg" // the image outputs' formats, for CheckImage
+
 	_ "image/png"
-	"io"
 	"os"
 	"strconv"
 	"strings"
 	"syscall"
 
 	"github.com/facefusion-hpc/facefusion/internal/mp4"
-	"github.com/facefusion-hpc/facefusion/internal/raster"
 )
 
 // Whole is what a joined output must hold before it is committed: every frame of the plan, at
@@ -175,25 +172,6 @@ func missingStreams(carried []Carry, others []Stream) string {
 		missing = append(missing, "the target's "+c.Stream.String())
 	}
 	return strings.Join(missing, ", ")
-}
-
-// CheckImage checks that the image written to f (WriteImageFile) from img with opt decodes
-// whole at the size asked for: ffmpeg's exit code does not say that its bytes reached the file.
-// It reads through f, never by name: the name is in a folder others may write into.
-func CheckImage(f *os.File, img *raster.Image, opt ImageOptions) error {
-	w, h := img.W, img.H
-	if opt.Width > 0 && opt.Height > 0 {
-		w, h = opt.Width, opt.Height
-	}
-	path := f.Name()
-	m, _, err := image.Decode(io.NewSectionReader(f, 0, 1<<62))
-	if err != nil {
-		return &IncompleteError{Path: path, Detail: fmt.Sprintf("it does not decode (%v)", err)}
-	}
-	if b := m.Bounds(); b.Dx() != w || b.Dy() != h {
-		return &IncompleteError{Path: path, Detail: fmt.Sprintf("it is %dx%d, not %dx%d", b.Dx(), b.Dy(), w, h)}
-	}
-	return nil
 }
 
 // CarriedBytes estimates the bytes the streams keep of target take over seconds of it, from

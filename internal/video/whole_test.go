@@ -12,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/facefusion-hpc/facefusion/internal/raster"
 	"github.com/facefusion-hpc/facefusion/internal/testenv"
 )
 
@@ -140,51 +139,6 @@ func TestJoinOnFullDisk(t *testing.T) {
 	var ie *IncompleteError
 	if err := CheckWhole(ctx, out, want); !errors.As(err, &ie) {
 		t.Errorf("what the join left on the full file system: CheckWhole = %v, want an *IncompleteError", err)
-	}
-}
-
-// checkImageAt is CheckImage of the file at p.
-func checkImageAt(t *testing.T, p string, img *raster.Image, opt ImageOptions) error {
-	t.Helper()
-	f, err := os.Open(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	return CheckImage(f, img, opt)
-}
-
-// CheckImage passes an image as WriteImage wrote it, at its size or the size asked for, and
-// refuses it cut short (PNG and JPEG) or at another size.
-func TestCheckImage(t *testing.T) {
-	dir := t.TempDir()
-	img := testImage(t, dir)
-	for _, tc := range []struct {
-		name string
-		opt  ImageOptions
-	}{{"same.png", ImageOptions{}}, {"same.jpg", ImageOptions{Quality: 80}}, {"double.png", ImageOptions{Width: 128, Height: 96}}} {
-		p := filepath.Join(dir, tc.name)
-		if err := WriteImage(context.Background(), p, img, tc.opt); err != nil {
-			t.Fatal(err)
-		}
-		if err := checkImageAt(t, p, img, tc.opt); err != nil {
-			t.Errorf("%s as written: %v", tc.name, err)
-		}
-		other := ImageOptions{Width: 32, Height: 24}
-		if err := checkImageAt(t, p, img, other); err == nil || !strings.Contains(err.Error(), "not 32x24") {
-			t.Errorf("%s checked for 32x24: %v, want its size refused", tc.name, err)
-		}
-		data, err := os.ReadFile(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, data[:len(data)-20], 0o644); err != nil {
-			t.Fatal(err)
-		}
-		var ie *IncompleteError
-		if err := checkImageAt(t, p, img, tc.opt); !errors.As(err, &ie) {
-			t.Errorf("%s cut 20 bytes short: CheckImage = %v, want an *IncompleteError", tc.name, err)
-		}
 	}
 }
 

@@ -1,4 +1,7 @@
-package raster
+// Package jpeg reads and writes JPEG files with the system's libjpeg through cgo, kept out of
+// package raster so that raster and what uses it build without libjpeg: importing this package
+// gives raster.Load its JPEG decoder (see raster.RegisterJPEG).
+package jpeg
 
 // JPEG files are decoded by the system's libjpeg (libjpeg-turbo), the library FaceFusion's
 // cv2.imread uses, with the settings OpenCV leaves at their defaults (ISLOW integer IDCT, fancy
@@ -140,11 +143,15 @@ import (
 	"encoding/binary"
 	"errors"
 	"unsafe"
+
+	"github.com/facefusion-hpc/facefusion/internal/raster"
 )
 
-// decodeJPEG decodes a JPEG file's bytes as cv2.imread(path, IMREAD_COLOR) does: RGB out of
+func init() { raster.RegisterJPEG(Decode) }
+
+// Decode decodes a JPEG file's bytes as cv2.imread(path, IMREAD_COLOR) does: RGB out of
 // libjpeg (greyscale replicated), then the EXIF orientation applied; CMYK is refused.
-func decodeJPEG(data []byte) (*Image, error) {
+func Decode(data []byte) (*raster.Image, error) {
 	if len(data) == 0 {
 		return nil, errors.New("empty file")
 	}
@@ -158,7 +165,7 @@ func decodeJPEG(data []byte) (*Image, error) {
 	defer C.free(unsafe.Pointer(r.exif))
 	w, h, comps := int(r.w), int(r.h), int(r.comps)
 	src := unsafe.Slice((*uint8)(unsafe.Pointer(r.pix)), w*h*comps)
-	img := New(w, h)
+	img := raster.New(w, h)
 	copy(img.Pix, src)
 	orientation := 1
 	if r.exif != nil {
@@ -214,7 +221,7 @@ func exifOrientation(b []byte) int {
 
 // orient applies an EXIF orientation the way OpenCV's ApplyExifOrientation does (flips and a
 // transpose, so the image is shown upright).
-func orient(img *Image, o int) *Image {
+func orient(img *raster.Image, o int) *raster.Image {
 	if o <= 1 || o > 8 {
 		return img
 	}
@@ -233,7 +240,7 @@ func orient(img *Image, o int) *Image {
 	if transpose {
 		w, h = h, w
 	}
-	out := New(w, h)
+	out := raster.New(w, h)
 	for y := 0; y < h; y++ {
 		for x := 0; x < w; x++ {
 			sx, sy := x, y
@@ -254,10 +261,10 @@ func orient(img *Image, o int) *Image {
 	return out
 }
 
-// EncodeJPEG encodes img as cv2.imwrite(path, frame) writes a .jpg with its default
-// parameters: libjpeg's defaults (JFIF, 4:2:0, ISLOW forward DCT, standard Huffman tables) at
-// the given quality, 95 being OpenCV's default.
-func EncodeJPEG(img *Image, quality int) ([]byte, error) {
+// Encode encodes img as cv2.imwrite(path, frame) writes a .jpg with its default parameters:
+// libjpeg's defaults (JFIF, 4:2:0, ISLOW forward DCT, standard Huffman tables) at the given
+// quality, 95 being OpenCV's default.
+func Encode(img *raster.Image, quality int) ([]byte, error) {
 	if img.W <= 0 || img.H <= 0 {
 		return nil, errors.New("encoding an empty image as JPEG")
 	}
