@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	_ "github.com/facefusion-hpc/facefusion/internal/jpeg" // raster.Load decodes JPEG samples as cv2.imread
 	"github.com/facefusion-hpc/facefusion/internal/raster"
 )
 

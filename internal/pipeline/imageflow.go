@@ -147,6 +147,11 @@ func (m *Models) runFFImage(ctx context.Context, cfg job.Config, img *raster.Ima
 		}
 		return "", fault.AsInput(err)
 	}
+	if err := video.CheckImage(tmp.File, ow, oh); err != nil {
+		// ffmpeg said it wrote the file; a file that does not decode whole then is the file
+		// system's doing (a full disk or quota only some file systems report at close).
+		return "", fault.AsEnvironment(fmt.Errorf("output %s: %w; nothing was committed: %s", cfg.OutputPath, err, fault.RoomFix(filepath.Dir(cfg.OutputPath))))
+	}
 	return line, Commit(tmp, cfg.OutputPath, cfg.Force)
 }
 

@@ -6,7 +6,10 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"image"
+	_ "image/jpeg" // the image outputs' formats, for CheckImage
 	_ "image/png"
+	"io"
 	"os"
 	"strconv"
 	"strings"
@@ -209,4 +212,19 @@ func CarriedBytes(ctx context.Context, target string, keep []Carry, seconds floa
 		bits += r * seconds
 	}
 	return int64(bits / 8), true
+}
+
+// CheckImage checks that the image written to f decodes whole at w×h: ffmpeg's exit code does
+// not say that its bytes reached the file. It reads through f, never by name: the name is in a
+// folder others may write into.
+func CheckImage(f *os.File, w, h int) error {
+	path := f.Name()
+	m, _, err := image.Decode(io.NewSectionReader(f, 0, 1<<62))
+	if err != nil {
+		return &IncompleteError{Path: path, Detail: fmt.Sprintf("it does not decode (%v)", err)}
+	}
+	if b := m.Bounds(); b.Dx() != w || b.Dy() != h {
+		return &IncompleteError{Path: path, Detail: fmt.Sprintf("it is %dx%d, not %dx%d", b.Dx(), b.Dy(), w, h)}
+	}
+	return nil
 }

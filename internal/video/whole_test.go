@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -181,5 +182,43 @@ func TestCheckWholeFileIgnoresItsName(t *testing.T) {
 				t.Errorf("a read waited on the FIFO for %s", time.Since(start))
 			}
 		})
+	}
+}
+
+// CheckImage passes a PNG and a JPEG at their size and refuses them cut short or checked for
+// another size.
+func TestCheckImage(t *testing.T) {
+	dir := t.TempDir()
+	for _, name := range []string{"whole.png", "whole.jpg"} {
+		p := filepath.Join(dir, name)
+		cmd := exec.Command("ffmpeg", "-nostdin", "-v", "error", "-y", "-f", "lavfi", "-i", "testsrc=size=64x48", "-frames:v", "1", p)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("ffmpeg: %v: %s", err, out)
+		}
+		check := func(w, h int) error {
+			f, err := os.Open(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			return CheckImage(f, w, h)
+		}
+		if err := check(64, 48); err != nil {
+			t.Errorf("%s as written: %v", name, err)
+		}
+		if err := check(32, 24); err == nil || !strings.Contains(err.Error(), "not 32x24") {
+			t.Errorf("%s checked for 32x24: %v, want its size refused", name, err)
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, data[:len(data)-20], 0o644); err != nil {
+			t.Fatal(err)
+		}
+		var ie *IncompleteError
+		if err := check(64, 48); !errors.As(err, &ie) {
+			t.Errorf("%s cut 20 bytes short: CheckImage = %v, want an *IncompleteError", name, err)
+		}
 	}
 }
