@@ -201,6 +201,24 @@ type ffResult struct {
 	facesJSON
 }
 
+// oursWorkers is how many of our cases run at once.
+const oursWorkers = 2
+
+// runOurs runs one case's command of our binary; "" when it ran, else what failed.
+func runOurs(cmd *exec.Cmd, c *Case, p paths) string {
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		return fmt.Sprintf("facefusion %s: %v: %s", strings.Join(cmd.Args[1:], " "), err, strings.TrimSpace(stderr.String()))
+	}
+	if c.Compare == CompareFaces {
+		if err := os.WriteFile(p.oursFaces, stdout.Bytes(), 0o644); err != nil {
+			return fmt.Sprintf("writing %s: %v", p.oursFaces, err)
+		}
+	}
+	return ""
+}
+
 // oracleShards is how many FaceFusion processes share the cases: FaceFusion is the slower side,
 // and two processes (each in its own work folder, which run-facefusion locks) with ours beside
 // them keep both cores busy.
@@ -302,22 +320,29 @@ func TestConformance(t *testing.T) {
 		log, err := runOracle(ref, work, models, testenv.ORTLibrary(t), cases, ps)
 		oracle <- oracleRun{log, err, time.Since(start)}
 	}()
+	// Ours, two cases at a time: with FaceFusion's shards beside them, both cores stay busy to
+	// the end whichever side finishes first.
 	oursErr := make([]string, len(cases))
+	cmds := make([]*exec.Cmd, len(cases))
 	for i := range cases {
-		c, p := &cases[i], ps[i]
-		cmd := clitest.Command(t, oursArgv(c, p, models)...)
-		var stdout, stderr bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &stdout, &stderr
-		if err := cmd.Run(); err != nil {
-			oursErr[i] = fmt.Sprintf("facefusion %s: %v: %s", strings.Join(cmd.Args[1:], " "), err, strings.TrimSpace(stderr.String()))
-			continue
-		}
-		if c.Compare == CompareFaces {
-			if err := os.WriteFile(p.oursFaces, stdout.Bytes(), 0o644); err != nil {
-				t.Fatal(err)
-			}
-		}
+		cmds[i] = clitest.Command(t, oursArgv(&cases[i], ps[i], models)...)
 	}
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range oursWorkers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				oursErr[i] = runOurs(cmds[i], &cases[i], ps[i])
+			}
+		}()
+	}
+	for i := range cases {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
 	oursTime := time.Since(start)
 	o := <-oracle
 	t.Logf("%d cases: ours %.1f s, FaceFusion %.1f s (side by side), in %s", len(cases), oursTime.Seconds(), o.at.Seconds(), work)

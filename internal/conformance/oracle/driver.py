@@ -9,8 +9,9 @@ for any run-facefusion call. The working folder is FaceFusion's copy.
 
 JOBS.json is a list of jobs: {"name", "compare" (faces | image | video), "argv" (FaceFusion's
 arguments after the program name: headless-run ... -s ... -t ... -o ...), "result" (a file the
-job's JSON result is written to)}. Each job starts from a clean state: FaceFusion's state items,
-face store and every lru_cache of its modules are cleared, then argv is
+job's JSON result is written to)}. Each job starts from a clean state: FaceFusion's state items
+and every lru_cache of its modules are cleared, and its face store unless the job's detector and
+landmarker flags are the previous job's (the jobs are sorted so that they follow), then argv is
 parsed and applied as core.cli does. The inference pools stay: FaceFusion keys them by module,
 model names, device and providers, and the model files do not change during a run. Then:
 
@@ -59,10 +60,30 @@ def cache_encoder_set():
 		program.get_available_encoder_set = ffmpeg.get_available_encoder_set
 
 
-def clear_state():
+# The flags that decide what FaceFusion's face store holds for a frame: the detector's and the
+# landmarker's (the recognizer and classifier are fixed). Jobs with the same ones keep the store,
+# as FaceFusion keeps it from frame to frame within a run; any other flag leaves it alone.
+ANALYSIS_FLAGS = ('--face-detector', '--face-landmarker')
+
+
+def analysis_key(argv):
+	key = []
+	taking = False
+	for arg in argv:
+		if arg.startswith('-'):
+			taking = arg.startswith(ANALYSIS_FLAGS)
+			if taking:
+				key.append(arg)
+		elif taking:
+			key.append(arg)
+	return tuple(key)
+
+
+def clear_state(keep_faces):
 	state_manager.STATE_SET['cli'] = {}
 	state_manager.STATE_SET['ui'] = {}
-	face_store.clear_faces()
+	if not keep_faces:
+		face_store.clear_faces()
 	for name, module in list(sys.modules.items()):
 		if module is None or name in KEPT_CACHES or not (name == 'facefusion' or name.startswith('facefusion.')):
 			continue
@@ -140,10 +161,10 @@ def target_frame():
 	return vision_frame
 
 
-def run_job(job):
+def run_job(job, keep_faces):
 	from facefusion.program import create_program
 
-	clear_state()
+	clear_state(keep_faces)
 	sys.argv = [ 'facefusion.py' ] + job['argv']
 	stderr = io.StringIO()
 	try:
@@ -165,13 +186,19 @@ def main():
 	with open(sys.argv[1]) as file:
 		jobs = json.load(file)
 	cache_encoder_set()
+	# Jobs that analyse alike run one after another, so the face store carries over; each job
+	# writes its own result, so their order is free.
+	jobs.sort(key = lambda job: analysis_key(job['argv']))
+	previous = None
 	for job in jobs:
 		start = time.time()
+		key = analysis_key(job['argv'])
 		try:
-			result = run_job(job)
+			result = run_job(job, key == previous)
 			result['ok'] = True
 		except Exception as exception:
 			result = { 'ok': False, 'error': '%s: %s' % (type(exception).__name__, exception), 'trace': traceback.format_exc() }
+		previous = key
 		result['seconds'] = round(time.time() - start, 3)
 		with open(job['result'] + '.part', 'w') as file:
 			json.dump(result, file)
