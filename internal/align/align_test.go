@@ -333,7 +333,7 @@ func TestBoxMaskHandComputed(t *testing.T) {
 	r := len(k) / 2
 	want := 0.0
 	for j := -r; j <= r; j++ {
-		x := reflect101(9+j, 128)
+		x := raster.Reflect101(9+j, 128)
 		if x >= 9 && x < 119 {
 			want += float64(k[j+r])
 		}

@@ -153,22 +153,6 @@ func (ws *MaskWorkspace) gaussian(sigma float64) []float32 {
 	return ws.kernel
 }
 
-// reflect101 maps an index outside [0, n) into it the way OpenCV's BORDER_REFLECT_101
-// (GaussianBlur's default) does: … 2 1 | 0 1 2 … n−2 n−1 | n−2 …
-func reflect101(i, n int) int {
-	if n == 1 {
-		return 0
-	}
-	for i < 0 || i >= n {
-		if i < 0 {
-			i = -i
-		} else {
-			i = 2*n - 2 - i
-		}
-	}
-	return i
-}
-
 // blur1D convolves src with the odd kernel k into dst (same length), borders reflect-101.
 func blur1D(dst, src, k []float32) {
 	n, r := len(src), len(k)/2
@@ -180,7 +164,7 @@ func blur1D(dst, src, k []float32) {
 			}
 		} else {
 			for j, kv := range k {
-				s += kv * src[reflect101(i-r+j, n)]
+				s += kv * src[raster.Reflect101(i-r+j, n)]
 			}
 		}
 		dst[i] = s
@@ -206,7 +190,7 @@ func GaussianBlur(m []float32, w, h int, sigma float64, ws *MaskWorkspace) {
 		out := m[y*w:][:w]
 		clear(out)
 		for j, kv := range k {
-			in := tmp[reflect101(y-r+j, h)*w:][:w]
+			in := tmp[raster.Reflect101(y-r+j, h)*w:][:w]
 			for x, v := range in {
 				out[x] += kv * v
 			}

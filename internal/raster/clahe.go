@@ -16,9 +16,9 @@ func CLAHE(pix []uint8, w, h int, clipLimit float64, tilesX, tilesY int) {
 		ew, eh := w+tilesX-w%tilesX, h+tilesY-h%tilesY
 		src, sw = make([]uint8, ew*eh), ew
 		for y := range eh {
-			sy := reflect101(y, h)
+			sy := Reflect101(y, h)
 			for x := range ew {
-				src[y*ew+x] = pix[sy*w+reflect101(x, w)]
+				src[y*ew+x] = pix[sy*w+Reflect101(x, w)]
 			}
 		}
 	}
@@ -90,9 +90,9 @@ func CLAHE(pix []uint8, w, h int, clipLimit float64, tilesX, tilesY int) {
 	}
 }
 
-// round8 is OpenCV's saturate_cast<uchar>(float): rounded half to even, clamped.
-// reflect101 is OpenCV's BORDER_REFLECT_101 index for i in [0, 2n-1).
-func reflect101(i, n int) int {
+// Reflect101 maps an index outside [0, n) into it the way OpenCV's BORDER_REFLECT_101 (the
+// default border of GaussianBlur and CLAHE's tiles) does: … 2 1 | 0 1 2 … n−2 n−1 | n−2 …
+func Reflect101(i, n int) int {
 	if n == 1 {
 		return 0
 	}
