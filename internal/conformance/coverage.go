@@ -69,14 +69,7 @@ var options = []option{
 // notYetCovered are the coverage items (key or key=value) no case proves yet: the to-do list,
 // printed in docs/conformance.md. The test fails when an item here is covered after all (take
 // it out) or when an item is neither covered nor here.
-var notYetCovered = []string{
-	"face_selector_race=black",
-	"face_selector_race=latino",
-	"face_selector_race=indian",
-	"face_selector_race=arabic",
-	"video_memory_strategy=moderate",
-	"video_memory_strategy=tolerant",
-}
+var notYetCovered = []string{}
 
 func knownKey(key string) bool {
 	for _, o := range options {
