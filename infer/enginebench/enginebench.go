@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"os"
 	"path/filepath"
 	"sync"
 	"time"
@@ -46,7 +45,7 @@ func WriteModels(dir string, swapperBytes, enhancerBytes int64) error {
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(filepath.Join(dir, "yoloface_8n.onnx"), yolo, 0o644)
+	return fixtures.WriteFile(filepath.Join(dir, "yoloface_8n.onnx"), yolo)
 }
 
 // Mode is how the workers hold the models.

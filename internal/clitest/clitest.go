@@ -71,17 +71,32 @@ func Main(m *testing.M) {
 		panic(err)
 	}
 	code := m.Run()
-	os.RemoveAll(dir)
+	os.RemoveAll(dir) // made by MkdirTemp above (mode 0700): only this test binary wrote in it
 	os.Exit(code)
 }
 
-// copyFile copies the executable from to a new file to.
+// copyFile copies the executable from to a new file to, created exclusively (never through a
+// link at its name).
 func copyFile(from, to string) error {
 	data, err := os.ReadFile(from)
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(to, data, 0o755)
+	return writeNew(to, data, 0o755)
+}
+
+// writeNew writes data into a file it creates at path, exclusively: a name that exists (a
+// planted link included) is an error, not a place to write through.
+func writeNew(path string, data []byte, mode os.FileMode) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, mode)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(data)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 // sharedBin is this checkout's build folder for the binary, in the system's temp folder (keyed
@@ -95,7 +110,7 @@ func sharedBin() (dir string, unlock func(), err error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return "", nil, err
 	}
-	lock, err := os.OpenFile(filepath.Join(dir, "lock"), os.O_CREATE|os.O_RDWR, 0o600)
+	lock, err := os.OpenFile(filepath.Join(dir, "lock"), os.O_CREATE|os.O_RDWR|syscall.O_NOFOLLOW, 0o600)
 	if err != nil {
 		return "", nil, err
 	}
@@ -184,7 +199,7 @@ func FaceClip(t *testing.T, path string, w, h, n int, fps string, extra ...strin
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(path, data, 0o644); err != nil {
+	if err := writeNew(path, data, 0o644); err != nil {
 		t.Fatal(err)
 	}
 }

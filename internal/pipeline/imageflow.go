@@ -82,7 +82,7 @@ func (m *Models) runFFImage(ctx context.Context, cfg job.Config, img *raster.Ima
 	if err != nil {
 		return "", fault.AsEnvironment(fault.AsNoRoom(fmt.Errorf("a temp folder for the image target: %w", err), cfg.TempDir()))
 	}
-	defer os.RemoveAll(dir)
+	defer os.RemoveAll(dir) // made by MkdirTemp above (0700): only this run wrote in it
 	tw, th, ow, oh, err := imageSizes(cfg, img.W, img.H)
 	if err != nil {
 		return "", err
