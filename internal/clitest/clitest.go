@@ -82,13 +82,20 @@ func copyFile(from, to string) error {
 	if err != nil {
 		return err
 	}
-	return writeNew(to, data, 0o755)
+	return writeNew(to, data, 0o755, false)
 }
 
-// writeNew writes data into a file it creates at path, exclusively: a name that exists (a
-// planted link included) is an error, not a place to write through.
-func writeNew(path string, data []byte, mode os.FileMode) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, mode)
+// writeNew writes data into the file at path without following a link there (a planted link is
+// an error, not a place to write through): a file it creates, exclusively, or with replace the
+// regular file a test made there before.
+func writeNew(path string, data []byte, mode os.FileMode, replace bool) error {
+	flags := os.O_WRONLY | os.O_CREATE | syscall.O_NOFOLLOW
+	if replace {
+		flags |= os.O_TRUNC
+	} else {
+		flags |= os.O_EXCL
+	}
+	f, err := os.OpenFile(path, flags, mode)
 	if err != nil {
 		return err
 	}
@@ -199,7 +206,7 @@ func FaceClip(t *testing.T, path string, w, h, n int, fps string, extra ...strin
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := writeNew(path, data, 0o644); err != nil {
+	if err := writeNew(path, data, 0o644, true); err != nil {
 		t.Fatal(err)
 	}
 }
