@@ -8,7 +8,7 @@
 #   PREFIX/lib/facefusion/libonnxruntime.so.1           (job.InstallRuntime)
 #   PREFIX/share/facefusion/models/                     (job.InstallModels)
 #   PREFIX/share/facefusion/facefusion.sbatch
-#   PREFIX/share/doc/facefusion/README.md, default.toml (every job key, commented)
+#   PREFIX/share/doc/facefusion/README.md, docs/*.md, default.toml (every job key, commented)
 #   PREFIX/share/modulefiles/facefusion/VERSION.lua     (VERSION: `facefusion --version`)
 #
 # Each file is copied beside its final name and renamed into place, and an unchanged file is
@@ -50,6 +50,7 @@ for m in "${models[@]}"; do
 done
 put "$root/sbatch/facefusion.sbatch" "$prefix/share/facefusion/facefusion.sbatch" 755
 put "$root/README.md" "$prefix/share/doc/facefusion/README.md" 644
+for d in "$root"/docs/*.md; do put "$d" "$prefix/share/doc/facefusion/docs/${d##*/}" 644; done
 put "$root/configs/default.toml" "$prefix/share/doc/facefusion/default.toml" 644
 
 module=$prefix/share/modulefiles/facefusion/$version.lua
