@@ -36,7 +36,7 @@ facefusion.ini from the working folder (or --config-path), then the job file, th
 With --output-video-fps the frames are the output's, resampled from the trimmed range before
 they are split. Nothing is decoded or written; only ffprobe runs.
 
-Then it models the run (README, "Scaling model"): the expected wall time, the parallel
+Then it models the run (docs/cluster.md, "Scaling model"): the expected wall time, the parallel
 efficiency and the serial share (start-up, join, mux, output hash), from measured costs. With
 --frames F instead of -t, a target of F frames is modelled without a file.
 

@@ -572,7 +572,7 @@ func (s *Summary) families(cfg job.Config, status int) []*dto.MetricFamily {
 	running := 1.0
 	if status >= 0 {
 		running = 0
-		set.Gauge("facefusion_batch_exit_status", "the batch run's exit code (0 all done or nothing to do, 6 some failed; see the README)", float64(status))
+		set.Gauge("facefusion_batch_exit_status", "the batch run's exit code (0 all done or nothing to do, 6 some failed; see docs/options.md, Exit codes)", float64(status))
 	}
 	set.Gauge("facefusion_batch_running", "1 while the batch runs, 0 once it ended", running)
 	return set.Families()

@@ -127,7 +127,7 @@ func Report(rep *lustre.Report, now time.Time) []*dto.MetricFamily {
 	s.Gauge(nameRunning, helpRunning, 0)
 	s.Gauge(nameUpdated, helpUpdated, float64(now.UnixNano())/1e9)
 	s.Gauge(namePlanned, helpPlanned, float64(rep.FrameEnd-rep.FrameStart))
-	s.Gauge("facefusion_exit_status", "the exit code of the run (0 done; see the README's exit codes)", float64(rep.ExitStatus))
+	s.Gauge("facefusion_exit_status", "the exit code of the run (0 done; see docs/options.md, Exit codes)", float64(rep.ExitStatus))
 	s.Gauge("facefusion_attempts", "attempts of the job so far, this one included", float64(len(rep.Attempts)))
 	s.Gauge("facefusion_ranks", "ranks of this attempt", float64(rep.Ranks))
 	s.Gauge("facefusion_job_seconds", "wall time of every attempt of the job, added up", rep.Seconds)

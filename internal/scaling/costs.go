@@ -13,10 +13,10 @@ import (
 // libx264, 6 chunks of 25, the parallel join) on this project's 2-core CI machine, ranks bound
 // one per core, rank 0 loading its models beside its checks, the large buffers on huge pages,
 // the hash in the join's copy: the run of median wall time of three (load average 2.0–3.9, the
-// loop's own runs the only load), its report through FromReport (README, "Scaling model", has
+// loop's own runs the only load), its report through FromReport (docs/cluster.md, "Scaling model", has
 // the commands). The join's fixed parts and rates are their own measurements (below).
 var Measured = Costs{
-	From:          "built-in: a 2-rank run of the demo clip on the 2-core CI machine (README, Scaling model)",
+	From:          "built-in: a 2-rank run of the demo clip on the 2-core CI machine (docs/cluster.md, Scaling model)",
 	FrameSeconds:  12.029 / 150,
 	FramePixels:   1280 * 720,
 	BytesPerFrame: 2253092.0 / 150,
@@ -39,7 +39,7 @@ var Measured = Costs{
 }
 
 // Rates a run report cannot separate from the fixed costs (its join is one figure), measured
-// here once (README, "Scaling model": the two-pass join of then, video.Concat and video.Mux, over K copies of the demo's
+// here once (docs/cluster.md, "Scaling model": the two-pass join of then, video.Concat and video.Mux, over K copies of the demo's
 // segments, medians of 3): the slope between 20 and 320 segments of 1 MB, and between 2 and 20
 // segments of 30 MB.
 const (
