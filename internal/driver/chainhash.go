@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/facefusion-hpc/facefusion/collective"
+	"github.com/facefusion-hpc/facefusion/internal/wire"
 	"github.com/facefusion-hpc/facefusion/lustre"
 )
 
@@ -21,9 +22,6 @@ import (
 // forwards it. The chain runs in rank order, so no rank waits for a later one: no deadlock. Each
 // block's sum is given by the rank holding its last byte; the sums reach rank 0 in the join's
 // outcome gather.
-
-// hashTag is the tag of the chain's messages (share.go's are shareTag).
-const hashTag = 2
 
 // What a chain message is (its first byte): a handoff, or that the rank before failed (the
 // block open there cannot be finished).
@@ -96,7 +94,7 @@ func chainHash(comm collective.Comm, h *lustre.RangeHasher, failed error, prev, 
 	buf := make([]byte, chainMessageMax)
 	if prev >= 0 {
 		var err error
-		if recv, err = comm.Irecv(prev, hashTag, buf); err != nil && failed == nil {
+		if recv, err = comm.Irecv(prev, wire.HashTag, buf); err != nil && failed == nil {
 			failed = err
 		}
 	}
@@ -110,7 +108,7 @@ func chainHash(comm collective.Comm, h *lustre.RangeHasher, failed error, prev, 
 			}
 		}
 		var err error
-		if send, err = comm.Isend(next, hashTag, msg); err != nil && failed == nil {
+		if send, err = comm.Isend(next, wire.HashTag, msg); err != nil && failed == nil {
 			failed = err
 		}
 		sent = true

@@ -9,6 +9,7 @@ import (
 
 	"github.com/facefusion-hpc/facefusion/collective"
 	"github.com/facefusion-hpc/facefusion/internal/pipeline"
+	"github.com/facefusion-hpc/facefusion/internal/wire"
 	"github.com/facefusion-hpc/facefusion/lustre"
 	"github.com/facefusion-hpc/facefusion/rank"
 )
@@ -21,9 +22,6 @@ import (
 // waits for the other forever, and every request is complete before Finalize. The owner needs
 // the frames only when it reaches the chunk, at the end of its stretch: they wait in a spill file
 // on its node's temp folder, not in memory.
-
-// shareTag is the tag of the shared chunks' messages.
-const shareTag = 1
 
 // What a message is (its first byte).
 const (
@@ -110,7 +108,7 @@ func (s *sender) send(msg []byte) error {
 		}
 		s.inflight = s.inflight[1:]
 	}
-	r, err := s.comm.Isend(s.owner, shareTag, msg)
+	r, err := s.comm.Isend(s.owner, wire.ShareTag, msg)
 	if err != nil {
 		return fmt.Errorf("sending frames to rank %d: %w", s.owner, err)
 	}
@@ -188,7 +186,7 @@ func (r *receiver) run(spillErr error) {
 	buf := make([]byte, r.msgSize)
 	complete := 0
 	for left := len(r.from); left > 0; {
-		req, err := r.comm.Irecv(collective.AnySource, shareTag, buf)
+		req, err := r.comm.Irecv(collective.AnySource, wire.ShareTag, buf)
 		if err == nil {
 			err = req.Wait()
 		}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/facefusion-hpc/facefusion/collective"
 	"github.com/facefusion-hpc/facefusion/internal/testenv"
+	"github.com/facefusion-hpc/facefusion/internal/wire"
 	"github.com/facefusion-hpc/facefusion/lustre"
 	"github.com/facefusion-hpc/facefusion/rank"
 )
@@ -189,7 +190,7 @@ func shareRanks(t *testing.T) {
 		r := receive(t.TempDir(), func() {
 			msg := make([]byte, headerSize)
 			var perr error
-			if stray, perr = comm.Isend(0, shareTag, msg); perr != nil {
+			if stray, perr = comm.Isend(0, wire.ShareTag, msg); perr != nil {
 				t.Fatal(perr)
 			}
 		})
