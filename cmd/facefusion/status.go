@@ -29,72 +29,110 @@ func cmdStatus(args []string, w io.Writer) error {
 	if len(args) != 1 {
 		return fault.AsUsage(fmt.Errorf("status: give one job folder; %s", statusUsage))
 	}
-	path := args[0]
+	path, report, err := statusTarget(args[0])
+	if err != nil {
+		return err
+	}
+	if report != "" {
+		return reportStatus(report, w)
+	}
+	// Status only reads, each file bounded, never through a link, every number range-checked:
+	// a colleague's job folder (or one others can write into) is shown as its files say.
+	jd := &lustre.JobDir{Path: path}
+	m, err := readJobState(jd)
+	if err != nil {
+		return err
+	}
+	at := m.Attempts[len(m.Attempts)-1]
+	total := m.FrameEnd - m.FrameStart
+	framesDone := m.DoneFrames()
+	printJobSummary(w, jd, m, at, total, framesDone)
+	attemptFrames, inFlight := printRanks(w, jd, m, at)
+	printRate(w, at, attemptFrames+inFlight, total-framesDone-inFlight)
+	if pending := pendingChunks(m); len(pending) > 0 {
+		fmt.Fprintf(w, "pending:    %s\n", pending)
+	}
+	return nil
+}
+
+// statusTarget resolves what `status PATH` shows: a job folder (path), or the run report
+// beside an output (report, when it is the better record).
+func statusTarget(path string) (folder, report string, err error) {
 	st, err := os.Stat(path)
 	if err == nil && !st.IsDir() {
 		// An output: a job writing it now (in the default job folder) comes first; otherwise
 		// its run report says how the job that wrote it went.
 		def := lustre.DefaultPath(path)
 		if _, ok, _ := (&lustre.JobDir{Path: def}).ReadManifest(); ok {
-			path = def
-		} else {
-			return reportStatus(path, w)
+			return def, "", nil
 		}
+		return "", path, nil
 	}
 	if err != nil {
 		// An output a failed run never wrote: its report says how the run went.
 		if _, ok, _ := lustre.ReadReport(path); ok {
-			return reportStatus(path, w)
+			return "", path, nil
 		}
 		// A finished job's folder is removed; its record is the report beside the output.
 		if out := strings.TrimSuffix(filepath.Clean(path), ".job"); out != filepath.Clean(path) {
 			if _, ok, _ := lustre.ReadReport(out); ok {
-				return reportStatus(out, w)
+				return "", out, nil
 			}
 		}
-		return fault.AsInput(fmt.Errorf("status: there is no folder %s: the job has not started, or it finished and its folder was removed (then `facefusion status OUTPUT` reads the run report beside the output)", path))
+		return "", "", fault.AsInput(fmt.Errorf("status: there is no folder %s: the job has not started, or it finished and its folder was removed (then `facefusion status OUTPUT` reads the run report beside the output)", path))
 	}
-	// Status only reads, each file bounded, never through a link, every number range-checked:
-	// a colleague's job folder (or one others can write into) is shown as its files say.
-	jd := &lustre.JobDir{Path: path}
+	return path, "", nil
+}
+
+// readJobState reads a job folder's manifest with the journals of its running attempt merged
+// in; a manifest with no attempt is an error, so the result has at least one.
+func readJobState(jd *lustre.JobDir) (*lustre.Manifest, error) {
 	m, ok, err := jd.ReadManifest()
 	if err != nil {
-		return fault.AsInput(err)
+		return nil, fault.AsInput(err)
 	}
 	if !ok {
-		// A folder of the user's given as --job-dir holds the job in a subfolder of its own.
-		var inside []string
-		if ents, err := os.ReadDir(jd.Path); err == nil {
-			for _, e := range ents {
-				if sub := (&lustre.JobDir{Path: filepath.Join(jd.Path, e.Name())}); e.IsDir() && sub.Owned() {
-					inside = append(inside, sub.Path)
-				}
-			}
-		}
-		if len(inside) > 0 {
-			return fault.AsInput(fmt.Errorf("status: %s is not a job folder; it holds %s: give one of those", jd.Path, strings.Join(inside, ", ")))
-		}
-		return fault.AsInput(fmt.Errorf("status: %s has no manifest.json: not a job folder, or the job has not started yet", jd.Path))
+		return nil, notJobFolder(jd)
 	}
 	if len(m.Attempts) == 0 {
-		return fault.AsInput(fmt.Errorf("status: manifest %s records no attempt: not a job folder facefusion run started", jd.Manifest()))
+		return nil, fault.AsInput(fmt.Errorf("status: manifest %s records no attempt: not a job folder facefusion run started", jd.Manifest()))
 	}
-	at := m.Attempts[len(m.Attempts)-1]
 	// Chunks finished since the last merge are in the journals of the running attempt: each
 	// record is checked against the job before it counts.
 	journal, err := jd.Journals()
 	if err != nil {
-		return fault.AsInput(err)
+		return nil, fault.AsInput(err)
 	}
 	for _, c := range journal {
 		if err := m.CheckRecord(c, jd.Journal(c.Rank)); err != nil {
-			return fault.AsInput(err)
+			return nil, fault.AsInput(err)
 		}
 	}
 	m.Merge(journal)
-	total := m.FrameEnd - m.FrameStart
-	framesDone := m.DoneFrames()
+	return m, nil
+}
 
+// notJobFolder is the error for a folder with no manifest, naming the job folders inside it
+// when there are some.
+func notJobFolder(jd *lustre.JobDir) error {
+	// A folder of the user's given as --job-dir holds the job in a subfolder of its own.
+	var inside []string
+	if ents, err := os.ReadDir(jd.Path); err == nil {
+		for _, e := range ents {
+			if sub := (&lustre.JobDir{Path: filepath.Join(jd.Path, e.Name())}); e.IsDir() && sub.Owned() {
+				inside = append(inside, sub.Path)
+			}
+		}
+	}
+	if len(inside) > 0 {
+		return fault.AsInput(fmt.Errorf("status: %s is not a job folder; it holds %s: give one of those", jd.Path, strings.Join(inside, ", ")))
+	}
+	return fault.AsInput(fmt.Errorf("status: %s has no manifest.json: not a job folder, or the job has not started yet", jd.Path))
+}
+
+// printJobSummary prints the job-wide lines: folder, owner, target, state, attempts, and the
+// chunks and frames done and pending.
+func printJobSummary(w io.Writer, jd *lustre.JobDir, m *lustre.Manifest, at lustre.Attempt, total, framesDone int) {
 	fmt.Fprintf(w, "job folder: %s\n", jd.Path)
 	if st, err := os.Stat(jd.Path); err == nil {
 		if !safefs.Mine(st) {
@@ -102,6 +140,18 @@ func cmdStatus(args []string, w io.Writer) error {
 		}
 	}
 	fmt.Fprintf(w, "target:     %s, frames [%d,%d), %d chunk(s) of %d\n", safefs.Name(m.Target, safefs.PathLen), m.FrameStart, m.FrameEnd, m.NumChunks, m.ChunkFrames)
+	fmt.Fprintf(w, "state:      %s\n", attemptState(jd, at))
+	fmt.Fprintf(w, "attempts:   %d (latest started %s on %d rank(s)", len(m.Attempts), at.Started.Format(time.RFC3339), at.Ranks)
+	if at.SlurmJob != "" {
+		fmt.Fprintf(w, ", Slurm job %s restart %d", safefs.Name(at.SlurmJob, safefs.HostLen), at.RestartCount)
+	}
+	fmt.Fprintln(w, ")")
+	fmt.Fprintf(w, "chunks:     %d done, %d pending, of %d\n", len(m.Done), m.NumChunks-len(m.Done), m.NumChunks)
+	fmt.Fprintf(w, "frames:     %d done, %d pending, of %d\n", framesDone, total-framesDone, total)
+}
+
+// attemptState says how the latest attempt stands, with the reason it stopped if it did.
+func attemptState(jd *lustre.JobDir, at lustre.Attempt) string {
 	state := safefs.Name(at.Outcome, safefs.ExcerptLen)
 	if at.Outcome == lustre.Running {
 		// The manifest of a killed attempt reads "running" too: the claim tells them apart,
@@ -123,20 +173,19 @@ func cmdStatus(args []string, w io.Writer) error {
 	if at.Stop != "" {
 		state += " (" + safefs.Clip(at.Stop) + ")"
 	}
-	fmt.Fprintf(w, "state:      %s\n", state)
-	fmt.Fprintf(w, "attempts:   %d (latest started %s on %d rank(s)", len(m.Attempts), at.Started.Format(time.RFC3339), at.Ranks)
-	if at.SlurmJob != "" {
-		fmt.Fprintf(w, ", Slurm job %s restart %d", safefs.Name(at.SlurmJob, safefs.HostLen), at.RestartCount)
-	}
-	fmt.Fprintln(w, ")")
-	fmt.Fprintf(w, "chunks:     %d done, %d pending, of %d\n", len(m.Done), m.NumChunks-len(m.Done), m.NumChunks)
-	fmt.Fprintf(w, "frames:     %d done, %d pending, of %d\n", framesDone, total-framesDone, total)
+	return state
+}
 
+// rankState is one rank's work in the latest attempt: finished chunks and their frames, and
+// the frames it has encoded in all (the progress file's count).
+type rankState struct{ chunks, frames, encoded int }
+
+// printRanks prints a line per rank for the latest attempt and returns the frames of its
+// finished chunks and those of chunks still in flight.
+func printRanks(w io.Writer, jd *lustre.JobDir, m *lustre.Manifest, at lustre.Attempt) (attemptFrames, inFlight int) {
 	// Per rank, this attempt: finished chunks, and frames of the chunk in flight (the progress
 	// file counts every encoded frame, journals only finished chunks).
-	type rankState struct{ chunks, frames, encoded int }
 	ranks := map[int]*rankState{}
-	attemptFrames := 0
 	for _, c := range m.Done {
 		if c.Attempt != len(m.Attempts) {
 			continue
@@ -150,7 +199,6 @@ func cmdStatus(args []string, w io.Writer) error {
 		r.frames += c.Frames
 		attemptFrames += c.Frames
 	}
-	inFlight := 0
 	progress, _, _ := jd.ReadProgress() // none yet, or unreadable: no frames in flight to show
 	for i, n64 := range progress {
 		if i >= at.Ranks {
@@ -178,15 +226,20 @@ func cmdStatus(args []string, w io.Writer) error {
 		}
 		fmt.Fprintln(w)
 	}
+	return attemptFrames, inFlight
+}
 
+// printRate prints the latest attempt's frame rate and, with frames left, the time to finish
+// at that rate.
+func printRate(w io.Writer, at lustre.Attempt, frames, left int) {
 	end := time.Now()
 	if at.Outcome != lustre.Running {
 		end = at.Updated
 	}
-	if secs := end.Sub(at.Started).Seconds(); secs > 0 && attemptFrames+inFlight > 0 {
-		rate := float64(attemptFrames+inFlight) / secs
+	if secs := end.Sub(at.Started).Seconds(); secs > 0 && frames > 0 {
+		rate := float64(frames) / secs
 		fmt.Fprintf(w, "rate:       %.1f frames/s this attempt\n", rate)
-		if left := total - framesDone - inFlight; left > 0 {
+		if left > 0 {
 			if eta := float64(left) / rate; eta < lustre.MaxSeconds {
 				fmt.Fprintf(w, "eta:        %s at that rate\n", time.Duration(eta*float64(time.Second)).Round(time.Second))
 			} else {
@@ -194,10 +247,6 @@ func cmdStatus(args []string, w io.Writer) error {
 			}
 		}
 	}
-	if pending := pendingChunks(m); len(pending) > 0 {
-		fmt.Fprintf(w, "pending:    %s\n", pending)
-	}
-	return nil
 }
 
 // reportStatus prints a finished job's record from the run report beside its output.
