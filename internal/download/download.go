@@ -943,37 +943,9 @@ func (f *Fetcher) transfer(ctx context.Context, u, part string, file File) (n in
 	}
 	defer resp.Body.Close()
 	length := resp.ContentLength // of this answer; -1 unknown
-	switch {
-	case resp.StatusCode == http.StatusPartialContent && off > 0:
-		start, total, ok := contentRange(resp.Header.Get("Content-Range"))
-		if !ok || start != off {
-			// Not the range asked for: start over, on the next try.
-			out.Truncate(0)
-			return 0, fmt.Errorf("the server answered the range from %d with %q: starting over", off, resp.Header.Get("Content-Range"))
-		}
-		if file.Size > 0 && total >= 0 && total != file.Size {
-			return 0, &badBytes{fmt.Sprintf("the file there has %d bytes, FaceFusion publishes %d", total, file.Size)}
-		}
-	case resp.StatusCode == http.StatusOK:
-		if off > 0 {
-			f.logf("%s: %s ignores Range requests: starting over", file.File, u)
-			off = 0
-		}
-		if err := out.Truncate(0); err != nil {
-			return 0, &localError{err}
-		}
-		if file.Size > 0 && length >= 0 && length != file.Size {
-			return 0, &badBytes{fmt.Sprintf("the file there has %d bytes, FaceFusion publishes %d", length, file.Size)}
-		}
-	case resp.StatusCode == http.StatusRequestedRangeNotSatisfiable:
-		// "bytes */TOTAL" with TOTAL the part's size: the part is the whole file already.
-		if _, total, ok := contentRange(resp.Header.Get("Content-Range")); ok && off > 0 && total == off {
-			return 0, nil
-		}
-		out.Truncate(0) // the part is not a beginning of the file there: start over
-		return 0, fmt.Errorf("the server has no bytes after %d: starting over", off)
-	default:
-		return 0, &statusError{code: resp.StatusCode, status: resp.Status, retryAfter: retryAfter(resp.Header, time.Now())}
+	off, complete, err := f.answered(resp, out, file, u, off)
+	if complete || err != nil {
+		return 0, err
 	}
 	if length >= 0 && off+length > most {
 		return 0, tooLong(file, most)
@@ -1004,6 +976,46 @@ func (f *Fetcher) transfer(ctx context.Context, u, part string, file File) (n in
 		return n, fmt.Errorf("the body ended after %d of %d bytes", got, want)
 	}
 	return n, nil
+}
+
+// answered checks the server's answer to a request from off: where the body starts (off, or
+// zero when the server ignores Range and the part was emptied), or complete when the part
+// already holds the whole file. An answer that cannot continue the part is an error.
+func (f *Fetcher) answered(resp *http.Response, out *os.File, file File, u string, off int64) (start int64, complete bool, err error) {
+	length := resp.ContentLength
+	switch {
+	case resp.StatusCode == http.StatusPartialContent && off > 0:
+		start, total, ok := contentRange(resp.Header.Get("Content-Range"))
+		if !ok || start != off {
+			// Not the range asked for: start over, on the next try.
+			out.Truncate(0)
+			return 0, false, fmt.Errorf("the server answered the range from %d with %q: starting over", off, resp.Header.Get("Content-Range"))
+		}
+		if file.Size > 0 && total >= 0 && total != file.Size {
+			return 0, false, &badBytes{fmt.Sprintf("the file there has %d bytes, FaceFusion publishes %d", total, file.Size)}
+		}
+	case resp.StatusCode == http.StatusOK:
+		if off > 0 {
+			f.logf("%s: %s ignores Range requests: starting over", file.File, u)
+			off = 0
+		}
+		if err := out.Truncate(0); err != nil {
+			return 0, false, &localError{err}
+		}
+		if file.Size > 0 && length >= 0 && length != file.Size {
+			return 0, false, &badBytes{fmt.Sprintf("the file there has %d bytes, FaceFusion publishes %d", length, file.Size)}
+		}
+	case resp.StatusCode == http.StatusRequestedRangeNotSatisfiable:
+		// "bytes */TOTAL" with TOTAL the part's size: the part is the whole file already.
+		if _, total, ok := contentRange(resp.Header.Get("Content-Range")); ok && off > 0 && total == off {
+			return 0, true, nil
+		}
+		out.Truncate(0) // the part is not a beginning of the file there: start over
+		return 0, false, fmt.Errorf("the server has no bytes after %d: starting over", off)
+	default:
+		return 0, false, &statusError{code: resp.StatusCode, status: resp.Status, retryAfter: retryAfter(resp.Header, time.Now())}
+	}
+	return off, false, nil
 }
 
 // openPart opens a part without following a link and refuses what is not a regular file of
