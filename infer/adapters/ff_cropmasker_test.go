@@ -56,7 +56,7 @@ func TestCropMasker(t *testing.T) {
 		}
 	}
 	region := make([]float32, size*size)
-	align.RegionMask(region, size, size, scores, 19, size, size, []int{1, 2, 10}, &ws)
+	align.RegionMask(region, size, size, align.ClassScores{Data: scores, Classes: 19, W: size, H: size}, []int{1, 2, 10}, &ws)
 
 	for _, c := range []struct {
 		types []string

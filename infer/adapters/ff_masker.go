@@ -121,36 +121,8 @@ type masker struct {
 // enhancer, which FaceFusion masks by the box (always) and occlusion only.
 func newMasker(opt MaskOptions, size, slots int, swapper bool, cfg infer.SessionConfig) (*masker, error) {
 	m := &masker{size: size, regions: opt.Regions, areas: opt.Areas}
-	types := opt.Types
-	if len(types) == 0 {
-		types = []string{"box"}
-	}
-	for _, t := range types {
-		switch t {
-		case "box":
-			m.box = true
-		case "occlusion":
-			m.occlusion = true
-		case "area":
-			m.area = swapper
-		case "region":
-			m.region = swapper
-		default:
-			return nil, fmt.Errorf("face mask type %q: not one of box, occlusion, area, region (--face-mask-types)", t)
-		}
-	}
-	if !swapper {
-		m.box = true // FaceFusion's enhance_face starts from the box mask whatever the types
-	}
-	if len(m.areas) == 0 {
-		for i := range align.MaskAreas {
-			m.areas = append(m.areas, i)
-		}
-	}
-	for _, a := range m.areas {
-		if a < 0 || a >= len(align.MaskAreas) {
-			return nil, fmt.Errorf("face mask area %d: not one of align.MaskAreas (0..%d)", a, len(align.MaskAreas)-1)
-		}
+	if err := m.chooseTypes(opt.Types, swapper); err != nil {
+		return nil, err
 	}
 	occluders, err := Occluders(opt.Occluder)
 	if err != nil {
@@ -219,6 +191,42 @@ func newMasker(opt MaskOptions, size, slots int, swapper bool, cfg infer.Session
 		}
 	}
 	return m, nil
+}
+
+// chooseTypes sets the masks m makes from FaceFusion's mask types (box when none) and checks
+// its areas (all when none). Areas and regions are the swapper's only.
+func (m *masker) chooseTypes(types []string, swapper bool) error {
+	if len(types) == 0 {
+		types = []string{"box"}
+	}
+	for _, t := range types {
+		switch t {
+		case "box":
+			m.box = true
+		case "occlusion":
+			m.occlusion = true
+		case "area":
+			m.area = swapper
+		case "region":
+			m.region = swapper
+		default:
+			return fmt.Errorf("face mask type %q: not one of box, occlusion, area, region (--face-mask-types)", t)
+		}
+	}
+	if !swapper {
+		m.box = true // FaceFusion's enhance_face starts from the box mask whatever the types
+	}
+	if len(m.areas) == 0 {
+		for i := range align.MaskAreas {
+			m.areas = append(m.areas, i)
+		}
+	}
+	for _, a := range m.areas {
+		if a < 0 || a >= len(align.MaskAreas) {
+			return fmt.Errorf("face mask area %d: not one of align.MaskAreas (0..%d)", a, len(align.MaskAreas)-1)
+		}
+	}
+	return nil
 }
 
 // before starts the masks of crops (the aligned target crops): box, then occlusion. With
@@ -324,7 +332,7 @@ func (m *masker) parse(crops []*raster.FloatImage, masks, tmp [][]float32) error
 		return err
 	}
 	for i := range crops {
-		align.RegionMask(tmp[i], m.size, m.size, l.Output(0, i).Float32(), m.labels, side, side, m.regions, &m.ws)
+		align.RegionMask(tmp[i], m.size, m.size, align.ClassScores{Data: l.Output(0, i).Float32(), Classes: m.labels, W: side, H: side}, m.regions, &m.ws)
 		align.MinInto(masks[i], tmp[i])
 	}
 	return nil

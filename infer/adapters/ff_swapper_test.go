@@ -356,7 +356,7 @@ func TestSwapperMasks(t *testing.T) {
 			}
 		}
 		m := make([]float32, size*size)
-		align.RegionMask(m, size, size, scores, 19, 512, 512, regions, &ws)
+		align.RegionMask(m, size, size, align.ClassScores{Data: scores, Classes: 19, W: 512, H: 512}, regions, &ws)
 		return m
 	}
 	// check compares every frame pixel whose place in the crop is inside it with the blend

@@ -450,7 +450,7 @@ func TestOcclusionAndRegionMasks(t *testing.T) {
 		}
 	}
 	r := make([]float32, 128*128)
-	RegionMask(r, 128, 128, scores, c, n, n, DefaultRegions, &ws)
+	RegionMask(r, 128, 128, ClassScores{scores, c, n, n}, DefaultRegions, &ws)
 	if v := r[64*128+64]; math.Abs(float64(v)-1) > 1e-5 {
 		t.Errorf("inside the skin square %v, want 1", v)
 	}
@@ -459,7 +459,7 @@ func TestOcclusionAndRegionMasks(t *testing.T) {
 			t.Errorf("outside the skin square at %v: %v, want 0", p, v)
 		}
 	}
-	RegionMask(r, 128, 128, scores, c, n, n, []int{17}, &ws)
+	RegionMask(r, 128, 128, ClassScores{scores, c, n, n}, []int{17}, &ws)
 	if r[2*128+64] == 0 || r[64*128+64] != 0 {
 		t.Errorf("hair-only region: top %v (want > 0), centre %v (want 0)", r[2*128+64], r[64*128+64])
 	}
@@ -634,7 +634,7 @@ func TestHotPathsDoNotAllocate(t *testing.T) {
 		"UnpackImage":    func() { Half.UnpackImage(crop, tensor, NCHW) },
 		"BoxMask":        func() { BoxMask(mask, 256, 256, 0.3, [4]int{}, &ws) },
 		"OcclusionMask":  func() { OcclusionMask(mask, 256, 256, raw, 256, 256, &ws) },
-		"RegionMask":     func() { RegionMask(mask, 256, 256, scores, 19, 64, 64, DefaultRegions, &ws) },
+		"RegionMask":     func() { RegionMask(mask, 256, 256, ClassScores{scores, 19, 64, 64}, DefaultRegions, &ws) },
 		"PasteBack":      func() { PasteBack(frame, crop, mask, m) },
 		"PasteBackFloat": func() { PasteBackFloat(frame, &cropF, mask, m) },
 		"Enhanced":       func() { PasteBackEnhanced(frame, crop, mask, m, 80) },

@@ -92,7 +92,7 @@ func BenchmarkMasks(b *testing.B) {
 	})
 	b.Run("region/512", func(b *testing.B) {
 		for b.Loop() {
-			RegionMask(mask, 512, 512, scores, 19, 512, 512, DefaultRegions, &ws)
+			RegionMask(mask, 512, 512, ClassScores{scores, 19, 512, 512}, DefaultRegions, &ws)
 		}
 	})
 }

@@ -285,14 +285,23 @@ func OcclusionMask(dst []float32, w, h int, raw []float32, rw, rh int, ws *MaskW
 	Feather(dst, w, h, ws)
 }
 
-// RegionMask turns a face parser's class scores (bisenet: the C×rh×rw planes of its
-// 1×19×512×512 output) into a w×h crop mask: 1 where the best-scoring class (the first on
-// ties, like numpy's argmax) is one of regions, resized to the crop, Feather.
-func RegionMask(dst []float32, w, h int, scores []float32, classes, rw, rh int, regions []int, ws *MaskWorkspace) {
+// ClassScores are a face parser's output for one face: Classes planes of W×H scores, one
+// after another (bisenet: the 19×512×512 of its 1×19×512×512 output).
+type ClassScores struct {
+	Data    []float32
+	Classes int
+	W, H    int
+}
+
+// RegionMask turns a face parser's class scores into a w×h crop mask: 1 where the
+// best-scoring class (the first on ties, like numpy's argmax) is one of regions, resized to
+// the crop, Feather.
+func RegionMask(dst []float32, w, h int, cs ClassScores, regions []int, ws *MaskWorkspace) {
+	classes, rw, rh := cs.Classes, cs.W, cs.H
 	plane := rw * rh
 	ws.sel = grow(ws.sel, plane)
 	sel := ws.sel
-	scores = scores[:classes*plane]
+	scores := cs.Data[:classes*plane]
 	var want [256]bool
 	for _, c := range regions {
 		if c >= 0 && c < len(want) {
