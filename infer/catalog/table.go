@@ -14,6 +14,8 @@ var (
 	// The anchor detectors take the BGR frame as (v − 127.5)/128; yoloface and 2dfan4 BGR/255.
 	anchorNorm = Norm{BGR: true, Scale: 1, Mean: [3]float64{127.5, 127.5, 127.5}, Std: [3]float64{128, 128, 128}}
 	bgrUnit    = Norm{BGR: true, Scale: 255, Std: unit}
+	rgbUnit    = Norm{Scale: 255, Std: unit}
+	rgbHalf    = Norm{Scale: 255, Mean: half, Std: half}
 )
 
 func f32(name string, shape ...int64) infer.TensorSpec {
@@ -75,6 +77,16 @@ func addTo(m map[string]*Model, x *Model) {
 // (its code binds them by name); output names are not used by FaceFusion and are left open.
 var table = func() map[string]*Model {
 	m := map[string]*Model{}
+	addDetectors(m)
+	addAnalysers(m)
+	addSwappers(m)
+	addEnhancers(m)
+	addMaskersAndConverters(m)
+	return m
+}()
+
+// addDetectors adds the face detectors.
+func addDetectors(m map[string]*Model) {
 	add := func(x *Model) { addTo(m, x) }
 
 	// Detectors: the frame, shrunk to fit and zero-padded bottom-right, BGR.
@@ -127,6 +139,12 @@ var table = func() map[string]*Model {
 		Want: infer.Signature{Inputs: []infer.TensorSpec{f32("input", dyn, 3, dyn, dyn)}, Outputs: yunetOuts},
 		Size: 640, Sizes: []int{640}, Norm: Norm{BGR: true, Scale: 1, Std: unit},
 		Unconfirmed: "outputs [1, cells, 1|1|4|10] in the order cls, obj, bbox, kps (from FaceFusion's squeeze(0) and reshape(-1)); input sides"})
+}
+
+// addAnalysers adds the models that read a found face: landmarkers, recognizers and the
+// classifier.
+func addAnalysers(m map[string]*Model) {
+	add := func(x *Model) { addTo(m, x) }
 
 	// The crop is scaled by 195/max(box w, h) around the box; points are heatmap coordinates
 	// (×256/64); the score is the mean of per-point heatmap maxima.
@@ -182,72 +200,100 @@ var table = func() map[string]*Model {
 			Outputs: []infer.TensorSpec{f32("output", dyn, 512)}},
 		Template: "arcface_112_v2", Size: 112,
 		Norm: Norm{Scale: 1, Mean: [3]float64{127, 127, 127}, Std: [3]float64{128, 128, 128}}})
+}
 
-	// srcSize 0: the 'source' input is an embedding [1,512]; else a srcSize² RGB face crop.
-	swapper := func(name string, typ SwapperType, template string, size int64, norm Norm, converter string, boost []int, srcTemplate string, srcSize int64) *Model {
-		t := infer.Float32
-		if strings.HasSuffix(name, "_fp16") {
-			t = infer.AnyFloat
-		}
-		img := infer.TensorSpec{Shape: []int64{dyn, 3, size, size}, Type: t}
-		tgt := img
-		tgt.Name = "target"
-		src := infer.TensorSpec{Name: "source", Shape: []int64{dyn, 512}, Type: t}
-		unconfirmed := "source width 512 for every swapper (the crossface converters keep 512 for simswap, ghost and hififace: not verified)"
-		if srcSize > 0 {
-			src.Shape = []int64{dyn, 3, srcSize, srcSize}
-			unconfirmed = "output [1,3,size,size] like the target (FaceFusion reads output 0)"
-		}
-		return &Model{Name: name, Kind: Swapper, Batched: true,
-			Want: infer.Signature{
-				Inputs:  []infer.TensorSpec{tgt, src},
-				Outputs: []infer.TensorSpec{img}},
-			Template: template, Size: int(size), Sizes: boost, Norm: norm,
-			SwapperType: typ, Converter: converter, SourceTemplate: srcTemplate, SourceSize: int(srcSize),
-			FP16:        strings.HasSuffix(name, "_fp16") || typ == Hyperswap,
-			Unconfirmed: unconfirmed}
-	}
+// sourceCrop is the source face a swapper takes: a crop of size² pixels warped to template,
+// or, the zero value, the source's embedding [1,512].
+type sourceCrop struct {
+	template string
+	size     int64
+}
+
+// embedding is the source of the swappers that take an embedding, not a crop.
+var embedding = sourceCrop{}
+
+// addSwappers adds the face swappers.
+func addSwappers(m map[string]*Model) {
+	add := func(x *Model) { addTo(m, x) }
+
 	// The pixel boosts FaceFusion lists (face_swapper/choices.py). blendswap_256's 384 and
 	// simswap_unofficial_512's 768 are not whole multiples of the model's size: FaceFusion's
 	// implode_pixel_boost cannot split them into tiles, so job validation refuses them.
 	boost128 := []int{128, 256, 384, 512, 768, 1024}
 	boost256 := []int{256, 512, 768, 1024}
-	rgbUnit := Norm{Scale: 255, Std: unit}
-	rgbHalf := Norm{Scale: 255, Mean: half, Std: half}
-	add(swapper("blendswap_256", Blendswap, "ffhq_512", 256, rgbUnit, "", []int{256, 384, 512, 768, 1024}, "arcface_112_v2", 112))
-	add(swapper("hififace_unofficial_256", Hififace, "mtcnn_512", 256, rgbHalf, "crossface_hififace", boost256, "", 0))
-	add(swapper("inswapper_128", Inswapper, "arcface_128", 128, rgbUnit, "", boost128, "", 0))
-	add(swapper("inswapper_128_fp16", Inswapper, "arcface_128", 128, rgbUnit, "", boost128, "", 0))
+	add(swapperModel("blendswap_256", Blendswap, "ffhq_512", 256, rgbUnit, "", []int{256, 384, 512, 768, 1024}, sourceCrop{"arcface_112_v2", 112}))
+	add(swapperModel("hififace_unofficial_256", Hififace, "mtcnn_512", 256, rgbHalf, "crossface_hififace", boost256, embedding))
+	add(swapperModel("inswapper_128", Inswapper, "arcface_128", 128, rgbUnit, "", boost128, embedding))
+	add(swapperModel("inswapper_128_fp16", Inswapper, "arcface_128", 128, rgbUnit, "", boost128, embedding))
 	for _, v := range []string{"1a", "1b", "1c"} {
-		add(swapper("hyperswap_"+v+"_256", Hyperswap, "arcface_128", 256, rgbHalf, "", boost256, "", 0))
+		add(swapperModel("hyperswap_"+v+"_256", Hyperswap, "arcface_128", 256, rgbHalf, "", boost256, embedding))
 	}
-	add(swapper("simswap_256", Simswap, "arcface_112_v1", 256, imagenet, "crossface_simswap", boost256, "", 0))
-	add(swapper("simswap_unofficial_512", Simswap, "arcface_112_v1", 512, rgbUnit, "crossface_simswap", []int{512, 768, 1024}, "", 0))
+	add(swapperModel("simswap_256", Simswap, "arcface_112_v1", 256, imagenet, "crossface_simswap", boost256, embedding))
+	add(swapperModel("simswap_unofficial_512", Simswap, "arcface_112_v1", 512, rgbUnit, "crossface_simswap", []int{512, 768, 1024}, embedding))
 	for _, v := range []string{"1", "2", "3"} {
-		add(swapper("ghost_"+v+"_256", Ghost, "arcface_112_v1", 256, rgbHalf, "crossface_ghost", boost256, "", 0))
+		add(swapperModel("ghost_"+v+"_256", Ghost, "arcface_112_v1", 256, rgbHalf, "crossface_ghost", boost256, embedding))
 	}
-	add(swapper("uniface_256", Uniface, "ffhq_512", 256, rgbHalf, "", boost256, "ffhq_512", 256))
+	add(swapperModel("uniface_256", Uniface, "ffhq_512", 256, rgbHalf, "", boost256, sourceCrop{"ffhq_512", 256}))
+}
 
-	enhancer := func(name, template string, size int64, weight bool) *Model {
-		ins := []infer.TensorSpec{f32("input", dyn, 3, size, size)}
-		if weight {
-			// FaceFusion feeds numpy.array([weight]).astype(numpy.double).
-			ins = append(ins, infer.TensorSpec{Name: "weight", Shape: []int64{1}, Type: infer.Float64})
-		}
-		return &Model{Name: name, Kind: Enhancer, Batched: true,
-			Want:     infer.Signature{Inputs: ins, Outputs: []infer.TensorSpec{f32("", dyn, 3, size, size)}},
-			Template: template, Size: int(size), Norm: rgbHalf}
+// swapperModel is a swapper's entry. source.size 0: the 'source' input is an embedding
+// [1,512]; else a source.size² RGB face crop.
+func swapperModel(name string, typ SwapperType, template string, size int64, norm Norm, converter string, boost []int, source sourceCrop) *Model {
+	t := infer.Float32
+	if strings.HasSuffix(name, "_fp16") {
+		t = infer.AnyFloat
 	}
-	add(enhancer("codeformer", "ffhq_512", 512, true))
-	add(enhancer("gfpgan_1.2", "ffhq_512", 512, false))
-	add(enhancer("gfpgan_1.3", "ffhq_512", 512, false))
-	add(enhancer("gfpgan_1.4", "ffhq_512", 512, false))
+	img := infer.TensorSpec{Shape: []int64{dyn, 3, size, size}, Type: t}
+	tgt := img
+	tgt.Name = "target"
+	src := infer.TensorSpec{Name: "source", Shape: []int64{dyn, 512}, Type: t}
+	unconfirmed := "source width 512 for every swapper (the crossface converters keep 512 for simswap, ghost and hififace: not verified)"
+	if source.size > 0 {
+		src.Shape = []int64{dyn, 3, source.size, source.size}
+		unconfirmed = "output [1,3,size,size] like the target (FaceFusion reads output 0)"
+	}
+	return &Model{Name: name, Kind: Swapper, Batched: true,
+		Want: infer.Signature{
+			Inputs:  []infer.TensorSpec{tgt, src},
+			Outputs: []infer.TensorSpec{img}},
+		Template: template, Size: int(size), Sizes: boost, Norm: norm,
+		SwapperType: typ, Converter: converter, SourceTemplate: source.template, SourceSize: int(source.size),
+		FP16:        strings.HasSuffix(name, "_fp16") || typ == Hyperswap,
+		Unconfirmed: unconfirmed}
+}
+
+// addEnhancers adds the face enhancers.
+func addEnhancers(m map[string]*Model) {
+	add := func(x *Model) { addTo(m, x) }
+
+	add(enhancerModel("codeformer", "ffhq_512", 512, true))
+	add(enhancerModel("gfpgan_1.2", "ffhq_512", 512, false))
+	add(enhancerModel("gfpgan_1.3", "ffhq_512", 512, false))
+	add(enhancerModel("gfpgan_1.4", "ffhq_512", 512, false))
 	// FaceFusion 3.8.1 warps gpen_bfr_256 with arcface_128, not ffhq_512.
-	add(enhancer("gpen_bfr_256", "arcface_128", 256, false))
-	add(enhancer("gpen_bfr_512", "ffhq_512", 512, false))
-	add(enhancer("gpen_bfr_1024", "ffhq_512", 1024, false))
-	add(enhancer("gpen_bfr_2048", "ffhq_512", 2048, false))
-	add(enhancer("restoreformer_plus_plus", "ffhq_512", 512, false))
+	add(enhancerModel("gpen_bfr_256", "arcface_128", 256, false))
+	add(enhancerModel("gpen_bfr_512", "ffhq_512", 512, false))
+	add(enhancerModel("gpen_bfr_1024", "ffhq_512", 1024, false))
+	add(enhancerModel("gpen_bfr_2048", "ffhq_512", 2048, false))
+	add(enhancerModel("restoreformer_plus_plus", "ffhq_512", 512, false))
+}
+
+// enhancerModel is an enhancer's entry; weight adds FaceFusion's 'weight' input.
+func enhancerModel(name, template string, size int64, weight bool) *Model {
+	ins := []infer.TensorSpec{f32("input", dyn, 3, size, size)}
+	if weight {
+		// FaceFusion feeds numpy.array([weight]).astype(numpy.double).
+		ins = append(ins, infer.TensorSpec{Name: "weight", Shape: []int64{1}, Type: infer.Float64})
+	}
+	return &Model{Name: name, Kind: Enhancer, Batched: true,
+		Want:     infer.Signature{Inputs: ins, Outputs: []infer.TensorSpec{f32("", dyn, 3, size, size)}},
+		Template: template, Size: int(size), Norm: rgbHalf}
+}
+
+// addMaskersAndConverters adds the occluders and region parsers the masks use, and the
+// converters of source embeddings.
+func addMaskersAndConverters(m map[string]*Model) {
+	add := func(x *Model) { addTo(m, x) }
 
 	// The occluders (face_occluder_model; "many" runs all three): the crop resized to 256,
 	// /255, channel-last, in the frame's (BGR) order.
@@ -279,5 +325,4 @@ var table = func() map[string]*Model {
 			Size:        512,
 			Unconfirmed: "output [1,512] (FaceFusion reads output 0 and reshapes it to the swapper's source)"})
 	}
-	return m
-}()
+}
