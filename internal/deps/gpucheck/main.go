@@ -82,47 +82,16 @@ func fail(err error) int {
 
 func (c *check) run(lib, device string, batches, workers []int, frames, rounds int, blaze string) int {
 	// 1. The GPU, as a rank binds it, and its telemetry as the run report samples it.
-	id, err := rank.Identify(0, 1, 0, 1, rank.Options{Device: device})
+	g, err := c.bindGPU(device)
 	if err != nil {
 		return fail(err)
 	}
-	b := id.GPU
-	fmt.Println("gpu-check: rank binding:", b)
-	src, gpu := rank.OpenGPU(b)
-	var baseline uint64
-	if src == nil {
-		c.not("NVML telemetry and GPU memory per rank (%s)", gpu.Reason)
-	} else if r, err := src.Read(); err != nil {
-		c.not("NVML telemetry: %v", err)
-		src = nil
-	} else {
-		baseline = r.MemoryUsedBytes
-		c.ok("NVML: %s, %.1f GiB, %.1f GiB in use before the first session", gpu.Name, gib(gpu.MemoryTotalBytes), gib(baseline))
-	}
-
 	// 2. The runtime, its CUDA provider, and pinning through the node's libcudart.
-	if err := infer.Init(lib); err != nil {
-		return fail(err)
-	}
-	ex := infer.Execution{Providers: []string{infer.ProviderCUDA, infer.ProviderCPU}, DeviceID: max(b.Device, 0)}
-	if b.CPU() {
-		ex.Providers = []string{infer.ProviderCPU}
-	}
-	used, err := infer.ResolveProviders(ex)
+	ex, used, err := c.runtime(lib, g.b)
 	if err != nil {
 		return fail(err)
 	}
 	onGPU := used[0] == infer.ProviderCUDA
-	if onGPU {
-		if err := c.versions(lib); err != nil {
-			return fail(err)
-		}
-	}
-	if onGPU {
-		c.ok("ONNX Runtime's CUDA provider (%s) on device %d", lib, ex.DeviceID)
-	} else {
-		c.not("ONNX Runtime's CUDA provider: not loadable with %s (set GPU_ROUTE_DIR to a folder with libonnxruntime.so.1 and its libonnxruntime_providers_*.so); the engines run on the CPU here", lib)
-	}
 	swapperBytes, enhancerBytes := int64(enginebench.SwapperBytes), int64(enginebench.EnhancerBytes)
 	if !onGPU {
 		// A CPU rehearsal: the same code at an eighth of the weights, a quarter of the frames.
@@ -142,42 +111,138 @@ func (c *check) run(lib, device string, batches, workers []int, frames, rounds i
 	if err := enginebench.WriteModels(dir, swapperBytes, enhancerBytes); err != nil {
 		return fail(err)
 	}
+	cfg, err := c.pinning(dir, lib, ex)
+	if err != nil {
+		return fail(err)
+	}
+
+	// 3. The model path through shared engines: frames/s, batching, GPU memory per rank.
+	fmt.Printf("gpu-check: model path (yoloface_8n, inswapper_128 %d MB, gfpgan_1.4 %d MB), providers %v, best of %d rounds of %d frames\n",
+		swapperBytes>>20, enhancerBytes>>20, used, rounds, frames)
+	if err := c.measure(&cfg, g, used, batches, workers, frames, rounds); err != nil {
+		return fail(err)
+	}
+	if err := c.identical(cfg, used, batches); err != nil {
+		return fail(err)
+	}
+	if onGPU {
+		c.ok("shared engines on the GPU at batch %v with %v workers", batches, workers)
+	} else {
+		c.ok("shared engines on the CPU at batch %v with %v workers (the GPU's numbers need the CUDA provider)", batches, workers)
+	}
+
+	// 4. The embedded default's detector, through its engine.
+	if blaze != "" {
+		if err := c.blazeFace(blaze, cfg, used); err != nil {
+			return fail(err)
+		}
+	}
+	if len(c.missing) > 0 {
+		return 2
+	}
+	return 0
+}
+
+// boundGPU is the GPU a rank binds, with its telemetry (src nil without NVML) and the memory in
+// use before the first session.
+type boundGPU struct {
+	b        rank.Binding
+	src      rank.GPUSource
+	stats    rank.GPUStats
+	baseline uint64
+}
+
+// bindGPU binds the GPU as a rank does and opens its telemetry as the run report samples it.
+func (c *check) bindGPU(device string) (boundGPU, error) {
+	id, err := rank.Identify(0, 1, 0, 1, rank.Options{Device: device})
+	if err != nil {
+		return boundGPU{}, err
+	}
+	g := boundGPU{b: id.GPU}
+	fmt.Println("gpu-check: rank binding:", g.b)
+	g.src, g.stats = rank.OpenGPU(g.b)
+	if g.src == nil {
+		c.not("NVML telemetry and GPU memory per rank (%s)", g.stats.Reason)
+	} else if r, err := g.src.Read(); err != nil {
+		c.not("NVML telemetry: %v", err)
+		g.src = nil
+	} else {
+		g.baseline = r.MemoryUsedBytes
+		c.ok("NVML: %s, %.1f GiB, %.1f GiB in use before the first session", g.stats.Name, gib(g.stats.MemoryTotalBytes), gib(g.baseline))
+	}
+	return g, nil
+}
+
+// runtime loads ONNX Runtime from lib and resolves the providers a rank bound to b uses: CUDA
+// then the CPU, or the CPU alone.
+func (c *check) runtime(lib string, b rank.Binding) (ex infer.Execution, used []string, err error) {
+	if err := infer.Init(lib); err != nil {
+		return ex, nil, err
+	}
+	ex = infer.Execution{Providers: []string{infer.ProviderCUDA, infer.ProviderCPU}, DeviceID: max(b.Device, 0)}
+	if b.CPU() {
+		ex.Providers = []string{infer.ProviderCPU}
+	}
+	used, err = infer.ResolveProviders(ex)
+	if err != nil {
+		return ex, nil, err
+	}
+	onGPU := used[0] == infer.ProviderCUDA
+	if onGPU {
+		if err := c.versions(lib); err != nil {
+			return ex, nil, err
+		}
+	}
+	if onGPU {
+		c.ok("ONNX Runtime's CUDA provider (%s) on device %d", lib, ex.DeviceID)
+	} else {
+		c.not("ONNX Runtime's CUDA provider: not loadable with %s (set GPU_ROUTE_DIR to a folder with libonnxruntime.so.1 and its libonnxruntime_providers_*.so); the engines run on the CPU here", lib)
+	}
+	return ex, used, nil
+}
+
+// pinning makes the sessions' config for the models in dir and checks, on one session, that
+// its tensor buffers are page-locked.
+func (c *check) pinning(dir, lib string, ex infer.Execution) (infer.SessionConfig, error) {
 	var pinNote string
 	cfg := infer.SessionConfig{ModelsDir: dir, Library: lib, Execution: ex, Logf: func(format string, args ...any) {
 		if line := fmt.Sprintf(format, args...); strings.HasPrefix(line, infer.UnpinnedNote) {
 			pinNote = line
 		}
 	}}
-	if s, err := infer.OpenSession(catalog.Must("yoloface_8n").Spec(), cfg); err != nil {
-		return fail(err)
-	} else {
-		pinned := s.Inputs()[0].Pinned()
-		s.Close()
-		if pinned {
-			c.ok("page-locked tensor buffers (cudaHostRegister through the node's libcudart)")
-		} else {
-			c.not("page-locked tensor buffers (%s)", pinNote)
-		}
+	s, err := infer.OpenSession(catalog.Must("yoloface_8n").Spec(), cfg)
+	if err != nil {
+		return cfg, err
 	}
+	pinned := s.Inputs()[0].Pinned()
+	s.Close()
+	if pinned {
+		c.ok("page-locked tensor buffers (cudaHostRegister through the node's libcudart)")
+	} else {
+		c.not("page-locked tensor buffers (%s)", pinNote)
+	}
+	return cfg, nil
+}
 
-	// 3. The model path through shared engines: frames/s, batching, GPU memory per rank.
-	fmt.Printf("gpu-check: model path (yoloface_8n, inswapper_128 %d MB, gfpgan_1.4 %d MB), providers %v, best of %d rounds of %d frames\n",
-		swapperBytes>>20, enhancerBytes>>20, used, rounds, frames)
+// measure prints a row per worker count and batch size: frames/s, how full the swapper's runs
+// were, and the GPU memory and utilization; cfg is left at the last batch size.
+func (c *check) measure(cfg *infer.SessionConfig, g boundGPU, used []string, batches, workers []int, frames, rounds int) error {
+	onGPU := used[0] == infer.ProviderCUDA
 	for _, w := range workers {
 		for _, batch := range batches {
 			cfg.MaxBatch = batch
 			// Each worker claims faces items a frame, so that the workers together can fill a
 			// batch (one item each would never fill 32 with 8 workers, nor batch at all with 1).
 			faces := (batch + w - 1) / w
-			sampler := rank.StartSampler(src, gpu, 50*time.Millisecond)
+			sampler := rank.StartSampler(g.src, g.stats, 50*time.Millisecond)
 			rowFrames := frames
 			if !onGPU { // the rehearsal: about as many items a row as at one face a frame
 				rowFrames = max(4, frames/faces)
 			}
-			res, err := enginebench.Run(enginebench.Shared, cfg, enginebench.Options{Workers: w, Frames: rowFrames, Rounds: rounds, Faces: faces})
+			res, err := enginebench.Run(enginebench.Shared, *cfg, enginebench.Options{Workers: w, Frames: rowFrames, Rounds: rounds, Faces: faces})
 			st := sampler.Stop()
 			if err != nil {
-				return fail(fmt.Errorf("workers %d, batch %d: %w", w, batch, err))
+				return fmt.Errorf("workers %d, batch %d: %w", w, batch, err)
 			}
 			sw := res.Engines["inswapper_128"]
 			mean := float64(sw.Items) / float64(max(sw.Runs, 1))
@@ -187,13 +252,18 @@ func (c *check) run(lib, device string, batches, workers []int, frames, rounds i
 				line += fmt.Sprintf(" [FLAG: below batch %d]", batch)
 				c.flagged = append(c.flagged, fmt.Sprintf("workers %d batch %d: the swapper's runs held %.2f items on average, below the batch size: the row measures smaller batches", w, batch, mean))
 			}
-			if src != nil {
-				line += fmt.Sprintf("; GPU memory +%.2f GiB over the baseline, utilization max %.0f%%", gib(st.MemoryUsedMaxBytes-min(baseline, st.MemoryUsedMaxBytes)), 100*st.UtilizationMax)
+			if g.src != nil {
+				line += fmt.Sprintf("; GPU memory +%.2f GiB over the baseline, utilization max %.0f%%", gib(st.MemoryUsedMaxBytes-min(g.baseline, st.MemoryUsedMaxBytes)), 100*st.UtilizationMax)
 			}
 			fmt.Println(line + fmt.Sprintf("; host RSS %.2f GiB", gib(rss())))
 		}
 	}
-	// Bit-identity: batch b's outputs against batch 1's, byte for byte, on these providers.
+	return nil
+}
+
+// identical compares each batch size's outputs with batch 1's, byte for byte, on these
+// providers.
+func (c *check) identical(cfg infer.SessionConfig, used []string, batches []int) error {
 	var same []int
 	for _, batch := range batches {
 		if batch == 1 {
@@ -201,7 +271,7 @@ func (c *check) run(lib, device string, batches, workers []int, frames, rounds i
 		}
 		diff, err := enginebench.Compare(cfg, batch, batch)
 		if err != nil {
-			return fail(fmt.Errorf("comparing batch %d with batch 1: %w", batch, err))
+			return fmt.Errorf("comparing batch %d with batch 1: %w", batch, err)
 		}
 		line := fmt.Sprintf("batch %d against batch 1, %d items byte for byte, providers %v:", batch, batch, used)
 		for _, name := range enginebench.Models[1:] {
@@ -221,22 +291,7 @@ func (c *check) run(lib, device string, batches, workers []int, frames, rounds i
 	if len(same) > 0 {
 		c.ok("batch %v bit-identical to batch 1 on providers %v", same, used)
 	}
-	if onGPU {
-		c.ok("shared engines on the GPU at batch %v with %v workers", batches, workers)
-	} else {
-		c.ok("shared engines on the CPU at batch %v with %v workers (the GPU's numbers need the CUDA provider)", batches, workers)
-	}
-
-	// 4. The embedded default's detector, through its engine.
-	if blaze != "" {
-		if err := c.blazeFace(blaze, cfg, used); err != nil {
-			return fail(err)
-		}
-	}
-	if len(c.missing) > 0 {
-		return 2
-	}
-	return 0
+	return nil
 }
 
 // blazeFace measures BlazeFace on a 1280×720 frame for two seconds.
