@@ -113,6 +113,50 @@ func oneOf(key, v string, allowed []string) string {
 // validateModels adds the model keys' complaints to bad, those of one key against another to
 // combo.
 func (c *Config) validateModels(bad, combo func(string, ...any)) {
+	c.validateModelNames(bad)
+	if size, err := c.DetectorSize(); err != nil {
+		bad("face_detector_size (--face-detector-size): %v", err)
+	} else if size != 0 {
+		// FaceFusion offers each detector a few sizes; BlazeFace's files fix theirs (ignored there).
+		if sizes := DetectorSizes(c.FaceDetectorModel); sizes != nil && !slices.Contains(sizes, size) {
+			combo("face_detector_size (--face-detector-size): %s does not take %dx%d: use one of %s", c.FaceDetectorModel, size, size, sizeList(sizes))
+		}
+	}
+	c.validateDetector(bad, combo)
+	c.validateSelector(bad, combo)
+	if boost, err := c.PixelBoost(); err != nil {
+		bad("face_swapper_pixel_boost: %v", err)
+	} else if m, err := catalog.Select(catalog.Swapper, c.FaceSwapperModel); err == nil && boost != 0 {
+		// FaceFusion's choices per model (face_swapper/choices.py); two of them are not whole
+		// multiples of the model's size, which FaceFusion's tiling cannot split.
+		if !slices.Contains(m.Sizes, boost) {
+			combo("face_swapper_pixel_boost (--face-swapper-pixel-boost): %s does not take %dx%d: use one of %s", m.Name, boost, boost, sizeList(m.Sizes))
+		} else if boost%m.Size != 0 {
+			combo("face_swapper_pixel_boost (--face-swapper-pixel-boost): %dx%d is among FaceFusion's choices for %s, but it is not a whole multiple of the model's %d px and FaceFusion fails on it (implode_pixel_boost cannot tile it): use one of %s", boost, boost, m.Name, m.Size, sizeList(wholeMultiples(m.Sizes, m.Size)))
+		}
+	}
+	checkSpace(bad, "face_mask_padding", c.FaceMaskPadding)
+	if c.FaceEnhancerBlend < 0 || c.FaceEnhancerBlend > 100 {
+		bad("face_enhancer_blend: %d is outside 0..100", c.FaceEnhancerBlend)
+	}
+	if c.FaceLandmarkSmoothing < 0 || c.FaceLandmarkSmoothing > MaxLandmarkSmoothing {
+		bad("face_landmark_smoothing (--face-landmark-smoothing): %d is outside 0..%d frames each side (0: off)", c.FaceLandmarkSmoothing, MaxLandmarkSmoothing)
+	}
+	if c.TargetFrameAmount < 0 || c.TargetFrameAmount > 10 {
+		bad("target_frame_amount (--target-frame-amount): %d is outside 0..10 frames each side", c.TargetFrameAmount)
+	}
+	c.validateModelSHA256(bad)
+	if c.ExecutionBatchSize < 0 {
+		bad("execution_batch_size (--execution-batch-size): %d is negative (0: automatic)", c.ExecutionBatchSize)
+	} else if c.ExecutionBatchSize > MaxBatchSize {
+		bad("execution_batch_size (--execution-batch-size): %d is more than %d: every model keeps buffers for whole batches (gfpgan 3 MB an item each way), and a run never holds more faces than the rank's workers bring in a few ms", c.ExecutionBatchSize, MaxBatchSize)
+	}
+	c.validateDebuggerItems(bad, combo)
+}
+
+// validateModelNames adds a complaint to bad for each model, mask and provider key whose
+// value is not one of FaceFusion's choices.
+func (c *Config) validateModelNames(bad func(string, ...any)) {
 	for _, msg := range []string{
 		oneOf("face_selector_mode", c.FaceSelectorMode, SelectorModes),
 		oneOf("face_selector_order", c.FaceSelectorOrder, SelectorOrders),
@@ -150,37 +194,11 @@ func (c *Config) validateModels(bad, combo func(string, ...any)) {
 			bad("%s", msg)
 		}
 	}
-	if size, err := c.DetectorSize(); err != nil {
-		bad("face_detector_size (--face-detector-size): %v", err)
-	} else if size != 0 {
-		// FaceFusion offers each detector a few sizes; BlazeFace's files fix theirs (ignored there).
-		if sizes := DetectorSizes(c.FaceDetectorModel); sizes != nil && !slices.Contains(sizes, size) {
-			combo("face_detector_size (--face-detector-size): %s does not take %dx%d: use one of %s", c.FaceDetectorModel, size, size, sizeList(sizes))
-		}
-	}
-	c.validateDetector(bad, combo)
-	c.validateSelector(bad, combo)
-	if boost, err := c.PixelBoost(); err != nil {
-		bad("face_swapper_pixel_boost: %v", err)
-	} else if m, err := catalog.Select(catalog.Swapper, c.FaceSwapperModel); err == nil && boost != 0 {
-		// FaceFusion's choices per model (face_swapper/choices.py); two of them are not whole
-		// multiples of the model's size, which FaceFusion's tiling cannot split.
-		if !slices.Contains(m.Sizes, boost) {
-			combo("face_swapper_pixel_boost (--face-swapper-pixel-boost): %s does not take %dx%d: use one of %s", m.Name, boost, boost, sizeList(m.Sizes))
-		} else if boost%m.Size != 0 {
-			combo("face_swapper_pixel_boost (--face-swapper-pixel-boost): %dx%d is among FaceFusion's choices for %s, but it is not a whole multiple of the model's %d px and FaceFusion fails on it (implode_pixel_boost cannot tile it): use one of %s", boost, boost, m.Name, m.Size, sizeList(wholeMultiples(m.Sizes, m.Size)))
-		}
-	}
-	checkSpace(bad, "face_mask_padding", c.FaceMaskPadding)
-	if c.FaceEnhancerBlend < 0 || c.FaceEnhancerBlend > 100 {
-		bad("face_enhancer_blend: %d is outside 0..100", c.FaceEnhancerBlend)
-	}
-	if c.FaceLandmarkSmoothing < 0 || c.FaceLandmarkSmoothing > MaxLandmarkSmoothing {
-		bad("face_landmark_smoothing (--face-landmark-smoothing): %d is outside 0..%d frames each side (0: off)", c.FaceLandmarkSmoothing, MaxLandmarkSmoothing)
-	}
-	if c.TargetFrameAmount < 0 || c.TargetFrameAmount > 10 {
-		bad("target_frame_amount (--target-frame-amount): %d is outside 0..10 frames each side", c.TargetFrameAmount)
-	}
+}
+
+// validateModelSHA256 adds to bad the first model_sha256 key that names no model and the
+// first value that is not a sha256.
+func (c *Config) validateModelSHA256(bad func(string, ...any)) {
 	// A table or list of many bad values gets its first named (in key order: the same every
 	// run), not each: the error stays one line.
 	unknown, notSum := false, false
@@ -198,11 +216,11 @@ func (c *Config) validateModels(bad, combo func(string, ...any)) {
 			notSum = true
 		}
 	}
-	if c.ExecutionBatchSize < 0 {
-		bad("execution_batch_size (--execution-batch-size): %d is negative (0: automatic)", c.ExecutionBatchSize)
-	} else if c.ExecutionBatchSize > MaxBatchSize {
-		bad("execution_batch_size (--execution-batch-size): %d is more than %d: every model keeps buffers for whole batches (gfpgan 3 MB an item each way), and a run never holds more faces than the rank's workers bring in a few ms", c.ExecutionBatchSize, MaxBatchSize)
-	}
+}
+
+// validateDebuggerItems adds to bad the first face_debugger_items name FaceFusion does not
+// have, and to combo why the items cannot be drawn with the job's models.
+func (c *Config) validateDebuggerItems(bad, combo func(string, ...any)) {
 	// A name FaceFusion does not have is refused always; one it has but this program cannot
 	// draw, or none at all, only when face_debugger runs.
 	for _, name := range c.FaceDebuggerItems {
