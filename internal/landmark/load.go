@@ -242,101 +242,12 @@ func decode(d *decoder) (*Predictor, error) {
 	if version != 1 {
 		return nil, fmt.Errorf("version %d, want 1", version)
 	}
-
 	p := &Predictor{}
-	nr, err := d.int()
-	if err != nil {
-		return nil, err
-	}
-	nc, err := d.int()
-	if err != nil {
-		return nil, err
-	}
-	if nr < 0 && nc < 0 { // dlib's newer matrix format stores negated sizes
-		nr, nc = -nr, -nc
-	}
-	if nr != 2*numParts || nc != 1 {
-		return nil, fmt.Errorf("initial shape is %d×%d, want %d×1 (a 68-point model)", nr, nc, 2*numParts)
-	}
-	for i := range p.initial {
-		if p.initial[i], err = d.float32(); err != nil {
+	for _, step := range []func(*decoder) error{p.decodeInitial, p.decodeForests, p.decodeAnchors, p.decodeDeltas} {
+		if err := step(d); err != nil {
 			return nil, err
 		}
 	}
-	for i := range p.initialPts {
-		p.initialPts[i] = geom.Pt{X: float64(p.initial[2*i]), Y: float64(p.initial[2*i+1])}
-	}
-
-	if p.cascades, err = d.uint(maxCascades, "cascade count"); err != nil {
-		return nil, err
-	}
-	if p.cascades == 0 {
-		return nil, errors.New("no cascades")
-	}
-	p.nsplits = -1
-	for c := 0; c < p.cascades; c++ {
-		trees, err := d.uint(maxTrees, "tree count")
-		if err != nil {
-			return nil, err
-		}
-		if c == 0 {
-			p.trees = trees
-		} else if trees != p.trees {
-			return nil, fmt.Errorf("cascade %d has %d trees, cascade 0 has %d; uneven cascades are not supported", c, trees, p.trees)
-		}
-		for t := 0; t < trees; t++ {
-			if err := p.decodeTree(d, c, t); err != nil {
-				return nil, err
-			}
-		}
-	}
-
-	if n, err := d.uint(maxCascades, "anchor list count"); err != nil {
-		return nil, err
-	} else if n != p.cascades {
-		return nil, fmt.Errorf("%d anchor lists for %d cascades", n, p.cascades)
-	}
-	for c := 0; c < p.cascades; c++ {
-		n, err := d.uint(maxFeatures, "feature count")
-		if err != nil {
-			return nil, err
-		}
-		if c == 0 {
-			p.features = n
-			p.anchor = make([]int32, 0, p.cascades*n)
-		} else if n != p.features {
-			return nil, fmt.Errorf("cascade %d has %d feature pixels, cascade 0 has %d", c, n, p.features)
-		}
-		for i := 0; i < n; i++ {
-			a, err := d.uint(numParts-1, "anchor index")
-			if err != nil {
-				return nil, err
-			}
-			p.anchor = append(p.anchor, int32(a))
-		}
-	}
-
-	if n, err := d.uint(maxCascades, "delta list count"); err != nil {
-		return nil, err
-	} else if n != p.cascades {
-		return nil, fmt.Errorf("%d delta lists for %d cascades", n, p.cascades)
-	}
-	p.deltas = make([]float32, 2*p.cascades*p.features)
-	for c := 0; c < p.cascades; c++ {
-		n, err := d.uint(maxFeatures, "delta count")
-		if err != nil {
-			return nil, err
-		}
-		if n != p.features {
-			return nil, fmt.Errorf("cascade %d has %d deltas for %d feature pixels", c, n, p.features)
-		}
-		for i := 2 * c * n; i < 2*(c+1)*n; i++ {
-			if p.deltas[i], err = d.float32(); err != nil {
-				return nil, err
-			}
-		}
-	}
-
 	// Split indices were read before the feature count was known.
 	for i, s := range p.splits {
 		if int(s.a) >= p.features || int(s.b) >= p.features {
@@ -345,6 +256,117 @@ func decode(d *decoder) (*Predictor, error) {
 	}
 	p.pool = &sync.Pool{New: func() any { return &workspace{feat: make([]float32, p.features)} }}
 	return p, nil
+}
+
+// decodeInitial reads initial_shape, the mean shape the cascades start from: 68 points as a
+// 136×1 matrix.
+func (p *Predictor) decodeInitial(d *decoder) error {
+	nr, err := d.int()
+	if err != nil {
+		return err
+	}
+	nc, err := d.int()
+	if err != nil {
+		return err
+	}
+	if nr < 0 && nc < 0 { // dlib's newer matrix format stores negated sizes
+		nr, nc = -nr, -nc
+	}
+	if nr != 2*numParts || nc != 1 {
+		return fmt.Errorf("initial shape is %d×%d, want %d×1 (a 68-point model)", nr, nc, 2*numParts)
+	}
+	for i := range p.initial {
+		if p.initial[i], err = d.float32(); err != nil {
+			return err
+		}
+	}
+	for i := range p.initialPts {
+		p.initialPts[i] = geom.Pt{X: float64(p.initial[2*i]), Y: float64(p.initial[2*i+1])}
+	}
+	return nil
+}
+
+// decodeForests reads the cascades' regression trees, the same number in each.
+func (p *Predictor) decodeForests(d *decoder) error {
+	var err error
+	if p.cascades, err = d.uint(maxCascades, "cascade count"); err != nil {
+		return err
+	}
+	if p.cascades == 0 {
+		return errors.New("no cascades")
+	}
+	p.nsplits = -1
+	for c := 0; c < p.cascades; c++ {
+		trees, err := d.uint(maxTrees, "tree count")
+		if err != nil {
+			return err
+		}
+		if c == 0 {
+			p.trees = trees
+		} else if trees != p.trees {
+			return fmt.Errorf("cascade %d has %d trees, cascade 0 has %d; uneven cascades are not supported", c, trees, p.trees)
+		}
+		for t := 0; t < trees; t++ {
+			if err := p.decodeTree(d, c, t); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// decodeAnchors reads anchor_idx: per cascade, the landmark each feature pixel is placed by.
+func (p *Predictor) decodeAnchors(d *decoder) error {
+	if n, err := d.uint(maxCascades, "anchor list count"); err != nil {
+		return err
+	} else if n != p.cascades {
+		return fmt.Errorf("%d anchor lists for %d cascades", n, p.cascades)
+	}
+	for c := 0; c < p.cascades; c++ {
+		n, err := d.uint(maxFeatures, "feature count")
+		if err != nil {
+			return err
+		}
+		if c == 0 {
+			p.features = n
+			p.anchor = make([]int32, 0, p.cascades*n)
+		} else if n != p.features {
+			return fmt.Errorf("cascade %d has %d feature pixels, cascade 0 has %d", c, n, p.features)
+		}
+		for i := 0; i < n; i++ {
+			a, err := d.uint(numParts-1, "anchor index")
+			if err != nil {
+				return err
+			}
+			p.anchor = append(p.anchor, int32(a))
+		}
+	}
+	return nil
+}
+
+// decodeDeltas reads deltas: per cascade, each feature pixel's offset from its anchor.
+func (p *Predictor) decodeDeltas(d *decoder) error {
+	if n, err := d.uint(maxCascades, "delta list count"); err != nil {
+		return err
+	} else if n != p.cascades {
+		return fmt.Errorf("%d delta lists for %d cascades", n, p.cascades)
+	}
+	p.deltas = make([]float32, 2*p.cascades*p.features)
+	for c := 0; c < p.cascades; c++ {
+		n, err := d.uint(maxFeatures, "delta count")
+		if err != nil {
+			return err
+		}
+		if n != p.features {
+			return fmt.Errorf("cascade %d has %d deltas for %d feature pixels", c, n, p.features)
+		}
+		for i := 2 * c * n; i < 2*(c+1)*n; i++ {
+			if p.deltas[i], err = d.float32(); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // decodeTree reads one regression_tree: its splits, then its leaf vectors.
