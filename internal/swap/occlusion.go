@@ -109,7 +109,33 @@ func skinCentres(l *face.Landmarks68, out *[8]geom.Pt) {
 // is all 1 when the skin cannot be sampled.
 func (s *Swapper) occluders(frame *raster.Image, target *face.Landmarks68, fm *raster.Mask, size float64, fr image.Rectangle) {
 	s.occ.Reset(fr)
-	// Skin samples, every other pixel of each disc.
+	s.sampleSkin(frame, target, size, fr)
+	if len(s.feat[0]) < 16 {
+		for i := range s.occ.Pix {
+			s.occ.Pix[i] = 1
+		}
+		return
+	}
+	s.markOccluders(frame, fm, fr, s.fitSkin())
+	if len(s.stack) < 5 { // nothing a 3×3 majority would keep: the common case, a bare face
+		for i := range s.occ.Pix {
+			s.occ.Pix[i] = 1
+		}
+		return
+	}
+	s.growSeeds(fr, size)
+	s.occ.Majority(5, &s.clip)
+	s.occ.Dilate(1+int(0.01*size), &s.clip)
+	sigma := math.Max(1, 0.006*size)
+	s.occBlur.Apply(&s.occ, sigma)
+	for i, v := range s.occ.Pix {
+		s.occ.Pix[i] = 1 - min(1, 2*v)
+	}
+}
+
+// sampleSkin fills s.feat with the features of the skin samples: every other pixel of the
+// discs around the target's skin centres.
+func (s *Swapper) sampleSkin(frame *raster.Image, target *face.Landmarks68, size float64, fr image.Rectangle) {
 	var centres [8]geom.Pt
 	skinCentres(target, &centres)
 	rad := occSampleRadius * size
@@ -129,28 +155,40 @@ func (s *Swapper) occluders(frame *raster.Image, target *face.Landmarks68, fm *r
 			}
 		}
 	}
-	if len(s.feat[0]) < 16 {
-		for i := range s.occ.Pix {
-			s.occ.Pix[i] = 1
-		}
-		return
-	}
+}
+
+// skinModel is what the skin samples look like: the skin's chromaticity axis (ux, uy), each
+// feature's median, and the tolerances past which a pixel is not skin.
+type skinModel struct {
+	ux, uy                      float32
+	med                         [3]float32
+	darker, brighter, less, hue float32
+}
+
+// fitSkin turns the samples in s.feat into a skinModel, rotating their chromaticity onto
+// the skin's axis in place.
+func (s *Swapper) fitSkin() skinModel {
 	// Chromaticity along the skin's own axis (more or less of its colour) and across it.
-	ux, uy := skinAxis(s.feat[1], s.feat[2])
+	var m skinModel
+	m.ux, m.uy = skinAxis(s.feat[1], s.feat[2])
 	for i, a := range s.feat[1] {
 		b := s.feat[2][i]
-		s.feat[1][i], s.feat[2][i] = a*ux+b*uy, b*ux-a*uy
+		s.feat[1][i], s.feat[2][i] = a*m.ux+b*m.uy, b*m.ux-a*m.uy
 	}
-	var med, tol [3]float32
+	var tol [3]float32
 	for k := range 3 {
-		med[k], tol[k] = medianMAD(s.feat[k], &s.dev)
+		m.med[k], tol[k] = medianMAD(s.feat[k], &s.dev)
 		tol[k] *= occSigmas * 1.4826
 	}
-	darker, brighter := max(tol[0], occDarker), max(tol[0], occBrighter)
-	less, hue := max(tol[1], occLessSaturated), max(tol[2], occHue)
+	m.darker, m.brighter = max(tol[0], occDarker), max(tol[0], occBrighter)
+	m.less, m.hue = max(tol[1], occLessSaturated), max(tol[2], occHue)
+	return m
+}
 
-	// Each pixel's distance in thresholds: 1 (weak) past them, 2 (strong) past occStrong
-	// times them; strong pixels go on the stack as seeds (3).
+// markOccluders scores each pixel of the face (fm > 0, not excluded) against the skin model
+// into s.occ: 1 (weak) past the tolerances, 3 (a seed, also pushed on s.stack) past occStrong
+// times them.
+func (s *Swapper) markOccluders(frame *raster.Image, fm *raster.Mask, fr image.Rectangle, m skinModel) {
 	s.stack = s.stack[:0]
 	w := fr.Dx()
 	for y := fr.Min.Y; y < fr.Max.Y; y++ {
@@ -159,19 +197,19 @@ func (s *Swapper) occluders(frame *raster.Image, target *face.Landmarks68, fm *r
 		erow := s.excl.Pix[off:][:w]
 		orow := s.occ.Pix[off:][:w]
 		prow := frame.Pix[y*frame.Stride+3*fr.Min.X:][:3*w]
-		for i, m := range frow {
-			if !(m > 0) || erow[i] >= 1 {
+		for i, v := range frow {
+			if !(v > 0) || erow[i] >= 1 {
 				continue
 			}
 			f := features(prow[3*i], prow[3*i+1], prow[3*i+2])
-			f[1], f[2] = f[1]*ux+f[2]*uy, f[2]*ux-f[1]*uy
-			d := f[0] - med[0]
+			f[1], f[2] = f[1]*m.ux+f[2]*m.uy, f[2]*m.ux-f[1]*m.uy
+			d := f[0] - m.med[0]
 			// Chromaticity is noisy in dark pixels (a log ratio of small numbers): widen its
 			// tolerance by the darkest channel.
 			slack := 8 / (float32(min(prow[3*i], prow[3*i+1], prow[3*i+2])) + 1)
-			ds := min(f[1]-med[1], 0) / (less + slack)
-			dh := (f[2] - med[2]) / (hue + slack)
-			score := max(-d/darker, d/brighter, float32(math.Sqrt(float64(ds*ds+dh*dh))))
+			ds := min(f[1]-m.med[1], 0) / (m.less + slack)
+			dh := (f[2] - m.med[2]) / (m.hue + slack)
+			score := max(-d/m.darker, d/m.brighter, float32(math.Sqrt(float64(ds*ds+dh*dh))))
 			switch {
 			case score > occStrong:
 				orow[i] = 3
@@ -181,12 +219,11 @@ func (s *Swapper) occluders(frame *raster.Image, target *face.Landmarks68, fm *r
 			}
 		}
 	}
-	if len(s.stack) < 5 { // nothing a 3×3 majority would keep: the common case, a bare face
-		for i := range s.occ.Pix {
-			s.occ.Pix[i] = 1
-		}
-		return
-	}
+}
+
+// growSeeds keeps the thick seeds in s.occ and grows them through the weak pixels connected
+// to them, leaving s.occ 1 on the occluders so found and 0 elsewhere.
+func (s *Swapper) growSeeds(fr image.Rectangle, size float64) {
 	// A seed must be thick: the skin's own creases can be very dark and red, but they are
 	// thin. Seeds are eroded by a square of half-width occSeedErode·size (the complement
 	// dilated); the thin ones become weak pixels, which the growth below may still reach
@@ -212,7 +249,7 @@ func (s *Swapper) occluders(frame *raster.Image, target *face.Landmarks68, fm *r
 	}
 	// Grow the seeds through the weak pixels 4-connected to them; weak pixels not reached
 	// (wrinkles, folds, a shadow) are skin.
-	h := fr.Dy()
+	w, h := fr.Dx(), fr.Dy()
 	for len(s.stack) > 0 {
 		i := int(s.stack[len(s.stack)-1])
 		s.stack = s.stack[:len(s.stack)-1]
@@ -233,13 +270,6 @@ func (s *Swapper) occluders(frame *raster.Image, target *face.Landmarks68, fm *r
 		} else {
 			s.occ.Pix[i] = 0
 		}
-	}
-	s.occ.Majority(5, &s.clip)
-	s.occ.Dilate(1+int(0.01*size), &s.clip)
-	sigma := math.Max(1, 0.006*size)
-	s.occBlur.Apply(&s.occ, sigma)
-	for i, v := range s.occ.Pix {
-		s.occ.Pix[i] = 1 - min(1, 2*v)
 	}
 }
 

@@ -242,28 +242,42 @@ func (s *Swapper) Apply(frame *raster.Image, target *face.Landmarks68) {
 	if s.opts.Occluders {
 		s.occluders(frame, target, &s.mask, size, fr)
 	}
-	// The membrane's band is the face mask's feathered edge on the target's skin (no eye,
-	// brow or mouth, no occluder): there the source must meet it. cov is free for it now.
 	if s.opts.Seamless {
-		s.cov.Reset(fr)
-		for y := fr.Min.Y; y < fr.Max.Y; y++ {
-			mrow := s.mask.Pix[(y-mr.Min.Y)*s.mask.Stride+fr.Min.X-mr.Min.X:][:fr.Dx()]
-			erow := s.excl.Pix[(y-fr.Min.Y)*s.excl.Stride:][:fr.Dx()]
-			brow := s.cov.Pix[(y-fr.Min.Y)*s.cov.Stride:][:fr.Dx()]
-			for i, m := range mrow {
-				if erow[i] == 0 {
-					brow[i] = 4 * m * (1 - m)
-				}
-			}
-		}
-		if s.opts.Occluders {
-			s.cov.Mul(&s.occ)
-		}
+		s.seamBand(mr, fr)
 	}
 	if s.opts.Occluders {
 		s.mask.Mul(&s.occ)
 	}
 
+	s.adjust(frame, target, fr, size)
+	raster.Blend(frame, &s.warped, &s.mask)
+	s.last = fr
+}
+
+// seamBand puts in s.cov (over fr) the membrane's band: the face mask's (s.mask, over mr)
+// feathered edge on the target's skin, where the source must meet the target.
+func (s *Swapper) seamBand(mr, fr image.Rectangle) {
+	// The membrane's band is the face mask's feathered edge on the target's skin (no eye,
+	// brow or mouth, no occluder): there the source must meet it. cov is free for it now.
+	s.cov.Reset(fr)
+	for y := fr.Min.Y; y < fr.Max.Y; y++ {
+		mrow := s.mask.Pix[(y-mr.Min.Y)*s.mask.Stride+fr.Min.X-mr.Min.X:][:fr.Dx()]
+		erow := s.excl.Pix[(y-fr.Min.Y)*s.excl.Stride:][:fr.Dx()]
+		brow := s.cov.Pix[(y-fr.Min.Y)*s.cov.Stride:][:fr.Dx()]
+		for i, m := range mrow {
+			if erow[i] == 0 {
+				brow[i] = 4 * m * (1 - m)
+			}
+		}
+	}
+	if s.opts.Occluders {
+		s.cov.Mul(&s.occ)
+	}
+}
+
+// adjust matches the warped source to the frame inside the mask: its colour, the seam along
+// the mask's edge, and (with Identity) the target's own inner mouth.
+func (s *Swapper) adjust(frame *raster.Image, target *face.Landmarks68, fr image.Rectangle, size float64) {
 	if s.opts.ColourTransfer {
 		to := raster.StatsImage(frame, &s.mask)
 		from := raster.StatsFloat(&s.warped, &s.mask)
@@ -283,8 +297,6 @@ func (s *Swapper) Apply(frame *raster.Image, target *face.Landmarks68) {
 		s.cov.Reset(fr)
 		raster.WarpTriangles(&s.warped, &s.cov, frame, from[:], to[:], mouthFan)
 	}
-	raster.Blend(frame, &s.warped, &s.mask)
-	s.last = fr
 }
 
 func finite(l *face.Landmarks68) bool {
