@@ -98,18 +98,7 @@ func CheckOutput(ctx context.Context, scratch, out string, opt EncodeOptions, ta
 		}
 		return err
 	}
-	var candidates []Carry
-	firstAudio := -1
-	for _, s := range others {
-		if s.Type == "video" && !s.AttachedPic {
-			carried.Drop = append(carried.Drop, Dropped{s, "only the first video stream is processed"})
-			continue
-		}
-		if s.Type == "audio" && firstAudio < 0 {
-			firstAudio = s.Index
-		}
-		candidates = append(candidates, Carry{Stream: s})
-	}
+	candidates, firstAudio := carryCandidates(others, &carried)
 	err = join(candidates)
 	if err != nil && ctx.Err() == nil && len(candidates) > 0 {
 		// Which stream did the container refuse? The video alone tells whether it was the video
@@ -120,17 +109,7 @@ func CheckOutput(ctx context.Context, scratch, out string, opt EncodeOptions, ta
 		}
 		var keep []Carry
 		for _, c := range candidates {
-			cerr := join([]Carry{c})
-			if cerr != nil && ctx.Err() == nil && c.Type == "audio" && audio.Copies() && containerRefusedCodec(cerr) {
-				c.AAC = true // ffmpeg's AAC at its own default bit rate: no audio setting asked for another
-				cerr = join([]Carry{c})
-			}
-			if enc := textSubtitleEncoder(out); cerr != nil && ctx.Err() == nil && c.Type == "subtitle" && textSubtitles[c.Codec] && enc != "" {
-				c.Text = enc // the same cues in the container's text format
-				if cerr = join([]Carry{c}); cerr != nil {
-					c.Text = ""
-				}
-			}
+			c, cerr := joinAlone(ctx, c, out, audio, join)
 			switch {
 			case ctx.Err() != nil:
 				return carried, ctx.Err()
@@ -154,6 +133,42 @@ func CheckOutput(ctx context.Context, scratch, out string, opt EncodeOptions, ta
 	}
 	carried.Keep = candidates
 	return carried, readsBack(ctx, final, opt, &carried, firstAudio >= 0, audio.codec())
+}
+
+// carryCandidates lists the target's other streams a join may carry, and where the first
+// audio stream is among them (its Index, -1 with none); another video stream is never
+// carried: it goes to carried.Drop.
+func carryCandidates(others []Stream, carried *Carried) (candidates []Carry, firstAudio int) {
+	firstAudio = -1
+	for _, s := range others {
+		if s.Type == "video" && !s.AttachedPic {
+			carried.Drop = append(carried.Drop, Dropped{s, "only the first video stream is processed"})
+			continue
+		}
+		if s.Type == "audio" && firstAudio < 0 {
+			firstAudio = s.Index
+		}
+		candidates = append(candidates, Carry{Stream: s})
+	}
+	return candidates, firstAudio
+}
+
+// joinAlone tries a join of the video with c alone; where the container refuses it, audio
+// that would be copied is tried as AAC and a text subtitle in out's own text format. It
+// returns c as it was carried, or the last join's error.
+func joinAlone(ctx context.Context, c Carry, out string, audio AudioOptions, join func([]Carry) error) (Carry, error) {
+	cerr := join([]Carry{c})
+	if cerr != nil && ctx.Err() == nil && c.Type == "audio" && audio.Copies() && containerRefusedCodec(cerr) {
+		c.AAC = true // ffmpeg's AAC at its own default bit rate: no audio setting asked for another
+		cerr = join([]Carry{c})
+	}
+	if enc := textSubtitleEncoder(out); cerr != nil && ctx.Err() == nil && c.Type == "subtitle" && textSubtitles[c.Codec] && enc != "" {
+		c.Text = enc // the same cues in the container's text format
+		if cerr = join([]Carry{c}); cerr != nil {
+			c.Text = ""
+		}
+	}
+	return c, cerr
 }
 
 // carriesKey names the streams a join carries and how, for telling two joins apart.
