@@ -20,17 +20,7 @@ func main() {
 	exitRank := flag.Int("exit", -1, "this rank exits with status 4 without finalizing; the others wait in a barrier")
 	flag.Parse()
 
-	var c collective.Comm
-	var err error
-	if *force {
-		c, err = collective.InitMPI(collective.ThreadFunneled)
-	} else {
-		c, err = collective.Init()
-	}
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(2)
-	}
+	c := initComm(*force)
 	check := func(err error) {
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
@@ -41,44 +31,9 @@ func main() {
 	check(err)
 	fmt.Printf("rank %d size %d local %d/%d\n", id.WorldRank, id.WorldSize, id.LocalRank, id.LocalSize)
 
-	check(c.Barrier())
-	if c.Rank() == *abortRank {
-		c.Abort(3)
-	}
-	if c.Rank() == *exitRank {
-		os.Exit(4)
-	}
-	if *abortRank >= 0 || *exitRank >= 0 {
-		// The survivors block here until the launcher kills them; give it a moment so a
-		// rank that would hang is caught by the test's guard, not by luck.
-		check(c.Barrier())
-		time.Sleep(30 * time.Second)
-		check(c.Barrier())
-	}
+	failOnCue(c, check, *abortRank, *exitRank)
 
-	var payload []byte
-	if c.Rank() == 0 {
-		payload = []byte(strings.Repeat("plan!", 1000))
-	}
-	got, err := collective.BcastBytes(c, 0, payload)
-	check(err)
-
-	// A broadcast in pieces (a model file's bytes in the driver): 10007 bytes in 4096-byte
-	// pieces, the last one short; every rank counts the bytes it got wrong.
-	chunked := make([]byte, 10007)
-	if c.Rank() == 0 {
-		for i := range chunked {
-			chunked[i] = byte(i * 31)
-		}
-	}
-	check(collective.BcastChunks(c, 0, chunked, 4096))
-	wrong := []int64{0}
-	for i, b := range chunked {
-		if b != byte(i*31) {
-			wrong[0]++
-		}
-	}
-	check(c.AllreduceInt64(collective.Sum, wrong))
+	got, wrong := broadcasts(c, check)
 
 	mine := fmt.Sprintf("r%d:%s:%d", c.Rank(), strings.Repeat("x", c.Rank()), len(got))
 	if c.Rank() == 1 {
@@ -116,7 +71,7 @@ func main() {
 		fmt.Printf("gather %s\n", strings.Join(parts, ","))
 		fmt.Printf("allreduce sum %d max %d min %d\n", vals[0], vals[1], vals[2])
 		fmt.Printf("exscan %v\n", scan)
-		fmt.Printf("bcast in pieces: %d byte(s) wrong over every rank\n", wrong[0])
+		fmt.Printf("bcast in pieces: %d byte(s) wrong over every rank\n", wrong)
 		fmt.Printf("%s\n", p2p)
 	}
 	check(c.Finalize())
@@ -124,6 +79,72 @@ func main() {
 		fmt.Fprintln(os.Stderr, "barrier after finalize succeeded")
 		os.Exit(5)
 	}
+}
+
+// initComm joins the job: through MPI when force is set (a singleton when alone), else as
+// collective.Init chooses. It exits with status 2 when that fails.
+func initComm(force bool) collective.Comm {
+	var c collective.Comm
+	var err error
+	if force {
+		c, err = collective.InitMPI(collective.ThreadFunneled)
+	} else {
+		c, err = collective.Init()
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	return c
+}
+
+// failOnCue makes the rank named by abortRank call Abort(3), and the one named by exitRank
+// exit without finalizing, after a first barrier; the other ranks then wait in barriers for
+// the launcher to end them.
+func failOnCue(c collective.Comm, check func(error), abortRank, exitRank int) {
+	check(c.Barrier())
+	if c.Rank() == abortRank {
+		c.Abort(3)
+	}
+	if c.Rank() == exitRank {
+		os.Exit(4)
+	}
+	if abortRank >= 0 || exitRank >= 0 {
+		// The survivors block here until the launcher kills them; give it a moment so a
+		// rank that would hang is caught by the test's guard, not by luck.
+		check(c.Barrier())
+		time.Sleep(30 * time.Second)
+		check(c.Barrier())
+	}
+}
+
+// broadcasts runs a broadcast of rank 0's payload and one in pieces, returning the payload
+// every rank got and the bytes of the pieces that arrived wrong, summed over every rank.
+func broadcasts(c collective.Comm, check func(error)) (got []byte, wrong int64) {
+	var payload []byte
+	if c.Rank() == 0 {
+		payload = []byte(strings.Repeat("plan!", 1000))
+	}
+	got, err := collective.BcastBytes(c, 0, payload)
+	check(err)
+
+	// A broadcast in pieces (a model file's bytes in the driver): 10007 bytes in 4096-byte
+	// pieces, the last one short; every rank counts the bytes it got wrong.
+	chunked := make([]byte, 10007)
+	if c.Rank() == 0 {
+		for i := range chunked {
+			chunked[i] = byte(i * 31)
+		}
+	}
+	check(collective.BcastChunks(c, 0, chunked, 4096))
+	count := []int64{0}
+	for i, b := range chunked {
+		if b != byte(i*31) {
+			count[0]++
+		}
+	}
+	check(c.AllreduceInt64(collective.Sum, count))
+	return got, count[0]
 }
 
 // iallreduce runs one non-blocking allreduce that rank 0 posts first: the others post theirs
