@@ -243,10 +243,17 @@ func decode(d *decoder) (*Predictor, error) {
 		return nil, fmt.Errorf("version %d, want 1", version)
 	}
 	p := &Predictor{}
-	for _, step := range []func(*decoder) error{p.decodeInitial, p.decodeForests, p.decodeAnchors, p.decodeDeltas} {
-		if err := step(d); err != nil {
-			return nil, err
-		}
+	if err := p.decodeInitial(d); err != nil {
+		return nil, err
+	}
+	if err := p.decodeForests(d); err != nil {
+		return nil, err
+	}
+	if err := p.decodeAnchors(d); err != nil {
+		return nil, err
+	}
+	if err := p.decodeDeltas(d); err != nil {
+		return nil, err
 	}
 	// Split indices were read before the feature count was known.
 	for i, s := range p.splits {
