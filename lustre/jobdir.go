@@ -153,16 +153,16 @@ func (j *JobDir) ReadProgress() (frames []int64, ok bool, err error) {
 	}
 	var p progressFile
 	if err := json.Unmarshal(b, &p); err != nil {
-		return nil, false, fmt.Errorf("progress file %s is not valid (%s)", j.Progress(), jsonError(err))
+		return nil, false, fmt.Errorf("progress file %s is not valid (%s)", j.Progress(), JSONError(err))
 	}
-	var f fields
+	var f Fields
 	if len(p.Frames) > MaxRanks {
-		f.fail("frames", fmt.Sprintf("has %d ranks, more than %d", len(p.Frames), MaxRanks))
+		f.Fail("frames", fmt.Sprintf("has %d ranks, more than %d", len(p.Frames), MaxRanks))
 	}
 	for i, n := range p.Frames {
-		f.in(fmt.Sprintf("frames[%d]", i), n, 0, MaxFrames)
+		f.In(fmt.Sprintf("frames[%d]", i), n, 0, MaxFrames)
 	}
-	if err := f.done(j.Progress(), "progress file", "it is rewritten every second while the job runs; remove it if none does"); err != nil {
+	if err := f.Done(j.Progress(), "progress file", "it is rewritten every second while the job runs; remove it if none does"); err != nil {
 		return nil, false, err
 	}
 	return p.Frames, true, nil

@@ -21,6 +21,7 @@ import (
 	"github.com/facefusion-hpc/facefusion/internal/logging"
 	"github.com/facefusion-hpc/facefusion/internal/metrics"
 	"github.com/facefusion-hpc/facefusion/internal/pipeline"
+	"github.com/facefusion-hpc/facefusion/internal/report"
 	"github.com/facefusion-hpc/facefusion/internal/safefs"
 	"github.com/facefusion-hpc/facefusion/internal/slurm"
 	"github.com/facefusion-hpc/facefusion/lustre"
@@ -373,7 +374,7 @@ func (b *batch) one(ctx context.Context, r *Result, i, n int) error {
 		return b.failed(r, fault.AsInput(err), tag)
 	}
 	if d, ok := b.dir.Done(r.Key); ok {
-		r.Report = lustre.ReportPath(d.Output) // the run that made it wrote one there
+		r.Report = report.Path(d.Output) // the run that made it wrote one there
 		switch {
 		case d.Output == e.Output:
 			return skip(AlreadyDone, fmt.Sprintf("done already (%s, %s): skipped", d.Output, d.Finished.Format(time.RFC3339)))
@@ -592,7 +593,7 @@ func (s *Summary) writeMetrics(cfg job.Config, status int) {
 	fams := [][]*dto.MetricFamily{s.families(cfg, status)}
 	for i := len(s.Entries) - 1; i >= 0; i-- {
 		if st := s.Entries[i].State; st == Done || st == Failed || st == Stopped {
-			if rep, ok, _ := lustre.ReadReport(s.Entries[i].Output); ok {
+			if rep, ok, _ := report.Read(s.Entries[i].Output); ok {
 				fams = append(fams, metrics.Report(rep, time.Now()))
 				break
 			}

@@ -30,6 +30,7 @@ import (
 	"github.com/facefusion-hpc/facefusion/internal/logging"
 	"github.com/facefusion-hpc/facefusion/internal/pipeline"
 	"github.com/facefusion-hpc/facefusion/internal/raster"
+	"github.com/facefusion-hpc/facefusion/internal/report"
 	"github.com/facefusion-hpc/facefusion/internal/safefs"
 	"github.com/facefusion-hpc/facefusion/internal/video"
 	"github.com/facefusion-hpc/facefusion/lustre"
@@ -113,10 +114,10 @@ type Result struct {
 	Err    string     `json:",omitempty"`
 	Kind   fault.Kind `json:",omitempty"`
 
-	Done           []lustre.Chunk    `json:",omitempty"` // the chunks this rank finished this attempt
-	Stopped        bool              `json:",omitempty"` // a signal stopped it; its chunk in flight was discarded
-	CheckpointWork float64           // seconds spent hashing segments and writing journals/manifest
-	Stats          lustre.RankReport // the rank's share for the run report: counts, stage times, GPU
+	Done           []lustre.Chunk `json:",omitempty"` // the chunks this rank finished this attempt
+	Stopped        bool           `json:",omitempty"` // a signal stopped it; its chunk in flight was discarded
+	CheckpointWork float64        // seconds spent hashing segments and writing journals/manifest
+	Stats          report.Rank    // the rank's share for the run report: counts, stage times, GPU
 
 	// Rank 0's decision for a stopped job, broadcast so that every rank exits with one code.
 	StopReason string `json:",omitempty"` // JOB_DIR/STOP: "rank N: SIGUSR1", "deadline", …
@@ -130,7 +131,7 @@ type Options struct {
 	Log         *logging.Logger // nil: nothing is logged
 	NewProgress pipeline.ProgressFunc
 	// Done, when set, receives rank 0's run report once the output is in place.
-	Done func(*lustre.Report)
+	Done func(*report.Report)
 	// GPU is this rank's GPU binding (rank.Identify), sampled through NVML for the run report;
 	// nil when the job runs on CPU providers.
 	GPU *rank.Binding
@@ -677,8 +678,8 @@ var errAlreadyDone = errors.New("already done")
 // errAlreadyDone when its run report records fp, else why not, as the usage error of an output
 // that exists (none with --force, which overwrites it).
 func sameJobDone(cfg job.Config, fp map[string]string) error {
-	rep, ok, err := lustre.ReadReport(cfg.OutputPath)
-	why := "it has no run report " + lustre.ReportPath(cfg.OutputPath)
+	rep, ok, err := report.Read(cfg.OutputPath)
+	why := "it has no run report " + report.Path(cfg.OutputPath)
 	switch {
 	case err != nil:
 		why = err.Error()

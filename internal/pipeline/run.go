@@ -25,10 +25,10 @@ import (
 	"github.com/facefusion-hpc/facefusion/internal/logging"
 	"github.com/facefusion-hpc/facefusion/internal/progress"
 	"github.com/facefusion-hpc/facefusion/internal/raster"
+	"github.com/facefusion-hpc/facefusion/internal/report"
 	"github.com/facefusion-hpc/facefusion/internal/safefs"
 	"github.com/facefusion-hpc/facefusion/internal/swap"
 	"github.com/facefusion-hpc/facefusion/internal/video"
-	"github.com/facefusion-hpc/facefusion/lustre"
 )
 
 // ProgressFunc makes the counter for a run of total frames; the returned func closes it.
@@ -274,7 +274,7 @@ func ReportFile(cfg job.Config) string {
 	if cfg.ReportPath != "" {
 		return cfg.ReportPath
 	}
-	return lustre.ReportPath(cfg.OutputPath)
+	return report.Path(cfg.OutputPath)
 }
 
 // CheckOutput refuses an existing output without force and an unwritable output folder,
@@ -303,7 +303,7 @@ func CheckOutput(cfg job.Config) error {
 	}
 	// The run report is written too: never over a file without --force, unless it is the
 	// report of a run of this program that did not finish (a failed or stopped attempt's).
-	if rep := ReportFile(cfg); !force && !lustre.Replaceable(rep) {
+	if rep := ReportFile(cfg); !force && !report.Replaceable(rep) {
 		return fault.AsUsage(fmt.Errorf("output %s: its run report %s already exists: pass --force to overwrite both, or choose another -o (or --report-path)", path, rep))
 	}
 	dir := filepath.Dir(path)

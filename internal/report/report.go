@@ -1,4 +1,8 @@
-package lustre
+// Package report is the run report: the record of a run, whatever its outcome, that rank 0
+// writes at the end (default: beside the output). It outlives the job folder (removed after
+// success), so `facefusion status` can still say what the job was and how it went; `plan
+// --costs`, the metrics file and the scaling study read it too.
+package report
 
 import (
 	"encoding/json"
@@ -9,17 +13,14 @@ import (
 	"time"
 
 	"github.com/facefusion-hpc/facefusion/internal/safefs"
+	"github.com/facefusion-hpc/facefusion/lustre"
 	"github.com/facefusion-hpc/facefusion/rank"
 )
 
-// The run report: the record of a run, whatever its outcome, written by rank 0 at the end
-// (default: beside the output). It outlives the job folder (removed after success), so
-// `facefusion status` can still say what the job was and how it went.
-
-// ReportVersion is the report layout this program writes. Versions 1 (a finished job only, up
+// Version is the report layout this program writes. Versions 1 (a finished job only, up
 // to "fingerprint") and 2 (the output's sha256 of the whole file, output_sha256) are read as
 // well: every field they had keeps its name.
-const ReportVersion = 3
+const Version = 3
 
 // Report is a run's record.
 type Report struct {
@@ -34,20 +35,20 @@ type Report struct {
 	FrameStart  int               `json:"frame_start"`
 	FrameEnd    int               `json:"frame_end"`
 	Chunks      int               `json:"chunks"`
-	Attempts    []Attempt         `json:"attempts"`
+	Attempts    []lustre.Attempt  `json:"attempts"`
 	Seconds     float64           `json:"seconds"`         // wall time of every attempt, added up
 	LastSeconds float64           `json:"attempt_seconds"` // the last attempt's
 	Finished    time.Time         `json:"finished"`
 	Fingerprint map[string]string `json:"fingerprint,omitempty"`
 
-	Slurm   *SlurmIDs    `json:"slurm,omitempty"` // absent outside Slurm
-	Ranks   int          `json:"ranks,omitempty"`
-	Hosts   []string     `json:"hosts,omitempty"`
-	PerRank []RankReport `json:"per_rank,omitempty"` // this attempt's work, by rank
-	Totals  *RankReport  `json:"totals,omitempty"`   // the ranks added up (frames per second: over the attempt's wall time)
+	Slurm   *SlurmIDs `json:"slurm,omitempty"` // absent outside Slurm
+	Ranks   int       `json:"ranks,omitempty"`
+	Hosts   []string  `json:"hosts,omitempty"`
+	PerRank []Rank    `json:"per_rank,omitempty"` // this attempt's work, by rank
+	Totals  *Rank     `json:"totals,omitempty"`   // the ranks added up (frames per second: over the attempt's wall time)
 
 	OutputBytes int64 `json:"output_bytes,omitempty"`
-	// OutputBlocksSHA256 is the output's block hash (blockhash.go: each block's SHA-256, hashed
+	// OutputBlocksSHA256 is the output's block hash (lustre.HashBlocks: each block's SHA-256, hashed
 	// again), its block OutputHashBlock bytes: every rank hashes a share of the blocks.
 	OutputBlocksSHA256 string `json:"output_sha256_blocks,omitempty"`
 	OutputHashBlock    int64  `json:"output_hash_block_bytes,omitempty"`
@@ -77,43 +78,15 @@ type IdentityMeasure struct {
 	Partial bool `json:"partial,omitempty"`
 }
 
-// IdentitySums are a rank's share of the identity measure: the similarities summed, so that
-// rank 0 adds the ranks up before it divides. Each similarity is added as a fixed-point integer
-// (IdentityFixed: billionths), so the sums are exact and the same in whatever order the faces
-// and ranks are added.
-type IdentitySums struct {
-	Recognizer string `json:"recognizer"`
-	Every      int    `json:"every"`
-	Faces      int    `json:"faces"`
-	After      int64  `json:"after_sum_e9"`
-	Before     int64  `json:"before_sum_e9"`
-	ToTarget   int64  `json:"to_target_sum_e9"`
-}
-
-// IdentityScale is the fixed point of IdentitySums: a similarity of 1 adds this much.
-const IdentityScale = 1e9
-
-// IdentityFixed is a similarity in IdentitySums' fixed point.
-func IdentityFixed(similarity float64) int64 { return int64(math.Round(similarity * IdentityScale)) }
-
-// Add adds o's faces to s (a zero s takes o's recognizer).
-func (s *IdentitySums) Add(o IdentitySums) {
-	if s.Recognizer == "" {
-		s.Recognizer, s.Every = o.Recognizer, o.Every
-	}
-	s.Faces += o.Faces
-	s.After += o.After
-	s.Before += o.Before
-	s.ToTarget += o.ToTarget
-}
-
 // Means are the sums' means, rounded to 4 decimals; nil without a face. The sums are exact, so
 // any rank count and worker order give the same means to the last bit.
-func (s IdentitySums) Means() *IdentityMeasure {
+func Means(s lustre.IdentitySums) *IdentityMeasure {
 	if s.Faces == 0 {
 		return nil
 	}
-	mean := func(sum int64) float64 { return math.Round(float64(sum)/(IdentityScale*float64(s.Faces))*1e4) / 1e4 }
+	mean := func(sum int64) float64 {
+		return math.Round(float64(sum)/(lustre.IdentityScale*float64(s.Faces))*1e4) / 1e4
+	}
 	return &IdentityMeasure{Recognizer: s.Recognizer, Every: s.Every, Faces: s.Faces, After: mean(s.After), Before: mean(s.Before), ToTarget: mean(s.ToTarget)}
 }
 
@@ -136,26 +109,26 @@ func SlurmFromEnv(getenv func(string) string) *SlurmIDs {
 	return &SlurmIDs{JobID: id, ArrayJobID: getenv("SLURM_ARRAY_JOB_ID"), ArrayTaskID: getenv("SLURM_ARRAY_TASK_ID"), RestartCount: restarts}
 }
 
-// RankReport is one rank's share of an attempt. The stage seconds are busy times: the stages run
+// Rank is one rank's share of an attempt. The stage seconds are busy times: the stages run
 // in goroutines that overlap (decode, the workers and encode at once), so they add up to more
 // than the rank's wall time. Checkpoint is hashing segments and writing journals and (rank 0)
 // the manifest; join is rank 0's one ffmpeg run that joins the segments and muxes the target's
 // other streams (reports before it have concat and mux, its two passes).
-type RankReport struct {
-	Rank            int                `json:"rank"`
-	Host            string             `json:"host,omitempty"`
-	Frames          int                `json:"frames"` // the frames it processed
-	Chunks          int                `json:"chunks"` // the chunks it encoded (a chunk shared with other ranks: by the one holding its first frame)
-	FacesFound      int                `json:"faces_found"`
-	FacesSwapped    int                `json:"faces_swapped"`
-	FacesEnhanced   int                `json:"faces_enhanced"`
-	Seconds         float64            `json:"seconds"` // wall time of the rank's share
-	FramesPerSecond float64            `json:"frames_per_second"`
-	StageSeconds    map[string]float64 `json:"stage_seconds"`
-	GPU             *rank.GPUStats     `json:"gpu,omitempty"`
-	CPU             *rank.CPUBudget    `json:"cpu,omitempty"`      // the rank's CPUs, whence, and its thread counts
-	Identity        *IdentitySums      `json:"identity,omitempty"` // the rank's share of the identity measure
-	ModelBroadcast  *ModelBroadcast    `json:"model_broadcast,omitempty"`
+type Rank struct {
+	Rank            int                  `json:"rank"`
+	Host            string               `json:"host,omitempty"`
+	Frames          int                  `json:"frames"` // the frames it processed
+	Chunks          int                  `json:"chunks"` // the chunks it encoded (a chunk shared with other ranks: by the one holding its first frame)
+	FacesFound      int                  `json:"faces_found"`
+	FacesSwapped    int                  `json:"faces_swapped"`
+	FacesEnhanced   int                  `json:"faces_enhanced"`
+	Seconds         float64              `json:"seconds"` // wall time of the rank's share
+	FramesPerSecond float64              `json:"frames_per_second"`
+	StageSeconds    map[string]float64   `json:"stage_seconds"`
+	GPU             *rank.GPUStats       `json:"gpu,omitempty"`
+	CPU             *rank.CPUBudget      `json:"cpu,omitempty"`      // the rank's CPUs, whence, and its thread counts
+	Identity        *lustre.IdentitySums `json:"identity,omitempty"` // the rank's share of the identity measure
+	ModelBroadcast  *ModelBroadcast      `json:"model_broadcast,omitempty"`
 }
 
 // ModelBroadcast is a rank's part of the job's model broadcast (model_broadcast): rank 0 read
@@ -167,15 +140,15 @@ type ModelBroadcast struct {
 	Seconds     float64 `json:"seconds"`                // the broadcast itself, rank 0's read not included
 }
 
-// ReportPath is where the report of the job writing output lives by default.
-func ReportPath(output string) string { return output + ".report.json" }
+// Path is where the report of the job writing output lives by default.
+func Path(output string) string { return output + ".report.json" }
 
-// NewReport makes the report of a job whose manifest is m, with outcome now.
-func NewReport(m *Manifest, output, jobDir, outcome string) *Report {
+// New makes the report of a job whose manifest is m, with outcome now.
+func New(m *lustre.Manifest, output, jobDir, outcome string) *Report {
 	now := time.Now().UTC()
-	r := &Report{Version: ReportVersion, Outcome: outcome, Output: output, Target: m.Target, JobDir: jobDir,
+	r := &Report{Version: Version, Outcome: outcome, Output: output, Target: m.Target, JobDir: jobDir,
 		FrameStart: m.FrameStart, FrameEnd: m.FrameEnd, Chunks: m.NumChunks,
-		Attempts: append([]Attempt(nil), m.Attempts...), Finished: now, Fingerprint: m.Fingerprint}
+		Attempts: append([]lustre.Attempt(nil), m.Attempts...), Finished: now, Fingerprint: m.Fingerprint}
 	if n := len(r.Attempts); n > 0 {
 		r.Attempts[n-1].Outcome, r.Attempts[n-1].Updated = outcome, now // the manifest's copy is rank 0's to save
 	}
@@ -208,7 +181,7 @@ func Replaceable(path string) bool {
 	if err != nil || json.Unmarshal(data, &r) != nil || r.Version < 1 || r.Output == "" {
 		return false
 	}
-	return r.Outcome != Complete
+	return r.Outcome != lustre.Complete
 }
 
 // WriteTo puts the report at path, atomically.
@@ -217,14 +190,14 @@ func (r *Report) WriteTo(path string) error {
 	if err != nil {
 		return err
 	}
-	return WriteAtomic(path, append(data, '\n'))
+	return lustre.WriteAtomic(path, append(data, '\n'))
 }
 
-// ReadReport reads the report of the job that wrote output; ok is false when there is none.
+// Read reads the report of the job that wrote output; ok is false when there is none.
 // The report is the program's own file: a link in its place is refused, never followed, and so
 // is a FIFO or device, or a file over ReportLimit.
-func ReadReport(output string) (r *Report, ok bool, err error) {
-	path := ReportPath(output)
+func Read(output string) (r *Report, ok bool, err error) {
+	path := Path(output)
 	data, err := safefs.ReadOwnFile(path, safefs.ReportLimit, "run report")
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, false, nil
@@ -235,18 +208,18 @@ func ReadReport(output string) (r *Report, ok bool, err error) {
 	if err != nil {
 		return nil, false, err
 	}
-	r, err = DecodeReport(data, path)
+	r, err = Decode(data, path)
 	return r, err == nil, err
 }
 
-// DecodeReport decodes the run report read from path, and checks every number in it (a count,
+// Decode decodes the run report read from path, and checks every number in it (a count,
 // a range, a duration) against what this program writes: the error names the file and field.
-func DecodeReport(data []byte, path string) (*Report, error) {
+func Decode(data []byte, path string) (*Report, error) {
 	r := new(Report)
 	if err := json.Unmarshal(data, r); err != nil {
-		return nil, fmt.Errorf("run report %s is not valid: %s", path, jsonError(err))
+		return nil, fmt.Errorf("run report %s is not valid: %s", path, lustre.JSONError(err))
 	}
-	if err := r.check().done(path, "run report", "give a report facefusion run wrote"); err != nil {
+	if err := r.check().Done(path, "run report", "give a report facefusion run wrote"); err != nil {
 		return nil, err
 	}
 	return r, nil

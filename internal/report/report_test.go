@@ -1,9 +1,11 @@
-package lustre
+package report
 
 import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/facefusion-hpc/facefusion/lustre"
 )
 
 // A version 1 report (written before reports recorded failures) still reads, field for field.
@@ -14,13 +16,13 @@ func TestReadReportVersion1(t *testing.T) {
   "frame_start": 0, "frame_end": 150, "chunks": 2, "attempts": [{"started": "2026-11-01T10:00:00Z", "ranks": 2, "planned_chunks": 2,
   "outcome": "complete", "updated": "2026-11-01T10:00:05Z"}], "seconds": 5, "attempt_seconds": 5, "finished": "2026-11-01T10:00:05Z",
   "fingerprint": {"chunk_frames": "96"}}`
-	os.WriteFile(ReportPath(out), []byte(v1), 0o644)
-	r, ok, err := ReadReport(out)
-	if err != nil || !ok || r.Version != 1 || r.Outcome != Complete || r.FrameEnd != 150 || len(r.Attempts) != 1 || r.Attempts[0].Ranks != 2 ||
+	os.WriteFile(Path(out), []byte(v1), 0o644)
+	r, ok, err := Read(out)
+	if err != nil || !ok || r.Version != 1 || r.Outcome != lustre.Complete || r.FrameEnd != 150 || len(r.Attempts) != 1 || r.Attempts[0].Ranks != 2 ||
 		r.Seconds != 5 || r.Fingerprint["chunk_frames"] != "96" || r.PerRank != nil {
 		t.Errorf("version 1: %+v, %v, %v", r, ok, err)
 	}
-	if Replaceable(ReportPath(out)) {
+	if Replaceable(Path(out)) {
 		t.Error("a finished job's report is replaceable")
 	}
 }
@@ -59,11 +61,11 @@ func TestReplaceable(t *testing.T) {
 // order give the same sums and means, with similarities whose float64 sum depends on the order.
 func TestIdentitySumsAnyOrder(t *testing.T) {
 	sims := []float64{0.1, 0.2, 0.3} // 0.1+0.2+0.3 ≠ 0.3+0.2+0.1 in float64
-	sum := func(order []int) IdentitySums {
-		s := IdentitySums{}
+	sum := func(order []int) lustre.IdentitySums {
+		s := lustre.IdentitySums{}
 		for _, i := range order {
-			f := IdentityFixed(sims[i])
-			s.Add(IdentitySums{Recognizer: "fr_feature", Every: 10, Faces: 1, After: f, Before: -f, ToTarget: f / 2})
+			f := lustre.IdentityFixed(sims[i])
+			s.Add(lustre.IdentitySums{Recognizer: "fr_feature", Every: 10, Faces: 1, After: f, Before: -f, ToTarget: f / 2})
 		}
 		return s
 	}
@@ -80,10 +82,10 @@ func TestIdentitySumsAnyOrder(t *testing.T) {
 		t.Fatalf("the float64 sums agree (%v): choose similarities whose sum depends on the order", a)
 	}
 	s1, s2 := sum(fwd), sum(rev)
-	if s1 != s2 || *s1.Means() != *s2.Means() {
-		t.Errorf("sums %+v and %+v, means %+v and %+v: the order changed them", s1, s2, *s1.Means(), *s2.Means())
+	if s1 != s2 || *Means(s1) != *Means(s2) {
+		t.Errorf("sums %+v and %+v, means %+v and %+v: the order changed them", s1, s2, *Means(s1), *Means(s2))
 	}
-	if m := s1.Means(); m.Faces != 3 || m.After != 0.2 || m.Before != -0.2 || m.ToTarget != 0.1 || m.Recognizer != "fr_feature" {
+	if m := Means(s1); m.Faces != 3 || m.After != 0.2 || m.Before != -0.2 || m.ToTarget != 0.1 || m.Recognizer != "fr_feature" {
 		t.Errorf("means %+v, want 3 faces, after 0.2, before −0.2, to_target 0.1", *m)
 	}
 }
