@@ -40,7 +40,7 @@ func jobDir(cfg job.Config, p *Plan) *lustre.JobDir {
 	if p.Image {
 		return &lustre.JobDir{Path: p.JobDir, ID: p.jobDirID}
 	}
-	jd := lustre.ForJob(p.JobDir, cfg.OutputPath, cfg.OutputVideoEncoder, pipeline.OutputTimes(cfg, p.Info))
+	jd := lustre.ForJob(p.JobDir, video.SegmentExtFor(cfg.OutputPath, cfg.OutputVideoEncoder, pipeline.OutputTimes(cfg, p.Info)))
 	jd.ID = p.jobDirID
 	return jd
 }
