@@ -11,6 +11,7 @@ import (
 	"github.com/facefusion-hpc/facefusion/internal/job"
 	"github.com/facefusion-hpc/facefusion/internal/logging"
 	"github.com/facefusion-hpc/facefusion/internal/metrics"
+	"github.com/facefusion-hpc/facefusion/internal/outpath"
 	"github.com/facefusion-hpc/facefusion/internal/pipeline"
 	"github.com/facefusion-hpc/facefusion/internal/report"
 	"github.com/facefusion-hpc/facefusion/lustre"
@@ -177,7 +178,7 @@ func (rr *runRecord) write(ctx context.Context, err error, log *logging.Logger) 
 		return true
 	}
 	rr.written = true
-	if pipeline.CheckOutputIsNoInput(rr.cfg) != nil {
+	if outpath.CheckNoInput(rr.cfg) != nil {
 		return true // a record would land on an input, the output or a device: the run was refused for it
 	}
 	recorded = true
@@ -186,7 +187,7 @@ func (rr *runRecord) write(ctx context.Context, err error, log *logging.Logger) 
 		log.Debugf("identity (%s, %d swapped faces of every %dth frame, cosine similarity): output to source %.4f, target to source %.4f (before the swap), output to target %.4f",
 			id.Recognizer, id.Faces, id.Every, id.After, id.Before, id.ToTarget)
 	}
-	path := pipeline.ReportFile(rr.cfg)
+	path := outpath.ReportFile(rr.cfg)
 	switch {
 	case err != nil && !isDir(filepath.Dir(path)):
 		// A run refused for its output folder (missing, a file): its error line says so already.

@@ -1,4 +1,4 @@
-package pipeline
+package outpath
 
 import (
 	"os"
@@ -9,15 +9,14 @@ import (
 	"testing"
 
 	"github.com/facefusion-hpc/facefusion/internal/fault"
-	"github.com/facefusion-hpc/facefusion/internal/job"
 	"github.com/facefusion-hpc/facefusion/internal/testenv"
 )
 
-// IsTempPath recognises exactly the names TempPath makes beside an output: the only files
+// IsTemp recognises exactly the names TempPath makes beside an output: the only files
 // beside an output a later run may remove.
 func TestIsTempPath(t *testing.T) {
 	out := "/data/out/talk.mp4"
-	if p := TempPath(out, "part"); !IsTempPath(p, out) {
+	if p := TempPath(out, "part"); !IsTemp(p, out) {
 		t.Errorf("%s not recognised", p)
 	}
 	for _, p := range []string{
@@ -25,14 +24,14 @@ func TestIsTempPath(t *testing.T) {
 		"/data/other/.talk.part-12.mp4", "/data/out/.talk.part-x1.mp4", "/data/out/.talk.part-.mp4",
 		"/data/out/.talk..part-12.mp4", "/data/out/.talks.part-12.mp4",
 	} {
-		if IsTempPath(p, out) {
+		if IsTemp(p, out) {
 			t.Errorf("%s taken for a temp file of %s", p, out)
 		}
 	}
 	// A rerun may spell the output another way: relative here, absolute there.
 	dir := t.TempDir()
 	t.Chdir(dir)
-	if !IsTempPath(TempPath(dir+"/talk.mp4", "part"), "talk.mp4") || !IsTempPath(TempPath("talk.mp4", "part"), dir+"/./talk.mp4") {
+	if !IsTemp(TempPath(dir+"/talk.mp4", "part"), "talk.mp4") || !IsTemp(TempPath("talk.mp4", "part"), dir+"/./talk.mp4") {
 		t.Error("the same temp file, spelt relative and absolute, not recognised")
 	}
 }
@@ -132,25 +131,4 @@ func umask(t *testing.T) int {
 	m := syscall.Umask(0)
 	syscall.Umask(m)
 	return m
-}
-
-// An output folder with room for no more files (a full disk, an inode quota): the write check
-// and the image output's temp file each fail as the environment's (exit 4), saying where to
-// free room, not as a bad input; nothing is left there.
-func TestNoRoomForTheTemp(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "full")
-	testenv.TmpfsInodes(t, dir, 1<<20, 1) // its root alone
-	cfg := job.Config{OutputPath: filepath.Join(dir, "out.png")}
-	_, tempErr := createImageTemp(cfg)
-	for what, err := range map[string]error{
-		"CheckOutput":     CheckOutput(cfg),
-		"createImageTemp": tempErr,
-	} {
-		if fault.KindOf(err) != fault.Environment || !strings.Contains(err.Error(), "no space left on device") || !strings.Contains(err.Error(), fault.RoomFix(dir)) {
-			t.Errorf("%s without room for a file: kind %v: %v; want Environment, the cause and %q", what, fault.KindOf(err), err, fault.RoomFix(dir))
-		}
-	}
-	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
-		t.Errorf("left in the full folder: %v", ents)
-	}
 }
