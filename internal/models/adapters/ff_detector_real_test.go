@@ -7,10 +7,10 @@ import (
 	"testing"
 
 	"github.com/facefusion-hpc/facefusion/infer"
-	"github.com/facefusion-hpc/facefusion/infer/catalog"
 	"github.com/facefusion-hpc/facefusion/internal/face"
-	"github.com/facefusion-hpc/facefusion/internal/facemodel"
 	"github.com/facefusion-hpc/facefusion/internal/geom"
+	"github.com/facefusion-hpc/facefusion/internal/models/catalog"
+	"github.com/facefusion-hpc/facefusion/internal/models/facemodel"
 	"github.com/facefusion-hpc/facefusion/internal/raster"
 	"github.com/facefusion-hpc/facefusion/internal/testenv"
 	"github.com/facefusion-hpc/facefusion/internal/video"
@@ -26,7 +26,7 @@ func realSCRFD(t testing.TB, maxBatch int) infer.SessionConfig {
 }
 
 // TestSCRFDRealSignature reads the signature of FaceFusion's own scrfd_2.5g and holds it to
-// what its catalog entry (infer/catalog/table.go) states as confirmed: input "input" float32 [1,3,?,?] (the
+// what its catalog entry (internal/models/catalog/table.go) states as confirmed: input "input" float32 [1,3,?,?] (the
 // batch axis fixed at 1, the sides dynamic: every size FaceFusion offers loads); outputs "0"–"8"
 // float32, scores [?,1], box distances [?,4] and keypoint offsets [?,10], each for strides 8,
 // 16 and 32, with no batch axis. So the file cannot batch: a session asked for batch 8 opens at

@@ -3,14 +3,14 @@ package adapters
 import (
 	"fmt"
 	"github.com/facefusion-hpc/facefusion/infer"
-	"github.com/facefusion-hpc/facefusion/infer/catalog"
 	"github.com/facefusion-hpc/facefusion/internal/face"
+	"github.com/facefusion-hpc/facefusion/internal/models/catalog"
 	"image"
 	"path/filepath"
 
 	"github.com/facefusion-hpc/facefusion/internal/align"
-	"github.com/facefusion-hpc/facefusion/internal/facemodel"
 	"github.com/facefusion-hpc/facefusion/internal/geom"
+	"github.com/facefusion-hpc/facefusion/internal/models/facemodel"
 	"github.com/facefusion-hpc/facefusion/internal/raster"
 )
 

@@ -80,7 +80,7 @@ var table = func() map[string]*Model {
 	// Detectors: the frame, shrunk to fit and zero-padded bottom-right, BGR.
 	//
 	// scrfd_2.5g, confirmed on FaceFusion's own file (../shared/models, its published sha256;
-	// infer/adapters TestSCRFDRealSignature): input "input" float32 [1,3,?,?], the batch axis
+	// internal/models/adapters TestSCRFDRealSignature): input "input" float32 [1,3,?,?], the batch axis
 	// fixed at 1 and the sides dynamic, so every size FaceFusion offers loads; outputs "0"–"8"
 	// float32, the scores [?,1], box distances [?,4] and keypoint offsets [?,10] of strides 8,
 	// 16 and 32 in that order, two anchors per cell, with no batch axis. It cannot batch

@@ -8,8 +8,8 @@ import (
 	"github.com/facefusion-hpc/facefusion/infer"
 	"github.com/facefusion-hpc/facefusion/infer/fixtures"
 	"github.com/facefusion-hpc/facefusion/internal/face"
-	"github.com/facefusion-hpc/facefusion/internal/facemodel"
 	"github.com/facefusion-hpc/facefusion/internal/geom"
+	"github.com/facefusion-hpc/facefusion/internal/models/facemodel"
 )
 
 // turnedFive is a face's five points (eyes, nose, mouth corners) about (cx, cy), turned by

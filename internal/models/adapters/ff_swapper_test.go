@@ -12,8 +12,8 @@ import (
 
 	"github.com/facefusion-hpc/facefusion/infer/fixtures"
 	"github.com/facefusion-hpc/facefusion/internal/align"
-	"github.com/facefusion-hpc/facefusion/internal/facemodel"
 	"github.com/facefusion-hpc/facefusion/internal/geom"
+	"github.com/facefusion-hpc/facefusion/internal/models/facemodel"
 	"github.com/facefusion-hpc/facefusion/internal/raster"
 )
 

@@ -1,7 +1,7 @@
 package facemodel
 
 import (
-	"github.com/facefusion-hpc/facefusion/infer/catalog"
+	"github.com/facefusion-hpc/facefusion/internal/models/catalog"
 	"math"
 	"math/rand/v2"
 	"testing"

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/facefusion-hpc/facefusion/infer/catalog"
 	"github.com/facefusion-hpc/facefusion/internal/align"
+	"github.com/facefusion-hpc/facefusion/internal/models/catalog"
 )
 
 // TestTable checks the table's own consistency: every fact a consumer derives from must be there

@@ -1,7 +1,7 @@
 // Package adapters runs FaceFusion's models and the embedded default's BlazeFace on ONNX Runtime
 // (package infer): each adapter packs frames and crops straight into its items of an engine's
-// batch buffers with internal/facemodel and internal/align, runs them and turns the outputs back
-// into faces, points, embeddings and pixels. The models' facts come from infer/catalog.
+// batch buffers with internal/models/facemodel and internal/align, runs them and turns the outputs back
+// into faces, points, embeddings and pixels. The models' facts come from internal/models/catalog.
 //
 // An adapter belongs to one worker (its crops and scratch are its own); its engines are the
 // rank's, shared by every worker's adapters, when the SessionConfig carries an infer.EngineSet.
@@ -11,7 +11,7 @@ package adapters
 
 import (
 	"github.com/facefusion-hpc/facefusion/infer"
-	"github.com/facefusion-hpc/facefusion/infer/catalog"
+	"github.com/facefusion-hpc/facefusion/internal/models/catalog"
 )
 
 // openModel opens FaceFusion's model name from cfg.ModelsDir, checked against its catalog entry,

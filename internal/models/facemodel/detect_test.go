@@ -1,8 +1,8 @@
 package facemodel
 
 import (
-	"github.com/facefusion-hpc/facefusion/infer/catalog"
 	"github.com/facefusion-hpc/facefusion/internal/face"
+	"github.com/facefusion-hpc/facefusion/internal/models/catalog"
 	"math"
 	"math/rand/v2"
 	"testing"

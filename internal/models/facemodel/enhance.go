@@ -5,7 +5,7 @@ import (
 	"slices"
 
 	"github.com/facefusion-hpc/facefusion/infer"
-	"github.com/facefusion-hpc/facefusion/infer/catalog"
+	"github.com/facefusion-hpc/facefusion/internal/models/catalog"
 
 	"github.com/facefusion-hpc/facefusion/internal/raster"
 )

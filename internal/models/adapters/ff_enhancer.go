@@ -7,8 +7,8 @@ import (
 	"slices"
 
 	"github.com/facefusion-hpc/facefusion/internal/align"
-	"github.com/facefusion-hpc/facefusion/internal/facemodel"
 	"github.com/facefusion-hpc/facefusion/internal/geom"
+	"github.com/facefusion-hpc/facefusion/internal/models/facemodel"
 	"github.com/facefusion-hpc/facefusion/internal/raster"
 )
 
