@@ -2,8 +2,8 @@ package infer_test
 
 import (
 	"github.com/facefusion-hpc/facefusion/infer"
-	"github.com/facefusion-hpc/facefusion/infer/catalog"
 	"github.com/facefusion-hpc/facefusion/infer/fixtures"
+	"github.com/facefusion-hpc/facefusion/internal/models/catalog"
 	"slices"
 	"strings"
 	"testing"

@@ -4,7 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"github.com/facefusion-hpc/facefusion/infer"
-	"github.com/facefusion-hpc/facefusion/infer/catalog"
+	"github.com/facefusion-hpc/facefusion/internal/models/catalog"
 	"math"
 	"math/rand/v2"
 	"os"

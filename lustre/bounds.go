@@ -43,39 +43,41 @@ func (e *FieldError) Error() string {
 	return fmt.Sprintf("%s %s: %s %s: %s", e.What, e.Path, e.Field, e.Why, e.Fix)
 }
 
-// fields checks the numbers of one file: the first bad one is its error.
-type fields struct{ err *FieldError }
+// Fields checks the numbers of one file the program reads back (the job folder's, and the run
+// report beside the output: package report checks its own with it): the first bad one is its
+// error.
+type Fields struct{ err *FieldError }
 
-// in checks lo ≤ v ≤ hi.
-func (f *fields) in(field string, v, lo, hi int64) {
+// In checks lo ≤ v ≤ hi.
+func (f *Fields) In(field string, v, lo, hi int64) {
 	if f.err == nil && (v < lo || v > hi) {
 		f.err = &FieldError{Field: field, Why: fmt.Sprintf("is %d, outside %d..%d", v, lo, hi)}
 	}
 }
 
-// seconds checks a duration: finite, 0 ≤ v ≤ MaxSeconds.
-func (f *fields) seconds(field string, v float64) {
+// Seconds checks a duration: finite, 0 ≤ v ≤ MaxSeconds.
+func (f *Fields) Seconds(field string, v float64) {
 	if f.err == nil && (math.IsNaN(v) || v < 0 || v > MaxSeconds) {
 		f.err = &FieldError{Field: field, Why: fmt.Sprintf("is %g, outside 0..%g seconds", v, float64(MaxSeconds))}
 	}
 }
 
-// finite checks a measure: finite and |v| ≤ limit.
-func (f *fields) finite(field string, v, limit float64) {
+// Finite checks a measure: finite and |v| ≤ limit.
+func (f *Fields) Finite(field string, v, limit float64) {
 	if f.err == nil && (math.IsNaN(v) || math.Abs(v) > limit) {
 		f.err = &FieldError{Field: field, Why: fmt.Sprintf("is %g, outside ±%g", v, limit)}
 	}
 }
 
-// fail records a problem that is not a number out of range.
-func (f *fields) fail(field, why string) {
+// Fail records a problem that is not a number out of range.
+func (f *Fields) Fail(field, why string) {
 	if f.err == nil {
 		f.err = &FieldError{Field: field, Why: why}
 	}
 }
 
-// done is the first problem, for the file at path, with what to do; nil when there is none.
-func (f *fields) done(path, what, fix string) error {
+// Done is the first problem, for the file at path, with what to do; nil when there is none.
+func (f *Fields) Done(path, what, fix string) error {
 	if f.err == nil {
 		return nil
 	}
@@ -84,161 +86,99 @@ func (f *fields) done(path, what, fix string) error {
 }
 
 // frameRange checks a job's frames [start, end) in chunks of chunkFrames: chunks of them.
-func (f *fields) frameRange(start, end, chunkFrames, chunks int) {
-	f.in("frame_start", int64(start), 0, MaxFrames)
-	f.in("frame_end", int64(end), int64(start), MaxFrames)
-	f.in("chunk_frames", int64(chunkFrames), 0, MaxFrames)
+func (f *Fields) frameRange(start, end, chunkFrames, chunks int) {
+	f.In("frame_start", int64(start), 0, MaxFrames)
+	f.In("frame_end", int64(end), int64(start), MaxFrames)
+	f.In("chunk_frames", int64(chunkFrames), 0, MaxFrames)
 	want := 0
 	if chunkFrames > 0 {
 		want = (end - start + chunkFrames - 1) / chunkFrames
 	} else if end > start {
-		f.fail("chunk_frames", "is 0, for frames to cut")
+		f.Fail("chunk_frames", "is 0, for frames to cut")
 	}
 	if f.err == nil && chunks != want {
-		f.fail("chunks", fmt.Sprintf("is %d, but frames [%d,%d) in chunks of %d are %d", chunks, start, end, chunkFrames, want))
+		f.Fail("chunks", fmt.Sprintf("is %d, but frames [%d,%d) in chunks of %d are %d", chunks, start, end, chunkFrames, want))
 	}
 }
 
-// attempt checks an attempt's record; chunks is the job's chunk count.
-func (f *fields) attempt(field string, a Attempt, chunks int) {
-	f.in(field+".ranks", int64(a.Ranks), 0, MaxRanks)
-	f.in(field+".planned_chunks", int64(a.Planned), 0, int64(chunks))
-	f.in(field+".slurm_restart_count", int64(a.RestartCount), 0, math.MaxInt32)
+// Attempt checks an attempt's record; chunks is the job's chunk count.
+func (f *Fields) Attempt(field string, a Attempt, chunks int) {
+	f.In(field+".ranks", int64(a.Ranks), 0, MaxRanks)
+	f.In(field+".planned_chunks", int64(a.Planned), 0, int64(chunks))
+	f.In(field+".slurm_restart_count", int64(a.RestartCount), 0, math.MaxInt32)
 }
 
 // chunk checks a chunk's record on its own: what holds whatever job it is of.
-func (f *fields) chunk(field string, c Chunk) {
-	f.in(field+".chunk", int64(c.Chunk), 0, MaxFrames-1)
-	f.in(field+".start", int64(c.Start), 0, MaxFrames-1)
-	f.in(field+".end", int64(c.End), int64(c.Start)+1, MaxFrames)
-	f.in(field+".frames", int64(c.Frames), int64(c.End-c.Start), int64(c.End-c.Start))
-	f.in(field+".size", c.Size, 0, math.MaxInt64)
-	f.in(field+".rank", int64(c.Rank), 0, MaxRanks-1)
-	f.in(field+".attempt", int64(c.Attempt), 0, math.MaxInt32)
-	f.in(field+".faces", int64(c.Faces), 0, int64(c.Frames))
-	f.identity(field+".identity", c.Identity, int64(c.Frames)*MaxFacesPerFrame)
+func (f *Fields) chunk(field string, c Chunk) {
+	f.In(field+".chunk", int64(c.Chunk), 0, MaxFrames-1)
+	f.In(field+".start", int64(c.Start), 0, MaxFrames-1)
+	f.In(field+".end", int64(c.End), int64(c.Start)+1, MaxFrames)
+	f.In(field+".frames", int64(c.Frames), int64(c.End-c.Start), int64(c.End-c.Start))
+	f.In(field+".size", c.Size, 0, math.MaxInt64)
+	f.In(field+".rank", int64(c.Rank), 0, MaxRanks-1)
+	f.In(field+".attempt", int64(c.Attempt), 0, math.MaxInt32)
+	f.In(field+".faces", int64(c.Faces), 0, int64(c.Frames))
+	f.Identity(field+".identity", c.Identity, int64(c.Frames)*MaxFacesPerFrame)
 }
 
-// identity checks identity sums of at most faces faces: a similarity is within ±1, so a sum
+// Identity checks identity sums of at most faces faces: a similarity is within ±1, so a sum
 // is within ±faces in IdentityScale's fixed point.
-func (f *fields) identity(field string, s IdentitySums, faces int64) {
-	f.in(field+".faces", int64(s.Faces), 0, faces)
-	f.in(field+".every", int64(s.Every), 0, MaxFrames)
+func (f *Fields) Identity(field string, s IdentitySums, faces int64) {
+	f.In(field+".faces", int64(s.Faces), 0, faces)
+	f.In(field+".every", int64(s.Every), 0, MaxFrames)
 	limit := int64(math.MaxInt64)
 	if int64(s.Faces) <= maxIdentityFaces {
 		limit = int64(s.Faces) * IdentityScale
 	}
-	f.in(field+".after_sum_e9", s.After, -limit, limit)
-	f.in(field+".before_sum_e9", s.Before, -limit, limit)
-	f.in(field+".to_target_sum_e9", s.ToTarget, -limit, limit)
+	f.In(field+".after_sum_e9", s.After, -limit, limit)
+	f.In(field+".before_sum_e9", s.Before, -limit, limit)
+	f.In(field+".to_target_sum_e9", s.ToTarget, -limit, limit)
 }
 
 // Check checks every number of m, read from its file: the frame range and its chunks, the
 // attempts, and each record (a chunk of the job, its frames the chunk's, listed once, in
 // order). The error names the field; FieldError's Path is for the caller to fill.
-func (m *Manifest) check() *fields {
-	var f fields
+func (m *Manifest) check() *Fields {
+	var f Fields
 	var total int64
 	f.frameRange(m.FrameStart, m.FrameEnd, m.ChunkFrames, m.NumChunks)
 	for i, a := range m.Attempts {
-		f.attempt(fmt.Sprintf("attempts[%d]", i), a, m.NumChunks)
+		f.Attempt(fmt.Sprintf("attempts[%d]", i), a, m.NumChunks)
 	}
 	for i, c := range m.Done {
 		field := fmt.Sprintf("done[%d]", i)
 		if f.err == nil && i > 0 && c.Chunk <= m.Done[i-1].Chunk {
-			f.fail(field+".chunk", fmt.Sprintf("is %d, after chunk %d: the records are one a chunk, in order", c.Chunk, m.Done[i-1].Chunk))
+			f.Fail(field+".chunk", fmt.Sprintf("is %d, after chunk %d: the records are one a chunk, in order", c.Chunk, m.Done[i-1].Chunk))
 		}
 		f.fitsJob(field, c, m)
 		// The job's sums add the records' up: their faces together keep that from overflowing.
 		if total += int64(c.Identity.Faces); f.err == nil && total > maxIdentityFaces {
-			f.fail(field+".identity.faces", fmt.Sprintf("brings the job's measured faces to %d, over %d", total, maxIdentityFaces))
+			f.Fail(field+".identity.faces", fmt.Sprintf("brings the job's measured faces to %d, over %d", total, maxIdentityFaces))
 		}
 	}
 	return &f
 }
 
 // fitsJob checks that record c (field) is one of m's chunks, with the chunk's frames.
-func (f *fields) fitsJob(field string, c Chunk, m *Manifest) {
+func (f *Fields) fitsJob(field string, c Chunk, m *Manifest) {
 	f.chunk(field, c)
-	f.in(field+".chunk", int64(c.Chunk), 0, int64(m.NumChunks)-1)
+	f.In(field+".chunk", int64(c.Chunk), 0, int64(m.NumChunks)-1)
 	if f.err != nil {
 		return
 	}
 	start := m.FrameStart + c.Chunk*m.ChunkFrames
 	if end := min(start+m.ChunkFrames, m.FrameEnd); c.Start != start || c.End != end {
-		f.fail(field, fmt.Sprintf("holds frames [%d,%d), but chunk %d is [%d,%d)", c.Start, c.End, c.Chunk, start, end))
+		f.Fail(field, fmt.Sprintf("holds frames [%d,%d), but chunk %d is [%d,%d)", c.Start, c.End, c.Chunk, start, end))
 	}
-	f.in(field+".attempt", int64(c.Attempt), 0, int64(len(m.Attempts)))
+	f.In(field+".attempt", int64(c.Attempt), 0, int64(len(m.Attempts)))
 }
 
 // CheckRecord checks that a journal's record c is one of m's chunks, with the chunk's frames
 // (what the journal's read checked not knowing the job); journal is the journal's path.
 func (m *Manifest) CheckRecord(c Chunk, journal string) error {
-	var f fields
+	var f Fields
 	f.fitsJob("record of chunk", c, m)
-	return f.done(journal, "journal", "remove the journal, or pass --fresh to start over")
-}
-
-// check checks every number of r, read from its file.
-func (r *Report) check() *fields {
-	var f fields
-	f.in("version", int64(r.Version), 1, math.MaxInt32)
-	f.in("exit_status", int64(r.ExitStatus), 0, 255)
-	f.in("frame_start", int64(r.FrameStart), 0, MaxFrames)
-	f.in("frame_end", int64(r.FrameEnd), int64(r.FrameStart), MaxFrames)
-	f.in("chunks", int64(r.Chunks), 0, MaxFrames)
-	f.seconds("seconds", r.Seconds)
-	f.seconds("attempt_seconds", r.LastSeconds)
-	f.in("ranks", int64(r.Ranks), 0, MaxRanks)
-	f.in("output_bytes", r.OutputBytes, 0, math.MaxInt64)
-	f.in("output_hash_block_bytes", r.OutputHashBlock, 0, math.MaxInt64)
-	for i, a := range r.Attempts {
-		f.attempt(fmt.Sprintf("attempts[%d]", i), a, r.Chunks)
-	}
-	if len(r.PerRank) > MaxRanks {
-		f.fail("per_rank", fmt.Sprintf("has %d ranks, more than %d", len(r.PerRank), MaxRanks))
-	}
-	for i, p := range r.PerRank {
-		f.rank(fmt.Sprintf("per_rank[%d]", i), p, 0)
-	}
-	if r.Totals != nil {
-		f.rank("totals", *r.Totals, -1) // no rank's: -1
-	}
-	if m := r.Identity; m != nil {
-		f.in("identity.faces", int64(m.Faces), 0, math.MaxInt64)
-		f.in("identity.every", int64(m.Every), 0, MaxFrames)
-		f.finite("identity.after", m.After, 1)
-		f.finite("identity.before", m.Before, 1)
-		f.finite("identity.to_target", m.ToTarget, 1)
-	}
-	return &f
-}
-
-// rank checks one rank's figures of a report (or their totals, whose rank is lowest, -1).
-func (f *fields) rank(field string, p RankReport, lowest int64) {
-	f.in(field+".rank", int64(p.Rank), lowest, MaxRanks-1)
-	f.in(field+".frames", int64(p.Frames), 0, MaxFrames)
-	f.in(field+".chunks", int64(p.Chunks), 0, MaxFrames)
-	for _, n := range []struct {
-		name string
-		v    int
-	}{{"faces_found", p.FacesFound}, {"faces_swapped", p.FacesSwapped}, {"faces_enhanced", p.FacesEnhanced}} {
-		f.in(field+"."+n.name, int64(n.v), 0, math.MaxInt64)
-	}
-	f.seconds(field+".seconds", p.Seconds)
-	f.finite(field+".frames_per_second", p.FramesPerSecond, MaxFrames)
-	for stage, s := range p.StageSeconds {
-		f.seconds(field+".stage_seconds."+safefs.Excerpt(stage), s)
-	}
-	if b := p.ModelBroadcast; b != nil {
-		f.in(field+".model_broadcast.files", int64(b.Files), 0, math.MaxInt32)
-		f.in(field+".model_broadcast.bytes", b.Bytes, 0, math.MaxInt64)
-		f.seconds(field+".model_broadcast.read_seconds", b.ReadSeconds)
-		f.seconds(field+".model_broadcast.seconds", b.Seconds)
-	}
-	if s := p.Identity; s != nil {
-		f.identity(field+".identity", *s, math.MaxInt32)
-	}
+	return f.Done(journal, "journal", "remove the journal, or pass --fresh to start over")
 }
 
 // refused reports whether err is safefs's refusal of a file (not a regular file, a link, over
@@ -249,9 +189,9 @@ func refused(err error) bool {
 	return errors.As(err, &kind) || errors.As(err, &limit)
 }
 
-// jsonError is the JSON decoder's error for a message: what it quotes (a number that did not
+// JSONError is the JSON decoder's error for a message: what it quotes (a number that did not
 // fit: all its digits) cut to an excerpt.
-func jsonError(err error) string {
+func JSONError(err error) string {
 	var typ *json.UnmarshalTypeError
 	if errors.As(err, &typ) {
 		field := typ.Field

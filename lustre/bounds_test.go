@@ -53,7 +53,7 @@ func realJob(t testing.TB, dir string) *JobDir {
 	return jd
 }
 
-// Every file of a job folder, and the report beside its output, is refused without blocking
+// Every file of a job folder (and the report beside its output: package report's test) is refused without blocking
 // when it is a FIFO, without being followed when it is a link (planted by another user: this
 // test chowns it to nobody, uid 65534, as such a user's would be), and without being read whole
 // when it is over its limit (a sparse file: no disk spent). A link's target never shows in what
@@ -73,8 +73,6 @@ func TestJobFilesAreReadBounded(t *testing.T) {
 		{"journal", func(j *JobDir) string { return j.Journal(1) }, func(j *JobDir) error { _, err := j.ReadJournal(1); return err }},
 		{"claim", (*JobDir).Claim, func(j *JobDir) error { _, _, err := j.ReadClaim(); return err }},
 		{"progress file", (*JobDir).Progress, func(j *JobDir) error { _, _, err := j.ReadProgress(); return err }},
-		{"run report", func(j *JobDir) string { return ReportPath(filepath.Join(j.Path, "out.mp4")) },
-			func(j *JobDir) error { _, _, err := ReadReport(filepath.Join(j.Path, "out.mp4")); return err }},
 	}
 	for _, r := range reads {
 		for _, plant := range []struct{ kind, want string }{
@@ -218,45 +216,12 @@ func TestManifestNumbersAreChecked(t *testing.T) {
 	}
 }
 
-// The progress file's counts and the report's numbers are checked the same way.
-func TestProgressAndReportNumbersAreChecked(t *testing.T) {
+// The progress file's counts are checked the same way (and the report's: package report's test).
+func TestProgressNumbersAreChecked(t *testing.T) {
 	jd := realJob(t, t.TempDir())
 	os.WriteFile(jd.Progress(), []byte(`{"frames": [3, -1]}`), 0o644)
 	if _, _, err := jd.ReadProgress(); err == nil || !strings.Contains(err.Error(), "progress file "+jd.Progress()+": frames[1] is -1") {
 		t.Errorf("negative progress: %v", err)
-	}
-	out := filepath.Join(t.TempDir(), "out.mp4")
-	m, _, _ := jd.ReadManifest()
-	if err := NewReport(m, out, jd.Path, Complete).WriteTo(ReportPath(out)); err != nil {
-		t.Fatal(err)
-	}
-	// A run's report has its ranks' figures and their totals, whose rank is -1.
-	editJSON(t, ReportPath(out), func(r map[string]any) {
-		r["per_rank"] = []any{map[string]any{"rank": 0, "frames": 30, "seconds": 2.5, "stage_seconds": map[string]any{"load": 0.5}}}
-		r["totals"] = map[string]any{"rank": -1, "frames": 30, "seconds": 2.5}
-	})
-	if _, ok, err := ReadReport(out); !ok || err != nil {
-		t.Fatalf("a report as a run writes it: %v %v", ok, err)
-	}
-	for _, c := range []struct {
-		field string
-		edit  func(map[string]any)
-	}{
-		{"seconds", func(r map[string]any) { r["seconds"] = 1e300 }},
-		{"attempt_seconds", func(r map[string]any) { r["attempt_seconds"] = -1 }},
-		{"frame_end", func(r map[string]any) { r["frame_end"] = -1 }},
-		{"exit_status", func(r map[string]any) { r["exit_status"] = 1000 }},
-		{"per_rank[0].stage_seconds.\"load\"", func(r map[string]any) {
-			r["per_rank"] = []any{map[string]any{"rank": 0, "stage_seconds": map[string]any{"load": -2}}}
-		}},
-		{"per_rank[0].frames", func(r map[string]any) { r["per_rank"] = []any{map[string]any{"rank": 0, "frames": 1 << 40}} }},
-	} {
-		editJSON(t, ReportPath(out), c.edit)
-		_, _, err := ReadReport(out)
-		if want := "run report " + ReportPath(out) + ": " + c.field + " "; err == nil || !strings.HasPrefix(err.Error(), want) {
-			t.Errorf("%s: %v, want %s…", c.field, err, want)
-		}
-		NewReport(m, out, jd.Path, Complete).WriteTo(ReportPath(out))
 	}
 }
 

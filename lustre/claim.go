@@ -105,7 +105,7 @@ func (j *JobDir) ReadClaim() (h Holder, ok bool, err error) {
 		return h, false, err
 	}
 	if err := json.Unmarshal(data, &h); err != nil {
-		return h, false, fmt.Errorf("claim %s is not valid (%s)", j.Claim(), jsonError(err))
+		return h, false, fmt.Errorf("claim %s is not valid (%s)", j.Claim(), JSONError(err))
 	}
 	h.Beat = j.lastBeat(&h)
 	return h, true, nil

@@ -17,14 +17,13 @@ import (
 	"syscall"
 
 	"github.com/facefusion-hpc/facefusion/internal/safefs"
-	"github.com/facefusion-hpc/facefusion/internal/video"
 )
 
 // JobDir is the folder of one job's segments and bookkeeping.
 type JobDir struct {
 	Path string
 	// SegmentExt is the container of the job's segments, as their extension: ForJob's choice
-	// (MP4 for an output joined in parallel, video.SegmentExtFor); "" is video.SegmentExt.
+	// (one of SegmentExts: MP4 for an output joined in parallel); "" is the first, NUT.
 	SegmentExt string
 	// ID is the folder's identity, recorded when Create made or found it (Pin): the steps
 	// that trust the folder's contents or remove from it (Remove, CleanStale, Discard, the
@@ -34,29 +33,32 @@ type JobDir struct {
 	ID FolderID
 }
 
-// ForJob is the job folder at path of the job whose output out is encoded by encoder on the
-// output timeline times: its segments are in the container out's join reads
-// (video.SegmentExtFor), and the resume fingerprint names it (SegmentFormat), so that a folder
-// of segments in another container (an earlier version's NUT segments of an MP4 output) is
-// refused, never joined.
-func ForJob(path, out, encoder string, times video.Timeline) *JobDir {
-	return &JobDir{Path: path, SegmentExt: video.SegmentExtFor(out, encoder, times)}
+// SegmentExts are the containers the job's segments are written in, as their extensions:
+// NUT, the first, for a JobDir whose SegmentExt is "", and MP4 for an output joined in
+// parallel. The job folder knows the names, not the containers: the video package chooses one
+// for a job (video.SegmentExtFor) and writes it, and its list (video.SegmentExts) is this one.
+var SegmentExts = []string{".nut", ".mp4"}
+
+// ForJob is the job folder at path of a job whose segments are in the container segmentExt,
+// the one its output's join reads (video.SegmentExtFor). The resume fingerprint names that
+// container, so that a folder of segments in another (an earlier version's NUT segments of an
+// MP4 output) is refused, never joined.
+func ForJob(path, segmentExt string) *JobDir {
+	return &JobDir{Path: path, SegmentExt: segmentExt}
 }
 
-// segmentExt is the container of the segments, as their extension.
-func (j *JobDir) segmentExt() string {
+// SegmentContainer is the container of the segments, as their extension: SegmentExt, or the
+// first of SegmentExts.
+func (j *JobDir) SegmentContainer() string {
 	if j.SegmentExt == "" {
-		return video.SegmentExt
+		return SegmentExts[0]
 	}
 	return j.SegmentExt
 }
 
-// SegmentFormat names how the job's segments are written, for the resume fingerprint.
-func (j *JobDir) SegmentFormat() string { return video.SegmentFormat(j.segmentExt()) }
-
 // Segments are the finished segments in the folder, of the job's container.
 func (j *JobDir) Segments() []string {
-	segs, _ := filepath.Glob(filepath.Join(j.Path, "seg-*"+j.segmentExt()))
+	segs, _ := filepath.Glob(filepath.Join(j.Path, "seg-*"+j.SegmentContainer()))
 	return segs
 }
 
@@ -81,14 +83,14 @@ func (j *JobDir) Stripe() (note string) {
 
 // Segment is the path of chunk i's encoded segment, in the job's container (SegmentExt).
 func (j *JobDir) Segment(chunk int) string {
-	return filepath.Join(j.Path, "seg-"+pad(chunk)+j.segmentExt())
+	return filepath.Join(j.Path, "seg-"+pad(chunk)+j.SegmentContainer())
 }
 
 // SegmentTemp is where rank writes chunk i in attempt a before renaming it to Segment(i). The
 // attempt is in the name so that a straggler of an earlier attempt never touches a file of the
 // current one.
 func (j *JobDir) SegmentTemp(chunk, rank, attempt int) string {
-	return filepath.Join(j.Path, ".seg-"+pad(chunk)+".rank"+strconv.Itoa(rank)+".a"+strconv.Itoa(attempt)+".part"+j.segmentExt())
+	return filepath.Join(j.Path, ".seg-"+pad(chunk)+".rank"+strconv.Itoa(rank)+".a"+strconv.Itoa(attempt)+".part"+j.SegmentContainer())
 }
 
 // Attempt is the file naming the job's current attempt: a rank of an earlier one stops when it
@@ -153,16 +155,16 @@ func (j *JobDir) ReadProgress() (frames []int64, ok bool, err error) {
 	}
 	var p progressFile
 	if err := json.Unmarshal(b, &p); err != nil {
-		return nil, false, fmt.Errorf("progress file %s is not valid (%s)", j.Progress(), jsonError(err))
+		return nil, false, fmt.Errorf("progress file %s is not valid (%s)", j.Progress(), JSONError(err))
 	}
-	var f fields
+	var f Fields
 	if len(p.Frames) > MaxRanks {
-		f.fail("frames", fmt.Sprintf("has %d ranks, more than %d", len(p.Frames), MaxRanks))
+		f.Fail("frames", fmt.Sprintf("has %d ranks, more than %d", len(p.Frames), MaxRanks))
 	}
 	for i, n := range p.Frames {
-		f.in(fmt.Sprintf("frames[%d]", i), n, 0, MaxFrames)
+		f.In(fmt.Sprintf("frames[%d]", i), n, 0, MaxFrames)
 	}
-	if err := f.done(j.Progress(), "progress file", "it is rewritten every second while the job runs; remove it if none does"); err != nil {
+	if err := f.Done(j.Progress(), "progress file", "it is rewritten every second while the job runs; remove it if none does"); err != nil {
 		return nil, false, err
 	}
 	return p.Frames, true, nil

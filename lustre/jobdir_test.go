@@ -3,6 +3,7 @@ package lustre
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -58,11 +59,12 @@ func TestCreateMakesTheFolderAndSaysWhyNotStriped(t *testing.T) {
 		t.Errorf("segment path %s", j.Segment(3))
 	}
 	// An MP4 output joined in parallel has MP4 segments (ForJob), in the layout too.
+	format := func(j *JobDir) string { return video.SegmentFormat(j.SegmentContainer()) }
 	times := video.Timeline{TimeBase: video.Rational{Num: 1, Den: 12800}, Step: 512, End: 5120}
-	m := ForJob(p, "out.mp4", "libx264", times)
+	m := ForJob(p, video.SegmentExtFor("out.mp4", "libx264", times))
 	if !strings.HasSuffix(m.Segment(3), "seg-000003"+video.MP4SegmentExt) || !strings.HasSuffix(m.SegmentTemp(3, 1, 2), video.MP4SegmentExt) ||
-		m.SegmentFormat() == j.SegmentFormat() || ForJob(p, "out.mkv", "libx264", times).Segment(3) != j.Segment(3) {
-		t.Errorf("an MP4 output's segment %s, temp %s, format %q (NUT's %q)", m.Segment(3), m.SegmentTemp(3, 1, 2), m.SegmentFormat(), j.SegmentFormat())
+		format(m) == format(j) || ForJob(p, video.SegmentExtFor("out.mkv", "libx264", times)).Segment(3) != j.Segment(3) {
+		t.Errorf("an MP4 output's segment %s, temp %s, format %q (NUT's %q)", m.Segment(3), m.SegmentTemp(3, 1, 2), format(m), format(j))
 	}
 	for _, name := range []string{filepath.Base(j.Segment(3)), filepath.Base(j.SegmentTemp(3, 1, 2)), filepath.Base(m.Segment(3)), filepath.Base(m.SegmentTemp(3, 1, 2)), "seg-000003.mkv", ".seg-000003.rank1.a2.part.mkv"} {
 		if !ours(name) {
@@ -93,5 +95,13 @@ func TestProgressRoundTrip(t *testing.T) {
 	os.WriteFile(j.Progress(), []byte("12"), 0o644) // a torn or foreign file is named
 	if _, _, err := j.ReadProgress(); err == nil || !strings.Contains(err.Error(), j.Progress()) {
 		t.Fatalf("a bad progress file: %v", err)
+	}
+}
+
+// The job folder names the segments of every container the video package writes them in, the
+// default first: its list is video's, held as plain names so that the folder needs no media.
+func TestSegmentExtsAreVideos(t *testing.T) {
+	if !slices.Equal(SegmentExts, video.SegmentExts) || SegmentExts[0] != video.SegmentExt {
+		t.Errorf("the job folder's segment containers %v, video's %v (default %s)", SegmentExts, video.SegmentExts, video.SegmentExt)
 	}
 }

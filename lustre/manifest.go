@@ -111,12 +111,12 @@ func (j *JobDir) ReadManifest() (m *Manifest, ok bool, err error) {
 	}
 	m = new(Manifest)
 	if err := json.Unmarshal(data, m); err != nil {
-		return nil, false, fmt.Errorf("manifest %s is not valid (%s): pass --fresh to start over", j.Manifest(), jsonError(err))
+		return nil, false, fmt.Errorf("manifest %s is not valid (%s): pass --fresh to start over", j.Manifest(), JSONError(err))
 	}
 	if m.Version != ManifestVersion {
 		return nil, false, fmt.Errorf("manifest %s has layout version %d, this program writes %d: pass --fresh to start over", j.Manifest(), m.Version, ManifestVersion)
 	}
-	if err := m.check().done(j.Manifest(), "manifest", "pass --fresh to start over"); err != nil {
+	if err := m.check().Done(j.Manifest(), "manifest", "pass --fresh to start over"); err != nil {
 		return nil, false, err
 	}
 	return m, true, nil
@@ -265,16 +265,16 @@ func (j *JobDir) ReadJournal(rank int) ([]Chunk, error) {
 	}
 	var recs []Chunk
 	if err := json.Unmarshal(data, &recs); err != nil {
-		return nil, fmt.Errorf("journal %s is not valid (%s)", j.Journal(rank), jsonError(err))
+		return nil, fmt.Errorf("journal %s is not valid (%s)", j.Journal(rank), JSONError(err))
 	}
-	var f fields
+	var f Fields
 	for i, c := range recs {
 		f.chunk(fmt.Sprintf("[%d]", i), c)
 		if c.Rank != rank {
-			f.fail(fmt.Sprintf("[%d].rank", i), fmt.Sprintf("is %d, in rank %d's journal", c.Rank, rank))
+			f.Fail(fmt.Sprintf("[%d].rank", i), fmt.Sprintf("is %d, in rank %d's journal", c.Rank, rank))
 		}
 	}
-	if err := f.done(j.Journal(rank), "journal", "remove it, or pass --fresh to start over"); err != nil {
+	if err := f.Done(j.Journal(rank), "journal", "remove it, or pass --fresh to start over"); err != nil {
 		return nil, err
 	}
 	return recs, nil

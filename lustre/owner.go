@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/facefusion-hpc/facefusion/internal/safefs"
-	"github.com/facefusion-hpc/facefusion/internal/video"
 )
 
 // Ownership. The program deletes only what it can prove it created: a job folder is its own when
@@ -28,7 +27,7 @@ const MarkerName = ".facefusion-job"
 // WriteAtomic beside each): one home for the folder's layout, so that removing the folder can
 // remove exactly these and nothing a user put there. Paths are relative to the folder.
 var layout = []*regexp.Regexp{
-	// Segments: video.SegmentExts', and .mkv in folders of the earlier layout.
+	// Segments: SegmentExts', and .mkv in folders of the earlier layout.
 	regexp.MustCompile(`^seg-[0-9]{6}(` + segmentExts + `)$`),
 	regexp.MustCompile(`^\.seg-[0-9]{6}\.rank[0-9]+\.a[0-9]+\.part(` + segmentExts + `)$`),
 	regexp.MustCompile(`^\.joined\.a[0-9]+\.mkv$`),
@@ -43,11 +42,11 @@ var layout = []*regexp.Regexp{
 	regexp.MustCompile(`^\.CLAIM\.(new|stale|beat)-[0-9a-f]+$`),
 }
 
-// segmentExts matches the extension of a segment: this layout's (video.SegmentExts) and the
+// segmentExts matches the extension of a segment: this layout's (SegmentExts) and the
 // earlier one's.
 var segmentExts = func() string {
 	exts := []string{`\.mkv`}
-	for _, e := range video.SegmentExts {
+	for _, e := range SegmentExts {
 		exts = append(exts, regexp.QuoteMeta(e))
 	}
 	return strings.Join(exts, "|")

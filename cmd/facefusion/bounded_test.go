@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/facefusion-hpc/facefusion/internal/clitest"
+	"github.com/facefusion-hpc/facefusion/internal/report"
 	"github.com/facefusion-hpc/facefusion/internal/testenv"
 	"github.com/facefusion-hpc/facefusion/lustre"
 )
@@ -105,9 +106,9 @@ func TestBoundedInputsEndInOneLine(t *testing.T) {
 	t.Run("status-huge-report", func(t *testing.T) {
 		out := filepath.Join(t.TempDir(), "out.mp4")
 		os.WriteFile(out, []byte("x"), 0o644)
-		os.WriteFile(lustre.ReportPath(out), nil, 0o644)
-		os.Truncate(lustre.ReportPath(out), 1<<30)
-		if got := runBounded(t, exitInput, "status", out); !strings.Contains(got, lustre.ReportPath(out)+" is larger than the 64 MiB") {
+		os.WriteFile(report.Path(out), nil, 0o644)
+		os.Truncate(report.Path(out), 1<<30)
+		if got := runBounded(t, exitInput, "status", out); !strings.Contains(got, report.Path(out)+" is larger than the 64 MiB") {
 			t.Errorf("status of a 1 GiB report: %s", got)
 		}
 	})

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/facefusion-hpc/facefusion/internal/clitest"
+	"github.com/facefusion-hpc/facefusion/internal/report"
 	"github.com/facefusion-hpc/facefusion/internal/testenv"
 	"github.com/facefusion-hpc/facefusion/lustre"
 )
@@ -33,7 +34,7 @@ func TestLogLevelAndTempPath(t *testing.T) {
 	if rep := clitest.ReadReport(t, custom); rep.Outcome != lustre.Complete || rep.Output != out {
 		t.Errorf("--report-path: %+v", rep)
 	}
-	clitest.MustNotExist(t, lustre.ReportPath(out)) // the report went where --report-path said, not beside the output
+	clitest.MustNotExist(t, report.Path(out)) // the report went where --report-path said, not beside the output
 	if _, err := os.Stat(out); err != nil {
 		t.Fatal(err)
 	}

@@ -12,9 +12,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/facefusion-hpc/facefusion/infer/catalog"
 	"github.com/facefusion-hpc/facefusion/internal/clitest"
 	"github.com/facefusion-hpc/facefusion/internal/fault"
+	"github.com/facefusion-hpc/facefusion/internal/models/catalog"
 	"github.com/facefusion-hpc/facefusion/internal/testenv"
 )
 

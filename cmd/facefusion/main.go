@@ -116,7 +116,7 @@ func run(args []string) int {
 	default:
 		err = fault.AsUsage(fmt.Errorf("unknown command %q (run facefusion help)", args[0]))
 	}
-	return report(ctx, err)
+	return exitCode(ctx, err)
 }
 
 func printUsage() {
@@ -124,9 +124,9 @@ func printUsage() {
 	job.Usage(os.Stderr)
 }
 
-// report prints err as one line, at the log's error level (printed at every --log-level), and
+// exitCode prints err as one line, at the log's error level (printed at every --log-level), and
 // chooses the exit code.
-func report(ctx context.Context, err error) int {
+func exitCode(ctx context.Context, err error) int {
 	if errors.Is(err, job.ErrHelp) {
 		printUsage()
 		return exitOK

@@ -10,9 +10,9 @@ import (
 	"text/tabwriter"
 
 	"github.com/facefusion-hpc/facefusion/infer"
-	"github.com/facefusion-hpc/facefusion/infer/catalog"
 	"github.com/facefusion-hpc/facefusion/internal/fault"
 	"github.com/facefusion-hpc/facefusion/internal/job"
+	"github.com/facefusion-hpc/facefusion/internal/models/catalog"
 	"github.com/facefusion-hpc/facefusion/internal/pipeline"
 )
 

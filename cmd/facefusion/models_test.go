@@ -12,8 +12,8 @@ import (
 	"github.com/facefusion-hpc/facefusion/internal/clitest"
 	"github.com/facefusion-hpc/facefusion/internal/geom"
 	"github.com/facefusion-hpc/facefusion/internal/raster"
+	"github.com/facefusion-hpc/facefusion/internal/report"
 	"github.com/facefusion-hpc/facefusion/internal/testenv"
-	"github.com/facefusion-hpc/facefusion/lustre"
 )
 
 // TestModelsCommand lists every known model file with its state against FaceFusion's published
@@ -255,7 +255,7 @@ func TestReferenceSelection(t *testing.T) {
 			t.Errorf("embedded default, reference position %s: %d pixels of the left face and %d of the right changed; want only the %s face",
 				c.position, left, right, map[bool]string{true: "left", false: "right"}[c.left])
 		}
-		var rep lustre.Report
+		var rep report.Report
 		if b, err := os.ReadFile(out + ".report.json"); err != nil || json.Unmarshal(b, &rep) != nil {
 			t.Fatalf("run report: %v", err)
 		} else if id := rep.Identity; id == nil || id.Recognizer != "fr_feature" || id.Faces != 1 {

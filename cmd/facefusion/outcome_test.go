@@ -10,6 +10,7 @@ import (
 
 	"github.com/facefusion-hpc/facefusion/internal/clitest"
 	"github.com/facefusion-hpc/facefusion/internal/job"
+	"github.com/facefusion-hpc/facefusion/internal/report"
 	"github.com/facefusion-hpc/facefusion/internal/testenv"
 	"github.com/facefusion-hpc/facefusion/lustre"
 )
@@ -147,7 +148,7 @@ func TestNoFaceInImage(t *testing.T) {
 // checkFaceImage checks what a run with --fail-if-no-face on an image with one face leaves:
 // exit 0, the count line of one frame, and the report's one frame, one face swapped and the
 // output's block hash (rank 0's alone).
-func checkFaceImage(t *testing.T, img string, r clitest.Result) *lustre.Report {
+func checkFaceImage(t *testing.T, img string, r clitest.Result) *report.Report {
 	t.Helper()
 	if r.Code != 0 {
 		t.Fatalf("exit %d; stderr:\n%s", r.Code, r.Stderr)

@@ -12,11 +12,12 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/facefusion-hpc/facefusion/infer/catalog"
 	"github.com/facefusion-hpc/facefusion/internal/driver"
 	"github.com/facefusion-hpc/facefusion/internal/fault"
 	"github.com/facefusion-hpc/facefusion/internal/job"
+	"github.com/facefusion-hpc/facefusion/internal/models/catalog"
 	"github.com/facefusion-hpc/facefusion/internal/pipeline"
+	"github.com/facefusion-hpc/facefusion/internal/report"
 	"github.com/facefusion-hpc/facefusion/internal/safefs"
 	"github.com/facefusion-hpc/facefusion/internal/scaling"
 	"github.com/facefusion-hpc/facefusion/internal/video"
@@ -385,7 +386,7 @@ func readCosts(ctx context.Context, path string, launch float64) (scaling.Costs,
 	case err != nil:
 		return scaling.Costs{}, fault.AsInput(fmt.Errorf("plan: --costs %s: %v: give a run report (OUTPUT.report.json)", path, err))
 	}
-	rep, err := lustre.DecodeReport(data, path)
+	rep, err := report.Decode(data, path)
 	if err != nil {
 		return scaling.Costs{}, fault.AsInput(fmt.Errorf("plan: --costs: %v", err))
 	}

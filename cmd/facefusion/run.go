@@ -17,7 +17,7 @@ import (
 	"github.com/facefusion-hpc/facefusion/internal/logging"
 	"github.com/facefusion-hpc/facefusion/internal/pipeline"
 	"github.com/facefusion-hpc/facefusion/internal/progress"
-	"github.com/facefusion-hpc/facefusion/lustre"
+	"github.com/facefusion-hpc/facefusion/internal/report"
 	"github.com/facefusion-hpc/facefusion/rank"
 )
 
@@ -29,8 +29,8 @@ func cmdRun(ctx context.Context, args []string) error {
 	}
 	defer comm.Finalize()
 	start := time.Now()
-	var rep *lustre.Report
-	out, err := driver.Run(ctx, comm, cfg, driver.Options{Log: log, NewProgress: newProgress(log), Done: func(r *lustre.Report) { rep = r }, GPU: gpu})
+	var rep *report.Report
+	out, err := driver.Run(ctx, comm, cfg, driver.Options{Log: log, NewProgress: newProgress(log), Done: func(r *report.Report) { rep = r }, GPU: gpu})
 	if err != nil {
 		return err
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/facefusion-hpc/facefusion/internal/fault"
+	"github.com/facefusion-hpc/facefusion/internal/report"
 	"github.com/facefusion-hpc/facefusion/internal/safefs"
 	"github.com/facefusion-hpc/facefusion/lustre"
 )
@@ -56,8 +57,8 @@ func cmdStatus(args []string, w io.Writer) error {
 }
 
 // statusTarget resolves what `status PATH` shows: a job folder (path), or the run report
-// beside an output (report, when it is the better record).
-func statusTarget(path string) (folder, report string, err error) {
+// beside an output (reportOf, when it is the better record).
+func statusTarget(path string) (folder, reportOf string, err error) {
 	st, err := os.Stat(path)
 	if err == nil && !st.IsDir() {
 		// An output: a job writing it now (in the default job folder) comes first; otherwise
@@ -70,12 +71,12 @@ func statusTarget(path string) (folder, report string, err error) {
 	}
 	if err != nil {
 		// An output a failed run never wrote: its report says how the run went.
-		if _, ok, _ := lustre.ReadReport(path); ok {
+		if _, ok, _ := report.Read(path); ok {
 			return "", path, nil
 		}
 		// A finished job's folder is removed; its record is the report beside the output.
 		if out := strings.TrimSuffix(filepath.Clean(path), ".job"); out != filepath.Clean(path) {
-			if _, ok, _ := lustre.ReadReport(out); ok {
+			if _, ok, _ := report.Read(out); ok {
 				return "", out, nil
 			}
 		}
@@ -251,12 +252,12 @@ func printRate(w io.Writer, at lustre.Attempt, frames, left int) {
 
 // reportStatus prints a finished job's record from the run report beside its output.
 func reportStatus(output string, w io.Writer) error {
-	r, ok, err := lustre.ReadReport(output)
+	r, ok, err := report.Read(output)
 	if err != nil {
 		return fault.AsInput(err)
 	}
 	if !ok {
-		return fault.AsInput(fmt.Errorf("status: %s has no run report (%s): it was not written by facefusion run, or the job has not finished; give the job folder instead", output, lustre.ReportPath(output)))
+		return fault.AsInput(fmt.Errorf("status: %s has no run report (%s): it was not written by facefusion run, or the job has not finished; give the job folder instead", output, report.Path(output)))
 	}
 	fmt.Fprintf(w, "output:     %s\n", safefs.Name(r.Output, safefs.PathLen))
 	fmt.Fprintf(w, "target:     %s, frames [%d,%d), %d chunk(s)\n", safefs.Name(r.Target, safefs.PathLen), r.FrameStart, r.FrameEnd, r.Chunks)

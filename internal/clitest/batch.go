@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/facefusion-hpc/facefusion/internal/batch"
-	"github.com/facefusion-hpc/facefusion/lustre"
+	"github.com/facefusion-hpc/facefusion/internal/report"
 )
 
 // facefusion batch-run's end-to-end tests: inboxes of tiny clips, passed through without a
@@ -63,7 +63,7 @@ func Printed(r Result) []string {
 // Attempts is the count of attempts the run report beside output records.
 func Attempts(t *testing.T, output string) int {
 	t.Helper()
-	rep, ok, err := lustre.ReadReport(output)
+	rep, ok, err := report.Read(output)
 	if err != nil || !ok {
 		t.Fatalf("run report of %s: %v (found %v)", output, err, ok)
 	}

@@ -16,19 +16,19 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/facefusion-hpc/facefusion/internal/driver"
+	"github.com/facefusion-hpc/facefusion/internal/report"
 	"github.com/facefusion-hpc/facefusion/internal/testenv"
 	"github.com/facefusion-hpc/facefusion/internal/video"
-	"github.com/facefusion-hpc/facefusion/lustre"
 )
 
 // ReadReport reads the run report at path.
-func ReadReport(t *testing.T, path string) *lustre.Report {
+func ReadReport(t *testing.T, path string) *report.Report {
 	t.Helper()
 	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatalf("run report: %v", err)
 	}
-	var r lustre.Report
+	var r report.Report
 	if err := json.Unmarshal(b, &r); err != nil {
 		t.Fatalf("run report %s: %v\n%s", path, err, b)
 	}
@@ -37,12 +37,12 @@ func ReadReport(t *testing.T, path string) *lustre.Report {
 
 // CheckReportEnd asserts the report beside out says how the run ended: its outcome, the exit
 // status the process exited with, and (for a failure) the error line the process printed.
-func CheckReportEnd(t *testing.T, out string, r Result, outcome string) *lustre.Report {
+func CheckReportEnd(t *testing.T, out string, r Result, outcome string) *report.Report {
 	t.Helper()
-	rep := ReadReport(t, lustre.ReportPath(out))
-	if rep.Version != lustre.ReportVersion || rep.Outcome != outcome || rep.ExitStatus != r.Code || rep.Output != out {
+	rep := ReadReport(t, report.Path(out))
+	if rep.Version != report.Version || rep.Outcome != outcome || rep.ExitStatus != r.Code || rep.Output != out {
 		t.Errorf("report of %s: version %d, outcome %q, exit_status %d, output %q; want %d, %q, the process's %d, %q",
-			out, rep.Version, rep.Outcome, rep.ExitStatus, rep.Output, lustre.ReportVersion, outcome, r.Code, out)
+			out, rep.Version, rep.Outcome, rep.ExitStatus, rep.Output, report.Version, outcome, r.Code, out)
 	}
 	if (r.Code == 0) != (rep.Error == "") || (rep.Error != "" && !strings.Contains(r.Stderr, rep.Error)) {
 		t.Errorf("report of %s: error %q, the process printed:\n%s", out, rep.Error, r.Stderr)
@@ -52,7 +52,7 @@ func CheckReportEnd(t *testing.T, out string, r Result, outcome string) *lustre.
 
 // CheckRunReport validates a finished run's report field by field against what the run did:
 // the output file (size, sha256, frames), the ranks, the faces and the stages.
-func CheckRunReport(t *testing.T, rep *lustre.Report, target, out string, sources []string, ranks, frames int, enhanced bool) {
+func CheckRunReport(t *testing.T, rep *report.Report, target, out string, sources []string, ranks, frames int, enhanced bool) {
 	t.Helper()
 	CheckOutputHash(t, rep, out)
 	host, _ := os.Hostname()
@@ -128,7 +128,7 @@ func CheckRunReport(t *testing.T, rep *lustre.Report, target, out string, source
 
 // CheckOutputHash asserts the report's output hash is the one coreutils computes from the file
 // (testenv.BlockHash: what a user runs), with the block the report names, and its size.
-func CheckOutputHash(t *testing.T, rep *lustre.Report, out string) {
+func CheckOutputHash(t *testing.T, rep *report.Report, out string) {
 	t.Helper()
 	st, err := os.Stat(out)
 	if err != nil {
@@ -153,7 +153,7 @@ func hashBlocks(size int64, ranks, r int) int {
 }
 
 // CheckMetrics parses the .prom file with Prometheus's own parser and compares it with the report.
-func CheckMetrics(t *testing.T, path string, rep *lustre.Report) {
+func CheckMetrics(t *testing.T, path string, rep *report.Report) {
 	t.Helper()
 	fams := ParseMetrics(t, path)
 	if left, _ := filepath.Glob(filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")); len(left) > 0 {

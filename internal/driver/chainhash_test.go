@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/facefusion-hpc/facefusion/internal/logging"
+	"github.com/facefusion-hpc/facefusion/internal/report"
 	"github.com/facefusion-hpc/facefusion/lustre"
 )
 
@@ -69,7 +70,7 @@ func TestHashedInJoinFallsBack(t *testing.T) {
 		t.Errorf("HashFileBlocks of a FIFO: %v", err)
 	}
 	var log strings.Builder
-	rr := &runRecord{perRank: []lustre.RankReport{{StageSeconds: map[string]float64{"hash": 0}}}}
+	rr := &runRecord{perRank: []report.Rank{{StageSeconds: map[string]float64{"hash": 0}}}}
 	rr.hashedInJoin(joinHash{InJoin: true, Size: 6, Sum: "ab"}, f, logging.New(&log, logging.Warn))
 	if rr.outSize != 6 || rr.outSum != "ab" || log.Len() != 0 || rr.perRank[0].StageSeconds["hash"] != 0 {
 		t.Errorf("the join's hash: %d bytes, %q, hash stage %g, log %q; want it as given, nothing read", rr.outSize, rr.outSum, rr.perRank[0].StageSeconds["hash"], log.String())

@@ -14,7 +14,7 @@ import (
 	"github.com/facefusion-hpc/facefusion/internal/fault"
 	"github.com/facefusion-hpc/facefusion/internal/job"
 	"github.com/facefusion-hpc/facefusion/internal/logging"
-	"github.com/facefusion-hpc/facefusion/internal/pipeline"
+	"github.com/facefusion-hpc/facefusion/internal/outpath"
 	"github.com/facefusion-hpc/facefusion/lustre"
 	"github.com/facefusion-hpc/facefusion/rank"
 )
@@ -127,7 +127,7 @@ func prepareCheckpoint(ctx context.Context, cfg job.Config, p *Plan, ranks int, 
 	}
 	// The job is this one: what a dead attempt of it left (a chunk in flight, the join's temp
 	// file beside the output, flags, progress counters) goes now, and only that.
-	removed, kept := jd.CleanStale(pipeline.IsTempPath)
+	removed, kept := jd.CleanStale(outpath.IsTemp)
 	for _, f := range removed {
 		log.Infof("removed %s, left by a killed attempt of this job", f)
 	}

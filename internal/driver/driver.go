@@ -28,8 +28,10 @@ import (
 	"github.com/facefusion-hpc/facefusion/internal/geom"
 	"github.com/facefusion-hpc/facefusion/internal/job"
 	"github.com/facefusion-hpc/facefusion/internal/logging"
+	"github.com/facefusion-hpc/facefusion/internal/outpath"
 	"github.com/facefusion-hpc/facefusion/internal/pipeline"
 	"github.com/facefusion-hpc/facefusion/internal/raster"
+	"github.com/facefusion-hpc/facefusion/internal/report"
 	"github.com/facefusion-hpc/facefusion/internal/safefs"
 	"github.com/facefusion-hpc/facefusion/internal/video"
 	"github.com/facefusion-hpc/facefusion/lustre"
@@ -113,10 +115,10 @@ type Result struct {
 	Err    string     `json:",omitempty"`
 	Kind   fault.Kind `json:",omitempty"`
 
-	Done           []lustre.Chunk    `json:",omitempty"` // the chunks this rank finished this attempt
-	Stopped        bool              `json:",omitempty"` // a signal stopped it; its chunk in flight was discarded
-	CheckpointWork float64           // seconds spent hashing segments and writing journals/manifest
-	Stats          lustre.RankReport // the rank's share for the run report: counts, stage times, GPU
+	Done           []lustre.Chunk `json:",omitempty"` // the chunks this rank finished this attempt
+	Stopped        bool           `json:",omitempty"` // a signal stopped it; its chunk in flight was discarded
+	CheckpointWork float64        // seconds spent hashing segments and writing journals/manifest
+	Stats          report.Rank    // the rank's share for the run report: counts, stage times, GPU
 
 	// Rank 0's decision for a stopped job, broadcast so that every rank exits with one code.
 	StopReason string `json:",omitempty"` // JOB_DIR/STOP: "rank N: SIGUSR1", "deadline", …
@@ -130,7 +132,7 @@ type Options struct {
 	Log         *logging.Logger // nil: nothing is logged
 	NewProgress pipeline.ProgressFunc
 	// Done, when set, receives rank 0's run report once the output is in place.
-	Done func(*lustre.Report)
+	Done func(*report.Report)
 	// GPU is this rank's GPU binding (rank.Identify), sampled through NVML for the run report;
 	// nil when the job runs on CPU providers.
 	GPU *rank.Binding
@@ -677,8 +679,8 @@ var errAlreadyDone = errors.New("already done")
 // errAlreadyDone when its run report records fp, else why not, as the usage error of an output
 // that exists (none with --force, which overwrites it).
 func sameJobDone(cfg job.Config, fp map[string]string) error {
-	rep, ok, err := lustre.ReadReport(cfg.OutputPath)
-	why := "it has no run report " + lustre.ReportPath(cfg.OutputPath)
+	rep, ok, err := report.Read(cfg.OutputPath)
+	why := "it has no run report " + report.Path(cfg.OutputPath)
 	switch {
 	case err != nil:
 		why = err.Error()
@@ -704,7 +706,7 @@ func planSetup(ctx context.Context, cfg job.Config, ranks int, p *Plan, skipDone
 		}
 		return nil, "", fault.AsUsage(err)
 	}
-	if err := pipeline.CheckOutputIsNoInput(cfg); err != nil { // before "exists: pass --force"
+	if err := outpath.CheckNoInput(cfg); err != nil { // before "exists: pass --force"
 		return nil, "", err
 	}
 	// With skipDone an existing video output may be this job's, done: that is known once the
@@ -712,7 +714,7 @@ func planSetup(ctx context.Context, cfg job.Config, ranks int, p *Plan, skipDone
 	_, statErr := os.Lstat(cfg.OutputPath)
 	doneCheck := skipDone && statErr == nil && !pipeline.IsImagePath(cfg.TargetPath)
 	if !doneCheck {
-		if err := pipeline.CheckOutput(cfg); err != nil {
+		if err := outpath.Check(cfg); err != nil {
 			return nil, "", err
 		}
 	}
@@ -800,7 +802,7 @@ func planSetup(ctx context.Context, cfg job.Config, ranks int, p *Plan, skipDone
 				return nil, "", err
 			}
 			if cfg.Force {
-				if err := pipeline.CheckOutput(cfg); err != nil { // the folder is writable
+				if err := outpath.Check(cfg); err != nil { // the folder is writable
 					return nil, "", err
 				}
 			}
@@ -1227,7 +1229,7 @@ type joinEnd struct {
 	frames int           // the job's frames, every chunk's
 	stop   func() Result // the end of an attempt stopped by a signal
 	out    string        // the output, absolute
-	temp   *pipeline.OutputTemp
+	temp   *outpath.Temp
 }
 
 func fail(err error) Result { return Result{Err: err.Error(), Kind: fault.KindOf(err)} }
@@ -1276,7 +1278,7 @@ func (j *joinEnd) run(segs []string) Result {
 	if err := ck.stillMine(p); err != nil {
 		return fail(err)
 	}
-	if err := pipeline.Commit(temp, cfg.OutputPath, cfg.Force); err != nil {
+	if err := outpath.Commit(temp, cfg.OutputPath, cfg.Force); err != nil {
 		return j.failed(err)
 	}
 	log.Infof("%d frames in %d chunks joined into %s (join %.2f s)", j.frames, len(p.Chunks), cfg.OutputPath, time.Since(joinStart).Seconds())
@@ -1295,11 +1297,11 @@ func (j *joinEnd) createTemp() (r Result, ok bool) {
 	j.out = out
 	// An unpredictable name, created exclusively after it is recorded: nothing another user
 	// planted beside the output is ever written through.
-	tempPath := pipeline.TempPath(out, "part")
+	tempPath := outpath.TempPath(out, "part")
 	if err := j.jd.RecordJoin(out, tempPath); err != nil {
 		return fail(checkpointError(err)), false
 	}
-	if j.temp, err = pipeline.CreateTemp(tempPath); err != nil {
+	if j.temp, err = outpath.CreateTemp(tempPath); err != nil {
 		// No room for one more file (a full disk, an inode quota) is the environment's; a name
 		// taken under the unpredictable one is another user's doing.
 		if fault.NoRoom(err) {

@@ -20,6 +20,7 @@ import (
 	"github.com/facefusion-hpc/facefusion/internal/job"
 	"github.com/facefusion-hpc/facefusion/internal/logging"
 	"github.com/facefusion-hpc/facefusion/internal/pipeline"
+	"github.com/facefusion-hpc/facefusion/internal/report"
 	"github.com/facefusion-hpc/facefusion/internal/testenv"
 	"github.com/facefusion-hpc/facefusion/internal/video"
 	"github.com/facefusion-hpc/facefusion/lustre"
@@ -93,7 +94,7 @@ func TestRunKeepsTheUsersJobDir(t *testing.T) {
 	if _, log, err := run(t, c); err != nil {
 		t.Fatalf("%v\n%s", err, log)
 	}
-	for _, p := range []string{other, c.OutputPath, lustre.ReportPath(c.OutputPath)} {
+	for _, p := range []string{other, c.OutputPath, report.Path(c.OutputPath)} {
 		if _, err := os.Stat(p); err != nil {
 			t.Errorf("%s: %v", p, err)
 		}

@@ -80,6 +80,6 @@ func fingerprint(ctx context.Context, cfg job.Config, p *Plan) (map[string]strin
 	// How the segments are written: a job folder of another layout (Matroska segments, whose
 	// clock rounded the frame times; NUT segments of an output now joined from MP4 ones) is
 	// refused, not joined with this one's.
-	fp["container of the segments"] = jobDir(cfg, p).SegmentFormat()
+	fp["container of the segments"] = video.SegmentFormat(jobDir(cfg, p).SegmentContainer())
 	return fp, nil
 }

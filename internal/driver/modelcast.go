@@ -18,8 +18,8 @@ import (
 	"github.com/facefusion-hpc/facefusion/internal/job"
 	"github.com/facefusion-hpc/facefusion/internal/logging"
 	"github.com/facefusion-hpc/facefusion/internal/pipeline"
+	"github.com/facefusion-hpc/facefusion/internal/report"
 	"github.com/facefusion-hpc/facefusion/internal/scaling"
-	"github.com/facefusion-hpc/facefusion/lustre"
 )
 
 // The model broadcast (model_broadcast): before its plan, rank 0 reads each file the job's
@@ -59,7 +59,7 @@ type castFile struct {
 // modelCast is a rank's part of the broadcast: its figures for the report and whether it holds
 // registered bytes to drop.
 type modelCast struct {
-	stats   *lustre.ModelBroadcast // nil when nothing was broadcast
+	stats   *report.ModelBroadcast // nil when nothing was broadcast
 	held    bool
 	files   int              // files registered
 	release hugepage.Release // gives the payload's huge-page advice back (nil: none)
@@ -169,7 +169,7 @@ func shareModels(ctx context.Context, comm collective.Comm, cfg job.Config, skip
 			return nil, err
 		}
 	}
-	c.stats = &lustre.ModelBroadcast{Bytes: int64(len(payload)), Seconds: took.Seconds(), Files: c.files}
+	c.stats = &report.ModelBroadcast{Bytes: int64(len(payload)), Seconds: took.Seconds(), Files: c.files}
 	if comm.Rank() == 0 {
 		c.stats.ReadSeconds = readTook.Seconds()
 		log.Infof("model broadcast: %d file(s), %.1f MB, read in %.2f s, sent to %d rank(s) in %.2f s",

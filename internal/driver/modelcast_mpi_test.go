@@ -19,8 +19,8 @@ import (
 	"github.com/facefusion-hpc/facefusion/internal/fault"
 	"github.com/facefusion-hpc/facefusion/internal/job"
 	"github.com/facefusion-hpc/facefusion/internal/logging"
+	"github.com/facefusion-hpc/facefusion/internal/report"
 	"github.com/facefusion-hpc/facefusion/internal/testenv"
-	"github.com/facefusion-hpc/facefusion/lustre"
 )
 
 // castEnv marks this test binary started by TestModelBroadcast under mpirun: its value is the
@@ -170,7 +170,7 @@ func TestModelBroadcast(t *testing.T) {
 		t.Errorf("the output with the broadcast (md5 %s) is not the output without it (%s)", a, b)
 	}
 	for _, mode := range []string{"on", "off"} {
-		var rep lustre.Report
+		var rep report.Report
 		b, err := os.ReadFile(filepath.Join(root, mode, "out.mp4.report.json"))
 		if err == nil {
 			err = json.Unmarshal(b, &rep)

@@ -16,6 +16,7 @@ import (
 	"github.com/facefusion-hpc/facefusion/internal/fault"
 	"github.com/facefusion-hpc/facefusion/internal/job"
 	"github.com/facefusion-hpc/facefusion/internal/logging"
+	"github.com/facefusion-hpc/facefusion/internal/outpath"
 	"github.com/facefusion-hpc/facefusion/internal/pipeline"
 	"github.com/facefusion-hpc/facefusion/internal/safefs"
 	"github.com/facefusion-hpc/facefusion/internal/video"
@@ -40,7 +41,7 @@ func jobDir(cfg job.Config, p *Plan) *lustre.JobDir {
 	if p.Image {
 		return &lustre.JobDir{Path: p.JobDir, ID: p.jobDirID}
 	}
-	jd := lustre.ForJob(p.JobDir, cfg.OutputPath, cfg.OutputVideoEncoder, pipeline.OutputTimes(cfg, p.Info))
+	jd := lustre.ForJob(p.JobDir, video.SegmentExtFor(cfg.OutputPath, cfg.OutputVideoEncoder, pipeline.OutputTimes(cfg, p.Info)))
 	jd.ID = p.jobDirID
 	return jd
 }
@@ -261,9 +262,9 @@ func busy(bounds []int) int {
 // and writers (joinBounds) into final. serial is true when rank 0 must join serially instead (the reason is logged);
 // err is the join's failure, naming the rank and segment; seconds is each rank's wall time in
 // its share.
-func parallelJoin(ctx context.Context, comm collective.Comm, cfg job.Config, side *sideFile, segs []video.JoinSegment, sizes []int64, writers []int, times video.Timeline, final *pipeline.OutputTemp, log *logging.Logger) (serial bool, seconds []float64, hash joinHash, err error) {
+func parallelJoin(ctx context.Context, comm collective.Comm, cfg job.Config, side *sideFile, segs []video.JoinSegment, sizes []int64, writers []int, times video.Timeline, final *outpath.Temp, log *logging.Logger) (serial bool, seconds []float64, hash joinHash, err error) {
 	ins := joinInstruction{Segs: segs, Sizes: sizes, Writers: writers, Times: times, Out: final.Path}
-	// Created before the instruction goes (pipeline.CreateTemp): every rank checks that it can
+	// Created before the instruction goes (outpath.CreateTemp): every rank checks that it can
 	// open it for writing, and that it is that file (its inode).
 	var local error
 	if st, err := final.File.Stat(); err != nil {

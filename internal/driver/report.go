@@ -11,7 +11,9 @@ import (
 	"github.com/facefusion-hpc/facefusion/internal/job"
 	"github.com/facefusion-hpc/facefusion/internal/logging"
 	"github.com/facefusion-hpc/facefusion/internal/metrics"
+	"github.com/facefusion-hpc/facefusion/internal/outpath"
 	"github.com/facefusion-hpc/facefusion/internal/pipeline"
+	"github.com/facefusion-hpc/facefusion/internal/report"
 	"github.com/facefusion-hpc/facefusion/lustre"
 	"github.com/facefusion-hpc/facefusion/rank"
 )
@@ -41,7 +43,7 @@ type runRecord struct {
 	start   time.Time
 	plan    *Plan
 	ck      *checkpointer // nil until the job folder is claimed (never for an image)
-	perRank []lustre.RankReport
+	perRank []report.Rank
 	outSize int64
 	outSum  string
 	written bool
@@ -49,9 +51,9 @@ type runRecord struct {
 
 // rankStats is rank me's share of the attempt for the report: its counts, its stages' busy
 // time (checkpoint work included) and its GPU.
-func rankStats(me int, m *pipeline.Models, res *Result, began time.Time, gpu rank.GPUStats) lustre.RankReport {
+func rankStats(me int, m *pipeline.Models, res *Result, began time.Time, gpu rank.GPUStats) report.Rank {
 	host, _ := os.Hostname()
-	r := lustre.RankReport{Rank: me, Host: host, Frames: res.Frames, Chunks: res.Chunks, Seconds: time.Since(began).Seconds(), GPU: &gpu,
+	r := report.Rank{Rank: me, Host: host, Frames: res.Frames, Chunks: res.Chunks, Seconds: time.Since(began).Seconds(), GPU: &gpu,
 		StageSeconds: make(map[string]float64, len(ReportStages))}
 	for _, s := range ReportStages {
 		r.StageSeconds[s] = 0
@@ -82,7 +84,7 @@ func startGPU(opt Options) *rank.Sampler {
 }
 
 // report is the run's report for the end err (what Run returns on rank 0).
-func (rr *runRecord) report(ctx context.Context, err error) *lustre.Report {
+func (rr *runRecord) report(ctx context.Context, err error) *report.Report {
 	cfg := rr.cfg
 	outcome := lustre.Complete
 	var stopped *Stopped
@@ -92,13 +94,13 @@ func (rr *runRecord) report(ctx context.Context, err error) *lustre.Report {
 	case err != nil:
 		outcome = lustre.Failed
 	}
-	var rep *lustre.Report
+	var rep *report.Report
 	if rr.ck != nil && rr.ck.m != nil {
 		rr.ck.mu.Lock()
-		rep = lustre.NewReport(rr.ck.m, cfg.OutputPath, rr.ck.jd.Path, outcome)
+		rep = report.New(rr.ck.m, cfg.OutputPath, rr.ck.jd.Path, outcome)
 		rr.ck.mu.Unlock()
 	} else {
-		rep = &lustre.Report{Version: lustre.ReportVersion, Outcome: outcome, Output: cfg.OutputPath, Target: cfg.TargetPath,
+		rep = &report.Report{Version: report.Version, Outcome: outcome, Output: cfg.OutputPath, Target: cfg.TargetPath,
 			Finished: time.Now().UTC(), Seconds: time.Since(rr.start).Seconds(), LastSeconds: time.Since(rr.start).Seconds()}
 		if rr.plan != nil {
 			rep.JobDir, rep.FrameStart, rep.FrameEnd, rep.Chunks = rr.plan.JobDir, rr.plan.Frames.Start, rr.plan.Frames.End, len(rr.plan.Chunks)
@@ -111,7 +113,7 @@ func (rr *runRecord) report(ctx context.Context, err error) *lustre.Report {
 	if cfg.ReadsSources() {
 		rep.Sources = cfg.SourcePaths
 	}
-	rep.Slurm = lustre.SlurmFromEnv(os.Getenv)
+	rep.Slurm = report.SlurmFromEnv(os.Getenv)
 	rep.Ranks = rr.ranks
 	seen := map[string]bool{}
 	for _, r := range rr.perRank {
@@ -122,7 +124,7 @@ func (rr *runRecord) report(ctx context.Context, err error) *lustre.Report {
 	}
 	if len(rr.perRank) > 0 {
 		rep.PerRank = rr.perRank
-		t := lustre.RankReport{Rank: -1, StageSeconds: map[string]float64{}, Seconds: rep.LastSeconds}
+		t := report.Rank{Rank: -1, StageSeconds: map[string]float64{}, Seconds: rep.LastSeconds}
 		for _, r := range rr.perRank {
 			t.Frames += r.Frames
 			t.FacesFound += r.FacesFound
@@ -139,7 +141,7 @@ func (rr *runRecord) report(ctx context.Context, err error) *lustre.Report {
 			}
 		}
 		if t.Identity != nil && (rr.ck == nil || rr.ck.m == nil) {
-			rep.Identity = t.Identity.Means() // an image's: a video's is its chunks' (below)
+			rep.Identity = report.Means(*t.Identity) // an image's: a video's is its chunks' (below)
 		}
 		if t.Seconds > 0 {
 			t.FramesPerSecond = float64(t.Frames) / t.Seconds
@@ -149,7 +151,7 @@ func (rr *runRecord) report(ctx context.Context, err error) *lustre.Report {
 	if rr.ck != nil && rr.ck.m != nil {
 		rr.ck.mu.Lock()
 		if sums, partial := rr.ck.m.DoneIdentity(); sums != nil {
-			if rep.Identity = sums.Means(); rep.Identity != nil {
+			if rep.Identity = report.Means(*sums); rep.Identity != nil {
 				rep.Identity.Partial = partial
 			}
 		}
@@ -176,7 +178,7 @@ func (rr *runRecord) write(ctx context.Context, err error, log *logging.Logger) 
 		return true
 	}
 	rr.written = true
-	if pipeline.CheckOutputIsNoInput(rr.cfg) != nil {
+	if outpath.CheckNoInput(rr.cfg) != nil {
 		return true // a record would land on an input, the output or a device: the run was refused for it
 	}
 	recorded = true
@@ -185,11 +187,11 @@ func (rr *runRecord) write(ctx context.Context, err error, log *logging.Logger) 
 		log.Debugf("identity (%s, %d swapped faces of every %dth frame, cosine similarity): output to source %.4f, target to source %.4f (before the swap), output to target %.4f",
 			id.Recognizer, id.Faces, id.Every, id.After, id.Before, id.ToTarget)
 	}
-	path := pipeline.ReportFile(rr.cfg)
+	path := outpath.ReportFile(rr.cfg)
 	switch {
 	case err != nil && !isDir(filepath.Dir(path)):
 		// A run refused for its output folder (missing, a file): its error line says so already.
-	case rep.Outcome == lustre.Complete || lustre.Replaceable(path):
+	case rep.Outcome == lustre.Complete || report.Replaceable(path):
 		if werr := rep.WriteTo(path); werr != nil {
 			log.Warnf("the run report %s could not be written: %v", path, werr)
 			recorded = false

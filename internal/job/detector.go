@@ -5,7 +5,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/facefusion-hpc/facefusion/internal/facemodel"
+	"github.com/facefusion-hpc/facefusion/internal/models/facemodel"
 )
 
 // FaceFusion's face detector choices (facefusion/choices.py): the angles a frame is also

@@ -7,9 +7,9 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/facefusion-hpc/facefusion/infer/catalog"
 	"github.com/facefusion-hpc/facefusion/internal/align"
-	"github.com/facefusion-hpc/facefusion/internal/facemodel"
+	"github.com/facefusion-hpc/facefusion/internal/models/catalog"
+	"github.com/facefusion-hpc/facefusion/internal/models/facemodel"
 	"github.com/facefusion-hpc/facefusion/internal/safefs"
 )
 

@@ -13,6 +13,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 
+	"github.com/facefusion-hpc/facefusion/internal/report"
 	"github.com/facefusion-hpc/facefusion/lustre"
 )
 
@@ -122,7 +123,7 @@ func Progress(job string, planned int, done []int64, now time.Time) []*dto.Metri
 }
 
 // Report are the figures of a run's report, as it ended.
-func Report(rep *lustre.Report, now time.Time) []*dto.MetricFamily {
+func Report(rep *report.Report, now time.Time) []*dto.MetricFamily {
 	s := NewSet(JobLabel(rep.Output))
 	s.Gauge(nameRunning, helpRunning, 0)
 	s.Gauge(nameUpdated, helpUpdated, float64(now.UnixNano())/1e9)

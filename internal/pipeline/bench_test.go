@@ -10,6 +10,7 @@ import (
 	"github.com/facefusion-hpc/facefusion/internal/face"
 	"github.com/facefusion-hpc/facefusion/internal/job"
 	"github.com/facefusion-hpc/facefusion/internal/raster"
+	"github.com/facefusion-hpc/facefusion/internal/report"
 	"github.com/facefusion-hpc/facefusion/internal/swap"
 	"github.com/facefusion-hpc/facefusion/internal/testenv"
 	"github.com/facefusion-hpc/facefusion/internal/video"
@@ -252,7 +253,7 @@ func BenchmarkIdentity(b *testing.B) {
 			if c.off {
 				return
 			}
-			id := m.IdentitySums().Means()
+			id := report.Means(*m.IdentitySums())
 			if id == nil {
 				b.Fatal("no face measured")
 			}

@@ -6,12 +6,12 @@ import (
 	"math"
 	"slices"
 
-	"github.com/facefusion-hpc/facefusion/infer/adapters"
 	"github.com/facefusion-hpc/facefusion/internal/face"
-	"github.com/facefusion-hpc/facefusion/internal/facemodel"
 	"github.com/facefusion-hpc/facefusion/internal/fault"
 	"github.com/facefusion-hpc/facefusion/internal/geom"
 	"github.com/facefusion-hpc/facefusion/internal/job"
+	"github.com/facefusion-hpc/facefusion/internal/models/adapters"
+	"github.com/facefusion-hpc/facefusion/internal/models/facemodel"
 	"github.com/facefusion-hpc/facefusion/internal/raster"
 )
 

@@ -7,11 +7,11 @@ import (
 	"time"
 
 	"github.com/facefusion-hpc/facefusion/infer"
-	"github.com/facefusion-hpc/facefusion/infer/adapters"
-	"github.com/facefusion-hpc/facefusion/infer/catalog"
 	"github.com/facefusion-hpc/facefusion/internal/face"
-	"github.com/facefusion-hpc/facefusion/internal/facemodel"
 	"github.com/facefusion-hpc/facefusion/internal/job"
+	"github.com/facefusion-hpc/facefusion/internal/models/adapters"
+	"github.com/facefusion-hpc/facefusion/internal/models/catalog"
+	"github.com/facefusion-hpc/facefusion/internal/models/facemodel"
 	"github.com/facefusion-hpc/facefusion/internal/raster"
 	"github.com/facefusion-hpc/facefusion/lustre"
 )

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/facefusion-hpc/facefusion/internal/jpeg"
+	"github.com/facefusion-hpc/facefusion/internal/outpath"
 
 	"github.com/facefusion-hpc/facefusion/internal/fault"
 	"github.com/facefusion-hpc/facefusion/internal/job"
@@ -134,8 +135,8 @@ func (m *Models) runFFImage(ctx context.Context, cfg job.Config, img *raster.Ima
 			return "", fault.AsInput(fault.AsNoRoom(err, dir))
 		}
 	}
-	// ffmpeg writes the output's temp file itself (TempPath keeps the extension that picks its
-	// encoder), so a full file system is reported as for every other output.
+	// ffmpeg writes the output's temp file itself (outpath.TempPath keeps the extension that
+	// picks its encoder), so a full file system is reported as for every other output.
 	tmp, err := createImageTemp(cfg)
 	if err != nil {
 		return "", err
@@ -152,13 +153,13 @@ func (m *Models) runFFImage(ctx context.Context, cfg job.Config, img *raster.Ima
 		// system's doing (a full disk or quota only some file systems report at close).
 		return "", fault.AsEnvironment(fmt.Errorf("output %s: %w; nothing was committed: %s", cfg.OutputPath, err, fault.RoomFix(filepath.Dir(cfg.OutputPath))))
 	}
-	return line, Commit(tmp, cfg.OutputPath, cfg.Force)
+	return line, outpath.Commit(tmp, cfg.OutputPath, cfg.Force)
 }
 
 // createImageTemp makes the output's temp file beside it; no room for one more file (a full
 // disk, an inode quota) is the environment's.
-func createImageTemp(cfg job.Config) (*OutputTemp, error) {
-	tmp, err := CreateTemp(TempPath(cfg.OutputPath, "part"))
+func createImageTemp(cfg job.Config) (*outpath.Temp, error) {
+	tmp, err := outpath.CreateTemp(outpath.TempPath(cfg.OutputPath, "part"))
 	if err != nil {
 		return nil, fault.AsInput(fault.AsNoRoom(err, filepath.Dir(cfg.OutputPath)))
 	}

@@ -2,33 +2,27 @@ package pipeline
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/facefusion-hpc/facefusion/infer"
-	"github.com/facefusion-hpc/facefusion/infer/catalog"
 	"github.com/facefusion-hpc/facefusion/internal/face"
 	"github.com/facefusion-hpc/facefusion/internal/fault"
 	"github.com/facefusion-hpc/facefusion/internal/geom"
 	"github.com/facefusion-hpc/facefusion/internal/job"
 	"github.com/facefusion-hpc/facefusion/internal/landmark"
 	"github.com/facefusion-hpc/facefusion/internal/logging"
+	"github.com/facefusion-hpc/facefusion/internal/models/catalog"
 	"github.com/facefusion-hpc/facefusion/internal/progress"
 	"github.com/facefusion-hpc/facefusion/internal/raster"
-	"github.com/facefusion-hpc/facefusion/internal/safefs"
 	"github.com/facefusion-hpc/facefusion/internal/swap"
 	"github.com/facefusion-hpc/facefusion/internal/video"
-	"github.com/facefusion-hpc/facefusion/lustre"
 )
 
 // ProgressFunc makes the counter for a run of total frames; the returned func closes it.
@@ -267,287 +261,6 @@ func IsImagePath(p string) bool {
 		return true
 	}
 	return false
-}
-
-// ReportFile is where the run report of cfg goes: report_path, else beside the output.
-func ReportFile(cfg job.Config) string {
-	if cfg.ReportPath != "" {
-		return cfg.ReportPath
-	}
-	return lustre.ReportPath(cfg.OutputPath)
-}
-
-// CheckOutput refuses an existing output without force and an unwritable output folder,
-// before any work is done.
-func CheckOutput(cfg job.Config) error {
-	path, force := cfg.OutputPath, cfg.Force
-	if st, err := os.Stat(path); err == nil {
-		if st.IsDir() {
-			return fault.AsUsage(fmt.Errorf("output %s is a folder: give a file name", path))
-		}
-		if !force {
-			return fault.AsUsage(fmt.Errorf("output %s already exists: pass --force to overwrite it, or choose another -o", path))
-		}
-	}
-	// The run's records go into folders that must exist: said now, not after the last frame.
-	for _, f := range []struct{ flag, path string }{{"--report-path", cfg.ReportPath}, {"--metrics-path", cfg.MetricsPath}} {
-		if f.path == "" {
-			continue
-		}
-		if st, err := os.Stat(filepath.Dir(f.path)); err != nil || !st.IsDir() {
-			return fault.AsUsage(fmt.Errorf("%s %s: the folder %s does not exist: create it, or give a path in a folder that exists", f.flag, f.path, filepath.Dir(f.path)))
-		}
-		if st, err := os.Stat(f.path); err == nil && st.IsDir() {
-			return fault.AsUsage(fmt.Errorf("%s %s is a folder: give a file name", f.flag, f.path))
-		}
-	}
-	// The run report is written too: never over a file without --force, unless it is the
-	// report of a run of this program that did not finish (a failed or stopped attempt's).
-	if rep := ReportFile(cfg); !force && !lustre.Replaceable(rep) {
-		return fault.AsUsage(fmt.Errorf("output %s: its run report %s already exists: pass --force to overwrite both, or choose another -o (or --report-path)", path, rep))
-	}
-	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, ".facefusion-write-check-*")
-	if fault.NoRoom(err) { // a full disk or inode quota: the folder is writable, once there is room
-		return fault.AsNoRoom(fmt.Errorf("output folder %s has no room for a new file: %w", dir, unwrapPath(err)), dir)
-	}
-	if err != nil {
-		return fault.AsInput(fmt.Errorf("output folder %s is not writable (%v): create it or choose another -o", dir, unwrapPath(err)))
-	}
-	f.Close()
-	os.Remove(f.Name())
-	return nil
-}
-
-// CheckOutputIsNoInput refuses an output, run report or metrics file that is the target or a
-// source (with --force the final rename would replace the input with its own swap), or is one
-// of the others (the report would replace the video, or the metrics the report), and a report
-// or metrics path that names something other than a file (writing as root would replace
-// /dev/null). Paths are compared by name and by device and inode, so a symlink or a hard link
-// is caught too.
-func CheckOutputIsNoInput(cfg job.Config) error {
-	type named struct{ what, path string }
-	written := []named{{"-o " + cfg.OutputPath, cfg.OutputPath}, {"its run report " + ReportFile(cfg), ReportFile(cfg)}}
-	if cfg.MetricsPath != "" {
-		written = append(written, named{"--metrics-path " + cfg.MetricsPath, cfg.MetricsPath})
-	}
-	inputs := []named{{"the target (-t " + cfg.TargetPath + ")", cfg.TargetPath}}
-	for _, s := range cfg.SourcePaths {
-		inputs = append(inputs, named{"a source (-s " + s + ")", s})
-	}
-	for i, w := range written {
-		if err := brokenLink(w.path, w.what); err != nil {
-			return err
-		}
-		// Its folder reached through another user's link is that user's choice of place (a
-		// folder of the running user's they can read, say): a link at the name itself is
-		// replaced by the commit's rename, never written through.
-		if err := safefs.ForeignLink(filepath.Dir(w.path)); err != nil {
-			return fault.AsUsage(fmt.Errorf("%s: %w: give a path that does not", w.what, err))
-		}
-		for _, in := range inputs {
-			if SamePath(w.path, in.path) {
-				return fault.AsUsage(fmt.Errorf("%s is %s itself (the same file, by name or through a link): writing it would destroy the input, even with --force: choose another path", w.what, in.what))
-			}
-		}
-		for _, o := range written[:i] {
-			if SamePath(w.path, o.path) {
-				return fault.AsUsage(fmt.Errorf("%s is %s: one would replace the other: give each its own file", w.what, strings.TrimPrefix(o.what, "its ")))
-			}
-		}
-		if i > 0 {
-			if st, err := os.Stat(w.path); err == nil && !st.Mode().IsRegular() && !st.IsDir() {
-				return fault.AsUsage(fmt.Errorf("%s is not a regular file (a device, a pipe or a socket), and it would be replaced by one: give a file name", w.what))
-			}
-		}
-	}
-	if cfg.JobDir != "" {
-		if err := safefs.ForeignLink(cfg.JobDir); err != nil {
-			return fault.AsUsage(fmt.Errorf("--job-dir %s: %w: choose another --job-dir", cfg.JobDir, err))
-		}
-	}
-	return nil
-}
-
-// brokenLink refuses a path the run writes that is a link to a missing file or a link loop:
-// found now, not when the output is committed after the last frame.
-func brokenLink(path, what string) error {
-	lst, err := os.Lstat(path)
-	if err != nil || lst.Mode()&os.ModeSymlink == 0 {
-		return nil
-	}
-	_, err = os.Stat(path)
-	to, _ := os.Readlink(path)
-	switch {
-	case errors.Is(err, syscall.ELOOP):
-		return fault.AsUsage(fmt.Errorf("%s is a link loop (a link that leads back to itself): remove the link, or choose another path", what))
-	case errors.Is(err, fs.ErrNotExist):
-		return fault.AsUsage(fmt.Errorf("%s is a link to a missing file (%s): remove the link, or choose another path", what, safefs.Excerpt(to)))
-	}
-	return nil
-}
-
-// SamePath reports whether a and b name one file: the same absolute path, or (both existing)
-// the same device and inode.
-func SamePath(a, b string) bool {
-	if a == "" || b == "" {
-		return false
-	}
-	aa, err1 := filepath.Abs(a)
-	ab, err2 := filepath.Abs(b)
-	if err1 == nil && err2 == nil && aa == ab {
-		return true
-	}
-	sa, err := os.Stat(a)
-	if err != nil {
-		return false // one that does not exist is no other file
-	}
-	sb, err := os.Stat(b)
-	return err == nil && os.SameFile(sa, sb)
-}
-
-func unwrapPath(err error) error {
-	var pe *os.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	return err
-}
-
-// TempPath is a hidden name beside path with the same extension (so ffmpeg picks the same
-// container): .NAME.TAG-RANDOM.EXT, with 63 random bits no one else can predict, so that no
-// one can plant a file or link there beforehand. CreateTemp makes it.
-func TempPath(path, tag string) string {
-	dir, base := filepath.Split(path)
-	ext := filepath.Ext(base)
-	var b [8]byte
-	rand.Read(b[:])
-	n := binary.BigEndian.Uint64(b[:]) >> 1
-	return filepath.Join(dir, fmt.Sprintf(".%s.%s-%d%s", strings.TrimSuffix(base, ext), tag, n, ext))
-}
-
-// OutputTemp is the file an output is written into before Commit moves it into place: beside
-// the output (a rename stays on one file system), under an unpredictable name (TempPath),
-// created exclusively (O_EXCL: a file or link planted there makes the creation fail, never
-// the write land elsewhere), and held open, so that ffmpeg writes through the descriptor
-// (video.JoinFile; an image output's ffmpeg is given the name, as FaceFusion's command is)
-// and Commit checks that the name still is this file.
-type OutputTemp struct {
-	Path string
-	File *os.File
-}
-
-// CreateTemp creates the temp file path (TempPath), which must not exist, with the mode a new
-// file gets (rw-rw-rw- less the umask).
-func CreateTemp(path string) (*OutputTemp, error) {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o666)
-	if err != nil {
-		return nil, fmt.Errorf("cannot create the output's temp file %s: %w", path, unwrapPath(err))
-	}
-	return &OutputTemp{Path: path, File: f}, nil
-}
-
-// Check refuses a temp file whose name no longer is the file CreateTemp made (another user who
-// can write into the output's folder replaced it, with a link or a file of theirs, or a cleaner
-// of temp files removed it): nothing under that name is the program's to commit, read or
-// remove. Neither the settings nor the input is at fault: the output folder's environment is
-// (fault.Environment), and a batch-run stops rather than hold it against the target.
-func (t *OutputTemp) Check() error {
-	fst, err := t.File.Stat()
-	if err != nil {
-		return err
-	}
-	lst, err := os.Lstat(t.Path)
-	if err == nil && lst.Mode().IsRegular() && os.SameFile(lst, fst) {
-		return nil
-	}
-	what := "is gone"
-	if err == nil {
-		what = "was replaced by " + safefs.KindOf(lst.Mode()) + " facefusion did not make"
-	}
-	return fault.AsEnvironment(fmt.Errorf("the output's temp file %s %s while the job ran: nothing was committed; make sure no one else can write into %s (chmod o-w,g-w), or choose another -o",
-		t.Path, what, filepath.Dir(t.Path)))
-}
-
-// Remove removes the temp file, only while its name still is the file made, and closes it
-// (the room it took comes back only then); a second call does nothing.
-func (t *OutputTemp) Remove() {
-	if t.Check() == nil {
-		os.Remove(t.Path)
-	}
-	t.File.Close()
-}
-
-// IsTempPath reports whether path is one of the names TempPath gives beside output
-// (.NAME.TAG-DIGITS.EXT): the only names beside an output the program may remove when a killed
-// run left them (and then only its own regular files, lustre.JobDir.CleanStale).
-func IsTempPath(path, output string) bool {
-	if a, err := filepath.Abs(path); err == nil {
-		path = a
-	}
-	if a, err := filepath.Abs(output); err == nil {
-		output = a
-	}
-	dir, base := filepath.Split(output)
-	ext := filepath.Ext(base)
-	pd, pb := filepath.Split(path)
-	prefix := "." + strings.TrimSuffix(base, ext) + "."
-	if filepath.Clean(pd) != filepath.Clean(dir) || !strings.HasPrefix(pb, prefix) || !strings.HasSuffix(pb, ext) {
-		return false
-	}
-	tag, random, ok := strings.Cut(strings.TrimSuffix(strings.TrimPrefix(pb, prefix), ext), "-")
-	if !ok || tag == "" || strings.ContainsAny(tag, "./") {
-		return false
-	}
-	for _, r := range random {
-		if r < '0' || r > '9' {
-			return false
-		}
-	}
-	return random != ""
-}
-
-// Commit moves a finished temp file to its final path, after checking that its name still is
-// the file made (OutputTemp.Check): fsync, rename (never over an existing file unless force),
-// fsync of the folder. The temp file is closed.
-func Commit(tmp *OutputTemp, final string, force bool) error {
-	defer tmp.File.Close()
-	if err := tmp.Check(); err != nil {
-		return err
-	}
-	if err := tmp.File.Sync(); err != nil { // NFS and Lustre may say only now that there was no room
-		return fault.AsNoRoom(fmt.Errorf("output %s: %w", final, err), filepath.Dir(final))
-	}
-	fst, err := tmp.File.Stat()
-	if err != nil {
-		return fmt.Errorf("output %s: %w", final, err)
-	}
-	if force {
-		err = os.Rename(tmp.Path, final)
-	} else {
-		// link fails if final appeared meanwhile: never overwrite without --force
-		if err = os.Link(tmp.Path, final); err == nil {
-			if lst, lerr := os.Lstat(tmp.Path); lerr == nil && os.SameFile(lst, fst) {
-				os.Remove(tmp.Path)
-			}
-		}
-	}
-	if err != nil {
-		if errors.Is(err, os.ErrExist) {
-			return fault.AsUsage(fmt.Errorf("output %s appeared while the job ran: pass --force to overwrite it", final))
-		}
-		return fault.AsNoRoom(fmt.Errorf("output %s: %w", final, err), filepath.Dir(final))
-	}
-	// The name moved is the one checked a moment ago, unless someone swapped it in between.
-	if lst, err := os.Lstat(final); err != nil || !os.SameFile(fst, lst) {
-		return fault.AsEnvironment(fmt.Errorf("output %s is not the file facefusion wrote: its temp file %s was replaced as it was moved into place; make sure no one else can write into %s, or choose another -o",
-			final, tmp.Path, filepath.Dir(final)))
-	}
-	if d, err := os.Open(filepath.Dir(final)); err == nil {
-		d.Sync()
-		d.Close()
-	}
-	return nil
 }
 
 // inputSource marks decode failures as bad input: a target that probes but does not decode

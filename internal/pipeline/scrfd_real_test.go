@@ -8,10 +8,10 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/facefusion-hpc/facefusion/infer/catalog"
 	"github.com/facefusion-hpc/facefusion/internal/face"
 	"github.com/facefusion-hpc/facefusion/internal/geom"
 	"github.com/facefusion-hpc/facefusion/internal/job"
+	"github.com/facefusion-hpc/facefusion/internal/models/catalog"
 	"github.com/facefusion-hpc/facefusion/internal/raster"
 	"github.com/facefusion-hpc/facefusion/internal/testenv"
 	"github.com/facefusion-hpc/facefusion/internal/video"

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/facefusion-hpc/facefusion/internal/report"
 	"github.com/facefusion-hpc/facefusion/lustre"
 )
 
@@ -122,7 +123,7 @@ const (
 // A report from before the one-pass join has concat and mux instead: their fixed parts under
 // the two-pass rates (or, where its mux took no time, concat under the one-pass rates). pixels
 // is the frame size the run encoded; the launch is not in a report and comes from launch.
-func FromReport(rep *lustre.Report, name string, pixels int, launch float64) (Costs, error) {
+func FromReport(rep *report.Report, name string, pixels int, launch float64) (Costs, error) {
 	c := Measured
 	c.From, c.FramePixels, c.Launch = "the run report "+name, pixels, launch
 	switch {
@@ -191,7 +192,7 @@ func FromReport(rep *lustre.Report, name string, pixels int, launch float64) (Co
 
 // parallelJoin reports whether rep's run joined its output in parallel: a rank other than 0
 // spent time in the join (a 1-rank run's report cannot tell, and is read as serial).
-func parallelJoin(rep *lustre.Report) bool {
+func parallelJoin(rep *report.Report) bool {
 	for _, r := range rep.PerRank {
 		if r.Rank != 0 && r.StageSeconds["join"] > 0 {
 			return true

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/facefusion-hpc/facefusion/internal/report"
 	"github.com/facefusion-hpc/facefusion/lustre"
 )
 
@@ -149,7 +150,7 @@ func TestFromReport(t *testing.T) {
 	st := func(plan, load, join float64) map[string]float64 {
 		return map[string]float64{"plan": plan, "load": load, "join": join}
 	}
-	rep := &lustre.Report{Outcome: lustre.Complete, Chunks: 3, OutputBytes: 1e6, PerRank: []lustre.RankReport{
+	rep := &report.Report{Outcome: lustre.Complete, Chunks: 3, OutputBytes: 1e6, PerRank: []report.Rank{
 		{Rank: 0, Frames: 60, Seconds: 4, StageSeconds: st(2.5, 0.8, 0.5)},
 		{Rank: 1, Frames: 30, Seconds: 3, StageSeconds: st(0, 1.5, 0)},
 		{Rank: 2, Frames: 10, Seconds: 1, StageSeconds: st(0, 1.2, 0)},

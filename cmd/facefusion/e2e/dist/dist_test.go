@@ -14,6 +14,7 @@ import (
 	"github.com/facefusion-hpc/facefusion/internal/clitest"
 	"github.com/facefusion-hpc/facefusion/internal/driver"
 	"github.com/facefusion-hpc/facefusion/internal/fault"
+	"github.com/facefusion-hpc/facefusion/internal/report"
 	"github.com/facefusion-hpc/facefusion/internal/scaling"
 	"github.com/facefusion-hpc/facefusion/internal/slurmtest"
 	"github.com/facefusion-hpc/facefusion/internal/testenv"
@@ -135,7 +136,7 @@ func TestDistSwapMatchesOneRank(t *testing.T) {
 		// no rank reads the output back (CheckRunReport: stage hash 0); the serial join's
 		// Matroska, read back: under one block, rank 0's alone; TestOutputHashRanks in
 		// internal/driver has the ranks' shares).
-		clitest.CheckOutputHash(t, clitest.ReadReport(t, lustre.ReportPath(out)), out)
+		clitest.CheckOutputHash(t, clitest.ReadReport(t, report.Path(out)), out)
 		if c == runs[1] { // the run report and the metrics, validated against what the run did
 			rep := clitest.CheckReportEnd(t, out, r, lustre.Complete)
 			clitest.CheckRunReport(t, rep, in, out, []string{src}, c.ranks, clitest.Probe(t, out).Frames, false)
@@ -188,7 +189,7 @@ func TestDistSwapMatchesOneRank(t *testing.T) {
 	}
 	// The identity measure takes frames at fixed places of the video (0, 10, 20 and 30 of these
 	// 40), so 1 and 3 ranks measure the same faces and report the same numbers.
-	id1, id3 := clitest.ReadReport(t, lustre.ReportPath(outs[runs[0]])).Identity, clitest.ReadReport(t, lustre.ReportPath(outs[runs[1]])).Identity
+	id1, id3 := clitest.ReadReport(t, report.Path(outs[runs[0]])).Identity, clitest.ReadReport(t, report.Path(outs[runs[1]])).Identity
 	if id1 == nil || id3 == nil || id1.Faces != 4 || *id1 != *id3 {
 		t.Errorf("identity measure: 1 rank %+v, 3 ranks %+v; want the same, of 4 faces", id1, id3)
 	}
@@ -335,7 +336,7 @@ func TestPlan(t *testing.T) {
 		}
 	}
 	// -t with a run report's costs (--costs): a report whose output is the target here.
-	rep := lustre.Report{Version: lustre.ReportVersion, Outcome: lustre.Complete, Output: in, Chunks: 2, OutputBytes: 400000, PerRank: []lustre.RankReport{
+	rep := report.Report{Version: report.Version, Outcome: lustre.Complete, Output: in, Chunks: 2, OutputBytes: 400000, PerRank: []report.Rank{
 		{Rank: 0, Frames: 20, Seconds: 2, StageSeconds: map[string]float64{"plan": 3, "load": 1, "join": 0.5}},
 		{Rank: 1, Frames: 20, Seconds: 2.4, StageSeconds: map[string]float64{"plan": 0, "load": 2, "join": 0}},
 	}}

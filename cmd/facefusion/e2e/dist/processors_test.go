@@ -15,7 +15,7 @@ import (
 // source analysis, as every pass-through across ranks does), gpen_bfr_256 with simswap
 // (formerly with the classic swapper, whose chaining into an enhancer the other two
 // swapper+enhancer combinations run too); batch 1 against batch 3 for each model is also
-// infer/adapters' (TestSwapperBatchEqualsSingle, TestEnhancerBatchEqualsSingle). 6 frames in chunks of 4 over 2 ranks (3 frames each, one
+// internal/models/adapters' (TestSwapperBatchEqualsSingle, TestEnhancerBatchEqualsSingle). 6 frames in chunks of 4 over 2 ranks (3 frames each, one
 // batch of 3): rank 1 sends rank 0 frame 3 of chunk 0 and encodes chunk 1, so the processors'
 // frames cross ranks inside a chunk, and each rank's landmark window is fed by halo frames.
 // The reference is 1 rank started alone (as a user runs it), not under mpirun, in one chunk of

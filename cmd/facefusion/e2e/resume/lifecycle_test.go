@@ -13,6 +13,7 @@ import (
 
 	"github.com/facefusion-hpc/facefusion/internal/clitest"
 	"github.com/facefusion-hpc/facefusion/internal/fault"
+	"github.com/facefusion-hpc/facefusion/internal/report"
 	"github.com/facefusion-hpc/facefusion/lustre"
 )
 
@@ -134,7 +135,7 @@ func TestSecondRunRefusedWhileFirstRuns(t *testing.T) {
 		if got := clitest.ReadFile(filepath.Join(jobDir, "ATTEMPT")); got != attempt {
 			t.Fatalf("the refused run changed ATTEMPT from %q to %q", attempt, got)
 		}
-		if _, err := os.Lstat(lustre.ReportPath(out)); err == nil { // the report is the running job's to write
+		if _, err := os.Lstat(report.Path(out)); err == nil { // the report is the running job's to write
 			t.Fatalf("the refused run %v wrote a run report", second)
 		}
 	}

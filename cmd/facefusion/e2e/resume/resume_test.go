@@ -16,6 +16,7 @@ import (
 
 	"github.com/facefusion-hpc/facefusion/internal/clitest"
 	"github.com/facefusion-hpc/facefusion/internal/fault"
+	"github.com/facefusion-hpc/facefusion/internal/report"
 	"github.com/facefusion-hpc/facefusion/internal/testenv"
 	"github.com/facefusion-hpc/facefusion/lustre"
 )
@@ -175,7 +176,7 @@ func TestResumeSwapMoreRanks(t *testing.T) {
 		t.Fatalf("only %d of 40 frames swapped: the comparison says little", changed)
 	}
 	// Frames 0, 10, 20 and 30 are measured; chunk 0 (frame 0) was done by the killed attempt.
-	idRef, idOut := clitest.ReadReport(t, lustre.ReportPath(ref)).Identity, clitest.ReadReport(t, lustre.ReportPath(out)).Identity
+	idRef, idOut := clitest.ReadReport(t, report.Path(ref)).Identity, clitest.ReadReport(t, report.Path(out)).Identity
 	if idRef == nil || idOut == nil || idRef.Faces != 4 || *idOut != *idRef {
 		t.Fatalf("identity measure after the resume %+v, uninterrupted %+v: want the same 4 faces", idOut, idRef)
 	}
@@ -284,7 +285,7 @@ func checkStopped(t *testing.T, p *clitest.Paused, out, said string) {
 		t.Errorf("no line %q:\n%s", said, p.Output())
 	}
 	clitest.MustNotExist(t, out)
-	rep := clitest.ReadReport(t, lustre.ReportPath(out))
+	rep := clitest.ReadReport(t, report.Path(out))
 	if rep.Outcome != lustre.Checkpointed || rep.ExitStatus != fault.ExitCancelled || !strings.HasPrefix(rep.Error, said) {
 		t.Errorf("run report: outcome %s, exit %d, error %q; want %s, %d, %q", rep.Outcome, rep.ExitStatus, rep.Error,
 			lustre.Checkpointed, fault.ExitCancelled, said)
