@@ -30,12 +30,12 @@ func cmdStatus(args []string, w io.Writer) error {
 	if len(args) != 1 {
 		return fault.AsUsage(fmt.Errorf("status: give one job folder; %s", statusUsage))
 	}
-	path, report, err := statusTarget(args[0])
+	path, reportOf, err := statusTarget(args[0])
 	if err != nil {
 		return err
 	}
-	if report != "" {
-		return reportStatus(report, w)
+	if reportOf != "" {
+		return reportStatus(reportOf, w)
 	}
 	// Status only reads, each file bounded, never through a link, every number range-checked:
 	// a colleague's job folder (or one others can write into) is shown as its files say.
