@@ -3,6 +3,7 @@ package spec
 import (
 	"encoding/json"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -71,4 +72,33 @@ func zeroField(v reflect.Value) string {
 		}
 	}
 	return ""
+}
+
+// The codecs rank 0 chose are the segments' encoder (FaceFusion's swap for the container
+// applied to it, as to any encoder asked for); the fingerprint's settings and the pixel format
+// note stay the job's own encoder's, and the config is not touched.
+func TestWithCodecs(t *testing.T) {
+	info := &video.Info{Path: "t.mp4", Width: 65, Height: 49, FPS: video.Rational{Num: 25, Den: 1}, Frames: 10}
+	cfg := job.Default()
+	cfg.TargetPath, cfg.OutputPath, cfg.OutputVideoEncoder = "t.mp4", "o.mp4", "libx264"
+	s, err := Resolve(cfg, info)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Codecs != (Codecs{Encoder: "libx264", Requested: "libx264"}) || s.Encode.Encoder != "libx264" {
+		t.Fatalf("before the choice: codecs %+v, encoder %q; want the job's libx264", s.Codecs, s.Encode.Encoder)
+	}
+	hw := s.WithCodecs(Codecs{Encoder: "h264_nvenc", Requested: "libx264", HardwareDecode: true})
+	if hw.Encode.Encoder != "h264_nvenc" || s.Encode.Encoder != "libx264" {
+		t.Errorf("the segments' encoder %q (the spec it came from: %q), want h264_nvenc (libx264)", hw.Encode.Encoder, s.Encode.Encoder)
+	}
+	if got := hw.Settled(cfg).OutputVideoEncoder; got != "libx264" || cfg.OutputVideoEncoder != "libx264" {
+		t.Errorf("settled encoder %q, config's %q; want libx264 for both", got, cfg.OutputVideoEncoder)
+	}
+	if note := hw.PixelFormatNote(); !strings.Contains(note, "65x49") || !strings.Contains(note, "libx264") {
+		t.Errorf("an odd-sized target's note: %q, want its size and the job's encoder", note)
+	}
+	if opt := hw.SegmentOptions(4); opt.First != 4 || opt.Encoder != "h264_nvenc" {
+		t.Errorf("segment options from frame 4: first %d, encoder %q", opt.First, opt.Encoder)
+	}
 }
