@@ -12,6 +12,7 @@ import (
 	"github.com/facefusion-hpc/facefusion/internal/fault"
 	"github.com/facefusion-hpc/facefusion/internal/job"
 	"github.com/facefusion-hpc/facefusion/internal/pipeline"
+	"github.com/facefusion-hpc/facefusion/internal/spec"
 	"github.com/facefusion-hpc/facefusion/internal/testenv"
 	"github.com/facefusion-hpc/facefusion/internal/video"
 )
@@ -273,11 +274,15 @@ func TestUnwritableOutputRefusedFirst(t *testing.T) {
 				if err != nil {
 					t.Fatalf("parsing %v: %v", args, err)
 				}
-				var info *video.Info // an image target has none
+				var info *video.Info // an image target has none, nor a spec
+				var s *spec.Spec
 				if c.target == clip {
 					info = clipInfo
+					if s, err = spec.Resolve(cfg, info); err != nil {
+						t.Fatal(err)
+					}
 				}
-				_, err = pipeline.CheckOutputFormat(context.Background(), cfg, info)
+				_, err = pipeline.CheckOutputFormat(context.Background(), cfg, s, info)
 				if fault.KindOf(err) != fault.Usage {
 					t.Fatalf("the check: %v (kind %v), want a usage error (exit %d)", err, fault.KindOf(err), exitUsage)
 				}

@@ -20,6 +20,7 @@ import (
 	"github.com/facefusion-hpc/facefusion/internal/report"
 	"github.com/facefusion-hpc/facefusion/internal/safefs"
 	"github.com/facefusion-hpc/facefusion/internal/scaling"
+	"github.com/facefusion-hpc/facefusion/internal/spec"
 	"github.com/facefusion-hpc/facefusion/internal/video"
 	"github.com/facefusion-hpc/facefusion/lustre"
 	"github.com/facefusion-hpc/facefusion/rank"
@@ -139,25 +140,22 @@ func cmdPlan(ctx context.Context, args []string, w io.Writer) error {
 	if err != nil {
 		return fault.AsInput(err)
 	}
-	m, err := pipeline.OutputFrames(cfg, info)
+	sp, err := spec.Resolve(cfg, info)
 	if err != nil {
-		return fault.AsInput(fmt.Errorf("target %s: %w", cfg.TargetPath, err))
-	}
-	if err := pipeline.CheckOutputSize(cfg, info); err != nil {
 		return err
 	}
+	m := sp.Map
 	start, end := m.Output()
 	frames := rank.Range{Start: start, End: end}
 	chunks, split := driver.MakePlan(frames, cfg.ChunkFrames, ranks)
 	output := ""
+	ow, oh := sp.OutputSize()
 	if m.Resampled() || cfg.OutputVideoScale != 1 {
-		ow, oh := pipeline.OutputSize(cfg, info)
 		output = fmt.Sprintf("%d frames, %dx%d, %v fps", m.Frames(), ow, oh, m.Out)
 		if m.Resampled() {
 			output += fmt.Sprintf(": the target's frames [%d,%d) resampled; frame numbers below count the output's frames from %d", m.Start, m.End, m.Start)
 		}
 	}
-	ow, oh := pipeline.OutputSize(cfg, info)
 	model, err := modelRun(ctx, cfg, own, shares(split), len(chunks), ow*oh)
 	if err != nil {
 		return err

@@ -27,7 +27,7 @@ var generatedLine = regexp.MustCompile(`(?m)^// Code generated .* DO NOT EDIT\.$
 // module's non-test, non-generated code whose body is longer than
 // maxBodyLines or which takes more than maxParams parameters.
 func TestFunctionSize(t *testing.T) {
-	root := moduleRoot(t)
+	root := moduleRoot(t, "go")
 	fset := token.NewFileSet()
 	var found []string
 	for _, path := range sourceFiles(t, root) {
@@ -35,25 +35,6 @@ func TestFunctionSize(t *testing.T) {
 	}
 	for _, f := range found {
 		t.Error(f)
-	}
-}
-
-// moduleRoot walks up from the test's folder to the one holding go.mod.
-func moduleRoot(t *testing.T) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("no go.mod above the test's folder")
-		}
-		dir = parent
 	}
 }
 

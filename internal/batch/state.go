@@ -15,9 +15,9 @@ import (
 
 	"github.com/facefusion-hpc/facefusion/internal/fault"
 	"github.com/facefusion-hpc/facefusion/internal/job"
-	"github.com/facefusion-hpc/facefusion/internal/pipeline"
 	"github.com/facefusion-hpc/facefusion/internal/safefs"
 	"github.com/facefusion-hpc/facefusion/internal/slurm"
+	"github.com/facefusion-hpc/facefusion/internal/spec"
 	"github.com/facefusion-hpc/facefusion/lustre"
 )
 
@@ -119,7 +119,7 @@ func Key(cfg job.Config, e Entry) (string, error) {
 	writeSettings(h, cfg)
 	// What the output's file is besides its frames (not in Settings, since a resume may change
 	// them): its container, its audio, an image's quality and scale.
-	fmt.Fprintf(h, "container=%s\naudio=%+v\nimage=%d %g\n", strings.ToLower(filepath.Ext(e.Output)), pipeline.AudioOptions(cfg), cfg.OutputImageQuality, cfg.OutputImageScale)
+	fmt.Fprintf(h, "container=%s\naudio=%+v\nimage=%d %g\n", strings.ToLower(filepath.Ext(e.Output)), spec.AudioOptions(cfg), cfg.OutputImageQuality, cfg.OutputImageScale)
 	for _, p := range append([]string{e.Target}, e.Sources...) {
 		id, err := lustre.Identity(p)
 		if err != nil {

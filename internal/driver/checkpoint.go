@@ -119,11 +119,11 @@ func prepareCheckpoint(ctx context.Context, cfg job.Config, p *Plan, ranks int, 
 		if err := jd.SameJob(m, fp); err != nil {
 			return nil, fault.AsUsage(err)
 		}
-		if m.Encoder != p.Codecs.Encoder { // planSetup chose it from the manifest it read then
-			return nil, fault.AsUsage(fmt.Errorf("job folder %s's segments were written with %q, not with %s, which this run chose from its manifest when it started: the folder changed meanwhile (another run of the job?): rerun", jd.Path, m.Encoder, p.Codecs.Encoder))
+		if m.Encoder != p.Spec.Codecs.Encoder { // planSetup chose it from the manifest it read then
+			return nil, fault.AsUsage(fmt.Errorf("job folder %s's segments were written with %q, not with %s, which this run chose from its manifest when it started: the folder changed meanwhile (another run of the job?): rerun", jd.Path, m.Encoder, p.Spec.Codecs.Encoder))
 		}
 	} else {
-		m = &lustre.Manifest{Fingerprint: fp, Encoder: p.Codecs.Encoder}
+		m = &lustre.Manifest{Fingerprint: fp, Encoder: p.Spec.Codecs.Encoder}
 	}
 	// The job is this one: what a dead attempt of it left (a chunk in flight, the join's temp
 	// file beside the output, flags, progress counters) goes now, and only that.

@@ -33,6 +33,7 @@ import (
 	"github.com/facefusion-hpc/facefusion/internal/raster"
 	"github.com/facefusion-hpc/facefusion/internal/report"
 	"github.com/facefusion-hpc/facefusion/internal/safefs"
+	"github.com/facefusion-hpc/facefusion/internal/spec"
 	"github.com/facefusion-hpc/facefusion/internal/video"
 	"github.com/facefusion-hpc/facefusion/lustre"
 	"github.com/facefusion-hpc/facefusion/rank"
@@ -51,15 +52,12 @@ type Plan struct {
 	Stop Next       `json:",omitempty"` // Err is a stop: a signal reached rank 0 before its plan was made
 
 	Info *video.Info
-	// Map is the output's timeline over the target's trimmed range, resampled to the output's
-	// rate (the identity at the target's). Frames, Chunks and every record of the job count the
-	// output's frames, numbered from the trim start (the target's numbers when the rate is kept),
-	// so every rank cuts the same frames whatever its share.
-	Map video.FrameMap
-	// Carried is what the output keeps of the target's other streams (rank 0's output check).
-	Carried video.Carried
-	// Codecs are the video codecs every rank runs (hardware_codecs, decided on rank 0's node).
-	Codecs     pipeline.Codecs
+	// Spec is the video output as rank 0 resolved it (nil for an image target): its frame map
+	// (Frames, Chunks and every record of the job count the output's frames, numbered from the
+	// trim start, so every rank cuts the same frames whatever its share), its times, sizes and
+	// audio, the codecs every rank runs (hardware_codecs, decided on rank 0's node) and what it
+	// keeps of the target's other streams (rank 0's output check).
+	Spec       *spec.Spec
 	codecsNote string // rank 0's line on what it chose and why
 	Frames     rank.Range
 	Chunks     []rank.Range
@@ -310,14 +308,14 @@ func Run(ctx context.Context, comm collective.Comm, cfg job.Config, opt Options)
 				err = fmt.Errorf("rank %d on %s: %w", me, host, err)
 			}
 			if err == nil && !plan.Image {
-				err = plan.Codecs.Check(ctx, me, plan.Info) // this node runs rank 0's choice
+				err = plan.Spec.Codecs.Check(ctx, me, plan.Info) // this node runs rank 0's choice
 			}
 		}
 	}
 	if plan.Image {
 		cast.drop() // rank 0 alone processes it, from the files
 	}
-	plan.Codecs.Use(&cfg) // after the settings check, which compares the settings as given
+	plan.Spec.UseDecoder() // the encoder is the spec's: the settings check compared the settings as given
 	if me == 0 && err != nil {
 		rec.write(ctx, err, log) // before agree lets the other ranks exit
 	}
@@ -552,13 +550,13 @@ func planJob(ctx context.Context, cfg job.Config, ranks int, p *Plan, log *loggi
 			m.Close() // every refusal below: the engines go with it
 		}
 	}()
-	if line := pipeline.PixelFormatNote(cfg, p.Info); line != "" {
+	if line := p.Spec.PixelFormatNote(); line != "" {
 		log.Warnf("%s", line) // an output some players cannot play
 	}
-	if line := p.Carried.Note(cfg.OutputPath); line != "" {
+	if line := p.Spec.Carried.Note(cfg.OutputPath); line != "" {
 		log.Warnf("%s", line) // decided before the first frame, said once
 	}
-	p.Codecs.Use(&cfg) // as planSetup decided
+	p.Spec.UseDecoder() // as planSetup decided
 	if p.codecsNote != "" {
 		log.Infof("%s", p.codecsNote)
 	}
@@ -661,8 +659,8 @@ func holdsSegments(jd *lustre.JobDir) bool {
 
 // resumedFolder is what the job folder at path says about the codecs of a resume, read before
 // the folder is claimed: prepareCheckpoint checks the manifest's encoder again under the claim.
-func resumedFolder(cfg job.Config, path string) pipeline.Folder {
-	f := pipeline.Folder{Path: path}
+func resumedFolder(cfg job.Config, path string) spec.Folder {
+	f := spec.Folder{Path: path}
 	if cfg.Fresh {
 		return f // its segments go
 	}
@@ -763,18 +761,14 @@ func planSetup(ctx context.Context, cfg job.Config, ranks int, p *Plan, skipDone
 		if planHooks.probed != nil {
 			planHooks.probed()
 		}
-		p.Map, err = pipeline.OutputFrames(cfg, info)
-		if err != nil {
-			return nil, "", fault.AsInput(fmt.Errorf("target %s: %w", cfg.TargetPath, err))
-		}
-		if cfg.Tracks() && p.Map.Resampled() {
-			log.Warnf("face_tracker_score with output_video_fps %v: the tracker's window counts the output's frames; FaceFusion's counts the target's, so where a face drops out the refill may differ from FaceFusion's", cfg.OutputVideoFPS)
-		}
-		if err := pipeline.CheckOutputSize(cfg, info); err != nil {
+		if p.Spec, err = spec.Resolve(cfg, info); err != nil {
 			return nil, "", err
 		}
+		if cfg.Tracks() && p.Spec.Map.Resampled() {
+			log.Warnf("face_tracker_score with output_video_fps %v: the tracker's window counts the output's frames; FaceFusion's counts the target's, so where a face drops out the refill may differ from FaceFusion's", cfg.OutputVideoFPS)
+		}
 		p.Info = info
-		start, end := p.Map.Output()
+		start, end := p.Spec.Map.Output()
 		p.Frames = rank.Range{Start: start, End: end}
 		p.Chunks = rank.Chunks(p.Frames, cfg.ChunkFrames)
 		if p.JobDir, note, err = lustre.Resolve(cfg.JobDir, cfg.OutputPath); err != nil {
@@ -786,10 +780,12 @@ func planSetup(ctx context.Context, cfg job.Config, ranks int, p *Plan, skipDone
 		}
 		// The codecs before the output check, which must see the encoder the segments are
 		// written with; a resumed job's folder says which that is.
-		if p.Codecs, p.codecsNote, err = pipeline.ChooseCodecs(ctx, cfg, info, resumedFolder(cfg, p.JobDir)); err != nil {
+		codecs, said, err := spec.ChooseCodecs(ctx, cfg, info, resumedFolder(cfg, p.JobDir))
+		if err != nil {
 			return nil, "", err
 		}
-		p.Codecs.Use(&cfg)
+		p.Spec, p.codecsNote = p.Spec.WithCodecs(codecs), said
+		p.Spec.UseDecoder()
 		if doneCheck {
 			fp, err := fingerprint(ctx, cfg, p)
 			if err != nil {
@@ -809,8 +805,12 @@ func planSetup(ctx context.Context, cfg job.Config, ranks int, p *Plan, skipDone
 		}
 	}
 	// ffmpeg refuses an output format only when it writes: ask it now, not after the last frame.
-	if p.Carried, err = pipeline.CheckOutputFormat(ctx, cfg, p.Info); err != nil {
+	carried, err := pipeline.CheckOutputFormat(ctx, cfg, p.Spec, p.Info)
+	if err != nil {
 		return nil, "", err
+	}
+	if p.Spec != nil {
+		p.Spec.Carried = carried
 	}
 	// Models and the source are checked before the job folder exists: a job refused for its
 	// models leaves nothing behind.
@@ -913,7 +913,7 @@ func encodeShare(ctx context.Context, comm collective.Comm, cfg job.Config, m *p
 	pieces := p.Work[me]
 	// The sharing first, whatever happens next: a sender always ends its part, an owner always
 	// takes every sender's (share.go).
-	pw, ph := pipeline.ProcessSize(cfg, p.Info)
+	pw, ph := p.Spec.ProcessSize()
 	var snd *sender
 	if len(pieces) > 0 && pieces[0].Owner != me {
 		snd = newSender(comm, pieces[0].Owner, pw*ph*3)
@@ -1031,9 +1031,9 @@ func encodePieces(ctx context.Context, comm collective.Comm, cfg job.Config, m *
 			return nil
 		}
 		c := run[0].Chunk // the chunk an error is reported in
-		src, err := pipeline.OpenFrames(stop, cfg, p.Info, p.Map, segs[0].Start, run[len(run)-1].Frames.End)
+		src, err := pipeline.OpenFrames(stop, p.Spec, p.Info, segs[0].Start, run[len(run)-1].Frames.End)
 		if err == nil {
-			err = pipeline.EncodeSegments(kill, stop, cfg, p.Info, src, segs, workers, counter, finished)
+			err = pipeline.EncodeSegments(kill, stop, p.Spec, src, segs, workers, counter, finished)
 			src.Close()
 		}
 		var se *pipeline.SegmentError
@@ -1256,8 +1256,8 @@ func (j *joinEnd) run(segs []string) Result {
 	if err := temp.Check(); err != nil {
 		return fail(err)
 	}
-	w, h := pipeline.OutputSize(cfg, p.Info)
-	if err := video.CheckWholeFile(ctx, temp.File, video.Whole{Frames: j.frames, Width: w, Height: h, Carried: p.Carried.Keep}); err != nil {
+	w, h := p.Spec.OutputSize()
+	if err := video.CheckWholeFile(ctx, temp.File, video.Whole{Frames: j.frames, Width: w, Height: h, Carried: p.Spec.Carried.Keep}); err != nil {
 		if ctx.Err() != nil {
 			return j.stop()
 		}
@@ -1316,10 +1316,10 @@ func (j *joinEnd) createTemp() (r Result, ok bool) {
 // pass over the output's bytes: the segments joined and the target's other streams muxed.
 func (j *joinEnd) join(segs []string) (hash joinHash, err error) {
 	cfg, p, pj := j.cfg, j.p, j.pj
-	times := pipeline.OutputTimes(cfg, p.Info)
+	times := p.Spec.Times()
 	joins := make([]video.JoinSegment, len(segs))
 	for i, s := range segs {
-		joins[i] = video.JoinSegment{Path: s, Start: times.At(p.Chunks[i].Start - p.Map.Start)}
+		joins[i] = video.JoinSegment{Path: s, Start: times.At(p.Chunks[i].Start - p.Spec.Map.Start)}
 	}
 	serial := true
 	if pj.side.why == "" {
@@ -1335,7 +1335,7 @@ func (j *joinEnd) join(segs []string) (hash joinHash, err error) {
 		j.log.Infof("join: serial (ffmpeg's concat and mux): %s", pj.side.why)
 	}
 	if serial && err == nil {
-		err = video.JoinFile(j.ctx, cfg.TempDir(), joins, times, cfg.TargetPath, pipeline.TargetSpan(cfg, p.Info), p.Carried.Keep, j.temp.File, pipeline.AudioOptions(cfg))
+		err = video.JoinFile(j.ctx, cfg.TempDir(), joins, times, cfg.TargetPath, p.Spec.Span, p.Spec.Carried.Keep, j.temp.File, p.Spec.Audio)
 	}
 	return hash, err
 }

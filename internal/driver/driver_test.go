@@ -19,8 +19,8 @@ import (
 	"github.com/facefusion-hpc/facefusion/internal/fault"
 	"github.com/facefusion-hpc/facefusion/internal/job"
 	"github.com/facefusion-hpc/facefusion/internal/logging"
-	"github.com/facefusion-hpc/facefusion/internal/pipeline"
 	"github.com/facefusion-hpc/facefusion/internal/report"
+	"github.com/facefusion-hpc/facefusion/internal/spec"
 	"github.com/facefusion-hpc/facefusion/internal/testenv"
 	"github.com/facefusion-hpc/facefusion/internal/video"
 	"github.com/facefusion-hpc/facefusion/lustre"
@@ -436,8 +436,11 @@ func TestFingerprintRecordsTheJobsEncoder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &Plan{Info: info, Codecs: pipeline.Codecs{Encoder: "h264_nvenc", Requested: "libx264"}}
-	p.Codecs.Use(&c)
+	s, err := spec.Resolve(c, info)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &Plan{Info: info, Spec: s.WithCodecs(spec.Codecs{Encoder: "h264_nvenc", Requested: "libx264"})}
 	fp, err := fingerprint(context.Background(), c, p)
 	if err != nil {
 		t.Fatal(err)

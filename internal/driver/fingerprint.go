@@ -15,18 +15,14 @@ import (
 )
 
 // fingerprint is what makes the job's output what it is, by name: a resume with any entry
-// changed would mix two jobs' segments. Its settings are every key of the job as this node
-// resolved it (job.Config.Settings: default-deny, so a key added later is in it); its other
-// entries are the contents of every file the job reads: the target, the sources, each model
-// file and the runtime that runs them (the paths are operational, the bytes are not).
+// changed would mix two jobs' segments. Its settings are every key of the job as its spec
+// settled it (spec.Spec.Settled: the trim range, the rate and the job's own encoder as
+// resolved; job.Config.Settings: default-deny, so a key added later is in it) with the
+// providers this node resolved; its other entries are the contents of every file the job
+// reads: the target, the sources, each model file and the runtime that runs them (the paths
+// are operational, the bytes are not).
 func fingerprint(ctx context.Context, cfg job.Config, p *Plan) (map[string]string, error) {
-	if p.Codecs.Requested != "" {
-		// The job's encoder, not the NVENC pair this node chose for it (hardware_codecs): a
-		// requeue onto another node is the same job, and its folder says which of the pair its
-		// segments were written with (lustre.Manifest.Encoder).
-		cfg.OutputVideoEncoder = p.Codecs.Requested
-	}
-	run, err := pipeline.Resolved(cfg, p.Info)
+	run, err := pipeline.ResolveProviders(p.Spec.Settled(cfg))
 	if err != nil {
 		return nil, err
 	}
@@ -80,6 +76,8 @@ func fingerprint(ctx context.Context, cfg job.Config, p *Plan) (map[string]strin
 	// How the segments are written: a job folder of another layout (Matroska segments, whose
 	// clock rounded the frame times; NUT segments of an output now joined from MP4 ones) is
 	// refused, not joined with this one's.
-	fp["container of the segments"] = video.SegmentFormat(jobDir(cfg, p).SegmentContainer())
+	// Of the job's own encoder, as the settings are: not of the NVENC pair a node chose.
+	ext := video.SegmentExtFor(cfg.OutputPath, p.Spec.Codecs.Requested, p.Spec.Times())
+	fp["container of the segments"] = video.SegmentFormat(lustre.ForJob(p.JobDir, ext).SegmentContainer())
 	return fp, nil
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/facefusion-hpc/facefusion/internal/job"
 	"github.com/facefusion-hpc/facefusion/internal/pipeline"
+	"github.com/facefusion-hpc/facefusion/internal/spec"
 	"github.com/facefusion-hpc/facefusion/internal/video"
 )
 
@@ -61,7 +62,11 @@ func TestFingerprintHoldsSourcesTheSelectorReads(t *testing.T) {
 			write(f, filepath.Base(f))
 		}
 		write(src, contents)
-		fp, err := fingerprint(context.Background(), c, &Plan{Info: info})
+		s, err := spec.Resolve(c, info)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fp, err := fingerprint(context.Background(), c, &Plan{Info: info, Spec: s})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -10,7 +10,6 @@ import (
 
 	"github.com/facefusion-hpc/facefusion/internal/fault"
 	"github.com/facefusion-hpc/facefusion/internal/job"
-	"github.com/facefusion-hpc/facefusion/internal/pipeline"
 	"github.com/facefusion-hpc/facefusion/internal/video"
 	"github.com/facefusion-hpc/facefusion/lustre"
 )
@@ -65,13 +64,13 @@ func outputNeeds(ctx context.Context, cfg job.Config, p *Plan, done []lustre.Chu
 			carried = st.Size()
 		}
 	}
-	if carried < 0 && len(p.Carried.Keep) > 0 {
-		span := pipeline.TargetSpan(cfg, p.Info)
+	if carried < 0 && len(p.Spec.Carried.Keep) > 0 {
+		span := p.Spec.Span
 		secs := (span.End - span.Start).Seconds()
 		if secs <= 0 {
 			secs = p.Info.Duration.Seconds()
 		}
-		if b, ok := video.CarriedBytes(ctx, cfg.TargetPath, p.Carried.Keep, secs); ok {
+		if b, ok := video.CarriedBytes(ctx, cfg.TargetPath, p.Spec.Carried.Keep, secs); ok {
 			carried = b
 		} else {
 			carried = frames / 10

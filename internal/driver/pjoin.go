@@ -17,7 +17,6 @@ import (
 	"github.com/facefusion-hpc/facefusion/internal/job"
 	"github.com/facefusion-hpc/facefusion/internal/logging"
 	"github.com/facefusion-hpc/facefusion/internal/outpath"
-	"github.com/facefusion-hpc/facefusion/internal/pipeline"
 	"github.com/facefusion-hpc/facefusion/internal/safefs"
 	"github.com/facefusion-hpc/facefusion/internal/video"
 	"github.com/facefusion-hpc/facefusion/lustre"
@@ -41,7 +40,7 @@ func jobDir(cfg job.Config, p *Plan) *lustre.JobDir {
 	if p.Image {
 		return &lustre.JobDir{Path: p.JobDir, ID: p.jobDirID}
 	}
-	jd := lustre.ForJob(p.JobDir, video.SegmentExtFor(cfg.OutputPath, cfg.OutputVideoEncoder, pipeline.OutputTimes(cfg, p.Info)))
+	jd := lustre.ForJob(p.JobDir, video.SegmentExtFor(cfg.OutputPath, p.Spec.Codecs.Encoder, p.Spec.Times()))
 	jd.ID = p.jobDirID
 	return jd
 }
@@ -62,18 +61,18 @@ func startSide(ctx context.Context, cfg job.Config, p *Plan, jd *lustre.JobDir) 
 	if p.Image {
 		return &sideFile{why: "an image"}
 	}
-	times := pipeline.OutputTimes(cfg, p.Info)
+	times := p.Spec.Times()
 	if !times.Valid() {
 		return &sideFile{why: "the target's frame times are not known"}
 	}
-	if ok, why := video.ParallelJoin(cfg.OutputPath, cfg.OutputVideoEncoder, times); !ok {
+	if ok, why := video.ParallelJoin(cfg.OutputPath, p.Spec.Codecs.Encoder, times); !ok {
 		return &sideFile{why: why}
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	s := &sideFile{path: jd.Side(p.Attempt, filepath.Ext(cfg.OutputPath)), done: make(chan struct{}), cancel: cancel}
 	go func() {
 		defer close(s.done)
-		s.err = video.WriteSide(ctx, cfg.TempDir(), times, cfg.TargetPath, pipeline.TargetSpan(cfg, p.Info), p.Carried.Keep, cfg.OutputPath, pipeline.AudioOptions(cfg), cfg.OutputVideoEncoder, s.path)
+		s.err = video.WriteSide(ctx, cfg.TempDir(), times, cfg.TargetPath, p.Spec.Span, p.Spec.Carried.Keep, cfg.OutputPath, p.Spec.Audio, p.Spec.Codecs.Encoder, s.path)
 	}()
 	return s
 }

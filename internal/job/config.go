@@ -44,7 +44,7 @@ type Config struct {
 	OutputVideoFPS   float64 `toml:"output_video_fps"`
 	OutputVideoScale float64 `toml:"output_video_scale"`
 	// Whether a rank decodes with NVDEC and encodes with NVENC (HardwareCodecModes). Operational:
-	// the encoder it leads to is fingerprinted as the one chosen (pipeline.Resolved), not the mode.
+	// the encoder it leads to is fingerprinted as the one chosen (spec.Spec.Settled), not the mode.
 	HardwareCodecs string `toml:"hardware_codecs" fingerprint:"operational"`
 	// The output's audio: output_audio_encoder "" copies the target's audio as it is; a name,
 	// or a quality or volume other than the default, re-encodes it (see ReencodesAudio).

@@ -184,17 +184,14 @@ func BenchmarkEndToEnd(b *testing.B) {
 
 func benchEncode(b *testing.B, cfg job.Config, info *video.Info, ws []Worker) {
 	out := filepath.Join(b.TempDir(), "out.mkv")
-	m, err := OutputFrames(cfg, info)
-	if err != nil {
-		b.Fatal(err)
-	}
+	sp := specOf(b, cfg, info)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		src, err := OpenFrames(context.Background(), cfg, info, m, 0, info.Frames)
+		src, err := OpenFrames(context.Background(), sp, info, 0, info.Frames)
 		if err != nil {
 			b.Fatal(err)
 		}
-		err = EncodeSegments(context.Background(), context.Background(), cfg, info, src, []Segment{{Start: 0, End: info.Frames, Path: out}}, ws, nil, func(int, int, int, *lustre.IdentitySums) error { return nil })
+		err = EncodeSegments(context.Background(), context.Background(), sp, src, []Segment{{Start: 0, End: info.Frames, Path: out}}, ws, nil, func(int, int, int, *lustre.IdentitySums) error { return nil })
 		src.Close()
 		if err != nil {
 			b.Fatal(err)

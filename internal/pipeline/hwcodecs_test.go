@@ -9,6 +9,7 @@ import (
 
 	"github.com/facefusion-hpc/facefusion/internal/fault"
 	"github.com/facefusion-hpc/facefusion/internal/job"
+	"github.com/facefusion-hpc/facefusion/internal/spec"
 	"github.com/facefusion-hpc/facefusion/internal/testenv"
 	"github.com/facefusion-hpc/facefusion/internal/video"
 )
@@ -42,7 +43,7 @@ func TestPretry(t *testing.T) {
 	if n, m := ffmpegRuns(), probeRuns(); n < 1 || m != 1 {
 		t.Fatalf("a GPU job's trials ran ffmpeg %d and ffprobe %d time(s), want the trials and one probe", n, m)
 	}
-	for _, c := range []Codecs{{Encoder: "h264_nvenc"}, {Encoder: "libx264", HardwareDecode: true}} {
+	for _, c := range []spec.Codecs{{Encoder: "h264_nvenc"}, {Encoder: "libx264", HardwareDecode: true}} {
 		err := c.Check(ctx, 3, info)
 		if fault.KindOf(err) != fault.Environment || !strings.Contains(err.Error(), "rank 3: rank 0 ") {
 			t.Errorf("%+v on a node without them: %v", c, err)

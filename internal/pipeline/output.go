@@ -11,6 +11,7 @@ import (
 
 	"github.com/facefusion-hpc/facefusion/internal/fault"
 	"github.com/facefusion-hpc/facefusion/internal/job"
+	"github.com/facefusion-hpc/facefusion/internal/spec"
 	"github.com/facefusion-hpc/facefusion/internal/video"
 )
 
@@ -26,10 +27,11 @@ var formatsChecked sync.Map
 // into the output's container. Without it ffmpeg says so at the final join, after every frame
 // was processed. It also decides which of the target's other streams (second audio tracks,
 // subtitles, …) the output keeps (video.CheckOutput): the join takes Carried.Keep, and
-// Carried.Note is the line to log. info is nil for an image target.
-func CheckOutputFormat(ctx context.Context, cfg job.Config, info *video.Info) (video.Carried, error) {
+// Carried.Note is the line to log. s is the job's spec with its codecs chosen (the encoder the
+// segments are written with), nil for an image target; info is the target's probe.
+func CheckOutputFormat(ctx context.Context, cfg job.Config, s *spec.Spec, info *video.Info) (video.Carried, error) {
 	out, ext := cfg.OutputPath, filepath.Ext(cfg.OutputPath)
-	if info == nil {
+	if s == nil {
 		if !IsImagePath(out) {
 			return video.Carried{}, fault.AsUsage(fmt.Errorf("-o %s: the target %s is an image, so the output is one too: end -o in .png, .jpg or .jpeg", out, cfg.TargetPath))
 		}
@@ -41,7 +43,7 @@ func CheckOutputFormat(ctx context.Context, cfg job.Config, info *video.Info) (v
 	if ext == "" {
 		return video.Carried{}, fault.AsUsage(fmt.Errorf("-o %s has no extension, and the extension chooses the container: use %s", out, videoExtensions))
 	}
-	opt := EncodeOptions(cfg, info)
+	opt := s.Encode
 	// The check stamps its frames evenly: the times are not what it checks; their time base
 	// chooses the segments' container (video.SegmentExtFor).
 	opt.Times = video.Timeline{TimeBase: opt.Times.TimeBase}
@@ -54,7 +56,7 @@ func CheckOutputFormat(ctx context.Context, cfg job.Config, info *video.Info) (v
 	if err != nil {
 		return video.Carried{}, fault.AsInternal(err)
 	}
-	key := fmt.Sprintf("%s|%+v|%s|%+v", strings.ToLower(ext), opt, others, AudioOptions(cfg))
+	key := fmt.Sprintf("%s|%+v|%s|%+v", strings.ToLower(ext), opt, others, s.Audio)
 	shared := !video.ContentChecked(info.Others)
 	if shared {
 		if c, ok := formatsChecked.Load(key); ok {
@@ -67,7 +69,7 @@ func CheckOutputFormat(ctx context.Context, cfg job.Config, info *video.Info) (v
 			return c, nil
 		}
 	}
-	carried, err := video.CheckOutput(ctx, cfg.TempDir(), out, opt, cfg.TargetPath, info.Others, AudioOptions(cfg))
+	carried, err := video.CheckOutput(ctx, cfg.TempDir(), out, opt, cfg.TargetPath, info.Others, s.Audio)
 	if err == nil && shared {
 		formatsChecked.Store(key, carried)
 		video.RememberCheck(key, carried)
@@ -76,19 +78,19 @@ func CheckOutputFormat(ctx context.Context, cfg job.Config, info *video.Info) (v
 	if !errors.As(err, &oe) {
 		return carried, fault.AsInternal(err) // nil, or the check itself could not run (a cancel, no temp folder)
 	}
-	return carried, fault.AsUsage(outputRefusal(cfg, info, oe))
+	return carried, fault.AsUsage(outputRefusal(cfg, s, oe))
 }
 
-// outputRefusal names the flag behind what ffmpeg refused.
-func outputRefusal(cfg job.Config, info *video.Info, oe *video.OutputError) error {
-	out, ext, enc := cfg.OutputPath, filepath.Ext(cfg.OutputPath), cfg.OutputVideoEncoder
+// outputRefusal names the flag behind what ffmpeg refused in the output check of s.
+func outputRefusal(cfg job.Config, s *spec.Spec, oe *video.OutputError) error {
+	out, ext, enc := cfg.OutputPath, filepath.Ext(cfg.OutputPath), s.Codecs.Encoder
 	switch oe.Problem {
 	case video.UnknownEncoder:
 		return fmt.Errorf("--output-video-encoder %s is not an encoder of this ffmpeg: use libx264, libx265, ffv1, or one `ffmpeg -encoders` lists", enc)
 	case video.BadPreset:
 		return fmt.Errorf("--output-video-preset %s is not a preset of %s: use ultrafast, superfast, veryfast, faster, fast, medium, slow, slower or veryslow", cfg.OutputVideoPreset, enc)
 	case video.EncoderRefused:
-		w, h := OutputSize(cfg, info)
+		w, h := s.OutputSize()
 		return fmt.Errorf("--output-video-encoder %s cannot encode %dx%d frames (the target's at --output-video-scale %v) with quality %d and preset %q (ffmpeg: %s): choose another encoder or settings",
 			enc, w, h, cfg.OutputVideoScale, cfg.OutputVideoQuality, cfg.OutputVideoPreset, oe.Detail)
 	case video.NoContainer:
@@ -100,24 +102,10 @@ func outputRefusal(cfg job.Config, info *video.Info, oe *video.OutputError) erro
 	case video.NotReadable:
 		return fmt.Errorf("-o %s: ffmpeg writes %q with --output-video-encoder %s, but %s: use %s", out, ext, enc, oe.Detail, otherContainer(ext, "another encoder", ".mkv", ".mp4"))
 	case video.AudioNotInContainer, video.UnknownAudioEncoder:
-		if a := AudioOptions(cfg); !a.Copies() {
+		if a := s.Audio; !a.Copies() {
 			return audioRefusal(cfg, a, oe)
 		}
 		return fmt.Errorf("-o %s: the audio of the target %s cannot be stored in %s, copied or as AAC (ffmpeg: %s): use %s", out, cfg.TargetPath, ext, oe.Detail, otherContainer(ext, "an --output-audio-encoder it holds", ".mkv", ".mp4"))
 	}
 	return fmt.Errorf("-o %s: ffmpeg cannot write it (%s)", out, oe.Detail)
-}
-
-// PixelFormatNote is the log line for a target whose odd frame size moves x264 or x265 from
-// yuv420p to yuv444p (4:2:0 needs an even width and height), or "" when nothing moved.
-func PixelFormatNote(cfg job.Config, info *video.Info) string {
-	if info == nil {
-		return ""
-	}
-	opt := EncodeOptions(cfg, info)
-	if opt.PixFmt != "" || opt.ChosenPixFmt() != "yuv444p" {
-		return ""
-	}
-	return fmt.Sprintf("the target's frames are %dx%d, an odd size that %s cannot store as yuv420p: the output keeps that size as yuv444p (4:4:4, which some players, browsers among them, do not play; an even-sized target gives yuv420p)",
-		info.Width, info.Height, opt.ChosenEncoder())
 }

@@ -9,20 +9,6 @@ import (
 	"github.com/facefusion-hpc/facefusion/internal/video"
 )
 
-// AudioOptions are cfg's settings for the output's audio: the target's audio is copied unless
-// cfg.ReencodesAudio; then it is re-encoded with output_audio_encoder or, when none is named,
-// the output container's usual encoder (video.DefaultAudioEncoder).
-func AudioOptions(cfg job.Config) video.AudioOptions {
-	if !cfg.ReencodesAudio() {
-		return video.AudioOptions{}
-	}
-	enc := cfg.OutputAudioEncoder
-	if enc == "" {
-		enc = video.DefaultAudioEncoder(cfg.OutputPath)
-	}
-	return video.AudioOptions{Encoder: enc, Quality: cfg.OutputAudioQuality, Volume: cfg.OutputAudioVolume}
-}
-
 // audioRefusal names the flag behind re-encoded audio that ffmpeg refused in the output check.
 func audioRefusal(cfg job.Config, a video.AudioOptions, oe *video.OutputError) error {
 	ext := filepath.Ext(cfg.OutputPath)

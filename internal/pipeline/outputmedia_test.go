@@ -6,32 +6,9 @@ import (
 
 	"github.com/facefusion-hpc/facefusion/internal/fault"
 	"github.com/facefusion-hpc/facefusion/internal/job"
+	"github.com/facefusion-hpc/facefusion/internal/spec"
 	"github.com/facefusion-hpc/facefusion/internal/video"
 )
-
-// The audio is copied by default; a named encoder is used as it is; quality or volume alone
-// re-encode with the container's usual encoder.
-func TestAudioOptions(t *testing.T) {
-	with := func(out, enc string, q, v int) job.Config {
-		c := job.Default()
-		c.OutputPath, c.OutputAudioEncoder, c.OutputAudioQuality, c.OutputAudioVolume = out, enc, q, v
-		return c
-	}
-	for _, c := range []struct {
-		cfg  job.Config
-		want video.AudioOptions
-	}{
-		{job.Default(), video.AudioOptions{}},
-		{with("o.mp4", "libmp3lame", 80, 100), video.AudioOptions{Encoder: "libmp3lame", Quality: 80, Volume: 100}},
-		{with("o.mkv", "", 80, 50), video.AudioOptions{Encoder: "aac", Quality: 80, Volume: 50}},
-		{with("o.webm", "", 20, 100), video.AudioOptions{Encoder: "libopus", Quality: 20, Volume: 100}},
-	} {
-		if got := AudioOptions(c.cfg); got != c.want {
-			t.Errorf("%s encoder %q quality %d volume %d: %+v, want %+v", c.cfg.OutputPath, c.cfg.OutputAudioEncoder,
-				c.cfg.OutputAudioQuality, c.cfg.OutputAudioVolume, got, c.want)
-		}
-	}
-}
 
 // An image output has FaceFusion's packed sizes (even sides, halves to even, at scale 1 too);
 // a scale that leaves nothing or more than ffmpeg takes is a usage error naming the flag.
@@ -86,7 +63,7 @@ func TestRefusalAdvisesAnotherContainer(t *testing.T) {
 	} {
 		cfg := job.Default()
 		cfg.OutputPath, cfg.OutputAudioEncoder = c.out, c.audio
-		err := outputRefusal(cfg, nil, &video.OutputError{Problem: c.problem, Detail: "ffmpeg's words"})
+		err := outputRefusal(cfg, &spec.Spec{Audio: spec.AudioOptions(cfg)}, &video.OutputError{Problem: c.problem, Detail: "ffmpeg's words"})
 		msg := err.Error()
 		if i := strings.LastIndex(msg, ": use "); i < 0 || msg[i+len(": use "):] != c.want {
 			t.Errorf("%s, problem %d, audio encoder %q: %q, want it to end \": use %s\"", c.out, c.problem, c.audio, msg, c.want)

@@ -21,6 +21,7 @@ import (
 	"github.com/facefusion-hpc/facefusion/internal/models/catalog"
 	"github.com/facefusion-hpc/facefusion/internal/progress"
 	"github.com/facefusion-hpc/facefusion/internal/raster"
+	"github.com/facefusion-hpc/facefusion/internal/spec"
 	"github.com/facefusion-hpc/facefusion/internal/swap"
 	"github.com/facefusion-hpc/facefusion/internal/video"
 )
@@ -158,7 +159,7 @@ func loadPredictor(path string) (*landmark.Predictor, error) {
 	return p, nil
 }
 
-// InitRuntime loads the ONNX Runtime library once per process (Resolved needs it to resolve the
+// InitRuntime loads the ONNX Runtime library once per process (ResolveProviders needs it to resolve the
 // providers of a job that runs a model); a missing or broken library is an Environment fault.
 func InitRuntime(cfg job.Config) error {
 	rt := cfg.RuntimeLocation()
@@ -278,43 +279,6 @@ func (s inputSource) Next(buf []byte) error {
 	return err
 }
 
-// FrameRange is the trimmed half-open frame range of a target with frames frames.
-func FrameRange(cfg job.Config, frames int) (start, end int, err error) {
-	start, end = 0, frames
-	if cfg.TrimFrameStart >= 0 {
-		start = cfg.TrimFrameStart
-	}
-	if cfg.TrimFrameEnd >= 0 && cfg.TrimFrameEnd < end {
-		end = cfg.TrimFrameEnd
-	}
-	if start >= end {
-		return 0, 0, fmt.Errorf("the trim range [%d, %d) holds no frame of its %d frames: adjust --trim-frame-start/--trim-frame-end", start, end, frames)
-	}
-	return start, end, nil
-}
-
-// EncodeOptions are the output settings of cfg for a target.
-func EncodeOptions(cfg job.Config, info *video.Info) video.EncodeOptions {
-	opt := video.EncodeOptions{
-		Encoder: FaceFusionEncoder(cfg.OutputPath, cfg.OutputVideoEncoder), Quality: cfg.OutputVideoQuality, Preset: cfg.OutputVideoPreset,
-		FPS: OutputRate(cfg, info),
-	}
-	opt.Width, opt.Height = OutputSize(cfg, info)
-	opt.FrameWidth, opt.FrameHeight = ProcessSize(cfg, info)
-	opt.Times = OutputTimes(cfg, info)
-	return opt
-}
-
-// SegmentOptions are EncodeOptions for the segment whose first frame is output frame start
-// (numbered as the FrameMap numbers them): the encoder stamps its frames from there.
-func SegmentOptions(cfg job.Config, info *video.Info, start int) video.EncodeOptions {
-	opt := EncodeOptions(cfg, info)
-	if m, err := OutputFrames(cfg, info); err == nil {
-		opt.First = start - m.Start
-	}
-	return opt
-}
-
 // Frames is one decode of a rank's consecutive output frames [start, end) of a FrameMap, cut
 // into segments by EncodeSegments: a rank's chunks are contiguous, and one ffmpeg for all of
 // them saves a process start and a seek (up to a GOP decoded and thrown away) for every chunk.
@@ -327,14 +291,15 @@ type Frames struct {
 	before, after int // halo frames decoded before start and after end
 }
 
-// OpenFrames starts the decode of the output frames [start, end) of m at the size the frames
-// are processed at, and of the halo frames around them that the job's time window needs.
-func OpenFrames(ctx context.Context, cfg job.Config, info *video.Info, m video.FrameMap, start, end int) (*Frames, error) {
-	pw, ph := ProcessSize(cfg, info)
-	k := smoothing(cfg)
+// OpenFrames starts the decode of the output frames [start, end) of s's map from the target of
+// info, at the size the frames are processed at, and of the halo frames around them that the
+// job's time window needs.
+func OpenFrames(ctx context.Context, s *spec.Spec, info *video.Info, start, end int) (*Frames, error) {
+	pw, ph := s.ProcessSize()
+	k, m := s.Window.K, s.Map
 	out0, out1 := m.Output()
 	lo, hi, dm := out0, out1, m
-	if cfg.Tracks() && !m.Resampled() {
+	if s.Window.Tracks && !m.Resampled() {
 		// FaceFusion's tracker reads a frame's neighbours from the whole video, past the trim
 		// range: output frame i is target frame i there, so the decode may reach the video's ends.
 		dm.Start, dm.End = 0, info.Frames
@@ -349,18 +314,6 @@ func OpenFrames(ctx context.Context, cfg job.Config, info *video.Info, m video.F
 		return nil, fault.AsInput(err)
 	}
 	return &Frames{r: r, start: start, end: end, before: start - from, after: to - end}, nil
-}
-
-// smoothing is the job's time window, K frames each side: target_frame_amount where FaceFusion's
-// face tracker runs, face_landmark_smoothing where faces are analysed otherwise, else none.
-func smoothing(cfg job.Config) int {
-	switch {
-	case !cfg.FindsFaces():
-		return 0
-	case cfg.Tracks():
-		return cfg.TargetFrameAmount
-	}
-	return cfg.FaceLandmarkSmoothing
 }
 
 // Next is the frame the decode reads next (a halo frame before the run's first at the start),

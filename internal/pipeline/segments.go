@@ -10,8 +10,8 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/facefusion-hpc/facefusion/internal/fault"
-	"github.com/facefusion-hpc/facefusion/internal/job"
 	"github.com/facefusion-hpc/facefusion/internal/progress"
+	"github.com/facefusion-hpc/facefusion/internal/spec"
 	"github.com/facefusion-hpc/facefusion/internal/video"
 	"github.com/facefusion-hpc/facefusion/lustre"
 )
@@ -87,9 +87,10 @@ var stopGrace = 10 * time.Second
 var errGraceOver = errors.New("the encoders of complete segments were still running")
 
 // EncodeSegments runs the workers over the consecutive segments segs of src in one Stream (the
-// workers never drain at a segment's border) and encodes each segment with its own ffmpeg:
-// the next segment's encoder is started while the current one is written, and a complete
-// segment's encoder finishes in the background. Each complete segment goes to done in order.
+// workers never drain at a segment's border) and encodes each segment with its own ffmpeg, as
+// the job's spec s says: the next segment's encoder is started while the current one is
+// written, and a complete segment's encoder finishes in the background. Each complete segment
+// goes to done in order.
 //
 // ctx's end is a failure (or a takeover): every ffmpeg is killed at once. So is an error here.
 // stop's end (a stop, which keeps finished work) ends only the frames: no frame is written after
@@ -100,10 +101,33 @@ var errGraceOver = errors.New("the encoders of complete segments were still runn
 // src must be at segs[0].Start (less its halo frames) and its decode must reach the last
 // segment's end. With face_landmark_smoothing the faces are smoothed over time (StreamWindow),
 // the halo frames src decodes around the segments feeding the windows at their ends.
-func EncodeSegments(ctx, stop context.Context, cfg job.Config, info *video.Info, src *Frames, segs []Segment, workers []Worker, prog progress.Counter, done SegmentDone) error {
+func EncodeSegments(ctx, stop context.Context, s *spec.Spec, src *Frames, segs []Segment, workers []Worker, prog progress.Counter, done SegmentDone) error {
 	if len(segs) == 0 {
 		return nil
 	}
+	if err := checkSegments(segs, src); err != nil {
+		return err
+	}
+	ctx, kill := context.WithCancelCause(ctx)
+	defer kill(nil)
+	g, gctx := errgroup.WithContext(ctx) // every encoder's: an error kills them all
+	feed, endFeed := context.WithCancel(gctx)
+	defer endFeed()
+	r := &segmentRun{ctx: ctx, stop: stop, gctx: gctx, feed: feed, kill: kill, grace: stopGrace,
+		spec: s, src: src, segs: segs, workers: workers, prog: prog, done: done}
+	watched := make(chan struct{})
+	go r.watchStop(endFeed, watched)
+	r.sink = &segmentSink{ctx: gctx, feed: feed, segs: segs, st: statsOf(workers), finished: make(chan *segmentEncoder, segmentsAhead), open: r.openSegment}
+	g.Go(r.frames)
+	g.Go(r.finish)
+	err := g.Wait()
+	<-watched // Wait ended gctx
+	return r.end(err)
+}
+
+// checkSegments refuses segments that do not follow one another, parts sent or received
+// other than first or last, and a decode that is not where the segments start.
+func checkSegments(segs []Segment, src *Frames) error {
 	start, end := segs[0].Start, segs[len(segs)-1].local()
 	for i, s := range segs {
 		if s.Len() <= 0 || i > 0 && s.Start != segs[i-1].End {
@@ -116,128 +140,145 @@ func EncodeSegments(ctx, stop context.Context, cfg job.Config, info *video.Info,
 	if src.Next()+src.before != start || end > src.end {
 		return fault.AsInternal(fmt.Errorf("encoding frames [%d, %d) from a decode at frame %d (%d halo frames before) of [%d, %d)", start, end, src.Next(), src.before, src.start, src.end))
 	}
-	ctx, kill := context.WithCancelCause(ctx)
-	defer kill(nil)
-	g, gctx := errgroup.WithContext(ctx) // every encoder's: an error kills them all
-	feed, endFeed := context.WithCancel(gctx)
-	defer endFeed()
-	grace, watched := stopGrace, make(chan struct{})
-	go func() { // a stop ends the frames at once, and the encoders still running after stopGrace
-		defer close(watched)
-		select {
-		case <-stop.Done():
-		case <-gctx.Done():
-			return
+	return nil
+}
+
+// segmentRun is one EncodeSegments: its contexts, what it encodes, and how far done took it.
+type segmentRun struct {
+	ctx, stop  context.Context         // the failure's (cancelled by kill), the stop's
+	gctx, feed context.Context         // the encoders' (an error ends them all), the frames'
+	kill       context.CancelCauseFunc // kills every ffmpeg still running
+	grace      time.Duration           // how long a stop waits for the complete segments' encoders
+	spec       *spec.Spec
+	src        *Frames
+	segs       []Segment
+	workers    []Worker
+	prog       progress.Counter
+	done       SegmentDone
+	sink       *segmentSink
+	accepted   int // segments done took
+}
+
+// watchStop ends the frames at stop's end, and the encoders still running after the grace.
+func (r *segmentRun) watchStop(endFeed context.CancelFunc, watched chan<- struct{}) {
+	defer close(watched)
+	select {
+	case <-r.stop.Done():
+	case <-r.gctx.Done():
+		return
+	}
+	endFeed()
+	t := time.NewTimer(r.grace)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		r.kill(errGraceOver)
+	case <-r.gctx.Done():
+	}
+}
+
+// openSegment starts segment s's encoder, which stamps its frames with their own output times
+// from its start; a part sent goes to its sender instead.
+func (r *segmentRun) openSegment(s Segment) (*segmentEncoder, error) {
+	if s.Send != nil {
+		return &segmentEncoder{send: s.Send, kill: func() {}}, nil
+	}
+	ectx, cancel := context.WithCancel(r.gctx) // its own, to kill only it at a stop
+	enc, err := video.CreateEncoder(ectx, s.Path, r.spec.SegmentOptions(s.Start))
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	return &segmentEncoder{enc: enc, kill: cancel}, nil
+}
+
+// frames runs the workers over the segments' frames into the sink, in one Stream.
+func (r *segmentRun) frames() error {
+	defer close(r.sink.finished)
+	segs, src, win := r.segs, r.src, r.spec.Window
+	start, end := segs[0].Start, segs[len(segs)-1].local()
+	pw, ph := r.spec.ProcessSize()
+	for _, w := range r.workers { // they count frames from the output's first (the identity measure's positions)
+		if fx, ok := w.(frameIndexed); ok {
+			fx.setFirstFrame(start - r.spec.Map.Start)
 		}
-		endFeed()
-		t := time.NewTimer(grace)
-		defer t.Stop()
-		select {
-		case <-t.C:
-			kill(errGraceOver)
-		case <-gctx.Done():
+	}
+	// The halo after the run: K frames, or those the decode has up to the job's end.
+	in := timedSource{inputSource{r.feed, upTo{src, min(end+win.K, src.end+src.after)}}, r.sink.st}
+	var n int
+	var err error
+	if win.K > 0 || win.Tracks {
+		w := Window{K: win.K, Before: src.before, Count: end - start}
+		if win.Tracks {
+			w.Track = win.TrackScore
 		}
-	}()
-	st := statsOf(workers)
-	sink := &segmentSink{ctx: gctx, feed: feed, segs: segs, st: st, finished: make(chan *segmentEncoder, segmentsAhead),
-		// Each segment's encoder stamps its frames with their own output times from its start.
-		open: func(s Segment) (*segmentEncoder, error) {
-			if s.Send != nil {
-				return &segmentEncoder{send: s.Send, kill: func() {}}, nil
-			}
-			ectx, cancel := context.WithCancel(gctx) // its own, to kill only it at a stop
-			enc, err := video.CreateEncoder(ectx, s.Path, SegmentOptions(cfg, info, s.Start))
-			if err != nil {
-				cancel()
-				return nil, err
-			}
-			return &segmentEncoder{enc: enc, kill: cancel}, nil
-		}}
-	accepted := 0 // segments done took
-	g.Go(func() error {
-		defer close(sink.finished)
-		pw, ph := ProcessSize(cfg, info)
-		// The workers count frames from the output's first (the identity measure's positions).
-		first := start
-		if m, err := OutputFrames(cfg, info); err == nil {
-			first -= m.Start
-		}
-		for _, w := range workers {
-			if fx, ok := w.(frameIndexed); ok {
-				fx.setFirstFrame(first)
-			}
-		}
-		// The halo after the run: K frames, or those the decode has up to the job's end.
-		in := timedSource{inputSource{feed, upTo{src, min(end+smoothing(cfg), src.end+src.after)}}, st}
-		var n int
+		n, err = StreamWindow(r.feed, pw, ph, in, r.sink, r.workers, r.prog, w)
+	} else {
+		n, err = Stream(r.feed, pw, ph, in, r.sink, r.workers, r.prog)
+	}
+	if n != end-start && r.stop.Err() != nil && (r.gctx.Err() == nil || context.Cause(r.ctx) == errGraceOver) {
+		// The segment being written and the one started ahead go; the complete ones finish.
+		r.sink.drop()
+		return nil
+	}
+	if err != nil {
+		return segmentError(r.spec.Target, segs, r.sink.at, err)
+	}
+	if n != end-start {
+		return segmentError(r.spec.Target, segs, r.sink.at, fault.AsInput(fmt.Errorf("decoded %d frames of [%d, %d): the file may be truncated", n, start, end)))
+	}
+	return nil
+}
+
+// finish ends each complete segment's encoder, then gives it to done, in segment order.
+func (r *segmentRun) finish() error {
+	for e := range r.sink.finished {
+		s := r.segs[e.index]
 		var err error
-		if k := smoothing(cfg); k > 0 || cfg.Tracks() {
-			win := Window{K: k, Before: src.before, Count: end - start}
-			if cfg.Tracks() {
-				win.Track = cfg.FaceTrackerScore
-			}
-			n, err = StreamWindow(feed, pw, ph, in, sink, workers, prog, win)
+		if e.send != nil {
+			err = e.send.Close()
 		} else {
-			n, err = Stream(feed, pw, ph, in, sink, workers, prog)
+			err = e.enc.Close()
 		}
-		if n != end-start && stop.Err() != nil && (gctx.Err() == nil || context.Cause(ctx) == errGraceOver) {
-			// The segment being written and the one started ahead go; the complete ones finish.
-			sink.drop()
-			return nil
+		e.kill()
+		if err != nil && context.Cause(r.ctx) == errGraceOver {
+			return nil // a stop's: this one and those after it are discarded
 		}
 		if err != nil {
-			return segmentError(cfg, segs, sink.at, err)
-		}
-		if n != end-start {
-			return segmentError(cfg, segs, sink.at, fault.AsInput(fmt.Errorf("decoded %d frames of [%d, %d): the file may be truncated", n, start, end)))
-		}
-		return nil
-	})
-	g.Go(func() error { // in segment order: the encoder's end, then done
-		for e := range sink.finished {
-			s := segs[e.index]
-			var err error
 			if e.send != nil {
-				err = e.send.Close()
-			} else {
-				err = e.enc.Close()
+				return &SegmentError{e.index, fmt.Errorf("sending frames [%d, %d): %w", s.Start, s.End, err)}
 			}
-			e.kill()
-			if err != nil && context.Cause(ctx) == errGraceOver {
-				return nil // a stop's: this one and those after it are discarded
-			}
-			if err != nil {
-				if e.send != nil {
-					return &SegmentError{e.index, fmt.Errorf("sending frames [%d, %d): %w", s.Start, s.End, err)}
-				}
-				return &SegmentError{e.index, fmt.Errorf("encoding frames [%d, %d) to %s: %w", s.Start, s.End, s.Path, err)}
-			}
-			var id *lustre.IdentitySums
-			if e.id.Recognizer != "" {
-				id = &e.id
-			}
-			if err := done(e.index, e.frames, e.faces, id); err != nil {
-				return &SegmentError{e.index, err}
-			}
-			accepted = e.index + 1
+			return &SegmentError{e.index, fmt.Errorf("encoding frames [%d, %d) to %s: %w", s.Start, s.End, s.Path, err)}
 		}
-		return nil
-	})
-	err := g.Wait()
-	<-watched // Wait ended gctx
-	if err == nil && accepted < len(segs) {
+		var id *lustre.IdentitySums
+		if e.id.Recognizer != "" {
+			id = &e.id
+		}
+		if err := r.done(e.index, e.frames, e.faces, id); err != nil {
+			return &SegmentError{e.index, err}
+		}
+		r.accepted = e.index + 1
+	}
+	return nil
+}
+
+// end is the run's error once both halves returned err: a stop's when it ended the run before
+// every segment was done; then every ffmpeg still running is killed and the files of the
+// segments done did not take are removed.
+func (r *segmentRun) end(err error) error {
+	if err == nil && r.accepted < len(r.segs) {
 		// Only a stop ends the Stream early without an error, or its grace the encoders.
-		err = &SegmentError{accepted, context.Cause(stop)}
-		if context.Cause(ctx) == errGraceOver {
-			err = &SegmentError{accepted, fmt.Errorf("%w (%w %s after it: discarded)", context.Cause(stop), errGraceOver, grace)}
+		err = &SegmentError{r.accepted, context.Cause(r.stop)}
+		if context.Cause(r.ctx) == errGraceOver {
+			err = &SegmentError{r.accepted, fmt.Errorf("%w (%w %s after it: discarded)", context.Cause(r.stop), errGraceOver, r.grace)}
 		}
 	}
 	if err == nil {
 		return nil
 	}
-	kill(err) // every ffmpeg still running is killed; then its file is removed
-	sink.abort()
-	for _, s := range segs[accepted:sink.opened] {
+	r.kill(err) // every ffmpeg still running is killed; then its file is removed
+	r.sink.abort()
+	for _, s := range r.segs[r.accepted:r.sink.opened] {
 		os.Remove(s.Path)
 	}
 	return err
@@ -245,7 +286,7 @@ func EncodeSegments(ctx, stop context.Context, cfg job.Config, info *video.Info,
 
 // segmentError names the segment of a Stream error: a worker's frames, else the segment
 // being written when it happened. Frame numbers become the target's output frames.
-func segmentError(cfg job.Config, segs []Segment, at int, err error) error {
+func segmentError(target string, segs []Segment, at int, err error) error {
 	var se *SegmentError
 	if errors.As(err, &se) {
 		at, err = se.Index, se.Err
@@ -261,7 +302,7 @@ func segmentError(cfg job.Config, segs []Segment, at int, err error) error {
 		}
 	}
 	at = min(at, len(segs)-1)
-	return &SegmentError{at, fmt.Errorf("target %s, frames [%d, %d): %w", cfg.TargetPath, segs[at].Start, segs[at].End, err)}
+	return &SegmentError{at, fmt.Errorf("target %s, frames [%d, %d): %w", target, segs[at].Start, segs[at].End, err)}
 }
 
 // segmentEncoder is one segment's ffmpeg (or, for a part sent, its sender) and what was

@@ -16,6 +16,7 @@ import (
 
 	"github.com/facefusion-hpc/facefusion/internal/job"
 	"github.com/facefusion-hpc/facefusion/internal/raster"
+	"github.com/facefusion-hpc/facefusion/internal/spec"
 	"github.com/facefusion-hpc/facefusion/internal/testenv"
 	"github.com/facefusion-hpc/facefusion/internal/video"
 	"github.com/facefusion-hpc/facefusion/lustre"
@@ -54,7 +55,7 @@ func segmentClip(t *testing.T) (job.Config, *video.Info, video.FrameMap) {
 	cfg.Processors = []string{job.ProcessorNone}
 	cfg.OutputVideoEncoder = "ffv1"
 	cfg.TargetPath = in
-	m, err := OutputFrames(cfg, &info)
+	m, err := outputMap(cfg, &info)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,7 +142,7 @@ func TestEncodeSegmentsRoutesFrames(t *testing.T) {
 		t.Fatalf("the clip decodes to %d frames, want 30", len(want))
 	}
 	segs := segmentsOf(t.TempDir(), 3, 10, 11, 30) // a run not at frame 0, a 1-frame segment
-	src, err := OpenFrames(ctx, cfg, info, m, 3, 30)
+	src, err := OpenFrames(ctx, specOf(t, cfg, info), info, 3, 30)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -156,7 +157,7 @@ func TestEncodeSegmentsRoutesFrames(t *testing.T) {
 		got = append(got, fmt.Sprintf("%d:%d:%d:%d:%s/%d/%d", i, n, faces, infos[i].Frames, id.Recognizer, id.Faces, id.After))
 		return nil
 	}
-	if err := EncodeSegments(ctx, ctx, cfg, info, src, segs, []Worker{&markWorker{failAt: -1}}, nil, done); err != nil {
+	if err := EncodeSegments(ctx, ctx, specOf(t, cfg, info), src, segs, []Worker{&markWorker{failAt: -1}}, nil, done); err != nil {
 		t.Fatal(err)
 	}
 	var expect []string
@@ -214,19 +215,16 @@ func (w *indexWorker) setIndices(idx []int) {
 func TestEncodeSegmentsNumbersOutputFrames(t *testing.T) {
 	cfg, info, _ := segmentClip(t)
 	cfg.TrimFrameStart, cfg.TrimFrameEnd = 5, 20
-	m, err := OutputFrames(cfg, info)
-	if err != nil {
-		t.Fatal(err)
-	}
+	sp := specOf(t, cfg, info)
 	ctx := context.Background()
-	src, err := OpenFrames(ctx, cfg, info, m, 8, 20) // a rank's run, not at the output's start
+	src, err := OpenFrames(ctx, sp, info, 8, 20) // a rank's run, not at the output's start
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer src.Close()
 	w := &indexWorker{markWorker: markWorker{failAt: -1}}
 	segs := segmentsOf(t.TempDir(), 8, 14, 20)
-	if err := EncodeSegments(ctx, ctx, cfg, info, src, segs, []Worker{w}, nil, func(int, int, int, *lustre.IdentitySums) error { return nil }); err != nil {
+	if err := EncodeSegments(ctx, ctx, sp, src, segs, []Worker{w}, nil, func(int, int, int, *lustre.IdentitySums) error { return nil }); err != nil {
 		t.Fatal(err)
 	}
 	var want []int
@@ -251,7 +249,7 @@ func segmentInfo(t *testing.T, path string) *video.Info {
 // encoders ahead of them stopped) and names the segment it happened in: done's own error, or
 // a worker's, with the frame numbered as in the target.
 func TestEncodeSegmentsDiscardsUnaccepted(t *testing.T) {
-	cfg, info, m := segmentClip(t)
+	cfg, info, _ := segmentClip(t)
 	ctx := context.Background()
 	full := errors.New("disk full")
 	for _, c := range []struct {
@@ -267,7 +265,7 @@ func TestEncodeSegmentsDiscardsUnaccepted(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			dir := t.TempDir()
 			segs := segmentsOf(dir, 3, 10, 17, 30)
-			src, err := OpenFrames(ctx, cfg, info, m, 3, 30)
+			src, err := OpenFrames(ctx, specOf(t, cfg, info), info, 3, 30)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -280,7 +278,7 @@ func TestEncodeSegmentsDiscardsUnaccepted(t *testing.T) {
 				accepted = i + 1
 				return nil
 			}
-			err = EncodeSegments(ctx, ctx, cfg, info, src, segs, []Worker{&markWorker{failAt: c.failAt}}, nil, done)
+			err = EncodeSegments(ctx, ctx, specOf(t, cfg, info), src, segs, []Worker{&markWorker{failAt: c.failAt}}, nil, done)
 			var se *SegmentError
 			if !errors.As(err, &se) || se.Index != c.index || !strings.Contains(err.Error(), c.msg) {
 				t.Fatalf("error %v, want a SegmentError naming segment %d and saying %q", err, c.index, c.msg)
@@ -342,7 +340,7 @@ func hangEncoder(t *testing.T, path string) {
 // the stop's. An encoder that does not finish (hangEncoder) holds the stop for stopGrace only:
 // then it is killed and its segment discarded.
 func TestEncodeSegmentsStopKeepsComplete(t *testing.T) {
-	cfg, info, m := segmentClip(t)
+	cfg, info, _ := segmentClip(t)
 	ctx := context.Background()
 	errStop := errors.New("SIGUSR1")
 	for _, c := range []struct {
@@ -361,7 +359,7 @@ func TestEncodeSegmentsStopKeepsComplete(t *testing.T) {
 				defer func(g time.Duration) { stopGrace = g }(stopGrace)
 				stopGrace = 200 * time.Millisecond
 			}
-			src, err := OpenFrames(ctx, cfg, info, m, 3, 30)
+			src, err := OpenFrames(ctx, specOf(t, cfg, info), info, 3, 30)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -377,7 +375,7 @@ func TestEncodeSegmentsStopKeepsComplete(t *testing.T) {
 				got = append(got, fmt.Sprintf("%d:%d:%d", i, n, segmentInfo(t, segs[i].Path).Frames))
 				return nil
 			}
-			err = EncodeSegments(ctx, stop, cfg, info, src, segs, []Worker{&markWorker{failAt: -1}}, written, done)
+			err = EncodeSegments(ctx, stop, specOf(t, cfg, info), src, segs, []Worker{&markWorker{failAt: -1}}, written, done)
 			var want []string
 			for i := range c.keep {
 				want = append(want, fmt.Sprintf("%d:%d:%d", i, segs[i].Len(), segs[i].Len()))
@@ -445,7 +443,7 @@ func TestEncodeSegmentsSharedChunks(t *testing.T) {
 		}
 		return nil
 	}
-	src, err := OpenFrames(ctx, cfg, info, m, 3, 20) // this rank decodes its own frames only
+	src, err := OpenFrames(ctx, specOf(t, cfg, info), info, 3, 20) // this rank decodes its own frames only
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -458,7 +456,7 @@ func TestEncodeSegmentsSharedChunks(t *testing.T) {
 		got = append(got, fmt.Sprintf("%d:%d:%d:%d", i, n, faces, id.After))
 		return nil
 	}
-	if err := EncodeSegments(ctx, ctx, cfg, info, src, segs, []Worker{&markWorker{failAt: -1}}, nil, done); err != nil {
+	if err := EncodeSegments(ctx, ctx, specOf(t, cfg, info), src, segs, []Worker{&markWorker{failAt: -1}}, nil, done); err != nil {
 		t.Fatal(err)
 	}
 	var expect []string
@@ -513,7 +511,7 @@ func TestEncodeSegmentsSharedChunks(t *testing.T) {
 // A stop while the last segment waits for the frames other ranks send discards it (no file,
 // done not told) but keeps the complete ones; EncodeSegments says the stop.
 func TestEncodeSegmentsStopWhileWaitingForRest(t *testing.T) {
-	cfg, info, m := segmentClip(t)
+	cfg, info, _ := segmentClip(t)
 	ctx := context.Background()
 	stop, endStop := context.WithCancelCause(ctx)
 	defer endStop(nil)
@@ -525,13 +523,13 @@ func TestEncodeSegmentsStopWhileWaitingForRest(t *testing.T) {
 		<-feed.Done()
 		return context.Cause(feed)
 	}
-	src, err := OpenFrames(ctx, cfg, info, m, 0, 15)
+	src, err := OpenFrames(ctx, specOf(t, cfg, info), info, 0, 15)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer src.Close()
 	var told []int
-	err = EncodeSegments(ctx, stop, cfg, info, src, segs, []Worker{&markWorker{failAt: -1}}, nil, func(i, n, faces int, id *lustre.IdentitySums) error {
+	err = EncodeSegments(ctx, stop, specOf(t, cfg, info), src, segs, []Worker{&markWorker{failAt: -1}}, nil, func(i, n, faces int, id *lustre.IdentitySums) error {
 		told = append(told, i)
 		return nil
 	})
@@ -550,10 +548,29 @@ func TestEncodeSegmentsStopWhileWaitingForRest(t *testing.T) {
 // clipFrames is every frame of segmentClip's clip, decoded.
 func clipFrames(t *testing.T, cfg job.Config, info *video.Info, m video.FrameMap) [][]byte {
 	t.Helper()
-	src, err := OpenFrames(context.Background(), cfg, info, m, 0, 30)
+	src, err := OpenFrames(context.Background(), specOf(t, cfg, info), info, 0, 30)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer src.Close()
 	return readAll(t, upTo{src, 30}, info.FrameSize())
+}
+
+// specOf is the spec Resolve gives cfg on the target of info.
+func specOf(tb testing.TB, cfg job.Config, info *video.Info) *spec.Spec {
+	tb.Helper()
+	s, err := spec.Resolve(cfg, info)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return s
+}
+
+// outputMap is the output's frame map Resolve gives cfg on the target of info.
+func outputMap(cfg job.Config, info *video.Info) (video.FrameMap, error) {
+	s, err := spec.Resolve(cfg, info)
+	if err != nil {
+		return video.FrameMap{}, err
+	}
+	return s.Map, nil
 }

@@ -230,12 +230,12 @@ func StreamWindow(ctx context.Context, w, h int, src FrameSource, sink FrameSink
 	depth := 2*len(workers)*batch + win.K + 2
 	free, release := newSlots(depth, w, h)
 	defer release()
-	// Every channel holds every slot: no send blocks.
-	todo, analysed, ready, done := make(chan *slot, depth), make(chan *slot, depth), make(chan *slot, depth), make(chan *slot, depth)
 	g, ctx := errgroup.WithContext(ctx)
-	written := func(index int) bool { return index >= win.Before && index < win.Before+win.Count }
+	// Every channel holds every slot: no send blocks.
+	ws := &windowStream{ctx: ctx, win: win, depth: depth, free: free, st: statsOf(workers),
+		todo: make(chan *slot, depth), analysed: make(chan *slot, depth), ready: make(chan *slot, depth), done: make(chan *slot, depth)}
 
-	g.Go(func() error { return decodeSlots(ctx, src, free, todo) })
+	g.Go(func() error { return decodeSlots(ctx, src, free, ws.todo) })
 
 	var analysing, working sync.WaitGroup // analysed closes when no worker analyses, done when none works
 	for _, wk := range tws {
@@ -243,149 +243,176 @@ func StreamWindow(ctx context.Context, w, h int, src FrameSource, sink FrameSink
 		working.Add(1)
 		g.Go(func() error {
 			defer working.Done()
-			todo, ready := todo, ready // each goroutine's own: nil once closed
-			stopAnalysing := sync.OnceFunc(analysing.Done)
-			defer stopAnalysing()
-			marker, _ := wk.(faceMarker)
-			idMarker, _ := wk.(identityMarker)
-			indexed, _ := wk.(frameIndexed)
-			var at []int
-			var slots []*slot
-			var imgs []*raster.Image
-			var faces [][]face.Face
-			for todo != nil || ready != nil {
-				var s *slot
-				var ok, fromReady bool
-				select { // processing first
-				case s, ok = <-ready:
-					fromReady = true
-				default:
-					select {
-					case s, ok = <-ready:
-						fromReady = true
-					case s, ok = <-todo:
-					case <-ctx.Done():
-						return ctx.Err()
-					}
-				}
-				switch {
-				case !ok && fromReady:
-					ready = nil
-					continue
-				case !ok:
-					todo = nil
-					stopAnalysing()
-					continue
-				case !fromReady:
-					var err error
-					if s.faces, err = wk.Analyse(s.img, s.faces[:0]); err != nil {
-						return &FrameError{First: s.index - win.Before, Last: s.index - win.Before, Err: err}
-					}
-					s.colours.Of(s.img)
-					analysed <- s
-					continue
-				}
-				slots, imgs, faces = append(slots[:0], s), append(imgs[:0], s.img), append(faces[:0], s.smoothed)
-			more: // take what is already released, up to the batch size; never wait for more
-				for len(slots) < wk.BatchSize() {
-					select {
-					case s2, ok := <-ready:
-						if !ok {
-							ready = nil
-							break more
-						}
-						slots, imgs, faces = append(slots, s2), append(imgs, s2.img), append(faces, s2.smoothed)
-					default:
-						break more
-					}
-				}
-				if indexed != nil { // the written frames' numbers, as Stream numbers its frames
-					at = at[:0]
-					for _, s := range slots {
-						at = append(at, s.index-win.Before)
-					}
-					indexed.setIndices(at)
-				}
-				if err := wk.Apply(imgs, faces); err != nil {
-					return &FrameError{First: slots[0].index - win.Before, Last: slots[len(slots)-1].index - win.Before, Err: err}
-				}
-				for i, s := range slots {
-					s.faced = marker != nil && marker.facedIn(i)
-					s.id = lustre.IdentitySums{}
-					if idMarker != nil {
-						s.id = idMarker.identityIn(i)
-					}
-					done <- s
-				}
-			}
-			return nil
+			return ws.work(wk, sync.OnceFunc(analysing.Done))
 		})
 	}
 	go func() {
 		analysing.Wait()
-		close(analysed)
+		close(ws.analysed)
 	}()
 	go func() {
 		working.Wait()
-		close(done)
+		close(ws.done)
 	}()
-
-	g.Go(func() error { // the window, in frame order
-		defer close(ready)
-		ring := make([]*slot, depth) // analysed frames not yet released, by index
-		span := 2*win.K + 1
-		hist := make([][]face.Face, span) // faces of frames u−2K..u, by index mod span
-		// their histograms, likewise: a shot cut between frames s and s+1 ends every window there
-		colours := make([]temporal.Histogram, span)
-		sm := temporal.Smoother{K: win.K, Cut: func(s int) bool { return temporal.IsCut(&colours[s%span], &colours[(s+1)%span]) }}
-		tr := temporal.Tracker{Amount: win.K, Score: win.Track}
-		st := statsOf(workers)
-		at := func(s int) []face.Face { return hist[s%span] }
-		next, last := 0, -1 // the next frame to release; the last frame in hist
-		release := func(hi int) {
-			t := next
-			next++
-			s := ring[t%depth]
-			ring[t%depth] = nil
-			if !written(t) {
-				// A halo frame: analysed, not processed. Its faces are counted by the rank
-				// that writes it: faces found stay a count of the job's frames, once each.
-				st.add(facesFound, -len(s.faces))
-				free <- s
-				return
-			}
-			if ctx.Err() != nil {
-				free <- s
-				return
-			}
-			if win.Track > 0 {
-				s.smoothed = tr.Track(s.smoothed[:0], t, 0, hi, at)
-			} else {
-				s.smoothed = sm.Smooth(s.smoothed[:0], t, 0, hi, at)
-			}
-			ready <- s
-		}
-		for s := range analysed {
-			ring[s.index%depth] = s
-			for ring[(last+1)%depth] != nil && ring[(last+1)%depth].index == last+1 {
-				last++
-				hist[last%span] = append(hist[last%span][:0], ring[last%depth].faces...)
-				colours[last%span] = ring[last%depth].colours
-				if last-win.K >= next {
-					release(last)
-				}
-			}
-		}
-		for next <= last { // the decode's end: the last K frames' windows are clipped there
-			release(last)
-		}
-		return nil
-	})
+	g.Go(ws.release)
 
 	n := 0
-	g.Go(func() error { return writeInOrder(done, free, depth, win.Before, sink, prog, &n) })
+	g.Go(func() error { return writeInOrder(ws.done, free, depth, win.Before, sink, prog, &n) })
 	err := g.Wait()
 	return n, err
+}
+
+// windowStream is one StreamWindow's frames on their way: decoded (todo), analysed, released
+// with their faces smoothed (ready), processed (done), and back to free.
+type windowStream struct {
+	ctx                         context.Context
+	win                         Window
+	depth                       int
+	free                        chan *slot
+	todo, analysed, ready, done chan *slot
+	st                          *Stats
+}
+
+// written reports whether decoded frame index is one the stream processes and writes, not a
+// halo frame.
+func (ws *windowStream) written(index int) bool {
+	return index >= ws.win.Before && index < ws.win.Before+ws.win.Count
+}
+
+// work is one worker's goroutine: it processes released frames first (that frees them), and
+// analyses decoded ones otherwise; stopAnalysing is called once no frame is left to analyse.
+func (ws *windowStream) work(wk TemporalWorker, stopAnalysing func()) error {
+	todo, ready := ws.todo, ws.ready // this goroutine's own: nil once closed
+	defer stopAnalysing()
+	before := ws.win.Before
+	marker, _ := wk.(faceMarker)
+	idMarker, _ := wk.(identityMarker)
+	indexed, _ := wk.(frameIndexed)
+	var at []int
+	var slots []*slot
+	var imgs []*raster.Image
+	var faces [][]face.Face
+	for todo != nil || ready != nil {
+		var s *slot
+		var ok, fromReady bool
+		select { // processing first
+		case s, ok = <-ready:
+			fromReady = true
+		default:
+			select {
+			case s, ok = <-ready:
+				fromReady = true
+			case s, ok = <-todo:
+			case <-ws.ctx.Done():
+				return ws.ctx.Err()
+			}
+		}
+		switch {
+		case !ok && fromReady:
+			ready = nil
+			continue
+		case !ok:
+			todo = nil
+			stopAnalysing()
+			continue
+		case !fromReady:
+			var err error
+			if s.faces, err = wk.Analyse(s.img, s.faces[:0]); err != nil {
+				return &FrameError{First: s.index - before, Last: s.index - before, Err: err}
+			}
+			s.colours.Of(s.img)
+			ws.analysed <- s
+			continue
+		}
+		slots, imgs, faces = append(slots[:0], s), append(imgs[:0], s.img), append(faces[:0], s.smoothed)
+	more: // take what is already released, up to the batch size; never wait for more
+		for len(slots) < wk.BatchSize() {
+			select {
+			case s2, ok := <-ready:
+				if !ok {
+					ready = nil
+					break more
+				}
+				slots, imgs, faces = append(slots, s2), append(imgs, s2.img), append(faces, s2.smoothed)
+			default:
+				break more
+			}
+		}
+		if indexed != nil { // the written frames' numbers, as Stream numbers its frames
+			at = at[:0]
+			for _, s := range slots {
+				at = append(at, s.index-before)
+			}
+			indexed.setIndices(at)
+		}
+		if err := wk.Apply(imgs, faces); err != nil {
+			return &FrameError{First: slots[0].index - before, Last: slots[len(slots)-1].index - before, Err: err}
+		}
+		for i, s := range slots {
+			s.faced = marker != nil && marker.facedIn(i)
+			s.id = lustre.IdentitySums{}
+			if idMarker != nil {
+				s.id = idMarker.identityIn(i)
+			}
+			ws.done <- s
+		}
+	}
+	return nil
+}
+
+// release is the window, in frame order: it takes the analysed frames as they come and
+// releases frame t, its faces smoothed (or tracked), once frame t+K is analysed, or the decode
+// ended.
+func (ws *windowStream) release() error {
+	defer close(ws.ready)
+	win, depth := ws.win, ws.depth
+	ring := make([]*slot, depth) // analysed frames not yet released, by index
+	span := 2*win.K + 1
+	hist := make([][]face.Face, span) // faces of frames u−2K..u, by index mod span
+	// their histograms, likewise: a shot cut between frames s and s+1 ends every window there
+	colours := make([]temporal.Histogram, span)
+	sm := temporal.Smoother{K: win.K, Cut: func(s int) bool { return temporal.IsCut(&colours[s%span], &colours[(s+1)%span]) }}
+	tr := temporal.Tracker{Amount: win.K, Score: win.Track}
+	at := func(s int) []face.Face { return hist[s%span] }
+	next, last := 0, -1 // the next frame to release; the last frame in hist
+	release := func(hi int) {
+		t := next
+		next++
+		s := ring[t%depth]
+		ring[t%depth] = nil
+		if !ws.written(t) {
+			// A halo frame: analysed, not processed. Its faces are counted by the rank
+			// that writes it: faces found stay a count of the job's frames, once each.
+			ws.st.add(facesFound, -len(s.faces))
+			ws.free <- s
+			return
+		}
+		if ws.ctx.Err() != nil {
+			ws.free <- s
+			return
+		}
+		if win.Track > 0 {
+			s.smoothed = tr.Track(s.smoothed[:0], t, 0, hi, at)
+		} else {
+			s.smoothed = sm.Smooth(s.smoothed[:0], t, 0, hi, at)
+		}
+		ws.ready <- s
+	}
+	for s := range ws.analysed {
+		ring[s.index%depth] = s
+		for ring[(last+1)%depth] != nil && ring[(last+1)%depth].index == last+1 {
+			last++
+			hist[last%span] = append(hist[last%span][:0], ring[last%depth].faces...)
+			colours[last%span] = ring[last%depth].colours
+			if last-win.K >= next {
+				release(last)
+			}
+		}
+	}
+	for next <= last { // the decode's end: the last K frames' windows are clipped there
+		release(last)
+	}
+	return nil
 }
 
 // decodeSlots reads src's frames, numbered from 0, into slots taken from free and sends them to

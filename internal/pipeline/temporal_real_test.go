@@ -69,17 +69,14 @@ func lumaSteps(t *testing.T, cfg job.Config, info *video.Info, m *Models, k int,
 		t.Fatal(err)
 	}
 	defer CloseWorkers(ws)
-	fm, err := OutputFrames(cfg, info)
-	if err != nil {
-		t.Fatal(err)
-	}
+	sp := specOf(t, cfg, info)
 	out := filepath.Join(t.TempDir(), "out.mkv")
-	src, err := OpenFrames(context.Background(), cfg, info, fm, 0, info.Frames)
+	src, err := OpenFrames(context.Background(), sp, info, 0, info.Frames)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer src.Close()
-	if err := EncodeSegments(context.Background(), context.Background(), cfg, info, src, []Segment{{Start: 0, End: info.Frames, Path: out}}, ws, nil, func(int, int, int, *lustre.IdentitySums) error { return nil }); err != nil {
+	if err := EncodeSegments(context.Background(), context.Background(), sp, src, []Segment{{Start: 0, End: info.Frames, Path: out}}, ws, nil, func(int, int, int, *lustre.IdentitySums) error { return nil }); err != nil {
 		t.Fatal(err)
 	}
 	raw, err := exec.Command(testenv.Tool(t, "ffmpeg"), "-nostdin", "-loglevel", "error", "-i", out, "-f", "rawvideo", "-pix_fmt", "gray", "-").Output()

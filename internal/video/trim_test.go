@@ -53,7 +53,7 @@ func joinTrim(t *testing.T, info *Info, start, end int, cuts []int, mkvKeep, mp4
 }
 
 // trimSpan is the span of the target's frames [start, end) as the pipeline gives it
-// (pipeline.TargetSpan): from the frame times, with the timecode of the first.
+// (spec.Spec.Span): from the frame times, with the timecode of the first.
 func trimSpan(info *Info, start, end int) Span {
 	t := info.Times
 	us := func(n int64) time.Duration { return time.Duration(t.Micros(n)) * time.Microsecond }
