@@ -27,6 +27,7 @@ import (
 	"github.com/facefusion-hpc/facefusion/internal/fault"
 	"github.com/facefusion-hpc/facefusion/internal/geom"
 	"github.com/facefusion-hpc/facefusion/internal/job"
+	"github.com/facefusion-hpc/facefusion/internal/join"
 	"github.com/facefusion-hpc/facefusion/internal/logging"
 	"github.com/facefusion-hpc/facefusion/internal/outpath"
 	"github.com/facefusion-hpc/facefusion/internal/pipeline"
@@ -354,10 +355,10 @@ func Run(ctx context.Context, comm collective.Comm, cfg job.Config, opt Options)
 	// 3. Each rank encodes its chunks; rank 0's ffmpeg writes the parallel join's side file
 	// meanwhile.
 	jd := jobDir(cfg, &plan)
-	pj := &joinContext{comm: comm}
+	var pj *join.Coordinator
 	if me == 0 {
-		pj.side = startSide(ctx, cfg, &plan, jd)
-		defer pj.side.remove()
+		pj = join.Start(ctx, comm, joinOutput(cfg, &plan), jd.Side(plan.Attempt, filepath.Ext(cfg.OutputPath)))
+		defer pj.Remove()
 	}
 	stopWatch := watchStops(ctx, cfg, me, &plan, jd, log)
 	ctl := startControl(ctx, comm, cfg, &plan, jd, opt, ck)
@@ -420,15 +421,8 @@ func Run(ctx context.Context, comm collective.Comm, cfg job.Config, opt Options)
 	var endErr error // rank 0's: what Run returns there
 	if me == 0 {
 		final = finish(ctx, cfg, &plan, jd, all, log, ck, rec, pj)
-		if !pj.sent {
-			if err := sendInstruction(comm, nil); err != nil {
-				return "", fault.AsInternal(err)
-			}
-		}
-		if !pj.hashed {
-			if err := sendHash(comm, nil); err != nil {
-				return "", fault.AsInternal(err)
-			}
+		if err := pj.Release(); err != nil {
+			return "", fault.AsInternal(err)
 		}
 		printed = final.Err != "" && (final.Stopped || ctx.Err() == nil) && say(opt, final.Err)
 		switch {
@@ -440,14 +434,8 @@ func Run(ctx context.Context, comm collective.Comm, cfg job.Config, opt Options)
 		rec.write(ctx, endErr, log) // before the broadcast lets the other ranks exit
 	}
 	if me != 0 {
-		hashed, err := serveJoin(ctx, comm, cfg, log)
-		if err != nil {
+		if err := join.Serve(ctx, comm, log); err != nil {
 			return "", fault.AsInternal(err)
-		}
-		if !hashed { // a parallel join hashed the output as it wrote it
-			if err := serveHash(comm, log); err != nil {
-				return "", fault.AsInternal(err)
-			}
 		}
 	}
 	ck.end(final.Err != "" && !final.Stopped, log)
@@ -1114,7 +1102,7 @@ func takenOver(jd *lustre.JobDir, attempt string) error {
 
 // finish is rank 0's end of an attempt: check every rank's result, checkpoint what they
 // finished, and, when every chunk is done, join, mux and commit.
-func finish(ctx context.Context, cfg job.Config, p *Plan, jd *lustre.JobDir, all [][]byte, log *logging.Logger, ck *checkpointer, rec *runRecord, pj *joinContext) Result {
+func finish(ctx context.Context, cfg job.Config, p *Plan, jd *lustre.JobDir, all [][]byte, log *logging.Logger, ck *checkpointer, rec *runRecord, pj *join.Coordinator) Result {
 	var first *Result // the first real cause; a rank stopped by another's failure is not one
 	var recs []lustre.Chunk
 	stopped, imageStop := false, ""
@@ -1225,7 +1213,7 @@ type joinEnd struct {
 	log    *logging.Logger
 	ck     *checkpointer
 	rec    *runRecord
-	pj     *joinContext
+	pj     *join.Coordinator
 	frames int           // the job's frames, every chunk's
 	stop   func() Result // the end of an attempt stopped by a signal
 	out    string        // the output, absolute
@@ -1314,30 +1302,21 @@ func (j *joinEnd) createTemp() (r Result, ok bool) {
 
 // join writes segs into the temp file: in parallel by every rank, or by rank 0's ffmpeg. One
 // pass over the output's bytes: the segments joined and the target's other streams muxed.
-func (j *joinEnd) join(segs []string) (hash joinHash, err error) {
-	cfg, p, pj := j.cfg, j.p, j.pj
+func (j *joinEnd) join(segs []string) (join.Hash, error) {
+	p := j.p
 	times := p.Spec.Times()
 	joins := make([]video.JoinSegment, len(segs))
 	for i, s := range segs {
 		joins[i] = video.JoinSegment{Path: s, Start: times.At(p.Chunks[i].Start - p.Spec.Map.Start)}
 	}
-	serial := true
-	if pj.side.why == "" {
-		sizes, writers := segmentWriters(j.ck.m.Done, len(segs), p.Attempt)
-		pj.sent = true
-		var secs []float64
-		serial, secs, hash, err = parallelJoin(j.ctx, pj.comm, cfg, pj.side, joins, sizes, writers, times, j.temp, j.log)
-		pj.hashed = hash.InJoin
-		for r := 1; r < len(secs) && r < len(j.rec.perRank); r++ {
-			j.rec.perRank[r].StageSeconds["join"] = secs[r]
-		}
-	} else {
-		j.log.Infof("join: serial (ffmpeg's concat and mux): %s", pj.side.why)
+	res, err := j.pj.Parallel(j.ctx, joins, j.ck.m.Done, p.Attempt, j.temp.File, j.log)
+	for r := 1; r < len(res.Seconds) && r < len(j.rec.perRank); r++ {
+		j.rec.perRank[r].StageSeconds["join"] = res.Seconds[r]
 	}
-	if serial && err == nil {
-		err = video.JoinFile(j.ctx, cfg.TempDir(), joins, times, cfg.TargetPath, p.Spec.Span, p.Spec.Carried.Keep, j.temp.File, p.Spec.Audio)
+	if err != nil || !res.Serial {
+		return res.Hash, err
 	}
-	return hash, err
+	return res.Hash, j.pj.Serial(j.ctx, joins, j.temp.File)
 }
 
 // failed ends a join that failed: every finished segment and the manifest are kept, its
@@ -1360,8 +1339,7 @@ func (j *joinEnd) failed(err error) Result {
 	if aerr != nil {
 		dir = j.jd.Path
 	}
-	need, free := outputNeeds(j.ctx, j.cfg, j.p, j.ck.m.Done, j.pj.side), freeRoom(filepath.Dir(j.out))
-	return fail(keptError(err, j.out, need, free, len(j.ck.m.Done), dir))
+	return fail(j.pj.KeptError(j.ctx, err, j.out, j.ck.m.Done, dir))
 }
 
 // committed is the end of a job whose output is in place: its report, then the job folder

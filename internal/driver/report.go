@@ -9,6 +9,7 @@ import (
 
 	"github.com/facefusion-hpc/facefusion/internal/fault"
 	"github.com/facefusion-hpc/facefusion/internal/job"
+	"github.com/facefusion-hpc/facefusion/internal/join"
 	"github.com/facefusion-hpc/facefusion/internal/logging"
 	"github.com/facefusion-hpc/facefusion/internal/metrics"
 	"github.com/facefusion-hpc/facefusion/internal/outpath"
@@ -233,25 +234,17 @@ func (rr *runRecord) hashOutputAt(path string, log *logging.Logger) {
 }
 
 // hashShared records the size and block hash of the joined output f, before its rename,
-// computed by every rank (hash.go), and each rank's time in it. The other ranks first leave the
-// join's protocol: a serial join sent them no instruction. err is a collective's failure; a
-// hash that fails is a warning and no hash in the report.
-func (rr *runRecord) hashShared(pj *joinContext, f *os.File, log *logging.Logger) error {
-	if !pj.sent {
-		pj.sent = true
-		if err := sendInstruction(pj.comm, nil); err != nil {
-			return err
-		}
+// computed by every rank (join.Coordinator.HashShared), and each rank's time in it. err is a
+// collective's failure; a hash that fails is a warning and no hash in the report.
+func (rr *runRecord) hashShared(pj *join.Coordinator, f *os.File, log *logging.Logger) error {
+	h, err := pj.HashShared(f, log)
+	for r := 0; r < len(h.Seconds) && r < len(rr.perRank); r++ {
+		rr.perRank[r].StageSeconds["hash"] = h.Seconds[r]
 	}
-	pj.hashed = true
-	size, sum, secs, failed, err := hashOutput(pj.comm, f, log)
-	for r := 0; r < len(secs) && r < len(rr.perRank); r++ {
-		rr.perRank[r].StageSeconds["hash"] = secs[r]
+	if h.Failed != "" {
+		log.Warnf("the output's hash for its run report could not be computed (the report will have none): %s", h.Failed)
 	}
-	if failed != "" {
-		log.Warnf("the output's hash for its run report could not be computed (the report will have none): %s", failed)
-	}
-	rr.outSize, rr.outSum = size, sum
+	rr.outSize, rr.outSum = h.Size, h.Sum
 	return err
 }
 
@@ -259,7 +252,7 @@ func (rr *runRecord) hashShared(pj *joinContext, f *os.File, log *logging.Logger
 // (its ranks' time in it is their stage "join": the hash is part of the copy, and their stage
 // "hash" stays 0). Where the chain could not give every block's sum (a rank's message lost),
 // rank 0 hashes the open output f itself: the other ranks have gone on.
-func (rr *runRecord) hashedInJoin(h joinHash, f *os.File, log *logging.Logger) {
+func (rr *runRecord) hashedInJoin(h join.Hash, f *os.File, log *logging.Logger) {
 	if h.Failed == "" {
 		rr.outSize, rr.outSum = h.Size, h.Sum
 		return

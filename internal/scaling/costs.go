@@ -90,8 +90,8 @@ const (
 	// 0's combine of the blocks' sums: rank 0's hash in the three demo runs above (one block of
 	// 1.86 MB: 0.010, 0.010 and 0.015 s), the median less its bytes.
 	DefaultHashFixed = 0.0100 - 1864521*DefaultHashPerByte
-	// DefaultChainHop is one hop of the parallel join's hash chain (internal/driver,
-	// chainhash.go): a rank waiting for the state of a block begun on the rank before it, a
+	// DefaultChainHop is one hop of the parallel join's hash chain (internal/join,
+	// chain.go): a rank waiting for the state of a block begun on the rank before it, a
 	// point-to-point message waited for with growing sleeps. Under `mpirun -np 3` here (three
 	// ranks on two cores), 101 rounds of a block over all three ranks: the last rank's wait
 	// 2.4–2.5 ms (median, three runs), two hops.

@@ -81,7 +81,7 @@ func TestJoinReencodesAudio(t *testing.T) {
 		t.Helper()
 		out := filepath.Join(dir, name)
 		// The target is its own segment: the join takes only its video from it.
-		if err := Join(context.Background(), "", []JoinSegment{{Path: src}}, evenTimes(Rational{25, 1}, 10), src, Span{}, keep, out, a); err != nil {
+		if err := Join(context.Background(), Mux{Times: evenTimes(Rational{25, 1}, 10), Target: src, Keep: keep, Audio: a}, []JoinSegment{{Path: src}}, out); err != nil {
 			t.Fatal(err)
 		}
 		return out

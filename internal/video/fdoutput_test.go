@@ -47,7 +47,7 @@ func TestJoinFileWritesThroughTheDescriptor(t *testing.T) {
 		path := filepath.Join(dir, name)
 		f, unchanged := swappedForLink(t, path)
 		scratch := t.TempDir()
-		if err := JoinFile(context.Background(), scratch, []JoinSegment{{Path: seg}}, info.Times, info.Path, Span{}, nil, f, AudioOptions{}); err != nil {
+		if err := JoinFile(context.Background(), Mux{Scratch: scratch, Times: info.Times, Target: info.Path}, []JoinSegment{{Path: seg}}, f); err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
 		unchanged()

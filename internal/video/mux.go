@@ -105,16 +105,28 @@ type JoinSegment struct {
 	Start int64 // in the output timeline's ticks
 }
 
+// Mux is what a join muxes beside the segments' video, the same for the serial join (Join) and
+// the parallel join's side file (WriteSide): the streams Keep of Target over Span (stream copy,
+// or the Audio options), with the target's global metadata and chapters (Target "": none), on
+// the output's timeline Times. Scratch is the node-local folder of the join's own temp files
+// ("": the system's), never the shared file system.
+type Mux struct {
+	Scratch string
+	Times   Timeline
+	Target  string
+	Span    Span
+	Keep    []Carry
+	Audio   AudioOptions
+}
+
 // Join writes out in one ffmpeg run: the segments, in order, joined by the concat demuxer with
-// stream copy, and the streams keep of target over span (stream copy, or the audio options),
-// with the target's global metadata and chapters (target "": none).
-// times is the output's timeline: each segment's duration is given to the concat demuxer from
+// stream copy, and what m muxes beside them.
+// m.Times is the output's timeline: each segment's duration is given to the concat demuxer from
 // it, so every frame keeps its time exactly (the demuxer counts in microseconds; a segment's
 // offset is within one of the exact time, and each frame's time rounds back to its tick for
-// any time base coarser than 1/500000 s). The segment list is a temp file in scratch ("": the
-// system's), node-local, not on the shared file system.
-func Join(ctx context.Context, scratch string, segs []JoinSegment, times Timeline, target string, span Span, keep []Carry, out string, audio AudioOptions) error {
-	return join(ctx, scratch, segs, times, target, span, keep, out, nil, audio)
+// any time base coarser than 1/500000 s). The segment list is a temp file in m.Scratch.
+func Join(ctx context.Context, m Mux, segs []JoinSegment, out string) error {
+	return join(ctx, m, segs, out, nil)
 }
 
 // JoinFile is Join into the file out the caller created (its name's extension chooses the
@@ -123,27 +135,28 @@ func Join(ctx context.Context, scratch string, segs []JoinSegment, times Timelin
 // a name with the output's extension, so that it picks the container it would for the output
 // (any extension it knows, not only muxerFor's): a link to the descriptor, in a folder of
 // its own in scratch that only this user can write into.
-func JoinFile(ctx context.Context, scratch string, segs []JoinSegment, times Timeline, target string, span Span, keep []Carry, out *os.File, audio AudioOptions) error {
-	return join(ctx, scratch, segs, times, target, span, keep, out.Name(), out, audio)
+func JoinFile(ctx context.Context, m Mux, segs []JoinSegment, out *os.File) error {
+	return join(ctx, m, segs, out.Name(), out)
 }
 
-func join(ctx context.Context, scratch string, segs []JoinSegment, times Timeline, target string, span Span, keep []Carry, out string, file *os.File, audio AudioOptions) error {
+func join(ctx context.Context, m Mux, segs []JoinSegment, out string, file *os.File) error {
 	if len(segs) == 0 {
 		return fmt.Errorf("video: joining into %s: no segments given", out)
 	}
-	list, cleanup, err := writeConcatList(scratch, segs, times, times.End)
+	list, cleanup, err := writeConcatList(m.Scratch, segs, m.Times, m.Times.End)
 	if err != nil {
 		return fmt.Errorf("video: joining into %s: %w", out, err)
 	}
 	defer cleanup()
-	keep, done, err := withCues(ctx, scratch, target, span, keep)
+	keep, done, err := withCues(ctx, m.Scratch, m.Target, m.Span, m.Keep)
 	defer done()
 	if err != nil {
 		return fmt.Errorf("video: joining into %s: %w", out, err)
 	}
-	args := joinArgs(list, asTheyAre(segs), times, target, span, keep, out, audio)
+	m.Keep = keep
+	args := joinArgs(list, asTheyAre(segs), m, out)
 	if file != nil {
-		dir, err := os.MkdirTemp(scratch, "facefusion-join-") // rwx------: no one else's links
+		dir, err := os.MkdirTemp(m.Scratch, "facefusion-join-") // rwx------: no one else's links
 		if err != nil {
 			return fmt.Errorf("video: joining into %s: %w", out, err)
 		}
@@ -168,7 +181,7 @@ func join(ctx context.Context, scratch string, segs []JoinSegment, times Timelin
 		err = fault.RoomSaid(fmt.Errorf("ffmpeg exited 0 but did not write it all: %s", said), said)
 	}
 	if err != nil {
-		return fmt.Errorf("video: joining %d segment(s) and %d stream(s) of %s into %s: %w", len(segs), len(keep), target, out, err)
+		return fmt.Errorf("video: joining %d segment(s) and %d stream(s) of %s into %s: %w", len(segs), len(keep), m.Target, out, err)
 	}
 	return nil
 }
@@ -308,20 +321,21 @@ func sampleEntry(path string) ([]byte, error) {
 	return mp4.WithoutBitrate(t.Stsd)
 }
 
-func joinArgs(list string, asIs bool, times Timeline, target string, span Span, keep []Carry, out string, audio AudioOptions) []string {
+func joinArgs(list string, asIs bool, m Mux, out string) []string {
 	input := []string{"-f", "concat", "-safe", "0", "-i", mediaPath(list)}
 	if asIs {
 		input = append([]string{"-auto_convert", "0"}, input...)
 	}
-	args := muxArgs(input, []string{"-c:0", "copy"}, times, target, span, keep, out, audio)
+	args := muxArgs(input, []string{"-c:0", "copy"}, m, out)
 	return append(args, outputArgs(out, true)...)
 }
 
 // muxArgs is an ffmpeg command line up to its output's options: input 0 (video, its first
-// stream written with the options video) and the streams keep of target over span, with the
-// target's metadata and chapters, as Join writes them; the parallel join's side file
-// (WriteSide) is the same command with a placeholder for the video.
-func muxArgs(input, video []string, times Timeline, target string, span Span, keep []Carry, out string, audio AudioOptions) []string {
+// stream written with the options video) and what m muxes beside it, as Join writes them (m's
+// text subtitles already cut by withCues); the parallel join's side file (WriteSide) is the
+// same command with a placeholder for the video.
+func muxArgs(input, video []string, m Mux, out string) []string {
+	times, target, span, keep, audio := m.Times, m.Target, m.Span, m.Keep, m.Audio
 	args := ffmpegArgs(input...)
 	if target != "" {
 		if span.Start > 0 {

@@ -91,7 +91,7 @@ func CheckOutput(ctx context.Context, scratch, out string, opt EncodeOptions, ta
 		os.Remove(final)
 		span := FrameSpan(0, checkFrames, opt.FPS)
 		span.Trim = true // a trim's way with text subtitles (cutCues), the one that can fail
-		err := Join(ctx, dir, segs, times, target, span, keep, final, audio)
+		err := Join(ctx, Mux{Scratch: dir, Times: times, Target: target, Span: span, Keep: keep, Audio: audio}, segs, final)
 		joined = ""
 		if err == nil {
 			joined = carriesKey(keep)

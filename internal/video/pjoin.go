@@ -68,13 +68,13 @@ func placeholderEncoder(encoder string) string {
 	return ""
 }
 
-// WriteSide writes side, the parallel join's side file: the streams keep of target over span,
-// its metadata and chapters, by the same command Join runs, with a one-frame placeholder in
-// place of the segments (the joined video replaces it, and takes its track number). side must
-// have out's extension. It needs no segment, so it can run while the frames are worked on.
-// Its own temp files (a trim's cut cues) go in scratch, node-local, as Join's do: never beside
-// side in the job folder, where a kill would leave them for the folder's cleanup to refuse.
-func WriteSide(ctx context.Context, scratch string, times Timeline, target string, span Span, keep []Carry, out string, audio AudioOptions, encoder, side string) error {
+// WriteSide writes side, the parallel join's side file: what m muxes beside the video, by the
+// same command Join runs, with a one-frame placeholder in place of the segments (the joined
+// video replaces it, and takes its track number). side must have out's extension. It needs no
+// segment, so it can run while the frames are worked on. Its own temp files (a trim's cut
+// cues) go in m.Scratch, node-local, as Join's do: never beside side in the job folder, where
+// a kill would leave them for the folder's cleanup to refuse.
+func WriteSide(ctx context.Context, m Mux, out, encoder, side string) error {
 	enc := placeholderEncoder(encoder)
 	if enc == "" {
 		return fmt.Errorf("video: the side file of %s: the encoder %s is not H.264 or HEVC", out, encoder)
@@ -87,16 +87,17 @@ func WriteSide(ctx context.Context, scratch string, times Timeline, target strin
 	if enc == "libx265" {
 		video = append(video, "-x265-params", "log-level=error:pools=1:frame-threads=1")
 	}
-	if span.Timecode != "" && span.Rate.Valid() {
+	if m.Span.Timecode != "" && m.Span.Rate.Valid() {
 		// The timecode track counts at the video's rate, the placeholder's in the side file.
-		video = append(video, "-r:0", span.Rate.String(), "-fps_mode:0", "passthrough")
+		video = append(video, "-r:0", m.Span.Rate.String(), "-fps_mode:0", "passthrough")
 	}
-	keep, done, err := withCues(ctx, scratch, target, span, keep)
+	keep, done, err := withCues(ctx, m.Scratch, m.Target, m.Span, m.Keep)
 	defer done()
 	if err != nil {
 		return fmt.Errorf("video: writing the side file %s of %s: %w", side, out, err)
 	}
-	args := muxArgs(input, video, times, target, span, keep, out, audio)
+	m.Keep = keep
+	args := muxArgs(input, video, m, out)
 	args = append(args, outputArgs(side, false)...)
 	if _, err := runTool(ctx, FFmpeg, args...); err != nil {
 		return fmt.Errorf("video: writing the side file %s of %s (the target's %d other stream(s), metadata, chapters): %w", side, out, len(keep), err)

@@ -18,7 +18,7 @@ func BenchmarkPlanOutput(b *testing.B) {
 	dir := b.TempDir()
 	info, target, seg := benchSegment(b, dir) // a segment of per frames
 	side := filepath.Join(dir, "side.mp4")
-	if err := WriteSide(context.Background(), dir, info.Times, target, Span{}, nil, "out.mp4", AudioOptions{}, "libx264", side); err != nil {
+	if err := WriteSide(context.Background(), Mux{Scratch: dir, Times: info.Times, Target: target}, "out.mp4", "libx264", side); err != nil {
 		b.Fatal(err)
 	}
 	s, err := ReadSide(side)

@@ -87,16 +87,16 @@ func TestParallelJoinMatchesSerial(t *testing.T) {
 			}
 			transcodeCuts(t, info, tc.cuts, outs, opts)
 			serial := filepath.Join(dir, "serial.mp4")
-			if err := Join(ctx, dir, nuts, times, src, Span{}, keep, serial, AudioOptions{}); err != nil {
+			if err := Join(ctx, Mux{Scratch: dir, Times: times, Target: src, Keep: keep}, nuts, serial); err != nil {
 				t.Fatal(err)
 			}
 			// The serial join's fallbacks join the MP4 segments themselves.
 			fallback := filepath.Join(dir, "fallback.mp4")
-			if err := Join(ctx, dir, segs, times, src, Span{}, keep, fallback, AudioOptions{}); err != nil {
+			if err := Join(ctx, Mux{Scratch: dir, Times: times, Target: src, Keep: keep}, segs, fallback); err != nil {
 				t.Fatal(err)
 			}
 			side := filepath.Join(dir, "side.mp4")
-			if err := WriteSide(ctx, dir, times, src, Span{}, keep, "out.mp4", AudioOptions{}, "libx264", side); err != nil {
+			if err := WriteSide(ctx, Mux{Scratch: dir, Times: times, Target: src, Keep: keep}, "out.mp4", "libx264", side); err != nil {
 				t.Fatal(err)
 			}
 			par := filepath.Join(dir, "parallel.mp4")
@@ -251,11 +251,11 @@ func TestParallelJoinTimecodeSpansTheVideo(t *testing.T) {
 	}
 	transcodeCuts(t, info, cuts, outs, opts)
 	serial := filepath.Join(dir, "serial.mp4")
-	if err := Join(ctx, dir, nuts, times, target, span, nil, serial, AudioOptions{}); err != nil {
+	if err := Join(ctx, Mux{Scratch: dir, Times: times, Target: target, Span: span}, nuts, serial); err != nil {
 		t.Fatal(err)
 	}
 	side, par := filepath.Join(dir, "side.mp4"), filepath.Join(dir, "parallel.mp4")
-	if err := WriteSide(ctx, t.TempDir(), times, target, span, nil, par, AudioOptions{}, "libx264", side); err != nil {
+	if err := WriteSide(ctx, Mux{Scratch: t.TempDir(), Times: times, Target: target, Span: span}, par, "libx264", side); err != nil {
 		t.Fatal(err)
 	}
 	if err := JoinMP4(ctx, segs, times, side, par); err != nil {

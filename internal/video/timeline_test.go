@@ -122,7 +122,7 @@ func encodeSegments(t *testing.T, info *Info, cuts []int, exts, outs []string) {
 	}
 	span := Span{End: time.Duration(info.Times.Micros(info.Times.End)) * time.Microsecond}
 	for k := range exts {
-		if err := Join(ctx, "", segs[k], info.Times, info.Path, span, keep, outs[k], AudioOptions{}); err != nil {
+		if err := Join(ctx, Mux{Times: info.Times, Target: info.Path, Span: span, Keep: keep}, segs[k], outs[k]); err != nil {
 			t.Fatal(err)
 		}
 	}

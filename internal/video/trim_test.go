@@ -35,12 +35,12 @@ func joinTrim(t *testing.T, info *Info, start, end int, cuts []int, mkvKeep, mp4
 	}
 	transcodeCuts(t, info, cuts, outs, opts) // one decode, both containers
 	mkv = filepath.Join(dir, "serial.mkv")
-	if err := Join(ctx, dir, segs, times, info.Path, span, mkvKeep, mkv, AudioOptions{}); err != nil {
+	if err := Join(ctx, Mux{Scratch: dir, Times: times, Target: info.Path, Span: span, Keep: mkvKeep}, segs, mkv); err != nil {
 		t.Fatal(err)
 	}
 	mp4 = filepath.Join(dir, "parallel.mp4")
 	side := filepath.Join(dir, "side.mp4")
-	if err := WriteSide(ctx, dir, times, info.Path, span, mp4Keep, mp4, AudioOptions{}, "libx264", side); err != nil {
+	if err := WriteSide(ctx, Mux{Scratch: dir, Times: times, Target: info.Path, Span: span, Keep: mp4Keep}, mp4, "libx264", side); err != nil {
 		t.Fatal(err)
 	}
 	if err := JoinMP4(ctx, mp4Segs, times, side, mp4); err != nil {

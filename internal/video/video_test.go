@@ -313,7 +313,7 @@ func TestJoinKeepsAudioOfSpan(t *testing.T) {
 			transcode(t, info, r[0], r[1], seg, EncodeOptions{Preset: "ultrafast", Quality: DefaultQuality})
 			out := filepath.Join(dir, "out.mp4.tmp")
 			times := info.Times.Slice(r[0], r[1], info.Frames)
-			if err := Join(context.Background(), "", []JoinSegment{{Path: seg}}, times, src, FrameSpan(r[0], r[1], info.FPS), keep, out, AudioOptions{}); err != nil {
+			if err := Join(context.Background(), Mux{Times: times, Target: src, Span: FrameSpan(r[0], r[1], info.FPS), Keep: keep}, []JoinSegment{{Path: seg}}, out); err != nil {
 				t.Fatal(err)
 			}
 			got := probe(t, out)
@@ -351,7 +351,7 @@ func TestJoinAudioAsAACOrNone(t *testing.T) {
 	if len(carried.Keep) != 1 || !carried.Keep[0].AAC {
 		t.Fatalf("PCM into .mp4: keeps %+v, want its audio as AAC", carried.Keep)
 	}
-	if err := Join(context.Background(), "", []JoinSegment{{Path: seg}}, info.Times, src, Span{}, carried.Keep, out, AudioOptions{}); err != nil {
+	if err := Join(context.Background(), Mux{Times: info.Times, Target: src, Keep: carried.Keep}, []JoinSegment{{Path: seg}}, out); err != nil {
 		t.Fatal(err)
 	}
 	if codec := ffprobeField(t, out, "a:0", "stream=codec_name"); codec != "aac" {
@@ -365,7 +365,7 @@ func TestJoinAudioAsAACOrNone(t *testing.T) {
 	if len(silent.Others) != 0 {
 		t.Fatalf("vfr.mkv has streams besides its video: %v", silent.Others)
 	}
-	if err := Join(context.Background(), "", []JoinSegment{{Path: seg}}, silent.Times.Slice(0, 10, silent.Frames), silent.Path, Span{}, nil, out, AudioOptions{}); err != nil {
+	if err := Join(context.Background(), Mux{Times: silent.Times.Slice(0, 10, silent.Frames), Target: silent.Path}, []JoinSegment{{Path: seg}}, out); err != nil {
 		t.Fatal(err)
 	}
 	if got := probe(t, out); got.HasAudio || got.Frames != 10 {
@@ -424,7 +424,7 @@ func TestJoinSegments(t *testing.T) {
 	transcodeCuts(t, info, cuts, outs, opts)
 	out := filepath.Join(dir, "joined.mp4.tmp")
 	scratch := t.TempDir()
-	if err := Join(context.Background(), scratch, segs, info.Times, info.Path, Span{}, nil, out, AudioOptions{}); err != nil {
+	if err := Join(context.Background(), Mux{Scratch: scratch, Times: info.Times, Target: info.Path}, segs, out); err != nil {
 		t.Fatal(err)
 	}
 	// The segments' frames and the joined file's, from one ffmpeg.
@@ -449,7 +449,7 @@ func TestJoinSegments(t *testing.T) {
 		t.Errorf("segment list %s left in the scratch folder", entries[0].Name())
 	}
 	missing := []JoinSegment{{Path: filepath.Join(dir, "missing.nut")}}
-	if err := Join(context.Background(), scratch, missing, info.Times, info.Path, Span{}, nil, out, AudioOptions{}); err == nil || !strings.Contains(err.Error(), "missing.nut") {
+	if err := Join(context.Background(), Mux{Scratch: scratch, Times: info.Times, Target: info.Path}, missing, out); err == nil || !strings.Contains(err.Error(), "missing.nut") {
 		t.Errorf("missing segment: %v", err)
 	}
 }

@@ -116,7 +116,7 @@ func TestJoinOnFullDisk(t *testing.T) {
 	}
 	join := func(out string) error {
 		// The target is its own segment: the join takes only its video from it.
-		return Join(ctx, "", []JoinSegment{{Path: src}}, info.Times, src, Span{}, keep, out, AudioOptions{})
+		return Join(ctx, Mux{Times: info.Times, Target: src, Keep: keep}, []JoinSegment{{Path: src}}, out)
 	}
 	ref := filepath.Join(t.TempDir(), "ref.mkv")
 	if err := join(ref); err != nil {

@@ -1,4 +1,4 @@
-package driver
+package join
 
 import (
 	"context"
@@ -62,15 +62,15 @@ func TestJoinRefusesHEVCSegmentsThatDiffer(t *testing.T) {
 			}
 			segs, pieces, tables = append(segs, seg), append(pieces, p), append(tables, b)
 		}
-		report, err := json.Marshal(joinReport{Tables: tables})
+		report, err := json.Marshal(segmentTables{Tables: tables})
 		if err != nil {
 			t.Fatal(err)
 		}
 		done := make(chan struct{})
 		close(done)
-		ins := &joinInstruction{Segs: segs, Times: info.Times, Out: filepath.Join(dir, tc.encoder+".mp4.part")}
+		ins := &instruction{Segs: segs, Times: info.Times, Out: filepath.Join(dir, tc.encoder+".mp4.part")}
 		var log strings.Builder
-		dec := planOutput(ctx, ins, &sideFile{path: sidePath, done: done}, pieces, [][]byte{report}, 1, logging.New(&log, logging.Debug))
+		dec := planOutput(ctx, ins, &Side{path: sidePath, done: done}, pieces, [][]byte{report}, 1, logging.New(&log, logging.Debug))
 		if dec.Err == "" || dec.Serial != tc.serial {
 			t.Errorf("%s segments that differ: serial %v, error %q; want an error, serial %v", tc.encoder, dec.Serial, dec.Err, tc.serial)
 		}
@@ -95,11 +95,11 @@ func TestJoinRefusesHEVCSegmentsThatDiffer(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		clocks, err := json.Marshal(joinReport{Tables: [][]byte{b0, b1}})
+		clocks, err := json.Marshal(segmentTables{Tables: [][]byte{b0, b1}})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if d := planOutput(ctx, ins, &sideFile{path: sidePath, done: done}, []*video.Piece{pieces[0], pieces[0]}, [][]byte{clocks}, 1, logging.New(&log, logging.Debug)); !d.Serial || d.Environment {
+		if d := planOutput(ctx, ins, &Side{path: sidePath, done: done}, []*video.Piece{pieces[0], pieces[0]}, [][]byte{clocks}, 1, logging.New(&log, logging.Debug)); !d.Serial || d.Environment {
 			t.Errorf("one %s configuration on two clocks: serial %v, environment %v (%s); want the serial join", tc.encoder, d.Serial, d.Environment, d.Err)
 		}
 		// joinShare passes the decision's kind on: the exit code of an environment error.

@@ -1,4 +1,4 @@
-package driver
+package join
 
 import (
 	"context"
@@ -9,7 +9,6 @@ import (
 	"syscall"
 
 	"github.com/facefusion-hpc/facefusion/internal/fault"
-	"github.com/facefusion-hpc/facefusion/internal/job"
 	"github.com/facefusion-hpc/facefusion/internal/video"
 	"github.com/facefusion-hpc/facefusion/lustre"
 )
@@ -48,29 +47,29 @@ func freeRoom(dir string) int64 {
 	return int64(st.Bavail) * st.Bsize
 }
 
-// outputNeeds is about how many bytes p's output takes: its segments (done) and the target's
-// streams it carries, from the parallel join's side file when there is one, else from their bit
-// rates, else a tenth of the video's (a guess: the line says "about"), with a little for the
+// needs is about how many bytes the output takes: its segments (done) and the target's streams
+// it carries, from the parallel join's side file when there is one, else from their bit rates,
+// else a tenth of the video's (a guess: the line says "about"), with a little for the
 // container's index.
-func outputNeeds(ctx context.Context, cfg job.Config, p *Plan, done []lustre.Chunk, side *sideFile) int64 {
+func (c *Coordinator) needs(ctx context.Context, done []lustre.Chunk) int64 {
 	var n int64
-	for _, c := range done {
-		n += c.Size
+	for _, ch := range done {
+		n += ch.Size
 	}
 	frames := n
 	carried := int64(-1)
-	if side != nil && side.path != "" {
-		if st, err := os.Stat(side.path); err == nil {
+	if c.side != nil && c.side.path != "" {
+		if st, err := os.Stat(c.side.path); err == nil {
 			carried = st.Size()
 		}
 	}
-	if carried < 0 && len(p.Spec.Carried.Keep) > 0 {
-		span := p.Spec.Span
-		secs := (span.End - span.Start).Seconds()
+	m := c.out.Mux
+	if carried < 0 && len(m.Keep) > 0 {
+		secs := (m.Span.End - m.Span.Start).Seconds()
 		if secs <= 0 {
-			secs = p.Info.Duration.Seconds()
+			secs = c.out.Duration.Seconds()
 		}
-		if b, ok := video.CarriedBytes(ctx, cfg.TargetPath, p.Spec.Carried.Keep, secs); ok {
+		if b, ok := video.CarriedBytes(ctx, m.Target, m.Keep, secs); ok {
 			carried = b
 		} else {
 			carried = frames / 10

@@ -1,4 +1,4 @@
-package driver
+package join
 
 import (
 	"os"
@@ -15,7 +15,7 @@ func TestJoinOutputOpenedOnlyWhenRankZeros(t *testing.T) {
 	out := filepath.Join(dir, ".out.part-1.mp4")
 	os.WriteFile(out, nil, 0o644)
 	st, _ := os.Stat(out)
-	ins := &joinInstruction{Out: out, Inode: st.Sys().(*syscall.Stat_t).Ino}
+	ins := &instruction{Out: out, Inode: st.Sys().(*syscall.Stat_t).Ino}
 	f, err := openOut(ins, 0)
 	if err != nil {
 		t.Fatal(err)

@@ -1,4 +1,4 @@
-package driver
+package join
 
 import (
 	"encoding/binary"

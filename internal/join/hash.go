@@ -1,4 +1,4 @@
-package driver
+package join
 
 import (
 	"encoding/json"
@@ -17,7 +17,7 @@ import (
 
 // The run report's output hash (lustre's block hash) after a serial join, computed by every
 // rank once the output's bytes are final (the serial join's ffmpeg has exited) and before the
-// rename; the parallel join hashes what it writes instead (chainhash.go), and this protocol does
+// rename; the parallel join hashes what it writes instead (chain.go), and this protocol does
 // not run after it. The protocol: rank 0 broadcasts the file to hash (its path,
 // size and modification time; empty: nothing to hash); every rank hashes its even share of the
 // blocks (rank.Even) from the file itself, and the sums go to rank 0 in one gather; rank 0

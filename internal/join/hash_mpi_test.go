@@ -1,4 +1,4 @@
-package driver
+package join
 
 import (
 	"math/rand/v2"
