@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"sync"
 	"time"
 
 	"github.com/facefusion-hpc/facefusion/collective"
@@ -78,6 +79,9 @@ func Run(ctx context.Context, comm collective.Comm, cfg job.Config, opt Options)
 	}
 	return a.end(final)
 }
+
+// capNote says a capped execution_thread_count once a process: a batch runs many targets.
+var capNote sync.Once
 
 // newAttempt decides the rank's CPU budget; rank 0 becomes the coordinator.
 func newAttempt(ctx context.Context, comm collective.Comm, cfg job.Config, opt Options) *attempt {

@@ -11,7 +11,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 	"time"
 
 	dto "github.com/prometheus/client_model/go"
@@ -155,9 +154,6 @@ type AlreadyDone struct{ Output string }
 func (e *AlreadyDone) Error() string {
 	return fmt.Sprintf("output %s exists, written by this same job (its run report has the same fingerprint)", e.Output)
 }
-
-// capNote says a capped execution_thread_count once a process: a batch runs many targets.
-var capNote sync.Once
 
 // Reported is an error rank 0 has already printed to Options.Log: it prints the job's error
 // before the broadcast that lets the other ranks exit, because a launcher kills the remaining
