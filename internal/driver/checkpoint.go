@@ -145,6 +145,35 @@ func prepareCheckpoint(ctx context.Context, cfg job.Config, p *Plan, ranks int, 
 		m.Merge(recs)
 	}
 
+	todo, err := verifyDone(jd, m, p, log)
+	if err != nil {
+		return nil, err
+	}
+	if len(m.Attempts) > 0 {
+		log.Infof("resuming %s: %d of %d chunk(s) verified, %d to do (attempt %d)", jd.Path, len(m.Done), len(p.Chunks), len(todo), len(m.Attempts)+1)
+	}
+	restarts, _ := strconv.Atoi(os.Getenv("SLURM_RESTART_COUNT"))
+	now := time.Now().UTC()
+	m.Attempts = append(m.Attempts, lustre.Attempt{Started: now, Updated: now, Ranks: ranks, RestartCount: restarts,
+		SlurmJob: os.Getenv("SLURM_JOB_ID"), Planned: len(todo), Outcome: lustre.Running})
+	if err := jd.WriteManifest(m); err != nil {
+		return nil, checkpointError(err)
+	}
+	p.AttemptID = lustre.AttemptID(len(m.Attempts), token)
+	if err := jd.WriteAttempt(p.AttemptID); err != nil {
+		return nil, checkpointError(err)
+	}
+	// The manifest now holds every journal's verified records; the new attempt starts empty ones.
+	jd.ClearJournals()
+
+	p.Attempt = len(m.Attempts)
+	p.Work = rank.Split(p.Chunks, todo, ranks)
+	return m, nil
+}
+
+// verifyDone keeps in m the recorded chunks whose segments are verified (a chunk that is not,
+// its segment goes, is redone) and returns the chunks still to do.
+func verifyDone(jd *lustre.JobDir, m *lustre.Manifest, p *Plan, log *logging.Logger) (todo []int, err error) {
 	// Trust nothing unverified: the segment files are the truth.
 	verified := m.Done[:0]
 	for _, c := range m.Done {
@@ -169,7 +198,6 @@ func prepareCheckpoint(ctx context.Context, cfg job.Config, p *Plan, ranks int, 
 	for _, c := range m.Done {
 		have[c.Chunk] = true
 	}
-	var todo []int
 	for i := range p.Chunks {
 		if have[i] {
 			continue
@@ -181,26 +209,7 @@ func prepareCheckpoint(ctx context.Context, cfg job.Config, p *Plan, ranks int, 
 		}
 		todo = append(todo, i)
 	}
-	if len(m.Attempts) > 0 {
-		log.Infof("resuming %s: %d of %d chunk(s) verified, %d to do (attempt %d)", jd.Path, len(m.Done), len(p.Chunks), len(todo), len(m.Attempts)+1)
-	}
-	restarts, _ := strconv.Atoi(os.Getenv("SLURM_RESTART_COUNT"))
-	now := time.Now().UTC()
-	m.Attempts = append(m.Attempts, lustre.Attempt{Started: now, Updated: now, Ranks: ranks, RestartCount: restarts,
-		SlurmJob: os.Getenv("SLURM_JOB_ID"), Planned: len(todo), Outcome: lustre.Running})
-	if err := jd.WriteManifest(m); err != nil {
-		return nil, checkpointError(err)
-	}
-	p.AttemptID = lustre.AttemptID(len(m.Attempts), token)
-	if err := jd.WriteAttempt(p.AttemptID); err != nil {
-		return nil, checkpointError(err)
-	}
-	// The manifest now holds every journal's verified records; the new attempt starts empty ones.
-	jd.ClearJournals()
-
-	p.Attempt = len(m.Attempts)
-	p.Work = rank.Split(p.Chunks, todo, ranks)
-	return m, nil
+	return todo, nil
 }
 
 func checkpointError(err error) error {

@@ -1,0 +1,314 @@
+package driver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/facefusion-hpc/facefusion/internal/fault"
+	"github.com/facefusion-hpc/facefusion/internal/join"
+	"github.com/facefusion-hpc/facefusion/internal/pipeline"
+	"github.com/facefusion-hpc/facefusion/lustre"
+	"github.com/facefusion-hpc/facefusion/rank"
+)
+
+// encode is the phase where each rank encodes its chunks (rank 0 alone an image), rank 0's
+// ffmpeg writing the parallel join's side file meanwhile, and every rank leaves the control
+// rounds in the same round. The rank's own failure is in its Result; the error is a
+// collective's.
+func (a *attempt) encode() (Result, error) {
+	a.jd = jobDir(a.cfg, &a.plan)
+	if c := a.coord; c != nil {
+		c.pj = join.Start(a.ctx, a.comm, joinOutput(a.cfg, &a.plan), a.jd.Side(a.plan.Attempt, filepath.Ext(a.cfg.OutputPath)))
+	}
+	a.stopWatch = watchStops(a.ctx, a.cfg, a.me, &a.plan, a.jd, a.log)
+	ctl := startControl(a.ctx, a.comm, a.cfg, &a.plan, a.jd, a.opt, a.ck())
+	res := Result{Rank: a.me}
+	var err error
+	began, gpu := time.Now(), startGPU(a.opt)
+	if !a.plan.Image {
+		// The batch-1 models run at most one run a CPU at once, however many workers.
+		a.models.LimitRuns(a.cpus.CPUs)
+		res, err = a.encodeShare(ctl)
+	} else if a.coord != nil {
+		res, err = a.coord.encodeImage(ctl)
+	}
+	a.account(&res, err, began, gpu.Stop())
+	if err := ctl.leave(err); err != nil {
+		a.stopWatch()
+		return Result{}, err
+	}
+	return res, nil
+}
+
+// account completes the rank's result: its share of the run report, and its error, which it
+// writes into JOB_DIR/FAILED for the others' rounds.
+func (a *attempt) account(res *Result, err error, began time.Time, gpu rank.GPUStats) {
+	if a.plan.Image && a.me == 0 && err == nil && !res.Stopped {
+		res.Frames = 1
+	}
+	res.Stats = rankStats(a.me, a.models, res, began, gpu)
+	cpus := a.cpus
+	res.Stats.CPU = &cpus
+	if a.cast != nil {
+		res.Stats.ModelBroadcast = a.cast.stats
+	}
+	res.Stats.StageSeconds["plan"], res.Stats.StageSeconds["load"], res.Stats.StageSeconds["setup"] = a.planned.Seconds(), a.loaded.Seconds(), a.setup.Seconds()
+	if err == nil {
+		return
+	}
+	// Compared by type, not wrapped: a rank that reports another's failure as its own
+	// (errors.As would see through a wrapper) has a cause of its own.
+	_, remote := err.(*RemoteError)
+	res.Err, res.Kind, res.Remote = err.Error(), fault.KindOf(err), remote
+	if !a.plan.Image && a.jd.CurrentAttemptID() == a.plan.AttemptID { // a straggler must not fail a newer attempt
+		lustre.WriteAtomic(a.jd.Failed(), []byte(fmt.Sprintf("rank %d: %s\n", a.me, err)))
+	}
+}
+
+// encodeImage is rank 0's processing of an image target. A signal here, or to another rank
+// (the rounds bring it), stops the image before its output is in place.
+func (c *coordinator) encodeImage(ctl *control) (res Result, err error) {
+	img, stopImage := context.WithCancelCause(c.ctx)
+	ctl.encode(stopImage)
+	testPause(img, "image", c.log)
+	var line string
+	if line, err = c.models.RunImage(img, c.cfg); line != "" && img.Err() == nil {
+		logFaces(c.log, line)
+	}
+	if err != nil && img.Err() != nil {
+		res.Stopped, res.StopReason, err = true, ctl.stopReason(), nil
+		if c.ctx.Err() != nil {
+			res.StopReason = "rank 0: " + signalName(c.ctx)
+		}
+	}
+	stopImage(nil)
+	return res, err
+}
+
+// encodeShare encodes this rank's chunks of the attempt with its workers, one segment file
+// each, and records each finished chunk in this rank's journal at once, in order. A stop (a
+// signal here, or the job's stop from the rounds) ends the frames and discards the chunk being
+// encoded, but the chunks whose frames are all written are finished and recorded first; a
+// failure or a takeover discards every chunk not yet recorded. Its share's first frames may be
+// of a chunk another rank encodes: they are sent there (share.go); its last chunk may be
+// completed by frames other ranks send.
+func (a *attempt) encodeShare(ctl *control) (res Result, err error) {
+	cfg, p, me := a.cfg, &a.plan, a.me
+	pieces := p.Work[me]
+	// The sharing first, whatever happens next: a sender always ends its part, an owner always
+	// takes every sender's (share.go).
+	pw, ph := p.Spec.ProcessSize()
+	var snd *sender
+	if len(pieces) > 0 && pieces[0].Owner != me {
+		snd = newSender(a.comm, pieces[0].Owner, pw*ph*3)
+		defer func() {
+			if serr := snd.end(msgDiscarded); serr != nil && err == nil {
+				err = serr
+			}
+		}()
+	}
+	rcv, err := startReceiver(a.comm, p.Work, me, pw*ph*3, cfg.TempDir())
+	if err != nil {
+		return Result{Rank: me}, err
+	}
+	defer func() {
+		if rerr := rcv.wait(); rerr != nil && err == nil && !res.Stopped {
+			err = rerr
+		}
+	}()
+	e := &shareEncode{attempt: a, ctl: ctl, snd: snd, rcv: rcv, res: Result{Rank: me}}
+	// kill ends the encode at once (a failure, a takeover); stop, also ended by kill, only ends
+	// its frames (a signal, the job's stop).
+	e.kill, e.cancel = context.WithCancelCause(context.WithoutCancel(a.ctx))
+	defer e.cancel(nil)
+	e.stop, e.endFrames = context.WithCancelCause(e.kill)
+	defer e.endFrames(nil)
+	defer context.AfterFunc(a.ctx, func() { e.endFrames(context.Cause(a.ctx)) })()
+	return e.encode()
+}
+
+// shareEncode is one rank's encode of its share, once the sharing has started.
+type shareEncode struct {
+	*attempt  // its ctx is the signalled one: a signal to this rank cancels it
+	ctl       *control
+	snd       *sender
+	rcv       *receiver
+	kill      context.Context // ends the encode at once
+	cancel    context.CancelCauseFunc
+	stop      context.Context // ends the frames
+	endFrames context.CancelCauseFunc
+	workers   []pipeline.Worker
+	res       Result
+	began     time.Time // of the chunk (or the part of one) being encoded, for its log line
+}
+
+// encode runs the share: one decode and one Stream for each run of consecutive chunks.
+func (e *shareEncode) encode() (Result, error) {
+	// The job's stop, failure or takeover reaches this rank within a round (control.go), and
+	// its frames go into the rounds' progress.
+	rounds := e.ctl.encode(func(cause error) {
+		if cause == errStopRequested {
+			e.endFrames(cause)
+		} else {
+			e.cancel(cause)
+		}
+	})
+	written := 0
+	counter := progressFunc(func(n int) {
+		rounds(n)
+		written += n
+		testPause(e.stop, fmt.Sprintf("frames-%d", written), e.log)
+		testPause(e.stop, fmt.Sprintf("rank-%d-frames-%d", e.me, written), e.log) // one rank's (a sender's)
+	})
+
+	work := e.plan.Work[e.me]
+	if len(work) == 0 {
+		e.cast.drop()
+		return e.res, nil
+	}
+	// The workers read their models' signatures and open their sessions (rank 0 its first of
+	// some, a swapper) from the broadcast's bytes; then the bytes go.
+	var err error
+	e.workers, err = e.models.Workers(e.cpus.Workers)
+	e.cast.drop()
+	if err != nil {
+		return e.res, err
+	}
+	defer pipeline.CloseWorkers(e.workers)
+	for i := 0; i < len(work); {
+		run := work[i : i+1]
+		for i+len(run) < len(work) && work[i+len(run)].Frames.Start == run[len(run)-1].Frames.End {
+			run = work[i : i+len(run)+1]
+		}
+		i += len(run)
+		if err := e.encodeRun(run, counter); err != nil {
+			return e.ended(err, run)
+		}
+	}
+	if e.stop.Err() != nil && e.kill.Err() == nil {
+		// The stop came once every frame was written: the chunks are kept, and the job still
+		// stops as asked (a cancel is never followed by a join).
+		e.stopped()
+	}
+	return e.res, nil
+}
+
+// encodeRun encodes run, consecutive pieces of the share, from one decode.
+func (e *shareEncode) encodeRun(run []rank.Piece, counter progressFunc) error {
+	segs := make([]pipeline.Segment, len(run))
+	for k, pc := range run {
+		c, ch := pc.Chunk, e.plan.Chunks[pc.Chunk]
+		segs[k] = pipeline.Segment{Start: ch.Start, End: ch.End, Path: e.jd.SegmentTemp(c, e.me, e.plan.Attempt)}
+		switch {
+		case pc.Owner != e.me: // this rank's frames of another's chunk go there
+			segs[k] = pipeline.Segment{Start: pc.Frames.Start, End: pc.Frames.End, Send: e.snd}
+		case pc.Frames.End < ch.End: // the others' frames of this chunk come from them
+			segs[k].Local, segs[k].Rest = pc.Frames.End, e.rcv.rest(e.endFrames)
+		}
+	}
+	e.began = time.Now()
+	p := &e.plan
+	src, err := pipeline.OpenFrames(e.stop, p.Spec, p.Info, segs[0].Start, run[len(run)-1].Frames.End)
+	if err == nil {
+		err = pipeline.EncodeSegments(e.kill, e.stop, p.Spec, src, segs, e.workers, counter, e.finisher(run, segs))
+		src.Close()
+	}
+	return err
+}
+
+// finisher is what the encode calls as each piece of run is done: each chunk, once its
+// encoder has finished, is renamed into place and recorded here, in order, while the next
+// ones are encoded; at a stop too.
+func (e *shareEncode) finisher(run []rank.Piece, segs []pipeline.Segment) pipeline.SegmentDone {
+	return func(k, n, faces int, id *lustre.IdentitySums) error {
+		c, ch := run[k].Chunk, e.plan.Chunks[run[k].Chunk]
+		if run[k].Owner != e.me {
+			e.res.Frames += n
+			e.log.Debugf("rank %d: frames %v of chunk %d, %d with a face, sent to rank %d in %.2f s", e.me, run[k].Frames, c, faces, run[k].Owner, time.Since(e.began).Seconds())
+			e.began = time.Now()
+			return nil
+		}
+		testPause(e.stop, fmt.Sprintf("chunk-%d", c), e.log)
+		if err := e.kill.Err(); err != nil {
+			return context.Cause(e.kill)
+		}
+		if e.jd.CurrentAttemptID() != e.plan.AttemptID {
+			// A straggler's segment and journal would land in a newer attempt's folder: rank
+			// 0's control round sees it within a second, this check before every rename at once.
+			err := takenOver(e.jd, e.plan.AttemptID)
+			e.cancel(err)
+			return err
+		}
+		if err := os.Rename(segs[k].Path, e.jd.Segment(c)); err != nil {
+			return err
+		}
+		if err := e.record(c, ch, n, faces, id); err != nil {
+			return err
+		}
+		e.res.Frames += run[k].Frames.Len() // a shared chunk's other frames are the others' in the report
+		e.res.Chunks++
+		e.log.Debugf("rank %d: chunk %d, frames %v: %d frame(s), %d with a face swapped or enhanced, in %.2f s", e.me, c, ch, n, faces, time.Since(e.began).Seconds())
+		e.began = time.Now()
+		return nil
+	}
+}
+
+// ended is the end of a share whose run failed with err: a stop, the job's failure or
+// takeover, or this rank's own failure, told in the chunk it happened in.
+func (e *shareEncode) ended(err error, run []rank.Piece) (Result, error) {
+	if e.stop.Err() != nil && e.kill.Err() == nil {
+		// Tell the others (a signal may have reached this rank alone) and stop.
+		e.stopped()
+		return e.res, nil
+	}
+	if cause := context.Cause(e.kill); e.kill.Err() != nil && cause != context.Canceled {
+		if _, ferr := os.Stat(e.jd.Failed()); ferr == nil && cause == errRemoteFailed {
+			return e.res, &RemoteError{Kind: fault.Internal}
+		}
+		return e.res, cause // rank 0's checkpoint write failed
+	}
+	c := run[0].Chunk // the chunk an error is reported in
+	var se *pipeline.SegmentError
+	if errors.As(err, &se) {
+		c = run[se.Index].Chunk
+	}
+	if e.comm.Size() > 1 {
+		return e.res, fmt.Errorf("rank %d, chunk %d: %w", e.me, c, err)
+	}
+	return e.res, fmt.Errorf("chunk %d: %w", c, err)
+}
+
+// stopped marks the share stopped, and tells the other ranks when a signal stopped this one.
+func (e *shareEncode) stopped() {
+	if e.ctx.Err() != nil {
+		writeStop(e.jd, e.plan.AttemptID, fmt.Sprintf("rank %d: %s", e.me, signalName(e.ctx)))
+	}
+	e.res.Stopped = true
+}
+
+// record hashes chunk c's fresh segment and rewrites this rank's journal with it.
+func (e *shareEncode) record(c int, ch rank.Range, n, faces int, id *lustre.IdentitySums) error {
+	jd, res := e.jd, &e.res
+	start := time.Now()
+	defer func() { res.CheckpointWork += time.Since(start).Seconds() }()
+	if n != ch.Len() {
+		return fmt.Errorf("segment %s holds %d frames, want %d", jd.Segment(c), n, ch.Len())
+	}
+	size, sum, err := lustre.HashFile(jd.Segment(c))
+	if err != nil {
+		return err
+	}
+	res.Done = append(res.Done, lustre.Chunk{Chunk: c, Start: ch.Start, End: ch.End, Frames: n, Size: size, SHA256: sum,
+		Rank: e.me, Attempt: e.plan.Attempt, Done: time.Now().UTC().Format(time.RFC3339), Faces: faces})
+	if id != nil {
+		res.Done[len(res.Done)-1].Identity = *id
+	}
+	if err := jd.WriteJournal(e.me, res.Done); err != nil {
+		return checkpointError(err)
+	}
+	return nil
+}

@@ -1,0 +1,441 @@
+package driver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/facefusion-hpc/facefusion/internal/fault"
+	"github.com/facefusion-hpc/facefusion/internal/job"
+	"github.com/facefusion-hpc/facefusion/internal/logging"
+	"github.com/facefusion-hpc/facefusion/internal/outpath"
+	"github.com/facefusion-hpc/facefusion/internal/pipeline"
+	"github.com/facefusion-hpc/facefusion/internal/raster"
+	"github.com/facefusion-hpc/facefusion/internal/report"
+	"github.com/facefusion-hpc/facefusion/internal/safefs"
+	"github.com/facefusion-hpc/facefusion/internal/spec"
+	"github.com/facefusion-hpc/facefusion/internal/video"
+	"github.com/facefusion-hpc/facefusion/lustre"
+	"github.com/facefusion-hpc/facefusion/rank"
+)
+
+// planJob is rank 0's setup: every check that can fail before work starts. The job folder is
+// claimed before anything in it is read or changed: a run refused as busy or as another job
+// touches nothing of another attempt's.
+func (c *coordinator) planJob(modelsRead <-chan struct{}) (*pipeline.Models, *checkpointer, error) {
+	ctx, cfg, ranks, p, log := c.ctx, c.cfg, c.comm.Size(), &c.plan, c.log
+	testPause(ctx, "plan", log)
+	m, note, err := c.planSetup(modelsRead)
+	if err != nil || p.Image {
+		return m, nil, err
+	}
+	planned := false
+	defer func() {
+		if !planned {
+			m.Close() // every refusal below: the engines go with it
+		}
+	}()
+	if line := p.Spec.PixelFormatNote(); line != "" {
+		log.Warnf("%s", line) // an output some players cannot play
+	}
+	if line := p.Spec.Carried.Note(cfg.OutputPath); line != "" {
+		log.Warnf("%s", line) // decided before the first frame, said once
+	}
+	p.Spec.UseDecoder() // as planSetup decided
+	if p.codecsNote != "" {
+		log.Infof("%s", p.codecsNote)
+	}
+	if note != "" {
+		log.Infof("%s", note)
+	}
+	ck, created, err := claim(cfg, p, ranks, log)
+	if err != nil {
+		return nil, nil, err
+	}
+	prepStart := time.Now() // fingerprinting and verifying count as checkpoint work too
+	ck.m, err = prepareCheckpoint(ctx, cfg, p, ranks, ck.me.Token, log)
+	if err != nil {
+		// The folder goes again only when this run made it: another job's folder, or one whose
+		// job could not even be fingerprinted, is left as it was.
+		ck.sameJob = created
+		ck.end(true, log)
+		return nil, nil, err
+	}
+	if _, err := os.Lstat(cfg.OutputPath); err == nil && c.opt.SkipDone {
+		// Another run of this job finished between the first look and the claim.
+		if err := sameJobDone(cfg, ck.m.Fingerprint); err != nil {
+			ck.sameJob = created
+			ck.end(true, log)
+			return nil, nil, err
+		}
+	}
+	ck.sameJob, ck.attemptID = true, p.AttemptID
+	stripe := ck.jd.Stripe()
+	if ranks > 1 || !strings.HasPrefix(stripe, "lfs not found") {
+		// Striping matters to a job spread over nodes; a single rank on a laptop is spared it.
+		if strings.HasPrefix(stripe, "lfs ") { // not found, or setstripe failed
+			log.Warnf("%s", stripe)
+		} else {
+			log.Infof("%s", stripe)
+		}
+	}
+	ck.last, ck.work = time.Now(), time.Since(prepStart)
+	planned = true
+	return m, ck, nil
+}
+
+// claim makes or finds the plan's job folder and claims it; created says this run made it.
+// The heartbeat starts at once: fingerprinting a large target and verifying a resumed job's
+// segments may take longer than a newcomer on another node waits for a heartbeat.
+func claim(cfg job.Config, p *Plan, ranks int, log *logging.Logger) (ck *checkpointer, created bool, err error) {
+	jd, created, err := lustre.Create(p.JobDir)
+	if err != nil {
+		return nil, false, fault.AsNoRoom(fault.AsUsage(err), filepath.Dir(p.JobDir))
+	}
+	// The job's container, as its segments are named: release looks for them before it removes
+	// a failed attempt's folder.
+	jd.SegmentExt = jobDir(cfg, p).SegmentExt
+	p.jobDirID = jd.ID // every JobDir of the plan checks it is still this folder
+	me := lustre.Me()
+	prev, why, err := jd.TakeClaim(me)
+	if err != nil {
+		var busy *lustre.BusyError
+		if errors.As(err, &busy) {
+			return nil, false, fault.AsBusy(err)
+		}
+		if errors.Is(err, fs.ErrNotExist) {
+			// Made or found a moment ago, gone now: another run of this job finished it (and
+			// removed it with its segments), or gave it up. Not this run's to redo blindly.
+			return nil, false, fault.AsBusy(fmt.Errorf("job folder %s was removed while this run claimed it: another run of the same job has just finished or given it up; run again (an output in place is then found done)", jd.Path))
+		}
+		return nil, false, fault.AsNoRoom(fault.AsInternal(err), jd.Path)
+	}
+	if prev != nil {
+		log.Warnf("took over %s from a dead run (%s): %s", jd.Path, prev.Describe(), why)
+	}
+	ck = &checkpointer{jd: jd, ranks: ranks, interval: time.Duration(cfg.CheckpointInterval) * time.Second, me: me}
+	ck.stopBeat = jd.Heartbeat(&ck.me, lustre.HeartbeatInterval, func(err error) {
+		ck.lost.Store(true)
+		log.Warnf("%v: this run will not join, commit or remove anything there", err)
+	})
+	return ck, created, nil
+}
+
+// release ends rank 0's hold on a job folder that did not finish: the claim goes, and so does
+// the folder when it holds no finished segment (nothing is lost, nothing is left to clean up),
+// is the program's own and holds this job (mine: this run made it, or matched its fingerprint);
+// never while another run holds it.
+func release(jd *lustre.JobDir, me *lustre.Holder, mine bool) {
+	if !jd.Holds(me) {
+		return
+	}
+	if mine && !holdsSegments(jd) {
+		if left, err := jd.Remove(); err == nil && len(left) == 0 {
+			return
+		}
+	}
+	jd.ReleaseClaim(me)
+}
+
+// holdsSegments reports whether the job folder holds a finished segment, in any container the
+// job's segments are written in: finished work is never removed with a failed attempt's folder.
+func holdsSegments(jd *lustre.JobDir) bool {
+	if len(jd.Segments()) > 0 {
+		return true
+	}
+	for _, ext := range video.SegmentExts {
+		if len((&lustre.JobDir{Path: jd.Path, SegmentExt: ext}).Segments()) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// resumedFolder is what the job folder at path says about the codecs of a resume, read before
+// the folder is claimed: prepareCheckpoint checks the manifest's encoder again under the claim.
+func resumedFolder(cfg job.Config, path string) spec.Folder {
+	f := spec.Folder{Path: path}
+	if cfg.Fresh {
+		return f // its segments go
+	}
+	if m, ok, err := (&lustre.JobDir{Path: path}).ReadManifest(); err == nil && ok {
+		f.Encoder = m.Encoder
+	}
+	return f
+}
+
+// errAlreadyDone is planJob's answer when the output exists from this same job (skipDone).
+var errAlreadyDone = errors.New("already done")
+
+// sameJobDone says whether the existing output was written by the job whose fingerprint is fp:
+// errAlreadyDone when its run report records fp, else why not, as the usage error of an output
+// that exists (none with --force, which overwrites it).
+func sameJobDone(cfg job.Config, fp map[string]string) error {
+	rep, ok, err := report.Read(cfg.OutputPath)
+	why := "it has no run report " + report.Path(cfg.OutputPath)
+	switch {
+	case err != nil:
+		why = err.Error()
+	case ok && rep.Outcome == lustre.Complete:
+		if why = (&lustre.Manifest{Fingerprint: rep.Fingerprint}).Changed(fp); why == "" {
+			return errAlreadyDone
+		}
+	case ok:
+		why = fmt.Sprintf("its run report says %s", rep.Outcome)
+	}
+	if cfg.Force {
+		return nil
+	}
+	return fault.AsUsage(fmt.Errorf("output %s already exists, and not from this job (%s): pass --force to overwrite it, or choose another output", cfg.OutputPath, why))
+}
+
+// planSetup is planJob's checks, the target's probe, the models' load and the source's
+// analysis: everything before the job folder. cfg is rank 0's own copy: the codecs chosen
+// here are used on it at once.
+func (c *coordinator) planSetup(modelsRead <-chan struct{}) (m *pipeline.Models, note string, err error) {
+	ctx, cfg, p, log := c.ctx, c.cfg, &c.plan, c.log
+	planStart := time.Now()
+	p.Settings = cfg.Settings()
+	doneCheck, err := checkJob(cfg, c.opt.SkipDone)
+	if err != nil {
+		return nil, "", err
+	}
+	// The models load while the target is probed and the codecs and the output format are
+	// checked (ffmpeg and ffprobe runs, a file system's round trips): the plan costs the longer
+	// of the two, not their sum. Not for a job that may be done already: a skipped target loads
+	// nothing. A refusal below leaves the load to close what it opened (discard).
+	load := &earlyLoad{}
+	if !doneCheck && ctx.Err() == nil {
+		load = startLoad(ctx, cfg, modelsRead)
+	}
+	defer func() {
+		if err != nil {
+			load.discard()
+		}
+	}()
+	p.Image = pipeline.IsImagePath(cfg.TargetPath)
+	if err := cfg.CheckWorkflowMode(p.Image); err != nil {
+		return nil, "", fault.AsUsage(err)
+	}
+	if !p.Image {
+		if note, err = c.probeTarget(cfg); err != nil {
+			return nil, "", err
+		}
+		p.Spec.UseDecoder()
+		if doneCheck {
+			if err := c.doneAlready(cfg); err != nil {
+				return nil, "", err
+			}
+		}
+	}
+	// ffmpeg refuses an output format only when it writes: ask it now, not after the last frame.
+	carried, err := pipeline.CheckOutputFormat(ctx, cfg, p.Spec, p.Info)
+	if err != nil {
+		return nil, "", err
+	}
+	if p.Spec != nil {
+		p.Spec.Carried = carried
+	}
+	// Models and the source are checked before the job folder exists: a job refused for its
+	// models leaves nothing behind.
+	if !load.started() {
+		load = startLoad(ctx, cfg, modelsRead)
+	}
+	checked := time.Since(planStart)
+	m, err = load.wait()
+	if err != nil {
+		return nil, "", err
+	}
+	analyseStart := time.Now()
+	p.readDelay = load.readDelay()
+	defer func() {
+		p.loaded = load.took + time.Since(analyseStart)
+		log.Debugf("rank 0: checks %.2f s; model load %.2f s beside them (after %.2f s for the files' read), waited for %.2f s; source analysed in %.2f s",
+			checked.Seconds(), load.took.Seconds(), load.readWait.Seconds(), load.waited.Seconds(), time.Since(analyseStart).Seconds())
+	}()
+	if err := analyse(ctx, m, p); err != nil {
+		return nil, "", err
+	}
+	return m, note, nil
+}
+
+// checkJob is the plan's first checks, on paths alone: the temp folder, the output, the
+// sources and the target. doneCheck: the output exists and may be this job's, done (skipDone);
+// that is known once the target is probed and the job fingerprinted.
+func checkJob(cfg job.Config, skipDone bool) (doneCheck bool, err error) {
+	if err := cfg.CheckTempDir(); err != nil {
+		if cfg.TempPath == "" { // $TMPDIR or /tmp: the machine's, not the command's
+			return false, fault.AsEnvironment(err)
+		}
+		return false, fault.AsUsage(err)
+	}
+	if err := outpath.CheckNoInput(cfg); err != nil { // before "exists: pass --force"
+		return false, err
+	}
+	_, statErr := os.Lstat(cfg.OutputPath)
+	doneCheck = skipDone && statErr == nil && !pipeline.IsImagePath(cfg.TargetPath)
+	if !doneCheck {
+		if err := outpath.Check(cfg); err != nil {
+			return false, err
+		}
+	}
+	if cfg.ReadsSources() {
+		for _, s := range cfg.SourcePaths {
+			if _, err := os.Stat(s); err != nil {
+				return false, fault.AsInput(fmt.Errorf("source %s: no such file: check the path given to -s", s))
+			}
+			// A FIFO or device would hold every reader (ffprobe, the decoder) forever.
+			if err := safefs.Regular(s, "source"); err != nil {
+				return false, fault.AsInput(fmt.Errorf("%w: give -s a photo file", err))
+			}
+		}
+	}
+	if _, err := os.Stat(cfg.TargetPath); err != nil {
+		return false, fault.AsInput(fmt.Errorf("target %s: no such file: check the path given to -t", cfg.TargetPath))
+	}
+	if err := safefs.Regular(cfg.TargetPath, "target"); err != nil {
+		return false, fault.AsInput(fmt.Errorf("%w: give -t a video or image file", err))
+	}
+	return doneCheck, nil
+}
+
+// probeTarget probes a video target and plans its frames, chunks, job folder and codecs; note
+// is the job folder's line.
+func (c *coordinator) probeTarget(cfg job.Config) (note string, err error) {
+	ctx, p, log := c.ctx, &c.plan, c.log
+	// The fingerprint's ffmpeg line, asked while the checks below run (an image target has no
+	// job folder, so no fingerprint).
+	video.PrefetchVersion()
+	info, err := video.Probe(ctx, cfg.TargetPath)
+	if err != nil {
+		return "", fault.AsInput(err)
+	}
+	if planHooks.probed != nil {
+		planHooks.probed()
+	}
+	if p.Spec, err = spec.Resolve(cfg, info); err != nil {
+		return "", err
+	}
+	if cfg.Tracks() && p.Spec.Map.Resampled() {
+		log.Warnf("face_tracker_score with output_video_fps %v: the tracker's window counts the output's frames; FaceFusion's counts the target's, so where a face drops out the refill may differ from FaceFusion's", cfg.OutputVideoFPS)
+	}
+	p.Info = info
+	start, end := p.Spec.Map.Output()
+	p.Frames = rank.Range{Start: start, End: end}
+	p.Chunks = rank.Chunks(p.Frames, cfg.ChunkFrames)
+	if p.JobDir, note, err = lustre.Resolve(cfg.JobDir, cfg.OutputPath); err != nil {
+		return "", fault.AsUsage(err)
+	}
+	files := append([]string{cfg.OutputPath, cfg.TargetPath}, cfg.SourcePaths...)
+	if err := lustre.Outside(p.JobDir, files...); err != nil {
+		return "", fault.AsUsage(err)
+	}
+	// The codecs before the output check, which must see the encoder the segments are written
+	// with; a resumed job's folder says which that is.
+	codecs, said, err := spec.ChooseCodecs(ctx, cfg, info, resumedFolder(cfg, p.JobDir))
+	if err != nil {
+		return "", err
+	}
+	p.Spec, p.codecsNote = p.Spec.WithCodecs(codecs), said
+	return note, nil
+}
+
+// doneAlready is errAlreadyDone when the output in place is this job's, done. Only "done" is
+// final here: an output without its report yet may be another run's between its output's
+// rename and its report's write; that is decided once the job folder is claimed (busy while
+// the other run holds it), in planJob.
+func (c *coordinator) doneAlready(cfg job.Config) error {
+	fp, err := fingerprint(c.ctx, cfg, &c.plan)
+	if err != nil {
+		return err
+	}
+	if err := sameJobDone(cfg, fp); errors.Is(err, errAlreadyDone) {
+		return err
+	}
+	if cfg.Force {
+		if err := outpath.Check(cfg); err != nil { // the folder is writable
+			return err
+		}
+	}
+	return nil
+}
+
+// analyse has rank 0's models analyse the source and puts what the other ranks need of it
+// into the plan.
+func analyse(ctx context.Context, m *pipeline.Models, p *Plan) error {
+	img, lm, err := m.Analyse(ctx, p.Info)
+	if err != nil {
+		m.Close() // Analyse opened engines: a refused target keeps none (batch-run goes on)
+		return err
+	}
+	if img != nil {
+		p.SourceW, p.SourceH, p.SourcePix, p.SourceLandmarks = img.W, img.H, img.Bytes(), lm
+	} else if f, five := m.SourceFrame(); f != nil {
+		p.SourceW, p.SourceH, p.SourcePix, p.SourceFive = f.W, f.H, f.Bytes(), &five
+	}
+	p.SourceEmbedding, p.ReferenceEmbedding = m.Embeddings()
+	p.SourceClass = m.SourceClass()
+	return nil
+}
+
+// sameSettings says which setting rank me has other than rank 0 (rank0: its Settings).
+func sameSettings(me int, cfg job.Config, rank0 map[string]string) error {
+	mine := cfg.Settings()
+	keys := make([]string, 0, len(mine)+len(rank0))
+	for k := range mine {
+		keys = append(keys, k)
+	}
+	for k := range rank0 {
+		if _, ok := mine[k]; !ok {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if mine[k] != rank0[k] {
+			return fault.AsUsage(fmt.Errorf("rank %d runs another job than rank 0: %s is %q here and %q on rank 0; give every rank the same flags, job file and facefusion.ini (it is read from each rank's working folder)", me, k, mine[k], rank0[k]))
+		}
+	}
+	return nil
+}
+
+// loadModels is a rank's load: the models, their sessions opened (an image target's are not:
+// rank 0 alone processes it, opening what it runs). A non-zero rank's runs while rank 0 plans,
+// rank 0's beside its plan's checks (earlyLoad).
+func loadModels(ctx context.Context, cfg job.Config) (*pipeline.Models, error) {
+	m, err := pipeline.LoadModels(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil { // a stop: the engines are not opened for nothing
+		m.Close()
+		return nil, err
+	}
+	if !pipeline.IsImagePath(cfg.TargetPath) {
+		if err := m.Open(); err != nil {
+			m.Close()
+			return nil, err
+		}
+	}
+	return m, nil
+}
+
+// useSource gives a non-zero rank's models the source and reference rank 0 analysed.
+func useSource(m *pipeline.Models, p *Plan) error {
+	m.SetEmbeddings(p.SourceEmbedding, p.ReferenceEmbedding)
+	m.SetSourceClass(p.SourceClass)
+	if p.SourcePix != nil && p.SourceFive != nil {
+		m.SetSourceFrame(raster.Wrap(p.SourcePix, p.SourceW, p.SourceH), *p.SourceFive)
+		return nil
+	}
+	if p.SourcePix != nil {
+		return m.UseSource(raster.Wrap(p.SourcePix, p.SourceW, p.SourceH), &p.SourceLandmarks)
+	}
+	return nil
+}
