@@ -42,7 +42,7 @@ var layers = []layer{
 	{name: "run report", pkgs: []string{"internal/report"}},
 	{name: "output paths and the report's readers", pkgs: []string{"internal/outpath", "internal/metrics", "internal/scaling", "internal/download"}},
 	{name: "resolved settings", pkgs: []string{"internal/spec"}},
-	{name: "processors", pkgs: []string{"internal/processors"}},
+	{name: "the processor interface and compositing", pkgs: []string{"internal/processors", "internal/processors/composite"}},
 	{name: "one processor each", pkgs: []string{"internal/processors/*"}},
 	{name: "frame pipeline", pkgs: []string{"internal/pipeline"}},
 	{name: "parallel join", pkgs: []string{"internal/join"}},

@@ -18,8 +18,11 @@ import (
 	"github.com/facefusion-hpc/facefusion/internal/models/adapters"
 	"github.com/facefusion-hpc/facefusion/internal/models/catalog"
 	"github.com/facefusion-hpc/facefusion/internal/models/facemodel"
+	"github.com/facefusion-hpc/facefusion/internal/processors"
+	"github.com/facefusion-hpc/facefusion/internal/processors/facedebugger"
+	_ "github.com/facefusion-hpc/facefusion/internal/processors/faceenhancer" // registers face_enhancer
+	"github.com/facefusion-hpc/facefusion/internal/processors/faceswapper"
 	"github.com/facefusion-hpc/facefusion/internal/raster"
-	"github.com/facefusion-hpc/facefusion/internal/swap"
 	"github.com/facefusion-hpc/facefusion/internal/temporal"
 	"github.com/facefusion-hpc/facefusion/internal/video"
 )
@@ -356,20 +359,17 @@ func selector(cfg job.Config, source *face.Class) facemodel.Selector {
 // select per frame, then every selected face of the batch goes through each processor in
 // one batched model call.
 type modelWorker struct {
-	cfg        job.Config
-	an         *analyser
-	sel        facemodel.Selector
-	ref        *face.Embedding
-	classic    *swap.Swapper
-	swapper    *adapters.FaceSwapper
-	balance    bool // the swapper balances its source against each face: items carry embeddings
-	enhancer   *adapters.FaceEnhancer
-	debugger   *facemodel.Debugger  // draws on faces[i] in items[i].Frame
-	debugMasks *adapters.CropMasker // the debugger's face-mask types beyond the box
-	idx        []int
-	items      []adapters.FaceRef
-	lms        []face.Landmarks68
-	faces      []face.Face
+	cfg   job.Config
+	an    *analyser
+	sel   facemodel.Selector
+	ref   *face.Embedding
+	procs *processors.Chain // the job's processors, in its order
+	idx   []int
+	batch processors.Batch // Apply's frames and selected faces, handed to each processor
+	// the output index of the worker's Stream's first frame and each batch frame's Stream
+	// index (frameIndexed): the batch's Indices
+	first int
+	index []int
 	// frameFaces are ProcessBatch's faces of each frame
 	frameFaces [][]face.Face
 	// ProcessBatch's face tracker over one frame, and its faces (face_tracker_score)
@@ -407,62 +407,48 @@ func (m *Models) openWorker(withSource bool) (*modelWorker, error) {
 		logOnce(cfg.UsesGPU(), "face_tracker_score %g: FaceFusion's face tracker gives the faces; face_landmark_smoothing (facefusion-hpc's own) is not applied", cfg.FaceTrackerScore)
 	}
 	var err error
-	if w.an, err = m.newAnalyser(cfg.FaceSelectorMode == "reference" || balancesSource(cfg)); err != nil {
+	if w.an, err = m.newAnalyser(cfg.FaceSelectorMode == "reference" || faceswapper.Balances(cfg)); err != nil {
 		return nil, err
 	}
 	w.an.st = m.stats
-	fail := func(err error) (*modelWorker, error) { w.Close(); return nil, fault.AsEnvironment(err) }
 	if w.id, err = m.newIdentityMeter(w.an); err != nil {
-		return fail(err)
+		w.Close()
+		return nil, fault.AsEnvironment(err)
 	}
-	if cfg.Swaps() {
-		if cfg.FaceSwapperModel == "classic" {
-			w.classic = swap.NewSwapper(m.source, swap.DefaultOptions())
-		} else {
-			boost, _ := cfg.PixelBoost()
-			if w.swapper, err = adapters.NewFaceSwapper(cfg.FaceSwapperModel, m.sessionConfig(cfg.FaceSwapperModel),
-				adapters.SwapOptions{PixelBoost: boost, Balance: facemodel.SwapperBalance(cfg.FaceSwapperWeight), Mask: maskOptions(cfg)}); err != nil {
-				return fail(err)
-			}
-			w.balance = balancesSource(cfg)
-			switch {
-			case !withSource:
-			case w.swapper.TakesSourceFrame():
-				if m.sourceFrame == nil {
-					return fail(fmt.Errorf("face swapper %s: no source face image (rank 0's analysis did not reach this rank)", cfg.FaceSwapperModel))
-				}
-				if err := w.swapper.SetSourceFrame(m.sourceFrame, m.sourceFive); err != nil {
-					return fail(err)
-				}
-			default:
-				if err := w.swapper.SetSource(*m.sourceEmbedding); err != nil {
-					return fail(err)
-				}
-			}
-		}
-	}
-	if cfg.Debugs() {
-		if w.debugger, err = facemodel.NewDebugger(cfg.FaceDebuggerItems, cfg.MaskPadding()); err != nil {
-			w.Close()
-			return nil, fault.AsUsage(fmt.Errorf("face_debugger_items (--face-debugger-items): %w", err))
-		}
-		// FaceFusion's draw_face_mask runs every mask type on its crop, the box unblurred.
-		if debugMasker(cfg) {
-			opt := maskOptions(cfg)
-			opt.Blur = 0
-			if w.debugMasks, err = adapters.NewCropMasker(opt, facemodel.DebugCrop, m.sessionConfig("")); err != nil {
-				return fail(err)
-			}
-			w.debugger.UseMasker(w.debugMasks)
-		}
-	}
-	if cfg.Enhances() {
-		if w.enhancer, err = adapters.NewFaceEnhancer(cfg.FaceEnhancerModel, m.sessionConfig(cfg.FaceEnhancerModel),
-			cfg.FaceEnhancerBlend, cfg.FaceEnhancerWeight, maskOptions(cfg)); err != nil {
-			return fail(err)
-		}
+	if w.procs, err = processors.Open(m.processorContext(withSource), cfg.Processors); err != nil {
+		w.Close()
+		return nil, fault.AsEnvironment(err)
 	}
 	return w, nil
+}
+
+// processorContext is what the job's processors open with: the source rank 0 found (none
+// without withSource), the rank's sessions and the worker's stats.
+func (m *Models) processorContext(withSource bool) *processors.Context {
+	return &processors.Context{
+		Config:  m.cfg,
+		Session: m.sessionConfig,
+		Mask:    maskOptions(m.cfg),
+		Source: processors.Source{
+			WithSource: withSource, Embedding: m.sourceEmbedding,
+			Frame: m.sourceFrame, Five: m.sourceFive, Classic: m.source,
+		},
+		Stats: processorStats{m.stats},
+	}
+}
+
+// processorStats counts the processors' work in the stages of Stats.
+type processorStats struct{ st *Stats }
+
+func (p processorStats) Done(stage processors.Stage, start time.Time, faces int) {
+	switch stage {
+	case processors.StageSwap:
+		p.st.since(StageSwap, start)
+		p.st.add(facesSwapped, faces)
+	case processors.StageEnhance:
+		p.st.since(StageEnhance, start)
+		p.st.add(facesEnhanced, faces)
+	}
 }
 
 // Close releases the worker's sessions.
@@ -471,23 +457,13 @@ func (w *modelWorker) Close() {
 	if w.an != nil {
 		w.an.close()
 	}
-	if w.swapper != nil {
-		w.swapper.Close()
-	}
-	if w.enhancer != nil {
-		w.enhancer.Close()
-	}
-	if w.debugMasks != nil {
-		w.debugMasks.Close()
+	if w.procs != nil {
+		w.procs.Close()
 	}
 }
 
-// debugMasker reports whether face_debugger's face-mask needs mask models: a mask type beyond
-// the box.
-func debugMasker(cfg job.Config) bool {
-	return cfg.Debugs() && slices.Contains(cfg.FaceDebuggerItems, "face-mask") &&
-		slices.ContainsFunc(cfg.FaceMaskTypes, func(t string) bool { return t != "box" })
-}
+// debugMasker reports whether face_debugger's face-mask needs mask models.
+func debugMasker(cfg job.Config) bool { return facedebugger.MasksWithModels(cfg) }
 
 func (w *modelWorker) framesWithFaces() int { return w.faced }
 func (w *modelWorker) facedIn(i int) bool   { return w.hits[i] }
@@ -573,7 +549,30 @@ func (w *modelWorker) Analyse(img *raster.Image, dst []face.Face) ([]face.Face, 
 // Apply selects faces[i] of frames[i] and runs the processors on them, in place: the
 // processing half of ProcessBatch.
 func (w *modelWorker) Apply(frames []*raster.Image, faces [][]face.Face) error {
-	w.items, w.lms, w.faces, w.hits = w.items[:0], w.lms[:0], w.faces[:0], w.hits[:0]
+	if err := w.selectFaces(frames, faces); err != nil {
+		return err
+	}
+	// The identity measure reads the faces once the last processor that changes them has run,
+	// before face_debugger draws on them (its dots are not the face).
+	measureAt := w.procs.Measured()
+	for i, p := range w.procs.Steps() {
+		if i == measureAt {
+			if err := w.id.after(); err != nil {
+				return err
+			}
+		}
+		if err := processors.Run(p, &w.batch); err != nil {
+			return err
+		}
+	}
+	return w.id.after()
+}
+
+// selectFaces makes w.batch: frames and the faces the selector picks of faces[k] in frames[k];
+// the identity measure notes its faces before any processor runs.
+func (w *modelWorker) selectFaces(frames []*raster.Image, faces [][]face.Face) error {
+	b := &w.batch
+	b.Frames, b.Indices, b.Faces, w.hits = frames, b.Indices[:0], b.Faces[:0], w.hits[:0]
 	w.id.begin(len(frames))
 	for k, img := range frames {
 		faces := faces[k]
@@ -585,63 +584,16 @@ func (w *modelWorker) Apply(frames []*raster.Image, faces [][]face.Face) error {
 			w.faced++
 		}
 		w.hits = append(w.hits, len(w.idx) > 0)
+		at := 0
+		if k < len(w.index) {
+			at = w.first + w.index[k]
+		}
+		b.Indices = append(b.Indices, at)
 		for _, i := range w.idx {
-			ref := adapters.FaceRef{Frame: img, Five: faces[i].Five, Landmarks: (*[68]geom.Pt)(&faces[i].Landmarks)}
-			if w.balance {
-				ref.Embedding = &faces[i].Embedding
-			}
-			w.items = append(w.items, ref)
-			w.lms = append(w.lms, faces[i].Landmarks)
-			if w.debugger != nil {
-				w.faces = append(w.faces, faces[i])
-			}
+			b.Faces = append(b.Faces, processors.Face{Frame: img, At: k, Face: &faces[i]})
 		}
 	}
-	// The identity measure reads the faces once the last processor that changes them has run,
-	// before face_debugger draws on them (its dots are not the face).
-	measureAt := 0
-	for i, p := range w.cfg.Processors {
-		if p == job.ProcessorSwap || p == job.ProcessorEnhance {
-			measureAt = i + 1
-		}
-	}
-	for i, p := range w.cfg.Processors {
-		if i == measureAt {
-			if err := w.id.after(); err != nil {
-				return err
-			}
-		}
-		start := time.Now()
-		switch {
-		case p == job.ProcessorSwap && w.classic != nil:
-			for i := range w.items {
-				w.classic.Apply(w.items[i].Frame, &w.lms[i])
-			}
-		case p == job.ProcessorSwap && w.swapper != nil:
-			if err := w.swapper.Swap(w.items); err != nil {
-				return err
-			}
-		case p == job.ProcessorDebug && w.debugger != nil:
-			for i := range w.faces {
-				if err := w.debugger.Draw(w.items[i].Frame, &w.faces[i]); err != nil {
-					return err
-				}
-			}
-			continue
-		case p == job.ProcessorEnhance && w.enhancer != nil:
-			if err := w.enhancer.Enhance(w.items); err != nil {
-				return err
-			}
-			w.st.since(StageEnhance, start)
-			w.st.add(facesEnhanced, len(w.items))
-			continue
-		default:
-			continue
-		}
-		w.st.since(StageSwap, start)
-		w.st.add(facesSwapped, len(w.items))
-	}
-	return w.id.after()
+	return nil
 }
 
 // Analyse is rank 0's analysis, made once with one analyser (one set of sessions): the
@@ -777,17 +729,6 @@ func (m *Models) SourceClass() *face.Class { return m.sourceClass }
 
 // SetSourceClass installs rank 0's SourceClass.
 func (m *Models) SetSourceClass(c *face.Class) { m.sourceClass = c }
-
-// balancesSource says whether the face swapper mixes each target face's identity into the
-// source (--face-swapper-weight other than 0.5, a swapper that takes an embedding): the target
-// faces then need their embeddings.
-func balancesSource(cfg job.Config) bool {
-	if !cfg.Swaps() || cfg.FaceSwapperModel == "classic" || facemodel.SwapperBalance(cfg.FaceSwapperWeight) == 0 {
-		return false
-	}
-	sw, err := facemodel.LookupSwapper(cfg.FaceSwapperModel)
-	return err == nil && sw.Balances()
-}
 
 // SourceFrame is the source image and face rank 0 found for a swapper that takes the source
 // face as a crop (blendswap, uniface); nil otherwise.

@@ -300,6 +300,9 @@ func (w *modelWorker) identityIn(i int) lustre.IdentitySums {
 	return w.id.frames[i]
 }
 
-// The worker's frame positions go to its meter (frameIndexed).
-func (w *modelWorker) setFirstFrame(first int) { w.id.setFirstFrame(first) }
-func (w *modelWorker) setIndices(idx []int)    { w.id.setIndices(idx) }
+// The worker's frame positions go to its processors and its meter (frameIndexed).
+func (w *modelWorker) setFirstFrame(first int) { w.first = first; w.id.setFirstFrame(first) }
+func (w *modelWorker) setIndices(idx []int) {
+	w.index = append(w.index[:0], idx...)
+	w.id.setIndices(idx)
+}

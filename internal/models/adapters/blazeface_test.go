@@ -2,12 +2,13 @@ package adapters
 
 import (
 	"fmt"
-	"github.com/facefusion-hpc/facefusion/infer"
 	"math"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/facefusion-hpc/facefusion/infer"
 
 	"github.com/facefusion-hpc/facefusion/internal/face"
 	"github.com/facefusion-hpc/facefusion/internal/geom"

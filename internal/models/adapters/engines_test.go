@@ -47,10 +47,10 @@ func TestSharedEnginesMatchOneWorker(t *testing.T) {
 		}
 		r := result{faces: swapScenes(seed)}
 		r.embs = make([]face.Embedding, len(r.faces))
-		if err := sw.Swap(r.faces); err != nil {
+		if err := swapInto(sw, r.faces); err != nil {
 			return r, err
 		}
-		if err := en.Enhance(r.faces); err != nil {
+		if err := enhanceInto(en, r.faces); err != nil {
 			return r, err
 		}
 		return r, rec.Embed(r.faces, r.embs)

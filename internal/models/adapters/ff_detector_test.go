@@ -1,10 +1,11 @@
 package adapters
 
 import (
-	"github.com/facefusion-hpc/facefusion/infer"
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/facefusion-hpc/facefusion/infer"
 
 	"github.com/facefusion-hpc/facefusion/infer/fixtures"
 	"github.com/facefusion-hpc/facefusion/internal/face"

@@ -2,9 +2,9 @@ package adapters
 
 import (
 	"fmt"
-	"github.com/facefusion-hpc/facefusion/infer"
-	"image"
 	"slices"
+
+	"github.com/facefusion-hpc/facefusion/infer"
 
 	"github.com/facefusion-hpc/facefusion/internal/align"
 	"github.com/facefusion-hpc/facefusion/internal/geom"
@@ -24,8 +24,6 @@ type FaceEnhancer struct {
 	blend     int
 	mask      *masker
 	crops     []*raster.Image
-	maps      []geom.Affine
-	areas     []image.Rectangle
 }
 
 // NewFaceEnhancer opens FaceFusion's enhancer model from cfg.ModelsDir. blend is
@@ -59,58 +57,46 @@ func NewFaceEnhancer(model string, cfg infer.SessionConfig, blend int, weight fl
 	for range b {
 		e.crops = append(e.crops, raster.New(en.Size, en.Size))
 	}
-	e.maps = make([]geom.Affine, b)
-	e.areas = make([]image.Rectangle, b)
 	return e, nil
 }
 
-// Enhance enhances each item's face in place on its frame, up to MaxBatch faces per
-// inference; faces of one frame whose paste areas overlap run in separate rounds.
-func (e *FaceEnhancer) Enhance(items []FaceRef) error {
-	if e.eng == nil {
-		return fmt.Errorf("face enhancer %s: Enhance after Close", e.model.Name)
-	}
-	size, b := e.model.Size, e.eng.MaxBatch()
-	for lo := 0; lo < len(items); {
-		n := 0
-		for lo+n < len(items) && n < b {
-			it := items[lo+n]
-			e.maps[n] = align.Estimate(it.Five, e.tmpl, size)
-			e.areas[n] = align.PasteArea(it.Frame.W, it.Frame.H, size, size, e.maps[n]).Inset(-2)
-			if clashes(items[lo:lo+n], e.areas[:n], it.Frame, e.areas[n]) {
-				break
-			}
-			n++
-		}
-		if err := e.round(items[lo : lo+n]); err != nil {
-			return err
-		}
-		lo += n
-	}
-	return nil
+// CropSize is the side of the crops the enhancer works on: the model's.
+func (e *FaceEnhancer) CropSize() int { return e.model.Size }
+
+// Group is how many faces one EnhanceCrops takes at most: the engine's MaxBatch.
+func (e *FaceEnhancer) Group() int { return len(e.crops) }
+
+// Blend is --face-enhancer-blend, how much of the enhanced face the paste keeps (0–100).
+func (e *FaceEnhancer) Blend() int { return e.blend }
+
+// Align is the frame-to-crop map of the face with five points five.
+func (e *FaceEnhancer) Align(five [5]geom.Pt) geom.Affine {
+	return align.Estimate(five, e.tmpl, e.model.Size)
 }
 
-// round enhances up to MaxBatch faces: warp, the occlusion mask, one claim of the model, paste
-// back. The claim is taken only once its faces are ready to pack and given back before the
-// masks are finished, so the shared batch never waits on this worker's other work.
-func (e *FaceEnhancer) round(items []FaceRef) error {
+// EnhanceCrops enhances up to Group faces: items[i]'s face is cut at maps[i] (Align), masked
+// and run in one claim of the model. It hands back each face's enhanced crop and its mask,
+// valid until the next call: pasting them into the frames (at Blend) is the caller's. The
+// claim is taken only once its faces are ready to pack and given back before the masks are
+// finished, so the shared batch never waits on this worker's other work.
+func (e *FaceEnhancer) EnhanceCrops(items []FaceRef, maps []geom.Affine) ([]*raster.Image, [][]float32, error) {
+	if e.eng == nil {
+		return nil, nil, fmt.Errorf("face enhancer %s: Enhance after Close", e.model.Name)
+	}
 	for i, it := range items {
-		align.WarpCrop(e.crops[i], it.Frame, e.maps[i])
+		align.WarpCrop(e.crops[i], it.Frame, maps[i])
 	}
 	crops := e.crops[:len(items)]
 	if err := e.mask.before(crops); err != nil {
-		return err
+		return nil, nil, err
 	}
 	if err := e.enhance(crops); err != nil {
-		return err
+		return nil, nil, err
 	}
 	if err := e.mask.after(len(crops), nil); err != nil {
-		return err
+		return nil, nil, err
 	}
-	for i, it := range items {
-		align.PasteBackEnhanced(it.Frame, e.crops[i], e.mask.masks[i], e.maps[i], e.blend)
-	}
-	return nil
+	return crops, e.mask.masks[:len(items)], nil
 }
 
 // enhance runs crops through one claim of the model, in place.

@@ -49,7 +49,7 @@ func TestEnhancerBlendAndWeight(t *testing.T) {
 				sc.orig.Set(x, y, colour[0], colour[1], colour[2])
 			}
 		}
-		if err := e.Enhance([]FaceRef{{Frame: sc.frame, Five: sc.five}}); err != nil {
+		if err := enhanceInto(e, []FaceRef{{Frame: sc.frame, Five: sc.five}}); err != nil {
 			t.Fatal(err)
 		}
 		sc.outsideUntouched(t, model)
@@ -108,11 +108,11 @@ func TestEnhancerBatchEqualsSingle(t *testing.T) {
 			t.Fatal(err)
 		}
 		frames[i] = swapScenes(3)
-		if err := e.Enhance(frames[i]); err != nil {
+		if err := enhanceInto(e, frames[i]); err != nil {
 			t.Fatal(err)
 		}
 		again := swapScenes(4)
-		if n := testing.AllocsPerRun(2, func() { e.Enhance(again) }); n != 0 {
+		if n := testing.AllocsPerRun(2, func() { enhanceInto(e, again) }); n != 0 {
 			t.Errorf("batch %d: Enhance allocates %v times per call", b, n)
 		}
 		e.Close()

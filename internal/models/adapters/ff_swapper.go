@@ -2,11 +2,11 @@ package adapters
 
 import (
 	"fmt"
+	"path/filepath"
+
 	"github.com/facefusion-hpc/facefusion/infer"
 	"github.com/facefusion-hpc/facefusion/internal/face"
 	"github.com/facefusion-hpc/facefusion/internal/models/catalog"
-	"image"
-	"path/filepath"
 
 	"github.com/facefusion-hpc/facefusion/internal/align"
 	"github.com/facefusion-hpc/facefusion/internal/geom"
@@ -29,9 +29,8 @@ type SwapOptions struct {
 
 // FaceSwapper is one of FaceFusion's face swappers (inswapper_128(_fp16), hyperswap_*,
 // simswap_*, ghost_*, hififace_unofficial_256, blendswap_256, uniface_256) on an engine, with
-// its mask models. Swap claims the tiles of
-// consecutive faces up to the engine's MaxBatch, which batches them with the other workers';
-// the result is the same as one at a time.
+// its mask models. SwapCrops claims the tiles of consecutive faces up to the engine's MaxBatch,
+// which batches them with the other workers'; the result is the same as one at a time.
 type FaceSwapper struct {
 	model facemodel.Swapper
 	tmpl  align.Template
@@ -50,8 +49,6 @@ type FaceSwapper struct {
 	srcCrop   *raster.Image
 	crops     []*raster.Image
 	outs      []*raster.FloatImage
-	maps      []geom.Affine
-	areas     []image.Rectangle
 	scratch   []float32 // one tile, for float16 models
 }
 
@@ -115,8 +112,6 @@ func NewFaceSwapper(model string, cfg infer.SessionConfig, opt SwapOptions) (*Fa
 			s.balanced = append(s.balanced, make([]float32, facemodel.EmbeddingLen))
 		}
 	}
-	s.maps = make([]geom.Affine, s.group)
-	s.areas = make([]image.Rectangle, s.group)
 	s.scratch = make([]float32, 3*sw.Size*sw.Size)
 	return s, nil
 }
@@ -171,84 +166,68 @@ func (s *FaceSwapper) SetSourceFrame(frame *raster.Image, five [5]geom.Pt) error
 	return nil
 }
 
-// Swap swaps the source identity into each item's face, in place on its frame. Faces of one
-// frame whose paste areas overlap run in separate rounds, so each sees the previous result
-// as FaceFusion's sequential loop does.
-func (s *FaceSwapper) Swap(items []FaceRef) error {
+// CropSize is the side of the crops the swapper works on: the pixel boost.
+func (s *FaceSwapper) CropSize() int { return s.boost }
+
+// Group is how many faces one SwapCrops takes at most.
+func (s *FaceSwapper) Group() int { return s.group }
+
+// Align is the frame-to-crop map of the face with five points five.
+func (s *FaceSwapper) Align(five [5]geom.Pt) geom.Affine {
+	return align.Estimate(five, s.tmpl, s.boost)
+}
+
+// Ready says why the swapper cannot swap yet (closed, or no source), nil when it can.
+func (s *FaceSwapper) Ready() error {
 	if s.eng == nil {
 		return fmt.Errorf("face swapper %s: Swap after Close", s.model.Name)
 	}
 	if !s.hasSource {
 		return fmt.Errorf("face swapper %s: no source face: call SetSource first", s.model.Name)
 	}
-	for lo := 0; lo < len(items); {
-		n := 0
-		for lo+n < len(items) && n < s.group {
-			it := items[lo+n]
-			s.maps[n] = align.Estimate(it.Five, s.tmpl, s.boost)
-			s.areas[n] = align.PasteArea(it.Frame.W, it.Frame.H, s.boost, s.boost, s.maps[n]).Inset(-2)
-			if clashes(items[lo:lo+n], s.areas[:n], it.Frame, s.areas[n]) {
-				break
-			}
-			n++
-		}
-		if err := s.round(items[lo : lo+n]); err != nil {
-			return err
-		}
-		lo += n
-	}
 	return nil
 }
 
-// clashes reports whether a face of frame whose paste area is a overlaps an earlier face of
-// the same frame in the round.
-func clashes(prev []FaceRef, areas []image.Rectangle, frame *raster.Image, a image.Rectangle) bool {
-	for i, p := range prev {
-		if p.Frame == frame && areas[i].Overlaps(a) {
-			return true
-		}
+// SwapCrops swaps the source identity into up to Group faces: items[i]'s face is cut at
+// maps[i] (Align), masked, and run with the tiles in claims of up to MaxBatch. It hands back
+// each face's swapped crop and its mask, valid until the next call: pasting them into the
+// frames is the caller's. No claim is held while the masks run.
+func (s *FaceSwapper) SwapCrops(items []FaceRef, maps []geom.Affine) ([]*raster.FloatImage, [][]float32, error) {
+	if err := s.Ready(); err != nil {
+		return nil, nil, err
 	}
-	return false
-}
-
-// round swaps up to s.group faces: warp, the occlusion and area masks, the tiles in claims of
-// up to MaxBatch, the region mask, paste back. No claim is held while the masks run.
-func (s *FaceSwapper) round(items []FaceRef) error {
 	for i, it := range items {
-		align.WarpCrop(s.crops[i], it.Frame, s.maps[i])
+		align.WarpCrop(s.crops[i], it.Frame, maps[i])
 		if s.balance != 0 {
 			if it.Embedding == nil {
-				return fmt.Errorf("face swapper %s: --face-swapper-weight other than %g needs each target face's embedding", s.model.Name, facemodel.DefaultSwapperWeight)
+				return nil, nil, fmt.Errorf("face swapper %s: --face-swapper-weight other than %g needs each target face's embedding", s.model.Name, facemodel.DefaultSwapperWeight)
 			}
 			s.model.BalanceSource(s.balanced[i], s.source, it.Embedding, s.balance)
 		}
 	}
 	crops := s.crops[:len(items)]
 	if err := s.mask.before(crops); err != nil {
-		return err
+		return nil, nil, err
 	}
 	if s.mask.area {
 		for i, it := range items {
 			if it.Landmarks == nil {
-				return fmt.Errorf("face swapper %s: the area mask needs the face's 68 landmarks", s.model.Name)
+				return nil, nil, fmt.Errorf("face swapper %s: the area mask needs the face's 68 landmarks", s.model.Name)
 			}
-			s.mask.areaMask(i, it.Landmarks, s.maps[i])
+			s.mask.areaMask(i, it.Landmarks, maps[i])
 		}
 	}
 	b := s.eng.MaxBatch()
 	total := len(items) * s.tiles
 	for lo := 0; lo < total; lo += b {
 		if err := s.swapTiles(lo, min(total, lo+b)); err != nil {
-			return err
+			return nil, nil, err
 		}
 	}
 	if err := s.mask.after(len(items), s.outs); err != nil {
-		return err
+		return nil, nil, err
 	}
-	for i, it := range items {
-		align.PasteBackFloat(it.Frame, s.outs[i], s.mask.masks[i], s.maps[i])
-	}
-	return nil
+	return s.outs[:len(items)], s.mask.masks[:len(items)], nil
 }
 
 // swapTiles runs tiles lo..hi of the round (tile q is tile q%tiles of face q/tiles) through one

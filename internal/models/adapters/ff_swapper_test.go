@@ -2,13 +2,14 @@ package adapters
 
 import (
 	"fmt"
-	"github.com/facefusion-hpc/facefusion/internal/face"
 	"image"
 	"math"
 	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/facefusion-hpc/facefusion/internal/face"
 
 	"github.com/facefusion-hpc/facefusion/infer/fixtures"
 	"github.com/facefusion-hpc/facefusion/internal/align"
@@ -257,7 +258,7 @@ func TestSwapperArithmetic(t *testing.T) {
 		}
 		tmpl := align.Templates[string(mdl.Template)]
 		sc := newSceneRGB(rand.New(rand.NewPCG(1, 2)), 700, 660, tmpl, 90, 80, 320, mdl.Size, [3]uint8{100, 140, 70})
-		if err := sw.Swap([]FaceRef{{Frame: sc.frame, Five: sc.five}}); err != nil {
+		if err := swapInto(sw, []FaceRef{{Frame: sc.frame, Five: sc.five}}); err != nil {
 			t.Fatal(err)
 		}
 		want := standInCentre(mdl, sc, tgtRGB, tc.src)
@@ -306,7 +307,7 @@ func TestSwapperMasks(t *testing.T) {
 			}
 		}
 		copy(sc.orig.Pix, sc.frame.Pix)
-		if err := sw.Swap([]FaceRef{{Frame: sc.frame, Five: sc.five}}); err != nil {
+		if err := swapInto(sw, []FaceRef{{Frame: sc.frame, Five: sc.five}}); err != nil {
 			t.Fatal(err)
 		}
 		sc.outsideUntouched(t, "mask")
@@ -451,11 +452,11 @@ func TestSwapperBatchEqualsSingle(t *testing.T) {
 				t.Fatal(err)
 			}
 			frames[i] = swapScenes(1)
-			if err := sw.Swap(frames[i]); err != nil {
+			if err := swapInto(sw, frames[i]); err != nil {
 				t.Fatal(err)
 			}
 			again := swapScenes(2)
-			if n := testing.AllocsPerRun(2, func() { sw.Swap(again) }); n != 0 {
+			if n := testing.AllocsPerRun(2, func() { swapInto(sw, again) }); n != 0 {
 				t.Errorf("%s batch %d: Swap allocates %v times per call", tc.model, b, n)
 			}
 			sw.Close()
@@ -489,7 +490,7 @@ func benchmarkSwap(b *testing.B, batch int) {
 	}
 	b.ResetTimer()
 	for b.Loop() {
-		if err := sw.Swap(items); err != nil {
+		if err := swapInto(sw, items); err != nil {
 			b.Fatal(err)
 		}
 	}
