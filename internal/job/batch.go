@@ -43,12 +43,16 @@ var batchOptions = []option{
 	{long: "target-pattern", short: "t", mode: batchOnly, arg: "GLOB", help: "batch-run: target videos or images, a shell pattern (e.g. 'inbox/*.mp4'), sorted by name",
 		set: str(func(c *Config) *string { return &c.TargetPattern })},
 	{long: "output-pattern", short: "o", mode: batchOnly, arg: "PATTERN", help: "batch-run: each output's path, with {source_name}, {target_name}, {target_extension} (with its dot) and {index} (e.g. 'outbox/{target_name}-{source_name}{target_extension}'); {index} shifts when the inbox grows",
+		doc: "`batch-run`: each output's path, with `{source_name}`, `{target_name}`, `{target_extension}` (with its dot) and `{index}` (which shifts when the inbox grows)",
 		set: str(func(c *Config) *string { return &c.OutputPattern })},
 	{long: "batch-dir", mode: batchOnly, arg: "DIR", help: "batch-run: folder of the batch's state: frozen target lists, done and failure records, the summary report (default: .facefusion-batch in the output pattern's folder)",
+		doc: "`batch-run`: the batch's state (frozen target lists, done and failure records, summary report); empty: `.facefusion-batch` in the output pattern's folder",
 		set: str(func(c *Config) *string { return &c.BatchDir })},
 	{long: "settle-time", mode: batchOnly, arg: "SECONDS", help: "batch-run: a target modified less than this long ago may still be being copied: it is left for the next run (default 60)",
+		doc: "`batch-run`: a target modified more recently may still be being copied: it is left for the next run",
 		set: integer("settle-time", func(c *Config) *int { return &c.SettleTime })},
 	{long: "max-failures", mode: batchOnly, arg: "N", help: "batch-run: failed runs of one target (by content) after which it is quarantined: listed, never moved, no longer retried (default 3)",
+		doc: "`batch-run`: failed runs of one target's contents before it is quarantined (listed, never moved, not retried)",
 		set: integer("max-failures", func(c *Config) *int { return &c.MaxFailures })},
 }
 
