@@ -275,7 +275,16 @@ func newLines(a, b string) []string {
 
 // TestDocsOptions: docs/options.md gives every flag and key as the option table does.
 func TestDocsOptions(t *testing.T) {
-	checkGenerated(t, "../../docs/options.md", renderOptions(t), optionsBegin, optionsEnd)
+	const path = "../../docs/options.md"
+	checkGenerated(t, path, renderOptions(t), optionsBegin, optionsEnd)
+	// The prose counts FaceFusion's file, which the embedded copy states.
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := fmt.Sprintf("its %d sections, %d keys", len(faceFusionINI), len(iniKeys())); !strings.Contains(string(data), want) {
+		t.Errorf("%s does not say FaceFusion's file has %q", path, want)
+	}
 }
 
 // TestDocsMan: docs/facefusion.1 gives every flag as the usage text does.
