@@ -23,7 +23,7 @@ import (
 )
 
 var (
-	update   = flag.Bool("update", false, "rewrite the generated table of docs/conformance.md from this run")
+	update   = testenv.Update // -update: rewrite the generated table of docs/conformance.md from this run
 	onlyFlag = flag.String("cases", "", "run only these cases (comma-separated names); the docs check is then skipped")
 	keepFlag = flag.String("keep", "", "folder for every input, output and diff image (default: a folder of the system's temp folder, kept until the next run)")
 )

@@ -145,7 +145,11 @@ func Path(output string) string { return output + ".report.json" }
 
 // New makes the report of a job whose manifest is m, with outcome now.
 func New(m *lustre.Manifest, output, jobDir, outcome string) *Report {
-	now := time.Now().UTC()
+	return newAt(m, output, jobDir, outcome, time.Now().UTC())
+}
+
+// newAt is New at the time now (a test's fixed clock gives a report it knows byte for byte).
+func newAt(m *lustre.Manifest, output, jobDir, outcome string, now time.Time) *Report {
 	r := &Report{Version: Version, Outcome: outcome, Output: output, Target: m.Target, JobDir: jobDir,
 		FrameStart: m.FrameStart, FrameEnd: m.FrameEnd, Chunks: m.NumChunks,
 		Attempts: append([]lustre.Attempt(nil), m.Attempts...), Finished: now, Fingerprint: m.Fingerprint}
