@@ -26,11 +26,9 @@ import (
 // to a non-blocking allreduce and goes on encoding while the others catch up, so no rank is held
 // in lockstep, and every rank learns the result, the same on all, within one round. Only rank 0
 // watches the file system (ATTEMPT, and STOP, which the ranks' signals, the job's own clock and
-// an operator write) and writes the job's one progress file. Before, every rank stat'ed FAILED
-// and STOP and read ATTEMPT every 500 ms and rewrote a progress file every second, and rank 0
-// read every rank's: about 3,000 metadata operations a second at 512 ranks on Lustre's one
-// metadata server. The rounds end on every rank in the same round, the first that finds every
-// rank done, before the results are gathered: no request is left in flight.
+// an operator write) and writes the job's one progress file: the metadata server's load does
+// not grow with the ranks. The rounds end on every rank in the same round, the first that finds
+// every rank done, before the results are gathered: no request is left in flight.
 
 // roundEvery is the rounds' cadence: how late a stop or a failure reaches the other ranks, and
 // how fresh the progress is. An image's rounds carry only stops, for the second or so rank 0

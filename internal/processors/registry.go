@@ -3,6 +3,8 @@ package processors
 import (
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"sync"
 
 	"github.com/facefusion-hpc/facefusion/infer"
@@ -58,6 +60,18 @@ func Register(name string, open Opener) {
 	registry[name] = open
 }
 
+// registered are the registered processors' names, sorted.
+func registered() []string {
+	registryMu.Lock()
+	defer registryMu.Unlock()
+	names := make([]string, 0, len(registry))
+	for name := range registry {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	return names
+}
+
 func lookup(name string) (Opener, bool) {
 	registryMu.Lock()
 	defer registryMu.Unlock()
@@ -68,18 +82,22 @@ func lookup(name string) (Opener, bool) {
 // Chain is one worker's processors: a step for each name of the job's processors, in its
 // order, each processor opened once however often its name appears.
 type Chain struct {
-	steps  []Processor // nil for a name no processor has (none)
+	steps  []Processor // nil for none
 	opened []Processor
 }
 
-// Open opens the processors names asks for, in its order; a name no processor registered
-// (none) is a step that does nothing.
+// Open opens the processors names asks for, in its order; none is a step that does nothing.
+// Any other name no processor registered is refused: its frames would go out unprocessed.
 func Open(c *Context, names []string) (*Chain, error) {
 	ch := &Chain{}
 	byName := map[string]Processor{}
 	for _, name := range names {
 		p, done := byName[name]
 		open, ok := lookup(name)
+		if !ok && name != job.ProcessorNone {
+			ch.Close()
+			return nil, fmt.Errorf("processors: %q is not a processor of this program (it has %s, and none)", name, strings.Join(registered(), ", "))
+		}
 		if !done && ok {
 			var err error
 			if p, err = open(c); err != nil {
@@ -94,7 +112,7 @@ func Open(c *Context, names []string) (*Chain, error) {
 	return ch, nil
 }
 
-// Steps are the processors in the job's order (nil: a step that does nothing).
+// Steps are the processors in the job's order (nil: none, a step that does nothing).
 func (ch *Chain) Steps() []Processor { return ch.steps }
 
 // Measured is the step before which the faces are as the processors leave them: one past the

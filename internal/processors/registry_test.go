@@ -3,6 +3,7 @@ package processors
 import (
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -110,4 +111,52 @@ func TestRegisterTwicePanics(t *testing.T) {
 		}
 	}()
 	Register("test_swapper", nil)
+}
+
+// A name no processor registered is refused, naming it and the names there are, and the
+// processors opened before it are closed; none is a step that does nothing, never refused.
+func TestChainRefusesUnknownNames(t *testing.T) {
+	testLog = nil
+	_, err := Open(&Context{}, []string{"test_swapper", "none", "face_swaper"})
+	if err == nil {
+		t.Fatal("an unknown processor name opened")
+	}
+	for _, want := range []string{`"face_swaper"`, "test_swapper", "test_debugger", "none"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not name %s", err, want)
+		}
+	}
+	if want := []string{"open test_swapper", "close test_swapper"}; !slices.Equal(testLog, want) {
+		t.Errorf("log %q, want %q", testLog, want)
+	}
+	ch, err := Open(&Context{}, []string{"none"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if steps := ch.Steps(); len(steps) != 1 || steps[0] != nil || ch.Measured() != 0 {
+		t.Errorf("none: steps %v, measured %d: want one step that does nothing", steps, ch.Measured())
+	}
+}
+
+// Measured follows the last processor that changes faces, wherever the others stand: a frame
+// processor that changes them counts, a debugger after it does not.
+func TestChainMeasuredAfterTheLastChange(t *testing.T) {
+	for _, tc := range []struct {
+		names []string
+		want  int
+	}{
+		{[]string{"test_debugger", "test_swapper"}, 2},
+		{[]string{"test_swapper", "test_debugger", "none"}, 1},
+		{[]string{"test_debugger", "test_frames", "test_debugger"}, 2},
+		{[]string{"none", "test_swapper", "test_swapper", "test_debugger"}, 3},
+	} {
+		ch, err := Open(&Context{}, tc.names)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := ch.Measured(); got != tc.want {
+			t.Errorf("%v: Measured %d, want %d", tc.names, got, tc.want)
+		}
+		ch.Close()
+	}
 }
