@@ -132,7 +132,7 @@ func cmdPlan(ctx context.Context, args []string, w io.Writer) error {
 	if _, err := os.Stat(cfg.TargetPath); err != nil {
 		return fault.AsInput(fmt.Errorf("target %s: no such file: check the path given to -t", cfg.TargetPath))
 	}
-	if pipeline.IsImagePath(cfg.TargetPath) {
+	if video.IsImagePath(cfg.TargetPath) {
 		fmt.Fprintf(w, "target  %s: an image; rank 0 processes it alone and the other %d rank(s) idle\n", cfg.TargetPath, ranks-1)
 		return nil
 	}

@@ -14,7 +14,7 @@ import (
 // video.TryHardwareDecode), so spec.Codecs.Check, once the plan is in, compares at no further cost.
 // Nothing for a job that tries no hardware, or an image target; errors wait for Check.
 func Pretry(ctx context.Context, cfg job.Config) {
-	if !spec.TriesHardware(cfg) || IsImagePath(cfg.TargetPath) {
+	if !spec.TriesHardware(cfg) || video.IsImagePath(cfg.TargetPath) {
 		return
 	}
 	enc := video.EncodeOptions{Encoder: cfg.OutputVideoEncoder}.ChosenEncoder()

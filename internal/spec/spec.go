@@ -31,7 +31,7 @@ type Spec struct {
 	Encode video.EncodeOptions
 	Audio  video.AudioOptions // the output's audio: copied, or re-encoded
 	Codecs Codecs             // the video codecs every rank runs
-	// Carried is what the output keeps of the target's other streams (the output check's).
+	// Carried is what the output keeps of the target's other streams (CheckFormat's).
 	Carried video.Carried
 	Window  Window // the time window the faces are analysed over
 }
@@ -47,8 +47,8 @@ type Window struct {
 
 // Resolve is cfg's output for the target of info (a video's probe): the trim range, which must
 // hold a frame (an Input fault), and a size that keeps a pixel (a Usage fault). The codecs are
-// the job's own encoder and the CPU's decoder until WithCodecs; Carried is the output check's
-// to fill.
+// the job's own encoder and the CPU's decoder until WithCodecs; Carried is CheckFormat's to
+// fill.
 func Resolve(cfg job.Config, info *video.Info) (*Spec, error) {
 	m, err := outputFrames(cfg, info)
 	if err != nil {
