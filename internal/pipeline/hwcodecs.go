@@ -17,11 +17,7 @@ func Pretry(ctx context.Context, cfg job.Config) {
 	if !spec.TriesHardware(cfg) || video.IsImagePath(cfg.TargetPath) {
 		return
 	}
-	enc := video.EncodeOptions{Encoder: cfg.OutputVideoEncoder}.ChosenEncoder()
-	if hw, ok := video.HardwareEncoder(enc); ok {
-		enc = hw
-	}
-	if video.IsHardwareEncoder(enc) {
+	if enc := spec.HardwareTrial(cfg); enc != "" {
 		video.TryEncoder(ctx, enc)
 	}
 	if info, err := video.ProbeHeader(ctx, cfg.TargetPath); err == nil {

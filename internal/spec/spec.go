@@ -69,12 +69,14 @@ func Resolve(cfg job.Config, info *video.Info) (*Spec, error) {
 	}, nil
 }
 
-// WithCodecs is s run with c: its segments are encoded with c's encoder (FaceFusion's swap for
-// the container applied, as to any encoder asked for).
+// WithCodecs is s run with c: its segments are encoded with c's encoder, FaceFusion's swap for
+// the container applied (as to any encoder asked for), and its Codecs.Encoder is that encoder,
+// the one the job folder's manifest records and a resume must run again.
 func (s *Spec) WithCodecs(c Codecs) *Spec {
 	t := *s
 	if c.Encoder != "" {
-		t.Encode.Encoder = FaceFusionEncoder(s.Output, c.Encoder)
+		c.Encoder = FaceFusionEncoder(s.Output, c.Encoder)
+		t.Encode.Encoder = c.Encoder
 	}
 	t.Codecs = c
 	return &t
