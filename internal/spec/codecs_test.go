@@ -64,3 +64,42 @@ func TestNoHardwareEncoderForContainerEncoder(t *testing.T) {
 		}
 	}
 }
+
+// The parallel join is the spec's to say: by the container, the encoder the segments are
+// written with and the output's time base; before any target (plan --frames) by the container
+// and the job's own encoder, FaceFusion's swap for the container applied.
+func TestParallelJoin(t *testing.T) {
+	for _, c := range []struct {
+		out, asked string
+		want       bool
+	}{
+		{"", "", true},
+		{"o.mp4", "libx265", true},
+		{"o.mov", "libvpx-vp9", true}, // written with libx264
+		{"o.mkv", "libx264", false},
+		{"o.mp4", "ffv1", false},
+		{"o.webm", "libx264", false},
+	} {
+		cfg := job.Default()
+		cfg.OutputPath, cfg.OutputVideoEncoder = c.out, c.asked
+		if got := ParallelContainer(cfg); got != c.want {
+			t.Errorf("%q with %q: parallel %v, want %v", c.out, c.asked, got, c.want)
+		}
+	}
+	cfg := job.Default()
+	cfg.TargetPath, cfg.OutputPath = "t.mp4", "o.mp4"
+	for _, c := range []struct {
+		base video.Rational
+		want bool
+	}{{video.Rational{Num: 1, Den: 12800}, true}, {video.Rational{Num: 1001, Den: 30000}, false}} {
+		info := &video.Info{Path: "t.mp4", Width: 64, Height: 48, FPS: video.Rational{Num: 25, Den: 1}, Frames: 10,
+			Times: video.Timeline{TimeBase: c.base, Step: 512, End: 5120}}
+		s, err := Resolve(cfg, info)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, why := s.ParallelJoin(); got != c.want || got == (why != "") {
+			t.Errorf("time base %s: parallel %v (%q), want %v", c.base, got, why, c.want)
+		}
+	}
+}

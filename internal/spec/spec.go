@@ -115,6 +115,21 @@ func (s *Spec) Settled(cfg job.Config) job.Config {
 	return cfg
 }
 
+// ParallelJoin reports whether the output is joined in parallel from MP4 segments
+// (video.ParallelJoin: its container, the segments' encoder, the output's time base), and when
+// not, why.
+func (s *Spec) ParallelJoin() (bool, string) {
+	return video.ParallelJoin(s.Output, s.Codecs.Encoder, s.Times())
+}
+
+// ParallelContainer reports whether cfg's output container and the job's own encoder are ones
+// the parallel join writes, before any target is probed (its time base is the target's): what
+// `facefusion plan --frames` models without a target.
+func ParallelContainer(cfg job.Config) bool {
+	ok, _ := video.ParallelContainer(cfg.OutputPath, RequestedEncoder(cfg))
+	return ok
+}
+
 // PixelFormatNote is the log line for a target whose odd frame size moves x264 or x265 (the
 // job's own encoder) from yuv420p to yuv444p (4:2:0 needs an even width and height), or ""
 // when nothing moved. Only the target's own size can be odd: a scaled size is even.
