@@ -1,6 +1,7 @@
 // Package spec is a job's output resolved once: from the settings and the target's probe, rank 0
 // derives the output's frames, times, sizes, rate, audio, codecs and carried streams, and every
-// rank reads them from the Spec it broadcasts rather than deriving them again.
+// rank reads them from the Spec it broadcasts rather than deriving them again. An image job's
+// output is its Image, resolved by the rank that runs it from the image's size.
 //
 // The config stays as it was validated: what a run makes of it (the encoder hardware_codecs
 // chose, the trim range's automatic ends, the target's rate) is the Spec's.
