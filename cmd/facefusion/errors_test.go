@@ -11,7 +11,6 @@ import (
 	"github.com/facefusion-hpc/facefusion/internal/clitest"
 	"github.com/facefusion-hpc/facefusion/internal/fault"
 	"github.com/facefusion-hpc/facefusion/internal/job"
-	"github.com/facefusion-hpc/facefusion/internal/pipeline"
 	"github.com/facefusion-hpc/facefusion/internal/spec"
 	"github.com/facefusion-hpc/facefusion/internal/testenv"
 	"github.com/facefusion-hpc/facefusion/internal/video"
@@ -237,7 +236,7 @@ func TestTruncatedRuntimeLibrary(t *testing.T) {
 // naming the flag, nothing at the output path and no job folder. Two cases run the binary (one
 // refused by ffmpeg's trial, one by the target's kind alone): that the refusal comes before the
 // work and what it exits with; every case's refusal is the check a run makes,
-// pipeline.CheckOutputFormat, called here on the parsed flags (each run of the binary was a
+// spec.CheckFormat, called here on the parsed flags (each run of the binary was a
 // start and a probe of the target more).
 func TestUnwritableOutputRefusedFirst(t *testing.T) {
 	dir := t.TempDir()
@@ -282,7 +281,7 @@ func TestUnwritableOutputRefusedFirst(t *testing.T) {
 						t.Fatal(err)
 					}
 				}
-				_, err = pipeline.CheckOutputFormat(context.Background(), cfg, s, info)
+				err = spec.CheckFormat(context.Background(), cfg, s, info)
 				if fault.KindOf(err) != fault.Usage {
 					t.Fatalf("the check: %v (kind %v), want a usage error (exit %d)", err, fault.KindOf(err), exitUsage)
 				}

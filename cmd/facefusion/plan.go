@@ -121,7 +121,7 @@ func cmdPlan(ctx context.Context, args []string, w io.Writer) error {
 		}
 		frames := rank.Range{Start: 0, End: n}
 		chunks, split := driver.MakePlan(frames, cfg.ChunkFrames, ranks)
-		model, err := modelRun(ctx, cfg, own, shares(split), len(chunks), 0)
+		model, err := modelRun(ctx, cfg, own, shares(split), len(chunks), 0, spec.ParallelContainer(cfg))
 		if err != nil {
 			return err
 		}
@@ -132,7 +132,7 @@ func cmdPlan(ctx context.Context, args []string, w io.Writer) error {
 	if _, err := os.Stat(cfg.TargetPath); err != nil {
 		return fault.AsInput(fmt.Errorf("target %s: no such file: check the path given to -t", cfg.TargetPath))
 	}
-	if pipeline.IsImagePath(cfg.TargetPath) {
+	if video.IsImagePath(cfg.TargetPath) {
 		fmt.Fprintf(w, "target  %s: an image; rank 0 processes it alone and the other %d rank(s) idle\n", cfg.TargetPath, ranks-1)
 		return nil
 	}
@@ -156,7 +156,8 @@ func cmdPlan(ctx context.Context, args []string, w io.Writer) error {
 			output += fmt.Sprintf(": the target's frames [%d,%d) resampled; frame numbers below count the output's frames from %d", m.Start, m.End, m.Start)
 		}
 	}
-	model, err := modelRun(ctx, cfg, own, shares(split), len(chunks), ow*oh)
+	parallel, _ := sp.ParallelJoin()
+	model, err := modelRun(ctx, cfg, own, shares(split), len(chunks), ow*oh, parallel)
 	if err != nil {
 		return err
 	}
@@ -316,8 +317,9 @@ func writeFrames(w io.Writer, frames rank.Range, chunkFrames int, chunks []rank.
 
 // modelRun models a run whose ranks get shares frames, in segments chunks, and returns what
 // prints it; pixels is the output's frame size (0: none known, the measured run's unless
-// --frame-size says). Every model flag is checked here, before anything is printed.
-func modelRun(ctx context.Context, cfg job.Config, own ownFlags, shares []int, segments, pixels int) (func(io.Writer), error) {
+// --frame-size says), parallel whether the output is joined in parallel (the spec's answer).
+// Every model flag is checked here, before anything is printed.
+func modelRun(ctx context.Context, cfg job.Config, own ownFlags, shares []int, segments, pixels int, parallel bool) (func(io.Writer), error) {
 	bad := func(err error) error { return fault.AsUsage(fmt.Errorf("plan: %v", err)) }
 	launch, err := own.float("launch", -1)
 	if err != nil {
@@ -329,7 +331,7 @@ func modelRun(ctx context.Context, cfg job.Config, own ownFlags, shares []int, s
 			return nil, err
 		}
 	}
-	s := scaling.Scale{Ranks: len(shares), Shares: shares, Segments: segments, Pixels: pixels, Launch: launch}
+	s := scaling.Scale{Ranks: len(shares), Shares: shares, Segments: segments, Pixels: pixels, Launch: launch, ParallelJoin: parallel}
 	if v, ok := own["frame-size"]; ok {
 		fw, fh, ok := parseSize(v)
 		if !ok {
@@ -360,7 +362,6 @@ func modelRun(ctx context.Context, cfg job.Config, own ownFlags, shares []int, s
 	s.NetBW = num("network-bandwidth", scaling.DefaultNetBW/1e9) * 1e9
 	s.Broadcast = s.Broadcasts(cfg.ModelBroadcast)
 	s.Slots = whole("slots", 0)
-	s.ParallelJoin, _ = video.ParallelContainer(cfg.OutputPath, cfg.OutputVideoEncoder)
 	if err == nil {
 		err = s.Check(costs)
 	}

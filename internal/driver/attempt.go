@@ -194,7 +194,7 @@ func (a *attempt) loadEarly(planStart time.Time) {
 		a.loadErr = a.castErr
 		return
 	}
-	if _, err := os.Lstat(a.cfg.OutputPath); (a.opt.SkipDone && err == nil) || pipeline.IsImagePath(a.cfg.TargetPath) {
+	if _, err := os.Lstat(a.cfg.OutputPath); (a.opt.SkipDone && err == nil) || video.IsImagePath(a.cfg.TargetPath) {
 		return
 	}
 	// Its codec trials too (a GPU job's only), beside the load: Check, once the plan says what

@@ -219,7 +219,7 @@ func (c *coordinator) planSetup(modelsRead <-chan struct{}) (m *pipeline.Models,
 			load.discard()
 		}
 	}()
-	p.Image = pipeline.IsImagePath(cfg.TargetPath)
+	p.Image = video.IsImagePath(cfg.TargetPath)
 	if err := cfg.CheckWorkflowMode(p.Image); err != nil {
 		return nil, "", fault.AsUsage(err)
 	}
@@ -235,12 +235,8 @@ func (c *coordinator) planSetup(modelsRead <-chan struct{}) (m *pipeline.Models,
 		}
 	}
 	// ffmpeg refuses an output format only when it writes: ask it now, not after the last frame.
-	carried, err := pipeline.CheckOutputFormat(ctx, cfg, p.Spec, p.Info)
-	if err != nil {
+	if err := spec.CheckFormat(ctx, cfg, p.Spec, p.Info); err != nil {
 		return nil, "", err
-	}
-	if p.Spec != nil {
-		p.Spec.Carried = carried
 	}
 	// Models and the source are checked before the job folder exists: a job refused for its
 	// models leaves nothing behind.
@@ -279,7 +275,7 @@ func checkJob(cfg job.Config, skipDone bool) (doneCheck bool, err error) {
 		return false, err
 	}
 	_, statErr := os.Lstat(cfg.OutputPath)
-	doneCheck = skipDone && statErr == nil && !pipeline.IsImagePath(cfg.TargetPath)
+	doneCheck = skipDone && statErr == nil && !video.IsImagePath(cfg.TargetPath)
 	if !doneCheck {
 		if err := outpath.Check(cfg); err != nil {
 			return false, err
@@ -417,7 +413,7 @@ func loadModels(ctx context.Context, cfg job.Config) (*pipeline.Models, error) {
 		m.Close()
 		return nil, err
 	}
-	if !pipeline.IsImagePath(cfg.TargetPath) {
+	if !video.IsImagePath(cfg.TargetPath) {
 		if err := m.Open(); err != nil {
 			m.Close()
 			return nil, err

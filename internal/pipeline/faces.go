@@ -5,6 +5,7 @@ import (
 
 	"github.com/facefusion-hpc/facefusion/internal/fault"
 	"github.com/facefusion-hpc/facefusion/internal/job"
+	"github.com/facefusion-hpc/facefusion/internal/video"
 )
 
 // FaceReport is the log line of a finished job in which faces frames of frames had a face
@@ -28,7 +29,7 @@ func FaceReport(cfg job.Config, faces, frames int) (string, error) {
 		return fmt.Sprintf("a face was %s in %d of %d frames", verb, faces, frames), nil
 	}
 	where := fmt.Sprintf("any of the %d frames of %s", frames, cfg.TargetPath)
-	if IsImagePath(cfg.TargetPath) {
+	if video.IsImagePath(cfg.TargetPath) {
 		where = "the image " + cfg.TargetPath
 	}
 	found, fix := "no face was found", "lower --face-detector-score or check the target"

@@ -14,14 +14,10 @@ import (
 // video.TryHardwareDecode), so spec.Codecs.Check, once the plan is in, compares at no further cost.
 // Nothing for a job that tries no hardware, or an image target; errors wait for Check.
 func Pretry(ctx context.Context, cfg job.Config) {
-	if !spec.TriesHardware(cfg) || IsImagePath(cfg.TargetPath) {
+	if !spec.TriesHardware(cfg) || video.IsImagePath(cfg.TargetPath) {
 		return
 	}
-	enc := video.EncodeOptions{Encoder: cfg.OutputVideoEncoder}.ChosenEncoder()
-	if hw, ok := video.HardwareEncoder(enc); ok {
-		enc = hw
-	}
-	if video.IsHardwareEncoder(enc) {
+	if enc := spec.HardwareTrial(cfg); enc != "" {
 		video.TryEncoder(ctx, enc)
 	}
 	if info, err := video.ProbeHeader(ctx, cfg.TargetPath); err == nil {

@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
-	"strings"
 	"sync"
 	"time"
 
@@ -255,15 +253,6 @@ func (m *Models) Workers(n int) ([]Worker, error) {
 	return ws, nil
 }
 
-// IsImagePath reports whether a path names a still image by its extension.
-func IsImagePath(p string) bool {
-	switch strings.ToLower(filepath.Ext(p)) {
-	case ".png", ".jpg", ".jpeg":
-		return true
-	}
-	return false
-}
-
 // inputSource marks decode failures as bad input: a target that probes but does not decode
 // is truncated or corrupt.
 type inputSource struct {
@@ -351,7 +340,8 @@ func (m *Models) RunImage(ctx context.Context, cfg job.Config) (string, error) {
 		return "", fault.AsInput(fmt.Errorf("target %w: give a readable PNG or JPEG, or a video", err))
 	}
 	// A scale that leaves nothing, or more than ffmpeg takes, is refused before the work.
-	if _, _, _, _, err := imageSizes(cfg, img.W, img.H); err != nil {
+	im, err := spec.ResolveImage(cfg, img.W, img.H)
+	if err != nil {
 		return "", err
 	}
 	w, err := m.NewWorker()
@@ -362,5 +352,5 @@ func (m *Models) RunImage(ctx context.Context, cfg job.Config) (string, error) {
 	if ctx.Err() != nil { // stopped: the swap is not begun, or not written
 		return "", context.Cause(ctx)
 	}
-	return m.runFFImage(ctx, cfg, img, w)
+	return m.runFFImage(ctx, cfg, im, img, w)
 }

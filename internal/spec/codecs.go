@@ -53,7 +53,7 @@ func ChooseCodecs(ctx context.Context, cfg job.Config, info *video.Info, folder 
 			}
 		}()
 	}
-	if c.Encoder, said, err = chooseEncoder(ctx, c.Requested, mode, tries, folder); err != nil {
+	if c.Encoder, said, err = chooseEncoder(ctx, cfg.OutputPath, c.Requested, mode, tries, folder); err != nil {
 		return Codecs{}, "", err
 	}
 	if tries {
@@ -79,15 +79,45 @@ func RequestedEncoder(cfg job.Config) string {
 	return video.EncodeOptions{Encoder: FaceFusionEncoder(cfg.OutputPath, cfg.OutputVideoEncoder)}.ChosenEncoder()
 }
 
+// HardwareTrial is the NVENC encoder a job of cfg may run, which a rank tries while rank 0
+// plans (pipeline.Pretry) so that Codecs.Check finds the answer cached: the pair ChooseCodecs
+// tries, or the job's own encoder when it is an NVENC one; "" when there is none.
+func HardwareTrial(cfg job.Config) string {
+	requested := RequestedEncoder(cfg)
+	if hw, ok := hardwarePair(cfg.OutputPath, requested); ok {
+		return hw
+	}
+	if video.IsHardwareEncoder(requested) {
+		return requested
+	}
+	return ""
+}
+
+// hardwarePair is the NVENC encoder a job whose own encoder is requested may switch to for the
+// output out: none where the container's encoder is FaceFusion's whatever is asked
+// (FaceFusionEncoder: an .m4v, .mpeg, .mxf or .wmv output is libx264's), as its segments
+// would be written with that encoder and not with the NVENC one chosen.
+func hardwarePair(out, requested string) (string, bool) {
+	hw, ok := video.HardwareEncoder(requested)
+	if !ok || FaceFusionEncoder(out, hw) != hw {
+		return "", false
+	}
+	return hw, true
+}
+
 // TriesHardware reports whether cfg's codecs are chosen by trial: hardware_codecs on, or auto
 // for a job that runs on a GPU. A CPU job pays for no trial.
 func TriesHardware(cfg job.Config) bool {
 	return cfg.HardwareCodecs == "on" || (cfg.HardwareCodecs == "auto" && cfg.UsesGPU())
 }
 
-// chooseEncoder is ChooseCodecs' encoder: requested, or its NVENC pair; said is what to tell.
-func chooseEncoder(ctx context.Context, requested, mode string, tries bool, folder Folder) (enc string, said []string, err error) {
-	hw, paired := video.HardwareEncoder(requested)
+// chooseEncoder is ChooseCodecs' encoder for the output out: requested, or its NVENC pair;
+// said is what to tell.
+func chooseEncoder(ctx context.Context, out, requested, mode string, tries bool, folder Folder) (enc string, said []string, err error) {
+	hw, paired := hardwarePair(out, requested)
+	if _, has := video.HardwareEncoder(requested); has && !paired && mode == "on" {
+		return "", nil, fault.AsUsage(fmt.Errorf("--hardware-codecs on: FaceFusion writes a %s output with %s, whatever encoder is asked, and NVENC does not replace it: use another container (.mp4, .mkv, .mov), or --hardware-codecs auto or off", filepath.Ext(out), requested))
+	}
 	if !paired && mode == "on" {
 		return "", nil, fault.AsUsage(fmt.Errorf("--hardware-codecs on: --output-video-encoder %s has no NVENC encoder: use libx264 or libx265 (h264_nvenc, hevc_nvenc), or --hardware-codecs auto or off", requested))
 	}

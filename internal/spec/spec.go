@@ -1,6 +1,7 @@
 // Package spec is a job's output resolved once: from the settings and the target's probe, rank 0
 // derives the output's frames, times, sizes, rate, audio, codecs and carried streams, and every
-// rank reads them from the Spec it broadcasts rather than deriving them again.
+// rank reads them from the Spec it broadcasts rather than deriving them again. An image job's
+// output is its Image, resolved by the rank that runs it from the image's size.
 //
 // The config stays as it was validated: what a run makes of it (the encoder hardware_codecs
 // chose, the trim range's automatic ends, the target's rate) is the Spec's.
@@ -31,7 +32,7 @@ type Spec struct {
 	Encode video.EncodeOptions
 	Audio  video.AudioOptions // the output's audio: copied, or re-encoded
 	Codecs Codecs             // the video codecs every rank runs
-	// Carried is what the output keeps of the target's other streams (the output check's).
+	// Carried is what the output keeps of the target's other streams (CheckFormat's).
 	Carried video.Carried
 	Window  Window // the time window the faces are analysed over
 }
@@ -47,8 +48,8 @@ type Window struct {
 
 // Resolve is cfg's output for the target of info (a video's probe): the trim range, which must
 // hold a frame (an Input fault), and a size that keeps a pixel (a Usage fault). The codecs are
-// the job's own encoder and the CPU's decoder until WithCodecs; Carried is the output check's
-// to fill.
+// the job's own encoder and the CPU's decoder until WithCodecs; Carried is CheckFormat's to
+// fill.
 func Resolve(cfg job.Config, info *video.Info) (*Spec, error) {
 	m, err := outputFrames(cfg, info)
 	if err != nil {
@@ -69,12 +70,14 @@ func Resolve(cfg job.Config, info *video.Info) (*Spec, error) {
 	}, nil
 }
 
-// WithCodecs is s run with c: its segments are encoded with c's encoder (FaceFusion's swap for
-// the container applied, as to any encoder asked for).
+// WithCodecs is s run with c: its segments are encoded with c's encoder, FaceFusion's swap for
+// the container applied (as to any encoder asked for), and its Codecs.Encoder is that encoder,
+// the one the job folder's manifest records and a resume must run again.
 func (s *Spec) WithCodecs(c Codecs) *Spec {
 	t := *s
 	if c.Encoder != "" {
-		t.Encode.Encoder = FaceFusionEncoder(s.Output, c.Encoder)
+		c.Encoder = FaceFusionEncoder(s.Output, c.Encoder)
+		t.Encode.Encoder = c.Encoder
 	}
 	t.Codecs = c
 	return &t
@@ -111,6 +114,21 @@ func (s *Spec) Settled(cfg job.Config) job.Config {
 	cfg.OutputVideoFPS = s.Rate().Float()
 	cfg.OutputVideoEncoder = s.Codecs.Requested
 	return cfg
+}
+
+// ParallelJoin reports whether the output is joined in parallel from MP4 segments
+// (video.ParallelJoin: its container, the segments' encoder, the output's time base), and when
+// not, why.
+func (s *Spec) ParallelJoin() (bool, string) {
+	return video.ParallelJoin(s.Output, s.Codecs.Encoder, s.Times())
+}
+
+// ParallelContainer reports whether cfg's output container and the job's own encoder are ones
+// the parallel join writes, before any target is probed (its time base is the target's): what
+// `facefusion plan --frames` models without a target.
+func ParallelContainer(cfg job.Config) bool {
+	ok, _ := video.ParallelContainer(cfg.OutputPath, RequestedEncoder(cfg))
+	return ok
 }
 
 // PixelFormatNote is the log line for a target whose odd frame size moves x264 or x265 (the

@@ -1,4 +1,4 @@
-package pipeline
+package spec
 
 import (
 	"context"
@@ -11,33 +11,41 @@ import (
 
 	"github.com/facefusion-hpc/facefusion/internal/fault"
 	"github.com/facefusion-hpc/facefusion/internal/job"
-	"github.com/facefusion-hpc/facefusion/internal/spec"
 	"github.com/facefusion-hpc/facefusion/internal/video"
 )
 
 // videoExtensions is what a user is told to use instead of an extension ffmpeg cannot write.
 const videoExtensions = ".mp4, .mkv, .mov …"
 
-// formatsChecked are the outputs CheckOutputFormat passed in this process, by what it checked.
+// formatsChecked are the outputs CheckFormat passed in this process, by what it checked.
 var formatsChecked sync.Map
 
-// CheckOutputFormat refuses, before the first frame, an output that could not be written: an
-// image target needs an image output and a video target a video one, and ffmpeg must be able
-// to encode a segment with the job's encoder settings and join it, with the target's audio,
-// into the output's container. Without it ffmpeg says so at the final join, after every frame
-// was processed. It also decides which of the target's other streams (second audio tracks,
-// subtitles, …) the output keeps (video.CheckOutput): the join takes Carried.Keep, and
-// Carried.Note is the line to log. s is the job's spec with its codecs chosen (the encoder the
+// CheckFormat refuses, before the first frame, an output that could not be written: an image
+// target needs an image output and a video target a video one, and ffmpeg must be able to
+// encode a segment with the job's encoder settings and join it, with the target's audio, into
+// the output's container. Without it ffmpeg says so at the final join, after every frame was
+// processed. It also decides which of the target's other streams (second audio tracks,
+// subtitles, …) the output keeps (video.CheckOutput), into s.Carried: the join takes its Keep,
+// and its Note is the line to log. s is the job's spec with its codecs chosen (the encoder the
 // segments are written with), nil for an image target; info is the target's probe.
-func CheckOutputFormat(ctx context.Context, cfg job.Config, s *spec.Spec, info *video.Info) (video.Carried, error) {
-	out, ext := cfg.OutputPath, filepath.Ext(cfg.OutputPath)
+func CheckFormat(ctx context.Context, cfg job.Config, s *Spec, info *video.Info) error {
 	if s == nil {
-		if !IsImagePath(out) {
-			return video.Carried{}, fault.AsUsage(fmt.Errorf("-o %s: the target %s is an image, so the output is one too: end -o in .png, .jpg or .jpeg", out, cfg.TargetPath))
+		if out := cfg.OutputPath; !video.IsImagePath(out) {
+			return fault.AsUsage(fmt.Errorf("-o %s: the target %s is an image, so the output is one too: end -o in .png, .jpg or .jpeg", out, cfg.TargetPath))
 		}
-		return video.Carried{}, nil
+		return nil
 	}
-	if IsImagePath(out) {
+	carried, err := checkVideo(ctx, cfg, s, info)
+	if err == nil {
+		s.Carried = carried
+	}
+	return err
+}
+
+// checkVideo is CheckFormat's check of a video output: the streams it carries, or the refusal.
+func checkVideo(ctx context.Context, cfg job.Config, s *Spec, info *video.Info) (video.Carried, error) {
+	out, ext := cfg.OutputPath, filepath.Ext(cfg.OutputPath)
+	if video.IsImagePath(out) {
 		return video.Carried{}, fault.AsUsage(fmt.Errorf("-o %s is an image, but the target %s is a video: give a video output (%s)", out, cfg.TargetPath, videoExtensions))
 	}
 	if ext == "" {
@@ -82,7 +90,7 @@ func CheckOutputFormat(ctx context.Context, cfg job.Config, s *spec.Spec, info *
 }
 
 // outputRefusal names the flag behind what ffmpeg refused in the output check of s.
-func outputRefusal(cfg job.Config, s *spec.Spec, oe *video.OutputError) error {
+func outputRefusal(cfg job.Config, s *Spec, oe *video.OutputError) error {
 	out, ext, enc := cfg.OutputPath, filepath.Ext(cfg.OutputPath), s.Codecs.Encoder
 	switch oe.Problem {
 	case video.UnknownEncoder:

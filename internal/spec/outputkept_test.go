@@ -1,4 +1,4 @@
-package pipeline
+package spec
 
 import (
 	"context"
@@ -40,7 +40,7 @@ func TestOutputCheckKept(t *testing.T) {
 
 	cfg := job.Default()
 	cfg.TargetPath, cfg.OutputPath, cfg.Processors = in, filepath.Join(dir, "out.mp4"), []string{job.ProcessorNone}
-	first, err := CheckOutputFormat(ctx, cfg, specOf(t, cfg, info), info)
+	first, err := checkFormat(t, cfg, info)
 	if err != nil || len(first.Keep) != 1 {
 		t.Fatalf("first check: %+v, %v; want the audio kept", first, err)
 	}
@@ -48,7 +48,7 @@ func TestOutputCheckKept(t *testing.T) {
 		t.Fatalf("first check: %d ffmpeg and %d ffprobe run(s), want 2 and 1", m, p)
 	}
 	newRun()
-	again, err := CheckOutputFormat(ctx, cfg, specOf(t, cfg, info), info)
+	again, err := checkFormat(t, cfg, info)
 	if err != nil || !reflect.DeepEqual(again, first) {
 		t.Errorf("the kept check: %+v, %v; want %+v", again, err, first)
 	}
@@ -59,7 +59,7 @@ func TestOutputCheckKept(t *testing.T) {
 	// Another container is another check.
 	mkv := cfg
 	mkv.OutputPath = filepath.Join(dir, "out.mkv")
-	if _, err := CheckOutputFormat(ctx, mkv, specOf(t, mkv, info), info); err != nil || ffmpegRuns() != 2 {
+	if _, err := checkFormat(t, mkv, info); err != nil || ffmpegRuns() != 2 {
 		t.Errorf("an .mkv output after an .mp4 one: %v, not checked", err)
 	}
 
@@ -67,7 +67,7 @@ func TestOutputCheckKept(t *testing.T) {
 	refused.OutputVideoEncoder = "ffv1" // not in .mp4
 	for i := 0; i < 2; i++ {
 		newRun()
-		if _, err := CheckOutputFormat(ctx, refused, specOf(t, refused, info), info); fault.KindOf(err) != fault.Usage {
+		if _, err := checkFormat(t, refused, info); fault.KindOf(err) != fault.Usage {
 			t.Fatalf("ffv1 in .mp4, run %d: %v, want a usage error", i+1, err)
 		}
 		if n := ffmpegRuns(); n == 0 {
@@ -115,11 +115,10 @@ func TestOutputCheckKeptByStreamParams(t *testing.T) {
 	saved := video.FFmpeg
 	video.FFmpeg = counted
 	defer func() { video.FFmpeg = saved }()
-	ctx := context.Background()
 	check := func(info *video.Info, out string) (video.Carried, error) {
 		cfg := job.Default()
 		cfg.TargetPath, cfg.OutputPath, cfg.Processors = info.Path, filepath.Join(dir, out), []string{job.ProcessorNone}
-		return CheckOutputFormat(ctx, cfg, specOf(t, cfg, info), info)
+		return checkFormat(t, cfg, info)
 	}
 
 	formatsChecked.Clear()
@@ -147,4 +146,26 @@ func TestOutputCheckKeptByStreamParams(t *testing.T) {
 			t.Errorf("text subtitles, %s check: no ffmpeg run (a pass kept)", what)
 		}
 	}
+}
+
+// checkFormat is CheckFormat's answer for cfg on the target of info: the streams the output
+// carries, or the refusal.
+func checkFormat(t *testing.T, cfg job.Config, info *video.Info) (video.Carried, error) {
+	t.Helper()
+	s, err := Resolve(cfg, info)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = CheckFormat(context.Background(), cfg, s, info)
+	return s.Carried, err
+}
+
+// countTools counts the runs of ffmpeg and ffprobe from here to the test's end.
+func countTools(t *testing.T) (ffmpegRuns, probeRuns func() int) {
+	ffmpeg, ffmpegRuns := testenv.Counted(t, "ffmpeg")
+	ffprobe, probeRuns := testenv.Counted(t, "ffprobe")
+	savedMpeg, savedProbe := video.FFmpeg, video.FFprobe
+	video.FFmpeg, video.FFprobe = ffmpeg, ffprobe
+	t.Cleanup(func() { video.FFmpeg, video.FFprobe = savedMpeg, savedProbe })
+	return ffmpegRuns, probeRuns
 }
