@@ -3,7 +3,7 @@ package infer
 import (
 	"errors"
 	"fmt"
-	"os"
+	"log/slog"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -38,10 +38,10 @@ type SessionConfig struct {
 	Engines *EngineSet
 }
 
-// Warnf is where the lines of sessions opened without a Logf go; the program points it at its
-// log. The default writes them to standard error.
+// Warnf is where the lines of sessions opened without a Logf go: slog's default logger, which
+// the program makes its log.
 var Warnf = func(format string, args ...any) {
-	fmt.Fprintf(os.Stderr, "warning: "+format+"\n", args...)
+	slog.Warn(fmt.Sprintf("warning: "+format, args...))
 }
 
 func (c *SessionConfig) logf(format string, args ...any) {

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/facefusion-hpc/facefusion/internal/logging"
+
 	"github.com/facefusion-hpc/facefusion/internal/clitest"
 	"github.com/facefusion-hpc/facefusion/internal/report"
 	"github.com/facefusion-hpc/facefusion/internal/testenv"
@@ -45,7 +47,7 @@ func TestLogLevelAndTempPath(t *testing.T) {
 
 	gone := filepath.Join(dir, "gone.mp4")
 	r = clitest.Run(t, "run", "-t", gone, "-o", filepath.Join(dir, "out2.mp4"), "--processors", "none", "--log-level", "error")
-	if r.Code != exitInput || strings.Count(r.Stderr, "\n") != 1 || !strings.HasPrefix(r.Stderr, "facefusion: target "+gone) {
+	if r.Code != exitInput || strings.Count(r.Stderr, "\n") != 1 || !strings.HasPrefix(strings.Join(logging.Messages(r.Stderr), ""), "target "+gone) {
 		t.Errorf("missing target: exit %d, stderr %q: want %d and its one error line", r.Code, r.Stderr, exitInput)
 	}
 	clitest.CheckReportEnd(t, filepath.Join(dir, "out2.mp4"), r, lustre.Failed) // a run refused in planning has its report too

@@ -26,8 +26,7 @@ func cmdFaces(args []string, w io.Writer) error {
 	if cfg.TargetPath == "" {
 		return fault.AsUsage(fmt.Errorf("faces: -t IMAGE is required (facefusion faces -t IMAGE [run flags])"))
 	}
-	useLog(cfg)
-	d, err := pipeline.FindFaces(cfg)
+	d, err := pipeline.FindFaces(cfg, useLog(cfg))
 	if err != nil {
 		return err
 	}

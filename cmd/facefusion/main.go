@@ -36,6 +36,10 @@ const (
 // rank 0 reports what every rank saw.
 var worldRank int
 
+// procLog is where main reports a command's error: stderr at info until the command has read
+// its --log-level (useLog), then the job's log, naming the rank once the process joined the job.
+var procLog = logging.New(os.Stderr, logging.Info)
+
 // signalNames are the stopping signals as the job folder's STOP file and the messages name them.
 var signalNames = map[os.Signal]driver.Signal{os.Interrupt: "SIGINT", syscall.SIGTERM: "SIGTERM", syscall.SIGUSR1: "SIGUSR1"}
 
@@ -133,7 +137,7 @@ func exitCode(ctx context.Context, err error) int {
 	}
 	code, say := classify(ctx, err)
 	if say != "" {
-		logging.Default().Errorf("%s", say)
+		procLog.Errorf("%s", say)
 	}
 	return code
 }

@@ -45,7 +45,7 @@ func TestOddFrameSizeDefaultEncoder(t *testing.T) {
 	}
 }
 
-var faceCountLine = regexp.MustCompile(`facefusion: a face was swapped in (\d+) of (\d+) frames\n`)
+var faceCountLine = regexp.MustCompile(`\[FACEFUSION\] rank 0: a face was swapped in (\d+) of (\d+) frames\n`)
 
 // faceCount is the N of the run's one "a face was swapped in N of M frames" line; M must be
 // frames.
@@ -74,7 +74,7 @@ func TestNoFaceInTarget(t *testing.T) {
 	clitest.FFmpeg(t, "-f", "lavfi", "-i", "color=c=0x28313d:s=320x240:r=25", "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000",
 		"-frames:v", "20", "-c:v", "libx264", "-pix_fmt", "yuv420p", "-c:a", "aac", "-shortest", faceless)
 	src := testenv.Sample(t, "grace_hopper.png")
-	warning := "facefusion: warning: no face was found in any of the 20 frames of " + faceless + " (detector score ≥ 0.5): the output is the target unchanged; lower --face-detector-score"
+	warning := "[FACEFUSION] rank 0: warning: no face was found in any of the 20 frames of " + faceless + " (detector score ≥ 0.5): the output is the target unchanged; lower --face-detector-score"
 
 	out := filepath.Join(dir, "warned.mp4")
 	r := clitest.Run(t, "run", "-s", src, "-t", faceless, "-o", out, "--chunk-frames", "10")
@@ -94,7 +94,7 @@ func TestNoFaceInTarget(t *testing.T) {
 	if r.Code != exitInput {
 		t.Fatalf("--fail-if-no-face: exit %d, want %d; stderr:\n%s", r.Code, exitInput, r.Stderr)
 	}
-	if !strings.Contains(r.Stderr, "facefusion: no face was found in any of the 20 frames of "+faceless) || !strings.Contains(r.Stderr, "nothing was written to the output path (--fail-if-no-face)") {
+	if !strings.Contains(r.Stderr, "[FACEFUSION] rank 0: no face was found in any of the 20 frames of "+faceless) || !strings.Contains(r.Stderr, "nothing was written to the output path (--fail-if-no-face)") {
 		t.Errorf("--fail-if-no-face: the error does not say why:\n%s", r.Stderr)
 	}
 	clitest.MustNotExist(t, out)
@@ -125,7 +125,7 @@ func TestNoFaceInImage(t *testing.T) {
 	faceless := testenv.Sample(t, "coffee.png")
 	out := filepath.Join(dir, "coffee.png")
 	r := clitest.Run(t, "run", "-s", src, "-t", faceless, "-o", out)
-	if r.Code != 0 || !strings.Contains(r.Stderr, "facefusion: warning: no face was found in the image "+faceless) {
+	if r.Code != 0 || !strings.Contains(r.Stderr, "[FACEFUSION] rank 0: warning: no face was found in the image "+faceless) {
 		t.Fatalf("exit %d, want 0 and the warning; stderr:\n%s", r.Code, r.Stderr)
 	}
 	if _, err := os.Stat(out); err != nil {

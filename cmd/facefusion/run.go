@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"strconv"
 	"time"
@@ -84,6 +85,8 @@ func joinJob(args []string, parse func([]string) (job.Config, error)) (job.Confi
 		return cfg, nil, nil, nil, fault.AsEnvironment(err)
 	}
 	worldRank = comm.Rank()
+	log = log.WithRank(comm.Rank())
+	adoptLog(log)
 	if comm.Rank() == 0 {
 		for _, note := range cfg.IgnoredNotes() {
 			log.Infof("%s", note)
@@ -105,8 +108,15 @@ func useLog(cfg job.Config) *logging.Logger {
 		panic(err)
 	}
 	log := logging.New(os.Stderr, level)
-	logging.SetDefault(log)
+	adoptLog(log)
 	return log
+}
+
+// adoptLog makes log the one main reports errors to and slog's default, so that a library
+// logging through slog prints the program's lines, at its level.
+func adoptLog(log *logging.Logger) {
+	procLog = log
+	slog.SetDefault(log.Slog())
 }
 
 // newProgress draws a bar on a terminal and plain lines every 10 s otherwise (batch logs), when
@@ -120,7 +130,7 @@ func newProgress(log *logging.Logger) pipeline.ProgressFunc {
 			b := progress.NewBar(os.Stderr, total, "frames")
 			return b, b.Close
 		}
-		l := progress.NewLines(log.Writer(logging.Info), total, "facefusion", 10*time.Second)
+		l := progress.NewLines(log.Writer(logging.Info), total, "progress", 10*time.Second)
 		return l, l.Close
 	}
 }

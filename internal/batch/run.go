@@ -78,6 +78,8 @@ type Summary struct {
 	// inDir says Path is in the batch folder, and dirOK that the folder passed its check
 	// (Dir.Make): a folder refused as another user's, or others', receives nothing.
 	inDir, dirOK bool
+	// log says why the summary or the metrics file could not be written.
+	log *logging.Logger
 }
 
 // Outcomes of a batch, as the summary and the last log line say them.
@@ -135,7 +137,7 @@ func Run(ctx context.Context, comm collective.Comm, cfg job.Config, opt Options)
 	host, _ := os.Hostname()
 	b.sum = &Summary{Version: 1, Started: time.Now().UTC(), Host: host, Ranks: comm.Size(), Slurm: slurm.FromEnv(),
 		BatchDir: b.dir.Path, Path: summaryPath(cfg, b.dir), TargetPattern: cfg.TargetPattern, SourcePattern: cfg.SourcePattern, OutputPattern: cfg.OutputPattern,
-		inDir: cfg.ReportPath == ""}
+		inDir: cfg.ReportPath == "", log: opt.Log}
 	err := b.run(ctx)
 	last := decision{Last: true}
 	var stopped *driver.Stopped
@@ -545,7 +547,7 @@ func (s *Summary) save() {
 	}
 	data, _ := json.MarshalIndent(s, "", "  ")
 	if err := lustre.WriteAtomic(s.Path, append(data, '\n')); err != nil {
-		logging.Default().Warnf("batch summary: %v", err)
+		s.log.Warnf("batch summary: %v", err)
 	}
 }
 
@@ -600,7 +602,7 @@ func (s *Summary) writeMetrics(cfg job.Config, status int) {
 		}
 	}
 	if err := metrics.Write(cfg.MetricsPath, fams...); err != nil {
-		logging.Default().Warnf("batch metrics %s: %v", cfg.MetricsPath, err)
+		s.log.Warnf("batch metrics %s: %v", cfg.MetricsPath, err)
 	}
 }
 

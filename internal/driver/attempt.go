@@ -201,7 +201,7 @@ func (a *attempt) loadEarly(planStart time.Time) {
 	// rank 0 chose, finds their answers cached.
 	tried := make(chan struct{})
 	go func() { defer close(tried); pipeline.Pretry(a.ctx, a.cfg) }()
-	a.models, a.loadErr = loadModels(a.ctx, a.cfg)
+	a.models, a.loadErr = loadModels(a.ctx, a.cfg, a.log)
 	a.loaded = time.Since(planStart)
 	<-tried
 }
@@ -272,7 +272,7 @@ func (a *attempt) ready() error {
 	}
 	if a.models == nil && a.loadErr == nil && !a.plan.Image { // not loaded during the plan
 		start := time.Now()
-		a.models, a.loadErr = loadModels(a.ctx, a.cfg)
+		a.models, a.loadErr = loadModels(a.ctx, a.cfg, a.log)
 		a.loaded = time.Since(start)
 	}
 	var mfe *pipeline.ModelFileError

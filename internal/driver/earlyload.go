@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/facefusion-hpc/facefusion/internal/job"
+	"github.com/facefusion-hpc/facefusion/internal/logging"
 	"github.com/facefusion-hpc/facefusion/internal/pipeline"
 )
 
@@ -26,7 +27,7 @@ type earlyLoad struct {
 // files it broadcasts, so that the load takes its bytes; nil: at once), and once the loads
 // refused plans left behind have closed what they opened (one set of models at a time). A
 // stop (ctx done) before the load begins, or between its models and its engines, ends it there.
-func startLoad(ctx context.Context, cfg job.Config, read <-chan struct{}) *earlyLoad {
+func startLoad(ctx context.Context, cfg job.Config, read <-chan struct{}, log *logging.Logger) *earlyLoad {
 	l := &earlyLoad{done: make(chan struct{})}
 	if planHooks.started != nil {
 		planHooks.started()
@@ -49,7 +50,7 @@ func startLoad(ctx context.Context, cfg job.Config, read <-chan struct{}) *early
 			return // a stop: nothing to load
 		}
 		start := time.Now()
-		l.m, l.err = loadModels(ctx, cfg) // a video's engines too, as the other ranks open theirs
+		l.m, l.err = loadModels(ctx, cfg, log) // a video's engines too, as the other ranks open theirs
 		l.took = time.Since(start)
 		if planHooks.loaded != nil {
 			planHooks.loaded()

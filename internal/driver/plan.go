@@ -212,7 +212,7 @@ func (c *coordinator) planSetup(modelsRead <-chan struct{}) (m *pipeline.Models,
 	// nothing. A refusal below leaves the load to close what it opened (discard).
 	load := &earlyLoad{}
 	if !doneCheck && ctx.Err() == nil {
-		load = startLoad(ctx, cfg, modelsRead)
+		load = startLoad(ctx, cfg, modelsRead, log)
 	}
 	defer func() {
 		if err != nil {
@@ -241,7 +241,7 @@ func (c *coordinator) planSetup(modelsRead <-chan struct{}) (m *pipeline.Models,
 	// Models and the source are checked before the job folder exists: a job refused for its
 	// models leaves nothing behind.
 	if !load.started() {
-		load = startLoad(ctx, cfg, modelsRead)
+		load = startLoad(ctx, cfg, modelsRead, log)
 	}
 	checked := time.Since(planStart)
 	m, err = load.wait()
@@ -404,8 +404,8 @@ func sameSettings(me int, cfg job.Config, rank0 map[string]string) error {
 // loadModels is a rank's load: the models, their sessions opened (an image target's are not:
 // rank 0 alone processes it, opening what it runs). A non-zero rank's runs while rank 0 plans,
 // rank 0's beside its plan's checks (earlyLoad).
-func loadModels(ctx context.Context, cfg job.Config) (*pipeline.Models, error) {
-	m, err := pipeline.LoadModels(cfg)
+func loadModels(ctx context.Context, cfg job.Config, log *logging.Logger) (*pipeline.Models, error) {
+	m, err := pipeline.LoadModels(cfg, log)
 	if err != nil {
 		return nil, err
 	}

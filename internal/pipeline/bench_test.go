@@ -38,7 +38,7 @@ func demoClip(b *testing.B) (job.Config, *video.Info) {
 
 func loadModels(b *testing.B, cfg job.Config) *Models {
 	b.Helper()
-	m, err := LoadModels(cfg)
+	m, err := LoadModels(cfg, nil)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -45,7 +45,7 @@ func TestSelectorFiltersByClass(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		m, err := LoadModels(cfg)
+		m, err := LoadModels(cfg, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -104,7 +104,7 @@ func TestDetectorFrameOptions(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		m, err := LoadModels(cfg)
+		m, err := LoadModels(cfg, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -21,7 +21,7 @@ func TestWorkersShareEngines(t *testing.T) {
 	cfg.ModelsDir = filepath.Join(testenv.Cache(t), "models")
 	cfg.OnnxruntimeLibrary = testenv.ORTLibrary(t)
 	cfg.SourcePaths = []string{testenv.Sample(t, "grace_hopper.png")}
-	m, err := LoadModels(cfg)
+	m, err := LoadModels(cfg, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

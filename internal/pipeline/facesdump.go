@@ -10,6 +10,7 @@ import (
 	"github.com/facefusion-hpc/facefusion/internal/fault"
 	"github.com/facefusion-hpc/facefusion/internal/geom"
 	"github.com/facefusion-hpc/facefusion/internal/job"
+	"github.com/facefusion-hpc/facefusion/internal/logging"
 	"github.com/facefusion-hpc/facefusion/internal/models/adapters"
 	"github.com/facefusion-hpc/facefusion/internal/models/facemodel"
 	"github.com/facefusion-hpc/facefusion/internal/raster"
@@ -46,8 +47,9 @@ type FaceDump struct {
 // FindFaces analyses cfg's target image with cfg's detector, landmarker, classifier and
 // recognizer, and selects as the job would: in reference mode the reference face is the
 // target's own (an image target's reference frame); the sources, when given, are read as the
-// job reads them (the selector's auto takes their face's gender and race).
-func FindFaces(cfg job.Config) (*FacesDump, error) {
+// job reads them (the selector's auto takes their face's gender and race). The models' warnings
+// go to log.
+func FindFaces(cfg job.Config, log *logging.Logger) (*FacesDump, error) {
 	if !cfg.FindsFaces() {
 		return nil, fault.AsUsage(fmt.Errorf("faces: the processors find no faces (--processors none)"))
 	}
@@ -55,7 +57,7 @@ func FindFaces(cfg job.Config) (*FacesDump, error) {
 	if err != nil {
 		return nil, fault.AsInput(fmt.Errorf("target %w: give a readable PNG or JPEG", err))
 	}
-	m, err := LoadModels(cfg)
+	m, err := LoadModels(cfg, log)
 	if err != nil {
 		return nil, err
 	}

@@ -39,7 +39,6 @@ func sessionConfig(cfg job.Config, name string) infer.SessionConfig {
 		},
 		MaxBatch: batchSize(cfg),
 		SHA256:   cfg.ModelSHA256[name],
-		Logf:     sessionLog(cfg),
 	}
 }
 
@@ -62,13 +61,13 @@ var (
 
 // sessionLog is where a model session's lines go, each once per process: warnings, except that
 // unpinned buffers cost a job without a GPU provider nothing, so there that line is detail.
-func sessionLog(cfg job.Config) func(format string, args ...any) {
+func sessionLog(cfg job.Config, log *logging.Logger) func(format string, args ...any) {
 	gpu := cfg.UsesGPU()
-	return func(format string, args ...any) { logOnce(gpu, format, args...) }
+	return func(format string, args ...any) { logOnce(log, gpu, format, args...) }
 }
 
 // logOnce keeps per-session log lines (provider fallback, unpinned buffers) to one per process.
-func logOnce(gpu bool, format string, args ...any) {
+func logOnce(log *logging.Logger, gpu bool, format string, args ...any) {
 	msg := fmt.Sprintf(format, args...)
 	key := msg // the same fallback for every model is one line
 	if i := strings.Index(msg, "execution providers:"); i >= 0 {
@@ -79,9 +78,9 @@ func logOnce(gpu bool, format string, args ...any) {
 	if !logged[key] {
 		logged[key] = true
 		if !gpu && strings.HasPrefix(msg, infer.UnpinnedNote) {
-			logging.Default().Debugf("%s", msg)
+			log.Debugf("%s", msg)
 		} else {
-			logging.Default().Warnf("%s", msg)
+			log.Warnf("%s", msg)
 		}
 	}
 }
@@ -404,7 +403,7 @@ func (m *Models) openWorker(withSource bool) (*modelWorker, error) {
 	cfg := m.cfg
 	w := &modelWorker{cfg: cfg, sel: selector(cfg, m.sourceClass), ref: m.reference, st: m.stats, tracker: temporal.Tracker{Score: cfg.FaceTrackerScore}}
 	if cfg.Tracks() && cfg.FaceLandmarkSmoothing > 0 {
-		logOnce(cfg.UsesGPU(), "face_tracker_score %g: FaceFusion's face tracker gives the faces; face_landmark_smoothing (facefusion-hpc's own) is not applied", cfg.FaceTrackerScore)
+		logOnce(m.log, cfg.UsesGPU(), "face_tracker_score %g: FaceFusion's face tracker gives the faces; face_landmark_smoothing (facefusion-hpc's own) is not applied", cfg.FaceTrackerScore)
 	}
 	var err error
 	if w.an, err = m.newAnalyser(cfg.FaceSelectorMode == "reference" || faceswapper.Balances(cfg)); err != nil {
@@ -759,5 +758,6 @@ func (m *Models) Embeddings() (source, reference *face.Embedding) {
 func (m *Models) sessionConfig(name string) infer.SessionConfig {
 	c := sessionConfig(m.cfg, name)
 	c.Engines = m.engines
+	c.Logf = sessionLog(m.cfg, m.log)
 	return c
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/facefusion-hpc/facefusion/infer"
 	"github.com/facefusion-hpc/facefusion/internal/face"
 	"github.com/facefusion-hpc/facefusion/internal/job"
+	"github.com/facefusion-hpc/facefusion/internal/logging"
 	"github.com/facefusion-hpc/facefusion/internal/models/adapters"
 	"github.com/facefusion-hpc/facefusion/internal/models/catalog"
 	"github.com/facefusion-hpc/facefusion/internal/models/facemodel"
@@ -49,7 +50,7 @@ func MeasureRecognizer(cfg job.Config) string {
 // what is wrong and the fix. A missing file is not a warning (a models folder without it is a
 // normal install): the reason goes to the debug log. Call it after InitRuntime, so that the
 // signature is checked too.
-func identityRecognizer(cfg job.Config) (name, why string, warn bool) {
+func identityRecognizer(cfg job.Config, log *logging.Logger) (name, why string, warn bool) {
 	switch name = MeasureRecognizer(cfg); {
 	case cfg.IdentityMeasure == "off":
 		return "", "identity_measure is off", false
@@ -74,7 +75,7 @@ func identityRecognizer(cfg job.Config) (name, why string, warn bool) {
 		return "", fmt.Sprintf("identity measure off: %s: %s, or --identity-measure off (identity_measure = \"off\") silences this", r[0].Detail, recognizerFix(name, r[0].Path)), true
 	}
 	if w := r[0].Warning(); w != "" {
-		logOnce(cfg.UsesGPU(), "%s", w)
+		logOnce(log, cfg.UsesGPU(), "%s", w)
 	}
 	return name, "", false
 }

@@ -35,7 +35,7 @@ func TestIdentityRecognizer(t *testing.T) {
 		cfg := base
 		cfg.Processors = append([]string(nil), base.Processors...)
 		c.set(&cfg)
-		name, why, warn := identityRecognizer(cfg)
+		name, why, warn := identityRecognizer(cfg, nil)
 		if got := RecognizerName(cfg); got != c.rec || name != c.meter || !strings.Contains(why, c.why) || (name == "") == (why == "") || warn {
 			t.Errorf("%s: recognizer %q, measure %q (%q); want %q, %q (%q)", c.name, got, name, why, c.rec, c.meter, c.why)
 		}
@@ -85,7 +85,7 @@ func TestIdentityMeasureRefusedFile(t *testing.T) {
 		cfg.OnnxruntimeLibrary = testenv.ORTLibrary(t)
 		cfg.SourcePaths = []string{testenv.Sample(t, "grace_hopper.png")}
 		path := filepath.Join(cfg.ModelsDir, "fr_feature.onnx")
-		m, err := LoadModels(cfg)
+		m, err := LoadModels(cfg, nil)
 		if err != nil {
 			t.Fatalf("%s: the default job fails on the measure's file: %v", c.name, err)
 		}
@@ -93,7 +93,7 @@ func TestIdentityMeasureRefusedFile(t *testing.T) {
 			t.Errorf("%s: the identity measure runs %s", c.name, m.identity.name)
 		}
 		m.Close()
-		name, why, warn := identityRecognizer(cfg)
+		name, why, warn := identityRecognizer(cfg, nil)
 		for _, want := range []string{path, c.why, "`rm " + path + " && make fetch`", "npm faceplugin-face-recognition-js@0.0.1", "--identity-measure off"} {
 			if name != "" || !warn || !strings.Contains(why, want) {
 				t.Errorf("%s: measure %q, warning %v %q: want it off, warned, naming %q", c.name, name, warn, why, want)
@@ -104,7 +104,7 @@ func TestIdentityMeasureRefusedFile(t *testing.T) {
 		}
 		ref := cfg
 		ref.FaceSelectorMode = "reference"
-		_, err = LoadModels(ref)
+		_, err = LoadModels(ref, nil)
 		testenv.CheckError(t, c.name+" reference mode", err, path, c.why, "make fetch", "npm faceplugin-face-recognition-js@0.0.1")
 		if err != nil && strings.Contains(err.Error(), "FaceFusion") {
 			t.Errorf("%s: reference mode's %q sends the user to FaceFusion", c.name, err)
@@ -115,7 +115,7 @@ func TestIdentityMeasureRefusedFile(t *testing.T) {
 	cfg.ModelsDir = folder(nil)
 	cfg.OnnxruntimeLibrary = testenv.ORTLibrary(t)
 	cfg.FaceSelectorMode = "reference"
-	_, err = LoadModels(cfg)
+	_, err = LoadModels(cfg, nil)
 	testenv.CheckError(t, "reference mode, no fr_feature", err, "fr_feature.onnx is missing", "run `make fetch` (npm faceplugin-face-recognition-js@0.0.1)")
 	// A model file's refusal, not the runtime's: the driver's hint that rank 0's files can be
 	// broadcast to a node that lacks them rests on it.

@@ -17,7 +17,7 @@ func TestOpenBeforeTheSource(t *testing.T) {
 	cfg.OnnxruntimeLibrary = testenv.ORTLibrary(t)
 	cfg.SourcePaths = []string{testenv.Sample(t, "grace_hopper.png")}
 	before := infer.OpenSessions()
-	m, err := LoadModels(cfg)
+	m, err := LoadModels(cfg, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

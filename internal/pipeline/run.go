@@ -30,6 +30,7 @@ type ProgressFunc func(total int) (progress.Counter, func())
 // Models are what a process loads once: the runtime, the landmarker and the prepared source.
 type Models struct {
 	cfg    job.Config
+	log    *logging.Logger // the job's: model warnings, once per process (logOnce)
 	lm     *landmark.Predictor
 	source *swap.Source
 	// FaceFusion's models: the source identity and the reference face (rank 0 finds them).
@@ -54,10 +55,10 @@ type Models struct {
 }
 
 // LoadModels initialises ONNX Runtime and loads the landmarker; every missing file is an
-// Environment fault naming the file and what to do.
-func LoadModels(cfg job.Config) (*Models, error) {
+// Environment fault naming the file and what to do. The models' warnings go to log.
+func LoadModels(cfg job.Config, log *logging.Logger) (*Models, error) {
 	if !cfg.FindsFaces() {
-		return &Models{cfg: cfg, stats: new(Stats)}, nil // frames pass through: no model, no runtime
+		return &Models{cfg: cfg, log: log, stats: new(Stats)}, nil // frames pass through: no model, no runtime
 	}
 	for _, f := range EmbeddedModelFiles(cfg) {
 		if st, err := infer.ModelStat(f.Path); err != nil || st.Size() == 0 {
@@ -95,16 +96,16 @@ func LoadModels(cfg job.Config) (*Models, error) {
 	}
 	for _, r := range reports {
 		if w := r.Warning(); w != "" {
-			logOnce(cfg.UsesGPU(), "%s", w)
+			logOnce(log, cfg.UsesGPU(), "%s", w)
 		}
 	}
-	m := &Models{cfg: cfg, stats: new(Stats), engines: infer.NewEngineSet(infer.EngineConfig{Workers: 1})}
-	if name, why, warn := identityRecognizer(cfg); name != "" {
+	m := &Models{cfg: cfg, log: log, stats: new(Stats), engines: infer.NewEngineSet(infer.EngineConfig{Workers: 1})}
+	if name, why, warn := identityRecognizer(cfg, log); name != "" {
 		m.identity = &identity{name: name}
 	} else if warn {
-		logOnce(cfg.UsesGPU(), "%s", why)
+		logOnce(log, cfg.UsesGPU(), "%s", why)
 	} else if cfg.Swaps() {
-		logging.Default().Debugf("identity measure: none (%s)", why)
+		log.Debugf("identity measure: none (%s)", why)
 	}
 	if cfg.FaceLandmarkerModel != "dlib_68" {
 		return m, nil

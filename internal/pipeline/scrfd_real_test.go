@@ -47,7 +47,7 @@ func TestSCRFDRealFile(t *testing.T) {
 	ref := job.Default()
 	ref.ModelsDir = dir
 	ref.OnnxruntimeLibrary = testenv.ORTLibrary(t)
-	refModels, err := LoadModels(ref)
+	refModels, err := LoadModels(ref, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,7 +104,7 @@ func TestSCRFDRealFile(t *testing.T) {
 		cfg := ref
 		cfg.FaceDetectorModel, cfg.FaceDetectorSize = "scrfd", size
 		cfg.ModelSHA256 = map[string]string{"scrfd_2.5g": catalog.Must("scrfd_2.5g").SHA256}
-		m, err := LoadModels(cfg) // checks the file's signature and its sha256 before any frame
+		m, err := LoadModels(cfg, nil) // checks the file's signature and its sha256 before any frame
 		if err != nil {
 			t.Fatal(err)
 		}

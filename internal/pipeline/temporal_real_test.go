@@ -48,7 +48,7 @@ func swapModels(t *testing.T, target string) (job.Config, *video.Info, *Models) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := LoadModels(cfg)
+	m, err := LoadModels(cfg, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,8 +16,6 @@ import (
 	"sync"
 	"syscall"
 	"time"
-
-	"github.com/facefusion-hpc/facefusion/internal/logging"
 )
 
 // Facts about this machine's ffmpeg that cost a process start each to learn (its version line,
@@ -184,7 +183,9 @@ func binaryIdentity(prog string) (string, error) {
 	}
 	if err := isProgram(path); err != nil {
 		if _, said := notPrograms.LoadOrStore(path, true); !said {
-			logging.Default().Debugf("ffmpeg facts: nothing is kept about %s: %v", path, err)
+			// slog's default (main makes it the job's log): the facts are a process-wide memo
+			// asked from below every caller, some in the background, and this is their one line.
+			slog.Debug(fmt.Sprintf("ffmpeg facts: nothing is kept about %s: %v", path, err))
 		}
 		return "", err
 	}

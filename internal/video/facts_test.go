@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"io/fs"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -138,9 +139,9 @@ func TestCheckFact(t *testing.T) {
 func TestWrapperFactsNotKept(t *testing.T) {
 	useFacts(t, t.TempDir())
 	var log bytes.Buffer
-	saved := logging.Default()
-	logging.SetDefault(logging.New(&log, logging.Debug))
-	defer logging.SetDefault(saved)
+	saved := slog.Default()
+	slog.SetDefault(logging.New(&log, logging.Debug).Slog())
+	defer slog.SetDefault(saved)
 	wrapper, runs := testenv.CountedWrapper(t, "ffmpeg")
 	savedMpeg := FFmpeg
 	defer func() { FFmpeg = savedMpeg }()

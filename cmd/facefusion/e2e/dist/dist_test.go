@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/facefusion-hpc/facefusion/internal/logging"
+
 	"github.com/facefusion-hpc/facefusion/internal/clitest"
 	"github.com/facefusion-hpc/facefusion/internal/driver"
 	"github.com/facefusion-hpc/facefusion/internal/fault"
@@ -239,7 +241,7 @@ func TestDistRankFailure(t *testing.T) {
 	}
 	var ours []string
 	for _, line := range strings.Split(r.Stderr, "\n") {
-		if strings.HasPrefix(line, "facefusion: rank ") {
+		if l, ok := logging.ParseLine(line); ok && strings.HasPrefix(l.Message, "rank ") {
 			ours = append(ours, line)
 		}
 	}
@@ -397,7 +399,7 @@ func TestProbe(t *testing.T) {
 
 	// a device that does not exist is a clear error, printed once
 	r = clitest.Mpirun(t, clitest.HangGuard(t), 2, "probe", "--execution-device-id", "bogus")
-	if r.Code != fault.ExitUsage || strings.Count(r.Stderr, "facefusion: --execution-device-id") != 2 {
+	if r.Code != fault.ExitUsage || strings.Count(r.Stderr, "[FACEFUSION] --execution-device-id") != 2 {
 		// every rank rejects the flag before MPI starts; mpirun shows both lines
 		t.Errorf("bad device: exit %d, %q; want exit %d", r.Code, r.Stderr, fault.ExitUsage)
 	}

@@ -277,7 +277,7 @@ func TestResumeCountsOnlyThisAttempt(t *testing.T) {
 		t.Errorf("no line separating earlier attempts' frames from this one's:\n%s", b)
 	}
 	// The batch-log progress lines count this attempt's frames against this attempt's total.
-	if m := regexp.MustCompile(`facefusion: (\d+)/(\d+) frames`).FindStringSubmatch(string(b)); m == nil || m[1] != "16" || m[2] != "16" {
+	if m := regexp.MustCompile(`\[FACEFUSION\] rank 0: progress: (\d+)/(\d+) frames`).FindStringSubmatch(string(b)); m == nil || m[1] != "16" || m[2] != "16" {
 		t.Errorf("progress lines %v, want this attempt's 16/16:\n%s", m, b)
 	}
 }
