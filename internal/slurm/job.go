@@ -64,7 +64,7 @@ func Query(ctx context.Context, id string) (Job, error) {
 	if len(tried) == 0 {
 		return Job{}, ErrNoTools
 	}
-	return Job{}, fmt.Errorf("Slurm does not know job %s (%s)", id, strings.Join(tried, "; "))
+	return Job{}, fmt.Errorf("no answer from Slurm about job %s (%s)", id, strings.Join(tried, "; "))
 }
 
 // run runs a Slurm client command and returns its output; its error carries the command's
@@ -78,7 +78,7 @@ func run(ctx context.Context, name string, args ...string) ([]byte, error) {
 	out, err := cmd.Output()
 	if err != nil {
 		msg, _, _ := strings.Cut(strings.TrimSpace(stderr.String()), "\n")
-		if msg == "" {
+		if msg = strings.TrimPrefix(msg, name+": "); msg == "" {
 			msg = err.Error()
 		}
 		return nil, errors.New(msg)
