@@ -119,7 +119,7 @@ func slurmStatus(id string, w io.Writer) error {
 	}
 	err = statusOf(target, &j, w)
 	if j.State == "PENDING" && fault.KindOf(err) == fault.Input {
-		// Not started (a requeued job's folder, from its earlier run, is shown above).
+		// Nothing run yet (a requeued job, which has, shows its folder through statusOf).
 		fmt.Fprintf(w, "state:      waiting in Slurm's queue: nothing has run yet (%s)\n", safefs.Name(target, safefs.PathLen))
 		return nil
 	}
