@@ -51,7 +51,8 @@ usage:
   facefusion plan -t TARGET --ranks N [--chunk-frames K]    print how N ranks would split TARGET, and the modelled wall time
   facefusion plan --frames F --ranks N [--costs REPORT]     the modelled wall time, efficiency and serial share (plan --help)
   facefusion probe [--execution-device-id auto|cpu|N]       print every rank's host and GPU binding
-  facefusion status JOB_DIR                                 chunks and frames done and pending, attempts, rate, ETA
+  facefusion status JOB_DIR|OUTPUT|JOB.toml|SLURM_JOB_ID   chunks and frames done and pending, attempts, rate, ETA
+  facefusion status BATCH_DIR|BATCH.toml                    a batch's entries: done, failed, quarantined, pending, running
   facefusion faces -t IMAGE [run flags]                     print, as JSON, the faces the job finds in IMAGE and the ones it selects
   facefusion models [run flags]                             every FaceFusion model file: verified, mismatched, no published hash, refused, missing
   facefusion force-download [run flags] [--all] [--force]   download the job's (or all) FaceFusion model files into models_dir, each sha256-verified

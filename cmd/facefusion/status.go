@@ -10,33 +10,55 @@ import (
 	"strings"
 	"time"
 
+	"github.com/facefusion-hpc/facefusion/internal/batch"
 	"github.com/facefusion-hpc/facefusion/internal/fault"
 	"github.com/facefusion-hpc/facefusion/internal/report"
 	"github.com/facefusion-hpc/facefusion/internal/safefs"
+	"github.com/facefusion-hpc/facefusion/internal/slurm"
 	"github.com/facefusion-hpc/facefusion/lustre"
 )
 
-const statusUsage = "usage: facefusion status JOB_DIR (the job folder: --job-dir, or OUTPUT.job beside the output)"
+const statusUsage = "usage: facefusion status JOB_DIR|OUTPUT|JOB.toml|SLURM_JOB_ID|BATCH_DIR (a job folder: --job-dir, or OUTPUT.job beside the output; an output; a job file as run --config or batch-run --config takes it; a Slurm job id, 1234 or 1234_5; a batch folder, .facefusion-batch beside the outputs)"
 
-// cmdStatus is `facefusion status JOB_DIR`: what a job has done and has left, from its manifest,
+// cmdStatus is `facefusion status WHAT`: what a job has done and has left, from its manifest,
 // the ranks' journals (chunks finished since rank 0's last merge) and the job's progress file
-// (every rank's frames, written by rank 0). It
-// only reads, so it works while the job runs and after it stopped.
+// (every rank's frames, written by rank 0); or a finished job's run report; or a batch's
+// entries by state. It only reads, so it works while the job runs and after it stopped.
 func cmdStatus(args []string, w io.Writer) error {
 	if len(args) == 1 && (args[0] == "-h" || args[0] == "--help") {
 		fmt.Fprintln(os.Stderr, statusUsage)
 		return nil
 	}
 	if len(args) != 1 {
-		return fault.AsUsage(fmt.Errorf("status: give one job folder; %s", statusUsage))
+		return fault.AsUsage(fmt.Errorf("status: give one job folder, output, job file, Slurm job id or batch folder; %s", statusUsage))
 	}
-	path, reportOf, err := statusTarget(args[0])
+	return statusOf(args[0], nil, w)
+}
+
+// statusOf prints the status of what arg names; sj is the Slurm job that named it, if one did
+// (its relative paths start at the job's working folder).
+func statusOf(arg string, sj *slurm.Job, w io.Writer) error {
+	st, err := os.Stat(arg)
+	switch {
+	case err != nil && sj == nil && slurm.IsJobID(arg):
+		return slurmStatus(arg, w)
+	case err == nil && st.Mode().IsRegular() && strings.HasSuffix(arg, ".toml"):
+		return configStatus(arg, sj, w)
+	case err == nil && st.IsDir() && isBatchFolder(arg):
+		return batchStatus(w, batch.Dir{Path: arg}, nil)
+	}
+	path, reportOf, err := statusTarget(arg)
 	if err != nil {
 		return err
 	}
 	if reportOf != "" {
 		return reportStatus(reportOf, w)
 	}
+	return jobStatus(path, w)
+}
+
+// jobStatus prints a job folder's status.
+func jobStatus(path string, w io.Writer) error {
 	// Status only reads, each file bounded, never through a link, every number range-checked:
 	// a colleague's job folder (or one others can write into) is shown as its files say.
 	jd := &lustre.JobDir{Path: path}
@@ -47,9 +69,9 @@ func cmdStatus(args []string, w io.Writer) error {
 	at := m.Attempts[len(m.Attempts)-1]
 	total := m.FrameEnd - m.FrameStart
 	framesDone := m.DoneFrames()
-	printJobSummary(w, jd, m, at, total, framesDone)
+	notRunning := printJobSummary(w, jd, m, at, total, framesDone)
 	attemptFrames, inFlight := printRanks(w, jd, m, at)
-	printRate(w, at, attemptFrames+inFlight, total-framesDone-inFlight)
+	printRate(w, at, attemptFrames+inFlight, total-framesDone-inFlight, notRunning)
 	if pending := pendingChunks(m); len(pending) > 0 {
 		fmt.Fprintf(w, "pending:    %s\n", pending)
 	}
@@ -116,11 +138,12 @@ func readJobState(jd *lustre.JobDir) (*lustre.Manifest, error) {
 // notJobFolder is the error for a folder with no manifest, naming the job folders inside it
 // when there are some.
 func notJobFolder(jd *lustre.JobDir) error {
-	// A folder of the user's given as --job-dir holds the job in a subfolder of its own.
+	// A folder of the user's given as --job-dir holds the job in a subfolder of its own; an
+	// output folder of a batch, the batch's folder.
 	var inside []string
 	if ents, err := os.ReadDir(jd.Path); err == nil {
 		for _, e := range ents {
-			if sub := (&lustre.JobDir{Path: filepath.Join(jd.Path, e.Name())}); e.IsDir() && sub.Owned() {
+			if sub := (&lustre.JobDir{Path: filepath.Join(jd.Path, e.Name())}); e.IsDir() && (sub.Owned() || isBatchFolder(sub.Path)) {
 				inside = append(inside, sub.Path)
 			}
 		}
@@ -132,8 +155,9 @@ func notJobFolder(jd *lustre.JobDir) error {
 }
 
 // printJobSummary prints the job-wide lines: folder, owner, target, state, attempts, and the
-// chunks and frames done and pending.
-func printJobSummary(w io.Writer, jd *lustre.JobDir, m *lustre.Manifest, at lustre.Attempt, total, framesDone int) {
+// chunks and frames done and pending. notRunning is why the latest attempt is not running ("" if
+// it is).
+func printJobSummary(w io.Writer, jd *lustre.JobDir, m *lustre.Manifest, at lustre.Attempt, total, framesDone int) (notRunning string) {
 	fmt.Fprintf(w, "job folder: %s\n", jd.Path)
 	if st, err := os.Stat(jd.Path); err == nil {
 		if !safefs.Mine(st) {
@@ -141,7 +165,8 @@ func printJobSummary(w io.Writer, jd *lustre.JobDir, m *lustre.Manifest, at lust
 		}
 	}
 	fmt.Fprintf(w, "target:     %s, frames [%d,%d), %d chunk(s) of %d\n", safefs.Name(m.Target, safefs.PathLen), m.FrameStart, m.FrameEnd, m.NumChunks, m.ChunkFrames)
-	fmt.Fprintf(w, "state:      %s\n", attemptState(jd, at))
+	state, notRunning := attemptState(jd, at)
+	fmt.Fprintf(w, "state:      %s\n", state)
 	fmt.Fprintf(w, "attempts:   %d (latest started %s on %d rank(s)", len(m.Attempts), at.Started.Format(time.RFC3339), at.Ranks)
 	if at.SlurmJob != "" {
 		fmt.Fprintf(w, ", Slurm job %s restart %d", safefs.Name(at.SlurmJob, safefs.HostLen), at.RestartCount)
@@ -149,11 +174,15 @@ func printJobSummary(w io.Writer, jd *lustre.JobDir, m *lustre.Manifest, at lust
 	fmt.Fprintln(w, ")")
 	fmt.Fprintf(w, "chunks:     %d done, %d pending, of %d\n", len(m.Done), m.NumChunks-len(m.Done), m.NumChunks)
 	fmt.Fprintf(w, "frames:     %d done, %d pending, of %d\n", framesDone, total-framesDone, total)
+	return notRunning
 }
 
-// attemptState says how the latest attempt stands, with the reason it stopped if it did.
-func attemptState(jd *lustre.JobDir, at lustre.Attempt) string {
-	state := safefs.Name(at.Outcome, safefs.ExcerptLen)
+// attemptState says how the latest attempt stands, with the reason it stopped if it did, and
+// in a word or two why it is not running ("" when its claim is live, "unknown" when the claim
+// cannot be read).
+func attemptState(jd *lustre.JobDir, at lustre.Attempt) (state, notRunning string) {
+	state = safefs.Name(at.Outcome, safefs.ExcerptLen)
+	notRunning = state
 	if at.Outcome == lustre.Running {
 		// The manifest of a killed attempt reads "running" too: the claim tells them apart,
 		// as the next run's takeover does.
@@ -161,20 +190,24 @@ func attemptState(jd *lustre.JobDir, at lustre.Attempt) string {
 		switch h, held, err := jd.ReadClaim(); {
 		case err != nil:
 			state = fmt.Sprintf("running? (manifest updated %s ago; the claim cannot be read: %v)", time.Since(at.Updated).Round(time.Second), err)
+			notRunning = "unknown: the claim cannot be read"
 		case !held:
 			state = fmt.Sprintf("not running: the attempt ended without recording how (killed?; manifest updated %s ago): rerun the same command to resume", time.Since(at.Updated).Round(time.Second))
+			notRunning = "no claim: killed?"
 		default:
 			if dead, why := h.Dead(&me, time.Now()); dead {
 				state = fmt.Sprintf("not running: killed (%s; manifest updated %s ago): rerun the same command to resume", why, time.Since(at.Updated).Round(time.Second))
+				notRunning = "killed"
 			} else {
 				state = fmt.Sprintf("running (%s; manifest updated %s ago)", h.Describe(), time.Since(at.Updated).Round(time.Second))
+				notRunning = ""
 			}
 		}
 	}
 	if at.Stop != "" {
 		state += " (" + safefs.Clip(at.Stop) + ")"
 	}
-	return state
+	return state, notRunning
 }
 
 // rankState is one rank's work in the latest attempt: finished chunks and their frames, and
@@ -231,16 +264,20 @@ func printRanks(w io.Writer, jd *lustre.JobDir, m *lustre.Manifest, at lustre.At
 }
 
 // printRate prints the latest attempt's frame rate and, with frames left, the time to finish
-// at that rate.
-func printRate(w io.Writer, at lustre.Attempt, frames, left int) {
+// at that rate: only while it runs (notRunning ""), since a stopped job finishes when someone
+// reruns it, not at any rate.
+func printRate(w io.Writer, at lustre.Attempt, frames, left int, notRunning string) {
 	end := time.Now()
-	if at.Outcome != lustre.Running {
+	if at.Outcome != lustre.Running || notRunning != "" { // the rate it had when it stopped
 		end = at.Updated
 	}
 	if secs := end.Sub(at.Started).Seconds(); secs > 0 && frames > 0 {
 		rate := float64(frames) / secs
 		fmt.Fprintf(w, "rate:       %.1f frames/s this attempt\n", rate)
-		if left > 0 {
+		switch {
+		case left > 0 && notRunning != "":
+			fmt.Fprintf(w, "eta:        - (not running: %s)\n", notRunning)
+		case left > 0:
 			if eta := float64(left) / rate; eta < lustre.MaxSeconds {
 				fmt.Fprintf(w, "eta:        %s at that rate\n", time.Duration(eta*float64(time.Second)).Round(time.Second))
 			} else {
