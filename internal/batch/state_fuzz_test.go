@@ -26,7 +26,9 @@ func FuzzStateFiles(f *testing.F) {
 	out := filepath.Join(seedDir, "out.mp4")
 	os.WriteFile(out, []byte("an output"), 0o644)
 	e := Entry{Index: 0, Sources: []string{"faces/a.jpg"}, Target: "inbox/one.mp4", Output: out}
-	_, list, err := seed.Frozen("77", cfg, func() ([]Entry, error) { return []Entry{e, {Index: -1, Target: "inbox/gone.mp4", Skip: "a link to nothing"}}, nil })
+	_, list, err := seed.Frozen("77", cfg, func() ([]Entry, error) {
+		return []Entry{e, {Index: -1, Target: "inbox/gone.mp4", Skip: "a link to nothing"}}, nil
+	})
 	if err != nil {
 		f.Fatal(err)
 	}
