@@ -69,9 +69,15 @@ fmt-check:
 vet: need-build
 	$(GO) vet ./...
 
-test: need-test fetch fmt-check vet $(CACHE)/demo/target.mp4
+test: need-test fetch fmt-check vet fuzz $(CACHE)/demo/target.mp4
 	$(GOBUILD) -o $(BIN) ./cmd/facefusion
 	$(GO) test -count=1 -timeout 25m ./...
+
+# Every fuzz target for FUZZTIME (3s) each, about a minute in all (internal/deps/fuzz.sh); a
+# crash fails it and leaves its input in the package's testdata/fuzz, which go test then runs.
+.PHONY: fuzz
+fuzz: need-test fetch
+	@GO=$(GO) bash internal/deps/fuzz.sh
 
 # Per-kernel and per-stage costs, processing alone, the codec floor and end-to-end frames/s on
 # the demo clip, then the distributed numbers (2 ranks over 1, rank 0's join share).

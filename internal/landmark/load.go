@@ -36,6 +36,36 @@ type decoder struct {
 	end int   // end of valid data in buf
 	off int64 // file offset of buf[0]
 	eof bool
+	// size is the file's length where the reader knows it, else -1: the arrays a header
+	// declares are made only when the bytes left can fill them (room), so a few bytes cannot
+	// make Load allocate what the limits above still allow.
+	size int64
+}
+
+// Each value the arrays hold takes at least this many bytes of the file: a packed integer is a
+// control byte and at least one more, a float two of them.
+const (
+	minIntBytes   = 2
+	minFloatBytes = 2 * minIntBytes
+)
+
+// room checks that the rest of the file, where its length is known, can hold n values of at
+// least per bytes each.
+func (d *decoder) room(n, per int) error {
+	if d.size >= 0 && int64(n)*int64(per) > d.size-d.offset() {
+		return &shortError{values: n, size: d.size}
+	}
+	return nil
+}
+
+// shortError is a file too short for the values its counts declare: truncated, or junk.
+type shortError struct {
+	values int
+	size   int64
+}
+
+func (e *shortError) Error() string {
+	return fmt.Sprintf("its %d bytes cannot hold the %d values it declares", e.size, e.values)
 }
 
 // fill makes at least n bytes available at d.pos unless the file ends first.
@@ -216,11 +246,34 @@ func Load(path string) (*Predictor, error) {
 	return Read(path, f)
 }
 
+// readerSize is the length of what r reads, where r can say (an *os.File of a regular file, a
+// bytes.Reader), else -1.
+func readerSize(r io.Reader) int64 {
+	switch r := r.(type) {
+	case interface{ Size() int64 }:
+		return r.Size()
+	case interface{ Stat() (fs.FileInfo, error) }:
+		if st, err := r.Stat(); err == nil && st.Mode().IsRegular() {
+			return st.Size()
+		}
+	}
+	return -1
+}
+
 // Read decodes a dlib shape predictor from r (the bytes of the file at path, which errors name).
 func Read(path string, r io.Reader) (*Predictor, error) {
-	d := &decoder{r: r, buf: make([]byte, 1<<20)}
+	d := &decoder{r: r, size: readerSize(r)}
+	// A 1 MiB buffer, less for a small file; fill asks for 2.5 KiB at most (a leaf's floats).
+	n := 1 << 20
+	if d.size >= 0 {
+		n = int(min(int64(n), d.size+4096))
+	}
+	d.buf = make([]byte, n)
 	p, err := decode(d)
+	var short *shortError
 	switch {
+	case errors.As(err, &short):
+		return nil, fmt.Errorf("landmark model %s: %v: it is truncated; download it again", path, err)
 	case errors.Is(err, errTruncated):
 		return nil, fmt.Errorf("landmark model %s: file ends early at byte %d: it is truncated; download it again", path, d.offset())
 	case err != nil:
@@ -335,6 +388,9 @@ func (p *Predictor) decodeAnchors(d *decoder) error {
 			return err
 		}
 		if c == 0 {
+			if err := d.room(p.cascades*n, minIntBytes); err != nil {
+				return err
+			}
 			p.features = n
 			p.anchor = make([]int32, 0, p.cascades*n)
 		} else if n != p.features {
@@ -357,6 +413,9 @@ func (p *Predictor) decodeDeltas(d *decoder) error {
 		return err
 	} else if n != p.cascades {
 		return fmt.Errorf("%d delta lists for %d cascades", n, p.cascades)
+	}
+	if err := d.room(2*p.cascades*p.features, minFloatBytes); err != nil {
+		return err
 	}
 	p.deltas = make([]float32, 2*p.cascades*p.features)
 	for c := 0; c < p.cascades; c++ {
@@ -391,6 +450,9 @@ func (p *Predictor) decodeTree(d *decoder, c, t int) error {
 		total := p.cascades * p.trees * (ns + 1) * 2 * numParts
 		if total > maxLeafData {
 			return fmt.Errorf("%d cascades × %d trees × %d leaves is too large", p.cascades, p.trees, ns+1)
+		}
+		if err := d.room(total, minFloatBytes); err != nil {
+			return err
 		}
 		p.splits = make([]split, 0, p.cascades*p.trees*ns)
 		p.leaves = make([]float32, 0, total)

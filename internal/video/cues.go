@@ -149,6 +149,10 @@ func clipSRT(data []byte, win Span) []byte {
 	return out.Bytes()
 }
 
+// maxCueField bounds each field of a cue's time: a million hours is far past any subtitle and
+// still inside a time.Duration, which a larger field would overflow into some other time.
+const maxCueField = 1_000_000
+
 // srtTime reads HH:MM:SS,mmm.
 func srtTime(s string) (time.Duration, bool) {
 	hms, ms, ok := strings.Cut(s, ",")
@@ -162,7 +166,7 @@ func srtTime(s string) (time.Duration, bool) {
 	var v [4]int64
 	for i, f := range append(p, ms) {
 		n, err := strconv.ParseInt(f, 10, 64)
-		if err != nil || n < 0 {
+		if err != nil || n < 0 || n >= maxCueField {
 			return 0, false
 		}
 		v[i] = n
@@ -214,7 +218,7 @@ func assTime(s string) (time.Duration, bool) {
 	var v [4]int64
 	for i, f := range append(p, cs) {
 		n, err := strconv.ParseInt(f, 10, 64)
-		if err != nil || n < 0 {
+		if err != nil || n < 0 || n >= maxCueField {
 			return 0, false
 		}
 		v[i] = n
