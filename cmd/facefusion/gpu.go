@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"os"
 	"strings"
 
 	"github.com/facefusion-hpc/facefusion/collective"
@@ -84,6 +83,3 @@ func settleProviders(comm collective.Comm, cfg job.Config, env func(string) (str
 	return cfg, fault.AsEnvironment(fmt.Errorf("this rank has a GPU (%s) but its models would run on the CPU: the ONNX Runtime %s has %s only (%s): use a GPU build of ONNX Runtime (docs/cluster.md, \"GPUs\"), or set execution_providers = [\"cpu\"] (--execution-providers cpu) to run on the CPU on purpose",
 		alloc, cfg.RuntimeLocation(), strings.Join(avail.Available, " "), avail.Why()))
 }
-
-// lookupEnv is os.LookupEnv, for settleProviders outside the tests.
-var lookupEnv = os.LookupEnv

@@ -92,7 +92,7 @@ func joinJob(args []string, parse func([]string) (job.Config, error)) (job.Confi
 	}
 	log.Debugf("rank %d of %d: %s %s (commit %s), log level %s, temp folder %s", comm.Rank(), comm.Size(), programName, version, commit(), cfg.LogLevel, cfg.TempDir())
 	given := len(cfg.ExecutionProviders) > 0
-	if cfg, err = settleProviders(comm, cfg, lookupEnv); err != nil {
+	if cfg, err = settleProviders(comm, cfg, os.LookupEnv); err != nil {
 		comm.Finalize()
 		return cfg, nil, nil, nil, err
 	}
