@@ -1,6 +1,7 @@
 package infer
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -18,7 +19,7 @@ const (
 // Execution chooses where a session runs. The zero value runs on the CPU with one thread.
 type Execution struct {
 	// Providers is the ordered preference, FaceFusion style: e.g. [tensorrt cuda cpu]. Empty
-	// means [cpu]. A GPU provider that cannot be appended (no provider library, no device) is
+	// means FaceFusion's default: the first provider the runtime has (AvailableProviders). A GPU provider that cannot be appended (no provider library, no device) is
 	// skipped; if none of the listed providers is available the session is refused.
 	Providers []string
 	// DeviceID is the GPU for cuda and tensorrt (the rank's bound GPU).
@@ -60,20 +61,15 @@ func applyProviders(so *ort.SessionOptions, ex Execution) (used []string, note s
 		return nil, "", err
 	}
 	if len(names) == 0 {
-		names = []string{ProviderCPU}
+		a, err := AvailableProviders()
+		if err != nil {
+			return nil, "", err
+		}
+		names = a.Default()
 	}
 	var skipped []string
 	for _, n := range names {
-		var perr error
-		switch n {
-		case ProviderCUDA:
-			perr = appendCUDA(so, ex)
-		case ProviderTensorRT:
-			perr = appendTensorRT(so, ex)
-		case ProviderCPU:
-			// ONNX Runtime always falls back to its CPU provider: nothing to append.
-		}
-		if perr != nil {
+		if perr := appendProvider(so, ex, n); perr != nil {
 			skipped = append(skipped, n+": "+providerWhy(perr))
 			continue
 		}
@@ -100,6 +96,27 @@ func ResolveProviders(ex Execution) ([]string, error) {
 	defer so.Destroy()
 	used, _, err := applyProviders(so, ex)
 	return used, err
+}
+
+// appendProvider appends provider n to so. A GPU provider needs the driver too: its provider
+// library loads without one, and only the session would fail.
+func appendProvider(so *ort.SessionOptions, ex Execution, n string) error {
+	switch n {
+	case ProviderCUDA, ProviderTensorRT:
+		if err := cudaDriver(); err != nil {
+			// A missing provider library is the likelier fix (a CPU build of the runtime).
+			if why, _ := providerMissing(n); why != "" {
+				return errors.New(why)
+			}
+			return err
+		}
+		if n == ProviderCUDA {
+			return appendCUDA(so, ex)
+		}
+		return appendTensorRT(so, ex)
+	}
+	// ONNX Runtime always falls back to its CPU provider: nothing to append.
+	return nil
 }
 
 func appendCUDA(so *ort.SessionOptions, ex Execution) error {

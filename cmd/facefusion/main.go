@@ -46,11 +46,11 @@ var signalNames = map[os.Signal]driver.Signal{os.Interrupt: "SIGINT", syscall.SI
 const usage = `facefusion: face swap for videos and images, from a laptop to a GPU cluster
 
 usage:
-  facefusion run -s SOURCE... -t TARGET -o OUTPUT [flags]   swap faces
+  facefusion run -s SOURCE... -t TARGET -o OUTPUT [flags]   swap faces (headless-run: the same, FaceFusion's name)
   facefusion batch-run -s 'GLOB' -t 'GLOB' -o PATTERN [flags] every source against every target matched; see --target-pattern below
   facefusion plan -t TARGET --ranks N [--chunk-frames K]    print how N ranks would split TARGET, and the modelled wall time
   facefusion plan --frames F --ranks N [--costs REPORT]     the modelled wall time, efficiency and serial share (plan --help)
-  facefusion probe [--execution-device-id auto|cpu|N]       print every rank's host and GPU binding
+  facefusion probe [--execution-device-ids auto|cpu|N...]   print every rank's host, GPU binding and ONNX Runtime providers
   facefusion status JOB_DIR|OUTPUT|JOB.toml|SLURM_JOB_ID   chunks and frames done and pending, attempts, rate, ETA
   facefusion status BATCH_DIR|BATCH.toml                    a batch's entries: done, failed, quarantined, pending, running
   facefusion faces -t IMAGE [run flags]                     print, as JSON, the faces the job finds in IMAGE and the ones it selects
@@ -63,8 +63,9 @@ usage:
       [--download-rate-window SECONDS]                    each window of this (default 60); the next try resumes it
       [--download-timeout SECONDS]                        the most one file may take, every URL and try (default 7200)
   facefusion version  (or -v, --version)                    the program's version and the commit it was built from
-  facefusion job-kind FILE                                  run or batch-run: the command a TOML job file is for
+  facefusion config-kind FILE                               run or batch-run: the command a TOML job file is for (job-kind: the same)
   facefusion help                                           this text
+FaceFusion's benchmark and job-* commands are not here: each says what to use instead.
 
 run flags:
 `
@@ -100,11 +101,11 @@ func run(args []string) int {
 	}()
 	var err error
 	switch args[0] {
-	case "run":
+	case "run", "headless-run": // FaceFusion's headless-run is run without its UI: ours has none
 		err = cmdRun(ctx, args[1:])
 	case "batch-run":
 		err = cmdBatch(ctx, args[1:])
-	case "job-kind":
+	case "config-kind", "job-kind": // job-kind, its first name, for batch scripts that call it
 		err = cmdJobKind(args[1:], os.Stdout)
 	case "plan":
 		err = cmdPlan(ctx, args[1:], os.Stdout)
@@ -119,9 +120,34 @@ func run(args []string) int {
 	case "force-download":
 		err = cmdForceDownload(ctx, args[1:], os.Stdout)
 	default:
+		if instead, ok := notHere[args[0]]; ok {
+			err = fault.AsUsage(fmt.Errorf("%s is FaceFusion's command, not this program's: %s", args[0], instead))
+			break
+		}
 		err = fault.AsUsage(fmt.Errorf("unknown command %q (run facefusion help)", args[0]))
 	}
 	return exitCode(ctx, err)
+}
+
+// notHere are FaceFusion 3.8.1's commands this program does not have, with what to use instead.
+// Its job-* commands keep a store of queued jobs and their steps; here a job is its TOML file,
+// its job folder and its run report, which run, batch-run, plan and status work on.
+var notHere = map[string]string{
+	"benchmark":       "time a job with `facefusion plan` (the modelled wall time) or a run's report (OUTPUT.report.json)",
+	"job-list":        "a job is a TOML file and its job folder: `facefusion status JOB_DIR` shows one's progress",
+	"job-create":      "write a TOML job file (configs/default.toml shows every key) and run it with `facefusion run --config FILE`",
+	"job-submit":      "run a TOML job file with `facefusion run --config FILE` (sbatch sbatch/facefusion.sbatch FILE on a cluster)",
+	"job-submit-all":  "run many targets in one launch with `facefusion batch-run` (or sbatch sbatch/facefusion.sbatch FILE)",
+	"job-delete":      "a job is its TOML file and its job folder: delete those",
+	"job-delete-all":  "a job is its TOML file and its job folder: delete those",
+	"job-add-step":    "a job is one step here: write another TOML job file, or batch-run many targets",
+	"job-remix-step":  "a job is one step here: run a second job whose target is the first one's output",
+	"job-insert-step": "a job is one step here: write another TOML job file, or batch-run many targets",
+	"job-remove-step": "a job is one step here: delete the TOML job file you do not want to run",
+	"job-run":         "run a TOML job file with `facefusion run --config FILE`",
+	"job-run-all":     "run many targets in one launch with `facefusion batch-run`",
+	"job-retry":       "rerun the same command: a stopped or failed run resumes from its job folder (`facefusion status JOB_DIR` says where it stands)",
+	"job-retry-all":   "rerun the same batch-run command: every target resumes from its job folder",
 }
 
 func printUsage() {

@@ -13,20 +13,29 @@ import (
 	"text/tabwriter"
 
 	"github.com/facefusion-hpc/facefusion/collective"
+	"github.com/facefusion-hpc/facefusion/infer"
 	"github.com/facefusion-hpc/facefusion/internal/driver"
 	"github.com/facefusion-hpc/facefusion/internal/fault"
+	"github.com/facefusion-hpc/facefusion/internal/job"
+	"github.com/facefusion-hpc/facefusion/internal/pipeline"
 	"github.com/facefusion-hpc/facefusion/rank"
 )
 
-const probeUsage = `usage: facefusion probe [--execution-device-id auto|cpu|N]
+const probeUsage = `usage: facefusion probe [--execution-device-ids auto|cpu|N...] [--onnxruntime-library PATH]
 
 Every rank of the launch (alone, mpirun, or srun --mpi=pmix) works out who it is (world and
-node-local rank, host) and which GPU it binds, and rank 0 prints one table. Run it with the
-same launcher line as the job to check the binding before spending an allocation on it.
+node-local rank, host), which GPU it binds and which execution providers its ONNX Runtime has,
+and rank 0 prints one table. Run it with the same launcher line as the job to check the
+binding before spending an allocation on it.
 
---execution-device-id (or FACEFUSION_EXECUTION_DEVICE_ID) overrides the binding: auto picks
-by node-local rank within CUDA_VISIBLE_DEVICES, cpu forces CPU execution, N picks visible
-device N on every rank.
+--execution-device-ids (FaceFusion's flag; --execution-device-id or
+FACEFUSION_EXECUTION_DEVICE_ID the same) overrides the binding: auto picks by node-local rank
+within CUDA_VISIBLE_DEVICES, cpu forces CPU execution, N picks visible device N on every rank,
+and several numbers give a rank the one at its node-local rank, as a job's
+execution_device_ids does.
+
+--onnxruntime-library (or ONNXRUNTIME_LIBRARY) is the runtime to ask, else the one beside the
+program, as a job finds it: the table's runtime lines say which file that is and why there.
 `
 
 // deviceEnv overrides the GPU binding when no flag is given, so a batch script can set it
@@ -37,6 +46,8 @@ const deviceEnv = "FACEFUSION_EXECUTION_DEVICE_ID"
 type probeRow struct {
 	ID  rank.Identity
 	Err string `json:",omitempty"`
+	// Runtime is the rank's ONNX Runtime: where it was found and which providers it has.
+	Runtime string
 }
 
 // cmdProbe is `facefusion probe`: every rank's identity and GPU binding, in one table on rank 0.
@@ -44,6 +55,11 @@ func cmdProbe(ctx context.Context, args []string, w io.Writer) error {
 	fs := flag.NewFlagSet("probe", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	device := fs.String("execution-device-id", os.Getenv(deviceEnv), "auto, cpu or a visible device number")
+	library := fs.String("onnxruntime-library", "", "the ONNX Runtime library to ask")
+	args, ids, err := takeDeviceIDs(args)
+	if err != nil {
+		return fault.AsUsage(err)
+	}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fmt.Fprint(os.Stderr, probeUsage)
@@ -55,8 +71,10 @@ func cmdProbe(ctx context.Context, args []string, w io.Writer) error {
 		return fault.AsUsage(fmt.Errorf("probe: unexpected argument %q (see facefusion probe --help)", fs.Arg(0)))
 	}
 	// A malformed value is the same mistake on every rank: say so before MPI starts.
-	if err := checkDevice(*device); err != nil {
-		return fault.AsUsage(err)
+	for _, d := range append([]string{*device}, ids...) {
+		if err := checkDevice(d); err != nil {
+			return fault.AsUsage(err)
+		}
 	}
 
 	comm, err := collective.Init()
@@ -64,8 +82,11 @@ func cmdProbe(ctx context.Context, args []string, w io.Writer) error {
 		return fault.AsEnvironment(err)
 	}
 	defer comm.Finalize()
+	if len(ids) > 0 {
+		*device = ids[comm.LocalRank()%len(ids)]
+	}
 	id, err := rank.Identify(comm.Rank(), comm.Size(), comm.LocalRank(), comm.LocalSize(), rank.Options{Device: *device})
-	row := probeRow{ID: id}
+	row := probeRow{ID: id, Runtime: probeRuntime(*library)}
 	if err != nil {
 		row.Err = err.Error()
 	}
@@ -115,7 +136,53 @@ func checkDevice(d string) error {
 	if n, err := strconv.Atoi(strings.TrimSpace(d)); err == nil && n >= 0 {
 		return nil
 	}
-	return fmt.Errorf("--execution-device-id %q: want auto, cpu or a device number (flag or %s)", d, deviceEnv)
+	return fmt.Errorf("--execution-device-ids %q: want auto, cpu or device numbers (flag or %s)", d, deviceEnv)
+}
+
+// takeDeviceIDs takes FaceFusion's --execution-device-ids and the values after it out of args
+// (the flag package takes one value a flag).
+func takeDeviceIDs(args []string) (rest, ids []string, err error) {
+	for i := 0; i < len(args); i++ {
+		name, val, inline := strings.Cut(args[i], "=")
+		if name != "--execution-device-ids" && name != "-execution-device-ids" {
+			rest = append(rest, args[i])
+			continue
+		}
+		if inline {
+			ids = append(ids, val)
+			continue
+		}
+		n := len(ids)
+		for i+1 < len(args) && !strings.HasPrefix(args[i+1], "-") {
+			i++
+			ids = append(ids, args[i])
+		}
+		if len(ids) == n {
+			return nil, nil, fmt.Errorf("probe: --execution-device-ids needs a value: auto, cpu or device numbers")
+		}
+	}
+	return rest, ids, nil
+}
+
+// probeRuntime is the rank's ONNX Runtime as a job would find it (library, else
+// ONNXRUNTIME_LIBRARY, else beside the program) and the providers it has here, in FaceFusion's
+// order, with why each other one is missing.
+func probeRuntime(library string) string {
+	cfg := job.Default()
+	cfg.OnnxruntimeLibrary = library
+	loc := cfg.RuntimeLocation()
+	if err := pipeline.InitRuntime(cfg); err != nil {
+		return fmt.Sprintf("%s: not loadable: %v", loc, err)
+	}
+	a, err := infer.AvailableProviders()
+	if err != nil {
+		return fmt.Sprintf("%s: %v", loc, err)
+	}
+	line := fmt.Sprintf("%s, version %s: providers %s", loc, infer.RuntimeVersion(), strings.Join(a.Available, " "))
+	if why := a.Why(); why != "" {
+		line += "; no " + why
+	}
+	return line
 }
 
 // writeProbe prints one line per rank, in rank order, and a summary line first.
@@ -143,6 +210,28 @@ func writeProbe(w io.Writer, rows []probeRow) {
 		fmt.Fprintf(tw, "%d/%d\t%d/%d\t%s\t%s\t%s\n", i, r.ID.WorldSize, r.ID.LocalRank, r.ID.LocalSize, r.ID.Host, dev, binding)
 	}
 	tw.Flush()
+	writeRuntimes(w, rows)
+}
+
+// writeRuntimes prints each distinct runtime line once, with the ranks it is theirs when not
+// every rank's.
+func writeRuntimes(w io.Writer, rows []probeRow) {
+	var lines []string
+	ranks := map[string][]string{}
+	for i, r := range rows {
+		if ranks[r.Runtime] == nil {
+			lines = append(lines, r.Runtime)
+		}
+		ranks[r.Runtime] = append(ranks[r.Runtime], strconv.Itoa(i))
+	}
+	fmt.Fprintln(w)
+	for _, l := range lines {
+		who := ""
+		if len(lines) > 1 {
+			who = " (ranks " + strings.Join(ranks[l], ",") + ")"
+		}
+		fmt.Fprintf(w, "onnx runtime%s: %s\n", who, l)
+	}
 }
 
 // launcher names what started rank 0, as far as its environment tells.

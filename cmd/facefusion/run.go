@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"strconv"
+	"strings"
 	"time"
 
 	"golang.org/x/term"
@@ -93,6 +94,14 @@ func joinJob(args []string, parse func([]string) (job.Config, error)) (job.Confi
 		}
 	}
 	log.Debugf("rank %d of %d: %s %s (commit %s), log level %s, temp folder %s", comm.Rank(), comm.Size(), programName, version, commit(), cfg.LogLevel, cfg.TempDir())
+	given := len(cfg.ExecutionProviders) > 0
+	if cfg, err = settleProviders(comm, cfg, os.LookupEnv); err != nil {
+		comm.Finalize()
+		return cfg, nil, nil, nil, err
+	}
+	if !given {
+		log.Debugf("execution providers: %s, FaceFusion's default (the first the runtime has)", strings.Join(cfg.ExecutionProviders, " "))
+	}
 	gpu, err := bindGPU(comm, &cfg)
 	if err != nil {
 		comm.Finalize()

@@ -469,7 +469,8 @@ var modelOptions = []option{
 		set: integer("target-frame-amount", func(c *Config) *int { return &c.TargetFrameAmount })},
 	{long: "face-debugger-items", arg: "ITEM...", multi: true, help: "processor face_debugger draws: " + strings.Join(facemodel.DebuggerItemNames(false), ", ") + " (face-landmark-68/5 not with blazeface or dlib_68; default face-landmark-5/68 face-mask)",
 		set: strs(func(c *Config) *[]string { return &c.FaceDebuggerItems })},
-	{long: "execution-providers", arg: "NAME...", multi: true, help: "ordered, e.g. tensorrt cuda cpu (default cpu); a list ending in cpu falls back to it",
+	{long: "execution-providers", arg: "NAME...", multi: true, help: "ordered, e.g. tensorrt cuda cpu (default: the first the runtime has, in FaceFusion's order cuda tensorrt cpu); a list ending in cpu falls back to it",
+		doc: "ordered, e.g. `tensorrt cuda cpu`; a list ending in `cpu` falls back to it. Default (`[]`): FaceFusion's, the first provider the ONNX Runtime has, in its order cuda, tensorrt, cpu. A rank with a GPU (Slurm's GPU variables, or a GPU the driver shows it) whose models would run on the CPU fails before the first frame unless this is `cpu` alone; see \"GPUs\" in [cluster.md](cluster.md)",
 		set: strs(func(c *Config) *[]string { return &c.ExecutionProviders })},
 	{long: "execution-device-ids", arg: "N...", multi: true, help: "GPUs for cuda/tensorrt; a rank takes the one at its node-local rank (default: the rank's bound GPU, see probe)",
 		set: func(c *Config, v []string) error {

@@ -1,0 +1,140 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/facefusion-hpc/facefusion/collective"
+	"github.com/facefusion-hpc/facefusion/internal/clitest"
+	"github.com/facefusion-hpc/facefusion/internal/testenv"
+)
+
+// A rank Slurm gave a GPU whose models would run on the CPU (this machine's runtime is a CPU
+// build) fails before the first frame, in one line that says what was allocated, what the
+// runtime lacks and what to do; cuda cpu asked for is refused the same way; cpu asked for (a
+// flag or a job file's key) runs.
+func TestGPUAllocationRefusesCPURun(t *testing.T) {
+	dir := t.TempDir()
+	img := testenv.Sample(t, "grace_hopper.png")
+	run := func(out string, extra ...string) clitest.Result {
+		cmd := clitest.Command(t, append([]string{"run", "-s", img, "-t", img, "-o", out}, extra...)...)
+		cmd.Env = append(cmd.Env, "SLURM_JOB_ID=7", "SLURM_JOB_GPUS=0")
+		return clitest.Exec(t, cmd)
+	}
+	for _, extra := range [][]string{nil, {"--execution-providers", "cuda", "cpu"}} {
+		out := filepath.Join(dir, "refused.png")
+		r := run(out, extra...)
+		if r.Code != exitEnvironment {
+			t.Fatalf("%v: exit %d, want %d; stderr:\n%s", extra, r.Code, exitEnvironment, r.Stderr)
+		}
+		if lines := strings.Split(strings.TrimSpace(r.Stderr), "\n"); len(lines) != 1 {
+			t.Errorf("%v: want one line, got %d:\n%s", extra, len(lines), r.Stderr)
+		}
+		for _, want := range []string{"SLURM_JOB_GPUS=0", "would run on the CPU", "has cpu only", "libonnxruntime_providers_shared.so not found",
+			`execution_providers = ["cpu"]`, "docs/cluster.md"} {
+			if !strings.Contains(r.Stderr, want) {
+				t.Errorf("%v: the line lacks %q:\n%s", extra, want, r.Stderr)
+			}
+		}
+		clitest.MustNotExist(t, out)
+	}
+	cfg := filepath.Join(dir, "cpu.toml")
+	if err := os.WriteFile(cfg, []byte("execution_providers = [\"cpu\"]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "cpu.png")
+	if r := run(out, "--config", cfg, "--log-level", "error"); r.Code != 0 || strings.TrimSpace(r.Stderr) != "" {
+		t.Fatalf("execution_providers = [\"cpu\"]: exit %d, want 0 and nothing on stderr; stderr:\n%s", r.Code, r.Stderr)
+	}
+	if _, err := os.Stat(out); err != nil {
+		t.Error(err)
+	}
+}
+
+// What gives a rank a GPU: Slurm's GPU variables naming a device, CUDA_VISIBLE_DEVICES in a
+// Slurm job; not NoDevFiles, a count of 0, or CUDA_VISIBLE_DEVICES outside Slurm (no driver
+// here to show the rank a device).
+func TestGPUAllocationVariables(t *testing.T) {
+	for _, c := range []struct {
+		env  []string
+		want string
+	}{
+		{nil, ""},
+		{[]string{"SLURM_JOB_GPUS", "0"}, "SLURM_JOB_GPUS=0"},
+		{[]string{"SLURM_STEP_GPUS", "2,3"}, "SLURM_STEP_GPUS=2,3"},
+		{[]string{"SLURM_GPUS_ON_NODE", "0"}, ""},
+		{[]string{"SLURM_GPUS_ON_NODE", "4"}, "SLURM_GPUS_ON_NODE=4"},
+		{[]string{"GPU_DEVICE_ORDINAL", "1"}, "GPU_DEVICE_ORDINAL=1"},
+		{[]string{"SLURM_JOB_ID", "7", "CUDA_VISIBLE_DEVICES", "NoDevFiles"}, ""},
+		{[]string{"SLURM_JOB_ID", "7", "CUDA_VISIBLE_DEVICES", "0"}, "CUDA_VISIBLE_DEVICES=0 in Slurm job"},
+		{[]string{"CUDA_VISIBLE_DEVICES", "0"}, ""},
+	} {
+		env := func(name string) (string, bool) {
+			for i := 0; i+1 < len(c.env); i += 2 {
+				if c.env[i] == name {
+					return c.env[i+1], true
+				}
+			}
+			return "", false
+		}
+		if got := gpuAllocation(collective.Single(), env); got != c.want {
+			t.Errorf("%v: %q, want %q", c.env, got, c.want)
+		}
+	}
+}
+
+// Without a GPU allocation the default providers resolve to the runtime's first, cpu here:
+// the run needs no flag and says nothing of providers.
+func TestDefaultProvidersRunOnCPU(t *testing.T) {
+	dir := t.TempDir()
+	img := testenv.Sample(t, "grace_hopper.png")
+	out := filepath.Join(dir, "out.png")
+	r := clitest.Run(t, "headless-run", "-s", img, "-t", img, "-o", out, "--log-level", "debug")
+	if r.Code != 0 || !strings.Contains(r.Stderr, "execution providers: cpu, FaceFusion's default") {
+		t.Fatalf("exit %d, want 0 and the default's debug line; stderr:\n%s", r.Code, r.Stderr)
+	}
+	if _, err := os.Stat(out); err != nil {
+		t.Error(err)
+	}
+}
+
+// probe shows the runtime it found, where and why there, and its providers; it takes
+// FaceFusion's --execution-device-ids, several of them, and the singular.
+func TestProbeShowsProviders(t *testing.T) {
+	for _, args := range [][]string{{"probe"}, {"probe", "--execution-device-ids", "0", "1"}, {"probe", "--execution-device-id", "cpu"}} {
+		r := clitest.Run(t, args...)
+		if r.Code != 0 || !strings.Contains(r.Stdout, "onnx runtime: ") || !strings.Contains(r.Stdout, "libonnxruntime.so.1 (from ") ||
+			!strings.Contains(r.Stdout, ": providers cpu; no cuda, tensorrt: ") {
+			t.Errorf("%v: exit %d; stdout:\n%s\nstderr:\n%s", args, r.Code, r.Stdout, r.Stderr)
+		}
+	}
+	if r := clitest.Run(t, "probe", "--execution-device-ids", "x"); r.Code != exitUsage || !strings.Contains(r.Stderr, "--execution-device-ids") {
+		t.Errorf("a bad device: exit %d, want %d; stderr:\n%s", r.Code, exitUsage, r.Stderr)
+	}
+}
+
+// FaceFusion's benchmark and job-* commands are refused in one line naming what to use here;
+// config-kind, and job-kind under its first name, say which command a job file is for.
+func TestJobCommandsOfFaceFusion(t *testing.T) {
+	if len(notHere) != 15 {
+		t.Errorf("%d of FaceFusion's commands refused, want benchmark and its fourteen job-* commands", len(notHere))
+	}
+	for name := range notHere {
+		r := clitest.Run(t, name, "--job-id", "x")
+		if r.Code != exitUsage || strings.Count(strings.TrimSpace(r.Stderr), "\n") != 0 ||
+			!strings.Contains(r.Stderr, name+" is FaceFusion's command, not this program's: "+notHere[name]) {
+			t.Errorf("%s: exit %d, want %d and one line with what to use; stderr:\n%s", name, r.Code, exitUsage, r.Stderr)
+		}
+	}
+	cfg := filepath.Join(t.TempDir(), "job.toml")
+	if err := os.WriteFile(cfg, []byte("target_pattern = \"a/*.png\"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, cmd := range []string{"config-kind", "job-kind"} {
+		if r := clitest.Run(t, cmd, cfg); r.Code != 0 || strings.TrimSpace(r.Stdout) != "batch-run" {
+			t.Errorf("%s: exit %d, stdout %q, want batch-run; stderr:\n%s", cmd, r.Code, r.Stdout, r.Stderr)
+		}
+	}
+}
