@@ -74,9 +74,19 @@ func Init(libraryPath string) error {
 	if err := checkLibrary(libraryPath); err != nil {
 		return err
 	}
+	// The runtime's telemetry would keep a device id and an events database (sessions, OS,
+	// executable paths) in every user's ~/.cache/Microsoft/DeveloperTools/.onnxruntime. It
+	// starts with the environment, so only the variable read then keeps it off; disabling the
+	// events after is for a runtime that ignores the variable.
+	if err := os.Setenv("ORT_DISABLE_TELEMETRY", "1"); err != nil {
+		return fmt.Errorf("onnx runtime: cannot turn its telemetry off: %v", err)
+	}
 	ort.SetSharedLibraryPath(libraryPath)
 	if err := ort.InitializeEnvironment(ort.WithLogLevelError()); err != nil {
 		return fmt.Errorf("onnx runtime library %s: cannot be loaded (%s): %s", libraryPath, oneLine(err), fetchHint)
+	}
+	if err := ort.DisableTelemetry(); err != nil {
+		return fmt.Errorf("onnx runtime library %s: cannot turn its telemetry off (%s)", libraryPath, oneLine(err))
 	}
 	runtimeState.path = libraryPath
 	return nil

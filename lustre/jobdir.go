@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -67,18 +68,24 @@ func DefaultPath(output string) string {
 	return output + ".job"
 }
 
+// ErrNoLFS is Stripe's error where the Lustre client tool lfs is not installed: on any other
+// file system, where the default layout is the only one.
+var ErrNoLFS = errors.New("lfs not found")
+
 // Stripe asks Lustre to stripe the job folder over all OSTs (segments are large sequential
-// writes from many nodes) when the client tool lfs exists; note says what happened, for the log.
-func (j *JobDir) Stripe() (note string) {
+// writes from many nodes) when the client tool lfs exists; note says what it did, for the log.
+// The error is ErrNoLFS without lfs, or says why lfs setstripe failed; the folder then keeps
+// the file system's default layout.
+func (j *JobDir) Stripe() (note string, err error) {
 	lfs, err := exec.LookPath("lfs")
 	if err != nil {
-		return fmt.Sprintf("lfs not found: job folder %s keeps the file system's default layout", j.Path)
+		return "", ErrNoLFS
 	}
 	out, err := exec.Command(lfs, "setstripe", "-c", "-1", "-S", "4M", j.Path).CombinedOutput()
 	if err != nil {
-		return fmt.Sprintf("lfs setstripe on %s failed (%s): default striping", j.Path, strings.TrimSpace(string(out)))
+		return "", fmt.Errorf("lfs setstripe on %s failed (%s): default striping", j.Path, strings.TrimSpace(string(out)))
 	}
-	return fmt.Sprintf("job folder %s striped over all OSTs, 4 MiB stripes", j.Path)
+	return fmt.Sprintf("job folder %s striped over all OSTs, 4 MiB stripes", j.Path), nil
 }
 
 // Segment is the path of chunk i's encoded segment, in the job's container (SegmentExt).
@@ -176,17 +183,24 @@ func (j *JobDir) Failed() string { return filepath.Join(j.Path, "FAILED") }
 func pad(n int) string { return fmt.Sprintf("%06d", n) }
 
 // WriteAtomic writes data to path so that a reader sees the old file or the new one, never a
-// part: a temp file beside it, fsync, rename, fsync of the folder.
-func WriteAtomic(path string, data []byte) error { return replace(path, data, true) }
+// part: a temp file beside it, fsync, rename, fsync of the folder. The file is private
+// (rw-------): the job's own state, read only by the job's ranks, which run as its user.
+func WriteAtomic(path string, data []byte) error { return replace(path, data, true, 0o600) }
+
+// WriteReadable replaces path like WriteAtomic, but the file gets the mode a new file gets
+// (rw-rw-rw- less the umask), as the output does: for the files that people and other
+// programs read (the run report, the metrics textfile that node_exporter reads as its own
+// user, a batch's summary).
+func WriteReadable(path string, data []byte) error { return replace(path, data, true, 0o666) }
 
 // WriteAdvisory replaces path like WriteAtomic but without the two fsyncs: for files that are
 // rewritten every second and worthless after a crash (progress counters), where a sync per
 // rank per second would only load the file system's metadata servers.
-func WriteAdvisory(path string, data []byte) error { return replace(path, data, false) }
+func WriteAdvisory(path string, data []byte) error { return replace(path, data, false, 0o600) }
 
-func replace(path string, data []byte, durable bool) error {
+func replace(path string, data []byte, durable bool, perm os.FileMode) error {
 	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	f, err := createTemp(dir, "."+filepath.Base(path)+".tmp-", perm)
 	if err != nil {
 		return err
 	}
@@ -243,6 +257,20 @@ func WriteNew(path string, data []byte) error {
 		return err
 	}
 	return SyncDir(dir)
+}
+
+// createTemp makes a new file in dir named prefix and a random suffix, with perm less the
+// umask (the kernel applies it, so that no umask is read or changed in this process). Like
+// os.CreateTemp, it never opens a file that is already there, nor follows a link.
+func createTemp(dir, prefix string, perm os.FileMode) (*os.File, error) {
+	for try := 0; ; try++ {
+		name := filepath.Join(dir, prefix+strconv.FormatUint(uint64(rand.Uint32()), 10))
+		f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, perm)
+		if errors.Is(err, os.ErrExist) && try < 10000 {
+			continue
+		}
+		return f, err
+	}
 }
 
 // SyncDir makes a rename in dir durable.

@@ -1,14 +1,43 @@
 package lustre
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/facefusion-hpc/facefusion/internal/video"
 )
+
+// TestWriteModes: the job's own files are private whatever the umask; WriteReadable's follow
+// the umask as a new output file does, also when they replace a private file.
+func TestWriteModes(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct {
+		umask          int
+		private, other os.FileMode
+	}{{0o022, 0o600, 0o644}, {0o077, 0o600, 0o600}, {0o002, 0o600, 0o664}} {
+		old := syscall.Umask(c.umask)
+		errA := WriteAtomic(filepath.Join(dir, "manifest"), []byte("x"))
+		errR := WriteReadable(filepath.Join(dir, "report.json"), []byte("x"))
+		syscall.Umask(old)
+		if errA != nil || errR != nil {
+			t.Fatal(errA, errR)
+		}
+		for name, want := range map[string]os.FileMode{"manifest": c.private, "report.json": c.other} {
+			st, err := os.Stat(filepath.Join(dir, name))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if st.Mode().Perm() != want {
+				t.Errorf("umask %03o: %s has mode %v, want %v", c.umask, name, st.Mode().Perm(), want)
+			}
+		}
+	}
+}
 
 func TestWriteAtomicReplacesWholeAndLeavesNoTemp(t *testing.T) {
 	dir := t.TempDir()
@@ -49,9 +78,9 @@ func TestCreateMakesTheFolderAndSaysWhyNotStriped(t *testing.T) {
 	if _, created, err := Create(p); err != nil || created {
 		t.Errorf("the second Create: created %v, %v", created, err)
 	}
-	// lfs is not in Debian: the note must say the layout is the default.
-	if note := j.Stripe(); !strings.Contains(note, "lfs") {
-		t.Errorf("note %q does not mention lfs", note)
+	// lfs is not in Debian: Stripe says so with ErrNoLFS, which the driver logs once at debug.
+	if note, err := j.Stripe(); !errors.Is(err, ErrNoLFS) || note != "" {
+		t.Errorf("Stripe without lfs: %q, %v", note, err)
 	}
 	// The segments are in the container video's encoder writes, and the layout (what Remove
 	// and --fresh may delete) knows their names, and the earlier layout's.

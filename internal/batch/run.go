@@ -546,7 +546,7 @@ func (s *Summary) save() {
 		return
 	}
 	data, _ := json.MarshalIndent(s, "", "  ")
-	if err := lustre.WriteAtomic(s.Path, append(data, '\n')); err != nil {
+	if err := lustre.WriteReadable(s.Path, append(data, '\n')); err != nil {
 		s.log.Warnf("batch summary: %v", err)
 	}
 }
@@ -565,9 +565,9 @@ func summaryPath(cfg job.Config, d Dir) string {
 }
 
 // families are the batch's figures for the metrics file: its entries by state, whether it
-// runs, and (once it ended, status ≥ 0) its exit status. The job label is the output pattern.
+// runs, and (once it ended, status ≥ 0) its exit status. The output label is the output pattern.
 func (s *Summary) families(cfg job.Config, status int) []*dto.MetricFamily {
-	set := metrics.NewSet(cfg.OutputPattern)
+	set := metrics.NewSet(metrics.OriginFromEnv(), cfg.OutputPattern)
 	counts := s.tally()
 	for _, st := range States {
 		set.Gauge("facefusion_batch_entries", "entries of this batch run (this array task's share) by state", float64(counts[st]), "state", st)
@@ -596,7 +596,7 @@ func (s *Summary) writeMetrics(cfg job.Config, status int) {
 	for i := len(s.Entries) - 1; i >= 0; i-- {
 		if st := s.Entries[i].State; st == Done || st == Failed || st == Stopped {
 			if rep, ok, _ := report.Read(s.Entries[i].Output); ok {
-				fams = append(fams, metrics.Report(rep, time.Now()))
+				fams = append(fams, metrics.Report(metrics.OriginFromEnv(), rep, time.Now()))
 				break
 			}
 		}

@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"sort"
 	"sync"
+	"syscall"
 	"testing"
 
 	"github.com/facefusion-hpc/facefusion/internal/job"
@@ -237,5 +238,22 @@ func TestUnreadableKey(t *testing.T) {
 	}
 	if _, err := (Dir{t.TempDir()}).AddFailure("", Failure{}); err == nil {
 		t.Error("a failure without a key was recorded")
+	}
+}
+
+// The summary follows the umask as the outputs do: colleagues and dashboards read it.
+func TestSummaryFollowsUmask(t *testing.T) {
+	s := &Summary{Path: filepath.Join(t.TempDir(), "report.json")}
+	for umask, want := range map[int]os.FileMode{0o022: 0o644, 0o077: 0o600} {
+		old := syscall.Umask(umask)
+		s.save()
+		syscall.Umask(old)
+		st, err := os.Stat(s.Path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Mode().Perm() != want {
+			t.Errorf("umask %03o: the summary has mode %v, want %v", umask, st.Mode().Perm(), want)
+		}
 	}
 }

@@ -70,6 +70,7 @@ func Main(m *testing.M) {
 	if err := os.Setenv("XDG_CACHE_HOME", filepath.Join(dir, "cache")); err != nil {
 		panic(err)
 	}
+	os.Unsetenv(video.CacheEnv) // a user's own would move the facts out of this folder
 	code := m.Run()
 	os.RemoveAll(dir) // made by MkdirTemp above (mode 0700): only this test binary wrote in it
 	os.Exit(code)

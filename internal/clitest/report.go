@@ -159,15 +159,19 @@ func CheckMetrics(t *testing.T, path string, rep *report.Report) {
 	if left, _ := filepath.Glob(filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")); len(left) > 0 {
 		t.Errorf("temp files left beside the metrics file: %v", left)
 	}
-	job := filepath.Base(rep.Output)
+	output := filepath.Base(rep.Output)
 	for name, fam := range fams {
 		if !strings.HasPrefix(name, "facefusion_") || fam.GetHelp() == "" ||
 			(fam.GetType() == dto.MetricType_COUNTER) != strings.HasSuffix(name, "_total") {
 			t.Errorf("family %s: help %q, type %v", name, fam.GetHelp(), fam.GetType())
 		}
 		for _, m := range fam.Metric {
-			if m.Label[0].GetName() != "job" || m.Label[0].GetValue() != job {
-				t.Errorf("%s: a sample without job=%q: %v", name, job, m.Label)
+			have := map[string]string{}
+			for _, l := range m.Label {
+				have[l.GetName()] = l.GetValue()
+			}
+			if have["output"] != output || have["user"] == "" || have["job"] != "" {
+				t.Errorf("%s: a sample without output=%q and a user, or with a job label: %v", name, output, m.Label)
 			}
 		}
 	}

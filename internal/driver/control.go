@@ -122,7 +122,7 @@ func (c *control) startDisplay(cfg job.Config, opt Options) {
 			return
 		}
 		last = time.Now()
-		err := metrics.Write(cfg.MetricsPath, metrics.Progress(metrics.JobLabel(cfg.OutputPath), c.p.Frames.Len(), frames, last), opt.extraMetrics())
+		err := metrics.Write(cfg.MetricsPath, metrics.Progress(metrics.OriginFromEnv(), metrics.OutputLabel(cfg.OutputPath), c.p.Frames.Len(), frames, last), opt.extraMetrics())
 		if err != nil && !warned {
 			warned = true
 			opt.Log.Warnf("the metrics file %s could not be written: %v", cfg.MetricsPath, err)

@@ -8,7 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"strings"
+	"sync"
 	"time"
 
 	"github.com/facefusion-hpc/facefusion/internal/fault"
@@ -76,18 +76,27 @@ func (c *coordinator) planJob(modelsRead <-chan struct{}) (*pipeline.Models, *ch
 		}
 	}
 	ck.sameJob, ck.attemptID = true, p.AttemptID
-	stripe := ck.jd.Stripe()
-	if ranks > 1 || !strings.HasPrefix(stripe, "lfs not found") {
-		// Striping matters to a job spread over nodes; a single rank on a laptop is spared it.
-		if strings.HasPrefix(stripe, "lfs ") { // not found, or setstripe failed
-			log.Warnf("%s", stripe)
-		} else {
-			log.Infof("%s", stripe)
-		}
-	}
+	logStripe(ck.jd, log)
 	ck.last, ck.work = time.Now(), time.Since(prepStart)
 	planned = true
 	return m, ck, nil
+}
+
+// noLFS says "lfs not found" once per process: a file system that is not Lustre is the usual
+// case off a cluster, and a batch would say it for every target.
+var noLFS sync.Once
+
+// logStripe stripes the job folder where Lustre's lfs is installed and says what happened.
+func logStripe(jd *lustre.JobDir, log *logging.Logger) {
+	note, err := jd.Stripe()
+	switch {
+	case errors.Is(err, lustre.ErrNoLFS):
+		noLFS.Do(func() { log.Debugf("%v: job folders keep the file system's default layout", err) })
+	case err != nil:
+		log.Warnf("%v", err)
+	default:
+		log.Infof("%s", note)
+	}
 }
 
 // claim makes or finds the plan's job folder and claims it; created says this run made it.

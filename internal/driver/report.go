@@ -199,7 +199,7 @@ func (rr *runRecord) write(ctx context.Context, err error, log *logging.Logger) 
 		}
 	}
 	if mp := rr.cfg.MetricsPath; mp != "" && (err == nil || isDir(filepath.Dir(mp))) {
-		if werr := metrics.Write(rr.cfg.MetricsPath, metrics.Report(rep, time.Now()), rr.opt.extraMetrics()); werr != nil {
+		if werr := metrics.Write(rr.cfg.MetricsPath, metrics.Report(metrics.OriginFromEnv(), rep, time.Now()), rr.opt.extraMetrics()); werr != nil {
 			log.Warnf("the metrics file %s could not be written: %v", rr.cfg.MetricsPath, werr)
 		}
 	}

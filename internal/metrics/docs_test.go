@@ -27,7 +27,8 @@ func TestDocsObservability(t *testing.T) {
 	gpu := &rank.GPUStats{Available: true, Samples: 1}
 	rep := &report.Report{Output: "out.mp4", OutputBytes: 1, PerRank: []report.Rank{{StageSeconds: map[string]float64{"swap": 1}, GPU: gpu}}}
 	var names, labels []string
-	for _, f := range append(Progress("out.mp4", 1, []int64{1}, time.Now()), Report(rep, time.Now())...) {
+	o := Origin{SlurmJobID: "1", SlurmArrayTaskID: "2", User: "u"}
+	for _, f := range append(Progress(o, "out.mp4", 1, []int64{1}, time.Now()), Report(o, rep, time.Now())...) {
 		if !slices.Contains(names, f.GetName()) {
 			names = append(names, f.GetName())
 		}

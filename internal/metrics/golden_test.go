@@ -42,15 +42,17 @@ func goldenReport() *report.Report {
 // families added. Nothing is masked: the clock is fixed. Each file parses with Prometheus's
 // own parser.
 func TestGoldenMetrics(t *testing.T) {
-	batch := NewSet("inbox")
+	// A job array's task at the end; the live file of a run outside Slurm (no Slurm labels).
+	task, here := Origin{SlurmJobID: "4242", SlurmArrayTaskID: "7", User: "alice"}, Origin{User: "alice"}
+	batch := NewSet(here, "inbox")
 	batch.Gauge("facefusion_batch_targets", "targets of the batch by state", 2, "state", "done")
 	batch.Gauge("facefusion_batch_targets", "targets of the batch by state", 1, "state", "failed")
 	for _, c := range []struct {
 		name  string
 		lists [][]*dto.MetricFamily
 	}{
-		{"metrics-report", [][]*dto.MetricFamily{Report(goldenReport(), goldenNow)}},
-		{"metrics-progress", [][]*dto.MetricFamily{Progress("out.mp4", 100, []int64{12, 9, 0}, goldenNow), batch.Families()}},
+		{"metrics-report", [][]*dto.MetricFamily{Report(task, goldenReport(), goldenNow)}},
+		{"metrics-progress", [][]*dto.MetricFamily{Progress(here, "out.mp4", 100, []int64{12, 9, 0}, goldenNow), batch.Families()}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "facefusion.prom")

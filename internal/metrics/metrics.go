@@ -5,7 +5,10 @@ package metrics
 
 import (
 	"bytes"
+	"os"
+	"os/user"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"time"
@@ -14,23 +17,58 @@ import (
 	"github.com/prometheus/common/expfmt"
 
 	"github.com/facefusion-hpc/facefusion/internal/report"
+	"github.com/facefusion-hpc/facefusion/internal/slurm"
 	"github.com/facefusion-hpc/facefusion/lustre"
 )
 
-// JobLabel is the value of the job label on every sample of a run: its output file's name
-// (not the path: a label is a short name, and one inbox's outputs differ by name).
-func JobLabel(output string) string { return filepath.Base(output) }
-
-// Set collects families whose every sample has the job label.
-type Set struct {
-	job  string
-	fams map[string]*dto.MetricFamily
+// Origin is who writes a textfile: the Slurm job (its array task) and the user of the process.
+// Each textfile is one job's, so these are labels on its every sample, not a series of their
+// own: a query can sum or select by job and user without knowing the file's name.
+type Origin struct {
+	// SlurmJobID is the job's id as squeue shows it: an array's job id for each of its tasks
+	// (SLURM_ARRAY_JOB_ID), with SlurmArrayTaskID the task's; empty outside Slurm.
+	SlurmJobID, SlurmArrayTaskID string
+	User                         string // the user name, or the uid where none is known
 }
 
-// NewSet starts a set for the job labelled job.
-func NewSet(job string) *Set { return &Set{job: job, fams: map[string]*dto.MetricFamily{}} }
+// OriginFromEnv is this process's Origin, from Slurm's environment and the user database.
+func OriginFromEnv() Origin {
+	env := slurm.FromEnv()
+	o := Origin{SlurmJobID: env.JobID, User: strconv.Itoa(os.Getuid())}
+	if env.ArrayJobID != "" {
+		o.SlurmJobID, o.SlurmArrayTaskID = env.ArrayJobID, env.ArrayTaskID
+	}
+	if u, err := user.Current(); err == nil && u.Username != "" {
+		o.User = u.Username
+	}
+	return o
+}
 
-// Gauge adds a gauge sample; labels are name, value pairs after the job label.
+// OutputLabel is the value of the output label on every sample of a run: its output file's
+// name (not the path: a label is a short name, and one inbox's outputs differ by name).
+func OutputLabel(output string) string { return filepath.Base(output) }
+
+// Set collects families whose every sample has the same output label and the Origin's labels.
+// The output label is not called job: Prometheus sets job to the scrape job's name (that of
+// node_exporter), and a textfile's own would be renamed exported_job.
+type Set struct {
+	common []*dto.LabelPair
+	fams   map[string]*dto.MetricFamily
+}
+
+// NewSet starts a set for the run of output (a label value: OutputLabel) in o. An Origin's
+// empty value is no label, as Prometheus reads it anyway.
+func NewSet(o Origin, output string) *Set {
+	s := &Set{fams: map[string]*dto.MetricFamily{}}
+	for _, l := range [][2]string{{"output", output}, {"slurm_job_id", o.SlurmJobID}, {"slurm_array_task_id", o.SlurmArrayTaskID}, {"user", o.User}} {
+		if l[1] != "" {
+			s.common = append(s.common, pair(l[0], l[1]))
+		}
+	}
+	return s
+}
+
+// Gauge adds a gauge sample; labels are name, value pairs after the set's own.
 func (s *Set) Gauge(name, help string, v float64, labels ...string) {
 	s.add(name, help, dto.MetricType_GAUGE, v, labels)
 }
@@ -46,7 +84,7 @@ func (s *Set) add(name, help string, typ dto.MetricType, v float64, labels []str
 		f = &dto.MetricFamily{Name: &name, Help: &help, Type: typ.Enum()}
 		s.fams[name] = f
 	}
-	m := &dto.Metric{Label: []*dto.LabelPair{pair("job", s.job)}}
+	m := &dto.Metric{Label: slices.Clone(s.common)}
 	for i := 0; i+1 < len(labels); i += 2 {
 		m.Label = append(m.Label, pair(labels[i], labels[i+1]))
 	}
@@ -71,7 +109,8 @@ func (s *Set) Families() []*dto.MetricFamily {
 }
 
 // Write puts families in the text format at path atomically (a temp file in the same folder,
-// fsync, rename). Families of the same name from different lists are merged.
+// fsync, rename), with the mode the umask gives a new file: node_exporter reads it as its own
+// user. Families of the same name from different lists are merged.
 func Write(path string, lists ...[]*dto.MetricFamily) error {
 	merged := map[string]*dto.MetricFamily{}
 	var names []string
@@ -93,7 +132,7 @@ func Write(path string, lists ...[]*dto.MetricFamily) error {
 			return err
 		}
 	}
-	return lustre.WriteAtomic(path, buf.Bytes())
+	return lustre.WriteReadable(path, buf.Bytes())
 }
 
 // The names and help of the figures, one place for the live file and the final one.
@@ -109,10 +148,10 @@ const (
 	helpDoneTotal = "frames encoded in this attempt, every rank"
 )
 
-// Progress are the figures of a running job: frames done by each rank (done[r], from the
-// ranks' control rounds) of planned.
-func Progress(job string, planned int, done []int64, now time.Time) []*dto.MetricFamily {
-	s := NewSet(job)
+// Progress are the figures of a running job labelled output (OutputLabel): frames done by each
+// rank (done[r], from the ranks' control rounds) of planned.
+func Progress(o Origin, output string, planned int, done []int64, now time.Time) []*dto.MetricFamily {
+	s := NewSet(o, output)
 	s.Gauge(nameRunning, helpRunning, 1)
 	s.Gauge(nameUpdated, helpUpdated, float64(now.UnixNano())/1e9)
 	s.Gauge(namePlanned, helpPlanned, float64(planned))
@@ -122,9 +161,9 @@ func Progress(job string, planned int, done []int64, now time.Time) []*dto.Metri
 	return s.Families()
 }
 
-// Report are the figures of a run's report, as it ended.
-func Report(rep *report.Report, now time.Time) []*dto.MetricFamily {
-	s := NewSet(JobLabel(rep.Output))
+// Report are the figures of a run's report, as it ended, written in o.
+func Report(o Origin, rep *report.Report, now time.Time) []*dto.MetricFamily {
+	s := NewSet(o, OutputLabel(rep.Output))
 	s.Gauge(nameRunning, helpRunning, 0)
 	s.Gauge(nameUpdated, helpUpdated, float64(now.UnixNano())/1e9)
 	s.Gauge(namePlanned, helpPlanned, float64(rep.FrameEnd-rep.FrameStart))

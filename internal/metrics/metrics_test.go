@@ -3,6 +3,8 @@ package metrics
 import (
 	"os"
 	"path/filepath"
+	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -15,11 +17,11 @@ import (
 func TestWriteProgressWithExtraFamilies(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "facefusion.prom")
-	extra := NewSet("inbox")
+	extra := NewSet(Origin{}, "inbox")
 	extra.Gauge("facefusion_batch_targets", "targets of the batch by state", 2, "state", "done")
 	extra.Gauge("facefusion_batch_targets", "targets of the batch by state", 1, "state", "failed")
 	extra.Gauge(nameRunning, helpRunning, 1) // the same family as the job's: merged
-	if err := Write(path, Progress("out.mp4", 40, []int64{12, 9}, time.Unix(1700000000, 0)), extra.Families()); err != nil {
+	if err := Write(path, Progress(Origin{}, "out.mp4", 40, []int64{12, 9}, time.Unix(1700000000, 0)), extra.Families()); err != nil {
 		t.Fatal(err)
 	}
 	f, err := os.Open(path)
@@ -43,5 +45,47 @@ func TestWriteProgressWithExtraFamilies(t *testing.T) {
 	}
 	if ents, _ := os.ReadDir(dir); len(ents) != 1 {
 		t.Errorf("files beside the metrics file: %v", ents)
+	}
+}
+
+// TestWriteMode: node_exporter reads the textfile as its own user, so the file gets the mode
+// the umask gives a new file, as the output does.
+func TestWriteMode(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "facefusion.prom")
+	for umask, want := range map[int]os.FileMode{0o022: 0o644, 0o077: 0o600} {
+		old := syscall.Umask(umask)
+		err := Write(path, Progress(Origin{}, "out.mp4", 1, nil, time.Now()))
+		syscall.Umask(old)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st, err := os.Stat(path); err != nil || st.Mode().Perm() != want {
+			t.Errorf("umask %03o: %v, %v; want mode %v", umask, st, err, want)
+		}
+	}
+}
+
+// TestOriginFromEnv: an array task is labelled with its array's job id and its task id, as
+// squeue shows it; a plain job with its own id; the user is always named.
+func TestOriginFromEnv(t *testing.T) {
+	t.Setenv("SLURM_JOB_ID", "101")
+	t.Setenv("SLURM_ARRAY_JOB_ID", "")
+	t.Setenv("SLURM_ARRAY_TASK_ID", "")
+	if o := OriginFromEnv(); o.SlurmJobID != "101" || o.SlurmArrayTaskID != "" || o.User == "" {
+		t.Errorf("plain job: %+v", o)
+	}
+	t.Setenv("SLURM_ARRAY_JOB_ID", "100")
+	t.Setenv("SLURM_ARRAY_TASK_ID", "3")
+	if o := OriginFromEnv(); o.SlurmJobID != "100" || o.SlurmArrayTaskID != "3" {
+		t.Errorf("array task: %+v", o)
+	}
+	for _, name := range []string{"SLURM_JOB_ID", "SLURM_ARRAY_JOB_ID", "SLURM_ARRAY_TASK_ID"} {
+		os.Unsetenv(name)
+	}
+	fams := Progress(OriginFromEnv(), "out.mp4", 1, nil, time.Now())
+	for _, l := range fams[0].Metric[0].Label {
+		if strings.HasPrefix(l.GetName(), "slurm_") {
+			t.Errorf("outside Slurm, label %s=%q", l.GetName(), l.GetValue())
+		}
 	}
 }

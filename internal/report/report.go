@@ -188,13 +188,14 @@ func Replaceable(path string) bool {
 	return r.Outcome != lustre.Complete
 }
 
-// WriteTo puts the report at path, atomically.
+// WriteTo puts the report at path, atomically, with the mode the umask gives a new file, as
+// the output gets: colleagues and monitoring read reports as other users.
 func (r *Report) WriteTo(path string) error {
 	data, err := json.MarshalIndent(r, "", "  ")
 	if err != nil {
 		return err
 	}
-	return lustre.WriteAtomic(path, append(data, '\n'))
+	return lustre.WriteReadable(path, append(data, '\n'))
 }
 
 // Read reads the report of the job that wrote output; ok is false when there is none.

@@ -3,6 +3,7 @@ package report
 import (
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
 
 	"github.com/facefusion-hpc/facefusion/lustre"
@@ -87,5 +88,26 @@ func TestIdentitySumsAnyOrder(t *testing.T) {
 	}
 	if m := Means(s1); m.Faces != 3 || m.After != 0.2 || m.Before != -0.2 || m.ToTarget != 0.1 || m.Recognizer != "fr_feature" {
 		t.Errorf("means %+v, want 3 faces, after 0.2, before −0.2, to_target 0.1", *m)
+	}
+}
+
+// TestWriteToFollowsUmask: the report gets the mode a new output gets, so that colleagues and
+// monitoring, as other users, read it where the umask lets them.
+func TestWriteToFollowsUmask(t *testing.T) {
+	path := Path(filepath.Join(t.TempDir(), "out.mp4"))
+	for umask, want := range map[int]os.FileMode{0o022: 0o644, 0o077: 0o600} {
+		old := syscall.Umask(umask)
+		err := (&Report{Version: Version, Output: "out.mp4"}).WriteTo(path)
+		syscall.Umask(old)
+		if err != nil {
+			t.Fatal(err)
+		}
+		st, err := os.Stat(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Mode().Perm() != want {
+			t.Errorf("umask %03o: the report has mode %v, want %v", umask, st.Mode().Perm(), want)
+		}
 	}
 }

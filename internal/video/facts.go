@@ -32,8 +32,13 @@ import (
 // cannot be written: the fact is learned as before. Deleting the file forgets everything.
 
 // FactsFile is the file the facts are kept in, under os.UserCacheDir ($XDG_CACHE_HOME, else
-// ~/.cache).
+// ~/.cache), unless CacheEnv names another folder or none.
 const FactsFile = "facefusion/ffmpeg-facts.json"
+
+// CacheEnv names the variable that moves the program's cache folder ($XDG_CACHE_HOME/facefusion)
+// to the folder it names, or with off keeps nothing there: for a site or user that wants
+// nothing written under home.
+const CacheEnv = "FACEFUSION_CACHE_DIR"
 
 // maxFacts bounds the file: the oldest facts go first (each is a few hundred bytes).
 const maxFacts = 256
@@ -52,6 +57,13 @@ var facts struct {
 
 // factsPath is the facts file's path, "" without a cache folder.
 func factsPath() string {
+	switch dir := os.Getenv(CacheEnv); dir {
+	case "off":
+		return ""
+	case "":
+	default:
+		return filepath.Join(dir, filepath.Base(FactsFile))
+	}
 	dir, err := os.UserCacheDir()
 	if err != nil {
 		return ""

@@ -22,6 +22,7 @@ import (
 func useFacts(t *testing.T, cache string) {
 	t.Helper()
 	t.Setenv("XDG_CACHE_HOME", cache)
+	t.Setenv(CacheEnv, "")
 	facts.mu.Lock()
 	facts.read = false
 	facts.mu.Unlock()
@@ -30,6 +31,28 @@ func useFacts(t *testing.T, cache string) {
 		facts.read = false
 		facts.mu.Unlock()
 	})
+}
+
+// FACEFUSION_CACHE_DIR moves the facts file out of $XDG_CACHE_HOME/facefusion, or with off keeps
+// none: nothing is written under the cache folder either way.
+func TestFactsCacheEnv(t *testing.T) {
+	xdg, moved := t.TempDir(), filepath.Join(t.TempDir(), "cache")
+	useFacts(t, xdg)
+	t.Setenv(CacheEnv, moved)
+	rememberFact("k", 1)
+	if _, err := os.Stat(filepath.Join(moved, "ffmpeg-facts.json")); err != nil {
+		t.Errorf("moved: %v", err)
+	}
+	t.Setenv(CacheEnv, "off")
+	facts.read = false
+	rememberFact("k", 2)
+	var v int
+	if recallFact("k", &v) {
+		t.Errorf("with %s=off a fact was recalled: %d", CacheEnv, v)
+	}
+	if ents, _ := os.ReadDir(xdg); len(ents) > 0 {
+		t.Errorf("written under XDG_CACHE_HOME: %v", ents)
+	}
 }
 
 // The version line is asked of ffmpeg once for a binary: a second ask (another run) reads the

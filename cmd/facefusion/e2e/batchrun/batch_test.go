@@ -79,7 +79,7 @@ func TestBatchFailuresAndQuarantine(t *testing.T) {
 	if got := clitest.MetricValue(t, fams, "facefusion_batch_exit_status"); got != 6 {
 		t.Errorf("facefusion_batch_exit_status = %v, want 6", got)
 	}
-	if got := clitest.MetricValue(t, fams, "facefusion_exit_status", "job", "c.mkv"); got != 3 {
+	if got := clitest.MetricValue(t, fams, "facefusion_exit_status", "output", "c.mkv"); got != 3 {
 		t.Errorf("the last target's facefusion_exit_status = %v, want 3", got)
 	}
 	if got := clitest.Printed(r); strings.Join(got, " ") != "outbox/a.mkv outbox/b.mkv" {
