@@ -16,7 +16,16 @@ import (
 // cmdBatch is `facefusion batch-run`: every entry of FaceFusion's patterns, one job after
 // another on every rank of the launch, in one process (the runtime, the landmark model and
 // passed output checks are shared by the targets).
+//
+// A task of a job array with nothing left to pull exits 0 before MPI starts (batch.Idle), so
+// that it gives its allocation back at once.
 func cmdBatch(ctx context.Context, args []string) error {
+	if cfg, err := job.ParseBatch(args); err == nil {
+		if idle, why := batch.Idle(cfg); idle {
+			useLog(cfg).Infof("%s", why)
+			return nil
+		}
+	}
 	cfg, log, comm, gpu, err := joinJob(args, job.ParseBatch)
 	if err != nil {
 		return err
