@@ -183,8 +183,8 @@ func TestIdle(t *testing.T) {
 	}
 }
 
-// A bad-input failure (exit 3) quarantines its target at once; other failures only at
-// max_failures; an unreadable entry's (contents never read) only at max_failures too.
+// A bad-input failure quarantines its target at once; other failures (an exit 3 that is not
+// the contents' fault, such as an unreadable file, included) only at max_failures.
 func TestQuarantined(t *testing.T) {
 	d := Dir{filepath.Join(t.TempDir(), "state")}
 	d.Make()
@@ -197,13 +197,12 @@ func TestQuarantined(t *testing.T) {
 	if why, _ := d.Quarantined("k1", 3); !strings.Contains(why, "after 3 failed runs") {
 		t.Errorf("after three runtime failures: %q", why)
 	}
-	d.AddFailure("k2", Failure{ExitStatus: 3, Reason: "moov atom not found"})
+	d.AddFailure("k2", Failure{ExitStatus: 3, Reason: "moov atom not found", BadInput: true})
 	if why, _ := d.Quarantined("k2", 3); !strings.Contains(why, "first failure, as bad input") || !strings.Contains(why, "moov atom") || !strings.Contains(why, filepath.Join("failed", "k2")) {
 		t.Errorf("after one bad-input failure: %q", why)
 	}
-	u := unreadablePrefix + "x"
-	d.AddFailure(u, Failure{ExitStatus: 3, Reason: "permission denied"})
-	if why, _ := d.Quarantined(u, 3); why != "" {
-		t.Errorf("an unreadable entry quarantined at its first failure: %q", why)
+	d.AddFailure("k3", Failure{ExitStatus: 3, Reason: "permission denied"}) // exit 3, not the contents' fault
+	if why, _ := d.Quarantined("k3", 3); why != "" {
+		t.Errorf("an input failure that is not bad input quarantined at once: %q", why)
 	}
 }

@@ -432,7 +432,7 @@ func (b *batch) one(ctx context.Context, r *Result, i, n int) error {
 		if fails := b.dir.Failures(r.Key, true); len(fails) >= b.cfg.MaxFailures {
 			return skip(Quarantined, fmt.Sprintf("quarantined after %d failed runs (last: %s): unreadable; fix its permissions, or remove %s to retry it", len(fails), fails[len(fails)-1].Reason, b.dir.failures(r.Key)))
 		}
-		return b.failed(r, fault.AsInput(err), tag)
+		return b.failed(r, fault.AsInput(err), tag, false) // its contents were never read: permissions fixed heal it
 	}
 	if d, ok := b.dir.Done(r.Key); ok {
 		r.Report = report.Path(d.Output) // the run that made it wrote one there
@@ -458,7 +458,7 @@ func (b *batch) one(ctx context.Context, r *Result, i, n int) error {
 		if fault.KindOf(err) == fault.Environment { // a full disk
 			return b.environment(r, err)
 		}
-		return b.failed(r, err, tag)
+		return b.failed(r, err, tag, false) // the output's folder, not the file
 	}
 	log.Infof("%s → %s", tag, safefs.Name(e.Output, safefs.PathLen))
 	if err := b.tell(decision{Entry: e}); err != nil {
@@ -493,7 +493,7 @@ func (b *batch) one(ctx context.Context, r *Result, i, n int) error {
 	case fault.KindOf(err) == fault.Environment:
 		return b.environment(r, err)
 	}
-	return b.failed(r, err, tag)
+	return b.failed(r, err, tag, fault.KindOf(err) == fault.Input)
 }
 
 // environment ends the batch at r's failure err, one every target would hit alike (a missing
@@ -505,13 +505,13 @@ func (b *batch) environment(r *Result, err error) error {
 	return err
 }
 
-// failed records r's failure against its contents.
-func (b *batch) failed(r *Result, err error, tag string) error {
+// failed records r's failure against its contents; bad says it is the file's own (its run
+// failed as bad input), which quarantines it at once.
+func (b *batch) failed(r *Result, err error, tag string, bad bool) error {
 	host, _ := os.Hostname()
 	r.State, r.Reason, r.ExitStatus = Failed, oneLine(err), b.opt.ExitCode(err)
 	f := Failure{Target: r.Target, Sources: r.Sources, Output: r.Output, ExitStatus: r.ExitStatus,
-		Reason: r.Reason, Time: time.Now().UTC(), Host: host, SlurmJob: b.sum.Slurm.JobID}
-	bad := f.BadInput() && !strings.HasPrefix(r.Key, unreadablePrefix)
+		Reason: r.Reason, BadInput: bad, Time: time.Now().UTC(), Host: host, SlurmJob: b.sum.Slurm.JobID}
 	if bad { // the file's own fault: a retry would fail the same way
 		r.State = Quarantined
 	}
@@ -666,7 +666,8 @@ func (s *Summary) writeMetrics(cfg job.Config, status int) {
 	}
 	fams := [][]*dto.MetricFamily{s.families(cfg, status)}
 	for i := len(s.Entries) - 1; i >= 0; i-- {
-		if st := s.Entries[i].State; st == Done || st == Failed || st == Stopped {
+		// A target quarantined in this run (it has an exit status) ran too.
+		if st := s.Entries[i].State; st == Done || st == Failed || st == Stopped || (st == Quarantined && s.Entries[i].ExitStatus != 0) {
 			if rep, ok, _ := report.Read(s.Entries[i].Output); ok {
 				fams = append(fams, metrics.Report(rep, time.Now()))
 				break

@@ -147,8 +147,6 @@ func writeSettings(w io.Writer, cfg job.Config) {
 	}
 }
 
-const unreadablePrefix = "unreadable-"
-
 // UnreadableKey is the key of an entry whose target or sources cannot be read (permissions): its
 // settings and paths, marked as such, so that its failures still count towards quarantine.
 func UnreadableKey(cfg job.Config, e Entry) string {
@@ -159,7 +157,7 @@ func UnreadableKey(cfg job.Config, e Entry) string {
 		abs, _ := filepath.Abs(p)
 		fmt.Fprintf(h, "path=%s\n", abs)
 	}
-	return unreadablePrefix + fmt.Sprintf("%x", h.Sum(nil))[:21]
+	return "unreadable-" + fmt.Sprintf("%x", h.Sum(nil))[:21]
 }
 
 // DoneRecord is a target's contents done: where its output went.
@@ -197,14 +195,18 @@ func (d Dir) MarkDone(key string, e Entry) error {
 
 // Failure is one failed run of an entry's contents.
 type Failure struct {
-	Target     string    `json:"target"`
-	Sources    []string  `json:"sources,omitempty"`
-	Output     string    `json:"output"`
-	ExitStatus int       `json:"exit_status"`
-	Reason     string    `json:"reason"`
-	Time       time.Time `json:"time"`
-	Host       string    `json:"host"`
-	SlurmJob   string    `json:"slurm_job,omitempty"`
+	Target     string   `json:"target"`
+	Sources    []string `json:"sources,omitempty"`
+	Output     string   `json:"output"`
+	ExitStatus int      `json:"exit_status"`
+	Reason     string   `json:"reason"`
+	// BadInput is a failure of the file itself (its run failed as bad input, exit 3: a corrupt
+	// or truncated target, a source without a face): a retry of the same contents would fail
+	// the same way, so it quarantines them at once.
+	BadInput bool      `json:"bad_input,omitempty"`
+	Time     time.Time `json:"time"`
+	Host     string    `json:"host"`
+	SlurmJob string    `json:"slurm_job,omitempty"`
 }
 
 // Counts says whether a failure counts towards quarantine. A usage failure (exit 2: an output
@@ -213,23 +215,14 @@ type Failure struct {
 // and once the settings are fixed the target must not be found quarantined.
 func (f Failure) Counts() bool { return f.ExitStatus != fault.ExitUsage }
 
-// BadInput says whether a failure was the file's own (exit 3: a corrupt or truncated target, a
-// source without a face): a retry of the same contents fails the same way, so the target is
-// quarantined at this first failure.
-func (f Failure) BadInput() bool { return f.ExitStatus == fault.ExitInput }
-
 // Quarantined is why key's contents are not tried again, "" when they are: a bad-input failure
-// (Failure.BadInput), or max failures that count (Failure.Counts). The entries of an
-// UnreadableKey count only towards max: their contents were never read, and permissions
-// fixed heal them.
+// (Failure.BadInput), or max failures that count (Failure.Counts).
 func (d Dir) Quarantined(key string, max int) (why string, failures int) {
 	fails := d.Failures(key, true)
 	retry := "fix or replace the file (new contents are a new target), or remove " + d.failures(key) + " to retry it"
-	if !strings.HasPrefix(key, unreadablePrefix) {
-		for _, f := range fails {
-			if f.BadInput() {
-				return fmt.Sprintf("quarantined at its first failure, as bad input (exit %d, %s): a retry would fail the same way, so it is not tried again: %s", f.ExitStatus, f.Reason, retry), len(fails)
-			}
+	for _, f := range fails {
+		if f.BadInput {
+			return fmt.Sprintf("quarantined at its first failure, as bad input (exit %d, %s): a retry would fail the same way, so it is not tried again: %s", f.ExitStatus, f.Reason, retry), len(fails)
 		}
 	}
 	if len(fails) >= max && len(fails) > 0 {
