@@ -56,7 +56,8 @@ type Result struct {
 	Seconds    float64 `json:"seconds,omitempty"`
 }
 
-// Summary is a batch run's report: every entry of its share and what became of it.
+// Summary is a batch run's report: every entry it listed (an array task: every entry it took)
+// and what became of it.
 type Summary struct {
 	Version       int            `json:"version"`
 	Outcome       string         `json:"outcome"` // all done, some failed, nothing to do, stopped, or the error that ended it
@@ -642,7 +643,7 @@ func (s *Summary) families(cfg job.Config, status int) []*dto.MetricFamily {
 	set := metrics.NewSet(cfg.OutputPattern)
 	counts := s.tally()
 	for _, st := range States {
-		set.Gauge("facefusion_batch_entries", "entries of this batch run (this array task's share) by state", float64(counts[st]), "state", st)
+		set.Gauge("facefusion_batch_entries", "entries of this batch run (an array task's: those it took) by state", float64(counts[st]), "state", st)
 	}
 	running := 1.0
 	if status >= 0 {

@@ -57,7 +57,7 @@ func (d Dir) done(key string) string     { return filepath.Join(d.Path, "done", 
 func (d Dir) failures(key string) string { return filepath.Join(d.Path, "failed", key) }
 
 // Report is where a run's summary goes: report-JOB_TASK.json for a task of a Slurm array (each
-// task summarises its share), report-JOB.json in any other Slurm job (two jobs over one inbox
+// task summarises the entries it took), report-JOB.json in any other Slurm job (two jobs over one inbox
 // keep one each), report.json outside Slurm (the last run's).
 func (d Dir) Report(s slurm.Env) string {
 	switch {
