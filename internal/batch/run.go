@@ -128,9 +128,10 @@ type decision struct {
 }
 
 // Run runs the batch cfg describes on every rank of comm (all must call it). Rank 0 expands
-// (or reads the frozen) list and decides entry by entry whether it runs: in a job array, it
-// pulls the entries no task finished or holds (Claims), one at a time; each run is one driver.Run over every rank, with its own job folder and
-// fingerprint, so a requeued batch resumes the target it stopped in and skips the finished.
+// (or reads the frozen) list and decides entry by entry whether it runs (in a job array, it
+// pulls the entries no task finished or holds, one at a time: Claims); each run is one
+// driver.Run over every rank, with its own job folder and fingerprint, so a requeued batch
+// resumes the target it stopped in and skips the finished.
 func Run(ctx context.Context, comm collective.Comm, cfg job.Config, opt Options) (*Summary, error) {
 	if comm.Rank() != 0 {
 		return nil, follow(ctx, comm, cfg, opt)
