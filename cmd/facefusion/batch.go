@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 
 	"github.com/facefusion-hpc/facefusion/internal/batch"
 	"github.com/facefusion-hpc/facefusion/internal/driver"
@@ -16,7 +17,18 @@ import (
 // cmdBatch is `facefusion batch-run`: every entry of FaceFusion's patterns, one job after
 // another on every rank of the launch, in one process (the runtime, the landmark model and
 // passed output checks are shared by the targets).
+//
+// A task of a job array with nothing left to pull exits 0 before MPI starts (batch.Idle), so
+// that it gives its allocation back at once.
 func cmdBatch(ctx context.Context, args []string) error {
+	if cfg, err := job.ParseBatch(args); err == nil {
+		if idle, why := batch.Idle(cfg); idle {
+			if launchRank() == "0" { // one line for the launch, not one a rank
+				useLog(cfg).Infof("%s", why)
+			}
+			return nil
+		}
+	}
 	cfg, log, comm, gpu, err := joinJob(args, job.ParseBatch)
 	if err != nil {
 		return err
@@ -42,6 +54,17 @@ func cmdBatch(ctx context.Context, args []string) error {
 		}
 	}
 	return err
+}
+
+// launchRank is this process's rank as its launcher tells it before MPI starts ("0" outside
+// a launch).
+func launchRank() string {
+	for _, k := range []string{"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", "SLURM_PROCID"} {
+		if v := os.Getenv(k); v != "" {
+			return v
+		}
+	}
+	return "0"
 }
 
 // counts is "2 done, 1 failed" in the states' order.

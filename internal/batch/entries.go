@@ -233,18 +233,3 @@ func describe(e Entry) string {
 	}
 	return "target " + name(e.Target)
 }
-
-// Share is the entries a task of a Slurm job array takes: every count-th from its position
-// pos (0-based) in the array. Outside an array (count 0 or 1) it is every entry.
-func Share(entries []Entry, pos, count int) []Entry {
-	if count <= 1 {
-		return entries
-	}
-	var mine []Entry
-	for i, e := range entries {
-		if i%count == pos {
-			mine = append(mine, e)
-		}
-	}
-	return mine
-}

@@ -138,41 +138,6 @@ func TestExpandRefuses(t *testing.T) {
 	}
 }
 
-// A task of an array takes every count-th entry from its position; together the tasks take
-// each entry once; outside an array one run takes all.
-func TestShare(t *testing.T) {
-	var all []Entry
-	for i := 0; i < 7; i++ {
-		all = append(all, Entry{Index: i})
-	}
-	seen := map[int]int{}
-	for pos := 0; pos < 3; pos++ {
-		for _, e := range Share(all, pos, 3) {
-			if e.Index%3 != pos {
-				t.Errorf("task %d of 3 took entry %d", pos, e.Index)
-			}
-			seen[e.Index]++
-		}
-	}
-	for i := range all {
-		if seen[i] != 1 {
-			t.Errorf("entry %d taken %d times by the 3 tasks", i, seen[i])
-		}
-	}
-	if n := len(Share(all, 0, 1)); n != 7 {
-		t.Errorf("a 1-task array took %d of 7", n)
-	}
-	if n := len(Share(all, 0, 0)); n != 7 {
-		t.Errorf("a run outside an array took %d of 7", n)
-	}
-	if got := Share(all, 4, 10); len(got) != 1 || got[0].Index != 4 {
-		t.Errorf("task 4 of 10 over 7 entries took %+v", got)
-	}
-	if got := Share(all, 8, 10); len(got) != 0 {
-		t.Errorf("task 8 of 10 over 7 entries took %+v", got)
-	}
-}
-
 // With job_dir, each entry's job folder is its own, also for outputs of one name in two
 // folders (one target with several sources): one folder for both made the second entry busy
 // (or "another job") while the first ran or had failed, e.g. in another task of an array.

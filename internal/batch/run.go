@@ -34,7 +34,7 @@ const (
 	Settling    = "settling"     // modified within settle_time: left for the next run
 	Busy        = "busy"         // another run holds its job folder: left to it
 	Failed      = "failed"       // failed in this run; retried by a later run until quarantined
-	Quarantined = "quarantined"  // failed max_failures times: not tried again (the file is left where it is)
+	Quarantined = "quarantined"  // failed as bad input, or max_failures times: not tried again (the file is left where it is)
 	Missing     = "missing"      // in the frozen list, but gone from the file system
 	NotRun      = "not-run"      // the batch stopped before it
 	Skipped     = "skipped"      // a name in the inbox that is no file (a link to nothing, a link loop, a FIFO): Reason says which
@@ -56,7 +56,8 @@ type Result struct {
 	Seconds    float64 `json:"seconds,omitempty"`
 }
 
-// Summary is a batch run's report: every entry of its share and what became of it.
+// Summary is a batch run's report: every entry it listed (an array task: every entry it took)
+// and what became of it.
 type Summary struct {
 	Version       int            `json:"version"`
 	Outcome       string         `json:"outcome"` // all done, some failed, nothing to do, stopped, or the error that ended it
@@ -91,13 +92,18 @@ const (
 )
 
 // SomeFailed is the batch's error when it ran to its end but a target failed: each failure is
-// recorded in the batch folder and retried by the next run (until quarantined).
+// recorded in the batch folder and retried by the next run (until quarantined). With
+// fail_on_quarantine, quarantined targets fail the batch too.
 type SomeFailed struct {
-	Failed int
-	Report string
+	Failed      int
+	Quarantined int // counted only with fail_on_quarantine
+	Report      string
 }
 
 func (e *SomeFailed) Error() string {
+	if e.Quarantined > 0 {
+		return fmt.Sprintf("%d target(s) failed and %d are quarantined in this batch run (fail_on_quarantine: every target must end done): see %s", e.Failed, e.Quarantined, e.Report)
+	}
 	return fmt.Sprintf("%d target(s) failed in this batch run (recorded in the batch folder; a later run retries those not quarantined): see %s", e.Failed, e.Report)
 }
 
@@ -119,18 +125,20 @@ type decision struct {
 	Stopped bool        `json:",omitempty"`
 	Next    driver.Next `json:",omitempty"`
 	Failed  int         `json:",omitempty"`
+	Quar    int         `json:",omitempty"`
 	Report  string      `json:",omitempty"`
 }
 
 // Run runs the batch cfg describes on every rank of comm (all must call it). Rank 0 expands
-// (or reads the frozen) list, takes this array task's share, and decides entry by entry
-// whether it runs; each run is one driver.Run over every rank, with its own job folder and
-// fingerprint, so a requeued batch resumes the target it stopped in and skips the finished.
+// (or reads the frozen) list and decides entry by entry whether it runs (in a job array, it
+// pulls the entries no task finished or holds, one at a time: Claims); each run is one
+// driver.Run over every rank, with its own job folder and fingerprint, so a requeued batch
+// resumes the target it stopped in and skips the finished.
 func Run(ctx context.Context, comm collective.Comm, cfg job.Config, opt Options) (*Summary, error) {
 	if comm.Rank() != 0 {
 		return nil, follow(ctx, comm, cfg, opt)
 	}
-	b := &batch{cfg: cfg, opt: opt, comm: comm, dir: DirFor(cfg), failedNow: map[string]string{}}
+	b := &batch{cfg: cfg, opt: opt, comm: comm, dir: DirFor(cfg), failedNow: map[string]failedNow{}}
 	if cfg.MetricsPath != "" { // each target's run writes the file, with the batch's figures
 		b.opt.Driver.ExtraMetrics = func() []*dto.MetricFamily { return b.sum.families(cfg, -1) }
 	}
@@ -146,7 +154,7 @@ func Run(ctx context.Context, comm collective.Comm, cfg job.Config, opt Options)
 	case errors.As(err, &stopped):
 		last.Stopped, last.Next, last.Err = true, stopped.Next, stopped.Msg
 	case errors.As(err, &some):
-		last.Failed, last.Report = some.Failed, some.Report
+		last.Failed, last.Quar, last.Report = some.Failed, some.Quarantined, some.Report
 	case err != nil:
 		last.Kind, last.Err = fault.KindOf(err), err.Error()
 	}
@@ -162,10 +170,13 @@ type batch struct {
 	comm      collective.Comm
 	dir       Dir
 	sum       *Summary
-	progress  int               // entries done in this run (a stop after some is worth a requeue)
-	failedNow map[string]string // keys that failed in this run → the target that failed
-	metricsAt time.Time         // the batch's last write of the metrics file
+	progress  int                  // entries done in this run (a stop after some is worth a requeue)
+	failedNow map[string]failedNow // keys that failed in this run
+	metricsAt time.Time            // the batch's last write of the metrics file
 }
+
+// failedNow is a target that failed in this run, and its state (failed, or quarantined).
+type failedNow struct{ target, state string }
 
 // tell broadcasts rank 0's decision.
 func (b *batch) tell(d decision) error {
@@ -191,8 +202,8 @@ func follow(ctx context.Context, comm collective.Comm, cfg job.Config, opt Optio
 			switch {
 			case d.Stopped:
 				return &driver.Stopped{Msg: d.Err, Remote: true, Next: d.Next}
-			case d.Failed > 0:
-				return &SomeFailed{Failed: d.Failed, Report: d.Report}
+			case d.Failed > 0 || d.Quar > 0:
+				return &SomeFailed{Failed: d.Failed, Quarantined: d.Quar, Report: d.Report}
 			case d.Err != "":
 				return &driver.RemoteError{Kind: d.Kind}
 			}
@@ -237,8 +248,10 @@ func (b *batch) run(ctx context.Context) error {
 	b.sum.dirOK = true
 	expand := func() ([]Entry, error) { return Expand(b.cfg) }
 	var entries []Entry
+	var claims *Claims
 	var err error
-	switch id := listID(b.sum.Slurm); {
+	id := listID(b.sum.Slurm)
+	switch {
 	case id != "":
 		entries, b.sum.List, err = b.dir.Frozen(id, b.cfg, expand)
 	default:
@@ -250,38 +263,88 @@ func (b *batch) run(ctx context.Context) error {
 	if err := checkRecords(b.cfg, b.sum.Path, entries); err != nil {
 		return fault.AsUsage(err)
 	}
-	total := len(entries)
 	pos, count, ok, err := slurm.ArrayPosition()
 	if err != nil {
 		return fault.AsUsage(err)
 	}
-	if ok {
-		entries = Share(entries, pos, count)
-		log.Infof("batch: array task %d of %d takes %d of the %d entries in %s", pos+1, count, len(entries), total, b.sum.List)
+	if ok && id != "" {
+		if claims, err = b.dir.Claims(id, log); err != nil {
+			return fault.AsUsage(err)
+		}
+		free, held := claims.Pending(len(entries))
+		log.Infof("batch: array task %d of %d pulls from the %d entries in %s: %d pending, %d running in other tasks, %d finished", pos+1, count, len(entries), b.sum.List, free, held, len(entries)-free-held)
 	} else {
-		log.Infof("batch: %d entries (%s × %s)", total, orAll(b.cfg.SourcePattern), b.cfg.TargetPattern)
-	}
-	b.sum.Entries = make([]Result, len(entries))
-	for i, e := range entries {
-		b.sum.Entries[i] = Result{Entry: e, State: NotRun}
+		log.Infof("batch: %d entries (%s × %s)", len(entries), orAll(b.cfg.SourcePattern), b.cfg.TargetPattern)
+		b.sum.Entries = make([]Result, len(entries))
+		for i, e := range entries {
+			b.sum.Entries[i] = Result{Entry: e, State: NotRun}
+		}
 	}
 	b.sum.save()
-	for i := range entries {
-		if ctx.Err() != nil {
-			return b.stopped(ctx, nil)
-		}
-		r := &b.sum.Entries[i]
-		err := b.one(ctx, r, i, len(entries))
-		b.sum.save()
-		if time.Since(b.metricsAt) >= metricsEvery { // between targets too: a run of skips still shows
-			b.sum.writeMetrics(b.cfg, -1)
-			b.metricsAt = time.Now()
-		}
-		if err != nil {
-			return err
+	if claims != nil {
+		err = b.pull(ctx, entries, claims)
+	} else {
+		for i := range entries {
+			if err = b.step(ctx, &b.sum.Entries[i], i, len(entries)); err != nil {
+				break
+			}
 		}
 	}
+	if err != nil {
+		return err
+	}
 	return b.end()
+}
+
+// step decides and runs entry r (i of n), then saves the summary (and, now and then, the
+// metrics file).
+func (b *batch) step(ctx context.Context, r *Result, i, n int) error {
+	if ctx.Err() != nil {
+		return b.stopped(ctx, nil)
+	}
+	err := b.one(ctx, r, i, n)
+	b.sum.save()
+	if time.Since(b.metricsAt) >= metricsEvery { // between targets too: a run of skips still shows
+		b.sum.writeMetrics(b.cfg, -1)
+		b.metricsAt = time.Now()
+	}
+	return err
+}
+
+// pull is an array task's batch: it claims the next entry of the list that no task has
+// finished or holds, runs it, settles it, and again, until a pass over the list finds none (a
+// dead task's entry is taken over on the way). The summary lists the entries this task took.
+func (b *batch) pull(ctx context.Context, entries []Entry, claims *Claims) error {
+	for took := true; took; {
+		took = false
+		for i, e := range entries {
+			if ctx.Err() != nil {
+				return b.stopped(ctx, nil)
+			}
+			cl, ok, err := claims.Take(i)
+			if err != nil {
+				b.opt.Log.Warnf("batch: entry %d of the list (%s): %v: left to the other tasks", i+1, describe(e), err)
+				continue
+			}
+			if !ok {
+				continue
+			}
+			took = true
+			if cl.Prev != nil {
+				b.opt.Log.Infof("batch: entry %d of the list (%s) was claimed by a task that is gone (%s; %s): taken over", i+1, describe(e), cl.Prev.Describe(), cl.Why)
+			}
+			b.sum.Entries = append(b.sum.Entries, Result{Entry: e, State: NotRun})
+			r := &b.sum.Entries[len(b.sum.Entries)-1]
+			if err := b.step(ctx, r, i, len(entries)); err != nil {
+				cl.Release() // stopped, or a fault of this task's: another task (or a restart) takes it
+				return err
+			}
+			if err := cl.Settle(r.State); err != nil {
+				b.opt.Log.Warnf("batch: entry %d of the list (%s): %s, but the record of it could not be written (%v): another task may take it again", i+1, describe(e), r.State, err)
+			}
+		}
+	}
+	return nil
 }
 
 // checkRecords refuses, before any work, a summary or metrics path that would land on a
@@ -373,7 +436,7 @@ func (b *batch) one(ctx context.Context, r *Result, i, n int) error {
 		if fails := b.dir.Failures(r.Key, true); len(fails) >= b.cfg.MaxFailures {
 			return skip(Quarantined, fmt.Sprintf("quarantined after %d failed runs (last: %s): unreadable; fix its permissions, or remove %s to retry it", len(fails), fails[len(fails)-1].Reason, b.dir.failures(r.Key)))
 		}
-		return b.failed(r, fault.AsInput(err), tag)
+		return b.failed(r, fault.AsInput(err), tag, false) // its contents were never read: permissions fixed heal it
 	}
 	if d, ok := b.dir.Done(r.Key); ok {
 		r.Report = report.Path(d.Output) // the run that made it wrote one there
@@ -386,21 +449,20 @@ func (b *batch) one(ctx context.Context, r *Result, i, n int) error {
 		return skip(AlreadyDone, fmt.Sprintf("the same contents as %s, done already as %s: skipped", d.Target, d.Output))
 	}
 	if first, ok := b.failedNow[r.Key]; ok { // a copy of a target that failed a moment ago
-		r.State, r.Reason = Failed, fmt.Sprintf("the same contents as %s, which failed in this run: not tried twice", first)
+		r.State, r.Reason = first.state, fmt.Sprintf("the same contents as %s, which failed in this run (%s): not tried twice", first.target, first.state)
 		log.Warnf("%s: %s", tag, r.Reason)
 		return nil
 	}
-	fails := b.dir.Failures(r.Key, true)
-	if r.Failures = len(fails); r.Failures >= b.cfg.MaxFailures {
-		last := fails[len(fails)-1]
-		return skip(Quarantined, fmt.Sprintf("quarantined after %d failed runs (last: exit %d, %s); it is not tried again: fix or replace the file (new contents are a new target), or remove %s to retry it", r.Failures, last.ExitStatus, last.Reason, b.dir.failures(r.Key)))
+	why, fails := b.dir.Quarantined(r.Key, b.cfg.MaxFailures)
+	if r.Failures = fails; why != "" {
+		return skip(Quarantined, why)
 	}
 	if err := os.MkdirAll(filepath.Dir(e.Output), 0o755); err != nil {
 		err = fault.AsNoRoom(fault.AsInput(fmt.Errorf("output folder %s: %w", filepath.Dir(e.Output), err)), filepath.Dir(e.Output))
 		if fault.KindOf(err) == fault.Environment { // a full disk
 			return b.environment(r, err)
 		}
-		return b.failed(r, err, tag)
+		return b.failed(r, err, tag, false) // the output's folder, not the file
 	}
 	log.Infof("%s → %s", tag, safefs.Name(e.Output, safefs.PathLen))
 	if err := b.tell(decision{Entry: e}); err != nil {
@@ -435,7 +497,7 @@ func (b *batch) one(ctx context.Context, r *Result, i, n int) error {
 	case fault.KindOf(err) == fault.Environment:
 		return b.environment(r, err)
 	}
-	return b.failed(r, err, tag)
+	return b.failed(r, err, tag, fault.KindOf(err) == fault.Input)
 }
 
 // environment ends the batch at r's failure err, one every target would hit alike (a missing
@@ -447,19 +509,28 @@ func (b *batch) environment(r *Result, err error) error {
 	return err
 }
 
-// failed records r's failure against its contents.
-func (b *batch) failed(r *Result, err error, tag string) error {
+// failed records r's failure against its contents; bad says it is the file's own (its run
+// failed as bad input), which quarantines it at once.
+func (b *batch) failed(r *Result, err error, tag string, bad bool) error {
 	host, _ := os.Hostname()
 	r.State, r.Reason, r.ExitStatus = Failed, oneLine(err), b.opt.ExitCode(err)
-	b.failedNow[r.Key] = r.Target
-	_, rerr := b.dir.AddFailure(r.Key, Failure{Target: r.Target, Sources: r.Sources, Output: r.Output, ExitStatus: r.ExitStatus,
-		Reason: r.Reason, Time: time.Now().UTC(), Host: host, SlurmJob: b.sum.Slurm.JobID})
+	f := Failure{Target: r.Target, Sources: r.Sources, Output: r.Output, ExitStatus: r.ExitStatus,
+		Reason: r.Reason, BadInput: bad, Time: time.Now().UTC(), Host: host, SlurmJob: b.sum.Slurm.JobID}
+	if bad { // the file's own fault: a retry would fail the same way
+		r.State = Quarantined
+	}
+	b.failedNow[r.Key] = failedNow{r.Target, r.State}
+	_, rerr := b.dir.AddFailure(r.Key, f)
 	if rerr != nil {
 		b.opt.Log.Warnf("%s: its failure could not be recorded: %v", tag, rerr)
 		return nil
 	}
 	n := len(b.dir.Failures(r.Key, true)) // those that count towards its quarantine
 	r.Failures = n
+	if bad {
+		b.opt.Log.Warnf("%s: failed as bad input (exit %d): quarantined at its first failure, not tried again: fix or replace the file (new contents are a new target), or remove %s to retry it", tag, r.ExitStatus, b.dir.failures(r.Key))
+		return nil
+	}
 	if r.ExitStatus == fault.ExitUsage {
 		b.opt.Log.Warnf("%s: failed (exit %d): the settings' fault, not the file's: fix them; it is tried again at every run and never quarantined", tag, r.ExitStatus)
 		return nil
@@ -518,13 +589,18 @@ func (s *Summary) tally() map[string]int {
 	return s.Counts
 }
 
-// end totals the run and chooses its outcome.
+// end totals the run and chooses its outcome: every entry done, skipped or quarantined is a
+// batch that succeeded, unless fail_on_quarantine counts the quarantined as failed.
 func (b *batch) end() error {
 	b.sum.tally()
+	quarantined := 0
+	if b.cfg.FailOnQuarantine {
+		quarantined = b.sum.Counts[Quarantined]
+	}
 	switch {
-	case b.sum.Counts[Failed] > 0:
+	case b.sum.Counts[Failed] > 0 || quarantined > 0:
 		b.sum.Outcome = OutcomeSomeFailed
-		return &SomeFailed{Failed: b.sum.Counts[Failed], Report: b.sum.Path}
+		return &SomeFailed{Failed: b.sum.Counts[Failed], Quarantined: quarantined, Report: b.sum.Path}
 	case b.sum.Counts[Done] > 0:
 		b.sum.Outcome = OutcomeAllDone
 	default:
@@ -570,12 +646,12 @@ func (s *Summary) families(cfg job.Config, status int) []*dto.MetricFamily {
 	set := metrics.NewSet(metrics.OriginFromEnv(), cfg.OutputPattern)
 	counts := s.tally()
 	for _, st := range States {
-		set.Gauge("facefusion_batch_entries", "entries of this batch run (this array task's share) by state", float64(counts[st]), "state", st)
+		set.Gauge("facefusion_batch_entries", "entries of this batch run (an array task's: those it took) by state", float64(counts[st]), "state", st)
 	}
 	running := 1.0
 	if status >= 0 {
 		running = 0
-		set.Gauge("facefusion_batch_exit_status", "the batch run's exit code (0 all done or nothing to do, 6 some failed; see docs/options.md, Exit codes)", float64(status))
+		set.Gauge("facefusion_batch_exit_status", "the batch run's exit code (0 every entry done, skipped or quarantined, or nothing to do; 6 some failed; see docs/options.md, Exit codes)", float64(status))
 	}
 	set.Gauge("facefusion_batch_running", "1 while the batch runs, 0 once it ended", running)
 	return set.Families()
@@ -594,7 +670,8 @@ func (s *Summary) writeMetrics(cfg job.Config, status int) {
 	}
 	fams := [][]*dto.MetricFamily{s.families(cfg, status)}
 	for i := len(s.Entries) - 1; i >= 0; i-- {
-		if st := s.Entries[i].State; st == Done || st == Failed || st == Stopped {
+		// A target quarantined in this run (it has an exit status) ran too.
+		if st := s.Entries[i].State; st == Done || st == Failed || st == Stopped || (st == Quarantined && s.Entries[i].ExitStatus != 0) {
 			if rep, ok, _ := report.Read(s.Entries[i].Output); ok {
 				fams = append(fams, metrics.Report(metrics.OriginFromEnv(), rep, time.Now()))
 				break

@@ -24,15 +24,18 @@ import (
 // Dir is the batch's state folder. Its layout is stated here once:
 //
 //	lists/array-ID.json      a frozen entry list, shared by the tasks (and restarts) of one job array
+//	claims/array-ID/         which task runs, and which finished, each entry of that list (Claims)
 //	done/KEY.json            a target's contents done with these settings: where the output went
-//	failed/KEY/attempt-N.json one record per failed run of those contents (quarantined at max_failures)
+//	failed/KEY/attempt-N.json one record per failed run of those contents (quarantined at its
+//	                         first bad-input failure, or at max_failures)
 //	report.json              the last run's summary (report-JOB.json in a Slurm job, report-JOB_TASK.json in an array task)
 //
 // Every file is written whole under a temp name and linked or renamed into place: each failure
 // is its own file (made with O_EXCL semantics that hold on Lustre and NFS), a list is linked
 // into place by the first task, and a done record, which two runs of one contents could both
 // write, is replaced whole (either one is right).
-// The program never deletes anything here; deleting a failure folder retries its target.
+// The program deletes nothing here but its own claims once released; deleting a failure folder
+// retries its target.
 type Dir struct{ Path string }
 
 // DirFor is cfg's state folder: batch_dir, else .facefusion-batch in output_pattern's folder
@@ -54,7 +57,7 @@ func (d Dir) done(key string) string     { return filepath.Join(d.Path, "done", 
 func (d Dir) failures(key string) string { return filepath.Join(d.Path, "failed", key) }
 
 // Report is where a run's summary goes: report-JOB_TASK.json for a task of a Slurm array (each
-// task summarises its share), report-JOB.json in any other Slurm job (two jobs over one inbox
+// task summarises the entries it took), report-JOB.json in any other Slurm job (two jobs over one inbox
 // keep one each), report.json outside Slurm (the last run's).
 func (d Dir) Report(s slurm.Env) string {
 	switch {
@@ -84,7 +87,7 @@ func (d Dir) Make() error {
 	if err := safefs.CheckFolder(d.Path, "batch folder", batchFix); err != nil {
 		return err
 	}
-	for _, sub := range []string{"lists", "done", "failed"} {
+	for _, sub := range []string{"lists", "claims", "done", "failed"} {
 		if err := d.makeSub(filepath.Join(d.Path, sub)); err != nil {
 			return err
 		}
@@ -192,14 +195,18 @@ func (d Dir) MarkDone(key string, e Entry) error {
 
 // Failure is one failed run of an entry's contents.
 type Failure struct {
-	Target     string    `json:"target"`
-	Sources    []string  `json:"sources,omitempty"`
-	Output     string    `json:"output"`
-	ExitStatus int       `json:"exit_status"`
-	Reason     string    `json:"reason"`
-	Time       time.Time `json:"time"`
-	Host       string    `json:"host"`
-	SlurmJob   string    `json:"slurm_job,omitempty"`
+	Target     string   `json:"target"`
+	Sources    []string `json:"sources,omitempty"`
+	Output     string   `json:"output"`
+	ExitStatus int      `json:"exit_status"`
+	Reason     string   `json:"reason"`
+	// BadInput is a failure of the file itself (its run failed as bad input, exit 3: a corrupt
+	// or truncated target, a source without a face): a retry of the same contents would fail
+	// the same way, so it quarantines them at once.
+	BadInput bool      `json:"bad_input,omitempty"`
+	Time     time.Time `json:"time"`
+	Host     string    `json:"host"`
+	SlurmJob string    `json:"slurm_job,omitempty"`
 }
 
 // Counts says whether a failure counts towards quarantine. A usage failure (exit 2: an output
@@ -207,6 +214,23 @@ type Failure struct {
 // is the settings' fault, not the file's: it is found before the first frame, costs nothing,
 // and once the settings are fixed the target must not be found quarantined.
 func (f Failure) Counts() bool { return f.ExitStatus != fault.ExitUsage }
+
+// Quarantined is why key's contents are not tried again, "" when they are: a bad-input failure
+// (Failure.BadInput), or max failures that count (Failure.Counts).
+func (d Dir) Quarantined(key string, max int) (why string, failures int) {
+	fails := d.Failures(key, true)
+	retry := "fix or replace the file (new contents are a new target), or remove " + d.failures(key) + " to retry it"
+	for _, f := range fails {
+		if f.BadInput {
+			return fmt.Sprintf("quarantined at its first failure, as bad input (exit %d, %s): a retry would fail the same way, so it is not tried again: %s", f.ExitStatus, f.Reason, retry), len(fails)
+		}
+	}
+	if len(fails) >= max && len(fails) > 0 {
+		last := fails[len(fails)-1]
+		return fmt.Sprintf("quarantined after %d failed runs (last: exit %d, %s); it is not tried again: %s", len(fails), last.ExitStatus, last.Reason, retry), len(fails)
+	}
+	return "", len(fails)
+}
 
 // Failures are key's failed runs, oldest first; counting only those that count towards
 // quarantine (Failure.Counts).
@@ -267,20 +291,7 @@ type frozenList struct {
 // next run), or expand's, frozen now. path is the list file.
 func (d Dir) Frozen(id string, cfg job.Config, expand func() ([]Entry, error)) (entries []Entry, path string, err error) {
 	path = d.list(id)
-	read := func() ([]Entry, error) {
-		var l frozenList
-		data, err := safefs.ReadOwnFile(path, safefs.ListLimit, "frozen list")
-		if err != nil {
-			return nil, err
-		}
-		if err := json.Unmarshal(data, &l); err != nil {
-			return nil, fmt.Errorf("frozen list %s: %s", path, safefs.Clip(err.Error()))
-		}
-		if l.Target != cfg.TargetPattern || l.Source != cfg.SourcePattern || l.Output != cfg.OutputPattern {
-			return nil, fmt.Errorf("frozen list %s was made for other patterns (target %s, output %s): Slurm job %s runs one batch", path, safefs.Excerpt(l.Target), safefs.Excerpt(l.Output), id)
-		}
-		return l.Entries, nil
-	}
+	read := func() ([]Entry, error) { return readFrozen(path, cfg, id) }
 	if entries, err = read(); err == nil || !errors.Is(err, os.ErrNotExist) {
 		return entries, path, err
 	}
@@ -293,4 +304,20 @@ func (d Dir) Frozen(id string, cfg job.Config, expand func() ([]Entry, error)) (
 		entries, err = read() // another task froze it first: its list is the batch's
 	}
 	return entries, path, err
+}
+
+// readFrozen reads the frozen list at path of the Slurm job id, made for cfg's patterns.
+func readFrozen(path string, cfg job.Config, id string) ([]Entry, error) {
+	var l frozenList
+	data, err := safefs.ReadOwnFile(path, safefs.ListLimit, "frozen list")
+	if err != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal(data, &l); err != nil {
+		return nil, fmt.Errorf("frozen list %s: %s", path, safefs.Clip(err.Error()))
+	}
+	if l.Target != cfg.TargetPattern || l.Source != cfg.SourcePattern || l.Output != cfg.OutputPattern {
+		return nil, fmt.Errorf("frozen list %s was made for other patterns (target %s, output %s): Slurm job %s runs one batch", path, safefs.Excerpt(l.Target), safefs.Excerpt(l.Output), id)
+	}
+	return l.Entries, nil
 }

@@ -19,6 +19,8 @@ type Batch struct {
 	BatchDir      string `toml:"batch_dir"`
 	SettleTime    int    `toml:"settle_time"`
 	MaxFailures   int    `toml:"max_failures"`
+	// FailOnQuarantine fails the batch (exit 6) when a target of it is quarantined too.
+	FailOnQuarantine bool `toml:"fail_on_quarantine"`
 }
 
 // Placeholders are the names output_pattern may hold in braces, FaceFusion's: the entry's
@@ -51,9 +53,12 @@ var batchOptions = []option{
 	{long: "settle-time", mode: batchOnly, arg: "SECONDS", help: "batch-run: a target modified less than this long ago may still be being copied: it is left for the next run (default 60)",
 		doc: "`batch-run`: a target modified more recently may still be being copied: it is left for the next run",
 		set: integer("settle-time", func(c *Config) *int { return &c.SettleTime })},
-	{long: "max-failures", mode: batchOnly, arg: "N", help: "batch-run: failed runs of one target (by content) after which it is quarantined: listed, never moved, no longer retried (default 3)",
-		doc: "`batch-run`: failed runs of one target's contents before it is quarantined (listed, never moved, not retried)",
+	{long: "max-failures", mode: batchOnly, arg: "N", help: "batch-run: failed runs of one target (by content) after which it is quarantined: listed, never moved, no longer retried (default 3); a bad-input failure (exit 3) quarantines it at once",
+		doc: "`batch-run`: failed runs of one target's contents before it is quarantined (listed, never moved, not retried); a bad-input failure (exit 3: a corrupt or truncated file) quarantines it at its first",
 		set: integer("max-failures", func(c *Config) *int { return &c.MaxFailures })},
+	{long: "fail-on-quarantine", mode: batchOnly, help: "batch-run: exit 6 when a target is quarantined (now, or by an earlier run), as when one fails; without it a batch whose every target is done, skipped or quarantined exits 0",
+		doc: "`batch-run`: a quarantined target (bad input at its first failure, or `max_failures` failures; now or by an earlier run) fails the batch (exit 6) as a failed one does; without it, done, skipped and quarantined targets all end a batch with exit 0",
+		set: func(c *Config, _ []string) error { c.FailOnQuarantine = true; return nil }},
 }
 
 func init() { options = append(options, batchOptions...) }

@@ -1,7 +1,6 @@
 package batchrun
 
 import (
-	"crypto/rand"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -41,43 +40,51 @@ func wantStates(t *testing.T, what string, s *batch.Summary, want map[string]str
 	}
 }
 
-// An inbox of three videos, one corrupt: the first run makes two outputs and records the
-// failure with its reason and exit code (exit 6); the next does nothing for the two and retries
-// the third; at max_failures it is quarantined (exit 0). The inputs are never moved or changed.
+// An inbox of two videos and a truncated MP4 (cut short, so it has no moov atom) with a copy:
+// the first run makes two outputs and quarantines the truncated file at its first failure,
+// as bad input (exit 3 in its record; its copy, the same contents, is not tried), and exits 0
+// with the summary and the metrics counting both; no later run tries it again, and
+// --fail-on-quarantine makes the quarantined target fail the batch (exit 6). The inputs are
+// never moved or changed.
 func TestBatchFailuresAndQuarantine(t *testing.T) {
 	dir := t.TempDir()
 	clitest.BatchClip(t, filepath.Join(dir, "inbox/a.mkv"), 10, "a")
 	clitest.BatchClip(t, filepath.Join(dir, "inbox/b.mkv"), 10, "b")
-	junk := make([]byte, 4096)
-	rand.Read(junk)
-	os.WriteFile(filepath.Join(dir, "inbox/c.mkv"), junk, 0o644)
-	os.WriteFile(filepath.Join(dir, "inbox/d.mkv"), junk, 0o644) // a second copy of the corrupt file
+	clitest.BatchClip(t, filepath.Join(dir, "whole.mp4"), 10, "c")
+	whole, err := os.ReadFile(filepath.Join(dir, "whole.mp4"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cut := whole[:len(whole)/2] // ffmpeg writes the moov atom at the end: cut off with the rest
+	os.WriteFile(filepath.Join(dir, "inbox/c.mp4"), cut, 0o644)
+	os.WriteFile(filepath.Join(dir, "inbox/d.mp4"), cut, 0o644) // a second copy of the truncated file
 	before := map[string]string{}
 	stamps := map[string]time.Time{}
-	for _, n := range []string{"a", "b", "c", "d"} {
-		p := filepath.Join(dir, "inbox", n+".mkv")
+	inputs := []string{"a.mkv", "b.mkv", "c.mp4", "d.mp4"}
+	for _, n := range inputs {
+		p := filepath.Join(dir, "inbox", n)
 		before[n] = clitest.FileMD5(t, p)
 		st, _ := os.Stat(p)
 		stamps[n] = st.ModTime()
 	}
-	args := []string{"-t", "inbox/*.mkv", "-o", "outbox/{target_name}{target_extension}", "--settle-time", "0"}
+	args := []string{"-t", "inbox/*", "-o", "outbox/{target_name}.mkv", "--settle-time", "0"}
 	summary := filepath.Join(dir, "outbox/.facefusion-batch/report.json")
 
 	prom := filepath.Join(dir, "batch.prom")
 	r := passBatch(t, dir, append(args, "--metrics-path", prom)...)
-	if r.Code != 6 {
-		t.Fatalf("first run: exit %d, want 6 (some failed)\n%s", r.Code, r.Stderr)
+	if r.Code != 0 {
+		t.Fatalf("first run: exit %d, want 0 (two done, the truncated file quarantined)\n%s", r.Code, r.Stderr)
 	}
 	// The metrics file, as Prometheus reads it: the batch's entries by state and its exit
 	// status, and the figures of the last target that ran (c, failed with exit 3).
 	fams := clitest.ParseMetrics(t, prom)
-	for state, want := range map[string]float64{batch.Done: 2, batch.Failed: 2, batch.AlreadyDone: 0} {
+	for state, want := range map[string]float64{batch.Done: 2, batch.Quarantined: 2, batch.Failed: 0, batch.AlreadyDone: 0} {
 		if got := clitest.MetricValue(t, fams, "facefusion_batch_entries", "state", state); got != want {
 			t.Errorf("facefusion_batch_entries{state=%q} = %v, want %v", state, got, want)
 		}
 	}
-	if got := clitest.MetricValue(t, fams, "facefusion_batch_exit_status"); got != 6 {
-		t.Errorf("facefusion_batch_exit_status = %v, want 6", got)
+	if got := clitest.MetricValue(t, fams, "facefusion_batch_exit_status"); got != 0 {
+		t.Errorf("facefusion_batch_exit_status = %v, want 0", got)
 	}
 	if got := clitest.MetricValue(t, fams, "facefusion_exit_status", "output", "c.mkv"); got != 3 {
 		t.Errorf("the last target's facefusion_exit_status = %v, want 3", got)
@@ -90,35 +97,36 @@ func TestBatchFailuresAndQuarantine(t *testing.T) {
 	}
 	clitest.MustNotExist(t, filepath.Join(dir, "outbox/c.mkv"))
 	s := clitest.ReadSummary(t, summary)
-	wantStates(t, "first run", s, map[string]string{"a.mkv": batch.Done, "b.mkv": batch.Done, "c.mkv": batch.Failed, "d.mkv": batch.Failed})
+	wantStates(t, "first run", s, map[string]string{"a.mkv": batch.Done, "b.mkv": batch.Done, "c.mp4": batch.Quarantined, "d.mp4": batch.Quarantined})
 	// The copy is not tried again in the run its twin failed in, nor counted twice.
-	if d := clitest.States(s)["d.mkv"]; !strings.Contains(d.Reason, "which failed in this run") || d.Failures != 0 {
-		t.Errorf("the corrupt file's copy: %+v, want it named as the same contents, not recorded", d)
+	if d := clitest.States(s)["d.mp4"]; !strings.Contains(d.Reason, "which failed in this run") || d.Failures != 0 {
+		t.Errorf("the truncated file's copy: %+v, want it named as the same contents, not recorded", d)
 	}
-	c := clitest.States(s)["c.mkv"]
-	if c.ExitStatus != 3 || c.Failures != 1 || !strings.Contains(c.Reason, "inbox/c.mkv") || c.Key == "" {
-		t.Errorf("the corrupt target's line: %+v, want exit 3 (bad input), failure 1, a reason naming it", c)
+	c := clitest.States(s)["c.mp4"]
+	if c.ExitStatus != 3 || c.Failures != 1 || !strings.Contains(c.Reason, "inbox/c.mp4") || c.Key == "" {
+		t.Errorf("the truncated target's line: %+v, want exit 3 (bad input), failure 1, a reason naming it", c)
 	}
-	if s.Outcome != batch.OutcomeSomeFailed || s.ExitStatus != 6 || s.Counts[batch.Done] != 2 || s.Counts[batch.Failed] != 2 {
+	if s.Outcome != batch.OutcomeAllDone || s.ExitStatus != 0 || s.Counts[batch.Done] != 2 || s.Counts[batch.Quarantined] != 2 {
 		t.Errorf("summary: outcome %q, exit %d, counts %v", s.Outcome, s.ExitStatus, s.Counts)
 	}
 	var rec batch.Failure
 	data, err := os.ReadFile(filepath.Join(dir, "outbox/.facefusion-batch/failed", c.Key, "attempt-1.json"))
-	if err != nil || json.Unmarshal(data, &rec) != nil || rec.ExitStatus != 3 || rec.Reason != c.Reason {
-		t.Errorf("failure record: %+v (%v), want exit 3 and the summary's reason", rec, err)
+	if err != nil || json.Unmarshal(data, &rec) != nil || rec.ExitStatus != 3 || !rec.BadInput || rec.Reason != c.Reason {
+		t.Errorf("failure record: %+v (%v), want exit 3, bad input and the summary's reason", rec, err)
 	}
-	if !strings.Contains(r.Stderr, "failure 1 of 3 allowed") {
-		t.Errorf("no line saying the failure is retried:\n%s", r.Stderr)
+	if !strings.Contains(r.Stderr, "quarantined at its first failure") || !strings.Contains(r.Stderr, "all done (2 done, 2 quarantined)") {
+		t.Errorf("no line saying the truncated file is quarantined, or no count of it:\n%s", r.Stderr)
 	}
 
-	r = passBatch(t, dir, args...)
-	if r.Code != 6 || len(clitest.Printed(r)) != 0 {
-		t.Fatalf("second run: exit %d, printed %q; want 6 and nothing done\n%s", r.Code, clitest.Printed(r), r.Stderr)
+	// --fail-on-quarantine: every target must end done.
+	r = passBatch(t, dir, append(args, "--fail-on-quarantine")...)
+	if r.Code != 6 || len(clitest.Printed(r)) != 0 || !strings.Contains(r.Stderr, "fail_on_quarantine") {
+		t.Fatalf("second run (--fail-on-quarantine): exit %d, printed %q; want 6, nothing done and the flag named\n%s", r.Code, clitest.Printed(r), r.Stderr)
 	}
 	s = clitest.ReadSummary(t, summary)
-	wantStates(t, "second run", s, map[string]string{"a.mkv": batch.AlreadyDone, "b.mkv": batch.AlreadyDone, "c.mkv": batch.Failed, "d.mkv": batch.Failed})
-	if n := clitest.States(s)["c.mkv"].Failures; n != 2 {
-		t.Errorf("second run: the corrupt target has %d failures, want 2", n)
+	wantStates(t, "second run", s, map[string]string{"a.mkv": batch.AlreadyDone, "b.mkv": batch.AlreadyDone, "c.mp4": batch.Quarantined, "d.mp4": batch.Quarantined})
+	if why := clitest.States(s)["c.mp4"].Reason; !strings.Contains(why, "first failure, as bad input") || !strings.Contains(why, "to retry it") {
+		t.Errorf("second run: the quarantine line %q does not say why and how to retry", why)
 	}
 	for _, n := range []string{"a", "b"} {
 		if k := clitest.Attempts(t, filepath.Join(dir, "outbox", n+".mkv")); k != 1 {
@@ -128,24 +136,23 @@ func TestBatchFailuresAndQuarantine(t *testing.T) {
 
 	// --report-path is the batch's summary; each target's report stays beside its output.
 	custom := filepath.Join(dir, "summary.json")
-	r = passBatch(t, dir, append(args, "--max-failures", "2", "--report-path", custom)...)
+	r = passBatch(t, dir, append(args, "--report-path", custom)...)
 	if r.Code != 0 {
-		t.Fatalf("third run (--max-failures 2): exit %d, want 0 (nothing to do)\n%s", r.Code, r.Stderr)
+		t.Fatalf("third run: exit %d, want 0 (nothing to do)\n%s", r.Code, r.Stderr)
 	}
 	s = clitest.ReadSummary(t, custom)
 	if a := clitest.States(s)["a.mkv"]; a.Report != filepath.Join("outbox", "a.mkv.report.json") {
 		t.Errorf("with --report-path, a target's report is named %q, want the one beside its output", a.Report)
 	}
-	wantStates(t, "third run", s, map[string]string{"a.mkv": batch.AlreadyDone, "b.mkv": batch.AlreadyDone, "c.mkv": batch.Quarantined, "d.mkv": batch.Quarantined})
-	if s.Outcome != batch.OutcomeNothing || !strings.Contains(clitest.States(s)["c.mkv"].Reason, "quarantined after 2") {
-		t.Errorf("third run: outcome %q, quarantine line %q", s.Outcome, clitest.States(s)["c.mkv"].Reason)
+	if s.Outcome != batch.OutcomeNothing || s.Counts[batch.Quarantined] != 2 {
+		t.Errorf("third run: outcome %q, counts %v", s.Outcome, s.Counts)
 	}
-	if fs, _ := filepath.Glob(filepath.Join(dir, "outbox/.facefusion-batch/failed", c.Key, "*")); len(fs) != 2 {
-		t.Errorf("a quarantined target was tried again: %d failure records, want 2", len(fs))
+	if fs, _ := filepath.Glob(filepath.Join(dir, "outbox/.facefusion-batch/failed", c.Key, "*")); len(fs) != 1 {
+		t.Errorf("a quarantined target was tried again: %d failure records, want 1", len(fs))
 	}
 
-	for _, n := range []string{"a", "b", "c", "d"} {
-		p := filepath.Join(dir, "inbox", n+".mkv")
+	for _, n := range inputs {
+		p := filepath.Join(dir, "inbox", n)
 		st, err := os.Stat(p)
 		if err != nil || clitest.FileMD5(t, p) != before[n] || !st.ModTime().Equal(stamps[n]) {
 			t.Errorf("input %s was moved or changed (%v)", p, err)

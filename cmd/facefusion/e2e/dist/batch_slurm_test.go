@@ -89,11 +89,13 @@ func TestBatchSlurm(t *testing.T) {
 		}
 	}
 
-	// Three targets, one per task. Each task's output is frame-exact to a single run of its
-	// target, that is to the target's frames. Task 2 (c: 2 chunks; the only target with a chunk 1) is held at chunk 1 and
-	// sent USR1: the script requeues that task alone, by ARRAYJOB_TASK (Slurm gives the
-	// array's own job id to the last task, and `scontrol requeue` of that id requeued every
-	// task), and its restart resumes c from the frozen list while tasks 0 and 1 stay done.
+	// Three targets, three tasks that pull them from one frozen list. Each output is frame-exact
+	// to a single run of its target, that is to the target's frames. c (2 chunks; the only target
+	// with a frame 12) is held at frame 12 in whichever task pulled it, and that task is sent
+	// USR1: the script requeues that task alone, by ARRAYJOB_TASK (Slurm gives the array's own
+	// job id to the last task, and `scontrol requeue` of that id requeued every task), and its
+	// restart pulls c again (released at the stop, finished by no one) and resumes it, while the
+	// other tasks stay done.
 	t.Run("array", func(t *testing.T) {
 		t.Parallel()
 		ctx := clitest.HangGuard(t)
@@ -110,19 +112,29 @@ func TestBatchSlurm(t *testing.T) {
 		for name, target := range targets {
 			singles[name] = clitest.FrameHashes(t, target)
 		}
-		for !strings.Contains(clitest.ReadFile(log(2)), "test pause at frames-12") {
-			if ctx.Err() != nil || strings.Contains(clitest.ReadFile(log(2)), "srun exited") {
-				t.Fatalf("task 2 never paused:\n%s\n%s", clitest.ReadFile(log(2)), c.Logs())
+		held := -1
+		for held < 0 {
+			for task := 0; task < 3; task++ {
+				if strings.Contains(clitest.ReadFile(log(task)), "test pause at frames-12") {
+					held = task
+				}
+			}
+			if ctx.Err() != nil {
+				t.Fatalf("no task paused in c:\n%s\n%s\n%s\n%s", clitest.ReadFile(log(0)), clitest.ReadFile(log(1)), clitest.ReadFile(log(2)), c.Logs())
 			}
 			time.Sleep(200 * time.Millisecond)
 		}
-		task2 := id + "_2"
-		if jobID := jobField(show(ctx, task2), "JobId"); jobID != id {
-			t.Fatalf("task 2 has job id %s, not the array's %s: the test no longer holds the task that stands for the array", jobID, id)
+		heldID := fmt.Sprintf("%s_%d", id, held)
+		// The requeue of the task that holds the array's own id is the one that went wrong.
+		t.Logf("task %d pulled c; it holds the array's id: %v", held, jobField(show(ctx, heldID), "JobId") == id)
+		var others []int
+		for task := 0; task < 3; task++ {
+			if task != held {
+				others = append(others, task)
+				completed(t, ctx, fmt.Sprintf("%s_%d", id, task), log(task), "0")
+			}
 		}
-		completed(t, ctx, id+"_0", log(0), "0")
-		completed(t, ctx, id+"_1", log(1), "0")
-		cmd := c.Command(ctx, "scancel", "-b", "-s", "USR1", task2)
+		cmd := c.Command(ctx, "scancel", "-b", "-s", "USR1", heldID)
 		cmd.Env = env
 		if out, err := cmd.CombinedOutput(); err != nil {
 			t.Fatalf("scancel: %v %s", err, out)
@@ -131,12 +143,12 @@ func TestBatchSlurm(t *testing.T) {
 		// released a few seconds after the requeue (see TestResumeSlurm's finished).
 		var pending time.Time
 		for released := false; !released; time.Sleep(250 * time.Millisecond) {
-			s := show(ctx, task2)
+			s := show(ctx, heldID)
 			if jobField(s, "JobState") == "PENDING" && jobField(s, "Restarts") == "1" && pending.IsZero() {
 				pending = time.Now()
 			}
 			if !pending.IsZero() && time.Since(pending) > 3*time.Second {
-				cmd := c.Command(ctx, "scontrol", "update", "JobId="+task2, "StartTime=now")
+				cmd := c.Command(ctx, "scontrol", "update", "JobId="+heldID, "StartTime=now")
 				cmd.Env = env
 				if out, err := cmd.CombinedOutput(); err != nil {
 					t.Fatalf("scontrol update StartTime=now: %v %s", err, out)
@@ -144,34 +156,62 @@ func TestBatchSlurm(t *testing.T) {
 				released = true
 			}
 			if st := jobField(s, "JobState"); ctx.Err() != nil || (st != "RUNNING" && st != "PENDING" && st != "COMPLETING" && st != "REQUEUED" && st != "CONFIGURING") {
-				t.Fatalf("task 2 was not requeued (%s):\n%s", st, clitest.ReadFile(log(2)))
+				t.Fatalf("task %d was not requeued (%s):\n%s", held, st, clitest.ReadFile(log(held)))
 			}
 		}
-		completed(t, ctx, task2, log(2), "1")
-		// Tasks 0 and 1 were not requeued with it.
-		for task := 0; task < 2; task++ {
+		completed(t, ctx, heldID, log(held), "1")
+		// The other tasks were not requeued with it.
+		for _, task := range others {
 			if r := jobField(show(ctx, fmt.Sprintf("%s_%d", id, task)), "Restarts"); r != "0" {
-				t.Errorf("task %s_%d restarted %s times with task 2's requeue, want 0:\n%s", id, task, r, clitest.ReadFile(log(task)))
+				t.Errorf("task %s_%d restarted %s times with task %d's requeue, want 0:\n%s", id, task, r, held, clitest.ReadFile(log(task)))
 			}
 		}
-		text := clitest.ReadFile(log(2))
-		for _, want := range []string{"batch-run --config batch.toml", "srun exited with status 75", "requeueing job " + task2, "(restart 1)", "srun exited with status 0"} {
+		text := clitest.ReadFile(log(held))
+		for _, want := range []string{"batch-run --config batch.toml", "srun exited with status 75", "requeueing job " + heldID, "(restart 1)", "srun exited with status 0"} {
 			if !strings.Contains(text, want) {
-				t.Errorf("task 2's log does not say %q:\n%s", want, text)
+				t.Errorf("task %d's log does not say %q:\n%s", held, want, text)
 			}
 		}
 		if m := clitest.VerifiedLine.FindStringSubmatch(text); m == nil || m[1] != "1" {
-			t.Errorf("task 2's restart did not resume c with its finished chunk:\n%s", text)
+			t.Errorf("task %d's restart did not resume c with its finished chunk:\n%s", held, text)
 		}
 		outbox := filepath.Join(dir, "outbox")
-		for task, name := range []string{"a", "b", "c"} {
-			if got := clitest.FrameHashes(t, filepath.Join(outbox, name+".mkv")); !slices.Equal(got, singles[name]) {
+		for name := range targets {
+			out := filepath.Join(outbox, name+".mkv")
+			if got := clitest.FrameHashes(t, out); !slices.Equal(got, singles[name]) {
 				t.Errorf("%s.mkv: %d frames not equal to a single run's %d", name, len(got), len(singles[name]))
 			}
-			s := clitest.ReadSummary(t, filepath.Join(outbox, ".facefusion-batch", fmt.Sprintf("report-%s_%d.json", id, task)))
-			if len(s.Entries) != 1 || s.Entries[0].Target != targets[name] || s.Entries[0].State != batch.Done || s.ExitStatus != 0 || s.Slurm.ArrayJobID != id {
-				t.Errorf("task %d's summary: %+v, want %s done, exit 0, array %s", task, s, targets[name], id)
+			if want := map[bool]int{true: 2, false: 1}[name == "c"]; clitest.Attempts(t, out) != want {
+				t.Errorf("%s: %d attempts, want %d", out, clitest.Attempts(t, out), want)
 			}
+		}
+		// Each task's summary lists the entries it pulled, all done; a task that found nothing
+		// pending exited before its ranks started and wrote none. The held task's restart pulled c.
+		doneBy := map[string]int{}
+		for task := 0; task < 3; task++ {
+			path := filepath.Join(outbox, ".facefusion-batch", fmt.Sprintf("report-%s_%d.json", id, task))
+			if _, err := os.Stat(path); err != nil && task != held {
+				if !strings.Contains(clitest.ReadFile(log(task)), "nothing to do") {
+					t.Errorf("task %d wrote no summary and does not say it had nothing to do:\n%s", task, clitest.ReadFile(log(task)))
+				}
+				continue
+			}
+			s := clitest.ReadSummary(t, path)
+			for _, e := range s.Entries {
+				if e.State != batch.Done {
+					t.Errorf("task %d: %s is %s (%s), want done", task, e.Target, e.State, e.Reason)
+				}
+				doneBy[e.Target]++
+			}
+			if s.ExitStatus != 0 || s.Slurm.ArrayJobID != id {
+				t.Errorf("task %d's summary: exit %d, array %s; want 0, %s", task, s.ExitStatus, s.Slurm.ArrayJobID, id)
+			}
+			if task == held && (len(s.Entries) != 1 || s.Entries[0].Target != targets["c"]) {
+				t.Errorf("task %d's restart took %+v, want c alone", task, s.Entries)
+			}
+		}
+		if doneBy[targets["c"]] != 1 {
+			t.Errorf("c was done in %d summaries, want 1", doneBy[targets["c"]])
 		}
 		var list struct{ Entries []batch.Entry }
 		if err := json.Unmarshal([]byte(clitest.ReadFile(filepath.Join(outbox, ".facefusion-batch", "lists", "array-"+id+".json"))), &list); err != nil || len(list.Entries) != 3 {
