@@ -48,7 +48,7 @@ func TestClaimsPullRace(t *testing.T) {
 	by := map[int]int{}
 	var wg sync.WaitGroup
 	for k := 0; k < tasks; k++ {
-		c, err := d.Claims("array-7", logging.Default())
+		c, err := d.Claims("array-7", logging.New(os.Stderr, logging.Warn))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -64,7 +64,7 @@ func TestClaimsPullRace(t *testing.T) {
 			t.Errorf("entry %d ran %d times, want once", i, runs[i])
 		}
 	}
-	c, _ := d.Claims("array-7", logging.Default())
+	c, _ := d.Claims("array-7", logging.New(os.Stderr, logging.Warn))
 	if free, held := c.Pending(n); free != 0 || held != 0 {
 		t.Errorf("after the tasks: %d pending, %d held; want none", free, held)
 	}
@@ -79,7 +79,7 @@ func TestClaimsPullRace(t *testing.T) {
 func TestClaimsTakeOver(t *testing.T) {
 	d := Dir{filepath.Join(t.TempDir(), "state")}
 	d.Make()
-	c, err := d.Claims("array-8", logging.Default())
+	c, err := d.Claims("array-8", logging.New(os.Stderr, logging.Warn))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,7 +148,7 @@ func TestIdle(t *testing.T) {
 	if err != nil || len(entries) != 2 {
 		t.Fatalf("frozen: %v %v", entries, err)
 	}
-	c, _ := d.Claims("array-55", logging.Default())
+	c, _ := d.Claims("array-55", logging.New(os.Stderr, logging.Warn))
 	first, _, _ := c.Take(0)
 	first.Settle(Done)
 	if idle, _ := Idle(cfg); idle {
