@@ -84,11 +84,11 @@ func counts(s *batch.Summary) string {
 	return out
 }
 
-// cmdJobKind is `facefusion job-kind FILE`: which command a TOML job file is for (the batch
+// cmdJobKind is `facefusion config-kind FILE`: which command a TOML job file is for (the batch
 // script asks, so that one script runs both).
 func cmdJobKind(args []string, w io.Writer) error {
 	if len(args) != 1 {
-		return fault.AsUsage(fmt.Errorf("job-kind takes one TOML job file, got %d arguments", len(args)))
+		return fault.AsUsage(fmt.Errorf("config-kind takes one TOML job file, got %d arguments", len(args)))
 	}
 	kind, err := job.KindOf(args[0])
 	if err != nil {
