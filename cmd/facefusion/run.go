@@ -93,7 +93,7 @@ func joinJob(args []string, parse func([]string) (job.Config, error)) (job.Confi
 			log.Infof("%s", note)
 		}
 	}
-	log.Debugf("rank %d of %d: %s %s (commit %s), log level %s, temp folder %s", comm.Rank(), comm.Size(), programName, version, commit(), cfg.LogLevel, cfg.TempDir())
+	log.Debugf("one of %d rank(s): %s %s (commit %s), log level %s, temp folder %s", comm.Size(), programName, version, commit(), cfg.LogLevel, cfg.TempDir())
 	given := len(cfg.ExecutionProviders) > 0
 	if cfg, err = settleProviders(comm, cfg, os.LookupEnv); err != nil {
 		comm.Finalize()

@@ -93,7 +93,7 @@ func newAttempt(ctx context.Context, comm collective.Comm, cfg job.Config, opt O
 	if note := a.cpus.CapNote(); note != "" && a.me == 0 {
 		capNote.Do(func() { a.log.Warnf("%s", note) })
 	}
-	a.log.Debugf("rank %d: %v", a.me, a.cpus)
+	a.log.Debugf("CPUs: %v", a.cpus)
 	if a.me == 0 {
 		a.coord = &coordinator{attempt: a}
 	}

@@ -130,7 +130,7 @@ func hashShare(comm collective.Comm, ins *hashInstruction, own *os.File, local e
 	}
 	if me != 0 {
 		if rep.Err != "" {
-			log.Debugf("rank %d: output hash: %s (rank 0 hashes blocks %v)", me, rep.Err, shares[me])
+			log.Debugf("output hash: %s (rank 0 hashes blocks %v)", rep.Err, shares[me])
 		}
 		return nil, nil, "", nil
 	}

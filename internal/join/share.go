@@ -244,7 +244,7 @@ func (s *share) outcome() (Result, error) {
 	if err != nil {
 		return Result{Hash: s.hash}, fmt.Errorf("gathering the join's outcome: %w", err)
 	}
-	s.log.Debugf("rank %d: its share of the parallel join (%d segment(s), %d bytes) in %.2f s, %.2f s of which reading the segments' tables, %.3f s its wait in the hash's chain", s.me, len(s.mine), s.size, out.Seconds, s.read.Seconds(), s.chained.Seconds())
+	s.log.Debugf("its share of the parallel join (%d segment(s), %d bytes) in %.2f s, %.2f s of which reading the segments' tables, %.3f s its wait in the hash's chain", len(s.mine), s.size, out.Seconds, s.read.Seconds(), s.chained.Seconds())
 	if s.me != 0 {
 		return Result{Hash: s.hash}, nil // its failure, if any, is rank 0's to report: it goes on to the outcome
 	}
