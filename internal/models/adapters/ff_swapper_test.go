@@ -501,11 +501,3 @@ func benchmarkSwap(b *testing.B, batch int) {
 // mask, on the CPU provider.
 func BenchmarkSwapBatch1(b *testing.B) { benchmarkSwap(b, 1) }
 func BenchmarkSwapBatch8(b *testing.B) { benchmarkSwap(b, 8) }
-
-func maxDiff(a, b *raster.Image) int {
-	d := 0
-	for i := range a.Pix {
-		d = max(d, int(a.Pix[i])-int(b.Pix[i]), int(b.Pix[i])-int(a.Pix[i]))
-	}
-	return d
-}
