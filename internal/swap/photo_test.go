@@ -185,6 +185,7 @@ func edgeGradient(img, ref *raster.Image, s *Swapper, size float64) float64 {
 // with the whole membrane inside the face, MembraneInner 1), the old one 1.0–1.1 and a
 // plain paste 2.8–6.6: both fail it.
 func TestApplyLeavesNoSeam(t *testing.T) {
+	testenv.Full(t, "swaps the sample photos at full size")
 	const margin = 0.5 // levels per pixel of 9×9-smoothed luma
 	p := photos(t)
 	b := geom.Bounds(p.dstLm[:])
