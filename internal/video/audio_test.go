@@ -128,7 +128,7 @@ func TestJoinReencodesAudio(t *testing.T) {
 // The output check refuses, before the first frame, an audio encoder that the output's
 // container cannot hold or that ffmpeg does not have, and accepts the ones it can.
 func TestCheckOutputAudio(t *testing.T) {
-	testenv.Full(t, "ffmpeg's output check on every audio codec")
+	testenv.Full(t, "ffmpeg's output check on every audio encoder")
 	tmp := t.TempDir()
 	t.Setenv("TMPDIR", tmp)
 	dir := t.TempDir()

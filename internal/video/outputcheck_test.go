@@ -91,7 +91,7 @@ func checkOutput(t *testing.T, out string, opt EncodeOptions, src string, audio 
 // the audio, and the one line that says so names the subtitle it leaves out.
 func TestCheckOutputStreams(t *testing.T) {
 	if testing.Short() {
-		t.Skip("full tier: ffmpeg's output check on every stream kind (make test)")
+		t.Skip("full tier: ffmpeg's output check on several tracks (make test)")
 	}
 	src := clip(t, "streams.mkv")
 	x264 := EncodeOptions{Encoder: "libx264", Quality: DefaultQuality, Preset: "veryfast", FPS: Rational{25, 1}, Width: 64, Height: 48}

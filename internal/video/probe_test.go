@@ -129,7 +129,7 @@ func TestParseRational(t *testing.T) {
 // binary (here, or by the first test that decodes the clip): Probe of a clip gives the same
 // Info every time, and the tests that count Probe's ffprobe runs call it afresh.
 func TestProbeReal(t *testing.T) {
-	testenv.Full(t, "probes every sample clip")
+	testenv.Full(t, "probes the real clips")
 	mp4 := probe(t, clip(t, "bf.mp4"))
 	if mp4.Frames != 123 || mp4.FPS != (Rational{30000, 1001}) || !mp4.HasAudio || mp4.VFR || mp4.IsImage || mp4.Width != 160 || mp4.Height != 120 {
 		t.Errorf("bf.mp4: %+v", mp4)

@@ -108,7 +108,7 @@ func TestCheckWhole(t *testing.T) {
 // A serial join into a file system with room for all but the end of the output fails, though
 // ffmpeg may exit 0 after "Error writing trailer", and what it left there is not whole.
 func TestJoinOnFullDisk(t *testing.T) {
-	testenv.Full(t, "joins on full tmpfs mounts")
+	testenv.Full(t, "joins into a full tmpfs")
 	ctx := context.Background()
 	src := wholeClip(t, t.TempDir(), "src.mkv", false)
 	info := probe(t, src)
