@@ -1,6 +1,7 @@
 # facefusion-hpc. `make demo` runs the main job on the embedded default; `make test` runs every
-# test. Both install what a fresh Debian 12 machine lacks and fetch the runtime, models and
-# sample media into .cache/ (git-ignored) once.
+# test, `make check` the fast tier (docs/development.md, Tests). They install what a fresh
+# Debian 12 machine lacks and fetch the runtime, models and sample media into .cache/
+# (git-ignored) once.
 SHELL := /bin/bash
 CACHE ?= $(CURDIR)/.cache
 GO ?= go
@@ -19,6 +20,8 @@ export CGO_CFLAGS := -O2 -Wno-deprecated-declarations
 # pkg-config or file; installed from Debian only where something is missing and apt-get can.
 NEED_BUILD := go cc pkg-config mpi libjpeg certs
 NEED_TEST := ffmpeg g++ dlib mpirun slurm lmod strace oracle-python
+# The fast tier's: short ffmpeg runs, no launcher, no oracle.
+NEED_CHECK := ffmpeg
 # Where need.sh writes an ompi-c.pc made from mpicc when the site's OpenMPI has none on the
 # search path; after the user's PKG_CONFIG_PATH, and removed when pkg-config finds the real one.
 MPI_PC := $(CURDIR)/.build/pkgconfig
@@ -27,7 +30,7 @@ NEED := MPI_PC_DIR=$(MPI_PC) bash internal/deps/need.sh
 # make install's prefix (README, "Install on a cluster").
 PREFIX ?= $(HOME)/.local
 
-.PHONY: all deps need-build need-test fetch build install demo test vet fmt-check bench clean gpu-check
+.PHONY: all deps need-build need-test need-check fetch build install demo test check race lint fuzz vet fmt-check bench clean gpu-check
 all: build
 
 # Every Debian package the build, the demo and the tests need (root or sudo). The other
@@ -40,6 +43,9 @@ need-build:
 
 need-test:
 	@$(NEED) $(NEED_BUILD) $(NEED_TEST)
+
+need-check:
+	@$(NEED) $(NEED_BUILD) $(NEED_CHECK)
 
 fetch:
 	@bash internal/deps/fetch.sh $(CACHE)
@@ -69,13 +75,31 @@ fmt-check:
 vet: need-build
 	$(GO) vet ./...
 
-test: need-test fetch fmt-check vet fuzz $(CACHE)/demo/target.mp4
+# The fast tier, while editing: gofmt, vet and go test -short, which skips (saying "full tier")
+# what launches mpirun or Slurm, runs the binary end to end, runs ffmpeg at length or runs an
+# oracle (FaceFusion's code, dlib's C++, OpenCV).
+check: need-check fetch fmt-check vet
+	$(GO) test -short -count=1 ./...
+
+# staticcheck, at go.mod's tool version; collective's build without MPI (nompi) too.
+lint: need-build
+	$(GO) tool staticcheck ./...
+	$(GO) tool staticcheck -tags nompi ./collective/...
+
+# The race detector on the packages whose goroutines share memory: the frame stream and its
+# workers, the shared engines' batching, the single-process Comm and its requests, the control
+# rounds, the join and the batch runner. -short: what runs there in the fast tier.
+RACE_PKGS := ./internal/pipeline ./infer ./collective ./internal/driver ./internal/join ./internal/batch
+race: need-check fetch
+	$(GO) test -race -short -count=1 $(RACE_PKGS)
+
+# Every test (the full tier: CI runs this), after the linter, the race step and short fuzz runs.
+test: need-test fetch fmt-check vet lint race fuzz $(CACHE)/demo/target.mp4
 	$(GOBUILD) -o $(BIN) ./cmd/facefusion
 	$(GO) test -count=1 -timeout 25m ./...
 
 # Every fuzz target for FUZZTIME (3s) each, about a minute in all (internal/deps/fuzz.sh); a
 # crash fails it and leaves its input in the package's testdata/fuzz, which go test then runs.
-.PHONY: fuzz
 fuzz: need-test fetch
 	@GO=$(GO) bash internal/deps/fuzz.sh
 

@@ -106,6 +106,7 @@ func checkRun(t *testing.T, out []byte, n int) {
 }
 
 func mpirun(ctx context.Context, t *testing.T, n int, args ...string) *exec.Cmd {
+	testenv.Full(t, "launches mpirun") // before program's build
 	argv := append([]string{"-np", fmt.Sprint(n), "--oversubscribe", "--allow-run-as-root", program(t)}, args...)
 	cmd := exec.CommandContext(ctx, testenv.Tool(t, "mpirun"), argv...)
 	cmd.WaitDelay = 5 * time.Second

@@ -108,6 +108,7 @@ func TestContractsCoverIssueModels(t *testing.T) {
 // TestFixturesLoad opens every fixture through its contract: names, shapes and element types
 // are FaceFusion's, and a session runs.
 func TestFixturesLoad(t *testing.T) {
+	testenv.Full(t, "opens a session on every fixture model")
 	dir := fixtures.Dir(t)
 	for _, name := range fixtures.Names {
 		s := openFixture(t, dir, name, 1)
@@ -245,6 +246,7 @@ func TestSwapperRoundTrip(t *testing.T) {
 // fixtures.EnhancerOut of the input's three channels at that pixel (codeformer's float64
 // weight included), at batch 2 where the model batches.
 func TestEnhancerStandIns(t *testing.T) {
+	testenv.Full(t, "runs every enhancer stand-in at its full size")
 	var names []string
 	for _, m := range catalog.Of(catalog.Enhancer) {
 		names = append(names, m.Name)

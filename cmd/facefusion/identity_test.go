@@ -37,6 +37,7 @@ const (
 // them. (identity_measure off: TestIdentityRecognizer; the measure reads the faces before
 // face_debugger draws on them: TestImageTarget.)
 func TestIdentityMeasure(t *testing.T) {
+	testenv.Full(t, "runs the facefusion binary on close-up clips")
 	dir := t.TempDir()
 	grace, astronaut := testenv.Sample(t, "grace_hopper.png"), testenv.Sample(t, "astronaut.png")
 	demo := filepath.Join(testenv.Cache(t), "demo", "target.mp4")

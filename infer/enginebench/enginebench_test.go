@@ -18,6 +18,7 @@ import (
 // frame: every item reaches its engine (the detector's runs are one frame each), and the shared
 // set holds one engine per model. Compare finds batch 4 bit-identical to batch 1 on the CPU.
 func TestRun(t *testing.T) {
+	testenv.Full(t, "writes and runs the benchmark's models")
 	dir := t.TempDir()
 	if err := WriteModels(dir, 2<<20, 4<<20); err != nil {
 		t.Fatal(err)

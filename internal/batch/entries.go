@@ -204,7 +204,7 @@ func apart(pattern string, a, b Entry) string {
 		if !has("target_name") {
 			add = append(add, "{target_name}")
 		}
-		if !has("target_extension") && strings.ToLower(filepath.Ext(a.Target)) != strings.ToLower(filepath.Ext(b.Target)) {
+		if !has("target_extension") && !strings.EqualFold(filepath.Ext(a.Target), filepath.Ext(b.Target)) {
 			add = append(add, "{target_extension}")
 		}
 		if len(add) == 0 {

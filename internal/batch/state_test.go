@@ -233,7 +233,8 @@ func TestUsageFailuresDoNotCount(t *testing.T) {
 func TestUnreadableKey(t *testing.T) {
 	cfg := job.Default()
 	a, b := Entry{Target: "in/a.mp4"}, Entry{Target: "in/b.mp4"}
-	if UnreadableKey(cfg, a) == UnreadableKey(cfg, b) || UnreadableKey(cfg, a) != UnreadableKey(cfg, a) || UnreadableKey(cfg, a) == "" {
+	ka := UnreadableKey(cfg, a)
+	if ka == UnreadableKey(cfg, b) || ka != UnreadableKey(cfg, a) || ka == "" {
 		t.Error("unreadable entries' keys are not one per entry")
 	}
 	if _, err := (Dir{t.TempDir()}).AddFailure("", Failure{}); err == nil {

@@ -9,6 +9,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/md5"
+	"flag"
 	"fmt"
 	"os"
 	"os/exec"
@@ -26,6 +27,16 @@ import (
 // Bin is the facefusion binary under test, built by Main from BuiltAt, HEAD then.
 var Bin, BuiltAt string
 
+// shortMain is set by Main under go test -short: running the binary is the full tier, so Main
+// builds none, and the runners and the clips made for them skip the test.
+var shortMain bool
+
+// fullTier skips t under go test -short: each run of the binary is the full tier.
+func fullTier(t testing.TB) {
+	t.Helper()
+	testenv.Full(t, "runs the facefusion binary")
+}
+
 // Main builds the facefusion binary, runs the tests and removes the test binary's temporary
 // folder: call it from the package's TestMain. The binary is built into a folder the packages
 // of this checkout share (sharedBin), where go build relinks it only when what it is built from
@@ -33,6 +44,11 @@ var Bin, BuiltAt string
 // side pay for one link, not one each; each test binary runs its own hard link to the file it
 // built, so a later package's relink (a commit made meanwhile) never changes its binary.
 func Main(m *testing.M) {
+	flag.Parse()
+	if testing.Short() {
+		shortMain = true
+		os.Exit(m.Run())
+	}
 	dir, err := os.MkdirTemp("", "facefusion-bin-")
 	if err != nil {
 		panic(err)
@@ -153,6 +169,7 @@ func RunIn(t testing.TB, dir string, args ...string) Result {
 // Exec runs cmd (Command's, with what the test added) to its end.
 func Exec(t testing.TB, cmd *exec.Cmd) Result {
 	t.Helper()
+	fullTier(t)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()
@@ -167,6 +184,8 @@ func Exec(t testing.TB, cmd *exec.Cmd) Result {
 
 // Command is the binary with args and the fetched cache as its home, not yet started.
 func Command(t testing.TB, args ...string) *exec.Cmd {
+	t.Helper()
+	fullTier(t)
 	cmd := exec.Command(Bin, args...)
 	cmd.Env = append(os.Environ(), "FACEFUSION_HOME="+filepath.Dir(testenv.Cache(t)))
 	return cmd
@@ -175,6 +194,9 @@ func Command(t testing.TB, args ...string) *exec.Cmd {
 // FFmpeg runs ffmpeg with args and fails the test on error.
 func FFmpeg(t testing.TB, args ...string) {
 	t.Helper()
+	if shortMain {
+		fullTier(t) // a fixture for the binary: made for nothing in the fast tier
+	}
 	testenv.Tool(t, "ffmpeg")
 	cmd := exec.Command("ffmpeg", append([]string{"-nostdin", "-hide_banner", "-loglevel", "error", "-y"}, args...)...)
 	if out, err := cmd.CombinedOutput(); err != nil {
@@ -189,6 +211,9 @@ func FFmpeg(t testing.TB, args ...string) {
 // common kind do not each pay for an ffmpeg run.
 func FaceClip(t *testing.T, path string, w, h, n int, fps string, extra ...string) {
 	t.Helper()
+	if shortMain {
+		fullTier(t) // as FFmpeg
+	}
 	if Bin == "" { // no Main: no folder to keep clips in beyond the test
 		makeFaceClip(t, path, w, h, n, fps, extra...)
 		return

@@ -51,6 +51,7 @@ func LaunchEnv(t testing.TB) []string {
 // test failure.
 func RunCmd(t testing.TB, ctx context.Context, cmd *exec.Cmd) Result {
 	t.Helper()
+	fullTier(t)
 	// On expiry: TERM first, which mpirun and srun pass on to the ranks, then KILL.
 	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
 	cmd.WaitDelay = 10 * time.Second

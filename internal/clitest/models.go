@@ -13,6 +13,9 @@ import (
 // signatures, known arithmetic) plus the embedded default's real BlazeFace and dlib files.
 func FixtureModels(t *testing.T) string {
 	t.Helper()
+	if shortMain {
+		fullTier(t) // as FFmpeg
+	}
 	dir := filepath.Join(t.TempDir(), "models")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)

@@ -64,6 +64,7 @@ func (p *Paused) Go(t *testing.T) {
 
 func startPaused(t *testing.T, point, marker string, env []string, argv ...string) *Paused {
 	t.Helper()
+	fullTier(t)
 	ctx := HangGuard(t)
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	spec := point

@@ -272,6 +272,7 @@ func runOracle(ref, work, models, ort string, cases []Case, ps []paths) (string,
 }
 
 func TestConformance(t *testing.T) {
+	testenv.Full(t, "runs every case through FaceFusion's code and the binary")
 	root, ref := testenv.Root(t), reference(t)
 	samples := filepath.Join(testenv.Cache(t), "samples")
 	all, err := LoadCases(filepath.Join(root, "internal", "conformance", "cases"), samples)

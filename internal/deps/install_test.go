@@ -129,6 +129,7 @@ func decodePNG(t *testing.T, path string) image.Image {
 // models beside itself, swaps a face from another folder, and the installed batch script runs
 // the facefusion on PATH. Without the module, a link to the binary finds the install too.
 func TestInstallWithoutRoot(t *testing.T) {
+	testenv.Full(t, "runs make install and a swap from the installed tree")
 	root := testenv.Root(t)
 	cache := testenv.Cache(t)
 	testenv.ORTLibrary(t)
@@ -268,6 +269,7 @@ echo "through a link:"
 // builds: need.sh describes it from mpicc --showme, and cgo builds collective with that; the
 // made file goes once pkg-config finds the real one; with neither, it names what to load.
 func TestNeedMPI(t *testing.T) {
+	testenv.Full(t, "builds collective against an OpenMPI described by need.sh")
 	root := testenv.Root(t)
 	mpicc := testenv.Tool(t, "mpicc")
 	need := filepath.Join(root, "internal", "deps", "need.sh")

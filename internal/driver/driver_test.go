@@ -84,6 +84,7 @@ func run(t *testing.T, c job.Config) (string, string, error) {
 // The output's own folder as --job-dir: the job works in a subfolder of its own and leaves the
 // folder and every other file in it.
 func TestRunKeepsTheUsersJobDir(t *testing.T) {
+	testenv.Full(t, "runs a job with ffmpeg end to end")
 	dir := t.TempDir()
 	in := filepath.Join(dir, "in.mkv")
 	clip(t, in, 8, "25")
@@ -136,6 +137,7 @@ func TestRunRefusedWhileClaimed(t *testing.T) {
 // Another job's folder (its fingerprint differs) is refused as Usage, and the refused run
 // removes nothing of it: not the dead attempt's temp segment, not the claim's absence.
 func TestRunRefusesAnotherJobTouchingNothing(t *testing.T) {
+	testenv.Full(t, "runs jobs with ffmpeg end to end")
 	dir := t.TempDir()
 	in := filepath.Join(dir, "in.mkv")
 	clip(t, in, 8, "25")
@@ -217,6 +219,7 @@ func TestRefusedRunReleasesItsClaim(t *testing.T) {
 // open), then a job folder another live run holds (refused after the models and the source
 // were analysed).
 func TestRefusedTargetsCloseTheirModels(t *testing.T) {
+	testenv.Full(t, "runs jobs with the real models and ffmpeg")
 	dir := t.TempDir()
 	in := filepath.Join(dir, "in.mkv")
 	clip(t, in, 8, "25")
@@ -388,6 +391,7 @@ func TestStillMine(t *testing.T) {
 // Environment fault naming the encoder, the folder, hardware_codecs and --fresh, touching
 // nothing; the fingerprint records the job's encoder either way, so neither is "another job".
 func TestResumeKeepsTheFoldersEncoder(t *testing.T) {
+	testenv.Full(t, "runs jobs with ffmpeg end to end")
 	dir := t.TempDir()
 	in := filepath.Join(dir, "in.mkv")
 	clip(t, in, 8, "25")

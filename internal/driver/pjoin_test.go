@@ -17,6 +17,9 @@ import (
 // layout, NUT segments of an MP4 output, is refused as another job (Usage, naming the segments'
 // container), not joined, and left as it was.
 func TestMP4SegmentsAndTheEarlierLayout(t *testing.T) {
+	if testing.Short() {
+		t.Skip("full tier: runs jobs with ffmpeg end to end (make test)")
+	}
 	dir := t.TempDir()
 	in := filepath.Join(dir, "in.mp4")
 	clip(t, in, 10, "25")

@@ -83,6 +83,9 @@ func TestConfigInputsAreBounded(t *testing.T) {
 // it, never the whole. That the time grows with the size, not its square, is BenchmarkIni's and
 // BenchmarkConfig's to show (100 kB to 10 MB); here a hang guard only.
 func TestHugeKeysAndValuesParseInTimeAndErrBriefly(t *testing.T) {
+	if testing.Short() {
+		t.Skip("full tier: parses megabyte keys and values (make test)")
+	}
 	const n = 1_000_000
 	filler := func(b byte) string { return strings.Repeat(string(b), n) }
 	for _, c := range []struct {

@@ -83,6 +83,7 @@ func withOrientation(jpg []byte, o int) []byte {
 // progressive, with restart markers, greyscale, odd sizes and each EXIF orientation, and on
 // 8/16-bit, grey, grey+alpha, palette and 1-bit PNGs.
 func TestLoadIsCv2Imread(t *testing.T) {
+	testenv.Full(t, "runs the Python oracle (cv2) and ffmpeg on every kind of file")
 	py := oraclePython(t)
 	ffmpeg := testenv.Tool(t, "ffmpeg")
 	d := t.TempDir()
@@ -167,6 +168,7 @@ func TestLoadRefusesJunk(t *testing.T) {
 // byte: FaceFusion writes a JPEG target's processed frame with cv2.imwrite before ffmpeg
 // finalises it, so that intermediate file must be OpenCV's.
 func TestEncodeIsCv2Imwrite(t *testing.T) {
+	testenv.Full(t, "runs the Python oracle (cv2)")
 	py := oraclePython(t)
 	d := t.TempDir()
 	for _, c := range []struct {

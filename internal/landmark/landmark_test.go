@@ -96,6 +96,7 @@ func moveBox(box geom.Rect, m geom.Affine, s float64) (l, t, r, b int) {
 // on scaled, rotated and edge-cut copies of them. dlib rounds its points to whole pixels, so
 // every one of our points must lie within half a pixel of dlib's.
 func TestMatchesDlib(t *testing.T) {
+	testenv.Full(t, "compiles and runs dlib's C++ shape_predictor as the oracle")
 	p := loadModel(t)
 	dir := t.TempDir()
 	type input struct {

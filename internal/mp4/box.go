@@ -152,14 +152,6 @@ func (r *reader) need(n int) bool {
 	return r.err == nil
 }
 
-func (r *reader) u8() uint8 {
-	if !r.need(1) {
-		return 0
-	}
-	r.off++
-	return r.b[r.off-1]
-}
-
 func (r *reader) u32() uint32 {
 	if !r.need(4) {
 		return 0

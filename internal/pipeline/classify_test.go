@@ -21,6 +21,7 @@ import (
 // stand-ins and --face-landmarker-score 1: the real face male, 3-8, asian; the stand-ins'
 // female, 10-18, arabic). Without a filter no face is classified.
 func TestSelectorFiltersByClass(t *testing.T) {
+	testenv.Full(t, "classifies faces through every real detector and the stand-ins")
 	dir := fixtures.Dir(t, "retinaface_10g", "yoloface_8n", "2dfan4", "fan_68_5", "fairface")
 	if err := os.Symlink(testenv.SharedModel(t, "scrfd_2.5g.onnx"), filepath.Join(dir, "scrfd_2.5g.onnx")); err != nil {
 		t.Fatal(err)
@@ -79,6 +80,7 @@ func TestSelectorFiltersByClass(t *testing.T) {
 // quarter counter-clockwise (numpy's rot90) searched at 0, 90 and 270, give the faces
 // FaceFusion 3.8.1 gives (run-facefusion --faces, FFREF_FLOAT_WARP=1; boxes to 6 decimals).
 func TestDetectorFrameOptions(t *testing.T) {
+	testenv.Full(t, "runs the real scrfd on turned photos")
 	dir := realModelsDir(t)
 	img, err := video.ReadImage(testenv.Sample(t, "astronaut.png"))
 	if err != nil {

@@ -68,6 +68,7 @@ func (r facesWorker) Apply(frames []*raster.Image, faces [][]face.Face) error {
 // landmarks are still smoothed: they step less than half as far as analysed, frame to frame
 // (measured: 0.34 px against 6.2 px, 0.96 px against 38 px, summed over the shot).
 func TestCutEndsTheWindow(t *testing.T) {
+	testenv.Full(t, "swaps a real clip with a cut through the real models")
 	clip := filepath.Join(t.TempDir(), "cut.mp4")
 	const half, k = 10, 8
 	const n = 2 * half

@@ -19,6 +19,7 @@ import (
 // driver), whose answers Check, once rank 0's choice arrives, reuses without running ffmpeg
 // again, and still refuses naming the rank. ffmpeg and ffprobe are counted, and real.
 func TestPretry(t *testing.T) {
+	testenv.Full(t, "runs ffmpeg's hardware trials")
 	in := filepath.Join(t.TempDir(), "in.mp4")
 	if out, err := exec.Command(testenv.Tool(t, "ffmpeg"), "-v", "error", "-f", "lavfi", "-i", "testsrc2=size=304x176:rate=25",
 		"-frames:v", "2", "-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p", in).CombinedOutput(); err != nil {

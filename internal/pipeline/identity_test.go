@@ -47,6 +47,7 @@ func TestIdentityRecognizer(t *testing.T) {
 // loads; reference mode, which needs the recognizer, fails with the package's fix, not
 // FaceFusion's.
 func TestIdentityMeasureRefusedFile(t *testing.T) {
+	testenv.Full(t, "loads the real recognizer and broken copies")
 	models := filepath.Join(testenv.Cache(t), "models")
 	good, err := os.ReadFile(testenv.Model(t, "fr_feature.onnx"))
 	if err != nil {

@@ -43,6 +43,7 @@ const scrfdTolerance = 0.15
 // camera.png is left out of the comparison: its face is in profile, where dlib's frontal
 // model puts the far eye on the temple and the nose on the cheek (scrfd places both right).
 func TestSCRFDRealFile(t *testing.T) {
+	testenv.Full(t, "FaceFusion's scrfd on every sample photo against dlib")
 	dir := realModelsDir(t)
 	ref := job.Default()
 	ref.ModelsDir = dir

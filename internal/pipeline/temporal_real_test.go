@@ -109,6 +109,7 @@ func lumaSteps(t *testing.T, cfg job.Config, info *video.Info, m *Models, k int,
 // with the default window; without it (face_landmark_smoothing = 0) the landmarks follow the
 // noise and the face shimmers past both (measured: 0.72 and 1.51 without, 0.010 and 0.023 with).
 func TestStillFaceStaysStill(t *testing.T) {
+	testenv.Full(t, "swaps a real clip through the real models")
 	clip := filepath.Join(t.TempDir(), "still.mp4")
 	faceClip(t, clip, "60", 24, 30, 4)
 	cfg, info, m := swapModels(t, clip)
@@ -151,6 +152,7 @@ func (s *stampedSource) Next(buf []byte) error {
 // smoothed centroid follows the raw one without lag (mean offset within 0.3 px, none over 2 px;
 // measured 0.04 and 1.5).
 func TestMovingFaceKeepsSmoothLandmarks(t *testing.T) {
+	testenv.Full(t, "analyses a real clip through the real models")
 	clip := filepath.Join(t.TempDir(), "moving.mp4")
 	const n = 30
 	faceClip(t, clip, "60+50*sin(n/8)", n, 23, 250)

@@ -46,9 +46,11 @@ type Options struct {
 }
 
 // Start brings up a cluster and waits until its node is IDLE. The daemons are stopped, and
-// waited for, when the test ends. A missing Slurm binary fails the test.
+// waited for, when the test ends. A missing Slurm binary fails the test; under go test -short
+// the test is skipped (the full tier).
 func Start(t testing.TB, o Options) *Cluster {
 	t.Helper()
+	testenv.Full(t, "starts a Slurm cluster")
 	if o.CPUs == 0 {
 		o.CPUs = 8
 	}

@@ -21,6 +21,7 @@ import (
 // process's own memory of it cleared as a new run's is, starts no ffmpeg or ffprobe and answers
 // the same; a refusal is not kept, so it is checked, and refused, every time.
 func TestOutputCheckKept(t *testing.T) {
+	testenv.Full(t, "ffmpeg's output check run and recalled")
 	t.Setenv("XDG_CACHE_HOME", t.TempDir())
 	dir := t.TempDir()
 	in := filepath.Join(dir, "in.mp4")
@@ -82,6 +83,7 @@ func TestOutputCheckKept(t *testing.T) {
 // count and tags, the same parameters) is the same check. A target with text subtitles is
 // checked with its cues, so its pass is kept neither in this process nor for later runs.
 func TestOutputCheckKeptByStreamParams(t *testing.T) {
+	testenv.Full(t, "ffmpeg's output check on several containers")
 	t.Setenv("XDG_CACHE_HOME", t.TempDir())
 	dir := t.TempDir()
 	srt := filepath.Join(dir, "cues.srt")

@@ -121,33 +121,6 @@ func swapPhoto(t *testing.T, o Options, paint func(*raster.Image)) (before, afte
 	return before, after, s
 }
 
-// hullDepth is how far p lies inside the convex polygon poly (negative outside) and the
-// inward unit normal of the nearest edge.
-func hullDepth(poly []geom.Pt, p geom.Pt) (float64, geom.Pt) {
-	var area float64
-	for i, a := range poly {
-		b := poly[(i+1)%len(poly)]
-		area += a.X*b.Y - b.X*a.Y
-	}
-	best, n := math.Inf(1), geom.Pt{}
-	for i, a := range poly {
-		b := poly[(i+1)%len(poly)]
-		e := b.Sub(a)
-		l := math.Hypot(e.X, e.Y)
-		if l == 0 {
-			continue
-		}
-		in := geom.Pt{X: -e.Y / l, Y: e.X / l} // left of a→b: inside for positive area
-		if area < 0 {
-			in = in.Scale(-1)
-		}
-		if d := (p.X-a.X)*in.X + (p.Y-a.Y)*in.Y; d < best {
-			best, n = d, in
-		}
-	}
-	return best, n
-}
-
 // edgeGradient is the mean gradient of img's luma (smoothed over 9×9 pixels, so that it
 // measures steps and halos rather than skin texture) across the edge of the swapper's last
 // mask, beyond ref's own there: per pixel max(0, |∂img/∂n| − |∂ref/∂n|), n the mask's
@@ -212,6 +185,7 @@ func edgeGradient(img, ref *raster.Image, s *Swapper, size float64) float64 {
 // with the whole membrane inside the face, MembraneInner 1), the old one 1.0–1.1 and a
 // plain paste 2.8–6.6: both fail it.
 func TestApplyLeavesNoSeam(t *testing.T) {
+	testenv.Full(t, "swaps the sample photos at full size")
 	const margin = 0.5 // levels per pixel of 9×9-smoothed luma
 	p := photos(t)
 	b := geom.Bounds(p.dstLm[:])

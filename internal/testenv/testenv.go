@@ -1,6 +1,7 @@
 // Package testenv finds the real dependencies tests run against: the fetched cache of models,
 // runtime and sample media (make fetch), and tools on PATH. A missing dependency fails the
-// test with what to run; it never skips.
+// test with what to run; it never skips. Full marks the full tier: what go test -short (make
+// check) leaves to make test.
 package testenv
 
 import (
@@ -88,9 +89,23 @@ func ORTLibrary(t testing.TB) string {
 	return need(t, filepath.Join(Cache(t), "ort", "libonnxruntime.so.1"))
 }
 
-// Tool is the absolute path of a program on PATH (ffmpeg, ffprobe, g++, mpirun, …).
+// Full skips t under go test -short (make check), saying why: what launches MPI or Slurm, runs
+// the binary end to end, runs ffmpeg at length or FaceFusion's code is the full tier, which
+// make test (and CI) runs.
+func Full(t testing.TB, why string) {
+	t.Helper()
+	if testing.Short() {
+		t.Skipf("full tier: %s (make test)", why)
+	}
+}
+
+// Tool is the absolute path of a program on PATH (ffmpeg, ffprobe, g++, mpirun, …). Asking for
+// mpirun is launching it: the full tier.
 func Tool(t testing.TB, name string) string {
 	t.Helper()
+	if name == "mpirun" {
+		Full(t, "launches mpirun")
+	}
 	p, err := exec.LookPath(name)
 	if err != nil {
 		t.Fatalf("test dependency %s is not on PATH: run `make deps` (installs the Debian packages)", name)

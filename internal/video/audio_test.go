@@ -63,6 +63,7 @@ func TestAudioArgs(t *testing.T) {
 // and the quality (a larger audio stream at 100 than at 0) all show in what ffprobe and
 // ffmpeg read back. The target's title and chapters are kept, whether or not a stream is.
 func TestJoinReencodesAudio(t *testing.T) {
+	testenv.Full(t, "encodes and joins clips with audio")
 	dir := t.TempDir()
 	meta := filepath.Join(dir, "meta.txt")
 	if err := os.WriteFile(meta, []byte(";FFMETADATA1\ntitle=The target\n[CHAPTER]\nTIMEBASE=1/1000\nSTART=0\nEND=200\n"+
@@ -127,6 +128,7 @@ func TestJoinReencodesAudio(t *testing.T) {
 // The output check refuses, before the first frame, an audio encoder that the output's
 // container cannot hold or that ffmpeg does not have, and accepts the ones it can.
 func TestCheckOutputAudio(t *testing.T) {
+	testenv.Full(t, "ffmpeg's output check on every audio encoder")
 	tmp := t.TempDir()
 	t.Setenv("TMPDIR", tmp)
 	dir := t.TempDir()

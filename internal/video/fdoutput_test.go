@@ -39,6 +39,9 @@ func swappedForLink(t *testing.T, path string) (*os.File, func()) {
 // its name meanwhile is not followed, and the container is the one of the name's extension
 // (here Matroska, which muxerFor also knows, and FLV, which it does not).
 func TestJoinFileWritesThroughTheDescriptor(t *testing.T) {
+	if testing.Short() {
+		t.Skip("full tier: encodes and joins clips with ffmpeg (make test)")
+	}
 	info := probe(t, clip(t, "bf.mp4"))
 	dir := t.TempDir()
 	seg := filepath.Join(dir, "seg.nut")

@@ -52,6 +52,7 @@ func TestHardwareTrials(t *testing.T) {
 // H.264 target in High 4:4:4 (which NVDEC lacks), or of another size, gets a trial of its own,
 // and the same one again none. The trials are counted through FFmpeg.
 func TestHardwareDecodeTrialKey(t *testing.T) {
+	testenv.Full(t, "runs ffmpeg's hardware decode trials")
 	dir := t.TempDir()
 	clipOf := func(name, size, pixFmt string) *Info {
 		p := filepath.Join(dir, name)

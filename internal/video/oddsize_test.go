@@ -11,6 +11,9 @@ import (
 // x264 and x265 refuse yuv420p at an odd width or height; the default pixel format keeps the
 // size as yuv444p there, and stays yuv420p at even sizes.
 func TestOddFrameSizes(t *testing.T) {
+	if testing.Short() {
+		t.Skip("full tier: encodes and decodes clips of every odd size (make test)")
+	}
 	dir := t.TempDir()
 	for _, c := range []struct {
 		encoder string

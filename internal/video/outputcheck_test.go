@@ -11,6 +11,9 @@ import (
 
 // CheckOutput finds, on two frames, what ffmpeg would refuse only at a job's final mux.
 func TestCheckOutput(t *testing.T) {
+	if testing.Short() {
+		t.Skip("full tier: ffmpeg's output check on every container (make test)")
+	}
 	tmp := t.TempDir()
 	t.Setenv("TMPDIR", tmp) // where the check's own folder goes: it must be gone afterwards
 	dir := t.TempDir()
@@ -87,6 +90,9 @@ func checkOutput(t *testing.T, out string, opt EncodeOptions, src string, audio 
 // A target with two audio tracks and a subtitle track keeps all three in Matroska; MP4 keeps
 // the audio, and the one line that says so names the subtitle it leaves out.
 func TestCheckOutputStreams(t *testing.T) {
+	if testing.Short() {
+		t.Skip("full tier: ffmpeg's output check on several tracks (make test)")
+	}
 	src := clip(t, "streams.mkv")
 	x264 := EncodeOptions{Encoder: "libx264", Quality: DefaultQuality, Preset: "veryfast", FPS: Rational{25, 1}, Width: 64, Height: 48}
 	dir := t.TempDir()

@@ -49,6 +49,7 @@ func ffprobeOut(t *testing.T, args ...string) string {
 // preset). Its layout does not depend on how the segments are shared among ranks: each segment
 // is its own piece.
 func TestParallelJoinMatchesSerial(t *testing.T) {
+	testenv.Full(t, "joins clips both ways with ffmpeg")
 	for _, tc := range []struct {
 		name string
 		cuts []int
@@ -230,6 +231,7 @@ func TestParallelContainerSaysWhy(t *testing.T) {
 // covers the whole video, as the serial join's does: the same sample time and duration, the
 // same track duration, and the timecode itself.
 func TestParallelJoinTimecodeSpansTheVideo(t *testing.T) {
+	testenv.Full(t, "joins clips both ways with ffmpeg")
 	ctx := context.Background()
 	dir := t.TempDir()
 	target := filepath.Join(dir, "target.mp4")

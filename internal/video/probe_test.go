@@ -129,6 +129,7 @@ func TestParseRational(t *testing.T) {
 // binary (here, or by the first test that decodes the clip): Probe of a clip gives the same
 // Info every time, and the tests that count Probe's ffprobe runs call it afresh.
 func TestProbeReal(t *testing.T) {
+	testenv.Full(t, "probes the real clips")
 	mp4 := probe(t, clip(t, "bf.mp4"))
 	if mp4.Frames != 123 || mp4.FPS != (Rational{30000, 1001}) || !mp4.HasAudio || mp4.VFR || mp4.IsImage || mp4.Width != 160 || mp4.Height != 120 {
 		t.Errorf("bf.mp4: %+v", mp4)
@@ -213,6 +214,7 @@ func TestProbeWithoutFFprobe(t *testing.T) {
 // packets. The runs are counted through FFprobe, pointed at a script that counts each one and
 // runs the real ffprobe.
 func TestProbeReadsPacketsOnlyWhenNeeded(t *testing.T) {
+	testenv.Full(t, "runs ffprobe on long clips")
 	clips := map[string]bool{"bf.mp4": false, "faststart.mp4": false, "pcm.mov": false, "bf.mkv": true, "bf.ts": true, "vfr.mp4": true, "cut.mp4": true}
 	for name := range clips {
 		clip(t, name) // made with the real ffprobe's checks, before the count
@@ -248,6 +250,7 @@ func TestProbeReadsPacketsOnlyWhenNeeded(t *testing.T) {
 // header count (13, a decoder shows 12) is within the rate's tolerance of its duration: only
 // the duration's ticks show the cut. vfrcut.mp4 is the variable-rate case, one packet discarded.
 func TestProbeCutShowsDecodedFrames(t *testing.T) {
+	testenv.Full(t, "decodes cut clips with ffmpeg")
 	for name, frames := range map[string]int{"cut.mp4": 12, "vfrcut.mp4": 19} {
 		path := clip(t, name)
 		if flags := ffprobeField(t, path, "v:0", "packet=flags"); !strings.Contains(flags, "D") {

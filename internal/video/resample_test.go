@@ -265,6 +265,9 @@ func framemd5(t *testing.T, path, vf string) []string {
 // it reads: dropped frames, repeated frames, a chunk boundary inside a repeat and chunks that
 // start inside a B-frame group included.
 func TestResamplerMatchesFFmpeg(t *testing.T) {
+	if testing.Short() {
+		t.Skip("full tier: compares every rate change with ffmpeg's fps filter (make test)")
+	}
 	path := filepath.Join(t.TempDir(), "bf.mp4")
 	ffmpegRun(t, "-f", "lavfi", "-i", "testsrc2=size=64x48:rate=30000/1001", "-frames:v", "45",
 		"-c:v", "libx264", "-bf", "3", "-g", "12", "-preset", "veryfast", "-pix_fmt", "yuv420p", path)

@@ -133,6 +133,7 @@ func encodeSegments(t *testing.T, info *Info, cuts []int, exts, outs []string) {
 // duration and audio are kept too; segments cut anywhere. The serial join is exact from NUT
 // segments and from the MP4 ones of an output joined in parallel (its fallbacks join those).
 func TestOutputKeepsFrameTimes(t *testing.T) {
+	testenv.Full(t, "encodes and joins clips of every frame timing")
 	exts := []string{SegmentExt, MP4SegmentExt}
 	for _, c := range []struct {
 		clip string

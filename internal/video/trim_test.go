@@ -106,6 +106,9 @@ func (fs *fileStreams) first(typ string) probedStream {
 // (01:00:00:00 at frame 0 becomes 01:00:00:20 at frame 20, a new tmcd track in MP4, a tag in
 // Matroska), the target's own tmcd track not copied.
 func TestTrimKeepsCuesAudioAndTimecode(t *testing.T) {
+	if testing.Short() {
+		t.Skip("full tier: trims clips with ffmpeg (make test)")
+	}
 	dir := t.TempDir()
 	srt := filepath.Join(dir, "cues.srt")
 	cues := "1\n00:00:00,000 --> 00:00:00,300\nbefore\n\n" +
@@ -191,6 +194,9 @@ func TestTrimKeepsCuesAudioAndTimecode(t *testing.T) {
 // inside the 10 fps one, where a last frame of 1/rate would be 67 ms short. The parallel join
 // (MP4) writes the index from the output's timeline.
 func TestTrimKeepsLastFrameDuration(t *testing.T) {
+	if testing.Short() {
+		t.Skip("full tier: trims clips with ffmpeg (make test)")
+	}
 	info := probe(t, clip(t, "vfr.mp4"))
 	tb, pts := packetPTS(t, info.Path)
 	for _, r := range [][2]int{{10, 20}, {35, 45}} {

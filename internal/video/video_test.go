@@ -18,6 +18,7 @@ import (
 
 // Full decodes give ffmpeg's own frames, one for one, and exactly Info.Frames of them.
 func TestDecodeFullMatchesFFmpeg(t *testing.T) {
+	testenv.Full(t, "decodes whole clips against ffmpeg's frames")
 	for _, name := range []string{"bf.mp4", "bf.mkv", "bf.ts", "vfr.mkv"} {
 		t.Run(name, func(t *testing.T) {
 			info := probe(t, clip(t, name))
@@ -48,6 +49,7 @@ func firstDiff(a, b []string) int {
 // last frame; and a variable-rate stream. A range from frame 0 (the first keyframe) is
 // TestDecodeFullMatchesFFmpeg's, on the same clips.
 func TestDecodeRangesExact(t *testing.T) {
+	testenv.Full(t, "decodes every range of the clips with ffmpeg")
 	ranges := [][2]int{{1, 4}, {23, 26}, {24, 49}, {37, 86}, {100, 123}, {122, 123}}
 	for _, name := range []string{"bf.mp4", "bf.mkv", "bf.ts", "vfr.mkv"} {
 		t.Run(name, func(t *testing.T) {
@@ -299,6 +301,7 @@ func TestEncoderErrors(t *testing.T) {
 // Join keeps the target's audio for the frames the video covers (a trimmed range too), and
 // copies the video: the output's frames are the segment's.
 func TestJoinKeepsAudioOfSpan(t *testing.T) {
+	testenv.Full(t, "encodes and joins clips with audio")
 	src := clip(t, "bf.mp4")
 	info := probe(t, src)
 	frame := info.FPS.FrameTime(1)
@@ -337,6 +340,7 @@ func TestJoinKeepsAudioOfSpan(t *testing.T) {
 // PCM audio cannot be copied into MP4: CheckOutput decides, before the first frame, that it
 // goes as AAC, and Join writes it so; a target with nothing but its video gives a silent output.
 func TestJoinAudioAsAACOrNone(t *testing.T) {
+	testenv.Full(t, "encodes and joins clips with audio")
 	src := clip(t, "pcm.mov")
 	info := probe(t, src)
 	dir := t.TempDir()

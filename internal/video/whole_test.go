@@ -44,6 +44,7 @@ func wholeClip(t *testing.T, dir, name string, faststart bool) string {
 // last few hundred bytes; half), one with a frame fewer or more than the plan's, of another
 // size, or lacking a stream the plan carries.
 func TestCheckWhole(t *testing.T) {
+	testenv.Full(t, "ffmpeg's output check on whole files")
 	ctx := context.Background()
 	dir := t.TempDir()
 	for _, tc := range []struct {
@@ -107,6 +108,7 @@ func TestCheckWhole(t *testing.T) {
 // A serial join into a file system with room for all but the end of the output fails, though
 // ffmpeg may exit 0 after "Error writing trailer", and what it left there is not whole.
 func TestJoinOnFullDisk(t *testing.T) {
+	testenv.Full(t, "joins into a full tmpfs")
 	ctx := context.Background()
 	src := wholeClip(t, t.TempDir(), "src.mkv", false)
 	info := probe(t, src)
@@ -148,6 +150,7 @@ func TestJoinOnFullDisk(t *testing.T) {
 // is the real file's, for the container of each kind of check (MP4's index, Matroska's
 // packets). CheckWhole of the FIFO's name refuses it without blocking.
 func TestCheckWholeFileIgnoresItsName(t *testing.T) {
+	testenv.Full(t, "ffmpeg's output check on whole files")
 	dir := t.TempDir()
 	for _, name := range []string{"out.mkv", "out.mp4"} {
 		t.Run(name, func(t *testing.T) {

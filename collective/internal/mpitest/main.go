@@ -224,7 +224,7 @@ func pointToPoint(c collective.Comm, check func(error)) string {
 	}
 	if c.Size() == 1 {
 		if _, err := c.Isend(1, tag, []byte("x")); err == nil {
-			check(fmt.Errorf("Isend to rank 1 in a job of 1 rank succeeded"))
+			check(fmt.Errorf("a send (Isend) to rank 1 in a job of 1 rank succeeded"))
 		}
 		return "p2p none: a job of 1 rank"
 	}

@@ -115,6 +115,7 @@ func BenchmarkSCRFD(b *testing.B) {
 // through the same quarter turn (to the pixel turn's one-pixel shift). A margin moves the frame
 // inside the detector's input but not the faces it reports.
 func TestSCRFDRealAnglesAndMargin(t *testing.T) {
+	testenv.Full(t, "runs the real scrfd at every angle")
 	img, err := video.ReadImage(testenv.Sample(t, "astronaut.png"))
 	if err != nil {
 		t.Fatal(err)

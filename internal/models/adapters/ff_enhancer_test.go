@@ -18,6 +18,9 @@ import (
 // Every enhancer runs at blend 100 with its FaceFusion template and size; gfpgan_1.4 at the
 // blend's ends and default; codeformer at two weights.
 func TestEnhancerBlendAndWeight(t *testing.T) {
+	if testing.Short() {
+		t.Skip("full tier: runs the enhancer stand-ins at every blend (make test)")
+	}
 	facts := []struct {
 		name string
 		tmpl align.Template

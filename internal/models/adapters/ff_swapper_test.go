@@ -286,6 +286,9 @@ func TestSwapperArithmetic(t *testing.T) {
 // ImageNet), runs the model the options name, and takes the minimum. The colour is not grey,
 // so a channel order mistake moves the masks.
 func TestSwapperMasks(t *testing.T) {
+	if testing.Short() {
+		t.Skip("full tier: swaps with every mask on the stand-ins (make test)")
+	}
 	dir := fixtures.Dir(t, "inswapper_128", "xseg_1", "xseg_2", "xseg_3", "bisenet_resnet_18", "bisenet_resnet_34")
 	emb := embeddingOf(t, 0, 1)
 	col := [3]uint8{200, 150, 90} // R, G, B
@@ -434,6 +437,9 @@ func swapScenes(seed uint64) []FaceRef {
 // batch), a model of float16 weights and one of float16 inputs give the same frames as batch
 // 1; Swap allocates nothing.
 func TestSwapperBatchEqualsSingle(t *testing.T) {
+	if testing.Short() {
+		t.Skip("full tier: runs the swapper stand-ins at every batch (make test)")
+	}
 	dir := fixtures.Dir(t, "inswapper_128", "inswapper_128_fp16", "hyperswap_1a_256", "xseg_1")
 	half := fixtures.HalfIODir(t)
 	emb := embeddingOf(t, 0.2, -0.1, 0.3, 0.05)
@@ -501,11 +507,3 @@ func benchmarkSwap(b *testing.B, batch int) {
 // mask, on the CPU provider.
 func BenchmarkSwapBatch1(b *testing.B) { benchmarkSwap(b, 1) }
 func BenchmarkSwapBatch8(b *testing.B) { benchmarkSwap(b, 8) }
-
-func maxDiff(a, b *raster.Image) int {
-	d := 0
-	for i := range a.Pix {
-		d = max(d, int(a.Pix[i])-int(b.Pix[i]), int(b.Pix[i])-int(a.Pix[i]))
-	}
-	return d
-}
