@@ -36,6 +36,7 @@ if not prefix then
 	LmodError("facefusion: this module file must be PREFIX/share/modulefiles/facefusion/@VERSION@.lua, where `make install` wrote it, or a link to it (it finds PREFIX from its own path), not " .. myFileName())
 end
 prepend_path("PATH", pathJoin(prefix, "bin"))
+prepend_path("MANPATH", pathJoin(prefix, "share/man"))
 -- The batch script, for `sbatch $FACEFUSION_SBATCH job.toml`; it runs the facefusion on PATH.
 setenv("FACEFUSION_SBATCH", pathJoin(prefix, "share/facefusion/facefusion.sbatch"))
 -- ONNXRUNTIME_LIBRARY and FACEFUSION_MODELS_DIR are left alone: the binary finds its own files,

@@ -52,6 +52,7 @@ put "$root/sbatch/facefusion.sbatch" "$prefix/share/facefusion/facefusion.sbatch
 put "$root/README.md" "$prefix/share/doc/facefusion/README.md" 644
 for d in "$root"/docs/*.md; do put "$d" "$prefix/share/doc/facefusion/docs/${d##*/}" 644; done
 put "$root/configs/default.toml" "$prefix/share/doc/facefusion/default.toml" 644
+put "$root/docs/facefusion.1" "$prefix/share/man/man1/facefusion.1" 644
 
 module=$prefix/share/modulefiles/facefusion/$version.lua
 mkdir -p "$(dirname "$module")"

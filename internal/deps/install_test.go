@@ -166,6 +166,7 @@ func TestInstallWithoutRoot(t *testing.T) {
 		{filepath.Join(prefix, "share", "facefusion", "facefusion.sbatch"), filepath.Join(root, "sbatch", "facefusion.sbatch")},
 		{filepath.Join(prefix, "share", "doc", "facefusion", "README.md"), filepath.Join(root, "README.md")},
 		{filepath.Join(prefix, "share", "doc", "facefusion", "default.toml"), filepath.Join(root, "configs", "default.toml")},
+		{filepath.Join(prefix, "share", "man", "man1", "facefusion.1"), filepath.Join(root, "docs", "facefusion.1")},
 		{module, ""},
 	} {
 		st, err := os.Stat(f.installed)
