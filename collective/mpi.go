@@ -25,7 +25,7 @@ static int ff_split_shared(MPI_Comm c, int key, MPI_Comm *out) {
 // sleeps. OpenMPI's blocking collectives poll instead, a full core per waiting rank, and the
 // ranks wait often and long (for rank 0's plan, for the slowest rank, for rank 0's join):
 // where ranks share cores (a laptop, an oversubscribed node, the tests' mpirun -np 3 on two
-// cores), the pollers starved the rank everyone waited for and its ffmpeg. At most 2 ms is
+// cores), pollers starve the rank everyone waits for and its ffmpeg. At most 2 ms is
 // added to a collective, of which a run makes a handful.
 static int ff_wait(MPI_Request *r) {
 	long ns = 50000;

@@ -73,7 +73,7 @@ type slot struct {
 }
 
 // newSlots is a stream's depth frame buffers of w×h, free: one allocation on 2 MiB pages (a
-// 720p frame is 675 pages of 4 KiB, each a fault on its first write: 0.1 s a stream of 8), and
+// 720p frame is 675 pages of 4 KiB, each a fault on its first write), and
 // what gives their advice back once the stream is done.
 func newSlots(depth, w, h int) (chan *slot, hugepage.Release) {
 	free := make(chan *slot, depth)
