@@ -20,7 +20,7 @@ func TestParseKillWait(t *testing.T) {
 		t.Errorf("captured config: %v, %v; want 5s", got, err)
 	}
 	for in, want := range map[string]time.Duration{
-		"KillWait                = 30 sec\n": 30 * time.Second,
+		"KillWait                = 30 sec\n":  30 * time.Second,
 		"KillOnBadExit = 0\nKillWait = 0 sec": 0,
 		"KillWait=120":                        120 * time.Second,
 	} {
