@@ -294,8 +294,13 @@ func (e *shareEncode) finisher(run []rank.Piece, segs []pipeline.Segment) pipeli
 // ended is the end of a share whose run failed with err: a stop, the job's failure or
 // takeover, or this rank's own failure, told in the chunk it happened in.
 func (e *shareEncode) ended(err error, run []rank.Piece) (Result, error) {
-	if e.stop.Err() != nil && e.kill.Err() == nil {
-		// Tell the others (a signal may have reached this rank alone) and stop.
+	if e.asked.Err() != nil && e.kill.Err() == nil {
+		// Tell the others (a signal may have reached this rank alone) and stop. A failure while
+		// a stop finishes the chunk in flight is the stop's too: under Slurm the signal reaches
+		// the rank's ffmpeg children as well, and the chunk is discarded as any stop's was.
+		if e.stop.Err() == nil {
+			e.log.Debugf("rank %d: the chunk in flight could not be finished after the stop: %v", e.me, err)
+		}
 		e.stopped()
 		return e.res, nil
 	}
