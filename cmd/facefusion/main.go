@@ -88,15 +88,18 @@ func run(args []string) int {
 	}
 	// SIGUSR1 is Slurm's early warning (--signal=USR1@N): checkpoint and come back. SIGTERM
 	// (scancel, scontrol requeue, preemption, the time limit) and SIGINT (the user) cancel.
-	// Each stops the run the same way; which came first decides the exit code.
-	sigs := make(chan os.Signal, 1)
+	// Each stops the run the same way; which came first decides the exit code. A later, more
+	// urgent one (INT or TERM after USR1) shortens the stop under way.
+	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGUSR1)
 	defer signal.Stop(sigs)
-	ctx, cancel := context.WithCancelCause(context.Background())
+	ctx, tell := driver.WithLaterSignals(context.Background())
+	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	go func() {
-		if s, ok := <-sigs; ok {
-			cancel(signalNames[s])
+		cancel(signalNames[<-sigs])
+		for s := range sigs {
+			tell(signalNames[s])
 		}
 	}()
 	var err error

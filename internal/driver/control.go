@@ -36,12 +36,15 @@ import (
 const roundEvery, imageRoundEvery = time.Second, 100 * time.Millisecond
 
 // A round's values, summed over the ranks: [0,n) the frames each rank encoded this attempt,
-// [n,2n) the name of the signal that stopped each rank (packName; 0: none), then the flags.
+// [n,2n) the name of the most urgent signal that reached each rank (packName; 0: none), then
+// the flags and rank 0's slurmClock.
 const (
 	slotRunning   = iota // ranks whose encode still runs: 0 ends the rounds
 	slotFailed           // ranks whose encode failed
 	slotStopFile         // rank 0 found JOB_DIR/STOP (a signal, the job's own clock, an operator)
 	slotTakenOver        // rank 0 found a newer attempt in ATTEMPT
+	slotLimit            // rank 0's: the job's time limit, Unix seconds (0: none known)
+	slotKillWait         // rank 0's: Slurm's KillWait, milliseconds (0: unknown)
 	flagSlots
 )
 
@@ -68,6 +71,9 @@ type control struct {
 	cancel  context.CancelCauseFunc // the encode's, while it runs
 	cause   error                   // the job's decision, once made
 	stopBy  string                  // the first stop's reason from the rounds: "rank N: SIGTERM"
+	urgent  string                  // the most urgent signal of any rank, from the rounds ("": none)
+	mine    string                  // the most urgent signal to this rank after its first
+	clock   slurmClock              // rank 0's, from the rounds (rank 0's own from the start)
 	running bool
 	failed  bool
 
@@ -82,12 +88,13 @@ type control struct {
 
 // startControl starts this rank's rounds; nil (no rounds) for a video with no job folder. An
 // image has no job folder and rank 0 alone processes it: its rounds carry only the ranks'
-// signals, to rank 0's image and from it. Every rank must call it, then leave.
-func startControl(ctx context.Context, comm collective.Comm, cfg job.Config, p *Plan, jd *lustre.JobDir, opt Options, ck *checkpointer) *control {
+// signals, to rank 0's image and from it. Every rank must call it, then leave. clock is rank
+// 0's slurmClock (zero on the others: the rounds bring it).
+func startControl(ctx context.Context, comm collective.Comm, cfg job.Config, p *Plan, jd *lustre.JobDir, opt Options, ck *checkpointer, clock slurmClock) *control {
 	if !p.Image && p.JobDir == "" {
 		return nil
 	}
-	c := &control{comm: comm, me: comm.Rank(), n: comm.Size(), p: p, jd: jd, signalled: ctx, running: true,
+	c := &control{comm: comm, me: comm.Rank(), n: comm.Size(), p: p, jd: jd, signalled: ctx, running: true, clock: clock,
 		wake: make(chan struct{}, 1), ended: make(chan struct{}), ck: ck, show: progress.Nop{}, closeShow: func() {}}
 	if c.me == 0 && !p.Image {
 		c.startDisplay(cfg, opt)
@@ -225,13 +232,22 @@ func settle(req collective.Request) error {
 // contribute fills this rank's part of a round.
 func (c *control) contribute(vals []int64) {
 	c.mu.Lock()
-	running, failed, decided := c.running, c.failed, c.cause != nil
+	running, failed, decided, mine, clock := c.running, c.failed, c.cause != nil, c.mine, c.clock
 	c.mu.Unlock()
 	vals[c.me] = c.frames.Load()
 	if c.signalled.Err() != nil {
-		vals[c.n+c.me] = packName(signalName(c.signalled))
+		if first := signalName(c.signalled); urgency(first) >= urgency(mine) {
+			mine = first
+		}
+		vals[c.n+c.me] = packName(mine)
 	}
 	flags := vals[2*c.n:]
+	if c.me == 0 {
+		if !clock.limit.IsZero() {
+			flags[slotLimit] = clock.limit.Unix()
+		}
+		flags[slotKillWait] = clock.killWait.Milliseconds()
+	}
 	if running {
 		flags[slotRunning] = 1
 	}
@@ -253,13 +269,30 @@ func (c *control) contribute(vals []int64) {
 // apply acts on a round's sums, the same on every rank; it reports whether the rounds end.
 func (c *control) apply(vals []int64) (last bool) {
 	flags := vals[2*c.n:]
-	who, sig := -1, ""
+	who, sig, urgent := -1, "", ""
 	for r := 0; r < c.n; r++ {
-		if v := vals[c.n+r]; v != 0 {
+		v := vals[c.n+r]
+		if v == 0 {
+			continue
+		}
+		if who < 0 {
 			who, sig = r, unpackName(v)
-			break
+		}
+		if s := unpackName(v); urgent == "" || urgency(s) > urgency(urgent) {
+			urgent = s
 		}
 	}
+	c.mu.Lock()
+	if urgent != "" && urgency(urgent) > urgency(c.urgent) || c.urgent == "" {
+		c.urgent = urgent
+	}
+	if c.me != 0 {
+		c.clock = slurmClock{killWait: time.Duration(flags[slotKillWait]) * time.Millisecond}
+		if flags[slotLimit] != 0 {
+			c.clock.limit = time.Unix(flags[slotLimit], 0)
+		}
+	}
+	c.mu.Unlock()
 	// The first decision stands, in this order: a failure, then a stop, then a takeover.
 	switch {
 	case flags[slotFailed] > 0:
@@ -293,6 +326,29 @@ func (c *control) stopReason() string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.stopBy
+}
+
+// stopSignal is the most urgent signal the rounds brought from any rank ("" when the stop came
+// from the job folder alone: the job's own clock, an operator), and rank 0's slurmClock.
+func (c *control) stopSignal() (string, slurmClock) {
+	if c == nil {
+		return "", slurmClock{}
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.urgent, c.clock
+}
+
+// signal records a signal to this rank after its first (WithLaterSignals), for the next round.
+func (c *control) signal(sig string) {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	if urgency(sig) > urgency(c.mine) || c.mine == "" {
+		c.mine = sig
+	}
+	c.mu.Unlock()
 }
 
 // decide records the job's decision and cancels this rank's encode with it.

@@ -29,7 +29,7 @@ func controlled(t *testing.T, signal context.Context) (*control, context.Context
 	p := &Plan{JobDir: jd.Path, AttemptID: "1 t", Frames: rank.Range{Start: 0, End: 8},
 		Chunks: []rank.Range{{Start: 0, End: 8}}, Work: [][]rank.Piece{{{Chunk: 0, Frames: rank.Range{Start: 0, End: 8}}}}}
 	comm := collective.Single()
-	c := startControl(signal, comm, job.Default(), p, jd, Options{}, nil)
+	c := startControl(signal, comm, job.Default(), p, jd, Options{}, nil, slurmClock{})
 	ctx, cancel := context.WithCancelCause(context.Background())
 	t.Cleanup(func() { cancel(nil) })
 	c.encode(cancel).Add(5)
@@ -148,7 +148,7 @@ func TestControlImage(t *testing.T) {
 	signal, send := context.WithCancelCause(context.Background())
 	dir := t.TempDir()
 	comm := collective.Single()
-	c := startControl(signal, comm, job.Default(), &Plan{Image: true}, &lustre.JobDir{Path: dir}, Options{}, nil)
+	c := startControl(signal, comm, job.Default(), &Plan{Image: true}, &lustre.JobDir{Path: dir}, Options{}, nil, slurmClock{})
 	ctx, cancel := context.WithCancelCause(context.Background())
 	defer cancel(nil)
 	c.encode(cancel)

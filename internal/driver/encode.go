@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/facefusion-hpc/facefusion/internal/fault"
@@ -24,8 +26,9 @@ func (a *attempt) encode() (Result, error) {
 	if c := a.coord; c != nil {
 		c.pj = join.Start(a.ctx, a.comm, joinOutput(a.cfg, &a.plan), a.jd.Side(a.plan.Attempt, filepath.Ext(a.cfg.OutputPath)))
 	}
-	a.stopWatch = watchStops(a.ctx, a.cfg, a.me, &a.plan, a.jd, a.log)
-	ctl := startControl(a.ctx, a.comm, a.cfg, &a.plan, a.jd, a.opt, a.ck())
+	stopWatch, clock := watchStops(a.ctx, a.cfg, a.me, &a.plan, a.jd, a.log)
+	a.stopWatch = stopWatch
+	ctl := startControl(a.ctx, a.comm, a.cfg, &a.plan, a.jd, a.opt, a.ck(), clock)
 	res := Result{Rank: a.me}
 	var err error
 	began, gpu := time.Now(), startGPU(a.opt)
@@ -91,9 +94,10 @@ func (c *coordinator) encodeImage(ctl *control) (res Result, err error) {
 
 // encodeShare encodes this rank's chunks of the attempt with its workers, one segment file
 // each, and records each finished chunk in this rank's journal at once, in order. A stop (a
-// signal here, or the job's stop from the rounds) ends the frames and discards the chunk being
-// encoded, but the chunks whose frames are all written are finished and recorded first; a
-// failure or a takeover discards every chunk not yet recorded. Its share's first frames may be
+// signal here, or the job's stop from the rounds) ends the frames: at once, discarding the
+// chunk being encoded, or once that chunk's frames are written where they fit in the time the
+// stop leaves (stop.go); the chunks whose frames are all written are finished and recorded
+// first. A failure or a takeover discards every chunk not yet recorded. Its share's first frames may be
 // of a chunk another rank encodes: they are sent there (share.go); its last chunk may be
 // completed by frames other ranks send.
 func (a *attempt) encodeShare(ctl *control) (res Result, err error) {
@@ -121,14 +125,28 @@ func (a *attempt) encodeShare(ctl *control) (res Result, err error) {
 		}
 	}()
 	e := &shareEncode{attempt: a, ctl: ctl, snd: snd, rcv: rcv, res: Result{Rank: me}}
-	// kill ends the encode at once (a failure, a takeover); stop, also ended by kill, only ends
-	// its frames (a signal, the job's stop).
-	e.kill, e.cancel = context.WithCancelCause(context.WithoutCancel(a.ctx))
-	defer e.cancel(nil)
-	e.stop, e.endFrames = context.WithCancelCause(e.kill)
-	defer e.endFrames(nil)
-	defer context.AfterFunc(a.ctx, func() { e.endFrames(context.Cause(a.ctx)) })()
+	defer e.watch()()
 	return e.encode()
+}
+
+// watch sets up the encode's contexts and the stops that end them, until end is called: kill
+// ends the encode at once (a failure, a takeover); stop, also ended by kill, only ends its
+// frames (a signal, the job's stop), when askStop says.
+func (e *shareEncode) watch() (end func()) {
+	e.kill, e.cancel = context.WithCancelCause(context.WithoutCancel(e.ctx))
+	e.stop, e.endFrames = context.WithCancelCause(e.kill)
+	e.asked, e.ask = context.WithCancel(e.kill)
+	e.stopAt.Store(-1)
+	endSignal := context.AfterFunc(e.ctx, func() { e.askStop(signalName(e.ctx)) })
+	endLater := e.hearLater()
+	return func() {
+		endLater()
+		endSignal()
+		e.endTimer()
+		e.ask()
+		e.endFrames(nil)
+		e.cancel(nil)
+	}
 }
 
 // shareEncode is one rank's encode of its share, once the sharing has started.
@@ -144,6 +162,18 @@ type shareEncode struct {
 	workers   []pipeline.Worker
 	res       Result
 	began     time.Time // of the chunk (or the part of one) being encoded, for its log line
+
+	// The stop under way (stop.go): asked ends when a stop reaches this rank, stop when its
+	// frames end, at once or once the frames counted reach stopAt (-1: none), or at the latest
+	// when timer fires.
+	asked   context.Context
+	ask     context.CancelFunc
+	stopAt  atomic.Int64
+	written atomic.Int64 // this rank's frames written this attempt
+	t0      time.Time    // when its workers were ready: the rate is measured from then
+	mu      sync.Mutex
+	level   int         // the urgency of the stop under way (0: none)
+	timer   *time.Timer // ends the frames when the finish's time is up
 }
 
 // encode runs the share: one decode and one Stream for each run of consecutive chunks.
@@ -152,17 +182,17 @@ func (e *shareEncode) encode() (Result, error) {
 	// its frames go into the rounds' progress.
 	rounds := e.ctl.encode(func(cause error) {
 		if cause == errStopRequested {
-			e.endFrames(cause)
+			sig, _ := e.ctl.stopSignal()
+			e.askStop(sig)
 		} else {
 			e.cancel(cause)
 		}
 	})
-	written := 0
 	counter := progressFunc(func(n int) {
 		rounds(n)
-		written += n
-		testPause(e.stop, fmt.Sprintf("frames-%d", written), e.log)
-		testPause(e.stop, fmt.Sprintf("rank-%d-frames-%d", e.me, written), e.log) // one rank's (a sender's)
+		written := e.counted(n)
+		testPause(e.asked, fmt.Sprintf("frames-%d", written), e.log)
+		testPause(e.asked, fmt.Sprintf("rank-%d-frames-%d", e.me, written), e.log) // one rank's (a sender's)
 	})
 
 	work := e.plan.Work[e.me]
@@ -179,6 +209,9 @@ func (e *shareEncode) encode() (Result, error) {
 		return e.res, err
 	}
 	defer pipeline.CloseWorkers(e.workers)
+	e.mu.Lock()
+	e.t0 = time.Now()
+	e.mu.Unlock()
 	for i := 0; i < len(work); {
 		run := work[i : i+1]
 		for i+len(run) < len(work) && work[i+len(run)].Frames.Start == run[len(run)-1].Frames.End {
@@ -189,9 +222,10 @@ func (e *shareEncode) encode() (Result, error) {
 			return e.ended(err, run)
 		}
 	}
-	if e.stop.Err() != nil && e.kill.Err() == nil {
-		// The stop came once every frame was written: the chunks are kept, and the job still
-		// stops as asked (a cancel is never followed by a join).
+	if e.asked.Err() != nil && e.kill.Err() == nil {
+		// The stop came once every frame was written, or was finishing the last chunk: the
+		// chunks are kept, and the job still stops as asked (a cancel is never followed by a
+		// join).
 		e.stopped()
 	}
 	return e.res, nil
@@ -232,7 +266,7 @@ func (e *shareEncode) finisher(run []rank.Piece, segs []pipeline.Segment) pipeli
 			e.began = time.Now()
 			return nil
 		}
-		testPause(e.stop, fmt.Sprintf("chunk-%d", c), e.log)
+		testPause(e.asked, fmt.Sprintf("chunk-%d", c), e.log)
 		if err := e.kill.Err(); err != nil {
 			return context.Cause(e.kill)
 		}
@@ -260,8 +294,13 @@ func (e *shareEncode) finisher(run []rank.Piece, segs []pipeline.Segment) pipeli
 // ended is the end of a share whose run failed with err: a stop, the job's failure or
 // takeover, or this rank's own failure, told in the chunk it happened in.
 func (e *shareEncode) ended(err error, run []rank.Piece) (Result, error) {
-	if e.stop.Err() != nil && e.kill.Err() == nil {
-		// Tell the others (a signal may have reached this rank alone) and stop.
+	if e.asked.Err() != nil && e.kill.Err() == nil {
+		// Tell the others (a signal may have reached this rank alone) and stop. A failure while
+		// a stop finishes the chunk in flight is the stop's too: under Slurm the signal reaches
+		// the rank's ffmpeg children as well, and the chunk is discarded as any stop's was.
+		if e.stop.Err() == nil {
+			e.log.Debugf("rank %d: the chunk in flight could not be finished after the stop: %v", e.me, err)
+		}
 		e.stopped()
 		return e.res, nil
 	}
@@ -311,4 +350,108 @@ func (e *shareEncode) record(c int, ch rank.Range, n, faces int, id *lustre.Iden
 		return checkpointError(err)
 	}
 	return nil
+}
+
+// askStop is a stop by sig reaching this rank (its own signal, a later one, or the rounds'; ""
+// for the job's own clock or an operator's STOP): it finishes the chunk in flight when that
+// fits in the time the stop leaves, else ends the frames now. A stop under way is only ever
+// shortened, by a more urgent signal.
+func (e *shareEncode) askStop(sig string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.level >= urgency(sig) {
+		return
+	}
+	e.level = urgency(sig)
+	e.ask()
+	now := time.Now()
+	_, clock := e.ctl.stopSignal()
+	window := stopWindow(sig, now, clock)
+	written := int(e.written.Load())
+	k, left, ok := inFlight(e.plan.Work[e.me], written)
+	rate := 0.0
+	if !e.t0.IsZero() && now.After(e.t0) {
+		rate = float64(written) / now.Sub(e.t0).Seconds()
+	}
+	switch {
+	case !ok: // at a chunk's start, or done: nothing in flight to lose
+		left = 0
+	case !wholly(e.plan.Work[e.me][k], e.me, e.plan.Chunks) || !fits(left, rate, window):
+		e.log.Debugf("rank %d: stop by %s: the %d frame(s) left of chunk %d are discarded (%.2f frames/s, %s left)", e.me, stopName(sig), left, e.plan.Work[e.me][k].Chunk, rate, window.Round(time.Second))
+		e.endFrames(e.stopCause())
+		return
+	default:
+		e.log.Infof("rank %d: stop by %s: finishing chunk %d first, %d frame(s) left at %.2f frames/s, %s left", e.me, stopName(sig), e.plan.Work[e.me][k].Chunk, left, rate, window.Round(time.Second))
+	}
+	// A stop that is shortened keeps the earlier target: only the time to reach it shrinks.
+	if at := e.stopAt.Load(); at < 0 || int64(written+left) < at {
+		e.stopAt.Store(int64(written + left))
+	}
+	if left == 0 || int(e.written.Load()) >= written+left {
+		e.endFrames(e.stopCause())
+		return
+	}
+	if e.timer != nil {
+		e.timer.Stop()
+	}
+	e.timer = time.AfterFunc(finishBudget(window), func() {
+		e.log.Infof("rank %d: the chunk in flight did not finish in the time the stop leaves: discarded", e.me)
+		e.endFrames(e.stopCause())
+	})
+}
+
+// counted adds n frames written, and ends the frames when a finishing stop's chunk is done.
+func (e *shareEncode) counted(n int) (written int) {
+	written = int(e.written.Add(int64(n)))
+	if at := e.stopAt.Load(); at >= 0 && int64(written) >= at {
+		e.endFrames(e.stopCause())
+	}
+	return written
+}
+
+// stopCause is what ends the frames at a stop: this rank's signal, else the job's stop.
+func (e *shareEncode) stopCause() error {
+	if e.ctx.Err() != nil {
+		return context.Cause(e.ctx)
+	}
+	return errStopRequested
+}
+
+// stopName names a stop's signal in a log line.
+func stopName(sig string) string {
+	if sig == "" {
+		return "the job folder's STOP (its own clock, or an operator)"
+	}
+	return sig
+}
+
+// hearLater passes the signals main reports after the first (WithLaterSignals) to this
+// rank's stop and the rounds, until the returned func is called.
+func (e *shareEncode) hearLater() (end func()) {
+	later := laterSignals(e.ctx)
+	if later == nil {
+		return func() {}
+	}
+	done := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case s := <-later:
+				e.ctl.signal(string(s))
+				e.askStop(string(s))
+			case <-done:
+				return
+			}
+		}
+	}()
+	return func() { close(done) }
+}
+
+// endTimer stops the finish's timer, once the encode has returned.
+func (e *shareEncode) endTimer() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.timer != nil {
+		e.timer.Stop()
+	}
 }

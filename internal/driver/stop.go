@@ -16,6 +16,7 @@ import (
 	"github.com/facefusion-hpc/facefusion/internal/safefs"
 	"github.com/facefusion-hpc/facefusion/internal/slurm"
 	"github.com/facefusion-hpc/facefusion/lustre"
+	"github.com/facefusion-hpc/facefusion/rank"
 )
 
 // How a stopped job ends. A stop is decided for the whole job, not per process: the first rank
@@ -228,28 +229,60 @@ func (n Next) words() string {
 	return "unknown"
 }
 
-// jobDeadline is when rank 0 stops the job on its own clock: stop_margin seconds before the
-// Slurm job's time limit, read once at start. Zero when there is none: not in a Slurm job, no
-// time limit, stop_margin 0, or squeue did not answer (one log line; Slurm's USR1 warning is
-// then the only one).
-func jobDeadline(ctx context.Context, cfg job.Config, log *logging.Logger) time.Time {
+// slurmClock is what rank 0 reads from Slurm once at start for the job's stops, and the rounds
+// bring to every rank: when the job's time limit comes (zero: none known) and how long Slurm
+// waits between a SIGTERM and its SIGKILL (0: unknown).
+type slurmClock struct {
+	limit    time.Time
+	killWait time.Duration
+}
+
+// readClock reads the job's slurmClock and when rank 0 stops the job on its own clock:
+// stop_margin seconds before the time limit, shrunk to fit a limit closer than that. The
+// deadline is zero when there is none: not in a Slurm job, no time limit, stop_margin 0, or
+// squeue did not answer (one log line; Slurm's USR1 warning is then the only one).
+func readClock(ctx context.Context, cfg job.Config, log *logging.Logger) (clock slurmClock, deadline time.Time) {
 	id := os.Getenv("SLURM_JOB_ID")
-	if id == "" || cfg.StopMargin == 0 {
-		return time.Time{}
+	if id == "" {
+		return slurmClock{}, time.Time{}
 	}
 	now := time.Now()
+	if kw, err := slurm.KillWait(ctx); err != nil {
+		log.Warnf("%v: a SIGTERM stops the job at once, discarding the chunks in flight", err)
+	} else {
+		clock.killWait = kw
+	}
 	left, limited, err := slurm.TimeLeft(ctx, id)
 	if err != nil {
-		log.Warnf("%v: no stop of its own before the time limit; Slurm's USR1 warning (sbatch --signal) is the only one", err)
-		return time.Time{}
+		log.Warnf("%v: no stop of its own before the time limit, and a stop keeps no chunk in flight; Slurm's USR1 warning (sbatch --signal) is the only one", err)
+		return clock, time.Time{}
 	}
 	if !limited {
-		return time.Time{}
+		return clock, time.Time{}
 	}
-	margin := time.Duration(cfg.StopMargin) * time.Second
+	clock.limit = now.Add(left)
+	if cfg.StopMargin == 0 {
+		return clock, time.Time{}
+	}
+	margin, shrunk := stopMargin(time.Duration(cfg.StopMargin)*time.Second, left)
+	if shrunk {
+		log.Infof("stop_margin %d s is not less than the %s the Slurm job has left: it stops by itself %s before its limit instead, %s from now",
+			cfg.StopMargin, left, margin, left-margin)
+		return clock, now.Add(left - margin)
+	}
 	log.Infof("Slurm job %s has %s left: it stops by itself %s from now, stop_margin %d s before the limit",
-		id, left, max(0, left-margin), cfg.StopMargin)
-	return now.Add(left - margin)
+		id, left, left-margin, cfg.StopMargin)
+	return clock, now.Add(left - margin)
+}
+
+// stopMargin is how long before the time limit, left away, the job stops on its own clock:
+// margin, or a quarter of left where margin would stop it before it began (--time=1 under the
+// default 90 s): a short job still works most of its time and keeps it.
+func stopMargin(margin, left time.Duration) (time.Duration, bool) {
+	if margin < left {
+		return margin, false
+	}
+	return left / 4, true
 }
 
 // watchDeadline writes STOP (reason "deadline") when the deadline passes, which stops every
@@ -276,20 +309,127 @@ func watchDeadline(ctx context.Context, jd *lustre.JobDir, attempt string, deadl
 
 // watchStops, from the plan to the gathering of the results, turns a signal on this rank into
 // JOB_DIR/STOP at once, wherever the rank is (encoding, or done and waiting for the others),
-// and on rank 0 stops the job on its own clock. The returned func ends both.
-func watchStops(ctx context.Context, cfg job.Config, me int, p *Plan, jd *lustre.JobDir, log *logging.Logger) (stop func()) {
+// and on rank 0 stops the job on its own clock. The returned func ends both; clock is rank 0's
+// slurmClock, for the rounds.
+func watchStops(ctx context.Context, cfg job.Config, me int, p *Plan, jd *lustre.JobDir, log *logging.Logger) (stop func(), clock slurmClock) {
 	if p.Image || p.JobDir == "" {
-		return func() {}
+		return func() {}, clock
 	}
 	onSignal := context.AfterFunc(ctx, func() {
 		writeStop(jd, p.AttemptID, fmt.Sprintf("rank %d: %s", me, signalName(ctx)))
 	})
 	endClock := func() {}
 	if me == 0 {
-		endClock = watchDeadline(ctx, jd, p.AttemptID, jobDeadline(ctx, cfg, log), log)
+		var deadline time.Time
+		clock, deadline = readClock(ctx, cfg, log)
+		endClock = watchDeadline(ctx, jd, p.AttemptID, deadline, log)
 	}
 	return func() {
 		onSignal()
 		endClock()
+	}, clock
+}
+
+// A stop keeps the chunk in flight when it fits. Each rank, when a stop reaches it, looks at
+// the chunk it is writing: when its own measured rate says the frames left end in the time the
+// stop leaves, with a margin, it finishes that chunk, and only then ends its frames; else it
+// discards it at once, as every stop did before. A SIGUSR1 or the job's own clock leaves the
+// time to the job's limit; a SIGTERM (scancel, scontrol requeue, preemption, the limit itself)
+// Slurm's KillWait, the least any of them waits before SIGKILL; a SIGINT (a person at the
+// terminal) nothing. A later, more urgent signal shortens a stop already under way. Only a
+// chunk the rank writes whole is finished: a chunk shared with another rank is kept only when
+// both ranks' frames of it are written, and the two ranks' rates and positions differ, so
+// finishing one part would mostly be work the other part's discard throws away.
+
+// finishMargin is the most a finishing rank keeps in hand after the last frame of its chunk:
+// its encoder's end, the journal, the others' last round, the manifest and the exit.
+const finishMargin = 15 * time.Second
+
+// urgency orders the stops' signals: a more urgent one shortens a stop under way. "" is a stop
+// from the job folder (the job's own clock, an operator's STOP), a warning like SIGUSR1.
+func urgency(sig string) int {
+	switch sig {
+	case "SIGINT":
+		return 3
+	case "SIGTERM":
+		return 2
 	}
+	return 1
+}
+
+// stopWindow is how long a stop by sig, reaching this rank at now, leaves the job before it is
+// killed or its limit comes: 0 when it must stop at once (SIGINT, an unknown signal or time).
+func stopWindow(sig string, now time.Time, clock slurmClock) time.Duration {
+	switch sig {
+	case "SIGINT", "a signal":
+		return 0
+	case "SIGTERM":
+		// The rank that got it told the others within a round: the window began up to then.
+		return max(0, clock.killWait-roundEvery)
+	}
+	if clock.limit.IsZero() {
+		return 0
+	}
+	return max(0, clock.limit.Sub(now))
+}
+
+// finishBudget is how long, of window, a rank may take to finish its chunk in flight: the
+// window less finishMargin, or less a third of it when the window is short (a KillWait of 30 s
+// leaves 20 s).
+func finishBudget(window time.Duration) time.Duration {
+	return window - min(finishMargin, window/3)
+}
+
+// fits reports whether frames left at rate frames/s end within window's finishBudget.
+func fits(left int, rate float64, window time.Duration) bool {
+	if left <= 0 {
+		return true
+	}
+	if rate <= 0 || window <= 0 {
+		return false
+	}
+	return time.Duration(float64(left)/rate*float64(time.Second)) <= finishBudget(window)
+}
+
+// inFlight is the piece of work (this rank's pieces, in order) that frame number written of
+// the rank's frames falls in, and the frames of it left; ok is false when written is at a
+// piece's start or past the last (nothing in flight: a stop there discards nothing).
+func inFlight(work []rank.Piece, written int) (k, left int, ok bool) {
+	pos := 0
+	for k, pc := range work {
+		end := pos + pc.Frames.Len()
+		if written < end {
+			return k, end - written, written > pos
+		}
+		pos = end
+	}
+	return 0, 0, false
+}
+
+// wholly reports whether this rank writes every frame of pc's chunk itself.
+func wholly(pc rank.Piece, me int, chunks []rank.Range) bool {
+	return pc.Owner == me && pc.Frames == chunks[pc.Chunk]
+}
+
+// laterKey is the context key of the signals after the first.
+type laterKey struct{}
+
+// WithLaterSignals is how main passes the signals after the first (which cancels the run's
+// context) on to the run: a SIGINT or SIGTERM after a SIGUSR1 shortens the stop under way.
+// tell never blocks; a signal beyond a few unread ones is dropped (the first of each kind is
+// what counts).
+func WithLaterSignals(ctx context.Context) (_ context.Context, tell func(Signal)) {
+	ch := make(chan Signal, 4)
+	return context.WithValue(ctx, laterKey{}, (<-chan Signal)(ch)), func(s Signal) {
+		select {
+		case ch <- s:
+		default:
+		}
+	}
+}
+
+// laterSignals is the channel of WithLaterSignals, nil when main gave none.
+func laterSignals(ctx context.Context) <-chan Signal {
+	ch, _ := ctx.Value(laterKey{}).(<-chan Signal)
+	return ch
 }

@@ -1,6 +1,7 @@
 // Package slurm reads what a running Slurm job needs to know about itself from Slurm's own
-// tools: for now, the time left before its limit, so that the program can stop on its own
-// clock when the scheduler's warning signal comes late or not at all.
+// tools: the time left before its limit, so that the program can stop on its own clock when the
+// scheduler's warning signal comes late or not at all, and how long a SIGTERM leaves it before
+// SIGKILL, so that a stop keeps the work that fits in it.
 package slurm
 
 import (

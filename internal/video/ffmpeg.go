@@ -100,6 +100,14 @@ func (t *stderrTail) String() string {
 // command builds a child that dies with ctx and whose stderr tail is kept.
 func command(ctx context.Context, prog string, args []string) (*exec.Cmd, *stderrTail) {
 	cmd := exec.CommandContext(ctx, prog, args...)
+	if path, err := exec.LookPath(prog); err == nil && cmd.Err == nil {
+		// Slurm's and mpirun's SIGUSR1 reach every process of a rank, and ffmpeg has no handler
+		// for it: it would die, and a stop could not finish the chunk in flight. A shell that
+		// ignores it execs the tool, which keeps the ignore; the tool's lifetime is this
+		// process's (ctx kills it, and its pipes close with us). A tool not found still fails
+		// as before, when it is started.
+		cmd = exec.CommandContext(ctx, "/bin/sh", append([]string{"-c", `trap '' USR1; exec "$0" "$@"`, path}, args...)...)
+	}
 	tail := &stderrTail{}
 	cmd.Stderr = tail
 	// A killed child's grandchildren could hold the stderr pipe open; don't wait for them forever.
