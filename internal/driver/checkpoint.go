@@ -49,7 +49,7 @@ func (e *Stopped) Is(target error) bool { return target == ErrCheckpointed }
 // kill or signal it there: FACEFUSION_TEST_PAUSE_AT=POINT[,MARKER] where POINT is chunk-N (after
 // chunk N is encoded, before its segment is renamed into place: a stop there keeps it),
 // frames-N (once the rank wrote N frames this attempt, before the next: a stop there discards
-// the chunk being written), concat (rank 0, before it
+// the chunk being written unless it fits in the time the stop leaves, stop.go), concat (rank 0, before it
 // joins the segments), commit (rank 0, the joined and muxed output beside its final path,
 // before the rename), plan (rank 0, before its checks and probe: a signal there fails them),
 // load (every other rank, before its load during rank 0's plan) or image (rank 0, before it
