@@ -377,11 +377,11 @@ func (e *shareEncode) askStop(sig string) {
 	case !ok: // at a chunk's start, or done: nothing in flight to lose
 		left = 0
 	case !wholly(e.plan.Work[e.me][k], e.me, e.plan.Chunks) || !fits(left, rate, window):
-		e.log.Debugf("rank %d: stop by %s: the %d frame(s) left of chunk %d are discarded (%.2f frames/s, %s left)", e.me, stopName(sig), left, e.plan.Work[e.me][k].Chunk, rate, window.Round(time.Second))
+		e.log.Debugf("stop by %s: the %d frame(s) left of chunk %d are discarded (%.2f frames/s, %s left)", stopName(sig), left, e.plan.Work[e.me][k].Chunk, rate, window.Round(time.Second))
 		e.endFrames(e.stopCause())
 		return
 	default:
-		e.log.Infof("rank %d: stop by %s: finishing chunk %d first, %d frame(s) left at %.2f frames/s, %s left", e.me, stopName(sig), e.plan.Work[e.me][k].Chunk, left, rate, window.Round(time.Second))
+		e.log.Infof("stop by %s: finishing chunk %d first, %d frame(s) left at %.2f frames/s, %s left", stopName(sig), e.plan.Work[e.me][k].Chunk, left, rate, window.Round(time.Second))
 	}
 	// A stop that is shortened keeps the earlier target: only the time to reach it shrinks.
 	if at := e.stopAt.Load(); at < 0 || int64(written+left) < at {
