@@ -49,7 +49,7 @@ var layers = []layer{
 	{name: "one job across ranks", pkgs: []string{"internal/driver"}},
 	{name: "batches", pkgs: []string{"internal/batch"}},
 	{name: "command", pkgs: []string{"cmd/facefusion"}},
-	{name: "test support", peers: true, pkgs: []string{"internal/clitest", "internal/testenv", "internal/slurmtest",
+	{name: "test support", peers: true, pkgs: []string{"internal/clitest", "internal/testenv", "internal/slurmtest", "internal/ranktest",
 		"internal/conformance", "internal/deps/gpucheck", "infer/fixtures", "infer/fixtures/gen", "infer/enginebench",
 		"collective/internal/mpitest", "cmd/facefusion/e2e/*", "internal/archtest"}},
 }
