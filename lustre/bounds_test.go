@@ -12,21 +12,6 @@ import (
 	"github.com/facefusion-hpc/facefusion/internal/testenv"
 )
 
-// guard runs f and fails the test if it has not returned after 10 s: a read that blocks on a
-// FIFO fails instead of hanging the tests.
-func guard(t *testing.T, what string, f func() error) error {
-	t.Helper()
-	done := make(chan error, 1)
-	go func() { done <- f() }()
-	select {
-	case err := <-done:
-		return err
-	case <-time.After(10 * time.Second):
-		t.Fatalf("%s: still reading after 10 s", what)
-		return nil
-	}
-}
-
 // realJob writes a manifest as a run writes it (4 chunks of 8 frames from frame 2, two done,
 // one attempt), rank 1's journal with a third chunk, and a progress file.
 func realJob(t testing.TB, dir string) *JobDir {
@@ -75,36 +60,15 @@ func TestJobFilesAreReadBounded(t *testing.T) {
 		{"progress file", (*JobDir).Progress, func(j *JobDir) error { _, _, err := j.ReadProgress(); return err }},
 	}
 	for _, r := range reads {
-		for _, plant := range []struct{ kind, want string }{
-			{"fifo", "is a FIFO (named pipe), not a regular file"},
-			{"link", "is a link, not a regular file"},
-			{"huge", "is larger than the"},
-		} {
-			t.Run(r.name+"/"+plant.kind, func(t *testing.T) {
+		for _, plant := range testenv.Plantings {
+			t.Run(r.name+"/"+plant.Kind, func(t *testing.T) {
 				jd := realJob(t, t.TempDir())
 				p := r.path(jd)
 				os.Remove(p)
-				switch plant.kind {
-				case "fifo":
-					if err := syscall.Mkfifo(p, 0o644); err != nil {
-						t.Fatal(err)
-					}
-				case "link":
-					if err := os.Symlink(secret, p); err != nil {
-						t.Fatal(err)
-					}
-					testenv.GiveToNobody(t, p)
-				case "huge":
-					if err := os.WriteFile(p, nil, 0o644); err != nil {
-						t.Fatal(err)
-					}
-					if err := os.Truncate(p, 1<<30); err != nil {
-						t.Fatal(err)
-					}
-				}
-				err := guard(t, r.name, func() error { return r.read(jd) })
-				if err == nil || !strings.Contains(err.Error(), p+" "+plant.want) || strings.Contains(err.Error(), secretText) {
-					t.Errorf("%s as a %s: %v, want %q", r.name, plant.kind, err, p+" "+plant.want)
+				plant.Plant(t, p, secret)
+				err := testenv.Guard(t, 10*time.Second, r.name, func() error { return r.read(jd) })
+				if err == nil || !strings.Contains(err.Error(), p+" "+plant.Refusal) || strings.Contains(err.Error(), secretText) {
+					t.Errorf("%s as a %s: %v, want %q", r.name, plant.Kind, err, p+" "+plant.Refusal)
 				}
 			})
 		}
@@ -114,32 +78,12 @@ func TestJobFilesAreReadBounded(t *testing.T) {
 	if err := syscall.Mkfifo(jd.Attempt(), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	guard(t, "attempt file", func() error {
+	testenv.Guard(t, 10*time.Second, "attempt file", func() error {
 		if id := jd.CurrentAttemptID(); id != "" {
 			t.Errorf("a FIFO as the attempt file read as %q", id)
 		}
 		return nil
 	})
-}
-
-// editJSON rewrites the JSON object in path through edit.
-func editJSON(t *testing.T, path string, edit func(map[string]any)) {
-	t.Helper()
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var m map[string]any
-	if err := json.Unmarshal(data, &m); err != nil {
-		t.Fatal(err)
-	}
-	edit(m)
-	if data, err = json.Marshal(m); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
 }
 
 // A number of the manifest outside what a run writes is an error naming the file and the field.
@@ -174,7 +118,7 @@ func TestManifestNumbersAreChecked(t *testing.T) {
 		}},
 	} {
 		jd := realJob(t, t.TempDir())
-		editJSON(t, jd.Manifest(), c.edit)
+		testenv.EditJSON(t, jd.Manifest(), c.edit)
 		_, _, err := jd.ReadManifest()
 		if want := "manifest " + jd.Manifest() + ": " + c.field + " "; err == nil || !strings.HasPrefix(err.Error(), want) || !strings.HasSuffix(err.Error(), "pass --fresh to start over") {
 			t.Errorf("%s: %v, want %s…", c.field, err, want)
@@ -182,7 +126,7 @@ func TestManifestNumbersAreChecked(t *testing.T) {
 	}
 	// Every face of a frame is measured: two faces in each of a chunk's 8 frames are 16.
 	jd0 := realJob(t, t.TempDir())
-	editJSON(t, jd0.Manifest(), func(m map[string]any) {
+	testenv.EditJSON(t, jd0.Manifest(), func(m map[string]any) {
 		id := record(m, 0)["identity"].(map[string]any)
 		id["faces"], id["after_sum_e9"] = 16, int64(15e9)
 	})

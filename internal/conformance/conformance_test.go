@@ -23,7 +23,6 @@ import (
 )
 
 var (
-	update   = testenv.Update // -update: rewrite the generated table of docs/conformance.md from this run
 	onlyFlag = flag.String("cases", "", "run only these cases (comma-separated names); the docs check is then skipped")
 	keepFlag = flag.String("keep", "", "folder for every input, output and diff image (default: a folder of the system's temp folder, kept until the next run)")
 )
@@ -378,7 +377,8 @@ func TestConformance(t *testing.T) {
 		t.Logf("-cases given: docs/conformance.md not checked")
 		return
 	}
-	checkDocs(t, filepath.Join(root, "docs", "conformance.md"), renderTable(results, uncovered(all)))
+	testenv.Generated(t, filepath.Join(root, "docs", "conformance.md"), renderTable(results, uncovered(all)), tableBegin, tableEnd,
+		"a case added, a verdict or figure changed")
 }
 
 // measure compares one case's outputs.
@@ -440,45 +440,4 @@ func measure(c *Case, p paths, oursErr string) result {
 		r.verdict, r.why = verdictFails, why
 	}
 	return r
-}
-
-// checkDocs holds docs/conformance.md's generated table to this run's (or, with -update, writes it).
-func checkDocs(t *testing.T, path, table string) {
-	t.Helper()
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v: the conformance page is missing", err)
-	}
-	doc, ok := spliceTable(string(data), table)
-	if !ok {
-		t.Fatalf("%s has no generated table (the lines %q and %q)", path, tableBegin, tableEnd)
-	}
-	if *update {
-		if doc != string(data) {
-			if err := os.WriteFile(path, []byte(doc), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			t.Logf("rewrote the table of %s", path)
-		}
-		return
-	}
-	if doc != string(data) {
-		t.Errorf("%s is stale: its table differs from this run's (a case added, a verdict or figure changed); run go test ./internal/conformance -update and commit the page. Lines of this run not in the page:\n%s",
-			path, strings.Join(newLines(string(data), doc), "\n"))
-	}
-}
-
-// newLines are the lines of b that a lacks.
-func newLines(a, b string) []string {
-	have := map[string]bool{}
-	for _, l := range strings.Split(a, "\n") {
-		have[l] = true
-	}
-	var out []string
-	for _, l := range strings.Split(b, "\n") {
-		if !have[l] {
-			out = append(out, l)
-		}
-	}
-	return out
 }

@@ -63,17 +63,3 @@ func renderTable(results []result, todo []string) string {
 func cell(s string) string {
 	return strings.NewReplacer("|", `\|`, "\n", " ").Replace(s)
 }
-
-// spliceTable replaces the generated part of doc by table; ok is false when doc has no markers.
-func spliceTable(doc, table string) (string, bool) {
-	i := strings.Index(doc, tableBegin)
-	j := strings.Index(doc, tableEnd)
-	if i < 0 || j < i {
-		return doc, false
-	}
-	end := j + len(tableEnd)
-	if end < len(doc) && doc[end] == '\n' {
-		end++
-	}
-	return doc[:i] + table + doc[end:], true
-}

@@ -4,12 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -28,40 +25,6 @@ import (
 
 // In-process runs of the whole job on a single-process communicator: the job folder's life as
 // the driver lives it (claim, refuse, clean, finish), on a real ffmpeg pass-through.
-
-// clip writes a 96x64 H.264 clip of frames frames at rate to path. Each kind (frames, rate,
-// container) is made by ffmpeg once a test binary and kept in memory (a few kilobytes): the
-// tests each want a clip of their own, not each an ffmpeg run.
-func clip(t *testing.T, path string, frames int, rate string) {
-	t.Helper()
-	key := fmt.Sprintf("%d %s %s", frames, rate, filepath.Ext(path))
-	v, _ := clips.LoadOrStore(key, &madeClip{})
-	c := v.(*madeClip)
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.data == nil {
-		ff := testenv.Tool(t, "ffmpeg")
-		out, err := exec.Command(ff, "-v", "error", "-y", "-f", "lavfi", "-i", "testsrc2=s=96x64:r="+rate,
-			"-frames:v", itoa(frames), "-c:v", "libx264", "-pix_fmt", "yuv420p", path).CombinedOutput()
-		if err != nil {
-			t.Fatalf("making %s: %v %s", path, err, out)
-		}
-		if c.data, err = os.ReadFile(path); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	if err := os.WriteFile(path, c.data, 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
-
-var clips sync.Map // "frames rate .ext" → *madeClip
-
-type madeClip struct {
-	mu   sync.Mutex
-	data []byte // the clip's bytes; nil until made
-}
 
 func itoa(n int) string { b, _ := json.Marshal(n); return string(b) }
 
@@ -87,7 +50,7 @@ func TestRunKeepsTheUsersJobDir(t *testing.T) {
 	testenv.Full(t, "runs a job with ffmpeg end to end")
 	dir := t.TempDir()
 	in := filepath.Join(dir, "in.mkv")
-	clip(t, in, 8, "25")
+	testenv.Clip(t, in, 8, "25")
 	other := filepath.Join(dir, "keep.txt")
 	os.WriteFile(other, []byte("x"), 0o644)
 	c := passThrough(in, filepath.Join(dir, "out.mkv"))
@@ -109,7 +72,7 @@ func TestRunKeepsTheUsersJobDir(t *testing.T) {
 func TestRunRefusedWhileClaimed(t *testing.T) {
 	dir := t.TempDir()
 	in := filepath.Join(dir, "in.mkv")
-	clip(t, in, 8, "25")
+	testenv.Clip(t, in, 8, "25")
 	c := passThrough(in, filepath.Join(dir, "out.mkv"))
 	jd, _, err := lustre.Create(lustre.DefaultPath(c.OutputPath))
 	if err != nil {
@@ -140,7 +103,7 @@ func TestRunRefusesAnotherJobTouchingNothing(t *testing.T) {
 	testenv.Full(t, "runs jobs with ffmpeg end to end")
 	dir := t.TempDir()
 	in := filepath.Join(dir, "in.mkv")
-	clip(t, in, 8, "25")
+	testenv.Clip(t, in, 8, "25")
 	c := passThrough(in, filepath.Join(dir, "out.mkv"))
 	c.KeepSegments = true
 	if _, log, err := run(t, c); err != nil {
@@ -194,7 +157,7 @@ func listing(t *testing.T, dir string) string {
 func TestRefusedRunReleasesItsClaim(t *testing.T) {
 	dir := t.TempDir()
 	in := filepath.Join(dir, "in.mkv")
-	clip(t, in, 8, "25")
+	testenv.Clip(t, in, 8, "25")
 	c := passThrough(in, filepath.Join(dir, "out.mkv"))
 	jd, _, err := lustre.Create(lustre.DefaultPath(c.OutputPath))
 	if err != nil {
@@ -222,7 +185,7 @@ func TestRefusedTargetsCloseTheirModels(t *testing.T) {
 	testenv.Full(t, "runs jobs with the real models and ffmpeg")
 	dir := t.TempDir()
 	in := filepath.Join(dir, "in.mkv")
-	clip(t, in, 8, "25")
+	testenv.Clip(t, in, 8, "25")
 	c := job.Default()
 	c.TargetPath, c.OutputPath = in, filepath.Join(dir, "out.mkv")
 	c.ModelsDir = filepath.Join(testenv.Cache(t), "models")
@@ -292,7 +255,7 @@ func swapJob(t *testing.T, frames int) job.Config {
 	t.Helper()
 	dir := t.TempDir()
 	in := filepath.Join(dir, "in.mkv")
-	clip(t, in, frames, "25")
+	testenv.Clip(t, in, frames, "25")
 	c := job.Default()
 	c.TargetPath, c.OutputPath = in, filepath.Join(dir, "out.mkv")
 	c.SourcePaths = []string{testenv.Sample(t, "grace_hopper.png")}
@@ -394,7 +357,7 @@ func TestResumeKeepsTheFoldersEncoder(t *testing.T) {
 	testenv.Full(t, "runs jobs with ffmpeg end to end")
 	dir := t.TempDir()
 	in := filepath.Join(dir, "in.mkv")
-	clip(t, in, 8, "25")
+	testenv.Clip(t, in, 8, "25")
 	c := passThrough(in, filepath.Join(dir, "out.mkv"))
 	c.OutputVideoEncoder, c.ExecutionProviders, c.KeepSegments = "libx264", []string{"cuda"}, true
 	if _, log, err := run(t, c); err != nil || !strings.Contains(log, "encoding with libx264 on the CPU") {
@@ -434,7 +397,7 @@ func TestResumeKeepsTheFoldersEncoder(t *testing.T) {
 func TestFingerprintRecordsTheJobsEncoder(t *testing.T) {
 	dir := t.TempDir()
 	in := filepath.Join(dir, "in.mkv")
-	clip(t, in, 8, "25")
+	testenv.Clip(t, in, 8, "25")
 	c := passThrough(in, filepath.Join(dir, "out.mkv"))
 	info, err := video.Probe(context.Background(), in)
 	if err != nil {

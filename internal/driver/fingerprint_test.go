@@ -10,6 +10,7 @@ import (
 	"github.com/facefusion-hpc/facefusion/internal/job"
 	"github.com/facefusion-hpc/facefusion/internal/pipeline"
 	"github.com/facefusion-hpc/facefusion/internal/spec"
+	"github.com/facefusion-hpc/facefusion/internal/testenv"
 	"github.com/facefusion-hpc/facefusion/internal/video"
 )
 
@@ -20,7 +21,7 @@ import (
 func TestFingerprintHoldsSourcesTheSelectorReads(t *testing.T) {
 	dir := t.TempDir()
 	in := filepath.Join(dir, "in.mkv")
-	clip(t, in, 8, "25")
+	testenv.Clip(t, in, 8, "25")
 	info, err := video.Probe(context.Background(), in)
 	if err != nil {
 		t.Fatal(err)

@@ -19,6 +19,7 @@ import (
 	"github.com/facefusion-hpc/facefusion/internal/fault"
 	"github.com/facefusion-hpc/facefusion/internal/job"
 	"github.com/facefusion-hpc/facefusion/internal/logging"
+	"github.com/facefusion-hpc/facefusion/internal/ranktest"
 	"github.com/facefusion-hpc/facefusion/internal/report"
 	"github.com/facefusion-hpc/facefusion/internal/testenv"
 )
@@ -92,11 +93,8 @@ func TestModelBroadcast(t *testing.T) {
 			t.Fatal(err)
 		}
 		wrap := fmt.Sprintf(`exec %s -f -qq -e trace=%%file -o "%s/trace.$OMPI_COMM_WORLD_RANK" "$0" "$@"`, strace, dir)
-		cmd := exec.CommandContext(ctx, testenv.Tool(t, "mpirun"), "-np", "2", "--oversubscribe", "--allow-run-as-root",
-			"sh", "-c", wrap, os.Args[0], "-test.run=^TestModelBroadcast$", "-test.count=1", "-test.v")
-		cmd.Env = append(os.Environ(), castEnv+"="+dir, "CAST_MODE="+mode, "CAST_MODELS="+models, "CAST_PARTIAL="+partial, "CAST_TARGET="+target)
-		cmd.WaitDelay = 5 * time.Second
-		out, err := cmd.CombinedOutput()
+		env := []string{castEnv + "=" + dir, "CAST_MODE=" + mode, "CAST_MODELS=" + models, "CAST_PARTIAL=" + partial, "CAST_TARGET=" + target}
+		out, err := ranktest.Command(ctx, t, 2, env, "sh", "-c", wrap).CombinedOutput()
 		if ctx.Err() != nil {
 			t.Fatalf("%s: the ranks hung:\n%s", mode, out)
 		}
@@ -196,7 +194,7 @@ func TestModelBroadcast(t *testing.T) {
 // castRanks is one rank's part of TestModelBroadcast: in the case's folder dir, the job over
 // the folder without the swapper (case on: it must fail), then the job.
 func castRanks(t *testing.T, dir string) {
-	comm := testRanks(t, 0)
+	comm := ranktest.Comm(t, 0)
 	me, mode := comm.Rank(), os.Getenv("CAST_MODE")
 	castChunk = 1 << 20 // the payload (101 MB) in 97 pieces: the cut a payload over 1 GiB needs
 	cfg := job.Default()

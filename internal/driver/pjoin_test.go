@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/facefusion-hpc/facefusion/internal/fault"
+	"github.com/facefusion-hpc/facefusion/internal/testenv"
 	"github.com/facefusion-hpc/facefusion/internal/video"
 	"github.com/facefusion-hpc/facefusion/lustre"
 )
@@ -22,7 +23,7 @@ func TestMP4SegmentsAndTheEarlierLayout(t *testing.T) {
 	}
 	dir := t.TempDir()
 	in := filepath.Join(dir, "in.mp4")
-	clip(t, in, 10, "25")
+	testenv.Clip(t, in, 10, "25")
 	c := passThrough(in, filepath.Join(dir, "out.mp4"))
 	c.OutputVideoEncoder = "libx264"
 	c.KeepSegments = true

@@ -4,15 +4,12 @@ import (
 	"bytes"
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/facefusion-hpc/facefusion/collective"
-	"github.com/facefusion-hpc/facefusion/internal/testenv"
+	"github.com/facefusion-hpc/facefusion/internal/ranktest"
 	"github.com/facefusion-hpc/facefusion/internal/wire"
 	"github.com/facefusion-hpc/facefusion/lustre"
 	"github.com/facefusion-hpc/facefusion/rank"
@@ -38,27 +35,7 @@ func TestShareReceiver(t *testing.T) {
 		shareRanks(t)
 		return
 	}
-	underMpirun(t, 3, "TestShareReceiver", shareRanksEnv+"=1", shareDone, "a sender never drained?")
-}
-
-// underMpirun runs this test binary's test name on n ranks under mpirun, with env added, and
-// fails the test unless the ranks ran to done (a line one of them prints); a hang (why: its
-// likely cause) fails it after a minute, a net, not a speed limit.
-func underMpirun(t *testing.T, n int, name, env, done, why string) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, testenv.Tool(t, "mpirun"), "-np", strconv.Itoa(n), "--oversubscribe", "--allow-run-as-root",
-		os.Args[0], "-test.run=^"+name+"$", "-test.count=1", "-test.v")
-	cmd.Env = append(os.Environ(), env)
-	cmd.WaitDelay = 5 * time.Second
-	out, err := cmd.CombinedOutput()
-	if ctx.Err() != nil {
-		t.Fatalf("the ranks hung (%s):\n%s", why, out)
-	}
-	if err != nil || !strings.Contains(string(out), done) {
-		t.Fatalf("mpirun -np %d: %v\n%s", n, err, out)
-	}
+	ranktest.Run(t, 3, shareRanksEnv+"=1", shareDone, "a sender never drained?")
 }
 
 // frameSink keeps the frames and marks rest writes.
@@ -78,28 +55,9 @@ func (s *frameSink) WriteMarked(frame []byte, faced bool, id lustre.IdentitySums
 	return nil
 }
 
-// testRanks is the communicator of a rank of this test binary, started by mpirun with n ranks
-// (0: any number). A failed rank ends them all, rather than leave the others in a collective.
-func testRanks(t *testing.T, n int) collective.Comm {
-	comm, err := collective.Init()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if t.Failed() {
-			comm.Abort(1)
-		}
-		comm.Finalize()
-	})
-	if n > 0 && comm.Size() != n {
-		t.Fatalf("%d ranks, want %d", comm.Size(), n)
-	}
-	return comm
-}
-
 // shareRanks is one rank's part of TestShareReceiver's cases.
 func shareRanks(t *testing.T) {
-	comm := testRanks(t, 3)
+	comm := ranktest.Comm(t, 3)
 	const frameSize = 64 << 10
 	split := [][]rank.Piece{
 		{{Chunk: 0, Frames: rank.Range{Start: 0, End: 4}, Owner: 0}},

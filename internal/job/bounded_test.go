@@ -10,25 +10,8 @@ import (
 	"time"
 
 	"github.com/facefusion-hpc/facefusion/internal/safefs"
+	"github.com/facefusion-hpc/facefusion/internal/testenv"
 )
-
-// guard runs f and fails the test if it has not returned after limit: a hang guard, so that a
-// read that blocks (on a FIFO) or a parse that runs away fails instead of hanging the tests.
-// limit is generous (a loaded CI machine stays far under it); how fast a parse is, is for the
-// benchmarks (bound_bench_test.go) to say, not for a test to assert.
-func guard(t *testing.T, limit time.Duration, what string, f func() error) error {
-	t.Helper()
-	done := make(chan error, 1)
-	start := time.Now()
-	go func() { done <- f() }()
-	select {
-	case err := <-done:
-		return err
-	case <-time.After(limit):
-		t.Fatalf("%s: still running after %s", what, time.Since(start).Round(time.Millisecond))
-		return nil
-	}
-}
 
 // The inputs a user names (the TOML job file, facefusion.ini) are refused, promptly and with
 // the file and the limit named, when they are a FIFO (which a plain open would wait on for a
@@ -61,7 +44,7 @@ func TestConfigInputsAreBounded(t *testing.T) {
 			{"LoadINI", LoadINI, "--config-path: "},
 		} {
 			cfg := Default()
-			err := guard(t, 10*time.Second, load.name+" "+c.path, func() error { return load.f(c.path, &cfg) })
+			err := testenv.Guard(t, 10*time.Second, load.name+" "+c.path, func() error { return load.f(c.path, &cfg) })
 			if err == nil || !strings.Contains(err.Error(), c.path+" "+c.want) || !strings.Contains(err.Error(), load.want) {
 				t.Errorf("%s %s: %v: want it refused (%q, %q)", load.name, c.path, err, c.want, load.want)
 			}
@@ -73,7 +56,7 @@ func TestConfigInputsAreBounded(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := Default()
-	err := guard(t, 10*time.Second, "facefusion.ini as a FIFO", func() error { return LoadINI("", &c) })
+	err := testenv.Guard(t, 10*time.Second, "facefusion.ini as a FIFO", func() error { return LoadINI("", &c) })
 	if err == nil || !strings.Contains(err.Error(), "facefusion.ini is a FIFO") || !strings.Contains(err.Error(), "move it away") {
 		t.Errorf("facefusion.ini a FIFO in the working folder: %v", err)
 	}
@@ -112,7 +95,7 @@ func TestHugeKeysAndValuesParseInTimeAndErrBriefly(t *testing.T) {
 				t.Fatal(err)
 			}
 			cfg := Default()
-			err := guard(t, 30*time.Second, c.name, func() error { return c.load(path, &cfg) })
+			err := testenv.Guard(t, 30*time.Second, c.name, func() error { return c.load(path, &cfg) })
 			if err == nil {
 				err = cfg.Validate()
 			}

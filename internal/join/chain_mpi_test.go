@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/facefusion-hpc/facefusion/internal/ranktest"
 	"github.com/facefusion-hpc/facefusion/lustre"
 	"github.com/facefusion-hpc/facefusion/rank"
 )
@@ -30,12 +31,12 @@ func TestChainHashRanks(t *testing.T) {
 		chainRanks(t)
 		return
 	}
-	underMpirun(t, 3, "TestChainHashRanks", chainRanksEnv+"=1", chainDone, "a rank left waiting for the chain's message?")
+	ranktest.Run(t, 3, chainRanksEnv+"=1", chainDone, "a rank left waiting for the chain's message?")
 }
 
 // chainRanks is one rank's part of TestChainHashRanks's cases.
 func chainRanks(t *testing.T) {
-	comm := testRanks(t, 3)
+	comm := ranktest.Comm(t, 3)
 	me := comm.Rank()
 	data := make([]byte, 64)
 	rand.NewChaCha8([32]byte{7}).Read(data)

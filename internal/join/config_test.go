@@ -10,6 +10,7 @@ import (
 
 	"github.com/facefusion-hpc/facefusion/internal/fault"
 	"github.com/facefusion-hpc/facefusion/internal/logging"
+	"github.com/facefusion-hpc/facefusion/internal/testenv"
 	"github.com/facefusion-hpc/facefusion/internal/video"
 )
 
@@ -21,14 +22,14 @@ func TestJoinRefusesHEVCSegmentsThatDiffer(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	src := filepath.Join(dir, "src.mp4")
-	clip(t, src, 8, "25")
+	testenv.Clip(t, src, 8, "25")
 	info, err := video.Probe(ctx, src)
 	if err != nil {
 		t.Fatal(err)
 	}
 	// The side file: any MP4 of one mdat will do, the refusal comes before its tracks are used.
 	sidePath := filepath.Join(dir, "side.mp4")
-	clip(t, sidePath, 1, "25")
+	testenv.Clip(t, sidePath, 1, "25")
 	for _, tc := range []struct {
 		encoder string
 		serial  bool

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/facefusion-hpc/facefusion/internal/logging"
+	"github.com/facefusion-hpc/facefusion/internal/ranktest"
 	"github.com/facefusion-hpc/facefusion/internal/testenv"
 	"github.com/facefusion-hpc/facefusion/lustre"
 )
@@ -57,12 +58,12 @@ func TestOutputHashRanks(t *testing.T) {
 	if err := os.WriteFile(cp, data, 0o644); err != nil || os.Chtimes(cp, st.ModTime(), st.ModTime()) != nil {
 		t.Fatalf("the copy: %v", err)
 	}
-	underMpirun(t, 3, "TestOutputHashRanks", hashRanksEnv+"="+dir, hashDone, "a rank left in a collective?")
+	ranktest.Run(t, 3, hashRanksEnv+"="+dir, hashDone, "a rank left in a collective?")
 }
 
 // hashRanks is one rank's part of TestOutputHashRanks's cases.
 func hashRanks(t *testing.T, dir string) {
-	comm := testRanks(t, 3)
+	comm := ranktest.Comm(t, 3)
 	me := comm.Rank()
 	var want string
 	if me == 0 {

@@ -120,10 +120,7 @@ func Stream(ctx context.Context, w, h int, src FrameSource, sink FrameSink, work
 			if bw, ok := wk.(BatchWorker); ok {
 				size, process = bw.BatchSize(), bw.ProcessBatch
 			}
-			marker, _ := wk.(faceMarker)
-			idMarker, _ := wk.(identityMarker)
-			indexed, _ := wk.(frameIndexed)
-			var at []int
+			marks := marksOf(wk)
 			var slots []*slot
 			var imgs []*raster.Image
 			for s := range todo {
@@ -140,22 +137,12 @@ func Stream(ctx context.Context, w, h int, src FrameSource, sink FrameSink, work
 						break more
 					}
 				}
-				if indexed != nil {
-					at = at[:0]
-					for _, s := range slots {
-						at = append(at, s.index)
-					}
-					indexed.setIndices(at)
-				}
+				marks.number(slots, 0)
 				if err := process(imgs); err != nil {
 					return &FrameError{First: slots[0].index, Last: slots[len(slots)-1].index, Err: err}
 				}
-				for i, s := range slots {
-					s.faced = marker != nil && marker.facedIn(i)
-					s.id = lustre.IdentitySums{}
-					if idMarker != nil {
-						s.id = idMarker.identityIn(i)
-					}
+				marks.mark(slots)
+				for _, s := range slots {
 					select {
 					case done <- s:
 					case <-ctx.Done():
@@ -285,10 +272,7 @@ func (ws *windowStream) work(wk TemporalWorker, stopAnalysing func()) error {
 	todo, ready := ws.todo, ws.ready // this goroutine's own: nil once closed
 	defer stopAnalysing()
 	before := ws.win.Before
-	marker, _ := wk.(faceMarker)
-	idMarker, _ := wk.(identityMarker)
-	indexed, _ := wk.(frameIndexed)
-	var at []int
+	marks := marksOf(wk)
 	var slots []*slot
 	var imgs []*raster.Image
 	var faces [][]face.Face
@@ -338,22 +322,12 @@ func (ws *windowStream) work(wk TemporalWorker, stopAnalysing func()) error {
 				break more
 			}
 		}
-		if indexed != nil { // the written frames' numbers, as Stream numbers its frames
-			at = at[:0]
-			for _, s := range slots {
-				at = append(at, s.index-before)
-			}
-			indexed.setIndices(at)
-		}
+		marks.number(slots, before) // the written frames' numbers, as Stream numbers its frames
 		if err := wk.Apply(imgs, faces); err != nil {
 			return &FrameError{First: slots[0].index - before, Last: slots[len(slots)-1].index - before, Err: err}
 		}
-		for i, s := range slots {
-			s.faced = marker != nil && marker.facedIn(i)
-			s.id = lustre.IdentitySums{}
-			if idMarker != nil {
-				s.id = idMarker.identityIn(i)
-			}
+		marks.mark(slots)
+		for _, s := range slots {
 			ws.done <- s
 		}
 	}

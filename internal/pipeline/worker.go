@@ -51,6 +51,47 @@ type frameIndexed interface {
 	setIndices(idx []int)
 }
 
+// batchMarks are what a worker says of a batch beside its frames (faceMarker, identityMarker)
+// and is told before one (frameIndexed): Stream's and StreamWindow's workers each keep one.
+type batchMarks struct {
+	marker   faceMarker
+	idMarker identityMarker
+	indexed  frameIndexed
+	at       []int // setIndices' argument, reused
+}
+
+func marksOf(wk Worker) *batchMarks {
+	m := &batchMarks{}
+	m.marker, _ = wk.(faceMarker)
+	m.idMarker, _ = wk.(identityMarker)
+	m.indexed, _ = wk.(frameIndexed)
+	return m
+}
+
+// number tells a frameIndexed worker the numbers of the batch's frames: each slot's index less
+// skip (the halo frames before the written ones).
+func (m *batchMarks) number(slots []*slot, skip int) {
+	if m.indexed == nil {
+		return
+	}
+	m.at = m.at[:0]
+	for _, s := range slots {
+		m.at = append(m.at, s.index-skip)
+	}
+	m.indexed.setIndices(m.at)
+}
+
+// mark gives each slot of the batch just processed what the worker says of its frame.
+func (m *batchMarks) mark(slots []*slot) {
+	for i, s := range slots {
+		s.faced = m.marker != nil && m.marker.facedIn(i)
+		s.id = lustre.IdentitySums{}
+		if m.idMarker != nil {
+			s.id = m.idMarker.identityIn(i)
+		}
+	}
+}
+
 // framesWithFaces is the sum of the workers' counts; call it only while no worker runs.
 func framesWithFaces(ws []Worker) int {
 	n := 0

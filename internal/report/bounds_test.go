@@ -1,32 +1,15 @@
 package report
 
 import (
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/facefusion-hpc/facefusion/internal/testenv"
 	"github.com/facefusion-hpc/facefusion/lustre"
 )
-
-// guard runs f and fails the test if it has not returned after 10 s: a read that blocks on a
-// FIFO fails instead of hanging the tests.
-func guard(t *testing.T, what string, f func() error) error {
-	t.Helper()
-	done := make(chan error, 1)
-	go func() { done <- f() }()
-	select {
-	case err := <-done:
-		return err
-	case <-time.After(10 * time.Second):
-		t.Fatalf("%s: still reading after 10 s", what)
-		return nil
-	}
-}
 
 // The report beside an output, like every file of a job folder (lustre's test), is refused
 // without blocking when it is a FIFO, without being followed when it is a link (planted by
@@ -39,57 +22,16 @@ func TestReportIsReadBounded(t *testing.T) {
 	if err := os.WriteFile(secret, []byte(`{"version": 1, "target": "`+secretText+`"}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	for _, plant := range []struct{ kind, want string }{
-		{"fifo", "is a FIFO (named pipe), not a regular file"},
-		{"link", "is a link, not a regular file"},
-		{"huge", "is larger than the"},
-	} {
-		t.Run(plant.kind, func(t *testing.T) {
+	for _, plant := range testenv.Plantings {
+		t.Run(plant.Kind, func(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "out.mp4")
 			p := Path(out)
-			switch plant.kind {
-			case "fifo":
-				if err := syscall.Mkfifo(p, 0o644); err != nil {
-					t.Fatal(err)
-				}
-			case "link":
-				if err := os.Symlink(secret, p); err != nil {
-					t.Fatal(err)
-				}
-				testenv.GiveToNobody(t, p)
-			case "huge":
-				if err := os.WriteFile(p, nil, 0o644); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.Truncate(p, 1<<30); err != nil {
-					t.Fatal(err)
-				}
-			}
-			err := guard(t, "run report", func() error { _, _, err := Read(out); return err })
-			if err == nil || !strings.Contains(err.Error(), p+" "+plant.want) || strings.Contains(err.Error(), secretText) {
-				t.Errorf("run report as a %s: %v, want %q", plant.kind, err, p+" "+plant.want)
+			plant.Plant(t, p, secret)
+			err := testenv.Guard(t, 10*time.Second, "run report", func() error { _, _, err := Read(out); return err })
+			if err == nil || !strings.Contains(err.Error(), p+" "+plant.Refusal) || strings.Contains(err.Error(), secretText) {
+				t.Errorf("run report as a %s: %v, want %q", plant.Kind, err, p+" "+plant.Refusal)
 			}
 		})
-	}
-}
-
-// editJSON rewrites the JSON object in path through edit.
-func editJSON(t *testing.T, path string, edit func(map[string]any)) {
-	t.Helper()
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var m map[string]any
-	if err := json.Unmarshal(data, &m); err != nil {
-		t.Fatal(err)
-	}
-	edit(m)
-	if data, err = json.Marshal(m); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, data, 0o644); err != nil {
-		t.Fatal(err)
 	}
 }
 
@@ -117,7 +59,7 @@ func TestReportNumbersAreChecked(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A run's report has its ranks' figures and their totals, whose rank is -1.
-	editJSON(t, Path(out), func(r map[string]any) {
+	testenv.EditJSON(t, Path(out), func(r map[string]any) {
 		r["per_rank"] = []any{map[string]any{"rank": 0, "frames": 30, "seconds": 2.5, "stage_seconds": map[string]any{"load": 0.5}}}
 		r["totals"] = map[string]any{"rank": -1, "frames": 30, "seconds": 2.5}
 	})
@@ -137,7 +79,7 @@ func TestReportNumbersAreChecked(t *testing.T) {
 		}},
 		{"per_rank[0].frames", func(r map[string]any) { r["per_rank"] = []any{map[string]any{"rank": 0, "frames": 1 << 40}} }},
 	} {
-		editJSON(t, Path(out), c.edit)
+		testenv.EditJSON(t, Path(out), c.edit)
 		_, _, err := Read(out)
 		if want := "run report " + Path(out) + ": " + c.field + " "; err == nil || !strings.HasPrefix(err.Error(), want) {
 			t.Errorf("%s: %v, want %s…", c.field, err, want)

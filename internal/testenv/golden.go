@@ -15,7 +15,7 @@ import (
 // and other expected files a test keeps are rewritten from this run instead of compared. One
 // flag for the module, defined here because every test package that keeps such files imports
 // testenv (a second flag.Bool("update") in the same binary would panic).
-var Update = flag.Bool("update", false, "rewrite the expected files (testdata/*.golden; docs/conformance.md's table) from this run")
+var Update = flag.Bool("update", false, "rewrite the expected files (testdata/*.golden; the generated parts of docs pages) from this run")
 
 // packageDir is the folder of the test's package: go test starts a test binary there, and a
 // test may change its working folder (t.Chdir) before it compares.

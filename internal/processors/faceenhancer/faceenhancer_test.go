@@ -3,22 +3,18 @@ package faceenhancer_test
 import (
 	"image"
 	"math"
-	"math/rand/v2"
 	"testing"
-	"time"
 
-	"github.com/facefusion-hpc/facefusion/infer"
 	"github.com/facefusion-hpc/facefusion/infer/fixtures"
 	"github.com/facefusion-hpc/facefusion/internal/align"
 	"github.com/facefusion-hpc/facefusion/internal/face"
 	"github.com/facefusion-hpc/facefusion/internal/geom"
 	"github.com/facefusion-hpc/facefusion/internal/job"
-	"github.com/facefusion-hpc/facefusion/internal/models/adapters"
 	"github.com/facefusion-hpc/facefusion/internal/models/catalog"
 	"github.com/facefusion-hpc/facefusion/internal/processors"
 	_ "github.com/facefusion-hpc/facefusion/internal/processors/faceenhancer" // registers face_enhancer
+	"github.com/facefusion-hpc/facefusion/internal/processors/processortest"
 	"github.com/facefusion-hpc/facefusion/internal/raster"
-	"github.com/facefusion-hpc/facefusion/internal/testenv"
 )
 
 // The processor run as a worker runs it (processors.Open, processors.Run) on the enhancer
@@ -28,31 +24,13 @@ import (
 
 const model = "gpen_bfr_256"
 
-type count map[processors.Stage]int
-
-func (c count) Done(stage processors.Stage, _ time.Time, faces int) { c[stage] += faces }
-
 // open opens face_enhancer with model's stand-in at blend and batch maxBatch, the box mask.
 func open(t *testing.T, blend, maxBatch int, st processors.Stats) *processors.Chain {
 	t.Helper()
-	dir := fixtures.Dir(t, model)
-	lib := testenv.ORTLibrary(t)
 	cfg := job.Default()
 	cfg.Processors = []string{job.ProcessorEnhance}
 	cfg.FaceEnhancerModel, cfg.FaceEnhancerBlend = model, blend
-	ch, err := processors.Open(&processors.Context{
-		Config: cfg,
-		Session: func(string) infer.SessionConfig {
-			return infer.SessionConfig{ModelsDir: dir, Library: lib, MaxBatch: maxBatch, Logf: func(string, ...any) {}}
-		},
-		Mask:  adapters.DefaultMaskOptions(),
-		Stats: st,
-	}, cfg.Processors)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ch.Close() })
-	return ch
+	return processortest.Open(t, cfg, model, maxBatch, processors.Source{}, st)
 }
 
 // scene is a noise frame with a face of one colour: its five points, frame-to-crop map and
@@ -68,53 +46,16 @@ func newScene(seed uint64, w, h int, x, y, side float64, rgb [3]uint8) scene {
 	m := catalog.Must(model)
 	tmpl := align.Templates[m.Template]
 	var s scene
-	for i, q := range tmpl {
-		s.five[i] = geom.Pt{X: x + q.X*side, Y: y + q.Y*side}
-	}
+	s.five = processortest.FiveAt(tmpl, x, y, side)
 	s.toCrop = align.Estimate(s.five, tmpl, m.Size)
 	s.area = align.PasteArea(w, h, m.Size, m.Size, s.toCrop)
-	r := rand.New(rand.NewPCG(seed, seed))
-	s.frame = raster.New(w, h)
-	for i := range s.frame.Pix {
-		s.frame.Pix[i] = uint8(r.IntN(256))
-	}
-	fill := s.area.Inset(-3).Intersect(s.frame.Bounds())
-	for yy := fill.Min.Y; yy < fill.Max.Y; yy++ {
-		for xx := fill.Min.X; xx < fill.Max.X; xx++ {
-			s.frame.Set(xx, yy, rgb[0], rgb[1], rgb[2])
-		}
-	}
-	s.orig = clone(s.frame)
+	s.frame = processortest.Noise(seed, w, h, rgb, s.area)
+	s.orig = processortest.Clone(s.frame)
 	return s
 }
 
 func (s scene) face() processors.Face {
 	return processors.Face{Frame: s.frame, Face: &face.Face{Detection: face.Detection{Five: s.five}}}
-}
-
-func clone(img *raster.Image) *raster.Image {
-	c := raster.New(img.W, img.H)
-	copy(c.Pix, img.Pix)
-	return c
-}
-
-func unchanged(a, b *raster.Image) bool {
-	for i := range a.Pix {
-		if a.Pix[i] != b.Pix[i] {
-			return false
-		}
-	}
-	return true
-}
-
-func run(t *testing.T, ch *processors.Chain, frames []*raster.Image, faces ...processors.Face) {
-	t.Helper()
-	b := &processors.Batch{Frames: frames, Indices: make([]int, len(frames)), Faces: faces}
-	for _, p := range ch.Steps() {
-		if err := processors.Run(p, b); err != nil {
-			t.Fatal(err)
-		}
-	}
 }
 
 // At blend 100 the face's centre and five points hold the stand-in's output for the crop
@@ -125,12 +66,12 @@ func TestEnhanceBlendsTheModelsCropAtTheFace(t *testing.T) {
 	rgb := [3]uint8{170, 90, 40} // not grey: a swapped colour order shows
 	size := catalog.Must(model).Size
 	for _, blend := range []int{100, 60, 0} {
-		st := count{}
+		st := processortest.Count{}
 		ch := open(t, blend, 1, st)
 		s := newScene(5, 420, 400, 80, 70, 256, rgb)
-		run(t, ch, []*raster.Image{s.frame}, s.face())
+		processortest.Run(t, ch, []*raster.Image{s.frame}, s.face())
 		if blend == 0 {
-			if !unchanged(s.frame, s.orig) {
+			if !processortest.Same(s.frame, s.orig) {
 				t.Error("blend 0 changed the frame")
 			}
 			continue
@@ -153,34 +94,10 @@ func TestEnhanceBlendsTheModelsCropAtTheFace(t *testing.T) {
 				}
 			}
 		}
-		outsideUntouched(t, s)
+		processortest.OutsideUntouched(t, s.frame, s.orig, s.area)
 		if st[processors.StageEnhance] != 1 {
 			t.Errorf("blend %d: faces counted %v, want 1 enhanced", blend, st)
 		}
-	}
-}
-
-// outsideUntouched fails unless every pixel outside the paste area is the frame's own, and
-// something inside changed.
-func outsideUntouched(t *testing.T, s scene) {
-	t.Helper()
-	changed := 0
-	for y := range s.frame.H {
-		for x := range s.frame.W {
-			if image.Pt(x, y).In(s.area) {
-				continue
-			}
-			i := y*s.frame.Stride + 3*x
-			if s.frame.Pix[i] != s.orig.Pix[i] || s.frame.Pix[i+1] != s.orig.Pix[i+1] || s.frame.Pix[i+2] != s.orig.Pix[i+2] {
-				changed++
-			}
-		}
-	}
-	if changed > 0 {
-		t.Errorf("%d pixel(s) outside the paste area %v changed", changed, s.area)
-	}
-	if unchanged(s.frame, s.orig) {
-		t.Error("nothing pasted")
 	}
 }
 
@@ -195,28 +112,22 @@ func TestEnhanceOverlappingFacesInTurn(t *testing.T) {
 		t.Fatal("the faces' paste areas do not overlap: the test shows nothing")
 	}
 	// One frame, both faces' patches.
-	base := clone(a.frame)
-	fill := b.area.Inset(-3).Intersect(base.Bounds())
-	for y := fill.Min.Y; y < fill.Max.Y; y++ {
-		for x := fill.Min.X; x < fill.Max.X; x++ {
-			base.Set(x, y, rgb[0], rgb[1], rgb[2])
-		}
-	}
+	base := processortest.Noise(7, 520, 460, rgb, a.area, b.area)
 	faceIn := func(frame *raster.Image, s scene) processors.Face {
 		return processors.Face{Frame: frame, Face: &face.Face{Detection: face.Detection{Five: s.five}}}
 	}
-	batched := clone(base)
-	run(t, open(t, 100, 4, count{}), []*raster.Image{batched}, faceIn(batched, a), faceIn(batched, b))
-	one := open(t, 100, 1, count{})
-	inTurn, reversed := clone(base), clone(base)
-	run(t, one, []*raster.Image{inTurn}, faceIn(inTurn, a))
-	run(t, one, []*raster.Image{inTurn}, faceIn(inTurn, b))
-	run(t, one, []*raster.Image{reversed}, faceIn(reversed, b))
-	run(t, one, []*raster.Image{reversed}, faceIn(reversed, a))
-	if !unchanged(batched, inTurn) {
+	batched := processortest.Clone(base)
+	processortest.Run(t, open(t, 100, 4, processortest.Count{}), []*raster.Image{batched}, faceIn(batched, a), faceIn(batched, b))
+	one := open(t, 100, 1, processortest.Count{})
+	inTurn, reversed := processortest.Clone(base), processortest.Clone(base)
+	processortest.Run(t, one, []*raster.Image{inTurn}, faceIn(inTurn, a))
+	processortest.Run(t, one, []*raster.Image{inTurn}, faceIn(inTurn, b))
+	processortest.Run(t, one, []*raster.Image{reversed}, faceIn(reversed, b))
+	processortest.Run(t, one, []*raster.Image{reversed}, faceIn(reversed, a))
+	if !processortest.Same(batched, inTurn) {
 		t.Error("two overlapping faces in one batch differ from the two enhanced in turn")
 	}
-	if unchanged(reversed, inTurn) {
+	if processortest.Same(reversed, inTurn) {
 		t.Error("the faces enhanced in either order give one frame: the test shows nothing")
 	}
 }

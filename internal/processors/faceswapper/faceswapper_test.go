@@ -3,22 +3,18 @@ package faceswapper_test
 import (
 	"image"
 	"math"
-	"math/rand/v2"
 	"testing"
-	"time"
 
-	"github.com/facefusion-hpc/facefusion/infer"
 	"github.com/facefusion-hpc/facefusion/infer/fixtures"
 	"github.com/facefusion-hpc/facefusion/internal/align"
 	"github.com/facefusion-hpc/facefusion/internal/face"
 	"github.com/facefusion-hpc/facefusion/internal/geom"
 	"github.com/facefusion-hpc/facefusion/internal/job"
-	"github.com/facefusion-hpc/facefusion/internal/models/adapters"
 	"github.com/facefusion-hpc/facefusion/internal/models/facemodel"
 	"github.com/facefusion-hpc/facefusion/internal/processors"
 	_ "github.com/facefusion-hpc/facefusion/internal/processors/faceswapper" // registers face_swapper
+	"github.com/facefusion-hpc/facefusion/internal/processors/processortest"
 	"github.com/facefusion-hpc/facefusion/internal/raster"
-	"github.com/facefusion-hpc/facefusion/internal/testenv"
 )
 
 // The processor run as a worker runs it (processors.Open, processors.Run) on the swapper
@@ -27,34 +23,14 @@ import (
 
 const model = "hyperswap_1a_256" // takes a unit embedding; de-normalised by its mean and std
 
-// count is the processors' Stats: the faces done per stage.
-type count map[processors.Stage]int
-
-func (c count) Done(stage processors.Stage, _ time.Time, faces int) { c[stage] += faces }
-
 // open opens face_swapper with model's stand-in at batch maxBatch, the box mask, the source
 // identity emb.
 func open(t *testing.T, maxBatch int, emb *face.Embedding, st processors.Stats) *processors.Chain {
 	t.Helper()
-	dir := fixtures.Dir(t, model)
-	lib := testenv.ORTLibrary(t)
 	cfg := job.Default()
 	cfg.Processors = []string{job.ProcessorSwap}
 	cfg.FaceSwapperModel = model
-	ch, err := processors.Open(&processors.Context{
-		Config: cfg,
-		Session: func(string) infer.SessionConfig {
-			return infer.SessionConfig{ModelsDir: dir, Library: lib, MaxBatch: maxBatch, Logf: func(string, ...any) {}}
-		},
-		Mask:   adapters.DefaultMaskOptions(),
-		Source: processors.Source{WithSource: true, Embedding: emb},
-		Stats:  st,
-	}, cfg.Processors)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ch.Close() })
-	return ch
+	return processortest.Open(t, cfg, model, maxBatch, processors.Source{WithSource: true, Embedding: emb}, st)
 }
 
 func embedding(t *testing.T) face.Embedding {
@@ -67,50 +43,6 @@ func embedding(t *testing.T) face.Embedding {
 		t.Fatal(err)
 	}
 	return e
-}
-
-// fiveAt are the five points of a face of side size px at (x, y) on tmpl.
-func fiveAt(tmpl align.Template, x, y, size float64) [5]geom.Pt {
-	var five [5]geom.Pt
-	for i, q := range tmpl {
-		five[i] = geom.Pt{X: x + q.X*size, Y: y + q.Y*size}
-	}
-	return five
-}
-
-// noise is a w×h frame of random pixels with a patch of colour rgb under each of the areas.
-func noise(seed uint64, w, h int, rgb [3]uint8, areas ...image.Rectangle) *raster.Image {
-	r := rand.New(rand.NewPCG(seed, seed))
-	img := raster.New(w, h)
-	for i := range img.Pix {
-		img.Pix[i] = uint8(r.IntN(256))
-	}
-	for _, a := range areas {
-		a = a.Inset(-3).Intersect(img.Bounds())
-		for y := a.Min.Y; y < a.Max.Y; y++ {
-			for x := a.Min.X; x < a.Max.X; x++ {
-				img.Set(x, y, rgb[0], rgb[1], rgb[2])
-			}
-		}
-	}
-	return img
-}
-
-func clone(img *raster.Image) *raster.Image {
-	c := raster.New(img.W, img.H)
-	copy(c.Pix, img.Pix)
-	return c
-}
-
-// run runs chain's one step on a batch of frames and their faces.
-func run(t *testing.T, ch *processors.Chain, frames []*raster.Image, faces ...processors.Face) {
-	t.Helper()
-	b := &processors.Batch{Frames: frames, Indices: make([]int, len(frames)), Faces: faces}
-	for _, p := range ch.Steps() {
-		if err := processors.Run(p, b); err != nil {
-			t.Fatal(err)
-		}
-	}
 }
 
 // standIn is the stand-in's swapped pixel at frame point p of a face of colour rgb whose
@@ -155,16 +87,16 @@ func TestSwapPastesTheModelsCropAtTheFace(t *testing.T) {
 	}
 	tmpl := align.Templates[string(mdl.Template)]
 	emb := embedding(t)
-	st := count{}
+	st := processortest.Count{}
 	ch := open(t, 1, &emb, st)
 	rgb := [3]uint8{100, 140, 70} // not grey: a swapped colour order shows
 	const w, h = 640, 600
-	five := fiveAt(tmpl, 150, 110, 300)
+	five := processortest.FiveAt(tmpl, 150, 110, 300)
 	m := align.Estimate(five, tmpl, mdl.Size)
 	area := align.PasteArea(w, h, mdl.Size, mdl.Size, m)
-	frame := noise(1, w, h, rgb, area)
-	orig := clone(frame)
-	run(t, ch, []*raster.Image{frame}, processors.Face{Frame: frame, Face: &face.Face{Detection: face.Detection{Five: five}}})
+	frame := processortest.Noise(1, w, h, rgb, area)
+	orig := processortest.Clone(frame)
+	processortest.Run(t, ch, []*raster.Image{frame}, processors.Face{Frame: frame, Face: &face.Face{Detection: face.Detection{Five: five}}})
 
 	src := sourceTerm(emb)
 	for _, p := range append(five[:], geom.Mean(five[:])) {
@@ -177,42 +109,10 @@ func TestSwapPastesTheModelsCropAtTheFace(t *testing.T) {
 			}
 		}
 	}
-	outsideUntouched(t, frame, orig, area)
+	processortest.OutsideUntouched(t, frame, orig, area)
 	if st[processors.StageSwap] != 1 {
 		t.Errorf("faces counted %v, want 1 swapped", st)
 	}
-}
-
-// outsideUntouched fails unless every pixel of frame outside area is orig's.
-func outsideUntouched(t *testing.T, frame, orig *raster.Image, area image.Rectangle) {
-	t.Helper()
-	changed := 0
-	for y := range frame.H {
-		for x := range frame.W {
-			if image.Pt(x, y).In(area) {
-				continue
-			}
-			i := y*frame.Stride + 3*x
-			if frame.Pix[i] != orig.Pix[i] || frame.Pix[i+1] != orig.Pix[i+1] || frame.Pix[i+2] != orig.Pix[i+2] {
-				changed++
-			}
-		}
-	}
-	if changed > 0 {
-		t.Errorf("%d pixel(s) outside the paste area %v changed", changed, area)
-	}
-	if unchanged(frame, orig) {
-		t.Error("nothing pasted")
-	}
-}
-
-func unchanged(a, b *raster.Image) bool {
-	for i := range a.Pix {
-		if a.Pix[i] != b.Pix[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // Two faces of one frame whose paste areas overlap are swapped in turn, as FaceFusion's loop
@@ -224,7 +124,7 @@ func TestSwapOverlappingFacesInTurn(t *testing.T) {
 	tmpl := align.Templates[string(mdl.Template)]
 	emb := embedding(t)
 	const w, h = 560, 480
-	a, b := fiveAt(tmpl, 90, 80, 260), fiveAt(tmpl, 200, 130, 240)
+	a, b := processortest.FiveAt(tmpl, 90, 80, 260), processortest.FiveAt(tmpl, 200, 130, 240)
 	areaOf := func(five [5]geom.Pt) image.Rectangle {
 		return align.PasteArea(w, h, mdl.Size, mdl.Size, align.Estimate(five, tmpl, mdl.Size))
 	}
@@ -234,29 +134,29 @@ func TestSwapOverlappingFacesInTurn(t *testing.T) {
 	faceOf := func(frame *raster.Image, at int, five [5]geom.Pt) processors.Face {
 		return processors.Face{Frame: frame, At: at, Face: &face.Face{Detection: face.Detection{Five: five}}}
 	}
-	base := noise(2, w, h, [3]uint8{180, 120, 90}, areaOf(a), areaOf(b))
-	other := noise(3, w, h, [3]uint8{60, 150, 200}, areaOf(a))
+	base := processortest.Noise(2, w, h, [3]uint8{180, 120, 90}, areaOf(a), areaOf(b))
+	other := processortest.Noise(3, w, h, [3]uint8{60, 150, 200}, areaOf(a))
 
-	batched, otherBatched := clone(base), clone(other)
-	run(t, open(t, 4, &emb, count{}), []*raster.Image{batched, otherBatched},
+	batched, otherBatched := processortest.Clone(base), processortest.Clone(other)
+	processortest.Run(t, open(t, 4, &emb, processortest.Count{}), []*raster.Image{batched, otherBatched},
 		faceOf(batched, 0, a), faceOf(batched, 0, b), faceOf(otherBatched, 1, a))
 
-	one := open(t, 1, &emb, count{})
-	inTurn, otherAlone := clone(base), clone(other)
-	run(t, one, []*raster.Image{inTurn}, faceOf(inTurn, 0, a))
-	run(t, one, []*raster.Image{inTurn}, faceOf(inTurn, 0, b))
-	run(t, one, []*raster.Image{otherAlone}, faceOf(otherAlone, 0, a))
-	if !unchanged(batched, inTurn) {
+	one := open(t, 1, &emb, processortest.Count{})
+	inTurn, otherAlone := processortest.Clone(base), processortest.Clone(other)
+	processortest.Run(t, one, []*raster.Image{inTurn}, faceOf(inTurn, 0, a))
+	processortest.Run(t, one, []*raster.Image{inTurn}, faceOf(inTurn, 0, b))
+	processortest.Run(t, one, []*raster.Image{otherAlone}, faceOf(otherAlone, 0, a))
+	if !processortest.Same(batched, inTurn) {
 		t.Error("two overlapping faces in one batch differ from the two swapped in turn")
 	}
-	if !unchanged(otherBatched, otherAlone) {
+	if !processortest.Same(otherBatched, otherAlone) {
 		t.Error("the other frame's face differs from the same face swapped alone")
 	}
 	// The order matters where they overlap: the check above can tell a wrong one.
-	reversed := clone(base)
-	run(t, one, []*raster.Image{reversed}, faceOf(reversed, 0, b))
-	run(t, one, []*raster.Image{reversed}, faceOf(reversed, 0, a))
-	if unchanged(reversed, inTurn) {
+	reversed := processortest.Clone(base)
+	processortest.Run(t, one, []*raster.Image{reversed}, faceOf(reversed, 0, b))
+	processortest.Run(t, one, []*raster.Image{reversed}, faceOf(reversed, 0, a))
+	if processortest.Same(reversed, inTurn) {
 		t.Error("the faces swapped in either order give one frame: the test shows nothing")
 	}
 }
