@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 
 	"github.com/facefusion-hpc/facefusion/internal/batch"
 	"github.com/facefusion-hpc/facefusion/internal/driver"
@@ -34,6 +35,10 @@ func cmdBatch(ctx context.Context, args []string) error {
 		return err
 	}
 	defer comm.Finalize()
+	if comm.Rank() == 0 {
+		pattern := cfg.TargetPattern
+		labelJob(ctx, log, filepath.Join(filepath.Base(filepath.Dir(pattern)), filepath.Base(pattern)), "facefusion batch-run "+pattern)
+	}
 	sum, err := batch.Run(ctx, comm, cfg, batch.Options{Log: log,
 		Driver:       driver.Options{Log: log, NewProgress: newProgress(log), GPU: gpu},
 		ExitCode:     func(err error) int { code, _ := classify(ctx, err); return code },
