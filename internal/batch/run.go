@@ -427,10 +427,7 @@ func (b *batch) one(ctx context.Context, r *Result, i, n int) error {
 	// A time in the future (a writer whose clock is ahead) counts by its distance from now, so
 	// a file far in the future is not left waiting for ever.
 	if age := time.Since(st.ModTime()).Abs(); age < time.Duration(b.cfg.SettleTime)*time.Second {
-		if !b.opt.WaitSettling {
-			return skip(Settling, fmt.Sprintf("modified %.0f s ago (settle_time %d s): it may still be being copied; left for the next run", age.Seconds(), b.cfg.SettleTime))
-		}
-		if state, why := b.settleWait(ctx, tag, e.Target, st, age); state != "" {
+		if state, why := b.settling(ctx, tag, e.Target, st, age); state != "" {
 			return skip(state, why)
 		}
 	}
@@ -705,6 +702,15 @@ func (s *Summary) Finish(cfg job.Config, status int, err error) {
 // settleWaitFactor bounds a wait for a target to settle: a file that keeps changing for this
 // many settle times is left for the next run rather than holding the batch for ever.
 var settleWaitFactor = 10
+
+// settling decides a target modified age ago, within settle_time: a scheduled run leaves it
+// for the next; one started by hand waits for it (settleWait). state is "" to run it.
+func (b *batch) settling(ctx context.Context, tag, target string, st os.FileInfo, age time.Duration) (state, why string) {
+	if !b.opt.WaitSettling {
+		return Settling, fmt.Sprintf("modified %.0f s ago (settle_time %d s): it may still be being copied; left for the next run", age.Seconds(), b.cfg.SettleTime)
+	}
+	return b.settleWait(ctx, tag, target, st, age)
+}
 
 // settleWait waits until target (st, modified age ago) has kept its size and modification
 // time for settle_time. state is "" once it has settled; else the state and reason to skip it
