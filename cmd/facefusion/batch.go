@@ -37,7 +37,7 @@ func cmdBatch(ctx context.Context, args []string) error {
 	defer comm.Finalize()
 	if comm.Rank() == 0 {
 		pattern := cfg.TargetPattern
-		labelJob(ctx, log, filepath.Join(filepath.Base(filepath.Dir(pattern)), filepath.Base(pattern)), "facefusion batch-run "+pattern)
+		defer labelJob(ctx, log, filepath.Join(filepath.Base(filepath.Dir(pattern)), filepath.Base(pattern)), "facefusion batch-run "+pattern)()
 	}
 	sum, err := batch.Run(ctx, comm, cfg, batch.Options{Log: log,
 		Driver:       driver.Options{Log: log, NewProgress: newProgress(log), GPU: gpu},

@@ -33,7 +33,7 @@ func cmdRun(ctx context.Context, args []string) error {
 	}
 	defer comm.Finalize()
 	if comm.Rank() == 0 {
-		labelJob(ctx, log, filepath.Base(cfg.TargetPath), "facefusion run "+cfg.TargetPath)
+		defer labelJob(ctx, log, filepath.Base(cfg.TargetPath), "facefusion run "+cfg.TargetPath)()
 	}
 	start := time.Now()
 	var rep *report.Report
@@ -56,17 +56,21 @@ func cmdRun(ctx context.Context, args []string) error {
 
 // labelJob names the Slurm job this process runs in after its work (slurm.Label), so that
 // squeue and sacct tell one facefusion job from another; outside Slurm it does nothing. It runs
-// beside the job: a slow or refusing slurmctld costs a debug line, never time.
-func labelJob(ctx context.Context, log *logging.Logger, name, comment string) {
+// beside the job (a slow or refusing slurmctld costs a debug line, not the start's time); the
+// returned func waits for it, so that the process does not end before the update does.
+func labelJob(ctx context.Context, log *logging.Logger, name, comment string) (wait func()) {
 	id := os.Getenv("SLURM_JOB_ID")
 	if id == "" {
-		return
+		return func() {}
 	}
+	done := make(chan struct{})
 	go func() {
-		if err := slurm.Label(ctx, id, name, comment); err != nil {
+		defer close(done)
+		if err := slurm.Label(context.WithoutCancel(ctx), id, name, comment); err != nil {
 			log.Debugf("slurm job %s keeps its name and comment: %v", id, err)
 		}
 	}()
+	return func() { <-done }
 }
 
 // bindGPU sets cfg.Device to the rank's GPU when the job uses one (its binding:
