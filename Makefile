@@ -11,7 +11,16 @@ BIN := bin/facefusion
 # the checkout (another user's: "dubious ownership"), Go would refuse to build: then, or with
 # BUILDVCS=false, the binary says "commit unknown".
 BUILDVCS ?= $(shell git status --porcelain >/dev/null 2>&1 && echo auto || echo false)
-GOBUILD := $(GO) build -buildvcs=$(BUILDVCS)
+# The binary records where it was linked against libmpi (RUNPATH): each -L folder of ompi-c
+# and the folder libmpi.so's soname really lives in, so it starts from cron, a login shell or
+# a job that loads no MPI module. Recursive (=): pkg-config is asked when a recipe runs, after
+# need-build has written any ompi-c.pc it needs.
+MPI_RUNPATH = $(shell pkg-config --libs-only-L ompi-c 2>/dev/null | tr ' ' '\n' | sed -n 's/^-L//p' | \
+	while read -r d; do echo "$$d"; [ -e "$$d/libmpi.so" ] && dirname "$$(readlink -f "$$d/libmpi.so")"; done | \
+	awk 'NF && !seen[$$0]++' | paste -sd: -)
+GOBUILD = CGO_LDFLAGS="$$($(GO) env CGO_LDFLAGS)$(if $(MPI_RUNPATH), -Wl$(comma)--enable-new-dtags -Wl$(comma)-rpath$(comma)$(MPI_RUNPATH))" \
+	$(GO) build -buildvcs=$(BUILDVCS)
+comma := ,
 export FACEFUSION_CACHE := $(CACHE)
 # go-nvml's cgo code uses deprecated NVML declarations; its warnings are not ours.
 export CGO_CFLAGS := -O2 -Wno-deprecated-declarations

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 
 	"github.com/facefusion-hpc/facefusion/internal/batch"
 	"github.com/facefusion-hpc/facefusion/internal/driver"
@@ -34,9 +35,14 @@ func cmdBatch(ctx context.Context, args []string) error {
 		return err
 	}
 	defer comm.Finalize()
+	if comm.Rank() == 0 {
+		pattern := cfg.TargetPattern
+		defer labelJob(ctx, log, filepath.Join(filepath.Base(filepath.Dir(pattern)), filepath.Base(pattern)), "facefusion batch-run "+pattern)()
+	}
 	sum, err := batch.Run(ctx, comm, cfg, batch.Options{Log: log,
-		Driver:   driver.Options{Log: log, NewProgress: newProgress(log), GPU: gpu},
-		ExitCode: func(err error) int { code, _ := classify(ctx, err); return code }})
+		Driver:       driver.Options{Log: log, NewProgress: newProgress(log), GPU: gpu},
+		ExitCode:     func(err error) int { code, _ := classify(ctx, err); return code },
+		WaitSettling: startedByHand()})
 	if sum != nil { // rank 0
 		code, _ := classify(ctx, err)
 		sum.Finish(cfg, code, err)
@@ -54,6 +60,22 @@ func cmdBatch(ctx context.Context, args []string) error {
 		}
 	}
 	return err
+}
+
+// startedByHand reports whether someone at a terminal started this run, so that a target still
+// being copied is waited for: the process has a controlling terminal, which cron, sbatch,
+// scrontab and srun's tasks have not, and it is no task of a job array (those leave a young
+// target to the next run, or to another task).
+func startedByHand() bool {
+	if os.Getenv("SLURM_ARRAY_TASK_ID") != "" {
+		return false
+	}
+	tty, err := os.Open("/dev/tty")
+	if err != nil {
+		return false
+	}
+	tty.Close()
+	return true
 }
 
 // launchRank is this process's rank as its launcher tells it before MPI starts ("0" outside

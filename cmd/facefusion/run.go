@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -20,6 +21,7 @@ import (
 	"github.com/facefusion-hpc/facefusion/internal/pipeline"
 	"github.com/facefusion-hpc/facefusion/internal/progress"
 	"github.com/facefusion-hpc/facefusion/internal/report"
+	"github.com/facefusion-hpc/facefusion/internal/slurm"
 	"github.com/facefusion-hpc/facefusion/rank"
 )
 
@@ -30,6 +32,9 @@ func cmdRun(ctx context.Context, args []string) error {
 		return err
 	}
 	defer comm.Finalize()
+	if comm.Rank() == 0 {
+		defer labelJob(ctx, log, filepath.Base(cfg.TargetPath), "facefusion run "+cfg.TargetPath)()
+	}
 	start := time.Now()
 	var rep *report.Report
 	out, err := driver.Run(ctx, comm, cfg, driver.Options{Log: log, NewProgress: newProgress(log), Done: func(r *report.Report) { rep = r }, GPU: gpu})
@@ -47,6 +52,25 @@ func cmdRun(ctx context.Context, args []string) error {
 		fmt.Println(out)
 	}
 	return nil
+}
+
+// labelJob names the Slurm job this process runs in after its work (slurm.Label), so that
+// squeue and sacct tell one facefusion job from another; outside Slurm it does nothing. It runs
+// beside the job (a slow or refusing slurmctld costs a debug line, not the start's time); the
+// returned func waits for it, so that the process does not end before the update does.
+func labelJob(ctx context.Context, log *logging.Logger, name, comment string) (wait func()) {
+	id := os.Getenv("SLURM_JOB_ID")
+	if id == "" {
+		return func() {}
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := slurm.Label(context.WithoutCancel(ctx), id, name, comment); err != nil {
+			log.Debugf("slurm job %s keeps its name and comment: %v", id, err)
+		}
+	}()
+	return func() { <-done }
 }
 
 // bindGPU sets cfg.Device to the rank's GPU when the job uses one (its binding:

@@ -112,6 +112,9 @@ type Options struct {
 	Log      *logging.Logger
 	Driver   driver.Options  // for each entry's run (SkipDone is set by the batch)
 	ExitCode func(error) int // the process's exit code for an entry's error (cmd/facefusion's table)
+	// WaitSettling: the run was started by hand, so a target still settling is waited for
+	// (settleWait) instead of left for the next run, which a scheduled run has.
+	WaitSettling bool
 }
 
 // decision is rank 0's word to every rank about the next entry: run Entry, or the batch ends
@@ -424,7 +427,9 @@ func (b *batch) one(ctx context.Context, r *Result, i, n int) error {
 	// A time in the future (a writer whose clock is ahead) counts by its distance from now, so
 	// a file far in the future is not left waiting for ever.
 	if age := time.Since(st.ModTime()).Abs(); age < time.Duration(b.cfg.SettleTime)*time.Second {
-		return skip(Settling, fmt.Sprintf("modified %.0f s ago (settle_time %d s): it may still be being copied; left for the next run", age.Seconds(), b.cfg.SettleTime))
+		if state, why := b.settling(ctx, tag, e.Target, st, age); state != "" {
+			return skip(state, why)
+		}
 	}
 	if r.Key, err = Key(b.cfg, e); err != nil {
 		if _, serr := os.Stat(e.Target); serr != nil {
@@ -692,4 +697,49 @@ func (s *Summary) Finish(cfg job.Config, status int, err error) {
 	}
 	s.writeMetrics(cfg, status)
 	s.save()
+}
+
+// settleWaitFactor bounds a wait for a target to settle: a file that keeps changing for this
+// many settle times is left for the next run rather than holding the batch for ever.
+var settleWaitFactor = 10
+
+// settling decides a target modified age ago, within settle_time: a scheduled run leaves it
+// for the next; one started by hand waits for it (settleWait). state is "" to run it.
+func (b *batch) settling(ctx context.Context, tag, target string, st os.FileInfo, age time.Duration) (state, why string) {
+	if !b.opt.WaitSettling {
+		return Settling, fmt.Sprintf("modified %.0f s ago (settle_time %d s): it may still be being copied; left for the next run", age.Seconds(), b.cfg.SettleTime)
+	}
+	return b.settleWait(ctx, tag, target, st, age)
+}
+
+// settleWait waits until target (st, modified age ago) has kept its size and modification
+// time for settle_time. state is "" once it has settled; else the state and reason to skip it
+// with: still changing at the bound, gone, or the run stopped while it waited.
+func (b *batch) settleWait(ctx context.Context, tag, target string, st os.FileInfo, age time.Duration) (state, why string) {
+	settle := time.Duration(b.cfg.SettleTime) * time.Second
+	limit := time.Duration(settleWaitFactor) * settle
+	b.opt.Log.Infof("%s: modified %.0f s ago (settle_time %d s): waiting until its size and time stay unchanged for %d s (at most %.0f s)",
+		tag, age.Seconds(), b.cfg.SettleTime, b.cfg.SettleTime, limit.Seconds())
+	poll := min(max(settle/10, 100*time.Millisecond), time.Second)
+	start := time.Now()
+	changed := start.Add(-age) // when it last changed, as far as this wait has seen
+	for time.Since(changed) < settle {
+		if time.Since(start) >= limit {
+			return Settling, fmt.Sprintf("still changing after %.0f s (%d × settle_time): left for the next run", limit.Seconds(), settleWaitFactor)
+		}
+		select {
+		case <-ctx.Done():
+			return Settling, "the run stopped while it settled: left for the next run"
+		case <-time.After(poll):
+		}
+		now, err := os.Stat(target)
+		if err != nil {
+			return Missing, "gone while it settled: skipped"
+		}
+		if now.Size() != st.Size() || !now.ModTime().Equal(st.ModTime()) {
+			st, changed = now, time.Now()
+		}
+	}
+	b.opt.Log.Infof("%s: settled after %.0f s", tag, time.Since(start).Seconds())
+	return "", ""
 }

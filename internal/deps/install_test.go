@@ -319,3 +319,61 @@ func TestNeedMPI(t *testing.T) {
 		t.Errorf("need.sh mpi with no ompi-c, no mpicc and no apt-get: exit %d, %q; want exit 1 naming what to load", r.code, r.stderr)
 	}
 }
+
+// make build records where libmpi is (RUNPATH), so the binary starts in a bare environment
+// (cron, a login shell, a job that loads no MPI module): every -L folder of ompi-c and the
+// folder of libmpi's soname are in it, and the loader searches it for libmpi.
+func TestBuildRunpathFindsMPI(t *testing.T) {
+	testenv.Full(t, "runs make build and the binary under env -i")
+	root := testenv.Root(t)
+	exe := filepath.Join(t.TempDir(), "facefusion")
+	r := run(t, exec.Command(testenv.Tool(t, "make"), "-C", root, "build", "BIN="+exe))
+	if r.code != 0 {
+		t.Fatalf("make build: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	pc := run(t, exec.Command("pkg-config", "--libs-only-L", "ompi-c"))
+	var want []string
+	for _, f := range strings.Fields(pc.stdout) {
+		d, ok := strings.CutPrefix(f, "-L")
+		if !ok {
+			continue
+		}
+		want = append(want, d)
+		if real, err := filepath.EvalSymlinks(filepath.Join(d, "libmpi.so")); err == nil {
+			want = append(want, filepath.Dir(real))
+		}
+	}
+	if len(want) == 0 {
+		t.Skipf("ompi-c names no -L folder (%q): libmpi is on the loader's default path", pc.stdout)
+	}
+	dyn := run(t, exec.Command(testenv.Tool(t, "readelf"), "-d", exe))
+	var runpath []string
+	for _, line := range strings.Split(dyn.stdout, "\n") {
+		if _, v, ok := strings.Cut(line, "Library runpath: ["); ok {
+			runpath = strings.Split(strings.TrimSuffix(strings.TrimSpace(v), "]"), ":")
+		}
+	}
+	for _, d := range want {
+		found := false
+		for _, p := range runpath {
+			found = found || p == d
+		}
+		if !found {
+			t.Errorf("RUNPATH %q lacks %s (ompi-c: %q)\n%s", runpath, d, pc.stdout, dyn.stdout)
+		}
+	}
+
+	bare := exec.Command("/usr/bin/env", "-i", "PATH=/usr/bin:/bin", "LD_DEBUG=libs", exe, "--version")
+	bare.Dir = "/"
+	v := run(t, bare)
+	if v.code != 0 || !strings.HasPrefix(v.stdout, "facefusion") {
+		t.Fatalf("%s --version under env -i: exit %d, %q\n%s", exe, v.code, v.stdout, v.stderr)
+	}
+	searched := false
+	for _, line := range strings.Split(v.stderr, "\n") {
+		searched = searched || strings.Contains(line, "search path="+want[0]) && strings.Contains(line, "(RUNPATH from file "+exe+")")
+	}
+	if !searched {
+		t.Errorf("the loader did not search the RUNPATH for libmpi:\n%s", v.stderr)
+	}
+}

@@ -22,6 +22,7 @@ type Job struct {
 	ExitCode string // "0:0": the exit status and the signal
 	WorkDir  string // where it was submitted from: the job's relative paths start there
 	StdOut   string
+	Comment  string // the job's comment (scontrol only): "(null)" where it has none
 	// Command is the batch script and its arguments (scontrol's Command), or the whole submit
 	// line (sacct's SubmitLine), as one string: Slurm joins the words with spaces and keeps no
 	// quoting, so a word with a space in it cannot be told from two.
@@ -111,7 +112,7 @@ func ParseShowJob(out []byte) (Job, error) {
 		return Job{}, fmt.Errorf("scontrol printed no JobId: %q", clip(line))
 	}
 	j := Job{ID: fields["JobId"], Name: fields["JobName"], State: firstWord(fields["JobState"]), Reason: fields["Reason"],
-		ExitCode: fields["ExitCode"], WorkDir: fields["WorkDir"], StdOut: fields["StdOut"], Command: strings.TrimSpace(fields["Command"]), From: "scontrol"}
+		ExitCode: fields["ExitCode"], WorkDir: fields["WorkDir"], StdOut: fields["StdOut"], Comment: strings.TrimSpace(fields["Comment"]), Command: strings.TrimSpace(fields["Command"]), From: "scontrol"}
 	if a, t := fields["ArrayJobId"], fields["ArrayTaskId"]; a != "" && t != "" && !strings.ContainsAny(t, "-,%") {
 		j.ID = a + "_" + t // the name the user gave, not the task's own number
 	}

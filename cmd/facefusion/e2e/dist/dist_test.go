@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/facefusion-hpc/facefusion/internal/logging"
+	"github.com/facefusion-hpc/facefusion/internal/slurm"
 
 	"github.com/facefusion-hpc/facefusion/internal/clitest"
 	"github.com/facefusion-hpc/facefusion/internal/driver"
@@ -494,6 +495,11 @@ func TestDistSlurm(t *testing.T) {
 		}
 		if !strings.Contains(string(logText), "on 4 rank(s)") || !strings.Contains(string(logText), "srun exited with status 0") {
 			t.Errorf("job log does not show a 4-rank run:\n%s", logText)
+		}
+		// Rank 0 names the job after its target (slurm.Label).
+		show, _ := command(ctx, "scontrol", "show", "job", "-o", id).Output()
+		if j, err := slurm.ParseShowJob(show); err != nil || j.Name != "in.mp4" || j.Comment != "facefusion run "+in {
+			t.Errorf("job %s: %+v, %v; want the name in.mp4 and the comment facefusion run %s", id, j, err, in)
 		}
 		clitest.CheckFrames(t, out, want)
 	})
