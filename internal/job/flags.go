@@ -152,7 +152,7 @@ var options = []option{
 	{long: "report-path", arg: "FILE", help: "the run report (JSON), written on success, failure or stop (default: OUTPUT.report.json beside the output)",
 		doc: "the run report, written on success, failure or stop; empty: `OUTPUT.report.json` beside the output; see \"Run report, metrics and GPU telemetry\" in [observability.md](observability.md)",
 		set: str(func(c *Config) *string { return &c.ReportPath })},
-	{long: "identity-measure", arg: "auto|off", help: "auto (default): the run report gives the swapped faces' identity similarity to the source, by a face recognizer (fr_feature for the embedded default, else arcface_w600k_r50), on every " + strconv.Itoa(IdentityEvery) + "th frame; off: not measured",
+	{long: "identity-measure", arg: "auto|off", help: "auto (default): the run report gives the swapped faces' identity similarity to the source, by a face recognizer (fr_feature for the embedded default, else arcface_w600k_r50), on a sample of the output's frames spread over it (one in " + strconv.Itoa(IdentityMinEvery) + " or fewer, at most " + strconv.Itoa(IdentitySample) + "); off: not measured",
 		doc: "`auto`: the run report's `identity`, the swapped faces' similarity to the source by a face recognizer (fr_feature for the embedded default, else arcface_w600k_r50), on every `every`th output frame, where its file is there (a refused file: one warning, the job runs); `off`: not measured (see \"Identity measure\" in [models.md](models.md))",
 		set: str(func(c *Config) *string { return &c.IdentityMeasure })},
 	{long: "metrics-path", arg: "FILE.prom", help: "a Prometheus textfile for node_exporter, rewritten every few seconds while the job runs and at its end (default: none)",
