@@ -236,12 +236,21 @@ func (c *Config) validateDebuggerItems(bad, combo func(string, ...any)) {
 	}
 }
 
-// IdentityEvery is the identity measure's stride: it measures the swapped faces of the output
-// frames whose index (counted from the output's first frame) is a multiple of it, positions
-// fixed on the whole video, so that any rank count and chunk size measure the same faces. Each
-// measured face costs two recognizer runs and a landmarker run (about 2.3 times a face's
-// detect + landmarks + swap on the CPU: README).
-const IdentityEvery = 10
+// The identity measure takes a small sample of the output's frames: every IdentityStride-th
+// frame (its index counted from the output's first frame a multiple of the stride), positions
+// fixed by the output's frame count alone, so that any rank count, chunk size and resume
+// measure the same faces. At most IdentitySample frames are measured, and never more than one
+// in IdentityMinEvery: each measured face costs two recognizer runs and a landmarker run (more
+// than a whole frame's processing on the CPU), so a short job measures a few frames.
+const (
+	IdentitySample   = 32
+	IdentityMinEvery = 600
+)
+
+// IdentityStride is the identity measure's stride over an output of frames frames.
+func IdentityStride(frames int) int {
+	return max(IdentityMinEvery, (frames+IdentitySample-1)/IdentitySample)
+}
 
 // MaxBatchSize bounds execution_batch_size.
 const MaxBatchSize = 128

@@ -107,7 +107,7 @@ func BenchmarkStage(b *testing.B) {
 		}
 	})
 	// The identity measure of one swapped face (the recognizer before and after the swap, the
-	// landmarker again after it): a run pays it on every IdentityEvery-th frame.
+	// landmarker again after it): a run pays it on every job.IdentityStride-th frame.
 	b.Run("identity-per-measured-face", func(b *testing.B) {
 		im, err := m.newIdentityMeter(a)
 		if err != nil || im == nil {
@@ -209,7 +209,7 @@ func benchCPUs(cfg job.Config) rank.CPUBudget {
 }
 
 // BenchmarkIdentity: the default pipeline over a whole clip, and the run report's identity
-// measure of it (fr_feature's cosine similarity, 1 frame in job.IdentityEvery): after (the
+// measure of it (fr_feature's cosine similarity, a sample of frames: job.IdentityStride): after (the
 // output face to the source), before (the target face to the source), to_target (the output
 // face to the target face); frames/s with the measure, and without it (demo-off) for its cost.
 // The clips: the demo clip with grace_hopper.png as the source, and close-ups of either sample

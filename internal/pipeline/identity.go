@@ -17,9 +17,6 @@ import (
 	"github.com/facefusion-hpc/facefusion/lustre"
 )
 
-// IdentityEvery is the identity measure's stride (job.IdentityEvery).
-const IdentityEvery = job.IdentityEvery
-
 // RecognizerName is the face recognizer of the job's reference mode and identity measure: the
 // embedded default's fr_feature when the job runs none of FaceFusion's detectors, landmarkers,
 // swappers or enhancers (it then needs no FaceFusion model at all), else FaceFusion's
@@ -90,13 +87,14 @@ func recognizerFix(name, path string) string {
 }
 
 // identity is a rank's identity measure: its recognizer, the source face's embedding in that
-// recognizer's space (made once, by the first worker that needs it), and the sums.
+// recognizer's space (made once, by the first worker that needs it), the stride, and the sums.
 type identity struct {
 	name   string
 	once   sync.Once
 	source face.Embedding
 	err    error
 	mu     sync.Mutex
+	every  int // job.IdentityStride of the output's frames; 0 until a Stream says (an image)
 	sums   lustre.IdentitySums
 }
 
@@ -132,7 +130,7 @@ func (m *Models) IdentitySums() *lustre.IdentitySums {
 	m.identity.mu.Lock()
 	defer m.identity.mu.Unlock()
 	s := m.identity.sums
-	s.Recognizer, s.Every = m.identity.name, IdentityEvery
+	s.Recognizer, s.Every = m.identity.name, max(1, m.identity.every)
 	return &s
 }
 
@@ -146,6 +144,7 @@ type identityMeter struct {
 	rec    *adapters.Recognizer
 	an     *analyser
 	first  int   // the output index (from the output's first frame) of the worker's Stream's first frame
+	every  int   // the stride (job.IdentityStride); an image's one frame: 1
 	index  []int // the Stream index of each frame of the batch (none: an image, frame 0)
 	picked []pickedFace
 	frames []lustre.IdentitySums // the sums of each frame of the batch (identityIn)
@@ -173,7 +172,7 @@ func (m *Models) newIdentityMeter(an *analyser) (*identityMeter, error) {
 			return nil, err
 		}
 	}
-	return &identityMeter{m: m, id: m.identity, rec: rec, an: an, st: m.stats}, nil
+	return &identityMeter{m: m, id: m.identity, rec: rec, an: an, every: 1, st: m.stats}, nil
 }
 
 func (im *identityMeter) close() {
@@ -187,6 +186,23 @@ func (im *identityMeter) setFirstFrame(first int) {
 	if im != nil {
 		im.first = first
 	}
+}
+
+// outputSized is a worker that is told the output's frame count before its Stream (the
+// identity measure's stride is decided from it alone, so every rank measures the same frames).
+type outputSized interface {
+	setOutputFrames(n int)
+}
+
+// setOutputFrames says the output has n frames: the stride of the frames the meter takes.
+func (im *identityMeter) setOutputFrames(n int) {
+	if im == nil {
+		return
+	}
+	im.every = job.IdentityStride(n)
+	im.id.mu.Lock()
+	im.id.every = im.every
+	im.id.mu.Unlock()
 }
 
 // setIndices says the Stream index of each frame of the batch about to be processed.
@@ -203,7 +219,7 @@ func (im *identityMeter) begin(n int) {
 	}
 	im.frames = im.frames[:0]
 	for range n {
-		im.frames = append(im.frames, lustre.IdentitySums{Recognizer: im.id.name, Every: IdentityEvery})
+		im.frames = append(im.frames, lustre.IdentitySums{Recognizer: im.id.name, Every: im.every})
 	}
 }
 
@@ -213,7 +229,7 @@ func (im *identityMeter) measured(i int) bool {
 	if i < len(im.index) {
 		at = im.first + im.index[i]
 	}
-	return at%IdentityEvery == 0
+	return at%im.every == 0
 }
 
 // pick notes faces[sel] of frame i of the batch (img, not yet processed) when the frame is
@@ -303,6 +319,7 @@ func (w *modelWorker) identityIn(i int) lustre.IdentitySums {
 
 // The worker's frame positions go to its processors and its meter (frameIndexed).
 func (w *modelWorker) setFirstFrame(first int) { w.first = first; w.id.setFirstFrame(first) }
+func (w *modelWorker) setOutputFrames(n int)   { w.id.setOutputFrames(n) }
 func (w *modelWorker) setIndices(idx []int) {
 	w.index = append(w.index[:0], idx...)
 	w.id.setIndices(idx)

@@ -127,3 +127,44 @@ func TestIdentityMeasureRefusedFile(t *testing.T) {
 		t.Errorf("%q sends the user to force-download, which does not fetch fr_feature", err)
 	}
 }
+
+// TestIdentitySample: the measure takes the same frames of an output however its frames are
+// split into Streams (ranks, chunks, a resume's remainder), from the output's frame count
+// alone: at most job.IdentitySample of them, evenly spread, never more than one in
+// job.IdentityMinEvery, frame 0 always.
+func TestIdentitySample(t *testing.T) {
+	for _, frames := range []int{1, 11, 40, 299, 300, 301, 600, job.IdentitySample * job.IdentityMinEvery, 100_000, 1_000_003} {
+		every := job.IdentityStride(frames)
+		want := (frames + every - 1) / every
+		if every < job.IdentityMinEvery || want > job.IdentitySample || want < 1 {
+			t.Errorf("%d frames: stride %d measures %d frames; want at most %d, one in %d or fewer", frames, every, want, job.IdentitySample, job.IdentityMinEvery)
+		}
+		if frames >= job.IdentitySample*job.IdentityMinEvery && want < job.IdentitySample*9/10 {
+			t.Errorf("%d frames: %d measured; want about %d", frames, want, job.IdentitySample)
+		}
+		for _, parts := range []int{1, 3, 7} {
+			var got []int
+			for p := range parts { // the output cut into parts Streams, each its own meter
+				start, end := frames*p/parts, frames*(p+1)/parts
+				im := &identityMeter{id: &identity{}, every: 1}
+				im.setOutputFrames(frames)
+				im.setFirstFrame(start)
+				for b := start; b < end; b += 4 { // batches of 4 frames
+					var idx []int
+					for i := b; i < min(b+4, end); i++ {
+						idx = append(idx, i-start)
+					}
+					im.setIndices(idx)
+					for i := range idx {
+						if im.measured(i) {
+							got = append(got, b+i)
+						}
+					}
+				}
+			}
+			if len(got) != want || got[0] != 0 || got[len(got)-1] != (want-1)*every {
+				t.Errorf("%d frames in %d parts: measured %d frames (%v…); want %d, every %dth", frames, parts, len(got), got[:min(len(got), 4)], want, every)
+			}
+		}
+	}
+}

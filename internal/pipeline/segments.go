@@ -202,6 +202,9 @@ func (r *segmentRun) frames() error {
 		if fx, ok := w.(frameIndexed); ok {
 			fx.setFirstFrame(start - r.spec.Map.Start)
 		}
+		if o, ok := w.(outputSized); ok {
+			o.setOutputFrames(r.spec.Map.Frames())
+		}
 	}
 	// The halo after the run: K frames, or those the decode has up to the job's end.
 	in := timedSource{inputSource{r.feed, upTo{src, min(end+win.K, src.end+src.after)}}, r.sink.st}
