@@ -59,7 +59,7 @@ func cmdRun(ctx context.Context, args []string) error {
 // beside the job (a slow or refusing slurmctld costs a debug line, not the start's time); the
 // returned func waits for it, so that the process does not end before the update does.
 func labelJob(ctx context.Context, log *logging.Logger, name, comment string) (wait func()) {
-	id := os.Getenv("SLURM_JOB_ID")
+	id := slurm.FromEnv().Query() // an array task alone, not every task of its array
 	if id == "" {
 		return func() {}
 	}

@@ -252,7 +252,7 @@ func readClock(ctx context.Context, cfg job.Config, log *logging.Logger) (clock 
 	} else {
 		clock.killWait = kw
 	}
-	left, limited, err := slurm.TimeLeft(ctx, id)
+	left, limited, err := slurm.TimeLeft(ctx, slurm.FromEnv().Query())
 	if err != nil {
 		log.Warnf("%v: no stop of its own before the time limit, and a stop keeps no chunk in flight; Slurm's USR1 warning (sbatch --signal) is the only one", err)
 		return clock, time.Time{}

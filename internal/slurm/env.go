@@ -21,6 +21,16 @@ func FromEnv() Env {
 		ArrayTaskID: os.Getenv("SLURM_ARRAY_TASK_ID"), RestartCount: os.Getenv("SLURM_RESTART_COUNT")}
 }
 
+// Query is the id that names this job alone to squeue and scontrol: an array task's own
+// ARRAY_TASK form, since the task that holds the array's job id would name every task of the
+// array by it.
+func (e Env) Query() string {
+	if e.ArrayJobID != "" && e.ArrayTaskID != "" {
+		return e.ArrayJobID + "_" + e.ArrayTaskID
+	}
+	return e.JobID
+}
+
 // ArrayPosition is this task's place in its job array, 0-based, and the array's task count,
 // from SLURM_ARRAY_TASK_ID, _MIN, _MAX, _STEP and _COUNT (--array=0-9 and --array=1-19:2 both
 // give 0..count-1). ok is false outside an array, or where Slurm did not set them. An array

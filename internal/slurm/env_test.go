@@ -49,3 +49,21 @@ func TestFromEnv(t *testing.T) {
 		t.Errorf("FromEnv: %+v, want %+v", got, want)
 	}
 }
+
+// An array task is named in its own task form: squeue -j with the array's job id lists every
+// task, and the task holding that id would read them all as its own time left.
+func TestEnvQuery(t *testing.T) {
+	for _, c := range []struct {
+		env  Env
+		want string
+	}{
+		{Env{JobID: "42"}, "42"},
+		{Env{JobID: "7", ArrayJobID: "7", ArrayTaskID: "2"}, "7_2"},
+		{Env{JobID: "9", ArrayJobID: "7", ArrayTaskID: "0"}, "7_0"},
+		{Env{}, ""},
+	} {
+		if got := c.env.Query(); got != c.want {
+			t.Errorf("%+v: %q, want %q", c.env, got, c.want)
+		}
+	}
+}
