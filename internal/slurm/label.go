@@ -12,11 +12,16 @@ import (
 // and a path of any length must not make scontrol refuse the update.
 const labelLen = 200
 
+// unnamed are the names a job has when its user chose none: the batch script's own
+// (#SBATCH --job-name=facefusion), or Slurm's default, the script's or the program's file name.
+var unnamed = map[string]bool{"": true, "facefusion": true, "facefusion.sbatch": true}
+
 // Label names job id after what it runs, so that squeue and sacct tell one facefusion job from
-// another (the batch script's #SBATCH --job-name is the same for all): its name and comment are
-// set by `scontrol update`, unless they are so already (a requeued job's next start). Control
-// characters become '?' and each is cut to labelLen bytes. The caller treats an error as a note:
-// the job runs the same without its label.
+// another (the batch script's #SBATCH --job-name is the same for all): `scontrol update` sets
+// its name where the job has none of its user's (sbatch -J, srun -J keep theirs) and its
+// comment where it has none, so a requeued job's next start changes nothing. Control characters
+// become '?' and each is cut to labelLen bytes. The caller treats an error as a note: the job
+// runs the same without its label.
 func Label(ctx context.Context, id, name, comment string) error {
 	if !IsJobID(id) {
 		return fmt.Errorf("%q is not a Slurm job id", id)
@@ -26,10 +31,21 @@ func Label(ctx context.Context, id, name, comment string) error {
 	if err != nil {
 		return fmt.Errorf("scontrol show job %s: %w", id, err)
 	}
-	if j, err := ParseShowJob(out); err == nil && j.Name == name && j.Comment == comment {
+	j, err := ParseShowJob(out)
+	if err != nil {
+		return fmt.Errorf("scontrol show job %s: %w", id, err)
+	}
+	args := []string{"update", "JobId=" + id}
+	if unnamed[j.Name] && name != "" {
+		args = append(args, "Name="+name)
+	}
+	if j.Comment == "" && comment != "" {
+		args = append(args, "Comment="+comment)
+	}
+	if len(args) == 2 {
 		return nil
 	}
-	if _, err := run(ctx, "scontrol", "update", "JobId="+id, "Name="+name, "Comment="+comment); err != nil {
+	if _, err := run(ctx, "scontrol", args...); err != nil {
 		return fmt.Errorf("scontrol update JobId=%s Name=… Comment=…: %w", id, err)
 	}
 	return nil

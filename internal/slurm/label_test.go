@@ -56,4 +56,18 @@ func TestLabelFromSlurm(t *testing.T) {
 	if err := Label(ctx, "nope", name, comment); err == nil {
 		t.Error("Label of a job id that is none: no error")
 	}
+	// A name its user chose (sbatch -J, srun -J: scripts find their jobs by it) is kept; the
+	// comment, which it has none of, is set.
+	out, err = c.Command(ctx, "sbatch", "--parsable", "--job-name=mine", "-o", "/dev/null", script).Output()
+	if err != nil {
+		t.Fatalf("sbatch: %v\n%s", err, c.Logs())
+	}
+	mine, _, _ := strings.Cut(strings.TrimSpace(string(out)), ";")
+	defer c.Command(context.Background(), "scancel", mine).Run()
+	if err := Label(ctx, mine, name, comment); err != nil {
+		t.Fatalf("Label: %v\n%s", err, c.Logs())
+	}
+	if j, err := Query(ctx, mine); err != nil || j.Name != "mine" || j.Comment != comment {
+		t.Fatalf("after Label of a named job: %+v, %v; want its name kept, comment %q", j, err, comment)
+	}
 }
