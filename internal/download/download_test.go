@@ -91,6 +91,16 @@ func (s *server) clientLeft(mode string) int {
 	return s.left[mode]
 }
 
+// clientLeftBy is clientLeft once it reaches want, or after 5 s: the handler notices a client
+// that left only at its next write, which may come after the client's Fetch returned.
+func (s *server) clientLeftBy(mode string, want int) int {
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if n := s.clientLeft(mode); n >= want || time.Now().After(deadline) {
+			return n
+		}
+	}
+}
+
 func (s *server) url(mode string) string { return s.URL + "/" + mode + "/fixture.onnx" }
 
 func (s *server) requests(mode string) []string {

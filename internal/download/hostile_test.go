@@ -196,7 +196,7 @@ func TestFetchCrawl(t *testing.T) {
 			t.Errorf("%d requests, want 2 (a slow try is tried again, resuming)", n)
 		}
 		notLanded(t, dir, true)
-		if got := srv.clientLeft("trickle"); got != 2 {
+		if got := srv.clientLeftBy("trickle", 2); got != 2 {
 			t.Errorf("the client left the trickle %d times, want 2", got)
 		}
 	})
