@@ -33,13 +33,13 @@ func HangGuard(t testing.TB) context.Context {
 
 // LaunchEnv is the test's environment without launcher variables it may have inherited (a test
 // run inside a Slurm job or under mpirun must not confuse the ranks it starts) and without
-// facefusion's own (FACEFUSION_BIN, the GPU binding, …), plus the fetched cache as facefusion's
-// home.
+// facefusion's own (FACEFUSION_BIN, the GPU binding, …) but its test hooks (FACEFUSION_TEST_*,
+// which a test sets for the runs it starts), plus the fetched cache as facefusion's home.
 func LaunchEnv(t testing.TB) []string {
 	var env []string
 	for _, kv := range os.Environ() {
 		if strings.HasPrefix(kv, "OMPI_") || strings.HasPrefix(kv, "PMIX_") || strings.HasPrefix(kv, "SLURM_") ||
-			strings.HasPrefix(kv, "FACEFUSION_") {
+			(strings.HasPrefix(kv, "FACEFUSION_") && !strings.HasPrefix(kv, "FACEFUSION_TEST_")) {
 			continue
 		}
 		env = append(env, kv)

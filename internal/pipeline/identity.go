@@ -2,7 +2,9 @@ package pipeline
 
 import (
 	"fmt"
+	"os"
 	"slices"
+	"strconv"
 	"sync"
 	"time"
 
@@ -188,6 +190,19 @@ func (im *identityMeter) setFirstFrame(first int) {
 	}
 }
 
+// IdentityEveryEnv names a test-only hook: FACEFUSION_TEST_IDENTITY_EVERY=N measures every Nth
+// output frame instead of job.IdentityStride's sample, so that an end-to-end test's short clip
+// is measured on every rank (the sample alone takes only its frame 0).
+const IdentityEveryEnv = "FACEFUSION_TEST_IDENTITY_EVERY"
+
+// identityStride is job.IdentityStride of an output of n frames, or the test hook's stride.
+func identityStride(n int) int {
+	if every, err := strconv.Atoi(os.Getenv(IdentityEveryEnv)); err == nil && every > 0 {
+		return every
+	}
+	return job.IdentityStride(n)
+}
+
 // outputSized is a worker that is told the output's frame count before its Stream (the
 // identity measure's stride is decided from it alone, so every rank measures the same frames).
 type outputSized interface {
@@ -199,7 +214,7 @@ func (im *identityMeter) setOutputFrames(n int) {
 	if im == nil {
 		return
 	}
-	im.every = job.IdentityStride(n)
+	im.every = identityStride(n)
 	im.id.mu.Lock()
 	im.id.every = im.every
 	im.id.mu.Unlock()

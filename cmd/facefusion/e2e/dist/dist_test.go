@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/facefusion-hpc/facefusion/internal/logging"
+	"github.com/facefusion-hpc/facefusion/internal/pipeline"
 	"github.com/facefusion-hpc/facefusion/internal/slurm"
 
 	"github.com/facefusion-hpc/facefusion/internal/clitest"
@@ -106,6 +107,9 @@ func TestDistSwapMatchesOneRank(t *testing.T) {
 	in := filepath.Join(dir, "face.mp4")
 	clitest.FaceClip(t, in, 320, 240, 40, "25")
 	src := testenv.Sample(t, "grace_hopper.png")
+	// Every 10th frame measured (the job's own sample would take frame 0 alone): frames on
+	// every rank of the 3.
+	t.Setenv(pipeline.IdentityEveryEnv, "10")
 	type run struct {
 		ranks, chunk int
 		encoder      string
@@ -190,12 +194,11 @@ func TestDistSwapMatchesOneRank(t *testing.T) {
 	if n, _ := strconv.Atoi(m[1]); n < 20 {
 		t.Fatalf("%s: the swap found few faces to replace", faces[runs[0]])
 	}
-	// The identity measure takes frames at fixed places of the video, from its frame count alone
-	// (frame 0 of these 40: the stride is at least job.IdentityMinEvery), so 1 and 3 ranks
-	// measure the same faces and report the same numbers.
+	// The identity measure takes frames at fixed places of the video (0, 10, 20 and 30 of these
+	// 40, by the test's stride), so 1 and 3 ranks measure the same faces and report the same.
 	id1, id3 := clitest.ReadReport(t, report.Path(outs[runs[0]])).Identity, clitest.ReadReport(t, report.Path(outs[runs[1]])).Identity
-	if id1 == nil || id3 == nil || id1.Faces != 1 || *id1 != *id3 {
-		t.Errorf("identity measure: 1 rank %+v, 3 ranks %+v; want the same, of 1 face", id1, id3)
+	if id1 == nil || id3 == nil || id1.Faces != 4 || id1.Every != 10 || *id1 != *id3 {
+		t.Errorf("identity measure: 1 rank %+v, 3 ranks %+v; want the same, of 4 faces every 10th frame", id1, id3)
 	}
 }
 

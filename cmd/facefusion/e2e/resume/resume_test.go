@@ -16,6 +16,7 @@ import (
 
 	"github.com/facefusion-hpc/facefusion/internal/clitest"
 	"github.com/facefusion-hpc/facefusion/internal/fault"
+	"github.com/facefusion-hpc/facefusion/internal/pipeline"
 	"github.com/facefusion-hpc/facefusion/internal/report"
 	"github.com/facefusion-hpc/facefusion/internal/testenv"
 	"github.com/facefusion-hpc/facefusion/lustre"
@@ -128,6 +129,9 @@ func TestResumeSwapMoreRanks(t *testing.T) {
 	in := filepath.Join(dir, "face.mp4")
 	clitest.FaceClip(t, in, 320, 240, 40, "25")
 	src := testenv.Sample(t, "grace_hopper.png")
+	// Every 10th frame measured (the job's own sample would take frame 0 alone): the killed
+	// attempt's chunk and the resumed ones both hold measured frames.
+	t.Setenv(pipeline.IdentityEveryEnv, "10")
 	swapArgs := func(out string, chunk int) []string {
 		return []string{"run", "-s", src, "-t", in, "-o", out, "--output-video-encoder", "ffv1", "--chunk-frames", strconv.Itoa(chunk)}
 	}
@@ -175,11 +179,11 @@ func TestResumeSwapMoreRanks(t *testing.T) {
 	if changed < 20 {
 		t.Fatalf("only %d of 40 frames swapped: the comparison says little", changed)
 	}
-	// Frame 0 is measured (the stride is at least job.IdentityMinEvery); chunk 0 (frame 0) was
-	// done by the killed attempt.
+	// Frames 0, 10, 20 and 30 are measured (the test's stride); chunk 0 (frame 0) was done by
+	// the killed attempt.
 	idRef, idOut := clitest.ReadReport(t, report.Path(ref)).Identity, clitest.ReadReport(t, report.Path(out)).Identity
-	if idRef == nil || idOut == nil || idRef.Faces != 1 || *idOut != *idRef {
-		t.Fatalf("identity measure after the resume %+v, uninterrupted %+v: want the same face", idOut, idRef)
+	if idRef == nil || idOut == nil || idRef.Faces != 4 || *idOut != *idRef {
+		t.Fatalf("identity measure after the resume %+v, uninterrupted %+v: want the same 4 faces", idOut, idRef)
 	}
 }
 
