@@ -107,8 +107,9 @@ test: need-test fetch fmt-check vet lint race fuzz $(CACHE)/demo/target.mp4
 	$(GOBUILD) -o $(BIN) ./cmd/facefusion
 	$(GO) test -count=1 -timeout 25m ./...
 
-# Every fuzz target for FUZZTIME (3s) each, about a minute in all (internal/deps/fuzz.sh); a
-# crash fails it and leaves its input in the package's testdata/fuzz, which go test then runs.
+# Every fuzz target for FUZZTIME (2000x: 2,000 inputs) each, about half a minute in all
+# (internal/deps/fuzz.sh); a crash fails it and leaves its input in the package's testdata/fuzz,
+# which go test then runs.
 fuzz: need-test fetch
 	@GO=$(GO) bash internal/deps/fuzz.sh
 
