@@ -128,11 +128,13 @@ bench: fetch build $(CACHE)/demo/target.mp4
 	$(GO) test -run '^$$' -bench HashBlocks ./lustre
 	$(GO) test -run '^$$' -bench . -benchtime 1x ./cmd/facefusion/...
 
-# The shared engines on a GPU: frames/s at batch 1, 8 and 32 with 1 and 8 workers, GPU memory
-# per rank (NVML), pinning, the CUDA provider. Builds a bundle in .build/gpu-check (under 64 MiB;
-# run its run.sh on a GPU node without Go, ffmpeg or network), then runs it here: without a GPU
-# it rehearses on the CPU, names what it could not verify and exits 2.
-gpu-check: fetch fetch-gpu
+# A GPU node's check: the CUDA provider (fetch-gpu's, as a plugin library) on every catalog
+# stand-in and the embedded default against the CPU, frames/s at batch 1, 8 and 32 with 1 and 8
+# workers, GPU memory per rank (NVML), pinning, NVENC/NVDEC. Builds a bundle in
+# .build/gpu-check/bundle and cuts it into checked parts of 56 MiB in .build/gpu-check/parts
+# (a device call carries one: docs/development.md), then rehearses it here from those parts:
+# without a GPU it runs on the CPU, names what it could not verify and exits 2.
+gpu-check: fetch fetch-gpu $(CACHE)/demo/target.mp4
 	bash internal/deps/gpu-check.sh $(CACHE)
 
 clean:
