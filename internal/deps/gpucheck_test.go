@@ -132,3 +132,29 @@ func corrupt(t *testing.T, path string) {
 		t.Fatal(err)
 	}
 }
+
+// gpu-check.sh names make fetch-gpu, before it builds anything, when the cache lacks the
+// provider libraries the bundle carries.
+func TestGPUCheckNeedsFetchGPU(t *testing.T) {
+	cache := t.TempDir()
+	for _, f := range []string{"ort/libonnxruntime.so.1", "models/blazeface_front_128.onnx", "models/fr_feature.onnx", "samples/grace_hopper.png", "demo/target.mp4"} {
+		path := filepath.Join(cache, f)
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out := filepath.Join(t.TempDir(), "gpu-check")
+	cmd := exec.Command("bash", "gpu-check.sh", cache)
+	cmd.Env = withEnv(os.Environ(), nil, "GPU_CHECK_DIR="+out)
+	r := run(t, cmd)
+	want := filepath.Join(cache, "ort-gpu", "libonnxruntime_providers_cuda.so") + " is missing: run `make fetch-gpu`"
+	if r.code != 1 || !strings.Contains(r.stderr, want) {
+		t.Errorf("gpu-check.sh without ort-gpu: exit %d, %q; want %q", r.code, r.stderr, want)
+	}
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Errorf("the refused gpu-check.sh made %s: %v", out, err)
+	}
+}
