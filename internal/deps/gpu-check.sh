@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# gpu-check.sh [CACHE]: the GPU check of the shared engines and the CUDA provider
+# gpu-check.sh [CACHE [gpucheck flags]]: the GPU check of the shared engines and the CUDA provider
 # (internal/deps/gpucheck), as a bundle for a GPU node, in parts a device call can carry, then
 # rehearsed here from those parts (GPU_CHECK_RUN=0: build only). `make gpu-check` runs it.
 #
@@ -18,6 +18,7 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cache=${1:-$root/.cache}
+if [ $# -gt 0 ]; then shift; fi # the rest are gpucheck's flags, for the rehearsal
 out=${GPU_CHECK_DIR:-$root/.build/gpu-check}
 bundle=$out/bundle
 cd "$root"
