@@ -7,7 +7,8 @@
 #   pack BUNDLE PARTS [MIB]  gzip BUNDLE's files into one tar stream, cut it into PARTS/part-01,
 #                            part-02, … of MIB MiB at most (56 by default: one part and the
 #                            repository fit one call; 64 at most), and write PARTS/MANIFEST: the
-#                            sha256 of every part and of every file of BUNDLE.
+#                            sha256 of every part and of every file of BUNDLE. A copy of this
+#                            script goes beside them, for a node without the repository.
 #   stage PARTS [STAGE]      check the parts PARTS holds against PARTS/MANIFEST and copy them to
 #                            STAGE, which outlasts the call on a machine kept warm; say which
 #                            parts STAGE still lacks. A damaged part stops it.
@@ -46,6 +47,8 @@ pack() {
 			echo "$(sha256 "$f")  bundle/$f"
 		done)
 	} >"$new/MANIFEST"
+	# This script rides along, for a node without the repository: bash PARTS/gpu-check-parts.sh run PARTS.
+	cp "${BASH_SOURCE[0]}" "$new/gpu-check-parts.sh"
 	rm -rf "$parts" && mv "$new" "$parts"
 	local n
 	n=$(manifest "$parts" parts | wc -l)

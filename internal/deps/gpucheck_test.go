@@ -54,6 +54,10 @@ func TestGPUCheckParts(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(all, "part-04")); err == nil {
 		t.Fatal("2.6 MB in 1 MiB parts made a fourth part")
 	}
+	self, _ := os.ReadFile("gpu-check-parts.sh")
+	if b, err := os.ReadFile(filepath.Join(all, "gpu-check-parts.sh")); err != nil || !bytes.Equal(b, self) {
+		t.Errorf("the parts folder holds no copy of gpu-check-parts.sh for a node without the repository: %v", err)
+	}
 	// carry is what one call carries: MANIFEST and the named parts (a damaged copy for flip).
 	carry := func(name string, flip bool, parts ...string) string {
 		d := filepath.Join(dir, name)
