@@ -39,7 +39,7 @@ NEED := MPI_PC_DIR=$(MPI_PC) bash internal/deps/need.sh
 # make install's prefix (README, "Install on a cluster").
 PREFIX ?= $(HOME)/.local
 
-.PHONY: all deps need-build need-test need-check fetch build install demo test check race lint fuzz vet fmt-check bench clean gpu-check
+.PHONY: all deps need-build need-test need-check fetch fetch-gpu build install demo test check race lint fuzz vet fmt-check bench clean gpu-check
 all: build
 
 # Every Debian package the build, the demo and the tests need (root or sudo). The other
@@ -59,10 +59,17 @@ need-check:
 fetch:
 	@bash internal/deps/fetch.sh $(CACHE)
 
+# ONNX Runtime's CUDA and TensorRT provider libraries (npm, 179 MB packed, checked against a
+# pinned sha256) into $(CACHE)/ort-gpu, once; no target above or below needs them but
+# gpu-check: make install installs them when they are there.
+fetch-gpu:
+	@bash internal/deps/fetch-gpu.sh $(CACHE)
+
 build: need-build
 	$(GOBUILD) -o $(BIN) ./cmd/facefusion
 
 # The binary, runtime, models, batch script, docs and an Lmod module file under PREFIX; no root.
+# The GPU provider libraries too, where make fetch-gpu has fetched them.
 install: build fetch
 	@bash internal/deps/install.sh "$(PREFIX)" "$(BIN)" "$(CACHE)"
 
@@ -121,11 +128,13 @@ bench: fetch build $(CACHE)/demo/target.mp4
 	$(GO) test -run '^$$' -bench HashBlocks ./lustre
 	$(GO) test -run '^$$' -bench . -benchtime 1x ./cmd/facefusion/...
 
-# The shared engines on a GPU: frames/s at batch 1, 8 and 32 with 1 and 8 workers, GPU memory
-# per rank (NVML), pinning, the CUDA provider. Builds a bundle in .build/gpu-check (under 64 MiB;
-# run its run.sh on a GPU node without Go, ffmpeg or network), then runs it here: without a GPU
-# it rehearses on the CPU, names what it could not verify and exits 2.
-gpu-check: fetch
+# A GPU node's check: the CUDA provider (fetch-gpu's, as a plugin library) on every catalog
+# stand-in and the embedded default against the CPU, frames/s at batch 1, 8 and 32 with 1 and 8
+# workers, GPU memory per rank (NVML), pinning, NVENC/NVDEC. Builds a bundle in
+# .build/gpu-check/bundle and cuts it into checked parts of 56 MiB in .build/gpu-check/parts
+# (a device call carries one: docs/development.md), then rehearses it here from those parts:
+# without a GPU it runs on the CPU, names what it could not verify and exits 2.
+gpu-check: fetch fetch-gpu $(CACHE)/demo/target.mp4
 	bash internal/deps/gpu-check.sh $(CACHE)
 
 clean:

@@ -1,10 +1,17 @@
 package deps
 
 import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
+	"crypto/sha256"
+	"encoding/hex"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -87,5 +94,144 @@ func TestFetchRefetchesAWrongRecognizer(t *testing.T) {
 	}
 	if out, err := fetch(); err != nil || out != "" {
 		t.Errorf("the package's fr_feature.onnx: %v, %q; want nothing fetched", err, out)
+	}
+}
+
+// gpuPackage writes a .tgz laid out as npm's com.github.asus4.onnxruntime.linux-x64-gpu is,
+// with the provider libraries' contents given (fake, but as fetch-gpu.sh reads them), and
+// returns its path and sha256.
+func gpuPackage(t *testing.T, libs map[string]string) (string, string) {
+	t.Helper()
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	tw := tar.NewWriter(zw)
+	files := map[string]string{"package/LICENSE": "MIT License\n\nCopyright (c) Microsoft Corporation.\n", "package/README.md": "readme\n"}
+	for name, body := range libs {
+		files["package/Plugins/Linux/x64/"+name] = body
+	}
+	for _, name := range slices.Sorted(maps.Keys(files)) {
+		if err := tw.WriteHeader(&tar.Header{Name: name, Mode: 0o755, Size: int64(len(files[name]))}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tw.Write([]byte(files[name])); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := tw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "gpu.tgz")
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(buf.Bytes())
+	return path, hex.EncodeToString(sum[:])
+}
+
+// gpuLibs are fake provider libraries: the CUDA and TensorRT ones carry ONNX Runtime's version
+// as the real ones do, a NUL-ended string of its own.
+func gpuLibs(version string) map[string]string {
+	return map[string]string{
+		"libonnxruntime_providers_cuda.so":     "\x7fELF cuda\x00" + version + "\x00more",
+		"libonnxruntime_providers_tensorrt.so": "\x7fELF trt\x00" + version + "\x00",
+		"libonnxruntime_providers_shared.so":   "\x7fELF shared",
+	}
+}
+
+// fetch-gpu.sh takes nothing from a package whose sha256 is not the pinned one, nor from one
+// whose libraries are not built for the version it names; a package it trusts lands in
+// CACHE/ort-gpu with its licence and VERSION, once. No download: ORT_GPU_TGZ names the package,
+// and ORT_GPU_SHA256 stands in for the pinned sum where the test's own package must pass.
+func TestFetchGPUChecksThePackage(t *testing.T) {
+	fetch := func(cache string, env ...string) ran {
+		cmd := exec.Command("bash", "fetch-gpu.sh", cache)
+		cmd.Env = withEnv(os.Environ(), []string{"ORT_GPU_SHA256", "ORT_GPU_TGZ"}, env...)
+		return run(t, cmd)
+	}
+	libs := gpuLibs("1.29.0")
+	tgz, sum := gpuPackage(t, libs)
+	cache := t.TempDir()
+	dest := filepath.Join(cache, "ort-gpu")
+
+	r := fetch(cache, "ORT_GPU_TGZ="+tgz)
+	if r.code == 0 || !strings.Contains(r.stderr, tgz+" has sha256 "+sum+", not ") || !strings.Contains(r.stderr, "refused") {
+		t.Errorf("a package of another sha256: exit %d, %q; want it refused naming both sums", r.code, r.stderr)
+	}
+	if _, err := os.Stat(dest); !os.IsNotExist(err) {
+		t.Errorf("a refused package left %s: %v", dest, err)
+	}
+
+	old, oldSum := gpuPackage(t, gpuLibs("1.28.1"))
+	r = fetch(cache, "ORT_GPU_TGZ="+old, "ORT_GPU_SHA256="+oldSum)
+	if r.code == 0 || !strings.Contains(r.stderr, "does not carry ONNX Runtime's version 1.29.0") {
+		t.Errorf("libraries of another ONNX Runtime: exit %d, %q; want them refused", r.code, r.stderr)
+	}
+	if _, err := os.Stat(dest); !os.IsNotExist(err) {
+		t.Errorf("a refused package left %s: %v", dest, err)
+	}
+
+	r = fetch(cache, "ORT_GPU_TGZ="+tgz, "ORT_GPU_SHA256="+sum)
+	if r.code != 0 {
+		t.Fatalf("the package as pinned: exit %d, %q", r.code, r.stderr)
+	}
+	want := map[string]string{"LICENSE": "MIT License\n\nCopyright (c) Microsoft Corporation.\n", "VERSION": "1.29.0\n"}
+	maps.Copy(want, libs)
+	entries, _ := os.ReadDir(dest)
+	if len(entries) != len(want) {
+		t.Errorf("%s holds %d files, want %d: %v", dest, len(entries), len(want), entries)
+	}
+	for name, body := range want {
+		if b, err := os.ReadFile(filepath.Join(dest, name)); err != nil || string(b) != body {
+			t.Errorf("%s: %q, %v; want %q", name, b, err, body)
+		}
+	}
+	if r := fetch(cache, "ORT_GPU_TGZ=/nonexistent"); r.code != 0 || r.stderr != "" {
+		t.Errorf("a second fetch-gpu: exit %d, %q; want nothing done", r.code, r.stderr)
+	}
+}
+
+// make fetch-gpu's 179 MB are no part of what fetch, demo, check, test or install need: only
+// gpu-check asks for them.
+func TestFetchGPUIsOptional(t *testing.T) {
+	b, err := os.ReadFile("../../Makefile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	prereqs := map[string][]string{}
+	for _, m := range regexp.MustCompile(`(?m)^([^\s:#=$]+):([^=\n]*)$`).FindAllSubmatch(b, -1) {
+		fields := strings.Fields(strings.ReplaceAll(string(m[2]), "|", " "))
+		prereqs[string(m[1])] = append(prereqs[string(m[1])], fields...)
+	}
+	if _, ok := prereqs["fetch-gpu"]; !ok {
+		t.Fatal("the Makefile has no fetch-gpu target")
+	}
+	var reach func(target string, seen map[string]bool) bool
+	reach = func(target string, seen map[string]bool) bool {
+		if target == "fetch-gpu" {
+			return true
+		}
+		if seen[target] {
+			return false
+		}
+		seen[target] = true
+		for _, p := range prereqs[target] {
+			if reach(p, seen) {
+				return true
+			}
+		}
+		return false
+	}
+	for _, target := range []string{"fetch", "demo", "check", "test", "install", "build", "bench"} {
+		if _, ok := prereqs[target]; !ok {
+			t.Errorf("the Makefile has no %s target", target)
+		} else if reach(target, map[string]bool{}) {
+			t.Errorf("make %s reaches fetch-gpu", target)
+		}
+	}
+	if !reach("gpu-check", map[string]bool{}) {
+		t.Error("make gpu-check does not fetch the provider libraries it bundles")
 	}
 }

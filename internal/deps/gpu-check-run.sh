@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# run.sh [gpucheck flags]: the GPU check from its bundle (made by make gpu-check), on a node
-# with no Go, ffmpeg or network. It puts the node's CUDA runtime libraries from python3's
-# packages (nvidia-cuda-runtime, nvidia-cublas, nvidia-cudnn-cu13) on the library path, uses
-# the ONNX Runtime of GPU_ROUTE_DIR when set (a core with its CUDA provider libraries) and else
-# the bundle's CPU core, and runs gpucheck: exit 0 all verified on a GPU, 2 something could not
-# be (each named in a "not verified:" line), 1 a failure.
+# run.sh [gpucheck flags]: the GPU check from its bundle (make gpu-check; reassembled on the
+# node by gpu-check-parts.sh run), on a node with no Go or network. It puts the node's CUDA
+# runtime libraries and cuDNN from python3's packages (nvidia-cuda-runtime, nvidia-cublas,
+# nvidia-cudnn-cu13, …) on the library path, names the GPU provider libraries beside the
+# bundle's runtime (lib/, make fetch-gpu's) as the binary's --execution-provider-library
+# would (FACEFUSION_EXECUTION_PROVIDER_LIBRARY, the binary's variable, names others), and runs
+# gpucheck: exit 0 all verified on a GPU, 2 something could not be (each named in a
+# "not verified:" line), 1 a failure. One report, on stdout.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 if command -v python3 >/dev/null 2>&1; then
@@ -19,10 +21,13 @@ PY
 		export LD_LIBRARY_PATH="$libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 	fi
 fi
-lib=$here/libonnxruntime.so.1
-if [ -n "${GPU_ROUTE_DIR:-}" ]; then
-	# ONNX Runtime loads its provider libraries from the core library's folder.
-	lib=$GPU_ROUTE_DIR/libonnxruntime.so.1
-	export LD_LIBRARY_PATH="$GPU_ROUTE_DIR${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+export FACEFUSION_EXECUTION_PROVIDER_LIBRARY=${FACEFUSION_EXECUTION_PROVIDER_LIBRARY:-$here/lib}
+echo "gpu-check: bundle $here; $(uname -n); $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+if command -v nvidia-smi >/dev/null 2>&1; then
+	nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | sed 's/^/gpu-check: nvidia-smi: /' || true
+else
+	echo "gpu-check: no nvidia-smi on PATH"
 fi
-exec "$here/gpucheck" -library "$lib" -blazeface "$here/blazeface_front_128.onnx" "$@"
+exec "$here/gpucheck" -library "$here/lib/libonnxruntime.so.1" \
+	-execution-provider-library "$FACEFUSION_EXECUTION_PROVIDER_LIBRARY" \
+	-models "$here/models" -image "$here/grace_hopper.png" -clip "$here/target.mp4" "$@"

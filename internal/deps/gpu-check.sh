@@ -1,63 +1,55 @@
 #!/usr/bin/env bash
-# gpu-check.sh [CACHE]: the GPU check of the shared engines (internal/deps/gpucheck). Builds a
-# bundle in .build/gpu-check (GPU_CHECK_BUNDLE): gpucheck, ONNX Runtime's core library from
-# CACHE/ort, BlazeFace and run.sh, under 64 MiB; then runs it here (GPU_CHECK_RUN=0: build only).
-# A GPU node needs no Go, ffmpeg or network: copy the folder there and run `bash run.sh`. The
-# node's CUDA 13 runtime libraries are found in python3's packages (nvidia-cuda-runtime,
-# nvidia-cublas, nvidia-cudnn-cu13). ONNX Runtime's CUDA provider is not in the bundle (its
-# libraries are hundreds of MB): GPU_ROUTE_DIR names a folder holding a core libonnxruntime.so.1
-# with its libonnxruntime_providers_*.so (and a VERSIONS file whose providers= line is the ONNX
-# Runtime version the providers were built from; gpucheck refuses one other than the core's),
-# and FETCH_GPU_ROUTE=1 makes one here from npm (DESIGN §4: ORT 1.29.0 core from
-# onnxruntime-node@1.29.0, CUDA providers from com.github.asus4.onnxruntime.linux-x64-gpu@0.4.9,
-# another build whose ORT version the package does not record, so its VERSIONS has no
-# providers= line and gpucheck reports the pairing unverified; needs npm and the network).
-# Without a GPU or the provider, gpucheck runs what it can on the CPU, says what it could not
-# verify, and exits 2.
+# gpu-check.sh [CACHE [gpucheck flags]]: the GPU check of the shared engines and the CUDA provider
+# (internal/deps/gpucheck), as a bundle for a GPU node, in parts a device call can carry, then
+# rehearsed here from those parts (GPU_CHECK_RUN=0: build only). `make gpu-check` runs it.
+#
+# The bundle (.build/gpu-check/bundle) holds gpucheck, in lib/ ONNX Runtime's core library
+# (make fetch) and make fetch-gpu's provider libraries (the CUDA one is 229 MB), the
+# embedded default's BlazeFace and fr_feature in models/, a sample image, the demo clip (for
+# NVDEC) and run.sh. .build/gpu-check/parts holds it as gzip'd parts of GPU_CHECK_PART_MIB MiB
+# (56) with a MANIFEST of sha256s (gpu-check-parts.sh); docs/development.md says how to carry
+# them to a GPU node one call at a time. The node needs no Go or network: its CUDA 13 runtime
+# libraries and cuDNN come from python3's packages (nvidia-cuda-runtime, nvidia-cublas,
+# nvidia-cudnn-cu13) or its library path, and NVENC/NVDEC are tried through its ffmpeg when it
+# has one.
+#
+# Here, without a GPU, the rehearsal reassembles the parts in a temporary stage, checks every
+# sha256, runs what it can on the CPU, names what it could not verify and exits 2.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cache=${1:-$root/.cache}
-bundle=${GPU_CHECK_BUNDLE:-$root/.build/gpu-check}
+if [ $# -gt 0 ]; then shift; fi # the rest are gpucheck's flags, for the rehearsal
+out=${GPU_CHECK_DIR:-$root/.build/gpu-check}
+bundle=$out/bundle
 cd "$root"
 
-mkdir -p "$bundle"
-${GO:-go} build -buildvcs=false -ldflags "-s -w" -o "$bundle/gpucheck.part" ./internal/deps/gpucheck
-mv "$bundle/gpucheck.part" "$bundle/gpucheck"
-cp "$cache/ort/libonnxruntime.so.1" "$bundle/libonnxruntime.so.1.part" && mv "$bundle/libonnxruntime.so.1.part" "$bundle/libonnxruntime.so.1"
-cp "$cache/models/blazeface_front_128.onnx" "$bundle/"
-cp internal/deps/gpu-check-run.sh "$bundle/run.sh"
-size=$(cat "$bundle/gpucheck" "$bundle/libonnxruntime.so.1" "$bundle/blazeface_front_128.onnx" "$bundle/run.sh" | wc -c)
-echo "gpu-check: bundle $bundle: $((size >> 20)) MiB (copy it to a GPU node and run bash run.sh there)" >&2
-if [ "$size" -gt $((64 << 20)) ]; then
-	echo "gpu-check: the bundle is over 64 MiB" >&2
-	exit 1
-fi
+need() { [ -s "$1" ] || { echo "gpu-check: $1 is missing: run \`$2\`" >&2; exit 1; }; }
+need "$cache/ort/libonnxruntime.so.1" "make fetch"
+need "$cache/models/blazeface_front_128.onnx" "make fetch"
+need "$cache/models/fr_feature.onnx" "make fetch"
+need "$cache/samples/grace_hopper.png" "make fetch"
+need "$cache/demo/target.mp4" "make demo"
+for f in libonnxruntime_providers_cuda.so libonnxruntime_providers_tensorrt.so libonnxruntime_providers_shared.so LICENSE VERSION; do
+	need "$cache/ort-gpu/$f" "make fetch-gpu"
+done
 
-if [ "${FETCH_GPU_ROUTE:-0}" = 1 ] && [ -z "${GPU_ROUTE_DIR:-}" ]; then
-	CORE=onnxruntime-node@1.29.0
-	PROVIDERS=com.github.asus4.onnxruntime.linux-x64-gpu@0.4.9
-	route=$cache/ort-gpu-1.29.0
-	if [ ! -s "$route/libonnxruntime.so.1" ] || [ ! -s "$route/libonnxruntime_providers_cuda.so" ]; then
-		command -v npm >/dev/null || { echo "gpu-check: npm is needed to fetch the GPU route (or set GPU_ROUTE_DIR)" >&2; exit 1; }
-		mkdir -p "$cache/dl"
-		work=$(mktemp -d "$cache/dl/gpu.XXXXXX")
-		trap 'rm -rf "$work"' EXIT
-		echo "gpu-check: fetching $CORE and $PROVIDERS (npm pack, not installed)" >&2
-		(cd "$work" && npm pack --silent "$CORE" >/dev/null && npm pack --silent "$PROVIDERS" >/dev/null)
-		mkdir -p "$work/core" "$work/gpu" "$route.part"
-		tar -xzf "$work"/onnxruntime-node-*.tgz -C "$work/core"
-		tar -xzf "$work"/com.github.asus4.onnxruntime.linux-x64-gpu-*.tgz -C "$work/gpu"
-		cp "$work/core/package/bin/napi-v6/linux/x64/libonnxruntime.so.1" "$route.part/"
-		# The providers' folder inside the package is not fixed across versions: take them by name.
-		find "$work/gpu" -name 'libonnxruntime_providers_*.so' -exec cp {} "$route.part/" \;
-		[ -s "$route.part/libonnxruntime_providers_cuda.so" ] || { echo "gpu-check: $PROVIDERS holds no libonnxruntime_providers_cuda.so" >&2; exit 1; }
-		# The core's version is known; the providers' ONNX Runtime version is not recorded by
-		# their package: no providers= line, so gpucheck says the pairing is not verified.
-		printf 'core=%s\nproviders_package=%s\n' "${CORE#*@}" "$PROVIDERS" >"$route.part/VERSIONS"
-		rm -rf "$route" && mv "$route.part" "$route"
-	fi
-	export GPU_ROUTE_DIR=$route
-fi
+# The bundle folder is ours: made afresh each time.
+# lib/ is laid out as make install lays out PREFIX/lib/facefusion: the core library with the
+# provider libraries, their licence and VERSION beside it.
+rm -rf "$bundle.new" && mkdir -p "$bundle.new/models" "$bundle.new/lib"
+${GO:-go} build -buildvcs=false -ldflags "-s -w" -o "$bundle.new/gpucheck" ./internal/deps/gpucheck
+cp "$cache/ort/libonnxruntime.so.1" "$cache/ort-gpu/"* "$bundle.new/lib/"
+cp "$cache/models/blazeface_front_128.onnx" "$cache/models/fr_feature.onnx" "$bundle.new/models/"
+cp "$cache/samples/grace_hopper.png" "$cache/demo/target.mp4" "$bundle.new/"
+cp internal/deps/gpu-check-run.sh "$bundle.new/run.sh"
+rm -rf "$bundle" && mv "$bundle.new" "$bundle"
+echo "gpu-check: bundle $bundle: $(($(du -sb "$bundle" | cut -f1) >> 20)) MiB" >&2
+bash internal/deps/gpu-check-parts.sh pack "$bundle" "$out/parts" "${GPU_CHECK_PART_MIB:-56}"
 
 [ "${GPU_CHECK_RUN:-1}" = 0 ] && exit 0
-exec bash "$bundle/run.sh"
+# The rehearsal: from the parts, as the node gets them, in a stage of our own.
+stage=$(mktemp -d "${TMPDIR:-/tmp}/gpu-check-stage.XXXXXX")
+trap 'rm -rf "$stage"' EXIT
+rc=0
+GPU_CHECK_STAGE=$stage bash internal/deps/gpu-check-parts.sh run "$out/parts" "$@" || rc=$?
+exit $rc

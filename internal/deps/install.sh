@@ -6,6 +6,9 @@
 #
 #   PREFIX/bin/facefusion
 #   PREFIX/lib/facefusion/libonnxruntime.so.1           (job.InstallRuntime)
+#   PREFIX/lib/facefusion/libonnxruntime_providers_{cuda,tensorrt,shared}.so, LICENSE, VERSION
+#                                     (make fetch-gpu's, when CACHE/ort-gpu holds them: the
+#                                     runtime looks for its GPU providers beside itself)
 #   PREFIX/share/facefusion/models/                     (job.InstallModels)
 #   PREFIX/share/facefusion/facefusion.sbatch
 #   PREFIX/share/doc/facefusion/README.md, docs/*.md, default.toml (every job key, commented)
@@ -27,6 +30,17 @@ models=("$cache"/models/*)
 shopt -u nullglob
 [ ${#models[@]} -gt 0 ] || { echo "install: no model files in $cache/models: run \`make fetch\`" >&2; exit 1; }
 
+# The GPU providers, only where make fetch-gpu has brought them, and then all of them.
+gpu=$cache/ort-gpu
+gpufiles=(libonnxruntime_providers_cuda.so libonnxruntime_providers_tensorrt.so libonnxruntime_providers_shared.so LICENSE VERSION)
+if [ -e "$gpu" ]; then
+	for f in "${gpufiles[@]}"; do
+		[ -s "$gpu/$f" ] || { echo "install: $gpu/$f is missing: run \`make fetch-gpu\` again (or remove $gpu)" >&2; exit 1; }
+	done
+else
+	gpu=
+fi
+
 version=$("$bin" --version | awk 'NR == 1 { print $2 }')
 [[ $version =~ ^[0-9A-Za-z._+-]+$ ]] || { echo "install: $bin --version did not print a version (got \"$version\")" >&2; exit 1; }
 
@@ -45,6 +59,10 @@ put() {
 
 put "$bin" "$prefix/bin/facefusion" 755
 put "$runtime" "$prefix/lib/facefusion/libonnxruntime.so.1" 644
+if [ -n "$gpu" ]; then
+	for f in "${gpufiles[@]}"; do put "$gpu/$f" "$prefix/lib/facefusion/$f" 644; done
+	echo "install: ONNX Runtime $(cat "$gpu/VERSION")'s CUDA and TensorRT providers (make fetch-gpu) in $prefix/lib/facefusion, with their licence" >&2
+fi
 for m in "${models[@]}"; do
 	[ -f "$m" ] && put "$m" "$prefix/share/facefusion/models/$(basename "$m")" 644
 done

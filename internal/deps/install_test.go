@@ -377,3 +377,74 @@ func TestBuildRunpathFindsMPI(t *testing.T) {
 		t.Errorf("the loader did not search the RUNPATH for libmpi:\n%s", v.stderr)
 	}
 }
+
+// install.sh installs make fetch-gpu's provider libraries, licence and VERSION beside the
+// runtime when the cache holds them, says so, and does nothing more when it does not; an
+// incomplete ort-gpu folder stops it before it installs anything. A stand-in binary and
+// runtime: what is checked is the copying, which runs in the fast tier.
+func TestInstallGPUProviders(t *testing.T) {
+	cache := t.TempDir()
+	for name, body := range map[string]string{
+		"ort/libonnxruntime.so.1": "runtime", "models/blazeface_front_128.onnx": "model",
+	} {
+		path := filepath.Join(cache, name)
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	bin := filepath.Join(t.TempDir(), "facefusion")
+	if err := os.WriteFile(bin, []byte("#!/bin/sh\necho 'facefusion 9.9.9-test'\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	install := func(prefix string) ran {
+		return run(t, exec.Command("bash", "install.sh", prefix, bin, cache))
+	}
+	gpuFiles := []string{"libonnxruntime_providers_cuda.so", "libonnxruntime_providers_tensorrt.so", "libonnxruntime_providers_shared.so", "LICENSE", "VERSION"}
+
+	prefix := t.TempDir()
+	if r := install(prefix); r.code != 0 || strings.Contains(r.stderr, "providers") {
+		t.Fatalf("install without ort-gpu: exit %d, %q; want no word of the providers", r.code, r.stderr)
+	}
+	for _, f := range gpuFiles {
+		if _, err := os.Stat(filepath.Join(prefix, "lib", "facefusion", f)); !os.IsNotExist(err) {
+			t.Errorf("install without ort-gpu installed %s: %v", f, err)
+		}
+	}
+
+	gpu := filepath.Join(cache, "ort-gpu")
+	if err := os.Mkdir(gpu, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range gpuFiles[:4] {
+		if err := os.WriteFile(filepath.Join(gpu, f), []byte("body of "+f), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fresh := filepath.Join(t.TempDir(), "prefix")
+	if r := install(fresh); r.code == 0 || !strings.Contains(r.stderr, filepath.Join(gpu, "VERSION")+" is missing: run `make fetch-gpu`") {
+		t.Errorf("install with ort-gpu lacking VERSION: exit %d, %q; want it refused naming the file", r.code, r.stderr)
+	}
+	if _, err := os.Stat(fresh); !os.IsNotExist(err) {
+		t.Errorf("the refused install made %s: %v", fresh, err)
+	}
+
+	if err := os.WriteFile(filepath.Join(gpu, "VERSION"), []byte("1.29.0\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := install(prefix)
+	if r.code != 0 || !strings.Contains(r.stderr, "ONNX Runtime 1.29.0's CUDA and TensorRT providers (make fetch-gpu) in "+filepath.Join(prefix, "lib", "facefusion")) {
+		t.Fatalf("install with ort-gpu: exit %d, %q; want the providers said", r.code, r.stderr)
+	}
+	for _, f := range gpuFiles {
+		src, _ := os.ReadFile(filepath.Join(gpu, f))
+		if b, err := os.ReadFile(filepath.Join(prefix, "lib", "facefusion", f)); err != nil || !bytes.Equal(b, src) {
+			t.Errorf("installed %s: %q, %v; want a copy of the cache's %q", f, b, err, src)
+		}
+	}
+	if b, err := os.ReadFile(filepath.Join(prefix, job.InstallRuntime)); err != nil || string(b) != "runtime" {
+		t.Errorf("the runtime beside them: %q, %v", b, err)
+	}
+}

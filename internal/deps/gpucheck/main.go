@@ -3,8 +3,11 @@
 // through the node's CUDA runtime, ONNX Runtime's CUDA provider, and the frames per second of
 // the model path (package enginebench: a detector, a 554 MB swapper and a 340 MB enhancer, one
 // engine each shared by the workers) at batch 1, 8 and 32 with 1 and 8 workers, with the GPU
-// memory the rank takes. gpu-check.sh builds it where Go is and bundles it with ONNX Runtime and
-// BlazeFace (under 64 MiB); on the node it needs no Go, ffmpeg or network. What the node lacks it
+// memory the rank takes; every catalog model's stand-in and the embedded default's models on the
+// CUDA provider against the CPU; NVENC and NVDEC through the node's ffmpeg. gpu-check.sh builds
+// it where Go is and bundles it with ONNX Runtime, make fetch-gpu's provider libraries (the CUDA
+// provider as a plugin library, --execution-provider-library) and the embedded default's
+// models, in parts; on the node it needs no Go or network. What the node lacks it
 // names, runs the rest (on the CPU when there is no CUDA provider, with smaller weights) and
 // exits 2; 0 means everything was verified on a GPU, 1 a failure.
 package main
@@ -29,16 +32,22 @@ import (
 
 func main() {
 	exe, _ := os.Executable()
-	lib := flag.String("library", filepath.Join(filepath.Dir(exe), "libonnxruntime.so.1"), "ONNX Runtime core library (a GPU route's, with its CUDA provider libraries beside it)")
-	device := flag.String("device", "auto", "GPU as a rank picks it: auto, cpu or a visible device number")
+	here := filepath.Dir(exe)
+	var o options
+	flag.StringVar(&o.lib, "library", filepath.Join(here, "lib", "libonnxruntime.so.1"), "ONNX Runtime core library")
+	flag.StringVar(&o.providers, "execution-provider-library", defaultProviders(here), "the GPU providers' plugin libraries: a folder holding libonnxruntime_providers_{cuda,tensorrt}.so (make fetch-gpu's) or a provider library file, as the binary's --execution-provider-library; default FACEFUSION_EXECUTION_PROVIDER_LIBRARY, else the bundle's lib folder")
+	flag.StringVar(&o.device, "device", "auto", "GPU as a rank picks it: auto, cpu or a visible device number")
 	batches := flag.String("batches", "1,8,32", "execution batch sizes to measure")
 	workers := flag.String("workers", "1,8", "worker counts to measure")
-	frames := flag.Int("frames", 96, "frames per round (best of -rounds)")
-	rounds := flag.Int("rounds", 2, "rounds per measurement")
-	blaze := flag.String("blazeface", filepath.Join(filepath.Dir(exe), "blazeface_front_128.onnx"), "BlazeFace model (the embedded default's detector); empty skips it")
+	flag.IntVar(&o.frames, "frames", 96, "frames per round (best of -rounds)")
+	flag.IntVar(&o.rounds, "rounds", 2, "rounds per measurement")
+	flag.StringVar(&o.models, "models", filepath.Join(here, "models"), "the embedded default's model files (blazeface_front_128.onnx, fr_feature.onnx); empty skips them")
+	flag.StringVar(&o.image, "image", filepath.Join(here, "grace_hopper.png"), "an image with a face, for the embedded default's detector")
+	flag.StringVar(&o.clip, "clip", filepath.Join(here, "target.mp4"), "an H.264 clip for the NVDEC trial; empty skips it")
 	flag.Parse()
+	o.batches, o.workers = ints(*batches), ints(*workers)
 	c := &check{}
-	code := c.run(*lib, *device, ints(*batches), ints(*workers), *frames, *rounds, *blaze)
+	code := c.run(o)
 	fmt.Println()
 	for _, line := range c.verified {
 		fmt.Println("verified:     " + line)
@@ -50,6 +59,25 @@ func main() {
 		fmt.Println("flagged:      " + line)
 	}
 	os.Exit(code)
+}
+
+// options are the check's flags.
+type options struct {
+	lib, providers, device, models, image, clip string
+	batches, workers                            []int
+	frames, rounds                              int
+}
+
+// defaultProviders is FACEFUSION_EXECUTION_PROVIDER_LIBRARY, else the bundle's lib folder (the
+// runtime's) when it holds the CUDA provider.
+func defaultProviders(here string) string {
+	if p := os.Getenv("FACEFUSION_EXECUTION_PROVIDER_LIBRARY"); p != "" {
+		return p
+	}
+	if _, err := os.Stat(filepath.Join(here, "lib", "libonnxruntime_providers_cuda.so")); err == nil {
+		return filepath.Join(here, "lib")
+	}
+	return ""
 }
 
 func ints(s string) []int {
@@ -80,19 +108,23 @@ func fail(err error) int {
 	return 1
 }
 
-func (c *check) run(lib, device string, batches, workers []int, frames, rounds int, blaze string) int {
+func (c *check) run(o options) int {
 	// 1. The GPU, as a rank binds it, and its telemetry as the run report samples it.
-	g, err := c.bindGPU(device)
+	g, err := c.bindGPU(o.device)
 	if err != nil {
 		return fail(err)
 	}
-	// 2. The runtime, its CUDA provider, and pinning through the node's libcudart.
-	ex, used, err := c.runtime(lib, g.b)
+	// 2. The runtime, its CUDA provider (a plugin library), and pinning through the node's
+	// libcudart.
+	if err := useProviderLibrary(o.providers); err != nil {
+		c.not("the GPU providers' plugin libraries: %v", err)
+	}
+	ex, used, err := c.runtime(o.lib, o.providers, g.b)
 	if err != nil {
 		return fail(err)
 	}
 	onGPU := used[0] == infer.ProviderCUDA
-	swapperBytes, enhancerBytes := int64(enginebench.SwapperBytes), int64(enginebench.EnhancerBytes)
+	swapperBytes, enhancerBytes, frames := int64(enginebench.SwapperBytes), int64(enginebench.EnhancerBytes), o.frames
 	if !onGPU {
 		// A CPU rehearsal: the same code at an eighth of the weights, a quarter of the frames.
 		swapperBytes, enhancerBytes, frames = swapperBytes/8, enhancerBytes/8, max(8, frames/4)
@@ -111,32 +143,38 @@ func (c *check) run(lib, device string, batches, workers []int, frames, rounds i
 	if err := enginebench.WriteModels(dir, swapperBytes, enhancerBytes); err != nil {
 		return fail(err)
 	}
-	cfg, err := c.pinning(dir, lib, ex)
+	cfg, err := c.pinning(dir, o.lib, ex)
 	if err != nil {
 		return fail(err)
 	}
 
-	// 3. The model path through shared engines: frames/s, batching, GPU memory per rank.
-	fmt.Printf("gpu-check: model path (yoloface_8n, inswapper_128 %d MB, gfpgan_1.4 %d MB), providers %v, best of %d rounds of %d frames\n",
-		swapperBytes>>20, enhancerBytes>>20, used, rounds, frames)
-	if err := c.measure(&cfg, g, used, batches, workers, frames, rounds); err != nil {
+	// 3. Every catalog stand-in and the embedded default, on these providers against the CPU.
+	if err := c.compare(ex, used, o.models, o.image); err != nil {
 		return fail(err)
 	}
-	if err := c.identical(cfg, used, batches); err != nil {
+
+	// 4. The model path through shared engines: frames/s, batching, GPU memory per rank.
+	fmt.Printf("gpu-check: model path (yoloface_8n, inswapper_128 %d MB, gfpgan_1.4 %d MB), providers %v, best of %d rounds of %d frames\n",
+		swapperBytes>>20, enhancerBytes>>20, used, o.rounds, frames)
+	if err := c.measure(&cfg, g, used, o.batches, o.workers, frames, o.rounds); err != nil {
+		return fail(err)
+	}
+	if err := c.identical(cfg, used, o.batches); err != nil {
 		return fail(err)
 	}
 	if onGPU {
-		c.ok("shared engines on the GPU at batch %v with %v workers", batches, workers)
+		c.ok("shared engines on the GPU at batch %v with %v workers", o.batches, o.workers)
 	} else {
-		c.ok("shared engines on the CPU at batch %v with %v workers (the GPU's numbers need the CUDA provider)", batches, workers)
+		c.ok("shared engines on the CPU at batch %v with %v workers (the GPU's numbers need the CUDA provider)", o.batches, o.workers)
 	}
 
-	// 4. The embedded default's detector, through its engine.
-	if blaze != "" {
-		if err := c.blazeFace(blaze, cfg, used); err != nil {
+	// 5. The embedded default's detector's speed, through its engine; NVENC and NVDEC.
+	if o.models != "" {
+		if err := c.blazeFace(filepath.Join(o.models, "blazeface_front_128.onnx"), cfg, used); err != nil {
 			return fail(err)
 		}
 	}
+	c.hardwareCodecs(o.clip)
 	if len(c.missing) > 0 {
 		return 2
 	}
@@ -174,11 +212,13 @@ func (c *check) bindGPU(device string) (boundGPU, error) {
 }
 
 // runtime loads ONNX Runtime from lib and resolves the providers a rank bound to b uses: CUDA
-// then the CPU, or the CPU alone.
-func (c *check) runtime(lib string, b rank.Binding) (ex infer.Execution, used []string, err error) {
+// then the CPU, or the CPU alone; providers is where the CUDA provider's library was named.
+func (c *check) runtime(lib, providers string, b rank.Binding) (ex infer.Execution, used []string, err error) {
 	if err := infer.Init(lib); err != nil {
 		return ex, nil, err
 	}
+	built := providerVersion(providers)
+	fmt.Printf("gpu-check: ONNX Runtime core %s (%s); GPU provider libraries %q, built for ONNX Runtime %q\n", infer.RuntimeVersion(), lib, providers, built)
 	ex = infer.Execution{Providers: []string{infer.ProviderCUDA, infer.ProviderCPU}, DeviceID: max(b.Device, 0)}
 	if b.CPU() {
 		ex.Providers = []string{infer.ProviderCPU}
@@ -187,17 +227,19 @@ func (c *check) runtime(lib string, b rank.Binding) (ex infer.Execution, used []
 	if err != nil {
 		return ex, nil, err
 	}
-	onGPU := used[0] == infer.ProviderCUDA
-	if onGPU {
-		if err := c.versions(lib); err != nil {
-			return ex, nil, err
-		}
+	if used[0] == infer.ProviderCUDA {
+		c.ok("ONNX Runtime %s's CUDA provider (%s, built for %s) on device %d", infer.RuntimeVersion(), providers, built, ex.DeviceID)
+		return ex, used, nil
 	}
-	if onGPU {
-		c.ok("ONNX Runtime's CUDA provider (%s) on device %d", lib, ex.DeviceID)
-	} else {
-		c.not("ONNX Runtime's CUDA provider: not loadable with %s (set GPU_ROUTE_DIR to a folder with libonnxruntime.so.1 and its libonnxruntime_providers_*.so); the engines run on the CPU here", lib)
+	a, err := infer.AvailableProviders()
+	why := a.Why()
+	if err != nil {
+		why = err.Error()
 	}
+	if b.CPU() {
+		why = "the rank is bound to no GPU; " + why
+	}
+	c.not("ONNX Runtime's CUDA provider (%s); the engines run on the CPU here", why)
 	return ex, used, nil
 }
 
@@ -317,43 +359,6 @@ func (c *check) blazeFace(model string, cfg infer.SessionConfig, used []string) 
 	fmt.Printf("blazeface_front_128, providers %v: %.1f frames/s (%.3f ms per 720p frame, letterbox included)\n", used, float64(runs)/el, el/float64(runs)*1e3)
 	c.ok("BlazeFace on providers %v", used)
 	return nil
-}
-
-// versions prints the ONNX Runtime core's version and the CUDA provider's, and refuses a
-// mismatch: the provider libraries must come from the core's own build. The provider's version
-// is read from VERSIONS beside the core (a "providers=1.x.y" line, which gpu-check.sh writes
-// when it makes a route; a site writes it for its own); without it the pairing is not verified.
-func (c *check) versions(lib string) error {
-	core := infer.RuntimeVersion()
-	fmt.Printf("gpu-check: ONNX Runtime core %s (%s)\n", core, lib)
-	path := filepath.Join(filepath.Dir(lib), "VERSIONS")
-	b, err := os.ReadFile(path)
-	prov := ""
-	for _, line := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "providers="); ok {
-			prov = strings.TrimSpace(v)
-		}
-	}
-	if err != nil || prov == "" {
-		fmt.Printf("gpu-check: CUDA provider version unknown (no providers= line in %s)\n", path)
-		c.not("the CUDA provider is from the core's build (%s has no providers= line): a provider from another ONNX Runtime build may crash or misbehave", path)
-		return nil
-	}
-	fmt.Printf("gpu-check: CUDA provider built from ONNX Runtime %s\n", prov)
-	if majorMinor(prov) != majorMinor(core) {
-		return fmt.Errorf("the CUDA provider libraries beside %s are from ONNX Runtime %s, the core is %s: bring a core and its providers from one build (GPU_ROUTE_DIR)", lib, prov, core)
-	}
-	c.ok("ONNX Runtime core %s with CUDA provider %s (one build)", core, prov)
-	return nil
-}
-
-// majorMinor is "1.29" of "1.29.0".
-func majorMinor(v string) string {
-	f := strings.SplitN(strings.TrimPrefix(v, "v"), ".", 3)
-	if len(f) < 2 {
-		return v
-	}
-	return f[0] + "." + f[1]
 }
 
 func gib(b uint64) float64 { return float64(b) / (1 << 30) }
