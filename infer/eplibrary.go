@@ -94,6 +94,10 @@ func fileProvider(path string) string {
 
 // loadPlugin registers provider p's library file with the runtime, once per process.
 func loadPlugin(p, file string) *plugin {
+	// The runtime takes a relative path from its own folder, not the working one.
+	if abs, err := filepath.Abs(file); err == nil {
+		file = abs
+	}
 	plugins.mu.Lock()
 	defer plugins.mu.Unlock()
 	if pl := plugins.by[file]; pl != nil {
@@ -203,7 +207,7 @@ func pluginExports(file string) (bridge bool, err error) {
 		return slices.ContainsFunc(syms, func(s elf.Symbol) bool { return s.Name == name && s.Section != elf.SHN_UNDEF })
 	}
 	if !has("CreateEpFactories") {
-		return false, errors.New("not a plugin provider: it exports no CreateEpFactories, ONNX Runtime's entry point for one (a provider built into a GPU build of the runtime is named with onnxruntime_library instead)")
+		return false, errors.New("not a plugin provider: it exports no CreateEpFactories, ONNX Runtime's entry point for one (a provider library that only loads into a GPU build of the runtime: set onnxruntime_library to that build instead)")
 	}
 	return has("GetProvider"), nil
 }
@@ -300,13 +304,13 @@ func ProviderLibraries() []ProviderLibrary {
 			continue
 		}
 		pl := loadPlugin(p, file)
-		l := ProviderLibrary{Provider: p, Path: file, Loaded: pl.err == nil, GPUs: len(pl.gpus)}
+		l := ProviderLibrary{Provider: p, Path: pl.file, Loaded: pl.err == nil, GPUs: len(pl.gpus)}
 		if pl.version != "" {
 			l.Version = pl.version + " (" + pl.versionFrom + ")"
 		}
 		switch {
 		case pl.err != nil: // the line without the library's name, which Path gives
-			l.Why = strings.TrimSpace(strings.TrimPrefix(strings.TrimPrefix(pl.err.Error(), providerTitle[p]+" provider library "+file), ":"))
+			l.Why = strings.TrimSpace(strings.TrimPrefix(strings.TrimPrefix(pl.err.Error(), providerTitle[p]+" provider library "+pl.file), ":"))
 		case len(pl.gpus) == 0:
 			l.Why = "loaded, but it finds no GPU here"
 		}

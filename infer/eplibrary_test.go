@@ -170,11 +170,12 @@ func TestProviderLibraryFailures(t *testing.T) {
 // A library that is a plugin and loads (a stub whose CreateEpFactories makes no factory) is
 // registered through the runtime's C API and its devices listed: it has none, so the reason
 // is the driver here (none on this machine) or that it finds no GPU; probe's line says it
-// loaded.
+// loaded. A relative path is the working folder's (the runtime's own would be its folder).
 func TestProviderLibraryLoads(t *testing.T) {
 	d := t.TempDir()
 	file := testenv.StubLibrary(t, filepath.Join(d, "libonnxruntime_providers_cuda.so"), []string{"CreateEpFactories"}, nil)
-	useProviders(t, file)
+	t.Chdir(d)
+	useProviders(t, filepath.Base(file))
 	got := why(t, ProviderCUDA)
 	want := "finds no GPU here"
 	if cudaDriver() != nil {

@@ -35,9 +35,10 @@ func main() {
 	workers := flag.String("workers", "1,8", "worker counts to measure")
 	frames := flag.Int("frames", 96, "frames per round (best of -rounds)")
 	rounds := flag.Int("rounds", 2, "rounds per measurement")
+	providers := flag.String("providers", os.Getenv("FACEFUSION_EXECUTION_PROVIDER_LIBRARY"), "the GPU providers' plugin library or its folder, as execution_provider_library (default: the folder of -library)")
 	blaze := flag.String("blazeface", filepath.Join(filepath.Dir(exe), "blazeface_front_128.onnx"), "BlazeFace model (the embedded default's detector); empty skips it")
 	flag.Parse()
-	c := &check{}
+	c := &check{providers: *providers}
 	code := c.run(*lib, *device, ints(*batches), ints(*workers), *frames, *rounds, *blaze)
 	fmt.Println()
 	for _, line := range c.verified {
@@ -66,6 +67,7 @@ func ints(s string) []int {
 // one line.
 type check struct {
 	verified, missing, flagged []string
+	providers                  string // -providers
 }
 
 func (c *check) ok(format string, args ...any) {
@@ -176,8 +178,16 @@ func (c *check) bindGPU(device string) (boundGPU, error) {
 // runtime loads ONNX Runtime from lib and resolves the providers a rank bound to b uses: CUDA
 // then the CPU, or the CPU alone.
 func (c *check) runtime(lib string, b rank.Binding) (ex infer.Execution, used []string, err error) {
+	from := "-providers"
+	if c.providers == "" {
+		c.providers, from = filepath.Dir(lib), "the folder of "+lib
+	}
+	infer.SetProviderLibrary(c.providers, from)
 	if err := infer.Init(lib); err != nil {
 		return ex, nil, err
+	}
+	for _, l := range infer.ProviderLibraries() {
+		fmt.Printf("gpu-check: %s provider library: %s\n", l.Provider, l)
 	}
 	ex = infer.Execution{Providers: []string{infer.ProviderCUDA, infer.ProviderCPU}, DeviceID: max(b.Device, 0)}
 	if b.CPU() {
