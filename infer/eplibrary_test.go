@@ -21,12 +21,7 @@ import (
 // The OrtApi indices the wrappers call are the header's: a C program compiled against
 // onnxruntime_go's onnxruntime_c_api.h prints each entry's offset in pointers.
 func TestEPAPIIndices(t *testing.T) {
-	goTool, gcc := testenv.Tool(t, "go"), testenv.Tool(t, "gcc")
-	out, err := exec.Command(goTool, "list", "-m", "-f", "{{.Dir}}", "github.com/yalue/onnxruntime_go").Output()
-	if err != nil {
-		t.Fatalf("go list: %v", err)
-	}
-	include := strings.TrimSpace(string(out))
+	gcc, include := testenv.Tool(t, "gcc"), ortHeaders(t)
 	var src bytes.Buffer
 	src.WriteString("#include <stdio.h>\n#include <stddef.h>\n#include \"onnxruntime_c_api.h\"\nint main(void) {\n")
 	for name := range epAPIIndex {
@@ -41,7 +36,7 @@ func TestEPAPIIndices(t *testing.T) {
 	if out, err := exec.Command(gcc, "-I", include, "-o", bin, c).CombinedOutput(); err != nil {
 		t.Fatalf("gcc: %v\n%s", err, out)
 	}
-	out, err = exec.Command(bin).Output()
+	out, err := exec.Command(bin).Output()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,6 +51,158 @@ func TestEPAPIIndices(t *testing.T) {
 	}
 	if seen != len(epAPIIndex) {
 		t.Errorf("the header gave %d entries, want %d", seen, len(epAPIIndex))
+	}
+}
+
+// ortHeaders is the folder of onnxruntime_go's copy of ONNX Runtime's C API headers.
+func ortHeaders(t *testing.T) string {
+	t.Helper()
+	out, err := exec.Command(testenv.Tool(t, "go"), "list", "-m", "-f", "{{.Dir}}", "github.com/yalue/onnxruntime_go").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// testEP is a plugin execution provider with one factory that offers a device for each CPU the
+// runtime finds (with the provider option device_id 0) and creates no provider: enough to
+// register it, list its devices and append it to session options, on a machine without a GPU.
+const testEP = `#include "onnxruntime_c_api.h"
+static const OrtApi *api;
+static OrtEpFactory factory;
+static const char *name(const OrtEpFactory *f) { return "FfTestExecutionProvider"; }
+static const char *vendor(const OrtEpFactory *f) { return "facefusion-hpc"; }
+static OrtStatus *devices(OrtEpFactory *f, const OrtHardwareDevice *const *hw, size_t n, OrtEpDevice **out, size_t max, size_t *found) {
+	*found = 0;
+	for (size_t i = 0; i < n && *found < max; i++) {
+		if (api->HardwareDevice_Type(hw[i]) != OrtHardwareDeviceType_CPU) continue;
+		OrtKeyValuePairs *opts = NULL;
+		api->CreateKeyValuePairs(&opts);
+		api->AddKeyValuePair(opts, "device_id", "0");
+		OrtStatus *st = api->GetEpApi()->CreateEpDevice(f, hw[i], NULL, opts, &out[*found]);
+		api->ReleaseKeyValuePairs(opts);
+		if (st != NULL) return st;
+		(*found)++;
+	}
+	return NULL;
+}
+static OrtStatus *create(OrtEpFactory *f, const OrtHardwareDevice *const *d, const OrtKeyValuePairs *const *m, size_t n, const OrtSessionOptions *o, const OrtLogger *l, OrtEp **ep) {
+	return api->CreateStatus(ORT_NOT_IMPLEMENTED, "a test provider runs nothing");
+}
+static void release(OrtEpFactory *f, OrtEp *ep) {}
+static uint32_t vendor_id(const OrtEpFactory *f) { return 0; }
+static const char *version(const OrtEpFactory *f) { return "9.9.9"; }
+// The runtime calls the later members whatever version a factory gives: none does anything.
+static OrtStatus *validate(OrtEpFactory *f, const OrtHardwareDevice *const *d, size_t n, const char *info, OrtCompiledModelCompatibility *c) { *c = OrtCompiledModelCompatibility_EP_NOT_APPLICABLE; return NULL; }
+static OrtStatus *allocator(OrtEpFactory *f, const OrtMemoryInfo *m, const OrtKeyValuePairs *o, OrtAllocator **a) { *a = NULL; return NULL; }
+static void release_allocator(OrtEpFactory *f, OrtAllocator *a) {}
+static OrtStatus *transfer(OrtEpFactory *f, OrtDataTransferImpl **t) { *t = NULL; return NULL; }
+static bool streams(const OrtEpFactory *f) { return false; }
+static OrtStatus *stream(OrtEpFactory *f, const OrtMemoryDevice *m, const OrtKeyValuePairs *o, OrtSyncStreamImpl **s) { *s = NULL; return NULL; }
+static OrtStatus *incompatible(OrtEpFactory *f, const OrtHardwareDevice *hw, OrtDeviceEpIncompatibilityDetails *d) { return NULL; }
+static OrtStatus *importer(OrtEpFactory *f, const OrtEpDevice *d, OrtExternalResourceImporterImpl **i) { *i = NULL; return NULL; }
+static OrtStatus *num_domains(OrtEpFactory *f, size_t *n) { *n = 0; return NULL; }
+static OrtStatus *domains(OrtEpFactory *f, OrtCustomOpDomain **d, size_t n) { return NULL; }
+OrtStatus *CreateEpFactories(const char *reg, const OrtApiBase *base, const OrtLogger *log, OrtEpFactory **out, size_t max, size_t *n) {
+	api = base->GetApi(22);
+	factory.ort_version_supported = ORT_API_VERSION;
+	factory.GetName = name;
+	factory.GetVendor = vendor;
+	factory.GetSupportedDevices = devices;
+	factory.CreateEp = create;
+	factory.ReleaseEp = release;
+	factory.GetVendorId = vendor_id;
+	factory.GetVersion = version;
+	factory.ValidateCompiledModelCompatibilityInfo = validate;
+	factory.CreateAllocator = allocator;
+	factory.ReleaseAllocator = release_allocator;
+	factory.CreateDataTransfer = transfer;
+	factory.IsStreamAware = streams;
+	factory.CreateSyncStreamForDevice = stream;
+	factory.GetHardwareDeviceIncompatibilityDetails = incompatible;
+	factory.CreateExternalResourceImporterForDevice = importer;
+	factory.GetNumCustomOpDomains = num_domains;
+	factory.GetCustomOpDomains = domains;
+	out[0] = &factory;
+	*n = 1;
+	return NULL;
+}
+OrtStatus *ReleaseEpFactory(OrtEpFactory *f) { return NULL; }
+`
+
+// A plugin registered through the wrappers shows its devices with their provider options and
+// version, and one of them appended to session options (SessionOptionsAppendExecutionProvider_V2)
+// is the provider a session then asks for itself.
+func TestPluginDeviceAppend(t *testing.T) {
+	if err := Init(testenv.ORTLibrary(t)); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	c, lib := filepath.Join(dir, "ep.c"), filepath.Join(dir, "libtestep.so")
+	if err := os.WriteFile(c, []byte(testEP), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command(testenv.Tool(t, "gcc"), "-shared", "-fPIC", "-I", ortHeaders(t), "-o", lib, c).CombinedOutput(); err != nil {
+		t.Fatalf("gcc: %v\n%s", err, out)
+	}
+	runtimeState.mu.Lock()
+	err := bindEPAPI()
+	runtimeState.mu.Unlock()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := epRegister("facefusion-test-ep", lib); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if err := epUnregister("facefusion-test-ep"); err != nil {
+			t.Errorf("unregister: %v", err)
+		}
+	}()
+	all, err := epDevices()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mine []epDevice
+	for _, d := range all {
+		if d.ep == "FfTestExecutionProvider" {
+			mine = append(mine, d)
+		}
+	}
+	if len(mine) == 0 || mine[0].deviceID != "0" || mine[0].gpu {
+		t.Fatalf("the test provider's devices: %+v (of %d), want a CPU with device_id 0", mine, len(all))
+	}
+	so, err := sessionOptions(Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer so.Destroy()
+	if err := epAppend(so, mine[0], map[string]string{"device_id": "0", "some_option": "1"}); err != nil {
+		t.Fatalf("append: %v", err)
+	}
+	// The session asks the provider appended for itself, which refuses.
+	model := testenv.Model(t, "blazeface_front_128.onnx")
+	ins, outs, err := ort.GetInputOutputInfo(model)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var in, out []string
+	for _, i := range ins {
+		in = append(in, i.Name)
+	}
+	for _, o := range outs {
+		out = append(out, o.Name)
+	}
+	s, err := ort.NewDynamicAdvancedSession(model, in, out, so)
+	if err == nil {
+		s.Destroy()
+		t.Fatal("a session with the test provider appended was made: the append did not take")
+	}
+	if !strings.Contains(err.Error(), "a test provider runs nothing") {
+		t.Errorf("session: %v, want the test provider's refusal", err)
+	}
+	if mine[0].version != "9.9.9" {
+		t.Errorf("the provider's version %q, want its factory's 9.9.9", mine[0].version)
 	}
 }
 
