@@ -254,11 +254,12 @@ func sessionOptionsHandle(so *ort.SessionOptions) unsafe.Pointer {
 	return *(*unsafe.Pointer)(unsafe.Pointer(so))
 }
 
-// dlopenGlobal loads path with its symbols visible to libraries loaded after it.
-func dlopenGlobal(path string) error {
+// dlopenProbe loads path as the runtime will, binding functions lazily: it fails as the
+// runtime's load would on a library that path needs and the system lacks.
+func dlopenProbe(path string) error {
 	cpath := C.CString(path)
 	defer C.free(unsafe.Pointer(cpath))
-	if h := C.dlopen(cpath, C.RTLD_NOW|C.RTLD_GLOBAL); h == nil {
+	if h := C.dlopen(cpath, C.RTLD_LAZY|C.RTLD_LOCAL); h == nil {
 		return errors.New(strings.TrimSpace(C.GoString(C.dlerror())))
 	}
 	return nil

@@ -145,7 +145,11 @@ func (pl *plugin) register() error {
 		return fmt.Errorf("%s is built for ONNX Runtime %s (%s), but the runtime is %s: use the provider library of the runtime's version (%s)", title, pl.version, pl.versionFrom, rt, providerHint)
 	}
 	if bridge {
-		if err := loadSharedProvider(pl.file); err != nil {
+		// What it needs is said before what the runtime needs for it.
+		if err := dlopenProbe(pl.file); err != nil {
+			return fmt.Errorf("%s cannot be loaded: %s%s", title, loadWhy(err), pl.versionNote(rt))
+		}
+		if err := sharedBesideRuntime(pl.file); err != nil {
 			return fmt.Errorf("%s: %v", title, err)
 		}
 	}
@@ -212,21 +216,19 @@ func pluginExports(file string) (bridge bool, err error) {
 	return has("GetProvider"), nil
 }
 
-// loadSharedProvider makes libonnxruntime_providers_shared.so's symbols visible before a
-// provider-bridge library loads: the runtime looks for it only in its own folder, and make
-// fetch-gpu keeps it beside the providers (the install puts all of them together).
-func loadSharedProvider(file string) error {
-	if _, err := os.Stat(filepath.Join(filepath.Dir(runtimeLibraryPath()), sharedProviderFile)); err == nil {
+// sharedBesideRuntime checks that libonnxruntime_providers_shared.so is in the runtime's folder,
+// the only place the runtime loads it from for a provider-bridge library (which takes its host
+// interface from that copy): a copy elsewhere, even loaded, is not the one the runtime sets up.
+func sharedBesideRuntime(file string) error {
+	dir := filepath.Dir(runtimeLibraryPath())
+	if _, err := os.Stat(filepath.Join(dir, sharedProviderFile)); err == nil {
 		return nil
 	}
-	beside := filepath.Join(filepath.Dir(file), sharedProviderFile)
-	if _, err := os.Stat(beside); err != nil {
-		return fmt.Errorf("%s is in neither its folder nor the runtime's (%s)", sharedProviderFile, providerHint)
+	src := filepath.Join(filepath.Dir(file), sharedProviderFile)
+	if _, err := os.Stat(src); err != nil {
+		src = "the one of the provider's ONNX Runtime build"
 	}
-	if err := dlopenGlobal(beside); err != nil {
-		return fmt.Errorf("%s beside it cannot be loaded: %v", sharedProviderFile, err)
-	}
-	return nil
+	return fmt.Errorf("the runtime loads %s from its own folder %s only, and it is not there: link or copy %s there (`make install` puts them together)", sharedProviderFile, dir, src)
 }
 
 func runtimeLibraryPath() string {

@@ -252,7 +252,8 @@ func why(t *testing.T, p string) string {
 // AvailableProviders gives and in the refusal of a session that asks for it alone. The
 // libraries are generated: not ELF, a truncated runtime, an ELF file that is no plugin, a
 // plugin needing a CUDA library or the driver that are not here, one built for another
-// runtime, a provider-bridge library without its shared host library.
+// runtime, a provider-bridge library (ONNX Runtime's own) without its shared host library
+// beside the runtime, and one that needs a CUDA library too, which is said first.
 func TestProviderLibraryFailures(t *testing.T) {
 	dir := t.TempDir()
 	folder := func(name string) string {
@@ -278,6 +279,11 @@ func TestProviderLibraryFailures(t *testing.T) {
 	os.WriteFile(filepath.Join(newer, "VERSION"), []byte("2.0.0\n"), 0o644)
 	bridge := folder("bridge")
 	testenv.StubLibrary(t, cuda(bridge), []string{"CreateEpFactories", "GetProvider"}, nil)
+	bridgeShared := folder("bridgeshared")
+	testenv.StubLibrary(t, cuda(bridgeShared), []string{"CreateEpFactories", "GetProvider"}, nil)
+	testenv.StubLibrary(t, filepath.Join(bridgeShared, "libonnxruntime_providers_shared.so"), []string{"Provider_GetHost"}, nil)
+	bridgeCublas := folder("bridgecublas")
+	testenv.StubLibrary(t, cuda(bridgeCublas), []string{"CreateEpFactories", "GetProvider"}, []string{"libcublasLt.so.13"})
 
 	none := "no CUDA provider library (run `make fetch-gpu`, or set execution_provider_library)"
 	for _, c := range []struct {
@@ -293,7 +299,9 @@ func TestProviderLibraryFailures(t *testing.T) {
 		{"no cuBLAS", cublas, []string{cuda(cublas), "cannot be loaded: libcublasLt.so.13: cannot open shared object file", "CUDA 13's libraries are missing"}},
 		{"no cuDNN", cudnn, []string{"libcudnn.so.9: cannot open shared object file", "cuDNN 9 is missing"}},
 		{"another runtime", newer, []string{"built for ONNX Runtime 2.0.0", filepath.Join(newer, "VERSION"), "the runtime is 1.30.0"}},
-		{"no shared host library", bridge, []string{"libonnxruntime_providers_shared.so is in neither its folder nor the runtime's"}},
+		{"no shared host library", bridge, []string{"the runtime loads libonnxruntime_providers_shared.so from its own folder " + filepath.Dir(testenv.ORTLibrary(t)) + " only", "link or copy the one of the provider's ONNX Runtime build there"}},
+		{"the shared host library beside it", bridgeShared, []string{"link or copy " + filepath.Join(bridgeShared, "libonnxruntime_providers_shared.so") + " there"}},
+		{"no cuBLAS, a bridge", bridgeCublas, []string{"cannot be loaded: libcublasLt.so.13: cannot open shared object file", "CUDA 13's libraries are missing"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			useProviders(t, c.path)
