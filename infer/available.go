@@ -111,27 +111,37 @@ func AvailableProviders() (Availability, error) {
 	return a, nil
 }
 
-// providerMissing is why provider p cannot run here ("" when it can), on options of its own.
+// providerMissing is why provider p cannot run here ("" when it can): its plugin library does
+// not load or finds no GPU, or, with none found, the runtime has it not built in.
 func providerMissing(p string) (string, error) {
+	if p == ProviderCPU {
+		return "", nil
+	}
+	file, none := providerFile(p)
+	if file != "" {
+		pl := loadPlugin(p, file)
+		switch {
+		case pl.err != nil:
+			return pl.err.Error(), nil
+		case len(pl.gpus) == 0:
+			if err := cudaDriver(); err != nil {
+				return err.Error(), nil
+			}
+			return fmt.Sprintf("the %s provider (%s) finds no GPU here", providerTitle[p], file), nil
+		}
+		return "", nil
+	}
 	so, err := sessionOptions(Options{})
 	if err != nil {
 		return "", err
 	}
 	defer so.Destroy()
-	var perr error
-	switch p {
-	case ProviderCUDA:
-		perr = appendCUDA(so, Execution{})
-	case ProviderTensorRT:
-		perr = appendTensorRT(so, Execution{})
-	case ProviderCPU:
-		return "", nil
+	// A CPU build says it has no such provider, or that it finds no library for it.
+	if err := appendBuiltIn(so, Execution{}, p); err != nil {
+		return none, nil
 	}
-	if perr == nil {
-		perr = cudaDriver()
-	}
-	if perr != nil {
-		return shortWhy(providerWhy(perr)), nil
+	if err := cudaDriver(); err != nil {
+		return err.Error(), nil
 	}
 	return "", nil
 }

@@ -11,19 +11,28 @@ import (
 // truncated copy (a full disk, an interrupted download or copy) without complaint, and the
 // first touch of a page past the file's end kills the process with SIGBUS and a Go stack of
 // some hundred lines: this check says what is wrong before dlopen sees the file.
-func checkLibrary(path string) error {
+func checkLibrary(path string) error { return checkELF(path, runtimeKind) }
+
+// A libraryKind names a library in messages, with the fetch that brings it and the setting
+// that names another.
+type libraryKind struct{ what, fetch, key string }
+
+var runtimeKind = libraryKind{"ONNX Runtime library", "make fetch", "onnxruntime_library"}
+
+// checkELF is checkLibrary for a library of kind k.
+func checkELF(path string, k libraryKind) error {
 	f, err := os.Open(path)
 	if err != nil {
-		return fmt.Errorf("ONNX Runtime library %s cannot be read (%v): %s", path, unwrapPathError(err), fetchHint)
+		return fmt.Errorf("%s %s cannot be read (%v): run `%s` or set %s in the config", k.what, path, unwrapPathError(err), k.fetch, k.key)
 	}
 	defer f.Close()
 	st, err := f.Stat()
 	if err != nil {
-		return fmt.Errorf("ONNX Runtime library %s cannot be read (%v): %s", path, unwrapPathError(err), fetchHint)
+		return fmt.Errorf("%s %s cannot be read (%v): run `%s` or set %s in the config", k.what, path, unwrapPathError(err), k.fetch, k.key)
 	}
 	bad := func(why string, a ...any) error {
-		return fmt.Errorf("ONNX Runtime library %s is truncated or not a shared library (%s): run `make fetch` again, or point onnxruntime_library at a complete file",
-			path, fmt.Sprintf(why, a...))
+		return fmt.Errorf("%s %s is truncated or not a shared library (%s): run `%s` again, or point %s at a complete file",
+			k.what, path, fmt.Sprintf(why, a...), k.fetch, k.key)
 	}
 	if end, ok := sectionTableEnd(f); ok && end > uint64(st.Size()) {
 		return bad("its section header table ends at byte %d, but the file has %d bytes", end, st.Size())

@@ -98,50 +98,71 @@ func ResolveProviders(ex Execution) ([]string, error) {
 	return used, err
 }
 
-// appendProvider appends provider n to so. A GPU provider needs the driver too: its provider
-// library loads without one, and only the session would fail.
+// appendProvider appends provider n to so. A GPU provider comes from its plugin library when
+// one is found (SetProviderLibrary), else from the runtime itself (a GPU build). It needs the
+// driver too: a provider library built into the runtime loads without one, and only the
+// session would fail.
 func appendProvider(so *ort.SessionOptions, ex Execution, n string) error {
-	switch n {
-	case ProviderCUDA, ProviderTensorRT:
+	if n != ProviderCUDA && n != ProviderTensorRT {
+		// ONNX Runtime always falls back to its CPU provider: nothing to append.
+		return nil
+	}
+	if file, _ := providerFile(n); file != "" {
+		pl := loadPlugin(n, file)
+		if pl.err != nil {
+			return pl.err
+		}
 		if err := cudaDriver(); err != nil {
-			// A missing provider library is the likelier fix (a CPU build of the runtime).
-			if why, _ := providerMissing(n); why != "" {
-				return errors.New(why)
-			}
 			return err
 		}
-		if n == ProviderCUDA {
-			return appendCUDA(so, ex)
+		d, err := pl.device(ex.DeviceID)
+		if err != nil {
+			return err
 		}
-		return appendTensorRT(so, ex)
+		return epAppend(so, d, providerOptions(n, ex))
 	}
-	// ONNX Runtime always falls back to its CPU provider: nothing to append.
-	return nil
-}
-
-func appendCUDA(so *ort.SessionOptions, ex Execution) error {
-	o, err := ort.NewCUDAProviderOptions()
-	if err != nil {
+	if err := cudaDriver(); err != nil {
+		// A missing provider library is the likelier fix (a CPU build of the runtime).
+		if why, _ := providerMissing(n); why != "" {
+			return errors.New(why)
+		}
 		return err
 	}
-	defer o.Destroy()
-	if err := o.Update(map[string]string{
-		"device_id": strconv.Itoa(ex.DeviceID),
-		// FaceFusion's default search: EXHAUSTIVE picks the fastest convolution once per shape.
-		"cudnn_conv_algo_search": "EXHAUSTIVE",
-	}); err != nil {
-		return err
-	}
-	return so.AppendExecutionProviderCUDA(o)
+	return appendBuiltIn(so, ex, n)
 }
 
-func appendTensorRT(so *ort.SessionOptions, ex Execution) error {
+// appendBuiltIn appends provider n as the runtime itself has it (a GPU build).
+func appendBuiltIn(so *ort.SessionOptions, ex Execution, n string) error {
+	if n == ProviderCUDA {
+		o, err := ort.NewCUDAProviderOptions()
+		if err != nil {
+			return err
+		}
+		defer o.Destroy()
+		if err := o.Update(providerOptions(n, ex)); err != nil {
+			return err
+		}
+		return so.AppendExecutionProviderCUDA(o)
+	}
 	o, err := ort.NewTensorRTProviderOptions()
 	if err != nil {
 		return err
 	}
 	defer o.Destroy()
+	if err := o.Update(providerOptions(n, ex)); err != nil {
+		return err
+	}
+	return so.AppendExecutionProviderTensorRT(o)
+}
+
+// providerOptions are FaceFusion's options for GPU provider n on ex's device.
+func providerOptions(n string, ex Execution) map[string]string {
 	opts := map[string]string{"device_id": strconv.Itoa(ex.DeviceID)}
+	if n == ProviderCUDA {
+		// FaceFusion's default search: EXHAUSTIVE picks the fastest convolution once per shape.
+		opts["cudnn_conv_algo_search"] = "EXHAUSTIVE"
+		return opts
+	}
 	if ex.TensorRTFP16 {
 		opts["trt_fp16_enable"] = "1"
 	}
@@ -153,10 +174,7 @@ func appendTensorRT(so *ort.SessionOptions, ex Execution) error {
 	}
 	// FaceFusion's builder level: slower first build, faster engines.
 	opts["trt_builder_optimization_level"] = "4"
-	if err := o.Update(opts); err != nil {
-		return err
-	}
-	return so.AppendExecutionProviderTensorRT(o)
+	return opts
 }
 
 // providerWhy keeps the useful end of ONNX Runtime's provider error ("Failed to load library

@@ -80,6 +80,6 @@ func settleProviders(comm collective.Comm, cfg job.Config, env func(string) (str
 	if alloc == "" {
 		return cfg, nil
 	}
-	return cfg, fault.AsEnvironment(fmt.Errorf("this rank has a GPU (%s) but its models would run on the CPU: the ONNX Runtime %s has %s only (%s): use a GPU build of ONNX Runtime (docs/cluster.md, \"GPUs\"), or set execution_providers = [\"cpu\"] (--execution-providers cpu) to run on the CPU on purpose",
+	return cfg, fault.AsEnvironment(fmt.Errorf("this rank has a GPU (%s) but its models would run on the CPU: the ONNX Runtime %s has %s only (%s): give the runtime its GPU providers (`make fetch-gpu`, docs/cluster.md, \"GPUs\"), or set execution_providers = [\"cpu\"] (--execution-providers cpu) to run on the CPU on purpose",
 		alloc, cfg.RuntimeLocation(), strings.Join(avail.Available, " "), avail.Why()))
 }

@@ -20,7 +20,8 @@ func TestGPUAllocationRefusesCPURun(t *testing.T) {
 	img := testenv.Sample(t, "grace_hopper.png")
 	run := func(out string, extra ...string) clitest.Result {
 		cmd := clitest.Command(t, append([]string{"run", "-s", img, "-t", img, "-o", out}, extra...)...)
-		cmd.Env = append(cmd.Env, "SLURM_JOB_ID=7", "SLURM_JOB_GPUS=0")
+		// No GPU providers: the checkout's .cache/ort-gpu may hold make fetch-gpu's.
+		cmd.Env = append(cmd.Env, "SLURM_JOB_ID=7", "SLURM_JOB_GPUS=0", "FACEFUSION_EXECUTION_PROVIDER_LIBRARY="+dir)
 		return clitest.Exec(t, cmd)
 	}
 	for _, extra := range [][]string{nil, {"--execution-providers", "cuda", "cpu"}} {
@@ -32,7 +33,7 @@ func TestGPUAllocationRefusesCPURun(t *testing.T) {
 		if lines := strings.Split(strings.TrimSpace(r.Stderr), "\n"); len(lines) != 1 {
 			t.Errorf("%v: want one line, got %d:\n%s", extra, len(lines), r.Stderr)
 		}
-		for _, want := range []string{"SLURM_JOB_GPUS=0", "would run on the CPU", "has cpu only", "libonnxruntime_providers_shared.so not found",
+		for _, want := range []string{"SLURM_JOB_GPUS=0", "would run on the CPU", "has cpu only", "no CUDA provider library (run `make fetch-gpu`, or set execution_provider_library)",
 			`execution_providers = ["cpu"]`, "docs/cluster.md"} {
 			if !strings.Contains(r.Stderr, want) {
 				t.Errorf("%v: the line lacks %q:\n%s", extra, want, r.Stderr)
@@ -103,10 +104,13 @@ func TestDefaultProvidersRunOnCPU(t *testing.T) {
 // probe shows the runtime it found, where and why there, and its providers; it takes
 // FaceFusion's --execution-device-ids, several of them, and the singular.
 func TestProbeShowsProviders(t *testing.T) {
+	empty := t.TempDir()
 	for _, args := range [][]string{{"probe"}, {"probe", "--execution-device-ids", "0", "1"}, {"probe", "--execution-device-id", "cpu"}} {
-		r := clitest.Run(t, args...)
+		r := clitest.Run(t, append(args, "--execution-provider-library", empty)...)
 		if r.Code != 0 || !strings.Contains(r.Stdout, "onnx runtime: ") || !strings.Contains(r.Stdout, "libonnxruntime.so.1 (from ") ||
-			!strings.Contains(r.Stdout, ": providers cpu; no cuda, tensorrt: ") {
+			!strings.Contains(r.Stdout, ": providers cpu; no cuda: no CUDA provider library") ||
+			!strings.Contains(r.Stdout, "\n  GPU providers from "+empty+" (from execution_provider_library") ||
+			!strings.Contains(r.Stdout, "\n  cuda: no CUDA provider library (run `make fetch-gpu`, or set execution_provider_library): "+empty) {
 			t.Errorf("%v: exit %d; stdout:\n%s\nstderr:\n%s", args, r.Code, r.Stdout, r.Stderr)
 		}
 	}
@@ -135,6 +139,37 @@ func TestJobCommandsOfFaceFusion(t *testing.T) {
 	for _, cmd := range []string{"config-kind", "job-kind"} {
 		if r := clitest.Run(t, cmd, cfg); r.Code != 0 || strings.TrimSpace(r.Stdout) != "batch-run" {
 			t.Errorf("%s: exit %d, stdout %q, want batch-run; stderr:\n%s", cmd, r.Code, r.Stdout, r.Stderr)
+		}
+	}
+}
+
+// A job that asks for cuda alone, whose CUDA provider library needs a CUDA library this machine
+// lacks (a generated provider that needs libcublasLt.so.13, as ONNX Runtime's does), fails
+// before the first frame with exit 4 and one line naming that library; probe and models name
+// the provider library and say why it did not load.
+func TestCUDAProviderLibraryMissingCUDA(t *testing.T) {
+	testenv.Full(t, "runs the binary")
+	dir := t.TempDir()
+	lib := testenv.StubLibrary(t, filepath.Join(dir, "gpu", "libonnxruntime_providers_cuda.so"), []string{"CreateEpFactories"}, []string{"libcublasLt.so.13"})
+	img := testenv.Sample(t, "grace_hopper.png")
+	out := filepath.Join(dir, "out.png")
+	r := clitest.Run(t, "run", "-s", img, "-t", img, "-o", out, "--execution-providers", "cuda", "--execution-provider-library", filepath.Dir(lib))
+	if r.Code != exitEnvironment {
+		t.Fatalf("exit %d, want %d; stderr:\n%s", r.Code, exitEnvironment, r.Stderr)
+	}
+	if lines := strings.Split(strings.TrimSpace(r.Stderr), "\n"); len(lines) != 1 {
+		t.Errorf("want one line, got %d:\n%s", len(lines), r.Stderr)
+	}
+	for _, want := range []string{"execution providers cuda: none is available here", lib, "libcublasLt.so.13: cannot open shared object file", "CUDA 13's libraries are missing"} {
+		if !strings.Contains(r.Stderr, want) {
+			t.Errorf("the line lacks %q:\n%s", want, r.Stderr)
+		}
+	}
+	clitest.MustNotExist(t, out)
+	for _, args := range [][]string{{"probe"}, {"models"}} {
+		r := clitest.Run(t, append(args, "--execution-provider-library", filepath.Dir(lib))...)
+		if !strings.Contains(r.Stdout, lib+": cannot be loaded: libcublasLt.so.13: cannot open shared object file") {
+			t.Errorf("%s: exit %d; stdout:\n%s\nstderr:\n%s", args[0], r.Code, r.Stdout, r.Stderr)
 		}
 	}
 }

@@ -36,6 +36,8 @@ func cmdModels(_ context.Context, args []string, w io.Writer) error {
 	}
 	log := useLog(cfg)
 	signatures := "ok"
+	pl := cfg.ProviderLocation()
+	infer.SetProviderLibrary(pl.Path, pl.From)
 	if err := infer.Init(cfg.RuntimeLibrary()); err != nil {
 		log.Warnf("%v: signatures not checked (checksums are)", err)
 		signatures = "not checked"
@@ -51,7 +53,8 @@ func cmdModels(_ context.Context, args []string, w io.Writer) error {
 	needed := pipeline.ModelNames(cfg)
 	measure := pipeline.MeasureRecognizer(cfg) // optional: a file missing or refused turns the measure off
 	// Where it looked, and what chose each place (a flag, an environment variable, the install).
-	fmt.Fprintf(w, "models folder  %s\nONNX Runtime   %s\n\n", cfg.ModelsLocation(), cfg.RuntimeLocation())
+	fmt.Fprintf(w, "models folder  %s\nONNX Runtime   %s\nGPU providers  %s\n", cfg.ModelsLocation(), cfg.RuntimeLocation(), pl)
+	writeProviderLibraries(w, signatures == "ok")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "model\tjob\tstate\tsignature\tbytes\tlicence\tfile\tdetail")
 	bad := 0
@@ -107,4 +110,17 @@ func cmdModels(_ context.Context, args []string, w io.Writer) error {
 		return fault.AsEnvironment(fmt.Errorf("%d of the %d model files the job needs are missing or refused in %s: `facefusion force-download` with the job's flags fetches FaceFusion's, `make fetch` the embedded default's", bad, len(needed)+len(embedded), cfg.ModelsLocation()))
 	}
 	return nil
+}
+
+// writeProviderLibraries prints each GPU provider's plugin library: its path, the runtime
+// version it is built for, and what loaded or why not (loaded: the runtime is).
+func writeProviderLibraries(w io.Writer, loaded bool) {
+	if !loaded {
+		fmt.Fprint(w, "  not checked: the ONNX Runtime library did not load\n\n")
+		return
+	}
+	for _, l := range infer.ProviderLibraries() {
+		fmt.Fprintf(w, "  %-9s    %s\n", l.Provider, l)
+	}
+	fmt.Fprintln(w)
 }

@@ -22,6 +22,7 @@ import (
 )
 
 const probeUsage = `usage: facefusion probe [--execution-device-ids auto|cpu|N...] [--onnxruntime-library PATH]
+                       [--execution-provider-library PATH]
 
 Every rank of the launch (alone, mpirun, or srun --mpi=pmix) works out who it is (world and
 node-local rank, host), which GPU it binds and which execution providers its ONNX Runtime has,
@@ -36,6 +37,9 @@ execution_device_ids does.
 
 --onnxruntime-library (or ONNXRUNTIME_LIBRARY) is the runtime to ask, else the one beside the
 program, as a job finds it: the table's runtime lines say which file that is and why there.
+--execution-provider-library (or FACEFUSION_EXECUTION_PROVIDER_LIBRARY) is where the GPU
+providers' plugin libraries are, else as a job finds them: a line each says which file, the
+runtime version it is built for, and whether it loaded or why not.
 `
 
 // deviceEnv overrides the GPU binding when no flag is given, so a batch script can set it
@@ -56,6 +60,7 @@ func cmdProbe(ctx context.Context, args []string, w io.Writer) error {
 	fs.SetOutput(io.Discard)
 	device := fs.String("execution-device-id", os.Getenv(deviceEnv), "auto, cpu or a visible device number")
 	library := fs.String("onnxruntime-library", "", "the ONNX Runtime library to ask")
+	providers := fs.String("execution-provider-library", "", "the GPU providers' plugin library or folder")
 	args, ids, err := takeDeviceIDs(args)
 	if err != nil {
 		return fault.AsUsage(err)
@@ -86,7 +91,7 @@ func cmdProbe(ctx context.Context, args []string, w io.Writer) error {
 		*device = ids[comm.LocalRank()%len(ids)]
 	}
 	id, err := rank.Identify(comm.Rank(), comm.Size(), comm.LocalRank(), comm.LocalSize(), rank.Options{Device: *device})
-	row := probeRow{ID: id, Runtime: probeRuntime(*library)}
+	row := probeRow{ID: id, Runtime: probeRuntime(*library, *providers)}
 	if err != nil {
 		row.Err = err.Error()
 	}
@@ -166,10 +171,12 @@ func takeDeviceIDs(args []string) (rest, ids []string, err error) {
 
 // probeRuntime is the rank's ONNX Runtime as a job would find it (library, else
 // ONNXRUNTIME_LIBRARY, else beside the program) and the providers it has here, in FaceFusion's
-// order, with why each other one is missing.
-func probeRuntime(library string) string {
+// order, with why each other one is missing; then a line for each GPU provider's plugin
+// library (providers, else as a job finds them).
+func probeRuntime(library, providers string) string {
 	cfg := job.Default()
 	cfg.OnnxruntimeLibrary = library
+	cfg.ExecutionProviderLibrary = providers
 	loc := cfg.RuntimeLocation()
 	if err := pipeline.InitRuntime(cfg); err != nil {
 		return fmt.Sprintf("%s: not loadable: %v", loc, err)
@@ -181,6 +188,10 @@ func probeRuntime(library string) string {
 	line := fmt.Sprintf("%s, version %s: providers %s", loc, infer.RuntimeVersion(), strings.Join(a.Available, " "))
 	if why := a.Why(); why != "" {
 		line += "; no " + why
+	}
+	line += fmt.Sprintf("\n  GPU providers from %s", cfg.ProviderLocation())
+	for _, l := range infer.ProviderLibraries() {
+		line += fmt.Sprintf("\n  %s: %s", l.Provider, l)
 	}
 	return line
 }

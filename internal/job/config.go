@@ -108,6 +108,9 @@ type Config struct {
 	// Operational: the driver fingerprints the model files and the library by content.
 	ModelsDir          string `toml:"models_dir" fingerprint:"operational"`
 	OnnxruntimeLibrary string `toml:"onnxruntime_library" fingerprint:"operational"`
+	// The GPU providers' plugin libraries: where a job's pixels come from is fingerprinted as
+	// the providers it resolves to (cuda or cpu), not as these files.
+	ExecutionProviderLibrary string `toml:"execution_provider_library" fingerprint:"operational"`
 }
 
 // Default decodes the embedded default job.

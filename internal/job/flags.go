@@ -164,6 +164,9 @@ var options = []option{
 	{long: "onnxruntime-library", arg: "FILE", help: "ONNX Runtime shared library (default: $ONNXRUNTIME_LIBRARY, else the fetched 1.30.0 CPU build beside the program: PREFIX/lib/facefusion/libonnxruntime.so.1 when installed, the checkout's .cache/ort)",
 		doc: "ONNX Runtime shared library, e.g. a site's GPU build; empty: `$ONNXRUNTIME_LIBRARY`, else the fetched 1.30.0 CPU build beside the program (below)",
 		set: str(func(c *Config) *string { return &c.OnnxruntimeLibrary })},
+	{long: "execution-provider-library", arg: "PATH", help: "ONNX Runtime's CUDA or TensorRT provider as a plugin library, or a folder holding libonnxruntime_providers_{cuda,tensorrt}.so (default: $" + ProviderEnv + ", else the runtime's folder when it holds them, else the fetched ones beside the program: PREFIX/lib/facefusion when installed, the checkout's .cache/ort-gpu)",
+		doc: "ONNX Runtime's CUDA or TensorRT provider library, registered with the runtime as a plugin execution provider for `cuda` or `tensorrt` (a file whose name says tensorrt is TensorRT's), or a folder holding `libonnxruntime_providers_{cuda,tensorrt}.so`; empty: `$" + ProviderEnv + "`, else the runtime's own folder when it holds them, else the ones `make fetch-gpu` fetched beside the program (below); see \"GPUs\" in [cluster.md](cluster.md)",
+		set: str(func(c *Config) *string { return &c.ExecutionProviderLibrary })},
 }
 
 func lookup(name string) *option { return lookupIn(name, runOnly) }

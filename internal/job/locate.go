@@ -29,7 +29,13 @@ const (
 	ModelsEnv = "FACEFUSION_MODELS_DIR"
 	// RuntimeEnv is the ONNX Runtime library (for example a site's GPU build).
 	RuntimeEnv = "ONNXRUNTIME_LIBRARY"
+	// ProviderEnv is the GPU providers' plugin library, or the folder holding them.
+	ProviderEnv = "FACEFUSION_EXECUTION_PROVIDER_LIBRARY"
 )
+
+// ProviderFile is the CUDA provider's plugin library in a folder: a folder holding it is one
+// the GPU providers are looked for in (make fetch-gpu's, the install's, a site runtime's).
+const ProviderFile = "libonnxruntime_providers_cuda.so"
 
 // A Location is a path the program reads and what chose it, so that a message about a missing
 // file says where the program looked and why there.
@@ -66,6 +72,26 @@ func (c *Config) RuntimeLocation() Location {
 	return Location{b.runtime, b.from}
 }
 
+// ProviderLocation is the GPU providers' plugin library or their folder:
+// execution_provider_library (--execution-provider-library), else
+// $FACEFUSION_EXECUTION_PROVIDER_LIBRARY, else the runtime's own folder when it holds the CUDA
+// provider (an install, or a site's runtime with its providers), else beside the program (the
+// install's lib/facefusion, a checkout's .cache/ort-gpu).
+func (c *Config) ProviderLocation() Location {
+	if c.ExecutionProviderLibrary != "" {
+		return Location{c.ExecutionProviderLibrary, "execution_provider_library (--execution-provider-library)"}
+	}
+	if p := os.Getenv(ProviderEnv); p != "" {
+		return Location{p, "$" + ProviderEnv}
+	}
+	rt := c.RuntimeLocation()
+	if dir := filepath.Dir(rt.Path); isFile(filepath.Join(dir, ProviderFile)) {
+		return Location{dir, "the runtime's folder (" + rt.From + ")"}
+	}
+	b := besideProgram()
+	return Location{b.providers, b.from}
+}
+
 // ModelPath is the path of a model file in the models folder (ModelsLocation).
 func (c *Config) ModelPath(name string) string {
 	return filepath.Join(c.ModelsLocation().Path, name)
@@ -76,7 +102,7 @@ func (c *Config) RuntimeLibrary() string { return c.RuntimeLocation().Path }
 
 // layout is where the runtime and the models are when no setting names them, and why there.
 type layout struct {
-	runtime, models, from string
+	runtime, models, providers, from string
 }
 
 // besideProgram is the layout $FACEFUSION_HOME names, else the one beside the running binary
@@ -105,9 +131,10 @@ func layoutOf(exe, wd string) layout {
 	prefix := filepath.Dir(filepath.Dir(exe))
 	if isDir(filepath.Dir(filepath.Join(prefix, InstallRuntime))) || isDir(filepath.Join(prefix, InstallModels)) {
 		return layout{
-			runtime: filepath.Join(prefix, InstallRuntime),
-			models:  filepath.Join(prefix, InstallModels),
-			from:    "the install prefix of " + exe,
+			runtime:   filepath.Join(prefix, InstallRuntime),
+			models:    filepath.Join(prefix, InstallModels),
+			providers: filepath.Dir(filepath.Join(prefix, InstallRuntime)),
+			from:      "the install prefix of " + exe,
 		}
 	}
 	if isDir(filepath.Join(prefix, ".cache")) {
@@ -118,10 +145,16 @@ func layoutOf(exe, wd string) layout {
 
 func cacheLayout(home, from string) layout {
 	return layout{
-		runtime: filepath.Join(home, ".cache", "ort", "libonnxruntime.so.1"),
-		models:  filepath.Join(home, ".cache", "models"),
-		from:    from,
+		runtime:   filepath.Join(home, ".cache", "ort", "libonnxruntime.so.1"),
+		models:    filepath.Join(home, ".cache", "models"),
+		providers: filepath.Join(home, ".cache", "ort-gpu"),
+		from:      from,
 	}
+}
+
+func isFile(path string) bool {
+	st, err := os.Stat(path)
+	return err == nil && st.Mode().IsRegular()
 }
 
 func isDir(path string) bool {

@@ -87,3 +87,41 @@ func TestLocationPrecedence(t *testing.T) {
 		t.Errorf("Location.String = %q", got)
 	}
 }
+
+// The GPU providers' library: the key, then its variable, then the runtime's own folder when it
+// holds the CUDA provider, then beside the program (a checkout's .cache/ort-gpu, an install's
+// lib/facefusion).
+func TestProviderLocationPrecedence(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv(HomeEnv, home)
+	t.Setenv(RuntimeEnv, "")
+	t.Setenv(ProviderEnv, "")
+	var c Config
+	if got := c.ProviderLocation(); got.Path != filepath.Join(home, ".cache", "ort-gpu") || got.From != "$FACEFUSION_HOME" {
+		t.Errorf("FACEFUSION_HOME only: providers %v", got)
+	}
+	site := t.TempDir()
+	c.OnnxruntimeLibrary = filepath.Join(site, "libonnxruntime.so.1")
+	if got := c.ProviderLocation(); got.Path != filepath.Join(home, ".cache", "ort-gpu") {
+		t.Errorf("a runtime folder without providers: providers %v, want the cache's", got)
+	}
+	if err := os.WriteFile(filepath.Join(site, ProviderFile), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := c.ProviderLocation(); got.Path != site || !strings.HasPrefix(got.From, "the runtime's folder (onnxruntime_library") {
+		t.Errorf("a runtime folder holding the CUDA provider: providers %v", got)
+	}
+	t.Setenv(ProviderEnv, "/env/ort-gpu")
+	if got := c.ProviderLocation(); got.Path != "/env/ort-gpu" || got.From != "$"+ProviderEnv {
+		t.Errorf("with %s: providers %v", ProviderEnv, got)
+	}
+	c.ExecutionProviderLibrary = "/key/libonnxruntime_providers_cuda.so"
+	if got := c.ProviderLocation(); got.Path != c.ExecutionProviderLibrary || !strings.HasPrefix(got.From, "execution_provider_library") {
+		t.Errorf("with execution_provider_library: providers %v", got)
+	}
+	exe := filepath.Join(t.TempDir(), "bin", "facefusion")
+	os.MkdirAll(filepath.Join(filepath.Dir(filepath.Dir(exe)), "lib", "facefusion"), 0o755)
+	if got := layoutOf(exe, "/wd"); got.providers != filepath.Join(filepath.Dir(filepath.Dir(exe)), "lib", "facefusion") {
+		t.Errorf("an install: providers %s, want beside the runtime", got.providers)
+	}
+}

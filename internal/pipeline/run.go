@@ -159,8 +159,12 @@ func loadPredictor(path string) (*landmark.Predictor, error) {
 }
 
 // InitRuntime loads the ONNX Runtime library once per process (ResolveProviders needs it to resolve the
-// providers of a job that runs a model); a missing or broken library is an Environment fault.
+// providers of a job that runs a model) and says where its GPU providers' plugin libraries are
+// (registered when a provider is first asked for); a missing or broken library is an
+// Environment fault.
 func InitRuntime(cfg job.Config) error {
+	pl := cfg.ProviderLocation()
+	infer.SetProviderLibrary(pl.Path, pl.From)
 	rt := cfg.RuntimeLocation()
 	if _, err := os.Stat(rt.Path); err != nil {
 		return fault.AsEnvironment(fmt.Errorf("ONNX Runtime library %s is missing: run `make fetch` (or `make install`), or set onnxruntime_library (--onnxruntime-library) or $%s", rt, job.RuntimeEnv))

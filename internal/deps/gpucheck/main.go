@@ -217,6 +217,9 @@ func (c *check) runtime(lib, providers string, b rank.Binding) (ex infer.Executi
 	if err := infer.Init(lib); err != nil {
 		return ex, nil, err
 	}
+	for _, l := range infer.ProviderLibraries() {
+		fmt.Printf("gpu-check: %s provider library: %s\n", l.Provider, l)
+	}
 	built := providerVersion(providers)
 	fmt.Printf("gpu-check: ONNX Runtime core %s (%s); GPU provider libraries %q, built for ONNX Runtime %q\n", infer.RuntimeVersion(), lib, providers, built)
 	ex = infer.Execution{Providers: []string{infer.ProviderCUDA, infer.ProviderCPU}, DeviceID: max(b.Device, 0)}

@@ -2,27 +2,24 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
 
+	"github.com/facefusion-hpc/facefusion/infer"
 	"github.com/facefusion-hpc/facefusion/internal/video"
 )
 
 // useProviderLibrary hands the GPU providers' plugin libraries (make fetch-gpu's folder, or a
 // provider library file) to the runtime, as the binary's --execution-provider-library does,
 // before the runtime resolves its providers.
-//
-// The runtime's setting for it (infer) is being built beside this check: until it is there,
-// this says so and the CUDA provider is counted as not verified.
 func useProviderLibrary(path string) error {
-	if path == "" {
-		return nil
+	if path != "" {
+		infer.SetProviderLibrary(path, "-execution-provider-library")
 	}
-	return fmt.Errorf("this gpucheck was built without the runtime's provider-library setting: %s was not registered", path)
+	return nil
 }
 
 // providerVersion is the ONNX Runtime version the provider libraries of path are built for
