@@ -285,6 +285,11 @@ func TestProviderLibraryFailures(t *testing.T) {
 	bridgeCublas := folder("bridgecublas")
 	testenv.StubLibrary(t, cuda(bridgeCublas), []string{"CreateEpFactories", "GetProvider"}, []string{"libcublasLt.so.13"})
 
+	// The runtime's folder as the shared host library's check sees it: one without that library,
+	// whether or not make fetch-gpu has linked it beside the cache's runtime.
+	hostDir := folder("runtime")
+	defer func(f func() string) { sharedHostDir = f }(sharedHostDir)
+	sharedHostDir = func() string { return hostDir }
 	none := "no CUDA provider library (run `make fetch-gpu`, or set execution_provider_library)"
 	for _, c := range []struct {
 		name, path string
@@ -299,7 +304,7 @@ func TestProviderLibraryFailures(t *testing.T) {
 		{"no cuBLAS", cublas, []string{cuda(cublas), "cannot be loaded: libcublasLt.so.13: cannot open shared object file", "CUDA 13's libraries are missing"}},
 		{"no cuDNN", cudnn, []string{"libcudnn.so.9: cannot open shared object file", "cuDNN 9 is missing"}},
 		{"another runtime", newer, []string{"built for ONNX Runtime 2.0.0", filepath.Join(newer, "VERSION"), "the runtime is 1.30.0"}},
-		{"no shared host library", bridge, []string{"the runtime loads libonnxruntime_providers_shared.so from its own folder " + filepath.Dir(testenv.ORTLibrary(t)) + " only", "link or copy the one of the provider's ONNX Runtime build there"}},
+		{"no shared host library", bridge, []string{"the runtime loads libonnxruntime_providers_shared.so from its own folder " + hostDir + " only", "link or copy the one of the provider's ONNX Runtime build there"}},
 		{"the shared host library beside it", bridgeShared, []string{"link or copy " + filepath.Join(bridgeShared, "libonnxruntime_providers_shared.so") + " there"}},
 		{"no cuBLAS, a bridge", bridgeCublas, []string{"cannot be loaded: libcublasLt.so.13: cannot open shared object file", "CUDA 13's libraries are missing"}},
 	} {

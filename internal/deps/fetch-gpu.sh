@@ -6,7 +6,8 @@
 #
 #   libonnxruntime_providers_cuda.so      (229 MB; needs CUDA 13's runtime libraries and cuDNN 9)
 #   libonnxruntime_providers_tensorrt.so  (needs TensorRT 10 too)
-#   libonnxruntime_providers_shared.so    (ONNX Runtime loads it beside the core library)
+#   libonnxruntime_providers_shared.so    (ONNX Runtime loads it beside the core library: linked
+#                                         into CACHE/ort, the checkout's runtime folder)
 #   LICENSE                               (Microsoft's MIT licence, from the package)
 #   VERSION                               (the ONNX Runtime version the libraries are built for)
 #
@@ -30,9 +31,19 @@ want=${ORT_GPU_SHA256:-$PACKAGE_SHA256}
 dest=$cache/ort-gpu
 
 have() { [ -s "$1" ]; }
+# ONNX Runtime loads libonnxruntime_providers_shared.so from the core library's own folder only:
+# a checkout's runtime is CACHE/ort's, so the host library is linked there (relative, so the
+# cache may move); make install copies the real files side by side instead.
+link_shared() {
+	local link=$cache/ort/libonnxruntime_providers_shared.so
+	[ -d "$cache/ort" ] || return 0
+	[ -e "$link" ] && [ ! -L "$link" ] && return 0 # a file of the site's own: left alone
+	ln -sfn ../ort-gpu/libonnxruntime_providers_shared.so "$link.part" && mv -fT "$link.part" "$link"
+}
 complete=1
 for f in "${LIBS[@]}" LICENSE VERSION; do have "$dest/$f" || complete=0; done
 if [ "$complete" = 1 ] && [ "$(cat "$dest/VERSION")" = "$ORT_GPU_VERSION" ]; then
+	link_shared
 	exit 0
 fi
 
@@ -75,4 +86,5 @@ for f in "${LIBS[@]}"; do place "$work/$LIBDIR/$f" "$dest/$f"; done
 place "$work/package/LICENSE" "$dest/LICENSE"
 echo "$ORT_GPU_VERSION" >"$work/VERSION"
 place "$work/VERSION" "$dest/VERSION"
+link_shared
 echo "fetch-gpu: $dest: ${LIBS[*]}, LICENSE, VERSION ($ORT_GPU_VERSION)" >&2

@@ -155,6 +155,9 @@ func TestFetchGPUChecksThePackage(t *testing.T) {
 	tgz, sum := gpuPackage(t, libs)
 	cache := t.TempDir()
 	dest := filepath.Join(cache, "ort-gpu")
+	if err := os.Mkdir(filepath.Join(cache, "ort"), 0o755); err != nil { // the checkout's runtime folder
+		t.Fatal(err)
+	}
 
 	r := fetch(cache, "ORT_GPU_TGZ="+tgz)
 	if r.code == 0 || !strings.Contains(r.stderr, tgz+" has sha256 "+sum+", not ") || !strings.Contains(r.stderr, "refused") {
@@ -188,8 +191,20 @@ func TestFetchGPUChecksThePackage(t *testing.T) {
 			t.Errorf("%s: %q, %v; want %q", name, b, err, body)
 		}
 	}
+	// The runtime loads the shared host library from its own folder only: linked there.
+	host := filepath.Join(cache, "ort", "libonnxruntime_providers_shared.so")
+	if b, err := os.ReadFile(host); err != nil || string(b) != libs["libonnxruntime_providers_shared.so"] {
+		t.Errorf("%s: %q, %v; want the fetched host library", host, b, err)
+	}
+	if target, err := os.Readlink(host); err != nil || filepath.IsAbs(target) {
+		t.Errorf("%s links to %q (%v); want a relative link into ort-gpu", host, target, err)
+	}
+	os.Remove(host)
 	if r := fetch(cache, "ORT_GPU_TGZ=/nonexistent"); r.code != 0 || r.stderr != "" {
 		t.Errorf("a second fetch-gpu: exit %d, %q; want nothing done", r.code, r.stderr)
+	}
+	if _, err := os.Stat(host); err != nil {
+		t.Errorf("a second fetch-gpu did not link the host library again: %v", err)
 	}
 }
 
