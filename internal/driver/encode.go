@@ -97,9 +97,10 @@ func (c *coordinator) encodeImage(ctl *control) (res Result, err error) {
 // signal here, or the job's stop from the rounds) ends the frames: at once, discarding the
 // chunk being encoded, or once that chunk's frames are written where they fit in the time the
 // stop leaves (stop.go); the chunks whose frames are all written are finished and recorded
-// first. A failure or a takeover discards every chunk not yet recorded. Its share's first frames may be
-// of a chunk another rank encodes: they are sent there (share.go); its last chunk may be
-// completed by frames other ranks send.
+// first. A failure or a takeover discards every chunk not yet recorded. Its share's first frames
+// may be of a chunk another rank encodes: they are sent there (share.go); its last chunk may be
+// completed by frames other ranks send. Both parts are encoded after the chunks it holds whole
+// (rank.EncodeOrder).
 func (a *attempt) encodeShare(ctl *control) (res Result, err error) {
 	cfg, p, me := a.cfg, &a.plan, a.me
 	pieces := p.Work[me]
@@ -124,7 +125,7 @@ func (a *attempt) encodeShare(ctl *control) (res Result, err error) {
 			err = rerr
 		}
 	}()
-	e := &shareEncode{attempt: a, ctl: ctl, snd: snd, rcv: rcv, res: Result{Rank: me}}
+	e := &shareEncode{attempt: a, ctl: ctl, snd: snd, rcv: rcv, res: Result{Rank: me}, work: rank.EncodeOrder(pieces, me, p.Chunks)}
 	defer e.watch()()
 	return e.encode()
 }
@@ -160,6 +161,7 @@ type shareEncode struct {
 	stop      context.Context // ends the frames
 	endFrames context.CancelCauseFunc
 	workers   []pipeline.Worker
+	work      []rank.Piece // the share's pieces in the order they are encoded (rank.EncodeOrder)
 	res       Result
 	began     time.Time // of the chunk (or the part of one) being encoded, for its log line
 
@@ -176,7 +178,8 @@ type shareEncode struct {
 	timer   *time.Timer // ends the frames when the finish's time is up
 }
 
-// encode runs the share: one decode and one Stream for each run of consecutive chunks.
+// encode runs the share in its order: one decode and one Stream for each run of consecutive
+// pieces.
 func (e *shareEncode) encode() (Result, error) {
 	// The job's stop, failure or takeover reaches this rank within a round (control.go), and
 	// its frames go into the rounds' progress.
@@ -195,7 +198,7 @@ func (e *shareEncode) encode() (Result, error) {
 		testPause(e.asked, fmt.Sprintf("rank-%d-frames-%d", e.me, written), e.log) // one rank's (a sender's)
 	})
 
-	work := e.plan.Work[e.me]
+	work := e.work
 	if len(work) == 0 {
 		e.cast.drop()
 		return e.res, nil
@@ -368,7 +371,7 @@ func (e *shareEncode) askStop(sig string) {
 	_, clock := e.ctl.stopSignal()
 	window := stopWindow(sig, now, clock)
 	written := int(e.written.Load())
-	k, left, ok := inFlight(e.plan.Work[e.me], written)
+	k, left, ok := inFlight(e.work, written)
 	rate := 0.0
 	if !e.t0.IsZero() && now.After(e.t0) {
 		rate = float64(written) / now.Sub(e.t0).Seconds()
@@ -376,12 +379,12 @@ func (e *shareEncode) askStop(sig string) {
 	switch {
 	case !ok: // at a chunk's start, or done: nothing in flight to lose
 		left = 0
-	case !wholly(e.plan.Work[e.me][k], e.me, e.plan.Chunks) || !fits(left, rate, window):
-		e.log.Debugf("stop by %s: the %d frame(s) left of chunk %d are discarded (%.2f frames/s, %s left)", stopName(sig), left, e.plan.Work[e.me][k].Chunk, rate, window.Round(time.Second))
+	case !wholly(e.work[k], e.me, e.plan.Chunks) || !fits(left, rate, window):
+		e.log.Debugf("stop by %s: the %d frame(s) left of chunk %d are discarded (%.2f frames/s, %s left)", stopName(sig), left, e.work[k].Chunk, rate, window.Round(time.Second))
 		e.endFrames(e.stopCause())
 		return
 	default:
-		e.log.Infof("stop by %s: finishing chunk %d first, %d frame(s) left at %.2f frames/s, %s left", stopName(sig), e.plan.Work[e.me][k].Chunk, left, rate, window.Round(time.Second))
+		e.log.Infof("stop by %s: finishing chunk %d first, %d frame(s) left at %.2f frames/s, %s left", stopName(sig), e.work[k].Chunk, left, rate, window.Round(time.Second))
 	}
 	// A stop that is shortened keeps the earlier target: only the time to reach it shrinks.
 	if at := e.stopAt.Load(); at < 0 || int64(written+left) < at {
