@@ -337,7 +337,9 @@ func hangEncoder(t *testing.T, path string) {
 // A stop, unlike a failure, keeps finished work: the stop comes once segments 0 and 1 are
 // written (while done holds segment 0, so segment 1's encoder has not been closed), and segment
 // 1 still reaches done, complete; only segment 2, being written, is discarded, and the error is
-// the stop's. An encoder that does not finish (hangEncoder) holds the stop for stopGrace only:
+// the stop's. A stop that comes with the run's last frame (a rank finishing its last chunk of
+// the run) keeps every segment, with no error, though it ends the decode (cmd/facefusion/e2e/
+// resume's TestStopKeepsWhatSharesWrote, where the decoder is still exiting then). An encoder that does not finish (hangEncoder) holds the stop for stopGrace only:
 // then it is killed and its segment discarded.
 func TestEncodeSegmentsStopKeepsComplete(t *testing.T) {
 	cfg, info, _ := segmentClip(t)
@@ -350,6 +352,7 @@ func TestEncodeSegmentsStopKeepsComplete(t *testing.T) {
 	}{
 		{"complete-segments-finish", -1, 2},
 		{"grace-runs-out", 1, 1},
+		{"stop-with-the-last-frame", -1, 3},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			dir := t.TempDir()
@@ -359,14 +362,18 @@ func TestEncodeSegmentsStopKeepsComplete(t *testing.T) {
 				defer func(g time.Duration) { stopGrace = g }(stopGrace)
 				stopGrace = 200 * time.Millisecond
 			}
-			src, err := OpenFrames(ctx, specOf(t, cfg, info), info, 3, 30)
+			// The decode ends with the stop, as a rank's does.
+			stop, stopNow := context.WithCancelCause(ctx)
+			defer stopNow(nil)
+			src, err := OpenFrames(stop, specOf(t, cfg, info), info, 3, 30)
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer src.Close()
-			stop, stopNow := context.WithCancelCause(ctx)
-			defer stopNow(nil)
-			written := &countTo{n: segs[1].End - segs[0].Start, at: func() { stopNow(errStop) }} // segments 0 and 1
+			written := &countTo{n: segs[c.keep-1].End - segs[0].Start, at: func() { stopNow(errStop) }} // the segments kept
+			if c.hung >= 0 {
+				written.n = segs[1].End - segs[0].Start
+			}
 			var got []string
 			done := func(i, n, faces int, _ *lustre.IdentitySums) error {
 				if i == 0 {
@@ -384,7 +391,9 @@ func TestEncodeSegmentsStopKeepsComplete(t *testing.T) {
 				t.Fatalf("done was told (segment:frames:frames in its file) %v, want %v", got, want)
 			}
 			var se *SegmentError
-			if !errors.As(err, &se) || se.Index != c.keep || !errors.Is(err, errStop) {
+			if c.keep == len(segs) && err != nil {
+				t.Fatalf("error %v, want none: every segment was complete when the stop came", err)
+			} else if c.keep < len(segs) && (!errors.As(err, &se) || se.Index != c.keep || !errors.Is(err, errStop)) {
 				t.Fatalf("error %v, want the stop's, naming segment %d", err, c.keep)
 			}
 			if c.hung >= 0 && !errors.Is(err, errGraceOver) {
