@@ -27,7 +27,7 @@ func (a *attempt) encode() (Result, error) {
 		c.pj = join.Start(a.ctx, a.comm, joinOutput(a.cfg, &a.plan), a.jd.Side(a.plan.Attempt, filepath.Ext(a.cfg.OutputPath)))
 	}
 	stopWatch, clock := watchStops(a.ctx, a.cfg, a.me, &a.plan, a.jd, a.log)
-	a.stopWatch = stopWatch
+	a.stopWatch, a.margin = stopWatch, clock.margin
 	ctl := startControl(a.ctx, a.comm, a.cfg, &a.plan, a.jd, a.opt, a.ck(), clock)
 	res := Result{Rank: a.me}
 	var err error
@@ -66,7 +66,8 @@ func (a *attempt) account(res *Result, err error, began time.Time, gpu rank.GPUS
 	// Compared by type, not wrapped: a rank that reports another's failure as its own
 	// (errors.As would see through a wrapper) has a cause of its own.
 	_, remote := err.(*RemoteError)
-	res.Err, res.Kind, res.Remote = err.Error(), fault.KindOf(err), remote
+	var ce *chunkError
+	res.Err, res.Kind, res.Remote, res.Named = err.Error(), fault.KindOf(err), remote, errors.As(err, &ce) && ce.ranks > 1
 	if !a.plan.Image && a.jd.CurrentAttemptID() == a.plan.AttemptID { // a straggler must not fail a newer attempt
 		lustre.WriteAtomic(a.jd.Failed(), []byte(fmt.Sprintf("rank %d: %s\n", a.me, err)))
 	}
@@ -318,11 +319,24 @@ func (e *shareEncode) ended(err error, run []rank.Piece) (Result, error) {
 	if errors.As(err, &se) {
 		c = run[se.Index].Chunk
 	}
-	if e.comm.Size() > 1 {
-		return e.res, fmt.Errorf("rank %d, chunk %d: %w", e.me, c, err)
-	}
-	return e.res, fmt.Errorf("chunk %d: %w", c, err)
+	return e.res, &chunkError{rank: e.me, ranks: e.comm.Size(), chunk: c, err: err}
 }
+
+// chunkError is a rank's failure in one of its chunks; with more than one rank, it names the
+// rank too.
+type chunkError struct {
+	rank, ranks, chunk int
+	err                error
+}
+
+func (e *chunkError) Error() string {
+	if e.ranks > 1 {
+		return fmt.Sprintf("rank %d, chunk %d: %v", e.rank, e.chunk, e.err)
+	}
+	return fmt.Sprintf("chunk %d: %v", e.chunk, e.err)
+}
+
+func (e *chunkError) Unwrap() error { return e.err }
 
 // stopped marks the share stopped, and tells the other ranks when a signal stopped this one.
 func (e *shareEncode) stopped() {
