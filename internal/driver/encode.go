@@ -300,8 +300,9 @@ func (e *shareEncode) finisher(run []rank.Piece, segs []pipeline.Segment) pipeli
 func (e *shareEncode) ended(err error, run []rank.Piece) (Result, error) {
 	if e.asked.Err() != nil && e.kill.Err() == nil {
 		// Tell the others (a signal may have reached this rank alone) and stop. A failure while
-		// a stop finishes the chunk in flight is the stop's too: under Slurm the signal reaches
-		// the rank's ffmpeg children as well, and the chunk is discarded as any stop's was.
+		// a stop finishes the chunk in flight is the stop's too (an ffmpeg child the step's
+		// signal reached where it could not be shielded, video.shielded): the chunk is
+		// discarded as any stop's was.
 		if e.stop.Err() == nil {
 			e.log.Debugf("rank %d: the chunk in flight could not be finished after the stop: %v", e.me, err)
 		}
