@@ -334,13 +334,31 @@ func hangEncoder(t *testing.T, path string) {
 	t.Cleanup(func() { video.FFmpeg = saved })
 }
 
+// slowDecoderExit makes every decoder (ffmpeg writing to pipe:1) wait a second after its last
+// frame before it exits, as a loaded node's can: a stop that comes meanwhile kills it.
+func slowDecoderExit(t *testing.T) {
+	t.Helper()
+	real, err := exec.LookPath(video.FFmpeg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	script := filepath.Join(t.TempDir(), "ffmpeg")
+	text := "#!/bin/sh\ncase \"$*\" in *pipe:1*) " + real + " \"$@\"; s=$?; sleep 1; exit $s;; esac\nexec " + real + " \"$@\"\n"
+	if err := os.WriteFile(script, []byte(text), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	saved := video.FFmpeg
+	video.FFmpeg = script
+	t.Cleanup(func() { video.FFmpeg = saved })
+}
+
 // A stop, unlike a failure, keeps finished work: the stop comes once segments 0 and 1 are
 // written (while done holds segment 0, so segment 1's encoder has not been closed), and segment
 // 1 still reaches done, complete; only segment 2, being written, is discarded, and the error is
-// the stop's. A stop that comes with the run's last frame (a rank finishing its last chunk of
-// the run) keeps every segment, with no error, though it ends the decode (cmd/facefusion/e2e/
-// resume's TestStopKeepsWhatSharesWrote, where the decoder is still exiting then). An encoder that does not finish (hangEncoder) holds the stop for stopGrace only:
-// then it is killed and its segment discarded.
+// the stop's. A stop that comes with the run's last frame (a rank finishing the last chunk of
+// its run) keeps every segment, with no error, though it kills the decoder still exiting
+// (slowDecoderExit). An encoder that does not finish (hangEncoder) holds the stop for
+// stopGrace only: then it is killed and its segment discarded.
 func TestEncodeSegmentsStopKeepsComplete(t *testing.T) {
 	cfg, info, _ := segmentClip(t)
 	ctx := context.Background()
@@ -357,6 +375,9 @@ func TestEncodeSegmentsStopKeepsComplete(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			dir := t.TempDir()
 			segs := segmentsOf(dir, 3, 10, 17, 30)
+			if c.keep == len(segs) {
+				slowDecoderExit(t)
+			}
 			if c.hung >= 0 {
 				hangEncoder(t, segs[c.hung].Path)
 				defer func(g time.Duration) { stopGrace = g }(stopGrace)
