@@ -240,7 +240,7 @@ func TestResumeSlurm(t *testing.T) {
 		})
 
 		// USR1 while the only rank is half-way into its first chunk, with two hours left: srun's
-		// USR1 reaches the rank's ffmpeg children too, which ignore it, so the rank finishes
+		// USR1 reaches the rank's ffmpeg children too, which block it, so the rank finishes
 		// the chunk and checkpoints it, and the job is requeued and completes. (A warning too
 		// late to finish anything is not requeued: TestDecide, and cmd/facefusion/e2e/resume's
 		// TestUsr1FinishesTheChunkInFlight/too-late.)
