@@ -54,6 +54,28 @@ func Split(chunks []Range, pending []int, ranks int) [][]Piece {
 	return out
 }
 
+// EncodeOrder is the order in which rank me encodes its pieces (Split's, in frame order): the
+// chunks it holds whole first, then its part of the chunk it sends to the rank before it, and
+// last its part of the chunk it owns and the ranks after it complete. A stop keeps only chunks
+// whose every frame was written, and a shared chunk is complete only once both ranks wrote
+// their parts: done at the end of both ranks' shares, the parts are never written early only to
+// be thrown away by a stop that comes before the other part. The parts' ranks reach them at
+// about the same time, shares being even; the owner's part, last, finds the sender's there.
+func EncodeOrder(pieces []Piece, me int, chunks []Range) []Piece {
+	var whole, sent, owned []Piece
+	for _, p := range pieces {
+		switch {
+		case p.Owner != me:
+			sent = append(sent, p)
+		case p.Shared(chunks):
+			owned = append(owned, p)
+		default:
+			whole = append(whole, p)
+		}
+	}
+	return append(append(whole, sent...), owned...)
+}
+
 // Frames is the number of frames in pieces.
 func Frames(pieces []Piece) int {
 	n := 0

@@ -61,6 +61,7 @@ func checkSplit(t *testing.T, chunks []Range, pending []int, ranks int) [][]Piec
 				t.Fatalf("rank %d piece %+v: owner %d, but rank %d holds the chunk's first frame", r, p, p.Owner, firstOf[p.Chunk])
 			}
 		}
+		checkEncodeOrder(t, pieces, r, chunks)
 		// The senders of the chunk it ends inside hold exactly that chunk's other frames.
 		senders := Senders(split, r)
 		if len(pieces) == 0 || pieces[len(pieces)-1].Owner != r {
@@ -79,6 +80,58 @@ func checkSplit(t *testing.T, chunks []Range, pending []int, ranks int) [][]Piec
 		}
 	}
 	return split
+}
+
+// checkEncodeOrder holds EncodeOrder's promises for rank r's pieces: each piece once, and no
+// shared piece before a whole chunk of the rank (a stop, which keeps whole chunks finished,
+// then has written no part of a shared chunk unless the rank is past every whole chunk).
+func checkEncodeOrder(t *testing.T, pieces []Piece, r int, chunks []Range) {
+	t.Helper()
+	order := EncodeOrder(pieces, r, chunks)
+	if len(order) != len(pieces) {
+		t.Fatalf("rank %d: EncodeOrder(%+v) = %+v, not each piece once", r, pieces, order)
+	}
+	seen := map[Piece]bool{}
+	for _, p := range order {
+		seen[p] = true
+	}
+	shared := false
+	for i, p := range pieces {
+		if !seen[p] {
+			t.Fatalf("rank %d: EncodeOrder(%+v) = %+v, missing %+v", r, pieces, order, p)
+		}
+		if s := order[i].Shared(chunks); s {
+			shared = true
+		} else if shared {
+			t.Fatalf("rank %d: EncodeOrder(%+v) = %+v: a whole chunk after a shared piece", r, pieces, order)
+		}
+	}
+	// The part sent comes before the part owned: a rank's owned part waits for the next rank's
+	// part, and that rank's sent part never waits for anything.
+	for i, p := range order {
+		if p.Shared(chunks) && p.Owner == r && i != len(order)-1 {
+			t.Fatalf("rank %d: EncodeOrder(%+v) = %+v: the part owned is not last", r, pieces, order)
+		}
+	}
+}
+
+func TestEncodeOrder(t *testing.T) {
+	// 1450 frames in chunks of 96 on 4 ranks (docs/performance.md's clip): rank 1 holds
+	// frames [363,726): 21 of chunk 3 (rank 0's), chunks 4 to 6, 54 of chunk 7 (its own).
+	chunks := Chunks(Range{0, 1450}, 96)
+	split := Split(chunks, []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15}, 4)
+	var got []int
+	for _, p := range EncodeOrder(split[1], 1, chunks) {
+		got = append(got, p.Chunk)
+	}
+	if want := []int{4, 5, 6, 3, 7}; !reflect.DeepEqual(got, want) {
+		t.Errorf("rank 1 encodes chunks %v, want %v (whole first, then the part sent, then the part owned)", got, want)
+	}
+	// With no whole chunk, the order is the frames'.
+	split = Split(Chunks(Range{0, 30}, 20), []int{0, 1}, 3)
+	if got := EncodeOrder(split[1], 1, Chunks(Range{0, 30}, 20)); !reflect.DeepEqual(got, split[1]) {
+		t.Errorf("EncodeOrder(%+v) = %+v, want it unchanged", split[1], got)
+	}
 }
 
 func TestSplitExamples(t *testing.T) {

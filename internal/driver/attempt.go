@@ -42,6 +42,7 @@ type attempt struct {
 	setupStart             time.Time
 	planned, loaded, setup time.Duration // the report's setup stages
 	stopWatch              func()        // ends watchStops, once the results are gathered
+	margin                 time.Duration // rank 0's own clock's stop margin, as used (0: none)
 	coord                  *coordinator  // rank 0's; nil on the other ranks
 }
 

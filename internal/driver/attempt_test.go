@@ -16,6 +16,7 @@ import (
 	"github.com/facefusion-hpc/facefusion/internal/logging"
 	"github.com/facefusion-hpc/facefusion/internal/report"
 	"github.com/facefusion-hpc/facefusion/lustre"
+	"github.com/facefusion-hpc/facefusion/rank"
 )
 
 // Run's phases on one rank (the single-process Comm): the agreement with a setup error and
@@ -130,6 +131,12 @@ func TestCollectRealCause(t *testing.T) {
 	}
 	if c := g.first.cause(); c.Err != "rank 2: chunk 3: decoding failed" || c.Kind != fault.Input {
 		t.Errorf("cause %+v", c)
+	}
+	// A chunk's error names its rank itself (chunkError, Result.Named): not named twice.
+	var named Result
+	(&attempt{plan: Plan{Image: true}, me: 2}).account(&named, &chunkError{rank: 2, ranks: 4, chunk: 3, err: fault.AsInput(errors.New("decoding failed"))}, time.Now(), rank.GPUStats{})
+	if c := named.cause(); !named.Named || c.Err != "rank 2, chunk 3: decoding failed" || c.Kind != fault.Input {
+		t.Errorf("a chunk's error on rank 2 of 4: cause %+v (named %v)", c, named.Named)
 	}
 	g, _ = collect(results(Result{Rank: 0}, Result{Rank: 1, Err: remote.Error(), Kind: fault.Internal, Remote: true}))
 	if g.first == nil || g.first.Rank != 1 {

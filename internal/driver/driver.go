@@ -105,6 +105,8 @@ type Result struct {
 	// Remote: Err is another rank's failure as this rank saw it (a *RemoteError), never the
 	// job's cause when a rank reports a real one.
 	Remote bool `json:",omitempty"`
+	// Named: Err already names this rank ("rank 2, chunk 3: …"): rank 0 does not name it again.
+	Named bool `json:",omitempty"`
 	// Printed: rank 0 has said Err (its outcome's; not sent: the other ranks never print it).
 	Printed bool `json:"-"`
 

@@ -27,7 +27,7 @@ func (a *attempt) encode() (Result, error) {
 		c.pj = join.Start(a.ctx, a.comm, joinOutput(a.cfg, &a.plan), a.jd.Side(a.plan.Attempt, filepath.Ext(a.cfg.OutputPath)))
 	}
 	stopWatch, clock := watchStops(a.ctx, a.cfg, a.me, &a.plan, a.jd, a.log)
-	a.stopWatch = stopWatch
+	a.stopWatch, a.margin = stopWatch, clock.margin
 	ctl := startControl(a.ctx, a.comm, a.cfg, &a.plan, a.jd, a.opt, a.ck(), clock)
 	res := Result{Rank: a.me}
 	var err error
@@ -66,7 +66,8 @@ func (a *attempt) account(res *Result, err error, began time.Time, gpu rank.GPUS
 	// Compared by type, not wrapped: a rank that reports another's failure as its own
 	// (errors.As would see through a wrapper) has a cause of its own.
 	_, remote := err.(*RemoteError)
-	res.Err, res.Kind, res.Remote = err.Error(), fault.KindOf(err), remote
+	var ce *chunkError
+	res.Err, res.Kind, res.Remote, res.Named = err.Error(), fault.KindOf(err), remote, errors.As(err, &ce) && ce.ranks > 1
 	if !a.plan.Image && a.jd.CurrentAttemptID() == a.plan.AttemptID { // a straggler must not fail a newer attempt
 		lustre.WriteAtomic(a.jd.Failed(), []byte(fmt.Sprintf("rank %d: %s\n", a.me, err)))
 	}
@@ -97,9 +98,10 @@ func (c *coordinator) encodeImage(ctl *control) (res Result, err error) {
 // signal here, or the job's stop from the rounds) ends the frames: at once, discarding the
 // chunk being encoded, or once that chunk's frames are written where they fit in the time the
 // stop leaves (stop.go); the chunks whose frames are all written are finished and recorded
-// first. A failure or a takeover discards every chunk not yet recorded. Its share's first frames may be
-// of a chunk another rank encodes: they are sent there (share.go); its last chunk may be
-// completed by frames other ranks send.
+// first. A failure or a takeover discards every chunk not yet recorded. Its share's first frames
+// may be of a chunk another rank encodes: they are sent there (share.go); its last chunk may be
+// completed by frames other ranks send. Both parts are encoded after the chunks it holds whole
+// (rank.EncodeOrder).
 func (a *attempt) encodeShare(ctl *control) (res Result, err error) {
 	cfg, p, me := a.cfg, &a.plan, a.me
 	pieces := p.Work[me]
@@ -124,7 +126,7 @@ func (a *attempt) encodeShare(ctl *control) (res Result, err error) {
 			err = rerr
 		}
 	}()
-	e := &shareEncode{attempt: a, ctl: ctl, snd: snd, rcv: rcv, res: Result{Rank: me}}
+	e := &shareEncode{attempt: a, ctl: ctl, snd: snd, rcv: rcv, res: Result{Rank: me}, work: rank.EncodeOrder(pieces, me, p.Chunks)}
 	defer e.watch()()
 	return e.encode()
 }
@@ -160,6 +162,7 @@ type shareEncode struct {
 	stop      context.Context // ends the frames
 	endFrames context.CancelCauseFunc
 	workers   []pipeline.Worker
+	work      []rank.Piece // the share's pieces in the order they are encoded (rank.EncodeOrder)
 	res       Result
 	began     time.Time // of the chunk (or the part of one) being encoded, for its log line
 
@@ -176,7 +179,8 @@ type shareEncode struct {
 	timer   *time.Timer // ends the frames when the finish's time is up
 }
 
-// encode runs the share: one decode and one Stream for each run of consecutive chunks.
+// encode runs the share in its order: one decode and one Stream for each run of consecutive
+// pieces.
 func (e *shareEncode) encode() (Result, error) {
 	// The job's stop, failure or takeover reaches this rank within a round (control.go), and
 	// its frames go into the rounds' progress.
@@ -195,7 +199,7 @@ func (e *shareEncode) encode() (Result, error) {
 		testPause(e.asked, fmt.Sprintf("rank-%d-frames-%d", e.me, written), e.log) // one rank's (a sender's)
 	})
 
-	work := e.plan.Work[e.me]
+	work := e.work
 	if len(work) == 0 {
 		e.cast.drop()
 		return e.res, nil
@@ -296,8 +300,9 @@ func (e *shareEncode) finisher(run []rank.Piece, segs []pipeline.Segment) pipeli
 func (e *shareEncode) ended(err error, run []rank.Piece) (Result, error) {
 	if e.asked.Err() != nil && e.kill.Err() == nil {
 		// Tell the others (a signal may have reached this rank alone) and stop. A failure while
-		// a stop finishes the chunk in flight is the stop's too: under Slurm the signal reaches
-		// the rank's ffmpeg children as well, and the chunk is discarded as any stop's was.
+		// a stop finishes the chunk in flight is the stop's too (an ffmpeg child the step's
+		// signal reached where it could not be shielded, video.shielded): the chunk is
+		// discarded as any stop's was.
 		if e.stop.Err() == nil {
 			e.log.Debugf("rank %d: the chunk in flight could not be finished after the stop: %v", e.me, err)
 		}
@@ -315,11 +320,24 @@ func (e *shareEncode) ended(err error, run []rank.Piece) (Result, error) {
 	if errors.As(err, &se) {
 		c = run[se.Index].Chunk
 	}
-	if e.comm.Size() > 1 {
-		return e.res, fmt.Errorf("rank %d, chunk %d: %w", e.me, c, err)
-	}
-	return e.res, fmt.Errorf("chunk %d: %w", c, err)
+	return e.res, &chunkError{rank: e.me, ranks: e.comm.Size(), chunk: c, err: err}
 }
+
+// chunkError is a rank's failure in one of its chunks; with more than one rank, it names the
+// rank too.
+type chunkError struct {
+	rank, ranks, chunk int
+	err                error
+}
+
+func (e *chunkError) Error() string {
+	if e.ranks > 1 {
+		return fmt.Sprintf("rank %d, chunk %d: %v", e.rank, e.chunk, e.err)
+	}
+	return fmt.Sprintf("chunk %d: %v", e.chunk, e.err)
+}
+
+func (e *chunkError) Unwrap() error { return e.err }
 
 // stopped marks the share stopped, and tells the other ranks when a signal stopped this one.
 func (e *shareEncode) stopped() {
@@ -368,7 +386,7 @@ func (e *shareEncode) askStop(sig string) {
 	_, clock := e.ctl.stopSignal()
 	window := stopWindow(sig, now, clock)
 	written := int(e.written.Load())
-	k, left, ok := inFlight(e.plan.Work[e.me], written)
+	k, left, ok := inFlight(e.work, written)
 	rate := 0.0
 	if !e.t0.IsZero() && now.After(e.t0) {
 		rate = float64(written) / now.Sub(e.t0).Seconds()
@@ -376,12 +394,12 @@ func (e *shareEncode) askStop(sig string) {
 	switch {
 	case !ok: // at a chunk's start, or done: nothing in flight to lose
 		left = 0
-	case !wholly(e.plan.Work[e.me][k], e.me, e.plan.Chunks) || !fits(left, rate, window):
-		e.log.Debugf("stop by %s: the %d frame(s) left of chunk %d are discarded (%.2f frames/s, %s left)", stopName(sig), left, e.plan.Work[e.me][k].Chunk, rate, window.Round(time.Second))
+	case !wholly(e.work[k], e.me, e.plan.Chunks) || !fits(left, rate, window):
+		e.log.Debugf("stop by %s: the %d frame(s) left of chunk %d are discarded (%.2f frames/s, %s left)", stopName(sig), left, e.work[k].Chunk, rate, window.Round(time.Second))
 		e.endFrames(e.stopCause())
 		return
 	default:
-		e.log.Infof("stop by %s: finishing chunk %d first, %d frame(s) left at %.2f frames/s, %s left", stopName(sig), e.plan.Work[e.me][k].Chunk, left, rate, window.Round(time.Second))
+		e.log.Infof("stop by %s: finishing chunk %d first, %d frame(s) left at %.2f frames/s, %s left", stopName(sig), e.work[k].Chunk, left, rate, window.Round(time.Second))
 	}
 	// A stop that is shortened keeps the earlier target: only the time to reach it shrinks.
 	if at := e.stopAt.Load(); at < 0 || int64(written+left) < at {

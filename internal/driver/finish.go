@@ -108,7 +108,7 @@ func collect(all [][]byte) (g gathered, err error) {
 // cause is the job's error from the rank that failed first, named by its rank.
 func (r *Result) cause() Result {
 	msg := r.Err
-	if r.Rank != 0 && !strings.HasPrefix(msg, "rank ") {
+	if r.Rank != 0 && !r.Named {
 		msg = fmt.Sprintf("rank %d: %s", r.Rank, msg)
 	}
 	return Result{Err: msg, Kind: r.Kind}
@@ -152,7 +152,7 @@ func (c *coordinator) finishImage(g gathered) Result {
 		return Result{Err: g.first.Err, Kind: g.first.Kind}
 	}
 	if g.stopped {
-		return stopResult(c.cfg, g.imageStop, 0, 0, 0, 0, 0, "")
+		return stopResult(c.cfg, 0, g.imageStop, kept{})
 	}
 	c.rec.hashOutput(c.log)
 	return Result{}
@@ -162,7 +162,7 @@ func (c *coordinator) finishImage(g gathered) Result {
 // finished newChunks chunks: the manifest records the stop.
 func (c *coordinator) stopAt(newChunks int) Result {
 	ck, p, jd := c.ck, &c.plan, c.jd
-	r := stopResult(c.cfg, stopReason(c.ctx, jd), newChunks, len(ck.m.Done), len(p.Chunks), ck.m.DoneFrames(), p.Frames.Len(), jd.Path)
+	r := stopResult(c.cfg, c.margin, stopReason(c.ctx, jd), kept{newChunks, len(ck.m.Done), len(p.Chunks), ck.m.DoneFrames(), p.Frames.Len(), jd.Path})
 	ck.m.Attempts[len(ck.m.Attempts)-1].Stop = r.StopWords
 	ck.save(nil, lustre.Checkpointed)
 	return r

@@ -19,9 +19,11 @@ import (
 // them to the owner, one message a frame, then one message that ends its part: complete, or
 // discarded (it stopped or failed first). Every sender sends that end whatever happens, and the
 // owner receives until every sender's end has come, whatever happens to it: so neither ever
-// waits for the other forever, and every request is complete before Finalize. The owner needs
-// the frames only when it reaches the chunk, at the end of its stretch: they wait in a spill file
-// on its node's temp folder, not in memory.
+// waits for the other forever, and every request is complete before Finalize. Both ranks do
+// their parts once their whole chunks are done (rank.EncodeOrder: a stop then has thrown away
+// no part done early), the sender its part before the one it owns: the owner, which reaches
+// the chunk at the end of its stretch, finds the frames waiting in a spill file on its node's
+// temp folder, not in memory.
 
 // What a message is (its first byte).
 const (

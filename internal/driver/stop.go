@@ -123,27 +123,40 @@ func stopReason(ctx context.Context, jd *lustre.JobDir) string {
 	return ""
 }
 
+// kept is what a stopped attempt leaves in the job folder: the chunks it finished (newChunks),
+// the chunks and frames done of the job's, and the folder ("" for an image, or a stop before
+// the folder was claimed).
+type kept struct {
+	newChunks, done, chunks, doneFrames, frames int
+	jobDir                                      string
+}
+
 // stopResult is rank 0's outcome of a stopped attempt: the decision and the one line that
-// says what was kept and what happens next.
-func stopResult(cfg job.Config, reason string, newChunks, done, chunks, doneFrames, frames int, jobDir string) Result {
+// says what was kept and what happens next. margin is the stop margin rank 0's own clock used
+// (shrunk where the job's time is shorter than stop_margin; 0: no clock of its own).
+func stopResult(cfg job.Config, margin time.Duration, reason string, k kept) Result {
 	restarts, _ := strconv.Atoi(os.Getenv("SLURM_RESTART_COUNT"))
+	newChunks := k.newChunks
 	next, why := Decide(reason, newChunks, restarts, cfg.MaxRestarts)
 	by := "a signal"
 	if who, sig, ok := strings.Cut(reason, ": "); ok {
 		by = fmt.Sprintf("%s (%s)", sig, who)
 	} else if reason == ReasonDeadline {
 		by = fmt.Sprintf("its own clock (stop_margin %d s before the Slurm job's time limit)", cfg.StopMargin)
+		if margin > 0 && margin != time.Duration(cfg.StopMargin)*time.Second {
+			by = fmt.Sprintf("its own clock (%s before the Slurm job's time limit: stop_margin %d s, shrunk to fit the job's time)", margin.Round(time.Second), cfg.StopMargin)
+		}
 	}
 	verb := "stopped"
 	if next == Cancelled {
 		verb = "cancelled"
 	}
-	kept := fmt.Sprintf("%d of %d chunk(s) (%d of %d frames) are checkpointed in %s, %d of them finished in this attempt; ",
-		done, chunks, doneFrames, frames, jobDir, newChunks)
-	if jobDir == "" { // an image, or a stop before the job folder was claimed
-		kept = ""
+	said := fmt.Sprintf("%d of %d chunk(s) (%d of %d frames) are checkpointed in %s, %d of them finished in this attempt; ",
+		k.done, k.chunks, k.doneFrames, k.frames, k.jobDir, newChunks)
+	if k.jobDir == "" { // an image, or a stop before the job folder was claimed
+		said = ""
 	}
-	msg := fmt.Sprintf("%s by %s: %snothing was written to the output path; ", verb, by, kept)
+	msg := fmt.Sprintf("%s by %s: %snothing was written to the output path; ", verb, by, said)
 	inSlurm := os.Getenv("SLURM_JOB_ID") != ""
 	switch {
 	case next == Requeue && inSlurm:
@@ -165,10 +178,10 @@ func stopResult(cfg job.Config, reason string, newChunks, done, chunks, doneFram
 // folder (nil before it is claimed, and on the other ranks): its manifest records the stop.
 func setupStop(cfg job.Config, reason string, p *Plan, ck *checkpointer) *Stopped {
 	if ck == nil || ck.m == nil {
-		r := stopResult(cfg, reason, 0, 0, 0, 0, 0, "")
+		r := stopResult(cfg, 0, reason, kept{})
 		return &Stopped{Msg: r.Err, Next: r.Next}
 	}
-	r := stopResult(cfg, reason, 0, len(ck.m.Done), len(p.Chunks), ck.m.DoneFrames(), p.Frames.Len(), ck.jd.Path)
+	r := stopResult(cfg, 0, reason, kept{0, len(ck.m.Done), len(p.Chunks), ck.m.DoneFrames(), p.Frames.Len(), ck.jd.Path})
 	ck.m.Attempts[len(ck.m.Attempts)-1].Stop = r.StopWords
 	ck.save(nil, lustre.Checkpointed)
 	return &Stopped{Msg: r.Err, Next: r.Next}
@@ -235,6 +248,7 @@ func (n Next) words() string {
 type slurmClock struct {
 	limit    time.Time
 	killWait time.Duration
+	margin   time.Duration // rank 0's alone: how long before limit its own clock stops the job
 }
 
 // readClock reads the job's slurmClock and when rank 0 stops the job on its own clock:
@@ -265,6 +279,7 @@ func readClock(ctx context.Context, cfg job.Config, log *logging.Logger) (clock 
 		return clock, time.Time{}
 	}
 	margin, shrunk := stopMargin(time.Duration(cfg.StopMargin)*time.Second, left)
+	clock.margin = margin
 	if shrunk {
 		log.Infof("stop_margin %d s is not less than the %s the Slurm job has left: it stops by itself %s before its limit instead, %s from now",
 			cfg.StopMargin, left, margin, left-margin)

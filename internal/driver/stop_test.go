@@ -56,17 +56,20 @@ func TestStopResultSaysWhatHappensNext(t *testing.T) {
 	t.Setenv("SLURM_RESTART_COUNT", "2")
 	for _, c := range []struct {
 		reason    string
+		margin    time.Duration
 		newChunks int
 		next      Next
 		want      []string
 	}{
-		{"rank 1: SIGUSR1", 3, Requeue, []string{"stopped by SIGUSR1 (rank 1): 6 of 10 chunk(s) (48 of 80 frames) are checkpointed in J, 3 of them finished in this attempt",
+		{"rank 1: SIGUSR1", 0, 3, Requeue, []string{"stopped by SIGUSR1 (rank 1): 6 of 10 chunk(s) (48 of 80 frames) are checkpointed in J, 3 of them finished in this attempt",
 			"the batch script requeues the job (restart 3 of at most 10); by hand: rerun the same command"}},
-		{"deadline", 0, NoRequeue, []string{"stopped by its own clock (stop_margin 90 s before the Slurm job's time limit)", "not requeued: this attempt finished no new chunk", "--time", "chunk_frames", "by hand"}},
-		{"rank 0: SIGTERM", 3, Cancelled, []string{"cancelled by SIGTERM (rank 0)", "if Slurm requeues the job", "rerun the same command to resume"}},
-		{"rank 0: SIGINT", 3, Cancelled, []string{"cancelled by SIGINT (rank 0)", "; rerun the same command to resume"}},
+		{"deadline", 90 * time.Second, 0, NoRequeue, []string{"stopped by its own clock (stop_margin 90 s before the Slurm job's time limit)", "not requeued: this attempt finished no new chunk", "--time", "chunk_frames", "by hand"}},
+		// --time=1: the margin shrunk to a quarter of the minute is the one said.
+		{"deadline", 14 * time.Second, 2, Requeue, []string{"stopped by its own clock (14s before the Slurm job's time limit: stop_margin 90 s, shrunk to fit the job's time)"}},
+		{"rank 0: SIGTERM", 0, 3, Cancelled, []string{"cancelled by SIGTERM (rank 0)", "if Slurm requeues the job", "rerun the same command to resume"}},
+		{"rank 0: SIGINT", 0, 3, Cancelled, []string{"cancelled by SIGINT (rank 0)", "; rerun the same command to resume"}},
 	} {
-		r := stopResult(cfg, c.reason, c.newChunks, 6, 10, 48, 80, "J")
+		r := stopResult(cfg, c.margin, c.reason, kept{c.newChunks, 6, 10, 48, 80, "J"})
 		if !r.Stopped || r.Next != c.next || r.StopReason != c.reason || r.NewChunks != c.newChunks {
 			t.Errorf("%s: result %+v, want stopped, %v", c.reason, r, c.next)
 		}

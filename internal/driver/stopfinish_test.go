@@ -117,7 +117,7 @@ func finishing(t *testing.T, sig context.Context, clock slurmClock, shared bool)
 	comm := collective.Single()
 	ctl := startControl(sig, comm, job.Default(), &p, jd, Options{}, nil, clock)
 	a := &attempt{ctx: sig, comm: comm, plan: p, jd: jd, log: logging.New(io.Discard, logging.Debug)}
-	e := &shareEncode{attempt: a, ctl: ctl}
+	e := &shareEncode{attempt: a, ctl: ctl, work: work}
 	end := e.watch()
 	t.Cleanup(func() {
 		end()

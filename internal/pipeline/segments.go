@@ -219,9 +219,14 @@ func (r *segmentRun) frames() error {
 	} else {
 		n, err = Stream(r.feed, pw, ph, in, r.sink, r.workers, r.prog)
 	}
-	if n != end-start && r.stop.Err() != nil && (r.gctx.Err() == nil || context.Cause(r.ctx) == errGraceOver) {
-		// The segment being written and the one started ahead go; the complete ones finish.
-		r.sink.drop()
+	if r.stop.Err() != nil && (r.gctx.Err() == nil || context.Cause(r.ctx) == errGraceOver) {
+		if n != end-start {
+			// The segment being written and the one started ahead go; the complete ones finish.
+			r.sink.drop()
+		}
+		// Every frame written, a stop that came with the last (a stop finishing the run's last
+		// segment) may still have cut the decode's own end (the decoder's context is the
+		// stop's): no frame was lost to it.
 		return nil
 	}
 	if err != nil {

@@ -334,11 +334,31 @@ func hangEncoder(t *testing.T, path string) {
 	t.Cleanup(func() { video.FFmpeg = saved })
 }
 
+// slowDecoderExit makes every decoder (ffmpeg writing to pipe:1) wait a second after its last
+// frame before it exits, as a loaded node's can: a stop that comes meanwhile kills it.
+func slowDecoderExit(t *testing.T) {
+	t.Helper()
+	real, err := exec.LookPath(video.FFmpeg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	script := filepath.Join(t.TempDir(), "ffmpeg")
+	text := "#!/bin/sh\ncase \"$*\" in *pipe:1*) " + real + " \"$@\"; s=$?; sleep 1; exit $s;; esac\nexec " + real + " \"$@\"\n"
+	if err := os.WriteFile(script, []byte(text), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	saved := video.FFmpeg
+	video.FFmpeg = script
+	t.Cleanup(func() { video.FFmpeg = saved })
+}
+
 // A stop, unlike a failure, keeps finished work: the stop comes once segments 0 and 1 are
 // written (while done holds segment 0, so segment 1's encoder has not been closed), and segment
 // 1 still reaches done, complete; only segment 2, being written, is discarded, and the error is
-// the stop's. An encoder that does not finish (hangEncoder) holds the stop for stopGrace only:
-// then it is killed and its segment discarded.
+// the stop's. A stop that comes with the run's last frame (a rank finishing the last chunk of
+// its run) keeps every segment, with no error, though it kills the decoder still exiting
+// (slowDecoderExit). An encoder that does not finish (hangEncoder) holds the stop for
+// stopGrace only: then it is killed and its segment discarded.
 func TestEncodeSegmentsStopKeepsComplete(t *testing.T) {
 	cfg, info, _ := segmentClip(t)
 	ctx := context.Background()
@@ -350,23 +370,31 @@ func TestEncodeSegmentsStopKeepsComplete(t *testing.T) {
 	}{
 		{"complete-segments-finish", -1, 2},
 		{"grace-runs-out", 1, 1},
+		{"stop-with-the-last-frame", -1, 3},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			dir := t.TempDir()
 			segs := segmentsOf(dir, 3, 10, 17, 30)
+			if c.keep == len(segs) {
+				slowDecoderExit(t)
+			}
 			if c.hung >= 0 {
 				hangEncoder(t, segs[c.hung].Path)
 				defer func(g time.Duration) { stopGrace = g }(stopGrace)
 				stopGrace = 200 * time.Millisecond
 			}
-			src, err := OpenFrames(ctx, specOf(t, cfg, info), info, 3, 30)
+			// The decode ends with the stop, as a rank's does.
+			stop, stopNow := context.WithCancelCause(ctx)
+			defer stopNow(nil)
+			src, err := OpenFrames(stop, specOf(t, cfg, info), info, 3, 30)
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer src.Close()
-			stop, stopNow := context.WithCancelCause(ctx)
-			defer stopNow(nil)
-			written := &countTo{n: segs[1].End - segs[0].Start, at: func() { stopNow(errStop) }} // segments 0 and 1
+			written := &countTo{n: segs[c.keep-1].End - segs[0].Start, at: func() { stopNow(errStop) }} // the segments kept
+			if c.hung >= 0 {
+				written.n = segs[1].End - segs[0].Start
+			}
 			var got []string
 			done := func(i, n, faces int, _ *lustre.IdentitySums) error {
 				if i == 0 {
@@ -384,7 +412,9 @@ func TestEncodeSegmentsStopKeepsComplete(t *testing.T) {
 				t.Fatalf("done was told (segment:frames:frames in its file) %v, want %v", got, want)
 			}
 			var se *SegmentError
-			if !errors.As(err, &se) || se.Index != c.keep || !errors.Is(err, errStop) {
+			if c.keep == len(segs) && err != nil {
+				t.Fatalf("error %v, want none: every segment was complete when the stop came", err)
+			} else if c.keep < len(segs) && (!errors.As(err, &se) || se.Index != c.keep || !errors.Is(err, errStop)) {
 				t.Fatalf("error %v, want the stop's, naming segment %d", err, c.keep)
 			}
 			if c.hung >= 0 && !errors.Is(err, errGraceOver) {

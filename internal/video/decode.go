@@ -76,7 +76,7 @@ func OpenScaledDecoder(ctx context.Context, info *Info, start, end, width, heigh
 		"-fps_mode", "passthrough",
 		"-frames:v", strconv.Itoa(end-start),
 		"-f", "rawvideo", "-pix_fmt", "rgb24", "pipe:1")
-	cmd, tail := command(ctx, FFmpeg, args)
+	cmd, tail := shielded(ctx, FFmpeg, args)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		return nil, fmt.Errorf("video: decoding %s: %v", info.Path, err)

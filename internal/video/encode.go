@@ -346,7 +346,7 @@ func openEncoder(ctx context.Context, path string, out *os.File, opt EncodeOptio
 		}
 		args[len(args)-1] = mediaPath(fdOutput) // outputArgs' last; its -f names the container
 	}
-	cmd, tail := command(ctx, FFmpeg, args)
+	cmd, tail := shielded(ctx, FFmpeg, args)
 	if out != nil {
 		cmd.ExtraFiles = []*os.File{out}
 	}

@@ -108,6 +108,11 @@ func command(ctx context.Context, prog string, args []string) (*exec.Cmd, *stder
 		// as before, when it is started.
 		cmd = exec.CommandContext(ctx, "/bin/sh", append([]string{"-c", `trap '' USR1; exec "$0" "$@"`, path}, args...)...)
 	}
+	return withTail(cmd)
+}
+
+// withTail keeps cmd's stderr tail.
+func withTail(cmd *exec.Cmd) (*exec.Cmd, *stderrTail) {
 	tail := &stderrTail{}
 	cmd.Stderr = tail
 	// A killed child's grandchildren could hold the stderr pipe open; don't wait for them forever.

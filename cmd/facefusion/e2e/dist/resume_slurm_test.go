@@ -217,12 +217,17 @@ func TestResumeSlurm(t *testing.T) {
 			clitest.MustNotExist(t, out)
 		})
 
+		// Requeued while the only rank is 8 frames into its first chunk of 10: Slurm's TERM
+		// reaches the rank and its ffmpeg children (which block it), and the 2 frames left fit
+		// in KillWait (5 s on the test cluster) less the margin: the chunk is finished and
+		// checkpointed before Slurm's KILL, and the restart resumes after it.
 		t.Run("scontrol-requeue", func(t *testing.T) {
 			t.Parallel()
-			id, log, out := submit(t, "requeue", "chunk-1", "")
+			id, log, out := submit(t, "requeue", "frames-8", "", "-n", "1")
 			slurm(t, "scontrol", "requeue", id)
 			finished(t, id, log, out)
-			mustSay(t, log, "srun exited with status 130", slurmDecides)
+			mustSay(t, log, "srun exited with status 130", slurmDecides, "rank 0: stop by SIGTERM: finishing chunk 0 first",
+				"cancelled by SIGTERM (rank 0): 1 of 4 chunk(s) (10 of 40 frames) are checkpointed")
 			mustNotSay(t, log, "requeueing", "resubmit", "submit the same job file")
 		})
 
@@ -235,7 +240,7 @@ func TestResumeSlurm(t *testing.T) {
 		})
 
 		// USR1 while the only rank is half-way into its first chunk, with two hours left: srun's
-		// USR1 reaches the rank's ffmpeg children too, which ignore it, so the rank finishes
+		// USR1 reaches the rank's ffmpeg children too, which block it, so the rank finishes
 		// the chunk and checkpoints it, and the job is requeued and completes. (A warning too
 		// late to finish anything is not requeued: TestDecide, and cmd/facefusion/e2e/resume's
 		// TestUsr1FinishesTheChunkInFlight/too-late.)
@@ -283,20 +288,27 @@ func TestResumeSlurm(t *testing.T) {
 			finished(t, id, log, out)
 		})
 
+		// TERM to the step of an interactive srun while its rank is 8 frames into its first
+		// chunk of 10: every process of the step gets it (proctrack/linuxproc), the rank's
+		// ffmpeg children block it, and the rank finishes the chunk within KillWait and exits
+		// 130 with it checkpointed.
 		t.Run("sigterm-srun", func(t *testing.T) {
 			t.Parallel()
 			out := filepath.Join(dir, "srun.mkv")
-			p := clitest.StartPausedEnv(t, "chunk-1", []string{"SLURM_CONF=" + c.Conf()},
-				append([]string{"srun", "-J", "ffterm", "-n", "2", "--mpi=pmix", clitest.Bin}, clitest.PassThroughArgs(in, out, 10)...)...)
+			p := clitest.StartPausedEnv(t, "frames-8", []string{"SLURM_CONF=" + c.Conf()},
+				append([]string{"srun", "-J", "ffterm", "-n", "1", "--mpi=pmix", clitest.Bin}, clitest.PassThroughArgs(in, out, 10)...)...)
 			// TERM to the job's tasks, as preemption does (srun itself would kill them on TERM).
 			slurm(t, "scancel", "-s", "TERM", "-n", "ffterm")
 			if code := p.Wait(t); code != fault.ExitCancelled {
 				t.Fatalf("srun exit %d, want %d\n%s", code, fault.ExitCancelled, p.Output())
 			}
+			if !strings.Contains(p.Output(), "stop by SIGTERM: finishing chunk 0 first") {
+				t.Errorf("no line on the chunk in flight being finished:\n%s", p.Output())
+			}
 			clitest.MustNotExist(t, out)
 			st := clitest.Run(t, "status", out+".job")
-			if st.Code != 0 || !strings.Contains(st.Stdout, "state:      checkpointed") || !regexp.MustCompile(`chunks:\s+\d+ done, \d+ pending, of 4`).MatchString(st.Stdout) {
-				t.Fatalf("status: exit %d\n%s%s", st.Code, st.Stdout, st.Stderr)
+			if st.Code != 0 || !strings.Contains(st.Stdout, "state:      checkpointed") || !regexp.MustCompile(`chunks:\s+1 done, 3 pending, of 4`).MatchString(st.Stdout) {
+				t.Fatalf("status: exit %d, want chunk 0 checkpointed\n%s%s\n%s", st.Code, st.Stdout, st.Stderr, p.Output())
 			}
 		})
 	})

@@ -58,7 +58,7 @@ func TestUsr1FinishesTheChunkInFlight(t *testing.T) {
 
 // fakeSlurm is the environment of a run inside Slurm job 7 whose squeue says left (squeue -o %L)
 // and whose scontrol says KillWait = 30 sec.
-func fakeSlurm(t *testing.T, left string) []string {
+func fakeSlurm(t testing.TB, left string) []string {
 	t.Helper()
 	bin := t.TempDir()
 	for name, body := range map[string]string{
