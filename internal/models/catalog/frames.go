@@ -32,9 +32,11 @@ const (
 	RemoverCorridorKey = "corridor_key"
 )
 
-// ColorizerSizes are frame_colorizer_size's choices in pixels (frame_colorizer/choices.py), the
-// default first.
-var ColorizerSizes = []int{256, 192, 384, 512}
+// ColorizerSizes are frame_colorizer_size's choices in pixels (frame_colorizer/choices.py);
+// ColorizerSize is its default.
+var ColorizerSizes = []int{192, 256, 384, 512}
+
+const ColorizerSize = 256
 
 // colorizerModel is a colorizer's entry: the input's sides are dynamic (FaceFusion feeds the
 // frame_colorizer_size it is given).
@@ -48,7 +50,7 @@ func colorizerModel(name, typ string) *Model {
 		Want: infer.Signature{
 			Inputs:  []infer.TensorSpec{f32("input", dyn, 3, dyn, dyn)},
 			Outputs: []infer.TensorSpec{f32("", dyn, outC, dyn, dyn)}},
-		Size: ColorizerSizes[0], Sizes: ColorizerSizes, Norm: norm,
+		Size: ColorizerSize, Sizes: ColorizerSizes, Norm: norm,
 		Unconfirmed: "dynamic input sides (FaceFusion feeds 192..512) and the output's shape, from FaceFusion's [0][0] and its transpose"}
 }
 
