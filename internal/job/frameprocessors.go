@@ -22,7 +22,7 @@ const (
 // FrameColorizer is frame_colorizer's keys.
 type FrameColorizer struct {
 	FrameColorizerModel string `toml:"frame_colorizer_model"`
-	FrameColorizerSize  string `toml:"frame_colorizer_size"` // WxH, one of catalog.ColorizerSizes
+	FrameColorizerSize  string `toml:"frame_colorizer_size"`  // WxH, one of catalog.ColorizerSizes
 	FrameColorizerBlend int    `toml:"frame_colorizer_blend"` // 0..100: how much of the colourised frame replaces the frame
 }
 
@@ -40,8 +40,10 @@ var (
 )
 
 // Colorizes and RemovesBackground report whether those processors run.
-func (c *Config) Colorizes() bool         { return slices.Contains(c.Processors, ProcessorColorize) }
-func (c *Config) RemovesBackground() bool { return slices.Contains(c.Processors, ProcessorRemoveBackground) }
+func (c *Config) Colorizes() bool { return slices.Contains(c.Processors, ProcessorColorize) }
+func (c *Config) RemovesBackground() bool {
+	return slices.Contains(c.Processors, ProcessorRemoveBackground)
+}
 
 // ColorizerSize is frame_colorizer_size in pixels.
 func (c *Config) ColorizerSize() (int, error) { return squareSize(c.FrameColorizerSize) }
