@@ -22,6 +22,7 @@ import (
 	"github.com/facefusion-hpc/facefusion/internal/processors/facedebugger"
 	_ "github.com/facefusion-hpc/facefusion/internal/processors/faceenhancer" // registers face_enhancer
 	"github.com/facefusion-hpc/facefusion/internal/processors/faceswapper"
+	_ "github.com/facefusion-hpc/facefusion/internal/processors/framecolorizer" // registers frame_colorizer
 	"github.com/facefusion-hpc/facefusion/internal/raster"
 	"github.com/facefusion-hpc/facefusion/internal/temporal"
 	"github.com/facefusion-hpc/facefusion/internal/video"
@@ -108,6 +109,16 @@ func ModelNames(cfg job.Config) []string {
 			names = append(names, m.Name)
 		}
 	}
+	// The whole-frame processors' models; a job of them alone finds no faces.
+	if cfg.Colorizes() {
+		pick(catalog.Colorizer, cfg.FrameColorizerModel)
+	}
+	if cfg.RemovesBackground() {
+		pick(catalog.BackgroundRemover, cfg.BackgroundRemoverModel)
+	}
+	if !cfg.FindsFaces() {
+		return names
+	}
 	if cfg.FaceDetectorModel == "many" {
 		for _, sel := range facemodel.ManyDetectors {
 			pick(catalog.Detector, sel)
@@ -155,7 +166,7 @@ func ModelNames(cfg job.Config) []string {
 // the embedded default's BlazeFace and dlib files and FaceFusion's (ModelNames). LoadModels
 // checks them and the resume fingerprint hashes them: one list.
 func ModelFiles(cfg job.Config) ([]string, error) {
-	if !cfg.FindsFaces() {
+	if !cfg.RunsModels() {
 		return nil, nil
 	}
 	var files []string
@@ -208,6 +219,9 @@ type ReadFile struct {
 // them; FaceFusion publishes no hash of them).
 func EmbeddedModelFiles(cfg job.Config) []EmbeddedFile {
 	var files []EmbeddedFile
+	if !cfg.FindsFaces() {
+		return nil // the detector and landmarker run only for the face processors
+	}
 	if cfg.FaceDetectorModel == "blazeface" {
 		files = append(files, EmbeddedFile{"blazeface", cfg.ModelPath(job.BlazeFaceFile)})
 	}
@@ -387,7 +401,7 @@ func (m *Models) newModelWorker() (*modelWorker, error) { return m.openWorker(tr
 // while rank 0 plans, and the workers it makes later share them (Models.Workers). It makes one
 // worker without a source and closes it; the sessions stay in the rank's engine set.
 func (m *Models) Open() error {
-	if !m.cfg.FindsFaces() {
+	if !m.cfg.RunsModels() {
 		return nil
 	}
 	w, err := m.openWorker(false)
@@ -406,13 +420,15 @@ func (m *Models) openWorker(withSource bool) (*modelWorker, error) {
 		logOnce(m.log, cfg.UsesGPU(), "face_tracker_score %g: FaceFusion's face tracker gives the faces; face_landmark_smoothing (facefusion-hpc's own) is not applied", cfg.FaceTrackerScore)
 	}
 	var err error
-	if w.an, err = m.newAnalyser(cfg.FaceSelectorMode == "reference" || faceswapper.Balances(cfg)); err != nil {
-		return nil, err
-	}
-	w.an.st = m.stats
-	if w.id, err = m.newIdentityMeter(w.an); err != nil {
-		w.Close()
-		return nil, fault.AsEnvironment(err)
+	if cfg.FindsFaces() { // whole-frame processors alone find no faces
+		if w.an, err = m.newAnalyser(cfg.FaceSelectorMode == "reference" || faceswapper.Balances(cfg)); err != nil {
+			return nil, err
+		}
+		w.an.st = m.stats
+		if w.id, err = m.newIdentityMeter(w.an); err != nil {
+			w.Close()
+			return nil, fault.AsEnvironment(err)
+		}
 	}
 	if w.procs, err = processors.Open(m.processorContext(withSource), cfg.Processors); err != nil {
 		w.Close()
@@ -538,6 +554,9 @@ func (w *modelWorker) analyseFrame(k int, img *raster.Image) error {
 // Analyse appends img's faces (detection and landmarks; and embeddings in reference mode) to
 // dst: the analysis half of ProcessBatch, for the window stage of StreamWindow.
 func (w *modelWorker) Analyse(img *raster.Image, dst []face.Face) ([]face.Face, error) {
+	if w.an == nil {
+		return dst, nil // no face processor: no face is looked for
+	}
 	faces, err := w.an.analyse(img)
 	if err != nil {
 		return dst, err
