@@ -54,6 +54,10 @@ var options = []option{
 	{"frame_colorizer_model", []string{"ddcolor", "ddcolor_artistic", "deoldify", "deoldify_artistic", "deoldify_stable"}},
 	{"frame_colorizer_size", []string{"192x192", "256x256", "384x384", "512x512"}},
 	{"frame_colorizer_blend", nil},
+	// background_remover (cases/backgroundremover.toml).
+	{"background_remover_model", []string{"ben_2", "birefnet_general", "birefnet_portrait", "corridor_key_1024", "corridor_key_2048", "isnet_general", "modnet", "ormbg", "rmbg_1.4", "rmbg_2.0", "silueta", "u2net_cloth", "u2net_general", "u2net_human", "u2netp"}},
+	{"background_remover_fill_color", nil},
+	{"background_remover_despill_color", nil},
 	// General options that change frames.
 	{"processors", []string{"face_swapper", "face_enhancer", "face_debugger", "frame_colorizer", "background_remover"}},
 	{"trim_frame_start", nil},
@@ -73,7 +77,7 @@ var options = []option{
 // notYetCovered are the coverage items (key or key=value) no case proves yet: the to-do list,
 // printed in docs/conformance.md. The test fails when an item here is covered after all (take
 // it out) or when an item is neither covered nor here.
-var notYetCovered = []string{"processors=background_remover"}
+var notYetCovered = []string{}
 
 func knownKey(key string) bool {
 	for _, o := range options {

@@ -19,6 +19,7 @@ import (
 	"github.com/facefusion-hpc/facefusion/internal/models/catalog"
 	"github.com/facefusion-hpc/facefusion/internal/models/facemodel"
 	"github.com/facefusion-hpc/facefusion/internal/processors"
+	_ "github.com/facefusion-hpc/facefusion/internal/processors/backgroundremover" // registers background_remover
 	"github.com/facefusion-hpc/facefusion/internal/processors/facedebugger"
 	_ "github.com/facefusion-hpc/facefusion/internal/processors/faceenhancer" // registers face_enhancer
 	"github.com/facefusion-hpc/facefusion/internal/processors/faceswapper"
@@ -416,6 +417,9 @@ func (m *Models) Open() error {
 func (m *Models) openWorker(withSource bool) (*modelWorker, error) {
 	cfg := m.cfg
 	w := &modelWorker{cfg: cfg, sel: selector(cfg, m.sourceClass), ref: m.reference, st: m.stats, tracker: temporal.Tracker{Score: cfg.FaceTrackerScore}}
+	if cfg.RemovesBackground() && !video.IsImagePath(cfg.TargetPath) {
+		logOnce(m.log, cfg.UsesGPU(), "background_remover: its mask (FaceFusion's alpha) is dropped: this program's video segments hold no alpha; the fill colour is applied")
+	}
 	if cfg.Tracks() && cfg.FaceLandmarkSmoothing > 0 {
 		logOnce(m.log, cfg.UsesGPU(), "face_tracker_score %g: FaceFusion's face tracker gives the faces; face_landmark_smoothing (facefusion-hpc's own) is not applied", cfg.FaceTrackerScore)
 	}
@@ -481,8 +485,16 @@ func (w *modelWorker) Close() {
 func debugMasker(cfg job.Config) bool { return facedebugger.MasksWithModels(cfg) }
 
 func (w *modelWorker) framesWithFaces() int { return w.faced }
-func (w *modelWorker) facedIn(i int) bool   { return w.hits[i] }
-func (w *modelWorker) stats() *Stats        { return w.st }
+
+// alpha is frame k of the last batch's alpha as the processors left it, nil for opaque.
+func (w *modelWorker) alpha(k int) *raster.Alpha {
+	if k < len(w.batch.Alphas) {
+		return w.batch.Alphas[k]
+	}
+	return nil
+}
+func (w *modelWorker) facedIn(i int) bool { return w.hits[i] }
+func (w *modelWorker) stats() *Stats      { return w.st }
 
 // BatchSize is how many consecutive frames the worker takes at once.
 func (w *modelWorker) BatchSize() int { return batchSize(w.cfg) }
@@ -591,6 +603,7 @@ func (w *modelWorker) Apply(frames []*raster.Image, faces [][]face.Face) error {
 func (w *modelWorker) selectFaces(frames []*raster.Image, faces [][]face.Face) error {
 	b := &w.batch
 	b.Frames, b.Indices, b.Faces, w.hits = frames, b.Indices[:0], b.Faces[:0], w.hits[:0]
+	b.Alphas = b.Alphas[:0]
 	w.id.begin(len(frames))
 	for k, img := range frames {
 		faces := faces[k]
