@@ -39,6 +39,8 @@ func TestProcessorCombinationsAcrossRanks(t *testing.T) {
 		// The whole-frame processors, alone and after the swapper, on 3 ranks (2 frames each).
 		"colorizer@3":           {"--processors", "frame_colorizer", "--frame-colorizer-model", "deoldify", "--frame-colorizer-size", "192x192"},
 		"inswapper+colorizer@3": {"--processors", "face_swapper", "frame_colorizer", "--face-swapper-model", "inswapper_128", "--frame-colorizer-model", "ddcolor"},
+		"colorizer+remover@3": {"--processors", "frame_colorizer", "background_remover", "--frame-colorizer-model", "ddcolor_artistic",
+			"--background-remover-model", "u2net_cloth", "--background-remover-fill-color", "0", "255", "0", "200", "--background-remover-despill-color", "0", "255", "0", "90"},
 	}
 	for name, extra := range combos {
 		ranks := 2
