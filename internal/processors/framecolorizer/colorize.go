@@ -23,9 +23,6 @@ import (
 //	         a, b under the frame's blue channel as L (FaceFusion's), 8-bit Lab2BGR
 //	blend    cv2.addWeighted(frame, 1 − w, colour, w) with w = frame_colorizer_blend/100, as
 //	         OpenCV 4.6 computes it on x86-64: fused (blend8)
-//
-// An exact 2× shrink is INTER_AREA in OpenCV; on float32 its mean of four and the bilinear
-// weights of ½ differ by at most one unit in the last place of a float, far below a grey level.
 
 // scratch is one worker's buffers, kept between frames.
 type scratch struct {
@@ -36,6 +33,25 @@ type scratch struct {
 	big   [3][]float32
 	ws    align.MaskWorkspace
 }
+
+// resizeFloat is cv2.resize of a float32 plane, INTER_LINEAR, as OpenCV 4.6 does it: an exact
+// 2× shrink both ways becomes INTER_AREA, the four samples summed left to right, then ×¼ (the
+// bilinear weights of ½ round differently, which a model can carry into a level of the output).
+func resizeFloat(dst []float32, dw, dh int, src []float32, sw, sh int, ws *align.MaskWorkspace) {
+	if sw != 2*dw || sh != 2*dh {
+		align.ResizeMask(dst, dw, dh, src, sw, sh, false, ws)
+		return
+	}
+	for y := range dh {
+		r0, r1 := src[2*y*sw:][:sw], src[(2*y+1)*sw:][:sw]
+		out := dst[y*dw:][:dw]
+		for x := range out {
+			out[x] = f32(f32(f32(r0[2*x]+r0[2*x+1])+r1[2*x])+r1[2*x+1]) * 0.25
+		}
+	}
+}
+
+func f32(v float32) float32 { return v }
 
 // greyLevel is cv2.cvtColor(COLOR_BGR2GRAY) of one 8-bit pixel: OpenCV 4.6's bit-exact
 // weights over 2¹⁵.
@@ -69,7 +85,7 @@ func (s *scratch) prepare(dst []float32, frame *raster.Image, typ string, size i
 					out[x] = ddcolorGrey[greyLevel(row[3*x], row[3*x+1], row[3*x+2])][c]
 				}
 			}
-			align.ResizeMask(dst[c*n:][:n], size, size, s.plane, w, h, false, &s.ws)
+			resizeFloat(dst[c*n:][:n], size, size, s.plane, w, h, &s.ws)
 		}
 		return
 	}
