@@ -85,16 +85,32 @@ func RGBToLabF(r, g, b float32) (l, a, bb float32) {
 	ir := int(cvRound(float64(f32(clip01(r) * labBase))))
 	const cell = labBaseBits - labLUTShift
 	tx, ty, tz := ib>>cell, ig>>cell, ir>>cell
-	fx, fy, fz := ib>>(labBaseBits-9)&15, ig>>(labBaseBits-9)&15, ir>>(labBaseBits-9)&15
-	var sum [3]int32
-	for k := range 8 {
-		px, py, pz := k>>2&1, k>>1&1, k&1
-		w := int32(trilinearWeight(fx, px) * trilinearWeight(fy, py) * trilinearWeight(fz, pz))
-		node := t[labLUTIndex(min(tx+px, labLUTDim-1), min(ty+py, labLUTDim-1), min(tz+pz, labLUTDim-1)):]
-		for c := range 3 {
-			sum[c] += int32(node[c]) * w
+	fx, fy, fz := int32(ib>>(labBaseBits-9)&15), int32(ig>>(labBaseBits-9)&15), int32(ir>>(labBaseBits-9)&15)
+	// The corners' steps: 0 at the grid's far edge, where OpenCV's table repeats the node.
+	step := func(t, n int) int {
+		if t < labLUTDim-1 {
+			return n
 		}
+		return 0
 	}
+	base := labLUTIndex(tx, ty, tz)
+	sx, sy, sz := step(tx, 3), step(ty, 3*labLUTDim), step(tz, 3*labLUTDim*labLUTDim)
+	var sum [3]int32
+	corner := func(off int, w int32) {
+		n := t[base+off : base+off+3 : base+off+3]
+		sum[0] += int32(n[0]) * w
+		sum[1] += int32(n[1]) * w
+		sum[2] += int32(n[2]) * w
+	}
+	gx, gy, gz := 16-fx, 16-fy, 16-fz
+	corner(0, gx*gy*gz)
+	corner(sz, gx*gy*fz)
+	corner(sy, gx*fy*gz)
+	corner(sy+sz, gx*fy*fz)
+	corner(sx, fx*gy*gz)
+	corner(sx+sz, fx*gy*fz)
+	corner(sx+sy, fx*fy*gz)
+	corner(sx+sy+sz, fx*fy*fz)
 	iL, ia, ib2 := descale(sum[0], 12), descale(sum[1], 12), descale(sum[2], 12)
 	return f32(f32(float32(iL)/labBase) * 100), f32(f32(f32(float32(ia)/labBase)*256) - 128), f32(f32(f32(float32(ib2)/labBase)*256) - 128)
 }
@@ -104,13 +120,6 @@ const (
 	labLUTShift = 5
 	labLUTDim   = 1<<labLUTShift + 1
 )
-
-func trilinearWeight(f, side int) int {
-	if side == 1 {
-		return f
-	}
-	return 16 - f
-}
 
 func labLUTIndex(x, y, z int) int { return 3 * (x + labLUTDim*(y+labLUTDim*z)) }
 
