@@ -52,6 +52,17 @@ func openFixture(t testing.TB, dir, name string, maxBatch int) *infer.Session {
 		}
 		cfg.Dims = detectorDims(t, sig)
 	}
+	if m := catalog.Must(name); m.Kind == catalog.Colorizer { // sides follow frame_colorizer_size
+		if err := infer.Init(cfg.Library); err != nil {
+			t.Fatal(err)
+		}
+		sig, err := infer.ReadSignature(filepath.Join(dir, name+".onnx"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		side := int64(m.Size)
+		cfg.Dims = map[string][]int64{"input": {1, 3, side, side}, sig.Outputs[0].Name: {1, m.Want.Outputs[0].Shape[1], side, side}}
+	}
 	s, err := infer.OpenSession(catalog.Must(name).Spec(), cfg)
 	if err != nil {
 		t.Fatal(err)

@@ -396,3 +396,28 @@ func same(ok bool) string {
 	}
 	return "≠"
 }
+
+// alphaDiffers is "" where the image outputs at a and b carry the same alpha (none, or planes
+// within 1 of each other: background_remover's mask), else what differs.
+func alphaDiffers(a, b string) string {
+	fa, err1 := raster.LoadAlpha(a)
+	fb, err2 := raster.LoadAlpha(b)
+	switch {
+	case err1 != nil || err2 != nil:
+		return fmt.Sprintf("reading the outputs' alpha: %v, %v", err1, err2)
+	case (fa == nil) != (fb == nil):
+		return fmt.Sprintf("alpha: FaceFusion's output has one %v, ours %v", fa != nil, fb != nil)
+	case fa == nil:
+		return ""
+	case fa.W != fb.W || fa.H != fb.H:
+		return fmt.Sprintf("alpha: %dx%d, ours %dx%d", fa.W, fa.H, fb.W, fb.H)
+	}
+	worst := 0
+	for i, v := range fa.Pix {
+		worst = max(worst, int(v)-int(fb.Pix[i]), int(fb.Pix[i])-int(v))
+	}
+	if worst > 1 {
+		return fmt.Sprintf("alpha max abs %d > 1", worst)
+	}
+	return ""
+}

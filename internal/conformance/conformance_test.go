@@ -429,6 +429,11 @@ func measure(c *Case, p paths, oursErr string) result {
 		if r.figures, err = comparePixels(a, b, &ff.facesJSON, p.diff); err != nil {
 			return fail(err.Error())
 		}
+		if c.Compare == CompareImage { // FaceFusion's alpha too (background_remover's mask)
+			if why := alphaDiffers(p.ffOut, p.oursOut); why != "" {
+				return fail(why)
+			}
+		}
 	}
 	ok, why := r.figures.within(c.Compare)
 	switch {

@@ -50,8 +50,16 @@ var options = []option{
 	{"face_enhancer_blend", nil},
 	{"face_enhancer_weight", nil},
 	{"face_debugger_items", []string{"bounding-box", "face-landmark-5", "face-landmark-5/68", "face-landmark-68", "face-landmark-68/5", "face-mask"}},
+	// frame_colorizer (cases/framecolorizer.toml).
+	{"frame_colorizer_model", []string{"ddcolor", "ddcolor_artistic", "deoldify", "deoldify_artistic", "deoldify_stable"}},
+	{"frame_colorizer_size", []string{"192x192", "256x256", "384x384", "512x512"}},
+	{"frame_colorizer_blend", nil},
+	// background_remover (cases/backgroundremover.toml).
+	{"background_remover_model", []string{"ben_2", "birefnet_general", "birefnet_portrait", "corridor_key_1024", "corridor_key_2048", "isnet_general", "modnet", "ormbg", "rmbg_1.4", "rmbg_2.0", "silueta", "u2net_cloth", "u2net_general", "u2net_human", "u2netp"}},
+	{"background_remover_fill_color", nil},
+	{"background_remover_despill_color", nil},
 	// General options that change frames.
-	{"processors", []string{"face_swapper", "face_enhancer", "face_debugger"}},
+	{"processors", []string{"face_swapper", "face_enhancer", "face_debugger", "frame_colorizer", "background_remover"}},
 	{"trim_frame_start", nil},
 	{"trim_frame_end", nil},
 	{"output_image_quality", nil},

@@ -21,7 +21,7 @@ var ignoredOptions = []ignoredOption{
 	{key: "temp_frame_format", arg: "FORMAT", choices: []string{"bmp", "jpeg", "png", "tiff"},
 		why: "FaceFusion writes temp frames only with workflow_strategy disk; no temp frame is written here"},
 	{key: "temp_pixel_format", arg: "FORMAT", choices: []string{"bgr24", "bgra"},
-		why: "FaceFusion decodes every target frame to bgr24 (no alpha), so bgra adds an opaque alpha the encoder drops or keeps opaque: the same pixels"},
+		why: "FaceFusion decodes every target frame to bgr24 (no alpha), so bgra adds an opaque alpha the encoder drops or keeps opaque: the same pixels (background_remover's alpha is not kept in video here either way)"},
 	{key: "video_memory_strategy", arg: "MODE", choices: []string{"strict", "moderate", "tolerant"},
 		why: "when FaceFusion frees its model sessions; each rank keeps its sessions for the job"},
 	{key: "voice_extractor_model", arg: "NAME", choices: []string{"kim_vocal_1", "kim_vocal_2", "uvr_mdxnet"},

@@ -615,9 +615,12 @@ func Choices(key string) []string {
 	case "face_debugger_items":
 		return facemodel.DebuggerItemNames(false)
 	case "processors":
-		return []string{ProcessorSwap, ProcessorEnhance, ProcessorDebug}
+		return []string{ProcessorSwap, ProcessorEnhance, ProcessorDebug, ProcessorColorize, ProcessorRemoveBackground}
 	case "workflow_mode":
 		return WorkflowModes
+	}
+	if o := frameProcessorChoices(key); o != nil {
+		return o
 	}
 	if o := ignoredOptionOf(key); o != nil {
 		return o.choices

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 
 	"github.com/facefusion-hpc/facefusion/internal/face"
 	"github.com/facefusion-hpc/facefusion/internal/fault"
@@ -51,7 +52,7 @@ type FaceDump struct {
 // go to log.
 func FindFaces(cfg job.Config, log *logging.Logger) (*FacesDump, error) {
 	if !cfg.FindsFaces() {
-		return nil, fault.AsUsage(fmt.Errorf("faces: the processors find no faces (--processors none)"))
+		return nil, fault.AsUsage(fmt.Errorf("faces: the processors find no faces (--processors %s): name a face processor, e.g. face_swapper", strings.Join(cfg.Processors, " ")))
 	}
 	img, err := raster.Load(cfg.TargetPath)
 	if err != nil {

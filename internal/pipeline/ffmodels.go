@@ -19,9 +19,11 @@ import (
 	"github.com/facefusion-hpc/facefusion/internal/models/catalog"
 	"github.com/facefusion-hpc/facefusion/internal/models/facemodel"
 	"github.com/facefusion-hpc/facefusion/internal/processors"
+	_ "github.com/facefusion-hpc/facefusion/internal/processors/backgroundremover" // registers background_remover
 	"github.com/facefusion-hpc/facefusion/internal/processors/facedebugger"
 	_ "github.com/facefusion-hpc/facefusion/internal/processors/faceenhancer" // registers face_enhancer
 	"github.com/facefusion-hpc/facefusion/internal/processors/faceswapper"
+	_ "github.com/facefusion-hpc/facefusion/internal/processors/framecolorizer" // registers frame_colorizer
 	"github.com/facefusion-hpc/facefusion/internal/raster"
 	"github.com/facefusion-hpc/facefusion/internal/temporal"
 	"github.com/facefusion-hpc/facefusion/internal/video"
@@ -108,6 +110,16 @@ func ModelNames(cfg job.Config) []string {
 			names = append(names, m.Name)
 		}
 	}
+	// The whole-frame processors' models; a job of them alone finds no faces.
+	if cfg.Colorizes() {
+		pick(catalog.Colorizer, cfg.FrameColorizerModel)
+	}
+	if cfg.RemovesBackground() {
+		pick(catalog.BackgroundRemover, cfg.BackgroundRemoverModel)
+	}
+	if !cfg.FindsFaces() {
+		return names
+	}
 	if cfg.FaceDetectorModel == "many" {
 		for _, sel := range facemodel.ManyDetectors {
 			pick(catalog.Detector, sel)
@@ -155,7 +167,7 @@ func ModelNames(cfg job.Config) []string {
 // the embedded default's BlazeFace and dlib files and FaceFusion's (ModelNames). LoadModels
 // checks them and the resume fingerprint hashes them: one list.
 func ModelFiles(cfg job.Config) ([]string, error) {
-	if !cfg.FindsFaces() {
+	if !cfg.RunsModels() {
 		return nil, nil
 	}
 	var files []string
@@ -208,6 +220,9 @@ type ReadFile struct {
 // them; FaceFusion publishes no hash of them).
 func EmbeddedModelFiles(cfg job.Config) []EmbeddedFile {
 	var files []EmbeddedFile
+	if !cfg.FindsFaces() {
+		return nil // the detector and landmarker run only for the face processors
+	}
 	if cfg.FaceDetectorModel == "blazeface" {
 		files = append(files, EmbeddedFile{"blazeface", cfg.ModelPath(job.BlazeFaceFile)})
 	}
@@ -387,7 +402,7 @@ func (m *Models) newModelWorker() (*modelWorker, error) { return m.openWorker(tr
 // while rank 0 plans, and the workers it makes later share them (Models.Workers). It makes one
 // worker without a source and closes it; the sessions stay in the rank's engine set.
 func (m *Models) Open() error {
-	if !m.cfg.FindsFaces() {
+	if !m.cfg.RunsModels() {
 		return nil
 	}
 	w, err := m.openWorker(false)
@@ -402,17 +417,22 @@ func (m *Models) Open() error {
 func (m *Models) openWorker(withSource bool) (*modelWorker, error) {
 	cfg := m.cfg
 	w := &modelWorker{cfg: cfg, sel: selector(cfg, m.sourceClass), ref: m.reference, st: m.stats, tracker: temporal.Tracker{Score: cfg.FaceTrackerScore}}
+	if cfg.RemovesBackground() && !video.IsImagePath(cfg.TargetPath) {
+		logOnce(m.log, cfg.UsesGPU(), "background_remover: its mask (FaceFusion's alpha) is dropped: this program's video segments hold no alpha; the fill colour is applied")
+	}
 	if cfg.Tracks() && cfg.FaceLandmarkSmoothing > 0 {
 		logOnce(m.log, cfg.UsesGPU(), "face_tracker_score %g: FaceFusion's face tracker gives the faces; face_landmark_smoothing (facefusion-hpc's own) is not applied", cfg.FaceTrackerScore)
 	}
 	var err error
-	if w.an, err = m.newAnalyser(cfg.FaceSelectorMode == "reference" || faceswapper.Balances(cfg)); err != nil {
-		return nil, err
-	}
-	w.an.st = m.stats
-	if w.id, err = m.newIdentityMeter(w.an); err != nil {
-		w.Close()
-		return nil, fault.AsEnvironment(err)
+	if cfg.FindsFaces() { // whole-frame processors alone find no faces
+		if w.an, err = m.newAnalyser(cfg.FaceSelectorMode == "reference" || faceswapper.Balances(cfg)); err != nil {
+			return nil, err
+		}
+		w.an.st = m.stats
+		if w.id, err = m.newIdentityMeter(w.an); err != nil {
+			w.Close()
+			return nil, fault.AsEnvironment(err)
+		}
 	}
 	if w.procs, err = processors.Open(m.processorContext(withSource), cfg.Processors); err != nil {
 		w.Close()
@@ -465,8 +485,16 @@ func (w *modelWorker) Close() {
 func debugMasker(cfg job.Config) bool { return facedebugger.MasksWithModels(cfg) }
 
 func (w *modelWorker) framesWithFaces() int { return w.faced }
-func (w *modelWorker) facedIn(i int) bool   { return w.hits[i] }
-func (w *modelWorker) stats() *Stats        { return w.st }
+
+// alpha is frame k of the last batch's alpha as the processors left it, nil for opaque.
+func (w *modelWorker) alpha(k int) *raster.Alpha {
+	if k < len(w.batch.Alphas) {
+		return w.batch.Alphas[k]
+	}
+	return nil
+}
+func (w *modelWorker) facedIn(i int) bool { return w.hits[i] }
+func (w *modelWorker) stats() *Stats      { return w.st }
 
 // BatchSize is how many consecutive frames the worker takes at once.
 func (w *modelWorker) BatchSize() int { return batchSize(w.cfg) }
@@ -538,6 +566,9 @@ func (w *modelWorker) analyseFrame(k int, img *raster.Image) error {
 // Analyse appends img's faces (detection and landmarks; and embeddings in reference mode) to
 // dst: the analysis half of ProcessBatch, for the window stage of StreamWindow.
 func (w *modelWorker) Analyse(img *raster.Image, dst []face.Face) ([]face.Face, error) {
+	if w.an == nil {
+		return dst, nil // no face processor: no face is looked for
+	}
 	faces, err := w.an.analyse(img)
 	if err != nil {
 		return dst, err
@@ -572,6 +603,7 @@ func (w *modelWorker) Apply(frames []*raster.Image, faces [][]face.Face) error {
 func (w *modelWorker) selectFaces(frames []*raster.Image, faces [][]face.Face) error {
 	b := &w.batch
 	b.Frames, b.Indices, b.Faces, w.hits = frames, b.Indices[:0], b.Faces[:0], w.hits[:0]
+	b.Alphas = b.Alphas[:0]
 	w.id.begin(len(frames))
 	for k, img := range frames {
 		faces := faces[k]

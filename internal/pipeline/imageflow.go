@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -21,6 +22,30 @@ import (
 // ontoWorker detects on one frame and processes another (modelWorker.ProcessOnto).
 type ontoWorker interface {
 	ProcessOnto(target, temp *raster.Image) error
+}
+
+// alphaWorker is a worker whose processors may leave a frame an alpha (background_remover).
+type alphaWorker interface {
+	alpha(k int) *raster.Alpha
+}
+
+// withMask is FaceFusion's alpha after its processors: the minimum of the target's (nil:
+// opaque) and the processors' mask (nil: none), nil where every pixel is opaque
+// (conditional_merge_vision_mask writes 3 channels then).
+func withMask(alpha, mask *raster.Alpha) *raster.Alpha {
+	if mask == nil {
+		return alpha
+	}
+	out := &raster.Alpha{W: mask.W, H: mask.H, Pix: slices.Clone(mask.Pix)}
+	if alpha != nil && alpha.W == mask.W && alpha.H == mask.H {
+		for i, v := range alpha.Pix {
+			out.Pix[i] = min(out.Pix[i], v)
+		}
+	}
+	if !slices.ContainsFunc(out.Pix, func(v uint8) bool { return v < 255 }) {
+		return nil
+	}
+	return out
 }
 
 // isJPEGPath is FaceFusion's get_file_format(path) == 'jpeg'.
@@ -62,6 +87,9 @@ func (m *Models) runFFImage(ctx context.Context, cfg job.Config, im spec.Image, 
 	}
 	if err != nil {
 		return "", fault.AsInternal(fmt.Errorf("target %s: %w", cfg.TargetPath, err))
+	}
+	if aw, ok := wk.(alphaWorker); ok {
+		alpha = withMask(alpha, aw.alpha(0))
 	}
 	if ctx.Err() != nil {
 		return "", context.Cause(ctx)

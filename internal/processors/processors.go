@@ -57,6 +57,12 @@ type Batch struct {
 	Indices []int
 	// Faces are the selected faces of every frame, in frame order.
 	Faces []Face
+
+	// Alphas[k] is Frames[k]'s alpha plane as the processors leave it (FaceFusion's
+	// temp_vision_mask: background_remover's mask), nil or short where none was made (opaque).
+	// A processor that masks takes the minimum with what is there, as FaceFusion does; the
+	// worker empties it for each batch.
+	Alphas []*raster.Alpha
 }
 
 // Face is one selected face of a Batch.

@@ -115,6 +115,11 @@ type Model struct {
 	// Unconfirmed lists the facts taken from published signatures or inferred rather than read
 	// in FaceFusion's code or checked on the real file; the contract accepts any value there.
 	Unconfirmed string
+
+	// Type is FaceFusion's model 'type' of the whole-frame models (frames.go: a colorizer's
+	// DDColor or DeOldify, a background remover's family), which picks their pre- and
+	// post-processing; "" for the others.
+	Type string
 }
 
 // Selector is the value a job names the model by: Option, or Name.

@@ -82,6 +82,7 @@ var table = func() map[string]*Model {
 	addSwappers(m)
 	addEnhancers(m)
 	addMaskersAndConverters(m)
+	addFrameModels(m) // frames.go: frame_colorizer, background_remover
 	return m
 }()
 

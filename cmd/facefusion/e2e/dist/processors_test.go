@@ -2,6 +2,7 @@ package dist
 
 import (
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/facefusion-hpc/facefusion/internal/clitest"
@@ -35,8 +36,17 @@ func TestProcessorCombinationsAcrossRanks(t *testing.T) {
 		"fp16+many+scrfd":      {"--processors", "face_swapper", "--face-swapper-model", "inswapper_128_fp16", "--face-selector-mode", "many", "--face-detector-model", "scrfd"},
 		"simswap+pixel-boost+gpen": {"--processors", "face_swapper", "face_enhancer", "--face-swapper-model", "simswap_256", "--face-swapper-pixel-boost", "512x512", "--face-detector-model", "yolo_face",
 			"--face-enhancer-model", "gpen_bfr_256"},
+		// The whole-frame processors, alone and after the swapper, on 3 ranks (2 frames each).
+		"colorizer@3":           {"--processors", "frame_colorizer", "--frame-colorizer-model", "deoldify", "--frame-colorizer-size", "192x192"},
+		"inswapper+colorizer@3": {"--processors", "face_swapper", "frame_colorizer", "--face-swapper-model", "inswapper_128", "--frame-colorizer-model", "ddcolor"},
+		"colorizer+remover@3": {"--processors", "frame_colorizer", "background_remover", "--frame-colorizer-model", "ddcolor_artistic",
+			"--background-remover-model", "u2net_cloth", "--background-remover-fill-color", "0", "255", "0", "200", "--background-remover-despill-color", "0", "255", "0", "90"},
 	}
 	for name, extra := range combos {
+		ranks := 2
+		if strings.HasSuffix(name, "@3") {
+			ranks = 3
+		}
 		t.Run(name, func(t *testing.T) {
 			base := append([]string{"run", "-s", src, "-t", clip, "--models-dir", dir, "--output-video-encoder", "ffv1"}, extra...)
 			one := filepath.Join(work, name+"-1.mkv")
@@ -44,10 +54,10 @@ func TestProcessorCombinationsAcrossRanks(t *testing.T) {
 			if r.Code != 0 {
 				t.Fatalf("1 rank: exit %d: %s", r.Code, r.Stderr)
 			}
-			two := filepath.Join(work, name+"-2.mkv")
-			r = clitest.Mpirun(t, clitest.HangGuard(t), 2, append(base, "-o", two, "--chunk-frames", "4", "--execution-batch-size", "3")...)
+			two := filepath.Join(work, name+"-n.mkv")
+			r = clitest.Mpirun(t, clitest.HangGuard(t), ranks, append(base, "-o", two, "--chunk-frames", "4", "--execution-batch-size", "3")...)
 			if r.Code != 0 {
-				t.Fatalf("2 ranks: exit %d: %s", r.Code, r.Stderr)
+				t.Fatalf("%d ranks: exit %d: %s", ranks, r.Code, r.Stderr)
 			}
 			a, b := clitest.FrameHashes(t, one), clitest.FrameHashes(t, two)
 			if len(a) != 6 || len(b) != 6 {
@@ -55,7 +65,7 @@ func TestProcessorCombinationsAcrossRanks(t *testing.T) {
 			}
 			for i := range a {
 				if a[i] != b[i] {
-					t.Fatalf("frame %d differs between 1 rank (batch 1) and 2 ranks (batch 3)", i)
+					t.Fatalf("frame %d differs between 1 rank (batch 1) and %d ranks (batch 3)", i, ranks)
 				}
 			}
 			if in[5] == a[5] {
