@@ -615,7 +615,9 @@ func Choices(key string) []string {
 	case "face_debugger_items":
 		return facemodel.DebuggerItemNames(false)
 	case "processors":
-		return []string{ProcessorSwap, ProcessorEnhance, ProcessorDebug}
+		return []string{ProcessorSwap, ProcessorEnhance, ProcessorDebug, ProcessorFrameEnhance}
+	case "frame_enhancer_model":
+		return FrameEnhancers
 	case "workflow_mode":
 		return WorkflowModes
 	}
