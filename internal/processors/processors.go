@@ -28,8 +28,10 @@ type FaceProcessor interface {
 	ProcessFaces(b *Batch) error
 }
 
-// FrameProcessor is a processor of whole frames (later frame_enhancer, frame_colorizer,
-// background_remover): it changes b.Frames in place, whether or not a face was selected in them.
+// FrameProcessor is a processor of whole frames (frame_enhancer; later frame_colorizer,
+// background_remover): it changes b.Frames, whether or not a face was selected in them. One that
+// changes a frame's size (frame_enhancer) puts a new image in its place in b.Frames and in the
+// Frame of b.Faces that were on it; the faces' points stay in the old frame's pixels.
 type FrameProcessor interface {
 	Processor
 	ProcessFrames(b *Batch) error
@@ -75,6 +77,8 @@ type Stage int
 const (
 	StageSwap    Stage = iota // the face swapper's time and faces swapped
 	StageEnhance              // the face enhancer's time and faces enhanced
+	// StageFrameEnhance is the frame enhancer's time and frames upscaled.
+	StageFrameEnhance
 )
 
 // Stats is where processors report their work: the worker's stage times and face counts.

@@ -362,13 +362,14 @@ var frameEnhancers = []struct {
 // addFrameEnhancers adds the frame enhancers. FaceFusion feeds each tile as 'input' float32
 // [1,3,size,size], RGB in [0, 1] (prepare_tile_frame), and reads output 0 as [1,3,size·scale,
 // size·scale] in [0, 1] (normalize_tile_frame: ×255, clipped, truncated, back to BGR); its fp16
-// files are fed float32 as well. The sides are left open: some files fix them, others do not.
+// files are fed float32 as well. A file that leaves the sides dynamic takes these.
 func addFrameEnhancers(m map[string]*Model) {
 	for _, e := range frameEnhancers {
+		t, o := int64(e.tile.Size), int64(e.tile.Size*e.scale)
 		addTo(m, &Model{Name: e.name, Kind: FrameEnhancer, Batched: true,
 			Want: infer.Signature{
-				Inputs:  []infer.TensorSpec{f32("input", dyn, 3, dyn, dyn)},
-				Outputs: []infer.TensorSpec{f32("", dyn, 3, dyn, dyn)}},
+				Inputs:  []infer.TensorSpec{f32("input", dyn, 3, t, t)},
+				Outputs: []infer.TensorSpec{f32("", dyn, 3, o, o)}},
 			Size: e.tile.Size, Tile: e.tile, Scale: e.scale, FP16: e.fp16, Norm: rgbUnit,
 			Unconfirmed: "the file's batch axis and sides (FaceFusion runs batch 1 at the tile size; no real file was checked)"})
 	}
