@@ -56,7 +56,7 @@ func devicesIn(name, v string) bool {
 // leaves cfg as it is, for the run to report as it always has.
 func settleProviders(comm collective.Comm, cfg job.Config, env func(string) (string, bool)) (job.Config, error) {
 	given := len(cfg.ExecutionProviders) > 0
-	if !cfg.FindsFaces() {
+	if !cfg.RunsModels() {
 		if !given { // nothing runs on a provider: the fingerprint records cpu as before
 			cfg.ExecutionProviders = []string{infer.ProviderCPU}
 		}

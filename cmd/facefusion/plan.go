@@ -411,7 +411,7 @@ func readCosts(ctx context.Context, path string, launch float64) (scaling.Costs,
 // broadcast): its files (pipeline.ReadFiles, the broadcast's list), each at its size here, else
 // FaceFusion's published size.
 func jobModelBytes(cfg job.Config) int64 {
-	if !cfg.FindsFaces() {
+	if !cfg.RunsModels() {
 		return 0
 	}
 	published := map[string]int64{}

@@ -87,7 +87,7 @@ func (c *modelCast) drop() {
 // never for a job whose output may be done already (batch-run's rerun: a skipped target reads
 // nothing) or for an image target (rank 0 alone processes it: the others open no session).
 func castsModels(size, localSize int, cfg job.Config, skipDone bool) bool {
-	if size < 2 || !cfg.FindsFaces() || video.IsImagePath(cfg.TargetPath) {
+	if size < 2 || !cfg.RunsModels() || video.IsImagePath(cfg.TargetPath) {
 		return false
 	}
 	if _, err := os.Lstat(cfg.OutputPath); skipDone && err == nil {

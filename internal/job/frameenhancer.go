@@ -26,6 +26,23 @@ var FrameEnhancers = catalog.Selectors(catalog.FrameEnhancer)
 // EnhancesFrames reports whether processor frame_enhancer runs.
 func (c *Config) EnhancesFrames() bool { return slices.Contains(c.Processors, ProcessorFrameEnhance) }
 
+// FrameScale is how many times larger than the frames it is given processor frame_enhancer
+// makes them: its model's scale, 1 without it.
+func (c *Config) FrameScale() int {
+	if !c.EnhancesFrames() {
+		return 1
+	}
+	m, err := catalog.Select(catalog.FrameEnhancer, c.FrameEnhancerModel)
+	if err != nil {
+		return 1 // validation refuses it
+	}
+	return m.Scale
+}
+
+// ProcessesFrames reports whether a processor of whole frames runs (frame_enhancer): it runs
+// a model whether or not any processor finds faces.
+func (c *Config) ProcessesFrames() bool { return c.EnhancesFrames() }
+
 // validateFrameEnhancer adds frame_enhancer's complaints to bad.
 func (c *Config) validateFrameEnhancer(bad func(string, ...any)) {
 	if msg := oneOf("frame_enhancer_model", c.FrameEnhancerModel, FrameEnhancers); msg != "" {

@@ -22,6 +22,7 @@ import (
 	"github.com/facefusion-hpc/facefusion/internal/processors/facedebugger"
 	_ "github.com/facefusion-hpc/facefusion/internal/processors/faceenhancer" // registers face_enhancer
 	"github.com/facefusion-hpc/facefusion/internal/processors/faceswapper"
+	_ "github.com/facefusion-hpc/facefusion/internal/processors/frameenhancer" // registers frame_enhancer
 	"github.com/facefusion-hpc/facefusion/internal/raster"
 	"github.com/facefusion-hpc/facefusion/internal/temporal"
 	"github.com/facefusion-hpc/facefusion/internal/video"
@@ -108,6 +109,12 @@ func ModelNames(cfg job.Config) []string {
 			names = append(names, m.Name)
 		}
 	}
+	if cfg.EnhancesFrames() {
+		pick(catalog.FrameEnhancer, cfg.FrameEnhancerModel)
+	}
+	if !cfg.FindsFaces() {
+		return names // the frame processors alone analyse no face
+	}
 	if cfg.FaceDetectorModel == "many" {
 		for _, sel := range facemodel.ManyDetectors {
 			pick(catalog.Detector, sel)
@@ -155,7 +162,7 @@ func ModelNames(cfg job.Config) []string {
 // the embedded default's BlazeFace and dlib files and FaceFusion's (ModelNames). LoadModels
 // checks them and the resume fingerprint hashes them: one list.
 func ModelFiles(cfg job.Config) ([]string, error) {
-	if !cfg.FindsFaces() {
+	if !cfg.RunsModels() {
 		return nil, nil
 	}
 	var files []string
@@ -208,6 +215,9 @@ type ReadFile struct {
 // them; FaceFusion publishes no hash of them).
 func EmbeddedModelFiles(cfg job.Config) []EmbeddedFile {
 	var files []EmbeddedFile
+	if !cfg.FindsFaces() {
+		return nil // the frame processors alone analyse no face
+	}
 	if cfg.FaceDetectorModel == "blazeface" {
 		files = append(files, EmbeddedFile{"blazeface", cfg.ModelPath(job.BlazeFaceFile)})
 	}
@@ -378,6 +388,10 @@ type modelWorker struct {
 	hits    []bool // hits[i]: a face was selected in frame i of the last batch (facedIn)
 	st      *Stats
 	id      *identityMeter // nil: no identity measure
+	// the batch's frame sizes before a step, and its faces scaled onto the frames a step
+	// upscaled (followFrames)
+	sizes [][2]int
+	moved []face.Face
 }
 
 func (m *Models) newModelWorker() (*modelWorker, error) { return m.openWorker(true) }
@@ -387,7 +401,7 @@ func (m *Models) newModelWorker() (*modelWorker, error) { return m.openWorker(tr
 // while rank 0 plans, and the workers it makes later share them (Models.Workers). It makes one
 // worker without a source and closes it; the sessions stay in the rank's engine set.
 func (m *Models) Open() error {
-	if !m.cfg.FindsFaces() {
+	if !m.cfg.RunsModels() {
 		return nil
 	}
 	w, err := m.openWorker(false)
@@ -406,13 +420,15 @@ func (m *Models) openWorker(withSource bool) (*modelWorker, error) {
 		logOnce(m.log, cfg.UsesGPU(), "face_tracker_score %g: FaceFusion's face tracker gives the faces; face_landmark_smoothing (facefusion-hpc's own) is not applied", cfg.FaceTrackerScore)
 	}
 	var err error
-	if w.an, err = m.newAnalyser(cfg.FaceSelectorMode == "reference" || faceswapper.Balances(cfg)); err != nil {
-		return nil, err
-	}
-	w.an.st = m.stats
-	if w.id, err = m.newIdentityMeter(w.an); err != nil {
-		w.Close()
-		return nil, fault.AsEnvironment(err)
+	if cfg.FindsFaces() { // else only processors of whole frames run: no face to find
+		if w.an, err = m.newAnalyser(cfg.FaceSelectorMode == "reference" || faceswapper.Balances(cfg)); err != nil {
+			return nil, err
+		}
+		w.an.st = m.stats
+		if w.id, err = m.newIdentityMeter(w.an); err != nil {
+			w.Close()
+			return nil, fault.AsEnvironment(err)
+		}
 	}
 	if w.procs, err = processors.Open(m.processorContext(withSource), cfg.Processors); err != nil {
 		w.Close()
@@ -536,8 +552,12 @@ func (w *modelWorker) analyseFrame(k int, img *raster.Image) error {
 }
 
 // Analyse appends img's faces (detection and landmarks; and embeddings in reference mode) to
-// dst: the analysis half of ProcessBatch, for the window stage of StreamWindow.
+// dst: the analysis half of ProcessBatch, for the window stage of StreamWindow. A job whose
+// processors find no face (frame_enhancer alone) has none.
 func (w *modelWorker) Analyse(img *raster.Image, dst []face.Face) ([]face.Face, error) {
+	if w.an == nil {
+		return dst, nil
+	}
 	faces, err := w.an.analyse(img)
 	if err != nil {
 		return dst, err
@@ -560,11 +580,55 @@ func (w *modelWorker) Apply(frames []*raster.Image, faces [][]face.Face) error {
 				return err
 			}
 		}
+		w.noteSizes()
 		if err := processors.Run(p, &w.batch); err != nil {
 			return err
 		}
+		w.followFrames()
 	}
 	return w.id.after()
+}
+
+// Frame is frame k of the batch Apply processed last, as its processors left it: frames[k], or
+// the larger image a processor of whole frames (frame_enhancer) put in its place.
+func (w *modelWorker) Frame(k int) *raster.Image { return w.batch.Frames[k] }
+
+// followFrames scales the batch's faces onto the frames the step just run replaced with frames
+// of another size (frame_enhancer's upscale; w.sizes are the sizes before it), as each of
+// FaceFusion's face processors scales the target's faces onto the temp frame it is given
+// (scale_face): a face processor after frame_enhancer works on the upscaled frame. The faces
+// are copied: the analysis' own stay as they were found.
+func (w *modelWorker) followFrames() {
+	b := &w.batch
+	changed := false
+	for k, f := range b.Frames {
+		changed = changed || f.W != w.sizes[k][0] || f.H != w.sizes[k][1]
+	}
+	if !changed {
+		return
+	}
+	if len(w.moved) < len(b.Faces) {
+		w.moved = make([]face.Face, len(b.Faces))
+	}
+	for i := range b.Faces {
+		f := &b.Faces[i]
+		now, was := b.Frames[f.At], w.sizes[f.At]
+		f.Frame = now
+		if now.W == was[0] && now.H == was[1] {
+			continue
+		}
+		w.moved[i] = *f.Face
+		scaleFace(&w.moved[i], float64(now.W)/float64(was[0]), float64(now.H)/float64(was[1]))
+		f.Face = &w.moved[i]
+	}
+}
+
+// noteSizes keeps the batch's frame sizes before a step, for followFrames.
+func (w *modelWorker) noteSizes() {
+	w.sizes = w.sizes[:0]
+	for _, f := range w.batch.Frames {
+		w.sizes = append(w.sizes, [2]int{f.W, f.H})
+	}
 }
 
 // selectFaces makes w.batch: frames and the faces the selector picks of faces[k] in frames[k];

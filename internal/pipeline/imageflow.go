@@ -23,6 +23,32 @@ type ontoWorker interface {
 	ProcessOnto(target, temp *raster.Image) error
 }
 
+// framer is a worker that hands back frame k of the batch it processed last as its processors
+// left it (modelWorker.Frame): a processor of whole frames may replace it with a larger one.
+type framer interface {
+	Frame(k int) *raster.Image
+}
+
+// resizeAlpha is a resized to w×h as cv2.resize does a one-channel mask (INTER_LINEAR; each
+// channel of the RGB kernel is that arithmetic); nil stays nil.
+func resizeAlpha(a *raster.Alpha, w, h int) *raster.Alpha {
+	if a == nil || a.W == w && a.H == h {
+		return a
+	}
+	src := raster.New(a.W, a.H)
+	for i, v := range a.Pix[:a.W*a.H] {
+		src.Pix[3*i], src.Pix[3*i+1], src.Pix[3*i+2] = v, v, v
+	}
+	dst := raster.New(w, h)
+	var rz raster.Resizer
+	rz.Resize(dst, dst.Bounds(), src)
+	out := &raster.Alpha{W: w, H: h, Pix: make([]uint8, w*h)}
+	for i := range out.Pix {
+		out.Pix[i] = dst.Pix[3*i]
+	}
+	return out
+}
+
 // isJPEGPath is FaceFusion's get_file_format(path) == 'jpeg'.
 func isJPEGPath(path string) bool {
 	ext := strings.ToLower(filepath.Ext(path))
@@ -62,6 +88,13 @@ func (m *Models) runFFImage(ctx context.Context, cfg job.Config, im spec.Image, 
 	}
 	if err != nil {
 		return "", fault.AsInternal(fmt.Errorf("target %s: %w", cfg.TargetPath, err))
+	}
+	if fr, ok := wk.(framer); ok && fr.Frame(0) != copied {
+		// frame_enhancer upscaled the copy; the alpha follows it as FaceFusion's process_frame
+		// resizes temp_vision_mask (cv2.resize, INTER_LINEAR), and finalize_image scales the
+		// result to the output's size.
+		copied = fr.Frame(0)
+		alpha = resizeAlpha(alpha, copied.W, copied.H)
 	}
 	if ctx.Err() != nil {
 		return "", context.Cause(ctx)

@@ -16,7 +16,7 @@ import (
 // refused for its processors, not for its providers. Loads the runtime (once per process) when
 // a model runs.
 func ResolveProviders(cfg job.Config) (job.Config, error) {
-	if !cfg.FindsFaces() {
+	if !cfg.RunsModels() {
 		return cfg, nil
 	}
 	if err := InitRuntime(cfg); err != nil { // the providers are asked of the runtime

@@ -57,7 +57,7 @@ type Models struct {
 // LoadModels initialises ONNX Runtime and loads the landmarker; every missing file is an
 // Environment fault naming the file and what to do. The models' warnings go to log.
 func LoadModels(cfg job.Config, log *logging.Logger) (*Models, error) {
-	if !cfg.FindsFaces() {
+	if !cfg.RunsModels() {
 		return &Models{cfg: cfg, log: log, stats: new(Stats)}, nil // frames pass through: no model, no runtime
 	}
 	for _, f := range EmbeddedModelFiles(cfg) {
@@ -107,7 +107,7 @@ func LoadModels(cfg job.Config, log *logging.Logger) (*Models, error) {
 	} else if cfg.Swaps() {
 		log.Debugf("identity measure: none (%s)", why)
 	}
-	if cfg.FaceLandmarkerModel != "dlib_68" {
+	if cfg.FaceLandmarkerModel != "dlib_68" || !cfg.FindsFaces() {
 		return m, nil
 	}
 	if m.lm, err = loadPredictor(cfg.ModelPath(job.DlibFile)); err != nil {
@@ -202,7 +202,7 @@ func (m *Models) Stats() *Stats { return m.stats }
 
 // NewWorker returns a frame worker with its own detector and swapper buffers.
 func (m *Models) NewWorker() (Worker, error) {
-	if !m.cfg.FindsFaces() {
+	if !m.cfg.RunsModels() {
 		return passWorker{st: m.stats}, nil
 	}
 	return m.newModelWorker()

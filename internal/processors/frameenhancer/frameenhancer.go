@@ -57,18 +57,6 @@ func (p *enhancer) ChangesFaces() bool { return false }
 
 func (p *enhancer) Close() error { return p.eng.Close() }
 
-// Scale is the model's upscaling factor: a frame of w×h comes out (w·Scale)×(h·Scale).
-func Scale(cfg job.Config) int {
-	if !cfg.EnhancesFrames() {
-		return 1
-	}
-	m, err := catalog.Select(catalog.FrameEnhancer, cfg.FrameEnhancerModel)
-	if err != nil {
-		return 1 // validation refused it already
-	}
-	return m.Scale
-}
-
 // ProcessFrames upscales every frame of b, replacing b.Frames[k] with a new image Scale times
 // its size (and the frame of each of b.Faces with it). The tiles of all of b's frames go
 // through the model in claims of the engine's batch, in one fixed order: the bytes are the

@@ -102,15 +102,15 @@ func TestBatchDoesNotChangeBytes(t *testing.T) {
 	}
 }
 
-// Scale is the model's factor with frame_enhancer, 1 without it.
-func TestScale(t *testing.T) {
+// FrameScale is the model's factor with frame_enhancer, 1 without it.
+func TestFrameScale(t *testing.T) {
 	cfg := job.Default()
-	if s := frameenhancer.Scale(cfg); s != 1 {
+	if s := cfg.FrameScale(); s != 1 {
 		t.Errorf("without frame_enhancer: scale %d", s)
 	}
 	cfg.Processors = []string{job.ProcessorSwap, job.ProcessorFrameEnhance}
 	cfg.FrameEnhancerModel = "real_esrgan_x8"
-	if s := frameenhancer.Scale(cfg); s != 8 {
+	if s := cfg.FrameScale(); s != 8 {
 		t.Errorf("real_esrgan_x8: scale %d", s)
 	}
 }
