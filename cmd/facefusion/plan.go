@@ -150,10 +150,15 @@ func cmdPlan(ctx context.Context, args []string, w io.Writer) error {
 	chunks, split := driver.MakePlan(frames, cfg.ChunkFrames, ranks)
 	output := ""
 	ow, oh := sp.OutputSize()
-	if m.Resampled() || cfg.OutputVideoScale != 1 {
+	if m.Resampled() || cfg.OutputVideoScale != 1 || cfg.FrameScale() != 1 {
 		output = fmt.Sprintf("%d frames, %dx%d, %v fps", m.Frames(), ow, oh, m.Out)
 		if m.Resampled() {
 			output += fmt.Sprintf(": the target's frames [%d,%d) resampled; frame numbers below count the output's frames from %d", m.Start, m.End, m.Start)
+		}
+		if s := cfg.FrameScale(); s != 1 {
+			pw, ph := sp.ProcessSize()
+			ew, eh := sp.EncodedFrameSize()
+			output += fmt.Sprintf("; frame_enhancer upscales the %dx%d frames to %dx%d (×%d), which the encoder scales to the output's size", pw, ph, ew, eh, s)
 		}
 	}
 	parallel, _ := sp.ParallelJoin()

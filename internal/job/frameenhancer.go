@@ -26,17 +26,21 @@ var FrameEnhancers = catalog.Selectors(catalog.FrameEnhancer)
 // EnhancesFrames reports whether processor frame_enhancer runs.
 func (c *Config) EnhancesFrames() bool { return slices.Contains(c.Processors, ProcessorFrameEnhance) }
 
-// FrameScale is how many times larger than the frames it is given processor frame_enhancer
-// makes them: its model's scale, 1 without it.
+// FrameScale is how many times larger than the frames they are given the processors make them:
+// frame_enhancer's model's scale for each time it is named (FaceFusion runs it as often), 1
+// without it.
 func (c *Config) FrameScale() int {
-	if !c.EnhancesFrames() {
-		return 1
-	}
 	m, err := catalog.Select(catalog.FrameEnhancer, c.FrameEnhancerModel)
 	if err != nil {
 		return 1 // validation refuses it
 	}
-	return m.Scale
+	s := 1
+	for _, p := range c.Processors {
+		if p == ProcessorFrameEnhance {
+			s *= m.Scale
+		}
+	}
+	return s
 }
 
 // ProcessesFrames reports whether a processor of whole frames runs (frame_enhancer): it runs

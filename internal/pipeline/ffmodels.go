@@ -392,6 +392,7 @@ type modelWorker struct {
 	// upscaled (followFrames)
 	sizes [][2]int
 	moved []face.Face
+	outs  []*raster.Image // setOutputs', for the next Apply only
 }
 
 func (m *Models) newModelWorker() (*modelWorker, error) { return m.openWorker(true) }
@@ -589,6 +590,14 @@ func (w *modelWorker) Apply(frames []*raster.Image, faces [][]face.Face) error {
 	return w.id.after()
 }
 
+// FrameScale is how many times larger than the frames it is given the worker's processors make
+// them (frame_enhancer's scale; 1 without it).
+func (w *modelWorker) FrameScale() int { return w.cfg.FrameScale() }
+
+// setOutputs gives the next Apply buffers of FrameScale times the frames' size to upscale them
+// into (processors.Batch.Out).
+func (w *modelWorker) setOutputs(outs []*raster.Image) { w.outs = outs }
+
 // Frame is frame k of the batch Apply processed last, as its processors left it: frames[k], or
 // the larger image a processor of whole frames (frame_enhancer) put in its place.
 func (w *modelWorker) Frame(k int) *raster.Image { return w.batch.Frames[k] }
@@ -636,6 +645,7 @@ func (w *modelWorker) noteSizes() {
 func (w *modelWorker) selectFaces(frames []*raster.Image, faces [][]face.Face) error {
 	b := &w.batch
 	b.Frames, b.Indices, b.Faces, w.hits = frames, b.Indices[:0], b.Faces[:0], w.hits[:0]
+	b.Out, w.outs = w.outs, nil
 	w.id.begin(len(frames))
 	for k, img := range frames {
 		faces := faces[k]

@@ -59,6 +59,10 @@ type Batch struct {
 	Indices []int
 	// Faces are the selected faces of every frame, in frame order.
 	Faces []Face
+	// Out, where set, are buffers for a processor that replaces Frames[k] with a larger frame
+	// (frame_enhancer) to write frame k into when it has the new size and is not Frames[k]
+	// itself; otherwise the processor makes one. The stream's frames in flight keep theirs.
+	Out []*raster.Image
 }
 
 // Face is one selected face of a Batch.

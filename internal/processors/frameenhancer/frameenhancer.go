@@ -70,7 +70,7 @@ func (p *enhancer) ProcessFrames(b *processors.Batch) error {
 		g := NewGrid(p.model.Tile, f.W, f.H)
 		// The output starts as the frame resized to the upscaled size (cv2.resize, INTER_LINEAR):
 		// each tile's pixels are blended into it where they land.
-		out := raster.New(f.W*s, f.H*s)
+		out := outFor(b, k, f.W*s, f.H*s)
 		p.rz.Resize(out, out.Bounds(), f)
 		outs[k] = out
 		for r := range g.Rows {
@@ -95,6 +95,17 @@ func (p *enhancer) ProcessFrames(b *processors.Batch) error {
 	}
 	p.st.Done(processors.StageFrameEnhance, start, len(b.Frames))
 	return nil
+}
+
+// outFor is the image frame k of b is upscaled into: b.Out[k] when it is w×h and not the frame
+// itself (frame_enhancer named twice upscales its own output), else a new one.
+func outFor(b *processors.Batch, k, w, h int) *raster.Image {
+	if k < len(b.Out) {
+		if o := b.Out[k]; o != nil && o.W == w && o.H == h && o != b.Frames[k] {
+			return o
+		}
+	}
+	return raster.New(w, h)
 }
 
 // run upscales tiles in one claim of the model and blends each into its frame's output.
