@@ -21,7 +21,7 @@ func init() { processors.Register(job.ProcessorFrameEnhance, Open) }
 type enhancer struct {
 	model *catalog.Model
 	eng   *infer.Engine
-	blend int
+	bl    *Blend // frame_enhancer_blend's arithmetic
 	st    processors.Stats
 	rz    raster.Resizer
 	todo  []tile // the batch's tiles, every frame's, in frame then row-major order
@@ -48,7 +48,7 @@ func Open(c *processors.Context) (processors.Processor, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &enhancer{model: m, eng: eng, blend: cfg.FrameEnhancerBlend, st: c.Stats}, nil
+	return &enhancer{model: m, eng: eng, bl: NewBlend(align.EnhancerWeights(cfg.FrameEnhancerBlend)), st: c.Stats}, nil
 }
 
 // ChangesFaces is false: the enhancer changes the whole frame, and its size, not the faces
@@ -122,9 +122,8 @@ func (p *enhancer) run(tiles []tile) error {
 	if err := l.Run(); err != nil {
 		return fmt.Errorf("frame enhancer %s: %w", p.model.Name, err)
 	}
-	fw, ew := align.EnhancerWeights(p.blend)
 	for i, t := range tiles {
-		t.grid.Merge(t.out, l.Output(0, i).Float32(), size*p.model.Scale, p.model.Scale, t.row, t.col, fw, ew)
+		t.grid.Merge(t.out, l.Output(0, i).Float32(), size*p.model.Scale, p.model.Scale, t.row, t.col, p.bl)
 	}
 	return nil
 }

@@ -48,11 +48,26 @@ func (g Grid) Prepare(dst []float32, f *raster.Image, row, col int) {
 	}
 }
 
+// Blend is cv2.addWeighted's round(frame·fw + tile·ew) in float32 for every pair of 8-bit
+// values (blend_frame's arithmetic), as a table: Blend[f<<8|t].
+type Blend [256 * 256]uint8
+
+// NewBlend is the table of the weights fw and ew (align.EnhancerWeights).
+func NewBlend(fw, ew float32) *Blend {
+	var b Blend
+	for f := range 256 {
+		for t := range 256 {
+			b[f<<8|t] = raster.SaturateU8(float64(float32(f)*fw + float32(t)*ew))
+		}
+	}
+	return &b
+}
+
 // Merge blends the kept part of tile (row, col)'s model output o (planes R, G, B of on×on, on =
 // Size·scale) into out, the frame resized to the upscaled size: each sample becomes
-// normalize_tile_frame's uint8 (×255 in float32, clipped to 0..255, truncated), then
-// cv2.addWeighted's round(frame·fw + tile·ew) in float32, as blend_frame gives it.
-func (g Grid) Merge(out *raster.Image, o []float32, on, scale, row, col int, fw, ew float32) {
+// normalize_tile_frame's uint8 (×255 in float32, clipped to 0..255, truncated), then bl's
+// blend of the frame's sample and it.
+func (g Grid) Merge(out *raster.Image, o []float32, on, scale, row, col int, bl *Blend) {
 	keep, cut, pad := g.Step*scale, g.Overlap*scale, g.Pad*scale
 	plane := on * on
 	Y0, X0 := row*keep-pad, col*keep-pad // the kept part's corner in the output
@@ -61,11 +76,10 @@ func (g Grid) Merge(out *raster.Image, o []float32, on, scale, row, col int, fw,
 		dst := out.Pix[(Y0+i)*out.Stride:]
 		at := (cut+i)*on + cut
 		for j := jlo; j < jhi; j++ {
-			d := dst[3*(X0+j):]
-			for c := range 3 {
-				e := tileByte(o[c*plane+at+j])
-				d[c] = raster.SaturateU8(float64(float32(d[c])*fw + float32(e)*ew))
-			}
+			d := dst[3*(X0+j) : 3*(X0+j)+3 : 3*(X0+j)+3]
+			d[0] = bl[int(d[0])<<8|int(tileByte(o[at+j]))]
+			d[1] = bl[int(d[1])<<8|int(tileByte(o[plane+at+j]))]
+			d[2] = bl[int(d[2])<<8|int(tileByte(o[2*plane+at+j]))]
 		}
 	}
 }

@@ -117,12 +117,12 @@ func TestGridMatchesReference(t *testing.T) {
 				out := raster.New(f.W*tc.scale, f.H*tc.scale)
 				var rz raster.Resizer
 				rz.Resize(out, out.Bounds(), f)
-				fw, ew := align.EnhancerWeights(blend)
+				bl := NewBlend(align.EnhancerWeights(blend))
 				in := make([]float32, 3*tc.tile.Size*tc.tile.Size)
 				for r := range g.Rows {
 					for c := range g.Cols {
 						g.Prepare(in, f, r, c)
-						g.Merge(out, model(in), tc.tile.Size*tc.scale, tc.scale, r, c, fw, ew)
+						g.Merge(out, model(in), tc.tile.Size*tc.scale, tc.scale, r, c, bl)
 					}
 				}
 				for i := range want.Pix {
@@ -144,13 +144,13 @@ func BenchmarkGrid(b *testing.B) {
 	out := raster.New(f.W*4, f.H*4)
 	in := make([]float32, 3*128*128)
 	o := make([]float32, 3*512*512)
-	fw, ew := align.EnhancerWeights(80)
+	bl := NewBlend(align.EnhancerWeights(80))
 	b.ReportAllocs()
 	for b.Loop() {
 		for r := range g.Rows {
 			for c := range g.Cols {
 				g.Prepare(in, f, r, c)
-				g.Merge(out, o, 512, 4, r, c, fw, ew)
+				g.Merge(out, o, 512, 4, r, c, bl)
 			}
 		}
 	}
