@@ -464,6 +464,8 @@ func (p processorStats) Done(stage processors.Stage, start time.Time, faces int)
 	case processors.StageEnhance:
 		p.st.since(StageEnhance, start)
 		p.st.add(facesEnhanced, faces)
+	case processors.StageFrameEnhance: // faces: the frames upscaled, counted by the encode
+		p.st.since(StageFrameEnhance, start)
 	}
 }
 

@@ -16,13 +16,14 @@ const (
 	StageLandmarks              // the landmarker
 	StageSwap                   // the face swapper
 	StageEnhance                // the face enhancer
+	StageFrameEnhance           // the frame enhancer (its tiles, model runs and blend)
 	StageIdentity               // the identity measure (its recognizer and landmarker runs)
 	StageEncode                 // the encoder's write loop: handing a frame to ffmpeg's pipe
 	numStages
 )
 
 // StageNames are the stages' names, indexed by Stage.
-var StageNames = [numStages]string{"decode", "detect", "landmarks", "swap", "enhance", "identity", "encode"}
+var StageNames = [numStages]string{"decode", "detect", "landmarks", "swap", "enhance", "frame_enhance", "identity", "encode"}
 
 // Stats are a rank's counts and the busy time of each stage, added to by the decoder, every
 // worker and the encoder at once: atomics, no lock in the frame path. Stages run in goroutines
