@@ -579,6 +579,7 @@ func (w *modelWorker) Apply(frames []*raster.Image, faces [][]face.Face) error {
 	measureAt := w.procs.Measured()
 	for i, p := range w.procs.Steps() {
 		if i == measureAt {
+			w.id.follow(w.batch.Frames)
 			if err := w.id.after(); err != nil {
 				return err
 			}
@@ -589,6 +590,7 @@ func (w *modelWorker) Apply(frames []*raster.Image, faces [][]face.Face) error {
 		}
 		w.followFrames()
 	}
+	w.id.follow(w.batch.Frames)
 	return w.id.after()
 }
 
