@@ -35,6 +35,10 @@ func TestProcessorCombinationsAcrossRanks(t *testing.T) {
 		"fp16+many+scrfd":      {"--processors", "face_swapper", "--face-swapper-model", "inswapper_128_fp16", "--face-selector-mode", "many", "--face-detector-model", "scrfd"},
 		"simswap+pixel-boost+gpen": {"--processors", "face_swapper", "face_enhancer", "--face-swapper-model", "simswap_256", "--face-swapper-pixel-boost", "512x512", "--face-detector-model", "yolo_face",
 			"--face-enhancer-model", "gpen_bfr_256"},
+		// frame_enhancer's tiles batched by 3 against 1, its ×4 frames (the encoder's input)
+		// sent between ranks and scaled to the output's ×2.
+		"frame-enhancer+inswapper": {"--processors", "frame_enhancer", "face_swapper", "--face-swapper-model", "inswapper_128",
+			"--frame-enhancer-model", "real_web_photo_x4", "--output-video-scale", "2"},
 	}
 	for name, extra := range combos {
 		t.Run(name, func(t *testing.T) {
