@@ -11,14 +11,14 @@ type Stage int
 // The stages, in the order a frame meets them. StageNames is the one list of their names (the
 // run report's keys and the metrics' stage label).
 const (
-	StageDecode    Stage = iota // the decoder's read loop: waiting on ffmpeg's pipe for the next frame
-	StageDetect                 // the face detector (and, in reference mode, the recognizer's embeddings)
-	StageLandmarks              // the landmarker
-	StageSwap                   // the face swapper
-	StageEnhance                // the face enhancer
-	StageFrameEnhance           // the frame enhancer (its tiles, model runs and blend)
-	StageIdentity               // the identity measure (its recognizer and landmarker runs)
-	StageEncode                 // the encoder's write loop: handing a frame to ffmpeg's pipe
+	StageDecode       Stage = iota // the decoder's read loop: waiting on ffmpeg's pipe for the next frame
+	StageDetect                    // the face detector (and, in reference mode, the recognizer's embeddings)
+	StageLandmarks                 // the landmarker
+	StageSwap                      // the face swapper
+	StageEnhance                   // the face enhancer
+	StageFrameEnhance              // the frame enhancer (its tiles, model runs and blend)
+	StageIdentity                  // the identity measure (its recognizer and landmarker runs)
+	StageEncode                    // the encoder's write loop: handing a frame to ffmpeg's pipe
 	numStages
 )
 
