@@ -487,8 +487,15 @@ func (w *modelWorker) framesWithFaces() int { return w.faced }
 func (w *modelWorker) facedIn(i int) bool   { return w.hits[i] }
 func (w *modelWorker) stats() *Stats        { return w.st }
 
-// BatchSize is how many consecutive frames the worker takes at once.
-func (w *modelWorker) BatchSize() int { return batchSize(w.cfg) }
+// BatchSize is how many consecutive frames the worker takes at once: one where the frames are
+// upscaled (frame_enhancer), whose tiles fill a batch of the model from one frame while every
+// frame in flight holds an upscaled buffer (a 4K frame at ×4 is 398 MB).
+func (w *modelWorker) BatchSize() int {
+	if w.cfg.FrameScale() > 1 {
+		return 1
+	}
+	return batchSize(w.cfg)
+}
 
 func (w *modelWorker) Process(img *raster.Image) error { return w.ProcessBatch([]*raster.Image{img}) }
 

@@ -95,6 +95,19 @@ func upscalerOf(workers []Worker) (up upscaler, scale int) {
 	return nil, 1
 }
 
+// upscaledBudget bounds the upscaled buffers a stream holds (upscaler): its frames in flight
+// are cut to what fits, down to the fewest it needs (frames of 4K at ×4 are 398 MB each).
+const upscaledBudget = 2 << 30
+
+// upscaledDepth is a stream's depth with scale above 1: at most what upscaledBudget holds of
+// w×h frames at scale, and at least least.
+func upscaledDepth(depth, least, w, h, scale int) int {
+	if scale <= 1 {
+		return depth
+	}
+	return max(least, min(depth, upscaledBudget/(w*h*3*scale*scale)))
+}
+
 // outputs hands an upscaling worker the slots' output buffers before it processes them.
 func outputs(wk Worker, slots []*slot, outs []*raster.Image) []*raster.Image {
 	u, ok := wk.(upscaler)
@@ -165,6 +178,7 @@ func Stream(ctx context.Context, w, h int, src FrameSource, sink FrameSink, work
 	}
 	depth := 2*len(workers)*batch + 2
 	_, scale := upscalerOf(workers)
+	depth = upscaledDepth(depth, 2, w, h, scale) // any depth keeps the order: fewer frames wait
 	free, release := newSlots(depth, w, h, scale)
 	defer release()
 	todo := make(chan *slot, depth)
@@ -280,6 +294,8 @@ func StreamWindow(ctx context.Context, w, h int, src FrameSource, sink FrameSink
 	}
 	depth := 2*len(workers)*batch + win.K + 2
 	_, scale := upscalerOf(workers)
+	// The window holds 2K+1 analysed frames around the one it releases, and each worker one.
+	depth = upscaledDepth(depth, min(depth, 2*win.K+2+len(workers)*batch), w, h, scale)
 	free, release := newSlots(depth, w, h, scale)
 	defer release()
 	g, ctx := errgroup.WithContext(ctx)

@@ -70,3 +70,19 @@ func TestStreamWritesUpscaledFrames(t *testing.T) {
 		}
 	}
 }
+
+// The upscaled buffers a stream holds stay within upscaledBudget, down to the frames it needs.
+func TestUpscaledDepth(t *testing.T) {
+	if d := upscaledDepth(34, 2, 3840, 2160, 4); d*3840*2160*3*16 > upscaledBudget || d < 2 {
+		t.Errorf("4K at ×4, 16 workers: depth %d", d)
+	}
+	if d := upscaledDepth(34, 30, 3840, 2160, 4); d != 30 {
+		t.Errorf("depth %d, want the 30 the stream needs", d)
+	}
+	if d := upscaledDepth(6, 2, 640, 360, 4); d != 6 {
+		t.Errorf("small frames: depth %d, want 6", d)
+	}
+	if d := upscaledDepth(6, 2, 3840, 2160, 1); d != 6 {
+		t.Errorf("no upscale: depth %d, want 6", d)
+	}
+}
