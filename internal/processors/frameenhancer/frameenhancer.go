@@ -27,11 +27,11 @@ type enhancer struct {
 	todo  []tile // the batch's tiles, every frame's, in frame then row-major order
 }
 
-// tile is tile (row, col) of frame k of a batch, to be upscaled into out.
+// tile is tile (row, col) of frame src of a batch, to be upscaled into out.
 type tile struct {
-	k, row, col int
-	grid        Grid
-	src, out    *raster.Image
+	row, col int
+	grid     Grid
+	src, out *raster.Image
 }
 
 // Open opens frame_enhancer_model on the rank's shared session.
@@ -57,8 +57,8 @@ func (p *enhancer) ChangesFaces() bool { return false }
 
 func (p *enhancer) Close() error { return p.eng.Close() }
 
-// ProcessFrames upscales every frame of b, replacing b.Frames[k] with a new image Scale times
-// its size (and the frame of each of b.Faces with it). The tiles of all of b's frames go
+// ProcessFrames upscales every frame of b, replacing b.Frames[k] with an image the model's
+// scale times its size (b.Out[k] where it fits; and the frame of each of b.Faces with it). The tiles of all of b's frames go
 // through the model in claims of the engine's batch, in one fixed order: the bytes are the
 // same however frames were grouped.
 func (p *enhancer) ProcessFrames(b *processors.Batch) error {
@@ -75,7 +75,7 @@ func (p *enhancer) ProcessFrames(b *processors.Batch) error {
 		outs[k] = out
 		for r := range g.Rows {
 			for c := range g.Cols {
-				p.todo = append(p.todo, tile{k: k, row: r, col: c, grid: g, src: f, out: out})
+				p.todo = append(p.todo, tile{row: r, col: c, grid: g, src: f, out: out})
 			}
 		}
 	}
