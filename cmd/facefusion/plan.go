@@ -121,7 +121,7 @@ func cmdPlan(ctx context.Context, args []string, w io.Writer) error {
 		}
 		frames := rank.Range{Start: 0, End: n}
 		chunks, split := driver.MakePlan(frames, cfg.ChunkFrames, ranks)
-		model, err := modelRun(ctx, cfg, own, shares(split), len(chunks), 0, spec.ParallelContainer(cfg))
+		model, err := modelRun(ctx, cfg, own, shares(split), len(chunks), [2]int{}, spec.ParallelContainer(cfg))
 		if err != nil {
 			return err
 		}
@@ -150,14 +150,20 @@ func cmdPlan(ctx context.Context, args []string, w io.Writer) error {
 	chunks, split := driver.MakePlan(frames, cfg.ChunkFrames, ranks)
 	output := ""
 	ow, oh := sp.OutputSize()
-	if m.Resampled() || cfg.OutputVideoScale != 1 {
+	if m.Resampled() || cfg.OutputVideoScale != 1 || cfg.FrameScale() != 1 {
 		output = fmt.Sprintf("%d frames, %dx%d, %v fps", m.Frames(), ow, oh, m.Out)
 		if m.Resampled() {
 			output += fmt.Sprintf(": the target's frames [%d,%d) resampled; frame numbers below count the output's frames from %d", m.Start, m.End, m.Start)
 		}
+		if s := cfg.FrameScale(); s != 1 {
+			pw, ph := sp.ProcessSize()
+			ew, eh := sp.EncodedFrameSize()
+			output += fmt.Sprintf("; frame_enhancer upscales the %dx%d frames to %dx%d (×%d), which the encoder scales to the output's size", pw, ph, ew, eh, s)
+		}
 	}
 	parallel, _ := sp.ParallelJoin()
-	model, err := modelRun(ctx, cfg, own, shares(split), len(chunks), ow*oh, parallel)
+	ew, eh := sp.EncodedFrameSize()
+	model, err := modelRun(ctx, cfg, own, shares(split), len(chunks), [2]int{ow * oh, ew * eh}, parallel)
 	if err != nil {
 		return err
 	}
@@ -316,10 +322,10 @@ func writeFrames(w io.Writer, frames rank.Range, chunkFrames int, chunks []rank.
 }
 
 // modelRun models a run whose ranks get shares frames, in segments chunks, and returns what
-// prints it; pixels is the output's frame size (0: none known, the measured run's unless
-// --frame-size says), parallel whether the output is joined in parallel (the spec's answer).
+// prints it; pixels are the output's frame size (0: none known, the measured run's unless
+// --frame-size says) and the size the frames are worked at (0: the same), parallel whether the output is joined in parallel (the spec's answer).
 // Every model flag is checked here, before anything is printed.
-func modelRun(ctx context.Context, cfg job.Config, own ownFlags, shares []int, segments, pixels int, parallel bool) (func(io.Writer), error) {
+func modelRun(ctx context.Context, cfg job.Config, own ownFlags, shares []int, segments int, pixels [2]int, parallel bool) (func(io.Writer), error) {
 	bad := func(err error) error { return fault.AsUsage(fmt.Errorf("plan: %v", err)) }
 	launch, err := own.float("launch", -1)
 	if err != nil {
@@ -331,7 +337,9 @@ func modelRun(ctx context.Context, cfg job.Config, own ownFlags, shares []int, s
 			return nil, err
 		}
 	}
-	s := scaling.Scale{Ranks: len(shares), Shares: shares, Segments: segments, Pixels: pixels, Launch: launch, ParallelJoin: parallel}
+	// pixels: the output's frame size, and the size the frames are worked at (larger with
+	// frame_enhancer's upscale, whose model the measured costs do not hold: --frame-seconds).
+	s := scaling.Scale{Ranks: len(shares), Shares: shares, Segments: segments, Pixels: pixels[0], WorkPixels: pixels[1], Launch: launch, ParallelJoin: parallel}
 	if v, ok := own["frame-size"]; ok {
 		fw, fh, ok := parseSize(v)
 		if !ok {

@@ -107,7 +107,7 @@ func (a *attempt) encodeShare(ctl *control) (res Result, err error) {
 	pieces := p.Work[me]
 	// The sharing first, whatever happens next: a sender always ends its part, an owner always
 	// takes every sender's (share.go).
-	pw, ph := p.Spec.ProcessSize()
+	pw, ph := p.Spec.EncodedFrameSize() // the processed frames are sent: frame_enhancer's are larger
 	var snd *sender
 	if len(pieces) > 0 && pieces[0].Owner != me {
 		snd = newSender(a.comm, pieces[0].Owner, pw*ph*3)

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"reflect"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -100,6 +101,7 @@ type Config struct {
 	ModelBroadcast string `toml:"model_broadcast" fingerprint:"operational"`
 
 	Models
+	FrameEnhancer // frame_enhancer's keys (frameenhancer.go)
 	// The whole-frame processors' keys (frameprocessors.go).
 	FrameColorizer
 	BackgroundRemover
@@ -218,6 +220,12 @@ const (
 	ProcessorNone = "none"
 )
 
+// ProcessorChoices are the processors a job may name, in the order the docs list them: the one
+// list that the check, the option's help and the conformance coverage derive from.
+func ProcessorChoices() []string {
+	return []string{ProcessorSwap, ProcessorEnhance, ProcessorDebug, ProcessorFrameEnhance, ProcessorColorize, ProcessorRemoveBackground}
+}
+
 // Validate checks every value and says which key is wrong and what it may be.
 func (c *Config) Validate() error { return c.validate(true) }
 
@@ -253,9 +261,8 @@ func (c *Config) check(paths, combos bool) error {
 		bad("processors: give face_swapper or none")
 	}
 	for _, p := range c.Processors {
-		if p != ProcessorSwap && p != ProcessorNone && p != ProcessorEnhance && p != ProcessorDebug &&
-			p != ProcessorColorize && p != ProcessorRemoveBackground {
-			bad("processors: %s is not known (face_swapper, face_enhancer, face_debugger, frame_colorizer, background_remover, none)", safefs.Excerpt(p))
+		if !slices.Contains(ProcessorChoices(), p) && p != ProcessorNone {
+			bad("processors: %s is not known (%s, none)", safefs.Excerpt(p), strings.Join(ProcessorChoices(), ", "))
 			break // the first of a list of bad names, for one line
 		}
 	}
@@ -263,6 +270,7 @@ func (c *Config) check(paths, combos bool) error {
 	c.validateFloatRanges(bad)
 	c.validateModels(bad, combo)
 	c.validateFrameProcessors(bad)
+	c.validateFrameEnhancer(bad)
 	if c.TrimFrameStart < -1 || c.TrimFrameEnd < -1 {
 		bad("trim_frame_start/trim_frame_end: frame numbers are ≥ 0 (-1: not set)")
 	}

@@ -45,12 +45,6 @@ func (c *Config) RemovesBackground() bool {
 	return slices.Contains(c.Processors, ProcessorRemoveBackground)
 }
 
-// ProcessesFrames reports whether a whole-frame processor runs.
-func (c *Config) ProcessesFrames() bool { return c.Colorizes() || c.RemovesBackground() }
-
-// RunsModels reports whether any processor runs a model: otherwise frames pass through
-// untouched, and no model or runtime is loaded. Faces are found only where FindsFaces.
-func (c *Config) RunsModels() bool { return c.FindsFaces() || c.ProcessesFrames() }
 
 // ColorizerSize is frame_colorizer_size in pixels.
 func (c *Config) ColorizerSize() (int, error) { return squareSize(c.FrameColorizerSize) }

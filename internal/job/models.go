@@ -336,6 +336,10 @@ func (c *Config) Debugs() bool { return slices.Contains(c.Processors, ProcessorD
 // untouched, and no model or runtime is loaded.
 func (c *Config) FindsFaces() bool { return c.Swaps() || c.Enhances() || c.Debugs() }
 
+// RunsModels reports whether any processor runs a model (one that finds faces, or one of whole
+// frames): otherwise no model file is read and no runtime loaded.
+func (c *Config) RunsModels() bool { return c.FindsFaces() || c.ProcessesFrames() }
+
 // SelectsBySource reports whether the face selector's auto filters faces by the largest
 // source face's gender or race: the source images are then read for any processor that finds
 // faces, not only the swapper.
@@ -615,7 +619,9 @@ func Choices(key string) []string {
 	case "face_debugger_items":
 		return facemodel.DebuggerItemNames(false)
 	case "processors":
-		return []string{ProcessorSwap, ProcessorEnhance, ProcessorDebug, ProcessorColorize, ProcessorRemoveBackground}
+		return ProcessorChoices()
+	case "frame_enhancer_model":
+		return FrameEnhancers
 	case "workflow_mode":
 		return WorkflowModes
 	}

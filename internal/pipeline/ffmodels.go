@@ -24,6 +24,7 @@ import (
 	_ "github.com/facefusion-hpc/facefusion/internal/processors/faceenhancer" // registers face_enhancer
 	"github.com/facefusion-hpc/facefusion/internal/processors/faceswapper"
 	_ "github.com/facefusion-hpc/facefusion/internal/processors/framecolorizer" // registers frame_colorizer
+	_ "github.com/facefusion-hpc/facefusion/internal/processors/frameenhancer" // registers frame_enhancer
 	"github.com/facefusion-hpc/facefusion/internal/raster"
 	"github.com/facefusion-hpc/facefusion/internal/temporal"
 	"github.com/facefusion-hpc/facefusion/internal/video"
@@ -109,6 +110,9 @@ func ModelNames(cfg job.Config) []string {
 		if m, err := catalog.Select(k, sel); err == nil {
 			names = append(names, m.Name)
 		}
+	}
+	if cfg.EnhancesFrames() {
+		pick(catalog.FrameEnhancer, cfg.FrameEnhancerModel)
 	}
 	// The whole-frame processors' models; a job of them alone finds no faces.
 	if cfg.Colorizes() {
@@ -393,6 +397,11 @@ type modelWorker struct {
 	hits    []bool // hits[i]: a face was selected in frame i of the last batch (facedIn)
 	st      *Stats
 	id      *identityMeter // nil: no identity measure
+	// the batch's frame sizes before a step, and its faces scaled onto the frames a step
+	// upscaled (followFrames)
+	sizes [][2]int
+	moved []face.Face
+	outs  []*raster.Image // setOutputs', for the next Apply only
 }
 
 func (m *Models) newModelWorker() (*modelWorker, error) { return m.openWorker(true) }
@@ -467,6 +476,8 @@ func (p processorStats) Done(stage processors.Stage, start time.Time, faces int)
 	case processors.StageEnhance:
 		p.st.since(StageEnhance, start)
 		p.st.add(facesEnhanced, faces)
+	case processors.StageFrameEnhance: // faces: the frames upscaled, counted by the encode
+		p.st.since(StageFrameEnhance, start)
 	}
 }
 
@@ -496,8 +507,15 @@ func (w *modelWorker) alpha(k int) *raster.Alpha {
 func (w *modelWorker) facedIn(i int) bool { return w.hits[i] }
 func (w *modelWorker) stats() *Stats      { return w.st }
 
-// BatchSize is how many consecutive frames the worker takes at once.
-func (w *modelWorker) BatchSize() int { return batchSize(w.cfg) }
+// BatchSize is how many consecutive frames the worker takes at once: one where the frames are
+// upscaled (frame_enhancer), whose tiles fill a batch of the model from one frame while every
+// frame in flight holds an upscaled buffer (a 4K frame at ×4 is 398 MB).
+func (w *modelWorker) BatchSize() int {
+	if w.cfg.FrameScale() > 1 {
+		return 1
+	}
+	return batchSize(w.cfg)
+}
 
 func (w *modelWorker) Process(img *raster.Image) error { return w.ProcessBatch([]*raster.Image{img}) }
 
@@ -564,7 +582,8 @@ func (w *modelWorker) analyseFrame(k int, img *raster.Image) error {
 }
 
 // Analyse appends img's faces (detection and landmarks; and embeddings in reference mode) to
-// dst: the analysis half of ProcessBatch, for the window stage of StreamWindow.
+// dst: the analysis half of ProcessBatch, for the window stage of StreamWindow. A job whose
+// processors find no face (frame_enhancer alone) has none.
 func (w *modelWorker) Analyse(img *raster.Image, dst []face.Face) ([]face.Face, error) {
 	if w.an == nil {
 		return dst, nil // no face processor: no face is looked for
@@ -587,15 +606,69 @@ func (w *modelWorker) Apply(frames []*raster.Image, faces [][]face.Face) error {
 	measureAt := w.procs.Measured()
 	for i, p := range w.procs.Steps() {
 		if i == measureAt {
+			w.id.follow(w.batch.Frames)
 			if err := w.id.after(); err != nil {
 				return err
 			}
 		}
+		w.noteSizes()
 		if err := processors.Run(p, &w.batch); err != nil {
 			return err
 		}
+		w.followFrames()
 	}
+	w.id.follow(w.batch.Frames)
 	return w.id.after()
+}
+
+// FrameScale is how many times larger than the frames it is given the worker's processors make
+// them (frame_enhancer's scale; 1 without it).
+func (w *modelWorker) FrameScale() int { return w.cfg.FrameScale() }
+
+// setOutputs gives the next Apply buffers of FrameScale times the frames' size to upscale them
+// into (processors.Batch.Out).
+func (w *modelWorker) setOutputs(outs []*raster.Image) { w.outs = outs }
+
+// Frame is frame k of the batch Apply processed last, as its processors left it: frames[k], or
+// the larger image a processor of whole frames (frame_enhancer) put in its place.
+func (w *modelWorker) Frame(k int) *raster.Image { return w.batch.Frames[k] }
+
+// followFrames scales the batch's faces onto the frames the step just run replaced with frames
+// of another size (frame_enhancer's upscale; w.sizes are the sizes before it), as each of
+// FaceFusion's face processors scales the target's faces onto the temp frame it is given
+// (scale_face): a face processor after frame_enhancer works on the upscaled frame. The faces
+// are copied: the analysis' own stay as they were found.
+func (w *modelWorker) followFrames() {
+	b := &w.batch
+	changed := false
+	for k, f := range b.Frames {
+		changed = changed || f.W != w.sizes[k][0] || f.H != w.sizes[k][1]
+	}
+	if !changed {
+		return
+	}
+	if len(w.moved) < len(b.Faces) {
+		w.moved = make([]face.Face, len(b.Faces))
+	}
+	for i := range b.Faces {
+		f := &b.Faces[i]
+		now, was := b.Frames[f.At], w.sizes[f.At]
+		f.Frame = now
+		if now.W == was[0] && now.H == was[1] {
+			continue
+		}
+		w.moved[i] = *f.Face
+		scaleFace(&w.moved[i], float64(now.W)/float64(was[0]), float64(now.H)/float64(was[1]))
+		f.Face = &w.moved[i]
+	}
+}
+
+// noteSizes keeps the batch's frame sizes before a step, for followFrames.
+func (w *modelWorker) noteSizes() {
+	w.sizes = w.sizes[:0]
+	for _, f := range w.batch.Frames {
+		w.sizes = append(w.sizes, [2]int{f.W, f.H})
+	}
 }
 
 // selectFaces makes w.batch: frames and the faces the selector picks of faces[k] in frames[k];
@@ -604,6 +677,7 @@ func (w *modelWorker) selectFaces(frames []*raster.Image, faces [][]face.Face) e
 	b := &w.batch
 	b.Frames, b.Indices, b.Faces, w.hits = frames, b.Indices[:0], b.Faces[:0], w.hits[:0]
 	b.Alphas = b.Alphas[:0]
+	b.Out, w.outs = w.outs, nil
 	w.id.begin(len(frames))
 	for k, img := range frames {
 		faces := faces[k]

@@ -271,6 +271,26 @@ func (im *identityMeter) pick(i int, img *raster.Image, faces []face.Face, sel [
 	return nil
 }
 
+// follow moves the faces pick noted onto the frames that replaced theirs (frame_enhancer
+// before the swapper: the swapped faces are in the upscaled frame), scaled as the processors
+// scaled them.
+func (im *identityMeter) follow(frames []*raster.Image) {
+	if im == nil {
+		return
+	}
+	for k := range im.picked {
+		p := &im.picked[k]
+		now := frames[p.at]
+		if now == p.frame {
+			continue
+		}
+		if now.W != p.frame.W || now.H != p.frame.H {
+			scaleFace(&p.face, float64(now.W)/float64(p.frame.W), float64(now.H)/float64(p.frame.H))
+		}
+		p.frame = now
+	}
+}
+
 // after measures the faces pick noted, now that the processors have run on their frames.
 func (im *identityMeter) after() error {
 	if im == nil || len(im.picked) == 0 {

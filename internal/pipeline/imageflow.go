@@ -48,6 +48,12 @@ func withMask(alpha, mask *raster.Alpha) *raster.Alpha {
 	return out
 }
 
+// framer is a worker that hands back frame k of the batch it processed last as its processors
+// left it (modelWorker.Frame): a processor of whole frames may replace it with a larger one.
+type framer interface {
+	Frame(k int) *raster.Image
+}
+
 // isJPEGPath is FaceFusion's get_file_format(path) == 'jpeg'.
 func isJPEGPath(path string) bool {
 	ext := strings.ToLower(filepath.Ext(path))
@@ -88,7 +94,15 @@ func (m *Models) runFFImage(ctx context.Context, cfg job.Config, im spec.Image, 
 	if err != nil {
 		return "", fault.AsInternal(fmt.Errorf("target %s: %w", cfg.TargetPath, err))
 	}
+	if fr, ok := wk.(framer); ok && fr.Frame(0) != copied {
+		// frame_enhancer upscaled the copy; the alpha follows it as FaceFusion's process_frame
+		// resizes temp_vision_mask (cv2.resize, INTER_LINEAR), and finalize_image scales the
+		// result to the output's size.
+		copied = fr.Frame(0)
+		alpha = raster.ResizeAlpha(alpha, copied.W, copied.H)
+	}
 	if aw, ok := wk.(alphaWorker); ok {
+		// background_remover's mask, at the frame's size as the processors left it.
 		alpha = withMask(alpha, aw.alpha(0))
 	}
 	if ctx.Err() != nil {

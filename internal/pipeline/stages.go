@@ -11,18 +11,19 @@ type Stage int
 // The stages, in the order a frame meets them. StageNames is the one list of their names (the
 // run report's keys and the metrics' stage label).
 const (
-	StageDecode    Stage = iota // the decoder's read loop: waiting on ffmpeg's pipe for the next frame
-	StageDetect                 // the face detector (and, in reference mode, the recognizer's embeddings)
-	StageLandmarks              // the landmarker
-	StageSwap                   // the face swapper
-	StageEnhance                // the face enhancer
-	StageIdentity               // the identity measure (its recognizer and landmarker runs)
-	StageEncode                 // the encoder's write loop: handing a frame to ffmpeg's pipe
+	StageDecode       Stage = iota // the decoder's read loop: waiting on ffmpeg's pipe for the next frame
+	StageDetect                    // the face detector (and, in reference mode, the recognizer's embeddings)
+	StageLandmarks                 // the landmarker
+	StageSwap                      // the face swapper
+	StageEnhance                   // the face enhancer
+	StageFrameEnhance              // the frame enhancer (its tiles, model runs and blend)
+	StageIdentity                  // the identity measure (its recognizer and landmarker runs)
+	StageEncode                    // the encoder's write loop: handing a frame to ffmpeg's pipe
 	numStages
 )
 
 // StageNames are the stages' names, indexed by Stage.
-var StageNames = [numStages]string{"decode", "detect", "landmarks", "swap", "enhance", "identity", "encode"}
+var StageNames = [numStages]string{"decode", "detect", "landmarks", "swap", "enhance", "frame_enhance", "identity", "encode"}
 
 // Stats are a rank's counts and the busy time of each stage, added to by the decoder, every
 // worker and the encoder at once: atomics, no lock in the frame path. Stages run in goroutines

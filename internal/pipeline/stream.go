@@ -70,20 +70,94 @@ type slot struct {
 	// StreamWindow's: the frame's faces as analysed, and as smoothed for the processors
 	faces, smoothed []face.Face
 	colours         temporal.Histogram // StreamWindow's: the frame's colours, for shot cuts
+	// out is the buffer an upscaling worker writes the frame into (nil: none upscales), and
+	// final what the sink writes: out once the worker handed it back, else img.
+	out, final *raster.Image
+}
+
+// upscaler is a worker whose processors hand back frames FrameScale times the size they are
+// given (frame_enhancer): the stream gives it a buffer of that size per frame (setOutputs)
+// before each batch, and writes the frames it hands back (Frame).
+type upscaler interface {
+	FrameScale() int
+	setOutputs(outs []*raster.Image)
+	Frame(k int) *raster.Image
+}
+
+// upscalerOf is the first worker's upscaler when its frames grow (all a stream's workers run
+// one job), else nil.
+func upscalerOf(workers []Worker) (up upscaler, scale int) {
+	for _, w := range workers {
+		if u, ok := w.(upscaler); ok && u.FrameScale() > 1 {
+			return u, u.FrameScale()
+		}
+	}
+	return nil, 1
+}
+
+// upscaledBudget bounds the upscaled buffers a stream holds (upscaler): its frames in flight
+// are cut to what fits, down to the fewest it needs (frames of 4K at ×4 are 398 MB each).
+const upscaledBudget = 2 << 30
+
+// upscaledDepth is a stream's depth with scale above 1: at most what upscaledBudget holds of
+// w×h frames at scale, and at least least.
+func upscaledDepth(depth, least, w, h, scale int) int {
+	if scale <= 1 {
+		return depth
+	}
+	return max(least, min(depth, upscaledBudget/(w*h*3*scale*scale)))
+}
+
+// outputs hands an upscaling worker the slots' output buffers before it processes them.
+func outputs(wk Worker, slots []*slot, outs []*raster.Image) []*raster.Image {
+	u, ok := wk.(upscaler)
+	if !ok || u.FrameScale() == 1 {
+		return outs
+	}
+	outs = outs[:0]
+	for _, s := range slots {
+		outs = append(outs, s.out)
+	}
+	u.setOutputs(outs)
+	return outs
+}
+
+// finals notes, for each slot an upscaling worker processed, the frame it handed back.
+func finals(wk Worker, slots []*slot) {
+	if u, ok := wk.(upscaler); ok && u.FrameScale() > 1 {
+		for k, s := range slots {
+			s.final = u.Frame(k)
+		}
+	}
 }
 
 // newSlots is a stream's depth frame buffers of w×h, free: one allocation on 2 MiB pages (a
 // 720p frame is 675 pages of 4 KiB, each a fault on its first write), and
 // what gives their advice back once the stream is done.
-func newSlots(depth, w, h int) (chan *slot, hugepage.Release) {
+// With scale above 1 each slot also has an output buffer scale times the size (upscaler).
+func newSlots(depth, w, h, scale int) (chan *slot, hugepage.Release) {
 	free := make(chan *slot, depth)
-	n := w * h * 3
+	n, ow, oh := w*h*3, w*scale, h*scale
 	pix := make([]uint8, depth*n)
 	release := hugepage.Advise(pix)
-	for i := range depth {
-		free <- &slot{img: raster.Wrap(pix[i*n:(i+1)*n:(i+1)*n], w, h)}
+	var big []uint8
+	var bigRelease hugepage.Release
+	if scale > 1 {
+		big = make([]uint8, depth*ow*oh*3)
+		bigRelease = hugepage.Advise(big)
 	}
-	return free, release
+	for i := range depth {
+		s := &slot{img: raster.Wrap(pix[i*n:(i+1)*n:(i+1)*n], w, h)}
+		if scale > 1 {
+			m := ow * oh * 3
+			s.out = raster.Wrap(big[i*m:(i+1)*m:(i+1)*m], ow, oh)
+		}
+		free <- s
+	}
+	if bigRelease == nil {
+		return free, release
+	}
+	return free, func() { release(); bigRelease() }
 }
 
 // Stream moves every frame of src through the workers into sink, in order. Decoding,
@@ -103,7 +177,9 @@ func Stream(ctx context.Context, w, h int, src FrameSource, sink FrameSink, work
 		}
 	}
 	depth := 2*len(workers)*batch + 2
-	free, release := newSlots(depth, w, h)
+	_, scale := upscalerOf(workers)
+	depth = upscaledDepth(depth, 2, w, h, scale) // any depth keeps the order: fewer frames wait
+	free, release := newSlots(depth, w, h, scale)
 	defer release()
 	todo := make(chan *slot, depth)
 	done := make(chan *slot, depth)
@@ -122,7 +198,7 @@ func Stream(ctx context.Context, w, h int, src FrameSource, sink FrameSink, work
 			}
 			marks := marksOf(wk)
 			var slots []*slot
-			var imgs []*raster.Image
+			var imgs, outs []*raster.Image
 			for s := range todo {
 				slots, imgs = append(slots[:0], s), append(imgs[:0], s.img)
 			more: // take what is already decoded, up to the batch size; never wait for more
@@ -138,9 +214,11 @@ func Stream(ctx context.Context, w, h int, src FrameSource, sink FrameSink, work
 					}
 				}
 				marks.number(slots, 0)
+				outs = outputs(wk, slots, outs)
 				if err := process(imgs); err != nil {
 					return &FrameError{First: slots[0].index, Last: slots[len(slots)-1].index, Err: err}
 				}
+				finals(wk, slots)
 				marks.mark(slots)
 				for _, s := range slots {
 					select {
@@ -215,7 +293,10 @@ func StreamWindow(ctx context.Context, w, h int, src FrameSource, sink FrameSink
 		batch = max(batch, tw.BatchSize())
 	}
 	depth := 2*len(workers)*batch + win.K + 2
-	free, release := newSlots(depth, w, h)
+	_, scale := upscalerOf(workers)
+	// The window holds 2K+1 analysed frames around the one it releases, and each worker one.
+	depth = upscaledDepth(depth, min(depth, 2*win.K+2+len(workers)*batch), w, h, scale)
+	free, release := newSlots(depth, w, h, scale)
 	defer release()
 	g, ctx := errgroup.WithContext(ctx)
 	// Every channel holds every slot: no send blocks.
@@ -274,7 +355,7 @@ func (ws *windowStream) work(wk TemporalWorker, stopAnalysing func()) error {
 	before := ws.win.Before
 	marks := marksOf(wk)
 	var slots []*slot
-	var imgs []*raster.Image
+	var imgs, outs []*raster.Image
 	var faces [][]face.Face
 	for todo != nil || ready != nil {
 		var s *slot
@@ -323,9 +404,11 @@ func (ws *windowStream) work(wk TemporalWorker, stopAnalysing func()) error {
 			}
 		}
 		marks.number(slots, before) // the written frames' numbers, as Stream numbers its frames
+		outs = outputs(wk, slots, outs)
 		if err := wk.Apply(imgs, faces); err != nil {
 			return &FrameError{First: slots[0].index - before, Last: slots[len(slots)-1].index - before, Err: err}
 		}
+		finals(wk, slots)
 		marks.mark(slots)
 		for _, s := range slots {
 			ws.done <- s
@@ -419,9 +502,15 @@ func decodeSlots(ctx context.Context, src FrameSource, free <-chan *slot, todo c
 // (a ring of depth slots indexed by the written frame's number: index − first), counts each in
 // *written and prog, and gives the slot back to free. Slots in flight span fewer than depth frames.
 func writeInOrder(done <-chan *slot, free chan<- *slot, depth, first int, sink FrameSink, prog progress.Counter, written *int) error {
-	write := func(s *slot) error { return sink.Write(s.img.Bytes()) }
+	frame := func(s *slot) []byte {
+		if s.final != nil {
+			return s.final.Bytes()
+		}
+		return s.img.Bytes()
+	}
+	write := func(s *slot) error { return sink.Write(frame(s)) }
 	if ms, ok := sink.(MarkedSink); ok {
-		write = func(s *slot) error { return ms.WriteMarked(s.img.Bytes(), s.faced, s.id) }
+		write = func(s *slot) error { return ms.WriteMarked(frame(s), s.faced, s.id) }
 	}
 	ring := make([]*slot, depth)
 	for s := range done {
@@ -434,6 +523,7 @@ func writeInOrder(done <-chan *slot, free chan<- *slot, depth, first int, sink F
 			}
 			*written = n + 1
 			prog.Add(1)
+			r.final = nil
 			free <- r
 		}
 	}

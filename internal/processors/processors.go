@@ -28,8 +28,10 @@ type FaceProcessor interface {
 	ProcessFaces(b *Batch) error
 }
 
-// FrameProcessor is a processor of whole frames (later frame_enhancer, frame_colorizer,
-// background_remover): it changes b.Frames in place, whether or not a face was selected in them.
+// FrameProcessor is a processor of whole frames (frame_enhancer; later frame_colorizer,
+// background_remover): it changes b.Frames, whether or not a face was selected in them. One that
+// changes a frame's size (frame_enhancer) puts a new image in its place in b.Frames and in the
+// Frame of b.Faces that were on it; the faces' points stay in the old frame's pixels.
 type FrameProcessor interface {
 	Processor
 	ProcessFrames(b *Batch) error
@@ -63,6 +65,10 @@ type Batch struct {
 	// A processor that masks takes the minimum with what is there, as FaceFusion does; the
 	// worker empties it for each batch.
 	Alphas []*raster.Alpha
+	// Out, where set, are buffers for a processor that replaces Frames[k] with a larger frame
+	// (frame_enhancer) to write frame k into when it has the new size and is not Frames[k]
+	// itself; otherwise the processor makes one. The stream's frames in flight keep theirs.
+	Out []*raster.Image
 }
 
 // Face is one selected face of a Batch.
@@ -81,6 +87,8 @@ type Stage int
 const (
 	StageSwap    Stage = iota // the face swapper's time and faces swapped
 	StageEnhance              // the face enhancer's time and faces enhanced
+	// StageFrameEnhance is the frame enhancer's time and frames upscaled.
+	StageFrameEnhance
 )
 
 // Stats is where processors report their work: the worker's stage times and face counts.

@@ -72,3 +72,24 @@ func LoadAlpha(path string) (*Alpha, error) {
 	}
 	return &Alpha{W: b.Dx(), H: b.Dy(), Pix: alpha}, nil
 }
+
+// ResizeAlpha is a resized to w×h as cv2.resize does a one-channel mask (INTER_LINEAR; each
+// channel of the RGB kernel is that arithmetic); nil, or a at that size already, is returned
+// as it is.
+func ResizeAlpha(a *Alpha, w, h int) *Alpha {
+	if a == nil || a.W == w && a.H == h {
+		return a
+	}
+	src := New(a.W, a.H)
+	for i, v := range a.Pix[:a.W*a.H] {
+		src.Pix[3*i], src.Pix[3*i+1], src.Pix[3*i+2] = v, v, v
+	}
+	dst := New(w, h)
+	var rz Resizer
+	rz.Resize(dst, dst.Bounds(), src)
+	out := &Alpha{W: w, H: h, Pix: make([]uint8, w*h)}
+	for i := range out.Pix {
+		out.Pix[i] = dst.Pix[3*i]
+	}
+	return out
+}

@@ -45,7 +45,7 @@ func goldenManifest() *lustre.Manifest {
 // GPU sampled (rank 0) or none (rank 1), its CPUs and its part of the model broadcast.
 func goldenRank(r int) Rank {
 	stages := map[string]float64{}
-	for i, s := range []string{"decode", "detect", "landmarks", "swap", "enhance", "identity", "encode",
+	for i, s := range []string{"decode", "detect", "landmarks", "swap", "enhance", "frame_enhance", "identity", "encode",
 		"checkpoint", "join", "hash", "plan", "load", "setup"} {
 		stages[s] = float64(i+1) * 0.25 * float64(r+1)
 	}

@@ -75,6 +75,10 @@ type Scale struct {
 	Shares   []int // frames per rank under the run's partition (len Ranks)
 	Segments int   // segment files rank 0 joins (the chunks)
 	Pixels   int   // frame size (width × height) at scale; 0: Costs.FramePixels
+	// WorkPixels, when above Pixels, is the size the frames are processed and handed to the
+	// encoder at (frame_enhancer's upscale, which the encoder scales to Pixels): the frame's
+	// seconds follow it, its bytes Pixels.
+	WorkPixels int
 
 	// BytesPerFrame at scale; 0: Costs.BytesPerFrame × Pixels / Costs.FramePixels.
 	BytesPerFrame float64
@@ -195,7 +199,7 @@ func model(c Costs, s Scale) Estimate {
 	if s.Slots > 0 && s.Ranks > s.Slots {
 		share = float64(s.Ranks) / float64(s.Slots)
 	}
-	e.FrameSeconds = c.FrameSeconds * scale
+	e.FrameSeconds = c.FrameSeconds * max(scale, float64(s.WorkPixels)/float64(c.FramePixels))
 	if s.FrameSeconds > 0 {
 		e.FrameSeconds = s.FrameSeconds
 	}

@@ -238,3 +238,16 @@ func TestFromReport(t *testing.T) {
 		t.Errorf("a failed run's report: %v", err)
 	}
 }
+
+// WorkPixels (frame_enhancer's upscale, scaled back to the output by the encoder) moves the
+// frame's seconds, not its bytes.
+func TestWorkPixels(t *testing.T) {
+	c := Costs{FrameSeconds: 0.5, FramePixels: 100, BytesPerFrame: 10, Launch: 1}
+	s := Scale{Ranks: 1, Shares: []int{4}, Segments: 1, Pixels: 100, FSBandwidth: 100, ClientBW: 50, RanksPerNode: 1, Launch: -1}
+	plain := Model(c, s)
+	s.WorkPixels = 1600
+	up := Model(c, s)
+	if up.FrameSeconds != 16*plain.FrameSeconds || up.OutputBytes != plain.OutputBytes {
+		t.Errorf("×4 work: %g s a frame and %g bytes, want %g and %g", up.FrameSeconds, up.OutputBytes, 16*plain.FrameSeconds, plain.OutputBytes)
+	}
+}

@@ -29,6 +29,10 @@ func ResolveImage(cfg job.Config, width, height int) (Image, error) {
 		return Image{}, fault.AsUsage(fmt.Errorf("--output-image-scale %v leaves nothing of the target %s (%dx%d; FaceFusion's rounding makes a side under 2 pixels 0): choose a larger scale",
 			scale, cfg.TargetPath, width, height))
 	}
+	if s := cfg.FrameScale(); s > 1 && !video.PictureFits(im.TempWidth*s, im.TempHeight*s) {
+		return Image{}, fault.AsUsage(fmt.Errorf("--frame-enhancer-model %s makes the target %s (%dx%d, processed at %dx%d) a %dx%d image, larger than ffmpeg writes (about 16000x16000): choose a smaller --output-image-scale or a model of a smaller scale",
+			cfg.FrameEnhancerModel, cfg.TargetPath, width, height, im.TempWidth, im.TempHeight, im.TempWidth*s, im.TempHeight*s))
+	}
 	if !video.PictureFits(im.Width, im.Height) || !video.PictureFits(im.TempWidth, im.TempHeight) {
 		return Image{}, fault.AsUsage(fmt.Errorf("--output-image-scale %v makes the target %s (%dx%d) a %dx%d image, larger than ffmpeg writes (about 16000x16000): choose a smaller scale",
 			scale, cfg.TargetPath, width, height, im.Width, im.Height))

@@ -27,11 +27,15 @@ type Spec struct {
 	// Span is the time range of the target the output's video covers (TargetSpan's).
 	Span video.Span
 	// Encode is how the segments are encoded: the encoder Codecs chose (FaceFusion's swap for
-	// the container applied), the output's rate and size, the size the frames are processed
-	// at, and the output's frame times. First is 0: SegmentOptions sets it.
+	// the container applied), the output's rate and size, the size of the frames the encoder
+	// is handed (the processed frames: frame_enhancer's upscale makes them larger than they
+	// were decoded), and the output's frame times. First is 0: SegmentOptions sets it.
 	Encode video.EncodeOptions
-	Audio  video.AudioOptions // the output's audio: copied, or re-encoded
-	Codecs Codecs             // the video codecs every rank runs
+	// ProcessWidth×ProcessHeight is the size the frames are decoded and processed at
+	// (processSize); 0: Encode's frame size (a plan from before frame_enhancer).
+	ProcessWidth, ProcessHeight int                `json:",omitempty"`
+	Audio                       video.AudioOptions // the output's audio: copied, or re-encoded
+	Codecs                      Codecs             // the video codecs every rank runs
 	// Carried is what the output keeps of the target's other streams (CheckFormat's).
 	Carried video.Carried
 	Window  Window // the time window the faces are analysed over
@@ -59,8 +63,14 @@ func Resolve(cfg job.Config, info *video.Info) (*Spec, error) {
 		return nil, err
 	}
 	requested := RequestedEncoder(cfg)
+	pw, ph := processSize(cfg, info)
+	if s := cfg.FrameScale(); s > 1 && !video.PictureFits(pw*s, ph*s) {
+		return nil, fault.AsUsage(fmt.Errorf("--frame-enhancer-model %s makes the target %s's frames (processed at %dx%d) %dx%d, larger than ffmpeg encodes (about 16000x16000): choose a model of a smaller scale, or a smaller --output-video-scale",
+			cfg.FrameEnhancerModel, cfg.TargetPath, pw, ph, pw*s, ph*s))
+	}
 	return &Spec{
 		Target: cfg.TargetPath, Output: cfg.OutputPath,
+		ProcessWidth: pw, ProcessHeight: ph,
 		Map:    m,
 		Span:   targetSpan(info, m),
 		Encode: encodeOptions(cfg, info, m, requested),
@@ -95,7 +105,21 @@ func (s *Spec) Rate() video.Rational { return s.Encode.FPS }
 func (s *Spec) OutputSize() (width, height int) { return s.Encode.Width, s.Encode.Height }
 
 // ProcessSize is the size the frames are decoded and swapped at (processSize).
-func (s *Spec) ProcessSize() (width, height int) { return s.Encode.FrameWidth, s.Encode.FrameHeight }
+func (s *Spec) ProcessSize() (width, height int) {
+	if s.ProcessWidth > 0 && s.ProcessHeight > 0 {
+		return s.ProcessWidth, s.ProcessHeight
+	}
+	return s.Encode.FrameWidth, s.Encode.FrameHeight
+}
+
+// EncodedFrameSize is the size of the frames the encoder is handed: the processed frames,
+// frame_enhancer's scale times ProcessSize (ffmpeg's encoder scales them to OutputSize).
+func (s *Spec) EncodedFrameSize() (width, height int) {
+	if s.Encode.FrameWidth > 0 && s.Encode.FrameHeight > 0 {
+		return s.Encode.FrameWidth, s.Encode.FrameHeight
+	}
+	return s.Encode.Width, s.Encode.Height
+}
 
 // SegmentOptions are the encoder's options for the segment whose first frame is output frame
 // start (numbered as Map numbers them): the encoder stamps its frames from there.
@@ -157,7 +181,10 @@ func encodeOptions(cfg job.Config, info *video.Info, m video.FrameMap, enc strin
 		FPS: m.Out,
 	}
 	opt.Width, opt.Height = outputSize(cfg, info)
-	opt.FrameWidth, opt.FrameHeight = processSize(cfg, info)
+	// FaceFusion writes the processed temp frames as they are (frame_enhancer's larger) and
+	// merge_video's -s scales them to the output's size: so does the encoder.
+	pw, ph := processSize(cfg, info)
+	opt.FrameWidth, opt.FrameHeight = pw*cfg.FrameScale(), ph*cfg.FrameScale()
 	opt.Times = outputTimes(info, m)
 	return opt
 }

@@ -36,6 +36,8 @@ const (
 	Converter Kind = "converter"
 	// Classifier tells a face's gender, age range and race (fairface).
 	Classifier Kind = "classifier"
+	// FrameEnhancer upscales whole frames tile by tile (processor frame_enhancer).
+	FrameEnhancer Kind = "frame_enhancer"
 )
 
 // Norm is how an 8-bit crop becomes a model's float input, as FaceFusion computes it: each
@@ -102,6 +104,11 @@ type Model struct {
 	// and 0 for the swappers that take an embedding.
 	SourceTemplate string
 	SourceSize     int
+	// Tile and Scale are a frame enhancer's: FaceFusion's 'size' (the tile's side, the frame's
+	// padding, the overlap each tile shares with its neighbours) and its 'scale' (the
+	// upscaling factor of its output); zero for the other kinds.
+	Tile  Tile
+	Scale int
 	// FP16 is FaceFusion's precision mark; the file may keep float32 inputs (see infer.AnyFloat).
 	FP16 bool
 	infer.Published
@@ -120,6 +127,12 @@ type Model struct {
 	// DDColor or DeOldify, a background remover's family), which picks their pre- and
 	// post-processing; "" for the others.
 	Type string
+}
+
+// Tile is a frame enhancer's tiling as FaceFusion's create_tile_frames takes it: tiles of
+// Size×Size pixels cut from the frame padded by Pad+Overlap, stepping by Size−2·Overlap.
+type Tile struct {
+	Size, Pad, Overlap int
 }
 
 // Selector is the value a job names the model by: Option, or Name.

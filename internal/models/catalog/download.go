@@ -49,6 +49,27 @@ var distribution = map[string]struct{ base, pkg, licence string }{
 	"xseg_3":            {"models-3.2.0", "", "GPL-3.0"},
 	"bisenet_resnet_18": {"models-3.1.0", "", "MIT"},
 	"bisenet_resnet_34": {"models-3.0.0", "", "MIT"},
+	// ---- processors/modules/frame_enhancer/core.py ----
+	"clear_reality_x4":      {"models-3.0.0", "", "Non-Commercial"},
+	"face_dat_x4":           {"models-3.5.0", "", "CC-BY-4.0"},
+	"nomos8k_sc_x4":         {"models-3.0.0", "", "CC-BY-4.0"},
+	"real_esrgan_x2":        {"models-3.0.0", "", "BSD-3-Clause"},
+	"real_esrgan_x2_fp16":   {"models-3.0.0", "", "BSD-3-Clause"},
+	"real_esrgan_x4":        {"models-3.0.0", "", "BSD-3-Clause"},
+	"real_esrgan_x4_fp16":   {"models-3.0.0", "", "BSD-3-Clause"},
+	"real_esrgan_x8":        {"models-3.0.0", "", "BSD-3-Clause"},
+	"real_esrgan_x8_fp16":   {"models-3.0.0", "", "BSD-3-Clause"},
+	"real_hatgan_x4":        {"models-3.0.0", "", "Apache-2.0"},
+	"real_web_photo_x4":     {"models-3.1.0", "", "CC-BY-4.0"},
+	"realistic_rescaler_x4": {"models-3.1.0", "", "WTFPL"},
+	"remacri_x4":            {"models-3.1.0", "", "Non-Commercial"},
+	"siax_x4":               {"models-3.1.0", "", "WTFPL"},
+	"span_kendata_x4":       {"models-3.0.0", "", "Non-Commercial"},
+	"swin2_sr_x4":           {"models-3.1.0", "", "Apache-2.0"},
+	"tghq_face_x8":          {"models-3.5.0", "", "GPL-3.0"},
+	"ultra_sharp_x4":        {"models-3.0.0", "", "Non-Commercial"},
+	"ultra_sharp_2_x4":      {"models-3.3.0", "", "Non-Commercial"},
+	// ---- end frame_enhancer ----
 	// internal/deps/fetch.sh
 	"fr_feature": {"", "npm faceplugin-face-recognition-js@0.0.1", "MIT (package); the weights' origin is not stated"},
 }

@@ -83,6 +83,7 @@ var table = func() map[string]*Model {
 	addEnhancers(m)
 	addMaskersAndConverters(m)
 	addFrameModels(m) // frames.go: frame_colorizer, background_remover
+	addFrameEnhancers(m)
 	return m
 }()
 
@@ -325,5 +326,52 @@ func addMaskersAndConverters(m map[string]*Model) {
 				Outputs: []infer.TensorSpec{f32("", dyn, 512)}},
 			Size:        512,
 			Unconfirmed: "output [1,512] (FaceFusion reads output 0 and reshapes it to the swapper's source)"})
+	}
+}
+
+// ---- frame_enhancer (processors/modules/frame_enhancer/core.py) ----
+
+// frameEnhancers are FaceFusion 3.8.1's frame enhancers: name, 'size' (tile, pad, overlap),
+// 'scale', and the 'precision' fp16 mark.
+var frameEnhancers = []struct {
+	name  string
+	tile  Tile
+	scale int
+	fp16  bool
+}{
+	{"clear_reality_x4", Tile{128, 8, 4}, 4, false},
+	{"face_dat_x4", Tile{128, 8, 4}, 4, false},
+	{"nomos8k_sc_x4", Tile{128, 8, 4}, 4, false},
+	{"real_esrgan_x2", Tile{256, 16, 8}, 2, false},
+	{"real_esrgan_x2_fp16", Tile{256, 16, 8}, 2, true},
+	{"real_esrgan_x4", Tile{256, 16, 8}, 4, false},
+	{"real_esrgan_x4_fp16", Tile{256, 16, 8}, 4, true},
+	{"real_esrgan_x8", Tile{256, 16, 8}, 8, false},
+	{"real_esrgan_x8_fp16", Tile{256, 16, 8}, 8, true},
+	{"real_hatgan_x4", Tile{256, 16, 8}, 4, false},
+	{"real_web_photo_x4", Tile{64, 4, 2}, 4, false},
+	{"realistic_rescaler_x4", Tile{128, 8, 4}, 4, false},
+	{"remacri_x4", Tile{128, 8, 4}, 4, false},
+	{"siax_x4", Tile{128, 8, 4}, 4, false},
+	{"span_kendata_x4", Tile{128, 8, 4}, 4, false},
+	{"swin2_sr_x4", Tile{128, 8, 4}, 4, false},
+	{"tghq_face_x8", Tile{128, 8, 4}, 8, false},
+	{"ultra_sharp_x4", Tile{128, 8, 4}, 4, false},
+	{"ultra_sharp_2_x4", Tile{1024, 64, 32}, 4, false},
+}
+
+// addFrameEnhancers adds the frame enhancers. FaceFusion feeds each tile as 'input' float32
+// [1,3,size,size], RGB in [0, 1] (prepare_tile_frame), and reads output 0 as [1,3,size·scale,
+// size·scale] in [0, 1] (normalize_tile_frame: ×255, clipped, truncated, back to BGR); its fp16
+// files are fed float32 as well. A file that leaves the sides dynamic takes these.
+func addFrameEnhancers(m map[string]*Model) {
+	for _, e := range frameEnhancers {
+		t, o := int64(e.tile.Size), int64(e.tile.Size*e.scale)
+		addTo(m, &Model{Name: e.name, Kind: FrameEnhancer, Batched: true,
+			Want: infer.Signature{
+				Inputs:  []infer.TensorSpec{f32("input", dyn, 3, t, t)},
+				Outputs: []infer.TensorSpec{f32("", dyn, 3, o, o)}},
+			Size: e.tile.Size, Tile: e.tile, Scale: e.scale, FP16: e.fp16, Norm: rgbUnit,
+			Unconfirmed: "the file's batch axis and sides (FaceFusion runs batch 1 at the tile size; no real file was checked)"})
 	}
 }

@@ -41,6 +41,10 @@ func TestProcessorCombinationsAcrossRanks(t *testing.T) {
 		"inswapper+colorizer@3": {"--processors", "face_swapper", "frame_colorizer", "--face-swapper-model", "inswapper_128", "--frame-colorizer-model", "ddcolor"},
 		"colorizer+remover@3": {"--processors", "frame_colorizer", "background_remover", "--frame-colorizer-model", "ddcolor_artistic",
 			"--background-remover-model", "u2net_cloth", "--background-remover-fill-color", "0", "255", "0", "200", "--background-remover-despill-color", "0", "255", "0", "90"},
+		// frame_enhancer's tiles batched by 3 against 1, its ×4 frames (the encoder's input)
+		// sent between ranks and scaled to the output's ×2.
+		"frame-enhancer+inswapper": {"--processors", "frame_enhancer", "face_swapper", "--face-swapper-model", "inswapper_128",
+			"--frame-enhancer-model", "real_web_photo_x4", "--output-video-scale", "2"},
 	}
 	for name, extra := range combos {
 		ranks := 2
