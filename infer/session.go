@@ -255,6 +255,11 @@ func (s *Session) buffer(t, want TensorSpec, dims map[string][]int64) (*Buffer, 
 			shape[i] = Dyn
 		}
 	}
+	if len(shape) == 0 {
+		// onnxruntime_go's tensors have at least one axis (Shape.Validate): a scalar input
+		// (styleganex_age's 'direction') cannot be bound.
+		return nil, fmt.Errorf("model %s %s: %s is a 0-d tensor, which this program's ONNX Runtime binding cannot pass yet", s.spec.Name, s.path, t)
+	}
 	given := dims[t.Name]
 	if given != nil && len(given) != len(shape) {
 		return nil, fmt.Errorf("model %s %s: dims for %s have %d axes, the model has %d (%s)", s.spec.Name, s.path, t.Name, len(given), len(shape), t)

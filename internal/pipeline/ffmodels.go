@@ -19,6 +19,7 @@ import (
 	"github.com/facefusion-hpc/facefusion/internal/models/catalog"
 	"github.com/facefusion-hpc/facefusion/internal/models/facemodel"
 	"github.com/facefusion-hpc/facefusion/internal/processors"
+	_ "github.com/facefusion-hpc/facefusion/internal/processors/agemodifier" // registers age_modifier
 	"github.com/facefusion-hpc/facefusion/internal/processors/facedebugger"
 	_ "github.com/facefusion-hpc/facefusion/internal/processors/faceenhancer" // registers face_enhancer
 	"github.com/facefusion-hpc/facefusion/internal/processors/faceswapper"
@@ -117,7 +118,7 @@ func ModelNames(cfg job.Config) []string {
 	if lms, ok := facemodel.LandmarkerModels(cfg.FaceLandmarkerModel); ok {
 		names = append(append(names, lms...), facemodel.Fan68From5.Name) // fan_68_5 gives the angle
 	}
-	if cfg.SelectsByClass() {
+	if cfg.NeedsClasses() {
 		names = append(names, facemodel.FairFace.Name)
 	}
 	if cfg.Swaps() && cfg.FaceSwapperModel != "classic" {
@@ -130,6 +131,9 @@ func ModelNames(cfg job.Config) []string {
 		if sw, err := catalog.Select(catalog.Swapper, cfg.FaceSwapperModel); err == nil && sw.Converter != "" {
 			names = append(names, sw.Converter)
 		}
+	}
+	if cfg.ModifiesAge() {
+		pick(catalog.AgeModifier, cfg.AgeModifierModel)
 	}
 	if cfg.Enhances() {
 		pick(catalog.Enhancer, cfg.FaceEnhancerModel)
@@ -258,7 +262,7 @@ func (m *Models) newAnalyser(withEmbeddings bool) (*analyser, error) {
 	} else {
 		a.dlib = NewAnalyzer(a.det, m.lm, cfg.FaceDetectorScore)
 	}
-	if cfg.SelectsByClass() {
+	if cfg.NeedsClasses() {
 		if a.cls, err = adapters.NewClassifier(m.sessionConfig(facemodel.FairFace.Name)); err != nil {
 			a.close()
 			return nil, fault.AsEnvironment(err)
@@ -447,6 +451,9 @@ func (p processorStats) Done(stage processors.Stage, start time.Time, faces int)
 	case processors.StageEnhance:
 		p.st.since(StageEnhance, start)
 		p.st.add(facesEnhanced, faces)
+	case processors.StageAge:
+		p.st.since(StageAge, start)
+		p.st.add(facesAgeModified, faces)
 	}
 }
 

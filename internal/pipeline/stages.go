@@ -16,13 +16,14 @@ const (
 	StageLandmarks              // the landmarker
 	StageSwap                   // the face swapper
 	StageEnhance                // the face enhancer
+	StageAge                    // the age modifier
 	StageIdentity               // the identity measure (its recognizer and landmarker runs)
 	StageEncode                 // the encoder's write loop: handing a frame to ffmpeg's pipe
 	numStages
 )
 
 // StageNames are the stages' names, indexed by Stage.
-var StageNames = [numStages]string{"decode", "detect", "landmarks", "swap", "enhance", "identity", "encode"}
+var StageNames = [numStages]string{"decode", "detect", "landmarks", "swap", "enhance", "age_modifier", "identity", "encode"}
 
 // Stats are a rank's counts and the busy time of each stage, added to by the decoder, every
 // worker and the encoder at once: atomics, no lock in the frame path. Stages run in goroutines
@@ -41,6 +42,7 @@ const (
 	facesFound faceCount = iota
 	facesSwapped
 	facesEnhanced
+	facesAgeModified
 	numFaceCounts
 )
 
@@ -64,6 +66,8 @@ type StatsSnapshot struct {
 	FacesFound    int                // faces the detector found (above the score)
 	FacesSwapped  int                // faces the swapper changed
 	FacesEnhanced int                // faces the enhancer changed
+	// FacesAgeModified are the faces the age modifier changed.
+	FacesAgeModified int
 }
 
 // Snapshot reads the counts; call it when no frame is in flight for exact totals.
@@ -73,6 +77,7 @@ func (s *Stats) Snapshot() StatsSnapshot {
 		r.Seconds[name] = time.Duration(s.busy[i].Load()).Seconds()
 	}
 	r.FacesFound, r.FacesSwapped, r.FacesEnhanced = int(s.faces[facesFound].Load()), int(s.faces[facesSwapped].Load()), int(s.faces[facesEnhanced].Load())
+	r.FacesAgeModified = int(s.faces[facesAgeModified].Load())
 	return r
 }
 

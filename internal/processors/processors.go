@@ -75,6 +75,7 @@ type Stage int
 const (
 	StageSwap    Stage = iota // the face swapper's time and faces swapped
 	StageEnhance              // the face enhancer's time and faces enhanced
+	StageAge                  // the age modifier's time and faces it changed
 )
 
 // Stats is where processors report their work: the worker's stage times and face counts.

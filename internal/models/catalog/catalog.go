@@ -36,6 +36,9 @@ const (
 	Converter Kind = "converter"
 	// Classifier tells a face's gender, age range and race (fairface).
 	Classifier Kind = "classifier"
+
+	// AgeModifier makes a face older or younger (age_modifier: fran, styleganex_age).
+	AgeModifier Kind = "age_modifier"
 )
 
 // Norm is how an 8-bit crop becomes a model's float input, as FaceFusion computes it: each

@@ -49,6 +49,9 @@ var distribution = map[string]struct{ base, pkg, licence string }{
 	"xseg_3":            {"models-3.2.0", "", "GPL-3.0"},
 	"bisenet_resnet_18": {"models-3.1.0", "", "MIT"},
 	"bisenet_resnet_34": {"models-3.0.0", "", "MIT"},
+	// processors/modules/age_modifier/core.py
+	"fran":           {"models-3.6.0", "", "MIT"},
+	"styleganex_age": {"models-3.1.0", "", "S-Lab-1.0"},
 	// internal/deps/fetch.sh
 	"fr_feature": {"", "npm faceplugin-face-recognition-js@0.0.1", "MIT (package); the weights' origin is not stated"},
 }
