@@ -56,7 +56,7 @@ func TestOptionsAreFaceFusions(t *testing.T) {
 			keys = append(keys, strings.ReplaceAll(m[1], "-", "_"))
 		}
 	}
-	for _, p := range []string{"face_swapper", "face_enhancer", "face_debugger"} {
+	for _, p := range []string{"face_swapper", "face_enhancer", "face_debugger", "age_modifier"} {
 		for _, m := range flagRe.FindAllStringSubmatch(read(filepath.Join("processors", "modules", p, "core.py")), -1) {
 			keys = append(keys, strings.ReplaceAll(m[1], "-", "_"))
 		}
@@ -70,7 +70,8 @@ func TestOptionsAreFaceFusions(t *testing.T) {
 		}
 	}
 
-	literals := read("types.py") + read("processors/modules/face_swapper/types.py") + read("processors/modules/face_enhancer/types.py") + read("processors/modules/face_debugger/types.py")
+	literals := read("types.py") + read("processors/modules/face_swapper/types.py") + read("processors/modules/face_enhancer/types.py") + read("processors/modules/face_debugger/types.py") +
+		read("processors/modules/age_modifier/types.py")
 	types := map[string]string{
 		"face_detector_model": "FaceDetectorModel", "face_landmarker_model": "FaceLandmarkerModel",
 		"face_selector_mode": "FaceSelectorMode", "face_selector_order": "FaceSelectorOrder",
@@ -78,7 +79,7 @@ func TestOptionsAreFaceFusions(t *testing.T) {
 		"face_occluder_model": "FaceOccluderModel", "face_parser_model": "FaceParserModel",
 		"face_mask_types": "FaceMaskType", "face_mask_areas": "FaceMaskArea", "face_mask_regions": "FaceMaskRegion",
 		"face_swapper_model": "FaceSwapperModel", "face_enhancer_model": "FaceEnhancerModel",
-		"face_debugger_items": "FaceDebuggerItem",
+		"face_debugger_items": "FaceDebuggerItem", "age_modifier_model": "AgeModifierModel",
 	}
 	for _, o := range options {
 		name, ok := types[o.key]
