@@ -111,13 +111,6 @@ func TestFixturesLoad(t *testing.T) {
 	testenv.Full(t, "opens a session on every fixture model")
 	dir := fixtures.Dir(t)
 	for _, name := range fixtures.Names {
-		if name == "styleganex_age" { // its 'direction' is 0-d, FaceFusion's numpy.array(x)
-			cfg := infer.SessionConfig{ModelsDir: dir, Library: testenv.ORTLibrary(t), Logf: func(string, ...any) {}}
-			if _, err := infer.OpenSession(catalog.Must(name).Spec(), cfg); err == nil || !strings.Contains(err.Error(), "0-d tensor") {
-				t.Errorf("%s: %v, want the 0-d input refused by name", name, err)
-			}
-			continue
-		}
 		s := openFixture(t, dir, name, 1)
 		if err := s.Run(1); err != nil {
 			t.Errorf("%s: %v", name, err)
@@ -584,5 +577,29 @@ func BenchmarkSessionBatch(b *testing.B) {
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/item")
 		})
+	}
+}
+
+// TestScalarInput: a 0-d input (styleganex_age's 'direction', FaceFusion's numpy.array(x)) is
+// passed at each run with the value its buffer holds then: the stand-in's output moves by the
+// direction's gain per channel.
+func TestScalarInput(t *testing.T) {
+	dir := fixtures.Dir(t, "styleganex_age")
+	s := openFixture(t, dir, "styleganex_age", 1)
+	out := func(d float32) [3]float32 {
+		s.Input("direction").Item(0).Float32()[0] = d
+		if err := s.Run(1); err != nil {
+			t.Fatal(err)
+		}
+		o := s.Outputs()[0].Item(0).Float32()
+		plane := len(o) / 3
+		return [3]float32{o[0], o[plane], o[2*plane]}
+	}
+	a, b := out(0), out(2)
+	for c := range 3 {
+		want := 2 * fixtures.AgeDirGain[c][0]
+		if d := b[c] - a[c]; d < want-1e-5 || d > want+1e-5 {
+			t.Errorf("channel %d: direction 2 moves the output by %v, want %v", c, d, want)
+		}
 	}
 }
