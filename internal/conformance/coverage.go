@@ -72,11 +72,7 @@ var options = []option{
 // notYetCovered are the coverage items (key or key=value) no case proves yet: the to-do list,
 // printed in docs/conformance.md. The test fails when an item here is covered after all (take
 // it out) or when an item is neither covered nor here.
-var notYetCovered = []string{
-	// age_modifier: styleganex_age's 'direction' is a 0-d tensor, which the ONNX Runtime binding
-	// cannot pass (the job refuses the model).
-	"age_modifier_model=styleganex_age",
-}
+var notYetCovered = []string{}
 
 func knownKey(key string) bool {
 	for _, o := range options {

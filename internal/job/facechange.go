@@ -40,16 +40,13 @@ func (c *Config) validateFaceChange(bad, combo func(string, ...any)) {
 	if c.AgeModifierDirection < -100 || c.AgeModifierDirection > 100 {
 		bad("age_modifier_direction (--age-modifier-direction): %d is outside -100..100", c.AgeModifierDirection)
 	}
-	if c.ModifiesAge() && c.AgeModifierModel != "fran" && c.AgeModifierModel != "" && slices.Contains(AgeModifiers, c.AgeModifierModel) {
-		combo("age_modifier_model (--age-modifier-model): %s is not run by this program yet (its 'direction' input is a 0-d tensor, which its ONNX Runtime binding cannot pass): use fran", c.AgeModifierModel)
-	}
 	if c.ModifiesAge() && c.FaceDetectorModel == "blazeface" {
 		combo("processors: age_modifier reads FaceFusion's face classes (fairface) on FaceFusion's faces: choose a detector with --face-detector-model (%s)", strings.Join(Detectors[1:], ", "))
 	}
 }
 
 var faceChangeOptions = []option{
-	{long: "age-modifier-model", arg: "NAME", help: strings.Join(AgeModifiers, ", ") + " (default fran; processor age_modifier; styleganex_age is refused: not run yet)",
+	{long: "age-modifier-model", arg: "NAME", help: strings.Join(AgeModifiers, ", ") + " (default fran; processor age_modifier)",
 		set: str(func(c *Config) *string { return &c.AgeModifierModel })},
 	{long: "age-modifier-direction", arg: "-100..100", help: "how much younger (below 0) or older (above 0) the faces become (default 0)",
 		set: integer("age-modifier-direction", func(c *Config) *int { return &c.AgeModifierDirection })},

@@ -120,7 +120,8 @@ func cubicTaps(d, ssize, dsize int) (int, [4]float32) {
 
 // ResizeCubic resizes the sw×sh float32 RGB image src (interleaved) into the dw×dh dst as
 // cv2.resize with INTER_CUBIC: each row resized horizontally, its taps clamped to the edge, as
-// Σ S·α in tap order, then the four rows weighed alike, their indices clamped to the edge.
+// Σ S·α in tap order, then the four rows weighed alike, their indices clamped to the edge, summed
+// from the last row to the first as VResizeCubicVec_32f's nested multiply-adds do.
 func ResizeCubic(dst []float32, dw, dh int, src []float32, sw, sh int) {
 	xs := make([]int, dw)
 	xa := make([][4]float32, dw)
@@ -154,7 +155,7 @@ func ResizeCubic(dst []float32, dw, dh int, src []float32, sw, sh int) {
 		}
 		out := dst[3*dw*y:][:3*dw]
 		for i := range out {
-			out[i] = float32(float32(float32(r[0][i]*b[0])+float32(r[1][i]*b[1]))+float32(r[2][i]*b[2])) + float32(r[3][i]*b[3])
+			out[i] = float32(float32(float32(r[3][i]*b[3])+float32(r[2][i]*b[2]))+float32(r[1][i]*b[1])) + float32(r[0][i]*b[0])
 		}
 	}
 }

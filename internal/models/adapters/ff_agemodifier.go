@@ -13,10 +13,11 @@ import (
 	"github.com/facefusion-hpc/facefusion/internal/raster"
 )
 
-// AgeModifier is FaceFusion's age_modifier model fran on an engine: the face warped to its
-// template at its size, masked by the box (face_mask_blur, no padding) and, where
-// face_mask_types asks, occlusion, as FaceFusion's modify_age. Its 'direction' input has no
-// batch axis and carries each face's own age, so the engine runs one face at a time.
+// AgeModifier is one of FaceFusion's age_modifier models on an engine, as its modify_age runs
+// them: fran on the face warped to its template at its size, masked by the box (face_mask_blur,
+// no padding) and, where face_mask_types asks, occlusion; styleganex_age also on a wider crop
+// (wide.go). Their 'direction' input has no batch axis (fran's carries each face's own age), so
+// the engine runs one face at a time.
 type AgeModifier struct {
 	model     *catalog.Model
 	tmpl      align.Template
@@ -25,6 +26,17 @@ type AgeModifier struct {
 	mask      *masker
 	crop      *raster.Image
 	out       *raster.FloatImage
+	wide      *wideCrop // styleganex_age's; nil for fran
+}
+
+// AgeResult is one face's modified crop as FaceFusion pastes it back: Float (fran: 0–255 in
+// floating point) or Crop (styleganex_age: 8 bits), its mask (the crop's size) and the
+// frame-to-crop map it is pasted at. It is valid until the next ModifyCrop.
+type AgeResult struct {
+	Float *raster.FloatImage
+	Crop  *raster.Image
+	Mask  []float32
+	Map   geom.Affine
 }
 
 // NewAgeModifier opens age_modifier_model name from cfg.ModelsDir at direction.
@@ -32,9 +44,6 @@ func NewAgeModifier(name string, cfg infer.SessionConfig, direction int, mask Ma
 	m, err := catalog.Select(catalog.AgeModifier, name)
 	if err != nil {
 		return nil, err
-	}
-	if m.Name != "fran" {
-		return nil, fmt.Errorf("age modifier %s: not run by this program yet (its 'direction' is a 0-d tensor, which its ONNX Runtime binding cannot pass): use --age-modifier-model fran", m.Name)
 	}
 	if direction < -100 || direction > 100 {
 		return nil, fmt.Errorf("age modifier direction %d: outside -100..100 (--age-modifier-direction)", direction)
@@ -49,15 +58,17 @@ func NewAgeModifier(name string, cfg infer.SessionConfig, direction int, mask Ma
 		return nil, err
 	}
 	mask.Padding = [4]int{} // FaceFusion's create_box_mask(crop, blur, (0, 0, 0, 0))
-	if a.mask, err = newMasker(mask, m.Size, 1, false, cfg); err != nil {
+	if m.WideSize > 0 {
+		a.wide, err = newWideCrop(m, mask, cfg)
+	} else {
+		a.mask, err = newMasker(mask, m.Size, 1, false, cfg)
+	}
+	if err != nil {
 		a.Close()
 		return nil, err
 	}
 	return a, nil
 }
-
-// CropSize is the side of the crops the modifier pastes back.
-func (a *AgeModifier) CropSize() int { return a.model.Size }
 
 // Align is the frame-to-crop map of the face with five points five.
 func (a *AgeModifier) Align(five [5]geom.Pt) geom.Affine {
@@ -76,25 +87,28 @@ func Direction(age [2]int, direction int) [2]float32 {
 	return d
 }
 
-// ModifyCrop ages the face it cuts from it.Frame at m (Align), of fairface's age range age,
-// and returns its modified crop (RGB, 0–255 in floating point, as FaceFusion pastes it) and
-// its mask, valid until the next call: pasting them is the caller's.
-func (a *AgeModifier) ModifyCrop(it FaceRef, m geom.Affine, age [2]int) (*raster.FloatImage, []float32, error) {
+// ModifyCrop ages the face it.Five places in it.Frame, of fairface's age range age (fran reads
+// it), and returns its modified crop and mask: pasting them is the caller's.
+func (a *AgeModifier) ModifyCrop(it FaceRef, age [2]int) (AgeResult, error) {
 	if a.eng == nil {
-		return nil, nil, fmt.Errorf("age modifier %s: ModifyCrop after Close", a.model.Name)
+		return AgeResult{}, fmt.Errorf("age modifier %s: ModifyCrop after Close", a.model.Name)
 	}
+	m := a.Align(it.Five)
 	align.WarpCrop(a.crop, it.Frame, m)
+	if a.wide != nil {
+		return a.wide.modify(a, it, m)
+	}
 	crops := []*raster.Image{a.crop}
 	if err := a.mask.before(crops); err != nil {
-		return nil, nil, err
+		return AgeResult{}, err
 	}
 	if err := a.run(Direction(age, a.direction)); err != nil {
-		return nil, nil, err
+		return AgeResult{}, err
 	}
 	if err := a.mask.after(1, nil); err != nil {
-		return nil, nil, err
+		return AgeResult{}, err
 	}
-	return a.out, a.mask.masks[0], nil
+	return AgeResult{Float: a.out, Mask: a.mask.masks[0], Map: m}, nil
 }
 
 // run runs the crop through one claim of the model into a.out.
@@ -119,6 +133,10 @@ func (a *AgeModifier) run(dir [2]float32) error {
 // Close lets the modifier's engines go.
 func (a *AgeModifier) Close() error {
 	var errs []error
+	if a.wide != nil {
+		errs = append(errs, a.wide.close())
+		a.wide = nil
+	}
 	if a.mask != nil {
 		errs = append(errs, a.mask.Close())
 		a.mask = nil

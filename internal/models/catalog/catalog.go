@@ -105,6 +105,14 @@ type Model struct {
 	// and 0 for the swappers that take an embedding.
 	SourceTemplate string
 	SourceSize     int
+	// WideTemplate, WideSize and WideScale are an age modifier's wider crop (styleganex_age's
+	// 'target_with_background'): the five points scaled by WideScale about the nose tip, warped
+	// to WideTemplate at WideSize; "" and 0 elsewhere. PasteSize is the side its output is
+	// resized to and pasted back at (FaceFusion's target size × 4).
+	WideTemplate string
+	WideSize     int
+	WideScale    float64
+	PasteSize    int
 	// FP16 is FaceFusion's precision mark; the file may keep float32 inputs (see infer.AnyFloat).
 	FP16 bool
 	infer.Published

@@ -352,6 +352,7 @@ func addAgeModifiers(m map[string]*Model) {
 			Inputs: []infer.TensorSpec{f32("target", dyn, 3, 256, 256), f32("target_with_background", dyn, 3, 384, 384),
 				{Name: "direction", Shape: []int64{}, Type: infer.Float32}},
 			Outputs: []infer.TensorSpec{f32("", dyn, 3, 1536, 1536)}},
-		Template: "ffhq_512", Size: 256, Sizes: []int{256, 384}, Norm: rgbHalf,
+		Template: "ffhq_512", Size: 256, Norm: rgbHalf,
+		WideTemplate: "styleganex_384", WideSize: 384, WideScale: 0.875, PasteSize: 1024,
 		Unconfirmed: "'direction' a 0-d float32 (FaceFusion feeds numpy.array(x).astype(float32)) and the output [1,3,1536,1536] (FaceFusion resizes it to 1024)"})
 }

@@ -38,12 +38,15 @@ func (p *modifier) Close() error { return p.am.Close() }
 func (p *modifier) ProcessFaces(b *processors.Batch) error {
 	start := time.Now()
 	for _, f := range b.Faces {
-		m := p.am.Align(f.Face.Five)
-		crop, mask, err := p.am.ModifyCrop(adapters.FaceRef{Frame: f.Frame, Five: f.Face.Five}, m, f.Face.Class.Age)
+		r, err := p.am.ModifyCrop(adapters.FaceRef{Frame: f.Frame, Five: f.Face.Five}, f.Face.Class.Age)
 		if err != nil {
 			return err
 		}
-		align.PasteBackFloat(f.Frame, crop, mask, m)
+		if r.Float != nil {
+			align.PasteBackFloat(f.Frame, r.Float, r.Mask, r.Map)
+		} else {
+			align.PasteBack(f.Frame, r.Crop, r.Mask, r.Map)
+		}
 	}
 	p.st.Done(processors.StageAge, start, len(b.Faces))
 	return nil
