@@ -39,6 +39,8 @@ const (
 
 	// AgeModifier makes a face older or younger (age_modifier: fran, styleganex_age).
 	AgeModifier Kind = "age_modifier"
+	// DeepSwapper swaps a face for a trained DeepFaceLive identity (deep_swapper).
+	DeepSwapper Kind = "deep_swapper"
 )
 
 // Norm is how an 8-bit crop becomes a model's float input, as FaceFusion computes it: each
@@ -119,6 +121,9 @@ type Model struct {
 	// Base is FaceFusion's download folder for the file (its release tag and Hugging Face
 	// repository name, e.g. models-3.0.0); "" for a model that is not FaceFusion's.
 	Base string
+	// Providers are the download hosts FaceFusion fetches the file from (DownloadProviders'
+	// names); empty: every one. The file's name there is File's last element.
+	Providers []string
 	// Package is the registry package `make fetch` takes a model that is not FaceFusion's from
 	// (internal/deps/fetch.sh); "" for FaceFusion's, which force-download fetches.
 	Package string

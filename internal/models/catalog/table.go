@@ -84,6 +84,7 @@ var table = func() map[string]*Model {
 	addEnhancers(m)
 	addMaskersAndConverters(m)
 	addAgeModifiers(m)
+	addDeepSwappers(m)
 	return m
 }()
 
