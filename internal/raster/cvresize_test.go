@@ -80,3 +80,23 @@ func BenchmarkResizeCubic(b *testing.B) {
 		ResizeCubic(dst, 1024, 1024, src, 352, 352)
 	}
 }
+
+// TestGaussianBlur8MatchesOpenCV holds GaussianBlur8 to cv2.GaussianBlur on 8 bits
+// (testdata/cv2area, gen.py): bit for bit.
+func TestGaussianBlur8MatchesOpenCV(t *testing.T) {
+	src, err := Load("testdata/cv2area/src.png")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, sigma := range []float64{2, 0.8} {
+		want, err := Load(fmt.Sprintf("testdata/cv2area/gauss-%g.png", sigma))
+		if err != nil {
+			t.Fatalf("%v: run gen.py in testdata/cv2area", err)
+		}
+		got := New(src.W, src.H)
+		GaussianBlur8(got, src, sigma)
+		if i := firstDiff(got, want, got.Bounds()); i >= 0 {
+			t.Errorf("sigma %g: byte %d: ours %d, cv2 %d", sigma, i, got.Pix[i], want.Pix[i])
+		}
+	}
+}

@@ -17,3 +17,6 @@ for s in [ 4, 11, 33 ]:
 	small = cv2.resize(src, (s, s), interpolation = cv2.INTER_AREA).astype(numpy.float32) - cv2.resize(src[::-1], (s, s), interpolation = cv2.INTER_AREA).astype(numpy.float32)
 	small.astype('<f4').tofile('diff-%d.f32' % s)
 	cv2.resize(small, (96, 96), interpolation = cv2.INTER_CUBIC).astype('<f4').tofile('cubic-%d-96.f32' % s)
+# GaussianBlur8: cv2.GaussianBlur on 8 bits at deep_swapper's sigma 2 and at 0.8.
+for sigma in [ 2, 0.8 ]:
+	cv2.imwrite('gauss-%g.png' % sigma, cv2.GaussianBlur(src, (0, 0), sigma))
