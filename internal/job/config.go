@@ -249,8 +249,8 @@ func (c *Config) check(paths, combos bool) error {
 		bad("processors: give face_swapper or none")
 	}
 	for _, p := range c.Processors {
-		if p != ProcessorSwap && p != ProcessorNone && p != ProcessorEnhance && p != ProcessorDebug && p != ProcessorAge {
-			bad("processors: %s is not known (face_swapper, face_enhancer, face_debugger, age_modifier, none)", safefs.Excerpt(p))
+		if p != ProcessorSwap && p != ProcessorNone && p != ProcessorEnhance && p != ProcessorDebug && p != ProcessorAge && p != ProcessorDeepSwap {
+			bad("processors: %s is not known (face_swapper, face_enhancer, face_debugger, age_modifier, deep_swapper, none)", safefs.Excerpt(p))
 			break // the first of a list of bad names, for one line
 		}
 	}

@@ -135,6 +135,9 @@ func ModelNames(cfg job.Config) []string {
 	if cfg.ModifiesAge() {
 		pick(catalog.AgeModifier, cfg.AgeModifierModel)
 	}
+	if cfg.DeepSwaps() {
+		pick(catalog.DeepSwapper, cfg.DeepSwapperModel) // a custom model is the site's: nothing to fetch
+	}
 	if cfg.Enhances() {
 		pick(catalog.Enhancer, cfg.FaceEnhancerModel)
 	}
@@ -454,6 +457,9 @@ func (p processorStats) Done(stage processors.Stage, start time.Time, faces int)
 	case processors.StageAge:
 		p.st.since(StageAge, start)
 		p.st.add(facesAgeModified, faces)
+	case processors.StageDeepSwap:
+		p.st.since(StageDeepSwap, start)
+		p.st.add(facesDeepSwapped, faces)
 	}
 }
 

@@ -17,13 +17,14 @@ const (
 	StageSwap                   // the face swapper
 	StageEnhance                // the face enhancer
 	StageAge                    // the age modifier
+	StageDeepSwap               // the deep swapper
 	StageIdentity               // the identity measure (its recognizer and landmarker runs)
 	StageEncode                 // the encoder's write loop: handing a frame to ffmpeg's pipe
 	numStages
 )
 
 // StageNames are the stages' names, indexed by Stage.
-var StageNames = [numStages]string{"decode", "detect", "landmarks", "swap", "enhance", "age_modifier", "identity", "encode"}
+var StageNames = [numStages]string{"decode", "detect", "landmarks", "swap", "enhance", "age_modifier", "deep_swapper", "identity", "encode"}
 
 // Stats are a rank's counts and the busy time of each stage, added to by the decoder, every
 // worker and the encoder at once: atomics, no lock in the frame path. Stages run in goroutines
@@ -43,6 +44,7 @@ const (
 	facesSwapped
 	facesEnhanced
 	facesAgeModified
+	facesDeepSwapped
 	numFaceCounts
 )
 
@@ -68,6 +70,8 @@ type StatsSnapshot struct {
 	FacesEnhanced int                // faces the enhancer changed
 	// FacesAgeModified are the faces the age modifier changed.
 	FacesAgeModified int
+	// FacesDeepSwapped are the faces the deep swapper changed.
+	FacesDeepSwapped int
 }
 
 // Snapshot reads the counts; call it when no frame is in flight for exact totals.
@@ -78,6 +82,7 @@ func (s *Stats) Snapshot() StatsSnapshot {
 	}
 	r.FacesFound, r.FacesSwapped, r.FacesEnhanced = int(s.faces[facesFound].Load()), int(s.faces[facesSwapped].Load()), int(s.faces[facesEnhanced].Load())
 	r.FacesAgeModified = int(s.faces[facesAgeModified].Load())
+	r.FacesDeepSwapped = int(s.faces[facesDeepSwapped].Load())
 	return r
 }
 

@@ -73,9 +73,10 @@ type Stage int
 
 // The stages processors count in.
 const (
-	StageSwap    Stage = iota // the face swapper's time and faces swapped
-	StageEnhance              // the face enhancer's time and faces enhanced
-	StageAge                  // the age modifier's time and faces it changed
+	StageSwap     Stage = iota // the face swapper's time and faces swapped
+	StageEnhance               // the face enhancer's time and faces enhanced
+	StageAge                   // the age modifier's time and faces it changed
+	StageDeepSwap              // the deep swapper's time and faces it swapped
 )
 
 // Stats is where processors report their work: the worker's stage times and face counts.

@@ -123,7 +123,9 @@ type Rank struct {
 	FacesSwapped  int    `json:"faces_swapped"`
 	FacesEnhanced int    `json:"faces_enhanced"`
 	// FacesAgeModified are the faces age_modifier changed (absent when it did not run).
-	FacesAgeModified int                  `json:"faces_age_modified,omitempty"`
+	FacesAgeModified int `json:"faces_age_modified,omitempty"`
+	// FacesDeepSwapped are the faces deep_swapper changed (absent when it did not run).
+	FacesDeepSwapped int                  `json:"faces_deep_swapped,omitempty"`
 	Seconds          float64              `json:"seconds"` // wall time of the rank's share
 	FramesPerSecond  float64              `json:"frames_per_second"`
 	StageSeconds     map[string]float64   `json:"stage_seconds"`
