@@ -56,7 +56,7 @@ func TestOptionsAreFaceFusions(t *testing.T) {
 			keys = append(keys, strings.ReplaceAll(m[1], "-", "_"))
 		}
 	}
-	for _, p := range []string{"face_swapper", "face_enhancer", "face_debugger", "age_modifier"} {
+	for _, p := range []string{"face_swapper", "face_enhancer", "face_debugger", "age_modifier", "deep_swapper"} {
 		for _, m := range flagRe.FindAllStringSubmatch(read(filepath.Join("processors", "modules", p, "core.py")), -1) {
 			keys = append(keys, strings.ReplaceAll(m[1], "-", "_"))
 		}

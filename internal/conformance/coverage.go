@@ -53,8 +53,13 @@ var options = []option{
 	// age_modifier (processors/modules/age_modifier).
 	{"age_modifier_model", []string{"fran", "styleganex_age"}},
 	{"age_modifier_direction", nil},
+	// deep_swapper (processors/modules/deep_swapper). Its 157 models are one family, alike but
+	// for their side and whether they take a morph: covered by the key, on the stand-ins of
+	// infer/fixtures.DeepSwapStandIns and a custom one.
+	{"deep_swapper_model", nil},
+	{"deep_swapper_morph", nil},
 	// General options that change frames.
-	{"processors", []string{"face_swapper", "face_enhancer", "face_debugger", "age_modifier"}},
+	{"processors", []string{"face_swapper", "face_enhancer", "face_debugger", "age_modifier", "deep_swapper"}},
 	{"trim_frame_start", nil},
 	{"trim_frame_end", nil},
 	{"output_image_quality", nil},

@@ -20,6 +20,7 @@ import (
 	"github.com/facefusion-hpc/facefusion/internal/models/facemodel"
 	"github.com/facefusion-hpc/facefusion/internal/processors"
 	_ "github.com/facefusion-hpc/facefusion/internal/processors/agemodifier" // registers age_modifier
+	_ "github.com/facefusion-hpc/facefusion/internal/processors/deepswapper" // registers deep_swapper
 	"github.com/facefusion-hpc/facefusion/internal/processors/facedebugger"
 	_ "github.com/facefusion-hpc/facefusion/internal/processors/faceenhancer" // registers face_enhancer
 	"github.com/facefusion-hpc/facefusion/internal/processors/faceswapper"
