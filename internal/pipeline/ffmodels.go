@@ -177,6 +177,9 @@ func ModelFiles(cfg job.Config) ([]string, error) {
 		}
 		files = append(files, filepath.Join(cfg.ModelPath(""), m.File))
 	}
+	if m, err := cfg.DeepSwapperEntry(); cfg.DeepSwaps() && err == nil && strings.HasPrefix(m.Name, catalog.DeepSwapperCustomDir+"/") {
+		files = append(files, filepath.Join(cfg.ModelPath(""), m.File)) // a site's: fingerprinted and broadcast too
+	}
 	return files, nil
 }
 
@@ -199,7 +202,7 @@ func ReadFiles(cfg job.Config) ([]ReadFile, error) {
 	var out []ReadFile
 	for _, f := range files {
 		out = append(out, ReadFile{Path: f})
-		if filepath.Ext(f) == ".onnx" {
+		if ext := filepath.Ext(f); ext == ".onnx" || ext == ".dfm" { // a deep_swapper model is a .dfm
 			out = append(out, ReadFile{Path: infer.HashPath(f), Optional: true})
 		}
 	}
