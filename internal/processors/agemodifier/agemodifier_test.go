@@ -89,3 +89,38 @@ func TestModifyAgePastesTheModelsCrop(t *testing.T) {
 		}
 	}
 }
+
+// styleganex_age pastes its wider crop, four times the face crop's side, inside that crop's
+// paste area only; its direction moves the face (the stand-in's gain per channel); the faces
+// are counted. Its pixels are held to FaceFusion's by the conformance suite.
+func TestStyleGANExPastesTheWideCrop(t *testing.T) {
+	const model = "styleganex_age"
+	m := catalog.Must(model)
+	five := processortest.FiveAt(align.Templates[m.Template], 90, 80, 220)
+	var wide [5]geom.Pt
+	for i, p := range five {
+		wide[i] = geom.Pt{X: (p.X-five[2].X)*m.WideScale + five[2].X, Y: (p.Y-five[2].Y)*m.WideScale + five[2].Y}
+	}
+	area := align.PasteArea(420, 400, m.WideSize, m.WideSize, align.Estimate(wide, align.Templates[m.WideTemplate], m.WideSize))
+	base := processortest.Noise(4, 420, 400, [3]uint8{120, 160, 60}, area)
+	var outs []*raster.Image
+	for _, dir := range []int{-100, 100} {
+		cfg := job.Default()
+		cfg.Processors, cfg.AgeModifierModel, cfg.AgeModifierDirection = []string{job.ProcessorAge}, model, dir
+		st := processortest.Count{}
+		ch := processortest.Open(t, cfg, model, 1, processors.Source{}, st)
+		frame := processortest.Clone(base)
+		processortest.Run(t, ch, []*raster.Image{frame}, processors.Face{Frame: frame, Face: &face.Face{Detection: face.Detection{Five: five}}})
+		processortest.OutsideUntouched(t, frame, base, area)
+		if st[processors.StageAge] != 1 {
+			t.Errorf("direction %d: faces counted %v, want 1", dir, st)
+		}
+		outs = append(outs, frame)
+	}
+	c := geom.Mean(five[:])
+	r0, g0, b0 := outs[0].At(int(c.X), int(c.Y))
+	r1, g1, b1 := outs[1].At(int(c.X), int(c.Y))
+	if r0 == r1 && g0 == g1 && b0 == b1 {
+		t.Errorf("directions -100 and 100 give the same face centre %d %d %d", r0, g0, b0)
+	}
+}
