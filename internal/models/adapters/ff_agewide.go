@@ -15,20 +15,19 @@ import (
 // wideCrop is styleganex_age's part of modify_age: the wider crop the model also takes and
 // whose aged version, four times its side, is what is pasted back.
 type wideCrop struct {
-	tmpl      align.Template
-	size      int
-	scale     float64
-	paste     int
-	box       []float32 // the box mask at the wide crop's size
-	occ       *masker   // the occlusion mask of the face crop; nil without occlusion
-	occWide   []float32
-	small     []float32 // the wide crop's mask
-	mask      []float32 // small, resized to paste×paste
-	crop      *raster.Image
-	out       *raster.Image // the model's output as 8 bits (its side)
-	pasted    *raster.Image // paste×paste
-	direction float32
-	ws        align.MaskWorkspace
+	tmpl    align.Template
+	size    int
+	scale   float64
+	paste   int
+	box     []float32 // the box mask at the wide crop's size
+	occ     *masker   // the occlusion mask of the face crop; nil without occlusion
+	occWide []float32
+	small   []float32 // the wide crop's mask
+	mask    []float32 // small, resized to paste×paste
+	crop    *raster.Image
+	out     *raster.Image // the model's output as 8 bits (its side)
+	pasted  *raster.Image // paste×paste
+	ws      align.MaskWorkspace
 }
 
 func newWideCrop(m *catalog.Model, mask MaskOptions, cfg infer.SessionConfig) (*wideCrop, error) {
