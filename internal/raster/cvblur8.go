@@ -7,11 +7,20 @@ import "math"
 // 8-bit fixed point whose rounding errors are carried from tap to tap and whose centre takes the
 // rest of 256 (getGaussianKernelFixedPoint_ED), rows then columns in integer arithmetic, the
 // borders reflected (BORDER_REFLECT_101), rounded half up from 1/65536.
-func GaussianBlur8(dst, src *Image, sigma float64) {
-	k := gaussianFixed(sigma)
+func GaussianBlur8(dst, src *Image, sigma float64) { new(CVScratch).GaussianBlur8(dst, src, sigma) }
+
+// GaussianBlur8 is the package's GaussianBlur8 on z's buffers.
+func (z *CVScratch) GaussianBlur8(dst, src *Image, sigma float64) {
+	if z.kernel == nil || z.sigma != sigma {
+		z.kernel, z.sigma = gaussianFixed(sigma), sigma
+	}
+	k := z.kernel
 	r := len(k) / 2
 	w, h := src.W, src.H
-	rows := make([]uint32, 3*w*h)
+	if cap(z.u32) < 3*w*h {
+		z.u32 = make([]uint32, 3*w*h)
+	}
+	rows := z.u32[:3*w*h]
 	for y := range h {
 		in := src.Pix[y*src.Stride:]
 		for x := range w {

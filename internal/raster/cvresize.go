@@ -7,22 +7,55 @@ import "math"
 // normalize_extend_frame. Products are converted to float32 before they are added, so no
 // compiler fuses them into an FMA that OpenCV's baseline build does not use.
 
+// CVScratch holds the buffers of ResizeArea, ResizeCubic and GaussianBlur8 from one call to the
+// next, so that a worker calling them every frame does not allocate; the zero value is ready.
+// One CVScratch serves one goroutine.
+type CVScratch struct {
+	buf, sum   []float32
+	xtab, ytab []areaWeight
+	xs         []int
+	xa         [][4]float32
+	rows       [][]float32
+	made       []bool
+	u32        []uint32
+	kernel     []uint32 // GaussianBlur8's, for sigma
+	sigma      float64
+}
+
+func growF32(s []float32, n int) []float32 {
+	if cap(s) < n {
+		return make([]float32, n)
+	}
+	return s[:n]
+}
+
+// ResizeArea is CVScratch.ResizeArea with buffers of its own.
+func ResizeArea(dst, src *Image) { new(CVScratch).ResizeArea(dst, src) }
+
+// ResizeCubic is CVScratch.ResizeCubic with buffers of its own.
+func ResizeCubic(dst []float32, dw, dh int, src []float32, sw, sh int) {
+	new(CVScratch).ResizeCubic(dst, dw, dh, src, sw, sh)
+}
+
 // ResizeArea shrinks src into dst (dst no larger than src on either axis) as cv2.resize with
 // INTER_AREA: a whole-number ratio on both axes averages each block (the int sum times the
 // float 1/area, rounded half to even: resizeAreaFast_); any other ratio weighs each source
 // pixel by the part of it a destination cell covers, summed in float32 row by row
 // (resizeArea_ with computeResizeAreaTab), then rounded.
-func ResizeArea(dst, src *Image) {
+func (z *CVScratch) ResizeArea(dst, src *Image) {
 	sx, sy := float64(src.W)/float64(dst.W), float64(src.H)/float64(dst.H)
 	ix, iy := int(math.Round(sx)), int(math.Round(sy))
 	if math.Abs(sx-float64(ix)) < 2.220446049250313e-16 && math.Abs(sy-float64(iy)) < 2.220446049250313e-16 {
 		resizeAreaFast(dst, src, ix, iy)
 		return
 	}
-	xtab := areaTab(src.W, dst.W, 1/(float64(dst.W)/float64(src.W)))
-	ytab := areaTab(src.H, dst.H, 1/(float64(dst.H)/float64(src.H)))
+	z.xtab = areaTab(z.xtab[:0], src.W, dst.W, 1/(float64(dst.W)/float64(src.W)))
+	z.ytab = areaTab(z.ytab[:0], src.H, dst.H, 1/(float64(dst.H)/float64(src.H)))
+	xtab, ytab := z.xtab, z.ytab
 	n := dst.W * 3
-	buf, sum := make([]float32, n), make([]float32, n)
+	z.buf, z.sum = growF32(z.buf, n), growF32(z.sum, n)
+	buf, sum := z.buf, z.sum
+	clear(sum)
 	prev := ytab[0].d
 	for _, yt := range ytab {
 		clear(buf)
@@ -76,9 +109,9 @@ type areaWeight struct {
 	alpha float32
 }
 
-// areaTab is OpenCV's computeResizeAreaTab for one axis, ssize source pixels to dsize.
-func areaTab(ssize, dsize int, scale float64) []areaWeight {
-	var tab []areaWeight
+// areaTab is OpenCV's computeResizeAreaTab for one axis, ssize source pixels to dsize, appended
+// to tab.
+func areaTab(tab []areaWeight, ssize, dsize int, scale float64) []areaWeight {
 	for dx := range dsize {
 		fsx1 := float64(dx) * scale
 		fsx2 := fsx1 + scale
@@ -122,18 +155,29 @@ func cubicTaps(d, ssize, dsize int) (int, [4]float32) {
 // cv2.resize with INTER_CUBIC: each row resized horizontally, its taps clamped to the edge, as
 // Σ S·α in tap order, then the four rows weighed alike, their indices clamped to the edge, summed
 // from the last row to the first as VResizeCubicVec_32f's nested multiply-adds do.
-func ResizeCubic(dst []float32, dw, dh int, src []float32, sw, sh int) {
-	xs := make([]int, dw)
-	xa := make([][4]float32, dw)
+func (z *CVScratch) ResizeCubic(dst []float32, dw, dh int, src []float32, sw, sh int) {
+	if cap(z.xs) < dw {
+		z.xs, z.xa = make([]int, dw), make([][4]float32, dw)
+	}
+	xs, xa := z.xs[:dw], z.xa[:dw]
 	for x := range dw {
 		xs[x], xa[x] = cubicTaps(x, sw, dw)
 	}
-	rows := make([][]float32, sh) // each source row resized horizontally, made when first used
+	for len(z.rows) < sh { // each source row resized horizontally, made when first used
+		z.rows = append(z.rows, nil)
+	}
+	if cap(z.made) < sh {
+		z.made = make([]bool, sh)
+	}
+	z.made = z.made[:sh]
+	clear(z.made)
+	rows, made := z.rows, z.made
 	hrow := func(y int) []float32 {
-		if rows[y] != nil {
+		if made[y] {
 			return rows[y]
 		}
-		out, in := make([]float32, 3*dw), src[3*sw*y:][:3*sw]
+		rows[y] = growF32(rows[y], 3*dw)
+		out, in := rows[y], src[3*sw*y:][:3*sw]
 		for x := range dw {
 			for c := range 3 {
 				var v float32
@@ -144,7 +188,7 @@ func ResizeCubic(dst []float32, dw, dh int, src []float32, sw, sh int) {
 				out[3*x+c] = v
 			}
 		}
-		rows[y] = out
+		made[y] = true
 		return out
 	}
 	for y := range dh {

@@ -100,3 +100,20 @@ func TestGaussianBlur8MatchesOpenCV(t *testing.T) {
 		}
 	}
 }
+
+// TestCVScratchDoesNotAllocate: a worker's CVScratch, once grown, resizes and blurs frame after
+// frame without allocating.
+func TestCVScratchDoesNotAllocate(t *testing.T) {
+	var z CVScratch
+	src, small, blur := New(96, 96), New(33, 33), New(96, 96)
+	diff, grown := make([]float32, 3*11*11), make([]float32, 3*96*96)
+	run := func() {
+		z.ResizeArea(small, src)
+		z.ResizeCubic(grown, 96, 96, diff, 11, 11)
+		z.GaussianBlur8(blur, src, 2)
+	}
+	run()
+	if n := testing.AllocsPerRun(5, run); n != 0 {
+		t.Errorf("%v allocations a run", n)
+	}
+}

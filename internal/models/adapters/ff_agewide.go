@@ -28,6 +28,8 @@ type wideCrop struct {
 	out     *raster.Image // the model's output as 8 bits (its side)
 	pasted  *raster.Image // paste×paste
 	ws      align.MaskWorkspace
+	cv      raster.CVScratch
+	colour  facemodel.ColorMatcher
 }
 
 func newWideCrop(m *catalog.Model, mask MaskOptions, cfg infer.SessionConfig) (*wideCrop, error) {
@@ -90,8 +92,8 @@ func (w *wideCrop) modify(a *AgeModifier, it FaceRef, m geom.Affine) (AgeResult,
 	if err := w.run(a); err != nil {
 		return AgeResult{}, err
 	}
-	raster.ResizeArea(w.pasted, w.out)
-	facemodel.MatchFrameColor(w.crop, w.pasted)
+	w.cv.ResizeArea(w.pasted, w.out)
+	w.colour.Match(w.crop, w.pasted)
 	align.ResizeMask(w.mask, w.paste, w.paste, mask, w.size, w.size, false, &w.ws)
 	k := float64(a.model.Size*4) / float64(w.size) // FaceFusion's extend_affine_matrix *= …
 	pm := geom.Affine{A: mw.A * k, B: mw.B * k, C: mw.C * k, D: mw.D * k, E: mw.E * k, F: mw.F * k}

@@ -34,6 +34,8 @@ type DeepSwapper struct {
 	deep     []float32
 	tmp      []float32
 	ws       align.MaskWorkspace
+	cv       raster.CVScratch
+	colour   facemodel.ColorMatcher
 }
 
 // NewDeepSwapper opens m (catalog.Select's, or a custom one from job.DeepSwapperEntry) from
@@ -210,7 +212,7 @@ func erodeCross(dst, src []float32, side int) {
 // sharpen is prepare_crop_frame's cv2.addWeighted(crop, 1.75, GaussianBlur(crop, σ 2), −0.75, 0)
 // into d.sharp.
 func (d *DeepSwapper) sharpen(crop *raster.Image) {
-	raster.GaussianBlur8(d.blur, crop, 2)
+	d.cv.GaussianBlur8(d.blur, crop, 2)
 	addWeighted(d.sharp.Pix, crop.Pix, 1.75, d.blur.Pix, -0.75)
 }
 
@@ -228,7 +230,7 @@ func addWeighted(dst, a []uint8, alpha float32, b []uint8, beta float32) {
 func (d *DeepSwapper) matchColour(raw, out *raster.Image) {
 	f := facemodel.HistogramDifference(raw, out)
 	copy(d.matched.Pix, out.Pix)
-	facemodel.MatchFrameColor(raw, d.matched)
+	d.colour.Match(raw, d.matched)
 	addWeighted(out.Pix, out.Pix, float32(1-f), d.matched.Pix, float32(f))
 }
 
