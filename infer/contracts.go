@@ -2,6 +2,7 @@ package infer
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -123,6 +124,9 @@ func (c TensorSpec) matches(found TensorSpec) bool {
 // Signature is a model's inputs and outputs in file order.
 type Signature struct {
 	Inputs, Outputs []TensorSpec
+	// Optional names the inputs a file may lack: FaceFusion feeds them only where the file has
+	// them (deep_swapper's 'morph_value:0'). A file's own signature has none.
+	Optional []string
 }
 
 func (s Signature) String() string {
@@ -141,7 +145,13 @@ func (s Signature) String() string {
 // by name (FaceFusion binds them by name, in any order); outputs by position.
 func Check(want, found Signature) string {
 	c := want
-	if len(found.Inputs) != len(c.Inputs) || len(found.Outputs) != len(c.Outputs) {
+	required := 0
+	for _, in := range c.Inputs {
+		if !slices.Contains(c.Optional, in.Name) {
+			required++
+		}
+	}
+	if len(found.Inputs) < required || len(found.Inputs) > len(c.Inputs) || len(found.Outputs) != len(c.Outputs) {
 		return fmt.Sprintf("%d inputs and %d outputs, want %d and %d",
 			len(found.Inputs), len(found.Outputs), len(c.Inputs), len(c.Outputs))
 	}
@@ -155,8 +165,13 @@ func Check(want, found Signature) string {
 				ok = true
 			}
 		}
-		if !ok {
+		if !ok && !slices.Contains(c.Optional, want.Name) {
 			return fmt.Sprintf("no input named %q", want.Name)
+		}
+	}
+	for _, f := range found.Inputs {
+		if !slices.ContainsFunc(c.Inputs, func(w TensorSpec) bool { return w.Name == f.Name }) {
+			return fmt.Sprintf("input %s is not one of FaceFusion's", f)
 		}
 	}
 	for i, want := range c.Outputs {

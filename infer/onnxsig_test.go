@@ -30,7 +30,7 @@ func TestFileSignatureMatchesRuntime(t *testing.T) {
 	paths := []string{wrong, testenv.Model(t, "blazeface_front_128.onnx"), testenv.Model(t, "blazeface_back_256.onnx")}
 	paths = append(paths, testenv.SharedModel(t, "scrfd_2.5g.onnx"))
 	for _, n := range fixtures.Names {
-		paths = append(paths, filepath.Join(dir, n+".onnx"))
+		paths = append(paths, filepath.Join(dir, fixtures.File(n)))
 	}
 	conv := func(infos []ort.InputOutputInfo) []infer.TensorSpec {
 		out := make([]infer.TensorSpec, len(infos))
@@ -54,7 +54,7 @@ func TestFileSignatureMatchesRuntime(t *testing.T) {
 			t.Fatal(err)
 		}
 		if !same(got.Inputs, conv(ins)) || !same(got.Outputs, conv(outs)) {
-			t.Errorf("%s: from the file %s; ONNX Runtime says %s", filepath.Base(p), got, infer.Signature{conv(ins), conv(outs)})
+			t.Errorf("%s: from the file %s; ONNX Runtime says %s", filepath.Base(p), got, infer.Signature{Inputs: conv(ins), Outputs: conv(outs)})
 		}
 	}
 	junk := filepath.Join(dir, "junk.onnx")

@@ -255,6 +255,11 @@ func (s *Session) buffer(t, want TensorSpec, dims map[string][]int64) (*Buffer, 
 			shape[i] = Dyn
 		}
 	}
+	if len(shape) == 0 && (t.Type != Float32 && t.Type != Float64 || !isInput(s.found, t.Name)) {
+		// A 0-d input (styleganex_age's 'direction') is bound as a scalar at each run
+		// (bindScalars); a 0-d output, or one of another type, is not needed by any model.
+		return nil, fmt.Errorf("model %s %s: %s is a 0-d tensor, which this program passes only as a float input", s.spec.Name, s.path, t)
+	}
 	given := dims[t.Name]
 	if given != nil && len(given) != len(shape) {
 		return nil, fmt.Errorf("model %s %s: dims for %s have %d axes, the model has %d (%s)", s.spec.Name, s.path, t.Name, len(given), len(shape), t)
@@ -352,6 +357,9 @@ func (ts *tensorSet) bind(sess *ort.DynamicAdvancedSession, n int) error {
 		return ort.NewCustomDataTensor(ort.NewShape(shape...), buf.mem.data[:size], ort.TensorElementDataType(buf.Type))
 	}
 	for i, buf := range append(append([]*Buffer(nil), ts.inputs...), ts.outputs...) {
+		if len(buf.Shape) == 0 {
+			continue // bound at each run by bindScalars: onnxruntime_go's tensors have an axis
+		}
 		v, err := view(buf)
 		if err != nil {
 			return err
@@ -412,7 +420,11 @@ func (s *Session) runSet(ts *tensorSet, n int) error {
 	if testHookRun != nil {
 		testHookRun(s)
 	}
-	err := s.sess.RunWithBinding(ts.bindings[n-1])
+	scalars, err := ts.bindScalars(ts.bindings[n-1])
+	if err == nil {
+		err = s.sess.RunWithBinding(ts.bindings[n-1])
+		destroyAll(scalars)
+	}
 	s.inFlight.Add(-1)
 	if err != nil {
 		return fmt.Errorf("model %s %s: inference failed: %s", s.spec.Name, s.path, oneLine(err))
@@ -478,3 +490,45 @@ var openSessions atomic.Int64
 func OpenSessions() int { return int(openSessions.Load()) }
 
 func ortReady() bool { return ort.IsInitialized() }
+
+func isInput(sig Signature, name string) bool {
+	for _, t := range sig.Inputs {
+		if t.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// bindScalars binds ts's 0-d inputs to b as scalars holding their buffers' values, to be
+// destroyed once the run is over. Sets without 0-d inputs allocate nothing.
+func (ts *tensorSet) bindScalars(b *ort.IoBinding) ([]ort.Value, error) {
+	var vals []ort.Value
+	for _, buf := range ts.inputs {
+		if len(buf.Shape) != 0 {
+			continue
+		}
+		var v ort.Value
+		var err error
+		if buf.Type == Float64 {
+			v, err = ort.NewScalar(buf.Item(0).Float64()[0])
+		} else {
+			v, err = ort.NewScalar(buf.Item(0).Float32()[0])
+		}
+		if err == nil {
+			vals = append(vals, v)
+			err = b.BindInput(buf.Name, v)
+		}
+		if err != nil {
+			destroyAll(vals)
+			return nil, err
+		}
+	}
+	return vals, nil
+}
+
+func destroyAll(vals []ort.Value) {
+	for _, v := range vals {
+		v.Destroy()
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"math"
 	"net/url"
 	"os"
+	pathpkg "path"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -201,7 +202,10 @@ func modelURLs(m *catalog.Model, d downloadFlags) (urls, untrusted []string) {
 			if p.Name != name {
 				continue
 			}
-			path := strings.NewReplacer("{base_name}", m.Base, "{file_name}", m.File).Replace(p.Path)
+			if len(m.Providers) > 0 && !slices.Contains(m.Providers, p.Name) {
+				continue // deep_swapper's models are on Hugging Face alone
+			}
+			path := strings.NewReplacer("{base_name}", m.Base, "{file_name}", pathpkg.Base(m.File)).Replace(p.Path)
 			for _, host := range p.Hosts {
 				urls = append(urls, host+path)
 			}
@@ -232,7 +236,7 @@ func downloadFiles(names []string, d downloadFlags) ([]download.File, error) {
 		if len(urls) == 0 && len(untrusted) > 0 {
 			refused = append(refused, name)
 		}
-		files = append(files, download.File{Name: name, File: m.File, HashFile: filepath.Base(infer.HashPath(m.File)),
+		files = append(files, download.File{Name: name, File: pathpkg.Base(m.File), HashFile: filepath.Base(infer.HashPath(m.File)),
 			Size: m.Published.Bytes, SHA256: m.Published.SHA256, URLs: urls})
 	}
 	// Only a site mirror can leave a model nowhere to come from: every provider has FaceFusion's
@@ -328,7 +332,15 @@ func fetchModels(ctx context.Context, w io.Writer, f *download.Fetcher, files []
 	// it cannot be made) before a file another force-download is fetching (5).
 	kind = fault.Busy
 	for _, file := range files {
-		res, err := f.Fetch(ctx, dir, file, cfg.Force)
+		at := dir // a deep_swapper model lands in its scope's folder (scope/name.dfm)
+		if m, err := catalog.Lookup(file.Name); err == nil && pathpkg.Dir(m.File) != "." {
+			at = filepath.Join(dir, filepath.FromSlash(pathpkg.Dir(m.File)))
+			if err := os.MkdirAll(at, 0o755); err != nil {
+				tw.Flush()
+				return nil, kind, fault.AsEnvironment(fmt.Errorf("model %s: %v", file.Name, err))
+			}
+		}
+		res, err := f.Fetch(ctx, at, file, cfg.Force)
 		if ctx.Err() != nil {
 			tw.Flush()
 			return nil, kind, fault.AsCancelled(fmt.Errorf("force-download stopped: rerun it to resume (%v)", context.Cause(ctx)))

@@ -270,3 +270,23 @@ func TestForceDownloadHostile(t *testing.T) {
 		}
 	}
 }
+
+// TestDeepSwapperURLs: a deep_swapper model comes from its scope's Hugging Face repository alone,
+// under its file's own name (FaceFusion's resolve_download_url_by_provider), and only with
+// --trust-mirror-crc32 from the mirror, since FaceFusion publishes no sha256 for it.
+func TestDeepSwapperURLs(t *testing.T) {
+	m := catalog.Must("iperov/elon_musk_224")
+	d, _, err := parseDownloadFlags(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, untrusted := modelURLs(m, d)
+	want := []string{"https://huggingface.co/facefusion/deepfacelive-models-iperov/resolve/main/elon_musk_224.dfm"}
+	if !slices.Equal(got, want) || !slices.Equal(untrusted, []string{"https://hf-mirror.com/facefusion/deepfacelive-models-iperov/resolve/main/elon_musk_224.dfm"}) {
+		t.Errorf("URLs %q (left out %q), want %q", got, untrusted, want)
+	}
+	files, err := downloadFiles([]string{m.Name}, d)
+	if err != nil || len(files) != 1 || files[0].File != "elon_musk_224.dfm" || files[0].HashFile != "elon_musk_224.hash" {
+		t.Errorf("download file %+v, %v: want elon_musk_224.dfm and .hash (in the iperov folder)", files, err)
+	}
+}

@@ -56,7 +56,7 @@ func TestOptionsAreFaceFusions(t *testing.T) {
 			keys = append(keys, strings.ReplaceAll(m[1], "-", "_"))
 		}
 	}
-	for _, p := range []string{"face_swapper", "face_enhancer", "face_debugger", "frame_enhancer"} {
+	for _, p := range []string{"face_swapper", "face_enhancer", "face_debugger", "frame_enhancer", "frame_colorizer", "background_remover", "age_modifier", "deep_swapper"} {
 		for _, m := range flagRe.FindAllStringSubmatch(read(filepath.Join("processors", "modules", p, "core.py")), -1) {
 			keys = append(keys, strings.ReplaceAll(m[1], "-", "_"))
 		}
@@ -71,7 +71,8 @@ func TestOptionsAreFaceFusions(t *testing.T) {
 	}
 
 	literals := read("types.py") + read("processors/modules/face_swapper/types.py") + read("processors/modules/face_enhancer/types.py") + read("processors/modules/face_debugger/types.py") +
-		read("processors/modules/frame_enhancer/types.py")
+		read("processors/modules/frame_enhancer/types.py") + read("processors/modules/frame_colorizer/types.py") +
+		read("processors/modules/background_remover/types.py") + read("processors/modules/age_modifier/types.py")
 	types := map[string]string{
 		"face_detector_model": "FaceDetectorModel", "face_landmarker_model": "FaceLandmarkerModel",
 		"face_selector_mode": "FaceSelectorMode", "face_selector_order": "FaceSelectorOrder",
@@ -80,6 +81,8 @@ func TestOptionsAreFaceFusions(t *testing.T) {
 		"face_mask_types": "FaceMaskType", "face_mask_areas": "FaceMaskArea", "face_mask_regions": "FaceMaskRegion",
 		"face_swapper_model": "FaceSwapperModel", "face_enhancer_model": "FaceEnhancerModel",
 		"face_debugger_items": "FaceDebuggerItem", "frame_enhancer_model": "FrameEnhancerModel",
+		"frame_colorizer_model": "FrameColorizerModel", "background_remover_model": "BackgroundRemoverModel",
+		"age_modifier_model": "AgeModifierModel",
 	}
 	for _, o := range options {
 		name, ok := types[o.key]

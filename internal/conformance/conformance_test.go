@@ -7,6 +7,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"hash/crc32"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -183,6 +184,36 @@ func writeModels(t *testing.T, dir string) {
 	}
 	if err := os.Symlink(testenv.SharedModel(t, "scrfd_2.5g.onnx"), filepath.Join(dir, "scrfd_2.5g.onnx")); err != nil {
 		t.Fatal(err)
+	}
+	writeDeepSwapperModels(t, dir)
+}
+
+// CustomDeepSwapper is the site's deep_swapper model the cases name (custom/NAME): the 224
+// stand-in again, in models_dir/custom, where FaceFusion and we list such files.
+const CustomDeepSwapper = "custom/site_face"
+
+// writeDeepSwapperModels adds the custom model and a .hash (FaceFusion's CRC32, which it checks
+// before it loads a model and run-facefusion writes only beside the folder's own files) beside
+// each deep_swapper stand-in in its scope folder.
+func writeDeepSwapperModels(t *testing.T, dir string) {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(dir, fixtures.File(fixtures.DeepSwapStandIns[0])))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := fixtures.WriteFile(filepath.Join(dir, CustomDeepSwapper+".dfm"), data); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range fixtures.DeepSwapStandIns {
+		file := filepath.Join(dir, fixtures.File(name))
+		b, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sum := fmt.Sprintf("%08x", crc32.ChecksumIEEE(b))
+		if err := os.WriteFile(strings.TrimSuffix(file, filepath.Ext(file))+".hash", []byte(sum), 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
 

@@ -62,8 +62,16 @@ var options = []option{
 	{"background_remover_model", []string{"ben_2", "birefnet_general", "birefnet_portrait", "corridor_key_1024", "corridor_key_2048", "isnet_general", "modnet", "ormbg", "rmbg_1.4", "rmbg_2.0", "silueta", "u2net_cloth", "u2net_general", "u2net_human", "u2netp"}},
 	{"background_remover_fill_color", nil},
 	{"background_remover_despill_color", nil},
+	// age_modifier (processors/modules/age_modifier).
+	{"age_modifier_model", []string{"fran", "styleganex_age"}},
+	{"age_modifier_direction", nil},
+	// deep_swapper (processors/modules/deep_swapper). Its 157 models are one family, alike but
+	// for their side and whether they take a morph: covered by the key, on the stand-ins of
+	// infer/fixtures.DeepSwapStandIns and a custom one.
+	{"deep_swapper_model", nil},
+	{"deep_swapper_morph", nil},
 	// General options that change frames.
-	{"processors", []string{"face_swapper", "face_enhancer", "face_debugger", "frame_enhancer", "frame_colorizer", "background_remover"}},
+	{"processors", []string{"face_swapper", "face_enhancer", "face_debugger", "frame_enhancer", "frame_colorizer", "background_remover", "age_modifier", "deep_swapper"}},
 	{"trim_frame_start", nil},
 	{"trim_frame_end", nil},
 	{"output_image_quality", nil},

@@ -65,6 +65,7 @@ func rankStats(me int, m *pipeline.Models, res *Result, began time.Time, gpu ran
 			r.StageSeconds[s] = v
 		}
 		r.FacesFound, r.FacesSwapped, r.FacesEnhanced = snap.FacesFound, snap.FacesSwapped, snap.FacesEnhanced
+		r.FacesAgeModified, r.FacesDeepSwapped = snap.FacesAgeModified, snap.FacesDeepSwapped
 		r.Identity = m.IdentitySums()
 	}
 	r.StageSeconds["checkpoint"] = res.CheckpointWork
@@ -131,6 +132,8 @@ func (rr *runRecord) report(ctx context.Context, err error) *report.Report {
 			t.FacesFound += r.FacesFound
 			t.FacesSwapped += r.FacesSwapped
 			t.FacesEnhanced += r.FacesEnhanced
+			t.FacesAgeModified += r.FacesAgeModified
+			t.FacesDeepSwapped += r.FacesDeepSwapped
 			for s, v := range r.StageSeconds {
 				t.StageSeconds[s] += v
 			}

@@ -105,6 +105,8 @@ type Config struct {
 	// The whole-frame processors' keys (frameprocessors.go).
 	FrameColorizer
 	BackgroundRemover
+	// age_modifier's and deep_swapper's keys.
+	FaceChange
 	// facefusion batch-run's keys (run refuses them).
 	Batch `fingerprint:"operational"`
 	// Device is this rank's GPU for cuda/tensorrt, resolved at start-up (not a key).
@@ -223,7 +225,8 @@ const (
 // ProcessorChoices are the processors a job may name, in the order the docs list them: the one
 // list that the check, the option's help and the conformance coverage derive from.
 func ProcessorChoices() []string {
-	return []string{ProcessorSwap, ProcessorEnhance, ProcessorDebug, ProcessorFrameEnhance, ProcessorColorize, ProcessorRemoveBackground}
+	return []string{ProcessorSwap, ProcessorEnhance, ProcessorDebug, ProcessorFrameEnhance, ProcessorColorize, ProcessorRemoveBackground,
+		ProcessorAge, ProcessorDeepSwap}
 }
 
 // Validate checks every value and says which key is wrong and what it may be.
@@ -271,6 +274,7 @@ func (c *Config) check(paths, combos bool) error {
 	c.validateModels(bad, combo)
 	c.validateFrameProcessors(bad)
 	c.validateFrameEnhancer(bad)
+	c.validateFaceChange(bad, combo)
 	if c.TrimFrameStart < -1 || c.TrimFrameEnd < -1 {
 		bad("trim_frame_start/trim_frame_end: frame numbers are ≥ 0 (-1: not set)")
 	}

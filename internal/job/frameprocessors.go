@@ -45,7 +45,6 @@ func (c *Config) RemovesBackground() bool {
 	return slices.Contains(c.Processors, ProcessorRemoveBackground)
 }
 
-
 // ColorizerSize is frame_colorizer_size in pixels.
 func (c *Config) ColorizerSize() (int, error) { return squareSize(c.FrameColorizerSize) }
 

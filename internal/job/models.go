@@ -334,7 +334,9 @@ func (c *Config) Debugs() bool { return slices.Contains(c.Processors, ProcessorD
 
 // FindsFaces reports whether any processor works on faces: otherwise frames pass through
 // untouched, and no model or runtime is loaded.
-func (c *Config) FindsFaces() bool { return c.Swaps() || c.Enhances() || c.Debugs() }
+func (c *Config) FindsFaces() bool {
+	return c.Swaps() || c.Enhances() || c.Debugs() || c.ModifiesAge() || c.DeepSwaps()
+}
 
 // RunsModels reports whether any processor runs a model (one that finds faces, or one of whole
 // frames): otherwise no model file is read and no runtime loaded.
@@ -622,6 +624,8 @@ func Choices(key string) []string {
 		return ProcessorChoices()
 	case "frame_enhancer_model":
 		return FrameEnhancers
+	case "age_modifier_model":
+		return AgeModifiers
 	case "workflow_mode":
 		return WorkflowModes
 	}

@@ -19,12 +19,14 @@ import (
 	"github.com/facefusion-hpc/facefusion/internal/models/catalog"
 	"github.com/facefusion-hpc/facefusion/internal/models/facemodel"
 	"github.com/facefusion-hpc/facefusion/internal/processors"
+	_ "github.com/facefusion-hpc/facefusion/internal/processors/agemodifier"       // registers age_modifier
 	_ "github.com/facefusion-hpc/facefusion/internal/processors/backgroundremover" // registers background_remover
+	_ "github.com/facefusion-hpc/facefusion/internal/processors/deepswapper"       // registers deep_swapper
 	"github.com/facefusion-hpc/facefusion/internal/processors/facedebugger"
 	_ "github.com/facefusion-hpc/facefusion/internal/processors/faceenhancer" // registers face_enhancer
 	"github.com/facefusion-hpc/facefusion/internal/processors/faceswapper"
 	_ "github.com/facefusion-hpc/facefusion/internal/processors/framecolorizer" // registers frame_colorizer
-	_ "github.com/facefusion-hpc/facefusion/internal/processors/frameenhancer" // registers frame_enhancer
+	_ "github.com/facefusion-hpc/facefusion/internal/processors/frameenhancer"  // registers frame_enhancer
 	"github.com/facefusion-hpc/facefusion/internal/raster"
 	"github.com/facefusion-hpc/facefusion/internal/temporal"
 	"github.com/facefusion-hpc/facefusion/internal/video"
@@ -133,7 +135,7 @@ func ModelNames(cfg job.Config) []string {
 	if lms, ok := facemodel.LandmarkerModels(cfg.FaceLandmarkerModel); ok {
 		names = append(append(names, lms...), facemodel.Fan68From5.Name) // fan_68_5 gives the angle
 	}
-	if cfg.SelectsByClass() {
+	if cfg.NeedsClasses() {
 		names = append(names, facemodel.FairFace.Name)
 	}
 	if cfg.Swaps() && cfg.FaceSwapperModel != "classic" {
@@ -146,6 +148,12 @@ func ModelNames(cfg job.Config) []string {
 		if sw, err := catalog.Select(catalog.Swapper, cfg.FaceSwapperModel); err == nil && sw.Converter != "" {
 			names = append(names, sw.Converter)
 		}
+	}
+	if cfg.ModifiesAge() {
+		pick(catalog.AgeModifier, cfg.AgeModifierModel)
+	}
+	if cfg.DeepSwaps() {
+		pick(catalog.DeepSwapper, cfg.DeepSwapperModel) // a custom model is the site's: nothing to fetch
 	}
 	if cfg.Enhances() {
 		pick(catalog.Enhancer, cfg.FaceEnhancerModel)
@@ -185,6 +193,9 @@ func ModelFiles(cfg job.Config) ([]string, error) {
 		}
 		files = append(files, filepath.Join(cfg.ModelPath(""), m.File))
 	}
+	if m, err := cfg.DeepSwapperEntry(); cfg.DeepSwaps() && err == nil && strings.HasPrefix(m.Name, catalog.DeepSwapperCustomDir+"/") {
+		files = append(files, filepath.Join(cfg.ModelPath(""), m.File)) // a site's: fingerprinted and broadcast too
+	}
 	return files, nil
 }
 
@@ -207,7 +218,7 @@ func ReadFiles(cfg job.Config) ([]ReadFile, error) {
 	var out []ReadFile
 	for _, f := range files {
 		out = append(out, ReadFile{Path: f})
-		if filepath.Ext(f) == ".onnx" {
+		if ext := filepath.Ext(f); ext == ".onnx" || ext == ".dfm" { // a deep_swapper model is a .dfm
 			out = append(out, ReadFile{Path: infer.HashPath(f), Optional: true})
 		}
 	}
@@ -277,7 +288,7 @@ func (m *Models) newAnalyser(withEmbeddings bool) (*analyser, error) {
 	} else {
 		a.dlib = NewAnalyzer(a.det, m.lm, cfg.FaceDetectorScore)
 	}
-	if cfg.SelectsByClass() {
+	if cfg.NeedsClasses() {
 		if a.cls, err = adapters.NewClassifier(m.sessionConfig(facemodel.FairFace.Name)); err != nil {
 			a.close()
 			return nil, fault.AsEnvironment(err)
@@ -478,6 +489,12 @@ func (p processorStats) Done(stage processors.Stage, start time.Time, faces int)
 		p.st.add(facesEnhanced, faces)
 	case processors.StageFrameEnhance: // faces: the frames upscaled, counted by the encode
 		p.st.since(StageFrameEnhance, start)
+	case processors.StageAge:
+		p.st.since(StageAge, start)
+		p.st.add(facesAgeModified, faces)
+	case processors.StageDeepSwap:
+		p.st.since(StageDeepSwap, start)
+		p.st.add(facesDeepSwapped, faces)
 	}
 }
 

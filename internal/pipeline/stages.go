@@ -17,13 +17,15 @@ const (
 	StageSwap                      // the face swapper
 	StageEnhance                   // the face enhancer
 	StageFrameEnhance              // the frame enhancer (its tiles, model runs and blend)
+	StageAge                       // the age modifier
+	StageDeepSwap                  // the deep swapper
 	StageIdentity                  // the identity measure (its recognizer and landmarker runs)
 	StageEncode                    // the encoder's write loop: handing a frame to ffmpeg's pipe
 	numStages
 )
 
 // StageNames are the stages' names, indexed by Stage.
-var StageNames = [numStages]string{"decode", "detect", "landmarks", "swap", "enhance", "frame_enhance", "identity", "encode"}
+var StageNames = [numStages]string{"decode", "detect", "landmarks", "swap", "enhance", "frame_enhance", "age_modifier", "deep_swapper", "identity", "encode"}
 
 // Stats are a rank's counts and the busy time of each stage, added to by the decoder, every
 // worker and the encoder at once: atomics, no lock in the frame path. Stages run in goroutines
@@ -42,6 +44,8 @@ const (
 	facesFound faceCount = iota
 	facesSwapped
 	facesEnhanced
+	facesAgeModified
+	facesDeepSwapped
 	numFaceCounts
 )
 
@@ -65,6 +69,10 @@ type StatsSnapshot struct {
 	FacesFound    int                // faces the detector found (above the score)
 	FacesSwapped  int                // faces the swapper changed
 	FacesEnhanced int                // faces the enhancer changed
+	// FacesAgeModified are the faces the age modifier changed.
+	FacesAgeModified int
+	// FacesDeepSwapped are the faces the deep swapper changed.
+	FacesDeepSwapped int
 }
 
 // Snapshot reads the counts; call it when no frame is in flight for exact totals.
@@ -74,6 +82,8 @@ func (s *Stats) Snapshot() StatsSnapshot {
 		r.Seconds[name] = time.Duration(s.busy[i].Load()).Seconds()
 	}
 	r.FacesFound, r.FacesSwapped, r.FacesEnhanced = int(s.faces[facesFound].Load()), int(s.faces[facesSwapped].Load()), int(s.faces[facesEnhanced].Load())
+	r.FacesAgeModified = int(s.faces[facesAgeModified].Load())
+	r.FacesDeepSwapped = int(s.faces[facesDeepSwapped].Load())
 	return r
 }
 

@@ -20,7 +20,7 @@ type Processor interface {
 }
 
 // FaceProcessor is a processor of the selected faces of a batch (face_swapper, face_enhancer,
-// face_debugger; later age_modifier, expression_restorer, face_editor, deep_swapper): it
+// face_debugger, age_modifier, deep_swapper; later expression_restorer, face_editor): it
 // changes b.Faces' frames in place, every face of the batch in one call so that its model
 // batches them.
 type FaceProcessor interface {
@@ -89,6 +89,8 @@ const (
 	StageEnhance              // the face enhancer's time and faces enhanced
 	// StageFrameEnhance is the frame enhancer's time and frames upscaled.
 	StageFrameEnhance
+	StageAge      // the age modifier's time and faces it changed
+	StageDeepSwap // the deep swapper's time and faces it swapped
 )
 
 // Stats is where processors report their work: the worker's stage times and face counts.

@@ -37,6 +37,26 @@ import contextlib
 root = os.getcwd()
 sys.path.insert(0, root)
 
+
+def link_model_folders():
+	# run-facefusion links the models folder's files into .assets/models, not its folders; the
+	# deep_swapper models live in folders (scope/name.dfm, custom/NAME.dfm), and FaceFusion lists
+	# .assets/models/custom when its deep_swapper choices are imported: link them before that.
+	assets = os.path.join(root, '.assets', 'models')
+	for name in sorted(os.listdir(assets)):
+		path = os.path.join(assets, name)
+		if os.path.islink(path):
+			models = os.path.dirname(os.path.realpath(path))
+			for folder in sorted(os.listdir(models)):
+				source = os.path.join(models, folder)
+				target = os.path.join(assets, folder)
+				if os.path.isdir(source) and not os.path.lexists(target):
+					os.symlink(source, target)
+			return
+
+
+link_model_folders()
+
 import numpy  # noqa: E402
 
 from facefusion import face_store, logger, state_manager  # noqa: E402

@@ -38,6 +38,11 @@ const (
 	Classifier Kind = "classifier"
 	// FrameEnhancer upscales whole frames tile by tile (processor frame_enhancer).
 	FrameEnhancer Kind = "frame_enhancer"
+
+	// AgeModifier makes a face older or younger (age_modifier: fran, styleganex_age).
+	AgeModifier Kind = "age_modifier"
+	// DeepSwapper swaps a face for a trained DeepFaceLive identity (deep_swapper).
+	DeepSwapper Kind = "deep_swapper"
 )
 
 // Norm is how an 8-bit crop becomes a model's float input, as FaceFusion computes it: each
@@ -109,12 +114,23 @@ type Model struct {
 	// upscaling factor of its output); zero for the other kinds.
 	Tile  Tile
 	Scale int
+	// WideTemplate, WideSize and WideScale are an age modifier's wider crop (styleganex_age's
+	// 'target_with_background'): the five points scaled by WideScale about the nose tip, warped
+	// to WideTemplate at WideSize; "" and 0 elsewhere. PasteSize is the side its output is
+	// resized to and pasted back at (FaceFusion's target size × 4).
+	WideTemplate string
+	WideSize     int
+	WideScale    float64
+	PasteSize    int
 	// FP16 is FaceFusion's precision mark; the file may keep float32 inputs (see infer.AnyFloat).
 	FP16 bool
 	infer.Published
 	// Base is FaceFusion's download folder for the file (its release tag and Hugging Face
 	// repository name, e.g. models-3.0.0); "" for a model that is not FaceFusion's.
 	Base string
+	// Providers are the download hosts FaceFusion fetches the file from (DownloadProviders'
+	// names); empty: every one. The file's name there is File's last element.
+	Providers []string
 	// Package is the registry package `make fetch` takes a model that is not FaceFusion's from
 	// (internal/deps/fetch.sh); "" for FaceFusion's, which force-download fetches.
 	Package string

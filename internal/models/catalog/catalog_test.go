@@ -16,8 +16,12 @@ func TestTable(t *testing.T) {
 	hex := regexp.MustCompile(`^[0-9a-f]+$`)
 	seen := map[catalog.Kind]map[string]bool{}
 	for _, m := range catalog.All() {
-		if m.File != m.Name+".onnx" && m.Package == "" {
-			t.Errorf("%s: file %q, FaceFusion names it %s.onnx", m.Name, m.File, m.Name)
+		want := m.Name + ".onnx"
+		if m.Kind == catalog.DeepSwapper {
+			want = m.Name + ".dfm" // scope/name.dfm, FaceFusion's DeepFaceLive files
+		}
+		if m.File != want && m.Package == "" {
+			t.Errorf("%s: file %q, FaceFusion names it %s", m.Name, m.File, want)
 		}
 		if m.Size <= 0 {
 			t.Errorf("%s: no input size", m.Name)

@@ -70,6 +70,9 @@ var distribution = map[string]struct{ base, pkg, licence string }{
 	"ultra_sharp_x4":        {"models-3.0.0", "", "Non-Commercial"},
 	"ultra_sharp_2_x4":      {"models-3.3.0", "", "Non-Commercial"},
 	// ---- end frame_enhancer ----
+	// processors/modules/age_modifier/core.py
+	"fran":           {"models-3.6.0", "", "MIT"},
+	"styleganex_age": {"models-3.1.0", "", "S-Lab-1.0"},
 	// internal/deps/fetch.sh
 	"fr_feature": {"", "npm faceplugin-face-recognition-js@0.0.1", "MIT (package); the weights' origin is not stated"},
 }

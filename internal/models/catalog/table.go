@@ -47,6 +47,7 @@ var published = map[string]infer.Published{
 	"xseg_1":             {Bytes: 70324286, SHA256: "c4d1498b8a03b5fe2a3a5d2ef2a0402ab03bd51edaf5b2d8d5fb764702a97dd3", CRC32: "f207afe3"},
 	"xseg_2":             {Bytes: 70324286, SHA256: "cd9a0879eaf43841d765472cf1f8c330dbf9dcb03da0eace93e95f3bcc399042", CRC32: "1cae7137"},
 	"xseg_3":             {Bytes: 70327709, SHA256: "48ccd7e8541e159a5a754ec9e62df2f12065f7df8f9af842c1750342c6533559", CRC32: "e99b694c"},
+	"styleganex_age":     {Bytes: 1340360455, SHA256: "212cdf55a9b66c382016119f7d642a227ca16c833348dd78d1e129ae5cf9ec7c", CRC32: "d9cbebb8"},
 	"yoloface_8n":        {Bytes: 12659761, SHA256: "821cdbb1e65fbbabdde7dd0933f754797a343e56fd962729c61ffcefcd135929", CRC32: "f9a0382f"},
 
 	"codeformer":       {Bytes: 376951650, SHA256: "21710e7ab61c82683576c428e9c1b6fe1ed419586b7b39e394c3449c294b550f"},
@@ -84,6 +85,8 @@ var table = func() map[string]*Model {
 	addMaskersAndConverters(m)
 	addFrameModels(m) // frames.go: frame_colorizer, background_remover
 	addFrameEnhancers(m)
+	addAgeModifiers(m)
+	addDeepSwappers(m)
 	return m
 }()
 
@@ -374,4 +377,32 @@ func addFrameEnhancers(m map[string]*Model) {
 			Size: e.tile.Size, Tile: e.tile, Scale: e.scale, FP16: e.fp16, Norm: rgbUnit,
 			Unconfirmed: "the file's batch axis and sides (FaceFusion runs batch 1 at the tile size; no real file was checked)"})
 	}
+}
+
+// addAgeModifiers adds age_modifier's models (processors/modules/age_modifier/core.py).
+//
+// fran takes the face warped to ffhq_512 at 1024, RGB /255 (mean 0, deviation 1), as 'target',
+// and 'direction', the face's age and the age aimed at, both /100 and clipped to [0, 1], as
+// float32 [2] with no batch axis: each face has its own, so a session runs one face at a time.
+// styleganex_age takes the same face at 256 as 'target' and a wider crop (the five points
+// scaled 0.875 about the nose, styleganex_384 at 384) as 'target_with_background', both RGB
+// (v/255 − 0.5)/0.5, and 'direction', one float32 for the whole run; its output is the wider
+// crop at four times its side.
+func addAgeModifiers(m map[string]*Model) {
+	add := func(x *Model) { addTo(m, x) }
+
+	add(&Model{Name: "fran", Kind: AgeModifier,
+		Want: infer.Signature{
+			Inputs:  []infer.TensorSpec{f32("target", dyn, 3, 1024, 1024), f32("direction", 2)},
+			Outputs: []infer.TensorSpec{f32("", dyn, 3, 1024, 1024)}},
+		Template: "ffhq_512", Size: 1024, Norm: rgbUnit,
+		Unconfirmed: "'direction' [2] and the output [1,3,1024,1024], from FaceFusion's feed and its [0][0] of output 0"})
+	add(&Model{Name: "styleganex_age", Kind: AgeModifier,
+		Want: infer.Signature{
+			Inputs: []infer.TensorSpec{f32("target", dyn, 3, 256, 256), f32("target_with_background", dyn, 3, 384, 384),
+				{Name: "direction", Shape: []int64{}, Type: infer.Float32}},
+			Outputs: []infer.TensorSpec{f32("", dyn, 3, 1536, 1536)}},
+		Template: "ffhq_512", Size: 256, Norm: rgbHalf,
+		WideTemplate: "styleganex_384", WideSize: 384, WideScale: 0.875, PasteSize: 1024,
+		Unconfirmed: "'direction' a 0-d float32 (FaceFusion feeds numpy.array(x).astype(float32)) and the output [1,3,1536,1536] (FaceFusion resizes it to 1024)"})
 }

@@ -34,6 +34,9 @@ func TestProcessorCombinationsAcrossRanks(t *testing.T) {
 		"inswapper+codeformer": {"--processors", "face_swapper", "face_enhancer", "--face-swapper-model", "inswapper_128", "--face-enhancer-model", "codeformer"},
 		"hyperswap+masks+gfp":  {"--processors", "face_swapper", "face_enhancer", "--face-swapper-model", "hyperswap_1a_256", "--face-mask-types", "box", "occlusion", "region", "--face-landmarker-model", "2dfan4"},
 		"fp16+many+scrfd":      {"--processors", "face_swapper", "--face-swapper-model", "inswapper_128_fp16", "--face-selector-mode", "many", "--face-detector-model", "scrfd"},
+		// deep_swapper's batched model (no morph input) before fran, one face a run.
+		"deep+age": {"--processors", "deep_swapper", "age_modifier", "--deep-swapper-model", "druuzil/christian_bale_320", "--age-modifier-direction", "60",
+			"--face-detector-model", "scrfd", "--face-selector-mode", "many"},
 		"simswap+pixel-boost+gpen": {"--processors", "face_swapper", "face_enhancer", "--face-swapper-model", "simswap_256", "--face-swapper-pixel-boost", "512x512", "--face-detector-model", "yolo_face",
 			"--face-enhancer-model", "gpen_bfr_256"},
 		// The whole-frame processors, alone and after the swapper, on 3 ranks (2 frames each).
