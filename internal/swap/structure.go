@@ -42,6 +42,10 @@ const (
 	occLikeSkinBright  = 0.35
 	occLikeSkinChroma  = 0.3
 	occLikeSkinTexture = 0.5
+	// occMinArea is the least share of the face an occluder must cover: smaller finds are
+	// the skin's own blemishes, folds and hairline, which, decided anew in every frame from
+	// its noise, would come and go.
+	occMinArea = 0.025
 	// occZoneCovered is the share of a feature's surroundings that must be covered for the
 	// feature to count as covered too.
 	occZoneCovered = 0.4
@@ -392,6 +396,37 @@ func (s *Swapper) bridgeFeatures(fr image.Rectangle, size float64) {
 	for i, v := range s.zone.Pix {
 		if v > 0 {
 			s.clip.Pix[i] = 1
+		}
+	}
+}
+
+// dropSmall clears from s.occ (0/1 over fr) every 4-connected occluder smaller than occMinArea
+// of the face (fm > 0.5).
+func (s *Swapper) dropSmall(fm *raster.Mask, fr image.Rectangle) {
+	w, h := fr.Dx(), fr.Dy()
+	faceArea := 0
+	for y := range h {
+		for _, v := range fm.Pix[(y+fr.Min.Y-fm.Rect.Min.Y)*fm.Stride+fr.Min.X-fm.Rect.Min.X:][:w] {
+			if v > 0.5 {
+				faceArea++
+			}
+		}
+	}
+	if cap(s.label) < w*h {
+		s.label = make([]int32, w*h)
+	}
+	s.label = s.label[:w*h]
+	for i, v := range s.occ.Pix {
+		s.label[i] = -1
+		if v == 1 {
+			s.label[i] = 0
+		}
+	}
+	s.components(w, h)
+	least := int(occMinArea * float64(faceArea))
+	for i, l := range s.label {
+		if l > 0 && s.area[l] < least {
+			s.occ.Pix[i] = 0
 		}
 	}
 }
