@@ -123,7 +123,7 @@ func (s *Swapper) occluders(frame *raster.Image, target *face.Landmarks68, fm *r
 	} else {
 		s.growSeeds(fr, size)
 	}
-	s.structure(frame, target, fm, size, fr, m)
+	s.structureCoarse(frame, target, fm, size, fr, m)
 	s.dropSmall(fm, fr)
 	if !slices.Contains(s.occ.Pix, 1) { // the common case, a bare face
 		for i := range s.occ.Pix {

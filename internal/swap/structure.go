@@ -46,6 +46,11 @@ const (
 	// the skin's own blemishes, folds and hairline, which, decided anew in every frame from
 	// its noise, would come and go.
 	occMinArea = 0.025
+	// occCoarseSize is the least face size (px) the structure test works at: a larger face is
+	// seen on a grid of every f-th pixel (f = size/occCoarseSize, rounded down), each the mean
+	// of its f×f block. Its edges, regions and textures are a few percent of the face, which a
+	// 64–127 px grid still sees, at a fraction of the cost.
+	occCoarseSize = 64
 	// occZoneCovered is the share of a feature's surroundings that must be covered for the
 	// feature to count as covered too.
 	occZoneCovered = 0.4
@@ -427,6 +432,64 @@ func (s *Swapper) dropSmall(fm *raster.Mask, fr image.Rectangle) {
 	for i, l := range s.label {
 		if l > 0 && s.area[l] < least {
 			s.occ.Pix[i] = 0
+		}
+	}
+}
+
+// structureCoarse runs structure on the face shrunk to about occCoarseSize px (each grid pixel
+// the mean of its block of the frame; the face mask, the features and the colour occluders
+// sampled at the block's centre) and adds what it finds to s.occ, block by block.
+func (s *Swapper) structureCoarse(frame *raster.Image, target *face.Landmarks68, fm *raster.Mask, size float64, fr image.Rectangle, m skinModel) {
+	f := int(size / occCoarseSize)
+	if f <= 1 {
+		s.structure(frame, target, fm, size, fr, m)
+		return
+	}
+	w, h := fr.Dx(), fr.Dy()
+	cw, ch := (w+f-1)/f, (h+f-1)/f
+	cr := image.Rect(0, 0, cw, ch)
+	if s.small == nil || len(s.small.Pix) < cw*ch*3 {
+		s.small = raster.New(cw, ch)
+	}
+	img := raster.Wrap(s.small.Pix, cw, ch)
+	s.cfm.Reset(cr)
+	s.cexcl.Reset(cr)
+	s.cocc.Reset(cr)
+	for cy := range ch {
+		for cx := range cw {
+			var sum [3]int
+			n := 0
+			for y := cy * f; y < min(h, cy*f+f); y++ {
+				row := frame.Pix[(y+fr.Min.Y)*frame.Stride+3*fr.Min.X:]
+				for x := cx * f; x < min(w, cx*f+f); x++ {
+					sum[0], sum[1], sum[2] = sum[0]+int(row[3*x]), sum[1]+int(row[3*x+1]), sum[2]+int(row[3*x+2])
+					n++
+				}
+			}
+			img.Set(cx, cy, uint8((sum[0]+n/2)/n), uint8((sum[1]+n/2)/n), uint8((sum[2]+n/2)/n))
+			x, y := min(w-1, cx*f+f/2), min(h-1, cy*f+f/2)
+			i := cy*cw + cx
+			s.cfm.Pix[i] = fm.At(fr.Min.X+x, fr.Min.Y+y)
+			s.cexcl.Pix[i] = s.excl.Pix[y*w+x]
+			s.cocc.Pix[i] = s.occ.Pix[y*w+x]
+		}
+	}
+	var lm face.Landmarks68
+	for i, p := range target {
+		lm[i] = geom.Pt{X: (p.X - float64(fr.Min.X) - float64(f-1)/2) / float64(f), Y: (p.Y - float64(fr.Min.Y) - float64(f-1)/2) / float64(f)}
+	}
+	s.excl, s.cexcl = s.cexcl, s.excl
+	s.occ, s.cocc = s.cocc, s.occ
+	s.structure(img, &lm, &s.cfm, size/float64(f), cr, m)
+	s.excl, s.cexcl = s.cexcl, s.excl
+	s.occ, s.cocc = s.cocc, s.occ
+	for y := range h {
+		crow := s.cocc.Pix[min(ch-1, y/f)*cw:][:cw]
+		orow := s.occ.Pix[y*w:][:w]
+		for x := range orow {
+			if crow[x/f] == 1 {
+				orow[x] = 1
+			}
 		}
 	}
 }

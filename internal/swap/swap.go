@@ -142,6 +142,9 @@ type Swapper struct {
 	label    []int32
 	area     []int
 	skin     []bool
+	// The structure test's coarse grid (see structureCoarse).
+	small            *raster.Image
+	cfm, cexcl, cocc raster.Mask
 }
 
 // NewSwapper returns a swapper for src; negative option values count as 0.
