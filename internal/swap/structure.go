@@ -51,6 +51,10 @@ const (
 	// of its f×f block. Its edges, regions and textures are a few percent of the face, which a
 	// 64–127 px grid still sees, at a fraction of the cost.
 	occCoarseSize = 64
+	// occRegionArea is the least share of the face a smooth region must cover to be judged
+	// by its colour and detail (a smaller one is skin): small regions between a frame's
+	// creases and grain come and go with its noise.
+	occRegionArea = 0.05
 	// occZoneCovered is the share of a feature's surroundings that must be covered for the
 	// feature to count as covered too.
 	occZoneCovered = 0.4
@@ -83,7 +87,13 @@ func (s *Swapper) structure(frame *raster.Image, target *face.Landmarks68, fm *r
 		return
 	}
 	r := max(1, int(2*occSeedErode*size))
-	s.skinRegions(frame, fr, n, (2*r+1)*(2*r+1), m)
+	faceArea := 0
+	for _, v := range fm.Pix {
+		if v > 0.5 {
+			faceArea++
+		}
+	}
+	s.skinRegions(frame, fr, n, max((2*r+1)*(2*r+1), int(occRegionArea*float64(faceArea))), m)
 	// Every region that is not skin and lies mostly outside the features (those inside are
 	// the features themselves) is a candidate; an opening drops the thin ones.
 	s.clip.Reset(fr)
