@@ -18,18 +18,19 @@ import (
 // the swapper before issue 11 gave, so a return to it fails:
 //
 //	clip (source → target)                     before issue 11   now     floor   goal
-//	grace_hopper → demo clip                    0.57              0.668   0.64    0.75 (not met)
-//	grace_hopper → close-up of astronaut        0.58              0.664   0.62    0.55 (met)
-//	astronaut → close-up of grace_hopper        0.19 (whole clip) 0.379   0.33    0.55 (not met)
+//	grace_hopper → demo clip                    0.57              0.673   0.64    0.75 (not met)
+//	grace_hopper → close-up of astronaut        0.58              0.666   0.62    0.55 (met)
+//	astronaut → close-up of grace_hopper        0.19 (whole clip) 0.488   0.44    0.55 (not met)
 //
 // ("now" on the close-ups made 11 frames long, as this test makes them: x264 codes the same
 // frames a little differently from the 3 s close-ups'.)
 // The last is the hard direction: the target's hat, hair, ears, jaw line and kept glasses frames
-// fill much of what the recognizer sees.
+// fill much of what the recognizer sees (0.379 before issue 32's occluder tests, whose colour
+// test alone kept small false finds on her face as the target's).
 const (
 	demoIdentityMin        = 0.64
 	closeUpIdentityMin     = 0.62
-	hardCloseUpIdentityMin = 0.33
+	hardCloseUpIdentityMin = 0.44
 )
 
 // The run report measures the swapped faces' identity with the embedded default's recognizer:

@@ -116,14 +116,21 @@ func (s *Swapper) occluders(frame *raster.Image, target *face.Landmarks68, fm *r
 		}
 		return
 	}
-	s.markOccluders(frame, fm, fr, s.fitSkin())
-	if len(s.stack) < 5 { // nothing a 3×3 majority would keep: the common case, a bare face
+	m := s.fitSkin()
+	s.markOccluders(frame, fm, fr, m)
+	if len(s.stack) < 5 { // nothing a 3×3 majority would keep
+		clear(s.occ.Pix)
+	} else {
+		s.growSeeds(fr, size)
+	}
+	s.structureCoarse(frame, target, fm, size, fr, m)
+	s.dropSmall(fm, fr)
+	if !slices.Contains(s.occ.Pix, 1) { // the common case, a bare face
 		for i := range s.occ.Pix {
 			s.occ.Pix[i] = 1
 		}
 		return
 	}
-	s.growSeeds(fr, size)
 	s.occ.Majority(5, &s.clip)
 	s.occ.Dilate(1+int(0.01*size), &s.clip)
 	sigma := math.Max(1, 0.006*size)

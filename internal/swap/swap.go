@@ -132,6 +132,19 @@ type Swapper struct {
 	dev                  []float32
 	stack                []int32
 	last                 image.Rectangle
+	// The structure test's scratch (see structure).
+	chan3    [3]raster.Mask
+	chanBlur raster.Blur
+	zone     raster.Mask
+	grad     []float32
+	tex      []float32
+	free     []int
+	label    []int32
+	area     []int
+	skin     []bool
+	// The structure test's coarse grid (see structureCoarse).
+	small            *raster.Image
+	cfm, cexcl, cocc raster.Mask
 }
 
 // NewSwapper returns a swapper for src; negative option values count as 0.

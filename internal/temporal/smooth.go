@@ -30,6 +30,11 @@ type Smoother struct {
 	order []pair
 	taken []bool
 	samp  []sample
+	keep  []float64
+	dist  []float64
+	lms   []*face.Landmarks68
+	poly  [][3]float64
+	vals  []valued
 }
 
 type sample struct {
@@ -121,27 +126,23 @@ const StillMotion = 0.005
 // With fewer distinct frames the fit drops to a line, then to the mean.
 func (sm *Smoother) coefficients(t int, faces func(s int) []face.Face) {
 	samp := sm.samp
-	var m [5]float64 // Σw·d^k
+	width := 0.0
 	for _, sp := range samp {
-		d := float64(sp.s - t)
-		w := Weight(sp.s-t, sm.K)
-		dk := w
-		for k := range m {
-			m[k] += dk
-			dk *= d
-		}
+		width += faces(sp.s)[sp.j].Box.W() / float64(len(samp))
 	}
-	row := fitRows(m)
+	// Each frame's weight: the kernel's, times its share as an inlier (see robust).
+	_, rowAll := sm.moments(t, func(i int) float64 { return Weight(samp[i].s-t, sm.K) })
+	sm.robust(t, faces, width, rowAll)
+	wk := func(i int) float64 { return Weight(samp[i].s-t, sm.K) * sm.keep[i] }
+	m, row := sm.moments(t, wk)
 	// The motion: how far the centroid's fitted curve strays from its mean within the samples
 	// (never extrapolated: at the video's ends a fitted speed would be noise magnified).
 	var beta [3]geom.Pt
 	var mean geom.Pt
-	width := 0.0
-	for _, sp := range samp {
+	for i, sp := range samp {
 		d := float64(sp.s - t)
-		w := Weight(sp.s-t, sm.K)
-		f := &faces(sp.s)[sp.j]
-		c := geom.Mean(f.Landmarks[:])
+		w := wk(i)
+		c := geom.Mean(faces(sp.s)[sp.j].Landmarks[:])
 		for i := range beta {
 			cb := w * (row[i][0] + row[i][1]*d + row[i][2]*d*d)
 			beta[i].X += cb * c.X
@@ -149,7 +150,6 @@ func (sm *Smoother) coefficients(t int, faces func(s int) []face.Face) {
 		}
 		mean.X += w / m[0] * c.X
 		mean.Y += w / m[0] * c.Y
-		width += f.Box.W() / float64(len(samp))
 	}
 	motion := 0.0
 	for _, sp := range samp {
@@ -162,11 +162,111 @@ func (sm *Smoother) coefficients(t int, faces func(s int) []face.Face) {
 	}
 	for i := range samp {
 		d := float64(samp[i].s - t)
-		w := Weight(samp[i].s-t, sm.K)
+		w := wk(i)
 		fit := w * (row[0][0] + row[0][1]*d + row[0][2]*d*d)
 		samp[i].c = (1-alpha)*w/m[0] + alpha*fit
 	}
 }
+
+// moments are Σw(i)·d^k over the samples (d = s−t) and the fit's rows from them (fitRows).
+func (sm *Smoother) moments(t int, w func(i int) float64) (m [5]float64, row [3][3]float64) {
+	for i, sp := range sm.samp {
+		d := float64(sp.s - t)
+		dk := w(i)
+		for k := range m {
+			m[k] += dk
+			dk *= d
+		}
+	}
+	return m, fitRows(m)
+}
+
+// OutlierSpread is how many times the window's median residual a frame's landmarks may lie
+// from the window's fit (a weighted quadratic in time through every frame, point by point; RMS
+// over the points) and still count whole; from there to twice as far their weight falls to 0.
+// dlib's cascade can jump a few percent of the face's width on a change of a few pixels'
+// values (an encoder's first frames, a keyframe, a hand passing): such a jump, left in, moves a
+// still face by a tenth of a pixel each time it enters or leaves the window.
+const OutlierSpread = 3
+
+// OutlierFloor is the least tolerance, as a share of the face's width: frames within the
+// landmarks' own noise of the fit (about 0.4 % of the width) all count, so the fit of a face
+// that moves, or the mean of one that holds still, keeps every frame.
+const OutlierFloor = 0.006
+
+// robust sets sm.keep[i], each sample's share as an inlier: 1 within tolerance of the window's
+// fit (row: the rows of the fit over every frame), falling to 0 at twice it. The frame t itself
+// never falls to 0.
+func (sm *Smoother) robust(t int, faces func(s int) []face.Face, width float64, row [3][3]float64) {
+	samp := sm.samp
+	sm.keep, sm.dist = sm.keep[:0], sm.dist[:0]
+	for range samp {
+		sm.keep, sm.dist = append(sm.keep, 1), append(sm.dist, 0)
+	}
+	if len(samp) < 4 || !(width > 0) {
+		return
+	}
+	// Each sample's polynomial weights, once: the fit's value at sample i of a coordinate y is
+	// Σ_c (Σ_j a[j][c]·y_j)·d_i^c.
+	sm.lms, sm.poly = sm.lms[:0], sm.poly[:0]
+	for _, sp := range samp {
+		d := float64(sp.s - t)
+		w := Weight(sp.s-t, sm.K)
+		sm.lms = append(sm.lms, &faces(sp.s)[sp.j].Landmarks)
+		sm.poly = append(sm.poly, [3]float64{w * (row[0][0] + row[0][1]*d + row[0][2]*d*d),
+			w * (row[1][0] + row[1][1]*d + row[1][2]*d*d), w * (row[2][0] + row[2][1]*d + row[2][2]*d*d)})
+	}
+	for k := range len(face.Landmarks68{}) {
+		var bx, by [3]float64
+		for i, l := range sm.lms {
+			for c := range bx {
+				bx[c] += sm.poly[i][c] * l[k].X
+				by[c] += sm.poly[i][c] * l[k].Y
+			}
+		}
+		for i, sp := range samp {
+			d := float64(sp.s - t)
+			rx := sm.lms[i][k].X - (bx[0] + bx[1]*d + bx[2]*d*d)
+			ry := sm.lms[i][k].Y - (by[0] + by[1]*d + by[2]*d*d)
+			sm.dist[i] += (rx*rx + ry*ry) / 68
+		}
+	}
+	for i := range sm.dist {
+		sm.dist[i] = math.Sqrt(sm.dist[i])
+	}
+	i := 0
+	tol := max(OutlierSpread*sm.weightedMedian(t, func(sample) float64 { i++; return sm.dist[i-1] }), OutlierFloor*width)
+	for i, sp := range samp {
+		sm.keep[i] = min(max(2-sm.dist[i]/tol, 0), 1)
+		if sp.s == t {
+			sm.keep[i] = max(sm.keep[i], 1e-3)
+		}
+	}
+}
+
+// weightedMedian is the median of v over the samples, each weighted by Weight(s−t, K): the
+// smallest value at which the weights up to it reach half. v is called once per sample, in
+// order.
+func (sm *Smoother) weightedMedian(t int, v func(sample) float64) float64 {
+	sm.vals = sm.vals[:0]
+	var total float64
+	for _, sp := range sm.samp {
+		w := Weight(sp.s-t, sm.K)
+		sm.vals = append(sm.vals, valued{v(sp), w})
+		total += w
+	}
+	slices.SortFunc(sm.vals, func(a, b valued) int { return cmp.Compare(a.v, b.v) })
+	var acc float64
+	for _, x := range sm.vals {
+		acc += x.w
+		if acc >= total/2 {
+			return x.v
+		}
+	}
+	return sm.vals[len(sm.vals)-1].v
+}
+
+type valued struct{ v, w float64 }
 
 // fitRows are the rows of the inverse of the normal matrix of a weighted polynomial fit
 // (moments m[k] = Σw·d^k) in the offset d from the smoothed frame: row i times (1, d, d²)·w gives

@@ -119,6 +119,37 @@ func TestStillFaceHoldsStill(t *testing.T) {
 	}
 }
 
+// A still face whose landmarks jump on one frame (dlib's cascade on a keyframe, or on a hand
+// passing by) holds still on every other frame: the jump, 3 % of the face's width, is left out
+// of its neighbours' means (OutlierSpread) instead of moving each of them by a tenth of a pixel
+// as it enters and leaves their windows (a plain weighted mean moves them up to 0.29 px).
+func TestOneFrameJumpLeavesTheOthersStill(t *testing.T) {
+	truth := shape(geom.Pt{X: 200, Y: 150}, 120)
+	video := make([][]face.Face, 40)
+	for f := range video {
+		video[f] = []face.Face{truth}
+	}
+	jump := truth
+	for k := range jump.Landmarks {
+		jump.Landmarks[k].X += 0.03 * 120
+	}
+	video[20] = []face.Face{jump}
+	out := smoothAll(t, defaultK, video)
+	worst := 0.0
+	for f := range out {
+		if f == 20 {
+			continue
+		}
+		for k := range truth.Landmarks {
+			worst = max(worst, math.Abs(out[f][0].Landmarks[k].X-truth.Landmarks[k].X))
+		}
+	}
+	t.Logf("a 3.6 px jump on frame 20 moves the other frames by at most %.4f px", worst)
+	if worst > 0.01 {
+		t.Errorf("a one-frame jump moved the other frames by up to %.4f px (want ≤ 0.01)", worst)
+	}
+}
+
 // A face in constant motion comes out where it is, to rounding, in every frame, the first and
 // last included (the window clipped at the video's ends is still a line fit): no lag.
 func TestLinearMotionNoLag(t *testing.T) {
