@@ -1,0 +1,51 @@
+package audio
+
+import (
+	"slices"
+	"testing"
+)
+
+// Frame i's window ends at ⌊j·80/fps⌋ for the j-th point of numpy.arange from the first
+// that reaches column 16: at 25 fps frame 0 ends at 16 (j=5), frame 1 at 19 (⌊19.2⌋).
+func TestFramesAlignment(t *testing.T) {
+	if got, want := Frames(30, 25)[:5], []int{16, 19, 22, 25, 28}; !slices.Equal(got, want) {
+		t.Errorf("25 fps: ends %v, want %v", got, want)
+	}
+	// 30000/1001: step 2.66933…; j=6 → 16.0159…
+	if got := Frames(40, 30000.0/1001); got[0] != 16 || got[1] != 18 || got[2] != 21 {
+		t.Errorf("29.97 fps: ends %v", got)
+	}
+	// The last column is never an end (numpy.arange stops before columns).
+	for _, e := range Frames(100, 25) {
+		if e >= 100 {
+			t.Errorf("end %d past the spectrogram", e)
+		}
+	}
+}
+
+func TestTriang(t *testing.T) {
+	for m, want := range map[int][]float64{1: {1}, 2: {0.5, 0.5}, 3: {0.5, 1, 0.5}, 4: {0.25, 0.75, 0.75, 0.25}, 5: {1. / 3, 2. / 3, 1, 2. / 3, 1. / 3}} {
+		if got := triang(m); !slices.Equal(got, want) {
+			t.Errorf("triang(%d) = %v, want %v", m, got, want)
+		}
+	}
+}
+
+// Past the track, before it and on silence a frame is FaceFusion's empty one.
+func TestTrackEmptyFrames(t *testing.T) {
+	x := make([]float64, 16000)
+	for i := 8000; i < len(x); i++ {
+		x[i] = float64(i%7) - 3
+	}
+	tr := NewTrack(Prepare(x), 25)
+	var w Window
+	if tr.Frame(-1, &w) || tr.Frame(tr.Len(), &w) {
+		t.Error("a frame outside the track has features")
+	}
+	if tr.Frame(0, &w) {
+		t.Error("the silent first frame has features")
+	}
+	if !tr.Frame(tr.Len()-1, &w) {
+		t.Error("the last frame, of sound, is empty")
+	}
+}

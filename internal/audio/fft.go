@@ -1,0 +1,185 @@
+package audio
+
+import (
+	"math"
+	"math/bits"
+	"math/cmplx"
+	"sync"
+)
+
+// FFT of any length, as numpy's and scipy's pocketfft computes it (to rounding): mixed radix
+// over the factors 2, 3, 4 and 5, and Bluestein's chirp transform through a power of two where
+// a larger prime is left. FaceFusion's transforms have lengths that are whatever the audio is
+// (scipy.signal.resample transforms the whole track), so a prime length must stay O(n log n).
+
+// fftPlan holds what a transform of one length needs, made once per length.
+type fftPlan struct {
+	n       int
+	factors []int        // radices, product n; nil when n uses blue
+	twiddle []complex128 // exp(-2πik/n), k < n
+	blue    *bluestein
+}
+
+var plans sync.Map // int → *fftPlan
+
+func planFor(n int) *fftPlan {
+	if p, ok := plans.Load(n); ok {
+		return p.(*fftPlan)
+	}
+	p := newPlan(n)
+	plans.Store(n, p)
+	return p
+}
+
+func newPlan(n int) *fftPlan {
+	p := &fftPlan{n: n}
+	rest, factors := n, []int(nil)
+	for _, r := range []int{4, 2, 3, 5} {
+		for rest%r == 0 {
+			factors = append(factors, r)
+			rest /= r
+		}
+	}
+	if rest != 1 {
+		p.blue = newBluestein(n)
+		return p
+	}
+	p.factors = factors
+	p.twiddle = roots(n)
+	return p
+}
+
+// roots is exp(-2πik/n) for k < n, each from its own angle (no accumulated rotation error).
+func roots(n int) []complex128 {
+	w := make([]complex128, n)
+	for k := range w {
+		s, c := math.Sincos(-2 * math.Pi * float64(k) / float64(n))
+		w[k] = complex(c, s)
+	}
+	return w
+}
+
+// fft transforms x in place: X[k] = Σ x[j]·exp(∓2πijk/n), the minus sign forward; the inverse
+// is not divided by n.
+func fft(x []complex128, inverse bool) {
+	n := len(x)
+	if n <= 1 {
+		return
+	}
+	if inverse {
+		for i, v := range x {
+			x[i] = cmplx.Conj(v)
+		}
+	}
+	p := planFor(n)
+	if p.blue != nil {
+		p.blue.transform(x)
+	} else {
+		out := make([]complex128, n)
+		p.recurse(out, x, 1, n, 0)
+		copy(x, out)
+	}
+	if inverse {
+		for i, v := range x {
+			x[i] = cmplx.Conj(v)
+		}
+	}
+}
+
+// recurse writes to dst (length m) the transform of src[0], src[stride], … (m values):
+// decimation in time on the radix factors[f].
+func (p *fftPlan) recurse(dst, src []complex128, stride, m, f int) {
+	if m == 1 {
+		dst[0] = src[0]
+		return
+	}
+	r := p.factors[f]
+	sub := m / r
+	for j := 0; j < r; j++ {
+		p.recurse(dst[j*sub:(j+1)*sub], src[j*stride:], stride*r, sub, f+1)
+	}
+	step := p.n / m // twiddle of the length-m transform: W_m^e = W_n^(e·step)
+	var tmp [5]complex128
+	for k := 0; k < sub; k++ {
+		for j := 0; j < r; j++ {
+			tmp[j] = dst[j*sub+k]
+		}
+		for q := 0; q < r; q++ {
+			kk := k + q*sub
+			var s complex128
+			for j := 0; j < r; j++ {
+				s += tmp[j] * p.twiddle[(j*kk%m)*step]
+			}
+			dst[kk] = s
+		}
+	}
+}
+
+// bluestein is the chirp-z transform of length n through a power-of-two convolution.
+type bluestein struct {
+	n, m  int
+	chirp []complex128 // exp(-πik²/n), k < n
+	kern  []complex128 // the transform of the conjugate chirp, wrapped to length m
+	pow2  *fftPlan
+}
+
+func newBluestein(n int) *bluestein {
+	m := 1 << bits.Len(uint(2*n-2))
+	b := &bluestein{n: n, m: m, chirp: make([]complex128, n), kern: make([]complex128, m)}
+	for k := 0; k < n; k++ {
+		// k² mod 2n in integers keeps the angle exact for long tracks.
+		e := (uint64(k) * uint64(k)) % uint64(2*n)
+		s, c := math.Sincos(-math.Pi * float64(e) / float64(n))
+		b.chirp[k] = complex(c, s)
+	}
+	b.kern[0] = cmplx.Conj(b.chirp[0])
+	for k := 1; k < n; k++ {
+		b.kern[k] = cmplx.Conj(b.chirp[k])
+		b.kern[m-k] = cmplx.Conj(b.chirp[k])
+	}
+	b.pow2 = planFor(m)
+	b.pow2.forward(b.kern)
+	return b
+}
+
+func (p *fftPlan) forward(x []complex128) {
+	out := make([]complex128, p.n)
+	p.recurse(out, x, 1, p.n, 0)
+	copy(x, out)
+}
+
+func (b *bluestein) transform(x []complex128) {
+	a := make([]complex128, b.m)
+	for k := 0; k < b.n; k++ {
+		a[k] = x[k] * b.chirp[k]
+	}
+	b.pow2.forward(a)
+	for i := range a {
+		a[i] = cmplx.Conj(a[i] * b.kern[i])
+	}
+	b.pow2.forward(a) // conj(FFT(conj(·))) is m times the inverse
+	scale := 1 / float64(b.m)
+	for k := 0; k < b.n; k++ {
+		x[k] = cmplx.Conj(a[k]) * complex(scale, 0) * b.chirp[k]
+	}
+}
+
+// dft is the transform by its definition, O(n²): the reference the fast one is tested against.
+func dft(x []complex128, inverse bool) []complex128 {
+	n := len(x)
+	sign := -1.0
+	if inverse {
+		sign = 1
+	}
+	out := make([]complex128, n)
+	for k := range out {
+		var s complex128
+		for j, v := range x {
+			e := (j * k) % n
+			sn, c := math.Sincos(sign * 2 * math.Pi * float64(e) / float64(n))
+			s += v * complex(c, sn)
+		}
+		out[k] = s
+	}
+	return out
+}
