@@ -75,9 +75,7 @@ func fft(x []complex128, inverse bool) {
 	if p.blue != nil {
 		p.blue.transform(x)
 	} else {
-		out := make([]complex128, n)
-		p.recurse(out, x, 1, n, 0)
-		copy(x, out)
+		p.forward(x)
 	}
 	if inverse {
 		for i, v := range x {
@@ -86,31 +84,88 @@ func fft(x []complex128, inverse bool) {
 	}
 }
 
-// recurse writes to dst (length m) the transform of src[0], src[stride], … (m values):
-// decimation in time on the radix factors[f].
-func (p *fftPlan) recurse(dst, src []complex128, stride, m, f int) {
-	if m == 1 {
-		dst[0] = src[0]
-		return
-	}
-	r := p.factors[f]
-	sub := m / r
-	for j := 0; j < r; j++ {
-		p.recurse(dst[j*sub:(j+1)*sub], src[j*stride:], stride*r, sub, f+1)
-	}
-	step := p.n / m // twiddle of the length-m transform: W_m^e = W_n^(e·step)
-	var tmp [5]complex128
-	for k := 0; k < sub; k++ {
-		for j := 0; j < r; j++ {
-			tmp[j] = dst[j*sub+k]
+// forward is the Stockham (self-sorting) transform over p.factors: at each stage of length
+// len = n/(product so far), x[q + s(k + jm)] for the radix r's j becomes y[q + s(rk + t)]
+// (m = len/r, s the product of the radices before), the small DFT of the r values times the
+// stage's twiddle; the buffers swap each stage, and the answer is in natural order.
+func (p *fftPlan) forward(x []complex128) {
+	y := make([]complex128, p.n)
+	src, dst := x, y
+	s, length := 1, p.n
+	for _, r := range p.factors {
+		m := length / r
+		step := p.n / length // the stage's roots are the table's every step-th
+		switch r {
+		case 2:
+			radix2(src, dst, s, m, step, p.twiddle)
+		case 4:
+			radix4(src, dst, s, m, step, p.twiddle)
+		default:
+			radixN(src, dst, r, s, m, step, p.twiddle)
 		}
-		for q := 0; q < r; q++ {
-			kk := k + q*sub
-			var s complex128
+		src, dst = dst, src
+		s *= r
+		length = m
+	}
+	if &src[0] != &x[0] {
+		copy(x, src)
+	}
+}
+
+func radix2(x, y []complex128, s, m, step int, w []complex128) {
+	for k := 0; k < m; k++ {
+		wk := w[k*step]
+		for q := 0; q < s; q++ {
+			a, b := x[q+s*k], x[q+s*(k+m)]
+			y[q+s*(2*k)] = a + b
+			y[q+s*(2*k+1)] = (a - b) * wk
+		}
+	}
+}
+
+func radix4(x, y []complex128, s, m, step int, w []complex128) {
+	for k := 0; k < m; k++ {
+		w1, w2, w3 := w[k*step], w[2*k*step], w[3*k*step]
+		for q := 0; q < s; q++ {
+			a, b, c, d := x[q+s*k], x[q+s*(k+m)], x[q+s*(k+2*m)], x[q+s*(k+3*m)]
+			apc, amc := a+c, a-c
+			bpd, bmd := b+d, b-d
+			jbmd := complex(imag(bmd), -real(bmd)) // −i·(b − d)
+			o := q + s*4*k
+			y[o] = apc + bpd
+			y[o+s] = (amc + jbmd) * w1
+			y[o+2*s] = (apc - bpd) * w2
+			y[o+3*s] = (amc - jbmd) * w3
+		}
+	}
+}
+
+// radixN is a stage of radix 3 or 5: the small DFT by its definition, exp(−2πijt/r) read from
+// the table.
+func radixN(x, y []complex128, r, s, m, step int, w []complex128) {
+	var a, dft [5]complex128
+	var coef [25]complex128
+	n := m * r * step // the table's length
+	for j := 0; j < r; j++ {
+		for t := 0; t < r; t++ {
+			coef[j*r+t] = w[(j*t%r)*(n/r)]
+		}
+	}
+	for k := 0; k < m; k++ {
+		for q := 0; q < s; q++ {
 			for j := 0; j < r; j++ {
-				s += tmp[j] * p.twiddle[(j*kk%m)*step]
+				a[j] = x[q+s*(k+j*m)]
 			}
-			dst[kk] = s
+			for t := 0; t < r; t++ {
+				var sum complex128
+				for j := 0; j < r; j++ {
+					sum += a[j] * coef[j*r+t]
+				}
+				dft[t] = sum
+			}
+			for t := 0; t < r; t++ {
+				y[q+s*(r*k+t)] = dft[t] * w[t*k*step]
+			}
 		}
 	}
 }
@@ -140,12 +195,6 @@ func newBluestein(n int) *bluestein {
 	b.pow2 = planFor(m)
 	b.pow2.forward(b.kern)
 	return b
-}
-
-func (p *fftPlan) forward(x []complex128) {
-	out := make([]complex128, p.n)
-	p.recurse(out, x, 1, p.n, 0)
-	copy(x, out)
 }
 
 func (b *bluestein) transform(x []complex128) {

@@ -49,6 +49,13 @@ var distribution = map[string]struct{ base, pkg, licence string }{
 	"xseg_3":            {"models-3.2.0", "", "GPL-3.0"},
 	"bisenet_resnet_18": {"models-3.1.0", "", "MIT"},
 	"bisenet_resnet_34": {"models-3.0.0", "", "MIT"},
+	// processors/modules/lip_syncer/core.py and voice_extractor.py
+	"edtalk_256":     {"models-3.3.0", "", "Apache-2.0"},
+	"wav2lip_96":     {"models-3.0.0", "", "Non-Commercial"},
+	"wav2lip_gan_96": {"models-3.0.0", "", "Non-Commercial"},
+	"kim_vocal_1":    {"models-3.4.0", "", "Non-Commercial"},
+	"kim_vocal_2":    {"models-3.0.0", "", "Non-Commercial"},
+	"uvr_mdxnet":     {"models-3.4.0", "", "MIT"},
 	// internal/deps/fetch.sh
 	"fr_feature": {"", "npm faceplugin-face-recognition-js@0.0.1", "MIT (package); the weights' origin is not stated"},
 }
