@@ -334,7 +334,7 @@ func (c *Config) Debugs() bool { return slices.Contains(c.Processors, ProcessorD
 
 // FindsFaces reports whether any processor works on faces: otherwise frames pass through
 // untouched, and no model or runtime is loaded.
-func (c *Config) FindsFaces() bool { return c.Swaps() || c.Enhances() || c.Debugs() }
+func (c *Config) FindsFaces() bool { return c.Swaps() || c.Enhances() || c.Debugs() || c.LipSyncs() }
 
 // SelectsBySource reports whether the face selector's auto filters faces by the largest
 // source face's gender or race: the source images are then read for any processor that finds
@@ -615,7 +615,11 @@ func Choices(key string) []string {
 	case "face_debugger_items":
 		return facemodel.DebuggerItemNames(false)
 	case "processors":
-		return []string{ProcessorSwap, ProcessorEnhance, ProcessorDebug}
+		return []string{ProcessorSwap, ProcessorEnhance, ProcessorDebug, ProcessorLipSync}
+	case "lip_syncer_model":
+		return LipSyncers
+	case "voice_extractor_model":
+		return VoiceExtractors
 	case "workflow_mode":
 		return WorkflowModes
 	}
