@@ -3,6 +3,7 @@ package audio
 import (
 	"fmt"
 	"math"
+	"sync"
 )
 
 // The voice extractor's framing (voice_extractor.py, audio.py's read_voice).
@@ -27,26 +28,64 @@ type VoiceModel interface {
 // ExtractVoice is batch_extract_voice: the interleaved 16-bit stereo track in windows of
 // VoiceChunk samples every VoiceStep, each through ExtractChunk, the overlaps averaged. The
 // result is interleaved stereo float32, as FaceFusion keeps it, its sums in float32 in the
-// order FaceFusion adds them.
-func ExtractVoice(pcm []int16, m VoiceModel) ([]float32, error) {
+// order FaceFusion adds them. Windows are transformed by up to workers goroutines at once
+// (the model runs one at a time) and added in window order: the bytes are the same for any
+// workers.
+func ExtractVoice(pcm []int16, m VoiceModel, workers int) ([]float32, error) {
 	n := len(pcm) / Channels
 	sum := make([]float32, n*Channels)
 	count := make([]float32, n*Channels)
+	var starts []int
 	for start := 0; start < n; start += VoiceStep {
-		end := min(start+VoiceChunk, n)
-		v, err := ExtractChunk(pcm[start*Channels:end*Channels], m)
-		if err != nil {
-			return nil, fmt.Errorf("the voice extractor on samples %d–%d: %w", start, end, err)
+		starts = append(starts, start)
+	}
+	locked := &lockedModel{m: m}
+	workers = max(1, workers)
+	results := make([][]float32, workers)
+	errs := make([]error, workers)
+	for lo := 0; lo < len(starts); lo += workers {
+		hi := min(lo+workers, len(starts))
+		var wg sync.WaitGroup
+		for i := lo; i < hi; i++ {
+			wg.Add(1)
+			go func(k, start int) {
+				defer wg.Done()
+				end := min(start+VoiceChunk, n)
+				results[k], errs[k] = ExtractChunk(pcm[start*Channels:end*Channels], locked)
+				if errs[k] != nil {
+					errs[k] = fmt.Errorf("the voice extractor on samples %d–%d: %w", start, end, errs[k])
+				}
+			}(i-lo, starts[i])
 		}
-		for i, x := range v {
-			sum[start*Channels+i] += x
-			count[start*Channels+i]++
+		wg.Wait()
+		for i := lo; i < hi; i++ {
+			if err := errs[i-lo]; err != nil {
+				return nil, err
+			}
+			at := starts[i] * Channels
+			for j, x := range results[i-lo] {
+				sum[at+j] += x
+				count[at+j]++
+			}
 		}
 	}
 	for i := range sum {
 		sum[i] /= count[i]
 	}
 	return sum, nil
+}
+
+// lockedModel runs a VoiceModel for one goroutine at a time.
+type lockedModel struct {
+	mu sync.Mutex
+	m  VoiceModel
+}
+
+func (l *lockedModel) Frames() int { return l.m.Frames() }
+func (l *lockedModel) Run(in []float32, blocks int) ([]float32, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.m.Run(in, blocks)
 }
 
 // ExtractChunk is extract_voice on one window of the track (interleaved stereo): cut into

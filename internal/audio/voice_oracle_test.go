@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"runtime"
 	"testing"
 
 	"github.com/facefusion-hpc/facefusion/infer"
@@ -50,7 +51,7 @@ func TestMatchesFaceFusion(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ex.Close()
-	voice, err := audio.ExtractVoice(pcm, ex)
+	voice, err := audio.ExtractVoice(pcm, ex, runtime.GOMAXPROCS(0))
 	if err != nil {
 		t.Fatal(err)
 	}

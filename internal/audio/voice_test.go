@@ -28,7 +28,7 @@ func TestExtractVoiceIdentity(t *testing.T) {
 		pcm[i*2+1] = int16(6000 * math.Sin(2*math.Pi*1234*float64(i)/SampleRate+1))
 	}
 	m := &identityModel{}
-	voice, err := ExtractVoice(pcm, m)
+	voice, err := ExtractVoice(pcm, m, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,5 +52,42 @@ func TestExtractVoiceIdentity(t *testing.T) {
 	}
 	if worst > 1e-4 { // the planes are float32; a sample out of place is off by 0.1
 		t.Errorf("the identity model's voice differs from the track by %g", worst)
+	}
+}
+
+// scaleModel scales each plane by its own factor: not the identity, so that the order of the
+// windows' sums matters to the last bit.
+type scaleModel struct{}
+
+func (scaleModel) Frames() int { return 256 }
+func (scaleModel) Run(in []float32, blocks int) ([]float32, error) {
+	out := make([]float32, len(in))
+	for i, v := range in {
+		out[i] = v * float32(1+(i/(VoiceBins*256))%4) / 3
+	}
+	return out, nil
+}
+
+// Any number of workers gives the same bytes as one.
+func TestExtractVoiceWorkers(t *testing.T) {
+	n := 2*VoiceStep + 1234 // three windows: with two workers, two batches
+	pcm := make([]int16, n*Channels)
+	for i := range pcm {
+		pcm[i] = int16((i*7919)%20000 - 10000)
+	}
+	one, err := ExtractVoice(pcm, scaleModel{}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range []int{2} {
+		got, err := ExtractVoice(pcm, scaleModel{}, w)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range one {
+			if math.Float32bits(got[i]) != math.Float32bits(one[i]) {
+				t.Fatalf("%d workers: sample %d is %v, one worker's %v", w, i/2, got[i], one[i])
+			}
+		}
 	}
 }
