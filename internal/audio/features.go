@@ -67,11 +67,7 @@ func VoiceSamples(n int) int {
 // through the inverse transform, times num/len(x).
 func Resample(x []float64, num int) []float64 {
 	nx := len(x)
-	spec := make([]complex128, nx)
-	for i, v := range x {
-		spec[i] = complex(v, 0)
-	}
-	fft(spec, false)
+	spec := rfft(x)
 	half := make([]complex128, num/2+1) // rfft's bins of the output
 	n := min(num, nx)
 	copy(half, spec[:min(n/2+1, len(half))])

@@ -49,3 +49,15 @@ func TestTrackEmptyFrames(t *testing.T) {
 		t.Error("the last frame, of sound, is empty")
 	}
 }
+
+// The windows' rate is FaceFusion's: the target's, or a lower --output-video-fps (clamped to
+// 1..60 as normalize_fps clamps it), never a higher one.
+func TestFeatureRate(t *testing.T) {
+	for _, c := range []struct{ target, output, want float64 }{
+		{25, 0, 25}, {30000.0 / 1001, 0, 30000.0 / 1001}, {25, 12.5, 12.5}, {25, 50, 25}, {25, 0.5, 1}, {120, 90, 60},
+	} {
+		if got := FeatureRate(c.target, c.output); got != c.want {
+			t.Errorf("FeatureRate(%v, %v) = %v, want %v", c.target, c.output, got, c.want)
+		}
+	}
+}

@@ -22,12 +22,18 @@ type fftPlan struct {
 
 var plans sync.Map // int → *fftPlan
 
+// cachedPlanMax bounds the lengths whose plans are kept: the STFTs' few short lengths are
+// made once, a whole track's (scipy.signal.resample's) is made for its one transform and let go.
+const cachedPlanMax = 1 << 16
+
 func planFor(n int) *fftPlan {
 	if p, ok := plans.Load(n); ok {
 		return p.(*fftPlan)
 	}
 	p := newPlan(n)
-	plans.Store(n, p)
+	if n <= cachedPlanMax {
+		plans.Store(n, p)
+	}
 	return p
 }
 
@@ -231,4 +237,43 @@ func dft(x []complex128, inverse bool) []complex128 {
 		out[k] = s
 	}
 	return out
+}
+
+// rfft is the transform of a real signal's bins 0..n/2 (numpy's rfft). An even length is done
+// as a complex transform of half the length (even samples real, odd imaginary), which halves
+// the memory a whole track's transform takes.
+func rfft(x []float64) []complex128 {
+	n := len(x)
+	if n%2 != 0 || n < 4 {
+		full := make([]complex128, n)
+		for i, v := range x {
+			full[i] = complex(v, 0)
+		}
+		fft(full, false)
+		return full[:n/2+1]
+	}
+	h := n / 2
+	z := make([]complex128, h+1)
+	for i := 0; i < h; i++ {
+		z[i] = complex(x[2*i], x[2*i+1])
+	}
+	fft(z[:h], false)
+	z[h] = z[0]
+	// X[k] = E[k] + W^k O[k], E and O the even and odd samples' transforms, read from Z[k]
+	// and conj(Z[h−k]); bins k and h−k are made together, in place.
+	for k := 0; k <= h/2; k++ {
+		a, b := z[k], cmplx.Conj(z[h-k])
+		ek, ok := (a+b)/2, (a-b)*complex(0, -0.5)
+		c, d := z[h-k], cmplx.Conj(z[k])
+		eh, oh := (c+d)/2, (c-d)*complex(0, -0.5)
+		z[k] = ek + root(k, n)*ok
+		z[h-k] = eh + root(h-k, n)*oh
+	}
+	return z
+}
+
+// root is exp(−2πik/n).
+func root(k, n int) complex128 {
+	s, c := math.Sincos(-2 * math.Pi * float64(k) / float64(n))
+	return complex(c, s)
 }

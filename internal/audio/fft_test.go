@@ -126,3 +126,26 @@ func BenchmarkFFTPrime(b *testing.B) {
 		fft(x, false)
 	}
 }
+
+// rfft is the complex transform's first half, for even lengths (the half-length path) and odd.
+func TestRFFT(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	for _, n := range []int{1, 2, 3, 4, 5, 6, 8, 10, 14, 22, 97, 98, 800, 1000} {
+		x := make([]float64, n)
+		cx := make([]complex128, n)
+		for i := range x {
+			x[i] = rng.NormFloat64()
+			cx[i] = complex(x[i], 0)
+		}
+		want := dft(cx, false)
+		got := rfft(x)
+		if len(got) != n/2+1 {
+			t.Fatalf("n=%d: %d bins", n, len(got))
+		}
+		for k := range got {
+			if cmplx.Abs(got[k]-want[k]) > 1e-10*float64(n) {
+				t.Fatalf("n=%d: bin %d = %v, want %v", n, k, got[k], want[k])
+			}
+		}
+	}
+}

@@ -81,3 +81,16 @@ func ResampleVoice(voice []float32) []float64 {
 	}
 	return out
 }
+
+// FeatureRate is the frame rate FaceFusion cuts the voice into windows at (workflows/core.py's
+// temp_video_fps): restrict_video_fps of output_video_fps, the smaller of it and the target's
+// rate (ffprobe's r_frame_rate as a float), where output_video_fps is FaceFusion's
+// normalize_fps of the option (clamped to 1..60), or the target's rate when it is not given
+// (outputFPS 0). Output frame i (counted from the trim start, as FaceFusion's frame_number −
+// trim_frame_start) takes window i.
+func FeatureRate(targetFPS, outputFPS float64) float64 {
+	if outputFPS == 0 {
+		return targetFPS
+	}
+	return min(targetFPS, max(1, min(outputFPS, 60)))
+}
