@@ -61,3 +61,39 @@ func TestFeatureRate(t *testing.T) {
 		}
 	}
 }
+
+// Any split of the frames into parts, sent as bytes, gives every frame the whole track's
+// window to the bit, and the empty window past the track's end.
+func TestTrackParts(t *testing.T) {
+	x := make([]float64, 48000)
+	for i := range x {
+		x[i] = float64((i*7919)%2000 - 1000)
+	}
+	whole := NewTrack(Prepare(x), 30000.0/1001)
+	for _, cuts := range [][]int{{0, whole.Len()}, {0, 7, 40, whole.Len() + 5}, {0, 1, 2, 3, whole.Len()}} {
+		for k := 0; k+1 < len(cuts); k++ {
+			data, _ := whole.Part(cuts[k], cuts[k+1]).MarshalBinary()
+			var part Track
+			if err := part.UnmarshalBinary(data); err != nil {
+				t.Fatal(err)
+			}
+			if part.Len() != whole.Len() {
+				t.Errorf("part [%d, %d): length %d, the track's %d", cuts[k], cuts[k+1], part.Len(), whole.Len())
+			}
+			var a, b Window
+			for i := cuts[k]; i < cuts[k+1]; i++ {
+				okA, okB := whole.Frame(i, &a), part.Frame(i, &b)
+				if okA != okB || a != b {
+					t.Fatalf("part [%d, %d): frame %d differs from the whole track's", cuts[k], cuts[k+1], i)
+				}
+			}
+		}
+	}
+	var tr Track
+	data, _ := whole.Part(3, 9).MarshalBinary()
+	for _, bad := range [][]byte{nil, data[:len(data)-1], append(data[:8:8], data[16:]...)} {
+		if tr.UnmarshalBinary(bad) == nil {
+			t.Errorf("%d malformed bytes taken", len(bad))
+		}
+	}
+}

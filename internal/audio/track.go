@@ -1,12 +1,21 @@
 package audio
 
-import "math"
+import (
+	"encoding/binary"
+	"errors"
+	"math"
+)
 
 // Track is a source track's features at one frame rate: its mel spectrogram and the end
-// column of each frame's window.
+// column of each frame's window. A part of a track (Part) holds the columns of a run of frames
+// only: Base is its first column's number in the whole track, First its first frame's, Frames
+// the whole track's frame count.
 type Track struct {
-	Spec [][MelFilters]float64 // column-major: Spec[t][f]
-	Ends []int                 // frame i's window is columns [Ends[i]-WindowLength, Ends[i])
+	Spec   [][MelFilters]float64 // column-major: Spec[t][f], column Base+t of the track
+	Ends   []int                 // frame First+i's window is columns [Ends[i]-WindowLength, Ends[i])
+	Base   int
+	First  int
+	Frames int
 }
 
 // Window is one frame's features, FaceFusion's AudioFrame (80 × 16): Window[f][t].
@@ -16,21 +25,40 @@ type Window [MelFilters][WindowLength]float64
 // spectrogram and the frames at fps.
 func NewTrack(prepared []float64, fps float64) *Track {
 	spec := Spectrogram(prepared)
-	return &Track{Spec: spec, Ends: Frames(len(spec), fps)}
+	ends := Frames(len(spec), fps)
+	return &Track{Spec: spec, Ends: ends, Frames: len(ends)}
 }
 
 // Len is the number of frames the track has features for.
-func (t *Track) Len() int { return len(t.Ends) }
+func (t *Track) Len() int { return t.Frames }
+
+// Part is the track's features of frames [lo, hi) alone, what a rank that processes those
+// frames needs: their windows' columns (at 25 fps a frame adds 3.2 columns, 2.6 KB). Its
+// Frame answers for those frames as the whole track does, and with the empty window for a frame
+// past the track's end; it must not be asked for another frame of the track.
+func (t *Track) Part(lo, hi int) *Track {
+	lo, hi = max(lo, t.First), min(hi, t.First+len(t.Ends))
+	p := &Track{First: lo, Frames: t.Frames}
+	if lo >= hi {
+		return p
+	}
+	ends := t.Ends[lo-t.First : hi-t.First]
+	from, to := ends[0]-WindowLength, ends[len(ends)-1]
+	p.Base = from
+	p.Spec = t.Spec[from-t.Base : to-t.Base]
+	p.Ends = ends
+	return p
+}
 
 // Frame is frame i's window, as workflows/core.py's conditional_get_source_voice_frame gives
 // it: ok is false (FaceFusion's empty frame, create_empty_audio_frame's zeros) past the end of
 // the track, before its start, or where the window is all zeros (numpy.any).
 func (t *Track) Frame(i int, w *Window) (ok bool) {
 	*w = Window{}
-	if i < 0 || i >= len(t.Ends) {
+	if i < t.First || i >= t.First+len(t.Ends) {
 		return false
 	}
-	end := t.Ends[i]
+	end := t.Ends[i-t.First] - t.Base
 	any := false
 	for c := 0; c < WindowLength; c++ {
 		col := &t.Spec[end-WindowLength+c]
@@ -93,4 +121,63 @@ func FeatureRate(targetFPS, outputFPS float64) float64 {
 		return targetFPS
 	}
 	return min(targetFPS, max(1, min(outputFPS, 60)))
+}
+
+// MarshalBinary encodes the track (or a part) for another rank: its numbers, then the end
+// columns and the columns' values as float64, little-endian. Every rank reads its windows from
+// the same bytes, so the answer is the same whichever rank computed it.
+func (t *Track) MarshalBinary() ([]byte, error) {
+	b := make([]byte, 0, 8*(4+len(t.Ends)+len(t.Spec)*MelFilters))
+	for _, v := range []int{t.Base, t.First, t.Frames, len(t.Ends), len(t.Spec)} {
+		b = binary.LittleEndian.AppendUint64(b, uint64(v))
+	}
+	for _, e := range t.Ends {
+		b = binary.LittleEndian.AppendUint64(b, uint64(e))
+	}
+	for i := range t.Spec {
+		for _, v := range t.Spec[i] {
+			b = binary.LittleEndian.AppendUint64(b, math.Float64bits(v))
+		}
+	}
+	return b, nil
+}
+
+// UnmarshalBinary decodes MarshalBinary's bytes, checking that every window lies in the
+// columns sent.
+func (t *Track) UnmarshalBinary(b []byte) error {
+	bad := errors.New("audio: the voice features received are malformed")
+	word := func() (int, bool) {
+		if len(b) < 8 {
+			return 0, false
+		}
+		v := binary.LittleEndian.Uint64(b)
+		b = b[8:]
+		return int(v), v < 1<<40
+	}
+	var head [5]int
+	for i := range head {
+		v, ok := word()
+		if !ok {
+			return bad
+		}
+		head[i] = v
+	}
+	nEnds, nCols := head[3], head[4]
+	if len(b) != 8*nEnds+8*MelFilters*nCols {
+		return bad
+	}
+	*t = Track{Base: head[0], First: head[1], Frames: head[2], Ends: make([]int, nEnds), Spec: make([][MelFilters]float64, nCols)}
+	for i := range t.Ends {
+		t.Ends[i], _ = word()
+		if c := t.Ends[i] - t.Base; c < WindowLength || c > nCols {
+			return bad
+		}
+	}
+	for i := range t.Spec {
+		for f := range t.Spec[i] {
+			t.Spec[i][f] = math.Float64frombits(binary.LittleEndian.Uint64(b))
+			b = b[8:]
+		}
+	}
+	return nil
 }
