@@ -22,6 +22,7 @@ import (
 	"github.com/facefusion-hpc/facefusion/internal/processors/facedebugger"
 	_ "github.com/facefusion-hpc/facefusion/internal/processors/faceenhancer" // registers face_enhancer
 	"github.com/facefusion-hpc/facefusion/internal/processors/faceswapper"
+	_ "github.com/facefusion-hpc/facefusion/internal/processors/lipsyncer" // registers lip_syncer
 	"github.com/facefusion-hpc/facefusion/internal/raster"
 	"github.com/facefusion-hpc/facefusion/internal/temporal"
 	"github.com/facefusion-hpc/facefusion/internal/video"
@@ -148,6 +149,7 @@ func ModelNames(cfg job.Config) []string {
 			names = append(names, m.Name)
 		}
 	}
+	names = append(names, lipSyncModels(cfg)...) // lipsync.go
 	return names
 }
 
@@ -432,6 +434,7 @@ func (m *Models) processorContext(withSource bool) *processors.Context {
 			WithSource: withSource, Embedding: m.sourceEmbedding,
 			Frame: m.sourceFrame, Five: m.sourceFive, Classic: m.source,
 		},
+		Voice: m.voiceFrames(),
 		Stats: processorStats{m.stats},
 	}
 }
