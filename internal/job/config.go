@@ -235,7 +235,7 @@ func (c *Config) check(paths, combos bool) error {
 	if combos {
 		combo = bad
 	}
-	if len(c.SourcePaths) == 0 && c.Swaps() && paths {
+	if len(c.SourceImages()) == 0 && c.Swaps() && paths {
 		bad("source_paths: give at least one source image (-s FILE)")
 	}
 	if c.TargetPath == "" && paths {

@@ -47,6 +47,18 @@ func (c *Config) SourceAudio() string {
 	return ""
 }
 
+// SourceImages are the sources but the audio files: what the processors that read source
+// faces read (FaceFusion's image readers pass over an audio source).
+func (c *Config) SourceImages() []string {
+	var out []string
+	for _, p := range c.SourcePaths {
+		if !IsAudio(p) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
 // LipSyncs reports whether the lip syncer runs.
 func (c *Config) LipSyncs() bool { return slices.Contains(c.Processors, ProcessorLipSync) }
 

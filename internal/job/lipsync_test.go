@@ -77,3 +77,17 @@ func TestLipSyncNeedsAudio(t *testing.T) {
 		}
 	}
 }
+
+// An audio source is not a source image: the swapper still needs one.
+func TestSourceImages(t *testing.T) {
+	c, err := Parse([]string{"--processors", "face_swapper", "lip_syncer", "-s", "v.mp3", "a.png", "b.jpg", "-t", "b.mp4", "-o", "c.mp4"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(c.SourceImages(), " "); got != "a.png b.jpg" {
+		t.Errorf("source images %q, want a.png b.jpg", got)
+	}
+	if _, err := Parse([]string{"--processors", "face_swapper", "lip_syncer", "-s", "v.mp3", "-t", "b.mp4", "-o", "c.mp4"}); err == nil {
+		t.Error("a face swap with an audio source alone accepted")
+	}
+}

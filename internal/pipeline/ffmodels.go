@@ -626,7 +626,7 @@ func (m *Models) Analyse(ctx context.Context, info *video.Info) (*raster.Image, 
 	var bestFace face.Face
 	var per [][]face.Face
 	var firstSource *raster.Image
-	for _, p := range cfg.SourcePaths {
+	for _, p := range cfg.SourceImages() {
 		if !cfg.ReadsSources() {
 			break
 		}
@@ -667,7 +667,7 @@ func (m *Models) Analyse(ctx context.Context, info *video.Info) (*raster.Image, 
 	if identity {
 		e, ok := facemodel.SourceIdentity(per)
 		if !ok {
-			return nil, none, fault.AsInput(fmt.Errorf("source: no face found in any of %s (detector score ≥ %g): use a photo with a clear, frontal face, or lower --face-detector-score", strings.Join(cfg.SourcePaths, ", "), cfg.FaceDetectorScore))
+			return nil, none, fault.AsInput(fmt.Errorf("source: no face found in any of %s (detector score ≥ %g): use a photo with a clear, frontal face, or lower --face-detector-score", strings.Join(cfg.SourceImages(), ", "), cfg.FaceDetectorScore))
 		}
 		m.sourceEmbedding = &e
 	}
