@@ -6,6 +6,7 @@ import (
 	"runtime"
 
 	"github.com/facefusion-hpc/facefusion/internal/audio"
+	"github.com/facefusion-hpc/facefusion/internal/fault"
 	"github.com/facefusion-hpc/facefusion/internal/job"
 	"github.com/facefusion-hpc/facefusion/internal/models/adapters"
 	"github.com/facefusion-hpc/facefusion/internal/models/catalog"
@@ -43,7 +44,8 @@ func (m *Models) AnalyseVoice(ctx context.Context, info *video.Info) (*audio.Tra
 	path := m.cfg.SourceAudio()
 	pcm, err := video.ReadPCM(ctx, path, audio.SampleRate, audio.Channels)
 	if err != nil {
-		return nil, fmt.Errorf("lip_syncer's source audio: %w: give a readable audio file among the sources (-s)", err)
+		// Bad input unless ffmpeg's failure was already classified (not installed, no room).
+		return nil, fault.AsInput(fmt.Errorf("lip_syncer's source audio: %w: give a readable audio file among the sources (-s)", err))
 	}
 	name := m.cfg.VoiceExtractorModel
 	ex, err := adapters.NewVoiceExtractor(name, sessionConfig(m.cfg, name))
