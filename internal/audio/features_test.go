@@ -97,3 +97,26 @@ func TestTrackParts(t *testing.T) {
 		}
 	}
 }
+
+// A remapped track gives each frame its source frame's window, and the empty one past the end.
+func TestTrackRemap(t *testing.T) {
+	x := make([]float64, 16000)
+	for i := range x {
+		x[i] = float64((i*31)%200 - 100)
+	}
+	tr := NewTrack(Prepare(x), 25)
+	src := []int{0, 0, 1, 2, 2, 3, tr.Len() - 1, tr.Len()}
+	r := tr.Remap(src)
+	data, _ := r.MarshalBinary()
+	var got Track
+	if err := got.UnmarshalBinary(data); err != nil {
+		t.Fatal(err)
+	}
+	var a, b Window
+	for k, j := range src {
+		okA, okB := tr.Frame(j, &a), got.Frame(k, &b)
+		if okA != okB || a != b {
+			t.Errorf("frame %d: not source frame %d's window", k, j)
+		}
+	}
+}

@@ -123,6 +123,21 @@ func FeatureRate(targetFPS, outputFPS float64) float64 {
 	return min(targetFPS, max(1, min(outputFPS, 60)))
 }
 
+// Remap is the track as frames that show the track's frames src[0], src[1], … (ascending): the
+// output of a video resampled to a higher rate repeats frames, and each repeat takes the
+// window of the frame it repeats (FaceFusion cuts the windows at the lower rate and repeats
+// the processed frames). A frame whose source is past the track's end has the empty window.
+func (t *Track) Remap(src []int) *Track {
+	r := &Track{Spec: t.Spec, Base: t.Base, First: 0, Frames: len(src)}
+	for _, j := range src {
+		if j < t.First || j >= t.First+len(t.Ends) {
+			break
+		}
+		r.Ends = append(r.Ends, t.Ends[j-t.First])
+	}
+	return r
+}
+
 // MarshalBinary encodes the track (or a part) for another rank: its numbers, then the end
 // columns and the columns' values as float64, little-endian. Every rank reads its windows from
 // the same bytes, so the answer is the same whichever rank computed it.

@@ -400,7 +400,18 @@ func analyseVoice(ctx context.Context, m *pipeline.Models, p *Plan) error {
 	if err != nil || t == nil {
 		return err
 	}
-	if p.Voice, err = t.Part(0, p.Frames.Len()).MarshalBinary(); err != nil {
+	part := t.Part(0, p.Frames.Len())
+	if fm := p.Spec.Map; fm.Out.Float() > fm.In.Float() {
+		// A higher output rate repeats frames: FaceFusion cuts the windows at the target's
+		// rate (audio.FeatureRate), syncs the target's frames and repeats them when it merges,
+		// so an output frame takes the window of the target frame it shows.
+		src := make([]int, p.Frames.Len())
+		for k := range src {
+			src[k] = fm.Source(fm.Start+k) - fm.Start
+		}
+		part = t.Remap(src)
+	}
+	if p.Voice, err = part.MarshalBinary(); err != nil {
 		return err
 	}
 	return useVoice(m, p) // rank 0's windows from the bytes the others get
