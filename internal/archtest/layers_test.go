@@ -30,7 +30,7 @@ type layer struct {
 // layers (of its own only where the layer says peers). A new package goes into the lowest
 // layer above everything it imports.
 var layers = []layer{
-	{name: "leaves", pkgs: []string{"collective", "configs", "internal/deps", "internal/fault", "internal/geom", "internal/hugepage",
+	{name: "leaves", pkgs: []string{"collective", "configs", "internal/audio", "internal/deps", "internal/fault", "internal/geom", "internal/hugepage",
 		"internal/mp4", "internal/progress", "internal/safefs", "internal/slurm", "internal/wire", "rank"}},
 	{name: "pixels, faces and the log", pkgs: []string{"internal/face", "internal/logging", "internal/raster"}},
 	{name: "image operations and the ONNX Runtime boundary", pkgs: []string{"infer", "internal/align", "internal/jpeg",

@@ -34,8 +34,11 @@ type Case struct {
 	Args            []string `toml:"args"`
 	Frames          int      `toml:"frames"`
 	// Gap is a video case's clip frame made black (a face dropping out for a frame).
-	Gap   *int   `toml:"gap"`
-	Cause string `toml:"cause"`
+	Gap *int `toml:"gap"`
+	// Voice is the length in seconds of a generated voice track (lip_syncer's source audio,
+	// voiceName) given after the sources in -s; 0: none.
+	Voice float64 `toml:"voice"`
+	Cause string  `toml:"cause"`
 
 	File string `toml:"-"` // the case file's base name
 }
@@ -110,7 +113,7 @@ func readCaseFile(path string) ([]Case, error) {
 		for i, k := range und {
 			keys[i] = k.String()
 		}
-		return nil, fmt.Errorf("%s: unknown key %s (a case has name, covers, compare, target, transform, source, extra_sources, source_transform, args, frames, gap, cause)", filepath.Base(path), strings.Join(keys, ", "))
+		return nil, fmt.Errorf("%s: unknown key %s (a case has name, covers, compare, target, transform, source, extra_sources, source_transform, args, frames, gap, voice, cause)", filepath.Base(path), strings.Join(keys, ", "))
 	}
 	if len(f.Case) == 0 {
 		return nil, fmt.Errorf("%s: no [[case]] tables", filepath.Base(path))
@@ -157,6 +160,9 @@ func (c *Case) check(samples string) error {
 		if err := sampleHere(samples, "source", c.Source); err != nil {
 			return err
 		}
+	}
+	if c.Voice < 0 || c.Voice > 10 {
+		return fmt.Errorf("voice %v: a voice track lasts 0 to 10 s", c.Voice)
 	}
 	if len(c.ExtraSources) > 0 && c.Source == "" {
 		return fmt.Errorf("extra_sources %q: the case has no source (extra_sources follow it)", c.ExtraSources)

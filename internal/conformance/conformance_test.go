@@ -57,6 +57,9 @@ func casePaths(work, samples string, c *Case) paths {
 	for _, s := range c.ExtraSources {
 		p.extraSources = append(p.extraSources, filepath.Join(samples, s))
 	}
+	if c.Voice > 0 {
+		p.extraSources = append(p.extraSources, filepath.Join(work, "in", voiceName(c)))
+	}
 	switch c.Compare {
 	case CompareFaces:
 		p.oursFaces = filepath.Join(work, "out", c.Name+".ours.json")
@@ -333,6 +336,9 @@ func TestConformance(t *testing.T) {
 		ps[i] = casePaths(work, samples, &cases[i])
 		if err := makeSource(filepath.Join(work, "in"), samples, &cases[i]); err != nil {
 			t.Fatalf("%s: case %q: %v", cases[i].File, cases[i].Name, err)
+		}
+		if err := makeVoice(filepath.Join(work, "in"), &cases[i]); err != nil {
+			t.Fatal(err)
 		}
 		if _, err := makeInput(filepath.Join(work, "in"), samples, &cases[i]); err != nil {
 			t.Fatalf("%s: case %q: %v", cases[i].File, cases[i].Name, err)

@@ -71,7 +71,7 @@ var options = []option{
 	{"deep_swapper_model", nil},
 	{"deep_swapper_morph", nil},
 	// General options that change frames.
-	{"processors", []string{"face_swapper", "face_enhancer", "face_debugger", "frame_enhancer", "frame_colorizer", "background_remover", "age_modifier", "deep_swapper"}},
+	{"processors", []string{"face_swapper", "face_enhancer", "face_debugger", "frame_enhancer", "frame_colorizer", "background_remover", "age_modifier", "deep_swapper", "lip_syncer"}},
 	{"trim_frame_start", nil},
 	{"trim_frame_end", nil},
 	{"output_image_quality", nil},
@@ -84,6 +84,12 @@ var options = []option{
 	{"temp_frame_format", []string{"bmp", "jpeg", "png", "tiff"}},
 	{"temp_pixel_format", []string{"bgr24", "bgra"}},
 	{"video_memory_strategy", []string{"strict", "moderate", "tolerant"}},
+
+	// lip_syncer (processors/modules/lip_syncer) and its voice extractor (program.py's voice
+	// extractor group).
+	{"lip_syncer_model", []string{"edtalk_256", "wav2lip_96", "wav2lip_gan_96"}},
+	{"lip_syncer_weight", nil},
+	{"voice_extractor_model", []string{"kim_vocal_1", "kim_vocal_2", "uvr_mdxnet"}},
 }
 
 // notYetCovered are the coverage items (key or key=value) no case proves yet: the to-do list,
@@ -100,6 +106,8 @@ var notYetCovered = []string{
 	"frame_enhancer_model=real_hatgan_x4", "frame_enhancer_model=realistic_rescaler_x4", "frame_enhancer_model=remacri_x4",
 	"frame_enhancer_model=siax_x4", "frame_enhancer_model=swin2_sr_x4", "frame_enhancer_model=ultra_sharp_x4",
 	// ---- end frame_enhancer ----
+	// lip_syncer: edtalk_256's resizes are not built yet.
+	"lip_syncer_model=edtalk_256",
 }
 
 func knownKey(key string) bool {

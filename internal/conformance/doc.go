@@ -34,6 +34,8 @@
 //	frames     video cases only: the clip's length (default 3, at most 10)
 //	gap        video cases only: a frame of the clip (from 0) made black, a face dropping
 //	           out for a frame (the tracker's refill)
+//	voice      seconds (0 to 10) of a generated voice track, given after the sources in -s:
+//	           lip_syncer's source audio (inputs.go's makeVoice)
 //	cause      only where a tolerance cannot be met (yet): the cause and the measured number;
 //	           the case may then exceed the tolerance, and its figures are still recorded
 //

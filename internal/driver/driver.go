@@ -70,6 +70,9 @@ type Plan struct {
 	// FaceFusion's models: the source identity and the reference face.
 	SourceEmbedding, ReferenceEmbedding *face.Embedding `json:",omitempty"`
 	SourceClass                         *face.Class     `json:",omitempty"` // the largest source face's, for face_selector_gender/race auto
+	// Voice is lip_syncer's voice features of the output's frames (audio.Track.MarshalBinary
+	// of its part for them): every rank, rank 0 included, reads its windows from these bytes.
+	Voice []byte `json:",omitempty"`
 
 	// Settings are rank 0's job settings (job.Config.Settings: every one that can change the
 	// output): every rank must run the same job.

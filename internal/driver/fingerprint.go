@@ -42,7 +42,7 @@ func fingerprint(ctx context.Context, cfg job.Config, p *Plan) (map[string]strin
 	if err := id("target file contents", cfg.TargetPath); err != nil {
 		return nil, err
 	}
-	if cfg.ReadsSources() {
+	if cfg.ReadsSources() || cfg.LipSyncs() { // the lip syncer reads the source audio
 		if err := id("source file contents", cfg.SourcePaths...); err != nil {
 			return nil, err
 		}

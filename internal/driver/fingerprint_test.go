@@ -83,6 +83,11 @@ func TestFingerprintHoldsSourcesTheSelectorReads(t *testing.T) {
 			t.Errorf("%s, gender %q, race %q: the sources' fingerprint %q, then %q for other contents: want it held and changed", j.processor, j.gender, j.race, a, b)
 		}
 	}
+	src = filepath.Join(dir, "voice.wav") // the lip syncer's source audio
+	if a, b := sources(job.ProcessorLipSync, "", "", "one voice"), sources(job.ProcessorLipSync, "", "", "another voice"); a == "" || a == b {
+		t.Errorf("lip_syncer: the sources' fingerprint %q, then %q for another voice: want it held and changed", a, b)
+	}
+	src = filepath.Join(dir, "source.png")
 	for _, j := range []struct{ processor, gender string }{{job.ProcessorEnhance, ""}, {job.ProcessorDebug, "female"}} {
 		if got := sources(j.processor, j.gender, "", "one face"); got != "" {
 			t.Errorf("%s, gender %q reads no source: the fingerprint holds %q", j.processor, j.gender, got)

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/facefusion-hpc/facefusion/internal/audio"
 	"github.com/facefusion-hpc/facefusion/internal/fault"
 	"github.com/facefusion-hpc/facefusion/internal/job"
 	"github.com/facefusion-hpc/facefusion/internal/logging"
@@ -386,6 +387,46 @@ func analyse(ctx context.Context, m *pipeline.Models, p *Plan) error {
 	}
 	p.SourceEmbedding, p.ReferenceEmbedding = m.Embeddings()
 	p.SourceClass = m.SourceClass()
+	return analyseVoice(ctx, m, p)
+}
+
+// analyseVoice puts lip_syncer's voice features of the output's frames into the plan (a video
+// target's; an image's frame takes FaceFusion's empty window).
+func analyseVoice(ctx context.Context, m *pipeline.Models, p *Plan) error {
+	if p.Spec == nil {
+		return nil
+	}
+	t, err := m.AnalyseVoice(ctx, p.Info)
+	if err != nil || t == nil {
+		return err
+	}
+	part := t.Part(0, p.Frames.Len())
+	if fm := p.Spec.Map; fm.Out.Float() > fm.In.Float() {
+		// A higher output rate repeats frames: FaceFusion cuts the windows at the target's
+		// rate (audio.FeatureRate), syncs the target's frames and repeats them when it merges,
+		// so an output frame takes the window of the target frame it shows.
+		src := make([]int, p.Frames.Len())
+		for k := range src {
+			src[k] = fm.Source(fm.Start+k) - fm.Start
+		}
+		part = t.Remap(src)
+	}
+	if p.Voice, err = part.MarshalBinary(); err != nil {
+		return err
+	}
+	return useVoice(m, p) // rank 0's windows from the bytes the others get
+}
+
+// useVoice gives the models the voice features of the plan, if any.
+func useVoice(m *pipeline.Models, p *Plan) error {
+	if p.Voice == nil {
+		return nil
+	}
+	var t audio.Track
+	if err := t.UnmarshalBinary(p.Voice); err != nil {
+		return err
+	}
+	m.SetVoice(&t)
 	return nil
 }
 
@@ -435,6 +476,9 @@ func loadModels(ctx context.Context, cfg job.Config, log *logging.Logger) (*pipe
 func useSource(m *pipeline.Models, p *Plan) error {
 	m.SetEmbeddings(p.SourceEmbedding, p.ReferenceEmbedding)
 	m.SetSourceClass(p.SourceClass)
+	if err := useVoice(m, p); err != nil {
+		return err
+	}
 	if p.SourcePix != nil && p.SourceFive != nil {
 		m.SetSourceFrame(raster.Wrap(p.SourcePix, p.SourceW, p.SourceH), *p.SourceFive)
 		return nil

@@ -13,7 +13,7 @@ func TestChoicesAreTaken(t *testing.T) {
 		"face_selector_order", "face_selector_gender", "face_selector_race", "face_occluder_model", "face_parser_model",
 		"face_mask_types", "face_mask_areas", "face_mask_regions", "face_swapper_model", "face_enhancer_model",
 		"face_debugger_items", "processors", "workflow_mode", "workflow_strategy", "temp_frame_format",
-		"temp_pixel_format", "video_memory_strategy"}
+		"temp_pixel_format", "video_memory_strategy", "lip_syncer_model", "voice_extractor_model"}
 	for _, key := range keys {
 		choices := Choices(key)
 		if len(choices) == 0 {
@@ -25,7 +25,11 @@ func TestChoicesAreTaken(t *testing.T) {
 			if key != "face_detector_model" {
 				args = append(args, "--face-detector-model", "scrfd") // the filters and angles need FaceFusion's detectors
 			}
-			_, err := Parse(append(args, paths...))
+			args = append(args, paths...)
+			if v == ProcessorLipSync {
+				args = append(args, "-s", "a.png", "voice.wav") // FaceFusion's lip syncer refuses to run without
+			}
+			_, err := Parse(args)
 			if v == "not-a-choice" {
 				if err == nil {
 					t.Errorf("%s %s: accepted", flag, v)

@@ -107,6 +107,7 @@ type Config struct {
 	BackgroundRemover
 	// age_modifier's and deep_swapper's keys.
 	FaceChange
+	LipSync // lipsync.go
 	// facefusion batch-run's keys (run refuses them).
 	Batch `fingerprint:"operational"`
 	// Device is this rank's GPU for cuda/tensorrt, resolved at start-up (not a key).
@@ -226,7 +227,7 @@ const (
 // list that the check, the option's help and the conformance coverage derive from.
 func ProcessorChoices() []string {
 	return []string{ProcessorSwap, ProcessorEnhance, ProcessorDebug, ProcessorFrameEnhance, ProcessorColorize, ProcessorRemoveBackground,
-		ProcessorAge, ProcessorDeepSwap}
+		ProcessorAge, ProcessorDeepSwap, ProcessorLipSync}
 }
 
 // Validate checks every value and says which key is wrong and what it may be.
@@ -251,7 +252,7 @@ func (c *Config) check(paths, combos bool) error {
 	if combos {
 		combo = bad
 	}
-	if len(c.SourcePaths) == 0 && c.Swaps() && paths {
+	if len(c.SourceImages()) == 0 && c.Swaps() && paths {
 		bad("source_paths: give at least one source image (-s FILE)")
 	}
 	if c.TargetPath == "" && paths {
@@ -275,6 +276,7 @@ func (c *Config) check(paths, combos bool) error {
 	c.validateFrameProcessors(bad)
 	c.validateFrameEnhancer(bad)
 	c.validateFaceChange(bad, combo)
+	c.validateLipSync(bad, combo, paths)
 	if c.TrimFrameStart < -1 || c.TrimFrameEnd < -1 {
 		bad("trim_frame_start/trim_frame_end: frame numbers are ≥ 0 (-1: not set)")
 	}

@@ -27,6 +27,7 @@ var floatRanges = []floatRange{
 	{"face_tracker_score", 0, 0.5, 0.05, func(c *Config) float64 { return c.FaceTrackerScore }},
 	{"face_swapper_weight", 0, 1, 0.05, func(c *Config) float64 { return c.FaceSwapperWeight }},
 	{"face_enhancer_weight", 0, 1, 0.05, func(c *Config) float64 { return c.FaceEnhancerWeight }},
+	{"lip_syncer_weight", 0, 1, 0.05, func(c *Config) float64 { return c.LipSyncerWeight }},
 	{"output_image_scale", 0.25, 8, 0.25, func(c *Config) float64 { return c.OutputImageScale }},
 	{"output_video_scale", 0.25, 8, 0.25, func(c *Config) float64 { return c.OutputVideoScale }},
 }

@@ -19,7 +19,7 @@ func TestFloatRangesAreFaceFusions(t *testing.T) {
 	want := map[string][3]float64{
 		"face_detector_score": {0, 1, 0.05}, "face_landmarker_score": {0, 1, 0.05}, "face_mask_blur": {0, 1, 0.05},
 		"reference_face_distance": {0, 1, 0.05}, "face_tracker_score": {0, 0.5, 0.05},
-		"face_swapper_weight": {0, 1, 0.05}, "face_enhancer_weight": {0, 1, 0.05},
+		"face_swapper_weight": {0, 1, 0.05}, "face_enhancer_weight": {0, 1, 0.05}, "lip_syncer_weight": {0, 1, 0.05},
 		"output_image_scale": {0.25, 8, 0.25}, "output_video_scale": {0.25, 8, 0.25},
 	}
 	got := map[string][3]float64{}

@@ -11,7 +11,7 @@ import (
 )
 
 // FaceFusion's general options (program.py's workflow, frame extraction, uis, download,
-// benchmark, memory, voice extractor, paths and misc groups) that cannot change a pixel here.
+// benchmark, memory, paths and misc groups) that cannot change a pixel here.
 // Each is accepted as a flag, a TOML key and a facefusion.ini key, with FaceFusion's choices
 // (a value outside them is refused, as FaceFusion refuses it), and the run says once that it
 // is ignored, and why. This table is their one home: their flags, keys and notes come from it.
@@ -24,8 +24,6 @@ var ignoredOptions = []ignoredOption{
 		why: "FaceFusion decodes every target frame to bgr24 (no alpha), so bgra adds an opaque alpha the encoder drops or keeps opaque: the same pixels (background_remover's alpha is not kept in video here either way)"},
 	{key: "video_memory_strategy", arg: "MODE", choices: []string{"strict", "moderate", "tolerant"},
 		why: "when FaceFusion frees its model sessions; each rank keeps its sessions for the job"},
-	{key: "voice_extractor_model", arg: "NAME", choices: []string{"kim_vocal_1", "kim_vocal_2", "uvr_mdxnet"},
-		why: "lip_syncer's, a processor facefusion-hpc does not have"},
 	{key: "jobs_path", arg: "DIR",
 		why: "FaceFusion's job queue; facefusion-hpc's job folder is --job-dir"},
 	{key: "download_providers", arg: "NAME...", multi: true, choices: []string{"github", "huggingface"},

@@ -27,6 +27,7 @@ import (
 	"github.com/facefusion-hpc/facefusion/internal/processors/faceswapper"
 	_ "github.com/facefusion-hpc/facefusion/internal/processors/framecolorizer" // registers frame_colorizer
 	_ "github.com/facefusion-hpc/facefusion/internal/processors/frameenhancer"  // registers frame_enhancer
+	_ "github.com/facefusion-hpc/facefusion/internal/processors/lipsyncer"      // registers lip_syncer
 	"github.com/facefusion-hpc/facefusion/internal/raster"
 	"github.com/facefusion-hpc/facefusion/internal/temporal"
 	"github.com/facefusion-hpc/facefusion/internal/video"
@@ -172,6 +173,7 @@ func ModelNames(cfg job.Config) []string {
 			names = append(names, m.Name)
 		}
 	}
+	names = append(names, lipSyncModels(cfg)...) // lipsync.go
 	return names
 }
 
@@ -472,6 +474,7 @@ func (m *Models) processorContext(withSource bool) *processors.Context {
 			WithSource: withSource, Embedding: m.sourceEmbedding,
 			Frame: m.sourceFrame, Five: m.sourceFive, Classic: m.source,
 		},
+		Voice: m.voiceFrames(),
 		Stats: processorStats{m.stats},
 	}
 }
@@ -746,7 +749,7 @@ func (m *Models) Analyse(ctx context.Context, info *video.Info) (*raster.Image, 
 	var bestFace face.Face
 	var per [][]face.Face
 	var firstSource *raster.Image
-	for _, p := range cfg.SourcePaths {
+	for _, p := range cfg.SourceImages() {
 		if !cfg.ReadsSources() {
 			break
 		}
@@ -787,7 +790,7 @@ func (m *Models) Analyse(ctx context.Context, info *video.Info) (*raster.Image, 
 	if identity {
 		e, ok := facemodel.SourceIdentity(per)
 		if !ok {
-			return nil, none, fault.AsInput(fmt.Errorf("source: no face found in any of %s (detector score ≥ %g): use a photo with a clear, frontal face, or lower --face-detector-score", strings.Join(cfg.SourcePaths, ", "), cfg.FaceDetectorScore))
+			return nil, none, fault.AsInput(fmt.Errorf("source: no face found in any of %s (detector score ≥ %g): use a photo with a clear, frontal face, or lower --face-detector-score", strings.Join(cfg.SourceImages(), ", "), cfg.FaceDetectorScore))
 		}
 		m.sourceEmbedding = &e
 	}

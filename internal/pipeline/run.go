@@ -9,6 +9,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/facefusion-hpc/facefusion/internal/audio"
+
 	"github.com/facefusion-hpc/facefusion/infer"
 	"github.com/facefusion-hpc/facefusion/internal/face"
 	"github.com/facefusion-hpc/facefusion/internal/fault"
@@ -52,6 +54,8 @@ type Models struct {
 	// engines are the rank's model sessions: one per model, shared by every worker (and rank
 	// 0's analysis before them), closed by Close.
 	engines *infer.EngineSet
+	// voice is the source audio's features (lip_syncer; lipsync.go), nil without.
+	voice *audio.Track
 }
 
 // LoadModels initialises ONNX Runtime and loads the landmarker; every missing file is an

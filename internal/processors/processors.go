@@ -5,6 +5,7 @@ package processors
 import (
 	"time"
 
+	"github.com/facefusion-hpc/facefusion/internal/audio"
 	"github.com/facefusion-hpc/facefusion/internal/face"
 	"github.com/facefusion-hpc/facefusion/internal/raster"
 )
@@ -80,6 +81,12 @@ type Face struct {
 	Face *face.Face
 }
 
+// VoiceFrames are the source audio's features by output frame (audio.Track): Frame fills w
+// with frame i's window and reports whether it has one (FaceFusion's empty window when not).
+type VoiceFrames interface {
+	Frame(i int, w *audio.Window) bool
+}
+
 // Stage is the stage of the worker's stats a processor's time and faces count in.
 type Stage int
 
@@ -91,6 +98,7 @@ const (
 	StageFrameEnhance
 	StageAge      // the age modifier's time and faces it changed
 	StageDeepSwap // the deep swapper's time and faces it swapped
+	StageLipSync  // the lip syncer's time and faces synced
 )
 
 // Stats is where processors report their work: the worker's stage times and face counts.

@@ -27,6 +27,10 @@ type Context struct {
 	Mask adapters.MaskOptions
 	// Source is what rank 0 found in the source images.
 	Source Source
+	// Voice is the source audio's voice features, one window per output frame (lip_syncer);
+	// nil where there are none (an image target), which FaceFusion's workflow answers with its
+	// empty window.
+	Voice VoiceFrames
 	// Stats is where the processors count; never nil.
 	Stats Stats
 }

@@ -31,7 +31,7 @@ func TestTable(t *testing.T) {
 				t.Errorf("%s: template %q is not one of FaceFusion's", m.Name, m.Template)
 			}
 		}
-		if m.Kind != catalog.Converter && m.Kind != catalog.LandmarkEstimator && m.Norm.Scale == 0 { // these take vectors, not crops
+		if m.Kind != catalog.Converter && m.Kind != catalog.LandmarkEstimator && m.Kind != catalog.VoiceExtractor && m.Norm.Scale == 0 { // these take vectors or spectra, not crops
 			t.Errorf("%s: no normalisation", m.Name)
 		}
 		if len(m.Want.Inputs) == 0 || len(m.Want.Outputs) == 0 {

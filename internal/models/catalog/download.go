@@ -73,6 +73,13 @@ var distribution = map[string]struct{ base, pkg, licence string }{
 	// processors/modules/age_modifier/core.py
 	"fran":           {"models-3.6.0", "", "MIT"},
 	"styleganex_age": {"models-3.1.0", "", "S-Lab-1.0"},
+	// processors/modules/lip_syncer/core.py and voice_extractor.py
+	"edtalk_256":     {"models-3.3.0", "", "Apache-2.0"},
+	"wav2lip_96":     {"models-3.0.0", "", "Non-Commercial"},
+	"wav2lip_gan_96": {"models-3.0.0", "", "Non-Commercial"},
+	"kim_vocal_1":    {"models-3.4.0", "", "Non-Commercial"},
+	"kim_vocal_2":    {"models-3.0.0", "", "Non-Commercial"},
+	"uvr_mdxnet":     {"models-3.4.0", "", "MIT"},
 	// internal/deps/fetch.sh
 	"fr_feature": {"", "npm faceplugin-face-recognition-js@0.0.1", "MIT (package); the weights' origin is not stated"},
 }

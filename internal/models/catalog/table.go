@@ -57,6 +57,9 @@ var published = map[string]infer.Published{
 	"hyperswap_1b_256": {Bytes: 402742682, SHA256: "5124031789c42f71b9558fb71954ef7aedb6da7ed9fac79293e23c61a792a73e"},
 	"hyperswap_1c_256": {Bytes: 402742682, SHA256: "5528c2d76fe9986c99d829278987ef9f3a630cb606db7628d02b57b330f406a5"},
 
+	// The lip syncer's voice extractor (lipsync.go).
+	"kim_vocal_2": {Bytes: 66766794, SHA256: "fbde1fd7d35a6b1785add2225ce03255a01ccef6c8a5fb7b2ccd4e0c1e9097f7", CRC32: "c965a055"},
+
 	// Not FaceFusion's: the file in npm faceplugin-face-recognition-js@0.0.1 (model/), as
 	// internal/deps/fetch.sh places it.
 	"fr_feature": {Bytes: 4884269, SHA256: "87aacdfe57510db2af90c0251df680e8eec88f122ee94712121d09bcaaaf3581"},
@@ -87,6 +90,7 @@ var table = func() map[string]*Model {
 	addFrameEnhancers(m)
 	addAgeModifiers(m)
 	addDeepSwappers(m)
+	addLipSyncers(m) // lipsync.go
 	return m
 }()
 

@@ -1,0 +1,66 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/facefusion-hpc/facefusion/infer/fixtures"
+	"github.com/facefusion-hpc/facefusion/internal/clitest"
+	"github.com/facefusion-hpc/facefusion/internal/testenv"
+)
+
+// lip_syncer: a source audio ffmpeg cannot read stops the run before the first frame with one
+// line naming it (bad input), writes no output and leaves no job folder; a readable one runs.
+func TestLipSyncSourceAudio(t *testing.T) {
+	testenv.Full(t, "runs the binary")
+	work := t.TempDir()
+	models := filepath.Join(work, "models")
+	if err := os.Mkdir(models, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []string{"blazeface_front_128.onnx", "blazeface_back_256.onnx", "shape_predictor_68_face_landmarks.dat"} {
+		if err := os.Symlink(testenv.Model(t, n), filepath.Join(models, n)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, n := range []string{"wav2lip_gan_96", "kim_vocal_2"} {
+		b, err := fixtures.Model(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := fixtures.WriteFile(filepath.Join(models, n+".onnx"), b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	clip := testenv.CloseUpClipFrames(t, "grace_hopper.png", 6)
+	bad := filepath.Join(work, "voice.wav")
+	if err := os.WriteFile(bad, []byte("not a wave file"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(work, "out.mp4")
+	run := func(voice string) clitest.Result {
+		return clitest.Run(t, "run", "-s", voice, "-t", clip, "-o", out, "--models-dir", models, "--processors", "lip_syncer",
+			"--log-level", "error", "--job-dir", filepath.Join(work, "jobs"))
+	}
+	r := run(bad)
+	lines := strings.Split(strings.TrimSpace(r.Stderr), "\n")
+	if r.Code != exitInput || len(lines) != 1 || !strings.Contains(lines[0], bad) || !strings.Contains(lines[0], "source audio") {
+		t.Errorf("a corrupt source audio: exit %d, want %d with one line naming it:\n%s", r.Code, exitInput, r.Stderr)
+	}
+	if _, err := os.Stat(out); err == nil {
+		t.Error("a refused run wrote the output")
+	}
+	if left, _ := filepath.Glob(filepath.Join(work, "jobs", "*")); len(left) > 0 {
+		t.Errorf("a refused run left %v", left)
+	}
+	good := filepath.Join(work, "good.wav")
+	if b, err := exec.Command(testenv.Tool(t, "ffmpeg"), "-v", "error", "-f", "lavfi", "-i", "sine=frequency=200:duration=0.5", good).CombinedOutput(); err != nil {
+		t.Fatalf("%v %s", err, b)
+	}
+	if r := run(good); r.Code != 0 {
+		t.Errorf("a readable source audio: exit %d: %s", r.Code, r.Stderr)
+	}
+}

@@ -1,0 +1,142 @@
+package adapters
+
+import (
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/facefusion-hpc/facefusion/infer"
+	"github.com/facefusion-hpc/facefusion/internal/align"
+	"github.com/facefusion-hpc/facefusion/internal/audio"
+	"github.com/facefusion-hpc/facefusion/internal/geom"
+	"github.com/facefusion-hpc/facefusion/internal/models/catalog"
+	"github.com/facefusion-hpc/facefusion/internal/models/facemodel"
+	"github.com/facefusion-hpc/facefusion/internal/raster"
+)
+
+// lipCrop is the side of the ffhq_512 crop FaceFusion's lip syncer works in.
+const lipCrop = 512
+
+// LipSyncer is FaceFusion's wav2lip lip syncers (wav2lip_96, wav2lip_gan_96) on a session of
+// its own, one face a run: sync_lip's crop, mask, model call and paste.
+type LipSyncer struct {
+	model  *catalog.Model
+	tmpl   align.Template
+	sess   *infer.Session
+	weight float64
+	crop   *raster.Image
+	box    *raster.Image // the mouth's box at the model's size
+	back   *raster.Image
+	mask   []float32
+	ws     align.MaskWorkspace
+	voice  []float32
+	target []float32
+	out    []float32
+}
+
+// lowerFace is "lower-face"'s index in align.MaskAreas: wav2lip's area mask.
+var lowerFace = slices.IndexFunc(align.MaskAreas, func(a align.MaskArea) bool { return a.Name == "lower-face" })
+
+// NewLipSyncer opens lip syncer name from cfg.ModelsDir with --lip-syncer-weight weight.
+func NewLipSyncer(name string, cfg infer.SessionConfig, weight float64) (*LipSyncer, error) {
+	m, err := catalog.Select(catalog.LipSyncer, name)
+	if err != nil {
+		return nil, err
+	}
+	if m.SyncType() != catalog.Wav2Lip {
+		return nil, fmt.Errorf("lip syncer %s: only wav2lip_96 and wav2lip_gan_96 are built yet", name)
+	}
+	cfg.MaxBatch, cfg.Engines = 1, nil
+	s, err := infer.OpenSession(m.Spec(), cfg)
+	if err != nil {
+		return nil, err
+	}
+	n := m.Size * m.Size
+	return &LipSyncer{model: m, tmpl: align.Templates[m.Template], sess: s, weight: weight,
+		crop: raster.New(lipCrop, lipCrop), box: raster.New(m.Size, m.Size), back: raster.New(lipCrop, lipCrop),
+		mask: make([]float32, lipCrop*lipCrop), voice: make([]float32, audio.MelFilters*audio.WindowLength),
+		target: make([]float32, 6*n), out: make([]float32, 3*n)}, nil
+}
+
+// Close lets the session go.
+func (l *LipSyncer) Close() error { return l.sess.Close() }
+
+// Sync is sync_lip for one face of frame (its five points, FaceFusion's 5/68, and its 68):
+// the ffhq_512 crop, the lower face's area mask, the mouth's box (the 68 points' bounds in the
+// crop) warped to the model's size, the model on it and voice (nil: FaceFusion's empty
+// window), the box warped back into the crop, and the crop pasted through the mask.
+func (l *LipSyncer) Sync(frame *raster.Image, five [5]geom.Pt, lm *[68]geom.Pt, voice *audio.Window) error {
+	m := align.Estimate(five, l.tmpl, lipCrop)
+	align.WarpCrop(l.crop, frame, m)
+	align.AreaMask(l.mask, lipCrop, lipCrop, lm, m, []int{lowerFace}, &l.ws)
+	toBox := boxMap(lm, m, l.model.Size)
+	warpConstant(l.box, l.crop, toBox)
+	facemodel.VoiceInput(l.voice, voice, catalog.Wav2Lip, l.weight)
+	facemodel.Wav2LipTarget(l.target, l.box)
+	l.sess.Inputs()[0].SetFloat32(0, l.voice)
+	l.sess.Inputs()[1].SetFloat32(0, l.target)
+	if err := l.sess.Run(1); err != nil {
+		return err
+	}
+	l.sess.Outputs()[0].GetFloat32(l.out, 0)
+	facemodel.LipSyncOutput(l.box, l.out, catalog.Wav2Lip)
+	back, ok := toBox.Invert()
+	if !ok {
+		return nil // a face of no extent: FaceFusion's warp would fail on it
+	}
+	// cv2.warpAffine(box, invert(area_matrix), (512, 512), BORDER_REPLICATE): WarpCrop takes
+	// the frame→crop map, here the box→crop one.
+	align.WarpCrop(l.back, l.box, back)
+	align.PasteBack(frame, l.back, l.mask, m)
+	return nil
+}
+
+// boxMap is warp_face_by_bounding_box's map: the 68 points moved into the crop (float32, as
+// cv2.transform moves FaceFusion's float32 points), their bounds (create_bounding_box), and
+// the map of the bounds' corners onto a size × size box (cv2.getAffineTransform of the three
+// corners, float32 points).
+func boxMap(lm *[68]geom.Pt, m geom.Affine, size int) geom.Affine {
+	a := [6]float32{float32(m.A), float32(m.B), float32(m.C), float32(m.D), float32(m.E), float32(m.F)}
+	x1, y1 := float32(math.Inf(1)), float32(math.Inf(1))
+	x2, y2 := float32(math.Inf(-1)), float32(math.Inf(-1))
+	for _, p := range lm {
+		x, y := float32(p.X), float32(p.Y)
+		cx := float32(float32(a[0]*x)+float32(a[1]*y)) + a[2]
+		cy := float32(float32(a[3]*x)+float32(a[4]*y)) + a[5]
+		x1, x2, y1, y2 = min(x1, cx), max(x2, cx), min(y1, cy), max(y2, cy)
+	}
+	sx := float64(size) / (float64(x2) - float64(x1))
+	sy := float64(size) / (float64(y2) - float64(y1))
+	return geom.Affine{A: sx, C: -float64(x1) * sx, E: sy, F: -float64(y1) * sy}
+}
+
+// warpConstant is cv2.warpAffine(src, m, dst's size) with its default border (zeros outside
+// src) and bilinear samples, rounded half to even: warp_face_by_bounding_box's warp (its
+// INTER_AREA is INTER_LINEAR to warpAffine).
+func warpConstant(dst, src *raster.Image, m geom.Affine) {
+	inv, ok := m.Invert()
+	if !ok {
+		clear(dst.Pix)
+		return
+	}
+	at := func(x, y, c int) float64 {
+		if x < 0 || y < 0 || x >= src.W || y >= src.H {
+			return 0
+		}
+		return float64(src.Pix[y*src.Stride+3*x+c])
+	}
+	for y := 0; y < dst.H; y++ {
+		for x := 0; x < dst.W; x++ {
+			u := inv.A*float64(x) + inv.B*float64(y) + inv.C
+			v := inv.D*float64(x) + inv.E*float64(y) + inv.F
+			x0, y0 := math.Floor(u), math.Floor(v)
+			ax, ay := u-x0, v-y0
+			ix, iy := int(x0), int(y0)
+			for c := 0; c < 3; c++ {
+				t := at(ix, iy, c)*(1-ax) + at(ix+1, iy, c)*ax
+				b := at(ix, iy+1, c)*(1-ax) + at(ix+1, iy+1, c)*ax
+				dst.Pix[y*dst.Stride+3*x+c] = uint8(min(max(math.RoundToEven(t*(1-ay)+b*ay), 0), 255))
+			}
+		}
+	}
+}

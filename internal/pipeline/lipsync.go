@@ -1,0 +1,76 @@
+package pipeline
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+
+	"github.com/facefusion-hpc/facefusion/internal/audio"
+	"github.com/facefusion-hpc/facefusion/internal/fault"
+	"github.com/facefusion-hpc/facefusion/internal/job"
+	"github.com/facefusion-hpc/facefusion/internal/models/adapters"
+	"github.com/facefusion-hpc/facefusion/internal/models/catalog"
+	"github.com/facefusion-hpc/facefusion/internal/processors"
+	"github.com/facefusion-hpc/facefusion/internal/video"
+)
+
+// lipSyncModels are the lip syncer's models: its own and the voice extractor rank 0 runs.
+func lipSyncModels(cfg job.Config) []string {
+	if !cfg.LipSyncs() {
+		return nil
+	}
+	var names []string
+	for _, k := range []struct {
+		kind catalog.Kind
+		sel  string
+	}{{catalog.LipSyncer, cfg.LipSyncerModel}, {catalog.VoiceExtractor, cfg.VoiceExtractorModel}} {
+		if m, err := catalog.Select(k.kind, k.sel); err == nil {
+			names = append(names, m.Name)
+		}
+	}
+	return names
+}
+
+// AnalyseVoice is rank 0's reading of the source audio for lip_syncer on a video target: the
+// first audio file among the sources decoded as FaceFusion decodes it, its voice separated by
+// voice_extractor_model over the whole track, and the features cut into one window per frame
+// at FaceFusion's rate for the target (audio.FeatureRate). nil when the job does not sync
+// lips.
+func (m *Models) AnalyseVoice(ctx context.Context, info *video.Info) (*audio.Track, error) {
+	if !m.cfg.LipSyncs() {
+		return nil, nil
+	}
+	fps := audio.FeatureRate(info.FPS.Float(), m.cfg.OutputVideoFPS)
+	path := m.cfg.SourceAudio()
+	pcm, err := video.ReadPCM(ctx, path, audio.SampleRate, audio.Channels)
+	if err != nil {
+		// Bad input unless ffmpeg's failure was already classified (not installed, no room).
+		return nil, fault.AsInput(fmt.Errorf("lip_syncer's source audio: %w: give a readable audio file among the sources (-s)", err))
+	}
+	name := m.cfg.VoiceExtractorModel
+	ex, err := adapters.NewVoiceExtractor(name, sessionConfig(m.cfg, name))
+	if err != nil {
+		return nil, err
+	}
+	defer ex.Close()
+	voice, err := audio.ExtractVoice(pcm, ex, runtime.GOMAXPROCS(0))
+	if err != nil {
+		return nil, fmt.Errorf("lip_syncer's source audio %s: %w", path, err)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return audio.VoiceTrack(voice, fps), nil
+}
+
+// SetVoice installs the voice features (rank 0's, as every rank receives them) for the
+// workers made after it.
+func (m *Models) SetVoice(t *audio.Track) { m.voice = t }
+
+// voiceFrames is the processors' view of the features: nil (not a nil *Track) without.
+func (m *Models) voiceFrames() processors.VoiceFrames {
+	if m.voice == nil {
+		return nil
+	}
+	return m.voice
+}
