@@ -35,7 +35,7 @@ func TestProcessorCombinationsAcrossRanks(t *testing.T) {
 		"hyperswap+masks+gfp":  {"--processors", "face_swapper", "face_enhancer", "--face-swapper-model", "hyperswap_1a_256", "--face-mask-types", "box", "occlusion", "region", "--face-landmarker-model", "2dfan4"},
 		"fp16+many+scrfd":      {"--processors", "face_swapper", "--face-swapper-model", "inswapper_128_fp16", "--face-selector-mode", "many", "--face-detector-model", "scrfd"},
 		// deep_swapper's batched model (no morph input) before fran, one face a run.
-		"deep+age": {"--processors", "deep_swapper", "age_modifier", "--deep-swapper-model", "druuzil/christian_bale_320", "--age-modifier-direction", "60",
+		"deep+age@3": {"--processors", "deep_swapper", "age_modifier", "--deep-swapper-model", "druuzil/christian_bale_320", "--age-modifier-direction", "60",
 			"--face-detector-model", "scrfd", "--face-selector-mode", "many"},
 		"simswap+pixel-boost+gpen": {"--processors", "face_swapper", "face_enhancer", "--face-swapper-model", "simswap_256", "--face-swapper-pixel-boost", "512x512", "--face-detector-model", "yolo_face",
 			"--face-enhancer-model", "gpen_bfr_256"},
@@ -46,7 +46,7 @@ func TestProcessorCombinationsAcrossRanks(t *testing.T) {
 			"--background-remover-model", "u2net_cloth", "--background-remover-fill-color", "0", "255", "0", "200", "--background-remover-despill-color", "0", "255", "0", "90"},
 		// frame_enhancer's tiles batched by 3 against 1, its ×4 frames (the encoder's input)
 		// sent between ranks and scaled to the output's ×2.
-		"frame-enhancer+inswapper": {"--processors", "frame_enhancer", "face_swapper", "--face-swapper-model", "inswapper_128",
+		"frame-enhancer+inswapper@3": {"--processors", "frame_enhancer", "face_swapper", "--face-swapper-model", "inswapper_128",
 			"--frame-enhancer-model", "real_web_photo_x4", "--output-video-scale", "2"},
 	}
 	for name, extra := range combos {
