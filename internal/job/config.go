@@ -100,6 +100,8 @@ type Config struct {
 	ModelBroadcast string `toml:"model_broadcast" fingerprint:"operational"`
 
 	Models
+	// The expression restorer's keys.
+	ExpressionRestorer
 	// facefusion batch-run's keys (run refuses them).
 	Batch `fingerprint:"operational"`
 	// Device is this rank's GPU for cuda/tensorrt, resolved at start-up (not a key).
@@ -250,14 +252,16 @@ func (c *Config) check(paths, combos bool) error {
 		bad("processors: give face_swapper or none")
 	}
 	for _, p := range c.Processors {
-		if p != ProcessorSwap && p != ProcessorNone && p != ProcessorEnhance && p != ProcessorDebug {
-			bad("processors: %s is not known (face_swapper, face_enhancer, face_debugger, none)", safefs.Excerpt(p))
+		if p != ProcessorSwap && p != ProcessorNone && p != ProcessorEnhance && p != ProcessorDebug &&
+			p != ProcessorExpression {
+			bad("processors: %s is not known (face_swapper, face_enhancer, face_debugger, expression_restorer, none)", safefs.Excerpt(p))
 			break // the first of a list of bad names, for one line
 		}
 	}
 	finiteFloats(reflect.ValueOf(c).Elem(), "", bad)
 	c.validateFloatRanges(bad)
 	c.validateModels(bad, combo)
+	c.validateExpression(bad)
 	if c.TrimFrameStart < -1 || c.TrimFrameEnd < -1 {
 		bad("trim_frame_start/trim_frame_end: frame numbers are ≥ 0 (-1: not set)")
 	}

@@ -334,7 +334,9 @@ func (c *Config) Debugs() bool { return slices.Contains(c.Processors, ProcessorD
 
 // FindsFaces reports whether any processor works on faces: otherwise frames pass through
 // untouched, and no model or runtime is loaded.
-func (c *Config) FindsFaces() bool { return c.Swaps() || c.Enhances() || c.Debugs() }
+func (c *Config) FindsFaces() bool {
+	return c.Swaps() || c.Enhances() || c.Debugs() || c.RestoresExpression()
+}
 
 // SelectsBySource reports whether the face selector's auto filters faces by the largest
 // source face's gender or race: the source images are then read for any processor that finds
@@ -615,7 +617,11 @@ func Choices(key string) []string {
 	case "face_debugger_items":
 		return facemodel.DebuggerItemNames(false)
 	case "processors":
-		return []string{ProcessorSwap, ProcessorEnhance, ProcessorDebug}
+		return []string{ProcessorSwap, ProcessorEnhance, ProcessorDebug, ProcessorExpression}
+	case "expression_restorer_model":
+		return ExpressionRestorers
+	case "expression_restorer_areas":
+		return ExpressionAreas
 	case "workflow_mode":
 		return WorkflowModes
 	}

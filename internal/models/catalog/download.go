@@ -49,6 +49,10 @@ var distribution = map[string]struct{ base, pkg, licence string }{
 	"xseg_3":            {"models-3.2.0", "", "GPL-3.0"},
 	"bisenet_resnet_18": {"models-3.1.0", "", "MIT"},
 	"bisenet_resnet_34": {"models-3.0.0", "", "MIT"},
+	// processors/modules/expression_restorer/core.py (face_editor's live_portrait set too)
+	"live_portrait_feature_extractor": {"models-3.0.0", "", "MIT"},
+	"live_portrait_motion_extractor":  {"models-3.0.0", "", "MIT"},
+	"live_portrait_generator":         {"models-3.0.0", "", "MIT"},
 	// internal/deps/fetch.sh
 	"fr_feature": {"", "npm faceplugin-face-recognition-js@0.0.1", "MIT (package); the weights' origin is not stated"},
 }
