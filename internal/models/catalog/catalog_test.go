@@ -83,11 +83,11 @@ func TestTable(t *testing.T) {
 // LivePortrait's files are one choice, live_portrait, whose parts are found by FaceFusion's
 // keys in its model set; the files download as FaceFusion names them.
 func TestLivePortraitSet(t *testing.T) {
-	if got := Sets(LivePortrait); len(got) != 1 || got[0] != "live_portrait" {
+	if got := catalog.Sets(catalog.LivePortrait); len(got) != 1 || got[0] != "live_portrait" {
 		t.Fatalf("LivePortrait sets %v, want [live_portrait]", got)
 	}
 	for _, part := range []string{"feature_extractor", "motion_extractor", "generator"} {
-		m, err := Part("live_portrait", part)
+		m, err := catalog.Part("live_portrait", part)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -95,7 +95,7 @@ func TestLivePortraitSet(t *testing.T) {
 			t.Errorf("%s: file %s, base %s, licence %s", part, m.File, m.Base, m.Licence)
 		}
 	}
-	if _, err := Part("live_portrait", "stitcher"); err == nil {
+	if _, err := catalog.Part("live_portrait", "stitcher"); err == nil {
 		t.Error("a part expression_restorer does not load was found")
 	}
 }
