@@ -65,6 +65,7 @@ func rankStats(me int, m *pipeline.Models, res *Result, began time.Time, gpu ran
 			r.StageSeconds[s] = v
 		}
 		r.FacesFound, r.FacesSwapped, r.FacesEnhanced = snap.FacesFound, snap.FacesSwapped, snap.FacesEnhanced
+		r.FacesExpressionRestored = snap.FacesExpressionRestored
 		r.Identity = m.IdentitySums()
 	}
 	r.StageSeconds["checkpoint"] = res.CheckpointWork
@@ -131,6 +132,7 @@ func (rr *runRecord) report(ctx context.Context, err error) *report.Report {
 			t.FacesFound += r.FacesFound
 			t.FacesSwapped += r.FacesSwapped
 			t.FacesEnhanced += r.FacesEnhanced
+			t.FacesExpressionRestored += r.FacesExpressionRestored
 			for s, v := range r.StageSeconds {
 				t.StageSeconds[s] += v
 			}

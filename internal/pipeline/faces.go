@@ -22,6 +22,8 @@ func FaceReport(cfg job.Config, faces, frames int) (string, error) {
 	case cfg.Swaps():
 	case cfg.Enhances():
 		verb = "enhanced"
+	case cfg.RestoresExpression():
+		verb = "given its expression back"
 	default:
 		verb = "drawn by face_debugger"
 	}

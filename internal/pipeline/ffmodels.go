@@ -19,6 +19,7 @@ import (
 	"github.com/facefusion-hpc/facefusion/internal/models/catalog"
 	"github.com/facefusion-hpc/facefusion/internal/models/facemodel"
 	"github.com/facefusion-hpc/facefusion/internal/processors"
+	_ "github.com/facefusion-hpc/facefusion/internal/processors/expressionrestorer" // registers expression_restorer
 	"github.com/facefusion-hpc/facefusion/internal/processors/facedebugger"
 	_ "github.com/facefusion-hpc/facefusion/internal/processors/faceenhancer" // registers face_enhancer
 	"github.com/facefusion-hpc/facefusion/internal/processors/faceswapper"
@@ -134,9 +135,16 @@ func ModelNames(cfg job.Config) []string {
 	if cfg.Enhances() {
 		pick(catalog.Enhancer, cfg.FaceEnhancerModel)
 	}
-	// The enhancer masks by occlusion too, the swapper and face_debugger's face-mask by region
-	// as well.
-	if (cfg.Swaps() || cfg.Enhances() || debugMasker(cfg)) && slices.Contains(cfg.FaceMaskTypes, "occlusion") {
+	if cfg.RestoresExpression() {
+		for _, part := range []string{"feature_extractor", "motion_extractor", "generator"} {
+			if m, err := catalog.Part(cfg.ExpressionRestorerModel, part); err == nil {
+				names = append(names, m.Name)
+			}
+		}
+	}
+	// The enhancer and the expression restorer mask by occlusion too, the swapper and
+	// face_debugger's face-mask by region as well.
+	if (cfg.Swaps() || cfg.Enhances() || cfg.RestoresExpression() || debugMasker(cfg)) && slices.Contains(cfg.FaceMaskTypes, "occlusion") {
 		if ms, err := adapters.Occluders(cfg.FaceOccluderModel); err == nil {
 			for _, m := range ms {
 				names = append(names, m.Name)
@@ -365,6 +373,9 @@ type modelWorker struct {
 	procs *processors.Chain // the job's processors, in its order
 	idx   []int
 	batch processors.Batch // Apply's frames and selected faces, handed to each processor
+	// originals are the batch's frames as decoded, kept for the processors that read them
+	// (Batch.Originals), reused batch after batch
+	originals []*raster.Image
 	// the output index of the worker's Stream's first frame and each batch frame's Stream
 	// index (frameIndexed): the batch's Indices
 	first int
@@ -447,6 +458,9 @@ func (p processorStats) Done(stage processors.Stage, start time.Time, faces int)
 	case processors.StageEnhance:
 		p.st.since(StageEnhance, start)
 		p.st.add(facesEnhanced, faces)
+	case processors.StageExpression:
+		p.st.since(StageExpression, start)
+		p.st.add(facesExpressionRestored, faces)
 	}
 }
 
@@ -551,6 +565,7 @@ func (w *modelWorker) Apply(frames []*raster.Image, faces [][]face.Face) error {
 	if err := w.selectFaces(frames, faces); err != nil {
 		return err
 	}
+	w.keepOriginals()
 	// The identity measure reads the faces once the last processor that changes them has run,
 	// before face_debugger draws on them (its dots are not the face).
 	measureAt := w.procs.Measured()
@@ -565,6 +580,35 @@ func (w *modelWorker) Apply(frames []*raster.Image, faces [][]face.Face) error {
 		}
 	}
 	return w.id.after()
+}
+
+// keepOriginals copies each frame of the batch with a selected face into w.originals, before
+// any processor runs, when a step reads Batch.Originals (expression_restorer); a frame with no
+// face gets nil.
+func (w *modelWorker) keepOriginals() {
+	b := &w.batch
+	b.Originals = b.Originals[:0]
+	if !w.procs.ReadsOriginals() {
+		return
+	}
+	for k, img := range b.Frames {
+		if !w.hits[k] {
+			b.Originals = append(b.Originals, nil)
+			continue
+		}
+		if k >= len(w.originals) {
+			w.originals = append(w.originals, nil)
+		}
+		o := w.originals[k]
+		if o == nil || o.W != img.W || o.H != img.H {
+			o = raster.New(img.W, img.H)
+			w.originals[k] = o
+		}
+		for y := range img.H {
+			copy(o.Pix[y*o.Stride:][:3*img.W], img.Pix[y*img.Stride:][:3*img.W])
+		}
+		b.Originals = append(b.Originals, o)
+	}
 }
 
 // selectFaces makes w.batch: frames and the faces the selector picks of faces[k] in frames[k];

@@ -11,18 +11,19 @@ type Stage int
 // The stages, in the order a frame meets them. StageNames is the one list of their names (the
 // run report's keys and the metrics' stage label).
 const (
-	StageDecode    Stage = iota // the decoder's read loop: waiting on ffmpeg's pipe for the next frame
-	StageDetect                 // the face detector (and, in reference mode, the recognizer's embeddings)
-	StageLandmarks              // the landmarker
-	StageSwap                   // the face swapper
-	StageEnhance                // the face enhancer
-	StageIdentity               // the identity measure (its recognizer and landmarker runs)
-	StageEncode                 // the encoder's write loop: handing a frame to ffmpeg's pipe
+	StageDecode     Stage = iota // the decoder's read loop: waiting on ffmpeg's pipe for the next frame
+	StageDetect                  // the face detector (and, in reference mode, the recognizer's embeddings)
+	StageLandmarks               // the landmarker
+	StageSwap                    // the face swapper
+	StageEnhance                 // the face enhancer
+	StageExpression              // the expression restorer
+	StageIdentity                // the identity measure (its recognizer and landmarker runs)
+	StageEncode                  // the encoder's write loop: handing a frame to ffmpeg's pipe
 	numStages
 )
 
 // StageNames are the stages' names, indexed by Stage.
-var StageNames = [numStages]string{"decode", "detect", "landmarks", "swap", "enhance", "identity", "encode"}
+var StageNames = [numStages]string{"decode", "detect", "landmarks", "swap", "enhance", "expression", "identity", "encode"}
 
 // Stats are a rank's counts and the busy time of each stage, added to by the decoder, every
 // worker and the encoder at once: atomics, no lock in the frame path. Stages run in goroutines
@@ -41,6 +42,7 @@ const (
 	facesFound faceCount = iota
 	facesSwapped
 	facesEnhanced
+	facesExpressionRestored
 	numFaceCounts
 )
 
@@ -64,6 +66,8 @@ type StatsSnapshot struct {
 	FacesFound    int                // faces the detector found (above the score)
 	FacesSwapped  int                // faces the swapper changed
 	FacesEnhanced int                // faces the enhancer changed
+	// FacesExpressionRestored are the faces expression_restorer changed.
+	FacesExpressionRestored int
 }
 
 // Snapshot reads the counts; call it when no frame is in flight for exact totals.
@@ -73,6 +77,7 @@ func (s *Stats) Snapshot() StatsSnapshot {
 		r.Seconds[name] = time.Duration(s.busy[i].Load()).Seconds()
 	}
 	r.FacesFound, r.FacesSwapped, r.FacesEnhanced = int(s.faces[facesFound].Load()), int(s.faces[facesSwapped].Load()), int(s.faces[facesEnhanced].Load())
+	r.FacesExpressionRestored = int(s.faces[facesExpressionRestored].Load())
 	return r
 }
 

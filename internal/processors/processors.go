@@ -57,6 +57,16 @@ type Batch struct {
 	Indices []int
 	// Faces are the selected faces of every frame, in frame order.
 	Faces []Face
+	// Originals[k] is Frames[k] as the target gave it, before any processor ran (FaceFusion's
+	// target_vision_frame, which expression_restorer reads the original expression from):
+	// filled only when a step reads it (OriginalReader), and then only for frames with a
+	// selected face; nil otherwise.
+	Originals []*raster.Image
+}
+
+// OriginalReader is a processor that reads Batch.Originals.
+type OriginalReader interface {
+	ReadsOriginals() bool
 }
 
 // Face is one selected face of a Batch.
@@ -73,8 +83,9 @@ type Stage int
 
 // The stages processors count in.
 const (
-	StageSwap    Stage = iota // the face swapper's time and faces swapped
-	StageEnhance              // the face enhancer's time and faces enhanced
+	StageSwap       Stage = iota // the face swapper's time and faces swapped
+	StageEnhance                 // the face enhancer's time and faces enhanced
+	StageExpression              // the expression restorer's time and faces restored
 )
 
 // Stats is where processors report their work: the worker's stage times and face counts.

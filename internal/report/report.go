@@ -115,20 +115,22 @@ func SlurmFromEnv(getenv func(string) string) *SlurmIDs {
 // the manifest; join is rank 0's one ffmpeg run that joins the segments and muxes the target's
 // other streams (reports before it have concat and mux, its two passes).
 type Rank struct {
-	Rank            int                  `json:"rank"`
-	Host            string               `json:"host,omitempty"`
-	Frames          int                  `json:"frames"` // the frames it processed
-	Chunks          int                  `json:"chunks"` // the chunks it encoded (a chunk shared with other ranks: by the one holding its first frame)
-	FacesFound      int                  `json:"faces_found"`
-	FacesSwapped    int                  `json:"faces_swapped"`
-	FacesEnhanced   int                  `json:"faces_enhanced"`
-	Seconds         float64              `json:"seconds"` // wall time of the rank's share
-	FramesPerSecond float64              `json:"frames_per_second"`
-	StageSeconds    map[string]float64   `json:"stage_seconds"`
-	GPU             *rank.GPUStats       `json:"gpu,omitempty"`
-	CPU             *rank.CPUBudget      `json:"cpu,omitempty"`      // the rank's CPUs, whence, and its thread counts
-	Identity        *lustre.IdentitySums `json:"identity,omitempty"` // the rank's share of the identity measure
-	ModelBroadcast  *ModelBroadcast      `json:"model_broadcast,omitempty"`
+	Rank          int    `json:"rank"`
+	Host          string `json:"host,omitempty"`
+	Frames        int    `json:"frames"` // the frames it processed
+	Chunks        int    `json:"chunks"` // the chunks it encoded (a chunk shared with other ranks: by the one holding its first frame)
+	FacesFound    int    `json:"faces_found"`
+	FacesSwapped  int    `json:"faces_swapped"`
+	FacesEnhanced int    `json:"faces_enhanced"`
+	// FacesExpressionRestored are the faces expression_restorer changed (absent: none).
+	FacesExpressionRestored int                  `json:"faces_expression_restored,omitempty"`
+	Seconds                 float64              `json:"seconds"` // wall time of the rank's share
+	FramesPerSecond         float64              `json:"frames_per_second"`
+	StageSeconds            map[string]float64   `json:"stage_seconds"`
+	GPU                     *rank.GPUStats       `json:"gpu,omitempty"`
+	CPU                     *rank.CPUBudget      `json:"cpu,omitempty"`      // the rank's CPUs, whence, and its thread counts
+	Identity                *lustre.IdentitySums `json:"identity,omitempty"` // the rank's share of the identity measure
+	ModelBroadcast          *ModelBroadcast      `json:"model_broadcast,omitempty"`
 }
 
 // ModelBroadcast is a rank's part of the job's model broadcast (model_broadcast): rank 0 read
