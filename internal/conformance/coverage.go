@@ -50,8 +50,12 @@ var options = []option{
 	{"face_enhancer_blend", nil},
 	{"face_enhancer_weight", nil},
 	{"face_debugger_items", []string{"bounding-box", "face-landmark-5", "face-landmark-5/68", "face-landmark-68", "face-landmark-68/5", "face-mask"}},
+	// expression_restorer (its core.py register_args, choices.py and types.py).
+	{"expression_restorer_model", []string{"live_portrait"}},
+	{"expression_restorer_factor", nil},
+	{"expression_restorer_areas", []string{"upper-face", "lower-face"}},
 	// General options that change frames.
-	{"processors", []string{"face_swapper", "face_enhancer", "face_debugger"}},
+	{"processors", []string{"face_swapper", "face_enhancer", "face_debugger", "expression_restorer"}},
 	{"trim_frame_start", nil},
 	{"trim_frame_end", nil},
 	{"output_image_quality", nil},
