@@ -68,9 +68,11 @@ func lpWant(orig, frame *raster.Image, m geom.Affine, areas []string, factor int
 				outs[o] = append(outs[o], float32(v))
 			}
 		}
-		var mo facemodel.LivePortraitMotion
-		if err := mo.FromOutputs(outs[0], outs[1], outs[2], outs[3], outs[4], outs[5], outs[6]); err != nil {
-			panic(err)
+		mo := facemodel.LivePortraitMotion{Pitch: outs[0][0], Yaw: outs[1][0], Roll: outs[2][0], Scale: outs[3][0]}
+		copy(mo.Translation[:], outs[4])
+		for k := range 21 {
+			copy(mo.Expression[k][:], outs[5][3*k:])
+			copy(mo.Points[k][:], outs[6][3*k:])
 		}
 		return mo
 	}

@@ -121,3 +121,24 @@ func TestLivePortraitPrepareFinish(t *testing.T) {
 		t.Errorf("finished (%d %d %d) (%d %d %d), want (127 0 25) (255 254 1): clipped, truncated", r, g, b, r1, g1, b1)
 	}
 }
+
+// The keypoints are scale·(motion_points @ rotationᵀ + expression) + translation: a point on
+// the x axis turned by yaw 90 goes to −z, then the expression, the scale and the translation
+// per axis.
+func TestLivePortraitKeypoints(t *testing.T) {
+	m := LivePortraitMotion{Yaw: 90, Scale: 2, Translation: [3]float32{0.5, -1, 0.25}}
+	m.Points[0] = [3]float32{1, 0, 0}
+	m.Points[1] = [3]float32{0, 1, 0}
+	var e LivePortraitExpression
+	e[0] = [3]float32{0.1, 0.2, 0.3}
+	rot := LivePortraitRotation(m.Pitch, m.Yaw, m.Roll)
+	got := m.Keypoints(&rot, &e)
+	want := [2][3]float64{{2*0.1 + 0.5, 2*0.2 - 1, 2*(-1+0.3) + 0.25}, {0.5, 2 - 1, 0.25}}
+	for k := range want {
+		for j := range 3 {
+			if math.Abs(float64(got[k][j])-want[k][j]) > 1e-6 {
+				t.Errorf("keypoint %d axis %d = %v, want %v", k, j, got[k][j], want[k][j])
+			}
+		}
+	}
+}
