@@ -23,7 +23,7 @@ const (
 )
 
 // StageNames are the stages' names, indexed by Stage.
-var StageNames = [numStages]string{"decode", "detect", "landmarks", "swap", "enhance", "expression", "identity", "encode"}
+var StageNames = [numStages]string{"decode", "detect", "landmarks", "swap", "enhance", "expression_restorer", "identity", "encode"}
 
 // Stats are a rank's counts and the busy time of each stage, added to by the decoder, every
 // worker and the encoder at once: atomics, no lock in the frame path. Stages run in goroutines
