@@ -1,9 +1,11 @@
 package infer
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -80,6 +82,26 @@ type tensorSet struct {
 	// bindings[n-1] binds batch-n views of the buffers; tensors[n-1] are those views.
 	bindings []*ort.IoBinding
 	tensors  [][]ort.Value
+	// scalars[n-1] are the 0-d outputs of binding n-1 (LivePortrait's pose): ONNX Runtime
+	// writes a 0-d output only into a 0-d value, which the binding library makes over its own
+	// memory alone, so each run's value is copied into the output's buffer.
+	scalars [][]scalarOut
+}
+
+// scalarOut is a 0-d float32 output and the value ONNX Runtime writes it into.
+type scalarOut struct {
+	buf *Buffer
+	val *ort.Scalar[float32]
+}
+
+// copyScalars copies binding n-1's 0-d outputs into their buffers after a run.
+func (ts *tensorSet) copyScalars(n int) {
+	if n-1 >= len(ts.scalars) {
+		return
+	}
+	for _, o := range ts.scalars[n-1] {
+		binary.LittleEndian.PutUint32(o.buf.mem.data, math.Float32bits(o.val.GetData()))
+	}
 }
 
 // OpenSession opens the model spec describes from cfg.ModelsDir. The file's integrity (.hash,
@@ -255,10 +277,12 @@ func (s *Session) buffer(t, want TensorSpec, dims map[string][]int64) (*Buffer, 
 			shape[i] = Dyn
 		}
 	}
-	if len(shape) == 0 && (t.Type != Float32 && t.Type != Float64 || !isInput(s.found, t.Name)) {
+	if len(shape) == 0 && (isInput(s.found, t.Name) && t.Type != Float32 && t.Type != Float64 ||
+		!isInput(s.found, t.Name) && t.Type != Float32) {
 		// A 0-d input (styleganex_age's 'direction') is bound as a scalar at each run
-		// (bindScalars); a 0-d output, or one of another type, is not needed by any model.
-		return nil, fmt.Errorf("model %s %s: %s is a 0-d tensor, which this program passes only as a float input", s.spec.Name, s.path, t)
+		// (bindScalars), a 0-d output (LivePortrait's pose) read from one after it; other types
+		// are not needed by any model.
+		return nil, fmt.Errorf("model %s %s: %s is a 0-d tensor, which this program passes only as a float input or a float32 output", s.spec.Name, s.path, t)
 	}
 	given := dims[t.Name]
 	if given != nil && len(given) != len(shape) {
@@ -356,11 +380,26 @@ func (ts *tensorSet) bind(sess *ort.DynamicAdvancedSession, n int) error {
 		}
 		return ort.NewCustomDataTensor(ort.NewShape(shape...), buf.mem.data[:size], ort.TensorElementDataType(buf.Type))
 	}
+	var scalars []scalarOut
+	defer func() { ts.scalars = append(ts.scalars, scalars) }()
 	for i, buf := range append(append([]*Buffer(nil), ts.inputs...), ts.outputs...) {
-		if len(buf.Shape) == 0 {
+		var v ort.Value
+		var err error
+		switch {
+		case len(buf.Shape) == 0 && i < len(ts.inputs):
 			continue // bound at each run by bindScalars: onnxruntime_go's tensors have an axis
+		case len(buf.Shape) == 0:
+			if buf.Type != Float32 {
+				return fmt.Errorf("output %s: a 0-d output of type %v (only float32 is taken)", buf.Name, buf.Type)
+			}
+			var sv *ort.Scalar[float32]
+			if sv, err = ort.NewEmptyScalar[float32](); err == nil {
+				v = sv
+				scalars = append(scalars, scalarOut{buf, sv})
+			}
+		default:
+			v, err = view(buf)
 		}
-		v, err := view(buf)
 		if err != nil {
 			return err
 		}
@@ -389,7 +428,7 @@ func (ts *tensorSet) close() []error {
 			errs = append(errs, v.Destroy())
 		}
 	}
-	ts.tensors = nil
+	ts.tensors, ts.scalars = nil, nil
 	for _, b := range append(append([]*Buffer(nil), ts.inputs...), ts.outputs...) {
 		errs = append(errs, b.mem.free())
 	}
@@ -429,6 +468,7 @@ func (s *Session) runSet(ts *tensorSet, n int) error {
 	if err != nil {
 		return fmt.Errorf("model %s %s: inference failed: %s", s.spec.Name, s.path, oneLine(err))
 	}
+	ts.copyScalars(n)
 	return nil
 }
 

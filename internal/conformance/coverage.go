@@ -70,8 +70,12 @@ var options = []option{
 	// infer/fixtures.DeepSwapStandIns and a custom one.
 	{"deep_swapper_model", nil},
 	{"deep_swapper_morph", nil},
+	// expression_restorer (its core.py register_args, choices.py and types.py).
+	{"expression_restorer_model", []string{"live_portrait"}},
+	{"expression_restorer_factor", nil},
+	{"expression_restorer_areas", []string{"upper-face", "lower-face"}},
 	// General options that change frames.
-	{"processors", []string{"face_swapper", "face_enhancer", "face_debugger", "frame_enhancer", "frame_colorizer", "background_remover", "age_modifier", "deep_swapper", "lip_syncer"}},
+	{"processors", []string{"face_swapper", "face_enhancer", "face_debugger", "frame_enhancer", "frame_colorizer", "background_remover", "age_modifier", "deep_swapper", "lip_syncer", "expression_restorer"}},
 	{"trim_frame_start", nil},
 	{"trim_frame_end", nil},
 	{"output_image_quality", nil},

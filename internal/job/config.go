@@ -108,6 +108,8 @@ type Config struct {
 	// age_modifier's and deep_swapper's keys.
 	FaceChange
 	LipSync // lipsync.go
+	// The expression restorer's keys.
+	ExpressionRestorer
 	// facefusion batch-run's keys (run refuses them).
 	Batch `fingerprint:"operational"`
 	// Device is this rank's GPU for cuda/tensorrt, resolved at start-up (not a key).
@@ -227,7 +229,7 @@ const (
 // list that the check, the option's help and the conformance coverage derive from.
 func ProcessorChoices() []string {
 	return []string{ProcessorSwap, ProcessorEnhance, ProcessorDebug, ProcessorFrameEnhance, ProcessorColorize, ProcessorRemoveBackground,
-		ProcessorAge, ProcessorDeepSwap, ProcessorLipSync}
+		ProcessorAge, ProcessorDeepSwap, ProcessorLipSync, ProcessorExpression}
 }
 
 // Validate checks every value and says which key is wrong and what it may be.
@@ -277,6 +279,7 @@ func (c *Config) check(paths, combos bool) error {
 	c.validateFrameEnhancer(bad)
 	c.validateFaceChange(bad, combo)
 	c.validateLipSync(bad, combo, paths)
+	c.validateExpression(bad)
 	if c.TrimFrameStart < -1 || c.TrimFrameEnd < -1 {
 		bad("trim_frame_start/trim_frame_end: frame numbers are ≥ 0 (-1: not set)")
 	}

@@ -335,7 +335,7 @@ func (c *Config) Debugs() bool { return slices.Contains(c.Processors, ProcessorD
 // FindsFaces reports whether any processor works on faces: otherwise frames pass through
 // untouched, and no model or runtime is loaded.
 func (c *Config) FindsFaces() bool {
-	return c.Swaps() || c.Enhances() || c.Debugs() || c.ModifiesAge() || c.DeepSwaps() || c.LipSyncs()
+	return c.Swaps() || c.Enhances() || c.Debugs() || c.ModifiesAge() || c.DeepSwaps() || c.LipSyncs() || c.RestoresExpression()
 }
 
 // RunsModels reports whether any processor runs a model (one that finds faces, or one of whole
@@ -630,6 +630,10 @@ func Choices(key string) []string {
 		return LipSyncers
 	case "voice_extractor_model":
 		return VoiceExtractors
+	case "expression_restorer_model":
+		return ExpressionRestorers
+	case "expression_restorer_areas":
+		return ExpressionAreas
 	case "workflow_mode":
 		return WorkflowModes
 	}

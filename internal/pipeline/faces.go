@@ -24,6 +24,8 @@ func FaceReport(cfg job.Config, faces, frames int) (string, error) {
 		verb = "enhanced"
 	case cfg.LipSyncs():
 		verb = "lip-synced"
+	case cfg.RestoresExpression():
+		verb = "given its expression back"
 	default:
 		verb = "drawn by face_debugger"
 	}

@@ -22,6 +22,7 @@ import (
 	_ "github.com/facefusion-hpc/facefusion/internal/processors/agemodifier"       // registers age_modifier
 	_ "github.com/facefusion-hpc/facefusion/internal/processors/backgroundremover" // registers background_remover
 	_ "github.com/facefusion-hpc/facefusion/internal/processors/deepswapper"       // registers deep_swapper
+	_ "github.com/facefusion-hpc/facefusion/internal/processors/expressionrestorer" // registers expression_restorer
 	"github.com/facefusion-hpc/facefusion/internal/processors/facedebugger"
 	_ "github.com/facefusion-hpc/facefusion/internal/processors/faceenhancer" // registers face_enhancer
 	"github.com/facefusion-hpc/facefusion/internal/processors/faceswapper"
@@ -159,9 +160,16 @@ func ModelNames(cfg job.Config) []string {
 	if cfg.Enhances() {
 		pick(catalog.Enhancer, cfg.FaceEnhancerModel)
 	}
-	// The enhancer masks by occlusion too, the swapper and face_debugger's face-mask by region
-	// as well.
-	if (cfg.Swaps() || cfg.Enhances() || debugMasker(cfg)) && slices.Contains(cfg.FaceMaskTypes, "occlusion") {
+	if cfg.RestoresExpression() {
+		for _, part := range []string{"feature_extractor", "motion_extractor", "generator"} {
+			if m, err := catalog.Part(cfg.ExpressionRestorerModel, part); err == nil {
+				names = append(names, m.Name)
+			}
+		}
+	}
+	// The enhancer and the expression restorer mask by occlusion too, the swapper and
+	// face_debugger's face-mask by region as well.
+	if (cfg.Swaps() || cfg.Enhances() || cfg.RestoresExpression() || debugMasker(cfg)) && slices.Contains(cfg.FaceMaskTypes, "occlusion") {
 		if ms, err := adapters.Occluders(cfg.FaceOccluderModel); err == nil {
 			for _, m := range ms {
 				names = append(names, m.Name)
@@ -397,6 +405,9 @@ type modelWorker struct {
 	procs *processors.Chain // the job's processors, in its order
 	idx   []int
 	batch processors.Batch // Apply's frames and selected faces, handed to each processor
+	// originals are the batch's frames as decoded, kept for the processors that read them
+	// (Batch.Originals), reused batch after batch
+	originals []*raster.Image
 	// the output index of the worker's Stream's first frame and each batch frame's Stream
 	// index (frameIndexed): the batch's Indices
 	first int
@@ -498,6 +509,9 @@ func (p processorStats) Done(stage processors.Stage, start time.Time, faces int)
 	case processors.StageDeepSwap:
 		p.st.since(StageDeepSwap, start)
 		p.st.add(facesDeepSwapped, faces)
+	case processors.StageExpression:
+		p.st.since(StageExpression, start)
+		p.st.add(facesExpressionRestored, faces)
 	}
 }
 
@@ -621,6 +635,7 @@ func (w *modelWorker) Apply(frames []*raster.Image, faces [][]face.Face) error {
 	if err := w.selectFaces(frames, faces); err != nil {
 		return err
 	}
+	w.keepOriginals()
 	// The identity measure reads the faces once the last processor that changes them has run,
 	// before face_debugger draws on them (its dots are not the face).
 	measureAt := w.procs.Measured()
@@ -688,6 +703,35 @@ func (w *modelWorker) noteSizes() {
 	w.sizes = w.sizes[:0]
 	for _, f := range w.batch.Frames {
 		w.sizes = append(w.sizes, [2]int{f.W, f.H})
+	}
+}
+
+// keepOriginals copies each frame of the batch with a selected face into w.originals, before
+// any processor runs, when a step reads Batch.Originals (expression_restorer); a frame with no
+// face gets nil.
+func (w *modelWorker) keepOriginals() {
+	b := &w.batch
+	b.Originals = b.Originals[:0]
+	if !w.procs.ReadsOriginals() {
+		return
+	}
+	for k, img := range b.Frames {
+		if !w.hits[k] {
+			b.Originals = append(b.Originals, nil)
+			continue
+		}
+		if k >= len(w.originals) {
+			w.originals = append(w.originals, nil)
+		}
+		o := w.originals[k]
+		if o == nil || o.W != img.W || o.H != img.H {
+			o = raster.New(img.W, img.H)
+			w.originals[k] = o
+		}
+		for y := range img.H {
+			copy(o.Pix[y*o.Stride:][:3*img.W], img.Pix[y*img.Stride:][:3*img.W])
+		}
+		b.Originals = append(b.Originals, o)
 	}
 }
 

@@ -9,7 +9,8 @@ import (
 
 // The mask models a job loads: the occluders face_occluder_model names (all three for many)
 // where occlusion masks a swap, an enhancement or face_debugger's face-mask; the parser
-// face_parser_model names where region masks a swap or face-mask (never the enhancer's).
+// face_parser_model names where region masks a swap or face-mask (never the enhancer's or the
+// expression restorer's, which loads LivePortrait's chain).
 func TestMaskModelNames(t *testing.T) {
 	base := []string{"-s", "s.png", "-t", "t.png", "-o", "o.png", "--face-detector-model", "scrfd", "--face-landmarker-model", "2dfan4"}
 	for _, c := range []struct {
@@ -26,6 +27,10 @@ func TestMaskModelNames(t *testing.T) {
 			[]string{"xseg_3", "bisenet_resnet_34"}, []string{"xseg_1"}},
 		{[]string{"--processors", "face_debugger", "--face-debugger-items", "bounding-box", "--face-mask-types", "region", "occlusion"},
 			nil, []string{"xseg_1", "bisenet_resnet_34"}},
+		// expression_restorer loads LivePortrait's three files and masks by occlusion, not region
+		{[]string{"--processors", "expression_restorer", "--face-mask-types", "occlusion", "region"},
+			[]string{"live_portrait_feature_extractor", "live_portrait_motion_extractor", "live_portrait_generator", "xseg_1"},
+			[]string{"bisenet_resnet_34", "gfpgan_1.4"}},
 	} {
 		cfg, err := job.Parse(append(c.args, base...))
 		if err != nil {

@@ -70,6 +70,16 @@ type Batch struct {
 	// (frame_enhancer) to write frame k into when it has the new size and is not Frames[k]
 	// itself; otherwise the processor makes one. The stream's frames in flight keep theirs.
 	Out []*raster.Image
+	// Originals[k] is Frames[k] as the target gave it, before any processor ran (FaceFusion's
+	// target_vision_frame, which expression_restorer reads the original expression from):
+	// filled only when a step reads it (OriginalReader), and then only for frames with a
+	// selected face; nil otherwise.
+	Originals []*raster.Image
+}
+
+// OriginalReader is a processor that reads Batch.Originals.
+type OriginalReader interface {
+	ReadsOriginals() bool
 }
 
 // Face is one selected face of a Batch.
@@ -96,9 +106,10 @@ const (
 	StageEnhance              // the face enhancer's time and faces enhanced
 	// StageFrameEnhance is the frame enhancer's time and frames upscaled.
 	StageFrameEnhance
-	StageAge      // the age modifier's time and faces it changed
-	StageDeepSwap // the deep swapper's time and faces it swapped
-	StageLipSync  // the lip syncer's time and faces synced
+	StageAge        // the age modifier's time and faces it changed
+	StageDeepSwap   // the deep swapper's time and faces it swapped
+	StageLipSync    // the lip syncer's time and faces synced
+	StageExpression // the expression restorer's time and faces restored
 )
 
 // Stats is where processors report their work: the worker's stage times and face counts.

@@ -131,6 +131,17 @@ func (ch *Chain) Measured() int {
 	return at
 }
 
+// ReadsOriginals reports whether a step reads Batch.Originals: the worker then keeps a copy
+// of each frame with a face as it was before the first step.
+func (ch *Chain) ReadsOriginals() bool {
+	for _, p := range ch.opened {
+		if r, ok := p.(OriginalReader); ok && r.ReadsOriginals() {
+			return true
+		}
+	}
+	return false
+}
+
 // Close lets every processor's sessions go.
 func (ch *Chain) Close() error {
 	var errs []error

@@ -55,7 +55,8 @@ func checkRank(f *lustre.Fields, field string, p Rank, lowest int64) {
 	for _, n := range []struct {
 		name string
 		v    int
-	}{{"faces_found", p.FacesFound}, {"faces_swapped", p.FacesSwapped}, {"faces_enhanced", p.FacesEnhanced}} {
+	}{{"faces_found", p.FacesFound}, {"faces_swapped", p.FacesSwapped}, {"faces_enhanced", p.FacesEnhanced},
+		{"faces_expression_restored", p.FacesExpressionRestored}} {
 		f.In(field+"."+n.name, int64(n.v), 0, math.MaxInt64)
 	}
 	f.Seconds(field+".seconds", p.Seconds)

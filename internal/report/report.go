@@ -133,6 +133,8 @@ type Rank struct {
 	// The faces age_modifier and deep_swapper changed (absent where they did not run).
 	FacesAgeModified int `json:"faces_age_modified,omitempty"`
 	FacesDeepSwapped int `json:"faces_deep_swapped,omitempty"`
+	// FacesExpressionRestored are the faces expression_restorer changed (absent: none).
+	FacesExpressionRestored int `json:"faces_expression_restored,omitempty"`
 }
 
 // ModelBroadcast is a rank's part of the job's model broadcast (model_broadcast): rank 0 read

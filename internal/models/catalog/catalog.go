@@ -11,6 +11,7 @@ package catalog
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -43,6 +44,9 @@ const (
 	AgeModifier Kind = "age_modifier"
 	// DeepSwapper swaps a face for a trained DeepFaceLive identity (deep_swapper).
 	DeepSwapper Kind = "deep_swapper"
+	// LivePortrait is one file of LivePortrait's chain (expression_restorer, face_editor): the
+	// job names the chain by its Set, live_portrait, never one file.
+	LivePortrait Kind = "live_portrait"
 )
 
 // Norm is how an 8-bit crop becomes a model's float input, as FaceFusion computes it: each
@@ -135,6 +139,10 @@ type Model struct {
 	// (internal/deps/fetch.sh); "" for FaceFusion's, which force-download fetches.
 	Package string
 	Licence string
+	// Set and Part are, for a model of several files (LivePortrait's), FaceFusion's model name
+	// the job chooses (live_portrait) and this file's key in its model set (feature_extractor,
+	// motion_extractor, generator, …); "" for a model of one file.
+	Set, Part string
 	// Unconfirmed lists the facts taken from published signatures or inferred rather than read
 	// in FaceFusion's code or checked on the real file; the contract accepts any value there.
 	Unconfirmed string
@@ -192,6 +200,29 @@ func Selectors(k Kind) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// Sets are the model sets of kind k (the values a job names them by), sorted.
+func Sets(k Kind) []string {
+	var out []string
+	for _, m := range Of(k) {
+		if m.Set != "" && !slices.Contains(out, m.Set) {
+			out = append(out, m.Set)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Part returns the file of model set set that FaceFusion keys part (live_portrait's
+// feature_extractor, …).
+func Part(set, part string) (*Model, error) {
+	for _, m := range All() {
+		if m.Set == set && m.Part == part {
+			return m, nil
+		}
+	}
+	return nil, fmt.Errorf("model set %q has no %s: use one of %s", set, part, strings.Join(Sets(LivePortrait), ", "))
 }
 
 // Lookup returns the model FaceFusion calls name.

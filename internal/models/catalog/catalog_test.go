@@ -83,3 +83,23 @@ func TestTable(t *testing.T) {
 		t.Errorf("scrfd_2.5g published %+v", p)
 	}
 }
+
+// LivePortrait's files are one choice, live_portrait, whose parts are found by FaceFusion's
+// keys in its model set; the files download as FaceFusion names them.
+func TestLivePortraitSet(t *testing.T) {
+	if got := catalog.Sets(catalog.LivePortrait); len(got) != 1 || got[0] != "live_portrait" {
+		t.Fatalf("LivePortrait sets %v, want [live_portrait]", got)
+	}
+	for _, part := range []string{"feature_extractor", "motion_extractor", "generator"} {
+		m, err := catalog.Part("live_portrait", part)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m.File != "live_portrait_"+part+".onnx" || m.Base != "models-3.0.0" || m.Licence != "MIT" {
+			t.Errorf("%s: file %s, base %s, licence %s", part, m.File, m.Base, m.Licence)
+		}
+	}
+	if _, err := catalog.Part("live_portrait", "stitcher"); err == nil {
+		t.Error("a part expression_restorer does not load was found")
+	}
+}

@@ -80,6 +80,10 @@ var distribution = map[string]struct{ base, pkg, licence string }{
 	"kim_vocal_1":    {"models-3.4.0", "", "Non-Commercial"},
 	"kim_vocal_2":    {"models-3.0.0", "", "Non-Commercial"},
 	"uvr_mdxnet":     {"models-3.4.0", "", "MIT"},
+	// processors/modules/expression_restorer/core.py (face_editor's live_portrait set too)
+	"live_portrait_feature_extractor": {"models-3.0.0", "", "MIT"},
+	"live_portrait_motion_extractor":  {"models-3.0.0", "", "MIT"},
+	"live_portrait_generator":         {"models-3.0.0", "", "MIT"},
 	// internal/deps/fetch.sh
 	"fr_feature": {"", "npm faceplugin-face-recognition-js@0.0.1", "MIT (package); the weights' origin is not stated"},
 }

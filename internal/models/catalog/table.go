@@ -91,6 +91,7 @@ var table = func() map[string]*Model {
 	addAgeModifiers(m)
 	addDeepSwappers(m)
 	addLipSyncers(m) // lipsync.go
+	addLivePortrait(m)
 	return m
 }()
 
@@ -409,4 +410,32 @@ func addAgeModifiers(m map[string]*Model) {
 		Template: "ffhq_512", Size: 256, Norm: rgbHalf,
 		WideTemplate: "styleganex_384", WideSize: 384, WideScale: 0.875, PasteSize: 1024,
 		Unconfirmed: "'direction' a 0-d float32 (FaceFusion feeds numpy.array(x).astype(float32)) and the output [1,3,1536,1536] (FaceFusion resizes it to 1024)"})
+}
+
+// --- expression_restorer (and face_editor later): LivePortrait's chain ---
+
+// addLivePortrait adds the files of FaceFusion's live_portrait model set
+// (processors/modules/expression_restorer/core.py; face_editor adds its retargeters and
+// stitcher to the same set). The crops are RGB/255 at 256×256 (prepare_crop_frame), the
+// generator's output RGB in 0..1 at 512×512. The motion extractor's pitch, yaw and roll have no
+// axis at all (FaceFusion hands them to scipy's from_euler as scalars), so no file of the chain
+// batches: the sessions run one face at a time, shared by the workers.
+func addLivePortrait(m map[string]*Model) {
+	add := func(part string, want infer.Signature) {
+		addTo(m, &Model{Name: "live_portrait_" + part, Kind: LivePortrait, Set: "live_portrait", Part: part,
+			Want: want, Size: 256, Norm: rgbUnit,
+			Unconfirmed: "the output shapes, from FaceFusion's arithmetic on them (no real file checked here)"})
+	}
+	crop := []infer.TensorSpec{f32("input", dyn, 3, 256, 256)}
+	points := func(name string) infer.TensorSpec { return f32(name, dyn, 21, 3) }
+	add("feature_extractor", infer.Signature{Inputs: crop,
+		Outputs: []infer.TensorSpec{f32("", dyn, 32, 16, 64, 64)}})
+	add("motion_extractor", infer.Signature{Inputs: crop,
+		Outputs: []infer.TensorSpec{f32(""), f32(""), f32(""), // pitch, yaw, roll in degrees
+			// scale [1,1] and translation [1,3]: a two-axis output's batch axis is not one the
+			// session may size, and the chain runs batch 1 (FaceFusion's too)
+			f32("", 1, 1), f32("", 1, 3), points(""), points("")}}) // then expression, motion points
+	add("generator", infer.Signature{
+		Inputs:  []infer.TensorSpec{f32("feature_volume", dyn, 32, 16, 64, 64), points("source"), points("target")},
+		Outputs: []infer.TensorSpec{f32("", dyn, 3, 512, 512)}})
 }

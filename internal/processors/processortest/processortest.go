@@ -30,7 +30,12 @@ func (c Count) Done(stage processors.Stage, _ time.Time, faces int) { c[stage] +
 // src as the source, counting into st; the chain closes with the test.
 func Open(t testing.TB, cfg job.Config, model string, maxBatch int, src processors.Source, st processors.Stats) *processors.Chain {
 	t.Helper()
-	dir := fixtures.Dir(t, model)
+	return OpenDir(t, cfg, fixtures.Dir(t, model), maxBatch, src, st)
+}
+
+// OpenDir is Open on the models in dir (a chain of several files: fixtures.Dir of them all).
+func OpenDir(t testing.TB, cfg job.Config, dir string, maxBatch int, src processors.Source, st processors.Stats) *processors.Chain {
+	t.Helper()
 	lib := testenv.ORTLibrary(t)
 	ch, err := processors.Open(&processors.Context{
 		Config: cfg,
@@ -52,6 +57,11 @@ func Open(t testing.TB, cfg job.Config, model string, maxBatch int, src processo
 func Run(t testing.TB, ch *processors.Chain, frames []*raster.Image, faces ...processors.Face) {
 	t.Helper()
 	b := &processors.Batch{Frames: frames, Indices: make([]int, len(frames)), Faces: faces}
+	if ch.ReadsOriginals() { // as the worker keeps them: the frames before the first step
+		for _, f := range frames {
+			b.Originals = append(b.Originals, Clone(f))
+		}
+	}
 	for _, p := range ch.Steps() {
 		if err := processors.Run(p, b); err != nil {
 			t.Fatal(err)
