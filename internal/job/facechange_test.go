@@ -51,7 +51,7 @@ func TestCustomDeepSwappers(t *testing.T) {
 	if err := os.MkdirAll(filepath.Join(custom, "folder"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	for _, n := range []string{"zed.dfm", "anna.onnx", ".hidden.dfm", "__init__.py"} {
+	for _, n := range []string{"zed.dfm", "zed.onnx", "anna.onnx", ".hidden.dfm", "__init__.py"} {
 		if err := os.WriteFile(filepath.Join(custom, n), []byte("x"), 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -59,11 +59,11 @@ func TestCustomDeepSwappers(t *testing.T) {
 	c := Default()
 	c.ModelsDir, c.Processors, c.DeepSwapperModel = models, []string{ProcessorDeepSwap}, "custom/zed"
 	names, files := c.CustomDeepSwappers()
-	if !slices.Equal(names, []string{"custom/anna", "custom/zed"}) || !slices.Equal(files, []string{"anna.onnx", "zed.dfm"}) {
-		t.Errorf("custom models %v %v, want custom/anna (anna.onnx) and custom/zed (zed.dfm)", names, files)
+	if !slices.Equal(names, []string{"custom/anna", "custom/zed"}) || !slices.Equal(files, []string{"anna.onnx", "zed.onnx"}) {
+		t.Errorf("custom models %v %v, want custom/anna (anna.onnx) and custom/zed once (zed.onnx, the later)", names, files)
 	}
 	m, err := c.DeepSwapperEntry()
-	if err != nil || m.File != "custom/zed.dfm" || m.Name != "custom/zed" {
+	if err != nil || m.File != "custom/zed.onnx" || m.Name != "custom/zed" {
 		t.Fatalf("custom/zed: %+v, %v", m, err)
 	}
 	c.DeepSwapperModel = "custom/nobody"
