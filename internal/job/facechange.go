@@ -112,7 +112,11 @@ func (c *Config) validateFaceChange(bad, combo func(string, ...any)) {
 		combo("%v", err)
 	}
 	if c.ModifiesAge() && c.FaceDetectorModel == "blazeface" {
-		combo("processors: age_modifier reads FaceFusion's face classes (fairface) on FaceFusion's faces: choose a detector with --face-detector-model (%s)", strings.Join(Detectors[1:], ", "))
+		why := "age_modifier warps by FaceFusion's five points"
+		if c.NeedsClasses() {
+			why += " and fran reads the faces' classes (fairface)"
+		}
+		combo("processors: %s: choose a detector with --face-detector-model (%s)", why, strings.Join(Detectors[1:], ", "))
 	}
 	if c.DeepSwaps() && c.FaceDetectorModel == "blazeface" {
 		combo("processors: deep_swapper warps by FaceFusion's five points: choose a detector with --face-detector-model (%s)", strings.Join(Detectors[1:], ", "))

@@ -45,6 +45,25 @@ func TestFaceChangeKeys(t *testing.T) {
 	}
 }
 
+// The embedded detector gives no FaceFusion five points: age_modifier and deep_swapper are
+// refused with it, saying why for the model asked for, and which detectors to choose.
+func TestFaceChangeNeedsFaceFusionDetector(t *testing.T) {
+	for _, c := range []struct {
+		args      []string
+		want, not string
+	}{
+		{[]string{"--processors", "age_modifier"}, "age_modifier warps by FaceFusion's five points and fran reads the faces' classes (fairface)", ""},
+		{[]string{"--processors", "age_modifier", "--age-modifier-model", "styleganex_age"}, "age_modifier warps by FaceFusion's five points:", "fairface"},
+		{[]string{"--processors", "deep_swapper"}, "deep_swapper warps by FaceFusion's five points", ""},
+	} {
+		_, err := Parse(append(c.args, "-t", "t.png", "-o", "o.png"))
+		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "--face-detector-model (many, retinaface, scrfd") ||
+			(c.not != "" && strings.Contains(err.Error(), c.not)) {
+			t.Errorf("%v with blazeface: %v, want %q", c.args, err, c.want)
+		}
+	}
+}
+
 func TestCustomDeepSwappers(t *testing.T) {
 	models := t.TempDir()
 	custom := filepath.Join(models, "custom")
