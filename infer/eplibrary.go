@@ -4,6 +4,7 @@ import (
 	"debug/elf"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -72,10 +73,18 @@ func providerFile(p string) (file, why string) {
 	if path == "" {
 		return "", none
 	}
-	if st, err := os.Stat(path); err == nil && st.IsDir() {
+	st, err := os.Stat(path)
+	if err != nil {
+		// Not there (make fetch-gpu's folder before it ran) or not readable: neither a folder nor
+		// a file to tell the providers apart by.
+		return "", fmt.Sprintf("%s: %s (from %s): %s", none, path, from, statWhy(err))
+	}
+	if st.IsDir() {
 		f := filepath.Join(path, providerFiles[p])
-		if _, err := os.Stat(f); err != nil {
+		if _, err := os.Stat(f); errors.Is(err, fs.ErrNotExist) {
 			return "", fmt.Sprintf("%s: %s (from %s) has no %s", none, path, from, providerFiles[p])
+		} else if err != nil {
+			return "", fmt.Sprintf("%s: %s (from %s): %s", none, f, from, statWhy(err))
 		}
 		return f, ""
 	}
@@ -83,6 +92,18 @@ func providerFile(p string) (file, why string) {
 		return "", fmt.Sprintf("%s: %s (from %s) is the %s one", none, path, from, providerTitle[fileProvider(path)])
 	}
 	return path, ""
+}
+
+// statWhy is why os.Stat failed, without the path its error repeats.
+func statWhy(err error) string {
+	if errors.Is(err, fs.ErrNotExist) {
+		return "not found"
+	}
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err.Error()
+	}
+	return err.Error()
 }
 
 func fileProvider(path string) string {

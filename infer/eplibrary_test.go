@@ -327,6 +327,20 @@ func TestProviderLibraryFailures(t *testing.T) {
 	}
 }
 
+// A providers folder that is not there (make fetch-gpu not run yet) is missing for both
+// providers alike: neither reason takes the path for the CUDA library file.
+func TestProviderFolderMissing(t *testing.T) {
+	gone := filepath.Join(t.TempDir(), "ort-gpu")
+	useProviders(t, gone)
+	for _, p := range []string{ProviderCUDA, ProviderTensorRT} {
+		got := why(t, p)
+		want := "no " + providerTitle[p] + " provider library (run `make fetch-gpu`, or set execution_provider_library): " + gone + " (from the test): not found"
+		if got != want {
+			t.Errorf("%s: reason %q, want %q", p, got, want)
+		}
+	}
+}
+
 // A library that is a plugin and loads (a stub whose CreateEpFactories makes no factory) is
 // registered through the runtime's C API and its devices listed: it has none, so the reason
 // is the driver here (none on this machine) or that it finds no GPU; probe's line says it

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"slices"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/facefusion-hpc/facefusion/infer"
@@ -46,11 +47,18 @@ func cmdModels(_ context.Context, args []string, w io.Writer) error {
 	for _, m := range catalog.All() {
 		specs = append(specs, m.Spec())
 	}
+	custom := customDeepSwapper(&cfg)
+	if custom != nil {
+		specs = append(specs, custom.Spec())
+	}
 	reports, err := infer.ListModels(cfg.ModelPath(""), specs, cfg.ModelSHA256)
 	if err != nil {
 		return fault.AsUsage(err)
 	}
 	needed := pipeline.ModelNames(cfg)
+	if custom != nil {
+		needed = append(needed, custom.Name)
+	}
 	measure := pipeline.MeasureRecognizer(cfg) // optional: a file missing or refused turns the measure off
 	// Where it looked, and what chose each place (a flag, an environment variable, the install).
 	fmt.Fprintf(w, "models folder  %s\nONNX Runtime   %s\nGPU providers  %s\n", cfg.ModelsLocation(), cfg.RuntimeLocation(), pl)
@@ -77,7 +85,10 @@ func cmdModels(_ context.Context, args []string, w io.Writer) error {
 				sig = signatures
 			}
 		}
-		m := catalog.Must(r.Name)
+		m := custom
+		if m == nil || r.Name != m.Name {
+			m = catalog.Must(r.Name)
+		}
 		detail := r.Detail
 		if r.State == infer.ModelMissing && m.Package != "" {
 			detail = fmt.Sprintf("`make fetch` brings it (%s)", m.Package)
@@ -123,4 +134,17 @@ func writeProviderLibraries(w io.Writer, loaded bool) {
 		fmt.Fprintf(w, "  %-9s    %s\n", l.Provider, l)
 	}
 	fmt.Fprintln(w)
+}
+
+// customDeepSwapper is the site's deep_swapper model the job runs (custom/NAME, a file of
+// models_dir/custom), nil when it runs none: not one of the catalog's, so listed after them.
+func customDeepSwapper(cfg *job.Config) *catalog.Model {
+	if !cfg.DeepSwaps() {
+		return nil
+	}
+	m, err := cfg.DeepSwapperEntry()
+	if err != nil || !strings.HasPrefix(m.Name, catalog.DeepSwapperCustomDir+"/") {
+		return nil
+	}
+	return m
 }

@@ -263,3 +263,39 @@ func TestReferenceSelection(t *testing.T) {
 		}
 	}
 }
+
+// A site's custom deep_swapper model the job runs is checked and listed as the job's, after
+// the catalog's: a file that is no model fails the check (exit 4) as a catalog model's would.
+func TestModelsCustomDeepSwapper(t *testing.T) {
+	dir := clitest.FixtureModels(t)
+	good, err := os.ReadFile(filepath.Join(dir, "iperov", "elon_musk_224.dfm"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "custom"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, data := range map[string][]byte{"mine.dfm": good, "broken.dfm": []byte("not a model")} {
+		if err := os.WriteFile(filepath.Join(dir, "custom", name), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, c := range []struct {
+		model, want string
+		code        int
+	}{
+		{"custom/mine", "custom/mine needs no published hash ok ", 0},
+		{"custom/broken", "custom/broken needs refused ", exitEnvironment},
+	} {
+		r := clitest.Run(t, "models", "--models-dir", dir, "--processors", "deep_swapper", "--face-detector-model", "scrfd", "--deep-swapper-model", c.model)
+		var row string
+		for _, l := range strings.Split(r.Stdout, "\n") {
+			if f := strings.Fields(l); len(f) > 0 && f[0] == c.model {
+				row = strings.Join(f, " ")
+			}
+		}
+		if r.Code != c.code || !strings.HasPrefix(row, c.want) {
+			t.Errorf("%s: exit %d (want %d), row %q, want it to start %q\n%s", c.model, r.Code, c.code, row, c.want, r.Stderr)
+		}
+	}
+}

@@ -271,6 +271,28 @@ func TestDocsDefaults(t *testing.T) {
 	}
 }
 
+// TestDocsProcessors: the processor lists kept by hand for users, configs/default.toml's
+// comment on processors and docs/models.md's table, name every processor a job may run.
+func TestDocsProcessors(t *testing.T) {
+	data, err := os.ReadFile("../../configs/default.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	line := regexp.MustCompile(`(?m)^processors = .*$`).FindString(string(data))
+	models, err := os.ReadFile("../../docs/models.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range ProcessorChoices() {
+		if !strings.Contains(line, p) {
+			t.Errorf("configs/default.toml's processors comment lacks %s: %q", p, line)
+		}
+		if !strings.Contains(string(models), "`"+p+"`") && !strings.Contains(string(models), "--processors "+p) {
+			t.Errorf("docs/models.md does not name processor %s", p)
+		}
+	}
+}
+
 // sameDefault reports whether a default stated in words is flag's value v: its canonical form,
 // or "all" for a list of every choice of the key.
 func sameDefault(flag, said string, v reflect.Value) bool {

@@ -39,7 +39,8 @@ func (c *Config) DeepSwaps() bool { return slices.Contains(c.Processors, Process
 
 // CustomDeepSwappers are the custom/NAME choices of deep_swapper_model the models folder holds:
 // each file of models_dir/custom not hidden and not __*, by its name without the extension (as
-// FaceFusion lists .assets/models/custom), with its file name. Sorted.
+// FaceFusion lists .assets/models/custom), with its file name. Sorted; of two files with one
+// name (x.dfm, x.onnx) the later by name is the model, as FaceFusion's model set keeps it.
 func (c *Config) CustomDeepSwappers() (names, files []string) {
 	entries, err := os.ReadDir(c.ModelPath(catalog.DeepSwapperCustomDir))
 	if err != nil {
@@ -51,7 +52,12 @@ func (c *Config) CustomDeepSwappers() (names, files []string) {
 		if e.IsDir() || strings.HasPrefix(n, ".") || strings.HasPrefix(n, "__") || base == "" {
 			continue
 		}
-		names, files = append(names, catalog.DeepSwapperCustomDir+"/"+base), append(files, n)
+		name := catalog.DeepSwapperCustomDir + "/" + base
+		if len(names) > 0 && names[len(names)-1] == name {
+			files[len(files)-1] = n
+			continue
+		}
+		names, files = append(names, name), append(files, n)
 	}
 	return names, files
 }
@@ -106,7 +112,11 @@ func (c *Config) validateFaceChange(bad, combo func(string, ...any)) {
 		combo("%v", err)
 	}
 	if c.ModifiesAge() && c.FaceDetectorModel == "blazeface" {
-		combo("processors: age_modifier reads FaceFusion's face classes (fairface) on FaceFusion's faces: choose a detector with --face-detector-model (%s)", strings.Join(Detectors[1:], ", "))
+		why := "age_modifier warps by FaceFusion's five points"
+		if c.NeedsClasses() {
+			why += " and fran reads the faces' classes (fairface)"
+		}
+		combo("processors: %s: choose a detector with --face-detector-model (%s)", why, strings.Join(Detectors[1:], ", "))
 	}
 	if c.DeepSwaps() && c.FaceDetectorModel == "blazeface" {
 		combo("processors: deep_swapper warps by FaceFusion's five points: choose a detector with --face-detector-model (%s)", strings.Join(Detectors[1:], ", "))

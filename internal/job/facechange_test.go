@@ -45,13 +45,32 @@ func TestFaceChangeKeys(t *testing.T) {
 	}
 }
 
+// The embedded detector gives no FaceFusion five points: age_modifier and deep_swapper are
+// refused with it, saying why for the model asked for, and which detectors to choose.
+func TestFaceChangeNeedsFaceFusionDetector(t *testing.T) {
+	for _, c := range []struct {
+		args      []string
+		want, not string
+	}{
+		{[]string{"--processors", "age_modifier"}, "age_modifier warps by FaceFusion's five points and fran reads the faces' classes (fairface)", ""},
+		{[]string{"--processors", "age_modifier", "--age-modifier-model", "styleganex_age"}, "age_modifier warps by FaceFusion's five points:", "fairface"},
+		{[]string{"--processors", "deep_swapper"}, "deep_swapper warps by FaceFusion's five points", ""},
+	} {
+		_, err := Parse(append(c.args, "-t", "t.png", "-o", "o.png"))
+		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "--face-detector-model (many, retinaface, scrfd") ||
+			(c.not != "" && strings.Contains(err.Error(), c.not)) {
+			t.Errorf("%v with blazeface: %v, want %q", c.args, err, c.want)
+		}
+	}
+}
+
 func TestCustomDeepSwappers(t *testing.T) {
 	models := t.TempDir()
 	custom := filepath.Join(models, "custom")
 	if err := os.MkdirAll(filepath.Join(custom, "folder"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	for _, n := range []string{"zed.dfm", "anna.onnx", ".hidden.dfm", "__init__.py"} {
+	for _, n := range []string{"zed.dfm", "zed.onnx", "anna.onnx", ".hidden.dfm", "__init__.py"} {
 		if err := os.WriteFile(filepath.Join(custom, n), []byte("x"), 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -59,11 +78,11 @@ func TestCustomDeepSwappers(t *testing.T) {
 	c := Default()
 	c.ModelsDir, c.Processors, c.DeepSwapperModel = models, []string{ProcessorDeepSwap}, "custom/zed"
 	names, files := c.CustomDeepSwappers()
-	if !slices.Equal(names, []string{"custom/anna", "custom/zed"}) || !slices.Equal(files, []string{"anna.onnx", "zed.dfm"}) {
-		t.Errorf("custom models %v %v, want custom/anna (anna.onnx) and custom/zed (zed.dfm)", names, files)
+	if !slices.Equal(names, []string{"custom/anna", "custom/zed"}) || !slices.Equal(files, []string{"anna.onnx", "zed.onnx"}) {
+		t.Errorf("custom models %v %v, want custom/anna (anna.onnx) and custom/zed once (zed.onnx, the later)", names, files)
 	}
 	m, err := c.DeepSwapperEntry()
-	if err != nil || m.File != "custom/zed.dfm" || m.Name != "custom/zed" {
+	if err != nil || m.File != "custom/zed.onnx" || m.Name != "custom/zed" {
 		t.Fatalf("custom/zed: %+v, %v", m, err)
 	}
 	c.DeepSwapperModel = "custom/nobody"

@@ -141,7 +141,7 @@ var options = []option{
 		set: func(c *Config, _ []string) error { c.Fresh = true; return nil }},
 	{long: "keep-segments", help: "keep the job folder (segments and manifest) after the output is written",
 		set: func(c *Config, _ []string) error { c.KeepSegments = true; return nil }},
-	{long: "fail-if-no-face", help: "when no frame had a face swapped, enhanced or drawn (face_debugger): fail (exit 3) without writing the output, instead of a warning",
+	{long: "fail-if-no-face", help: "when no frame had a face that a face processor worked on (swapped, enhanced, aged, lip-synced or drawn by face_debugger): fail (exit 3) without writing the output, instead of a warning",
 		set: func(c *Config, _ []string) error { c.FailIfNoFace = true; return nil }},
 	{long: "log-level", arg: "LEVEL", help: "error (a successful run prints nothing on stderr), warn, info (default), debug",
 		doc: "FaceFusion's `error` (only errors: a successful run prints nothing on stderr, its output path still goes to stdout), `warn` (and warnings: no face found, yuv444p, no `lfs`, a repaired job folder), `info` (and what the job does: progress, checkpoints, the join, its time), `debug` (and detail: the version, log level and temp folder of each rank, and each chunk with its frames, faces and time); every rank; a line's form: \"The log\" in [observability.md](observability.md)",

@@ -49,6 +49,18 @@ func TestLipSyncKeys(t *testing.T) {
 	}
 }
 
+// edtalk_256 is a choice (FaceFusion's) but not built: a job that runs the lip syncer with it
+// is refused before its first frame, naming the models that run.
+func TestLipSyncEDTalkRefused(t *testing.T) {
+	_, err := Parse([]string{"--processors", "lip_syncer", "--lip-syncer-model", "edtalk_256", "-s", "v.wav", "-t", "b.mp4", "-o", "c.mp4"})
+	if err == nil || !strings.Contains(err.Error(), "edtalk_256") || !strings.Contains(err.Error(), "choose wav2lip_gan_96 or wav2lip_96") {
+		t.Errorf("lip_syncer with edtalk_256: %v, want a refusal naming the built models", err)
+	}
+	if _, err := Parse([]string{"--processors", "lip_syncer", "--lip-syncer-model", "wav2lip_96", "-s", "v.wav", "-t", "b.mp4", "-o", "c.mp4"}); err != nil {
+		t.Errorf("lip_syncer with wav2lip_96: %v", err)
+	}
+}
+
 // The lip syncer takes the first audio file among the sources, by FaceFusion's is_audio (the
 // extension, any case), and refuses to run without one, with FaceFusion's reason.
 func TestLipSyncNeedsAudio(t *testing.T) {

@@ -8,8 +8,8 @@ import (
 	"github.com/facefusion-hpc/facefusion/internal/video"
 )
 
-// FaceReport is the log line of a finished job in which faces frames of frames had a face
-// swapped, enhanced or drawn by face_debugger: the count, or for none a warning, since the output
+// FaceReport is the log line of a finished job in which faces frames of frames had a face a
+// face processor worked on (swapped, enhanced, aged, lip-synced or drawn): the count, or for none a warning, since the output
 // is then the target re-encoded and a job that exits 0 must not hide that. With
 // fail_if_no_face, none is an input error instead, and the caller writes no output. "" when no
 // processor works on faces.
@@ -20,8 +20,12 @@ func FaceReport(cfg job.Config, faces, frames int) (string, error) {
 	verb := "swapped"
 	switch {
 	case cfg.Swaps():
+	case cfg.DeepSwaps():
+		verb = "swapped by deep_swapper"
 	case cfg.Enhances():
 		verb = "enhanced"
+	case cfg.ModifiesAge():
+		verb = "changed by age_modifier"
 	case cfg.LipSyncs():
 		verb = "lip-synced"
 	case cfg.RestoresExpression():

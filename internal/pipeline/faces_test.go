@@ -27,6 +27,8 @@ func TestFaceReport(t *testing.T) {
 		{"reference", with(func(c *job.Config) { c.FaceSelectorMode = "reference" }), 0, 5, "warning: no face like the reference face was found in any of the 5 frames", ""},
 		{"debugger only", with(func(c *job.Config) { c.Processors = []string{"face_debugger"} }), 2, 4, "a face was drawn by face_debugger in 2 of 4 frames", ""},
 		{"lip syncer only", with(func(c *job.Config) { c.Processors = []string{"lip_syncer"} }), 2, 4, "a face was lip-synced in 2 of 4 frames", ""},
+		{"age modifier only", with(func(c *job.Config) { c.Processors = []string{"age_modifier"} }), 1, 4, "a face was changed by age_modifier in 1 of 4 frames", ""},
+		{"deep swapper, debugger", with(func(c *job.Config) { c.Processors = []string{"deep_swapper", "face_debugger"} }), 3, 4, "a face was swapped by deep_swapper in 3 of 4 frames", ""},
 		{"debugger, none", with(func(c *job.Config) { c.Processors = []string{"face_debugger"} }), 0, 4, "warning: no face was found in any of the 4 frames of in.mp4", ""},
 		{"pass-through", with(func(c *job.Config) { c.Processors = []string{"none"}; c.FailIfNoFace = true }), 0, 20, "", ""},
 	} {
