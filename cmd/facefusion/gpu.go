@@ -83,3 +83,18 @@ func settleProviders(comm collective.Comm, cfg job.Config, env func(string) (str
 	return cfg, fault.AsEnvironment(fmt.Errorf("this rank has a GPU (%s) but its models would run on the CPU: the ONNX Runtime %s has %s only (%s): give the runtime its GPU providers (`make fetch-gpu`, docs/cluster.md, \"GPUs\"), or set execution_providers = [\"cpu\"] (--execution-providers cpu) to run on the CPU on purpose",
 		alloc, cfg.RuntimeLocation(), strings.Join(avail.Available, " "), avail.Why()))
 }
+
+// unusedProviderLibrary is why a GPU provider library the user named (the flag, the TOML key or
+// the environment variable) goes unused by a job that runs on the CPU, "" when none was named,
+// the job uses a GPU, or it names its providers (given; cpu alone is its own choice): naming a library
+// says a GPU was wanted, and the fall back to the CPU must not be silent.
+func unusedProviderLibrary(cfg job.Config, given bool) string {
+	if !cfg.ProviderLibraryGiven() || !cfg.RunsModels() || cfg.UsesGPU() || given {
+		return ""
+	}
+	a, err := infer.AvailableProviders()
+	if err != nil || a.GPU() {
+		return ""
+	}
+	return fmt.Sprintf("the GPU provider library %s is not used, so the models run on the CPU: %s", cfg.ProviderLocation(), a.Why())
+}

@@ -101,6 +101,29 @@ func TestDefaultProvidersRunOnCPU(t *testing.T) {
 	}
 }
 
+// A GPU provider library the user names but the runtime cannot use is said once, on rank 0,
+// when the job falls back to the CPU by default; naming cpu is the user's own choice and gets
+// no word.
+func TestNamedProviderLibraryUnusedIsSaid(t *testing.T) {
+	dir := t.TempDir()
+	img := testenv.Sample(t, "grace_hopper.png")
+	lib := filepath.Join(dir, "libonnxruntime_providers_cuda.so")
+	if err := os.WriteFile(lib, []byte("not a library"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run := func(extra ...string) clitest.Result {
+		return clitest.Run(t, append([]string{"headless-run", "-s", img, "-t", img, "-o", filepath.Join(dir, "out.png"),
+			"--execution-provider-library", lib, "--force"}, extra...)...)
+	}
+	r := run()
+	if r.Code != 0 || strings.Count(r.Stderr, "the GPU provider library "+lib) != 1 || !strings.Contains(r.Stderr, "models run on the CPU") {
+		t.Errorf("default providers: exit %d, want 0 and one warning naming %s; stderr:\n%s", r.Code, lib, r.Stderr)
+	}
+	if r := run("--execution-providers", "cpu"); r.Code != 0 || strings.Contains(r.Stderr, "GPU provider library") {
+		t.Errorf("cpu named: exit %d, want 0 and no word of the library; stderr:\n%s", r.Code, r.Stderr)
+	}
+}
+
 // probe shows the runtime it found, where and why there, and its providers; it takes
 // FaceFusion's --execution-device-ids, several of them, and the singular.
 func TestProbeShowsProviders(t *testing.T) {

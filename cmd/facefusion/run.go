@@ -126,6 +126,9 @@ func joinJob(args []string, parse func([]string) (job.Config, error)) (job.Confi
 	if !given {
 		log.Debugf("execution providers: %s, FaceFusion's default (the first the runtime has)", strings.Join(cfg.ExecutionProviders, " "))
 	}
+	if why := unusedProviderLibrary(cfg, given); why != "" && comm.Rank() == 0 {
+		log.Warnf("%s", why)
+	}
 	gpu, err := bindGPU(comm, &cfg)
 	if err != nil {
 		comm.Finalize()

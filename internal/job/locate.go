@@ -72,6 +72,12 @@ func (c *Config) RuntimeLocation() Location {
 	return Location{b.runtime, b.from}
 }
 
+// ProviderLibraryGiven reports whether the user named the GPU providers' library (the setting
+// or the environment variable of ProviderLocation) rather than the program finding it.
+func (c *Config) ProviderLibraryGiven() bool {
+	return c.ExecutionProviderLibrary != "" || os.Getenv(ProviderEnv) != ""
+}
+
 // ProviderLocation is the GPU providers' plugin library or their folder:
 // execution_provider_library (--execution-provider-library), else
 // $FACEFUSION_EXECUTION_PROVIDER_LIBRARY, else the runtime's own folder when it holds the CUDA

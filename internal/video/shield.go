@@ -19,7 +19,9 @@ import (
 // them: the child is started as this very program (/proc/self/exe, whatever has become of its
 // file) under the name shieldName, which blocks both and becomes the tool. Only this process
 // then decides when a segment ends: it closes the encoder's input, or kills it (SIGKILL, which
-// nothing blocks). SIGINT still reaches ffmpeg: it stops at once anyway.
+// nothing blocks). SIGINT still reaches ffmpeg: it stops at once anyway. A signal in the
+// shield's first milliseconds, before its init has blocked them, still ends it: rare, and a
+// stop then loses that chunk, as every stop did before.
 
 // shieldName is argv[0] of this program re-run as a shield; argv[1] is the tool's path.
 const shieldName = "facefusion-ffmpeg-shield"
