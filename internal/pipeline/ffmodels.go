@@ -19,9 +19,9 @@ import (
 	"github.com/facefusion-hpc/facefusion/internal/models/catalog"
 	"github.com/facefusion-hpc/facefusion/internal/models/facemodel"
 	"github.com/facefusion-hpc/facefusion/internal/processors"
-	_ "github.com/facefusion-hpc/facefusion/internal/processors/agemodifier"       // registers age_modifier
-	_ "github.com/facefusion-hpc/facefusion/internal/processors/backgroundremover" // registers background_remover
-	_ "github.com/facefusion-hpc/facefusion/internal/processors/deepswapper"       // registers deep_swapper
+	_ "github.com/facefusion-hpc/facefusion/internal/processors/agemodifier"        // registers age_modifier
+	_ "github.com/facefusion-hpc/facefusion/internal/processors/backgroundremover"  // registers background_remover
+	_ "github.com/facefusion-hpc/facefusion/internal/processors/deepswapper"        // registers deep_swapper
 	_ "github.com/facefusion-hpc/facefusion/internal/processors/expressionrestorer" // registers expression_restorer
 	"github.com/facefusion-hpc/facefusion/internal/processors/facedebugger"
 	_ "github.com/facefusion-hpc/facefusion/internal/processors/faceenhancer" // registers face_enhancer
