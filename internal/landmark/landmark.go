@@ -50,6 +50,10 @@ type workspace struct {
 	shape [2 * numParts]float32
 	cur   [numParts]geom.Pt
 	feat  []float32
+	// PredictMean's: each box's features, and the first box's shape then the others'
+	// differences from it
+	feats  [][]float32
+	shapes [MaxBoxes][2 * numParts]float32
 }
 
 // MeanShape is the predictor's starting shape, normalised to the unit box: (0,0) is the box's
@@ -77,32 +81,7 @@ func (p *Predictor) predict(ws *workspace, img *raster.Image, box geom.Rect, out
 	nleaves := p.nsplits + 1
 
 	for c := 0; c < p.cascades; c++ {
-		// dlib fits the similarity in double precision and then uses its 2×2 part in float.
-		for i := range ws.cur {
-			ws.cur[i] = geom.Pt{X: float64(shape[2*i]), Y: float64(shape[2*i+1])}
-		}
-		m := geom.Similarity(p.initialPts[:], ws.cur[:])
-		m00, m01, m10, m11 := float32(m.A), float32(m.B), float32(m.D), float32(m.E)
-
-		anchor := p.anchor[c*p.features : (c+1)*p.features]
-		deltas := p.deltas[2*c*p.features : 2*(c+1)*p.features]
-		for i, a := range anchor {
-			dx, dy := deltas[2*i], deltas[2*i+1]
-			// Each product is rounded to float32 on its own, as dlib's float matrix code does;
-			// the explicit conversions also stop the compiler from fusing them into an FMA.
-			nx := float32(m00*dx) + float32(m01*dy) + shape[2*a]
-			ny := float32(m10*dx) + float32(m11*dy) + shape[2*a+1]
-			x := math.Floor(float64(nx)*bw + box.X0 + 0.5)
-			y := math.Floor(float64(ny)*bh + box.Y0 + 0.5)
-			if x >= 0 && y >= 0 && x < float64(img.W) && y < float64(img.H) {
-				o := int(y)*img.Stride + 3*int(x)
-				px := img.Pix[o : o+3 : o+3]
-				feat[i] = float32((uint(px[0]) + uint(px[1]) + uint(px[2])) / 3)
-			} else {
-				feat[i] = 0
-			}
-		}
-
+		p.readFeatures(ws, img, box, c, shape, feat)
 		base := c * p.trees
 		for t := 0; t < p.trees; t++ {
 			nodes := p.splits[(base+t)*p.nsplits : (base+t+1)*p.nsplits]
@@ -125,5 +104,126 @@ func (p *Predictor) predict(ws *workspace, img *raster.Image, box geom.Rect, out
 
 	for i := range out {
 		out[i] = geom.Pt{X: float64(shape[2*i])*bw + box.X0, Y: float64(shape[2*i+1])*bh + box.Y0}
+	}
+}
+
+// MaxBoxes is the most boxes PredictMean takes.
+const MaxBoxes = 4
+
+// PredictMean writes to out the mean of Predict's landmarks over boxes (1 to MaxBoxes). dlib's
+// trees compare single pixels, so a shift of the box by a fraction of a pixel, or a codec's
+// change of a level or two, can send the whole shape a few pixels away; the mean over boxes a
+// pixel apart is a far steadier function of the image. It costs less than a Predict a box: the
+// boxes' shapes are kept as the first box's plus a difference, and a tree adds to a difference
+// only where the boxes reach different leaves.
+func (p *Predictor) PredictMean(img *raster.Image, boxes []geom.Rect, out *face.Landmarks68) {
+	if len(boxes) == 1 {
+		p.Predict(img, boxes[0], out)
+		return
+	}
+	if len(boxes) == 0 || len(boxes) > MaxBoxes {
+		panic("landmark: PredictMean takes 1 to MaxBoxes boxes")
+	}
+	ws := p.pool.Get().(*workspace)
+	defer p.pool.Put(ws)
+	n := len(boxes)
+	for len(ws.feats) < n {
+		ws.feats = append(ws.feats, make([]float32, p.features))
+	}
+	base := &ws.shapes[0]
+	*base = p.initial
+	for b := 1; b < n; b++ {
+		ws.shapes[b] = [2 * numParts]float32{} // the differences from base
+	}
+	leafLen := 2 * numParts
+	nleaves := p.nsplits + 1
+	var leafOf [MaxBoxes]int
+	for c := 0; c < p.cascades; c++ {
+		for b := range n {
+			shape := base
+			if b > 0 {
+				ws.shape = *base
+				for k := range ws.shape {
+					ws.shape[k] += ws.shapes[b][k]
+				}
+				shape = &ws.shape
+			}
+			p.readFeatures(ws, img, boxes[b], c, shape, ws.feats[b])
+		}
+		first := c * p.trees
+		for t := 0; t < p.trees; t++ {
+			nodes := p.splits[(first+t)*p.nsplits : (first+t+1)*p.nsplits]
+			for b := range n {
+				feat := ws.feats[b]
+				i := 0
+				for i < len(nodes) {
+					nd := &nodes[i]
+					if feat[nd.a]-feat[nd.b] > nd.thresh {
+						i = 2*i + 1
+					} else {
+						i = 2*i + 2
+					}
+				}
+				leafOf[b] = ((first+t)*nleaves + i - len(nodes)) * leafLen
+			}
+			l0 := (*[2 * numParts]float32)(p.leaves[leafOf[0] : leafOf[0]+leafLen])
+			for k := range base {
+				base[k] += l0[k]
+			}
+			for b := 1; b < n; b++ {
+				if leafOf[b] == leafOf[0] {
+					continue
+				}
+				lb := (*[2 * numParts]float32)(p.leaves[leafOf[b] : leafOf[b]+leafLen])
+				d := &ws.shapes[b]
+				for k := range d {
+					d[k] += lb[k] - l0[k]
+				}
+			}
+		}
+	}
+	inv := 1 / float64(n)
+	for i := range out {
+		var x, y float64
+		for b, box := range boxes {
+			sx, sy := float64(base[2*i]), float64(base[2*i+1])
+			if b > 0 {
+				sx += float64(ws.shapes[b][2*i])
+				sy += float64(ws.shapes[b][2*i+1])
+			}
+			x += sx*(box.X1-box.X0) + box.X0
+			y += sy*(box.Y1-box.Y0) + box.Y0
+		}
+		out[i] = geom.Pt{X: x * inv, Y: y * inv}
+	}
+}
+
+// readFeatures reads cascade c's feature pixels of img into feat, for shape (box-normalised) in box.
+func (p *Predictor) readFeatures(ws *workspace, img *raster.Image, box geom.Rect, c int, shape *[2 * numParts]float32, feat []float32) {
+	bw, bh := box.X1-box.X0, box.Y1-box.Y0
+	// dlib fits the similarity in double precision and then uses its 2×2 part in float.
+	for i := range ws.cur {
+		ws.cur[i] = geom.Pt{X: float64(shape[2*i]), Y: float64(shape[2*i+1])}
+	}
+	m := geom.Similarity(p.initialPts[:], ws.cur[:])
+	m00, m01, m10, m11 := float32(m.A), float32(m.B), float32(m.D), float32(m.E)
+
+	anchor := p.anchor[c*p.features : (c+1)*p.features]
+	deltas := p.deltas[2*c*p.features : 2*(c+1)*p.features]
+	for i, a := range anchor {
+		dx, dy := deltas[2*i], deltas[2*i+1]
+		// Each product is rounded to float32 on its own, as dlib's float matrix code does;
+		// the explicit conversions also stop the compiler from fusing them into an FMA.
+		nx := float32(m00*dx) + float32(m01*dy) + shape[2*a]
+		ny := float32(m10*dx) + float32(m11*dy) + shape[2*a+1]
+		x := math.Floor(float64(nx)*bw + box.X0 + 0.5)
+		y := math.Floor(float64(ny)*bh + box.Y0 + 0.5)
+		if x >= 0 && y >= 0 && x < float64(img.W) && y < float64(img.H) {
+			o := int(y)*img.Stride + 3*int(x)
+			px := img.Pix[o : o+3 : o+3]
+			feat[i] = float32((uint(px[0]) + uint(px[1]) + uint(px[2])) / 3)
+		} else {
+			feat[i] = 0
+		}
 	}
 }

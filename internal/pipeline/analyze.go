@@ -19,9 +19,11 @@ type Detector interface {
 	Close() error
 }
 
-// Landmarker places 68 points in a dlib-convention face rectangle (landmark.Predictor).
+// Landmarker places 68 points in a dlib-convention face rectangle (landmark.Predictor);
+// PredictMean is the mean of Predict over several boxes.
 type Landmarker interface {
 	Predict(img *raster.Image, box geom.Rect, out *face.Landmarks68)
+	PredictMean(img *raster.Image, boxes []geom.Rect, out *face.Landmarks68)
 	MeanShape() face.Landmarks68
 }
 
@@ -33,6 +35,7 @@ type Analyzer struct {
 	unit    []geom.Pt // the landmarker's mean shape in its unit face rectangle
 	anchors [4]geom.Pt
 	faces   []face.Face
+	boxes   [4]geom.Rect // landmarks' scratch
 }
 
 // NewAnalyzer joins a detector (owned by the analyzer from now on) and a shared landmarker.
@@ -66,10 +69,28 @@ func (a *Analyzer) Faces(img *raster.Image) ([]face.Face, error) {
 // even a few pixels of systematic offset send it to a wrong shape. So the first box is where
 // the landmarker's own mean shape lands when its eyes, nose tip and mouth are fitted to the
 // detector's keypoints, and the second is refitted to the first pass's 68 points.
+// Each pass is the mean over four boxes (steadyBoxes).
 func (a *Analyzer) landmarks(img *raster.Image, f *face.Face) {
 	k := f.Keypoints // right eye, left eye (image left, right), nose tip, mouth centre
-	a.lm.Predict(img, unitBox(geom.Similarity(a.anchors[:], []geom.Pt{k[0], k[1], k[2], k[3]})), &f.Landmarks)
-	a.lm.Predict(img, unitBox(geom.Similarity(a.unit, f.Landmarks[:])), &f.Landmarks)
+	a.lm.PredictMean(img, steadyBoxes(&a.boxes, unitBox(geom.Similarity(a.anchors[:], []geom.Pt{k[0], k[1], k[2], k[3]})))[:], &f.Landmarks)
+	a.lm.PredictMean(img, steadyBoxes(&a.boxes, unitBox(geom.Similarity(a.unit, f.Landmarks[:])))[:], &f.Landmarks)
+}
+
+// BoxShift is how far, in pixels, steadyBoxes moves the landmarker's box each way. dlib's trees
+// compare single pixels, so on a still face in a lossy clip a keyframe's change of a level or
+// two, or a tenth of a pixel of the detector's box, moved its 68 points by 1.4–2.1 px a point
+// from frame to frame (three still clips at crf 23 to 30); the mean over four boxes 1.5 px
+// either way moved them by a third of that, and the smoothing window had that much less to
+// spread (see "A still face" in docs/performance.md).
+const BoxShift = 1.5
+
+// steadyBoxes writes to boxes b moved by BoxShift each way in x and in y, and returns them.
+func steadyBoxes(boxes *[4]geom.Rect, b geom.Rect) *[4]geom.Rect {
+	for i, d := range [4][2]float64{{-1, -1}, {-1, 1}, {1, -1}, {1, 1}} {
+		dx, dy := d[0]*BoxShift, d[1]*BoxShift
+		boxes[i] = geom.Rect{X0: b.X0 + dx, Y0: b.Y0 + dy, X1: b.X1 + dx, Y1: b.Y1 + dy}
+	}
+	return boxes
 }
 
 // unitBox is the axis-aligned square that m makes of the unit square, ignoring its rotation
