@@ -25,8 +25,8 @@ import (
 // ("now" on the close-ups made 11 frames long, as this test makes them: x264 codes the same
 // frames a little differently from the 3 s close-ups'.)
 // The last is the hard direction: the target's hat, hair, ears, jaw line and kept glasses frames
-// fill much of what the recognizer sees (0.379 before issue 32's occluder tests, whose colour
-// test alone kept small false finds on her face as the target's).
+// fill much of what the recognizer sees; small false finds of occluders on her face would
+// keep the target's pixels there.
 const (
 	demoIdentityMin        = 0.64
 	closeUpIdentityMin     = 0.62

@@ -9,9 +9,9 @@ import (
 	"github.com/facefusion-hpc/facefusion/internal/models/catalog"
 )
 
-// The options of FaceFusion's whole-frame processors frame_colorizer and background_remover
-// (issue 28): their names, choices and defaults are FaceFusion 3.8.1's
-// (processors/modules/NAME/core.py register_args, choices.py).
+// The options of FaceFusion's whole-frame processors frame_colorizer and background_remover:
+// their names, choices and defaults are FaceFusion 3.8.1's (processors/modules/NAME/core.py
+// register_args, choices.py).
 
 // The whole-frame processors' names.
 const (

@@ -2,7 +2,7 @@ package catalog
 
 import "github.com/facefusion-hpc/facefusion/infer"
 
-// The whole-frame models of frame_colorizer and background_remover (issue 28), kept apart from
+// The whole-frame models of frame_colorizer and background_remover, kept apart from
 // the face models' table so that each processor's facts sit together.
 
 // The kinds of the whole-frame models.
