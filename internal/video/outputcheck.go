@@ -98,6 +98,9 @@ func CheckOutput(ctx context.Context, scratch, out string, opt EncodeOptions, ta
 		}
 		return err
 	}
+	if audio.Source != "" {
+		others = replacedAudio(others)
+	}
 	candidates, firstAudio := carryCandidates(others, &carried)
 	err = join(candidates)
 	if err != nil && ctx.Err() == nil && len(candidates) > 0 {
@@ -132,7 +135,19 @@ func CheckOutput(ctx context.Context, scratch, out string, opt EncodeOptions, ta
 		return carried, refusal(ctx, err, dir, audioFirst(containerProblem))
 	}
 	carried.Keep = candidates
-	return carried, readsBack(ctx, final, opt, &carried, firstAudio >= 0, audio.codec())
+	return carried, readsBack(ctx, final, opt, &carried, firstAudio >= 0 || audio.Source != "", audio.codec())
+}
+
+// replacedAudio is others but their audio streams, which a source audio replaces
+// (AudioOptions.Source): the output holds the source's audio alone, as FaceFusion's does.
+func replacedAudio(others []Stream) []Stream {
+	var kept []Stream
+	for _, s := range others {
+		if s.Type != "audio" {
+			kept = append(kept, s)
+		}
+	}
+	return kept
 }
 
 // carryCandidates lists the target's other streams a join may carry, and where the first
