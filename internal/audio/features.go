@@ -6,6 +6,7 @@ package audio
 
 import (
 	"math"
+	"math/cmplx"
 )
 
 // FaceFusion's constants (audio.py).
@@ -90,6 +91,27 @@ func Resample(x []float64, num int) []float64 {
 // irfft is numpy's irfft(half, n): the Hermitian spectrum's inverse, divided by n, the
 // imaginary parts of the DC bin and (n even) the Nyquist bin ignored as pocketfft ignores them.
 func irfft(half []complex128, n int) []float64 {
+	// The full spectrum's bin k, Hermitian, from half.
+	bin := func(k int) complex128 {
+		var v complex128
+		switch {
+		case k < len(half) && k <= n/2:
+			v = half[k]
+		case n-k < len(half) && n-k <= n/2:
+			v = cmplx.Conj(half[n-k])
+		}
+		if k == 0 || 2*k == n {
+			v = complex(real(v), 0)
+		}
+		return v
+	}
+	if !smooth(n) {
+		// The inverse as conj(FFT(conj(·))), whose real part alone is kept: no complex copy of
+		// the track.
+		out := make([]float64, n)
+		planFor(n).blue.apply(func(k int) complex128 { return cmplx.Conj(bin(k)) }, func(k int, v complex128) { out[k] = real(v) / float64(n) }, n)
+		return out
+	}
 	full := make([]complex128, n)
 	for k := 0; k <= n/2 && k < len(half); k++ {
 		full[k] = half[k]

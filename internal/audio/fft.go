@@ -55,6 +55,16 @@ func newPlan(n int) *fftPlan {
 	return p
 }
 
+// smooth reports whether n has no prime factor above 5: the mixed-radix transform's lengths.
+func smooth(n int) bool {
+	for _, r := range []int{2, 3, 5} {
+		for n > 1 && n%r == 0 {
+			n /= r
+		}
+	}
+	return n == 1
+}
+
 // roots is exp(-2πik/n) for k < n, each from its own angle (no accumulated rotation error).
 func roots(n int) []complex128 {
 	w := make([]complex128, n)
@@ -176,37 +186,47 @@ func radixN(x, y []complex128, r, s, m, step int, w []complex128) {
 	}
 }
 
-// bluestein is the chirp-z transform of length n through a power-of-two convolution.
+// bluestein is the chirp-z transform of length n through a power-of-two convolution of length
+// m ≥ 2n−1. What it holds is kern alone, m values; the chirp is recomputed where it is used
+// (an exact angle from k² mod 2n, one Sincos), and the power-of-two transforms run in place
+// (pow2), so that a whole track's transform costs two buffers of m, its input and output
+// taken and given one value at a time.
 type bluestein struct {
-	n, m  int
-	chirp []complex128 // exp(-πik²/n), k < n
-	kern  []complex128 // the transform of the conjugate chirp, wrapped to length m
-	pow2  *fftPlan
+	n, m int
+	kern []complex128 // the transform of the conjugate chirp, wrapped to length m
+	pow2 *pow2Plan
+}
+
+// chirp is exp(−πik²/n); k² mod 2n in integers keeps the angle exact for long tracks.
+func chirp(k, n int) complex128 {
+	e := (uint64(k) * uint64(k)) % uint64(2*n)
+	s, c := math.Sincos(-math.Pi * float64(e) / float64(n))
+	return complex(c, s)
 }
 
 func newBluestein(n int) *bluestein {
 	m := 1 << bits.Len(uint(2*n-2))
-	b := &bluestein{n: n, m: m, chirp: make([]complex128, n), kern: make([]complex128, m)}
-	for k := 0; k < n; k++ {
-		// k² mod 2n in integers keeps the angle exact for long tracks.
-		e := (uint64(k) * uint64(k)) % uint64(2*n)
-		s, c := math.Sincos(-math.Pi * float64(e) / float64(n))
-		b.chirp[k] = complex(c, s)
-	}
-	b.kern[0] = cmplx.Conj(b.chirp[0])
+	b := &bluestein{n: n, m: m, kern: make([]complex128, m), pow2: newPow2Plan(m)}
+	b.kern[0] = 1
 	for k := 1; k < n; k++ {
-		b.kern[k] = cmplx.Conj(b.chirp[k])
-		b.kern[m-k] = cmplx.Conj(b.chirp[k])
+		c := cmplx.Conj(chirp(k, n))
+		b.kern[k] = c
+		b.kern[m-k] = c
 	}
-	b.pow2 = planFor(m)
 	b.pow2.forward(b.kern)
 	return b
 }
 
 func (b *bluestein) transform(x []complex128) {
+	b.apply(func(k int) complex128 { return x[k] }, func(k int, v complex128) { x[k] = v }, b.n)
+}
+
+// apply is the transform of the n values get gives, its first count bins handed to put: the
+// caller need not hold its input or output as complex values of its own.
+func (b *bluestein) apply(get func(int) complex128, put func(int, complex128), count int) {
 	a := make([]complex128, b.m)
 	for k := 0; k < b.n; k++ {
-		a[k] = x[k] * b.chirp[k]
+		a[k] = get(k) * chirp(k, b.n)
 	}
 	b.pow2.forward(a)
 	for i := range a {
@@ -214,8 +234,80 @@ func (b *bluestein) transform(x []complex128) {
 	}
 	b.pow2.forward(a) // conj(FFT(conj(·))) is m times the inverse
 	scale := 1 / float64(b.m)
-	for k := 0; k < b.n; k++ {
-		x[k] = cmplx.Conj(a[k]) * complex(scale, 0) * b.chirp[k]
+	for k := 0; k < count; k++ {
+		put(k, cmplx.Conj(a[k])*complex(scale, 0)*chirp(k, b.n))
+	}
+}
+
+// pow2Plan is an in-place radix-2 transform of a power-of-two length m: no buffer beside the
+// data and no table of m roots; root k is coarse[k>>shift]·fine[k&mask], each of the two
+// tables √m long, each root within an ulp or two of its own angle's.
+type pow2Plan struct {
+	m            int
+	shift        uint
+	coarse, fine []complex128
+}
+
+func newPow2Plan(m int) *pow2Plan {
+	logm := bits.Len(uint(m)) - 1
+	shift := uint((logm + 1) / 2)
+	p := &pow2Plan{m: m, shift: shift, fine: make([]complex128, 1<<shift), coarse: make([]complex128, (m>>shift)+1)}
+	for k := range p.fine {
+		p.fine[k] = root(k, m)
+	}
+	for k := range p.coarse {
+		p.coarse[k] = root(k<<shift, m)
+	}
+	return p
+}
+
+// root is exp(−2πik/m) from the tables.
+func (p *pow2Plan) root(k int) complex128 {
+	return p.coarse[k>>p.shift] * p.fine[k&(1<<p.shift-1)]
+}
+
+// stageTable is how long a stage's roots may be to be laid out before it (a small buffer);
+// a longer stage computes each root from the tables as it goes. Either way the butterflies walk
+// the data in order, block by block: a stride of the block's length over a track's buffer of
+// hundreds of MB misses the cache at every step.
+const stageTable = 1 << 12
+
+// forward transforms x (length p.m) in place: the input in bit-reversed order, then the
+// butterflies of each stage, decimation in time.
+func (p *pow2Plan) forward(x []complex128) {
+	m := p.m
+	if m <= 1 {
+		return
+	}
+	logm := uint(bits.Len(uint(m)) - 1)
+	for i := 0; i < m; i++ {
+		if j := int(bits.Reverse64(uint64(i)) >> (64 - logm)); i < j {
+			x[i], x[j] = x[j], x[i]
+		}
+	}
+	w := make([]complex128, min(m/2, stageTable))
+	for size := 2; size <= m; size <<= 1 {
+		half, step := size/2, m/size
+		if half <= stageTable {
+			for k := 0; k < half; k++ {
+				w[k] = p.root(k * step)
+			}
+			for j := 0; j < m; j += size {
+				lo, hi := x[j:j+half], x[j+half:j+size]
+				for k, wk := range w[:half] {
+					u, v := lo[k], hi[k]*wk
+					lo[k], hi[k] = u+v, u-v
+				}
+			}
+			continue
+		}
+		for j := 0; j < m; j += size {
+			lo, hi := x[j:j+half], x[j+half:j+size]
+			for k := range lo {
+				u, v := lo[k], hi[k]*p.root(k*step)
+				lo[k], hi[k] = u+v, u-v
+			}
+		}
 	}
 }
 
@@ -244,6 +336,13 @@ func dft(x []complex128, inverse bool) []complex128 {
 // the memory a whole track's transform takes.
 func rfft(x []float64) []complex128 {
 	n := len(x)
+	if n%2 != 0 && !smooth(n) {
+		// The real samples go into the chirp transform as they are, and only the bins kept
+		// come out: no complex copy of the track.
+		bins := make([]complex128, n/2+1)
+		planFor(n).blue.apply(func(k int) complex128 { return complex(x[k], 0) }, func(k int, v complex128) { bins[k] = v }, len(bins))
+		return bins
+	}
 	if n%2 != 0 || n < 4 {
 		full := make([]complex128, n)
 		for i, v := range x {
