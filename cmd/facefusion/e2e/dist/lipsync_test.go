@@ -5,19 +5,22 @@ import (
 	"math"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/facefusion-hpc/facefusion/internal/clitest"
 )
 
-// lip_syncer's output carries the source audio, as FaceFusion's replace_audio puts it there:
-// from the voice's start, cut to the video's length, in place of the target's. The target's
-// tone is 440 Hz (FaceClip), the voice's 1000 Hz: the output's audio is told apart by its
-// frequency. A voice longer than the clip is cut to it; a shorter one ends where it ends. 1
-// rank and 2 ranks, through the serial join (.mkv) and the parallel one (.mp4, whose side file
-// holds the audio).
-func TestLipSyncOutputAudio(t *testing.T) {
+// lip_syncer across ranks: the output carries the source audio, as FaceFusion's replace_audio
+// puts it there: from the voice's start, cut to the video's length, in place of the target's.
+// The target's tone is 440 Hz (FaceClip), the voice's 1000 Hz: the output's audio is told apart
+// by its frequency. A voice longer than the clip is cut to it; a shorter one ends where it
+// ends. 1, 2 and 3 ranks through the serial join (.mkv), 2 through the parallel one (.mp4,
+// whose side file holds the audio), and a run killed after its first chunks then resumed on 2
+// ranks: each rank is sent the voice windows of its own frames (mid-track on the resume), and
+// every run gives the frames of 1 rank.
+func TestLipSyncAcrossRanks(t *testing.T) {
 	dir := clitest.FixtureModels(t)
 	work := t.TempDir()
 	clip := filepath.Join(work, "clip.mp4")
@@ -25,24 +28,34 @@ func TestLipSyncOutputAudio(t *testing.T) {
 	long, short := filepath.Join(work, "long.wav"), filepath.Join(work, "short.wav")
 	clitest.FFmpeg(t, "-f", "lavfi", "-i", "sine=frequency=1000:sample_rate=44100:duration=2", long)
 	clitest.FFmpeg(t, "-f", "lavfi", "-i", "sine=frequency=1000:sample_rate=44100:duration=0.2", short)
+	args := func(voice, out string) []string {
+		return []string{"run", "-s", voice, "-t", clip, "-o", out, "--models-dir", dir, "--processors", "lip_syncer", "--chunk-frames", "4"}
+	}
+	var one []string // 1 rank's frames
 	for _, c := range []struct {
 		name, voice, out string
 		ranks            int
 		seconds          float64
+		resume           bool
 	}{
-		{"1 rank serial", long, "one.mkv", 1, 0.48},
-		{"2 ranks serial", long, "two.mkv", 2, 0.48},
-		{"2 ranks parallel", long, "two.mp4", 2, 0.48},
-		{"2 ranks parallel, a short voice", short, "short.mp4", 2, 0.2},
+		{"1 rank serial", long, "one.mkv", 1, 0.48, false},
+		{"2 ranks serial", long, "two.mkv", 2, 0.48, false},
+		{"3 ranks serial", long, "three.mkv", 3, 0.48, false},
+		{"2 ranks parallel", long, "two.mp4", 2, 0.48, false},
+		{"2 ranks resumed", long, "resumed.mkv", 2, 0.48, true},
+		{"2 ranks parallel, a short voice", short, "short.mp4", 2, 0.2, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			out := filepath.Join(work, c.out)
-			args := []string{"run", "-s", c.voice, "-t", clip, "-o", out, "--models-dir", dir, "--processors", "lip_syncer", "--chunk-frames", "4"}
+			a := args(c.voice, out)
+			if c.resume {
+				clitest.KilledAt(t, "chunk-2", a) // 1 rank, killed once 2 chunks are written
+			}
 			var r clitest.Result
 			if c.ranks == 1 {
-				r = clitest.Run(t, args...)
+				r = clitest.Run(t, a...)
 			} else {
-				r = clitest.Mpirun(t, clitest.HangGuard(t), c.ranks, args...)
+				r = clitest.Mpirun(t, clitest.HangGuard(t), c.ranks, a...)
 			}
 			if r.Code != 0 {
 				t.Fatalf("exit %d: %s", r.Code, r.Stderr)
@@ -54,6 +67,16 @@ func TestLipSyncOutputAudio(t *testing.T) {
 			}
 			if math.Abs(hz-1000) > 20 {
 				t.Errorf("%s: the audio is a tone of %.0f Hz, want the voice's 1000 (the target's is 440)", c.out, hz)
+			}
+			frames := clitest.FrameHashes(t, out)
+			switch {
+			case one == nil:
+				one = frames
+				if in := clitest.FrameHashes(t, clip); len(in) == len(frames) && in[0] == frames[0] {
+					t.Fatal("frame 0 is the target's: the lip syncer did nothing")
+				}
+			case c.voice == long && !slices.Equal(frames, one):
+				t.Errorf("%s: other frames than 1 rank's", c.out)
 			}
 		})
 	}
