@@ -65,7 +65,7 @@ func rankStats(me int, m *pipeline.Models, res *Result, began time.Time, gpu ran
 			r.StageSeconds[s] = v
 		}
 		r.FacesFound, r.FacesSwapped, r.FacesEnhanced = snap.FacesFound, snap.FacesSwapped, snap.FacesEnhanced
-		r.FacesAgeModified, r.FacesDeepSwapped = snap.FacesAgeModified, snap.FacesDeepSwapped
+		r.FacesAgeModified, r.FacesDeepSwapped, r.FacesLipSynced = snap.FacesAgeModified, snap.FacesDeepSwapped, snap.FacesLipSynced
 		r.Identity = m.IdentitySums()
 	}
 	r.StageSeconds["checkpoint"] = res.CheckpointWork
@@ -134,6 +134,7 @@ func (rr *runRecord) report(ctx context.Context, err error) *report.Report {
 			t.FacesEnhanced += r.FacesEnhanced
 			t.FacesAgeModified += r.FacesAgeModified
 			t.FacesDeepSwapped += r.FacesDeepSwapped
+			t.FacesLipSynced += r.FacesLipSynced
 			for s, v := range r.StageSeconds {
 				t.StageSeconds[s] += v
 			}

@@ -498,6 +498,9 @@ func (p processorStats) Done(stage processors.Stage, start time.Time, faces int)
 	case processors.StageDeepSwap:
 		p.st.since(StageDeepSwap, start)
 		p.st.add(facesDeepSwapped, faces)
+	case processors.StageLipSync:
+		p.st.since(StageLipSync, start)
+		p.st.add(facesLipSynced, faces)
 	}
 }
 

@@ -19,13 +19,14 @@ const (
 	StageFrameEnhance              // the frame enhancer (its tiles, model runs and blend)
 	StageAge                       // the age modifier
 	StageDeepSwap                  // the deep swapper
+	StageLipSync                   // the lip syncer
 	StageIdentity                  // the identity measure (its recognizer and landmarker runs)
 	StageEncode                    // the encoder's write loop: handing a frame to ffmpeg's pipe
 	numStages
 )
 
 // StageNames are the stages' names, indexed by Stage.
-var StageNames = [numStages]string{"decode", "detect", "landmarks", "swap", "enhance", "frame_enhance", "age_modifier", "deep_swapper", "identity", "encode"}
+var StageNames = [numStages]string{"decode", "detect", "landmarks", "swap", "enhance", "frame_enhance", "age_modifier", "deep_swapper", "lip_syncer", "identity", "encode"}
 
 // Stats are a rank's counts and the busy time of each stage, added to by the decoder, every
 // worker and the encoder at once: atomics, no lock in the frame path. Stages run in goroutines
@@ -46,6 +47,7 @@ const (
 	facesEnhanced
 	facesAgeModified
 	facesDeepSwapped
+	facesLipSynced
 	numFaceCounts
 )
 
@@ -73,6 +75,8 @@ type StatsSnapshot struct {
 	FacesAgeModified int
 	// FacesDeepSwapped are the faces the deep swapper changed.
 	FacesDeepSwapped int
+	// FacesLipSynced are the faces the lip syncer synced.
+	FacesLipSynced int
 }
 
 // Snapshot reads the counts; call it when no frame is in flight for exact totals.
@@ -84,6 +88,7 @@ func (s *Stats) Snapshot() StatsSnapshot {
 	r.FacesFound, r.FacesSwapped, r.FacesEnhanced = int(s.faces[facesFound].Load()), int(s.faces[facesSwapped].Load()), int(s.faces[facesEnhanced].Load())
 	r.FacesAgeModified = int(s.faces[facesAgeModified].Load())
 	r.FacesDeepSwapped = int(s.faces[facesDeepSwapped].Load())
+	r.FacesLipSynced = int(s.faces[facesLipSynced].Load())
 	return r
 }
 
