@@ -77,7 +77,48 @@ func roots(n int) []complex128 {
 
 // fft transforms x in place: X[k] = Σ x[j]·exp(∓2πijk/n), the minus sign forward; the inverse
 // is not divided by n.
-func fft(x []complex128, inverse bool) {
+func fft(x []complex128, inverse bool) { fftWith(nil, x, inverse) }
+
+// trackPlans keeps the transforms of one track's lengths, and one work buffer for their chirp
+// transforms, while the track's channels need them: a whole track's plans are not cached
+// (cachedPlanMax), and a plan built again for each channel, or a work buffer for each
+// transform, left hundreds of MB to the collector at every step (17 GB for 30 minutes). A nil
+// *trackPlans is the shared cache, and buffers of each transform's own.
+type trackPlans struct {
+	plans map[int]*fftPlan
+	work  []complex128
+}
+
+func (t *trackPlans) plan(n int) *fftPlan {
+	if t == nil {
+		return planFor(n)
+	}
+	p, ok := t.plans[n]
+	if !ok {
+		p = planFor(n)
+		if t.plans == nil {
+			t.plans = map[int]*fftPlan{}
+		}
+		t.plans[n] = p
+	}
+	return p
+}
+
+// buffer is m zeros: the work buffer when t keeps one.
+func (t *trackPlans) buffer(m int) []complex128 {
+	if t == nil {
+		return make([]complex128, m)
+	}
+	if cap(t.work) < m {
+		t.work = nil // let the smaller one go first
+		t.work = make([]complex128, m)
+	}
+	w := t.work[:m]
+	clear(w)
+	return w
+}
+
+func fftWith(t *trackPlans, x []complex128, inverse bool) {
 	n := len(x)
 	if n <= 1 {
 		return
@@ -87,9 +128,9 @@ func fft(x []complex128, inverse bool) {
 			x[i] = cmplx.Conj(v)
 		}
 	}
-	p := planFor(n)
+	p := t.plan(n)
 	if p.blue != nil {
-		p.blue.transform(x)
+		p.blue.apply(t.buffer(p.blue.m), func(k int) complex128 { return x[k] }, func(k int, v complex128) { x[k] = v }, n)
 	} else {
 		p.forward(x)
 	}
@@ -193,7 +234,9 @@ func radixN(x, y []complex128, r, s, m, step int, w []complex128) {
 // taken and given one value at a time.
 type bluestein struct {
 	n, m int
-	kern []complex128 // the transform of the conjugate chirp, wrapped to length m
+	// kern is the transform of the conjugate chirp wrapped to length m, bins 0..m/2: the
+	// chirp is even (its k and m−k alike), so its transform is too, and half of it is kept.
+	kern []complex128
 	pow2 *pow2Plan
 }
 
@@ -206,31 +249,28 @@ func chirp(k, n int) complex128 {
 
 func newBluestein(n int) *bluestein {
 	m := 1 << bits.Len(uint(2*n-2))
-	b := &bluestein{n: n, m: m, kern: make([]complex128, m), pow2: newPow2Plan(m)}
-	b.kern[0] = 1
+	b := &bluestein{n: n, m: m, pow2: newPow2Plan(m)}
+	kern := make([]complex128, m)
+	kern[0] = 1
 	for k := 1; k < n; k++ {
 		c := cmplx.Conj(chirp(k, n))
-		b.kern[k] = c
-		b.kern[m-k] = c
+		kern[k] = c
+		kern[m-k] = c
 	}
-	b.pow2.forward(b.kern)
+	b.pow2.forward(kern)
+	b.kern = append([]complex128(nil), kern[:m/2+1]...)
 	return b
 }
 
-func (b *bluestein) transform(x []complex128) {
-	b.apply(func(k int) complex128 { return x[k] }, func(k int, v complex128) { x[k] = v }, b.n)
-}
-
-// apply is the transform of the n values get gives, its first count bins handed to put: the
-// caller need not hold its input or output as complex values of its own.
-func (b *bluestein) apply(get func(int) complex128, put func(int, complex128), count int) {
-	a := make([]complex128, b.m)
+// apply is the transform of the n values get gives, its first count bins handed to put, in
+// a, m zeros: the caller need not hold its input or output as complex values of its own.
+func (b *bluestein) apply(a []complex128, get func(int) complex128, put func(int, complex128), count int) {
 	for k := 0; k < b.n; k++ {
 		a[k] = get(k) * chirp(k, b.n)
 	}
 	b.pow2.forward(a)
 	for i := range a {
-		a[i] = cmplx.Conj(a[i] * b.kern[i])
+		a[i] = cmplx.Conj(a[i] * b.kern[min(i, b.m-i)])
 	}
 	b.pow2.forward(a) // conj(FFT(conj(·))) is m times the inverse
 	scale := 1 / float64(b.m)
@@ -334,13 +374,16 @@ func dft(x []complex128, inverse bool) []complex128 {
 // rfft is the transform of a real signal's bins 0..n/2 (numpy's rfft). An even length is done
 // as a complex transform of half the length (even samples real, odd imaginary), which halves
 // the memory a whole track's transform takes.
-func rfft(x []float64) []complex128 {
+func rfft(x []float64) []complex128 { return rfftWith(nil, x) }
+
+func rfftWith(t *trackPlans, x []float64) []complex128 {
 	n := len(x)
 	if n%2 != 0 && !smooth(n) {
 		// The real samples go into the chirp transform as they are, and only the bins kept
 		// come out: no complex copy of the track.
 		bins := make([]complex128, n/2+1)
-		planFor(n).blue.apply(func(k int) complex128 { return complex(x[k], 0) }, func(k int, v complex128) { bins[k] = v }, len(bins))
+		b := t.plan(n).blue
+		b.apply(t.buffer(b.m), func(k int) complex128 { return complex(x[k], 0) }, func(k int, v complex128) { bins[k] = v }, len(bins))
 		return bins
 	}
 	if n%2 != 0 || n < 4 {
@@ -348,7 +391,7 @@ func rfft(x []float64) []complex128 {
 		for i, v := range x {
 			full[i] = complex(v, 0)
 		}
-		fft(full, false)
+		fftWith(t, full, false)
 		return full[:n/2+1]
 	}
 	h := n / 2
@@ -356,7 +399,7 @@ func rfft(x []float64) []complex128 {
 	for i := 0; i < h; i++ {
 		z[i] = complex(x[2*i], x[2*i+1])
 	}
-	fft(z[:h], false)
+	fftWith(t, z[:h], false)
 	z[h] = z[0]
 	// X[k] = E[k] + W^k O[k], E and O the even and odd samples' transforms, read from Z[k]
 	// and conj(Z[h−k]); bins k and h−k are made together, in place.

@@ -149,3 +149,29 @@ func TestRFFT(t *testing.T) {
 		}
 	}
 }
+
+// ResampleVoice, its channels through shared plans and one reused work buffer, gives each
+// channel's Resample: lengths whose transforms are chirp ones both ways (3001 → 1000, 1000 =
+// 2³·5³ is not; 3007 → 1002, 501 a factor), and smooth ones.
+func TestResampleVoiceMatchesChannels(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for _, n := range []int{3001, 3007, 3000, 2998} {
+		voice := make([]float32, n*Channels)
+		for i := range voice {
+			voice[i] = float32(rng.NormFloat64())
+		}
+		got := ResampleVoice(voice)
+		num := VoiceSamples(n)
+		for c := range Channels {
+			ch := make([]float64, n)
+			for i := range ch {
+				ch[i] = float64(voice[i*Channels+c])
+			}
+			for i, want := range Resample(ch, num) {
+				if got[i*Channels+c] != want {
+					t.Fatalf("n=%d, channel %d, sample %d: %v, Resample gives %v", n, c, i, got[i*Channels+c], want)
+				}
+			}
+		}
+	}
+}
