@@ -6,6 +6,7 @@ package audio
 
 import (
 	"math"
+	"math/cmplx"
 )
 
 // FaceFusion's constants (audio.py).
@@ -66,8 +67,13 @@ func VoiceSamples(n int) int {
 // num's, the Nyquist bin of an even cut doubled when shrinking and halved when growing, back
 // through the inverse transform, times num/len(x).
 func Resample(x []float64, num int) []float64 {
+	return resampleBack(nil, resampleCut(nil, x, num), len(x), num)
+}
+
+// resampleCut is Resample's spectrum of x cut (or padded) to num's bins.
+func resampleCut(t *trackPlans, x []float64, num int) []complex128 {
 	nx := len(x)
-	spec := rfft(x)
+	spec := rfftWith(t, x)
 	half := make([]complex128, num/2+1) // rfft's bins of the output
 	n := min(num, nx)
 	copy(half, spec[:min(n/2+1, len(half))])
@@ -79,7 +85,12 @@ func Resample(x []float64, num int) []float64 {
 			half[n/2] *= 0.5
 		}
 	}
-	out := irfft(half, num)
+	return half
+}
+
+// resampleBack is Resample's inverse of the cut spectrum half of a signal of nx samples.
+func resampleBack(t *trackPlans, half []complex128, nx, num int) []float64 {
+	out := irfftWith(t, half, num)
 	scale := float64(num) / float64(nx)
 	for i := range out {
 		out[i] *= scale
@@ -89,7 +100,31 @@ func Resample(x []float64, num int) []float64 {
 
 // irfft is numpy's irfft(half, n): the Hermitian spectrum's inverse, divided by n, the
 // imaginary parts of the DC bin and (n even) the Nyquist bin ignored as pocketfft ignores them.
-func irfft(half []complex128, n int) []float64 {
+func irfft(half []complex128, n int) []float64 { return irfftWith(nil, half, n) }
+
+func irfftWith(t *trackPlans, half []complex128, n int) []float64 {
+	// The full spectrum's bin k, Hermitian, from half.
+	bin := func(k int) complex128 {
+		var v complex128
+		switch {
+		case k < len(half) && k <= n/2:
+			v = half[k]
+		case n-k < len(half) && n-k <= n/2:
+			v = cmplx.Conj(half[n-k])
+		}
+		if k == 0 || 2*k == n {
+			v = complex(real(v), 0)
+		}
+		return v
+	}
+	if !smooth(n) {
+		// The inverse as conj(FFT(conj(·))), whose real part alone is kept: no complex copy of
+		// the track.
+		out := make([]float64, n)
+		b := t.plan(n).blue
+		b.apply(t.buffer(b.m), func(k int) complex128 { return cmplx.Conj(bin(k)) }, func(k int, v complex128) { out[k] = real(v) / float64(n) }, n)
+		return out
+	}
 	full := make([]complex128, n)
 	for k := 0; k <= n/2 && k < len(half); k++ {
 		full[k] = half[k]
@@ -101,7 +136,7 @@ func irfft(half []complex128, n int) []float64 {
 	if n%2 == 0 {
 		full[n/2] = complex(real(full[n/2]), 0)
 	}
-	fft(full, true)
+	fftWith(t, full, true)
 	out := make([]float64, n)
 	for i, v := range full {
 		out[i] = real(v) / float64(n)

@@ -55,6 +55,16 @@ func newPlan(n int) *fftPlan {
 	return p
 }
 
+// smooth reports whether n has no prime factor above 5: the mixed-radix transform's lengths.
+func smooth(n int) bool {
+	for _, r := range []int{2, 3, 5} {
+		for n > 1 && n%r == 0 {
+			n /= r
+		}
+	}
+	return n == 1
+}
+
 // roots is exp(-2πik/n) for k < n, each from its own angle (no accumulated rotation error).
 func roots(n int) []complex128 {
 	w := make([]complex128, n)
@@ -67,7 +77,48 @@ func roots(n int) []complex128 {
 
 // fft transforms x in place: X[k] = Σ x[j]·exp(∓2πijk/n), the minus sign forward; the inverse
 // is not divided by n.
-func fft(x []complex128, inverse bool) {
+func fft(x []complex128, inverse bool) { fftWith(nil, x, inverse) }
+
+// trackPlans keeps the transforms of one track's lengths, and one work buffer for their chirp
+// transforms, while the track's channels need them: a whole track's plans are not cached
+// (cachedPlanMax), and a plan built again for each channel, or a work buffer for each
+// transform, left hundreds of MB to the collector at every step (17 GB for 30 minutes). A nil
+// *trackPlans is the shared cache, and buffers of each transform's own.
+type trackPlans struct {
+	plans map[int]*fftPlan
+	work  []complex128
+}
+
+func (t *trackPlans) plan(n int) *fftPlan {
+	if t == nil {
+		return planFor(n)
+	}
+	p, ok := t.plans[n]
+	if !ok {
+		p = planFor(n)
+		if t.plans == nil {
+			t.plans = map[int]*fftPlan{}
+		}
+		t.plans[n] = p
+	}
+	return p
+}
+
+// buffer is m zeros: the work buffer when t keeps one.
+func (t *trackPlans) buffer(m int) []complex128 {
+	if t == nil {
+		return make([]complex128, m)
+	}
+	if cap(t.work) < m {
+		t.work = nil // let the smaller one go first
+		t.work = make([]complex128, m)
+	}
+	w := t.work[:m]
+	clear(w)
+	return w
+}
+
+func fftWith(t *trackPlans, x []complex128, inverse bool) {
 	n := len(x)
 	if n <= 1 {
 		return
@@ -77,9 +128,9 @@ func fft(x []complex128, inverse bool) {
 			x[i] = cmplx.Conj(v)
 		}
 	}
-	p := planFor(n)
+	p := t.plan(n)
 	if p.blue != nil {
-		p.blue.transform(x)
+		p.blue.apply(t.buffer(p.blue.m), func(k int) complex128 { return x[k] }, func(k int, v complex128) { x[k] = v }, n)
 	} else {
 		p.forward(x)
 	}
@@ -176,46 +227,127 @@ func radixN(x, y []complex128, r, s, m, step int, w []complex128) {
 	}
 }
 
-// bluestein is the chirp-z transform of length n through a power-of-two convolution.
+// bluestein is the chirp-z transform of length n through a power-of-two convolution of length
+// m ≥ 2n−1. What it holds is kern alone, m values; the chirp is recomputed where it is used
+// (an exact angle from k² mod 2n, one Sincos), and the power-of-two transforms run in place
+// (pow2), so that a whole track's transform costs two buffers of m, its input and output
+// taken and given one value at a time.
 type bluestein struct {
-	n, m  int
-	chirp []complex128 // exp(-πik²/n), k < n
-	kern  []complex128 // the transform of the conjugate chirp, wrapped to length m
-	pow2  *fftPlan
+	n, m int
+	// kern is the transform of the conjugate chirp wrapped to length m, bins 0..m/2: the
+	// chirp is even (its k and m−k alike), so its transform is too, and half of it is kept.
+	kern []complex128
+	pow2 *pow2Plan
+}
+
+// chirp is exp(−πik²/n); k² mod 2n in integers keeps the angle exact for long tracks.
+func chirp(k, n int) complex128 {
+	e := (uint64(k) * uint64(k)) % uint64(2*n)
+	s, c := math.Sincos(-math.Pi * float64(e) / float64(n))
+	return complex(c, s)
 }
 
 func newBluestein(n int) *bluestein {
 	m := 1 << bits.Len(uint(2*n-2))
-	b := &bluestein{n: n, m: m, chirp: make([]complex128, n), kern: make([]complex128, m)}
-	for k := 0; k < n; k++ {
-		// k² mod 2n in integers keeps the angle exact for long tracks.
-		e := (uint64(k) * uint64(k)) % uint64(2*n)
-		s, c := math.Sincos(-math.Pi * float64(e) / float64(n))
-		b.chirp[k] = complex(c, s)
-	}
-	b.kern[0] = cmplx.Conj(b.chirp[0])
+	b := &bluestein{n: n, m: m, pow2: newPow2Plan(m)}
+	kern := make([]complex128, m)
+	kern[0] = 1
 	for k := 1; k < n; k++ {
-		b.kern[k] = cmplx.Conj(b.chirp[k])
-		b.kern[m-k] = cmplx.Conj(b.chirp[k])
+		c := cmplx.Conj(chirp(k, n))
+		kern[k] = c
+		kern[m-k] = c
 	}
-	b.pow2 = planFor(m)
-	b.pow2.forward(b.kern)
+	b.pow2.forward(kern)
+	b.kern = append([]complex128(nil), kern[:m/2+1]...)
 	return b
 }
 
-func (b *bluestein) transform(x []complex128) {
-	a := make([]complex128, b.m)
+// apply is the transform of the n values get gives, its first count bins handed to put, in
+// a, m zeros: the caller need not hold its input or output as complex values of its own.
+func (b *bluestein) apply(a []complex128, get func(int) complex128, put func(int, complex128), count int) {
 	for k := 0; k < b.n; k++ {
-		a[k] = x[k] * b.chirp[k]
+		a[k] = get(k) * chirp(k, b.n)
 	}
 	b.pow2.forward(a)
 	for i := range a {
-		a[i] = cmplx.Conj(a[i] * b.kern[i])
+		a[i] = cmplx.Conj(a[i] * b.kern[min(i, b.m-i)])
 	}
 	b.pow2.forward(a) // conj(FFT(conj(·))) is m times the inverse
 	scale := 1 / float64(b.m)
-	for k := 0; k < b.n; k++ {
-		x[k] = cmplx.Conj(a[k]) * complex(scale, 0) * b.chirp[k]
+	for k := 0; k < count; k++ {
+		put(k, cmplx.Conj(a[k])*complex(scale, 0)*chirp(k, b.n))
+	}
+}
+
+// pow2Plan is an in-place radix-2 transform of a power-of-two length m: no buffer beside the
+// data and no table of m roots; root k is coarse[k>>shift]·fine[k&mask], each of the two
+// tables √m long, each root within an ulp or two of its own angle's.
+type pow2Plan struct {
+	m            int
+	shift        uint
+	coarse, fine []complex128
+}
+
+func newPow2Plan(m int) *pow2Plan {
+	logm := bits.Len(uint(m)) - 1
+	shift := uint((logm + 1) / 2)
+	p := &pow2Plan{m: m, shift: shift, fine: make([]complex128, 1<<shift), coarse: make([]complex128, (m>>shift)+1)}
+	for k := range p.fine {
+		p.fine[k] = root(k, m)
+	}
+	for k := range p.coarse {
+		p.coarse[k] = root(k<<shift, m)
+	}
+	return p
+}
+
+// root is exp(−2πik/m) from the tables.
+func (p *pow2Plan) root(k int) complex128 {
+	return p.coarse[k>>p.shift] * p.fine[k&(1<<p.shift-1)]
+}
+
+// stageTable is how long a stage's roots may be to be laid out before it (a small buffer);
+// a longer stage computes each root from the tables as it goes. Either way the butterflies walk
+// the data in order, block by block: a stride of the block's length over a track's buffer of
+// hundreds of MB misses the cache at every step.
+const stageTable = 1 << 12
+
+// forward transforms x (length p.m) in place: the input in bit-reversed order, then the
+// butterflies of each stage, decimation in time.
+func (p *pow2Plan) forward(x []complex128) {
+	m := p.m
+	if m <= 1 {
+		return
+	}
+	logm := uint(bits.Len(uint(m)) - 1)
+	for i := 0; i < m; i++ {
+		if j := int(bits.Reverse64(uint64(i)) >> (64 - logm)); i < j {
+			x[i], x[j] = x[j], x[i]
+		}
+	}
+	w := make([]complex128, min(m/2, stageTable))
+	for size := 2; size <= m; size <<= 1 {
+		half, step := size/2, m/size
+		if half <= stageTable {
+			for k := 0; k < half; k++ {
+				w[k] = p.root(k * step)
+			}
+			for j := 0; j < m; j += size {
+				lo, hi := x[j:j+half], x[j+half:j+size]
+				for k, wk := range w[:half] {
+					u, v := lo[k], hi[k]*wk
+					lo[k], hi[k] = u+v, u-v
+				}
+			}
+			continue
+		}
+		for j := 0; j < m; j += size {
+			lo, hi := x[j:j+half], x[j+half:j+size]
+			for k := range lo {
+				u, v := lo[k], hi[k]*p.root(k*step)
+				lo[k], hi[k] = u+v, u-v
+			}
+		}
 	}
 }
 
@@ -242,14 +374,24 @@ func dft(x []complex128, inverse bool) []complex128 {
 // rfft is the transform of a real signal's bins 0..n/2 (numpy's rfft). An even length is done
 // as a complex transform of half the length (even samples real, odd imaginary), which halves
 // the memory a whole track's transform takes.
-func rfft(x []float64) []complex128 {
+func rfft(x []float64) []complex128 { return rfftWith(nil, x) }
+
+func rfftWith(t *trackPlans, x []float64) []complex128 {
 	n := len(x)
+	if n%2 != 0 && !smooth(n) {
+		// The real samples go into the chirp transform as they are, and only the bins kept
+		// come out: no complex copy of the track.
+		bins := make([]complex128, n/2+1)
+		b := t.plan(n).blue
+		b.apply(t.buffer(b.m), func(k int) complex128 { return complex(x[k], 0) }, func(k int, v complex128) { bins[k] = v }, len(bins))
+		return bins
+	}
 	if n%2 != 0 || n < 4 {
 		full := make([]complex128, n)
 		for i, v := range x {
 			full[i] = complex(v, 0)
 		}
-		fft(full, false)
+		fftWith(t, full, false)
 		return full[:n/2+1]
 	}
 	h := n / 2
@@ -257,7 +399,7 @@ func rfft(x []float64) []complex128 {
 	for i := 0; i < h; i++ {
 		z[i] = complex(x[2*i], x[2*i+1])
 	}
-	fft(z[:h], false)
+	fftWith(t, z[:h], false)
 	z[h] = z[0]
 	// X[k] = E[k] + W^k O[k], E and O the even and odd samples' transforms, read from Z[k]
 	// and conj(Z[h−k]); bins k and h−k are made together, in place.

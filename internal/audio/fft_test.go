@@ -20,7 +20,7 @@ func randomSignal(rng *rand.Rand, n int) []complex128 {
 // spectrogram's, and a prime.
 func TestFFTMatchesDFT(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
-	lengths := []int{800, 997, 4 * 4 * 4 * 2 * 3 * 5, 3 * 7 * 11}
+	lengths := []int{800, 997, 5003, 4 * 4 * 4 * 2 * 3 * 5, 3 * 7 * 11}
 	for n := 1; n <= 130; n++ {
 		lengths = append(lengths, n)
 	}
@@ -46,7 +46,7 @@ func TestFFTMatchesDFT(t *testing.T) {
 // and growing, odd and even lengths, and keeps a tone that fits both rates.
 func TestResampleMatchesReference(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
-	for _, c := range [][2]int{{300, 100}, {301, 100}, {299, 100}, {100, 300}, {101, 33}, {64, 64}, {96, 32}, {7, 5}} {
+	for _, c := range [][2]int{{300, 100}, {301, 100}, {299, 100}, {100, 300}, {101, 33}, {33, 101}, {3001, 1013}, {602, 202}, {64, 64}, {96, 32}, {7, 5}} {
 		nx, num := c[0], c[1]
 		x := make([]float64, nx)
 		for i := range x {
@@ -145,6 +145,32 @@ func TestRFFT(t *testing.T) {
 		for k := range got {
 			if cmplx.Abs(got[k]-want[k]) > 1e-10*float64(n) {
 				t.Fatalf("n=%d: bin %d = %v, want %v", n, k, got[k], want[k])
+			}
+		}
+	}
+}
+
+// ResampleVoice, its channels through shared plans and one reused work buffer, gives each
+// channel's Resample: lengths whose transforms are chirp ones both ways (3001 → 1000, 1000 =
+// 2³·5³ is not; 3007 → 1002, 501 a factor), and smooth ones.
+func TestResampleVoiceMatchesChannels(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for _, n := range []int{3001, 3007, 3000, 2998} {
+		voice := make([]float32, n*Channels)
+		for i := range voice {
+			voice[i] = float32(rng.NormFloat64())
+		}
+		got := ResampleVoice(voice)
+		num := VoiceSamples(n)
+		for c := range Channels {
+			ch := make([]float64, n)
+			for i := range ch {
+				ch[i] = float64(voice[i*Channels+c])
+			}
+			for i, want := range Resample(ch, num) {
+				if got[i*Channels+c] != want {
+					t.Fatalf("n=%d, channel %d, sample %d: %v, Resample gives %v", n, c, i, got[i*Channels+c], want)
+				}
 			}
 		}
 	}

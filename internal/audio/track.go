@@ -94,18 +94,29 @@ func VoiceTrack(voice []float32, fps float64) *Track {
 
 // ResampleVoice is prepare_voice's scipy.signal.resample of each channel of interleaved stereo
 // at SampleRate to VoiceSamples of them, interleaved again.
+//
+// The channels go through each length's transforms one after the other, on plans and a work
+// buffer made once (trackPlans): the forward transforms of every channel, keeping their cut
+// spectra, then the track's plans let go, then the inverse ones.
 func ResampleVoice(voice []float32) []float64 {
 	n := len(voice) / Channels
 	num := VoiceSamples(n)
-	out := make([]float64, num*Channels)
+	spectra := make([][]complex128, Channels)
+	fwd := &trackPlans{}
 	ch := make([]float64, n)
-	for c := 0; c < Channels; c++ {
+	for c := range spectra {
 		for i := range ch {
 			ch[i] = float64(voice[i*Channels+c])
 		}
-		for i, v := range Resample(ch, num) {
+		spectra[c] = resampleCut(fwd, ch, num)
+	}
+	inv := &trackPlans{work: fwd.work} // the forward plans go; the buffer serves again
+	out := make([]float64, num*Channels)
+	for c, half := range spectra {
+		for i, v := range resampleBack(inv, half, n, num) {
 			out[i*Channels+c] = v
 		}
+		spectra[c] = nil
 	}
 	return out
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/facefusion-hpc/facefusion/internal/logging"
 	"github.com/facefusion-hpc/facefusion/internal/pipeline"
 	"github.com/facefusion-hpc/facefusion/internal/video"
+	"github.com/facefusion-hpc/facefusion/internal/wire"
 	"github.com/facefusion-hpc/facefusion/lustre"
 	"github.com/facefusion-hpc/facefusion/rank"
 )
@@ -210,6 +211,10 @@ func (a *attempt) loadEarly(planStart time.Time) {
 // sharePlan broadcasts rank 0's plan. Rank 0 says its error and writes its report first: a
 // launcher kills rank 0 once another rank exits non-zero.
 func (a *attempt) sharePlan() error {
+	parts, err := voiceParts(&a.plan)
+	if err != nil {
+		return err
+	}
 	data, err := encodePlan(&a.plan)
 	if err != nil {
 		return err
@@ -232,7 +237,48 @@ func (a *attempt) sharePlan() error {
 	if a.plan.AlreadyDone {
 		return &AlreadyDone{Output: a.cfg.OutputPath}
 	}
-	return nil
+	return a.shareVoice(parts)
+}
+
+// shareVoice gives every rank its part of the voice features (rank 0's parts, by rank): rank 0
+// sends each other rank its own, which it waits for, and keeps its own part; a rank learns its
+// part's size from the plan. A rank whose models are loaded later takes its part then
+// (useSource).
+func (a *attempt) shareVoice(parts [][]byte) error {
+	sizes := a.plan.VoiceParts
+	if len(sizes) == 0 {
+		return nil
+	}
+	if a.me != 0 {
+		buf := make([]byte, sizes[a.me])
+		req, err := a.comm.Irecv(0, wire.VoiceTag, buf)
+		if err == nil {
+			err = req.Wait()
+		}
+		if err != nil {
+			return fault.AsInternal(fmt.Errorf("receiving the voice features from rank 0: %w", err))
+		}
+		a.plan.Voice = buf
+		return nil
+	}
+	var reqs []collective.Request
+	for r := 1; r < len(parts); r++ {
+		req, err := a.comm.Isend(r, wire.VoiceTag, parts[r])
+		if err != nil {
+			return fault.AsInternal(fmt.Errorf("sending rank %d its voice features: %w", r, err))
+		}
+		reqs = append(reqs, req)
+	}
+	for _, req := range reqs {
+		if err := req.Wait(); err != nil {
+			return fault.AsInternal(fmt.Errorf("sending the voice features: %w", err))
+		}
+	}
+	a.plan.Voice, a.plan.voice = parts[0], nil
+	if a.models == nil {
+		return nil
+	}
+	return useVoice(a.models, &a.plan) // rank 0's windows from bytes as the others'
 }
 
 // agree is the phase where every rank has its models, and the source rank 0 analysed: a

@@ -15,6 +15,7 @@ import (
 
 	dto "github.com/prometheus/client_model/go"
 
+	"github.com/facefusion-hpc/facefusion/internal/audio"
 	"github.com/facefusion-hpc/facefusion/internal/face"
 	"github.com/facefusion-hpc/facefusion/internal/fault"
 	"github.com/facefusion-hpc/facefusion/internal/geom"
@@ -70,9 +71,16 @@ type Plan struct {
 	// FaceFusion's models: the source identity and the reference face.
 	SourceEmbedding, ReferenceEmbedding *face.Embedding `json:",omitempty"`
 	SourceClass                         *face.Class     `json:",omitempty"` // the largest source face's, for face_selector_gender/race auto
-	// Voice is lip_syncer's voice features of the output's frames (audio.Track.MarshalBinary
-	// of its part for them): every rank, rank 0 included, reads its windows from these bytes.
-	Voice []byte `json:",omitempty"`
+	// VoiceParts is, per rank, the size of lip_syncer's voice features of its Work's frames
+	// (audio.Track.MarshalBinary of their part), which rank 0 sends it after the plan
+	// (shareVoice): 2.6 KB a frame, so the plan every rank gets does not carry the whole
+	// track's. nil without a voice.
+	VoiceParts []int `json:",omitempty"`
+	// Voice is this rank's part, received (rank 0: made) after the plan: every rank, rank 0
+	// included, reads its windows from these bytes.
+	Voice []byte `json:"-"`
+	// voice is rank 0's features of all the output's frames, which it cuts into the parts.
+	voice *audio.Track
 
 	// Settings are rank 0's job settings (job.Config.Settings: every one that can change the
 	// output): every rank must run the same job.

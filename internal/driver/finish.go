@@ -255,7 +255,7 @@ func (j *joinEnd) run(segs []string) Result {
 		return fail(err)
 	}
 	w, h := p.Spec.OutputSize()
-	if err := video.CheckWholeFile(ctx, temp.File, video.Whole{Frames: j.frames, Width: w, Height: h, Carried: p.Spec.Carried.Keep}); err != nil {
+	if err := video.CheckWholeFile(ctx, temp.File, video.Whole{Frames: j.frames, Width: w, Height: h, Carried: p.Spec.Carried.Keep, Audio: p.Spec.Audio.Source != ""}); err != nil {
 		if ctx.Err() != nil {
 			return j.stop()
 		}

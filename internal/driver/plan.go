@@ -411,10 +411,34 @@ func analyseVoice(ctx context.Context, m *pipeline.Models, p *Plan) error {
 		}
 		part = t.Remap(src)
 	}
-	if p.Voice, err = part.MarshalBinary(); err != nil {
-		return err
+	p.voice = part // cut into the ranks' parts once the work is shared (voiceParts)
+	return nil
+}
+
+// voiceParts is each rank's part of p's voice features, the frames of its Work alone (from
+// the first to the last: a rank's pieces are one run of frames), with their sizes in
+// p.VoiceParts. nil without a voice.
+func voiceParts(p *Plan) ([][]byte, error) {
+	if p.voice == nil {
+		return nil, nil
 	}
-	return useVoice(m, p) // rank 0's windows from the bytes the others get
+	parts := make([][]byte, len(p.Work))
+	p.VoiceParts = make([]int, len(p.Work))
+	for r, pieces := range p.Work {
+		lo, hi := 0, 0
+		for i, pc := range pieces {
+			if i == 0 || pc.Frames.Start < lo {
+				lo = pc.Frames.Start
+			}
+			hi = max(hi, pc.Frames.End)
+		}
+		b, err := p.voice.Part(lo, hi).MarshalBinary()
+		if err != nil {
+			return nil, err
+		}
+		parts[r], p.VoiceParts[r] = b, len(b)
+	}
+	return parts, nil
 }
 
 // useVoice gives the models the voice features of the plan, if any.

@@ -67,6 +67,7 @@ func rankStats(me int, m *pipeline.Models, res *Result, began time.Time, gpu ran
 		r.FacesFound, r.FacesSwapped, r.FacesEnhanced = snap.FacesFound, snap.FacesSwapped, snap.FacesEnhanced
 		r.FacesAgeModified, r.FacesDeepSwapped = snap.FacesAgeModified, snap.FacesDeepSwapped
 		r.FacesExpressionRestored = snap.FacesExpressionRestored
+		r.FacesLipSynced = snap.FacesLipSynced
 		r.Identity = m.IdentitySums()
 	}
 	r.StageSeconds["checkpoint"] = res.CheckpointWork
@@ -136,6 +137,7 @@ func (rr *runRecord) report(ctx context.Context, err error) *report.Report {
 			t.FacesAgeModified += r.FacesAgeModified
 			t.FacesDeepSwapped += r.FacesDeepSwapped
 			t.FacesExpressionRestored += r.FacesExpressionRestored
+			t.FacesLipSynced += r.FacesLipSynced
 			for s, v := range r.StageSeconds {
 				t.StageSeconds[s] += v
 			}

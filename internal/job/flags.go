@@ -103,7 +103,7 @@ var options = []option{
 		doc: "0.25–8 in steps of 0.25: each side × S, truncated, then rounded to even as FaceFusion does (1 keeps the target's size, odd included). Frames are swapped at the smaller of the two sizes: ffmpeg scales down while decoding, or scales the finished frames up while encoding (bicubic, as FaceFusion's `-s`)",
 		set: floating("output-video-scale", func(c *Config) *float64 { return &c.OutputVideoScale })},
 	{long: "output-audio-encoder", arg: "NAME", help: audioEncoderHelp,
-		doc: "empty: the target's audio is copied as it is, bit-exact; else re-encode it with FaceFusion's `flac`, `aac`, `libmp3lame`, `libopus`, `libvorbis`, `pcm_s16le` or `pcm_s32le`; see \"Audio and image outputs\" in [running.md](running.md)",
+		doc: "empty: the target's audio is copied as it is, bit-exact; else re-encode it with FaceFusion's `flac`, `aac`, `libmp3lame`, `libopus`, `libvorbis`, `pcm_s16le` or `pcm_s32le`; an audio file among the sources replaces the target's audio and is always encoded (`aac`, `libopus` in .webm, unless an encoder is named); see \"Audio and image outputs\" in [running.md](running.md)",
 		set: str(func(c *Config) *string { return &c.OutputAudioEncoder })},
 	{long: "output-audio-quality", arg: "0..100", help: "quality of re-encoded audio, mapped per encoder as FaceFusion does (default 80); a value other than the default re-encodes even without an encoder, with aac (libopus in .webm)",
 		doc: "0–100, mapped per encoder as FaceFusion does (aac `-q:a` 0.1–2, libmp3lame `-q:a` 9–0, libopus 64–256 kbit/s, libvorbis `-q:a` −1–10; flac and pcm are lossless); a value other than 80, even alone, re-encodes (with `aac`, `libopus` in .webm, unless an encoder is named)",

@@ -11,7 +11,7 @@ import (
 // 0..100 (the image scale is in floatRanges).
 
 // audioEncoderHelp is --output-audio-encoder's help, its names from video's one table.
-var audioEncoderHelp = "re-encode the target's audio with " + strings.Join(video.AudioEncoderNames(), ", ") +
+var audioEncoderHelp = "re-encode the target's audio (encode the source audio that replaces it) with " + strings.Join(video.AudioEncoderNames(), ", ") +
 	" (default: copied as it is, bit-exact)"
 
 // validateOutputMedia checks the audio and image keys, naming the key, the flag and the range.

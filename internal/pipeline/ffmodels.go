@@ -512,6 +512,9 @@ func (p processorStats) Done(stage processors.Stage, start time.Time, faces int)
 	case processors.StageExpression:
 		p.st.since(StageExpression, start)
 		p.st.add(facesExpressionRestored, faces)
+	case processors.StageLipSync:
+		p.st.since(StageLipSync, start)
+		p.st.add(facesLipSynced, faces)
 	}
 }
 

@@ -20,13 +20,14 @@ const (
 	StageAge                       // the age modifier
 	StageDeepSwap                  // the deep swapper
 	StageExpression                // the expression restorer
+	StageLipSync                   // the lip syncer
 	StageIdentity                  // the identity measure (its recognizer and landmarker runs)
 	StageEncode                    // the encoder's write loop: handing a frame to ffmpeg's pipe
 	numStages
 )
 
 // StageNames are the stages' names, indexed by Stage.
-var StageNames = [numStages]string{"decode", "detect", "landmarks", "swap", "enhance", "frame_enhance", "age_modifier", "deep_swapper", "expression_restorer", "identity", "encode"}
+var StageNames = [numStages]string{"decode", "detect", "landmarks", "swap", "enhance", "frame_enhance", "age_modifier", "deep_swapper", "expression_restorer", "lip_syncer", "identity", "encode"}
 
 // Stats are a rank's counts and the busy time of each stage, added to by the decoder, every
 // worker and the encoder at once: atomics, no lock in the frame path. Stages run in goroutines
@@ -48,6 +49,7 @@ const (
 	facesAgeModified
 	facesDeepSwapped
 	facesExpressionRestored
+	facesLipSynced
 	numFaceCounts
 )
 
@@ -77,6 +79,8 @@ type StatsSnapshot struct {
 	FacesDeepSwapped int
 	// FacesExpressionRestored are the faces expression_restorer changed.
 	FacesExpressionRestored int
+	// FacesLipSynced are the faces the lip syncer synced.
+	FacesLipSynced int
 }
 
 // Snapshot reads the counts; call it when no frame is in flight for exact totals.
@@ -89,6 +93,7 @@ func (s *Stats) Snapshot() StatsSnapshot {
 	r.FacesAgeModified = int(s.faces[facesAgeModified].Load())
 	r.FacesDeepSwapped = int(s.faces[facesDeepSwapped].Load())
 	r.FacesExpressionRestored = int(s.faces[facesExpressionRestored].Load())
+	r.FacesLipSynced = int(s.faces[facesLipSynced].Load())
 	return r
 }
 

@@ -130,11 +130,14 @@ type Rank struct {
 	Identity        *lustre.IdentitySums `json:"identity,omitempty"` // the rank's share of the identity measure
 	ModelBroadcast  *ModelBroadcast      `json:"model_broadcast,omitempty"`
 
-	// The faces age_modifier and deep_swapper changed (absent where they did not run).
+	// The faces age_modifier, deep_swapper and lip_syncer changed (absent where they did not
+	// run).
 	FacesAgeModified int `json:"faces_age_modified,omitempty"`
 	FacesDeepSwapped int `json:"faces_deep_swapped,omitempty"`
 	// FacesExpressionRestored are the faces expression_restorer changed (absent: none).
 	FacesExpressionRestored int `json:"faces_expression_restored,omitempty"`
+	// FacesLipSynced are the faces lip_syncer synced (absent: none).
+	FacesLipSynced int `json:"faces_lip_synced,omitempty"`
 }
 
 // ModelBroadcast is a rank's part of the job's model broadcast (model_broadcast): rank 0 read

@@ -51,6 +51,14 @@ func checkVideo(ctx context.Context, cfg job.Config, s *Spec, info *video.Info) 
 	if ext == "" {
 		return video.Carried{}, fault.AsUsage(fmt.Errorf("-o %s has no extension, and the extension chooses the container: use %s", out, videoExtensions))
 	}
+	if src := s.Audio.Source; src != "" {
+		if err := video.CheckSourceAudio(ctx, src); err != nil {
+			if ctx.Err() != nil {
+				return video.Carried{}, fault.AsInternal(err)
+			}
+			return video.Carried{}, fault.AsInput(fmt.Errorf("the source audio %s, which replaces the target's audio: %w: give a readable audio file among the sources (-s)", src, err))
+		}
+	}
 	opt := s.Encode
 	// The check stamps its frames evenly: the times are not what it checks; their time base
 	// chooses the segments' container (video.SegmentExtFor).

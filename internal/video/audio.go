@@ -74,10 +74,16 @@ func roundTenths(v float64) float64 { return math.RoundToEven(v*10) / 10 }
 // is (as AAC only where the container cannot hold its codec: Carry.AAC, decided by CheckOutput), and Quality and
 // Volume do not apply; otherwise it is re-encoded with Encoder at Quality (0–100, FaceFusion's
 // output_audio_quality) and Volume (0–100 % of the target's loudness; 100 leaves it).
+//
+// Source, when not "", is an audio file that replaces the target's audio, as FaceFusion's
+// replace_audio does when an audio file is among the sources (lip_syncer's voice): its first
+// audio stream from its start (a trim does not move it), cut to the output video's length,
+// re-encoded with Encoder, which is then never "". The target's audio streams are left out.
 type AudioOptions struct {
 	Encoder string
 	Quality int
 	Volume  int
+	Source  string `json:",omitempty"`
 }
 
 // Copies reports whether the audio is copied rather than re-encoded.

@@ -353,6 +353,17 @@ func muxArgs(input, video []string, m Mux, out string) []string {
 			cues++
 		}
 	}
+	voice := -1 // the source audio's input, -1: none
+	if audio.Source != "" {
+		// From its start, cut to the video's length: replace_audio's -t of the merged video's
+		// duration, given to the input so that only the audio is cut.
+		voice = 1 + cues
+		if target != "" {
+			voice++
+		}
+		length := time.Duration(times.Micros(times.End)) * time.Microsecond
+		args = append(args, "-t", secondsArg(length), "-i", mediaPath(audio.Source))
+	}
 	args = append(args, "-map", "0:v:0")
 	if target != "" {
 		// The target's title, tags and chapters (cut to the span), not the segments'.
@@ -381,6 +392,9 @@ func muxArgs(input, video []string, m Mux, out string) []string {
 			// Naming one stream's metadata source stops ffmpeg copying the others': name all.
 			args = append(args, "-map_metadata:s:"+strconv.Itoa(i+1), "1:s:"+strconv.Itoa(c.Index))
 		}
+	}
+	if voice >= 0 {
+		args = append(args, "-map", strconv.Itoa(voice)+":a:0")
 	}
 	if cues > 0 {
 		args = append(args, "-map_metadata:s:0", "0:s:0")

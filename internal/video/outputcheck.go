@@ -98,6 +98,9 @@ func CheckOutput(ctx context.Context, scratch, out string, opt EncodeOptions, ta
 		}
 		return err
 	}
+	if audio.Source != "" {
+		others = replacedAudio(others)
+	}
 	candidates, firstAudio := carryCandidates(others, &carried)
 	err = join(candidates)
 	if err != nil && ctx.Err() == nil && len(candidates) > 0 {
@@ -132,7 +135,33 @@ func CheckOutput(ctx context.Context, scratch, out string, opt EncodeOptions, ta
 		return carried, refusal(ctx, err, dir, audioFirst(containerProblem))
 	}
 	carried.Keep = candidates
-	return carried, readsBack(ctx, final, opt, &carried, firstAudio >= 0, audio.codec())
+	return carried, readsBack(ctx, final, opt, &carried, firstAudio >= 0 || audio.Source != "", audio.codec())
+}
+
+// CheckSourceAudio checks that path, a source audio that replaces the target's
+// (AudioOptions.Source), has an audio stream ffprobe reads: one that does not is refused as
+// itself, before the output check's join would fail on it as if the container were at fault.
+func CheckSourceAudio(ctx context.Context, path string) error {
+	out, err := runTool(ctx, FFprobe, "-v", "error", "-select_streams", "a", "-show_entries", "stream=index", "-of", "csv=p=0", mediaPath(path))
+	if err != nil {
+		return fmt.Errorf("video: reading the audio of %s: %w", path, err)
+	}
+	if len(strings.TrimSpace(string(out))) == 0 {
+		return fmt.Errorf("video: %s has no audio stream", path)
+	}
+	return nil
+}
+
+// replacedAudio is others but their audio streams, which a source audio replaces
+// (AudioOptions.Source): the output holds the source's audio alone, as FaceFusion's does.
+func replacedAudio(others []Stream) []Stream {
+	var kept []Stream
+	for _, s := range others {
+		if s.Type != "audio" {
+			kept = append(kept, s)
+		}
+	}
+	return kept
 }
 
 // carryCandidates lists the target's other streams a join may carry, and where the first

@@ -24,6 +24,7 @@ type Whole struct {
 	Frames        int
 	Width, Height int     // 0: not checked
 	Carried       []Carry // the target's other streams the output keeps (Carried.Keep)
+	Audio         bool    // an audio stream beside them: the source audio (AudioOptions.Source)
 }
 
 // IncompleteError is an output that is not whole: Detail says what is missing.
@@ -98,6 +99,9 @@ func CheckWholeFile(ctx context.Context, f *os.File, want Whole) error {
 	}
 	if want.Width > 0 && (info.Width != want.Width || info.Height != want.Height) {
 		return &IncompleteError{Path: path, Detail: fmt.Sprintf("its frames are %dx%d, not %dx%d", info.Width, info.Height, want.Width, want.Height)}
+	}
+	if want.Audio && !info.HasAudio {
+		return &IncompleteError{Path: path, Detail: "it lacks the source audio"}
 	}
 	if missing := missingStreams(want.Carried, info.Others); missing != "" {
 		return &IncompleteError{Path: path, Detail: "it lacks " + missing}

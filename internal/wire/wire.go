@@ -11,4 +11,6 @@ const (
 	ShareTag = 1
 	// HashTag: the parallel join's hash chain, from each rank to the next.
 	HashTag = 2
+	// VoiceTag: lip_syncer's voice features of a rank's frames, from rank 0 after the plan.
+	VoiceTag = 3
 )

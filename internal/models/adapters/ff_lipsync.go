@@ -17,12 +17,13 @@ import (
 // lipCrop is the side of the ffhq_512 crop FaceFusion's lip syncer works in.
 const lipCrop = 512
 
-// LipSyncer is FaceFusion's wav2lip lip syncers (wav2lip_96, wav2lip_gan_96) on a session of
-// its own, one face a run: sync_lip's crop, mask, model call and paste.
+// LipSyncer is FaceFusion's wav2lip lip syncers (wav2lip_96, wav2lip_gan_96) on an engine (the
+// rank's shared one where the session config has a set), one face a run: sync_lip's crop,
+// mask, model call and paste.
 type LipSyncer struct {
 	model  *catalog.Model
 	tmpl   align.Template
-	sess   *infer.Session
+	eng    *infer.Engine
 	weight float64
 	crop   *raster.Image
 	box    *raster.Image // the mouth's box at the model's size
@@ -46,20 +47,22 @@ func NewLipSyncer(name string, cfg infer.SessionConfig, weight float64) (*LipSyn
 	if m.SyncType() != catalog.Wav2Lip {
 		return nil, fmt.Errorf("lip syncer %s: only wav2lip_96 and wav2lip_gan_96 are built yet", name)
 	}
-	cfg.MaxBatch, cfg.Engines = 1, nil
-	s, err := infer.OpenSession(m.Spec(), cfg)
+	// One face at a time, as FaceFusion's loop; the rank's workers share one session of the
+	// model (cfg.Engines), each with its own buffers.
+	cfg.MaxBatch = 1
+	eng, err := infer.OpenEngine(m.Spec(), cfg)
 	if err != nil {
 		return nil, err
 	}
 	n := m.Size * m.Size
-	return &LipSyncer{model: m, tmpl: align.Templates[m.Template], sess: s, weight: weight,
+	return &LipSyncer{model: m, tmpl: align.Templates[m.Template], eng: eng, weight: weight,
 		crop: raster.New(lipCrop, lipCrop), box: raster.New(m.Size, m.Size), back: raster.New(lipCrop, lipCrop),
 		mask: make([]float32, lipCrop*lipCrop), voice: make([]float32, audio.MelFilters*audio.WindowLength),
 		target: make([]float32, 6*n), out: make([]float32, 3*n)}, nil
 }
 
-// Close lets the session go.
-func (l *LipSyncer) Close() error { return l.sess.Close() }
+// Close lets the engine go (a shared one stays with its set).
+func (l *LipSyncer) Close() error { return l.eng.Close() }
 
 // Sync is sync_lip for one face of frame (its five points, FaceFusion's 5/68, and its 68):
 // the ffhq_512 crop, the lower face's area mask, the mouth's box (the 68 points' bounds in the
@@ -73,12 +76,9 @@ func (l *LipSyncer) Sync(frame *raster.Image, five [5]geom.Pt, lm *[68]geom.Pt, 
 	warpConstant(l.box, l.crop, toBox)
 	facemodel.VoiceInput(l.voice, voice, catalog.Wav2Lip, l.weight)
 	facemodel.Wav2LipTarget(l.target, l.box)
-	l.sess.Inputs()[0].SetFloat32(0, l.voice)
-	l.sess.Inputs()[1].SetFloat32(0, l.target)
-	if err := l.sess.Run(1); err != nil {
+	if err := l.run(); err != nil {
 		return err
 	}
-	l.sess.Outputs()[0].GetFloat32(l.out, 0)
 	facemodel.LipSyncOutput(l.box, l.out, catalog.Wav2Lip)
 	back, ok := toBox.Invert()
 	if !ok {
@@ -88,6 +88,22 @@ func (l *LipSyncer) Sync(frame *raster.Image, five [5]geom.Pt, lm *[68]geom.Pt, 
 	// the frame→crop map, here the box→crop one.
 	align.WarpCrop(l.back, l.box, back)
 	align.PasteBack(frame, l.back, l.mask, m)
+	return nil
+}
+
+// run runs the voice and the target through one claim of the model into l.out.
+func (l *LipSyncer) run() error {
+	c, err := l.eng.Claim(1)
+	if err != nil {
+		return err
+	}
+	defer c.Release()
+	copy(c.In(0, 0).Float32(), l.voice)
+	copy(c.In(1, 0).Float32(), l.target)
+	if err := c.Run(); err != nil {
+		return err
+	}
+	copy(l.out, c.Output(0, 0).Float32())
 	return nil
 }
 

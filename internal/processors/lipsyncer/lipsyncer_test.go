@@ -2,6 +2,7 @@ package lipsyncer
 
 import (
 	"math"
+	"sync"
 	"testing"
 
 	"github.com/facefusion-hpc/facefusion/infer"
@@ -105,5 +106,75 @@ func TestOcclusionRefused(t *testing.T) {
 	cfg.FaceMaskTypes = []string{"box", "occlusion"}
 	if _, err := processors.Open(&processors.Context{Config: cfg}, cfg.Processors); err == nil {
 		t.Error("lip_syncer with occlusion opened")
+	}
+}
+
+// The workers of a rank share one session of the lip syncer (the rank's engine set), and two
+// workers syncing at once give each its frame as one on its own session does.
+func TestWorkersShareOneSession(t *testing.T) {
+	dir := fixtures.Dir(t, "wav2lip_gan_96")
+	lib := testenv.ORTLibrary(t)
+	const workers = 2
+	set := infer.NewEngineSet(infer.EngineConfig{Workers: workers})
+	defer set.Close()
+	own := func(string) infer.SessionConfig {
+		return infer.SessionConfig{ModelsDir: dir, Library: lib, Logf: func(string, ...any) {}}
+	}
+	shared := func(name string) infer.SessionConfig {
+		c := own(name)
+		c.Engines = set
+		return c
+	}
+	x := make([]float64, 16000)
+	for i := range x {
+		x[i] = math.Sin(float64(i)*0.03) * float64(1+i%200)
+	}
+	track := audio.NewTrack(audio.Prepare(x), 25)
+	cfg := job.Default()
+	cfg.Processors = []string{job.ProcessorLipSync}
+	base := processortest.Noise(5, 320, 320, [3]uint8{170, 130, 110})
+	f := testFace(90, 70, 150)
+	run := func(session func(string) infer.SessionConfig, index int) (*raster.Image, error) {
+		ch, err := processors.Open(&processors.Context{Config: cfg, Session: session, Mask: adapters.DefaultMaskOptions(),
+			Voice: track, Stats: processortest.Count{}}, cfg.Processors)
+		if err != nil {
+			return nil, err
+		}
+		defer ch.Close()
+		img := raster.New(base.W, base.H)
+		copy(img.Pix, base.Pix)
+		b := &processors.Batch{Frames: []*raster.Image{img}, Indices: []int{index}, Faces: []processors.Face{{Frame: img, Face: f}}}
+		for _, p := range ch.Steps() {
+			if err := processors.Run(p, b); err != nil {
+				return nil, err
+			}
+		}
+		return img, nil
+	}
+	var got [workers]*raster.Image
+	var errs [workers]error
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			got[w], errs[w] = run(shared, 5+7*w)
+		}()
+	}
+	wg.Wait()
+	if n := len(set.Engines()); n != 1 {
+		t.Errorf("the rank's engine set holds %d engines after %d workers opened the lip syncer, want its one", n, workers)
+	}
+	for w := range workers {
+		if errs[w] != nil {
+			t.Fatal(errs[w])
+		}
+		want, err := run(own, 5+7*w)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(got[w].Pix) != string(want.Pix) {
+			t.Errorf("worker %d: its frame on the shared session differs from one on a session of its own", w)
+		}
 	}
 }
