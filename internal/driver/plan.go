@@ -432,7 +432,9 @@ func voiceParts(p *Plan) ([][]byte, error) {
 			}
 			hi = max(hi, pc.Frames.End)
 		}
-		b, err := p.voice.Part(lo, hi).MarshalBinary()
+		// The pieces count the target's frames from the trim start's; the track counts the
+		// output's from 0, as the workers' frame indices do.
+		b, err := p.voice.Part(lo-p.Frames.Start, hi-p.Frames.Start).MarshalBinary()
 		if err != nil {
 			return nil, err
 		}

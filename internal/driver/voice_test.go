@@ -18,9 +18,12 @@ func TestVoicePartsAreTheRanksFrames(t *testing.T) {
 		samples[i] = math.Sin(float64(i)*0.05) * (1 + math.Sin(float64(i)*0.0007))
 	}
 	track := audio.NewTrack(audio.Prepare(samples), fps)
+	// The plan's frames are the target's from a trim start (--trim-frame-start 7): the track
+	// counts the output's frames from 0.
+	const trim = 7
 	var chunks []rank.Range
-	for s := 0; s < frames; s += 24 {
-		chunks = append(chunks, rank.Range{Start: s, End: min(s+24, frames)})
+	for s := trim; s < trim+frames; s += 24 {
+		chunks = append(chunks, rank.Range{Start: s, End: min(s+24, trim+frames)})
 	}
 	pending := make([]int, len(chunks))
 	for i := range pending {
@@ -31,7 +34,7 @@ func TestVoicePartsAreTheRanksFrames(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, ranks := range []int{1, 3} {
-		p := &Plan{Chunks: chunks, Work: rank.Split(chunks, pending, ranks), voice: track}
+		p := &Plan{Frames: rank.Range{Start: trim, End: trim + frames}, Chunks: chunks, Work: rank.Split(chunks, pending, ranks), voice: track}
 		parts, err := voiceParts(p)
 		if err != nil {
 			t.Fatal(err)
@@ -56,7 +59,7 @@ func TestVoicePartsAreTheRanksFrames(t *testing.T) {
 			mine := map[int]bool{}
 			for _, pc := range p.Work[r] {
 				for i := pc.Frames.Start; i < pc.Frames.End; i++ {
-					mine[i] = true
+					mine[i-trim] = true
 				}
 			}
 			var w, want audio.Window
