@@ -16,6 +16,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/facefusion-hpc/facefusion/internal/driver"
+	"github.com/facefusion-hpc/facefusion/internal/pipeline"
 	"github.com/facefusion-hpc/facefusion/internal/report"
 	"github.com/facefusion-hpc/facefusion/internal/testenv"
 	"github.com/facefusion-hpc/facefusion/internal/video"
@@ -84,7 +85,9 @@ func CheckRunReport(t *testing.T, rep *report.Report, target, out string, source
 		}
 		for _, st := range driver.ReportStages {
 			v := r.StageSeconds[st]
-			ran := st != "enhance" || enhanced
+			// These runs name face_swapper, and face_enhancer where enhanced: no other
+			// processor's stage runs.
+			ran := !pipeline.ProcessorStage(st) || st == "swap" || st == "enhance" && enhanced
 			if st == "identity" { // only where the rank measured a face
 				ran = r.Identity != nil && r.Identity.Faces > 0
 			}

@@ -693,8 +693,9 @@ func TestFetchAnswers(t *testing.T) {
 		_, err := fetcher(t).Fetch(ctx, dir, published(srv.url("chunkedlong")), false)
 		failed(t, err, fmt.Sprintf("the host sends more than the %d bytes FaceFusion publishes", len(model)))
 		notLanded(t, dir, false)
-		if n := len(srv.requests("chunkedlong")); n != 1 || srv.clientLeft("chunkedlong") != 1 {
-			t.Errorf("%d requests, want 1: the file there is not the published one; the client read to the end: %v", n, srv.clientLeft("chunkedlong") == 0)
+		// The handler notices the client's leaving at its next write: clientLeftBy waits for it.
+		if n, left := len(srv.requests("chunkedlong")), srv.clientLeftBy("chunkedlong", 1); n != 1 || left != 1 {
+			t.Errorf("%d requests, want 1: the file there is not the published one; the client read to the end: %v", n, left == 0)
 		}
 		// With no published size, MaxSize bounds it.
 		f := fetcher(t)

@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"slices"
 	"sync/atomic"
 	"time"
 )
@@ -28,6 +29,13 @@ const (
 
 // StageNames are the stages' names, indexed by Stage.
 var StageNames = [numStages]string{"decode", "detect", "landmarks", "swap", "enhance", "frame_enhance", "age_modifier", "deep_swapper", "expression_restorer", "lip_syncer", "identity", "encode"}
+
+// ProcessorStage reports whether stage name is one processor's own (face_swapper's swap to
+// lip_syncer's): it runs only where the job names that processor.
+func ProcessorStage(name string) bool {
+	i := slices.Index(StageNames[:], name)
+	return i >= int(StageSwap) && i <= int(StageLipSync)
+}
 
 // Stats are a rank's counts and the busy time of each stage, added to by the decoder, every
 // worker and the encoder at once: atomics, no lock in the frame path. Stages run in goroutines
