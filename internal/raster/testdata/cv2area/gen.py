@@ -20,3 +20,7 @@ for s in [ 4, 11, 33 ]:
 # GaussianBlur8: cv2.GaussianBlur on 8 bits at deep_swapper's sigma 2 and at 0.8.
 for sigma in [ 2, 0.8 ]:
 	cv2.imwrite('gauss-%g.png' % sigma, cv2.GaussianBlur(src, (0, 0), sigma))
+# ResizeCubic8: INTER_CUBIC on 8 bits, as FaceFusion grows edtalk's output: twice the size (a
+# row a multiple of eight values: OpenCV's float path) and an odd size (its integer tail too).
+for w, h in [ (192, 192), (101, 77) ]:
+	cv2.imwrite('cubic8-%dx%d.png' % (w, h), cv2.resize(src, (w, h), interpolation = cv2.INTER_CUBIC))
