@@ -86,8 +86,23 @@ func (z *CVScratch) ResizeArea(dst, src *Image) {
 	}
 }
 
-// resizeAreaFast is INTER_AREA at a whole-number ratio ix×iy.
+// resizeAreaFast is INTER_AREA at a whole-number ratio ix×iy. At 2×2 OpenCV's
+// ResizeAreaFastVec takes over, SIMD lanes and scalar tail alike: (sum + 2) >> 2, ties up
+// where the float path's ties go to even.
 func resizeAreaFast(dst, src *Image, ix, iy int) {
+	if ix == 2 && iy == 2 {
+		for y := range dst.H {
+			r0, r1 := src.Pix[2*y*src.Stride:], src.Pix[(2*y+1)*src.Stride:]
+			out := dst.Pix[y*dst.Stride:]
+			for x := range dst.W {
+				for c := range 3 {
+					i := 6*x + c
+					out[3*x+c] = uint8((int(r0[i]) + int(r0[i+3]) + int(r1[i]) + int(r1[i+3]) + 2) >> 2)
+				}
+			}
+		}
+		return
+	}
 	scale := 1 / float32(ix*iy)
 	for y := range dst.H {
 		for x := range dst.W {

@@ -17,7 +17,7 @@ func TestResizeAreaMatchesOpenCV(t *testing.T) {
 		t.Fatal(err)
 	}
 	outs, _ := filepath.Glob("testdata/cv2area/area-*.png")
-	if len(outs) < 7 {
+	if len(outs) < 8 {
 		t.Fatalf("testdata/cv2area: %d goldens: run gen.py there", len(outs))
 	}
 	for _, path := range outs {
