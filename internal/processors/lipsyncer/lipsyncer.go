@@ -32,7 +32,7 @@ func Open(c *processors.Context) (processors.Processor, error) {
 			return nil, fmt.Errorf("processors: lip_syncer with face_mask_types occlusion is not built yet: leave occlusion out (--face-mask-types box)")
 		}
 	}
-	ls, err := adapters.NewLipSyncer(cfg.LipSyncerModel, c.Session(cfg.LipSyncerModel), cfg.LipSyncerWeight)
+	ls, err := adapters.NewLipSyncer(cfg.LipSyncerModel, c.Session(cfg.LipSyncerModel), cfg.LipSyncerWeight, cfg.FaceMaskBlur, cfg.MaskPadding())
 	if err != nil {
 		return nil, err
 	}
