@@ -254,8 +254,16 @@ func (z *CVScratch) ResizeCubic8(dst, src *Image) {
 	if cap(z.i32) < 4*n {
 		z.i32 = make([]int32, 4*n)
 	}
-	hrow := func(k, y int) []int32 {
+	// Source row y is resized into slot y mod 4: the four rows a destination row needs are
+	// consecutive (or clamped repeats), so they never share a slot.
+	held := [4]int{-1, -1, -1, -1}
+	hrow := func(y int) []int32 {
+		k := y % 4
 		out, in := z.i32[k*n:][:n], src.Pix[y*src.Stride:]
+		if held[k] == y {
+			return out
+		}
+		held[k] = y
 		for x := range dw {
 			for c := range 3 {
 				var v int32
@@ -274,7 +282,7 @@ func (z *CVScratch) ResizeCubic8(dst, src *Image) {
 		var r [4][]int32
 		var fb [4]float32
 		for k := range 4 {
-			r[k] = hrow(k, min(max(sy-1+k, 0), sh-1))
+			r[k] = hrow(min(max(sy-1+k, 0), sh-1))
 			fb[k] = float32(b[k]) * (1.0 / (2048 * 2048))
 		}
 		out := dst.Pix[y*dst.Stride:][:n]

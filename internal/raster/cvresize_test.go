@@ -138,3 +138,11 @@ func TestCVScratchDoesNotAllocate(t *testing.T) {
 		t.Errorf("%v allocations a run", n)
 	}
 }
+
+func BenchmarkResizeCubic8(b *testing.B) {
+	var z CVScratch
+	src, dst := New(256, 256), New(512, 512)
+	for i := 0; i < b.N; i++ {
+		z.ResizeCubic8(dst, src)
+	}
+}
