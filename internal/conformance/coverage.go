@@ -110,8 +110,6 @@ var notYetCovered = []string{
 	"frame_enhancer_model=real_hatgan_x4", "frame_enhancer_model=realistic_rescaler_x4", "frame_enhancer_model=remacri_x4",
 	"frame_enhancer_model=siax_x4", "frame_enhancer_model=swin2_sr_x4", "frame_enhancer_model=ultra_sharp_x4",
 	// ---- end frame_enhancer ----
-	// lip_syncer: edtalk_256's resizes are not built yet.
-	"lip_syncer_model=edtalk_256",
 }
 
 func knownKey(key string) bool {

@@ -73,11 +73,6 @@ func (c *Config) validateLipSync(bad, combo func(string, ...any), paths bool) {
 			bad("%s", msg)
 		}
 	}
-	// FaceFusion's edtalk_256 is a choice, but only wav2lip's lip sync is built: refused here,
-	// before any model is opened, rather than by the adapter on the ranks.
-	if m, err := catalog.Select(catalog.LipSyncer, c.LipSyncerModel); c.LipSyncs() && err == nil && m.SyncType() != catalog.Wav2Lip {
-		combo("lip_syncer_model (--lip-syncer-model): %s is FaceFusion's, but its lip sync is not built here yet: choose wav2lip_gan_96 or wav2lip_96", c.LipSyncerModel)
-	}
 	if c.LipSyncs() && paths && c.SourceAudio() == "" {
 		combo("processors: lip_syncer needs an audio file among the sources (-s VOICE.wav; %s): FaceFusion refuses to run it so (\"choose an audio for the source!\")", strings.Join(AudioFormats, ", "))
 	}

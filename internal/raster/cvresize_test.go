@@ -17,7 +17,7 @@ func TestResizeAreaMatchesOpenCV(t *testing.T) {
 		t.Fatal(err)
 	}
 	outs, _ := filepath.Glob("testdata/cv2area/area-*.png")
-	if len(outs) < 7 {
+	if len(outs) < 8 {
 		t.Fatalf("testdata/cv2area: %d goldens: run gen.py there", len(outs))
 	}
 	for _, path := range outs {
@@ -101,19 +101,48 @@ func TestGaussianBlur8MatchesOpenCV(t *testing.T) {
 	}
 }
 
+// TestResizeCubic8MatchesOpenCV holds ResizeCubic8 to cv2.resize INTER_CUBIC on 8 bits
+// (testdata/cv2area, gen.py): bit for bit, at twice the size and at an odd size.
+func TestResizeCubic8MatchesOpenCV(t *testing.T) {
+	src, err := Load("testdata/cv2area/src.png")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, size := range []string{"192x192", "101x77"} {
+		want, err := Load("testdata/cv2area/cubic8-" + size + ".png")
+		if err != nil {
+			t.Fatalf("%v: run gen.py in testdata/cv2area", err)
+		}
+		got := New(want.W, want.H)
+		ResizeCubic8(got, src)
+		if i := firstDiff(got, want, got.Bounds()); i >= 0 {
+			t.Errorf("%s: byte %d: ours %d, cv2 %d", size, i, got.Pix[i], want.Pix[i])
+		}
+	}
+}
+
 // TestCVScratchDoesNotAllocate: a worker's CVScratch, once grown, resizes and blurs frame after
 // frame without allocating.
 func TestCVScratchDoesNotAllocate(t *testing.T) {
 	var z CVScratch
-	src, small, blur := New(96, 96), New(33, 33), New(96, 96)
+	src, small, blur, big := New(96, 96), New(33, 33), New(96, 96), New(192, 192)
 	diff, grown := make([]float32, 3*11*11), make([]float32, 3*96*96)
 	run := func() {
 		z.ResizeArea(small, src)
 		z.ResizeCubic(grown, 96, 96, diff, 11, 11)
 		z.GaussianBlur8(blur, src, 2)
+		z.ResizeCubic8(big, src)
 	}
 	run()
 	if n := testing.AllocsPerRun(5, run); n != 0 {
 		t.Errorf("%v allocations a run", n)
+	}
+}
+
+func BenchmarkResizeCubic8(b *testing.B) {
+	var z CVScratch
+	src, dst := New(256, 256), New(512, 512)
+	for i := 0; i < b.N; i++ {
+		z.ResizeCubic8(dst, src)
 	}
 }

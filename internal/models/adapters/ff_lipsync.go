@@ -1,7 +1,6 @@
 package adapters
 
 import (
-	"fmt"
 	"math"
 	"slices"
 
@@ -17,8 +16,8 @@ import (
 // lipCrop is the side of the ffhq_512 crop FaceFusion's lip syncer works in.
 const lipCrop = 512
 
-// LipSyncer is FaceFusion's wav2lip lip syncers (wav2lip_96, wav2lip_gan_96) on an engine (the
-// rank's shared one where the session config has a set), one face a run: sync_lip's crop,
+// LipSyncer is FaceFusion's lip syncers (wav2lip_96, wav2lip_gan_96, edtalk_256) on an engine
+// (the rank's shared one where the session config has a set), one face a run: sync_lip's crop,
 // mask, model call and paste.
 type LipSyncer struct {
 	model  *catalog.Model
@@ -26,10 +25,11 @@ type LipSyncer struct {
 	eng    *infer.Engine
 	weight float64
 	crop   *raster.Image
-	box    *raster.Image // the mouth's box at the model's size
+	box    *raster.Image // wav2lip: the mouth's box; edtalk: the crop; at the model's size
 	back   *raster.Image
 	mask   []float32
 	ws     align.MaskWorkspace
+	cv     raster.CVScratch
 	voice  []float32
 	target []float32
 	out    []float32
@@ -38,14 +38,12 @@ type LipSyncer struct {
 // lowerFace is "lower-face"'s index in align.MaskAreas: wav2lip's area mask.
 var lowerFace = slices.IndexFunc(align.MaskAreas, func(a align.MaskArea) bool { return a.Name == "lower-face" })
 
-// NewLipSyncer opens lip syncer name from cfg.ModelsDir with --lip-syncer-weight weight.
-func NewLipSyncer(name string, cfg infer.SessionConfig, weight float64) (*LipSyncer, error) {
+// NewLipSyncer opens lip syncer name from cfg.ModelsDir with --lip-syncer-weight weight;
+// edtalk's box mask takes --face-mask-blur blur and --face-mask-padding padding.
+func NewLipSyncer(name string, cfg infer.SessionConfig, weight, blur float64, padding [4]int) (*LipSyncer, error) {
 	m, err := catalog.Select(catalog.LipSyncer, name)
 	if err != nil {
 		return nil, err
-	}
-	if m.SyncType() != catalog.Wav2Lip {
-		return nil, fmt.Errorf("lip syncer %s: only wav2lip_96 and wav2lip_gan_96 are built yet", name)
 	}
 	// One face at a time, as FaceFusion's loop; the rank's workers share one session of the
 	// model (cfg.Engines), each with its own buffers.
@@ -55,43 +53,78 @@ func NewLipSyncer(name string, cfg infer.SessionConfig, weight float64) (*LipSyn
 		return nil, err
 	}
 	n := m.Size * m.Size
-	return &LipSyncer{model: m, tmpl: align.Templates[m.Template], eng: eng, weight: weight,
+	l := &LipSyncer{model: m, tmpl: align.Templates[m.Template], eng: eng, weight: weight,
 		crop: raster.New(lipCrop, lipCrop), box: raster.New(m.Size, m.Size), back: raster.New(lipCrop, lipCrop),
 		mask: make([]float32, lipCrop*lipCrop), voice: make([]float32, audio.MelFilters*audio.WindowLength),
-		target: make([]float32, 6*n), out: make([]float32, 3*n)}, nil
+		target: make([]float32, int(m.Want.Inputs[1].Shape[1])*n), out: make([]float32, 3*n)}
+	if m.SyncType() == catalog.EDTalk {
+		// The box mask depends on the crop's size alone: made once.
+		align.BoxMask(l.mask, lipCrop, lipCrop, blur, padding, &l.ws)
+	}
+	return l, nil
 }
 
 // Close lets the engine go (a shared one stays with its set).
 func (l *LipSyncer) Close() error { return l.eng.Close() }
 
-// Sync is sync_lip for one face of frame (its five points, FaceFusion's 5/68, and its 68):
-// the ffhq_512 crop, the lower face's area mask, the mouth's box (the 68 points' bounds in the
-// crop) warped to the model's size, the model on it and voice (nil: FaceFusion's empty
-// window), the box warped back into the crop, and the crop pasted through the mask.
+// Sync is sync_lip for one face of frame (its five points, FaceFusion's 5/68, and its 68) with
+// voice (nil: FaceFusion's empty window): the ffhq_512 crop, the model's face and mask on it,
+// and the crop pasted through the mask.
 func (l *LipSyncer) Sync(frame *raster.Image, five [5]geom.Pt, lm *[68]geom.Pt, voice *audio.Window) error {
 	m := align.Estimate(five, l.tmpl, lipCrop)
 	align.WarpCrop(l.crop, frame, m)
-	align.AreaMask(l.mask, lipCrop, lipCrop, lm, m, []int{lowerFace}, &l.ws)
-	toBox := boxMap(lm, m, l.model.Size)
-	warpConstant(l.box, l.crop, toBox)
-	facemodel.VoiceInput(l.voice, voice, catalog.Wav2Lip, l.weight)
-	facemodel.Wav2LipTarget(l.target, l.box)
-	if err := l.run(); err != nil {
+	typ := l.model.SyncType()
+	facemodel.VoiceInput(l.voice, voice, typ, l.weight)
+	if typ == catalog.EDTalk {
+		if err := l.edtalk(); err != nil {
+			return err
+		}
+	} else if ok, err := l.wav2lip(lm, m); !ok || err != nil {
 		return err
 	}
-	facemodel.LipSyncOutput(l.box, l.out, catalog.Wav2Lip)
-	back, ok := toBox.Invert()
-	if !ok {
-		return nil // a face of no extent: FaceFusion's warp would fail on it
-	}
-	// cv2.warpAffine(box, invert(area_matrix), (512, 512), BORDER_REPLICATE): WarpCrop takes
-	// the frame→crop map, here the box→crop one.
-	align.WarpCrop(l.back, l.box, back)
 	align.PasteBack(frame, l.back, l.mask, m)
 	return nil
 }
 
-// run runs the voice and the target through one claim of the model into l.out.
+// edtalk is sync_lip's edtalk branch on l.crop into l.back (the box mask is made once): the
+// crop shrunk to the model's size (INTER_AREA), RGB / 255, the model with the weight, its
+// output × 255 truncated and grown back to the crop (INTER_CUBIC).
+func (l *LipSyncer) edtalk() error {
+	l.cv.ResizeArea(l.box, l.crop)
+	facemodel.EDTalkTarget(l.target, l.box)
+	if err := l.run(); err != nil {
+		return err
+	}
+	facemodel.LipSyncOutput(l.box, l.out, catalog.EDTalk)
+	l.cv.ResizeCubic8(l.back, l.box)
+	return nil
+}
+
+// wav2lip is sync_lip's wav2lip branch on l.crop (m: the frame→crop map) into l.back and
+// l.mask: the lower face's area mask, the mouth's box (the 68 points' bounds in the crop)
+// warped to the model's size, the model on it, the box warped back into the crop. False for a
+// face of no extent, which FaceFusion's warp would fail on: the frame is left alone.
+func (l *LipSyncer) wav2lip(lm *[68]geom.Pt, m geom.Affine) (bool, error) {
+	align.AreaMask(l.mask, lipCrop, lipCrop, lm, m, []int{lowerFace}, &l.ws)
+	toBox := boxMap(lm, m, l.model.Size)
+	warpConstant(l.box, l.crop, toBox)
+	facemodel.Wav2LipTarget(l.target, l.box)
+	if err := l.run(); err != nil {
+		return false, err
+	}
+	facemodel.LipSyncOutput(l.box, l.out, catalog.Wav2Lip)
+	back, ok := toBox.Invert()
+	if !ok {
+		return false, nil
+	}
+	// cv2.warpAffine(box, invert(area_matrix), (512, 512), BORDER_REPLICATE): WarpCrop takes
+	// the frame→crop map, here the box→crop one.
+	align.WarpCrop(l.back, l.box, back)
+	return true, nil
+}
+
+// run runs the voice and the target (and edtalk's weight, float32 as FaceFusion's
+// numpy.array([weight]).astype(numpy.float32)) through one claim of the model into l.out.
 func (l *LipSyncer) run() error {
 	c, err := l.eng.Claim(1)
 	if err != nil {
@@ -100,6 +133,9 @@ func (l *LipSyncer) run() error {
 	defer c.Release()
 	copy(c.In(0, 0).Float32(), l.voice)
 	copy(c.In(1, 0).Float32(), l.target)
+	if l.model.SyncType() == catalog.EDTalk {
+		c.Input("weight", 0).Float32()[0] = float32(l.weight)
+	}
 	if err := c.Run(); err != nil {
 		return err
 	}

@@ -43,14 +43,15 @@ func testFace() (five [5]geom.Pt, lm [68]geom.Pt) {
 	return [5]geom.Pt{mean(36, 42), mean(42, 48), lm[30], lm[48], lm[54]}, lm
 }
 
-// The wav2lip syncers' crop, area mask, mouth box, model call and paste equal FaceFusion's
-// sync_lip run in the oracle's Python on the same face, window and stand-in model, within one
-// level (the oracle's warps in float64, FFREF_FLOAT_WARP): with a voice window at weight 0.5,
-// and with FaceFusion's empty window at weight 0.25.
+// The lip syncers' crop, masks, model call and paste equal FaceFusion's sync_lip run in the
+// oracle's Python on the same face, window and stand-in model, within one level (the oracle's
+// warps in float64, FFREF_FLOAT_WARP): wav2lip's area mask and mouth box with a voice window
+// at weight 0.5 and with FaceFusion's empty window at weight 0.25; edtalk's box mask, resizes
+// and weight input likewise at 0.5 and 0.8.
 func TestLipSyncMatchesFaceFusion(t *testing.T) {
 	testenv.Full(t, "runs FaceFusion's lip syncer in the oracle's Python")
 	dir := t.TempDir()
-	models := fixtures.Dir(t, "wav2lip_96", "wav2lip_gan_96")
+	models := fixtures.Dir(t, "wav2lip_96", "wav2lip_gan_96", "edtalk_256")
 	frame := testenv.Sample(t, "astronaut.png")
 	five, lm := testFace()
 	var voice audio.Window
@@ -62,6 +63,8 @@ func TestLipSyncMatchesFaceFusion(t *testing.T) {
 	jobs := []lipJob{
 		{Frame: frame, Voice: &voice, Model: "wav2lip_96", Weight: 0.5, Out: filepath.Join(dir, "ff-0.png")},
 		{Frame: frame, Model: "wav2lip_gan_96", Weight: 0.25, Out: filepath.Join(dir, "ff-1.png")},
+		{Frame: frame, Voice: &voice, Model: "edtalk_256", Weight: 0.5, Out: filepath.Join(dir, "ff-2.png")},
+		{Frame: frame, Model: "edtalk_256", Weight: 0.8, Out: filepath.Join(dir, "ff-3.png")},
 	}
 	for i := range jobs {
 		for k, p := range five {
@@ -78,7 +81,7 @@ func TestLipSyncMatchesFaceFusion(t *testing.T) {
 			t.Fatal(err)
 		}
 		orig, _ := raster.Load(frame)
-		l, err := NewLipSyncer(j.Model, ffConfig(t, models, 1), j.Weight)
+		l, err := NewLipSyncer(j.Model, ffConfig(t, models, 1), j.Weight, 0.3, [4]int{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -54,6 +54,21 @@ func Wav2LipTarget(dst []float32, box *raster.Image) {
 	}
 }
 
+// EDTalkTarget writes edtalk's 'target' for the crop at the model's size (RGB) into dst
+// (3 × size × size): FaceFusion's BGR crop reversed to RGB, / 255 (in float64, then float32:
+// the same value as float32 division).
+func EDTalkTarget(dst []float32, img *raster.Image) {
+	n := img.W * img.H
+	for y := 0; y < img.H; y++ {
+		row := img.Pix[y*img.Stride:]
+		for x := 0; x < img.W; x++ {
+			for c := 0; c < 3; c++ {
+				dst[c*n+y*img.W+x] = float32(float64(row[3*x+c]) / 255)
+			}
+		}
+	}
+}
+
 // LipSyncOutput is normalize_crop_frame of the model's output src (3 × size × size) into dst:
 // clipped to [0, 1], × 255 in float32 and truncated (astype(uint8)); wav2lip's planes are
 // BGR (FaceFusion's frame), edtalk's RGB.

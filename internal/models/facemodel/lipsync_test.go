@@ -65,3 +65,17 @@ func TestWav2LipTensors(t *testing.T) {
 		t.Errorf("edtalk output R 0.5, G 1.2, B −0.1 gave RGB %v, want [127 255 0]", got)
 	}
 }
+
+// edtalk's target is the crop's RGB planes / 255, in that order.
+func TestEDTalkTarget(t *testing.T) {
+	img := raster.New(2, 1)
+	copy(img.Pix, []uint8{255, 51, 0, 1, 2, 3})
+	dst := make([]float32, 6)
+	EDTalkTarget(dst, img)
+	want := []float32{1, float32(1.0 / 255), 0.2, float32(2.0 / 255), 0, float32(3.0 / 255)}
+	for i := range want {
+		if dst[i] != want[i] {
+			t.Errorf("target value %d = %v, want %v (planes R, G, B of pixels 0 and 1)", i, dst[i], want[i])
+		}
+	}
+}

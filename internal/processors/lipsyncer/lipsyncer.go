@@ -23,8 +23,8 @@ type syncer struct {
 	st    processors.Stats
 }
 
-// Open opens lip_syncer_model. Only the box mask FaceFusion's wav2lip path ignores and its
-// area mask are built: occlusion in face_mask_types is refused for now.
+// Open opens lip_syncer_model. FaceFusion's masks are its model's (wav2lip's lower-face
+// area, edtalk's box) whatever face_mask_types says, but for occlusion, which is refused for now.
 func Open(c *processors.Context) (processors.Processor, error) {
 	cfg := c.Config
 	for _, t := range cfg.FaceMaskTypes {
@@ -32,7 +32,7 @@ func Open(c *processors.Context) (processors.Processor, error) {
 			return nil, fmt.Errorf("processors: lip_syncer with face_mask_types occlusion is not built yet: leave occlusion out (--face-mask-types box)")
 		}
 	}
-	ls, err := adapters.NewLipSyncer(cfg.LipSyncerModel, c.Session(cfg.LipSyncerModel), cfg.LipSyncerWeight)
+	ls, err := adapters.NewLipSyncer(cfg.LipSyncerModel, c.Session(cfg.LipSyncerModel), cfg.LipSyncerWeight, cfg.FaceMaskBlur, cfg.MaskPadding())
 	if err != nil {
 		return nil, err
 	}

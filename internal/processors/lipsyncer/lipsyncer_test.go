@@ -74,7 +74,7 @@ func TestWindowByFrame(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	ls, err := adapters.NewLipSyncer(cfg.LipSyncerModel, session(""), cfg.LipSyncerWeight)
+	ls, err := adapters.NewLipSyncer(cfg.LipSyncerModel, session(""), cfg.LipSyncerWeight, cfg.FaceMaskBlur, cfg.MaskPadding())
 	if err != nil {
 		t.Fatal(err)
 	}
