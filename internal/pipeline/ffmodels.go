@@ -493,28 +493,29 @@ func (m *Models) processorContext(withSource bool) *processors.Context {
 // processorStats counts the processors' work in the stages of Stats.
 type processorStats struct{ st *Stats }
 
+// processorStages are the stage of Stats each processor stage's time goes to, and the count
+// its faces go to (noFaces: frame_enhancer's frames, counted by the encode).
+var processorStages = map[processors.Stage]struct {
+	stage Stage
+	faces faceCount
+}{
+	processors.StageSwap:         {StageSwap, facesSwapped},
+	processors.StageEnhance:      {StageEnhance, facesEnhanced},
+	processors.StageFrameEnhance: {StageFrameEnhance, noFaces},
+	processors.StageAge:          {StageAge, facesAgeModified},
+	processors.StageDeepSwap:     {StageDeepSwap, facesDeepSwapped},
+	processors.StageExpression:   {StageExpression, facesExpressionRestored},
+	processors.StageLipSync:      {StageLipSync, facesLipSynced},
+}
+
 func (p processorStats) Done(stage processors.Stage, start time.Time, faces int) {
-	switch stage {
-	case processors.StageSwap:
-		p.st.since(StageSwap, start)
-		p.st.add(facesSwapped, faces)
-	case processors.StageEnhance:
-		p.st.since(StageEnhance, start)
-		p.st.add(facesEnhanced, faces)
-	case processors.StageFrameEnhance: // faces: the frames upscaled, counted by the encode
-		p.st.since(StageFrameEnhance, start)
-	case processors.StageAge:
-		p.st.since(StageAge, start)
-		p.st.add(facesAgeModified, faces)
-	case processors.StageDeepSwap:
-		p.st.since(StageDeepSwap, start)
-		p.st.add(facesDeepSwapped, faces)
-	case processors.StageExpression:
-		p.st.since(StageExpression, start)
-		p.st.add(facesExpressionRestored, faces)
-	case processors.StageLipSync:
-		p.st.since(StageLipSync, start)
-		p.st.add(facesLipSynced, faces)
+	ps, ok := processorStages[stage]
+	if !ok {
+		return
+	}
+	p.st.since(ps.stage, start)
+	if ps.faces != noFaces {
+		p.st.add(ps.faces, faces)
 	}
 }
 

@@ -20,6 +20,7 @@ func TestProcessorStatsCountEachStage(t *testing.T) {
 		{processors.StageAge, "age_modifier", func(s StatsSnapshot) int { return s.FacesAgeModified }},
 		{processors.StageDeepSwap, "deep_swapper", func(s StatsSnapshot) int { return s.FacesDeepSwapped }},
 		{processors.StageLipSync, "lip_syncer", func(s StatsSnapshot) int { return s.FacesLipSynced }},
+		{processors.StageExpression, "expression_restorer", func(s StatsSnapshot) int { return s.FacesExpressionRestored }},
 	} {
 		st := &Stats{}
 		processorStats{st}.Done(c.stage, time.Now().Add(-time.Second), 3)

@@ -59,6 +59,7 @@ const (
 	facesExpressionRestored
 	facesLipSynced
 	numFaceCounts
+	noFaces faceCount = -1 // a stage that counts no faces
 )
 
 // since adds the time from start to now to stage st. A nil Stats counts nothing.
