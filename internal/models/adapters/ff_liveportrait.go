@@ -25,14 +25,14 @@ type LivePortrait struct {
 
 // NewLivePortrait opens model set set's chain (live_portrait), each file on session(its name);
 // editor adds face_editor's retargeters and stitcher.
-func NewLivePortrait(set string, session func(model string) infer.SessionConfig, editor ...bool) (*LivePortrait, error) {
+func NewLivePortrait(set string, session func(model string) infer.SessionConfig, editor bool) (*LivePortrait, error) {
 	lp := &LivePortrait{}
 	type part struct {
 		part string
 		eng  **infer.Engine
 	}
 	parts := []part{{"feature_extractor", &lp.feature}, {"motion_extractor", &lp.motion}, {"generator", &lp.generator}}
-	if len(editor) > 0 && editor[0] {
+	if editor {
 		parts = append(parts, part{"eye_retargeter", &lp.eye}, part{"lip_retargeter", &lp.lip}, part{"stitcher", &lp.stitcher})
 	}
 	for _, p := range parts {
@@ -169,7 +169,7 @@ func NewExpressionRestorer(model string, session func(string) infer.SessionConfi
 	if factor < 0 || factor > 100 {
 		return nil, fmt.Errorf("expression restorer factor %d: outside 0..100 (--expression-restorer-factor)", factor)
 	}
-	lp, err := NewLivePortrait(model, session)
+	lp, err := NewLivePortrait(model, session, false)
 	if err != nil {
 		return nil, err
 	}
