@@ -195,6 +195,7 @@ func CheckMetrics(t *testing.T, path string, rep *report.Report) {
 			"facefusion_frames_done": float64(r.Frames), "facefusion_faces_found_total": float64(r.FacesFound),
 			"facefusion_faces_swapped_total": float64(r.FacesSwapped), "facefusion_faces_enhanced_total": float64(r.FacesEnhanced),
 			"facefusion_faces_expression_restored_total": float64(r.FacesExpressionRestored),
+			"facefusion_faces_edited_total":              float64(r.FacesEdited),
 			"facefusion_frames_per_second":               r.FramesPerSecond, "facefusion_gpu_available": 0,
 		} {
 			if got := value(name, "rank", rk); got != v {

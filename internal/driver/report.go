@@ -67,6 +67,7 @@ func rankStats(me int, m *pipeline.Models, res *Result, began time.Time, gpu ran
 		r.FacesFound, r.FacesSwapped, r.FacesEnhanced = snap.FacesFound, snap.FacesSwapped, snap.FacesEnhanced
 		r.FacesAgeModified, r.FacesDeepSwapped = snap.FacesAgeModified, snap.FacesDeepSwapped
 		r.FacesExpressionRestored = snap.FacesExpressionRestored
+		r.FacesEdited = snap.FacesEdited
 		r.FacesLipSynced = snap.FacesLipSynced
 		r.Identity = m.IdentitySums()
 	}
@@ -137,6 +138,7 @@ func (rr *runRecord) report(ctx context.Context, err error) *report.Report {
 			t.FacesAgeModified += r.FacesAgeModified
 			t.FacesDeepSwapped += r.FacesDeepSwapped
 			t.FacesExpressionRestored += r.FacesExpressionRestored
+			t.FacesEdited += r.FacesEdited
 			t.FacesLipSynced += r.FacesLipSynced
 			for s, v := range r.StageSeconds {
 				t.StageSeconds[s] += v

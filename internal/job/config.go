@@ -110,6 +110,8 @@ type Config struct {
 	LipSync // lipsync.go
 	// The expression restorer's keys.
 	ExpressionRestorer
+	// The face editor's keys.
+	FaceEditor
 	// facefusion batch-run's keys (run refuses them).
 	Batch `fingerprint:"operational"`
 	// Device is this rank's GPU for cuda/tensorrt, resolved at start-up (not a key).
@@ -229,7 +231,7 @@ const (
 // list that the check, the option's help and the conformance coverage derive from.
 func ProcessorChoices() []string {
 	return []string{ProcessorSwap, ProcessorEnhance, ProcessorDebug, ProcessorFrameEnhance, ProcessorColorize, ProcessorRemoveBackground,
-		ProcessorAge, ProcessorDeepSwap, ProcessorLipSync, ProcessorExpression}
+		ProcessorAge, ProcessorDeepSwap, ProcessorLipSync, ProcessorExpression, ProcessorFaceEditor}
 }
 
 // Validate checks every value and says which key is wrong and what it may be.
@@ -248,7 +250,7 @@ func (c *Config) validateKeys() error { return c.check(false, false) }
 func (c *Config) check(paths, combos bool) error {
 	// Each setting may have its complaint (every float NaN: each is named); a list's values
 	// beyond that are counted.
-	errs := complaints{max: 16}
+	errs := complaints{max: 32}
 	bad := func(format string, a ...any) { errs.add(fmt.Sprintf(format, a...)) }
 	combo := func(string, ...any) {}
 	if combos {
@@ -280,6 +282,7 @@ func (c *Config) check(paths, combos bool) error {
 	c.validateFaceChange(bad, combo)
 	c.validateLipSync(bad, combo, paths)
 	c.validateExpression(bad)
+	c.validateFaceEditor(bad)
 	if c.TrimFrameStart < -1 || c.TrimFrameEnd < -1 {
 		bad("trim_frame_start/trim_frame_end: frame numbers are ≥ 0 (-1: not set)")
 	}

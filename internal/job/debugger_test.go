@@ -51,7 +51,7 @@ func TestFaceDebuggerItems(t *testing.T) {
 		{[]string{"--processors", "face_debugger", "--face-debugger-items", "face-landmark-68/5"}, "fan_68_5"},
 		{[]string{"--processors", "face_swapper", "-s", "s.png", "--face-debugger-items", "landmarks"}, `face_debugger_items (--face-debugger-items): "landmarks" is not one of bounding-box`},
 		{[]string{"--processors", "face_debugger", "--config", empty}, "face_debugger_items (--face-debugger-items): give at least one of"},
-		{[]string{"--processors", "face_debuger"}, `"face_debuger" is not known (face_swapper, face_enhancer, face_debugger, frame_enhancer, frame_colorizer, background_remover, age_modifier, deep_swapper, lip_syncer, expression_restorer, none)`},
+		{[]string{"--processors", "face_debuger"}, `"face_debuger" is not known (face_swapper, face_enhancer, face_debugger, frame_enhancer, frame_colorizer, background_remover, age_modifier, deep_swapper, lip_syncer, expression_restorer, face_editor, none)`},
 	} {
 		_, err := Parse(append(bad.args, base...))
 		if err == nil || !strings.Contains(err.Error(), bad.want) {

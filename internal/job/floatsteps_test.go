@@ -1,6 +1,7 @@
 package job
 
 import (
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -21,6 +22,12 @@ func TestFloatRangesAreFaceFusions(t *testing.T) {
 		"reference_face_distance": {0, 1, 0.05}, "face_tracker_score": {0, 0.5, 0.05},
 		"face_swapper_weight": {0, 1, 0.05}, "face_enhancer_weight": {0, 1, 0.05}, "lip_syncer_weight": {0, 1, 0.05},
 		"output_image_scale": {0.25, 8, 0.25}, "output_video_scale": {0.25, 8, 0.25},
+	}
+	// face_editor's fourteen sliders (face_editor/choices.py): -1..1 in steps of 0.05
+	for _, s := range []string{"eyebrow_direction", "eye_gaze_horizontal", "eye_gaze_vertical", "eye_open_ratio",
+		"lip_open_ratio", "mouth_grim", "mouth_pout", "mouth_purse", "mouth_smile", "mouth_position_horizontal",
+		"mouth_position_vertical", "head_pitch", "head_yaw", "head_roll"} {
+		want["face_editor_"+s] = [3]float64{-1, 1, 0.05}
 	}
 	got := map[string][3]float64{}
 	for _, r := range floatRanges {
@@ -62,7 +69,7 @@ func TestFloatRangesAreFaceFusions(t *testing.T) {
 			return errs
 		}
 		n := 0
-		for x := r.start; x <= r.stop+1e-9; x = float64(int64((x+r.step)*100+0.5)) / 100 {
+		for x := r.start; x <= r.stop+1e-9; x = math.Round((x+r.step)*100) / 100 {
 			n++
 			v := strconv.FormatFloat(x, 'f', -1, 64)
 			if !strings.Contains(v, ".") {
@@ -86,7 +93,7 @@ func TestFloatRangesAreFaceFusions(t *testing.T) {
 				}
 			}
 		}
-		if o := lookup(flag); o == nil || o.arg != floatArg(r.key) || !slices.Contains([]string{"[0.0..1.0:0.05]", "[0.0..0.5:0.05]", "[0.25..8.0:0.25]"}, o.arg) {
+		if o := lookup(flag); o == nil || o.arg != floatArg(r.key) || !slices.Contains([]string{"[0.0..1.0:0.05]", "[0.0..0.5:0.05]", "[0.25..8.0:0.25]", "[-1.0..1.0:0.05]"}, o.arg) {
 			t.Errorf("%s's value in the help: %+v, want FaceFusion's metavar", flag, o)
 		}
 	}

@@ -182,7 +182,7 @@ func TestINIErrors(t *testing.T) {
 		{"a key of this program", "[misc]\nchunk_frames = 4\n", []string{"[misc] chunk_frames", "facefusion-hpc's own", "--chunk-frames"}},
 		{"unknown model", "[face_masker]\nface_occluder_model = xseg_4\n", []string{"face_occluder_model (--face-occluder-model): \"xseg_4\" is not one of many, xseg_1, xseg_2, xseg_3"}},
 		{"an ignored option's bad choice", "[memory]\nvideo_memory_strategy = lax\n", []string{"[memory] video_memory_strategy", `"lax" is not one of strict, moderate, tolerant`}},
-		{"unsupported", "[processors]\nface_editor_model = live_portrait\n", []string{"[processors] face_editor_model", "not supported by facefusion-hpc"}},
+		{"a slider past its end", "[processors]\nface_editor_head_yaw = 1.5\n", []string{"face_editor_head_yaw (--face-editor-head-yaw): 1.5 is not one of FaceFusion's choices, -1 to 1 in steps of 0.05"}},
 		{"not a number", "[face_detector]\nface_detector_score = high\n", []string{"[face_detector] face_detector_score", `"high" is not a number`}},
 		{"not a whole number", "[execution]\nexecution_thread_count = 2.5\n", []string{"[execution] execution_thread_count", "not a whole number"}},
 		{"a model this program lacks", "[face_detector]\nface_detector_model = mtcnn\n", []string{"face_detector_model", `"mtcnn" is not one of`}},

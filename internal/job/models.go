@@ -335,7 +335,7 @@ func (c *Config) Debugs() bool { return slices.Contains(c.Processors, ProcessorD
 // FindsFaces reports whether any processor works on faces: otherwise frames pass through
 // untouched, and no model or runtime is loaded.
 func (c *Config) FindsFaces() bool {
-	return c.Swaps() || c.Enhances() || c.Debugs() || c.ModifiesAge() || c.DeepSwaps() || c.LipSyncs() || c.RestoresExpression()
+	return c.Swaps() || c.Enhances() || c.Debugs() || c.ModifiesAge() || c.DeepSwaps() || c.LipSyncs() || c.RestoresExpression() || c.EditsFaces()
 }
 
 // RunsModels reports whether any processor runs a model (one that finds faces, or one of whole
@@ -634,6 +634,8 @@ func Choices(key string) []string {
 		return ExpressionRestorers
 	case "expression_restorer_areas":
 		return ExpressionAreas
+	case "face_editor_model":
+		return FaceEditors
 	case "workflow_mode":
 		return WorkflowModes
 	}

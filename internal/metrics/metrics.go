@@ -182,6 +182,7 @@ func Report(o Origin, rep *report.Report, now time.Time) []*dto.MetricFamily {
 		s.Counter("facefusion_faces_swapped_total", "faces the swapper changed in this attempt", float64(r.FacesSwapped), "rank", rk)
 		s.Counter("facefusion_faces_enhanced_total", "faces the enhancer changed in this attempt", float64(r.FacesEnhanced), "rank", rk)
 		s.Counter("facefusion_faces_expression_restored_total", "faces the expression restorer changed in this attempt", float64(r.FacesExpressionRestored), "rank", rk)
+		s.Counter("facefusion_faces_edited_total", "faces the face editor changed in this attempt", float64(r.FacesEdited), "rank", rk)
 		s.Gauge("facefusion_frames_per_second", "frames this rank encoded per second of its share's wall time", r.FramesPerSecond, "rank", rk)
 		stages := make([]string, 0, len(r.StageSeconds))
 		for st := range r.StageSeconds {

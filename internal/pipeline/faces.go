@@ -30,6 +30,8 @@ func FaceReport(cfg job.Config, faces, frames int) (string, error) {
 		verb = "lip-synced"
 	case cfg.RestoresExpression():
 		verb = "given its expression back"
+	case cfg.EditsFaces():
+		verb = "edited by face_editor"
 	default:
 		verb = "drawn by face_debugger"
 	}

@@ -24,6 +24,7 @@ import (
 	_ "github.com/facefusion-hpc/facefusion/internal/processors/deepswapper"        // registers deep_swapper
 	_ "github.com/facefusion-hpc/facefusion/internal/processors/expressionrestorer" // registers expression_restorer
 	"github.com/facefusion-hpc/facefusion/internal/processors/facedebugger"
+	_ "github.com/facefusion-hpc/facefusion/internal/processors/faceeditor"   // registers face_editor
 	_ "github.com/facefusion-hpc/facefusion/internal/processors/faceenhancer" // registers face_enhancer
 	"github.com/facefusion-hpc/facefusion/internal/processors/faceswapper"
 	_ "github.com/facefusion-hpc/facefusion/internal/processors/framecolorizer" // registers frame_colorizer
@@ -163,6 +164,13 @@ func ModelNames(cfg job.Config) []string {
 	if cfg.RestoresExpression() {
 		for _, part := range []string{"feature_extractor", "motion_extractor", "generator"} {
 			if m, err := catalog.Part(cfg.ExpressionRestorerModel, part); err == nil {
+				names = append(names, m.Name)
+			}
+		}
+	}
+	if cfg.EditsFaces() {
+		for _, part := range []string{"feature_extractor", "motion_extractor", "eye_retargeter", "lip_retargeter", "stitcher", "generator"} {
+			if m, err := catalog.Part(cfg.FaceEditorModel, part); err == nil && !slices.Contains(names, m.Name) {
 				names = append(names, m.Name)
 			}
 		}
@@ -505,6 +513,7 @@ var processorStages = map[processors.Stage]struct {
 	processors.StageAge:          {StageAge, facesAgeModified},
 	processors.StageDeepSwap:     {StageDeepSwap, facesDeepSwapped},
 	processors.StageExpression:   {StageExpression, facesExpressionRestored},
+	processors.StageFaceEditor:   {StageFaceEditor, facesEdited},
 	processors.StageLipSync:      {StageLipSync, facesLipSynced},
 }
 

@@ -25,7 +25,7 @@ import (
 // arcface_w600k_r50, as FaceFusion's own reference mode.
 func RecognizerName(cfg job.Config) string {
 	if cfg.FaceDetectorModel != "blazeface" || cfg.FaceLandmarkerModel != "dlib_68" ||
-		cfg.Swaps() && cfg.FaceSwapperModel != "classic" || cfg.Enhances() || cfg.RestoresExpression() {
+		cfg.Swaps() && cfg.FaceSwapperModel != "classic" || cfg.Enhances() || cfg.RestoresExpression() || cfg.EditsFaces() {
 		return facemodel.ArcFace.Name
 	}
 	return facemodel.FRFeature.Name

@@ -31,12 +31,23 @@ func TestMaskModelNames(t *testing.T) {
 		{[]string{"--processors", "expression_restorer", "--face-mask-types", "occlusion", "region"},
 			[]string{"live_portrait_feature_extractor", "live_portrait_motion_extractor", "live_portrait_generator", "xseg_1"},
 			[]string{"bisenet_resnet_34", "gfpgan_1.4"}},
+		// face_editor loads the six files, each once beside the restorer's three, and masks by
+		// box alone
+		{[]string{"--processors", "expression_restorer", "face_editor", "--face-mask-types", "box"},
+			[]string{"live_portrait_feature_extractor", "live_portrait_motion_extractor", "live_portrait_generator",
+				"live_portrait_eye_retargeter", "live_portrait_lip_retargeter", "live_portrait_stitcher"},
+			[]string{"xseg_1", "bisenet_resnet_34"}},
 	} {
 		cfg, err := job.Parse(append(c.args, base...))
 		if err != nil {
 			t.Fatal(err)
 		}
 		names := ModelNames(cfg)
+		for i, n := range names {
+			if slices.Contains(names[:i], n) {
+				t.Errorf("%v: models %v hold %s twice", c.args, names, n)
+			}
+		}
 		for _, n := range c.want {
 			if !slices.Contains(names, n) {
 				t.Errorf("%v: models %v lack %s", c.args, names, n)

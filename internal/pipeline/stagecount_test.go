@@ -21,6 +21,7 @@ func TestProcessorStatsCountEachStage(t *testing.T) {
 		{processors.StageDeepSwap, "deep_swapper", func(s StatsSnapshot) int { return s.FacesDeepSwapped }},
 		{processors.StageLipSync, "lip_syncer", func(s StatsSnapshot) int { return s.FacesLipSynced }},
 		{processors.StageExpression, "expression_restorer", func(s StatsSnapshot) int { return s.FacesExpressionRestored }},
+		{processors.StageFaceEditor, "face_editor", func(s StatsSnapshot) int { return s.FacesEdited }},
 	} {
 		st := &Stats{}
 		processorStats{st}.Done(c.stage, time.Now().Add(-time.Second), 3)

@@ -21,6 +21,7 @@ const (
 	StageAge                       // the age modifier
 	StageDeepSwap                  // the deep swapper
 	StageExpression                // the expression restorer
+	StageFaceEditor                // the face editor
 	StageLipSync                   // the lip syncer
 	StageIdentity                  // the identity measure (its recognizer and landmarker runs)
 	StageEncode                    // the encoder's write loop: handing a frame to ffmpeg's pipe
@@ -28,7 +29,7 @@ const (
 )
 
 // StageNames are the stages' names, indexed by Stage.
-var StageNames = [numStages]string{"decode", "detect", "landmarks", "swap", "enhance", "frame_enhance", "age_modifier", "deep_swapper", "expression_restorer", "lip_syncer", "identity", "encode"}
+var StageNames = [numStages]string{"decode", "detect", "landmarks", "swap", "enhance", "frame_enhance", "age_modifier", "deep_swapper", "expression_restorer", "face_editor", "lip_syncer", "identity", "encode"}
 
 // ProcessorStage reports whether stage name is one processor's own (face_swapper's swap to
 // lip_syncer's): it runs only where the job names that processor.
@@ -57,6 +58,7 @@ const (
 	facesAgeModified
 	facesDeepSwapped
 	facesExpressionRestored
+	facesEdited
 	facesLipSynced
 	numFaceCounts
 	noFaces faceCount = -1 // a stage that counts no faces
@@ -88,6 +90,8 @@ type StatsSnapshot struct {
 	FacesDeepSwapped int
 	// FacesExpressionRestored are the faces expression_restorer changed.
 	FacesExpressionRestored int
+	// FacesEdited are the faces face_editor changed.
+	FacesEdited int
 	// FacesLipSynced are the faces the lip syncer synced.
 	FacesLipSynced int
 }
@@ -102,6 +106,7 @@ func (s *Stats) Snapshot() StatsSnapshot {
 	r.FacesAgeModified = int(s.faces[facesAgeModified].Load())
 	r.FacesDeepSwapped = int(s.faces[facesDeepSwapped].Load())
 	r.FacesExpressionRestored = int(s.faces[facesExpressionRestored].Load())
+	r.FacesEdited = int(s.faces[facesEdited].Load())
 	r.FacesLipSynced = int(s.faces[facesLipSynced].Load())
 	return r
 }

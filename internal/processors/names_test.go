@@ -8,6 +8,7 @@ import (
 	"github.com/facefusion-hpc/facefusion/internal/processors"
 	_ "github.com/facefusion-hpc/facefusion/internal/processors/expressionrestorer"
 	_ "github.com/facefusion-hpc/facefusion/internal/processors/facedebugger"
+	_ "github.com/facefusion-hpc/facefusion/internal/processors/faceeditor"
 	_ "github.com/facefusion-hpc/facefusion/internal/processors/faceenhancer"
 	_ "github.com/facefusion-hpc/facefusion/internal/processors/faceswapper"
 )
@@ -19,7 +20,7 @@ func TestEveryJobProcessorIsRegistered(t *testing.T) {
 	if err == nil {
 		t.Fatal("an unknown processor name opened")
 	}
-	for _, name := range []string{job.ProcessorSwap, job.ProcessorEnhance, job.ProcessorDebug, job.ProcessorExpression} {
+	for _, name := range []string{job.ProcessorSwap, job.ProcessorEnhance, job.ProcessorDebug, job.ProcessorExpression, job.ProcessorFaceEditor} {
 		if !strings.Contains(err.Error(), name) {
 			t.Errorf("%s is not registered (the refusal names %q)", name, err)
 		}

@@ -21,7 +21,7 @@ type Processor interface {
 }
 
 // FaceProcessor is a processor of the selected faces of a batch (face_swapper, face_enhancer,
-// face_debugger, age_modifier, deep_swapper; later expression_restorer, face_editor): it
+// face_debugger, age_modifier, deep_swapper, expression_restorer, face_editor, …): it
 // changes b.Faces' frames in place, every face of the batch in one call so that its model
 // batches them.
 type FaceProcessor interface {
@@ -110,6 +110,7 @@ const (
 	StageDeepSwap   // the deep swapper's time and faces it swapped
 	StageLipSync    // the lip syncer's time and faces synced
 	StageExpression // the expression restorer's time and faces restored
+	StageFaceEditor // the face editor's time and faces edited
 )
 
 // Stats is where processors report their work: the worker's stage times and face counts.

@@ -56,7 +56,7 @@ func checkRank(f *lustre.Fields, field string, p Rank, lowest int64) {
 		name string
 		v    int
 	}{{"faces_found", p.FacesFound}, {"faces_swapped", p.FacesSwapped}, {"faces_enhanced", p.FacesEnhanced},
-		{"faces_expression_restored", p.FacesExpressionRestored}} {
+		{"faces_expression_restored", p.FacesExpressionRestored}, {"faces_edited", p.FacesEdited}} {
 		f.In(field+"."+n.name, int64(n.v), 0, math.MaxInt64)
 	}
 	f.Seconds(field+".seconds", p.Seconds)

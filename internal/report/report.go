@@ -136,6 +136,8 @@ type Rank struct {
 	FacesDeepSwapped int `json:"faces_deep_swapped,omitempty"`
 	// FacesExpressionRestored are the faces expression_restorer changed (absent: none).
 	FacesExpressionRestored int `json:"faces_expression_restored,omitempty"`
+	// FacesEdited are the faces face_editor changed (absent: none).
+	FacesEdited int `json:"faces_edited,omitempty"`
 	// FacesLipSynced are the faces lip_syncer synced (absent: none).
 	FacesLipSynced int `json:"faces_lip_synced,omitempty"`
 }

@@ -18,16 +18,24 @@ import (
 // pose outputs have no batch axis), so every call is one face.
 type LivePortrait struct {
 	feature, motion, generator *infer.Engine
-	in                         []float32 // one prepared crop, RGB planes at half the crop's side
+	// face_editor's parts; nil where the chain was opened without them
+	eye, lip, stitcher *infer.Engine
+	in                 []float32 // one prepared crop, RGB planes at half the crop's side
 }
 
-// NewLivePortrait opens model set set's chain (live_portrait), each file on session(its name).
-func NewLivePortrait(set string, session func(model string) infer.SessionConfig) (*LivePortrait, error) {
+// NewLivePortrait opens model set set's chain (live_portrait), each file on session(its name);
+// editor adds face_editor's retargeters and stitcher.
+func NewLivePortrait(set string, session func(model string) infer.SessionConfig, editor bool) (*LivePortrait, error) {
 	lp := &LivePortrait{}
-	for _, p := range []struct {
+	type part struct {
 		part string
 		eng  **infer.Engine
-	}{{"feature_extractor", &lp.feature}, {"motion_extractor", &lp.motion}, {"generator", &lp.generator}} {
+	}
+	parts := []part{{"feature_extractor", &lp.feature}, {"motion_extractor", &lp.motion}, {"generator", &lp.generator}}
+	if editor {
+		parts = append(parts, part{"eye_retargeter", &lp.eye}, part{"lip_retargeter", &lp.lip}, part{"stitcher", &lp.stitcher})
+	}
+	for _, p := range parts {
 		m, err := catalog.Part(set, p.part)
 		if err != nil {
 			lp.Close()
@@ -119,7 +127,7 @@ func (lp *LivePortrait) Generate(crop *raster.Image, volume []float32, source, t
 // Close lets the chain's engines go.
 func (lp *LivePortrait) Close() error {
 	var errs []error
-	for _, e := range []**infer.Engine{&lp.feature, &lp.motion, &lp.generator} {
+	for _, e := range []**infer.Engine{&lp.feature, &lp.motion, &lp.generator, &lp.eye, &lp.lip, &lp.stitcher} {
 		if *e != nil {
 			errs = append(errs, (*e).Close())
 			*e = nil
@@ -161,7 +169,7 @@ func NewExpressionRestorer(model string, session func(string) infer.SessionConfi
 	if factor < 0 || factor > 100 {
 		return nil, fmt.Errorf("expression restorer factor %d: outside 0..100 (--expression-restorer-factor)", factor)
 	}
-	lp, err := NewLivePortrait(model, session)
+	lp, err := NewLivePortrait(model, session, false)
 	if err != nil {
 		return nil, err
 	}

@@ -41,48 +41,59 @@ func lpScene() (orig, frame *raster.Image, five [5]geom.Pt) {
 // (fixtures.LP*), through FaceFusion's steps: both crops at m, halved and scaled, the
 // target's expression, the processed face's volume and motion, the restored keypoints.
 func lpWant(orig, frame *raster.Image, m geom.Affine, areas []string, factor int) *[3][512][512]float64 {
-	crop := func(src *raster.Image) []float32 {
-		c := raster.New(512, 512)
-		align.WarpCrop(c, src, m)
-		x := make([]float32, 3*256*256) // RGB planes of the rounded 2×2 means, /255
-		for y := range 256 {
-			for xx := range 256 {
-				for k := range 3 {
-					s := 2
-					for _, d := range [4][2]int{{0, 0}, {1, 0}, {0, 1}, {1, 1}} {
-						s += int(c.Pix[(2*y+d[1])*c.Stride+3*(2*xx+d[0])+k])
-					}
-					x[k*256*256+y*256+xx] = float32(float64(s/4) / 255)
-				}
-			}
-		}
-		return x
-	}
-	xt, xm := crop(orig), crop(frame)
-	w := fixtures.LPMotionWeights()
-	motion := func(x []float32) facemodel.LivePortraitMotion {
-		f := fixtures.LPFeatures(x)
-		var outs [7][]float32
-		for o := range outs {
-			for _, v := range fixtures.LPMotionOut(&w, o, f) {
-				outs[o] = append(outs[o], float32(v))
-			}
-		}
-		mo := facemodel.LivePortraitMotion{Pitch: outs[0][0], Yaw: outs[1][0], Roll: outs[2][0], Scale: outs[3][0]}
-		copy(mo.Translation[:], outs[4])
-		for k := range 21 {
-			copy(mo.Expression[k][:], outs[5][3*k:])
-			copy(mo.Points[k][:], outs[6][3*k:])
-		}
-		return mo
-	}
-	mt, mm := motion(xt), motion(xm)
+	xt, xm := lpInput(orig, m), lpInput(frame, m)
+	mt, mm := lpMotion(xt), lpMotion(xm)
 	rot := facemodel.LivePortraitRotation(mm.Pitch, mm.Yaw, mm.Roll)
 	restored := facemodel.RestoreExpression(&mt.Expression, &mm.Expression, areas, factor)
 	src, drv := mm.Keypoints(&rot, &restored), mm.Keypoints(&rot, &mm.Expression)
 	sf, df := make([]float32, 63), make([]float32, 63)
 	src.Flat(sf)
 	drv.Flat(df)
+	return lpGenerated(xm, sf, df)
+}
+
+// lpInput is the extractors' input for the crop of src at m: RGB planes of the rounded 2×2
+// means, /255.
+func lpInput(src *raster.Image, m geom.Affine) []float32 {
+	c := raster.New(512, 512)
+	align.WarpCrop(c, src, m)
+	x := make([]float32, 3*256*256)
+	for y := range 256 {
+		for xx := range 256 {
+			for k := range 3 {
+				s := 2
+				for _, d := range [4][2]int{{0, 0}, {1, 0}, {0, 1}, {1, 1}} {
+					s += int(c.Pix[(2*y+d[1])*c.Stride+3*(2*xx+d[0])+k])
+				}
+				x[k*256*256+y*256+xx] = float32(float64(s/4) / 255)
+			}
+		}
+	}
+	return x
+}
+
+// lpMotion is the motion stand-in's output for input x, each value rounded to float32.
+func lpMotion(x []float32) facemodel.LivePortraitMotion {
+	w := fixtures.LPMotionWeights()
+	f := fixtures.LPFeatures(x)
+	var outs [7][]float32
+	for o := range outs {
+		for _, v := range fixtures.LPMotionOut(&w, o, f) {
+			outs[o] = append(outs[o], float32(v))
+		}
+	}
+	mo := facemodel.LivePortraitMotion{Pitch: outs[0][0], Yaw: outs[1][0], Roll: outs[2][0], Scale: outs[3][0]}
+	copy(mo.Translation[:], outs[4])
+	for k := range 21 {
+		copy(mo.Expression[k][:], outs[5][3*k:])
+		copy(mo.Points[k][:], outs[6][3*k:])
+	}
+	return mo
+}
+
+// lpGenerated is the generator stand-in's crop, truncated to 8 bits, for the volume of input
+// x and the keypoints sf (source) and df (target).
+func lpGenerated(x, sf, df []float32) *[3][512][512]float64 {
 	zero := make([]float32, 63)
 	out := new([3][512][512]float64)
 	for c := range 3 {
@@ -90,7 +101,7 @@ func lpWant(orig, frame *raster.Image, m geom.Affine, areas []string, factor int
 		var vol [64][64]float64
 		for py := range 64 {
 			for px := range 64 {
-				vol[py][px] = fixtures.LPVolume(c, px, py, xm)
+				vol[py][px] = fixtures.LPVolume(c, px, py, x)
 			}
 		}
 		for y := range 512 {

@@ -90,7 +90,7 @@ func TestLivePortraitSet(t *testing.T) {
 	if got := catalog.Sets(catalog.LivePortrait); len(got) != 1 || got[0] != "live_portrait" {
 		t.Fatalf("LivePortrait sets %v, want [live_portrait]", got)
 	}
-	for _, part := range []string{"feature_extractor", "motion_extractor", "generator"} {
+	for _, part := range []string{"feature_extractor", "motion_extractor", "generator", "eye_retargeter", "lip_retargeter", "stitcher"} {
 		m, err := catalog.Part("live_portrait", part)
 		if err != nil {
 			t.Fatal(err)
@@ -99,7 +99,7 @@ func TestLivePortraitSet(t *testing.T) {
 			t.Errorf("%s: file %s, base %s, licence %s", part, m.File, m.Base, m.Licence)
 		}
 	}
-	if _, err := catalog.Part("live_portrait", "stitcher"); err == nil {
-		t.Error("a part expression_restorer does not load was found")
+	if _, err := catalog.Part("live_portrait", "landmarker"); err == nil {
+		t.Error("a part FaceFusion's model set lacks was found")
 	}
 }

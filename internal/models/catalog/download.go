@@ -84,6 +84,9 @@ var distribution = map[string]struct{ base, pkg, licence string }{
 	"live_portrait_feature_extractor": {"models-3.0.0", "", "MIT"},
 	"live_portrait_motion_extractor":  {"models-3.0.0", "", "MIT"},
 	"live_portrait_generator":         {"models-3.0.0", "", "MIT"},
+	"live_portrait_eye_retargeter":    {"models-3.0.0", "", "MIT"},
+	"live_portrait_lip_retargeter":    {"models-3.0.0", "", "MIT"},
+	"live_portrait_stitcher":          {"models-3.0.0", "", "MIT"},
 	// internal/deps/fetch.sh
 	"fr_feature": {"", "npm faceplugin-face-recognition-js@0.0.1", "MIT (package); the weights' origin is not stated"},
 }

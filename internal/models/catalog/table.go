@@ -412,11 +412,11 @@ func addAgeModifiers(m map[string]*Model) {
 		Unconfirmed: "'direction' a 0-d float32 (FaceFusion feeds numpy.array(x).astype(float32)) and the output [1,3,1536,1536] (FaceFusion resizes it to 1024)"})
 }
 
-// --- expression_restorer (and face_editor later): LivePortrait's chain ---
+// --- expression_restorer and face_editor: LivePortrait's chain ---
 
 // addLivePortrait adds the files of FaceFusion's live_portrait model set
-// (processors/modules/expression_restorer/core.py; face_editor adds its retargeters and
-// stitcher to the same set). The crops are RGB/255 at 256×256 (prepare_crop_frame), the
+// (processors/modules/expression_restorer/core.py, and face_editor/core.py, which adds the
+// retargeters and the stitcher to the same set). The crops are RGB/255 at 256×256 (prepare_crop_frame), the
 // generator's output RGB in 0..1 at 512×512. The motion extractor's pitch, yaw and roll have no
 // axis at all (FaceFusion hands them to scipy's from_euler as scalars), so no file of the chain
 // batches: the sessions run one face at a time, shared by the workers.
@@ -438,4 +438,14 @@ func addLivePortrait(m map[string]*Model) {
 	add("generator", infer.Signature{
 		Inputs:  []infer.TensorSpec{f32("feature_volume", dyn, 32, 16, 64, 64), points("source"), points("target")},
 		Outputs: []infer.TensorSpec{f32("", dyn, 3, 512, 512)}})
+	// face_editor's parts (processors/modules/face_editor/core.py): the retargeters take the
+	// keypoints flattened with the eyes' ratios and their goal (66) or the lip's (65) as one
+	// row and give the keypoints' move (63, reshaped to 21×3); the stitcher takes the edited
+	// and the original keypoints and gives the generator's source keypoints.
+	add("eye_retargeter", infer.Signature{Inputs: []infer.TensorSpec{f32("input", 1, 66)},
+		Outputs: []infer.TensorSpec{f32("", 1, 63)}})
+	add("lip_retargeter", infer.Signature{Inputs: []infer.TensorSpec{f32("input", 1, 65)},
+		Outputs: []infer.TensorSpec{f32("", 1, 63)}})
+	add("stitcher", infer.Signature{Inputs: []infer.TensorSpec{points("source"), points("target")},
+		Outputs: []infer.TensorSpec{points("")}})
 }

@@ -95,8 +95,14 @@ func LimitExpression(e *LivePortraitExpression) {
 // as a float32 matrix. Lowercase 'xyz' is extrinsic, R = Rz(roll)·Ry(yaw)·Rx(pitch); scipy
 // works in float64, rounded to float32 at the end as FaceFusion's astype does.
 func LivePortraitRotation(pitch, yaw, roll float32) [3][3]float32 {
-	rad := func(d float32) (float64, float64) {
-		r := float64(d) * (math.Pi / 180)
+	return LivePortraitRotation64(float64(pitch), float64(yaw), float64(roll))
+}
+
+// LivePortraitRotation64 is LivePortraitRotation of angles in float64 (face_editor's edited
+// pose, which numpy keeps in float64).
+func LivePortraitRotation64(pitch, yaw, roll float64) [3][3]float32 {
+	rad := func(d float64) (float64, float64) {
+		r := d * (math.Pi / 180)
 		return math.Sin(r), math.Cos(r)
 	}
 	sp, cp := rad(pitch)

@@ -16,7 +16,8 @@ import (
 // source analysis, as every pass-through across ranks does), gpen_bfr_256 with simswap
 // (formerly with the classic swapper, whose chaining into an enhancer the other two
 // swapper+enhancer combinations run too), expression_restorer after hyperswap (its
-// originals kept per worker, whatever the rank or batch); batch 1 against batch 3 for each model is also
+// originals kept per worker, whatever the rank or batch), face_editor after hyperswap on 3
+// ranks; batch 1 against batch 3 for each model is also
 // internal/models/adapters' (TestSwapperBatchEqualsSingle, TestEnhancerBatchEqualsSingle). 6 frames in chunks of 4 over 2 ranks (3 frames each, one
 // batch of 3): rank 1 sends rank 0 frame 3 of chunk 0 and encodes chunk 1, so the processors'
 // frames cross ranks inside a chunk, and each rank's landmark window is fed by halo frames.
@@ -35,7 +36,11 @@ func TestProcessorCombinationsAcrossRanks(t *testing.T) {
 		"inswapper+codeformer": {"--processors", "face_swapper", "face_enhancer", "--face-swapper-model", "inswapper_128", "--face-enhancer-model", "codeformer"},
 		"hyperswap+masks+gfp":  {"--processors", "face_swapper", "face_enhancer", "--face-swapper-model", "hyperswap_1a_256", "--face-mask-types", "box", "occlusion", "region", "--face-landmarker-model", "2dfan4"},
 		"hyperswap+expression": {"--processors", "face_swapper", "expression_restorer", "--face-swapper-model", "hyperswap_1a_256", "--expression-restorer-factor", "100", "--expression-restorer-areas", "lower-face"},
-		"fp16+many+scrfd":      {"--processors", "face_swapper", "--face-swapper-model", "inswapper_128_fp16", "--face-selector-mode", "many", "--face-detector-model", "scrfd"},
+		// face_editor after the swapper on 3 ranks, its six LivePortrait files shared by the
+		// workers: sliders of both signs, both retargeters and the head.
+		"hyperswap+editor@3": {"--processors", "face_swapper", "face_editor", "--face-swapper-model", "hyperswap_1a_256",
+			"--face-editor-mouth-smile", "1.0", "--face-editor-eye-open-ratio", "-0.5", "--face-editor-lip-open-ratio", "0.75", "--face-editor-head-yaw", "-0.4"},
+		"fp16+many+scrfd": {"--processors", "face_swapper", "--face-swapper-model", "inswapper_128_fp16", "--face-selector-mode", "many", "--face-detector-model", "scrfd"},
 		// deep_swapper's batched model (no morph input) before fran, one face a run.
 		"deep+age@3": {"--processors", "deep_swapper", "age_modifier", "--deep-swapper-model", "druuzil/christian_bale_320", "--age-modifier-direction", "60",
 			"--face-detector-model", "scrfd", "--face-selector-mode", "many"},
