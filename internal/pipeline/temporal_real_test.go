@@ -155,7 +155,8 @@ func stillClip(t testing.TB, path, sample, crop string, n, crf, gop int) {
 // swapped: dlib's points jumped by about 2 px a point on such changes, and the window spread
 // the jumps over the 17 frames about them (measured before each landmarker pass was the mean
 // over four boxes: mean 0.355, largest pair 4.00; after: 0.055, 0.47; with the seam membrane's
-// cells on the frame's grid: 0.048, 0.18; 5 s).
+// cells on the frame's grid: 0.048, 0.18; 5 s). The goal is ≤ 0.10 and ≤ 1.0; the largest pair
+// is held to 0.35 as well, which the membrane's cells following the mask's rectangle broke (0.47).
 func TestStillFaceStaysStillOverFirstFrames(t *testing.T) {
 	testenv.Full(t, "swaps a real clip through the real models")
 	clip := filepath.Join(t.TempDir(), "still.mp4")
@@ -167,8 +168,8 @@ func TestStillFaceStaysStillOverFirstFrames(t *testing.T) {
 	region := geom.Rect{X0: 100, Y0: 70, X1: 220, Y1: 180}
 	mean, most := lumaSteps(t, cfg, info, m, job.Default().FaceLandmarkSmoothing, region)
 	t.Logf("face region, frame-to-frame luma difference: mean %.3f, largest pair %.3f", mean, most)
-	if mean > 0.10 || most > 1.0 {
-		t.Errorf("the still face shimmers: mean %.3f (want ≤ 0.10), largest pair %.3f (want ≤ 1.0)", mean, most)
+	if mean > 0.10 || most > 0.35 {
+		t.Errorf("the still face shimmers: mean %.3f (want ≤ 0.10), largest pair %.3f (want ≤ 0.35)", mean, most)
 	}
 }
 
