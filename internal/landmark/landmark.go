@@ -18,10 +18,26 @@ import (
 // numParts is the number of landmarks face.Landmarks68 holds; Load rejects other models.
 const numParts = 68
 
-// split is one internal tree node: go left when feature[a] − feature[b] > thresh.
+// split is one internal tree node: go left when feature[a] − feature[b] > thresh. A feature is
+// a whole grey level, so that is when the difference, a whole number, exceeds cut = ⌊thresh⌋:
+// the fast walk takes the way from the sign of an integer rather than from a branch.
 type split struct {
 	a, b   int32
 	thresh float32
+	cut    int32
+}
+
+// splitCut is cut for thresh, clamped far outside the ±255 a difference can be (a NaN
+// threshold sends every pixel right, as in dlib).
+func splitCut(thresh float32) int32 {
+	f := math.Floor(float64(thresh))
+	switch {
+	case !(f < 1<<20):
+		return 1 << 20
+	case f < -1<<20:
+		return -1 << 20
+	}
+	return int32(f)
 }
 
 // Predictor is a loaded shape predictor. It is read-only after Load, so one Predictor serves
@@ -49,11 +65,23 @@ type Predictor struct {
 type workspace struct {
 	shape [2 * numParts]float32
 	cur   [numParts]geom.Pt
-	feat  []float32
-	// PredictMean's: each box's features, and the first box's shape then the others'
+	// each box's leaves in the cascade at hand (offsets into leaves), and PredictMean's pairs
+	// of leaves where a box parts from the first
+	offs         [MaxBoxes][]int32
+	parted, from []int32
+	// each box's features (grey levels), and PredictMean's first box's shape then the others'
 	// differences from it
-	feats  [][]float32
+	feats  [MaxBoxes][]int32
 	shapes [MaxBoxes][2 * numParts]float32
+}
+
+func (p *Predictor) newWorkspace() *workspace {
+	ws := &workspace{parted: make([]int32, p.trees), from: make([]int32, p.trees)}
+	for b := range ws.offs {
+		ws.offs[b] = make([]int32, p.trees)
+		ws.feats[b] = make([]int32, p.features)
+	}
+	return ws
 }
 
 // MeanShape is the predictor's starting shape, normalised to the unit box: (0,0) is the box's
@@ -75,36 +103,35 @@ func (p *Predictor) Predict(img *raster.Image, box geom.Rect, out *face.Landmark
 func (p *Predictor) predict(ws *workspace, img *raster.Image, box geom.Rect, out *face.Landmarks68) {
 	shape := &ws.shape
 	*shape = p.initial
-	feat := ws.feat[:p.features]
+	feat := ws.feats[0]
 	bw, bh := box.X1-box.X0, box.Y1-box.Y0
-	leafLen := 2 * numParts
-	nleaves := p.nsplits + 1
-
 	for c := 0; c < p.cascades; c++ {
 		p.readFeatures(ws, img, box, c, shape, feat)
-		base := c * p.trees
-		for t := 0; t < p.trees; t++ {
-			nodes := p.splits[(base+t)*p.nsplits : (base+t+1)*p.nsplits]
-			i := 0
-			for i < len(nodes) {
-				n := &nodes[i]
-				if feat[n.a]-feat[n.b] > n.thresh {
-					i = 2*i + 1
-				} else {
-					i = 2*i + 2
-				}
-			}
-			off := ((base+t)*nleaves + i - len(nodes)) * leafLen
-			leaf := p.leaves[off : off+leafLen]
-			for k := range shape {
-				shape[k] += leaf[k]
-			}
-		}
+		addLeaves(shape, p.leaves, p.walk(c, feat, ws.offs[0]))
 	}
-
 	for i := range out {
 		out[i] = geom.Pt{X: float64(shape[2*i])*bw + box.X0, Y: float64(shape[2*i+1])*bh + box.Y0}
 	}
+}
+
+// walk writes to offs the leaf (its offset in leaves) that each of cascade c's trees reaches
+// for the features feat, and returns offs.
+func (p *Predictor) walk(c int, feat []int32, offs []int32) []int32 {
+	nleaves := p.nsplits + 1
+	first := c * p.trees
+	offs = offs[:p.trees]
+	for t := range offs {
+		nodes := p.splits[(first+t)*p.nsplits : (first+t+1)*p.nsplits]
+		i := 0
+		for i < len(nodes) {
+			n := &nodes[i]
+			// Arithmetic, not a branch (the way a feature pair goes is a coin toss for the
+			// branch predictor): cut − difference is negative, its sign −1, to go left.
+			i = 2*i + 2 + int((n.cut-(feat[n.a]-feat[n.b]))>>31)
+		}
+		offs[t] = int32(((first+t)*nleaves + i - len(nodes)) * leafLen)
+	}
+	return offs
 }
 
 // MaxBoxes is the most boxes PredictMean takes.
@@ -127,17 +154,11 @@ func (p *Predictor) PredictMean(img *raster.Image, boxes []geom.Rect, out *face.
 	ws := p.pool.Get().(*workspace)
 	defer p.pool.Put(ws)
 	n := len(boxes)
-	for len(ws.feats) < n {
-		ws.feats = append(ws.feats, make([]float32, p.features))
-	}
 	base := &ws.shapes[0]
 	*base = p.initial
 	for b := 1; b < n; b++ {
 		ws.shapes[b] = [2 * numParts]float32{} // the differences from base
 	}
-	leafLen := 2 * numParts
-	nleaves := p.nsplits + 1
-	var leafOf [MaxBoxes]int
 	for c := 0; c < p.cascades; c++ {
 		for b := range n {
 			shape := base
@@ -149,37 +170,20 @@ func (p *Predictor) PredictMean(img *raster.Image, boxes []geom.Rect, out *face.
 				shape = &ws.shape
 			}
 			p.readFeatures(ws, img, boxes[b], c, shape, ws.feats[b])
+			p.walk(c, ws.feats[b], ws.offs[b])
 		}
-		first := c * p.trees
-		for t := 0; t < p.trees; t++ {
-			nodes := p.splits[(first+t)*p.nsplits : (first+t+1)*p.nsplits]
-			for b := range n {
-				feat := ws.feats[b]
-				i := 0
-				for i < len(nodes) {
-					nd := &nodes[i]
-					if feat[nd.a]-feat[nd.b] > nd.thresh {
-						i = 2*i + 1
-					} else {
-						i = 2*i + 2
-					}
-				}
-				leafOf[b] = ((first+t)*nleaves + i - len(nodes)) * leafLen
-			}
-			l0 := (*[2 * numParts]float32)(p.leaves[leafOf[0] : leafOf[0]+leafLen])
-			for k := range base {
-				base[k] += l0[k]
-			}
-			for b := 1; b < n; b++ {
-				if leafOf[b] == leafOf[0] {
-					continue
-				}
-				lb := (*[2 * numParts]float32)(p.leaves[leafOf[b] : leafOf[b]+leafLen])
-				d := &ws.shapes[b]
-				for k := range d {
-					d[k] += lb[k] - l0[k]
+		first := ws.offs[0]
+		addLeaves(base, p.leaves, first)
+		// A box's difference grows only by the trees where it reached another leaf.
+		for b := 1; b < n; b++ {
+			m := 0
+			for t, o := range ws.offs[b] {
+				if o != first[t] {
+					ws.parted[m], ws.from[m] = o, first[t]
+					m++
 				}
 			}
+			addDiffs(&ws.shapes[b], p.leaves, ws.parted[:m], ws.from[:m])
 		}
 	}
 	inv := 1 / float64(n)
@@ -199,7 +203,7 @@ func (p *Predictor) PredictMean(img *raster.Image, boxes []geom.Rect, out *face.
 }
 
 // readFeatures reads cascade c's feature pixels of img into feat, for shape (box-normalised) in box.
-func (p *Predictor) readFeatures(ws *workspace, img *raster.Image, box geom.Rect, c int, shape *[2 * numParts]float32, feat []float32) {
+func (p *Predictor) readFeatures(ws *workspace, img *raster.Image, box geom.Rect, c int, shape *[2 * numParts]float32, feat []int32) {
 	bw, bh := box.X1-box.X0, box.Y1-box.Y0
 	// dlib fits the similarity in double precision and then uses its 2×2 part in float.
 	for i := range ws.cur {
@@ -221,7 +225,7 @@ func (p *Predictor) readFeatures(ws *workspace, img *raster.Image, box geom.Rect
 		if x >= 0 && y >= 0 && x < float64(img.W) && y < float64(img.H) {
 			o := int(y)*img.Stride + 3*int(x)
 			px := img.Pix[o : o+3 : o+3]
-			feat[i] = float32((uint(px[0]) + uint(px[1]) + uint(px[2])) / 3)
+			feat[i] = int32((uint(px[0]) + uint(px[1]) + uint(px[2])) / 3)
 		} else {
 			feat[i] = 0
 		}

@@ -314,7 +314,7 @@ func decode(d *decoder) (*Predictor, error) {
 			return nil, fmt.Errorf("tree node %d reads feature pixel %d or %d of %d", i, s.a, s.b, p.features)
 		}
 	}
-	p.pool = &sync.Pool{New: func() any { return &workspace{feat: make([]float32, p.features)} }}
+	p.pool = &sync.Pool{New: func() any { return p.newWorkspace() }}
 	return p, nil
 }
 
@@ -473,7 +473,7 @@ func (p *Predictor) decodeTree(d *decoder, c, t int) error {
 		if err != nil {
 			return err
 		}
-		p.splits = append(p.splits, split{a: int32(a), b: int32(b), thresh: th})
+		p.splits = append(p.splits, split{a: int32(a), b: int32(b), thresh: th, cut: splitCut(th)})
 	}
 	nl, err := d.uint(maxSplits+1, "leaf count")
 	if err != nil {

@@ -42,7 +42,7 @@ func swapModels(t *testing.T, target string) (job.Config, *video.Info, *Models) 
 }
 
 // swapModelsFrom loads the embedded default and analyses the sample source as the source.
-func swapModelsFrom(t *testing.T, source, target string) (job.Config, *video.Info, *Models) {
+func swapModelsFrom(t testing.TB, source, target string) (job.Config, *video.Info, *Models) {
 	t.Helper()
 	cfg := job.Default()
 	cfg.ModelsDir = filepath.Join(testenv.Cache(t), "models")
@@ -113,7 +113,7 @@ func lumaSteps(t *testing.T, cfg job.Config, info *video.Info, m *Models, k int,
 // by codec noise alone) stays still once swapped into lossless output: the mean frame-to-frame
 // luma difference in the face region is at most 0.10 and the largest frame pair's at most 1.0
 // with the default window; without it (face_landmark_smoothing = 0) the landmarks follow the
-// noise and the face shimmers past both (measured: 0.52 and 1.09 without, 0.008 and 0.016 with).
+// noise and the face shimmers past both (measured: 0.52 and 1.09 without, 0.007 and 0.018 with).
 func TestStillFaceStaysStill(t *testing.T) {
 	testenv.Full(t, "swaps a real clip through the real models")
 	clip := filepath.Join(t.TempDir(), "still.mp4")
@@ -138,7 +138,7 @@ func TestStillFaceStaysStill(t *testing.T) {
 // stillClip writes a 320×240 clip of n frames: a 250 px square of the sample at crop ("x:y"),
 // scaled to 200 px, still at (60, 20) over a plain background, encoded with libx264 veryfast
 // at crf and GOP gop (as docs/performance.md's still clips).
-func stillClip(t *testing.T, path, sample, crop string, n, crf, gop int) {
+func stillClip(t testing.TB, path, sample, crop string, n, crf, gop int) {
 	t.Helper()
 	cmd := exec.Command(testenv.Tool(t, "ffmpeg"), "-nostdin", "-loglevel", "error", "-y",
 		"-loop", "1", "-framerate", "25", "-i", testenv.Sample(t, sample),
@@ -154,7 +154,9 @@ func stillClip(t *testing.T, path, sample, crop string, n, crf, gop int) {
 // crf 23; the target's own face region changes by at most 0.02 a frame) stays still once
 // swapped: dlib's points jumped by about 2 px a point on such changes, and the window spread
 // the jumps over the 17 frames about them (measured before each landmarker pass was the mean
-// over four boxes: mean 0.355, largest pair 4.00; after: 0.055, 0.47; 5 s).
+// over four boxes: mean 0.355, largest pair 4.00; after: 0.055, 0.47; with the seam membrane's
+// cells on the frame's grid: 0.048, 0.18; 5 s). The goal is ≤ 0.10 and ≤ 1.0; the largest pair
+// is held to 0.35 as well, which the membrane's cells following the mask's rectangle broke (0.47).
 func TestStillFaceStaysStillOverFirstFrames(t *testing.T) {
 	testenv.Full(t, "swaps a real clip through the real models")
 	clip := filepath.Join(t.TempDir(), "still.mp4")
@@ -166,8 +168,8 @@ func TestStillFaceStaysStillOverFirstFrames(t *testing.T) {
 	region := geom.Rect{X0: 100, Y0: 70, X1: 220, Y1: 180}
 	mean, most := lumaSteps(t, cfg, info, m, job.Default().FaceLandmarkSmoothing, region)
 	t.Logf("face region, frame-to-frame luma difference: mean %.3f, largest pair %.3f", mean, most)
-	if mean > 0.10 || most > 1.0 {
-		t.Errorf("the still face shimmers: mean %.3f (want ≤ 0.10), largest pair %.3f (want ≤ 1.0)", mean, most)
+	if mean > 0.10 || most > 0.35 {
+		t.Errorf("the still face shimmers: mean %.3f (want ≤ 0.10), largest pair %.3f (want ≤ 0.35)", mean, most)
 	}
 }
 

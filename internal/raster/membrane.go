@@ -12,7 +12,12 @@ import "image"
 // every pixel. It owns its buffers, so it stops allocating once it has seen its largest
 // region. The zero value is ready.
 type Membrane struct {
-	rect   image.Rectangle
+	rect image.Rectangle
+	// origin is the grid's top-left corner: r.Min moved back onto the frame's lattice of
+	// cells, so that a rectangle moved by a pixel (a still face's bounds rounding the other
+	// way) keeps the same cells and the same field, where a grid starting at r.Min would
+	// regroup every cell's pixels and make the face's light jump from frame to frame.
+	origin image.Point
 	cell   int
 	levels []membraneLevel
 	row    []float32 // one pixel row of level 0, interpolated between grid rows
@@ -37,13 +42,15 @@ func (l *membraneLevel) reset(w, h int) {
 	clear(l.val)
 }
 
-// Fit builds the field over r with cells of cell×cell pixels from dst − src weighted by wt
-// (wt outside its Rect, src or dst counts as 0). It reports false, leaving no field, when
+// Fit builds the field over r with cells of cell×cell pixels, on the lattice of cells from the
+// frame's origin, from dst − src weighted by wt (wt outside its Rect, src or dst counts as 0). It reports false, leaving no field, when
 // the weights are all zero.
 func (mb *Membrane) Fit(r image.Rectangle, cell int, dst *Image, src *FloatImage, wt *Mask) bool {
 	cell = max(cell, 1)
 	mb.rect, mb.cell = r, cell
-	gw, gh := (r.Dx()+cell-1)/cell, (r.Dy()+cell-1)/cell
+	mb.origin = image.Pt(floorMultiple(r.Min.X, cell), floorMultiple(r.Min.Y, cell))
+	o := mb.origin
+	gw, gh := (r.Max.X-o.X+cell-1)/cell, (r.Max.Y-o.Y+cell-1)/cell
 	if gw <= 0 || gh <= 0 {
 		return false
 	}
@@ -63,12 +70,12 @@ func (mb *Membrane) Fit(r image.Rectangle, cell int, dst *Image, src *FloatImage
 		wrow := wt.Pix[(y-wt.Rect.Min.Y)*wt.Stride+in.Min.X-wt.Rect.Min.X:][:in.Dx()]
 		srow := src.Pix[(y-src.Rect.Min.Y)*src.Stride+3*(in.Min.X-src.Rect.Min.X):][:3*in.Dx()]
 		drow := dst.Pix[y*dst.Stride+3*in.Min.X:][:3*in.Dx()]
-		cy := (y - r.Min.Y) / cell
+		cy := (y - o.Y) / cell
 		for i, w := range wrow {
 			if !(w > 0) {
 				continue
 			}
-			c := cy*gw + (in.Min.X+i-r.Min.X)/cell
+			c := cy*gw + (in.Min.X+i-o.X)/cell
 			l0.wt[c] += w
 			v := l0.val[3*c : 3*c+3 : 3*c+3]
 			s := srow[3*i : 3*i+3 : 3*i+3]
@@ -87,6 +94,15 @@ func (mb *Membrane) Fit(r image.Rectangle, cell int, dst *Image, src *FloatImage
 	mb.push(float32(cell*cell) / 4)
 	mb.pull()
 	return true
+}
+
+// floorMultiple is the largest multiple of m (> 0) not above v.
+func floorMultiple(v, m int) int {
+	q := v / m
+	if v%m != 0 && v < 0 {
+		q--
+	}
+	return q * m
 }
 
 // push normalises level 0 (weights saturating at full) and builds each coarser level from
@@ -186,7 +202,7 @@ func (mb *Membrane) Add(f *FloatImage, m *Mask, inner float32) {
 		mrow := m.Pix[(y-m.Rect.Min.Y)*m.Stride+in.Min.X-m.Rect.Min.X:][:in.Dx()]
 		frow := f.Pix[(y-f.Rect.Min.Y)*f.Stride+3*(in.Min.X-f.Rect.Min.X):][:3*in.Dx()]
 		// The grid's rows interpolated to this pixel row, then along it per pixel.
-		cy := min(max((float32(y-mb.rect.Min.Y)+0.5)*inv-0.5, 0), float32(l.h-1))
+		cy := min(max((float32(y-mb.origin.Y)+0.5)*inv-0.5, 0), float32(l.h-1))
 		y0 := int(cy)
 		y1, fy := min(y0+1, l.h-1), cy-float32(y0)
 		a, b := l.val[3*y0*l.w:][:3*l.w], l.val[3*y1*l.w:][:3*l.w]
@@ -197,7 +213,7 @@ func (mb *Membrane) Add(f *FloatImage, m *Mask, inner float32) {
 			if !(w > 0) {
 				continue
 			}
-			cx := min(max((float32(in.Min.X+i-mb.rect.Min.X)+0.5)*inv-0.5, 0), float32(l.w-1))
+			cx := min(max((float32(in.Min.X+i-mb.origin.X)+0.5)*inv-0.5, 0), float32(l.w-1))
 			x0 := int(cx)
 			x1, fx := min(x0+1, l.w-1), cx-float32(x0)
 			p, u, v := frow[3*i:3*i+3:3*i+3], row[3*x0:3*x0+3:3*x0+3], row[3*x1:3*x1+3:3*x1+3]

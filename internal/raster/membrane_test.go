@@ -9,7 +9,8 @@ import (
 
 // membraneRef is push-pull written out in float64 on plain grids, level by level, and the
 // field sampled bilinearly at every pixel: the slow twin of Membrane.Fit and Add. It
-// returns the field per pixel of r (3 values each) and whether there was any weight.
+// returns the field per pixel of r (3 values each) and whether there was any weight. The grid's
+// cells are those of the frame's lattice (multiples of cell from (0, 0)) that r touches.
 func membraneRef(r image.Rectangle, cell int, dst *Image, src *FloatImage, wt *Mask) ([][3]float64, bool) {
 	type grid struct {
 		w, h int
@@ -30,7 +31,14 @@ func membraneRef(r image.Rectangle, cell int, dst *Image, src *FloatImage, wt *M
 		}
 		return out
 	}
-	gw, gh := (r.Dx()+cell-1)/cell, (r.Dy()+cell-1)/cell
+	o := r.Min
+	for o.X%cell != 0 {
+		o.X--
+	}
+	for o.Y%cell != 0 {
+		o.Y--
+	}
+	gw, gh := (r.Max.X-o.X+cell-1)/cell, (r.Max.Y-o.Y+cell-1)/cell
 	g0 := &grid{w: gw, h: gh, a: make([]float64, gw*gh), v: make([][3]float64, gw*gh)}
 	var total float64
 	for y := r.Min.Y; y < r.Max.Y; y++ {
@@ -43,7 +51,7 @@ func membraneRef(r image.Rectangle, cell int, dst *Image, src *FloatImage, wt *M
 			if !(w > 0) {
 				continue
 			}
-			c := ((y-r.Min.Y)/cell)*gw + (x-r.Min.X)/cell
+			c := ((y-o.Y)/cell)*gw + (x-o.X)/cell
 			d0, d1, d2 := dst.At(x, y)
 			s := src.Pix[(y-src.Rect.Min.Y)*src.Stride+3*(x-src.Rect.Min.X):]
 			g0.a[c] += w
@@ -103,7 +111,7 @@ func membraneRef(r image.Rectangle, cell int, dst *Image, src *FloatImage, wt *M
 	field := make([][3]float64, r.Dx()*r.Dy())
 	for y := r.Min.Y; y < r.Max.Y; y++ {
 		for x := r.Min.X; x < r.Max.X; x++ {
-			field[(y-r.Min.Y)*r.Dx()+x-r.Min.X] = at(g0, (float64(x-r.Min.X)+0.5)/float64(cell)-0.5, (float64(y-r.Min.Y)+0.5)/float64(cell)-0.5)
+			field[(y-r.Min.Y)*r.Dx()+x-r.Min.X] = at(g0, (float64(x-o.X)+0.5)/float64(cell)-0.5, (float64(y-o.Y)+0.5)/float64(cell)-0.5)
 		}
 	}
 	return field, true
@@ -160,6 +168,49 @@ func TestMembraneMatchesReference(t *testing.T) {
 						t.Fatalf("iter %d (%v, cell %d): (%d,%d) channel %d: fast %v, reference %v", iter, r, cell, x, y, k, src.Pix[i+k], exp)
 					}
 				}
+			}
+		}
+	}
+}
+
+// The field belongs to the frame's lattice of cells, not to the rectangle it is fitted over: a
+// rectangle whose corner moves within a cell (a still face's bounds rounding to the next pixel
+// from one frame to the next) gives the same field, bit for bit, where a grid from the corner
+// regroups every cell's pixels and the face's light jumps (on a still clip, 0.57 grey levels
+// of the face region in one frame).
+func TestMembraneFieldStaysWithTheFrame(t *testing.T) {
+	rng := rand.New(rand.NewPCG(35, 36))
+	dst := randImage(rng, 90, 80)
+	var src FloatImage
+	src.Reset(image.Rect(0, 0, 90, 80))
+	for i := range src.Pix {
+		src.Pix[i] = rng.Float32() * 255
+	}
+	wt := randMask(rng, image.Rect(16, 14, 70, 64)) // inside every rectangle below
+	m := randMask(rng, image.Rect(0, 0, 90, 80))
+	const cell = 4
+	var first []float32
+	for _, r := range []image.Rectangle{image.Rect(12, 8, 75, 70), image.Rect(13, 9, 75, 70), image.Rect(15, 11, 76, 69)} {
+		var mb Membrane
+		out := FloatImage{}
+		out.Reset(src.Rect)
+		copy(out.Pix, src.Pix)
+		if !mb.Fit(r, cell, dst, &src, wt) {
+			t.Fatal("Fit found no weight")
+		}
+		mb.Add(&out, m, 0.5)
+		// The pixels every rectangle covers.
+		var got []float32
+		for y := 11; y < 69; y++ {
+			got = append(got, out.Pix[y*out.Stride+3*15:y*out.Stride+3*75]...)
+		}
+		if first == nil {
+			first = got
+			continue
+		}
+		for i := range got {
+			if got[i] != first[i] {
+				t.Fatalf("fitted over %v, the field at (%d, %d) is %v, over %v it was %v", r, 15+i/3%60, 11+i/180, got[i], image.Rect(12, 8, 75, 70), first[i])
 			}
 		}
 	}
