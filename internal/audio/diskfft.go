@@ -31,13 +31,38 @@ type diskDFT struct {
 	dir      string // made by newDiskDFT: removed, with its two files, by close
 	kern     *os.File
 	data     *os.File
+	buf      *diskBuffers
+}
+
+// diskBuffers are the block buffers of the transforms of one track, made once: two blocks and
+// a row's or column's work buffer for each goroutine. A buffer made for each pass left the
+// collector hundreds of MB at a time.
+type diskBuffers struct {
+	a, b []complex128
+	work [][]complex128
+}
+
+// take is b's two blocks, each at least size values, and workers work buffers of at least
+// side values.
+func (b *diskBuffers) take(size, side, workers int) (x, y []complex128, work [][]complex128) {
+	if cap(b.a) < size {
+		b.a, b.b = nil, nil // let the smaller ones go first
+		b.a, b.b = make([]complex128, size), make([]complex128, size)
+	}
+	if len(b.work) < workers || cap(b.work[0]) < side {
+		b.work = nil
+		for range workers {
+			b.work = append(b.work, make([]complex128, side))
+		}
+	}
+	return b.a[:size], b.b[:size], b.work
 }
 
 // newDiskDFT makes a folder of its own under parent (os.TempDir() when "") and the kernel's
-// transform in it.
-func newDiskDFT(parent string, n, count int) (*diskDFT, error) {
+// transform in it; its blocks are bufs'.
+func newDiskDFT(parent string, n, count int, bufs *diskBuffers) (*diskDFT, error) {
 	m1, m2 := diskLengths(n + count - 1)
-	d := &diskDFT{n: n, count: count, m1: m1, m2: m2, p1: newPlan(m1), p2: newPlan(m2), tw: newTwiddles(m1 * m2)}
+	d := &diskDFT{n: n, count: count, m1: m1, m2: m2, p1: newPlan(m1), p2: newPlan(m2), tw: newTwiddles(m1 * m2), buf: bufs}
 	if parent == "" {
 		parent = os.TempDir()
 	}
@@ -156,16 +181,20 @@ func newTwiddles(m int) twiddles {
 
 func (t *twiddles) at(e int) complex128 { return t.hi[e/t.fine] * t.lo[e%t.fine] }
 
-// parallel runs f over [0, n) in up to GOMAXPROCS pieces, each with its own work buffer of
-// work values.
-func parallel(n, work int, f func(lo, hi int, y []complex128)) {
-	w := min(n, runtime.GOMAXPROCS(0))
+// blocks are d's two block buffers of size values each and its goroutines' work buffers.
+func (d *diskDFT) blocks(size int) (x, y []complex128, work [][]complex128) {
+	return d.buf.take(size, max(d.m1, d.m2), runtime.GOMAXPROCS(0))
+}
+
+// parallel runs f over [0, n) in up to len(work) pieces, each with a work buffer of its own.
+func parallel(n int, work [][]complex128, f func(lo, hi int, y []complex128)) {
+	w := min(n, len(work))
 	var wg sync.WaitGroup
 	for i := range w {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			f(i*n/w, (i+1)*n/w, make([]complex128, work))
+			f(i*n/w, (i+1)*n/w, work[i])
 		}()
 	}
 	wg.Wait()
@@ -176,10 +205,10 @@ func parallel(n, work int, f func(lo, hi int, y []complex128)) {
 func (d *diskDFT) columns(s func(int) complex128, f *os.File) error {
 	m1, m2 := d.m1, d.m2
 	c := max(1, diskBlock/m2)
-	buf, tr := make([]complex128, c*m2), make([]complex128, c*m2)
+	buf, tr, work := d.blocks(c * m2)
 	for c0 := 0; c0 < m1; c0 += c {
 		cc := min(c, m1-c0)
-		parallel(cc, m2, func(lo, hi int, y []complex128) {
+		parallel(cc, work, func(lo, hi int, y []complex128) {
 			for k := lo; k < hi; k++ {
 				col := buf[k*m2 : (k+1)*m2]
 				for j2 := range col {
@@ -215,11 +244,7 @@ func (d *diskDFT) columns(s func(int) complex128, f *os.File) error {
 func (d *diskDFT) rows(f, kern *os.File) error {
 	m1, m2 := d.m1, d.m2
 	r := max(1, diskBlock/m1)
-	buf := make([]complex128, r*m1)
-	var kb []complex128
-	if kern != nil {
-		kb = make([]complex128, r*m1)
-	}
+	buf, kb, work := d.blocks(r * m1)
 	for r0 := 0; r0 < m2; r0 += r {
 		rr := min(r, m2-r0)
 		if err := d.readAt(f, buf[:rr*m1], r0*m1); err != nil {
@@ -230,7 +255,7 @@ func (d *diskDFT) rows(f, kern *os.File) error {
 				return err
 			}
 		}
-		parallel(rr, m1, func(lo, hi int, y []complex128) {
+		parallel(rr, work, func(lo, hi int, y []complex128) {
 			for i := lo; i < hi; i++ {
 				row := buf[i*m1 : (i+1)*m1]
 				d.p1.forwardWith(row, y)
@@ -260,7 +285,7 @@ func (d *diskDFT) rows(f, kern *os.File) error {
 func (d *diskDFT) gather(put func(int, complex128)) error {
 	m1, m2 := d.m1, d.m2
 	c := max(1, diskBlock/m2)
-	buf, tr := make([]complex128, c*m2), make([]complex128, c*m2)
+	buf, tr, work := d.blocks(c * m2)
 	scale := complex(1/float64(m1*m2), 0)
 	for c0 := 0; c0 < m1; c0 += c {
 		cc := min(c, m1-c0)
@@ -269,7 +294,7 @@ func (d *diskDFT) gather(put func(int, complex128)) error {
 				return err
 			}
 		}
-		parallel(cc, m2, func(lo, hi int, y []complex128) {
+		parallel(cc, work, func(lo, hi int, y []complex128) {
 			for k := lo; k < hi; k++ {
 				col := buf[k*m2 : (k+1)*m2]
 				for k2 := range col {

@@ -32,7 +32,7 @@ func TestDiskDFTMatchesDFT(t *testing.T) {
 		smallBlocks(t, c.block)
 		x := randomSignal(rng, c.n)
 		want := dft(x, false)
-		d, err := newDiskDFT(parent, c.n, c.count)
+		d, err := newDiskDFT(parent, c.n, c.count, &diskBuffers{})
 		if err != nil {
 			t.Fatal(err)
 		}

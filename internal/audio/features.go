@@ -224,21 +224,22 @@ func triang(m int) []float64 {
 func Spectrogram(x []float64) [][MelFilters]float64 {
 	bank := MelFilterBank()
 	win := hann(melBins, false)
-	cols := STFT(x, win, melOverlap)
-	out := make([][MelFilters]float64, len(cols))
+	out := make([][MelFilters]float64, 0, stftLen(len(x), melBins, melOverlap))
 	mag := make([]float64, melBins/2+1)
-	for t, col := range cols {
+	stftColumns(x, win, melOverlap, func(_ int, col []complex128) {
 		for k := range mag {
 			mag[k] = math.Hypot(real(col[k]), imag(col[k]))
 		}
+		var column [MelFilters]float64
 		for f := range bank {
 			var s float64
 			for k, w := range bank[f] {
 				s += w * mag[k]
 			}
-			out[t][f] = s
+			column[f] = s
 		}
-	}
+		out = append(out, column)
+	})
 	return out
 }
 

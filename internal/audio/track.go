@@ -118,7 +118,8 @@ func ResampleVoiceMono(voice []float32, scratch string) ([]float64, error) {
 		return Mono(ResampleVoice(voice), Channels), nil
 	}
 	half := make([]complex128, num/2+1) // num < n: the output's bins, all cut from the track's
-	fwd, err := newDiskDFT(scratch, n, len(half))
+	bufs := &diskBuffers{}
+	fwd, err := newDiskDFT(scratch, n, len(half), bufs)
 	if err != nil {
 		return nil, err
 	}
@@ -136,7 +137,7 @@ func ResampleVoiceMono(voice []float32, scratch string) ([]float64, error) {
 		return nil, err
 	}
 	cutNyquist(half, n, num)
-	inv, err := newDiskDFT(scratch, num, num)
+	inv, err := newDiskDFT(scratch, num, num, bufs)
 	if err != nil {
 		return nil, err
 	}
