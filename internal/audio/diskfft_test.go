@@ -5,6 +5,7 @@ import (
 	"math/cmplx"
 	"math/rand/v2"
 	"os"
+	"strings"
 	"testing"
 )
 
@@ -99,5 +100,19 @@ func TestResampleOnDiskMatchesWhole(t *testing.T) {
 	}
 	if left, err := os.ReadDir(scratch); err != nil || len(left) != 0 {
 		t.Errorf("the scratch folder holds %v after the resamples (%v)", left, err)
+	}
+}
+
+// A scratch folder that cannot be made is an error that says what it was for, not a panic
+// or a resample without it.
+func TestResampleOnDiskNoScratch(t *testing.T) {
+	defer TransformOnDiskAbove(0)()
+	notDir := t.TempDir() + "/file"
+	if err := os.WriteFile(notDir, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err := ResampleVoiceMono(make([]float32, 2*3001), notDir)
+	if err == nil || !strings.Contains(err.Error(), "scratch folder") {
+		t.Errorf("a scratch parent that is a file: %v, want the scratch folder's error", err)
 	}
 }
