@@ -37,15 +37,20 @@ func Mono(interleaved []float64, channels int) []float64 {
 // pre-emphasised (scipy.signal.lfilter([1, -0.97], [1], x)). A silent track divides by zero as
 // numpy does (NaN): Silent says so before.
 func Prepare(x []float64) []float64 {
+	out := append([]float64(nil), x...)
+	prepareInPlace(out)
+	return out
+}
+
+// prepareInPlace is Prepare in x itself: a long track's voice is not copied.
+func prepareInPlace(x []float64) {
 	peak := Peak(x)
-	out := make([]float64, len(x))
 	prev := 0.0
 	for i, v := range x {
 		v /= peak
-		out[i] = v - 0.97*prev
+		x[i] = v - 0.97*prev
 		prev = v
 	}
-	return out
 }
 
 // Peak is the largest magnitude of x.
@@ -77,6 +82,14 @@ func resampleCut(t *trackPlans, x []float64, num int) []complex128 {
 	half := make([]complex128, num/2+1) // rfft's bins of the output
 	n := min(num, nx)
 	copy(half, spec[:min(n/2+1, len(half))])
+	cutNyquist(half, nx, num)
+	return half
+}
+
+// cutNyquist is scipy.signal.resample's Nyquist bin of an even cut, half's bin n/2 (n the
+// shorter of nx and num): doubled when shrinking, halved when growing.
+func cutNyquist(half []complex128, nx, num int) {
+	n := min(num, nx)
 	if n%2 == 0 && n/2 < len(half) {
 		switch {
 		case num < nx:
@@ -85,7 +98,6 @@ func resampleCut(t *trackPlans, x []float64, num int) []complex128 {
 			half[n/2] *= 0.5
 		}
 	}
-	return half
 }
 
 // resampleBack is Resample's inverse of the cut spectrum half of a signal of nx samples.
@@ -102,9 +114,10 @@ func resampleBack(t *trackPlans, half []complex128, nx, num int) []float64 {
 // imaginary parts of the DC bin and (n even) the Nyquist bin ignored as pocketfft ignores them.
 func irfft(half []complex128, n int) []float64 { return irfftWith(nil, half, n) }
 
-func irfftWith(t *trackPlans, half []complex128, n int) []float64 {
-	// The full spectrum's bin k, Hermitian, from half.
-	bin := func(k int) complex128 {
+// hermitian is the full spectrum's bin k of n, from its bins 0..n/2 in half (missing ones
+// zero), the imaginary parts of the DC bin and (n even) the Nyquist bin ignored.
+func hermitian(half []complex128, n int) func(int) complex128 {
+	return func(k int) complex128 {
 		var v complex128
 		switch {
 		case k < len(half) && k <= n/2:
@@ -117,6 +130,10 @@ func irfftWith(t *trackPlans, half []complex128, n int) []float64 {
 		}
 		return v
 	}
+}
+
+func irfftWith(t *trackPlans, half []complex128, n int) []float64 {
+	bin := hermitian(half, n)
 	if !smooth(n) {
 		// The inverse as conj(FFT(conj(·))), whose real part alone is kept: no complex copy of
 		// the track.
@@ -207,21 +224,22 @@ func triang(m int) []float64 {
 func Spectrogram(x []float64) [][MelFilters]float64 {
 	bank := MelFilterBank()
 	win := hann(melBins, false)
-	cols := STFT(x, win, melOverlap)
-	out := make([][MelFilters]float64, len(cols))
+	out := make([][MelFilters]float64, 0, stftLen(len(x), melBins, melOverlap))
 	mag := make([]float64, melBins/2+1)
-	for t, col := range cols {
+	stftColumns(x, win, melOverlap, func(_ int, col []complex128) {
 		for k := range mag {
 			mag[k] = math.Hypot(real(col[k]), imag(col[k]))
 		}
+		var column [MelFilters]float64
 		for f := range bank {
 			var s float64
 			for k, w := range bank[f] {
 				s += w * mag[k]
 			}
-			out[t][f] = s
+			column[f] = s
 		}
-	}
+		out = append(out, column)
+	})
 	return out
 }
 

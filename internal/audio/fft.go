@@ -145,9 +145,11 @@ func fftWith(t *trackPlans, x []complex128, inverse bool) {
 // len = n/(product so far), x[q + s(k + jm)] for the radix r's j becomes y[q + s(rk + t)]
 // (m = len/r, s the product of the radices before), the small DFT of the r values times the
 // stage's twiddle; the buffers swap each stage, and the answer is in natural order.
-func (p *fftPlan) forward(x []complex128) {
-	y := make([]complex128, p.n)
-	src, dst := x, y
+func (p *fftPlan) forward(x []complex128) { p.forwardWith(x, make([]complex128, p.n)) }
+
+// forwardWith is forward with y, p.n values, as its work buffer.
+func (p *fftPlan) forwardWith(x, y []complex128) {
+	src, dst := x, y[:p.n]
 	s, length := 1, p.n
 	for _, r := range p.factors {
 		m := length / r

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"math"
+	"math/cmplx"
 )
 
 // Track is a source track's features at one frame rate: its mel spectrogram and the end
@@ -86,10 +87,73 @@ func AudioTrack(pcm []int16, fps float64) *Track {
 }
 
 // VoiceTrack is read_voice after the voice extractor: the extracted stereo voice (interleaved,
-// float32 as FaceFusion keeps it) resampled to 16 kHz channel by channel, made mono, prepared
-// and cut into frames at fps.
-func VoiceTrack(voice []float32, fps float64) *Track {
-	return NewTrack(Prepare(Mono(ResampleVoice(voice), Channels)), fps)
+// float32 as FaceFusion keeps it) resampled to 16 kHz and made mono (ResampleVoiceMono, whose
+// scratch folder goes under scratch), prepared and cut into frames at fps.
+func VoiceTrack(voice []float32, fps float64, scratch string) (*Track, error) {
+	mono, err := ResampleVoiceMono(voice, scratch)
+	if err != nil {
+		return nil, err
+	}
+	prepareInPlace(mono)
+	return NewTrack(mono, fps), nil
+}
+
+// diskAbove is the longest channel (samples) ResampleVoiceMono transforms in memory (87 s at
+// 48 kHz; its chirp transforms then take 270 MB at most). A longer one is transformed with
+// its values on disk (diskDFT).
+var diskAbove = 1 << 22
+
+// ResampleVoiceMono is Mono(ResampleVoice(voice), Channels): prepare_voice's resample of each
+// channel, and the channels' mean. A track up to diskAbove samples is exactly that. A longer
+// one is the resample of the channels' mean (the same sum, the transform being linear: it
+// differs by rounding alone, some 1e-15 of the peak), through transforms whose values lie in
+// a scratch folder of its own under scratch (os.TempDir() when ""), removed when done: in
+// memory it holds the mono result, a sixth as many spectrum bins at 16 bytes, and block
+// buffers of 64 MB, whatever the length; on disk, 32 bytes for each of some 1.17 × the
+// track's samples a channel (13 GB for two hours).
+func ResampleVoiceMono(voice []float32, scratch string) ([]float64, error) {
+	n := len(voice) / Channels
+	num := VoiceSamples(n)
+	if n <= diskAbove || num < 1 {
+		return Mono(ResampleVoice(voice), Channels), nil
+	}
+	half := make([]complex128, num/2+1) // num < n: the output's bins, all cut from the track's
+	bufs := &diskBuffers{}
+	fwd, err := newDiskDFT(scratch, n, len(half), bufs)
+	if err != nil {
+		return nil, err
+	}
+	err = fwd.transform(func(j int) complex128 {
+		s := 0.0
+		for _, v := range voice[j*Channels : (j+1)*Channels] {
+			s += float64(v)
+		}
+		return complex(s/Channels, 0)
+	}, func(k int, v complex128) { half[k] = v })
+	if cerr := fwd.close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return nil, err
+	}
+	cutNyquist(half, n, num)
+	inv, err := newDiskDFT(scratch, num, num, bufs)
+	if err != nil {
+		return nil, err
+	}
+	mono := make([]float64, num)
+	bin := hermitian(half, num)
+	scale := float64(num) / float64(n)
+	// irfft's real part of the conjugate transform, divided by num, times num/n (resampleBack).
+	err = inv.transform(func(k int) complex128 { return cmplx.Conj(bin(k)) },
+		func(k int, v complex128) { mono[k] = real(v) / float64(num) * scale })
+	if cerr := inv.close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return nil, err
+	}
+	return mono, nil
 }
 
 // ResampleVoice is prepare_voice's scipy.signal.resample of each channel of interleaved stereo

@@ -61,10 +61,22 @@ func TestMatchesFaceFusion(t *testing.T) {
 		identity[i] = float32(v) / math.MaxInt16
 	}
 	compareTrack(t, "read_audio at 25 fps", audio.AudioTrack(pcm, 25), ff[0].Audio, 1e-12)
-	compareTrack(t, "read_voice, identity extractor, at 25 fps", audio.VoiceTrack(identity, 25), ff[0].Identity, 1e-5)
+	compareTrack(t, "read_voice, identity extractor, at 25 fps", voiceTrack(t, identity, 25), ff[0].Identity, 1e-5)
 	for i, fps := range rates {
-		compareTrack(t, fmt.Sprintf("read_voice, kim_vocal_2, at %v fps", fps), audio.VoiceTrack(voice, fps), ff[i].Voice, 1e-5)
+		compareTrack(t, fmt.Sprintf("read_voice, kim_vocal_2, at %v fps", fps), voiceTrack(t, voice, fps), ff[i].Voice, 1e-5)
 	}
+	// The same through the transforms on disk that a track longer than 87 s takes.
+	defer audio.TransformOnDiskAbove(0)()
+	compareTrack(t, "read_voice, kim_vocal_2, at 25 fps, transformed on disk", voiceTrack(t, voice, 25), ff[0].Voice, 1e-5)
+}
+
+func voiceTrack(t *testing.T, voice []float32, fps float64) *audio.Track {
+	t.Helper()
+	track, err := audio.VoiceTrack(voice, fps, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return track
 }
 
 // compareVoice holds the extracted voice to FaceFusion's (raw float32 in ffPath).

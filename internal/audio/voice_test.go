@@ -91,3 +91,21 @@ func TestExtractVoiceWorkers(t *testing.T) {
 		}
 	}
 }
+
+// windowsOver counts, for every sample of tracks of a few lengths, the windows ExtractVoice
+// adds there, as an array of counts does.
+func TestWindowsOver(t *testing.T) {
+	for _, n := range []int{1, VoiceStep, VoiceChunk, VoiceChunk + 1, 3*VoiceStep + 17, 5*VoiceStep + VoiceChunk} {
+		count := make([]float32, n)
+		for start := 0; start < n; start += VoiceStep {
+			for s := start; s < min(start+VoiceChunk, n); s++ {
+				count[s]++
+			}
+		}
+		for s, want := range count {
+			if got := windowsOver(s); got != want {
+				t.Fatalf("n=%d: sample %d in %v windows, counted %v", n, s, got, want)
+			}
+		}
+	}
+}

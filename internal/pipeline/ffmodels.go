@@ -175,9 +175,9 @@ func ModelNames(cfg job.Config) []string {
 			}
 		}
 	}
-	// The enhancer and the expression restorer mask by occlusion too, the swapper and
-	// face_debugger's face-mask by region as well.
-	if (cfg.Swaps() || cfg.Enhances() || cfg.RestoresExpression() || debugMasker(cfg)) && slices.Contains(cfg.FaceMaskTypes, "occlusion") {
+	// The enhancer, the expression restorer and the lip syncer mask by occlusion too, the
+	// swapper and face_debugger's face-mask by region as well.
+	if (cfg.Swaps() || cfg.Enhances() || cfg.RestoresExpression() || cfg.LipSyncs() || debugMasker(cfg)) && slices.Contains(cfg.FaceMaskTypes, "occlusion") {
 		if ms, err := adapters.Occluders(cfg.FaceOccluderModel); err == nil {
 			for _, m := range ms {
 				names = append(names, m.Name)

@@ -60,7 +60,12 @@ func (m *Models) AnalyseVoice(ctx context.Context, info *video.Info) (*audio.Tra
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	return audio.VoiceTrack(voice, fps), nil
+	// A long track's resample spills its transforms into a folder of its own under temp_path.
+	track, err := audio.VoiceTrack(voice, fps, m.cfg.TempDir())
+	if err != nil {
+		return nil, fault.AsNoRoom(fmt.Errorf("lip_syncer's source audio %s: %w: give the temp folder (--temp-path) room for it", path, err), m.cfg.TempDir())
+	}
+	return track, nil
 }
 
 // SetVoice installs the voice features (rank 0's, as every rank receives them) for the

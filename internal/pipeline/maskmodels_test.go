@@ -8,7 +8,7 @@ import (
 )
 
 // The mask models a job loads: the occluders face_occluder_model names (all three for many)
-// where occlusion masks a swap, an enhancement or face_debugger's face-mask; the parser
+// where occlusion masks a swap, an enhancement, a lip sync or face_debugger's face-mask; the parser
 // face_parser_model names where region masks a swap or face-mask (never the enhancer's or the
 // expression restorer's, which loads LivePortrait's chain).
 func TestMaskModelNames(t *testing.T) {
@@ -27,6 +27,9 @@ func TestMaskModelNames(t *testing.T) {
 			[]string{"xseg_3", "bisenet_resnet_34"}, []string{"xseg_1"}},
 		{[]string{"--processors", "face_debugger", "--face-debugger-items", "bounding-box", "--face-mask-types", "region", "occlusion"},
 			nil, []string{"xseg_1", "bisenet_resnet_34"}},
+		// lip_syncer masks by occlusion (sync_lip), never by region
+		{[]string{"--processors", "lip_syncer", "--face-mask-types", "occlusion", "region", "--face-occluder-model", "xseg_3", "-s", "s.png", "v.wav"},
+			[]string{"wav2lip_gan_96", "xseg_3"}, []string{"xseg_1", "bisenet_resnet_34"}},
 		// expression_restorer loads LivePortrait's three files and masks by occlusion, not region
 		{[]string{"--processors", "expression_restorer", "--face-mask-types", "occlusion", "region"},
 			[]string{"live_portrait_feature_extractor", "live_portrait_motion_extractor", "live_portrait_generator", "xseg_1"},
@@ -38,7 +41,7 @@ func TestMaskModelNames(t *testing.T) {
 				"live_portrait_eye_retargeter", "live_portrait_lip_retargeter", "live_portrait_stitcher"},
 			[]string{"xseg_1", "bisenet_resnet_34"}},
 	} {
-		cfg, err := job.Parse(append(c.args, base...))
+		cfg, err := job.Parse(append(append([]string(nil), base...), c.args...)) // a case's -s replaces base's
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -28,6 +28,8 @@ type LipSyncer struct {
 	box    *raster.Image // wav2lip: the mouth's box; edtalk: the crop; at the model's size
 	back   *raster.Image
 	mask   []float32
+	occ    *masker   // the occlusion mask of the crop; nil without occlusion
+	both   []float32 // mask's minimum with occ's
 	ws     align.MaskWorkspace
 	cv     raster.CVScratch
 	voice  []float32
@@ -38,41 +40,70 @@ type LipSyncer struct {
 // lowerFace is "lower-face"'s index in align.MaskAreas: wav2lip's area mask.
 var lowerFace = slices.IndexFunc(align.MaskAreas, func(a align.MaskArea) bool { return a.Name == "lower-face" })
 
-// NewLipSyncer opens lip syncer name from cfg.ModelsDir with --lip-syncer-weight weight;
-// edtalk's box mask takes --face-mask-blur blur and --face-mask-padding padding.
-func NewLipSyncer(name string, cfg infer.SessionConfig, weight, blur float64, padding [4]int) (*LipSyncer, error) {
+// NewLipSyncer opens lip syncer name from cfg.ModelsDir with --lip-syncer-weight weight.
+// Of mask, edtalk's box mask takes the blur and padding; where its types name occlusion, the
+// crop's occlusion mask (mask.Occluder's, the swapper's masker) is taken too, as sync_lip
+// takes the minimum of create_occlusion_mask's and the model's own mask. Other types are not
+// sync_lip's.
+func NewLipSyncer(name string, cfg infer.SessionConfig, weight float64, mask MaskOptions) (*LipSyncer, error) {
 	m, err := catalog.Select(catalog.LipSyncer, name)
 	if err != nil {
 		return nil, err
+	}
+	var occ *masker
+	if slices.Contains(mask.Types, "occlusion") {
+		// At the job's batch size, as the other processors open the occluders they share.
+		o := MaskOptions{Types: []string{"occlusion"}, Occluder: mask.Occluder}
+		if occ, err = newMasker(o, lipCrop, 1, true, cfg); err != nil {
+			return nil, err
+		}
 	}
 	// One face at a time, as FaceFusion's loop; the rank's workers share one session of the
 	// model (cfg.Engines), each with its own buffers.
 	cfg.MaxBatch = 1
 	eng, err := infer.OpenEngine(m.Spec(), cfg)
 	if err != nil {
+		if occ != nil {
+			occ.Close()
+		}
 		return nil, err
 	}
 	n := m.Size * m.Size
 	l := &LipSyncer{model: m, tmpl: align.Templates[m.Template], eng: eng, weight: weight,
 		crop: raster.New(lipCrop, lipCrop), box: raster.New(m.Size, m.Size), back: raster.New(lipCrop, lipCrop),
 		mask: make([]float32, lipCrop*lipCrop), voice: make([]float32, audio.MelFilters*audio.WindowLength),
-		target: make([]float32, int(m.Want.Inputs[1].Shape[1])*n), out: make([]float32, 3*n)}
+		target: make([]float32, int(m.Want.Inputs[1].Shape[1])*n), out: make([]float32, 3*n), occ: occ}
+	if occ != nil {
+		l.both = make([]float32, lipCrop*lipCrop)
+	}
 	if m.SyncType() == catalog.EDTalk {
 		// The box mask depends on the crop's size alone: made once.
-		align.BoxMask(l.mask, lipCrop, lipCrop, blur, padding, &l.ws)
+		align.BoxMask(l.mask, lipCrop, lipCrop, mask.Blur, mask.Padding, &l.ws)
 	}
 	return l, nil
 }
 
-// Close lets the engine go (a shared one stays with its set).
-func (l *LipSyncer) Close() error { return l.eng.Close() }
+// Close lets the engines go (shared ones stay with their set).
+func (l *LipSyncer) Close() error {
+	err := l.eng.Close()
+	if l.occ != nil {
+		err = joinErrs([]error{err, l.occ.Close()})
+	}
+	return err
+}
 
 // Sync is sync_lip for one face of frame (its five points, FaceFusion's 5/68, and its 68) with
-// voice (nil: FaceFusion's empty window): the ffhq_512 crop, the model's face and mask on it,
-// and the crop pasted through the mask.
+// voice (nil: FaceFusion's empty window): the ffhq_512 crop, its occlusion mask where asked,
+// the model's face and mask on it, and the crop pasted through the masks' minimum.
 func (l *LipSyncer) Sync(frame *raster.Image, five [5]geom.Pt, lm *[68]geom.Pt, voice *audio.Window) error {
 	m := align.Estimate(five, l.tmpl, lipCrop)
 	align.WarpCrop(l.crop, frame, m)
+	if l.occ != nil {
+		// From the crop as cut, before the model redraws it (create_occlusion_mask's input).
+		if err := l.occ.before([]*raster.Image{l.crop}); err != nil {
+			return err
+		}
+	}
 	typ := l.model.SyncType()
 	facemodel.VoiceInput(l.voice, voice, typ, l.weight)
 	if typ == catalog.EDTalk {
@@ -82,7 +113,14 @@ func (l *LipSyncer) Sync(frame *raster.Image, five [5]geom.Pt, lm *[68]geom.Pt, 
 	} else if ok, err := l.wav2lip(lm, m); !ok || err != nil {
 		return err
 	}
-	align.PasteBack(frame, l.back, l.mask, m)
+	mask := l.mask
+	if l.occ != nil {
+		// numpy.minimum.reduce of the crop masks: the model's own and the occlusion mask.
+		copy(l.both, l.mask)
+		align.MinInto(l.both, l.occ.masks[0])
+		mask = l.both
+	}
+	align.PasteBack(frame, l.back, mask, m)
 	return nil
 }
 

@@ -81,7 +81,7 @@ func TestLipSyncMatchesFaceFusion(t *testing.T) {
 			t.Fatal(err)
 		}
 		orig, _ := raster.Load(frame)
-		l, err := NewLipSyncer(j.Model, ffConfig(t, models, 1), j.Weight, 0.3, [4]int{})
+		l, err := NewLipSyncer(j.Model, ffConfig(t, models, 1), j.Weight, DefaultMaskOptions())
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -2,13 +2,17 @@ package adapters
 
 import (
 	"math"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/facefusion-hpc/facefusion/infer"
 	"github.com/facefusion-hpc/facefusion/infer/fixtures"
+	"github.com/facefusion-hpc/facefusion/internal/align"
 	"github.com/facefusion-hpc/facefusion/internal/audio"
+	"github.com/facefusion-hpc/facefusion/internal/geom"
 	"github.com/facefusion-hpc/facefusion/internal/models/catalog"
 	"github.com/facefusion-hpc/facefusion/internal/models/facemodel"
+	"github.com/facefusion-hpc/facefusion/internal/raster"
 	"github.com/facefusion-hpc/facefusion/internal/testenv"
 )
 
@@ -89,4 +93,68 @@ func TestLipSyncerStandIns(t *testing.T) {
 		}
 		s.Close()
 	}
+}
+
+// With occlusion, sync_lip pastes through the minimum of its model's mask and the occlusion
+// mask of the crop as cut (create_occlusion_mask, before the model): each model's frame equals
+// the sync without occlusion pasted again through that minimum, the occlusion mask taken from
+// the crop by CropMasker (held to the occluder stand-in's arithmetic by TestCropMasker), and
+// differs from the frame without occlusion.
+func TestLipSyncerOcclusion(t *testing.T) {
+	dir := fixtures.Dir(t, "wav2lip_96", "edtalk_256", "xseg_2")
+	five, lm := testFace()
+	base := noiseFrame(rand.New(rand.NewPCG(9, 10)), 480, 420)
+	var voice audio.Window
+	for f := range voice {
+		for c := range voice[f] {
+			voice[f][c] = math.Exp(float64((f*5+c*3)%13) - 10)
+		}
+	}
+	mask := DefaultMaskOptions()
+	occ := mask
+	occ.Types, occ.Occluder = []string{"box", "occlusion"}, "xseg_2"
+	cm, err := NewCropMasker(MaskOptions{Types: []string{"occlusion"}, Occluder: "xseg_2"}, lipCrop, ffConfig(t, dir, 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cm.Close()
+	for _, name := range []string{"wav2lip_96", "edtalk_256"} {
+		plain, err := NewLipSyncer(name, ffConfig(t, dir, 1), 0.5, mask)
+		if err != nil {
+			t.Fatal(err)
+		}
+		occluded, err := NewLipSyncer(name, ffConfig(t, dir, 1), 0.5, occ)
+		if err != nil {
+			t.Fatal(err)
+		}
+		without, got := cloneImage(base), cloneImage(base)
+		if err := plain.Sync(without, five, &lm, &voice); err != nil {
+			t.Fatal(err)
+		}
+		if err := occluded.Sync(got, five, &lm, &voice); err != nil {
+			t.Fatal(err)
+		}
+		o, err := cm.Mask(plain.crop, &lm, geom.Affine{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		both := append([]float32(nil), plain.mask...)
+		align.MinInto(both, o)
+		want := cloneImage(base)
+		align.PasteBack(want, plain.back, both, align.Estimate(five, plain.tmpl, lipCrop))
+		if string(got.Pix) != string(want.Pix) {
+			t.Errorf("%s: the frame with occlusion is not the sync pasted through min(model mask, occlusion mask)", name)
+		}
+		if string(got.Pix) == string(without.Pix) {
+			t.Errorf("%s: occlusion changes nothing: the stand-in occluder does not show the mask", name)
+		}
+		plain.Close()
+		occluded.Close()
+	}
+}
+
+func cloneImage(img *raster.Image) *raster.Image {
+	c := raster.New(img.W, img.H)
+	copy(c.Pix, img.Pix)
+	return c
 }

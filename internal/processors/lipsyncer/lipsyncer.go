@@ -3,7 +3,6 @@
 package lipsyncer
 
 import (
-	"fmt"
 	"time"
 
 	"github.com/facefusion-hpc/facefusion/internal/audio"
@@ -24,15 +23,11 @@ type syncer struct {
 }
 
 // Open opens lip_syncer_model. FaceFusion's masks are its model's (wav2lip's lower-face
-// area, edtalk's box) whatever face_mask_types says, but for occlusion, which is refused for now.
+// area, edtalk's box) whatever face_mask_types says, and the occlusion mask where it names
+// occlusion.
 func Open(c *processors.Context) (processors.Processor, error) {
 	cfg := c.Config
-	for _, t := range cfg.FaceMaskTypes {
-		if t == "occlusion" {
-			return nil, fmt.Errorf("processors: lip_syncer with face_mask_types occlusion is not built yet: leave occlusion out (--face-mask-types box)")
-		}
-	}
-	ls, err := adapters.NewLipSyncer(cfg.LipSyncerModel, c.Session(cfg.LipSyncerModel), cfg.LipSyncerWeight, cfg.FaceMaskBlur, cfg.MaskPadding())
+	ls, err := adapters.NewLipSyncer(cfg.LipSyncerModel, c.Session(cfg.LipSyncerModel), cfg.LipSyncerWeight, c.Mask)
 	if err != nil {
 		return nil, err
 	}

@@ -74,7 +74,7 @@ func TestWindowByFrame(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	ls, err := adapters.NewLipSyncer(cfg.LipSyncerModel, session(""), cfg.LipSyncerWeight, cfg.FaceMaskBlur, cfg.MaskPadding())
+	ls, err := adapters.NewLipSyncer(cfg.LipSyncerModel, session(""), cfg.LipSyncerWeight, adapters.DefaultMaskOptions())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,13 +99,62 @@ func TestWindowByFrame(t *testing.T) {
 	}
 }
 
-// Occlusion in face_mask_types is refused, not ignored.
-func TestOcclusionRefused(t *testing.T) {
+// face_mask_types' occlusion reaches the lip syncer: the processor's frame is the adapter's
+// sync with the occlusion mask (TestLipSyncerOcclusion holds that to sync_lip's minimum), and
+// not the one without it.
+func TestOcclusionMask(t *testing.T) {
+	dir := fixtures.Dir(t, "wav2lip_gan_96", "xseg_1")
+	lib := testenv.ORTLibrary(t)
+	session := func(string) infer.SessionConfig {
+		return infer.SessionConfig{ModelsDir: dir, Library: lib, Logf: func(string, ...any) {}}
+	}
+	x := make([]float64, 16000)
+	for i := range x {
+		x[i] = math.Sin(float64(i)*0.07) * float64(1+i%250)
+	}
+	track := audio.NewTrack(audio.Prepare(x), 25)
 	cfg := job.Default()
 	cfg.Processors = []string{job.ProcessorLipSync}
-	cfg.FaceMaskTypes = []string{"box", "occlusion"}
-	if _, err := processors.Open(&processors.Context{Config: cfg}, cfg.Processors); err == nil {
-		t.Error("lip_syncer with occlusion opened")
+	mask := adapters.DefaultMaskOptions()
+	mask.Types = []string{"box", "occlusion"}
+	ch, err := processors.Open(&processors.Context{Config: cfg, Session: session, Mask: mask,
+		Voice: track, Stats: processortest.Count{}}, cfg.Processors)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ch.Close()
+	base := processortest.Noise(7, 320, 320, [3]uint8{175, 135, 115})
+	f := testFace(90, 70, 150)
+	img := raster.New(base.W, base.H)
+	copy(img.Pix, base.Pix)
+	b := &processors.Batch{Frames: []*raster.Image{img}, Indices: []int{6}, Faces: []processors.Face{{Frame: img, Face: f}}}
+	for _, p := range ch.Steps() {
+		if err := processors.Run(p, b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var w audio.Window
+	if !track.Frame(6, &w) {
+		t.Fatal("frame 6 has no window")
+	}
+	sync := func(m adapters.MaskOptions) *raster.Image {
+		ls, err := adapters.NewLipSyncer(cfg.LipSyncerModel, session(""), cfg.LipSyncerWeight, m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ls.Close()
+		out := raster.New(base.W, base.H)
+		copy(out.Pix, base.Pix)
+		if err := ls.Sync(out, f.Five, (*[68]geom.Pt)(&f.Landmarks), &w); err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	if string(img.Pix) != string(sync(mask).Pix) {
+		t.Error("the processor's frame is not the lip syncer's with the occlusion mask")
+	}
+	if string(img.Pix) == string(sync(adapters.DefaultMaskOptions()).Pix) {
+		t.Error("the processor's frame with occlusion is the one without")
 	}
 }
 

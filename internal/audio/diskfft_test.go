@@ -1,0 +1,118 @@
+package audio
+
+import (
+	"math"
+	"math/cmplx"
+	"math/rand/v2"
+	"os"
+	"strings"
+	"testing"
+)
+
+// smallBlocks makes the disk transform's blocks a few values, so that a short signal crosses
+// many of them (and a block's edge falls mid-row), for the test.
+func smallBlocks(t *testing.T, values int) {
+	old := diskBlock
+	diskBlock = values
+	t.Cleanup(func() { diskBlock = old })
+}
+
+// The disk transform's first count bins agree with the definition's, for lengths prime (997,
+// 1009), twice a prime, smooth and 1, counts of a few bins to all of them, blocks of 1 to
+// whole rows; and its folder is gone after close, with nothing else in its parent touched.
+func TestDiskDFTMatchesDFT(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	parent := t.TempDir()
+	keep := parent + "/theirs"
+	if err := os.WriteFile(keep, []byte("a file the transform did not make"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ n, count, block int }{
+		{997, 997, 7}, {1009, 170, 64}, {2 * 503, 168, 1}, {960, 961 / 2, 1 << 10}, {1, 1, 4}, {2, 2, 3}, {3001, 3001, 100},
+	} {
+		smallBlocks(t, c.block)
+		x := randomSignal(rng, c.n)
+		want := dft(x, false)
+		d, err := newDiskDFT(parent, c.n, c.count, &diskBuffers{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := make([]complex128, c.count)
+		seen := make([]int, c.count)
+		if err := d.transform(func(j int) complex128 { return x[j] }, func(k int, v complex128) { got[k] = v; seen[k]++ }); err != nil {
+			t.Fatal(err)
+		}
+		dir := d.dir
+		if err := d.close(); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := os.Stat(dir); !os.IsNotExist(err) {
+			t.Errorf("n=%d: its folder %s is left after close (%v)", c.n, dir, err)
+		}
+		var worst, scale float64
+		for k := range got {
+			if seen[k] != 1 {
+				t.Fatalf("n=%d: bin %d handed %d times", c.n, k, seen[k])
+			}
+			worst = max(worst, cmplx.Abs(got[k]-want[k]))
+			scale = max(scale, cmplx.Abs(want[k]))
+		}
+		t.Logf("n=%d, count %d: max error %.3g of %.3g", c.n, c.count, worst, scale)
+		if worst > 1e-12*max(scale, 1) {
+			t.Errorf("n=%d, count %d: max error %g (of %g)", c.n, c.count, worst, scale)
+		}
+	}
+	if _, err := os.Stat(keep); err != nil {
+		t.Errorf("a file beside the transform's folders is gone: %v", err)
+	}
+}
+
+// A track transformed on disk gives the whole-signal resample (each channel's Resample, in
+// memory, then their mean) to within 1e-13 of its peak, at lengths a channel prime (100003;
+// 33334 after), twice a prime (2·50021), smooth (96000) and one whose resampled length is
+// prime (3·10007+1), with blocks that split rows; and the scratch folder is gone after.
+func TestResampleOnDiskMatchesWhole(t *testing.T) {
+	smallBlocks(t, 1<<12)
+	defer TransformOnDiskAbove(0)()
+	rng := rand.New(rand.NewPCG(13, 14))
+	scratch := t.TempDir()
+	for _, n := range []int{100003, 2 * 50021, 96000, 3*10007 + 1} {
+		voice := make([]float32, n*Channels)
+		for i := range voice {
+			voice[i] = float32(rng.NormFloat64() * (1 + math.Sin(float64(i)*1e-4)))
+		}
+		want := Mono(ResampleVoice(voice), Channels)
+		got, err := ResampleVoiceMono(voice, scratch)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != len(want) {
+			t.Fatalf("n=%d: %d samples, want %d", n, len(got), len(want))
+		}
+		worst, peak := 0.0, Peak(want)
+		for i := range want {
+			worst = max(worst, math.Abs(got[i]-want[i]))
+		}
+		t.Logf("n=%d → %d: max difference %.3g of peak %.3g", n, len(want), worst, peak)
+		if worst > 1e-13*peak {
+			t.Errorf("n=%d: the resample on disk differs from the whole-signal one by %.3g (peak %.3g)", n, worst, peak)
+		}
+	}
+	if left, err := os.ReadDir(scratch); err != nil || len(left) != 0 {
+		t.Errorf("the scratch folder holds %v after the resamples (%v)", left, err)
+	}
+}
+
+// A scratch folder that cannot be made is an error that says what it was for, not a panic
+// or a resample without it.
+func TestResampleOnDiskNoScratch(t *testing.T) {
+	defer TransformOnDiskAbove(0)()
+	notDir := t.TempDir() + "/file"
+	if err := os.WriteFile(notDir, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err := ResampleVoiceMono(make([]float32, 2*3001), notDir)
+	if err == nil || !strings.Contains(err.Error(), "scratch folder") {
+		t.Errorf("a scratch parent that is a file: %v, want the scratch folder's error", err)
+	}
+}
