@@ -175,16 +175,16 @@ func ModelNames(cfg job.Config) []string {
 			}
 		}
 	}
-	// The enhancer, the expression restorer and the lip syncer mask by occlusion too, the
-	// swapper and face_debugger's face-mask by region as well.
-	if (cfg.Swaps() || cfg.Enhances() || cfg.RestoresExpression() || cfg.LipSyncs() || debugMasker(cfg)) && slices.Contains(cfg.FaceMaskTypes, "occlusion") {
+	// The enhancer, the expression restorer, the age modifier and the lip syncer mask by
+	// occlusion too; the swappers and face_debugger's face-mask by region as well.
+	if (cfg.Swaps() || cfg.DeepSwaps() || cfg.Enhances() || cfg.RestoresExpression() || cfg.ModifiesAge() || cfg.LipSyncs() || debugMasker(cfg)) && slices.Contains(cfg.FaceMaskTypes, "occlusion") {
 		if ms, err := adapters.Occluders(cfg.FaceOccluderModel); err == nil {
 			for _, m := range ms {
 				names = append(names, m.Name)
 			}
 		}
 	}
-	if (cfg.Swaps() || debugMasker(cfg)) && slices.Contains(cfg.FaceMaskTypes, "region") {
+	if (cfg.Swaps() || cfg.DeepSwaps() || debugMasker(cfg)) && slices.Contains(cfg.FaceMaskTypes, "region") {
 		if m, err := adapters.ParserModel(cfg.FaceParserModel); err == nil {
 			names = append(names, m.Name)
 		}

@@ -30,6 +30,12 @@ func TestMaskModelNames(t *testing.T) {
 		// lip_syncer masks by occlusion (sync_lip), never by region
 		{[]string{"--processors", "lip_syncer", "--face-mask-types", "occlusion", "region", "--face-occluder-model", "xseg_3", "-s", "s.png", "v.wav"},
 			[]string{"wav2lip_gan_96", "xseg_3"}, []string{"xseg_1", "bisenet_resnet_34"}},
+		// age_modifier masks by occlusion (its crop and the wide crop), never by region
+		{[]string{"--processors", "age_modifier", "--face-mask-types", "occlusion", "region", "--face-occluder-model", "xseg_2"},
+			[]string{"xseg_2"}, []string{"xseg_1", "bisenet_resnet_34"}},
+		// deep_swapper masks by occlusion and region, as the swapper does
+		{[]string{"--processors", "deep_swapper", "--face-mask-types", "occlusion", "region", "--face-occluder-model", "xseg_3", "--face-parser-model", "bisenet_resnet_18"},
+			[]string{"xseg_3", "bisenet_resnet_18"}, []string{"xseg_1", "bisenet_resnet_34"}},
 		// expression_restorer loads LivePortrait's three files and masks by occlusion, not region
 		{[]string{"--processors", "expression_restorer", "--face-mask-types", "occlusion", "region"},
 			[]string{"live_portrait_feature_extractor", "live_portrait_motion_extractor", "live_portrait_generator", "xseg_1"},
