@@ -93,3 +93,19 @@ func TestEditsTheFace(t *testing.T) {
 		t.Errorf("faces counted %v, want 2", st)
 	}
 }
+
+// TestNoAllocationPerFace: a batch with the editor warm allocates nothing (the chain's inputs,
+// outputs and crops are the editor's own, reused face after face).
+func TestNoAllocationPerFace(t *testing.T) {
+	dir := fixtures.Dir(t, parts...)
+	orig, f, _ := scene(3)
+	frame := processortest.Clone(orig)
+	step := open(t, dir, 1, -0.5, processortest.Count{}).Steps()[0]
+	b := &processors.Batch{Frames: []*raster.Image{frame}, Indices: []int{0}, Faces: []processors.Face{{Frame: frame, Face: f}}}
+	if err := processors.Run(step, b); err != nil {
+		t.Fatal(err)
+	}
+	if n := testing.AllocsPerRun(3, func() { processors.Run(step, b) }); n != 0 {
+		t.Errorf("%v allocations a batch of one face, want 0", n)
+	}
+}
