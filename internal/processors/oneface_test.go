@@ -29,7 +29,7 @@ func TestFaceByFace(t *testing.T) {
 		if f == &b.Faces[1] {
 			d = 18
 		}
-		return geom.Affine{1, 0, -d, 0, 1, -d}
+		return geom.Affine{A: 1, C: -d, E: 1, F: -d}
 	}
 	var seen [2]uint8
 	edit := func(f *processors.Face, m geom.Affine) (*raster.Image, []float32, error) {
