@@ -19,8 +19,8 @@ type editor struct {
 	st processors.Stats
 }
 
-// Sliders are the job's face_editor sliders as the chain takes them.
-func Sliders(c *job.Config) facemodel.FaceEditorSliders {
+// sliders are the job's face_editor sliders as the chain takes them.
+func sliders(c *job.Config) facemodel.FaceEditorSliders {
 	return facemodel.FaceEditorSliders{
 		EyebrowDirection: c.FaceEditorEyebrowDirection, EyeGazeHorizontal: c.FaceEditorEyeGazeHorizontal,
 		EyeGazeVertical: c.FaceEditorEyeGazeVertical, EyeOpenRatio: c.FaceEditorEyeOpenRatio,
@@ -34,7 +34,7 @@ func Sliders(c *job.Config) facemodel.FaceEditorSliders {
 // Open opens face_editor_model with the job's sliders. FaceFusion's mask is the box alone
 // (face_mask_blur, no padding), whatever face_mask_types says.
 func Open(c *processors.Context) (processors.Processor, error) {
-	fe, err := adapters.NewFaceEditor(c.Config.FaceEditorModel, c.Session, Sliders(&c.Config), c.Mask.Blur)
+	fe, err := adapters.NewFaceEditor(c.Config.FaceEditorModel, c.Session, sliders(&c.Config), c.Mask.Blur)
 	if err != nil {
 		return nil, err
 	}
