@@ -118,7 +118,7 @@ func cmdModels(_ context.Context, args []string, w io.Writer) error {
 		fmt.Fprintf(w, "%s (job: measure) is the identity measure's recognizer: optional, the run report has no identity without it (a refused file: one warning, and the job runs)\n", measure)
 	}
 	if bad > 0 {
-		return fault.AsEnvironment(fmt.Errorf("%d of the %d model files the job needs are missing or refused in %s: `facefusion force-download` with the job's flags fetches FaceFusion's, `make fetch` the embedded default's", bad, len(needed)+len(embedded), cfg.ModelsLocation()))
+		return fault.AsEnvironment(fmt.Errorf("%d of the %d model files the job needs are missing or refused in %s: `facefusion force-download` with the job's flags fetches FaceFusion's (with `--force` in place of a refused one), `make fetch` the embedded default's", bad, len(needed)+len(embedded), cfg.ModelsLocation()))
 	}
 	return nil
 }

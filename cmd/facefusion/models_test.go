@@ -85,7 +85,8 @@ func TestModelsCommand(t *testing.T) {
 	os.Remove(filepath.Join(dir, "2dfan4.onnx"))                           // missing too, but the job does not need it
 	os.WriteFile(inswapper, fixtures.WrongSignature(), 0o644)
 	r = clitest.Run(t, args...)
-	if r.Code != exitEnvironment || !strings.Contains(r.Stderr, "3 of the 6 model files the job needs") {
+	// force-download keeps a file with other bytes unless --force: the refused one needs it
+	if r.Code != exitEnvironment || !strings.Contains(r.Stderr, "3 of the 6 model files the job needs") || !strings.Contains(r.Stderr, "`--force` in place of a refused one") {
 		t.Fatalf("exit %d; want %d with two missing and one refused model of the job's:\n%s%s", r.Code, exitEnvironment, r.Stdout, r.Stderr)
 	}
 	if got := row(r.Stdout, "dlib_68"); !strings.HasPrefix(got, "dlib_68 needs missing") || !strings.Contains(got, "make fetch") {

@@ -65,7 +65,7 @@ func (c *Config) validateFaceEditor(bad func(string, ...any)) {
 
 func init() {
 	options = append(options, option{long: "face-editor-model", arg: "NAME",
-		help: strings.Join(FaceEditors, ", ") + " (default live_portrait; processor face_editor)",
+		help: strings.Join(FaceEditors, ", ") + " (default live_portrait; processor face_editor, which pastes through the box mask at face_mask_blur alone, as FaceFusion's: face_mask_types' occlusion, area and region and face_mask_padding do not apply to it)",
 		set:  str(func(c *Config) *string { return &c.FaceEditorModel })})
 	for _, s := range faceEditorSliders {
 		key := "face_editor_" + s.name

@@ -98,9 +98,9 @@ func canonical(v reflect.Value) string {
 	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
 		return strconv.FormatUint(v.Uint(), 10)
 	case reflect.Float32:
-		return strconv.FormatFloat(v.Float(), 'g', -1, 32)
+		return strconv.FormatFloat(v.Float()+0, 'g', -1, 32) // +0: -0 is 0's setting
 	case reflect.Float64:
-		return strconv.FormatFloat(v.Float(), 'g', -1, 64)
+		return strconv.FormatFloat(v.Float()+0, 'g', -1, 64)
 	case reflect.Slice, reflect.Array:
 		parts := make([]string, v.Len())
 		for i := range parts {

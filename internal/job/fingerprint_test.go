@@ -2,6 +2,7 @@ package job
 
 import (
 	"maps"
+	"math"
 	"reflect"
 	"strings"
 	"testing"
@@ -172,6 +173,8 @@ func TestCanonical(t *testing.T) {
 		{"large-small", "large-small"},
 		{0.1, "0.1"},
 		{float32(0.3), "0.3"},
+		{math.Copysign(0, -1), "0"}, // --face-editor-head-roll -0 is the default's job
+		{float32(math.Copysign(0, -1)), "0"},
 		{[]string{"face_swapper", "face_enhancer"}, "face_swapper face_enhancer"},
 		{[]string{"a b", "c"}, `"a b" c`},
 		{[]string{"a", "b c"}, `a "b c"`},

@@ -92,8 +92,12 @@ func LoadModels(cfg job.Config, log *logging.Logger) (*Models, error) {
 			}
 			return nil, fault.AsEnvironment(&ModelFileError{fmt.Errorf("model %s: file %s is missing (models folder from %s): %s, or point models_dir (--models-dir) or $%s at the folder holding it", r.Name, r.Path, cfg.ModelsLocation().From, get, job.ModelsEnv)})
 		case infer.ModelRefused:
-			if pkg := catalog.Must(r.Name).Package; pkg != "" {
-				return nil, fault.AsEnvironment(&ModelFileError{fmt.Errorf("%s: `rm %s && make fetch` fetches it again (%s)", r.Detail, r.Path, pkg)})
+			m := catalog.Must(r.Name)
+			if m.Package != "" {
+				return nil, fault.AsEnvironment(&ModelFileError{fmt.Errorf("%s: `rm %s && make fetch` fetches it again (%s)", r.Detail, r.Path, m.Package)})
+			}
+			if m.Base != "" { // FaceFusion's; force-download keeps a file with other bytes unless --force
+				return nil, fault.AsEnvironment(&ModelFileError{fmt.Errorf("%s (`facefusion force-download --force` with the job's flags puts FaceFusion's in its place)", r.Detail)})
 			}
 			return nil, fault.AsEnvironment(&ModelFileError{fmt.Errorf("%s", r.Detail)})
 		}

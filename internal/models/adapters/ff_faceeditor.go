@@ -76,13 +76,7 @@ func (e *FaceEditor) Edit(frame *raster.Image, lm *[68]geom.Pt, m geom.Affine) (
 		return nil, nil, fmt.Errorf("face editor: Edit after Close")
 	}
 	align.WarpCrop(e.crop, frame, m)
-	if err := e.lp.Prepare(e.crop); err != nil {
-		return nil, nil, err
-	}
-	if err := e.lp.Features(e.volume); err != nil {
-		return nil, nil, err
-	}
-	motion, err := e.lp.Motion()
+	motion, err := e.lp.Extract(e.crop, e.volume)
 	if err != nil {
 		return nil, nil, err
 	}

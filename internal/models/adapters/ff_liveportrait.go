@@ -107,6 +107,18 @@ func (lp *LivePortrait) Motion() (facemodel.LivePortraitMotion, error) {
 	return m, err
 }
 
+// Extract prepares crop (CropSize square) and runs both extractors on it: its feature volume
+// into volume, and its motion.
+func (lp *LivePortrait) Extract(crop *raster.Image, volume []float32) (facemodel.LivePortraitMotion, error) {
+	if err := lp.Prepare(crop); err != nil {
+		return facemodel.LivePortraitMotion{}, err
+	}
+	if err := lp.Features(volume); err != nil {
+		return facemodel.LivePortraitMotion{}, err
+	}
+	return lp.Motion()
+}
+
 // Generate runs the generator on volume, warped from keypoints target to source (FaceFusion's
 // names: 'source' is where the face goes), and writes its output into crop (CropSize square).
 func (lp *LivePortrait) Generate(crop *raster.Image, volume []float32, source, target *facemodel.LivePortraitExpression) error {
@@ -210,13 +222,7 @@ func (e *ExpressionRestorer) Restore(f RestoreRef, m geom.Affine) (*raster.Image
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := e.lp.Prepare(e.temp); err != nil {
-		return nil, nil, err
-	}
-	if err := e.lp.Features(e.volume); err != nil {
-		return nil, nil, err
-	}
-	temp, err := e.lp.Motion()
+	temp, err := e.lp.Extract(e.temp, e.volume)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -3,15 +3,11 @@
 package faceeditor
 
 import (
-	"time"
-
-	"github.com/facefusion-hpc/facefusion/internal/align"
 	"github.com/facefusion-hpc/facefusion/internal/geom"
 	"github.com/facefusion-hpc/facefusion/internal/job"
 	"github.com/facefusion-hpc/facefusion/internal/models/adapters"
 	"github.com/facefusion-hpc/facefusion/internal/models/facemodel"
 	"github.com/facefusion-hpc/facefusion/internal/processors"
-	"github.com/facefusion-hpc/facefusion/internal/processors/composite"
 	"github.com/facefusion-hpc/facefusion/internal/raster"
 )
 
@@ -19,13 +15,12 @@ func init() { processors.Register(job.ProcessorFaceEditor, Open) }
 
 // editor is face_editor with its model and sliders.
 type editor struct {
-	fe     *adapters.FaceEditor
-	rounds *composite.Rounds
-	st     processors.Stats
+	fe *adapters.FaceEditor
+	st processors.Stats
 }
 
-// Sliders are the job's face_editor sliders as the chain takes them.
-func Sliders(c *job.Config) facemodel.FaceEditorSliders {
+// sliders are the job's face_editor sliders as the chain takes them.
+func sliders(c *job.Config) facemodel.FaceEditorSliders {
 	return facemodel.FaceEditorSliders{
 		EyebrowDirection: c.FaceEditorEyebrowDirection, EyeGazeHorizontal: c.FaceEditorEyeGazeHorizontal,
 		EyeGazeVertical: c.FaceEditorEyeGazeVertical, EyeOpenRatio: c.FaceEditorEyeOpenRatio,
@@ -39,13 +34,11 @@ func Sliders(c *job.Config) facemodel.FaceEditorSliders {
 // Open opens face_editor_model with the job's sliders. FaceFusion's mask is the box alone
 // (face_mask_blur, no padding), whatever face_mask_types says.
 func Open(c *processors.Context) (processors.Processor, error) {
-	fe, err := adapters.NewFaceEditor(c.Config.FaceEditorModel, c.Session, Sliders(&c.Config), c.Mask.Blur)
+	fe, err := adapters.NewFaceEditor(c.Config.FaceEditorModel, c.Session, sliders(&c.Config), c.Mask.Blur)
 	if err != nil {
 		return nil, err
 	}
-	// The chain takes one face a call: a round is one face, pasted before the next is cut,
-	// as FaceFusion's loop does.
-	return &editor{fe: fe, rounds: composite.NewRounds(fe.CropSize(), 1), st: c.Stats}, nil
+	return &editor{fe: fe, st: c.Stats}, nil
 }
 
 func (p *editor) ChangesFaces() bool { return true }
@@ -54,23 +47,8 @@ func (p *editor) Close() error { return p.fe.Close() }
 
 // ProcessFaces edits every face of b.
 func (p *editor) ProcessFaces(b *processors.Batch) error {
-	if len(b.Faces) == 0 {
-		return nil
-	}
-	start := time.Now()
-	face := func(i int) (*raster.Image, geom.Affine) { return b.Faces[i].Frame, p.fe.Align(b.Faces[i].Face.Five) }
-	err := p.rounds.Each(len(b.Faces), face, func(lo, _ int, maps []geom.Affine) error {
-		f := b.Faces[lo]
-		crop, mask, err := p.fe.Edit(f.Frame, (*[68]geom.Pt)(&f.Face.Landmarks), maps[0])
-		if err != nil {
-			return err
-		}
-		align.PasteBack(f.Frame, crop, mask, maps[0])
-		return nil
+	at := func(f *processors.Face) geom.Affine { return p.fe.Align(f.Face.Five) }
+	return processors.FaceByFace(b, p.st, processors.StageFaceEditor, at, func(f *processors.Face, m geom.Affine) (*raster.Image, []float32, error) {
+		return p.fe.Edit(f.Frame, (*[68]geom.Pt)(&f.Face.Landmarks), m)
 	})
-	if err != nil {
-		return err
-	}
-	p.st.Done(processors.StageFaceEditor, start, len(b.Faces))
-	return nil
 }

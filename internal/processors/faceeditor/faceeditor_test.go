@@ -4,15 +4,18 @@ import (
 	"image"
 	"testing"
 
+	"github.com/facefusion-hpc/facefusion/infer"
 	"github.com/facefusion-hpc/facefusion/infer/fixtures"
 	"github.com/facefusion-hpc/facefusion/internal/align"
 	"github.com/facefusion-hpc/facefusion/internal/face"
 	"github.com/facefusion-hpc/facefusion/internal/geom"
 	"github.com/facefusion-hpc/facefusion/internal/job"
+	"github.com/facefusion-hpc/facefusion/internal/models/adapters"
 	"github.com/facefusion-hpc/facefusion/internal/processors"
 	_ "github.com/facefusion-hpc/facefusion/internal/processors/faceeditor" // registers face_editor
 	"github.com/facefusion-hpc/facefusion/internal/processors/processortest"
 	"github.com/facefusion-hpc/facefusion/internal/raster"
+	"github.com/facefusion-hpc/facefusion/internal/testenv"
 )
 
 // The processor as a worker runs it (processors.Open, processors.Run) on LivePortrait's
@@ -91,5 +94,54 @@ func TestEditsTheFace(t *testing.T) {
 	}
 	if st[processors.StageFaceEditor] != 2 {
 		t.Errorf("faces counted %v, want 2", st)
+	}
+}
+
+// TestNoAllocationPerFace: a batch with the editor warm allocates nothing (the chain's inputs,
+// outputs and crops are the editor's own, reused face after face).
+func TestNoAllocationPerFace(t *testing.T) {
+	dir := fixtures.Dir(t, parts...)
+	orig, f, _ := scene(3)
+	frame := processortest.Clone(orig)
+	step := open(t, dir, 1, -0.5, processortest.Count{}).Steps()[0]
+	b := &processors.Batch{Frames: []*raster.Image{frame}, Indices: []int{0}, Faces: []processors.Face{{Frame: frame, Face: f}}}
+	if err := processors.Run(step, b); err != nil {
+		t.Fatal(err)
+	}
+	if n := testing.AllocsPerRun(3, func() { processors.Run(step, b) }); n != 0 {
+		t.Errorf("%v allocations a batch of one face, want 0", n)
+	}
+}
+
+// TestMasksByBoxAlone: as FaceFusion's edit_face, the editor pastes through the box mask at
+// face_mask_blur alone: face_mask_types' occlusion, area and region and face_mask_padding
+// change nothing (and their models are not opened: the folder has none), the blur does.
+func TestMasksByBoxAlone(t *testing.T) {
+	dir := fixtures.Dir(t, parts...)
+	orig, f, _ := scene(3)
+	edit := func(mask adapters.MaskOptions) *raster.Image {
+		cfg := job.Default()
+		cfg.Processors = []string{job.ProcessorFaceEditor}
+		cfg.FaceEditorMouthSmile = 1
+		lib := testenv.ORTLibrary(t)
+		ch, err := processors.Open(&processors.Context{Config: cfg, Mask: mask, Stats: processortest.Count{},
+			Session: func(string) infer.SessionConfig {
+				return infer.SessionConfig{ModelsDir: dir, Library: lib, MaxBatch: 1, Logf: func(string, ...any) {}}
+			}}, cfg.Processors)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ch.Close()
+		frame := processortest.Clone(orig)
+		processortest.Run(t, ch, []*raster.Image{frame}, processors.Face{Frame: frame, Face: f})
+		return frame
+	}
+	box := edit(adapters.DefaultMaskOptions())
+	all := adapters.MaskOptions{Types: []string{"box", "occlusion", "area", "region"}, Blur: 0.3, Padding: [4]int{20, 10, 30, 5}}
+	if !processortest.Same(edit(all), box) {
+		t.Error("occlusion, area, region or padding changed face_editor's paste: FaceFusion's masks by box alone")
+	}
+	if processortest.Same(edit(adapters.MaskOptions{Types: []string{"box"}, Blur: 0.8}), box) {
+		t.Error("face_mask_blur did not reach face_editor's box mask")
 	}
 }
