@@ -1,6 +1,7 @@
 package audio
 
 import (
+	"context"
 	"fmt"
 	"math/cmplx"
 	"os"
@@ -32,6 +33,7 @@ type diskDFT struct {
 	kern     *os.File
 	data     *os.File
 	buf      *diskBuffers
+	ctx      context.Context // a stop: every block read or written checks it
 }
 
 // diskBuffers are the block buffers of the transforms of one track, made once: two blocks and
@@ -60,9 +62,9 @@ func (b *diskBuffers) take(size, side, workers int) (x, y []complex128, work [][
 
 // newDiskDFT makes a folder of its own under parent (os.TempDir() when "") and the kernel's
 // transform in it; its blocks are bufs'.
-func newDiskDFT(parent string, n, count int, bufs *diskBuffers) (*diskDFT, error) {
+func newDiskDFT(ctx context.Context, parent string, n, count int, bufs *diskBuffers) (*diskDFT, error) {
 	m1, m2 := diskLengths(n + count - 1)
-	d := &diskDFT{n: n, count: count, m1: m1, m2: m2, p1: newPlan(m1), p2: newPlan(m2), tw: newTwiddles(m1 * m2), buf: bufs}
+	d := &diskDFT{n: n, count: count, m1: m1, m2: m2, p1: newPlan(m1), p2: newPlan(m2), tw: newTwiddles(m1 * m2), buf: bufs, ctx: ctx}
 	if parent == "" {
 		parent = os.TempDir()
 	}
@@ -319,8 +321,12 @@ func (d *diskDFT) gather(put func(int, complex128)) error {
 }
 
 // writeAt and readAt move values at index at (16 bytes each) of f, as this machine holds
-// them: the file is this process's own and read back by it alone.
+// them: the file is this process's own and read back by it alone. Every block passes
+// through them, so a stop (ctx) ends a long transform within a block.
 func (d *diskDFT) writeAt(f *os.File, v []complex128, at int) error {
+	if err := d.ctx.Err(); err != nil {
+		return err
+	}
 	if _, err := f.WriteAt(bytesOf(v), int64(at)*16); err != nil {
 		return fmt.Errorf("the track's transform, writing its scratch (%.1f GB in %s): %w", d.scratchGB(), d.dir, err)
 	}
@@ -328,6 +334,9 @@ func (d *diskDFT) writeAt(f *os.File, v []complex128, at int) error {
 }
 
 func (d *diskDFT) readAt(f *os.File, v []complex128, at int) error {
+	if err := d.ctx.Err(); err != nil {
+		return err
+	}
 	if _, err := f.ReadAt(bytesOf(v), int64(at)*16); err != nil {
 		return fmt.Errorf("the track's transform, reading its scratch in %s: %w", d.dir, err)
 	}

@@ -1,6 +1,8 @@
 package audio
 
 import (
+	"context"
+	"errors"
 	"math"
 	"math/cmplx"
 	"math/rand/v2"
@@ -33,7 +35,7 @@ func TestDiskDFTMatchesDFT(t *testing.T) {
 		smallBlocks(t, c.block)
 		x := randomSignal(rng, c.n)
 		want := dft(x, false)
-		d, err := newDiskDFT(parent, c.n, c.count, &diskBuffers{})
+		d, err := newDiskDFT(context.Background(), parent, c.n, c.count, &diskBuffers{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -82,7 +84,7 @@ func TestResampleOnDiskMatchesWhole(t *testing.T) {
 			voice[i] = float32(rng.NormFloat64() * (1 + math.Sin(float64(i)*1e-4)))
 		}
 		want := Mono(ResampleVoice(voice), Channels)
-		got, err := ResampleVoiceMono(voice, scratch)
+		got, err := ResampleVoiceMono(context.Background(), voice, scratch)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -111,8 +113,49 @@ func TestResampleOnDiskNoScratch(t *testing.T) {
 	if err := os.WriteFile(notDir, nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	_, err := ResampleVoiceMono(make([]float32, 2*3001), notDir)
+	_, err := ResampleVoiceMono(context.Background(), make([]float32, 2*3001), notDir)
 	if err == nil || !strings.Contains(err.Error(), "scratch folder") {
 		t.Errorf("a scratch parent that is a file: %v, want the scratch folder's error", err)
+	}
+}
+
+// A stop during the transform on disk ends it with the context's error, and its scratch
+// folder is gone: a feature-length track's resample takes minutes on rank 0, more than a
+// scheduler's TERM window.
+func TestResampleOnDiskStops(t *testing.T) {
+	smallBlocks(t, 1<<10)
+	defer TransformOnDiskAbove(0)()
+	scratch := t.TempDir()
+	ctx := &stopAfter{Context: context.Background(), left: 5}
+	_, err := ResampleVoiceMono(ctx, make([]float32, 2*100003), scratch)
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("a stop mid-transform: %v, want context.Canceled", err)
+	}
+	if left, err := os.ReadDir(scratch); err != nil || len(left) != 0 {
+		t.Errorf("the scratch folder holds %v after a stop (%v)", left, err)
+	}
+}
+
+// stopAfter is a context stopped once Err has been asked left times: a stop in the middle
+// of a transform, whatever the machine's speed.
+type stopAfter struct {
+	context.Context
+	left int
+}
+
+func (s *stopAfter) Err() error {
+	if s.left--; s.left < 0 {
+		return context.Canceled
+	}
+	return nil
+}
+
+// A stop ends the voice extractor between windows.
+func TestExtractVoiceStops(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err := ExtractVoice(ctx, make([]int16, 2*VoiceChunk*3), scaleModel{}, 1)
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("a stopped extractor: %v, want context.Canceled", err)
 	}
 }

@@ -2,6 +2,7 @@ package audio
 
 import (
 	"bufio"
+	"context"
 	"math"
 	"os"
 	"strconv"
@@ -34,7 +35,7 @@ func BenchmarkResampleVoicePeak(b *testing.B) {
 			for range b.N {
 				if c.whole {
 					Mono(ResampleVoice(voice), Channels)
-				} else if _, err := ResampleVoiceMono(voice, ""); err != nil {
+				} else if _, err := ResampleVoiceMono(context.Background(), voice, ""); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -1,6 +1,7 @@
 package audio
 
 import (
+	"context"
 	"encoding/binary"
 	"errors"
 	"math"
@@ -89,8 +90,8 @@ func AudioTrack(pcm []int16, fps float64) *Track {
 // VoiceTrack is read_voice after the voice extractor: the extracted stereo voice (interleaved,
 // float32 as FaceFusion keeps it) resampled to 16 kHz and made mono (ResampleVoiceMono, whose
 // scratch folder goes under scratch), prepared and cut into frames at fps.
-func VoiceTrack(voice []float32, fps float64, scratch string) (*Track, error) {
-	mono, err := ResampleVoiceMono(voice, scratch)
+func VoiceTrack(ctx context.Context, voice []float32, fps float64, scratch string) (*Track, error) {
+	mono, err := ResampleVoiceMono(ctx, voice, scratch)
 	if err != nil {
 		return nil, err
 	}
@@ -111,7 +112,7 @@ var diskAbove = 1 << 22
 // memory it holds the mono result, a sixth as many spectrum bins at 16 bytes, and block
 // buffers of 64 MB, whatever the length; on disk, 32 bytes for each of some 1.17 × the
 // track's samples a channel (13 GB for two hours).
-func ResampleVoiceMono(voice []float32, scratch string) ([]float64, error) {
+func ResampleVoiceMono(ctx context.Context, voice []float32, scratch string) ([]float64, error) {
 	n := len(voice) / Channels
 	num := VoiceSamples(n)
 	if n <= diskAbove || num < 1 {
@@ -119,7 +120,7 @@ func ResampleVoiceMono(voice []float32, scratch string) ([]float64, error) {
 	}
 	half := make([]complex128, num/2+1) // num < n: the output's bins, all cut from the track's
 	bufs := &diskBuffers{}
-	fwd, err := newDiskDFT(scratch, n, len(half), bufs)
+	fwd, err := newDiskDFT(ctx, scratch, n, len(half), bufs)
 	if err != nil {
 		return nil, err
 	}
@@ -137,7 +138,7 @@ func ResampleVoiceMono(voice []float32, scratch string) ([]float64, error) {
 		return nil, err
 	}
 	cutNyquist(half, n, num)
-	inv, err := newDiskDFT(scratch, num, num, bufs)
+	inv, err := newDiskDFT(ctx, scratch, num, num, bufs)
 	if err != nil {
 		return nil, err
 	}

@@ -1,6 +1,7 @@
 package audio
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"sync"
@@ -30,8 +31,8 @@ type VoiceModel interface {
 // result is interleaved stereo float32, as FaceFusion keeps it, its sums in float32 in the
 // order FaceFusion adds them. Windows are transformed by up to workers goroutines at once
 // (the model runs one at a time) and added in window order: the bytes are the same for any
-// workers.
-func ExtractVoice(pcm []int16, m VoiceModel, workers int) ([]float32, error) {
+// workers. A stop (ctx) ends it between windows: a feature-length track takes minutes.
+func ExtractVoice(ctx context.Context, pcm []int16, m VoiceModel, workers int) ([]float32, error) {
 	n := len(pcm) / Channels
 	sum := make([]float32, n*Channels)
 	var starts []int
@@ -43,6 +44,9 @@ func ExtractVoice(pcm []int16, m VoiceModel, workers int) ([]float32, error) {
 	results := make([][]float32, workers)
 	errs := make([]error, workers)
 	for lo := 0; lo < len(starts); lo += workers {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
 		hi := min(lo+workers, len(starts))
 		var wg sync.WaitGroup
 		for i := lo; i < hi; i++ {

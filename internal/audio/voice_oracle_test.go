@@ -51,7 +51,7 @@ func TestMatchesFaceFusion(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ex.Close()
-	voice, err := audio.ExtractVoice(pcm, ex, runtime.GOMAXPROCS(0))
+	voice, err := audio.ExtractVoice(context.Background(), pcm, ex, runtime.GOMAXPROCS(0))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,7 +72,7 @@ func TestMatchesFaceFusion(t *testing.T) {
 
 func voiceTrack(t *testing.T, voice []float32, fps float64) *audio.Track {
 	t.Helper()
-	track, err := audio.VoiceTrack(voice, fps, t.TempDir())
+	track, err := audio.VoiceTrack(context.Background(), voice, fps, t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 package audio
 
 import (
+	"context"
 	"math"
 	"testing"
 )
@@ -28,7 +29,7 @@ func TestExtractVoiceIdentity(t *testing.T) {
 		pcm[i*2+1] = int16(6000 * math.Sin(2*math.Pi*1234*float64(i)/SampleRate+1))
 	}
 	m := &identityModel{}
-	voice, err := ExtractVoice(pcm, m, 1)
+	voice, err := ExtractVoice(context.Background(), pcm, m, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,12 +76,12 @@ func TestExtractVoiceWorkers(t *testing.T) {
 	for i := range pcm {
 		pcm[i] = int16((i*7919)%20000 - 10000)
 	}
-	one, err := ExtractVoice(pcm, scaleModel{}, 1)
+	one, err := ExtractVoice(context.Background(), pcm, scaleModel{}, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, w := range []int{2} {
-		got, err := ExtractVoice(pcm, scaleModel{}, w)
+		got, err := ExtractVoice(context.Background(), pcm, scaleModel{}, w)
 		if err != nil {
 			t.Fatal(err)
 		}

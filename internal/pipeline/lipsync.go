@@ -53,15 +53,18 @@ func (m *Models) AnalyseVoice(ctx context.Context, info *video.Info) (*audio.Tra
 		return nil, err
 	}
 	defer ex.Close()
-	voice, err := audio.ExtractVoice(pcm, ex, runtime.GOMAXPROCS(0))
+	voice, err := audio.ExtractVoice(ctx, pcm, ex, runtime.GOMAXPROCS(0))
+	if cerr := ctx.Err(); cerr != nil {
+		return nil, cerr // a stop: the voice stages end between blocks
+	}
 	if err != nil {
 		return nil, fmt.Errorf("lip_syncer's source audio %s: %w", path, err)
 	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
 	// A long track's resample spills its transforms into a folder of its own under temp_path.
-	track, err := audio.VoiceTrack(voice, fps, m.cfg.TempDir())
+	track, err := audio.VoiceTrack(ctx, voice, fps, m.cfg.TempDir())
+	if cerr := ctx.Err(); cerr != nil {
+		return nil, cerr // a stop, not the temp folder's fault
+	}
 	if err != nil {
 		return nil, fault.AsNoRoom(fmt.Errorf("lip_syncer's source audio %s: %w: give the temp folder (--temp-path) room for it", path, err), m.cfg.TempDir())
 	}
