@@ -121,10 +121,16 @@ func cmdModels(_ context.Context, args []string, w io.Writer) error {
 	if measure != "" && !slices.Contains(needed, measure) {
 		fmt.Fprintf(w, "%s (job: measure) is the identity measure's recognizer: optional, the run report has no identity without it (a refused file: one warning, and the job runs)\n", measure)
 	}
+	return modelsMissing(&cfg, bad, len(needed)+len(embedded), custom, badCustom)
+}
+
+// modelsMissing is models' failure when bad of the total files the job needs are missing or
+// refused, besides the site's custom model at badCustom ("": it is fine or not run): what to
+// do for each. Nothing downloads a site's own model: force-download is named for the others.
+func modelsMissing(cfg *job.Config, bad, total int, custom *catalog.Model, badCustom string) error {
 	if bad == 0 && badCustom == "" {
 		return nil
 	}
-	// Nothing downloads a site's own model: force-download is named only for the others.
 	var todo []string
 	if bad > 0 {
 		todo = append(todo, "`facefusion force-download` with the job's flags fetches FaceFusion's, `make fetch` the embedded default's")
@@ -133,7 +139,7 @@ func cmdModels(_ context.Context, args []string, w io.Writer) error {
 		bad++
 		todo = append(todo, fmt.Sprintf("%s is the site's own model, which no download brings: put a working model file at %s, or name another --deep-swapper-model", custom.Name, badCustom))
 	}
-	return fault.AsEnvironment(fmt.Errorf("%d of the %d model files the job needs are missing or refused in %s: %s", bad, len(needed)+len(embedded), cfg.ModelsLocation(), strings.Join(todo, "; ")))
+	return fault.AsEnvironment(fmt.Errorf("%d of the %d model files the job needs are missing or refused in %s: %s", bad, total, cfg.ModelsLocation(), strings.Join(todo, "; ")))
 }
 
 // writeProviderLibraries prints each GPU provider's plugin library: its path, the runtime
