@@ -340,6 +340,11 @@ func ProviderLibraries() []ProviderLibrary {
 			l.Why = strings.TrimSpace(strings.TrimPrefix(strings.TrimPrefix(pl.err.Error(), providerTitle[p]+" provider library "+pl.file), ":"))
 		case len(pl.gpus) == 0:
 			l.Why = "loaded, but it finds no GPU here"
+			// The driver is why, where it is missing: probe's runtime line leaves the why of a
+			// provider with a library to this line.
+			if err := cudaDriver(); err != nil {
+				l.Why += " (" + err.Error() + ")"
+			}
 		}
 		out = append(out, l)
 	}

@@ -124,17 +124,19 @@ func TestNamedProviderLibraryUnusedIsSaid(t *testing.T) {
 	}
 }
 
-// probe shows the runtime it found, where and why there, and its providers; it takes
-// FaceFusion's --execution-device-ids, several of them, and the singular.
+// probe shows the runtime it found, where and why there, and its providers, each provider's
+// why once, on its library's line; it takes FaceFusion's --execution-device-ids, several of
+// them, and the singular.
 func TestProbeShowsProviders(t *testing.T) {
 	empty := t.TempDir()
 	for _, args := range [][]string{{"probe"}, {"probe", "--execution-device-ids", "0", "1"}, {"probe", "--execution-device-id", "cpu"}} {
 		r := clitest.Run(t, append(args, "--execution-provider-library", empty)...)
 		if r.Code != 0 || !strings.Contains(r.Stdout, "onnx runtime: ") || !strings.Contains(r.Stdout, "libonnxruntime.so.1 (from ") ||
-			!strings.Contains(r.Stdout, ": providers cpu; no cuda: no CUDA provider library") ||
+			!strings.Contains(r.Stdout, ": providers cpu; no cuda, tensorrt (why: their lines below)\n") ||
 			!strings.Contains(r.Stdout, "\n  GPU providers from "+empty+" (from execution_provider_library") ||
-			!strings.Contains(r.Stdout, "\n  cuda: no CUDA provider library (run `make fetch-gpu`, or set execution_provider_library): "+empty) {
-			t.Errorf("%v: exit %d; stdout:\n%s\nstderr:\n%s", args, r.Code, r.Stdout, r.Stderr)
+			!strings.Contains(r.Stdout, "\n  cuda: no CUDA provider library (run `make fetch-gpu`, or set execution_provider_library): "+empty) ||
+			strings.Count(r.Stdout, "no CUDA provider library") != 1 || strings.Count(r.Stdout, "no TensorRT provider library") != 1 {
+			t.Errorf("%v: exit %d, want each provider's why once; stdout:\n%s\nstderr:\n%s", args, r.Code, r.Stdout, r.Stderr)
 		}
 	}
 	if r := clitest.Run(t, "probe", "--execution-device-ids", "x"); r.Code != exitUsage || !strings.Contains(r.Stderr, "--execution-device-ids") {
@@ -191,7 +193,8 @@ func TestCUDAProviderLibraryMissingCUDA(t *testing.T) {
 	clitest.MustNotExist(t, out)
 	for _, args := range [][]string{{"probe"}, {"models"}} {
 		r := clitest.Run(t, append(args, "--execution-provider-library", filepath.Dir(lib))...)
-		if !strings.Contains(r.Stdout, lib+": cannot be loaded: libcublasLt.so.13: cannot open shared object file") {
+		if !strings.Contains(r.Stdout, lib+": cannot be loaded: libcublasLt.so.13: cannot open shared object file") ||
+			args[0] == "probe" && strings.Count(r.Stdout, "libcublasLt.so.13") != 1 {
 			t.Errorf("%s: exit %d; stdout:\n%s\nstderr:\n%s", args[0], r.Code, r.Stdout, r.Stderr)
 		}
 	}

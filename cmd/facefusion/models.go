@@ -65,12 +65,16 @@ func cmdModels(_ context.Context, args []string, w io.Writer) error {
 	writeProviderLibraries(w, signatures == "ok")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "model\tjob\tstate\tsignature\tbytes\tlicence\tfile\tdetail")
-	bad := 0
+	bad, badCustom := 0, ""
 	for _, r := range reports {
 		use, size := "", "-"
 		if slices.Contains(needed, r.Name) {
 			use = "needs"
-			if r.State == infer.ModelMissing || r.State == infer.ModelRefused {
+			switch {
+			case r.State != infer.ModelMissing && r.State != infer.ModelRefused:
+			case custom != nil && r.Name == custom.Name:
+				badCustom = r.Path
+			default:
 				bad++
 			}
 		} else if r.Name == measure {
@@ -117,10 +121,25 @@ func cmdModels(_ context.Context, args []string, w io.Writer) error {
 	if measure != "" && !slices.Contains(needed, measure) {
 		fmt.Fprintf(w, "%s (job: measure) is the identity measure's recognizer: optional, the run report has no identity without it (a refused file: one warning, and the job runs)\n", measure)
 	}
-	if bad > 0 {
-		return fault.AsEnvironment(fmt.Errorf("%d of the %d model files the job needs are missing or refused in %s: `facefusion force-download` with the job's flags fetches FaceFusion's (with `--force` in place of a refused one), `make fetch` the embedded default's", bad, len(needed)+len(embedded), cfg.ModelsLocation()))
+	return modelsMissing(&cfg, bad, len(needed)+len(embedded), custom, badCustom)
+}
+
+// modelsMissing is models' failure when bad of the total files the job needs are missing or
+// refused, besides the site's custom model at badCustom ("": it is fine or not run): what to
+// do for each. Nothing downloads a site's own model: force-download is named for the others.
+func modelsMissing(cfg *job.Config, bad, total int, custom *catalog.Model, badCustom string) error {
+	if bad == 0 && badCustom == "" {
+		return nil
 	}
-	return nil
+	var todo []string
+	if bad > 0 {
+		todo = append(todo, "`facefusion force-download` with the job's flags fetches FaceFusion's (with `--force` in place of a refused one), `make fetch` the embedded default's")
+	}
+	if badCustom != "" {
+		bad++
+		todo = append(todo, fmt.Sprintf("%s is the site's own model, which no download brings: put a working model file at %s, or name another --deep-swapper-model", custom.Name, badCustom))
+	}
+	return fault.AsEnvironment(fmt.Errorf("%d of the %d model files the job needs are missing or refused in %s: %s", bad, total, cfg.ModelsLocation(), strings.Join(todo, "; ")))
 }
 
 // writeProviderLibraries prints each GPU provider's plugin library: its path, the runtime

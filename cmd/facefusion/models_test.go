@@ -298,5 +298,10 @@ func TestModelsCustomDeepSwapper(t *testing.T) {
 		if r.Code != c.code || !strings.HasPrefix(row, c.want) {
 			t.Errorf("%s: exit %d (want %d), row %q, want it to start %q\n%s", c.model, r.Code, c.code, row, c.want, r.Stderr)
 		}
+		// No download brings a site's own model: the line says what to do instead.
+		if c.code != 0 && (strings.Contains(r.Stderr, "force-download") ||
+			!strings.Contains(r.Stderr, "custom/broken is the site's own model, which no download brings: put a working model file at "+filepath.Join(dir, "custom", "broken.dfm"))) {
+			t.Errorf("%s: the line should say what to do for a site's own model, not force-download:\n%s", c.model, r.Stderr)
+		}
 	}
 }

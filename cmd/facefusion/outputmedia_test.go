@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"math"
 	"os"
 	"os/exec"
@@ -36,6 +37,20 @@ func TestOutputAudioFlags(t *testing.T) {
 	if v := testenv.MeanVolumes(t, out, in); math.Abs(v[0]-v[1]-20*math.Log10(0.5)) > 0.5 {
 		d := v[0] - v[1]
 		t.Errorf("volume 50 changed the mean volume by %.2f dB, want %.2f", d, 20*math.Log10(0.5))
+	}
+	// At volume 0 FaceFusion's restore_audio skips the audio: no stream, not a silent one, where
+	// the target's audio or a source audio would have been.
+	voice := filepath.Join(dir, "voice.wav")
+	clitest.FFmpeg(t, "-f", "lavfi", "-i", "sine=frequency=880:sample_rate=16000:duration=1", voice)
+	for i, src := range [][]string{nil, {"-s", voice}} {
+		mute := filepath.Join(dir, fmt.Sprintf("mute%d.mkv", i))
+		r := clitest.Run(t, append([]string{"run", "--processors", "none", "-t", in, "-o", mute, "--output-audio-volume", "0"}, src...)...)
+		if r.Code != 0 {
+			t.Fatalf("volume 0 %v: exit %d: %s", src, r.Code, r.Stderr)
+		}
+		if got := audioCodec(t, mute); got != "" {
+			t.Errorf("volume 0 %v: the output has %s audio, want none (FaceFusion writes none)", src, got)
+		}
 	}
 
 	refused := filepath.Join(dir, "refused.mp4")

@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"strconv"
 	"strings"
@@ -186,14 +187,33 @@ func probeRuntime(library, providers string) string {
 		return fmt.Sprintf("%s: %v", loc, err)
 	}
 	line := fmt.Sprintf("%s, version %s: providers %s", loc, infer.RuntimeVersion(), strings.Join(a.Available, " "))
-	if why := a.Why(); why != "" {
+	libs := infer.ProviderLibraries()
+	below, rest := providersBelow(a, libs)
+	if len(below) > 0 {
+		line += "; no " + strings.Join(below, ", ") + " (why: their lines below)"
+	}
+	if why := rest.Why(); why != "" {
 		line += "; no " + why
 	}
 	line += fmt.Sprintf("\n  GPU providers from %s", cfg.ProviderLocation())
-	for _, l := range infer.ProviderLibraries() {
+	for _, l := range libs {
 		line += fmt.Sprintf("\n  %s: %s", l.Provider, l)
 	}
 	return line
+}
+
+// providersBelow splits the unavailable providers into those whose provider library line says
+// why (a library found, or the same reason as its line), so that the runtime line names them
+// without saying it again, and the rest, whose reason the runtime line keeps.
+func providersBelow(a infer.Availability, libs []infer.ProviderLibrary) (below []string, rest infer.Availability) {
+	rest = infer.Availability{Available: a.Available, Unavailable: maps.Clone(a.Unavailable)}
+	for _, l := range libs {
+		if why, ok := a.Unavailable[l.Provider]; ok && (l.Path != "" || why == l.Why) {
+			below = append(below, l.Provider)
+			delete(rest.Unavailable, l.Provider)
+		}
+	}
+	return below, rest
 }
 
 // writeProbe prints one line per rank, in rank order, and a summary line first.

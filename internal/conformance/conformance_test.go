@@ -237,6 +237,14 @@ type ffResult struct {
 // oursWorkers is how many of our cases run at once.
 const oursWorkers = 2
 
+// cpuOf is the CPU time a finished command and the children it waited for used.
+func cpuOf(cmd *exec.Cmd) time.Duration {
+	if cmd.ProcessState == nil {
+		return 0
+	}
+	return cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+}
+
 // runOurs runs one case's command of our binary; "" when it ran, else what failed.
 func runOurs(cmd *exec.Cmd, c *Case, p paths) string {
 	var stdout, stderr bytes.Buffer
@@ -259,7 +267,7 @@ const oracleShards = 2
 
 // runOracle runs every case through FaceFusion: the cases are dealt round-robin to
 // oracleShards run-facefusion calls running at once, each one long-lived driver process.
-func runOracle(ref, work, models, ort string, cases []Case, ps []paths) (string, error) {
+func runOracle(ref, work, models, ort string, cases []Case, ps []paths) (string, time.Duration, error) {
 	shards := make([][]ffJob, oracleShards)
 	for i := range cases {
 		k := i % oracleShards
@@ -268,6 +276,7 @@ func runOracle(ref, work, models, ort string, cases []Case, ps []paths) (string,
 	_, file, _, _ := runtime.Caller(0)
 	logs := make([]bytes.Buffer, oracleShards)
 	errs := make([]error, oracleShards)
+	cmds := make([]*exec.Cmd, oracleShards)
 	var wg sync.WaitGroup
 	for k, jobs := range shards {
 		if len(jobs) == 0 {
@@ -275,11 +284,11 @@ func runOracle(ref, work, models, ort string, cases []Case, ps []paths) (string,
 		}
 		data, err := json.Marshal(jobs)
 		if err != nil {
-			return "", err
+			return "", 0, err
 		}
 		list := filepath.Join(work, "out", fmt.Sprintf("jobs-%d.json", k))
 		if err := os.WriteFile(list, data, 0o644); err != nil {
-			return "", err
+			return "", 0, err
 		}
 		cmd := exec.Command(filepath.Join(ref, "run-facefusion"), "--work", filepath.Join(work, fmt.Sprintf("ffwork-%d", k)), "--models", models, "--ort", ort, "--", list)
 		// FFREF_PYTHON (the user's, as need.sh and run-facefusion read it) becomes the
@@ -290,6 +299,7 @@ func runOracle(ref, work, models, ort string, cases []Case, ps []paths) (string,
 		}
 		cmd.Env = append(os.Environ(), "FFREF_FLOAT_WARP=1", "FFREF_PYTHON="+filepath.Join(filepath.Dir(file), "oracle", "python"), "FFREF_PYTHON_WRAPPED="+real)
 		cmd.Stdout, cmd.Stderr = &logs[k], &logs[k]
+		cmds[k] = cmd
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -298,10 +308,14 @@ func runOracle(ref, work, models, ort string, cases []Case, ps []paths) (string,
 	}
 	wg.Wait()
 	var out strings.Builder
+	var cpu time.Duration
 	for k := range logs {
 		out.Write(logs[k].Bytes())
+		if cmds[k] != nil {
+			cpu += cpuOf(cmds[k])
+		}
 	}
-	return out.String(), errors.Join(errs...)
+	return out.String(), cpu, errors.Join(errs...)
 }
 
 func TestConformance(t *testing.T) {
@@ -334,28 +348,24 @@ func TestConformance(t *testing.T) {
 	ps := make([]paths, len(cases))
 	for i := range cases {
 		ps[i] = casePaths(work, samples, &cases[i])
-		if err := makeSource(filepath.Join(work, "in"), samples, &cases[i]); err != nil {
-			t.Fatalf("%s: case %q: %v", cases[i].File, cases[i].Name, err)
-		}
-		if err := makeVoice(filepath.Join(work, "in"), &cases[i]); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := makeInput(filepath.Join(work, "in"), samples, &cases[i]); err != nil {
-			t.Fatalf("%s: case %q: %v", cases[i].File, cases[i].Name, err)
-		}
 	}
+	prepared := time.Now()
+	if err := makeInputs(filepath.Join(work, "in"), samples, cases); err != nil {
+		t.Fatal(err)
+	}
+	inputsTime := time.Since(prepared)
 
 	// FaceFusion in the background (oracleShards processes), ours meanwhile.
 	start := time.Now()
 	type oracleRun struct {
-		log string
-		err error
-		at  time.Duration
+		log     string
+		err     error
+		at, cpu time.Duration
 	}
 	oracle := make(chan oracleRun, 1)
 	go func() {
-		log, err := runOracle(ref, work, models, testenv.ORTLibrary(t), cases, ps)
-		oracle <- oracleRun{log, err, time.Since(start)}
+		log, cpu, err := runOracle(ref, work, models, testenv.ORTLibrary(t), cases, ps)
+		oracle <- oracleRun{log, err, time.Since(start), cpu}
 	}()
 	// Ours, two cases at a time: with FaceFusion's shards beside them, both cores stay busy to
 	// the end whichever side finishes first.
@@ -382,16 +392,24 @@ func TestConformance(t *testing.T) {
 	wg.Wait()
 	oursTime := time.Since(start)
 	o := <-oracle
-	t.Logf("%d cases: ours %.1f s, FaceFusion %.1f s (side by side), in %s", len(cases), oursTime.Seconds(), o.at.Seconds(), work)
+	var oursCPU time.Duration
+	for _, cmd := range cmds {
+		oursCPU += cpuOf(cmd)
+	}
+	// CPU seconds besides wall: on a loaded machine the wall times say little of either side.
+	t.Logf("%d cases: ours %.1f s (%.0f CPU-s), FaceFusion %.1f s (%.0f CPU-s) (side by side), in %s",
+		len(cases), oursTime.Seconds(), oursCPU.Seconds(), o.at.Seconds(), o.cpu.Seconds(), work)
 	if o.err != nil {
 		t.Fatalf("the FaceFusion oracle failed: %v\n%s", o.err, o.log)
 	}
 
+	// The comparisons read and decode both sides' outputs and write the diff images: every core.
+	compared := time.Now()
 	results := make([]result, len(cases))
+	eachAtOnce(len(cases), func(i int) { results[i] = measure(&cases[i], ps[i], oursErr[i]) })
+	t.Logf("inputs %.1f s, comparisons %.1f s, on %d cores", inputsTime.Seconds(), time.Since(compared).Seconds(), runtime.NumCPU())
 	for i := range cases {
-		c, p := &cases[i], ps[i]
-		results[i] = measure(c, p, oursErr[i])
-		r := results[i]
+		c, p, r := &cases[i], ps[i], results[i]
 		t.Run(c.Name, func(t *testing.T) {
 			switch {
 			case r.verdict == verdictAgrees && c.Cause != "":

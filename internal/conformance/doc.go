@@ -1,9 +1,12 @@
 // Package conformance proves, in `make test`, that facefusion gives FaceFusion 3.8.1's faces and
 // frames: every case of cases/*.toml runs through FaceFusion's own, unmodified code (the oracle
-// in ../shared/reference, run by oracle/driver.py in one long-lived Python process) and through
-// our binary, with the same flags, inputs and model files, and the outputs are compared with the
-// issue's tolerances. The figures of every case go into docs/conformance.md (go test
-// ./internal/conformance -update rewrites its table; a normal run fails when it is stale).
+// in ../shared/reference, run by oracle/driver.py in two long-lived Python processes that share
+// the cases) and through our binary, two cases at a time beside them, with the same flags, inputs
+// and model files, and the outputs are compared with the issue's tolerances. The inputs are made
+// and the outputs compared on every core; the log says each side's wall and CPU seconds, and the
+// inputs' and comparisons' wall seconds. The figures of every case go into docs/conformance.md
+// (go test ./internal/conformance -update rewrites its table; a normal run fails when it is
+// stale).
 //
 // # Case files
 //

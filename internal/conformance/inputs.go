@@ -1,17 +1,75 @@
 package conformance
 
 import (
+	"errors"
 	"fmt"
 	"image"
 	"image/png"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
+	"sync"
 
 	_ "github.com/facefusion-hpc/facefusion/internal/jpeg" // raster.Load decodes JPEG samples as cv2.imread
 	"github.com/facefusion-hpc/facefusion/internal/raster"
 )
+
+// makeInputs writes every case's source, voice and target into dir, each file once (cases share
+// them), several at once: most are an image decoded, transformed and encoded, or an ffmpeg run.
+// An error names the case that asked for the file.
+func makeInputs(dir, samples string, cases []Case) error {
+	type file struct {
+		c    *Case
+		make func() error
+	}
+	var files []file
+	seen := map[string]bool{}
+	add := func(c *Case, name string, make func() error) {
+		if !seen[name] {
+			seen[name] = true
+			files = append(files, file{c, make})
+		}
+	}
+	for i := range cases {
+		c := &cases[i]
+		if c.SourceTransform != "" {
+			add(c, sourceName(c), func() error { return makeSource(dir, samples, c) })
+		}
+		if c.Voice > 0 {
+			add(c, voiceName(c), func() error { return makeVoice(dir, c) })
+		}
+		add(c, inputName(c), func() error { _, err := makeInput(dir, samples, c); return err })
+	}
+	errs := make([]error, len(files))
+	eachAtOnce(len(files), func(i int) {
+		if err := files[i].make(); err != nil {
+			errs[i] = fmt.Errorf("%s: case %q: %v", files[i].c.File, files[i].c.Name, err)
+		}
+	})
+	return errors.Join(errs...)
+}
+
+// eachAtOnce calls f(0) … f(n-1), as many at once as there are cores.
+func eachAtOnce(n int, f func(i int)) {
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range min(n, runtime.NumCPU()) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				f(i)
+			}
+		}()
+	}
+	for i := range n {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+}
 
 // inputName is the file both sides read as a case's target: the sample, transformed, as PNG
 // (a video case: a clip made from it).

@@ -34,11 +34,18 @@ have() { [ -s "$1" ]; }
 # ONNX Runtime loads libonnxruntime_providers_shared.so from the core library's own folder only:
 # a checkout's runtime is CACHE/ort's, so the host library is linked there (relative, so the
 # cache may move); make install copies the real files side by side instead.
+# Two runs on one cache (two users' `make fetch-gpu`, a job array's first steps) may overlap:
+# every temporary name is private (mktemp beside its target) and every placement a rename.
 link_shared() {
-	local link=$cache/ort/libonnxruntime_providers_shared.so
+	local link=$cache/ort/libonnxruntime_providers_shared.so tmp
 	[ -d "$cache/ort" ] || return 0
 	[ -e "$link" ] && [ ! -L "$link" ] && return 0 # a file of the site's own: left alone
-	ln -sfn ../ort-gpu/libonnxruntime_providers_shared.so "$link.part" && mv -fT "$link.part" "$link"
+	tmp=$(mktemp -d "$cache/ort/.fetch-gpu.XXXXXX")
+	if ! { ln -s ../ort-gpu/libonnxruntime_providers_shared.so "$tmp/link" && mv -fT "$tmp/link" "$link"; }; then
+		rm -rf "$tmp"
+		return 1
+	fi
+	rmdir "$tmp"
 }
 complete=1
 for f in "${LIBS[@]}" LICENSE VERSION; do have "$dest/$f" || complete=0; done
@@ -49,9 +56,14 @@ fi
 
 mkdir -p "$cache/dl"
 work=$(mktemp -d "$cache/dl/gpu.XXXXXX")
-trap 'rm -rf "$work"' EXIT
-place() { # place SRC DST: atomic move into the cache
-	cp "$1" "$2.part" && mv -f "$2.part" "$2"
+placing= # the copy place has not renamed yet: removed if the script stops
+trap 'rm -rf "$work"; [ -z "$placing" ] || rm -f "$placing"' EXIT
+place() { # place SRC DST: a private copy beside DST, flushed, then renamed over it
+	local tmp
+	tmp=$(mktemp "$(dirname "$2")/.$(basename "$2").XXXXXX")
+	placing=$tmp
+	cp "$1" "$tmp" && chmod --reference="$1" "$tmp" && sync "$tmp" && mv -fT "$tmp" "$2"
+	placing=
 }
 sha256() { sha256sum "$1" | cut -d' ' -f1; }
 

@@ -6,6 +6,7 @@ import (
 	"compress/gzip"
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"maps"
 	"os"
 	"os/exec"
@@ -13,6 +14,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/facefusion-hpc/facefusion/internal/models/catalog"
@@ -248,5 +250,75 @@ func TestFetchGPUIsOptional(t *testing.T) {
 	}
 	if !reach("gpu-check", map[string]bool{}) {
 		t.Error("make gpu-check does not fetch the provider libraries it bundles")
+	}
+}
+
+// Runs of fetch-gpu.sh on one cache may overlap (two users, a job array's first steps): each
+// copies under a private name beside its target and renames it into place, so another run's
+// file in the folder is never taken or overwritten, four runs at once all place whole files,
+// and no temporary file is left behind.
+func TestFetchGPURunsOverlap(t *testing.T) {
+	libs := gpuLibs("1.29.0")
+	tgz, sum := gpuPackage(t, libs)
+	cache := t.TempDir()
+	dest := filepath.Join(cache, "ort-gpu")
+	for _, d := range []string{dest, filepath.Join(cache, "ort")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// What a run that used the old fixed names would be writing now.
+	theirs := map[string]string{
+		filepath.Join(dest, "libonnxruntime_providers_cuda.so.part"):           "another run's partial copy",
+		filepath.Join(dest, "VERSION.part"):                                    "another run's VERSION",
+		filepath.Join(cache, "ort", "libonnxruntime_providers_shared.so.part"): "another run's link",
+	}
+	for f, body := range theirs {
+		if err := os.WriteFile(f, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const runs = 4
+	errs := make([]string, runs)
+	var wg sync.WaitGroup
+	for i := range runs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			cmd := exec.Command("bash", "fetch-gpu.sh", cache)
+			cmd.Env = withEnv(os.Environ(), []string{"ORT_GPU_SHA256", "ORT_GPU_TGZ"}, "ORT_GPU_TGZ="+tgz, "ORT_GPU_SHA256="+sum)
+			if out, err := cmd.CombinedOutput(); err != nil {
+				errs[i] = fmt.Sprintf("%v: %s", err, out)
+			}
+		}()
+	}
+	wg.Wait()
+	for i, e := range errs {
+		if e != "" {
+			t.Errorf("run %d of %d at once: %s", i+1, runs, e)
+		}
+	}
+	for f, body := range theirs {
+		if b, err := os.ReadFile(f); err != nil || string(b) != body {
+			t.Errorf("another run's %s: %q, %v; want it untouched", f, b, err)
+		}
+	}
+	want := map[string]string{"LICENSE": "MIT License\n\nCopyright (c) Microsoft Corporation.\n", "VERSION": "1.29.0\n"}
+	maps.Copy(want, libs)
+	for name, body := range want {
+		if b, err := os.ReadFile(filepath.Join(dest, name)); err != nil || string(b) != body {
+			t.Errorf("%s: %q, %v; want %q", name, b, err, body)
+		}
+	}
+	if st, err := os.Stat(filepath.Join(dest, "libonnxruntime_providers_cuda.so")); err != nil || st.Mode().Perm()&0o100 == 0 {
+		t.Errorf("the CUDA provider library: %v, %v; want it executable, as packed", st, err)
+	}
+	for _, d := range []string{dest, filepath.Join(cache, "ort")} {
+		entries, _ := os.ReadDir(d)
+		for _, e := range entries {
+			if strings.HasPrefix(e.Name(), ".") {
+				t.Errorf("%s: a temporary %s was left behind", d, e.Name())
+			}
+		}
 	}
 }

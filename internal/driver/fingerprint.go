@@ -19,8 +19,9 @@ import (
 // settled it (spec.Spec.Settled: the trim range, the rate and the job's own encoder as
 // resolved; job.Config.Settings: default-deny, so a key added later is in it) with the
 // providers this node resolved; its other entries are the contents of every file the job
-// reads: the target, the sources, each model file and the runtime that runs them (the paths
-// are operational, the bytes are not).
+// reads: the target, the sources (or, where no processor reads them, the source audio the
+// output carries), each model file and the runtime that runs them (the paths are operational,
+// the bytes are not).
 func fingerprint(ctx context.Context, cfg job.Config, p *Plan) (map[string]string, error) {
 	run, err := pipeline.ResolveProviders(p.Spec.Settled(cfg))
 	if err != nil {
@@ -42,8 +43,16 @@ func fingerprint(ctx context.Context, cfg job.Config, p *Plan) (map[string]strin
 	if err := id("target file contents", cfg.TargetPath); err != nil {
 		return nil, err
 	}
-	if cfg.ReadsSources() || cfg.LipSyncs() { // the lip syncer reads the source audio
+	switch {
+	case cfg.ReadsSources() || cfg.LipSyncs(): // the lip syncer reads the source audio
 		if err := id("source file contents", cfg.SourcePaths...); err != nil {
+			return nil, err
+		}
+	case p.Spec != nil && p.Spec.Audio.Source != "":
+		// No processor reads a source, but the output carries the source audio (FaceFusion's
+		// replace_audio): another voice is another output, so not this job's to resume or
+		// to call done.
+		if err := id("source audio file contents", p.Spec.Audio.Source); err != nil {
 			return nil, err
 		}
 	}

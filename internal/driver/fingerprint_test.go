@@ -41,12 +41,18 @@ func TestFingerprintHoldsSourcesTheSelectorReads(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// voice, when not "", is an audio source after src; last is the latest fingerprint.
+	voice, volume, last := "", 100, map[string]string{}
 	sources := func(processor, gender, race, contents string) string {
 		t.Helper()
 		c := passThrough(in, filepath.Join(dir, "out.mkv"))
 		c.Processors = []string{processor}
 		c.FaceDetectorModel, c.FaceSelectorGender, c.FaceSelectorRace = "scrfd", gender, race
 		c.SourcePaths = []string{src}
+		if voice != "" {
+			c.SourcePaths = append(c.SourcePaths, voice)
+		}
+		c.OutputAudioVolume = volume
 		c.ModelsDir = models
 		c.OnnxruntimeLibrary = runtime // the checkout's: the fingerprint checks it is a library
 		if err := c.Validate(); err != nil {
@@ -71,6 +77,7 @@ func TestFingerprintHoldsSourcesTheSelectorReads(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		last = fp
 		return fp["source file contents"]
 	}
 	for _, j := range []struct{ processor, gender, race string }{
@@ -92,5 +99,23 @@ func TestFingerprintHoldsSourcesTheSelectorReads(t *testing.T) {
 		if got := sources(j.processor, j.gender, "", "one face"); got != "" {
 			t.Errorf("%s, gender %q reads no source: the fingerprint holds %q", j.processor, j.gender, got)
 		}
+	}
+	// An audio source no processor reads is still the output's audio (FaceFusion's
+	// replace_audio): held, alone, unless volume 0 leaves the output without audio.
+	voice = filepath.Join(dir, "voice.wav")
+	audioOf := func(contents string) string {
+		t.Helper()
+		write(voice, contents)
+		if got := sources(job.ProcessorEnhance, "", "", "one face"); got != "" {
+			t.Errorf("enhancer with an audio source: the sources' fingerprint %q, want only the audio's", got)
+		}
+		return last["source audio file contents"]
+	}
+	if a, b := audioOf("one voice"), audioOf("another voice"); a == "" || a == b {
+		t.Errorf("the output's source audio: fingerprint %q, then %q for another voice: want it held and changed", a, b)
+	}
+	volume = 0
+	if got := audioOf("one voice"); got != "" {
+		t.Errorf("volume 0, no audio in the output: the source audio's fingerprint %q, want none", got)
 	}
 }

@@ -13,7 +13,13 @@ import (
 // An audio file among the sources replaces the target's audio (FaceFusion's replace_audio,
 // which encodes it with output_audio_encoder at output_audio_quality and volume): re-encoded
 // always, since no stream is there to copy.
+//
+// At output_audio_volume 0 the output has no audio (None), as FaceFusion's restore_audio skips
+// it then: lip_syncer still reads the source audio (job.Config.SourceAudio), the output holds none.
 func AudioOptions(cfg job.Config) video.AudioOptions {
+	if cfg.OutputAudioVolume == 0 {
+		return video.AudioOptions{None: true}
+	}
 	source := cfg.SourceAudio()
 	if !cfg.ReencodesAudio() && source == "" {
 		return video.AudioOptions{}

@@ -79,11 +79,15 @@ func roundTenths(v float64) float64 { return math.RoundToEven(v*10) / 10 }
 // replace_audio does when an audio file is among the sources (lip_syncer's voice): its first
 // audio stream from its start (a trim does not move it), cut to the output video's length,
 // re-encoded with Encoder, which is then never "". The target's audio streams are left out.
+//
+// None is an output without audio: FaceFusion's output_audio_volume 0, where its restore_audio
+// skips the audio (neither the target's nor a source's) rather than writing silence.
 type AudioOptions struct {
 	Encoder string
 	Quality int
 	Volume  int
 	Source  string `json:",omitempty"`
+	None    bool   `json:",omitempty"`
 }
 
 // Copies reports whether the audio is copied rather than re-encoded.

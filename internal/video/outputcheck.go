@@ -98,8 +98,8 @@ func CheckOutput(ctx context.Context, scratch, out string, opt EncodeOptions, ta
 		}
 		return err
 	}
-	if audio.Source != "" {
-		others = replacedAudio(others)
+	if audio.Source != "" || audio.None {
+		others = withoutAudio(others)
 	}
 	candidates, firstAudio := carryCandidates(others, &carried)
 	err = join(candidates)
@@ -152,9 +152,10 @@ func CheckSourceAudio(ctx context.Context, path string) error {
 	return nil
 }
 
-// replacedAudio is others but their audio streams, which a source audio replaces
-// (AudioOptions.Source): the output holds the source's audio alone, as FaceFusion's does.
-func replacedAudio(others []Stream) []Stream {
+// withoutAudio is others but their audio streams: a source audio replaces them
+// (AudioOptions.Source: the output holds the source's audio alone, as FaceFusion's does), or
+// the output has none (AudioOptions.None).
+func withoutAudio(others []Stream) []Stream {
 	var kept []Stream
 	for _, s := range others {
 		if s.Type != "audio" {

@@ -2,6 +2,7 @@ package resume
 
 import (
 	"encoding/json"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -133,4 +134,56 @@ func TestResumeNeedsTheFingerprint(t *testing.T) {
 		t.Fatalf("the resolved trim range given explicitly did not resume chunk 0's work:\n%s", r.Stderr)
 	}
 	clitest.CheckFrames(t, out, inFrames)
+}
+
+// A source audio no processor reads is still the output's audio (FaceFusion's replace_audio):
+// a resume with another voice is another job, refused. A job folder made before the output
+// carried the source audio (a program that recorded no source audio) was made by another
+// build of the program, and is refused as such, naming it, with --fresh the way out; the
+// unchanged command resumes, its output carrying the voice.
+func TestResumeHoldsTheSourceAudio(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.mp4")
+	bframeClip(t, in, 24)
+	voice := filepath.Join(dir, "voice.wav")
+	clitest.FFmpeg(t, "-f", "lavfi", "-i", "sine=frequency=1000:sample_rate=16000:duration=2", voice)
+	out := filepath.Join(dir, "out.mkv")
+	args := clitest.PassThroughArgs(in, out, 8, "-s", voice)
+	clitest.KilledAt(t, "chunk-1", args)
+	manifest := filepath.Join(out+".job", "manifest.json")
+	fp := clitest.ReadManifest(t, out+".job").Fingerprint
+	if fp["source audio file contents"] == "" || fp["program file contents"] == "" {
+		t.Fatalf("the fingerprint lacks the source audio or the program: %v", fp)
+	}
+	orig, err := os.ReadFile(manifest)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// As an earlier build left it: its own program, no source audio recorded.
+	editManifest(t, manifest, func(m map[string]json.RawMessage) {
+		old := maps.Clone(fp)
+		delete(old, "source audio file contents")
+		old["program file contents"] = "1:00"
+		m["fingerprint"], _ = json.Marshal(old)
+	})
+	refused(t, "a folder of a build before the source audio", clitest.Run(t, args...), "program file contents changed")
+	if err := os.WriteFile(manifest, orig, 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	other := filepath.Join(dir, "other.wav")
+	clitest.FFmpeg(t, "-f", "lavfi", "-i", "sine=frequency=500:sample_rate=16000:duration=2", other)
+	refused(t, "another voice", clitest.Run(t, clitest.PassThroughArgs(in, out, 8, "-s", other)...), "source audio file contents changed")
+
+	r := clitest.Run(t, args...)
+	if r.Code != 0 {
+		t.Fatalf("the same command: exit %d\n%s", r.Code, r.Stderr)
+	}
+	if m := clitest.VerifiedLine.FindStringSubmatch(r.Stderr); m == nil || m[1] != "1" {
+		t.Fatalf("the rerun did not resume chunk 0's work:\n%s", r.Stderr)
+	}
+	if !clitest.HasAudio(t, out) {
+		t.Errorf("%s has no audio, want the source audio", out)
+	}
 }
