@@ -145,6 +145,8 @@ type Swapper struct {
 	// The structure test's coarse grid (see structureCoarse).
 	small            *raster.Image
 	cfm, cexcl, cocc raster.Mask
+	// The detail test's scratch (see detail).
+	detT, detS raster.Mask
 }
 
 // NewSwapper returns a swapper for src; negative option values count as 0.
