@@ -13,11 +13,12 @@ import (
 // Occluders are also told by their fine detail measured against what a face has at that
 // place, at full resolution (the structure test's coarse grid averages a cover's grain and
 // stripes away):
-//   - on the skin (outside the eyes, brows, nose and mouth), detail far above or below the
-//     skin's own (its median over the skin samples): noise, stripes, a cover's outline, a
-//     thin frame, or a flat cover on grainy skin;
-//   - over an eye or a brow, detail far below the warped source's there: a face has an eye
-//     where the landmarks put one, so a flat patch there is a cover (a mouth is left out: its
+//   - on the skin (outside the eyes, brows, nose and mouth), detail far below the skin's own
+//     (its median over the skin samples; a flat cover on grainy skin), or far above both the
+//     skin's and the warped source's there (noise, stripes, a cover's outline, a thin
+//     frame; the source's own folds and features say where a face is busy by nature);
+//   - over an eye or a brow, detail far below the skin's where the warped source has a
+//     feature: a face has an eye where the landmarks put one, so a flat patch there is a cover (a mouth is left out: its
 //     detail follows the expression, teeth or none, which the swap takes from the target).
 //
 // Each is measured relative to its own face's skin, so a grainy photo and a smooth one
@@ -28,15 +29,14 @@ const (
 	// the absolute difference to it, averaged over occDetailSpread.
 	occDetailFine   = 0.008
 	occDetailSpread = 0.02
-	// occDetailBusy and occDetailFlat bound the skin's detail as multiples of its median:
-	// busier or flatter is not skin.
+	// occDetailBusy and occDetailFlat bound the skin's detail as multiples of its median
+	// (busy: of the source's there too, where that is more): busier or flatter is not skin.
 	occDetailBusy = 2.5
 	occDetailFlat = 0.5
 	// occDetailFeature is the least detail (a multiple of the source's skin median) that
-	// makes a place of the warped source a feature; occDetailLoss how many times less the
-	// target must have there for it to be covered.
+	// makes a place of the warped source a feature; the target's there must be under
+	// occDetailFlat of its skin's for the feature to be covered.
 	occDetailFeature = 2.5
-	occDetailLoss    = 3
 )
 
 // detail adds to s.occ (over fr, 1 on occluders; after s.features, s.warped holding the
@@ -63,10 +63,10 @@ func (s *Swapper) detail(frame *raster.Image, target *face.Landmarks68, fm *rast
 			rt, rs := s.detT.Pix[i]/mt, s.detS.Pix[i]/ms
 			switch {
 			case s.excl.Pix[i] == 0:
-				if rt > occDetailBusy || rt < occDetailFlat {
+				if rt > occDetailBusy*max(1, rs) || rt < occDetailFlat {
 					s.clip.Pix[i] = 1
 				}
-			case s.zone.Pix[i] > 0 && rs > occDetailFeature && rt*occDetailLoss < rs:
+			case s.zone.Pix[i] > 0 && rs > occDetailFeature && rt < occDetailFlat:
 				s.clip.Pix[i] = 1
 			}
 		}

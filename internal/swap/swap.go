@@ -98,7 +98,7 @@ type Options struct {
 
 // DefaultOptions are the settings the pipeline uses unless configured otherwise.
 func DefaultOptions() Options {
-	return Options{Erode: 0.01, Feather: 0.025, ColourTransfer: true, Seamless: true, Occluders: true, Identity: true}
+	return Options{Erode: 0, Feather: 0.025, ColourTransfer: true, Seamless: true, Occluders: true, Identity: true}
 }
 
 // membraneCells is about how many membrane cells span a face: enough for the light of a
@@ -107,8 +107,9 @@ const membraneCells = 32
 
 // MembraneInner is the share of the membrane kept where the mask is whole (see
 // raster.Membrane.Add): the whole membrane in the edge band hides the seam; inside the face
-// half of it carries the target's light while the source's own shading (its features'
-// relief) keeps the rest. The whole membrane there cost 0.03–0.05 of identity similarity.
+// a quarter of it carries the target's light while the source's own shading (its features'
+// relief) keeps the rest. The whole membrane there cost 0.03–0.05 of identity similarity,
+// half of it about 0.01–0.02.
 const MembraneInner = 0.5
 
 // Swapper swaps one prepared Source into frames. It owns every scratch buffer, so Apply does
