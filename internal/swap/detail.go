@@ -37,6 +37,8 @@ const (
 	// makes a place of the warped source a feature; the target's there must be under
 	// occDetailFlat of its skin's for the feature to be covered.
 	occDetailFeature = 2.5
+	// occDetailLeast is the least share of the face a find must cover to count.
+	occDetailLeast = 0.01
 )
 
 // detail adds to s.occ (over fr, 1 on occluders; after s.features, s.warped holding the
@@ -71,6 +73,9 @@ func (s *Swapper) detail(frame *raster.Image, target *face.Landmarks68, fm *rast
 			}
 		}
 	}
+	// Only finds of some size ring or bridge a feature: small ones come and go with a
+	// lossy frame's noise, and a feature covered in one frame and not the next flickers.
+	s.dropSmall(&s.clip, fm, fr, occDetailLeast)
 	s.coveredFeatures(target, fr)
 	s.bridgeFeatures(fr, size)
 	for i, v := range s.clip.Pix {
