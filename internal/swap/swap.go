@@ -88,8 +88,8 @@ type Options struct {
 	// mask's edge, spread smoothly over the face, so the edge shows no colour step or halo
 	// and the target's low-frequency light lands on the source's face.
 	Seamless bool
-	// Occluders keeps the target's pixels that are far from its skin colour (glasses
-	// frames, a hand, a bar) outside the eyes, brows, mouth and nostrils.
+	// Occluders keeps the target's pixels where something covers its face (glasses frames,
+	// a hand, a bar, hair), told by colour, edges, texture and fine detail.
 	Occluders bool
 	// Identity keeps the source's facial proportions (see destination); false warps the
 	// source onto the target's 68 points, taking the target's geometry.
