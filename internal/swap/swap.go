@@ -148,6 +148,7 @@ type Swapper struct {
 	cfm, cexcl, cocc raster.Mask
 	// The detail test's scratch (see detail).
 	detT, detS raster.Mask
+	sat        []float64
 }
 
 // NewSwapper returns a swapper for src; negative option values count as 0.
