@@ -18,8 +18,9 @@ import (
 //     skin's and the warped source's there (noise, stripes, a cover's outline, a thin
 //     frame; the source's own folds and features say where a face is busy by nature);
 //   - over an eye or a brow, detail far below the skin's where the warped source has a
-//     feature: a face has an eye where the landmarks put one, so a flat patch there is a cover (a mouth is left out: its
-//     detail follows the expression, teeth or none, which the swap takes from the target).
+//     feature: a face has an eye where the landmarks put one, so a flat patch there is a
+//     cover (a mouth is left out: its detail follows the expression, teeth or none, which
+//     the swap takes from the target).
 //
 // Each is measured relative to its own face's skin, so a grainy photo and a smooth one
 // compare. A feature ringed or crossed by what this finds counts as covered too.
