@@ -124,7 +124,8 @@ func (s *Swapper) occluders(frame *raster.Image, target *face.Landmarks68, fm *r
 		s.growSeeds(fr, size)
 	}
 	s.structureCoarse(frame, target, fm, size, fr, m)
-	s.dropSmall(fm, fr)
+	s.detail(frame, target, fm, size, fr)
+	s.dropSmall(&s.occ, fm, fr, occMinArea)
 	if !slices.Contains(s.occ.Pix, 1) { // the common case, a bare face
 		for i := range s.occ.Pix {
 			s.occ.Pix[i] = 1

@@ -415,9 +415,9 @@ func (s *Swapper) bridgeFeatures(fr image.Rectangle, size float64) {
 	}
 }
 
-// dropSmall clears from s.occ (0/1 over fr) every 4-connected occluder smaller than occMinArea
-// of the face (fm > 0.5).
-func (s *Swapper) dropSmall(fm *raster.Mask, fr image.Rectangle) {
+// dropSmall clears from m (0/1 over fr: s.occ or s.clip) every 4-connected occluder smaller
+// than share of the face (fm > 0.5).
+func (s *Swapper) dropSmall(m *raster.Mask, fm *raster.Mask, fr image.Rectangle, share float64) {
 	w, h := fr.Dx(), fr.Dy()
 	faceArea := 0
 	for y := range h {
@@ -431,17 +431,17 @@ func (s *Swapper) dropSmall(fm *raster.Mask, fr image.Rectangle) {
 		s.label = make([]int32, w*h)
 	}
 	s.label = s.label[:w*h]
-	for i, v := range s.occ.Pix {
+	for i, v := range m.Pix {
 		s.label[i] = -1
 		if v == 1 {
 			s.label[i] = 0
 		}
 	}
 	s.components(w, h)
-	least := int(occMinArea * float64(faceArea))
+	least := int(share * float64(faceArea))
 	for i, l := range s.label {
 		if l > 0 && s.area[l] < least {
-			s.occ.Pix[i] = 0
+			m.Pix[i] = 0
 		}
 	}
 }

@@ -88,8 +88,8 @@ type Options struct {
 	// mask's edge, spread smoothly over the face, so the edge shows no colour step or halo
 	// and the target's low-frequency light lands on the source's face.
 	Seamless bool
-	// Occluders keeps the target's pixels that are far from its skin colour (glasses
-	// frames, a hand, a bar) outside the eyes, brows, mouth and nostrils.
+	// Occluders keeps the target's pixels where something covers its face (glasses frames,
+	// a hand, a bar, hair), told by colour, edges, texture and fine detail.
 	Occluders bool
 	// Identity keeps the source's facial proportions (see destination); false warps the
 	// source onto the target's 68 points, taking the target's geometry.
@@ -98,7 +98,7 @@ type Options struct {
 
 // DefaultOptions are the settings the pipeline uses unless configured otherwise.
 func DefaultOptions() Options {
-	return Options{Erode: 0.01, Feather: 0.025, ColourTransfer: true, Seamless: true, Occluders: true, Identity: true}
+	return Options{Erode: 0, Feather: 0.025, ColourTransfer: true, Seamless: true, Occluders: true, Identity: true}
 }
 
 // membraneCells is about how many membrane cells span a face: enough for the light of a
@@ -107,8 +107,9 @@ const membraneCells = 32
 
 // MembraneInner is the share of the membrane kept where the mask is whole (see
 // raster.Membrane.Add): the whole membrane in the edge band hides the seam; inside the face
-// half of it carries the target's light while the source's own shading (its features'
-// relief) keeps the rest. The whole membrane there cost 0.03–0.05 of identity similarity.
+// a quarter of it carries the target's light while the source's own shading (its features'
+// relief) keeps the rest. The whole membrane there cost 0.03–0.05 of identity similarity,
+// half of it about 0.01–0.02.
 const MembraneInner = 0.5
 
 // Swapper swaps one prepared Source into frames. It owns every scratch buffer, so Apply does
@@ -145,6 +146,9 @@ type Swapper struct {
 	// The structure test's coarse grid (see structureCoarse).
 	small            *raster.Image
 	cfm, cexcl, cocc raster.Mask
+	// The detail test's scratch (see detail).
+	detT, detS raster.Mask
+	sat        []float64
 }
 
 // NewSwapper returns a swapper for src; negative option values count as 0.

@@ -1,0 +1,169 @@
+package swap
+
+import (
+	"image"
+	"math"
+	"slices"
+
+	"github.com/facefusion-hpc/facefusion/internal/face"
+	"github.com/facefusion-hpc/facefusion/internal/geom"
+	"github.com/facefusion-hpc/facefusion/internal/raster"
+)
+
+// Occluders are also told by their fine detail measured against what a face has at that
+// place, at full resolution (the structure test's coarse grid averages a cover's grain and
+// stripes away):
+//   - on the skin (outside the eyes, brows, nose and mouth), detail far below the skin's own
+//     (its median over the skin samples; a flat cover on grainy skin), or far above both the
+//     skin's and the warped source's there (noise, stripes, a cover's outline, a thin
+//     frame; the source's own folds and features say where a face is busy by nature);
+//   - over an eye or a brow, detail far below the skin's where the warped source has a
+//     feature: a face has an eye where the landmarks put one, so a flat patch there is a
+//     cover (a mouth is left out: its detail follows the expression, teeth or none, which
+//     the swap takes from the target).
+//
+// Each is measured relative to its own face's skin, so a grainy photo and a smooth one
+// compare. A feature ringed or crossed by what this finds counts as covered too.
+
+const (
+	// occDetailFine is the σ (share of the face size) the luma is smoothed by; the detail is
+	// the absolute difference to it, averaged over occDetailSpread.
+	occDetailFine   = 0.008
+	occDetailSpread = 0.02
+	// occDetailBusy and occDetailFlat bound the skin's detail as multiples of its median
+	// (busy: of the source's there too, where that is more): busier or flatter is not skin.
+	occDetailBusy = 2.5
+	occDetailFlat = 0.5
+	// occDetailFeature is the least detail (a multiple of the source's skin median) that
+	// makes a place of the warped source a feature; the target's there must be under
+	// occDetailFlat of its skin's for the feature to be covered.
+	occDetailFeature = 2.5
+	// occDetailLeast is the least share of the face a find must cover to count: at 1–1.5 %
+	// a find came and went on a lossy still clip, covering an eye in one frame only.
+	occDetailLeast = occMinArea
+)
+
+// detail adds to s.occ (over fr, 1 on occluders; after s.features, s.warped holding the
+// warped source) what the fine detail says is not the face (see above).
+func (s *Swapper) detail(frame *raster.Image, target *face.Landmarks68, fm *raster.Mask, size float64, fr image.Rectangle) {
+	w, h := fr.Dx(), fr.Dy()
+	s.lumaDetail(frame, fr, size)
+	mt, ms := s.skinMedian(&s.detT, target, size, fr), s.skinMedian(&s.detS, target, size, fr)
+	if !(mt > 0.1) || !(ms > 0.1) { // no skin to compare with
+		return
+	}
+	s.zone.Reset(fr)
+	for _, z := range featureZones[:4] { // the eyes and brows
+		s.fillZone(target, z, z.k, 1)
+	}
+	s.clip.Reset(fr)
+	for y := range h {
+		frow := fm.Pix[(y+fr.Min.Y-fm.Rect.Min.Y)*fm.Stride+fr.Min.X-fm.Rect.Min.X:][:w]
+		for x, v := range frow {
+			if !(v > 0.5) {
+				continue
+			}
+			i := y*w + x
+			rt, rs := s.detT.Pix[i]/mt, s.detS.Pix[i]/ms
+			switch {
+			case s.excl.Pix[i] == 0:
+				if rt > occDetailBusy*max(1, rs) || rt < occDetailFlat {
+					s.clip.Pix[i] = 1
+				}
+			case s.zone.Pix[i] > 0 && rs > occDetailFeature && rt < occDetailFlat:
+				s.clip.Pix[i] = 1
+			}
+		}
+	}
+	// Only finds of some size ring or bridge a feature: small ones come and go with a
+	// lossy frame's noise, and a feature covered in one frame and not the next flickers.
+	s.dropSmall(&s.clip, fm, fr, occDetailLeast)
+	s.coveredFeatures(target, fr)
+	s.bridgeFeatures(fr, size)
+	for i, v := range s.clip.Pix {
+		if v > 0.5 {
+			s.occ.Pix[i] = 1
+		}
+	}
+}
+
+// lumaDetail puts in s.detT and s.detS (over fr) the fine detail of the frame's and the
+// warped source's luma: |luma − luma smoothed|, averaged.
+func (s *Swapper) lumaDetail(frame *raster.Image, fr image.Rectangle, size float64) {
+	w, h := fr.Dx(), fr.Dy()
+	s.detT.Reset(fr)
+	s.detS.Reset(fr)
+	for y := range h {
+		row := frame.Pix[(y+fr.Min.Y)*frame.Stride+3*fr.Min.X:][:3*w]
+		wrow := s.warped.Pix[y*s.warped.Stride:][:3*w]
+		t, src := s.detT.Pix[y*w:][:w], s.detS.Pix[y*w:][:w]
+		for x := range t {
+			t[x] = 0.299*float32(row[3*x]) + 0.587*float32(row[3*x+1]) + 0.114*float32(row[3*x+2])
+			src[x] = 0.299*wrow[3*x] + 0.587*wrow[3*x+1] + 0.114*wrow[3*x+2]
+		}
+	}
+	fine, spread := math.Max(0.7, occDetailFine*size), math.Max(1, occDetailSpread*size)
+	for _, m := range [2]*raster.Mask{&s.detT, &s.detS} {
+		s.zone.Reset(fr)
+		copy(s.zone.Pix, m.Pix)
+		s.chanBlur.Apply(&s.zone, fine)
+		for i, v := range s.zone.Pix {
+			m.Pix[i] = float32(math.Abs(float64(m.Pix[i] - v)))
+		}
+		// A box of the Gaussian's variance: the average's exact shape does not matter, and
+		// a box costs the same at any size (a Gaussian of this σ was half the swap's time).
+		s.boxMean(m, int(math.Round(math.Sqrt(3*spread*spread+0.25)-0.5)))
+	}
+}
+
+// boxMean replaces each value of m by the mean over the (2r+1)² square about it, clipped to
+// m's Rect, from a summed-area table.
+func (s *Swapper) boxMean(m *raster.Mask, r int) {
+	w, h := m.Rect.Dx(), m.Rect.Dy()
+	n := (w + 1) * (h + 1)
+	if cap(s.sat) < n {
+		s.sat = make([]float64, n)
+	}
+	sat := s.sat[:n]
+	clear(sat[:w+1])
+	for y := range h {
+		row := m.Pix[y*m.Stride:][:w]
+		sat[(y+1)*(w+1)] = 0
+		var run float64
+		for x, v := range row {
+			run += float64(v)
+			sat[(y+1)*(w+1)+x+1] = sat[y*(w+1)+x+1] + run
+		}
+	}
+	for y := range h {
+		y0, y1 := max(0, y-r), min(h, y+r+1)
+		out := m.Pix[y*m.Stride:][:w]
+		for x := range out {
+			x0, x1 := max(0, x-r), min(w, x+r+1)
+			sum := sat[y1*(w+1)+x1] - sat[y0*(w+1)+x1] - sat[y1*(w+1)+x0] + sat[y0*(w+1)+x0]
+			out[x] = float32(sum / float64((y1-y0)*(x1-x0)))
+		}
+	}
+}
+
+// skinMedian is the median of m (over fr) on the skin sample discs.
+func (s *Swapper) skinMedian(m *raster.Mask, target *face.Landmarks68, size float64, fr image.Rectangle) float32 {
+	var centres [8]geom.Pt
+	skinCentres(target, &centres)
+	rad := occSampleRadius * size
+	s.dev = s.dev[:0]
+	for _, c := range centres {
+		for y := int(c.Y - rad); y <= int(c.Y+rad); y++ {
+			for x := int(c.X - rad); x <= int(c.X+rad); x++ {
+				if (image.Point{x, y}).In(fr) && math.Hypot(float64(x)-c.X, float64(y)-c.Y) <= rad {
+					s.dev = append(s.dev, m.Pix[(y-fr.Min.Y)*m.Stride+x-fr.Min.X])
+				}
+			}
+		}
+	}
+	if len(s.dev) == 0 {
+		return 0
+	}
+	slices.Sort(s.dev)
+	return s.dev[len(s.dev)/2]
+}
