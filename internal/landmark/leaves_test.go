@@ -60,7 +60,7 @@ func sameBits(t *testing.T, what string, n int, got, want *[leafLen]float32) {
 // whole numbers, far out of range, infinite and NaN.
 func TestSplitCutIsTheThreshold(t *testing.T) {
 	rng := rand.New(rand.NewSource(4))
-	ths := []float32{0, -0.0, 1, -1, 0.5, -0.5, 254.99, 255, -255, -255.01, 1e9, -1e9,
+	ths := []float32{0, float32(math.Copysign(0, -1)), 1, -1, 0.5, -0.5, 254.99, 255, -255, -255.01, 1e9, -1e9,
 		float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.NaN()),
 		math.Nextafter32(3, 4), math.Nextafter32(3, 2), math.Nextafter32(-3, -4), math.Nextafter32(-3, -2)}
 	for range 2000 {
