@@ -159,3 +159,41 @@ func TestExtractVoiceStops(t *testing.T) {
 		t.Fatalf("a stopped extractor: %v, want context.Canceled", err)
 	}
 }
+
+// ScratchBytes is what the resample's two transforms on disk write at their largest, the
+// forward one's or the inverse's files, for lengths prime and smooth; 0 for a track that is
+// resampled in memory.
+func TestScratchBytes(t *testing.T) {
+	if ScratchBytes(48000) != 0 {
+		t.Errorf("a 1 s track takes %d bytes of scratch, want 0 (in memory)", ScratchBytes(48000))
+	}
+	defer TransformOnDiskAbove(0)()
+	for _, n := range []int{3001, 48000, 100003} {
+		num := VoiceSamples(n)
+		var largest int64
+		for _, c := range [][2]int{{n, num/2 + 1}, {num, num}} { // ResampleVoiceMono's two
+			d, err := newDiskDFT(context.Background(), t.TempDir(), c[0], c[1], &diskBuffers{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := d.transform(func(int) complex128 { return 0 }, func(int, complex128) {}); err != nil {
+				t.Fatal(err)
+			}
+			var size int64
+			for _, f := range []*os.File{d.kern, d.data} {
+				st, err := f.Stat()
+				if err != nil {
+					t.Fatal(err)
+				}
+				size += st.Size()
+			}
+			largest = max(largest, size)
+			if err := d.close(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if got := ScratchBytes(n); got != largest {
+			t.Errorf("n=%d: ScratchBytes %d, the transforms wrote %d", n, got, largest)
+		}
+	}
+}

@@ -115,7 +115,7 @@ var diskAbove = 1 << 22
 func ResampleVoiceMono(ctx context.Context, voice []float32, scratch string) ([]float64, error) {
 	n := len(voice) / Channels
 	num := VoiceSamples(n)
-	if n <= diskAbove || num < 1 {
+	if !onDisk(n) {
 		return Mono(ResampleVoice(voice), Channels), nil
 	}
 	half := make([]complex128, num/2+1) // num < n: the output's bins, all cut from the track's
@@ -155,6 +155,22 @@ func ResampleVoiceMono(ctx context.Context, voice []float32, scratch string) ([]
 		return nil, err
 	}
 	return mono, nil
+}
+
+// onDisk is whether ResampleVoiceMono transforms a track of n samples a channel on disk.
+func onDisk(n int) bool { return n > diskAbove && VoiceSamples(n) >= 1 }
+
+// ScratchBytes is what ResampleVoiceMono's scratch folder holds at its largest for a track
+// of n samples a channel (its forward transform's two files): 0 when it needs none. Rank 0
+// compares it with the temp folder's room before the voice extractor's minutes, not after.
+func ScratchBytes(n int) int64 {
+	if !onDisk(n) {
+		return 0
+	}
+	num := VoiceSamples(n)
+	fwd1, fwd2 := diskLengths(n + num/2)
+	inv1, inv2 := diskLengths(2*num - 1)
+	return 32 * int64(max(fwd1*fwd2, inv1*inv2))
 }
 
 // ResampleVoice is prepare_voice's scipy.signal.resample of each channel of interleaved stereo
