@@ -68,8 +68,9 @@ func TestLipSyncSourceAudio(t *testing.T) {
 
 // lip_syncer with a voice past 87 s: rank 0 resamples it through transforms on disk, in a
 // scratch folder of its own under --temp-path that is there while it runs and gone after, and
-// the run ends with the lips synced. (The transform's numbers are internal/audio's tests';
-// this is the binary's path to them: 8-14 s on 2 loaded cores, most of it the voice extractor.)
+// the run ends with the lips synced; an info line says why rank 0 is quiet meanwhile. (The
+// transform's numbers are internal/audio's tests'; this is the binary's path to them: 8-14 s
+// on 2 loaded cores, most of it the voice extractor.)
 func TestLipSyncLongVoice(t *testing.T) {
 	testenv.Full(t, "runs the binary on an 88 s voice")
 	models := clitest.FixtureModels(t)
@@ -95,10 +96,13 @@ func TestLipSyncLongVoice(t *testing.T) {
 		seen <- true
 	}()
 	r := clitest.Run(t, "run", "-s", voice, "-t", clip, "-o", out, "--models-dir", models, "--processors", "lip_syncer",
-		"--temp-path", temp, "--log-level", "error", "--job-dir", filepath.Join(work, "jobs"))
+		"--temp-path", temp, "--log-level", "info", "--job-dir", filepath.Join(work, "jobs"))
 	close(done)
 	if r.Code != 0 {
 		t.Fatalf("an 88 s voice: exit %d: %s", r.Code, r.Stderr)
+	}
+	if !strings.Contains(r.Stderr, "rank 0: lip_syncer: "+voice+"'s voice is separated (kim_vocal_2)") {
+		t.Errorf("no info line before the voice's minutes:\n%s", r.Stderr)
 	}
 	if !<-seen {
 		t.Error("no facefusion-resample-* folder appeared in --temp-path: the voice was not resampled on disk there")
