@@ -101,7 +101,7 @@ func TestLipSyncLongVoice(t *testing.T) {
 	if r.Code != 0 {
 		t.Fatalf("an 88 s voice: exit %d: %s", r.Code, r.Stderr)
 	}
-	if !strings.Contains(r.Stderr, "rank 0: lip_syncer: "+voice+"'s voice is separated (kim_vocal_2)") {
+	if !strings.Contains(r.Stderr, "] rank 0: lip_syncer: "+voice+"'s voice is separated (kim_vocal_2)") {
 		t.Errorf("no info line before the voice's minutes:\n%s", r.Stderr)
 	}
 	if !<-seen {

@@ -262,13 +262,13 @@ func (c *coordinator) planSetup(modelsRead <-chan struct{}) (m *pipeline.Models,
 	p.readDelay = load.readDelay()
 	defer func() {
 		p.loaded = load.took + time.Since(analyseStart)
-		log.Debugf("rank 0: checks %.2f s; model load %.2f s beside them (after %.2f s for the files' read), waited for %.2f s; source analysed in %.2f s",
+		log.Debugf("checks %.2f s; model load %.2f s beside them (after %.2f s for the files' read), waited for %.2f s; source analysed in %.2f s",
 			checked.Seconds(), load.took.Seconds(), load.readWait.Seconds(), load.waited.Seconds(), time.Since(analyseStart).Seconds())
 	}()
 	if cfg.LipSyncs() && p.Spec != nil {
 		// Minutes for a long voice with no line of progress: said, so that a quiet rank 0 is
 		// not taken for a hung one.
-		log.Infof("rank 0: lip_syncer: %s's voice is separated (%s) and resampled before the first frame: a long track takes minutes",
+		log.Infof("lip_syncer: %s's voice is separated (%s) and resampled before the first frame: a long track takes minutes",
 			cfg.SourceAudio(), cfg.VoiceExtractorModel)
 	}
 	if err := analyse(ctx, m, p); err != nil {
