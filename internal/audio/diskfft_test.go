@@ -197,3 +197,37 @@ func TestScratchBytes(t *testing.T) {
 		}
 	}
 }
+
+// A scratch folder removed while the transform runs (a cleaner of temp folders) is no failure:
+// the open files serve to the end, the bins are the definition's, and close has nothing left
+// to remove.
+func TestDiskDFTScratchRemoved(t *testing.T) {
+	const n, count = 1009, 100
+	d, err := newDiskDFT(context.Background(), t.TempDir(), n, count, &diskBuffers{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.RemoveAll(d.dir); err != nil {
+		t.Fatal(err)
+	}
+	x := make([]complex128, n)
+	for j := range x {
+		x[j] = complex(math.Sin(float64(j)), 0)
+	}
+	got := make([]complex128, count)
+	if err := d.transform(func(j int) complex128 { return x[j] }, func(k int, v complex128) { got[k] = v }); err != nil {
+		t.Fatalf("the transform with its folder removed: %v", err)
+	}
+	if err := d.close(); err != nil {
+		t.Errorf("close with the folder already removed: %v, want nil", err)
+	}
+	for k := range got {
+		var want complex128
+		for j, v := range x {
+			want += v * cmplx.Exp(complex(0, -2*math.Pi*float64(j*k%n)/n))
+		}
+		if cmplx.Abs(got[k]-want) > 1e-9*n {
+			t.Fatalf("bin %d: %v, want %v", k, got[k], want)
+		}
+	}
+}
