@@ -231,3 +231,32 @@ func TestDiskDFTScratchRemoved(t *testing.T) {
 		}
 	}
 }
+
+// A stop while a batch of windows runs ends it after the model run in progress: the windows
+// queued behind it for the model are not run (with the real extractor on a CPU node, each is
+// seconds, and a batch as many windows as the node has cores).
+func TestExtractVoiceStopsInABatch(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	m := &stoppingModel{stop: cancel}
+	_, err := ExtractVoice(ctx, make([]int16, 2*(3*VoiceStep+1)), m, 4) // four windows, one batch
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("a stop mid-batch: %v, want context.Canceled", err)
+	}
+	if m.runs != 1 {
+		t.Errorf("the model ran %d times after the stop came in its first run, want 1", m.runs)
+	}
+}
+
+// stoppingModel is scaleModel that stops its context in its first run, and counts its runs.
+type stoppingModel struct {
+	scaleModel
+	stop func()
+	runs int // guarded by ExtractVoice's lock on the model
+}
+
+func (m *stoppingModel) Run(in []float32, blocks int) ([]float32, error) {
+	m.runs++
+	m.stop()
+	return m.scaleModel.Run(in, blocks)
+}
