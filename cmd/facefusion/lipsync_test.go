@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -121,4 +122,77 @@ func firstEntry(dir string) string {
 		return e[0].Name()
 	}
 	return ""
+}
+
+// lip_syncer's resume: rank 0's voice analysis, kept in the job folder once done, is read back
+// by a resume (the voice extractor does not run again: its info line is not said) and makes the
+// frames an uninterrupted run makes; a damaged file is analysed again with one warning, with
+// the same frames; another voice is still another job, refused, the file left as it was.
+func TestLipSyncResumeKeepsTheVoice(t *testing.T) {
+	testenv.Full(t, "runs the binary five times")
+	models := clitest.FixtureModels(t)
+	work := t.TempDir()
+	clip, voice := filepath.Join(work, "clip.mp4"), filepath.Join(work, "voice.wav")
+	clitest.FaceClip(t, clip, 160, 120, 4, "25")
+	clitest.FFmpeg(t, "-f", "lavfi", "-i", "sine=frequency=300:sample_rate=16000:duration=1", voice)
+	args := func(voice, out string) []string {
+		return []string{"run", "-s", voice, "-t", clip, "-o", out, "--models-dir", models, "--processors", "lip_syncer",
+			"--output-video-encoder", "ffv1", "--chunk-frames", "2", "--log-level", "info"}
+	}
+	const extracted, reused, ignored = "'s voice is separated (kim_vocal_2)", "lip_syncer: the voice analysis of an earlier attempt is reused from", "is not used: damaged"
+	ref := filepath.Join(work, "ref.mkv")
+	if r := clitest.Run(t, args(voice, ref)...); r.Code != 0 {
+		t.Fatalf("the uninterrupted run: exit %d: %s", r.Code, r.Stderr)
+	}
+	want := clitest.FrameHashes(t, ref)
+
+	resumed := func(name string, damage func(path string)) string {
+		out := filepath.Join(work, name+".mkv")
+		clitest.KilledAt(t, "chunk-1", args(voice, out))
+		cache := filepath.Join(out+".job", "voice.bin")
+		if _, err := os.Stat(cache); err != nil {
+			t.Fatalf("%s: no voice analysis kept in the job folder after chunk 0: %v", name, err)
+		}
+		if damage != nil {
+			damage(cache)
+		}
+		r := clitest.Run(t, args(voice, out)...)
+		if r.Code != 0 {
+			t.Fatalf("%s: the resume: exit %d: %s", name, r.Code, r.Stderr)
+		}
+		if got := clitest.FrameHashes(t, out); !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: the resumed output's frames %v, want the uninterrupted run's %v", name, got, want)
+		}
+		return r.Stderr
+	}
+	if log := resumed("kept", nil); !strings.Contains(log, reused) || strings.Contains(log, extracted) || strings.Contains(log, "is not used") {
+		t.Errorf("a resume after the voice analysis analysed it again:\n%s", log)
+	}
+
+	log := resumed("damaged", func(path string) {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b[len(b)-9] ^= 1
+		if err := os.WriteFile(path, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if strings.Count(log, ignored) != 1 || !strings.Contains(log, extracted) || strings.Contains(log, reused) {
+		t.Errorf("a damaged voice analysis: want one warning and the voice analysed again:\n%s", log)
+	}
+
+	out := filepath.Join(work, "other.mkv")
+	clitest.KilledAt(t, "chunk-1", args(voice, out))
+	cache := filepath.Join(out+".job", "voice.bin")
+	before := clitest.FileMD5(t, cache)
+	other := filepath.Join(work, "other.wav")
+	clitest.FFmpeg(t, "-f", "lavfi", "-i", "sine=frequency=700:sample_rate=16000:duration=1", other)
+	if r := clitest.Run(t, args(other, out)...); r.Code == 0 || !strings.Contains(r.Stderr, "source file contents changed") {
+		t.Errorf("another voice: exit %d, want refused as another job:\n%s", r.Code, r.Stderr)
+	}
+	if got := clitest.FileMD5(t, cache); got != before {
+		t.Error("a refused run changed the job's voice analysis")
+	}
 }
