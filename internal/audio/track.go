@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"io"
 	"math"
 	"math/cmplx"
 )
@@ -115,7 +116,7 @@ var diskAbove = 1 << 22
 func ResampleVoiceMono(ctx context.Context, voice []float32, scratch string) ([]float64, error) {
 	n := len(voice) / Channels
 	num := VoiceSamples(n)
-	if n <= diskAbove || num < 1 {
+	if !onDisk(n) {
 		return Mono(ResampleVoice(voice), Channels), nil
 	}
 	half := make([]complex128, num/2+1) // num < n: the output's bins, all cut from the track's
@@ -155,6 +156,22 @@ func ResampleVoiceMono(ctx context.Context, voice []float32, scratch string) ([]
 		return nil, err
 	}
 	return mono, nil
+}
+
+// onDisk is whether ResampleVoiceMono transforms a track of n samples a channel on disk.
+func onDisk(n int) bool { return n > diskAbove && VoiceSamples(n) >= 1 }
+
+// ScratchBytes is what ResampleVoiceMono's scratch folder holds at its largest for a track
+// of n samples a channel (its forward transform's two files): 0 when it needs none. Rank 0
+// compares it with the temp folder's room before the voice extractor's minutes, not after.
+func ScratchBytes(n int) int64 {
+	if !onDisk(n) {
+		return 0
+	}
+	num := VoiceSamples(n)
+	fwd1, fwd2 := diskLengths(n + num/2)
+	inv1, inv2 := diskLengths(2*num - 1)
+	return 32 * int64(max(fwd1*fwd2, inv1*inv2))
 }
 
 // ResampleVoice is prepare_voice's scipy.signal.resample of each channel of interleaved stereo
@@ -271,4 +288,90 @@ func (t *Track) UnmarshalBinary(b []byte) error {
 		}
 	}
 	return nil
+}
+
+// WriteTo writes MarshalBinary's bytes to w a column at a time: a two-hour voice's features
+// (some 370 MB) are not held twice in memory to be saved.
+func (t *Track) WriteTo(w io.Writer) (int64, error) {
+	var n int64
+	buf := make([]byte, 0, 8*MelFilters)
+	flush := func() error {
+		k, err := w.Write(buf)
+		n += int64(k)
+		buf = buf[:0]
+		return err
+	}
+	for _, v := range []int{t.Base, t.First, t.Frames, len(t.Ends), len(t.Spec)} {
+		buf = binary.LittleEndian.AppendUint64(buf, uint64(v))
+	}
+	if err := flush(); err != nil {
+		return n, err
+	}
+	for _, e := range t.Ends {
+		buf = binary.LittleEndian.AppendUint64(buf, uint64(e))
+		if len(buf) == cap(buf) {
+			if err := flush(); err != nil {
+				return n, err
+			}
+		}
+	}
+	if err := flush(); err != nil {
+		return n, err
+	}
+	for i := range t.Spec {
+		for _, v := range t.Spec[i] {
+			buf = binary.LittleEndian.AppendUint64(buf, math.Float64bits(v))
+		}
+		if err := flush(); err != nil {
+			return n, err
+		}
+	}
+	return n, nil
+}
+
+// ReadTrack decodes WriteTo's size bytes from r as UnmarshalBinary does, streamed: the track
+// alone is held, not its bytes too.
+func ReadTrack(r io.Reader, size int64) (*Track, error) {
+	bad := errors.New("audio: the voice features are malformed")
+	var word [8]byte
+	next := func() (uint64, error) {
+		_, err := io.ReadFull(r, word[:])
+		return binary.LittleEndian.Uint64(word[:]), err
+	}
+	var head [5]int
+	for i := range head {
+		v, err := next()
+		if err != nil {
+			return nil, err
+		}
+		if v >= 1<<40 {
+			return nil, bad
+		}
+		head[i] = int(v)
+	}
+	nEnds, nCols := head[3], head[4]
+	if size != 8*(5+int64(nEnds)+MelFilters*int64(nCols)) {
+		return nil, bad
+	}
+	t := &Track{Base: head[0], First: head[1], Frames: head[2], Ends: make([]int, nEnds), Spec: make([][MelFilters]float64, nCols)}
+	for i := range t.Ends {
+		v, err := next()
+		if err != nil {
+			return nil, err
+		}
+		if c := int64(v) - int64(t.Base); v >= 1<<40 || c < WindowLength || c > int64(nCols) {
+			return nil, bad
+		}
+		t.Ends[i] = int(v)
+	}
+	col := make([]byte, 8*MelFilters)
+	for i := range t.Spec {
+		if _, err := io.ReadFull(r, col); err != nil {
+			return nil, err
+		}
+		for f := range t.Spec[i] {
+			t.Spec[i][f] = math.Float64frombits(binary.LittleEndian.Uint64(col[8*f:]))
+		}
+	}
+	return t, nil
 }

@@ -31,7 +31,8 @@ type VoiceModel interface {
 // result is interleaved stereo float32, as FaceFusion keeps it, its sums in float32 in the
 // order FaceFusion adds them. Windows are transformed by up to workers goroutines at once
 // (the model runs one at a time) and added in window order: the bytes are the same for any
-// workers. A stop (ctx) ends it between windows: a feature-length track takes minutes.
+// workers. A stop (ctx) ends it after the model run in progress: a feature-length track
+// takes minutes.
 func ExtractVoice(ctx context.Context, pcm []int16, m VoiceModel, workers int) ([]float32, error) {
 	n := len(pcm) / Channels
 	sum := make([]float32, n*Channels)
@@ -39,7 +40,7 @@ func ExtractVoice(ctx context.Context, pcm []int16, m VoiceModel, workers int) (
 	for start := 0; start < n; start += VoiceStep {
 		starts = append(starts, start)
 	}
-	locked := &lockedModel{m: m}
+	locked := &lockedModel{m: m, ctx: ctx}
 	workers = max(1, workers)
 	results := make([][]float32, workers)
 	errs := make([]error, workers)
@@ -88,16 +89,22 @@ func windowsOver(s int) float32 {
 	return float32(s/VoiceStep - first + 1)
 }
 
-// lockedModel runs a VoiceModel for one goroutine at a time.
+// lockedModel runs a VoiceModel for one goroutine at a time, and for none once ctx is
+// stopped: the windows queued behind the one running (as many as the node's cores, each a
+// model run) do not hold a stop back.
 type lockedModel struct {
-	mu sync.Mutex
-	m  VoiceModel
+	mu  sync.Mutex
+	m   VoiceModel
+	ctx context.Context
 }
 
 func (l *lockedModel) Frames() int { return l.m.Frames() }
 func (l *lockedModel) Run(in []float32, blocks int) ([]float32, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if err := l.ctx.Err(); err != nil {
+		return nil, err
+	}
 	return l.m.Run(in, blocks)
 }
 

@@ -62,7 +62,11 @@ place() { # place SRC DST: a private copy beside DST, flushed, then renamed over
 	local tmp
 	tmp=$(mktemp "$(dirname "$2")/.$(basename "$2").XXXXXX")
 	placing=$tmp
-	cp "$1" "$tmp" && chmod --reference="$1" "$tmp" && sync "$tmp" && mv -fT "$tmp" "$2"
+	# One command a line: set -e ignores a failure before the last && of a list.
+	cp "$1" "$tmp"
+	chmod --reference="$1" "$tmp"
+	sync "$tmp"
+	mv -fT "$tmp" "$2"
 	placing=
 }
 sha256() { sha256sum "$1" | cut -d' ' -f1; }

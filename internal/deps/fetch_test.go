@@ -104,15 +104,26 @@ func TestFetchRefetchesAWrongRecognizer(t *testing.T) {
 // returns its path and sha256.
 func gpuPackage(t *testing.T, libs map[string]string) (string, string) {
 	t.Helper()
-	var buf bytes.Buffer
-	zw := gzip.NewWriter(&buf)
-	tw := tar.NewWriter(zw)
 	files := map[string]string{"package/LICENSE": "MIT License\n\nCopyright (c) Microsoft Corporation.\n", "package/README.md": "readme\n"}
 	for name, body := range libs {
 		files["package/Plugins/Linux/x64/"+name] = body
 	}
+	return packageOf(t, files)
+}
+
+// packageOf writes a .tgz of files (a name ending in / is a folder) and returns its path and
+// sha256.
+func packageOf(t *testing.T, files map[string]string) (string, string) {
+	t.Helper()
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	tw := tar.NewWriter(zw)
 	for _, name := range slices.Sorted(maps.Keys(files)) {
-		if err := tw.WriteHeader(&tar.Header{Name: name, Mode: 0o755, Size: int64(len(files[name]))}); err != nil {
+		h := &tar.Header{Name: name, Mode: 0o755, Size: int64(len(files[name]))}
+		if strings.HasSuffix(name, "/") {
+			h.Typeflag = tar.TypeDir
+		}
+		if err := tw.WriteHeader(h); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := tw.Write([]byte(files[name])); err != nil {
@@ -319,6 +330,31 @@ func TestFetchGPURunsOverlap(t *testing.T) {
 			if strings.HasPrefix(e.Name(), ".") {
 				t.Errorf("%s: a temporary %s was left behind", d, e.Name())
 			}
+		}
+	}
+}
+
+// A copy that fails (here the package's LICENSE is a folder; a full disk the same) stops
+// fetch-gpu.sh with its error and removes its temporary file: the script does not go on to
+// say the providers are in place.
+func TestFetchGPUFailedCopy(t *testing.T) {
+	files := map[string]string{"package/LICENSE/": ""}
+	for name, body := range gpuLibs("1.29.0") {
+		files["package/Plugins/Linux/x64/"+name] = body
+	}
+	tgz, sum := packageOf(t, files)
+	cache := t.TempDir()
+	dest := filepath.Join(cache, "ort-gpu")
+	cmd := exec.Command("bash", "fetch-gpu.sh", cache)
+	cmd.Env = withEnv(os.Environ(), []string{"ORT_GPU_SHA256", "ORT_GPU_TGZ"}, "ORT_GPU_TGZ="+tgz, "ORT_GPU_SHA256="+sum)
+	r := run(t, cmd)
+	if r.code == 0 || !strings.Contains(r.stderr, "LICENSE") || strings.Contains(r.stderr, "fetch-gpu: "+dest+": ") {
+		t.Errorf("a copy that failed: exit %d, %q; want the script stopped with cp's error", r.code, r.stderr)
+	}
+	entries, _ := os.ReadDir(dest)
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), ".") {
+			t.Errorf("%s: a temporary %s was left behind", dest, e.Name())
 		}
 	}
 }

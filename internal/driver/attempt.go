@@ -178,7 +178,7 @@ func (c *coordinator) makePlan(planStart time.Time, modelsRead <-chan struct{}) 
 	}
 	if err != nil {
 		plan := &c.plan
-		*plan = Plan{Err: err.Error(), Kind: fault.KindOf(err), JobDir: plan.JobDir, Frames: plan.Frames, Chunks: plan.Chunks}
+		*plan = Plan{Err: err.Error(), Kind: fault.KindOf(err), JobDir: plan.JobDir, Frames: plan.Frames, Chunks: plan.Chunks, analysing: plan.analysing}
 		if c.ctx.Err() != nil { // a signal came first: what failed after it (a cancelled ffprobe) failed because of it
 			st := setupStop(c.cfg, "rank 0: "+signalName(c.ctx), plan, nil)
 			plan.Err, plan.Stop = st.Msg, st.Next

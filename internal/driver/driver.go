@@ -81,6 +81,12 @@ type Plan struct {
 	Voice []byte `json:"-"`
 	// voice is rank 0's features of all the output's frames, which it cuts into the parts.
 	voice *audio.Track
+	// voiceReused: voice is the job folder's voice file's (reuseVoice), not analysed anew;
+	// voiceFP is the fingerprint it was read or is saved under; analysing: rank 0 started the
+	// voice analysis and has not finished it (a stop then says what a requeue would redo).
+	voiceReused bool
+	voiceFP     map[string]string
+	analysing   bool
 
 	// Settings are rank 0's job settings (job.Config.Settings: every one that can change the
 	// output): every rank must run the same job.

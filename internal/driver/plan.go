@@ -78,6 +78,7 @@ func (c *coordinator) planJob(modelsRead <-chan struct{}) (*pipeline.Models, *ch
 	}
 	ck.sameJob, ck.attemptID = true, p.AttemptID
 	logStripe(ck.jd, log)
+	saveVoice(ck.jd, p, log)
 	ck.last, ck.work = time.Now(), time.Since(prepStart)
 	planned = true
 	return m, ck, nil
@@ -145,12 +146,19 @@ func release(jd *lustre.JobDir, me *lustre.Holder, mine bool) {
 	if !jd.Holds(me) {
 		return
 	}
-	if mine && !holdsSegments(jd) {
+	if mine && !holdsSegments(jd) && !holdsVoice(jd) {
 		if left, err := jd.Remove(); err == nil && len(left) == 0 {
 			return
 		}
 	}
 	jd.ReleaseClaim(me)
+}
+
+// holdsVoice reports whether the job folder holds rank 0's voice analysis (the minutes of a
+// long voice's), which a resume reuses: kept like a finished segment.
+func holdsVoice(jd *lustre.JobDir) bool {
+	st, err := os.Lstat(jd.Voice())
+	return err == nil && st.Mode().IsRegular()
 }
 
 // holdsSegments reports whether the job folder holds a finished segment, in any container the
@@ -262,12 +270,28 @@ func (c *coordinator) planSetup(modelsRead <-chan struct{}) (m *pipeline.Models,
 	p.readDelay = load.readDelay()
 	defer func() {
 		p.loaded = load.took + time.Since(analyseStart)
-		log.Debugf("rank 0: checks %.2f s; model load %.2f s beside them (after %.2f s for the files' read), waited for %.2f s; source analysed in %.2f s",
+		log.Debugf("checks %.2f s; model load %.2f s beside them (after %.2f s for the files' read), waited for %.2f s; source analysed in %.2f s",
 			checked.Seconds(), load.took.Seconds(), load.readWait.Seconds(), load.waited.Seconds(), time.Since(analyseStart).Seconds())
 	}()
+	if cfg.LipSyncs() && p.Spec != nil {
+		if p.voiceFP, err = fingerprint(ctx, cfg, p); err != nil {
+			return nil, "", err
+		}
+		if !cfg.Fresh {
+			reuseVoice(jobDir(cfg, p).Voice(), p.voiceFP, p, log)
+		}
+	}
+	if cfg.LipSyncs() && p.Spec != nil && p.voice == nil {
+		// Minutes for a long voice with no line of progress: said, so that a quiet rank 0 is
+		// not taken for a hung one.
+		p.analysing = true
+		log.Infof("lip_syncer: %s's voice is separated (%s) and resampled before the first frame: a long track takes minutes",
+			cfg.SourceAudio(), cfg.VoiceExtractorModel)
+	}
 	if err := analyse(ctx, m, p); err != nil {
 		return nil, "", err
 	}
+	p.analysing = false
 	return m, note, nil
 }
 
@@ -393,7 +417,7 @@ func analyse(ctx context.Context, m *pipeline.Models, p *Plan) error {
 // analyseVoice puts lip_syncer's voice features of the output's frames into the plan (a video
 // target's; an image's frame takes FaceFusion's empty window).
 func analyseVoice(ctx context.Context, m *pipeline.Models, p *Plan) error {
-	if p.Spec == nil {
+	if p.Spec == nil || p.voice != nil { // none, or an earlier attempt's (reuseVoice)
 		return nil
 	}
 	t, err := m.AnalyseVoice(ctx, p.Info)

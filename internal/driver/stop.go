@@ -129,6 +129,8 @@ func stopReason(ctx context.Context, jd *lustre.JobDir) string {
 type kept struct {
 	newChunks, done, chunks, doneFrames, frames int
 	jobDir                                      string
+	// analysing: the stop came during rank 0's voice analysis, which a requeue starts over.
+	analysing bool
 }
 
 // stopResult is rank 0's outcome of a stopped attempt: the decision and the one line that
@@ -138,6 +140,10 @@ func stopResult(cfg job.Config, margin time.Duration, reason string, k kept) Res
 	restarts, _ := strconv.Atoi(os.Getenv("SLURM_RESTART_COUNT"))
 	newChunks := k.newChunks
 	next, why := Decide(reason, newChunks, restarts, cfg.MaxRestarts)
+	if next == NoRequeue && k.analysing {
+		// Not the chunks' time: the voice analysis's, which is kept only once it is done.
+		why = "rank 0 was still analysing lip_syncer's voice, which a requeue would start over: give the job more --time so that the analysis finishes in one attempt (it is kept in the job folder once done, and a resume reuses it), or rerun the same command by hand"
+	}
 	by := "a signal"
 	if who, sig, ok := strings.Cut(reason, ": "); ok {
 		by = fmt.Sprintf("%s (%s)", sig, who)
@@ -178,10 +184,10 @@ func stopResult(cfg job.Config, margin time.Duration, reason string, k kept) Res
 // folder (nil before it is claimed, and on the other ranks): its manifest records the stop.
 func setupStop(cfg job.Config, reason string, p *Plan, ck *checkpointer) *Stopped {
 	if ck == nil || ck.m == nil {
-		r := stopResult(cfg, 0, reason, kept{})
+		r := stopResult(cfg, 0, reason, kept{analysing: p.analysing})
 		return &Stopped{Msg: r.Err, Next: r.Next}
 	}
-	r := stopResult(cfg, 0, reason, kept{0, len(ck.m.Done), len(p.Chunks), ck.m.DoneFrames(), p.Frames.Len(), ck.jd.Path})
+	r := stopResult(cfg, 0, reason, kept{0, len(ck.m.Done), len(p.Chunks), ck.m.DoneFrames(), p.Frames.Len(), ck.jd.Path, false})
 	ck.m.Attempts[len(ck.m.Attempts)-1].Stop = r.StopWords
 	ck.save(nil, lustre.Checkpointed)
 	return &Stopped{Msg: r.Err, Next: r.Next}

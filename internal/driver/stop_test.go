@@ -69,7 +69,7 @@ func TestStopResultSaysWhatHappensNext(t *testing.T) {
 		{"rank 0: SIGTERM", 0, 3, Cancelled, []string{"cancelled by SIGTERM (rank 0)", "if Slurm requeues the job", "rerun the same command to resume"}},
 		{"rank 0: SIGINT", 0, 3, Cancelled, []string{"cancelled by SIGINT (rank 0)", "; rerun the same command to resume"}},
 	} {
-		r := stopResult(cfg, c.margin, c.reason, kept{c.newChunks, 6, 10, 48, 80, "J"})
+		r := stopResult(cfg, c.margin, c.reason, kept{c.newChunks, 6, 10, 48, 80, "J", false})
 		if !r.Stopped || r.Next != c.next || r.StopReason != c.reason || r.NewChunks != c.newChunks {
 			t.Errorf("%s: result %+v, want stopped, %v", c.reason, r, c.next)
 		}

@@ -171,6 +171,16 @@ func RoomSaid(err error, said string) error {
 // NoRoom reports whether err is a write that found its file system or quota full (RoomWhy).
 func NoRoom(err error) bool { return RoomWhy(err) != "" }
 
+// FreeRoom is the room this user may fill on the file system holding dir (-1 when unknown).
+// A quota is not in it: a quota's errors say so themselves (RoomWhy).
+func FreeRoom(dir string) int64 {
+	var st syscall.Statfs_t
+	if syscall.Statfs(dir, &st) != nil {
+		return -1
+	}
+	return int64(st.Bavail) * st.Bsize
+}
+
 // RoomFix is what to do about a full file system or quota holding dir.
 func RoomFix(dir string) string {
 	return "free room in " + dir + " (or raise the quota) and rerun the same command"

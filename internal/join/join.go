@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/facefusion-hpc/facefusion/collective"
+	"github.com/facefusion-hpc/facefusion/internal/fault"
 	"github.com/facefusion-hpc/facefusion/internal/logging"
 	"github.com/facefusion-hpc/facefusion/internal/video"
 	"github.com/facefusion-hpc/facefusion/lustre"
@@ -142,7 +143,7 @@ func (c *Coordinator) Release() error {
 // folder jobDir keeps the finished segments done (keptError): with the room the output needs
 // and the room left beside it.
 func (c *Coordinator) KeptError(ctx context.Context, err error, out string, done []lustre.Chunk, jobDir string) error {
-	need, free := c.needs(ctx, done), freeRoom(filepath.Dir(out))
+	need, free := c.needs(ctx, done), fault.FreeRoom(filepath.Dir(out))
 	return keptError(err, out, need, free, len(done), jobDir)
 }
 

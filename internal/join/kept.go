@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"syscall"
 
 	"github.com/facefusion-hpc/facefusion/internal/fault"
 	"github.com/facefusion-hpc/facefusion/internal/video"
@@ -35,16 +34,6 @@ func keptError(err error, out string, need, free int64, segs int, jobDir string)
 		return err // already says what to do (another ffmpeg on some nodes: --fresh)
 	}
 	return fault.AsInternal(fmt.Errorf("joining into %s failed: %v; the %d finished segments are kept in %s: rerun the same command to join them again", out, err, segs, jobDir))
-}
-
-// freeRoom is the room this user may fill on the file system holding dir (-1 when unknown).
-// A quota is not in it: a quota's errors say so themselves (fault.RoomWhy).
-func freeRoom(dir string) int64 {
-	var st syscall.Statfs_t
-	if syscall.Statfs(dir, &st) != nil {
-		return -1
-	}
-	return int64(st.Bavail) * st.Bsize
 }
 
 // needs is about how many bytes the output takes: its segments (done) and the target's streams

@@ -47,6 +47,9 @@ func (m *Models) AnalyseVoice(ctx context.Context, info *video.Info) (*audio.Tra
 		// Bad input unless ffmpeg's failure was already classified (not installed, no room).
 		return nil, fault.AsInput(fmt.Errorf("lip_syncer's source audio: %w: give a readable audio file among the sources (-s)", err))
 	}
+	if err := voiceRoom(path, m.cfg.TempDir(), len(pcm)/audio.Channels); err != nil {
+		return nil, err
+	}
 	name := m.cfg.VoiceExtractorModel
 	ex, err := adapters.NewVoiceExtractor(name, sessionConfig(m.cfg, name))
 	if err != nil {
@@ -66,9 +69,32 @@ func (m *Models) AnalyseVoice(ctx context.Context, info *video.Info) (*audio.Tra
 		return nil, cerr // a stop, not the temp folder's fault
 	}
 	if err != nil {
-		return nil, fault.AsNoRoom(fmt.Errorf("lip_syncer's source audio %s: %w: give the temp folder (--temp-path) room for it", path, err), m.cfg.TempDir())
+		return nil, scratchError(err, path, m.cfg.TempDir())
 	}
 	return track, nil
+}
+
+// voiceRoom refuses a source audio of samples a channel whose resample's scratch files
+// (audio.ScratchBytes) do not fit in the temp folder dir's free room, before the voice
+// extractor's minutes rather than after them. The room may still run out later (another
+// process's files): scratchError says so then.
+func voiceRoom(path, dir string, samples int) error {
+	need, free := audio.ScratchBytes(samples), fault.FreeRoom(dir)
+	if need == 0 || free < 0 || free >= need {
+		return nil
+	}
+	return fault.AsEnvironment(fmt.Errorf("lip_syncer's source audio %s: its voice's resample (%.0f s) needs %.2f GB of scratch files in the temp folder %s, which has %.2f GB free: %s, or give a --temp-path with room",
+		path, float64(samples)/audio.SampleRate, float64(need)/1e9, dir, float64(free)/1e9, fault.RoomFix(dir)))
+}
+
+// scratchError is the one line of the voice's resample failing with err on its scratch
+// files in the temp folder dir: what to do is the room's (fault.AsNoRoom) or the folder's.
+func scratchError(err error, path, dir string) error {
+	err = fmt.Errorf("lip_syncer's source audio %s: %w", path, err)
+	if fault.NoRoom(err) {
+		return fault.AsNoRoom(err, dir)
+	}
+	return fmt.Errorf("%w: check the temp folder %s (--temp-path) and rerun the same command", err, dir)
 }
 
 // SetVoice installs the voice features (rank 0's, as every rank receives them) for the
