@@ -192,33 +192,60 @@ func pad(n int) string { return fmt.Sprintf("%06d", n) }
 // WriteAtomic writes data to path so that a reader sees the old file or the new one, never a
 // part: a temp file beside it, fsync, rename, fsync of the folder. The file is private
 // (rw-------): the job's own state, read only by the job's ranks, which run as its user.
-func WriteAtomic(path string, data []byte) error { return replace(path, data, true, 0o600) }
+func WriteAtomic(path string, data []byte) error {
+	return replace(path, true, 0o600, bytesOf(path, data))
+}
 
 // WriteReadable replaces path like WriteAtomic, but the file gets the mode a new file gets
 // (rw-rw-rw- less the umask), as the output does: for the files that people and other
 // programs read (the run report, the metrics textfile that node_exporter reads as its own
 // user, a batch's summary).
-func WriteReadable(path string, data []byte) error { return replace(path, data, true, 0o666) }
+func WriteReadable(path string, data []byte) error {
+	return replace(path, true, 0o666, bytesOf(path, data))
+}
 
 // WriteAdvisory replaces path like WriteAtomic but without the two fsyncs: for files that are
 // rewritten every second and worthless after a crash (progress counters), where a sync per
 // rank per second would only load the file system's metadata servers.
-func WriteAdvisory(path string, data []byte) error { return replace(path, data, false, 0o600) }
+func WriteAdvisory(path string, data []byte) error {
+	return replace(path, false, 0o600, bytesOf(path, data))
+}
 
-func replace(path string, data []byte, durable bool, perm os.FileMode) error {
+// WriteAtomicFrom is WriteAtomic of what write writes, streamed: for a file too large to
+// hold twice in memory.
+func WriteAtomicFrom(path string, write func(io.Writer) error) error {
+	return replace(path, true, 0o600, func(f io.Writer) error {
+		w := bufio.NewWriterSize(f, 1<<20)
+		if err := write(w); err != nil {
+			return err
+		}
+		return w.Flush()
+	})
+}
+
+// bytesOf writes data; under a test's fault at path (a full file system, as seen by the
+// writer) half the bytes land, then ENOSPC.
+func bytesOf(path string, data []byte) func(io.Writer) error {
+	return func(w io.Writer) error {
+		if faultAt(path) {
+			w.Write(data[:len(data)/2])
+			return syscall.ENOSPC
+		}
+		_, err := w.Write(data)
+		return err
+	}
+}
+
+// replace puts what write writes at path through a temp file beside it and a rename, with
+// the file's and the folder's fsyncs when durable; the temp file is removed on failure.
+func replace(path string, durable bool, perm os.FileMode, write func(io.Writer) error) error {
 	dir := filepath.Dir(path)
 	f, err := createTemp(dir, "."+filepath.Base(path)+".tmp-", perm)
 	if err != nil {
 		return err
 	}
 	tmp := f.Name()
-	if faultAt(path) {
-		// A full file system, as seen by the writer: half the bytes land, then ENOSPC.
-		f.Write(data[:len(data)/2])
-		err = syscall.ENOSPC
-	} else {
-		_, err = f.Write(data)
-	}
+	err = write(f)
 	if err == nil && durable {
 		err = f.Sync()
 	}
@@ -234,36 +261,6 @@ func replace(path string, data []byte, durable bool, perm os.FileMode) error {
 	}
 	if !durable {
 		return nil
-	}
-	return SyncDir(dir)
-}
-
-// WriteAtomicFrom is WriteAtomic of what write writes, streamed: for a file too large to
-// hold twice in memory.
-func WriteAtomicFrom(path string, write func(io.Writer) error) error {
-	dir := filepath.Dir(path)
-	f, err := createTemp(dir, "."+filepath.Base(path)+".tmp-", 0o600)
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	w := bufio.NewWriterSize(f, 1<<20)
-	err = write(w)
-	if err == nil {
-		err = w.Flush()
-	}
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("writing %s: %w", path, err)
 	}
 	return SyncDir(dir)
 }
