@@ -64,7 +64,11 @@ stage() {
 		if [ -e "$parts/$name" ]; then
 			got=$(sha256 "$parts/$name")
 			[ "$got" = "$sum" ] || die "$parts/$name has sha256 $got, the manifest says $sum: the copy is damaged; refused (build it again with make gpu-check, or carry it again)"
-			cmp -s "$parts/$name" "$st/$name" || { cp "$parts/$name" "$st/$name.part" && mv -f "$st/$name.part" "$st/$name"; }
+			if ! cmp -s "$parts/$name" "$st/$name"; then
+				# Two lines, not cp && mv: set -e ignores a failure left of &&.
+				cp "$parts/$name" "$st/$name.part"
+				mv -f "$st/$name.part" "$st/$name"
+			fi
 		fi
 		if [ -e "$st/$name" ] && [ "$(sha256 "$st/$name")" = "$sum" ]; then
 			have=$((have + 1))
@@ -73,7 +77,8 @@ stage() {
 		fi
 	done < <(manifest "$parts" parts)
 	[ "$total" -gt 0 ] || die "$parts/MANIFEST lists no parts"
-	cp "$parts/MANIFEST" "$st/MANIFEST.part" && mv -f "$st/MANIFEST.part" "$st/MANIFEST"
+	cp "$parts/MANIFEST" "$st/MANIFEST.part"
+	mv -f "$st/MANIFEST.part" "$st/MANIFEST"
 	if [ ${#missing[@]} -gt 0 ]; then
 		echo "gpu-check: $st holds $have of $total parts; still to stage: ${missing[*]}" >&2
 	else

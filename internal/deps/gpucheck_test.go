@@ -122,6 +122,15 @@ func TestGPUCheckParts(t *testing.T) {
 	if p := parts("unpack", manifestOnly); p.code != 1 || !strings.Contains(p.stderr, "the reassembled bundle's lib/big.so has sha256 ") {
 		t.Errorf("unpack under a manifest that does not vouch for lib/big.so: exit %d, %q", p.code, p.stderr)
 	}
+
+	// A copy into the stage that fails (here: its temporary name leads nowhere) fails the
+	// call instead of reporting the stage as it was.
+	if err := os.Symlink(filepath.Join(dir, "nowhere", "MANIFEST"), filepath.Join(stage, "MANIFEST.part")); err != nil {
+		t.Fatal(err)
+	}
+	if p := parts("stage", carry("call-copy-fails", false)); p.code == 0 || strings.Contains(p.stderr, "holds all 3 parts") {
+		t.Errorf("stage with a copy that fails: exit %d, %q; want it to fail", p.code, p.stderr)
+	}
 }
 
 // corrupt flips one byte in the middle of path.
