@@ -64,11 +64,24 @@ func TestWorkersShareEngines(t *testing.T) {
 			t.Errorf("%s: %d batch buffers for 3 workers, want 3", name, e.Batches())
 		}
 	}
+	processAtOnce(t, ws, func() *raster.Image { return target(t) }, want)
+	if err := m.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(m.engines.Engines()); n != 0 {
+		t.Errorf("after Close the rank still holds %d engines", n)
+	}
+}
+
+// processAtOnce runs every worker of ws at once, each on its own copy of load's frame, and
+// wants each result to be want's bytes (one worker's alone).
+func processAtOnce(t *testing.T, ws []Worker, load func() *raster.Image, want *raster.Image) {
+	t.Helper()
 	got := make([]*raster.Image, len(ws))
 	errs := make([]error, len(ws))
 	var wg sync.WaitGroup
 	for i, w := range ws {
-		got[i] = target(t)
+		got[i] = load()
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -81,13 +94,7 @@ func TestWorkersShareEngines(t *testing.T) {
 			t.Fatal(errs[i])
 		}
 		if string(got[i].Pix) != string(want.Pix) {
-			t.Errorf("worker %d of 3: the frame differs from one worker's", i)
+			t.Errorf("worker %d of %d: the frame differs from one worker's", i, len(ws))
 		}
-	}
-	if err := m.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if n := len(m.engines.Engines()); n != 0 {
-		t.Errorf("after Close the rank still holds %d engines", n)
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"os"
 	"path/filepath"
-	"sync"
 	"testing"
 
 	"github.com/facefusion-hpc/facefusion/infer/fixtures"
@@ -74,24 +73,5 @@ func TestLivePortraitEnginesShared(t *testing.T) {
 	if len(engines) != len(lp)+1 { // and BlazeFace
 		t.Errorf("the rank holds %d engines, want the chain's %d and BlazeFace: %v", len(engines), len(lp), engines)
 	}
-	got := make([]*raster.Image, len(ws))
-	errs := make([]error, len(ws))
-	var wg sync.WaitGroup
-	for i, w := range ws {
-		got[i] = load()
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			errs[i] = w.Process(got[i])
-		}()
-	}
-	wg.Wait()
-	for i := range ws {
-		if errs[i] != nil {
-			t.Fatal(errs[i])
-		}
-		if string(got[i].Pix) != string(want.Pix) {
-			t.Errorf("worker %d of 3: the frame differs from one worker's", i)
-		}
-	}
+	processAtOnce(t, ws, load, want)
 }
