@@ -152,6 +152,7 @@ type Swapper struct {
 	// The texture test's scratch (see texture).
 	texE, texJ         [3]raster.Mask
 	texL, texB1, texB3 raster.Mask
+	texSum             []float32
 }
 
 // NewSwapper returns a swapper for src; negative option values count as 0.

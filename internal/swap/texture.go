@@ -96,6 +96,9 @@ func (s *Swapper) texture(frame *raster.Image, target *face.Landmarks68, fm *ras
 		}
 	}
 	s.dropSmallSeeds(fm, fr)
+	if len(s.stack) == 0 { // the common case, a bare face
+		return
+	}
 	s.growClip(w, h)
 	s.dropSmall(&s.clip, fm, fr, occMinArea)
 	s.coveredFeatures(target, fr)
@@ -127,10 +130,10 @@ func (s *Swapper) textureMaps(frame *raster.Image, fr image.Rectangle, r int) {
 	// b1: 3×3 mean, b3: 7×7 mean.
 	s.texB1.Reset(fr)
 	copy(s.texB1.Pix, s.texL.Pix)
-	s.boxMean(&s.texB1, 1)
+	s.boxSmooth(&s.texB1, 1)
 	s.texB3.Reset(fr)
 	copy(s.texB3.Pix, s.texL.Pix)
-	s.boxMean(&s.texB3, 3)
+	s.boxSmooth(&s.texB3, 3)
 	fine, band, coh := s.texE[0].Pix, s.texE[1].Pix, s.texE[2].Pix
 	l, b1, b3 := s.texL.Pix, s.texB1.Pix, s.texB3.Pix
 	for i := range l {
@@ -157,12 +160,12 @@ func (s *Swapper) textureMaps(frame *raster.Image, fr image.Rectangle, r int) {
 	for i, v := range band {
 		band[i] = float32(math.Abs(float64(v)))
 	}
-	s.boxMean(&s.texE[0], r)
-	s.boxMean(&s.texE[1], r)
-	s.boxMean(&s.texJ[0], r)
-	s.boxMean(&s.texJ[1], r)
+	s.boxSmooth(&s.texE[0], r)
+	s.boxSmooth(&s.texE[1], r)
+	s.boxSmooth(&s.texJ[0], r)
+	s.boxSmooth(&s.texJ[1], r)
 	for i := range coh {
-		coh[i] = float32(math.Hypot(float64(jc[i]), float64(js[i])))
+		coh[i] = float32(math.Sqrt(float64(jc[i]*jc[i] + js[i]*js[i])))
 	}
 }
 
@@ -256,4 +259,60 @@ func (s *Swapper) discMedian(m *raster.Mask, target *face.Landmarks68, size floa
 	}
 	slices.Sort(meds[:n])
 	return (meds[(n-1)/2] + meds[n/2]) / 2
+}
+
+// boxSmooth replaces each value of m by the mean over the (2r+1)² square about it, clipped to
+// m's Rect, as boxMean does, by running sums along the rows and then down the columns: for
+// the small squares here, cheaper than a summed-area table.
+func (s *Swapper) boxSmooth(m *raster.Mask, r int) {
+	w, h := m.Rect.Dx(), m.Rect.Dy()
+	if cap(s.texSum) < (r+3)*w {
+		s.texSum = make([]float32, (r+3)*w)
+	}
+	row, col := s.texSum[:w], s.texSum[w:2*w]
+	for y := range h {
+		p := m.Pix[y*m.Stride:][:w]
+		var run float32
+		for x := range min(r, w) {
+			run += p[x]
+		}
+		for x := range w {
+			if x+r < w {
+				run += p[x+r]
+			}
+			if x-r-1 >= 0 {
+				run -= p[x-r-1]
+			}
+			row[x] = run / float32(min(w, x+r+1)-max(0, x-r))
+		}
+		copy(p, row)
+	}
+	// Down the columns in place: row y's input is saved in a ring of r+1 rows before its
+	// output overwrites it, for the sums to drop it r+1 rows later.
+	ring := s.texSum[2*w : (r+3)*w]
+	clear(col)
+	for y := range min(r, h) {
+		for x, v := range m.Pix[y*m.Stride:][:w] {
+			col[x] += v
+		}
+	}
+	for y := range h {
+		if y+r < h {
+			for x, v := range m.Pix[(y+r)*m.Stride:][:w] {
+				col[x] += v
+			}
+		}
+		slot := ring[y%(r+1)*w:][:w]
+		if y-r-1 >= 0 {
+			for x, v := range slot {
+				col[x] -= v
+			}
+		}
+		p := m.Pix[y*m.Stride:][:w]
+		copy(slot, p)
+		inv := 1 / float32(min(h, y+r+1)-max(0, y-r))
+		for x, v := range col {
+			p[x] = v * inv
+		}
+	}
 }

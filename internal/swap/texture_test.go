@@ -2,7 +2,9 @@ package swap
 
 import (
 	"fmt"
+	"image"
 	"math"
+	"math/rand/v2"
 	"os/exec"
 	"path/filepath"
 	"testing"
@@ -139,6 +141,28 @@ func TestTextureFindsNothingOnLossyStillFaces(t *testing.T) {
 			}
 			if n > 0 {
 				t.Errorf("%s at crf %d, keyframe %d: the texture test found %d px of a bare face", c.sample, c.crf, k, n)
+			}
+		}
+	}
+}
+
+// boxSmooth's running sums give boxMean's summed-area means, at the frame's edges too.
+func TestBoxSmoothMatchesBoxMean(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	s := NewSwapper(nil, DefaultOptions())
+	for _, c := range []struct{ w, h, r int }{{37, 23, 1}, {37, 23, 3}, {64, 80, 6}, {5, 9, 6}} {
+		var a, b raster.Mask
+		a.Reset(image.Rect(10, 20, 10+c.w, 20+c.h))
+		for i := range a.Pix {
+			a.Pix[i] = float32(rng.NormFloat64() * 40)
+		}
+		b.Reset(a.Rect)
+		copy(b.Pix, a.Pix)
+		s.boxMean(&a, c.r)
+		s.boxSmooth(&b, c.r)
+		for i := range a.Pix {
+			if math.Abs(float64(a.Pix[i]-b.Pix[i])) > 1e-3 {
+				t.Fatalf("%dx%d, r %d: pixel %d is %g, want %g", c.w, c.h, c.r, i, b.Pix[i], a.Pix[i])
 			}
 		}
 	}
