@@ -272,13 +272,16 @@ func (s *Swapper) boxSmooth(m *raster.Mask, r int) {
 		s.texSum = make([]float32, (r+3)*w)
 	}
 	row, col := s.texSum[:w], s.texSum[w:2*w]
+	inner := 1 / float32(2*r+1)
 	for y := range h {
 		p := m.Pix[y*m.Stride:][:w]
 		var run float32
 		for x := range min(r, w) {
 			run += p[x]
 		}
-		for x := range w {
+		// The clipped ends divide by their own counts; the middle by the full square's.
+		x := 0
+		for ; x < w && (x-r-1 < 0 || x+r >= w); x++ {
 			if x+r < w {
 				run += p[x+r]
 			}
@@ -286,6 +289,14 @@ func (s *Swapper) boxSmooth(m *raster.Mask, r int) {
 				run -= p[x-r-1]
 			}
 			row[x] = run / float32(min(w, x+r+1)-max(0, x-r))
+		}
+		for ; x+r < w; x++ {
+			run += p[x+r] - p[x-r-1]
+			row[x] = run * inner
+		}
+		for ; x < w; x++ {
+			run -= p[x-r-1]
+			row[x] = run / float32(w-max(0, x-r))
 		}
 		copy(p, row)
 	}

@@ -150,7 +150,7 @@ func TestTextureFindsNothingOnLossyStillFaces(t *testing.T) {
 func TestBoxSmoothMatchesBoxMean(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	s := NewSwapper(nil, DefaultOptions())
-	for _, c := range []struct{ w, h, r int }{{37, 23, 1}, {37, 23, 3}, {64, 80, 6}, {5, 9, 6}} {
+	for _, c := range []struct{ w, h, r int }{{37, 23, 1}, {37, 23, 3}, {64, 80, 6}, {5, 9, 6}, {9, 9, 4}, {8, 3, 3}} {
 		var a, b raster.Mask
 		a.Reset(image.Rect(10, 20, 10+c.w, 20+c.h))
 		for i := range a.Pix {
