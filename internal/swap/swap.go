@@ -149,6 +149,10 @@ type Swapper struct {
 	// The detail test's scratch (see detail).
 	detT, detS raster.Mask
 	sat        []float64
+	// The texture test's scratch (see texture).
+	texE, texJ         [3]raster.Mask
+	texL, texB1, texB3 raster.Mask
+	texSum             []float32
 }
 
 // NewSwapper returns a swapper for src; negative option values count as 0.

@@ -1,0 +1,331 @@
+package swap
+
+import (
+	"image"
+	"math"
+	"slices"
+
+	"github.com/facefusion-hpc/facefusion/internal/face"
+	"github.com/facefusion-hpc/facefusion/internal/geom"
+	"github.com/facefusion-hpc/facefusion/internal/raster"
+)
+
+// Occluders of the skin's own colour are also told by their texture: over a window of a few
+// percent of the face, the skin's grain has its detail spread over scales (pores, film grain,
+// wrinkles) and no orientation, while
+//   - pixel noise (a grainy print, a knitted or sprayed surface) has far more of its detail at
+//     the finest scale than in the band just above it, and
+//   - stripes (fabric, a pattern, combed hair) have their detail in that band, all of one
+//     orientation.
+//
+// Both are measured against the skin's own (the median over the skin sample discs of each
+// disc's median), so a grainy photo and a smooth one compare. A region counts only if part of
+// it is far from the skin (a seed of some size) and grows through what is less far; the
+// features (eyes, brows, nostrils, mouth), textured by nature, are not tested, and a feature
+// ringed or crossed by a find counts as covered, as in the other tests.
+
+const (
+	// texWindow is the half-width of the window the descriptors are averaged over, as a
+	// share of the face size.
+	texWindow = 0.03
+	// texWindowLeast is the least half-width (px): over fewer pixels the orientation of a
+	// small, lossy face's grain comes and goes from one keyframe to the next.
+	texWindowLeast = 3
+	// texFaint (levels² per px²) weighs a gradient's orientation by g²/(g²+texFaint): a faint
+	// gradient's orientation is noise.
+	texFaint = 1
+	// texOffset (levels) is added to the band detail before the fine detail is divided by
+	// it: faint detail (a smooth or lossy face, where both are a level or less and their
+	// ratio is noise) has a ratio near 0 (see texNoiseLeast for what that means for stripes).
+	texOffset = 2
+	// texNoiseSeed and texNoiseWeak are the ratio of fine to band detail, as multiples of the
+	// skin's, from which a pixel seeds a noisy region and may join one. The skin's own
+	// reaches about 1.6 at its 99th percentile on a grainy print; 10 levels of white noise
+	// give 2–2.5.
+	texNoiseSeed = 1.6
+	texNoiseWeak = 1.3
+	// texStripeQ and texStripeC are the most fine-to-band ratio (a multiple of the skin's)
+	// and the least orientation coherence of a stripes seed; texStripeQWeak and
+	// texStripeCWeak those of a pixel that may join one. Stripes score 0.3 and 0.65–0.9;
+	// skin's edges and creases reach 0.7 coherence at its 99th percentile, seldom with
+	// its detail all in the band.
+	texStripeQ     = 0.8
+	texStripeC     = 0.7
+	texStripeQWeak = 1.0
+	texStripeCWeak = 0.45
+	// texSeedArea is the least share of the face a seed region must cover: the skin's own
+	// far pixels (a crease's end, the lip line, a spot of grain) come in specks, the largest
+	// on the lossy still clips of TestTextureFindsNothingOnLossyStillFaces 0.8 % (at 1 % a
+	// keyframe there was just clear; at 0.5 % not; 1.5 % keeps a point less of the survey).
+	texSeedArea = 0.015
+	// texSeedSpread is how many times the other scale's detail a seed's own scale must hold,
+	// whatever the skin's: noise has 2–3 times as much fine as band detail, stripes the
+	// reverse, while the skin of a lossy frame, its grain partly kept and partly smoothed
+	// away from one keyframe to the next, holds about as much of each.
+	texSeedSpread = 1.5
+)
+
+// texture adds to s.occ (over fr, 1 on occluders; after s.features) what the local texture
+// says is not the face's skin (see above).
+func (s *Swapper) texture(frame *raster.Image, target *face.Landmarks68, fm *raster.Mask, size float64, fr image.Rectangle) {
+	w, h := fr.Dx(), fr.Dy()
+	s.textureMaps(frame, fr, max(texWindowLeast, int(math.Round(texWindow*size))))
+	fine, band, coh := s.texE[0].Pix, s.texE[1].Pix, s.texE[2].Pix
+	// The ratio of pixel-scale to band detail, in s.texL.
+	ratio := s.texL.Pix
+	for i, v := range fine {
+		ratio[i] = v / (band[i] + texOffset)
+	}
+	refQ := s.discMedian(&s.texL, target, size, fr)
+	if !(refQ > 0) {
+		return
+	}
+	s.clip.Reset(fr)
+	for y := range h {
+		frow := fm.Pix[(y+fr.Min.Y-fm.Rect.Min.Y)*fm.Stride+fr.Min.X-fm.Rect.Min.X:][:w]
+		for x, v := range frow {
+			i := y*w + x
+			if !(v > 0.5) || s.excl.Pix[i] > 0 {
+				continue
+			}
+			q, c, f, b := ratio[i]/refQ, coh[i], fine[i], band[i]
+			switch {
+			case q > texNoiseSeed && f > texSeedSpread*b || q < texStripeQ && c > texStripeC && b > texSeedSpread*f:
+				s.clip.Pix[i] = 3
+			case q > texNoiseWeak || q < texStripeQWeak && c > texStripeCWeak:
+				s.clip.Pix[i] = 1
+			}
+		}
+	}
+	s.dropSmallSeeds(fm, fr)
+	if len(s.stack) == 0 { // the common case, a bare face
+		return
+	}
+	s.growClip(w, h)
+	s.dropSmall(&s.clip, fm, fr, occMinArea)
+	s.coveredFeatures(target, fr)
+	s.bridgeFeatures(fr, size)
+	for i, v := range s.clip.Pix {
+		if v > 0.5 {
+			s.occ.Pix[i] = 1
+		}
+	}
+}
+
+// textureMaps puts in s.texE (over fr) three local texture descriptors of the frame's luma,
+// each averaged over a box of half-width r: 0, the pixel-scale detail |L − 3×3 mean|; 1,
+// the band detail |3×3 mean − 7×7 mean|; 2, how much the band-passed luma's gradients share
+// one orientation (0 to 1).
+func (s *Swapper) textureMaps(frame *raster.Image, fr image.Rectangle, r int) {
+	w, h := fr.Dx(), fr.Dy()
+	for k := range s.texE {
+		s.texE[k].Reset(fr)
+	}
+	s.texL.Reset(fr)
+	for y := range h {
+		row := frame.Pix[(y+fr.Min.Y)*frame.Stride+3*fr.Min.X:][:3*w]
+		l := s.texL.Pix[y*w:][:w]
+		for x := range l {
+			l[x] = 0.299*float32(row[3*x]) + 0.587*float32(row[3*x+1]) + 0.114*float32(row[3*x+2])
+		}
+	}
+	// b1: 3×3 mean, b3: 7×7 mean.
+	s.texB1.Reset(fr)
+	copy(s.texB1.Pix, s.texL.Pix)
+	s.boxSmooth(&s.texB1, 1)
+	s.texB3.Reset(fr)
+	copy(s.texB3.Pix, s.texL.Pix)
+	s.boxSmooth(&s.texB3, 3)
+	fine, band, coh := s.texE[0].Pix, s.texE[1].Pix, s.texE[2].Pix
+	l, b1, b3 := s.texL.Pix, s.texB1.Pix, s.texB3.Pix
+	for i := range l {
+		fine[i] = float32(math.Abs(float64(l[i] - b1[i])))
+		band[i] = b1[i] - b3[i]
+	}
+	// The orientation of the band-passed luma's gradient, as the doubled angle's unit
+	// vector (cos 2θ, sin 2θ) weighted by how far the gradient is above the faint: the mean
+	// over a window is near 0 on isotropic grain, the share of the window covered on a
+	// single edge, and near 1 on stripes, whatever their contrast.
+	for k := range s.texJ {
+		s.texJ[k].Reset(fr)
+	}
+	jc, js := s.texJ[0].Pix, s.texJ[1].Pix
+	for y := 1; y < h-1; y++ {
+		for x := 1; x < w-1; x++ {
+			i := y*w + x
+			gx, gy := (band[i+1]-band[i-1])/2, (band[i+w]-band[i-w])/2
+			g2 := gx*gx + gy*gy
+			k := 1 / (g2 + texFaint)
+			jc[i], js[i] = (gx*gx-gy*gy)*k, 2*gx*gy*k
+		}
+	}
+	for i, v := range band {
+		band[i] = float32(math.Abs(float64(v)))
+	}
+	s.boxSmooth(&s.texE[0], r)
+	s.boxSmooth(&s.texE[1], r)
+	s.boxSmooth(&s.texJ[0], r)
+	s.boxSmooth(&s.texJ[1], r)
+	for i := range coh {
+		coh[i] = float32(math.Sqrt(float64(jc[i]*jc[i] + js[i]*js[i])))
+	}
+}
+
+// dropSmallSeeds turns the seeds (3) in s.clip whose 4-connected regions cover less than
+// texSeedArea of the face into weak pixels (1), refilling s.stack with the seeds left.
+func (s *Swapper) dropSmallSeeds(fm *raster.Mask, fr image.Rectangle) {
+	w, h := fr.Dx(), fr.Dy()
+	faceArea := 0
+	for y := range h {
+		for _, v := range fm.Pix[(y+fr.Min.Y-fm.Rect.Min.Y)*fm.Stride+fr.Min.X-fm.Rect.Min.X:][:w] {
+			if v > 0.5 {
+				faceArea++
+			}
+		}
+	}
+	if cap(s.label) < w*h {
+		s.label = make([]int32, w*h)
+	}
+	s.label = s.label[:w*h]
+	for i, v := range s.clip.Pix {
+		s.label[i] = -1
+		if v == 3 {
+			s.label[i] = 0
+		}
+	}
+	s.components(w, h)
+	least := int(texSeedArea * float64(faceArea))
+	s.stack = s.stack[:0]
+	for i, l := range s.label {
+		switch {
+		case l <= 0:
+		case s.area[l] < least:
+			s.clip.Pix[i] = 1
+		default:
+			s.stack = append(s.stack, int32(i))
+		}
+	}
+}
+
+// growClip grows the seeds in s.clip (3, listed in s.stack) through the weak pixels (1)
+// 4-connected to them, leaving s.clip 1 on what was reached and 0 elsewhere.
+func (s *Swapper) growClip(w, h int) {
+	for len(s.stack) > 0 {
+		i := int(s.stack[len(s.stack)-1])
+		s.stack = s.stack[:len(s.stack)-1]
+		x, y := i%w, i/w
+		for _, n := range [4]int{i - 1, i + 1, i - w, i + w} {
+			if (n == i-1 && x == 0) || (n == i+1 && x == w-1) || (n == i-w && y == 0) || (n == i+w && y == h-1) {
+				continue
+			}
+			if s.clip.Pix[n] == 1 {
+				s.clip.Pix[n] = 3
+				s.stack = append(s.stack, int32(n))
+			}
+		}
+	}
+	for i, v := range s.clip.Pix {
+		if v == 3 {
+			s.clip.Pix[i] = 1
+		} else {
+			s.clip.Pix[i] = 0
+		}
+	}
+}
+
+// discMedian is the median over the skin sample discs of each disc's median of m: robust
+// to a cover over three of the eight.
+func (s *Swapper) discMedian(m *raster.Mask, target *face.Landmarks68, size float64, fr image.Rectangle) float32 {
+	var centres [8]geom.Pt
+	skinCentres(target, &centres)
+	rad := occSampleRadius * size
+	var meds [8]float32
+	n := 0
+	for _, c := range centres {
+		s.dev = s.dev[:0]
+		for y := int(c.Y - rad); y <= int(c.Y+rad); y++ {
+			for x := int(c.X - rad); x <= int(c.X+rad); x++ {
+				if (image.Point{x, y}).In(fr) && math.Hypot(float64(x)-c.X, float64(y)-c.Y) <= rad {
+					s.dev = append(s.dev, m.Pix[(y-fr.Min.Y)*m.Stride+x-fr.Min.X])
+				}
+			}
+		}
+		if len(s.dev) > 0 {
+			slices.Sort(s.dev)
+			meds[n] = s.dev[len(s.dev)/2]
+			n++
+		}
+	}
+	if n == 0 {
+		return 0
+	}
+	slices.Sort(meds[:n])
+	return (meds[(n-1)/2] + meds[n/2]) / 2
+}
+
+// boxSmooth replaces each value of m by the mean over the (2r+1)² square about it, clipped to
+// m's Rect, as boxMean does, by running sums along the rows and then down the columns: for
+// the small squares here, cheaper than a summed-area table.
+func (s *Swapper) boxSmooth(m *raster.Mask, r int) {
+	w, h := m.Rect.Dx(), m.Rect.Dy()
+	if cap(s.texSum) < (r+3)*w {
+		s.texSum = make([]float32, (r+3)*w)
+	}
+	row, col := s.texSum[:w], s.texSum[w:2*w]
+	inner := 1 / float32(2*r+1)
+	for y := range h {
+		p := m.Pix[y*m.Stride:][:w]
+		var run float32
+		for x := range min(r, w) {
+			run += p[x]
+		}
+		// The clipped ends divide by their own counts; the middle by the full square's.
+		x := 0
+		for ; x < w && (x-r-1 < 0 || x+r >= w); x++ {
+			if x+r < w {
+				run += p[x+r]
+			}
+			if x-r-1 >= 0 {
+				run -= p[x-r-1]
+			}
+			row[x] = run / float32(min(w, x+r+1)-max(0, x-r))
+		}
+		for ; x+r < w; x++ {
+			run += p[x+r] - p[x-r-1]
+			row[x] = run * inner
+		}
+		for ; x < w; x++ {
+			run -= p[x-r-1]
+			row[x] = run / float32(w-max(0, x-r))
+		}
+		copy(p, row)
+	}
+	// Down the columns in place: row y's input is saved in a ring of r+1 rows before its
+	// output overwrites it, for the sums to drop it r+1 rows later.
+	ring := s.texSum[2*w : (r+3)*w]
+	clear(col)
+	for y := range min(r, h) {
+		for x, v := range m.Pix[y*m.Stride:][:w] {
+			col[x] += v
+		}
+	}
+	for y := range h {
+		if y+r < h {
+			for x, v := range m.Pix[(y+r)*m.Stride:][:w] {
+				col[x] += v
+			}
+		}
+		slot := ring[y%(r+1)*w:][:w]
+		if y-r-1 >= 0 {
+			for x, v := range slot {
+				col[x] -= v
+			}
+		}
+		p := m.Pix[y*m.Stride:][:w]
+		copy(slot, p)
+		inv := 1 / float32(min(h, y+r+1)-max(0, y-r))
+		for x, v := range col {
+			p[x] = v * inv
+		}
+	}
+}
