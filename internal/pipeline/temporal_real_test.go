@@ -173,6 +173,26 @@ func TestStillFaceStaysStillOverFirstFrames(t *testing.T) {
 	}
 }
 
+// A still face in a clip with a keyframe every 12 frames at crf 30: each keyframe changes the
+// target's face region by up to 4.4 levels, and what the swap matched to the target (its colour
+// statistics, the seam membrane) followed that frame alone, so the swapped face's light jumped
+// with it: largest pair 1.30, mean 0.303 (lossless ffv1, as ffmpeg's gray reads it). Matched to
+// the window's steady tone: 1.15, 0.298 (5 s). What is left is the target's own pixels that the
+// swap keeps (its feathered edge, hair) and the occluder test's decisions on the new frame.
+func TestStillFaceHoldsAtKeyframes(t *testing.T) {
+	testenv.Full(t, "swaps a real clip through the real models")
+	clip := filepath.Join(t.TempDir(), "still.mp4")
+	stillClip(t, clip, "grace_hopper.png", "140:120", 40, 30, 12)
+	cfg, info, m := swapModelsFrom(t, "astronaut.png", clip)
+	defer m.Close()
+	region := geom.Rect{X0: 100, Y0: 70, X1: 220, Y1: 180}
+	mean, most := lumaSteps(t, cfg, info, m, job.Default().FaceLandmarkSmoothing, region)
+	t.Logf("face region, frame-to-frame luma difference: mean %.3f, largest pair %.3f", mean, most)
+	if mean > 0.31 || most > 1.2 {
+		t.Errorf("the still face jumps at keyframes: mean %.3f (want ≤ 0.31), largest pair %.3f (want ≤ 1.2)", mean, most)
+	}
+}
+
 // stampedSource writes each frame's number into its first pixel (a corner of the background),
 // for the recording worker.
 type stampedSource struct {

@@ -97,9 +97,43 @@ func (sm *Smoother) Smooth(dst []face.Face, t, lo, hi int, faces func(s int) []f
 			addScaled(&acc, &faces(sp.s)[sp.j], sp.c)
 		}
 		f.Box, f.Keypoints, f.Five, f.DetectorFive, f.Landmarks = acc.Box, acc.Keypoints, acc.Five, acc.DetectorFive, acc.Landmarks
+		f.SteadyTone = sm.tone(t, faces)
 		dst = append(dst, f)
 	}
 	return dst
+}
+
+// tone is the face's Tone over its frames (sm.samp): a weighted local line in time, kernel
+// weights Weight(s−t, K), every frame counted (a keyframe's tone is what it smooths, where a
+// landmark jump there is an outlier). Inside the video the line's value at t is the weighted
+// mean, the most a still face's noise can be averaged; a change of light at a steady pace is
+// followed exactly, at the video's clipped ends too. Zero when a frame has no tone.
+func (sm *Smoother) tone(t int, faces func(s int) []face.Face) face.Tone {
+	var m [3]float64
+	for _, sp := range sm.samp {
+		if faces(sp.s)[sp.j].Tone.Weight <= 0 {
+			return face.Tone{}
+		}
+		d, w := float64(sp.s-t), Weight(sp.s-t, sm.K)
+		m[0], m[1], m[2] = m[0]+w, m[1]+w*d, m[2]+w*d*d
+	}
+	det := m[0]*m[2] - m[1]*m[1]
+	var out face.Tone
+	for _, sp := range sm.samp {
+		d, w := float64(sp.s-t), Weight(sp.s-t, sm.K)
+		c := w / m[0]
+		if det > 1e-9*m[0]*m[2] {
+			c = w * (m[2] - m[1]*d) / det
+		}
+		tn := &faces(sp.s)[sp.j].Tone
+		for k := range 3 {
+			out.Mean[k] += c * tn.Mean[k]
+			out.Std[k] += c * tn.Std[k]
+		}
+		out.Weight += c * tn.Weight
+	}
+	out.Weight = max(out.Weight, 1e-9) // a fitted line may dip; the tone stays measured
+	return out
 }
 
 // Weight is the tricube kernel of a frame d frames from the smoothed one, in a window of K frames

@@ -322,3 +322,48 @@ func TestMovingFaceLessJitter(t *testing.T) {
 		t.Errorf("moving face: smoothed centroid %.3f px from the true one on average (lag)", lag)
 	}
 }
+
+// A face's tone (its colour, face.Face.Tone) is smoothed over the window with it: on a still
+// face a keyframe's jump of the tone is spread over the window, and a change of light at a
+// steady pace (a face walking into shadow, while it moves) is followed exactly in every frame,
+// the clipped windows at the video's ends included: no lag.
+func TestToneFollowsLightAndHoldsKeyframes(t *testing.T) {
+	tone := func(y, s float64) face.Tone {
+		return face.Tone{Mean: [3]float64{y, -20, 30}, Std: [3]float64{s, 3, 4}, Weight: 5000}
+	}
+	// Walking into shadow: 0.8 levels darker a frame, the spread shrinking, the face moving.
+	video := make([][]face.Face, 40)
+	for f := range video {
+		video[f] = []face.Face{shape(geom.Pt{X: 100 + 3*float64(f), Y: 120}, 100)}
+		video[f][0].Tone = tone(160-0.8*float64(f), 40-0.2*float64(f))
+	}
+	for _, k := range []int{1, defaultK, job.MaxLandmarkSmoothing} {
+		out := smoothAll(t, k, video)
+		for f := range video {
+			got, want := out[f][0].SteadyTone, video[f][0].Tone
+			if math.Abs(got.Mean[0]-want.Mean[0]) > 1e-9 || math.Abs(got.Std[0]-want.Std[0]) > 1e-9 || math.Abs(got.Mean[2]-want.Mean[2]) > 1e-9 {
+				t.Fatalf("K=%d, frame %d: steady tone Y %.6f spread %.6f, want %.6f %.6f (lag)", k, f, got.Mean[0], got.Std[0], want.Mean[0], want.Std[0])
+			}
+		}
+	}
+	// A still face whose tone steps by 0.6 at a keyframe (frame 20): the steady tone moves by
+	// at most a fifth of it from frame to frame.
+	for f := range video {
+		video[f] = []face.Face{shape(geom.Pt{X: 100, Y: 120}, 100)}
+		video[f][0].Tone = tone(150, 40)
+		if f >= 20 {
+			video[f][0].Tone = tone(150.6, 40)
+		}
+	}
+	out := smoothAll(t, defaultK, video)
+	for f := 1; f < len(video); f++ {
+		if d := math.Abs(out[f][0].SteadyTone.Mean[0] - out[f-1][0].SteadyTone.Mean[0]); d > 0.6/5 {
+			t.Fatalf("frame %d: the steady tone steps by %.3f (the keyframe's 0.6 not spread)", f, d)
+		}
+	}
+	// A frame without a tone (no classic swap measured it) leaves the window's unmeasured.
+	video[5][0].Tone = face.Tone{}
+	if out := smoothAll(t, defaultK, video); out[3][0].SteadyTone.Weight != 0 {
+		t.Fatal("a window with an unmeasured frame got a steady tone")
+	}
+}
