@@ -10,6 +10,7 @@ import (
 	"github.com/facefusion-hpc/facefusion/internal/geom"
 	"github.com/facefusion-hpc/facefusion/internal/job"
 	"github.com/facefusion-hpc/facefusion/internal/raster"
+	"github.com/facefusion-hpc/facefusion/internal/spec"
 	"github.com/facefusion-hpc/facefusion/internal/video"
 )
 
@@ -93,7 +94,7 @@ func stillFrames(b testing.TB, clip, source string, n, k int) ([]*raster.Image, 
 	if err != nil {
 		b.Fatal(err)
 	}
-	got, err := StreamWindow(context.Background(), info.Width, info.Height, dec, &frameSink{}, []Worker{rec}, nil, Window{K: k, Count: n})
+	got, err := StreamWindow(context.Background(), info.Width, info.Height, dec, &frameSink{}, []Worker{rec}, nil, Window{K: k, Still: spec.StillOf(k), Count: n})
 	dec.Close()
 	if err != nil || got != n || len(rec.smoothed) != n {
 		b.Fatalf("wrote %d frames with %d faces, %v", got, len(rec.smoothed), err)

@@ -3,6 +3,7 @@ package temporal
 import (
 	"math"
 	"math/rand"
+	"slices"
 	"testing"
 
 	"github.com/facefusion-hpc/facefusion/internal/face"
@@ -365,5 +366,53 @@ func TestToneFollowsLightAndHoldsKeyframes(t *testing.T) {
 	video[5][0].Tone = face.Tone{}
 	if out := smoothAll(t, defaultK, video); out[3][0].SteadyTone.Weight != 0 {
 		t.Fatal("a window with an unmeasured frame got a steady tone")
+	}
+}
+
+// smoothStill is smoothAll with the wider window of a still face, still frames each side.
+func smoothStill(k, still int, video [][]face.Face) [][]face.Face {
+	sm := Smoother{K: k, Still: still}
+	out := make([][]face.Face, len(video))
+	for f := range video {
+		out[f] = sm.Smooth(nil, f, 0, len(video)-1, func(s int) []face.Face { return video[s] })
+	}
+	return out
+}
+
+// A still face whose points step to a new place at every keyframe (dlib on a lossy clip: 0.5–0.9
+// px, held until the next keyframe) drifts as the window spreads each step: over twice the
+// frames (Still = 2K) the drift is about half, frame to frame. A face that moves (at a steady
+// speed, or accelerating) is smoothed bit for bit as over K alone: the wider window adds no lag.
+func TestStillWindowHalvesAStillFacesDrift(t *testing.T) {
+	rng := rand.New(rand.NewSource(3))
+	truth := shape(geom.Pt{X: 200, Y: 150}, 120)
+	video := make([][]face.Face, 96)
+	var at face.Face // each point's place since the last keyframe, every 12 frames
+	for f := range video {
+		if f%12 == 0 {
+			at = noisy(rng, truth, 0.6)
+		}
+		video[f] = []face.Face{noisy(rng, at, 0.03)}
+	}
+	narrowMean, narrowMax := meanStep(smoothAll(t, defaultK, video))
+	wideMean, wideMax := meanStep(smoothStill(defaultK, 2*defaultK, video))
+	t.Logf("still face, keyframe steps: smoothed change a frame mean %.4f px, largest %.4f over K; %.4f, %.4f over 2K", narrowMean, narrowMax, wideMean, wideMax)
+	if wideMean > 0.65*narrowMean || wideMax > 0.75*narrowMax {
+		t.Errorf("still face: the wider window's drift mean %.4f, largest %.4f px against %.4f, %.4f over K: want about half", wideMean, wideMax, narrowMean, narrowMax)
+	}
+	for name, at := range map[string]func(f int) geom.Pt{
+		"steady":       func(f int) geom.Pt { return geom.Pt{X: 100 + 3.5*float64(f), Y: 120 - 1.25*float64(f)} },
+		"accelerating": func(f int) geom.Pt { return geom.Pt{X: 100 + 0.1*float64(f*f), Y: 120} },
+		"swaying":      func(f int) geom.Pt { return geom.Pt{X: 200 + 6*math.Sin(float64(f)/5), Y: 120} },
+	} {
+		for f := range video {
+			video[f] = []face.Face{noisy(rng, shape(at(f), 100), 0.2)}
+		}
+		narrow, wide := smoothAll(t, defaultK, video), smoothStill(defaultK, 2*defaultK, video)
+		for f := range video {
+			if a, b := coords(&narrow[f][0]), coords(&wide[f][0]); !slices.Equal(a, b) {
+				t.Fatalf("%s face, frame %d: the wider window moved the points (lag)", name, f)
+			}
+		}
 	}
 }
