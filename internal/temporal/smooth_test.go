@@ -1,6 +1,7 @@
 package temporal
 
 import (
+	"fmt"
 	"math"
 	"math/rand"
 	"slices"
@@ -273,16 +274,21 @@ func TestWindowClippedAtTheEnds(t *testing.T) {
 }
 
 func BenchmarkSmooth(b *testing.B) {
-	rng := rand.New(rand.NewSource(1))
-	video := make([][]face.Face, 2*defaultK+1)
-	for f := range video {
-		video[f] = []face.Face{noisy(rng, shape(geom.Pt{X: 200, Y: 150}, 120), 0.5)}
-	}
-	sm := Smoother{K: defaultK}
-	var dst []face.Face
-	b.ReportAllocs()
-	for i := 0; i < b.N; i++ {
-		dst = sm.Smooth(dst[:0], defaultK, 0, len(video)-1, func(s int) []face.Face { return video[s] })
+	for _, still := range []int{0, 2 * defaultK} { // the pipeline's: a still face's wider window
+		b.Run(fmt.Sprintf("still-%d", still), func(b *testing.B) {
+			rng := rand.New(rand.NewSource(1))
+			h := max(defaultK, still)
+			video := make([][]face.Face, 2*h+1)
+			for f := range video {
+				video[f] = []face.Face{noisy(rng, shape(geom.Pt{X: 200, Y: 150}, 120), 0.5)}
+			}
+			sm := Smoother{K: defaultK, Still: still}
+			var dst []face.Face
+			b.ReportAllocs()
+			for b.Loop() {
+				dst = sm.Smooth(dst[:0], h, 0, len(video)-1, func(s int) []face.Face { return video[s] })
+			}
+		})
 	}
 }
 
