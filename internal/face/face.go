@@ -65,9 +65,21 @@ type Face struct {
 	// degrees, the turn its landmarkers undo. Both stay zero with the embedded default.
 	Landmarks68From5 Landmarks68
 	Angle            int
+	// Tone is the face's colour in its frame as the analysis found it, and SteadyTone the
+	// same over the time window (temporal.Smoother): the classic swap matches the source to
+	// the steady one, so that a codec's keyframe does not make the swapped face's colour
+	// jump. Both zero (Weight 0) where unmeasured.
+	Tone, SteadyTone Tone
 	// Class is FaceFusion's classification of the face (fairface), set where a face selector
 	// filter needs it; zero otherwise.
 	Class Class
+}
+
+// Tone is the mask-weighted mean and standard deviation of a face's Y, Cb and Cr (BT.601
+// full range, Cb and Cr centred on 0; raster.ColourStats) and the mask's weight.
+type Tone struct {
+	Mean, Std [3]float64
+	Weight    float64
 }
 
 // Class is what FaceFusion's face classifier tells of a face: "male" or "female", one of its

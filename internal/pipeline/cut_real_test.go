@@ -10,6 +10,7 @@ import (
 
 	"github.com/facefusion-hpc/facefusion/internal/face"
 	"github.com/facefusion-hpc/facefusion/internal/raster"
+	"github.com/facefusion-hpc/facefusion/internal/spec"
 	"github.com/facefusion-hpc/facefusion/internal/temporal"
 	"github.com/facefusion-hpc/facefusion/internal/testenv"
 )
@@ -91,6 +92,7 @@ func TestCutEndsTheWindow(t *testing.T) {
 	// frames next to it.
 	var alone, across temporal.Smoother
 	alone.K, across.K = k, k
+	alone.Still, across.Still = spec.StillOf(k), spec.StillOf(k)
 	analysed := func(s int) []face.Face { return []face.Face{raw[s]} }
 	for f := 0; f < n; f++ {
 		lo, hi := 0, half-1

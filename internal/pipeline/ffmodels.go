@@ -31,6 +31,7 @@ import (
 	_ "github.com/facefusion-hpc/facefusion/internal/processors/frameenhancer"  // registers frame_enhancer
 	_ "github.com/facefusion-hpc/facefusion/internal/processors/lipsyncer"      // registers lip_syncer
 	"github.com/facefusion-hpc/facefusion/internal/raster"
+	"github.com/facefusion-hpc/facefusion/internal/swap"
 	"github.com/facefusion-hpc/facefusion/internal/temporal"
 	"github.com/facefusion-hpc/facefusion/internal/video"
 )
@@ -434,6 +435,7 @@ type modelWorker struct {
 	sizes [][2]int
 	moved []face.Face
 	outs  []*raster.Image // setOutputs', for the next Apply only
+	tone  swap.ToneMeter  // the faces' tones, for the classic swap's window (Analyse)
 }
 
 func (m *Models) newModelWorker() (*modelWorker, error) { return m.openWorker(true) }
@@ -639,7 +641,15 @@ func (w *modelWorker) Analyse(img *raster.Image, dst []face.Face) ([]face.Face, 
 	if err != nil {
 		return dst, err
 	}
-	return append(dst, faces...), nil
+	n := len(dst)
+	dst = append(dst, faces...)
+	if w.cfg.Swaps() && w.cfg.FaceSwapperModel == "classic" {
+		// The window smooths each face's tone with its landmarks (face.Face.SteadyTone).
+		for i := n; i < len(dst); i++ {
+			dst[i].Tone = w.tone.Measure(img, dst[i].Box)
+		}
+	}
+	return dst, nil
 }
 
 // Apply selects faces[i] of frames[i] and runs the processors on them, in place: the

@@ -298,7 +298,7 @@ type Frames struct {
 // job's time window needs.
 func OpenFrames(ctx context.Context, s *spec.Spec, info *video.Info, start, end int) (*Frames, error) {
 	pw, ph := s.ProcessSize()
-	k, m := s.Window.K, s.Map
+	k, m := s.Window.Halo(), s.Map
 	out0, out1 := m.Output()
 	lo, hi, dm := out0, out1, m
 	if s.Window.Tracks && !m.Resampled() {

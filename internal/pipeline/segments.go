@@ -206,12 +206,12 @@ func (r *segmentRun) frames() error {
 			o.setOutputFrames(r.spec.Map.Frames())
 		}
 	}
-	// The halo after the run: K frames, or those the decode has up to the job's end.
-	in := timedSource{inputSource{r.feed, upTo{src, min(end+win.K, src.end+src.after)}}, r.sink.st}
+	// The halo after the run: the window's frames, or those the decode has up to the job's end.
+	in := timedSource{inputSource{r.feed, upTo{src, min(end+win.Halo(), src.end+src.after)}}, r.sink.st}
 	var n int
 	var err error
 	if win.K > 0 || win.Tracks {
-		w := Window{K: win.K, Before: src.before, Count: end - start}
+		w := Window{K: win.K, Still: win.Still, Before: src.before, Count: end - start}
 		if win.Tracks {
 			w.Track = win.TrackScore
 		}

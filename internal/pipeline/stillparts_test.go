@@ -10,6 +10,7 @@ import (
 	"github.com/facefusion-hpc/facefusion/internal/geom"
 	"github.com/facefusion-hpc/facefusion/internal/job"
 	"github.com/facefusion-hpc/facefusion/internal/raster"
+	"github.com/facefusion-hpc/facefusion/internal/spec"
 	"github.com/facefusion-hpc/facefusion/internal/video"
 )
 
@@ -55,8 +56,13 @@ func BenchmarkStillFaceParts(b *testing.B) {
 				var total, ours, target []*raster.Image
 				for t := range n {
 					total = append(total, swapOnto(b, w, frames[t], lms[t]))
-					ours = append(ours, swapOnto(b, w, frames[0], lms[t]))
-					target = append(target, swapOnto(b, w, frames[t], lms[0]))
+					// A face's tones belong to its frame: held with the frame.
+					f := lms[t]
+					f.Tone, f.SteadyTone = lms[0].Tone, lms[0].SteadyTone
+					ours = append(ours, swapOnto(b, w, frames[0], f))
+					f = lms[0]
+					f.Tone, f.SteadyTone = lms[t].Tone, lms[t].SteadyTone
+					target = append(target, swapOnto(b, w, frames[t], f))
 				}
 				for _, s := range []struct {
 					name   string
@@ -74,7 +80,7 @@ func BenchmarkStillFaceParts(b *testing.B) {
 // stillFrames decodes clip's n frames and the first face of each as a window of k frames each
 // side smoothed it
 // (one worker, so frames come in order), and that worker, for swapOnto.
-func stillFrames(b *testing.B, clip, source string, n, k int) ([]*raster.Image, []face.Face, *modelWorker) {
+func stillFrames(b testing.TB, clip, source string, n, k int) ([]*raster.Image, []face.Face, *modelWorker) {
 	b.Helper()
 	_, info, m := swapModelsFrom(b, source, clip)
 	b.Cleanup(func() { m.Close() })
@@ -88,7 +94,7 @@ func stillFrames(b *testing.B, clip, source string, n, k int) ([]*raster.Image, 
 	if err != nil {
 		b.Fatal(err)
 	}
-	got, err := StreamWindow(context.Background(), info.Width, info.Height, dec, &frameSink{}, []Worker{rec}, nil, Window{K: k, Count: n})
+	got, err := StreamWindow(context.Background(), info.Width, info.Height, dec, &frameSink{}, []Worker{rec}, nil, Window{K: k, Still: spec.StillOf(k), Count: n})
 	dec.Close()
 	if err != nil || got != n || len(rec.smoothed) != n {
 		b.Fatalf("wrote %d frames with %d faces, %v", got, len(rec.smoothed), err)

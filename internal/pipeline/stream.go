@@ -262,10 +262,16 @@ type TemporalWorker interface {
 //
 // With Track above 0 the faces are not smoothed but tracked: FaceFusion's face tracker over
 // the same window (temporal.Tracker, K its target_frame_amount, Track its face_tracker_score).
+//
+// Still above K widens the window for a face that holds still over all of it
+// (temporal.Smoother.Still); the halo and the frames held are then Still each side.
 type Window struct {
-	K, Before, Count int
-	Track            float64
+	K, Still, Before, Count int
+	Track                   float64
 }
+
+// halo is how many frames each side frame t's window reaches.
+func (w Window) halo() int { return max(w.K, w.Still) }
 
 // StreamWindow is Stream with the faces of each frame smoothed over time: the workers analyse
 // frames in any order; one goroutine takes them in frame order and releases frame t, its faces
@@ -292,10 +298,10 @@ func StreamWindow(ctx context.Context, w, h int, src FrameSource, sink FrameSink
 		tws[i] = tw
 		batch = max(batch, tw.BatchSize())
 	}
-	depth := 2*len(workers)*batch + win.K + 2
+	depth := 2*len(workers)*batch + win.halo() + 2
 	_, scale := upscalerOf(workers)
 	// The window holds 2K+1 analysed frames around the one it releases, and each worker one.
-	depth = upscaledDepth(depth, min(depth, 2*win.K+2+len(workers)*batch), w, h, scale)
+	depth = upscaledDepth(depth, min(depth, 2*win.halo()+2+len(workers)*batch), w, h, scale)
 	free, release := newSlots(depth, w, h, scale)
 	defer release()
 	g, ctx := errgroup.WithContext(ctx)
@@ -424,11 +430,11 @@ func (ws *windowStream) release() error {
 	defer close(ws.ready)
 	win, depth := ws.win, ws.depth
 	ring := make([]*slot, depth) // analysed frames not yet released, by index
-	span := 2*win.K + 1
+	span := 2*win.halo() + 1
 	hist := make([][]face.Face, span) // faces of frames u−2K..u, by index mod span
 	// their histograms, likewise: a shot cut between frames s and s+1 ends every window there
 	colours := make([]temporal.Histogram, span)
-	sm := temporal.Smoother{K: win.K, Cut: func(s int) bool { return temporal.IsCut(&colours[s%span], &colours[(s+1)%span]) }}
+	sm := temporal.Smoother{K: win.K, Still: win.Still, Cut: func(s int) bool { return temporal.IsCut(&colours[s%span], &colours[(s+1)%span]) }}
 	tr := temporal.Tracker{Amount: win.K, Score: win.Track}
 	at := func(s int) []face.Face { return hist[s%span] }
 	next, last := 0, -1 // the next frame to release; the last frame in hist
@@ -461,7 +467,7 @@ func (ws *windowStream) release() error {
 			last++
 			hist[last%span] = append(hist[last%span][:0], ring[last%depth].faces...)
 			colours[last%span] = ring[last%depth].colours
-			if last-win.K >= next {
+			if last-win.halo() >= next {
 				release(last)
 			}
 		}

@@ -41,7 +41,8 @@ type trackWorker struct {
 func trackFace(f int) face.Face {
 	noise := math.Sin(float64(f)*12.9898) * 43758.5453
 	noise -= math.Floor(noise) // in [0, 1): a fixed function of the frame
-	x := 100 + 2*float64(f) + noise
+	// Moving, then still from frame 30 (a still face's wider window then reaches 2K frames).
+	x := 100 + 2*float64(min(f, 30)) + noise
 	var fc face.Face
 	fc.Box = geom.Rect{X0: x, Y0: 50, X1: x + 80, Y1: 130}
 	for k := range fc.Landmarks {
@@ -112,8 +113,14 @@ func trackWorkers(n, failAt int) []Worker {
 // the frame's own), each written frame is processed once, in order, and counted.
 func TestStreamWindowHaloMatchesWholeVideo(t *testing.T) {
 	const n, k = 60, 4
+	for _, still := range []int{0, 2 * k} { // the wider window of a still face: its halo
+		haloMatchesWholeVideo(t, n, k, still)
+	}
+}
+
+func haloMatchesWholeVideo(t *testing.T, n, k, still int) {
 	whole := &frameSink{}
-	if got, err := StreamWindow(context.Background(), 8, 2, &rangeSource{0, n}, whole, trackWorkers(3, -1), nil, Window{K: k, Count: n}); err != nil || got != n {
+	if got, err := StreamWindow(context.Background(), 8, 2, &rangeSource{0, n}, whole, trackWorkers(3, -1), nil, Window{K: k, Still: still, Count: n}); err != nil || got != n {
 		t.Fatalf("whole video: %d frames, %v", got, err)
 	}
 	smoothed := 0
@@ -133,16 +140,17 @@ func TestStreamWindowHaloMatchesWholeVideo(t *testing.T) {
 	}
 	for _, r := range [][2]int{{0, 10}, {10, 20}, {13, 14}, {2, 58}, {50, 60}, {57, 60}, {55, 59}} {
 		start, end := r[0], r[1]
-		from, to := max(start-k, 0), min(end+k, n)
+		h := max(k, still)
+		from, to := max(start-h, 0), min(end+h, n)
 		for _, workers := range []int{1, 3} {
 			sink := &frameSink{}
-			got, err := StreamWindow(context.Background(), 8, 2, &rangeSource{from, to}, sink, trackWorkers(workers, -1), nil, Window{K: k, Before: start - from, Count: end - start})
+			got, err := StreamWindow(context.Background(), 8, 2, &rangeSource{from, to}, sink, trackWorkers(workers, -1), nil, Window{K: k, Still: still, Before: start - from, Count: end - start})
 			if err != nil || got != end-start {
 				t.Fatalf("frames [%d, %d): wrote %d, %v", start, end, got, err)
 			}
 			for i, b := range sink.got {
 				if string(b) != string(whole.got[start+i]) {
-					t.Fatalf("frames [%d, %d), %d workers: frame %d differs from the whole video's", start, end, workers, start+i)
+					t.Fatalf("still %d, frames [%d, %d), %d workers: frame %d differs from the whole video's", still, start, end, workers, start+i)
 				}
 			}
 		}

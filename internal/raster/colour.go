@@ -15,6 +15,17 @@ var (
 	fromYCC = invert3(toYCC)
 )
 
+// RGBOfYCC is the change of R, G, B that a change d of Y, Cb, Cr (as ColourStats measure
+// them) makes.
+func RGBOfYCC(d [3]float64) (out [3]float64) {
+	for i := range 3 {
+		for j := range 3 {
+			out[i] += fromYCC[i][j] * d[j]
+		}
+	}
+	return out
+}
+
 // ColourStats are the mask-weighted mean and standard deviation of Y, Cb, Cr (Cb and Cr
 // centred on 0) over a region; Weight is the sum of the mask.
 type ColourStats struct {

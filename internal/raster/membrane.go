@@ -180,6 +180,18 @@ func (l *membraneLevel) sample(x, y float32, out *[3]float32) {
 	}
 }
 
+// Shift adds d to the field everywhere, as fitting it to dst + d would (the pyramid fill
+// spreads a constant as it is); nothing without a field.
+func (mb *Membrane) Shift(d [3]float32) {
+	if len(mb.levels) == 0 || d == [3]float32{} {
+		return
+	}
+	v := mb.levels[0].val
+	for c := 0; c < len(v); c += 3 {
+		v[c], v[c+1], v[c+2] = v[c]+d[0], v[c+1]+d[1], v[c+2]+d[2]
+	}
+}
+
 // Add adds the field, bilinearly interpolated between cell centres, to f wherever m > 0
 // (inside the rectangle Fit was given), scaled by 1 − (1 − inner)·m⁴ (m clamped to 0…1):
 // whole where the mask fades (the paste's edge band, where src must meet dst), down to

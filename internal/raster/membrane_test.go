@@ -310,3 +310,45 @@ func TestMorphologyMatchesReference(t *testing.T) {
 		}
 	}
 }
+
+// Shift(d) is the field fitted to dst moved by d: a varying difference on the band, fitted
+// once to dst and once to dst + d, adds the same to every pixel.
+func TestMembraneShiftIsAFitToAMovedDst(t *testing.T) {
+	r := image.Rect(0, 0, 90, 70)
+	dst, moved := New(90, 70), New(90, 70)
+	d := [3]float32{4, -3, 2}
+	var src, a, b FloatImage
+	src.Reset(r)
+	var band, m Mask
+	band.Reset(r)
+	m.Reset(r)
+	for y := range 70 {
+		for x := range 90 {
+			for c := range 3 {
+				i := 3*(y*90+x) + c
+				dst.Pix[i] = uint8(90 + (x*3+y*5+c*7)%40)
+				moved.Pix[i] = uint8(float32(dst.Pix[i]) + d[c])
+				src.Pix[i] = float32(100 + (x+c)%9)
+			}
+			m.Pix[y*90+x] = 0.5
+			if x < 8 || y < 8 || x >= 82 || y >= 62 {
+				band.Pix[y*90+x] = 1
+			}
+		}
+	}
+	a.Reset(r)
+	b.Reset(r)
+	copy(a.Pix, src.Pix)
+	copy(b.Pix, src.Pix)
+	var mb Membrane
+	mb.Fit(r, 5, dst, &src, &band)
+	mb.Shift(d)
+	mb.Add(&a, &m, 0.5)
+	mb.Fit(r, 5, moved, &src, &band)
+	mb.Add(&b, &m, 0.5)
+	for i := range a.Pix {
+		if math.Abs(float64(a.Pix[i]-b.Pix[i])) > 1e-3 {
+			t.Fatalf("pixel %d channel %d: shifted %v, fitted to the moved dst %v", i/3, i%3, a.Pix[i], b.Pix[i])
+		}
+	}
+}

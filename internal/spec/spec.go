@@ -43,12 +43,26 @@ type Spec struct {
 
 // Window is the time window a job's faces are analysed over: K frames each side, smoothed
 // (face_landmark_smoothing) or, with Tracks, FaceFusion's face tracker (K its
-// target_frame_amount, TrackScore its face_tracker_score).
+// target_frame_amount, TrackScore its face_tracker_score). Still, where smoothed, is the wider
+// window a face still over all of it is averaged over (temporal.Smoother.Still).
 type Window struct {
 	K          int
+	Still      int     `json:",omitempty"`
 	Tracks     bool    `json:",omitempty"`
 	TrackScore float64 `json:",omitempty"`
 }
+
+// StillFrames is the most frames each side a still face's points are averaged over.
+const StillFrames = 16
+
+// StillOf is the wider window of a still face for face_landmark_smoothing k: twice k frames each
+// side, which halves a keyframe's drift on a still face (docs/performance.md) while a moving face
+// keeps k and no lag; at most StillFrames (k itself beyond it), so a rank holds and decodes no
+// more frames than face_landmark_smoothing's bound allows.
+func StillOf(k int) int { return max(k, min(2*k, StillFrames)) }
+
+// Halo is how many frames each side of its own a rank decodes and analyses for the window.
+func (w Window) Halo() int { return max(w.K, w.Still) }
 
 // Resolve is cfg's output for the target of info (a video's probe): the trim range, which must
 // hold a frame (an Input fault), and a size that keeps a pixel (a Usage fault). The codecs are
@@ -199,6 +213,7 @@ func windowOf(cfg job.Config) Window {
 		w.K = cfg.TargetFrameAmount
 	default:
 		w.K = cfg.FaceLandmarkSmoothing
+		w.Still = StillOf(w.K)
 	}
 	if w.Tracks {
 		w.TrackScore = cfg.FaceTrackerScore

@@ -153,6 +153,9 @@ type Swapper struct {
 	texE, texJ         [3]raster.Mask
 	texL, texB1, texB3 raster.Mask
 	texSum             []float32
+	// The next Apply's tones (see Steady).
+	own, steady face.Tone
+	steadyOn    bool
 }
 
 // NewSwapper returns a swapper for src; negative option values count as 0.
@@ -201,6 +204,7 @@ func shrink(poly []geom.Pt, inset float64) bool {
 func (s *Swapper) Apply(frame *raster.Image, target *face.Landmarks68) {
 	s.last = image.Rectangle{}
 	if !finite(target) {
+		s.steadyOn = false
 		return
 	}
 	b := geom.Bounds(target[:])
@@ -273,6 +277,7 @@ func (s *Swapper) Apply(frame *raster.Image, target *face.Landmarks68) {
 	s.adjust(frame, target, fr, size)
 	raster.Blend(frame, &s.warped, &s.mask)
 	s.last = fr
+	s.steadyOn = false
 }
 
 // seamBand puts in s.cov (over fr) the membrane's band: the face mask's (s.mask, over mr)
@@ -299,14 +304,23 @@ func (s *Swapper) seamBand(mr, fr image.Rectangle) {
 // adjust matches the warped source to the frame inside the mask: its colour, the seam along
 // the mask's edge, and (with Identity) the target's own inner mouth.
 func (s *Swapper) adjust(frame *raster.Image, target *face.Landmarks68, fr image.Rectangle, size float64) {
+	// With steady tones the target's colour is the window's: the colour transfer's goal and
+	// the membrane's target move by the same difference.
+	var shift [3]float64
 	if s.opts.ColourTransfer {
 		to := raster.StatsImage(frame, &s.mask)
+		if s.steadyOn && to.Weight >= 1 {
+			was := to.Mean
+			to = s.steadied(to)
+			shift = raster.RGBOfYCC([3]float64{to.Mean[0] - was[0], to.Mean[1] - was[1], to.Mean[2] - was[2]})
+		}
 		from := raster.StatsFloat(&s.warped, &s.mask)
 		if to.Weight >= 1 && from.Weight >= 1 {
 			raster.TransferColour(&s.warped, &s.mask, from, to)
 		}
 	}
 	if s.opts.Seamless && s.membrane.Fit(fr, max(1, int(size/membraneCells)), frame, &s.warped, &s.cov) {
+		s.membrane.Shift([3]float32{float32(shift[0]), float32(shift[1]), float32(shift[2])})
 		s.membrane.Add(&s.warped, &s.mask, MembraneInner)
 	}
 	if s.opts.Identity {

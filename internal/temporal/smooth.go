@@ -3,8 +3,8 @@
 // noise alone hold still, and landmarks that follow a moving face keep up with it without lag.
 // The window is clipped to fixed positions of the whole video ([lo, hi], the job's frames),
 // never to a rank's or a chunk's range, so the result of frame t depends on the video alone:
-// the pipeline decodes K halo frames on each side of a rank's run to feed it (no recursive
-// filter, whose state would depend on where a rank started).
+// the pipeline decodes K (or Still) halo frames on each side of a rank's run to feed it (no
+// recursive filter, whose state would depend on where a rank started).
 package temporal
 
 import (
@@ -23,6 +23,11 @@ const MinOverlap = 0.3
 // Smoother smooths one frame at a time; it keeps scratch buffers (one per goroutine).
 type Smoother struct {
 	K int // frames each side; 0 leaves faces as they are
+	// Still, above K, is how many frames each side a face still over all of them is averaged
+	// over (its points' mean over the wider window); a face that moves in it is smoothed over
+	// K as before, and one between is a blend (see Smooth). The window's frames are then
+	// max(K, Still) each side.
+	Still int
 	// Cut reports a shot cut between frames s and s+1 (IsCut of their histograms): no face is
 	// followed across it. Nil: none.
 	Cut   func(s int) bool
@@ -40,6 +45,7 @@ type Smoother struct {
 type sample struct {
 	s, j int // frame and face index in it
 	c    float64
+	m    float64 // its weight in the window's robust weighted mean (coefficients)
 }
 
 type pair struct {
@@ -47,17 +53,20 @@ type pair struct {
 	d    float64
 }
 
-// Smooth appends to dst frame t's faces, smoothed over the frames max(t−K, lo)..min(t+K, hi):
-// faces(s) are frame s's faces as analysed (every frame of that range must be given). A face is
-// followed from frame to frame by Match, never across a Cut; the frames it is not found in (and
-// those beyond) are left out of its fit. The result depends only on the faces of the window, its
-// cuts and lo and hi, and is computed in a fixed order: the same inputs give the same bits.
+// Smooth appends to dst frame t's faces, smoothed over the frames max(t−H, lo)..min(t+H, hi),
+// H = max(K, Still): faces(s) are frame s's faces as analysed (every frame of that range must be
+// given). A face is followed from frame to frame by Match, never across a Cut; the frames it is
+// not found in (and those beyond) are left out of its fit. With Still above K, a face still over
+// its Still frames each side (the α of coefficients over them, 0) takes its weighted mean there;
+// one that moves there (α 1) its fit over K, bit for bit as without Still; between, the blend by
+// that α. The result depends only on the faces of the window, its cuts and lo and hi, and is
+// computed in a fixed order: the same inputs give the same bits.
 func (sm *Smoother) Smooth(dst []face.Face, t, lo, hi int, faces func(s int) []face.Face) []face.Face {
 	cur := faces(t)
 	if sm.K <= 0 || len(cur) == 0 {
 		return append(dst, cur...)
 	}
-	a, b := max(t-sm.K, lo), min(t+sm.K, hi)
+	a, b := max(t-max(sm.K, sm.Still), lo), min(t+max(sm.K, sm.Still), hi)
 	// links[s-a][i]: face i of frame s is face links[s-a][i] of frame s+1 (−1: none).
 	for len(sm.links) < b-a {
 		sm.links = append(sm.links, nil)
@@ -90,16 +99,66 @@ func (sm *Smoother) Smooth(dst []face.Face, t, lo, hi int, faces func(s int) []f
 			}
 			sm.samp = append(sm.samp, sample{s: s + 1, j: j})
 		}
+		// Over the wider window first: a face still over all of it takes its mean there.
+		var wide face.Face
+		g := 1.0
+		if sm.Still > sm.K {
+			k := sm.K
+			sm.K = sm.Still
+			g = sm.coefficients(t, faces)
+			sm.K = k
+			for _, sp := range sm.samp {
+				addScaled(&wide, &faces(sp.s)[sp.j], sp.m)
+			}
+			sm.samp = slices.DeleteFunc(sm.samp, func(sp sample) bool { return sp.s < t-k || sp.s > t+k })
+		}
 		sm.coefficients(t, faces)
 		f := cur[i] // score, embedding and the rest stay frame t's own
 		var acc face.Face
 		for _, sp := range sm.samp {
-			addScaled(&acc, &faces(sp.s)[sp.j], sp.c)
+			addScaled(&acc, &faces(sp.s)[sp.j], g*sp.c)
+		}
+		if g < 1 {
+			addScaled(&acc, &wide, 1-g)
 		}
 		f.Box, f.Keypoints, f.Five, f.DetectorFive, f.Landmarks = acc.Box, acc.Keypoints, acc.Five, acc.DetectorFive, acc.Landmarks
+		f.SteadyTone = sm.tone(t, faces)
 		dst = append(dst, f)
 	}
 	return dst
+}
+
+// tone is the face's Tone over its frames (sm.samp): a weighted local line in time, kernel
+// weights Weight(s−t, K), every frame counted (a keyframe's tone is what it smooths, where a
+// landmark jump there is an outlier). Inside the video the line's value at t is the weighted
+// mean, the most a still face's noise can be averaged; a change of light at a steady pace is
+// followed exactly, at the video's clipped ends too. Zero when a frame has no tone.
+func (sm *Smoother) tone(t int, faces func(s int) []face.Face) face.Tone {
+	var m [3]float64
+	for _, sp := range sm.samp {
+		if faces(sp.s)[sp.j].Tone.Weight <= 0 {
+			return face.Tone{}
+		}
+		d, w := float64(sp.s-t), Weight(sp.s-t, sm.K)
+		m[0], m[1], m[2] = m[0]+w, m[1]+w*d, m[2]+w*d*d
+	}
+	det := m[0]*m[2] - m[1]*m[1]
+	var out face.Tone
+	for _, sp := range sm.samp {
+		d, w := float64(sp.s-t), Weight(sp.s-t, sm.K)
+		c := w / m[0]
+		if det > 1e-9*m[0]*m[2] {
+			c = w * (m[2] - m[1]*d) / det
+		}
+		tn := &faces(sp.s)[sp.j].Tone
+		for k := range 3 {
+			out.Mean[k] += c * tn.Mean[k]
+			out.Std[k] += c * tn.Std[k]
+		}
+		out.Weight += c * tn.Weight
+	}
+	out.Weight = max(out.Weight, 1e-9) // a fitted line may dip; the tone stays measured
+	return out
 }
 
 // Weight is the tricube kernel of a frame d frames from the smoothed one, in a window of K frames
@@ -116,7 +175,8 @@ func Weight(d, k int) float64 {
 // still face in a lossy clip), and the face is averaged; at twice it and beyond, it is fitted.
 const StillMotion = 0.005
 
-// coefficients sets each sample's c so that Σ c·x is the smoothed value at frame t: an adaptive
+// coefficients sets each sample's c so that Σ c·x is the smoothed value at frame t, and its m
+// so that Σ m·x is the weighted mean, and returns the blend's α (below): an adaptive
 // blend of two weighted least-squares fits (weights Weight(s−t, K)). A local quadratic follows
 // motion without lag: exact for constant speed and for constant acceleration, at the video's
 // ends too. The weighted mean averages a still face strongly, and at the clipped ends does not
@@ -124,7 +184,7 @@ const StillMotion = 0.005
 // quadratic finds in the landmarks' centroid over half a window, against StillMotion: 0 (mean)
 // below it, 1 (fit) at twice it, linear between, so the result is continuous in the landmarks.
 // With fewer distinct frames the fit drops to a line, then to the mean.
-func (sm *Smoother) coefficients(t int, faces func(s int) []face.Face) {
+func (sm *Smoother) coefficients(t int, faces func(s int) []face.Face) float64 {
 	samp := sm.samp
 	width := 0.0
 	for _, sp := range samp {
@@ -164,8 +224,10 @@ func (sm *Smoother) coefficients(t int, faces func(s int) []face.Face) {
 		d := float64(samp[i].s - t)
 		w := wk(i)
 		fit := w * (row[0][0] + row[0][1]*d + row[0][2]*d*d)
-		samp[i].c = (1-alpha)*w/m[0] + alpha*fit
+		samp[i].m = w / m[0]
+		samp[i].c = (1-alpha)*samp[i].m + alpha*fit
 	}
+	return alpha
 }
 
 // moments are Σw(i)·d^k over the samples (d = s−t) and the fit's rows from them (fitRows).

@@ -1,8 +1,10 @@
 package temporal
 
 import (
+	"fmt"
 	"math"
 	"math/rand"
+	"slices"
 	"testing"
 
 	"github.com/facefusion-hpc/facefusion/internal/face"
@@ -272,16 +274,21 @@ func TestWindowClippedAtTheEnds(t *testing.T) {
 }
 
 func BenchmarkSmooth(b *testing.B) {
-	rng := rand.New(rand.NewSource(1))
-	video := make([][]face.Face, 2*defaultK+1)
-	for f := range video {
-		video[f] = []face.Face{noisy(rng, shape(geom.Pt{X: 200, Y: 150}, 120), 0.5)}
-	}
-	sm := Smoother{K: defaultK}
-	var dst []face.Face
-	b.ReportAllocs()
-	for i := 0; i < b.N; i++ {
-		dst = sm.Smooth(dst[:0], defaultK, 0, len(video)-1, func(s int) []face.Face { return video[s] })
+	for _, still := range []int{0, 2 * defaultK} { // the pipeline's: a still face's wider window
+		b.Run(fmt.Sprintf("still-%d", still), func(b *testing.B) {
+			rng := rand.New(rand.NewSource(1))
+			h := max(defaultK, still)
+			video := make([][]face.Face, 2*h+1)
+			for f := range video {
+				video[f] = []face.Face{noisy(rng, shape(geom.Pt{X: 200, Y: 150}, 120), 0.5)}
+			}
+			sm := Smoother{K: defaultK, Still: still}
+			var dst []face.Face
+			b.ReportAllocs()
+			for b.Loop() {
+				dst = sm.Smooth(dst[:0], h, 0, len(video)-1, func(s int) []face.Face { return video[s] })
+			}
+		})
 	}
 }
 
@@ -320,5 +327,98 @@ func TestMovingFaceLessJitter(t *testing.T) {
 	}
 	if math.Abs(lag) > 0.15 {
 		t.Errorf("moving face: smoothed centroid %.3f px from the true one on average (lag)", lag)
+	}
+}
+
+// A face's tone (its colour, face.Face.Tone) is smoothed over the window with it: on a still
+// face a keyframe's jump of the tone is spread over the window, and a change of light at a
+// steady pace (a face walking into shadow, while it moves) is followed exactly in every frame,
+// the clipped windows at the video's ends included: no lag.
+func TestToneFollowsLightAndHoldsKeyframes(t *testing.T) {
+	tone := func(y, s float64) face.Tone {
+		return face.Tone{Mean: [3]float64{y, -20, 30}, Std: [3]float64{s, 3, 4}, Weight: 5000}
+	}
+	// Walking into shadow: 0.8 levels darker a frame, the spread shrinking, the face moving.
+	video := make([][]face.Face, 40)
+	for f := range video {
+		video[f] = []face.Face{shape(geom.Pt{X: 100 + 3*float64(f), Y: 120}, 100)}
+		video[f][0].Tone = tone(160-0.8*float64(f), 40-0.2*float64(f))
+	}
+	for _, k := range []int{1, defaultK, job.MaxLandmarkSmoothing} {
+		out := smoothAll(t, k, video)
+		for f := range video {
+			got, want := out[f][0].SteadyTone, video[f][0].Tone
+			if math.Abs(got.Mean[0]-want.Mean[0]) > 1e-9 || math.Abs(got.Std[0]-want.Std[0]) > 1e-9 || math.Abs(got.Mean[2]-want.Mean[2]) > 1e-9 {
+				t.Fatalf("K=%d, frame %d: steady tone Y %.6f spread %.6f, want %.6f %.6f (lag)", k, f, got.Mean[0], got.Std[0], want.Mean[0], want.Std[0])
+			}
+		}
+	}
+	// A still face whose tone steps by 0.6 at a keyframe (frame 20): the steady tone moves by
+	// at most a fifth of it from frame to frame.
+	for f := range video {
+		video[f] = []face.Face{shape(geom.Pt{X: 100, Y: 120}, 100)}
+		video[f][0].Tone = tone(150, 40)
+		if f >= 20 {
+			video[f][0].Tone = tone(150.6, 40)
+		}
+	}
+	out := smoothAll(t, defaultK, video)
+	for f := 1; f < len(video); f++ {
+		if d := math.Abs(out[f][0].SteadyTone.Mean[0] - out[f-1][0].SteadyTone.Mean[0]); d > 0.6/5 {
+			t.Fatalf("frame %d: the steady tone steps by %.3f (the keyframe's 0.6 not spread)", f, d)
+		}
+	}
+	// A frame without a tone (no classic swap measured it) leaves the window's unmeasured.
+	video[5][0].Tone = face.Tone{}
+	if out := smoothAll(t, defaultK, video); out[3][0].SteadyTone.Weight != 0 {
+		t.Fatal("a window with an unmeasured frame got a steady tone")
+	}
+}
+
+// smoothStill is smoothAll with the wider window of a still face, still frames each side.
+func smoothStill(k, still int, video [][]face.Face) [][]face.Face {
+	sm := Smoother{K: k, Still: still}
+	out := make([][]face.Face, len(video))
+	for f := range video {
+		out[f] = sm.Smooth(nil, f, 0, len(video)-1, func(s int) []face.Face { return video[s] })
+	}
+	return out
+}
+
+// A still face whose points step to a new place at every keyframe (dlib on a lossy clip: 0.5–0.9
+// px, held until the next keyframe) drifts as the window spreads each step: over twice the
+// frames (Still = 2K) the drift is about half, frame to frame. A face that moves (at a steady
+// speed, or accelerating) is smoothed bit for bit as over K alone: the wider window adds no lag.
+func TestStillWindowHalvesAStillFacesDrift(t *testing.T) {
+	rng := rand.New(rand.NewSource(3))
+	truth := shape(geom.Pt{X: 200, Y: 150}, 120)
+	video := make([][]face.Face, 96)
+	var at face.Face // each point's place since the last keyframe, every 12 frames
+	for f := range video {
+		if f%12 == 0 {
+			at = noisy(rng, truth, 0.6)
+		}
+		video[f] = []face.Face{noisy(rng, at, 0.03)}
+	}
+	narrowMean, narrowMax := meanStep(smoothAll(t, defaultK, video))
+	wideMean, wideMax := meanStep(smoothStill(defaultK, 2*defaultK, video))
+	t.Logf("still face, keyframe steps: smoothed change a frame mean %.4f px, largest %.4f over K; %.4f, %.4f over 2K", narrowMean, narrowMax, wideMean, wideMax)
+	if wideMean > 0.65*narrowMean || wideMax > 0.75*narrowMax {
+		t.Errorf("still face: the wider window's drift mean %.4f, largest %.4f px against %.4f, %.4f over K: want about half", wideMean, wideMax, narrowMean, narrowMax)
+	}
+	for name, at := range map[string]func(f int) geom.Pt{
+		"steady":       func(f int) geom.Pt { return geom.Pt{X: 100 + 3.5*float64(f), Y: 120 - 1.25*float64(f)} },
+		"accelerating": func(f int) geom.Pt { return geom.Pt{X: 100 + 0.1*float64(f*f), Y: 120} },
+		"swaying":      func(f int) geom.Pt { return geom.Pt{X: 200 + 6*math.Sin(float64(f)/5), Y: 120} },
+	} {
+		for f := range video {
+			video[f] = []face.Face{noisy(rng, shape(at(f), 100), 0.2)}
+		}
+		narrow, wide := smoothAll(t, defaultK, video), smoothStill(defaultK, 2*defaultK, video)
+		for f := range video {
+			if a, b := coords(&narrow[f][0]), coords(&wide[f][0]); !slices.Equal(a, b) {
+				t.Fatalf("%s face, frame %d: the wider window moved the points (lag)", name, f)
+			}
+		}
 	}
 }
