@@ -125,6 +125,7 @@ func (s *Swapper) occluders(frame *raster.Image, target *face.Landmarks68, fm *r
 	}
 	s.structureCoarse(frame, target, fm, size, fr, m)
 	s.detail(frame, target, fm, size, fr)
+	s.thinCovers(frame, target, fm, size, fr)
 	s.dropSmall(&s.occ, fm, fr, occMinArea)
 	if !slices.Contains(s.occ.Pix, 1) { // the common case, a bare face
 		for i := range s.occ.Pix {

@@ -149,6 +149,8 @@ type Swapper struct {
 	// The detail test's scratch (see detail).
 	detT, detS raster.Mask
 	sat        []float64
+	// The thin covers' scratch (see thinCovers).
+	keep []bool
 }
 
 // NewSwapper returns a swapper for src; negative option values count as 0.
