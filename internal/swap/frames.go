@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/facefusion-hpc/facefusion/internal/face"
+	"github.com/facefusion-hpc/facefusion/internal/geom"
 	"github.com/facefusion-hpc/facefusion/internal/raster"
 )
 
@@ -37,6 +38,9 @@ const (
 	// occRidgeLength is the least extent (share of the face size) of a connected ridge: a
 	// brow, a lid or a crease is shorter than a frame, a strand or a stem.
 	occRidgeLength = 0.25
+	// occRidgeBrow is the half-width (share of the face size) of the band along each brow
+	// where a ridge is the brow's.
+	occRidgeBrow = 0.04
 	// occRidgeCoarse is about the face size (px) the test works at: a larger face is seen on
 	// a grid of every f-th pixel, f = size/occRidgeCoarse rounded (67–133 px across).
 	occRidgeCoarse = 100
@@ -50,6 +54,9 @@ const (
 // is seen on a grid of every f-th pixel (each the mean of its f×f block), where a frame is
 // still a few pixels wide, at a fraction of the cost.
 func (s *Swapper) thinCovers(frame *raster.Image, target *face.Landmarks68, fm *raster.Mask, size float64, fr image.Rectangle) {
+	if s.skinMedian(&s.detT, target, size, fr) > occRidgeGrain {
+		return
+	}
 	f := max(1, int(math.Round(size/occRidgeCoarse)))
 	w, h := fr.Dx(), fr.Dy()
 	cw, ch := (w+f-1)/f, (h+f-1)/f
@@ -60,22 +67,21 @@ func (s *Swapper) thinCovers(frame *raster.Image, target *face.Landmarks68, fm *
 	for c := range 3 {
 		s.chanBlur.Apply(&s.chan3[c], sigma)
 	}
-	if s.skinMedian(&s.detT, target, size, fr) > occRidgeGrain {
-		return
-	}
 	level := s.ridgeLevel(fm, fr, f, cr, sigma)
 	least := max(occRidgeFloor, occRidgeK*level) / 2 // the weak half of a hysteresis
 	ms := s.skinMedian(&s.detS, target, size, fr)
+	s.browBands(target, size, fr)
 	s.clip.Reset(cr)
 	for y := 1; y < ch-1; y++ {
 		fy := min(h-1, y*f+f/2)
 		frow := fm.Pix[(fy+fr.Min.Y-fm.Rect.Min.Y)*fm.Stride+fr.Min.X-fm.Rect.Min.X:][:w]
 		for x := 1; x < cw-1; x++ {
-			// On the face, outside its features (whose own ridges are many), and not where
-			// the warped source has a feature: the target has one there too.
+			// On the face, outside its eyes, mouth and nostrils (whose own ridges are many)
+			// and its brows, and not where the warped source has a feature: the target has
+			// one there too.
 			fx := min(w-1, x*f+f/2)
 			j := fy*w + fx
-			if !(frow[fx] > 0.5) || s.excl.Pix[j] > 0 || ms > 0.1 && s.detS.Pix[j]/ms > occDetailFeature {
+			if !(frow[fx] > 0.5) || s.excl.Pix[j] >= 1 || s.zone.Pix[j] > 0 || ms > 0.1 && s.detS.Pix[j]/ms > occDetailFeature {
 				continue
 			}
 			if s.ridgeAt(y*cw+x, cw, sigma, least) > least {
@@ -93,6 +99,27 @@ func (s *Swapper) thinCovers(frame *raster.Image, target *face.Landmarks68, fm *
 			if crow[x/f] > 0.5 {
 				orow[x] = 1
 			}
+		}
+	}
+}
+
+// browBands marks in s.zone (over fr) a band of half-width occRidgeBrow·size along each brow
+// (landmarks 17–21 and 22–26): a brow is a dark band, a ridge, where the face has one.
+func (s *Swapper) browBands(target *face.Landmarks68, size float64, fr image.Rectangle) {
+	s.zone.Reset(fr)
+	r := occRidgeBrow * size
+	for _, b := range [2][2]int{{17, 21}, {22, 26}} {
+		for k := b[0]; k < b[1]; k++ {
+			a, c := target[k], target[k+1]
+			d := c.Sub(a)
+			l := math.Hypot(d.X, d.Y)
+			if l == 0 {
+				continue
+			}
+			n := geom.Pt{X: -d.Y / l * r, Y: d.X / l * r}
+			e := geom.Pt{X: d.X / l * r, Y: d.Y / l * r} // reach past the ends too
+			s.part = append(s.part[:0], a.Add(n).Sub(e), c.Add(n).Add(e), c.Sub(n).Add(e), a.Sub(n).Sub(e))
+			raster.FillConvex(&s.zone, s.part, 1)
 		}
 	}
 }
