@@ -151,7 +151,9 @@ func (s *Swapper) sampleSkin(frame *raster.Image, target *face.Landmarks68, size
 	for k := range s.feat {
 		s.feat[k] = s.feat[k][:0]
 	}
-	for _, c := range centres {
+	var starts [len(centres) + 1]int
+	for d, c := range centres {
+		starts[d] = len(s.feat[0])
 		for y := int(c.Y - rad); y <= int(c.Y+rad); y += 2 {
 			for x := int(c.X - rad); x <= int(c.X+rad); x += 2 {
 				if !(image.Point{x, y}).In(fr) || math.Hypot(float64(x)-c.X, float64(y)-c.Y) > rad {
@@ -164,6 +166,8 @@ func (s *Swapper) sampleSkin(frame *raster.Image, target *face.Landmarks68, size
 			}
 		}
 	}
+	starts[len(centres)] = len(s.feat[0])
+	s.dropCoveredSamples(starts[:])
 }
 
 // skinModel is what the skin samples look like: the skin's chromaticity axis (ux, uy), each
