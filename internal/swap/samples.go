@@ -24,25 +24,25 @@ const (
 // of the discs.
 func (s *Swapper) dropCoveredSamples(starts []int) {
 	n := len(starts) - 1
-	var med [3][]float32
-	for k := range 3 {
-		med[k] = make([]float32, 0, 8)
+	var med [3][8]float32
+	if n > len(med[0]) {
+		return
 	}
 	for d := range n {
 		for k := range 3 {
 			if starts[d+1] == starts[d] {
-				med[k] = append(med[k], float32(math.NaN()))
+				med[k][d] = float32(math.NaN())
 				continue
 			}
 			s.dev = append(s.dev[:0], s.feat[k][starts[d]:starts[d+1]]...)
 			slices.Sort(s.dev)
-			med[k] = append(med[k], s.dev[len(s.dev)/2])
+			med[k][d] = s.dev[len(s.dev)/2]
 		}
 	}
 	var ref [3]float32
 	for k := range 3 {
 		s.dev = s.dev[:0]
-		for _, v := range med[k] {
+		for _, v := range med[k][:n] {
 			if !math.IsNaN(float64(v)) {
 				s.dev = append(s.dev, v)
 			}
@@ -53,7 +53,7 @@ func (s *Swapper) dropCoveredSamples(starts []int) {
 		slices.Sort(s.dev)
 		ref[k] = s.dev[len(s.dev)/2]
 	}
-	var odd [16]bool
+	var odd [8]bool
 	bad := 0
 	for d := range n {
 		da, db := float64(med[1][d]-ref[1]), float64(med[2][d]-ref[2])
