@@ -27,9 +27,12 @@ const (
 	occRidgeK     = 2.5
 	occRidgeFloor = 1.5
 	// occRidgeGrain is the skin's median fine detail (grey levels, see lumaDetail) past which
-	// the test stands down: on wrinkled or grainy skin (an old face, a noisy frame) a faint
-	// frame cannot be told from the skin's own creases, which are as long.
-	occRidgeGrain = 3.5
+	// the skin counts as grainy or wrinkled (an old face, a noisy frame): its creases are long
+	// and strong, so a ridge must reach occRidgeKGrainy times the skin's and span
+	// occRidgeLengthGrainy of the face; a faint frame there is not told from them.
+	occRidgeGrain        = 3.5
+	occRidgeKGrainy      = 5
+	occRidgeLengthGrainy = 0.35
 	// occRidgeElong is how much stronger across the band than along it the curvature must
 	// be; occRidgeStep how much stronger the curvature (times σ) than the slope, so the flank
 	// of a step edge (one side of a bar, a hand) is no ridge.
@@ -54,8 +57,9 @@ const (
 // is seen on a grid of every f-th pixel (each the mean of its f×f block), where a frame is
 // still a few pixels wide, at a fraction of the cost.
 func (s *Swapper) thinCovers(frame *raster.Image, target *face.Landmarks68, fm *raster.Mask, size float64, fr image.Rectangle) {
+	k, long := float32(occRidgeK), occRidgeLength
 	if s.skinMedian(&s.detT, target, size, fr) > occRidgeGrain {
-		return
+		k, long = occRidgeKGrainy, occRidgeLengthGrainy
 	}
 	f := max(1, int(math.Round(size/occRidgeCoarse)))
 	w, h := fr.Dx(), fr.Dy()
@@ -68,7 +72,7 @@ func (s *Swapper) thinCovers(frame *raster.Image, target *face.Landmarks68, fm *
 		s.chanBlur.Apply(&s.chan3[c], sigma)
 	}
 	level := s.ridgeLevel(fm, fr, f, cr, sigma)
-	least := max(occRidgeFloor, occRidgeK*level) / 2 // the weak half of a hysteresis
+	least := max(occRidgeFloor, k*level) / 2 // the weak half of a hysteresis
 	ms := s.skinMedian(&s.detS, target, size, fr)
 	s.browBands(target, size, fr)
 	s.clip.Reset(cr)
@@ -90,7 +94,7 @@ func (s *Swapper) thinCovers(frame *raster.Image, target *face.Landmarks68, fm *
 		}
 	}
 	s.clip.Dilate(1, &s.zone) // a ridge's centre line breaks where it bends
-	s.longOnly(cr, occRidgeLength*csize)
+	s.longOnly(cr, long*csize)
 	s.clip.Dilate(int(math.Round(occRidgeWiden*csize)), &s.zone)
 	for y := range h {
 		crow := s.clip.Pix[min(ch-1, y/f)*cw:][:cw]
