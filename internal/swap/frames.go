@@ -21,9 +21,10 @@ const (
 	// second derivatives are taken: about a frame's half-thickness over √3, where a band of
 	// that width answers most.
 	occRidgeScale = 0.012
-	// occRidgeK is how many times the skin's own median ridge strength a ridge must reach,
-	// occRidgeFloor the least it must reach in any case (levels per pixel², times σ²): the
-	// skin's pores and fine wrinkles are no frame.
+	// A ridge counts from half of occRidgeK times the skin's own median curvature, and of
+	// occRidgeFloor in any case (levels per pixel², times σ²): a frame's centre line fades in
+	// places, so its strength only rules out the skin's pores and fine wrinkles, and its
+	// length decides.
 	occRidgeK     = 2.5
 	occRidgeFloor = 1.5
 	// occRidgeGrain is the skin's median fine detail (grey levels, see lumaDetail) past which
@@ -72,7 +73,7 @@ func (s *Swapper) thinCovers(frame *raster.Image, target *face.Landmarks68, fm *
 		s.chanBlur.Apply(&s.chan3[c], sigma)
 	}
 	level := s.ridgeLevel(fm, fr, f, cr, sigma)
-	least := max(occRidgeFloor, k*level) / 2 // the weak half of a hysteresis
+	least := max(occRidgeFloor, k*level) / 2
 	ms := s.skinMedian(&s.detS, target, size, fr)
 	s.browBands(target, size, fr)
 	s.clip.Reset(cr)
