@@ -42,9 +42,9 @@ const (
 	// occRidgeLength is the least extent (share of the face size) of a connected ridge: a
 	// brow, a lid or a crease is shorter than a frame, a strand or a stem.
 	occRidgeLength = 0.25
-	// occRidgeBrow is the half-width (share of the face size) of the band along each brow
-	// where a ridge is the brow's.
-	occRidgeBrow = 0.04
+	// occRidgeBand is the half-width (share of the face size) of the band along each brow and
+	// the jaw where a ridge is the face's own.
+	occRidgeBand = 0.04
 	// occRidgeCoarse is about the face size (px) the test works at: a larger face is seen on
 	// a grid of every f-th pixel, f = size/occRidgeCoarse rounded (67–133 px across).
 	occRidgeCoarse = 100
@@ -75,18 +75,17 @@ func (s *Swapper) thinCovers(frame *raster.Image, target *face.Landmarks68, fm *
 	level := s.ridgeLevel(fm, fr, f, cr, sigma)
 	least := max(occRidgeFloor, k*level) / 2
 	ms := s.skinMedian(&s.detS, target, size, fr)
-	s.browBands(target, size, fr)
+	s.outlineBands(target, size, fr)
 	s.clip.Reset(cr)
 	for y := 1; y < ch-1; y++ {
 		fy := min(h-1, y*f+f/2)
-		frow := fm.Pix[(fy+fr.Min.Y-fm.Rect.Min.Y)*fm.Stride+fr.Min.X-fm.Rect.Min.X:][:w]
 		for x := 1; x < cw-1; x++ {
-			// On the face, outside its eyes, mouth and nostrils (whose own ridges are many)
-			// and its brows, and not where the warped source has a feature: the target has
-			// one there too.
-			fx := min(w-1, x*f+f/2)
-			j := fy*w + fx
-			if !(frow[fx] > 0.5) || s.excl.Pix[j] >= 1 || s.zone.Pix[j] > 0 || ms > 0.1 && s.detS.Pix[j]/ms > occDetailFeature {
+			// Over the face's whole box, so that a strand or a stem reaching past the face
+			// counts its whole length; outside the eyes, mouth and nostrils (whose own ridges
+			// are many), the brows and the jaw, and not where the warped source has a
+			// feature: the target has one there too.
+			j := fy*w + min(w-1, x*f+f/2)
+			if s.excl.Pix[j] >= 1 || s.zone.Pix[j] > 0 || ms > 0.1 && s.detS.Pix[j]/ms > occDetailFeature {
 				continue
 			}
 			if s.ridgeAt(y*cw+x, cw, sigma, least) > least {
@@ -108,12 +107,13 @@ func (s *Swapper) thinCovers(frame *raster.Image, target *face.Landmarks68, fm *
 	}
 }
 
-// browBands marks in s.zone (over fr) a band of half-width occRidgeBrow·size along each brow
-// (landmarks 17–21 and 22–26): a brow is a dark band, a ridge, where the face has one.
-func (s *Swapper) browBands(target *face.Landmarks68, size float64, fr image.Rectangle) {
+// outlineBands marks in s.zone (over fr) a band of half-width occRidgeBand·size along each
+// brow (landmarks 17–21 and 22–26) and the jaw (0–16): the face's own ridges, a brow's dark
+// band and the shadow under the jaw.
+func (s *Swapper) outlineBands(target *face.Landmarks68, size float64, fr image.Rectangle) {
 	s.zone.Reset(fr)
-	r := occRidgeBrow * size
-	for _, b := range [2][2]int{{17, 21}, {22, 26}} {
+	r := occRidgeBand * size
+	for _, b := range [3][2]int{{17, 21}, {22, 26}, {0, 16}} {
 		for k := b[0]; k < b[1]; k++ {
 			a, c := target[k], target[k+1]
 			d := c.Sub(a)
