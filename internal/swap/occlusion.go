@@ -126,6 +126,7 @@ func (s *Swapper) occluders(frame *raster.Image, target *face.Landmarks68, fm *r
 	s.structureCoarse(frame, target, fm, size, fr, m)
 	s.detail(frame, target, fm, size, fr)
 	s.texture(frame, target, fm, size, fr)
+	s.thinCovers(frame, target, fm, size, fr)
 	s.dropSmall(&s.occ, fm, fr, occMinArea)
 	if !slices.Contains(s.occ.Pix, 1) { // the common case, a bare face
 		for i := range s.occ.Pix {
@@ -151,7 +152,9 @@ func (s *Swapper) sampleSkin(frame *raster.Image, target *face.Landmarks68, size
 	for k := range s.feat {
 		s.feat[k] = s.feat[k][:0]
 	}
-	for _, c := range centres {
+	var starts [len(centres) + 1]int
+	for d, c := range centres {
+		starts[d] = len(s.feat[0])
 		for y := int(c.Y - rad); y <= int(c.Y+rad); y += 2 {
 			for x := int(c.X - rad); x <= int(c.X+rad); x += 2 {
 				if !(image.Point{x, y}).In(fr) || math.Hypot(float64(x)-c.X, float64(y)-c.Y) > rad {
@@ -164,6 +167,8 @@ func (s *Swapper) sampleSkin(frame *raster.Image, target *face.Landmarks68, size
 			}
 		}
 	}
+	starts[len(centres)] = len(s.feat[0])
+	s.dropCoveredSamples(starts[:])
 }
 
 // skinModel is what the skin samples look like: the skin's chromaticity axis (ux, uy), each

@@ -156,6 +156,8 @@ type Swapper struct {
 	// The next Apply's tones (see Steady).
 	own, steady face.Tone
 	steadyOn    bool
+	// The thin covers' scratch (see thinCovers).
+	keep []bool
 }
 
 // NewSwapper returns a swapper for src; negative option values count as 0.

@@ -1,0 +1,273 @@
+package swap
+
+import (
+	"image"
+	"math"
+	"slices"
+
+	"github.com/facefusion-hpc/facefusion/internal/face"
+	"github.com/facefusion-hpc/facefusion/internal/geom"
+	"github.com/facefusion-hpc/facefusion/internal/raster"
+)
+
+// Thin covers (glasses frames, strands of hair, a cable or a microphone's stem) are told by
+// their shape, whatever their colour: a long band of even width with an edge on each side,
+// a ridge of the colour at the band's own scale. The face's own ridges (brows, lids, lips,
+// creases) are short, lie where the warped source has a feature too, or are faint against
+// the skin's own ridges; a band that is none of these is in front of the face.
+
+const (
+	// occRidgeScale is the σ (share of the face size) the colour is smoothed by before its
+	// second derivatives are taken: about a frame's half-thickness over √3, where a band of
+	// that width answers most.
+	occRidgeScale = 0.012
+	// A ridge counts from half of occRidgeK times the skin's own median curvature, and of
+	// occRidgeFloor in any case (levels per pixel², times σ²): a frame's centre line fades in
+	// places, so its strength only rules out the skin's pores and fine wrinkles, and its
+	// length decides.
+	occRidgeK     = 2.5
+	occRidgeFloor = 1.5
+	// occRidgeGrain is the skin's median fine detail (grey levels, see lumaDetail) past which
+	// the skin counts as grainy or wrinkled (an old face, a noisy frame): its creases are long
+	// and strong, so a ridge must reach occRidgeKGrainy times the skin's and span
+	// occRidgeLengthGrainy of the face; a faint frame there is not told from them.
+	occRidgeGrain        = 3.5
+	occRidgeKGrainy      = 5
+	occRidgeLengthGrainy = 0.35
+	// occRidgeElong is how much stronger across the band than along it the curvature must
+	// be; occRidgeStep how much stronger the curvature (times σ) than the slope, so the flank
+	// of a step edge (one side of a bar, a hand) is no ridge.
+	occRidgeElong = 2
+	occRidgeStep  = 2
+	// occRidgeLength is the least extent (share of the face size) of a connected ridge: a
+	// brow, a lid or a crease is shorter than a frame, a strand or a stem.
+	occRidgeLength = 0.25
+	// occRidgeBand is the half-width (share of the face size) of the band along each brow and
+	// the jaw where a ridge is the face's own.
+	occRidgeBand = 0.04
+	// occRidgeCoarse is about the face size (px) the test works at: a larger face is seen on
+	// a grid of every f-th pixel, f = size/occRidgeCoarse rounded (67–133 px across).
+	occRidgeCoarse = 100
+	// occRidgeWiden is the half-width (share of the face size) a found ridge's centre line
+	// is grown by to cover its band.
+	occRidgeWiden = 0.015
+)
+
+// thinCovers adds to s.occ (over fr, 1 on occluders; after s.detail, whose s.detS holds the
+// warped source's detail) the long thin bands in front of the face (see above). A large face
+// is seen on a grid of every f-th pixel (each the mean of its f×f block), where a frame is
+// still a few pixels wide, at a fraction of the cost.
+func (s *Swapper) thinCovers(frame *raster.Image, target *face.Landmarks68, fm *raster.Mask, size float64, fr image.Rectangle) {
+	k, long := float32(occRidgeK), occRidgeLength
+	if s.skinMedian(&s.detT, target, size, fr) > occRidgeGrain {
+		k, long = occRidgeKGrainy, occRidgeLengthGrainy
+	}
+	f := max(1, int(math.Round(size/occRidgeCoarse)))
+	w, h := fr.Dx(), fr.Dy()
+	cw, ch := (w+f-1)/f, (h+f-1)/f
+	cr := image.Rect(0, 0, cw, ch)
+	csize := size / float64(f)
+	sigma := math.Max(0.8, occRidgeScale*csize)
+	s.coarseChannels(frame, fr, f, cr)
+	for c := range 3 {
+		s.chanBlur.Apply(&s.chan3[c], sigma)
+	}
+	level := s.ridgeLevel(fm, fr, f, cr, sigma)
+	least := max(occRidgeFloor, k*level) / 2
+	ms := s.skinMedian(&s.detS, target, size, fr)
+	s.outlineBands(target, size, fr)
+	s.clip.Reset(cr)
+	for y := 1; y < ch-1; y++ {
+		fy := min(h-1, y*f+f/2)
+		for x := 1; x < cw-1; x++ {
+			// Over the face's whole box, so that a strand or a stem reaching past the face
+			// counts its whole length; outside the eyes, mouth and nostrils (whose own ridges
+			// are many), the brows and the jaw, and not where the warped source has a
+			// feature: the target has one there too.
+			j := fy*w + min(w-1, x*f+f/2)
+			if s.excl.Pix[j] >= 1 || s.zone.Pix[j] > 0 || ms > 0.1 && s.detS.Pix[j]/ms > occDetailFeature {
+				continue
+			}
+			if s.ridgeAt(y*cw+x, cw, sigma, least) > least {
+				s.clip.Pix[y*cw+x] = 1
+			}
+		}
+	}
+	s.clip.Dilate(1, &s.zone) // a ridge's centre line breaks where it bends
+	s.longOnly(cr, long*csize)
+	s.clip.Dilate(int(math.Round(occRidgeWiden*csize)), &s.zone)
+	for y := range h {
+		crow := s.clip.Pix[min(ch-1, y/f)*cw:][:cw]
+		orow := s.occ.Pix[y*w:][:w]
+		for x := range orow {
+			if crow[x/f] > 0.5 {
+				orow[x] = 1
+			}
+		}
+	}
+}
+
+// outlineBands marks in s.zone (over fr) a band of half-width occRidgeBand·size along each
+// brow (landmarks 17–21 and 22–26) and the jaw (0–16): the face's own ridges, a brow's dark
+// band and the shadow under the jaw.
+func (s *Swapper) outlineBands(target *face.Landmarks68, size float64, fr image.Rectangle) {
+	s.zone.Reset(fr)
+	r := occRidgeBand * size
+	for _, b := range [3][2]int{{17, 21}, {22, 26}, {0, 16}} {
+		for k := b[0]; k < b[1]; k++ {
+			a, c := target[k], target[k+1]
+			d := c.Sub(a)
+			l := math.Hypot(d.X, d.Y)
+			if l == 0 {
+				continue
+			}
+			n := geom.Pt{X: -d.Y / l * r, Y: d.X / l * r}
+			e := geom.Pt{X: d.X / l * r, Y: d.Y / l * r} // reach past the ends too
+			s.part = append(s.part[:0], a.Add(n).Sub(e), c.Add(n).Add(e), c.Sub(n).Add(e), a.Sub(n).Sub(e))
+			raster.FillConvex(&s.zone, s.part, 1)
+		}
+	}
+}
+
+// coarseChannels puts in s.chan3 (over cr) the mean of each colour channel over each f×f
+// block of the frame's fr.
+func (s *Swapper) coarseChannels(frame *raster.Image, fr image.Rectangle, f int, cr image.Rectangle) {
+	w, h := fr.Dx(), fr.Dy()
+	cw := cr.Dx()
+	for c := range 3 {
+		s.chan3[c].Reset(cr)
+	}
+	for y := range h {
+		row := frame.Pix[(y+fr.Min.Y)*frame.Stride+3*fr.Min.X:][:3*w]
+		off := y / f * cw
+		for x := range w {
+			k := off + x/f
+			s.chan3[0].Pix[k] += float32(row[3*x])
+			s.chan3[1].Pix[k] += float32(row[3*x+1])
+			s.chan3[2].Pix[k] += float32(row[3*x+2])
+		}
+	}
+	if f == 1 {
+		return
+	}
+	for i := range s.chan3[0].Pix {
+		bx, by := i%cw*f, i/cw*f
+		n := float32((min(w, bx+f) - bx) * (min(h, by+f) - by))
+		for c := range 3 {
+			s.chan3[c].Pix[i] /= n
+		}
+	}
+}
+
+// ridgeAt is the strongest channel's curvature across a ridge at pixel i of the smoothed
+// s.chan3 (row length cw), times σ²: positive where it is a ridge (see occRidgeElong,
+// occRidgeStep), negated where it is not, 0 for a channel that cannot reach least.
+func (s *Swapper) ridgeAt(i, cw int, sigma float64, least float32) float32 {
+	s2, sg := float32(sigma*sigma), float32(sigma)
+	var best float32
+	for c := range 3 {
+		p := s.chan3[c].Pix
+		hxx, hyy := p[i+1]-2*p[i]+p[i-1], p[i+cw]-2*p[i]+p[i-cw]
+		hxy := (p[i+cw+1] - p[i+cw-1] - p[i-cw+1] + p[i-cw-1]) / 4
+		m := (hxx + hyy) / 2
+		if (abs32(m)+abs32(hxx-hyy)/2+abs32(hxy))*s2 <= least { // a bound on |λ1|σ²
+			continue
+		}
+		d := float32(math.Sqrt(float64((hxx-hyy)*(hxx-hyy)/4 + hxy*hxy)))
+		l1, l2 := m+d, m-d
+		if abs32(l2) > abs32(l1) {
+			l1, l2 = l2, l1
+		}
+		gx, gy := (p[i+1]-p[i-1])/2, (p[i+cw]-p[i-cw])/2
+		a := abs32(l1) * s2
+		if abs32(l1) < occRidgeElong*abs32(l2) || (sg*l1)*(sg*l1) < occRidgeStep*occRidgeStep*(gx*gx+gy*gy) {
+			a = -a // no ridge here, but the skin's level counts it
+		}
+		if abs32(a) > abs32(best) {
+			best = a
+		}
+	}
+	return best
+}
+
+// ridgeLevel is the median curvature magnitude (ridge or not) of the smoothed s.chan3 (over
+// cr, a grid of every f-th pixel of fr) on the face's skin (fm > 0.5, outside the features),
+// every other pixel: how much the skin's own pores, grain and wrinkles answer. The whole skin
+// rather than the skin samples, so a cover over a few of them does not sway it.
+func (s *Swapper) ridgeLevel(fm *raster.Mask, fr image.Rectangle, f int, cr image.Rectangle, sigma float64) float32 {
+	w, h := fr.Dx(), fr.Dy()
+	cw, ch := cr.Dx(), cr.Dy()
+	s.dev = s.dev[:0]
+	for y := 1; y < ch-1; y += 2 {
+		fy := min(h-1, y*f+f/2)
+		frow := fm.Pix[(fy+fr.Min.Y-fm.Rect.Min.Y)*fm.Stride+fr.Min.X-fm.Rect.Min.X:][:w]
+		for x := 1; x < cw-1; x += 2 {
+			if fx := min(w-1, x*f+f/2); frow[fx] > 0.5 && s.excl.Pix[fy*w+fx] == 0 && s.occ.Pix[fy*w+fx] == 0 {
+				s.dev = append(s.dev, abs32(s.ridgeAt(y*cw+x, cw, sigma, 0)))
+			}
+		}
+	}
+	if len(s.dev) < 16 {
+		return math.MaxFloat32
+	}
+	slices.Sort(s.dev)
+	return s.dev[len(s.dev)/2]
+}
+
+// longOnly keeps in s.clip (0/1 over fr) the 8-connected sets whose bounding box's larger
+// side is at least least pixels.
+func (s *Swapper) longOnly(fr image.Rectangle, least float64) {
+	w, h := fr.Dx(), fr.Dy()
+	if cap(s.label) < w*h {
+		s.label = make([]int32, w*h)
+	}
+	s.label = s.label[:w*h]
+	for i, v := range s.clip.Pix {
+		s.label[i] = -1
+		if v > 0.5 {
+			s.label[i] = 0
+		}
+	}
+	s.keep = s.keep[:0]
+	n := int32(0)
+	for start, v := range s.label {
+		if v != 0 {
+			continue
+		}
+		n++
+		x0, y0, x1, y1 := w, h, -1, -1
+		s.label[start] = n
+		s.stack = append(s.stack[:0], int32(start))
+		for len(s.stack) > 0 {
+			i := int(s.stack[len(s.stack)-1])
+			s.stack = s.stack[:len(s.stack)-1]
+			x, y := i%w, i/w
+			x0, y0, x1, y1 = min(x0, x), min(y0, y), max(x1, x), max(y1, y)
+			for dy := -1; dy <= 1; dy++ {
+				for dx := -1; dx <= 1; dx++ {
+					u, v := x+dx, y+dy
+					if u < 0 || v < 0 || u >= w || v >= h {
+						continue
+					}
+					if nb := v*w + u; s.label[nb] == 0 {
+						s.label[nb] = n
+						s.stack = append(s.stack, int32(nb))
+					}
+				}
+			}
+		}
+		s.keep = append(s.keep, float64(max(x1-x0, y1-y0)+1) >= least)
+	}
+	for i, l := range s.label {
+		if l > 0 && !s.keep[l-1] {
+			s.clip.Pix[i] = 0
+		}
+	}
+}
+
+func abs32(v float32) float32 {
+	if v < 0 {
+		return -v
+	}
+	return v
+}
