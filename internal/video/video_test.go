@@ -151,6 +151,7 @@ func TestDecoderCloseEarly(t *testing.T) {
 
 // ffv1 is lossless: decode → encode → decode gives back the same bytes, frame for frame.
 func TestFFV1RoundTrip(t *testing.T) {
+	testenv.Full(t, "decodes, encodes and decodes a clip with ffmpeg in both pixel formats")
 	info := probe(t, clip(t, "bf.mp4"))
 	want := referenceHashes(t, info.Path)
 	// Both pixel formats from one decode, read back by one ffmpeg.
