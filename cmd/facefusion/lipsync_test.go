@@ -6,11 +6,13 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/facefusion-hpc/facefusion/infer/fixtures"
 	"github.com/facefusion-hpc/facefusion/internal/clitest"
+	"github.com/facefusion-hpc/facefusion/internal/fault"
 	"github.com/facefusion-hpc/facefusion/internal/testenv"
 )
 
@@ -127,7 +129,8 @@ func firstEntry(dir string) string {
 // lip_syncer's resume: rank 0's voice analysis, kept in the job folder once done, is read back
 // by a resume (the voice extractor does not run again: its info line is not said) and makes the
 // frames an uninterrupted run makes; a damaged file is analysed again with one warning, with
-// the same frames; another voice is still another job, refused, the file left as it was.
+// the same frames; another voice is still another job, refused before its analysis, the file
+// left as it was.
 func TestLipSyncResumeKeepsTheVoice(t *testing.T) {
 	testenv.Full(t, "runs the binary five times")
 	models := clitest.FixtureModels(t)
@@ -189,10 +192,39 @@ func TestLipSyncResumeKeepsTheVoice(t *testing.T) {
 	before := clitest.FileMD5(t, cache)
 	other := filepath.Join(work, "other.wav")
 	clitest.FFmpeg(t, "-f", "lavfi", "-i", "sine=frequency=700:sample_rate=16000:duration=1", other)
-	if r := clitest.Run(t, args(other, out)...); r.Code == 0 || !strings.Contains(r.Stderr, "source file contents changed") {
-		t.Errorf("another voice: exit %d, want refused as another job:\n%s", r.Code, r.Stderr)
+	// Refused before the voice analysis, which would cost a long voice minutes.
+	if r := clitest.Run(t, args(other, out)...); r.Code == 0 || !strings.Contains(r.Stderr, "source file contents changed") || strings.Contains(r.Stderr, extracted) {
+		t.Errorf("another voice: exit %d, want refused as another job before its voice is analysed:\n%s", r.Code, r.Stderr)
 	}
 	if got := clitest.FileMD5(t, cache); got != before {
 		t.Error("a refused run changed the job's voice analysis")
+	}
+}
+
+// A stop after rank 0 saved its voice analysis, before any chunk, is progress: exit 75 with a
+// line that says the analysis is kept; the requeue reuses it, and one that again finishes no
+// chunk is not requeued (76): no requeue without progress. The job then finishes.
+func TestLipSyncStopAfterTheVoiceRequeues(t *testing.T) {
+	testenv.Full(t, "runs the binary three times")
+	models := clitest.FixtureModels(t)
+	work := t.TempDir()
+	clip, voice, out := filepath.Join(work, "clip.mp4"), filepath.Join(work, "voice.wav"), filepath.Join(work, "out.mkv")
+	clitest.FaceClip(t, clip, 160, 120, 4, "25")
+	clitest.FFmpeg(t, "-f", "lavfi", "-i", "sine=frequency=300:sample_rate=16000:duration=1", voice)
+	argv := []string{clitest.Bin, "run", "-s", voice, "-t", clip, "-o", out, "--models-dir", models, "--processors", "lip_syncer",
+		"--output-video-encoder", "ffv1", "--chunk-frames", "2", "--log-level", "info"}
+	stopped := func(attempt string, want int, says string) {
+		t.Helper()
+		// One frame of chunk 0 written: a SIGUSR1 with no Slurm clock discards the chunk.
+		p := clitest.StartPaused(t, "frames-1", argv...)
+		p.Cmd.Process.Signal(syscall.SIGUSR1)
+		if code := p.Wait(t); code != want || !strings.Contains(p.Output(), says) {
+			t.Fatalf("%s: exit %d, want %d saying %q:\n%s", attempt, code, want, says, p.Output())
+		}
+	}
+	stopped("the first attempt", fault.ExitCheckpointed, "lip_syncer's voice analysis is kept in "+filepath.Join(out+".job", "voice.bin"))
+	stopped("the requeue", fault.ExitNoRequeue, "this attempt finished no new chunk")
+	if r := clitest.Run(t, argv[1:]...); r.Code != 0 || !strings.Contains(r.Stderr, "the voice analysis of an earlier attempt is reused") {
+		t.Fatalf("the last attempt: exit %d:\n%s", r.Code, r.Stderr)
 	}
 }

@@ -360,13 +360,18 @@ func dft(x []complex128, inverse bool) []complex128 {
 	if inverse {
 		sign = 1
 	}
+	// The n roots of unity, each computed once as the sum below would compute it: the same
+	// numbers, without n² calls of Sincos.
+	root := make([]complex128, n)
+	for e := range root {
+		sn, c := math.Sincos(sign * 2 * math.Pi * float64(e) / float64(n))
+		root[e] = complex(c, sn)
+	}
 	out := make([]complex128, n)
 	for k := range out {
 		var s complex128
 		for j, v := range x {
-			e := (j * k) % n
-			sn, c := math.Sincos(sign * 2 * math.Pi * float64(e) / float64(n))
-			s += v * complex(c, sn)
+			s += v * root[(j*k)%n]
 		}
 		out[k] = s
 	}

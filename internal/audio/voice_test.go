@@ -4,6 +4,8 @@ import (
 	"context"
 	"math"
 	"testing"
+
+	"github.com/facefusion-hpc/facefusion/internal/testenv"
 )
 
 // identityModel hands the planes back: the extractor's blocks, STFT and inverse then give the
@@ -71,6 +73,7 @@ func (scaleModel) Run(in []float32, blocks int) ([]float32, error) {
 
 // Any number of workers gives the same bytes as one.
 func TestExtractVoiceWorkers(t *testing.T) {
+	testenv.Full(t, "three windows of 240K samples, transformed twice: two CPU-seconds")
 	n := 2*VoiceStep + 1234 // three windows: with two workers, two batches
 	pcm := make([]int16, n*Channels)
 	for i := range pcm {

@@ -560,7 +560,7 @@ func (b *batch) stopped(ctx context.Context, s *driver.Stopped) error {
 		if errors.As(context.Cause(ctx), &sig) {
 			name = string(sig)
 		}
-		next, why := driver.Decide("rank 0: "+name, b.progress, b.restarts(), b.cfg.MaxRestarts)
+		next, why := driver.Decide("rank 0: "+name, b.progress, false, b.restarts(), b.cfg.MaxRestarts)
 		msg := fmt.Sprintf("batch stopped by %s between two targets, %d finished in this run; ", name, b.progress)
 		switch next {
 		case driver.NoRequeue:

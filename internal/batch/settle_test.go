@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/facefusion-hpc/facefusion/internal/testenv"
+
 	"github.com/facefusion-hpc/facefusion/internal/job"
 	"github.com/facefusion-hpc/facefusion/internal/logging"
 )
@@ -68,6 +70,7 @@ func TestSettleWaitWaitsForTheLastWrite(t *testing.T) {
 // A file that keeps changing is left for the next run at the bound; one that goes is missing;
 // a stop ends the wait at once.
 func TestSettleWaitEnds(t *testing.T) {
+	testenv.Full(t, "waits out the 2 s settle bound")
 	defer func(f int) { settleWaitFactor = f }(settleWaitFactor)
 	settleWaitFactor = 2
 	dir := t.TempDir()

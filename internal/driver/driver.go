@@ -87,6 +87,9 @@ type Plan struct {
 	voiceReused bool
 	voiceFP     map[string]string
 	analysing   bool
+	// voiceSaved: this attempt saved voice in the job folder (saveVoice): a stop before its
+	// first chunk made progress all the same (Decide).
+	voiceSaved bool
 
 	// Settings are rank 0's job settings (job.Config.Settings: every one that can change the
 	// output): every rank must run the same job.

@@ -162,7 +162,7 @@ func (c *coordinator) finishImage(g gathered) Result {
 // finished newChunks chunks: the manifest records the stop.
 func (c *coordinator) stopAt(newChunks int) Result {
 	ck, p, jd := c.ck, &c.plan, c.jd
-	r := stopResult(c.cfg, c.margin, stopReason(c.ctx, jd), kept{newChunks, len(ck.m.Done), len(p.Chunks), ck.m.DoneFrames(), p.Frames.Len(), jd.Path, false})
+	r := stopResult(c.cfg, c.margin, stopReason(c.ctx, jd), kept{newChunks, len(ck.m.Done), len(p.Chunks), ck.m.DoneFrames(), p.Frames.Len(), jd.Path, false, p.voiceSaved, jd.Voice()})
 	ck.m.Attempts[len(ck.m.Attempts)-1].Stop = r.StopWords
 	ck.save(nil, lustre.Checkpointed)
 	return r

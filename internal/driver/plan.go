@@ -278,6 +278,9 @@ func (c *coordinator) planSetup(modelsRead <-chan struct{}) (m *pipeline.Models,
 			return nil, "", err
 		}
 		if !cfg.Fresh {
+			if err := sameJobFolder(jobDir(cfg, p), p.voiceFP); err != nil {
+				return nil, "", err
+			}
 			reuseVoice(jobDir(cfg, p).Voice(), p.voiceFP, p, log)
 		}
 	}
@@ -293,6 +296,21 @@ func (c *coordinator) planSetup(modelsRead <-chan struct{}) (m *pipeline.Models,
 	}
 	p.analysing = false
 	return m, note, nil
+}
+
+// sameJobFolder refuses, before the voice analysis (minutes for a long voice), a job folder
+// whose manifest holds another job (another voice, say), as prepareCheckpoint would once the
+// folder is claimed. Read unclaimed, as resumedFolder reads it: the manifest is replaced whole,
+// and the claimed check still follows; a manifest that cannot be read is left to that check.
+func sameJobFolder(jd *lustre.JobDir, fp map[string]string) error {
+	m, ok, err := jd.ReadManifest()
+	if err != nil || !ok {
+		return nil
+	}
+	if err := jd.SameJob(m, fp); err != nil {
+		return fault.AsUsage(err)
+	}
+	return nil
 }
 
 // checkJob is the plan's first checks, on paths alone: the temp folder, the output, the

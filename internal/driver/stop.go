@@ -41,10 +41,11 @@ type Next int
 
 const (
 	// Requeue: stopped by a warning (USR1, or the job's own clock) after finishing at least
-	// one new chunk, with restarts left: the batch script requeues the job (exit 75).
+	// one new chunk, or keeping rank 0's voice analysis, with restarts left: the batch script
+	// requeues the job (exit 75).
 	Requeue Next = iota + 1
 	// NoRequeue: stopped by a warning, but a requeue would not help: the attempt finished no
-	// new chunk, or max_restarts is reached (exit 76).
+	// new chunk and kept nothing else, or max_restarts is reached (exit 76).
 	NoRequeue
 	// Cancelled: stopped by SIGTERM or SIGINT (scancel, scontrol requeue, preemption, Ctrl-C):
 	// the user or Slurm decides whether the job comes back, never the batch script (exit 130).
@@ -53,14 +54,17 @@ const (
 
 // Decide is what follows a stop with reason (as in JOB_DIR/STOP) after an attempt that
 // finished newChunks chunks, restarted restarts times (SLURM_RESTART_COUNT) under a cap of
-// maxRestarts. For NoRequeue, why says why and what to do instead.
-func Decide(reason string, newChunks, restarts, maxRestarts int) (next Next, why string) {
+// maxRestarts. keptVoice: the attempt saved rank 0's voice analysis (JOB_DIR/voice.bin), which
+// the next attempt reuses instead of spending its time on it: progress, as a chunk is. The next
+// attempt reads it rather than saving it, so one that then finishes no chunk is not requeued:
+// no requeue follows one without progress. For NoRequeue, why says why and what to do instead.
+func Decide(reason string, newChunks int, keptVoice bool, restarts, maxRestarts int) (next Next, why string) {
 	if !warning(reason) {
 		// SIGTERM, SIGINT, or a reason this program did not write: requeueing on a guess
 		// could bring back a job someone cancelled.
 		return Cancelled, ""
 	}
-	if newChunks == 0 {
+	if newChunks == 0 && !keptVoice {
 		fit := "give the job more --time or lower chunk_frames so that chunks finish in it"
 		if reason == ReasonDeadline {
 			fit = "give the job more --time, or lower chunk_frames or stop_margin so that chunks finish in it"
@@ -129,8 +133,11 @@ func stopReason(ctx context.Context, jd *lustre.JobDir) string {
 type kept struct {
 	newChunks, done, chunks, doneFrames, frames int
 	jobDir                                      string
-	// analysing: the stop came during rank 0's voice analysis, which a requeue starts over.
-	analysing bool
+	// analysing: the stop came during rank 0's voice analysis, which a requeue starts over;
+	// keptVoice: this attempt saved that analysis in the job folder (voiceFile), which a
+	// requeue reuses.
+	analysing, keptVoice bool
+	voiceFile            string
 }
 
 // stopResult is rank 0's outcome of a stopped attempt: the decision and the one line that
@@ -139,7 +146,7 @@ type kept struct {
 func stopResult(cfg job.Config, margin time.Duration, reason string, k kept) Result {
 	restarts, _ := strconv.Atoi(os.Getenv("SLURM_RESTART_COUNT"))
 	newChunks := k.newChunks
-	next, why := Decide(reason, newChunks, restarts, cfg.MaxRestarts)
+	next, why := Decide(reason, newChunks, k.keptVoice, restarts, cfg.MaxRestarts)
 	if next == NoRequeue && k.analysing {
 		// Not the chunks' time: the voice analysis's, which is kept only once it is done.
 		why = "rank 0 was still analysing lip_syncer's voice, which a requeue would start over: give the job more --time so that the analysis finishes in one attempt (it is kept in the job folder once done, and a resume reuses it), or rerun the same command by hand"
@@ -165,6 +172,11 @@ func stopResult(cfg job.Config, margin time.Duration, reason string, k kept) Res
 	msg := fmt.Sprintf("%s by %s: %snothing was written to the output path; ", verb, by, said)
 	inSlurm := os.Getenv("SLURM_JOB_ID") != ""
 	switch {
+	case next == Requeue && newChunks == 0 && inSlurm:
+		// Progress all the same: the requeue starts on the chunks at once.
+		msg += fmt.Sprintf("lip_syncer's voice analysis is kept in %s, which the next attempt reuses: the batch script requeues the job (restart %d of at most %d); by hand: rerun the same command", k.voiceFile, restarts+1, cfg.MaxRestarts)
+	case next == Requeue && newChunks == 0:
+		msg += fmt.Sprintf("lip_syncer's voice analysis is kept in %s, which a resume reuses: rerun the same command to resume", k.voiceFile)
 	case next == Requeue && inSlurm:
 		msg += fmt.Sprintf("the batch script requeues the job (restart %d of at most %d); by hand: rerun the same command", restarts+1, cfg.MaxRestarts)
 	case next == NoRequeue:
@@ -187,7 +199,7 @@ func setupStop(cfg job.Config, reason string, p *Plan, ck *checkpointer) *Stoppe
 		r := stopResult(cfg, 0, reason, kept{analysing: p.analysing})
 		return &Stopped{Msg: r.Err, Next: r.Next}
 	}
-	r := stopResult(cfg, 0, reason, kept{0, len(ck.m.Done), len(p.Chunks), ck.m.DoneFrames(), p.Frames.Len(), ck.jd.Path, false})
+	r := stopResult(cfg, 0, reason, kept{0, len(ck.m.Done), len(p.Chunks), ck.m.DoneFrames(), p.Frames.Len(), ck.jd.Path, false, p.voiceSaved, ck.jd.Voice()})
 	ck.m.Attempts[len(ck.m.Attempts)-1].Stop = r.StopWords
 	ck.save(nil, lustre.Checkpointed)
 	return &Stopped{Msg: r.Err, Next: r.Next}

@@ -42,9 +42,27 @@ func TestDecide(t *testing.T) {
 		{"rank 0: a signal", 5, 0, 10, Cancelled, ""},
 		{"rank 0: SIGUSR1 and more", 5, 0, 10, Cancelled, ""},
 	} {
-		next, why := Decide(c.reason, c.newChunks, c.restarts, c.max)
+		next, why := Decide(c.reason, c.newChunks, false, c.restarts, c.max)
 		if next != c.want || !strings.Contains(why, c.why) || (c.why == "") != (why == "") {
 			t.Errorf("Decide(%q, new %d, restarts %d, max %d) = %v %q; want %v %q", c.reason, c.newChunks, c.restarts, c.max, next, why, c.want, c.why)
+		}
+	}
+	// An attempt that saved rank 0's voice analysis made progress with no chunk: a warning
+	// requeues it while restarts are left; the cap and the cancelling signals hold as ever.
+	for _, c := range []struct {
+		reason        string
+		restarts, max int
+		want          Next
+		why           string
+	}{
+		{"rank 0: SIGUSR1", 0, 10, Requeue, ""},
+		{"deadline", 2, 3, Requeue, ""},
+		{"rank 0: SIGUSR1", 3, 3, NoRequeue, "already restarted 3 time(s)"},
+		{"rank 0: SIGTERM", 0, 10, Cancelled, ""},
+	} {
+		next, why := Decide(c.reason, 0, true, c.restarts, c.max)
+		if next != c.want || !strings.Contains(why, c.why) || (c.why == "") != (why == "") {
+			t.Errorf("Decide(%q, new 0, voice kept, restarts %d, max %d) = %v %q; want %v %q", c.reason, c.restarts, c.max, next, why, c.want, c.why)
 		}
 	}
 }
@@ -69,7 +87,7 @@ func TestStopResultSaysWhatHappensNext(t *testing.T) {
 		{"rank 0: SIGTERM", 0, 3, Cancelled, []string{"cancelled by SIGTERM (rank 0)", "if Slurm requeues the job", "rerun the same command to resume"}},
 		{"rank 0: SIGINT", 0, 3, Cancelled, []string{"cancelled by SIGINT (rank 0)", "; rerun the same command to resume"}},
 	} {
-		r := stopResult(cfg, c.margin, c.reason, kept{c.newChunks, 6, 10, 48, 80, "J", false})
+		r := stopResult(cfg, c.margin, c.reason, kept{c.newChunks, 6, 10, 48, 80, "J", false, false, ""})
 		if !r.Stopped || r.Next != c.next || r.StopReason != c.reason || r.NewChunks != c.newChunks {
 			t.Errorf("%s: result %+v, want stopped, %v", c.reason, r, c.next)
 		}

@@ -139,5 +139,7 @@ func saveVoice(jd *lustre.JobDir, p *Plan, log *logging.Logger) {
 	}
 	if err := writeVoice(jd.Voice(), p.voiceFP, p.voice); err != nil {
 		log.Warnf("lip_syncer: %v: a resume analyses the voice again", err)
+		return
 	}
+	p.voiceSaved = true
 }

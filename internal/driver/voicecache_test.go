@@ -79,3 +79,21 @@ func TestStopDuringVoiceAnalysis(t *testing.T) {
 		t.Errorf("%v: %s", r.Next, r.Err)
 	}
 }
+
+// A stop after rank 0 saved its voice analysis, before any chunk, requeues: the next attempt
+// reuses the analysis and starts on the chunks; the line says so, not "more --time or lower
+// chunk_frames". By hand (no Slurm) it says to rerun.
+func TestStopAfterVoiceSavedRequeues(t *testing.T) {
+	t.Setenv("SLURM_JOB_ID", "42")
+	t.Setenv("SLURM_RESTART_COUNT", "1")
+	k := kept{0, 0, 4, 0, 8, "J", false, true, "J/voice.bin"}
+	r := stopResult(job.Config{MaxRestarts: 3}, 0, "rank 0: SIGUSR1", k)
+	if r.Next != Requeue || r.Next.ExitCode() != 75 || !strings.Contains(r.Err, "voice analysis is kept in J/voice.bin") ||
+		!strings.Contains(r.Err, "requeues the job (restart 2 of at most 3)") || strings.Contains(r.Err, "chunk_frames") {
+		t.Errorf("%v: %s", r.Next, r.Err)
+	}
+	t.Setenv("SLURM_JOB_ID", "")
+	if r := stopResult(job.Config{MaxRestarts: 3}, 0, "deadline", k); r.Next != Requeue || !strings.Contains(r.Err, "which a resume reuses: rerun the same command") {
+		t.Errorf("by hand: %v: %s", r.Next, r.Err)
+	}
+}

@@ -63,14 +63,7 @@ var options = []option{
 		doc: "`one`: the first face in `face_selector_order` (by default the largest); `many`: every face; `reference`: faces like the reference face (see the `reference_*` keys)",
 		set: str(func(c *Config) *string { return &c.FaceSelectorMode })},
 	{long: "face-detector-score", arg: floatArg("face_detector_score"), help: "minimum detector score of a face (default 0.5)",
-		set: func(c *Config, v []string) error {
-			f, err := strconv.ParseFloat(v[0], 64)
-			if err != nil {
-				return fmt.Errorf("--face-detector-score: %s is not a number", safefs.Excerpt(v[0]))
-			}
-			c.FaceDetectorScore = f
-			return nil
-		}},
+		set: float("face-detector-score", func(c *Config) *float64 { return &c.FaceDetectorScore })},
 	{long: "face-detector-model", arg: "NAME", help: "face detector: blazeface (embedded default), many (retinaface, scrfd and yolo_face together), retinaface, scrfd, yolo_face, yunet",
 		set: str(func(c *Config) *string { return &c.FaceDetectorModel })},
 	{long: "face-landmarker-model", arg: "NAME", help: "68-point landmarker: dlib_68 (embedded default), 2dfan4, peppa_wutz, many (both, the better kept)",
@@ -98,10 +91,10 @@ var options = []option{
 		set: str(func(c *Config) *string { return &c.OutputVideoPreset })},
 	{long: "output-video-fps", arg: "FPS", help: "output frame rate, 1..60 (default: the target's); frames are dropped or repeated as ffmpeg's fps filter does, before they are split between ranks",
 		doc: "1–60; 0: the target's rate. The frames FaceFusion's `trim=start_frame=S:end_frame=E,fps=F` extraction gives: the output lasts as long as the trimmed range (round(E × F / rate) − round(S × F / rate) frames), dropped or repeated as ffmpeg's `fps` filter picks them on the whole video's clock (trim stays in the target's frame numbers). A variable-frame-rate target is refused with this flag before the first frame (without it, the output keeps the target's own frame times). The frames are resampled before they are split, so chunks and `facefusion plan` count the output's frames, and any rank count gives the same output",
-		set: floating("output-video-fps", func(c *Config) *float64 { return &c.OutputVideoFPS })},
+		set: float("output-video-fps", func(c *Config) *float64 { return &c.OutputVideoFPS })},
 	{long: "output-video-scale", arg: floatArg("output_video_scale"), help: "output size as a factor of the target's (default 1); each side truncated and rounded to even as FaceFusion does",
 		doc: "0.25–8 in steps of 0.25: each side × S, truncated, then rounded to even as FaceFusion does (1 keeps the target's size, odd included). Frames are swapped at the smaller of the two sizes: ffmpeg scales down while decoding, or scales the finished frames up while encoding (bicubic, as FaceFusion's `-s`)",
-		set: floating("output-video-scale", func(c *Config) *float64 { return &c.OutputVideoScale })},
+		set: float("output-video-scale", func(c *Config) *float64 { return &c.OutputVideoScale })},
 	{long: "output-audio-encoder", arg: "NAME", help: audioEncoderHelp,
 		doc: "empty: the target's audio is copied as it is, bit-exact; else re-encode it with FaceFusion's `flac`, `aac`, `libmp3lame`, `libopus`, `libvorbis`, `pcm_s16le` or `pcm_s32le`; an audio file among the sources replaces the target's audio and is always encoded (`aac`, `libopus` in .webm, unless an encoder is named); see \"Audio and image outputs\" in [running.md](running.md)",
 		set: str(func(c *Config) *string { return &c.OutputAudioEncoder })},
@@ -116,7 +109,7 @@ var options = []option{
 		set: integer("output-image-quality", func(c *Config) *int { return &c.OutputImageQuality })},
 	{long: "output-image-scale", arg: floatArg("output_image_scale"), help: "image output size as a factor of the target's (default 1: the target's size)",
 		doc: "0.25–8 in steps of 0.25: the image output's size, as `--output-video-scale` rounds it (1: the target's size)",
-		set: floating("output-image-scale", func(c *Config) *float64 { return &c.OutputImageScale })},
+		set: float("output-image-scale", func(c *Config) *float64 { return &c.OutputImageScale })},
 	{long: "execution-thread-count", arg: "N", help: "worker threads (default: one per CPU of the rank; capped at 4 per CPU)",
 		doc: "worker threads of a rank; 0: one per CPU of the rank (its affinity, `SLURM_CPUS_PER_TASK` or share of the node); above 4 per CPU of the rank it is capped there, in one log line (see \"A rank's CPUs\" in [cluster.md](cluster.md))",
 		set: integer("execution-thread-count", func(c *Config) *int { return &c.ExecutionThreadCount })},
@@ -279,7 +272,7 @@ func parse(args []string, paths bool, mode int) (Config, error) {
 	return c, nil
 }
 
-func isNumber(s string) bool { _, err := strconv.ParseFloat(s, 64); return err == nil }
+func isNumber(s string) bool { _, err := parseFloat("", s); return err == nil }
 
 // Usage writes the flag reference.
 func Usage(w io.Writer) {

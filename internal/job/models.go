@@ -401,11 +401,12 @@ func ints(name string, dst func(*Config) *[]int) func(*Config, []string) error {
 	}
 }
 
+// float is the setter of a flag with a decimal value, read as FaceFusion reads it (parseFloat).
 func float(name string, dst func(*Config) *float64) func(*Config, []string) error {
 	return func(c *Config, v []string) error {
-		f, err := strconv.ParseFloat(v[0], 64)
+		f, err := parseFloat(name, v[0])
 		if err != nil {
-			return fmt.Errorf("--%s: %s is not a number", name, safefs.Excerpt(v[0]))
+			return err
 		}
 		*dst(c) = f
 		return nil

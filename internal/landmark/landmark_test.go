@@ -367,6 +367,7 @@ func TestLoadMissing(t *testing.T) {
 // copied once (in the kernel), with two bytes more, and then cut shorter and shorter in place,
 // so the 100 MB are written once rather than once a case.
 func TestLoadTruncated(t *testing.T) {
+	testenv.Full(t, "copies the 99 MB model once per cut")
 	src, err := os.Open(testenv.Model(t, modelName))
 	if err != nil {
 		t.Fatal(err)

@@ -69,6 +69,7 @@ func TestJoinFileWritesThroughTheDescriptor(t *testing.T) {
 // (and its target untouched), a link put there while ffmpeg runs is not written through, and a
 // regular file of the user's (a failed try's) is replaced.
 func TestCreateEncoderNeverWritesThroughALink(t *testing.T) {
+	t.Parallel()
 	info := probe(t, clip(t, "bf.mp4"))
 	dir := t.TempDir()
 	opt := EncodeOptions{Width: info.Width, Height: info.Height, FPS: info.FPS, Encoder: "ffv1"}

@@ -15,6 +15,7 @@ import (
 // ffmpeg reads what nutWriter writes back as the same frames with the same timestamps, in
 // the time base given: uneven gaps, large values and a frame of more than max_distance bytes.
 func TestNUTWriterReadsBack(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		tb   Rational
 		pts  []int64

@@ -12,6 +12,7 @@ import (
 
 // A file that is no audio, and a video with no sound, are errors that name the file.
 func TestReadPCMRefusesWhatHasNoSound(t *testing.T) {
+	t.Parallel()
 	testenv.Tool(t, "ffmpeg")
 	dir := t.TempDir()
 	junk := filepath.Join(dir, "voice.wav")

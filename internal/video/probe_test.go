@@ -165,6 +165,7 @@ func TestProbeReal(t *testing.T) {
 }
 
 func TestProbeErrors(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		path string
 		want string

@@ -57,6 +57,7 @@ var rateCases = []struct{ in, out Rational }{
 // source frames, the count is the number of output ticks from the range's start to its end,
 // and each frame is the one the slow scan picks.
 func TestFrameMapAnyPartition(t *testing.T) {
+	t.Parallel()
 	for _, rc := range rateCases {
 		for _, rng := range [][2]int{{0, 50}, {7, 33}, {0, 1}, {13, 14}, {100, 397}} {
 			m := FrameMap{Start: rng[0], End: rng[1], In: rc.in, Out: rc.out}
@@ -125,6 +126,7 @@ func TestFrameMapAnyPartition(t *testing.T) {
 // through `-vf fps=OUT` (one ffmpeg, one output per rate) and come back in the order the map
 // predicts.
 func TestFrameMapMatchesFFmpegFPS(t *testing.T) {
+	t.Parallel()
 	const w, h, frames = 4, 2, 50
 	in := filepath.Join(t.TempDir(), "numbered.nut")
 	var raw bytes.Buffer

@@ -70,6 +70,7 @@ func TestDecodeRangesExact(t *testing.T) {
 }
 
 func TestDecodeRangeErrors(t *testing.T) {
+	t.Parallel()
 	info := probe(t, clip(t, "bf.mp4"))
 	for _, r := range [][2]int{{-1, 3}, {5, 5}, {100, 124}, {9, 3}} {
 		_, err := OpenDecoder(context.Background(), info, r[0], r[1])
@@ -151,6 +152,7 @@ func TestDecoderCloseEarly(t *testing.T) {
 
 // ffv1 is lossless: decode → encode → decode gives back the same bytes, frame for frame.
 func TestFFV1RoundTrip(t *testing.T) {
+	testenv.Full(t, "decodes, encodes and decodes a clip with ffmpeg in both pixel formats")
 	info := probe(t, clip(t, "bf.mp4"))
 	want := referenceHashes(t, info.Path)
 	// Both pixel formats from one decode, read back by one ffmpeg.
@@ -230,6 +232,7 @@ func transcodeEach(t testing.TB, info *Info, start, end int, outs []string, opts
 }
 
 func TestEncodeX264(t *testing.T) {
+	t.Parallel()
 	info := probe(t, clip(t, "bf.mp4"))
 	out := filepath.Join(t.TempDir(), "seg.mp4.tmp") // a temporary name: the container comes from .mp4
 	transcode(t, info, 30, 71, out, EncodeOptions{Quality: DefaultQuality, Preset: "ultrafast"})
@@ -272,6 +275,7 @@ func TestMuxerFor(t *testing.T) {
 }
 
 func TestEncoderErrors(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	dir := t.TempDir()
 	if _, err := OpenEncoder(ctx, filepath.Join(dir, "odd.mp4"), EncodeOptions{Width: 33, Height: 20, FPS: Rational{25, 1}, PixFmt: "yuv420p"}); err == nil || !strings.Contains(err.Error(), "odd frame size (33x20)") {
@@ -412,6 +416,7 @@ func audioDuration(t *testing.T, path string) time.Duration {
 // list (a quote in a segment's name) is written in the scratch folder, not beside the output,
 // and removed; a missing segment is named.
 func TestJoinSegments(t *testing.T) {
+	t.Parallel()
 	info := probe(t, clip(t, "bf.mp4"))
 	dir := t.TempDir()
 	cuts := []int{0, 40, 41, 123}
@@ -471,7 +476,7 @@ func TestReadImage(t *testing.T) {
 
 // The per-frame calls allocate nothing: they run once per frame for hours.
 func TestNoAllocsPerFrame(t *testing.T) {
-	info := probe(t, clip(t, "long.mp4"))
+	info := probe(t, clip(t, "bf.mp4")) // 123 frames, the other tests' clip: enough for 1+100
 	ctx := context.Background()
 	d, err := OpenDecoder(ctx, info, 0, info.Frames)
 	if err != nil {
@@ -479,7 +484,7 @@ func TestNoAllocsPerFrame(t *testing.T) {
 	}
 	defer d.Close()
 	buf := make([]byte, info.FrameSize())
-	if n := testing.AllocsPerRun(200, func() {
+	if n := testing.AllocsPerRun(100, func() {
 		if err := d.Next(buf); err != nil {
 			t.Fatal(err)
 		}
@@ -504,6 +509,7 @@ func TestNoAllocsPerFrame(t *testing.T) {
 
 // An image target goes through the same decoder: one frame, the same pixels as raster.Load.
 func TestDecodeImage(t *testing.T) {
+	t.Parallel()
 	path := testenv.Sample(t, "astronaut.png")
 	info := probe(t, path)
 	d, err := OpenDecoder(context.Background(), info, 0, 1)
@@ -532,6 +538,7 @@ func TestDecodeImage(t *testing.T) {
 // (rawvideo rgb24, 64x48 frames to 96x72; without the filter a few % of the pixels differ by a
 // level).
 func TestEncodeIsFaceFusionsWriter(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	src := func(pixfmt string) []byte {
 		return ffmpegRun(t, "-f", "lavfi", "-i", "testsrc2=size=64x48:rate=25", "-frames:v", "3", "-pix_fmt", pixfmt, "-f", "rawvideo", "-")

@@ -191,6 +191,7 @@ func TestCheckWholeFileIgnoresItsName(t *testing.T) {
 // CheckImage passes a PNG and a JPEG at their size and refuses them cut short or checked for
 // another size.
 func TestCheckImage(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	for _, name := range []string{"whole.png", "whole.jpg"} {
 		p := filepath.Join(dir, name)

@@ -2,6 +2,7 @@ package adapters
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/facefusion-hpc/facefusion/infer"
 
@@ -36,11 +37,18 @@ type FaceEditor struct {
 
 // NewFaceEditor opens model (live_portrait) with the sliders s; blur is face_mask_blur.
 func NewFaceEditor(model string, session func(string) infer.SessionConfig, s facemodel.FaceEditorSliders, blur float64) (*FaceEditor, error) {
-	for _, v := range []float64{s.EyebrowDirection, s.EyeGazeHorizontal, s.EyeGazeVertical, s.EyeOpenRatio, s.LipOpenRatio,
-		s.MouthGrim, s.MouthPout, s.MouthPurse, s.MouthSmile, s.MouthPositionHorizontal, s.MouthPositionVertical,
-		s.HeadPitch, s.HeadYaw, s.HeadRoll} {
-		if !(v >= -1 && v <= 1) {
-			return nil, fmt.Errorf("face editor slider %g: outside -1..1 (the --face-editor-* options)", v)
+	for _, sl := range []struct {
+		name string
+		v    float64
+	}{{"eyebrow-direction", s.EyebrowDirection}, {"eye-gaze-horizontal", s.EyeGazeHorizontal},
+		{"eye-gaze-vertical", s.EyeGazeVertical}, {"eye-open-ratio", s.EyeOpenRatio}, {"lip-open-ratio", s.LipOpenRatio},
+		{"mouth-grim", s.MouthGrim}, {"mouth-pout", s.MouthPout}, {"mouth-purse", s.MouthPurse}, {"mouth-smile", s.MouthSmile},
+		{"mouth-position-horizontal", s.MouthPositionHorizontal}, {"mouth-position-vertical", s.MouthPositionVertical},
+		{"head-pitch", s.HeadPitch}, {"head-yaw", s.HeadYaw}, {"head-roll", s.HeadRoll}} {
+		// The job's validation refuses these first; a caller that bypasses it (a test, a
+		// library user) still learns which slider is wrong.
+		if !(sl.v >= -1 && sl.v <= 1) {
+			return nil, fmt.Errorf("--face-editor-%s %g: outside -1..1 (face_editor_%s)", sl.name, sl.v, strings.ReplaceAll(sl.name, "-", "_"))
 		}
 	}
 	lp, err := NewLivePortrait(model, session, true)

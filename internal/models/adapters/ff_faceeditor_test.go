@@ -2,6 +2,7 @@ package adapters
 
 import (
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/facefusion-hpc/facefusion/infer"
@@ -154,5 +155,23 @@ func TestFaceEditorCrop(t *testing.T) {
 	}
 	if _, err := NewFaceEditor("live_portrait", nil, facemodel.FaceEditorSliders{HeadYaw: 1.5}, 0.3); err == nil {
 		t.Error("a slider at 1.5 accepted")
+	}
+}
+
+// TestFaceEditorSliderRange: a slider outside -1..1 is refused naming its flag, its key, its
+// value and the range, before any model is opened.
+func TestFaceEditorSliderRange(t *testing.T) {
+	for _, c := range []struct {
+		s    facemodel.FaceEditorSliders
+		want string
+	}{
+		{facemodel.FaceEditorSliders{HeadYaw: 1.5}, "--face-editor-head-yaw 1.5: outside -1..1 (face_editor_head_yaw)"},
+		{facemodel.FaceEditorSliders{EyebrowDirection: -2}, "--face-editor-eyebrow-direction -2: outside -1..1 (face_editor_eyebrow_direction)"},
+		{facemodel.FaceEditorSliders{MouthPositionVertical: math.NaN()}, "--face-editor-mouth-position-vertical NaN: outside -1..1"},
+	} {
+		_, err := NewFaceEditor("live_portrait", nil, c.s, 0.3)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%+v: got %v, want %q", c.s, err, c.want)
+		}
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/facefusion-hpc/facefusion/infer"
 )
@@ -171,15 +172,19 @@ func (m *Model) Selector() string {
 // not satisfy it, or "" when it does.
 func (m *Model) Check(found infer.Signature) string { return infer.Check(m.Want, found) }
 
-// All returns every model, sorted by name.
-func All() []*Model {
+// All returns every model, sorted by name: a copy the caller may reorder.
+func All() []*Model { return slices.Clone(sortedTable()) }
+
+// sortedTable is the table sorted by name, once: the table never changes, and every option
+// check of a job asks for models (Of, Select), a sort of a few hundred models each time.
+var sortedTable = sync.OnceValue(func() []*Model {
 	out := make([]*Model, 0, len(table))
 	for _, m := range table {
 		out = append(out, m)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
-}
+})
 
 // Of returns the models of one kind, sorted by name.
 func Of(k Kind) []*Model {
