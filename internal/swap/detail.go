@@ -23,7 +23,10 @@ import (
 //     the swap takes from the target).
 //
 // Each is measured relative to its own face's skin, so a grainy photo and a smooth one
-// compare. A feature ringed or crossed by what this finds counts as covered too.
+// compare. A find counts only if part of it is far past the bounds (a seed of some size) and
+// grows through what is only past them, as in the texture test: a lossy codec moves a bare
+// face's smooth or busy parts across the bounds and back from keyframe to keyframe. A
+// feature ringed or crossed by what this finds counts as covered too.
 
 const (
 	// occDetailFine is the σ (share of the face size) the luma is smoothed by; the detail is
@@ -38,6 +41,13 @@ const (
 	// makes a place of the warped source a feature; the target's there must be under
 	// occDetailFlat of its skin's for the feature to be covered.
 	occDetailFeature = 2.5
+	// occDetailBusySeed and occDetailFlatSeed are how much busier and flatter a find must
+	// be somewhere (a seed of texSeedArea) before it grows through what is only past
+	// occDetailBusy and occDetailFlat: a lossy keyframe smooths or sharpens the skin's
+	// grain by a factor of two and back from one keyframe to the next, so a bare face's
+	// forehead or hairline crossed the plain bounds on some keyframes and not others.
+	occDetailBusySeed = 3.5
+	occDetailFlatSeed = 0.25
 	// occDetailLeast is the least share of the face a find must cover to count: at 1–1.5 %
 	// a find came and went on a lossy still clip, covering an eye in one frame only.
 	occDetailLeast = occMinArea
@@ -67,14 +77,24 @@ func (s *Swapper) detail(frame *raster.Image, target *face.Landmarks68, fm *rast
 			rt, rs := s.detT.Pix[i]/mt, s.detS.Pix[i]/ms
 			switch {
 			case s.excl.Pix[i] == 0:
-				if rt > occDetailBusy*max(1, rs) || rt < occDetailFlat {
+				if rt > occDetailBusySeed*max(1, rs) || rt < occDetailFlatSeed {
+					s.clip.Pix[i] = 3
+				} else if rt > occDetailBusy*max(1, rs) || rt < occDetailFlat {
 					s.clip.Pix[i] = 1
 				}
 			case s.zone.Pix[i] > 0 && rs > occDetailFeature && rt < occDetailFlat:
-				s.clip.Pix[i] = 1
+				s.clip.Pix[i] = 3
+				if rt > occDetailFlatSeed {
+					s.clip.Pix[i] = 1
+				}
 			}
 		}
 	}
+	s.dropSmallSeeds(fm, fr)
+	if len(s.stack) == 0 { // the common case, a bare face
+		return
+	}
+	s.growClip(w, h)
 	// Only finds of some size ring or bridge a feature: small ones come and go with a
 	// lossy frame's noise, and a feature covered in one frame and not the next flickers.
 	s.dropSmall(&s.clip, fm, fr, occDetailLeast)

@@ -294,7 +294,7 @@ func skinLike(c raster.RGB) bool {
 
 // The survey of every case, both ways between the sample photos, for docs/performance.md
 // (go test -run TestOccluderSurvey -v ./internal/swap; 35 s): covers of skin's hues keep 70 %
-// and 76 % of their pixels on average (43 % and 55 % before the texture and thin-cover tests
+// and 75 % of their pixels on average (43 % and 55 % before the texture and thin-cover tests
 // and the covered-sample check; 41 % and 50 % before the detail test; the colour test alone
 // kept 27 %), the others 91 % and 97 % (81 % and 96 %; 80 % and 92 %; 73 % and 87 %), while
 // the rest of the face is swapped 86–93 % as much as the bare face. The floors sit a little
