@@ -643,8 +643,9 @@ func (w *modelWorker) Analyse(img *raster.Image, dst []face.Face) ([]face.Face, 
 	}
 	n := len(dst)
 	dst = append(dst, faces...)
-	if w.cfg.Swaps() && w.cfg.FaceSwapperModel == "classic" {
-		// The window smooths each face's tone with its landmarks (face.Face.SteadyTone).
+	// The window smooths each face's tone with its landmarks into the steady tone the classic
+	// swap reads (face.Face.SteadyTone): the face tracker and a window of 0 make none.
+	if w.cfg.Swaps() && w.cfg.FaceSwapperModel == "classic" && w.cfg.FaceLandmarkSmoothing > 0 && !w.cfg.Tracks() {
 		for i := n; i < len(dst); i++ {
 			dst[i].Tone = w.tone.Measure(img, dst[i].Box)
 		}

@@ -86,3 +86,45 @@ func TestSteadyToneComparesTheFrameAsAnalysed(t *testing.T) {
 		t.Fatalf("two crossing faces, a still window: the swap moved by up to %d levels (%d in all) against the frame's own tone: want at most 1 (rounding)", most, sum)
 	}
 }
+
+// The analysis measures a face's tone only where the window smooths it into the steady tone
+// the classic swap reads: not with face_landmark_smoothing 0, nor under the face tracker.
+func TestToneMeasuredOnlyForTheSteadyTone(t *testing.T) {
+	frame, err := raster.Load(testenv.Sample(t, "grace_hopper.png"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name     string
+		set      func(*job.Config)
+		measured bool
+	}{
+		{"default", func(*job.Config) {}, true},
+		{"face_landmark_smoothing 0", func(c *job.Config) { c.FaceLandmarkSmoothing = 0 }, false},
+		{"face tracker", func(c *job.Config) { c.FaceTrackerScore = 0.3 }, false},
+	} {
+		cfg := job.Default()
+		cfg.ModelsDir = filepath.Join(testenv.Cache(t), "models")
+		cfg.OnnxruntimeLibrary = testenv.ORTLibrary(t)
+		cfg.SourcePaths = []string{testenv.Sample(t, "astronaut.png")}
+		cfg.IdentityMeasure = "off"
+		c.set(&cfg)
+		m, err := LoadModels(cfg, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ws, err := m.Workers(1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		found, err := ws[0].(*modelWorker).Analyse(frame, nil)
+		CloseWorkers(ws)
+		m.Close()
+		if err != nil || len(found) == 0 {
+			t.Fatalf("%s: %d faces, %v", c.name, len(found), err)
+		}
+		if got := found[0].Tone.Weight > 0; got != c.measured {
+			t.Errorf("%s: tone measured %v, want %v", c.name, got, c.measured)
+		}
+	}
+}
