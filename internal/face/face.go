@@ -65,10 +65,11 @@ type Face struct {
 	// degrees, the turn its landmarkers undo. Both stay zero with the embedded default.
 	Landmarks68From5 Landmarks68
 	Angle            int
-	// Tone is the face's colour in its frame as the analysis found it, and SteadyTone the
-	// same over the time window (temporal.Smoother): the classic swap matches the source to
-	// the steady one, so that a codec's keyframe does not make the swapped face's colour
-	// jump. Both zero (Weight 0) where unmeasured.
+	// Tone is the face's colour in its frame as the target gave it (on the analysis' box,
+	// then on the window's before the processors run), and SteadyTone the same over the time
+	// window (temporal.Smoother): the classic swap matches the source to the steady one, so
+	// that a codec's keyframe does not make the swapped face's colour jump. Both zero
+	// (Weight 0) where unmeasured.
 	Tone, SteadyTone Tone
 	// Class is FaceFusion's classification of the face (fairface), set where a face selector
 	// filter needs it; zero otherwise.

@@ -435,7 +435,7 @@ type modelWorker struct {
 	sizes [][2]int
 	moved []face.Face
 	outs  []*raster.Image // setOutputs', for the next Apply only
-	tone  swap.ToneMeter  // the faces' tones, for the classic swap's window (Analyse)
+	tone  swap.ToneMeter  // the faces' tones, for the classic swap's window (Analyse, ownTones)
 }
 
 func (m *Models) newModelWorker() (*modelWorker, error) { return m.openWorker(true) }
@@ -643,13 +643,27 @@ func (w *modelWorker) Analyse(img *raster.Image, dst []face.Face) ([]face.Face, 
 	}
 	n := len(dst)
 	dst = append(dst, faces...)
-	if w.cfg.Swaps() && w.cfg.FaceSwapperModel == "classic" {
-		// The window smooths each face's tone with its landmarks (face.Face.SteadyTone).
+	// The window smooths each face's tone with its landmarks into the steady tone the classic
+	// swap reads (face.Face.SteadyTone): the face tracker and a window of 0 make none.
+	if w.cfg.Swaps() && w.cfg.FaceSwapperModel == "classic" && w.cfg.FaceLandmarkSmoothing > 0 && !w.cfg.Tracks() {
 		for i := n; i < len(dst); i++ {
 			dst[i].Tone = w.tone.Measure(img, dst[i].Box)
 		}
 	}
 	return dst, nil
+}
+
+// ownTones measures, where the window gave a face its steady tone, the face's own tone on its
+// (smoothed) box in the frame as the target gave it: the steady tone was measured on such
+// frames, and the classic swap compares the two. Measured later, on the frame as the processors
+// before it (or the swap of a face crossing it) left it, their change would count as the
+// frame's and be undone on the face.
+func (w *modelWorker) ownTones() {
+	for _, f := range w.batch.Faces {
+		if f.Face.SteadyTone.Weight > 0 {
+			f.Face.Tone = w.tone.Measure(f.Frame, f.Face.Box)
+		}
+	}
 }
 
 // Apply selects faces[i] of frames[i] and runs the processors on them, in place: the
@@ -658,6 +672,7 @@ func (w *modelWorker) Apply(frames []*raster.Image, faces [][]face.Face) error {
 	if err := w.selectFaces(frames, faces); err != nil {
 		return err
 	}
+	w.ownTones()
 	w.keepOriginals()
 	// The identity measure reads the faces once the last processor that changes them has run,
 	// before face_debugger draws on them (its dots are not the face).

@@ -56,12 +56,13 @@ func BenchmarkStillFaceParts(b *testing.B) {
 				var total, ours, target []*raster.Image
 				for t := range n {
 					total = append(total, swapOnto(b, w, frames[t], lms[t]))
-					// A face's tones belong to its frame: held with the frame.
+					// A face's steady tone belongs to its frame: held with the frame (Apply
+					// measures the frame's own).
 					f := lms[t]
-					f.Tone, f.SteadyTone = lms[0].Tone, lms[0].SteadyTone
+					f.SteadyTone = lms[0].SteadyTone
 					ours = append(ours, swapOnto(b, w, frames[0], f))
 					f = lms[0]
-					f.Tone, f.SteadyTone = lms[t].Tone, lms[t].SteadyTone
+					f.SteadyTone = lms[t].SteadyTone
 					target = append(target, swapOnto(b, w, frames[t], f))
 				}
 				for _, s := range []struct {

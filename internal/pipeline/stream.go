@@ -275,12 +275,13 @@ func (w Window) halo() int { return max(w.K, w.Still) }
 
 // StreamWindow is Stream with the faces of each frame smoothed over time: the workers analyse
 // frames in any order; one goroutine takes them in frame order and releases frame t, its faces
-// smoothed, once frame t+K is analysed (or the decode ended); the workers process the released
-// frames in any order; the sink writes them in order. Each worker's goroutine does both halves,
-// processing first (it frees frames). At most 2·workers·batch + K + 2 frames are in flight, in
-// buffers allocated once: K frames more than Stream (at 1080p, 6 MB a frame: 6·K MB, 48 MB at
-// K = 8), and the faces of 2K+1 frames (5.6 KB a face, the embedding most of it). Every frame
-// written is counted by prog; halo frames are not. It returns the frames written.
+// smoothed, once frame t+H is analysed (H = max(K, Still), the window's halo; or the decode
+// ended); the workers process the released frames in any order; the sink writes them in order.
+// Each worker's goroutine does both halves, processing first (it frees frames). At most
+// 2·workers·batch + H + 2 frames are in flight, in buffers allocated once: H frames more than
+// Stream (at 1080p, 6 MB a frame: 6·H MB, 96 MB at the default K = 8, H = 16), and the faces of
+// 2H+1 frames (5.6 KB a face, the embedding most of it). Every frame written is counted by prog;
+// halo frames are not. It returns the frames written.
 func StreamWindow(ctx context.Context, w, h int, src FrameSource, sink FrameSink, workers []Worker, prog progress.Counter, win Window) (int, error) {
 	if len(workers) == 0 {
 		return 0, errors.New("pipeline: no workers")
@@ -300,7 +301,7 @@ func StreamWindow(ctx context.Context, w, h int, src FrameSource, sink FrameSink
 	}
 	depth := 2*len(workers)*batch + win.halo() + 2
 	_, scale := upscalerOf(workers)
-	// The window holds 2K+1 analysed frames around the one it releases, and each worker one.
+	// The window holds 2H+1 analysed frames around the one it releases, and each worker one.
 	depth = upscaledDepth(depth, min(depth, 2*win.halo()+2+len(workers)*batch), w, h, scale)
 	free, release := newSlots(depth, w, h, scale)
 	defer release()
@@ -424,14 +425,14 @@ func (ws *windowStream) work(wk TemporalWorker, stopAnalysing func()) error {
 }
 
 // release is the window, in frame order: it takes the analysed frames as they come and
-// releases frame t, its faces smoothed (or tracked), once frame t+K is analysed, or the decode
-// ended.
+// releases frame t, its faces smoothed (or tracked), once frame t+H is analysed (H the halo),
+// or the decode ended.
 func (ws *windowStream) release() error {
 	defer close(ws.ready)
 	win, depth := ws.win, ws.depth
 	ring := make([]*slot, depth) // analysed frames not yet released, by index
 	span := 2*win.halo() + 1
-	hist := make([][]face.Face, span) // faces of frames u−2K..u, by index mod span
+	hist := make([][]face.Face, span) // faces of frames u−2H..u, by index mod span
 	// their histograms, likewise: a shot cut between frames s and s+1 ends every window there
 	colours := make([]temporal.Histogram, span)
 	sm := temporal.Smoother{K: win.K, Still: win.Still, Cut: func(s int) bool { return temporal.IsCut(&colours[s%span], &colours[(s+1)%span]) }}
@@ -472,7 +473,7 @@ func (ws *windowStream) release() error {
 			}
 		}
 	}
-	for next <= last { // the decode's end: the last K frames' windows are clipped there
+	for next <= last { // the decode's end: the last H frames' windows are clipped there
 		release(last)
 	}
 	return nil

@@ -27,6 +27,16 @@ const toneEllipse = 0.8
 // change of light far beyond a codec's rounding is left to the frame's own.
 const toneGainRange = 1.25
 
+// toneShiftHeld and toneShiftLeft bound the steady tone's move of the frame's mean (levels of
+// Y, Cb or Cr, the largest): up to toneShiftHeld (a keyframe's few levels, and then some) it is
+// held whole; from toneShiftLeft (a flash, a flicker of light on the face that is no shot cut)
+// it is the frame's own, which the swapped face then follows as the skin around it does; between,
+// in part, so that the swap is continuous in the tones.
+const (
+	toneShiftHeld = 6.0
+	toneShiftLeft = 12.0
+)
+
 // ToneMeter measures faces' Tone. It owns its scratch: one per goroutine.
 type ToneMeter struct {
 	mask raster.Mask
@@ -57,10 +67,15 @@ func (tm *ToneMeter) Measure(frame *raster.Image, box geom.Rect) face.Tone {
 
 // Steady makes the next Apply match the source to the target's colour as steady (the window's
 // tone) has it rather than as own (this frame's tone, measured alike) has it; it lasts one
-// Apply. Tones without weight leave the frame's own.
+// Apply. Tones without weight, or as far apart as toneShiftLeft, leave the frame's own.
 func (s *Swapper) Steady(own, steady face.Tone) {
 	s.own, s.steady = own, steady
-	s.steadyOn = own.Weight > 0 && steady.Weight > 0
+	shift := 0.0
+	for c := range 3 {
+		shift = max(shift, math.Abs(steady.Mean[c]-own.Mean[c]))
+	}
+	s.steadyShare = min(1, max(0, (toneShiftLeft-shift)/(toneShiftLeft-toneShiftHeld)))
+	s.steadyOn = own.Weight > 0 && steady.Weight > 0 && s.steadyShare > 0
 }
 
 // steadied is to (the frame's colour under the mask) moved as the steady tone differs from
@@ -75,6 +90,10 @@ func (s *Swapper) steadied(to raster.ColourStats) raster.ColourStats {
 		}
 		out.Mean[c] = s.steady.Mean[c] + k*(to.Mean[c]-s.own.Mean[c])
 		out.Std[c] = k * to.Std[c]
+		if f := s.steadyShare; f < 1 {
+			out.Mean[c] = to.Mean[c] + f*(out.Mean[c]-to.Mean[c])
+			out.Std[c] = to.Std[c] + f*(out.Std[c]-to.Std[c])
+		}
 	}
 	return out
 }

@@ -5,6 +5,7 @@ import (
 
 	"github.com/facefusion-hpc/facefusion/internal/face"
 	"github.com/facefusion-hpc/facefusion/internal/geom"
+	"github.com/facefusion-hpc/facefusion/internal/raster"
 )
 
 // A keyframe brightens a still target face by 3 levels in one frame. Matched to the frame's
@@ -70,5 +71,47 @@ func TestSteadyToneHoldsAKeyframesJump(t *testing.T) {
 	s.Apply(img, &target)
 	if string(img.Pix) != string(plain) {
 		t.Fatal("Steady lasted beyond one Apply")
+	}
+}
+
+// A change of light on the face far beyond a codec's rounding (a flash, a flicker of 12
+// levels in one frame) is the frame's own, not noise to hold: the swapped face follows it, as
+// without the window, rather than keeping the window's colour inside a seam the frame's light
+// crosses; a change between is followed in part, and a keyframe's 3 levels are still held.
+func TestSteadyToneFollowsALargeChangeOfLight(t *testing.T) {
+	target := place(100, 5, 320, 230)
+	before := skin(640, 480, 3)
+	box := geom.Bounds(target[:])
+	var tm ToneMeter
+	toneBefore := tm.Measure(before, box)
+	src := newSource(t)
+	swap := func(frame *raster.Image, own, steady *face.Tone) []byte {
+		img := frame.Clone()
+		s := NewSwapper(src, DefaultOptions())
+		if own != nil {
+			s.Steady(*own, *steady)
+		}
+		s.Apply(img, &target)
+		return img.Pix
+	}
+	moved := func(levels int) (plain, steadied []byte) {
+		after := before.Clone()
+		for i := range after.Pix {
+			after.Pix[i] = uint8(min(255, int(after.Pix[i])+levels))
+		}
+		toneAfter := tm.Measure(after, box)
+		return swap(after, nil, nil), swap(after, &toneAfter, &toneBefore)
+	}
+	diff := func(a, b []byte) (most int) {
+		for i := range a {
+			most = max(most, max(int(a[i]), int(b[i]))-min(int(a[i]), int(b[i])))
+		}
+		return most
+	}
+	if plain, held := moved(16); diff(plain, held) > 1 {
+		t.Errorf("a flash of 16 levels: the steady swap differs from the frame's own by up to %d levels: want it followed (at most 1)", diff(plain, held))
+	}
+	if plain, held := moved(3); diff(plain, held) < 2 {
+		t.Errorf("a keyframe's 3 levels: the steady swap differs from the frame's own by %d levels: want it held", diff(plain, held))
 	}
 }

@@ -156,6 +156,7 @@ type Swapper struct {
 	// The next Apply's tones (see Steady).
 	own, steady face.Tone
 	steadyOn    bool
+	steadyShare float64 // how much of the steady tone's move is taken (Steady)
 	// The thin covers' scratch (see thinCovers).
 	keep []bool
 }

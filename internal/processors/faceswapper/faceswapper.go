@@ -126,7 +126,6 @@ func (p *model) swap(items []adapters.FaceRef) error {
 // onto each face's 68 landmarks.
 type classic struct {
 	sw  *swap.Swapper
-	tm  swap.ToneMeter
 	lms []face.Landmarks68 // the faces' landmarks, the swapper's own copy
 	st  processors.Stats
 }
@@ -144,9 +143,9 @@ func (p *classic) ProcessFaces(b *processors.Batch) error {
 	start := time.Now()
 	for i, f := range b.Faces {
 		if f.Face.SteadyTone.Weight > 0 {
-			// The frame's own tone on the window's box, as steady as the landmarks: the
-			// analysis' own box jumps with the frame's noise, and its tone with it.
-			p.sw.Steady(p.tm.Measure(f.Frame, f.Face.Box), f.Face.SteadyTone)
+			// Tone is the frame's own on the window's box (the worker measured it before any
+			// processor ran), as steady as the landmarks.
+			p.sw.Steady(f.Face.Tone, f.Face.SteadyTone)
 		}
 		p.sw.Apply(f.Frame, &p.lms[i])
 	}
