@@ -158,6 +158,8 @@ type Swapper struct {
 	steadyOn    bool
 	// The thin covers' scratch (see thinCovers).
 	keep []bool
+	// The growth's scratch (see growIntoFeatures): each piece's bounding box.
+	boxes []image.Rectangle
 }
 
 // NewSwapper returns a swapper for src; negative option values count as 0.
