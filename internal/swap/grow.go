@@ -16,8 +16,10 @@ import (
 // and the swap paints the feature's side of it over. What was found there says what the cover
 // looks like: it continues into the feature, and over the band around it, through the
 // connected pixels that look like it (its own median and spread of colour) and more like it
-// than like the feature there (lips are redder and darker than a tan microphone, an eye's
-// white and iris unlike a hand).
+// than like the skin or the feature there (lips are redder and darker than a tan microphone,
+// an eye's white and iris unlike a hand). And a feature with a thick cover on both sides
+// along a row or a column (a bar across the nose) is covered between them; a glasses rim
+// beside an eye is too thin to count.
 
 const (
 	// growReach is the half-width (share of the face size) of the band around the features
