@@ -159,6 +159,8 @@ type Swapper struct {
 	steadyShare float64 // how much of the steady tone's move is taken (Steady)
 	// The thin covers' scratch (see thinCovers).
 	keep []bool
+	// The growth's scratch (see growIntoFeatures): each piece's bounding box.
+	boxes []image.Rectangle
 }
 
 // NewSwapper returns a swapper for src; negative option values count as 0.

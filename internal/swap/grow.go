@@ -1,0 +1,414 @@
+package swap
+
+import (
+	"image"
+	"math"
+	"slices"
+
+	"github.com/facefusion-hpc/facefusion/internal/face"
+	"github.com/facefusion-hpc/facefusion/internal/geom"
+	"github.com/facefusion-hpc/facefusion/internal/raster"
+)
+
+// The colour, structure, detail and texture tests leave the eyes, the mouth and the nostrils
+// out (dark, red and busy by nature), so a cover found beside one of them (a microphone at the
+// mouth's corner, a hand or a bar whose edge reaches an eye) stops at the feature's outline
+// and the swap paints the feature's side of it over. What was found there says what the cover
+// looks like: it continues into the feature, and over the band around it, through the
+// connected pixels that look like it (its own median and spread of colour) and more like it
+// than like the skin or the feature there (lips are redder and darker than a tan microphone,
+// an eye's white and iris unlike a hand). And a feature with a thick cover on both sides
+// along a row or a column (a bar across the nose) is covered between them; a glasses rim
+// beside an eye is too thin to count.
+
+const (
+	// growReach is the half-width (share of the face size) of the band around the features
+	// where a found cover is sampled and may grow, besides the features themselves.
+	growReach = 0.06
+	// growSeedLeast is the least share of the face's size² a cover's pixels in the band must
+	// cover for its colour to be fitted: fewer are a find's ragged edge.
+	growSeedLeast = 0.002
+	// growSamples is about how many of a piece's pixels its colour is fitted to.
+	growSamples = 300
+	// growSigmas is how many robust standard deviations from the cover's median a pixel may
+	// lie and still look like it; growBright and growChroma the least tolerances
+	// (log-brightness, log-chromaticity), so a flat cover's zero spread still admits a lossy
+	// frame's noise and a little shading.
+	growSigmas = 3
+	growBright = 0.12
+	growChroma = 0.08
+	// growBrightMost and growChromaMost are the most they may be: a piece with a wider
+	// spread is partly skin or a feature, not one cover, and would grow over the feature
+	// (a grainy or striped cover is the texture test's).
+	growBrightMost = 0.2
+	growChromaMost = 0.15
+	// growSpread is how far (share of the face size, in 4-connected steps) a cover grows
+	// from its found piece: over a microphone's head or a finger's tip, not the face beyond.
+	growSpread = 0.12
+	// growBridgeSide is how far (share of the face size) a cover must run on along a row or
+	// a column on each side of a feature to cover the feature between; growBridgeGap how far
+	// from the feature its side may stop (its outline, smoothed, stays off the feature).
+	growBridgeSide = 0.1
+	growBridgeGap  = 0.03
+	// growBridgeThick is how thick (share of the face size) a side must be near the feature:
+	// a bar or a palm is, a glasses frame's rim or arm is not.
+	growBridgeThick = 0.07
+)
+
+// growIntoFeatures adds to s.occ (over fr, 1 on occluders; after the other tests, s.excl
+// marking the features) the continuation of each cover found beside a feature (see above).
+func (s *Swapper) growIntoFeatures(frame *raster.Image, target *face.Landmarks68, fm *raster.Mask, size float64, fr image.Rectangle, m skinModel) {
+	if !slices.Contains(s.occ.Pix, 1) { // the common case, a bare face
+		return
+	}
+	w, h := fr.Dx(), fr.Dy()
+	s.growBand(target, size, fr)
+	// The found covers' pieces in the band, each fitted and grown on its own.
+	if cap(s.label) < w*h {
+		s.label = make([]int32, w*h)
+	}
+	s.label = s.label[:w*h]
+	for i, v := range s.occ.Pix {
+		s.label[i] = -1
+		if v == 1 && s.zone.Pix[i] == 1 {
+			s.label[i] = 0
+		}
+	}
+	n := s.components(w, h)
+	s.boxes = s.boxes[:0]
+	for range n + 1 {
+		s.boxes = append(s.boxes, image.Rectangle{Min: image.Point{w, h}})
+	}
+	for i, l := range s.label {
+		if l > 0 {
+			x, y, b := i%w, i/w, &s.boxes[l]
+			b.Min.X, b.Min.Y, b.Max.X, b.Max.Y = min(b.Min.X, x), min(b.Min.Y, y), max(b.Max.X, x+1), max(b.Max.Y, y+1)
+		}
+	}
+	least := max(8, int(growSeedLeast*size*size))
+	s.clip.Reset(fr)
+	for k := 1; k <= n; k++ {
+		if s.area[k] >= least {
+			s.growCover(frame, fm, size, fr, int32(k), m)
+		}
+	}
+	for i, v := range s.clip.Pix {
+		if v > 0 {
+			s.occ.Pix[i] = 1
+		}
+	}
+	s.bridgeThick(fr, size)
+}
+
+// growBand marks in s.zone (over fr) 2 on the features left out of the tests (s.excl ≥ 1)
+// and 1 on the band within growReach·size of them (a square's reach): each one's hull (as
+// features fills it) with a square of that half-width about each corner.
+func (s *Swapper) growBand(target *face.Landmarks68, size float64, fr image.Rectangle) {
+	s.zone.Reset(fr)
+	d := growReach * size
+	for _, z := range featureZones {
+		if z.hi2 > z.lo2 { // an eye with its brow, tested where very far
+			continue
+		}
+		s.part = append(append(s.part[:0], target[z.lo:z.hi]...), target[z.lo2:z.hi2]...)
+		c := geom.Mean(s.part)
+		n := len(s.part)
+		for i := range n {
+			p := c.Add(s.part[i].Sub(c).Scale(z.k))
+			s.part[i] = p.Add(geom.Pt{X: -d, Y: -d})
+			s.part = append(s.part, p.Add(geom.Pt{X: d, Y: -d}), p.Add(geom.Pt{X: -d, Y: d}), p.Add(geom.Pt{X: d, Y: d}))
+		}
+		s.sorted, s.partHull = convexHull(s.part, s.sorted, s.partHull)
+		raster.FillConvex(&s.zone, s.partHull, 1)
+	}
+	for i, v := range s.excl.Pix {
+		if v >= 1 {
+			s.zone.Pix[i] = 2
+		}
+	}
+}
+
+// coverLook is what a found cover looks like and what lies around it: its median colour
+// features and tolerances (log-brightness tb, log-chromaticity tc), the skin's median and the
+// features' near it, whether it may grow over the band, and the box (over fr's grid) it
+// grows within.
+type coverLook struct {
+	med, skin, feat [3]float32
+	tb, tc          float32
+	haveFeat, band  bool
+	box             image.Rectangle
+}
+
+// dist is how far the colour features f lie from m, in multiples of the cover's tolerances.
+func (c *coverLook) dist(f, m [3]float32) float32 {
+	return max(abs32(f[0]-m[0])/c.tb, float32(math.Hypot(float64(f[1]-m[1]), float64(f[2]-m[2])))/c.tc)
+}
+
+// pixelFeatures are the colour features of pixel i of fr's grid (w wide) in frame.
+func pixelFeatures(frame *raster.Image, fr image.Rectangle, w, i int) [3]float32 {
+	p := frame.Pix[(fr.Min.Y+i/w)*frame.Stride+3*(fr.Min.X+i%w):]
+	return features(p[0], p[1], p[2])
+}
+
+// growCover fits the colour of s.label's region k and marks in s.clip the pixels of the
+// features and their band (s.zone > 0, fm > 0) connected to it that look like it and more like
+// it than like the skin or the features near it.
+func (s *Swapper) growCover(frame *raster.Image, fm *raster.Mask, size float64, fr image.Rectangle, k int32, m skinModel) {
+	var c coverLook
+	if !s.fitCover(frame, fr, k, &c) {
+		return
+	}
+	c.skin = [3]float32{m.med[0], m.med[1]*m.ux - m.med[2]*m.uy, m.med[1]*m.uy + m.med[2]*m.ux}
+	if c.dist(c.skin, c.med) <= 1 { // the cover looks like the skin: it cannot be told
+		return
+	}
+	w, h := fr.Dx(), fr.Dy()
+	// The piece grows within its box grown by its size, and what the features look like
+	// near it is taken there: the median of their pixels (not found; every other one each
+	// way) that do not look like the cover (which hides part of them).
+	pb := s.boxes[k]
+	c.box = image.Rect(max(0, 2*pb.Min.X-pb.Max.X), max(0, 2*pb.Min.Y-pb.Max.Y), min(w, 2*pb.Max.X-pb.Min.X), min(h, 2*pb.Max.Y-pb.Min.Y))
+	for i := range 3 {
+		s.feat[i] = s.feat[i][:0]
+	}
+	for y := c.box.Min.Y; y < c.box.Max.Y; y += 2 {
+		for x := c.box.Min.X; x < c.box.Max.X; x += 2 {
+			if i := y*w + x; s.zone.Pix[i] == 2 && s.occ.Pix[i] == 0 {
+				if f := pixelFeatures(frame, fr, w, i); c.dist(f, c.med) > 1 {
+					for j := range 3 {
+						s.feat[j] = append(s.feat[j], f[j])
+					}
+				}
+			}
+		}
+	}
+	if c.haveFeat = len(s.feat[0]) >= 8; c.haveFeat {
+		for i := range 3 {
+			slices.Sort(s.feat[i])
+			c.feat[i] = s.feat[i][len(s.feat[i])/2]
+		}
+	}
+	// A cover within the skin's own spread of colour grows over the band only where most of
+	// the band near it does not look like it: else the band is skin a little lighter or
+	// darker than the median there, not more of the cover.
+	if c.band = m.far(c.med) > 1; !c.band {
+		all, unlike := 0, 0
+		for y := c.box.Min.Y; y < c.box.Max.Y; y++ {
+			for x := c.box.Min.X; x < c.box.Max.X; x++ {
+				if i := y*w + x; s.zone.Pix[i] == 1 && s.occ.Pix[i] == 0 {
+					all++
+					if c.dist(pixelFeatures(frame, fr, w, i), c.med) > 1 {
+						unlike++
+					}
+				}
+			}
+		}
+		c.band = 2*unlike >= all
+	}
+	s.floodCover(frame, fm, size, fr, k, &c)
+}
+
+// fitCover sets c's median and tolerances from at most about growSamples of the pixels of
+// s.label's region k; false when their spread is too wide for one cover.
+func (s *Swapper) fitCover(frame *raster.Image, fr image.Rectangle, k int32, c *coverLook) bool {
+	w := fr.Dx()
+	for i := range 3 {
+		s.feat[i] = s.feat[i][:0]
+	}
+	pb := s.boxes[k]
+	every, seen := 1+s.area[k]/growSamples, 0
+	for y := pb.Min.Y; y < pb.Max.Y; y++ {
+		for x := pb.Min.X; x < pb.Max.X; x++ {
+			if i := y*w + x; s.label[i] == k {
+				if seen%every == 0 {
+					f := pixelFeatures(frame, fr, w, i)
+					for j := range 3 {
+						s.feat[j] = append(s.feat[j], f[j])
+					}
+				}
+				seen++
+			}
+		}
+	}
+	var tol [3]float32
+	for i := range 3 {
+		var mad float32
+		c.med[i], mad = medianMAD(s.feat[i], &s.dev)
+		tol[i] = growSigmas * 1.4826 * mad
+	}
+	if tol[0] > growBrightMost || max(tol[1], tol[2]) > growChromaMost {
+		return false // a piece partly of skin or of a feature: not one cover's colour
+	}
+	c.tb, c.tc = max(growBright, tol[0]), max(growChroma, tol[1], tol[2])
+	return true
+}
+
+// floodCover marks in s.clip, breadth first from s.label's region k, the pixels within
+// growSpread·size of it (each one's value its 4-connected distance) that c says are more of
+// the cover.
+func (s *Swapper) floodCover(frame *raster.Image, fm *raster.Mask, size float64, fr image.Rectangle, k int32, c *coverLook) {
+	w, h := fr.Dx(), fr.Dy()
+	pb := s.boxes[k]
+	s.stack = s.stack[:0]
+	for y := pb.Min.Y; y < pb.Max.Y; y++ {
+		for x := pb.Min.X; x < pb.Max.X; x++ {
+			if i := y*w + x; s.label[i] == k {
+				s.stack = append(s.stack, int32(i))
+			}
+		}
+	}
+	reach := float32(max(1, int(growSpread*size)))
+	for head := 0; head < len(s.stack); head++ {
+		i := int(s.stack[head])
+		x, y := i%w, i/w
+		d := s.clip.Pix[i] + 1
+		if d > reach {
+			continue
+		}
+		for _, nb := range [4]int{i - 1, i + 1, i - w, i + w} {
+			if (nb == i-1 && x == 0) || (nb == i+1 && x == w-1) || (nb == i-w && y == 0) || (nb == i+w && y == h-1) {
+				continue
+			}
+			if !(image.Point{nb % w, nb / w}).In(c.box) || s.zone.Pix[nb] == 0 || s.zone.Pix[nb] == 1 && !c.band || s.clip.Pix[nb] > 0 || s.occ.Pix[nb] == 1 {
+				continue
+			}
+			if !(fm.Pix[(nb/w+fr.Min.Y-fm.Rect.Min.Y)*fm.Stride+nb%w+fr.Min.X-fm.Rect.Min.X] > 0) {
+				continue
+			}
+			f := pixelFeatures(frame, fr, w, nb)
+			if dc := c.dist(f, c.med); dc > 1 || c.dist(f, c.skin) <= dc || c.haveFeat && c.dist(f, c.feat) <= dc {
+				continue
+			}
+			s.clip.Pix[nb] = d
+			s.stack = append(s.stack, int32(nb))
+		}
+	}
+}
+
+// far is how far the colour features f lie from the skin, in multiples of its tolerances
+// (see markOccluders; no slack for dark pixels).
+func (m skinModel) far(f [3]float32) float32 {
+	a, b := f[1]*m.ux+f[2]*m.uy, f[2]*m.ux-f[1]*m.uy
+	d := f[0] - m.med[0]
+	ds, dh := min(a-m.med[1], 0)/m.less, (b-m.med[2])/m.hue
+	return max(-d/m.darker, d/m.brighter, float32(math.Sqrt(float64(ds*ds+dh*dh))))
+}
+
+// bridgeThick adds to s.occ (over fr) every run of feature pixels (s.excl ≥ 1) along a row or
+// a column with a found cover on each side that runs on along it for at least
+// growBridgeSide·size: a bar or a hand across the nose or an eye. A thin cover beside a
+// feature (a glasses frame around an eye) does not reach that far along the run.
+func (s *Swapper) bridgeThick(fr image.Rectangle, size float64) {
+	w, h := fr.Dx(), fr.Dy()
+	side := max(2, int(growBridgeSide*size))
+	gap := max(1, int(growBridgeGap*size))
+	s.clip.Reset(fr)
+	// covered reports whether, from index start+from·step on, step by step away from the
+	// feature (dir), a found run starts within gap and runs on for at least side and, once
+	// thick is set, whether its first half is thick (see inOpening).
+	thick := false
+	var inOpening func(i int) bool
+	covered := func(start, step, n, from, dir int) bool {
+		j := from
+		for j >= 0 && j < n && (j-from)*dir < gap && s.occ.Pix[start+j*step] != 1 {
+			j += dir
+		}
+		run, core := 0, !thick
+		for j >= 0 && j < n && s.occ.Pix[start+j*step] == 1 && run < side {
+			core = core || run <= side/2 && inOpening(start+j*step)
+			run++
+			j += dir
+		}
+		return run >= side && core
+	}
+	found := false
+	bridge := func(start, step, n int) {
+		for k := 0; k < n; k++ {
+			if s.excl.Pix[start+k*step] < 1 {
+				continue
+			}
+			e := k
+			for e < n && s.excl.Pix[start+e*step] >= 1 {
+				e++
+			}
+			if k > 0 && e < n && covered(start, step, n, k-1, -1) && covered(start, step, n, e, 1) {
+				found = true
+				if thick {
+					for j := k; j < e; j++ {
+						s.clip.Pix[start+j*step] = 1
+					}
+				}
+			}
+			k = e
+		}
+	}
+	// First without the thickness, which costs an opening: mostly nothing is found.
+	for y := 0; y < h && !found; y++ {
+		bridge(y*w, 1, w)
+	}
+	for x := 0; x < w && !found; x++ {
+		bridge(x, w, h)
+	}
+	if !found {
+		return
+	}
+	// Whether a pixel lies in the found covers' opening by a square of half-width r (the
+	// union of the squares that fit in them; thin covers, a frame's rim and arms, vanish),
+	// from two summed-area tables: of the covers (in s.cov), and of their erosion (in s.zone).
+	r := max(1, int(growBridgeThick*size/2))
+	n := (w + 1) * (h + 1)
+	if cap(s.sat) < 2*n {
+		s.sat = make([]float64, 2*n)
+	}
+	found1, eroded := s.sat[:n], s.sat[n:2*n]
+	s.cov.Reset(fr)
+	for i, v := range s.occ.Pix {
+		if v == 1 {
+			s.cov.Pix[i] = 1
+		}
+	}
+	summedArea(found1, w, h, s.cov.Pix)
+	full := float64((2*r + 1) * (2*r + 1))
+	s.zone.Reset(fr)
+	for y := r; y < h-r; y++ {
+		for x := r; x < w-r; x++ {
+			if squareSum(found1, w, h, x, y, r) == full {
+				s.zone.Pix[y*w+x] = 1
+			}
+		}
+	}
+	summedArea(eroded, w, h, s.zone.Pix)
+	inOpening = func(i int) bool { return squareSum(eroded, w, h, i%w, i/w, r) > 0 }
+	thick = true
+	for y := range h {
+		bridge(y*w, 1, w)
+	}
+	for x := range w {
+		bridge(x, w, h)
+	}
+	for i, v := range s.clip.Pix {
+		if v > 0 {
+			s.occ.Pix[i] = 1
+		}
+	}
+}
+
+// summedArea fills sat ((w+1)×(h+1)) with the summed-area table of v, a w×h grid.
+func summedArea(sat []float64, w, h int, v []float32) {
+	clear(sat[:w+1])
+	for y := range h {
+		sat[(y+1)*(w+1)] = 0
+		var run float64
+		for x := range w {
+			run += float64(v[y*w+x])
+			sat[(y+1)*(w+1)+x+1] = sat[y*(w+1)+x+1] + run
+		}
+	}
+}
+
+// squareSum is the sum, from the summed-area table sat of a w×h grid, over the square of
+// half-width r about (x, y), clipped to the grid.
+func squareSum(sat []float64, w, h, x, y, r int) float64 {
+	x0, y0, x1, y1 := max(0, x-r), max(0, y-r), min(w, x+r+1), min(h, y+r+1)
+	return sat[y1*(w+1)+x1] - sat[y0*(w+1)+x1] - sat[y1*(w+1)+x0] + sat[y0*(w+1)+x0]
+}
