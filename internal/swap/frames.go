@@ -30,10 +30,14 @@ const (
 	// occRidgeGrain is the skin's median fine detail (grey levels, see lumaDetail) past which
 	// the skin counts as grainy or wrinkled (an old face, a noisy frame): its creases are long
 	// and strong, so a ridge must reach occRidgeKGrainy times the skin's and span
-	// occRidgeLengthGrainy of the face; a faint frame there is not told from them.
-	occRidgeGrain        = 3.5
+	// occRidgeLengthGrainy of the face; a faint frame there is not told from them. A codec
+	// smooths fine detail by a tenth to a third, so the mark sits low between a young face's
+	// (2.3 at most) and an old one's (3.5–7 uncompressed), where a lossy old face mostly stays
+	// grainy; and the length sits between an old face's own glasses and creases (0.34–0.38 of
+	// the face on the lossy clips measured) and a frame drawn over it (0.44 and more).
+	occRidgeGrain        = 2.6
 	occRidgeKGrainy      = 5
-	occRidgeLengthGrainy = 0.35
+	occRidgeLengthGrainy = 0.4
 	// occRidgeElong is how much stronger across the band than along it the curvature must
 	// be; occRidgeStep how much stronger the curvature (times σ) than the slope, so the flank
 	// of a step edge (one side of a bar, a hand) is no ridge.

@@ -20,7 +20,11 @@ import (
 // every frame (about 100 px, 2.7 % of the face). Before the detail test needed a seed, its
 // finds came and went with the keyframes: 345–396 px of grace_hopper's smoothed forehead
 // ("flat") at crf 30, and 89 px of the astronaut's hairline ("busy") on her first keyframe
-// only, and the still face flickered where they did.
+// only, and the still face flickered where they did. The thin-cover test came and went too:
+// at crf 30 g12 her own glasses' rims joined into a band 0.36 of the face long on 16 of the
+// 40 frames (1497 px), and at crf 23 g8 (where the landmarks fit a smaller face, 4203 px) the
+// codec took her skin's fine detail under the mark for grainy skin (3.55 → 2.97–3.50), where
+// the lenient test found them on 24 frames (up to 1140 px).
 func TestOccludersHoldStillOnLossyStillFaces(t *testing.T) {
 	p := photos(t)
 	for _, c := range []struct {
@@ -31,6 +35,7 @@ func TestOccludersHoldStillOnLossyStillFaces(t *testing.T) {
 		srcLm        face.Landmarks68
 	}{
 		{"grace_hopper.png", "140:120", 30, 12, geom.Rect{X0: 100, Y0: 70, X1: 220, Y1: 180}, p.src, p.srcLm},
+		{"grace_hopper.png", "140:120", 23, 8, geom.Rect{X0: 100, Y0: 70, X1: 220, Y1: 180}, p.src, p.srcLm},
 		{"astronaut.png", "100:20", 26, 8, geom.Rect{X0: 122, Y0: 69, X1: 198, Y1: 144}, p.dst, p.dstLm},
 	} {
 		dir := t.TempDir()
