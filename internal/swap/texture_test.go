@@ -82,6 +82,7 @@ func TestApplyKeepsNoisyAndStripedCovers(t *testing.T) {
 // (BenchmarkStillFaceParts astronaut-crf26 target-max 2.3 → 7.8 levels); a seed now needs
 // 1.5 times the other scale's detail outright. Checks every keyframe of 40 frames (1 s).
 func TestTextureFindsNothingOnLossyStillFaces(t *testing.T) {
+	testenv.Full(t, "encodes two still clips")
 	p := photos(t)
 	for _, c := range []struct {
 		sample, crop string
