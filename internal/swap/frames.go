@@ -49,6 +49,9 @@ const (
 	// occRidgeBand is the half-width (share of the face size) of the band along each brow and
 	// the jaw where a ridge is the face's own.
 	occRidgeBand = 0.04
+	// occRidgeNose is how much the nose's hull below the eyes is widened across, about its
+	// centre line, where a ridge is the face's own: the nose's sides and their shadows.
+	occRidgeNose = 2.0
 	// occRidgeCoarse is about the face size (px) the test works at: a larger face is seen on
 	// a grid of every f-th pixel, f = size/occRidgeCoarse rounded (67–133 px across).
 	occRidgeCoarse = 100
@@ -111,15 +114,34 @@ func (s *Swapper) thinCovers(frame *raster.Image, target *face.Landmarks68, fm *
 	}
 }
 
-// outlineBands marks in s.zone (over fr) a band of half-width occRidgeBand·size along each
-// brow (landmarks 17–21 and 22–26) and the jaw (0–16): the face's own ridges, a brow's dark
-// band and the shadow under the jaw.
+// outlineBands marks in s.zone (over fr) where a ridge is the face's own: a band of half-width
+// occRidgeBand·size along each brow (landmarks 17–21 and 22–26), the jaw (0–16) and the lips'
+// outline (48–59 and back), and the nose below the eyes (the hull of 28–35, widened across
+// by occRidgeNose): a brow's dark band, the shadow under the jaw, the line of a smile's lips, the
+// light along the nose and the shadow beside it, each as long as a frame's rim on a close-up.
 func (s *Swapper) outlineBands(target *face.Landmarks68, size float64, fr image.Rectangle) {
 	s.zone.Reset(fr)
+	// Widened across the nose only, so that it stays below a frame's bridge.
+	s.part = append(s.part[:0], target[28:36]...)
+	c := geom.Mean(s.part)
+	ax := target[33].Sub(target[27])
+	if l := math.Hypot(ax.X, ax.Y); l > 0 {
+		ax = ax.Scale(1 / l)
+		for i, p := range s.part {
+			d := p.Sub(c)
+			along := ax.X*d.X + ax.Y*d.Y
+			s.part[i] = c.Add(ax.Scale(along)).Add(d.Sub(ax.Scale(along)).Scale(occRidgeNose))
+		}
+	}
+	s.sorted, s.partHull = convexHull(s.part, s.sorted, s.partHull)
+	raster.FillConvex(&s.zone, s.partHull, 1)
 	r := occRidgeBand * size
-	for _, b := range [3][2]int{{17, 21}, {22, 26}, {0, 16}} {
+	for _, b := range [...][2]int{{17, 21}, {22, 26}, {0, 16}, {48, 60}} {
 		for k := b[0]; k < b[1]; k++ {
 			a, c := target[k], target[k+1]
+			if k == 59 {
+				c = target[48] // the lips' outline closes
+			}
 			d := c.Sub(a)
 			l := math.Hypot(d.X, d.Y)
 			if l == 0 {
