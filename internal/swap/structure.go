@@ -93,7 +93,7 @@ func (s *Swapper) structure(frame *raster.Image, target *face.Landmarks68, fm *r
 			faceArea++
 		}
 	}
-	s.skinRegions(frame, fr, n, max((2*r+1)*(2*r+1), int(occRegionArea*float64(faceArea))), m)
+	s.skinRegions(frame, target, size, fr, n, max((2*r+1)*(2*r+1), int(occRegionArea*float64(faceArea))), m)
 	// Every region that is not skin and lies mostly outside the features (those inside are
 	// the features themselves) is a candidate; an opening drops the thin ones.
 	s.clip.Reset(fr)
@@ -214,31 +214,55 @@ func (s *Swapper) components(w, h int) int {
 	return n
 }
 
-// skinRegions decides which of the n regions are skin (s.skin[label]): the largest, and every
-// other whose median colour and texture are the largest's.
-func (s *Swapper) skinRegions(frame *raster.Image, fr image.Rectangle, n, minArea int, m skinModel) {
-	big := 1
-	for k := 2; k <= n; k++ {
-		if s.free[k] > s.free[big] {
+// skinRegions decides which of the n regions are skin (s.skin[label]): the reference, and
+// every other whose median colour and texture are the reference's. The reference is the
+// largest region that looks like the skin as sampled (the skin model's colour, the median
+// texture of the sample discs about target's skin centres), not the largest one: a flat hand or bar
+// over a cheek is one region, often larger than any of the skin that the nose's and the
+// eyes' edges cut apart, and with it as the reference the rest of the face would be the
+// cover. Where no region looks like the samples, the largest is the reference.
+func (s *Swapper) skinRegions(frame *raster.Image, target *face.Landmarks68, size float64, fr image.Rectangle, n, minArea int, m skinModel) {
+	s.regMed = s.regMed[:0]
+	big := 0
+	for k := range n + 1 {
+		var med [4]float32
+		if k > 0 && s.area[k] >= minArea {
+			med = s.regionMedian(frame, fr, int32(k), m)
+		}
+		s.regMed = append(s.regMed, med)
+		if k > 0 && (big == 0 || s.free[k] > s.free[big]) {
 			big = k
 		}
 	}
-	s.skin = append(s.skin[:0], make([]bool, n+1)...)
-	s.skin[big] = true
-	ref := s.regionMedian(frame, fr, int32(big), m)
-	for k := 1; k <= n; k++ {
-		if k == big {
-			continue
-		}
-		if s.area[k] < minArea { // the opening drops it anyway
-			s.skin[k] = true
-			continue
-		}
-		med := s.regionMedian(frame, fr, int32(k), m)
-		s.skin[k] = math.Abs(float64(med[0]-ref[0])) <= occLikeSkinBright &&
-			math.Hypot(float64(med[1]-ref[1]), float64(med[2]-ref[2])) <= occLikeSkinChroma &&
-			med[3] >= occLikeSkinTexture*ref[3] && med[3] <= ref[3]/occLikeSkinTexture
+	if s.area[big] < minArea {
+		s.regMed[big] = s.regionMedian(frame, fr, int32(big), m)
 	}
+	tex := raster.Mask{Pix: s.tex, Stride: fr.Dx(), Rect: fr}
+	sampled := [4]float32{m.med[0], m.med[1], m.med[2], s.discMedian(&tex, target, size, fr)}
+	if !likeSkin(s.regMed[big], sampled) {
+		like := 0
+		for k := 1; k <= n; k++ {
+			if s.area[k] >= minArea && likeSkin(s.regMed[k], sampled) && (like == 0 || s.free[k] > s.free[like]) {
+				like = k
+			}
+		}
+		if like > 0 {
+			big = like
+		}
+	}
+	s.skin = append(s.skin[:0], make([]bool, n+1)...)
+	for k := 1; k <= n; k++ {
+		// A region too small for the opening to keep is skin either way.
+		s.skin[k] = k == big || s.area[k] < minArea || likeSkin(s.regMed[k], s.regMed[big])
+	}
+}
+
+// likeSkin reports whether a region's median colour features and texture (see regionMedian)
+// lie close enough to the skin's, ref, for it to be skin.
+func likeSkin(med, ref [4]float32) bool {
+	return math.Abs(float64(med[0]-ref[0])) <= occLikeSkinBright &&
+		math.Hypot(float64(med[1]-ref[1]), float64(med[2]-ref[2])) <= occLikeSkinChroma &&
+		med[3] >= occLikeSkinTexture*ref[3] && med[3] <= ref[3]/occLikeSkinTexture
 }
 
 // regionMedian is the median of each colour feature (brightness, then chromaticity along and

@@ -143,6 +143,7 @@ type Swapper struct {
 	label    []int32
 	area     []int
 	skin     []bool
+	regMed   [][4]float32 // each region's median (see skinRegions)
 	// The structure test's coarse grid (see structureCoarse).
 	small            *raster.Image
 	cfm, cexcl, cocc raster.Mask
