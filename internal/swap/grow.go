@@ -64,10 +64,7 @@ func (s *Swapper) growIntoFeatures(frame *raster.Image, target *face.Landmarks68
 	w, h := fr.Dx(), fr.Dy()
 	s.growBand(target, size, fr)
 	// The found covers' pieces in the band, each fitted and grown on its own.
-	if cap(s.label) < w*h {
-		s.label = make([]int32, w*h)
-	}
-	s.label = s.label[:w*h]
+	s.sizeLabels(w * h)
 	for i, v := range s.occ.Pix {
 		s.label[i] = -1
 		if v == 1 && s.zone.Pix[i] == 1 {
@@ -260,16 +257,12 @@ func (s *Swapper) floodCover(frame *raster.Image, fm *raster.Mask, size float64,
 	reach := float32(max(1, int(growSpread*size)))
 	for head := 0; head < len(s.stack); head++ {
 		i := int(s.stack[head])
-		x, y := i%w, i/w
 		d := s.clip.Pix[i] + 1
 		if d > reach {
 			continue
 		}
-		for _, nb := range [4]int{i - 1, i + 1, i - w, i + w} {
-			if (nb == i-1 && x == 0) || (nb == i+1 && x == w-1) || (nb == i-w && y == 0) || (nb == i+w && y == h-1) {
-				continue
-			}
-			if !(image.Point{nb % w, nb / w}).In(c.box) || s.zone.Pix[nb] == 0 || s.zone.Pix[nb] == 1 && !c.band || s.clip.Pix[nb] > 0 || s.occ.Pix[nb] == 1 {
+		for _, nb := range neighbours4(i, w, h) {
+			if nb < 0 || !(image.Point{nb % w, nb / w}).In(c.box) || s.zone.Pix[nb] == 0 || s.zone.Pix[nb] == 1 && !c.band || s.clip.Pix[nb] > 0 || s.occ.Pix[nb] == 1 {
 				continue
 			}
 			if !(fm.Pix[(nb/w+fr.Min.Y-fm.Rect.Min.Y)*fm.Stride+nb%w+fr.Min.X-fm.Rect.Min.X] > 0) {
