@@ -210,10 +210,10 @@ func (s *Swapper) components(w, h int) int {
 // skinRegions decides which of the n regions are skin (s.skin[label]): the reference, and
 // every other whose median colour and texture are the reference's. The reference is the
 // largest region that looks like the skin as sampled (the skin model's colour, the median
-// texture of the sample discs about target's skin centres), not the largest one: a flat hand or bar
-// over a cheek is one region, often larger than any of the skin that the nose's and the
-// eyes' edges cut apart, and with it as the reference the rest of the face would be the
-// cover. Where no region looks like the samples, the largest is the reference.
+// texture of the sample discs), not the largest one: a flat hand or bar over a cheek is one
+// region, often larger than any of the skin that the nose's and the eyes' edges cut apart,
+// and with it as the reference the rest of the face would be the cover. Where no region looks
+// like the samples, the largest is the reference.
 func (s *Swapper) skinRegions(frame *raster.Image, target *face.Landmarks68, size float64, fr image.Rectangle, n, minArea int, m skinModel) {
 	s.regMed = s.regMed[:0]
 	big := 0

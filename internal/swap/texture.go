@@ -54,10 +54,11 @@ const (
 	texStripeC     = 0.7
 	texStripeQWeak = 1.0
 	texStripeCWeak = 0.45
-	// texSeedArea is the least share of the face a seed region must cover: the skin's own
-	// far pixels (a crease's end, the lip line, a spot of grain) come in specks, the largest
-	// on the lossy still clips of TestTextureFindsNothingOnLossyStillFaces 0.8 % (at 1 % a
-	// keyframe there was just clear; at 0.5 % not; 1.5 % keeps a point less of the survey).
+	// texSeedArea is the least share of the face a seed region must cover, here and in the
+	// detail test (see addSeededFinds): the skin's own far pixels (a crease's end, the lip
+	// line, a spot of grain) come in specks, the largest 0.8 % of the face on the lossy still
+	// clips of TestTextureFindsNothingOnLossyStillFaces (1 % was just clear of them; 1.5 %
+	// leaves a margin, at the cost of about a point of the survey's covers kept).
 	texSeedArea = 0.015
 	// texSeedSpread is how many times the other scale's detail a seed's own scale must hold,
 	// whatever the skin's: noise has 2–3 times as much fine as band detail, stripes the

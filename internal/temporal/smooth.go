@@ -174,10 +174,10 @@ func Weight(d, k int) float64 {
 const StillMotion = 0.005
 
 // coefficients sets each sample's c so that Σ c·x is the smoothed value at frame t, and its m
-// so that Σ m·x is the weighted mean, and returns the blend's α (below): an adaptive
-// blend of two weighted least-squares fits (weights Weight(s−t, k), k frames each side). A local quadratic follows
-// motion without lag: exact for constant speed and for constant acceleration, at the video's
-// ends too. The weighted mean averages a still face strongly, and at the clipped ends does not
+// so that Σ m·x is the weighted mean, and returns the blend's α (below): an adaptive blend of
+// two weighted least-squares fits (weights Weight(s−t, k), k frames each side). A local
+// quadratic follows motion without lag: exact for constant speed and for constant
+// acceleration, at the video's ends too. The weighted mean averages a still face strongly, and at the clipped ends does not
 // extrapolate noise as a fitted slope would. The blend weight α comes from the motion the
 // quadratic finds in the landmarks' centroid over half a window, against StillMotion: 0 (mean)
 // below it, 1 (fit) at twice it, linear between, so the result is continuous in the landmarks.
