@@ -93,6 +93,9 @@ func (s *Swapper) detail(frame *raster.Image, target *face.Landmarks68, fm *rast
 	s.addSeededFinds(target, fm, size, fr, occDetailLeast)
 }
 
+// luma is BT.601's luma of a pixel's R, G and B (the Y of raster's colour statistics).
+func luma(r, g, b float32) float32 { return 0.299*r + 0.587*g + 0.114*b }
+
 // lumaDetail puts in s.detT and s.detS (over fr) the fine detail of the frame's and the
 // warped source's luma: |luma − luma smoothed|, averaged.
 func (s *Swapper) lumaDetail(frame *raster.Image, fr image.Rectangle, size float64) {
@@ -104,8 +107,8 @@ func (s *Swapper) lumaDetail(frame *raster.Image, fr image.Rectangle, size float
 		wrow := s.warped.Pix[y*s.warped.Stride:][:3*w]
 		t, src := s.detT.Pix[y*w:][:w], s.detS.Pix[y*w:][:w]
 		for x := range t {
-			t[x] = 0.299*float32(row[3*x]) + 0.587*float32(row[3*x+1]) + 0.114*float32(row[3*x+2])
-			src[x] = 0.299*wrow[3*x] + 0.587*wrow[3*x+1] + 0.114*wrow[3*x+2]
+			t[x] = luma(float32(row[3*x]), float32(row[3*x+1]), float32(row[3*x+2]))
+			src[x] = luma(wrow[3*x], wrow[3*x+1], wrow[3*x+2])
 		}
 	}
 	fine, spread := math.Max(0.7, occDetailFine*size), math.Max(1, occDetailSpread*size)

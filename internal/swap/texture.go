@@ -116,7 +116,7 @@ func (s *Swapper) textureMaps(frame *raster.Image, fr image.Rectangle, r int) {
 		row := frame.Pix[(y+fr.Min.Y)*frame.Stride+3*fr.Min.X:][:3*w]
 		l := s.texL.Pix[y*w:][:w]
 		for x := range l {
-			l[x] = 0.299*float32(row[3*x]) + 0.587*float32(row[3*x+1]) + 0.114*float32(row[3*x+2])
+			l[x] = luma(float32(row[3*x]), float32(row[3*x+1]), float32(row[3*x+2]))
 		}
 	}
 	// b1: 3×3 mean, b3: 7×7 mean.
