@@ -219,8 +219,8 @@ func shrink(poly []geom.Pt, inset float64) bool {
 // leave the frame untouched.
 func (s *Swapper) Apply(frame *raster.Image, target *face.Landmarks68) {
 	s.last = image.Rectangle{}
+	defer func() { s.steadyOn = false }() // Steady's tones are this face's, however it ends
 	if !finite(target) {
-		s.steadyOn = false
 		return
 	}
 	b := geom.Bounds(target[:])
@@ -293,7 +293,6 @@ func (s *Swapper) Apply(frame *raster.Image, target *face.Landmarks68) {
 	s.adjust(frame, target, fr, size)
 	raster.Blend(frame, &s.warped, &s.mask)
 	s.last = fr
-	s.steadyOn = false
 }
 
 // seamBand puts in s.cov (over fr) the membrane's band: the face mask's (s.mask, over mr)
