@@ -90,22 +90,11 @@ func (s *Swapper) detail(frame *raster.Image, target *face.Landmarks68, fm *rast
 			}
 		}
 	}
-	s.dropSmallSeeds(fm, fr)
-	if len(s.stack) == 0 { // the common case, a bare face
-		return
-	}
-	s.growClip(w, h)
-	// Only finds of some size ring or bridge a feature: small ones come and go with a
-	// lossy frame's noise, and a feature covered in one frame and not the next flickers.
-	s.dropSmall(&s.clip, fm, fr, occDetailLeast)
-	s.coveredFeatures(target, fr)
-	s.bridgeFeatures(fr, size)
-	for i, v := range s.clip.Pix {
-		if v > 0.5 {
-			s.occ.Pix[i] = 1
-		}
-	}
+	s.addSeededFinds(target, fm, size, fr, occDetailLeast)
 }
+
+// luma is BT.601's luma of a pixel's R, G and B (the Y of raster's colour statistics).
+func luma(r, g, b float32) float32 { return 0.299*r + 0.587*g + 0.114*b }
 
 // lumaDetail puts in s.detT and s.detS (over fr) the fine detail of the frame's and the
 // warped source's luma: |luma − luma smoothed|, averaged.
@@ -118,8 +107,8 @@ func (s *Swapper) lumaDetail(frame *raster.Image, fr image.Rectangle, size float
 		wrow := s.warped.Pix[y*s.warped.Stride:][:3*w]
 		t, src := s.detT.Pix[y*w:][:w], s.detS.Pix[y*w:][:w]
 		for x := range t {
-			t[x] = 0.299*float32(row[3*x]) + 0.587*float32(row[3*x+1]) + 0.114*float32(row[3*x+2])
-			src[x] = 0.299*wrow[3*x] + 0.587*wrow[3*x+1] + 0.114*wrow[3*x+2]
+			t[x] = luma(float32(row[3*x]), float32(row[3*x+1]), float32(row[3*x+2]))
+			src[x] = luma(wrow[3*x], wrow[3*x+1], wrow[3*x+2])
 		}
 	}
 	fine, spread := math.Max(0.7, occDetailFine*size), math.Max(1, occDetailSpread*size)
@@ -173,17 +162,23 @@ func (s *Swapper) skinMedian(m *raster.Mask, target *face.Landmarks68, size floa
 	rad := occSampleRadius * size
 	s.dev = s.dev[:0]
 	for _, c := range centres {
-		for y := int(c.Y - rad); y <= int(c.Y+rad); y++ {
-			for x := int(c.X - rad); x <= int(c.X+rad); x++ {
-				if (image.Point{x, y}).In(fr) && math.Hypot(float64(x)-c.X, float64(y)-c.Y) <= rad {
-					s.dev = append(s.dev, m.Pix[(y-fr.Min.Y)*m.Stride+x-fr.Min.X])
-				}
-			}
-		}
+		s.dev = appendDisc(s.dev, m, c, rad, fr)
 	}
 	if len(s.dev) == 0 {
 		return 0
 	}
 	slices.Sort(s.dev)
 	return s.dev[len(s.dev)/2]
+}
+
+// appendDisc appends to dst the values of m (over fr) at the pixels of fr within rad of c.
+func appendDisc(dst []float32, m *raster.Mask, c geom.Pt, rad float64, fr image.Rectangle) []float32 {
+	for y := int(c.Y - rad); y <= int(c.Y+rad); y++ {
+		for x := int(c.X - rad); x <= int(c.X+rad); x++ {
+			if (image.Point{x, y}).In(fr) && math.Hypot(float64(x)-c.X, float64(y)-c.Y) <= rad {
+				dst = append(dst, m.Pix[(y-fr.Min.Y)*m.Stride+x-fr.Min.X])
+			}
+		}
+	}
+	return dst
 }

@@ -64,10 +64,7 @@ func (s *Swapper) growIntoFeatures(frame *raster.Image, target *face.Landmarks68
 	w, h := fr.Dx(), fr.Dy()
 	s.growBand(target, size, fr)
 	// The found covers' pieces in the band, each fitted and grown on its own.
-	if cap(s.label) < w*h {
-		s.label = make([]int32, w*h)
-	}
-	s.label = s.label[:w*h]
+	s.sizeLabels(w * h)
 	for i, v := range s.occ.Pix {
 		s.label[i] = -1
 		if v == 1 && s.zone.Pix[i] == 1 {
@@ -260,16 +257,12 @@ func (s *Swapper) floodCover(frame *raster.Image, fm *raster.Mask, size float64,
 	reach := float32(max(1, int(growSpread*size)))
 	for head := 0; head < len(s.stack); head++ {
 		i := int(s.stack[head])
-		x, y := i%w, i/w
 		d := s.clip.Pix[i] + 1
 		if d > reach {
 			continue
 		}
-		for _, nb := range [4]int{i - 1, i + 1, i - w, i + w} {
-			if (nb == i-1 && x == 0) || (nb == i+1 && x == w-1) || (nb == i-w && y == 0) || (nb == i+w && y == h-1) {
-				continue
-			}
-			if !(image.Point{nb % w, nb / w}).In(c.box) || s.zone.Pix[nb] == 0 || s.zone.Pix[nb] == 1 && !c.band || s.clip.Pix[nb] > 0 || s.occ.Pix[nb] == 1 {
+		for _, nb := range neighbours4(i, w, h) {
+			if nb < 0 || !(image.Point{nb % w, nb / w}).In(c.box) || s.zone.Pix[nb] == 0 || s.zone.Pix[nb] == 1 && !c.band || s.clip.Pix[nb] > 0 || s.occ.Pix[nb] == 1 {
 				continue
 			}
 			if !(fm.Pix[(nb/w+fr.Min.Y-fm.Rect.Min.Y)*fm.Stride+nb%w+fr.Min.X-fm.Rect.Min.X] > 0) {
@@ -303,11 +296,30 @@ func (s *Swapper) bridgeThick(fr image.Rectangle, size float64) {
 	side := max(2, int(growBridgeSide*size))
 	gap := max(1, int(growBridgeGap*size))
 	s.clip.Reset(fr)
+	// First without the thickness, which costs an opening: mostly nothing is found.
+	if !s.bridgeRuns(w, h, side, gap, nil) {
+		return
+	}
+	r := max(1, int(growBridgeThick*size/2))
+	eroded := s.erodedCovers(fr, r)
+	inOpening := func(i int) bool { return squareSum(eroded, w, h, i%w, i/w, r) > 0 }
+	s.bridgeRuns(w, h, side, gap, inOpening)
+	for i, v := range s.clip.Pix {
+		if v > 0 {
+			s.occ.Pix[i] = 1
+		}
+	}
+}
+
+// bridgeRuns looks along the rows, then the columns, of fr's grid (w×h) for runs of feature
+// pixels (s.excl ≥ 1) with a found cover (s.occ) on each side, starting within gap of the run
+// and running on for at least side. With inOpening nil it reports whether there is one,
+// stopping at the first; else a side counts only if its first half holds a pixel inOpening
+// (a thick cover's), and every run so covered is marked in s.clip.
+func (s *Swapper) bridgeRuns(w, h, side, gap int, inOpening func(i int) bool) bool {
+	thick := inOpening != nil
 	// covered reports whether, from index start+from·step on, step by step away from the
-	// feature (dir), a found run starts within gap and runs on for at least side and, once
-	// thick is set, whether its first half is thick (see inOpening).
-	thick := false
-	var inOpening func(i int) bool
+	// feature (dir), a found run starts within gap and runs on for at least side.
 	covered := func(start, step, n, from, dir int) bool {
 		j := from
 		for j >= 0 && j < n && (j-from)*dir < gap && s.occ.Pix[start+j*step] != 1 {
@@ -342,55 +354,44 @@ func (s *Swapper) bridgeThick(fr image.Rectangle, size float64) {
 			k = e
 		}
 	}
-	// First without the thickness, which costs an opening: mostly nothing is found.
-	for y := 0; y < h && !found; y++ {
+	for y := 0; y < h && (thick || !found); y++ {
 		bridge(y*w, 1, w)
 	}
-	for x := 0; x < w && !found; x++ {
+	for x := 0; x < w && (thick || !found); x++ {
 		bridge(x, w, h)
 	}
-	if !found {
-		return
-	}
-	// Whether a pixel lies in the found covers' opening by a square of half-width r (the
-	// union of the squares that fit in them; thin covers, a frame's rim and arms, vanish),
-	// from two summed-area tables: of the covers (in s.cov), and of their erosion (in s.zone).
-	r := max(1, int(growBridgeThick*size/2))
+	return found
+}
+
+// erodedCovers is the summed-area table (in s.sat, over fr's grid) of the found covers (s.occ)
+// eroded by a square of half-width r, for telling whether a pixel lies in their opening (the
+// union of the squares that fit in them; thin covers, a frame's rim and arms, vanish): it does
+// when a square about it holds an eroded pixel. It uses s.cov and s.zone.
+func (s *Swapper) erodedCovers(fr image.Rectangle, r int) []float64 {
+	w, h := fr.Dx(), fr.Dy()
 	n := (w + 1) * (h + 1)
 	if cap(s.sat) < 2*n {
 		s.sat = make([]float64, 2*n)
 	}
-	found1, eroded := s.sat[:n], s.sat[n:2*n]
+	covers, eroded := s.sat[:n], s.sat[n:2*n]
 	s.cov.Reset(fr)
 	for i, v := range s.occ.Pix {
 		if v == 1 {
 			s.cov.Pix[i] = 1
 		}
 	}
-	summedArea(found1, w, h, s.cov.Pix)
+	summedArea(covers, w, h, s.cov.Pix)
 	full := float64((2*r + 1) * (2*r + 1))
 	s.zone.Reset(fr)
 	for y := r; y < h-r; y++ {
 		for x := r; x < w-r; x++ {
-			if squareSum(found1, w, h, x, y, r) == full {
+			if squareSum(covers, w, h, x, y, r) == full {
 				s.zone.Pix[y*w+x] = 1
 			}
 		}
 	}
 	summedArea(eroded, w, h, s.zone.Pix)
-	inOpening = func(i int) bool { return squareSum(eroded, w, h, i%w, i/w, r) > 0 }
-	thick = true
-	for y := range h {
-		bridge(y*w, 1, w)
-	}
-	for x := range w {
-		bridge(x, w, h)
-	}
-	for i, v := range s.clip.Pix {
-		if v > 0 {
-			s.occ.Pix[i] = 1
-		}
-	}
+	return eroded
 }
 
 // summedArea fills sat ((w+1)×(h+1)) with the summed-area table of v, a w×h grid.

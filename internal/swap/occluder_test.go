@@ -240,6 +240,72 @@ func bareSwapped(t testing.TB, src *Source, tgt *raster.Image, lm face.Landmarks
 	return changed / m
 }
 
+// photoWay is one way between the sample photos: the source swapped into the target, whose
+// face has the landmarks lm in the detector's box, and the share of its bare face the swap
+// changes.
+type photoWay struct {
+	src  *Source
+	tgt  *raster.Image
+	lm   face.Landmarks68
+	box  geom.Rect
+	bare float64
+}
+
+// photoWays are both ways between the sample photos, by whether the target is the astronaut.
+func photoWays(t *testing.T) map[bool]*photoWay {
+	t.Helper()
+	p := photos(t)
+	ways := map[bool]*photoWay{}
+	for _, toAstro := range []bool{false, true} {
+		srcImg, srcLm, w := p.src, p.srcLm, &photoWay{tgt: p.dst, lm: p.dstLm, box: geom.Rect{X0: 168, Y0: 145, X1: 364, Y1: 342}}
+		if toAstro {
+			srcImg, srcLm, w = p.dst, p.dstLm, &photoWay{tgt: p.src, lm: p.srcLm, box: geom.Rect{X0: 177, Y0: 81, X1: 272, Y1: 175}}
+		}
+		src, err := NewSource(srcImg, &srcLm)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.src, w.bare = src, bareSwapped(t, src, w.tgt, w.lm)
+		ways[toAstro] = w
+	}
+	return ways
+}
+
+// coverCase is one of occCases, by name, swapped into the astronaut or into Grace Hopper, and
+// the least share of the cover the swap must keep and of the rest of the face it must swap
+// (of the bare face's).
+type coverCase struct {
+	toAstronaut   bool
+	name          string
+	kept, swapped float64
+}
+
+// checkCovers runs each case the way it names, logs what it keeps and swaps, and checks both.
+func checkCovers(t *testing.T, ways map[bool]*photoWay, cases []coverCase) {
+	t.Helper()
+	for _, c := range cases {
+		w := ways[c.toAstronaut]
+		found := false
+		for _, oc := range occCases() {
+			if oc.name != c.name {
+				continue
+			}
+			found = true
+			r, _ := occlusionRun(t, w.src, w.tgt, w.lm, w.box, oc, w.bare)
+			t.Logf("into astronaut %v, %s: %.1f%% kept, the rest of the face %.1f%% swapped", c.toAstronaut, c.name, 100*r.kept, 100*r.swapped)
+			if r.kept < c.kept {
+				t.Errorf("into astronaut %v, %s: %.1f%% of the cover kept (want ≥ %.0f%%)", c.toAstronaut, c.name, 100*r.kept, 100*c.kept)
+			}
+			if r.swapped < c.swapped {
+				t.Errorf("into astronaut %v, %s: only %.1f%% of the rest of the face swapped (want ≥ %.0f%% of the bare face's)", c.toAstronaut, c.name, 100*r.swapped, 100*c.swapped)
+			}
+		}
+		if !found {
+			t.Fatalf("no case %q", c.name)
+		}
+	}
+}
+
 func occCases() []occCase {
 	var out []occCase
 	for _, sh := range occShapes {
@@ -369,57 +435,23 @@ func TestApplyKeepsCoversOfSkinHues(t *testing.T) {
 // as much as before (71.7 % and 63.6 % of its hull's pixels changed; now 75 % and 65 %, the
 // mask a little larger), so the finds are the covers, not the face.
 func TestApplyKeepsTexturedCovers(t *testing.T) {
-	p := photos(t)
-	cases := []struct {
-		toAstronaut bool
-		name        string
-	}{
-		{false, "microphone/flat/orange"}, {false, "microphone/shaded/tan"}, {false, "microphone/shaded/orange"},
-		{true, "bar over the cheeks/striped/orange"}, {true, "bar over the eyes/shaded/red"}, {true, "bar over the eyes/flat/red"},
-		{true, "hair/noisy/red"}, {true, "hair/shaded/brown"},
-	}
-	type dir struct {
-		src       *Source
-		tgt       *raster.Image
-		lm        face.Landmarks68
-		box       geom.Rect
-		bare      float64
-		bareLeast float64
-	}
-	dirs := map[bool]*dir{}
+	ways := photoWays(t)
 	for _, toAstro := range []bool{false, true} {
-		srcImg, srcLm, d := p.src, p.srcLm, &dir{tgt: p.dst, lm: p.dstLm, box: geom.Rect{X0: 168, Y0: 145, X1: 364, Y1: 342}, bareLeast: 0.72}
+		bare, least := ways[toAstro].bare, 0.72
 		if toAstro {
-			srcImg, srcLm, d = p.dst, p.dstLm, &dir{tgt: p.src, lm: p.srcLm, box: geom.Rect{X0: 177, Y0: 81, X1: 272, Y1: 175}, bareLeast: 0.62}
+			least = 0.62
 		}
-		src, err := NewSource(srcImg, &srcLm)
-		if err != nil {
-			t.Fatal(err)
-		}
-		d.src = src
-		d.bare = bareSwapped(t, src, d.tgt, d.lm)
-		t.Logf("into astronaut %v: the bare face %.1f%% swapped", toAstro, 100*d.bare)
-		if d.bare < d.bareLeast {
-			t.Errorf("into astronaut %v: only %.1f%% of the bare face swapped (want ≥ %.0f%%): the cover tests take the face for a cover", toAstro, 100*d.bare, 100*d.bareLeast)
-		}
-		dirs[toAstro] = d
-	}
-	for _, c := range cases {
-		d := dirs[c.toAstronaut]
-		for _, oc := range occCases() {
-			if oc.name != c.name {
-				continue
-			}
-			r, _ := occlusionRun(t, d.src, d.tgt, d.lm, d.box, oc, d.bare)
-			t.Logf("into astronaut %v, %s: %.1f%% kept, the rest of the face %.1f%% swapped", c.toAstronaut, c.name, 100*r.kept, 100*r.swapped)
-			if r.kept < 0.65 {
-				t.Errorf("into astronaut %v, %s: %.1f%% of the cover kept (want ≥ 65%%)", c.toAstronaut, c.name, 100*r.kept)
-			}
-			if r.swapped < 0.7 {
-				t.Errorf("into astronaut %v, %s: only %.1f%% of the rest of the face swapped (want ≥ 70%% of the bare face's)", c.toAstronaut, c.name, 100*r.swapped)
-			}
+		t.Logf("into astronaut %v: the bare face %.1f%% swapped", toAstro, 100*bare)
+		if bare < least {
+			t.Errorf("into astronaut %v: only %.1f%% of the bare face swapped (want ≥ %.0f%%): the cover tests take the face for a cover", toAstro, 100*bare, 100*least)
 		}
 	}
+	checkCovers(t, ways, []coverCase{
+		{false, "microphone/flat/orange", 0.65, 0.7}, {false, "microphone/shaded/tan", 0.65, 0.7},
+		{false, "microphone/shaded/orange", 0.65, 0.7}, {true, "bar over the cheeks/striped/orange", 0.65, 0.7},
+		{true, "bar over the eyes/shaded/red", 0.65, 0.7}, {true, "bar over the eyes/flat/red", 0.65, 0.7},
+		{true, "hair/noisy/red", 0.65, 0.7}, {true, "hair/shaded/brown", 0.65, 0.7},
+	})
 }
 
 // Glasses frames and strands of hair of the skin's own hues stay in front, found by their
@@ -430,46 +462,13 @@ func TestApplyKeepsTexturedCovers(t *testing.T) {
 // (the floors sit below). On her face frames of skin's lighter hues are still swapped over: a
 // ridge must be stronger and longer there than her creases, and theirs is faint.
 func TestApplyKeepsThinCovers(t *testing.T) {
-	p := photos(t)
-	cases := []struct {
-		toAstronaut bool
-		name        string
-		floor       float64
-	}{
-		{true, "glasses/flat/skin", 0.45}, {true, "glasses/flat/tan", 0.45}, {true, "glasses/noisy/skin", 0.45},
-		{true, "glasses/striped/tan", 0.45}, {true, "glasses/shaded/skin", 0.6},
-		{false, "glasses/flat/red", 0.6}, {false, "glasses/flat/brown", 0.35}, {false, "glasses/shaded/brown", 0.5},
-		{true, "hair/flat/tan", 0.75}, {true, "hair/flat/brown", 0.6},
-	}
-	for _, toAstro := range []bool{false, true} {
-		srcImg, srcLm, tgt, lm, box := p.src, p.srcLm, p.dst, p.dstLm, geom.Rect{X0: 168, Y0: 145, X1: 364, Y1: 342}
-		if toAstro {
-			srcImg, srcLm, tgt, lm, box = p.dst, p.dstLm, p.src, p.srcLm, geom.Rect{X0: 177, Y0: 81, X1: 272, Y1: 175}
-		}
-		src, err := NewSource(srcImg, &srcLm)
-		if err != nil {
-			t.Fatal(err)
-		}
-		bare := bareSwapped(t, src, tgt, lm)
-		for _, tc := range cases {
-			if tc.toAstronaut != toAstro {
-				continue
-			}
-			for _, c := range occCases() {
-				if c.name != tc.name {
-					continue
-				}
-				r, _ := occlusionRun(t, src, tgt, lm, box, c, bare)
-				t.Logf("into astronaut %v, %s: %.1f%% kept, the rest of the face %.1f%% swapped", toAstro, tc.name, 100*r.kept, 100*r.swapped)
-				if r.kept < tc.floor {
-					t.Errorf("into astronaut %v, %s: %.1f%% of the cover kept (want ≥ %.0f%%)", toAstro, tc.name, 100*r.kept, 100*tc.floor)
-				}
-				if r.swapped < 0.75 {
-					t.Errorf("into astronaut %v, %s: only %.1f%% of the rest of the face swapped (want ≥ 75%% of the bare face's)", toAstro, tc.name, 100*r.swapped)
-				}
-			}
-		}
-	}
+	checkCovers(t, photoWays(t), []coverCase{
+		{false, "glasses/flat/red", 0.6, 0.75}, {false, "glasses/flat/brown", 0.35, 0.75},
+		{false, "glasses/shaded/brown", 0.5, 0.75},
+		{true, "glasses/flat/skin", 0.45, 0.75}, {true, "glasses/flat/tan", 0.45, 0.75},
+		{true, "glasses/noisy/skin", 0.45, 0.75}, {true, "glasses/striped/tan", 0.45, 0.75},
+		{true, "glasses/shaded/skin", 0.6, 0.75}, {true, "hair/flat/tan", 0.75, 0.75}, {true, "hair/flat/brown", 0.6, 0.75},
+	})
 }
 
 // A cover over some of the skin sample discs (a bar over the eyes covers the two under them
@@ -510,42 +509,10 @@ func TestApplyDropsCoveredSkinSamples(t *testing.T) {
 // (two into Grace Hopper: 75–87 %, 34–62 %); now 99–100 % and 58–86 % (96–100 %, 69–112 %).
 // The floors sit below.
 func TestApplyKeepsHandsAndSwapsTheRest(t *testing.T) {
-	p := photos(t)
-	cases := []struct {
-		toAstronaut   bool
-		name          string
-		kept, swapped float64
-	}{
+	checkCovers(t, photoWays(t), []coverCase{
+		{false, "hand/flat/brown", 0.9, 0.9}, {false, "hand/shaded/tan", 0.9, 0.6},
 		{true, "hand/flat/orange", 0.9, 0.7}, {true, "hand/flat/brown", 0.9, 0.7},
 		{true, "hand/noisy/orange", 0.9, 0.7}, {true, "hand/noisy/brown", 0.9, 0.7},
 		{true, "hand/shaded/tan", 0.9, 0.62}, {true, "hand/shaded/skin", 0.9, 0.5},
-		{false, "hand/flat/brown", 0.9, 0.9}, {false, "hand/shaded/tan", 0.9, 0.6},
-	}
-	for _, toAstro := range []bool{false, true} {
-		srcImg, srcLm, tgt, lm, box := p.src, p.srcLm, p.dst, p.dstLm, geom.Rect{X0: 168, Y0: 145, X1: 364, Y1: 342}
-		if toAstro {
-			srcImg, srcLm, tgt, lm, box = p.dst, p.dstLm, p.src, p.srcLm, geom.Rect{X0: 177, Y0: 81, X1: 272, Y1: 175}
-		}
-		src, err := NewSource(srcImg, &srcLm)
-		if err != nil {
-			t.Fatal(err)
-		}
-		bare := bareSwapped(t, src, tgt, lm)
-		for _, tc := range cases {
-			if tc.toAstronaut != toAstro {
-				continue
-			}
-			for _, c := range occCases() {
-				if c.name != tc.name {
-					continue
-				}
-				r, _ := occlusionRun(t, src, tgt, lm, box, c, bare)
-				t.Logf("into astronaut %v, %s: %.1f%% kept, the rest of the face %.1f%% swapped", toAstro, tc.name, 100*r.kept, 100*r.swapped)
-				if r.kept < tc.kept || r.swapped < tc.swapped {
-					t.Errorf("into astronaut %v, %s: %.1f%% of the hand kept (want ≥ %.0f%%), the rest of the face %.1f%% swapped (want ≥ %.0f%% of the bare face's)",
-						toAstro, tc.name, 100*r.kept, 100*tc.kept, 100*r.swapped, 100*tc.swapped)
-				}
-			}
-		}
-	}
+	})
 }

@@ -264,28 +264,7 @@ func (s *Swapper) growSeeds(fr image.Rectangle, size float64) {
 	}
 	// Grow the seeds through the weak pixels 4-connected to them; weak pixels not reached
 	// (wrinkles, folds, a shadow) are skin.
-	w, h := fr.Dx(), fr.Dy()
-	for len(s.stack) > 0 {
-		i := int(s.stack[len(s.stack)-1])
-		s.stack = s.stack[:len(s.stack)-1]
-		x, y := i%w, i/w
-		for _, n := range [4]int{i - 1, i + 1, i - w, i + w} {
-			if (n == i-1 && x == 0) || (n == i+1 && x == w-1) || (n == i-w && y == 0) || (n == i+w && y == h-1) {
-				continue
-			}
-			if s.occ.Pix[n] == 1 {
-				s.occ.Pix[n] = 3
-				s.stack = append(s.stack, int32(n))
-			}
-		}
-	}
-	for i, v := range s.occ.Pix {
-		if v == 3 {
-			s.occ.Pix[i] = 1
-		} else {
-			s.occ.Pix[i] = 0
-		}
-	}
+	s.growFromSeeds(&s.occ, fr.Dx(), fr.Dy())
 }
 
 // features marks in s.excl (over fr) the regions of the target's face that are not skin by

@@ -251,7 +251,7 @@ var idPoints = func() []int {
 // than the target's: the second, recognizer-free identity measure of issue 11, on the
 // points that carry identity and not expression (idPoints). The two photos' faces are
 // alike on those points (0.05 apart, about the landmarker's own error on a swapped face),
-// so the source is the astronaut's photo stretched to 1.3 times its width: a face with
+// so the source is Grace Hopper's photo stretched to 1.3 times its width: a face with
 // wide-set eyes and a broad nose, 0.1–0.2 from either, whose proportions a swap either
 // keeps or loses.
 func TestApplyKeepsSourceGeometry(t *testing.T) {

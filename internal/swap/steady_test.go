@@ -72,6 +72,20 @@ func TestSteadyToneHoldsAKeyframesJump(t *testing.T) {
 	if string(img.Pix) != string(plain) {
 		t.Fatal("Steady lasted beyond one Apply")
 	}
+	// Also when that Apply leaves its face untouched (too small to swap): the tones were that
+	// face's, not the next one's.
+	tiny := place(3, 5, 320, 230)
+	s.Steady(toneAfter, toneBefore)
+	img = after.Clone()
+	s.Apply(img, &tiny)
+	if string(img.Pix) != string(after.Pix) {
+		t.Fatal("a face too small to swap was changed")
+	}
+	img = after.Clone()
+	s.Apply(img, &target)
+	if string(img.Pix) != string(plain) {
+		t.Fatal("Steady outlasted an Apply that left its face untouched")
+	}
 }
 
 // A change of light on the face far beyond a codec's rounding (a flash, a flicker of 12

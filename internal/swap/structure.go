@@ -68,10 +68,7 @@ func (s *Swapper) structure(frame *raster.Image, target *face.Landmarks68, fm *r
 	thr := s.edgeThreshold(fm, fr)
 	// Regions: the face's pixels (fm > 0) between sharp edges, features included (a cover
 	// over an eye is one region with the cover beside it).
-	if cap(s.label) < w*h {
-		s.label = make([]int32, w*h)
-	}
-	s.label = s.label[:w*h]
+	s.sizeLabels(w * h)
 	for y := range h {
 		frow := fm.Pix[(y+fr.Min.Y-fm.Rect.Min.Y)*fm.Stride+fr.Min.X-fm.Rect.Min.X:][:w]
 		for x, v := range frow {
@@ -199,12 +196,8 @@ func (s *Swapper) components(w, h int) int {
 			if s.excl.Pix[i] == 0 {
 				s.free[n]++
 			}
-			x, y := i%w, i/w
-			for _, nb := range [4]int{i - 1, i + 1, i - w, i + w} {
-				if (nb == i-1 && x == 0) || (nb == i+1 && x == w-1) || (nb == i-w && y == 0) || (nb == i+w && y == h-1) {
-					continue
-				}
-				if s.label[nb] == 0 {
+			for _, nb := range neighbours4(i, w, h) {
+				if nb >= 0 && s.label[nb] == 0 {
 					s.label[nb] = int32(n)
 					s.stack = append(s.stack, int32(nb))
 				}
@@ -217,10 +210,10 @@ func (s *Swapper) components(w, h int) int {
 // skinRegions decides which of the n regions are skin (s.skin[label]): the reference, and
 // every other whose median colour and texture are the reference's. The reference is the
 // largest region that looks like the skin as sampled (the skin model's colour, the median
-// texture of the sample discs about target's skin centres), not the largest one: a flat hand or bar
-// over a cheek is one region, often larger than any of the skin that the nose's and the
-// eyes' edges cut apart, and with it as the reference the rest of the face would be the
-// cover. Where no region looks like the samples, the largest is the reference.
+// texture of the sample discs), not the largest one: a flat hand or bar over a cheek is one
+// region, often larger than any of the skin that the nose's and the eyes' edges cut apart,
+// and with it as the reference the rest of the face would be the cover. Where no region looks
+// like the samples, the largest is the reference.
 func (s *Swapper) skinRegions(frame *raster.Image, target *face.Landmarks68, size float64, fr image.Rectangle, n, minArea int, m skinModel) {
 	s.regMed = s.regMed[:0]
 	big := 0
@@ -442,32 +435,48 @@ func (s *Swapper) bridgeFeatures(fr image.Rectangle, size float64) {
 // dropSmall clears from m (0/1 over fr: s.occ or s.clip) every 4-connected occluder smaller
 // than share of the face (fm > 0.5).
 func (s *Swapper) dropSmall(m *raster.Mask, fm *raster.Mask, fr image.Rectangle, share float64) {
-	w, h := fr.Dx(), fr.Dy()
-	faceArea := 0
-	for y := range h {
-		for _, v := range fm.Pix[(y+fr.Min.Y-fm.Rect.Min.Y)*fm.Stride+fr.Min.X-fm.Rect.Min.X:][:w] {
-			if v > 0.5 {
-				faceArea++
-			}
-		}
-	}
-	if cap(s.label) < w*h {
-		s.label = make([]int32, w*h)
-	}
-	s.label = s.label[:w*h]
-	for i, v := range m.Pix {
-		s.label[i] = -1
-		if v == 1 {
-			s.label[i] = 0
-		}
-	}
-	s.components(w, h)
-	least := int(share * float64(faceArea))
+	s.labelRegions(m.Pix, 1, fr)
+	least := int(share * float64(faceArea(fm, fr)))
 	for i, l := range s.label {
 		if l > 0 && s.area[l] < least {
 			m.Pix[i] = 0
 		}
 	}
+}
+
+// labelRegions labels in s.label (see components) the 4-connected regions of the pixels of
+// pix (over fr) that equal v, and returns how many there are.
+func (s *Swapper) labelRegions(pix []float32, v float32, fr image.Rectangle) int {
+	w, h := fr.Dx(), fr.Dy()
+	s.sizeLabels(w * h)
+	for i, p := range pix {
+		s.label[i] = -1
+		if p == v {
+			s.label[i] = 0
+		}
+	}
+	return s.components(w, h)
+}
+
+// sizeLabels makes s.label n long, for a grid of n pixels.
+func (s *Swapper) sizeLabels(n int) {
+	if cap(s.label) < n {
+		s.label = make([]int32, n)
+	}
+	s.label = s.label[:n]
+}
+
+// faceArea is how many pixels of fr the face mask fm covers (fm > 0.5).
+func faceArea(fm *raster.Mask, fr image.Rectangle) int {
+	n := 0
+	for y := range fr.Dy() {
+		for _, v := range fm.Pix[(y+fr.Min.Y-fm.Rect.Min.Y)*fm.Stride+fr.Min.X-fm.Rect.Min.X:][:fr.Dx()] {
+			if v > 0.5 {
+				n++
+			}
+		}
+	}
+	return n
 }
 
 // structureCoarse runs structure on the face shrunk to about occCoarseSize px (each grid pixel

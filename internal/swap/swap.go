@@ -119,48 +119,58 @@ type Swapper struct {
 	src  *Source
 	opts Options
 
-	dst                  face.Landmarks68
-	dstExt, tgtExt       [extPoints]geom.Pt
-	fitA, fitB           []geom.Pt
-	sorted, hull, hull2  []geom.Pt
-	part, partHull       []geom.Pt
-	warped               raster.FloatImage
-	cov, mask, clip, occ raster.Mask
-	excl                 raster.Mask
-	blur, occBlur        raster.Blur
-	membrane             raster.Membrane
-	feat                 [3][]float32
-	dev                  []float32
-	stack                []int32
-	last                 image.Rectangle
-	// The structure test's scratch (see structure).
-	chan3    [3]raster.Mask
-	chanBlur raster.Blur
-	zone     raster.Mask
-	grad     []float32
-	tex      []float32
-	free     []int
-	label    []int32
-	area     []int
-	skin     []bool
-	regMed   [][4]float32 // each region's median (see skinRegions)
-	// The structure test's coarse grid (see structureCoarse).
-	small            *raster.Image
-	cfm, cexcl, cocc raster.Mask
-	// The detail test's scratch (see detail).
-	detT, detS raster.Mask
-	sat        []float64
-	// The texture test's scratch (see texture).
-	texE, texJ         [3]raster.Mask
-	texL, texB1, texB3 raster.Mask
-	texSum             []float32
+	// The swap (Apply): the source's points in the target's pose, the warp, the mask and
+	// the colour match; last is the rectangle Apply last changed (Rect).
+	dst                 face.Landmarks68
+	dstExt, tgtExt      [extPoints]geom.Pt
+	fitA, fitB          []geom.Pt
+	sorted, hull, hull2 []geom.Pt // convexHull's
+	warped              raster.FloatImage
+	cov, mask           raster.Mask // cov: the membrane's band, and scratch for the tests below
+	blur                raster.Blur
+	membrane            raster.Membrane
+	last                image.Rectangle
 	// The next Apply's tones (see Steady).
 	own, steady face.Tone
 	steadyOn    bool
-	steadyShare float64 // how much of the steady tone's move is taken (Steady)
-	// The thin covers' scratch (see thinCovers).
+	steadyShare float64 // how much of the steady tone's move is taken
+
+	// The occluder tests (see occluders), all over the face's rectangle: occ holds what they
+	// found, excl the features they leave out, clip one test's finds before they join occ,
+	// zone the places a test treats apart.
+	occ, excl, clip, zone raster.Mask
+	occBlur               raster.Blur
+	part, partHull        []geom.Pt    // a feature's points and their hull
+	feat                  [3][]float32 // colour features: the skin samples, a cover's pixels
+	dev                   []float32    // values to sort for a median
+	stack                 []int32      // pixels to visit, or seeds to grow from
+	// Regions (see components): each pixel's label, and each region's area, area outside
+	// the features (free), whether it is skin and its median (see skinRegions).
+	label  []int32
+	area   []int
+	free   []int
+	skin   []bool
+	regMed [][4]float32
+	// The structure test's (see structure): the smoothed channels (the thin covers' too), the
+	// colour's gradient and the fine detail, and the coarse grid a large face is seen on
+	// (see structureCoarse).
+	chan3            [3]raster.Mask
+	chanBlur         raster.Blur
+	grad, tex        []float32
+	small            *raster.Image
+	cfm, cexcl, cocc raster.Mask
+	// The detail test's (see detail): the frame's and the warped source's fine detail.
+	detT, detS raster.Mask
+	// Summed-area tables (the detail test's box means, the growth's opening).
+	sat []float64
+	// The texture test's (see texture): the descriptors, the orientation's doubled-angle
+	// vector, the luma and its 3×3 and 7×7 means, and boxSmooth's rows.
+	texE, texJ         [3]raster.Mask
+	texL, texB1, texB3 raster.Mask
+	texSum             []float32
+	// The thin covers' (see thinCovers): whether each ridge is long enough.
 	keep []bool
-	// The growth's scratch (see growIntoFeatures): each piece's bounding box.
+	// The growth's (see growIntoFeatures): each piece's bounding box.
 	boxes []image.Rectangle
 }
 
@@ -209,8 +219,8 @@ func shrink(poly []geom.Pt, inset float64) bool {
 // leave the frame untouched.
 func (s *Swapper) Apply(frame *raster.Image, target *face.Landmarks68) {
 	s.last = image.Rectangle{}
+	defer func() { s.steadyOn = false }() // Steady's tones are this face's, however it ends
 	if !finite(target) {
-		s.steadyOn = false
 		return
 	}
 	b := geom.Bounds(target[:])
@@ -283,7 +293,6 @@ func (s *Swapper) Apply(frame *raster.Image, target *face.Landmarks68) {
 	s.adjust(frame, target, fr, size)
 	raster.Blend(frame, &s.warped, &s.mask)
 	s.last = fr
-	s.steadyOn = false
 }
 
 // seamBand puts in s.cov (over fr) the membrane's band: the face mask's (s.mask, over mr)

@@ -36,7 +36,8 @@ const (
 	texFaint = 1
 	// texOffset (levels) is added to the band detail before the fine detail is divided by
 	// it: faint detail (a smooth or lossy face, where both are a level or less and their
-	// ratio is noise) has a ratio near 0 (see texNoiseLeast for what that means for stripes).
+	// ratio is noise) has a ratio near 0, never noise; as stripes it is then told by its
+	// orientation's coherence alone (and a seed by texSeedSpread).
 	texOffset = 2
 	// texNoiseSeed and texNoiseWeak are the ratio of fine to band detail, as multiples of the
 	// skin's, from which a pixel seeds a noisy region and may join one. The skin's own
@@ -53,10 +54,11 @@ const (
 	texStripeC     = 0.7
 	texStripeQWeak = 1.0
 	texStripeCWeak = 0.45
-	// texSeedArea is the least share of the face a seed region must cover: the skin's own
-	// far pixels (a crease's end, the lip line, a spot of grain) come in specks, the largest
-	// on the lossy still clips of TestTextureFindsNothingOnLossyStillFaces 0.8 % (at 1 % a
-	// keyframe there was just clear; at 0.5 % not; 1.5 % keeps a point less of the survey).
+	// texSeedArea is the least share of the face a seed region must cover, here and in the
+	// detail test (see addSeededFinds): the skin's own far pixels (a crease's end, the lip
+	// line, a spot of grain) come in specks, the largest 0.8 % of the face on the lossy still
+	// clips of TestTextureFindsNothingOnLossyStillFaces (1 % was just clear of them; 1.5 %
+	// leaves a margin, at the cost of about a point of the survey's covers kept).
 	texSeedArea = 0.015
 	// texSeedSpread is how many times the other scale's detail a seed's own scale must hold,
 	// whatever the skin's: noise has 2–3 times as much fine as band detail, stripes the
@@ -97,19 +99,7 @@ func (s *Swapper) texture(frame *raster.Image, target *face.Landmarks68, fm *ras
 			}
 		}
 	}
-	s.dropSmallSeeds(fm, fr)
-	if len(s.stack) == 0 { // the common case, a bare face
-		return
-	}
-	s.growClip(w, h)
-	s.dropSmall(&s.clip, fm, fr, occMinArea)
-	s.coveredFeatures(target, fr)
-	s.bridgeFeatures(fr, size)
-	for i, v := range s.clip.Pix {
-		if v > 0.5 {
-			s.occ.Pix[i] = 1
-		}
-	}
+	s.addSeededFinds(target, fm, size, fr, occMinArea)
 }
 
 // textureMaps puts in s.texE (over fr) three local texture descriptors of the frame's luma,
@@ -126,7 +116,7 @@ func (s *Swapper) textureMaps(frame *raster.Image, fr image.Rectangle, r int) {
 		row := frame.Pix[(y+fr.Min.Y)*frame.Stride+3*fr.Min.X:][:3*w]
 		l := s.texL.Pix[y*w:][:w]
 		for x := range l {
-			l[x] = 0.299*float32(row[3*x]) + 0.587*float32(row[3*x+1]) + 0.114*float32(row[3*x+2])
+			l[x] = luma(float32(row[3*x]), float32(row[3*x+1]), float32(row[3*x+2]))
 		}
 	}
 	// b1: 3×3 mean, b3: 7×7 mean.
@@ -171,30 +161,32 @@ func (s *Swapper) textureMaps(frame *raster.Image, fr image.Rectangle, r int) {
 	}
 }
 
+// addSeededFinds adds to s.occ what s.clip marks (3 on seeds, 1 on weak pixels): the seeds of
+// at least texSeedArea of the face, grown through the weak pixels, each find of at least least
+// of the face, and the features they ring or cross. Only finds of some size ring or bridge a
+// feature: small ones come and go with a lossy frame's noise, and a feature covered in one
+// frame and not the next flickers.
+func (s *Swapper) addSeededFinds(target *face.Landmarks68, fm *raster.Mask, size float64, fr image.Rectangle, least float64) {
+	s.dropSmallSeeds(fm, fr)
+	if len(s.stack) == 0 { // the common case, a bare face
+		return
+	}
+	s.growFromSeeds(&s.clip, fr.Dx(), fr.Dy())
+	s.dropSmall(&s.clip, fm, fr, least)
+	s.coveredFeatures(target, fr)
+	s.bridgeFeatures(fr, size)
+	for i, v := range s.clip.Pix {
+		if v > 0.5 {
+			s.occ.Pix[i] = 1
+		}
+	}
+}
+
 // dropSmallSeeds turns the seeds (3) in s.clip whose 4-connected regions cover less than
 // texSeedArea of the face into weak pixels (1), refilling s.stack with the seeds left.
 func (s *Swapper) dropSmallSeeds(fm *raster.Mask, fr image.Rectangle) {
-	w, h := fr.Dx(), fr.Dy()
-	faceArea := 0
-	for y := range h {
-		for _, v := range fm.Pix[(y+fr.Min.Y-fm.Rect.Min.Y)*fm.Stride+fr.Min.X-fm.Rect.Min.X:][:w] {
-			if v > 0.5 {
-				faceArea++
-			}
-		}
-	}
-	if cap(s.label) < w*h {
-		s.label = make([]int32, w*h)
-	}
-	s.label = s.label[:w*h]
-	for i, v := range s.clip.Pix {
-		s.label[i] = -1
-		if v == 3 {
-			s.label[i] = 0
-		}
-	}
-	s.components(w, h)
-	least := int(texSeedArea * float64(faceArea))
+	s.labelRegions(s.clip.Pix, 3, fr)
+	least := int(texSeedArea * float64(faceArea(fm, fr)))
 	s.stack = s.stack[:0]
 	for i, l := range s.label {
 		switch {
@@ -207,30 +199,46 @@ func (s *Swapper) dropSmallSeeds(fm *raster.Mask, fr image.Rectangle) {
 	}
 }
 
-// growClip grows the seeds in s.clip (3, listed in s.stack) through the weak pixels (1)
-// 4-connected to them, leaving s.clip 1 on what was reached and 0 elsewhere.
-func (s *Swapper) growClip(w, h int) {
+// growFromSeeds grows the seeds in m (3, listed in s.stack, which it empties) through the
+// weak pixels (1) 4-connected to them, leaving m (w×h) 1 on what was reached and 0 elsewhere.
+func (s *Swapper) growFromSeeds(m *raster.Mask, w, h int) {
 	for len(s.stack) > 0 {
 		i := int(s.stack[len(s.stack)-1])
 		s.stack = s.stack[:len(s.stack)-1]
-		x, y := i%w, i/w
-		for _, n := range [4]int{i - 1, i + 1, i - w, i + w} {
-			if (n == i-1 && x == 0) || (n == i+1 && x == w-1) || (n == i-w && y == 0) || (n == i+w && y == h-1) {
-				continue
-			}
-			if s.clip.Pix[n] == 1 {
-				s.clip.Pix[n] = 3
+		for _, n := range neighbours4(i, w, h) {
+			if n >= 0 && m.Pix[n] == 1 {
+				m.Pix[n] = 3
 				s.stack = append(s.stack, int32(n))
 			}
 		}
 	}
-	for i, v := range s.clip.Pix {
+	for i, v := range m.Pix {
 		if v == 3 {
-			s.clip.Pix[i] = 1
+			m.Pix[i] = 1
 		} else {
-			s.clip.Pix[i] = 0
+			m.Pix[i] = 0
 		}
 	}
+}
+
+// neighbours4 are the indices of pixel i's 4-connected neighbours in a w×h grid (left, right,
+// up, down), −1 for those off the grid.
+func neighbours4(i, w, h int) [4]int {
+	x, y := i%w, i/w
+	nb := [4]int{i - 1, i + 1, i - w, i + w}
+	if x == 0 {
+		nb[0] = -1
+	}
+	if x == w-1 {
+		nb[1] = -1
+	}
+	if y == 0 {
+		nb[2] = -1
+	}
+	if y == h-1 {
+		nb[3] = -1
+	}
+	return nb
 }
 
 // discMedian is the median over the skin sample discs of each disc's median of m: robust
@@ -242,14 +250,7 @@ func (s *Swapper) discMedian(m *raster.Mask, target *face.Landmarks68, size floa
 	var meds [8]float32
 	n := 0
 	for _, c := range centres {
-		s.dev = s.dev[:0]
-		for y := int(c.Y - rad); y <= int(c.Y+rad); y++ {
-			for x := int(c.X - rad); x <= int(c.X+rad); x++ {
-				if (image.Point{x, y}).In(fr) && math.Hypot(float64(x)-c.X, float64(y)-c.Y) <= rad {
-					s.dev = append(s.dev, m.Pix[(y-fr.Min.Y)*m.Stride+x-fr.Min.X])
-				}
-			}
-		}
+		s.dev = appendDisc(s.dev[:0], m, c, rad, fr)
 		if len(s.dev) > 0 {
 			slices.Sort(s.dev)
 			meds[n] = s.dev[len(s.dev)/2]

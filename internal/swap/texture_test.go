@@ -20,58 +20,12 @@ import (
 // and only their texture tells them. Before the texture test each kept 7–33 % of its pixels;
 // now 75–100 % (the floors sit below), the rest of the face swapped as on the bare face.
 func TestApplyKeepsNoisyAndStripedCovers(t *testing.T) {
-	p := photos(t)
-	cases := []struct {
-		toAstronaut bool
-		name        string
-		floor       float64
-	}{
-		{false, "bar over the eyes/noisy/skin", 0.9}, {false, "bar over the cheeks/striped/tan", 0.9},
-		{false, "hand/noisy/skin", 0.8}, {false, "hand/striped/tan", 0.8}, {false, "microphone/striped/skin", 0.75},
-		{true, "bar over the eyes/noisy/tan", 0.8}, {true, "bar over the eyes/striped/tan", 0.7},
-		{true, "hand/noisy/skin", 0.8}, {true, "hand/striped/skin", 0.7}, {true, "microphone/noisy/skin", 0.9},
-	}
-	type dir struct {
-		src  *Source
-		tgt  *raster.Image
-		lm   face.Landmarks68
-		box  geom.Rect
-		bare float64
-	}
-	dirs := map[bool]*dir{}
-	for _, toAstro := range []bool{false, true} {
-		srcImg, srcLm, d := p.src, p.srcLm, &dir{tgt: p.dst, lm: p.dstLm, box: geom.Rect{X0: 168, Y0: 145, X1: 364, Y1: 342}}
-		if toAstro {
-			srcImg, srcLm, d = p.dst, p.dstLm, &dir{tgt: p.src, lm: p.srcLm, box: geom.Rect{X0: 177, Y0: 81, X1: 272, Y1: 175}}
-		}
-		src, err := NewSource(srcImg, &srcLm)
-		if err != nil {
-			t.Fatal(err)
-		}
-		d.src, d.bare = src, bareSwapped(t, src, d.tgt, d.lm)
-		dirs[toAstro] = d
-	}
-	for _, c := range cases {
-		d := dirs[c.toAstronaut]
-		found := false
-		for _, oc := range occCases() {
-			if oc.name != c.name {
-				continue
-			}
-			found = true
-			r, _ := occlusionRun(t, d.src, d.tgt, d.lm, d.box, oc, d.bare)
-			t.Logf("into astronaut %v, %s: %.1f%% kept, the rest of the face %.1f%% swapped", c.toAstronaut, c.name, 100*r.kept, 100*r.swapped)
-			if r.kept < c.floor {
-				t.Errorf("into astronaut %v, %s: %.1f%% of the cover kept (want ≥ %.0f%%)", c.toAstronaut, c.name, 100*r.kept, 100*c.floor)
-			}
-			if r.swapped < 0.75 {
-				t.Errorf("into astronaut %v, %s: only %.1f%% of the rest of the face swapped (want ≥ 75%% of the bare face's)", c.toAstronaut, c.name, 100*r.swapped)
-			}
-		}
-		if !found {
-			t.Fatalf("no case %q", c.name)
-		}
-	}
+	checkCovers(t, photoWays(t), []coverCase{
+		{false, "bar over the eyes/noisy/skin", 0.9, 0.75}, {false, "bar over the cheeks/striped/tan", 0.9, 0.75},
+		{false, "hand/noisy/skin", 0.8, 0.75}, {false, "hand/striped/tan", 0.8, 0.75}, {false, "microphone/striped/skin", 0.75, 0.75},
+		{true, "bar over the eyes/noisy/tan", 0.8, 0.75}, {true, "bar over the eyes/striped/tan", 0.7, 0.75},
+		{true, "hand/noisy/skin", 0.8, 0.75}, {true, "hand/striped/skin", 0.7, 0.75}, {true, "microphone/noisy/skin", 0.9, 0.75},
+	})
 }
 
 // The texture test finds nothing on a bare face in a lossy still clip (libx264, as

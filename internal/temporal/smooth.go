@@ -99,27 +99,25 @@ func (sm *Smoother) Smooth(dst []face.Face, t, lo, hi int, faces func(s int) []f
 			}
 			sm.samp = append(sm.samp, sample{s: s + 1, j: j})
 		}
-		// Over the wider window first: a face still over all of it takes its mean there.
+		// Over the wider window first: its α says how much the face moves there, from 0
+		// (still: its mean there) to 1 (moving: its smoothing over K alone).
 		var wide face.Face
-		g := 1.0
+		alpha := 1.0
 		if sm.Still > sm.K {
-			k := sm.K
-			sm.K = sm.Still
-			g = sm.coefficients(t, faces)
-			sm.K = k
+			alpha = sm.coefficients(t, sm.Still, faces)
 			for _, sp := range sm.samp {
 				addScaled(&wide, &faces(sp.s)[sp.j], sp.m)
 			}
-			sm.samp = slices.DeleteFunc(sm.samp, func(sp sample) bool { return sp.s < t-k || sp.s > t+k })
+			sm.samp = slices.DeleteFunc(sm.samp, func(sp sample) bool { return sp.s < t-sm.K || sp.s > t+sm.K })
 		}
-		sm.coefficients(t, faces)
+		sm.coefficients(t, sm.K, faces)
 		f := cur[i] // score, embedding and the rest stay frame t's own
 		var acc face.Face
 		for _, sp := range sm.samp {
-			addScaled(&acc, &faces(sp.s)[sp.j], g*sp.c)
+			addScaled(&acc, &faces(sp.s)[sp.j], alpha*sp.c)
 		}
-		if g < 1 {
-			addScaled(&acc, &wide, 1-g)
+		if alpha < 1 {
+			addScaled(&acc, &wide, 1-alpha)
 		}
 		f.Box, f.Keypoints, f.Five, f.DetectorFive, f.Landmarks = acc.Box, acc.Keypoints, acc.Five, acc.DetectorFive, acc.Landmarks
 		f.SteadyTone = sm.tone(t, faces)
@@ -176,24 +174,24 @@ func Weight(d, k int) float64 {
 const StillMotion = 0.005
 
 // coefficients sets each sample's c so that Σ c·x is the smoothed value at frame t, and its m
-// so that Σ m·x is the weighted mean, and returns the blend's α (below): an adaptive
-// blend of two weighted least-squares fits (weights Weight(s−t, K)). A local quadratic follows
-// motion without lag: exact for constant speed and for constant acceleration, at the video's
-// ends too. The weighted mean averages a still face strongly, and at the clipped ends does not
+// so that Σ m·x is the weighted mean, and returns the blend's α (below): an adaptive blend of
+// two weighted least-squares fits (weights Weight(s−t, k), k frames each side). A local
+// quadratic follows motion without lag: exact for constant speed and for constant
+// acceleration, at the video's ends too. The weighted mean averages a still face strongly, and at the clipped ends does not
 // extrapolate noise as a fitted slope would. The blend weight α comes from the motion the
 // quadratic finds in the landmarks' centroid over half a window, against StillMotion: 0 (mean)
 // below it, 1 (fit) at twice it, linear between, so the result is continuous in the landmarks.
 // With fewer distinct frames the fit drops to a line, then to the mean.
-func (sm *Smoother) coefficients(t int, faces func(s int) []face.Face) float64 {
+func (sm *Smoother) coefficients(t, k int, faces func(s int) []face.Face) float64 {
 	samp := sm.samp
 	width := 0.0
 	for _, sp := range samp {
 		width += faces(sp.s)[sp.j].Box.W() / float64(len(samp))
 	}
 	// Each frame's weight: the kernel's, times its share as an inlier (see robust).
-	_, rowAll := sm.moments(t, func(i int) float64 { return Weight(samp[i].s-t, sm.K) })
-	sm.robust(t, faces, width, rowAll)
-	wk := func(i int) float64 { return Weight(samp[i].s-t, sm.K) * sm.keep[i] }
+	_, rowAll := sm.moments(t, func(i int) float64 { return Weight(samp[i].s-t, k) })
+	sm.robust(t, k, faces, width, rowAll)
+	wk := func(i int) float64 { return Weight(samp[i].s-t, k) * sm.keep[i] }
 	m, row := sm.moments(t, wk)
 	// The motion: how far the centroid's fitted curve strays from its mean within the samples
 	// (never extrapolated: at the video's ends a fitted speed would be noise magnified).
@@ -259,7 +257,7 @@ const OutlierFloor = 0.006
 // robust sets sm.keep[i], each sample's share as an inlier: 1 within tolerance of the window's
 // fit (row: the rows of the fit over every frame), falling to 0 at twice it. The frame t itself
 // never falls to 0.
-func (sm *Smoother) robust(t int, faces func(s int) []face.Face, width float64, row [3][3]float64) {
+func (sm *Smoother) robust(t, k int, faces func(s int) []face.Face, width float64, row [3][3]float64) {
 	samp := sm.samp
 	sm.keep, sm.dist = sm.keep[:0], sm.dist[:0]
 	for range samp {
@@ -273,23 +271,23 @@ func (sm *Smoother) robust(t int, faces func(s int) []face.Face, width float64, 
 	sm.lms, sm.poly = sm.lms[:0], sm.poly[:0]
 	for _, sp := range samp {
 		d := float64(sp.s - t)
-		w := Weight(sp.s-t, sm.K)
+		w := Weight(sp.s-t, k)
 		sm.lms = append(sm.lms, &faces(sp.s)[sp.j].Landmarks)
 		sm.poly = append(sm.poly, [3]float64{w * (row[0][0] + row[0][1]*d + row[0][2]*d*d),
 			w * (row[1][0] + row[1][1]*d + row[1][2]*d*d), w * (row[2][0] + row[2][1]*d + row[2][2]*d*d)})
 	}
-	for k := range len(face.Landmarks68{}) {
+	for p := range len(face.Landmarks68{}) {
 		var bx, by [3]float64
 		for i, l := range sm.lms {
 			for c := range bx {
-				bx[c] += sm.poly[i][c] * l[k].X
-				by[c] += sm.poly[i][c] * l[k].Y
+				bx[c] += sm.poly[i][c] * l[p].X
+				by[c] += sm.poly[i][c] * l[p].Y
 			}
 		}
 		for i, sp := range samp {
 			d := float64(sp.s - t)
-			rx := sm.lms[i][k].X - (bx[0] + bx[1]*d + bx[2]*d*d)
-			ry := sm.lms[i][k].Y - (by[0] + by[1]*d + by[2]*d*d)
+			rx := sm.lms[i][p].X - (bx[0] + bx[1]*d + bx[2]*d*d)
+			ry := sm.lms[i][p].Y - (by[0] + by[1]*d + by[2]*d*d)
 			sm.dist[i] += (rx*rx + ry*ry) / 68
 		}
 	}
@@ -297,7 +295,7 @@ func (sm *Smoother) robust(t int, faces func(s int) []face.Face, width float64, 
 		sm.dist[i] = math.Sqrt(sm.dist[i])
 	}
 	i := 0
-	tol := max(OutlierSpread*sm.weightedMedian(t, func(sample) float64 { i++; return sm.dist[i-1] }), OutlierFloor*width)
+	tol := max(OutlierSpread*sm.weightedMedian(t, k, func(sample) float64 { i++; return sm.dist[i-1] }), OutlierFloor*width)
 	for i, sp := range samp {
 		sm.keep[i] = min(max(2-sm.dist[i]/tol, 0), 1)
 		if sp.s == t {
@@ -306,14 +304,14 @@ func (sm *Smoother) robust(t int, faces func(s int) []face.Face, width float64, 
 	}
 }
 
-// weightedMedian is the median of v over the samples, each weighted by Weight(s−t, K): the
+// weightedMedian is the median of v over the samples, each weighted by Weight(s−t, k): the
 // smallest value at which the weights up to it reach half. v is called once per sample, in
 // order.
-func (sm *Smoother) weightedMedian(t int, v func(sample) float64) float64 {
+func (sm *Smoother) weightedMedian(t, k int, v func(sample) float64) float64 {
 	sm.vals = sm.vals[:0]
 	var total float64
 	for _, sp := range sm.samp {
-		w := Weight(sp.s-t, sm.K)
+		w := Weight(sp.s-t, k)
 		sm.vals = append(sm.vals, valued{v(sp), w})
 		total += w
 	}
