@@ -14,7 +14,8 @@ import (
 // their shape, whatever their colour: a long band of even width with an edge on each side,
 // a ridge of the colour at the band's own scale. The face's own ridges (brows, lids, lips,
 // creases) are short, lie where the warped source has a feature too, or are faint against
-// the skin's own ridges; a band that is none of these is in front of the face.
+// the skin's own ridges; a band that is none of these, and reaches onto the face, is in front
+// of it.
 
 const (
 	// occRidgeScale is the σ (share of the face size) the colour is smoothed by before its
@@ -58,6 +59,11 @@ const (
 	// occRidgeWiden is the half-width (share of the face size) a found ridge's centre line
 	// is grown by to cover its band.
 	occRidgeWiden = 0.015
+	// occRidgeOnFace is the face mask a band must reach somewhere to count: one wholly off
+	// the face (hair above the forehead, the background in the face's box) covers none of
+	// it, yet its hole, grown and feathered, would eat into the face's edge, and in a lossy
+	// clip such a band comes and goes from keyframe to keyframe.
+	occRidgeOnFace = 0.5
 )
 
 // thinCovers adds to s.occ (over fr, 1 on occluders; after s.detail, whose s.detS holds the
@@ -84,6 +90,14 @@ func (s *Swapper) thinCovers(frame *raster.Image, target *face.Landmarks68, fm *
 	ms := s.skinMedian(&s.detS, target, size, fr)
 	s.outlineBands(target, size, fr)
 	s.clip.Reset(cr)
+	s.dev = slices.Grow(s.dev[:0], cw*ch)[:cw*ch] // the face mask at each grid pixel
+	for y := range ch {
+		fy := min(h-1, y*f+f/2)
+		frow := fm.Pix[(fy+fr.Min.Y-fm.Rect.Min.Y)*fm.Stride+fr.Min.X-fm.Rect.Min.X:][:w]
+		for x := range cw {
+			s.dev[y*cw+x] = frow[min(w-1, x*f+f/2)]
+		}
+	}
 	for y := 1; y < ch-1; y++ {
 		fy := min(h-1, y*f+f/2)
 		for x := 1; x < cw-1; x++ {
@@ -241,7 +255,8 @@ func (s *Swapper) ridgeLevel(fm *raster.Mask, fr image.Rectangle, f int, cr imag
 }
 
 // longOnly keeps in s.clip (0/1 over fr) the 8-connected sets whose bounding box's larger
-// side is at least least pixels.
+// side is at least least pixels and that reach onto the face (s.dev, the face mask over fr,
+// above occRidgeOnFace somewhere).
 func (s *Swapper) longOnly(fr image.Rectangle, least float64) {
 	w, h := fr.Dx(), fr.Dy()
 	if cap(s.label) < w*h {
@@ -262,12 +277,14 @@ func (s *Swapper) longOnly(fr image.Rectangle, least float64) {
 		}
 		n++
 		x0, y0, x1, y1 := w, h, -1, -1
+		var on float32
 		s.label[start] = n
 		s.stack = append(s.stack[:0], int32(start))
 		for len(s.stack) > 0 {
 			i := int(s.stack[len(s.stack)-1])
 			s.stack = s.stack[:len(s.stack)-1]
 			x, y := i%w, i/w
+			on = max(on, s.dev[i])
 			x0, y0, x1, y1 = min(x0, x), min(y0, y), max(x1, x), max(y1, y)
 			for dy := -1; dy <= 1; dy++ {
 				for dx := -1; dx <= 1; dx++ {
@@ -282,7 +299,7 @@ func (s *Swapper) longOnly(fr image.Rectangle, least float64) {
 				}
 			}
 		}
-		s.keep = append(s.keep, float64(max(x1-x0, y1-y0)+1) >= least)
+		s.keep = append(s.keep, on > occRidgeOnFace && float64(max(x1-x0, y1-y0)+1) >= least)
 	}
 	for i, l := range s.label {
 		if l > 0 && !s.keep[l-1] {
