@@ -17,7 +17,7 @@ import (
 // docs/performance.md's still clips): on every one of 40 frames it finds what it finds on the
 // same frame uncompressed, give or take 0.5 % of the face. grace_hopper's face has nothing
 // in front of it; on the astronaut's a lock of hair crosses the forehead's corner, found on
-// every frame (about 100 px, 2.7 % of the face). Before the detail test needed a seed, its
+// every frame (about 45 px, 1.2 % of the face). Before the detail test needed a seed, its
 // finds came and went with the keyframes: 345–396 px of grace_hopper's smoothed forehead
 // ("flat") at crf 30, and 89 px of the astronaut's hairline ("busy") on her first keyframe
 // only, and the still face flickered where they did. The thin-cover test came and went too:
