@@ -28,34 +28,13 @@ import (
 func TestOccludersHoldStillOnLossyStillFaces(t *testing.T) {
 	testenv.Full(t, "encodes three still clips and tests every frame")
 	p := photos(t)
-	for _, c := range []struct {
-		sample, crop string
-		crf, gop     int
-		box          geom.Rect
-		src          *raster.Image
-		srcLm        face.Landmarks68
-	}{
+	for _, c := range []lossyStill{
 		{"grace_hopper.png", "140:120", 30, 12, geom.Rect{X0: 100, Y0: 70, X1: 220, Y1: 180}, p.src, p.srcLm},
 		{"grace_hopper.png", "140:120", 23, 8, geom.Rect{X0: 100, Y0: 70, X1: 220, Y1: 180}, p.src, p.srcLm},
 		{"astronaut.png", "100:20", 26, 8, geom.Rect{X0: 122, Y0: 69, X1: 198, Y1: 144}, p.dst, p.dstLm},
 	} {
 		dir := t.TempDir()
-		filter := fmt.Sprintf("[0:v]crop=250:250:%s,scale=200:200[f];[1:v][f]overlay=x=60:y=20:shortest=1,format=yuv420p[v]", c.crop)
-		ffmpeg := func(what string, args ...string) {
-			t.Helper()
-			args = append([]string{"-nostdin", "-loglevel", "error", "-y", "-loop", "1", "-framerate", "25", "-i", testenv.Sample(t, c.sample),
-				"-f", "lavfi", "-i", "color=c=0x28313d:s=320x240:r=25", "-filter_complex", filter, "-map", "[v]"}, args...)
-			if out, err := exec.Command(testenv.Tool(t, "ffmpeg"), args...).CombinedOutput(); err != nil {
-				t.Fatalf("%s of %s: %v\n%s", what, c.sample, err, out)
-			}
-		}
-		clip := filepath.Join(dir, "still.mkv")
-		ffmpeg("the clip", "-frames:v", "40", "-c:v", "libx264", "-preset", "veryfast", "-crf", fmt.Sprint(c.crf), "-g", fmt.Sprint(c.gop), clip)
-		ffmpeg("the uncompressed frame", "-frames:v", "1", filepath.Join(dir, "ref.png"))
-		dec := exec.Command(testenv.Tool(t, "ffmpeg"), "-nostdin", "-loglevel", "error", "-y", "-i", clip, filepath.Join(dir, "%02d.png"))
-		if out, err := dec.CombinedOutput(); err != nil {
-			t.Fatalf("decoding the %s clip: %v\n%s", c.sample, err, out)
-		}
+		c.frames(t, dir, "", true)
 		src, err := NewSource(c.src, &c.srcLm)
 		if err != nil {
 			t.Fatal(err)
@@ -123,4 +102,42 @@ func trues(v []bool) int {
 		}
 	}
 	return n
+}
+
+// lossyStill is one of docs/performance.md's still clips: sample cropped at crop (250 px),
+// scaled to 200 px over a plain 320×240 background, 40 frames of libx264 veryfast at crf with
+// a keyframe every gop; box is the face's detector box in it, and src (with its landmarks
+// srcLm) the other sample photo, the swap's source.
+type lossyStill struct {
+	sample, crop string
+	crf, gop     int
+	box          geom.Rect
+	src          *raster.Image
+	srcLm        face.Landmarks68
+}
+
+// frames encodes c into dir and decodes the frames vf selects (all: "") as dir/01.png, 02.png,
+// …; with ref, also the picture before the encoder as dir/ref.png.
+func (c lossyStill) frames(t *testing.T, dir, vf string, ref bool) {
+	t.Helper()
+	filter := fmt.Sprintf("[0:v]crop=250:250:%s,scale=200:200[f];[1:v][f]overlay=x=60:y=20:shortest=1,format=yuv420p[v]", c.crop)
+	ffmpeg := func(what string, args ...string) {
+		t.Helper()
+		args = append([]string{"-nostdin", "-loglevel", "error", "-y"}, args...)
+		if out, err := exec.Command(testenv.Tool(t, "ffmpeg"), args...).CombinedOutput(); err != nil {
+			t.Fatalf("%s of %s: %v\n%s", what, c.sample, err, out)
+		}
+	}
+	in := []string{"-loop", "1", "-framerate", "25", "-i", testenv.Sample(t, c.sample),
+		"-f", "lavfi", "-i", "color=c=0x28313d:s=320x240:r=25", "-filter_complex", filter, "-map", "[v]"}
+	clip := filepath.Join(dir, "still.mkv")
+	ffmpeg("the clip", append(in, "-frames:v", "40", "-c:v", "libx264", "-preset", "veryfast", "-crf", fmt.Sprint(c.crf), "-g", fmt.Sprint(c.gop), clip)...)
+	if ref {
+		ffmpeg("the uncompressed frame", append(in, "-frames:v", "1", filepath.Join(dir, "ref.png"))...)
+	}
+	dec := []string{"-i", clip}
+	if vf != "" {
+		dec = append(dec, "-vf", vf, "-vsync", "0")
+	}
+	ffmpeg("decoding the clip", append(dec, filepath.Join(dir, "%02d.png"))...)
 }

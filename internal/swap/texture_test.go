@@ -5,7 +5,6 @@ import (
 	"image"
 	"math"
 	"math/rand/v2"
-	"os/exec"
 	"path/filepath"
 	"testing"
 
@@ -38,32 +37,12 @@ func TestApplyKeepsNoisyAndStripedCovers(t *testing.T) {
 func TestTextureFindsNothingOnLossyStillFaces(t *testing.T) {
 	testenv.Full(t, "encodes two still clips")
 	p := photos(t)
-	for _, c := range []struct {
-		sample, crop string
-		crf, gop     int
-		box          geom.Rect
-		src          *raster.Image
-		srcLm        face.Landmarks68
-	}{
+	for _, c := range []lossyStill{
 		{"grace_hopper.png", "140:120", 30, 12, geom.Rect{X0: 100, Y0: 70, X1: 220, Y1: 180}, p.src, p.srcLm},
 		{"astronaut.png", "100:20", 26, 8, geom.Rect{X0: 122, Y0: 69, X1: 198, Y1: 144}, p.dst, p.dstLm},
 	} {
 		dir := t.TempDir()
-		clip := filepath.Join(dir, "still.mkv")
-		cmd := exec.Command(testenv.Tool(t, "ffmpeg"), "-nostdin", "-loglevel", "error", "-y",
-			"-loop", "1", "-framerate", "25", "-i", testenv.Sample(t, c.sample),
-			"-f", "lavfi", "-i", "color=c=0x28313d:s=320x240:r=25",
-			"-filter_complex", fmt.Sprintf("[0:v]crop=250:250:%s,scale=200:200[f];[1:v][f]overlay=x=60:y=20:shortest=1,format=yuv420p[v]", c.crop),
-			"-map", "[v]", "-frames:v", "40", "-c:v", "libx264", "-preset", "veryfast", "-crf", fmt.Sprint(c.crf), "-g", fmt.Sprint(c.gop),
-			clip)
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("making the %s clip: %v\n%s", c.sample, err, out)
-		}
-		dec := exec.Command(testenv.Tool(t, "ffmpeg"), "-nostdin", "-loglevel", "error", "-y", "-i", clip,
-			"-vf", fmt.Sprintf("select=not(mod(n\\,%d))", c.gop), "-vsync", "0", filepath.Join(dir, "%02d.png"))
-		if out, err := dec.CombinedOutput(); err != nil {
-			t.Fatalf("decoding the %s clip: %v\n%s", c.sample, err, out)
-		}
+		c.frames(t, dir, fmt.Sprintf("select=not(mod(n\\,%d))", c.gop), false)
 		src, err := NewSource(c.src, &c.srcLm)
 		if err != nil {
 			t.Fatal(err)
