@@ -381,7 +381,9 @@ func (e *shareEncode) askStop(sig string) {
 		return
 	}
 	e.level = urgency(sig)
-	e.ask()
+	// Asked ends once the stop is decided: what waits on it (a test's pause) then finds the
+	// frames already ended when the chunk in flight is discarded.
+	defer e.ask()
 	now := time.Now()
 	_, clock := e.ctl.stopSignal()
 	window := stopWindow(sig, now, clock)

@@ -117,7 +117,7 @@ func EncodeSegments(ctx, stop context.Context, s *spec.Spec, src *Frames, segs [
 		spec: s, src: src, segs: segs, workers: workers, prog: prog, done: done}
 	watched := make(chan struct{})
 	go r.watchStop(endFeed, watched)
-	r.sink = &segmentSink{ctx: gctx, feed: feed, segs: segs, st: statsOf(workers), finished: make(chan *segmentEncoder, segmentsAhead), open: r.openSegment}
+	r.sink = &segmentSink{ctx: gctx, feed: feed, stop: stop, segs: segs, st: statsOf(workers), finished: make(chan *segmentEncoder, segmentsAhead), open: r.openSegment}
 	g.Go(r.frames)
 	g.Go(r.finish)
 	err := g.Wait()
@@ -357,6 +357,7 @@ func (r restSink) WriteMarked(frame []byte, faced bool, id lustre.IdentitySums) 
 type segmentSink struct {
 	ctx       context.Context // the encoders': its end is a failure
 	feed      context.Context // the frames': its end (a stop, or a failure) writes no more
+	stop      context.Context // the stop's, which ends feed a moment later: a frame after it is not written
 	segs      []Segment
 	open      func(Segment) (*segmentEncoder, error)
 	st        *Stats
@@ -373,6 +374,9 @@ func (s *segmentSink) Write(frame []byte) error {
 func (s *segmentSink) WriteMarked(frame []byte, faced bool, id lustre.IdentitySums) error {
 	if err := s.feed.Err(); err != nil {
 		return err // a stop: the frames already processed are not written either
+	}
+	if err := s.stop.Err(); err != nil {
+		return err
 	}
 	if s.cur == nil {
 		if s.at == len(s.segs) {

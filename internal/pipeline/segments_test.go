@@ -358,19 +358,23 @@ func slowDecoderExit(t *testing.T) {
 // the stop's. A stop that comes with the run's last frame (a rank finishing the last chunk of
 // its run) keeps every segment, with no error, though it kills the decoder still exiting
 // (slowDecoderExit). An encoder that does not finish (hangEncoder) holds the stop for
-// stopGrace only: then it is killed and its segment discarded.
+// stopGrace only: then it is killed and its segment discarded. A stop one frame short of a
+// segment's end writes no frame after it, though the last is processed and waiting: that
+// segment is discarded, whoever runs first once the stop is made.
 func TestEncodeSegmentsStopKeepsComplete(t *testing.T) {
 	cfg, info, _ := segmentClip(t)
 	ctx := context.Background()
 	errStop := errors.New("SIGUSR1")
 	for _, c := range []struct {
-		name string
-		hung int // the segment whose encoder never finishes; -1: none
-		keep int // the segments done takes
+		name  string
+		hung  int // the segment whose encoder never finishes; -1: none
+		keep  int // the segments done takes
+		short int // frames short of segment keep's end the stop comes (0: at the kept ones' end)
 	}{
-		{"complete-segments-finish", -1, 2},
-		{"grace-runs-out", 1, 1},
-		{"stop-with-the-last-frame", -1, 3},
+		{"complete-segments-finish", -1, 2, 0},
+		{"grace-runs-out", 1, 1, 0},
+		{"stop-with-the-last-frame", -1, 3, 0},
+		{"stop-one-frame-short", -1, 1, 1},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			dir := t.TempDir()
@@ -394,6 +398,9 @@ func TestEncodeSegmentsStopKeepsComplete(t *testing.T) {
 			written := &countTo{n: segs[c.keep-1].End - segs[0].Start, at: func() { stopNow(errStop) }} // the segments kept
 			if c.hung >= 0 {
 				written.n = segs[1].End - segs[0].Start
+			}
+			if c.short > 0 {
+				written.n = segs[c.keep].End - segs[0].Start - c.short
 			}
 			var got []string
 			done := func(i, n, faces int, _ *lustre.IdentitySums) error {
