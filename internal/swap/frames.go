@@ -16,9 +16,9 @@ import (
 // creases) are short, lie along a feature the warped source has there too, or are faint
 // against the skin's own ridges; a band that is none of these, and reaches onto the face, is
 // in front of it. A face's own lines also end inside it or follow its outline, and lie along
-// its features: a strand of hair or a stem runs across the outline, across a brow, across
-// the source's features, so a band that crosses the outline counts from a shorter length,
-// and its run across a brow or a feature counts too.
+// its features; a strand of hair or a stem runs across the outline, across a brow or an eye
+// and across the source's features, so a band that crosses the outline counts from a shorter
+// length, and its run across a brow, an eye or a feature of the source counts too.
 
 const (
 	// occRidgeScale is the σ (share of the face size) the colour is smoothed by before its
@@ -56,10 +56,10 @@ const (
 	// occRidgeNose is how much the nose's hull below the eyes is widened across, about its
 	// centre line, where a ridge is the face's own: the nose's sides and their shadows.
 	occRidgeNose = 2.0
-	// occRidgeAcross is the least |cos| of the angle between a ridge's across direction and
-	// a brow's direction for the ridge to cross the brow (more than 45° to it) rather than
-	// lie along it.
-	occRidgeAcross = 0.87
+	// occRidgeAcross is the least |cos| of the angle between a ridge's normal and a line of
+	// the face's (a brow's chord, an eye's corners, the warped source's feature) for the
+	// ridge to cross the line (at more than 45° to it) rather than lie along it.
+	occRidgeAcross = 0.7
 	// occRidgeCoarse is about the face size (px) the test works at: a larger face is seen on
 	// a grid of every f-th pixel, f = size/occRidgeCoarse rounded (67–133 px across).
 	occRidgeCoarse = 100
@@ -115,8 +115,6 @@ func (s *Swapper) thinCovers(frame *raster.Image, target *face.Landmarks68, fm *
 	s.markRidges(fr, f, cr, sigma, least, ms)
 	s.clip.Dilate(1, &s.zone) // a ridge's centre line breaks where it bends
 	s.longOnly(cr, long*csize, min(long, occRidgeCross)*csize)
-	s.ridgeCross.Dilate(1, &s.zone)
-	s.extendRidges(cw, ch)
 	s.clip.Dilate(int(math.Round(occRidgeWiden*csize)), &s.zone)
 	for y := range h {
 		crow := s.clip.Pix[min(ch-1, y/f)*cw:][:cw]
@@ -136,57 +134,33 @@ func (s *Swapper) markRidges(fr image.Rectangle, f int, cr image.Rectangle, sigm
 	w, h := fr.Dx(), fr.Dy()
 	cw, ch := cr.Dx(), cr.Dy()
 	s.clip.Reset(cr)
-	s.ridgeCross.Reset(cr)
+	fits := s.landmarksFit(fr, f, cr)
 	for y := 1; y < ch-1; y++ {
 		fy := min(h-1, y*f+f/2)
 		for x := 1; x < cw-1; x++ {
 			// Over the face's whole box, so that a strand or a stem reaching past the face
-			// counts its whole length; outside the eyes, mouth and nostrils (whose own ridges
+			// counts its whole length; outside the mouth and the nostrils (whose own ridges
 			// are many), the nose, the jaw and the lips' outline. Where the warped source has
-			// a feature the target has one too, and in a brow's band the brow is there: a
-			// ridge counts there only across the feature's line, and across a brow it only
-			// carries on a band long enough without it: a crease of a face whose landmarks
-			// fit badly crosses the place they put a brow, and so joins into a long line.
+			// a feature the target has one too, and in a brow's band or on an eye (whose own
+			// ridges are many) the brow or the eye is there: a ridge counts there only across
+			// its line, and on a brow or an eye only where the landmarks fit (a crease of a
+			// face they fit badly crossed the place they put a brow, joining a long line).
 			j := fy*w + min(w-1, x*f+f/2)
 			z, i := s.zone.Pix[j], y*cw+x
-			if s.excl.Pix[j] >= 1 || z >= zoneOwn || !(s.ridgeAt(i, cw, sigma, least) > least) {
+			if s.excl.Pix[j] >= 1 && z == 0 || z >= zoneOwn || !(s.ridgeAt(i, cw, sigma, least) > least) {
 				continue
 			}
 			switch {
 			case z > 0:
-				if s.crossesOwn(i, cw, z) {
-					s.ridgeCross.Pix[i] = 1
+				if fits && s.crossing(i, cw, z) > occRidgeAcross {
+					s.clip.Pix[i] = 1
 				}
 			case ms > 0.1 && s.detS.Pix[j]/ms > occDetailFeature:
-				if s.crossesOwn(i, cw, 0) {
+				if s.crossing(i, cw, 0) > occRidgeAcross {
 					s.clip.Pix[i] = 1
 				}
 			default:
 				s.clip.Pix[i] = 1
-			}
-		}
-	}
-}
-
-// extendRidges adds to s.clip (0/1 over a grid of row length cw) the pixels of s.ridgeCross
-// (the crossings of a brow) 8-connected to it through them.
-func (s *Swapper) extendRidges(cw, ch int) {
-	s.stack = s.stack[:0]
-	for i, v := range s.clip.Pix {
-		if v > 0.5 {
-			s.stack = append(s.stack, int32(i))
-		}
-	}
-	for len(s.stack) > 0 {
-		i := int(s.stack[len(s.stack)-1])
-		s.stack = s.stack[:len(s.stack)-1]
-		x, y := i%cw, i/cw
-		for v := max(0, y-1); v <= min(ch-1, y+1); v++ {
-			for u := max(0, x-1); u <= min(cw-1, x+1); u++ {
-				if nb := v*cw + u; s.ridgeCross.Pix[nb] > 0.5 && s.clip.Pix[nb] < 0.5 {
-					s.clip.Pix[nb] = 1
-					s.stack = append(s.stack, int32(nb))
-				}
 			}
 		}
 	}
@@ -197,10 +171,20 @@ func (s *Swapper) extendRidges(cw, ch int) {
 // outline (48–59 and back), and the nose below the eyes (the hull of 28–35, widened across
 // by occRidgeNose): a brow's dark band, the shadow under the jaw, the line of a smile's lips, the
 // light along the nose and the shadow beside it, each as long as a frame's rim on a close-up.
-// The nose, the jaw and the lips are zoneOwn; a brow's band holds its direction (see
-// bandValue), since only a ridge along it is the brow's: a strand of hair crosses it.
+// The nose, the jaw and the lips are zoneOwn; a brow's band holds its chord's direction, and
+// each eye (as s.excl has it) the direction of its corners (see bandValue), since only a ridge
+// along them is the brow's or the eye's own: a strand of hair crosses them.
 func (s *Swapper) outlineBands(target *face.Landmarks68, size float64, fr image.Rectangle) {
 	s.zone.Reset(fr)
+	for _, e := range [2][2]int{{36, 39}, {42, 45}} {
+		s.part = append(s.part[:0], target[e[0]:e[0]+6]...)
+		c := geom.Mean(s.part)
+		for i, p := range s.part {
+			s.part[i] = c.Add(p.Sub(c).Scale(1.5))
+		}
+		s.sorted, s.partHull = convexHull(s.part, s.sorted, s.partHull)
+		raster.FillConvex(&s.zone, s.partHull, bandValue(target[e[1]].Sub(target[e[0]])))
+	}
 	r := occRidgeBand * size
 	for _, b := range [...][2]int{{17, 21}, {22, 26}, {0, 16}, {48, 60}} {
 		for k := b[0]; k < b[1]; k++ {
@@ -252,12 +236,12 @@ func bandValue(d geom.Pt) float32 {
 	return float32(min(1+a/math.Pi, math.Nextafter(2, 0)))
 }
 
-// crossesOwn says whether the ridge at pixel i of the smoothed s.chan3 (row length cw)
-// crosses the face's own line there rather than lies along it (at more than
-// acos(occRidgeAcross) to it): a brow's, in a band of s.zone value z > 0, or else the warped
-// source's feature's (in s.srcLuma), where the target has its own too. A feature with no
-// direction (a blob, a corner) is crossed by nothing.
-func (s *Swapper) crossesOwn(i, cw int, z float32) bool {
+// crossing is how squarely the ridge at pixel i of the smoothed s.chan3 (row length cw)
+// crosses the face's own line there: |cos| of the angle between the ridge's normal and the
+// line, 1 straight across, 0 along it or where either has no direction (a blob, a corner).
+// The line is a brow's, in a band of s.zone value z > 0, or else the warped source's
+// feature's (in s.srcLuma), where the target has its own too.
+func (s *Swapper) crossing(i, cw int, z float32) float32 {
 	var best, ex, ey float32
 	for c := range 3 {
 		if l, vx, vy := hessAcross(s.chan3[c].Pix, i, cw); abs32(l) > best {
@@ -271,12 +255,43 @@ func (s *Swapper) crossesOwn(i, cw int, z float32) bool {
 	} else {
 		l, vx, vy := hessAcross(s.srcLuma.Pix, i, cw)
 		if l == 0 {
-			return false
+			return 0
 		}
 		dx, dy = vy, -vx // along the source's line
 	}
 	n := float32(math.Hypot(float64(ex), float64(ey))) * float32(math.Hypot(float64(dx), float64(dy)))
-	return n > 0 && abs32(ex*dx+ey*dy) > occRidgeAcross*n
+	if n == 0 {
+		return 0
+	}
+	return abs32(ex*dx+ey*dy) / n
+}
+
+// landmarksFit says whether the brows' bands and the eyes in s.zone (over fr, seen on cr, the
+// grid of every f-th pixel) hold brows and eyes: on average darker along their lines than
+// beside them, in the smoothed green of s.chan3. Where the landmarks fit badly (a lossy
+// frame's smaller face), a band lies on the nose's side or a cheek, and the face's own lines
+// there run across it.
+func (s *Swapper) landmarksFit(fr image.Rectangle, f int, cr image.Rectangle) bool {
+	w, h := fr.Dx(), fr.Dy()
+	cw, ch := cr.Dx(), cr.Dy()
+	p := s.chan3[1].Pix
+	var sum float64
+	for y := 1; y < ch-1; y++ {
+		fy := min(h-1, y*f+f/2)
+		for x := 1; x < cw-1; x++ {
+			z := s.zone.Pix[fy*w+min(w-1, x*f+f/2)]
+			if !(z >= 1 && z < 2) {
+				continue
+			}
+			i := y*cw + x
+			a := math.Pi * float64(z-1)
+			nx, ny := -math.Sin(a), math.Cos(a)
+			hxx, hyy := float64(p[i+1]-2*p[i]+p[i-1]), float64(p[i+cw]-2*p[i]+p[i-cw])
+			hxy := float64(p[i+cw+1]-p[i+cw-1]-p[i-cw+1]+p[i-cw-1]) / 4
+			sum += nx*nx*hxx + 2*nx*ny*hxy + ny*ny*hyy
+		}
+	}
+	return sum > 0
 }
 
 // hessAcross is the Hessian of p at pixel i (row length cw): its eigenvalue of the larger
