@@ -13,9 +13,12 @@ import (
 // Thin covers (glasses frames, strands of hair, a cable or a microphone's stem) are told by
 // their shape, whatever their colour: a long band of even width with an edge on each side,
 // a ridge of the colour at the band's own scale. The face's own ridges (brows, lids, lips,
-// creases) are short, lie where the warped source has a feature too, or are faint against
-// the skin's own ridges; a band that is none of these, and reaches onto the face, is in front
-// of it.
+// creases) are short, lie along a feature the warped source has there too, or are faint
+// against the skin's own ridges; a band that is none of these, and reaches onto the face, is
+// in front of it. A face's own lines also end inside it or follow its outline, and lie along
+// its features; a strand of hair or a stem runs across the outline, across a brow or an eye
+// and across the source's features, so a band that crosses the outline counts from a shorter
+// length, and its run across a brow, an eye or a feature of the source counts too.
 
 const (
 	// occRidgeScale is the σ (share of the face size) the colour is smoothed by before its
@@ -53,6 +56,10 @@ const (
 	// occRidgeNose is how much the nose's hull below the eyes is widened across, about its
 	// centre line, where a ridge is the face's own: the nose's sides and their shadows.
 	occRidgeNose = 2.0
+	// occRidgeAcross is the least |cos| of the angle between a ridge's normal and a line of
+	// the face's (a brow's chord, an eye's corners, the warped source's feature) for the
+	// ridge to cross the line (at more than 45° to it) rather than lie along it.
+	occRidgeAcross = 0.7
 	// occRidgeCoarse is about the face size (px) the test works at: a larger face is seen on
 	// a grid of every f-th pixel, f = size/occRidgeCoarse rounded (67–133 px across).
 	occRidgeCoarse = 100
@@ -64,6 +71,13 @@ const (
 	// it, yet its hole, grown and feathered, would eat into the face's edge, and in a lossy
 	// clip such a band comes and goes from keyframe to keyframe.
 	occRidgeOnFace = 0.5
+	// occRidgeCross is the least extent (share of the face size) of a ridge that crosses the
+	// face's outline, from the face (see occRidgeOnFace) to off it (the face mask under
+	// occRidgeOffFace): the face's own lines end inside it (a brow, a crease, a lid), or
+	// follow its outline (the jaw, the hairline), so a line that runs across the outline
+	// is in front of the face, however short its part on a wrinkled face.
+	occRidgeCross   = 0.2
+	occRidgeOffFace = 0.1
 )
 
 // thinCovers adds to s.occ (over fr, 1 on occluders; after s.detail, whose s.detS holds the
@@ -85,11 +99,11 @@ func (s *Swapper) thinCovers(frame *raster.Image, target *face.Landmarks68, fm *
 	for c := range 3 {
 		s.chanBlur.Apply(&s.chan3[c], sigma)
 	}
+	s.sourceLuma(fr, f, cr, sigma)
 	level := s.ridgeLevel(fm, fr, f, cr, sigma)
 	least := max(occRidgeFloor, k*level) / 2
 	ms := s.skinMedian(&s.detS, target, size, fr)
 	s.outlineBands(target, size, fr)
-	s.clip.Reset(cr)
 	s.dev = slices.Grow(s.dev[:0], cw*ch)[:cw*ch] // the face mask at each grid pixel
 	for y := range ch {
 		fy := min(h-1, y*f+f/2)
@@ -98,24 +112,9 @@ func (s *Swapper) thinCovers(frame *raster.Image, target *face.Landmarks68, fm *
 			s.dev[y*cw+x] = frow[min(w-1, x*f+f/2)]
 		}
 	}
-	for y := 1; y < ch-1; y++ {
-		fy := min(h-1, y*f+f/2)
-		for x := 1; x < cw-1; x++ {
-			// Over the face's whole box, so that a strand or a stem reaching past the face
-			// counts its whole length; outside the eyes, mouth and nostrils (whose own ridges
-			// are many), the brows and the jaw, and not where the warped source has a
-			// feature: the target has one there too.
-			j := fy*w + min(w-1, x*f+f/2)
-			if s.excl.Pix[j] >= 1 || s.zone.Pix[j] > 0 || ms > 0.1 && s.detS.Pix[j]/ms > occDetailFeature {
-				continue
-			}
-			if s.ridgeAt(y*cw+x, cw, sigma, least) > least {
-				s.clip.Pix[y*cw+x] = 1
-			}
-		}
-	}
+	s.markRidges(fr, f, cr, sigma, least, ms)
 	s.clip.Dilate(1, &s.zone) // a ridge's centre line breaks where it bends
-	s.longOnly(cr, long*csize)
+	s.longOnly(cr, long*csize, min(long, occRidgeCross)*csize)
 	s.clip.Dilate(int(math.Round(occRidgeWiden*csize)), &s.zone)
 	for y := range h {
 		crow := s.clip.Pix[min(ch-1, y/f)*cw:][:cw]
@@ -128,13 +127,86 @@ func (s *Swapper) thinCovers(frame *raster.Image, target *face.Landmarks68, fm *
 	}
 }
 
+// markRidges marks in s.clip (over cr, the grid of every f-th pixel of fr) the centre lines
+// of the bands in front of the face whose ridge is past least (see ridgeAt), and in
+// s.ridgeCross those across a brow (see crossesOwn); ms is the warped source's skin detail.
+func (s *Swapper) markRidges(fr image.Rectangle, f int, cr image.Rectangle, sigma float64, least, ms float32) {
+	w, h := fr.Dx(), fr.Dy()
+	cw, ch := cr.Dx(), cr.Dy()
+	s.clip.Reset(cr)
+	fits := s.landmarksFit(fr, f, cr)
+	for y := 1; y < ch-1; y++ {
+		fy := min(h-1, y*f+f/2)
+		for x := 1; x < cw-1; x++ {
+			// Over the face's whole box, so that a strand or a stem reaching past the face
+			// counts its whole length; outside the mouth and the nostrils (whose own ridges
+			// are many), the nose, the jaw and the lips' outline. Where the warped source has
+			// a feature the target has one too, and in a brow's band or on an eye (whose own
+			// ridges are many) the brow or the eye is there: a ridge counts there only across
+			// its line, and on a brow or an eye only where the landmarks fit (a crease of a
+			// face they fit badly crossed the place they put a brow, joining a long line).
+			j := fy*w + min(w-1, x*f+f/2)
+			z, i := s.zone.Pix[j], y*cw+x
+			if s.excl.Pix[j] >= 1 && z == 0 || z >= zoneOwn || !(s.ridgeAt(i, cw, sigma, least) > least) {
+				continue
+			}
+			switch {
+			case z > 0:
+				if fits && s.crossing(i, cw, z) > occRidgeAcross {
+					s.clip.Pix[i] = 1
+				}
+			case ms > 0.1 && s.detS.Pix[j]/ms > occDetailFeature:
+				if s.crossing(i, cw, 0) > occRidgeAcross {
+					s.clip.Pix[i] = 1
+				}
+			default:
+				s.clip.Pix[i] = 1
+			}
+		}
+	}
+}
+
 // outlineBands marks in s.zone (over fr) where a ridge is the face's own: a band of half-width
 // occRidgeBand·size along each brow (landmarks 17–21 and 22–26), the jaw (0–16) and the lips'
 // outline (48–59 and back), and the nose below the eyes (the hull of 28–35, widened across
 // by occRidgeNose): a brow's dark band, the shadow under the jaw, the line of a smile's lips, the
 // light along the nose and the shadow beside it, each as long as a frame's rim on a close-up.
+// The nose, the jaw and the lips are zoneOwn; a brow's band holds its chord's direction, and
+// each eye (as s.excl has it) the direction of its corners (see bandValue), since only a ridge
+// along them is the brow's or the eye's own: a strand of hair crosses them.
 func (s *Swapper) outlineBands(target *face.Landmarks68, size float64, fr image.Rectangle) {
 	s.zone.Reset(fr)
+	for _, e := range [2][2]int{{36, 39}, {42, 45}} {
+		s.part = append(s.part[:0], target[e[0]:e[0]+6]...)
+		c := geom.Mean(s.part)
+		for i, p := range s.part {
+			s.part[i] = c.Add(p.Sub(c).Scale(1.5))
+		}
+		s.sorted, s.partHull = convexHull(s.part, s.sorted, s.partHull)
+		raster.FillConvex(&s.zone, s.partHull, bandValue(target[e[1]].Sub(target[e[0]])))
+	}
+	r := occRidgeBand * size
+	for _, b := range [...][2]int{{17, 21}, {22, 26}, {0, 16}, {48, 60}} {
+		for k := b[0]; k < b[1]; k++ {
+			a, c := target[k], target[k+1]
+			if k == 59 {
+				c = target[48] // the lips' outline closes
+			}
+			d := c.Sub(a)
+			l := math.Hypot(d.X, d.Y)
+			if l == 0 {
+				continue
+			}
+			v := float32(zoneOwn)
+			if k < 26 { // the brow's chord: its outer end bends down, a frame's rim too
+				v = bandValue(target[b[1]].Sub(target[b[0]]))
+			}
+			n := geom.Pt{X: -d.Y / l * r, Y: d.X / l * r}
+			e := geom.Pt{X: d.X / l * r, Y: d.Y / l * r} // reach past the ends too
+			s.part = append(s.part[:0], a.Add(n).Sub(e), c.Add(n).Add(e), c.Sub(n).Add(e), a.Sub(n).Sub(e))
+			raster.FillConvex(&s.zone, s.part, v)
+		}
+	}
 	// Widened across the nose only, so that it stays below a frame's bridge.
 	s.part = append(s.part[:0], target[28:36]...)
 	c := geom.Mean(s.part)
@@ -148,25 +220,115 @@ func (s *Swapper) outlineBands(target *face.Landmarks68, size float64, fr image.
 		}
 	}
 	s.sorted, s.partHull = convexHull(s.part, s.sorted, s.partHull)
-	raster.FillConvex(&s.zone, s.partHull, 1)
-	r := occRidgeBand * size
-	for _, b := range [...][2]int{{17, 21}, {22, 26}, {0, 16}, {48, 60}} {
-		for k := b[0]; k < b[1]; k++ {
-			a, c := target[k], target[k+1]
-			if k == 59 {
-				c = target[48] // the lips' outline closes
-			}
-			d := c.Sub(a)
-			l := math.Hypot(d.X, d.Y)
-			if l == 0 {
-				continue
-			}
-			n := geom.Pt{X: -d.Y / l * r, Y: d.X / l * r}
-			e := geom.Pt{X: d.X / l * r, Y: d.Y / l * r} // reach past the ends too
-			s.part = append(s.part[:0], a.Add(n).Sub(e), c.Add(n).Add(e), c.Sub(n).Add(e), a.Sub(n).Sub(e))
-			raster.FillConvex(&s.zone, s.part, 1)
+	raster.FillConvex(&s.zone, s.partHull, zoneOwn)
+}
+
+// zoneOwn marks in s.zone where every ridge is the face's own; a value in [1, 2) is a
+// band whose direction makes the angle π·(v − 1) with the x axis.
+const zoneOwn = 3
+
+// bandValue is s.zone's value for a band along d.
+func bandValue(d geom.Pt) float32 {
+	a := math.Atan2(d.Y, d.X)
+	if a < 0 {
+		a += math.Pi
+	}
+	return float32(min(1+a/math.Pi, math.Nextafter(2, 0)))
+}
+
+// crossing is how squarely the ridge at pixel i of the smoothed s.chan3 (row length cw)
+// crosses the face's own line there: |cos| of the angle between the ridge's normal and the
+// line, 1 straight across, 0 along it or where either has no direction (a blob, a corner).
+// The line is a brow's, in a band of s.zone value z > 0, or else the warped source's
+// feature's (in s.srcLuma), where the target has its own too.
+func (s *Swapper) crossing(i, cw int, z float32) float32 {
+	var best, ex, ey float32
+	for c := range 3 {
+		if l, vx, vy := hessAcross(s.chan3[c].Pix, i, cw); abs32(l) > best {
+			best, ex, ey = abs32(l), vx, vy
 		}
 	}
+	var dx, dy float32
+	if z > 0 {
+		a := math.Pi * float64(z-1)
+		dx, dy = float32(math.Cos(a)), float32(math.Sin(a))
+	} else {
+		l, vx, vy := hessAcross(s.srcLuma.Pix, i, cw)
+		if l == 0 {
+			return 0
+		}
+		dx, dy = vy, -vx // along the source's line
+	}
+	n := float32(math.Hypot(float64(ex), float64(ey))) * float32(math.Hypot(float64(dx), float64(dy)))
+	if n == 0 {
+		return 0
+	}
+	return abs32(ex*dx+ey*dy) / n
+}
+
+// landmarksFit says whether the brows' bands and the eyes in s.zone (over fr, seen on cr, the
+// grid of every f-th pixel) hold brows and eyes: on average darker along their lines than
+// beside them, in the smoothed green of s.chan3. Where the landmarks fit badly (a lossy
+// frame's smaller face), a band lies on the nose's side or a cheek, and the face's own lines
+// there run across it.
+func (s *Swapper) landmarksFit(fr image.Rectangle, f int, cr image.Rectangle) bool {
+	w, h := fr.Dx(), fr.Dy()
+	cw, ch := cr.Dx(), cr.Dy()
+	p := s.chan3[1].Pix
+	var sum float64
+	for y := 1; y < ch-1; y++ {
+		fy := min(h-1, y*f+f/2)
+		for x := 1; x < cw-1; x++ {
+			z := s.zone.Pix[fy*w+min(w-1, x*f+f/2)]
+			if !(z >= 1 && z < 2) {
+				continue
+			}
+			i := y*cw + x
+			a := math.Pi * float64(z-1)
+			nx, ny := -math.Sin(a), math.Cos(a)
+			hxx, hyy := float64(p[i+1]-2*p[i]+p[i-1]), float64(p[i+cw]-2*p[i]+p[i-cw])
+			hxy := float64(p[i+cw+1]-p[i+cw-1]-p[i-cw+1]+p[i-cw-1]) / 4
+			sum += nx*nx*hxx + 2*nx*ny*hxy + ny*ny*hyy
+		}
+	}
+	return sum > 0
+}
+
+// hessAcross is the Hessian of p at pixel i (row length cw): its eigenvalue of the larger
+// magnitude and that one's eigenvector (not normalised), across a ridge or a valley; l is 0
+// where the other eigenvalue is more than half as large (no direction).
+func hessAcross(p []float32, i, cw int) (l, ex, ey float32) {
+	hxx, hyy := p[i+1]-2*p[i]+p[i-1], p[i+cw]-2*p[i]+p[i-cw]
+	hxy := (p[i+cw+1] - p[i+cw-1] - p[i-cw+1] + p[i-cw-1]) / 4
+	m, d := (hxx+hyy)/2, float32(math.Sqrt(float64((hxx-hyy)*(hxx-hyy)/4+hxy*hxy)))
+	l, l2 := m+d, m-d
+	if abs32(l2) > abs32(l) {
+		l, l2 = l2, l
+	}
+	if abs32(l) < occRidgeElong*abs32(l2) {
+		return 0, 0, 0
+	}
+	// The eigenvector of l: (hxy, l − hxx) or (l − hyy, hxy), whichever is the longer.
+	if abs32(hxx-l) < abs32(hyy-l) {
+		return l, l - hyy, hxy
+	}
+	return l, hxy, l - hxx
+}
+
+// sourceLuma puts in s.srcLuma (over cr) the warped source's luma, the mean of each f×f
+// block of fr, smoothed by σ like s.chan3.
+func (s *Swapper) sourceLuma(fr image.Rectangle, f int, cr image.Rectangle, sigma float64) {
+	w, h := fr.Dx(), fr.Dy()
+	cw := cr.Dx()
+	s.srcLuma.Reset(cr)
+	for y := range h {
+		row := s.warped.Pix[y*s.warped.Stride:][:3*w]
+		off := y / f * cw
+		for x := range w {
+			s.srcLuma.Pix[off+x/f] += luma(row[3*x], row[3*x+1], row[3*x+2])
+		}
+	}
+	s.chanBlur.Apply(&s.srcLuma, sigma) // the blocks' sums: only directions are read
 }
 
 // coarseChannels puts in s.chan3 (over cr) the mean of each colour channel over each f×f
@@ -254,10 +416,11 @@ func (s *Swapper) ridgeLevel(fm *raster.Mask, fr image.Rectangle, f int, cr imag
 	return s.dev[len(s.dev)/2]
 }
 
-// longOnly keeps in s.clip (0/1 over fr) the 8-connected sets whose bounding box's larger
-// side is at least least pixels and that reach onto the face (s.dev, the face mask over fr,
-// above occRidgeOnFace somewhere).
-func (s *Swapper) longOnly(fr image.Rectangle, least float64) {
+// longOnly keeps in s.clip (0/1 over fr) the 8-connected sets that reach onto the face (s.dev,
+// the face mask over fr, above occRidgeOnFace somewhere) and whose bounding box's larger side
+// is at least least pixels, or cross pixels where they also reach off it (under
+// occRidgeOffFace).
+func (s *Swapper) longOnly(fr image.Rectangle, least, cross float64) {
 	w, h := fr.Dx(), fr.Dy()
 	if cap(s.label) < w*h {
 		s.label = make([]int32, w*h)
@@ -277,14 +440,14 @@ func (s *Swapper) longOnly(fr image.Rectangle, least float64) {
 		}
 		n++
 		x0, y0, x1, y1 := w, h, -1, -1
-		var on float32
+		on, off := float32(0), float32(1)
 		s.label[start] = n
 		s.stack = append(s.stack[:0], int32(start))
 		for len(s.stack) > 0 {
 			i := int(s.stack[len(s.stack)-1])
 			s.stack = s.stack[:len(s.stack)-1]
 			x, y := i%w, i/w
-			on = max(on, s.dev[i])
+			on, off = max(on, s.dev[i]), min(off, s.dev[i])
 			x0, y0, x1, y1 = min(x0, x), min(y0, y), max(x1, x), max(y1, y)
 			for dy := -1; dy <= 1; dy++ {
 				for dx := -1; dx <= 1; dx++ {
@@ -299,7 +462,8 @@ func (s *Swapper) longOnly(fr image.Rectangle, least float64) {
 				}
 			}
 		}
-		s.keep = append(s.keep, on > occRidgeOnFace && float64(max(x1-x0, y1-y0)+1) >= least)
+		ext := float64(max(x1-x0, y1-y0) + 1)
+		s.keep = append(s.keep, on > occRidgeOnFace && (ext >= least || off < occRidgeOffFace && ext >= cross))
 	}
 	for i, l := range s.label {
 		if l > 0 && !s.keep[l-1] {

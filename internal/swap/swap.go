@@ -168,8 +168,10 @@ type Swapper struct {
 	texE, texJ         [3]raster.Mask
 	texL, texB1, texB3 raster.Mask
 	texSum             []float32
-	// The thin covers' (see thinCovers): whether each ridge is long enough.
-	keep []bool
+	// The thin covers' (see thinCovers): the warped source's coarse luma, and whether each
+	// ridge is long enough.
+	srcLuma raster.Mask
+	keep    []bool
 	// The growth's (see growIntoFeatures): each piece's bounding box.
 	boxes []image.Rectangle
 }
