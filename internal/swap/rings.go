@@ -20,6 +20,9 @@ import (
 // of one colour is what tells it.
 
 const (
+	// ringLevel is the skin's mean level (grey levels) the tolerances below are written for:
+	// each frame's samples are scaled to it first (see glasses).
+	ringLevel = 170
 	// ringAngles is how many rays are cast from each eye's centre.
 	ringAngles = 72
 	// ringInner and ringOuter bound a rim's radius (share of the face size) from the eye's
@@ -67,6 +70,9 @@ const (
 	ringCoverSkin, ringCoverSkinBoth = 0.85, 0.9
 )
 
+// skinLevel is the mean channel level of skin model m's median brightness.
+func skinLevel(m skinModel) float64 { return (math.Exp(float64(m.med[0])) - 3) / 3 }
+
 // ringBins is the number of histogram bins a channel.
 const ringBins = 256 / ringBin
 
@@ -90,10 +96,16 @@ type ringScratch struct {
 func (s *Swapper) glasses(frame *raster.Image, target *face.Landmarks68, size float64, m skinModel) {
 	rs := &s.rings
 	rs.found = false
+	// The tolerances are in grey levels of a face whose skin is at ringLevel. Light scales
+	// every level and every difference between them: a stop darker, the face's own marks
+	// (brows, lids, sockets' shadows) crowd into one rim colour's tolerance and ring the eyes,
+	// and a rim's contrast to its sides halves. So the samples are scaled to the skin's level
+	// first, and the test judges the same face alike however it is exposed.
+	gain := ringLevel / skinLevel(m)
 	var centres [2]geom.Pt
 	for e := range 2 {
 		centres[e] = geom.Mean(target[36+6*e : 42+6*e])
-		s.ringSamples(frame, centres[e], size, e)
+		s.ringSamples(frame, centres[e], size, e, float32(gain))
 	}
 	var tried [ringCandidates]int
 	for c := range ringCandidates {
@@ -111,7 +123,7 @@ func (s *Swapper) glasses(frame *raster.Image, target *face.Landmarks68, size fl
 		// Where the colour cannot tell a rim from the skin's own shades, the shape must be
 		// surer.
 		least, both := ringCover, ringCoverBoth
-		if rimLikeSkin(col, m) {
+		if rimLikeSkin([3]float32{col[0] / float32(gain), col[1] / float32(gain), col[2] / float32(gain)}, m) { // as the frame has it
 			least, both = ringCoverSkin, ringCoverSkinBoth
 		}
 		c0 := s.ringPath(0, col, least)
@@ -171,7 +183,7 @@ func ringRange() (lo, n, k0, k1 int) {
 // step edge, a brow's lower side or a cheek's shadow, differs from one side only and scores
 // 0), and the histogram of the colours of the rim's range whose contrast counts into
 // rs.hist[e].
-func (s *Swapper) ringSamples(frame *raster.Image, c geom.Pt, size float64, e int) {
+func (s *Swapper) ringSamples(frame *raster.Image, c geom.Pt, size float64, e int, gain float32) {
 	rs := &s.rings
 	lo, nr, k0, k1 := ringRange()
 	n := ringAngles * nr
@@ -186,7 +198,7 @@ func (s *Swapper) ringSamples(frame *raster.Image, c geom.Pt, size float64, e in
 			r := float64(lo+k) * ringStep * size
 			col := boxMean(frame, int(math.Round(c.X+r*cos)), int(math.Round(c.Y+r*sin)), h)
 			for ch := range 3 {
-				pol[ch][a*nr+k] = col[ch]
+				pol[ch][a*nr+k] = min(255, gain*col[ch])
 			}
 		}
 	}
