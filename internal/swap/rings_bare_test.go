@@ -1,6 +1,7 @@
 package swap
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -86,8 +87,15 @@ func takenBack(s *Swapper, frame *raster.Image, lm *face.Landmarks68) (float64, 
 // and ringed both eyes on 76 and 86 % of the rays, and the swap kept 4764 px of her target
 // face (her eyes, brows and nose) as glasses. Scaled to the skin's level they ring at most
 // 77 % of the threshold on her face and 96 % on the astronaut's (×0.25 to ×1.8, grainy).
+// Nor does the occluder step as a whole take back more than on the plain photo (0.2 % of the
+// face size squared, as TestThinCoversLeaveBandsOffTheFace allows), but for two finds of
+// other tests (listed in elsewhere): on the astronaut ×1.4, her blown highlights (two channels
+// at 255, flat) are taken as flat covers where the swap cannot tell (about 1500 px); grainy,
+// her fringe of hair over the forehead's corner, a real cover left out of the plain photo's
+// finds as under occMinArea, grows past it (about 70 px).
 func TestGlassesFindNoFrameOnBareFaces(t *testing.T) {
 	p := photos(t)
+	elsewhere := map[string]bool{"into astronaut true, brighter": true, "into astronaut true, grainy": true}
 	for _, toAstro := range []bool{false, true} {
 		srcImg, srcLm, tgt, box := p.src, p.srcLm, p.dst, geom.Rect{X0: 168, Y0: 145, X1: 364, Y1: 342}
 		if toAstro {
@@ -100,11 +108,21 @@ func TestGlassesFindNoFrameOnBareFaces(t *testing.T) {
 		opts := DefaultOptions()
 		opts.Occluders = false // Apply leaves the face mask as occluders gets it
 		s := NewSwapper(src, opts)
+		var plain float64
 		for _, v := range bareVariants(t, tgt, box) {
+			name := fmt.Sprintf("into astronaut %v, %s", toAstro, v.name)
 			px, found := takenBack(s, v.img, &v.lm)
-			t.Logf("into astronaut %v, %s: the occluders take back %.0f px", toAstro, v.name, px)
+			b := geom.Bounds(v.lm[:])
+			least := 0.002 * math.Pow(max(b.W(), b.H()), 2)
+			t.Logf("%s: the occluders take back %.0f px (plain %.0f, allowed %.0f more)", name, px, plain, least)
+			if v.name == "plain" {
+				plain = px
+			}
 			if found {
-				t.Errorf("into astronaut %v, %s bare face: the glasses test finds a frame (the occluders take back %.0f px)", toAstro, v.name, px)
+				t.Errorf("%s bare face: the glasses test finds a frame (the occluders take back %.0f px)", name, px)
+			}
+			if px > plain+least && !elsewhere[name] {
+				t.Errorf("%s bare face: the occluders take back %.0f px, %.0f on the plain photo (want within %.0f)", name, px, plain, least)
 			}
 		}
 	}
