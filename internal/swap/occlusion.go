@@ -127,8 +127,11 @@ func (s *Swapper) occluders(frame *raster.Image, target *face.Landmarks68, fm *r
 	s.detail(frame, target, fm, size, fr)
 	s.texture(frame, target, fm, size, fr)
 	s.thinCovers(frame, target, fm, size, fr)
+	s.glasses(frame, target, size, m)
 	s.growIntoFeatures(frame, target, fm, size, fr, m)
 	s.dropSmall(&s.occ, fm, fr, occMinArea)
+	// A glasses rim alone may cover less of the face than occMinArea.
+	s.keepRims()
 	if !slices.Contains(s.occ.Pix, 1) { // the common case, a bare face
 		for i := range s.occ.Pix {
 			s.occ.Pix[i] = 1

@@ -174,6 +174,8 @@ type Swapper struct {
 	keep    []bool
 	// The growth's (see growIntoFeatures): each piece's bounding box.
 	boxes []image.Rectangle
+	// The glasses test's (see glasses).
+	rings ringScratch
 }
 
 // NewSwapper returns a swapper for src; negative option values count as 0.
