@@ -138,16 +138,17 @@ func (s *Swapper) dropCoveredSamples(starts *[8 + occForeheadDiscs + 1]int, grai
 	var odd [8]bool
 	bad := 0
 	for d := range n {
-		if math.IsNaN(float64(med[0][d])) {
-			continue
-		}
-		if upper {
-			odd[d] = slices.ContainsFunc(judges, func(e int) bool { return unlike(d, e) })
-		} else {
-			odd[d] = farColour(disc(d), ref)
-		}
-		if odd[d] {
+		if !math.IsNaN(float64(med[0][d])) && farColour(disc(d), ref) {
+			odd[d] = true
 			bad++
+		}
+	}
+	// Nor is a majority that is none (more than half the discs unlike their median: a cover
+	// over some, the skin under others) the skin.
+	upper = upper || len(judges) > 0 && 2*bad > n
+	if upper {
+		for d := range n {
+			odd[d] = !math.IsNaN(float64(med[0][d])) && slices.ContainsFunc(judges, func(e int) bool { return unlike(d, e) })
 		}
 	}
 	if upper || bad > 0 && 2*bad <= n {

@@ -328,10 +328,11 @@ func (s *Swapper) oddTexture(target *face.Landmarks68, fm *raster.Mask, fr image
 	}
 	slices.Sort(s.dev)
 	med := s.dev[len(s.dev)/2]
-	if s.upperSkin {
-		// Most of the face is a cover (see dropCoveredSamples): the skin's discs say what its
-		// detail is.
-		med = s.discMedian(&s.zone, target, size, fr)
+	// Where the face's median detail would itself be odd beside the skin sample discs', or
+	// the forehead chose the discs (see dropCoveredSamples), most of the face is a cover (a
+	// scarf, a mask): the discs say what the skin's detail is.
+	if dm := s.discMedian(&s.zone, target, size, fr); s.upperSkin || med < occTexLow*dm || med > occTexHigh*dm {
+		med = dm
 	}
 	for y := range h {
 		frow := fm.Pix[(y+fr.Min.Y-fm.Rect.Min.Y)*fm.Stride+fr.Min.X-fm.Rect.Min.X:][:w]
