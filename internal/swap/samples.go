@@ -40,10 +40,12 @@ const (
 	occGrainRatio = 3
 )
 
-// foreheadCentres are the forehead's sample discs, above the middle of each brow by a little
-// less than the brows' height above the eyes: skin, under any cover of the lower face.
+// foreheadCentres are the forehead's sample discs, above the middle of each brow by 15 % of
+// the nose tip's depth below the eyes: skin under any cover of the lower face, clear of a bar
+// over the eyes, and low enough to stay under a cap's brim or a fringe where it can (higher,
+// on Grace Hopper's cap, they could not judge).
 func foreheadCentres(l *face.Landmarks68, out *[occForeheadDiscs]geom.Pt) {
-	up := geom.Mean(l[36:48]).Sub(l[33]).Scale(foreheadRise / 2)
+	up := geom.Mean(l[36:48]).Sub(l[33]).Scale(0.15)
 	out[0] = l[19].Add(up)
 	out[1] = l[24].Add(up)
 }
