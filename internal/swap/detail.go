@@ -161,8 +161,10 @@ func (s *Swapper) skinMedian(m *raster.Mask, target *face.Landmarks68, size floa
 	skinCentres(target, &centres)
 	rad := occSampleRadius * size
 	s.dev = s.dev[:0]
-	for _, c := range centres {
-		s.dev = appendDisc(s.dev, m, c, rad, fr)
+	for d, c := range centres {
+		if !s.upperSkin || s.skinDisc[d] { // not a cover's (see dropCoveredSamples)
+			s.dev = appendDisc(s.dev, m, c, rad, fr)
+		}
 	}
 	if len(s.dev) == 0 {
 		return 0

@@ -148,31 +148,52 @@ func (s *Swapper) occluders(frame *raster.Image, target *face.Landmarks68, fm *r
 }
 
 // sampleSkin fills s.feat with the features of the skin samples: every other pixel of the
-// discs around the target's skin centres.
+// discs around the target's skin centres (the forehead's only judge which of them are skin).
 func (s *Swapper) sampleSkin(frame *raster.Image, target *face.Landmarks68, size float64, fr image.Rectangle) {
-	var centres [8]geom.Pt
-	skinCentres(target, &centres)
+	var centres [8 + 2]geom.Pt
+	skinCentres(target, (*[8]geom.Pt)(centres[:8]))
+	foreheadCentres(target, (*[2]geom.Pt)(centres[8:]))
 	rad := occSampleRadius * size
 	for k := range s.feat {
 		s.feat[k] = s.feat[k][:0]
 	}
 	var starts [len(centres) + 1]int
+	var grain [len(centres)]float32
 	for d, c := range centres {
 		starts[d] = len(s.feat[0])
+		s.dev = s.dev[:0]
 		for y := int(c.Y - rad); y <= int(c.Y+rad); y += 2 {
 			for x := int(c.X - rad); x <= int(c.X+rad); x += 2 {
 				if !(image.Point{x, y}).In(fr) || math.Hypot(float64(x)-c.X, float64(y)-c.Y) > rad {
 					continue
 				}
-				f := features(frame.At(x, y))
+				r, g, b := frame.At(x, y)
+				f := features(r, g, b)
 				for k := range 3 {
 					s.feat[k] = append(s.feat[k], f[k])
 				}
+				if x+1 < fr.Max.X && y+1 < fr.Max.Y {
+					_, gx, _ := frame.At(x+1, y)
+					_, gy, _ := frame.At(x, y+1)
+					s.dev = append(s.dev, float32(absDiff(g, gx)+absDiff(g, gy)))
+				}
 			}
+		}
+		grain[d] = float32(math.NaN())
+		if len(s.dev) > 0 {
+			slices.Sort(s.dev)
+			grain[d] = s.dev[len(s.dev)/2]
 		}
 	}
 	starts[len(centres)] = len(s.feat[0])
-	s.dropCoveredSamples(starts[:])
+	s.dropCoveredSamples(&starts, &grain)
+}
+
+func absDiff(a, b uint8) int {
+	if a > b {
+		return int(a - b)
+	}
+	return int(b - a)
 }
 
 // skinModel is what the skin samples look like: the skin's chromaticity axis (ux, uy), each

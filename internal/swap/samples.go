@@ -3,6 +3,9 @@ package swap
 import (
 	"math"
 	"slices"
+
+	"github.com/facefusion-hpc/facefusion/internal/face"
+	"github.com/facefusion-hpc/facefusion/internal/geom"
 )
 
 // A cover over one of the skin sample discs (a microphone at the mouth's corner, a hand on a
@@ -10,6 +13,16 @@ import (
 // skin's axis (see skinAxis) turns towards the cover's hue, so that the cover, and anything
 // of its hue, counts as more of the skin's colour. A disc whose own median colour lies far
 // from the other discs' is left out, as long as most discs remain.
+//
+// A large cover over the lower face (a scarf, a mask, a hand over the mouth and nose) covers
+// most discs, the cheeks', the nose's and the chin's, often those under the eyes too, and
+// their majority is then the cover: with it as the skin, the structure test takes the
+// uncovered eyes and forehead for what is in front. Such a cover does not reach above the
+// eyes: the disc between the brows and the forehead's discs (above each brow) alike with it,
+// in colour and in grain (paint and cloth are flat or busy beside skin, though of its colour),
+// judge, and where the majority is unlike them the skin is the discs alike with all of them,
+// and they. A cover over the eyes reaches between the brows, and hair over the forehead is
+// not the colour between the brows: either leaves the majority the skin, as before.
 
 const (
 	// occDiscChroma and occDiscBright are how far (log-chromaticity distance, log-brightness)
@@ -17,18 +30,30 @@ const (
 	// skin's tone varies little over the face, its light more.
 	occDiscChroma = 0.2
 	occDiscBright = 0.6
+	// occForeheadDiscs is how many discs sample the forehead, after the skin's eight.
+	occForeheadDiscs = 2
+	// occBrowGap is the disc between the brows (see skinCentres).
+	occBrowGap = 7
+	// occGrainRatio is how many times finer or coarser than another disc's a disc's grain
+	// (the median step between neighbouring pixels) may be and both still be skin: paint,
+	// cloth and a knit are flat or busy beside skin.
+	occGrainRatio = 3
 )
 
-// dropCoveredSamples removes from s.feat the samples of each disc (disc d holds samples
-// starts[d]..starts[d+1]−1) whose median colour is far from the rest's, keeping at least half
-// of the discs.
-func (s *Swapper) dropCoveredSamples(starts []int) {
-	n := len(starts) - 1
-	var med [3][8]float32
-	if n > len(med[0]) {
-		return
-	}
-	for d := range n {
+// foreheadCentres are the forehead's sample discs, above the middle of each brow by 15 % of
+// the nose tip's depth below the eyes: skin under any cover of the lower face, clear of a bar
+// over the eyes, and low enough to stay under a cap's brim or a fringe where it can (higher,
+// on Grace Hopper's cap, they could not judge).
+func foreheadCentres(l *face.Landmarks68, out *[occForeheadDiscs]geom.Pt) {
+	up := geom.Mean(l[36:48]).Sub(l[33]).Scale(0.15)
+	out[0] = l[19].Add(up)
+	out[1] = l[24].Add(up)
+}
+
+// discMedians puts in med[k][d] the median of feature k over disc d's samples (disc d holds
+// samples starts[d]..starts[d+1]−1), NaN where a disc has none.
+func (s *Swapper) discMedians(starts *[8 + occForeheadDiscs + 1]int, med *[3][8 + occForeheadDiscs]float32) {
+	for d := range len(starts) - 1 {
 		for k := range 3 {
 			if starts[d+1] == starts[d] {
 				med[k][d] = float32(math.NaN())
@@ -39,35 +64,116 @@ func (s *Swapper) dropCoveredSamples(starts []int) {
 			med[k][d] = s.dev[len(s.dev)/2]
 		}
 	}
+}
+
+// medianOf is the median of v's values that are not NaN (NaN if none), through s.dev.
+func (s *Swapper) medianOf(v []float32) float32 {
+	s.dev = s.dev[:0]
+	for _, x := range v {
+		if !math.IsNaN(float64(x)) {
+			s.dev = append(s.dev, x)
+		}
+	}
+	if len(s.dev) == 0 {
+		return float32(math.NaN())
+	}
+	slices.Sort(s.dev)
+	return s.dev[len(s.dev)/2]
+}
+
+// farColour reports whether colour features a lie too far from b for both to be the skin.
+func farColour(a, b [3]float32) bool {
+	return math.Hypot(float64(a[1]-b[1]), float64(a[2]-b[2])) > occDiscChroma || math.Abs(float64(a[0]-b[0])) > occDiscBright
+}
+
+// dropCoveredSamples keeps in s.feat the samples of the skin's eight discs (disc d holds
+// samples starts[d]..starts[d+1]−1) that are skin, and records which in s.skinDisc; the
+// forehead's two discs, last, judge, and are kept where they overrule the majority.
+func (s *Swapper) dropCoveredSamples(starts *[8 + occForeheadDiscs + 1]int, grain *[8 + occForeheadDiscs]float32) {
+	n := len(s.skinDisc)
+	for d := range s.skinDisc {
+		s.skinDisc[d] = true
+	}
+	var med [3][8 + occForeheadDiscs]float32
+	s.discMedians(starts, &med)
 	var ref [3]float32
 	for k := range 3 {
-		s.dev = s.dev[:0]
-		for _, v := range med[k][:n] {
-			if !math.IsNaN(float64(v)) {
-				s.dev = append(s.dev, v)
+		ref[k] = s.medianOf(med[k][:n])
+	}
+	s.upperSkin = false
+	if math.IsNaN(float64(ref[0])) {
+		s.keepDiscs(starts, n, [occForeheadDiscs]bool{})
+		return
+	}
+	disc := func(d int) [3]float32 { return [3]float32{med[0][d], med[1][d], med[2][d]} }
+	// unlike reports whether discs d and e differ in colour or in grain.
+	unlike := func(d, e int) bool {
+		a, b := grain[d], grain[e]
+		return farColour(disc(d), disc(e)) || (max(a, b)+0.5) > occGrainRatio*(min(a, b)+0.5)
+	}
+	refGrain := s.medianOf(grain[:n])
+	// The judges: the disc between the brows and the forehead's discs alike with it (one may
+	// be on hair).
+	var judgeBuf [3]int
+	judges := judgeBuf[:0]
+	if !math.IsNaN(float64(med[0][occBrowGap])) {
+		for _, d := range []int{n, n + 1} {
+			if !math.IsNaN(float64(med[0][d])) && !unlike(occBrowGap, d) {
+				judges = append(judges, d)
 			}
 		}
-		if len(s.dev) == 0 {
-			return
+	}
+	upper := false
+	if len(judges) > 0 {
+		judges = append(judges, occBrowGap)
+		// The forehead overrules only a majority unlike it in colour or grain.
+		var fh [3]float32
+		var g float32
+		for _, d := range judges {
+			for k := range 3 {
+				fh[k] += med[k][d] / float32(len(judges))
+			}
+			g += grain[d] / float32(len(judges))
 		}
-		slices.Sort(s.dev)
-		ref[k] = s.dev[len(s.dev)/2]
+		upper = farColour(fh, ref) || (max(g, refGrain)+0.5) > occGrainRatio*(min(g, refGrain)+0.5)
 	}
 	var odd [8]bool
 	bad := 0
 	for d := range n {
-		da, db := float64(med[1][d]-ref[1]), float64(med[2][d]-ref[2])
-		if math.Hypot(da, db) > occDiscChroma || math.Abs(float64(med[0][d]-ref[0])) > occDiscBright {
+		if !math.IsNaN(float64(med[0][d])) && farColour(disc(d), ref) {
 			odd[d] = true
 			bad++
 		}
 	}
-	if bad == 0 || 2*bad > n {
-		return
+	// Nor is a majority that is none (more than half the discs unlike their median: a cover
+	// over some, the skin under others) the skin.
+	upper = upper || len(judges) > 0 && 2*bad > n
+	if upper {
+		for d := range n {
+			odd[d] = !math.IsNaN(float64(med[0][d])) && slices.ContainsFunc(judges, func(e int) bool { return unlike(d, e) })
+		}
 	}
+	if upper || bad > 0 && 2*bad <= n {
+		for d := range n {
+			s.skinDisc[d] = !odd[d]
+		}
+	}
+	s.upperSkin = upper
+	var forehead [occForeheadDiscs]bool
+	for _, d := range judges {
+		if upper && d >= n {
+			forehead[d-n] = true
+		}
+	}
+	s.keepDiscs(starts, n, forehead)
+}
+
+// keepDiscs compacts s.feat to the samples of the first n discs that s.skinDisc keeps, and of
+// the forehead's that forehead keeps (those that judged the skin, see above).
+func (s *Swapper) keepDiscs(starts *[8 + occForeheadDiscs + 1]int, n int, forehead [occForeheadDiscs]bool) {
 	j := 0
-	for d := range n {
-		if odd[d] {
+	for d := range len(starts) - 1 {
+		if d < n && !s.skinDisc[d] || d >= n && !forehead[d-n] {
 			continue
 		}
 		for i := starts[d]; i < starts[d+1]; i++ {

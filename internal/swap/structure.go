@@ -99,7 +99,7 @@ func (s *Swapper) structure(frame *raster.Image, target *face.Landmarks68, fm *r
 			s.clip.Pix[i] = 1
 		}
 	}
-	s.oddTexture(fm, fr, size)
+	s.oddTexture(target, fm, fr, size)
 	s.open(r)
 	s.coveredFeatures(target, fr)
 	s.bridgeFeatures(fr, size)
@@ -309,7 +309,7 @@ func (s *Swapper) open(r int) {
 // oddTexture adds to s.clip the face's pixels outside its features whose local texture (the
 // fine detail s.tex, averaged over a few percent of the face) is far from the skin's own:
 // flat (paint, plastic, a smooth cover) or busy (hair, a mesh, a pattern).
-func (s *Swapper) oddTexture(fm *raster.Mask, fr image.Rectangle, size float64) {
+func (s *Swapper) oddTexture(target *face.Landmarks68, fm *raster.Mask, fr image.Rectangle, size float64) {
 	w, h := fr.Dx(), fr.Dy()
 	s.zone.Reset(fr)
 	copy(s.zone.Pix, s.tex)
@@ -328,6 +328,12 @@ func (s *Swapper) oddTexture(fm *raster.Mask, fr image.Rectangle, size float64) 
 	}
 	slices.Sort(s.dev)
 	med := s.dev[len(s.dev)/2]
+	// Where the face's median detail would itself be odd beside the skin sample discs', or
+	// the forehead chose the discs (see dropCoveredSamples), most of the face is a cover (a
+	// scarf, a mask): the discs say what the skin's detail is.
+	if dm := s.discMedian(&s.zone, target, size, fr); s.upperSkin || med < occTexLow*dm || med > occTexHigh*dm {
+		med = dm
+	}
 	for y := range h {
 		frow := fm.Pix[(y+fr.Min.Y-fm.Rect.Min.Y)*fm.Stride+fr.Min.X-fm.Rect.Min.X:][:w]
 		for x, v := range frow {

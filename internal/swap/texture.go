@@ -249,7 +249,10 @@ func (s *Swapper) discMedian(m *raster.Mask, target *face.Landmarks68, size floa
 	rad := occSampleRadius * size
 	var meds [8]float32
 	n := 0
-	for _, c := range centres {
+	for d, c := range centres {
+		if s.upperSkin && !s.skinDisc[d] { // a cover's (see dropCoveredSamples)
+			continue
+		}
 		s.dev = appendDisc(s.dev[:0], m, c, rad, fr)
 		if len(s.dev) > 0 {
 			slices.Sort(s.dev)
