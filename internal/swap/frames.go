@@ -138,8 +138,8 @@ func (s *Swapper) keepBands() {
 }
 
 // markRidges marks in s.clip (over cr, the grid of every f-th pixel of fr) the centre lines
-// of the bands in front of the face whose ridge is past least (see ridgeAt), and in
-// s.ridgeCross those across a brow (see crossesOwn); ms is the warped source's skin detail.
+// of the bands in front of the face whose ridge is past least (see ridgeAt); ms is the warped
+// source's skin detail, chord the band value (see bandValue) of the jaw's chord, 0 to 16.
 func (s *Swapper) markRidges(fr image.Rectangle, f int, cr image.Rectangle, sigma float64, least, ms, chord float32) {
 	w, h := fr.Dx(), fr.Dy()
 	cw, ch := cr.Dx(), cr.Dy()
@@ -150,7 +150,8 @@ func (s *Swapper) markRidges(fr image.Rectangle, f int, cr image.Rectangle, sigm
 		for x := 1; x < cw-1; x++ {
 			// Over the face's whole box, so that a strand or a stem reaching past the face
 			// counts its whole length; outside the mouth and the nostrils (whose own ridges
-			// are many), the nose, the jaw and the lips' outline. Where the warped source has
+			// are many), the nose and the lips' outline; along the outline only across it
+			// (the segment there or the jaw's chord). Where the warped source has
 			// a feature the target has one too, and in a brow's band or on an eye (whose own
 			// ridges are many) the brow or the eye is there: a ridge counts there only across
 			// its line, and on a brow or an eye only where the landmarks fit (a crease of a
@@ -185,9 +186,10 @@ func (s *Swapper) markRidges(fr image.Rectangle, f int, cr image.Rectangle, sigm
 // outline (48–59 and back), and the nose below the eyes (the hull of 28–35, widened across
 // by occRidgeNose): a brow's dark band, the shadow under the jaw, the line of a smile's lips, the
 // light along the nose and the shadow beside it, each as long as a frame's rim on a close-up.
-// The nose, the jaw and the lips are zoneOwn; a brow's band holds its chord's direction, and
-// each eye (as s.excl has it) the direction of its corners (see bandValue), since only a ridge
-// along them is the brow's or the eye's own: a strand of hair crosses them.
+// The nose and the lips are zoneOwn; a brow's band holds its chord's direction, each eye (as
+// s.excl has it) the direction of its corners (see bandValue), and the jaw's band each
+// segment's own (from zoneOutline), since only a ridge along them is the brow's, the eye's or
+// the outline's own: a strand of hair or a pen held across a cheek crosses them.
 func (s *Swapper) outlineBands(target *face.Landmarks68, size float64, fr image.Rectangle) {
 	s.zone.Reset(fr)
 	for _, e := range [2][2]int{{36, 39}, {42, 45}} {
