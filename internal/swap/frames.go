@@ -112,25 +112,35 @@ func (s *Swapper) thinCovers(frame *raster.Image, target *face.Landmarks68, fm *
 			s.dev[y*cw+x] = frow[min(w-1, x*f+f/2)]
 		}
 	}
-	s.markRidges(fr, f, cr, sigma, least, ms)
+	s.markRidges(fr, f, cr, sigma, least, ms, bandValue(target[16].Sub(target[0])))
 	s.clip.Dilate(1, &s.zone) // a ridge's centre line breaks where it bends
 	s.longOnly(cr, long*csize, min(long, occRidgeCross)*csize)
 	s.clip.Dilate(int(math.Round(occRidgeWiden*csize)), &s.zone)
+	s.bands.Reset(fr)
 	for y := range h {
 		crow := s.clip.Pix[min(ch-1, y/f)*cw:][:cw]
 		orow := s.occ.Pix[y*w:][:w]
+		brow := s.bands.Pix[y*w:][:w]
 		for x := range orow {
 			if crow[x/f] > 0.5 {
-				orow[x] = 1
+				orow[x], brow[x] = 1, 1
 			}
 		}
 	}
 }
 
+// keepBands puts back in s.occ the thin covers found, which dropSmall may have taken out: a
+// pen or a strand is long but covers less of the face than a blemish may.
+func (s *Swapper) keepBands() {
+	for i, v := range s.bands.Pix {
+		s.occ.Pix[i] = max(s.occ.Pix[i], v)
+	}
+}
+
 // markRidges marks in s.clip (over cr, the grid of every f-th pixel of fr) the centre lines
-// of the bands in front of the face whose ridge is past least (see ridgeAt), and in
-// s.ridgeCross those across a brow (see crossesOwn); ms is the warped source's skin detail.
-func (s *Swapper) markRidges(fr image.Rectangle, f int, cr image.Rectangle, sigma float64, least, ms float32) {
+// of the bands in front of the face whose ridge is past least (see ridgeAt); ms is the warped
+// source's skin detail, chord the band value (see bandValue) of the jaw's chord, 0 to 16.
+func (s *Swapper) markRidges(fr image.Rectangle, f int, cr image.Rectangle, sigma float64, least, ms, chord float32) {
 	w, h := fr.Dx(), fr.Dy()
 	cw, ch := cr.Dx(), cr.Dy()
 	s.clip.Reset(cr)
@@ -140,17 +150,22 @@ func (s *Swapper) markRidges(fr image.Rectangle, f int, cr image.Rectangle, sigm
 		for x := 1; x < cw-1; x++ {
 			// Over the face's whole box, so that a strand or a stem reaching past the face
 			// counts its whole length; outside the mouth and the nostrils (whose own ridges
-			// are many), the nose, the jaw and the lips' outline. Where the warped source has
+			// are many), the nose and the lips' outline; along the outline only across it
+			// (the segment there or the jaw's chord). Where the warped source has
 			// a feature the target has one too, and in a brow's band or on an eye (whose own
 			// ridges are many) the brow or the eye is there: a ridge counts there only across
 			// its line, and on a brow or an eye only where the landmarks fit (a crease of a
 			// face they fit badly crossed the place they put a brow, joining a long line).
 			j := fy*w + min(w-1, x*f+f/2)
 			z, i := s.zone.Pix[j], y*cw+x
-			if s.excl.Pix[j] >= 1 && z == 0 || z >= zoneOwn || !(s.ridgeAt(i, cw, sigma, least) > least) {
+			if s.excl.Pix[j] >= 1 && z == 0 || z == zoneOwn || !(s.ridgeAt(i, cw, sigma, least) > least) {
 				continue
 			}
 			switch {
+			case z >= zoneOutline:
+				if s.crossing(i, cw, z-zoneOutline+1) > occRidgeAcross || s.crossing(i, cw, chord) > occRidgeAcross {
+					s.clip.Pix[i] = 1
+				}
 			case z > 0:
 				if fits && s.crossing(i, cw, z) > occRidgeAcross {
 					s.clip.Pix[i] = 1
@@ -171,9 +186,10 @@ func (s *Swapper) markRidges(fr image.Rectangle, f int, cr image.Rectangle, sigm
 // outline (48–59 and back), and the nose below the eyes (the hull of 28–35, widened across
 // by occRidgeNose): a brow's dark band, the shadow under the jaw, the line of a smile's lips, the
 // light along the nose and the shadow beside it, each as long as a frame's rim on a close-up.
-// The nose, the jaw and the lips are zoneOwn; a brow's band holds its chord's direction, and
-// each eye (as s.excl has it) the direction of its corners (see bandValue), since only a ridge
-// along them is the brow's or the eye's own: a strand of hair crosses them.
+// The nose and the lips are zoneOwn; a brow's band holds its chord's direction, each eye (as
+// s.excl has it) the direction of its corners (see bandValue), and the jaw's band each
+// segment's own (from zoneOutline), since only a ridge along them is the brow's, the eye's or
+// the outline's own: a strand of hair or a pen held across a cheek crosses them.
 func (s *Swapper) outlineBands(target *face.Landmarks68, size float64, fr image.Rectangle) {
 	s.zone.Reset(fr)
 	for _, e := range [2][2]int{{36, 39}, {42, 45}} {
@@ -198,7 +214,10 @@ func (s *Swapper) outlineBands(target *face.Landmarks68, size float64, fr image.
 				continue
 			}
 			v := float32(zoneOwn)
-			if k < 26 { // the brow's chord: its outer end bends down, a frame's rim too
+			switch {
+			case k < 16: // the outline's own direction
+				v = zoneOutline - 1 + bandValue(d)
+			case k < 26: // the brow's chord: its outer end bends down, a frame's rim too
 				v = bandValue(target[b[1]].Sub(target[b[0]]))
 			}
 			n := geom.Pt{X: -d.Y / l * r, Y: d.X / l * r}
@@ -224,8 +243,12 @@ func (s *Swapper) outlineBands(target *face.Landmarks68, size float64, fr image.
 }
 
 // zoneOwn marks in s.zone where every ridge is the face's own; a value in [1, 2) is a
-// band whose direction makes the angle π·(v − 1) with the x axis.
-const zoneOwn = 3
+// brow's or an eye's band whose direction makes the angle π·(v − 1) with the x axis, one in
+// [zoneOutline, zoneOutline+1) the outline's, whose direction makes π·(v − zoneOutline).
+const (
+	zoneOwn     = 3
+	zoneOutline = 4
+)
 
 // bandValue is s.zone's value for a band along d.
 func bandValue(d geom.Pt) float32 {

@@ -132,6 +132,7 @@ func (s *Swapper) occluders(frame *raster.Image, target *face.Landmarks68, fm *r
 	s.dropSmall(&s.occ, fm, fr, occMinArea)
 	// A glasses rim alone may cover less of the face than occMinArea.
 	s.keepRims()
+	s.keepBands()
 	if !slices.Contains(s.occ.Pix, 1) { // the common case, a bare face
 		for i := range s.occ.Pix {
 			s.occ.Pix[i] = 1

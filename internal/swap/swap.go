@@ -174,6 +174,8 @@ type Swapper struct {
 	// ridge is long enough.
 	srcLuma raster.Mask
 	keep    []bool
+	// bands is 1 on the thin covers found (over the face's rectangle), kept past dropSmall.
+	bands raster.Mask
 	// The growth's (see growIntoFeatures): each piece's bounding box.
 	boxes []image.Rectangle
 	// The glasses test's (see glasses).
