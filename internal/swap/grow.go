@@ -86,7 +86,7 @@ func (s *Swapper) growIntoFeatures(frame *raster.Image, target *face.Landmarks68
 	s.clip.Reset(fr)
 	for k := 1; k <= n; k++ {
 		if s.area[k] >= least {
-			s.growCover(frame, fm, size, fr, int32(k), m)
+			s.growCover(frame, fm, size, fr, int32(k), m, least)
 		}
 	}
 	for i, v := range s.clip.Pix {
@@ -150,9 +150,9 @@ func pixelFeatures(frame *raster.Image, fr image.Rectangle, w, i int) [3]float32
 // growCover fits the colour of s.label's region k and marks in s.clip the pixels of the
 // features and their band (s.zone > 0, fm > 0) connected to it that look like it and more like
 // it than like the skin or the features near it.
-func (s *Swapper) growCover(frame *raster.Image, fm *raster.Mask, size float64, fr image.Rectangle, k int32, m skinModel) {
+func (s *Swapper) growCover(frame *raster.Image, fm *raster.Mask, size float64, fr image.Rectangle, k int32, m skinModel, least int) {
 	var c coverLook
-	if !s.fitCover(frame, fr, k, &c) {
+	if !s.fitCover(frame, fr, k, &c, m, least) {
 		return
 	}
 	c.skin = [3]float32{m.med[0], m.med[1]*m.ux - m.med[2]*m.uy, m.med[1]*m.uy + m.med[2]*m.ux}
@@ -206,26 +206,38 @@ func (s *Swapper) growCover(frame *raster.Image, fm *raster.Mask, size float64, 
 }
 
 // fitCover sets c's median and tolerances from at most about growSamples of the pixels of
-// s.label's region k; false when their spread is too wide for one cover.
-func (s *Swapper) fitCover(frame *raster.Image, fr image.Rectangle, k int32, c *coverLook) bool {
+// s.label's region k; false when their spread is too wide for one cover. Where at least
+// least of them lie far from the skin (m), only those are fitted: a find's edge or a region
+// test's piece (a microphone's handle below the mouth, a straw) takes in the skin beside it,
+// which is not what the cover looks like and whose spread would stop it growing.
+func (s *Swapper) fitCover(frame *raster.Image, fr image.Rectangle, k int32, c *coverLook, m skinModel, least int) bool {
 	w := fr.Dx()
-	for i := range 3 {
-		s.feat[i] = s.feat[i][:0]
-	}
 	pb := s.boxes[k]
-	every, seen := 1+s.area[k]/growSamples, 0
-	for y := pb.Min.Y; y < pb.Max.Y; y++ {
-		for x := pb.Min.X; x < pb.Max.X; x++ {
-			if i := y*w + x; s.label[i] == k {
-				if seen%every == 0 {
-					f := pixelFeatures(frame, fr, w, i)
-					for j := range 3 {
-						s.feat[j] = append(s.feat[j], f[j])
+	every := 1 + s.area[k]/growSamples
+	gather := func(farOnly bool) {
+		for i := range 3 {
+			s.feat[i] = s.feat[i][:0]
+		}
+		seen := 0
+		for y := pb.Min.Y; y < pb.Max.Y; y++ {
+			for x := pb.Min.X; x < pb.Max.X; x++ {
+				if i := y*w + x; s.label[i] == k {
+					if seen%every == 0 {
+						f := pixelFeatures(frame, fr, w, i)
+						if !farOnly || m.far(f) > 1 {
+							for j := range 3 {
+								s.feat[j] = append(s.feat[j], f[j])
+							}
+						}
 					}
+					seen++
 				}
-				seen++
 			}
 		}
+	}
+	gather(true)
+	if every*len(s.feat[0]) < least {
+		gather(false)
 	}
 	var tol [3]float32
 	for i := range 3 {

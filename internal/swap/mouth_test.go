@@ -1,0 +1,55 @@
+package swap
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/facefusion-hpc/facefusion/internal/face"
+	"github.com/facefusion-hpc/facefusion/internal/geom"
+	"github.com/facefusion-hpc/facefusion/internal/raster"
+)
+
+// Covers at the mouth, of shapes and places the survey does not hold: a microphone held
+// before the lips, a straw in the mouth. Their part on the face outside the mouth is found
+// with some skin around it (a region test's piece), and their colour must be fitted to the
+// cover's own pixels in it for them to grow over the mouth. Before that fit, the navy
+// microphone kept 65 % and 66 %, the straws 74–78 %.
+var mouthShapes = map[string]func(l *face.Landmarks68, size, x, y float64) bool{
+	"microphone before the lips": func(l *face.Landmarks68, size, x, y float64) bool {
+		head := geom.Mean(l[48:60]).Add(geom.Pt{X: 0.03 * size, Y: 0.06 * size})
+		if math.Hypot(x-head.X, y-head.Y) <= 0.07*size {
+			return true
+		}
+		return segDist(geom.Pt{X: x, Y: y}, head, head.Add(geom.Pt{X: 0.1 * size, Y: 0.5 * size})) <= 0.03*size
+	},
+	"straw": func(l *face.Landmarks68, size, x, y float64) bool {
+		a := geom.Mean(l[60:68])
+		return segDist(geom.Pt{X: x, Y: y}, a, a.Add(geom.Pt{X: 0.3 * size, Y: 0.35 * size})) <= 0.02*size
+	},
+}
+
+func TestApplyGrowsCoversIntoTheMouth(t *testing.T) {
+	ways := photoWays(t)
+	gradient := occTexture{"gradient", func(c raster.RGB, _, y int, _ *rand.Rand) raster.RGB { return shade(c, 0.3*float64(y%200)-30) }}
+	navy, green, grey := raster.RGB{R: 30, G: 40, B: 90}, raster.RGB{R: 60, G: 150, B: 70}, raster.RGB{R: 200, G: 200, B: 200}
+	for _, c := range []struct {
+		toAstronaut bool
+		shape       string
+		tex         occTexture
+		hue         raster.RGB
+	}{
+		{true, "microphone before the lips", occTextures[0], navy}, {true, "microphone before the lips", gradient, navy},
+		{false, "straw", occTextures[0], green}, {false, "straw", occTextures[0], navy},
+		{false, "straw", occTextures[0], grey}, {false, "straw", gradient, green},
+	} {
+		w := ways[c.toAstronaut]
+		oc := occCase{shape: occShape{c.shape, mouthShapes[c.shape]}, tex: c.tex, hue: c.hue}
+		r, _ := occlusionRun(t, w.src, w.tgt, w.lm, w.box, oc, w.bare)
+		t.Logf("into astronaut %v, %s/%s/%v: %.1f%% kept, the rest of the face %.1f%% swapped", c.toAstronaut, c.shape, c.tex.name, c.hue, 100*r.kept, 100*r.swapped)
+		if r.kept < 0.85 || r.swapped < 0.85 {
+			t.Errorf("into astronaut %v, %s/%s/%v: %.1f%% of the cover kept (want ≥ 85%%), the rest of the face %.1f%% swapped (want ≥ 85%% of the bare face's)",
+				c.toAstronaut, c.shape, c.tex.name, c.hue, 100*r.kept, 100*r.swapped)
+		}
+	}
+}
