@@ -43,7 +43,10 @@ const (
 	growBrightMost = 0.2
 	growChromaMost = 0.15
 	// growSpread is how far (share of the face size, in 4-connected steps) a cover grows
-	// from its found piece: over a microphone's head or a finger's tip, not the face beyond.
+	// from its found piece over the band: over a microphone's head or a finger's tip, not
+	// the face beyond. Over the feature itself it grows as far as it looks like the cover
+	// (a smile's mouth is taller than that; a hand or fingers cross all of it), within the
+	// piece's box grown by at least as much.
 	growSpread = 0.12
 	// growBridgeSide is how far (share of the face size) a cover must run on along a row or
 	// a column on each side of a feature to cover the feature between; growBridgeGap how far
@@ -160,11 +163,13 @@ func (s *Swapper) growCover(frame *raster.Image, fm *raster.Mask, size float64, 
 		return
 	}
 	w, h := fr.Dx(), fr.Dy()
-	// The piece grows within its box grown by its size, and what the features look like
-	// near it is taken there: the median of their pixels (not found; every other one each
-	// way) that do not look like the cover (which hides part of them).
+	// The piece grows within its box grown by its size (at least growSpread·size, so a
+	// piece the feature cut thin still reaches over a microphone's head), and what the
+	// features look like near it is taken there: the median of their pixels (not found;
+	// every other one each way) that do not look like the cover (which hides part of them).
 	pb := s.boxes[k]
-	c.box = image.Rect(max(0, 2*pb.Min.X-pb.Max.X), max(0, 2*pb.Min.Y-pb.Max.Y), min(w, 2*pb.Max.X-pb.Min.X), min(h, 2*pb.Max.Y-pb.Min.Y))
+	gx, gy := max(pb.Dx(), int(growSpread*size)), max(pb.Dy(), int(growSpread*size))
+	c.box = image.Rect(max(0, pb.Min.X-gx), max(0, pb.Min.Y-gy), min(w, pb.Max.X+gx), min(h, pb.Max.Y+gy))
 	for i := range 3 {
 		s.feat[i] = s.feat[i][:0]
 	}
@@ -252,9 +257,9 @@ func (s *Swapper) fitCover(frame *raster.Image, fr image.Rectangle, k int32, c *
 	return true
 }
 
-// floodCover marks in s.clip, breadth first from s.label's region k, the pixels within
-// growSpread·size of it (each one's value its 4-connected distance) that c says are more of
-// the cover.
+// floodCover marks in s.clip, breadth first from s.label's region k, the pixels of the
+// features, and of the band within growSpread·size of it (each one's value its 4-connected
+// distance), that c says are more of the cover.
 func (s *Swapper) floodCover(frame *raster.Image, fm *raster.Mask, size float64, fr image.Rectangle, k int32, c *coverLook) {
 	w, h := fr.Dx(), fr.Dy()
 	pb := s.boxes[k]
@@ -270,11 +275,8 @@ func (s *Swapper) floodCover(frame *raster.Image, fm *raster.Mask, size float64,
 	for head := 0; head < len(s.stack); head++ {
 		i := int(s.stack[head])
 		d := s.clip.Pix[i] + 1
-		if d > reach {
-			continue
-		}
 		for _, nb := range neighbours4(i, w, h) {
-			if nb < 0 || !(image.Point{nb % w, nb / w}).In(c.box) || s.zone.Pix[nb] == 0 || s.zone.Pix[nb] == 1 && !c.band || s.clip.Pix[nb] > 0 || s.occ.Pix[nb] == 1 {
+			if nb < 0 || !(image.Point{nb % w, nb / w}).In(c.box) || s.zone.Pix[nb] == 0 || s.zone.Pix[nb] == 1 && (!c.band || d > reach) || s.clip.Pix[nb] > 0 || s.occ.Pix[nb] == 1 {
 				continue
 			}
 			if !(fm.Pix[(nb/w+fr.Min.Y-fm.Rect.Min.Y)*fm.Stride+nb%w+fr.Min.X-fm.Rect.Min.X] > 0) {

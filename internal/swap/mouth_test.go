@@ -11,10 +11,11 @@ import (
 )
 
 // Covers at the mouth, of shapes and places the survey does not hold: a microphone held
-// before the lips, a straw in the mouth. Their part on the face outside the mouth is found
-// with some skin around it (a region test's piece), and their colour must be fitted to the
-// cover's own pixels in it for them to grow over the mouth. Before that fit, the navy
-// microphone kept 65 % and 66 %, the straws 74–78 %.
+// before the lips, a straw in the mouth, a hand over it. Their part on the face outside the
+// mouth is found with some skin around it (a region test's piece), and their colour must be
+// fitted to the cover's own pixels in it for them to grow over the mouth, and on over all of
+// it: a smile's mouth is taller than the growth's reach on the skin. Before, the navy
+// microphone kept 65 % and 66 %, the straws 25–78 %, the hand 81 %.
 var mouthShapes = map[string]func(l *face.Landmarks68, size, x, y float64) bool{
 	"microphone before the lips": func(l *face.Landmarks68, size, x, y float64) bool {
 		head := geom.Mean(l[48:60]).Add(geom.Pt{X: 0.03 * size, Y: 0.06 * size})
@@ -22,6 +23,11 @@ var mouthShapes = map[string]func(l *face.Landmarks68, size, x, y float64) bool{
 			return true
 		}
 		return segDist(geom.Pt{X: x, Y: y}, head, head.Add(geom.Pt{X: 0.1 * size, Y: 0.5 * size})) <= 0.03*size
+	},
+	"hand over the mouth": func(l *face.Landmarks68, size, x, y float64) bool {
+		c := geom.Mean(l[48:60]).Add(geom.Pt{X: -0.05 * size, Y: 0.05 * size})
+		dx, dy := (x-c.X)/(0.3*size), (y-c.Y)/(0.14*size)
+		return dx*dx+dy*dy <= 1
 	},
 	"straw": func(l *face.Landmarks68, size, x, y float64) bool {
 		a := geom.Mean(l[60:68])
@@ -33,6 +39,7 @@ func TestApplyGrowsCoversIntoTheMouth(t *testing.T) {
 	ways := photoWays(t)
 	gradient := occTexture{"gradient", func(c raster.RGB, _, y int, _ *rand.Rand) raster.RGB { return shade(c, 0.3*float64(y%200)-30) }}
 	navy, green, grey := raster.RGB{R: 30, G: 40, B: 90}, raster.RGB{R: 60, G: 150, B: 70}, raster.RGB{R: 200, G: 200, B: 200}
+	purple := raster.RGB{R: 120, G: 60, B: 150}
 	for _, c := range []struct {
 		toAstronaut bool
 		shape       string
@@ -42,13 +49,15 @@ func TestApplyGrowsCoversIntoTheMouth(t *testing.T) {
 		{true, "microphone before the lips", occTextures[0], navy}, {true, "microphone before the lips", gradient, navy},
 		{false, "straw", occTextures[0], green}, {false, "straw", occTextures[0], navy},
 		{false, "straw", occTextures[0], grey}, {false, "straw", gradient, green},
+		{true, "straw", occTextures[0], navy},
+		{true, "hand over the mouth", occTextures[0], green}, {true, "hand over the mouth", gradient, purple},
 	} {
 		w := ways[c.toAstronaut]
 		oc := occCase{shape: occShape{c.shape, mouthShapes[c.shape]}, tex: c.tex, hue: c.hue}
 		r, _ := occlusionRun(t, w.src, w.tgt, w.lm, w.box, oc, w.bare)
 		t.Logf("into astronaut %v, %s/%s/%v: %.1f%% kept, the rest of the face %.1f%% swapped", c.toAstronaut, c.shape, c.tex.name, c.hue, 100*r.kept, 100*r.swapped)
-		if r.kept < 0.85 || r.swapped < 0.85 {
-			t.Errorf("into astronaut %v, %s/%s/%v: %.1f%% of the cover kept (want ≥ 85%%), the rest of the face %.1f%% swapped (want ≥ 85%% of the bare face's)",
+		if r.kept < 0.9 || r.swapped < 0.85 {
+			t.Errorf("into astronaut %v, %s/%s/%v: %.1f%% of the cover kept (want ≥ 90%%), the rest of the face %.1f%% swapped (want ≥ 85%% of the bare face's)",
 				c.toAstronaut, c.shape, c.tex.name, c.hue, 100*r.kept, 100*r.swapped)
 		}
 	}
