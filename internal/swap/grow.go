@@ -38,8 +38,9 @@ const (
 	growBright = 0.12
 	growChroma = 0.08
 	// growBrightMost and growChromaMost are the most they may be: a piece with a wider
-	// spread is partly skin or a feature, not one cover, and would grow over the feature
-	// (a grainy or striped cover is the texture test's).
+	// spread, fitted whole, is partly skin or a feature, not one cover, and would grow over
+	// the feature; fitted to its pixels unlike the skin, it is a grainy or textured cover,
+	// which grows through its pixels within these of its median.
 	growBrightMost = 0.2
 	growChromaMost = 0.15
 	// growSpread is how far (share of the face size, in 4-connected steps) a cover grows
@@ -211,10 +212,11 @@ func (s *Swapper) growCover(frame *raster.Image, fm *raster.Mask, size float64, 
 }
 
 // fitCover sets c's median and tolerances from at most about growSamples of the pixels of
-// s.label's region k; false when their spread is too wide for one cover. Where at least
-// least of them lie far from the skin (m), only those are fitted: a find's edge or a region
-// test's piece (a microphone's handle below the mouth, a straw) takes in the skin beside it,
-// which is not what the cover looks like and whose spread would stop it growing.
+// s.label's region k. Where at least least of them lie far from the skin (m), only those are
+// fitted: a find's edge or a region test's piece (a microphone's handle below the mouth, a
+// straw) takes in the skin beside it, which is not what the cover looks like and whose
+// spread would stop it growing. Else it is false when their spread is too wide for one
+// cover (see growBrightMost).
 func (s *Swapper) fitCover(frame *raster.Image, fr image.Rectangle, k int32, c *coverLook, m skinModel, least int) bool {
 	w := fr.Dx()
 	pb := s.boxes[k]
@@ -241,7 +243,8 @@ func (s *Swapper) fitCover(frame *raster.Image, fr image.Rectangle, k int32, c *
 		}
 	}
 	gather(true)
-	if every*len(s.feat[0]) < least {
+	far := every*len(s.feat[0]) >= least
+	if !far {
 		gather(false)
 	}
 	var tol [3]float32
@@ -250,10 +253,10 @@ func (s *Swapper) fitCover(frame *raster.Image, fr image.Rectangle, k int32, c *
 		c.med[i], mad = medianMAD(s.feat[i], &s.dev)
 		tol[i] = growSigmas * 1.4826 * mad
 	}
-	if tol[0] > growBrightMost || max(tol[1], tol[2]) > growChromaMost {
+	if !far && (tol[0] > growBrightMost || max(tol[1], tol[2]) > growChromaMost) {
 		return false // a piece partly of skin or of a feature: not one cover's colour
 	}
-	c.tb, c.tc = max(growBright, tol[0]), max(growChroma, tol[1], tol[2])
+	c.tb, c.tc = max(growBright, min(tol[0], growBrightMost)), max(growChroma, min(max(tol[1], tol[2]), growChromaMost))
 	return true
 }
 
