@@ -38,10 +38,6 @@ const (
 	// occSeedErode is the half-thickness, as a share of the face size, that a seed region
 	// must exceed (1 px for a 100 px face, 3 px for 300).
 	occSeedErode = 0.01
-	// skinAxisReach is how far (log-chromaticity) from the samples' median a sample may lie
-	// and still set the skin's axis: the skin's tone varies little over the face (its discs'
-	// medians within occDiscChroma of each other), a cover's hue far more.
-	skinAxisReach = 0.3
 	// occSampleRadius is the radius of each skin sample disc, as a share of the face size.
 	occSampleRadius = 0.05
 )
@@ -63,37 +59,18 @@ func features(r, g, b uint8) [3]float32 {
 
 // skinAxis is the principal axis of the skin samples' chromaticities (a, b), pointing to
 // redder: the way this face's skin varies with shading and blood (its shadows and creases
-// lie along it, whatever its tone and the light's colour). Only the samples within
-// skinAxisReach of their median count: a cover over part of a disc, too little of it to move
-// the disc's median (see dropCoveredSamples), would turn the axis towards its own hue, and
-// the cover would count as more of the skin's colour. dev is scratch.
-func skinAxis(a, b []float32, dev *[]float32) (ux, uy float32) {
-	ca, cb := medianOf(a, dev), medianOf(b, dev)
-	reach := float32(skinAxisReach * skinAxisReach)
-	near := func(i int) bool {
-		da, db := a[i]-ca, b[i]-cb
-		return da*da+db*db <= reach
+// lie along it, whatever its tone and the light's colour).
+func skinAxis(a, b []float32) (ux, uy float32) {
+	var ma, mb float64
+	for i := range a {
+		ma, mb = ma+float64(a[i]), mb+float64(b[i])
 	}
-	var ma, mb, n float64
-	for range 2 {
-		ma, mb, n = 0, 0, 0
-		for i := range a {
-			if near(i) {
-				ma, mb, n = ma+float64(a[i]), mb+float64(b[i]), n+1
-			}
-		}
-		if n >= 2 {
-			break
-		}
-		reach = float32(math.Inf(1)) // samples spread too far for a median: all of them
-	}
+	n := float64(len(a))
 	ma, mb = ma/n, mb/n
 	var saa, sab, sbb float64
 	for i := range a {
-		if near(i) {
-			da, db := float64(a[i])-ma, float64(b[i])-mb
-			saa, sab, sbb = saa+da*da, sab+da*db, sbb+db*db
-		}
+		da, db := float64(a[i])-ma, float64(b[i])-mb
+		saa, sab, sbb = saa+da*da, sab+da*db, sbb+db*db
 	}
 	// The larger eigenvalue's eigenvector of [[saa sab] [sab sbb]].
 	l := (saa+sbb)/2 + math.Sqrt((saa-sbb)*(saa-sbb)/4+sab*sab)
@@ -211,7 +188,7 @@ type skinModel struct {
 func (s *Swapper) fitSkin() skinModel {
 	// Chromaticity along the skin's own axis (more or less of its colour) and across it.
 	var m skinModel
-	m.ux, m.uy = skinAxis(s.feat[1], s.feat[2], &s.dev)
+	m.ux, m.uy = skinAxis(s.feat[1], s.feat[2])
 	for i, a := range s.feat[1] {
 		b := s.feat[2][i]
 		s.feat[1][i], s.feat[2][i] = a*m.ux+b*m.uy, b*m.ux-a*m.uy
@@ -330,12 +307,4 @@ func medianMAD(v []float32, dev *[]float32) (med, mad float32) {
 	slices.Sort(d)
 	*dev = d
 	return med, d[len(d)/2]
-}
-
-// medianOf is the median of v; *dev is scratch.
-func medianOf(v []float32, dev *[]float32) float32 {
-	d := append((*dev)[:0], v...)
-	slices.Sort(d)
-	*dev = d
-	return d[len(d)/2]
 }
