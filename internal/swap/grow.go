@@ -38,12 +38,16 @@ const (
 	growBright = 0.12
 	growChroma = 0.08
 	// growBrightMost and growChromaMost are the most they may be: a piece with a wider
-	// spread is partly skin or a feature, not one cover, and would grow over the feature
-	// (a grainy or striped cover is the texture test's).
+	// spread, fitted whole, is partly skin or a feature, not one cover, and would grow over
+	// the feature; fitted to its pixels unlike the skin, it is a grainy or textured cover,
+	// which grows through its pixels within these of its median.
 	growBrightMost = 0.2
 	growChromaMost = 0.15
 	// growSpread is how far (share of the face size, in 4-connected steps) a cover grows
-	// from its found piece: over a microphone's head or a finger's tip, not the face beyond.
+	// from its found piece over the band: over a microphone's head or a finger's tip, not
+	// the face beyond. Over the feature itself it grows as far as it looks like the cover
+	// (a smile's mouth is taller than that; a hand or fingers cross all of it), within the
+	// piece's box grown by at least as much.
 	growSpread = 0.12
 	// growBridgeSide is how far (share of the face size) a cover must run on along a row or
 	// a column on each side of a feature to cover the feature between; growBridgeGap how far
@@ -86,7 +90,7 @@ func (s *Swapper) growIntoFeatures(frame *raster.Image, target *face.Landmarks68
 	s.clip.Reset(fr)
 	for k := 1; k <= n; k++ {
 		if s.area[k] >= least {
-			s.growCover(frame, fm, size, fr, int32(k), m)
+			s.growCover(frame, fm, size, fr, int32(k), m, least)
 		}
 	}
 	for i, v := range s.clip.Pix {
@@ -150,9 +154,9 @@ func pixelFeatures(frame *raster.Image, fr image.Rectangle, w, i int) [3]float32
 // growCover fits the colour of s.label's region k and marks in s.clip the pixels of the
 // features and their band (s.zone > 0, fm > 0) connected to it that look like it and more like
 // it than like the skin or the features near it.
-func (s *Swapper) growCover(frame *raster.Image, fm *raster.Mask, size float64, fr image.Rectangle, k int32, m skinModel) {
+func (s *Swapper) growCover(frame *raster.Image, fm *raster.Mask, size float64, fr image.Rectangle, k int32, m skinModel, least int) {
 	var c coverLook
-	if !s.fitCover(frame, fr, k, &c) {
+	if !s.fitCover(frame, fr, k, &c, m, least) {
 		return
 	}
 	c.skin = [3]float32{m.med[0], m.med[1]*m.ux - m.med[2]*m.uy, m.med[1]*m.uy + m.med[2]*m.ux}
@@ -160,11 +164,13 @@ func (s *Swapper) growCover(frame *raster.Image, fm *raster.Mask, size float64, 
 		return
 	}
 	w, h := fr.Dx(), fr.Dy()
-	// The piece grows within its box grown by its size, and what the features look like
-	// near it is taken there: the median of their pixels (not found; every other one each
-	// way) that do not look like the cover (which hides part of them).
+	// The piece grows within its box grown by its size (at least growSpread·size, so a
+	// piece the feature cut thin still reaches over a microphone's head), and what the
+	// features look like near it is taken there: the median of their pixels (not found;
+	// every other one each way) that do not look like the cover (which hides part of them).
 	pb := s.boxes[k]
-	c.box = image.Rect(max(0, 2*pb.Min.X-pb.Max.X), max(0, 2*pb.Min.Y-pb.Max.Y), min(w, 2*pb.Max.X-pb.Min.X), min(h, 2*pb.Max.Y-pb.Min.Y))
+	gx, gy := max(pb.Dx(), int(growSpread*size)), max(pb.Dy(), int(growSpread*size))
+	c.box = image.Rect(max(0, pb.Min.X-gx), max(0, pb.Min.Y-gy), min(w, pb.Max.X+gx), min(h, pb.Max.Y+gy))
 	for i := range 3 {
 		s.feat[i] = s.feat[i][:0]
 	}
@@ -206,26 +212,40 @@ func (s *Swapper) growCover(frame *raster.Image, fm *raster.Mask, size float64, 
 }
 
 // fitCover sets c's median and tolerances from at most about growSamples of the pixels of
-// s.label's region k; false when their spread is too wide for one cover.
-func (s *Swapper) fitCover(frame *raster.Image, fr image.Rectangle, k int32, c *coverLook) bool {
+// s.label's region k. Where at least least of them lie far from the skin (m), only those are
+// fitted: a find's edge or a region test's piece (a microphone's handle below the mouth, a
+// straw) takes in the skin beside it, which is not what the cover looks like and whose
+// spread would stop it growing. Else it is false when their spread is too wide for one
+// cover (see growBrightMost).
+func (s *Swapper) fitCover(frame *raster.Image, fr image.Rectangle, k int32, c *coverLook, m skinModel, least int) bool {
 	w := fr.Dx()
-	for i := range 3 {
-		s.feat[i] = s.feat[i][:0]
-	}
 	pb := s.boxes[k]
-	every, seen := 1+s.area[k]/growSamples, 0
-	for y := pb.Min.Y; y < pb.Max.Y; y++ {
-		for x := pb.Min.X; x < pb.Max.X; x++ {
-			if i := y*w + x; s.label[i] == k {
-				if seen%every == 0 {
-					f := pixelFeatures(frame, fr, w, i)
-					for j := range 3 {
-						s.feat[j] = append(s.feat[j], f[j])
+	every := 1 + s.area[k]/growSamples
+	gather := func(farOnly bool) {
+		for i := range 3 {
+			s.feat[i] = s.feat[i][:0]
+		}
+		seen := 0
+		for y := pb.Min.Y; y < pb.Max.Y; y++ {
+			for x := pb.Min.X; x < pb.Max.X; x++ {
+				if i := y*w + x; s.label[i] == k {
+					if seen%every == 0 {
+						f := pixelFeatures(frame, fr, w, i)
+						if !farOnly || m.far(f) > 1 {
+							for j := range 3 {
+								s.feat[j] = append(s.feat[j], f[j])
+							}
+						}
 					}
+					seen++
 				}
-				seen++
 			}
 		}
+	}
+	gather(true)
+	far := every*len(s.feat[0]) >= least
+	if !far {
+		gather(false)
 	}
 	var tol [3]float32
 	for i := range 3 {
@@ -233,16 +253,16 @@ func (s *Swapper) fitCover(frame *raster.Image, fr image.Rectangle, k int32, c *
 		c.med[i], mad = medianMAD(s.feat[i], &s.dev)
 		tol[i] = growSigmas * 1.4826 * mad
 	}
-	if tol[0] > growBrightMost || max(tol[1], tol[2]) > growChromaMost {
+	if !far && (tol[0] > growBrightMost || max(tol[1], tol[2]) > growChromaMost) {
 		return false // a piece partly of skin or of a feature: not one cover's colour
 	}
-	c.tb, c.tc = max(growBright, tol[0]), max(growChroma, tol[1], tol[2])
+	c.tb, c.tc = max(growBright, min(tol[0], growBrightMost)), max(growChroma, min(max(tol[1], tol[2]), growChromaMost))
 	return true
 }
 
-// floodCover marks in s.clip, breadth first from s.label's region k, the pixels within
-// growSpread·size of it (each one's value its 4-connected distance) that c says are more of
-// the cover.
+// floodCover marks in s.clip, breadth first from s.label's region k, the pixels of the
+// features, and of the band within growSpread·size of it (each one's value its 4-connected
+// distance), that c says are more of the cover.
 func (s *Swapper) floodCover(frame *raster.Image, fm *raster.Mask, size float64, fr image.Rectangle, k int32, c *coverLook) {
 	w, h := fr.Dx(), fr.Dy()
 	pb := s.boxes[k]
@@ -258,11 +278,8 @@ func (s *Swapper) floodCover(frame *raster.Image, fm *raster.Mask, size float64,
 	for head := 0; head < len(s.stack); head++ {
 		i := int(s.stack[head])
 		d := s.clip.Pix[i] + 1
-		if d > reach {
-			continue
-		}
 		for _, nb := range neighbours4(i, w, h) {
-			if nb < 0 || !(image.Point{nb % w, nb / w}).In(c.box) || s.zone.Pix[nb] == 0 || s.zone.Pix[nb] == 1 && !c.band || s.clip.Pix[nb] > 0 || s.occ.Pix[nb] == 1 {
+			if nb < 0 || !(image.Point{nb % w, nb / w}).In(c.box) || s.zone.Pix[nb] == 0 || s.zone.Pix[nb] == 1 && (!c.band || d > reach) || s.clip.Pix[nb] > 0 || s.occ.Pix[nb] == 1 {
 				continue
 			}
 			if !(fm.Pix[(nb/w+fr.Min.Y-fm.Rect.Min.Y)*fm.Stride+nb%w+fr.Min.X-fm.Rect.Min.X] > 0) {
