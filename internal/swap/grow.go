@@ -67,11 +67,12 @@ func (s *Swapper) growIntoFeatures(frame *raster.Image, target *face.Landmarks68
 	}
 	w, h := fr.Dx(), fr.Dy()
 	s.growBand(target, size, fr)
-	// The found covers' pieces in the band, each fitted and grown on its own.
+	// The found covers' pieces in the band or on a feature (a band's centre line may reach its rim),
+	// each fitted and grown on its own.
 	s.sizeLabels(w * h)
 	for i, v := range s.occ.Pix {
 		s.label[i] = -1
-		if v == 1 && s.zone.Pix[i] == 1 {
+		if v == 1 && s.zone.Pix[i] >= 1 {
 			s.label[i] = 0
 		}
 	}

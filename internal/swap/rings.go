@@ -68,6 +68,8 @@ const (
 	// ringCoverSkin and ringCoverSkinBoth are those for a rim of a shade of the skin's own
 	// colour (see rimLikeSkin).
 	ringCoverSkin, ringCoverSkinBoth = 0.85, 0.9
+	// ringLeastLevel is the darkest skin (mean channel level) the glasses test looks at.
+	ringLeastLevel = 16
 )
 
 // skinLevel is the mean channel level of skin model m's median brightness.
@@ -101,7 +103,11 @@ func (s *Swapper) glasses(frame *raster.Image, target *face.Landmarks68, size fl
 	// (brows, lids, sockets' shadows) crowd into one rim colour's tolerance and ring the eyes,
 	// and a rim's contrast to its sides halves. So the samples are scaled to the skin's level
 	// first, and the test judges the same face alike however it is exposed.
-	gain := ringLevel / skinLevel(m)
+	level := skinLevel(m)
+	if level < ringLeastLevel {
+		return // too dark: scaled up, the tolerances would judge the codec's noise
+	}
+	gain := ringLevel / level
 	var centres [2]geom.Pt
 	for e := range 2 {
 		centres[e] = geom.Mean(target[36+6*e : 42+6*e])
