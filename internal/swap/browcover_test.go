@@ -158,10 +158,13 @@ func TestApplyKeepsBrowCoversAndSwapsTheRest(t *testing.T) {
 }
 
 // The survey of the family, both ways between the sample photos (go test -run
-// TestBrowCoverSurvey -v ./internal/swap; 40 s alone; BROWS=1 logs each case).
+// TestBrowCoverSurvey -v ./internal/swap; 40 s alone; BROWS=1 logs each case): into Grace
+// Hopper skin-like hues keep 80.6 %, the others 92.0 %, and the rest of the face is swapped
+// 99.4 % of the bare face's (94.2 % while the judges went unwitnessed); into the astronaut
+// 81.1 %, 96.9 % and 97.3 % (86.5 %). The floors sit a little below.
 func TestBrowCoverSurvey(t *testing.T) {
-	testenv.Full(t, "swaps 180 covered photos each way")
-	floors := map[bool][3]float64{false: {0, 0, 0}, true: {0, 0, 0}}
+	testenv.Full(t, "swaps 90 covered photos each way")
+	floors := map[bool][3]float64{false: {0.78, 0.9, 0.97}, true: {0.79, 0.95, 0.95}}
 	each := func(toAstro bool, c occCase, r occResult) {
 		if os.Getenv("BROWS") != "" {
 			t.Logf("into astronaut %v, %s: %.1f%% kept, %.1f%% swapped", toAstro, c.name, 100*r.kept, 100*r.swapped)

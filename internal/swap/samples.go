@@ -22,7 +22,10 @@ import (
 // in colour and in grain (paint and cloth are flat or busy beside skin, though of its colour),
 // judge, and where the majority is unlike them the skin is the discs alike with all of them,
 // and they. A cover over the eyes reaches between the brows, and hair over the forehead is
-// not the colour between the brows: either leaves the majority the skin, as before.
+// not the colour between the brows: either leaves the majority the skin, as before. The
+// mirror case, a cover over the brows and the forehead (a fringe, a brim, a headband, a hand),
+// covers the judges themselves, alike, over a majority on bare skin: witnesses (see
+// judgesCovered) say which of the two is under a cover.
 
 const (
 	// occDiscChroma and occDiscBright are how far (log-chromaticity distance, log-brightness)
