@@ -151,9 +151,10 @@ func (s *Swapper) occluders(frame *raster.Image, target *face.Landmarks68, fm *r
 // sampleSkin fills s.feat with the features of the skin samples: every other pixel of the
 // discs around the target's skin centres (the forehead's only judge which of them are skin).
 func (s *Swapper) sampleSkin(frame *raster.Image, target *face.Landmarks68, size float64, fr image.Rectangle) {
-	var centres [8 + 2]geom.Pt
+	var centres [occDiscs]geom.Pt
 	skinCentres(target, (*[8]geom.Pt)(centres[:8]))
-	foreheadCentres(target, (*[2]geom.Pt)(centres[8:]))
+	foreheadCentres(target, (*[occForeheadDiscs]geom.Pt)(centres[8:]))
+	witnessCentres(target, (*[occWitnessDiscs]geom.Pt)(centres[8+occForeheadDiscs:]))
 	rad := occSampleRadius * size
 	for k := range s.feat {
 		s.feat[k] = s.feat[k][:0]

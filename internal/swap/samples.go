@@ -22,7 +22,10 @@ import (
 // in colour and in grain (paint and cloth are flat or busy beside skin, though of its colour),
 // judge, and where the majority is unlike them the skin is the discs alike with all of them,
 // and they. A cover over the eyes reaches between the brows, and hair over the forehead is
-// not the colour between the brows: either leaves the majority the skin, as before.
+// not the colour between the brows: either leaves the majority the skin, as before. The
+// mirror case, a cover over the brows and the forehead (a fringe, a brim, a headband, a hand),
+// covers the judges themselves, alike, over a majority on bare skin: witnesses (see
+// judgesCovered) say which of the two is under a cover.
 
 const (
 	// occDiscChroma and occDiscBright are how far (log-chromaticity distance, log-brightness)
@@ -30,10 +33,15 @@ const (
 	// skin's tone varies little over the face, its light more.
 	occDiscChroma = 0.2
 	occDiscBright = 0.6
-	// occForeheadDiscs is how many discs sample the forehead, after the skin's eight.
+	// occForeheadDiscs is how many discs sample the forehead, after the skin's eight, and
+	// occWitnessDiscs how many beside the eyes, after those (see witnessCentres).
 	occForeheadDiscs = 2
+	occWitnessDiscs  = 2
+	occDiscs         = 8 + occForeheadDiscs + occWitnessDiscs
 	// occBrowGap is the disc between the brows (see skinCentres).
 	occBrowGap = 7
+	// occNoseTop is the disc at the top of the nose, between the eyes, under the brows' gap.
+	occNoseTop = 4
 	// occGrainRatio is how many times finer or coarser than another disc's a disc's grain
 	// (the median step between neighbouring pixels) may be and both still be skin: paint,
 	// cloth and a knit are flat or busy beside skin.
@@ -50,9 +58,17 @@ func foreheadCentres(l *face.Landmarks68, out *[occForeheadDiscs]geom.Pt) {
 	out[1] = l[24].Add(up)
 }
 
+// witnessCentres are the discs beside the eyes, halfway from each eye's outer corner to the
+// face's outline: skin under a scarf or a mask, which stay below the eyes, and under a fringe,
+// a brim, a headband or a hand on the forehead, which stay above them.
+func witnessCentres(l *face.Landmarks68, out *[occWitnessDiscs]geom.Pt) {
+	out[0] = l[0].Add(l[36]).Scale(0.5)
+	out[1] = l[16].Add(l[45]).Scale(0.5)
+}
+
 // discMedians puts in med[k][d] the median of feature k over disc d's samples (disc d holds
 // samples starts[d]..starts[d+1]−1), NaN where a disc has none.
-func (s *Swapper) discMedians(starts *[8 + occForeheadDiscs + 1]int, med *[3][8 + occForeheadDiscs]float32) {
+func (s *Swapper) discMedians(starts *[occDiscs + 1]int, med *[3][occDiscs]float32) {
 	for d := range len(starts) - 1 {
 		for k := range 3 {
 			if starts[d+1] == starts[d] {
@@ -89,12 +105,12 @@ func farColour(a, b [3]float32) bool {
 // dropCoveredSamples keeps in s.feat the samples of the skin's eight discs (disc d holds
 // samples starts[d]..starts[d+1]−1) that are skin, and records which in s.skinDisc; the
 // forehead's two discs, last, judge, and are kept where they overrule the majority.
-func (s *Swapper) dropCoveredSamples(starts *[8 + occForeheadDiscs + 1]int, grain *[8 + occForeheadDiscs]float32) {
+func (s *Swapper) dropCoveredSamples(starts *[occDiscs + 1]int, grain *[occDiscs]float32) {
 	n := len(s.skinDisc)
 	for d := range s.skinDisc {
 		s.skinDisc[d] = true
 	}
-	var med [3][8 + occForeheadDiscs]float32
+	var med [3][occDiscs]float32
 	s.discMedians(starts, &med)
 	var ref [3]float32
 	for k := range 3 {
@@ -148,6 +164,9 @@ func (s *Swapper) dropCoveredSamples(starts *[8 + occForeheadDiscs + 1]int, grai
 	// Nor is a majority that is none (more than half the discs unlike their median: a cover
 	// over some, the skin under others) the skin.
 	upper = upper || len(judges) > 0 && 2*bad > n
+	// Unless the witnesses side with the discs the judges would drop: the judges are then
+	// under a cover of the brows and the forehead.
+	upper = upper && !s.judgesCovered(&med, grain, judges, unlike)
 	if upper {
 		for d := range n {
 			odd[d] = !math.IsNaN(float64(med[0][d])) && slices.ContainsFunc(judges, func(e int) bool { return unlike(d, e) })
@@ -168,12 +187,71 @@ func (s *Swapper) dropCoveredSamples(starts *[8 + occForeheadDiscs + 1]int, grai
 	s.keepDiscs(starts, n, forehead)
 }
 
+// judgesCovered reports whether the judges (see dropCoveredSamples) are under a cover of the
+// brows and the forehead (a fringe, a brim, a headband, a lock of hair, a hand) rather than
+// the skin over a cover of the lower face: whether more witnesses side with the others, the
+// skin discs the judges would drop, than with them. A witness sides with the judges when
+// alike with one of them (the skin's tone varies over the face), with the others when alike
+// with their median (one cover's tone, were the judges right). The witnesses: a forehead
+// disc unlike the judges (beside them, on the skin they would be covering); and where the
+// judges are all three, and none of the skin discs below the eyes is alike with them, so
+// that either the forehead or all the face below it is covered, the discs beside the eyes:
+// a mask rarely reaches them, a cover of the forehead never.
+func (s *Swapper) judgesCovered(med *[3][occDiscs]float32, grain *[occDiscs]float32, judges []int, unlike func(d, e int) bool) bool {
+	const n = 8
+	var others [4][n]float32
+	kept := 0 // the skin discs below the eyes the judges would keep
+	for d := range n {
+		if math.IsNaN(float64(med[0][d])) || d == occBrowGap {
+			others[0][d], others[1][d], others[2][d], others[3][d] = nan32, nan32, nan32, nan32
+			continue
+		}
+		if !slices.ContainsFunc(judges, func(e int) bool { return unlike(d, e) }) {
+			others[0][d], others[1][d], others[2][d], others[3][d] = nan32, nan32, nan32, nan32
+			if d != occNoseTop {
+				kept++
+			}
+			continue
+		}
+		others[0][d], others[1][d], others[2][d], others[3][d] = med[0][d], med[1][d], med[2][d], grain[d]
+	}
+	var oc [3]float32
+	for k := range 3 {
+		oc[k] = s.medianOf(others[k][:])
+	}
+	og := s.medianOf(others[3][:])
+	if math.IsNaN(float64(og)) {
+		return false
+	}
+	votes := 0
+	for d := n; d < occDiscs; d++ {
+		if d >= n+occForeheadDiscs && (len(judges) < 3 || kept > 0) {
+			break
+		}
+		if math.IsNaN(float64(med[0][d])) || slices.Contains(judges, d) {
+			continue
+		}
+		j := slices.ContainsFunc(judges, func(e int) bool { return !unlike(d, e) })
+		c := [3]float32{med[0][d], med[1][d], med[2][d]}
+		o := !farColour(c, oc) && max(grain[d], og)+0.5 <= occGrainRatio*(min(grain[d], og)+0.5)
+		switch {
+		case o && !j:
+			votes--
+		case j && !o:
+			votes++
+		}
+	}
+	return votes < 0
+}
+
+var nan32 = float32(math.NaN())
+
 // keepDiscs compacts s.feat to the samples of the first n discs that s.skinDisc keeps, and of
 // the forehead's that forehead keeps (those that judged the skin, see above).
-func (s *Swapper) keepDiscs(starts *[8 + occForeheadDiscs + 1]int, n int, forehead [occForeheadDiscs]bool) {
+func (s *Swapper) keepDiscs(starts *[occDiscs + 1]int, n int, forehead [occForeheadDiscs]bool) {
 	j := 0
 	for d := range len(starts) - 1 {
-		if d < n && !s.skinDisc[d] || d >= n && !forehead[d-n] {
+		if d < n && !s.skinDisc[d] || d >= n && (d-n >= occForeheadDiscs || !forehead[d-n]) {
 			continue
 		}
 		for i := starts[d]; i < starts[d+1]; i++ {
