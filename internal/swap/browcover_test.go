@@ -158,7 +158,7 @@ func TestApplyKeepsBrowCoversAndSwapsTheRest(t *testing.T) {
 }
 
 // The survey of the family, both ways between the sample photos (go test -run
-// TestBrowCoverSurvey -v ./internal/swap; 40 s alone; BROWS=1 logs each case): into Grace
+// TestBrowCoverSurvey -v ./internal/swap; 6 s alone; BROWS=1 logs each case): into Grace
 // Hopper skin-like hues keep 80.6 %, the others 92.0 %, and the rest of the face is swapped
 // 99.4 % of the bare face's (94.2 % while the judges went unwitnessed); into the astronaut
 // 81.1 %, 96.9 % and 97.3 % (86.5 %). The floors sit a little below.

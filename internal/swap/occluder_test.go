@@ -158,6 +158,13 @@ func inPoly(poly []geom.Pt, x, y float64) bool {
 	return in
 }
 
+// inHull is inPoly(hull, x, y) for a pixel, first tested against the hull's box hb (the
+// surveys test every pixel of the photo, most of them far off the face).
+func inHull(hull []geom.Pt, hb geom.Rect, x, y int) bool {
+	fx, fy := float64(x), float64(y)
+	return fx >= hb.X0 && fx <= hb.X1 && fy >= hb.Y0 && fy <= hb.Y1 && inPoly(hull, fx, fy)
+}
+
 // occlusionRun paints c over tgt (whose bare landmarks are lm, whose detector box is box),
 // finds the landmarks again on the painted photo, swaps src in and measures.
 func occlusionRun(t testing.TB, src *Source, tgt *raster.Image, lm face.Landmarks68, box geom.Rect, c occCase, bare float64) (occResult, *raster.Image) {
@@ -165,6 +172,7 @@ func occlusionRun(t testing.TB, src *Source, tgt *raster.Image, lm face.Landmark
 	b := geom.Bounds(lm[:])
 	size := math.Max(b.W(), b.H())
 	hull := faceHull(&lm)
+	hb := geom.Bounds(hull)
 	rng := rand.New(rand.NewPCG(7, 7))
 	painted := tgt.Clone()
 	on := make([]bool, tgt.W*tgt.H)
@@ -194,7 +202,7 @@ func occlusionRun(t testing.TB, src *Source, tgt *raster.Image, lm face.Landmark
 	var kept, n, changed, m float64
 	for y := range tgt.H {
 		for x := range tgt.W {
-			if !inPoly(hull, float64(x), float64(y)) {
+			if !inHull(hull, hb, x, y) {
 				continue
 			}
 			r1, g1, b1 := after.At(x, y)
@@ -223,10 +231,11 @@ func bareSwapped(t testing.TB, src *Source, tgt *raster.Image, lm face.Landmarks
 	after := tgt.Clone()
 	NewSwapper(src, DefaultOptions()).Apply(after, &lm)
 	hull := faceHull(&lm)
+	hb := geom.Bounds(hull)
 	var changed, m float64
 	for y := range tgt.H {
 		for x := range tgt.W {
-			if (x+y)%3 != 0 || !inPoly(hull, float64(x), float64(y)) {
+			if (x+y)%3 != 0 || !inHull(hull, hb, x, y) {
 				continue
 			}
 			r1, g1, b1 := after.At(x, y)
