@@ -209,37 +209,53 @@ func scarfCase(w *photoWay, sh occShape, tx occTexture, h scarfHue) occCase {
 	return occCase{shape: sh, tex: tx, hue: h.of(cheekColour(w.tgt, &w.lm)), name: fmt.Sprintf("%s/%s/%s", sh.name, tx.name, h.name)}
 }
 
-// scarfSurvey runs every cover of the family both ways and returns, by way, the mean kept
-// share over the skin-like hues and over the others and the mean swapped share.
-func scarfSurvey(t *testing.T, ways map[bool]*photoWay, each func(way bool, c occCase, r occResult)) map[bool][3]float64 {
+// familyCase is one cover of a family's survey, and whether its hue is one of skin's.
+type familyCase struct {
+	c    occCase
+	skin bool
+}
+
+// familySurvey runs the covers cases gives for each way, both ways, and returns, by way, the
+// mean kept share over the skin-like hues and over the others and the mean swapped share.
+func familySurvey(t *testing.T, ways map[bool]*photoWay, cases func(w *photoWay) []familyCase, each func(way bool, c occCase, r occResult)) map[bool][3]float64 {
 	t.Helper()
 	out := map[bool][3]float64{}
-	tex := scarfTextures(t)
 	for _, toAstro := range []bool{false, true} {
 		w := ways[toAstro]
 		var sum, n [3]float64
-		for _, sh := range scarfShapes {
-			for _, tx := range tex {
-				for _, h := range scarfHues {
-					c := scarfCase(w, sh, tx, h)
-					r, _ := occlusionRun(t, w.src, w.tgt, w.lm, w.box, c, w.bare)
-					if each != nil {
-						each(toAstro, c, r)
-					}
-					i := 1
-					if scarfSkinLike(h.name) {
-						i = 0
-					}
-					sum[i] += r.kept
-					n[i]++
-					sum[2] += r.swapped
-					n[2]++
-				}
+		for _, fc := range cases(w) {
+			r, _ := occlusionRun(t, w.src, w.tgt, w.lm, w.box, fc.c, w.bare)
+			if each != nil {
+				each(toAstro, fc.c, r)
 			}
+			i := 1
+			if fc.skin {
+				i = 0
+			}
+			sum[i] += r.kept
+			n[i]++
+			sum[2] += r.swapped
+			n[2]++
 		}
 		out[toAstro] = [3]float64{sum[0] / n[0], sum[1] / n[1], sum[2] / n[2]}
 	}
 	return out
+}
+
+// scarfSurvey is familySurvey over every cover of the lower-face family.
+func scarfSurvey(t *testing.T, ways map[bool]*photoWay, each func(way bool, c occCase, r occResult)) map[bool][3]float64 {
+	tex := scarfTextures(t)
+	return familySurvey(t, ways, func(w *photoWay) []familyCase {
+		var out []familyCase
+		for _, sh := range scarfShapes {
+			for _, tx := range tex {
+				for _, h := range scarfHues {
+					out = append(out, familyCase{scarfCase(w, sh, tx, h), scarfSkinLike(h.name)})
+				}
+			}
+		}
+		return out
+	}, each)
 }
 
 // A mask over the lower face covers most of the skin sample discs, which took its colour and
