@@ -175,38 +175,9 @@ func scarfTextures(t testing.TB) []occTexture {
 	}
 }
 
-// cheekColour is the median colour of the target's cheeks, under each eye.
-func cheekColour(img *raster.Image, l *face.Landmarks68) raster.RGB {
-	b := geom.Bounds(l[:])
-	size := math.Max(b.W(), b.H())
-	var ch [3][]int
-	for _, c := range []geom.Pt{l[1].Add(l[41]).Scale(0.5), l[15].Add(l[46]).Scale(0.5)} {
-		r := 0.05 * size
-		for y := int(c.Y - r); y <= int(c.Y+r); y++ {
-			for x := int(c.X - r); x <= int(c.X+r); x++ {
-				if math.Hypot(float64(x)-c.X, float64(y)-c.Y) <= r {
-					p, q, s := img.At(x, y)
-					ch[0], ch[1], ch[2] = append(ch[0], int(p)), append(ch[1], int(q)), append(ch[2], int(s))
-				}
-			}
-		}
-	}
-	var m [3]uint8
-	for k := range 3 {
-		v := ch[k]
-		for i := range v { // insertion sort: a few hundred values
-			for j := i; j > 0 && v[j] < v[j-1]; j-- {
-				v[j], v[j-1] = v[j-1], v[j]
-			}
-		}
-		m[k] = uint8(v[len(v)/2])
-	}
-	return raster.RGB{R: m[0], G: m[1], B: m[2]}
-}
-
 // scarfCase is one cover of the family on one way between the photos.
 func scarfCase(w *photoWay, sh occShape, tx occTexture, h scarfHue) occCase {
-	return occCase{shape: sh, tex: tx, hue: h.of(cheekColour(w.tgt, &w.lm)), name: fmt.Sprintf("%s/%s/%s", sh.name, tx.name, h.name)}
+	return occCase{shape: sh, tex: tx, hue: h.of(skinColour(w.tgt, &w.lm)), name: fmt.Sprintf("%s/%s/%s", sh.name, tx.name, h.name)}
 }
 
 // familyCase is one cover of a family's survey, and whether its hue is one of skin's.
