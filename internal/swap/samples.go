@@ -133,7 +133,8 @@ func (s *Swapper) dropCoveredSamples(starts *[occDiscs + 1]int, grain *[occDiscs
 		return farColour(disc(d), disc(e)) || (max(a, b)+0.5) > occGrainRatio*(min(a, b)+0.5)
 	}
 	refGrain := s.medianOf(grain[:n])
-	judges := s.findJudges(&med, ref, unlike)
+	var judgeBuf [3]int
+	judges := findJudges(&med, ref, unlike, &judgeBuf)
 	upper := false
 	if len(judges) > 0 {
 		// The forehead overrules only a majority unlike it in colour or grain.
@@ -185,15 +186,16 @@ func skinHue(c [3]float32) bool {
 	return c[1] > -occHueMargin && c[2] < occHueMargin
 }
 
-// findJudges returns the judges: the disc between the brows and the forehead's discs alike
-// with it (one may be on hair). Where the disc between the brows is no skin's hue, and nor is
-// the discs' majority, while the forehead's two are alike and of a skin's hue, the forehead's
-// judge alone: a mask's upper edge that misplaced the landmarks, taken for the eyes, puts the
-// gap between the brows on it. A fringe leaves the gap on the skin, with the majority.
-func (s *Swapper) findJudges(med *[3][occDiscs]float32, ref [3]float32, unlike func(d, e int) bool) []int {
+// findJudges returns the judges, in buf: the disc between the brows and the forehead's discs
+// alike with it (one may be on hair). Where the disc between the brows is no skin's hue, and
+// nor is the discs' majority, while the forehead's two are alike and of a skin's hue, the
+// forehead's judge alone: a mask's upper edge that misplaced the landmarks, taken for the
+// eyes, puts the gap between the brows on it. A fringe leaves the gap on the skin, with the
+// majority.
+func findJudges(med *[3][occDiscs]float32, ref [3]float32, unlike func(d, e int) bool, buf *[3]int) []int {
 	const n = 8
 	disc := func(d int) [3]float32 { return [3]float32{med[0][d], med[1][d], med[2][d]} }
-	var judges []int
+	judges := buf[:0]
 	if !math.IsNaN(float64(med[0][occBrowGap])) {
 		for _, d := range []int{n, n + 1} {
 			if !math.IsNaN(float64(med[0][d])) && !unlike(occBrowGap, d) {
