@@ -24,8 +24,10 @@ import (
 // and they. A cover over the eyes reaches between the brows, and hair over the forehead is
 // not the colour between the brows: either leaves the majority the skin, as before. The
 // mirror case, a cover over the brows and the forehead (a fringe, a brim, a headband, a hand),
-// covers the judges themselves, alike, over a majority on bare skin: witnesses (see
-// judgesCovered) say which of the two is under a cover.
+// covers the judges themselves, alike, over a majority on bare skin (strands across the brows
+// make them busy): witnesses (see judgesCovered) weigh which of the two is under a cover. What
+// the forehead chooses is only what is surely the cover (see coverDiscs), and a colour no skin
+// has is no skin (see findJudges).
 
 const (
 	// occDiscChroma and occDiscBright are how far (log-chromaticity distance, log-brightness)
@@ -46,6 +48,9 @@ const (
 	// (the median step between neighbouring pixels) may be and both still be skin: paint,
 	// cloth and a knit are flat or busy beside skin.
 	occGrainRatio = 3
+	// occHueMargin is how far (log-chromaticity) a colour may stray past a skin's order of
+	// hues (see skinHue): a grey or a white, and skin under a tinted light, are within it.
+	occHueMargin = 0.05
 )
 
 // foreheadCentres are the forehead's sample discs, above the middle of each brow by 15 % of
@@ -128,20 +133,10 @@ func (s *Swapper) dropCoveredSamples(starts *[occDiscs + 1]int, grain *[occDiscs
 		return farColour(disc(d), disc(e)) || (max(a, b)+0.5) > occGrainRatio*(min(a, b)+0.5)
 	}
 	refGrain := s.medianOf(grain[:n])
-	// The judges: the disc between the brows and the forehead's discs alike with it (one may
-	// be on hair).
 	var judgeBuf [3]int
-	judges := judgeBuf[:0]
-	if !math.IsNaN(float64(med[0][occBrowGap])) {
-		for _, d := range []int{n, n + 1} {
-			if !math.IsNaN(float64(med[0][d])) && !unlike(occBrowGap, d) {
-				judges = append(judges, d)
-			}
-		}
-	}
+	judges := findJudges(&med, ref, unlike, &judgeBuf)
 	upper := false
 	if len(judges) > 0 {
-		judges = append(judges, occBrowGap)
 		// The forehead overrules only a majority unlike it in colour or grain.
 		var fh [3]float32
 		var g float32
@@ -168,9 +163,7 @@ func (s *Swapper) dropCoveredSamples(starts *[occDiscs + 1]int, grain *[occDiscs
 	// under a cover of the brows and the forehead.
 	upper = upper && !s.judgesCovered(&med, grain, judges, unlike)
 	if upper {
-		for d := range n {
-			odd[d] = !math.IsNaN(float64(med[0][d])) && slices.ContainsFunc(judges, func(e int) bool { return unlike(d, e) })
-		}
+		s.coverDiscs(&med, grain, judges, unlike, &odd)
 	}
 	if upper || bad > 0 && 2*bad <= n {
 		for d := range n {
@@ -187,61 +180,132 @@ func (s *Swapper) dropCoveredSamples(starts *[occDiscs + 1]int, grain *[occDiscs
 	s.keepDiscs(starts, n, forehead)
 }
 
+// skinHue reports whether colour features c have a skin's order of hues, red over green over
+// blue, within a margin: under a plain light no skin is greener than red or bluer than green.
+func skinHue(c [3]float32) bool {
+	return c[1] > -occHueMargin && c[2] < occHueMargin
+}
+
+// findJudges returns the judges, in buf: the disc between the brows and the forehead's discs
+// alike with it (one may be on hair). Where the disc between the brows is no skin's hue, and
+// nor is the discs' majority, while the forehead's two are alike and of a skin's hue, the
+// forehead's judge alone: a mask's upper edge that misplaced the landmarks, taken for the
+// eyes, puts the gap between the brows on it. A fringe leaves the gap on the skin, with the
+// majority.
+func findJudges(med *[3][occDiscs]float32, ref [3]float32, unlike func(d, e int) bool, buf *[3]int) []int {
+	const n = 8
+	disc := func(d int) [3]float32 { return [3]float32{med[0][d], med[1][d], med[2][d]} }
+	judges := buf[:0]
+	if !math.IsNaN(float64(med[0][occBrowGap])) {
+		for _, d := range []int{n, n + 1} {
+			if !math.IsNaN(float64(med[0][d])) && !unlike(occBrowGap, d) {
+				judges = append(judges, d)
+			}
+		}
+		if len(judges) > 0 {
+			return append(judges, occBrowGap)
+		}
+		if skinHue(disc(occBrowGap)) {
+			return nil
+		}
+	}
+	if math.IsNaN(float64(med[0][n])) || math.IsNaN(float64(med[0][n+1])) || unlike(n, n+1) ||
+		skinHue(ref) || !skinHue(disc(n)) || !skinHue(disc(n+1)) {
+		return nil
+	}
+	return append(judges, n, n+1)
+}
+
+// discStat is a disc's median colour features and grain.
+type discStat [4]float32
+
+// discDist is how far apart two discs are, in units of what still counts as alike: colour
+// (occDiscChroma, occDiscBright) and grain (a ratio of occGrainRatio) together.
+func discDist(a, b discStat) float64 {
+	c := math.Hypot(float64(a[1]-b[1]), float64(a[2]-b[2])) / occDiscChroma
+	l := math.Abs(float64(a[0]-b[0])) / occDiscBright
+	g := math.Abs(math.Log(float64(a[3]+0.5)/float64(b[3]+0.5))) / math.Log(occGrainRatio)
+	return math.Sqrt(c*c + l*l + g*g)
+}
+
+// medianStat is the median, feature by feature, of the discs where pick holds (ok false if none).
+func (s *Swapper) medianStat(med *[3][occDiscs]float32, grain *[occDiscs]float32, pick func(d int) bool) (out discStat, ok bool) {
+	var v [4][occDiscs]float32
+	for d := range occDiscs {
+		for k := range 4 {
+			v[k][d] = nan32
+		}
+		if !math.IsNaN(float64(med[0][d])) && pick(d) {
+			v[0][d], v[1][d], v[2][d], v[3][d] = med[0][d], med[1][d], med[2][d], grain[d]
+		}
+	}
+	for k := range 4 {
+		out[k] = s.medianOf(v[k][:])
+	}
+	return out, !math.IsNaN(float64(out[3]))
+}
+
+// coverDiscs sets odd (in upper mode) to the skin discs that are the cover's: unlike a judge,
+// and nearer the median of such discs (the cover) than the judges' median. A bare disc that
+// differs from the judges a little, in grain under a glasses rim, stays skin.
+func (s *Swapper) coverDiscs(med *[3][occDiscs]float32, grain *[occDiscs]float32, judges []int, unlike func(d, e int) bool, odd *[8]bool) {
+	unlikeJudge := func(d int) bool {
+		return d < len(odd) && slices.ContainsFunc(judges, func(e int) bool { return unlike(d, e) })
+	}
+	cover, _ := s.medianStat(med, grain, unlikeJudge)
+	jm, _ := s.medianStat(med, grain, func(d int) bool { return slices.Contains(judges, d) })
+	for d := range odd {
+		odd[d] = false
+		if math.IsNaN(float64(med[0][d])) || !unlikeJudge(d) {
+			continue
+		}
+		st := discStat{med[0][d], med[1][d], med[2][d], grain[d]}
+		odd[d] = discDist(st, cover) <= discDist(st, jm)
+	}
+}
+
 // judgesCovered reports whether the judges (see dropCoveredSamples) are under a cover of the
 // brows and the forehead (a fringe, a brim, a headband, a lock of hair, a hand) rather than
-// the skin over a cover of the lower face: whether more witnesses side with the others, the
-// skin discs the judges would drop, than with them. A witness sides with the judges when
-// alike with one of them (the skin's tone varies over the face), with the others when alike
-// with their median (one cover's tone, were the judges right). The witnesses: a forehead
-// disc unlike the judges (beside them, on the skin they would be covering); and where the
-// judges are all three, and none of the skin discs below the eyes is alike with them, so
-// that either the forehead or all the face below it is covered, the discs beside the eyes:
-// a mask rarely reaches them, a cover of the forehead never.
+// the skin over a cover of the lower face: whether the witnesses lie nearer, on the whole,
+// the others (the median of the skin discs the judges would drop) than the judges' median.
+// Each weighs by how much nearer, so a witness between the two says little. The witnesses:
+// a forehead disc that is not a judge (beside them, on the skin they would be covering);
+// and where none of the skin discs below the eyes is alike with the judges, so that either
+// the forehead or all the face below it is covered, the discs beside the eyes: a mask
+// rarely reaches them, a cover of the forehead never.
 func (s *Swapper) judgesCovered(med *[3][occDiscs]float32, grain *[occDiscs]float32, judges []int, unlike func(d, e int) bool) bool {
 	const n = 8
-	var others [4][n]float32
 	kept := 0 // the skin discs below the eyes the judges would keep
+	others := func(d int) bool {
+		return d < n && d != occBrowGap && slices.ContainsFunc(judges, func(e int) bool { return unlike(d, e) })
+	}
 	for d := range n {
-		if math.IsNaN(float64(med[0][d])) || d == occBrowGap {
-			others[0][d], others[1][d], others[2][d], others[3][d] = nan32, nan32, nan32, nan32
-			continue
+		if !math.IsNaN(float64(med[0][d])) && d != occBrowGap && d != occNoseTop && !others(d) {
+			kept++
 		}
-		if !slices.ContainsFunc(judges, func(e int) bool { return unlike(d, e) }) {
-			others[0][d], others[1][d], others[2][d], others[3][d] = nan32, nan32, nan32, nan32
-			if d != occNoseTop {
-				kept++
-			}
-			continue
-		}
-		others[0][d], others[1][d], others[2][d], others[3][d] = med[0][d], med[1][d], med[2][d], grain[d]
 	}
-	var oc [3]float32
-	for k := range 3 {
-		oc[k] = s.medianOf(others[k][:])
-	}
-	og := s.medianOf(others[3][:])
-	if math.IsNaN(float64(og)) {
+	oc, ok := s.medianStat(med, grain, others)
+	if !ok {
 		return false
 	}
-	votes := 0
+	jm, _ := s.medianStat(med, grain, func(d int) bool { return slices.Contains(judges, d) })
+	// What has no skin's hue is not the skin the witnesses would be siding with (a mask that
+	// misplaced the landmarks reaches them).
+	if hj, ho := skinHue([3]float32(jm[:3])), skinHue([3]float32(oc[:3])); hj != ho {
+		return ho
+	}
+	var lean float64
 	for d := n; d < occDiscs; d++ {
-		if d >= n+occForeheadDiscs && (len(judges) < 3 || kept > 0) {
+		if d >= n+occForeheadDiscs && kept > 0 {
 			break
 		}
 		if math.IsNaN(float64(med[0][d])) || slices.Contains(judges, d) {
 			continue
 		}
-		j := slices.ContainsFunc(judges, func(e int) bool { return !unlike(d, e) })
-		c := [3]float32{med[0][d], med[1][d], med[2][d]}
-		o := !farColour(c, oc) && max(grain[d], og)+0.5 <= occGrainRatio*(min(grain[d], og)+0.5)
-		switch {
-		case o && !j:
-			votes--
-		case j && !o:
-			votes++
-		}
+		st := discStat{med[0][d], med[1][d], med[2][d], grain[d]}
+		lean += max(-1, min(1, discDist(st, jm)-discDist(st, oc)))
 	}
-	return votes < 0
+	return lean > 0
 }
 
 var nan32 = float32(math.NaN())
