@@ -476,14 +476,46 @@ func (s *Swapper) keepHeld(frame *raster.Image, target *face.Landmarks68, fm *ra
 			continue
 		}
 		if s.floodOutside(frame, fm, fr, k, &c, (s.area[k]+1)/2) {
-			b := s.boxes[k]
-			for y := b.Min.Y; y < b.Max.Y; y++ {
-				for x := b.Min.X; x < b.Max.X; x++ {
-					if s.label[y*w+x] == k {
-						s.occ.Pix[y*w+x] = 1
-					}
-				}
+			s.growHeld(frame, fm, size, fr, k, &c, m)
+		}
+	}
+}
+
+// growHeld marks in s.occ s.label's region k and, breadth first from it, the face's pixels
+// (fm > 0) within its box grown by growSpread·size that look like c and more like it than
+// like the skin (m): what the tests found of a held thing is often a piece of it (its
+// shaded side), and the rest of it on the face is as much in front. A cover that looks like
+// the skin does not grow.
+func (s *Swapper) growHeld(frame *raster.Image, fm *raster.Mask, size float64, fr image.Rectangle, k int32, c *coverLook, m skinModel) {
+	w, h := fr.Dx(), fr.Dy()
+	b := s.boxes[k]
+	s.stack = s.stack[:0]
+	for y := b.Min.Y; y < b.Max.Y; y++ {
+		for x := b.Min.X; x < b.Max.X; x++ {
+			if i := y*w + x; s.label[i] == k {
+				s.occ.Pix[i] = 1
+				s.stack = append(s.stack, int32(i))
 			}
+		}
+	}
+	c.skin = [3]float32{m.med[0], m.med[1]*m.ux - m.med[2]*m.uy, m.med[1]*m.uy + m.med[2]*m.ux}
+	if c.dist(c.skin, c.med) <= 1 {
+		return
+	}
+	g := int(growSpread * size)
+	box := image.Rect(max(0, b.Min.X-g), max(0, b.Min.Y-g), min(w, b.Max.X+g), min(h, b.Max.Y+g))
+	for head := 0; head < len(s.stack); head++ {
+		for _, nb := range neighbours4(int(s.stack[head]), w, h) {
+			if nb < 0 || s.occ.Pix[nb] == 1 || !(image.Point{nb % w, nb / w}).In(box) ||
+				!(fm.Pix[(nb/w+fr.Min.Y-fm.Rect.Min.Y)*fm.Stride+nb%w+fr.Min.X-fm.Rect.Min.X] > 0) {
+				continue
+			}
+			f := pixelFeatures(frame, fr, w, nb)
+			if dc := c.dist(f, c.med); dc > 1 || c.dist(f, c.skin) <= dc {
+				continue
+			}
+			s.occ.Pix[nb] = 1
+			s.stack = append(s.stack, int32(nb))
 		}
 	}
 }

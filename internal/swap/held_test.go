@@ -16,7 +16,7 @@ import (
 // dropped as a blemish, and continues across the face's outline: what was found of it was
 // dropped, whatever its colour. Before keepHeld covers of other hues kept 62.6 / 80.2 % (into
 // Grace Hopper / into the astronaut; means), now 83.4 / 94.5 %. Those of the skin's hues kept
-// 51.7 / 75.1 %, now 51.7 / 77.2 %: what is not found at all (a skin-hued fingertip on a cheek,
+// 51.7 / 75.1 %, now 51.7 / 77.4 %: what is not found at all (a skin-hued fingertip on a cheek,
 // a spoon's bowl of the skin's colour) is not helped. The floors sit below.
 var heldShapes = []occShape{
 	{"microphone at the chin's side", func(l *face.Landmarks68, s, x, y float64) bool {
