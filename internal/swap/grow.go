@@ -57,6 +57,9 @@ const (
 	// growBridgeThick is how thick (share of the face size) a side must be near the feature:
 	// a bar or a palm is, a glasses frame's rim or arm is not.
 	growBridgeThick = 0.07
+	// heldLeast is the least share of the face a find under occMinArea must cover for
+	// keepHeld to look at it: less is a speck of noise.
+	heldLeast = 0.002
 )
 
 // growIntoFeatures adds to s.occ (over fr, 1 on occluders; after the other tests, s.excl
@@ -430,4 +433,122 @@ func summedArea(sat []float64, w, h int, v []float32) {
 func squareSum(sat []float64, w, h, x, y, r int) float64 {
 	x0, y0, x1, y1 := max(0, x-r), max(0, y-r), min(w, x+r+1), min(h, y+r+1)
 	return sat[y1*(w+1)+x1] - sat[y0*(w+1)+x1] - sat[y1*(w+1)+x0] + sat[y0*(w+1)+x0]
+}
+
+// keepHeld puts back in s.occ (over fr) each find that dropSmall took out (s.held is what was
+// found before it) and that continues, in its own colour, across the face's outline (fm ≤ ½)
+// for at least half as many pixels as it covers on the face, below the eyes: the visible
+// part of something held in front of it from outside (a microphone's head on a cheek with
+// its handle beyond the jaw, a finger's tip), not a blemish or a fold, which lie within the
+// skin. Above the eyes the outline is the hairline's or a hat's, which a lossy frame's noise
+// cuts into pieces that come and go. Its colour need not be unlike the skin's: a find of
+// the skin's hue (a flat or a busy piece) continuing off the face is as much in front.
+func (s *Swapper) keepHeld(frame *raster.Image, target *face.Landmarks68, fm *raster.Mask, size float64, fr image.Rectangle, m skinModel) {
+	w, h := fr.Dx(), fr.Dy()
+	s.clip.Reset(fr)
+	dropped := false
+	for i, v := range s.held.Pix {
+		if v == 1 && s.occ.Pix[i] != 1 {
+			s.clip.Pix[i], dropped = 1, true
+		}
+	}
+	if !dropped {
+		return
+	}
+	n := s.labelRegions(s.clip.Pix, 1, fr)
+	s.boxes = s.boxes[:0]
+	for range n + 1 {
+		s.boxes = append(s.boxes, image.Rectangle{Min: image.Point{w, h}})
+	}
+	for i, l := range s.label {
+		if l > 0 {
+			x, y, b := i%w, i/w, &s.boxes[l]
+			b.Min.X, b.Min.Y, b.Max.X, b.Max.Y = min(b.Min.X, x), min(b.Min.Y, y), max(b.Max.X, x+1), max(b.Max.Y, y+1)
+		}
+	}
+	least := max(8, int(heldLeast*float64(faceArea(fm, fr))))
+	// Below the eyes: above them the outline is the hairline's or a hat's, the face's frame.
+	eyes := int(geom.Mean(target[36:48]).Y) - fr.Min.Y
+	s.zone.Reset(fr) // the outside pixels each piece's flood has reached
+	for k := int32(1); k <= int32(n); k++ {
+		var c coverLook
+		if s.area[k] < least || s.boxes[k].Min.Y < eyes || !s.fitCover(frame, fr, k, &c, m, least) {
+			continue
+		}
+		if s.floodOutside(frame, fm, fr, k, &c, (s.area[k]+1)/2) {
+			s.growHeld(frame, fm, size, fr, k, &c, m)
+		}
+	}
+}
+
+// growHeld marks in s.occ s.label's region k and, breadth first from it, the face's pixels
+// (fm > 0) within its box grown by growSpread·size that look like c and more like it than
+// like the skin (m): what the tests found of a held thing is often a piece of it (its
+// shaded side), and the rest of it on the face is as much in front. A cover that looks like
+// the skin does not grow.
+func (s *Swapper) growHeld(frame *raster.Image, fm *raster.Mask, size float64, fr image.Rectangle, k int32, c *coverLook, m skinModel) {
+	w, h := fr.Dx(), fr.Dy()
+	b := s.boxes[k]
+	s.stack = s.stack[:0]
+	for y := b.Min.Y; y < b.Max.Y; y++ {
+		for x := b.Min.X; x < b.Max.X; x++ {
+			if i := y*w + x; s.label[i] == k {
+				s.occ.Pix[i] = 1
+				s.stack = append(s.stack, int32(i))
+			}
+		}
+	}
+	c.skin = [3]float32{m.med[0], m.med[1]*m.ux - m.med[2]*m.uy, m.med[1]*m.uy + m.med[2]*m.ux}
+	if c.dist(c.skin, c.med) <= 1 {
+		return
+	}
+	g := int(growSpread * size)
+	box := image.Rect(max(0, b.Min.X-g), max(0, b.Min.Y-g), min(w, b.Max.X+g), min(h, b.Max.Y+g))
+	for head := 0; head < len(s.stack); head++ {
+		for _, nb := range neighbours4(int(s.stack[head]), w, h) {
+			if nb < 0 || s.occ.Pix[nb] == 1 || !(image.Point{nb % w, nb / w}).In(box) ||
+				!(fm.Pix[(nb/w+fr.Min.Y-fm.Rect.Min.Y)*fm.Stride+nb%w+fr.Min.X-fm.Rect.Min.X] > 0) {
+				continue
+			}
+			f := pixelFeatures(frame, fr, w, nb)
+			if dc := c.dist(f, c.med); dc > 1 || c.dist(f, c.skin) <= dc {
+				continue
+			}
+			s.occ.Pix[nb] = 1
+			s.stack = append(s.stack, int32(nb))
+		}
+	}
+}
+
+// floodOutside reports whether at least want pixels outside the face (fm ≤ ½, over fr) that
+// look like c are 4-connected to s.label's region k through each other, or a quarter as many
+// reaching fr's edge (the face's box cuts off what lies beyond); s.zone marks them with k.
+func (s *Swapper) floodOutside(frame *raster.Image, fm *raster.Mask, fr image.Rectangle, k int32, c *coverLook, want int) bool {
+	w, h := fr.Dx(), fr.Dy()
+	outside := func(i int) bool {
+		return fm.Pix[(i/w+fr.Min.Y-fm.Rect.Min.Y)*fm.Stride+i%w+fr.Min.X-fm.Rect.Min.X] <= 0.5
+	}
+	b := s.boxes[k]
+	s.stack = s.stack[:0]
+	for y := b.Min.Y; y < b.Max.Y; y++ {
+		for x := b.Min.X; x < b.Max.X; x++ {
+			if i := y*w + x; s.label[i] == k {
+				s.stack = append(s.stack, int32(i))
+			}
+		}
+	}
+	got, edge := 0, false
+	for head := 0; head < len(s.stack) && got < want; head++ {
+		for _, nb := range neighbours4(int(s.stack[head]), w, h) {
+			if nb < 0 || s.label[nb] == k || s.zone.Pix[nb] == float32(k) || !outside(nb) || c.dist(pixelFeatures(frame, fr, w, nb), c.med) > 1 {
+				continue
+			}
+			s.zone.Pix[nb] = float32(k)
+			s.stack = append(s.stack, int32(nb))
+			got++
+			x, y := nb%w, nb/w
+			edge = edge || x == 0 || y == 0 || x == w-1 || y == h-1
+		}
+	}
+	return got >= want || edge && 4*got >= want
 }

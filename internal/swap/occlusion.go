@@ -129,7 +129,10 @@ func (s *Swapper) occluders(frame *raster.Image, target *face.Landmarks68, fm *r
 	s.thinCovers(frame, target, fm, size, fr)
 	s.glasses(frame, target, size, m)
 	s.growIntoFeatures(frame, target, fm, size, fr, m)
+	s.held.Reset(fr)
+	copy(s.held.Pix, s.occ.Pix)
 	s.dropSmall(&s.occ, fm, fr, occMinArea)
+	s.keepHeld(frame, target, fm, size, fr, m)
 	// A glasses rim alone may cover less of the face than occMinArea.
 	s.keepRims()
 	s.keepBands()

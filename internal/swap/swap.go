@@ -176,8 +176,10 @@ type Swapper struct {
 	keep    []bool
 	// bands is 1 on the thin covers found (over the face's rectangle), kept past dropSmall.
 	bands raster.Mask
-	// The growth's (see growIntoFeatures): each piece's bounding box.
+	// The growth's (see growIntoFeatures): each piece's bounding box; held, the finds before
+	// dropSmall (see keepHeld).
 	boxes []image.Rectangle
+	held  raster.Mask
 	// The glasses test's (see glasses).
 	rings ringScratch
 }
