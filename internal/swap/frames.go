@@ -78,6 +78,10 @@ const (
 	// is in front of the face, however short its part on a wrinkled face.
 	occRidgeCross   = 0.2
 	occRidgeOffFace = 0.1
+	// occRidgeGap is how far (share of the face size) a band's line is followed past a break
+	// to meet the rest of it, where a brow, an eye or the outline it crosses hides a stretch
+	// of it (see bridgeGaps).
+	occRidgeGap = 0.05
 )
 
 // thinCovers adds to s.occ (over fr, 1 on occluders; after s.detail, whose s.detS holds the
@@ -113,6 +117,7 @@ func (s *Swapper) thinCovers(frame *raster.Image, target *face.Landmarks68, fm *
 		}
 	}
 	s.markRidges(fr, f, cr, sigma, least, ms, bandValue(target[16].Sub(target[0])))
+	s.bridgeGaps(fr, f, cr, occRidgeGap*csize)
 	s.clip.Dilate(1, &s.zone) // a ridge's centre line breaks where it bends
 	s.longOnly(cr, long*csize, min(long, occRidgeCross)*csize)
 	s.clip.Dilate(int(math.Round(occRidgeWiden*csize)), &s.zone)
@@ -124,6 +129,69 @@ func (s *Swapper) thinCovers(frame *raster.Image, target *face.Landmarks68, fm *
 		for x := range orow {
 			if crow[x/f] > 0.5 {
 				orow[x], brow[x] = 1, 1
+			}
+		}
+	}
+}
+
+// bridgeGaps joins in s.clip (0/1 over cr, the grid of every f-th pixel of fr) the pieces of
+// a band broken by up to 2·reach pixels: from each piece's pixels the band's line (across the
+// smoothed s.chan3's strongest ridge there) is followed reach pixels each way, and a gap is
+// filled where lines from both sides meet, so two pieces of one curve join and a piece's
+// loose end does not grow. Gaps are filled only across a brow's or an eye's band or the
+// outline (see outlineBands), whose own lines hide a stretch of a band crossing them: a strand
+// over a brow and an eye, a rim over an eye's corner. On the skin the face's own lines (a
+// fold beside the mouth, the nose's sides) come in pieces that would join into a long one.
+func (s *Swapper) bridgeGaps(fr image.Rectangle, f int, cr image.Rectangle, reach float64) {
+	cw, ch := cr.Dx(), cr.Dy()
+	n := int(math.Round(reach))
+	if n < 1 {
+		return
+	}
+	s.gaps = slices.Grow(s.gaps[:0], cw*ch)[:cw*ch]
+	clear(s.gaps)
+	for y := 1; y < ch-1; y++ {
+		for x := 1; x < cw-1; x++ {
+			i := y*cw + x
+			if s.clip.Pix[i] < 0.5 {
+				continue
+			}
+			var best, ex, ey float32
+			for c := range 3 {
+				if l, vx, vy := hessAcross(s.chan3[c].Pix, i, cw); abs32(l) > best {
+					best, ex, ey = abs32(l), vx, vy
+				}
+			}
+			h := float32(math.Hypot(float64(ex), float64(ey)))
+			if h == 0 {
+				continue
+			}
+			// Along the line, one way round (tx ≥ 0) marked 1, the other 2.
+			tx, ty := -ey/h, ex/h
+			if tx < 0 || tx == 0 && ty < 0 {
+				tx, ty = -tx, -ty
+			}
+			for k := 1; k <= n; k++ {
+				for sgn, bit := range [2]uint8{1, 2} {
+					d := float32(k * (1 - 2*sgn))
+					u, v := x+int(math.Round(float64(d*tx))), y+int(math.Round(float64(d*ty)))
+					if u >= 0 && v >= 0 && u < cw && v < ch {
+						s.gaps[v*cw+u] |= bit
+					}
+				}
+			}
+		}
+	}
+	w, h := fr.Dx(), fr.Dy()
+	for y := 1; y < ch-1; y++ {
+		fy := min(h-1, y*f+f/2)
+		for x := 1; x < cw-1; x++ {
+			i := y*cw + x
+			if s.gaps[i] != 3 || s.clip.Pix[i] > 0.5 {
+				continue
+			}
+			if z := s.zone.Pix[fy*w+min(w-1, x*f+f/2)]; z > 0 && z != zoneOwn {
+				s.clip.Pix[i] = 1
 			}
 		}
 	}
