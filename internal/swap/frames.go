@@ -82,9 +82,6 @@ const (
 	// to meet the rest of it, where a brow, an eye or the outline it crosses hides a stretch
 	// of it (see bridgeGaps).
 	occRidgeGap = 0.05
-	// occRidgeTurn is the most the sines of two pieces' angles (their lines as 0 to 180°,
-	// see bridgeGaps) may differ for the pieces to join: about 25° apart.
-	occRidgeTurn = 0.7
 )
 
 // thinCovers adds to s.occ (over fr, 1 on occluders; after s.detail, whose s.detS holds the
