@@ -114,20 +114,23 @@ func (s *Swapper) glasses(frame *raster.Image, target *face.Landmarks68, size fl
 	}
 	// Each sample is a mean along the ring first: a thin rim's colour undiluted by its
 	// sides', however thin; then over a box across it too, where the skin's grain or a
-	// thick rim's shading splits the colour along the ring.
+	// thick rim's shading splits the colour along the ring. Along the ring the face's own
+	// marks (a brow, a lid, a socket's shadow) also keep their colours apart, and ring the
+	// eyes more often: that look must be surer, of every colour.
 	for _, box := range [2]bool{false, true} {
 		for e := range 2 {
 			s.ringSamples(frame, centres[e], size, e, float32(gain), box)
 		}
-		if s.ringFind(centres, size, float32(gain), m) {
+		if s.ringFind(centres, size, float32(gain), m, !box) {
 			return
 		}
 	}
 }
 
 // ringFind tries the commonest colours of the ridges round both eyes (in rs.hist) as the
-// rim's, and marks the rims round the centres in s.occ when one makes a ring round both.
-func (s *Swapper) ringFind(centres [2]geom.Pt, size float64, gain float32, m skinModel) bool {
+// rim's, and marks the rims round the centres in s.occ when one makes a ring round both; sure
+// asks of every colour the cover asked of the skin's own shades.
+func (s *Swapper) ringFind(centres [2]geom.Pt, size float64, gain float32, m skinModel, sure bool) bool {
 	rs := &s.rings
 	var tried [ringCandidates]int
 	for c := range ringCandidates {
@@ -145,7 +148,7 @@ func (s *Swapper) ringFind(centres [2]geom.Pt, size float64, gain float32, m ski
 		// Where the colour cannot tell a rim from the skin's own shades, the shape must be
 		// surer.
 		least, both := ringCover, ringCoverBoth
-		if rimLikeSkin([3]float32{col[0] / gain, col[1] / gain, col[2] / gain}, m) { // as the frame has it
+		if sure || rimLikeSkin([3]float32{col[0] / gain, col[1] / gain, col[2] / gain}, m) { // as the frame has it
 			least, both = ringCoverSkin, ringCoverSkinBoth
 		}
 		c0 := s.ringPath(0, col, least)
