@@ -34,7 +34,8 @@ const (
 	// rim's two sides are sampled: a thin rim's and a thick one's (up to about 0.05 wide).
 	ringSideThin, ringSideThick = 0.015, 0.032
 	// ringBox is the half-width (share of the face size) of the box each sample is the mean
-	// of: the skin's grain and a striped rim's stripes average out.
+	// of, or of the stretch along the ring (see glasses): the skin's grain and a striped
+	// rim's stripes average out.
 	ringBox = 0.008
 	// ringJump is how many radial steps the rim may move from one ray to the next (5°): a
 	// rectangular frame's corner moves about three.
@@ -203,7 +204,8 @@ func ringRange() (lo, n, k0, k1 int) {
 	return lo, hi - lo + 1, k0, k1
 }
 
-// ringSamples samples the colour along each ray from c, eye e's centre, into rs.pol[e], the
+// ringSamples samples the colour along each ray from c, eye e's centre (each sample a mean
+// along the ring, see arcMean, or with box over a box, see boxMean), into rs.pol[e], the
 // squared contrast of each sample to both its sides into rs.ridge[e] (the least of its distances to
 // the samples a thin and a thick rim's width out and in, the larger of the two widths'; a
 // step edge, a brow's lower side or a cheek's shadow, differs from one side only and scores
