@@ -78,6 +78,10 @@ const (
 	// is in front of the face, however short its part on a wrinkled face.
 	occRidgeCross   = 0.2
 	occRidgeOffFace = 0.1
+	// occRidgeGap is how far (share of the face size) a band's line is followed past a break
+	// to meet the rest of it, where a brow, an eye or the outline it crosses hides a stretch
+	// of it (see bridgeGaps).
+	occRidgeGap = 0.05
 )
 
 // thinCovers adds to s.occ (over fr, 1 on occluders; after s.detail, whose s.detS holds the
@@ -113,6 +117,7 @@ func (s *Swapper) thinCovers(frame *raster.Image, target *face.Landmarks68, fm *
 		}
 	}
 	s.markRidges(fr, f, cr, sigma, least, ms, bandValue(target[16].Sub(target[0])))
+	s.bridgeGaps(fr, f, cr, occRidgeGap*csize)
 	s.clip.Dilate(1, &s.zone) // a ridge's centre line breaks where it bends
 	s.longOnly(cr, long*csize, min(long, occRidgeCross)*csize)
 	s.clip.Dilate(int(math.Round(occRidgeWiden*csize)), &s.zone)
@@ -127,6 +132,79 @@ func (s *Swapper) thinCovers(frame *raster.Image, target *face.Landmarks68, fm *
 			}
 		}
 	}
+}
+
+// bridgeGaps joins in s.clip (0/1 over cr, the grid of every f-th pixel of fr) the pieces of
+// a band broken by up to 2·reach pixels: from each piece's pixels the band's line (across the
+// smoothed s.chan3's strongest ridge there) is followed reach pixels each way, and a gap is
+// filled where lines from both sides meet, so two pieces of one curve join and a piece's
+// loose end does not grow. Gaps are filled only in a brow's or an eye's band or the
+// outline's (see outlineBands), and only by a line crossing the band's own (see
+// hidesAcross): there the face's own lines hide a stretch of a band crossing them, a strand
+// over a brow and an eye, a rim over an eye's corner. On the skin, and along a brow, a lid or
+// the jaw, the face's own lines come in pieces that would join into a long one (a fold beside
+// the mouth, the nose's sides, the cheek's edge). A line is followed from the pieces off the
+// eyes only: on an eye its own ridges would join a rim passing its corner.
+func (s *Swapper) bridgeGaps(fr image.Rectangle, f int, cr image.Rectangle, reach float64) {
+	cw, ch := cr.Dx(), cr.Dy()
+	n := int(math.Round(reach))
+	if n < 1 {
+		return
+	}
+	s.gaps = slices.Grow(s.gaps[:0], cw*ch)[:cw*ch]
+	clear(s.gaps)
+	w, h := fr.Dx(), fr.Dy()
+	for y := 1; y < ch-1; y++ {
+		for x := 1; x < cw-1; x++ {
+			i := y*cw + x
+			if s.clip.Pix[i] < 0.5 || s.excl.Pix[min(h-1, y*f+f/2)*w+min(w-1, x*f+f/2)] >= 1 {
+				continue // an eye's, the mouth's or a nostril's own lines (a lid, the iris's edge) join none
+			}
+			var best, ex, ey float32
+			for c := range 3 {
+				if l, vx, vy := hessAcross(s.chan3[c].Pix, i, cw); abs32(l) > best {
+					best, ex, ey = abs32(l), vx, vy
+				}
+			}
+			el := float32(math.Hypot(float64(ex), float64(ey)))
+			if el == 0 {
+				continue
+			}
+			// Along the line, one way round (tx ≥ 0) marked 1, the other 2.
+			tx, ty := -ey/el, ex/el
+			if tx < 0 || tx == 0 && ty < 0 {
+				tx, ty = -tx, -ty
+			}
+			for k := 1; k <= n; k++ {
+				for side, bit := range [2]uint8{1, 2} {
+					d := float32(k * (1 - 2*side))
+					u, v := x+int(math.Round(float64(d*tx))), y+int(math.Round(float64(d*ty)))
+					if u >= 0 && v >= 0 && u < cw && v < ch && hidesAcross(s.zone.Pix[min(h-1, v*f+f/2)*w+min(w-1, u*f+f/2)], tx, ty) {
+						s.gaps[v*cw+u] |= bit
+					}
+				}
+			}
+		}
+	}
+	for i, g := range s.gaps {
+		if g == 3 {
+			s.clip.Pix[i] = 1
+		}
+	}
+}
+
+// hidesAcross reports whether a line along (tx, ty) (a unit vector) crosses, at more than 45°,
+// the face's own line of a brow's or an eye's band or the outline whose s.zone value is z
+// (see zoneOwn): where such a line hides a stretch of a band crossing it.
+func hidesAcross(z, tx, ty float32) bool {
+	switch {
+	case z >= zoneOutline:
+		z -= zoneOutline - 1
+	case z <= 0 || z >= 2:
+		return false
+	}
+	dy, dx := math.Sincos(math.Pi * float64(z-1))
+	return abs32(tx*float32(dy)-ty*float32(dx)) > occRidgeAcross
 }
 
 // keepBands puts back in s.occ the thin covers found, which dropSmall may have taken out: a

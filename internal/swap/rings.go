@@ -34,7 +34,8 @@ const (
 	// rim's two sides are sampled: a thin rim's and a thick one's (up to about 0.05 wide).
 	ringSideThin, ringSideThick = 0.015, 0.032
 	// ringBox is the half-width (share of the face size) of the box each sample is the mean
-	// of: the skin's grain and a striped rim's stripes average out.
+	// of, or of the stretch along the ring (see glasses): the skin's grain and a striped
+	// rim's stripes average out.
 	ringBox = 0.008
 	// ringJump is how many radial steps the rim may move from one ray to the next (5°): a
 	// rectangular frame's corner moves about three.
@@ -111,8 +112,27 @@ func (s *Swapper) glasses(frame *raster.Image, target *face.Landmarks68, size fl
 	var centres [2]geom.Pt
 	for e := range 2 {
 		centres[e] = geom.Mean(target[36+6*e : 42+6*e])
-		s.ringSamples(frame, centres[e], size, e, float32(gain))
 	}
+	// Each sample is a mean along the ring first: a thin rim's colour undiluted by its
+	// sides', however thin; then over a box across it too, where the skin's grain or a
+	// thick rim's shading splits the colour along the ring. Along the ring the face's own
+	// marks (a brow, a lid, a socket's shadow) also keep their colours apart, and ring the
+	// eyes more often: that look must be surer, of every colour.
+	for _, box := range [2]bool{false, true} {
+		for e := range 2 {
+			s.ringSamples(frame, centres[e], size, e, float32(gain), box)
+		}
+		if s.ringFind(centres, size, float32(gain), m, !box) {
+			return
+		}
+	}
+}
+
+// ringFind tries the commonest colours of the ridges round both eyes (in rs.hist) as the
+// rim's, and marks the rims round the centres in s.occ when one makes a ring round both; sure
+// asks of every colour the cover asked of the skin's own shades.
+func (s *Swapper) ringFind(centres [2]geom.Pt, size float64, gain float32, m skinModel, sure bool) bool {
+	rs := &s.rings
 	var tried [ringCandidates]int
 	for c := range ringCandidates {
 		best, bv := -1, float32(0)
@@ -122,14 +142,14 @@ func (s *Swapper) glasses(frame *raster.Image, target *face.Landmarks68, size fl
 			}
 		}
 		if best < 0 || bv < ringSeen*ringAngles {
-			return
+			return false
 		}
 		tried[c] = best
 		col := s.ringColour(best)
 		// Where the colour cannot tell a rim from the skin's own shades, the shape must be
 		// surer.
 		least, both := ringCover, ringCoverBoth
-		if rimLikeSkin([3]float32{col[0] / float32(gain), col[1] / float32(gain), col[2] / float32(gain)}, m) { // as the frame has it
+		if sure || rimLikeSkin([3]float32{col[0] / gain, col[1] / gain, col[2] / gain}, m) { // as the frame has it
 			least, both = ringCoverSkin, ringCoverSkinBoth
 		}
 		c0 := s.ringPath(0, col, least)
@@ -145,9 +165,10 @@ func (s *Swapper) glasses(frame *raster.Image, target *face.Landmarks68, size fl
 			for i, v := range rs.rims.Pix {
 				s.occ.Pix[i] = max(s.occ.Pix[i], v)
 			}
-			return
+			return true
 		}
 	}
+	return false
 }
 
 // keepRims puts back in s.occ the rims glasses found, which a test after it (dropSmall) may
@@ -183,13 +204,14 @@ func ringRange() (lo, n, k0, k1 int) {
 	return lo, hi - lo + 1, k0, k1
 }
 
-// ringSamples samples the colour along each ray from c, eye e's centre, into rs.pol[e], the
+// ringSamples samples the colour along each ray from c, eye e's centre (each sample a mean
+// along the ring, see arcMean, or with box over a box, see boxMean), into rs.pol[e], the
 // squared contrast of each sample to both its sides into rs.ridge[e] (the least of its distances to
 // the samples a thin and a thick rim's width out and in, the larger of the two widths'; a
 // step edge, a brow's lower side or a cheek's shadow, differs from one side only and scores
 // 0), and the histogram of the colours of the rim's range whose contrast counts into
 // rs.hist[e].
-func (s *Swapper) ringSamples(frame *raster.Image, c geom.Pt, size float64, e int, gain float32) {
+func (s *Swapper) ringSamples(frame *raster.Image, c geom.Pt, size float64, e int, gain float32, box bool) {
 	rs := &s.rings
 	lo, nr, k0, k1 := ringRange()
 	n := ringAngles * nr
@@ -202,7 +224,13 @@ func (s *Swapper) ringSamples(frame *raster.Image, c geom.Pt, size float64, e in
 		sin, cos := math.Sincos(2 * math.Pi * float64(a) / ringAngles)
 		for k := range nr {
 			r := float64(lo+k) * ringStep * size
-			col := boxMean(frame, int(math.Round(c.X+r*cos)), int(math.Round(c.Y+r*sin)), h)
+			x, y := c.X+r*cos, c.Y+r*sin
+			var col [3]float32
+			if box {
+				col = boxMean(frame, int(math.Round(x)), int(math.Round(y)), h)
+			} else {
+				col = arcMean(frame, x, y, -sin, cos, h)
+			}
 			for ch := range 3 {
 				pol[ch][a*nr+k] = min(255, gain*col[ch])
 			}
@@ -463,6 +491,28 @@ func (s *Swapper) markRing(c geom.Pt, size float64, e int) {
 			}
 		}
 	}
+}
+
+// arcMean is the mean colour of the pixels nearest (x, y) and 1 and 2 times h from it along
+// (tx, ty) each way, clipped to the frame: the mean along a rim, which averages the skin's
+// grain and a striped rim's stripes out but not the rim's own colour with its sides', however
+// thin it is.
+func arcMean(frame *raster.Image, x, y, tx, ty float64, h int) [3]float32 {
+	var sum [3]int
+	n := 0
+	for k := -2; k <= 2; k++ {
+		u, v := int(math.Round(x+float64(k*h)*tx)), int(math.Round(y+float64(k*h)*ty))
+		if u < 0 || v < 0 || u >= frame.W || v >= frame.H {
+			continue
+		}
+		p := frame.Pix[v*frame.Stride+3*u:]
+		sum[0], sum[1], sum[2] = sum[0]+int(p[0]), sum[1]+int(p[1]), sum[2]+int(p[2])
+		n++
+	}
+	if n == 0 {
+		return [3]float32{}
+	}
+	return [3]float32{float32(sum[0]) / float32(n), float32(sum[1]) / float32(n), float32(sum[2]) / float32(n)}
 }
 
 // boxMean is the mean colour of the 3×3 pixels h apart about (x, y), clipped to the frame:

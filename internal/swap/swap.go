@@ -176,6 +176,7 @@ type Swapper struct {
 	keep    []bool
 	// bands is 1 on the thin covers found (over the face's rectangle), kept past dropSmall.
 	bands raster.Mask
+	gaps  []uint8 // the ways a band's line reaches each grid pixel from (see bridgeGaps)
 	// The growth's (see growIntoFeatures): each piece's bounding box; held, the finds before
 	// dropSmall (see keepHeld).
 	boxes []image.Rectangle
