@@ -427,7 +427,7 @@ func TestStillWindowHalvesAStillFacesDrift(t *testing.T) {
 // and hold exactly between. The mean over the wider window spreads each step over the frames
 // the window slides through; its total change (summed over the frames, each frame's mean over
 // the 68 points) must stay well under the steps' own: at most 0.50 of it at g = 12 and 0.285 at
-// g = 8 (StillWeight's 0.46 and 0.26; the tricube's, before it, 0.54 and 0.31), and no point
+// g = 8 (stillWeight's 0.46 and 0.26; the tricube's, before it, 0.54 and 0.31), and no point
 // may move by more than a fifteenth of the largest step in one frame (the change spread over
 // the frames, not gathered into jumps).
 func TestStillMeanDriftsLittleOverKeyframeSteps(t *testing.T) {
