@@ -422,3 +422,34 @@ func TestStillWindowHalvesAStillFacesDrift(t *testing.T) {
 		}
 	}
 }
+
+// A still face on a lossy clip: its points step to a new place at each keyframe (every g frames)
+// and hold exactly between. The mean over the wider window spreads each step over the frames
+// the window slides through; its total change (summed over the frames, each frame's mean over
+// the 68 points) must stay well under the steps' own: at most 0.50 of it at g = 12 and 0.285 at
+// g = 8 (stillWeight's 0.46 and 0.26; the tricube's, before it, 0.54 and 0.31), and no point
+// may move by more than a fifteenth of the largest step in one frame (the change spread over
+// the frames, not gathered into jumps).
+func TestStillMeanDriftsLittleOverKeyframeSteps(t *testing.T) {
+	truth := shape(geom.Pt{X: 200, Y: 150}, 120)
+	for _, c := range []struct {
+		g    int
+		most float64
+	}{{12, 0.50}, {8, 0.285}} {
+		rng := rand.New(rand.NewSource(5))
+		video := make([][]face.Face, 480)
+		var at face.Face
+		for f := range video {
+			if f%c.g == 0 {
+				at = noisy(rng, truth, 0.6)
+			}
+			video[f] = []face.Face{at}
+		}
+		inMean, inMax := meanStep(video)
+		outMean, outMax := meanStep(smoothStill(defaultK, 2*defaultK, video))
+		t.Logf("g = %d: total change %.3f of the steps', a point's largest a frame %.4f px (steps' %.4f)", c.g, outMean/inMean, outMax, inMax)
+		if outMean > c.most*inMean || outMax > inMax/15 {
+			t.Errorf("g = %d: total change %.3f of the steps' (want ≤ %.3f), a point's largest a frame %.4f px (want ≤ %.4f)", c.g, outMean/inMean, c.most, outMax, inMax/15)
+		}
+	}
+}
