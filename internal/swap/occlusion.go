@@ -177,10 +177,12 @@ func (s *Swapper) sampleSkin(frame *raster.Image, target *face.Landmarks68, size
 				for k := range 3 {
 					s.feat[k] = append(s.feat[k], f[k])
 				}
+				// Grain steps both ways; an edge through the disc (a glasses bridge where
+				// the brows' landmarks slid onto the lenses, a hairline) steps one way only.
 				if x+1 < fr.Max.X && y+1 < fr.Max.Y {
 					_, gx, _ := frame.At(x+1, y)
 					_, gy, _ := frame.At(x, y+1)
-					s.dev = append(s.dev, float32(absDiff(g, gx)+absDiff(g, gy)))
+					s.dev = append(s.dev, float32(2*min(absDiff(g, gx), absDiff(g, gy))))
 				}
 			}
 		}

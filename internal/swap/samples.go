@@ -45,8 +45,9 @@ const (
 	// occNoseTop is the disc at the top of the nose, between the eyes, under the brows' gap.
 	occNoseTop = 4
 	// occGrainRatio is how many times finer or coarser than another disc's a disc's grain
-	// (the median step between neighbouring pixels) may be and both still be skin: paint,
-	// cloth and a knit are flat or busy beside skin.
+	// (the median over its samples of twice the smaller of the steps to the next pixel across
+	// and down: an edge steps one way only) may be and both still be skin: paint, cloth and a
+	// knit are flat or busy beside skin.
 	occGrainRatio = 3
 	// occHueMargin is how far (log-chromaticity) a colour may stray past a skin's order of
 	// hues (see skinHue): a grey or a white, and skin under a tinted light, are within it.
