@@ -126,12 +126,13 @@ func TestReviewHeldSkinAroundALossyFace(t *testing.T) {
 	}
 }
 
-// Passes: Apply allocates nothing after warm-up on a frame where keepHeld keeps and grows a
-// find (TestApplyDoesNotAllocate's synthetic skin has no finds, so never reaches it).
+// Passes: Apply allocates nothing after warm-up on a frame where keepHeld keeps a find (a
+// flat navy thumb over Grace Hopper's jaw; checked with a print in keepHeld: it fires on
+// every call). TestApplyDoesNotAllocate's synthetic skin has no finds and never reaches it.
 func TestReviewHeldDoesNotAllocate(t *testing.T) {
 	ways := photoWays(t)
 	w := ways[false]
-	sh := heldShapes[0] // the microphone at the chin's side
+	sh := heldShapes[2] // the thumb over the jaw: keepHeld keeps and grows its find
 	b := geom.Bounds(w.lm[:])
 	size := math.Max(b.W(), b.H())
 	frame := w.tgt.Clone()
@@ -139,7 +140,7 @@ func TestReviewHeldDoesNotAllocate(t *testing.T) {
 	for y := range frame.H {
 		for x := range frame.W {
 			if sh.inside(&w.lm, size, float64(x), float64(y)) {
-				c := occTextures[1].colour(raster.RGB{R: 30, G: 35, B: 70}, x, y, rng)
+				c := occTextures[0].colour(raster.RGB{R: 30, G: 35, B: 70}, x, y, rng)
 				frame.Set(x, y, c.R, c.G, c.B)
 			}
 		}
@@ -153,6 +154,6 @@ func TestReviewHeldDoesNotAllocate(t *testing.T) {
 		s.Apply(work, &lm)
 	})
 	if allocs != 0 {
-		t.Fatalf("Apply allocated %v times per call after warm-up on a held microphone", allocs)
+		t.Fatalf("Apply allocated %v times per call after warm-up on a navy thumb over the jaw", allocs)
 	}
 }
