@@ -60,6 +60,16 @@ const (
 	// heldLeast is the least share of the face a find under occMinArea must cover for
 	// keepHeld to look at it: less is a speck of noise.
 	heldLeast = 0.002
+	// heldBand is how wide (share of the face's box) the band beyond the face's outline is
+	// that keepHeld looks along, and heldAround the share of it that may look like a find
+	// for the find to be one thing held in front (see aroundFace): a microphone's handle, a
+	// phone or a hand's arm takes 5–30 % of it, skin of the face's hue around it over 55 %.
+	heldBand   = 0.1
+	heldAround = 0.4
+	// heldEdge is the swap's weight (fm) under which a pixel lies beyond the face's outline:
+	// the feathered mask fades to it at the landmarks' hull (see Apply); between, the face's
+	// own edge.
+	heldEdge = 0.02
 )
 
 // growIntoFeatures adds to s.occ (over fr, 1 on occluders; after the other tests, s.excl
@@ -442,7 +452,8 @@ func squareSum(sat []float64, w, h, x, y, r int) float64 {
 // its handle beyond the jaw, a finger's tip), not a blemish or a fold, which lie within the
 // skin. Above the eyes the outline is the hairline's or a hat's, which a lossy frame's noise
 // cuts into pieces that come and go. Its colour need not be unlike the skin's: a find of
-// the skin's hue (a flat or a busy piece) continuing off the face is as much in front.
+// the skin's hue (a flat or a busy piece) continuing off the face is as much in front, as
+// long as what looks like it does not lie around much of the outline (see aroundFace).
 func (s *Swapper) keepHeld(frame *raster.Image, target *face.Landmarks68, fm *raster.Mask, size float64, fr image.Rectangle, m skinModel) {
 	w, h := fr.Dx(), fr.Dy()
 	s.clip.Reset(fr)
@@ -475,7 +486,7 @@ func (s *Swapper) keepHeld(frame *raster.Image, target *face.Landmarks68, fm *ra
 		if s.area[k] < least || s.boxes[k].Min.Y < eyes || !s.fitCover(frame, fr, k, &c, m, least) {
 			continue
 		}
-		if s.floodOutside(frame, fm, fr, k, &c, (s.area[k]+1)/2) {
+		if s.floodOutside(frame, fm, fr, k, &c, (s.area[k]+1)/2) && !s.aroundFace(frame, fm, fr, eyes, &c) {
 			s.growHeld(frame, fm, size, fr, k, &c, m)
 		}
 	}
@@ -551,4 +562,43 @@ func (s *Swapper) floodOutside(frame *raster.Image, fm *raster.Mask, fr image.Re
 		}
 	}
 	return got >= want || edge && 4*got >= want
+}
+
+// aroundFace reports whether what looks like c lies beyond much of the face's outline below
+// the eyes (row eyes of fr's grid down): of the pixels beyond the outline (fm ≤ heldEdge)
+// within heldBand of each row's face, over a share heldAround. A find that
+// continues into a bare neck, shoulders or a skin-toned wall around the face is no more in
+// front than the skin is; a held thing's handle, a phone or an arm crosses the outline in one
+// place.
+func (s *Swapper) aroundFace(frame *raster.Image, fm *raster.Mask, fr image.Rectangle, eyes int, c *coverLook) bool {
+	w, h := fr.Dx(), fr.Dy()
+	band := max(2, int(heldBand*float64(w)))
+	alike, all := 0, 0
+	for y := max(0, eyes); y < h; y++ {
+		row := fm.Pix[(y+fr.Min.Y-fm.Rect.Min.Y)*fm.Stride+fr.Min.X-fm.Rect.Min.X:][:w]
+		x0, x1 := -1, -1 // the row's first and last pixel of the face
+		for x, v := range row {
+			if v > 0.5 && x0 < 0 {
+				x0 = x
+			}
+			if v > 0.5 {
+				x1 = x
+			}
+		}
+		if x0 < 0 {
+			continue
+		}
+		for _, r := range [2][2]int{{max(0, x0-band), x0}, {x1 + 1, min(w, x1+band+1)}} {
+			for x := r[0]; x < r[1]; x++ {
+				if row[x] > heldEdge {
+					continue
+				}
+				all++
+				if c.dist(pixelFeatures(frame, fr, w, y*w+x), c.med) <= 1 {
+					alike++
+				}
+			}
+		}
+	}
+	return float64(alike) > heldAround*float64(all)
 }

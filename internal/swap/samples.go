@@ -26,8 +26,9 @@ import (
 // mirror case, a cover over the brows and the forehead (a fringe, a brim, a headband, a hand),
 // covers the judges themselves, alike, over a majority on bare skin (strands across the brows
 // make them busy): witnesses (see judgesCovered) weigh which of the two is under a cover. What
-// the forehead chooses is only what is surely the cover (see coverDiscs), and a colour no skin
-// has is no skin (see findJudges).
+// the forehead chooses is only what is surely the cover (see coverDiscs), and a colour that
+// surely has no skin's hue is no skin (see noSkinHue): a tinted light moves the skin's own
+// hue, so the hue only ever says what is not skin, never which other region is.
 
 const (
 	// occDiscChroma and occDiscBright are how far (log-chromaticity distance, log-brightness)
@@ -35,11 +36,15 @@ const (
 	// skin's tone varies little over the face, its light more.
 	occDiscChroma = 0.2
 	occDiscBright = 0.6
-	// occForeheadDiscs is how many discs sample the forehead, after the skin's eight, and
-	// occWitnessDiscs how many beside the eyes, after those (see witnessCentres).
+	// occSkinDiscs is how many discs sample the skin (see skinCentres); occForeheadDiscs how
+	// many the forehead, after them, the first at occForehead (above the right brow, the
+	// other above the left); occWitnessDiscs how many beside the eyes, after those (see
+	// witnessCentres).
+	occSkinDiscs     = 8
 	occForeheadDiscs = 2
+	occForehead      = occSkinDiscs
 	occWitnessDiscs  = 2
-	occDiscs         = 8 + occForeheadDiscs + occWitnessDiscs
+	occDiscs         = occSkinDiscs + occForeheadDiscs + occWitnessDiscs
 	// occBrowGap is the disc between the brows (see skinCentres).
 	occBrowGap = 7
 	// occNoseTop is the disc at the top of the nose, between the eyes, under the brows' gap.
@@ -50,8 +55,13 @@ const (
 	// knit are flat or busy beside skin.
 	occGrainRatio = 3
 	// occHueMargin is how far (log-chromaticity) a colour may stray past a skin's order of
-	// hues (see skinHue): a grey or a white, and skin under a tinted light, are within it.
+	// hues (see skinHue) and still have one: a grey or a white is within it.
 	occHueMargin = 0.05
+	// occHueFar is how far past a skin's order of hues skin may go under a tinted light (a
+	// blue stage light, a teal monitor's, a wrong white balance take it 0.2–0.25 past); a
+	// colour beyond it surely has no skin's hue (see noSkinHue): a dye's navy, teal or green
+	// lies 0.8–1.4 past.
+	occHueFar = 0.35
 )
 
 // foreheadCentres are the forehead's sample discs, above the middle of each brow by 15 % of
@@ -187,18 +197,20 @@ func skinHue(c [3]float32) bool {
 	return c[1] > -occHueMargin && c[2] < occHueMargin
 }
 
+// noSkinHue reports whether colour features c lie past a skin's order of hues by more than a
+// tinted light moves skin (occHueFar): a dye's hue (a navy, a teal, a green), not skin under a
+// stage's, a monitor's or foliage's light, which tints everything in the frame alike. Only
+// what surely has no skin's hue is told by its hue alone.
+func noSkinHue(c [3]float32) bool {
+	return c[1] < -occHueFar || c[2] > occHueFar
+}
+
 // findJudges returns the judges, in buf: the disc between the brows and the forehead's discs
-// alike with it (one may be on hair). Where the disc between the brows is no skin's hue, and
-// nor is the discs' majority, while the forehead's two are alike and of a skin's hue, the
-// forehead's judge alone: a mask's upper edge that misplaced the landmarks, taken for the
-// eyes, puts the gap between the brows on it. A fringe leaves the gap on the skin, with the
-// majority.
+// alike with it (one may be on hair), or the forehead's two alone (see foreheadAlone).
 func findJudges(med *[3][occDiscs]float32, ref [3]float32, unlike func(d, e int) bool, buf *[3]int) []int {
-	const n = 8
-	disc := func(d int) [3]float32 { return [3]float32{med[0][d], med[1][d], med[2][d]} }
 	judges := buf[:0]
 	if !math.IsNaN(float64(med[0][occBrowGap])) {
-		for _, d := range []int{n, n + 1} {
+		for _, d := range []int{occForehead, occForehead + 1} {
 			if !math.IsNaN(float64(med[0][d])) && !unlike(occBrowGap, d) {
 				judges = append(judges, d)
 			}
@@ -206,15 +218,28 @@ func findJudges(med *[3][occDiscs]float32, ref [3]float32, unlike func(d, e int)
 		if len(judges) > 0 {
 			return append(judges, occBrowGap)
 		}
-		if skinHue(disc(occBrowGap)) {
-			return nil
-		}
 	}
-	if math.IsNaN(float64(med[0][n])) || math.IsNaN(float64(med[0][n+1])) || unlike(n, n+1) ||
-		skinHue(ref) || !skinHue(disc(n)) || !skinHue(disc(n+1)) {
-		return nil
+	if foreheadAlone(med, ref, unlike) {
+		return append(judges, occForehead, occForehead+1)
 	}
-	return append(judges, n, n+1)
+	return nil
+}
+
+// foreheadAlone reports whether the forehead's two discs judge alone: where the disc between
+// the brows (if sampled) and the discs' majority surely have no skin's hue (see noSkinHue)
+// while the forehead's two are alike and of a skin's hue. A mask's upper edge that misplaced
+// the landmarks, taken for the eyes, puts the gap between the brows on it. A fringe leaves
+// the gap on the skin, with the majority; so does a tinted light, which takes the skin's
+// hue from the whole face alike, not from a fringe or a brim of a skin's hue on it.
+func foreheadAlone(med *[3][occDiscs]float32, ref [3]float32, unlike func(d, e int) bool) bool {
+	disc := func(d int) [3]float32 { return [3]float32{med[0][d], med[1][d], med[2][d]} }
+	l, r := occForehead, occForehead+1
+	if math.IsNaN(float64(med[0][l])) || math.IsNaN(float64(med[0][r])) || unlike(l, r) ||
+		!skinHue(disc(l)) || !skinHue(disc(r)) {
+		return false
+	}
+	gap := math.IsNaN(float64(med[0][occBrowGap])) || noSkinHue(disc(occBrowGap))
+	return gap && noSkinHue(ref)
 }
 
 // discStat is a disc's median colour features and grain.
@@ -247,21 +272,25 @@ func (s *Swapper) medianStat(med *[3][occDiscs]float32, grain *[occDiscs]float32
 }
 
 // coverDiscs sets odd (in upper mode) to the skin discs that are the cover's: unlike a judge,
-// and nearer the median of such discs (the cover) than the judges' median. A bare disc that
-// differs from the judges a little, in grain under a glasses rim, stays skin.
+// and nearer the median of such discs (the cover) than the judges' median, or surely of no
+// skin's hue where the judges have one. A bare disc that differs from the judges a little,
+// in grain under a glasses rim, stays skin.
 func (s *Swapper) coverDiscs(med *[3][occDiscs]float32, grain *[occDiscs]float32, judges []int, unlike func(d, e int) bool, odd *[8]bool) {
 	unlikeJudge := func(d int) bool {
 		return d < len(odd) && slices.ContainsFunc(judges, func(e int) bool { return unlike(d, e) })
 	}
 	cover, _ := s.medianStat(med, grain, unlikeJudge)
 	jm, _ := s.medianStat(med, grain, func(d int) bool { return slices.Contains(judges, d) })
+	// Where the judges have a skin's hue, a disc that surely has none is the cover's, however
+	// the cover's median leans (skin deep in shadow, unlike the judges, can pull it).
+	hued := skinHue([3]float32(jm[:3]))
 	for d := range odd {
 		odd[d] = false
 		if math.IsNaN(float64(med[0][d])) || !unlikeJudge(d) {
 			continue
 		}
 		st := discStat{med[0][d], med[1][d], med[2][d], grain[d]}
-		odd[d] = discDist(st, cover) <= discDist(st, jm)
+		odd[d] = discDist(st, cover) <= discDist(st, jm) || hued && noSkinHue([3]float32(st[:3]))
 	}
 }
 
@@ -275,7 +304,7 @@ func (s *Swapper) coverDiscs(med *[3][occDiscs]float32, grain *[occDiscs]float32
 // the forehead or all the face below it is covered, the discs beside the eyes: a mask
 // rarely reaches them, a cover of the forehead never.
 func (s *Swapper) judgesCovered(med *[3][occDiscs]float32, grain *[occDiscs]float32, judges []int, unlike func(d, e int) bool) bool {
-	const n = 8
+	const n = occSkinDiscs
 	kept := 0 // the skin discs below the eyes the judges would keep
 	others := func(d int) bool {
 		return d < n && d != occBrowGap && slices.ContainsFunc(judges, func(e int) bool { return unlike(d, e) })
@@ -290,10 +319,11 @@ func (s *Swapper) judgesCovered(med *[3][occDiscs]float32, grain *[occDiscs]floa
 		return false
 	}
 	jm, _ := s.medianStat(med, grain, func(d int) bool { return slices.Contains(judges, d) })
-	// What has no skin's hue is not the skin the witnesses would be siding with (a mask that
-	// misplaced the landmarks reaches them).
-	if hj, ho := skinHue([3]float32(jm[:3])), skinHue([3]float32(oc[:3])); hj != ho {
-		return ho
+	// What surely has no skin's hue is not the skin the witnesses would be siding with (a
+	// mask that misplaced the landmarks reaches them). The rule only ever takes the others
+	// for a cover: judges of no skin's hue under a tinted light may be the skin itself.
+	if skinHue([3]float32(jm[:3])) && noSkinHue([3]float32(oc[:3])) {
+		return false
 	}
 	var lean float64
 	for d := n; d < occDiscs; d++ {
