@@ -527,3 +527,31 @@ func TestApplyKeepsHandsAndSwapsTheRest(t *testing.T) {
 		{true, "hand/shaded/tan", 0.9, 0.62}, {true, "hand/shaded/skin", 0.9, 0.5},
 	})
 }
+
+// namedCover is one of a family's covers, by shape, texture and hue name, and the least share
+// of it the swap must keep and of the rest of the face it must swap.
+type namedCover struct {
+	toAstronaut     bool
+	shape, tex, hue string
+	kept, swapped   float64
+}
+
+// checkNamedCovers runs each case the way it names (find builds it; a zero occCase when the
+// family has no such cover) and checks both shares.
+func checkNamedCovers(t *testing.T, cases []namedCover, find func(*photoWay, namedCover) occCase) {
+	t.Helper()
+	ways := photoWays(t)
+	for _, c := range cases {
+		w := ways[c.toAstronaut]
+		oc := find(w, c)
+		if oc.name == "" {
+			t.Fatalf("no cover %s/%s/%s", c.shape, c.tex, c.hue)
+		}
+		r, _ := occlusionRun(t, w.src, w.tgt, w.lm, w.box, oc, w.bare)
+		t.Logf("into astronaut %v, %s: %.1f%% kept, the rest of the face %.1f%% swapped", c.toAstronaut, oc.name, 100*r.kept, 100*r.swapped)
+		if r.kept < c.kept || r.swapped < c.swapped {
+			t.Errorf("into astronaut %v, %s: %.1f%% of the cover kept (want ≥ %.0f%%), the rest of the face %.1f%% swapped (want ≥ %.0f%% of the bare face's)",
+				c.toAstronaut, oc.name, 100*r.kept, 100*c.kept, 100*r.swapped, 100*c.swapped)
+		}
+	}
+}
