@@ -136,6 +136,7 @@ func (s *Swapper) occluders(frame *raster.Image, target *face.Landmarks68, fm *r
 	// A glasses rim alone may cover less of the face than occMinArea.
 	s.keepRims()
 	s.keepBands()
+	s.fingers(frame, target, fm, size, fr)
 	if !slices.Contains(s.occ.Pix, 1) { // the common case, a bare face
 		for i := range s.occ.Pix {
 			s.occ.Pix[i] = 1
