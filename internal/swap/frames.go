@@ -137,8 +137,10 @@ func (s *Swapper) thinCovers(frame *raster.Image, target *face.Landmarks68, fm *
 // bridgeGaps joins in s.clip (0/1 over cr, the grid of every f-th pixel of fr) the pieces of
 // a band broken by up to 2·reach pixels: from each piece's pixels the band's line (across the
 // smoothed s.chan3's strongest ridge there) is followed reach pixels each way, and a gap is
-// filled where lines from both sides meet, so two pieces of one curve join and a piece's
-// loose end does not grow. Gaps are filled only in a brow's or an eye's band or the
+// filled where the lines of two pieces meet, so two pieces of one curve join and a piece's
+// loose end does not grow (only its own line reaches past it; telling the two ways apart by
+// the ridge's direction fails on a near-vertical line, whose direction flips sign with a
+// tenth of a pixel's wobble). Gaps are filled only in a brow's or an eye's band or the
 // outline's (see outlineBands), and only by a line crossing the band's own (see
 // hidesAcross): there the face's own lines hide a stretch of a band crossing them, a strand
 // over a brow and an eye, a rim over an eye's corner. On the skin, and along a brow, a lid or
@@ -151,8 +153,9 @@ func (s *Swapper) bridgeGaps(fr image.Rectangle, f int, cr image.Rectangle, reac
 	if n < 1 {
 		return
 	}
-	s.gaps = slices.Grow(s.gaps[:0], cw*ch)[:cw*ch]
-	clear(s.gaps)
+	s.gapPieces(cw, ch)
+	s.gapFrom = slices.Grow(s.gapFrom[:0], cw*ch)[:cw*ch]
+	clear(s.gapFrom)
 	w, h := fr.Dx(), fr.Dy()
 	for y := 1; y < ch-1; y++ {
 		for x := 1; x < cw-1; x++ {
@@ -170,25 +173,60 @@ func (s *Swapper) bridgeGaps(fr image.Rectangle, f int, cr image.Rectangle, reac
 			if el == 0 {
 				continue
 			}
-			// Along the line, one way round (tx ≥ 0) marked 1, the other 2.
+			p := s.gapPiece[i]
 			tx, ty := -ey/el, ex/el
-			if tx < 0 || tx == 0 && ty < 0 {
-				tx, ty = -tx, -ty
-			}
-			for k := 1; k <= n; k++ {
-				for side, bit := range [2]uint8{1, 2} {
-					d := float32(k * (1 - 2*side))
-					u, v := x+int(math.Round(float64(d*tx))), y+int(math.Round(float64(d*ty)))
-					if u >= 0 && v >= 0 && u < cw && v < ch && hidesAcross(s.zone.Pix[min(h-1, v*f+f/2)*w+min(w-1, u*f+f/2)], tx, ty) {
-						s.gaps[v*cw+u] |= bit
-					}
+			for k := -n; k <= n; k++ {
+				u, v := x+int(math.Round(float64(float32(k)*tx))), y+int(math.Round(float64(float32(k)*ty)))
+				if k == 0 || u < 0 || v < 0 || u >= cw || v >= ch || !hidesAcross(s.zone.Pix[min(h-1, v*f+f/2)*w+min(w-1, u*f+f/2)], tx, ty) {
+					continue
+				}
+				switch j := v*cw + u; s.gapFrom[j] {
+				case 0:
+					s.gapFrom[j] = p
+				case p, -1:
+				default:
+					s.gapFrom[j] = -1
 				}
 			}
 		}
 	}
-	for i, g := range s.gaps {
-		if g == 3 {
+	for i, g := range s.gapFrom {
+		if g == -1 {
 			s.clip.Pix[i] = 1
+		}
+	}
+}
+
+// gapPieces labels in s.gapPiece (from 1; 0 off the bands) the 8-connected pieces of s.clip
+// (cw×ch): a ridge's centre line steps diagonally, so a 4-connected label would cut one line
+// in many.
+func (s *Swapper) gapPieces(cw, ch int) {
+	s.gapPiece = slices.Grow(s.gapPiece[:0], cw*ch)[:cw*ch]
+	clear(s.gapPiece)
+	n := int32(0)
+	for start, v := range s.clip.Pix {
+		if v < 0.5 || s.gapPiece[start] != 0 {
+			continue
+		}
+		n++
+		s.gapPiece[start] = n
+		s.gapStack = append(s.gapStack[:0], int32(start))
+		for len(s.gapStack) > 0 {
+			i := int(s.gapStack[len(s.gapStack)-1])
+			s.gapStack = s.gapStack[:len(s.gapStack)-1]
+			x, y := i%cw, i/cw
+			for dy := -1; dy <= 1; dy++ {
+				for dx := -1; dx <= 1; dx++ {
+					u, v := x+dx, y+dy
+					if u < 0 || v < 0 || u >= cw || v >= ch {
+						continue
+					}
+					if j := v*cw + u; s.clip.Pix[j] >= 0.5 && s.gapPiece[j] == 0 {
+						s.gapPiece[j] = n
+						s.gapStack = append(s.gapStack, int32(j))
+					}
+				}
+			}
 		}
 	}
 }

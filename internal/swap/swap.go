@@ -176,7 +176,9 @@ type Swapper struct {
 	keep    []bool
 	// bands is 1 on the thin covers found (over the face's rectangle), kept past dropSmall.
 	bands raster.Mask
-	gaps  []uint8 // the ways a band's line reaches each grid pixel from (see bridgeGaps)
+	// bridgeGaps's: the piece (8-connected, from 1) each grid pixel of a band belongs to, the
+	// first piece whose line reaches it (-1 where two do), and a flood's stack.
+	gapPiece, gapFrom, gapStack []int32
 	// The growth's (see growIntoFeatures): each piece's bounding box; held, the finds before
 	// dropSmall (see keepHeld).
 	boxes []image.Rectangle
