@@ -174,7 +174,11 @@ func (s *Swapper) dropCoveredSamples(starts *[occDiscs + 1]int, grain *[occDiscs
 	// under a cover of the brows and the forehead.
 	upper = upper && !s.judgesCovered(&med, grain, judges, unlike)
 	if upper {
-		s.coverDiscs(&med, grain, judges, unlike, &odd)
+		var cover [8]bool
+		s.coverDiscs(&med, grain, judges, unlike, &cover)
+		if upper = fromBelow(&med, &cover); upper {
+			odd = cover
+		}
 	}
 	if upper || bad > 0 && 2*bad <= n {
 		for d := range n {
@@ -189,6 +193,20 @@ func (s *Swapper) dropCoveredSamples(starts *[occDiscs + 1]int, grain *[occDiscs
 		}
 	}
 	s.keepDiscs(starts, n, forehead)
+}
+
+// fromBelow reports whether the discs that judges would take for a cover (odd) could be a
+// cover of the lower face, which rises from the chin: where it covers the cheek under an eye
+// it covers that side's cheek by the mouth too. Sunglasses that drag the brows' landmarks
+// onto their lenses put the judges on the lenses, unlike the bare cheeks under the eyes and
+// like a bare cheek lower down.
+func fromBelow(med *[3][occDiscs]float32, odd *[8]bool) bool {
+	for _, side := range [][2]int{{0, 2}, {1, 3}} {
+		if odd[side[0]] && !odd[side[1]] && !math.IsNaN(float64(med[0][side[1]])) {
+			return false
+		}
+	}
+	return true
 }
 
 // skinHue reports whether colour features c have a skin's order of hues, red over green over
