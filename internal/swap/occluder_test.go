@@ -368,17 +368,16 @@ func skinLike(c raster.RGB) bool {
 }
 
 // The survey of every case, both ways between the sample photos, for docs/performance.md
-// (go test -run TestOccluderSurvey -v ./internal/swap; 20 s): covers of skin's hues keep 90 %
-// and 95 % of their pixels on average (75 % and 82 % before the glasses, strand, rod and mouth
-// rules; 43 % and 55 % before the texture, thin-cover, growth and region tests and the
-// covered-sample check; the colour test alone kept 27 %), the others 99 % and 100 %, while the
-// rest of the face is swapped 89–95 % as much as the bare face. The floors sit a little below.
+// (go test -run TestOccluderSurvey -v ./internal/swap; 10 s): covers of skin's hues keep 92 %
+// and 96 % of their pixels on average (the colour test alone kept 27 %), the others 99.6 % and
+// 99.9 %, while the rest of the face is swapped 89–95 % as much as the bare face. The floors
+// sit a little below.
 // TestOccluderSecondSurvey holds covers of other shapes, hues and textures.
 func TestOccluderSurvey(t *testing.T) {
 	testenv.Full(t, "swaps 168 occluded photos each way")
 	p := photos(t)
 	floors := map[string][3]float64{ // skin's hues kept, others kept, swapped
-		"astronaut → grace_hopper": {0.88, 0.97, 0.94}, "grace_hopper → astronaut": {0.92, 0.98, 0.88},
+		"astronaut → grace_hopper": {0.89, 0.98, 0.94}, "grace_hopper → astronaut": {0.93, 0.98, 0.88},
 	}
 	for _, dir := range []string{"astronaut → grace_hopper", "grace_hopper → astronaut"} {
 		srcImg, srcLm, tgt, lm, box := p.src, p.srcLm, p.dst, p.dstLm, geom.Rect{X0: 168, Y0: 145, X1: 364, Y1: 342}

@@ -35,9 +35,11 @@ import (
 // face and part cover, counts as neither. Both ways between the sample photos (240 covers
 // each: every shape and hue with two textures), and into grace_hopper darkened to 0.75 and
 // into the astronaut mirrored (120 each, one texture), the landmarks found again on each
-// covered photo. About 16 s alone (15.5 s of CPU). The floors sit a few points below the figures it gave when
-// it was written (skin's hues kept 73.0, 78.0, 76.7, 81.1 %; others 94.2, 90.9, 92.4, 90.4 %;
-// the rest swapped 99.3, 94.4, 99.5, 93.6 %). FACEFUSION_TEST_CASES=1 logs every case,
+// covered photo. About 16 s alone (15.5 s of CPU). The floors sit a little below today's
+// figures (docs/performance.md); every shape must leave most of the rest of the face swapped.
+// No occluder rule was tuned on it, but its filled sunglasses' cases on the mirrored astronaut
+// became a fast test (TestApplyKeepsFilledSunglassesAndSwapsTheRest): a fresh blind set is the
+// next judge. FACEFUSION_TEST_CASES=1 logs every case,
 // FACEFUSION_TEST_OUT=dir saves one swap of each shape and where it lies.
 
 // tsInRotEllipse reports whether (x, y) lies in the ellipse at c with half-axes a (along the
@@ -396,10 +398,10 @@ func TestOccluderThirdSurvey(t *testing.T) {
 	testenv.Full(t, "swaps 720 occluded photos, their covers softly edged")
 	start := time.Now()
 	floors := map[string][3]float64{ // skin's hues kept, others kept, swapped (means over shapes)
-		"astronaut → grace_hopper": {0.70, 0.91, 0.96}, "grace_hopper → astronaut": {0.75, 0.88, 0.91},
-		"astronaut → grace_hopper ×0.75": {0.73, 0.89, 0.96}, "grace_hopper → astronaut, mirrored": {0.78, 0.87, 0.90},
+		"astronaut → grace_hopper": {0.76, 0.93, 0.97}, "grace_hopper → astronaut": {0.77, 0.90, 0.93},
+		"astronaut → grace_hopper ×0.75": {0.77, 0.92, 0.97}, "grace_hopper → astronaut, mirrored": {0.80, 0.90, 0.91},
 	}
-	const shapeSwapped = 0.45 // the least of the rest of the face any one shape leaves swapped
+	const shapeSwapped = 0.55 // the least of the rest of the face any one shape leaves swapped
 	var overall []string
 	ways, per := tsWays(t)
 	for wi, w := range ways {
