@@ -90,16 +90,7 @@ func (s *Swapper) growIntoFeatures(frame *raster.Image, target *face.Landmarks68
 		}
 	}
 	n := s.components(w, h)
-	s.boxes = s.boxes[:0]
-	for range n + 1 {
-		s.boxes = append(s.boxes, image.Rectangle{Min: image.Point{w, h}})
-	}
-	for i, l := range s.label {
-		if l > 0 {
-			x, y, b := i%w, i/w, &s.boxes[l]
-			b.Min.X, b.Min.Y, b.Max.X, b.Max.Y = min(b.Min.X, x), min(b.Min.Y, y), max(b.Max.X, x+1), max(b.Max.Y, y+1)
-		}
-	}
+	s.regionBoxes(n, w, h)
 	least := max(8, int(growSeedLeast*size*size))
 	s.clip.Reset(fr)
 	for k := 1; k <= n; k++ {
@@ -467,16 +458,7 @@ func (s *Swapper) keepHeld(frame *raster.Image, target *face.Landmarks68, fm *ra
 		return
 	}
 	n := s.labelRegions(s.clip.Pix, 1, fr)
-	s.boxes = s.boxes[:0]
-	for range n + 1 {
-		s.boxes = append(s.boxes, image.Rectangle{Min: image.Point{w, h}})
-	}
-	for i, l := range s.label {
-		if l > 0 {
-			x, y, b := i%w, i/w, &s.boxes[l]
-			b.Min.X, b.Min.Y, b.Max.X, b.Max.Y = min(b.Min.X, x), min(b.Min.Y, y), max(b.Max.X, x+1), max(b.Max.Y, y+1)
-		}
-	}
+	s.regionBoxes(n, w, h)
 	least := max(8, int(heldLeast*float64(faceArea(fm, fr))))
 	// Below the eyes: above them the outline is the hairline's or a hat's, the face's frame.
 	eyes := int(geom.Mean(target[36:48]).Y) - fr.Min.Y
@@ -601,4 +583,19 @@ func (s *Swapper) aroundFace(frame *raster.Image, fm *raster.Mask, fr image.Rect
 		}
 	}
 	return float64(alike) > heldAround*float64(all)
+}
+
+// regionBoxes sets s.boxes[l] to the bounding box of each of the n regions labelled in s.label
+// (over a w×h grid); s.boxes[0] is unused.
+func (s *Swapper) regionBoxes(n, w, h int) {
+	s.boxes = s.boxes[:0]
+	for range n + 1 {
+		s.boxes = append(s.boxes, image.Rectangle{Min: image.Point{w, h}})
+	}
+	for i, l := range s.label {
+		if l > 0 {
+			x, y, b := i%w, i/w, &s.boxes[l]
+			b.Min.X, b.Min.Y, b.Max.X, b.Max.Y = min(b.Min.X, x), min(b.Min.Y, y), max(b.Max.X, x+1), max(b.Max.Y, y+1)
+		}
+	}
 }
