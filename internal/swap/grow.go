@@ -17,9 +17,10 @@ import (
 // looks like: it continues into the feature, and over the band around it, through the
 // connected pixels that look like it (its own median and spread of colour) and more like it
 // than like the skin or the feature there (lips are redder and darker than a tan microphone,
-// an eye's white and iris unlike a hand). And a feature with a thick cover on both sides
-// along a row or a column (a bar across the nose) is covered between them; a glasses rim
-// beside an eye is too thin to count.
+// an eye's white and iris unlike a hand); the eyes' bands meet over the nose's bridge, so a
+// plaster or a finger across it, found beside each inner corner, continues over the ridge
+// between. And a feature with a thick cover on both sides along a row or a column (a bar
+// across the nose) is covered between them; a glasses rim beside an eye is too thin to count.
 
 const (
 	// growReach is the half-width (share of the face size) of the band around the features
@@ -108,24 +109,33 @@ func (s *Swapper) growIntoFeatures(frame *raster.Image, target *face.Landmarks68
 
 // growBand marks in s.zone (over fr) 2 on the features left out of the tests (s.excl ≥ 1)
 // and 1 on the band within growReach·size of them (a square's reach): each one's hull (as
-// features fills it) with a square of that half-width about each corner.
+// features fills it) with a square of that half-width about each corner, the two eyes' as one
+// hull. A cover across the nose's bridge (a plaster, a glasses bridge's pad, a finger) is
+// found beside each eye's inner corner, cut there by the eyes' outlines, and is one cover over
+// the ridge between them, which lies beyond either eye's own band.
 func (s *Swapper) growBand(target *face.Landmarks68, size float64, fr image.Rectangle) {
 	s.zone.Reset(fr)
 	d := growReach * size
+	s.part = s.part[:0]
 	for _, z := range featureZones {
 		if z.hi2 > z.lo2 { // an eye with its brow, tested where very far
 			continue
 		}
-		s.part = append(append(s.part[:0], target[z.lo:z.hi]...), target[z.lo2:z.hi2]...)
-		c := geom.Mean(s.part)
+		from := len(s.part)
+		s.part = append(append(s.part, target[z.lo:z.hi]...), target[z.lo2:z.hi2]...)
+		c := geom.Mean(s.part[from:])
 		n := len(s.part)
-		for i := range n {
+		for i := from; i < n; i++ {
 			p := c.Add(s.part[i].Sub(c).Scale(z.k))
 			s.part[i] = p.Add(geom.Pt{X: -d, Y: -d})
 			s.part = append(s.part, p.Add(geom.Pt{X: d, Y: -d}), p.Add(geom.Pt{X: -d, Y: d}), p.Add(geom.Pt{X: d, Y: d}))
 		}
+		if z.lo == 36 { // the right eye: the left one joins its hull
+			continue
+		}
 		s.sorted, s.partHull = convexHull(s.part, s.sorted, s.partHull)
 		raster.FillConvex(&s.zone, s.partHull, 1)
+		s.part = s.part[:0]
 	}
 	for i, v := range s.excl.Pix {
 		if v >= 1 {
