@@ -71,7 +71,7 @@ const (
 	// rodReach, the band must start within rodStart of the corner and run rodLength (a
 	// smile's or a wrinkled face's own bands beside the mouth end sooner; a cigarette or a
 	// straw runs on past the face's outline).
-	rodUp        = 20
+	rodUp        = 10
 	rodDown      = 75
 	rodAngleStep = 5
 	rodStep      = 0.01
