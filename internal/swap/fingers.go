@@ -19,6 +19,14 @@ import (
 // across the lips is flat, while beside it the lips' steps stand. Such a break of the lips,
 // as wide as a finger or more but not the whole mouth, is in front of the face, and so is
 // its continuation up and down along the band that looks like it (the rest of the finger).
+//
+// A rod held in the mouth (a cigarette, a straw, a pen) leaves it at a corner, past the
+// lips, where the colour tests see skin's hue and the thin bands a ridge too faint against
+// a wrinkled face's. It is told by its two edges: along a ray from the corner, every
+// cross-section holds a band of a rod's width between two sharp steps of the colour, even
+// between them and unlike the skin on both sides, for a fifth of the face or more. The
+// face's own bands there (a smile's lit folds, an old face's creases) have soft flanks, run
+// up from the corner rather than out or down, or end within a tenth of the face or so.
 
 const (
 	// fingerCols is how many places along the mouth the colour across the lips is measured
@@ -53,6 +61,42 @@ const (
 	// fingerTol is how far (grey levels, in luma and in redness) a section of the band may
 	// differ from its part over the lips and still be the same cover.
 	fingerTol = 8
+)
+
+const (
+	// A rod held at a mouth's corner is looked for along rays from the corner, turned from
+	// straight outwards by up to rodUp degrees towards the eyes (above, the folds of a smile
+	// run up from the corner as lit bands between shadows) and rodDown towards the chin, in
+	// steps of rodAngleStep; along each ray at every rodStep (share of the face size) to
+	// rodReach, the band must start within rodStart of the corner and run rodLength (a
+	// smile's or a wrinkled face's own bands beside the mouth end sooner; a cigarette or a
+	// straw runs on past the face's outline).
+	rodUp        = 10
+	rodDown      = 75
+	rodAngleStep = 5
+	rodStep      = 0.01
+	rodReach     = 0.35
+	rodStart     = 0.06
+	rodLength    = 0.2
+	// rodHalf is how far (share of the face size) each way across the ray the band is looked
+	// for; rodAlong how far along it each sample is averaged; rodWidthLeast and rodWidthMost
+	// bound the band's width.
+	rodHalf       = 0.09
+	rodAlong      = 0.01
+	rodWidthLeast = 0.015
+	rodWidthMost  = 0.07
+	// rodEdgeReach is the half-width (share of the face size, 2 px at least) over which an
+	// edge's step is measured; of it, rodSharp must fall between the edge's two neighbouring
+	// pixels: a cover's edge is sharp, the shading between the face's own folds is not.
+	rodEdgeReach = 0.01
+	rodSharp     = 0.5
+	// rodContrast is the least step (grey levels, in luma or in redness) at each edge; rodEven
+	// how far the band's samples may stray from its mean, and each section from the last.
+	rodContrast = 8
+	rodEven     = 12
+	// rodInside is how far (share of the face size) behind the corner a rod found is taken
+	// to reach, over the lips' corner.
+	rodInside = 0.02
 )
 
 // lipAt is the point at t ∈ [0, 1] along the upper (lower=false) or lower outer lip contour,
@@ -271,4 +315,179 @@ func (s *Swapper) followBand(frame *raster.Image, fm *raster.Mask, b *fingerBand
 		end, miss = r, 0
 	}
 	return end
+}
+
+// mouthRods adds to s.occ (over fr, where fm > 0) the rods held at the mouth's corners: a
+// band that leaves a corner outwards or downwards (see rodFrom).
+func (s *Swapper) mouthRods(frame *raster.Image, target *face.Landmarks68, fm *raster.Mask, size float64, fr image.Rectangle) {
+	a := target[54].Sub(target[48])
+	l := math.Hypot(a.X, a.Y)
+	if l == 0 {
+		return
+	}
+	a = a.Scale(1 / l)
+	down := geom.Pt{X: -a.Y, Y: a.X}
+	s.rodFrom(frame, fm, size, fr, target[48], a.Scale(-1), down)
+	s.rodFrom(frame, fm, size, fr, target[54], a, down)
+}
+
+// rodSection is a band's cross-section: its edges (pixels across the ray from it, left and
+// right) and its colour (luma, redness) between them.
+type rodSection struct {
+	l, r int
+	col  [2]float32
+}
+
+// rodFrom marks in s.occ the longest band (see rodCross) that starts near the corner p and
+// runs along a ray turned from out by up to rodUp towards the eyes or rodDown towards the
+// chin (down), if it runs at least rodLength.
+func (s *Swapper) rodFrom(frame *raster.Image, fm *raster.Mask, size float64, fr image.Rectangle, p, out, down geom.Pt) {
+	step := max(1, rodStep*size)
+	half := int(math.Round(rodHalf * size))
+	along := max(1, int(math.Round(rodAlong*size)))
+	var best struct {
+		len, end    float64
+		d           geom.Pt
+		first, last rodSection
+	}
+	for deg := -rodUp; deg <= rodDown; deg += rodAngleStep {
+		sn, cs := math.Sincos(float64(deg) * math.Pi / 180)
+		d := out.Scale(cs).Add(down.Scale(sn))
+		reach := s.rodOffsets(d, along, half)
+		start, end, miss := -1.0, 0.0, 0
+		var prev, first rodSection
+		for r := step; r <= rodReach*size; r += step {
+			sec, ok := s.rodCross(frame, p.Add(d.Scale(r)), size, along, half, reach, prev, start >= 0)
+			switch {
+			case ok:
+				if start < 0 {
+					start, first = r, sec
+				}
+				end, miss, prev = r, 0, sec
+				continue
+			case start < 0 && r > rodStart*size: // no band near the corner
+			case start < 0:
+				continue
+			default: // the band ends at its second break in a row
+				if miss++; miss < 2 {
+					continue
+				}
+			}
+			break
+		}
+		if start < 0 || end-start <= best.len {
+			continue
+		}
+		best.len, best.end, best.d, best.first, best.last = end-start, end, d, first, prev
+	}
+	if best.len < rodLength*size {
+		return
+	}
+	e := geom.Pt{X: -best.d.Y, Y: best.d.X}
+	a, b := p.Sub(best.d.Scale(rodInside*size)), p.Add(best.d.Scale(best.end))
+	s.clip.Reset(fr)
+	raster.FillConvex(&s.clip, []geom.Pt{a.Add(e.Scale(float64(best.first.l))), a.Add(e.Scale(float64(best.first.r))),
+		b.Add(e.Scale(float64(best.last.r))), b.Add(e.Scale(float64(best.last.l)))}, 1)
+	w := fr.Dx()
+	for i, v := range s.clip.Pix {
+		x, y := i%w+fr.Min.X, i/w+fr.Min.Y
+		if v > 0 && fm.Pix[(y-fm.Rect.Min.Y)*fm.Stride+x-fm.Rect.Min.X] > 0 {
+			s.occ.Pix[i] = 1
+		}
+	}
+}
+
+// rodOffsets puts in s.rodOffs the offsets of rodCross's samples from a point of a ray
+// along d: for each of the 2·half+1 pixels across it, 2·along+1 along it. It returns how far
+// (whole pixels) they reach each way.
+func (s *Swapper) rodOffsets(d geom.Pt, along, half int) int {
+	s.rodOffs = slices.Grow(s.rodOffs[:0], (2*half+1)*(2*along+1))[:0]
+	reach := 0.0
+	for j := -half; j <= half; j++ {
+		for k := -along; k <= along; k++ {
+			o := geom.Pt{X: -d.Y*float64(j) + d.X*float64(k), Y: d.X*float64(j) + d.Y*float64(k)}
+			s.rodOffs = append(s.rodOffs, o)
+			reach = max(reach, math.Abs(o.X), math.Abs(o.Y))
+		}
+	}
+	return int(math.Ceil(reach))
+}
+
+// rodCross finds the band across the ray at c: the colour is sampled at each pixel from
+// half before to half after c across the ray, each sample the mean of 2·along+1 pixels
+// along it (s.rodOffs holds their offsets, reach pixels at most each way; see rodOffsets).
+// The band lies between two sharp edges (each a step of at least rodContrast over 2q
+// pixels, rodSharp of it over the middle two), a rod's width apart; it is even between them
+// (within rodEven of its mean) and unlike both sides. When follow, its edges lie near prev's
+// and its colour is like prev's.
+func (s *Swapper) rodCross(frame *raster.Image, c geom.Pt, size float64, along, half, reach int, prev rodSection, follow bool) (rodSection, bool) {
+	n := 2*half + 1
+	if c.X-float64(reach) < 0 || c.Y-float64(reach) < 0 || c.X+float64(reach)+1 >= float64(frame.W) || c.Y+float64(reach)+1 >= float64(frame.H) {
+		return rodSection{}, false
+	}
+	m := 2*along + 1
+	cx, cy := c.X+0.5, c.Y+0.5
+	s.rodProf = slices.Grow(s.rodProf[:0], n)[:n]
+	for j := range n {
+		var sr, sg, sb int
+		for _, o := range s.rodOffs[j*m : (j+1)*m] {
+			px := frame.Pix[int(cy+o.Y)*frame.Stride+3*int(cx+o.X):][:3]
+			sr, sg, sb = sr+int(px[0]), sg+int(px[1]), sb+int(px[2])
+		}
+		k := float32(m)
+		r, g, b := float32(sr)/k, float32(sg)/k, float32(sb)/k
+		s.rodProf[j] = [2]float32{luma(r, g, b), r - g}
+	}
+	pr := s.rodProf
+	dist := func(a, b [2]float32) float32 { return max(abs32(a[0]-b[0]), abs32(a[1]-b[1])) }
+	// The step at each pixel, where it is sharp (0 elsewhere).
+	q := max(2, int(math.Round(rodEdgeReach*size)))
+	s.rodStep = slices.Grow(s.rodStep[:0], n)[:n]
+	clear(s.rodStep)
+	for j := q; j < n-q; j++ {
+		if wide := dist(pr[j-q], pr[j+q]); wide >= rodContrast && dist(pr[j-1], pr[j+1]) >= rodSharp*wide {
+			s.rodStep[j] = wide
+		}
+	}
+	wmin, wmax := max(2*q+1, int(rodWidthLeast*size)), int(rodWidthMost*size)
+	l0, l1 := q, n-q-1
+	if follow { // the band's edges move little from one section to the next
+		l0, l1 = max(l0, prev.l+half-max(2, (prev.r-prev.l)/2)), min(l1, prev.l+half+max(2, (prev.r-prev.l)/2))
+	}
+	var best rodSection
+	bestStep := float32(0)
+	for l := l0; l <= l1; l++ {
+		sl := s.rodStep[l]
+		if sl <= bestStep {
+			continue
+		}
+		for r := l + wmin; r <= min(n-q-1, l+wmax); r++ {
+			sr := s.rodStep[r]
+			if min(sl, sr) <= bestStep {
+				continue
+			}
+			var in [2]float32
+			for j := l + q; j <= r-q; j++ {
+				in[0], in[1] = in[0]+pr[j][0], in[1]+pr[j][1]
+			}
+			k := float32(r - l - 2*q + 1)
+			in[0], in[1] = in[0]/k, in[1]/k
+			even := dist(pr[l-q], in) >= rodContrast && dist(pr[r+q], in) >= rodContrast
+			for j := l + q; j <= r-q && even; j++ {
+				even = dist(pr[j], in) <= rodEven
+			}
+			if !even || follow && (dist(in, prev.col) > rodEven || abs(l-half-prev.l)+abs(r-half-prev.r) > max(2, (r-l)/2)) {
+				continue
+			}
+			best, bestStep = rodSection{l - half, r - half, in}, min(sl, sr)
+		}
+	}
+	return best, bestStep > 0
+}
+
+func abs(v int) int {
+	if v < 0 {
+		return -v
+	}
+	return v
 }

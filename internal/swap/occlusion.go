@@ -137,6 +137,7 @@ func (s *Swapper) occluders(frame *raster.Image, target *face.Landmarks68, fm *r
 	s.keepRims()
 	s.keepBands()
 	s.fingers(frame, target, fm, size, fr)
+	s.mouthRods(frame, target, fm, size, fr)
 	if !slices.Contains(s.occ.Pix, 1) { // the common case, a bare face
 		for i := range s.occ.Pix {
 			s.occ.Pix[i] = 1

@@ -183,6 +183,11 @@ type Swapper struct {
 	// dropSmall (see keepHeld).
 	boxes []image.Rectangle
 	held  raster.Mask
+	// rodCross's: its samples' offsets, a cross-section's colours and the step at each of
+	// its pixels.
+	rodOffs []geom.Pt
+	rodProf [][2]float32
+	rodStep []float32
 	// The glasses test's (see glasses).
 	rings ringScratch
 }
