@@ -16,9 +16,13 @@ import (
 //   - pixel noise (a grainy print, a knitted or sprayed surface) has far more of its detail at
 //     the finest scale than in the band just above it, and
 //   - stripes (fabric, a pattern, combed hair) have their detail in that band, all of one
-//     orientation.
+//     orientation, and
+//   - colour noise (a surface whose channels vary apart: a print's dots, a dyed weave) has
+//     pixel-scale detail in its chroma (R − G, B − G), far more than in the band, which the
+//     skin lacks: its grain is of the light, alike in every channel, and a codec smooths its
+//     chroma; what chroma detail the skin has lies at its creases and edges, in the band.
 //
-// Both are measured against the skin's own (the median over the skin sample discs of each
+// All are measured against the skin's own (the median over the skin sample discs of each
 // disc's median), so a grainy photo and a smooth one compare. A region counts only if part of
 // it is far from the skin (a seed of some size) and grows through what is less far; the
 // features (eyes, brows, nostrils, mouth), textured by nature, are not tested, and a feature
@@ -65,6 +69,15 @@ const (
 	// reverse, while the skin of a lossy frame, its grain partly kept and partly smoothed
 	// away from one keyframe to the next, holds about as much of each.
 	texSeedSpread = 1.5
+	// texChromaSeed and texChromaWeak are the chroma's pixel-scale detail, as multiples of
+	// the skin's, from which a pixel seeds a chroma-noisy region (with texSeedSpread times
+	// as much of it as of the band's, as noise has) and may join one (with more of it than
+	// of the band's: the skin's creases and a glasses frame's edges hold theirs in the
+	// band). texChromaOffset
+	// (levels) is added to the skin's: a grey face has none.
+	texChromaSeed   = 1.75
+	texChromaWeak   = 2
+	texChromaOffset = 0.5
 )
 
 // texture adds to s.occ (over fr, 1 on occluders; after s.features) what the local texture
@@ -82,6 +95,8 @@ func (s *Swapper) texture(frame *raster.Image, target *face.Landmarks68, fm *ras
 	if !(refQ > 0) {
 		return
 	}
+	refC := s.discMedian(&s.texC[0], target, size, fr) + texChromaOffset
+	cfine, cband := s.texC[0].Pix, s.texC[1].Pix
 	s.clip.Reset(fr)
 	for y := range h {
 		frow := fm.Pix[(y+fr.Min.Y-fm.Rect.Min.Y)*fm.Stride+fr.Min.X-fm.Rect.Min.X:][:w]
@@ -90,11 +105,12 @@ func (s *Swapper) texture(frame *raster.Image, target *face.Landmarks68, fm *ras
 			if !(v > 0.5) || s.excl.Pix[i] > 0 {
 				continue
 			}
-			q, c, f, b := ratio[i]/refQ, coh[i], fine[i], band[i]
+			q, c, f, b, a := ratio[i]/refQ, coh[i], fine[i], band[i], cfine[i]/refC
 			switch {
-			case q > texNoiseSeed && f > texSeedSpread*b || q < texStripeQ && c > texStripeC && b > texSeedSpread*f:
+			case q > texNoiseSeed && f > texSeedSpread*b || q < texStripeQ && c > texStripeC && b > texSeedSpread*f ||
+				a > texChromaSeed && cfine[i] > texSeedSpread*cband[i]:
 				s.clip.Pix[i] = 3
-			case q > texNoiseWeak || q < texStripeQWeak && c > texStripeCWeak:
+			case q > texNoiseWeak || q < texStripeQWeak && c > texStripeCWeak || a > texChromaWeak && cfine[i] > cband[i]:
 				s.clip.Pix[i] = 1
 			}
 		}
@@ -105,7 +121,7 @@ func (s *Swapper) texture(frame *raster.Image, target *face.Landmarks68, fm *ras
 // textureMaps puts in s.texE (over fr) three local texture descriptors of the frame's luma,
 // each averaged over a box of half-width r: 0, the pixel-scale detail |L − 3×3 mean|; 1,
 // the band detail |3×3 mean − 7×7 mean|; 2, how much the band-passed luma's gradients share
-// one orientation (0 to 1).
+// one orientation (0 to 1); and in s.texC the chroma's pixel-scale and band detail alike.
 func (s *Swapper) textureMaps(frame *raster.Image, fr image.Rectangle, r int) {
 	w, h := fr.Dx(), fr.Dy()
 	for k := range s.texE {
@@ -152,6 +168,30 @@ func (s *Swapper) textureMaps(frame *raster.Image, fr image.Rectangle, r int) {
 	for i, v := range band {
 		band[i] = float32(math.Abs(float64(v)))
 	}
+	// The chroma's pixel-scale and band detail, as the luma's, summed over C = R − G and
+	// B − G, in s.texC; s.texB1, s.texB3 and s.texE[2] (the coherence, last) are free again.
+	s.texC[0].Reset(fr)
+	s.texC[1].Reset(fr)
+	cfine, cband := s.texC[0].Pix, s.texC[1].Pix
+	for c := range 2 {
+		d := s.texB3.Pix
+		for y := range h {
+			row := frame.Pix[(y+fr.Min.Y)*frame.Stride+3*fr.Min.X:][:3*w]
+			for x := range w {
+				d[y*w+x] = float32(row[3*x+2*c]) - float32(row[3*x+1])
+			}
+		}
+		copy(s.texB1.Pix, d)
+		s.boxSmooth(&s.texB1, 1)
+		copy(s.texE[2].Pix, d)
+		s.boxSmooth(&s.texE[2], 3)
+		for i, m1 := range s.texB1.Pix {
+			cfine[i] += float32(math.Abs(float64(d[i] - m1)))
+			cband[i] += float32(math.Abs(float64(m1 - s.texE[2].Pix[i])))
+		}
+	}
+	s.boxSmooth(&s.texC[0], r)
+	s.boxSmooth(&s.texC[1], r)
 	s.boxSmooth(&s.texE[0], r)
 	s.boxSmooth(&s.texE[1], r)
 	s.boxSmooth(&s.texJ[0], r)
