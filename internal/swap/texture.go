@@ -25,8 +25,9 @@ import (
 // All are measured against the skin's own (the median over the skin sample discs of each
 // disc's median), so a grainy photo and a smooth one compare. A region counts only if part of
 // it is far from the skin (a seed of some size) and grows through what is less far; the
-// features (eyes, brows, nostrils, mouth), textured by nature, are not tested, and a feature
-// ringed or crossed by a find counts as covered, as in the other tests.
+// features (eyes, brows, nostrils, mouth), textured by nature, are not tested, but for the
+// nose's colour noise (it has none of its own, unlike the lips' and the eyes' colour edges),
+// and a feature ringed or crossed by a find counts as covered, as in the other tests.
 
 const (
 	// texWindow is the half-width of the window the descriptors are averaged over, as a
@@ -97,15 +98,29 @@ func (s *Swapper) texture(frame *raster.Image, target *face.Landmarks68, fm *ras
 	}
 	refC := s.discMedian(&s.texC[0], target, size, fr) + texChromaOffset
 	cfine, cband := s.texC[0].Pix, s.texC[1].Pix
+	s.zone.Reset(fr)
+	s.fillZone(target, featureZones[5], featureZones[5].k, 1)
 	s.clip.Reset(fr)
 	for y := range h {
 		frow := fm.Pix[(y+fr.Min.Y-fm.Rect.Min.Y)*fm.Stride+fr.Min.X-fm.Rect.Min.X:][:w]
 		for x, v := range frow {
 			i := y*w + x
-			if !(v > 0.5) || s.excl.Pix[i] > 0 {
+			if !(v > 0.5) {
 				continue
 			}
-			q, c, f, b, a := ratio[i]/refQ, coh[i], fine[i], band[i], cfine[i]/refC
+			a := cfine[i] / refC
+			if s.excl.Pix[i] > 0 {
+				if s.zone.Pix[i] == 1 { // the nose
+					switch {
+					case a > texChromaSeed && cfine[i] > texSeedSpread*cband[i]:
+						s.clip.Pix[i] = 3
+					case a > texChromaWeak && cfine[i] > cband[i]:
+						s.clip.Pix[i] = 1
+					}
+				}
+				continue
+			}
+			q, c, f, b := ratio[i]/refQ, coh[i], fine[i], band[i]
 			switch {
 			case q > texNoiseSeed && f > texSeedSpread*b || q < texStripeQ && c > texStripeC && b > texSeedSpread*f ||
 				a > texChromaSeed && cfine[i] > texSeedSpread*cband[i]:
