@@ -201,8 +201,8 @@ func (s *Swapper) textureMaps(frame *raster.Image, fr image.Rectangle, r int) {
 		copy(s.texE[2].Pix, d)
 		s.boxSmooth(&s.texE[2], 3)
 		for i, m1 := range s.texB1.Pix {
-			cfine[i] += float32(math.Abs(float64(d[i] - m1)))
-			cband[i] += float32(math.Abs(float64(m1 - s.texE[2].Pix[i])))
+			cfine[i] += abs32(d[i] - m1)
+			cband[i] += abs32(m1 - s.texE[2].Pix[i])
 		}
 	}
 	s.boxSmooth(&s.texC[0], r)
