@@ -96,6 +96,26 @@ func (s *Swapper) texture(frame *raster.Image, target *face.Landmarks68, fm *ras
 	if !(refQ > 0) {
 		return
 	}
+	s.clip.Reset(fr)
+	for y := range h {
+		frow := fm.Pix[(y+fr.Min.Y-fm.Rect.Min.Y)*fm.Stride+fr.Min.X-fm.Rect.Min.X:][:w]
+		for x, v := range frow {
+			i := y*w + x
+			if !(v > 0.5) || s.excl.Pix[i] > 0 {
+				continue
+			}
+			q, c, f, b := ratio[i]/refQ, coh[i], fine[i], band[i]
+			switch {
+			case q > texNoiseSeed && f > texSeedSpread*b || q < texStripeQ && c > texStripeC && b > texSeedSpread*f:
+				s.clip.Pix[i] = 3
+			case q > texNoiseWeak || q < texStripeQWeak && c > texStripeCWeak:
+				s.clip.Pix[i] = 1
+			}
+		}
+	}
+	s.addSeededFinds(target, fm, size, fr, occMinArea)
+	// Colour noise apart, over the skin and the nose: its seeds grow only through its own
+	// weak pixels (a grainy face's skin is weak in the luma all over).
 	refC := s.discMedian(&s.texC[0], target, size, fr) + texChromaOffset
 	cfine, cband := s.texC[0].Pix, s.texC[1].Pix
 	s.zone.Reset(fr)
@@ -105,27 +125,13 @@ func (s *Swapper) texture(frame *raster.Image, target *face.Landmarks68, fm *ras
 		frow := fm.Pix[(y+fr.Min.Y-fm.Rect.Min.Y)*fm.Stride+fr.Min.X-fm.Rect.Min.X:][:w]
 		for x, v := range frow {
 			i := y*w + x
-			if !(v > 0.5) {
+			if !(v > 0.5) || s.excl.Pix[i] > 0 && s.zone.Pix[i] == 0 {
 				continue
 			}
-			a := cfine[i] / refC
-			if s.excl.Pix[i] > 0 {
-				if s.zone.Pix[i] == 1 { // the nose
-					switch {
-					case a > texChromaSeed && cfine[i] > texSeedSpread*cband[i]:
-						s.clip.Pix[i] = 3
-					case a > texChromaWeak && cfine[i] > cband[i]:
-						s.clip.Pix[i] = 1
-					}
-				}
-				continue
-			}
-			q, c, f, b := ratio[i]/refQ, coh[i], fine[i], band[i]
-			switch {
-			case q > texNoiseSeed && f > texSeedSpread*b || q < texStripeQ && c > texStripeC && b > texSeedSpread*f ||
-				a > texChromaSeed && cfine[i] > texSeedSpread*cband[i]:
+			switch a := cfine[i] / refC; {
+			case a > texChromaSeed && cfine[i] > texSeedSpread*cband[i]:
 				s.clip.Pix[i] = 3
-			case q > texNoiseWeak || q < texStripeQWeak && c > texStripeCWeak || a > texChromaWeak && cfine[i] > cband[i]:
+			case a > texChromaWeak && cfine[i] > cband[i]:
 				s.clip.Pix[i] = 1
 			}
 		}
