@@ -116,7 +116,7 @@ func (s *Swapper) texture(frame *raster.Image, target *face.Landmarks68, fm *ras
 	s.addSeededFinds(target, fm, size, fr, occMinArea)
 	// Colour noise apart, over the skin and the nose: its seeds grow only through its own
 	// weak pixels (a grainy face's skin is weak in the luma all over).
-	refC := s.discMedian(&s.texC[0], target, size, fr) + texChromaOffset
+	refC := s.chromaRef(target, size, fr) + texChromaOffset
 	cfine, cband := s.texC[0].Pix, s.texC[1].Pix
 	s.zone.Reset(fr)
 	s.fillZone(target, featureZones[5], featureZones[5].k, 1)
@@ -326,6 +326,35 @@ func (s *Swapper) discMedian(m *raster.Mask, target *face.Landmarks68, size floa
 	}
 	slices.Sort(meds[:n])
 	return (meds[(n-1)/2] + meds[n/2]) / 2
+}
+
+// chromaRef is the skin's chroma detail (s.texC[0]): the larger of the skin discs' median
+// (see discMedian) and the median of the four discs above the brows and beside the eyes. A
+// cover of the skin's own colour and grain over the lower face, flat in its chroma (a grey
+// knit, a grained mask), passes for skin in the skin model and takes most skin discs, which
+// would make the rest of the face seem noisy; it never reaches above the eyes, and a cover
+// there never reaches the cheeks and the chin.
+func (s *Swapper) chromaRef(target *face.Landmarks68, size float64, fr image.Rectangle) float32 {
+	var upper [occForeheadDiscs + occWitnessDiscs]geom.Pt
+	foreheadCentres(target, (*[occForeheadDiscs]geom.Pt)(upper[:occForeheadDiscs]))
+	witnessCentres(target, (*[occWitnessDiscs]geom.Pt)(upper[occForeheadDiscs:]))
+	rad := occSampleRadius * size
+	var meds [len(upper)]float32
+	n := 0
+	for _, c := range upper {
+		s.dev = appendDisc(s.dev[:0], &s.texC[0], c, rad, fr)
+		if len(s.dev) > 0 {
+			slices.Sort(s.dev)
+			meds[n] = s.dev[len(s.dev)/2]
+			n++
+		}
+	}
+	ref := s.discMedian(&s.texC[0], target, size, fr)
+	if n > 0 {
+		slices.Sort(meds[:n])
+		ref = max(ref, (meds[(n-1)/2]+meds[n/2])/2)
+	}
+	return ref
 }
 
 // boxSmooth replaces each value of m by the mean over the (2r+1)² square about it, clipped to
