@@ -329,11 +329,12 @@ func (s *Swapper) discMedian(m *raster.Mask, target *face.Landmarks68, size floa
 }
 
 // chromaRef is the skin's chroma detail (s.texC[0]): the larger of the skin discs' median
-// (see discMedian) and the median of the four discs above the brows and beside the eyes. A
+// (see discMedian) and the least of the four discs' above the brows and beside the eyes. A
 // cover of the skin's own colour and grain over the lower face, flat in its chroma (a grey
 // knit, a grained mask), passes for skin in the skin model and takes most skin discs, which
-// would make the rest of the face seem noisy; it never reaches above the eyes, and a cover
-// there never reaches the cheeks and the chin.
+// would make the rest of the face seem noisy; it never reaches above the eyes. The least of
+// those four stays on the skin under a noisy cover over the eyes (sunglasses, a fringe), which
+// rarely covers all four.
 func (s *Swapper) chromaRef(target *face.Landmarks68, size float64, fr image.Rectangle) float32 {
 	var upper [occForeheadDiscs + occWitnessDiscs]geom.Pt
 	foreheadCentres(target, (*[occForeheadDiscs]geom.Pt)(upper[:occForeheadDiscs]))
@@ -351,8 +352,7 @@ func (s *Swapper) chromaRef(target *face.Landmarks68, size float64, fr image.Rec
 	}
 	ref := s.discMedian(&s.texC[0], target, size, fr)
 	if n > 0 {
-		slices.Sort(meds[:n])
-		ref = max(ref, (meds[(n-1)/2]+meds[n/2])/2)
+		ref = max(ref, slices.Min(meds[:n]))
 	}
 	return ref
 }
