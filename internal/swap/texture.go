@@ -70,12 +70,13 @@ const (
 	// reverse, while the skin of a lossy frame, its grain partly kept and partly smoothed
 	// away from one keyframe to the next, holds about as much of each.
 	texSeedSpread = 1.5
-	// texChromaSeed and texChromaWeak are the chroma's pixel-scale detail, as multiples of
-	// the skin's, from which a pixel seeds a chroma-noisy region (with texSeedSpread times
-	// as much of it as of the band's, as noise has) and may join one (with more of it than
-	// of the band's: the skin's creases and a glasses frame's edges hold theirs in the
-	// band). texChromaOffset
-	// (levels) is added to the skin's: a grey face has none.
+	// texChromaSeed is the chroma's pixel-scale detail, as a multiple of the skin's, from
+	// which a pixel with texSeedSpread times as much of it as of the band's (as noise has)
+	// seeds a chroma-noisy region; texChromaWeak the detail from which a pixel with merely
+	// more of it than of the band's may join one: over Grace Hopper's glasses and creases
+	// the chroma detail reaches 1.5–2 times the skin's, mostly in the band, and a laxer bound
+	// grew a fringe's find over them. texChromaOffset (levels) is added to the skin's: a grey
+	// face has none.
 	texChromaSeed   = 1.75
 	texChromaWeak   = 2
 	texChromaOffset = 0.5
