@@ -20,7 +20,10 @@ import (
 //   - over an eye or a brow, detail far below the skin's where the warped source has a
 //     feature: a face has an eye where the landmarks put one, so a flat patch there is a
 //     cover (a mouth is left out: its detail follows the expression, teeth or none, which
-//     the swap takes from the target).
+//     the swap takes from the target);
+//   - over the nose, detail far below the skin's wherever it lies: a nose has its nostrils,
+//     the shine on its tip and the shading down its sides, which a tissue, a hand or a
+//     mask over it flatten, whatever its colour.
 //
 // Each is measured relative to its own face's skin, so a grainy photo and a smooth one
 // compare. A find counts only if part of it is far past the bounds (a seed of some size) and
@@ -63,7 +66,9 @@ func (s *Swapper) detail(frame *raster.Image, target *face.Landmarks68, fm *rast
 		return
 	}
 	s.zone.Reset(fr)
-	for _, z := range featureZones[:4] { // the eyes and brows
+	// The nose, flat only under a cover; then the eyes and brows.
+	s.fillZone(target, featureZones[5], featureZones[5].k, 2)
+	for _, z := range featureZones[:4] {
 		s.fillZone(target, z, z.k, 1)
 	}
 	s.clip.Reset(fr)
@@ -82,7 +87,12 @@ func (s *Swapper) detail(frame *raster.Image, target *face.Landmarks68, fm *rast
 				} else if rt > occDetailBusy*max(1, rs) || rt < occDetailFlat {
 					s.clip.Pix[i] = 1
 				}
-			case s.zone.Pix[i] > 0 && rs > occDetailFeature && rt < occDetailFlat:
+			case s.zone.Pix[i] == 2 && rt < occDetailFlat:
+				s.clip.Pix[i] = 1
+				if rt < occDetailFlatSeed {
+					s.clip.Pix[i] = 3
+				}
+			case s.zone.Pix[i] == 1 && rs > occDetailFeature && rt < occDetailFlat:
 				s.clip.Pix[i] = 3
 				if rt > occDetailFlatSeed {
 					s.clip.Pix[i] = 1

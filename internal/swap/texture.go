@@ -16,13 +16,18 @@ import (
 //   - pixel noise (a grainy print, a knitted or sprayed surface) has far more of its detail at
 //     the finest scale than in the band just above it, and
 //   - stripes (fabric, a pattern, combed hair) have their detail in that band, all of one
-//     orientation.
+//     orientation, and
+//   - colour noise (a surface whose channels vary apart: a print's dots, a dyed weave) has
+//     pixel-scale detail in its chroma (R − G, B − G), far more than in the band, which the
+//     skin lacks: its grain is of the light, alike in every channel, and a codec smooths its
+//     chroma; what chroma detail the skin has lies at its creases and edges, in the band.
 //
-// Both are measured against the skin's own (the median over the skin sample discs of each
+// All are measured against the skin's own (the median over the skin sample discs of each
 // disc's median), so a grainy photo and a smooth one compare. A region counts only if part of
 // it is far from the skin (a seed of some size) and grows through what is less far; the
-// features (eyes, brows, nostrils, mouth), textured by nature, are not tested, and a feature
-// ringed or crossed by a find counts as covered, as in the other tests.
+// features (eyes, brows, nostrils, mouth), textured by nature, are not tested, but for the
+// nose's colour noise (it has none of its own, unlike the lips' and the eyes' colour edges),
+// and a feature ringed or crossed by a find counts as covered, as in the other tests.
 
 const (
 	// texWindow is the half-width of the window the descriptors are averaged over, as a
@@ -65,6 +70,16 @@ const (
 	// reverse, while the skin of a lossy frame, its grain partly kept and partly smoothed
 	// away from one keyframe to the next, holds about as much of each.
 	texSeedSpread = 1.5
+	// texChromaSeed is the chroma's pixel-scale detail, as a multiple of the skin's, from
+	// which a pixel with texSeedSpread times as much of it as of the band's (as noise has)
+	// seeds a chroma-noisy region; texChromaWeak the detail from which a pixel with merely
+	// more of it than of the band's may join one: over Grace Hopper's glasses and creases
+	// the chroma detail reaches 1.5–2 times the skin's, mostly in the band, and a laxer bound
+	// grew a fringe's find over them. texChromaOffset (levels) is added to the skin's: a grey
+	// face has none.
+	texChromaSeed   = 1.75
+	texChromaWeak   = 2
+	texChromaOffset = 0.5
 )
 
 // texture adds to s.occ (over fr, 1 on occluders; after s.features) what the local texture
@@ -100,12 +115,35 @@ func (s *Swapper) texture(frame *raster.Image, target *face.Landmarks68, fm *ras
 		}
 	}
 	s.addSeededFinds(target, fm, size, fr, occMinArea)
+	// Colour noise apart, over the skin and the nose: its seeds grow only through its own
+	// weak pixels (a grainy face's skin is weak in the luma all over).
+	refC := s.chromaRef(target, size, fr) + texChromaOffset
+	cfine, cband := s.texC[0].Pix, s.texC[1].Pix
+	s.zone.Reset(fr)
+	s.fillZone(target, featureZones[5], featureZones[5].k, 1)
+	s.clip.Reset(fr)
+	for y := range h {
+		frow := fm.Pix[(y+fr.Min.Y-fm.Rect.Min.Y)*fm.Stride+fr.Min.X-fm.Rect.Min.X:][:w]
+		for x, v := range frow {
+			i := y*w + x
+			if !(v > 0.5) || s.excl.Pix[i] > 0 && s.zone.Pix[i] == 0 {
+				continue
+			}
+			switch a := cfine[i] / refC; {
+			case a > texChromaSeed && cfine[i] > texSeedSpread*cband[i]:
+				s.clip.Pix[i] = 3
+			case a > texChromaWeak && cfine[i] > cband[i]:
+				s.clip.Pix[i] = 1
+			}
+		}
+	}
+	s.addSeededFinds(target, fm, size, fr, occMinArea)
 }
 
 // textureMaps puts in s.texE (over fr) three local texture descriptors of the frame's luma,
 // each averaged over a box of half-width r: 0, the pixel-scale detail |L − 3×3 mean|; 1,
 // the band detail |3×3 mean − 7×7 mean|; 2, how much the band-passed luma's gradients share
-// one orientation (0 to 1).
+// one orientation (0 to 1); and in s.texC the chroma's pixel-scale and band detail alike.
 func (s *Swapper) textureMaps(frame *raster.Image, fr image.Rectangle, r int) {
 	w, h := fr.Dx(), fr.Dy()
 	for k := range s.texE {
@@ -152,6 +190,30 @@ func (s *Swapper) textureMaps(frame *raster.Image, fr image.Rectangle, r int) {
 	for i, v := range band {
 		band[i] = float32(math.Abs(float64(v)))
 	}
+	// The chroma's pixel-scale and band detail, as the luma's, summed over C = R − G and
+	// B − G, in s.texC; s.texB1, s.texB3 and s.texE[2] (the coherence, last) are free again.
+	s.texC[0].Reset(fr)
+	s.texC[1].Reset(fr)
+	cfine, cband := s.texC[0].Pix, s.texC[1].Pix
+	for c := range 2 {
+		d := s.texB3.Pix
+		for y := range h {
+			row := frame.Pix[(y+fr.Min.Y)*frame.Stride+3*fr.Min.X:][:3*w]
+			for x := range w {
+				d[y*w+x] = float32(row[3*x+2*c]) - float32(row[3*x+1])
+			}
+		}
+		copy(s.texB1.Pix, d)
+		s.boxSmooth(&s.texB1, 1)
+		copy(s.texE[2].Pix, d)
+		s.boxSmooth(&s.texE[2], 3)
+		for i, m1 := range s.texB1.Pix {
+			cfine[i] += abs32(d[i] - m1)
+			cband[i] += abs32(m1 - s.texE[2].Pix[i])
+		}
+	}
+	s.boxSmooth(&s.texC[0], r)
+	s.boxSmooth(&s.texC[1], r)
 	s.boxSmooth(&s.texE[0], r)
 	s.boxSmooth(&s.texE[1], r)
 	s.boxSmooth(&s.texJ[0], r)
@@ -265,6 +327,35 @@ func (s *Swapper) discMedian(m *raster.Mask, target *face.Landmarks68, size floa
 	}
 	slices.Sort(meds[:n])
 	return (meds[(n-1)/2] + meds[n/2]) / 2
+}
+
+// chromaRef is the skin's chroma detail (s.texC[0]): the larger of the skin discs' median
+// (see discMedian) and the least of the four discs' above the brows and beside the eyes. A
+// cover of the skin's own colour and grain over the lower face, flat in its chroma (a grey
+// knit, a grained mask), passes for skin in the skin model and takes most skin discs, which
+// would make the rest of the face seem noisy; it never reaches above the eyes. The least of
+// those four stays on the skin under a noisy cover over the eyes (sunglasses, a fringe), which
+// rarely covers all four.
+func (s *Swapper) chromaRef(target *face.Landmarks68, size float64, fr image.Rectangle) float32 {
+	var upper [occForeheadDiscs + occWitnessDiscs]geom.Pt
+	foreheadCentres(target, (*[occForeheadDiscs]geom.Pt)(upper[:occForeheadDiscs]))
+	witnessCentres(target, (*[occWitnessDiscs]geom.Pt)(upper[occForeheadDiscs:]))
+	rad := occSampleRadius * size
+	var meds [len(upper)]float32
+	n := 0
+	for _, c := range upper {
+		s.dev = appendDisc(s.dev[:0], &s.texC[0], c, rad, fr)
+		if len(s.dev) > 0 {
+			slices.Sort(s.dev)
+			meds[n] = s.dev[len(s.dev)/2]
+			n++
+		}
+	}
+	ref := s.discMedian(&s.texC[0], target, size, fr)
+	if n > 0 {
+		ref = max(ref, slices.Min(meds[:n]))
+	}
+	return ref
 }
 
 // boxSmooth replaces each value of m by the mean over the (2r+1)² square about it, clipped to

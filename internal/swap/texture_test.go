@@ -101,3 +101,41 @@ func TestBoxSmoothMatchesBoxMean(t *testing.T) {
 		}
 	}
 }
+
+// Covers of a skin's hue whose channels vary apart (a print's dots, a dyed weave: σ 5 levels
+// in each channel, drawn independently) have luma grain within the skin's own, so only their
+// chroma's fine detail tells them. A strip across the nose and both cheeks and a patch on the
+// cheek, both ways between the sample photos; without the chroma cue they kept 2–68 %.
+func TestApplyKeepsCoversOfColourNoise(t *testing.T) {
+	ways := photoWays(t)
+	chromaNoise := occTexture{"colour noise", func(c raster.RGB, _, _ int, rng *rand.Rand) raster.RGB {
+		return raster.RGB{R: clampU8(float64(c.R) + 5*rng.NormFloat64()), G: clampU8(float64(c.G) + 5*rng.NormFloat64()), B: clampU8(float64(c.B) + 5*rng.NormFloat64())}
+	}}
+	strip := occShape{"strip across the nose", func(l *face.Landmarks68, s, x, y float64) bool {
+		c := l[29].Add(l[30]).Scale(0.5)
+		return x >= l[2].X+0.04*s && x <= l[14].X-0.04*s && math.Abs(y-c.Y) <= 0.06*s
+	}}
+	patch := occShape{"patch on the cheek", func(l *face.Landmarks68, s, x, y float64) bool {
+		c := l[3].Add(l[31]).Add(l[40]).Scale(1.0 / 3)
+		dx, dy := (x-c.X)/(0.13*s), (y-c.Y)/(0.1*s)
+		return dx*dx+dy*dy <= 1
+	}}
+	for _, c := range []struct {
+		toAstronaut bool
+		shape       occShape
+		hue         string
+		of          func(raster.RGB) raster.RGB
+	}{
+		{false, strip, "own skin", scaledSkin(1)}, {false, patch, "tan", func(raster.RGB) raster.RGB { return raster.RGB{R: 198, G: 152, B: 108} }},
+		{true, strip, "own skin", scaledSkin(1)}, {true, patch, "skin a shade darker", scaledSkin(0.9)},
+	} {
+		w := ways[c.toAstronaut]
+		oc := occCase{shape: c.shape, tex: chromaNoise, hue: c.of(skinColour(w.tgt, &w.lm)), name: c.shape.name + "/" + c.hue}
+		r, _ := occlusionRun(t, w.src, w.tgt, w.lm, w.box, oc, w.bare)
+		t.Logf("into astronaut %v, %s: %.1f%% kept, the rest of the face %.1f%% swapped", c.toAstronaut, oc.name, 100*r.kept, 100*r.swapped)
+		if r.kept < 0.8 || r.swapped < 0.75 {
+			t.Errorf("into astronaut %v, %s: %.1f%% of the cover kept (want ≥ 80%%), the rest of the face %.1f%% swapped (want ≥ 75%% of the bare face's)",
+				c.toAstronaut, oc.name, 100*r.kept, 100*r.swapped)
+		}
+	}
+}
