@@ -117,7 +117,7 @@ func (s *Swapper) thinCovers(frame *raster.Image, target *face.Landmarks68, fm *
 		}
 	}
 	s.markRidges(fr, f, cr, sigma, least, ms, bandValue(target[16].Sub(target[0])))
-	s.hueBands(target, fr, f, cr, m) // before s.zone is scratch
+	s.hueBands(target, fr, f, cr, m)
 	s.bridgeGaps(fr, f, cr, occRidgeGap*csize)
 	s.clip.Dilate(1, &s.zone) // a ridge's centre line breaks where it bends
 	s.longOnly(&s.clip, cr, long*csize, min(long, occRidgeCross)*csize, 0)
@@ -661,32 +661,34 @@ const (
 )
 
 // hueBands marks in s.hueBand (over cr, the grid of every f-th pixel of fr) the grid pixels
-// below the line through landmarks 1 and 15 (above it a glasses frame's rims and arms, found
-// by the rings, and the brows), off the mouth, the nostrils, the nose and the lips' outline, whose smoothed colour (s.chan3) lies past the skin
-// model m's chromaticity tolerances, either way along its axis: each such pixel holds 4 plus the
-// departure's angle (radians, from along the axis towards across), so a band's set joins
-// only pixels that depart alike (see longOnly).
+// below the line through landmarks 0 and 16 (above it a glasses frame's rims and arms, found
+// by the rings, and the brows) and off the features (s.excl: the mouth, the nostrils, each eye
+// with its brow) whose smoothed colour (s.chan3) lies past the skin model m's chromaticity
+// tolerances, either way along its axis: each such pixel holds 4 plus the departure's angle
+// (radians, from along the axis towards across), so a band's set joins only pixels that depart
+// alike (see longOnly). A cord towards the mouth or the nose runs on over the nose's side and
+// the lips' outline, so those count.
 func (s *Swapper) hueBands(target *face.Landmarks68, fr image.Rectangle, f int, cr image.Rectangle, m skinModel) {
 	w, h := fr.Dx(), fr.Dy()
 	cw, ch := cr.Dx(), cr.Dy()
 	s.hueBand.Reset(cr)
 	r, g, b := s.chan3[0].Pix, s.chan3[1].Pix, s.chan3[2].Pix
-	a, d := target[0], target[16].Sub(target[0])
+	o, d := target[0], target[16].Sub(target[0])
 	for y := range ch {
 		fy := min(h-1, y*f+f/2)
 		for x := range cw {
 			fx := min(w-1, x*f+f/2)
-			if j := fy*w + fx; s.excl.Pix[j] > 0 || s.zone.Pix[j] == zoneOwn {
+			if j := fy*w + fx; s.excl.Pix[j] > 0 {
 				continue
 			}
-			if d.X*(float64(fy+fr.Min.Y)-a.Y)-d.Y*(float64(fx+fr.Min.X)-a.X) < 0 {
+			if d.X*(float64(fy+fr.Min.Y)-o.Y)-d.Y*(float64(fx+fr.Min.X)-o.X) < 0 {
 				continue // above the cheeks
 			}
 			i := y*cw + x
-			cr, cg, cb := uint8(min(255, r[i]+0.5)), uint8(min(255, g[i]+0.5)), uint8(min(255, b[i]+0.5))
-			lg := logTable[cg]
-			a, bb := logTable[cr]-lg, logTable[cb]-lg
-			slack := occHueBandSlack / (float32(min(cr, cg, cb)) + 1)
+			pr, pg, pb := uint8(min(255, r[i]+0.5)), uint8(min(255, g[i]+0.5)), uint8(min(255, b[i]+0.5))
+			lg := logTable[pg]
+			a, bb := logTable[pr]-lg, logTable[pb]-lg
+			slack := occHueBandSlack / (float32(min(pr, pg, pb)) + 1)
 			ds := (a*m.ux + bb*m.uy - m.med[1]) / (m.less + slack)
 			dh := (bb*m.ux - a*m.uy - m.med[2]) / (m.hue + slack)
 			if ds*ds+dh*dh > occHueBandTol*occHueBandTol {
