@@ -88,7 +88,7 @@ const (
 // warped source's detail) the long thin bands in front of the face (see above). A large face
 // is seen on a grid of every f-th pixel (each the mean of its f×f block), where a frame is
 // still a few pixels wide, at a fraction of the cost.
-func (s *Swapper) thinCovers(frame *raster.Image, target *face.Landmarks68, fm *raster.Mask, size float64, fr image.Rectangle) {
+func (s *Swapper) thinCovers(frame *raster.Image, target *face.Landmarks68, fm *raster.Mask, size float64, fr image.Rectangle, m skinModel) {
 	k, long := float32(occRidgeK), occRidgeLength
 	if s.skinMedian(&s.detT, target, size, fr) > occRidgeGrain {
 		k, long = occRidgeKGrainy, occRidgeLengthGrainy
@@ -117,18 +117,30 @@ func (s *Swapper) thinCovers(frame *raster.Image, target *face.Landmarks68, fm *
 		}
 	}
 	s.markRidges(fr, f, cr, sigma, least, ms, bandValue(target[16].Sub(target[0])))
+	s.hueBands(target, fr, f, cr, m)
 	s.bridgeGaps(fr, f, cr, occRidgeGap*csize)
 	s.clip.Dilate(1, &s.zone) // a ridge's centre line breaks where it bends
-	s.longOnly(cr, long*csize, min(long, occRidgeCross)*csize)
-	s.clip.Dilate(int(math.Round(occRidgeWiden*csize)), &s.zone)
+	s.longOnly(&s.clip, cr, long*csize, min(long, occRidgeCross)*csize, 0)
+	s.longOnly(&s.hueBand, cr, long*csize, min(long, occRidgeCross)*csize, occHueBandWide*csize)
+	s.deepOnly(target, fr, f, cr, occHueBandDeep*size)
+	for i, v := range s.hueBand.Pix {
+		s.hueBand.Pix[i] = min(v, 1)
+	}
+	widen := int(math.Round(occRidgeWiden * csize))
+	s.clip.Dilate(widen, &s.zone)
+	s.hueBand.Dilate(widen, &s.zone)
 	s.bands.Reset(fr)
 	for y := range h {
 		crow := s.clip.Pix[min(ch-1, y/f)*cw:][:cw]
+		hrow := s.hueBand.Pix[min(ch-1, y/f)*cw:][:cw]
 		orow := s.occ.Pix[y*w:][:w]
 		brow := s.bands.Pix[y*w:][:w]
 		for x := range orow {
-			if crow[x/f] > 0.5 {
+			switch {
+			case crow[x/f] > 0.5:
 				orow[x], brow[x] = 1, 1
+			case hrow[x/f] > 0.5: // kept as found, the rules between leave it be
+				brow[x] = 1
 			}
 		}
 	}
@@ -555,17 +567,18 @@ func (s *Swapper) ridgeLevel(fm *raster.Mask, fr image.Rectangle, f int, cr imag
 	return s.dev[len(s.dev)/2]
 }
 
-// longOnly keeps in s.clip (0/1 over fr) the 8-connected sets that reach onto the face (s.dev,
-// the face mask over fr, above occRidgeOnFace somewhere) and whose bounding box's larger side
-// is at least least pixels, or cross pixels where they also reach off it (under
-// occRidgeOffFace).
-func (s *Swapper) longOnly(fr image.Rectangle, least, cross float64) {
+// longOnly keeps in c (0/1 over fr) the 8-connected sets that reach onto the face (s.dev, the
+// face mask over fr, above occRidgeOnFace somewhere) and whose bounding box's larger side is
+// at least least pixels, or cross pixels where they also reach off it (under
+// occRidgeOffFace); and, where wide > 0 (c holds hueBands's angles), whose mean width (their
+// area over that side) is at most wide pixels, each set joining only pixels that depart alike.
+func (s *Swapper) longOnly(c *raster.Mask, fr image.Rectangle, least, cross, wide float64) {
 	w, h := fr.Dx(), fr.Dy()
 	if cap(s.label) < w*h {
 		s.label = make([]int32, w*h)
 	}
 	s.label = s.label[:w*h]
-	for i, v := range s.clip.Pix {
+	for i, v := range c.Pix {
 		s.label[i] = -1
 		if v > 0.5 {
 			s.label[i] = 0
@@ -580,12 +593,14 @@ func (s *Swapper) longOnly(fr image.Rectangle, least, cross float64) {
 		n++
 		x0, y0, x1, y1 := w, h, -1, -1
 		on, off := float32(0), float32(1)
+		area := 0
 		s.label[start] = n
 		s.stack = append(s.stack[:0], int32(start))
 		for len(s.stack) > 0 {
 			i := int(s.stack[len(s.stack)-1])
 			s.stack = s.stack[:len(s.stack)-1]
 			x, y := i%w, i/w
+			area++
 			on, off = max(on, s.dev[i]), min(off, s.dev[i])
 			x0, y0, x1, y1 = min(x0, x), min(y0, y), max(x1, x), max(y1, y)
 			for dy := -1; dy <= 1; dy++ {
@@ -594,7 +609,7 @@ func (s *Swapper) longOnly(fr image.Rectangle, least, cross float64) {
 					if u < 0 || v < 0 || u >= w || v >= h {
 						continue
 					}
-					if nb := v*w + u; s.label[nb] == 0 {
+					if nb := v*w + u; s.label[nb] == 0 && (wide <= 0 || alike(c.Pix[i], c.Pix[nb])) {
 						s.label[nb] = n
 						s.stack = append(s.stack, int32(nb))
 					}
@@ -602,11 +617,11 @@ func (s *Swapper) longOnly(fr image.Rectangle, least, cross float64) {
 			}
 		}
 		ext := float64(max(x1-x0, y1-y0) + 1)
-		s.keep = append(s.keep, on > occRidgeOnFace && (ext >= least || off < occRidgeOffFace && ext >= cross))
+		s.keep = append(s.keep, on > occRidgeOnFace && (ext >= least || off < occRidgeOffFace && ext >= cross) && (wide <= 0 || float64(area) <= wide*ext))
 	}
 	for i, l := range s.label {
 		if l > 0 && !s.keep[l-1] {
-			s.clip.Pix[i] = 0
+			c.Pix[i] = 0
 		}
 	}
 }
@@ -616,4 +631,115 @@ func abs32(v float32) float32 {
 		return -v
 	}
 	return v
+}
+
+// A thin cover of a saturated colour near the skin's (a red-orange or an orange cord, a pink
+// lanyard) is missed by both tests above: its ridge is faint on a grainy face, and the colour
+// test, pixel by pixel, allows a dark channel's noise (a saturated colour always has one) and
+// ignores any step further along the skin's own axis. Smoothed over the band's width its
+// colour is steady, so there the departure counts both ways along the axis and with a
+// fraction of the noise's slack; a long thin set of such grid pixels departing alike that
+// crosses the outline (or is long, see longOnly) and reaches well into the face is a cover:
+// the skin's own redder places (cheeks, a fold's shadow) are blotches, and the shadow under
+// the jaw runs along the outline. Such a band is kept as found (s.bands only): the rules
+// that grow and weigh the other finds were tuned without it.
+const (
+	// occHueBandTol is how many times the skin model's chromaticity tolerances the smoothed
+	// colour must depart, and occHueBandSlack the dark channel's slack there (see
+	// markOccluders's): smoothed over a few pixels, a saturated colour's noise is a fraction
+	// of one pixel's.
+	occHueBandTol   = 1.2
+	occHueBandSlack = 0.5
+	// occHueBandWide is the most mean width (share of the face size) of such a band, and
+	// occHueBandDeep how far in from the jaw's line (0–16) it must reach on the face: the
+	// shadow under a jaw, redder than the skin, runs along the outline.
+	occHueBandWide = 0.1
+	occHueBandDeep = 0.12
+	// occHueBandTurn is how far (radians) the departures of two neighbours in a band may
+	// differ in direction: one cover's colour is one, a cover and a shadow beside it are two.
+	occHueBandTurn = math.Pi / 4
+)
+
+// hueBands marks in s.hueBand (over cr, the grid of every f-th pixel of fr) the grid pixels
+// below the line through landmarks 0 and 16 (above it a glasses frame's rims and arms, found
+// by the rings, and the brows) and off the features (s.excl: the mouth, the nostrils, each eye
+// with its brow) whose smoothed colour (s.chan3) lies past the skin model m's chromaticity
+// tolerances, either way along its axis: each such pixel holds 4 plus the departure's angle
+// (radians, from along the axis towards across), so a band's set joins only pixels that depart
+// alike (see longOnly). A cord towards the mouth or the nose runs on over the nose's side and
+// the lips' outline, so those count.
+func (s *Swapper) hueBands(target *face.Landmarks68, fr image.Rectangle, f int, cr image.Rectangle, m skinModel) {
+	w, h := fr.Dx(), fr.Dy()
+	cw, ch := cr.Dx(), cr.Dy()
+	s.hueBand.Reset(cr)
+	r, g, b := s.chan3[0].Pix, s.chan3[1].Pix, s.chan3[2].Pix
+	o, d := target[0], target[16].Sub(target[0])
+	for y := range ch {
+		fy := min(h-1, y*f+f/2)
+		for x := range cw {
+			fx := min(w-1, x*f+f/2)
+			if j := fy*w + fx; s.excl.Pix[j] > 0 {
+				continue
+			}
+			if d.X*(float64(fy+fr.Min.Y)-o.Y)-d.Y*(float64(fx+fr.Min.X)-o.X) < 0 {
+				continue // above the cheeks
+			}
+			i := y*cw + x
+			pr, pg, pb := uint8(min(255, r[i]+0.5)), uint8(min(255, g[i]+0.5)), uint8(min(255, b[i]+0.5))
+			lg := logTable[pg]
+			a, bb := logTable[pr]-lg, logTable[pb]-lg
+			slack := occHueBandSlack / (float32(min(pr, pg, pb)) + 1)
+			ds := (a*m.ux + bb*m.uy - m.med[1]) / (m.less + slack)
+			dh := (bb*m.ux - a*m.uy - m.med[2]) / (m.hue + slack)
+			if ds*ds+dh*dh > occHueBandTol*occHueBandTol {
+				s.hueBand.Pix[i] = 4 + float32(math.Atan2(float64(dh), float64(ds)))
+			}
+		}
+	}
+}
+
+// deepOnly clears in s.hueBand (over cr, after longOnly, whose labels and verdicts it reads)
+// the kept sets none of whose pixels on the face (s.dev over occRidgeOnFace) lies deep pixels
+// or more from the jaw's line.
+func (s *Swapper) deepOnly(target *face.Landmarks68, fr image.Rectangle, f int, cr image.Rectangle, deep float64) {
+	cw := cr.Dx()
+	w, h := fr.Dx(), fr.Dy()
+	s.gapFrom = slices.Grow(s.gapFrom[:0], len(s.keep))[:len(s.keep)] // 1 where a set reaches in
+	clear(s.gapFrom)
+	for i, l := range s.label {
+		if l <= 0 || !s.keep[l-1] || s.gapFrom[l-1] == 1 || !(s.dev[i] > occRidgeOnFace) {
+			continue
+		}
+		p := geom.Pt{X: float64(fr.Min.X + min(w-1, i%cw*f+f/2)), Y: float64(fr.Min.Y + min(h-1, i/cw*f+f/2))}
+		near := math.Inf(1)
+		for k := range 16 {
+			near = min(near, segmentDist(p, target[k], target[k+1]))
+		}
+		if near >= deep {
+			s.gapFrom[l-1] = 1
+		}
+	}
+	for i, l := range s.label {
+		if l > 0 && s.gapFrom[l-1] == 0 {
+			s.hueBand.Pix[i] = 0
+		}
+	}
+}
+
+// segmentDist is the distance from p to the segment a–b.
+func segmentDist(p, a, b geom.Pt) float64 {
+	ab, ap := b.Sub(a), p.Sub(a)
+	l := ab.X*ab.X + ab.Y*ab.Y
+	t := 0.0
+	if l > 0 {
+		t = min(1, max(0, (ap.X*ab.X+ap.Y*ab.Y)/l))
+	}
+	return math.Hypot(ap.X-t*ab.X, ap.Y-t*ab.Y)
+}
+
+// alike reports whether two of hueBands's departures (4 plus an angle) lie within
+// occHueBandTurn of each other.
+func alike(a, b float32) bool {
+	d := abs32(a - b)
+	return min(d, 2*math.Pi-d) <= occHueBandTurn
 }

@@ -178,6 +178,8 @@ type Swapper struct {
 	keep    []bool
 	// bands is 1 on the thin covers found (over the face's rectangle), kept past dropSmall.
 	bands raster.Mask
+	// hueBand is 1 on the grid pixels whose colour departs from the skin's (see hueBands).
+	hueBand raster.Mask
 	// bridgeGaps's: the piece (8-connected, from 1) each grid pixel of a band belongs to, the
 	// first piece whose line reaches it (-1 where two do), and a flood's stack.
 	gapPiece, gapFrom, gapStack []int32
