@@ -52,6 +52,10 @@ const (
 // mirStats is the number of local statistics compared (see mirror).
 const mirStats = 5
 
+// mirLeast is the least number of pixels compared with their mirrors for the test to run,
+// and about how many its spreads are taken from.
+const mirLeast = 512
+
 // mirFloor is the least spread each statistic's mirror difference is given: the chroma's
 // two, the two scales of detail (log), the luminance over the light's (log).
 var mirFloor = [mirStats]float32{0.01, 0.01, 0.08, 0.08, 0.02}
@@ -99,7 +103,6 @@ func (s *Swapper) mirror(frame *raster.Image, target *face.Landmarks68, fm *rast
 	w, h := fr.Dx(), fr.Dy()
 	var ext [extPoints]geom.Pt
 	extend(target, &ext)
-	s.mirrorMap(&ext, fr)
 	// The compared region: inside the outline (jaw and brows) by mirInset, on the
 	// face, off the features by the statistics' window (a window reaching into the lips or
 	// an eye measures the feature, which need not mirror the landmarks exactly).
@@ -111,11 +114,11 @@ func (s *Swapper) mirror(frame *raster.Image, target *face.Landmarks68, fm *rast
 	for i, v := range ms.inner.Pix {
 		ms.light.Pix[i] = 1 - v
 	}
-	ms.light.Dilate(int(math.Round(mirInset*size)), &ms.stat[0])
+	s.spread(&ms.light, int(math.Round(mirInset*size)))
 	r := max(texWindowLeast, int(math.Round(texWindow*size)))
 	ms.stat[1].Reset(fr)
 	copy(ms.stat[1].Pix, s.excl.Pix)
-	ms.stat[1].Dilate(r, &ms.stat[0])
+	s.spread(&ms.stat[1], r)
 	// A pixel whose mirror's window sees a cover the other tests found is unlike it because
 	// of that cover: it is not compared.
 	ms.stat[2].Reset(fr)
@@ -124,7 +127,7 @@ func (s *Swapper) mirror(frame *raster.Image, target *face.Landmarks68, fm *rast
 			ms.stat[2].Pix[i] = 1
 		}
 	}
-	ms.stat[2].Dilate(r, &ms.stat[0])
+	s.spread(&ms.stat[2], r)
 	for y := range h {
 		frow := fm.Pix[(y+fr.Min.Y-fm.Rect.Min.Y)*fm.Stride+fr.Min.X-fm.Rect.Min.X:][:w]
 		for x, v := range frow {
@@ -133,32 +136,60 @@ func (s *Swapper) mirror(frame *raster.Image, target *face.Landmarks68, fm *rast
 			}
 		}
 	}
+	s.mirrorMap(&ext, fr)
+	n := 0
 	for i, j := range ms.to {
-		if j >= 0 && (ms.inner.Pix[j] == 0 || ms.stat[2].Pix[j] > 0) {
+		switch {
+		case j < 0:
+		case ms.inner.Pix[j] == 0 || ms.stat[2].Pix[j] > 0:
 			ms.to[i] = -1
+		default:
+			n++
 		}
 	}
-	s.mirrorStats(frame, fr, r, size, m)
-	// Each statistic's spread of mirror differences over the face, and its value on the skin.
+	if n < mirLeast {
+		return
+	}
+	var centres [8]geom.Pt
+	skinCentres(target, &centres)
+	s.mirrorStats(frame, fr, r, size, m, &centres)
+	// Each statistic's spread of mirror differences over the face (from about mirLeast of
+	// its pixels), and its value on the skin: the median over the skin sample discs of its
+	// value at their centres (it is a window's mean already).
 	var sd, ref [mirStats]float32
+	step := max(1, n/mirLeast)
 	for k := range mirStats {
 		ms.diff = ms.diff[:0]
 		st := ms.stat[k].Pix
+		seen := 0
 		for i, j := range ms.to {
-			if j >= 0 && ms.inner.Pix[i] > 0 && i%2 == 0 {
-				ms.diff = append(ms.diff, float32(math.Abs(float64(st[i]-st[j]))))
+			if j >= 0 {
+				if seen++; seen%step == 0 {
+					ms.diff = append(ms.diff, float32(math.Abs(float64(st[i]-st[j]))))
+				}
 			}
-		}
-		if len(ms.diff) < 64 {
-			return
 		}
 		slices.Sort(ms.diff)
 		sd[k] = max(mirFloor[k], 1.4826*ms.diff[len(ms.diff)/2])
-		ref[k] = s.discMedian(&ms.stat[k], target, size, fr)
+		var vals [8]float32
+		nv := 0
+		for d, c := range centres {
+			x, y := int(c.X), int(c.Y)
+			if (s.upperSkin && !s.skinDisc[d]) || !(image.Point{x, y}).In(fr) {
+				continue
+			}
+			vals[nv] = st[(y-fr.Min.Y)*w+x-fr.Min.X]
+			nv++
+		}
+		if nv == 0 {
+			return
+		}
+		slices.Sort(vals[:nv])
+		ref[k] = (vals[(nv-1)/2] + vals[nv/2]) / 2
 	}
 	s.clip.Reset(fr)
 	for i, j := range ms.to {
-		if j < 0 || ms.inner.Pix[i] == 0 {
+		if j < 0 {
 			continue
 		}
 		var a2, side float32
@@ -207,8 +238,8 @@ func (s *Swapper) mirror(frame *raster.Image, target *face.Landmarks68, fm *rast
 	}
 }
 
-// mirrorMap fills s.mir.to: each pixel of fr in a triangle of the extended mesh maps by that
-// triangle's affine map onto its mirrored triangle.
+// mirrorMap fills s.mir.to: each pixel of s.mir.inner in a triangle of the extended mesh maps
+// by that triangle's affine map onto its mirrored triangle.
 func (s *Swapper) mirrorMap(ext *[extPoints]geom.Pt, fr image.Rectangle) {
 	w, h := fr.Dx(), fr.Dy()
 	ms := &s.mir
@@ -238,7 +269,7 @@ func (s *Swapper) mirrorMap(ext *[extPoints]geom.Pt, fr image.Rectangle) {
 		for y := y0; y <= y1; y++ {
 			for x := x0; x <= x1; x++ {
 				i := (y-fr.Min.Y)*w + x - fr.Min.X
-				if ms.to[i] >= 0 {
+				if ms.to[i] >= 0 || ms.inner.Pix[i] == 0 {
 					continue
 				}
 				p := geom.Pt{X: float64(x), Y: float64(y)}.Sub(src[0])
@@ -260,7 +291,7 @@ func (s *Swapper) mirrorMap(ext *[extPoints]geom.Pt, fr image.Rectangle) {
 // mirrorStats puts in s.mir.stat (over fr) the local statistics compared, each averaged over
 // the texture test's window: the log-chromaticity along and across the skin's axis, the log of
 // the texture test's fine and band detail, and the log-luminance less the light's.
-func (s *Swapper) mirrorStats(frame *raster.Image, fr image.Rectangle, r int, size float64, m skinModel) {
+func (s *Swapper) mirrorStats(frame *raster.Image, fr image.Rectangle, r int, size float64, m skinModel, centres *[8]geom.Pt) {
 	ms := &s.mir
 	w, h := fr.Dx(), fr.Dy()
 	for k := range ms.stat {
@@ -286,10 +317,46 @@ func (s *Swapper) mirrorStats(frame *raster.Image, fr image.Rectangle, r int, si
 	for i, v := range ms.light.Pix {
 		lum[i] -= v
 	}
+	// The detail's log only where it is compared (the compared region, the skin discs'
+	// centres).
 	for k := range 2 {
 		dst := ms.stat[2+k].Pix
 		for i, v := range s.texE[k].Pix {
-			dst[i] = float32(math.Log(float64(v) + 0.5))
+			if ms.inner.Pix[i] > 0 {
+				dst[i] = float32(math.Log(float64(v) + 0.5))
+			}
+		}
+		for _, c := range centres {
+			if x, y := int(c.X), int(c.Y); (image.Point{x, y}).In(fr) {
+				i := (y-fr.Min.Y)*w + x - fr.Min.X
+				dst[i] = float32(math.Log(float64(s.texE[k].Pix[i]) + 0.5))
+			}
+		}
+	}
+}
+
+// spread grows the set in m (values above ½) by a square of half-width r, by box sums: their
+// cost does not grow with r.
+func (s *Swapper) spread(m *raster.Mask, r int) {
+	if r <= 0 {
+		return
+	}
+	for i, v := range m.Pix {
+		if v > 0.5 {
+			m.Pix[i] = 1
+		} else {
+			m.Pix[i] = 0
+		}
+	}
+	s.boxSmooth(m, r)
+	// A box holding one set pixel has a mean of at least 1/(2r+1)²; the running sums leave
+	// crumbs far below it.
+	least := 0.5 / float32((2*r+1)*(2*r+1))
+	for i, v := range m.Pix {
+		if v > least {
+			m.Pix[i] = 1
+		} else {
+			m.Pix[i] = 0
 		}
 	}
 }
