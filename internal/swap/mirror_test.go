@@ -80,7 +80,7 @@ func mirHues(own raster.RGB) []hoHue {
 // The family's survey: every shape, hue and texture into both sample photos, grace_hopper
 // darkened to 0.75 and the astronaut mirrored, and what the mirror test alone finds on bare
 // faces (each sample photo mirrored, a stop darker, grainy, at two thirds of its size, lit
-// from one side): nothing. FACEFUSION_TEST_CASES=1 logs every case.
+// from one side, through JPEG at quality 30, tilted, turned a little): nothing. FACEFUSION_TEST_CASES=1 logs every case.
 func TestOneSidedCoverSurvey(t *testing.T) {
 	testenv.Full(t, "swaps 240 covered photos")
 	floors := []float64{0.5, 0.72, 0.58, 0.75}
@@ -120,13 +120,45 @@ func TestOneSidedCoverSurvey(t *testing.T) {
 		}
 		lit := w.tgt.Clone()
 		sideLight(lit)
-		for _, v := range append(hoBareVariants(w), hoBare{"side lit", lit, w.box}) {
+		c := w.box.Center()
+		variants := append(hoBareVariants(w), hoBare{"side lit", lit, w.box}, hoBare{"jpeg q30", jpegOf(w.tgt, 30), w.box},
+			hoBare{"tilted 12°", warpedPhoto(w.tgt, func(x, y float64) (float64, float64) {
+				sn, cs := math.Sincos(12 * math.Pi / 180)
+				return c.X + (x-c.X)*cs - (y-c.Y)*sn, c.Y + (x-c.X)*sn + (y-c.Y)*cs
+			}), w.box},
+			// One side drawn in and the other out, about as a head turned a little shows them.
+			hoBare{"turned", warpedPhoto(w.tgt, func(x, y float64) (float64, float64) {
+				u := (x - c.X) / w.box.W()
+				return x + 0.3*w.box.W()*u*u, y
+			}), w.box})
+		for _, v := range variants {
 			lm := landmarksIn(t, v.img, v.box)
 			if n := mirrorFinds(src, v.img, &lm); n > 0 {
 				t.Errorf("%s, %s: the mirror test finds %d px", w.name, v.name, n)
 			}
 		}
 	}
+}
+
+// warpedPhoto is img sampled at from(x, y) for each pixel (x, y), bilinearly, the edge
+// repeated.
+func warpedPhoto(img *raster.Image, from func(x, y float64) (float64, float64)) *raster.Image {
+	out := raster.New(img.W, img.H)
+	for y := range img.H {
+		for x := range img.W {
+			u, v := from(float64(x), float64(y))
+			u, v = min(float64(img.W-1), max(0, u)), min(float64(img.H-1), max(0, v))
+			x0, y0 := min(img.W-2, int(u)), min(img.H-2, int(v))
+			fx, fy := u-float64(x0), v-float64(y0)
+			var c [3]float64
+			for k, wt := range [4]float64{(1 - fx) * (1 - fy), fx * (1 - fy), (1 - fx) * fy, fx * fy} {
+				r, g, b := img.At(x0+k%2, y0+k/2)
+				c[0], c[1], c[2] = c[0]+wt*float64(r), c[1]+wt*float64(g), c[2]+wt*float64(b)
+			}
+			out.Set(x, y, clampU8(c[0]), clampU8(c[1]), clampU8(c[2]))
+		}
+	}
+	return out
 }
 
 // mirrorFinds is how many pixels of img's face the mirror test finds, after the texture test
