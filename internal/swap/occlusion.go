@@ -152,6 +152,7 @@ func (s *Swapper) occluders(frame *raster.Image, target *face.Landmarks68, fm *r
 	s.structureCoarse(frame, target, fm, size, fr, m)
 	s.detail(frame, target, fm, size, fr)
 	s.texture(frame, target, fm, size, fr)
+	s.mirror(frame, target, fm, size, fr, m)
 	s.thinCovers(frame, target, fm, size, fr, m)
 	s.glasses(frame, target, size, m)
 	s.growIntoFeatures(frame, target, fm, size, fr, m)

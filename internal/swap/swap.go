@@ -194,6 +194,8 @@ type Swapper struct {
 	rodStep []float32
 	// The glasses test's (see glasses).
 	rings ringScratch
+	// The mirror test's (see mirror).
+	mir mirrorScratch
 }
 
 // NewSwapper returns a swapper for src; negative option values count as 0.
