@@ -38,10 +38,6 @@ const (
 	// occSeedErode is the half-thickness, as a share of the face size, that a seed region
 	// must exceed (1 px for a 100 px face, 3 px for 300).
 	occSeedErode = 0.01
-	// occAxisSigmas is how many robust deviations across the skin's axis a sample may lie
-	// to count towards the axis found again, occAxisRounds times (see skinAxis).
-	occAxisSigmas = 3
-	occAxisRounds = 2
 	// occSampleRadius is the radius of each skin sample disc, as a share of the face size.
 	occSampleRadius = 0.05
 )
@@ -63,38 +59,16 @@ func features(r, g, b uint8) [3]float32 {
 
 // skinAxis is the principal axis of the skin samples' chromaticities (a, b), pointing to
 // redder: the way this face's skin varies with shading and blood (its shadows and creases
-// lie along it, whatever its tone and the light's colour). It is found twice, the second
-// time (and again) from the samples near it across (occAxisSigmas robust deviations): a thin cover across a sample disc (a coloured cord) would turn the axis towards
-// its own colour, and widen the tolerance across it, while a cover along it (of the skin's
-// hue, lighter or darker) leaves it be. dev is scratch.
-func skinAxis(a, b []float32, dev *[]float32) (ux, uy float32) {
-	ux, uy = principalAxis(a, b, 1, 0, 0, math.Inf(1))
-	for range occAxisRounds {
-		d := (*dev)[:0]
-		for i := range a {
-			d = append(d, b[i]*ux-a[i]*uy)
-		}
-		med, mad := medianMAD(d, dev)
-		ux, uy = principalAxis(a, b, ux, uy, float64(med), float64(occAxisSigmas*1.4826*mad))
-	}
-	return ux, uy
-}
-
-// principalAxis is the principal axis of the chromaticities (a, b) whose coordinate across
-// (ux, uy) lies within reach of c, pointing to redder.
-func principalAxis(a, b []float32, ux, uy float32, c, reach float64) (float32, float32) {
-	var ma, mb, n float64
+// lie along it, whatever its tone and the light's colour).
+func skinAxis(a, b []float32) (ux, uy float32) {
+	var ma, mb float64
 	for i := range a {
-		if math.Abs(float64(b[i]*ux-a[i]*uy)-c) <= reach {
-			ma, mb, n = ma+float64(a[i]), mb+float64(b[i]), n+1
-		}
+		ma, mb = ma+float64(a[i]), mb+float64(b[i])
 	}
+	n := float64(len(a))
 	ma, mb = ma/n, mb/n
 	var saa, sab, sbb float64
 	for i := range a {
-		if math.Abs(float64(b[i]*ux-a[i]*uy)-c) > reach {
-			continue
-		}
 		da, db := float64(a[i])-ma, float64(b[i])-mb
 		saa, sab, sbb = saa+da*da, sab+da*db, sbb+db*db
 	}
@@ -245,7 +219,7 @@ type skinModel struct {
 func (s *Swapper) fitSkin() skinModel {
 	// Chromaticity along the skin's own axis (more or less of its colour) and across it.
 	var m skinModel
-	m.ux, m.uy = skinAxis(s.feat[1], s.feat[2], &s.dev)
+	m.ux, m.uy = skinAxis(s.feat[1], s.feat[2])
 	for i, a := range s.feat[1] {
 		b := s.feat[2][i]
 		s.feat[1][i], s.feat[2][i] = a*m.ux+b*m.uy, b*m.ux-a*m.uy
