@@ -191,35 +191,182 @@ func (s *Swapper) textureMaps(frame *raster.Image, fr image.Rectangle, r int) {
 		band[i] = float32(math.Abs(float64(v)))
 	}
 	// The chroma's pixel-scale and band detail, as the luma's, summed over C = R − G and
-	// B − G, in s.texC; s.texB1, s.texB3 and s.texE[2] (the coherence, last) are free again.
-	s.texC[0].Reset(fr)
-	s.texC[1].Reset(fr)
-	cfine, cband := s.texC[0].Pix, s.texC[1].Pix
-	for c := range 2 {
-		d := s.texB3.Pix
-		for y := range h {
-			row := frame.Pix[(y+fr.Min.Y)*frame.Stride+3*fr.Min.X:][:3*w]
-			for x := range w {
-				d[y*w+x] = float32(row[3*x+2*c]) - float32(row[3*x+1])
-			}
-		}
-		copy(s.texB1.Pix, d)
-		s.boxSmooth(&s.texB1, 1)
-		copy(s.texE[2].Pix, d)
-		s.boxSmooth(&s.texE[2], 3)
-		for i, m1 := range s.texB1.Pix {
-			cfine[i] += abs32(d[i] - m1)
-			cband[i] += abs32(m1 - s.texE[2].Pix[i])
-		}
-	}
-	s.boxSmooth(&s.texC[0], r)
-	s.boxSmooth(&s.texC[1], r)
-	s.boxSmooth(&s.texE[0], r)
-	s.boxSmooth(&s.texE[1], r)
-	s.boxSmooth(&s.texJ[0], r)
-	s.boxSmooth(&s.texJ[1], r)
+	// B − G, in s.texC; s.texB1 and s.texB3 are free again, for the window's row sums.
+	s.chromaDetail(frame, fr)
+	s.boxSmooth2(&s.texC[0], &s.texC[1], r, s.texB1.Pix, s.texB3.Pix)
+	s.boxSmooth2(&s.texE[0], &s.texE[1], r, s.texB1.Pix, s.texB3.Pix)
+	s.boxSmooth2(&s.texJ[0], &s.texJ[1], r, s.texB1.Pix, s.texB3.Pix)
 	for i := range coh {
 		coh[i] = float32(math.Sqrt(float64(jc[i]*jc[i] + js[i]*js[i])))
+	}
+}
+
+// chromaDetail puts in s.texC[0] and s.texC[1] (over fr) the chroma's pixel-scale and band
+// detail, |C − 3×3 mean| and |3×3 mean − 7×7 mean| summed over C = R − G and B − G, before the
+// window's smoothing: boxSmooth's values (see textureMapsRef in the tests) in one pass over
+// both planes and both boxes. C is whole levels, so its row sums are exact as ints, as they
+// are in boxSmooth's float32; the columns sum the rounded row means as boxSmooth does.
+func (s *Swapper) chromaDetail(frame *raster.Image, fr image.Rectangle) {
+	w, h := fr.Dx(), fr.Dy()
+	s.texC[0].Reset(fr)
+	s.texC[1].Reset(fr)
+	if cap(s.texPre) < 2*(w+1) {
+		s.texPre = make([]int32, 2*(w+1))
+	}
+	if n := 4*w*h + 6*w; cap(s.texRows) < n {
+		s.texRows = make([]float32, n)
+	}
+	// rows1 and rows3 hold each pixel's 3- and 7-wide row means, of R − G then of B − G;
+	// col1 and col3 their column sums; zero stands for a row off the rectangle. A column
+	// sum is never −0 (it starts at +0, and only −0 + −0 or −0 − +0 make −0), so adding or
+	// taking +0 leaves it as boxSmooth's, which skips those rows.
+	rows1, rows3 := s.texRows[:2*w*h], s.texRows[2*w*h:][:2*w*h]
+	col1, col3, zero := s.texRows[4*w*h:][:2*w], s.texRows[4*w*h+2*w:][:2*w], s.texRows[4*w*h+4*w:][:2*w]
+	clear(s.texRows[4*w*h:][:6*w])
+	pre0, pre1 := s.texPre[:w+1], s.texPre[w+1:][:w+1]
+	for y := range h {
+		px := frame.Pix[(y+fr.Min.Y)*frame.Stride+3*fr.Min.X:][:3*w]
+		for x := range w {
+			g := int32(px[3*x+1])
+			pre0[x+1] = pre0[x] + int32(px[3*x]) - g
+			pre1[x+1] = pre1[x] + int32(px[3*x+2]) - g
+		}
+		o1, o3 := rows1[2*w*y:][:2*w], rows3[2*w*y:][:2*w]
+		rowMeans(pre0, pre1, o1, 1)
+		rowMeans(pre0, pre1, o3, 3)
+	}
+	for y := range min(1, h) {
+		for i, v := range rows1[2*w*y:][:2*w] {
+			col1[i] += v
+		}
+	}
+	for y := range min(3, h) {
+		for i, v := range rows3[2*w*y:][:2*w] {
+			col3[i] += v
+		}
+	}
+	row := func(rows []float32, y int) []float32 {
+		if y < 0 || y >= h {
+			return zero
+		}
+		return rows[2*w*y:][:2*w]
+	}
+	cfine, cband := s.texC[0].Pix, s.texC[1].Pix
+	for y := range h {
+		a1, b1, a3, b3 := row(rows1, y+1), row(rows1, y-2), row(rows3, y+3), row(rows3, y-4)
+		inv1 := 1 / float32(min(h, y+2)-max(0, y-1))
+		inv3 := 1 / float32(min(h, y+4)-max(0, y-3))
+		px := frame.Pix[(y+fr.Min.Y)*frame.Stride+3*fr.Min.X:][:3*w]
+		fo, bo := cfine[y*w:][:w], cband[y*w:][:w]
+		for x := range w {
+			i := 2 * x
+			c10 := col1[i] + a1[i] - b1[i]
+			c11 := col1[i+1] + a1[i+1] - b1[i+1]
+			c30 := col3[i] + a3[i] - b3[i]
+			c31 := col3[i+1] + a3[i+1] - b3[i+1]
+			col1[i], col1[i+1], col3[i], col3[i+1] = c10, c11, c30, c31
+			m10, m11, m30, m31 := c10*inv1, c11*inv1, c30*inv3, c31*inv3
+			g := float32(px[3*x+1])
+			d0, d1 := float32(px[3*x])-g, float32(px[3*x+2])-g
+			var f, b float32
+			f += absBits(d0 - m10)
+			b += absBits(m10 - m30)
+			f += absBits(d1 - m11)
+			b += absBits(m11 - m31)
+			fo[x], bo[x] = f, b
+		}
+	}
+}
+
+// absBits is |v| without a branch (noise's signs defeat a predictor); unlike abs32 it makes
+// −0 +0, which no sum of it tells apart.
+func absBits(v float32) float32 { return math.Float32frombits(math.Float32bits(v) &^ (1 << 31)) }
+
+// rowMeans puts in o, interleaved, the means of the two rows whose prefix sums are pre0 and
+// pre1 over the 2r+1 about each pixel, clipped to the row, rounded as boxSmooth rounds them:
+// divided by the count near the row's ends, times the reciprocal of the full count between.
+func rowMeans(pre0, pre1 []int32, o []float32, r int) {
+	w := len(pre0) - 1
+	o, pre1 = o[:2*w], pre1[:w+1]
+	inner := 1 / float32(2*r+1)
+	for x := range w {
+		if x-r-1 < 0 || x+r >= w {
+			lo, hi := max(0, x-r), min(w, x+r+1)
+			n := float32(hi - lo)
+			o[2*x], o[2*x+1] = float32(pre0[hi]-pre0[lo])/n, float32(pre1[hi]-pre1[lo])/n
+			continue
+		}
+		o[2*x], o[2*x+1] = float32(pre0[x+r+1]-pre0[x-r])*inner, float32(pre1[x+r+1]-pre1[x-r])*inner
+	}
+}
+
+// boxSmooth2 is boxSmooth over a and b (over one rectangle) at once, bit for bit: each row's
+// two running sums are independent chains the processor overlaps, and the row means go to ta
+// and tb (each as long as a's Pix) instead of back in place, so the columns need no ring.
+func (s *Swapper) boxSmooth2(a, b *raster.Mask, r int, ta, tb []float32) {
+	w, h := a.Rect.Dx(), a.Rect.Dy()
+	ta, tb = ta[:w*h], tb[:w*h]
+	inner := 1 / float32(2*r+1)
+	for y := range h {
+		pa, pb := a.Pix[y*w:][:w], b.Pix[y*w:][:w]
+		oa, ob := ta[y*w:][:w], tb[y*w:][:w]
+		var runA, runB float32
+		for x := range min(r, w) {
+			runA += pa[x]
+			runB += pb[x]
+		}
+		x := 0
+		for ; x < w && (x-r-1 < 0 || x+r >= w); x++ {
+			if x+r < w {
+				runA += pa[x+r]
+				runB += pb[x+r]
+			}
+			if x-r-1 >= 0 {
+				runA -= pa[x-r-1]
+				runB -= pb[x-r-1]
+			}
+			n := float32(min(w, x+r+1) - max(0, x-r))
+			oa[x], ob[x] = runA/n, runB/n
+		}
+		for ; x+r < w; x++ {
+			runA += pa[x+r] - pa[x-r-1]
+			runB += pb[x+r] - pb[x-r-1]
+			oa[x], ob[x] = runA*inner, runB*inner
+		}
+		for ; x < w; x++ {
+			runA -= pa[x-r-1]
+			runB -= pb[x-r-1]
+			n := float32(w - max(0, x-r))
+			oa[x], ob[x] = runA/n, runB/n
+		}
+	}
+	if cap(s.texSum) < 2*w {
+		s.texSum = make([]float32, 2*w)
+	}
+	col := s.texSum[:2*w]
+	clear(col)
+	for y := range min(r, h) {
+		for x := range w {
+			col[2*x] += ta[y*w+x]
+			col[2*x+1] += tb[y*w+x]
+		}
+	}
+	for y := range h {
+		add, sub := y+r < h, y-r-1 >= 0
+		inv := 1 / float32(min(h, y+r+1)-max(0, y-r))
+		pa, pb := a.Pix[y*w:][:w], b.Pix[y*w:][:w]
+		for x := range w {
+			c := col[2*x:][:2]
+			if add {
+				c[0] += ta[(y+r)*w+x]
+				c[1] += tb[(y+r)*w+x]
+			}
+			if sub {
+				c[0] -= ta[(y-r-1)*w+x]
+				c[1] -= tb[(y-r-1)*w+x]
+			}
+			pa[x], pb[x] = c[0]*inv, c[1]*inv
+		}
 	}
 }
 
@@ -247,9 +394,12 @@ func (s *Swapper) addSeededFinds(target *face.Landmarks68, fm *raster.Mask, size
 // dropSmallSeeds turns the seeds (3) in s.clip whose 4-connected regions cover less than
 // texSeedArea of the face into weak pixels (1), refilling s.stack with the seeds left.
 func (s *Swapper) dropSmallSeeds(fm *raster.Mask, fr image.Rectangle) {
+	s.stack = s.stack[:0]
+	if !slices.Contains(s.clip.Pix, 3) { // the common case: nothing to label
+		return
+	}
 	s.labelRegions(s.clip.Pix, 3, fr)
 	least := int(texSeedArea * float64(faceArea(fm, fr)))
-	s.stack = s.stack[:0]
 	for i, l := range s.label {
 		switch {
 		case l <= 0:
