@@ -93,7 +93,7 @@ func (s *Swapper) texture(frame *raster.Image, target *face.Landmarks68, fm *ras
 	for i, v := range fine {
 		ratio[i] = v / (band[i] + texOffset)
 	}
-	refQ := s.discMedian(&s.texL, target, size, fr)
+	refQ := s.discMedianBy(&s.texL, target, size, fr, median)
 	if !(refQ > 0) {
 		return
 	}
@@ -157,13 +157,15 @@ func (s *Swapper) textureMaps(frame *raster.Image, fr image.Rectangle, r int) {
 			l[x] = luma(float32(row[3*x]), float32(row[3*x+1]), float32(row[3*x+2]))
 		}
 	}
-	// b1: 3×3 mean, b3: 7×7 mean.
+	// b1: 3×3 mean, b3: 7×7 mean; s.texJ is free yet, for their row sums.
 	s.texB1.Reset(fr)
 	copy(s.texB1.Pix, s.texL.Pix)
-	s.boxSmooth(&s.texB1, 1)
 	s.texB3.Reset(fr)
 	copy(s.texB3.Pix, s.texL.Pix)
-	s.boxSmooth(&s.texB3, 3)
+	for k := range s.texJ {
+		s.texJ[k].Reset(fr)
+	}
+	s.boxSmooth2(&s.texB1, &s.texB3, 1, 3, s.texJ[0].Pix, s.texJ[1].Pix)
 	fine, band, coh := s.texE[0].Pix, s.texE[1].Pix, s.texE[2].Pix
 	l, b1, b3 := s.texL.Pix, s.texB1.Pix, s.texB3.Pix
 	for i := range l {
@@ -193,9 +195,9 @@ func (s *Swapper) textureMaps(frame *raster.Image, fr image.Rectangle, r int) {
 	// The chroma's pixel-scale and band detail, as the luma's, summed over C = R − G and
 	// B − G, in s.texC; s.texB1 and s.texB3 are free again, for the window's row sums.
 	s.chromaDetail(frame, fr)
-	s.boxSmooth2(&s.texC[0], &s.texC[1], r, s.texB1.Pix, s.texB3.Pix)
-	s.boxSmooth2(&s.texE[0], &s.texE[1], r, s.texB1.Pix, s.texB3.Pix)
-	s.boxSmooth2(&s.texJ[0], &s.texJ[1], r, s.texB1.Pix, s.texB3.Pix)
+	s.boxSmooth2(&s.texC[0], &s.texC[1], r, r, s.texB1.Pix, s.texB3.Pix)
+	s.boxSmooth2(&s.texE[0], &s.texE[1], r, r, s.texB1.Pix, s.texB3.Pix)
+	s.boxSmooth2(&s.texJ[0], &s.texJ[1], r, r, s.texB1.Pix, s.texB3.Pix)
 	for i := range coh {
 		coh[i] = float32(math.Sqrt(float64(jc[i]*jc[i] + js[i]*js[i])))
 	}
@@ -213,47 +215,54 @@ func (s *Swapper) chromaDetail(frame *raster.Image, fr image.Rectangle) {
 	if cap(s.texPre) < 2*(w+1) {
 		s.texPre = make([]int32, 2*(w+1))
 	}
-	if n := 4*w*h + 6*w; cap(s.texRows) < n {
+	if n := 38 * w; cap(s.texRows) < n {
 		s.texRows = make([]float32, n)
 	}
-	// rows1 and rows3 hold each pixel's 3- and 7-wide row means, of R − G then of B − G;
+	// ring1 and ring3 hold the 3- and 7-wide row means, of R − G then of B − G interleaved,
+	// of the eight rows the columns' step at y reads (y − 4 to y + 3), row k in slot k mod 8;
 	// col1 and col3 their column sums; zero stands for a row off the rectangle. A column
 	// sum is never −0 (it starts at +0, and only −0 + −0 or −0 − +0 make −0), so adding or
 	// taking +0 leaves it as boxSmooth's, which skips those rows.
-	rows1, rows3 := s.texRows[:2*w*h], s.texRows[2*w*h:][:2*w*h]
-	col1, col3, zero := s.texRows[4*w*h:][:2*w], s.texRows[4*w*h+2*w:][:2*w], s.texRows[4*w*h+4*w:][:2*w]
-	clear(s.texRows[4*w*h:][:6*w])
+	ring1, ring3 := s.texRows[:16*w], s.texRows[16*w:][:16*w]
+	col1, col3, zero := s.texRows[32*w:][:2*w], s.texRows[34*w:][:2*w], s.texRows[36*w:][:2*w]
+	clear(s.texRows[32*w:][:6*w])
 	pre0, pre1 := s.texPre[:w+1], s.texPre[w+1:][:w+1]
-	for y := range h {
+	pre0[0], pre1[0] = 0, 0
+	means := func(y int) {
 		px := frame.Pix[(y+fr.Min.Y)*frame.Stride+3*fr.Min.X:][:3*w]
 		for x := range w {
 			g := int32(px[3*x+1])
 			pre0[x+1] = pre0[x] + int32(px[3*x]) - g
 			pre1[x+1] = pre1[x] + int32(px[3*x+2]) - g
 		}
-		o1, o3 := rows1[2*w*y:][:2*w], rows3[2*w*y:][:2*w]
-		rowMeans(pre0, pre1, o1, 1)
-		rowMeans(pre0, pre1, o3, 3)
+		rowMeans(pre0, pre1, ring1[y%8*2*w:][:2*w], 1)
+		rowMeans(pre0, pre1, ring3[y%8*2*w:][:2*w], 3)
+	}
+	row := func(ring []float32, y int) []float32 {
+		if y < 0 || y >= h {
+			return zero
+		}
+		return ring[y%8*2*w:][:2*w]
+	}
+	for y := range min(3, h) {
+		means(y)
 	}
 	for y := range min(1, h) {
-		for i, v := range rows1[2*w*y:][:2*w] {
+		for i, v := range row(ring1, y) {
 			col1[i] += v
 		}
 	}
 	for y := range min(3, h) {
-		for i, v := range rows3[2*w*y:][:2*w] {
+		for i, v := range row(ring3, y) {
 			col3[i] += v
 		}
 	}
-	row := func(rows []float32, y int) []float32 {
-		if y < 0 || y >= h {
-			return zero
-		}
-		return rows[2*w*y:][:2*w]
-	}
 	cfine, cband := s.texC[0].Pix, s.texC[1].Pix
 	for y := range h {
-		a1, b1, a3, b3 := row(rows1, y+1), row(rows1, y-2), row(rows3, y+3), row(rows3, y-4)
+		if y+3 < h {
+			means(y + 3)
+		}
+		a1, b1, a3, b3 := row(ring1, y+1), row(ring1, y-2), row(ring3, y+3), row(ring3, y-4)
 		inv1 := 1 / float32(min(h, y+2)-max(0, y-1))
 		inv3 := 1 / float32(min(h, y+4)-max(0, y-3))
 		px := frame.Pix[(y+fr.Min.Y)*frame.Stride+3*fr.Min.X:][:3*w]
@@ -300,44 +309,39 @@ func rowMeans(pre0, pre1 []int32, o []float32, r int) {
 	}
 }
 
-// boxSmooth2 is boxSmooth over a and b (over one rectangle) at once, bit for bit: each row's
-// two running sums are independent chains the processor overlaps, and the row means go to ta
-// and tb (each as long as a's Pix) instead of back in place, so the columns need no ring.
-func (s *Swapper) boxSmooth2(a, b *raster.Mask, r int, ta, tb []float32) {
+// boxSmooth2 is boxSmooth over a (half-width ra) and b (rb), of one rectangle, at once, bit
+// for bit: each row's two running sums are independent chains the processor overlaps, and
+// the row means go to ta and tb (each as long as a's Pix) instead of back in place, so the
+// columns need no ring.
+func (s *Swapper) boxSmooth2(a, b *raster.Mask, ra, rb int, ta, tb []float32) {
 	w, h := a.Rect.Dx(), a.Rect.Dy()
 	ta, tb = ta[:w*h], tb[:w*h]
-	inner := 1 / float32(2*r+1)
+	innerA, innerB := 1/float32(2*ra+1), 1/float32(2*rb+1)
+	// Between x0 and x1 both sums are clear of the row's ends.
+	x0 := min(w, max(ra, rb)+1)
+	x1 := max(x0, w-max(ra, rb))
 	for y := range h {
 		pa, pb := a.Pix[y*w:][:w], b.Pix[y*w:][:w]
 		oa, ob := ta[y*w:][:w], tb[y*w:][:w]
 		var runA, runB float32
-		for x := range min(r, w) {
+		for x := range min(ra, w) {
 			runA += pa[x]
+		}
+		for x := range min(rb, w) {
 			runB += pb[x]
 		}
-		x := 0
-		for ; x < w && (x-r-1 < 0 || x+r >= w); x++ {
-			if x+r < w {
-				runA += pa[x+r]
-				runB += pb[x+r]
-			}
-			if x-r-1 >= 0 {
-				runA -= pa[x-r-1]
-				runB -= pb[x-r-1]
-			}
-			n := float32(min(w, x+r+1) - max(0, x-r))
-			oa[x], ob[x] = runA/n, runB/n
+		for x := range x0 {
+			runA, oa[x] = rowStep(pa, runA, x, ra, innerA)
+			runB, ob[x] = rowStep(pb, runB, x, rb, innerB)
 		}
-		for ; x+r < w; x++ {
-			runA += pa[x+r] - pa[x-r-1]
-			runB += pb[x+r] - pb[x-r-1]
-			oa[x], ob[x] = runA*inner, runB*inner
+		for x := x0; x < x1; x++ {
+			runA += pa[x+ra] - pa[x-ra-1]
+			runB += pb[x+rb] - pb[x-rb-1]
+			oa[x], ob[x] = runA*innerA, runB*innerB
 		}
-		for ; x < w; x++ {
-			runA -= pa[x-r-1]
-			runB -= pb[x-r-1]
-			n := float32(w - max(0, x-r))
-			oa[x], ob[x] = runA/n, runB/n
+		for x := x1; x < w; x++ {
+			runA, oa[x] = rowStep(pa, runA, x, ra, innerA)
+			runB, ob[x] = rowStep(pb, runB, x, rb, innerB)
 		}
 	}
 	if cap(s.texSum) < 2*w {
@@ -345,29 +349,57 @@ func (s *Swapper) boxSmooth2(a, b *raster.Mask, r int, ta, tb []float32) {
 	}
 	col := s.texSum[:2*w]
 	clear(col)
-	for y := range min(r, h) {
-		for x := range w {
-			col[2*x] += ta[y*w+x]
-			col[2*x+1] += tb[y*w+x]
+	for y := range min(ra, h) {
+		for x, v := range ta[y*w:][:w] {
+			col[2*x] += v
+		}
+	}
+	for y := range min(rb, h) {
+		for x, v := range tb[y*w:][:w] {
+			col[2*x+1] += v
 		}
 	}
 	for y := range h {
-		add, sub := y+r < h, y-r-1 >= 0
-		inv := 1 / float32(min(h, y+r+1)-max(0, y-r))
+		addA, subA, addB, subB := y+ra < h, y-ra-1 >= 0, y+rb < h, y-rb-1 >= 0
+		invA := 1 / float32(min(h, y+ra+1)-max(0, y-ra))
+		invB := 1 / float32(min(h, y+rb+1)-max(0, y-rb))
 		pa, pb := a.Pix[y*w:][:w], b.Pix[y*w:][:w]
 		for x := range w {
 			c := col[2*x:][:2]
-			if add {
-				c[0] += ta[(y+r)*w+x]
-				c[1] += tb[(y+r)*w+x]
+			if addA {
+				c[0] += ta[(y+ra)*w+x]
 			}
-			if sub {
-				c[0] -= ta[(y-r-1)*w+x]
-				c[1] -= tb[(y-r-1)*w+x]
+			if subA {
+				c[0] -= ta[(y-ra-1)*w+x]
 			}
-			pa[x], pb[x] = c[0]*inv, c[1]*inv
+			if addB {
+				c[1] += tb[(y+rb)*w+x]
+			}
+			if subB {
+				c[1] -= tb[(y-rb-1)*w+x]
+			}
+			pa[x], pb[x] = c[0]*invA, c[1]*invB
 		}
 	}
+}
+
+// rowStep moves the running sum run of row p (half-width r) to x, the step boxSmooth takes
+// there, and gives it with the mean it makes: near the row's ends the sum takes what enters
+// and drops what leaves apart and is divided by its count; between them it takes the
+// difference and is multiplied by inner.
+func rowStep(p []float32, run float32, x, r int, inner float32) (float32, float32) {
+	w := len(p)
+	if x-r-1 >= 0 && x+r < w {
+		run += p[x+r] - p[x-r-1]
+		return run, run * inner
+	}
+	if x+r < w {
+		run += p[x+r]
+	}
+	if x-r-1 >= 0 {
+		run -= p[x-r-1]
+	}
+	return run, run / float32(min(w, x+r+1)-max(0, x-r))
 }
 
 // addSeededFinds adds to s.occ what s.clip marks (3 on seeds, 1 on weak pixels): the seeds of
@@ -456,6 +488,11 @@ func neighbours4(i, w, h int) [4]int {
 // discMedian is the median over the skin sample discs of each disc's median of m: robust
 // to a cover over three of the eight.
 func (s *Swapper) discMedian(m *raster.Mask, target *face.Landmarks68, size float64, fr image.Rectangle) float32 {
+	return s.discMedianBy(m, target, size, fr, sortedMedian)
+}
+
+// discMedianBy is discMedian with each disc's median taken by med (see median).
+func (s *Swapper) discMedianBy(m *raster.Mask, target *face.Landmarks68, size float64, fr image.Rectangle, med func([]float32) float32) float32 {
 	var centres [8]geom.Pt
 	skinCentres(target, &centres)
 	rad := occSampleRadius * size
@@ -467,8 +504,7 @@ func (s *Swapper) discMedian(m *raster.Mask, target *face.Landmarks68, size floa
 		}
 		s.dev = appendDisc(s.dev[:0], m, c, rad, fr)
 		if len(s.dev) > 0 {
-			slices.Sort(s.dev)
-			meds[n] = s.dev[len(s.dev)/2]
+			meds[n] = med(s.dev)
 			n++
 		}
 	}
@@ -477,6 +513,47 @@ func (s *Swapper) discMedian(m *raster.Mask, target *face.Landmarks68, size floa
 	}
 	slices.Sort(meds[:n])
 	return (meds[(n-1)/2] + meds[n/2]) / 2
+}
+
+// sortedMedian is v[len(v)/2] once v (not empty) is sorted, as it leaves v.
+func sortedMedian(v []float32) float32 {
+	slices.Sort(v)
+	return v[len(v)/2]
+}
+
+// median is sortedMedian's value found by selection, without the sort; it reorders v. Of values that compare equal it may pick another, which tells only −0 from +0:
+// the texture maps it serves hold no −0.
+func median(v []float32) float32 {
+	k := len(v) / 2
+	lo, hi := 0, len(v)-1
+	for lo < hi {
+		a, b, c := v[lo], v[lo+(hi-lo)/2], v[hi]
+		p := max(min(a, b), min(max(a, b), c)) // the middle of the three
+		// Three ways: below p in v[lo:lt], equal in v[lt:gt+1], above in v[gt+1:hi+1].
+		lt, i, gt := lo, lo, hi
+		for i <= gt {
+			switch x := v[i]; {
+			case x < p:
+				v[lt], v[i] = x, v[lt]
+				lt++
+				i++
+			case x > p:
+				v[gt], v[i] = x, v[gt]
+				gt--
+			default:
+				i++
+			}
+		}
+		switch {
+		case k < lt:
+			hi = lt - 1
+		case k > gt:
+			lo = gt + 1
+		default:
+			return v[k]
+		}
+	}
+	return v[k]
 }
 
 // chromaRef is the skin's chroma detail (s.texC[0]): the larger of the skin discs' median
@@ -496,12 +573,11 @@ func (s *Swapper) chromaRef(target *face.Landmarks68, size float64, fr image.Rec
 	for _, c := range upper {
 		s.dev = appendDisc(s.dev[:0], &s.texC[0], c, rad, fr)
 		if len(s.dev) > 0 {
-			slices.Sort(s.dev)
-			meds[n] = s.dev[len(s.dev)/2]
+			meds[n] = median(s.dev)
 			n++
 		}
 	}
-	ref := s.discMedian(&s.texC[0], target, size, fr)
+	ref := s.discMedianBy(&s.texC[0], target, size, fr, median)
 	if n > 0 {
 		ref = max(ref, slices.Min(meds[:n]))
 	}

@@ -5,6 +5,7 @@ import (
 	"image"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/facefusion-hpc/facefusion/internal/raster"
@@ -116,7 +117,7 @@ func textureFrame(w, h, kind int, rng *rand.Rand) *raster.Image {
 func TestTextureMapsMatchReference(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	fast, ref := NewSwapper(nil, DefaultOptions()), NewSwapper(nil, DefaultOptions())
-	for n := range 300 {
+	for n := range 1000 {
 		w, h := 1+rng.IntN(60), 1+rng.IntN(60)
 		if n%10 == 0 {
 			w, h = 150+rng.IntN(150), 150+rng.IntN(150)
@@ -147,9 +148,10 @@ func TestTextureMapsMatchReference(t *testing.T) {
 	}
 }
 
-// BenchmarkTextureMaps is the texture maps of a 200 px face's rectangle, fused and plain.
+// BenchmarkTextureMaps is the texture maps over a 200 px face's rectangle of BenchmarkApply's
+// grain, fused and plain.
 func BenchmarkTextureMaps(b *testing.B) {
-	frame := textureFrame(240, 280, 1, rand.New(rand.NewPCG(7, 8)))
+	frame := skin(240, 280, 6)
 	fr := image.Rect(5, 5, 235, 275)
 	for _, c := range []struct {
 		name string
@@ -159,6 +161,46 @@ func BenchmarkTextureMaps(b *testing.B) {
 			s := NewSwapper(nil, DefaultOptions())
 			for b.Loop() {
 				c.maps(s, frame, fr, 6)
+			}
+		})
+	}
+}
+
+// median picks sortedMedian's value, over lengths odd and even, few distinct values and many.
+func TestMedianMatchesSort(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	for n := range 2000 {
+		v := make([]float32, 1+rng.IntN(400))
+		levels := 1 + rng.IntN(50)
+		if n%2 == 0 {
+			levels = 1 << 20
+		}
+		for i := range v {
+			v[i] = float32(rng.IntN(levels)) / 7
+		}
+		w := slices.Clone(v)
+		if got, want := median(v), sortedMedian(w); math.Float32bits(got) != math.Float32bits(want) {
+			t.Fatalf("case %d (%d values, %d levels): median %g, want %g", n, len(v), levels, got, want)
+		}
+	}
+}
+
+// BenchmarkMedian is the median of a skin sample disc's ~300 values, by selection and by sort.
+func BenchmarkMedian(b *testing.B) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	v := make([]float32, 317)
+	for i := range v {
+		v[i] = float32(rng.NormFloat64())
+	}
+	w := make([]float32, len(v))
+	for _, c := range []struct {
+		name string
+		med  func([]float32) float32
+	}{{"select", median}, {"sort", sortedMedian}} {
+		b.Run(c.name, func(b *testing.B) {
+			for b.Loop() {
+				copy(w, v)
+				c.med(w)
 			}
 		})
 	}
