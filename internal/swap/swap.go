@@ -173,7 +173,7 @@ type Swapper struct {
 	texC               [2]raster.Mask
 	texL, texB1, texB3 raster.Mask
 	texSum             []float32
-	texPre             []int32
+	texPre             []float32
 	texRows            []float32
 	// The thin covers' (see thinCovers): the warped source's coarse luma, and whether each
 	// ridge is long enough.

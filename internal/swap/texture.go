@@ -206,75 +206,80 @@ func (s *Swapper) textureMaps(frame *raster.Image, fr image.Rectangle, r int) {
 // chromaDetail puts in s.texC[0] and s.texC[1] (over fr) the chroma's pixel-scale and band
 // detail, |C − 3×3 mean| and |3×3 mean − 7×7 mean| summed over C = R − G and B − G, before the
 // window's smoothing: boxSmooth's values (see textureMapsRef in the tests) in one pass over
-// both planes and both boxes. C is whole levels, so its row sums are exact as ints, as they
-// are in boxSmooth's float32; the columns sum the rounded row means as boxSmooth does.
+// both planes and both boxes. C is whole levels, so its row sums, taken here as differences
+// of prefix sums, are exact in float32 (on rows of under 65 000 px) as in boxSmooth; the
+// columns sum the rounded row means in boxSmooth's order.
 func (s *Swapper) chromaDetail(frame *raster.Image, fr image.Rectangle) {
 	w, h := fr.Dx(), fr.Dy()
 	s.texC[0].Reset(fr)
 	s.texC[1].Reset(fr)
 	if cap(s.texPre) < 2*(w+1) {
-		s.texPre = make([]int32, 2*(w+1))
+		s.texPre = make([]float32, 2*(w+1))
 	}
 	if n := 38 * w; cap(s.texRows) < n {
 		s.texRows = make([]float32, n)
 	}
-	// ring1 and ring3 hold the 3- and 7-wide row means, of R − G then of B − G interleaved,
-	// of the eight rows the columns' step at y reads (y − 4 to y + 3), row k in slot k mod 8;
-	// col1 and col3 their column sums; zero stands for a row off the rectangle. A column
-	// sum is never −0 (it starts at +0, and only −0 + −0 or −0 − +0 make −0), so adding or
-	// taking +0 leaves it as boxSmooth's, which skips those rows.
-	ring1, ring3 := s.texRows[:16*w], s.texRows[16*w:][:16*w]
-	col1, col3, zero := s.texRows[32*w:][:2*w], s.texRows[34*w:][:2*w], s.texRows[36*w:][:2*w]
-	clear(s.texRows[32*w:][:6*w])
+	// ring[k] holds, for k = 0, 1, 2, 3, the 3-wide row means of R − G, of B − G, and the
+	// 7-wide ones of each, for the eight rows the columns' step at y reads (y − 4 to y + 3),
+	// row y in slot y mod 8; col[k] their column sums; zero stands for a row off the
+	// rectangle. A column sum is never −0 (it starts at +0, and only −0 + −0 or −0 − +0
+	// make −0), so adding or taking +0 leaves it as boxSmooth's, which skips those rows.
+	var ring, col [4][]float32
+	for k := range 4 {
+		ring[k] = s.texRows[8*w*k:][:8*w]
+		col[k] = s.texRows[32*w+w*k:][:w]
+	}
+	zero := s.texRows[36*w:][:w]
+	clear(s.texRows[32*w:][:5*w])
 	pre0, pre1 := s.texPre[:w+1], s.texPre[w+1:][:w+1]
 	pre0[0], pre1[0] = 0, 0
-	means := func(y int) {
-		px := frame.Pix[(y+fr.Min.Y)*frame.Stride+3*fr.Min.X:][:3*w]
-		for x := range w {
-			g := int32(px[3*x+1])
-			pre0[x+1] = pre0[x] + int32(px[3*x]) - g
-			pre1[x+1] = pre1[x] + int32(px[3*x+2]) - g
-		}
-		rowMeans(pre0, pre1, ring1[y%8*2*w:][:2*w], 1)
-		rowMeans(pre0, pre1, ring3[y%8*2*w:][:2*w], 3)
-	}
-	row := func(ring []float32, y int) []float32 {
+	row := func(k, y int) []float32 {
 		if y < 0 || y >= h {
 			return zero
 		}
-		return ring[y%8*2*w:][:2*w]
+		return ring[k][y%8*w:][:w]
+	}
+	means := func(y int) {
+		px := frame.Pix[(y+fr.Min.Y)*frame.Stride+3*fr.Min.X:][:3*w]
+		var s0, s1 float32
+		for x := range w {
+			g := int32(px[3*x+1])
+			s0 += float32(int32(px[3*x]) - g)
+			s1 += float32(int32(px[3*x+2]) - g)
+			pre0[x+1], pre1[x+1] = s0, s1
+		}
+		rowMeans(pre0, pre1, row(0, y), row(1, y), 1)
+		rowMeans(pre0, pre1, row(2, y), row(3, y), 3)
 	}
 	for y := range min(3, h) {
 		means(y)
 	}
-	for y := range min(1, h) {
-		for i, v := range row(ring1, y) {
-			col1[i] += v
-		}
-	}
-	for y := range min(3, h) {
-		for i, v := range row(ring3, y) {
-			col3[i] += v
+	for k, r := range [4]int{1, 1, 3, 3} {
+		for y := range min(r, h) {
+			for x, v := range row(k, y) {
+				col[k][x] += v
+			}
 		}
 	}
 	cfine, cband := s.texC[0].Pix, s.texC[1].Pix
+	c10, c11, c30, c31 := col[0], col[1], col[2], col[3]
 	for y := range h {
 		if y+3 < h {
 			means(y + 3)
 		}
-		a1, b1, a3, b3 := row(ring1, y+1), row(ring1, y-2), row(ring3, y+3), row(ring3, y-4)
+		a10, a11, a30, a31 := row(0, y+1), row(1, y+1), row(2, y+3), row(3, y+3)
+		b10, b11, b30, b31 := row(0, y-2), row(1, y-2), row(2, y-4), row(3, y-4)
 		inv1 := 1 / float32(min(h, y+2)-max(0, y-1))
 		inv3 := 1 / float32(min(h, y+4)-max(0, y-3))
 		px := frame.Pix[(y+fr.Min.Y)*frame.Stride+3*fr.Min.X:][:3*w]
 		fo, bo := cfine[y*w:][:w], cband[y*w:][:w]
 		for x := range w {
-			i := 2 * x
-			c10 := col1[i] + a1[i] - b1[i]
-			c11 := col1[i+1] + a1[i+1] - b1[i+1]
-			c30 := col3[i] + a3[i] - b3[i]
-			c31 := col3[i+1] + a3[i+1] - b3[i+1]
-			col1[i], col1[i+1], col3[i], col3[i+1] = c10, c11, c30, c31
-			m10, m11, m30, m31 := c10*inv1, c11*inv1, c30*inv3, c31*inv3
+			s10 := c10[x] + a10[x] - b10[x]
+			s11 := c11[x] + a11[x] - b11[x]
+			s30 := c30[x] + a30[x] - b30[x]
+			s31 := c31[x] + a31[x] - b31[x]
+			c10[x], c11[x], c30[x], c31[x] = s10, s11, s30, s31
+			m10, m11, m30, m31 := s10*inv1, s11*inv1, s30*inv3, s31*inv3
 			g := float32(px[3*x+1])
 			d0, d1 := float32(px[3*x])-g, float32(px[3*x+2])-g
 			var f, b float32
@@ -291,21 +296,21 @@ func (s *Swapper) chromaDetail(frame *raster.Image, fr image.Rectangle) {
 // −0 +0, which no sum of it tells apart.
 func absBits(v float32) float32 { return math.Float32frombits(math.Float32bits(v) &^ (1 << 31)) }
 
-// rowMeans puts in o, interleaved, the means of the two rows whose prefix sums are pre0 and
-// pre1 over the 2r+1 about each pixel, clipped to the row, rounded as boxSmooth rounds them:
-// divided by the count near the row's ends, times the reciprocal of the full count between.
-func rowMeans(pre0, pre1 []int32, o []float32, r int) {
+// rowMeans puts in o0 and o1 the means of the rows whose prefix sums are pre0 and pre1 over
+// the 2r+1 about each pixel, clipped to the row, rounded as boxSmooth rounds them: divided by
+// the count near the row's ends, times the reciprocal of the full count between.
+func rowMeans(pre0, pre1, o0, o1 []float32, r int) {
 	w := len(pre0) - 1
-	o, pre1 = o[:2*w], pre1[:w+1]
+	pre1, o0, o1 = pre1[:w+1], o0[:w], o1[:w]
 	inner := 1 / float32(2*r+1)
 	for x := range w {
 		if x-r-1 < 0 || x+r >= w {
 			lo, hi := max(0, x-r), min(w, x+r+1)
 			n := float32(hi - lo)
-			o[2*x], o[2*x+1] = float32(pre0[hi]-pre0[lo])/n, float32(pre1[hi]-pre1[lo])/n
+			o0[x], o1[x] = (pre0[hi]-pre0[lo])/n, (pre1[hi]-pre1[lo])/n
 			continue
 		}
-		o[2*x], o[2*x+1] = float32(pre0[x+r+1]-pre0[x-r])*inner, float32(pre1[x+r+1]-pre1[x-r])*inner
+		o0[x], o1[x] = (pre0[x+r+1]-pre0[x-r])*inner, (pre1[x+r+1]-pre1[x-r])*inner
 	}
 }
 
@@ -344,41 +349,40 @@ func (s *Swapper) boxSmooth2(a, b *raster.Mask, ra, rb int, ta, tb []float32) {
 			runB, ob[x] = rowStep(pb, runB, x, rb, innerB)
 		}
 	}
-	if cap(s.texSum) < 2*w {
-		s.texSum = make([]float32, 2*w)
+	// Down the columns: colA and colB are the sums; zero stands for a row off the
+	// rectangle. A sum is never −0 (it starts at +0, and only −0 + −0 or −0 − +0 make −0),
+	// so adding or taking +0 leaves it as boxSmooth's, which skips those rows.
+	if cap(s.texSum) < 3*w {
+		s.texSum = make([]float32, 3*w)
 	}
-	col := s.texSum[:2*w]
-	clear(col)
+	colA, colB, zero := s.texSum[:w], s.texSum[w:2*w], s.texSum[2*w:3*w]
+	clear(s.texSum[:3*w])
+	row := func(t []float32, y int) []float32 {
+		if y < 0 || y >= h {
+			return zero
+		}
+		return t[y*w:][:w]
+	}
 	for y := range min(ra, h) {
-		for x, v := range ta[y*w:][:w] {
-			col[2*x] += v
+		for x, v := range row(ta, y) {
+			colA[x] += v
 		}
 	}
 	for y := range min(rb, h) {
-		for x, v := range tb[y*w:][:w] {
-			col[2*x+1] += v
+		for x, v := range row(tb, y) {
+			colB[x] += v
 		}
 	}
 	for y := range h {
-		addA, subA, addB, subB := y+ra < h, y-ra-1 >= 0, y+rb < h, y-rb-1 >= 0
+		addA, subA, addB, subB := row(ta, y+ra), row(ta, y-ra-1), row(tb, y+rb), row(tb, y-rb-1)
 		invA := 1 / float32(min(h, y+ra+1)-max(0, y-ra))
 		invB := 1 / float32(min(h, y+rb+1)-max(0, y-rb))
 		pa, pb := a.Pix[y*w:][:w], b.Pix[y*w:][:w]
 		for x := range w {
-			c := col[2*x:][:2]
-			if addA {
-				c[0] += ta[(y+ra)*w+x]
-			}
-			if subA {
-				c[0] -= ta[(y-ra-1)*w+x]
-			}
-			if addB {
-				c[1] += tb[(y+rb)*w+x]
-			}
-			if subB {
-				c[1] -= tb[(y-rb-1)*w+x]
-			}
-			pa[x], pb[x] = c[0]*invA, c[1]*invB
+			cA := colA[x] + addA[x] - subA[x]
+			cB := colB[x] + addB[x] - subB[x]
+			colA[x], colB[x] = cA, cB
+			pa[x], pb[x] = cA*invA, cB*invB
 		}
 	}
 }
