@@ -93,7 +93,7 @@ func (s *Swapper) texture(frame *raster.Image, target *face.Landmarks68, fm *ras
 	for i, v := range fine {
 		ratio[i] = v / (band[i] + texOffset)
 	}
-	refQ := s.discMedian(&s.texL, target, size, fr)
+	refQ := s.discMedianBy(&s.texL, target, size, fr, median)
 	if !(refQ > 0) {
 		return
 	}
@@ -157,13 +157,15 @@ func (s *Swapper) textureMaps(frame *raster.Image, fr image.Rectangle, r int) {
 			l[x] = luma(float32(row[3*x]), float32(row[3*x+1]), float32(row[3*x+2]))
 		}
 	}
-	// b1: 3×3 mean, b3: 7×7 mean.
+	// b1: 3×3 mean, b3: 7×7 mean; s.texJ is free yet, for their row sums.
 	s.texB1.Reset(fr)
 	copy(s.texB1.Pix, s.texL.Pix)
-	s.boxSmooth(&s.texB1, 1)
 	s.texB3.Reset(fr)
 	copy(s.texB3.Pix, s.texL.Pix)
-	s.boxSmooth(&s.texB3, 3)
+	for k := range s.texJ {
+		s.texJ[k].Reset(fr)
+	}
+	s.boxSmooth2(&s.texB1, &s.texB3, 1, 3, s.texJ[0].Pix, s.texJ[1].Pix)
 	fine, band, coh := s.texE[0].Pix, s.texE[1].Pix, s.texE[2].Pix
 	l, b1, b3 := s.texL.Pix, s.texB1.Pix, s.texB3.Pix
 	for i := range l {
@@ -191,36 +193,217 @@ func (s *Swapper) textureMaps(frame *raster.Image, fr image.Rectangle, r int) {
 		band[i] = float32(math.Abs(float64(v)))
 	}
 	// The chroma's pixel-scale and band detail, as the luma's, summed over C = R − G and
-	// B − G, in s.texC; s.texB1, s.texB3 and s.texE[2] (the coherence, last) are free again.
-	s.texC[0].Reset(fr)
-	s.texC[1].Reset(fr)
-	cfine, cband := s.texC[0].Pix, s.texC[1].Pix
-	for c := range 2 {
-		d := s.texB3.Pix
-		for y := range h {
-			row := frame.Pix[(y+fr.Min.Y)*frame.Stride+3*fr.Min.X:][:3*w]
-			for x := range w {
-				d[y*w+x] = float32(row[3*x+2*c]) - float32(row[3*x+1])
-			}
-		}
-		copy(s.texB1.Pix, d)
-		s.boxSmooth(&s.texB1, 1)
-		copy(s.texE[2].Pix, d)
-		s.boxSmooth(&s.texE[2], 3)
-		for i, m1 := range s.texB1.Pix {
-			cfine[i] += abs32(d[i] - m1)
-			cband[i] += abs32(m1 - s.texE[2].Pix[i])
-		}
-	}
-	s.boxSmooth(&s.texC[0], r)
-	s.boxSmooth(&s.texC[1], r)
-	s.boxSmooth(&s.texE[0], r)
-	s.boxSmooth(&s.texE[1], r)
-	s.boxSmooth(&s.texJ[0], r)
-	s.boxSmooth(&s.texJ[1], r)
+	// B − G, in s.texC; s.texB1 and s.texB3 are free again, for the window's row sums.
+	s.chromaDetail(frame, fr)
+	s.boxSmooth2(&s.texC[0], &s.texC[1], r, r, s.texB1.Pix, s.texB3.Pix)
+	s.boxSmooth2(&s.texE[0], &s.texE[1], r, r, s.texB1.Pix, s.texB3.Pix)
+	s.boxSmooth2(&s.texJ[0], &s.texJ[1], r, r, s.texB1.Pix, s.texB3.Pix)
 	for i := range coh {
 		coh[i] = float32(math.Sqrt(float64(jc[i]*jc[i] + js[i]*js[i])))
 	}
+}
+
+// chromaDetail puts in s.texC[0] and s.texC[1] (over fr) the chroma's pixel-scale and band
+// detail, |C − 3×3 mean| and |3×3 mean − 7×7 mean| summed over C = R − G and B − G, before the
+// window's smoothing: boxSmooth's values (see textureMapsRef in the tests) in one pass over
+// both planes and both boxes. C is whole levels, so its row sums, taken here as differences
+// of prefix sums, are exact in float32 (on rows of under 65 000 px) as in boxSmooth; the
+// columns sum the rounded row means in boxSmooth's order.
+func (s *Swapper) chromaDetail(frame *raster.Image, fr image.Rectangle) {
+	w, h := fr.Dx(), fr.Dy()
+	s.texC[0].Reset(fr)
+	s.texC[1].Reset(fr)
+	if cap(s.texPre) < 2*(w+1) {
+		s.texPre = make([]float32, 2*(w+1))
+	}
+	if n := 38 * w; cap(s.texRows) < n {
+		s.texRows = make([]float32, n)
+	}
+	// ring[k] holds, for k = 0, 1, 2, 3, the 3-wide row means of R − G, of B − G, and the
+	// 7-wide ones of each, for the eight rows the columns' step at y reads (y − 4 to y + 3),
+	// row y in slot y mod 8; col[k] their column sums; zero stands for a row off the
+	// rectangle. A column sum is never −0 (it starts at +0, and only −0 + −0 or −0 − +0
+	// make −0), so adding or taking +0 leaves it as boxSmooth's, which skips those rows.
+	var ring, col [4][]float32
+	for k := range 4 {
+		ring[k] = s.texRows[8*w*k:][:8*w]
+		col[k] = s.texRows[32*w+w*k:][:w]
+	}
+	zero := s.texRows[36*w:][:w]
+	clear(s.texRows[32*w:][:5*w])
+	pre0, pre1 := s.texPre[:w+1], s.texPre[w+1:][:w+1]
+	pre0[0], pre1[0] = 0, 0
+	row := func(k, y int) []float32 {
+		if y < 0 || y >= h {
+			return zero
+		}
+		return ring[k][y%8*w:][:w]
+	}
+	means := func(y int) {
+		px := frame.Pix[(y+fr.Min.Y)*frame.Stride+3*fr.Min.X:][:3*w]
+		var s0, s1 float32
+		for x := range w {
+			g := int32(px[3*x+1])
+			s0 += float32(int32(px[3*x]) - g)
+			s1 += float32(int32(px[3*x+2]) - g)
+			pre0[x+1], pre1[x+1] = s0, s1
+		}
+		rowMeans(pre0, pre1, row(0, y), row(1, y), 1)
+		rowMeans(pre0, pre1, row(2, y), row(3, y), 3)
+	}
+	for y := range min(3, h) {
+		means(y)
+	}
+	for k, r := range [4]int{1, 1, 3, 3} {
+		for y := range min(r, h) {
+			for x, v := range row(k, y) {
+				col[k][x] += v
+			}
+		}
+	}
+	cfine, cband := s.texC[0].Pix, s.texC[1].Pix
+	c10, c11, c30, c31 := col[0], col[1], col[2], col[3]
+	for y := range h {
+		if y+3 < h {
+			means(y + 3)
+		}
+		a10, a11, a30, a31 := row(0, y+1), row(1, y+1), row(2, y+3), row(3, y+3)
+		b10, b11, b30, b31 := row(0, y-2), row(1, y-2), row(2, y-4), row(3, y-4)
+		inv1 := 1 / float32(min(h, y+2)-max(0, y-1))
+		inv3 := 1 / float32(min(h, y+4)-max(0, y-3))
+		px := frame.Pix[(y+fr.Min.Y)*frame.Stride+3*fr.Min.X:][:3*w]
+		fo, bo := cfine[y*w:][:w], cband[y*w:][:w]
+		for x := range w {
+			s10 := c10[x] + a10[x] - b10[x]
+			s11 := c11[x] + a11[x] - b11[x]
+			s30 := c30[x] + a30[x] - b30[x]
+			s31 := c31[x] + a31[x] - b31[x]
+			c10[x], c11[x], c30[x], c31[x] = s10, s11, s30, s31
+			m10, m11, m30, m31 := s10*inv1, s11*inv1, s30*inv3, s31*inv3
+			g := float32(px[3*x+1])
+			d0, d1 := float32(px[3*x])-g, float32(px[3*x+2])-g
+			var f, b float32
+			f += absBits(d0 - m10)
+			b += absBits(m10 - m30)
+			f += absBits(d1 - m11)
+			b += absBits(m11 - m31)
+			fo[x], bo[x] = f, b
+		}
+	}
+}
+
+// absBits is |v| without a branch (noise's signs defeat a predictor); unlike abs32 it makes
+// −0 +0, which no sum of it tells apart.
+func absBits(v float32) float32 { return math.Float32frombits(math.Float32bits(v) &^ (1 << 31)) }
+
+// rowMeans puts in o0 and o1 the means of the rows whose prefix sums are pre0 and pre1 over
+// the 2r+1 about each pixel, clipped to the row, rounded as boxSmooth rounds them: divided by
+// the count near the row's ends, times the reciprocal of the full count between.
+func rowMeans(pre0, pre1, o0, o1 []float32, r int) {
+	w := len(pre0) - 1
+	pre1, o0, o1 = pre1[:w+1], o0[:w], o1[:w]
+	inner := 1 / float32(2*r+1)
+	for x := range w {
+		if x-r-1 < 0 || x+r >= w {
+			lo, hi := max(0, x-r), min(w, x+r+1)
+			n := float32(hi - lo)
+			o0[x], o1[x] = (pre0[hi]-pre0[lo])/n, (pre1[hi]-pre1[lo])/n
+			continue
+		}
+		o0[x], o1[x] = (pre0[x+r+1]-pre0[x-r])*inner, (pre1[x+r+1]-pre1[x-r])*inner
+	}
+}
+
+// boxSmooth2 is boxSmooth over a (half-width ra) and b (rb), of one rectangle, at once, bit
+// for bit: each row's two running sums are independent chains the processor overlaps, and
+// the row means go to ta and tb (each as long as a's Pix) instead of back in place, so the
+// columns need no ring.
+func (s *Swapper) boxSmooth2(a, b *raster.Mask, ra, rb int, ta, tb []float32) {
+	w, h := a.Rect.Dx(), a.Rect.Dy()
+	ta, tb = ta[:w*h], tb[:w*h]
+	innerA, innerB := 1/float32(2*ra+1), 1/float32(2*rb+1)
+	// Between x0 and x1 both sums are clear of the row's ends.
+	x0 := min(w, max(ra, rb)+1)
+	x1 := max(x0, w-max(ra, rb))
+	for y := range h {
+		pa, pb := a.Pix[y*w:][:w], b.Pix[y*w:][:w]
+		oa, ob := ta[y*w:][:w], tb[y*w:][:w]
+		var runA, runB float32
+		for x := range min(ra, w) {
+			runA += pa[x]
+		}
+		for x := range min(rb, w) {
+			runB += pb[x]
+		}
+		for x := range x0 {
+			runA, oa[x] = rowStep(pa, runA, x, ra, innerA)
+			runB, ob[x] = rowStep(pb, runB, x, rb, innerB)
+		}
+		for x := x0; x < x1; x++ {
+			runA += pa[x+ra] - pa[x-ra-1]
+			runB += pb[x+rb] - pb[x-rb-1]
+			oa[x], ob[x] = runA*innerA, runB*innerB
+		}
+		for x := x1; x < w; x++ {
+			runA, oa[x] = rowStep(pa, runA, x, ra, innerA)
+			runB, ob[x] = rowStep(pb, runB, x, rb, innerB)
+		}
+	}
+	// Down the columns: colA and colB are the sums; zero stands for a row off the
+	// rectangle. A sum is never −0 (it starts at +0, and only −0 + −0 or −0 − +0 make −0),
+	// so adding or taking +0 leaves it as boxSmooth's, which skips those rows.
+	if cap(s.texSum) < 3*w {
+		s.texSum = make([]float32, 3*w)
+	}
+	colA, colB, zero := s.texSum[:w], s.texSum[w:2*w], s.texSum[2*w:3*w]
+	clear(s.texSum[:3*w])
+	row := func(t []float32, y int) []float32 {
+		if y < 0 || y >= h {
+			return zero
+		}
+		return t[y*w:][:w]
+	}
+	for y := range min(ra, h) {
+		for x, v := range row(ta, y) {
+			colA[x] += v
+		}
+	}
+	for y := range min(rb, h) {
+		for x, v := range row(tb, y) {
+			colB[x] += v
+		}
+	}
+	for y := range h {
+		addA, subA, addB, subB := row(ta, y+ra), row(ta, y-ra-1), row(tb, y+rb), row(tb, y-rb-1)
+		invA := 1 / float32(min(h, y+ra+1)-max(0, y-ra))
+		invB := 1 / float32(min(h, y+rb+1)-max(0, y-rb))
+		pa, pb := a.Pix[y*w:][:w], b.Pix[y*w:][:w]
+		for x := range w {
+			cA := colA[x] + addA[x] - subA[x]
+			cB := colB[x] + addB[x] - subB[x]
+			colA[x], colB[x] = cA, cB
+			pa[x], pb[x] = cA*invA, cB*invB
+		}
+	}
+}
+
+// rowStep moves the running sum run of row p (half-width r) to x, the step boxSmooth takes
+// there, and gives it with the mean it makes: near the row's ends the sum takes what enters
+// and drops what leaves apart and is divided by its count; between them it takes the
+// difference and is multiplied by inner.
+func rowStep(p []float32, run float32, x, r int, inner float32) (float32, float32) {
+	w := len(p)
+	if x-r-1 >= 0 && x+r < w {
+		run += p[x+r] - p[x-r-1]
+		return run, run * inner
+	}
+	if x+r < w {
+		run += p[x+r]
+	}
+	if x-r-1 >= 0 {
+		run -= p[x-r-1]
+	}
+	return run, run / float32(min(w, x+r+1)-max(0, x-r))
 }
 
 // addSeededFinds adds to s.occ what s.clip marks (3 on seeds, 1 on weak pixels): the seeds of
@@ -247,9 +430,12 @@ func (s *Swapper) addSeededFinds(target *face.Landmarks68, fm *raster.Mask, size
 // dropSmallSeeds turns the seeds (3) in s.clip whose 4-connected regions cover less than
 // texSeedArea of the face into weak pixels (1), refilling s.stack with the seeds left.
 func (s *Swapper) dropSmallSeeds(fm *raster.Mask, fr image.Rectangle) {
+	s.stack = s.stack[:0]
+	if !slices.Contains(s.clip.Pix, 3) { // the common case: nothing to label
+		return
+	}
 	s.labelRegions(s.clip.Pix, 3, fr)
 	least := int(texSeedArea * float64(faceArea(fm, fr)))
-	s.stack = s.stack[:0]
 	for i, l := range s.label {
 		switch {
 		case l <= 0:
@@ -306,6 +492,11 @@ func neighbours4(i, w, h int) [4]int {
 // discMedian is the median over the skin sample discs of each disc's median of m: robust
 // to a cover over three of the eight.
 func (s *Swapper) discMedian(m *raster.Mask, target *face.Landmarks68, size float64, fr image.Rectangle) float32 {
+	return s.discMedianBy(m, target, size, fr, sortedMedian)
+}
+
+// discMedianBy is discMedian with each disc's median taken by med (see median).
+func (s *Swapper) discMedianBy(m *raster.Mask, target *face.Landmarks68, size float64, fr image.Rectangle, med func([]float32) float32) float32 {
 	var centres [8]geom.Pt
 	skinCentres(target, &centres)
 	rad := occSampleRadius * size
@@ -317,8 +508,7 @@ func (s *Swapper) discMedian(m *raster.Mask, target *face.Landmarks68, size floa
 		}
 		s.dev = appendDisc(s.dev[:0], m, c, rad, fr)
 		if len(s.dev) > 0 {
-			slices.Sort(s.dev)
-			meds[n] = s.dev[len(s.dev)/2]
+			meds[n] = med(s.dev)
 			n++
 		}
 	}
@@ -327,6 +517,47 @@ func (s *Swapper) discMedian(m *raster.Mask, target *face.Landmarks68, size floa
 	}
 	slices.Sort(meds[:n])
 	return (meds[(n-1)/2] + meds[n/2]) / 2
+}
+
+// sortedMedian is v[len(v)/2] once v (not empty) is sorted, as it leaves v.
+func sortedMedian(v []float32) float32 {
+	slices.Sort(v)
+	return v[len(v)/2]
+}
+
+// median is sortedMedian's value found by selection, without the sort; it reorders v. Of values that compare equal it may pick another, which tells only −0 from +0:
+// the texture maps it serves hold no −0.
+func median(v []float32) float32 {
+	k := len(v) / 2
+	lo, hi := 0, len(v)-1
+	for lo < hi {
+		a, b, c := v[lo], v[lo+(hi-lo)/2], v[hi]
+		p := max(min(a, b), min(max(a, b), c)) // the middle of the three
+		// Three ways: below p in v[lo:lt], equal in v[lt:gt+1], above in v[gt+1:hi+1].
+		lt, i, gt := lo, lo, hi
+		for i <= gt {
+			switch x := v[i]; {
+			case x < p:
+				v[lt], v[i] = x, v[lt]
+				lt++
+				i++
+			case x > p:
+				v[gt], v[i] = x, v[gt]
+				gt--
+			default:
+				i++
+			}
+		}
+		switch {
+		case k < lt:
+			hi = lt - 1
+		case k > gt:
+			lo = gt + 1
+		default:
+			return v[k]
+		}
+	}
+	return v[k]
 }
 
 // chromaRef is the skin's chroma detail (s.texC[0]): the larger of the skin discs' median
@@ -346,12 +577,11 @@ func (s *Swapper) chromaRef(target *face.Landmarks68, size float64, fr image.Rec
 	for _, c := range upper {
 		s.dev = appendDisc(s.dev[:0], &s.texC[0], c, rad, fr)
 		if len(s.dev) > 0 {
-			slices.Sort(s.dev)
-			meds[n] = s.dev[len(s.dev)/2]
+			meds[n] = median(s.dev)
 			n++
 		}
 	}
-	ref := s.discMedian(&s.texC[0], target, size, fr)
+	ref := s.discMedianBy(&s.texC[0], target, size, fr, median)
 	if n > 0 {
 		ref = max(ref, slices.Min(meds[:n]))
 	}
