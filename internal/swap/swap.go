@@ -187,11 +187,12 @@ type Swapper struct {
 	// dropSmall (see keepHeld).
 	boxes []image.Rectangle
 	held  raster.Mask
-	// rodCross's: its samples' offsets, a cross-section's colours and the step at each of
-	// its pixels.
+	// rodCross's: its samples' offsets, a cross-section's colours, the step at each of its
+	// pixels and the steps between neighbours (see rodGrain).
 	rodOffs []geom.Pt
 	rodProf [][2]float32
 	rodStep []float32
+	rodDiff []float32
 	// The glasses test's (see glasses).
 	rings ringScratch
 }
