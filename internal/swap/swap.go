@@ -193,6 +193,10 @@ type Swapper struct {
 	rodProf [][2]float32
 	rodStep []float32
 	rodDiff []float32
+	// The detail test's: the smoothed luma across the lower nose, and its spread (see
+	// noseShading).
+	noseLuma  []float32
+	noseShade float32
 	// The glasses test's (see glasses).
 	rings ringScratch
 }
