@@ -21,9 +21,10 @@ import (
 //     feature: a face has an eye where the landmarks put one, so a flat patch there is a
 //     cover (a mouth is left out: its detail follows the expression, teeth or none, which
 //     the swap takes from the target);
-//   - over the nose, detail far below the skin's wherever it lies: a nose has its nostrils,
-//     the shine on its tip and the shading down its sides, which a tissue, a hand or a
-//     mask over it flatten, whatever its colour.
+//   - over the nose, detail far below the skin's wherever it lies, when its shading is gone
+//     too: a nose has its nostrils, the shine on its tip and the shading down its sides,
+//     which a tissue, a hand or a mask over it flatten, whatever its colour (a soft focus
+//     or powder flattens its fine detail alone).
 //
 // Each is measured relative to its own face's skin, so a grainy photo and a smooth one
 // compare. A find counts only if part of it is far past the bounds (a seed of some size) and
@@ -51,6 +52,11 @@ const (
 	// forehead or hairline crossed the plain bounds on some keyframes and not others.
 	occDetailBusySeed = 3.5
 	occDetailFlatSeed = 0.25
+	// occNoseShaded is the least spread of the smoothed luma across the lower nose (a share
+	// of its brighter end; see noseShading) of a nose that shows its shape: its dark
+	// nostrils under a lit tip stay through a shallow focus's blur or powder, and a cover
+	// over them hides them.
+	occNoseShaded = 0.2
 	// occDetailLeast is the least share of the face a find must cover to count: at 1–1.5 %
 	// a find came and went on a lossy still clip, covering an eye in one frame only.
 	occDetailLeast = occMinArea
@@ -60,14 +66,17 @@ const (
 // warped source) what the fine detail says is not the face (see above).
 func (s *Swapper) detail(frame *raster.Image, target *face.Landmarks68, fm *raster.Mask, size float64, fr image.Rectangle) {
 	w, h := fr.Dx(), fr.Dy()
-	s.lumaDetail(frame, fr, size)
+	s.lumaDetail(frame, target, fr, size)
 	mt, ms := s.skinMedian(&s.detT, target, size, fr), s.skinMedian(&s.detS, target, size, fr)
 	if !(mt > 0.1) || !(ms > 0.1) { // no skin to compare with
 		return
 	}
 	s.zone.Reset(fr)
-	// The nose, flat only under a cover; then the eyes and brows.
-	s.fillZone(target, featureZones[5], featureZones[5].k, 2)
+	// The nose, flat only under a cover (and only looked at when its shading is gone: a
+	// soft or powdered nose is flat in the fine detail too); then the eyes and brows.
+	if s.noseShade < occNoseShaded {
+		s.fillZone(target, featureZones[5], featureZones[5].k, 2)
+	}
 	for _, z := range featureZones[:4] {
 		s.fillZone(target, z, z.k, 1)
 	}
@@ -107,8 +116,9 @@ func (s *Swapper) detail(frame *raster.Image, target *face.Landmarks68, fm *rast
 func luma(r, g, b float32) float32 { return 0.299*r + 0.587*g + 0.114*b }
 
 // lumaDetail puts in s.detT and s.detS (over fr) the fine detail of the frame's and the
-// warped source's luma: |luma − luma smoothed|, averaged.
-func (s *Swapper) lumaDetail(frame *raster.Image, fr image.Rectangle, size float64) {
+// warped source's luma: |luma − luma smoothed|, averaged; and in s.noseShade the frame's
+// shading across the lower nose (see noseShading).
+func (s *Swapper) lumaDetail(frame *raster.Image, target *face.Landmarks68, fr image.Rectangle, size float64) {
 	w, h := fr.Dx(), fr.Dy()
 	s.detT.Reset(fr)
 	s.detS.Reset(fr)
@@ -126,6 +136,9 @@ func (s *Swapper) lumaDetail(frame *raster.Image, fr image.Rectangle, size float
 		s.zone.Reset(fr)
 		copy(s.zone.Pix, m.Pix)
 		s.chanBlur.Apply(&s.zone, fine)
+		if m == &s.detT {
+			s.noseShade = s.noseShading(target, fr)
+		}
 		for i, v := range s.zone.Pix {
 			m.Pix[i] = float32(math.Abs(float64(m.Pix[i] - v)))
 		}
@@ -193,4 +206,25 @@ func appendDisc(dst []float32, m *raster.Mask, c geom.Pt, rad float64, fr image.
 		}
 	}
 	return dst
+}
+
+// noseShading is the spread of the smoothed luma (in s.zone, over fr) across the lower nose
+// (the hull of its tip and base), as a share of its brighter end: the tenth to the
+// ninetieth percentile, so a speck or a few pixels of grain do not make it. It uses s.clip.
+func (s *Swapper) noseShading(target *face.Landmarks68, fr image.Rectangle) float32 {
+	s.sorted, s.partHull = convexHull(target[30:36], s.sorted, s.partHull)
+	s.clip.Reset(fr)
+	raster.FillConvex(&s.clip, s.partHull, 1)
+	s.noseLuma = s.noseLuma[:0]
+	for i, v := range s.clip.Pix {
+		if v > 0.5 {
+			s.noseLuma = append(s.noseLuma, s.zone.Pix[i])
+		}
+	}
+	if len(s.noseLuma) < 10 {
+		return 1
+	}
+	slices.Sort(s.noseLuma)
+	lo, hi := s.noseLuma[len(s.noseLuma)/10], s.noseLuma[len(s.noseLuma)*9/10]
+	return (hi - lo) / max(1, hi)
 }

@@ -90,9 +90,12 @@ const (
 	// pixels: a cover's edge is sharp, the shading between the face's own folds is not.
 	rodEdgeReach = 0.01
 	rodSharp     = 0.5
-	// rodContrast is the least step (grey levels, in luma or in redness) at each edge; rodEven
-	// how far the band's samples may stray from its mean, and each section from the last.
+	// rodContrast is the least step (grey levels, in luma or in redness) at each edge, more
+	// rodGrainK times the grain across the ray there (see rodGrain; a noisy frame's grain
+	// makes a soft fold's flank look sharp); rodEven how far the band's samples may stray
+	// from its mean, and each section from the last.
 	rodContrast = 8
+	rodGrainK   = 0.5
 	rodEven     = 12
 	// rodInside is how far (share of the face size) behind the corner a rod found is taken
 	// to reach, over the lips' corner.
@@ -416,10 +419,11 @@ func (s *Swapper) rodOffsets(d geom.Pt, along, half int) int {
 // rodCross finds the band across the ray at c: the colour is sampled at each pixel from
 // half before to half after c across the ray, each sample the mean of 2·along+1 pixels
 // along it (s.rodOffs holds their offsets, reach pixels at most each way; see rodOffsets).
-// The band lies between two sharp edges (each a step of at least rodContrast over 2q
-// pixels, rodSharp of it over the middle two), a rod's width apart; it is even between them
-// (within rodEven of its mean) and unlike both sides. When follow, its edges lie near prev's
-// and its colour is like prev's.
+// The band lies between two sharp edges (each a step of the luma or the redness of at
+// least rodContrast and rodGrainK times its grain over 2q pixels, rodSharp of it over the
+// middle two), a rod's width apart; it is even between them (within rodEven of its mean)
+// and unlike both sides. When follow, its edges lie near prev's and its colour is like
+// prev's.
 func (s *Swapper) rodCross(frame *raster.Image, c geom.Pt, size float64, along, half, reach int, prev rodSection, follow bool) (rodSection, bool) {
 	n := 2*half + 1
 	if c.X-float64(reach) < 0 || c.Y-float64(reach) < 0 || c.X+float64(reach)+1 >= float64(frame.W) || c.Y+float64(reach)+1 >= float64(frame.H) {
@@ -440,13 +444,18 @@ func (s *Swapper) rodCross(frame *raster.Image, c geom.Pt, size float64, along, 
 	}
 	pr := s.rodProf
 	dist := func(a, b [2]float32) float32 { return max(abs32(a[0]-b[0]), abs32(a[1]-b[1])) }
-	// The step at each pixel, where it is sharp (0 elsewhere).
+	// The step at each pixel, where it is sharp (0 elsewhere), in each of the luma and the
+	// redness apart: each has its own grain.
+	grain := s.rodGrain(pr)
 	q := max(2, int(math.Round(rodEdgeReach*size)))
 	s.rodStep = slices.Grow(s.rodStep[:0], n)[:n]
 	clear(s.rodStep)
 	for j := q; j < n-q; j++ {
-		if wide := dist(pr[j-q], pr[j+q]); wide >= rodContrast && dist(pr[j-1], pr[j+1]) >= rodSharp*wide {
-			s.rodStep[j] = wide
+		for k := range 2 {
+			wide, near := abs32(pr[j-q][k]-pr[j+q][k]), abs32(pr[j-1][k]-pr[j+1][k])
+			if wide >= rodContrast+rodGrainK*grain[k] && near >= rodSharp*wide {
+				s.rodStep[j] = max(s.rodStep[j], wide)
+			}
 		}
 	}
 	wmin, wmax := max(2*q+1, int(rodWidthLeast*size)), int(rodWidthMost*size)
@@ -483,6 +492,26 @@ func (s *Swapper) rodCross(frame *raster.Image, c geom.Pt, size float64, along, 
 		}
 	}
 	return best, bestStep > 0
+}
+
+// rodGrain is the grain of the profile pr in the luma and in the redness: the σ of the
+// difference of two of its samples, from the median step between neighbours (a band's two
+// edges are too few to move it) over each half of the profile, the less of the two (a
+// noisy cover is no grainier skin beside it).
+func (s *Swapper) rodGrain(pr [][2]float32) (g [2]float32) {
+	h := len(pr) / 2
+	for k := range 2 {
+		g[k] = float32(math.Inf(1))
+		for _, half := range [2][][2]float32{pr[:h+1], pr[h:]} {
+			s.rodDiff = slices.Grow(s.rodDiff[:0], len(half))[:len(half)-1]
+			for j := range s.rodDiff {
+				s.rodDiff[j] = abs32(half[j+1][k] - half[j][k])
+			}
+			slices.Sort(s.rodDiff)
+			g[k] = min(g[k], s.rodDiff[len(s.rodDiff)/2]/0.6745)
+		}
+	}
+	return g
 }
 
 func abs(v int) int {

@@ -190,11 +190,16 @@ type Swapper struct {
 	// dropSmall (see keepHeld).
 	boxes []image.Rectangle
 	held  raster.Mask
-	// rodCross's: its samples' offsets, a cross-section's colours and the step at each of
-	// its pixels.
+	// rodCross's: its samples' offsets, a cross-section's colours, the step at each of its
+	// pixels and the steps between neighbours (see rodGrain).
 	rodOffs []geom.Pt
 	rodProf [][2]float32
 	rodStep []float32
+	rodDiff []float32
+	// The detail test's: the smoothed luma across the lower nose, and its spread (see
+	// noseShading).
+	noseLuma  []float32
+	noseShade float32
 	// The glasses test's (see glasses).
 	rings ringScratch
 	// The mirror test's (see mirror).
