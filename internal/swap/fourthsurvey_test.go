@@ -17,7 +17,10 @@ import (
 
 // A fourth survey of the classic swap's occlusion handling (issue 32's "clips other than your
 // tests' agree"), written blind: its author read the surveys' measuring code and swap.go's
-// exported API but none of the occluder rules, and no rule was tuned on it. Its twelve covers
+// exported API but none of the occluder rules, and no rule was tuned on it (what it found
+// weakest was described in words, not shown, to the rules' next authors: a band across the
+// nose's bridge, cords across a cheek, covers over one side; a fifth blind set is the next
+// judge). Its twelve covers
 // are none of the earlier surveys' or the occluder tests' shapes, chosen for what real footage
 // holds and sized as on a real face (about 14 cm: a finger an eighth of it wide): a chin
 // resting on the back of a hand, two fingers in a V over an eye, a thumb on the cheekbone, a
@@ -35,7 +38,7 @@ import (
 // 8°, the landmarks found again on each covered photo: 240 covers into the astronaut (every
 // shape and hue with two textures), 120 into each of the others (one texture; a variant's is
 // one its plain photo's cases do not pair with that shape and hue). About 15 s alone. The
-// floors sit a little below the figures the survey measured when it was written; every shape
+// floors sit a little below today's figures (docs/performance.md); every shape
 // must leave most of the rest of the face swapped. FACEFUSION_TEST_CASES=1 logs every case,
 // FACEFUSION_TEST_OUT=dir saves one swap of each shape and where it lies.
 
@@ -310,8 +313,8 @@ func TestOccluderFourthSurvey(t *testing.T) {
 	testenv.Full(t, "swaps 600 occluded photos, their covers softly edged")
 	start := time.Now()
 	floors := map[string][3]float64{ // skin's hues kept, others kept, swapped (means over shapes)
-		"astronaut → grace_hopper": {0.67, 0.89, 0.97}, "grace_hopper → astronaut": {0.78, 0.84, 0.96},
-		"astronaut → grace_hopper, warm": {0.73, 0.86, 0.94}, "grace_hopper → astronaut, tilted 8°": {0.74, 0.80, 0.96},
+		"astronaut → grace_hopper": {0.69, 0.93, 0.97}, "grace_hopper → astronaut": {0.81, 0.87, 0.96},
+		"astronaut → grace_hopper, warm": {0.75, 0.89, 0.95}, "grace_hopper → astronaut, tilted 8°": {0.78, 0.83, 0.96},
 	}
 	const shapeSwapped = 0.55 // the least of the rest of the face a shape leaves swapped
 	var overall []string
