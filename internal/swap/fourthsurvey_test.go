@@ -1,11 +1,8 @@
 package swap
 
 import (
-	"fmt"
 	"math"
 	"math/rand/v2"
-	"os"
-	"strings"
 	"testing"
 	"time"
 
@@ -340,64 +337,10 @@ func TestOccluderFourthSurvey(t *testing.T) {
 	t.Logf("%.1f s", time.Since(start).Seconds())
 }
 
-// fsWay runs one way's cases and logs its table; it returns the means over shapes of the kept
-// shares (skin's hues, others) and of the swapped share, then each shape's swapped share.
+// fsWay runs one way's cases through softSurveyWay (fsCases: per textures for each shape and
+// hue, starting turn textures on).
 func fsWay(t *testing.T, w hoWay, per, turn int) ([]float64, string) {
 	t.Helper()
-	src, err := NewSource(w.srcImg, &w.srcLm)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := geom.Bounds(w.lm[:])
-	size := math.Max(b.W(), b.H())
-	bare := bareSwapped(t, src, w.tgt, w.lm)
-	hues := fsHues(w.ownSkin)
-	textures := fsTextures(t, &w.lm)
-	byShape, byTex, byHue := newHoTally(), newHoTally(), newHoTally()
-	for _, c := range fsCases(textures, hues, per, turn) {
-		r, after, on := tsRun(t, src, w.tgt, w.lm, w.box, c.occCase, bare)
-		if on < 0.002*size*size {
-			t.Errorf("%s, %s: only %.0f px of the cover's interior on the face: the survey's shape is misplaced", w.name, c.name, on)
-			continue
-		}
-		if byShape.kept[c.shape] == nil {
-			name := "fourth-" + strings.NewReplacer(" ", "", "→", "-", "°", "", ",", "").Replace(w.name) + "-" + strings.NewReplacer(" ", "-", "'", "").Replace(c.shape)
-			saveForEyes(t, after, name+".png")
-			saveForEyes(t, hoPaint(w.tgt, &w.lm, size, c.occCase.shape.inside), name+"-where.png")
-		}
-		byShape.add(c.shape, c.skin, r, c.tex+"/"+c.hue)
-		byTex.add(c.tex, c.skin, r, c.shape+"/"+c.hue)
-		byHue.add(c.hue, c.skin, r, c.shape+"/"+c.tex)
-		if os.Getenv("FACEFUSION_TEST_CASES") != "" {
-			t.Logf("%s, %s: %.1f%% kept, %.1f%% swapped", w.name, c.name, 100*r.kept, 100*r.swapped)
-		}
-	}
-	var sb strings.Builder
-	fmt.Fprintf(&sb, "%s (target skin %v; the bare face %.1f%% swapped)\n", w.name, w.ownSkin, 100*bare)
-	fmt.Fprintf(&sb, "  %-28s %10s %8s %8s   %s\n", "shape", "skin kept", "others", "swapped", "worst case (kept)")
-	all := make([]float64, 3, 3+len(fsShapes))
-	for _, sh := range fsShapes {
-		k0, k1, sw := byShape.row(sh.name)
-		all[0], all[1], all[2] = all[0]+k0, all[1]+k1, all[2]+sw
-		all = append(all, sw)
-		fmt.Fprintf(&sb, "  %-28s %9.1f%% %7.1f%% %7.1f%%   %s %.1f%%\n", sh.name, 100*k0, 100*k1, 100*sw, byShape.worst[sh.name], 100*byShape.worstKept[sh.name])
-	}
-	fmt.Fprintf(&sb, "  %-28s %10s %8s %8s\n", "texture", "skin kept", "others", "swapped")
-	for _, tx := range textures {
-		k0, k1, sw := byTex.row(tx.name)
-		fmt.Fprintf(&sb, "  %-28s %9.1f%% %7.1f%% %7.1f%%\n", tx.name, 100*k0, 100*k1, 100*sw)
-	}
-	fmt.Fprintf(&sb, "  %-28s %10s %8s   %s\n", "hue", "kept", "swapped", "worst case (kept)")
-	for _, h := range hues {
-		k, m := byHue.kept[h.name], byHue.n[h.name]
-		_, _, sw := byHue.row(h.name)
-		fmt.Fprintf(&sb, "  %-28s %9.1f%% %7.1f%%   %s %.1f%%\n", fmt.Sprintf("%s %v", h.name, h.c), 100*(k[0]+k[1])/(m[0]+m[1]), 100*sw, byHue.worst[h.name], 100*byHue.worstKept[h.name])
-	}
-	n := float64(len(fsShapes))
-	all[0], all[1], all[2] = all[0]/n, all[1]/n, all[2]/n
-	line := fmt.Sprintf("overall %s: skin-like mean kept %.1f%%, others mean kept %.1f%%, the rest of the face swapped %.1f%% of the bare face's (means over shapes)",
-		w.name, 100*all[0], 100*all[1], 100*all[2])
-	fmt.Fprintf(&sb, "  %s\n", line)
-	t.Log("\n" + sb.String())
-	return all, line
+	textures, hues := fsTextures(t, &w.lm), fsHues(w.ownSkin)
+	return softSurveyWay(t, w, "fourth", fsShapes, hues, textures, fsCases(textures, hues, per, turn))
 }

@@ -430,6 +430,16 @@ func TestOccluderThirdSurvey(t *testing.T) {
 // shares (skin's hues, others) and of the swapped share, then each shape's swapped share.
 func tsWay(t *testing.T, w hoWay, per int) ([]float64, string) {
 	t.Helper()
+	textures, hues := tsTextures(t, &w.lm), tsHues(w.ownSkin)
+	return softSurveyWay(t, w, "third", tsShapes, hues, textures, tsCases(textures, hues, per))
+}
+
+// softSurveyWay runs the cases of one way of a survey of softly edged covers (tsRun's
+// measure), saving one swap of each shape as label-WAY-SHAPE.png, and logs its tables by
+// shape, texture and hue; it returns the means over shapes of the kept shares (skin's hues,
+// others) and of the swapped share, then each shape's swapped share.
+func softSurveyWay(t *testing.T, w hoWay, label string, shapes []occShape, hues []hoHue, textures []occTexture, cases []hoCase) ([]float64, string) {
+	t.Helper()
 	src, err := NewSource(w.srcImg, &w.srcLm)
 	if err != nil {
 		t.Fatal(err)
@@ -437,17 +447,17 @@ func tsWay(t *testing.T, w hoWay, per int) ([]float64, string) {
 	b := geom.Bounds(w.lm[:])
 	size := math.Max(b.W(), b.H())
 	bare := bareSwapped(t, src, w.tgt, w.lm)
-	hues := tsHues(w.ownSkin)
-	textures := tsTextures(t, &w.lm)
 	byShape, byTex, byHue := newHoTally(), newHoTally(), newHoTally()
-	for _, c := range tsCases(textures, hues, per) {
+	wayName := strings.NewReplacer(" ", "", "→", "-", "×", "x", "°", "", ",", "")
+	shapeName := strings.NewReplacer(" ", "-", "'", "")
+	for _, c := range cases {
 		r, after, on := tsRun(t, src, w.tgt, w.lm, w.box, c.occCase, bare)
 		if on < 0.002*size*size {
 			t.Errorf("%s, %s: only %.0f px of the cover's interior on the face: the survey's shape is misplaced", w.name, c.name, on)
 			continue
 		}
 		if byShape.kept[c.shape] == nil {
-			name := "third-" + strings.NewReplacer(" ", "", "→", "-", "×", "x", ",", "").Replace(w.name) + "-" + strings.ReplaceAll(c.shape, " ", "-")
+			name := label + "-" + wayName.Replace(w.name) + "-" + shapeName.Replace(c.shape)
 			saveForEyes(t, after, name+".png")
 			saveForEyes(t, hoPaint(w.tgt, &w.lm, size, c.occCase.shape.inside), name+"-where.png")
 		}
@@ -458,28 +468,32 @@ func tsWay(t *testing.T, w hoWay, per int) ([]float64, string) {
 			t.Logf("%s, %s: %.1f%% kept, %.1f%% swapped", w.name, c.name, 100*r.kept, 100*r.swapped)
 		}
 	}
+	col := 22 // the first column's width: the longest shape's name and a space, at least 22
+	for _, sh := range shapes {
+		col = max(col, len(sh.name)+1)
+	}
 	var sb strings.Builder
 	fmt.Fprintf(&sb, "%s (target skin %v; the bare face %.1f%% swapped)\n", w.name, w.ownSkin, 100*bare)
-	fmt.Fprintf(&sb, "  %-22s %10s %8s %8s   %s\n", "shape", "skin kept", "others", "swapped", "worst case (kept)")
-	all := make([]float64, 3, 3+len(tsShapes))
-	for _, sh := range tsShapes {
+	fmt.Fprintf(&sb, "  %-*s %10s %8s %8s   %s\n", col, "shape", "skin kept", "others", "swapped", "worst case (kept)")
+	all := make([]float64, 3, 3+len(shapes))
+	for _, sh := range shapes {
 		k0, k1, sw := byShape.row(sh.name)
 		all[0], all[1], all[2] = all[0]+k0, all[1]+k1, all[2]+sw
 		all = append(all, sw)
-		fmt.Fprintf(&sb, "  %-22s %9.1f%% %7.1f%% %7.1f%%   %s %.1f%%\n", sh.name, 100*k0, 100*k1, 100*sw, byShape.worst[sh.name], 100*byShape.worstKept[sh.name])
+		fmt.Fprintf(&sb, "  %-*s %9.1f%% %7.1f%% %7.1f%%   %s %.1f%%\n", col, sh.name, 100*k0, 100*k1, 100*sw, byShape.worst[sh.name], 100*byShape.worstKept[sh.name])
 	}
-	fmt.Fprintf(&sb, "  %-22s %10s %8s %8s\n", "texture", "skin kept", "others", "swapped")
-	for _, tx := range []string{"flat", "light across", "colour noise", "camera"} {
-		k0, k1, sw := byTex.row(tx)
-		fmt.Fprintf(&sb, "  %-22s %9.1f%% %7.1f%% %7.1f%%\n", tx, 100*k0, 100*k1, 100*sw)
+	fmt.Fprintf(&sb, "  %-*s %10s %8s %8s\n", col, "texture", "skin kept", "others", "swapped")
+	for _, tx := range textures {
+		k0, k1, sw := byTex.row(tx.name)
+		fmt.Fprintf(&sb, "  %-*s %9.1f%% %7.1f%% %7.1f%%\n", col, tx.name, 100*k0, 100*k1, 100*sw)
 	}
-	fmt.Fprintf(&sb, "  %-22s %10s %8s   %s\n", "hue", "kept", "swapped", "worst case (kept)")
+	fmt.Fprintf(&sb, "  %-*s %10s %8s   %s\n", col, "hue", "kept", "swapped", "worst case (kept)")
 	for _, h := range hues {
 		k, m := byHue.kept[h.name], byHue.n[h.name]
 		_, _, sw := byHue.row(h.name)
-		fmt.Fprintf(&sb, "  %-22s %9.1f%% %7.1f%%   %s %.1f%%\n", fmt.Sprintf("%s %v", h.name, h.c), 100*(k[0]+k[1])/(m[0]+m[1]), 100*sw, byHue.worst[h.name], 100*byHue.worstKept[h.name])
+		fmt.Fprintf(&sb, "  %-*s %9.1f%% %7.1f%%   %s %.1f%%\n", col, fmt.Sprintf("%s %v", h.name, h.c), 100*(k[0]+k[1])/(m[0]+m[1]), 100*sw, byHue.worst[h.name], 100*byHue.worstKept[h.name])
 	}
-	n := float64(len(tsShapes))
+	n := float64(len(shapes))
 	all[0], all[1], all[2] = all[0]/n, all[1]/n, all[2]/n
 	line := fmt.Sprintf("overall %s: skin-like mean kept %.1f%%, others mean kept %.1f%%, the rest of the face swapped %.1f%% of the bare face's (means over shapes)",
 		w.name, 100*all[0], 100*all[1], 100*all[2])
