@@ -94,7 +94,36 @@ func TestApplyKeepsRodsHeldAtTheMouthsCorner(t *testing.T) {
 // jowls) are no rods: on the sample photos, bare and darkened, lightened, JPEG'd and warmly
 // lit, mouthRods marks nothing.
 func TestMouthRodsFindNothingOnBareFaces(t *testing.T) {
+	for _, f := range bareFaceCases(t) {
+		src, err := NewSource(f.photo, &f.lm)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sw := NewSwapper(src, DefaultOptions())
+		sw.Apply(f.img.Clone(), &f.lm)
+		fr := sw.Rect()
+		b := geom.Bounds(f.lm[:])
+		size := math.Max(b.W(), b.H())
+		sw.occ.Reset(fr)
+		sw.mouthRods(f.img, &f.lm, &sw.mask, size, fr)
+		if found := marked(&sw.occ); found > 0 {
+			t.Errorf("%s: a rod of %d px found at the mouth's corners", f.name, found)
+		}
+	}
+}
+
+// bareFaceCase is a sample photo with nothing over its face, as is or changed (img).
+type bareFaceCase struct {
+	name       string
+	photo, img *raster.Image
+	lm         face.Landmarks68
+}
+
+// bareFaceCases are both sample photos as they are, darkened, lightened, warmly lit and
+// through JPEG at quality 30.
+func bareFaceCases(t *testing.T) []bareFaceCase {
 	p := photos(t)
+	var out []bareFaceCase
 	for _, f := range []struct {
 		name string
 		img  *raster.Image
@@ -110,29 +139,20 @@ func TestMouthRodsFindNothingOnBareFaces(t *testing.T) {
 			{"warm light", func(m *raster.Image) *raster.Image { return scaled(m, 1.15, 1, 0.8) }},
 			{"jpeg q30", func(m *raster.Image) *raster.Image { return jpegOf(m, 30) }},
 		} {
-			img := v.of(f.img)
-			src, err := NewSource(f.img, &f.lm)
-			if err != nil {
-				t.Fatal(err)
-			}
-			sw := NewSwapper(src, DefaultOptions())
-			sw.Apply(img.Clone(), &f.lm)
-			fr := sw.Rect()
-			b := geom.Bounds(f.lm[:])
-			size := math.Max(b.W(), b.H())
-			sw.occ.Reset(fr)
-			sw.mouthRods(img, &f.lm, &sw.mask, size, fr)
-			var found int
-			for _, o := range sw.occ.Pix {
-				if o > 0 {
-					found++
-				}
-			}
-			if found > 0 {
-				t.Errorf("%s %s: a rod of %d px found at the mouth's corners", f.name, v.name, found)
-			}
+			out = append(out, bareFaceCase{name: f.name + " " + v.name, photo: f.img, img: v.of(f.img), lm: f.lm})
 		}
 	}
+	return out
+}
+
+// marked is how many of m's pixels are above 0.
+func marked(m *raster.Mask) (n int) {
+	for _, o := range m.Pix {
+		if o > 0 {
+			n++
+		}
+	}
+	return n
 }
 
 // scaled is img with each channel times k (clamped).
@@ -179,13 +199,7 @@ func TestMouthRodsFindNothingOnNoisyFaces(t *testing.T) {
 				img := noisyLit(f.img, 100+seed, v.light, v.sigma)
 				sw.occ.Reset(fr)
 				sw.mouthRods(img, &f.lm, &sw.mask, size, fr)
-				var found int
-				for _, o := range sw.occ.Pix {
-					if o > 0 {
-						found++
-					}
-				}
-				if found > 0 {
+				if found := marked(&sw.occ); found > 0 {
 					bad++
 					t.Logf("%s %s, draw %d: a rod of %d px found at the mouth's corners", f.name, v.name, seed, found)
 				}
