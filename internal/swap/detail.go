@@ -192,8 +192,8 @@ func (s *Swapper) skinMedian(m *raster.Mask, target *face.Landmarks68, size floa
 	if len(s.dev) == 0 {
 		return 0
 	}
-	slices.Sort(s.dev)
-	return s.dev[len(s.dev)/2]
+	// By selection (see median): the detail maps are means of magnitudes, never −0.
+	return median(s.dev)
 }
 
 // appendDisc appends to dst the values of m (over fr) at the pixels of fr within rad of c.

@@ -169,8 +169,7 @@ func (s *Swapper) mirror(frame *raster.Image, target *face.Landmarks68, fm *rast
 				}
 			}
 		}
-		slices.Sort(ms.diff)
-		sd[k] = max(mirFloor[k], 1.4826*ms.diff[len(ms.diff)/2])
+		sd[k] = max(mirFloor[k], 1.4826*median(ms.diff)) // magnitudes: no −0
 		var vals [8]float32
 		nv := 0
 		for d, c := range centres {
