@@ -507,8 +507,8 @@ func (s *Swapper) rodGrain(pr [][2]float32) (g [2]float32) {
 			for j := range s.rodDiff {
 				s.rodDiff[j] = abs32(half[j+1][k] - half[j][k])
 			}
-			slices.Sort(s.rodDiff)
-			g[k] = min(g[k], s.rodDiff[len(s.rodDiff)/2]/0.6745)
+			// By selection (see median): a zero's sign is lost once rodContrast is added.
+			g[k] = min(g[k], median(s.rodDiff)/0.6745)
 		}
 	}
 	return g
