@@ -68,6 +68,7 @@ func (s *Swapper) detail(frame *raster.Image, target *face.Landmarks68, fm *rast
 	w, h := fr.Dx(), fr.Dy()
 	s.lumaDetail(frame, target, fr, size)
 	mt, ms := s.skinMedian(&s.detT, target, size, fr), s.skinMedian(&s.detS, target, size, fr)
+	s.detMed = [2]float32{mt, ms}
 	if !(mt > 0.1) || !(ms > 0.1) { // no skin to compare with
 		return
 	}
