@@ -68,6 +68,7 @@ func (s *Swapper) detail(frame *raster.Image, target *face.Landmarks68, fm *rast
 	w, h := fr.Dx(), fr.Dy()
 	s.lumaDetail(frame, target, fr, size)
 	mt, ms := s.skinMedian(&s.detT, target, size, fr), s.skinMedian(&s.detS, target, size, fr)
+	s.detMed = [2]float32{mt, ms}
 	if !(mt > 0.1) || !(ms > 0.1) { // no skin to compare with
 		return
 	}
@@ -192,8 +193,8 @@ func (s *Swapper) skinMedian(m *raster.Mask, target *face.Landmarks68, size floa
 	if len(s.dev) == 0 {
 		return 0
 	}
-	slices.Sort(s.dev)
-	return s.dev[len(s.dev)/2]
+	// By selection (see median): the detail maps are means of magnitudes, never −0.
+	return median(s.dev)
 }
 
 // appendDisc appends to dst the values of m (over fr) at the pixels of fr within rad of c.

@@ -446,14 +446,23 @@ func (s *Swapper) rodCross(frame *raster.Image, c geom.Pt, size float64, along, 
 	dist := func(a, b [2]float32) float32 { return max(abs32(a[0]-b[0]), abs32(a[1]-b[1])) }
 	// The step at each pixel, where it is sharp (0 elsewhere), in each of the luma and the
 	// redness apart: each has its own grain.
-	grain := s.rodGrain(pr)
+	// The grain (never negative) only raises the bar from rodContrast: it is taken only once
+	// a step clears that, which on bare skin none does.
+	var grain [2]float32
+	grained := false
 	q := max(2, int(math.Round(rodEdgeReach*size)))
 	s.rodStep = slices.Grow(s.rodStep[:0], n)[:n]
 	clear(s.rodStep)
 	for j := q; j < n-q; j++ {
 		for k := range 2 {
 			wide, near := abs32(pr[j-q][k]-pr[j+q][k]), abs32(pr[j-1][k]-pr[j+1][k])
-			if wide >= rodContrast+rodGrainK*grain[k] && near >= rodSharp*wide {
+			if !(wide >= rodContrast && near >= rodSharp*wide) {
+				continue
+			}
+			if !grained {
+				grain, grained = s.rodGrain(pr), true
+			}
+			if wide >= rodContrast+rodGrainK*grain[k] {
 				s.rodStep[j] = max(s.rodStep[j], wide)
 			}
 		}
@@ -507,8 +516,8 @@ func (s *Swapper) rodGrain(pr [][2]float32) (g [2]float32) {
 			for j := range s.rodDiff {
 				s.rodDiff[j] = abs32(half[j+1][k] - half[j][k])
 			}
-			slices.Sort(s.rodDiff)
-			g[k] = min(g[k], s.rodDiff[len(s.rodDiff)/2]/0.6745)
+			// By selection (see median): a zero's sign is lost once rodContrast is added.
+			g[k] = min(g[k], median(s.rodDiff)/0.6745)
 		}
 	}
 	return g

@@ -85,12 +85,12 @@ const (
 )
 
 // thinCovers adds to s.occ (over fr, 1 on occluders; after s.detail, whose s.detS holds the
-// warped source's detail) the long thin bands in front of the face (see above). A large face
+// warped source's detail, s.detMed the medians) the long thin bands in front of the face (see above). A large face
 // is seen on a grid of every f-th pixel (each the mean of its f×f block), where a frame is
 // still a few pixels wide, at a fraction of the cost.
 func (s *Swapper) thinCovers(frame *raster.Image, target *face.Landmarks68, fm *raster.Mask, size float64, fr image.Rectangle, m skinModel) {
 	k, long := float32(occRidgeK), occRidgeLength
-	if s.skinMedian(&s.detT, target, size, fr) > occRidgeGrain {
+	if s.detMed[0] > occRidgeGrain {
 		k, long = occRidgeKGrainy, occRidgeLengthGrainy
 	}
 	f := max(1, int(math.Round(size/occRidgeCoarse)))
@@ -106,7 +106,7 @@ func (s *Swapper) thinCovers(frame *raster.Image, target *face.Landmarks68, fm *
 	s.sourceLuma(fr, f, cr, sigma)
 	level := s.ridgeLevel(fm, fr, f, cr, sigma)
 	least := max(occRidgeFloor, k*level) / 2
-	ms := s.skinMedian(&s.detS, target, size, fr)
+	ms := s.detMed[1]
 	s.outlineBands(target, size, fr)
 	s.dev = slices.Grow(s.dev[:0], cw*ch)[:cw*ch] // the face mask at each grid pixel
 	for y := range ch {

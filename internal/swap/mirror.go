@@ -118,7 +118,6 @@ func (s *Swapper) mirror(frame *raster.Image, target *face.Landmarks68, fm *rast
 	r := max(texWindowLeast, int(math.Round(texWindow*size)))
 	ms.stat[1].Reset(fr)
 	copy(ms.stat[1].Pix, s.excl.Pix)
-	s.spread(&ms.stat[1], r)
 	// A pixel whose mirror's window sees a cover the other tests found is unlike it because
 	// of that cover: it is not compared.
 	ms.stat[2].Reset(fr)
@@ -127,7 +126,9 @@ func (s *Swapper) mirror(frame *raster.Image, target *face.Landmarks68, fm *rast
 			ms.stat[2].Pix[i] = 1
 		}
 	}
-	s.spread(&ms.stat[2], r)
+	ms.stat[0].Reset(fr) // scratch here; mirrorStats fills it
+	ms.stat[3].Reset(fr)
+	s.spread2(&ms.stat[1], &ms.stat[2], r, ms.stat[0].Pix, ms.stat[3].Pix)
 	for y := range h {
 		frow := fm.Pix[(y+fr.Min.Y-fm.Rect.Min.Y)*fm.Stride+fr.Min.X-fm.Rect.Min.X:][:w]
 		for x, v := range frow {
@@ -169,8 +170,7 @@ func (s *Swapper) mirror(frame *raster.Image, target *face.Landmarks68, fm *rast
 				}
 			}
 		}
-		slices.Sort(ms.diff)
-		sd[k] = max(mirFloor[k], 1.4826*ms.diff[len(ms.diff)/2])
+		sd[k] = max(mirFloor[k], 1.4826*median(ms.diff)) // magnitudes: no −0
 		var vals [8]float32
 		nv := 0
 		for d, c := range centres {
@@ -309,11 +309,12 @@ func (s *Swapper) mirrorStats(frame *raster.Image, fr image.Rectangle, r int, si
 		}
 	}
 	copy(ms.light.Pix, lum)
-	for k := range 2 {
-		s.boxSmooth(&ms.stat[k], r)
-	}
-	s.boxSmooth(&ms.stat[4], r)
-	s.boxSmooth(&ms.light, max(r, int(math.Round(mirLight*size))))
+	// Two planes a pass, the detail's two (filled below) as scratch.
+	ta, tb := ms.stat[2].Pix, ms.stat[3].Pix
+	s.boxSmooth2(&ms.stat[0], &ms.stat[1], r, r, ta, tb)
+	s.boxSmooth2(&ms.stat[4], &ms.light, r, max(r, int(math.Round(mirLight*size))), ta, tb)
+	clear(ta)
+	clear(tb)
 	for i, v := range ms.light.Pix {
 		lum[i] -= v
 	}
@@ -341,22 +342,35 @@ func (s *Swapper) spread(m *raster.Mask, r int) {
 	if r <= 0 {
 		return
 	}
-	for i, v := range m.Pix {
-		if v > 0.5 {
-			m.Pix[i] = 1
-		} else {
-			m.Pix[i] = 0
-		}
-	}
+	binarize(m.Pix, 0.5)
 	s.boxSmooth(m, r)
-	// A box holding one set pixel has a mean of at least 1/(2r+1)²; the running sums leave
-	// crumbs far below it.
-	least := 0.5 / float32((2*r+1)*(2*r+1))
-	for i, v := range m.Pix {
-		if v > least {
-			m.Pix[i] = 1
+	binarize(m.Pix, spreadLeast(r))
+}
+
+// spread2 is spread over a and b (of one rectangle, Stride its width) in one pass, by
+// boxSmooth2; ta and tb are scratch as long as their Pix.
+func (s *Swapper) spread2(a, b *raster.Mask, r int, ta, tb []float32) {
+	if r <= 0 {
+		return
+	}
+	binarize(a.Pix, 0.5)
+	binarize(b.Pix, 0.5)
+	s.boxSmooth2(a, b, r, r, ta, tb)
+	binarize(a.Pix, spreadLeast(r))
+	binarize(b.Pix, spreadLeast(r))
+}
+
+// spreadLeast is the threshold on a box mean (half-width r) that tells a box holding a set
+// pixel: such a box has a mean of at least 1/(2r+1)²; the running sums leave crumbs far below.
+func spreadLeast(r int) float32 { return 0.5 / float32((2*r+1)*(2*r+1)) }
+
+// binarize sets each value of v to 1 if above least, else to 0.
+func binarize(v []float32, least float32) {
+	for i, x := range v {
+		if x > least {
+			v[i] = 1
 		} else {
-			m.Pix[i] = 0
+			v[i] = 0
 		}
 	}
 }

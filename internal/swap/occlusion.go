@@ -335,7 +335,6 @@ func medianMAD(v []float32, dev *[]float32) (med, mad float32) {
 	for _, x := range v {
 		d = append(d, float32(math.Abs(float64(x-med))))
 	}
-	slices.Sort(d)
 	*dev = d
-	return med, d[len(d)/2]
+	return med, median(d) // magnitudes: no −0
 }

@@ -163,6 +163,8 @@ type Swapper struct {
 	cfm, cexcl, cocc raster.Mask
 	// The detail test's (see detail): the frame's and the warped source's fine detail.
 	detT, detS raster.Mask
+	// Their medians on the skin discs (see skinMedian), which thinCovers reads too.
+	detMed [2]float32
 	// Summed-area tables (the detail test's box means, the growth's opening).
 	sat []float64
 	// The texture test's (see texture): the descriptors, the orientation's doubled-angle

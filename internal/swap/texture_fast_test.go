@@ -205,3 +205,68 @@ func BenchmarkMedian(b *testing.B) {
 		})
 	}
 }
+
+// boxSmooth2 equals two boxSmooth calls bit for bit on any values (signed, zeros of both
+// signs, 0/1 sets as spread gives it), over rectangles of every shape and unequal radii.
+func TestBoxSmooth2MatchesBoxSmooth(t *testing.T) {
+	rng := rand.New(rand.NewPCG(13, 14))
+	fast, ref := NewSwapper(nil, DefaultOptions()), NewSwapper(nil, DefaultOptions())
+	for n := range 1500 {
+		w, h := 1+rng.IntN(60), 1+rng.IntN(60)
+		if n%10 == 0 {
+			w, h = 100+rng.IntN(200), 100+rng.IntN(200)
+		}
+		fr := image.Rect(3, 2, 3+w, 2+h)
+		ra, rb := 1+rng.IntN(14), 1+rng.IntN(40)
+		var a, b, wantA, wantB raster.Mask
+		for _, m := range []*raster.Mask{&a, &b, &wantA, &wantB} {
+			m.Reset(fr)
+		}
+		for i := range a.Pix {
+			switch n % 3 {
+			case 0:
+				a.Pix[i], b.Pix[i] = float32(rng.NormFloat64()), float32(3*rng.NormFloat64()-1)
+			case 1:
+				a.Pix[i], b.Pix[i] = float32(rng.IntN(2)), float32(rng.IntN(5)/4)
+			default:
+				a.Pix[i], b.Pix[i] = float32(math.Copysign(0, rng.NormFloat64())), float32(rng.IntN(3)-1)
+			}
+		}
+		copy(wantA.Pix, a.Pix)
+		copy(wantB.Pix, b.Pix)
+		ref.boxSmooth(&wantA, ra)
+		ref.boxSmooth(&wantB, rb)
+		ta, tb := make([]float32, w*h), make([]float32, w*h)
+		fast.boxSmooth2(&a, &b, ra, rb, ta, tb)
+		for i := range a.Pix {
+			if math.Float32bits(a.Pix[i]) != math.Float32bits(wantA.Pix[i]) || math.Float32bits(b.Pix[i]) != math.Float32bits(wantB.Pix[i]) {
+				t.Fatalf("case %d (%d×%d, r %d and %d), pixel %d: %g %g, want %g %g", n, w, h, ra, rb, i, a.Pix[i], b.Pix[i], wantA.Pix[i], wantB.Pix[i])
+			}
+		}
+	}
+}
+
+// BenchmarkBoxSmoothPair is two planes of a face's rectangle smoothed, fused and one by one.
+func BenchmarkBoxSmoothPair(b *testing.B) {
+	fr := image.Rect(0, 0, 240, 280)
+	rng := rand.New(rand.NewPCG(15, 16))
+	s := NewSwapper(nil, DefaultOptions())
+	var p, q raster.Mask
+	p.Reset(fr)
+	q.Reset(fr)
+	for i := range p.Pix {
+		p.Pix[i], q.Pix[i] = float32(rng.NormFloat64()), float32(rng.NormFloat64())
+	}
+	ta, tb := make([]float32, len(p.Pix)), make([]float32, len(p.Pix))
+	b.Run("fused", func(b *testing.B) {
+		for b.Loop() {
+			s.boxSmooth2(&p, &q, 6, 24, ta, tb)
+		}
+	})
+	b.Run("apart", func(b *testing.B) {
+		for b.Loop() {
+			s.boxSmooth(&p, 6)
+			s.boxSmooth(&q, 24)
+		}
+	})
+}
