@@ -99,6 +99,52 @@ type mirrorScratch struct {
 // mirror adds to s.occ (over fr, 1 on occluders; after s.features and s.texture, whose
 // detail maps it reads) what the face's symmetry says covers one side (see above).
 func (s *Swapper) mirror(frame *raster.Image, target *face.Landmarks68, fm *raster.Mask, size float64, fr image.Rectangle, m skinModel) {
+	w, h := fr.Dx(), fr.Dy()
+	r := max(texWindowLeast, int(math.Round(texWindow*size)))
+	n := s.mirrorRegion(target, fm, size, fr, r)
+	if n < mirLeast {
+		return
+	}
+	var centres [8]geom.Pt
+	skinCentres(target, &centres)
+	s.mirrorStats(frame, fr, r, size, m, &centres)
+	sd, ref, ok := s.mirrorSpreads(fr, n, &centres)
+	if !ok {
+		return
+	}
+	s.mirrorScore(fr, &sd, &ref)
+	// As addSeededFinds, with smaller seeds: the cover is told by two sides' difference, not
+	// by a single pixel's.
+	s.labelRegions(s.clip.Pix, 3, fr)
+	least := int(mirSeedArea * float64(faceArea(fm, fr)))
+	s.stack = s.stack[:0]
+	for i, l := range s.label {
+		switch {
+		case l <= 0:
+		case s.area[l] < least:
+			s.clip.Pix[i] = 1
+		default:
+			s.stack = append(s.stack, int32(i))
+		}
+	}
+	if len(s.stack) == 0 {
+		return
+	}
+	s.growFromSeeds(&s.clip, w, h)
+	s.dropSmall(&s.clip, fm, fr, occMinArea)
+	s.coveredFeatures(target, fr)
+	s.bridgeFeatures(fr, size)
+	for i, v := range s.clip.Pix {
+		if v > 0.5 {
+			s.occ.Pix[i] = 1
+		}
+	}
+}
+
+// mirrorRegion sets s.mir.inner to the pixels compared (see mirror) and s.mir.to to each
+// one's mirror among them (−1: none, or one whose window sees another test's cover), with
+// the statistics' window r; it returns how many pixels have a mirror.
+func (s *Swapper) mirrorRegion(target *face.Landmarks68, fm *raster.Mask, size float64, fr image.Rectangle, r int) int {
 	ms := &s.mir
 	w, h := fr.Dx(), fr.Dy()
 	var ext [extPoints]geom.Pt
@@ -115,7 +161,6 @@ func (s *Swapper) mirror(frame *raster.Image, target *face.Landmarks68, fm *rast
 		ms.light.Pix[i] = 1 - v
 	}
 	s.spread(&ms.light, int(math.Round(mirInset*size)))
-	r := max(texWindowLeast, int(math.Round(texWindow*size)))
 	ms.stat[1].Reset(fr)
 	copy(ms.stat[1].Pix, s.excl.Pix)
 	// A pixel whose mirror's window sees a cover the other tests found is unlike it because
@@ -148,16 +193,16 @@ func (s *Swapper) mirror(frame *raster.Image, target *face.Landmarks68, fm *rast
 			n++
 		}
 	}
-	if n < mirLeast {
-		return
-	}
-	var centres [8]geom.Pt
-	skinCentres(target, &centres)
-	s.mirrorStats(frame, fr, r, size, m, &centres)
-	// Each statistic's spread of mirror differences over the face (from about mirLeast of
-	// its pixels), and its value on the skin: the median over the skin sample discs of its
-	// value at their centres (it is a window's mean already).
-	var sd, ref [mirStats]float32
+	return n
+}
+
+// mirrorSpreads is each statistic's spread of mirror differences over the face (from about
+// mirLeast of its n pixels with a mirror), and its value on the skin: the median over the
+// skin sample discs (centres) of its value at their centres (it is a window's mean already);
+// false when no disc lies in fr.
+func (s *Swapper) mirrorSpreads(fr image.Rectangle, n int, centres *[8]geom.Pt) (sd, ref [mirStats]float32, ok bool) {
+	ms := &s.mir
+	w := fr.Dx()
 	step := max(1, n/mirLeast)
 	for k := range mirStats {
 		ms.diff = ms.diff[:0]
@@ -182,11 +227,18 @@ func (s *Swapper) mirror(frame *raster.Image, target *face.Landmarks68, fm *rast
 			nv++
 		}
 		if nv == 0 {
-			return
+			return sd, ref, false
 		}
 		slices.Sort(vals[:nv])
 		ref[k] = (vals[(nv-1)/2] + vals[nv/2]) / 2
 	}
+	return sd, ref, true
+}
+
+// mirrorScore marks in s.clip (over fr) the pixels much unlike their mirrors on the side
+// farther from the skin: 3 past mirSeed spreads, 1 past mirWeak.
+func (s *Swapper) mirrorScore(fr image.Rectangle, sd, ref *[mirStats]float32) {
+	ms := &s.mir
 	s.clip.Reset(fr)
 	for i, j := range ms.to {
 		if j < 0 {
@@ -208,32 +260,6 @@ func (s *Swapper) mirror(frame *raster.Image, target *face.Landmarks68, fm *rast
 			s.clip.Pix[i] = 3
 		case a2 > mirWeak*mirWeak:
 			s.clip.Pix[i] = 1
-		}
-	}
-	// As addSeededFinds, with smaller seeds: the cover is told by two sides' difference, not
-	// by a single pixel's.
-	s.labelRegions(s.clip.Pix, 3, fr)
-	least := int(mirSeedArea * float64(faceArea(fm, fr)))
-	s.stack = s.stack[:0]
-	for i, l := range s.label {
-		switch {
-		case l <= 0:
-		case s.area[l] < least:
-			s.clip.Pix[i] = 1
-		default:
-			s.stack = append(s.stack, int32(i))
-		}
-	}
-	if len(s.stack) == 0 {
-		return
-	}
-	s.growFromSeeds(&s.clip, w, h)
-	s.dropSmall(&s.clip, fm, fr, occMinArea)
-	s.coveredFeatures(target, fr)
-	s.bridgeFeatures(fr, size)
-	for i, v := range s.clip.Pix {
-		if v > 0.5 {
-			s.occ.Pix[i] = 1
 		}
 	}
 }
