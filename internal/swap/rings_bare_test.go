@@ -89,13 +89,14 @@ func takenBack(s *Swapper, frame *raster.Image, lm *face.Landmarks68) (float64, 
 // 77 % of the threshold on her face and 96 % on the astronaut's (×0.25 to ×1.8, grainy).
 // Nor does the occluder step as a whole take back more than on the plain photo (0.2 % of the
 // face size squared, as TestThinCoversLeaveBandsOffTheFace allows), but for two finds of
-// other tests (listed in elsewhere): on the astronaut ×1.4, her blown highlights (two channels
-// at 255, flat) are taken as flat covers where the swap cannot tell (about 1500 px); grainy,
-// her fringe of hair over the forehead's corner, a real cover left out of the plain photo's
-// finds as under occMinArea, grows past it (about 70 px).
+// other tests (bounded in elsewhere, a little above what they take today, so that no other
+// rule adds to them unseen): on the astronaut ×1.4, her blown highlights (two channels at
+// 255, flat) are taken as flat covers where the swap cannot tell (about 1500 px); grainy, her
+// fringe of hair over the forehead's corner, a real cover left out of the plain photo's finds
+// as under occMinArea, grows past it (about 70 px).
 func TestGlassesFindNoFrameOnBareFaces(t *testing.T) {
 	p := photos(t)
-	elsewhere := map[string]bool{"into astronaut true, brighter": true, "into astronaut true, grainy": true}
+	elsewhere := map[string]float64{"into astronaut true, brighter": 1600, "into astronaut true, grainy": 100}
 	for _, toAstro := range []bool{false, true} {
 		srcImg, srcLm, tgt, box := p.src, p.srcLm, p.dst, geom.Rect{X0: 168, Y0: 145, X1: 364, Y1: 342}
 		if toAstro {
@@ -121,7 +122,11 @@ func TestGlassesFindNoFrameOnBareFaces(t *testing.T) {
 			if found {
 				t.Errorf("%s bare face: the glasses test finds a frame (the occluders take back %.0f px)", name, px)
 			}
-			if px > plain+least && !elsewhere[name] {
+			if most, ok := elsewhere[name]; ok {
+				if px > most {
+					t.Errorf("%s bare face: the occluders take back %.0f px, want at most %.0f", name, px, most)
+				}
+			} else if px > plain+least {
 				t.Errorf("%s bare face: the occluders take back %.0f px, %.0f on the plain photo (want within %.0f)", name, px, plain, least)
 			}
 		}
