@@ -249,8 +249,14 @@ func fsTextures(t *testing.T, lm *face.Landmarks68) []occTexture {
 // fsCases pairs each shape and hue with per of the four textures, turning with the shape and
 // the hue and starting turn textures on: with two, every shape meets every texture five times.
 func fsCases(textures []occTexture, hues []hoHue, per, turn int) []hoCase {
+	return softSurveyCases(fsShapes, textures, hues, per, turn)
+}
+
+// softSurveyCases pairs each shape and hue with per of the textures, turning with the shape
+// and the hue and starting turn textures on, each next one two further.
+func softSurveyCases(shapes []occShape, textures []occTexture, hues []hoHue, per, turn int) []hoCase {
 	var out []hoCase
-	for si, sh := range fsShapes {
+	for si, sh := range shapes {
 		for hi, h := range hues {
 			for k := range per {
 				tx := textures[(si+hi+turn+2*k)%len(textures)]
@@ -313,11 +319,21 @@ func TestOccluderFourthSurvey(t *testing.T) {
 		"astronaut → grace_hopper": {0.69, 0.93, 0.97}, "grace_hopper → astronaut": {0.81, 0.87, 0.96},
 		"astronaut → grace_hopper, warm": {0.75, 0.89, 0.95}, "grace_hopper → astronaut, tilted 8°": {0.78, 0.83, 0.96},
 	}
+	ways, per := fsWays(t)
+	softSurvey(t, start, ways, floors, fsShapes, func(wi int, w hoWay) ([]float64, string) {
+		return fsWay(t, w, per[wi][0], per[wi][1])
+	})
+}
+
+// softSurvey runs each of a survey's ways (run: softSurveyWay's means and overall line) and
+// holds them to its floors: skin's hues kept, others kept and the rest of the face swapped
+// (means over shapes), and most of the rest of the face swapped under every shape.
+func softSurvey(t *testing.T, start time.Time, ways []hoWay, floors map[string][3]float64, shapes []occShape, run func(wi int, w hoWay) ([]float64, string)) {
+	t.Helper()
 	const shapeSwapped = 0.55 // the least of the rest of the face a shape leaves swapped
 	var overall []string
-	ways, per := fsWays(t)
 	for wi, w := range ways {
-		all, line := fsWay(t, w, per[wi][0], per[wi][1])
+		all, line := run(wi, w)
 		overall = append(overall, line)
 		f := floors[w.name]
 		for i, what := range []string{"skin's hues kept", "others kept", "the rest of the face swapped"} {
@@ -327,7 +343,7 @@ func TestOccluderFourthSurvey(t *testing.T) {
 		}
 		for sh, sw := range all[3:] {
 			if sw < shapeSwapped {
-				t.Errorf("%s, %s: the rest of the face swapped %.1f%% of the bare face's, want ≥ %.0f%%", w.name, fsShapes[sh].name, 100*sw, 100*shapeSwapped)
+				t.Errorf("%s, %s: the rest of the face swapped %.1f%% of the bare face's, want ≥ %.0f%%", w.name, shapes[sh].name, 100*sw, 100*shapeSwapped)
 			}
 		}
 	}

@@ -378,21 +378,28 @@ func tsWays(t *testing.T) ([]hoWay, []int) {
 	for i, v := range dim.tgt.Pix {
 		dim.tgt.Pix[i] = clampU8(0.75 * float64(v))
 	}
-	mir := ways[1]
-	mir.name, mir.tgt = "grace_hopper → astronaut, mirrored", mir.tgt.Clone()
-	for y := range mir.tgt.H {
-		for x := range mir.tgt.W {
-			r, g, b := ways[1].tgt.At(mir.tgt.W-1-x, y)
-			mir.tgt.Set(x, y, r, g, b)
-		}
-	}
-	w := float64(mir.tgt.W)
-	mir.box = geom.Rect{X0: w - mir.box.X1, Y0: mir.box.Y0, X1: w - mir.box.X0, Y1: mir.box.Y1}
+	mir := mirroredWay(ways[1], "grace_hopper → astronaut, mirrored")
 	for _, v := range []*hoWay{&dim, &mir} {
 		v.lm = landmarksIn(t, v.tgt, v.box)
 		v.ownSkin = hoSkinOf(v.tgt, &v.lm)
 	}
 	return append(ways, dim, mir), []int{2, 2, 1, 1}
+}
+
+// mirroredWay is w named name, its target mirrored left to right with its detector box (its
+// landmarks are still to be found).
+func mirroredWay(w hoWay, name string) hoWay {
+	m := w
+	m.name, m.tgt = name, w.tgt.Clone()
+	for y := range m.tgt.H {
+		for x := range m.tgt.W {
+			r, g, b := w.tgt.At(m.tgt.W-1-x, y)
+			m.tgt.Set(x, y, r, g, b)
+		}
+	}
+	wd := float64(m.tgt.W)
+	m.box = geom.Rect{X0: wd - w.box.X1, Y0: w.box.Y0, X1: wd - w.box.X0, Y1: w.box.Y1}
+	return m
 }
 
 func TestOccluderThirdSurvey(t *testing.T) {
