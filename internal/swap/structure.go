@@ -58,6 +58,10 @@ const (
 	// occZoneCovered is the share of a feature's surroundings that must be covered for the
 	// feature to count as covered too.
 	occZoneCovered = 0.4
+	// occEnclosedBrighter is how many times wider the tolerances are for an enclosed region
+	// (see enclosedRegions) brighter than the skin: shine and a clipped highlight brighten
+	// and pale skin in patches that its own edges close (the nose's ridge between glasses).
+	occEnclosedBrighter = 2
 )
 
 // structure adds to s.occ (over fr, 1 on occluders) what is not the face's skin by structure
@@ -90,7 +94,9 @@ func (s *Swapper) structure(frame *raster.Image, target *face.Landmarks68, fm *r
 			faceArea++
 		}
 	}
-	s.skinRegions(frame, target, size, fr, n, max((2*r+1)*(2*r+1), int(occRegionArea*float64(faceArea))), m)
+	minArea := max((2*r+1)*(2*r+1), int(occRegionArea*float64(faceArea)))
+	ref := s.skinRegions(frame, target, size, fr, n, minArea, m)
+	s.enclosedRegions(frame, fm, fr, n, max((2*r+1)*(2*r+1), int(occMinArea*float64(faceArea))), minArea, ref, m)
 	// Every region that is not skin and lies mostly outside the features (those inside are
 	// the features themselves) is a candidate; an opening drops the thin ones.
 	s.clip.Reset(fr)
@@ -213,8 +219,8 @@ func (s *Swapper) components(w, h int) int {
 // texture of the sample discs), not the largest one: a flat hand or bar over a cheek is one
 // region, often larger than any of the skin that the nose's and the eyes' edges cut apart,
 // and with it as the reference the rest of the face would be the cover. Where no region looks
-// like the samples, the largest is the reference.
-func (s *Swapper) skinRegions(frame *raster.Image, target *face.Landmarks68, size float64, fr image.Rectangle, n, minArea int, m skinModel) {
+// like the samples, the largest is the reference; it returns the reference.
+func (s *Swapper) skinRegions(frame *raster.Image, target *face.Landmarks68, size float64, fr image.Rectangle, n, minArea int, m skinModel) int {
 	s.regMed = s.regMed[:0]
 	big := 0
 	for k := range n + 1 {
@@ -248,14 +254,55 @@ func (s *Swapper) skinRegions(frame *raster.Image, target *face.Landmarks68, siz
 		// A region too small for the opening to keep is skin either way.
 		s.skin[k] = k == big || s.area[k] < minArea || likeSkin(s.regMed[k], s.regMed[big])
 	}
+	return big
+}
+
+// enclosedRegions judges the regions between least and minArea pixels (see skinRegions) that
+// sharp edges close all round, clear of the face's outline and mostly outside the features:
+// a plaster, a cap or a spoon's bowl is such a region, cut off whole by its own outline, and
+// is not skin where its colour or detail is not the reference region's (ref). Small regions
+// that reach the outline (hair, the background between strands) come and go with the frame's
+// noise, and stay skin.
+func (s *Swapper) enclosedRegions(frame *raster.Image, fm *raster.Mask, fr image.Rectangle, n, least, minArea, ref int, m skinModel) {
+	if least >= minArea {
+		return
+	}
+	w, h := fr.Dx(), fr.Dy()
+	s.outlined = append(s.outlined[:0], make([]bool, n+1)...)
+	for i, l := range s.label {
+		if l <= 0 || s.area[l] < least || s.area[l] >= minArea || s.outlined[l] {
+			continue
+		}
+		for _, nb := range neighbours4(i, w, h) {
+			if nb < 0 || !(fm.Pix[(nb/w+fr.Min.Y-fm.Rect.Min.Y)*fm.Stride+nb%w+fr.Min.X-fm.Rect.Min.X] > 0) {
+				s.outlined[l] = true
+				break
+			}
+		}
+	}
+	for k := 1; k <= n; k++ {
+		if s.area[k] < least || s.area[k] >= minArea || s.outlined[k] || 2*s.free[k] < s.area[k] {
+			continue
+		}
+		s.regMed[k] = s.regionMedian(frame, fr, int32(k), m)
+		k2 := 1.0
+		if s.regMed[k][0] > s.regMed[ref][0] {
+			k2 = occEnclosedBrighter
+		}
+		s.skin[k] = likeSkinWithin(s.regMed[k], s.regMed[ref], k2)
+	}
 }
 
 // likeSkin reports whether a region's median colour features and texture (see regionMedian)
 // lie close enough to the skin's, ref, for it to be skin.
-func likeSkin(med, ref [4]float32) bool {
-	return math.Abs(float64(med[0]-ref[0])) <= occLikeSkinBright &&
-		math.Hypot(float64(med[1]-ref[1]), float64(med[2]-ref[2])) <= occLikeSkinChroma &&
-		med[3] >= occLikeSkinTexture*ref[3] && med[3] <= ref[3]/occLikeSkinTexture
+func likeSkin(med, ref [4]float32) bool { return likeSkinWithin(med, ref, 1) }
+
+// likeSkinWithin is likeSkin with its tolerances k times as wide.
+func likeSkinWithin(med, ref [4]float32, k float64) bool {
+	tex := float32(math.Pow(occLikeSkinTexture, k))
+	return math.Abs(float64(med[0]-ref[0])) <= k*occLikeSkinBright &&
+		math.Hypot(float64(med[1]-ref[1]), float64(med[2]-ref[2])) <= k*occLikeSkinChroma &&
+		med[3] >= tex*ref[3] && med[3] <= ref[3]/tex
 }
 
 // regionMedian is the median of each colour feature (brightness, then chromaticity along and
