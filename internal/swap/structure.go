@@ -96,7 +96,7 @@ func (s *Swapper) structure(frame *raster.Image, target *face.Landmarks68, fm *r
 	}
 	minArea := max((2*r+1)*(2*r+1), int(occRegionArea*float64(faceArea)))
 	ref := s.skinRegions(frame, target, size, fr, n, minArea, m)
-	s.enclosedRegions(frame, fm, fr, n, max((2*r+1)*(2*r+1), int(occMinArea*float64(faceArea))), minArea, ref, m)
+	s.enclosedRegions(frame, fm, fr, n, max((2*r+1)*(2*r+1), int(occMinArea/2*float64(faceArea))), minArea, ref, m)
 	// Every region that is not skin and lies mostly outside the features (those inside are
 	// the features themselves) is a candidate; an opening drops the thin ones.
 	s.clip.Reset(fr)
@@ -107,6 +107,7 @@ func (s *Swapper) structure(frame *raster.Image, target *face.Landmarks68, fm *r
 	}
 	s.oddTexture(target, fm, fr, size)
 	s.open(r)
+	s.outlineEnclosed(fm, fr, r+1)
 	s.coveredFeatures(target, fr)
 	s.bridgeFeatures(fr, size)
 	for i, v := range s.clip.Pix {
@@ -262,34 +263,67 @@ func (s *Swapper) skinRegions(frame *raster.Image, target *face.Landmarks68, siz
 // a plaster, a cap or a spoon's bowl is such a region, cut off whole by its own outline, and
 // is not skin where its colour or detail is not the reference region's (ref). Small regions
 // that reach the outline (hair, the background between strands) come and go with the frame's
-// noise, and stay skin.
+// noise, and stay skin. s.enclosed is left true on the regions so found.
 func (s *Swapper) enclosedRegions(frame *raster.Image, fm *raster.Mask, fr image.Rectangle, n, least, minArea, ref int, m skinModel) {
+	s.enclosed = append(s.enclosed[:0], make([]bool, n+1)...)
 	if least >= minArea {
 		return
 	}
 	w, h := fr.Dx(), fr.Dy()
-	s.outlined = append(s.outlined[:0], make([]bool, n+1)...)
+	// First true on the regions that reach the outline.
 	for i, l := range s.label {
-		if l <= 0 || s.area[l] < least || s.area[l] >= minArea || s.outlined[l] {
+		if l <= 0 || s.area[l] < least || s.area[l] >= minArea || s.enclosed[l] {
 			continue
 		}
 		for _, nb := range neighbours4(i, w, h) {
 			if nb < 0 || !(fm.Pix[(nb/w+fr.Min.Y-fm.Rect.Min.Y)*fm.Stride+nb%w+fr.Min.X-fm.Rect.Min.X] > 0) {
-				s.outlined[l] = true
+				s.enclosed[l] = true
 				break
 			}
 		}
 	}
 	for k := 1; k <= n; k++ {
-		if s.area[k] < least || s.area[k] >= minArea || s.outlined[k] || 2*s.free[k] < s.area[k] {
+		reaches := s.enclosed[k]
+		s.enclosed[k] = false
+		if s.free[k] < least || s.area[k] >= minArea || reaches || 2*s.free[k] < s.area[k] {
 			continue
 		}
 		s.regMed[k] = s.regionMedian(frame, fr, int32(k), m)
-		k2 := 1.0
+		tol := 1.0
 		if s.regMed[k][0] > s.regMed[ref][0] {
-			k2 = occEnclosedBrighter
+			tol = occEnclosedBrighter
 		}
-		s.skin[k] = likeSkinWithin(s.regMed[k], s.regMed[ref], k2)
+		s.skin[k] = likeSkinWithin(s.regMed[k], s.regMed[ref], tol)
+		s.enclosed[k] = !s.skin[k]
+	}
+}
+
+// outlineEnclosed adds to s.clip the outline of each enclosed region found (see
+// enclosedRegions)): the edge pixels within d of what
+// the opening kept of it, which the regions leave out and which are the cover's own rim.
+func (s *Swapper) outlineEnclosed(fm *raster.Mask, fr image.Rectangle, d int) {
+	if !slices.Contains(s.enclosed, true) {
+		return
+	}
+	w, h := fr.Dx(), fr.Dy()
+	for i, l := range s.label {
+		if l <= 0 || !s.enclosed[l] || s.clip.Pix[i] != 1 {
+			continue
+		}
+		x0, y0 := i%w, i/w
+		for y := max(0, y0-d); y <= min(h-1, y0+d); y++ {
+			for x := max(0, x0-d); x <= min(w-1, x0+d); x++ {
+				j := y*w + x
+				if s.label[j] == -1 && s.clip.Pix[j] == 0 && fm.Pix[(y+fr.Min.Y-fm.Rect.Min.Y)*fm.Stride+x+fr.Min.X-fm.Rect.Min.X] > 0 {
+					s.clip.Pix[j] = 2
+				}
+			}
+		}
+	}
+	for i, v := range s.clip.Pix {
+		if v == 2 {
+			s.clip.Pix[i] = 1
+		}
 	}
 }
 
