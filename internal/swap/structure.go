@@ -58,10 +58,13 @@ const (
 	// occZoneCovered is the share of a feature's surroundings that must be covered for the
 	// feature to count as covered too.
 	occZoneCovered = 0.4
-	// occEnclosedBrighter is how many times wider the tolerances are for an enclosed region
-	// (see enclosedRegions) brighter than the skin: shine and a clipped highlight brighten
-	// and pale skin in patches that its own edges close (the nose's ridge between glasses).
-	occEnclosedBrighter = 2
+	// occEnclosedWide is how many times wider the tolerances are for an enclosed region (see
+	// enclosedRegions) brighter than the skin, and the brightness tolerance for a darker one
+	// as saturated as the skin: shine and a clipped highlight brighten and pale skin in
+	// patches that its own edges close (the nose's ridge between glasses), shadow darkens it
+	// (the cheek beside the nose) but leaves its colour or deepens it, where a grey or a
+	// dull cover is darker and paler.
+	occEnclosedWide = 2
 )
 
 // structure adds to s.occ (over fr, 1 on occluders) what is not the face's skin by structure
@@ -289,11 +292,14 @@ func (s *Swapper) enclosedRegions(frame *raster.Image, fm *raster.Mask, fr image
 			continue
 		}
 		s.regMed[k] = s.regionMedian(frame, fr, int32(k), m)
-		tol := 1.0
-		if s.regMed[k][0] > s.regMed[ref][0] {
-			tol = occEnclosedBrighter
+		bright, tol := float64(occEnclosedWide), 1.0
+		switch med, sk := s.regMed[k], s.regMed[ref]; {
+		case med[0] > sk[0]:
+			tol = occEnclosedWide
+		case med[1] < sk[1]-occLikeSkinChroma/2: // darker and paler: no shadow
+			bright = 1
 		}
-		s.skin[k] = likeSkinWithin(s.regMed[k], s.regMed[ref], tol)
+		s.skin[k] = likeSkinWithin(s.regMed[k], s.regMed[ref], bright, tol)
 		s.enclosed[k] = !s.skin[k]
 	}
 }
@@ -329,12 +335,13 @@ func (s *Swapper) outlineEnclosed(fm *raster.Mask, fr image.Rectangle, d int) {
 
 // likeSkin reports whether a region's median colour features and texture (see regionMedian)
 // lie close enough to the skin's, ref, for it to be skin.
-func likeSkin(med, ref [4]float32) bool { return likeSkinWithin(med, ref, 1) }
+func likeSkin(med, ref [4]float32) bool { return likeSkinWithin(med, ref, 1, 1) }
 
-// likeSkinWithin is likeSkin with its tolerances k times as wide.
-func likeSkinWithin(med, ref [4]float32, k float64) bool {
+// likeSkinWithin is likeSkin with its brightness tolerance kb times as wide, its colour and
+// detail tolerances k times.
+func likeSkinWithin(med, ref [4]float32, kb, k float64) bool {
 	tex := float32(math.Pow(occLikeSkinTexture, k))
-	return math.Abs(float64(med[0]-ref[0])) <= k*occLikeSkinBright &&
+	return math.Abs(float64(med[0]-ref[0])) <= kb*occLikeSkinBright &&
 		math.Hypot(float64(med[1]-ref[1]), float64(med[2]-ref[2])) <= k*occLikeSkinChroma &&
 		med[3] >= tex*ref[3] && med[3] <= ref[3]/tex
 }
