@@ -12,7 +12,7 @@ import (
 // Small covers over the nose's bridge and between the eyes, each closed all round by its own
 // sharp outline and a few percent of the face: a tape turned across the bridge, a round
 // sticker on it and a square one between the brows, in hues that a pale face's colour model
-// does not surely tell from its skin (a grey, less saturated than skin but no darker than its
+// does not surely tell from its skin (a grey, paler than the skin and darker, as its
 // shadows; a red-orange, more of the skin's own colour), flat and shaded by a weave. Each is
 // kept whole instead of being taken, for its size, for a patch of skin.
 func TestApplyKeepsSmallEnclosedCovers(t *testing.T) {
@@ -33,7 +33,7 @@ func TestApplyKeepsSmallEnclosedCovers(t *testing.T) {
 		c := l[21].Add(l[22]).Scale(0.5).Scale(0.6).Add(l[27].Scale(0.4))
 		return tsInRoundRect(x, y, c, 45, 0.07*s, 0.07*s, 0.01*s)
 	}}
-	grey, red := raster.RGB{R: 132, G: 130, B: 134}, raster.RGB{R: 220, G: 86, B: 44}
+	grey, red := raster.RGB{R: 112, G: 110, B: 114}, raster.RGB{R: 220, G: 86, B: 44}
 	cases := []struct {
 		way   hoWay
 		shape occShape

@@ -98,8 +98,8 @@ func (s *Swapper) structure(frame *raster.Image, target *face.Landmarks68, fm *r
 		}
 	}
 	minArea := max((2*r+1)*(2*r+1), int(occRegionArea*float64(faceArea)))
-	ref := s.skinRegions(frame, target, size, fr, n, minArea, m)
-	s.enclosedRegions(frame, fm, fr, n, max((2*r+1)*(2*r+1), int(occMinArea/2*float64(faceArea))), minArea, ref, m)
+	ref, sampled := s.skinRegions(frame, target, size, fr, n, minArea, m)
+	s.enclosedRegions(frame, fm, fr, n, max((2*r+1)*(2*r+1), int(occMinArea/2*float64(faceArea))), minArea, ref, sampled, m)
 	// Every region that is not skin and lies mostly outside the features (those inside are
 	// the features themselves) is a candidate; an opening drops the thin ones.
 	s.clip.Reset(fr)
@@ -223,8 +223,9 @@ func (s *Swapper) components(w, h int) int {
 // texture of the sample discs), not the largest one: a flat hand or bar over a cheek is one
 // region, often larger than any of the skin that the nose's and the eyes' edges cut apart,
 // and with it as the reference the rest of the face would be the cover. Where no region looks
-// like the samples, the largest is the reference; it returns the reference.
-func (s *Swapper) skinRegions(frame *raster.Image, target *face.Landmarks68, size float64, fr image.Rectangle, n, minArea int, m skinModel) int {
+// like the samples, the largest is the reference; it returns the reference and the skin as
+// sampled.
+func (s *Swapper) skinRegions(frame *raster.Image, target *face.Landmarks68, size float64, fr image.Rectangle, n, minArea int, m skinModel) (int, [4]float32) {
 	s.regMed = s.regMed[:0]
 	big := 0
 	for k := range n + 1 {
@@ -258,16 +259,17 @@ func (s *Swapper) skinRegions(frame *raster.Image, target *face.Landmarks68, siz
 		// A region too small for the opening to keep is skin either way.
 		s.skin[k] = k == big || s.area[k] < minArea || likeSkin(s.regMed[k], s.regMed[big])
 	}
-	return big
+	return big, sampled
 }
 
 // enclosedRegions judges the regions between least and minArea pixels (see skinRegions) that
 // sharp edges close all round, clear of the face's outline and mostly outside the features:
 // a plaster, a cap or a spoon's bowl is such a region, cut off whole by its own outline, and
-// is not skin where its colour or detail is not the reference region's (ref). Small regions
+// is not skin where its colour or detail is neither the reference region's (ref) nor the skin as
+// sampled (see enclosedSkin). Small regions
 // that reach the outline (hair, the background between strands) come and go with the frame's
 // noise, and stay skin. s.enclosed is left true on the regions so found.
-func (s *Swapper) enclosedRegions(frame *raster.Image, fm *raster.Mask, fr image.Rectangle, n, least, minArea, ref int, m skinModel) {
+func (s *Swapper) enclosedRegions(frame *raster.Image, fm *raster.Mask, fr image.Rectangle, n, least, minArea, ref int, sampled [4]float32, m skinModel) {
 	s.enclosed = append(s.enclosed[:0], make([]bool, n+1)...)
 	if least >= minArea {
 		return
@@ -292,16 +294,26 @@ func (s *Swapper) enclosedRegions(frame *raster.Image, fm *raster.Mask, fr image
 			continue
 		}
 		s.regMed[k] = s.regionMedian(frame, fr, int32(k), m)
-		bright, tol := float64(occEnclosedWide), 1.0
-		switch med, sk := s.regMed[k], s.regMed[ref]; {
-		case med[0] > sk[0]:
-			tol = occEnclosedWide
-		case med[1] < sk[1]-occLikeSkinChroma/2: // darker and paler: no shadow
-			bright = 1
-		}
-		s.skin[k] = likeSkinWithin(s.regMed[k], s.regMed[ref], bright, tol)
+		s.skin[k] = enclosedSkin(s.regMed[k], s.regMed[ref]) || enclosedSkin(s.regMed[k], sampled)
 		s.enclosed[k] = !s.skin[k]
 	}
+}
+
+// enclosedSkin reports whether an enclosed region's median colour features and detail (med)
+// are those of the skin's, ref, shaded: brighter, within occEnclosedWide times every
+// tolerance; darker, within occEnclosedWide times the brightness one unless paler too.
+// Detail busier than the skin's never tells (the folds and lashes about the eyes are; a busy
+// cover is the texture test's).
+func enclosedSkin(med, ref [4]float32) bool {
+	bright, k := float64(occEnclosedWide), 1.0
+	switch {
+	case med[0] > ref[0]:
+		k = occEnclosedWide
+	case med[1] < ref[1]-occLikeSkinChroma/2: // darker and paler: no shadow
+		bright = 1
+	}
+	med[3] = min(med[3], ref[3])
+	return likeSkinWithin(med, ref, bright, k)
 }
 
 // outlineEnclosed adds to s.clip the outline of each enclosed region found (see
