@@ -99,7 +99,7 @@ func (s *Swapper) structure(frame *raster.Image, target *face.Landmarks68, fm *r
 	}
 	minArea := max((2*r+1)*(2*r+1), int(occRegionArea*float64(faceArea)))
 	ref, sampled := s.skinRegions(frame, target, size, fr, n, minArea, m)
-	s.enclosedRegions(frame, fm, fr, n, max((2*r+1)*(2*r+1), int(occMinArea/2*float64(faceArea))), minArea, ref, sampled, m)
+	s.enclosedRegions(frame, fm, fr, max((2*r+1)*(2*r+1), int(occMinArea/2*float64(faceArea))), minArea, [2][4]float32{s.regMed[ref], sampled}, m)
 	// Every region that is not skin and lies mostly outside the features (those inside are
 	// the features themselves) is a candidate; an opening drops the thin ones.
 	s.clip.Reset(fr)
@@ -264,12 +264,13 @@ func (s *Swapper) skinRegions(frame *raster.Image, target *face.Landmarks68, siz
 
 // enclosedRegions judges the regions between least and minArea pixels (see skinRegions) that
 // sharp edges close all round, clear of the face's outline and mostly outside the features:
-// a plaster, a cap or a spoon's bowl is such a region, cut off whole by its own outline, and
-// is not skin where its colour or detail is neither the reference region's (ref) nor the skin as
-// sampled (see enclosedSkin). Small regions
-// that reach the outline (hair, the background between strands) come and go with the frame's
-// noise, and stay skin. s.enclosed is left true on the regions so found.
-func (s *Swapper) enclosedRegions(frame *raster.Image, fm *raster.Mask, fr image.Rectangle, n, least, minArea, ref int, sampled [4]float32, m skinModel) {
+// a plaster, a sticker or a spoon's bowl is such a region, cut off whole by its own outline,
+// and is not skin where its colour or detail is neither the reference region's nor the skin
+// as sampled (skin; see enclosedSkin). Small regions that reach the outline (hair, the
+// background between strands) come and go with the frame's noise, and stay skin. s.enclosed
+// is left true on the regions so found.
+func (s *Swapper) enclosedRegions(frame *raster.Image, fm *raster.Mask, fr image.Rectangle, least, minArea int, skin [2][4]float32, m skinModel) {
+	n := len(s.area) - 1
 	s.enclosed = append(s.enclosed[:0], make([]bool, n+1)...)
 	if least >= minArea {
 		return
@@ -294,7 +295,7 @@ func (s *Swapper) enclosedRegions(frame *raster.Image, fm *raster.Mask, fr image
 			continue
 		}
 		s.regMed[k] = s.regionMedian(frame, fr, int32(k), m)
-		s.skin[k] = enclosedSkin(s.regMed[k], s.regMed[ref]) || enclosedSkin(s.regMed[k], sampled)
+		s.skin[k] = enclosedSkin(s.regMed[k], skin[0]) || enclosedSkin(s.regMed[k], skin[1])
 		s.enclosed[k] = !s.skin[k]
 	}
 }
@@ -317,8 +318,8 @@ func enclosedSkin(med, ref [4]float32) bool {
 }
 
 // outlineEnclosed adds to s.clip the outline of each enclosed region found (see
-// enclosedRegions)): the edge pixels within d of what
-// the opening kept of it, which the regions leave out and which are the cover's own rim.
+// enclosedRegions): the edge pixels within d of what the opening kept of it, which every
+// region leaves out and which are the cover's own rim.
 func (s *Swapper) outlineEnclosed(fm *raster.Mask, fr image.Rectangle, d int) {
 	if !slices.Contains(s.enclosed, true) {
 		return
