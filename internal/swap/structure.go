@@ -58,6 +58,13 @@ const (
 	// occZoneCovered is the share of a feature's surroundings that must be covered for the
 	// feature to count as covered too.
 	occZoneCovered = 0.4
+	// occEnclosedWide is how many times wider the tolerances are for an enclosed region (see
+	// enclosedRegions) brighter than the skin, and the brightness tolerance for a darker one
+	// as saturated as the skin: shine and a clipped highlight brighten and pale skin in
+	// patches that its own edges close (the nose's ridge between glasses), shadow darkens it
+	// (the cheek beside the nose) but leaves its colour or deepens it, where a grey or a
+	// dull cover is darker and paler.
+	occEnclosedWide = 2
 )
 
 // structure adds to s.occ (over fr, 1 on occluders) what is not the face's skin by structure
@@ -90,7 +97,9 @@ func (s *Swapper) structure(frame *raster.Image, target *face.Landmarks68, fm *r
 			faceArea++
 		}
 	}
-	s.skinRegions(frame, target, size, fr, n, max((2*r+1)*(2*r+1), int(occRegionArea*float64(faceArea))), m)
+	minArea := max((2*r+1)*(2*r+1), int(occRegionArea*float64(faceArea)))
+	ref, sampled := s.skinRegions(frame, target, size, fr, n, minArea, m)
+	s.enclosedRegions(frame, fm, fr, max((2*r+1)*(2*r+1), int(occMinArea/2*float64(faceArea))), minArea, [2][4]float32{s.regMed[ref], sampled}, m)
 	// Every region that is not skin and lies mostly outside the features (those inside are
 	// the features themselves) is a candidate; an opening drops the thin ones.
 	s.clip.Reset(fr)
@@ -101,6 +110,7 @@ func (s *Swapper) structure(frame *raster.Image, target *face.Landmarks68, fm *r
 	}
 	s.oddTexture(target, fm, fr, size)
 	s.open(r)
+	s.outlineEnclosed(fm, fr, r+1)
 	s.coveredFeatures(target, fr)
 	s.bridgeFeatures(fr, size)
 	for i, v := range s.clip.Pix {
@@ -213,8 +223,9 @@ func (s *Swapper) components(w, h int) int {
 // texture of the sample discs), not the largest one: a flat hand or bar over a cheek is one
 // region, often larger than any of the skin that the nose's and the eyes' edges cut apart,
 // and with it as the reference the rest of the face would be the cover. Where no region looks
-// like the samples, the largest is the reference.
-func (s *Swapper) skinRegions(frame *raster.Image, target *face.Landmarks68, size float64, fr image.Rectangle, n, minArea int, m skinModel) {
+// like the samples, the largest is the reference; it returns the reference and the skin as
+// sampled.
+func (s *Swapper) skinRegions(frame *raster.Image, target *face.Landmarks68, size float64, fr image.Rectangle, n, minArea int, m skinModel) (int, [4]float32) {
 	s.regMed = s.regMed[:0]
 	big := 0
 	for k := range n + 1 {
@@ -248,14 +259,104 @@ func (s *Swapper) skinRegions(frame *raster.Image, target *face.Landmarks68, siz
 		// A region too small for the opening to keep is skin either way.
 		s.skin[k] = k == big || s.area[k] < minArea || likeSkin(s.regMed[k], s.regMed[big])
 	}
+	return big, sampled
+}
+
+// enclosedRegions judges the regions between least and minArea pixels (see skinRegions) that
+// sharp edges close all round, clear of the face's outline and mostly outside the features:
+// a plaster, a sticker or a spoon's bowl is such a region, cut off whole by its own outline,
+// and is not skin where its colour or detail is neither the reference region's nor the skin
+// as sampled (skin; see enclosedSkin). Small regions that reach the outline (hair, the
+// background between strands) come and go with the frame's noise, and stay skin. s.enclosed
+// is left true on the regions so found.
+func (s *Swapper) enclosedRegions(frame *raster.Image, fm *raster.Mask, fr image.Rectangle, least, minArea int, skin [2][4]float32, m skinModel) {
+	n := len(s.area) - 1
+	s.enclosed = append(s.enclosed[:0], make([]bool, n+1)...)
+	if least >= minArea {
+		return
+	}
+	w, h := fr.Dx(), fr.Dy()
+	// First true on the regions that reach the outline.
+	for i, l := range s.label {
+		if l <= 0 || s.area[l] < least || s.area[l] >= minArea || s.enclosed[l] {
+			continue
+		}
+		for _, nb := range neighbours4(i, w, h) {
+			if nb < 0 || !(fm.Pix[(nb/w+fr.Min.Y-fm.Rect.Min.Y)*fm.Stride+nb%w+fr.Min.X-fm.Rect.Min.X] > 0) {
+				s.enclosed[l] = true
+				break
+			}
+		}
+	}
+	for k := 1; k <= n; k++ {
+		reaches := s.enclosed[k]
+		s.enclosed[k] = false
+		if s.free[k] < least || s.area[k] >= minArea || reaches || 2*s.free[k] < s.area[k] {
+			continue
+		}
+		s.regMed[k] = s.regionMedian(frame, fr, int32(k), m)
+		s.skin[k] = enclosedSkin(s.regMed[k], skin[0]) || enclosedSkin(s.regMed[k], skin[1])
+		s.enclosed[k] = !s.skin[k]
+	}
+}
+
+// enclosedSkin reports whether an enclosed region's median colour features and detail (med)
+// are those of the skin's, ref, shaded: brighter, within occEnclosedWide times every
+// tolerance; darker, within occEnclosedWide times the brightness one unless paler too.
+// Detail busier than the skin's never tells (the folds and lashes about the eyes are; a busy
+// cover is the texture test's).
+func enclosedSkin(med, ref [4]float32) bool {
+	bright, k := float64(occEnclosedWide), 1.0
+	switch {
+	case med[0] > ref[0]:
+		k = occEnclosedWide
+	case med[1] < ref[1]-occLikeSkinChroma/2: // darker and paler: no shadow
+		bright = 1
+	}
+	med[3] = min(med[3], ref[3])
+	return likeSkinWithin(med, ref, bright, k)
+}
+
+// outlineEnclosed adds to s.clip the outline of each enclosed region found (see
+// enclosedRegions): the edge pixels within d of what the opening kept of it, which every
+// region leaves out and which are the cover's own rim.
+func (s *Swapper) outlineEnclosed(fm *raster.Mask, fr image.Rectangle, d int) {
+	if !slices.Contains(s.enclosed, true) {
+		return
+	}
+	w, h := fr.Dx(), fr.Dy()
+	for i, l := range s.label {
+		if l <= 0 || !s.enclosed[l] || s.clip.Pix[i] != 1 {
+			continue
+		}
+		x0, y0 := i%w, i/w
+		for y := max(0, y0-d); y <= min(h-1, y0+d); y++ {
+			for x := max(0, x0-d); x <= min(w-1, x0+d); x++ {
+				j := y*w + x
+				if s.label[j] == -1 && s.clip.Pix[j] == 0 && fm.Pix[(y+fr.Min.Y-fm.Rect.Min.Y)*fm.Stride+x+fr.Min.X-fm.Rect.Min.X] > 0 {
+					s.clip.Pix[j] = 2
+				}
+			}
+		}
+	}
+	for i, v := range s.clip.Pix {
+		if v == 2 {
+			s.clip.Pix[i] = 1
+		}
+	}
 }
 
 // likeSkin reports whether a region's median colour features and texture (see regionMedian)
 // lie close enough to the skin's, ref, for it to be skin.
-func likeSkin(med, ref [4]float32) bool {
-	return math.Abs(float64(med[0]-ref[0])) <= occLikeSkinBright &&
-		math.Hypot(float64(med[1]-ref[1]), float64(med[2]-ref[2])) <= occLikeSkinChroma &&
-		med[3] >= occLikeSkinTexture*ref[3] && med[3] <= ref[3]/occLikeSkinTexture
+func likeSkin(med, ref [4]float32) bool { return likeSkinWithin(med, ref, 1, 1) }
+
+// likeSkinWithin is likeSkin with its brightness tolerance kb times as wide, its colour and
+// detail tolerances k times.
+func likeSkinWithin(med, ref [4]float32, kb, k float64) bool {
+	tex := float32(math.Pow(occLikeSkinTexture, k))
+	return math.Abs(float64(med[0]-ref[0])) <= kb*occLikeSkinBright &&
+		math.Hypot(float64(med[1]-ref[1]), float64(med[2]-ref[2])) <= k*occLikeSkinChroma &&
+		med[3] >= tex*ref[3] && med[3] <= ref[3]/tex
 }
 
 // regionMedian is the median of each colour feature (brightness, then chromaticity along and

@@ -153,6 +153,8 @@ type Swapper struct {
 	free   []int
 	skin   []bool
 	regMed [][4]float32
+	// enclosed: whether a region is a cover that its own edges close (see enclosedRegions).
+	enclosed []bool
 	// The structure test's (see structure): the smoothed channels (the thin covers' too), the
 	// colour's gradient and the fine detail, and the coarse grid a large face is seen on
 	// (see structureCoarse).
