@@ -64,17 +64,22 @@ func blurRow(in, out, k []float32, r int) (lo, hi int) {
 	lo, hi = max(0, a-r), min(w-1, z+r)
 	clear(out[:lo])
 	clear(out[hi+1:])
-	for x := lo; x <= hi; {
-		// Two neighbours under the whole kernel share its loads.
-		if x-r >= a && x+1+r <= z {
-			out[x], out[x+1] = dot2(in[x-r:x+r+2], k)
-			x += 2
+	// Between x0 and x1 the whole kernel lies on the run: there outputs go in pairs, which
+	// share their loads.
+	x0, x1 := max(lo, a+r), min(hi, z-r)
+	pairs := 0
+	if x0 <= x1 {
+		pairs = (x1 - x0 + 1) &^ 1
+		convolvePairs(out[x0:x0+pairs], in[x0-r:], k)
+	}
+	for x := lo; x <= hi; x++ {
+		if x == x0 && pairs > 0 {
+			x += pairs - 1
 			continue
 		}
 		s0, s1 := max(a, x-r), min(z, x+r)
 		src := in[s0 : s1+1]
 		out[x] = dot(src, k[s0-x+r:][:len(src)])
-		x++
 	}
 	return lo, hi
 }
@@ -129,29 +134,32 @@ func addScaled(o, in []float32, wt float32) {
 	}
 }
 
-// dot2 is dot(a[:n], k) and dot(a[1:n+1], k) for n = len(k) (a holds n+1 values), each
-// summed exactly as dot sums it.
-func dot2(a, k []float32) (float32, float32) {
+// convolvePairs sets out[j] to dot(in[j:j+len(k)], k) for each j, two at a time (len(out)
+// is even; in holds len(out)+len(k)−1 values): eight running sums, each output keeping
+// dot's own four and its order.
+func convolvePairs(out, in, k []float32) {
 	n := len(k)
-	a = a[:n+1]
-	var p0, p1, p2, p3, q0, q1, q2, q3 float32
-	i := 0
-	for ; i+4 <= n; i += 4 {
-		kk, aa := k[i:i+4:i+4], a[i:i+5:i+5]
-		p0 += aa[0] * kk[0]
-		q0 += aa[1] * kk[0]
-		p1 += aa[1] * kk[1]
-		q1 += aa[2] * kk[1]
-		p2 += aa[2] * kk[2]
-		q2 += aa[3] * kk[2]
-		p3 += aa[3] * kk[3]
-		q3 += aa[4] * kk[3]
+	for j := 0; j+2 <= len(out); j += 2 {
+		a := in[j : j+n+1]
+		var p0, p1, p2, p3, q0, q1, q2, q3 float32
+		i := 0
+		for ; i+4 <= n; i += 4 {
+			kk, aa := k[i:i+4:i+4], a[i:i+5:i+5]
+			p0 += aa[0] * kk[0]
+			q0 += aa[1] * kk[0]
+			p1 += aa[1] * kk[1]
+			q1 += aa[2] * kk[1]
+			p2 += aa[2] * kk[2]
+			q2 += aa[3] * kk[2]
+			p3 += aa[3] * kk[3]
+			q3 += aa[4] * kk[3]
+		}
+		for ; i < n; i++ {
+			p0 += a[i] * k[i]
+			q0 += a[i+1] * k[i]
+		}
+		out[j], out[j+1] = (p0+p1)+(p2+p3), (q0+q1)+(q2+q3)
 	}
-	for ; i < n; i++ {
-		p0 += a[i] * k[i]
-		q0 += a[i+1] * k[i]
-	}
-	return (p0 + p1) + (p2 + p3), (q0 + q1) + (q2 + q3)
 }
 
 // dot is Σ a[i]·b[i] with four running sums, so the additions do not wait on each other.

@@ -87,3 +87,19 @@ func TestBlurKeepsOneAtATimeBits(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkBlurDense blurs a luma-like plane (no zero margins) at the fine detail's scale.
+func BenchmarkBlurDense(b *testing.B) {
+	rng := rand.New(rand.NewPCG(32, 5))
+	var src, m Mask
+	src.Reset(image.Rect(0, 0, 260, 300))
+	for i := range src.Pix {
+		src.Pix[i] = 255 * rng.Float32()
+	}
+	var bl Blur
+	for b.Loop() {
+		m.Reuse(src.Rect)
+		copy(m.Pix, src.Pix)
+		bl.Apply(&m, 2)
+	}
+}
