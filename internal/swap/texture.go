@@ -213,8 +213,8 @@ func (s *Swapper) textureMaps(frame *raster.Image, fr image.Rectangle, r int) {
 // columns sum the rounded row means in boxSmooth's order.
 func (s *Swapper) chromaDetail(frame *raster.Image, fr image.Rectangle) {
 	w, h := fr.Dx(), fr.Dy()
-	s.texC[0].Reset(fr)
-	s.texC[1].Reset(fr)
+	s.texC[0].Reuse(fr) // each value written below
+	s.texC[1].Reuse(fr)
 	if cap(s.texPre) < 2*(w+1) {
 		s.texPre = make([]float32, 2*(w+1))
 	}
