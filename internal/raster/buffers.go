@@ -30,6 +30,18 @@ func (m *Mask) Reset(r image.Rectangle) {
 	m.Stride, m.Rect = r.Dx(), r
 }
 
+// Reuse makes m a mask over r as Reset does, but leaves in it whatever its buffer held: for
+// a mask whose every value is written before any is read, so that it costs no clearing.
+func (m *Mask) Reuse(r image.Rectangle) {
+	r = r.Canon()
+	n := r.Dx() * r.Dy()
+	if cap(m.Pix) < n {
+		m.Pix = make([]float32, grown(n))
+	}
+	m.Pix = m.Pix[:n]
+	m.Stride, m.Rect = r.Dx(), r
+}
+
 // At is the value at (x, y), 0 outside Rect.
 func (m *Mask) At(x, y int) float32 {
 	if !(image.Point{x, y}).In(m.Rect) {

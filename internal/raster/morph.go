@@ -9,25 +9,42 @@ package raster
 func (m *Mask) Majority(need int, tmp *Mask) {
 	tmp.Reset(m.Rect)
 	w, h := m.Rect.Dx(), m.Rect.Dy()
-	// Horizontal 3-sums into tmp, then vertical 3-sums of those back into m.
+	if w == 0 {
+		return
+	}
+	// Horizontal 3-counts into tmp, then vertical 3-sums of those back into m (small
+	// integers: their float sums are exact in any order).
 	for y := range h {
 		in, out := m.Pix[y*m.Stride:][:w], tmp.Pix[y*tmp.Stride:][:w]
-		for x := range w {
-			var n float32
-			for xx := max(0, x-1); xx <= min(w-1, x+1); xx++ {
-				if in[xx] > 0.5 {
-					n++
-				}
-			}
-			out[x] = n
+		var left, mid float32 // in(x−1), in(x)
+		if in[0] > 0.5 {
+			mid = 1
 		}
+		for x := range w - 1 {
+			var right float32
+			if in[x+1] > 0.5 {
+				right = 1
+			}
+			out[x] = left + mid + right
+			left, mid = mid, right
+		}
+		out[w-1] = left + mid
 	}
 	for y := range h {
-		out := m.Pix[y*m.Stride:][:w]
-		for x := range w {
-			var n float32
-			for yy := max(0, y-1); yy <= min(h-1, y+1); yy++ {
-				n += tmp.Pix[yy*tmp.Stride+x]
+		out, mid := m.Pix[y*m.Stride:][:w], tmp.Pix[y*tmp.Stride:][:w]
+		var up, down []float32
+		if y > 0 {
+			up = tmp.Pix[(y-1)*tmp.Stride:][:w]
+		}
+		if y+1 < h {
+			down = tmp.Pix[(y+1)*tmp.Stride:][:w]
+		}
+		for x, n := range mid {
+			if up != nil {
+				n += up[x]
+			}
+			if down != nil {
+				n += down[x]
 			}
 			if n >= float32(need) {
 				out[x] = 1
@@ -48,19 +65,34 @@ func (m *Mask) Dilate(r int, tmp *Mask) {
 	w, h := m.Rect.Dx(), m.Rect.Dy()
 	for y := range h {
 		in, out := m.Pix[y*m.Stride:][:w], tmp.Pix[y*tmp.Stride:][:w]
+		done := -1 // out is set up to here
 		for x, v := range in {
 			if v > 0.5 {
-				for xx := max(0, x-r); xx <= min(w-1, x+r); xx++ {
+				end := min(w-1, x+r)
+				for xx := max(done+1, x-r); xx <= end; xx++ {
 					out[xx] = 1
 				}
+				done = end
 			}
 		}
 	}
 	clear(m.Pix)
 	for y := range h {
+		// Only the span of the row that is set is spread.
 		in := tmp.Pix[y*tmp.Stride:][:w]
+		lo, hi := 0, w-1
+		for lo <= hi && in[lo] == 0 {
+			lo++
+		}
+		for hi >= lo && in[hi] == 0 {
+			hi--
+		}
+		if lo > hi {
+			continue
+		}
+		in = in[lo : hi+1]
 		for yy := max(0, y-r); yy <= min(h-1, y+r); yy++ {
-			out := m.Pix[yy*m.Stride:][:w]
+			out := m.Pix[yy*m.Stride+lo:][:len(in)]
 			for x, v := range in {
 				if v > 0 {
 					out[x] = 1

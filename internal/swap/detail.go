@@ -121,8 +121,8 @@ func luma(r, g, b float32) float32 { return 0.299*r + 0.587*g + 0.114*b }
 // shading across the lower nose (see noseShading).
 func (s *Swapper) lumaDetail(frame *raster.Image, target *face.Landmarks68, fr image.Rectangle, size float64) {
 	w, h := fr.Dx(), fr.Dy()
-	s.detT.Reset(fr)
-	s.detS.Reset(fr)
+	s.detT.Reuse(fr) // each value written below
+	s.detS.Reuse(fr)
 	for y := range h {
 		row := frame.Pix[(y+fr.Min.Y)*frame.Stride+3*fr.Min.X:][:3*w]
 		wrow := s.warped.Pix[y*s.warped.Stride:][:3*w]
@@ -134,7 +134,7 @@ func (s *Swapper) lumaDetail(frame *raster.Image, target *face.Landmarks68, fr i
 	}
 	fine, spread := math.Max(0.7, occDetailFine*size), math.Max(1, occDetailSpread*size)
 	for _, m := range [2]*raster.Mask{&s.detT, &s.detS} {
-		s.zone.Reset(fr)
+		s.zone.Reuse(fr)
 		copy(s.zone.Pix, m.Pix)
 		s.chanBlur.Apply(&s.zone, fine)
 		if m == &s.detT {

@@ -156,7 +156,7 @@ func (s *Swapper) mirrorRegion(target *face.Landmarks68, fm *raster.Mask, size f
 	s.sorted, s.partHull = convexHull(s.part, s.sorted, s.partHull)
 	ms.inner.Reset(fr)
 	raster.FillConvex(&ms.inner, s.partHull, 1)
-	ms.light.Reset(fr)
+	ms.light.Reuse(fr) // each value written here
 	for i, v := range ms.inner.Pix {
 		ms.light.Pix[i] = 1 - v
 	}
@@ -171,8 +171,9 @@ func (s *Swapper) mirrorRegion(target *face.Landmarks68, fm *raster.Mask, size f
 			ms.stat[2].Pix[i] = 1
 		}
 	}
-	ms.stat[0].Reset(fr) // scratch here; mirrorStats fills it
-	ms.stat[3].Reset(fr)
+	// Scratch here (spread2 writes each value before it reads it); mirrorStats fills them.
+	ms.stat[0].Reuse(fr)
+	ms.stat[3].Reuse(fr)
 	s.spread2(&ms.stat[1], &ms.stat[2], r, ms.stat[0].Pix, ms.stat[3].Pix)
 	for y := range h {
 		frow := fm.Pix[(y+fr.Min.Y-fm.Rect.Min.Y)*fm.Stride+fr.Min.X-fm.Rect.Min.X:][:w]
@@ -320,10 +321,12 @@ func (s *Swapper) mirrorMap(ext *[extPoints]geom.Pt, fr image.Rectangle) {
 func (s *Swapper) mirrorStats(frame *raster.Image, fr image.Rectangle, r int, size float64, m skinModel, centres *[8]geom.Pt) {
 	ms := &s.mir
 	w, h := fr.Dx(), fr.Dy()
+	// Each value of the statistics and the light is written below before it is read
+	// (the detail's two are boxSmooth2's row sums, then cleared).
 	for k := range ms.stat {
-		ms.stat[k].Reset(fr)
+		ms.stat[k].Reuse(fr)
 	}
-	ms.light.Reset(fr)
+	ms.light.Reuse(fr)
 	along, across, lum := ms.stat[0].Pix, ms.stat[1].Pix, ms.stat[4].Pix
 	for y := range h {
 		row := frame.Pix[(y+fr.Min.Y)*frame.Stride+3*fr.Min.X:][:3*w]

@@ -146,10 +146,12 @@ func (s *Swapper) texture(frame *raster.Image, target *face.Landmarks68, fm *ras
 // one orientation (0 to 1); and in s.texC the chroma's pixel-scale and band detail alike.
 func (s *Swapper) textureMaps(frame *raster.Image, fr image.Rectangle, r int) {
 	w, h := fr.Dx(), fr.Dy()
+	// Every value of texE, texL, texB1 and texB3 is written below before it is read, and
+	// the first texJ are boxSmooth2's row sums, each written before it is read.
 	for k := range s.texE {
-		s.texE[k].Reset(fr)
+		s.texE[k].Reuse(fr)
 	}
-	s.texL.Reset(fr)
+	s.texL.Reuse(fr)
 	for y := range h {
 		row := frame.Pix[(y+fr.Min.Y)*frame.Stride+3*fr.Min.X:][:3*w]
 		l := s.texL.Pix[y*w:][:w]
@@ -158,12 +160,12 @@ func (s *Swapper) textureMaps(frame *raster.Image, fr image.Rectangle, r int) {
 		}
 	}
 	// b1: 3×3 mean, b3: 7×7 mean; s.texJ is free yet, for their row sums.
-	s.texB1.Reset(fr)
+	s.texB1.Reuse(fr)
 	copy(s.texB1.Pix, s.texL.Pix)
-	s.texB3.Reset(fr)
+	s.texB3.Reuse(fr)
 	copy(s.texB3.Pix, s.texL.Pix)
 	for k := range s.texJ {
-		s.texJ[k].Reset(fr)
+		s.texJ[k].Reuse(fr)
 	}
 	s.boxSmooth2(&s.texB1, &s.texB3, 1, 3, s.texJ[0].Pix, s.texJ[1].Pix)
 	fine, band, coh := s.texE[0].Pix, s.texE[1].Pix, s.texE[2].Pix
@@ -211,8 +213,8 @@ func (s *Swapper) textureMaps(frame *raster.Image, fr image.Rectangle, r int) {
 // columns sum the rounded row means in boxSmooth's order.
 func (s *Swapper) chromaDetail(frame *raster.Image, fr image.Rectangle) {
 	w, h := fr.Dx(), fr.Dy()
-	s.texC[0].Reset(fr)
-	s.texC[1].Reset(fr)
+	s.texC[0].Reuse(fr) // each value written below
+	s.texC[1].Reuse(fr)
 	if cap(s.texPre) < 2*(w+1) {
 		s.texPre = make([]float32, 2*(w+1))
 	}
