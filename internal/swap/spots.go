@@ -1,0 +1,322 @@
+package swap
+
+import (
+	"image"
+	"math"
+	"slices"
+
+	"github.com/facefusion-hpc/facefusion/internal/raster"
+)
+
+// A small cover (a sticker, a plaster, a pin, a fingertip, an earbud) covers less of the
+// face than the skin's own marks may, so dropSmall takes it out with them. What tells it from
+// a mole, a freckle, a shine or a shadow is its outline: a sharp edge closed all round a
+// compact patch of the face, inside which the colour is not that of the skin around it on
+// any side, and too large for a blemish. A shadow's or a shine's edge is soft (no closed
+// sharp edge), a crease is thin, a mole or a freckle small, and a pore's or a frame's noise
+// makes no patch of that size whose colour differs from the skin all round.
+
+const (
+	// spotGridSize is the least face size (px) the test works at: a larger face is seen on a
+	// grid of blocks' means, as structureCoarse's, which calms the skin's grain.
+	spotGridSize = 64
+	// spotEdgeK and spotEdgeFloor set the least gradient (levels per grid pixel, Sobel) of a
+	// spot's outline: spotEdgeK times the skin's median, at least spotEdgeFloor.
+	spotEdgeK     = 1.5
+	spotEdgeFloor = 5
+	// spotLeast and spotMost bound a spot's interior (the pixels within its outline) as a
+	// share of the face.
+	spotLeast = 0.001
+	spotMost  = 0.04
+	// spotRing is the width of the ring of skin about a spot that its colour is set against,
+	// beyond spotGap of its outline, as a share of the face size.
+	spotRing = 0.03
+	spotGap  = 0.02
+	// spotBright and spotChroma are the units of spotStep (log-brightness, log-chromaticity).
+	spotBright = 0.15
+	spotChroma = 0.08
+	// A spot's interior must differ from the skin beside it by spotStepLeast on every side
+	// (at least spotSectors of eight sectors about it on the face), be compact (spotCompact
+	// of the disc about its centre reaching its farthest pixel) and its body cover
+	// spotLeastBody of the face.
+	spotStepLeast = 3
+	spotSectors   = 6
+	spotCompact   = 0.4
+	spotLeastBody = 0.005
+)
+
+// spotScratch is keepSpots' working memory.
+type spotScratch struct {
+	img                *raster.Image
+	fm, excl, occ      []float32
+	grad               []float32
+	label, area, stack []int32
+	open               []bool
+	dist               []int16
+	body               []int32
+	feat               [3][]float32
+	debug              func(format string, args ...any)
+	w, h, f, x0, y0    int
+}
+
+// spotGrid fills s.spots' grid: fr seen in blocks of f×f pixels, each its block's mean, with
+// the face mask, the features and the covers found sampled at its centre.
+func (s *Swapper) spotGrid(frame *raster.Image, fm *raster.Mask, fr image.Rectangle, f int) {
+	sp := &s.spots
+	w, h := fr.Dx(), fr.Dy()
+	cw, ch := (w+f-1)/f, (h+f-1)/f
+	sp.w, sp.h, sp.f, sp.x0, sp.y0 = cw, ch, f, fr.Min.X, fr.Min.Y
+	if sp.img == nil || len(sp.img.Pix) < cw*ch*3 {
+		sp.img = raster.New(cw, ch)
+	}
+	sp.img = raster.Wrap(sp.img.Pix, cw, ch)
+	n := cw * ch
+	sp.fm = slices.Grow(sp.fm[:0], n)[:n]
+	sp.excl = slices.Grow(sp.excl[:0], n)[:n]
+	sp.occ = slices.Grow(sp.occ[:0], n)[:n]
+	for cy := range ch {
+		for cx := range cw {
+			var sum [3]int
+			k := 0
+			for y := cy * f; y < min(h, cy*f+f); y++ {
+				row := frame.Pix[(y+fr.Min.Y)*frame.Stride+3*fr.Min.X:]
+				for x := cx * f; x < min(w, cx*f+f); x++ {
+					sum[0], sum[1], sum[2] = sum[0]+int(row[3*x]), sum[1]+int(row[3*x+1]), sum[2]+int(row[3*x+2])
+					k++
+				}
+			}
+			sp.img.Set(cx, cy, uint8((sum[0]+k/2)/k), uint8((sum[1]+k/2)/k), uint8((sum[2]+k/2)/k))
+			x, y := min(w-1, cx*f+f/2), min(h-1, cy*f+f/2)
+			i := cy*cw + cx
+			sp.fm[i] = fm.At(fr.Min.X+x, fr.Min.Y+y)
+			sp.excl[i] = s.excl.Pix[y*w+x]
+			sp.occ[i] = s.occ.Pix[y*w+x]
+		}
+	}
+}
+
+// keepSpots adds to s.occ (over fr) the small covers (see above) among the face's pixels.
+func (s *Swapper) keepSpots(frame *raster.Image, fm *raster.Mask, size float64, fr image.Rectangle, m skinModel) {
+	sp := &s.spots
+	f := max(1, int(size/spotGridSize))
+	s.spotGrid(frame, fm, fr, f)
+	w, h := sp.w, sp.h
+	n := w * h
+	sp.grad = slices.Grow(sp.grad[:0], n)[:n]
+	sp.label = slices.Grow(sp.label[:0], n)[:n]
+	clear(sp.grad)
+	inFace := func(i int) bool { return sp.fm[i] > 0.5 && sp.excl[i] == 0 }
+	pix, st := sp.img.Pix, sp.img.Stride
+	s.dev = s.dev[:0]
+	for y := 1; y < h-1; y++ {
+		for x := 1; x < w-1; x++ {
+			var g float32
+			for c := range 3 {
+				p := func(dx, dy int) float32 { return float32(pix[(y+dy)*st+3*(x+dx)+c]) }
+				gx := p(1, -1) + 2*p(1, 0) + p(1, 1) - p(-1, -1) - 2*p(-1, 0) - p(-1, 1)
+				gy := p(-1, 1) + 2*p(0, 1) + p(1, 1) - p(-1, -1) - 2*p(0, -1) - p(1, -1)
+				g = max(g, float32(math.Sqrt(float64(gx*gx+gy*gy)))/8)
+			}
+			sp.grad[y*w+x] = g
+			if inFace(y*w + x) {
+				s.dev = append(s.dev, g)
+			}
+		}
+	}
+	if len(s.dev) < 16 {
+		return
+	}
+	thr := max(spotEdgeFloor, spotEdgeK*median(s.dev))
+	faceN := 0.0
+	for i := range sp.label {
+		sp.label[i] = -1
+		if sp.fm[i] > 0.5 {
+			faceN++
+		}
+		x, y := i%w, i/w
+		if x > 0 && y > 0 && x < w-1 && y < h-1 && sp.grad[i] < thr && inFace(i) && sp.occ[i] != 1 {
+			sp.label[i] = 0
+		}
+	}
+	// Components of the pixels within outlines; open where one reaches beyond the face, a
+	// feature or a cover already found rather than an edge.
+	sp.area, sp.open = append(sp.area[:0], 0), append(sp.open[:0], false)
+	k := int32(0)
+	for start, v := range sp.label {
+		if v != 0 {
+			continue
+		}
+		k++
+		sp.area = append(sp.area, 0)
+		sp.open = append(sp.open, false)
+		sp.label[start] = k
+		sp.stack = append(sp.stack[:0], int32(start))
+		for len(sp.stack) > 0 {
+			i := int(sp.stack[len(sp.stack)-1])
+			sp.stack = sp.stack[:len(sp.stack)-1]
+			sp.area[k]++
+			for _, nb := range neighbours4(i, w, h) {
+				switch {
+				case nb < 0:
+					sp.open[k] = true
+				case sp.label[nb] == 0:
+					sp.label[nb] = k
+					sp.stack = append(sp.stack, int32(nb))
+				case sp.label[nb] == -1 && (sp.grad[nb] < thr || sp.occ[nb] == 1):
+					sp.open[k] = true
+				}
+			}
+		}
+	}
+	lo, hi := int32(spotLeast*faceN), int32(spotMost*faceN)
+	for l := int32(1); l <= k; l++ {
+		if sp.area[l] < lo || sp.area[l] > hi {
+			continue
+		}
+		s.judgeSpot(frame, fm, fr, size/float64(f), l, thr, faceN)
+	}
+}
+
+// judgeSpot decides whether component l of s.spots.label is a small cover, marking it in s.occ
+// if so.
+func (s *Swapper) judgeSpot(frame *raster.Image, fm *raster.Mask, fr image.Rectangle, size float64, l int32, thr float32, faceN float64) {
+	sp := &s.spots
+	w, h := sp.w, sp.h
+	// Distances (4-connected steps) out of the component, to the ring's far side.
+	gap := max(2, int(spotGap*size))
+	far := gap + max(2, int(spotRing*size))
+	sp.stack = sp.stack[:0]
+	var cx, cy float64
+	for i, v := range sp.label {
+		if v == l {
+			sp.stack = append(sp.stack, int32(i))
+			cx, cy = cx+float64(i%w), cy+float64(i/w)
+		}
+	}
+	inner := len(sp.stack)
+	cx, cy = cx/float64(inner), cy/float64(inner)
+	if len(sp.dist) < w*h {
+		sp.dist = make([]int16, w*h)
+	}
+	for i := range sp.dist {
+		sp.dist[i] = -1
+	}
+	for _, i := range sp.stack {
+		sp.dist[i] = 0
+	}
+	for head := 0; head < len(sp.stack); head++ {
+		i := int(sp.stack[head])
+		d := sp.dist[i]
+		if int(d) >= far {
+			continue
+		}
+		for _, nb := range neighbours4(i, w, h) {
+			if nb < 0 || sp.dist[nb] >= 0 {
+				continue
+			}
+			sp.dist[nb] = d + 1
+			sp.stack = append(sp.stack, int32(nb))
+		}
+	}
+	feat := func(i int) [3]float32 {
+		p := sp.img.Pix[3*i:]
+		return features(p[0], p[1], p[2])
+	}
+	for c := range 3 {
+		sp.feat[c] = sp.feat[c][:0]
+	}
+	var rmax float64
+	for _, i := range sp.stack[:inner] {
+		f := feat(int(i))
+		for c := range 3 {
+			sp.feat[c] = append(sp.feat[c], f[c])
+		}
+		rmax = max(rmax, math.Hypot(float64(int(i)%w)-cx, float64(int(i)/w)-cy))
+	}
+	var in [3]float32
+	for c := range 3 {
+		in[c] = median(sp.feat[c])
+	}
+	const sectors = 8
+	var sec [sectors][3][]float32
+	for _, i := range sp.stack[inner:] {
+		if int(sp.dist[i]) <= gap || sp.fm[i] <= 0.5 || sp.excl[i] > 0 {
+			continue
+		}
+		x, y := int(i)%w, int(i)/w
+		a := math.Atan2(float64(y)-cy, float64(x)-cx)
+		j := int((a+math.Pi)/(2*math.Pi)*sectors) % sectors
+		f := feat(int(i))
+		for c := range 3 {
+			sec[j][c] = append(sec[j][c], f[c])
+		}
+	}
+	minStep, present := math.Inf(1), 0
+	var out [sectors][3]float32
+	var steps [sectors]float64
+	for j := range sectors {
+		if len(sec[j][0]) < 4 {
+			steps[j] = math.NaN()
+			continue
+		}
+		present++
+		for c := range 3 {
+			out[j][c] = median(sec[j][c])
+		}
+		steps[j] = spotStep(out[j], in)
+		minStep = math.Min(minStep, steps[j])
+	}
+	compact := float64(inner) / (math.Pi * (rmax + 0.5) * (rmax + 0.5))
+	if sp.debug != nil {
+		sp.debug("spot at (%d,%d)/%d open %v interior %d (%.2f%% of face) compact %.2f thr %.1f present %d minStep %.2f steps %.2f", int(cx)*sp.f+sp.x0, int(cy)*sp.f+sp.y0, sp.f, sp.open[l], inner, 100*float64(inner)/faceN, compact, thr, present, minStep, steps)
+	}
+	if sp.open[l] || present < spotSectors || compact < spotCompact || minStep < spotStepLeast {
+		return
+	}
+	// The spot's body: its interior and the pixels of its outline nearer its colour than the
+	// skin's beside them.
+	f := sp.f
+	fw := fr.Dx()
+	sp.body = sp.body[:0]
+	for _, i := range sp.stack {
+		if int(sp.dist[i]) > gap {
+			continue
+		}
+		x, y := int(i)%w, int(i)/w
+		j := int((math.Atan2(float64(y)-cy, float64(x)-cx)+math.Pi)/(2*math.Pi)*sectors) % sectors
+		if math.IsNaN(steps[j]) {
+			j = (j + 1) % sectors
+		}
+		for v := y * f; v < min(fr.Dy(), y*f+f); v++ {
+			for u := x * f; u < min(fw, x*f+f); u++ {
+				k := v*fw + u
+				if !(fm.Pix[(v+fr.Min.Y-fm.Rect.Min.Y)*fm.Stride+u+fr.Min.X-fm.Rect.Min.X] > 0) {
+					continue
+				}
+				if sp.dist[i] > 0 {
+					c := pixelFeatures(frame, fr, fw, k)
+					if math.IsNaN(steps[j]) || spotStep(c, in) >= spotStep(c, out[j]) {
+						continue
+					}
+				}
+				sp.body = append(sp.body, int32(k))
+			}
+		}
+	}
+	if sp.debug != nil {
+		sp.debug("  body %d px (%.2f%% of face)", len(sp.body), 100*float64(len(sp.body))/(faceN*float64(f*f)))
+	}
+	if float64(len(sp.body)) < spotLeastBody*faceN*float64(f*f) {
+		return
+	}
+	for _, k := range sp.body {
+		s.occ.Pix[k] = 1
+	}
+}
+
+// spotStep is how far colour features a lie from b: the larger of their brightnesses' and
+// their chromaticities' distances, each in units of a step no shading of the skin takes
+// across a sharp edge.
+func spotStep(a, b [3]float32) float64 {
+	return math.Max(math.Abs(float64(a[0]-b[0]))/spotBright, math.Hypot(float64(a[1]-b[1]), float64(a[2]-b[2]))/spotChroma)
+}
