@@ -30,9 +30,13 @@ var scPlaces = []struct {
 }{
 	{"left cheek", func(l *face.Landmarks68, s float64) geom.Pt { return l[2].Scale(0.5).Add(l[31].Scale(0.5)) }},
 	{"right cheek", func(l *face.Landmarks68, s float64) geom.Pt { return l[14].Scale(0.55).Add(l[35].Scale(0.45)) }},
-	{"forehead", func(l *face.Landmarks68, s float64) geom.Pt { return hoPt(l[19].Scale(0.5).Add(l[24].Scale(0.5)), s, 0.05, -0.12) }},
+	{"forehead", func(l *face.Landmarks68, s float64) geom.Pt {
+		return hoPt(l[19].Scale(0.5).Add(l[24].Scale(0.5)), s, 0.05, -0.08)
+	}},
 	{"chin", func(l *face.Landmarks68, s float64) geom.Pt { return l[8].Scale(0.55).Add(l[57].Scale(0.45)) }},
-	{"jaw", func(l *face.Landmarks68, s float64) geom.Pt { return hoPt(l[5].Scale(0.6).Add(l[48].Scale(0.4)), s, 0, 0) }},
+	{"jaw", func(l *face.Landmarks68, s float64) geom.Pt {
+		return hoPt(l[5].Scale(0.6).Add(l[48].Scale(0.4)), s, 0, 0)
+	}},
 }
 
 // polyArea is the area of polygon p.
@@ -165,28 +169,56 @@ func TestSmallCoverSurveyDev(t *testing.T) {
 	if os.Getenv("SC_DEV") == "" {
 		t.Skip()
 	}
+	if os.Getenv("SC_DEBUG") != "" {
+		scDebug = func(f string, a ...any) { t.Logf(f, a...) }
+		defer func() { scDebug = nil }()
+	}
 	ways := photoWays(t)
 	for _, toAstro := range []bool{false, true} {
 		w := ways[toAstro]
 		own := hoSkinOf(w.tgt, &w.lm)
-		var sumK, sumS, nn float64
+		by := map[string]*[2]float64{}
+		add := func(k string, v float64) {
+			if by[k] == nil {
+				by[k] = &[2]float64{}
+			}
+			by[k][0] += v
+			by[k][1]++
+		}
+		var keys []string
 		for _, share := range []float64{0.008, 0.012, 0.02} {
+			if o := os.Getenv("SC_SHARE"); o != "" && o != fmt.Sprint(share) {
+				continue
+			}
 			for _, soft := range []float64{0, 0.35} {
 				for pi, pl := range scPlaces {
 					for hi, h := range scHues(own) {
+						if o := os.Getenv("SC_HUE"); o != "" && o != h.name {
+							continue
+						}
 						sp := scSpot{name: pl.name, centre: pl.at, share: share, aspect: 1 + 0.4*float64((pi+hi)%3), deg: float64(30 * hi), soft: soft}
+						if scDebug != nil {
+							t.Logf("== astro %v %.3f soft %.2f %s %s at %.0f", toAstro, share, soft, pl.name, h.name, pl.at(&w.lm, 100))
+						}
 						r := scRun(t, w, sp, h.c, "")
-						sumK += r.kept
-						sumS += r.swapped
-						nn++
-						t.Logf("astro %v %.3f soft %.2f %-12s %-14s kept %5.1f held %5.1f swapped %5.1f", toAstro, share, soft, pl.name, h.name, 100*r.kept, 100*r.held, 100*r.swapped)
+						for _, k := range []string{"hue " + h.name, "place " + pl.name, fmt.Sprintf("share %.3f", share), fmt.Sprintf("soft %.2f", soft), "all"} {
+							if by[k] == nil {
+								keys = append(keys, k)
+							}
+							add(k, r.kept)
+						}
+						add("swapped", r.swapped)
+						if os.Getenv("SC_CASES") != "" {
+							t.Logf("astro %v %.3f soft %.2f %-12s %-14s kept %5.1f held %5.1f swapped %5.1f", toAstro, share, soft, pl.name, h.name, 100*r.kept, 100*r.held, 100*r.swapped)
+						}
 					}
 				}
 			}
 		}
-		t.Logf("astro %v: mean kept %.1f swapped %.1f", toAstro, 100*sumK/nn, 100*sumS/nn)
+		for _, k := range append(keys, "swapped") {
+			t.Logf("astro %v %-20s %5.1f", toAstro, k, 100*by[k][0]/by[k][1])
+		}
 	}
-	_ = fmt.Sprint
 }
 
 var scDebug func(string, ...any)

@@ -41,8 +41,10 @@ const (
 	// spotLeastBody of the face.
 	spotStepLeast = 3
 	spotSectors   = 6
-	spotCompact   = 0.4
+	spotCompact   = 0.3
 	spotLeastBody = 0.005
+	// spotLeastInterior is the least share of the face within a spot's outline.
+	spotLeastInterior = 0.0025
 )
 
 // spotScratch is keepSpots' working memory.
@@ -95,6 +97,10 @@ func (s *Swapper) spotGrid(frame *raster.Image, fm *raster.Mask, fr image.Rectan
 	}
 }
 
+// onFace reports whether grid pixel i may be part of a spot or the skin about it: on the face
+// (its feathered edge included), off its features.
+func (sp *spotScratch) onFace(i int) bool { return sp.fm[i] > 0 && sp.excl[i] == 0 }
+
 // keepSpots adds to s.occ (over fr) the small covers (see above) among the face's pixels.
 func (s *Swapper) keepSpots(frame *raster.Image, fm *raster.Mask, size float64, fr image.Rectangle, m skinModel) {
 	sp := &s.spots
@@ -134,7 +140,7 @@ func (s *Swapper) keepSpots(frame *raster.Image, fm *raster.Mask, size float64, 
 			faceN++
 		}
 		x, y := i%w, i/w
-		if x > 0 && y > 0 && x < w-1 && y < h-1 && sp.grad[i] < thr && inFace(i) && sp.occ[i] != 1 {
+		if x > 0 && y > 0 && x < w-1 && y < h-1 && sp.grad[i] < thr && sp.onFace(i) && sp.occ[i] != 1 {
 			sp.label[i] = 0
 		}
 	}
@@ -240,7 +246,7 @@ func (s *Swapper) judgeSpot(frame *raster.Image, fm *raster.Mask, fr image.Recta
 	const sectors = 8
 	var sec [sectors][3][]float32
 	for _, i := range sp.stack[inner:] {
-		if int(sp.dist[i]) <= gap || sp.fm[i] <= 0.5 || sp.excl[i] > 0 {
+		if int(sp.dist[i]) <= gap || !sp.onFace(int(i)) {
 			continue
 		}
 		x, y := int(i)%w, int(i)/w
@@ -270,7 +276,7 @@ func (s *Swapper) judgeSpot(frame *raster.Image, fm *raster.Mask, fr image.Recta
 	if sp.debug != nil {
 		sp.debug("spot at (%d,%d)/%d open %v interior %d (%.2f%% of face) compact %.2f thr %.1f present %d minStep %.2f steps %.2f", int(cx)*sp.f+sp.x0, int(cy)*sp.f+sp.y0, sp.f, sp.open[l], inner, 100*float64(inner)/faceN, compact, thr, present, minStep, steps)
 	}
-	if sp.open[l] || present < spotSectors || compact < spotCompact || minStep < spotStepLeast {
+	if sp.open[l] || float64(inner) < spotLeastInterior*faceN || present < spotSectors || compact < spotCompact || minStep < spotStepLeast {
 		return
 	}
 	// The spot's body: its interior and the pixels of its outline nearer its colour than the
