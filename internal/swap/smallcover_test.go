@@ -263,3 +263,39 @@ func TestSpotDebug(t *testing.T) {
 		}
 	}
 }
+
+func TestSpotDebugStill(t *testing.T) {
+	if os.Getenv("SC_DEV") == "" {
+		t.Skip()
+	}
+	p := photos(t)
+	c := lossyStill{"grace_hopper.png", "140:120", 23, 8, geom.Rect{X0: 100, Y0: 70, X1: 220, Y1: 180}, p.src, p.srcLm}
+	dir := t.TempDir()
+	c.frames(t, dir, "", true)
+	src, err := NewSource(c.src, &c.srcLm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := DefaultOptions()
+	opts.Occluders = false
+	s := NewSwapper(src, opts)
+	s.spots.debug = func(f string, a ...any) { t.Logf(f, a...) }
+	first, err := raster.Load(dir + "/01.png")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lm := landmarksIn(t, first, c.box)
+	for _, name := range []string{"01.png", "ref.png", "09.png", "17.png"} {
+		frame, err := raster.Load(dir + "/" + name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b := geom.Bounds(lm[:])
+		t.Logf("== %s size %.1f", name, math.Max(b.W(), b.H()))
+		px, _ := takenBack(s, frame, &lm)
+		t.Logf("   taken back %.0f", px)
+		if name == "ref.png" {
+			saveForEyes(t, frame, "still_ref.png")
+		}
+	}
+}

@@ -43,8 +43,11 @@ const (
 	spotSectors   = 6
 	spotCompact   = 0.3
 	spotLeastBody = 0.005
-	// spotLeastInterior is the least share of the face within a spot's outline.
+	// spotLeastInterior is the least share of the face within a spot's outline, and
+	// spotLeastPixels the least grid pixels: on a small face a shadow's or a fold's edge is
+	// as sharp as a cover's, and a few pixels' colour is the codec's.
 	spotLeastInterior = 0.0025
+	spotLeastPixels   = 16
 )
 
 // spotScratch is keepSpots' working memory.
@@ -276,7 +279,7 @@ func (s *Swapper) judgeSpot(frame *raster.Image, fm *raster.Mask, fr image.Recta
 	if sp.debug != nil {
 		sp.debug("spot at (%d,%d)/%d open %v interior %d (%.2f%% of face) compact %.2f thr %.1f present %d minStep %.2f steps %.2f", int(cx)*sp.f+sp.x0, int(cy)*sp.f+sp.y0, sp.f, sp.open[l], inner, 100*float64(inner)/faceN, compact, thr, present, minStep, steps)
 	}
-	if sp.open[l] || float64(inner) < spotLeastInterior*faceN || present < spotSectors || compact < spotCompact || minStep < spotStepLeast {
+	if sp.open[l] || inner < spotLeastPixels || float64(inner) < spotLeastInterior*faceN || present < spotSectors || compact < spotCompact || minStep < spotStepLeast {
 		return
 	}
 	// The spot's body: its interior and the pixels of its outline nearer its colour than the
