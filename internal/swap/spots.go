@@ -22,8 +22,9 @@ const (
 	spotGridSize = 64
 	// spotEdgeK and spotEdgeFloor set the least gradient (levels per grid pixel, Sobel) of a
 	// spot's outline: spotEdgeK times the skin's median, at least spotEdgeFloor.
-	spotEdgeK     = 1.5
-	spotEdgeFloor = 5
+	spotEdgeK      = 1.5
+	spotEdgeKFaint = 1
+	spotEdgeFloor  = 5
 	// spotLeast and spotMost bound a spot's interior (the pixels within its outline) as a
 	// share of the face.
 	spotLeast = 0.001
@@ -43,6 +44,11 @@ const (
 	spotSectors   = 6
 	spotCompact   = 0.3
 	spotLeastBody = 0.005
+	// A flat spot (its median gradient at most spotFlat of the skin's: paint, plastic, a
+	// plaster) need differ from the skin beside it by spotFlatStep only: the skin's own
+	// patches between its folds have its grain.
+	spotFlat     = 0.2
+	spotFlatStep = 1.5
 	// spotLeastInterior is the least share of the face within a spot's outline, and
 	// spotLeastPixels the least grid pixels: on a small face a shadow's or a fold's edge is
 	// as sharp as a cover's, and a few pixels' colour is the codec's.
@@ -104,17 +110,43 @@ func (s *Swapper) spotGrid(frame *raster.Image, fm *raster.Mask, fr image.Rectan
 // (its feathered edge included), off its features.
 func (sp *spotScratch) onFace(i int) bool { return sp.fm[i] > 0 && sp.excl[i] == 0 }
 
-// keepSpots adds to s.occ (over fr) the small covers (see above) among the face's pixels.
-func (s *Swapper) keepSpots(frame *raster.Image, fm *raster.Mask, size float64, fr image.Rectangle, m skinModel) {
+// keepSpots adds to s.occ (over fr) the small covers (see above) among the face's pixels:
+// first those within the sharper outlines, then, of what is left, within the fainter.
+func (s *Swapper) keepSpots(frame *raster.Image, fm *raster.Mask, size float64, fr image.Rectangle) {
 	sp := &s.spots
 	f := max(1, int(size/spotGridSize))
 	s.spotGrid(frame, fm, fr, f)
+	skin := s.spotGradients()
+	if skin < 0 {
+		return
+	}
+	faceN := 0.0
+	for _, v := range sp.fm {
+		if v > 0.5 {
+			faceN++
+		}
+	}
+	for _, k := range [2]float32{spotEdgeK, spotEdgeKFaint} {
+		thr := max(spotEdgeFloor, k*skin)
+		n := sp.outlined(thr)
+		lo, hi := int32(spotLeast*faceN), int32(spotMost*faceN)
+		for l := int32(1); l <= n; l++ {
+			if !sp.open[l] && sp.area[l] >= lo && sp.area[l] <= hi {
+				s.judgeSpot(frame, fm, fr, size/float64(f), l, skin, faceN)
+			}
+		}
+	}
+}
+
+// spotGradients puts in s.spots.grad the Sobel gradient of the grid's colour (its largest
+// channel's, levels per grid pixel) and returns its median over the skin, -1 if there is
+// too little skin.
+func (s *Swapper) spotGradients() float32 {
+	sp := &s.spots
 	w, h := sp.w, sp.h
 	n := w * h
 	sp.grad = slices.Grow(sp.grad[:0], n)[:n]
-	sp.label = slices.Grow(sp.label[:0], n)[:n]
 	clear(sp.grad)
-	inFace := func(i int) bool { return sp.fm[i] > 0.5 && sp.excl[i] == 0 }
 	pix, st := sp.img.Pix, sp.img.Stride
 	s.dev = s.dev[:0]
 	for y := 1; y < h-1; y++ {
@@ -126,29 +158,32 @@ func (s *Swapper) keepSpots(frame *raster.Image, fm *raster.Mask, size float64, 
 				gy := p(-1, 1) + 2*p(0, 1) + p(1, 1) - p(-1, -1) - 2*p(0, -1) - p(1, -1)
 				g = max(g, float32(math.Sqrt(float64(gx*gx+gy*gy)))/8)
 			}
-			sp.grad[y*w+x] = g
-			if inFace(y*w + x) {
+			i := y*w + x
+			sp.grad[i] = g
+			if sp.fm[i] > 0.5 && sp.excl[i] == 0 {
 				s.dev = append(s.dev, g)
 			}
 		}
 	}
 	if len(s.dev) < 16 {
-		return
+		return -1
 	}
-	thr := max(spotEdgeFloor, spotEdgeK*median(s.dev))
-	faceN := 0.0
+	return median(s.dev)
+}
+
+// outlined labels in sp.label the 4-connected regions of the face's pixels (see onFace) under
+// the gradient thr, recording each one's area and whether it is open (reaching the grid's
+// border, or past a pixel under thr that is off the face, on a feature or on a cover already
+// found, rather than an outline); it returns how many there are.
+func (sp *spotScratch) outlined(thr float32) int32 {
+	w, h := sp.w, sp.h
+	sp.label = slices.Grow(sp.label[:0], w*h)[:w*h]
 	for i := range sp.label {
 		sp.label[i] = -1
-		if sp.fm[i] > 0.5 {
-			faceN++
-		}
-		x, y := i%w, i/w
-		if x > 0 && y > 0 && x < w-1 && y < h-1 && sp.grad[i] < thr && sp.onFace(i) && sp.occ[i] != 1 {
+		if sp.grad[i] < thr && sp.onFace(i) && sp.occ[i] != 1 {
 			sp.label[i] = 0
 		}
 	}
-	// Components of the pixels within outlines; open where one reaches beyond the face, a
-	// feature or a cover already found rather than an edge.
 	sp.area, sp.open = append(sp.area[:0], 0), append(sp.open[:0], false)
 	k := int32(0)
 	for start, v := range sp.label {
@@ -164,10 +199,11 @@ func (s *Swapper) keepSpots(frame *raster.Image, fm *raster.Mask, size float64, 
 			i := int(sp.stack[len(sp.stack)-1])
 			sp.stack = sp.stack[:len(sp.stack)-1]
 			sp.area[k]++
+			x, y := i%w, i/w
+			sp.open[k] = sp.open[k] || x == 0 || y == 0 || x == w-1 || y == h-1
 			for _, nb := range neighbours4(i, w, h) {
 				switch {
 				case nb < 0:
-					sp.open[k] = true
 				case sp.label[nb] == 0:
 					sp.label[nb] = k
 					sp.stack = append(sp.stack, int32(nb))
@@ -177,18 +213,12 @@ func (s *Swapper) keepSpots(frame *raster.Image, fm *raster.Mask, size float64, 
 			}
 		}
 	}
-	lo, hi := int32(spotLeast*faceN), int32(spotMost*faceN)
-	for l := int32(1); l <= k; l++ {
-		if sp.area[l] < lo || sp.area[l] > hi {
-			continue
-		}
-		s.judgeSpot(frame, fm, fr, size/float64(f), l, thr, faceN)
-	}
+	return k
 }
 
 // judgeSpot decides whether component l of s.spots.label is a small cover, marking it in s.occ
 // if so.
-func (s *Swapper) judgeSpot(frame *raster.Image, fm *raster.Mask, fr image.Rectangle, size float64, l int32, thr float32, faceN float64) {
+func (s *Swapper) judgeSpot(frame *raster.Image, fm *raster.Mask, fr image.Rectangle, size float64, l int32, skin float32, faceN float64) {
 	sp := &s.spots
 	w, h := sp.w, sp.h
 	// Distances (4-connected steps) out of the component, to the ring's far side.
@@ -246,6 +276,11 @@ func (s *Swapper) judgeSpot(frame *raster.Image, fm *raster.Mask, fr image.Recta
 	for c := range 3 {
 		in[c] = median(sp.feat[c])
 	}
+	s.dev = s.dev[:0]
+	for _, i := range sp.stack[:inner] {
+		s.dev = append(s.dev, sp.grad[i])
+	}
+	flat := median(s.dev) / skin
 	const sectors = 8
 	var sec [sectors][3][]float32
 	for _, i := range sp.stack[inner:] {
@@ -277,9 +312,9 @@ func (s *Swapper) judgeSpot(frame *raster.Image, fm *raster.Mask, fr image.Recta
 	}
 	compact := float64(inner) / (math.Pi * (rmax + 0.5) * (rmax + 0.5))
 	if sp.debug != nil {
-		sp.debug("spot at (%d,%d)/%d open %v interior %d (%.2f%% of face) compact %.2f thr %.1f present %d minStep %.2f steps %.2f", int(cx)*sp.f+sp.x0, int(cy)*sp.f+sp.y0, sp.f, sp.open[l], inner, 100*float64(inner)/faceN, compact, thr, present, minStep, steps)
+		sp.debug("spot at (%d,%d)/%d open %v interior %d (%.2f%% of face) compact %.2f skin %.1f present %d minStep %.2f flat %.2f steps %.2f", int(cx)*sp.f+sp.x0, int(cy)*sp.f+sp.y0, sp.f, sp.open[l], inner, 100*float64(inner)/faceN, compact, skin, present, minStep, flat, steps)
 	}
-	if sp.open[l] || inner < spotLeastPixels || float64(inner) < spotLeastInterior*faceN || present < spotSectors || compact < spotCompact || minStep < spotStepLeast {
+	if sp.open[l] || inner < spotLeastPixels || float64(inner) < spotLeastInterior*faceN || present < spotSectors || compact < spotCompact || minStep < spotStepLeast && (minStep < spotFlatStep || flat > spotFlat) {
 		return
 	}
 	// The spot's body: its interior and the pixels of its outline nearer its colour than the
@@ -320,6 +355,9 @@ func (s *Swapper) judgeSpot(frame *raster.Image, fm *raster.Mask, fr image.Recta
 	}
 	for _, k := range sp.body {
 		s.occ.Pix[k] = 1
+	}
+	for _, i := range sp.stack[:inner] {
+		sp.occ[i] = 1
 	}
 }
 
