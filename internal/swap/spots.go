@@ -68,6 +68,8 @@ type spotScratch struct {
 	feat               [3][]float32
 	debug              func(format string, args ...any)
 	w, h, f, x0, y0    int
+	// kept is how many spots the last keepSpots kept.
+	kept int
 }
 
 // spotGrid fills s.spots' grid: fr seen in blocks of f×f pixels, each its block's mean, with
@@ -114,6 +116,7 @@ func (sp *spotScratch) onFace(i int) bool { return sp.fm[i] > 0 && sp.excl[i] ==
 // first those within the sharper outlines, then, of what is left, within the fainter.
 func (s *Swapper) keepSpots(frame *raster.Image, fm *raster.Mask, size float64, fr image.Rectangle) {
 	sp := &s.spots
+	sp.kept = 0
 	f := max(1, int(size/spotGridSize))
 	s.spotGrid(frame, fm, fr, f)
 	skin := s.spotGradients()
@@ -353,6 +356,7 @@ func (s *Swapper) judgeSpot(frame *raster.Image, fm *raster.Mask, fr image.Recta
 	if float64(len(sp.body)) < spotLeastBody*faceN*float64(f*f) {
 		return
 	}
+	sp.kept++
 	for _, k := range sp.body {
 		s.occ.Pix[k] = 1
 	}
