@@ -54,6 +54,8 @@ const (
 	// as sharp as a cover's, and a few pixels' colour is the codec's.
 	spotLeastInterior = 0.0025
 	spotLeastPixels   = 16
+	// spotStepSmall is the step a spot of half as many pixels must make.
+	spotStepSmall = 6
 )
 
 // spotScratch is keepSpots' working memory.
@@ -317,7 +319,12 @@ func (s *Swapper) judgeSpot(frame *raster.Image, fm *raster.Mask, fr image.Recta
 	if sp.debug != nil {
 		sp.debug("spot at (%d,%d)/%d open %v interior %d (%.2f%% of face) compact %.2f skin %.1f present %d minStep %.2f flat %.2f steps %.2f", int(cx)*sp.f+sp.x0, int(cy)*sp.f+sp.y0, sp.f, sp.open[l], inner, 100*float64(inner)/faceN, compact, skin, present, minStep, flat, steps)
 	}
-	if sp.open[l] || inner < spotLeastPixels || float64(inner) < spotLeastInterior*faceN || present < spotSectors || compact < spotCompact || minStep < spotStepLeast && (minStep < spotFlatStep || flat > spotFlat) {
+	// A small interior's few pixels must differ more: a shadow's or a fold's pocket may be as
+	// compact and as sharply outlined.
+	small := inner < spotLeastPixels || float64(inner) < spotLeastInterior*faceN
+	certain := minStep >= spotStepLeast && !small || minStep >= spotFlatStep && flat <= spotFlat && !small ||
+		minStep >= spotStepSmall && 2*inner >= spotLeastPixels && 2*float64(inner) >= spotLeastInterior*faceN
+	if sp.open[l] || present < spotSectors || compact < spotCompact || !certain {
 		return
 	}
 	// The spot's body: its interior and the pixels of its outline nearer its colour than the
