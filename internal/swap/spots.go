@@ -68,7 +68,6 @@ type spotScratch struct {
 	dist               []int16
 	body               []int32
 	feat               [3][]float32
-	debug              func(format string, args ...any)
 	w, h, f, x0, y0    int
 	// kept is how many spots the last keepSpots kept.
 	kept int
@@ -316,9 +315,6 @@ func (s *Swapper) judgeSpot(frame *raster.Image, fm *raster.Mask, fr image.Recta
 		minStep = math.Min(minStep, steps[j])
 	}
 	compact := float64(inner) / (math.Pi * (rmax + 0.5) * (rmax + 0.5))
-	if sp.debug != nil {
-		sp.debug("spot at (%d,%d)/%d open %v interior %d (%.2f%% of face) compact %.2f skin %.1f present %d minStep %.2f flat %.2f steps %.2f", int(cx)*sp.f+sp.x0, int(cy)*sp.f+sp.y0, sp.f, sp.open[l], inner, 100*float64(inner)/faceN, compact, skin, present, minStep, flat, steps)
-	}
 	// A small interior's few pixels must differ more: a shadow's or a fold's pocket may be as
 	// compact and as sharply outlined.
 	small := inner < spotLeastPixels || float64(inner) < spotLeastInterior*faceN
@@ -356,9 +352,6 @@ func (s *Swapper) judgeSpot(frame *raster.Image, fm *raster.Mask, fr image.Recta
 				sp.body = append(sp.body, int32(k))
 			}
 		}
-	}
-	if sp.debug != nil {
-		sp.debug("  body %d px (%.2f%% of face)", len(sp.body), 100*float64(len(sp.body))/(faceN*float64(f*f)))
 	}
 	if float64(len(sp.body)) < spotLeastBody*faceN*float64(f*f) {
 		return
