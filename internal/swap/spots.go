@@ -220,28 +220,66 @@ func (sp *spotScratch) outlined(thr float32) int32 {
 	return k
 }
 
-// judgeSpot decides whether component l of s.spots.label is a small cover, marking it in s.occ
-// if so.
+// spotSectors8 is how many sectors about a spot its ring is judged in.
+const spotSectors8 = 8
+
+// spotLook is what judgeSpot measures of a spot: its interior's pixel count, centre, median
+// colour features and median gradient (a share of the skin's), its compactness, and each
+// sector's median colour beyond its outline and step from the interior's (NaN where the
+// sector has too little skin), the least of those steps and how many there are.
+type spotLook struct {
+	inner         int
+	cx, cy        float64
+	in            [3]float32
+	flat, compact float64
+	out           [spotSectors8][3]float32
+	steps         [spotSectors8]float64
+	minStep       float64
+	present, gap  int
+}
+
+// judgeSpot decides whether component l of s.spots.label is a small cover, marking its body
+// in s.occ (and its interior in the grid's covers) if so.
 func (s *Swapper) judgeSpot(frame *raster.Image, fm *raster.Mask, fr image.Rectangle, size float64, l int32, skin float32, faceN float64) {
 	sp := &s.spots
+	var lk spotLook
+	lk.gap = max(2, int(spotGap*size))
+	lk.inner, lk.cx, lk.cy = sp.spread(l, lk.gap+max(2, int(spotRing*size)))
+	s.measureSpot(&lk, skin)
+	if !lk.certain(faceN) {
+		return
+	}
+	s.spotBody(frame, fm, fr, &lk)
+	if float64(len(sp.body)) < spotLeastBody*faceN*float64(sp.f*sp.f) {
+		return
+	}
+	sp.kept++
+	for _, k := range sp.body {
+		s.occ.Pix[k] = 1
+	}
+	for _, i := range sp.stack[:lk.inner] {
+		sp.occ[i] = 1
+	}
+}
+
+// spread puts in sp.stack component l's pixels, then the grid's pixels out to far 4-connected
+// steps from it, with each one's steps in sp.dist; it returns how many pixels the component
+// has and its centre.
+func (sp *spotScratch) spread(l int32, far int) (inner int, cx, cy float64) {
 	w, h := sp.w, sp.h
-	// Distances (4-connected steps) out of the component, to the ring's far side.
-	gap := max(2, int(spotGap*size))
-	far := gap + max(2, int(spotRing*size))
 	sp.stack = sp.stack[:0]
-	var cx, cy float64
 	for i, v := range sp.label {
 		if v == l {
 			sp.stack = append(sp.stack, int32(i))
 			cx, cy = cx+float64(i%w), cy+float64(i/w)
 		}
 	}
-	inner := len(sp.stack)
+	inner = len(sp.stack)
 	cx, cy = cx/float64(inner), cy/float64(inner)
 	if len(sp.dist) < w*h {
 		sp.dist = make([]int16, w*h)
 	}
-	for i := range sp.dist {
+	for i := range sp.dist[:w*h] {
 		sp.dist[i] = -1
 	}
 	for _, i := range sp.stack {
@@ -254,13 +292,26 @@ func (s *Swapper) judgeSpot(frame *raster.Image, fm *raster.Mask, fr image.Recta
 			continue
 		}
 		for _, nb := range neighbours4(i, w, h) {
-			if nb < 0 || sp.dist[nb] >= 0 {
-				continue
+			if nb >= 0 && sp.dist[nb] < 0 {
+				sp.dist[nb] = d + 1
+				sp.stack = append(sp.stack, int32(nb))
 			}
-			sp.dist[nb] = d + 1
-			sp.stack = append(sp.stack, int32(nb))
 		}
 	}
+	return inner, cx, cy
+}
+
+// sector is which of the sectors about the spot's centre grid pixel (x, y) lies in.
+func (lk *spotLook) sector(x, y int) int {
+	a := math.Atan2(float64(y)-lk.cy, float64(x)-lk.cx)
+	return int((a+math.Pi)/(2*math.Pi)*spotSectors8) % spotSectors8
+}
+
+// measureSpot fills lk (whose interior and ring s.spots.spread has put in s.spots.stack) from
+// the grid; skin is the skin's median gradient.
+func (s *Swapper) measureSpot(lk *spotLook, skin float32) {
+	sp := &s.spots
+	w := sp.w
 	feat := func(i int) [3]float32 {
 		p := sp.img.Pix[3*i:]
 		return features(p[0], p[1], p[2])
@@ -268,74 +319,77 @@ func (s *Swapper) judgeSpot(frame *raster.Image, fm *raster.Mask, fr image.Recta
 	for c := range 3 {
 		sp.feat[c] = sp.feat[c][:0]
 	}
+	s.dev = s.dev[:0]
 	var rmax float64
-	for _, i := range sp.stack[:inner] {
+	for _, i := range sp.stack[:lk.inner] {
 		f := feat(int(i))
 		for c := range 3 {
 			sp.feat[c] = append(sp.feat[c], f[c])
 		}
-		rmax = max(rmax, math.Hypot(float64(int(i)%w)-cx, float64(int(i)/w)-cy))
-	}
-	var in [3]float32
-	for c := range 3 {
-		in[c] = median(sp.feat[c])
-	}
-	s.dev = s.dev[:0]
-	for _, i := range sp.stack[:inner] {
 		s.dev = append(s.dev, sp.grad[i])
+		rmax = max(rmax, math.Hypot(float64(int(i)%w)-lk.cx, float64(int(i)/w)-lk.cy))
 	}
-	flat := median(s.dev) / skin
-	const sectors = 8
-	var sec [sectors][3][]float32
-	for _, i := range sp.stack[inner:] {
-		if int(sp.dist[i]) <= gap || !sp.onFace(int(i)) {
+	for c := range 3 {
+		lk.in[c] = median(sp.feat[c])
+	}
+	lk.flat = float64(median(s.dev) / skin)
+	lk.compact = float64(lk.inner) / (math.Pi * (rmax + 0.5) * (rmax + 0.5))
+	var sec [spotSectors8][3][]float32
+	for _, i := range sp.stack[lk.inner:] {
+		if int(sp.dist[i]) <= lk.gap || !sp.onFace(int(i)) {
 			continue
 		}
-		x, y := int(i)%w, int(i)/w
-		a := math.Atan2(float64(y)-cy, float64(x)-cx)
-		j := int((a+math.Pi)/(2*math.Pi)*sectors) % sectors
+		j := lk.sector(int(i)%w, int(i)/w)
 		f := feat(int(i))
 		for c := range 3 {
 			sec[j][c] = append(sec[j][c], f[c])
 		}
 	}
-	minStep, present := math.Inf(1), 0
-	var out [sectors][3]float32
-	var steps [sectors]float64
-	for j := range sectors {
+	lk.minStep, lk.present = math.Inf(1), 0
+	for j := range spotSectors8 {
+		lk.steps[j] = math.NaN()
 		if len(sec[j][0]) < 4 {
-			steps[j] = math.NaN()
 			continue
 		}
-		present++
+		lk.present++
 		for c := range 3 {
-			out[j][c] = median(sec[j][c])
+			lk.out[j][c] = median(sec[j][c])
 		}
-		steps[j] = spotStep(out[j], in)
-		minStep = math.Min(minStep, steps[j])
+		lk.steps[j] = spotStep(lk.out[j], lk.in)
+		lk.minStep = math.Min(lk.minStep, lk.steps[j])
 	}
-	compact := float64(inner) / (math.Pi * (rmax + 0.5) * (rmax + 0.5))
-	// A small interior's few pixels must differ more: a shadow's or a fold's pocket may be as
-	// compact and as sharply outlined.
-	small := inner < spotLeastPixels || float64(inner) < spotLeastInterior*faceN
-	certain := minStep >= spotStepLeast && !small || minStep >= spotFlatStep && flat <= spotFlat && !small ||
-		minStep >= spotStepSmall && 2*inner >= spotLeastPixels && 2*float64(inner) >= spotLeastInterior*faceN
-	if sp.open[l] || present < spotSectors || compact < spotCompact || !certain {
-		return
+}
+
+// certain reports whether the spot lk (of a face of faceN grid pixels) is a cover: skin on
+// most sides of it, compact, and its colour a step from the skin's on every side, a
+// smaller one if it is flat, a larger one if its interior is small (a shadow's or a fold's
+// pocket may be as compact and as sharply outlined as a cover).
+func (lk *spotLook) certain(faceN float64) bool {
+	if lk.present < spotSectors || lk.compact < spotCompact {
+		return false
 	}
-	// The spot's body: its interior and the pixels of its outline nearer its colour than the
-	// skin's beside them.
-	f := sp.f
-	fw := fr.Dx()
+	small := lk.inner < spotLeastPixels || float64(lk.inner) < spotLeastInterior*faceN
+	if !small {
+		return lk.minStep >= spotStepLeast || lk.minStep >= spotFlatStep && lk.flat <= spotFlat
+	}
+	return lk.minStep >= spotStepSmall && 2*lk.inner >= spotLeastPixels && 2*float64(lk.inner) >= spotLeastInterior*faceN
+}
+
+// spotBody puts in s.spots.body the frame's pixels (over fr, fm > 0) of the spot lk: its
+// interior's blocks, and those of its outline's band (within lk.gap of it) nearer its
+// colour than the skin's beside them.
+func (s *Swapper) spotBody(frame *raster.Image, fm *raster.Mask, fr image.Rectangle, lk *spotLook) {
+	sp := &s.spots
+	f, fw := sp.f, fr.Dx()
 	sp.body = sp.body[:0]
 	for _, i := range sp.stack {
-		if int(sp.dist[i]) > gap {
+		if int(sp.dist[i]) > lk.gap {
 			continue
 		}
-		x, y := int(i)%w, int(i)/w
-		j := int((math.Atan2(float64(y)-cy, float64(x)-cx)+math.Pi)/(2*math.Pi)*sectors) % sectors
-		if math.IsNaN(steps[j]) {
-			j = (j + 1) % sectors
+		x, y := int(i)%sp.w, int(i)/sp.w
+		j := lk.sector(x, y)
+		if math.IsNaN(lk.steps[j]) {
+			j = (j + 1) % spotSectors8
 		}
 		for v := y * f; v < min(fr.Dy(), y*f+f); v++ {
 			for u := x * f; u < min(fw, x*f+f); u++ {
@@ -345,23 +399,13 @@ func (s *Swapper) judgeSpot(frame *raster.Image, fm *raster.Mask, fr image.Recta
 				}
 				if sp.dist[i] > 0 {
 					c := pixelFeatures(frame, fr, fw, k)
-					if math.IsNaN(steps[j]) || spotStep(c, in) >= spotStep(c, out[j]) {
+					if math.IsNaN(lk.steps[j]) || spotStep(c, lk.in) >= spotStep(c, lk.out[j]) {
 						continue
 					}
 				}
 				sp.body = append(sp.body, int32(k))
 			}
 		}
-	}
-	if float64(len(sp.body)) < spotLeastBody*faceN*float64(f*f) {
-		return
-	}
-	sp.kept++
-	for _, k := range sp.body {
-		s.occ.Pix[k] = 1
-	}
-	for _, i := range sp.stack[:inner] {
-		sp.occ[i] = 1
 	}
 }
 
