@@ -25,10 +25,9 @@ const (
 	spotEdgeK      = 1.5
 	spotEdgeKFaint = 1
 	spotEdgeFloor  = 5
-	// spotLeast and spotMost bound a spot's interior (the pixels within its outline) as a
-	// share of the face.
-	spotLeast = 0.001
-	spotMost  = 0.04
+	// spotMost is the largest share of the face a spot's interior (the pixels within its
+	// outline) may cover.
+	spotMost = 0.04
 	// spotRing is the width of the ring of skin about a spot that its colour is set against,
 	// beyond spotGap of its outline, as a share of the face size.
 	spotRing = 0.03
@@ -80,11 +79,12 @@ func (s *Swapper) spotGrid(frame *raster.Image, fm *raster.Mask, fr image.Rectan
 	w, h := fr.Dx(), fr.Dy()
 	cw, ch := (w+f-1)/f, (h+f-1)/f
 	sp.w, sp.h, sp.f, sp.x0, sp.y0 = cw, ch, f, fr.Min.X, fr.Min.Y
-	if sp.img == nil || len(sp.img.Pix) < cw*ch*3 {
-		sp.img = raster.New(cw, ch)
-	}
-	sp.img = raster.Wrap(sp.img.Pix, cw, ch)
 	n := cw * ch
+	if sp.img == nil {
+		sp.img = &raster.Image{}
+	}
+	sp.img.Pix = slices.Grow(sp.img.Pix[:0], 3*n)[:3*n]
+	sp.img.Stride, sp.img.W, sp.img.H = 3*cw, cw, ch
 	sp.fm = slices.Grow(sp.fm[:0], n)[:n]
 	sp.excl = slices.Grow(sp.excl[:0], n)[:n]
 	sp.occ = slices.Grow(sp.occ[:0], n)[:n]
@@ -133,7 +133,8 @@ func (s *Swapper) keepSpots(frame *raster.Image, fm *raster.Mask, size float64, 
 	for _, k := range [2]float32{spotEdgeK, spotEdgeKFaint} {
 		thr := max(spotEdgeFloor, k*skin)
 		n := sp.outlined(thr)
-		lo, hi := int32(spotLeast*faceN), int32(spotMost*faceN)
+		// No interior under half the least (see certain) is a spot.
+		lo, hi := int32(max(spotLeastPixels, spotLeastInterior*faceN)/2), int32(spotMost*faceN)
 		for l := int32(1); l <= n; l++ {
 			if !sp.open[l] && sp.area[l] >= lo && sp.area[l] <= hi {
 				s.judgeSpot(frame, fm, fr, size/float64(f), l, skin, faceN)
