@@ -67,6 +67,7 @@ type spotScratch struct {
 	dist               []int16
 	body               []int32
 	feat               [3][]float32
+	sec                [spotSectors8][3][]float32 // each sector's colour features (see measureSpot)
 	w, h, f, x0, y0    int
 	// kept is how many spots the last keepSpots kept.
 	kept int
@@ -335,7 +336,12 @@ func (s *Swapper) measureSpot(lk *spotLook, skin float32) {
 	}
 	lk.flat = float64(median(s.dev) / skin)
 	lk.compact = float64(lk.inner) / (math.Pi * (rmax + 0.5) * (rmax + 0.5))
-	var sec [spotSectors8][3][]float32
+	sec := &sp.sec
+	for j := range sec {
+		for c := range 3 {
+			sec[j][c] = sec[j][c][:0]
+		}
+	}
 	for _, i := range sp.stack[lk.inner:] {
 		if int(sp.dist[i]) <= lk.gap || !sp.onFace(int(i)) {
 			continue
