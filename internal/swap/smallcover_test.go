@@ -374,3 +374,16 @@ func TestSmallCoversStayInFront(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkKeepSpots is the small covers' test on BenchmarkApply's face.
+func BenchmarkKeepSpots(b *testing.B) {
+	s := NewSwapper(newSource(b), DefaultOptions())
+	frame := skin(1280, 720, 6)
+	target := place(100, 8, 640, 330)
+	s.Apply(frame.Clone(), &target)
+	bb := geom.Bounds(target[:])
+	size := math.Max(bb.W(), bb.H())
+	for b.Loop() {
+		s.keepSpots(frame, &s.mask, size, s.last)
+	}
+}
