@@ -21,7 +21,8 @@ const (
 	// grid of blocks' means, as structureCoarse's, which calms the skin's grain.
 	spotGridSize = 64
 	// spotEdgeK and spotEdgeFloor set the least gradient (levels per grid pixel, Sobel) of a
-	// spot's outline: spotEdgeK times the skin's median, at least spotEdgeFloor.
+	// spot's outline: spotEdgeK times the skin's median, at least spotEdgeFloor; then, for a
+	// fainter outline (a cover nearer the skin's colour), spotEdgeKFaint times it.
 	spotEdgeK      = 1.5
 	spotEdgeKFaint = 1
 	spotEdgeFloor  = 5
@@ -68,7 +69,7 @@ type spotScratch struct {
 	body               []int32
 	feat               [3][]float32
 	sec                [spotSectors8][3][]float32 // each sector's colour features (see measureSpot)
-	w, h, f, x0, y0    int
+	w, h, f            int
 	// kept is how many spots the last keepSpots kept.
 	kept int
 }
@@ -79,7 +80,7 @@ func (s *Swapper) spotGrid(frame *raster.Image, fm *raster.Mask, fr image.Rectan
 	sp := &s.spots
 	w, h := fr.Dx(), fr.Dy()
 	cw, ch := (w+f-1)/f, (h+f-1)/f
-	sp.w, sp.h, sp.f, sp.x0, sp.y0 = cw, ch, f, fr.Min.X, fr.Min.Y
+	sp.w, sp.h, sp.f = cw, ch, f
 	n := cw * ch
 	if sp.img == nil {
 		sp.img = &raster.Image{}
