@@ -17,7 +17,6 @@ import (
 // its centre lies, its area as a share of the face's hull, its aspect (a over b) and tilt,
 // and its edge's width as a share of its radius (0: sharp, as a lens draws it).
 type scSpot struct {
-	name   string
 	centre func(l *face.Landmarks68, s float64) geom.Pt
 	share  float64
 	aspect float64
