@@ -208,6 +208,8 @@ type Swapper struct {
 	rings ringScratch
 	// The mirror test's (see mirror).
 	mir mirrorScratch
+	// The small covers' test's (see keepSpots).
+	spots spotScratch
 }
 
 // NewSwapper returns a swapper for src; negative option values count as 0.
