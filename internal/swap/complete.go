@@ -21,6 +21,10 @@ import (
 // completed: a finger or a hand's edge is a few times its found tip, not the face beyond.
 const completeReach = 0.15
 
+// completeOutline is the least share of a completion's stops that must be a step (see
+// outlined).
+const completeOutline = 0.5
+
 // completeCovers adds to s.occ (over fr, 1 on occluders) the rest of each cover of which a
 // piece was found (see above).
 func (s *Swapper) completeCovers(frame *raster.Image, fm *raster.Mask, size float64, fr image.Rectangle, m skinModel) {
@@ -55,7 +59,15 @@ func (s *Swapper) completeCovers(frame *raster.Image, fm *raster.Mask, size floa
 		}
 		pb := s.boxes[k]
 		c.box = image.Rect(max(0, pb.Min.X-reach), max(0, pb.Min.Y-reach), min(w, pb.Max.X+reach), min(h, pb.Max.Y+reach))
-		s.floodLook(frame, fm, fr, int32(k), &c)
+		if start := s.floodLook(frame, fm, fr, int32(k), &c); !s.outlined(frame, fm, fr, &c, start) {
+			for _, i := range s.stack[start:] {
+				s.clip.Pix[i] = 0
+			}
+		}
+	}
+	if zzDebug != nil {
+		zzDebug.Reset(fr)
+		copy(zzDebug.Pix, s.clip.Pix)
 	}
 	for i, v := range s.clip.Pix {
 		if v > 0 {
@@ -66,7 +78,8 @@ func (s *Swapper) completeCovers(frame *raster.Image, fm *raster.Mask, size floa
 
 // floodLook marks in s.clip, breadth first from s.label's region k, the pixels of the face
 // (fm > 0) outside the features (s.excl) and within c's box that c says are more of the cover.
-func (s *Swapper) floodLook(frame *raster.Image, fm *raster.Mask, fr image.Rectangle, k int32, c *coverLook) {
+// They are s.stack from the index it returns on.
+func (s *Swapper) floodLook(frame *raster.Image, fm *raster.Mask, fr image.Rectangle, k int32, c *coverLook) int {
 	w, h := fr.Dx(), fr.Dy()
 	pb := s.boxes[k]
 	s.stack = s.stack[:0]
@@ -77,12 +90,10 @@ func (s *Swapper) floodLook(frame *raster.Image, fm *raster.Mask, fr image.Recta
 			}
 		}
 	}
+	start := len(s.stack)
 	for head := 0; head < len(s.stack); head++ {
 		for _, nb := range neighbours4(int(s.stack[head]), w, h) {
-			if nb < 0 || s.label[nb] >= 0 || s.clip.Pix[nb] > 0 || s.excl.Pix[nb] >= 1 || !(image.Point{nb % w, nb / w}).In(c.box) {
-				continue
-			}
-			if !(fm.Pix[(nb/w+fr.Min.Y-fm.Rect.Min.Y)*fm.Stride+nb%w+fr.Min.X-fm.Rect.Min.X] > 0) {
+			if !s.completable(fm, fr, nb, c) || s.label[nb] >= 0 || s.clip.Pix[nb] > 0 {
 				continue
 			}
 			f := pixelFeatures(frame, fr, w, nb)
@@ -93,4 +104,47 @@ func (s *Swapper) floodLook(frame *raster.Image, fm *raster.Mask, fr image.Recta
 			s.stack = append(s.stack, int32(nb))
 		}
 	}
+	return start
 }
+
+// completable reports whether pixel i of fr's grid (-1: none) is one a cover may be completed
+// over: on the face (fm > 0), outside the features and within c's box.
+func (s *Swapper) completable(fm *raster.Mask, fr image.Rectangle, i int, c *coverLook) bool {
+	w := fr.Dx()
+	if i < 0 || s.excl.Pix[i] >= 1 || !(image.Point{i % w, i / w}).In(c.box) {
+		return false
+	}
+	return fm.Pix[(i/w+fr.Min.Y-fm.Rect.Min.Y)*fm.Stride+i%w+fr.Min.X-fm.Rect.Min.X] > 0
+}
+
+// outlined reports whether the pixels s.stack[start:] (a piece's completion, in s.clip) end at
+// an outline: where the completion stops at a pixel it might have taken, the pixel a step
+// beyond unlike the one within on at least completeOutline of the stops. A cover's edge is such
+// a step; skin shading smoothly away from a highlight or a shadow taken for a cover is not.
+func (s *Swapper) outlined(frame *raster.Image, fm *raster.Mask, fr image.Rectangle, c *coverLook, start int) bool {
+	if start == len(s.stack) {
+		return true
+	}
+	w, h := fr.Dx(), fr.Dy()
+	stops, steps := 0, 0
+	for _, p := range s.stack[start:] {
+		i := int(p)
+		fi := pixelFeatures(frame, fr, w, i)
+		for d, nb := range neighbours4(i, w, h) {
+			if !s.completable(fm, fr, nb, c) || s.label[nb] >= 0 || s.clip.Pix[nb] > 0 {
+				continue
+			}
+			stops++
+			beyond := neighbours4(nb, w, h)[d]
+			if beyond < 0 {
+				beyond = nb
+			}
+			if c.dist(pixelFeatures(frame, fr, w, beyond), fi) > 1 {
+				steps++
+			}
+		}
+	}
+	return float64(steps) >= completeOutline*float64(stops)
+}
+
+var zzDebug *raster.Mask
