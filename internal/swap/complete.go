@@ -45,6 +45,7 @@ func (s *Swapper) completeCovers(frame *raster.Image, fm *raster.Mask, size floa
 	s.clip.Reset(fr)
 	skin := [3]float32{m.med[0], m.med[1]*m.ux - m.med[2]*m.uy, m.med[1]*m.uy + m.med[2]*m.ux}
 	reach := int(completeReach * size)
+	small := int(occMinArea * float64(faceArea(fm, fr)))
 	for k := 1; k <= n; k++ {
 		if s.area[k] < least {
 			continue
@@ -54,7 +55,7 @@ func (s *Swapper) completeCovers(frame *raster.Image, fm *raster.Mask, size floa
 			continue
 		}
 		c.skin = skin
-		if c.dist(c.skin, c.med) <= 1 { // the cover looks like the skin: it cannot be told
+		if c.dist(c.skin, c.med) <= 1 || s.area[k] < small && m.far(c.med) <= 1 || s.clipped(frame, fr, int32(k)) {
 			continue
 		}
 		pb := s.boxes[k]
@@ -148,3 +149,21 @@ func (s *Swapper) outlined(frame *raster.Image, fm *raster.Mask, fr image.Rectan
 }
 
 var zzDebug *raster.Mask
+
+// clipped reports whether most of s.label's region k is clipped (a channel at 255): a blown
+// highlight, whose colour is the light's, not a cover's.
+func (s *Swapper) clipped(frame *raster.Image, fr image.Rectangle, k int32) bool {
+	w := fr.Dx()
+	pb := s.boxes[k]
+	n := 0
+	for y := pb.Min.Y; y < pb.Max.Y; y++ {
+		for x := pb.Min.X; x < pb.Max.X; x++ {
+			if s.label[y*w+x] == k {
+				if p := frame.Pix[(fr.Min.Y+y)*frame.Stride+3*(fr.Min.X+x):]; max(p[0], p[1], p[2]) == 255 {
+					n++
+				}
+			}
+		}
+	}
+	return 2*n > s.area[k]
+}
