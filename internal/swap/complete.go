@@ -16,10 +16,11 @@ import (
 // connected pixels that look like it:
 //   - a piece unlike the skin's colour, through pixels of its colour and more like it than
 //     like the skin; the completion stands only where it ends at an outline (a step, see
-//     outlined), not where skin shades smoothly away from a highlight or a shadow taken for a
-//     cover. A piece dropSmall would drop whose colour the skin model calls skin's own (a
-//     lit or shaded patch of skin, a lossy frame's block) stands only if what lies around its
-//     completion is unlike it by completeContrast.
+//     outlined) with something unlike the cover around it, not where skin shades smoothly
+//     away from a highlight or a shadow taken for a cover, nor where it stopped within more
+//     of the same look. A piece dropSmall would drop whose colour the skin model calls skin's
+//     own (a lit or shaded patch of skin, a lossy frame's block) stands only if what lies
+//     around its completion is unlike it by completeContrast.
 //   - a piece of the skin's colour but completeSmooth times smoother than the face's skin
 //     (a smooth cover over a grainy, wrinkled face), through pixels of its colour that are
 //     smoother than halfway (geometrically) between the two.
@@ -81,7 +82,7 @@ func (s *Swapper) completeCovers(frame *raster.Image, fm *raster.Mask, size floa
 		}
 		start := s.floodLook(frame, fm, fr, k, &c, 0)
 		stepped, contrast := s.outlined(frame, fm, fr, &c, start)
-		if !stepped || s.area[k] < small && m.far(c.med) <= 1 && contrast < completeContrast {
+		if !stepped || contrast < 1 || s.area[k] < small && m.far(c.med) <= 1 && contrast < completeContrast {
 			for _, i := range s.stack[start:] {
 				s.clip.Pix[i] = 0
 			}
