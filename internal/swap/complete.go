@@ -60,7 +60,7 @@ func (s *Swapper) completeCovers(frame *raster.Image, fm *raster.Mask, size floa
 	n := s.components(w, h)
 	s.regionBoxes(n, w, h)
 	least := max(8, int(growSeedLeast*size*size))
-	small := int(occMinArea * float64(faceArea(fm, fr)))
+	small := -1 // occMinArea's share of the face, taken once a piece needs it
 	reach := int(completeReach * size)
 	skin := [3]float32{m.med[0], m.med[1]*m.ux - m.med[2]*m.uy, m.med[1]*m.uy + m.med[2]*m.ux}
 	var skinGrain float32 // the face's, taken once a piece needs it
@@ -82,7 +82,10 @@ func (s *Swapper) completeCovers(frame *raster.Image, fm *raster.Mask, size floa
 		}
 		start := s.floodLook(frame, fm, fr, k, &c, 0)
 		stepped, contrast := s.outlined(frame, fm, fr, &c, start)
-		if !stepped || contrast < 1 || s.area[k] < small && m.far(c.med) <= 1 && contrast < completeContrast {
+		if m.far(c.med) <= 1 && contrast < completeContrast && small < 0 {
+			small = int(occMinArea * float64(faceArea(fm, fr)))
+		}
+		if !stepped || contrast < 1 || m.far(c.med) <= 1 && contrast < completeContrast && s.area[k] < small {
 			for _, i := range s.stack[start:] {
 				s.clip.Pix[i] = 0
 			}
@@ -236,7 +239,7 @@ func grain(frame *raster.Image, fr image.Rectangle, i int) float32 {
 }
 
 // grains are the median grain of s.label's region k and, unless skin is already known (> 0),
-// of the unfound face outside the features (every third pixel each way).
+// of the unfound face outside the features (every fourth pixel each way).
 func (s *Swapper) grains(frame *raster.Image, fm *raster.Mask, fr image.Rectangle, k int32, skin float32) (piece, around float32) {
 	w, h := fr.Dx(), fr.Dy()
 	s.dev = s.dev[:0]
@@ -258,8 +261,8 @@ func (s *Swapper) grains(frame *raster.Image, fm *raster.Mask, fr image.Rectangl
 	}
 	s.dev = s.dev[:0]
 	all := coverLook{box: image.Rect(0, 0, w, h)}
-	for y := 1; y < h; y += 3 {
-		for x := 1; x < w; x += 3 {
+	for y := 1; y < h; y += 4 {
+		for x := 1; x < w; x += 4 {
 			if i := y*w + x; s.label[i] < 0 && s.completable(fm, fr, i, &all) {
 				s.dev = append(s.dev, grain(frame, fr, i))
 			}
