@@ -37,10 +37,10 @@ const (
 	completeRing = 2
 	// completeContrast is how unlike (in the piece's tolerances) what lies around a small
 	// skin-hued piece's completion must be.
-	completeContrast = 2
+	completeContrast = 3
 	// completeSmooth is how many times smoother than the face's skin a piece of the skin's
 	// colour must be to be completed by its smoothness.
-	completeSmooth = 4
+	completeSmooth = 5
 )
 
 // completeCovers adds to s.occ (over fr, 1 on occluders) the rest of each cover of which a
