@@ -18,9 +18,9 @@ import (
 //     like the skin; the completion stands only where it ends at an outline (a step, see
 //     outlined) with something unlike the cover around it, not where skin shades smoothly
 //     away from a highlight or a shadow taken for a cover, nor where it stopped within more
-//     of the same look. A piece dropSmall would drop whose colour the skin model calls skin's
-//     own (a lit or shaded patch of skin, a lossy frame's block) stands only if what lies
-//     around its completion is unlike it by completeContrast.
+//     of the same look. A piece dropSmall would drop (a lit or shaded patch of skin, a lossy
+//     frame's block, as often as a cover's piece) stands only if what lies around its
+//     completion is unlike it by completeContrast.
 //   - a piece of the skin's colour but completeSmooth times smoother than the face's skin
 //     (a smooth cover over a grainy, wrinkled face), through pixels of its colour that are
 //     smoother than halfway (geometrically) between the two.
@@ -82,10 +82,10 @@ func (s *Swapper) completeCovers(frame *raster.Image, fm *raster.Mask, size floa
 		}
 		start := s.floodLook(frame, fm, fr, k, &c, 0)
 		stepped, contrast := s.outlined(frame, fm, fr, &c, start)
-		if m.far(c.med) <= 1 && contrast < completeContrast && small < 0 {
+		if contrast < completeContrast && small < 0 {
 			small = int(occMinArea * float64(faceArea(fm, fr)))
 		}
-		if !stepped || contrast < 1 || m.far(c.med) <= 1 && contrast < completeContrast && s.area[k] < small {
+		if !stepped || contrast < 1 || contrast < completeContrast && s.area[k] < small {
 			for _, i := range s.stack[start:] {
 				s.clip.Pix[i] = 0
 			}
