@@ -35,8 +35,8 @@ const (
 	completeOutline = 0.6
 	// completeRing is how far (px) beyond its stops what lies around a completion is taken.
 	completeRing = 2
-	// completeContrast is how unlike (in the piece's tolerances) what lies around a small
-	// skin-hued piece's completion must be.
+	// completeContrast is how unlike (in the piece's tolerances) what lies around the
+	// completion of a piece under occMinArea must be.
 	completeContrast = 3
 	// completeSmooth is how many times smoother than the face's skin a piece of the skin's
 	// colour must be to be completed by its smoothness.
