@@ -103,15 +103,7 @@ func (s *Swapper) completeCovers(frame *raster.Image, fm *raster.Mask, size floa
 // They are s.stack from the index it returns on.
 func (s *Swapper) floodLook(frame *raster.Image, fm *raster.Mask, fr image.Rectangle, k int32, c *coverLook, smooth float32) int {
 	w, h := fr.Dx(), fr.Dy()
-	pb := s.boxes[k]
-	s.stack = s.stack[:0]
-	for y := pb.Min.Y; y < pb.Max.Y; y++ {
-		for x := pb.Min.X; x < pb.Max.X; x++ {
-			if i := y*w + x; s.label[i] == k {
-				s.stack = append(s.stack, int32(i))
-			}
-		}
-	}
+	s.stackRegion(k, w)
 	start := len(s.stack)
 	for head := 0; head < len(s.stack); head++ {
 		for _, nb := range neighbours4(int(s.stack[head]), w, h) {

@@ -280,15 +280,7 @@ func (s *Swapper) fitCover(frame *raster.Image, fr image.Rectangle, k int32, c *
 // distance), that c says are more of the cover.
 func (s *Swapper) floodCover(frame *raster.Image, fm *raster.Mask, size float64, fr image.Rectangle, k int32, c *coverLook) {
 	w, h := fr.Dx(), fr.Dy()
-	pb := s.boxes[k]
-	s.stack = s.stack[:0]
-	for y := pb.Min.Y; y < pb.Max.Y; y++ {
-		for x := pb.Min.X; x < pb.Max.X; x++ {
-			if i := y*w + x; s.label[i] == k {
-				s.stack = append(s.stack, int32(i))
-			}
-		}
-	}
+	s.stackRegion(k, w)
 	reach := float32(max(1, int(growSpread*size)))
 	for head := 0; head < len(s.stack); head++ {
 		i := int(s.stack[head])
@@ -306,6 +298,20 @@ func (s *Swapper) floodCover(frame *raster.Image, fm *raster.Mask, size float64,
 			}
 			s.clip.Pix[nb] = d
 			s.stack = append(s.stack, int32(nb))
+		}
+	}
+}
+
+// stackRegion puts in s.stack the pixels of s.label's region k (on a grid w wide), row by row
+// within its box.
+func (s *Swapper) stackRegion(k int32, w int) {
+	pb := s.boxes[k]
+	s.stack = s.stack[:0]
+	for y := pb.Min.Y; y < pb.Max.Y; y++ {
+		for x := pb.Min.X; x < pb.Max.X; x++ {
+			if i := y*w + x; s.label[i] == k {
+				s.stack = append(s.stack, int32(i))
+			}
 		}
 	}
 }
