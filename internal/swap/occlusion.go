@@ -135,7 +135,7 @@ func (s *Swapper) occluders(frame *raster.Image, target *face.Landmarks68, fm *r
 	copy(s.held.Pix, s.occ.Pix)
 	s.dropSmall(&s.occ, fm, fr, occMinArea)
 	s.keepHeld(frame, target, fm, size, fr, m)
-	s.keepSpots(frame, fm, size, fr)
+	s.keepSpots(frame, target, fm, size, fr, m)
 	// A glasses rim alone may cover less of the face than occMinArea.
 	s.keepRims()
 	s.keepBands()

@@ -383,6 +383,6 @@ func BenchmarkKeepSpots(b *testing.B) {
 	bb := geom.Bounds(target[:])
 	size := math.Max(bb.W(), bb.H())
 	for b.Loop() {
-		s.keepSpots(frame, &s.mask, size, s.last)
+		s.keepSpots(frame, &target, &s.mask, size, s.last, skinModel{ux: 1})
 	}
 }
