@@ -62,15 +62,16 @@ const (
 	// browner, as melanin and blood make it; in log-chromaticity at most spotShadeAcross off
 	// the skin's axis, which blood leaves for red, spotShadeAlong along it the paler way, and
 	// spotShadeChroma from it in all; in log-brightness at most spotShadeBrighter brighter
-	// and spotShadeDarker darker) is a mole, an age spot or a red spot up to spotShadeMost
-	// of the face; one of a colour skin never has (grey, white, a plaster's beige, teal, a
+	// and spotShadeDarker darker) is a mole, an age spot or a red spot while its interior
+	// covers at most spotShadeMost of the face (a blemish of about 1.5 %, its outline's band
+	// included); one of a colour skin never has (grey, white, a plaster's beige, teal, a
 	// vivid red, black) is a cover from spotLeastInterior.
 	spotShadeAcross   = 0.55
 	spotShadeAlong    = 0.05
 	spotShadeChroma   = 0.75
 	spotShadeBrighter = 0.1
-	spotShadeDarker   = 1.05
-	spotShadeMost     = 0.017
+	spotShadeDarker   = 1
+	spotShadeMost     = 0.015
 )
 
 // spotScratch is keepSpots' working memory.
@@ -414,8 +415,8 @@ func (lk *spotLook) certain(faceN float64) bool {
 
 // shade returns how the spot lk's colour departs from the skin's: its chromaticity from the
 // skin model m's, across the skin's axis and along it (the ring about a spot may be a brow's
-// or a shadow's), and its log-brightness from the ring's (the median over its sectors) or
-// the model's, whichever is nearer (the light varies over the face).
+// or a shadow's), and its log-brightness from the ring's (the median over its sectors), or
+// the model's where that is less bright (a brow's hairs darken a ring).
 func (lk *spotLook) shade(m skinModel) (across, along, bright float64) {
 	ux, uy := float64(m.ux), float64(m.uy)
 	a, b := float64(lk.in[1]), float64(lk.in[2])
@@ -430,7 +431,7 @@ func (lk *spotLook) shade(m skinModel) (across, along, bright float64) {
 	if len(ring) > 0 {
 		slices.Sort(ring)
 		k := len(ring)
-		if d := float64(lk.in[0]) - (ring[(k-1)/2]+ring[k/2])/2; math.Abs(d) < math.Abs(bright) {
+		if d := float64(lk.in[0]) - (ring[(k-1)/2]+ring[k/2])/2; d < 0 || d < bright {
 			bright = d
 		}
 	}
