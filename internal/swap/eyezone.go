@@ -11,14 +11,16 @@ import (
 // cover on the evidence of its outline and its colour alone (enclosedRegions, keepSpots).
 
 const (
-	// eyeZoneBelow is how far below the lower lid, in eye widths, the zone reaches (a lens's
-	// lower rim); eyeZoneSide how far past the eye's corners.
-	eyeZoneBelow = 0.8
+	// eyeZoneDown is how far down the zone reaches, as a share of the way from the eye's
+	// centre down to the nose's tip (a large lens's lower rim), eyeZoneBelow the least, in
+	// eye widths below the eye's centre; eyeZoneSide is how far past the eye's corners.
+	eyeZoneDown  = 0.85
+	eyeZoneBelow = 1
 	eyeZoneSide  = 0.3
 )
 
 // eyeZones puts in s.eyeZone the convex hull of each eye's zone (see above) from the
-// landmarks l, in l's coordinates.
+// landmarks l, in l's coordinates: its brow, and its eye's corners widened and carried down.
 func (s *Swapper) eyeZones(l *face.Landmarks68) {
 	for z, p := range [2][4]int{{17, 22, 36, 42}, {22, 27, 42, 48}} {
 		s.part = append(s.part[:0], l[p[0]:p[1]]...)
@@ -31,14 +33,15 @@ func (s *Swapper) eyeZones(l *face.Landmarks68) {
 			continue
 		}
 		// Down the face: across the eye's line, away from its brow.
+		c := geom.Mean(eye)
 		down := geom.Pt{X: -across.Y / width, Y: across.X / width}
-		if down.X*(geom.Mean(eye).X-geom.Mean(s.part).X)+down.Y*(geom.Mean(eye).Y-geom.Mean(s.part).Y) < 0 {
+		if dot(down, c.Sub(geom.Mean(s.part))) < 0 {
 			down = down.Scale(-1)
 		}
+		depth := max(eyeZoneBelow*width, eyeZoneDown*dot(down, l[30].Sub(c)))
 		side := across.Scale(eyeZoneSide)
-		s.part = append(s.part, outer.Sub(side), inner.Add(side))
-		for _, q := range []geom.Pt{outer.Sub(side), eye[4], eye[5], inner.Add(side)} {
-			s.part = append(s.part, q.Add(down.Scale(eyeZoneBelow*width)))
+		for _, q := range []geom.Pt{outer.Sub(side), inner.Add(side)} {
+			s.part = append(s.part, q, q.Add(down.Scale(depth-dot(down, q.Sub(c)))))
 		}
 		s.sorted, s.eyeZone[z] = convexHull(s.part, s.sorted, s.eyeZone[z])
 	}
