@@ -14,7 +14,7 @@ const (
 	// eyeZoneDown is how far down the zone reaches, as a share of the way from the eye's
 	// centre down to the nose's tip (a large lens's lower rim), eyeZoneBelow the least, in
 	// eye widths below the eye's centre; eyeZoneSide is how far past the eye's corners.
-	eyeZoneDown  = 0.85
+	eyeZoneDown  = 1
 	eyeZoneBelow = 1
 	eyeZoneSide  = 0.3
 )
