@@ -143,7 +143,7 @@ func (s *Swapper) floodLook(frame *raster.Image, fm *raster.Mask, fr image.Recta
 func (s *Swapper) completable(fm *raster.Mask, fr image.Rectangle, i int, c *coverLook) bool {
 	w := fr.Dx()
 	if i < 0 || s.excl.Pix[i] >= 1 || !(image.Point{i % w, i / w}).In(c.box) ||
-		s.inEyeZone(geom.Pt{X: float64(fr.Min.X + i%w), Y: float64(fr.Min.Y + i/w)}) {
+		s.inEyeZone(geom.Pt{X: float64(fr.Min.X + i%w), Y: float64(fr.Min.Y + i/w)}, false) {
 		return false
 	}
 	return fm.Pix[(i/w+fr.Min.Y-fm.Rect.Min.Y)*fm.Stride+i%w+fr.Min.X-fm.Rect.Min.X] > 0

@@ -7,8 +7,10 @@ import (
 
 // The skin about an eye, from its brow down to the under-eye fold and the cheekbone, is cut
 // into closed patches by the lids, the fold, the lashes' shadow and a glasses lens's rim, and
-// its colour under a lens or in the fold's shade is not the cheek's. A patch there is no
-// cover on the evidence of its outline and its colour alone (enclosedRegions, keepSpots).
+// its colour under a lens or in the fold's shade is not the cheek's; so is the nose's bridge
+// between the eyes by the lenses' inner rims and a frame's bridge. A patch there is no cover
+// on the evidence of its outline and its colour alone (enclosedRegions, keepSpots,
+// completeCovers).
 
 const (
 	// eyeZoneDown is how far down the zone reaches, as a share of the way from the eye's
@@ -20,7 +22,9 @@ const (
 )
 
 // eyeZones puts in s.eyeZone the convex hull of each eye's zone (see above) from the
-// landmarks l, in l's coordinates: its brow, and its eye's corners widened and carried down.
+// landmarks l, in l's coordinates: its brow, and its eye's corners widened and carried down;
+// then the bridge's, from the brows' inner ends to the eyes' inner corners and the nose's
+// ridge halfway down.
 func (s *Swapper) eyeZones(l *face.Landmarks68) {
 	for z, p := range [2][4]int{{17, 22, 36, 42}, {22, 27, 42, 48}} {
 		s.part = append(s.part[:0], l[p[0]:p[1]]...)
@@ -45,11 +49,16 @@ func (s *Swapper) eyeZones(l *face.Landmarks68) {
 		}
 		s.sorted, s.eyeZone[z] = convexHull(s.part, s.sorted, s.eyeZone[z])
 	}
+	s.part = append(s.part[:0], l[21], l[22], l[39], l[42], l[29])
+	s.sorted, s.eyeZone[2] = convexHull(s.part, s.sorted, s.eyeZone[2])
 }
 
-// inEyeZone reports whether p lies in either eye's zone (see eyeZones).
-func (s *Swapper) inEyeZone(p geom.Pt) bool {
-	for _, h := range s.eyeZone {
+// inEyeZone reports whether p lies in an eye's zone (see eyeZones), or the bridge's too.
+func (s *Swapper) inEyeZone(p geom.Pt, bridge bool) bool {
+	for z, h := range s.eyeZone {
+		if z == 2 && !bridge {
+			break
+		}
 		if insideConvex(h, p) {
 			return true
 		}

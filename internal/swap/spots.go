@@ -270,7 +270,7 @@ func (s *Swapper) judgeSpot(frame *raster.Image, fm *raster.Mask, fr image.Recta
 	eye := 0
 	for _, i := range sp.stack[:lk.inner] {
 		p := geom.Pt{X: float64(fr.Min.X + int(i)%sp.w*sp.f + sp.f/2), Y: float64(fr.Min.Y + int(i)/sp.w*sp.f + sp.f/2)}
-		if s.inEyeZone(p) {
+		if s.inEyeZone(p, true) {
 			eye++
 		}
 	}

@@ -293,7 +293,7 @@ func (s *Swapper) enclosedRegions(frame *raster.Image, fm *raster.Mask, fr image
 	// Then how much of each lies about the eyes (see eyeZones).
 	s.eyeArea = append(s.eyeArea[:0], make([]int, n+1)...)
 	for i, l := range s.label {
-		if l > 0 && s.area[l] >= least && s.area[l] < minArea && !s.enclosed[l] && s.inEyeZone(geom.Pt{X: float64(fr.Min.X + i%w), Y: float64(fr.Min.Y + i/w)}) {
+		if l > 0 && s.area[l] >= least && s.area[l] < minArea && !s.enclosed[l] && s.inEyeZone(geom.Pt{X: float64(fr.Min.X + i%w), Y: float64(fr.Min.Y + i/w)}, false) {
 			s.eyeArea[l]++
 		}
 	}
