@@ -5,6 +5,8 @@ import (
 	"math"
 	"slices"
 
+	"github.com/facefusion-hpc/facefusion/internal/face"
+	"github.com/facefusion-hpc/facefusion/internal/geom"
 	"github.com/facefusion-hpc/facefusion/internal/raster"
 )
 
@@ -25,7 +27,8 @@ import (
 //     (a smooth cover over a grainy, wrinkled face), through pixels of its colour that are
 //     smoother than halfway (geometrically) between the two.
 // A mostly clipped piece (a blown highlight) has the light's colour, not a cover's, and is
-// not completed.
+// not completed. No completion reaches about the eyes (see eyeZones): the lids, the fold and a
+// lens's rim close the skin in there, and under a lens its look is the lens's.
 
 const (
 	// completeReach is how far (share of the face size) beyond its piece's box a cover is
@@ -45,10 +48,11 @@ const (
 
 // completeCovers adds to s.occ (over fr, 1 on occluders) the rest of each cover of which a
 // piece was found (see above).
-func (s *Swapper) completeCovers(frame *raster.Image, fm *raster.Mask, size float64, fr image.Rectangle, m skinModel) {
+func (s *Swapper) completeCovers(frame *raster.Image, target *face.Landmarks68, fm *raster.Mask, size float64, fr image.Rectangle, m skinModel) {
 	if !slices.Contains(s.occ.Pix, 1) { // the common case, a bare face
 		return
 	}
+	s.eyeZones(target)
 	w, h := fr.Dx(), fr.Dy()
 	s.sizeLabels(w * h)
 	for i, v := range s.occ.Pix {
@@ -126,10 +130,12 @@ func (s *Swapper) floodLook(frame *raster.Image, fm *raster.Mask, fr image.Recta
 }
 
 // completable reports whether pixel i of fr's grid (-1: none) is one a cover may be completed
-// over: on the face (fm > 0), outside the features and within c's box.
+// over: on the face (fm > 0), outside the features and their zones about the eyes, and
+// within c's box.
 func (s *Swapper) completable(fm *raster.Mask, fr image.Rectangle, i int, c *coverLook) bool {
 	w := fr.Dx()
-	if i < 0 || s.excl.Pix[i] >= 1 || !(image.Point{i % w, i / w}).In(c.box) {
+	if i < 0 || s.excl.Pix[i] >= 1 || !(image.Point{i % w, i / w}).In(c.box) ||
+		s.inEyeZone(geom.Pt{X: float64(fr.Min.X + i%w), Y: float64(fr.Min.Y + i/w)}, false) {
 		return false
 	}
 	return fm.Pix[(i/w+fr.Min.Y-fm.Rect.Min.Y)*fm.Stride+i%w+fr.Min.X-fm.Rect.Min.X] > 0

@@ -165,8 +165,9 @@ func scHues(own raster.RGB) []hoHue {
 // on each). FACEFUSION_TEST_CASES=1 logs every case.
 func TestSmallCoverSurvey(t *testing.T) {
 	testenv.Full(t, "swaps 480 photos with small covers")
-	// Others' hues kept, skin's hues kept (means over the cases).
-	floors := map[bool][2]float64{false: {0.92, 0.51}, true: {0.86, 0.55}}
+	// Others' hues kept, skin's hues kept (means over the cases). A dark or deep brown cover
+	// of a mole's size and colour is swapped as a mole is (see spotShadeMost).
+	floors := map[bool][2]float64{false: {0.92, 0.44}, true: {0.86, 0.51}}
 	ways := photoWays(t)
 	for _, toAstro := range []bool{false, true} {
 		w := ways[toAstro]
@@ -383,6 +384,6 @@ func BenchmarkKeepSpots(b *testing.B) {
 	bb := geom.Bounds(target[:])
 	size := math.Max(bb.W(), bb.H())
 	for b.Loop() {
-		s.keepSpots(frame, &s.mask, size, s.last)
+		s.keepSpots(frame, &target, &s.mask, size, s.last, skinModel{ux: 1})
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"math"
 	"slices"
 
+	"github.com/facefusion-hpc/facefusion/internal/face"
+	"github.com/facefusion-hpc/facefusion/internal/geom"
 	"github.com/facefusion-hpc/facefusion/internal/raster"
 )
 
@@ -56,6 +58,20 @@ const (
 	spotLeastPixels   = 16
 	// spotStepSmall is the step a spot of half as many pixels must make.
 	spotStepSmall = 6
+	// A spot whose colour is a shade of the skin about it (a blemish's: darker, redder or
+	// browner, as melanin and blood make it; in log-chromaticity at most spotShadeAcross off
+	// the skin's axis, which blood leaves for red, spotShadeAlong along it the paler way, and
+	// spotShadeChroma from it in all; in log-brightness at most spotShadeBrighter brighter
+	// and spotShadeDarker darker) is a mole, an age spot or a red spot while its interior
+	// covers at most spotShadeMost of the face (a blemish of about 1.5 %, its outline's band
+	// included); one of a colour skin never has (grey, white, a plaster's beige, teal, a
+	// vivid red, black) is a cover from spotLeastInterior.
+	spotShadeAcross   = 0.55
+	spotShadeAlong    = 0.05
+	spotShadeChroma   = 0.75
+	spotShadeBrighter = 0.1
+	spotShadeDarker   = 1
+	spotShadeMost     = 0.015
 )
 
 // spotScratch is keepSpots' working memory.
@@ -117,9 +133,10 @@ func (sp *spotScratch) onFace(i int) bool { return sp.fm[i] > 0 && sp.excl[i] ==
 
 // keepSpots adds to s.occ (over fr) the small covers (see above) among the face's pixels:
 // first those within the sharper outlines, then, of what is left, within the fainter.
-func (s *Swapper) keepSpots(frame *raster.Image, fm *raster.Mask, size float64, fr image.Rectangle) {
+func (s *Swapper) keepSpots(frame *raster.Image, target *face.Landmarks68, fm *raster.Mask, size float64, fr image.Rectangle, m skinModel) {
 	sp := &s.spots
 	sp.kept = 0
+	s.eyeZones(target)
 	f := max(1, int(size/spotGridSize))
 	s.spotGrid(frame, fm, fr, f)
 	skin := s.spotGradients()
@@ -139,7 +156,7 @@ func (s *Swapper) keepSpots(frame *raster.Image, fm *raster.Mask, size float64, 
 		lo, hi := int32(max(spotLeastPixels, spotLeastInterior*faceN)/2), int32(spotMost*faceN)
 		for l := int32(1); l <= n; l++ {
 			if !sp.open[l] && sp.area[l] >= lo && sp.area[l] <= hi {
-				s.judgeSpot(frame, fm, fr, size/float64(f), l, skin, faceN)
+				s.judgeSpot(frame, fm, fr, size/float64(f), l, skin, faceN, m)
 			}
 		}
 	}
@@ -243,13 +260,26 @@ type spotLook struct {
 
 // judgeSpot decides whether component l of s.spots.label is a small cover, marking its body
 // in s.occ (and its interior in the grid's covers) if so.
-func (s *Swapper) judgeSpot(frame *raster.Image, fm *raster.Mask, fr image.Rectangle, size float64, l int32, skin float32, faceN float64) {
+func (s *Swapper) judgeSpot(frame *raster.Image, fm *raster.Mask, fr image.Rectangle, size float64, l int32, skin float32, faceN float64, m skinModel) {
 	sp := &s.spots
 	var lk spotLook
 	lk.gap = max(2, int(spotGap*size))
 	lk.inner, lk.cx, lk.cy = sp.spread(l, lk.gap+max(2, int(spotRing*size)))
 	s.measureSpot(&lk, skin)
-	if !lk.certain(faceN) {
+	// About an eye a lens's rim and the under-eye fold close the skin in (see eyeZones).
+	eye := 0
+	for _, i := range sp.stack[:lk.inner] {
+		p := geom.Pt{X: float64(fr.Min.X + int(i)%sp.w*sp.f + sp.f/2), Y: float64(fr.Min.Y + int(i)/sp.w*sp.f + sp.f/2)}
+		if s.inEyeZone(p, true) {
+			eye++
+		}
+	}
+	if 2*eye >= lk.inner || !lk.certain(faceN) {
+		return
+	}
+	across, along, bright := lk.shade(m)
+	if math.Abs(across) <= spotShadeAcross && along >= -spotShadeAlong && math.Hypot(along, across) <= spotShadeChroma &&
+		bright <= spotShadeBrighter && bright >= -spotShadeDarker && float64(lk.inner) <= spotShadeMost*faceN {
 		return
 	}
 	s.spotBody(frame, fm, fr, &lk)
@@ -381,6 +411,31 @@ func (lk *spotLook) certain(faceN float64) bool {
 		return lk.minStep >= spotStepLeast || lk.minStep >= spotFlatStep && lk.flat <= spotFlat
 	}
 	return lk.minStep >= spotStepSmall && 2*lk.inner >= spotLeastPixels && 2*float64(lk.inner) >= spotLeastInterior*faceN
+}
+
+// shade returns how the spot lk's colour departs from the skin's: its chromaticity from the
+// skin model m's, across the skin's axis and along it (the ring about a spot may be a brow's
+// or a shadow's), and its log-brightness from the ring's (the median over its sectors), or
+// the model's where that is less bright (a brow's hairs darken a ring).
+func (lk *spotLook) shade(m skinModel) (across, along, bright float64) {
+	ux, uy := float64(m.ux), float64(m.uy)
+	a, b := float64(lk.in[1]), float64(lk.in[2])
+	along, across = a*ux+b*uy-float64(m.med[1]), b*ux-a*uy-float64(m.med[2])
+	bright = float64(lk.in[0] - m.med[0])
+	var ring []float64
+	for j := range spotSectors8 {
+		if !math.IsNaN(lk.steps[j]) {
+			ring = append(ring, float64(lk.out[j][0]))
+		}
+	}
+	if len(ring) > 0 {
+		slices.Sort(ring)
+		k := len(ring)
+		if d := float64(lk.in[0]) - (ring[(k-1)/2]+ring[k/2])/2; d < 0 || d < bright {
+			bright = d
+		}
+	}
+	return across, along, bright
 }
 
 // spotBody puts in s.spots.body the frame's pixels (over fr, fm > 0) of the spot lk: its

@@ -99,6 +99,7 @@ func (s *Swapper) structure(frame *raster.Image, target *face.Landmarks68, fm *r
 	}
 	minArea := max((2*r+1)*(2*r+1), int(occRegionArea*float64(faceArea)))
 	ref, sampled := s.skinRegions(frame, target, size, fr, n, minArea, m)
+	s.eyeZones(target)
 	s.enclosedRegions(frame, fm, fr, max((2*r+1)*(2*r+1), int(occMinArea/2*float64(faceArea))), minArea, [2][4]float32{s.regMed[ref], sampled}, m)
 	// Every region that is not skin and lies mostly outside the features (those inside are
 	// the features themselves) is a candidate; an opening drops the thin ones.
@@ -267,7 +268,8 @@ func (s *Swapper) skinRegions(frame *raster.Image, target *face.Landmarks68, siz
 // a plaster, a sticker or a spoon's bowl is such a region, cut off whole by its own outline,
 // and is not skin where its colour or detail is neither the reference region's nor the skin
 // as sampled (skin; see enclosedSkin). Small regions that reach the outline (hair, the
-// background between strands) come and go with the frame's noise, and stay skin. s.enclosed
+// background between strands) come and go with the frame's noise, and those mostly about an
+// eye (see eyeZones) are the lids', the fold's and a lens's, and both stay skin. s.enclosed
 // is left true on the regions so found.
 func (s *Swapper) enclosedRegions(frame *raster.Image, fm *raster.Mask, fr image.Rectangle, least, minArea int, skin [2][4]float32, m skinModel) {
 	n := len(s.area) - 1
@@ -288,10 +290,17 @@ func (s *Swapper) enclosedRegions(frame *raster.Image, fm *raster.Mask, fr image
 			}
 		}
 	}
+	// Then how much of each lies about the eyes (see eyeZones).
+	s.eyeArea = append(s.eyeArea[:0], make([]int, n+1)...)
+	for i, l := range s.label {
+		if l > 0 && s.area[l] >= least && s.area[l] < minArea && !s.enclosed[l] && s.inEyeZone(geom.Pt{X: float64(fr.Min.X + i%w), Y: float64(fr.Min.Y + i/w)}, false) {
+			s.eyeArea[l]++
+		}
+	}
 	for k := 1; k <= n; k++ {
 		reaches := s.enclosed[k]
 		s.enclosed[k] = false
-		if s.free[k] < least || s.area[k] >= minArea || reaches || 2*s.free[k] < s.area[k] {
+		if s.free[k] < least || s.area[k] >= minArea || reaches || 2*s.free[k] < s.area[k] || 2*s.eyeArea[k] >= s.area[k] {
 			continue
 		}
 		s.regMed[k] = s.regionMedian(frame, fr, int32(k), m)

@@ -210,6 +210,9 @@ type Swapper struct {
 	mir mirrorScratch
 	// The small covers' test's (see keepSpots).
 	spots spotScratch
+	// eyeZone: each eye's zone's hull and the bridge's (see eyeZones), in the coordinates its test works in.
+	eyeZone [3][]geom.Pt
+	eyeArea []int // each region's pixels in the eyes' zones (see enclosedRegions)
 }
 
 // NewSwapper returns a swapper for src; negative option values count as 0.
