@@ -88,10 +88,6 @@ type scResult struct{ kept, swapped float64 }
 func scRun(t testing.TB, w *photoWay, sp scSpot, col raster.RGB, tex *occTexture, save string) scResult {
 	t.Helper()
 	tgt := w.tgt
-	b := geom.Bounds(w.lm[:])
-	size := math.Max(b.W(), b.H())
-	hull := faceHull(&w.lm)
-	hb := geom.Bounds(hull)
 	cov := scCoverage(tgt.W, tgt.H, &w.lm, sp)
 	painted := tgt.Clone()
 	for i, a := range cov {
@@ -112,40 +108,7 @@ func scRun(t testing.TB, w *photoWay, sp scSpot, col raster.RGB, tex *occTexture
 	if save != "" {
 		saveForEyes(t, after, save)
 	}
-	rad := int(0.05 * size)
-	near := func(x, y int) bool {
-		for v := max(0, y-rad); v <= min(tgt.H-1, y+rad); v += 2 {
-			for u := max(0, x-rad); u <= min(tgt.W-1, x+rad); u += 2 {
-				if cov[v*tgt.W+u] > 0 {
-					return true
-				}
-			}
-		}
-		return false
-	}
-	var kept, n, changed, m float64
-	for y := range tgt.H {
-		for x := range tgt.W {
-			if !inHull(hull, hb, x, y) {
-				continue
-			}
-			r1, g1, b1 := after.At(x, y)
-			r0, g0, b0 := painted.At(x, y)
-			d := math.Abs(float64(r1)-float64(r0)) + math.Abs(float64(g1)-float64(g0)) + math.Abs(float64(b1)-float64(b0))
-			switch a := cov[y*tgt.W+x]; {
-			case a >= 1:
-				n++
-				if d <= 12 {
-					kept++
-				}
-			case a <= 0 && (x+y)%3 == 0 && !near(x, y):
-				m++
-				if d > 12 {
-					changed++
-				}
-			}
-		}
-	}
+	kept, n, changed, m := softCounts(tgt, painted, after, cov, &w.lm)
 	return scResult{kept / n, changed / m / w.bare}
 }
 

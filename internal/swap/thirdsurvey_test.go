@@ -295,8 +295,6 @@ func tsRun(t testing.TB, src *Source, tgt *raster.Image, lm face.Landmarks68, bo
 	t.Helper()
 	b := geom.Bounds(lm[:])
 	size := math.Max(b.W(), b.H())
-	hull := faceHull(&lm)
-	hb := geom.Bounds(hull)
 	rng := rand.New(rand.NewPCG(7, 7))
 	cov := tsCoverage(tgt.W, tgt.H, func(x, y float64) bool { return c.shape.inside(&lm, size, x, y) })
 	painted := tgt.Clone()
@@ -314,6 +312,19 @@ func tsRun(t testing.TB, src *Source, tgt *raster.Image, lm face.Landmarks68, bo
 	found := landmarksIn(t, painted, box)
 	after := painted.Clone()
 	NewSwapper(src, DefaultOptions()).Apply(after, &found)
+	kept, n, changed, m := softCounts(tgt, painted, after, cov, &lm)
+	return occResult{kept: kept / n, swapped: changed / m / bare}, after, n
+}
+
+// softCounts measures a swap of a soft-edged cover painted over tgt (painted; after, swapped):
+// of the cover's interior (coverage 1) within the face's hull, how many pixels there are (n)
+// and how many the swap left within 12 levels (kept); of the rest of the face clear of the
+// cover by 5 % of the face size, every third pixel (m) and how many of those it changed.
+func softCounts(tgt, painted, after *raster.Image, cov []float64, lm *face.Landmarks68) (kept, n, changed, m float64) {
+	b := geom.Bounds(lm[:])
+	size := math.Max(b.W(), b.H())
+	hull := faceHull(lm)
+	hb := geom.Bounds(hull)
 	rad := int(0.05 * size)
 	near := func(x, y int) bool {
 		for v := max(0, y-rad); v <= min(tgt.H-1, y+rad); v += 2 {
@@ -325,7 +336,6 @@ func tsRun(t testing.TB, src *Source, tgt *raster.Image, lm face.Landmarks68, bo
 		}
 		return false
 	}
-	var kept, n, changed, m float64
 	for y := range tgt.H {
 		for x := range tgt.W {
 			if !inHull(hull, hb, x, y) {
@@ -348,7 +358,7 @@ func tsRun(t testing.TB, src *Source, tgt *raster.Image, lm face.Landmarks68, bo
 			}
 		}
 	}
-	return occResult{kept: kept / n, swapped: changed / m / bare}, after, n
+	return kept, n, changed, m
 }
 
 // tsCases pairs each shape and hue with textures of the four, turning with the shape and the
