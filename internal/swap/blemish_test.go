@@ -48,13 +48,7 @@ func TestShadedBlemishesAreSwapped(t *testing.T) {
 		if toAstro {
 			srcImg, srcLm, tgt, lm = p.dst, p.dstLm, p.src, p.srcLm
 		}
-		src, err := NewSource(srcImg, &srcLm)
-		if err != nil {
-			t.Fatal(err)
-		}
-		opts := DefaultOptions()
-		opts.Occluders = false
-		s := NewSwapper(src, opts)
+		s := probeSwapper(t, srcImg, &srcLm)
 		bare, _ := takenBack(s, tgt, &lm)
 		own := hoSkinOf(tgt, &lm)
 		for ci, c := range blShades {

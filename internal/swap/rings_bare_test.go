@@ -102,13 +102,7 @@ func TestGlassesFindNoFrameOnBareFaces(t *testing.T) {
 		if toAstro {
 			srcImg, srcLm, tgt, box = p.dst, p.dstLm, p.src, geom.Rect{X0: 177, Y0: 81, X1: 272, Y1: 175}
 		}
-		src, err := NewSource(srcImg, &srcLm)
-		if err != nil {
-			t.Fatal(err)
-		}
-		opts := DefaultOptions()
-		opts.Occluders = false // Apply leaves the face mask as occluders gets it
-		s := NewSwapper(src, opts)
+		s := probeSwapper(t, srcImg, &srcLm)
 		var plain float64
 		for _, v := range bareVariants(t, tgt, box) {
 			name := fmt.Sprintf("into astronaut %v, %s", toAstro, v.name)
@@ -131,4 +125,18 @@ func TestGlassesFindNoFrameOnBareFaces(t *testing.T) {
 			}
 		}
 	}
+}
+
+// probeSwapper swaps the source face in srcImg (its landmarks srcLm) with the occluder step
+// off, so that Apply leaves the face mask and features as the occluder step gets them and a
+// test may run that step alone (takenBack).
+func probeSwapper(t testing.TB, srcImg *raster.Image, srcLm *face.Landmarks68) *Swapper {
+	t.Helper()
+	src, err := NewSource(srcImg, srcLm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := DefaultOptions()
+	opts.Occluders = false
+	return NewSwapper(src, opts)
 }

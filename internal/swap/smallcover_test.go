@@ -274,13 +274,7 @@ func TestSmallBlemishesAreSwapped(t *testing.T) {
 		if toAstro {
 			srcImg, srcLm, tgt, lm = p.dst, p.dstLm, p.src, p.srcLm
 		}
-		src, err := NewSource(srcImg, &srcLm)
-		if err != nil {
-			t.Fatal(err)
-		}
-		opts := DefaultOptions()
-		opts.Occluders = false // Apply leaves the face mask as occluders gets it
-		s := NewSwapper(src, opts)
+		s := probeSwapper(t, srcImg, &srcLm)
 		bare, _ := takenBack(s, tgt, &lm)
 		marked := scPaintBlemishes(tgt, &lm, hoSkinOf(tgt, &lm), scBlemishes())
 		saveForEyes(t, marked, fmt.Sprintf("blemishes_%v.png", toAstro))
