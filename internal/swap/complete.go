@@ -25,7 +25,7 @@ import (
 //     completion is unlike it by completeContrast.
 //   - a piece of the skin's colour but completeSmooth times smoother than the face's skin
 //     (a smooth cover over a grainy, wrinkled face), through pixels of its colour that are
-//     smoother than halfway (geometrically) between the two.
+//     smoother than halfway (geometrically) between the two; on a grainy face only.
 // A mostly clipped piece (a blown highlight) has the light's colour, not a cover's, and is
 // not completed. No completion reaches about the eyes (see eyeZones): the lids, the fold and a
 // lens's rim close the skin in there, and under a lens its look is the lens's.
@@ -44,6 +44,10 @@ const (
 	// completeSmooth is how many times smoother than the face's skin a piece of the skin's
 	// colour must be to be completed by its smoothness.
 	completeSmooth = 5
+	// completeGrainy is the least grain (see grain) of the face's skin for that: a heavily
+	// compressed face's blocks are that much smoother than its little grain, and a block so
+	// completed would come and go with the keyframes.
+	completeGrainy = 20
 )
 
 // completeCovers adds to s.occ (over fr, 1 on occluders) the rest of each cover of which a
@@ -79,7 +83,7 @@ func (s *Swapper) completeCovers(frame *raster.Image, target *face.Landmarks68, 
 		c.box = image.Rect(max(0, pb.Min.X-reach), max(0, pb.Min.Y-reach), min(w, pb.Max.X+reach), min(h, pb.Max.Y+reach))
 		if c.dist(c.skin, c.med) <= 1 {
 			var piece float32
-			if piece, skinGrain = s.grains(frame, fm, fr, k, skinGrain); completeSmooth*piece < skinGrain {
+			if piece, skinGrain = s.grains(frame, fm, fr, k, skinGrain); completeSmooth*piece < skinGrain && skinGrain >= completeGrainy {
 				s.floodLook(frame, fm, fr, k, &c, float32(math.Sqrt(float64(piece*skinGrain))))
 			}
 			continue
