@@ -255,10 +255,7 @@ func vsWays(t *testing.T) ([]hoWay, [][2]int) {
 	}
 	jpg := mirroredWay(ways[1], "grace_hopper → astronaut, mirrored, JPEG q35")
 	jpg.tgt = jpegOf(jpg.tgt, 35)
-	for _, v := range []*hoWay{&dim, &jpg} {
-		v.lm = landmarksIn(t, v.tgt, v.box)
-		v.ownSkin = hoSkinOf(v.tgt, &v.lm)
-	}
+	findAgain(t, &dim, &jpg)
 	return append(ways, dim, jpg), [][2]int{{1, 0}, {2, 0}, {1, 2}, {1, 1}}
 }
 

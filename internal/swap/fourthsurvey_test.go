@@ -305,10 +305,7 @@ func fsWays(t *testing.T) ([]hoWay, [][2]int) {
 	}
 	tilt := ways[1]
 	tilt.name, tilt.tgt = "grace_hopper → astronaut, tilted 8°", fsTilt(ways[1].tgt, ways[1].box.Center(), 8)
-	for _, v := range []*hoWay{&warm, &tilt} {
-		v.lm = landmarksIn(t, v.tgt, v.box)
-		v.ownSkin = hoSkinOf(v.tgt, &v.lm)
-	}
+	findAgain(t, &warm, &tilt)
 	return append(ways, warm, tilt), [][2]int{{1, 0}, {2, 0}, {1, 2}, {1, 1}}
 }
 
