@@ -8,7 +8,6 @@ import (
 	"github.com/facefusion-hpc/facefusion/internal/face"
 	"github.com/facefusion-hpc/facefusion/internal/geom"
 	"github.com/facefusion-hpc/facefusion/internal/raster"
-	"github.com/facefusion-hpc/facefusion/internal/testenv"
 )
 
 // Covers over the brows and the forehead, the mirror of the lower face's: a lock of six thin
@@ -131,10 +130,10 @@ func TestApplyKeepsBrowCoversAndSwapsTheRest(t *testing.T) {
 // 99.4 % of the bare face's (94.2 % while the judges went unwitnessed); into the astronaut
 // 82.9 %, 97.8 % and 97.3 % (86.5 %). The floors sit a little below.
 func TestBrowCoverSurvey(t *testing.T) {
-	testenv.Full(t, "swaps 90 covered photos each way")
+	fullTier(t, "swaps 90 covered photos each way")
 	floors := map[bool][3]float64{false: {0.78, 0.9, 0.97}, true: {0.79, 0.95, 0.95}}
 	each := func(toAstro bool, c occCase, r occResult) {
-		if os.Getenv("BROWS") != "" {
+		if os.Getenv("FACEFUSION_TEST_CASES") != "" {
 			t.Logf("into astronaut %v, %s: %.1f%% kept, %.1f%% swapped", toAstro, c.name, 100*r.kept, 100*r.swapped)
 		}
 	}

@@ -9,7 +9,6 @@ import (
 	"github.com/facefusion-hpc/facefusion/internal/face"
 	"github.com/facefusion-hpc/facefusion/internal/geom"
 	"github.com/facefusion-hpc/facefusion/internal/raster"
-	"github.com/facefusion-hpc/facefusion/internal/testenv"
 )
 
 // A fifth survey of the classic swap's occlusion handling (issue 32's "clips other than your
@@ -260,7 +259,7 @@ func vsWays(t *testing.T) ([]hoWay, [][2]int) {
 }
 
 func TestOccluderFifthSurvey(t *testing.T) {
-	testenv.Full(t, "swaps 605 occluded photos, their covers softly edged")
+	fullTier(t, "swaps 605 occluded photos, their covers softly edged")
 	start := time.Now()
 	floors := map[string][3]float64{ // skin's hues kept, others kept, swapped (means over shapes)
 		"astronaut → grace_hopper": {0.58, 0.78, 0.94}, "grace_hopper → astronaut": {0.66, 0.76, 0.93},

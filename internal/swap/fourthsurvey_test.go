@@ -310,7 +310,7 @@ func fsWays(t *testing.T) ([]hoWay, [][2]int) {
 }
 
 func TestOccluderFourthSurvey(t *testing.T) {
-	testenv.Full(t, "swaps 600 occluded photos, their covers softly edged")
+	fullTier(t, "swaps 600 occluded photos, their covers softly edged")
 	start := time.Now()
 	floors := map[string][3]float64{ // skin's hues kept, others kept, swapped (means over shapes)
 		"astronaut → grace_hopper": {0.69, 0.93, 0.97}, "grace_hopper → astronaut": {0.81, 0.91, 0.96},

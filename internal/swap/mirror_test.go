@@ -82,7 +82,7 @@ func mirHues(own raster.RGB) []hoHue {
 // faces (each sample photo mirrored, a stop darker, grainy, at two thirds of its size, lit
 // from one side, through JPEG at quality 30, tilted, turned a little): nothing. FACEFUSION_TEST_CASES=1 logs every case.
 func TestOneSidedCoverSurvey(t *testing.T) {
-	testenv.Full(t, "swaps 240 covered photos")
+	fullTier(t, "swaps 240 covered photos")
 	floors := []float64{0.5, 0.72, 0.58, 0.75}
 	ways, _ := tsWays(t)
 	texes := mirTextures(t)

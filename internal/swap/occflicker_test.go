@@ -26,7 +26,7 @@ import (
 // codec took her skin's fine detail under the mark for grainy skin (3.55 → 2.97–3.50), where
 // the lenient test found them on 24 frames (up to 1140 px).
 func TestOccludersHoldStillOnLossyStillFaces(t *testing.T) {
-	testenv.Full(t, "encodes three still clips and tests every frame")
+	fullTier(t, "encodes three still clips and tests every frame")
 	p := photos(t)
 	for _, c := range []lossyStill{
 		{"grace_hopper.png", "140:120", 30, 12, geom.Rect{X0: 100, Y0: 70, X1: 220, Y1: 180}, p.src, p.srcLm},

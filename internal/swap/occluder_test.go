@@ -9,7 +9,6 @@ import (
 	"github.com/facefusion-hpc/facefusion/internal/face"
 	"github.com/facefusion-hpc/facefusion/internal/geom"
 	"github.com/facefusion-hpc/facefusion/internal/raster"
-	"github.com/facefusion-hpc/facefusion/internal/testenv"
 )
 
 // Generated occluders on the real sample faces: shapes (a bar across the eyes or the
@@ -374,7 +373,7 @@ func skinLike(c raster.RGB) bool {
 // sit a little below.
 // TestOccluderSecondSurvey holds covers of other shapes, hues and textures.
 func TestOccluderSurvey(t *testing.T) {
-	testenv.Full(t, "swaps 168 occluded photos each way")
+	fullTier(t, "swaps 168 occluded photos each way")
 	p := photos(t)
 	floors := map[string][3]float64{ // skin's hues kept, others kept, swapped
 		"astronaut → grace_hopper": {0.89, 0.98, 0.94}, "grace_hopper → astronaut": {0.93, 0.98, 0.88},

@@ -32,6 +32,15 @@ func dlib(t testing.TB) *landmark.Predictor {
 	return predictor
 }
 
+// fullTier runs a test of the full tier beside the package's other full-tier tests: each swaps
+// hundreds of photos on one core, they share nothing they write, and in make test this package
+// is the last long one, so run one by one they left the second core idle.
+func fullTier(t *testing.T, why string) {
+	t.Helper()
+	testenv.Full(t, why)
+	t.Parallel()
+}
+
 // landmarksIn places the 68 points in img starting from a face box (the BlazeFace boxes
 // recorded in DESIGN.md), refitting the box to the predictor's mean shape as the pipeline's
 // analyzer does.
@@ -185,7 +194,7 @@ func edgeGradient(img, ref *raster.Image, s *Swapper, size float64) float64 {
 // with the whole membrane inside the face, MembraneInner 1), the old one 1.0–1.1 and a
 // plain paste 2.8–6.6: both fail it.
 func TestApplyLeavesNoSeam(t *testing.T) {
-	testenv.Full(t, "swaps the sample photos at full size")
+	fullTier(t, "swaps the sample photos at full size")
 	const margin = 0.5 // levels per pixel of 9×9-smoothed luma
 	p := photos(t)
 	b := geom.Bounds(p.dstLm[:])

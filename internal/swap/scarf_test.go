@@ -294,7 +294,7 @@ func TestApplyKeepsScarvesAndSwapsTheRest(t *testing.T) {
 // swapped 90.7 % as much as the bare face (66.4 %); into the astronaut 85.3 %, 98.1 % and
 // 92.4 % (83.7 %, 96.0 %, 85.3 %). The floors sit a little below.
 func TestLowerFaceCoverSurvey(t *testing.T) {
-	testenv.Full(t, "swaps 384 covered photos each way")
+	fullTier(t, "swaps 384 covered photos each way")
 	floors := map[bool][3]float64{false: {0.87, 0.96, 0.88}, true: {0.83, 0.96, 0.9}}
 	for toAstro, got := range scarfSurvey(t, photoWays(t), nil) {
 		t.Logf("into astronaut %v: skin-like hues kept %.1f%%, others %.1f%%; the rest of the face swapped %.1f%% of the bare face's",

@@ -345,7 +345,7 @@ func (h *hoTally) row(key string) (skin, others, swapped float64) {
 }
 
 func TestOccluderSecondSurvey(t *testing.T) {
-	testenv.Full(t, "swaps 360 occluded photos each way")
+	fullTier(t, "swaps 360 occluded photos each way")
 	floors := map[string][3]float64{ // skin's hues kept, others kept, swapped (means over shapes)
 		"astronaut → grace_hopper": {0.61, 0.93, 0.93}, "grace_hopper → astronaut": {0.78, 0.95, 0.92},
 	}

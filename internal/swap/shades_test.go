@@ -10,7 +10,6 @@ import (
 	"github.com/facefusion-hpc/facefusion/internal/face"
 	"github.com/facefusion-hpc/facefusion/internal/geom"
 	"github.com/facefusion-hpc/facefusion/internal/raster"
-	"github.com/facefusion-hpc/facefusion/internal/testenv"
 )
 
 // Opaque lenses: sunglasses whose lenses are filled (aviator, round, rectangular, a wrap-around
@@ -161,10 +160,10 @@ func TestApplyKeepsOpaqueLensesAndSwapsTheRest(t *testing.T) {
 // dark lenses the landmarker drags the astronaut's brows, and the forehead with them, down
 // onto the lenses (70–80 % swapped). The floors sit a little below.
 func TestShadeSurvey(t *testing.T) {
-	testenv.Full(t, "swaps 144 covered photos each way")
+	fullTier(t, "swaps 144 covered photos each way")
 	floors := map[bool][3]float64{false: {0.46, 0.72, 0.94}, true: {0.48, 0.79, 0.83}}
 	each := func(toAstro bool, c occCase, r occResult) {
-		if os.Getenv("SHADES") != "" {
+		if os.Getenv("FACEFUSION_TEST_CASES") != "" {
 			t.Logf("into astronaut %v, %s: %.1f%% kept, %.1f%% swapped", toAstro, c.name, 100*r.kept, 100*r.swapped)
 		}
 	}

@@ -10,7 +10,6 @@ import (
 	"github.com/facefusion-hpc/facefusion/internal/face"
 	"github.com/facefusion-hpc/facefusion/internal/geom"
 	"github.com/facefusion-hpc/facefusion/internal/raster"
-	"github.com/facefusion-hpc/facefusion/internal/testenv"
 )
 
 // scSpot is a small round thing on a face with landmarks l (size s: its larger side): where
@@ -127,7 +126,7 @@ func scHues(own raster.RGB) []hoHue {
 // fourth survey's textures, into both sample photos (480 swaps, the landmarks found again
 // on each). FACEFUSION_TEST_CASES=1 logs every case.
 func TestSmallCoverSurvey(t *testing.T) {
-	testenv.Full(t, "swaps 480 photos with small covers")
+	fullTier(t, "swaps 480 photos with small covers")
 	// Others' hues kept, skin's hues kept (means over the cases). A dark or deep brown cover
 	// of a mole's size and colour is swapped as a mole is (see spotShadeMost).
 	floors := map[bool][2]float64{false: {0.92, 0.44}, true: {0.86, 0.51}}

@@ -11,7 +11,6 @@ import (
 	"github.com/facefusion-hpc/facefusion/internal/face"
 	"github.com/facefusion-hpc/facefusion/internal/geom"
 	"github.com/facefusion-hpc/facefusion/internal/raster"
-	"github.com/facefusion-hpc/facefusion/internal/testenv"
 )
 
 // Noisy and striped covers of the skin's own hues, both ways between the sample photos: their
@@ -35,7 +34,7 @@ func TestApplyKeepsNoisyAndStripedCovers(t *testing.T) {
 // (BenchmarkStillFaceParts astronaut-crf26 target-max 2.3 → 7.8 levels); a seed now needs
 // 1.5 times the other scale's detail outright. Checks every keyframe of 40 frames (1 s).
 func TestTextureFindsNothingOnLossyStillFaces(t *testing.T) {
-	testenv.Full(t, "encodes two still clips")
+	fullTier(t, "encodes two still clips")
 	p := photos(t)
 	for _, c := range []lossyStill{
 		{"grace_hopper.png", "140:120", 30, 12, geom.Rect{X0: 100, Y0: 70, X1: 220, Y1: 180}, p.src, p.srcLm},

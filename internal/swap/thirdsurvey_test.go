@@ -410,7 +410,7 @@ func mirroredWay(w hoWay, name string) hoWay {
 }
 
 func TestOccluderThirdSurvey(t *testing.T) {
-	testenv.Full(t, "swaps 720 occluded photos, their covers softly edged")
+	fullTier(t, "swaps 720 occluded photos, their covers softly edged")
 	start := time.Now()
 	floors := map[string][3]float64{ // skin's hues kept, others kept, swapped (means over shapes)
 		"astronaut → grace_hopper": {0.81, 0.93, 0.97}, "grace_hopper → astronaut": {0.83, 0.91, 0.93},
