@@ -438,9 +438,10 @@ func hoPaint(img *raster.Image, lm *face.Landmarks68, size float64, inside func(
 // hoCoverOnFace is how many of the cover's pixels lie in the face's hull.
 func hoCoverOnFace(img *raster.Image, lm *face.Landmarks68, size float64, hull []geom.Pt, inside func(*face.Landmarks68, float64, float64, float64) bool) float64 {
 	var n float64
+	hb := geom.Bounds(hull)
 	for y := range img.H {
 		for x := range img.W {
-			if inside(lm, size, float64(x), float64(y)) && inPoly(hull, float64(x), float64(y)) {
+			if inHull(hull, hb, x, y) && inside(lm, size, float64(x), float64(y)) {
 				n++
 			}
 		}
