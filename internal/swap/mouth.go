@@ -198,6 +198,9 @@ func (s *Swapper) floodMouth(frame *raster.Image, fm *raster.Mask, size float64,
 		}
 	}
 	skinLike := c.dist(c.skin, c.med) <= 1
+	if skinLike && !c.haveFeat { // no lips, teeth or gap to tell it from: a mouth of flat skin
+		return
+	}
 	reach := float32(max(1, int(mouthRingReach*size)))
 	s.stackRegion(k, w)
 	from := len(s.stack)
