@@ -45,7 +45,7 @@ func (s *Swapper) seenLandmarks(target *face.Landmarks68, out *face.Landmarks68)
 			n++
 		}
 	}
-	if float64(n) < occCoveredFit*float64(len(alignPoints)) {
+	if float64(n) < occCoveredFit*float64(len(alignPoints)) || !centreCovered(&covered) {
 		return false
 	}
 	s.seenA, s.seenB = s.seenA[:0], s.seenB[:0]
@@ -66,6 +66,25 @@ func (s *Swapper) seenLandmarks(target *face.Landmarks68, out *face.Landmarks68)
 	for i := range out {
 		if covered[i] {
 			out[i] = m.Apply(s.src.lm[i])
+		}
+	}
+	return true
+}
+
+// centreCovered reports whether the covers hide most of the nose's points and at least a
+// quarter of each side's fitted points (the brow, the eye's corners and the mouth's corner):
+// a cover over one side or over the brows alone leaves points about the nose that hold the
+// hidden ones in place.
+func centreCovered(covered *[68]bool) bool {
+	for k, side := range [3][]int{{27, 28, 29, 30, 31, 32, 33, 34, 35}, {17, 18, 19, 20, 21, 36, 39, 48}, {22, 23, 24, 25, 26, 42, 45, 54}} {
+		n := 0
+		for _, i := range side {
+			if covered[i] {
+				n++
+			}
+		}
+		if k == 0 && 2*n <= len(side) || 4*n < len(side) {
+			return false
 		}
 	}
 	return true
