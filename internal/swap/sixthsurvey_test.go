@@ -10,7 +10,6 @@ import (
 	"github.com/facefusion-hpc/facefusion/internal/face"
 	"github.com/facefusion-hpc/facefusion/internal/geom"
 	"github.com/facefusion-hpc/facefusion/internal/raster"
-	"github.com/facefusion-hpc/facefusion/internal/testenv"
 )
 
 // A sixth survey of the classic swap's occlusion handling (issue 32's "clips other than your
@@ -318,7 +317,7 @@ func svWays(t *testing.T) ([]hoWay, []int) {
 }
 
 func TestOccluderSixthSurvey(t *testing.T) {
-	testenv.Full(t, "swaps 330 occluded photos, their covers softly edged")
+	fullTier(t, "swaps 330 occluded photos, their covers softly edged")
 	start := time.Now()
 	floors := map[string][3]float64{ // skin's hues kept, others kept, swapped (means over shapes)
 		"astronaut → grace_hopper": {0.66, 0.83, 0.92}, "grace_hopper → astronaut": {0.76, 0.94, 0.88},
@@ -328,29 +327,8 @@ func TestOccluderSixthSurvey(t *testing.T) {
 	// hand spread before the face leaves far less today; its own floor keeps that in sight.
 	least := map[string]float64{"hand spread before the face": 0.25}
 	ways, turn := svWays(t)
-	var overall []string
-	for wi, w := range ways {
+	softSurvey(t, start, ways, floors, svShapes, least, func(wi int, w hoWay) ([]float64, string) {
 		textures, hues := svTextures(w), svHues(w.ownSkin)
-		all, line := softSurveyWay(t, w, "sixth", svShapes, hues, textures, softSurveyCases(svShapes, textures, hues, 1, turn[wi]))
-		overall = append(overall, line)
-		f := floors[w.name]
-		for i, what := range []string{"skin's hues kept", "others kept", "the rest of the face swapped"} {
-			if all[i] < f[i] {
-				t.Errorf("%s: %s %.1f%% (mean over shapes), want ≥ %.0f%%", w.name, what, 100*all[i], 100*f[i])
-			}
-		}
-		for sh, sw := range all[3:] {
-			want, ok := least[svShapes[sh].name]
-			if !ok {
-				want = 0.55
-			}
-			if sw < want {
-				t.Errorf("%s, %s: the rest of the face swapped %.1f%% of the bare face's, want ≥ %.0f%%", w.name, svShapes[sh].name, 100*sw, 100*want)
-			}
-		}
-	}
-	for _, l := range overall {
-		t.Log(l)
-	}
-	t.Logf("%.1f s", time.Since(start).Seconds())
+		return softSurveyWay(t, w, "sixth", svShapes, hues, textures, softSurveyCases(svShapes, textures, hues, 1, turn[wi]))
+	})
 }
