@@ -196,8 +196,13 @@ func vsHues(own raster.RGB) []hoHue {
 func vsSkinTexture(img *raster.Image, l *face.Landmarks68) occTexture {
 	b := geom.Bounds(l[:])
 	s := math.Max(b.W(), b.H())
-	c := l[15].Add(l[30]).Scale(0.5)
-	half := max(4, int(0.07*s))
+	return skinPatchTexture("real skin", img, l[15].Add(l[30]).Scale(0.5), max(4, int(0.07*s)))
+}
+
+// skinPatchTexture is a texture named name of the square of img within half of c, mirrored into
+// tiles, each channel of the hue scaled by the patch's over its mean: a real face's pores and
+// shading in any hue.
+func skinPatchTexture(name string, img *raster.Image, c geom.Pt, half int) occTexture {
 	x0, y0, n := int(c.X)-half, int(c.Y)-half, 2*half
 	var mean [3]float64
 	for y := range n {
@@ -216,7 +221,7 @@ func vsSkinTexture(img *raster.Image, l *face.Landmarks68) occTexture {
 		}
 		return v
 	}
-	return occTexture{"real skin", func(col raster.RGB, x, y int, _ *rand.Rand) raster.RGB {
+	return occTexture{name, func(col raster.RGB, x, y int, _ *rand.Rand) raster.RGB {
 		r, g, bl := img.At(x0+fold(x), y0+fold(y))
 		return raster.RGB{
 			R: clampU8(float64(col.R) * float64(r) / mean[0]),

@@ -235,34 +235,7 @@ func svScaled(c raster.RGB, k float64) raster.RGB {
 func svChinTexture(img *raster.Image, l *face.Landmarks68) occTexture {
 	b := geom.Bounds(l[:])
 	s := math.Max(b.W(), b.H())
-	c := l[57].Scale(0.45).Add(l[8].Scale(0.55))
-	half := max(3, int(0.045*s))
-	x0, y0, n := int(c.X)-half, int(c.Y)-half, 2*half
-	var mean [3]float64
-	for y := range n {
-		for x := range n {
-			r, g, bl := img.At(x0+x, y0+y)
-			mean[0], mean[1], mean[2] = mean[0]+float64(r), mean[1]+float64(g), mean[2]+float64(bl)
-		}
-	}
-	for i := range mean {
-		mean[i] /= float64(n * n)
-	}
-	fold := func(v int) int { // v mirrored into [0, n)
-		v %= 2 * n
-		if v >= n {
-			v = 2*n - 1 - v
-		}
-		return v
-	}
-	return occTexture{"chin skin", func(col raster.RGB, x, y int, _ *rand.Rand) raster.RGB {
-		r, g, bl := img.At(x0+fold(x), y0+fold(y))
-		return raster.RGB{
-			R: clampU8(float64(col.R) * float64(r) / mean[0]),
-			G: clampU8(float64(col.G) * float64(g) / mean[1]),
-			B: clampU8(float64(col.B) * float64(bl) / mean[2]),
-		}
-	}}
+	return skinPatchTexture("chin skin", img, l[57].Scale(0.45).Add(l[8].Scale(0.55)), max(3, int(0.045*s)))
 }
 
 // svTextures are the covers' textures for way w: flat; a knit (chevrons 8 pixels wide and 5
