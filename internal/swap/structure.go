@@ -112,8 +112,7 @@ func (s *Swapper) structure(frame *raster.Image, target *face.Landmarks68, fm *r
 	s.oddTexture(target, fm, fr, size)
 	s.open(r)
 	s.outlineEnclosed(fm, fr, r+1)
-	s.coveredFeatures(target, fr)
-	s.bridgeFeatures(fr, size)
+	s.coverFeatures(frame, target, fr, size)
 	for i, v := range s.clip.Pix {
 		if v > 0.5 {
 			s.occ.Pix[i] = 1
@@ -482,7 +481,7 @@ func (s *Swapper) coveredFeatures(target *face.Landmarks68, fr image.Rectangle) 
 		}
 		if ring > 0 && covered > occZoneCovered*ring {
 			for i, v := range s.zone.Pix {
-				if v == 1 {
+				if v == 1 && s.lipsOpen.Pix[i] == 0 {
 					s.clip.Pix[i] = 1
 				}
 			}
@@ -541,7 +540,7 @@ func (s *Swapper) bridgeFeatures(fr image.Rectangle, size float64) {
 		bridge(x, w, h)
 	}
 	for i, v := range s.zone.Pix {
-		if v > 0 {
+		if v > 0 && s.lipsOpen.Pix[i] == 0 {
 			s.clip.Pix[i] = 1
 		}
 	}

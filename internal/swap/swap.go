@@ -140,12 +140,14 @@ type Swapper struct {
 	// zone the places a test treats apart.
 	occ, excl, clip, zone raster.Mask
 	occBlur               raster.Blur
-	part, partHull        []geom.Pt    // a feature's points and their hull
-	feat                  [3][]float32 // colour features: the skin samples, a cover's pixels
-	dev                   []float32    // values to sort for a median
-	skinDisc              [8]bool      // which skin sample discs the skin model keeps (see dropCoveredSamples)
-	upperSkin             bool         // whether the forehead chose them over their majority
-	stack                 []int32      // pixels to visit, or seeds to grow from
+	// lipsOpen: the mouth's pixels that a cover only ringing it leaves swapped (see mouthOpen).
+	lipsOpen       raster.Mask
+	part, partHull []geom.Pt    // a feature's points and their hull
+	feat           [3][]float32 // colour features: the skin samples, a cover's pixels
+	dev            []float32    // values to sort for a median
+	skinDisc       [8]bool      // which skin sample discs the skin model keeps (see dropCoveredSamples)
+	upperSkin      bool         // whether the forehead chose them over their majority
+	stack          []int32      // pixels to visit, or seeds to grow from
 	// Regions (see components): each pixel's label, and each region's area, area outside
 	// the features (free), whether it is skin and its median (see skinRegions).
 	label  []int32
