@@ -130,6 +130,7 @@ func (s *Swapper) occluders(frame *raster.Image, target *face.Landmarks68, fm *r
 	s.thinCovers(frame, target, fm, size, fr, m)
 	s.glasses(frame, target, size, m)
 	s.growIntoFeatures(frame, target, fm, size, fr, m)
+	s.mouthCovers(frame, target, fm, size, fr, m)
 	s.completeCovers(frame, target, fm, size, fr, m)
 	s.held.Reset(fr)
 	copy(s.held.Pix, s.occ.Pix)
