@@ -2,6 +2,8 @@ package swap
 
 import (
 	"image"
+	"math"
+	"slices"
 
 	"github.com/facefusion-hpc/facefusion/internal/face"
 	"github.com/facefusion-hpc/facefusion/internal/raster"
@@ -9,22 +11,29 @@ import (
 
 // Facial hair rings the mouth without crossing it: a beard, stubble, a moustache or a chin
 // beard around bare lips. The rules that count a feature ringed or bridged by a find as covered
-// (coveredFeatures, bridgeFeatures, bridgeThick) would take the lips back with the hair. A
-// cover crosses the mouth where the mouth looks like it: a hand or a scarf over the lips, a
-// bar's or a finger's band across them. So over the mouth those rules fill only the pixels
-// that look like the cover found in the ring about it (its median and spread of colour, as
-// growIntoFeatures fits a cover), unless most of the lips do: then the cover lies over the
-// mouth, which shows through it here and there (a hand's shading, a scarf's weave).
+// (coveredFeatures, bridgeFeatures, bridgeThick) would take the lips back with the hair. Its
+// colour cannot tell them apart (stubble is the skin darkened in dots, a beard's strands range
+// from dark to light), but its texture can: hair is busy from pixel to pixel, bare lips are
+// smooth but for their outline. A cover that crosses the mouth is as smooth over it as around
+// it (a hand, an apple, a bar), or as busy (a scarf's weave). So where the ring about the mouth
+// is much busier than most of the lips, those rules leave the smooth pixels of the mouth's
+// zone to the swap; the other rules (growIntoFeatures' growth, mouthCovers) still carry a cover
+// over them by its colour.
 
-// mouthCrossed is the least share of the lips' pixels that must look like the cover about the
-// mouth for a ring or a bridge to cover the whole mouth.
-const mouthCrossed = 0.5
+const (
+	// mouthBusyLeast is the least busyness (see busyAt; the median over the ring) of hair:
+	// a grainy or lossy face's skin, and a textured cover's edges, stay under it.
+	mouthBusyLeast = 0.1
+	// mouthBusyHair is how many times busier than the lips' lower quartile the ring must be:
+	// the lips' own busyness lies at their outline and their parting.
+	mouthBusyHair = 3
+)
 
 // mouthOpen marks in s.lipsOpen (over fr) the pixels of the mouth's feature zone that a ring or
-// a bridge of the covers in cover (> ½, over fr) leaves to the swap: those that do not look
-// like the covers in the ring about the mouth, unless at least mouthCrossed of the lips (their
-// outline's hull) do. It uses s.feat.
-func (s *Swapper) mouthOpen(frame *raster.Image, target *face.Landmarks68, fr image.Rectangle, cover []float32) {
+// a bridge leaves to the swap: where the ring about the mouth is hair (see above), the zone's
+// pixels smoother than halfway (geometrically) between the ring and the lips. It uses s.busy
+// and s.part.
+func (s *Swapper) mouthOpen(frame *raster.Image, target *face.Landmarks68, fr image.Rectangle) {
 	// The ring about the mouth (2), its zone (1) and the lips' hull (3), until they are told.
 	z := featureZones[4]
 	s.zone, s.lipsOpen = s.lipsOpen, s.zone
@@ -34,87 +43,73 @@ func (s *Swapper) mouthOpen(frame *raster.Image, target *face.Landmarks68, fr im
 	s.fillZone(target, z, 1, 3)
 	s.zone, s.lipsOpen = s.lipsOpen, s.zone
 	zone := s.lipsOpen.Pix
-	w := fr.Dx()
-	for k := range s.feat {
-		s.feat[k] = s.feat[k][:0]
-	}
-	for i, v := range zone {
-		if v == 2 && cover[i] > 0.5 {
-			f := pixelFeatures(frame, fr, w, i)
-			for k := range 3 {
-				s.feat[k] = append(s.feat[k], f[k])
-			}
-		}
-	}
-	if len(s.feat[0]) < 8 { // nothing about the mouth to ring or bridge it
+	w, h := fr.Dx(), fr.Dy()
+	ring, lips := s.busyOf(frame, fr, zone, 2, 0), s.busyOf(frame, fr, zone, 3, 1)
+	if len(ring) < 8 || len(lips) < 8 {
 		clear(zone)
 		return
 	}
-	var c coverLook
-	var tol [3]float32
-	for k := range 3 {
-		var mad float32
-		c.med[k], mad = medianMAD(s.feat[k], &s.dev)
-		tol[k] = growSigmas * 1.4826 * mad
-	}
-	c.tb, c.tc = max(growBright, min(tol[0], growBrightMost)), max(growChroma, min(max(tol[1], tol[2]), growChromaMost))
-	lips, like := 0, 0
-	for k := range s.feat {
-		s.feat[k] = s.feat[k][:0]
-	}
-	for i, v := range zone {
-		if v == 3 {
-			f := pixelFeatures(frame, fr, w, i)
-			for k := range 3 {
-				s.feat[k] = append(s.feat[k], f[k])
-			}
-			lips++
-			if c.dist(f, c.med) <= 1 {
-				like++
-			}
-		}
-	}
-	var mouth [3]float32
-	for k := range 3 {
-		if len(s.feat[k]) > 0 {
-			mouth[k] = median(s.feat[k])
-		}
-	}
-	// A textured cover's pixels stray past a tolerance fitted to one cover (see fitCover):
-	// over the mouth its median is the cover's still.
-	if lips == 0 || float64(like) >= mouthCrossed*float64(lips) || c.dist(mouth, c.med) <= 1 {
+	rb := median(ring)
+	slices.Sort(lips)
+	lb := lips[len(lips)/4]
+	if rb < mouthBusyLeast || rb < mouthBusyHair*lb {
 		clear(zone)
 		return
 	}
-	// What the lips look like: the median of their pixels unlike the cover.
-	for k := range s.feat {
-		s.feat[k] = s.feat[k][:0]
-	}
-	for i, v := range zone {
-		if f := pixelFeatures(frame, fr, w, i); v == 3 && c.dist(f, c.med) > 1 {
-			for k := range 3 {
-				s.feat[k] = append(s.feat[k], f[k])
-			}
-		}
-	}
-	for k := range 3 {
-		c.feat[k] = median(s.feat[k])
-	}
+	smooth := float32(math.Sqrt(float64(rb * lips[len(lips)/2])))
 	for i, v := range zone {
 		zone[i] = 0
-		if v != 1 && v != 3 {
-			continue
-		}
-		if f := pixelFeatures(frame, fr, w, i); c.dist(f, c.med) > 1 || c.dist(f, c.feat) <= c.dist(f, c.med) {
+		if v == 3 || v == 1 && busyAround(frame, fr, w, h, i) < smooth {
 			zone[i] = 1
 		}
 	}
 }
 
-// coverFeatures adds to s.clip (over fr) the features its finds ring or cross (coveredFeatures,
-// bridgeFeatures) but for the mouth's pixels that they only ring (see mouthOpen).
-func (s *Swapper) coverFeatures(frame *raster.Image, target *face.Landmarks68, fr image.Rectangle, size float64) {
-	s.mouthOpen(frame, target, fr, s.clip.Pix)
-	s.coveredFeatures(target, fr)
-	s.bridgeFeatures(fr, size)
+// busyOf returns busyAt over the pixels of fr's grid where zone is v, in s.busy[k].
+func (s *Swapper) busyOf(frame *raster.Image, fr image.Rectangle, zone []float32, v float32, k int) []float32 {
+	w, h := fr.Dx(), fr.Dy()
+	b := s.busy[k][:0]
+	for i, z := range zone {
+		if z == v {
+			b = append(b, busyAt(frame, fr, w, h, i))
+		}
+	}
+	s.busy[k] = b
+	return b
+}
+
+// busyAt is how far pixel i of fr's grid (w×h) stands out of its four neighbours: its log
+// brightness (see features) less their mean, in magnitude (a neighbour off the grid counts as
+// the pixel).
+func busyAt(frame *raster.Image, fr image.Rectangle, w, h, i int) float32 {
+	b := func(j int) float32 {
+		p := frame.Pix[(fr.Min.Y+j/w)*frame.Stride+3*(fr.Min.X+j%w):]
+		return logTable[int(p[0])+int(p[1])+int(p[2])+2]
+	}
+	c := b(i)
+	var sum float32
+	for _, nb := range neighbours4(i, w, h) {
+		if nb < 0 {
+			sum += c
+		} else {
+			sum += b(nb)
+		}
+	}
+	return abs32(c - sum/4)
+}
+
+// busyAround is the mean of busyAt over pixel i's 3×3 neighbourhood on fr's grid (w×h).
+func busyAround(frame *raster.Image, fr image.Rectangle, w, h, i int) float32 {
+	x, y := i%w, i/w
+	var sum float32
+	n := 0
+	for dy := -1; dy <= 1; dy++ {
+		for dx := -1; dx <= 1; dx++ {
+			if xx, yy := x+dx, y+dy; xx >= 0 && xx < w && yy >= 0 && yy < h {
+				sum += busyAt(frame, fr, w, h, yy*w+xx)
+				n++
+			}
+		}
+	}
+	return sum / float32(n)
 }
