@@ -266,7 +266,7 @@ func TestOccluderFifthSurvey(t *testing.T) {
 		"astronaut → grace_hopper ×0.7, noisy": {0.60, 0.78, 0.97}, "grace_hopper → astronaut, mirrored, JPEG q35": {0.74, 0.84, 0.92},
 	}
 	ways, per := vsWays(t)
-	softSurvey(t, start, ways, floors, vsShapes, func(wi int, w hoWay) ([]float64, string) {
+	softSurvey(t, start, ways, floors, vsShapes, nil, func(wi int, w hoWay) ([]float64, string) {
 		textures, hues := vsTextures(t, w), vsHues(w.ownSkin)
 		return softSurveyWay(t, w, "fifth", vsShapes, hues, textures, softSurveyCases(vsShapes, textures, hues, per[wi][0], per[wi][1]))
 	})

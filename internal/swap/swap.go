@@ -124,7 +124,9 @@ type Swapper struct {
 	dst                 face.Landmarks68
 	dstExt, tgtExt      [extPoints]geom.Pt
 	fitA, fitB          []geom.Pt
-	sorted, hull, hull2 []geom.Pt // convexHull's
+	seen                face.Landmarks68 // the target's landmarks placed by the points seen (see seenLandmarks)
+	seenA, seenB        []geom.Pt        // the seen points, the source's and the target's
+	sorted, hull, hull2 []geom.Pt        // convexHull's
 	warped              raster.FloatImage
 	cov, mask           raster.Mask // cov: the membrane's band, and scratch for the tests below
 	blur                raster.Blur
@@ -264,13 +266,34 @@ func shrink(poly []geom.Pt, inset float64) bool {
 func (s *Swapper) Apply(frame *raster.Image, target *face.Landmarks68) {
 	s.last = image.Rectangle{}
 	defer func() { s.steadyOn = false }() // Steady's tones are this face's, however it ends
-	if !finite(target) {
+	fr, size, ok := s.prepare(frame, target)
+	if !ok {
 		return
+	}
+	// Under a large cover the points it hides are the landmark model's guesses (see
+	// seenLandmarks): the swap is made again with them placed by the points seen.
+	if s.opts.Occluders && s.seenLandmarks(target, &s.seen) {
+		target = &s.seen
+		if fr, size, ok = s.prepare(frame, target); !ok {
+			return
+		}
+	}
+	s.adjust(frame, target, fr, size)
+	raster.Blend(frame, &s.warped, &s.mask)
+	s.last = fr
+}
+
+// prepare warps the source to the target face and builds the mask: the hull, the feathering,
+// the occluders and the seam's band; it returns the rectangle of the frame the swap covers and
+// the face's size, false where the face is to be left alone (see Apply).
+func (s *Swapper) prepare(frame *raster.Image, target *face.Landmarks68) (image.Rectangle, float64, bool) {
+	if !finite(target) {
+		return image.Rectangle{}, 0, false
 	}
 	b := geom.Bounds(target[:])
 	size := math.Max(b.W(), b.H())
 	if size < minFace || size > 16*float64(max(frame.W, frame.H)) { // the latter is a broken detection
-		return
+		return image.Rectangle{}, 0, false
 	}
 	// The identity-keeping swap warps the mesh extended over the brows; the old one the
 	// 68 points' own.
@@ -291,12 +314,12 @@ func (s *Swapper) Apply(frame *raster.Image, target *face.Landmarks68) {
 	s.sorted, s.hull = convexHull(dstPts, s.sorted, s.hull)
 	s.sorted, s.hull2 = convexHull(tgtPts, s.sorted, s.hull2)
 	if len(s.hull) < 3 || len(s.hull2) < 3 {
-		return
+		return image.Rectangle{}, 0, false
 	}
 	sigma := math.Min(s.opts.Feather*size, maxFeather)
 	inset := s.opts.Erode*size + 2*sigma
 	if !shrink(s.hull, inset) || !shrink(s.hull2, inset) { // nothing would be left of the face
-		return
+		return image.Rectangle{}, 0, false
 	}
 
 	// The mask may hang over the frame's edge by the blur radius, so a face cut by the
@@ -307,7 +330,7 @@ func (s *Swapper) Apply(frame *raster.Image, target *face.Landmarks68) {
 	mr := box.Intersect(frame.Bounds().Inset(-rad))
 	fr := mr.Intersect(frame.Bounds())
 	if fr.Empty() {
-		return
+		return image.Rectangle{}, 0, false
 	}
 	s.mask.Reset(mr)
 	raster.FillConvex(&s.mask, s.hull, 1)
@@ -334,9 +357,7 @@ func (s *Swapper) Apply(frame *raster.Image, target *face.Landmarks68) {
 		s.mask.Mul(&s.occ)
 	}
 
-	s.adjust(frame, target, fr, size)
-	raster.Blend(frame, &s.warped, &s.mask)
-	s.last = fr
+	return fr, size, true
 }
 
 // seamBand puts in s.cov (over fr) the membrane's band: the face mask's (s.mask, over mr)

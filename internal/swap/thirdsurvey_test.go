@@ -417,7 +417,7 @@ func TestOccluderThirdSurvey(t *testing.T) {
 		"astronaut → grace_hopper ×0.75": {0.85, 0.93, 0.97}, "grace_hopper → astronaut, mirrored": {0.87, 0.91, 0.91},
 	}
 	ways, per := tsWays(t)
-	softSurvey(t, start, ways, floors, tsShapes, func(wi int, w hoWay) ([]float64, string) {
+	softSurvey(t, start, ways, floors, tsShapes, nil, func(wi int, w hoWay) ([]float64, string) {
 		return tsWay(t, w, per[wi])
 	})
 }
