@@ -80,6 +80,7 @@ func (s *Swapper) growIntoFeatures(frame *raster.Image, target *face.Landmarks68
 		return
 	}
 	w, h := fr.Dx(), fr.Dy()
+	s.mouthOpen(frame, target, fr, s.occ.Pix)
 	s.growBand(target, size, fr)
 	// The found covers' pieces in the band or on a feature (a band's centre line may reach its rim),
 	// each fitted and grown on its own.

@@ -112,8 +112,7 @@ func (s *Swapper) structure(frame *raster.Image, target *face.Landmarks68, fm *r
 	s.oddTexture(target, fm, fr, size)
 	s.open(r)
 	s.outlineEnclosed(fm, fr, r+1)
-	s.coveredFeatures(target, fr)
-	s.bridgeFeatures(fr, size)
+	s.coverFeatures(frame, target, fr, size)
 	for i, v := range s.clip.Pix {
 		if v > 0.5 {
 			s.occ.Pix[i] = 1
@@ -631,7 +630,7 @@ func (s *Swapper) structureCoarse(frame *raster.Image, target *face.Landmarks68,
 			s.cfm.Pix[i] = fm.At(fr.Min.X+x, fr.Min.Y+y)
 			s.cexcl.Pix[i] = s.excl.Pix[y*w+x]
 			s.cocc.Pix[i] = s.occ.Pix[y*w+x]
-			s.copen.Pix[i] = s.lipsOpen.Pix[y*w+x]
+			s.copen.Pix[i] = s.mouthSmooth.Pix[y*w+x]
 		}
 	}
 	var lm face.Landmarks68
@@ -640,11 +639,11 @@ func (s *Swapper) structureCoarse(frame *raster.Image, target *face.Landmarks68,
 	}
 	s.excl, s.cexcl = s.cexcl, s.excl
 	s.occ, s.cocc = s.cocc, s.occ
-	s.lipsOpen, s.copen = s.copen, s.lipsOpen
+	s.mouthSmooth, s.copen = s.copen, s.mouthSmooth
 	s.structure(img, &lm, &s.cfm, size/float64(f), cr, m)
 	s.excl, s.cexcl = s.cexcl, s.excl
 	s.occ, s.cocc = s.cocc, s.occ
-	s.lipsOpen, s.copen = s.copen, s.lipsOpen
+	s.mouthSmooth, s.copen = s.copen, s.mouthSmooth
 	for y := range h {
 		crow := s.cocc.Pix[min(ch-1, y/f)*cw:][:cw]
 		orow := s.occ.Pix[y*w:][:w]
