@@ -147,7 +147,10 @@ func lipsTakenBack(s *Swapper, frame *raster.Image, lm, bare *face.Landmarks68, 
 //   - her moustache over red lipstick: dlib places her mouth some pixels high, and hueBands
 //     takes the red lower lip for a band (another rule's).
 //   - the astronaut's plain stubble: its dots over her pale lips' edge are as busy as it.
+//   - the astronaut's chin beard over red lipstick: the hair fills only the ring's lower part
+//     and the painted lips are half as busy as it, as under a noisy cover: taken back whole.
 var beardLimits = map[string]float64{
+	"into astronaut true, chin beard, lipstick true":    435,
 	"into astronaut false, full auburn, lipstick false": 290,
 	"into astronaut false, full auburn, lipstick true":  300,
 	"into astronaut false, moustache, lipstick true":    700,

@@ -1,8 +1,10 @@
 package swap
 
 import (
+	"fmt"
 	"image"
 	"math"
+	"os"
 	"slices"
 
 	"github.com/facefusion-hpc/facefusion/internal/face"
@@ -28,8 +30,11 @@ const (
 	// a grainy or lossy face's skin, and a textured cover's edges, stay under it.
 	mouthBusyLeast = 0.1
 	// mouthBusyHair is how many times busier than the lips' lower quartile the ring must be:
-	// the lips' own busyness lies at their outline and their parting.
-	mouthBusyHair = 3
+	// the lips' own busyness lies at their outline and their parting. mouthBusyCover is how
+	// many times busier than the lips' median: a grainy or noisy cover over the mouth is about
+	// as busy over the lips as about them.
+	mouthBusyHair  = 3
+	mouthBusyCover = 2
 	// mouthCrossed is the least share of the lips' pixels that must look like the hair about
 	// the mouth for its colour to leave none of them open.
 	mouthCrossed = 0.5
@@ -64,7 +69,10 @@ func (s *Swapper) mouthHair(frame *raster.Image, target *face.Landmarks68, fr im
 		slices.Sort(ring)
 		rb := ring[3*len(ring)/4]
 		slices.Sort(lips)
-		s.hairMouth = rb >= mouthBusyLeast && rb >= mouthBusyHair*lips[len(lips)/4]
+		s.hairMouth = rb >= mouthBusyLeast && rb >= mouthBusyHair*lips[len(lips)/4] && rb >= mouthBusyCover*lips[len(lips)/2]
+		if os.Getenv("DBGM") != "" {
+			fmt.Printf("DBGM ringUQ %.3f ringMed %.3f lipsLQ %.3f lipsMed %.3f lipsUQ %.3f r/m %.1f\n", ring[3*len(ring)/4], median(ring), lips[len(lips)/4], lips[len(lips)/2], lips[3*len(lips)/4], ring[3*len(ring)/4]/lips[len(lips)/2])
+		}
 		smooth = float32(math.Sqrt(float64(rb * max(lips[len(lips)/2], mouthBusyLeast/mouthBusyHair))))
 	}
 	if !s.hairMouth {
