@@ -110,7 +110,7 @@ func (s *Swapper) detail(frame *raster.Image, target *face.Landmarks68, fm *rast
 			}
 		}
 	}
-	s.addSeededFinds(target, fm, size, fr, occDetailLeast)
+	s.addSeededFinds(frame, target, fm, size, fr, occDetailLeast)
 }
 
 // luma is BT.601's luma of a pixel's R, G and B (the Y of raster's colour statistics).

@@ -80,6 +80,7 @@ func (s *Swapper) growIntoFeatures(frame *raster.Image, target *face.Landmarks68
 		return
 	}
 	w, h := fr.Dx(), fr.Dy()
+	s.mouthOpen(frame, target, fr, s.occ.Pix)
 	s.growBand(target, size, fr)
 	// The found covers' pieces in the band or on a feature (a band's centre line may reach its rim),
 	// each fitted and grown on its own.
@@ -343,7 +344,7 @@ func (s *Swapper) bridgeThick(fr image.Rectangle, size float64) {
 	inOpening := func(i int) bool { return squareSum(eroded, w, h, i%w, i/w, r) > 0 }
 	s.bridgeRuns(w, h, side, gap, inOpening)
 	for i, v := range s.clip.Pix {
-		if v > 0 {
+		if v > 0 && s.lipsOpen.Pix[i] == 0 {
 			s.occ.Pix[i] = 1
 		}
 	}

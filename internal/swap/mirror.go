@@ -132,8 +132,7 @@ func (s *Swapper) mirror(frame *raster.Image, target *face.Landmarks68, fm *rast
 	}
 	s.growFromSeeds(&s.clip, w, h)
 	s.dropSmall(&s.clip, fm, fr, occMinArea)
-	s.coveredFeatures(target, fr)
-	s.bridgeFeatures(fr, size)
+	s.coverFeatures(frame, target, fr, size)
 	for i, v := range s.clip.Pix {
 		if v > 0.5 {
 			s.occ.Pix[i] = 1

@@ -123,6 +123,7 @@ func (s *Swapper) occluders(frame *raster.Image, target *face.Landmarks68, fm *r
 	} else {
 		s.growSeeds(fr, size)
 	}
+	s.mouthHair(frame, target, fr)
 	s.structureCoarse(frame, target, fm, size, fr, m)
 	s.detail(frame, target, fm, size, fr)
 	s.texture(frame, target, fm, size, fr)

@@ -112,8 +112,7 @@ func (s *Swapper) structure(frame *raster.Image, target *face.Landmarks68, fm *r
 	s.oddTexture(target, fm, fr, size)
 	s.open(r)
 	s.outlineEnclosed(fm, fr, r+1)
-	s.coveredFeatures(target, fr)
-	s.bridgeFeatures(fr, size)
+	s.coverFeatures(frame, target, fr, size)
 	for i, v := range s.clip.Pix {
 		if v > 0.5 {
 			s.occ.Pix[i] = 1
@@ -482,7 +481,7 @@ func (s *Swapper) coveredFeatures(target *face.Landmarks68, fr image.Rectangle) 
 		}
 		if ring > 0 && covered > occZoneCovered*ring {
 			for i, v := range s.zone.Pix {
-				if v == 1 {
+				if v == 1 && s.lipsOpen.Pix[i] == 0 {
 					s.clip.Pix[i] = 1
 				}
 			}
@@ -541,7 +540,7 @@ func (s *Swapper) bridgeFeatures(fr image.Rectangle, size float64) {
 		bridge(x, w, h)
 	}
 	for i, v := range s.zone.Pix {
-		if v > 0 {
+		if v > 0 && s.lipsOpen.Pix[i] == 0 {
 			s.clip.Pix[i] = 1
 		}
 	}
@@ -613,6 +612,7 @@ func (s *Swapper) structureCoarse(frame *raster.Image, target *face.Landmarks68,
 	s.cfm.Reset(cr)
 	s.cexcl.Reset(cr)
 	s.cocc.Reset(cr)
+	s.copen.Reset(cr)
 	for cy := range ch {
 		for cx := range cw {
 			var sum [3]int
@@ -630,6 +630,7 @@ func (s *Swapper) structureCoarse(frame *raster.Image, target *face.Landmarks68,
 			s.cfm.Pix[i] = fm.At(fr.Min.X+x, fr.Min.Y+y)
 			s.cexcl.Pix[i] = s.excl.Pix[y*w+x]
 			s.cocc.Pix[i] = s.occ.Pix[y*w+x]
+			s.copen.Pix[i] = s.mouthSmooth.Pix[y*w+x]
 		}
 	}
 	var lm face.Landmarks68
@@ -638,9 +639,11 @@ func (s *Swapper) structureCoarse(frame *raster.Image, target *face.Landmarks68,
 	}
 	s.excl, s.cexcl = s.cexcl, s.excl
 	s.occ, s.cocc = s.cocc, s.occ
+	s.mouthSmooth, s.copen = s.copen, s.mouthSmooth
 	s.structure(img, &lm, &s.cfm, size/float64(f), cr, m)
 	s.excl, s.cexcl = s.cexcl, s.excl
 	s.occ, s.cocc = s.cocc, s.occ
+	s.mouthSmooth, s.copen = s.copen, s.mouthSmooth
 	for y := range h {
 		crow := s.cocc.Pix[min(ch-1, y/f)*cw:][:cw]
 		orow := s.occ.Pix[y*w:][:w]

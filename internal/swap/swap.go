@@ -142,6 +142,11 @@ type Swapper struct {
 	// zone the places a test treats apart.
 	occ, excl, clip, zone raster.Mask
 	occBlur               raster.Blur
+	// lipsOpen: the mouth's pixels that a cover only ringing it leaves swapped (see mouthOpen);
+	// mouthSmooth and hairMouth: the frame's smooth lips and whether hair rings them (see mouthHair).
+	lipsOpen, mouthSmooth raster.Mask
+	hairMouth             bool
+	busy                  [2][]float32 // the ring's and the lips' busyness (see mouthOpen)
 	part, partHull        []geom.Pt    // a feature's points and their hull
 	feat                  [3][]float32 // colour features: the skin samples, a cover's pixels
 	dev                   []float32    // values to sort for a median
@@ -160,11 +165,11 @@ type Swapper struct {
 	// The structure test's (see structure): the smoothed channels (the thin covers' too), the
 	// colour's gradient and the fine detail, and the coarse grid a large face is seen on
 	// (see structureCoarse).
-	chan3            [3]raster.Mask
-	chanBlur         raster.Blur
-	grad, tex        []float32
-	small            *raster.Image
-	cfm, cexcl, cocc raster.Mask
+	chan3                   [3]raster.Mask
+	chanBlur                raster.Blur
+	grad, tex               []float32
+	small                   *raster.Image
+	cfm, cexcl, cocc, copen raster.Mask
 	// The detail test's (see detail): the frame's and the warped source's fine detail.
 	detT, detS raster.Mask
 	// Their medians on the skin discs (see skinMedian), which thinCovers reads too.

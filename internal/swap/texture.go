@@ -114,7 +114,7 @@ func (s *Swapper) texture(frame *raster.Image, target *face.Landmarks68, fm *ras
 			}
 		}
 	}
-	s.addSeededFinds(target, fm, size, fr, occMinArea)
+	s.addSeededFinds(frame, target, fm, size, fr, occMinArea)
 	// Colour noise apart, over the skin and the nose: its seeds grow only through its own
 	// weak pixels (a grainy face's skin is weak in the luma all over).
 	refC := s.chromaRef(target, size, fr) + texChromaOffset
@@ -137,7 +137,7 @@ func (s *Swapper) texture(frame *raster.Image, target *face.Landmarks68, fm *ras
 			}
 		}
 	}
-	s.addSeededFinds(target, fm, size, fr, occMinArea)
+	s.addSeededFinds(frame, target, fm, size, fr, occMinArea)
 }
 
 // textureMaps puts in s.texE (over fr) three local texture descriptors of the frame's luma,
@@ -413,15 +413,14 @@ func rowStep(p []float32, run float32, x, r int, inner float32) (float32, float3
 // of the face, and the features they ring or cross. Only finds of some size ring or bridge a
 // feature: small ones come and go with a lossy frame's noise, and a feature covered in one
 // frame and not the next flickers.
-func (s *Swapper) addSeededFinds(target *face.Landmarks68, fm *raster.Mask, size float64, fr image.Rectangle, least float64) {
+func (s *Swapper) addSeededFinds(frame *raster.Image, target *face.Landmarks68, fm *raster.Mask, size float64, fr image.Rectangle, least float64) {
 	s.dropSmallSeeds(fm, fr)
 	if len(s.stack) == 0 { // the common case, a bare face
 		return
 	}
 	s.growFromSeeds(&s.clip, fr.Dx(), fr.Dy())
 	s.dropSmall(&s.clip, fm, fr, least)
-	s.coveredFeatures(target, fr)
-	s.bridgeFeatures(fr, size)
+	s.coverFeatures(frame, target, fr, size)
 	for i, v := range s.clip.Pix {
 		if v > 0.5 {
 			s.occ.Pix[i] = 1
