@@ -310,7 +310,8 @@ func (s *Swapper) enclosedRegions(frame *raster.Image, fm *raster.Mask, fr image
 			continue
 		}
 		s.regMed[k] = s.regionMedian(frame, fr, int32(k), m)
-		s.skin[k] = enclosedSkin(s.regMed[k], skin[0]) || enclosedSkin(s.regMed[k], skin[1])
+		s.skin[k] = enclosedSkin(s.regMed[k], skin[0]) || enclosedSkin(s.regMed[k], skin[1]) ||
+			reaches && !darkerThan(s.regMed[k], skin)
 		s.enclosed[k] = !s.skin[k]
 	}
 }
@@ -337,6 +338,14 @@ func (s *Swapper) inwardRegions(fm *raster.Mask, fr image.Rectangle, deep int) {
 			s.inward[l] = true
 		}
 	}
+}
+
+// darkerThan reports whether a region's median brightness (med) lies below both skin
+// references' by occLikeSkinBright: a region reaching the outline is judged only then, as a
+// cover held up to the face is darker than the lit skin it comes in over, while the skin
+// that a cover's edge cuts off from the rest (above a mask, beside a hand) keeps its light.
+func darkerThan(med [4]float32, skin [2][4]float32) bool {
+	return med[0] < min(skin[0][0], skin[1][0])-occLikeSkinBright
 }
 
 // enclosedSkin reports whether an enclosed region's median colour features and detail (med)
