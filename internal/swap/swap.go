@@ -124,9 +124,7 @@ type Swapper struct {
 	dst                 face.Landmarks68
 	dstExt, tgtExt      [extPoints]geom.Pt
 	fitA, fitB          []geom.Pt
-	seen                face.Landmarks68 // the target's landmarks placed by the points seen (see seenLandmarks)
-	seenA, seenB        []geom.Pt        // the seen points, the source's and the target's
-	sorted, hull, hull2 []geom.Pt        // convexHull's
+	sorted, hull, hull2 []geom.Pt // convexHull's
 	warped              raster.FloatImage
 	cov, mask           raster.Mask // cov: the membrane's band, and scratch for the tests below
 	blur                raster.Blur
@@ -271,34 +269,13 @@ func shrink(poly []geom.Pt, inset float64) bool {
 func (s *Swapper) Apply(frame *raster.Image, target *face.Landmarks68) {
 	s.last = image.Rectangle{}
 	defer func() { s.steadyOn = false }() // Steady's tones are this face's, however it ends
-	fr, size, ok := s.prepare(frame, target)
-	if !ok {
-		return
-	}
-	// Under a large cover the points it hides are the landmark model's guesses (see
-	// seenLandmarks): the swap is made again with them placed by the points seen.
-	if s.opts.Occluders && s.seenLandmarks(target, &s.seen) {
-		target = &s.seen
-		if fr, size, ok = s.prepare(frame, target); !ok {
-			return
-		}
-	}
-	s.adjust(frame, target, fr, size)
-	raster.Blend(frame, &s.warped, &s.mask)
-	s.last = fr
-}
-
-// prepare warps the source to the target face and builds the mask: the hull, the feathering,
-// the occluders and the seam's band; it returns the rectangle of the frame the swap covers and
-// the face's size, false where the face is to be left alone (see Apply).
-func (s *Swapper) prepare(frame *raster.Image, target *face.Landmarks68) (image.Rectangle, float64, bool) {
 	if !finite(target) {
-		return image.Rectangle{}, 0, false
+		return
 	}
 	b := geom.Bounds(target[:])
 	size := math.Max(b.W(), b.H())
 	if size < minFace || size > 16*float64(max(frame.W, frame.H)) { // the latter is a broken detection
-		return image.Rectangle{}, 0, false
+		return
 	}
 	// The identity-keeping swap warps the mesh extended over the brows; the old one the
 	// 68 points' own.
@@ -319,12 +296,12 @@ func (s *Swapper) prepare(frame *raster.Image, target *face.Landmarks68) (image.
 	s.sorted, s.hull = convexHull(dstPts, s.sorted, s.hull)
 	s.sorted, s.hull2 = convexHull(tgtPts, s.sorted, s.hull2)
 	if len(s.hull) < 3 || len(s.hull2) < 3 {
-		return image.Rectangle{}, 0, false
+		return
 	}
 	sigma := math.Min(s.opts.Feather*size, maxFeather)
 	inset := s.opts.Erode*size + 2*sigma
 	if !shrink(s.hull, inset) || !shrink(s.hull2, inset) { // nothing would be left of the face
-		return image.Rectangle{}, 0, false
+		return
 	}
 
 	// The mask may hang over the frame's edge by the blur radius, so a face cut by the
@@ -335,7 +312,7 @@ func (s *Swapper) prepare(frame *raster.Image, target *face.Landmarks68) (image.
 	mr := box.Intersect(frame.Bounds().Inset(-rad))
 	fr := mr.Intersect(frame.Bounds())
 	if fr.Empty() {
-		return image.Rectangle{}, 0, false
+		return
 	}
 	s.mask.Reset(mr)
 	raster.FillConvex(&s.mask, s.hull, 1)
@@ -362,7 +339,9 @@ func (s *Swapper) prepare(frame *raster.Image, target *face.Landmarks68) (image.
 		s.mask.Mul(&s.occ)
 	}
 
-	return fr, size, true
+	s.adjust(frame, target, fr, size)
+	raster.Blend(frame, &s.warped, &s.mask)
+	s.last = fr
 }
 
 // seamBand puts in s.cov (over fr) the membrane's band: the face mask's (s.mask, over mr)
