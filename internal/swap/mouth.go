@@ -23,7 +23,9 @@ import (
 // large enough to be kept on its own goes on, and only where it meets the mouth's zone along
 // a cover's width: a lossy frame's blocks beside a smile are found as small pieces of the
 // skin's hue, and a mark on the cheek grazes the zone at a corner; grown over pale lips
-// either takes back the mouth on the frames where it is found.
+// either takes back the mouth on the frames where it is found. And what a growth takes of the
+// lips must look like its find: a cover goes on over the mouth as it is beside it, while a
+// find of bare skin grows into the pale lips' own shading at the edge of its tolerance.
 
 const (
 	// mouthRim is how far (share of the face size) beyond the mouth's zone a find's pixels
@@ -40,6 +42,10 @@ const (
 	// twice as wide; a mark beside the mouth's corner that grazes the zone is not a cover
 	// reaching onto the mouth.
 	mouthMeet = 0.015
+	// mouthBeyondFind is how much farther (in multiples of the cover's tolerances) the median
+	// pixel a growth takes of the lips may lie from the find's colour than the find's own
+	// upper quartile does.
+	mouthBeyondFind = 0.25
 	// mouthClipped is the level at which a channel is taken as blown out.
 	mouthClipped = 250
 )
@@ -84,7 +90,7 @@ func (s *Swapper) mouthCovers(frame *raster.Image, target *face.Landmarks68, fm 
 	n := s.components(w, h)
 	s.regionBoxes(n, w, h)
 	least := max(8, int(growSeedLeast*size*size))
-	meet := max(2, int(mouthMeet*size))
+	meet := max(1, int(mouthMeet*size))
 	skin := [3]float32{m.med[0], m.med[1]*m.ux - m.med[2]*m.uy, m.med[1]*m.uy + m.med[2]*m.ux}
 	s.clip.Reset(fr)
 	for k := int32(1); k <= int32(n); k++ {
@@ -257,9 +263,32 @@ func (s *Swapper) floodMouth(frame *raster.Image, fm *raster.Mask, size float64,
 			took++
 		}
 	}
-	if float64(took) < mouthLeast*float64(lips) {
+	if float64(took) < mouthLeast*float64(lips) || s.tooUnlikeFind(frame, fr, c, from) {
 		for _, i := range s.stack[from:] {
 			s.clip.Pix[i] = 0
 		}
 	}
+}
+
+// tooUnlikeFind reports whether the median pixel that the growth s.stack[from:] takes of the
+// lips lies more than mouthBeyondFind farther from c's colour than the upper quartile of the
+// find's own pixels, s.stack[:from]: the lips' shading, not the cover going on over them.
+func (s *Swapper) tooUnlikeFind(frame *raster.Image, fr image.Rectangle, c *coverLook, from int) bool {
+	w := fr.Dx()
+	find, took := s.feat[0][:0], s.feat[1][:0]
+	for _, i := range s.stack[:from] {
+		find = append(find, c.dist(pixelFeatures(frame, fr, w, int(i)), c.med))
+	}
+	for _, i := range s.stack[from:] {
+		if s.zone.Pix[i] == 2 {
+			took = append(took, c.dist(pixelFeatures(frame, fr, w, int(i)), c.med))
+		}
+	}
+	s.feat[0], s.feat[1] = find, took
+	if len(find) == 0 || len(took) == 0 {
+		return false
+	}
+	slices.Sort(find)
+	slices.Sort(took)
+	return took[len(took)/2] > find[3*len(find)/4]+mouthBeyondFind
 }
