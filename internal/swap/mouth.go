@@ -19,7 +19,13 @@ import (
 // than like the lips (the mouth's pixels that do not look like it: lips, teeth and the gap
 // where the cover leaves them bare). Lips and teeth the cover does not hide stop it, so a
 // cover beside the mouth, or skin around the lips, does not cross them; and a growth that
-// takes little of the lips is the skin ring around them, which stays swapped.
+// takes little of the lips is the skin ring around them, which stays swapped. Only a find
+// large enough to be kept on its own goes on, and only where it meets the mouth's zone along
+// a cover's width: a lossy frame's blocks beside a smile are found as small pieces of the
+// skin's hue, and a mark on the cheek grazes the zone at a corner; grown over pale lips
+// either takes back the mouth on the frames where it is found. And what a growth takes of the
+// lips must look like its find: a cover goes on over the mouth as it is beside it, while a
+// find of bare skin grows into the pale lips' own shading at the edge of its tolerance.
 
 const (
 	// mouthRim is how far (share of the face size) beyond the mouth's zone a find's pixels
@@ -31,6 +37,15 @@ const (
 	// mouthRingReach is how far (share of the face size, in 4-connected steps) a cover of the
 	// skin's hue grows over the skin ring around the lips from its find: the ring looks like it.
 	mouthRingReach = 0.06
+	// mouthMeet is the least width (share of the face size, in pixels of the find touching
+	// the mouth's zone) along which a find must meet the zone: a spoon's handle is about
+	// twice as wide; a mark beside the mouth's corner that grazes the zone is not a cover
+	// reaching onto the mouth.
+	mouthMeet = 0.015
+	// mouthBeyondFind is how much farther (in multiples of the cover's tolerances) the median
+	// pixel a growth takes of the lips may lie from the find's colour than the find's own
+	// upper quartile does.
+	mouthBeyondFind = 0.25
 	// mouthClipped is the level at which a channel is taken as blown out.
 	mouthClipped = 250
 )
@@ -57,12 +72,16 @@ func (s *Swapper) mouthCovers(frame *raster.Image, target *face.Landmarks68, fm 
 	if lips == 0 {
 		return
 	}
+	// s.clip: 1 on the finds that dropSmall keeps on their own. A smaller one (a lossy
+	// frame's block beside a smile, a blemish) is no cover, and what it grew over the mouth
+	// would make it large enough to keep.
+	s.keptOnTheirOwn(fm, fr)
 	// The finds outside the zone within mouthRim of it, each piece on its own.
 	rim := max(1, int(mouthRim*size))
 	zb := boxOf(s.zone.Pix, w, h)
 	near := image.Rect(zb.Min.X-rim, zb.Min.Y-rim, zb.Max.X+rim, zb.Max.Y+rim).Intersect(image.Rect(0, 0, w, h))
 	s.sizeLabels(w * h)
-	for i, v := range s.occ.Pix {
+	for i, v := range s.clip.Pix {
 		s.label[i] = -1
 		if v == 1 && s.zone.Pix[i] == 0 && (image.Point{i % w, i / w}).In(near) {
 			s.label[i] = 0
@@ -71,10 +90,11 @@ func (s *Swapper) mouthCovers(frame *raster.Image, target *face.Landmarks68, fm 
 	n := s.components(w, h)
 	s.regionBoxes(n, w, h)
 	least := max(8, int(growSeedLeast*size*size))
+	meet := max(1, int(mouthMeet*size))
 	skin := [3]float32{m.med[0], m.med[1]*m.ux - m.med[2]*m.uy, m.med[1]*m.uy + m.med[2]*m.ux}
 	s.clip.Reset(fr)
 	for k := int32(1); k <= int32(n); k++ {
-		if s.area[k] < least/2 || !s.meetsZone(k, w, h) {
+		if s.area[k] < least/2 || s.meetsZone(k, w, h) < meet {
 			continue
 		}
 		var c coverLook
@@ -113,21 +133,37 @@ func boxOf(v []float32, w, h int) image.Rectangle {
 	return b
 }
 
-// meetsZone reports whether s.label's region k (on a w×h grid) touches the mouth's zone.
-func (s *Swapper) meetsZone(k int32, w, h int) bool {
+// keptOnTheirOwn sets s.clip (over fr) to 1 on the finds of s.occ that cover at least
+// occMinArea of the face (fm), as dropSmall keeps them, and 0 elsewhere.
+func (s *Swapper) keptOnTheirOwn(fm *raster.Mask, fr image.Rectangle) {
+	s.clip.Reset(fr)
+	s.labelRegions(s.occ.Pix, 1, fr)
+	least := int(occMinArea * float64(faceArea(fm, fr)))
+	for i, l := range s.label {
+		if l > 0 && s.area[l] >= least {
+			s.clip.Pix[i] = 1
+		}
+	}
+}
+
+// meetsZone is how many pixels of s.label's region k (on a w×h grid) touch the mouth's zone
+// where nothing was found: how wide the cover is where it reaches the mouth.
+func (s *Swapper) meetsZone(k int32, w, h int) int {
 	pb := s.boxes[k]
+	n := 0
 	for y := pb.Min.Y; y < pb.Max.Y; y++ {
 		for x := pb.Min.X; x < pb.Max.X; x++ {
 			if i := y*w + x; s.label[i] == k {
 				for _, nb := range neighbours4(i, w, h) {
 					if nb >= 0 && s.zone.Pix[nb] > 0 && s.occ.Pix[nb] != 1 {
-						return true
+						n++
+						break
 					}
 				}
 			}
 		}
 	}
-	return false
+	return n
 }
 
 // fitRim sets c's median and tolerances from s.label's region k (its pixels lie within
@@ -227,9 +263,32 @@ func (s *Swapper) floodMouth(frame *raster.Image, fm *raster.Mask, size float64,
 			took++
 		}
 	}
-	if float64(took) < mouthLeast*float64(lips) {
+	if float64(took) < mouthLeast*float64(lips) || s.tooUnlikeFind(frame, fr, c, from) {
 		for _, i := range s.stack[from:] {
 			s.clip.Pix[i] = 0
 		}
 	}
+}
+
+// tooUnlikeFind reports whether the median pixel that the growth s.stack[from:] takes of the
+// lips lies more than mouthBeyondFind farther from c's colour than the upper quartile of the
+// find's own pixels, s.stack[:from]: the lips' shading, not the cover going on over them.
+func (s *Swapper) tooUnlikeFind(frame *raster.Image, fr image.Rectangle, c *coverLook, from int) bool {
+	w := fr.Dx()
+	find, took := s.feat[0][:0], s.feat[1][:0]
+	for _, i := range s.stack[:from] {
+		find = append(find, c.dist(pixelFeatures(frame, fr, w, int(i)), c.med))
+	}
+	for _, i := range s.stack[from:] {
+		if s.zone.Pix[i] == 2 {
+			took = append(took, c.dist(pixelFeatures(frame, fr, w, int(i)), c.med))
+		}
+	}
+	s.feat[0], s.feat[1] = find, took
+	if len(find) == 0 || len(took) == 0 {
+		return false
+	}
+	slices.Sort(find)
+	slices.Sort(took)
+	return took[len(took)/2] > find[3*len(find)/4]+mouthBeyondFind
 }
