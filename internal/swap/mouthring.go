@@ -1,10 +1,8 @@
 package swap
 
 import (
-	"fmt"
 	"image"
 	"math"
-	"os"
 	"slices"
 
 	"github.com/facefusion-hpc/facefusion/internal/face"
@@ -70,9 +68,6 @@ func (s *Swapper) mouthHair(frame *raster.Image, target *face.Landmarks68, fr im
 		rb := ring[3*len(ring)/4]
 		slices.Sort(lips)
 		s.hairMouth = rb >= mouthBusyLeast && rb >= mouthBusyHair*lips[len(lips)/4] && rb >= mouthBusyCover*lips[len(lips)/2]
-		if os.Getenv("DBGM") != "" {
-			fmt.Printf("DBGM ringUQ %.3f ringMed %.3f lipsLQ %.3f lipsMed %.3f lipsUQ %.3f r/m %.1f\n", ring[3*len(ring)/4], median(ring), lips[len(lips)/4], lips[len(lips)/2], lips[3*len(lips)/4], ring[3*len(ring)/4]/lips[len(lips)/2])
-		}
 		smooth = float32(math.Sqrt(float64(rb * max(lips[len(lips)/2], mouthBusyLeast/mouthBusyHair))))
 	}
 	if !s.hairMouth {
