@@ -65,11 +65,6 @@ const (
 	// (the cheek beside the nose) but leaves its colour or deepens it, where a grey or a
 	// dull cover is darker and paler.
 	occEnclosedWide = 2
-	// occEnclosedDeep is how far (share of the face size) from the face's outline a small
-	// region that reaches the outline must run to be judged as an enclosed one: hair and the
-	// background between strands lie along the outline, a cover held up to the face from
-	// beyond it (a bottle's neck, a finger, a strap) runs in across it.
-	occEnclosedDeep = 0.12
 )
 
 // structure adds to s.occ (over fr, 1 on occluders) what is not the face's skin by structure
@@ -105,7 +100,7 @@ func (s *Swapper) structure(frame *raster.Image, target *face.Landmarks68, fm *r
 	minArea := max((2*r+1)*(2*r+1), int(occRegionArea*float64(faceArea)))
 	ref, sampled := s.skinRegions(frame, target, size, fr, n, minArea, m)
 	s.eyeZones(target)
-	s.enclosedRegions(frame, fm, fr, max((2*r+1)*(2*r+1), int(occMinArea/2*float64(faceArea))), minArea, int(occEnclosedDeep*size), [2][4]float32{s.regMed[ref], sampled}, m)
+	s.enclosedRegions(frame, fm, fr, max((2*r+1)*(2*r+1), int(occMinArea/2*float64(faceArea))), minArea, [2][4]float32{s.regMed[ref], sampled}, m)
 	// Every region that is not skin and lies mostly outside the features (those inside are
 	// the features themselves) is a candidate; an opening drops the thin ones.
 	s.clip.Reset(fr)
@@ -275,7 +270,7 @@ func (s *Swapper) skinRegions(frame *raster.Image, target *face.Landmarks68, siz
 // background between strands) come and go with the frame's noise, and those mostly about an
 // eye (see eyeZones) are the lids', the fold's and a lens's, and both stay skin. s.enclosed
 // is left true on the regions so found.
-func (s *Swapper) enclosedRegions(frame *raster.Image, fm *raster.Mask, fr image.Rectangle, least, minArea, deep int, skin [2][4]float32, m skinModel) {
+func (s *Swapper) enclosedRegions(frame *raster.Image, fm *raster.Mask, fr image.Rectangle, least, minArea int, skin [2][4]float32, m skinModel) {
 	n := len(s.area) - 1
 	s.enclosed = append(s.enclosed[:0], make([]bool, n+1)...)
 	if least >= minArea {
@@ -294,7 +289,6 @@ func (s *Swapper) enclosedRegions(frame *raster.Image, fm *raster.Mask, fr image
 			}
 		}
 	}
-	s.inwardRegions(fm, fr, deep)
 	// Then how much of each lies about the eyes (see eyeZones).
 	s.eyeArea = append(s.eyeArea[:0], make([]int, n+1)...)
 	for i, l := range s.label {
@@ -305,46 +299,13 @@ func (s *Swapper) enclosedRegions(frame *raster.Image, fm *raster.Mask, fr image
 	for k := 1; k <= n; k++ {
 		reaches := s.enclosed[k]
 		s.enclosed[k] = false
-		if s.free[k] < least || s.area[k] >= minArea || reaches && !s.inward[k] || 2*s.free[k] < s.area[k] || 2*s.eyeArea[k] >= s.area[k] {
+		if s.free[k] < least || s.area[k] >= minArea || reaches || 2*s.free[k] < s.area[k] || 2*s.eyeArea[k] >= s.area[k] {
 			continue
 		}
 		s.regMed[k] = s.regionMedian(frame, fr, int32(k), m)
-		s.skin[k] = enclosedSkin(s.regMed[k], skin[0]) || enclosedSkin(s.regMed[k], skin[1]) ||
-			reaches && !darkerThan(s.regMed[k], skin)
+		s.skin[k] = enclosedSkin(s.regMed[k], skin[0]) || enclosedSkin(s.regMed[k], skin[1])
 		s.enclosed[k] = !s.skin[k]
 	}
-}
-
-// inwardRegions sets s.inward on the regions s.enclosed marks as reaching the face's outline
-// (fm's edge, over fr) that run deep pixels or more into the face: a bottle, a strap or a
-// finger coming in from beyond the outline. It uses s.clip and s.cov.
-func (s *Swapper) inwardRegions(fm *raster.Mask, fr image.Rectangle, deep int) {
-	n := len(s.area) - 1
-	s.inward = append(s.inward[:0], make([]bool, n+1)...)
-	if deep <= 0 || !slices.Contains(s.enclosed, true) {
-		return
-	}
-	w := fr.Dx()
-	s.clip.Reset(fr)
-	for i := range s.clip.Pix {
-		if !(fm.Pix[(i/w+fr.Min.Y-fm.Rect.Min.Y)*fm.Stride+i%w+fr.Min.X-fm.Rect.Min.X] > 0) {
-			s.clip.Pix[i] = 1
-		}
-	}
-	s.clip.Dilate(deep, &s.cov)
-	for i, l := range s.label {
-		if l > 0 && s.enclosed[l] && s.clip.Pix[i] == 0 {
-			s.inward[l] = true
-		}
-	}
-}
-
-// darkerThan reports whether a region's median brightness (med) lies below both skin
-// references' by occLikeSkinBright: a region reaching the outline is judged only then, as a
-// cover held up to the face is darker than the lit skin it comes in over, while the skin
-// that a cover's edge cuts off from the rest (above a mask, beside a hand) keeps its light.
-func darkerThan(med [4]float32, skin [2][4]float32) bool {
-	return med[0] < min(skin[0][0], skin[1][0])-occLikeSkinBright
 }
 
 // enclosedSkin reports whether an enclosed region's median colour features and detail (med)

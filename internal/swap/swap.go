@@ -160,9 +160,6 @@ type Swapper struct {
 	regMed [][4]float32
 	// enclosed: whether a region is a cover that its own edges close (see enclosedRegions).
 	enclosed []bool
-	// inward: whether a region that reaches the face's outline runs deep into the face
-	// (see enclosedRegions).
-	inward []bool
 	// The structure test's (see structure): the smoothed channels (the thin covers' too), the
 	// colour's gradient and the fine detail, and the coarse grid a large face is seen on
 	// (see structureCoarse).
