@@ -263,17 +263,30 @@ func (s *Swapper) fitCover(frame *raster.Image, fr image.Rectangle, k int32, c *
 	if !far {
 		gather(false)
 	}
+	tol := s.lookSpread(c)
+	if !far && (tol[0] > growBrightMost || max(tol[1], tol[2]) > growChromaMost) {
+		return false // a piece partly of skin or of a feature: not one cover's colour
+	}
+	c.tolerate(tol)
+	return true
+}
+
+// lookSpread sets c.med to the median of the colour features gathered in s.feat and returns
+// their spread as growSigmas robust standard deviations (from the median absolute deviation).
+func (s *Swapper) lookSpread(c *coverLook) [3]float32 {
 	var tol [3]float32
 	for i := range 3 {
 		var mad float32
 		c.med[i], mad = medianMAD(s.feat[i], &s.dev)
 		tol[i] = growSigmas * 1.4826 * mad
 	}
-	if !far && (tol[0] > growBrightMost || max(tol[1], tol[2]) > growChromaMost) {
-		return false // a piece partly of skin or of a feature: not one cover's colour
-	}
+	return tol
+}
+
+// tolerate sets c's brightness and chroma tolerances from the spread tol, within the bounds a
+// cover's colour is given: never tighter than a flat cover's, never looser than a grainy one's.
+func (c *coverLook) tolerate(tol [3]float32) {
 	c.tb, c.tc = max(growBright, min(tol[0], growBrightMost)), max(growChroma, min(max(tol[1], tol[2]), growChromaMost))
-	return true
 }
 
 // floodCover marks in s.clip, breadth first from s.label's region k, the pixels of the

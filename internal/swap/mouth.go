@@ -194,16 +194,11 @@ func (s *Swapper) fitRim(frame *raster.Image, fr image.Rectangle, k int32, c *co
 	if 2*clipped > len(s.feat[0]) {
 		return false
 	}
-	var tol [3]float32
-	for i := range 3 {
-		var mad float32
-		c.med[i], mad = medianMAD(s.feat[i], &s.dev)
-		tol[i] = growSigmas * 1.4826 * mad
-	}
+	tol := s.lookSpread(c)
 	if tol[0] > 2*growBrightMost || max(tol[1], tol[2]) > 2*growChromaMost {
 		return false
 	}
-	c.tb, c.tc = max(growBright, min(tol[0], growBrightMost)), max(growChroma, min(max(tol[1], tol[2]), growChromaMost))
+	c.tolerate(tol)
 	return true
 }
 

@@ -135,13 +135,7 @@ func (s *Swapper) ringLook(frame *raster.Image, fr image.Rectangle, zone, cover 
 	if len(s.feat[0]) < 8 {
 		return false
 	}
-	var tol [3]float32
-	for k := range 3 {
-		var mad float32
-		c.med[k], mad = medianMAD(s.feat[k], &s.dev)
-		tol[k] = growSigmas * 1.4826 * mad
-	}
-	c.tb, c.tc = max(growBright, min(tol[0], growBrightMost)), max(growChroma, min(max(tol[1], tol[2]), growChromaMost))
+	c.tolerate(s.lookSpread(c))
 	return true
 }
 
