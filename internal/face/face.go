@@ -3,6 +3,7 @@
 package face
 
 import (
+	"image"
 	"math"
 
 	"github.com/facefusion-hpc/facefusion/internal/geom"
@@ -74,6 +75,29 @@ type Face struct {
 	// Class is FaceFusion's classification of the face (fairface), set where a face selector
 	// filter needs it; zero otherwise.
 	Class Class
+	// Cover is what the classic swap found in front of the face in its frame as the target
+	// gave it (nil: nothing; Looked says whether it looked), and Votes the window's covers of
+	// the face, which the swap takes a vote over so that what covers the face does not come
+	// and go from frame to frame (temporal.Smoother sets them; nil: no vote).
+	Cover  *Cover
+	Looked bool
+	Votes  *Votes
+}
+
+// Votes are a face's covers in the Frames frames around it that were looked at (the frames
+// where nothing covered it left out).
+type Votes struct {
+	Covers []*Cover
+	Frames int
+}
+
+// Cover is a mask of what covers a face in one frame, on the frame's pixel grid (Pix[y·W+x]
+// for the pixel Rect.Min+(x, y), 1 covered), with the landmarks it was found on: a vote in
+// another frame maps it there by the face's motion between the two.
+type Cover struct {
+	Rect      image.Rectangle
+	Pix       []uint8
+	Landmarks Landmarks68
 }
 
 // Tone is the mask-weighted mean and standard deviation of a face's Y, Cb and Cr (BT.601

@@ -357,6 +357,13 @@ func (c *Config) ReadsSources() bool { return c.Swaps() || c.SelectsBySource() }
 // above 0, where faces are found).
 func (c *Config) Tracks() bool { return c.FindsFaces() && c.FaceTrackerScore > 0 }
 
+// ClassicWindow says whether the classic swapper runs over face_landmark_smoothing's window:
+// it then matches each face to its steady tone and keeps what covers it in most of the window's
+// frames (face.Face.SteadyTone, Covers), which the analysis measures in every frame.
+func (c *Config) ClassicWindow() bool {
+	return c.Swaps() && c.FaceSwapperModel == "classic" && c.FaceLandmarkSmoothing > 0 && !c.Tracks()
+}
+
 // MaskPadding is face_mask_padding as top, right, bottom, left percentages.
 func (c *Config) MaskPadding() [4]int { return spread4(c.FaceMaskPadding) }
 

@@ -619,7 +619,7 @@ func scaleFace(f *face.Face, sx, sy float64) {
 // analyseFrame sets w.frameFaces[k] to img's faces.
 func (w *modelWorker) analyseFrame(k int, img *raster.Image) error {
 	var err error // the analyser's slice is reused by the next frame: a copy of each
-	if w.frameFaces[k], err = w.Analyse(img, w.frameFaces[k][:0]); err != nil {
+	if w.frameFaces[k], err = w.analyseFaces(img, w.frameFaces[k][:0]); err != nil {
 		return err
 	}
 	if w.cfg.Tracks() { // an image, FaceFusion's one target frame: tracked over itself
@@ -630,10 +630,10 @@ func (w *modelWorker) analyseFrame(k int, img *raster.Image) error {
 	return nil
 }
 
-// Analyse appends img's faces (detection and landmarks; and embeddings in reference mode) to
-// dst: the analysis half of ProcessBatch, for the window stage of StreamWindow. A job whose
-// processors find no face (frame_enhancer alone) has none.
-func (w *modelWorker) Analyse(img *raster.Image, dst []face.Face) ([]face.Face, error) {
+// analyseFaces appends img's faces (detection and landmarks; and embeddings in reference mode)
+// to dst: the analysis half of ProcessBatch. A job whose processors find no face
+// (frame_enhancer alone) has none.
+func (w *modelWorker) analyseFaces(img *raster.Image, dst []face.Face) ([]face.Face, error) {
 	if w.an == nil {
 		return dst, nil // no face processor: no face is looked for
 	}
@@ -641,13 +641,30 @@ func (w *modelWorker) Analyse(img *raster.Image, dst []face.Face) ([]face.Face, 
 	if err != nil {
 		return dst, err
 	}
+	return append(dst, faces...), nil
+}
+
+// Analyse is analyseFaces for the window stage of StreamWindow, with what the window gathers
+// measured on each face.
+func (w *modelWorker) Analyse(img *raster.Image, dst []face.Face) ([]face.Face, error) {
 	n := len(dst)
-	dst = append(dst, faces...)
+	dst, err := w.analyseFaces(img, dst)
+	if err != nil {
+		return dst, err
+	}
 	// The window smooths each face's tone with its landmarks into the steady tone the classic
-	// swap reads (face.Face.SteadyTone): the face tracker and a window of 0 make none.
-	if w.cfg.Swaps() && w.cfg.FaceSwapperModel == "classic" && w.cfg.FaceLandmarkSmoothing > 0 && !w.cfg.Tracks() {
+	// swap reads (face.Face.SteadyTone), and gathers the covers found here for its vote (Covers):
+	// the face tracker and a window of 0 make neither.
+	if w.cfg.ClassicWindow() {
 		for i := n; i < len(dst); i++ {
 			dst[i].Tone = w.tone.Measure(img, dst[i].Box)
+		}
+		for _, p := range w.procs.Steps() {
+			if a, ok := p.(processors.FaceAnalyser); ok {
+				for i := n; i < len(dst); i++ {
+					a.AnalyseFace(img, &dst[i])
+				}
+			}
 		}
 	}
 	return dst, nil

@@ -211,7 +211,7 @@ func (r *segmentRun) frames() error {
 	var n int
 	var err error
 	if win.K > 0 || win.Tracks {
-		w := Window{K: win.K, Still: win.Still, Before: src.before, Count: end - start}
+		w := Window{K: win.K, Still: win.Still, Covers: win.Covers, Before: src.before, Count: end - start}
 		if win.Tracks {
 			w.Track = win.TrackScore
 		}

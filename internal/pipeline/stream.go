@@ -268,6 +268,9 @@ type TemporalWorker interface {
 type Window struct {
 	K, Still, Before, Count int
 	Track                   float64
+	// Covers is how many frames each side each face's covers are gathered from
+	// (temporal.Smoother.Covers), up to K.
+	Covers int
 }
 
 // halo is how many frames each side frame t's window reaches.
@@ -435,7 +438,7 @@ func (ws *windowStream) release() error {
 	hist := make([][]face.Face, span) // faces of frames u−2H..u, by index mod span
 	// their histograms, likewise: a shot cut between frames s and s+1 ends every window there
 	colours := make([]temporal.Histogram, span)
-	sm := temporal.Smoother{K: win.K, Still: win.Still, Cut: func(s int) bool { return temporal.IsCut(&colours[s%span], &colours[(s+1)%span]) }}
+	sm := temporal.Smoother{K: win.K, Still: win.Still, Covers: win.Covers, Cut: func(s int) bool { return temporal.IsCut(&colours[s%span], &colours[(s+1)%span]) }}
 	tr := temporal.Tracker{Amount: win.K, Score: win.Track}
 	at := func(s int) []face.Face { return hist[s%span] }
 	next, last := 0, -1 // the next frame to release; the last frame in hist

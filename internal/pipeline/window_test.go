@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"image"
 	"io"
 	"math"
 	"math/rand"
@@ -67,7 +68,14 @@ func (w *trackWorker) Analyse(img *raster.Image, dst []face.Face) ([]face.Face, 
 	if f%10 == 7 { // no face: the windows stop there
 		return dst, nil
 	}
-	return append(dst, trackFace(f)), nil
+	fc := trackFace(f)
+	// Looked at in every frame but those of 5 mod 11, covered in those of 0 or 1 mod 3; the
+	// cover's Rect names its frame.
+	fc.Looked = f%11 != 5
+	if f%3 != 2 {
+		fc.Cover = &face.Cover{Rect: image.Rect(f, 0, f+1, 1), Pix: []uint8{1}}
+	}
+	return append(dst, fc), nil
 }
 
 func (w *trackWorker) Apply(frames []*raster.Image, faces [][]face.Face) error {
@@ -80,6 +88,14 @@ func (w *trackWorker) Apply(frames []*raster.Image, faces [][]face.Face) error {
 			binary.LittleEndian.PutUint64(img.Pix[8:], math.Float64bits(faces[i][0].Box.X0))
 			binary.LittleEndian.PutUint64(img.Pix[16:], math.Float64bits(faces[i][0].Landmarks[30].X))
 			binary.LittleEndian.PutUint64(img.Pix[24:], math.Float64bits(faces[i][0].Landmarks[30].Y))
+			if v := faces[i][0].Votes; v != nil { // the vote: frames, covers and their frames' sum
+				sum := 0
+				for _, c := range v.Covers {
+					sum += c.Rect.Min.X
+				}
+				img.Pix[32], img.Pix[33] = byte(v.Frames), byte(len(v.Covers))
+				binary.LittleEndian.PutUint16(img.Pix[34:], uint16(sum))
+			}
 		}
 	}
 	return nil
@@ -111,17 +127,24 @@ func trackWorkers(n, failAt int) []Worker {
 // the video), gives exactly the frames one run over the whole video gives there: the halo frames
 // are analysed, not written, and every window is the video's own. The faces are smoothed (not
 // the frame's own), each written frame is processed once, in order, and counted.
+//
+// The classic swap's covers are voted over Covers frames each side: every written frame's
+// face carries the covers of its window, the halo's included.
 func TestStreamWindowHaloMatchesWholeVideo(t *testing.T) {
-	const n, k = 60, 4
+	const n, k, covers = 60, 4, 3
 	for _, still := range []int{0, 2 * k} { // the wider window of a still face: its halo
-		haloMatchesWholeVideo(t, n, k, still)
+		haloMatchesWholeVideo(t, n, k, still, covers)
 	}
 }
 
-func haloMatchesWholeVideo(t *testing.T, n, k, still int) {
+func haloMatchesWholeVideo(t *testing.T, n, k, still, covers int) {
 	whole := &frameSink{}
-	if got, err := StreamWindow(context.Background(), 8, 2, &rangeSource{0, n}, whole, trackWorkers(3, -1), nil, Window{K: k, Still: still, Count: n}); err != nil || got != n {
+	if got, err := StreamWindow(context.Background(), 8, 2, &rangeSource{0, n}, whole, trackWorkers(3, -1), nil, Window{K: k, Still: still, Covers: covers, Count: n}); err != nil || got != n {
 		t.Fatalf("whole video: %d frames, %v", got, err)
+	}
+	// Frame 40's window, 37..43, stops at 37 (no face); 38 was not looked at; 41 is uncovered.
+	if b := whole.got[40]; b[32] != 5 || b[33] != 4 || binary.LittleEndian.Uint16(b[34:]) != 39+40+42+43 {
+		t.Fatalf("frame 40's vote: %d frames, %d covers of frames summing to %d; want 5, 4, %d", b[32], b[33], binary.LittleEndian.Uint16(b[34:]), 39+40+42+43)
 	}
 	smoothed := 0
 	for f, b := range whole.got {
@@ -144,7 +167,7 @@ func haloMatchesWholeVideo(t *testing.T, n, k, still int) {
 		from, to := max(start-h, 0), min(end+h, n)
 		for _, workers := range []int{1, 3} {
 			sink := &frameSink{}
-			got, err := StreamWindow(context.Background(), 8, 2, &rangeSource{from, to}, sink, trackWorkers(workers, -1), nil, Window{K: k, Still: still, Before: start - from, Count: end - start})
+			got, err := StreamWindow(context.Background(), 8, 2, &rangeSource{from, to}, sink, trackWorkers(workers, -1), nil, Window{K: k, Still: still, Covers: covers, Before: start - from, Count: end - start})
 			if err != nil || got != end-start {
 				t.Fatalf("frames [%d, %d): wrote %d, %v", start, end, got, err)
 			}

@@ -77,6 +77,13 @@ type Batch struct {
 	Originals []*raster.Image
 }
 
+// FaceAnalyser is a processor that looks at each face the analysis finds, in its frame as the
+// target gave it (a time window's halo frames included), and notes on the face what it found
+// there for the window to gather: the classic swap's covers.
+type FaceAnalyser interface {
+	AnalyseFace(frame *raster.Image, f *face.Face)
+}
+
 // OriginalReader is a processor that reads Batch.Originals.
 type OriginalReader interface {
 	ReadsOriginals() bool

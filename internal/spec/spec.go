@@ -12,6 +12,7 @@ import (
 
 	"github.com/facefusion-hpc/facefusion/internal/fault"
 	"github.com/facefusion-hpc/facefusion/internal/job"
+	"github.com/facefusion-hpc/facefusion/internal/swap"
 	"github.com/facefusion-hpc/facefusion/internal/video"
 )
 
@@ -50,6 +51,9 @@ type Window struct {
 	Still      int     `json:",omitempty"`
 	Tracks     bool    `json:",omitempty"`
 	TrackScore float64 `json:",omitempty"`
+	// Covers, where smoothed for the classic swap, is how many frames each side its covers
+	// are voted over (temporal.Smoother.Covers).
+	Covers int `json:",omitempty"`
 }
 
 // StillFrames is the most frames each side a still face's points are averaged over.
@@ -214,6 +218,9 @@ func windowOf(cfg job.Config) Window {
 	default:
 		w.K = cfg.FaceLandmarkSmoothing
 		w.Still = StillOf(w.K)
+		if cfg.ClassicWindow() {
+			w.Covers = min(w.K, swap.CoverVote)
+		}
 	}
 	if w.Tracks {
 		w.TrackScore = cfg.FaceTrackerScore

@@ -108,13 +108,22 @@ func skinCentres(l *face.Landmarks68, out *[8]geom.Pt) {
 // something covers the target's face (its pixels stay), 1 on skin, feathered between. It
 // is all 1 when the skin cannot be sampled.
 func (s *Swapper) occluders(frame *raster.Image, target *face.Landmarks68, fm *raster.Mask, size float64, fr image.Rectangle) {
-	s.occ.Reset(fr)
-	s.sampleSkin(frame, target, size, fr)
-	if len(s.feat[0]) < 16 {
+	if !s.findOccluders(frame, target, fm, size, fr) {
 		for i := range s.occ.Pix {
 			s.occ.Pix[i] = 1
 		}
 		return
+	}
+	s.featherOccluders(size)
+}
+
+// findOccluders marks in s.occ (over fr, after s.features) what covers the target's face where
+// fm > 0: above ½ where something does. It reports whether anything does.
+func (s *Swapper) findOccluders(frame *raster.Image, target *face.Landmarks68, fm *raster.Mask, size float64, fr image.Rectangle) bool {
+	s.occ.Reset(fr)
+	s.sampleSkin(frame, target, size, fr)
+	if len(s.feat[0]) < 16 {
+		return false
 	}
 	m := s.fitSkin()
 	s.markOccluders(frame, fm, fr, m)
@@ -143,12 +152,12 @@ func (s *Swapper) occluders(frame *raster.Image, target *face.Landmarks68, fm *r
 	s.keepBands()
 	s.fingers(frame, target, fm, size, fr)
 	s.mouthRods(frame, target, fm, size, fr)
-	if !slices.Contains(s.occ.Pix, 1) { // the common case, a bare face
-		for i := range s.occ.Pix {
-			s.occ.Pix[i] = 1
-		}
-		return
-	}
+	return slices.Contains(s.occ.Pix, 1) // not: the common case, a bare face
+}
+
+// featherOccluders turns s.occ's covers (above ½) into the weight the source keeps: 0 on them,
+// grown a little and feathered into 1 on the skin.
+func (s *Swapper) featherOccluders(size float64) {
 	s.occ.Majority(5, &s.clip)
 	s.occ.Dilate(1+int(0.01*size), &s.clip)
 	sigma := math.Max(1, 0.006*size)

@@ -134,6 +134,11 @@ type Swapper struct {
 	own, steady face.Tone
 	steadyOn    bool
 	steadyShare float64 // how much of the steady tone's move is taken
+	// Votes' covers and frames, for the next Apply (voteOn)
+	votes      []*face.Cover
+	voteFrames int
+	voteOn     bool
+	voteCount  []uint8
 
 	// The occluder tests (see occluders), all over the face's rectangle: occ holds what they
 	// found, excl the features they leave out, clip one test's finds before they join occ,
@@ -265,12 +270,43 @@ func shrink(poly []geom.Pt, inset float64) bool {
 // leave the frame untouched.
 func (s *Swapper) Apply(frame *raster.Image, target *face.Landmarks68) {
 	s.last = image.Rectangle{}
-	defer func() { s.steadyOn = false }() // Steady's tones are this face's, however it ends
+	defer func() { s.steadyOn, s.voteOn = false, false }() // Steady's and Votes' are this face's, however it ends
+	size, mr, fr, ok := s.place(frame, target)
+	if !ok {
+		return
+	}
+	if s.opts.Occluders || s.opts.Seamless {
+		s.features(target, fr)
+	}
+	if s.opts.Occluders {
+		if s.voteOn {
+			s.voteCovers(target, size, fr)
+		} else {
+			s.occluders(frame, target, &s.mask, size, fr)
+		}
+	}
+	if s.opts.Seamless {
+		s.seamBand(mr, fr)
+	}
+	if s.opts.Occluders {
+		s.mask.Mul(&s.occ)
+	}
+
+	s.adjust(frame, target, fr, size)
+	raster.Blend(frame, &s.warped, &s.mask)
+	s.last = fr
+}
+
+// place puts the source's face on target: s.warped the source warped there, s.mask (over mr)
+// the feathered weight it is blended with before occluders, s.dst the destination shape. It
+// returns the face's size and mr clipped to the frame (fr), or false where the face cannot be
+// swapped (Apply's list) and the frame stays as it is.
+func (s *Swapper) place(frame *raster.Image, target *face.Landmarks68) (size float64, mr, fr image.Rectangle, ok bool) {
 	if !finite(target) {
 		return
 	}
 	b := geom.Bounds(target[:])
-	size := math.Max(b.W(), b.H())
+	size = math.Max(b.W(), b.H())
 	if size < minFace || size > 16*float64(max(frame.W, frame.H)) { // the latter is a broken detection
 		return
 	}
@@ -306,8 +342,8 @@ func (s *Swapper) Apply(frame *raster.Image, target *face.Landmarks68) {
 	rad := raster.Radius(sigma)
 	b = geom.Bounds(tgtPts) // the mask lies inside the target's (extended) hull
 	box := image.Rect(int(math.Floor(b.X0))-2, int(math.Floor(b.Y0))-2, int(math.Ceil(b.X1))+3, int(math.Ceil(b.Y1))+3)
-	mr := box.Intersect(frame.Bounds().Inset(-rad))
-	fr := mr.Intersect(frame.Bounds())
+	mr = box.Intersect(frame.Bounds().Inset(-rad))
+	fr = mr.Intersect(frame.Bounds())
 	if fr.Empty() {
 		return
 	}
@@ -322,23 +358,7 @@ func (s *Swapper) Apply(frame *raster.Image, target *face.Landmarks68) {
 	s.cov.Reset(fr)
 	raster.WarpTriangles(&s.warped, &s.cov, s.src.img, srcPts, dstPts, tris)
 	s.mask.Mul(&s.cov)
-
-	if s.opts.Occluders || s.opts.Seamless {
-		s.features(target, fr)
-	}
-	if s.opts.Occluders {
-		s.occluders(frame, target, &s.mask, size, fr)
-	}
-	if s.opts.Seamless {
-		s.seamBand(mr, fr)
-	}
-	if s.opts.Occluders {
-		s.mask.Mul(&s.occ)
-	}
-
-	s.adjust(frame, target, fr, size)
-	raster.Blend(frame, &s.warped, &s.mask)
-	s.last = fr
+	return size, mr, fr, true
 }
 
 // seamBand puts in s.cov (over fr) the membrane's band: the face mask's (s.mask, over mr)

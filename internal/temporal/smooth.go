@@ -30,16 +30,19 @@ type Smoother struct {
 	Still int
 	// Cut reports a shot cut between frames s and s+1 (IsCut of their histograms): no face is
 	// followed across it. Nil: none.
-	Cut   func(s int) bool
-	links [][]int
-	order []pair
-	taken []bool
-	samp  []sample
-	keep  []float64
-	dist  []float64
-	lms   []*face.Landmarks68
-	poly  [][3]float64
-	vals  []valued
+	Cut func(s int) bool
+	// Covers is how many frames each side (up to K) a face's covers are gathered from for the
+	// classic swap's vote (face.Face.Covers); 0 gathers none.
+	Covers int
+	links  [][]int
+	order  []pair
+	taken  []bool
+	samp   []sample
+	keep   []float64
+	dist   []float64
+	lms    []*face.Landmarks68
+	poly   [][3]float64
+	vals   []valued
 }
 
 type sample struct {
@@ -99,6 +102,7 @@ func (sm *Smoother) Smooth(dst []face.Face, t, lo, hi int, faces func(s int) []f
 			}
 			sm.samp = append(sm.samp, sample{s: s + 1, j: j})
 		}
+		votes := sm.votes(t, faces)
 		// Over the wider window first: its α says how much the face moves there, from 0
 		// (still: its mean there) to 1 (moving: its smoothing over K alone).
 		var wide face.Face
@@ -119,9 +123,34 @@ func (sm *Smoother) Smooth(dst []face.Face, t, lo, hi int, faces func(s int) []f
 		}
 		f.Box, f.Keypoints, f.Five, f.DetectorFive, f.Landmarks = acc.Box, acc.Keypoints, acc.Five, acc.DetectorFive, acc.Landmarks
 		f.SteadyTone = sm.tone(t, faces)
+		f.Votes = votes
 		dst = append(dst, f)
 	}
 	return dst
+}
+
+// votes are the face's covers over its frames (sm.samp) within sm.Covers of t, nil where
+// none is gathered. They are the face's own (frame t is processed while the next is smoothed).
+func (sm *Smoother) votes(t int, faces func(s int) []face.Face) *face.Votes {
+	r := min(sm.Covers, sm.K)
+	if r <= 0 {
+		return nil
+	}
+	v := &face.Votes{}
+	for _, sp := range sm.samp {
+		f := &faces(sp.s)[sp.j]
+		if sp.s < t-r || sp.s > t+r || !f.Looked {
+			continue
+		}
+		v.Frames++
+		if f.Cover != nil {
+			v.Covers = append(v.Covers, f.Cover)
+		}
+	}
+	if v.Frames == 0 {
+		return nil
+	}
+	return v
 }
 
 // stillMean sets acc to the face's weighted mean over its frames (sm.samp, over Still, with their

@@ -132,6 +132,11 @@ type classic struct {
 
 func (p *classic) ChangesFaces() bool { return true }
 
+// AnalyseFace notes what covers f in frame, for the window's vote (swap.Swapper.Votes).
+func (p *classic) AnalyseFace(frame *raster.Image, f *face.Face) {
+	f.Cover, f.Looked = p.sw.FindCover(frame, &f.Landmarks), true
+}
+
 func (p *classic) Close() error { return nil }
 
 // ProcessFaces swaps the source face into every face of b, one after another.
@@ -146,6 +151,9 @@ func (p *classic) ProcessFaces(b *processors.Batch) error {
 			// Tone is the frame's own on the window's box (the worker measured it before any
 			// processor ran), as steady as the landmarks.
 			p.sw.Steady(f.Face.Tone, f.Face.SteadyTone)
+		}
+		if v := f.Face.Votes; v != nil {
+			p.sw.Votes(v.Covers, v.Frames)
 		}
 		p.sw.Apply(f.Frame, &p.lms[i])
 	}
