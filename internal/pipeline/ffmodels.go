@@ -653,21 +653,25 @@ func (w *modelWorker) Analyse(img *raster.Image, dst []face.Face) ([]face.Face, 
 		return dst, err
 	}
 	// The window smooths each face's tone with its landmarks into the steady tone the classic
-	// swap reads (face.Face.SteadyTone), and gathers the covers found here for its vote (Covers):
-	// the face tracker and a window of 0 make neither.
+	// swap reads (face.Face.SteadyTone): the face tracker and a window of 0 make none.
 	if w.cfg.ClassicWindow() {
 		for i := n; i < len(dst); i++ {
 			dst[i].Tone = w.tone.Measure(img, dst[i].Box)
 		}
-		for _, p := range w.procs.Steps() {
-			if a, ok := p.(processors.FaceAnalyser); ok {
-				for i := n; i < len(dst); i++ {
-					a.AnalyseFace(img, &dst[i])
-				}
+	}
+	return dst, nil
+}
+
+// FindCovers has the processors that look at faces (the classic swap) note what covers each of
+// faces, smoothed, in img as the target gave it, for the window's vote (StreamWindow).
+func (w *modelWorker) FindCovers(img *raster.Image, faces []face.Face) {
+	for _, p := range w.procs.Steps() {
+		if a, ok := p.(processors.FaceAnalyser); ok {
+			for i := range faces {
+				a.AnalyseFace(img, &faces[i])
 			}
 		}
 	}
-	return dst, nil
 }
 
 // ownTones measures, where the window gave a face its steady tone, the face's own tone on its

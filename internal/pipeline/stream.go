@@ -253,6 +253,13 @@ type TemporalWorker interface {
 	Apply(frames []*raster.Image, faces [][]face.Face) error
 }
 
+// CoverWorker is a TemporalWorker that finds what covers each face of a frame as the target
+// gave it, on its faces as the window smoothed them (face.Face.Cover and Looked), for a vote
+// over the frames around it (Window.Covers).
+type CoverWorker interface {
+	FindCovers(img *raster.Image, faces []face.Face)
+}
+
 // Window is a StreamWindow's time window: each written frame's faces are smoothed over K
 // decoded frames each side (temporal.Smoother), clipped to the decode's ends. Of the decoded
 // frames, [Before, Before+Count) are processed and written; the others are halo frames, decoded
@@ -265,16 +272,22 @@ type TemporalWorker interface {
 //
 // Still above K widens the window for a face that holds still over all of it
 // (temporal.Smoother.Still); the halo and the frames held are then Still each side.
+//
+// Covers above 0 votes each face's covers over that many frames each side
+// (temporal.Smoother.Covers): the workers (CoverWorkers) find them on each frame once its faces
+// are smoothed, and a frame is processed once the frames Covers after it have theirs, so the
+// halo is Covers frames wider.
 type Window struct {
 	K, Still, Before, Count int
 	Track                   float64
-	// Covers is how many frames each side each face's covers are gathered from
-	// (temporal.Smoother.Covers), up to K.
-	Covers int
+	Covers                  int
 }
 
-// halo is how many frames each side frame t's window reaches.
-func (w Window) halo() int { return max(w.K, w.Still) }
+// reach is how many frames each side frame t's smoothing reaches.
+func (w Window) reach() int { return max(w.K, w.Still) }
+
+// halo is how many frames each side of the written ones the stream analyses.
+func (w Window) halo() int { return w.reach() + w.Covers }
 
 // StreamWindow is Stream with the faces of each frame smoothed over time: the workers analyse
 // frames in any order; one goroutine takes them in frame order and releases frame t, its faces
@@ -301,6 +314,9 @@ func StreamWindow(ctx context.Context, w, h int, src FrameSource, sink FrameSink
 		}
 		tws[i] = tw
 		batch = max(batch, tw.BatchSize())
+		if _, ok := wk.(CoverWorker); win.Covers > 0 && !ok {
+			return 0, fmt.Errorf("pipeline: worker %T finds no covers: a vote over them needs it", wk)
+		}
 	}
 	depth := 2*len(workers)*batch + win.halo() + 2
 	_, scale := upscalerOf(workers)
@@ -311,7 +327,8 @@ func StreamWindow(ctx context.Context, w, h int, src FrameSource, sink FrameSink
 	g, ctx := errgroup.WithContext(ctx)
 	// Every channel holds every slot: no send blocks.
 	ws := &windowStream{ctx: ctx, win: win, depth: depth, free: free, st: statsOf(workers),
-		todo: make(chan *slot, depth), analysed: make(chan *slot, depth), ready: make(chan *slot, depth), done: make(chan *slot, depth)}
+		todo: make(chan *slot, depth), analysed: make(chan *slot, depth), find: make(chan *slot, depth), found: make(chan *slot, depth),
+		ready: make(chan *slot, depth), done: make(chan *slot, depth)}
 
 	g.Go(func() error { return decodeSlots(ctx, src, free, ws.todo) })
 
@@ -340,15 +357,16 @@ func StreamWindow(ctx context.Context, w, h int, src FrameSource, sink FrameSink
 	return n, err
 }
 
-// windowStream is one StreamWindow's frames on their way: decoded (todo), analysed, released
-// with their faces smoothed (ready), processed (done), and back to free.
+// windowStream is one StreamWindow's frames on their way: decoded (todo), analysed, their faces
+// smoothed (with covers: sent to find them, found), released with their faces smoothed (ready),
+// processed (done), and back to free.
 type windowStream struct {
-	ctx                         context.Context
-	win                         Window
-	depth                       int
-	free                        chan *slot
-	todo, analysed, ready, done chan *slot
-	st                          *Stats
+	ctx                                      context.Context
+	win                                      Window
+	depth                                    int
+	free                                     chan *slot
+	todo, analysed, find, found, ready, done chan *slot
+	st                                       *Stats
 }
 
 // written reports whether decoded frame index is one the stream processes and writes, not a
@@ -357,38 +375,55 @@ func (ws *windowStream) written(index int) bool {
 	return index >= ws.win.Before && index < ws.win.Before+ws.win.Count
 }
 
-// work is one worker's goroutine: it processes released frames first (that frees them), and
-// analyses decoded ones otherwise; stopAnalysing is called once no frame is left to analyse.
+// work is one worker's goroutine: it processes released frames first (that frees them), finds
+// covers next (that releases frames), and analyses decoded ones otherwise; stopAnalysing is
+// called once no frame is left to analyse.
 func (ws *windowStream) work(wk TemporalWorker, stopAnalysing func()) error {
-	todo, ready := ws.todo, ws.ready // this goroutine's own: nil once closed
+	todo, find, ready := ws.todo, ws.find, ws.ready // this goroutine's own: nil once closed
 	defer stopAnalysing()
 	before := ws.win.Before
 	marks := marksOf(wk)
 	var slots []*slot
 	var imgs, outs []*raster.Image
 	var faces [][]face.Face
-	for todo != nil || ready != nil {
+	for todo != nil || find != nil || ready != nil {
 		var s *slot
-		var ok, fromReady bool
-		select { // processing first
+		var ok, fromReady, fromFind bool
+		select { // processing first, then covers
 		case s, ok = <-ready:
 			fromReady = true
 		default:
 			select {
 			case s, ok = <-ready:
 				fromReady = true
-			case s, ok = <-todo:
-			case <-ws.ctx.Done():
-				return ws.ctx.Err()
+			case s, ok = <-find:
+				fromFind = true
+			default:
+				select {
+				case s, ok = <-ready:
+					fromReady = true
+				case s, ok = <-find:
+					fromFind = true
+				case s, ok = <-todo:
+				case <-ws.ctx.Done():
+					return ws.ctx.Err()
+				}
 			}
 		}
 		switch {
 		case !ok && fromReady:
 			ready = nil
 			continue
+		case !ok && fromFind:
+			find = nil
+			continue
 		case !ok:
 			todo = nil
 			stopAnalysing()
+			continue
+		case fromFind:
+			wk.(CoverWorker).FindCovers(s.img, s.smoothed)
+			ws.found <- s
 			continue
 		case !fromReady:
 			var err error
@@ -427,59 +462,133 @@ func (ws *windowStream) work(wk TemporalWorker, stopAnalysing func()) error {
 	return nil
 }
 
-// release is the window, in frame order: it takes the analysed frames as they come and
-// releases frame t, its faces smoothed (or tracked), once frame t+H is analysed (H the halo),
-// or the decode ended.
+// release is the window, in frame order: it takes the analysed frames as they come and smooths
+// frame t's faces (or tracks them) once frame t+H is analysed (H the window's reach), or the
+// decode ended. Without covers it then releases frame t. With covers it sends each frame within
+// Covers of the written ones to find them on its smoothed faces, and releases written frame t,
+// its faces smoothed again with the covers of frames t−Covers..t+Covers to vote over, once
+// those are found.
 func (ws *windowStream) release() error {
 	defer close(ws.ready)
-	win, depth := ws.win, ws.depth
-	ring := make([]*slot, depth) // analysed frames not yet released, by index
-	span := 2*win.halo() + 1
-	hist := make([][]face.Face, span) // faces of frames u−2H..u, by index mod span
+	defer close(ws.find)
+	win := ws.win
+	// Frames a live index lies apart at most (those in flight, the windows of the oldest and
+	// the halo after the last written), so that every ring indexed by frame mod size holds
+	// each live frame's own.
+	size := ws.depth + 2*win.halo() + 2
+	ring := make([]*slot, size) // analysed frames not yet smoothed
+	held := make([]*slot, size) // written frames whose covers are found, waiting for the vote
+	found := make([]bool, size)
+	hist := make([][]face.Face, size) // faces of the frames analysed, as analysed (and their covers)
 	// their histograms, likewise: a shot cut between frames s and s+1 ends every window there
-	colours := make([]temporal.Histogram, span)
-	sm := temporal.Smoother{K: win.K, Still: win.Still, Covers: win.Covers, Cut: func(s int) bool { return temporal.IsCut(&colours[s%span], &colours[(s+1)%span]) }}
+	colours := make([]temporal.Histogram, size)
+	sm := temporal.Smoother{K: win.K, Still: win.Still, Covers: win.Covers, Cut: func(s int) bool { return temporal.IsCut(&colours[s%size], &colours[(s+1)%size]) }}
 	tr := temporal.Tracker{Amount: win.K, Score: win.Track}
-	at := func(s int) []face.Face { return hist[s%span] }
-	next, last := 0, -1 // the next frame to release; the last frame in hist
-	release := func(hi int) {
-		t := next
-		next++
-		s := ring[t%depth]
-		ring[t%depth] = nil
-		if !ws.written(t) {
+	at := func(s int) []face.Face { return hist[s%size] }
+	covered := func(t int) bool {
+		return win.Covers > 0 && t >= win.Before-win.Covers && t < win.Before+win.Count+win.Covers
+	}
+	next, voted, last := 0, 0, -1 // the next frame to smooth, to vote for; the last frame in hist
+	closed, finding := false, 0   // the decode ended; frames out to find covers on
+	drop := func(s *slot) {
+		if !ws.written(s.index) {
 			// A halo frame: analysed, not processed. Its faces are counted by the rank
 			// that writes it: faces found stay a count of the job's frames, once each.
 			ws.st.add(facesFound, -len(s.faces))
-			ws.free <- s
-			return
 		}
-		if ws.ctx.Err() != nil {
-			ws.free <- s
-			return
-		}
-		if win.Track > 0 {
-			s.smoothed = tr.Track(s.smoothed[:0], t, 0, hi, at)
-		} else {
-			s.smoothed = sm.Smooth(s.smoothed[:0], t, 0, hi, at)
-		}
-		ws.ready <- s
+		ws.free <- s
 	}
-	for s := range ws.analysed {
-		ring[s.index%depth] = s
-		for ring[(last+1)%depth] != nil && ring[(last+1)%depth].index == last+1 {
-			last++
-			hist[last%span] = append(hist[last%span][:0], ring[last%depth].faces...)
-			colours[last%span] = ring[last%depth].colours
-			if last-win.halo() >= next {
-				release(last)
+	smooth := func(t int, s *slot) {
+		if win.Track > 0 {
+			s.smoothed = tr.Track(s.smoothed[:0], t, 0, last, at)
+		} else {
+			s.smoothed = sm.Smooth(s.smoothed[:0], t, 0, last, at)
+		}
+	}
+	// votable reports whether written frame t's neighbours within Covers have their covers.
+	votable := func(t int) bool {
+		for u := max(t-win.Covers, 0); u <= t+win.Covers; u++ {
+			switch {
+			case !covered(u):
+			case u > last:
+				if !closed {
+					return false
+				}
+			case !found[u%size]:
+				return false
 			}
 		}
+		return true
 	}
-	for next <= last { // the decode's end: the last H frames' windows are clipped there
-		release(last)
+	progress := func() {
+		for next <= last && (next+win.reach() <= last || closed) {
+			t := next
+			next++
+			s := ring[t%size]
+			ring[t%size] = nil
+			switch {
+			case ws.ctx.Err() != nil || !ws.written(t) && !covered(t):
+				drop(s)
+			case covered(t):
+				smooth(t, s)
+				finding++
+				ws.find <- s
+			default:
+				smooth(t, s)
+				ws.ready <- s
+			}
+		}
+		for voted < next && (win.Covers == 0 || !ws.written(voted) || votable(voted)) {
+			t := voted
+			voted++
+			if win.Covers == 0 || !ws.written(t) {
+				continue // released or dropped above, or a halo frame the finds drop
+			}
+			s := held[t%size]
+			held[t%size] = nil
+			if ws.ctx.Err() != nil {
+				ws.free <- s
+				continue
+			}
+			smooth(t, s)
+			ws.ready <- s
+		}
 	}
-	return nil
+	analysed := ws.analysed
+	for {
+		progress()
+		if analysed == nil && finding == 0 {
+			return nil
+		}
+		select {
+		case s, ok := <-analysed:
+			if !ok {
+				analysed, closed = nil, true
+				continue
+			}
+			ring[s.index%size] = s
+			for ring[(last+1)%size] != nil && ring[(last+1)%size].index == last+1 {
+				last++
+				hist[last%size] = append(hist[last%size][:0], ring[last%size].faces...)
+				colours[last%size] = ring[last%size].colours
+				found[last%size] = false
+			}
+		case s := <-ws.found:
+			finding--
+			t := s.index
+			for i := range s.smoothed { // one smoothed face for each analysed one, in order
+				hist[t%size][i].Cover, hist[t%size][i].Looked = s.smoothed[i].Cover, s.smoothed[i].Looked
+			}
+			found[t%size] = true
+			if ws.written(t) {
+				held[t%size] = s
+			} else {
+				drop(s)
+			}
+		case <-ws.ctx.Done():
+			return ws.ctx.Err()
+		}
+	}
 }
 
 // decodeSlots reads src's frames, numbered from 0, into slots taken from free and sends them to

@@ -68,14 +68,19 @@ func (w *trackWorker) Analyse(img *raster.Image, dst []face.Face) ([]face.Face, 
 	if f%10 == 7 { // no face: the windows stop there
 		return dst, nil
 	}
-	fc := trackFace(f)
-	// Looked at in every frame but those of 5 mod 11, covered in those of 0 or 1 mod 3; the
-	// cover's Rect names its frame.
-	fc.Looked = f%11 != 5
-	if f%3 != 2 {
-		fc.Cover = &face.Cover{Rect: image.Rect(f, 0, f+1, 1), Pix: []uint8{1}}
+	return append(dst, trackFace(f)), nil
+}
+
+// FindCovers looks at the faces of every frame but those of 5 mod 11 and finds them covered in
+// those of 0 or 1 mod 3; the cover's Rect names its frame, its pixel the smoothed box's corner.
+func (w *trackWorker) FindCovers(img *raster.Image, faces []face.Face) {
+	f := int(binary.LittleEndian.Uint16(img.Pix))
+	for i := range faces {
+		faces[i].Looked = f%11 != 5
+		if f%3 != 2 {
+			faces[i].Cover = &face.Cover{Rect: image.Rect(f, 0, f+1, 1), Pix: []uint8{byte(math.Round(64 * faces[i].Box.X0))}}
+		}
 	}
-	return append(dst, fc), nil
 }
 
 func (w *trackWorker) Apply(frames []*raster.Image, faces [][]face.Face) error {
@@ -88,12 +93,12 @@ func (w *trackWorker) Apply(frames []*raster.Image, faces [][]face.Face) error {
 			binary.LittleEndian.PutUint64(img.Pix[8:], math.Float64bits(faces[i][0].Box.X0))
 			binary.LittleEndian.PutUint64(img.Pix[16:], math.Float64bits(faces[i][0].Landmarks[30].X))
 			binary.LittleEndian.PutUint64(img.Pix[24:], math.Float64bits(faces[i][0].Landmarks[30].Y))
-			if v := faces[i][0].Votes; v != nil { // the vote: frames, covers and their frames' sum
-				sum := 0
+			if v := faces[i][0].Votes; v != nil { // the vote: frames, covers, their frames' sum and pixels
+				sum, pix := 0, byte(0)
 				for _, c := range v.Covers {
-					sum += c.Rect.Min.X
+					sum, pix = sum+c.Rect.Min.X, pix^c.Pix[0]
 				}
-				img.Pix[32], img.Pix[33] = byte(v.Frames), byte(len(v.Covers))
+				img.Pix[32], img.Pix[33], img.Pix[36] = byte(v.Frames), byte(len(v.Covers)), pix
 				binary.LittleEndian.PutUint16(img.Pix[34:], uint16(sum))
 			}
 		}
@@ -163,7 +168,7 @@ func haloMatchesWholeVideo(t *testing.T, n, k, still, covers int) {
 	}
 	for _, r := range [][2]int{{0, 10}, {10, 20}, {13, 14}, {2, 58}, {50, 60}, {57, 60}, {55, 59}} {
 		start, end := r[0], r[1]
-		h := max(k, still)
+		h := max(k, still) + covers // Window.halo
 		from, to := max(start-h, 0), min(end+h, n)
 		for _, workers := range []int{1, 3} {
 			sink := &frameSink{}
@@ -180,12 +185,15 @@ func haloMatchesWholeVideo(t *testing.T, n, k, still, covers int) {
 	}
 }
 
-// A failed analysis stops the stream with the frame named, in written frames' numbering.
+// A failed analysis stops the stream with the frame named, in written frames' numbering, with
+// covers voted over or not.
 func TestStreamWindowFailure(t *testing.T) {
-	_, err := StreamWindow(context.Background(), 8, 2, &rangeSource{0, 200}, &frameSink{}, trackWorkers(3, 120), nil, Window{K: 4, Before: 2, Count: 190})
-	var fe *FrameError
-	if !errors.As(err, &fe) || fe.First != 118 {
-		t.Fatalf("error %v, want frame 118's", err)
+	for _, covers := range []int{0, 3} {
+		_, err := StreamWindow(context.Background(), 8, 2, &rangeSource{0, 200}, &frameSink{}, trackWorkers(3, 120), nil, Window{K: 4, Covers: covers, Before: 2, Count: 190})
+		var fe *FrameError
+		if !errors.As(err, &fe) || fe.First != 118 {
+			t.Fatalf("covers %d: error %v, want frame 118's", covers, err)
+		}
 	}
 }
 
@@ -204,23 +212,26 @@ func (s *cancellingSink) WriteMarked(f []byte, faced bool, _ lustre.IdentitySums
 }
 
 // A stop (the context's end) ends the stream: it returns the context's error and the frames
-// written, fewer than asked, in order; a sink's failure is returned as it is.
+// written, fewer than asked, in order; a sink's failure is returned as it is. With covers voted
+// over or not.
 func TestStreamWindowStops(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	sink := &cancellingSink{n: 50, cancel: cancel}
-	n, err := StreamWindow(ctx, 8, 2, &rangeSource{0, 400}, sink, trackWorkers(3, -1), nil, Window{K: 4, Before: 3, Count: 390})
-	if !errors.Is(err, context.Canceled) || n < 50 || n >= 390 || n != len(sink.got) {
-		t.Fatalf("stopped after 50 frames: wrote %d (the sink took %d), %v", n, len(sink.got), err)
-	}
-	for i, b := range sink.got {
-		if int(binary.LittleEndian.Uint16(b)) != i+3 {
-			t.Fatalf("position %d holds frame %d", i, binary.LittleEndian.Uint16(b))
+	for _, covers := range []int{0, 3} {
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		sink := &cancellingSink{n: 50, cancel: cancel}
+		n, err := StreamWindow(ctx, 8, 2, &rangeSource{0, 400}, sink, trackWorkers(3, -1), nil, Window{K: 4, Covers: covers, Before: 3, Count: 390})
+		if !errors.Is(err, context.Canceled) || n < 50 || n >= 390 || n != len(sink.got) {
+			t.Fatalf("covers %d: stopped after 50 frames: wrote %d (the sink took %d), %v", covers, n, len(sink.got), err)
 		}
-	}
-	bad := errors.New("disk full")
-	if _, err := StreamWindow(context.Background(), 8, 2, &rangeSource{0, 400}, failingSink{bad}, trackWorkers(3, -1), nil, Window{K: 4, Count: 400}); !errors.Is(err, bad) {
-		t.Fatalf("a sink's failure: %v", err)
+		for i, b := range sink.got {
+			if int(binary.LittleEndian.Uint16(b)) != i+3 {
+				t.Fatalf("covers %d: position %d holds frame %d", covers, i, binary.LittleEndian.Uint16(b))
+			}
+		}
+		bad := errors.New("disk full")
+		if _, err := StreamWindow(context.Background(), 8, 2, &rangeSource{0, 400}, failingSink{bad}, trackWorkers(3, -1), nil, Window{K: 4, Covers: covers, Count: 400}); !errors.Is(err, bad) {
+			t.Fatalf("covers %d: a sink's failure: %v", covers, err)
+		}
 	}
 }
 

@@ -77,9 +77,9 @@ type Batch struct {
 	Originals []*raster.Image
 }
 
-// FaceAnalyser is a processor that looks at each face the analysis finds, in its frame as the
-// target gave it (a time window's halo frames included), and notes on the face what it found
-// there for the window to gather: the classic swap's covers.
+// FaceAnalyser is a processor that looks at each face of a time window's frames (halo frames
+// included) once the window has smoothed it, in its frame as the target gave it, and notes on
+// the face what it found there for the window to gather: the classic swap's covers.
 type FaceAnalyser interface {
 	AnalyseFace(frame *raster.Image, f *face.Face)
 }

@@ -65,8 +65,9 @@ const StillFrames = 16
 // more frames than face_landmark_smoothing's bound allows.
 func StillOf(k int) int { return max(k, min(2*k, StillFrames)) }
 
-// Halo is how many frames each side of its own a rank decodes and analyses for the window.
-func (w Window) Halo() int { return max(w.K, w.Still) }
+// Halo is how many frames each side of its own a rank decodes and analyses for the window: its
+// reach, and the covers' vote beyond it.
+func (w Window) Halo() int { return max(w.K, w.Still) + w.Covers }
 
 // Resolve is cfg's output for the target of info (a video's probe): the trim range, which must
 // hold a frame (an Input fault), and a size that keeps a pixel (a Usage fault). The codecs are
