@@ -291,13 +291,14 @@ func (w Window) halo() int { return w.reach() + w.Covers }
 
 // StreamWindow is Stream with the faces of each frame smoothed over time: the workers analyse
 // frames in any order; one goroutine takes them in frame order and releases frame t, its faces
-// smoothed, once frame t+H is analysed (H = max(K, Still), the window's halo; or the decode
-// ended); the workers process the released frames in any order; the sink writes them in order.
-// Each worker's goroutine does both halves, processing first (it frees frames). At most
-// 2·workers·batch + H + 2 frames are in flight, in buffers allocated once: H frames more than
-// Stream (at 1080p, 6 MB a frame: 6·H MB, 96 MB at the default K = 8, H = 16), and the faces of
-// 2H+1 frames (5.6 KB a face, the embedding most of it). Every frame written is counted by prog;
-// halo frames are not. It returns the frames written.
+// smoothed, once frame t+H is analysed (H = max(K, Still), the window's reach; with covers, once
+// frames t+Covers have theirs found: a reach of H + Covers; or the decode ended); the workers
+// process the released frames in any order; the sink writes them in order. Each worker's
+// goroutine does every part, processing first (it frees frames). At most 2·workers·batch +
+// halo + 2 frames are in flight, in buffers allocated once: the halo's more than Stream (at
+// 1080p, 6 MB a frame: 96 MB at the default K = 8, H = 16; 114 MB with the classic swap's
+// covers), and the faces of as many frames again (5.6 KB a face, the embedding most of it).
+// Every frame written is counted by prog; halo frames are not. It returns the frames written.
 func StreamWindow(ctx context.Context, w, h int, src FrameSource, sink FrameSink, workers []Worker, prog progress.Counter, win Window) (int, error) {
 	if len(workers) == 0 {
 		return 0, errors.New("pipeline: no workers")
@@ -318,9 +319,13 @@ func StreamWindow(ctx context.Context, w, h int, src FrameSource, sink FrameSink
 			return 0, fmt.Errorf("pipeline: worker %T finds no covers: a vote over them needs it", wk)
 		}
 	}
+	if win.Covers > 0 && (win.Track > 0 || win.K <= 0) {
+		// The tracker's faces are not one for each face analysed, and no window follows none.
+		return 0, errors.New("pipeline: covers are voted over only where faces are smoothed")
+	}
 	depth := 2*len(workers)*batch + win.halo() + 2
 	_, scale := upscalerOf(workers)
-	// The window holds 2H+1 analysed frames around the one it releases, and each worker one.
+	// The window holds the frames of its reach each side of the one it releases, and each worker one.
 	depth = upscaledDepth(depth, min(depth, 2*win.halo()+2+len(workers)*batch), w, h, scale)
 	free, release := newSlots(depth, w, h, scale)
 	defer release()
@@ -422,6 +427,9 @@ func (ws *windowStream) work(wk TemporalWorker, stopAnalysing func()) error {
 			stopAnalysing()
 			continue
 		case fromFind:
+			if ws.ctx.Err() != nil {
+				continue // stopped: no frame will be released
+			}
 			wk.(CoverWorker).FindCovers(s.img, s.smoothed)
 			ws.found <- s
 			continue
@@ -466,8 +474,7 @@ func (ws *windowStream) work(wk TemporalWorker, stopAnalysing func()) error {
 // frame t's faces (or tracks them) once frame t+H is analysed (H the window's reach), or the
 // decode ended. Without covers it then releases frame t. With covers it sends each frame within
 // Covers of the written ones to find them on its smoothed faces, and releases written frame t,
-// its faces smoothed again with the covers of frames t−Covers..t+Covers to vote over, once
-// those are found.
+// its faces given the covers of frames t−Covers..t+Covers to vote over, once those are found.
 func (ws *windowStream) release() error {
 	defer close(ws.ready)
 	defer close(ws.find)
@@ -550,7 +557,7 @@ func (ws *windowStream) release() error {
 				ws.free <- s
 				continue
 			}
-			smooth(t, s)
+			sm.Vote(s.smoothed, t, 0, last, at)
 			ws.ready <- s
 		}
 	}
@@ -576,7 +583,7 @@ func (ws *windowStream) release() error {
 		case s := <-ws.found:
 			finding--
 			t := s.index
-			for i := range s.smoothed { // one smoothed face for each analysed one, in order
+			for i := range min(len(s.smoothed), len(hist[t%size])) { // one smoothed face for each analysed one, in order
 				hist[t%size][i].Cover, hist[t%size][i].Looked = s.smoothed[i].Cover, s.smoothed[i].Looked
 			}
 			found[t%size] = true

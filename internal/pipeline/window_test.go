@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"math/rand"
+	"strings"
 	"testing"
 	"time"
 
@@ -193,6 +194,16 @@ func TestStreamWindowFailure(t *testing.T) {
 		var fe *FrameError
 		if !errors.As(err, &fe) || fe.First != 118 {
 			t.Fatalf("covers %d: error %v, want frame 118's", covers, err)
+		}
+	}
+}
+
+// Covers are voted over only where the window smooths the faces: under the face tracker (whose
+// faces are not one for each face analysed) or with no window, the stream refuses to start.
+func TestStreamWindowVotesOnlyOverSmoothedFaces(t *testing.T) {
+	for _, win := range []Window{{K: 4, Track: 0.3, Covers: 3, Count: 40}, {Covers: 3, Count: 40}} {
+		if _, err := StreamWindow(context.Background(), 8, 2, &rangeSource{0, 40}, &frameSink{}, trackWorkers(1, -1), nil, win); err == nil || !strings.Contains(err.Error(), "smoothed") {
+			t.Fatalf("%+v: %v, want a refusal", win, err)
 		}
 	}
 }

@@ -100,5 +100,5 @@ func (s *Swapper) voteCovers(target *face.Landmarks68, size float64, fr image.Re
 
 // CoverVote is how many frames each side of its own a face's covers are voted over: a cover
 // that comes and goes for three frames or fewer does not show, and one that stays shows from
-// its first frame to its last.
+// its first frame to its last. The votes are counted in bytes: at most 127.
 const CoverVote = 3

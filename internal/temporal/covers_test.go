@@ -32,7 +32,9 @@ func TestSmootherGathersTheWindowsCovers(t *testing.T) {
 	for _, covers := range []int{0, r} {
 		sm := Smoother{K: k, Covers: covers, Cut: func(s int) bool { return s == cut }}
 		for f := range video {
-			got := sm.Smooth(nil, f, 0, n-1, func(s int) []face.Face { return video[s] })
+			at := func(s int) []face.Face { return video[s] }
+			got := sm.Smooth(nil, f, 0, n-1, at)
+			sm.Vote(got, f, 0, n-1, at)
 			for side, g := range got {
 				if covers == 0 {
 					if g.Votes != nil {

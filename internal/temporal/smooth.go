@@ -31,8 +31,8 @@ type Smoother struct {
 	// Cut reports a shot cut between frames s and s+1 (IsCut of their histograms): no face is
 	// followed across it. Nil: none.
 	Cut func(s int) bool
-	// Covers is how many frames each side (up to K) a face's covers are gathered from for the
-	// classic swap's vote (face.Face.Covers); 0 gathers none.
+	// Covers is how many frames each side (up to K) Vote gathers a face's covers from for the
+	// classic swap's vote (face.Face.Votes); 0 gathers none.
 	Covers int
 	links  [][]int
 	order  []pair
@@ -70,39 +70,9 @@ func (sm *Smoother) Smooth(dst []face.Face, t, lo, hi int, faces func(s int) []f
 		return append(dst, cur...)
 	}
 	a, b := max(t-max(sm.K, sm.Still), lo), min(t+max(sm.K, sm.Still), hi)
-	// links[s-a][i]: face i of frame s is face links[s-a][i] of frame s+1 (−1: none).
-	for len(sm.links) < b-a {
-		sm.links = append(sm.links, nil)
-	}
-	for s := a; s < b; s++ {
-		next := faces(s + 1)
-		if sm.Cut != nil && sm.Cut(s) {
-			next = nil // every face of frame s ends there
-		}
-		sm.links[s-a] = sm.match(sm.links[s-a], faces(s), next)
-	}
+	sm.link(a, b, faces)
 	for i := range cur {
-		// The face's frames, in frame order: back from t, then t, then forward.
-		sm.samp = sm.samp[:0]
-		j := i
-		for s := t - 1; s >= a; s-- {
-			j = back(sm.links[s-a], j)
-			if j < 0 {
-				break
-			}
-			sm.samp = append(sm.samp, sample{s: s, j: j})
-		}
-		reverse(sm.samp)
-		sm.samp = append(sm.samp, sample{s: t, j: i})
-		j = i
-		for s := t; s < b; s++ {
-			j = sm.links[s-a][j]
-			if j < 0 {
-				break
-			}
-			sm.samp = append(sm.samp, sample{s: s + 1, j: j})
-		}
-		votes := sm.votes(t, faces)
+		sm.follow(t, i, a, b)
 		// Over the wider window first: its α says how much the face moves there, from 0
 		// (still: its mean there) to 1 (moving: its smoothing over K alone).
 		var wide face.Face
@@ -123,23 +93,73 @@ func (sm *Smoother) Smooth(dst []face.Face, t, lo, hi int, faces func(s int) []f
 		}
 		f.Box, f.Keypoints, f.Five, f.DetectorFive, f.Landmarks = acc.Box, acc.Keypoints, acc.Five, acc.DetectorFive, acc.Landmarks
 		f.SteadyTone = sm.tone(t, faces)
-		f.Votes = votes
 		dst = append(dst, f)
 	}
 	return dst
 }
 
-// votes are the face's covers over its frames (sm.samp) within sm.Covers of t, nil where
-// none is gathered. They are the face's own (frame t is processed while the next is smoothed).
-func (sm *Smoother) votes(t int, faces func(s int) []face.Face) *face.Votes {
+// link sets sm.links over frames a..b: links[s-a][i], for s < b, is the face of frame s+1 that
+// face i of frame s is (−1: none).
+func (sm *Smoother) link(a, b int, faces func(s int) []face.Face) {
+	for len(sm.links) < b-a {
+		sm.links = append(sm.links, nil)
+	}
+	for s := a; s < b; s++ {
+		next := faces(s + 1)
+		if sm.Cut != nil && sm.Cut(s) {
+			next = nil // every face of frame s ends there
+		}
+		sm.links[s-a] = sm.match(sm.links[s-a], faces(s), next)
+	}
+}
+
+// follow sets sm.samp to face i of frame t's frames among a..b (sm.links over them), in frame
+// order: back from t, then t, then forward, as far as it is followed.
+func (sm *Smoother) follow(t, i, a, b int) {
+	sm.samp = sm.samp[:0]
+	j := i
+	for s := t - 1; s >= a; s-- {
+		j = back(sm.links[s-a], j)
+		if j < 0 {
+			break
+		}
+		sm.samp = append(sm.samp, sample{s: s, j: j})
+	}
+	reverse(sm.samp)
+	sm.samp = append(sm.samp, sample{s: t, j: i})
+	j = i
+	for s := t; s < b; s++ {
+		j = sm.links[s-a][j]
+		if j < 0 {
+			break
+		}
+		sm.samp = append(sm.samp, sample{s: s + 1, j: j})
+	}
+}
+
+// Vote sets the Votes of frame t's faces as Smooth gave them (smoothed, one for each of
+// faces(t), in order): each face's covers in the frames within Covers of t (up to K) where it
+// is followed, once those frames' faces carry them (face.Face.Cover, Looked).
+func (sm *Smoother) Vote(smoothed []face.Face, t, lo, hi int, faces func(s int) []face.Face) {
 	r := min(sm.Covers, sm.K)
 	if r <= 0 {
-		return nil
+		return
 	}
+	a, b := max(t-r, lo), min(t+r, hi)
+	sm.link(a, b, faces)
+	for i := range smoothed {
+		sm.follow(t, i, a, b)
+		smoothed[i].Votes = sm.votes(faces)
+	}
+}
+
+// votes are the face's covers over its frames (sm.samp), nil where none was looked at. They are
+// the face's own (frame t is processed while the next is voted on).
+func (sm *Smoother) votes(faces func(s int) []face.Face) *face.Votes {
 	v := &face.Votes{}
 	for _, sp := range sm.samp {
 		f := &faces(sp.s)[sp.j]
-		if sp.s < t-r || sp.s > t+r || !f.Looked {
+		if !f.Looked {
 			continue
 		}
 		v.Frames++

@@ -132,9 +132,12 @@ type classic struct {
 
 func (p *classic) ChangesFaces() bool { return true }
 
-// AnalyseFace notes what covers f in frame, for the window's vote (swap.Swapper.Votes).
+// AnalyseFace notes what covers f in frame, for the window's vote (swap.Swapper.Votes). Its
+// time counts in the swap's stage (most of what Apply's occluders took before the vote).
 func (p *classic) AnalyseFace(frame *raster.Image, f *face.Face) {
+	start := time.Now()
 	f.Cover, f.Looked = p.sw.FindCover(frame, &f.Landmarks), true
+	p.st.Done(processors.StageSwap, start, 0)
 }
 
 func (p *classic) Close() error { return nil }
