@@ -394,13 +394,11 @@ func (ws *windowStream) work(wk TemporalWorker, stopAnalysing func()) error {
 	for todo != nil || find != nil || ready != nil {
 		var s *slot
 		var ok, fromReady, fromFind bool
-		select { // processing first, then covers
+		select { // processing first, then covers, then whatever comes
 		case s, ok = <-ready:
 			fromReady = true
 		default:
 			select {
-			case s, ok = <-ready:
-				fromReady = true
 			case s, ok = <-find:
 				fromFind = true
 			default:
@@ -478,123 +476,162 @@ func (ws *windowStream) work(wk TemporalWorker, stopAnalysing func()) error {
 func (ws *windowStream) release() error {
 	defer close(ws.ready)
 	defer close(ws.find)
-	win := ws.win
-	// Frames a live index lies apart at most (those in flight, the windows of the oldest and
-	// the halo after the last written), so that every ring indexed by frame mod size holds
-	// each live frame's own.
-	size := ws.depth + 2*win.halo() + 2
-	ring := make([]*slot, size) // analysed frames not yet smoothed
-	held := make([]*slot, size) // written frames whose covers are found, waiting for the vote
-	found := make([]bool, size)
-	hist := make([][]face.Face, size) // faces of the frames analysed, as analysed (and their covers)
-	// their histograms, likewise: a shot cut between frames s and s+1 ends every window there
-	colours := make([]temporal.Histogram, size)
-	sm := temporal.Smoother{K: win.K, Still: win.Still, Covers: win.Covers, Cut: func(s int) bool { return temporal.IsCut(&colours[s%size], &colours[(s+1)%size]) }}
-	tr := temporal.Tracker{Amount: win.K, Score: win.Track}
-	at := func(s int) []face.Face { return hist[s%size] }
-	covered := func(t int) bool {
-		return win.Covers > 0 && t >= win.Before-win.Covers && t < win.Before+win.Count+win.Covers
-	}
-	next, voted, last := 0, 0, -1 // the next frame to smooth, to vote for; the last frame in hist
-	closed, finding := false, 0   // the decode ended; frames out to find covers on
-	drop := func(s *slot) {
-		if !ws.written(s.index) {
-			// A halo frame: analysed, not processed. Its faces are counted by the rank
-			// that writes it: faces found stay a count of the job's frames, once each.
-			ws.st.add(facesFound, -len(s.faces))
-		}
-		ws.free <- s
-	}
-	smooth := func(t int, s *slot) {
-		if win.Track > 0 {
-			s.smoothed = tr.Track(s.smoothed[:0], t, 0, last, at)
-		} else {
-			s.smoothed = sm.Smooth(s.smoothed[:0], t, 0, last, at)
-		}
-	}
-	// votable reports whether written frame t's neighbours within Covers have their covers.
-	votable := func(t int) bool {
-		for u := max(t-win.Covers, 0); u <= t+win.Covers; u++ {
-			switch {
-			case !covered(u):
-			case u > last:
-				if !closed {
-					return false
-				}
-			case !found[u%size]:
-				return false
-			}
-		}
-		return true
-	}
-	progress := func() {
-		for next <= last && (next+win.reach() <= last || closed) {
-			t := next
-			next++
-			s := ring[t%size]
-			ring[t%size] = nil
-			switch {
-			case ws.ctx.Err() != nil || !ws.written(t) && !covered(t):
-				drop(s)
-			case covered(t):
-				smooth(t, s)
-				finding++
-				ws.find <- s
-			default:
-				smooth(t, s)
-				ws.ready <- s
-			}
-		}
-		for voted < next && (win.Covers == 0 || !ws.written(voted) || votable(voted)) {
-			t := voted
-			voted++
-			if win.Covers == 0 || !ws.written(t) {
-				continue // released or dropped above, or a halo frame the finds drop
-			}
-			s := held[t%size]
-			held[t%size] = nil
-			if ws.ctx.Err() != nil {
-				ws.free <- s
-				continue
-			}
-			sm.Vote(s.smoothed, t, 0, last, at)
-			ws.ready <- s
-		}
-	}
+	r := newReleaser(ws)
 	analysed := ws.analysed
 	for {
-		progress()
-		if analysed == nil && finding == 0 {
+		r.progress()
+		if analysed == nil && r.finding == 0 {
 			return nil
 		}
 		select {
 		case s, ok := <-analysed:
 			if !ok {
-				analysed, closed = nil, true
+				analysed, r.closed = nil, true
 				continue
 			}
-			ring[s.index%size] = s
-			for ring[(last+1)%size] != nil && ring[(last+1)%size].index == last+1 {
-				last++
-				hist[last%size] = append(hist[last%size][:0], ring[last%size].faces...)
-				colours[last%size] = ring[last%size].colours
-				found[last%size] = false
-			}
+			r.analysed(s)
 		case s := <-ws.found:
-			finding--
-			t := s.index
-			for i := range min(len(s.smoothed), len(hist[t%size])) { // one smoothed face for each analysed one, in order
-				hist[t%size][i].Cover, hist[t%size][i].Looked = s.smoothed[i].Cover, s.smoothed[i].Looked
-			}
-			found[t%size] = true
-			if ws.written(t) {
-				held[t%size] = s
-			} else {
-				drop(s)
-			}
+			r.found(s)
 		case <-ws.ctx.Done():
 			return ws.ctx.Err()
 		}
+	}
+}
+
+// releaser is release's state. Its rings are indexed by frame mod size, more frames than a live
+// index lies apart (those in flight, the windows of the oldest and the halo after the last
+// written), so that each holds every live frame's own.
+type releaser struct {
+	ws          *windowStream
+	size        int
+	ring        []*slot // analysed frames not yet smoothed
+	held        []*slot // written frames whose covers are found, waiting for the vote
+	isFound     []bool
+	hist        [][]face.Face // faces of the frames analysed, as analysed (and their covers)
+	colours     []temporal.Histogram
+	sm          temporal.Smoother
+	tr          temporal.Tracker
+	next, voted int  // the next frame to smooth, to vote for
+	last        int  // the last frame in hist
+	closed      bool // the decode ended
+	finding     int  // frames out to find covers on
+}
+
+func newReleaser(ws *windowStream) *releaser {
+	win := ws.win
+	size := ws.depth + 2*win.halo() + 2
+	r := &releaser{ws: ws, size: size, ring: make([]*slot, size), held: make([]*slot, size), isFound: make([]bool, size),
+		hist: make([][]face.Face, size), colours: make([]temporal.Histogram, size), last: -1,
+		tr: temporal.Tracker{Amount: win.K, Score: win.Track}}
+	// a shot cut between frames s and s+1 ends every window there
+	r.sm = temporal.Smoother{K: win.K, Still: win.Still, Covers: win.Covers, Cut: func(s int) bool { return temporal.IsCut(&r.colours[s%size], &r.colours[(s+1)%size]) }}
+	return r
+}
+
+func (r *releaser) at(s int) []face.Face { return r.hist[s%r.size] }
+
+// covered reports whether frame t's covers are found: it is within Covers of a written frame.
+func (r *releaser) covered(t int) bool {
+	w := r.ws.win
+	return w.Covers > 0 && t >= w.Before-w.Covers && t < w.Before+w.Count+w.Covers
+}
+
+// drop gives s back unprocessed.
+func (r *releaser) drop(s *slot) {
+	if !r.ws.written(s.index) {
+		// A halo frame: analysed, not processed. Its faces are counted by the rank
+		// that writes it: faces found stay a count of the job's frames, once each.
+		r.ws.st.add(facesFound, -len(s.faces))
+	}
+	r.ws.free <- s
+}
+
+func (r *releaser) smooth(t int, s *slot) {
+	if r.ws.win.Track > 0 {
+		s.smoothed = r.tr.Track(s.smoothed[:0], t, 0, r.last, r.at)
+	} else {
+		s.smoothed = r.sm.Smooth(s.smoothed[:0], t, 0, r.last, r.at)
+	}
+}
+
+// votable reports whether written frame t's neighbours within Covers have their covers.
+func (r *releaser) votable(t int) bool {
+	c := r.ws.win.Covers
+	for u := max(t-c, 0); u <= t+c; u++ {
+		switch {
+		case !r.covered(u):
+		case u > r.last:
+			if !r.closed {
+				return false
+			}
+		case !r.isFound[u%r.size]:
+			return false
+		}
+	}
+	return true
+}
+
+// progress smooths, sends and releases every frame it can.
+func (r *releaser) progress() {
+	ws, c := r.ws, r.ws.win.Covers
+	for r.next <= r.last && (r.next+ws.win.reach() <= r.last || r.closed) {
+		t := r.next
+		r.next++
+		s := r.ring[t%r.size]
+		r.ring[t%r.size] = nil
+		switch {
+		case ws.ctx.Err() != nil || !ws.written(t) && !r.covered(t):
+			r.drop(s)
+		case r.covered(t):
+			r.smooth(t, s)
+			r.finding++
+			ws.find <- s
+		default:
+			r.smooth(t, s)
+			ws.ready <- s
+		}
+	}
+	for r.voted < r.next && (c == 0 || !ws.written(r.voted) || r.votable(r.voted)) {
+		t := r.voted
+		r.voted++
+		if c == 0 || !ws.written(t) {
+			continue // released or dropped above, or a halo frame found drops
+		}
+		s := r.held[t%r.size]
+		r.held[t%r.size] = nil
+		if ws.ctx.Err() != nil {
+			ws.free <- s
+			continue
+		}
+		r.sm.Vote(s.smoothed, t, 0, r.last, r.at)
+		ws.ready <- s
+	}
+}
+
+// analysed takes in an analysed frame, and the frames up to the first not yet analysed.
+func (r *releaser) analysed(s *slot) {
+	r.ring[s.index%r.size] = s
+	for n := r.ring[(r.last+1)%r.size]; n != nil && n.index == r.last+1; n = r.ring[(r.last+1)%r.size] {
+		r.last++
+		r.hist[r.last%r.size] = append(r.hist[r.last%r.size][:0], n.faces...)
+		r.colours[r.last%r.size] = n.colours
+		r.isFound[r.last%r.size] = false
+	}
+}
+
+// found takes in a frame whose covers are found: they go to its faces in hist.
+func (r *releaser) found(s *slot) {
+	r.finding--
+	t := s.index
+	h := r.hist[t%r.size]
+	for i := range min(len(s.smoothed), len(h)) { // one smoothed face for each analysed one, in order
+		h[i].Cover, h[i].Looked = s.smoothed[i].Cover, s.smoothed[i].Looked
+	}
+	r.isFound[t%r.size] = true
+	if r.ws.written(t) {
+		r.held[t%r.size] = s
+	} else {
+		r.drop(s)
 	}
 }
 
