@@ -430,7 +430,7 @@ var modelOptions = []option{
 	{long: "face-landmarker-score", arg: floatArg("face_landmarker_score"), help: "FaceFusion's landmarkers: below this landmark score the detector's five points are used; 0 runs none (default 0.5)",
 		set: float("face-landmarker-score", func(c *Config) *float64 { return &c.FaceLandmarkerScore })},
 	{long: "face-landmark-smoothing", arg: "N", help: "smooth landmarks over N frames each side of a frame (a local fit that follows motion without lag; a face still over twice N frames, at most 16, is averaged over them; 0: off; default " + strconv.Itoa(Default().FaceLandmarkSmoothing) + ")",
-		doc: "landmarks smoothed over N frames each side (0–25; 0: off): a still face is averaged (over 2N, at most 16, where it holds still that long), a moving one fitted without lag; see \"Temporal stability\" in [running.md](running.md)",
+		doc: "landmarks smoothed over N frames each side (0–25; 0: off): a still face is averaged (over 2N, at most 16, where it holds still that long), a moving one fitted without lag; the classic swap also keeps what covers a face in most of up to 3 frames each side; see \"Temporal stability\" in [running.md](running.md)",
 		set: integer("face-landmark-smoothing", func(c *Config) *int { return &c.FaceLandmarkSmoothing })},
 	{long: "face-swapper-model", arg: "NAME", help: "classic (embedded default, model-free), " + strings.Join(Swappers[1:], ", "),
 		set: str(func(c *Config) *string { return &c.FaceSwapperModel })},
