@@ -126,9 +126,9 @@ func TestApplyKeepsBrowCoversAndSwapsTheRest(t *testing.T) {
 }
 
 // The survey of the family, both ways between the sample photos (go test -run
-// TestBrowCoverSurvey -v ./internal/swap; 6 s alone; BROWS=1 logs each case): the share of
-// the covers of skin-like hues kept, of the others, and of the rest of the face swapped (of
-// the bare face's), each way. The floors sit a little below today's figures
+// TestBrowCoverSurvey -v ./internal/swap; FACEFUSION_TEST_CASES=1 logs each case): the share
+// of the covers of skin-like hues kept, of the others, and of the rest of the face swapped
+// (of the bare face's), each way. The floors sit a little below today's figures
 // (docs/performance.md).
 func TestBrowCoverSurvey(t *testing.T) {
 	fullTier(t, "swaps 90 covered photos each way")

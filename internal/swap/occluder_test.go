@@ -367,7 +367,7 @@ func skinLike(c raster.RGB) bool {
 }
 
 // The survey of every case, both ways between the sample photos, for docs/performance.md
-// (go test -run TestOccluderSurvey -v ./internal/swap; 10 s): the share of the pixels of
+// (go test -run TestOccluderSurvey -v ./internal/swap): the share of the pixels of
 // covers of skin's hues kept on average (the colour test alone kept few), of the others, and
 // how much of the rest of the face is swapped, of the bare face's. The floors sit a little
 // below today's figures (docs/performance.md).

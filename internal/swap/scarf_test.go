@@ -288,7 +288,7 @@ func TestApplyKeepsScarvesAndSwapsTheRest(t *testing.T) {
 }
 
 // The survey of the family, both ways between the sample photos (go test -run
-// TestLowerFaceCoverSurvey -v ./internal/swap; 30 s alone): the share of the covers of
+// TestLowerFaceCoverSurvey -v ./internal/swap): the share of the covers of
 // skin-like hues (the target's own, lighter, darker, light grey, white) kept, of the others,
 // and of the rest of the face swapped (of the bare face's), each way; all three rose when
 // the forehead chose the skin's discs. The floors sit a little below today's figures

@@ -154,7 +154,7 @@ func TestApplyKeepsOpaqueLensesAndSwapsTheRest(t *testing.T) {
 }
 
 // The survey of the family, both ways between the sample photos (go test -run TestShadeSurvey
-// -v ./internal/swap; 10 s alone; SHADES=1 logs each case): the share of the lenses of
+// -v ./internal/swap; FACEFUSION_TEST_CASES=1 logs each case): the share of the lenses of
 // skin-like hues kept, of the others, and of the rest of the face swapped (of the bare
 // face's), each way. Lenses of the skin's hues over an eye's own folds are only partly found;
 // under dark lenses the landmarker drags the astronaut's brows, and the forehead with them,
