@@ -96,9 +96,10 @@ func browSurvey(t *testing.T, ways map[bool]*photoWay, each func(way bool, c occ
 // A hand on the forehead, a fringe or a headband down over the brows covers the disc between
 // the brows and the forehead's discs, which judge the skin under a scarf: where they were
 // alike, they overruled the majority, the lower discs on bare skin, and the rest of the face
-// was taken for a cover: 0–19 % of it swapped in each case here. A forehead disc left on the
-// skin, or the discs beside the eyes where all three judges are covered and nothing below the
-// eyes is like them, now side with the majority: 96–106 % (the floors sit below).
+// was taken for a cover, little of it swapped. A forehead disc left on the skin, or the discs
+// beside the eyes where all three judges are covered and nothing below the eyes is like them,
+// side with the majority: each case must keep its cover and leave most of the rest of the
+// face swapped (the floors below).
 func TestApplyKeepsBrowCoversAndSwapsTheRest(t *testing.T) {
 	tex := browTextures(t)
 	checkNamedCovers(t, []namedCover{
@@ -125,10 +126,10 @@ func TestApplyKeepsBrowCoversAndSwapsTheRest(t *testing.T) {
 }
 
 // The survey of the family, both ways between the sample photos (go test -run
-// TestBrowCoverSurvey -v ./internal/swap; 6 s alone; BROWS=1 logs each case): into Grace
-// Hopper skin-like hues keep 80.7 %, the others 92.8 %, and the rest of the face is swapped
-// 99.4 % of the bare face's (94.2 % while the judges went unwitnessed); into the astronaut
-// 82.9 %, 97.8 % and 97.3 % (86.5 %). The floors sit a little below.
+// TestBrowCoverSurvey -v ./internal/swap; FACEFUSION_TEST_CASES=1 logs each case): the share
+// of the covers of skin-like hues kept, of the others, and of the rest of the face swapped
+// (of the bare face's), each way. The floors sit a little below today's figures
+// (docs/performance.md).
 func TestBrowCoverSurvey(t *testing.T) {
 	fullTier(t, "swaps 90 covered photos each way")
 	floors := map[bool][3]float64{false: {0.78, 0.9, 0.97}, true: {0.79, 0.95, 0.95}}

@@ -10,9 +10,9 @@ import (
 
 // A cover shaded over its face is found in pieces and completed over the rest of it: an oval
 // lid before Grace Hopper's lower cheek, shaded as brick.png's luminance. Olive or tan, it is
-// found where it lies far from the skin (73–74 % kept without the completion; now 85 %); of
-// her own skin's hue or lighter, where it is smoother than her grainy skin (19–23 %; now
-// 72–73 %). The floors sit below; the rest of the face stays swapped.
+// found where it lies far from the skin; of her own skin's hue or lighter, where it is
+// smoother than her grainy skin. Without the completion only those pieces were kept; each
+// hue must keep most of the lid (the floors below), and the rest of the face stays swapped.
 func TestApplyCompletesShadedCovers(t *testing.T) {
 	p := photos(t)
 	box := geom.Rect{X0: 168, Y0: 145, X1: 364, Y1: 342}

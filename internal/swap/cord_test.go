@@ -7,17 +7,17 @@ import (
 )
 
 // Thin cords across a cheek (a hoodie's drawstring, a cable, a lanyard), unlike the surveys'
-// covers: from past the outline towards the mouth or the nose, straight and gently bowed, 1/30
-// to 1/15 of the face wide, of saturated hues near the skin's (red-orange, orange, pink), flat
-// or shaded by camera.png, softly edged (tsCoverage), the landmarks found again on the covered
-// photo. Pixel by pixel their colour is within the skin model's slack for a dark channel (a
-// saturated colour has one), or further along the skin's own axis, where nothing counts; and
-// a cord over a skin sample disc turned the skin's axis towards its own colour. Before the hue
-// bands and the axis found again, the swap kept 77.7 % of them (mean; some red-orange and
-// orange ones into Grace Hopper 14–36 %), now 97.6 %; the rest of the face is swapped as
-// before. Still lost: the thinnest cord, orange and flat, across Grace Hopper's lower cheek
-// towards the mouth's corner. Cords of the skin's own hue are not among them: no colour tells
-// them.
+// covers: from past the outline towards the mouth or the nose, straight and gently bowed,
+// 1/30 to 1/15 of the face wide, of saturated hues near the skin's (red-orange, orange,
+// pink), flat or shaded by camera.png, softly edged (tsCoverage), the landmarks found again
+// on the covered photo. Pixel by pixel their colour is within the skin model's slack for a
+// dark channel (a saturated colour has one), or further along the skin's own axis, where
+// nothing counts; and a cord over a skin sample disc turned the skin's axis towards its own
+// colour. Without the hue bands and the axis found again, some red-orange and orange ones
+// into Grace Hopper were mostly swapped over; the cords must keep at least 0.9 on average,
+// and most of the rest of the face stay swapped. Still lost: the thinnest cord, orange and
+// flat, across Grace Hopper's lower cheek towards the mouth's corner. Cords of the skin's
+// own hue are not among them: no colour tells them.
 
 // cordShapes are the cords: shares of the face size from landmarks (see strandShape, rodShape).
 var cordShapes = []occShape{

@@ -32,8 +32,8 @@ import (
 // mirrored through a JPEG encoder at quality 35, the landmarks found again on each covered
 // photo: 242 covers into the astronaut (every shape and hue with two textures), 121 into each
 // of the others (one texture; a variant's is one its plain photo's cases do not pair with that
-// shape and hue). About 14 s alone. The floors sit a little below today's figures; every
-// shape must leave most of the rest of the face swapped. FACEFUSION_TEST_CASES=1 logs every
+// shape and hue). The floors sit a little below today's figures; every shape must leave
+// most of the rest of the face swapped. FACEFUSION_TEST_CASES=1 logs every
 // case, FACEFUSION_TEST_OUT=dir saves one swap of each shape and where it lies.
 
 // vsStar reports whether (x, y) lies in a five-pointed star at c, its points r from c and

@@ -15,9 +15,9 @@ import (
 // angles up from a hand below the chin, a thumb slanted 30°, each of the skin's
 // colour, 15 levels lighter or darker, flat, lit on one side and shaded on the other, or
 // with a photo's texture. The colour tests cannot tell them from the skin, and over the lips
-// they do not look; before the lips' breaks were looked for, these kept 28.3 % (into Grace
-// Hopper) and 50.6 % (into the astronaut) of the cover (means), now 85.7 % and 73.8 %. The
-// rest of the face is swapped as before (the cases under 90 % were so before too).
+// they do not look; the breaks they make in the lips are looked for. Each way must keep the
+// covers on average (the floors below), and every case leave most of the rest of the face
+// swapped.
 
 // lipFinger is a band across the mouth: from the mouth's centre moved by off (shares of the
 // face size along the mouth), turned by deg from straight up, half-width hw, from up above

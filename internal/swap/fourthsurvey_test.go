@@ -34,7 +34,7 @@ import (
 // the other surveys has, grace_hopper under a warm white balance and the astronaut tilted by
 // 8°, the landmarks found again on each covered photo: 240 covers into the astronaut (every
 // shape and hue with two textures), 120 into each of the others (one texture; a variant's is
-// one its plain photo's cases do not pair with that shape and hue). About 15 s alone. The
+// one its plain photo's cases do not pair with that shape and hue). The
 // floors sit a little below today's figures (docs/performance.md); every shape
 // must leave most of the rest of the face swapped. FACEFUSION_TEST_CASES=1 logs every case,
 // FACEFUSION_TEST_OUT=dir saves one swap of each shape and where it lies.

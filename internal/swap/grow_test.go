@@ -5,11 +5,10 @@ import (
 )
 
 // A cover found beside a feature continues into it: a microphone's head at the mouth's corner,
-// of skin's own hues and red, on the astronaut's face (the part over the lips and the
-// unfound rest of its head were swapped over, 11–26 % kept; now 94–99 %) and a brown one on
-// Grace Hopper's (9 %; now 92 %); a bar over her cheeks crossing her nostrils (69–72 % of the
-// grainy or striped ones, the part over the nose swapped; now 91–94 %). The floors sit below;
-// the rest of the face stays swapped.
+// of skin's own hues and red, on the astronaut's face (unless grown, the part over the lips
+// and the unfound rest of its head are swapped over) and a brown one on Grace Hopper's; a bar
+// over her cheeks crossing her nostrils (unless grown, the part over the nose is swapped).
+// Each case must keep its cover (the floors below), and the rest of the face stays swapped.
 func TestApplyGrowsCoversIntoFeatures(t *testing.T) {
 	checkCovers(t, photoWays(t), []coverCase{
 		{false, "microphone/flat/brown", 0.85, 0.85},

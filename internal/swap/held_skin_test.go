@@ -95,9 +95,9 @@ func takenBackOnFace(s *Swapper, frame *raster.Image, lm, bare *face.Landmarks68
 
 // The astronaut's bare face, JPEG'd, and Grace Hopper's, with skin of her own hue (or a
 // lighter shade) around it below the eyes. Before keepHeld the occluders took back the base
-// figures below (lossy finds already); keepHeld added 190–300 px (2–3 % of the face size
-// squared on the astronaut) of bare cheek: a find at the cheek's outline of the skin's hue
-// flooded into the skin beyond it (304, 353, 542, 643 and 298 px).
+// figures below (lossy finds already); keepHeld may add no more than 0.2 % of the face size
+// squared to them: a find at the cheek's outline of the skin's hue must not flood into the
+// skin beyond it and take back bare cheek.
 func TestHeldIgnoresSkinAroundTheFace(t *testing.T) {
 	p := photos(t)
 	ways := map[bool]struct {

@@ -14,10 +14,10 @@ import (
 // chin, a spoon at the lips' corner, a thumb over the jaw, two fingertips on the cheek. Each
 // covers less of the face than occMinArea (1–2.3 % of it), the floor under which a find was
 // dropped as a blemish, and continues across the face's outline: what was found of it was
-// dropped, whatever its colour. Before keepHeld covers of other hues kept 62.6 / 80.2 % (into
-// Grace Hopper / into the astronaut; means), now 83.4 / 94.5 %. Those of the skin's hues kept
-// 51.7 / 75.1 %, now 51.7 / 77.4 %: what is not found at all (a skin-hued fingertip on a cheek,
-// a spoon's bowl of the skin's colour) is not helped. The floors sit below.
+// dropped, whatever its colour. keepHeld keeps such finds: covers of other hues and of the
+// skin's must each keep at least their floors below (means, each way). What is not found at
+// all (a skin-hued fingertip on a cheek, a spoon's bowl of the skin's colour) is not helped,
+// so the skin's hues' floors are the lower.
 var heldShapes = []occShape{
 	{"microphone at the chin's side", func(l *face.Landmarks68, s, x, y float64) bool {
 		head := l[10].Add(geom.Pt{X: 0.02 * s, Y: -0.04 * s})

@@ -61,11 +61,11 @@ var judgeKnit = occTexture{"coarse knit", func(c raster.RGB, x, y int, rng *rand
 
 // Locks of strands over the astronaut's brows crossed the disc between the brows and the
 // forehead's discs, making them busy beside the rest: alike, they overruled the lower discs,
-// and the whole face was taken for a cover (0.0 % of the rest swapped in both cases here).
-// The witnesses beside the eyes, on bare skin and nearer the lower discs than the judges, now
-// say the judges are covered (75 %). The others held before and hold: the same locks on
-// Grace Hopper, a coarse knit from under her nose's tip (she wears glasses) and a rounded mask
-// of hues no skin has on the astronaut.
+// and the whole face was taken for a cover, none of the rest swapped. The witnesses beside
+// the eyes, on bare skin and nearer the lower discs than the judges, say the judges are
+// covered, and the rest is swapped (the floors below). The others held before and hold: the
+// same locks on Grace Hopper, a coarse knit from under her nose's tip (she wears glasses) and
+// a rounded mask of hues no skin has on the astronaut.
 func TestApplyWeighsTheForeheadJudges(t *testing.T) {
 	ways := photoWays(t)
 	fixed := func(c raster.RGB) func(raster.RGB) raster.RGB { return func(raster.RGB) raster.RGB { return c } }

@@ -108,17 +108,16 @@ func lcRun(t *testing.T, w *photoWay, c occCase) (occResult, float64) {
 	return r, kept / max(1, n)
 }
 
-// Over the mouth, the covers of the skin's hues keep at least these (means): before the
-// mouth's covers were grown from where a find meets the mouth, into Grace Hopper 57.1 % and
-// into the astronaut 74.2 %; a spoon's bowl of tan or pale pink at her lips 46 % and 55 %,
-// a bottle's neck of her own skin 40 %, a forearm of it 74 % (now 100, 100, 100 and 90 %;
-// into the astronaut 78.9 % since small finds no longer grow over the mouth).
+// Over the mouth, the covers of the skin's hues keep at least these (means): a mouth's cover
+// is grown from where a find meets the mouth, which keeps a spoon's bowl of tan or pale pink
+// at Grace Hopper's lips and a bottle's neck or a forearm of her own skin; into the astronaut
+// small finds do not grow over the mouth.
 var lcFloors = map[bool]float64{false: 0.55, true: 0.78}
 
 // lcCases must each keep 85 % of the cover over the mouth. A bottle's neck of the
 // astronaut's own flat skin is not among them: all that is found of it is a piece under the
 // lips smaller than occMinArea, which a lossy frame's block beside a smile matches in size
-// and look, and such a find does not grow over the mouth (40 % kept there).
+// and look, and such a find does not grow over the mouth (less than the floor kept there).
 var lcCases = map[string]bool{
 	"spoon at the lips/flat/tan": true, "spoon at the lips/flat/pale pink": true,
 	"forearm across the mouth/flat/own skin": true, "forearm across the mouth/coffee/own skin": true,

@@ -14,10 +14,9 @@ import (
 // before the lips, a straw in the mouth, a hand over it. Their part on the face outside the
 // mouth is found with some skin around it (a region test's piece), and their colour must be
 // fitted to the cover's own pixels in it for them to grow over the mouth, and on over all of
-// it: a smile's mouth is taller than the growth's reach on the skin. Before, the navy
-// microphone kept 65 % and 66 %, the straws 25–78 %, the hand 81 %. Grainy fingers over the
-// mouth, whose pieces' spread of colour was too wide for the growth, kept 53 % and 61 % (now
-// 93 % and 74 %).
+// it: a smile's mouth is taller than the growth's reach on the skin. Each must keep 90 % of
+// its cover, grainy fingers over the mouth (whose pieces' spread of colour was too wide for
+// the growth) their own lower floors, and leave most of the rest of the face swapped.
 var mouthShapes = map[string]func(l *face.Landmarks68, size, x, y float64) bool{
 	"microphone before the lips": func(l *face.Landmarks68, size, x, y float64) bool {
 		head := geom.Mean(l[48:60]).Add(geom.Pt{X: 0.03 * size, Y: 0.06 * size})

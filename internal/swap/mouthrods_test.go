@@ -11,16 +11,16 @@ import (
 )
 
 // Rods held at a mouth's corner, unlike the surveys' covers: a straw, a pen, a stick and a
-// cigar, from a little inside the corner outwards at several angles (level, 25° and 55° down,
-// 10° up), 0.04–0.064 of the face wide, of the skin's own colour, lighter or darker, white or
-// navy, flat or finely noisy, softly edged (tsCoverage), into both sample photos. Outside the
-// lips the skin-hued ones are too faint against the skin for the thin bands' ridges (and on
-// Grace Hopper's wrinkled face too short), and across the corner the colour tests do not
-// look. Before the rods at the corners were looked for, the swap kept 61.0 % of them (mean),
-// now 78.8 %; the rest of the face is swapped as before. Still lost: rods of the very colour
-// of the skin on both sides of them (nothing tells them there), and some on the astronaut's
-// small face (100 px: a rod 4–6 px wide) that end on the dark background within a fifth of
-// the face.
+// cigar, from a little inside the corner outwards at several angles (level, 25° and 55°
+// down, 10° up), 0.04–0.064 of the face wide, of the skin's own colour, lighter or darker,
+// white or navy, flat or finely noisy, softly edged (tsCoverage), into both sample photos.
+// Outside the lips the skin-hued ones are too faint against the skin for the thin bands'
+// ridges (and on Grace Hopper's wrinkled face too short), and across the corner the colour
+// tests do not look, so the rods at the corners are looked for: they must keep at least 0.75
+// of their pixels on average, and most of the rest of the face stay swapped. Still lost:
+// rods of the very colour of the skin on both sides of them (nothing tells them there), and
+// some on the astronaut's small face (100 px: a rod 4–6 px wide) that end on the dark
+// background within a fifth of the face.
 
 // mouthRod is a rod from the corner (landmark 48 or 54) moved in along the mouth by in,
 // turned by deg from straight outwards (positive: down), of length and half-width hw

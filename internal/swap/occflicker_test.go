@@ -17,14 +17,13 @@ import (
 // docs/performance.md's still clips): on every one of 40 frames it finds what it finds on the
 // same frame uncompressed, give or take 0.5 % of the face. grace_hopper's face has nothing
 // in front of it; on the astronaut's a lock of hair crosses the forehead's corner, found on
-// every frame (about 45 px, 1.2 % of the face). Before the detail test needed a seed, its
-// finds came and went with the keyframes: 345–396 px of grace_hopper's smoothed forehead
-// ("flat") at crf 30, and 89 px of the astronaut's hairline ("busy") on her first keyframe
-// only, and the still face flickered where they did. The thin-cover test came and went too:
-// at crf 30 g12 her own glasses' rims joined into a band 0.36 of the face long on 16 of the
-// 40 frames (1497 px), and at crf 23 g8 (where the landmarks fit a smaller face, 4203 px) the
-// codec took her skin's fine detail under the mark for grainy skin (3.55 → 2.97–3.50), where
-// the lenient test found them on 24 frames (up to 1140 px).
+// every frame. Before the detail test needed a seed, its finds came and went with the
+// keyframes (grace_hopper's smoothed forehead, "flat", at crf 30; the astronaut's hairline,
+// "busy", on her first keyframe only), and the still face flickered where they did. The
+// thin-cover test came and went too: at crf 30 g12 her own glasses' rims joined into a band
+// on some frames, and at crf 23 g8 (where the landmarks fit a smaller face) the codec took
+// her skin's fine detail under the mark for grainy skin, where the lenient test found them
+// on many frames.
 func TestOccludersHoldStillOnLossyStillFaces(t *testing.T) {
 	fullTier(t, "encodes three still clips and tests every frame")
 	p := photos(t)

@@ -367,10 +367,10 @@ func skinLike(c raster.RGB) bool {
 }
 
 // The survey of every case, both ways between the sample photos, for docs/performance.md
-// (go test -run TestOccluderSurvey -v ./internal/swap; 10 s): covers of skin's hues keep 92 %
-// and 96 % of their pixels on average (the colour test alone kept 27 %), the others 99.6 % and
-// 99.9 %, while the rest of the face is swapped 89–95 % as much as the bare face. The floors
-// sit a little below.
+// (go test -run TestOccluderSurvey -v ./internal/swap): the share of the pixels of
+// covers of skin's hues kept on average (the colour test alone kept few), of the others, and
+// how much of the rest of the face is swapped, of the bare face's. The floors sit a little
+// below today's figures (docs/performance.md).
 // TestOccluderSecondSurvey holds covers of other shapes, hues and textures.
 func TestOccluderSurvey(t *testing.T) {
 	fullTier(t, "swaps 168 occluded photos each way")
@@ -405,9 +405,10 @@ func TestOccluderSurvey(t *testing.T) {
 // Covers of the skin's own hues stay in front, told from the skin by their edges and their
 // texture rather than their colour, while the rest of the face is swapped: a flat bar of skin
 // colour over the cheeks, a tan microphone, a shaded hand of skin colour, a flat orange bar
-// over the eyes. The colour-only swapper kept 11–24 % of each; this one 64–80 % (the floors
-// sit below), swapping 60–103 % as much of the rest of the face as of the bare face. Noisy
-// and striped covers of skin's hues are the texture test's (TestApplyKeepsNoisyAndStripedCovers).
+// over the eyes. The colour-only swapper kept little of each; this one must keep more (the
+// floors below) and swap at least half as much of the rest of the face as of the bare face.
+// Noisy and striped covers of skin's hues are the texture test's
+// (TestApplyKeepsNoisyAndStripedCovers).
 func TestApplyKeepsCoversOfSkinHues(t *testing.T) {
 	p := photos(t)
 	src, err := NewSource(p.src, &p.srcLm)
@@ -438,10 +439,10 @@ func TestApplyKeepsCoversOfSkinHues(t *testing.T) {
 
 // Covers of varied hues and textures that colour and coarse structure missed and the detail
 // test finds, both ways between the sample photos: grain, stripes and shading of skin's own
-// hues and of others, a flat cover on grainy skin, flat covers over the eyes. Before the
-// detail test each kept 10–52 %; now 83–99 % (the floors sit below). The bare face is swapped
-// as much as before (71.7 % and 63.6 % of its hull's pixels changed; now 75 % and 65 %, the
-// mask a little larger), so the finds are the covers, not the face.
+// hues and of others, a flat cover on grainy skin, flat covers over the eyes. Without the
+// detail test they were mostly swapped over; each must keep its cover (the floors below),
+// and the bare face must stay swapped as much as it was without the detail test (the least
+// shares of its hull's pixels changed below), so the finds are the covers, not the face.
 func TestApplyKeepsTexturedCovers(t *testing.T) {
 	ways := photoWays(t)
 	for _, toAstro := range []bool{false, true} {
@@ -464,12 +465,12 @@ func TestApplyKeepsTexturedCovers(t *testing.T) {
 
 // Glasses frames and strands of hair of the skin's own hues stay in front, found by their
 // shape, a long band of even width, both ways between the sample photos. Without the
-// thin-cover test (and the covered-sample check) the swap kept 11–15 % of each frame on the
-// astronaut's smooth face and 5–7 % of the red and brown ones on Grace Hopper's wrinkled one,
-// 50–51 % of the tan and brown strands on the astronaut; with it 51–70 %, 44–70 % and 73–87 %
-// (the floors sit below). On her face a ridge must be stronger and longer than her creases,
-// and a frame of skin's lighter hues is fainter; the glasses test (rings.go) finds frames by
-// their rings round both eyes, and with it the frames here keep 93–100 %.
+// thin-cover test (and the covered-sample check) the swap kept little of each frame on the
+// astronaut's smooth face and of the red and brown ones on Grace Hopper's wrinkled one, and
+// about half of the tan and brown strands on the astronaut; each must keep its floor below.
+// On her face a ridge must be stronger and longer than her creases, and a frame of skin's
+// lighter hues is fainter; the glasses test (rings.go) finds frames by their rings round both
+// eyes, and with it the frames here keep well above these floors.
 func TestApplyKeepsThinCovers(t *testing.T) {
 	checkCovers(t, photoWays(t), []coverCase{
 		{false, "glasses/flat/red", 0.6, 0.75}, {false, "glasses/flat/brown", 0.35, 0.75},
@@ -482,9 +483,10 @@ func TestApplyKeepsThinCovers(t *testing.T) {
 
 // A cover over some of the skin sample discs (a bar over the eyes covers the two under them
 // and the one between the brows; a hand those on its cheek) must not teach the skin model its
-// colour: those discs are left out. Into Grace Hopper, a noisy blue bar over the eyes kept
-// 17 % and a flat blue hand left 41 % of the rest of the face swapped before; now 97 % and
-// 110 % (the floors sit below).
+// colour: those discs are left out. Into Grace Hopper, a noisy blue bar over the eyes was
+// swapped over and a flat blue hand left little of the rest of the face swapped while they
+// were not; each must keep its cover and leave the rest of the face swapped (the floors
+// below).
 func TestApplyDropsCoveredSkinSamples(t *testing.T) {
 	p := photos(t)
 	src, err := NewSource(p.src, &p.srcLm)
@@ -514,9 +516,8 @@ func TestApplyDropsCoveredSkinSamples(t *testing.T) {
 // skin that the nose's and the eyes' edges cut apart: the structure test took it, the largest
 // region, for the skin and the rest of the face for the cover. Its reference is now the
 // largest region that looks like the sampled skin. Hands of skin's hues, flat, noisy and
-// shaded, into the astronaut kept 73–100 % and left 26–51 % of the rest of the face swapped
-// (two into Grace Hopper: 75–87 %, 34–62 %); now 99–100 % and 58–86 % (96–100 %, 69–112 %).
-// The floors sit below.
+// shaded, into the astronaut (and two into Grace Hopper) must keep nearly all of the hand
+// and leave most of the rest of the face swapped (the floors below).
 func TestApplyKeepsHandsAndSwapsTheRest(t *testing.T) {
 	checkCovers(t, photoWays(t), []coverCase{
 		{false, "hand/flat/brown", 0.9, 0.9}, {false, "hand/shaded/tan", 0.9, 0.6},

@@ -189,10 +189,10 @@ func edgeGradient(img, ref *raster.Image, s *Swapper, size float64) float64 {
 
 // The swapped face shows no step or halo where the mask fades out: across the mask's edge
 // band the swap adds (almost) no gradient beyond the target's own, with the portrait as it
-// is and lit from one side (a shading that no mean colour can match). The new swapper
-// gives 0.41–0.48 levels/px (part of it the source's own features near the edge; 0.27–0.37
-// with the whole membrane inside the face, MembraneInner 1), the old one 1.0–1.1 and a
-// plain paste 2.8–6.6: both fail it.
+// is and lit from one side (a shading that no mean colour can match). The new swapper must
+// stay within the margin (part of what it adds is the source's own features near the edge,
+// less with the whole membrane inside the face, MembraneInner 1); the old one and a plain
+// paste must fail it, or the measure no longer tells a seam.
 func TestApplyLeavesNoSeam(t *testing.T) {
 	fullTier(t, "swaps the sample photos at full size")
 	const margin = 0.5 // levels per pixel of 9×9-smoothed luma

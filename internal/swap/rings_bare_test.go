@@ -84,16 +84,16 @@ func takenBack(s *Swapper, frame *raster.Image, lm *face.Landmarks68) (float64, 
 // sample photos a stop darker (an indoor or evening clip), brighter, mirrored, grainy and at
 // two thirds the size. Its tolerances were once in fixed grey levels: a stop darker, Grace
 // Hopper's own brows, lids and eye sockets' shadows crowded into one rim colour's tolerance
-// and ringed both eyes on 76 and 86 % of the rays, and the swap kept 4764 px of her target
-// face (her eyes, brows and nose) as glasses. Scaled to the skin's level they ring at most
-// 77 % of the threshold on her face and 96 % on the astronaut's (×0.25 to ×1.8, grainy).
+// and ringed both eyes, and the swap kept her target face's eyes, brows and nose as glasses.
+// Scaled to the skin's level they stay under the threshold on both faces (×0.25 to ×1.8,
+// grainy).
 // Nor does the occluder step as a whole take back more than on the plain photo (0.2 % of the
 // face size squared, as TestThinCoversLeaveBandsOffTheFace allows), but for two finds of
 // other tests (bounded in elsewhere, a little above what they take today, so that no other
 // rule adds to them unseen): on the astronaut ×1.4, her blown highlights (two channels at
-// 255, flat) are taken as flat covers where the swap cannot tell (about 1500 px); grainy, her
-// fringe of hair over the forehead's corner, a real cover left out of the plain photo's finds
-// as under occMinArea, grows past it (about 70 px).
+// 255, flat) are taken as flat covers where the swap cannot tell; grainy, her fringe of hair
+// over the forehead's corner, a real cover left out of the plain photo's finds as under
+// occMinArea, grows past it.
 func TestGlassesFindNoFrameOnBareFaces(t *testing.T) {
 	p := photos(t)
 	elsewhere := map[string]float64{"into astronaut true, brighter": 1600, "into astronaut true, grainy": 100}

@@ -154,8 +154,9 @@ var thinHues = []thinHue{
 // crosses the outline's band across it is no line of the face's own, which end inside it or
 // follow its outline. Before the outline's band took its own direction, a band crossing the
 // side of the face there (rather than the jaw's chord) was cut off at the outline, and the swap
-// kept 1–30 % of each case here; now 74–90 % (the floors sit below; the pencil into the
-// astronaut keeps 60 % unless the bands found are kept past dropSmall).
+// kept little of each case here. Each must keep its floor below (the pencil into the
+// astronaut's is the lowest: more of it is kept only if the bands found are kept past
+// dropSmall).
 func TestApplyKeepsRodsAcrossTheOutline(t *testing.T) {
 	ways := photoWays(t)
 	tex := thinTextures(t)

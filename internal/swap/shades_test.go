@@ -124,11 +124,12 @@ func shadeSurvey(t *testing.T, ways map[bool]*photoWay, each func(way bool, c oc
 // the landmarks' brows on their lenses' top edges, the disc between the brows lies on the
 // bridge, whose edges stepped half its samples, and the forehead's discs on the hair's edge;
 // grainier than the cheeks, the forehead judged them a mask over the lower face and the whole
-// face was kept: into the astronaut, rectangular lenses, flat black or dark brown, left 1.4
-// and 2.8 % of the rest of her face swapped. An edge steps one way only, grain both: the
-// smaller of the two steps leaves such discs as grainy as the skin, and 74 % is swapped, as
-// much as the other shapes whose brows the lenses drag down leave (the forehead's points,
-// set above the brows, drop with them; with the bare face's landmarks 90 %).
+// face was kept: into the astronaut, rectangular lenses, flat black or dark brown, left
+// hardly any of the rest of her face swapped. An edge steps one way only, grain both: the
+// smaller of the two steps leaves such discs as grainy as the skin, and most of the rest is
+// swapped, about as much as the other shapes whose brows the lenses drag down leave (the
+// forehead's points, set above the brows, drop with them; with the bare face's landmarks
+// more is swapped), hence the lower floors for her lenses below.
 func TestApplyKeepsOpaqueLensesAndSwapsTheRest(t *testing.T) {
 	tex := shadeTextures(t)
 	checkNamedCovers(t, []namedCover{
@@ -153,12 +154,12 @@ func TestApplyKeepsOpaqueLensesAndSwapsTheRest(t *testing.T) {
 }
 
 // The survey of the family, both ways between the sample photos (go test -run TestShadeSurvey
-// -v ./internal/swap; 10 s alone; SHADES=1 logs each case): into Grace Hopper skin-like hues
-// keep 48.4 %, the others 75.0 %, and the rest of the face is swapped 95.9 % of the bare
-// face's; into the astronaut 50.1 %, 81.3 % and 85.4 % (84.4 % while an edge through a disc
-// counted as grain). Lenses of the skin's hues over an eye's own folds are half found; under
-// dark lenses the landmarker drags the astronaut's brows, and the forehead with them, down
-// onto the lenses (70–80 % swapped). The floors sit a little below.
+// -v ./internal/swap; FACEFUSION_TEST_CASES=1 logs each case): the share of the lenses of
+// skin-like hues kept, of the others, and of the rest of the face swapped (of the bare
+// face's), each way. Lenses of the skin's hues over an eye's own folds are only partly found;
+// under dark lenses the landmarker drags the astronaut's brows, and the forehead with them,
+// down onto the lenses, and less of her face is swapped. The floors sit a little below
+// today's figures (docs/performance.md).
 func TestShadeSurvey(t *testing.T) {
 	fullTier(t, "swaps 144 covered photos each way")
 	floors := map[bool][3]float64{false: {0.46, 0.72, 0.94}, true: {0.48, 0.79, 0.83}}
@@ -179,12 +180,13 @@ func TestShadeSurvey(t *testing.T) {
 
 // Filled sunglasses (the third survey's) drag the brows' landmarks onto their lenses, and the
 // disc between the brows and a forehead disc with them: judges on the lenses, unlike the bare
-// cheeks, overruled them as a cover of the lower face, and the whole face was kept. Into the
-// astronaut mirrored, lenses of her own skin's colour under light falling across them left
-// 28.2 % of the rest of her face swapped, white ones with the camera's shading 9.5 %; unmirrored,
-// her own colour finely noisy 24.9 %. A cover of the lower face rises from the chin: it
-// cannot take a cheek under an eye and leave that side's cheek by the mouth bare, as these
-// judges would; with that, 94.3, 95.5 and 98.8 % (the last lens, as the skin, 78 % kept).
+// cheeks, overruled them as a cover of the lower face, and the whole face was kept: into the
+// astronaut mirrored, lenses of her own skin's colour under light falling across them and
+// white ones with the camera's shading; unmirrored, her own colour finely noisy. A cover of
+// the lower face rises from the chin: it cannot take a cheek under an eye and leave that
+// side's cheek by the mouth bare, as these judges would. Each must keep its lenses and leave
+// most of the rest of the face swapped (the floors below; the last lens, as the skin, keeps
+// the least).
 func TestApplyKeepsFilledSunglassesAndSwapsTheRest(t *testing.T) {
 	ways, _ := tsWays(t)
 	for _, c := range []struct {

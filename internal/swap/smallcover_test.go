@@ -290,12 +290,11 @@ func TestSmallBlemishesAreSwapped(t *testing.T) {
 // of skin's hues (the face's own, darker, a plaster's beige), sharp-edged and soft-edged
 // (a ramp over a third of its radius), on the cheeks, the chin, the jaw and the forehead of
 // both sample photos, the landmarks found again on each. Before keepSpots dropSmall took
-// all of them out with the skin's own marks (about half of each kept, by other tests or
-// where the swap changes little).
+// all of them out with the skin's own marks (only what other tests kept, or where the swap
+// changes little, stayed).
 func TestSmallCoversStayInFront(t *testing.T) {
-	// Others' hues kept, skin's hues kept (before: 49 and 39 % into Grace Hopper, 61 and
-	// 54 % into the astronaut). A cover of the skin's hue whose outline blends into the skin
-	// around it is swapped.
+	// Others' hues kept, skin's hues kept (means). A cover of the skin's hue whose outline
+	// blends into the skin around it is swapped, so the skin's hues' floors are the lower.
 	floors := map[bool][2]float64{false: {0.9, 0.40}, true: {0.95, 0.58}}
 	ways := photoWays(t)
 	for wi, toAstro := range []bool{false, true} {

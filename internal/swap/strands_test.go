@@ -55,9 +55,9 @@ var otherStrands = []occShape{
 // curled or straight, thinner and wider than the survey's, falling over either brow and eye
 // or down past the eye's corner onto the cheek, from past the face's outline. They run
 // across the outline, across a brow and across the source's features, where the face's own
-// lines do not; before thin covers counted there, the swap kept 11–62 % of these (34–89 % of
-// the locks), now 42–100 % (the floors sit below). On Grace Hopper's wrinkled face strands of
-// the skin's lighter hues are still mostly swapped over (15–40 %): fainter than her creases.
+// lines do not, so thin covers count there: each case must keep its floor below. On Grace
+// Hopper's wrinkled face strands of the skin's lighter hues are still mostly swapped over:
+// fainter than her creases.
 func TestApplyKeepsStrandsOfOtherShapes(t *testing.T) {
 	ways := photoWays(t)
 	for _, c := range []struct {

@@ -15,8 +15,8 @@ import (
 
 // Noisy and striped covers of the skin's own hues, both ways between the sample photos: their
 // colour is the skin's, their grain (grace_hopper's) or outline (the astronaut's) nearly so,
-// and only their texture tells them. Before the texture test each kept 7–33 % of its pixels;
-// now 75–100 % (the floors sit below), the rest of the face swapped as on the bare face.
+// and only their texture tells them. Without the texture test each was mostly swapped over;
+// each must keep its floor below, and most of the rest of the face be swapped.
 func TestApplyKeepsNoisyAndStripedCovers(t *testing.T) {
 	checkCovers(t, photoWays(t), []coverCase{
 		{false, "bar over the eyes/noisy/skin", 0.9, 0.75}, {false, "bar over the cheeks/striped/tan", 0.9, 0.75},
@@ -29,10 +29,10 @@ func TestApplyKeepsNoisyAndStripedCovers(t *testing.T) {
 // The texture test finds nothing on a bare face in a lossy still clip (libx264, as
 // docs/performance.md's still clips: the sample scaled to 200 px, crf 26 and 30, a keyframe
 // every 8 and 12 frames), whose keyframes each keep and smooth the skin's grain differently.
-// Seeds judged only against the skin's own ratio found 1000–2200 px (7–16 % of the face) on
-// some keyframes and none on others, and a still face flickered where they came and went
-// (BenchmarkStillFaceParts astronaut-crf26 target-max 2.3 → 7.8 levels); a seed now needs
-// 1.5 times the other scale's detail outright. Checks every keyframe of 40 frames (1 s).
+// Seeds judged only against the skin's own ratio found patches of skin on some keyframes and
+// none on others, and a still face flickered where they came and went (as
+// BenchmarkStillFaceParts astronaut-crf26's target-max showed); a seed now needs 1.5 times
+// the other scale's detail outright. Checks every keyframe of 40 frames (1 s).
 func TestTextureFindsNothingOnLossyStillFaces(t *testing.T) {
 	fullTier(t, "encodes two still clips")
 	p := photos(t)
@@ -104,7 +104,8 @@ func TestBoxSmoothMatchesBoxMean(t *testing.T) {
 // Covers of a skin's hue whose channels vary apart (a print's dots, a dyed weave: σ 5 levels
 // in each channel, drawn independently) have luma grain within the skin's own, so only their
 // chroma's fine detail tells them. A strip across the nose and both cheeks and a patch on the
-// cheek, both ways between the sample photos; without the chroma cue they kept 2–68 %.
+// cheek, both ways between the sample photos; without the chroma cue they were partly or
+// wholly swapped over.
 func TestApplyKeepsCoversOfColourNoise(t *testing.T) {
 	ways := photoWays(t)
 	chromaNoise := occTexture{"colour noise", func(c raster.RGB, _, _ int, rng *rand.Rand) raster.RGB {

@@ -34,9 +34,9 @@ var crossTextures = []occTexture{
 // Thin covers of the skin's hues stay in front where they cross a brow, an eye or the face's
 // outline, whose own lines break the band's ridge into pieces too short to count alone; the
 // pieces of one curve are joined across those stretches (bridgeGaps). Before they were, the
-// swap kept 12 % of the hook and 8 % of the rose straw on Grace Hopper's face and 64 % of the
-// sand straw on the astronaut's; now 96, 47 and 77 %. On Grace Hopper's wrinkled face the
-// cable and the twisted straw are still mostly swapped over (18–31 %): fainter than her
+// swap lost most of the hook and the rose straw on Grace Hopper's face and some of the sand
+// straw on the astronaut's; each case must keep its floor below. On Grace Hopper's wrinkled
+// face the cable and the twisted straw are still mostly swapped over: fainter than her
 // creases, so no piece of them counts to be joined.
 func TestThinCoversJoinAcrossFeatures(t *testing.T) {
 	hues := map[string]raster.RGB{"peach": {R: 225, G: 170, B: 140}, "sand": {R: 200, G: 170, B: 130}, "rose": {R: 190, G: 120, B: 115}}
@@ -103,9 +103,9 @@ func hexRims(r, t float64) func(l *face.Landmarks68, size, x, y float64) bool {
 // small face, less than any of TestApplyKeepsGlassesOfManyShapes's) of the skin's hues, striped
 // across or with a sheen along them, stay in front: found as rings round both eyes from samples
 // averaged along the ring, which a rim so thin does not share with its sides as a box's mean
-// across it does. With the box's means alone the swap kept 31 % of them on each face on
-// average; now 61 % on Grace Hopper's (twisted peach and rose with a sheen still 0–4 %) and
-// 78 % on the astronaut's.
+// across it does. With the box's means alone the swap kept few of them; each face must keep
+// its floor on average, Grace Hopper's the lower (twisted peach and rose with a sheen are
+// still lost on her face).
 func TestGlassesKeepThinHexagonalRims(t *testing.T) {
 	hues := map[string]raster.RGB{"peach": {R: 225, G: 170, B: 140}, "sand": {R: 200, G: 170, B: 130}, "rose": {R: 190, G: 120, B: 115}}
 	ways := photoWays(t)

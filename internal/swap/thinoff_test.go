@@ -11,11 +11,11 @@ import (
 
 // A long thin band in the face's box but wholly off the face (hair above the forehead) is no
 // cover of it: on the astronaut's photo the occluders take back of the swap what they take
-// back without the band. Such a band, found, was grown and feathered into the forehead's edge
-// (her own strand above the forehead took back 35 px, a band drawn there 82 px), and in a
-// lossy still clip her strand came and went with the keyframes (docs/performance.md's
-// astronaut still clip: its largest frame-to-frame change 3.02 with the thin-cover test, 2.03
-// without it, 2.02 now). The same band lowered onto the forehead is still found.
+// back without the band. Such a band, found, was grown and feathered into the forehead's
+// edge (her own strand above the forehead, or a band drawn there, took back some of the
+// swap), and in a lossy still clip her strand came and went with the keyframes
+// (docs/performance.md's astronaut still clip flickered more with the thin-cover test than
+// without it). The same band lowered onto the forehead is still found.
 func TestThinCoversLeaveBandsOffTheFace(t *testing.T) {
 	p := photos(t)
 	src, err := NewSource(p.dst, &p.dstLm)

@@ -35,8 +35,8 @@ import (
 // face and part cover, counts as neither. Both ways between the sample photos (240 covers
 // each: every shape and hue with two textures), and into grace_hopper darkened to 0.75 and
 // into the astronaut mirrored (120 each, one texture), the landmarks found again on each
-// covered photo. About 16 s alone (15.5 s of CPU). The floors sit a little below today's
-// figures (docs/performance.md); every shape must leave most of the rest of the face swapped.
+// covered photo. The floors sit a little below today's figures (docs/performance.md);
+// every shape must leave most of the rest of the face swapped.
 // No occluder rule was tuned on it, but its filled sunglasses' cases on the mirrored astronaut
 // became a fast test (TestApplyKeepsFilledSunglassesAndSwapsTheRest), and its colour-noise
 // and tissue cases showed which rules missed them (the chroma cue and the nose's flatness were
