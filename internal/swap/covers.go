@@ -12,11 +12,12 @@ import (
 // A rule that judges a region near its threshold judges it one way in one frame and the other
 // way in the next, as a codec's noise moves it: the region is kept, then swapped, then kept, a
 // flicker no single frame shows. So where a time window runs, the covers are found once in
-// each frame as the target gave it (FindCover, in the analysis, halo frames included) and the
-// swap keeps, pixel by pixel, what covers the face in most of the frames around it (Votes). A
-// vote over frames either side keeps an edge that moves at a steady pace where it is in the
-// frame itself (as many frames before it as after it see it past a pixel), and keeps a cover
-// that stays; what comes and goes for fewer frames than half the vote does not show.
+// each frame as the target gave it, on the face as the window smoothed it (FindCover, halo
+// frames included), and the swap keeps, pixel by pixel, what covers the face in most of the
+// frames around it (Votes). An edge that moves one way is where the frame has it (a pixel it
+// has crossed by then is covered in most of the frames, one it has not in fewer than half), a
+// cover that stays is kept, and what comes and goes for fewer frames than half the vote does
+// not show.
 
 // FindCover is what covers the face with landmarks target in frame (the binary mask Apply's
 // occluders start from), nil where nothing does, where the face would not be swapped, and
@@ -56,9 +57,7 @@ func (s *Swapper) voteCovers(target *face.Landmarks68, size float64, fr image.Re
 	s.occ.Reset(fr)
 	need := s.voteFrames/2 + 1
 	if len(s.votes) < need {
-		for i := range s.occ.Pix {
-			s.occ.Pix[i] = 1
-		}
+		s.nothingCovers()
 		return
 	}
 	w, h := fr.Dx(), fr.Dy()
@@ -90,9 +89,7 @@ func (s *Swapper) voteCovers(target *face.Landmarks68, size float64, fr image.Re
 		}
 	}
 	if !any {
-		for i := range s.occ.Pix {
-			s.occ.Pix[i] = 1
-		}
+		s.nothingCovers()
 		return
 	}
 	s.featherOccluders(size)

@@ -109,12 +109,17 @@ func skinCentres(l *face.Landmarks68, out *[8]geom.Pt) {
 // is all 1 when the skin cannot be sampled.
 func (s *Swapper) occluders(frame *raster.Image, target *face.Landmarks68, fm *raster.Mask, size float64, fr image.Rectangle) {
 	if !s.findOccluders(frame, target, fm, size, fr) {
-		for i := range s.occ.Pix {
-			s.occ.Pix[i] = 1
-		}
+		s.nothingCovers()
 		return
 	}
 	s.featherOccluders(size)
+}
+
+// nothingCovers sets s.occ to what the source keeps on a face nothing covers: all of it.
+func (s *Swapper) nothingCovers() {
+	for i := range s.occ.Pix {
+		s.occ.Pix[i] = 1
+	}
 }
 
 // findOccluders marks in s.occ (over fr, after s.features) what covers the target's face where
