@@ -134,6 +134,9 @@ func (s *Swapper) dropCoveredSamples(starts *[occDiscs + 1]int, grain *[occDiscs
 	}
 	s.upperSkin = false
 	if math.IsNaN(float64(ref[0])) {
+		for d := range n {
+			s.discLight[d] = [3]float32{nan32, nan32, nan32}
+		}
 		s.keepDiscs(starts, n, [occForeheadDiscs]bool{})
 		return
 	}
@@ -186,6 +189,12 @@ func (s *Swapper) dropCoveredSamples(starts *[occDiscs + 1]int, grain *[occDiscs
 		}
 	}
 	s.upperSkin = upper
+	for d := range n {
+		s.discLight[d] = [3]float32{nan32, nan32, nan32}
+		if s.skinDisc[d] {
+			s.discLight[d] = disc(d)
+		}
+	}
 	var forehead [occForeheadDiscs]bool
 	for _, d := range judges {
 		if upper && d >= n {

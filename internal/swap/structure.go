@@ -257,9 +257,47 @@ func (s *Swapper) skinRegions(frame *raster.Image, target *face.Landmarks68, siz
 	s.skin = append(s.skin[:0], make([]bool, n+1)...)
 	for k := 1; k <= n; k++ {
 		// A region too small for the opening to keep is skin either way.
-		s.skin[k] = k == big || s.area[k] < minArea || likeSkin(s.regMed[k], s.regMed[big])
+		s.skin[k] = k == big || s.area[k] < minArea || likeSkin(s.regMed[k], s.regMed[big]) || s.litSkin(s.regMed[k], sampled, m)
 	}
 	return big, sampled
+}
+
+// litSkin reports whether a region darker than the skin as sampled (med: its median colour
+// features and detail; sampled: the skin's, see skinRegions) is that skin under the region's
+// own light, as the kept sample discs show it: its brightness within theirs, its colour that
+// of the two discs nearest it in brightness either side, interpolated, and its detail the
+// skin's. Light that falls off over the face (a dim grade, a vignette, one side in shade)
+// moves skin's colour with its brightness (a lowered black level and shade both deepen it),
+// so that the same skin, lit and dim, differs by more than likeSkin allows; the discs, spread
+// over the face, sample that fall-off. Only darker: such light darkens skin, and a pale cover
+// brighter than it stays a cover.
+func (s *Swapper) litSkin(med, sampled [4]float32, m skinModel) bool {
+	if med[0] >= sampled[0] {
+		return false
+	}
+	lo, hi := -1, -1
+	for d, c := range s.discLight {
+		if math.IsNaN(float64(c[0])) {
+			continue
+		}
+		if c[0] <= med[0] && (lo < 0 || c[0] > s.discLight[lo][0]) {
+			lo = d
+		}
+		if c[0] >= med[0] && (hi < 0 || c[0] < s.discLight[hi][0]) {
+			hi = d
+		}
+	}
+	if lo < 0 || hi < 0 {
+		return false
+	}
+	a, b := s.discLight[lo], s.discLight[hi]
+	t := float32(0)
+	if b[0] > a[0] {
+		t = (med[0] - a[0]) / (b[0] - a[0])
+	}
+	ca, cb := a[1]+t*(b[1]-a[1]), a[2]+t*(b[2]-a[2])
+	lit := [4]float32{med[0], ca*m.ux + cb*m.uy, cb*m.ux - ca*m.uy, sampled[3]}
+	return likeSkin(med, lit)
 }
 
 // enclosedRegions judges the regions between least and minArea pixels (see skinRegions) that

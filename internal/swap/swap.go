@@ -149,13 +149,14 @@ type Swapper struct {
 	// mouthSmooth and hairMouth: the frame's smooth lips and whether hair rings them (see mouthHair).
 	lipsOpen, mouthSmooth raster.Mask
 	hairMouth             bool
-	busy                  [2][]float32 // the ring's and the lips' busyness (see mouthOpen)
-	part, partHull        []geom.Pt    // a feature's points and their hull
-	feat                  [3][]float32 // colour features: the skin samples, a cover's pixels
-	dev                   []float32    // values to sort for a median
-	skinDisc              [8]bool      // which skin sample discs the skin model keeps (see dropCoveredSamples)
-	upperSkin             bool         // whether the forehead chose them over their majority
-	stack                 []int32      // pixels to visit, or seeds to grow from
+	busy                  [2][]float32  // the ring's and the lips' busyness (see mouthOpen)
+	part, partHull        []geom.Pt     // a feature's points and their hull
+	feat                  [3][]float32  // colour features: the skin samples, a cover's pixels
+	dev                   []float32     // values to sort for a median
+	skinDisc              [8]bool       // which skin sample discs the skin model keeps (see dropCoveredSamples)
+	discLight             [8][3]float32 // the kept discs' median colour features, NaN for the rest (see litSkin)
+	upperSkin             bool          // whether the forehead chose them over their majority
+	stack                 []int32       // pixels to visit, or seeds to grow from
 	// Regions (see components): each pixel's label, and each region's area, area outside
 	// the features (free), whether it is skin and its median (see skinRegions).
 	label  []int32
