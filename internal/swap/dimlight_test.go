@@ -15,7 +15,13 @@ import (
 // cheeks, darker than her brow and nose, turn redder than the skin as sampled. The large
 // region of her cheeks, cut off by her glasses and her nose, was then unlike the skin by more
 // than likeSkin allows and was taken for a cover over a third of her face on most frames.
-// Skin as the sample discs show it at the cheeks' own light is what they are.
+// A vignette darkening her face from one side scales her skin's detail and wrinkles with its
+// light: measured against the skin samples' (on the dim side) the lit side was busy and
+// wrinkled with thin covers, measured against the lit side's the dim side flat, and two thirds
+// of what shows of her face were taken for covers.
+// occVisibleLuma is the least luma of a face pixel that TestDimFaceIsNoCover judges.
+const occVisibleLuma = 24
+
 func TestDimFaceIsNoCover(t *testing.T) {
 	testenv.Full(t, "decodes a graded close-up and finds its landmarks")
 	p := photos(t)
@@ -24,7 +30,15 @@ func TestDimFaceIsNoCover(t *testing.T) {
 		t.Fatal(err)
 	}
 	clip := testenv.CloseUpClipFrames(t, "grace_hopper.png", 1)
-	for _, c := range []struct{ name, vf string }{{"as shot", "null"}, {"dimmed", "eq=brightness=-0.12:gamma=0.7"}} {
+	for _, c := range []struct {
+		name, vf string
+		most     float64
+	}{
+		{"as shot", "null", 0.05},
+		{"dimmed", "eq=brightness=-0.12:gamma=0.7", 0.05},
+		// A ridge along the lit side's outline, against the ear, is left.
+		{"vignetted", "vignette=angle=PI/2.5:x0=w*0.9:y0=h/2", 0.1},
+	} {
 		frame := filepath.Join(t.TempDir(), "frame.png")
 		cmd := exec.Command(testenv.Tool(t, "ffmpeg"), "-nostdin", "-loglevel", "error", "-y", "-i", clip, "-vf", c.vf, "-frames:v", "1", frame)
 		if out, err := cmd.CombinedOutput(); err != nil {
@@ -42,16 +56,25 @@ func TestDimFaceIsNoCover(t *testing.T) {
 		}
 		s.features(&lm, fr)
 		s.findOccluders(img, &lm, &s.mask, size, fr)
-		covered := 0
-		for _, v := range s.occ.Pix {
-			if v > 0.5 {
-				covered++
+		// Where the light leaves the skin next to black, no test can tell it; elsewhere the
+		// face's pixels taken for a cover.
+		covered, seen := 0, 0
+		for y := fr.Min.Y; y < fr.Max.Y; y++ {
+			for x := fr.Min.X; x < fr.Max.X; x++ {
+				r, g, b := img.At(x, y)
+				if !(s.mask.At(x, y) > 0.5) || luma(float32(r), float32(g), float32(b)) < occVisibleLuma {
+					continue
+				}
+				seen++
+				if s.occ.Pix[(y-fr.Min.Y)*s.occ.Stride+x-fr.Min.X] > 0.5 {
+					covered++
+				}
 			}
 		}
-		share := float64(covered) / float64(faceArea(&s.mask, fr))
-		t.Logf("%s: %.1f%% of the face taken for a cover", c.name, 100*share)
-		if share > 0.05 {
-			t.Errorf("%s: %.1f%% of the bare face taken for a cover (want ≤ 5%%)", c.name, 100*share)
+		share := float64(covered) / float64(seen)
+		t.Logf("%s: %.1f%% of the face (%d px) taken for a cover", c.name, 100*share, seen)
+		if share > c.most {
+			t.Errorf("%s: %.1f%% of the bare face taken for a cover (want ≤ %.0f%%)", c.name, 100*share, 100*c.most)
 		}
 	}
 }

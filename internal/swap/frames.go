@@ -286,7 +286,8 @@ func (s *Swapper) markRidges(fr image.Rectangle, f int, cr image.Rectangle, sigm
 			// face they fit badly crossed the place they put a brow, joining a long line).
 			j := fy*w + min(w-1, x*f+f/2)
 			z, i := s.zone.Pix[j], y*cw+x
-			if s.excl.Pix[j] >= 1 && z == 0 || z == zoneOwn || !(s.ridgeAt(i, cw, sigma, least) > least) {
+			lit := least * s.light.Pix[j] // the skin's ridges at the light there (see lightField)
+			if s.excl.Pix[j] >= 1 && z == 0 || z == zoneOwn || !(s.ridgeAt(i, cw, sigma, lit) > lit) {
 				continue
 			}
 			switch {
@@ -556,7 +557,7 @@ func (s *Swapper) ridgeLevel(fm *raster.Mask, fr image.Rectangle, f int, cr imag
 		frow := fm.Pix[(fy+fr.Min.Y-fm.Rect.Min.Y)*fm.Stride+fr.Min.X-fm.Rect.Min.X:][:w]
 		for x := 1; x < cw-1; x += 2 {
 			if fx := min(w-1, x*f+f/2); frow[fx] > 0.5 && s.excl.Pix[fy*w+fx] == 0 && s.occ.Pix[fy*w+fx] == 0 {
-				s.dev = append(s.dev, abs32(s.ridgeAt(y*cw+x, cw, sigma, 0)))
+				s.dev = append(s.dev, abs32(s.ridgeAt(y*cw+x, cw, sigma, 0))/s.light.Pix[fy*w+fx])
 			}
 		}
 	}

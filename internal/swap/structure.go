@@ -72,6 +72,11 @@ const (
 func (s *Swapper) structure(frame *raster.Image, target *face.Landmarks68, fm *raster.Mask, size float64, fr image.Rectangle, m skinModel) {
 	w, h := fr.Dx(), fr.Dy()
 	s.gradients(frame, fr, size)
+	if s.dim { // the skin's detail at the light there (see lightField)
+		for i, l := range s.light.Pix {
+			s.tex[i] /= l
+		}
+	}
 	thr := s.edgeThreshold(fm, fr)
 	// Regions: the face's pixels (fm > 0) between sharp edges, features included (a cover
 	// over an eye is one region with the cover beside it).
@@ -651,6 +656,7 @@ func (s *Swapper) structureCoarse(frame *raster.Image, target *face.Landmarks68,
 	s.cexcl.Reset(cr)
 	s.cocc.Reset(cr)
 	s.copen.Reset(cr)
+	s.clight.Reset(cr)
 	for cy := range ch {
 		for cx := range cw {
 			var sum [3]int
@@ -669,6 +675,7 @@ func (s *Swapper) structureCoarse(frame *raster.Image, target *face.Landmarks68,
 			s.cexcl.Pix[i] = s.excl.Pix[y*w+x]
 			s.cocc.Pix[i] = s.occ.Pix[y*w+x]
 			s.copen.Pix[i] = s.mouthSmooth.Pix[y*w+x]
+			s.clight.Pix[i] = s.light.Pix[y*w+x]
 		}
 	}
 	var lm face.Landmarks68
@@ -678,10 +685,12 @@ func (s *Swapper) structureCoarse(frame *raster.Image, target *face.Landmarks68,
 	s.excl, s.cexcl = s.cexcl, s.excl
 	s.occ, s.cocc = s.cocc, s.occ
 	s.mouthSmooth, s.copen = s.copen, s.mouthSmooth
+	s.light, s.clight = s.clight, s.light
 	s.structure(img, &lm, &s.cfm, size/float64(f), cr, m)
 	s.excl, s.cexcl = s.cexcl, s.excl
 	s.occ, s.cocc = s.cocc, s.occ
 	s.mouthSmooth, s.copen = s.copen, s.mouthSmooth
+	s.light, s.clight = s.clight, s.light
 	for y := range h {
 		crow := s.cocc.Pix[min(ch-1, y/f)*cw:][:cw]
 		orow := s.occ.Pix[y*w:][:w]

@@ -176,6 +176,11 @@ type Swapper struct {
 	cfm, cexcl, cocc, copen raster.Mask
 	// The detail test's (see detail): the frame's and the warped source's fine detail.
 	detT, detS raster.Mask
+	// The light over the face (see lightField), its coarse grid's (see structureCoarse), and
+	// the sums lightField averages it from; dim: whether it falls off anywhere.
+	light, clight, lightSum, lightN raster.Mask
+	dim                             bool
+	lightCols                       []lightCol
 	// Their medians on the skin discs (see skinMedian), which thinCovers reads too.
 	detMed [2]float32
 	// Summed-area tables (the detail test's box means, the growth's opening).
