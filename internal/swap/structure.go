@@ -42,6 +42,11 @@ const (
 	occLikeSkinBright  = 0.35
 	occLikeSkinChroma  = 0.3
 	occLikeSkinTexture = 0.5
+	// occLitStep is how much darker and brighter (log-brightness) than a region the sample
+	// discs that say its colour at its light must be (see litSkin): light that falls off
+	// spreads the discs' brightness over the face, while a cast shadow's discs lie at its
+	// own, where which of them is a little darker is the frame's noise.
+	occLitStep = 0.15
 	// occMinArea is the least share of the face an occluder must cover: smaller finds are
 	// the skin's own blemishes, folds and hairline, which, decided anew in every frame from
 	// its noise, would come and go.
@@ -269,13 +274,14 @@ func (s *Swapper) skinRegions(frame *raster.Image, target *face.Landmarks68, siz
 
 // litSkin reports whether a region darker than the skin as sampled (med: its median colour
 // features and detail; sampled: the skin's, see skinRegions) is that skin under the region's
-// own light, as the kept sample discs show it: its brightness within theirs, its colour that
-// of the two discs nearest it in brightness either side, interpolated, and its detail the
-// skin's. Light that falls off over the face (a dim grade, a vignette, one side in shade)
-// moves skin's colour with its brightness (a lowered black level and shade both deepen it),
-// so that the same skin, lit and dim, differs by more than likeSkin allows; the discs, spread
-// over the face, sample that fall-off. Only darker: such light darkens skin, and a pale cover
-// brighter than it stays a cover.
+// own light, as the kept sample discs show it: its colour that of the two discs nearest it in
+// brightness either side, interpolated, and its detail the skin's. Light that falls off over
+// the face (a dim grade, a vignette) moves skin's colour with its brightness (a lowered black
+// level and shade both deepen it), so that the same skin, lit and dim, differs by more than
+// likeSkin allows; the discs, spread over the face, sample that fall-off. Only darker: such
+// light darkens skin, and a pale cover brighter than it stays a cover. Only between discs
+// clearly darker and brighter (occLitStep): a uniform shade, its discs at its own light, is
+// left to the other tests frame after frame.
 func (s *Swapper) litSkin(med, sampled [4]float32, m skinModel) bool {
 	if med[0] >= sampled[0] {
 		return false
@@ -285,10 +291,10 @@ func (s *Swapper) litSkin(med, sampled [4]float32, m skinModel) bool {
 		if math.IsNaN(float64(c[0])) {
 			continue
 		}
-		if c[0] <= med[0] && (lo < 0 || c[0] > s.discLight[lo][0]) {
+		if c[0] <= med[0]-occLitStep && (lo < 0 || c[0] > s.discLight[lo][0]) {
 			lo = d
 		}
-		if c[0] >= med[0] && (hi < 0 || c[0] < s.discLight[hi][0]) {
+		if c[0] >= med[0]+occLitStep && (hi < 0 || c[0] < s.discLight[hi][0]) {
 			hi = d
 		}
 	}
