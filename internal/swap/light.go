@@ -22,7 +22,7 @@ const (
 	// occLightFull is the share of the best lit skin's light (the occLightTop quantile over
 	// the face) down to which the light counts as full: the shading of a face's own relief, a
 	// cheek turned from the light, stays within it and is the skin's as the tests knew it.
-	occLightFull = 0.6
+	occLightFull = 0.45
 	occLightTop  = 0.9
 	// occLightFloor is the least share of full light that detail is scaled by: darker still,
 	// grain and the codec's steps are all the detail left.
