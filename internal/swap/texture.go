@@ -115,6 +115,7 @@ func (s *Swapper) texture(frame *raster.Image, target *face.Landmarks68, fm *ras
 		}
 	}
 	s.addSeededFinds(frame, target, fm, size, fr, occMinArea)
+	s.latticeFinds(frame, target, fm, size, fr)
 	// Colour noise apart, over the skin and the nose: its seeds grow only through its own
 	// weak pixels (a grainy face's skin is weak in the luma all over).
 	refC := s.chromaRef(target, size, fr) + texChromaOffset

@@ -1,0 +1,215 @@
+package swap
+
+import (
+	"image"
+	"math"
+
+	"github.com/facefusion-hpc/facefusion/internal/face"
+	"github.com/facefusion-hpc/facefusion/internal/raster"
+)
+
+// A knit, a weave or a printed pattern repeats: its band-passed luma matches itself shifted by
+// a stitch's width and by its height, two shifts of different orientation. The skin's grain
+// and pores do not repeat, and its creases, edges and strands (lines) match themselves along
+// their own orientation only. So how well the luma about a pixel matches itself along two
+// shifts at least 45° apart tells a regular texture from the skin whatever its contrast,
+// measured against the skin's own (the best of many shifts of random grain matches a little).
+
+const (
+	// latLeast and latLag bound the shifts tried, in half steps of latticeMap's grid (px on
+	// a face of 200 px or less): under latLeast the band-passed luma matches itself by its
+	// own smoothness; latLag is a coarse knit's stitch.
+	latLeast = 3
+	latLag   = 10
+	// latBins is how many orientations the shifts are told in: the two shifts must lie two
+	// of them (45°) apart.
+	latBins = 8
+	// latFaint (levels²) is added to the band's energy before the correlation is divided by
+	// it: a flat patch's faint noise does not repeat.
+	latFaint = 1
+	// latCell is the grid's step as a share of the face size (at least 2 px): on a grace_hopper
+	// sized face (200 px) the shifts are 3–10 px, a fine to a coarse knit's stitch.
+	latCell = 0.01
+	// latSeed and latWeak are how regular a pixel must be to seed a regular region and to
+	// join one, as shares of the way from the skin's regularity (random grain's best match)
+	// to a perfect repeat.
+	latSeed = 0.7
+	latWeak = 0.5
+)
+
+// latticeFinds adds to s.occ (over fr, after s.features) the regions of the skin (outside the
+// features) whose texture repeats (see above).
+func (s *Swapper) latticeFinds(frame *raster.Image, target *face.Landmarks68, fm *raster.Mask, size float64, fr image.Rectangle) {
+	s.latticeMap(frame, fr, size)
+	ref := s.discMedian(&s.latS, target, size, fr)
+	if !(ref < 1) {
+		return
+	}
+	w, h := fr.Dx(), fr.Dy()
+	s.clip.Reset(fr)
+	for y := range h {
+		frow := fm.Pix[(y+fr.Min.Y-fm.Rect.Min.Y)*fm.Stride+fr.Min.X-fm.Rect.Min.X:][:w]
+		for x, v := range frow {
+			i := y*w + x
+			if !(v > 0.5) || s.excl.Pix[i] > 0 {
+				continue
+			}
+			switch n := (s.latS.Pix[i] - ref) / (1 - ref); {
+			case n > latSeed:
+				s.clip.Pix[i] = 3
+			case n > latWeak:
+				s.clip.Pix[i] = 1
+			}
+		}
+	}
+	s.addSeededFinds(frame, target, fm, size, fr, occMinArea)
+}
+
+// latticeMap puts in s.latS (over fr) how regular the frame's band-passed luma (a box mean
+// less one three times as wide) is about each pixel: the lesser of its best correlations with
+// itself shifted along two orientations at least 45° apart, over a window of about
+// texWindow·size. It works on a grid of every st-th pixel (st ≈ latCell·size, at least 2;
+// sums over the window's grid pixels), which the correlations over a window of a few stitches
+// hardly miss, at a fixed cost per face; the shifts and the band scale with st, as a knit's
+// stitches do with the face.
+func (s *Swapper) latticeMap(frame *raster.Image, fr image.Rectangle, size float64) {
+	w, h := fr.Dx(), fr.Dy()
+	st := max(2, int(math.Round(latCell*size)))
+	k := float64(st) / 2
+	r1 := max(1, int(math.Round(k)))
+	s.latB.Reuse(fr) // each value written below
+	s.texB3.Reuse(fr)
+	for y := range h {
+		row := frame.Pix[(y+fr.Min.Y)*frame.Stride+3*fr.Min.X:][:3*w]
+		l := s.latB.Pix[y*w:][:w]
+		for x := range l {
+			l[x] = luma(float32(row[3*x]), float32(row[3*x+1]), float32(row[3*x+2]))
+		}
+	}
+	copy(s.texB3.Pix, s.latB.Pix)
+	s.boxSmooth(&s.latB, r1)
+	s.boxSmooth(&s.texB3, 3*r1)
+	b := s.latB.Pix
+	for i := range b {
+		b[i] -= s.texB3.Pix[i]
+	}
+	// The grid: its energy, as 1/√(E + latFaint), and each orientation's best correlation.
+	gw, gh := (w+st-1)/st, (h+st-1)/st
+	gr := image.Rect(0, 0, gw, gh)
+	rad := max(3, int(math.Round(texWindow*size/float64(st))))
+	s.latE.Reuse(gr)
+	for j := range gh {
+		for i := range gw {
+			v := b[st*j*w+st*i]
+			s.latE.Pix[j*gw+i] = v * v
+		}
+	}
+	s.boxSmooth(&s.latE, rad)
+	inv := s.latE.Pix
+	for i, v := range inv {
+		inv[i] = float32(1 / math.Sqrt(float64(v)+latFaint))
+	}
+	for o := range s.latBin {
+		s.latBin[o].Reset(gr)
+	}
+	// The shifts two at a time, their window sums in one pass (s.texJ is free after
+	// textureMaps, for the row sums).
+	lags := s.latticeLags(k)
+	s.latP.Reuse(gr)
+	s.latQ.Reuse(gr)
+	for t := range s.texJ {
+		s.texJ[t].Reuse(fr)
+	}
+	for n := 0; n < len(lags); n += 2 {
+		l1 := lags[min(n+1, len(lags)-1)]
+		s.latProduct(&s.latP, st, lags[n][0], lags[n][1])
+		s.latProduct(&s.latQ, st, l1[0], l1[1])
+		s.boxSmooth2(&s.latP, &s.latQ, rad, rad, s.texJ[0].Pix, s.texJ[1].Pix)
+		s.latBest(&s.latP, st, lags[n])
+		s.latBest(&s.latQ, st, l1)
+	}
+	s.latticeBest(fr, st)
+}
+
+// latProduct puts in p (over the grid of every st-th pixel of s.latB) the band-passed luma
+// times itself shifted by (dx, dy), 0 where the shift leaves the face's rectangle.
+func (s *Swapper) latProduct(p *raster.Mask, st, dx, dy int) {
+	w, h := s.latB.Rect.Dx(), s.latB.Rect.Dy()
+	gw, gh := p.Rect.Dx(), p.Rect.Dy()
+	b := s.latB.Pix
+	clear(p.Pix)
+	for j := range gh {
+		y, y2 := st*j, st*j+dy
+		if y2 >= h {
+			break
+		}
+		brow, srow, prow := b[y*w:][:w], b[y2*w:][:w], p.Pix[j*gw:][:gw]
+		for i := range prow {
+			if x2 := st*i + dx; x2 >= 0 && x2 < w {
+				prow[i] = brow[st*i] * srow[x2]
+			}
+		}
+	}
+}
+
+// latBest raises s.latBin[lag's bin] to the correlation of the window sums in p at the shift
+// lag (dx, dy, bin): divided by the window's energy and by the shifted window's, read at the
+// grid cell the shift lands in (s.latE holds 1/√(E + latFaint)).
+func (s *Swapper) latBest(p *raster.Mask, st int, lag [3]int) {
+	gw, gh := p.Rect.Dx(), p.Rect.Dy()
+	inv := s.latE.Pix
+	dx, dy := lag[0], lag[1]
+	for j := range gh {
+		orow, prow := s.latBin[lag[2]].Pix[j*gw:][:gw], p.Pix[j*gw:][:gw]
+		irow, srow := inv[j*gw:][:gw], inv[min(gh-1, (st*j+dy)/st)*gw:][:gw]
+		for i, v := range prow {
+			if c := v * irow[i] * srow[min(gw-1, max(0, (st*i+dx+st)/st-1))]; c > orow[i] {
+				orow[i] = c
+			}
+		}
+	}
+}
+
+// latticeBest puts in s.latS (over fr) the lesser of two orientations' best correlations (in
+// s.latBin, over the grid of every st-th pixel), at least two bins apart, the best such pair.
+func (s *Swapper) latticeBest(fr image.Rectangle, st int) {
+	w, h := fr.Dx(), fr.Dy()
+	gw, gh := s.latBin[0].Rect.Dx(), s.latBin[0].Rect.Dy()
+	s.latS.Reuse(fr)
+	for j := range gh {
+		var best [latBins]float32
+		for i := range gw {
+			var v float32
+			for a := range latBins {
+				best[a] = s.latBin[a].Pix[j*gw+i]
+			}
+			for a := range latBins {
+				for c := a + 2; c <= a+latBins-2 && c < latBins; c++ {
+					v = max(v, min(best[a], best[c]))
+				}
+			}
+			for y := st * j; y < min(h, st*j+st); y++ {
+				row := s.latS.Pix[y*w:][:w]
+				for x := st * i; x < min(w, st*i+st); x++ {
+					row[x] = v
+				}
+			}
+		}
+	}
+}
+
+// latticeLags are the shifts tried, (dx, dy, orientation bin), in pixels of a grid half-step k:
+// those from latLeast to latLag half-steps long, one of each opposite pair.
+func (s *Swapper) latticeLags(k float64) [][3]int {
+	lags := s.latLags[:0]
+	for ly := 0; ly <= latLag; ly++ {
+		for lx := -latLag; lx <= latLag; lx++ {
+			if d2 := lx*lx + ly*ly; !(ly == 0 && lx <= 0 || d2 < latLeast*latLeast || d2 > latLag*latLag) {
+				bin := int(math.Atan2(float64(ly), float64(lx))/math.Pi*latBins+0.5) % latBins
+				lags = append(lags, [3]int{int(math.Round(float64(lx) * k)), int(math.Round(float64(ly) * k)), bin})
+			}
+		}
+	}
+	s.latLags = lags
+	return lags
+}
