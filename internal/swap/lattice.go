@@ -8,7 +8,7 @@ import (
 	"github.com/facefusion-hpc/facefusion/internal/raster"
 )
 
-// A knit, a weave or a printed pattern repeats: its band-passed luma matches itself shifted by
+// A knit, a weave or a printed pattern repeats: its high-passed luma matches itself shifted by
 // a stitch's width and by its height, two shifts of different orientation. The skin's grain
 // and pores do not repeat, and its creases, edges and strands (lines) match themselves along
 // their own orientation only. So how well the luma about a pixel matches itself along two
@@ -17,31 +17,37 @@ import (
 
 const (
 	// latLeast and latLag bound the shifts tried, in half steps of latticeMap's grid (px on
-	// a face of 200 px or less): under latLeast the band-passed luma matches itself by its
+	// a face of 200 px or less): under latLeast the high-passed luma matches itself by its
 	// own smoothness; latLag is a coarse knit's stitch.
 	latLeast = 3
 	latLag   = 10
-	// latBins is how many orientations the shifts are told in: the two shifts must lie two
-	// of them (45°) apart.
-	latBins = 8
-	// latFaint (levels²) is added to the band's energy before the correlation is divided by
-	// it: a flat patch's faint noise does not repeat.
+	// latBins is how many orientations the shifts are told in; the two shifts' must lie
+	// latApart bins apart, so 45° or more between the shifts themselves: a shift a pixel or
+	// two off an edge's or a crease's line still matches it.
+	latBins  = 8
+	latApart = 3
+	// latFaint (levels²) is added to a window's energy before the correlation is divided by
+	// its root: a flat patch's faint noise does not repeat.
 	latFaint = 1
-	// latCell is the grid's step as a share of the face size (at least 2 px): on a grace_hopper
-	// sized face (200 px) the shifts are 3–10 px, a fine to a coarse knit's stitch.
+	// latCell is the grid's step as a share of the face size (at least 2 px): on a face of
+	// 200 px or less the shifts are 3–10 px, a fine weave's threads to a coarse knit's stitch.
 	latCell = 0.01
 	// latSeed and latWeak are how regular a pixel must be to seed a regular region and to
 	// join one, as shares of the way from the skin's regularity (random grain's best match)
 	// to a perfect repeat.
 	latSeed = 0.7
 	latWeak = 0.5
+	// latGrain is the least the skin's regularity is taken to be, about random grain's best
+	// match over a window's 7×7 grid samples: a flat cover over the sample discs (a bar over
+	// the cheeks) matches nothing and would make the bare skin seem regular.
+	latGrain = 0.3
 )
 
 // latticeFinds adds to s.occ (over fr, after s.features) the regions of the skin (outside the
 // features) whose texture repeats (see above).
 func (s *Swapper) latticeFinds(frame *raster.Image, target *face.Landmarks68, fm *raster.Mask, size float64, fr image.Rectangle) {
 	s.latticeMap(frame, fr, size)
-	ref := s.discMedian(&s.latS, target, size, fr)
+	ref := max(latGrain, s.discMedian(&s.latS, target, size, fr))
 	if !(ref < 1) {
 		return
 	}
@@ -65,18 +71,19 @@ func (s *Swapper) latticeFinds(frame *raster.Image, target *face.Landmarks68, fm
 	s.addSeededFinds(frame, target, fm, size, fr, occMinArea)
 }
 
-// latticeMap puts in s.latS (over fr) how regular the frame's band-passed luma (a box mean
-// less one three times as wide) is about each pixel: the lesser of its best correlations with
-// itself shifted along two orientations at least 45° apart, over a window of about
-// texWindow·size. It works on a grid of every st-th pixel (st ≈ latCell·size, at least 2;
-// sums over the window's grid pixels), which the correlations over a window of a few stitches
-// hardly miss, at a fixed cost per face; the shifts and the band scale with st, as a knit's
-// stitches do with the face.
+// latticeMap puts in s.latS (over fr) how regular the frame's luma less its box mean three
+// half grid steps a side (7×7 on a face of 200 px or less: the detail of a stitch's scale
+// and finer, unsmoothed, for a fine weave's threads are a pixel or two wide) is about each
+// pixel: the lesser of its best correlations with itself shifted along two orientations at
+// least 45° apart, over a window of about texWindow·size. It works on a grid of every st-th
+// pixel (st ≈ latCell·size, at least 2; sums over the window's grid pixels), which the
+// correlations over a window of a few stitches hardly miss, at a fixed cost per face; the
+// shifts and the band scale with st, as a knit's stitches do with the face.
 func (s *Swapper) latticeMap(frame *raster.Image, fr image.Rectangle, size float64) {
 	w, h := fr.Dx(), fr.Dy()
 	st := max(2, int(math.Round(latCell*size)))
 	k := float64(st) / 2
-	r1 := max(1, int(math.Round(k)))
+	rb := 3 * max(1, int(math.Round(k)))
 	s.latB.Reuse(fr) // each value written below
 	s.texB3.Reuse(fr)
 	for y := range h {
@@ -87,27 +94,38 @@ func (s *Swapper) latticeMap(frame *raster.Image, fr image.Rectangle, size float
 		}
 	}
 	copy(s.texB3.Pix, s.latB.Pix)
-	s.boxSmooth(&s.latB, r1)
-	s.boxSmooth(&s.texB3, 3*r1)
+	s.boxSmooth(&s.texB3, rb)
 	b := s.latB.Pix
 	for i := range b {
 		b[i] -= s.texB3.Pix[i]
 	}
-	// The grid: its energy, as 1/√(E + latFaint), and each orientation's best correlation.
+	// The grid, and its windows' energy for each offset of the grid within a step (the
+	// shifted samples lie on one of them), as 1/√(E + latFaint).
 	gw, gh := (w+st-1)/st, (h+st-1)/st
 	gr := image.Rect(0, 0, gw, gh)
 	rad := max(3, int(math.Round(texWindow*size/float64(st))))
-	s.latE.Reuse(gr)
-	for j := range gh {
-		for i := range gw {
-			v := b[st*j*w+st*i]
-			s.latE.Pix[j*gw+i] = v * v
-		}
+	if len(s.latE) < st*st {
+		s.latE = make([]raster.Mask, st*st)
 	}
-	s.boxSmooth(&s.latE, rad)
-	inv := s.latE.Pix
-	for i, v := range inv {
-		inv[i] = float32(1 / math.Sqrt(float64(v)+latFaint))
+	for o := range st * st {
+		ox, oy := o%st, o/st
+		e := &s.latE[o]
+		e.Reset(gr)
+		for j := range gh {
+			if st*j+oy >= h {
+				break
+			}
+			for i := range gw {
+				if st*i+ox < w {
+					v := b[(st*j+oy)*w+st*i+ox]
+					e.Pix[j*gw+i] = v * v
+				}
+			}
+		}
+		s.boxSmooth(e, rad)
+		for i, v := range e.Pix {
+			e.Pix[i] = float32(1 / math.Sqrt(float64(v)+latFaint))
+		}
 	}
 	for o := range s.latBin {
 		s.latBin[o].Reset(gr)
@@ -131,7 +149,7 @@ func (s *Swapper) latticeMap(frame *raster.Image, fr image.Rectangle, size float
 	s.latticeBest(fr, st)
 }
 
-// latProduct puts in p (over the grid of every st-th pixel of s.latB) the band-passed luma
+// latProduct puts in p (over the grid of every st-th pixel of s.latB) the high-passed luma
 // times itself shifted by (dx, dy), 0 where the shift leaves the face's rectangle.
 func (s *Swapper) latProduct(p *raster.Mask, st, dx, dy int) {
 	w, h := s.latB.Rect.Dx(), s.latB.Rect.Dy()
@@ -153,21 +171,32 @@ func (s *Swapper) latProduct(p *raster.Mask, st, dx, dy int) {
 }
 
 // latBest raises s.latBin[lag's bin] to the correlation of the window sums in p at the shift
-// lag (dx, dy, bin): divided by the window's energy and by the shifted window's, read at the
-// grid cell the shift lands in (s.latE holds 1/√(E + latFaint)).
+// lag (dx, dy, bin): divided by the root of the window's energy and of the shifted samples'
+// (s.latE, by the offset they lie on, holds 1/√(E + latFaint)).
 func (s *Swapper) latBest(p *raster.Mask, st int, lag [3]int) {
 	gw, gh := p.Rect.Dx(), p.Rect.Dy()
-	inv := s.latE.Pix
 	dx, dy := lag[0], lag[1]
+	// The shift in whole steps (rounded down) and the offset it leaves.
+	qx, qy := floorDiv(dx, st), floorDiv(dy, st)
+	inv, shifted := s.latE[0].Pix, s.latE[(dy-qy*st)*st+dx-qx*st].Pix
 	for j := range gh {
 		orow, prow := s.latBin[lag[2]].Pix[j*gw:][:gw], p.Pix[j*gw:][:gw]
-		irow, srow := inv[j*gw:][:gw], inv[min(gh-1, (st*j+dy)/st)*gw:][:gw]
+		irow, srow := inv[j*gw:][:gw], shifted[min(gh-1, j+qy)*gw:][:gw]
 		for i, v := range prow {
-			if c := v * irow[i] * srow[min(gw-1, max(0, (st*i+dx+st)/st-1))]; c > orow[i] {
+			if c := v * irow[i] * srow[min(gw-1, max(0, i+qx))]; c > orow[i] {
 				orow[i] = c
 			}
 		}
 	}
+}
+
+// floorDiv is a/b rounded down (b > 0).
+func floorDiv(a, b int) int {
+	q := a / b
+	if a%b < 0 {
+		q--
+	}
+	return q
 }
 
 // latticeBest puts in s.latS (over fr) the lesser of two orientations' best correlations (in
@@ -184,7 +213,7 @@ func (s *Swapper) latticeBest(fr image.Rectangle, st int) {
 				best[a] = s.latBin[a].Pix[j*gw+i]
 			}
 			for a := range latBins {
-				for c := a + 2; c <= a+latBins-2 && c < latBins; c++ {
+				for c := a + latApart; c <= a+latBins-latApart && c < latBins; c++ {
 					v = max(v, min(best[a], best[c]))
 				}
 			}
