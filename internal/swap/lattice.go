@@ -17,11 +17,11 @@ import (
 
 const (
 	// latLeast and latLag bound the shifts tried, in half steps of latticeMap's grid (px on
-	// a face of 200 px or less): under latLeast the high-passed luma matches itself by its
+	// a face under 250 px): under latLeast the high-passed luma matches itself by its
 	// own smoothness; latLag is a coarse knit's stitch.
 	latLeast = 3
 	latLag   = 10
-	// latBins is how many orientations the shifts are told in; the two shifts' must lie
+	// latBins is how many orientations the shifts are told in; the two shifts' bins must lie
 	// latApart bins apart, so 45° or more between the shifts themselves: a shift a pixel or
 	// two off an edge's or a crease's line still matches it.
 	latBins  = 8
@@ -29,8 +29,8 @@ const (
 	// latFaint (levels²) is added to a window's energy before the correlation is divided by
 	// its root: a flat patch's faint noise does not repeat.
 	latFaint = 1
-	// latCell is the grid's step as a share of the face size (at least 2 px): on a face of
-	// 200 px or less the shifts are 3–10 px, a fine weave's threads to a coarse knit's stitch.
+	// latCell is the grid's step as a share of the face size (at least 2 px): on a face under
+	// 250 px the shifts are 3–10 px, a fine weave's threads to a coarse knit's stitch.
 	latCell = 0.01
 	// latSeed and latWeak are how regular a pixel must be to seed a regular region and to
 	// join one, as shares of the way from the skin's regularity (random grain's best match)
@@ -72,7 +72,7 @@ func (s *Swapper) latticeFinds(frame *raster.Image, target *face.Landmarks68, fm
 }
 
 // latticeMap puts in s.latS (over fr) how regular the frame's luma less its box mean three
-// half grid steps a side (7×7 on a face of 200 px or less: the detail of a stitch's scale
+// half grid steps a side (7×7 on a face under 250 px: the detail of a stitch's scale
 // and finer, unsmoothed, for a fine weave's threads are a pixel or two wide) is about each
 // pixel: the lesser of its best correlations with itself shifted along two orientations at
 // least 45° apart, over a window of about texWindow·size. It works on a grid of every st-th
