@@ -17,10 +17,11 @@ import (
 
 const (
 	// latLeast and latLag bound the shifts tried, in half steps of latticeMap's grid (px on
-	// a face under 250 px): under latLeast the high-passed luma matches itself by its
-	// own smoothness; latLag is a coarse knit's stitch.
+	// a face under 250 px): under latLeast the high-passed luma matches itself by its own
+	// smoothness; latLag is a knit's stitch (a coarser pattern is not looked for: each
+	// shift costs a pass over the face).
 	latLeast = 3
-	latLag   = 10
+	latLag   = 8
 	// latBins is how many orientations the shifts are told in; the two shifts' bins must lie
 	// latApart bins apart, so 45° or more between the shifts themselves: a shift a pixel or
 	// two off an edge's or a crease's line still matches it.
@@ -30,7 +31,7 @@ const (
 	// its root: a flat patch's faint noise does not repeat.
 	latFaint = 1
 	// latCell is the grid's step as a share of the face size (at least 2 px): on a face under
-	// 250 px the shifts are 3–10 px, a fine weave's threads to a coarse knit's stitch.
+	// 250 px the shifts are 3–8 px, a fine weave's threads to a knit's stitch.
 	latCell = 0.01
 	// latSeed and latWeak are how regular a pixel must be to seed a regular region and to
 	// join one, as shares of the way from the skin's regularity (random grain's best match)
@@ -179,11 +180,26 @@ func (s *Swapper) latBest(p *raster.Mask, st int, lag [3]int) {
 	// The shift in whole steps (rounded down) and the offset it leaves.
 	qx, qy := floorDiv(dx, st), floorDiv(dy, st)
 	inv, shifted := s.latE[0].Pix, s.latE[(dy-qy*st)*st+dx-qx*st].Pix
+	// Between lo and hi the shifted cell lies on the grid; beyond, the edge's cell stands in.
+	lo, hi := min(gw, max(0, -qx)), max(0, min(gw, gw-qx))
 	for j := range gh {
 		orow, prow := s.latBin[lag[2]].Pix[j*gw:][:gw], p.Pix[j*gw:][:gw]
 		irow, srow := inv[j*gw:][:gw], shifted[min(gh-1, j+qy)*gw:][:gw]
-		for i, v := range prow {
-			if c := v * irow[i] * srow[min(gw-1, max(0, i+qx))]; c > orow[i] {
+		for i := range lo {
+			if c := prow[i] * irow[i] * srow[0]; c > orow[i] {
+				orow[i] = c
+			}
+		}
+		if hi > lo {
+			o, pm, im, sm := orow[lo:hi], prow[lo:hi], irow[lo:hi], srow[lo+qx:hi+qx]
+			for i, v := range pm {
+				if c := v * im[i] * sm[i]; c > o[i] {
+					o[i] = c
+				}
+			}
+		}
+		for i := hi; i < gw; i++ {
+			if c := prow[i] * irow[i] * srow[gw-1]; c > orow[i] {
 				orow[i] = c
 			}
 		}
