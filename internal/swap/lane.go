@@ -3,6 +3,7 @@ package swap
 import (
 	"image"
 	"math"
+	"slices"
 
 	"github.com/facefusion-hpc/facefusion/internal/face"
 	"github.com/facefusion-hpc/facefusion/internal/geom"
@@ -24,8 +25,8 @@ const (
 	// laneThickMost is the widest band (share of the face size) that counts: a wider cover is
 	// a hand or a bar, which covers the feature between its sides (see bridgeThick).
 	laneThickMost = 0.1
-	// laneAim is how near (share of the face size) the band's line must pass the centre of
-	// the feature it borders to run into it rather than past or along it (a glasses rim).
+	// laneAim is how near (share of the face size) the band's edge must pass a feature's
+	// centre for the band to run into it rather than past or along it (a glasses rim).
 	laneAim = 0.06
 	// laneReach is how far (share of the face size) past the found band's ends its line is
 	// followed: across a smiling mouth.
@@ -62,9 +63,8 @@ func (s *Swapper) featureCentres(target *face.Landmarks68, fr image.Rectangle) {
 
 // bandLane fits c.lane to the found cover (s.occ) that s.label's region k is part of and that
 // looks like it (c's colour, not what a find joined it to: the jaw's shadow, hair), off the
-// features (s.zone < 2), within laneSeen·size of the piece (on fr's grid): its centre and
-// principal axis, and its width and length from the spread across and along it (a flat
-// band's variance is its extent²/12). s.cov marks the pixels visited with k.
+// features (s.zone < 2), within laneSeen·size of the piece (on fr's grid): its principal axis,
+// and its length and thickness along it. s.cov marks the pixels visited with k.
 func (s *Swapper) bandLane(frame *raster.Image, fr image.Rectangle, size float64, k int32, c *coverLook) {
 	c.lane = lane{}
 	w, h := fr.Dx(), fr.Dy()
@@ -75,6 +75,7 @@ func (s *Swapper) bandLane(frame *raster.Image, fr image.Rectangle, size float64
 	for _, i := range s.stack {
 		s.cov.Pix[i] = float32(k)
 	}
+	s.laneIdx = s.laneIdx[:0]
 	var n, sx, sy, sxx, sxy, syy float64
 	for len(s.stack) > 0 {
 		i := int(s.stack[len(s.stack)-1])
@@ -83,6 +84,7 @@ func (s *Swapper) bandLane(frame *raster.Image, fr image.Rectangle, size float64
 		if s.zone.Pix[i] < 2 {
 			fx, fy := float64(x), float64(y)
 			n, sx, sy, sxx, sxy, syy = n+1, sx+fx, sy+fy, sxx+fx*fx, sxy+fx*fy, syy+fy*fy
+			s.laneIdx = append(s.laneIdx, int32(i))
 		}
 		for dy := -1; dy <= 1; dy++ {
 			for dx := -1; dx <= 1; dx++ {
@@ -98,14 +100,50 @@ func (s *Swapper) bandLane(frame *raster.Image, fr image.Rectangle, size float64
 	if n < 8 {
 		return
 	}
-	mx, my := sx/n, sy/n
-	vxx, vxy, vyy := sxx/n-mx*mx, sxy/n-mx*my, syy/n-my*my
-	mid, dif := (vxx+vyy)/2, math.Sqrt((vxx-vyy)*(vxx-vyy)/4+vxy*vxy)
-	along, across := mid+dif, math.Max(0, mid-dif)
-	if along < laneElong*laneElong*across || math.Sqrt(12*across) > laneThickMost*size {
+	mx, my, ax, ay := principalAxis(n, sx, sy, sxx, sxy, syy)
+	// Refitted to the pixels near that line: a blob beside one end (a shadow at the mouth's
+	// corner, where the band leaves the face) tilts it.
+	var near float64
+	n, sx, sy, sxx, sxy, syy = 0, 0, 0, 0, 0, 0
+	for _, i := range s.laneIdx {
+		near = max(near, math.Abs((float64(int(i)%w)-mx)*ay-(float64(int(i)/w)-my)*ax))
+	}
+	for _, i := range s.laneIdx {
+		fx, fy := float64(int(i)%w), float64(int(i)/w)
+		if math.Abs((fx-mx)*ay-(fy-my)*ax) <= near/2 {
+			n, sx, sy, sxx, sxy, syy = n+1, sx+fx, sy+fy, sxx+fx*fx, sxy+fx*fy, syy+fy*fy
+		}
+	}
+	if n >= 8 {
+		mx, my, ax, ay = principalAxis(n, sx, sy, sxx, sxy, syy)
+	}
+	// Its length is the span of most of its pixels along the line (a blob where it leaves
+	// the face or meets a shadow does not stretch it), its thickness the pixels per length.
+	s.dev = s.dev[:0]
+	for _, i := range s.laneIdx {
+		s.dev = append(s.dev, float32((float64(int(i)%w)-mx)*ax+(float64(int(i)/w)-my)*ay))
+	}
+	slices.Sort(s.dev)
+	lo, hi := float64(s.dev[len(s.dev)/20]), float64(s.dev[len(s.dev)-1-len(s.dev)/20])
+	long := hi - lo
+	thick := 0.9 * float64(len(s.laneIdx)) / max(1, long)
+	if long < laneElong*thick || thick > laneThickMost*size {
 		return
 	}
-	ax, ay := vxy, along-vxx
+	c.lane = lane{c: geom.Pt{X: mx + (lo+hi)/2*ax, Y: my + (lo+hi)/2*ay}, a: geom.Pt{X: ax, Y: ay},
+		half: thick/2 + laneSlack*size, long: long/2 + laneReach*size}
+	for _, f := range s.centres {
+		if dx, dy := f.X-c.lane.c.X, f.Y-c.lane.c.Y; math.Abs(dx*ay-dy*ax) <= thick/2+laneAim*size {
+			c.lane.ok = true
+		}
+	}
+}
+
+// principalAxis is the centre and the unit principal axis of n points from their sums.
+func principalAxis(n, sx, sy, sxx, sxy, syy float64) (mx, my, ax, ay float64) {
+	mx, my = sx/n, sy/n
+	vxx, vxy, vyy := sxx/n-mx*mx, sxy/n-mx*my, syy/n-my*my
+	ax, ay = vxy, (vyy-vxx)/2+math.Sqrt((vxx-vyy)*(vxx-vyy)/4+vxy*vxy)
 	if math.Abs(vxy) < 1e-9 {
 		ax, ay = 1, 0
 		if vyy > vxx {
@@ -113,16 +151,5 @@ func (s *Swapper) bandLane(frame *raster.Image, fr image.Rectangle, size float64
 		}
 	}
 	l := math.Hypot(ax, ay)
-	c.lane = lane{c: geom.Pt{X: mx, Y: my}, a: geom.Pt{X: ax / l, Y: ay / l},
-		half: math.Sqrt(3*across) + laneSlack*size, long: math.Sqrt(3*along) + laneReach*size}
-	// The feature the piece borders is the one nearest it.
-	pc := geom.Pt{X: float64(pb.Min.X+pb.Max.X) / 2, Y: float64(pb.Min.Y+pb.Max.Y) / 2}
-	f := s.centres[0]
-	for _, g := range s.centres[1:] {
-		if g.Dist(pc) < f.Dist(pc) {
-			f = g
-		}
-	}
-	dx, dy := f.X-mx, f.Y-my
-	c.lane.ok = math.Abs(dx*c.lane.a.Y-dy*c.lane.a.X) <= laneAim*size
+	return mx, my, ax / l, ay / l
 }

@@ -31,24 +31,28 @@ var knit = occTexture{"knit", func(c raster.RGB, x, y int, _ *rand.Rand) raster.
 // pencil between Grace Hopper's lips, told from her skin on her cheek, was kept there and
 // over the mouth only within its found piece's box, about half of it. Slate, maroon and forest
 // green, flat, knitted or with real skin's grain (a patch of the astronaut's chin); each must
-// be kept almost whole, the rest of the face swapped as on the bare face.
+// be kept almost whole, the rest of the face swapped as on the bare face. A flat maroon one
+// is found with the shadow at the mouth's corner beside it, which shifts its line, and keeps
+// less.
 func TestApplyKeepsBandsAcrossTheMouth(t *testing.T) {
 	p := photos(t)
 	w := photoWays(t)[false]
 	chin := skinPatchTexture("real skin", p.src, p.srcLm[8].Add(p.srcLm[57]).Scale(0.5), 7)
 	hues := map[string]raster.RGB{"slate": {R: 90, G: 100, B: 115}, "maroon": {R: 110, G: 30, B: 40}, "forest green": {R: 40, G: 90, B: 50}}
 	for _, c := range []struct {
-		tex occTexture
-		hue string
+		tex  occTexture
+		hue  string
+		kept float64
 	}{
-		{occTextures[0], "slate"}, {knit, "maroon"}, {knit, "forest green"}, {chin, "slate"}, {chin, "forest green"},
+		{occTextures[0], "slate", 0.95}, {knit, "maroon", 0.95}, {knit, "forest green", 0.95}, {chin, "slate", 0.95},
+		{chin, "forest green", 0.95}, {occTextures[0], "maroon", 0.8},
 	} {
 		oc := occCase{shape: pencilAcrossLips, tex: c.tex, hue: hues[c.hue], name: fmt.Sprintf("%s/%s", c.tex.name, c.hue)}
 		r, _ := occlusionRun(t, w.src, w.tgt, w.lm, w.box, oc, w.bare)
 		t.Logf("%s: %.1f%% kept, the rest of the face %.1f%% swapped", oc.name, 100*r.kept, 100*r.swapped)
-		if r.kept < 0.95 || r.swapped < 0.9 {
-			t.Errorf("%s: %.1f%% of the pencil kept (want ≥ 95%%), the rest of the face %.1f%% swapped (want ≥ 90%% of the bare face's)",
-				oc.name, 100*r.kept, 100*r.swapped)
+		if r.kept < c.kept || r.swapped < 0.9 {
+			t.Errorf("%s: %.1f%% of the pencil kept (want ≥ %.0f%%), the rest of the face %.1f%% swapped (want ≥ 90%% of the bare face's)",
+				oc.name, 100*r.kept, 100*c.kept, 100*r.swapped)
 		}
 	}
 }
