@@ -82,6 +82,7 @@ func (s *Swapper) growIntoFeatures(frame *raster.Image, target *face.Landmarks68
 	w, h := fr.Dx(), fr.Dy()
 	s.mouthOpen(frame, target, fr, s.occ.Pix)
 	s.growBand(target, size, fr)
+	s.featureCentres(target, fr)
 	// The found covers' pieces in the band or on a feature (a band's centre line may reach its rim),
 	// each fitted and grown on its own.
 	s.sizeLabels(w * h)
@@ -95,6 +96,7 @@ func (s *Swapper) growIntoFeatures(frame *raster.Image, target *face.Landmarks68
 	s.regionBoxes(n, w, h)
 	least := max(8, int(growSeedLeast*size*size))
 	s.clip.Reset(fr)
+	s.cov.Reset(fr)
 	for k := 1; k <= n; k++ {
 		if s.area[k] >= least {
 			s.growCover(frame, fm, size, fr, int32(k), m, least)
@@ -154,6 +156,7 @@ type coverLook struct {
 	tb, tc          float32
 	haveFeat, band  bool
 	box             image.Rectangle
+	lane            lane // a band's line across the feature, beyond box (see bandLane)
 }
 
 // dist is how far the colour features f lie from m, in multiples of the cover's tolerances.
@@ -187,6 +190,7 @@ func (s *Swapper) growCover(frame *raster.Image, fm *raster.Mask, size float64, 
 	pb := s.boxes[k]
 	gx, gy := max(pb.Dx(), int(growSpread*size)), max(pb.Dy(), int(growSpread*size))
 	c.box = image.Rect(max(0, pb.Min.X-gx), max(0, pb.Min.Y-gy), min(w, pb.Max.X+gx), min(h, pb.Max.Y+gy))
+	s.bandLane(frame, fr, size, k, &c)
 	for i := range 3 {
 		s.feat[i] = s.feat[i][:0]
 	}
@@ -300,7 +304,7 @@ func (s *Swapper) floodCover(frame *raster.Image, fm *raster.Mask, size float64,
 		i := int(s.stack[head])
 		d := s.clip.Pix[i] + 1
 		for _, nb := range neighbours4(i, w, h) {
-			if nb < 0 || !(image.Point{nb % w, nb / w}).In(c.box) || s.zone.Pix[nb] == 0 || s.zone.Pix[nb] == 1 && (!c.band || d > reach) || s.clip.Pix[nb] > 0 || s.occ.Pix[nb] == 1 {
+			if nb < 0 || !(image.Point{nb % w, nb / w}).In(c.box) && !c.lane.holds(nb%w, nb/w) || s.zone.Pix[nb] == 0 || s.zone.Pix[nb] == 1 && (!c.band || d > reach) || s.clip.Pix[nb] > 0 || s.occ.Pix[nb] == 1 {
 				continue
 			}
 			if !(fm.Pix[(nb/w+fr.Min.Y-fm.Rect.Min.Y)*fm.Stride+nb%w+fr.Min.X-fm.Rect.Min.X] > 0) {

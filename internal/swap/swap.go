@@ -214,6 +214,9 @@ type Swapper struct {
 	// dropSmall (see keepHeld).
 	boxes []image.Rectangle
 	held  raster.Mask
+	// centres: the mouth's, the eyes' and the nostrils' centres a band's line may run into (see bandLane).
+	centres [4]geom.Pt
+	laneIdx []int32 // the pixels of a band bandLane fits
 	// rodCross's: its samples' offsets, a cross-section's colours, the step at each of its
 	// pixels and the steps between neighbours (see rodGrain).
 	rodOffs []geom.Pt
