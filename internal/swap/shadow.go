@@ -17,8 +17,8 @@ import (
 // beyond their edge: a shadow is darker there by a clear step, of about the skin's chroma,
 // and as grainy in log-brightness (the grain of light on skin scales with it; paint and
 // plastic are flat, a dyed or printed cover's grain its own). What passes is no cover, and
-// the swap carries it: the warped source is darkened there, channel by channel, as the
-// target is, with the shadow's own edge.
+// the swap carries it: the warped source is darkened there as the target is, pixel by
+// pixel, with the shadow's own edge.
 const (
 	// shadeStep is how much darker (log-brightness) than the lit skin a pixel must be to be
 	// in a shadow; shadeEdge the least step from the skin beyond a region's edge to the skin
@@ -59,9 +59,14 @@ const (
 	// shadeScaleLow and shadeScaleHigh bound what the tests found's finest detail against its
 	// detail 2 px across: the skin's, blurred by optics and demosaicing, is about half;
 	// grain of a pixel's own (noise, a coarse print, a photo's grain pasted on) is larger at
-	// the finest, a stripe's or a weave's period puts it at the coarser.
-	shadeScaleLow  = 0.4
-	shadeScaleHigh = 0.62
+	// the finest, a stripe's or a weave's period puts it at the coarser. A video frame's
+	// codec leaves detail a little coarser than the finest (its blocks' noise): where what
+	// was found keeps the lit skin's hue (within shadeNeutral; a knit cover of a skin's hue
+	// has its own tint) up to shadeScaleCoded is taken.
+	shadeScaleLow   = 0.4
+	shadeScaleHigh  = 0.62
+	shadeScaleCoded = 0.72
+	shadeNeutral    = 0.12
 	// shadeFill is the half-width (share of the face size) of the closing that takes into a
 	// shadow the features within it (eyes, brows, nostrils, mouth), left out of the test.
 	shadeFill = 0.06
@@ -70,16 +75,29 @@ const (
 	shadeFound = 0.1
 	// shadeSoft is the σ (share of the face size) the shadow's map is feathered by.
 	shadeSoft = 0.003
+	// The carry's (see shadowFactors): the σ (share of the face size) the target's
+	// brightness is smoothed by, and the lit skin's level spread by into the shadow; how much
+	// the lit skin's mean weighs against the lit skin spread (where it reaches, it wins); the
+	// least factor.
+	shadeDetail   = 0.012
+	shadeSpread   = 0.12
+	shadeFallback = 0.02
+	shadeDarkest  = 0.15
+	// shadeSeen is how much of the smoothing's weight must fall off the features for the
+	// brightness to be the skin's; shadeFeature the σ (share of the face size) a factor is
+	// spread by into a feature.
+	shadeSeen    = 0.3
+	shadeFeature = 0.05
 )
 
 // shadeScratch is the shadow test's: the smoothed brightness, the shadows found (over the
 // face's rectangle; 1 in a shadow) and each channel's factor there, whether there is any,
 // and a region's samples.
 type shadeScratch struct {
-	bright, area, tmp raster.Mask
-	k                 [3]float32
-	on                bool
-	in, out           [5][]float32
+	bright, area, near, tmp, lit, litW raster.Mask
+	k                                  [3]float32
+	on                                 bool
+	in, out                            [5][]float32
 }
 
 // shadowLitLevel is the lit skin's brightness: shadeLit's percentile of the skin samples'
@@ -212,6 +230,17 @@ func (s *Swapper) fillShadows(fm *raster.Mask, size float64, fr image.Rectangle)
 		}
 	}
 	s.chanBlur.Apply(&sh.area, math.Max(0.5, shadeSoft*size))
+	s.nearShadows(size)
+}
+
+// nearShadows sets s.shade.near: the shadows grown by the mask's feathered edge, which runs on
+// past the face's pixels they were found on (the membrane and the colour match take what is
+// beyond it for the lit skin).
+func (s *Swapper) nearShadows(size float64) {
+	sh := &s.shade
+	sh.near.Reset(sh.area.Rect)
+	copy(sh.near.Pix, sh.area.Pix)
+	sh.near.Dilate(max(1, int(2*math.Min(s.opts.Feather*size, maxFeather))), &sh.tmp)
 }
 
 // shadowLike judges region l of s.label (over fr): whether it is the skin in a shadow, and
@@ -275,9 +304,15 @@ func (s *Swapper) shadowLike(frame *raster.Image, fm *raster.Mask, size float64,
 	found := float64(fd[0] / max(mo[3], 1e-6))
 	tint := float64(fd[2] / max(mo[4], 1e-6))
 	scale := float64(fd[0] / max(fd[1], 1e-6))
-	if step < shadeEdge || chroma > shadeChroma || grain < shadeGrainLow || grain > shadeGrainHigh ||
-		found < shadeGrainLow || found > shadeFoundHigh || fc > shadeChroma ||
-		tint < shadeTintLow || tint > shadeTintHigh || scale < shadeScaleLow || scale > shadeScaleHigh {
+	// A codec's noise is the same in levels in a shadow as in the light, so a shadow's
+	// darker skin shows up to e^step as much of it in log-brightness and chromaticity.
+	noise, scaleHigh := math.Exp(float64(step)), shadeScaleHigh
+	if fc < shadeNeutral {
+		scaleHigh = shadeScaleCoded
+	}
+	if step < shadeEdge || chroma > shadeChroma || grain < shadeGrainLow || grain > shadeGrainHigh*noise ||
+		found < shadeGrainLow || found > shadeFoundHigh*noise || fc > shadeChroma ||
+		tint < shadeTintLow || tint > shadeTintHigh*noise || scale < shadeScaleLow || scale > scaleHigh {
 		return k, false
 	}
 	for c := range 3 {
@@ -348,32 +383,106 @@ func detailAt(frame *raster.Image, x, y int) [3]float32 {
 // u8 is v rounded into a byte.
 func u8(v float32) uint8 { return uint8(min(255, max(0, v+0.5))) }
 
-// carryShadows darkens the warped source (over fr) in the target's shadows, channel by
-// channel, as the target is darkened there.
-func (s *Swapper) carryShadows(fr image.Rectangle) {
+// carryShadows darkens the warped source (over fr) in and near the target's shadows (the
+// mask's feathered edge beyond them too) as the target is darkened there (see shadowFactors),
+// tinted per channel by the shadow's factor. A ratio measured where it is swapped, not one
+// figure for the shadow, follows a shadow lighter in places and its soft edge, whichever
+// frame's finds voted it.
+func (s *Swapper) carryShadows(frame *raster.Image, fr image.Rectangle, size float64) {
 	sh := &s.shade
+	if !s.shadowFactors(frame, fr, size) {
+		return
+	}
 	w := fr.Dx()
+	km := (sh.k[0] + sh.k[1] + sh.k[2]) / 3
 	for y := range fr.Dy() {
 		row := s.warped.Pix[y*s.warped.Stride:][:3*w]
-		arow := sh.area.Pix[y*sh.area.Stride:][:w]
-		for x, a := range arow {
-			if a <= 0 {
+		for x := range w {
+			i := y*w + x
+			if sh.near.Pix[i] <= 0 {
 				continue
 			}
+			f := sh.lit.Pix[i]
+			if sh.litW.Pix[i] == 0 { // a feature's: its surroundings'
+				f = 1
+				if sh.tmp.Pix[i] > 1e-3 {
+					f = sh.bright.Pix[i] / sh.tmp.Pix[i]
+				}
+			}
+			// The shadow's tint in full where it is as dark as its factor, none where lit.
+			d := (1 - f) / max(1e-3, 1-km)
 			for c := range 3 {
-				row[3*x+c] *= 1 - a*(1-sh.k[c])
+				row[3*x+c] *= min(1, max(shadeDarkest, 1-d*(1-sh.k[c])))
 			}
 		}
 	}
 }
 
-// unshaded multiplies m (over any rectangle) by how far each pixel is from the shadows.
+// shadowFactors puts in s.shade.lit (over fr, near the shadows) how much darker the target
+// is than its lit skin: its brightness at low frequency, the features left out, against the
+// lit skin's spread into the shadow (its mean where none reaches). Where a feature leaves too
+// little to tell (s.shade.litW 0), s.shade.bright over s.shade.tmp is its surroundings'. It
+// reports whether there is lit skin to measure against.
+func (s *Swapper) shadowFactors(frame *raster.Image, fr image.Rectangle, size float64) bool {
+	sh := &s.shade
+	w := fr.Dx()
+	// sh.bright: the target's brightness off the features, sh.tmp where that is; sh.lit and
+	// sh.litW the same on the lit skin alone.
+	sh.bright.Reset(fr)
+	sh.tmp.Reset(fr)
+	sh.lit.Reset(fr)
+	sh.litW.Reset(fr)
+	var litSum, litN float64
+	for y := range fr.Dy() {
+		row := frame.Pix[(y+fr.Min.Y)*frame.Stride+3*fr.Min.X:][:3*w]
+		mrow := s.mask.Pix[(y+fr.Min.Y-s.mask.Rect.Min.Y)*s.mask.Stride+fr.Min.X-s.mask.Rect.Min.X:][:w]
+		for x := range w {
+			i := y*w + x
+			if s.excl.Pix[i] >= 1 {
+				continue
+			}
+			v := float32(row[3*x]) + float32(row[3*x+1]) + float32(row[3*x+2])
+			sh.bright.Pix[i], sh.tmp.Pix[i] = v, 1
+			if mrow[x] > 0.5 && sh.near.Pix[i] == 0 {
+				sh.lit.Pix[i], sh.litW.Pix[i] = v, 1
+				litSum, litN = litSum+float64(v), litN+1
+			}
+		}
+	}
+	if litN == 0 {
+		return false
+	}
+	s.chanBlur.Apply(&sh.bright, math.Max(0.7, shadeDetail*size))
+	s.chanBlur.Apply(&sh.tmp, math.Max(0.7, shadeDetail*size))
+	s.chanBlur.Apply(&sh.lit, shadeSpread*size)
+	s.chanBlur.Apply(&sh.litW, shadeSpread*size)
+	mean := float32(litSum / litN)
+	for i, v := range sh.tmp.Pix {
+		f, ok := float32(1), v > shadeSeen
+		if ok {
+			lit := (sh.lit.Pix[i] + shadeFallback*mean) / (sh.litW.Pix[i] + shadeFallback)
+			f = min(1, max(shadeDarkest, sh.bright.Pix[i]/v/lit))
+		}
+		sh.lit.Pix[i], sh.litW.Pix[i] = f, 0
+		if ok {
+			sh.litW.Pix[i] = 1
+		}
+		// Spread into the features below: the factor where it is seen, and where.
+		sh.bright.Pix[i], sh.tmp.Pix[i] = f*sh.litW.Pix[i], sh.litW.Pix[i]
+	}
+	s.chanBlur.Apply(&sh.bright, shadeFeature*size)
+	s.chanBlur.Apply(&sh.tmp, shadeFeature*size)
+	return true
+}
+
+// unshaded multiplies m (over any rectangle) by how far each pixel is from the shadows (near
+// them: see nearShadows).
 func (s *Swapper) unshaded(m *raster.Mask) {
 	sh := &s.shade
-	r := m.Rect.Intersect(sh.area.Rect)
+	r := m.Rect.Intersect(sh.near.Rect)
 	for y := r.Min.Y; y < r.Max.Y; y++ {
 		for x := r.Min.X; x < r.Max.X; x++ {
-			m.Pix[(y-m.Rect.Min.Y)*m.Stride+x-m.Rect.Min.X] *= 1 - sh.area.Pix[(y-sh.area.Rect.Min.Y)*sh.area.Stride+x-sh.area.Rect.Min.X]
+			m.Pix[(y-m.Rect.Min.Y)*m.Stride+x-m.Rect.Min.X] *= 1 - sh.near.Pix[(y-sh.near.Rect.Min.Y)*sh.near.Stride+x-sh.near.Rect.Min.X]
 		}
 	}
 }

@@ -275,10 +275,11 @@ func darkCoverKept(t testing.TB, w *photoWay, c shadowCase, col raster.RGB, tex 
 // A shade across a face is swapped: each of shadowCases into both sample photos. The rules
 // took a deep one for a cover and kept its whole side (0–6 % of it swapped into the
 // astronaut and into Grace Hopper at ×0.5, the brim's, the sky-lit one into the astronaut).
-// 75 % of the bare face's same pixels leaves room for the landmarks found again on the
-// shaded photo and a shadow's edge taken as the outline of something. How dark the output
-// is there and how sharp its edge are logged (the rules carry only a shade they took for a
-// cover, and by one factor each channel). Dark covers at the same places (black, deep brown,
+// 70 % of the bare face's same pixels leaves room for the landmarks found again on the
+// shaded photo, a shadow's edge taken as the outline of something, and the carry's darkening
+// (a pixel counts as changed past 12 levels times the shade, and a swap carried as dark as
+// the target changes fewer by that much). How dark the output is there and how sharp its
+// edge are logged (the rules carry only a shade they took for a cover). Dark covers at the same places (black, deep brown,
 // dark mahogany; flat and brick-shaded) stay in front as they did.
 func TestApplySwapsShadowsAndKeepsDarkCovers(t *testing.T) {
 	ways := photoWays(t)
@@ -293,8 +294,8 @@ func TestApplySwapsShadowsAndKeepsDarkCovers(t *testing.T) {
 		for i, c := range shadowCases {
 			r := shadowRun(t, w, c, bareAfter, fmt.Sprintf("shadow-%v-%d.png", toAstro, i))
 			t.Logf("into astronaut %v, %s: %.1f%% swapped, %.2f as dark, edge over %.1f%% of the face", toAstro, c.name, 100*r.swapped, r.dark, 100*r.edge)
-			if r.swapped < 0.75 {
-				t.Errorf("into astronaut %v, %s: %.1f%% of the shade swapped (want ≥ 75%% of the bare face's)", toAstro, c.name, 100*r.swapped)
+			if r.swapped < 0.7 {
+				t.Errorf("into astronaut %v, %s: %.1f%% of the shade swapped (want ≥ 70%% of the bare face's)", toAstro, c.name, 100*r.swapped)
 			}
 		}
 		brick := fsTextures(t, &w.lm)[2]

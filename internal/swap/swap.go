@@ -417,7 +417,7 @@ func (s *Swapper) adjust(frame *raster.Image, target *face.Landmarks68, fr image
 		s.membrane.Add(&s.warped, &s.mask, MembraneInner)
 	}
 	if s.shade.on {
-		s.carryShadows(fr)
+		s.carryShadows(frame, fr, size)
 	}
 	if s.opts.Identity {
 		// The inside of the mouth is the target's own (teeth, tongue, the dark of an open
