@@ -88,6 +88,10 @@ const (
 	// spread by into a feature.
 	shadeSeen    = 0.3
 	shadeFeature = 0.05
+	// shadeLitBright and shadeLitChroma are how far from the lit skin's look beyond a shadow's
+	// edge (log-brightness, log-chromaticity) a find beside it may be to be that skin.
+	shadeLitBright = 0.25
+	shadeLitChroma = 0.14
 )
 
 // shadeScratch is the shadow test's: the smoothed brightness, the shadows found (over the
@@ -98,6 +102,11 @@ type shadeScratch struct {
 	k                                  [3]float32
 	on                                 bool
 	in, out                            [5][]float32
+	// The lit skin's look beyond the largest shadow's edge (features) and that shadow's area;
+	// each find's sums beside it (see litBeside).
+	litLook [3]float32
+	litArea int
+	sums    [][5]float64
 }
 
 // shadowLitLevel is the lit skin's brightness: shadeLit's percentile of the skin samples'
@@ -140,6 +149,7 @@ func (s *Swapper) shadows(frame *raster.Image, fm *raster.Mask, size float64, fr
 	n := s.labelRegions(s.clip.Pix, 1, fr)
 	least := int(shadeLeast * float64(faceArea(fm, fr)))
 	sh.area.Reset(fr)
+	sh.litArea = 0
 	var ksum [3]float64
 	var kn float64
 	for l := int32(1); l <= int32(n); l++ {
@@ -169,6 +179,61 @@ func (s *Swapper) shadows(frame *raster.Image, fm *raster.Mask, size float64, fr
 	}
 	sh.on = true
 	s.fillShadows(fm, size, fr)
+	s.litBeside(frame, fr)
+}
+
+// litBeside clears from s.occ what the tests found beside a shadow (touching it) that looks
+// like the lit skin beyond the shadow's edge (within shadeLitBright and shadeLitChroma): with
+// the shadow among the skin's samples, the lit skin looks too bright to the tests before,
+// which cut it off at the shadow's edge, the nose and the lips.
+func (s *Swapper) litBeside(frame *raster.Image, fr image.Rectangle) {
+	sh := &s.shade
+	s.clip.Reset(fr)
+	for i, v := range s.occ.Pix {
+		if v > 0 {
+			s.clip.Pix[i] = 1
+		}
+	}
+	n := s.labelRegions(s.clip.Pix, 1, fr)
+	if n == 0 {
+		return
+	}
+	// Each find's brightness and chromaticities summed off the shadow, how many pixels that is,
+	// and whether it touches the shadow.
+	sums := append(sh.sums[:0], make([][5]float64, n+1)...)
+	sh.sums = sums
+	w := fr.Dx()
+	for i, l := range s.label {
+		if l <= 0 {
+			continue
+		}
+		if sh.near.Pix[i] > 0 {
+			sums[l][4] = 1
+			continue
+		}
+		sums[l][3]++
+		x, y := fr.Min.X+i%w, fr.Min.Y+i/w
+		f := features(frame.At(x, y))
+		for c := range 3 {
+			sums[l][c] += float64(f[c])
+		}
+	}
+	lit := sh.litLook
+	for l := 1; l <= n; l++ {
+		m := sums[l]
+		cnt := m[3]
+		if m[4] == 0 || cnt == 0 {
+			continue
+		}
+		if math.Abs(m[0]/cnt-float64(lit[0])) > shadeLitBright || math.Hypot(m[1]/cnt-float64(lit[1]), m[2]/cnt-float64(lit[2])) > shadeLitChroma {
+			continue
+		}
+		for i, v := range s.label {
+			if v == int32(l) {
+				s.occ.Pix[i] = 0
+			}
+		}
+	}
 }
 
 // darkFinds is whether the tests before found enough pixels darker than the lit skin for a
@@ -317,6 +382,9 @@ func (s *Swapper) shadowLike(frame *raster.Image, fm *raster.Mask, size float64,
 	}
 	for c := range 3 {
 		k[c] = min(1, (mi[c]+0.5)/(mo[c]+0.5))
+	}
+	if s.area[l] > s.shade.litArea {
+		s.shade.litArea, s.shade.litLook = s.area[l], fo
 	}
 	return k, true
 }
