@@ -298,13 +298,22 @@ func (s *Swapper) fillShadows(fm *raster.Mask, size float64, fr image.Rectangle)
 	s.nearShadows(size)
 }
 
-// nearShadows sets s.shade.near: the shadows grown by the mask's feathered edge, which runs on
-// past the face's pixels they were found on (the membrane and the colour match take what is
-// beyond it for the lit skin).
+// nearShadows sets s.shade.near: the shadows with the features they reach into, grown by the
+// mask's feathered edge, which runs on past the face's pixels they were found on (the
+// membrane and the colour match take what is beyond it for the lit skin).
 func (s *Swapper) nearShadows(size float64) {
 	sh := &s.shade
+	// The features a shadow reaches into (lips it crosses), which its test left out.
+	sh.lit.Reset(sh.area.Rect)
+	copy(sh.lit.Pix, sh.area.Pix)
+	sh.lit.Dilate(max(1, int(shadeFill*size)), &sh.tmp)
 	sh.near.Reset(sh.area.Rect)
 	copy(sh.near.Pix, sh.area.Pix)
+	for i, v := range sh.lit.Pix {
+		if v > 0 && s.excl.Pix[i] >= 1 {
+			sh.near.Pix[i] = 1
+		}
+	}
 	sh.near.Dilate(max(1, int(2*math.Min(s.opts.Feather*size, maxFeather))), &sh.tmp)
 }
 
