@@ -31,13 +31,21 @@ func (s *Swapper) FindCover(frame *raster.Image, target *face.Landmarks68) *face
 		return nil
 	}
 	s.features(target, fr)
-	if !s.findOccluders(frame, target, &s.mask, size, fr) {
+	if !s.findOccluders(frame, target, &s.mask, size, fr) && !s.shade.on {
 		return nil
 	}
 	c := &face.Cover{Rect: fr, Pix: make([]uint8, len(s.occ.Pix)), Landmarks: *target}
 	for i, v := range s.occ.Pix {
 		if v > 0.5 {
 			c.Pix[i] = 1
+		}
+	}
+	if s.shade.on {
+		c.Shade, c.ShadeFactor = make([]uint8, len(s.shade.area.Pix)), s.shade.k
+		for i, v := range s.shade.area.Pix {
+			if v > 0.5 {
+				c.Shade[i] = 1
+			}
 		}
 	}
 	return c
@@ -52,35 +60,39 @@ func (s *Swapper) Votes(covers []*face.Cover, frames int) {
 
 // voteCovers sets s.occ (over fr, after place) as occluders does, from the votes: a pixel is
 // covered where more than half of the frames have it covered, each frame's cover mapped onto
-// target by the face's motion from its landmarks there.
+// target by the face's motion from its landmarks there. The shadows cast across the face are
+// voted alike (s.shade), so the swap darkens what it swaps of them on every frame the vote
+// swaps them, whatever its own frame's finds.
 func (s *Swapper) voteCovers(target *face.Landmarks68, size float64, fr image.Rectangle) {
 	s.occ.Reset(fr)
+	s.shade.on = false
 	need := s.voteFrames/2 + 1
 	if len(s.votes) < need {
 		s.nothingCovers()
 		return
 	}
-	w, h := fr.Dx(), fr.Dy()
-	if cap(s.voteCount) < w*h {
-		s.voteCount = make([]uint8, w*h)
+	n := fr.Dx() * fr.Dy()
+	if cap(s.voteCount) < 2*n {
+		s.voteCount = make([]uint8, 2*n)
 	}
-	count := s.voteCount[:w*h]
+	count, shade := s.voteCount[:n], s.voteCount[n:2*n]
 	clear(count)
+	clear(shade)
+	var k [3]float32
+	shaded := 0
 	for _, c := range s.votes {
-		// Each pixel's centre in target's frame, mapped into c's frame, read at the nearest pixel.
 		m := geom.Similarity(target[:], c.Landmarks[:])
-		cw := c.Rect.Dx()
-		for y := range h {
-			py := float64(fr.Min.Y+y) + 0.5
-			row := count[y*w:][:w]
-			for x := range row {
-				p := m.Apply(geom.Pt{X: float64(fr.Min.X+x) + 0.5, Y: py})
-				cx, cy := int(math.Floor(p.X))-c.Rect.Min.X, int(math.Floor(p.Y))-c.Rect.Min.Y
-				if cx >= 0 && cy >= 0 && cx < cw && cy < c.Rect.Dy() {
-					row[x] += c.Pix[cy*cw+cx]
-				}
+		voteOnto(count, c.Pix, c.Rect, m, fr)
+		if c.Shade != nil {
+			voteOnto(shade, c.Shade, c.Rect, m, fr)
+			for ch := range k {
+				k[ch] += c.ShadeFactor[ch]
 			}
+			shaded++
 		}
+	}
+	if shaded >= need {
+		s.voteShadows(shade, need, k, shaded, size, fr)
 	}
 	any := false
 	for i, n := range count {
@@ -93,6 +105,44 @@ func (s *Swapper) voteCovers(target *face.Landmarks68, size float64, fr image.Re
 		return
 	}
 	s.featherOccluders(size)
+}
+
+// voteOnto adds pix (a cover's mask over rect) into count (over fr) through m, which maps each
+// pixel's centre in fr's frame into the cover's, read at the nearest pixel.
+func voteOnto(count, pix []uint8, rect image.Rectangle, m geom.Affine, fr image.Rectangle) {
+	w, cw := fr.Dx(), rect.Dx()
+	for y := range fr.Dy() {
+		py := float64(fr.Min.Y+y) + 0.5
+		row := count[y*w:][:w]
+		for x := range row {
+			p := m.Apply(geom.Pt{X: float64(fr.Min.X+x) + 0.5, Y: py})
+			cx, cy := int(math.Floor(p.X))-rect.Min.X, int(math.Floor(p.Y))-rect.Min.Y
+			if cx >= 0 && cy >= 0 && cx < cw && cy < rect.Dy() {
+				row[x] += pix[cy*cw+cx]
+			}
+		}
+	}
+}
+
+// voteShadows sets s.shade from the shadows' votes (count over fr, need of them to win): the
+// area most frames have in a shadow, feathered as fillShadows does, and the mean of the
+// factors ksum of the shaded frames that voted.
+func (s *Swapper) voteShadows(count []uint8, need int, ksum [3]float32, shaded int, size float64, fr image.Rectangle) {
+	sh := &s.shade
+	sh.area.Reset(fr)
+	for i, n := range count {
+		if int(n) >= need {
+			sh.area.Pix[i], sh.on = 1, true
+		}
+	}
+	if !sh.on {
+		return
+	}
+	for c := range sh.k {
+		sh.k[c] = ksum[c] / float32(shaded)
+	}
+	s.chanBlur.Apply(&sh.area, math.Max(0.5, shadeSoft*size))
+	s.nearShadows(size)
 }
 
 // CoverVote is how many frames each side of its own a face's covers are voted over: a cover
