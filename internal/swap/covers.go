@@ -20,8 +20,9 @@ import (
 // not show.
 
 // FindCover is what covers the face with landmarks target in frame (the binary mask Apply's
-// occluders start from), nil where nothing does, where the face would not be swapped, and
-// without a source face (a worker opened without one swaps nothing).
+// occluders start from, and the shadows cast across it), nil where neither is found, where
+// the face would not be swapped, and without a source face (a worker opened without one swaps
+// nothing).
 func (s *Swapper) FindCover(frame *raster.Image, target *face.Landmarks68) *face.Cover {
 	if !s.opts.Occluders || s.src == nil {
 		return nil
@@ -79,26 +80,27 @@ func (s *Swapper) voteCovers(target *face.Landmarks68, size float64, fr image.Re
 	clear(count)
 	clear(shade)
 	var k [3]float32
-	shaded := 0
+	var kw float32
 	for _, c := range s.votes {
 		m := geom.Similarity(target[:], c.Landmarks[:])
 		voteOnto(count, c.Pix, c.Rect, m, fr)
 		if c.Shade != nil {
-			voteOnto(shade, c.Shade, c.Rect, m, fr)
+			// A frame's factor counts by how much of its shadow lands here.
+			w := float32(voteOnto(shade, c.Shade, c.Rect, m, fr))
 			for ch := range k {
-				k[ch] += c.ShadeFactor[ch]
+				k[ch] += w * c.ShadeFactor[ch]
 			}
-			shaded++
+			kw += w
 		}
-	}
-	if shaded >= need {
-		s.voteShadows(shade, need, k, shaded, size, fr)
 	}
 	any := false
 	for i, n := range count {
 		if int(n) >= need {
 			s.occ.Pix[i], any = 1, true
 		}
+	}
+	if kw > 0 {
+		s.voteShadows(count, shade, need, k, kw, size, fr)
 	}
 	if !any {
 		s.nothingCovers()
@@ -108,9 +110,11 @@ func (s *Swapper) voteCovers(target *face.Landmarks68, size float64, fr image.Re
 }
 
 // voteOnto adds pix (a cover's mask over rect) into count (over fr) through m, which maps each
-// pixel's centre in fr's frame into the cover's, read at the nearest pixel.
-func voteOnto(count, pix []uint8, rect image.Rectangle, m geom.Affine, fr image.Rectangle) {
+// pixel's centre in fr's frame into the cover's, read at the nearest pixel. It returns how
+// much it added.
+func voteOnto(count, pix []uint8, rect image.Rectangle, m geom.Affine, fr image.Rectangle) int {
 	w, cw := fr.Dx(), rect.Dx()
+	added := 0
 	for y := range fr.Dy() {
 		py := float64(fr.Min.Y+y) + 0.5
 		row := count[y*w:][:w]
@@ -118,20 +122,27 @@ func voteOnto(count, pix []uint8, rect image.Rectangle, m geom.Affine, fr image.
 			p := m.Apply(geom.Pt{X: float64(fr.Min.X+x) + 0.5, Y: py})
 			cx, cy := int(math.Floor(p.X))-rect.Min.X, int(math.Floor(p.Y))-rect.Min.Y
 			if cx >= 0 && cy >= 0 && cx < cw && cy < rect.Dy() {
-				row[x] += pix[cy*cw+cx]
+				v := pix[cy*cw+cx]
+				row[x] += v
+				added += int(v)
 			}
 		}
 	}
+	return added
 }
 
-// voteShadows sets s.shade from the shadows' votes (count over fr, need of them to win): the
-// area most frames have in a shadow, feathered as fillShadows does, and the mean of the
-// factors ksum of the shaded frames that voted.
-func (s *Swapper) voteShadows(count []uint8, need int, ksum [3]float32, shaded int, size float64, fr image.Rectangle) {
+// voteShadows sets s.shade from the votes (count: covers, shade: shadows, over fr; need of
+// them win): the area that is swapped (fewer than need covers) where most frames found it dark,
+// a cover or a shadow, and some a shadow, feathered as fillShadows does; its factor is the
+// shaded frames' ksum over kw, weighted by how much of each one's shadow lands on the face. A
+// region some frames took for a cover and others for a shadow loses both votes, is swapped,
+// and must still be darkened; carryShadows measures how dark in this frame, so the lit skin
+// the area reaches is left as it is.
+func (s *Swapper) voteShadows(count, shade []uint8, need int, ksum [3]float32, kw float32, size float64, fr image.Rectangle) {
 	sh := &s.shade
 	sh.area.Reset(fr)
-	for i, n := range count {
-		if int(n) >= need {
+	for i, n := range shade {
+		if n > 0 && int(count[i]) < need && int(count[i])+int(n) >= need {
 			sh.area.Pix[i], sh.on = 1, true
 		}
 	}
@@ -139,10 +150,9 @@ func (s *Swapper) voteShadows(count []uint8, need int, ksum [3]float32, shaded i
 		return
 	}
 	for c := range sh.k {
-		sh.k[c] = ksum[c] / float32(shaded)
+		sh.k[c] = ksum[c] / kw
 	}
-	s.chanBlur.Apply(&sh.area, math.Max(0.5, shadeSoft*size))
-	s.nearShadows(size)
+	s.featherShadows(size)
 }
 
 // CoverVote is how many frames each side of its own a face's covers are voted over: a cover

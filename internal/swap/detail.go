@@ -67,11 +67,7 @@ const (
 func (s *Swapper) detail(frame *raster.Image, target *face.Landmarks68, fm *raster.Mask, size float64, fr image.Rectangle) {
 	w, h := fr.Dx(), fr.Dy()
 	s.lumaDetail(frame, target, fr, size)
-	if s.dim { // the skin's detail at the light there (see lightField)
-		for i, l := range s.light.Pix {
-			s.detT.Pix[i] /= l
-		}
-	}
+	s.atLight(s.detT.Pix)
 	mt, ms := s.skinMedian(&s.detT, target, size, fr), s.skinMedian(&s.detS, target, size, fr)
 	s.detMed = [2]float32{mt, ms}
 	if !(mt > 0.1) || !(ms > 0.1) { // no skin to compare with

@@ -10,15 +10,13 @@ import (
 	"github.com/facefusion-hpc/facefusion/internal/testenv"
 )
 
-// A dim grade (ffmpeg's eq=brightness=-0.12:gamma=0.7 on a close-up of Grace Hopper) lowers
-// the luma and leaves the chroma: the darker her skin, the more saturated it turns, and her
-// cheeks, darker than her brow and nose, turn redder than the skin as sampled. The large
-// region of her cheeks, cut off by her glasses and her nose, was then unlike the skin by more
-// than likeSkin allows and was taken for a cover over a third of her face on most frames.
-// A vignette darkening her face from one side scales her skin's detail and wrinkles with its
-// light: measured against the skin samples' (on the dim side) the lit side was busy and
-// wrinkled with thin covers, measured against the lit side's the dim side flat, and two thirds
-// of what shows of her face were taken for covers.
+// A dim or vignetted face is no cover. A dim grade (ffmpeg's eq=brightness=-0.12:gamma=0.7
+// on a close-up of Grace Hopper) lowers the luma and leaves the chroma: the darker her skin,
+// the more saturated it turns, and her cheeks, darker than her brow and nose, turn redder
+// than the skin as sampled. A vignette darkening her face from one side scales her skin's
+// detail and wrinkles with its light: the dim side is flat beside the lit side, whose
+// wrinkles are as strong as thin covers beside the dim side's. Each frame is judged by the
+// share of her visible face the occluder tests take.
 // occVisibleLuma is the least luma of a face pixel that TestDimFaceIsNoCover judges.
 const occVisibleLuma = 24
 

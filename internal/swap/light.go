@@ -135,3 +135,14 @@ type lightCol struct {
 	x0, x1 int
 	fx     float32
 }
+
+// atLight divides v (a measure over the face's rectangle, as s.light) by the light where it
+// falls off, so the skin's detail there counts as it would in full light (see lightField).
+func (s *Swapper) atLight(v []float32) {
+	if !s.dim {
+		return
+	}
+	for i, l := range s.light.Pix {
+		v[i] /= l
+	}
+}

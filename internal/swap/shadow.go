@@ -294,7 +294,12 @@ func (s *Swapper) fillShadows(fm *raster.Mask, size float64, fr image.Rectangle)
 			s.occ.Pix[i] = 0
 		}
 	}
-	s.chanBlur.Apply(&sh.area, math.Max(0.5, shadeSoft*size))
+	s.featherShadows(size)
+}
+
+// featherShadows softens s.shade.area's edge and sets what lies near it (nearShadows).
+func (s *Swapper) featherShadows(size float64) {
+	s.chanBlur.Apply(&s.shade.area, math.Max(0.5, shadeSoft*size))
 	s.nearShadows(size)
 }
 
@@ -471,7 +476,15 @@ func (s *Swapper) carryShadows(frame *raster.Image, fr image.Rectangle, size flo
 		return
 	}
 	w := fr.Dx()
+	// Each channel is darkened by f to a power that makes it k[c] where f is the factors'
+	// mean: lit skin stays as it is, and a deeper shade keeps the channels' proportions.
 	km := (sh.k[0] + sh.k[1] + sh.k[2]) / 3
+	e := [3]float64{1, 1, 1}
+	if km < 0.999 {
+		for c := range e {
+			e[c] = math.Log(float64(max(shadeDarkest, sh.k[c]))) / math.Log(float64(km))
+		}
+	}
 	for y := range fr.Dy() {
 		row := s.warped.Pix[y*s.warped.Stride:][:3*w]
 		for x := range w {
@@ -486,10 +499,12 @@ func (s *Swapper) carryShadows(frame *raster.Image, fr image.Rectangle, size flo
 					f = sh.bright.Pix[i] / sh.tmp.Pix[i]
 				}
 			}
-			// The shadow's tint in full where it is as dark as its factor, none where lit.
-			d := (1 - f) / max(1e-3, 1-km)
+			if f >= 1 {
+				continue
+			}
+			lf := math.Log(float64(f))
 			for c := range 3 {
-				row[3*x+c] *= min(1, max(shadeDarkest, 1-d*(1-sh.k[c])))
+				row[3*x+c] *= min(1, max(shadeDarkest, float32(math.Exp(e[c]*lf))))
 			}
 		}
 	}
@@ -526,7 +541,7 @@ func (s *Swapper) shadowFactors(frame *raster.Image, fr image.Rectangle, size fl
 			}
 		}
 	}
-	if litN == 0 {
+	if litSum == 0 { // no lit skin, or black: nothing to measure the shade against
 		return false
 	}
 	s.chanBlur.Apply(&sh.bright, math.Max(0.7, shadeDetail*size))
@@ -538,7 +553,7 @@ func (s *Swapper) shadowFactors(frame *raster.Image, fr image.Rectangle, size fl
 		f, ok := float32(1), v > shadeSeen
 		if ok {
 			lit := (sh.lit.Pix[i] + shadeFallback*mean) / (sh.litW.Pix[i] + shadeFallback)
-			f = min(1, max(shadeDarkest, sh.bright.Pix[i]/v/lit))
+			f = min(1, max(shadeDarkest, sh.bright.Pix[i]/v/max(lit, 1)))
 		}
 		sh.lit.Pix[i], sh.litW.Pix[i] = f, 0
 		if ok {

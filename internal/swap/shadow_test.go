@@ -272,15 +272,14 @@ func darkCoverKept(t testing.TB, w *photoWay, c shadowCase, col raster.RGB, tex 
 	return kept / n
 }
 
-// A shade across a face is swapped: each of shadowCases into both sample photos. The rules
-// took a deep one for a cover and kept its whole side (0–6 % of it swapped into the
-// astronaut and into Grace Hopper at ×0.5, the brim's, the sky-lit one into the astronaut).
-// 70 % of the bare face's same pixels leaves room for the landmarks found again on the
-// shaded photo, a shadow's edge taken as the outline of something, and the carry's darkening
-// (a pixel counts as changed past 12 levels times the shade, and a swap carried as dark as
-// the target changes fewer by that much). How dark the output is there and how sharp its
-// edge are logged (the rules carry only a shade they took for a cover). Dark covers at the same places (black, deep brown,
-// dark mahogany; flat and brick-shaded) stay in front as they did.
+// A shade across a face is swapped, not kept as a cover: each of shadowCases into both
+// sample photos. 70 % of the bare face's same pixels leaves room for the landmarks found
+// again on the shaded photo, a shadow's edge taken as the outline of something, and the
+// carry's darkening (a pixel counts as changed past 12 levels times the shade, and a swap
+// carried as dark as the target changes fewer by that much). How dark the output is there
+// and how sharp its edge are logged (the rules carry only a shade they took for a cover).
+// Dark covers at the same places (black, deep brown, dark mahogany; flat and brick-shaded)
+// stay in front.
 func TestApplySwapsShadowsAndKeepsDarkCovers(t *testing.T) {
 	ways := photoWays(t)
 	hues := []struct {
@@ -314,10 +313,8 @@ func TestApplySwapsShadowsAndKeepsDarkCovers(t *testing.T) {
 // Covers of the skin's hue, darker (×0.6, as deep as a shadow), at a shadow's places, whose
 // grain passes for the skin's in luma: a print's colour noise (σ 5 levels in each channel,
 // drawn apart), stripes 4 px wide and a pixel's own grain (σ 6 levels). A shadow keeps the
-// skin's chroma detail and its detail's scale; these have their own, and stay in front.
-// Judged on the lit skin's grain alone, the shadows' test released half of some into the
-// astronaut (colour noise at the half face's and the brim's place 52–54 % kept, stripes at
-// the half face's 60 %, at the band's 74 %).
+// skin's chroma detail and its detail's scale; these have their own, and stay in front
+// (the lit skin's grain alone would not tell them).
 func TestShadowsKeepCoversOfTheSkinsHue(t *testing.T) {
 	ways := photoWays(t)
 	textures := []occTexture{

@@ -14,9 +14,10 @@ import (
 )
 
 // A shadow cast across a face in a clip is swapped on every frame, through the vote, with the
-// lit skin beside it, and the swapped face is as much darker there than the same frame's swap
-// without the shadow as the target is: the shadow's finds sit where a codec's noise moves them (a frame's dark skin
-// grainier than a photo's), and the carry follows the vote, not the frame's own finds.
+// lit skin beside it, and the swapped face is as much darker there than the same frame's
+// swap without the shadow as the target is: the shadow's finds sit where a codec's noise
+// moves them (a frame's dark skin grainier than a photo's), and the carry follows the vote,
+// not the frame's own finds.
 func TestVotedShadowIsSwappedAndCarriedOnEveryFrame(t *testing.T) {
 	const frames, edge = 12, 440 // the shadow falls right of x = edge (over her left side)
 	bare := testenv.CloseUpClipFrames(t, "astronaut.png", frames)

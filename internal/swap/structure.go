@@ -77,11 +77,7 @@ const (
 func (s *Swapper) structure(frame *raster.Image, target *face.Landmarks68, fm *raster.Mask, size float64, fr image.Rectangle, m skinModel) {
 	w, h := fr.Dx(), fr.Dy()
 	s.gradients(frame, fr, size)
-	if s.dim { // the skin's detail at the light there (see lightField)
-		for i, l := range s.light.Pix {
-			s.tex[i] /= l
-		}
-	}
+	s.atLight(s.tex)
 	thr := s.edgeThreshold(fm, fr)
 	// Regions: the face's pixels (fm > 0) between sharp edges, features included (a cover
 	// over an eye is one region with the cover beside it).
