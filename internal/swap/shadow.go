@@ -75,11 +75,18 @@ const (
 	shadeFound = 0.1
 	// shadeSoft is the σ (share of the face size) the shadow's map is feathered by.
 	shadeSoft = 0.003
-	// The carry's (see shadowFactors): the σ (share of the face size) the target's
-	// brightness is smoothed by, and the lit skin's level spread by into the shadow; how much
+	// The carry's (see shadowFactors): the σ (share of the face size) that tells the skin
+	// from the features, the σ the target's brightness is smoothed by over the shadow alone
+	// (wide, so the target's own features and shading are not printed on the swapped face),
+	// and the lit skin's level spread by into the shadow; the share of that smoothed depth
+	// the target must be darkened by (at shadeDetail) for the carry to begin and to be
+	// whole, so the edge is the target's where the voted area strays; how much
 	// the lit skin's mean weighs against the lit skin spread (where it reaches, it wins); the
 	// least factor.
 	shadeDetail   = 0.012
+	shadeCarry    = 0.08
+	shadeKneeLow  = 0.5
+	shadeKneeHigh = 0.8
 	shadeSpread   = 0.12
 	shadeFallback = 0.02
 	shadeDarkest  = 0.15
@@ -88,6 +95,11 @@ const (
 	// spread by into a feature.
 	shadeSeen    = 0.3
 	shadeFeature = 0.05
+	// shadeMost is the most of the face's area (features and feathered edge in) a shadow
+	// that is carried may cover: a face darker over nearly all of it is the face's light, not
+	// a shadow cast across it, and leaves no lit skin to measure the shade against; it is
+	// swapped as a lit one.
+	shadeMost = 0.75
 	// shadeLitBright and shadeLitChroma are how far from the lit skin's look beyond a shadow's
 	// edge (log-brightness, log-chromaticity) a find beside it may be to be that skin.
 	shadeLitBright = 0.25
@@ -98,10 +110,10 @@ const (
 // face's rectangle; 1 in a shadow) and each channel's factor there, whether there is any,
 // and a region's samples.
 type shadeScratch struct {
-	bright, area, near, tmp, lit, litW raster.Mask
-	k                                  [3]float32
-	on                                 bool
-	in, out                            [5][]float32
+	bright, area, near, tmp, lit, litW, wide, fine raster.Mask
+	k                                              [3]float32
+	on                                             bool
+	in, out                                        [5][]float32
 	// The lit skin's look beyond the largest shadow's edge (features) and that shadow's area;
 	// each find's sums beside it (see litBeside).
 	litLook [3]float32
@@ -511,19 +523,21 @@ func (s *Swapper) carryShadows(frame *raster.Image, fr image.Rectangle, size flo
 }
 
 // shadowFactors puts in s.shade.lit (over fr, near the shadows) how much darker the target
-// is than its lit skin: its brightness at low frequency, the features left out, against the
-// lit skin's spread into the shadow (its mean where none reaches). Where a feature leaves too
-// little to tell (s.shade.litW 0), s.shade.bright over s.shade.tmp is its surroundings'. It
-// reports whether there is lit skin to measure against.
+// is than its lit skin: its brightness over the shadow's area alone, smoothed wide and the
+// features left out, against the lit skin's spread into the shadow (its mean where none
+// reaches), laid on where the target is about that dark (shadeKneeLow..High). A smooth
+// field inside the shadow carries its depth and edge, not the target's glasses, wrinkles or
+// shading. Where a feature
+// leaves too little to tell (s.shade.litW 0), s.shade.bright over s.shade.tmp is its
+// surroundings'. It reports whether there is lit skin to measure against.
 func (s *Swapper) shadowFactors(frame *raster.Image, fr image.Rectangle, size float64) bool {
 	sh := &s.shade
 	w := fr.Dx()
-	// sh.bright: the target's brightness off the features, sh.tmp where that is; sh.lit and
-	// sh.litW the same on the lit skin alone.
-	sh.bright.Reset(fr)
-	sh.tmp.Reset(fr)
-	sh.lit.Reset(fr)
-	sh.litW.Reset(fr)
+	// sh.bright: the target's brightness in the shadow off the features, sh.wide its weight;
+	// sh.tmp where the skin is; sh.lit and sh.litW the brightness on the lit skin alone.
+	for _, m := range []*raster.Mask{&sh.bright, &sh.wide, &sh.fine, &sh.tmp, &sh.lit, &sh.litW} {
+		m.Reset(fr)
+	}
 	var litSum, litN float64
 	for y := range fr.Dy() {
 		row := frame.Pix[(y+fr.Min.Y)*frame.Stride+3*fr.Min.X:][:3*w]
@@ -534,7 +548,8 @@ func (s *Swapper) shadowFactors(frame *raster.Image, fr image.Rectangle, size fl
 				continue
 			}
 			v := float32(row[3*x]) + float32(row[3*x+1]) + float32(row[3*x+2])
-			sh.bright.Pix[i], sh.tmp.Pix[i] = v, 1
+			a := sh.area.Pix[i]
+			sh.bright.Pix[i], sh.wide.Pix[i], sh.fine.Pix[i], sh.tmp.Pix[i] = v*a, a, v, 1
 			if mrow[x] > 0.5 && sh.near.Pix[i] == 0 {
 				sh.lit.Pix[i], sh.litW.Pix[i] = v, 1
 				litSum, litN = litSum+float64(v), litN+1
@@ -544,16 +559,24 @@ func (s *Swapper) shadowFactors(frame *raster.Image, fr image.Rectangle, size fl
 	if litSum == 0 { // no lit skin, or black: nothing to measure the shade against
 		return false
 	}
-	s.chanBlur.Apply(&sh.bright, math.Max(0.7, shadeDetail*size))
+	s.chanBlur.Apply(&sh.bright, math.Max(0.7, shadeCarry*size))
+	s.chanBlur.Apply(&sh.wide, math.Max(0.7, shadeCarry*size))
+	s.chanBlur.Apply(&sh.fine, math.Max(0.7, shadeDetail*size))
 	s.chanBlur.Apply(&sh.tmp, math.Max(0.7, shadeDetail*size))
 	s.chanBlur.Apply(&sh.lit, shadeSpread*size)
 	s.chanBlur.Apply(&sh.litW, shadeSpread*size)
 	mean := float32(litSum / litN)
 	for i, v := range sh.tmp.Pix {
 		f, ok := float32(1), v > shadeSeen
-		if ok {
+		if ok && sh.wide.Pix[i] > 1e-3 {
 			lit := (sh.lit.Pix[i] + shadeFallback*mean) / (sh.litW.Pix[i] + shadeFallback)
-			f = min(1, max(shadeDarkest, sh.bright.Pix[i]/v/max(lit, 1)))
+			in := min(1, max(shadeDarkest, sh.bright.Pix[i]/sh.wide.Pix[i]/max(lit, 1)))
+			dark := float32(0)
+			if in < 1 {
+				r := (1 - sh.fine.Pix[i]/v/max(lit, 1)) / (1 - in)
+				dark = min(1, max(0, (r-shadeKneeLow)/(shadeKneeHigh-shadeKneeLow)))
+			}
+			f = 1 - dark*(1-in)
 		}
 		sh.lit.Pix[i], sh.litW.Pix[i] = f, 0
 		if ok {
@@ -565,6 +588,30 @@ func (s *Swapper) shadowFactors(frame *raster.Image, fr image.Rectangle, size fl
 	s.chanBlur.Apply(&sh.bright, shadeFeature*size)
 	s.chanBlur.Apply(&sh.tmp, shadeFeature*size)
 	return true
+}
+
+// shadowMost clears s.shade.on where the shadow covers more than shadeMost of the face
+// (s.mask over fr).
+func (s *Swapper) shadowMost(fr image.Rectangle) {
+	if !s.shade.on {
+		return
+	}
+	sh, m := &s.shade, &s.mask
+	n, face := 0, 0
+	for y := range fr.Dy() {
+		mrow := m.Pix[(y+fr.Min.Y-m.Rect.Min.Y)*m.Stride+fr.Min.X-m.Rect.Min.X:][:fr.Dx()]
+		for x, v := range mrow {
+			if v > 0.5 {
+				face++
+				if sh.area.Pix[y*fr.Dx()+x] > 0.5 {
+					n++
+				}
+			}
+		}
+	}
+	if float64(n) > shadeMost*float64(face) {
+		sh.on = false
+	}
 }
 
 // unshaded multiplies m (over any rectangle) by how far each pixel is from the shadows (near

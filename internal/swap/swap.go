@@ -292,6 +292,7 @@ func (s *Swapper) Apply(frame *raster.Image, target *face.Landmarks68) {
 		} else {
 			s.occluders(frame, target, &s.mask, size, fr)
 		}
+		s.shadowMost(fr)
 	}
 	if s.opts.Seamless {
 		s.seamBand(mr, fr)
