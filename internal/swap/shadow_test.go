@@ -342,3 +342,47 @@ func TestShadowsKeepCoversOfTheSkinsHue(t *testing.T) {
 		}
 	}
 }
+
+// TestShadowCarryIsSmooth swaps a face half in a ×0.5 shade and checks that what the carry
+// darkens the swap by does not follow the target's own light and dark inside the shade (her
+// features and shading): the shadow is carried, not a see-through print of the target.
+func TestShadowCarryIsSmooth(t *testing.T) {
+	p := photos(t)
+	src, err := NewSource(p.src, &p.srcLm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lm := p.dstLm
+	target, share := shadowed(p.dst, &lm, shadowCases[0])
+	s := NewSwapper(src, DefaultOptions())
+	out := target.Clone()
+	s.Apply(out, &lm)
+	bare := p.dst.Clone()
+	s.Apply(bare, &lm)
+	// The correlation, over the shade's face pixels, of the carry's factor (the output over
+	// the bare face's swap) with the target's brightness.
+	var n, sx, sy, sxx, syy, sxy float64
+	hull := faceHull(&lm)
+	for y := range target.H {
+		for x := range target.W {
+			if share[y*target.W+x] < 1 || !inPoly(hull, float64(x), float64(y)) {
+				continue
+			}
+			b := pixLuma(bare, x, y)
+			if b < 1 {
+				continue
+			}
+			f, v := pixLuma(out, x, y)/b, pixLuma(target, x, y)
+			n, sx, sy, sxx, syy, sxy = n+1, sx+f, sy+v, sxx+f*f, syy+v*v, sxy+f*v
+		}
+	}
+	if n == 0 {
+		t.Fatal("no face pixel in the shade")
+	}
+	cov := sxy/n - sx/n*sy/n
+	corr := cov / math.Sqrt(max(1e-12, (sxx/n-sx*sx/n/n)*(syy/n-sy*sy/n/n)))
+	t.Logf("%.0f shaded face pixels: the carry's factor correlates %.2f with the target's brightness", n, corr)
+	if corr > 0.4 {
+		t.Errorf("the carry follows the target's brightness inside the shade (correlation %.2f), want <= 0.4", corr)
+	}
+}
