@@ -81,6 +81,7 @@ func (s *Swapper) voteCovers(target *face.Landmarks68, size float64, fr image.Re
 	clear(shade)
 	var k [3]float32
 	var kw float32
+	shaded := 0
 	for _, c := range s.votes {
 		m := geom.Similarity(target[:], c.Landmarks[:])
 		voteOnto(count, c.Pix, c.Rect, m, fr)
@@ -91,6 +92,7 @@ func (s *Swapper) voteCovers(target *face.Landmarks68, size float64, fr image.Re
 				k[ch] += w * c.ShadeFactor[ch]
 			}
 			kw += w
+			shaded++
 		}
 	}
 	any := false
@@ -100,7 +102,7 @@ func (s *Swapper) voteCovers(target *face.Landmarks68, size float64, fr image.Re
 		}
 	}
 	if kw > 0 {
-		s.voteShadows(count, shade, need, k, kw, size, fr)
+		s.voteShadows(count, shade, need, k, kw, shaded, size, fr)
 	}
 	if !any {
 		s.nothingCovers()
@@ -133,22 +135,28 @@ func voteOnto(count, pix []uint8, rect image.Rectangle, m geom.Affine, fr image.
 
 // voteShadows sets s.shade from the votes (count: covers, shade: shadows, over fr; need of
 // them win): the area that is swapped (fewer than need covers) where most frames found it dark,
-// a cover or a shadow, and some a shadow, feathered as fillShadows does; its factor is the
-// shaded frames' ksum over kw, weighted by how much of each one's shadow lands on the face. A
-// region some frames took for a cover and others for a shadow loses both votes, is swapped,
-// and must still be darkened; carryShadows measures how dark in this frame, so the lit skin
-// the area reaches is left as it is.
-func (s *Swapper) voteShadows(count, shade []uint8, need int, ksum [3]float32, kw float32, size float64, fr image.Rectangle) {
+// a cover or a shadow, and shadeVotes or more a shadow (one or two frames' shadow does not take
+// a cover from the others: it would come and go with them), feathered as fillShadows does; its
+// factor is the shaded frames' ksum over kw, weighted by how much of each one's shadow lands on
+// the face. Where that area is under shadeVoted of the shaded frames' mean (kw over shaded),
+// the frames do not agree where the shadow is (a sliver of it is all that wins) and none is
+// carried. A region some frames took for a cover and others for a shadow loses both votes, is
+// swapped, and must still be darkened; carryShadows measures how dark in this frame, so the
+// lit skin the area reaches is left as it is.
+func (s *Swapper) voteShadows(count, shade []uint8, need int, ksum [3]float32, kw float32, shaded int, size float64, fr image.Rectangle) {
 	sh := &s.shade
 	sh.area.Reset(fr)
+	voted := 0
 	for i, n := range shade {
-		if n > 0 && int(count[i]) < need && int(count[i])+int(n) >= need {
-			sh.area.Pix[i], sh.on = 1, true
+		if int(n) >= shadeVotes && int(count[i]) < need && int(count[i])+int(n) >= need {
+			sh.area.Pix[i] = 1
+			voted++
 		}
 	}
-	if !sh.on {
+	if float32(voted) < shadeVoted*kw/float32(shaded) {
 		return
 	}
+	sh.on = true
 	for c := range sh.k {
 		sh.k[c] = ksum[c] / kw
 	}

@@ -95,15 +95,36 @@ const (
 	// spread by into a feature.
 	shadeSeen    = 0.3
 	shadeFeature = 0.05
-	// shadeMost is the most of the face's area (features and feathered edge in) a shadow
-	// that is carried may cover: a face darker over nearly all of it is the face's light, not
-	// a shadow cast across it, and leaves no lit skin to measure the shade against; it is
-	// swapped as a lit one.
-	shadeMost = 0.75
 	// shadeLitBright and shadeLitChroma are how far from the lit skin's look beyond a shadow's
 	// edge (log-brightness, log-chromaticity) a find beside it may be to be that skin.
 	shadeLitBright = 0.25
 	shadeLitChroma = 0.14
+	// The cast edge's (see castShade): the σ (share of the face size) of the region's map
+	// the edge's normal is taken from, how far (share of the face size) each side of the edge
+	// the step is measured, the least share of the edge measured, the quantile of its steps
+	// taken for the shadow's depth, the share of the median a step may differ by to be like
+	// it, the least share of the edge with steps alike, the most RMS distance (share of the
+	// face size) of those from one smooth curve, the least length of that edge (share of the
+	// face size), the radius (share of the face size) of the opening that parts a rim or a
+	// crease from a shadow, and the fewest edge pixels a piece is judged on.
+	shadeNormal    = 0.01
+	shadeReach     = 0.025
+	shadeEdgeLeast = 0.2
+	shadeEdgeDeep  = 0.8
+	shadeLike      = 0.25
+	shadeEven      = 0.4
+	shadeLine      = 0.03
+	shadeCrossing  = 0.2
+	shadeThin      = 0.02
+	shadePiece     = 8
+	// shadeAcross is how far (share of the face size) a shadow's edge must run across the face.
+	shadeAcross = 0.4
+	// shadeVoted is the least share of the shaded frames' mean shadow a window's vote must
+	// leave for it to be carried (see voteShadows).
+	shadeVoted = 0.5
+	// shadeVotes is the least number of a window's frames that must find a shadow for the
+	// vote to carry it (see voteShadows).
+	shadeVotes = 3
 )
 
 // shadeScratch is the shadow test's: the smoothed brightness, the shadows found (over the
@@ -119,6 +140,16 @@ type shadeScratch struct {
 	litLook [3]float32
 	litArea int
 	sums    [][5]float64
+	// The cast edge's (see castShade): the skin inside and beyond each edge pixel edgeSteps
+	// measured, the flood's seeds and queue, the region's edge (its insides, beyonds, steps
+	// and places) and the pieces' that pass (step, place).
+	inside, outside    []int32
+	seeds, queue       []int32
+	edgeIn, edgeOut    []int32
+	edge, edgeX, edgeY []float32
+	joint              [][3]float32
+	pix                []int32
+	pieces             [][4]int
 }
 
 // shadowLitLevel is the lit skin's brightness: shadeLit's percentile of the skin samples'
@@ -169,15 +200,18 @@ func (s *Swapper) shadows(frame *raster.Image, fm *raster.Mask, size float64, fr
 			continue
 		}
 		k, ok := s.shadowLike(frame, fm, size, fr, l)
+		if ok && !s.castShade(fm, size, fr, l) {
+			ok = false
+		}
 		if !ok {
 			continue
 		}
-		for i, v := range s.label {
-			if v == l {
-				sh.area.Pix[i] = 1
+		a := 0.0
+		for i, v := range sh.fine.Pix {
+			if v > 0 {
+				sh.area.Pix[i], a = 1, a+1
 			}
 		}
-		a := float64(s.area[l])
 		for c := range 3 {
 			ksum[c] += a * float64(k[c])
 		}
@@ -590,30 +624,6 @@ func (s *Swapper) shadowFactors(frame *raster.Image, fr image.Rectangle, size fl
 	return true
 }
 
-// shadowMost clears s.shade.on where the shadow covers more than shadeMost of the face
-// (s.mask over fr).
-func (s *Swapper) shadowMost(fr image.Rectangle) {
-	if !s.shade.on {
-		return
-	}
-	sh, m := &s.shade, &s.mask
-	n, face := 0, 0
-	for y := range fr.Dy() {
-		mrow := m.Pix[(y+fr.Min.Y-m.Rect.Min.Y)*m.Stride+fr.Min.X-m.Rect.Min.X:][:fr.Dx()]
-		for x, v := range mrow {
-			if v > 0.5 {
-				face++
-				if sh.area.Pix[y*fr.Dx()+x] > 0.5 {
-					n++
-				}
-			}
-		}
-	}
-	if float64(n) > shadeMost*float64(face) {
-		sh.on = false
-	}
-}
-
 // unshaded multiplies m (over any rectangle) by how far each pixel is from the shadows (near
 // them: see nearShadows).
 func (s *Swapper) unshaded(m *raster.Mask) {
@@ -624,4 +634,380 @@ func (s *Swapper) unshaded(m *raster.Mask) {
 			m.Pix[(y-m.Rect.Min.Y)*m.Stride+x-m.Rect.Min.X] *= 1 - sh.near.Pix[(y-sh.near.Rect.Min.Y)*sh.near.Stride+x-sh.near.Rect.Min.X]
 		}
 	}
+}
+
+// castShade narrows region l of s.label, which shadowLike took for the skin in a shadow, to
+// the shade cast across it, into s.shade.fine (over fr, 1 in it), and reports whether that is
+// a shade cast across the face. The face's own shading (eye sockets, a cheek turned from the
+// light, a nose's side) joins a cast shadow where it is darker than shadeStep, and glasses'
+// rims and a lined face's creases join them. A cast shadow's edge is sharp and as deep all
+// along (its light's factor): so the region is cut at half the depth (the shadeEdgeDeep
+// quantile of the steps along its edge) below the lit skin beyond the edges that deep, and
+// of the pieces left that hold those edges' insides, those whose edge is darker than the skin
+// beyond by a like step along most of it (shadeEven, within shadeLike of the median) are
+// joined along one smooth curve (see joinPieces). A region that is not so is no shadow: it is
+// left to the tests before, as a cover.
+func (s *Swapper) castShade(fm *raster.Mask, size float64, fr image.Rectangle, l int32) bool {
+	sh := &s.shade
+	sh.fine.Reset(fr)
+	for i, v := range s.label {
+		if v == l {
+			sh.fine.Pix[i] = 1
+		}
+	}
+	total := s.edgeSteps(fm, size, fr)
+	if total == 0 || float64(len(sh.in[0])) < shadeEdgeLeast*float64(total) {
+		return false
+	}
+	steps, outs := sh.in[0], sh.in[1]
+	// The edge's steps, places and insides, kept: each piece is judged on them.
+	sh.edge = append(sh.edge[:0], steps...)
+	sh.edgeX, sh.edgeY = append(sh.edgeX[:0], sh.in[2]...), append(sh.edgeY[:0], sh.in[3]...)
+	sh.edgeIn, sh.edgeOut = append(sh.edgeIn[:0], sh.inside...), append(sh.edgeOut[:0], sh.outside...)
+	tmp := append(sh.in[4][:0], steps...)
+	deep := float64(quantile(tmp, shadeEdgeDeep))
+	var lit []float32
+	seeds := sh.seeds[:0]
+	for j, v := range steps {
+		if math.Abs(float64(v)-deep) < shadeLikeStep(deep) {
+			lit = append(lit, outs[j])
+			seeds = append(seeds, sh.inside[j])
+		}
+	}
+	sh.in[4], sh.seeds = tmp, seeds
+	if len(lit) == 0 || deep < shadeEdge {
+		return false
+	}
+	s.cutShade(median(lit)-float32(deep/2), size)
+	sh.joint, sh.pix, sh.pieces = sh.joint[:0], sh.pix[:0], sh.pieces[:0]
+	best := -1
+	for _, seed := range seeds {
+		if s.cov.Pix[seed] == 0 {
+			continue
+		}
+		s.floodShade(seed, fr.Dx())
+		s.pieceEdge(size, fr)
+		even, _, _ := s.edgeLine(size)
+		n := float64(len(sh.in[0]))
+		if n < shadePiece || even < shadeEven*n {
+			continue
+		}
+		p := [4]int{len(sh.pix), 0, len(sh.joint), 0}
+		sh.pix = append(sh.pix, sh.queue...)
+		for j, v := range sh.in[0] {
+			sh.joint = append(sh.joint, [3]float32{v, sh.in[2][j], sh.in[3][j]})
+		}
+		p[1], p[3] = len(sh.pix), len(sh.joint)
+		if best < 0 || p[3]-p[2] > sh.pieces[best][3]-sh.pieces[best][2] {
+			best = len(sh.pieces)
+		}
+		sh.pieces = append(sh.pieces, p)
+	}
+	if best < 0 {
+		return false
+	}
+	return s.joinPieces(best, size, fr)
+}
+
+// cutShade puts in s.cov what of s.shade.fine (the region) is darker than cut, opened, so a
+// glasses' rim or a crease that crosses the shadow's edge does not join the lit side's dark
+// places to it.
+func (s *Swapper) cutShade(cut float32, size float64) {
+	sh := &s.shade
+	s.cov.Reset(sh.fine.Rect)
+	for i, v := range sh.fine.Pix {
+		if v > 0 && sh.bright.Pix[i] >= cut {
+			s.cov.Pix[i] = 1 // the complement, for the erosion
+		}
+		if v == 0 {
+			s.cov.Pix[i] = 1
+		}
+	}
+	r := max(1, int(shadeThin*size))
+	s.cov.Dilate(r, &sh.lit)
+	for i, v := range s.cov.Pix {
+		s.cov.Pix[i] = 1 - v
+	}
+	s.cov.Dilate(r, &sh.lit)
+	for i, v := range sh.fine.Pix {
+		s.cov.Pix[i] *= v
+	}
+}
+
+// joinPieces sets s.shade.fine to the pieces castShade kept (s.shade.pieces) whose edges run
+// along the curve of piece best's, the longest, and reports whether they make a shadow's edge:
+// shadeCrossing long or more, shadeEven of it like its median step, within shadeLine of one
+// curve.
+func (s *Swapper) joinPieces(best int, size float64, fr image.Rectangle) bool {
+	sh := &s.shade
+	// The longest piece's edge is the shadow's; the others join it where their edges run on
+	// along its curve (the same shadow's edge, cut by an eye or the nose).
+	sh.setEdge(sh.pieces[best])
+	_, _, fit := s.edgeLine(size)
+	sh.fine.Reset(fr)
+	for c := range 4 {
+		sh.in[c] = sh.in[c][:0]
+	}
+	for _, p := range sh.pieces {
+		var rs float64
+		for _, q := range sh.joint[p[2]:p[3]] {
+			e := fit.off(q[1], q[2])
+			rs += e * e
+		}
+		if math.Sqrt(rs/float64(p[3]-p[2])) > shadeLine {
+			continue
+		}
+		for _, i := range sh.pix[p[0]:p[1]] {
+			sh.fine.Pix[i] = 1
+		}
+		for _, q := range sh.joint[p[2]:p[3]] {
+			sh.in[0], sh.in[2], sh.in[3] = append(sh.in[0], q[0]), append(sh.in[2], q[1]), append(sh.in[3], q[2])
+		}
+	}
+	even, resid, all := s.edgeLine(size)
+	n := float64(len(sh.in[0]))
+	// How far the edge runs along its curve: a shadow's crosses the face, a dark place's
+	// border (a brow's, an eye socket's) curls round it.
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for j := range sh.in[0] {
+		u, _ := all.along(sh.in[2][j], sh.in[3][j])
+		lo, hi = math.Min(lo, u), math.Max(hi, u)
+	}
+	return hi-lo >= shadeAcross && n >= shadeCrossing*size && even >= shadeEven*n && resid <= shadeLine
+}
+
+// setEdge puts piece p's edge (see castShade) in in[0], [2] and [3].
+func (sh *shadeScratch) setEdge(p [4]int) {
+	for c := range 4 {
+		sh.in[c] = sh.in[c][:0]
+	}
+	for _, q := range sh.joint[p[2]:p[3]] {
+		sh.in[0], sh.in[2], sh.in[3] = append(sh.in[0], q[0]), append(sh.in[2], q[1]), append(sh.in[3], q[2])
+	}
+}
+
+// pieceEdge puts in s.shade.in[0], [2] and [3] the steps and places of the region's edge
+// (castShade's) that bound s.shade.fine, a piece of it, closed over what it holds (as
+// fillShadows does): the edge of a crease, a rim or a nostril within it is no shadow's edge.
+func (s *Swapper) pieceEdge(size float64, fr image.Rectangle) {
+	sh := &s.shade
+	for c := range 4 {
+		sh.in[c] = sh.in[c][:0]
+	}
+	// sh.litW: 1 off the closed piece.
+	cl := &sh.litW
+	cl.Reset(fr)
+	copy(cl.Pix, sh.fine.Pix)
+	fill := max(1, int(shadeFill*size))
+	cl.Dilate(fill, &sh.lit)
+	for i, v := range cl.Pix {
+		cl.Pix[i] = 1 - v
+	}
+	cl.Dilate(fill, &sh.lit)
+	for j, i := range sh.edgeIn {
+		if o := sh.edgeOut[j]; sh.fine.Pix[i] > 0 && cl.Pix[o] > 0 {
+			sh.in[0], sh.in[2], sh.in[3] = append(sh.in[0], sh.edge[j]), append(sh.in[2], sh.edgeX[j]), append(sh.in[3], sh.edgeY[j])
+		}
+	}
+}
+
+// floodShade moves into s.shade.fine (w wide; 1 in it) the piece of s.cov that joins
+// (4-connected) pixel seed.
+func (s *Swapper) floodShade(seed int32, w int) {
+	sh := &s.shade
+	in := s.cov.Pix
+	sh.fine.Reset(s.cov.Rect)
+	q := append(sh.queue[:0], seed)
+	in[seed], sh.fine.Pix[seed] = 0, 1
+	for k := 0; k < len(q); k++ {
+		i := int(q[k])
+		x := i % w
+		for _, j := range [4]int{i - 1, i + 1, i - w, i + w} {
+			if j < 0 || j >= len(in) || (j == i-1 && x == 0) || (j == i+1 && x == w-1) {
+				continue
+			}
+			if in[j] > 0 {
+				in[j], sh.fine.Pix[j] = 0, 1
+				q = append(q, int32(j))
+			}
+		}
+	}
+	sh.queue = q
+}
+
+// shadeLikeStep is how far from step (log-brightness) a step along a shadow's edge may be to
+// be the same light's.
+func shadeLikeStep(step float64) float64 { return math.Max(0.1, shadeLike*step) }
+
+// edgeSteps measures s.shade.fine's edge (over fr) where the face's skin lies beyond it: into
+// s.shade.in[0..3] each edge pixel's step in smoothed log-brightness (s.shade.bright) from
+// the skin shadeReach beyond it to that as far inside along the edge's normal, the
+// brightness beyond, and its place. It returns how many edge pixels there are, measured or
+// not (a step that runs off the skin or out of the region is not).
+func (s *Swapper) edgeSteps(fm *raster.Mask, size float64, fr image.Rectangle) int {
+	w, h := fr.Dx(), fr.Dy()
+	sh := &s.shade
+	in := sh.fine.Pix
+	ind := &s.zone
+	ind.Reset(fr)
+	copy(ind.Pix, in)
+	s.chanBlur.Apply(ind, math.Max(1, shadeNormal*size))
+	skin := func(i int) bool {
+		x, y := fr.Min.X+i%w, fr.Min.Y+i/w
+		return fm.Pix[(y-fm.Rect.Min.Y)*fm.Stride+x-fm.Rect.Min.X] > 0.5 && s.excl.Pix[i] < 1
+	}
+	d := math.Max(2, shadeReach*size)
+	for c := range 4 {
+		sh.in[c] = sh.in[c][:0]
+	}
+	sh.inside, sh.outside = sh.inside[:0], sh.outside[:0]
+	total := 0
+	for y := 1; y < h-1; y++ {
+		for x := 1; x < w-1; x++ {
+			i := y*w + x
+			if in[i] == 0 {
+				continue
+			}
+			edge := false
+			for _, j := range [4]int{i - 1, i + 1, i - w, i + w} {
+				if in[j] == 0 && skin(j) {
+					edge = true
+				}
+			}
+			if !edge {
+				continue
+			}
+			total++
+			gx, gy := float64(ind.Pix[i+1]-ind.Pix[i-1]), float64(ind.Pix[i+w]-ind.Pix[i-w])
+			g := math.Hypot(gx, gy)
+			if g < 1e-6 {
+				continue
+			}
+			dx, dy := int(math.Round(gx/g*d)), int(math.Round(gy/g*d))
+			xi, yi, xo, yo := x+dx, y+dy, x-dx, y-dy
+			if min(xi, yi, xo, yo) < 0 || max(xi, xo) >= w || max(yi, yo) >= h {
+				continue
+			}
+			ii, io := yi*w+xi, yo*w+xo
+			// Beside something darker than itself (a rim, a crease, an eye's rim of lashes) the
+			// region is no shadow's edge, nor evidence against one.
+			if !skin(ii) || !skin(io) || in[io] > 0 || in[ii] == 0 || sh.bright.Pix[io] <= sh.bright.Pix[ii] {
+				continue
+			}
+			sh.in[0] = append(sh.in[0], sh.bright.Pix[io]-sh.bright.Pix[ii])
+			sh.in[1] = append(sh.in[1], sh.bright.Pix[io])
+			sh.in[2], sh.in[3] = append(sh.in[2], float32(x)), append(sh.in[3], float32(y))
+			sh.inside, sh.outside = append(sh.inside, int32(ii)), append(sh.outside, int32(io))
+		}
+	}
+	return total
+}
+
+// edgeLine is how many of the steps edgeSteps measured are within shadeLikeStep of their
+// median, and how far (RMS, share of the face size) those lie from the parabola that fits
+// them best along their main axis.
+func (s *Swapper) edgeLine(size float64) (even, resid float64, fit edgeCurve) {
+	sh := &s.shade
+	steps, xs, ys := sh.in[0], sh.in[2], sh.in[3]
+	if len(steps) == 0 {
+		return 0, math.Inf(1), fit
+	}
+	tmp := append(sh.in[4][:0], steps...)
+	sh.in[4] = tmp
+	med := float64(median(tmp))
+	like := func(j int) bool { return math.Abs(float64(steps[j])-med) < shadeLikeStep(med) }
+	var mx, my float64
+	for j := range steps {
+		if like(j) {
+			mx, my, even = mx+float64(xs[j]), my+float64(ys[j]), even+1
+		}
+	}
+	if even < 3 {
+		return even, math.Inf(1), fit
+	}
+	mx, my = mx/even, my/even
+	var sxx, syy, sxy float64
+	for j := range steps {
+		if like(j) {
+			dx, dy := float64(xs[j])-mx, float64(ys[j])-my
+			sxx, syy, sxy = sxx+dx*dx, syy+dy*dy, sxy+dx*dy
+		}
+	}
+	th := 0.5 * math.Atan2(2*sxy, sxx-syy)
+	fit = edgeCurve{mx: mx, my: my, ux: math.Cos(th), uy: math.Sin(th), size: size}
+	along := func(j int) (u, v float64) { return fit.along(xs[j], ys[j]) }
+	// The normal equations of v = a + b·u + c·u².
+	var m [3][4]float64
+	for j := range steps {
+		if !like(j) {
+			continue
+		}
+		u, v := along(j)
+		p := [3]float64{1, u, u * u}
+		for a := range 3 {
+			for b := range 3 {
+				m[a][b] += p[a] * p[b]
+			}
+			m[a][3] += p[a] * v
+		}
+	}
+	fit.c = solve3(m)
+	for j := range steps {
+		if like(j) {
+			e := fit.off(xs[j], ys[j])
+			resid += e * e
+		}
+	}
+	return even, math.Sqrt(resid / even), fit
+}
+
+// edgeCurve is a parabola v = c0 + c1·u + c2·u² along the axis (ux, uy) through (mx, my),
+// u and v in shares of the face size.
+type edgeCurve struct {
+	mx, my, ux, uy, size float64
+	c                    [3]float64
+}
+
+// along is (x, y) in the curve's axes.
+func (f edgeCurve) along(x, y float32) (u, v float64) {
+	dx, dy := float64(x)-f.mx, float64(y)-f.my
+	return (dx*f.ux + dy*f.uy) / f.size, (dy*f.ux - dx*f.uy) / f.size
+}
+
+// off is how far (share of the face size, across the axis) (x, y) lies from the curve.
+func (f edgeCurve) off(x, y float32) float64 {
+	u, v := f.along(x, y)
+	return v - f.c[0] - f.c[1]*u - f.c[2]*u*u
+}
+
+// solve3 solves the 3×3 system m (each row's right-hand side last) by elimination, zero
+// where it is singular.
+func solve3(m [3][4]float64) [3]float64 {
+	for i := range 3 {
+		p := i
+		for r := i + 1; r < 3; r++ {
+			if math.Abs(m[r][i]) > math.Abs(m[p][i]) {
+				p = r
+			}
+		}
+		m[i], m[p] = m[p], m[i]
+		if math.Abs(m[i][i]) < 1e-12 {
+			return [3]float64{}
+		}
+		for r := range 3 {
+			if r != i {
+				f := m[r][i] / m[i][i]
+				for c := i; c < 4; c++ {
+					m[r][c] -= f * m[i][c]
+				}
+			}
+		}
+	}
+	return [3]float64{m[0][3] / m[0][0], m[1][3] / m[1][1], m[2][3] / m[2][2]}
+}
+
+// quantile is v's q quantile (v is reordered).
+func quantile(v []float32, q float64) float32 {
+	slices.Sort(v)
+	return v[int(q*float64(len(v)-1))]
 }

@@ -122,3 +122,47 @@ func shadowSides(tgt, out *raster.Image, lm *face.Landmarks68, edge int) (dark, 
 	}
 	return dark, lit
 }
+
+// A light shadow over one side of a lined face with glasses is no shadow across the whole
+// face: its eye sockets, its glasses and its cheek turned from the light are darker than the
+// lit skin too and join the shade, with steps unlike its own along their edges. The swap
+// takes no such region for a shadow (it would darken and blur the lit side with it): what it
+// takes, where it takes one, lies on the shaded side of the edge.
+func TestShadowAreaStaysOnItsSide(t *testing.T) {
+	const frames, edge = 4, 500 // shaded right of x = edge
+	bare := testenv.CloseUpClipFrames(t, "grace_hopper.png", frames)
+	shaded := filepath.Join(t.TempDir(), "shaded.mp4")
+	k := fmt.Sprintf("(0.7+0.3*clip((%d-X)/8+0.5,0,1))", edge)
+	vf := fmt.Sprintf("format=rgb24,geq=r='r(X,Y)*%[1]s':g='g(X,Y)*%[1]s':b='b(X,Y)*%[1]s',format=yuv420p", k)
+	if out, err := exec.Command(testenv.Tool(t, "ffmpeg"), "-v", "error", "-y", "-i", bare, "-vf", vf, "-c:v", "libx264", "-preset", "veryfast", "-crf", "20", shaded).CombinedOutput(); err != nil {
+		t.Fatal(err, string(out))
+	}
+	p := photos(t)
+	src, err := NewSource(p.src, &p.srcLm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sw := NewSwapper(src, DefaultOptions())
+	imgs, lms := clipFaces(t, shaded, frames)
+	for i := range frames {
+		c := sw.FindCover(imgs[i], &lms[i])
+		if c == nil || c.Shade == nil {
+			t.Logf("frame %d: no shadow", i)
+			continue
+		}
+		lit, n := 0, 0
+		for j, v := range c.Shade {
+			if v == 0 {
+				continue
+			}
+			n++
+			if c.Rect.Min.X+j%c.Rect.Dx() < edge-40 {
+				lit++
+			}
+		}
+		t.Logf("frame %d: a shadow of %d px, %d of them on the lit side", i, n, lit)
+		if lit > n/10 {
+			t.Errorf("frame %d: %d of the shadow's %d px lie on the lit side of its edge: want it on its own side", i, lit, n)
+		}
+	}
+}

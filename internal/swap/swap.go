@@ -292,7 +292,6 @@ func (s *Swapper) Apply(frame *raster.Image, target *face.Landmarks68) {
 		} else {
 			s.occluders(frame, target, &s.mask, size, fr)
 		}
-		s.shadowMost(fr)
 	}
 	if s.opts.Seamless {
 		s.seamBand(mr, fr)
