@@ -93,11 +93,15 @@ type Votes struct {
 
 // Cover is a mask of what covers a face in one frame, on the frame's pixel grid (Pix[y·W+x]
 // for the pixel Rect.Min+(x, y), 1 covered), with the landmarks it was found on: a vote in
-// another frame maps it there by the face's motion between the two.
+// another frame maps it there by the face's motion between the two. Shade, where not nil, is
+// 1 (on the same grid) on the face's skin in a shadow cast across it, which is no cover but
+// darker by ShadeFactor (per channel) than the lit skin, for the swap to carry.
 type Cover struct {
-	Rect      image.Rectangle
-	Pix       []uint8
-	Landmarks Landmarks68
+	Rect        image.Rectangle
+	Pix         []uint8
+	Landmarks   Landmarks68
+	Shade       []uint8
+	ShadeFactor [3]float32
 }
 
 // Tone is the mask-weighted mean and standard deviation of a face's Y, Cb and Cr (BT.601

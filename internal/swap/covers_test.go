@@ -134,3 +134,68 @@ func translate(img *raster.Image, dx, dy int) *raster.Image {
 	}
 	return out
 }
+
+// A shadow that some frames of the window took for a cover and others for a shadow is
+// swapped (neither wins the vote alone) and darkened as the target is there: most frames
+// found it dark. Three frames' covers, three frames' shadows and one frame with neither, over
+// the face half in a ×0.5 shade.
+func TestVotedShadowSplitBetweenCoverAndShadowIsDarkened(t *testing.T) {
+	p := photos(t)
+	src, err := NewSource(p.src, &p.srcLm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lm := p.dstLm
+	shade := shadowCases[0] // half, ×0.5
+	target, share := shadowed(p.dst, &lm, shade)
+	s := NewSwapper(src, DefaultOptions())
+	found := s.FindCover(target, &lm)
+	if found == nil || found.Shade == nil {
+		t.Fatalf("FindCover: no shadow found on the half-shaded face (cover %v)", found != nil)
+	}
+	asCover := *found
+	asCover.Pix, asCover.Shade = make([]uint8, len(found.Pix)), nil
+	for i := range asCover.Pix {
+		asCover.Pix[i] = found.Pix[i] | found.Shade[i]
+	}
+	asShadow := *found
+	covers := []*face.Cover{&asCover, &asCover, &asCover, &asShadow, &asShadow, &asShadow}
+	swap := func(frame *raster.Image, votes []*face.Cover) *raster.Image {
+		out := frame.Clone()
+		if votes != nil {
+			s.Votes(votes, 2*CoverVote+1)
+		}
+		s.Apply(out, &lm)
+		return out
+	}
+	out := swap(target, covers)
+	bareOut := swap(p.dst, nil)
+	// Over the shade's face pixels: how many the swap changed, and how dark the output is
+	// against the bare face's swap.
+	var changed, n, dark, light float64
+	hull := faceHull(&lm)
+	for y := range target.H {
+		for x := range target.W {
+			if share[y*target.W+x] < 1 || !inPoly(hull, float64(x), float64(y)) {
+				continue
+			}
+			n++
+			if pixDiff(target, out, x, y) > 12*shade.k[0] {
+				changed++
+			}
+			dark += pixLuma(out, x, y)
+			light += pixLuma(bareOut, x, y)
+		}
+	}
+	if n == 0 {
+		t.Fatal("no face pixel in the shade")
+	}
+	ratio := dark / light
+	t.Logf("shaded face pixels %.0f: swapped %.1f %%, as dark as the bare swap ×%.2f (target ×%.2f)", n, 100*changed/n, ratio, shade.k[0])
+	if changed/n < 0.6 {
+		t.Errorf("the shade split between covers and shadows is swapped on %.1f %% of its pixels, want >= 60 %%", 100*changed/n)
+	}
+	if ratio > shade.k[0]+0.06 { // the membrane alone carries part of it
+		t.Errorf("the swapped shade is ×%.2f as bright as the bare face's swap, want about ×%.2f (darkened as the target)", ratio, shade.k[0])
+	}
+}

@@ -127,9 +127,11 @@ func (s *Swapper) nothingCovers() {
 func (s *Swapper) findOccluders(frame *raster.Image, target *face.Landmarks68, fm *raster.Mask, size float64, fr image.Rectangle) bool {
 	s.occ.Reset(fr)
 	s.sampleSkin(frame, target, size, fr)
+	s.shade.on = false
 	if len(s.feat[0]) < 16 {
 		return false
 	}
+	lit := s.shadowLitLevel()
 	m := s.fitSkin()
 	s.lightField(frame, fm, size, fr)
 	s.markOccluders(frame, fm, fr, m)
@@ -153,6 +155,7 @@ func (s *Swapper) findOccluders(frame *raster.Image, target *face.Landmarks68, f
 	s.dropSmall(&s.occ, fm, fr, occMinArea)
 	s.keepHeld(frame, target, fm, size, fr, m)
 	s.keepSpots(frame, target, fm, size, fr, m)
+	s.shadows(frame, fm, size, fr, lit)
 	// A glasses rim alone may cover less of the face than occMinArea.
 	s.keepRims()
 	s.keepBands()

@@ -233,6 +233,8 @@ type Swapper struct {
 	mir mirrorScratch
 	// The small covers' test's (see keepSpots).
 	spots spotScratch
+	// The shadows' (see shadows).
+	shade shadeScratch
 	// eyeZone: each eye's zone's hull and the bridge's (see eyeZones), in the coordinates its test works in.
 	eyeZone [3][]geom.Pt
 	eyeArea []int // each region's pixels in the eyes' zones (see enclosedRegions)
@@ -393,6 +395,9 @@ func (s *Swapper) seamBand(mr, fr image.Rectangle) {
 	if s.opts.Occluders {
 		s.cov.Mul(&s.occ)
 	}
+	if s.shade.on { // the membrane meets the target where it is lit; carryShadows does the rest
+		s.unshaded(&s.cov)
+	}
 }
 
 // adjust matches the warped source to the frame inside the mask: its colour, the seam along
@@ -402,7 +407,14 @@ func (s *Swapper) adjust(frame *raster.Image, target *face.Landmarks68, fr image
 	// the membrane's target move by the same difference.
 	var shift [3]float64
 	if s.opts.ColourTransfer {
-		to := raster.StatsImage(frame, &s.mask)
+		lit := &s.mask
+		if s.shade.on { // the target's colour where it is lit; carryShadows does the rest
+			s.clip.Reset(s.mask.Rect)
+			copy(s.clip.Pix, s.mask.Pix)
+			s.unshaded(&s.clip)
+			lit = &s.clip
+		}
+		to := raster.StatsImage(frame, lit)
 		if s.steadyOn && to.Weight >= 1 {
 			was := to.Mean
 			to = s.steadied(to)
@@ -416,6 +428,9 @@ func (s *Swapper) adjust(frame *raster.Image, target *face.Landmarks68, fr image
 	if s.opts.Seamless && s.membrane.Fit(fr, max(1, int(size/membraneCells)), frame, &s.warped, &s.cov) {
 		s.membrane.Shift([3]float32{float32(shift[0]), float32(shift[1]), float32(shift[2])})
 		s.membrane.Add(&s.warped, &s.mask, MembraneInner)
+	}
+	if s.shade.on {
+		s.carryShadows(frame, fr, size)
 	}
 	if s.opts.Identity {
 		// The inside of the mouth is the target's own (teeth, tongue, the dark of an open
