@@ -146,6 +146,7 @@ func (s *Swapper) findOccluders(frame *raster.Image, target *face.Landmarks68, f
 	s.texture(frame, target, fm, size, fr)
 	s.mirror(frame, target, fm, size, fr, m)
 	s.thinCovers(frame, target, fm, size, fr, m)
+	s.skinBands(target, fm, size, fr)
 	s.glasses(frame, target, size, m)
 	s.growIntoFeatures(frame, target, fm, size, fr, m)
 	s.mouthCovers(frame, target, fm, size, fr, m)

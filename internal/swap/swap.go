@@ -207,6 +207,13 @@ type Swapper struct {
 	bands raster.Mask
 	// hueBand is 1 on the grid pixels whose colour departs from the skin's (see hueBands).
 	hueBand raster.Mask
+	// pairBand is 1 on the grid pixels of the skin-hued bands found by their edges (see
+	// skinBands); pairFace the face mask on the grid, pairOn the grid pixels on the face,
+	// pairScore each one's pair and side, pairSeen whether a run was followed through it,
+	// pairIdx a run's points.
+	pairBand                      raster.Mask
+	pairOn, pairIdx               []int32
+	pairFace, pairScore, pairSeen []float32
 	// bridgeGaps's: the piece (8-connected, from 1) each grid pixel of a band belongs to, the
 	// first piece whose line reaches it (-1 where two do), and a flood's stack.
 	gapPiece, gapFrom, gapStack []int32

@@ -1,0 +1,264 @@
+package swap
+
+import (
+	"image"
+	"math"
+
+	"github.com/facefusion-hpc/facefusion/internal/face"
+	"github.com/facefusion-hpc/facefusion/internal/geom"
+	"github.com/facefusion-hpc/facefusion/internal/raster"
+)
+
+// A band of the skin's own hues in front of the face (a pencil between the lips, a finger
+// under the nose, a curl of hair over an eye onto the cheek) departs from the skin's colour
+// too little for the colour rules, and is too wide for thinCovers' ridges. It is told, as a
+// band of any hue is, by its shape: two long edges a steady width apart, both stepping the same way out of it (it is
+// unlike both its sides, which are alike across it), and an even inside that keeps its
+// colour along its line, while the face under it changes (the lips, the skin, a nostril's
+// shadow, the cheek's shading). A face's own bands are short (a crease, a brow, a fold
+// beside the mouth, an upper lip) or shaded along their length; the nose's ridge, long and
+// even between its sides, is told by where it lies.
+
+const (
+	// pairDirs is how many directions (over half a turn) a band's line is tried in.
+	pairDirs = 12
+	// pairLeast is the weaker edge's least step (levels, over the three channels) at a point
+	// of the band where both its edges show; pairShare of the points along its found length
+	// must be such, the others need one edge of at least half that.
+	pairLeast = 14
+	pairShare = 0.5
+	// pairSteady (levels) and pairSteadyShare (of the level) are how far each channel of the
+	// band's inside may drift along its line from the point it is followed from.
+	pairSteady      = 4
+	pairSteadyShare = 0.04
+	// pairLong is the least length of a band in its widths, pairShortest in shares of the
+	// face size.
+	pairLong     = 3
+	pairShortest = 0.25
+	// pairNoseAngle and pairNoseNear: a band within this angle of the nose's line and this
+	// near it (share of the face size) is the nose's ridge.
+	pairNoseAngle = 25 * math.Pi / 180
+	pairNoseNear  = 0.1
+	// pairFaceLeast is the smallest face (px) bands are looked for on.
+	pairFaceLeast = 100
+)
+
+// pairHalves are the band half-widths tried, in shares of the face size: bands 3 to 10 %
+// of the face wide.
+var pairHalves = [...]float64{0.016, 0.022, 0.03, 0.04, 0.05}
+
+// pairOffsets are the offsets (in a grid's row-major index) from a band's centre of its
+// outsides (either side, one pixel past its edges) and of its inside near each edge.
+type pairOffsets [4]int
+
+// offsetsAcross is the pairOffsets of a band of half-width r across the unit normal n on a
+// grid with rows of cw.
+func offsetsAcross(n geom.Pt, r float64, cw int) pairOffsets {
+	at := func(d float64) int { return int(math.Round(d*n.Y))*cw + int(math.Round(d*n.X)) }
+	return pairOffsets{at(-r - 1), at(r + 1), at(-max(0, r-1)), at(max(0, r-1))}
+}
+
+// pairAt is the band response at grid pixel i of the smoothed s.chan3 across the
+// band of o: pair, the weaker of its two edges where they step opposite ways, and side, the
+// stronger, each less the variation inside the band; both 0 where a side is off the face (a
+// band along the face's outline: the hairline, a hat's brim) or side is under least/2, and
+// pair alone (side 0) unless withSide, 0 as soon as its first edge is under least.
+// Grid pixel i must lie within pairMargin of the grid's edges.
+func (s *Swapper) pairAt(i int, o *pairOffsets, least float32, withSide bool) (pair, side float32) {
+	js := [4]int{i + o[0], i + o[1], i + o[2], i + o[3]}
+	if s.pairFace[js[0]] <= 0.5 || s.pairFace[js[1]] <= 0.5 {
+		return 0, 0
+	}
+	var e1, e2, dot float32
+	for c := range 3 {
+		d := s.chan3[c].Pix[i] - s.chan3[c].Pix[js[0]]
+		e1 += d * d
+	}
+	if !withSide && e1 < least*least {
+		return 0, 0
+	}
+	for c := range 3 {
+		v := s.chan3[c].Pix
+		d1, d2 := v[i]-v[js[0]], v[js[1]]-v[i]
+		e2, dot = e2+d2*d2, dot+d1*d2
+	}
+	if max(e1, e2) < least*least/4 || !withSide && e2 < least*least {
+		return 0, 0
+	}
+	var inner float32
+	for c := range 3 {
+		v := s.chan3[c].Pix
+		inner = max(inner, abs32(v[js[2]]-v[i]), abs32(v[js[3]]-v[i]))
+	}
+	e1, e2 = float32(math.Sqrt(float64(e1))), float32(math.Sqrt(float64(e2)))
+	if withSide {
+		side = max(e1, e2) - inner
+	}
+	if dot > -0.5*e1*e2 {
+		return 0, side
+	}
+	return min(e1, e2) - inner, side
+}
+
+// skinBands marks in s.pairBand (over the grid of thinCovers, whose smoothed s.chan3 it reads)
+// the bands of pairAt that run on for pairLong of their widths, and adds them to s.occ.
+func (s *Swapper) skinBands(target *face.Landmarks68, fm *raster.Mask, size float64, fr image.Rectangle) {
+	f := max(1, int(math.Round(size/occRidgeCoarse)))
+	w, h := fr.Dx(), fr.Dy()
+	cr := s.chan3[0].Rect
+	cw, ch := cr.Dx(), cr.Dy()
+	csize := size / float64(f)
+	s.pairBand.Reset(cr)
+	if size < pairFaceLeast {
+		return
+	}
+	s.pairOn = s.pairOn[:0]
+	s.pairFace = growTo(s.pairFace, cw*ch)
+	for y := range ch {
+		for x := range cw {
+			s.pairFace[y*cw+x] = fm.At(fr.Min.X+min(w-1, x*f+f/2), fr.Min.Y+min(h-1, y*f+f/2))
+			if m := pairMargin(csize); s.pairFace[y*cw+x] > 0.5 && x >= m && y >= m && x < cw-m && y < ch-m {
+				s.pairOn = append(s.pairOn, int32(y*cw+x))
+			}
+		}
+	}
+	n0 := target[27].Sub(geom.Pt{X: float64(fr.Min.X), Y: float64(fr.Min.Y)}).Scale(1 / float64(f))
+	na := target[30].Sub(target[27])
+	na = na.Scale(1 / math.Max(1e-9, math.Hypot(na.X, na.Y)))
+	s.featureCentres(target, fr)
+	s.pairScore = growTo(s.pairScore, 2*cw*ch)
+	s.pairSeen = growTo(s.pairSeen, cw*ch)
+	for d := range pairDirs {
+		th := math.Pi * float64(d) / pairDirs
+		a := geom.Pt{X: math.Cos(th), Y: math.Sin(th)}
+		alongNose := math.Abs(dot(a, na)) > math.Cos(pairNoseAngle)
+		for _, hr := range pairHalves {
+			r := hr * csize
+			o := offsetsAcross(geom.Pt{X: -a.Y, Y: a.X}, r, cw)
+			for _, i := range s.pairOn {
+				s.pairScore[2*i], s.pairScore[2*i+1], s.pairSeen[i] = -1, -1, 0 // found when needed
+			}
+			// A band's middle is over a pixel wide: it is followed from every other pixel.
+			for _, i := range s.pairOn {
+				x, y := int(i)%cw, int(i)/cw
+				if (x+y)%2 != 0 || s.pairSeen[i] > 0 {
+					continue
+				}
+				if s.pairScore[2*i+1] < 0 {
+					s.pairScore[2*i], _ = s.pairAt(int(i), &o, pairLeast, false)
+				}
+				if s.pairScore[2*i] < pairLeast {
+					continue
+				}
+				if q := (geom.Pt{X: float64(x), Y: float64(y)}).Sub(n0); alongNose && math.Abs(q.X*na.Y-q.Y*na.X) < pairNoseNear*csize {
+					continue
+				}
+				// The points on the run would find about the same run: each is followed once.
+				ok := s.pairRun(cw, ch, int(i), a, &o, pairMargin(csize)) >= max(pairLong*2*r, pairShortest*csize) &&
+					s.runCrosses(cw, a, r+laneAim*csize, float64(f))
+				for _, j := range s.pairIdx {
+					s.pairSeen[j] = 1
+					if ok && s.pairScore[2*j] >= pairLeast {
+						s.markPair(cw, ch, int(j)%cw, int(j)/cw, a, max(1, r-1))
+					}
+				}
+			}
+		}
+	}
+	for y := range h {
+		prow := s.pairBand.Pix[min(ch-1, y/f)*cw:][:cw]
+		orow := s.occ.Pix[y*w:][:w]
+		for x := range orow {
+			if prow[min(cw-1, x/f)] > 0 && fm.At(x+fr.Min.X, y+fr.Min.Y) > 0 {
+				orow[x] = 1
+			}
+		}
+	}
+}
+
+// pairRun is the length (grid px) of the band through grid pixel i along a: followed each way
+// while its inside keeps i's colour and one of its edges shows (over a gap of a pixel), 0
+// where fewer than pairShare of the points show both; s.pairIdx holds the run's points.
+func (s *Swapper) pairRun(cw, ch, i int, a geom.Pt, o *pairOffsets, m int) float64 {
+	x, y := i%cw, i/cw
+	run, pairs := 1.0, 1.0
+	s.pairIdx = append(s.pairIdx[:0], int32(i))
+	for _, sg := range [2]float64{-1, 1} {
+		miss := 0
+		for t := 1.0; miss < 2; t++ {
+			px, py := int(math.Round(float64(x)+sg*t*a.X)), int(math.Round(float64(y)+sg*t*a.Y))
+			if px < 0 || py < 0 || px >= cw || py >= ch {
+				break
+			}
+			j := py*cw + px
+			steady := true
+			for c := range 3 {
+				v := s.chan3[c].Pix
+				steady = steady && abs32(v[j]-v[i]) <= pairSteady+pairSteadyShare*v[i]
+			}
+			if steady && s.pairScore[2*j+1] < 0 && s.pairFace[j] > 0.5 && px >= m && py >= m && px < cw-m && py < ch-m {
+				s.pairScore[2*j], s.pairScore[2*j+1] = s.pairAt(j, o, pairLeast, true)
+			}
+			if !steady || s.pairScore[2*j+1] < pairLeast/2 {
+				miss++
+				continue
+			}
+			run, miss = run+1+float64(miss), 0
+			s.pairIdx = append(s.pairIdx, int32(j))
+			if s.pairScore[2*j] >= pairLeast {
+				pairs++
+			}
+		}
+	}
+	if pairs < pairShare*run {
+		return 0
+	}
+	return run
+}
+
+// runCrosses reports whether the run in s.pairIdx (along a) crosses the mouth, an eye or the
+// nostrils (s.centres, on fr's grid; f fr pixels a grid pixel): passes within near of one's
+// centre, between its ends or within near past one. A face's own long bands lie beside its features (the forehead
+// between a hat's brim or a fringe and the brows, a fold beside the mouth).
+func (s *Swapper) runCrosses(cw int, a geom.Pt, near, f float64) bool {
+	i0 := int(s.pairIdx[0])
+	x0, y0 := float64(i0%cw), float64(i0/cw)
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, j := range s.pairIdx {
+		t := (float64(int(j)%cw)-x0)*a.X + (float64(int(j)/cw)-y0)*a.Y
+		lo, hi = min(lo, t), max(hi, t)
+	}
+	for _, c := range s.centres {
+		dx, dy := c.X/f-x0, c.Y/f-y0
+		if t := dx*a.X + dy*a.Y; t >= lo-near && t <= hi+near && math.Abs(dx*a.Y-dy*a.X) <= near {
+			return true
+		}
+	}
+	return false
+}
+
+// markPair marks in s.pairBand the band's cross-section at grid pixel (x, y): r either side of
+// its line a, a pixel along it.
+func (s *Swapper) markPair(cw, ch, x, y int, a geom.Pt, r float64) {
+	ir := int(math.Ceil(r))
+	for v := -ir; v <= ir; v++ {
+		for u := -ir; u <= ir; u++ {
+			px, py := x+u, y+v
+			if px >= 0 && py >= 0 && px < cw && py < ch && math.Abs(-float64(u)*a.Y+float64(v)*a.X) <= r && math.Abs(float64(u)*a.X+float64(v)*a.Y) <= 1 {
+				s.pairBand.Pix[py*cw+px] = 1
+			}
+		}
+	}
+}
+
+// pairMargin is how far (grid px) from the grid's edges a band's centre must lie for its
+// samples to lie on the grid.
+func pairMargin(csize float64) int { return int(math.Ceil(pairHalves[len(pairHalves)-1]*csize)) + 2 }
+
+// growTo is v resized to n values, reusing its buffer when it is large enough.
+func growTo(v []float32, n int) []float32 {
+	if cap(v) < n {
+		return make([]float32, n)
+	}
+	return v[:n]
+}
