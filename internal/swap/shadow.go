@@ -199,12 +199,14 @@ func (s *Swapper) shadows(frame *raster.Image, fm *raster.Mask, size float64, fr
 		if s.area[l] < least || s.foundIn(l) < shadeFound*float64(s.area[l]) {
 			continue
 		}
-		k, ok := s.shadowLike(frame, fm, size, fr, l)
-		if ok && !s.castShade(fm, size, fr, l) {
-			ok = false
-		}
-		if !ok {
+		k, litLook, ok := s.shadowLike(frame, fm, size, fr, l)
+		if !ok || !s.castShade(fm, size, fr, l) {
 			continue
+		}
+		// litBeside judges the finds beside the shadows by the largest one's lit skin; a region
+		// castShade turns down is no shadow, and the skin beyond it no measure.
+		if s.area[l] > sh.litArea {
+			sh.litArea, sh.litLook = s.area[l], litLook
 		}
 		a := 0.0
 		for i, v := range sh.fine.Pix {
@@ -368,9 +370,9 @@ func (s *Swapper) nearShadows(size float64) {
 	sh.near.Dilate(max(1, int(2*math.Min(s.opts.Feather*size, maxFeather))), &sh.tmp)
 }
 
-// shadowLike judges region l of s.label (over fr): whether it is the skin in a shadow, and
-// each channel's factor in it.
-func (s *Swapper) shadowLike(frame *raster.Image, fm *raster.Mask, size float64, fr image.Rectangle, l int32) (k [3]float32, ok bool) {
+// shadowLike judges region l of s.label (over fr): whether it is the skin in a shadow, each
+// channel's factor in it, and the look (features) of the lit skin beyond its edge.
+func (s *Swapper) shadowLike(frame *raster.Image, fm *raster.Mask, size float64, fr image.Rectangle, l int32) (k, lit [3]float32, ok bool) {
 	w := fr.Dx()
 	ring := max(1, int(shadeRing*size))
 	// s.zone: the region grown by the ring; s.cov: the region shrunk by it.
@@ -415,7 +417,7 @@ func (s *Swapper) shadowLike(frame *raster.Image, fm *raster.Mask, size float64,
 		}
 	}
 	if len(sh.in[0]) < 30 || len(sh.out[0]) < 30 {
-		return k, false
+		return k, lit, false
 	}
 	var mi, mo [5]float32
 	for c := range 5 {
@@ -438,15 +440,12 @@ func (s *Swapper) shadowLike(frame *raster.Image, fm *raster.Mask, size float64,
 	if step < shadeEdge || chroma > shadeChroma || grain < shadeGrainLow || grain > shadeGrainHigh*noise ||
 		found < shadeGrainLow || found > shadeFoundHigh*noise || fc > shadeChroma ||
 		tint < shadeTintLow || tint > shadeTintHigh*noise || scale < shadeScaleLow || scale > scaleHigh {
-		return k, false
+		return k, lit, false
 	}
 	for c := range 3 {
 		k[c] = min(1, (mi[c]+0.5)/(mo[c]+0.5))
 	}
-	if s.area[l] > s.shade.litArea {
-		s.shade.litArea, s.shade.litLook = s.area[l], fo
-	}
-	return k, true
+	return k, fo, true
 }
 
 // foundLook is the median detail (see detailAt) and chroma distance from lit (the lit skin's
