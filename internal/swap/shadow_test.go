@@ -295,8 +295,11 @@ func TestApplySwapsShadowsAndKeepsDarkCovers(t *testing.T) {
 			t.Logf("into astronaut %v, %s: %.1f%% swapped, %.2f as dark, edge over %.1f%% of the face", toAstro, c.name, 100*r.swapped, r.dark, 100*r.edge)
 			if !toAstro && c.name == "half, ×0.5, soft" {
 				// A soft edge across a lined face wanders with its creases, no one curve: the
-				// cast-edge test does not take it, and it is kept as a cover, as before shadows
-				// were swapped.
+				// cast-edge test does not take it, and the shade is kept whole as a cover, not
+				// swapped in part and darkened.
+				if r.swapped > 0.15 {
+					t.Errorf("into astronaut %v, %s: %.1f%% of the shade swapped (want it kept as a cover: ≤ 15%%)", toAstro, c.name, 100*r.swapped)
+				}
 				continue
 			}
 			if r.swapped < 0.7 {
@@ -349,9 +352,10 @@ func TestShadowsKeepCoversOfTheSkinsHue(t *testing.T) {
 	}
 }
 
-// TestShadowCarryIsSmooth swaps a face half in a ×0.5 shade and checks that what the carry
-// darkens the swap by does not follow the target's own light and dark inside the shade (her
-// features and shading): the shadow is carried, not a see-through print of the target.
+// TestShadowCarryIsSmooth swaps a face half in a ×0.5 shade and checks that the carry darkens
+// the swap about as much as the shade, by a factor that does not follow the target's own light
+// and dark inside the shade (her features and shading): the shadow is carried, not a
+// see-through print of the target.
 func TestShadowCarryIsSmooth(t *testing.T) {
 	p := photos(t)
 	src, err := NewSource(p.src, &p.srcLm)
@@ -387,8 +391,12 @@ func TestShadowCarryIsSmooth(t *testing.T) {
 	}
 	cov := sxy/n - sx/n*sy/n
 	corr := cov / math.Sqrt(max(1e-12, (sxx/n-sx*sx/n/n)*(syy/n-sy*sy/n/n)))
-	t.Logf("%.0f shaded face pixels: the carry's factor correlates %.2f with the target's brightness", n, corr)
+	t.Logf("%.0f shaded face pixels: the carry's factor ×%.2f (the shade ×%.2f), correlating %.2f with the target's brightness", n, sx/n, shadowCases[0].k[0], corr)
 	if corr > 0.4 {
 		t.Errorf("the carry follows the target's brightness inside the shade (correlation %.2f), want <= 0.4", corr)
+	}
+	// A carry that stopped darkening would be smooth too.
+	if k := shadowCases[0].k[0]; math.Abs(sx/n-k) > 0.1 {
+		t.Errorf("the carry darkens the shade ×%.2f, want about ×%.2f (as the target)", sx/n, k)
 	}
 }
