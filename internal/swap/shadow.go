@@ -325,15 +325,7 @@ func (s *Swapper) foundIn(l int32) float64 {
 // finds along its edge) and feathers it.
 func (s *Swapper) fillShadows(fm *raster.Mask, size float64, fr image.Rectangle) {
 	sh := &s.shade
-	r := max(1, int(shadeFill*size))
-	sh.area.Dilate(r, &s.zone)
-	for i, v := range sh.area.Pix {
-		sh.area.Pix[i] = 1 - v
-	}
-	sh.area.Dilate(r, &s.zone)
-	for i, v := range sh.area.Pix {
-		sh.area.Pix[i] = 1 - v
-	}
+	closeSet(&sh.area, max(1, int(shadeFill*size)), &s.zone)
 	s.clip.Reset(fr)
 	copy(s.clip.Pix, sh.area.Pix)
 	s.clip.Dilate(1+int(0.015*size), &s.zone)
@@ -724,9 +716,7 @@ func (s *Swapper) cutShade(cut float32, size float64) {
 	}
 	r := max(1, int(shadeThin*size))
 	s.cov.Dilate(r, &sh.lit)
-	for i, v := range s.cov.Pix {
-		s.cov.Pix[i] = 1 - v
-	}
+	complement(&s.cov)
 	s.cov.Dilate(r, &sh.lit)
 	for i, v := range sh.fine.Pix {
 		s.cov.Pix[i] *= v
@@ -797,16 +787,28 @@ func (s *Swapper) pieceEdge(size float64, fr image.Rectangle) {
 	cl := &sh.litW
 	cl.Reset(fr)
 	copy(cl.Pix, sh.fine.Pix)
-	fill := max(1, int(shadeFill*size))
-	cl.Dilate(fill, &sh.lit)
-	for i, v := range cl.Pix {
-		cl.Pix[i] = 1 - v
-	}
-	cl.Dilate(fill, &sh.lit)
+	closeSet(cl, max(1, int(shadeFill*size)), &sh.lit)
+	complement(cl)
 	for j, i := range sh.edgeIn {
 		if o := sh.edgeOut[j]; sh.fine.Pix[i] > 0 && cl.Pix[o] > 0 {
 			sh.in[0], sh.in[2], sh.in[3] = append(sh.in[0], sh.edge[j]), append(sh.in[2], sh.edgeX[j]), append(sh.in[3], sh.edgeY[j])
 		}
+	}
+}
+
+// closeSet closes m's set (1 in it) by r: dilated, then eroded (its complement dilated), so
+// what it holds narrower than 2r joins it.
+func closeSet(m *raster.Mask, r int, tmp *raster.Mask) {
+	m.Dilate(r, tmp)
+	complement(m)
+	m.Dilate(r, tmp)
+	complement(m)
+}
+
+// complement sets m to 1 − m.
+func complement(m *raster.Mask) {
+	for i, v := range m.Pix {
+		m.Pix[i] = 1 - v
 	}
 }
 
