@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/facefusion-hpc/facefusion/internal/face"
@@ -398,5 +399,50 @@ func TestShadowCarryIsSmooth(t *testing.T) {
 	// A carry that stopped darkening would be smooth too.
 	if k := shadowCases[0].k[0]; math.Abs(sx/n-k) > 0.1 {
 		t.Errorf("the carry darkens the shade ×%.2f, want about ×%.2f (as the target)", sx/n, k)
+	}
+}
+
+// A Swapper's shadow is its own face's: a face swapped after a shaded one (photos, or a
+// frame whose window voted a shadow) comes out as a fresh Swapper swaps it, and a shaded face
+// swapped after a bare one's cover was found, as well.
+func TestShadowDoesNotLeakIntoTheNextFace(t *testing.T) {
+	p := photos(t)
+	src, err := NewSource(p.src, &p.srcLm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lm := p.dstLm
+	swapFresh := func(img *raster.Image) *raster.Image {
+		out := img.Clone()
+		NewSwapper(src, DefaultOptions()).Apply(out, &lm)
+		return out
+	}
+	bare := swapFresh(p.dst)
+	for _, c := range []shadowCase{shadowCases[0], shadowCases[6]} { // the half face's, the brim's
+		target, _ := shadowed(p.dst, &lm, c)
+		shaded := swapFresh(target)
+		s := NewSwapper(src, DefaultOptions())
+		found := s.FindCover(target, &lm)
+		if found == nil || found.Shade == nil {
+			t.Fatalf("%s: FindCover found no shadow", c.name)
+		}
+		votes := []*face.Cover{found, found, found, found, found, found, found}
+		for _, run := range []struct {
+			name  string
+			first func()
+			img   *raster.Image
+			want  *raster.Image
+		}{
+			{"a bare photo after the shaded one", func() { s.Apply(target.Clone(), &lm) }, p.dst, bare},
+			{"a bare photo after a voted shadow", func() { s.Votes(votes, 2*CoverVote+1); s.Apply(target.Clone(), &lm) }, p.dst, bare},
+			{"the shaded photo after a bare face's cover", func() { s.FindCover(p.dst, &lm) }, target, shaded},
+		} {
+			run.first()
+			out := run.img.Clone()
+			s.Apply(out, &lm)
+			if !slices.Equal(out.Pix, run.want.Pix) {
+				t.Errorf("%s, %s: differs from a fresh Swapper's swap", c.name, run.name)
+			}
+		}
 	}
 }
