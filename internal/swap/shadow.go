@@ -552,9 +552,8 @@ func (s *Swapper) carryShadows(frame *raster.Image, fr image.Rectangle, size flo
 // features left out, against the lit skin's spread into the shadow (its mean where none
 // reaches), laid on where the target is about that dark (shadeKneeLow..High). A smooth
 // field inside the shadow carries its depth and edge, not the target's glasses, wrinkles or
-// shading. Where a feature
-// leaves too little to tell (s.shade.litW 0), s.shade.bright over s.shade.tmp is its
-// surroundings'. It reports whether there is lit skin to measure against.
+// shading. Where a feature leaves too little to tell (s.shade.litW 0), s.shade.bright over
+// s.shade.tmp is its surroundings'. It reports whether there is lit skin to measure against.
 func (s *Swapper) shadowFactors(frame *raster.Image, fr image.Rectangle, size float64) bool {
 	sh := &s.shade
 	w := fr.Dx()
