@@ -195,7 +195,7 @@ func TestVotedShadowSplitBetweenCoverAndShadowIsDarkened(t *testing.T) {
 	if changed/n < 0.6 {
 		t.Errorf("the shade split between covers and shadows is swapped on %.1f %% of its pixels, want >= 60 %%", 100*changed/n)
 	}
-	if ratio > shade.k[0]+0.06 { // the membrane alone carries part of it
+	if ratio > shade.k[0]+0.06 || ratio < shade.k[0]-0.1 { // the membrane alone carries part of it
 		t.Errorf("the swapped shade is ×%.2f as bright as the bare face's swap, want about ×%.2f (darkened as the target)", ratio, shade.k[0])
 	}
 }

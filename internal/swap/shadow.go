@@ -199,12 +199,14 @@ func (s *Swapper) shadows(frame *raster.Image, fm *raster.Mask, size float64, fr
 		if s.area[l] < least || s.foundIn(l) < shadeFound*float64(s.area[l]) {
 			continue
 		}
-		k, ok := s.shadowLike(frame, fm, size, fr, l)
-		if ok && !s.castShade(fm, size, fr, l) {
-			ok = false
-		}
-		if !ok {
+		k, litLook, ok := s.shadowLike(frame, fm, size, fr, l)
+		if !ok || !s.castShade(fm, size, fr, l) {
 			continue
+		}
+		// litBeside judges the finds beside the shadows by the largest one's lit skin; a region
+		// castShade turns down is no shadow, and the skin beyond it no measure.
+		if s.area[l] > sh.litArea {
+			sh.litArea, sh.litLook = s.area[l], litLook
 		}
 		a := 0.0
 		for i, v := range sh.fine.Pix {
@@ -323,15 +325,7 @@ func (s *Swapper) foundIn(l int32) float64 {
 // finds along its edge) and feathers it.
 func (s *Swapper) fillShadows(fm *raster.Mask, size float64, fr image.Rectangle) {
 	sh := &s.shade
-	r := max(1, int(shadeFill*size))
-	sh.area.Dilate(r, &s.zone)
-	for i, v := range sh.area.Pix {
-		sh.area.Pix[i] = 1 - v
-	}
-	sh.area.Dilate(r, &s.zone)
-	for i, v := range sh.area.Pix {
-		sh.area.Pix[i] = 1 - v
-	}
+	closeSet(&sh.area, max(1, int(shadeFill*size)), &s.zone)
 	s.clip.Reset(fr)
 	copy(s.clip.Pix, sh.area.Pix)
 	s.clip.Dilate(1+int(0.015*size), &s.zone)
@@ -368,9 +362,9 @@ func (s *Swapper) nearShadows(size float64) {
 	sh.near.Dilate(max(1, int(2*math.Min(s.opts.Feather*size, maxFeather))), &sh.tmp)
 }
 
-// shadowLike judges region l of s.label (over fr): whether it is the skin in a shadow, and
-// each channel's factor in it.
-func (s *Swapper) shadowLike(frame *raster.Image, fm *raster.Mask, size float64, fr image.Rectangle, l int32) (k [3]float32, ok bool) {
+// shadowLike judges region l of s.label (over fr): whether it is the skin in a shadow, each
+// channel's factor in it, and the look (features) of the lit skin beyond its edge.
+func (s *Swapper) shadowLike(frame *raster.Image, fm *raster.Mask, size float64, fr image.Rectangle, l int32) (k, lit [3]float32, ok bool) {
 	w := fr.Dx()
 	ring := max(1, int(shadeRing*size))
 	// s.zone: the region grown by the ring; s.cov: the region shrunk by it.
@@ -415,7 +409,7 @@ func (s *Swapper) shadowLike(frame *raster.Image, fm *raster.Mask, size float64,
 		}
 	}
 	if len(sh.in[0]) < 30 || len(sh.out[0]) < 30 {
-		return k, false
+		return k, lit, false
 	}
 	var mi, mo [5]float32
 	for c := range 5 {
@@ -438,15 +432,12 @@ func (s *Swapper) shadowLike(frame *raster.Image, fm *raster.Mask, size float64,
 	if step < shadeEdge || chroma > shadeChroma || grain < shadeGrainLow || grain > shadeGrainHigh*noise ||
 		found < shadeGrainLow || found > shadeFoundHigh*noise || fc > shadeChroma ||
 		tint < shadeTintLow || tint > shadeTintHigh*noise || scale < shadeScaleLow || scale > scaleHigh {
-		return k, false
+		return k, lit, false
 	}
 	for c := range 3 {
 		k[c] = min(1, (mi[c]+0.5)/(mo[c]+0.5))
 	}
-	if s.area[l] > s.shade.litArea {
-		s.shade.litArea, s.shade.litLook = s.area[l], fo
-	}
-	return k, true
+	return k, fo, true
 }
 
 // foundLook is the median detail (see detailAt) and chroma distance from lit (the lit skin's
@@ -561,9 +552,8 @@ func (s *Swapper) carryShadows(frame *raster.Image, fr image.Rectangle, size flo
 // features left out, against the lit skin's spread into the shadow (its mean where none
 // reaches), laid on where the target is about that dark (shadeKneeLow..High). A smooth
 // field inside the shadow carries its depth and edge, not the target's glasses, wrinkles or
-// shading. Where a feature
-// leaves too little to tell (s.shade.litW 0), s.shade.bright over s.shade.tmp is its
-// surroundings'. It reports whether there is lit skin to measure against.
+// shading. Where a feature leaves too little to tell (s.shade.litW 0), s.shade.bright over
+// s.shade.tmp is its surroundings'. It reports whether there is lit skin to measure against.
 func (s *Swapper) shadowFactors(frame *raster.Image, fr image.Rectangle, size float64) bool {
 	sh := &s.shade
 	w := fr.Dx()
@@ -725,9 +715,7 @@ func (s *Swapper) cutShade(cut float32, size float64) {
 	}
 	r := max(1, int(shadeThin*size))
 	s.cov.Dilate(r, &sh.lit)
-	for i, v := range s.cov.Pix {
-		s.cov.Pix[i] = 1 - v
-	}
+	complement(&s.cov)
 	s.cov.Dilate(r, &sh.lit)
 	for i, v := range sh.fine.Pix {
 		s.cov.Pix[i] *= v
@@ -798,16 +786,28 @@ func (s *Swapper) pieceEdge(size float64, fr image.Rectangle) {
 	cl := &sh.litW
 	cl.Reset(fr)
 	copy(cl.Pix, sh.fine.Pix)
-	fill := max(1, int(shadeFill*size))
-	cl.Dilate(fill, &sh.lit)
-	for i, v := range cl.Pix {
-		cl.Pix[i] = 1 - v
-	}
-	cl.Dilate(fill, &sh.lit)
+	closeSet(cl, max(1, int(shadeFill*size)), &sh.lit)
+	complement(cl)
 	for j, i := range sh.edgeIn {
 		if o := sh.edgeOut[j]; sh.fine.Pix[i] > 0 && cl.Pix[o] > 0 {
 			sh.in[0], sh.in[2], sh.in[3] = append(sh.in[0], sh.edge[j]), append(sh.in[2], sh.edgeX[j]), append(sh.in[3], sh.edgeY[j])
 		}
+	}
+}
+
+// closeSet closes m's set (1 in it) by r: dilated, then eroded (its complement dilated), so
+// what it holds narrower than 2r joins it.
+func closeSet(m *raster.Mask, r int, tmp *raster.Mask) {
+	m.Dilate(r, tmp)
+	complement(m)
+	m.Dilate(r, tmp)
+	complement(m)
+}
+
+// complement sets m to 1 − m.
+func complement(m *raster.Mask) {
+	for i, v := range m.Pix {
+		m.Pix[i] = 1 - v
 	}
 }
 

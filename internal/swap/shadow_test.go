@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/facefusion-hpc/facefusion/internal/face"
@@ -295,8 +296,11 @@ func TestApplySwapsShadowsAndKeepsDarkCovers(t *testing.T) {
 			t.Logf("into astronaut %v, %s: %.1f%% swapped, %.2f as dark, edge over %.1f%% of the face", toAstro, c.name, 100*r.swapped, r.dark, 100*r.edge)
 			if !toAstro && c.name == "half, ×0.5, soft" {
 				// A soft edge across a lined face wanders with its creases, no one curve: the
-				// cast-edge test does not take it, and it is kept as a cover, as before shadows
-				// were swapped.
+				// cast-edge test does not take it, and the shade is kept whole as a cover, not
+				// swapped in part and darkened.
+				if r.swapped > 0.15 {
+					t.Errorf("into astronaut %v, %s: %.1f%% of the shade swapped (want it kept as a cover: ≤ 15%%)", toAstro, c.name, 100*r.swapped)
+				}
 				continue
 			}
 			if r.swapped < 0.7 {
@@ -349,9 +353,10 @@ func TestShadowsKeepCoversOfTheSkinsHue(t *testing.T) {
 	}
 }
 
-// TestShadowCarryIsSmooth swaps a face half in a ×0.5 shade and checks that what the carry
-// darkens the swap by does not follow the target's own light and dark inside the shade (her
-// features and shading): the shadow is carried, not a see-through print of the target.
+// TestShadowCarryIsSmooth swaps a face half in a ×0.5 shade and checks that the carry darkens
+// the swap about as much as the shade, by a factor that does not follow the target's own light
+// and dark inside the shade (her features and shading): the shadow is carried, not a
+// see-through print of the target.
 func TestShadowCarryIsSmooth(t *testing.T) {
 	p := photos(t)
 	src, err := NewSource(p.src, &p.srcLm)
@@ -387,8 +392,57 @@ func TestShadowCarryIsSmooth(t *testing.T) {
 	}
 	cov := sxy/n - sx/n*sy/n
 	corr := cov / math.Sqrt(max(1e-12, (sxx/n-sx*sx/n/n)*(syy/n-sy*sy/n/n)))
-	t.Logf("%.0f shaded face pixels: the carry's factor correlates %.2f with the target's brightness", n, corr)
+	t.Logf("%.0f shaded face pixels: the carry's factor ×%.2f (the shade ×%.2f), correlating %.2f with the target's brightness", n, sx/n, shadowCases[0].k[0], corr)
 	if corr > 0.4 {
 		t.Errorf("the carry follows the target's brightness inside the shade (correlation %.2f), want <= 0.4", corr)
+	}
+	// A carry that stopped darkening would be smooth too.
+	if k := shadowCases[0].k[0]; math.Abs(sx/n-k) > 0.1 {
+		t.Errorf("the carry darkens the shade ×%.2f, want about ×%.2f (as the target)", sx/n, k)
+	}
+}
+
+// A Swapper's shadow is its own face's: a face swapped after a shaded one (photos, or a
+// frame whose window voted a shadow) comes out as a fresh Swapper swaps it, and a shaded face
+// swapped after a bare one's cover was found, as well.
+func TestShadowDoesNotLeakIntoTheNextFace(t *testing.T) {
+	p := photos(t)
+	src, err := NewSource(p.src, &p.srcLm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lm := p.dstLm
+	swapFresh := func(img *raster.Image) *raster.Image {
+		out := img.Clone()
+		NewSwapper(src, DefaultOptions()).Apply(out, &lm)
+		return out
+	}
+	bare := swapFresh(p.dst)
+	for _, c := range []shadowCase{shadowCases[0], shadowCases[6]} { // the half face's, the brim's
+		target, _ := shadowed(p.dst, &lm, c)
+		shaded := swapFresh(target)
+		s := NewSwapper(src, DefaultOptions())
+		found := s.FindCover(target, &lm)
+		if found == nil || found.Shade == nil {
+			t.Fatalf("%s: FindCover found no shadow", c.name)
+		}
+		votes := []*face.Cover{found, found, found, found, found, found, found}
+		for _, run := range []struct {
+			name  string
+			first func()
+			img   *raster.Image
+			want  *raster.Image
+		}{
+			{"a bare photo after the shaded one", func() { s.Apply(target.Clone(), &lm) }, p.dst, bare},
+			{"a bare photo after a voted shadow", func() { s.Votes(votes, 2*CoverVote+1); s.Apply(target.Clone(), &lm) }, p.dst, bare},
+			{"the shaded photo after a bare face's cover", func() { s.FindCover(p.dst, &lm) }, target, shaded},
+		} {
+			run.first()
+			out := run.img.Clone()
+			s.Apply(out, &lm)
+			if !slices.Equal(out.Pix, run.want.Pix) {
+				t.Errorf("%s, %s: differs from a fresh Swapper's swap", c.name, run.name)
+			}
+		}
 	}
 }
