@@ -157,16 +157,17 @@ func (s *Swapper) latProduct(p *raster.Mask, st, dx, dy int) {
 	gw, gh := p.Rect.Dx(), p.Rect.Dy()
 	b := s.latB.Pix
 	clear(p.Pix)
+	// Between lo and hi the shifted sample lies within the row.
+	lo := min(gw, max(0, (st-1-dx)/st))
+	hi := max(lo, min(gw, (w-dx+st-1)/st))
 	for j := range gh {
 		y, y2 := st*j, st*j+dy
 		if y2 >= h {
 			break
 		}
 		brow, srow, prow := b[y*w:][:w], b[y2*w:][:w], p.Pix[j*gw:][:gw]
-		for i := range prow {
-			if x2 := st*i + dx; x2 >= 0 && x2 < w {
-				prow[i] = brow[st*i] * srow[x2]
-			}
+		for i := lo; i < hi; i++ {
+			prow[i] = brow[st*i] * srow[st*i+dx]
 		}
 	}
 }
@@ -193,9 +194,7 @@ func (s *Swapper) latBest(p *raster.Mask, st int, lag [3]int) {
 		if hi > lo {
 			o, pm, im, sm := orow[lo:hi], prow[lo:hi], irow[lo:hi], srow[lo+qx:hi+qx]
 			for i, v := range pm {
-				if c := v * im[i] * sm[i]; c > o[i] {
-					o[i] = c
-				}
+				o[i] = max(o[i], v*im[i]*sm[i])
 			}
 		}
 		for i := hi; i < gw; i++ {
@@ -228,10 +227,13 @@ func (s *Swapper) latticeBest(fr image.Rectangle, st int) {
 			for a := range latBins {
 				best[a] = s.latBin[a].Pix[j*gw+i]
 			}
-			for a := range latBins {
-				for c := a + latApart; c <= a+latBins-latApart && c < latBins; c++ {
-					v = max(v, min(best[a], best[c]))
+			// The lesser of a pair is at most best[a], so a's best pair is its best partner's.
+			for a := range latBins - latApart {
+				m := best[a+latApart]
+				for c := a + latApart + 1; c <= a+latBins-latApart && c < latBins; c++ {
+					m = max(m, best[c])
 				}
+				v = max(v, min(best[a], m))
 			}
 			for y := st * j; y < min(h, st*j+st); y++ {
 				row := s.latS.Pix[y*w:][:w]

@@ -58,39 +58,42 @@ func offsetsAcross(n geom.Pt, r float64, cw int) pairOffsets {
 	return pairOffsets{at(-r - 1), at(r + 1), at(-max(0, r-1)), at(max(0, r-1))}
 }
 
-// pairAt is the band response at grid pixel i of the smoothed s.chan3 across the
+// pairAt is the band response at grid pixel i of the smoothed s.chan3 (s.pairCol) across the
 // band of o: pair, the weaker of its two edges where they step opposite ways, and side, the
 // stronger, each less the variation inside the band; both 0 where a side is off the face (a
 // band along the face's outline: the hairline, a hat's brim) or side is under least/2, and
 // pair alone (side 0) unless withSide, 0 as soon as its first edge is under least.
 // Grid pixel i must lie within pairMargin of the grid's edges.
 func (s *Swapper) pairAt(i int, o *pairOffsets, least float32, withSide bool) (pair, side float32) {
-	js := [4]int{i + o[0], i + o[1], i + o[2], i + o[3]}
-	if s.pairFace[js[0]] <= 0.5 || s.pairFace[js[1]] <= 0.5 {
+	if s.pairFace[i+o[0]] <= 0.5 || s.pairFace[i+o[1]] <= 0.5 {
 		return 0, 0
 	}
+	col := s.pairCol
+	v, out0, out1 := col[3*i:][:3], col[3*(i+o[0]):][:3], col[3*(i+o[1]):][:3]
 	var e1, e2, dot float32
 	for c := range 3 {
-		d := s.chan3[c].Pix[i] - s.chan3[c].Pix[js[0]]
+		d := v[c] - out0[c]
 		e1 += d * d
 	}
 	if !withSide && e1 < least*least {
 		return 0, 0
 	}
 	for c := range 3 {
-		v := s.chan3[c].Pix
-		d1, d2 := v[i]-v[js[0]], v[js[1]]-v[i]
+		d1, d2 := v[c]-out0[c], out1[c]-v[c]
 		e2, dot = e2+d2*d2, dot+d1*d2
 	}
 	if max(e1, e2) < least*least/4 || !withSide && e2 < least*least {
 		return 0, 0
 	}
-	var inner float32
-	for c := range 3 {
-		v := s.chan3[c].Pix
-		inner = max(inner, abs32(v[js[2]]-v[i]), abs32(v[js[3]]-v[i]))
-	}
 	e1, e2 = float32(math.Sqrt(float64(e1))), float32(math.Sqrt(float64(e2)))
+	if !withSide && dot > -0.5*e1*e2 {
+		return 0, 0
+	}
+	var inner float32
+	in0, in1 := col[3*(i+o[2]):][:3], col[3*(i+o[3]):][:3]
+	for c := range 3 {
+		inner = max(inner, abs32(in0[c]-v[c]), abs32(in1[c]-v[c]))
+	}
 	if withSide {
 		side = max(e1, e2) - inner
 	}
@@ -112,14 +115,25 @@ func (s *Swapper) skinBands(target *face.Landmarks68, fm *raster.Mask, size floa
 	if size < pairFaceLeast {
 		return
 	}
-	s.pairOn = s.pairOn[:0]
+	s.pairOn, s.pairStart = s.pairOn[:0], s.pairStart[:0]
 	s.pairFace = growTo(s.pairFace, cw*ch)
 	for y := range ch {
 		for x := range cw {
 			s.pairFace[y*cw+x] = fm.At(fr.Min.X+min(w-1, x*f+f/2), fr.Min.Y+min(h-1, y*f+f/2))
 			if m := pairMargin(csize); s.pairFace[y*cw+x] > 0.5 && x >= m && y >= m && x < cw-m && y < ch-m {
 				s.pairOn = append(s.pairOn, int32(y*cw+x))
+				// A band's middle is over a pixel wide: it is followed from every other pixel.
+				if (x+y)%2 == 0 {
+					s.pairStart = append(s.pairStart, int32(y*cw+x))
+				}
 			}
+		}
+	}
+	// The channels side by side: a sample's three values are read together.
+	s.pairCol = growTo(s.pairCol, 3*cw*ch)
+	for c := range 3 {
+		for i, v := range s.chan3[c].Pix[:cw*ch] {
+			s.pairCol[3*i+c] = v
 		}
 	}
 	n0 := target[27].Sub(geom.Pt{X: float64(fr.Min.X), Y: float64(fr.Min.Y)}).Scale(1 / float64(f))
@@ -138,10 +152,8 @@ func (s *Swapper) skinBands(target *face.Landmarks68, fm *raster.Mask, size floa
 			for _, i := range s.pairOn {
 				s.pairScore[2*i], s.pairScore[2*i+1], s.pairSeen[i] = -1, -1, 0 // found when needed
 			}
-			// A band's middle is over a pixel wide: it is followed from every other pixel.
-			for _, i := range s.pairOn {
-				x, y := int(i)%cw, int(i)/cw
-				if (x+y)%2 != 0 || s.pairSeen[i] > 0 {
+			for _, i := range s.pairStart {
+				if s.pairSeen[i] > 0 {
 					continue
 				}
 				if s.pairScore[2*i+1] < 0 {
@@ -150,7 +162,7 @@ func (s *Swapper) skinBands(target *face.Landmarks68, fm *raster.Mask, size floa
 				if s.pairScore[2*i] < pairLeast {
 					continue
 				}
-				if q := (geom.Pt{X: float64(x), Y: float64(y)}).Sub(n0); alongNose && math.Abs(q.X*na.Y-q.Y*na.X) < pairNoseNear*csize {
+				if q := (geom.Pt{X: float64(int(i) % cw), Y: float64(int(i) / cw)}).Sub(n0); alongNose && math.Abs(q.X*na.Y-q.Y*na.X) < pairNoseNear*csize {
 					continue
 				}
 				// The points on the run would find about the same run: each is followed once.
@@ -183,6 +195,12 @@ func (s *Swapper) pairRun(cw, ch, i int, a geom.Pt, o *pairOffsets, m int) float
 	x, y := i%cw, i/cw
 	run, pairs := 1.0, 1.0
 	s.pairIdx = append(s.pairIdx[:0], int32(i))
+	// How far each channel may drift from i's: a point is steady where none drifts further.
+	vi := s.pairCol[3*i:][:3]
+	var far [3]float32
+	for c := range 3 {
+		far[c] = pairSteady + pairSteadyShare*vi[c]
+	}
 	for _, sg := range [2]float64{-1, 1} {
 		miss := 0
 		for t := 1.0; miss < 2; t++ {
@@ -191,11 +209,8 @@ func (s *Swapper) pairRun(cw, ch, i int, a geom.Pt, o *pairOffsets, m int) float
 				break
 			}
 			j := py*cw + px
-			steady := true
-			for c := range 3 {
-				v := s.chan3[c].Pix
-				steady = steady && abs32(v[j]-v[i]) <= pairSteady+pairSteadyShare*v[i]
-			}
+			vj := s.pairCol[3*j:][:3]
+			steady := max(abs32(vj[0]-vi[0])-far[0], abs32(vj[1]-vi[1])-far[1], abs32(vj[2]-vi[2])-far[2]) <= 0
 			if steady && s.pairScore[2*j+1] < 0 && s.pairFace[j] > 0.5 && px >= m && py >= m && px < cw-m && py < ch-m {
 				s.pairScore[2*j], s.pairScore[2*j+1] = s.pairAt(j, o, pairLeast, true)
 			}

@@ -210,10 +210,11 @@ type Swapper struct {
 	// pairBand is 1 on the grid pixels of the skin-hued bands found by their edges (see
 	// skinBands); pairFace the face mask on the grid, pairOn the grid pixels on the face,
 	// pairScore each one's pair and side, pairSeen whether a run was followed through it,
-	// pairIdx a run's points.
-	pairBand                      raster.Mask
-	pairOn, pairIdx               []int32
-	pairFace, pairScore, pairSeen []float32
+	// pairIdx a run's points, pairStart the pixels runs are followed from, pairCol s.chan3's
+	// three values of each grid pixel side by side.
+	pairBand                               raster.Mask
+	pairOn, pairIdx, pairStart             []int32
+	pairFace, pairScore, pairSeen, pairCol []float32
 	// bridgeGaps's: the piece (8-connected, from 1) each grid pixel of a band belongs to, the
 	// first piece whose line reaches it (-1 where two do), and a flood's stack.
 	gapPiece, gapFrom, gapStack []int32

@@ -418,3 +418,20 @@ func BenchmarkApply(b *testing.B) {
 		s.Apply(frame, &target)
 	}
 }
+
+// BenchmarkApplyGrace is one swap of the astronaut into grace_hopper's photo (a ~200 px face
+// with grain, shading and glasses, where the occluder rules do their real work).
+func BenchmarkApplyGrace(b *testing.B) {
+	p := photos(b)
+	src, err := NewSource(p.src, &p.srcLm)
+	if err != nil {
+		b.Fatal(err)
+	}
+	s := NewSwapper(src, DefaultOptions())
+	frame := p.dst.Clone()
+	b.ReportAllocs()
+	for b.Loop() {
+		copy(frame.Pix, p.dst.Pix)
+		s.Apply(frame, &p.dstLm)
+	}
+}
