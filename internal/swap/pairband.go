@@ -142,6 +142,11 @@ func (s *Swapper) skinBands(target *face.Landmarks68, fm *raster.Mask, size floa
 	s.featureCentres(target, fr)
 	s.pairScore = growTo(s.pairScore, 2*cw*ch)
 	s.pairSeen = growTo(s.pairSeen, cw*ch)
+	// Off the face no score is ever found: a previous face's there must not count as a band's.
+	for i := range s.pairScore[:2*cw*ch] {
+		s.pairScore[i] = -1
+	}
+	clear(s.pairSeen[:cw*ch])
 	for d := range pairDirs {
 		th := math.Pi * float64(d) / pairDirs
 		a := geom.Pt{X: math.Cos(th), Y: math.Sin(th)}

@@ -2,6 +2,7 @@ package swap
 
 import (
 	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/facefusion-hpc/facefusion/internal/face"
@@ -72,6 +73,36 @@ func TestSkinBandsFindNothingOnBareFaces(t *testing.T) {
 		sw.Apply(f.img, &f.lm)
 		if found := marked(&sw.pairBand); found > 0 {
 			t.Errorf("%s: a skin-hued band of %d grid px found", f.name, found)
+		}
+	}
+}
+
+// A Swapper's scratch state is its face's own (the band finder's scores, the repeat test's
+// maps, the shadow): a face swapped after another of another size or shape on the same photo
+// comes out as a fresh Swapper swaps it, so frames cut among ranks give the same output.
+func TestApplyDoesNotDependOnTheFaceBefore(t *testing.T) {
+	p := photos(t)
+	src, err := NewSource(p.src, &p.srcLm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lm := p.dstLm
+	want := p.dst.Clone()
+	NewSwapper(src, DefaultOptions()).Apply(want, &lm)
+	c := geom.Mean(lm[:])
+	s := NewSwapper(src, DefaultOptions())
+	for _, k := range []geom.Pt{{X: 1.25, Y: 1.25}, {X: 0.8, Y: 1.1}, {X: 1.2, Y: 0.85}} {
+		// Another face on the same photo: its grid, and the face on it, differ from the next's.
+		other := lm
+		for i := range other {
+			q := other[i].Sub(c)
+			other[i] = c.Add(geom.Pt{X: q.X * k.X, Y: q.Y * k.Y})
+		}
+		s.Apply(p.dst.Clone(), &other)
+		out := p.dst.Clone()
+		s.Apply(out, &lm)
+		if !slices.Equal(out.Pix, want.Pix) {
+			t.Errorf("after a face scaled by %v: the swap differs from a fresh Swapper's", k)
 		}
 	}
 }
