@@ -64,17 +64,11 @@ func TestApplyKeepsSkinHuedBandsAcrossFeatures(t *testing.T) {
 // and darkened, lightened, warmly lit and through JPEG at quality 30, skinBands marks nothing
 // (the astronaut's face, under 100 px, is not looked at).
 func TestSkinBandsFindNothingOnBareFaces(t *testing.T) {
-	for _, f := range bareFaceCases(t) {
-		src, err := NewSource(f.photo, &f.lm)
-		if err != nil {
-			t.Fatal(err)
-		}
-		sw := NewSwapper(src, DefaultOptions())
-		sw.Apply(f.img, &f.lm)
+	eachBareFaceSwapped(t, func(f bareFaceCase, sw *Swapper) {
 		if found := marked(&sw.pairBand); found > 0 {
 			t.Errorf("%s: a skin-hued band of %d grid px found", f.name, found)
 		}
-	}
+	})
 }
 
 // A Swapper's scratch state is its face's own (the band finder's scores, the repeat test's
