@@ -17,8 +17,8 @@ var pencilAcrossLips = occShape{"pencil between the lips", func(l *face.Landmark
 	return math.Abs(v) <= 0.022 && u >= -0.2 && u <= 0.6
 }}
 
-// knit is a knit's chevrons: rows of Vs 6 pixels apart, ×0.88 to ×1.12.
-var knit = occTexture{"knit", func(c raster.RGB, x, y int, _ *rand.Rand) raster.RGB {
+// chevronKnit is a knit's chevrons: rows of Vs 6 pixels apart, ×0.88 to ×1.12.
+var chevronKnit = occTexture{"knit", func(c raster.RGB, x, y int, _ *rand.Rand) raster.RGB {
 	ax := x % 8
 	if ax > 4 {
 		ax = 8 - ax
@@ -44,7 +44,7 @@ func TestApplyKeepsBandsAcrossTheMouth(t *testing.T) {
 		hue  string
 		kept float64
 	}{
-		{occTextures[0], "slate", 0.95}, {knit, "maroon", 0.95}, {knit, "forest green", 0.95}, {chin, "slate", 0.95},
+		{occTextures[0], "slate", 0.95}, {chevronKnit, "maroon", 0.95}, {chevronKnit, "forest green", 0.95}, {chin, "slate", 0.95},
 		{chin, "forest green", 0.95}, {occTextures[0], "maroon", 0.8},
 	} {
 		oc := occCase{shape: pencilAcrossLips, tex: c.tex, hue: hues[c.hue], name: fmt.Sprintf("%s/%s", c.tex.name, c.hue)}
