@@ -69,15 +69,9 @@ func TestApplyKeepsSaturatedCordsAcrossTheCheek(t *testing.T) {
 // jaw, the lips' edge) are no bands of a cover's hue: on the sample photos, bare and darkened,
 // lightened, JPEG'd and warmly lit, hueBands keeps nothing.
 func TestHueBandsFindNothingOnBareFaces(t *testing.T) {
-	for _, f := range bareFaceCases(t) {
-		src, err := NewSource(f.photo, &f.lm)
-		if err != nil {
-			t.Fatal(err)
-		}
-		sw := NewSwapper(src, DefaultOptions())
-		sw.Apply(f.img, &f.lm)
+	eachBareFaceSwapped(t, func(f bareFaceCase, sw *Swapper) {
 		if found := marked(&sw.hueBand); found > 0 {
 			t.Errorf("%s: a band of %d grid px of a cover's hue found", f.name, found)
 		}
-	}
+	})
 }

@@ -117,6 +117,19 @@ func (s *Swapper) detail(frame *raster.Image, target *face.Landmarks68, fm *rast
 // luma is BT.601's luma of a pixel's R, G and B (the Y of raster's colour statistics).
 func luma(r, g, b float32) float32 { return 0.299*r + 0.587*g + 0.114*b }
 
+// frameLuma puts in m (over fr) the frame's luma.
+func frameLuma(m *raster.Mask, frame *raster.Image, fr image.Rectangle) {
+	w, h := fr.Dx(), fr.Dy()
+	m.Reuse(fr) // each value written below
+	for y := range h {
+		row := frame.Pix[(y+fr.Min.Y)*frame.Stride+3*fr.Min.X:][:3*w]
+		l := m.Pix[y*w:][:w]
+		for x := range l {
+			l[x] = luma(float32(row[3*x]), float32(row[3*x+1]), float32(row[3*x+2]))
+		}
+	}
+}
+
 // lumaDetail puts in s.detT and s.detS (over fr) the fine detail of the frame's and the
 // warped source's luma: |luma − luma smoothed|, averaged; and in s.noseShade the frame's
 // shading across the lower nose (see noseShading).

@@ -118,7 +118,8 @@ func (s *Swapper) bandLane(frame *raster.Image, fr image.Rectangle, size float64
 		mx, my, ax, ay = principalAxis(n, sx, sy, sxx, sxy, syy)
 	}
 	// Its length is the span of most of its pixels along the line (a blob where it leaves
-	// the face or meets a shadow does not stretch it), its thickness the pixels per length.
+	// the face or meets a shadow does not stretch it), its thickness the pixels per length
+	// (the nine tenths of them that lie within that span).
 	s.dev = s.dev[:0]
 	for _, i := range s.laneIdx {
 		s.dev = append(s.dev, float32((float64(int(i)%w)-mx)*ax+(float64(int(i)/w)-my)*ay))
@@ -142,14 +143,6 @@ func (s *Swapper) bandLane(frame *raster.Image, fr image.Rectangle, size float64
 // principalAxis is the centre and the unit principal axis of n points from their sums.
 func principalAxis(n, sx, sy, sxx, sxy, syy float64) (mx, my, ax, ay float64) {
 	mx, my = sx/n, sy/n
-	vxx, vxy, vyy := sxx/n-mx*mx, sxy/n-mx*my, syy/n-my*my
-	ax, ay = vxy, (vyy-vxx)/2+math.Sqrt((vxx-vyy)*(vxx-vyy)/4+vxy*vxy)
-	if math.Abs(vxy) < 1e-9 {
-		ax, ay = 1, 0
-		if vyy > vxx {
-			ax, ay = 0, 1
-		}
-	}
-	l := math.Hypot(ax, ay)
-	return mx, my, ax / l, ay / l
+	ax, ay = majorAxis(sxx/n-mx*mx, sxy/n-mx*my, syy/n-my*my, 1e-9)
+	return mx, my, ax, ay
 }

@@ -85,15 +85,8 @@ func (s *Swapper) latticeMap(frame *raster.Image, fr image.Rectangle, size float
 	st := max(2, int(math.Round(latCell*size)))
 	k := float64(st) / 2
 	rb := 3 * max(1, int(math.Round(k)))
-	s.latB.Reuse(fr) // each value written below
+	frameLuma(&s.latB, frame, fr)
 	s.texB3.Reuse(fr)
-	for y := range h {
-		row := frame.Pix[(y+fr.Min.Y)*frame.Stride+3*fr.Min.X:][:3*w]
-		l := s.latB.Pix[y*w:][:w]
-		for x := range l {
-			l[x] = luma(float32(row[3*x]), float32(row[3*x+1]), float32(row[3*x+2]))
-		}
-	}
 	copy(s.texB3.Pix, s.latB.Pix)
 	s.boxSmooth(&s.texB3, rb)
 	b := s.latB.Pix

@@ -94,13 +94,7 @@ func TestApplyKeepsRodsHeldAtTheMouthsCorner(t *testing.T) {
 // jowls) are no rods: on the sample photos, bare and darkened, lightened, JPEG'd and warmly
 // lit, mouthRods marks nothing.
 func TestMouthRodsFindNothingOnBareFaces(t *testing.T) {
-	for _, f := range bareFaceCases(t) {
-		src, err := NewSource(f.photo, &f.lm)
-		if err != nil {
-			t.Fatal(err)
-		}
-		sw := NewSwapper(src, DefaultOptions())
-		sw.Apply(f.img.Clone(), &f.lm)
+	eachBareFaceSwapped(t, func(f bareFaceCase, sw *Swapper) {
 		fr := sw.Rect()
 		b := geom.Bounds(f.lm[:])
 		size := math.Max(b.W(), b.H())
@@ -109,7 +103,7 @@ func TestMouthRodsFindNothingOnBareFaces(t *testing.T) {
 		if found := marked(&sw.occ); found > 0 {
 			t.Errorf("%s: a rod of %d px found at the mouth's corners", f.name, found)
 		}
-	}
+	})
 }
 
 // bareFaceCase is a sample photo with nothing over its face, as is or changed (img).
@@ -143,6 +137,20 @@ func bareFaceCases(t *testing.T) []bareFaceCase {
 		}
 	}
 	return out
+}
+
+// eachBareFaceSwapped swaps each of bareFaceCases (a copy of its img) into itself with a
+// fresh Swapper and hands check the case and the Swapper as the swap left it.
+func eachBareFaceSwapped(t *testing.T, check func(f bareFaceCase, sw *Swapper)) {
+	for _, f := range bareFaceCases(t) {
+		src, err := NewSource(f.photo, &f.lm)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sw := NewSwapper(src, DefaultOptions())
+		sw.Apply(f.img.Clone(), &f.lm)
+		check(f, sw)
+	}
 }
 
 // marked is how many of m's pixels are above 0.

@@ -72,21 +72,26 @@ func skinAxis(a, b []float32) (ux, uy float32) {
 		da, db := float64(a[i])-ma, float64(b[i])-mb
 		saa, sab, sbb = saa+da*da, sab+da*db, sbb+db*db
 	}
-	// The larger eigenvalue's eigenvector of [[saa sab] [sab sbb]].
-	l := (saa+sbb)/2 + math.Sqrt((saa-sbb)*(saa-sbb)/4+sab*sab)
-	x, y := sab, l-saa
-	if math.Abs(sab) < 1e-12 {
-		x, y = 1, 0
-		if sbb > saa {
-			x, y = 0, 1
-		}
-	}
-	h := math.Hypot(x, y)
-	x, y = x/h, y/h
+	x, y := majorAxis(saa, sab, sbb, 1e-12)
 	if x < 0 {
 		x, y = -x, -y
 	}
 	return float32(x), float32(y)
+}
+
+// majorAxis is the unit eigenvector of the larger eigenvalue of the symmetric matrix
+// [[xx xy] [xy yy]]; where |xy| < tiny, too little to tell it from rounding, the axis of the
+// larger diagonal value.
+func majorAxis(xx, xy, yy, tiny float64) (x, y float64) {
+	x, y = xy, (yy-xx)/2+math.Sqrt((xx-yy)*(xx-yy)/4+xy*xy)
+	if math.Abs(xy) < tiny {
+		x, y = 1, 0
+		if yy > xx {
+			x, y = 0, 1
+		}
+	}
+	h := math.Hypot(x, y)
+	return x / h, y / h
 }
 
 // skinCentres are where the skin is sampled: under each eye, each lower cheek, the nose's

@@ -12,10 +12,10 @@ import (
 // A band of the skin's own hues in front of the face (a pencil between the lips, a finger
 // under the nose, a curl of hair over an eye onto the cheek) departs from the skin's colour
 // too little for the colour rules, and is too wide for thinCovers' ridges. It is told, as a
-// band of any hue is, by its shape: two long edges a steady width apart, both stepping the same way out of it (it is
-// unlike both its sides, which are alike across it), and an even inside that keeps its
-// colour along its line, while the face under it changes (the lips, the skin, a nostril's
-// shadow, the cheek's shading). A face's own bands are short (a crease, a brow, a fold
+// band of any hue is, by its shape: two long edges a steady width apart, both stepping the
+// same way out of it (it is unlike both its sides, which are alike across it), and an even
+// inside that keeps its colour along its line, while the face under it changes (the lips,
+// the skin, a nostril's shadow, the cheek's shading). A face's own bands are short (a crease, a brow, a fold
 // beside the mouth, an upper lip) or shaded along their length; the nose's ridge, long and
 // even between its sides, is told by where it lies.
 
@@ -117,10 +117,11 @@ func (s *Swapper) skinBands(target *face.Landmarks68, fm *raster.Mask, size floa
 	}
 	s.pairOn, s.pairStart = s.pairOn[:0], s.pairStart[:0]
 	s.pairFace = growTo(s.pairFace, cw*ch)
+	m := pairMargin(csize)
 	for y := range ch {
 		for x := range cw {
 			s.pairFace[y*cw+x] = fm.At(fr.Min.X+min(w-1, x*f+f/2), fr.Min.Y+min(h-1, y*f+f/2))
-			if m := pairMargin(csize); s.pairFace[y*cw+x] > 0.5 && x >= m && y >= m && x < cw-m && y < ch-m {
+			if s.pairFace[y*cw+x] > 0.5 && x >= m && y >= m && x < cw-m && y < ch-m {
 				s.pairOn = append(s.pairOn, int32(y*cw+x))
 				// A band's middle is over a pixel wide: it is followed from every other pixel.
 				if (x+y)%2 == 0 {
@@ -171,7 +172,7 @@ func (s *Swapper) skinBands(target *face.Landmarks68, fm *raster.Mask, size floa
 					continue
 				}
 				// The points on the run would find about the same run: each is followed once.
-				ok := s.pairRun(cw, ch, int(i), a, &o, pairMargin(csize)) >= max(pairLong*2*r, pairShortest*csize) &&
+				ok := s.pairRun(cw, ch, int(i), a, &o, m) >= max(pairLong*2*r, pairShortest*csize) &&
 					s.runCrosses(cw, a, r+laneAim*csize, float64(f))
 				for _, j := range s.pairIdx {
 					s.pairSeen[j] = 1
@@ -238,8 +239,9 @@ func (s *Swapper) pairRun(cw, ch, i int, a geom.Pt, o *pairOffsets, m int) float
 
 // runCrosses reports whether the run in s.pairIdx (along a) crosses the mouth, an eye or the
 // nostrils (s.centres, on fr's grid; f fr pixels a grid pixel): passes within near of one's
-// centre, between its ends or within near past one. A face's own long bands lie beside its features (the forehead
-// between a hat's brim or a fringe and the brows, a fold beside the mouth).
+// centre, between its ends or within near past one. A face's own long bands lie beside its
+// features (the forehead between a hat's brim or a fringe and the brows, a fold beside the
+// mouth).
 func (s *Swapper) runCrosses(cw int, a geom.Pt, near, f float64) bool {
 	i0 := int(s.pairIdx[0])
 	x0, y0 := float64(i0%cw), float64(i0/cw)

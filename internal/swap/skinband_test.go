@@ -2,6 +2,7 @@ package swap
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"testing"
 
@@ -64,17 +65,11 @@ func TestApplyKeepsSkinHuedBandsAcrossFeatures(t *testing.T) {
 // and darkened, lightened, warmly lit and through JPEG at quality 30, skinBands marks nothing
 // (the astronaut's face, under 100 px, is not looked at).
 func TestSkinBandsFindNothingOnBareFaces(t *testing.T) {
-	for _, f := range bareFaceCases(t) {
-		src, err := NewSource(f.photo, &f.lm)
-		if err != nil {
-			t.Fatal(err)
-		}
-		sw := NewSwapper(src, DefaultOptions())
-		sw.Apply(f.img, &f.lm)
+	eachBareFaceSwapped(t, func(f bareFaceCase, sw *Swapper) {
 		if found := marked(&sw.pairBand); found > 0 {
 			t.Errorf("%s: a skin-hued band of %d grid px found", f.name, found)
 		}
-	}
+	})
 }
 
 // A Swapper's scratch state is its face's own (the band finder's scores, the repeat test's
@@ -104,5 +99,38 @@ func TestApplyDoesNotDependOnTheFaceBefore(t *testing.T) {
 		if !slices.Equal(out.Pix, want.Pix) {
 			t.Errorf("after a face scaled by %v: the swap differs from a fresh Swapper's", k)
 		}
+	}
+}
+
+// The band finder reads only the scratch its own face writes: a Swapper whose band buffers
+// hold another face's (every score high, every pixel seen and on the face) finds the same
+// bands as a fresh Swapper in a rod of Grace Hopper's own hue held level between her lips,
+// which runs off her face on both sides, where no score of hers is found.
+func TestSkinBandsIgnoreAnotherFacesScratch(t *testing.T) {
+	w := photoWays(t)[false]
+	hue := hoSkinOf(w.tgt, &w.lm)
+	b := geom.Bounds(w.lm[:])
+	size := max(b.W(), b.H())
+	painted := w.tgt.Clone()
+	for y := range painted.H {
+		for x := range painted.W {
+			if u, v := lcLocal(&w.lm, size, float64(x), float64(y)); math.Abs(v) <= 0.022 && math.Abs(u) <= 1.5 {
+				painted.Set(x, y, hue.R, hue.G, hue.B)
+			}
+		}
+	}
+	lm := landmarksIn(t, painted, w.box)
+	fresh := NewSwapper(w.src, DefaultOptions())
+	fresh.Apply(painted.Clone(), &lm)
+	if marked(&fresh.pairBand) == 0 {
+		t.Fatal("no band found in the pencil: nothing to compare")
+	}
+	s := NewSwapper(w.src, DefaultOptions())
+	n := len(fresh.pairFace)
+	fill := func(n int, v float32) []float32 { return slices.Repeat([]float32{v}, n) }
+	s.pairScore, s.pairSeen, s.pairFace, s.pairCol = fill(2*n, 100), fill(n, 1), fill(n, 1), fill(3*n, 128)
+	s.Apply(painted.Clone(), &lm)
+	if !slices.Equal(s.pairBand.Pix, fresh.pairBand.Pix) {
+		t.Errorf("the bands differ from a fresh Swapper's: %d grid px marked, want %d", marked(&s.pairBand), marked(&fresh.pairBand))
 	}
 }

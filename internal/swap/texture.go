@@ -152,14 +152,7 @@ func (s *Swapper) textureMaps(frame *raster.Image, fr image.Rectangle, r int) {
 	for k := range s.texE {
 		s.texE[k].Reuse(fr)
 	}
-	s.texL.Reuse(fr)
-	for y := range h {
-		row := frame.Pix[(y+fr.Min.Y)*frame.Stride+3*fr.Min.X:][:3*w]
-		l := s.texL.Pix[y*w:][:w]
-		for x := range l {
-			l[x] = luma(float32(row[3*x]), float32(row[3*x+1]), float32(row[3*x+2]))
-		}
-	}
+	frameLuma(&s.texL, frame, fr)
 	// b1: 3×3 mean, b3: 7×7 mean; s.texJ is free yet, for their row sums.
 	s.texB1.Reuse(fr)
 	copy(s.texB1.Pix, s.texL.Pix)
