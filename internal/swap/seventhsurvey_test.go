@@ -251,17 +251,6 @@ func sv7Hazy(img *raster.Image) *raster.Image {
 	return out
 }
 
-// sv7Ways are hoWays and the astronaut through sv7Hazy (landmarks found again), with
-// softSurveyCases' turn for each: on the astronaut, each shape and hue meets a texture on the
-// variant that it does not meet on the plain photo.
-func sv7Ways(t *testing.T) ([]hoWay, []int) {
-	ways := hoWays(t)
-	hazy := ways[1]
-	hazy.name, hazy.tgt = "grace_hopper → astronaut, hazy", sv7Hazy(ways[1].tgt)
-	findAgain(t, &hazy)
-	return append(ways, hazy), []int{0, 1, 3}
-}
-
 func TestOccluderSeventhSurvey(t *testing.T) {
 	fullTier(t, "swaps 330 occluded photos, their covers softly edged")
 	start := time.Now()
@@ -272,7 +261,7 @@ func TestOccluderSeventhSurvey(t *testing.T) {
 	// The least share of the rest of the face a shape may leave swapped: most of it, but
 	// binoculars before both eyes leave far less today; their own floor keeps that in sight.
 	least := map[string]float64{"binoculars before the eyes": 0.3}
-	ways, turn := sv7Ways(t)
+	ways, turn := variantWays(t, "grace_hopper → astronaut, hazy", sv7Hazy)
 	softSurvey(t, start, ways, floors, sv7Shapes, least, func(wi int, w hoWay) ([]float64, string) {
 		textures, hues := sv7Textures(w), sv7Hues(w.ownSkin)
 		return softSurveyWay(t, w, "seventh", sv7Shapes, hues, textures, softSurveyCases(sv7Shapes, textures, hues, 1, turn[wi]))
