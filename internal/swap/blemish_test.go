@@ -37,6 +37,7 @@ var blShades = []struct {
 // cheeks, the chin and the brow of both photos, are the skin's: none is kept in front as a
 // small cover (what the colour tests take back of the red ones is theirs).
 func TestShadedBlemishesAreSwapped(t *testing.T) {
+	fullTier(t, "swaps blemishes under shading")
 	p := photos(t)
 	places := []struct {
 		name string

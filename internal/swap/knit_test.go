@@ -72,6 +72,7 @@ func knitTextures() []occTexture {
 // is: its texture repeats, which her grain does not. Her bare face, plain and darkened with a
 // sensor's noise, and the astronaut's have no regular texture.
 func TestKnitCoversOnAGrainyFace(t *testing.T) {
+	fullTier(t, "swaps knitted and woven covers into grace_hopper")
 	ways := hoWays(t)
 	w := ways[0] // astronaut → grace_hopper
 	src, err := NewSource(w.srcImg, &w.srcLm)

@@ -124,6 +124,7 @@ var lcCases = map[string]bool{
 }
 
 func TestApplyKeepsCoversAcrossTheMouth(t *testing.T) {
+	fullTier(t, "swaps covers across the mouth both ways")
 	ways := photoWays(t)
 	coffee := fsPhotoShading(t, "coffee", 91, 137)
 	for _, toAstro := range []bool{false, true} {

@@ -21,6 +21,7 @@ import (
 // no more than a tenth of the lips on any frame (when such finds grew over the mouth, it took
 // back much of the lips, on the plain face and beside the mark).
 func TestMouthCoversLeaveLossyBareMouthsSwapped(t *testing.T) {
+	fullTier(t, "swaps lossy bare mouths")
 	p := photos(t)
 	s := probeSwapper(t, p.dst, &p.dstLm)
 	dir := t.TempDir()

@@ -282,6 +282,7 @@ func darkCoverKept(t testing.TB, w *photoWay, c shadowCase, col raster.RGB, tex 
 // Dark covers at the same places (black, deep brown, dark mahogany; flat and brick-shaded)
 // stay in front.
 func TestApplySwapsShadowsAndKeepsDarkCovers(t *testing.T) {
+	fullTier(t, "swaps shaded photos both ways")
 	ways := photoWays(t)
 	hues := []struct {
 		name string

@@ -19,6 +19,7 @@ import (
 // moves them (a frame's dark skin grainier than a photo's), and the carry follows the vote,
 // not the frame's own finds.
 func TestVotedShadowIsSwappedAndCarriedOnEveryFrame(t *testing.T) {
+	fullTier(t, "swaps a 12-frame shaded clip with its vote")
 	const frames, edge = 12, 440 // the shadow falls right of x = edge (over her left side)
 	bare := testenv.CloseUpClipFrames(t, "astronaut.png", frames)
 	dir := t.TempDir()
@@ -129,6 +130,7 @@ func shadowSides(tgt, out *raster.Image, lm *face.Landmarks68, edge int) (dark, 
 // takes no such region for a shadow (it would darken and blur the lit side with it): what it
 // takes, where it takes one, lies on the shaded side of the edge.
 func TestShadowAreaStaysOnItsSide(t *testing.T) {
+	fullTier(t, "swaps a shaded 4-frame close-up clip")
 	const frames, edge = 4, 500 // shaded right of x = edge
 	bare := testenv.CloseUpClipFrames(t, "grace_hopper.png", frames)
 	shaded := filepath.Join(t.TempDir(), "shaded.mp4")
