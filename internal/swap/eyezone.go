@@ -1,6 +1,8 @@
 package swap
 
 import (
+	"math"
+
 	"github.com/facefusion-hpc/facefusion/internal/face"
 	"github.com/facefusion-hpc/facefusion/internal/geom"
 )
@@ -9,8 +11,8 @@ import (
 // into closed patches by the lids, the fold, the lashes' shadow and a glasses lens's rim, and
 // its colour under a lens or in the fold's shade is not the cheek's; so is the nose's bridge
 // between the eyes by the lenses' inner rims and a frame's bridge. A patch there is no cover
-// on the evidence of its outline and its colour alone (enclosedRegions, keepSpots,
-// completeCovers).
+// on the evidence of its outline and its colour alone (enclosedRegions, completeCovers), but
+// for a band or a blob wholly below the fold that keepSpots judges by its shape as well.
 
 const (
 	// eyeZoneDown is how far down the zone reaches, as a share of the way from the eye's
@@ -33,7 +35,7 @@ func (s *Swapper) eyeZones(l *face.Landmarks68) {
 		across := inner.Sub(outer)
 		width := across.Dist(geom.Pt{})
 		if width == 0 {
-			s.eyeZone[z] = s.eyeZone[z][:0]
+			s.eyeZone[z], s.eyeLid[z] = s.eyeZone[z][:0], lowerLid{}
 			continue
 		}
 		// Down the face: across the eye's line, away from its brow.
@@ -42,6 +44,7 @@ func (s *Swapper) eyeZones(l *face.Landmarks68) {
 		if dot(down, c.Sub(geom.Mean(s.part))) < 0 {
 			down = down.Scale(-1)
 		}
+		s.eyeLid[z] = lowerLid{at: eye[4].Add(eye[5]).Scale(0.5), down: down, width: width}
 		depth := max(eyeZoneBelow*width, eyeZoneDown*dot(down, l[30].Sub(c)))
 		side := across.Scale(eyeZoneSide)
 		for _, q := range []geom.Pt{outer.Sub(side), inner.Add(side)} {
@@ -64,6 +67,24 @@ func (s *Swapper) inEyeZone(p geom.Pt, bridge bool) bool {
 		}
 	}
 	return false
+}
+
+// lowerLid is where an eye's lower lid lies: the middle of its two landmarks, the way down
+// the face across the eye's line, and the eye's width (0: no eye).
+type lowerLid struct {
+	at, down geom.Pt
+	width    float64
+}
+
+// belowLid is how far p lies below the lower lid of the eye whose zone holds it (see
+// eyeZones), in that eye's widths; -Inf where no eye's zone holds it.
+func (s *Swapper) belowLid(p geom.Pt) float64 {
+	for z, l := range s.eyeLid {
+		if l.width > 0 && insideConvex(s.eyeZone[z], p) {
+			return dot(l.down, p.Sub(l.at)) / l.width
+		}
+	}
+	return math.Inf(-1)
 }
 
 // insideConvex reports whether p lies within the convex polygon h, of either winding.

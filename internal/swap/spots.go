@@ -72,6 +72,15 @@ const (
 	spotShadeBrighter = 0.1
 	spotShadeDarker   = 1
 	spotShadeMost     = 0.015
+	// About an eye (see eyeZones) a spot is judged only if every pixel of it lies
+	// spotBelowFold eye widths below the lower lid, clear of the under-eye fold and its shade,
+	// and its interior fills spotBandFill of the ellipse of its spread. One spotBandLong times
+	// as long as wide there is a band, no blemish; one with more than spotBandGrain of the
+	// skin's gradient must be darker than the skin.
+	spotBelowFold = 0.25
+	spotBandFill  = 0.85
+	spotBandLong  = 3
+	spotBandGrain = 0.3
 )
 
 // spotScratch is keepSpots' working memory.
@@ -252,6 +261,7 @@ type spotLook struct {
 	cx, cy        float64
 	in            [3]float32
 	flat, compact float64
+	fill, long    float64
 	out           [spotSectors8][3]float32
 	steps         [spotSectors8]float64
 	minStep       float64
@@ -266,19 +276,28 @@ func (s *Swapper) judgeSpot(frame *raster.Image, fm *raster.Mask, fr image.Recta
 	lk.gap = max(2, int(spotGap*size))
 	lk.inner, lk.cx, lk.cy = sp.spread(l, lk.gap+max(2, int(spotRing*size)))
 	s.measureSpot(&lk, skin)
-	// About an eye a lens's rim and the under-eye fold close the skin in (see eyeZones).
-	eye := 0
+	// About an eye a lens's rim and the under-eye fold close the skin in (see eyeZones):
+	// there only a band or a blob wholly below the fold is judged, and as one.
+	eye, below := 0, math.Inf(1)
 	for _, i := range sp.stack[:lk.inner] {
 		p := geom.Pt{X: float64(fr.Min.X + int(i)%sp.w*sp.f + sp.f/2), Y: float64(fr.Min.Y + int(i)/sp.w*sp.f + sp.f/2)}
 		if s.inEyeZone(p, true) {
 			eye++
+			below = math.Min(below, s.belowLid(p))
 		}
 	}
-	if 2*eye >= lk.inner || !lk.certain(faceN) {
+	byEye := 2*eye >= lk.inner
+	if byEye && (below < spotBelowFold || !lk.band(faceN)) || !byEye && !lk.certain(faceN) {
 		return
 	}
 	across, along, bright := lk.shade(m)
-	if math.Abs(across) <= spotShadeAcross && along >= -spotShadeAlong && math.Hypot(along, across) <= spotShadeChroma &&
+	// A lens's glare over the skin it and the fold close in brightens and pales that skin,
+	// its grain left: a band about an eye with the skin's grain must be darker.
+	if byEye && lk.flat > spotBandGrain && bright >= 0 {
+		return
+	}
+	// A long band about an eye is no mole nor age spot.
+	if !(byEye && lk.long >= spotBandLong) && math.Abs(across) <= spotShadeAcross && along >= -spotShadeAlong && math.Hypot(along, across) <= spotShadeChroma &&
 		bright <= spotShadeBrighter && bright >= -spotShadeDarker && float64(lk.inner) <= spotShadeMost*faceN {
 		return
 	}
@@ -353,15 +372,24 @@ func (s *Swapper) measureSpot(lk *spotLook, skin float32) {
 		sp.feat[c] = sp.feat[c][:0]
 	}
 	s.dev = s.dev[:0]
-	var rmax float64
+	var rmax, xx, xy, yy float64
 	for _, i := range sp.stack[:lk.inner] {
 		f := feat(int(i))
 		for c := range 3 {
 			sp.feat[c] = append(sp.feat[c], f[c])
 		}
 		s.dev = append(s.dev, sp.grad[i])
-		rmax = max(rmax, math.Hypot(float64(int(i)%w)-lk.cx, float64(int(i)/w)-lk.cy))
+		dx, dy := float64(int(i)%w)-lk.cx, float64(int(i)/w)-lk.cy
+		rmax = max(rmax, math.Hypot(dx, dy))
+		xx, xy, yy = xx+dx*dx, xy+dx*dy, yy+dy*dy
 	}
+	// The ellipse of the interior's second moments has semi-axes 2√λ of their eigenvalues λ,
+	// so an area of 4π√(det).
+	n := float64(lk.inner)
+	lk.fill = n / (4*math.Pi*math.Sqrt(max(0, xx*yy-xy*xy))/n + math.Pi/4)
+	// How long against how wide: a line one pixel wide spreads 1/12 across.
+	lo, hi := eigenvalues(xx, xy, yy)
+	lk.long = math.Sqrt(hi / max(lo, n/12))
 	for c := range 3 {
 		lk.in[c] = median(sp.feat[c])
 	}
@@ -411,6 +439,17 @@ func (lk *spotLook) certain(faceN float64) bool {
 		return lk.minStep >= spotStepLeast || lk.minStep >= spotFlatStep && lk.flat <= spotFlat
 	}
 	return lk.minStep >= spotStepSmall && 2*lk.inner >= spotLeastPixels && 2*float64(lk.inner) >= spotLeastInterior*faceN
+}
+
+// band reports whether the spot lk, below an eye's fold, is a cover: skin on most sides of
+// it, as large as certain's, a band's or a blob's shape (its interior fills the ellipse of
+// its spread by spotBandFill: the skin that a lens's rim and the fold close in between them
+// is a crescent) and its colour a step from the skin's on every side as certain's.
+func (lk *spotLook) band(faceN float64) bool {
+	if lk.present < spotSectors || lk.fill < spotBandFill || lk.inner < spotLeastPixels || float64(lk.inner) < spotLeastInterior*faceN {
+		return false
+	}
+	return lk.minStep >= spotStepLeast || lk.minStep >= spotFlatStep && lk.flat <= spotFlat
 }
 
 // shade returns how the spot lk's colour departs from the skin's: its chromaticity from the
@@ -477,4 +516,10 @@ func (s *Swapper) spotBody(frame *raster.Image, fm *raster.Mask, fr image.Rectan
 // across a sharp edge.
 func spotStep(a, b [3]float32) float64 {
 	return math.Max(math.Abs(float64(a[0]-b[0]))/spotBright, math.Hypot(float64(a[1]-b[1]), float64(a[2]-b[2]))/spotChroma)
+}
+
+// eigenvalues are the smaller and the larger eigenvalue of the symmetric matrix [[xx xy] [xy yy]].
+func eigenvalues(xx, xy, yy float64) (lo, hi float64) {
+	m, d := (xx+yy)/2, math.Sqrt((xx-yy)*(xx-yy)/4+xy*xy)
+	return m - d, m + d
 }

@@ -245,7 +245,8 @@ type Swapper struct {
 	shade shadeScratch
 	// eyeZone: each eye's zone's hull and the bridge's (see eyeZones), in the coordinates its test works in.
 	eyeZone [3][]geom.Pt
-	eyeArea []int // each region's pixels in the eyes' zones (see enclosedRegions)
+	eyeLid  [2]lowerLid // each eye's lower lid (see eyeZones)
+	eyeArea []int       // each region's pixels in the eyes' zones (see enclosedRegions)
 }
 
 // NewSwapper returns a swapper for src; negative option values count as 0.
