@@ -17,7 +17,8 @@ import (
 // inside that keeps its colour along its line, while the face under it changes (the lips,
 // the skin, a nostril's shadow, the cheek's shading). A face's own bands are short (a crease, a brow, a fold
 // beside the mouth, an upper lip) or shaded along their length; the nose's ridge, long and
-// even between its sides, is told by where it lies.
+// even between its sides, is told by where it lies. A band that runs off the face (a straw,
+// a spoon's handle) is held from beyond it: its part on the face may be shorter.
 
 const (
 	// pairDirs is how many directions (over half a turn) a band's line is tried in.
@@ -35,6 +36,9 @@ const (
 	// face size.
 	pairLong     = 3
 	pairShortest = 0.25
+	// pairShortestOff is pairShortest for a band that runs off the face: held from beyond
+	// it, its length on the face is what the face leaves in view.
+	pairShortestOff = 0.15
 	// pairNoseAngle and pairNoseNear: a band within this angle of the nose's line and this
 	// near it (share of the face size) is the nose's ridge.
 	pairNoseAngle = 25 * math.Pi / 180
@@ -140,6 +144,9 @@ func (s *Swapper) skinBands(target *face.Landmarks68, fm *raster.Mask, size floa
 	n0 := target[27].Sub(geom.Pt{X: float64(fr.Min.X), Y: float64(fr.Min.Y)}).Scale(1 / float64(f))
 	na := target[30].Sub(target[27])
 	na = na.Scale(1 / math.Max(1e-9, math.Hypot(na.X, na.Y)))
+	// The nose's line ends at the upper lip: below it a band along that line (a straw from
+	// the lips down over the chin) is not the nose's ridge.
+	noseEnd := dot(target[51].Sub(target[27]), na) / float64(f)
 	s.featureCentres(target, fr)
 	s.pairScore = growTo(s.pairScore, 2*cw*ch)
 	s.pairSeen = growTo(s.pairSeen, cw*ch)
@@ -168,12 +175,16 @@ func (s *Swapper) skinBands(target *face.Landmarks68, fm *raster.Mask, size floa
 				if s.pairScore[2*i] < pairLeast {
 					continue
 				}
-				if q := (geom.Pt{X: float64(int(i) % cw), Y: float64(int(i) / cw)}).Sub(n0); alongNose && math.Abs(q.X*na.Y-q.Y*na.X) < pairNoseNear*csize {
+				if q := (geom.Pt{X: float64(int(i) % cw), Y: float64(int(i) / cw)}).Sub(n0); alongNose && math.Abs(q.X*na.Y-q.Y*na.X) < pairNoseNear*csize && dot(q, na) < noseEnd {
 					continue
 				}
 				// The points on the run would find about the same run: each is followed once.
-				ok := s.pairRun(cw, ch, int(i), a, &o, m) >= max(pairLong*2*r, pairShortest*csize) &&
-					s.runCrosses(cw, a, r+laneAim*csize, float64(f))
+				run, off := s.pairRun(cw, ch, int(i), a, &o, m, r+2)
+				least := pairShortest
+				if off {
+					least = pairShortestOff
+				}
+				ok := run >= max(pairLong*2*r, least*csize) && s.runCrosses(cw, a, r+laneAim*csize, float64(f))
 				for _, j := range s.pairIdx {
 					s.pairSeen[j] = 1
 					if ok && s.pairScore[2*j] >= pairLeast {
@@ -183,12 +194,14 @@ func (s *Swapper) skinBands(target *face.Landmarks68, fm *raster.Mask, size floa
 			}
 		}
 	}
+	// Kept past dropSmall as thinCovers' bands are: a band across a feature is long but may
+	// cover less of the face than a blemish.
 	for y := range h {
 		prow := s.pairBand.Pix[min(ch-1, y/f)*cw:][:cw]
-		orow := s.occ.Pix[y*w:][:w]
+		orow, brow := s.occ.Pix[y*w:][:w], s.bands.Pix[y*w:][:w]
 		for x := range orow {
 			if prow[min(cw-1, x/f)] > 0 && fm.At(x+fr.Min.X, y+fr.Min.Y) > 0 {
-				orow[x] = 1
+				orow[x], brow[x] = 1, 1
 			}
 		}
 	}
@@ -196,11 +209,16 @@ func (s *Swapper) skinBands(target *face.Landmarks68, fm *raster.Mask, size floa
 
 // pairRun is the length (grid px) of the band through grid pixel i along a: followed each way
 // while its inside keeps i's colour and one of its edges shows (over a gap of a pixel), 0
-// where fewer than pairShare of the points show both; s.pairIdx holds the run's points.
-func (s *Swapper) pairRun(cw, ch, i int, a geom.Pt, o *pairOffsets, m int) float64 {
+// where fewer than pairShare of the points show both; s.pairIdx holds the run's points. off
+// reports whether the face ends within reach (grid px) past an end of the run.
+func (s *Swapper) pairRun(cw, ch, i int, a geom.Pt, o *pairOffsets, m int, reach float64) (run float64, off bool) {
 	x, y := i%cw, i/cw
 	run, pairs := 1.0, 1.0
 	s.pairIdx = append(s.pairIdx[:0], int32(i))
+	onFace := func(t float64) bool {
+		px, py := int(math.Round(float64(x)+t*a.X)), int(math.Round(float64(y)+t*a.Y))
+		return px >= m && py >= m && px < cw-m && py < ch-m && s.pairFace[py*cw+px] > 0.5
+	}
 	// How far each channel may drift from i's: a point is steady where none drifts further.
 	vi := s.pairCol[3*i:][:3]
 	var far [3]float32
@@ -208,7 +226,7 @@ func (s *Swapper) pairRun(cw, ch, i int, a geom.Pt, o *pairOffsets, m int) float
 		far[c] = pairSteady + pairSteadyShare*vi[c]
 	}
 	for _, sg := range [2]float64{-1, 1} {
-		miss := 0
+		miss, last := 0, 0.0
 		for t := 1.0; miss < 2; t++ {
 			px, py := int(math.Round(float64(x)+sg*t*a.X)), int(math.Round(float64(y)+sg*t*a.Y))
 			if px < 0 || py < 0 || px >= cw || py >= ch {
@@ -224,17 +242,18 @@ func (s *Swapper) pairRun(cw, ch, i int, a geom.Pt, o *pairOffsets, m int) float
 				miss++
 				continue
 			}
-			run, miss = run+1+float64(miss), 0
+			run, miss, last = run+1+float64(miss), 0, t
 			s.pairIdx = append(s.pairIdx, int32(j))
 			if s.pairScore[2*j] >= pairLeast {
 				pairs++
 			}
 		}
+		off = off || !onFace(sg*(last+reach))
 	}
 	if pairs < pairShare*run {
-		return 0
+		return 0, false
 	}
-	return run
+	return run, off
 }
 
 // runCrosses reports whether the run in s.pairIdx (along a) crosses the mouth, an eye or the

@@ -1,0 +1,62 @@
+package swap
+
+import (
+	"fmt"
+	"math"
+	"testing"
+
+	"github.com/facefusion-hpc/facefusion/internal/face"
+	"github.com/facefusion-hpc/facefusion/internal/raster"
+)
+
+// bandOffShapes are bands 4–6 % of the face wide held from beyond the face across a feature,
+// whose part on the face is shorter than a quarter of it: a lollipop's stick from between the
+// lips down past the chin, a headset microphone's boom from the mouth's corner back past the
+// cheek, and a spoon's handle from the mouth down past the jaw.
+var bandOffShapes = map[string]occShape{
+	"stick": {"lollipop stick", func(l *face.Landmarks68, s, x, y float64) bool {
+		mid := l[62].Add(l[66]).Scale(0.5)
+		return tsNearSeg(x, y, mid, hoPt(l[8], s, 0.05, 0.3), 0.02*s)
+	}},
+	"boom": {"microphone boom", func(l *face.Landmarks68, s, x, y float64) bool {
+		return tsNearSeg(x, y, hoPt(l[48], s, 0.02, 0), hoPt(l[2], s, -0.3, -0.06), 0.022*s)
+	}},
+	"spoon": {"spoon handle", func(l *face.Landmarks68, s, x, y float64) bool {
+		mid := l[62].Add(l[66]).Scale(0.5)
+		sn, cs := math.Sincos(30 * math.Pi / 180)
+		return tsNearSeg(x, y, mid, hoPt(mid, s, 0.6*cs, 0.6*sn), 0.028*s)
+	}},
+}
+
+// A band held from beyond the face (see skinBands) shows less of its length on it than a band
+// lying on the face must, and covers less of it than dropSmall keeps; one along the nose's
+// line below the mouth is no nose's ridge. Grace Hopper's own skin, a peach and a tan, flat
+// or noisy, and a slate one: each case must keep its floor, the rest of the face swapped as on
+// the bare face. The swap kept 15 % of the peach sticks and of the flat tan spoon. A tan or an
+// own-skin stick, a flat own-skin boom and a spoon held at 40° are still lost.
+func TestApplyKeepsSkinHuedBandsLeavingTheFace(t *testing.T) {
+	w := photoWays(t)[false]
+	hues := map[string]raster.RGB{"own": hoSkinOf(w.tgt, &w.lm), "peach": {R: 232, G: 180, B: 150},
+		"tan": {R: 196, G: 154, B: 108}, "slate": {R: 90, G: 100, B: 115}}
+	for _, c := range []struct {
+		shape, hue string
+		noisy      bool
+		kept       float64
+	}{
+		{"stick", "peach", false, 0.75}, {"stick", "peach", true, 0.8}, {"stick", "slate", false, 0.9},
+		{"spoon", "tan", false, 0.9}, {"spoon", "tan", true, 0.9}, {"spoon", "peach", false, 0.9},
+		{"boom", "own", true, 0.9}, {"boom", "tan", false, 0.9},
+	} {
+		oc := occCase{shape: bandOffShapes[c.shape], tex: occTextures[0], hue: hues[c.hue]}
+		if c.noisy {
+			oc.tex = occTextures[1]
+		}
+		oc.name = fmt.Sprintf("%s/%s/%s", c.shape, oc.tex.name, c.hue)
+		r, _ := occlusionRun(t, w.src, w.tgt, w.lm, w.box, oc, w.bare)
+		t.Logf("%s: %.1f%% kept, the rest of the face %.1f%% swapped", oc.name, 100*r.kept, 100*r.swapped)
+		if r.kept < c.kept || r.swapped < 0.9 {
+			t.Errorf("%s: %.1f%% of the band kept (want ≥ %.0f%%), the rest of the face %.1f%% swapped (want ≥ 90%% of the bare face's)",
+				oc.name, 100*r.kept, 100*c.kept, 100*r.swapped)
+		}
+	}
+}
