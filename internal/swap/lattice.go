@@ -94,17 +94,19 @@ func (s *Swapper) latticeMap(frame *raster.Image, fr image.Rectangle, size float
 		b[i] -= s.texB3.Pix[i]
 	}
 	// The grid, and its windows' energy for each offset of the grid within a step (the
-	// shifted samples lie on one of them), as 1/√(E + latFaint).
+	// shifted samples lie on one of them), as 1/√(E + latFaint), in s.latE[offset]; the
+	// samples themselves in s.latE[st² + offset], for the products to read in a row.
 	gw, gh := (w+st-1)/st, (h+st-1)/st
 	gr := image.Rect(0, 0, gw, gh)
 	rad := max(3, int(math.Round(texWindow*size/float64(st))))
-	if len(s.latE) < st*st {
-		s.latE = make([]raster.Mask, st*st)
+	if len(s.latE) < 2*st*st {
+		s.latE = make([]raster.Mask, 2*st*st)
 	}
 	for o := range st * st {
 		ox, oy := o%st, o/st
-		e := &s.latE[o]
+		e, g := &s.latE[o], &s.latE[st*st+o]
 		e.Reset(gr)
+		g.Reset(gr)
 		for j := range gh {
 			if st*j+oy >= h {
 				break
@@ -112,6 +114,7 @@ func (s *Swapper) latticeMap(frame *raster.Image, fr image.Rectangle, size float
 			for i := range gw {
 				if st*i+ox < w {
 					v := b[(st*j+oy)*w+st*i+ox]
+					g.Pix[j*gw+i] = v
 					e.Pix[j*gw+i] = v * v
 				}
 			}
@@ -245,19 +248,24 @@ func (s *Swapper) latProductRow(p []float32, st, j int, lag [3]int) {
 	w, h := s.latB.Rect.Dx(), s.latB.Rect.Dy()
 	gw := len(p)
 	dx, dy := lag[0], lag[1]
-	y, y2 := st*j, st*j+dy
-	if y2 >= h {
+	if st*j+dy >= h {
 		clear(p)
 		return
 	}
-	// Between lo and hi the shifted sample lies within the row.
+	// Between lo and hi the shifted sample lies within the row; it is the sample of the grid
+	// at its offset (ox, oy) a whole number of steps (qx, qy) on.
 	lo := min(gw, max(0, (st-1-dx)/st))
 	hi := max(lo, min(gw, (w-dx+st-1)/st))
-	b := s.latB.Pix
-	brow, srow := b[y*w:][:w], b[y2*w:][:w]
+	qx, qy := floorDiv(dx, st), floorDiv(dy, st)
+	ox, oy := dx-qx*st, dy-qy*st
+	brow := s.latE[st*st].Pix[j*gw:][:gw]
+	srow := s.latE[st*st+oy*st+ox].Pix[(j+qy)*gw:][:gw]
 	clear(p[:lo])
-	for i := lo; i < hi; i++ {
-		p[i] = brow[st*i] * srow[st*i+dx]
+	if hi > lo {
+		pm, bm, sm := p[lo:hi], brow[lo:hi], srow[lo+qx:hi+qx]
+		for i, v := range bm {
+			pm[i] = v * sm[i]
+		}
 	}
 	clear(p[hi:])
 }
