@@ -323,13 +323,20 @@ func (s *Swapper) latticeBest(fr image.Rectangle, st int) {
 	w, h := fr.Dx(), fr.Dy()
 	gw, gh := s.latBin[0].Rect.Dx(), s.latBin[0].Rect.Dy()
 	s.latS.Reuse(fr)
+	var bins [latBins][]float32
 	for j := range gh {
-		var best [latBins]float32
+		for a := range latBins {
+			bins[a] = s.latBin[a].Pix[j*gw:][:gw]
+		}
+		// The bins are +0 or more (see maxFromZero), so they order as their bits do.
+		y := st * j
+		row := s.latS.Pix[y*w:][:w]
 		for i := range gw {
-			var v float32
+			var best [latBins]int32
 			for a := range latBins {
-				best[a] = s.latBin[a].Pix[j*gw+i]
+				best[a] = int32(math.Float32bits(bins[a][i]))
 			}
+			var v int32
 			// The lesser of a pair is at most best[a], so a's best pair is its best partner's.
 			for a := range latBins - latApart {
 				m := best[a+latApart]
@@ -338,12 +345,13 @@ func (s *Swapper) latticeBest(fr image.Rectangle, st int) {
 				}
 				v = max(v, min(best[a], m))
 			}
-			for y := st * j; y < min(h, st*j+st); y++ {
-				row := s.latS.Pix[y*w:][:w]
-				for x := st * i; x < min(w, st*i+st); x++ {
-					row[x] = v
-				}
+			f := math.Float32frombits(uint32(v))
+			for x := st * i; x < min(w, st*i+st); x++ {
+				row[x] = f
 			}
+		}
+		for y2 := y + 1; y2 < min(h, y+st); y2++ {
+			copy(s.latS.Pix[y2*w:][:w], row)
 		}
 	}
 }
