@@ -191,7 +191,8 @@ func (s *Swapper) latPairBest(gr image.Rectangle, st, r int, a, b [3]int) {
 		}
 	}
 	for y := range gh {
-		addA, subA, addB, subB := row(ta, y+r), row(ta, y-r-1), row(tb, y+r), row(tb, y-r-1)
+		addA, subA := row(ta, y+r)[:gw], row(ta, y-r-1)[:gw]
+		addB, subB := row(tb, y+r)[:gw], row(tb, y-r-1)[:gw]
 		inv := 1 / float32(min(gh, y+r+1)-max(0, y-r))
 		for x := range gw {
 			cA := colA[x] + addA[x] - subA[x]
@@ -227,12 +228,18 @@ func rowMeans4(p, o *[4][]float32, r int) {
 		r2, o2[x] = rowStep(p2, r2, x, r, inner)
 		r3, o3[x] = rowStep(p3, r3, x, r, inner)
 	}
-	for x := x0; x < x1; x++ {
-		r0 += p0[x+r] - p0[x-r-1]
-		r1 += p1[x+r] - p1[x-r-1]
-		r2 += p2[x+r] - p2[x-r-1]
-		r3 += p3[x+r] - p3[x-r-1]
-		o0[x], o1[x], o2[x], o3[x] = r0*inner, r1*inner, r2*inner, r3*inner
+	if n := x1 - x0; n > 0 {
+		// What enters and what leaves the sums, as slices the loop indexes unchecked.
+		in0, in1, in2, in3 := p0[x0+r:][:n], p1[x0+r:][:n], p2[x0+r:][:n], p3[x0+r:][:n]
+		out0, out1, out2, out3 := p0[x0-r-1:][:n], p1[x0-r-1:][:n], p2[x0-r-1:][:n], p3[x0-r-1:][:n]
+		m0, m1, m2, m3 := o0[x0:][:n], o1[x0:][:n], o2[x0:][:n], o3[x0:][:n]
+		for i := range n {
+			r0 += in0[i] - out0[i]
+			r1 += in1[i] - out1[i]
+			r2 += in2[i] - out2[i]
+			r3 += in3[i] - out3[i]
+			m0[i], m1[i], m2[i], m3[i] = r0*inner, r1*inner, r2*inner, r3*inner
+		}
 	}
 	for x := x1; x < w; x++ {
 		r0, o0[x] = rowStep(p0, r0, x, r, inner)
