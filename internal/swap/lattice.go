@@ -140,7 +140,7 @@ func (s *Swapper) latticeMap(frame *raster.Image, fr image.Rectangle, size float
 }
 
 // latPairBest raises s.latBin, over the grid gr of every st-th pixel of s.latB, by the
-// correlations at the shifts a and b (see latBest), their products' window sums (half-width
+// correlations at the shifts a and b (see latBestRow), their products' window sums (half-width
 // r) taken as boxSmooth2 takes them, bit for bit, a row at a time: the products go straight
 // into the row sums, and each row of window sums to the correlations, without whole grids
 // of products and sums between the passes.
