@@ -94,17 +94,19 @@ func (s *Swapper) latticeMap(frame *raster.Image, fr image.Rectangle, size float
 		b[i] -= s.texB3.Pix[i]
 	}
 	// The grid, and its windows' energy for each offset of the grid within a step (the
-	// shifted samples lie on one of them), as 1/√(E + latFaint).
+	// shifted samples lie on one of them), as 1/√(E + latFaint), in s.latE[offset]; the
+	// samples themselves in s.latE[st² + offset], for the products to read in a row.
 	gw, gh := (w+st-1)/st, (h+st-1)/st
 	gr := image.Rect(0, 0, gw, gh)
 	rad := max(3, int(math.Round(texWindow*size/float64(st))))
-	if len(s.latE) < st*st {
-		s.latE = make([]raster.Mask, st*st)
+	if len(s.latE) < 2*st*st {
+		s.latE = make([]raster.Mask, 2*st*st)
 	}
 	for o := range st * st {
 		ox, oy := o%st, o/st
-		e := &s.latE[o]
+		e, g := &s.latE[o], &s.latE[st*st+o]
 		e.Reset(gr)
+		g.Reset(gr)
 		for j := range gh {
 			if st*j+oy >= h {
 				break
@@ -112,6 +114,7 @@ func (s *Swapper) latticeMap(frame *raster.Image, fr image.Rectangle, size float
 			for i := range gw {
 				if st*i+ox < w {
 					v := b[(st*j+oy)*w+st*i+ox]
+					g.Pix[j*gw+i] = v
 					e.Pix[j*gw+i] = v * v
 				}
 			}
@@ -127,75 +130,189 @@ func (s *Swapper) latticeMap(frame *raster.Image, fr image.Rectangle, size float
 	// The shifts two at a time, their window sums in one pass (s.texJ is free after
 	// textureMaps, for the row sums).
 	lags := s.latticeLags(k)
-	s.latP.Reuse(gr)
-	s.latQ.Reuse(gr)
 	for t := range s.texJ {
 		s.texJ[t].Reuse(fr)
 	}
 	for n := 0; n < len(lags); n += 2 {
-		l1 := lags[min(n+1, len(lags)-1)]
-		s.latProduct(&s.latP, st, lags[n][0], lags[n][1])
-		s.latProduct(&s.latQ, st, l1[0], l1[1])
-		s.boxSmooth2(&s.latP, &s.latQ, rad, rad, s.texJ[0].Pix, s.texJ[1].Pix)
-		s.latBest(&s.latP, st, lags[n])
-		s.latBest(&s.latQ, st, l1)
+		s.latPairBest(gr, st, rad, lags[n], lags[min(n+1, len(lags)-1)])
 	}
 	s.latticeBest(fr, st)
 }
 
-// latProduct puts in p (over the grid of every st-th pixel of s.latB) the high-passed luma
-// times itself shifted by (dx, dy), 0 where the shift leaves the face's rectangle.
-func (s *Swapper) latProduct(p *raster.Mask, st, dx, dy int) {
-	w, h := s.latB.Rect.Dx(), s.latB.Rect.Dy()
-	gw, gh := p.Rect.Dx(), p.Rect.Dy()
-	b := s.latB.Pix
-	clear(p.Pix)
-	// Between lo and hi the shifted sample lies within the row.
-	lo := min(gw, max(0, (st-1-dx)/st))
-	hi := max(lo, min(gw, (w-dx+st-1)/st))
-	for j := range gh {
-		y, y2 := st*j, st*j+dy
-		if y2 >= h {
-			break
+// latPairBest raises s.latBin, over the grid gr of every st-th pixel of s.latB, by the
+// correlations at the shifts a and b (see latBestRow), their products' window sums (half-width
+// r) taken as boxSmooth2 takes them, bit for bit, a row at a time: the products go straight
+// into the row sums, and each row of window sums to the correlations, without whole grids
+// of products and sums between the passes.
+func (s *Swapper) latPairBest(gr image.Rectangle, st, r int, a, b [3]int) {
+	gw, gh := gr.Dx(), gr.Dy()
+	ta, tb := s.texJ[0].Pix[:gw*gh], s.texJ[1].Pix[:gw*gh]
+	if cap(s.texSum) < 9*gw {
+		s.texSum = make([]float32, 9*gw)
+	}
+	scr := s.texSum[:9*gw]
+	colA, colB, zero, va, vb := scr[:gw], scr[gw:2*gw], scr[2*gw:3*gw], scr[3*gw:4*gw], scr[4*gw:5*gw]
+	var p [4][]float32
+	for k := range p {
+		p[k] = scr[(5+k)*gw:][:gw]
+	}
+	// Two rows of each shift at a time: four running sums, independent chains the processor
+	// overlaps. Past the last row the spare pair sums a row of zeros into the zero row.
+	for j := 0; j < gh; j += 2 {
+		s.latProductRow(p[0], st, j, a)
+		s.latProductRow(p[1], st, j, b)
+		o := [4][]float32{ta[j*gw:][:gw], tb[j*gw:][:gw], zero, zero}
+		if j+1 < gh {
+			s.latProductRow(p[2], st, j+1, a)
+			s.latProductRow(p[3], st, j+1, b)
+			o[2], o[3] = ta[(j+1)*gw:][:gw], tb[(j+1)*gw:][:gw]
+		} else {
+			clear(p[2])
+			clear(p[3])
 		}
-		brow, srow, prow := b[y*w:][:w], b[y2*w:][:w], p.Pix[j*gw:][:gw]
-		for i := lo; i < hi; i++ {
-			prow[i] = brow[st*i] * srow[st*i+dx]
+		rowMeans4(&p, &o, r)
+	}
+	// Down the columns, as boxSmooth2 does; zero stands for a row off the grid.
+	clear(colA)
+	clear(colB)
+	clear(zero)
+	row := func(t []float32, y int) []float32 {
+		if y < 0 || y >= gh {
+			return zero
 		}
+		return t[y*gw:][:gw]
+	}
+	for y := range min(r, gh) {
+		for x, v := range row(ta, y) {
+			colA[x] += v
+		}
+		for x, v := range row(tb, y) {
+			colB[x] += v
+		}
+	}
+	for y := range gh {
+		addA, subA := row(ta, y+r)[:gw], row(ta, y-r-1)[:gw]
+		addB, subB := row(tb, y+r)[:gw], row(tb, y-r-1)[:gw]
+		inv := 1 / float32(min(gh, y+r+1)-max(0, y-r))
+		for x := range gw {
+			cA := colA[x] + addA[x] - subA[x]
+			cB := colB[x] + addB[x] - subB[x]
+			colA[x], colB[x] = cA, cB
+			va[x], vb[x] = cA*inv, cB*inv
+		}
+		s.latBestRow(va, y, st, a)
+		s.latBestRow(vb, y, st, b)
 	}
 }
 
-// latBest raises s.latBin[lag's bin] to the correlation of the window sums in p at the shift
-// lag (dx, dy, bin): divided by the root of the window's energy and of the shifted samples'
-// (s.latE, by the offset they lie on, holds 1/√(E + latFaint)).
-func (s *Swapper) latBest(p *raster.Mask, st int, lag [3]int) {
-	gw, gh := p.Rect.Dx(), p.Rect.Dy()
+// rowMeans4 puts in o the means of the rows p over the 2r+1 about each pixel, clipped to the
+// row, as boxSmooth2 takes them, bit for bit.
+func rowMeans4(p, o *[4][]float32, r int) {
+	w := len(p[0])
+	p0, p1, p2, p3 := p[0][:w], p[1][:w], p[2][:w], p[3][:w]
+	o0, o1, o2, o3 := o[0][:w], o[1][:w], o[2][:w], o[3][:w]
+	inner := 1 / float32(2*r+1)
+	// Between x0 and x1 the sums are clear of the row's ends.
+	x0 := min(w, r+1)
+	x1 := max(x0, w-r)
+	var r0, r1, r2, r3 float32
+	for x := range min(r, w) {
+		r0 += p0[x]
+		r1 += p1[x]
+		r2 += p2[x]
+		r3 += p3[x]
+	}
+	for x := range x0 {
+		r0, o0[x] = rowStep(p0, r0, x, r, inner)
+		r1, o1[x] = rowStep(p1, r1, x, r, inner)
+		r2, o2[x] = rowStep(p2, r2, x, r, inner)
+		r3, o3[x] = rowStep(p3, r3, x, r, inner)
+	}
+	if n := x1 - x0; n > 0 {
+		// What enters and what leaves the sums, as slices the loop indexes unchecked.
+		in0, in1, in2, in3 := p0[x0+r:][:n], p1[x0+r:][:n], p2[x0+r:][:n], p3[x0+r:][:n]
+		out0, out1, out2, out3 := p0[x0-r-1:][:n], p1[x0-r-1:][:n], p2[x0-r-1:][:n], p3[x0-r-1:][:n]
+		m0, m1, m2, m3 := o0[x0:][:n], o1[x0:][:n], o2[x0:][:n], o3[x0:][:n]
+		for i := range n {
+			r0 += in0[i] - out0[i]
+			r1 += in1[i] - out1[i]
+			r2 += in2[i] - out2[i]
+			r3 += in3[i] - out3[i]
+			m0[i], m1[i], m2[i], m3[i] = r0*inner, r1*inner, r2*inner, r3*inner
+		}
+	}
+	for x := x1; x < w; x++ {
+		r0, o0[x] = rowStep(p0, r0, x, r, inner)
+		r1, o1[x] = rowStep(p1, r1, x, r, inner)
+		r2, o2[x] = rowStep(p2, r2, x, r, inner)
+		r3, o3[x] = rowStep(p3, r3, x, r, inner)
+	}
+}
+
+// latProductRow puts in p the grid's row j of the high-passed luma times itself shifted by
+// lag (dx, dy), 0 where the shift leaves the face's rectangle.
+func (s *Swapper) latProductRow(p []float32, st, j int, lag [3]int) {
+	w, h := s.latB.Rect.Dx(), s.latB.Rect.Dy()
+	gw := len(p)
+	dx, dy := lag[0], lag[1]
+	if st*j+dy >= h {
+		clear(p)
+		return
+	}
+	// Between lo and hi the shifted sample lies within the row; it is the sample of the grid
+	// at its offset (ox, oy) a whole number of steps (qx, qy) on.
+	lo := min(gw, max(0, (st-1-dx)/st))
+	hi := max(lo, min(gw, (w-dx+st-1)/st))
+	qx, qy := floorDiv(dx, st), floorDiv(dy, st)
+	ox, oy := dx-qx*st, dy-qy*st
+	brow := s.latE[st*st].Pix[j*gw:][:gw]
+	srow := s.latE[st*st+oy*st+ox].Pix[(j+qy)*gw:][:gw]
+	clear(p[:lo])
+	if hi > lo {
+		pm, bm, sm := p[lo:hi], brow[lo:hi], srow[lo+qx:hi+qx]
+		for i, v := range bm {
+			pm[i] = v * sm[i]
+		}
+	}
+	clear(p[hi:])
+}
+
+// latBestRow raises the grid's row j of s.latBin[lag's bin] to the correlation of the window
+// sums in prow at the shift lag (dx, dy, bin): divided by the root of the window's energy
+// and of the shifted samples' (s.latE, by the offset they lie on, holds 1/√(E + latFaint)).
+func (s *Swapper) latBestRow(prow []float32, j, st int, lag [3]int) {
+	gw, gh := s.latBin[0].Rect.Dx(), s.latBin[0].Rect.Dy()
 	dx, dy := lag[0], lag[1]
 	// The shift in whole steps (rounded down) and the offset it leaves.
 	qx, qy := floorDiv(dx, st), floorDiv(dy, st)
 	inv, shifted := s.latE[0].Pix, s.latE[(dy-qy*st)*st+dx-qx*st].Pix
 	// Between lo and hi the shifted cell lies on the grid; beyond, the edge's cell stands in.
 	lo, hi := min(gw, max(0, -qx)), max(0, min(gw, gw-qx))
-	for j := range gh {
-		orow, prow := s.latBin[lag[2]].Pix[j*gw:][:gw], p.Pix[j*gw:][:gw]
-		irow, srow := inv[j*gw:][:gw], shifted[min(gh-1, j+qy)*gw:][:gw]
-		for i := range lo {
-			if c := prow[i] * irow[i] * srow[0]; c > orow[i] {
-				orow[i] = c
-			}
-		}
-		if hi > lo {
-			o, pm, im, sm := orow[lo:hi], prow[lo:hi], irow[lo:hi], srow[lo+qx:hi+qx]
-			for i, v := range pm {
-				o[i] = max(o[i], v*im[i]*sm[i])
-			}
-		}
-		for i := hi; i < gw; i++ {
-			if c := prow[i] * irow[i] * srow[gw-1]; c > orow[i] {
-				orow[i] = c
-			}
+	orow, prow := s.latBin[lag[2]].Pix[j*gw:][:gw], prow[:gw]
+	irow, srow := inv[j*gw:][:gw], shifted[min(gh-1, j+qy)*gw:][:gw]
+	for i := range lo {
+		if c := prow[i] * irow[i] * srow[0]; c > orow[i] {
+			orow[i] = c
 		}
 	}
+	if hi > lo {
+		o, pm, im, sm := orow[lo:hi], prow[lo:hi], irow[lo:hi], srow[lo+qx:hi+qx]
+		for i, v := range pm {
+			o[i] = maxFromZero(o[i], v*im[i]*sm[i])
+		}
+	}
+	for i := hi; i < gw; i++ {
+		if c := prow[i] * irow[i] * srow[gw-1]; c > orow[i] {
+			orow[i] = c
+		}
+	}
+}
+
+// maxFromZero is max(o, c) for an o of +0 or more and a c not NaN (a bin, raised from 0 by
+// correlations): such floats order as their bits do as signed integers, whose max costs no
+// branch and fewer instructions than max's care for NaN and −0.
+func maxFromZero(o, c float32) float32 {
+	return math.Float32frombits(uint32(max(int32(math.Float32bits(o)), int32(math.Float32bits(c)))))
 }
 
 // floorDiv is a/b rounded down (b > 0).
@@ -213,13 +330,20 @@ func (s *Swapper) latticeBest(fr image.Rectangle, st int) {
 	w, h := fr.Dx(), fr.Dy()
 	gw, gh := s.latBin[0].Rect.Dx(), s.latBin[0].Rect.Dy()
 	s.latS.Reuse(fr)
+	var bins [latBins][]float32
 	for j := range gh {
-		var best [latBins]float32
+		for a := range latBins {
+			bins[a] = s.latBin[a].Pix[j*gw:][:gw]
+		}
+		// The bins are +0 or more (see maxFromZero), so they order as their bits do.
+		y := st * j
+		row := s.latS.Pix[y*w:][:w]
 		for i := range gw {
-			var v float32
+			var best [latBins]int32
 			for a := range latBins {
-				best[a] = s.latBin[a].Pix[j*gw+i]
+				best[a] = int32(math.Float32bits(bins[a][i]))
 			}
+			var v int32
 			// The lesser of a pair is at most best[a], so a's best pair is its best partner's.
 			for a := range latBins - latApart {
 				m := best[a+latApart]
@@ -228,12 +352,13 @@ func (s *Swapper) latticeBest(fr image.Rectangle, st int) {
 				}
 				v = max(v, min(best[a], m))
 			}
-			for y := st * j; y < min(h, st*j+st); y++ {
-				row := s.latS.Pix[y*w:][:w]
-				for x := st * i; x < min(w, st*i+st); x++ {
-					row[x] = v
-				}
+			f := math.Float32frombits(uint32(v))
+			for x := st * i; x < min(w, st*i+st); x++ {
+				row[x] = f
 			}
+		}
+		for y2 := y + 1; y2 < min(h, y+st); y2++ {
+			copy(s.latS.Pix[y2*w:][:w], row)
 		}
 	}
 }
