@@ -188,17 +188,17 @@ type Swapper struct {
 	// The texture test's (see texture): the descriptors, the orientation's doubled-angle
 	// vector, the chroma's detail, the luma and its 3×3 and 7×7 means, boxSmooth's rows, and
 	// chromaDetail's row sums and means.
-	texE                   [3]raster.Mask
-	texJ                   [2]raster.Mask
-	texC                   [2]raster.Mask
-	texL, texB1, texB3     raster.Mask
-	texSum                 []float32
-	latB, latP, latQ, latS raster.Mask
-	latE                   []raster.Mask
-	latLags                []([3]int)
-	latBin                 [latBins]raster.Mask
-	texPre                 []float32
-	texRows                []float32
+	texE               [3]raster.Mask
+	texJ               [2]raster.Mask
+	texC               [2]raster.Mask
+	texL, texB1, texB3 raster.Mask
+	texSum             []float32
+	latB, latS         raster.Mask
+	latE               []raster.Mask
+	latLags            []([3]int)
+	latBin             [latBins]raster.Mask
+	texPre             []float32
+	texRows            []float32
 	// The thin covers' (see thinCovers): the warped source's coarse luma, and whether each
 	// ridge is long enough.
 	srcLuma raster.Mask
