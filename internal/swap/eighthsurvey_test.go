@@ -34,15 +34,6 @@ import (
 // the face swapped. FACEFUSION_TEST_CASES=1 logs every case, FACEFUSION_TEST_OUT=dir saves
 // one swap of each shape and where it lies.
 
-// sv8Stroke reports whether (x, y) lies within the stroke from a to b whose half-width goes
-// from wa at a to wb at b, its ends rounded.
-func sv8Stroke(x, y float64, a, b geom.Pt, wa, wb float64) bool {
-	ab := b.Sub(a)
-	px, py := x-a.X, y-a.Y
-	u := min(1, max(0, (px*ab.X+py*ab.Y)/(ab.X*ab.X+ab.Y*ab.Y)))
-	return math.Hypot(px-u*ab.X, py-u*ab.Y) <= wa+(wb-wa)*u
-}
-
 // sv8Dir is a direction's cosine and sine, worked out once: the covers are asked about every
 // pixel.
 type sv8Dir struct{ cos, sin float64 }
@@ -88,8 +79,8 @@ var sv8Shapes = []occShape{
 		if fsFar(x, y, hoPt(a, s, 0.2, 0.08), 0.35*s) {
 			return false
 		}
-		return sv8Stroke(x, y, a, sv8Along(a, s, sv8Probe, 0.16), 0.024*s, 0.026*s) ||
-			sv8Stroke(x, y, sv8Along(a, s, sv8Probe, 0.16), sv8Along(a, s, sv8Probe, 0.44), 0.03*s, 0.05*s)
+		return taperedStroke(x, y, a, sv8Along(a, s, sv8Probe, 0.16), 0.024*s, 0.026*s) ||
+			taperedStroke(x, y, sv8Along(a, s, sv8Probe, 0.16), sv8Along(a, s, sv8Probe, 0.44), 0.03*s, 0.05*s)
 	}},
 	{"fan of cards before the lower face", func(l *face.Landmarks68, s, x, y float64) bool {
 		// Five playing cards fanned from a pivot held below the chin, the middle one's top
@@ -122,9 +113,9 @@ var sv8Shapes = []occShape{
 		if fsFar(x, y, hoPt(m, s, 0.2, 0.12), 0.5*s) {
 			return false
 		}
-		return sv8Stroke(x, y, hoPt(m, s, -0.01, 0), hoPt(m, s, 0.26, 0.04), 0.026*s, 0.026*s) ||
-			sv8Stroke(x, y, hoPt(m, s, 0.24, 0.22), hoPt(m, s, 0.1, -0.12), 0.056*s, 0.052*s) ||
-			sv8Stroke(x, y, hoPt(m, s, 0.35, 0.2), hoPt(m, s, 0.23, -0.1), 0.056*s, 0.052*s) ||
+		return taperedStroke(x, y, hoPt(m, s, -0.01, 0), hoPt(m, s, 0.26, 0.04), 0.026*s, 0.026*s) ||
+			taperedStroke(x, y, hoPt(m, s, 0.24, 0.22), hoPt(m, s, 0.1, -0.12), 0.056*s, 0.052*s) ||
+			taperedStroke(x, y, hoPt(m, s, 0.35, 0.2), hoPt(m, s, 0.23, -0.1), 0.056*s, 0.052*s) ||
 			tsInRotEllipse(x, y, hoPt(m, s, 0.34, 0.36), 60, 0.2*s, 0.14*s)
 	}},
 	{"clarinet", func(l *face.Landmarks68, s, x, y float64) bool {
@@ -134,7 +125,7 @@ var sv8Shapes = []occShape{
 		if fsFar(x, y, hoPt(top, s, 0, 0.4), 0.5*s) {
 			return false
 		}
-		return sv8Stroke(x, y, top, hoPt(top, s, -0.05, 0.9), 0.05*s, 0.075*s) ||
+		return taperedStroke(x, y, top, hoPt(top, s, -0.05, 0.9), 0.05*s, 0.075*s) ||
 			tsInRotEllipse(x, y, hoPt(l[8], s, -0.02, 0.2), 10, 0.16*s, 0.09*s)
 	}},
 	{"snorkel up the cheek", func(l *face.Landmarks68, s, x, y float64) bool {
@@ -149,7 +140,7 @@ var sv8Shapes = []occShape{
 		}
 		bend := hoPt(l[15], s, 0.02, -0.15)
 		return hoBezierNear(x, y, m, hoPt(l[12], s, 0, -0.03), bend, 0.05*s) ||
-			sv8Stroke(x, y, bend, hoPt(l[16], s, 0.08, -0.7), 0.05*s, 0.05*s)
+			taperedStroke(x, y, bend, hoPt(l[16], s, 0.08, -0.7), 0.05*s, 0.05*s)
 	}},
 	{"taped eye shield", func(l *face.Landmarks68, s, x, y float64) bool {
 		// A medical shield over the image's left eye, held by two strips of tape from the
@@ -177,7 +168,7 @@ var sv8Shapes = []occShape{
 		for k := range 3 {
 			tip := hoPt(l[23+k], s, 0.01*float64(k), 0.08)
 			joint := hoPt(tip, s, 0.03, -0.12)
-			if sv8Stroke(x, y, tip, joint, 0.056*s, 0.058*s) || sv8Stroke(x, y, joint, hoPt(tip, s, 0.08, -0.26), 0.058*s, 0.06*s) {
+			if taperedStroke(x, y, tip, joint, 0.056*s, 0.058*s) || taperedStroke(x, y, joint, hoPt(tip, s, 0.08, -0.26), 0.058*s, 0.06*s) {
 				return true
 			}
 		}
@@ -190,7 +181,7 @@ var sv8Shapes = []occShape{
 		if fsFar(x, y, hoPt(tip, s, 0.12, 0.3), 0.45*s) {
 			return false
 		}
-		return sv8Stroke(x, y, tip, hoPt(tip, s, 0.12, 0.32), 0.054*s, 0.06*s) ||
+		return taperedStroke(x, y, tip, hoPt(tip, s, 0.12, 0.32), 0.054*s, 0.06*s) ||
 			tsInRotEllipse(x, y, hoPt(tip, s, 0.2, 0.47), 65, 0.18*s, 0.12*s)
 	}},
 	{"magnifying glass before an eye", func(l *face.Landmarks68, s, x, y float64) bool {
@@ -203,7 +194,7 @@ var sv8Shapes = []occShape{
 		if d := math.Hypot(x-c.X, y-c.Y); d >= 0.15*s && d <= 0.2*s {
 			return true
 		}
-		return sv8Stroke(x, y, sv8Along(c, s, sv8Handle, 0.19), sv8Along(c, s, sv8Handle, 0.62), 0.04*s, 0.045*s)
+		return taperedStroke(x, y, sv8Along(c, s, sv8Handle, 0.19), sv8Along(c, s, sv8Handle, 0.62), 0.04*s, 0.045*s)
 	}},
 	{"makeup brush on the cheekbone", func(l *face.Landmarks68, s, x, y float64) bool {
 		// A blusher brush's head on the image's left cheekbone, its ferrule and handle down
@@ -213,8 +204,8 @@ var sv8Shapes = []occShape{
 			return false
 		}
 		return tsInRotEllipse(x, y, cb, 125, 0.1*s, 0.065*s) ||
-			sv8Stroke(x, y, sv8Along(cb, s, sv8Brush, 0.09), sv8Along(cb, s, sv8Brush, 0.16), 0.03*s, 0.026*s) ||
-			sv8Stroke(x, y, sv8Along(cb, s, sv8Brush, 0.16), sv8Along(cb, s, sv8Brush, 0.6), 0.022*s, 0.03*s)
+			taperedStroke(x, y, sv8Along(cb, s, sv8Brush, 0.09), sv8Along(cb, s, sv8Brush, 0.16), 0.03*s, 0.026*s) ||
+			taperedStroke(x, y, sv8Along(cb, s, sv8Brush, 0.16), sv8Along(cb, s, sv8Brush, 0.6), 0.022*s, 0.03*s)
 	}},
 }
 

@@ -36,9 +36,9 @@ import (
 // FACEFUSION_TEST_CASES=1 logs every case, FACEFUSION_TEST_OUT=dir saves one swap of each
 // shape and where it lies.
 
-// sv7Cone reports whether (x, y) lies within the stroke from a to b whose half-width goes from
+// taperedStroke reports whether (x, y) lies within the stroke from a to b whose half-width goes from
 // wa at a to wb at b, its ends rounded.
-func sv7Cone(x, y float64, a, b geom.Pt, wa, wb float64) bool {
+func taperedStroke(x, y float64, a, b geom.Pt, wa, wb float64) bool {
 	ab, ap := b.Sub(a), geom.Pt{X: x - a.X, Y: y - a.Y}
 	u := min(1, max(0, (ap.X*ab.X+ap.Y*ab.Y)/(ab.X*ab.X+ab.Y*ab.Y)))
 	return math.Hypot(ap.X-u*ab.X, ap.Y-u*ab.Y) <= wa+(wb-wa)*u
@@ -51,7 +51,7 @@ var sv7Shapes = []occShape{
 		// Palms together as in prayer, seen edge on: the fingertips at the nose's tip, the
 		// hands widening over the mouth and chin to the wrists below.
 		top, bottom := hoPt(l[33], s, 0, -0.02), hoPt(l[8], s, 0, 0.35)
-		return !fsFar(x, y, bottom, 0.75*s) && sv7Cone(x, y, top, bottom, 0.065*s, 0.17*s)
+		return !fsFar(x, y, bottom, 0.75*s) && taperedStroke(x, y, top, bottom, 0.065*s, 0.17*s)
 	}},
 	{"toothbrush in the mouth", func(l *face.Landmarks68, s, x, y float64) bool {
 		// Its head in the mouth, the handle out of the image's right corner and a little
