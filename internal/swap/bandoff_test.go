@@ -52,12 +52,7 @@ func TestApplyKeepsSkinHuedBandsLeavingTheFace(t *testing.T) {
 			oc.tex = occTextures[1]
 		}
 		oc.name = fmt.Sprintf("%s/%s/%s", c.shape, oc.tex.name, c.hue)
-		r, _ := occlusionRun(t, w.src, w.tgt, w.lm, w.box, oc, w.bare)
-		t.Logf("%s: %.1f%% kept, the rest of the face %.1f%% swapped", oc.name, 100*r.kept, 100*r.swapped)
-		if r.kept < c.kept || r.swapped < 0.9 {
-			t.Errorf("%s: %.1f%% of the band kept (want ≥ %.0f%%), the rest of the face %.1f%% swapped (want ≥ 90%% of the bare face's)",
-				oc.name, 100*r.kept, 100*c.kept, 100*r.swapped)
-		}
+		wantBandKept(t, w, oc, c.kept)
 	}
 }
 
