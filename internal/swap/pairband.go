@@ -36,8 +36,10 @@ const (
 	// face size.
 	pairLong     = 3
 	pairShortest = 0.25
-	// pairShortestOff is pairShortest for a band that runs off the face: held from beyond
-	// it, its length on the face is what the face leaves in view.
+	// pairShortestOff is pairShortest for a band that runs off the face from the mouth: held
+	// from beyond it (a straw, a spoon's handle, a headset's boom), its length on the face is
+	// what the face leaves in view. Below an eye such a short band may be the skin between
+	// a lens's lower rim and the lid, blocked flat by a codec, running to the temple.
 	pairShortestOff = 0.15
 	// pairNoseAngle and pairNoseNear: a band within this angle of the nose's line and this
 	// near it (share of the face size) is the nose's ridge.
@@ -180,11 +182,12 @@ func (s *Swapper) skinBands(target *face.Landmarks68, fm *raster.Mask, size floa
 				}
 				// The points on the run would find about the same run: each is followed once.
 				run, off := s.pairRun(cw, ch, int(i), a, &o, m, r+2)
+				near := r + laneAim*csize
 				least := pairShortest
-				if off {
+				if off && s.runCrosses(cw, a, near, float64(f), s.centres[:1]) {
 					least = pairShortestOff
 				}
-				ok := run >= max(pairLong*2*r, least*csize) && s.runCrosses(cw, a, r+laneAim*csize, float64(f))
+				ok := run >= max(pairLong*2*r, least*csize) && s.runCrosses(cw, a, near, float64(f), s.centres[:])
 				for _, j := range s.pairIdx {
 					s.pairSeen[j] = 1
 					if ok && s.pairScore[2*j] >= pairLeast {
@@ -256,12 +259,12 @@ func (s *Swapper) pairRun(cw, ch, i int, a geom.Pt, o *pairOffsets, m int, reach
 	return run, off
 }
 
-// runCrosses reports whether the run in s.pairIdx (along a) crosses the mouth, an eye or the
-// nostrils (s.centres, on fr's grid; f fr pixels a grid pixel): passes within near of one's
-// centre, between its ends or within near past one. A face's own long bands lie beside its
-// features (the forehead between a hat's brim or a fringe and the brows, a fold beside the
-// mouth).
-func (s *Swapper) runCrosses(cw int, a geom.Pt, near, f float64) bool {
+// runCrosses reports whether the run in s.pairIdx (along a) crosses one of the features whose
+// centres are cs (of s.centres: the mouth, the eyes, the nostrils; on fr's grid, f fr pixels
+// a grid pixel): passes within near of one's centre, between its ends or within near past
+// one. A face's own long bands lie beside its features (the forehead between a hat's brim or
+// a fringe and the brows, a fold beside the mouth).
+func (s *Swapper) runCrosses(cw int, a geom.Pt, near, f float64, cs []geom.Pt) bool {
 	i0 := int(s.pairIdx[0])
 	x0, y0 := float64(i0%cw), float64(i0/cw)
 	lo, hi := math.Inf(1), math.Inf(-1)
@@ -269,7 +272,7 @@ func (s *Swapper) runCrosses(cw int, a geom.Pt, near, f float64) bool {
 		t := (float64(int(j)%cw)-x0)*a.X + (float64(int(j)/cw)-y0)*a.Y
 		lo, hi = min(lo, t), max(hi, t)
 	}
-	for _, c := range s.centres {
+	for _, c := range cs {
 		dx, dy := c.X/f-x0, c.Y/f-y0
 		if t := dx*a.X + dy*a.Y; t >= lo-near && t <= hi+near && math.Abs(dx*a.Y-dy*a.X) <= near {
 			return true

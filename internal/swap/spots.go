@@ -286,8 +286,9 @@ func (s *Swapper) judgeSpot(frame *raster.Image, fm *raster.Mask, fr image.Recta
 			below = math.Min(below, s.belowLid(p))
 		}
 	}
+	// Written to fail when below is NaN (landmarks gone wrong): then nothing about an eye is kept.
 	byEye := 2*eye >= lk.inner
-	if byEye && (below < spotBelowFold || !lk.band(faceN)) || !byEye && !lk.certain(faceN) {
+	if byEye && (!(below >= spotBelowFold) || !lk.band(faceN)) || !byEye && !lk.certain(faceN) {
 		return
 	}
 	across, along, bright := lk.shade(m)
