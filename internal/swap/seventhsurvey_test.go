@@ -13,7 +13,8 @@ import (
 
 // A seventh survey of the classic swap's occlusion handling (issue 32's "clips other than your
 // tests' agree"), written blind: its author read the surveys' measuring code and swap.go's
-// exported API but none of the occluder rules, and no rule was tuned on it. Its eleven covers
+// exported API but none of the occluder rules; its weakest classes were since described to
+// the rules' authors, so it no longer judges blind (the next survey does). Its eleven covers
 // are none of the earlier surveys' or the occluder tests' shapes, chosen for what real footage
 // holds and sized as on a real face (about 14 cm: a finger an eighth of it wide), small and
 // large, one-sided and centred, thin and thick: hands pressed together before the mouth, a
@@ -255,7 +256,7 @@ func TestOccluderSeventhSurvey(t *testing.T) {
 	fullTier(t, "swaps 330 occluded photos, their covers softly edged")
 	start := time.Now()
 	floors := map[string][3]float64{ // skin's hues kept, others kept, swapped (means over shapes)
-		"astronaut → grace_hopper": {0.63, 0.83, 0.94}, "grace_hopper → astronaut": {0.66, 0.77, 0.92},
+		"astronaut → grace_hopper": {0.73, 0.93, 0.94}, "grace_hopper → astronaut": {0.68, 0.82, 0.92},
 		"grace_hopper → astronaut, hazy": {0.83, 0.93, 0.90},
 	}
 	// The least share of the rest of the face a shape may leave swapped: most of it, but
