@@ -67,46 +67,79 @@ func offsetsAcross(n geom.Pt, r float64, cw int) pairOffsets {
 // pairAt is the band response at grid pixel i of the smoothed s.chan3 (s.pairCol) across the
 // band of o: pair, the weaker of its two edges where they step opposite ways, and side, the
 // stronger, each less the variation inside the band; both 0 where a side is off the face (a
-// band along the face's outline: the hairline, a hat's brim) or side is under least/2, and
-// pair alone (side 0) unless withSide, 0 as soon as its first edge is under least.
+// band along the face's outline: the hairline, a hat's brim) or side is under pairLeast/2.
 // Grid pixel i must lie within pairMargin of the grid's edges.
-func (s *Swapper) pairAt(i int, o *pairOffsets, least float32, withSide bool) (pair, side float32) {
+func (s *Swapper) pairAt(i int, o *pairOffsets) (pair, side float32) {
 	if s.pairFace[i+o[0]] <= 0.5 || s.pairFace[i+o[1]] <= 0.5 {
 		return 0, 0
 	}
 	col := s.pairCol
 	v, out0, out1 := col[3*i:][:3], col[3*(i+o[0]):][:3], col[3*(i+o[1]):][:3]
-	var e1, e2, dot float32
-	for c := range 3 {
-		d := v[c] - out0[c]
-		e1 += d * d
-	}
-	if !withSide && e1 < least*least {
-		return 0, 0
-	}
-	for c := range 3 {
-		d1, d2 := v[c]-out0[c], out1[c]-v[c]
-		e2, dot = e2+d2*d2, dot+d1*d2
-	}
-	if max(e1, e2) < least*least/4 || !withSide && e2 < least*least {
+	d0, d1, d2 := v[0]-out0[0], v[1]-out0[1], v[2]-out0[2]
+	f0, f1, f2 := out1[0]-v[0], out1[1]-v[1], out1[2]-v[2]
+	e1 := d0 * d0
+	e1 += d1 * d1
+	e1 += d2 * d2
+	e2, dot := f0*f0, d0*f0
+	e2, dot = e2+f1*f1, dot+d1*f1
+	e2, dot = e2+f2*f2, dot+d2*f2
+	if max(e1, e2) < pairLeast*pairLeast/4 {
 		return 0, 0
 	}
 	e1, e2 = float32(math.Sqrt(float64(e1))), float32(math.Sqrt(float64(e2)))
-	if !withSide && dot > -0.5*e1*e2 {
-		return 0, 0
-	}
-	var inner float32
-	in0, in1 := col[3*(i+o[2]):][:3], col[3*(i+o[3]):][:3]
-	for c := range 3 {
-		inner = max(inner, abs32(in0[c]-v[c]), abs32(in1[c]-v[c]))
-	}
-	if withSide {
-		side = max(e1, e2) - inner
-	}
+	inner := s.pairInner(i, o, v)
+	side = max(e1, e2) - inner
 	if dot > -0.5*e1*e2 {
 		return 0, side
 	}
 	return min(e1, e2) - inner, side
+}
+
+// pairFrom is pairAt's pair alone, 0 as soon as an edge is under pairLeast or the two step
+// the same way: runs are tried from every other pixel in every direction and width, and most
+// tries end there, before the inside is read.
+func (s *Swapper) pairFrom(i int, o *pairOffsets) float32 {
+	if s.pairFace[i+o[0]] <= 0.5 || s.pairFace[i+o[1]] <= 0.5 {
+		return 0
+	}
+	col := s.pairCol
+	v, out0 := col[3*i:][:3], col[3*(i+o[0]):][:3]
+	d0, d1, d2 := v[0]-out0[0], v[1]-out0[1], v[2]-out0[2]
+	e1 := d0 * d0
+	e1 += d1 * d1
+	e1 += d2 * d2
+	if e1 < pairLeast*pairLeast {
+		return 0
+	}
+	out1 := col[3*(i+o[1]):][:3]
+	f0, f1, f2 := out1[0]-v[0], out1[1]-v[1], out1[2]-v[2]
+	e2, dot := f0*f0, d0*f0
+	e2, dot = e2+f1*f1, dot+d1*f1
+	e2, dot = e2+f2*f2, dot+d2*f2
+	// Both edges are over pairLeast, so a dot of 0 or more fails the opposite-step test
+	// below without the roots.
+	if e2 < pairLeast*pairLeast || dot >= 0 {
+		return 0
+	}
+	e1, e2 = float32(math.Sqrt(float64(e1))), float32(math.Sqrt(float64(e2)))
+	if dot > -0.5*e1*e2 {
+		return 0
+	}
+	return min(e1, e2) - s.pairInner(i, o, v)
+}
+
+// pairInner is how far the band's inside near either edge departs from its centre v (grid
+// pixel i's colour), the most over the channels.
+func (s *Swapper) pairInner(i int, o *pairOffsets, v []float32) float32 {
+	col := s.pairCol
+	in0, in1 := col[3*(i+o[2]):][:3], col[3*(i+o[3]):][:3]
+	// The magnitudes have no sign bit, so their bits order as they do (a NaN's above all):
+	// the most is an integer max, without a float max's branches.
+	var inner uint32
+	for c := range 3 {
+		inner = max(inner, math.Float32bits(absBits(in0[c]-v[c])), math.Float32bits(absBits(in1[c]-v[c])))
+	}
+	return math.Float32frombits(inner)
 }
 
 // skinBands marks in s.pairBand (over the grid of thinCovers, whose smoothed s.chan3 it reads)
@@ -172,7 +205,7 @@ func (s *Swapper) skinBands(target *face.Landmarks68, fm *raster.Mask, size floa
 					continue
 				}
 				if s.pairScore[2*i+1] < 0 {
-					s.pairScore[2*i], _ = s.pairAt(int(i), &o, pairLeast, false)
+					s.pairScore[2*i] = s.pairFrom(int(i), &o)
 				}
 				if s.pairScore[2*i] < pairLeast {
 					continue
@@ -237,9 +270,9 @@ func (s *Swapper) pairRun(cw, ch, i int, a geom.Pt, o *pairOffsets, m int, reach
 			}
 			j := py*cw + px
 			vj := s.pairCol[3*j:][:3]
-			steady := max(abs32(vj[0]-vi[0])-far[0], abs32(vj[1]-vi[1])-far[1], abs32(vj[2]-vi[2])-far[2]) <= 0
+			steady := absBits(vj[0]-vi[0])-far[0] <= 0 && absBits(vj[1]-vi[1])-far[1] <= 0 && absBits(vj[2]-vi[2])-far[2] <= 0
 			if steady && s.pairScore[2*j+1] < 0 && s.pairFace[j] > 0.5 && px >= m && py >= m && px < cw-m && py < ch-m {
-				s.pairScore[2*j], s.pairScore[2*j+1] = s.pairAt(j, o, pairLeast, true)
+				s.pairScore[2*j], s.pairScore[2*j+1] = s.pairAt(j, o)
 			}
 			if !steady || s.pairScore[2*j+1] < pairLeast/2 {
 				miss++
