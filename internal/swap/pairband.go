@@ -18,7 +18,9 @@ import (
 // the skin, a nostril's shadow, the cheek's shading). A face's own bands are short (a crease, a brow, a fold
 // beside the mouth, an upper lip) or shaded along their length; the nose's ridge, long and
 // even between its sides, is told by where it lies. A band that runs off the face (a straw,
-// a spoon's handle) is held from beyond it: its part on the face may be shorter.
+// a spoon's handle) is held from beyond it: its part on the face may be shorter. Below the
+// eyes a band as long as a third of the face (a strap, a cord, a pen) is no fold, wherever
+// it lies.
 
 const (
 	// pairDirs is how many directions (over half a turn) a band's line is tried in.
@@ -47,6 +49,12 @@ const (
 	pairNoseNear  = 0.1
 	// pairFaceLeast is the smallest face (px) bands are looked for on.
 	pairFaceLeast = 100
+	// pairLongest (share of the face size) is the length of a band below the eyes that is
+	// no fold wherever it lies: the folds there (beside the nose and the mouth, under the
+	// eyes, the jaw's shading) are shorter or bend with the face, while a strap, a cord or a
+	// rod laid along the cheek keeps its width and its colour on across the cheek's shading.
+	// Above the eyes a forehead's furrows run as long and as level.
+	pairLongest = 0.3
 )
 
 // pairHalves are the band half-widths tried, in shares of the face size: bands 3 to 10 %
@@ -220,7 +228,8 @@ func (s *Swapper) skinBands(target *face.Landmarks68, fm *raster.Mask, size floa
 				if off && s.runCrosses(cw, a, near, float64(f), s.centres[:1]) {
 					least = pairShortestOff
 				}
-				ok := run >= max(pairLong*2*r, least*csize) && s.runCrosses(cw, a, near, float64(f), s.centres[:])
+				ok := run >= max(pairLong*2*r, least*csize) &&
+					(run >= pairLongest*csize && s.runBelowEyes(cw, float64(f)) || s.runCrosses(cw, a, near, float64(f), s.centres[:]))
 				for _, j := range s.pairIdx {
 					s.pairSeen[j] = 1
 					if ok && s.pairScore[2*j] >= pairLeast {
@@ -312,6 +321,19 @@ func (s *Swapper) runCrosses(cw int, a geom.Pt, near, f float64, cs []geom.Pt) b
 		}
 	}
 	return false
+}
+
+// runBelowEyes reports whether the middle of the run in s.pairIdx lies on the mouth's side of
+// the line through the eyes' centres (of s.centres, on fr's grid: f fr pixels a grid pixel).
+func (s *Swapper) runBelowEyes(cw int, f float64) bool {
+	var mx, my float64
+	for _, j := range s.pairIdx {
+		mx, my = mx+float64(int(j)%cw), my+float64(int(j)/cw)
+	}
+	n := float64(len(s.pairIdx))
+	e0, e1 := s.centres[1].Scale(1/f), s.centres[2].Scale(1/f)
+	side := func(p geom.Pt) float64 { q, e := p.Sub(e0), e1.Sub(e0); return e.X*q.Y - e.Y*q.X }
+	return side(geom.Pt{X: mx / n, Y: my / n})*side(s.centres[0].Scale(1/f)) > 0
 }
 
 // markPair marks in s.pairBand the band's cross-section at grid pixel (x, y): r either side of
