@@ -1,0 +1,183 @@
+package swap
+
+import (
+	"image"
+	"math"
+	"slices"
+
+	"github.com/facefusion-hpc/facefusion/internal/face"
+	"github.com/facefusion-hpc/facefusion/internal/geom"
+	"github.com/facefusion-hpc/facefusion/internal/raster"
+)
+
+// An eye is the darkest thing about its landmarks: open, its pupil, iris and lashes; squinting
+// or closed, the lash line its landmarks' hull then narrows onto. Where the brightest of the
+// hull is little brighter than its darkest, the landmarks lie on no eye but on what covers it
+// (a shield, a hand rubbing it, a pad), whatever its colour and grain; where the other eye is
+// there and looks unlike it, what looks as the hull does and is joined to it is that cover.
+// The other tests judge the zone about an eye by outline and colour (see eyeZones), which do
+// not tell a cover near the skin's colour with a grain of its own from the lids and the fold.
+
+const (
+	// eyeBareContrast is the least ratio of the hull's brightest to its darkest brightness
+	// (their 95th and 5th percentiles; r+g+b) of an eye that is there: a bare eye's is 4 or
+	// more even blurred, 2 on a frame a codec smeared, a cover's, flat or grained, under 1.6.
+	eyeBareContrast = 1.7
+	// eyeLeastPixels is the fewest pixels an eye's hull must hold to be told: a closed eye's
+	// or a small face's hull is a few pixels' line, its darks blurred away.
+	eyeLeastPixels = 40
+	// eyeCoverReach is how far from the eye's centre its cover is followed, in eye widths;
+	// eyeCoverLuma (ln) how far past the hull's brightness range, and eyeCoverChroma the
+	// least tolerance of its chromaticity (ln, the hull's spread's 3 sigmas if more).
+	eyeCoverReach  = 1.5
+	eyeCoverLuma   = 0.08
+	eyeCoverChroma = 0.04
+	// eyeCoverAlike is the largest share of the face about the other eye that may look as a
+	// cover does: past it the cover looks as the skin does, or spans both eyes (a visor of
+	// the skin's colour its landmarks slid off on one side), and cannot be followed apart
+	// from the skin.
+	eyeCoverAlike = 0.1
+)
+
+// eyeState is what an eye's landmarks hold (see above).
+type eyeState int
+
+const (
+	eyeUntold eyeState = iota // too few pixels to tell
+	eyeThere
+	eyeCovered
+)
+
+// coveredEyes marks in s.occ (over fr) the cover over an eye of target that is not there
+// while the other one is (see above): the pixels of the face (fm > 0) within eyeCoverReach
+// of the eye joined to its hull through pixels that look as the hull does. Both eyes gone is
+// rather a face whose landmarks went astray, or one behind dark glasses (the glasses'
+// tests'), than two covers.
+func (s *Swapper) coveredEyes(frame *raster.Image, target *face.Landmarks68, fm *raster.Mask, fr image.Rectangle) {
+	var state [2]eyeState
+	var lo, hi [2][3]float32
+	for k := range 2 {
+		if s.eyeHull(target, k, fr) {
+			state[k], lo[k], hi[k] = s.eyeLook(frame, fr)
+		}
+	}
+	for k := range 2 {
+		eye, other := target[36+6*k:42+6*k], target[42-6*k:48-6*k]
+		if state[k] != eyeCovered || state[1-k] != eyeThere ||
+			s.alikeAbout(frame, fm, fr, geom.Mean(other), eyeCoverReach*other[0].Dist(other[3]), lo[k], hi[k]) > eyeCoverAlike {
+			continue
+		}
+		s.eyeHull(target, k, fr)
+		s.followEyeCover(frame, fm, fr, geom.Mean(eye), eyeCoverReach*eye[0].Dist(eye[3]), lo[k], hi[k])
+	}
+}
+
+// alikeAbout is the share of the face's pixels (fm > 0) of fr within reach of c whose colour
+// features lie within lo..hi.
+func (s *Swapper) alikeAbout(frame *raster.Image, fm *raster.Mask, fr image.Rectangle, c geom.Pt, reach float64, lo, hi [3]float32) float64 {
+	n, alike := 0, 0
+	for y := max(fr.Min.Y, int(c.Y-reach)); y <= min(fr.Max.Y-1, int(c.Y+reach)); y++ {
+		for x := max(fr.Min.X, int(c.X-reach)); x <= min(fr.Max.X-1, int(c.X+reach)); x++ {
+			if math.Hypot(float64(x)-c.X, float64(y)-c.Y) > reach || !(fm.Pix[(y-fm.Rect.Min.Y)*fm.Stride+x-fm.Rect.Min.X] > 0) {
+				continue
+			}
+			n++
+			if within(pixelFeatures(frame, fr, fr.Dx(), (y-fr.Min.Y)*fr.Dx()+x-fr.Min.X), lo, hi) {
+				alike++
+			}
+		}
+	}
+	if n == 0 {
+		return 1
+	}
+	return float64(alike) / float64(n)
+}
+
+// within reports whether each of f's features lies within lo..hi.
+func within(f, lo, hi [3]float32) bool {
+	for j := range 3 {
+		if f[j] < lo[j] || f[j] > hi[j] {
+			return false
+		}
+	}
+	return true
+}
+
+// eyeHull puts in s.stack the pixels of fr's grid within the hull of target's eye k (0: the
+// image's left), reporting whether they are enough to tell (eyeLeastPixels).
+func (s *Swapper) eyeHull(target *face.Landmarks68, k int, fr image.Rectangle) bool {
+	eye := target[36+6*k : 42+6*k]
+	s.sorted, s.partHull = convexHull(append(s.part[:0], eye...), s.sorted, s.partHull)
+	s.stack = s.stack[:0]
+	b := geom.Bounds(eye)
+	for y := max(fr.Min.Y, int(b.Y0)); y <= min(fr.Max.Y-1, int(b.Y1)+1); y++ {
+		for x := max(fr.Min.X, int(b.X0)); x <= min(fr.Max.X-1, int(b.X1)+1); x++ {
+			if insideConvex(s.partHull, geom.Pt{X: float64(x), Y: float64(y)}) {
+				s.stack = append(s.stack, int32((y-fr.Min.Y)*fr.Dx()+x-fr.Min.X))
+			}
+		}
+	}
+	return len(s.stack) >= eyeLeastPixels
+}
+
+// eyeLook tells whether the eye hull's pixels in s.stack hold an eye (see above), and where
+// not, the range of colour features a pixel of its cover may have.
+func (s *Swapper) eyeLook(frame *raster.Image, fr image.Rectangle) (st eyeState, lo, hi [3]float32) {
+	w := fr.Dx()
+	for j := range 3 {
+		s.feat[j] = s.feat[j][:0]
+	}
+	for _, i := range s.stack {
+		f := pixelFeatures(frame, fr, w, int(i))
+		for j := range 3 {
+			s.feat[j] = append(s.feat[j], f[j])
+		}
+	}
+	n := len(s.stack)
+	slices.Sort(s.feat[0])
+	dark, bright := s.feat[0][n/20], s.feat[0][n-1-n/20]
+	if !(float64(bright-dark) < math.Log(eyeBareContrast)) {
+		return eyeThere, lo, hi
+	}
+	lo[0], hi[0] = dark-eyeCoverLuma, bright+eyeCoverLuma
+	for j := 1; j < 3; j++ {
+		med, mad := medianMAD(s.feat[j], &s.dev)
+		tol := max(eyeCoverChroma, 3*1.4826*mad)
+		lo[j], hi[j] = med-tol, med+tol
+	}
+	return eyeCovered, lo, hi
+}
+
+// followEyeCover marks in s.occ the pixels of the face (fm > 0) within reach of c joined to
+// the hull pixels in s.stack through pixels whose colour features lie within lo..hi.
+func (s *Swapper) followEyeCover(frame *raster.Image, fm *raster.Mask, fr image.Rectangle, c geom.Pt, reach float64, lo, hi [3]float32) {
+	w, h := fr.Dx(), fr.Dy()
+	s.clip.Reset(fr)
+	looks := func(i int) bool {
+		x, y := i%w+fr.Min.X, i/w+fr.Min.Y
+		if math.Hypot(float64(x)-c.X, float64(y)-c.Y) > reach || !(fm.Pix[(y-fm.Rect.Min.Y)*fm.Stride+x-fm.Rect.Min.X] > 0) {
+			return false
+		}
+		return within(pixelFeatures(frame, fr, w, i), lo, hi)
+	}
+	seeds := s.stack[:0]
+	for _, i := range s.stack {
+		if looks(int(i)) {
+			s.clip.Pix[i] = 1
+			seeds = append(seeds, i)
+		}
+	}
+	s.stack = seeds
+	for head := 0; head < len(s.stack); head++ {
+		for _, nb := range neighbours4(int(s.stack[head]), w, h) {
+			if nb < 0 || s.clip.Pix[nb] > 0 || !looks(nb) {
+				continue
+			}
+			s.clip.Pix[nb] = 1
+			s.stack = append(s.stack, int32(nb))
+		}
+	}
+	for _, i := range s.stack {
+		s.occ.Pix[(int(i)/w)*s.occ.Stride+int(i)%w] = 1
+	}
+}
