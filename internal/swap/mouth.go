@@ -203,9 +203,9 @@ func (s *Swapper) fitRim(frame *raster.Image, fr image.Rectangle, k int32, c *co
 }
 
 // floodMouth marks in s.clip, breadth first from s.label's region k, the pixels of the mouth's
-// zone (s.zone > 0, fm > 0, not found) that look like c and more like it than like the mouth's
+// zone (s.zone > 0, fm > 0, not found but for bands) that look like c and more like it than like the mouth's
 // own pixels, and (for a cover unlike the skin) than like the skin; unless it takes less than
-// mouthLeast of the lips' hull (lips pixels), when it marks nothing.
+// mouthLeast of the lips' hull (lips pixels) not found before, when it marks nothing.
 func (s *Swapper) floodMouth(frame *raster.Image, fm *raster.Mask, size float64, fr image.Rectangle, k int32, c *coverLook, lips int) {
 	w, h := fr.Dx(), fr.Dy()
 	// What the mouth looks like where the cover leaves it: the median of the zone's pixels
@@ -238,7 +238,10 @@ func (s *Swapper) floodMouth(frame *raster.Image, fm *raster.Mask, size float64,
 	for head := 0; head < len(s.stack); head++ {
 		d := s.clip.Pix[s.stack[head]] + 1
 		for _, nb := range neighbours4(int(s.stack[head]), w, h) {
-			if nb < 0 || s.zone.Pix[nb] == 0 || skinLike && s.zone.Pix[nb] == 1 && d > reach || s.occ.Pix[nb] == 1 || s.clip.Pix[nb] > 0 {
+			// Through a band found by its shape (a spoon's handle from the lips), which it takes
+			// again, so that the band does not wall the growth off the rest of the mouth; not
+			// through other finds, which a lossy bare mouth's blocks would lead it past.
+			if nb < 0 || s.zone.Pix[nb] == 0 || skinLike && s.zone.Pix[nb] == 1 && d > reach || s.occ.Pix[nb] == 1 && s.bands.Pix[nb] == 0 || s.clip.Pix[nb] > 0 {
 				continue
 			}
 			if !(fm.Pix[(nb/w+fr.Min.Y-fm.Rect.Min.Y)*fm.Stride+nb%w+fr.Min.X-fm.Rect.Min.X] > 0) {
@@ -254,7 +257,7 @@ func (s *Swapper) floodMouth(frame *raster.Image, fm *raster.Mask, size float64,
 	}
 	took := 0
 	for _, i := range s.stack[from:] {
-		if s.zone.Pix[i] == 2 {
+		if s.zone.Pix[i] == 2 && s.occ.Pix[i] != 1 {
 			took++
 		}
 	}
@@ -275,7 +278,7 @@ func (s *Swapper) tooUnlikeFind(frame *raster.Image, fr image.Rectangle, c *cove
 		find = append(find, c.dist(pixelFeatures(frame, fr, w, int(i)), c.med))
 	}
 	for _, i := range s.stack[from:] {
-		if s.zone.Pix[i] == 2 {
+		if s.zone.Pix[i] == 2 && s.occ.Pix[i] != 1 {
 			took = append(took, c.dist(pixelFeatures(frame, fr, w, int(i)), c.med))
 		}
 	}

@@ -47,14 +47,27 @@ const (
 	// near it (share of the face size) is the nose's ridge.
 	pairNoseAngle = 25 * math.Pi / 180
 	pairNoseNear  = 0.1
-	// pairFaceLeast is the smallest face (px) bands are looked for on.
-	pairFaceLeast = 100
 	// pairLongest (share of the face size) is the length of a band below the eyes that is
 	// no fold wherever it lies: the folds there (beside the nose and the mouth, under the
 	// eyes, the jaw's shading) are shorter or bend with the face, while a strap, a cord or a
 	// rod laid along the cheek keeps its width and its colour on across the cheek's shading.
 	// Above the eyes a forehead's furrows run as long and as level.
 	pairLongest = 0.3
+	// pairFaceLeast is the smallest face (px) bands are looked for on: on a smaller one the
+	// narrowest band tried (pairHalves) is under 1.3 px either side of its line.
+	pairFaceLeast = 80
+	// pairFaceFull is the smallest face (px) whose own bands at the mouth and the nose (the
+	// upper lip, the nose's base, the shading beside a nostril's wing) a codec's blur leaves
+	// short or uneven. On a smaller face they run level and even for a third of the face: a
+	// band there within the upper lip's zone (see upperLip) and within pairLipAngle of the
+	// mouth's line is taken for them. A cover across the mouth runs on past its corners or
+	// crosses its line.
+	pairFaceFull = 100
+	pairLipAngle = 30 * math.Pi / 180
+	// pairLipNear is how far (share of the face size) past the upper lip's zone a run's ends
+	// may lie and still be the face's: the landmarks' error on a small face, and the
+	// shading beside a nostril's wing, past the nose's base's landmarks.
+	pairLipNear = 0.08
 )
 
 // pairHalves are the band half-widths tried, in shares of the face size: bands 3 to 10 %
@@ -191,6 +204,7 @@ func (s *Swapper) skinBands(target *face.Landmarks68, fm *raster.Mask, size floa
 	// the lips down over the chin) is not the nose's ridge.
 	noseEnd := dot(target[51].Sub(target[27]), na) / float64(f)
 	s.featureCentres(target, fr)
+	lip := upperLipOf(target, fr, float64(f), pairLipNear*csize)
 	s.pairScore = growTo(s.pairScore, 2*cw*ch)
 	s.pairSeen = growTo(s.pairSeen, cw*ch)
 	// Off the face no score is ever found: a previous face's there must not count as a band's.
@@ -229,7 +243,8 @@ func (s *Swapper) skinBands(target *face.Landmarks68, fm *raster.Mask, size floa
 					least = pairShortestOff
 				}
 				ok := run >= max(pairLong*2*r, least*csize) &&
-					(run >= pairLongest*csize && s.runBelowEyes(cw, float64(f)) || s.runCrosses(cw, a, near, float64(f), s.centres[:]))
+					(run >= pairLongest*csize && s.runBelowEyes(cw, float64(f)) || s.runCrosses(cw, a, near, float64(f), s.centres[:])) &&
+					!(size < pairFaceFull && lip.holds(s.runEnds(cw, a)))
 				for _, j := range s.pairIdx {
 					s.pairSeen[j] = 1
 					if ok && s.pairScore[2*j] >= pairLeast {
@@ -299,6 +314,57 @@ func (s *Swapper) pairRun(cw, ch, i int, a geom.Pt, o *pairOffsets, m int, reach
 		return 0, false
 	}
 	return run, off
+}
+
+// runEnds are the ends p0, p1 of the run in s.pairIdx along a, on the grid (of rows of cw),
+// and a.
+func (s *Swapper) runEnds(cw int, a geom.Pt) (p0, p1, along geom.Pt) {
+	i0 := int(s.pairIdx[0])
+	c := geom.Pt{X: float64(i0 % cw), Y: float64(i0 / cw)}
+	lo, hi := 0.0, 0.0
+	for _, j := range s.pairIdx {
+		t := (float64(int(j)%cw)-c.X)*a.X + (float64(int(j)/cw)-c.Y)*a.Y
+		lo, hi = min(lo, t), max(hi, t)
+	}
+	return c.Add(a.Scale(lo)), c.Add(a.Scale(hi)), a
+}
+
+// upperLip is the zone (on a grid) of a face's own level bands at the mouth and the nose:
+// from the nose's base down to the lips' parting, as wide as the mouth, in the mouth's frame
+// (o at its left corner, u along its line to the right corner, v across it), grown by near.
+type upperLip struct {
+	o, u, v              geom.Pt
+	u0, u1, v0, v1, near float64
+}
+
+// upperLipOf is target's upperLip on fr's grid of f fr pixels a grid pixel, grown by near
+// (grid px).
+func upperLipOf(target *face.Landmarks68, fr image.Rectangle, f, near float64) upperLip {
+	at := func(k int) geom.Pt {
+		return geom.Pt{X: (target[k].X - float64(fr.Min.X)) / f, Y: (target[k].Y - float64(fr.Min.Y)) / f}
+	}
+	z := upperLip{o: at(48), near: near}
+	d := at(54).Sub(z.o)
+	n := math.Max(1e-9, math.Hypot(d.X, d.Y))
+	z.u, z.u1 = d.Scale(1/n), n
+	z.v = geom.Pt{X: -z.u.Y, Y: z.u.X}
+	z.v0, z.v1 = math.Inf(1), math.Inf(-1)
+	for _, k := range [...]int{31, 32, 33, 34, 35, 48, 54, 60, 61, 62, 63, 64} {
+		t := dot(at(k).Sub(z.o), z.v)
+		z.v0, z.v1 = min(z.v0, t), max(z.v1, t)
+	}
+	return z
+}
+
+// holds reports whether a run from p0 to p1 along a lies within the zone (ends within near
+// of it) and along the mouth's line within pairLipAngle.
+func (z *upperLip) holds(p0, p1, a geom.Pt) bool {
+	in := func(p geom.Pt) bool {
+		q := p.Sub(z.o)
+		u, v := dot(q, z.u), dot(q, z.v)
+		return u >= z.u0-z.near && u <= z.u1+z.near && v >= z.v0-z.near && v <= z.v1+z.near
+	}
+	return math.Abs(dot(a, z.u)) >= math.Cos(pairLipAngle) && in(p0) && in(p1)
 }
 
 // runCrosses reports whether the run in s.pairIdx (along a) crosses one of the features whose

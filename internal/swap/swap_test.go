@@ -435,3 +435,20 @@ func BenchmarkApplyGrace(b *testing.B) {
 		s.Apply(frame, &p.dstLm)
 	}
 }
+
+// BenchmarkApplyAstronaut is one swap of grace_hopper into the astronaut's photo (a 92 px
+// face: the cost of a small face).
+func BenchmarkApplyAstronaut(b *testing.B) {
+	p := photos(b)
+	src, err := NewSource(p.dst, &p.dstLm)
+	if err != nil {
+		b.Fatal(err)
+	}
+	s := NewSwapper(src, DefaultOptions())
+	frame := p.src.Clone()
+	b.ReportAllocs()
+	for b.Loop() {
+		copy(frame.Pix, p.src.Pix)
+		s.Apply(frame, &p.srcLm)
+	}
+}
