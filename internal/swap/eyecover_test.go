@@ -182,3 +182,66 @@ func TestCoveredEyesLeaveBareClosedAndSquintingEyes(t *testing.T) {
 		}
 	}
 }
+
+// ecGlare is img with a glare over lm's eye k (0: the image's left): a soft ellipse about
+// it blended towards white by a, the eye still seen through it (a lamp on a lens, a haze).
+func ecGlare(img *raster.Image, lm *face.Landmarks68, k int, a float64) *raster.Image {
+	out := img.Clone()
+	eye := lm[36+6*k : 42+6*k]
+	c, w := geom.Mean(eye), eye[0].Dist(eye[3])
+	for y := range img.H {
+		for x := range img.W {
+			q := math.Hypot((float64(x)-c.X)/(0.75*w), (float64(y)-c.Y)/(0.55*w))
+			if q >= 1 {
+				continue
+			}
+			wt := a * math.Min(1, (1-q)*0.55*w/1.5)
+			r, g, b := img.At(x, y)
+			out.Set(x, y, clampU8(float64(r)+wt*(255-float64(r))), clampU8(float64(g)+wt*(255-float64(g))),
+				clampU8(float64(b)+wt*(250-float64(b))))
+		}
+	}
+	return out
+}
+
+// Where an eye is seen through a veil (a glare on one lens, a haze) or the whole face is
+// blurred (a moving head, a lens out of focus: one eye's darks may blur away before the
+// other's), its landmarks' hull still holds the eye, only fainter: coveredEyes keeps nothing.
+func TestCoveredEyesLeaveVeiledAndBlurredEyesBare(t *testing.T) {
+	fullTier(t, "finds landmarks on 22 photos")
+	for wi, w := range hoWays(t) {
+		src, err := NewSource(w.srcImg, &w.srcLm)
+		if err != nil {
+			t.Fatal(err)
+		}
+		type variant struct {
+			name string
+			img  *raster.Image
+		}
+		var vs []variant
+		for k := range 2 {
+			for _, a := range []float64{0.35, 0.45, 0.55} {
+				vs = append(vs, variant{fmt.Sprintf("eye %d under a glare of %.2f", k, a), ecGlare(w.tgt, &w.lm, k, a)})
+			}
+		}
+		for _, sigma := range []float64{3, 4, 5, 6, 7} {
+			blurred := raster.New(w.tgt.W, w.tgt.H)
+			raster.GaussianBlur8(blurred, w.tgt, sigma)
+			vs = append(vs, variant{fmt.Sprintf("blurred, σ %v", sigma), blurred})
+		}
+		for _, v := range vs {
+			lm := landmarksIn(t, v.img, w.box)
+			s := NewSwapper(src, DefaultOptions())
+			_, _, fr, ok := s.place(v.img, &lm)
+			if !ok {
+				t.Fatalf("%s, %s: no face", w.name, v.name)
+			}
+			s.occ.Reset(fr)
+			s.coveredEyes(v.img, &lm, &s.mask, fr)
+			if slices.Contains(s.occ.Pix, 1) {
+				t.Errorf("%s, %s: an eye's cover kept", w.name, v.name)
+			}
+			saveForEyes(t, v.img, fmt.Sprintf("eyeveil-%d-%s.png", wi, v.name))
+		}
+	}
+}
