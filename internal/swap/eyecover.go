@@ -27,6 +27,10 @@ const (
 	// one eye's darks before the other's: neither is told.
 	eyeBareContrast  = 2
 	eyeCoverContrast = 1.4
+	// eyeShadowBright is the least brightness (r+g+b) of the hull's brightest (95th percentile)
+	// an eye or a cover is told in: in a shadow as deep as the frame's black the whites and
+	// lids are as black as the pupil, whatever lies there.
+	eyeShadowBright = 60
 	// eyeLeastPixels is the fewest pixels an eye's hull must hold to be told: a closed eye's
 	// or a small face's hull is a few pixels' line, its darks blurred away.
 	eyeLeastPixels = 40
@@ -140,6 +144,9 @@ func (s *Swapper) eyeLook(frame *raster.Image, fr image.Rectangle) (st eyeState,
 	n := len(s.stack)
 	slices.Sort(s.feat[0])
 	dark, bright := s.feat[0][n/20], s.feat[0][n-1-n/20]
+	if !(float64(bright) >= math.Log(eyeShadowBright+2)) { // features' brightness is ln(r+g+b+2)
+		return eyeUntold, lo, hi
+	}
 	contrast := float64(bright - dark)
 	if contrast >= math.Log(eyeBareContrast) {
 		return eyeThere, lo, hi
