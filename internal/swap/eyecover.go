@@ -21,8 +21,16 @@ import (
 const (
 	// eyeBareContrast is the least ratio of the hull's brightest to its darkest brightness
 	// (their 95th and 5th percentiles; r+g+b) of an eye that is there: a bare eye's is 4 or
-	// more even blurred, 2 on a frame a codec smeared, a cover's, flat or grained, under 1.6.
-	eyeBareContrast = 1.7
+	// more, 2 squinting or on a frame a codec smeared. eyeCoverContrast is the ratio under
+	// which the hull holds a cover: a cover's, flat or grained, is under 1.35. Between them
+	// lies an eye seen through a veil (a glare on a lens, a haze) or a blur, which may take
+	// one eye's darks before the other's: neither is told.
+	eyeBareContrast  = 2
+	eyeCoverContrast = 1.4
+	// eyeShadowBright is the least brightness (r+g+b) of the hull's brightest (95th percentile)
+	// an eye or a cover is told in: in a shadow as deep as the frame's black the whites and
+	// lids are as black as the pupil, whatever lies there.
+	eyeShadowBright = 60
 	// eyeLeastPixels is the fewest pixels an eye's hull must hold to be told: a closed eye's
 	// or a small face's hull is a few pixels' line, its darks blurred away.
 	eyeLeastPixels = 40
@@ -43,7 +51,7 @@ const (
 type eyeState int
 
 const (
-	eyeUntold eyeState = iota // too few pixels to tell
+	eyeUntold eyeState = iota // too few pixels, or too faint, to tell
 	eyeThere
 	eyeCovered
 )
@@ -136,8 +144,15 @@ func (s *Swapper) eyeLook(frame *raster.Image, fr image.Rectangle) (st eyeState,
 	n := len(s.stack)
 	slices.Sort(s.feat[0])
 	dark, bright := s.feat[0][n/20], s.feat[0][n-1-n/20]
-	if !(float64(bright-dark) < math.Log(eyeBareContrast)) {
+	if !(float64(bright) >= math.Log(eyeShadowBright+2)) { // features' brightness is ln(r+g+b+2)
+		return eyeUntold, lo, hi
+	}
+	contrast := float64(bright - dark)
+	if contrast >= math.Log(eyeBareContrast) {
 		return eyeThere, lo, hi
+	}
+	if !(contrast < math.Log(eyeCoverContrast)) {
+		return eyeUntold, lo, hi
 	}
 	lo[0], hi[0] = dark-eyeCoverLuma, bright+eyeCoverLuma
 	for j := 1; j < 3; j++ {

@@ -182,3 +182,68 @@ func TestCoveredEyesLeaveBareClosedAndSquintingEyes(t *testing.T) {
 		}
 	}
 }
+
+// ecVeil is img with a veil over lm's eye k (0: the image's left): an ellipse about it, grown
+// by grow, blended towards tone by a: a glare (towards white, the eye still seen through it:
+// a lamp on a lens, a haze) or a deep shadow (towards black).
+func ecVeil(img *raster.Image, lm *face.Landmarks68, k int, a, grow float64, tone raster.RGB) *raster.Image {
+	out := img.Clone()
+	eye := lm[36+6*k : 42+6*k]
+	c, w := geom.Mean(eye), eye[0].Dist(eye[3])
+	for y := range img.H {
+		for x := range img.W {
+			q := math.Hypot((float64(x)-c.X)/(0.75*grow*w), (float64(y)-c.Y)/(0.55*grow*w))
+			if q >= 1 {
+				continue
+			}
+			wt := a * math.Min(1, (1-q)*0.55*grow*w/1.5)
+			r, g, b := img.At(x, y)
+			out.Set(x, y, clampU8(float64(r)+wt*(float64(tone.R)-float64(r))), clampU8(float64(g)+wt*(float64(tone.G)-float64(g))),
+				clampU8(float64(b)+wt*(float64(tone.B)-float64(b))))
+		}
+	}
+	return out
+}
+
+// Where an eye is seen through a veil (a glare on one lens, a haze) or the whole face is
+// blurred (a moving head, a lens out of focus: one eye's darks may blur away before the
+// other's), its landmarks' hull still holds the eye, only fainter: coveredEyes keeps nothing.
+func TestCoveredEyesLeaveVeiledAndBlurredEyesBare(t *testing.T) {
+	fullTier(t, "finds landmarks on 22 photos")
+	for wi, w := range hoWays(t) {
+		src, err := NewSource(w.srcImg, &w.srcLm)
+		if err != nil {
+			t.Fatal(err)
+		}
+		type variant struct {
+			name string
+			img  *raster.Image
+		}
+		var vs []variant
+		for k := range 2 {
+			for _, a := range []float64{0.35, 0.45, 0.55} {
+				vs = append(vs, variant{fmt.Sprintf("eye %d under a glare of %.2f", k, a), ecVeil(w.tgt, &w.lm, k, a, 1, raster.RGB{R: 255, G: 255, B: 250})})
+			}
+			vs = append(vs, variant{fmt.Sprintf("eye %d in a deep shadow", k), ecVeil(w.tgt, &w.lm, k, 1, 2.5, raster.RGB{})})
+		}
+		for _, sigma := range []float64{3, 4, 5, 6, 7} {
+			blurred := raster.New(w.tgt.W, w.tgt.H)
+			raster.GaussianBlur8(blurred, w.tgt, sigma)
+			vs = append(vs, variant{fmt.Sprintf("blurred, σ %v", sigma), blurred})
+		}
+		for _, v := range vs {
+			lm := landmarksIn(t, v.img, w.box)
+			s := NewSwapper(src, DefaultOptions())
+			_, _, fr, ok := s.place(v.img, &lm)
+			if !ok {
+				t.Fatalf("%s, %s: no face", w.name, v.name)
+			}
+			s.occ.Reset(fr)
+			s.coveredEyes(v.img, &lm, &s.mask, fr)
+			if slices.Contains(s.occ.Pix, 1) {
+				t.Errorf("%s, %s: an eye's cover kept", w.name, v.name)
+			}
+			saveForEyes(t, v.img, fmt.Sprintf("eyeveil-%d-%s.png", wi, v.name))
+		}
+	}
+}
