@@ -211,7 +211,6 @@ func (s *Swapper) skinBands(target *face.Landmarks68, fm *raster.Mask, size floa
 	for i := range s.pairScore[:2*cw*ch] {
 		s.pairScore[i] = -1
 	}
-	clear(s.pairSeen[:cw*ch])
 	for d := range pairDirs {
 		th := math.Pi * float64(d) / pairDirs
 		a := geom.Pt{X: math.Cos(th), Y: math.Sin(th)}
