@@ -13,8 +13,9 @@ import (
 
 // An eighth survey of the classic swap's occlusion handling (issue 32's "clips other than your
 // tests' agree"), written blind: its author read the surveys' measuring code and swap.go's
-// exported API but none of the occluder rules, and no rule was tuned on it. Its eleven covers
-// are none of the earlier surveys' or the occluder tests' shapes, chosen for what real footage
+// exported API but none of the occluder rules; its weakest classes were since described to
+// the rules' authors, so it no longer judges blind (the ninth does). Its eleven covers are
+// none of the earlier surveys' or the occluder tests' shapes, chosen for what real footage
 // holds and sized as on a real face (about 14 cm: a finger an eighth of it wide), small and
 // large, one-sided and centred, thin and thick: a digital thermometer in the mouth, a fan of
 // playing cards before the lower face, a helmet's chin strap, a cigarette held between two
@@ -313,8 +314,8 @@ func TestOccluderEighthSurvey(t *testing.T) {
 	fullTier(t, "swaps 330 occluded photos, their covers softly edged")
 	start := time.Now()
 	floors := map[string][3]float64{ // skin's hues kept, others kept, swapped (means over shapes)
-		"astronaut → grace_hopper": {0.63, 0.91, 0.96}, "grace_hopper → astronaut": {0.85, 0.94, 0.96},
-		"grace_hopper → astronaut, green-lit": {0.86, 0.92, 0.96},
+		"astronaut → grace_hopper": {0.66, 0.93, 0.96}, "grace_hopper → astronaut": {0.88, 0.94, 0.96},
+		"grace_hopper → astronaut, green-lit": {0.89, 0.96, 0.96},
 	}
 	ways, turn := variantWays(t, "grace_hopper → astronaut, green-lit", sv8GreenLit)
 	textures := sv8Textures()

@@ -223,8 +223,8 @@ func TestOccluderNinthSurvey(t *testing.T) {
 	fullTier(t, "swaps 300 occluded photos, their covers softly edged")
 	start := time.Now()
 	floors := map[string][3]float64{ // skin's hues kept, others kept, swapped (means over shapes)
-		"astronaut → grace_hopper": {0.60, 0.80, 0.95}, "grace_hopper → astronaut": {0.61, 0.74, 0.93},
-		"astronaut → grace_hopper, farther, turned and dim": {0.48, 0.72, 0.96},
+		"astronaut → grace_hopper": {0.61, 0.81, 0.95}, "grace_hopper → astronaut": {0.67, 0.74, 0.93},
+		"astronaut → grace_hopper, farther, turned and dim": {0.54, 0.74, 0.96},
 	}
 	ways := hoWays(t)
 	v := sv9Farther(ways[0], "astronaut → grace_hopper, farther, turned and dim")
