@@ -247,3 +247,46 @@ func TestCoveredEyesLeaveVeiledAndBlurredEyesBare(t *testing.T) {
 		}
 	}
 }
+
+// A cotton pad of the astronaut's own skin's look (flat, or towelling a shade darker) over an
+// eye looks as the skin about her other eye does (see eyeCoverAlike): the skin about the pad
+// is no cover, and the rest of her face is swapped as on the bare face. Followed, the pad
+// led into the cheek and the temple: 87–88 % of the rest was swapped.
+func TestCoveredEyesLeaveTheSkinAboutASkinLookingCover(t *testing.T) {
+	w := hoWays(t)[1]
+	src, err := NewSource(w.srcImg, &w.srcLm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bare := bareSwapped(t, src, w.tgt, w.lm)
+	for _, c := range []occCase{
+		{shape: ecShapes[2], tex: occTextures[0], hue: w.ownSkin, name: "flat, own skin"},
+		{shape: ecShapes[2], tex: ecTowel, hue: svScaled(w.ownSkin, 0.9), name: "towel, own skin ×0.9"},
+	} {
+		if r, _, _ := tsRun(t, src, w.tgt, w.lm, w.box, c, bare); r.swapped < 0.92 {
+			t.Errorf("%s: the rest of the face %.1f%% swapped (want 92%% or more)", c.name, 100*r.swapped)
+		}
+	}
+}
+
+// A towelling pad over Grace Hopper's eye, reaching past an eye's width from its centre, is
+// followed out to its rim (see eyeCoverReach): tan, brown or rosy, each is kept whole. Followed
+// within 0.9 eye widths, 93–95 % of each was kept.
+func TestApplyKeepsAWidePadOverAnEye(t *testing.T) {
+	w := hoWays(t)[0]
+	src, err := NewSource(w.srcImg, &w.srcLm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bare := bareSwapped(t, src, w.tgt, w.lm)
+	pad := occShape{"wide pad", func(l *face.Landmarks68, s, x, y float64) bool {
+		c := hoPt(geom.Mean(l[36:42]), s, -0.01, 0)
+		return math.Hypot(x-c.X, y-c.Y) <= 0.18*s
+	}}
+	for _, hue := range []raster.RGB{{R: 196, G: 142, B: 104}, {R: 96, G: 66, B: 50}, {R: 160, G: 120, B: 100}} {
+		c := occCase{shape: pad, tex: ecTowel, hue: hue, name: fmt.Sprintf("wide pad/towel/%v", hue)}
+		if r, _, _ := tsRun(t, src, w.tgt, w.lm, w.box, c, bare); r.kept < 0.975 {
+			t.Errorf("%s: %.1f%% kept (want 97.5%% or more)", c.name, 100*r.kept)
+		}
+	}
+}

@@ -79,6 +79,50 @@ func TestLongBandsFindNothingOnGrainyOrEnlargedBareFaces(t *testing.T) {
 	}
 }
 
+// Nor are a forehead's furrows, deepened (×0.8 or ×0.7 at their middles) and half as wide
+// again apart as the narrowest band, though the band between two runs as long and level as a
+// strap across Grace Hopper's forehead: it lies above her eyes (see pairLongest).
+func TestLongBandsFindNothingOnAFurrowedForehead(t *testing.T) {
+	p := photos(t)
+	src, err := NewSource(p.src, &p.srcLm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []struct{ depth, apart float64 }{{0.2, 0.06}, {0.3, 0.08}} {
+		img := furrowed(p.dst, &p.dstLm, f.depth, 0.08, 0.08+f.apart)
+		sw := NewSwapper(src, DefaultOptions())
+		sw.Apply(img, &p.dstLm)
+		if found := marked(&sw.pairBand); found > 0 {
+			t.Errorf("furrows ×%v, %v apart: a skin-hued band of %d grid px found", 1-f.depth, f.apart, found)
+		}
+	}
+}
+
+// furrowed is img with level furrows across lm's forehead from above one brow's middle to
+// the other's, ups above them (shares of the face size): the skin darkened by depth at each
+// furrow's line, less off it (a Gaussian across it of σ 0.8 % of the face size).
+func furrowed(img *raster.Image, lm *face.Landmarks68, depth float64, ups ...float64) *raster.Image {
+	b := geom.Bounds(lm[:])
+	s := math.Max(b.W(), b.H())
+	sigma := 0.008 * s
+	out := img.Clone()
+	for _, up := range ups {
+		a, c := hoPt(lm[18], s, 0, -up), hoPt(lm[25], s, 0, -up)
+		for y := range img.H {
+			for x := range img.W {
+				d := segDist(geom.Pt{X: float64(x), Y: float64(y)}, a, c)
+				if d > 3*sigma {
+					continue
+				}
+				k := 1 - depth*math.Exp(-0.5*(d/sigma)*(d/sigma))
+				r, g, bl := out.At(x, y)
+				out.Set(x, y, clampU8(k*float64(r)), clampU8(k*float64(g)), clampU8(k*float64(bl)))
+			}
+		}
+	}
+	return out
+}
+
 // enlarged is img scaled by k (bilinear), and lm with it.
 func enlarged(img *raster.Image, lm face.Landmarks68, k float64) (*raster.Image, face.Landmarks68) {
 	out := raster.New(int(float64(img.W)*k), int(float64(img.H)*k))
