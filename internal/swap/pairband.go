@@ -120,16 +120,14 @@ func (s *Swapper) pairAt(i int, o *pairOffsets) (pair, side float32) {
 // the same way: runs are tried from every other pixel in every direction and width, and most
 // tries end there, before the inside is read.
 func (s *Swapper) pairFrom(i int, o *pairOffsets) float32 {
-	if s.pairFace[i+o[0]] <= 0.5 || s.pairFace[i+o[1]] <= 0.5 {
-		return 0
-	}
 	col := s.pairCol
 	v, out0 := col[3*i:][:3], col[3*(i+o[0]):][:3]
 	d0, d1, d2 := v[0]-out0[0], v[1]-out0[1], v[2]-out0[2]
 	e1 := d0 * d0
 	e1 += d1 * d1
 	e1 += d2 * d2
-	if e1 < pairLeast*pairLeast {
+	// Either test alone gives 0: the colours, read anyway, end most tries.
+	if e1 < pairLeast*pairLeast || s.pairFace[i+o[0]] <= 0.5 || s.pairFace[i+o[1]] <= 0.5 {
 		return 0
 	}
 	out1 := col[3*(i+o[1]):][:3]
@@ -175,18 +173,15 @@ func (s *Swapper) skinBands(target *face.Landmarks68, fm *raster.Mask, size floa
 	if size < pairFaceLeast {
 		return
 	}
-	s.pairOn, s.pairStart = s.pairOn[:0], s.pairStart[:0]
+	s.pairStart, s.pairTouched = s.pairStart[:0], s.pairTouched[:0]
 	s.pairFace = growTo(s.pairFace, cw*ch)
 	m := pairMargin(csize)
 	for y := range ch {
 		for x := range cw {
 			s.pairFace[y*cw+x] = fm.At(fr.Min.X+min(w-1, x*f+f/2), fr.Min.Y+min(h-1, y*f+f/2))
-			if s.pairFace[y*cw+x] > 0.5 && x >= m && y >= m && x < cw-m && y < ch-m {
-				s.pairOn = append(s.pairOn, int32(y*cw+x))
-				// A band's middle is over a pixel wide: it is followed from every other pixel.
-				if (x+y)%2 == 0 {
-					s.pairStart = append(s.pairStart, int32(y*cw+x))
-				}
+			// A band's middle is over a pixel wide: it is followed from every other pixel.
+			if s.pairFace[y*cw+x] > 0.5 && x >= m && y >= m && x < cw-m && y < ch-m && (x+y)%2 == 0 {
+				s.pairStart = append(s.pairStart, int32(y*cw+x))
 			}
 		}
 	}
@@ -211,6 +206,7 @@ func (s *Swapper) skinBands(target *face.Landmarks68, fm *raster.Mask, size floa
 	for i := range s.pairScore[:2*cw*ch] {
 		s.pairScore[i] = -1
 	}
+	clear(s.pairSeen[:cw*ch])
 	for d := range pairDirs {
 		th := math.Pi * float64(d) / pairDirs
 		a := geom.Pt{X: math.Cos(th), Y: math.Sin(th)}
@@ -218,9 +214,7 @@ func (s *Swapper) skinBands(target *face.Landmarks68, fm *raster.Mask, size floa
 		for _, hr := range pairHalves {
 			r := hr * csize
 			o := offsetsAcross(geom.Pt{X: -a.Y, Y: a.X}, r, cw)
-			for _, i := range s.pairOn {
-				s.pairScore[2*i], s.pairScore[2*i+1], s.pairSeen[i] = -1, -1, 0 // found when needed
-			}
+			s.undoPass()
 			for _, i := range s.pairStart {
 				if s.pairSeen[i] > 0 {
 					continue
@@ -236,6 +230,7 @@ func (s *Swapper) skinBands(target *face.Landmarks68, fm *raster.Mask, size floa
 				}
 				// The points on the run would find about the same run: each is followed once.
 				run, off := s.pairRun(cw, ch, int(i), a, &o, m, r+2)
+				s.pairTouched = append(s.pairTouched, i)
 				near := r + laneAim*csize
 				least := pairShortest
 				if off && s.runCrosses(cw, a, near, float64(f), s.centres[:1]) {
@@ -264,6 +259,17 @@ func (s *Swapper) skinBands(target *face.Landmarks68, fm *raster.Mask, size floa
 			}
 		}
 	}
+}
+
+// undoPass readies s.pairScore and s.pairSeen for a pass in another direction or width. A
+// pixel's pair is read only once its side is found in the same pass (or, at a start, just
+// after pairFrom sets it): only the sides found and the runs followed (s.pairTouched) are
+// undone.
+func (s *Swapper) undoPass() {
+	for _, i := range s.pairTouched {
+		s.pairScore[2*i+1], s.pairSeen[i] = -1, 0
+	}
+	s.pairTouched = s.pairTouched[:0]
 }
 
 // pairRun is the length (grid px) of the band through grid pixel i along a: followed each way
@@ -296,6 +302,7 @@ func (s *Swapper) pairRun(cw, ch, i int, a geom.Pt, o *pairOffsets, m int, reach
 			steady := absBits(vj[0]-vi[0])-far[0] <= 0 && absBits(vj[1]-vi[1])-far[1] <= 0 && absBits(vj[2]-vi[2])-far[2] <= 0
 			if steady && s.pairScore[2*j+1] < 0 && s.pairFace[j] > 0.5 && px >= m && py >= m && px < cw-m && py < ch-m {
 				s.pairScore[2*j], s.pairScore[2*j+1] = s.pairAt(j, o)
+				s.pairTouched = append(s.pairTouched, int32(j))
 			}
 			if !steady || s.pairScore[2*j+1] < pairLeast/2 {
 				miss++

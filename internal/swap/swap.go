@@ -208,12 +208,12 @@ type Swapper struct {
 	// hueBand is 1 on the grid pixels whose colour departs from the skin's (see hueBands).
 	hueBand raster.Mask
 	// pairBand is 1 on the grid pixels of the skin-hued bands found by their edges (see
-	// skinBands); pairFace the face mask on the grid, pairOn the grid pixels on the face,
-	// pairScore each one's pair and side, pairSeen whether a run was followed through it,
-	// pairIdx a run's points, pairStart the pixels runs are followed from, pairCol s.chan3's
-	// three values of each grid pixel side by side.
+	// skinBands); pairFace the face mask on the grid, pairScore each grid pixel's pair and
+	// side, pairSeen whether a run was followed through it, pairTouched the pixels a pass
+	// found a side at or followed a run from, pairIdx a run's points, pairStart the pixels
+	// runs are followed from, pairCol s.chan3's three values of each grid pixel side by side.
 	pairBand                               raster.Mask
-	pairOn, pairIdx, pairStart             []int32
+	pairTouched, pairIdx, pairStart        []int32
 	pairFace, pairScore, pairSeen, pairCol []float32
 	// bridgeGaps's: the piece (8-connected, from 1) each grid pixel of a band belongs to, the
 	// first piece whose line reaches it (-1 where two do), and a flood's stack.
