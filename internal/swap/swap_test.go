@@ -423,32 +423,27 @@ func BenchmarkApply(b *testing.B) {
 // with grain, shading and glasses, where the occluder rules do their real work).
 func BenchmarkApplyGrace(b *testing.B) {
 	p := photos(b)
-	src, err := NewSource(p.src, &p.srcLm)
-	if err != nil {
-		b.Fatal(err)
-	}
-	s := NewSwapper(src, DefaultOptions())
-	frame := p.dst.Clone()
-	b.ReportAllocs()
-	for b.Loop() {
-		copy(frame.Pix, p.dst.Pix)
-		s.Apply(frame, &p.dstLm)
-	}
+	benchApplyPhoto(b, p.src, &p.srcLm, p.dst, &p.dstLm)
 }
 
 // BenchmarkApplyAstronaut is one swap of grace_hopper into the astronaut's photo (a 92 px
 // face: the cost of a small face).
 func BenchmarkApplyAstronaut(b *testing.B) {
 	p := photos(b)
-	src, err := NewSource(p.dst, &p.dstLm)
+	benchApplyPhoto(b, p.dst, &p.dstLm, p.src, &p.srcLm)
+}
+
+// benchApplyPhoto swaps src (landmarks srcLm) into a fresh copy of tgt (tgtLm) each op.
+func benchApplyPhoto(b *testing.B, src *raster.Image, srcLm *face.Landmarks68, tgt *raster.Image, tgtLm *face.Landmarks68) {
+	source, err := NewSource(src, srcLm)
 	if err != nil {
 		b.Fatal(err)
 	}
-	s := NewSwapper(src, DefaultOptions())
-	frame := p.src.Clone()
+	s := NewSwapper(source, DefaultOptions())
+	frame := tgt.Clone()
 	b.ReportAllocs()
 	for b.Loop() {
-		copy(frame.Pix, p.src.Pix)
-		s.Apply(frame, &p.srcLm)
+		copy(frame.Pix, tgt.Pix)
+		s.Apply(frame, tgtLm)
 	}
 }
