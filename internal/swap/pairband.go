@@ -337,10 +337,11 @@ func (s *Swapper) runEnds(cw int, a geom.Pt) (p0, p1, along geom.Pt) {
 
 // upperLip is the zone (on a grid) of a face's own level bands at the mouth and the nose:
 // from the nose's base down to the lips' parting, as wide as the mouth, in the mouth's frame
-// (o at its left corner, u along its line to the right corner, v across it), grown by near.
+// (o at its left corner, u along its line to the right corner, 0..u1, v across it), grown by
+// near.
 type upperLip struct {
-	o, u, v              geom.Pt
-	u0, u1, v0, v1, near float64
+	o, u, v          geom.Pt
+	u1, v0, v1, near float64
 }
 
 // upperLipOf is target's upperLip on fr's grid of f fr pixels a grid pixel, grown by near
@@ -368,7 +369,7 @@ func (z *upperLip) holds(p0, p1, a geom.Pt) bool {
 	in := func(p geom.Pt) bool {
 		q := p.Sub(z.o)
 		u, v := dot(q, z.u), dot(q, z.v)
-		return u >= z.u0-z.near && u <= z.u1+z.near && v >= z.v0-z.near && v <= z.v1+z.near
+		return u >= -z.near && u <= z.u1+z.near && v >= z.v0-z.near && v <= z.v1+z.near
 	}
 	return math.Abs(dot(a, z.u)) >= math.Cos(pairLipAngle) && in(p0) && in(p1)
 }
