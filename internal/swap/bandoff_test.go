@@ -35,6 +35,7 @@ var bandOffShapes = map[string]occShape{
 // the bare face. The swap kept 15 % of the peach sticks and of the flat tan spoon. A tan or an
 // own-skin stick, a flat own-skin boom and a spoon held at 40° are still lost.
 func TestApplyKeepsSkinHuedBandsLeavingTheFace(t *testing.T) {
+	t.Parallel()
 	w := photoWays(t)[false]
 	hues := map[string]raster.RGB{"own": hoSkinOf(w.tgt, &w.lm), "peach": {R: 232, G: 180, B: 150},
 		"tan": {R: 196, G: 154, B: 108}, "slate": {R: 90, G: 100, B: 115}}

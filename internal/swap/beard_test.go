@@ -163,6 +163,7 @@ var beardLimits = map[string]float64{
 // mask is dilated by 1 + 1 % of the face size and blurred, reaching a few pixels over the
 // lips' edge, which is most of their height on these closed or smiling mouths).
 func TestBeardsLeaveTheLipsSwapped(t *testing.T) {
+	t.Parallel()
 	p := photos(t)
 	red := raster.RGB{R: 150, G: 20, B: 40}
 	for _, toAstro := range []bool{false, true} {

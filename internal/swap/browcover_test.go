@@ -101,6 +101,7 @@ func browSurvey(t *testing.T, ways map[bool]*photoWay, each func(way bool, c occ
 // side with the majority: each case must keep its cover and leave most of the rest of the
 // face swapped (the floors below).
 func TestApplyKeepsBrowCoversAndSwapsTheRest(t *testing.T) {
+	t.Parallel()
 	tex := browTextures(t)
 	checkNamedCovers(t, []namedCover{
 		{true, "hand on the forehead", "flat", "green", 0.95, 0.85},

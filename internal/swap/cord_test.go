@@ -37,6 +37,7 @@ var cordHues = []struct {
 }
 
 func TestApplyKeepsSaturatedCordsAcrossTheCheek(t *testing.T) {
+	t.Parallel()
 	ways := photoWays(t)
 	var sum, n float64
 	for _, toAstro := range []bool{false, true} {

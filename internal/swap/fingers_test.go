@@ -93,6 +93,7 @@ func lipFingerCases(t *testing.T, skin raster.RGB, lm *face.Landmarks68, size fl
 }
 
 func TestApplyKeepsSkinHuedFingersAcrossTheLips(t *testing.T) {
+	t.Parallel()
 	floors := map[bool]float64{false: 0.75, true: 0.65}
 	ways := photoWays(t)
 	for _, toAstro := range []bool{false, true} {

@@ -99,6 +99,7 @@ func takenBackOnFace(s *Swapper, frame *raster.Image, lm, bare *face.Landmarks68
 // squared to them: a find at the cheek's outline of the skin's hue must not flood into the
 // skin beyond it and take back bare cheek.
 func TestHeldIgnoresSkinAroundTheFace(t *testing.T) {
+	t.Parallel()
 	p := photos(t)
 	ways := map[bool]struct {
 		src, tgt *raster.Image

@@ -66,6 +66,7 @@ var heldHues = []heldHue{
 }
 
 func TestApplyKeepsThingsHeldToTheLowerFace(t *testing.T) {
+	t.Parallel()
 	coffee := loadPhotoTexture(t, "coffee.png", 0.5)
 	textures := []occTexture{
 		occTextures[0],

@@ -19,6 +19,7 @@ import (
 // is not: the forehead's two discs, on the fringe, judged alone and the whole face went. Each
 // case's floors sit a little below what it kept and swapped before the hue rules.
 func TestJudgesHoldUnderTintedLight(t *testing.T) {
+	t.Parallel()
 	ways := photoWays(t)
 	fringe := occShape{"fringe to over the brows", func(l *face.Landmarks68, s, x, y float64) bool {
 		return x >= l[0].X && x <= l[16].X && y <= min(l[19].Y, l[24].Y)-0.03*s && y >= l[19].Y-0.45*s

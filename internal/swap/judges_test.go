@@ -67,6 +67,7 @@ var judgeKnit = occTexture{"coarse knit", func(c raster.RGB, x, y int, rng *rand
 // same locks on Grace Hopper, a coarse knit from under her nose's tip (she wears glasses) and
 // a rounded mask of hues no skin has on the astronaut.
 func TestApplyWeighsTheForeheadJudges(t *testing.T) {
+	t.Parallel()
 	ways := photoWays(t)
 	fixed := func(c raster.RGB) func(raster.RGB) raster.RGB { return func(raster.RGB) raster.RGB { return c } }
 	green := fixed(raster.RGB{R: 40, G: 130, B: 60})

@@ -35,6 +35,7 @@ var chevronKnit = occTexture{"knit", func(c raster.RGB, x, y int, _ *rand.Rand) 
 // by the other rules as well; the grained ones need the lane. A flat maroon one is found with
 // the shadow at the mouth's corner beside it, which the lane's fit leaves out.
 func TestApplyKeepsBandsAcrossTheMouth(t *testing.T) {
+	t.Parallel()
 	p := photos(t)
 	w := photoWays(t)[false]
 	chin := skinPatchTexture("real skin", p.src, p.srcLm[8].Add(p.srcLm[57]).Scale(0.5), 7)

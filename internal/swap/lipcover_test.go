@@ -218,6 +218,7 @@ func lcPaintBeard(img *raster.Image, l *face.Landmarks68, s float64, full bool) 
 var lcBeardMost = map[bool]float64{false: 640, true: 170}
 
 func TestMouthCoversLeaveBareMouthsSwapped(t *testing.T) {
+	t.Parallel()
 	p := photos(t)
 	for _, toAstro := range []bool{false, true} {
 		srcImg, srcLm, tgt, lm, box := p.src, p.srcLm, p.dst, p.dstLm, geom.Rect{X0: 168, Y0: 145, X1: 364, Y1: 342}

@@ -33,6 +33,7 @@ var longBandShapes = []occShape{
 // swap kept 7–19 % of the skin-hued ones. A tan band, darker than her skin, is still lost
 // on all three, and so is the slate boom.
 func TestApplyKeepsLongSkinHuedBandsOnTheCheek(t *testing.T) {
+	t.Parallel()
 	p := photos(t)
 	w := photoWays(t)[false]
 	chin := skinPatchTexture("real skin", p.src, p.srcLm[8].Add(p.srcLm[57]).Scale(0.5), 7)

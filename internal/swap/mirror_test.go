@@ -189,6 +189,7 @@ func mirrorFinds(src *Source, img *raster.Image, lm *face.Landmarks68) int {
 // the landmarks found again on each covered photo: each side of the face is compared with its
 // mirror, so each is kept although its colour is the skin's.
 func TestApplyKeepsOneSidedCoversBySymmetry(t *testing.T) {
+	t.Parallel()
 	ways, _ := tsWays(t)
 	tex := mirTextures(t)
 	for _, c := range []struct {

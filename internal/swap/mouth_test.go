@@ -54,6 +54,7 @@ var mouthShapes = map[string]func(l *face.Landmarks68, size, x, y float64) bool{
 }
 
 func TestApplyGrowsCoversIntoTheMouth(t *testing.T) {
+	t.Parallel()
 	ways := photoWays(t)
 	gradient := occTexture{"gradient", func(c raster.RGB, _, y int, _ *rand.Rand) raster.RGB { return shade(c, 0.3*float64(y%200)-30) }}
 	navy, green, grey := raster.RGB{R: 30, G: 40, B: 90}, raster.RGB{R: 60, G: 150, B: 70}, raster.RGB{R: 200, G: 200, B: 200}

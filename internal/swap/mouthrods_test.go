@@ -54,6 +54,7 @@ var mouthRods = []mouthRod{
 }
 
 func TestApplyKeepsRodsHeldAtTheMouthsCorner(t *testing.T) {
+	t.Parallel()
 	ways := photoWays(t)
 	noise := occTexture{"fine noise", func(c raster.RGB, _, _ int, rng *rand.Rand) raster.RGB { return shade(c, 4*rng.NormFloat64()) }}
 	var sum, n float64
@@ -176,6 +177,7 @@ func scaled(img *raster.Image, kr, kg, kb float64) *raster.Image {
 // photos under several draws of grain (even, and stronger in the shadows under a side
 // light), each frame's rods none.
 func TestMouthRodsFindNothingOnNoisyFaces(t *testing.T) {
+	t.Parallel()
 	p := photos(t)
 	for _, f := range []struct {
 		name string

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"sync"
 	"testing"
 
 	"github.com/facefusion-hpc/facefusion/internal/face"
@@ -259,24 +260,36 @@ type photoWay struct {
 	bare float64
 }
 
-// photoWays are both ways between the sample photos, by whether the target is the astronaut.
+var (
+	waysOnce   sync.Once
+	sharedWays map[bool]*photoWay
+)
+
+// photoWays are both ways between the sample photos, by whether the target is the astronaut,
+// made once per test binary (each costs two bare swaps) and shared: a Source is read-only.
 func photoWays(t *testing.T) map[bool]*photoWay {
 	t.Helper()
-	p := photos(t)
-	ways := map[bool]*photoWay{}
-	for _, toAstro := range []bool{false, true} {
-		srcImg, srcLm, w := p.src, p.srcLm, &photoWay{tgt: p.dst, lm: p.dstLm, box: geom.Rect{X0: 168, Y0: 145, X1: 364, Y1: 342}}
-		if toAstro {
-			srcImg, srcLm, w = p.dst, p.dstLm, &photoWay{tgt: p.src, lm: p.srcLm, box: geom.Rect{X0: 177, Y0: 81, X1: 272, Y1: 175}}
+	waysOnce.Do(func() {
+		p := photos(t)
+		made := map[bool]*photoWay{}
+		for _, toAstro := range []bool{false, true} {
+			srcImg, srcLm, w := p.src, p.srcLm, &photoWay{tgt: p.dst, lm: p.dstLm, box: geom.Rect{X0: 168, Y0: 145, X1: 364, Y1: 342}}
+			if toAstro {
+				srcImg, srcLm, w = p.dst, p.dstLm, &photoWay{tgt: p.src, lm: p.srcLm, box: geom.Rect{X0: 177, Y0: 81, X1: 272, Y1: 175}}
+			}
+			src, err := NewSource(srcImg, &srcLm)
+			if err != nil {
+				t.Fatal(err)
+			}
+			w.src, w.bare = src, bareSwapped(t, src, w.tgt, w.lm)
+			made[toAstro] = w
 		}
-		src, err := NewSource(srcImg, &srcLm)
-		if err != nil {
-			t.Fatal(err)
-		}
-		w.src, w.bare = src, bareSwapped(t, src, w.tgt, w.lm)
-		ways[toAstro] = w
+		sharedWays = made
+	})
+	if sharedWays == nil {
+		t.Fatal("the photo ways failed in an earlier test (see its error)")
 	}
-	return ways
+	return sharedWays
 }
 
 // coverCase is one of occCases, by name, swapped into the astronaut or into Grace Hopper, and
@@ -444,6 +457,7 @@ func TestApplyKeepsCoversOfSkinHues(t *testing.T) {
 // and the bare face must stay swapped as much as it was without the detail test (the least
 // shares of its hull's pixels changed below), so the finds are the covers, not the face.
 func TestApplyKeepsTexturedCovers(t *testing.T) {
+	t.Parallel()
 	ways := photoWays(t)
 	for _, toAstro := range []bool{false, true} {
 		bare, least := ways[toAstro].bare, 0.72
@@ -472,6 +486,7 @@ func TestApplyKeepsTexturedCovers(t *testing.T) {
 // lighter hues is fainter; the glasses test (rings.go) finds frames by their rings round both
 // eyes, and with it the frames here keep well above these floors.
 func TestApplyKeepsThinCovers(t *testing.T) {
+	t.Parallel()
 	checkCovers(t, photoWays(t), []coverCase{
 		{false, "glasses/flat/red", 0.6, 0.75}, {false, "glasses/flat/brown", 0.35, 0.75},
 		{false, "glasses/shaded/brown", 0.5, 0.75},
@@ -519,6 +534,7 @@ func TestApplyDropsCoveredSkinSamples(t *testing.T) {
 // shaded, into the astronaut (and two into Grace Hopper) must keep nearly all of the hand
 // and leave most of the rest of the face swapped (the floors below).
 func TestApplyKeepsHandsAndSwapsTheRest(t *testing.T) {
+	t.Parallel()
 	checkCovers(t, photoWays(t), []coverCase{
 		{false, "hand/flat/brown", 0.9, 0.9}, {false, "hand/shaded/tan", 0.9, 0.6},
 		{true, "hand/flat/orange", 0.9, 0.7}, {true, "hand/flat/brown", 0.9, 0.7},

@@ -68,25 +68,31 @@ type photoPair struct {
 
 var (
 	pairOnce sync.Once
-	pair     photoPair
+	pair     *photoPair
 )
 
+// photos loads the pair once per test binary: most of the package's tests start from it, and
+// decoding both PNGs again for each cost seconds of the fast tier. The pair is shared: tests
+// clone what they paint on.
 func photos(t testing.TB) *photoPair {
 	t.Helper()
-	astro, err := raster.Load(testenv.Sample(t, "astronaut.png"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	grace, err := raster.Load(testenv.Sample(t, "grace_hopper.png"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	pairOnce.Do(func() {
-		pair = photoPair{src: astro, dst: grace,
+		astro, err := raster.Load(testenv.Sample(t, "astronaut.png"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		grace, err := raster.Load(testenv.Sample(t, "grace_hopper.png"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		pair = &photoPair{src: astro, dst: grace,
 			srcLm: landmarksIn(t, astro, geom.Rect{X0: 177, Y0: 81, X1: 272, Y1: 175}),
 			dstLm: landmarksIn(t, grace, geom.Rect{X0: 168, Y0: 145, X1: 364, Y1: 342})}
 	})
-	return &pair
+	if pair == nil {
+		t.Fatal("the sample photos failed to load in an earlier test (see its error)")
+	}
+	return pair
 }
 
 // saveForEyes writes img under $FACEFUSION_TEST_OUT, for looking at.

@@ -95,6 +95,7 @@ func takenBack(s *Swapper, frame *raster.Image, lm *face.Landmarks68) (float64, 
 // over the forehead's corner, a real cover left out of the plain photo's finds as under
 // occMinArea, grows past it.
 func TestGlassesFindNoFrameOnBareFaces(t *testing.T) {
+	t.Parallel()
 	p := photos(t)
 	elsewhere := map[string]float64{"into astronaut true, brighter": 1600, "into astronaut true, grainy": 100}
 	for _, toAstro := range []bool{false, true} {

@@ -61,6 +61,7 @@ var frameShapes = []frameShape{
 // the astronaut's are lower: on her small face (95 px) a thin wide rim of skin's hue is 2 px
 // wide, and an orange one set high meets her brows.
 func TestApplyKeepsGlassesOfManyShapes(t *testing.T) {
+	t.Parallel()
 	ways := photoWays(t)
 	for _, toAstro := range []bool{false, true} {
 		w, least, mean := ways[toAstro], 0.8, 0.9

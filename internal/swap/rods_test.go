@@ -158,6 +158,7 @@ var thinHues = []thinHue{
 // astronaut's is the lowest: more of it is kept only if the bands found are kept past
 // dropSmall).
 func TestApplyKeepsRodsAcrossTheOutline(t *testing.T) {
+	t.Parallel()
 	ways := photoWays(t)
 	tex := thinTextures(t)
 	for _, c := range []struct {

@@ -238,6 +238,7 @@ func scarfSurvey(t *testing.T, ways map[bool]*photoWay, each func(way bool, c oc
 // (little swapped while the forehead's discs sat higher, on her cap), must keep most of the
 // mask and leave most of the rest swapped (the floors below).
 func TestApplyKeepsLowerFaceCoversAndSwapsTheRest(t *testing.T) {
+	t.Parallel()
 	var cases []namedCover
 	for _, c := range [][2]string{
 		{"flat", "own skin"}, {"flat", "lighter skin"}, {"flat", "darker skin"}, {"flat", "light grey"},
@@ -276,6 +277,7 @@ func checkScarfCovers(t *testing.T, cases []namedCover) {
 // does, and the face's detail is judged against the discs' where its median would be odd
 // beside theirs: the scarf is kept and the rest swapped (the floors below).
 func TestApplyKeepsScarvesAndSwapsTheRest(t *testing.T) {
+	t.Parallel()
 	checkScarfCovers(t, []namedCover{
 		{false, "scarf at the bridge", "flat", "navy", 0.9, 0.7},
 		{false, "scarf at the bridge", "flat", "green", 0.9, 0.7},

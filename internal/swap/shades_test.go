@@ -131,6 +131,7 @@ func shadeSurvey(t *testing.T, ways map[bool]*photoWay, each func(way bool, c oc
 // forehead's points, set above the brows, drop with them; with the bare face's landmarks
 // more is swapped), hence the lower floors for her lenses below.
 func TestApplyKeepsOpaqueLensesAndSwapsTheRest(t *testing.T) {
+	t.Parallel()
 	tex := shadeTextures(t)
 	checkNamedCovers(t, []namedCover{
 		{true, "rectangular lenses", "flat", "black", 0.95, 0.65},

@@ -327,6 +327,7 @@ func TestApplySwapsShadowsAndKeepsDarkCovers(t *testing.T) {
 // skin's chroma detail and its detail's scale; these have their own, and stay in front
 // (the lit skin's grain alone would not tell them).
 func TestShadowsKeepCoversOfTheSkinsHue(t *testing.T) {
+	t.Parallel()
 	ways := photoWays(t)
 	textures := []occTexture{
 		{"colour noise", func(c raster.RGB, _, _ int, rng *rand.Rand) raster.RGB {
@@ -407,6 +408,7 @@ func TestShadowCarryIsSmooth(t *testing.T) {
 // frame whose window voted a shadow) comes out as a fresh Swapper swaps it, and a shaded face
 // swapped after a bare one's cover was found, as well.
 func TestShadowDoesNotLeakIntoTheNextFace(t *testing.T) {
+	t.Parallel()
 	p := photos(t)
 	src, err := NewSource(p.src, &p.srcLm)
 	if err != nil {

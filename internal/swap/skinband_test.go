@@ -32,6 +32,7 @@ var skinBandShapes = map[string]occShape{
 // keep its floor, the rest of the face swapped as on the bare face. A tan or a grained
 // pencil, and a tan finger or one with grain, are still lost.
 func TestApplyKeepsSkinHuedBandsAcrossFeatures(t *testing.T) {
+	t.Parallel()
 	p := photos(t)
 	w := photoWays(t)[false]
 	chin := skinPatchTexture("real skin", p.src, p.srcLm[8].Add(p.srcLm[57]).Scale(0.5), 7)

@@ -293,6 +293,7 @@ func TestSmallBlemishesAreSwapped(t *testing.T) {
 // all of them out with the skin's own marks (only what other tests kept, or where the swap
 // changes little, stayed).
 func TestSmallCoversStayInFront(t *testing.T) {
+	t.Parallel()
 	// Others' hues kept, skin's hues kept (means). A cover of the skin's hue whose outline
 	// blends into the skin around it is swapped, so the skin's hues' floors are the lower.
 	floors := map[bool][2]float64{false: {0.9, 0.40}, true: {0.95, 0.58}}

@@ -59,6 +59,7 @@ var otherStrands = []occShape{
 // Hopper's wrinkled face strands of the skin's lighter hues are still mostly swapped over:
 // fainter than her creases.
 func TestApplyKeepsStrandsOfOtherShapes(t *testing.T) {
+	t.Parallel()
 	ways := photoWays(t)
 	for _, c := range []struct {
 		toAstronaut bool

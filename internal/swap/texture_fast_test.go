@@ -115,6 +115,7 @@ func textureFrame(w, h, kind int, rng *rand.Rand) *raster.Image {
 // The fused texture maps equal the plain ones bit for bit, over rectangles of every shape
 // (thinner than the boxes too), window radii and kinds of content.
 func TestTextureMapsMatchReference(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(5, 6))
 	fast, ref := NewSwapper(nil, DefaultOptions()), NewSwapper(nil, DefaultOptions())
 	for n := range 1000 {

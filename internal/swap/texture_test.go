@@ -18,6 +18,7 @@ import (
 // and only their texture tells them. Without the texture test each was mostly swapped over;
 // each must keep its floor below, and most of the rest of the face be swapped.
 func TestApplyKeepsNoisyAndStripedCovers(t *testing.T) {
+	t.Parallel()
 	checkCovers(t, photoWays(t), []coverCase{
 		{false, "bar over the eyes/noisy/skin", 0.9, 0.75}, {false, "bar over the cheeks/striped/tan", 0.9, 0.75},
 		{false, "hand/noisy/skin", 0.8, 0.75}, {false, "hand/striped/tan", 0.8, 0.75}, {false, "microphone/striped/skin", 0.75, 0.75},

@@ -107,6 +107,7 @@ func hexRims(r, t float64) func(l *face.Landmarks68, size, x, y float64) bool {
 // its floor on average, Grace Hopper's the lower (twisted peach and rose with a sheen are
 // still lost on her face).
 func TestGlassesKeepThinHexagonalRims(t *testing.T) {
+	t.Parallel()
 	hues := map[string]raster.RGB{"peach": {R: 225, G: 170, B: 140}, "sand": {R: 200, G: 170, B: 130}, "rose": {R: 190, G: 120, B: 115}}
 	ways := photoWays(t)
 	for _, toAstro := range []bool{false, true} {
