@@ -20,7 +20,8 @@ import (
 // not told from it, and a yellow or an orange one lies along the skin's own shading.
 
 // mouthBeyondGrey is the least log-chromaticity step past grey, away from the skin's colour or
-// to green (ln(R/G) below 0), that no mouth's pixel takes (a smile's teeth lie about on grey).
+// to green (ln(R/G) below 0, or below the skin's where a green or cyan light leaves even the
+// skin so), that no mouth's pixel takes (a smile's teeth lie about on grey).
 const mouthBeyondGrey = 0.25
 
 // markForeignAtMouth adds to s.occ (over fr, as markOccluders marks it: 3 on seeds, pushed on
@@ -48,7 +49,7 @@ func (s *Swapper) markForeignAtMouth(frame *raster.Image, target *face.Landmarks
 		f := features(p[0], p[1], p[2])
 		// As markOccluders: chromaticity is noisy in dark pixels.
 		slack := 8 / (float32(min(p[0], p[1], p[2])) + 1)
-		switch score := max(-(f[1]*da+f[2]*db), -f[1]) / (mouthBeyondGrey + slack); {
+		switch score := max(-(f[1]*da+f[2]*db), min(0, sa)-f[1]) / (mouthBeyondGrey + slack); {
 		case score > occStrong:
 			s.occ.Pix[i] = 3
 			s.stack = append(s.stack, int32(i))
