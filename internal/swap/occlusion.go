@@ -140,6 +140,7 @@ func (s *Swapper) findOccluders(frame *raster.Image, target *face.Landmarks68, f
 	m := s.fitSkin()
 	s.lightField(frame, fm, size, fr)
 	s.markOccluders(frame, fm, fr, m)
+	s.markForeignAtMouth(frame, target, fm, fr, m)
 	if len(s.stack) < 5 { // nothing a 3×3 majority would keep
 		clear(s.occ.Pix)
 	} else {
