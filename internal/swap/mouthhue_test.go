@@ -73,8 +73,10 @@ func TestForeignCoversAtTheMouthAreKept(t *testing.T) {
 }
 
 // Bare mouths have no colour beyond grey: on both sample photos, each farther off, turned,
-// dimmer and noisier, and each under a cold, a green and a cyan cast (the last leaving even
-// the skin greener than grey), the mouth's zone gives no pixel past the tolerance.
+// dimmer and noisier, each under a cold, a green and a cyan cast (the last leaving even the
+// skin greener than grey), and each with lips of the shades lips and lipsticks take (plum,
+// berry, mauve, violet, a cold pink, the bluish grey of cold lips, dark brown), the mouth's
+// zone gives no pixel past the tolerance.
 func TestBareMouthsHaveNoForeignColour(t *testing.T) {
 	fullTier(t, "finds the landmarks of eight made-over photos")
 	ways := hoWays(t)
@@ -97,6 +99,17 @@ func TestBareMouthsHaveNoForeignColour(t *testing.T) {
 			}
 			findAgain(t, &cast)
 			faces = append(faces, cast)
+		}
+		for _, c := range []struct {
+			name string
+			hue  raster.RGB
+		}{{"plum", raster.RGB{R: 90, G: 40, B: 60}}, {"berry", raster.RGB{R: 120, G: 20, B: 70}},
+			{"mauve", raster.RGB{R: 150, G: 90, B: 120}}, {"violet", raster.RGB{R: 130, G: 80, B: 160}},
+			{"cold pink", raster.RGB{R: 220, G: 130, B: 170}}, {"cold lips", raster.RGB{R: 120, G: 100, B: 130}},
+			{"dark brown", raster.RGB{R: 80, G: 50, B: 50}}} {
+			lips := w
+			lips.name, lips.tgt = w.name+", "+c.name+" lips", paintLipstick(w.tgt, &w.lm, c.hue)
+			faces = append(faces, lips)
 		}
 	}
 	p := photos(t)
