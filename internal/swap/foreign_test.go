@@ -64,8 +64,9 @@ func fgRibs(c raster.RGB, x, y int, _ *rand.Rand) raster.RGB {
 // brow and a plaster at a brow's end, navy, lime, black and violet (ribbed), into both
 // sample photos, the landmarks found again on each. The colour tests leave the nostrils'
 // zone out and test the brows' only where very far, the spots test neither, and dropSmall
-// took out what was found beside them: all of them were swapped over. Covers of the skin's
-// hues there are logged, not judged.
+// took out what was found beside them: all of them were swapped over. Black ones (as dark as
+// the nostrils and the brows) and those of the skin's hues are not judged; FACEFUSION_TEST_CASES=1
+// logs every case.
 func TestSmallForeignCoversStayOverTheNoseAndBrows(t *testing.T) {
 	fullTier(t, "swaps 60 photos with small covers")
 	ways := hoWays(t)[:1]
@@ -90,7 +91,7 @@ func TestSmallForeignCoversStayOverTheNoseAndBrows(t *testing.T) {
 				c := occCase{shape: sh, tex: tex, hue: h.c, name: sh.name + "/" + h.name}
 				r, after, on := tsRun(t, src, w.tgt, w.lm, w.box, c, bare)
 				if si == 0 && hi == 0 {
-					saveForEyes(t, after, fmt.Sprintf("foreign-%s.png", w.tgt.Bounds()))
+					saveForEyes(t, after, fmt.Sprintf("foreign-%dx%d.png", w.tgt.W, w.tgt.H))
 				}
 				if on < 8 {
 					t.Errorf("%s, %s: only %.0f px of the cover's interior on the face: the test's shape is misplaced", w.name, c.name, on)
