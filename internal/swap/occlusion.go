@@ -162,6 +162,7 @@ func (s *Swapper) findOccluders(frame *raster.Image, target *face.Landmarks68, f
 	s.dropSmall(&s.occ, fm, fr, occMinArea)
 	s.keepHeld(frame, target, fm, size, fr, m)
 	s.keepSpots(frame, target, fm, size, fr, m)
+	s.foreignKept = s.keepForeign(frame, target, fm, fr, m)
 	s.shadows(frame, fm, size, fr, lit)
 	// A glasses rim alone may cover less of the face than occMinArea.
 	s.keepRims()

@@ -536,13 +536,18 @@ func (s *Swapper) coveredFeatures(target *face.Landmarks68, fr image.Rectangle) 
 
 // fillZone sets s.zone to v on zone z's hull scaled by k.
 func (s *Swapper) fillZone(l *face.Landmarks68, z featureZone, k float64, v float32) {
+	s.fillZoneIn(&s.zone, l, z, k, v)
+}
+
+// fillZoneIn is fillZone into dst.
+func (s *Swapper) fillZoneIn(dst *raster.Mask, l *face.Landmarks68, z featureZone, k float64, v float32) {
 	s.part = append(append(s.part[:0], l[z.lo:z.hi]...), l[z.lo2:z.hi2]...)
 	c := geom.Mean(s.part)
 	for i, p := range s.part {
 		s.part[i] = c.Add(p.Sub(c).Scale(k))
 	}
 	s.sorted, s.partHull = convexHull(s.part, s.sorted, s.partHull)
-	raster.FillConvex(&s.zone, s.partHull, v)
+	raster.FillConvex(dst, s.partHull, v)
 }
 
 // bridgeFeatures adds to s.clip every run of feature pixels (s.excl > 0) along a row or a

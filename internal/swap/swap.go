@@ -241,6 +241,8 @@ type Swapper struct {
 	mir mirrorScratch
 	// The small covers' test's (see keepSpots).
 	spots spotScratch
+	// foreignKept is how many pixels the last keepForeign added.
+	foreignKept int
 	// The shadows' (see shadows).
 	shade shadeScratch
 	// eyeZone: each eye's zone's hull and the bridge's (see eyeZones), in the coordinates its test works in.

@@ -1,0 +1,139 @@
+package swap
+
+import (
+	"image"
+
+	"github.com/facefusion-hpc/facefusion/internal/face"
+	"github.com/facefusion-hpc/facefusion/internal/raster"
+)
+
+// The nostrils' zone and the brows' (see features) are left out of the colour tests, or
+// tested there only where very far, and out of the spots, and a cover there or beside them is
+// small, under occMinArea: a nose clip, a ring, a cannula's prongs or a hair clip over a
+// brow's end was swapped over in every colour. What the face's own parts there cannot be is
+// a colour unlike the skin's but for its darkness: the nostrils, the wings' creases and the
+// shade under the tip are the skin's hue, darker (redder, as blood makes it, or their noise's
+// grey where nearly black), a shine is paler only where brighter, and a brow's hair is dark
+// or grey, brown, blond or red, along the skin's axis on its side of grey. So a piece there
+// of a hue far across the skin's axis, far more saturated than skin grows or past grey from
+// it (a blue by an orange skin) is a cover, and so, on the nose, is one much paler than the
+// skin without being brighter, or paler and much darker (grey, black: a nostril is not
+// paler); with it what was found of it beside the zones (s.held) in such a colour. A black
+// cover over a brow, or on a pale face's nostrils, is as dark as they are, and swapped.
+
+const (
+	// foreignAcross and foreignMore are how far (log-chromaticity, beyond the dark pixels'
+	// slack) a pixel's colour must lie from the skin's across its axis, or along it the more
+	// saturated way, to be no part of the face there.
+	foreignAcross = 0.45
+	foreignMore   = 0.8
+	// foreignPastGrey is how far past grey, away from the skin's colour along its axis (a
+	// blue or teal by an orange skin), a pixel's colour must lie: no hair is.
+	foreignPastGrey = 0.25
+	// On the nose, foreignLess the paler way where the pixel is no brighter than the skin,
+	// and foreignLessDark where it is foreignDark darker (log-brightness).
+	foreignLess     = 0.3
+	foreignLessDark = 0.05
+	foreignDark     = 0.6
+	// foreignBandK is how much larger than the features' (see featureZones) the zones'
+	// hulls with their bands are.
+	foreignBandK = 1.3
+	// foreignLeast is the least share of the face a piece must cover: fewer pixels are a
+	// codec's or a sensor's noise.
+	foreignLeast = 0.002
+)
+
+// Marks in s.clip for keepForeign.
+const (
+	foreignBand    = 1 // in a brow's zone or the band about the zones
+	foreignNose    = 2 // in the nostrils' zone
+	foreignCovered = 3 // of a colour the face has not there
+)
+
+// keepForeign adds to s.occ (over fr) the covers of a foreign colour over the nostrils' and
+// the brows' zones (see above) and the finds dropSmall took out (s.held) that continue them
+// in such a colour. It reports how many pixels it added.
+func (s *Swapper) keepForeign(frame *raster.Image, target *face.Landmarks68, fm *raster.Mask, fr image.Rectangle, m skinModel) int {
+	w, h := fr.Dx(), fr.Dy()
+	s.foreignZones(target, fr)
+	n := 0
+	for y := range h {
+		frow := fm.Pix[(y+fr.Min.Y-fm.Rect.Min.Y)*fm.Stride+fr.Min.X-fm.Rect.Min.X:][:w]
+		prow := frame.Pix[(y+fr.Min.Y)*frame.Stride+3*fr.Min.X:][:3*w]
+		crow := s.clip.Pix[y*w:][:w]
+		orow := s.occ.Pix[y*w:][:w]
+		for x, v := range crow {
+			if v != 0 && frow[x] > 0.5 && orow[x] == 0 && foreignColour(prow[3*x:], m, v == foreignNose) {
+				crow[x] = foreignCovered
+				n++
+			}
+		}
+	}
+	if n == 0 {
+		return 0
+	}
+	return s.keepForeignPieces(frame, fm, fr, m)
+}
+
+// foreignZones marks in s.clip (over fr) where keepForeign looks: foreignNose on the
+// nostrils' zone, foreignBand on the brows' zones and on a band about them and the nose's
+// (what lies beside the zones and was found is dropped for its size as a cover inside them
+// is), the eyes and the mouth left out.
+func (s *Swapper) foreignZones(target *face.Landmarks68, fr image.Rectangle) {
+	s.clip.Reset(fr)
+	nose := featureZones[5]
+	for _, z := range featureZones[2:4] {
+		s.fillZoneIn(&s.clip, target, z, z.k*foreignBandK, foreignBand)
+	}
+	s.fillZoneIn(&s.clip, target, nose, nose.k*foreignBandK, foreignBand)
+	s.fillZoneIn(&s.clip, target, nose, nose.k, foreignNose)
+	for _, z := range featureZones[:2] {
+		s.fillZoneIn(&s.clip, target, z, z.k, 0)
+	}
+	s.fillZoneIn(&s.clip, target, featureZones[4], featureZones[4].k, 0)
+}
+
+// foreignColour reports whether the pixel p (RGB) is of a colour the face whose skin is m has
+// not in a brow's zone, or, nose, on the nose (see above).
+func foreignColour(p []uint8, m skinModel, nose bool) bool {
+	f := features(p[0], p[1], p[2])
+	grey := f[1]*m.ux + f[2]*m.uy // 0 on grey, the skin's side positive
+	along, across := grey-m.med[1], f[2]*m.ux-f[1]*m.uy-m.med[2]
+	slack := 8 / (float32(min(p[0], p[1], p[2])) + 1)
+	if abs32(across) > foreignAcross+slack || along > foreignMore+slack || grey < -(foreignPastGrey+slack) {
+		return true
+	}
+	d := f[0] - m.med[0]
+	return nose && (along < -(foreignLess+slack) && d < 0 || along < -(foreignLessDark+slack) && d < -foreignDark)
+}
+
+// keepForeignPieces adds to s.occ the pieces of s.clip's foreign pixels that cover at least
+// foreignLeast of the face, with the pixels dropSmall took out (s.held) connected to them
+// whose colour no part of the face has (grey and black are the brows' and the hair's); it
+// returns how many pixels it added.
+func (s *Swapper) keepForeignPieces(frame *raster.Image, fm *raster.Mask, fr image.Rectangle, m skinModel) int {
+	w, h := fr.Dx(), fr.Dy()
+	s.labelRegions(s.clip.Pix, foreignCovered, fr)
+	least := max(8, int(foreignLeast*float64(faceArea(fm, fr))))
+	s.stack = s.stack[:0]
+	for i, l := range s.label {
+		if l > 0 && int(s.area[l]) >= least {
+			s.occ.Pix[i] = 1
+			s.stack = append(s.stack, int32(i))
+		}
+	}
+	added := len(s.stack)
+	for len(s.stack) > 0 {
+		i := int(s.stack[len(s.stack)-1])
+		s.stack = s.stack[:len(s.stack)-1]
+		for _, j := range neighbours4(i, w, h) {
+			if j >= 0 && s.held.Pix[j] > 0.5 && s.occ.Pix[j] == 0 &&
+				foreignColour(frame.Pix[(fr.Min.Y+j/w)*frame.Stride+3*(fr.Min.X+j%w):], m, false) {
+				s.occ.Pix[j] = 1
+				s.stack = append(s.stack, int32(j))
+				added++
+			}
+		}
+	}
+	return added
+}
