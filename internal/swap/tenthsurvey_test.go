@@ -174,22 +174,13 @@ func sv10Hues(own raster.RGB) []hoHue {
 	}
 }
 
-// sv10Hash is a cell's pseudo-random 32 bits.
-func sv10Hash(x, y int) uint32 {
-	h := uint32(x)*0x7feb352d ^ uint32(y)*0x846ca68b
-	h ^= h >> 16
-	h *= 0x9e3779b1
-	h ^= h >> 15
-	return h
-}
-
 // sv10Paisley is a paisley-like print's shade at (x, y): in each 12-pixel cell a teardrop
 // (a disc drawn out into a tail, turned by the cell's hash) ×0.8 within a lighter outline
 // ×1.08, the ground ×1.
 func sv10Paisley(x, y int) float64 {
 	const cell = 12
 	cx, cy := x/cell, y/cell
-	h := sv10Hash(cx, cy)
+	h := sv8Hash(cx, cy)
 	sn, cs := math.Sincos(float64(h&7) * math.Pi / 4)
 	dx := float64(x-cx*cell) - 6
 	dy := float64(y-cy*cell) - 6
@@ -219,7 +210,7 @@ func sv10Textures() []occTexture {
 	return []occTexture{
 		{"flat", func(c raster.RGB, _, _ int, _ *rand.Rand) raster.RGB { return c }},
 		{"brushed metal", func(c raster.RGB, x, y int, _ *rand.Rand) raster.RGB {
-			h := sv10Hash(y, x/23)
+			h := sv8Hash(y, x/23)
 			streak := 0.9 + 0.2*float64(h&255)/255
 			sheen := 0.06 * math.Sin(float64(x)/17+float64(y)/41)
 			return svScaled(c, streak+sheen)
