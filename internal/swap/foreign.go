@@ -41,6 +41,11 @@ const (
 	// foreignLeast is the least share of the face a piece must cover: fewer pixels are a
 	// codec's or a sensor's noise.
 	foreignLeast = 0.002
+	// foreignElsewhere is the most of the rest of the face, outside the zones and what the
+	// other tests found, that may be of a foreign colour too: more, and the skin's model
+	// does not describe this face (a cover of the skin's hue over its samples under a
+	// tinted light), so the zones' colours tell nothing.
+	foreignElsewhere = 0.15
 )
 
 // Marks in s.clip for keepForeign.
@@ -69,10 +74,34 @@ func (s *Swapper) keepForeign(frame *raster.Image, target *face.Landmarks68, fm 
 			}
 		}
 	}
-	if n == 0 {
+	if n == 0 || s.foreignElsewhere(frame, fm, fr, m) > foreignElsewhere {
 		return 0
 	}
 	return s.keepForeignPieces(frame, fm, fr, m)
+}
+
+// foreignElsewhere is the share of the face's pixels outside keepForeign's zones and s.occ
+// whose colour foreignColour (away from the nose) calls foreign, on every second row and
+// column.
+func (s *Swapper) foreignElsewhere(frame *raster.Image, fm *raster.Mask, fr image.Rectangle, m skinModel) float64 {
+	w, h := fr.Dx(), fr.Dy()
+	var face, foreign int
+	for y := 0; y < h; y += 2 {
+		frow := fm.Pix[(y+fr.Min.Y-fm.Rect.Min.Y)*fm.Stride+fr.Min.X-fm.Rect.Min.X:][:w]
+		prow := frame.Pix[(y+fr.Min.Y)*frame.Stride+3*fr.Min.X:][:3*w]
+		for x := 0; x < w; x += 2 {
+			if i := y*w + x; frow[x] > 0.5 && s.clip.Pix[i] == 0 && s.occ.Pix[i] == 0 {
+				face++
+				if foreignColour(prow[3*x:], m, false) {
+					foreign++
+				}
+			}
+		}
+	}
+	if face == 0 {
+		return 0
+	}
+	return float64(foreign) / float64(face)
 }
 
 // foreignZones marks in s.clip (over fr) where keepForeign looks: foreignNose on the

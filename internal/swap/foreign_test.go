@@ -197,3 +197,40 @@ func TestForeignFindsNothingOnBareClips(t *testing.T) {
 		}
 	}
 }
+
+// Where the skin's model does not describe the face (a cover of the skin's hue over its
+// samples under a tinted lamp made one whose every colour was foreign to the face's), the
+// zones' colours are foreign only as most of the face's are, and nothing is kept: each sample
+// photo judged with the model of itself under a light far off (blue, orange, green, magenta).
+func TestForeignKeepsNothingWhereTheSkinModelFails(t *testing.T) {
+	t.Parallel()
+	p := photos(t)
+	for _, toAstro := range []bool{false, true} {
+		srcImg, srcLm, tgt, lm := p.src, p.srcLm, p.dst, p.dstLm
+		if toAstro {
+			srcImg, srcLm, tgt, lm = p.dst, p.dstLm, p.src, p.srcLm
+		}
+		s := probeSwapper(t, srcImg, &srcLm)
+		for _, k := range [][3]float64{{0.4, 0.9, 1.6}, {1.6, 0.8, 0.4}, {0.6, 1.3, 0.6}, {1.4, 0.6, 1.4}} {
+			lit := tgt.Clone()
+			for i := range lit.Pix {
+				lit.Pix[i] = clampU8(k[i%3] * float64(tgt.Pix[i]))
+			}
+			size, _, fr, ok := s.place(lit, &lm)
+			if !ok {
+				t.Fatal("the face was not placed")
+			}
+			s.features(&lm, fr)
+			s.occ.Reset(fr)
+			s.sampleSkin(lit, &lm, size, fr)
+			m := s.fitSkin()
+			s.place(tgt, &lm)
+			s.features(&lm, fr)
+			s.occ.Reset(fr)
+			s.held.Reset(fr)
+			if n := s.keepForeign(tgt, &lm, &s.mask, fr, m); n > 0 {
+				t.Errorf("into astronaut %v, the skin's model from a light ×%v: %d px kept as covers of a foreign colour", toAstro, k, n)
+			}
+		}
+	}
+}
