@@ -186,11 +186,15 @@ func (s *Swapper) keepForeignPieces(frame *raster.Image, fm *raster.Mask, fr ima
 // litPieces reports, by s.label's label, which pieces of at least least pixels a light tints
 // rather than a cover (see foreignNear): more than a third of the face's pixels 3 to 2 plus
 // foreignReach times the face's size (the root of its area) 4-connected steps out of them,
-// outside s.occ and s.held, lie near a foreign colour. It uses s.stack and s.clip's values
-// above foreignCovered.
+// outside s.occ and s.held, lie near a foreign colour. It uses s.stack, s.clip's values
+// above foreignCovered and s.foreignLit (what it returns).
 func (s *Swapper) litPieces(frame *raster.Image, fm *raster.Mask, fr image.Rectangle, m skinModel, least int) []bool {
 	w, h := fr.Dx(), fr.Dy()
-	lit := make([]bool, len(s.area))
+	if cap(s.foreignLit) < len(s.area) {
+		s.foreignLit = make([]bool, len(s.area))
+	}
+	lit := s.foreignLit[:len(s.area)]
+	clear(lit)
 	reach := 2 + max(1, int(foreignReach*math.Sqrt(float64(faceArea(fm, fr)))))
 	for l := range s.area {
 		if l == 0 || int(s.area[l]) < least {
