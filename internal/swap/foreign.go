@@ -51,7 +51,8 @@ const (
 	// blurred edge) keepForeign looks at what surrounds a piece, and foreignNear how near
 	// foreign (foreignScore) a colour there is when a light, not a cover, tints the piece:
 	// a coloured light fades into the skin, so much of what surrounds the piece it tints is
-	// near its colour, where a cover's edge is a step to the skin's.
+	// near its colour or beyond, and some of it is on the way (near, not foreign), where a
+	// cover's edge is a step from its own colour to the skin's.
 	foreignReach = 0.02
 	foreignNear  = 0.6
 )
@@ -184,10 +185,11 @@ func (s *Swapper) keepForeignPieces(frame *raster.Image, fm *raster.Mask, fr ima
 }
 
 // litPieces reports, by s.label's label, which pieces of at least least pixels a light tints
-// rather than a cover (see foreignNear): more than a third of the face's pixels 3 to 2 plus
-// foreignReach times the face's size (the root of its area) 4-connected steps out of them,
-// outside s.occ and s.held, lie near a foreign colour. It uses s.stack, s.clip's values
-// above foreignCovered and s.foreignLit (what it returns).
+// rather than a cover (see foreignNear): of the face's pixels 3 to 2 plus foreignReach times
+// the face's size (the root of its area) 4-connected steps out of them, outside s.occ and
+// s.held, more than a third lie near a foreign colour or beyond, and more than a fifth near
+// without being foreign. It uses s.stack, s.clip's values above foreignCovered and
+// s.foreignLit (what it returns).
 func (s *Swapper) litPieces(frame *raster.Image, fm *raster.Mask, fr image.Rectangle, m skinModel, least int) []bool {
 	w, h := fr.Dx(), fr.Dy()
 	if cap(s.foreignLit) < len(s.area) {
@@ -206,7 +208,7 @@ func (s *Swapper) litPieces(frame *raster.Image, fm *raster.Mask, fr image.Recta
 				s.stack = append(s.stack, int32(i))
 			}
 		}
-		var ring, near int
+		var ring, near, fading int
 		for step, start := 1, 0; step <= reach; step++ {
 			end := len(s.stack)
 			for _, i := range s.stack[start:end] {
@@ -221,8 +223,11 @@ func (s *Swapper) litPieces(frame *raster.Image, fm *raster.Mask, fr image.Recta
 						continue
 					}
 					ring++
-					if foreignScore(frame.Pix[y*frame.Stride+3*x:], m, s.clip.Pix[j]-4 == foreignNose) > foreignNear {
+					if q := foreignScore(frame.Pix[y*frame.Stride+3*x:], m, s.clip.Pix[j]-4 == foreignNose); q > foreignNear {
 						near++
+						if q <= 1 {
+							fading++
+						}
 					}
 				}
 			}
@@ -233,7 +238,7 @@ func (s *Swapper) litPieces(frame *raster.Image, fm *raster.Mask, fr image.Recta
 				s.clip.Pix[i] -= 4
 			}
 		}
-		lit[l] = 3*near > ring
+		lit[l] = 3*near > ring && 5*fading > ring
 	}
 	return lit
 }
