@@ -2,6 +2,7 @@ package swap
 
 import (
 	"image"
+	"math"
 
 	"github.com/facefusion-hpc/facefusion/internal/face"
 	"github.com/facefusion-hpc/facefusion/internal/raster"
@@ -46,6 +47,14 @@ const (
 	// does not describe this face (a cover of the skin's hue over its samples under a
 	// tinted light), so the zones' colours tell nothing.
 	foreignElsewhere = 0.15
+	// foreignReach is how far out (a share of the face's size, beyond the piece's own
+	// blurred edge) keepForeign looks at what surrounds a piece, and foreignNear how near
+	// foreign (foreignScore) a colour there is when a light, not a cover, tints the piece:
+	// a coloured light fades into the skin, so much of what surrounds the piece it tints is
+	// near its colour or beyond, and some of it is on the way (near, not foreign), where a
+	// cover's edge is a step from its own colour to the skin's.
+	foreignReach = 0.02
+	foreignNear  = 0.6
 )
 
 // Marks in s.clip for keepForeign.
@@ -124,16 +133,23 @@ func (s *Swapper) foreignZones(target *face.Landmarks68, fr image.Rectangle) {
 
 // foreignColour reports whether the pixel p (RGB) is of a colour the face whose skin is m has
 // not in a brow's zone, or, nose, on the nose (see above).
-func foreignColour(p []uint8, m skinModel, nose bool) bool {
+func foreignColour(p []uint8, m skinModel, nose bool) bool { return foreignScore(p, m, nose) > 1 }
+
+// foreignScore is how far the pixel p's colour lies from the skin's m in the directions
+// foreignColour tests, in shares of their limits: above 1 where it is foreign.
+func foreignScore(p []uint8, m skinModel, nose bool) float32 {
 	f := features(p[0], p[1], p[2])
 	grey := f[1]*m.ux + f[2]*m.uy // 0 on grey, the skin's side positive
 	along, across := grey-m.med[1], f[2]*m.ux-f[1]*m.uy-m.med[2]
 	slack := 8 / (float32(min(p[0], p[1], p[2])) + 1)
-	if abs32(across) > foreignAcross+slack || along > foreignMore+slack || grey < -(foreignPastGrey+slack) {
-		return true
+	q := max(abs32(across)/(foreignAcross+slack), along/(foreignMore+slack), -grey/(foreignPastGrey+slack))
+	if d := f[0] - m.med[0]; nose && d < 0 {
+		q = max(q, -along/(foreignLess+slack))
+		if d < -foreignDark {
+			q = max(q, -along/(foreignLessDark+slack))
+		}
 	}
-	d := f[0] - m.med[0]
-	return nose && (along < -(foreignLess+slack) && d < 0 || along < -(foreignLessDark+slack) && d < -foreignDark)
+	return q
 }
 
 // keepForeignPieces adds to s.occ the pieces of s.clip's foreign pixels that cover at least
@@ -144,9 +160,10 @@ func (s *Swapper) keepForeignPieces(frame *raster.Image, fm *raster.Mask, fr ima
 	w, h := fr.Dx(), fr.Dy()
 	s.labelRegions(s.clip.Pix, foreignCovered, fr)
 	least := max(8, int(foreignLeast*float64(faceArea(fm, fr))))
+	lit := s.litPieces(frame, fm, fr, m, least)
 	s.stack = s.stack[:0]
 	for i, l := range s.label {
-		if l > 0 && int(s.area[l]) >= least {
+		if l > 0 && int(s.area[l]) >= least && !lit[l] {
 			s.occ.Pix[i] = 1
 			s.stack = append(s.stack, int32(i))
 		}
@@ -165,4 +182,63 @@ func (s *Swapper) keepForeignPieces(frame *raster.Image, fm *raster.Mask, fr ima
 		}
 	}
 	return added
+}
+
+// litPieces reports, by s.label's label, which pieces of at least least pixels a light tints
+// rather than a cover (see foreignNear): of the face's pixels 3 to 2 plus foreignReach times
+// the face's size (the root of its area) 4-connected steps out of them, outside s.occ and
+// s.held, more than a third lie near a foreign colour or beyond, and more than a fifth near
+// without being foreign. It uses s.stack, s.clip's values above foreignCovered and
+// s.foreignLit (what it returns).
+func (s *Swapper) litPieces(frame *raster.Image, fm *raster.Mask, fr image.Rectangle, m skinModel, least int) []bool {
+	w, h := fr.Dx(), fr.Dy()
+	if cap(s.foreignLit) < len(s.area) {
+		s.foreignLit = make([]bool, len(s.area))
+	}
+	lit := s.foreignLit[:len(s.area)]
+	clear(lit)
+	reach := 2 + max(1, int(foreignReach*math.Sqrt(float64(faceArea(fm, fr)))))
+	for l := range s.area {
+		if l == 0 || int(s.area[l]) < least {
+			continue
+		}
+		s.stack = s.stack[:0]
+		for i, v := range s.label {
+			if v == int32(l) {
+				s.stack = append(s.stack, int32(i))
+			}
+		}
+		var ring, near, fading int
+		for step, start := 1, 0; step <= reach; step++ {
+			end := len(s.stack)
+			for _, i := range s.stack[start:end] {
+				for _, j := range neighbours4(int(i), w, h) {
+					if j < 0 || s.label[j] == int32(l) || s.clip.Pix[j] > foreignCovered {
+						continue
+					}
+					s.clip.Pix[j] += 4
+					s.stack = append(s.stack, int32(j))
+					x, y := fr.Min.X+j%w, fr.Min.Y+j/w
+					if step < 3 || s.occ.Pix[j] > 0.5 || s.held.Pix[j] > 0.5 || !(fm.Pix[(y-fm.Rect.Min.Y)*fm.Stride+x-fm.Rect.Min.X] > 0.5) {
+						continue
+					}
+					ring++
+					if q := foreignScore(frame.Pix[y*frame.Stride+3*x:], m, s.clip.Pix[j]-4 == foreignNose); q > foreignNear {
+						near++
+						if q <= 1 {
+							fading++
+						}
+					}
+				}
+			}
+			start = end
+		}
+		for _, i := range s.stack {
+			if s.clip.Pix[i] > foreignCovered {
+				s.clip.Pix[i] -= 4
+			}
+		}
+		lit[l] = 3*near > ring && 5*fading > ring
+	}
+	return lit
 }

@@ -234,3 +234,57 @@ func TestForeignKeepsNothingWhereTheSkinModelFails(t *testing.T) {
 		}
 	}
 }
+
+// Nor does a coloured light tint the nose or a brow into a cover: a rim light from either
+// side (blue, green, magenta, red), a gel's spot on the nose (magenta, green) and a nose red
+// from a cold fade into the skin, where a cover's edge is a step.
+func TestForeignKeepsNothingALightTints(t *testing.T) {
+	fullTier(t, "swaps 14 lit photos")
+	p := photos(t)
+	type light struct {
+		name string
+		k    [3]float64
+		// at is how much of k a pixel takes, from its offset to the nose's tip in shares of
+		// the face's size.
+		at func(dx, dy float64) float64
+	}
+	fromLeft := func(dx, _ float64) float64 { return 0.3 - dx/0.4 }
+	fromRight := func(dx, _ float64) float64 { return 0.3 + dx/0.4 }
+	spot := func(r float64) func(dx, dy float64) float64 {
+		return func(dx, dy float64) float64 { return 1.5 - math.Hypot(dx, dy)/r }
+	}
+	lights := []light{
+		{"a blue rim light from the right", [3]float64{0.45, 0.7, 1.7}, fromRight},
+		{"a green rim light from the left", [3]float64{0.55, 1.4, 0.6}, fromLeft},
+		{"a magenta rim light from the left", [3]float64{1.4, 0.5, 1.4}, fromLeft},
+		{"a red rim light from the right", [3]float64{1.5, 0.6, 0.6}, fromRight},
+		{"a magenta gel on the nose", [3]float64{1.3, 0.55, 1.35}, spot(0.12)},
+		{"a green gel on the nose", [3]float64{0.65, 1.3, 0.6}, spot(0.12)},
+		{"a nose red from a cold", [3]float64{1.2, 0.62, 0.65}, spot(0.08)},
+	}
+	for _, toAstro := range []bool{false, true} {
+		srcImg, srcLm, tgt, lm := p.src, p.srcLm, p.dst, p.dstLm
+		if toAstro {
+			srcImg, srcLm, tgt, lm = p.dst, p.dstLm, p.src, p.srcLm
+		}
+		s := probeSwapper(t, srcImg, &srcLm)
+		b := geom.Bounds(lm[:])
+		size := math.Max(b.W(), b.H())
+		for _, l := range lights {
+			lit := tgt.Clone()
+			for y := range lit.H {
+				for x := range lit.W {
+					a := min(1, max(0, l.at((float64(x)-lm[30].X)/size, (float64(y)-lm[30].Y)/size)))
+					for c := range 3 {
+						i := y*lit.Stride + 3*x + c
+						lit.Pix[i] = clampU8(float64(tgt.Pix[i]) * (1 + (l.k[c]-1)*a))
+					}
+				}
+			}
+			takenBack(s, lit, &lm)
+			if s.foreignKept > 0 {
+				t.Errorf("into astronaut %v, %s: %d px of the bare face kept as covers of a foreign colour", toAstro, l.name, s.foreignKept)
+			}
+		}
+	}
+}

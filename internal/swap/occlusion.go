@@ -131,6 +131,7 @@ func (s *Swapper) nothingCovers() {
 // fm > 0: above ½ where something does. It reports whether anything does.
 func (s *Swapper) findOccluders(frame *raster.Image, target *face.Landmarks68, fm *raster.Mask, size float64, fr image.Rectangle) bool {
 	s.occ.Reset(fr)
+	s.foreignKept = 0
 	s.sampleSkin(frame, target, size, fr)
 	s.shade.on = false
 	if len(s.feat[0]) < 16 {

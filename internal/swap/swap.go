@@ -243,6 +243,8 @@ type Swapper struct {
 	spots spotScratch
 	// foreignKept is how many pixels the last keepForeign added.
 	foreignKept int
+	// foreignLit is litPieces' answer, by label.
+	foreignLit []bool
 	// The shadows' (see shadows).
 	shade shadeScratch
 	// eyeZone: each eye's zone's hull and the bridge's (see eyeZones), in the coordinates its test works in.
