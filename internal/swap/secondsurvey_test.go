@@ -341,6 +341,9 @@ func (h *hoTally) add(key string, skin bool, r occResult, name string) {
 // row is the key's mean kept share over skin's hues and over the others, and its mean swapped.
 func (h *hoTally) row(key string) (skin, others, swapped float64) {
 	k, n := h.kept[key], h.n[key]
+	if k == nil { // every case of key was rejected (and failed the test): NaN, not a panic
+		return math.NaN(), math.NaN(), math.NaN()
+	}
 	return k[0] / n[0], k[1] / n[1], h.swapped[key] / (n[0] + n[1])
 }
 
