@@ -13,7 +13,8 @@ import (
 
 // A ninth survey of the classic swap's occlusion handling (issue 32's "clips other than your
 // tests' agree"), written blind: its author read the surveys' measuring code and swap.go's
-// exported API but none of the occluder rules, and no rule was tuned on it. Its ten covers are
+// exported API but none of the occluder rules; its weakest classes were since described to
+// the rules' authors, so it no longer judges blind (the tenth does). Its ten covers are
 // none of the earlier surveys' or the occluder tests' shapes, chosen for what real footage
 // holds and sized as on a real face (about 14 cm: a finger an eighth of it wide), small and
 // large, one-sided and centred, thin and thick: a harmonica at the lips in cupped hands, a
@@ -223,8 +224,8 @@ func TestOccluderNinthSurvey(t *testing.T) {
 	fullTier(t, "swaps 300 occluded photos, their covers softly edged")
 	start := time.Now()
 	floors := map[string][3]float64{ // skin's hues kept, others kept, swapped (means over shapes)
-		"astronaut → grace_hopper": {0.61, 0.81, 0.95}, "grace_hopper → astronaut": {0.67, 0.74, 0.93},
-		"astronaut → grace_hopper, farther, turned and dim": {0.54, 0.74, 0.96},
+		"astronaut → grace_hopper": {0.61, 0.92, 0.95}, "grace_hopper → astronaut": {0.67, 0.92, 0.93},
+		"astronaut → grace_hopper, farther, turned and dim": {0.54, 0.9, 0.96},
 	}
 	ways := hoWays(t)
 	v := sv9Farther(ways[0], "astronaut → grace_hopper, farther, turned and dim")
