@@ -14,7 +14,7 @@ import (
 // An eighth survey of the classic swap's occlusion handling (issue 32's "clips other than your
 // tests' agree"), written blind: its author read the surveys' measuring code and swap.go's
 // exported API but none of the occluder rules; its weakest classes were since described to
-// the rules' authors, so it no longer judges blind (the tenth does). Its eleven covers are
+// the rules' authors, so it no longer judges blind (a later survey does). Its eleven covers are
 // none of the earlier surveys' or the occluder tests' shapes, chosen for what real footage
 // holds and sized as on a real face (about 14 cm: a finger an eighth of it wide), small and
 // large, one-sided and centred, thin and thick: a digital thermometer in the mouth, a fan of
