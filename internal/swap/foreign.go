@@ -28,6 +28,13 @@ const (
 	// saturated way, to be no part of the face there.
 	foreignAcross = 0.45
 	foreignMore   = 0.8
+	// foreignAcrossDark is how much farther across a pixel's colour must lie, on the
+	// magenta side of the skin's axis, per unit of log-brightness past foreignDark below the
+	// skin's: a codec's subsampled chroma (and a sensor's colour noise) turns the nostrils and
+	// the creases, much darker than the skin and redder, crimson or magenta, their green and
+	// blue so low that a small step in chroma is a large one in log-chromaticity. A cover on
+	// the other side (teal, green) is not so discounted.
+	foreignAcrossDark = 1.5
 	// foreignPastGrey is how far past grey, away from the skin's colour along its axis (a
 	// blue or teal by an orange skin), a pixel's colour must lie: no hair is.
 	foreignPastGrey = 0.25
@@ -133,17 +140,27 @@ func (s *Swapper) foreignZones(target *face.Landmarks68, fr image.Rectangle) {
 
 // foreignColour reports whether the pixel p (RGB) is of a colour the face whose skin is m has
 // not in a brow's zone, or, nose, on the nose (see above).
-func foreignColour(p []uint8, m skinModel, nose bool) bool { return foreignScore(p, m, nose) > 1 }
+func foreignColour(p []uint8, m skinModel, nose bool) bool {
+	return foreignScore(p, m, nose, foreignAcrossDark) > 1
+}
 
 // foreignScore is how far the pixel p's colour lies from the skin's m in the directions
-// foreignColour tests, in shares of their limits: above 1 where it is foreign.
-func foreignScore(p []uint8, m skinModel, nose bool) float32 {
+// foreignColour tests, in shares of their limits: above 1 where it is foreign. acrossDark is
+// foreignAcrossDark or, where what is measured is how near a colour is (litPieces: a light's
+// tint fading into the skin), 0.
+func foreignScore(p []uint8, m skinModel, nose bool, acrossDark float32) float32 {
 	f := features(p[0], p[1], p[2])
 	grey := f[1]*m.ux + f[2]*m.uy // 0 on grey, the skin's side positive
 	along, across := grey-m.med[1], f[2]*m.ux-f[1]*m.uy-m.med[2]
 	slack := 8 / (float32(min(p[0], p[1], p[2])) + 1)
-	q := max(abs32(across)/(foreignAcross+slack), along/(foreignMore+slack), -grey/(foreignPastGrey+slack))
-	if d := f[0] - m.med[0]; nose && d < 0 {
+	d := f[0] - m.med[0]
+	if across > 0 {
+		across /= foreignAcross + slack + acrossDark*max(0, -d-foreignDark)
+	} else {
+		across = -across / (foreignAcross + slack)
+	}
+	q := max(across, along/(foreignMore+slack), -grey/(foreignPastGrey+slack))
+	if nose && d < 0 {
 		q = max(q, -along/(foreignLess+slack))
 		if d < -foreignDark {
 			q = max(q, -along/(foreignLessDark+slack))
@@ -223,7 +240,7 @@ func (s *Swapper) litPieces(frame *raster.Image, fm *raster.Mask, fr image.Recta
 						continue
 					}
 					ring++
-					if q := foreignScore(frame.Pix[y*frame.Stride+3*x:], m, s.clip.Pix[j]-4 == foreignNose); q > foreignNear {
+					if q := foreignScore(frame.Pix[y*frame.Stride+3*x:], m, s.clip.Pix[j]-4 == foreignNose, 0); q > foreignNear {
 						near++
 						if q <= 1 {
 							fading++

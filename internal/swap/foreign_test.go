@@ -288,3 +288,34 @@ func TestForeignKeepsNothingALightTints(t *testing.T) {
 		}
 	}
 }
+
+// Nor is a pale face's through a cheap webcam: grace_hopper's photo with strong colour noise
+// (σ 16 in Cb and Cr, per pixel and per 2×2 block) through JPEG at quality 30, whose
+// subsampled chroma turns her dark nostrils crimson and magenta, far across the skin's axis.
+func TestForeignFindsNothingOnANoisyLossyBareFace(t *testing.T) {
+	p := photos(t)
+	s := probeSwapper(t, p.src, &p.srcLm)
+	for _, block := range []int{1, 2} {
+		img := p.dst.Clone()
+		rng := rand.New(rand.NewPCG(1, 1))
+		bw, bh := (img.W+block-1)/block, (img.H+block-1)/block
+		cb, cr := make([]float64, bw*bh), make([]float64, bw*bh)
+		for i := range cb {
+			cb[i], cr[i] = 16*rng.NormFloat64(), 16*rng.NormFloat64()
+		}
+		for y := range img.H {
+			for x := range img.W {
+				k, i := (y/block)*bw+x/block, y*img.Stride+3*x
+				img.Pix[i] = clampU8(float64(img.Pix[i]) + 1.402*cr[k])
+				img.Pix[i+1] = clampU8(float64(img.Pix[i+1]) - 0.344*cb[k] - 0.714*cr[k])
+				img.Pix[i+2] = clampU8(float64(img.Pix[i+2]) + 1.772*cb[k])
+			}
+		}
+		img = jpegOf(img, 30)
+		lm := landmarksIn(t, img, geom.Rect{X0: 168, Y0: 145, X1: 364, Y1: 342})
+		takenBack(s, img, &lm)
+		if s.foreignKept > 0 {
+			t.Errorf("noise in %d×%d blocks: %d px of the bare face kept as covers of a foreign colour", block, block, s.foreignKept)
+		}
+	}
+}
