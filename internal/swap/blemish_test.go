@@ -38,18 +38,12 @@ var blShades = []struct {
 // small cover (what the colour tests take back of the red ones is theirs).
 func TestShadedBlemishesAreSwapped(t *testing.T) {
 	fullTier(t, "swaps blemishes under shading")
-	p := photos(t)
 	places := []struct {
 		name string
 		at   func(l *face.Landmarks68, s float64) geom.Pt
 	}{{"left cheek", blAt(2, 31, 0.45, 0, -0.04)}, {"right cheek", blAt(14, 35, 0.5, 0, 0.03)}, {"chin", blAt(8, 57, 0.4, 0.06, 0)}, {"brow", blAt(19, 24, 0.3, 0, -0.1)}}
 	shares := []float64{0.005, 0.007, 0.01, 0.015}
-	for _, toAstro := range []bool{false, true} {
-		srcImg, srcLm, tgt, lm := p.src, p.srcLm, p.dst, p.dstLm
-		if toAstro {
-			srcImg, srcLm, tgt, lm = p.dst, p.dstLm, p.src, p.srcLm
-		}
-		s := probeSwapper(t, srcImg, &srcLm)
+	probeWays(t, func(toAstro bool, s *Swapper, tgt *raster.Image, lm face.Landmarks68) {
 		bare, _ := takenBack(s, tgt, &lm)
 		own := hoSkinOf(tgt, &lm)
 		for ci, c := range blShades {
@@ -70,7 +64,7 @@ func TestShadedBlemishesAreSwapped(t *testing.T) {
 				}
 			}
 		}
-	}
+	})
 }
 
 // blTint is img under another light: each channel scaled, with a grain of ±noise levels.

@@ -204,13 +204,7 @@ func TestForeignFindsNothingOnBareClips(t *testing.T) {
 // photo judged with the model of itself under a light far off (blue, orange, green, magenta).
 func TestForeignKeepsNothingWhereTheSkinModelFails(t *testing.T) {
 	t.Parallel()
-	p := photos(t)
-	for _, toAstro := range []bool{false, true} {
-		srcImg, srcLm, tgt, lm := p.src, p.srcLm, p.dst, p.dstLm
-		if toAstro {
-			srcImg, srcLm, tgt, lm = p.dst, p.dstLm, p.src, p.srcLm
-		}
-		s := probeSwapper(t, srcImg, &srcLm)
+	probeWays(t, func(toAstro bool, s *Swapper, tgt *raster.Image, lm face.Landmarks68) {
 		for _, k := range [][3]float64{{0.4, 0.9, 1.6}, {1.6, 0.8, 0.4}, {0.6, 1.3, 0.6}, {1.4, 0.6, 1.4}} {
 			lit := tgt.Clone()
 			for i := range lit.Pix {
@@ -232,7 +226,7 @@ func TestForeignKeepsNothingWhereTheSkinModelFails(t *testing.T) {
 				t.Errorf("into astronaut %v, the skin's model from a light ×%v: %d px kept as covers of a foreign colour", toAstro, k, n)
 			}
 		}
-	}
+	})
 }
 
 // Nor does a coloured light tint the nose or a brow into a cover: a rim light from either
@@ -240,7 +234,6 @@ func TestForeignKeepsNothingWhereTheSkinModelFails(t *testing.T) {
 // from a cold fade into the skin, where a cover's edge is a step.
 func TestForeignKeepsNothingALightTints(t *testing.T) {
 	fullTier(t, "swaps 14 lit photos")
-	p := photos(t)
 	type light struct {
 		name string
 		k    [3]float64
@@ -262,12 +255,7 @@ func TestForeignKeepsNothingALightTints(t *testing.T) {
 		{"a green gel on the nose", [3]float64{0.65, 1.3, 0.6}, spot(0.12)},
 		{"a nose red from a cold", [3]float64{1.2, 0.62, 0.65}, spot(0.08)},
 	}
-	for _, toAstro := range []bool{false, true} {
-		srcImg, srcLm, tgt, lm := p.src, p.srcLm, p.dst, p.dstLm
-		if toAstro {
-			srcImg, srcLm, tgt, lm = p.dst, p.dstLm, p.src, p.srcLm
-		}
-		s := probeSwapper(t, srcImg, &srcLm)
+	probeWays(t, func(toAstro bool, s *Swapper, tgt *raster.Image, lm face.Landmarks68) {
 		b := geom.Bounds(lm[:])
 		size := math.Max(b.W(), b.H())
 		for _, l := range lights {
@@ -286,7 +274,7 @@ func TestForeignKeepsNothingALightTints(t *testing.T) {
 				t.Errorf("into astronaut %v, %s: %d px of the bare face kept as covers of a foreign colour", toAstro, l.name, s.foreignKept)
 			}
 		}
-	}
+	})
 }
 
 // Nor is a pale face's through a cheap webcam: grace_hopper's photo with strong colour noise

@@ -367,3 +367,18 @@ func TestApplyDependsOnlyOnItsInputs(t *testing.T) {
 		}
 	}
 }
+
+// probeWays calls each for both ways between the sample photos (into the astronaut or not)
+// with a probe swapper of the other photo's face (see probeSwapper), the target photo and its
+// landmarks.
+func probeWays(t testing.TB, each func(toAstro bool, s *Swapper, tgt *raster.Image, lm face.Landmarks68)) {
+	t.Helper()
+	p := photos(t)
+	for _, toAstro := range []bool{false, true} {
+		srcImg, srcLm, tgt, lm := p.src, p.srcLm, p.dst, p.dstLm
+		if toAstro {
+			srcImg, srcLm, tgt, lm = p.dst, p.dstLm, p.src, p.srcLm
+		}
+		each(toAstro, probeSwapper(t, srcImg, &srcLm), tgt, lm)
+	}
+}

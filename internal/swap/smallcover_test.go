@@ -267,13 +267,7 @@ func scPaintBlemishes(tgt *raster.Image, lm *face.Landmarks68, own raster.RGB, b
 // landmarks are the bare face's: found again, they shift, and Grace Hopper's own glasses,
 // which the bare face's landmarks leave unfound, come and go with them.
 func TestSmallBlemishesAreSwapped(t *testing.T) {
-	p := photos(t)
-	for _, toAstro := range []bool{false, true} {
-		srcImg, srcLm, tgt, lm := p.src, p.srcLm, p.dst, p.dstLm
-		if toAstro {
-			srcImg, srcLm, tgt, lm = p.dst, p.dstLm, p.src, p.srcLm
-		}
-		s := probeSwapper(t, srcImg, &srcLm)
+	probeWays(t, func(toAstro bool, s *Swapper, tgt *raster.Image, lm face.Landmarks68) {
 		bare, _ := takenBack(s, tgt, &lm)
 		marked := scPaintBlemishes(tgt, &lm, hoSkinOf(tgt, &lm), scBlemishes())
 		saveForEyes(t, marked, fmt.Sprintf("blemishes_%v.png", toAstro))
@@ -282,7 +276,7 @@ func TestSmallBlemishesAreSwapped(t *testing.T) {
 		if s.spots.kept > 0 {
 			t.Errorf("into astronaut %v: %d of the moles, freckles and spots of shine kept as small covers", toAstro, s.spots.kept)
 		}
-	}
+	})
 }
 
 // Small covers stay in front, whatever their hue: a sticker, a plaster or a pin of 0.8–2 %
