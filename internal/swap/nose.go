@@ -18,8 +18,10 @@ import (
 // covers the nose's tip: a ball, a peg, a bandage, a fingertip, whatever its colour. The
 // colour tests do not tell such a cover of the skin's hue from the nose's own skin. What looks
 // as the midline does and is joined to it is the cover, followed out as an eye's cover is
-// (see coveredEyes); where the cheeks beside the nose look so too it cannot be followed apart
-// from the skin, and only the nose's tip, where no nose is seen, is kept.
+// (see coveredEyes). Where the cheeks beside the nose look so too, it cannot be followed apart
+// from the skin; and the midline of a small, soft nose in a flat light, or on landmarks a
+// cover elsewhere pulled up the nose's bridge, looks as the skin about it does: neither is
+// told.
 
 const (
 	// noseZoneGrow scales the hull of landmarks 30-35 (the tip and the nostrils) about its
@@ -50,7 +52,7 @@ const (
 	// widths: a fingertip's or a ball's size.
 	noseCoverReach = 1
 	// noseCoverAlike is the largest share of the cheeks beside the nose that may look as the
-	// cover does for it to be followed past the nose (see eyeCoverAlike).
+	// cover does for it to be told (see eyeCoverAlike).
 	noseCoverAlike = 0.1
 )
 
@@ -64,15 +66,13 @@ func (s *Swapper) coveredNose(frame *raster.Image, target *face.Landmarks68, fm 
 	if st != eyeCovered {
 		return
 	}
-	c := target[30].Add(target[33]).Scale(0.5)
 	width := target[31].Dist(target[35])
-	reach := noseCoverReach * width
 	for _, cheek := range [2]geom.Pt{target[31].Add(target[2]).Scale(0.5), target[35].Add(target[14]).Scale(0.5)} {
 		if s.alikeAbout(frame, fm, fr, cheek, width/2, lo, hi) > noseCoverAlike {
-			reach = max(c.Dist(target[30]), c.Dist(target[33]), width/2)
+			return
 		}
 	}
-	s.followCover(frame, fm, fr, c, reach, lo, hi)
+	s.followCover(frame, fm, fr, target[30].Add(target[33]).Scale(0.5), noseCoverReach*width, lo, hi)
 }
 
 // noseLook tells whether target's nose's tip is covered (see above), and where it is, the
