@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/facefusion-hpc/facefusion/internal/face"
+	"github.com/facefusion-hpc/facefusion/internal/geom"
 	"github.com/facefusion-hpc/facefusion/internal/raster"
 )
 
@@ -51,6 +52,45 @@ func nfMotionBlur(img *raster.Image, dx, dy, n int) *raster.Image {
 	return out
 }
 
+// nfBlushed is img with blush on the cheeks of the face lm beside the nose (between each
+// nostril and the jaw's landmark 2 or 14), rosier by amt at their centres, fading within
+// about a nose width: makeup, or a flush from exercise or the cold that spares the nose.
+func nfBlushed(img *raster.Image, lm *face.Landmarks68, amt float64) *raster.Image {
+	reach := 0.9 * lm[31].Dist(lm[35])
+	cheeks := [2]geom.Pt{lm[31].Add(lm[2]).Scale(0.5), lm[35].Add(lm[14]).Scale(0.5)}
+	out := img.Clone()
+	for y := range img.H {
+		for x := range img.W {
+			a := 0.0
+			for _, c := range cheeks {
+				d := math.Hypot(float64(x)-c.X, float64(y)-c.Y) / reach
+				a = max(a, amt*math.Exp(-d*d))
+			}
+			r, g, b := img.At(x, y)
+			out.Set(x, y, clampU8(float64(r)*(1+0.3*a)), clampU8(float64(g)*(1-a)), clampU8(float64(b)*(1-0.7*a)))
+		}
+	}
+	return out
+}
+
+// nfSheen is img with the nose of the face lm lit gain times brighter at its centre (a little
+// above the middle of landmarks 30 and 33), fading within radius nose widths: an oily nose's
+// broad sheen under a key light, or a close flash's hot spot on the face's most forward part.
+func nfSheen(img *raster.Image, lm *face.Landmarks68, gain, radius float64) *raster.Image {
+	width := lm[31].Dist(lm[35])
+	c := lm[30].Add(lm[33]).Scale(0.5).Add(geom.Pt{Y: -0.1 * width})
+	out := img.Clone()
+	for y := range img.H {
+		for x := range img.W {
+			d := math.Hypot(float64(x)-c.X, float64(y)-c.Y) / (radius * width)
+			k := 1 + gain*math.Exp(-d*d)
+			r, g, b := img.At(x, y)
+			out.Set(x, y, clampU8(k*float64(r)), clampU8(k*float64(g)), clampU8(k*float64(b)))
+		}
+	}
+	return out
+}
+
 // nfKept is what coveredNose keeps on the face of v given its eyes' states as coveredEyes
 // tells them, as findOccluders calls it: the pixels it marks, and whether both eyes are there.
 func nfKept(t *testing.T, src *Source, v hoWay) (kept int, eyes [2]eyeState) {
@@ -72,26 +112,47 @@ func nfKept(t *testing.T, src *Source, v hoWay) (kept int, eyes [2]eyeState) {
 	return kept, eyes
 }
 
-// nfWays are the astronaut's bare face with her nose flushed and the frame smeared by a
-// moving head: her small, soft nose's midline then reads as flat as a cover's, and the flush
-// makes it look unlike the cheeks beside it, so the cheeks no longer stop the rule.
+// nfWays are the astronaut's bare face made over so that her small, soft nose's midline reads
+// as flat as a cover's (a moving head's smear, or a sheen) while the nose looks unlike the
+// cheeks beside it (a flushed nose, blushed cheeks, the sheen), so the cheeks no longer stop
+// the rule.
 var nfWays = []struct {
-	red       float64
-	dx, dy, n int
-	name      string
+	name string
+	made func(img *raster.Image, lm *face.Landmarks68) *raster.Image
 }{
-	{0.08, 0, 1, 4, "a faint flush, smeared 9 px down"},
-	{0.15, 0, 1, 4, "a flush, smeared 9 px down"},
-	{0.25, 0, 1, 3, "a cold's red nose, smeared 7 px down"},
-	{0.35, 0, 1, 3, "a sunburnt nose, smeared 7 px down"},
-	{0.10, 1, 1, 3, "a faint flush, smeared 7 px aslant"},
-	{0.35, 1, 1, 2, "a sunburnt nose, smeared 5 px aslant"},
+	{"a faint flush, smeared 9 px down", func(img *raster.Image, lm *face.Landmarks68) *raster.Image {
+		return nfMotionBlur(nfFlushed(img, lm, 0.08), 0, 1, 4)
+	}},
+	{"a flush, smeared 9 px down", func(img *raster.Image, lm *face.Landmarks68) *raster.Image {
+		return nfMotionBlur(nfFlushed(img, lm, 0.15), 0, 1, 4)
+	}},
+	{"a cold's red nose, smeared 7 px down", func(img *raster.Image, lm *face.Landmarks68) *raster.Image {
+		return nfMotionBlur(nfFlushed(img, lm, 0.25), 0, 1, 3)
+	}},
+	{"a sunburnt nose, smeared 7 px down", func(img *raster.Image, lm *face.Landmarks68) *raster.Image {
+		return nfMotionBlur(nfFlushed(img, lm, 0.35), 0, 1, 3)
+	}},
+	{"a faint flush, smeared 7 px aslant", func(img *raster.Image, lm *face.Landmarks68) *raster.Image {
+		return nfMotionBlur(nfFlushed(img, lm, 0.10), 1, 1, 3)
+	}},
+	{"a sunburnt nose, smeared 5 px aslant", func(img *raster.Image, lm *face.Landmarks68) *raster.Image {
+		return nfMotionBlur(nfFlushed(img, lm, 0.35), 1, 1, 2)
+	}},
+	{"blushed cheeks, smeared 9 px down", func(img *raster.Image, lm *face.Landmarks68) *raster.Image {
+		return nfMotionBlur(nfBlushed(img, lm, 0.2), 0, 1, 4)
+	}},
+	{"blushed cheeks, smeared 7 px aslant", func(img *raster.Image, lm *face.Landmarks68) *raster.Image {
+		return nfMotionBlur(nfBlushed(img, lm, 0.2), 1, 1, 3)
+	}},
+	{"a sheen on the nose, twice as bright at its centre", func(img *raster.Image, lm *face.Landmarks68) *raster.Image {
+		return nfSheen(img, lm, 1, 0.6)
+	}},
 }
 
-// A bare nose flushed red and smeared by a moving head is still a bare nose: coveredNose keeps
-// nothing of it.
+// A bare nose flushed, beside blushed cheeks or with a sheen, and smeared by a moving head, is
+// still a bare nose: coveredNose keeps nothing of it.
 func TestCoveredNoseLeavesFlushedSmearedNosesBare(t *testing.T) {
-	fullTier(t, "finds landmarks on 6 photos")
+	fullTier(t, "finds landmarks on 9 photos")
 	w := hoWays(t)[1] // grace_hopper → astronaut: the small, soft nose
 	src, err := NewSource(w.srcImg, &w.srcLm)
 	if err != nil {
@@ -100,10 +161,10 @@ func TestCoveredNoseLeavesFlushedSmearedNosesBare(t *testing.T) {
 	for _, c := range nfWays {
 		v := w
 		v.name = fmt.Sprintf("%s, %s", w.name, c.name)
-		v.tgt = nfMotionBlur(nfFlushed(w.tgt, &w.lm, c.red), c.dx, c.dy, c.n)
+		v.tgt = c.made(w.tgt, &w.lm)
 		findAgain(t, &v)
 		if kept, eyes := nfKept(t, src, v); kept > 0 {
-			t.Errorf("%s: %d px of the bare nose kept as a cover (eyes %v)", v.name, kept, eyes)
+			t.Errorf("%s: %d px of the bare face about the nose kept as a cover (eyes %v)", v.name, kept, eyes)
 		}
 	}
 }
@@ -133,6 +194,6 @@ func TestCoveredNoseSteadyOnAStillClip(t *testing.T) {
 		kept = append(kept, k)
 	}
 	if slices.Max(kept) > 0 {
-		t.Errorf("%s, a flush, smeared 7 px down, 12 noisy frames of one still: px of the bare nose kept per frame %v", w.name, kept)
+		t.Errorf("%s, a flush, smeared 7 px down, 12 noisy frames of one still: px of the bare face about the nose kept per frame %v", w.name, kept)
 	}
 }
