@@ -22,6 +22,15 @@ import (
 // from the skin; and the midline of a small, soft nose in a flat light, or on landmarks a
 // cover elsewhere pulled up the nose's bridge, looks as the skin about it does: neither is
 // told.
+//
+// A flat midline is a cover's only where the nose's own shade could not have been lost. A
+// smear or a blur spreads the tip's light into the shade under it, on a small nose until its
+// midline is as flat as a cover's while its nostrils still show dark; the same blur softens
+// the eyes, which a cover over the nose leaves as they were, so the rule asks for both eyes
+// sharp. A flush, a blush or a sheen then only decides whether the cheeks stop it, and the
+// blur's grain (a still clip's noise, its codec) whether it fires frame by frame: neither
+// matters once the blur is told. And a tip lit past the sensor's ceiling (a sheen under a key
+// light, a close flash's hot spot) has lost its shade to the clip, however sharp the frame.
 
 const (
 	// noseZoneGrow scales the hull of landmarks 30-35 (the tip and the nostrils) about its
@@ -45,6 +54,16 @@ const (
 	noseCoverContrast = 1.3
 	noseGrainContrast = 1.5
 	noseFlatProfile   = 1.15
+	// noseSharpEye is the least contrast (see hullLook) each eye's hull must show for the
+	// nose's midline to be judged: a sharp frame's bare eye shows 5 or more; a smear or blur
+	// that flattens a small nose's midline to a cover's leaves its eyes under 3.6.
+	noseSharpEye = 4.5
+	// noseClipLevel is the level (of 255) from which a channel is at the sensor's or the
+	// codec's ceiling, and noseClippedShare the share of the midline's pixels clipped so in
+	// a channel past which the midline's brightness no longer shows its shade: a sheen's or
+	// a flash's tip is clipped all over, a bright cover's grain or a bare nose a third at most.
+	noseClipLevel    = 250
+	noseClippedShare = 0.5
 	// noseLeastPixels is the fewest pixels the midline must hold to be told: on a smaller
 	// face the tip and its shadow blur together.
 	noseLeastPixels = 20
@@ -86,7 +105,7 @@ func (s *Swapper) noseLook(frame *raster.Image, target *face.Landmarks68, fr ima
 	if st, _, _, _ := s.hullLook(frame, fr, eyeShadowBright, noseDarkContrast, noseDarkContrast); st != eyeThere {
 		return eyeUntold, lo, hi
 	}
-	if s.midlinePixels(target, fr) < noseLeastPixels {
+	if s.midlinePixels(target, fr) < noseLeastPixels || s.midlineClipped(frame, fr) {
 		return eyeUntold, lo, hi
 	}
 	st, contrast, lo, hi := s.hullLook(frame, fr, eyeShadowBright, math.Inf(1), noseGrainContrast)
@@ -94,7 +113,38 @@ func (s *Swapper) noseLook(frame *raster.Image, target *face.Landmarks68, fr ima
 		!(math.Abs(s.midlineProfile(frame, target, fr)) < math.Log(noseFlatProfile)) {
 		st = eyeUntold
 	}
+	if st != eyeCovered || !s.eyesSharp(frame, target, fr) {
+		return eyeUntold, lo, hi
+	}
+	s.midlinePixels(target, fr)
 	return st, lo, hi
+}
+
+// eyesSharp reports whether both of target's eyes show noseSharpEye's contrast; it leaves
+// s.stack spent.
+func (s *Swapper) eyesSharp(frame *raster.Image, target *face.Landmarks68, fr image.Rectangle) bool {
+	for k := range 2 {
+		if !s.eyeHull(target, k, fr) {
+			return false
+		}
+		if st, _, _, _ := s.hullLook(frame, fr, eyeShadowBright, noseSharpEye, 0); st != eyeThere {
+			return false
+		}
+	}
+	return true
+}
+
+// midlineClipped reports whether more than noseClippedShare of the midline's pixels in
+// s.stack have a channel at noseClipLevel or more.
+func (s *Swapper) midlineClipped(frame *raster.Image, fr image.Rectangle) bool {
+	clipped := 0
+	for _, i := range s.stack {
+		p := frame.Pix[(fr.Min.Y+int(i)/fr.Dx())*frame.Stride+3*(fr.Min.X+int(i)%fr.Dx()):]
+		if max(p[0], p[1], p[2]) >= noseClipLevel {
+			clipped++
+		}
+	}
+	return float64(clipped) > noseClippedShare*float64(len(s.stack))
 }
 
 // midlineProfile is how much brighter (ln) the median of the upper third of the midline's
