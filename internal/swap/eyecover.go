@@ -60,8 +60,8 @@ const (
 // while the other one is (see above): the pixels of the face (fm > 0) within eyeCoverReach
 // of the eye joined to its hull through pixels that look as the hull does. Both eyes gone is
 // rather a face whose landmarks went astray, or one behind dark glasses (the glasses'
-// tests'), than two covers.
-func (s *Swapper) coveredEyes(frame *raster.Image, target *face.Landmarks68, fm *raster.Mask, fr image.Rectangle) {
+// tests'), than two covers. It returns the eyes' states.
+func (s *Swapper) coveredEyes(frame *raster.Image, target *face.Landmarks68, fm *raster.Mask, fr image.Rectangle) [2]eyeState {
 	var state [2]eyeState
 	var lo, hi [2][3]float32
 	for k := range 2 {
@@ -76,8 +76,9 @@ func (s *Swapper) coveredEyes(frame *raster.Image, target *face.Landmarks68, fm 
 			continue
 		}
 		s.eyeHull(target, k, fr)
-		s.followEyeCover(frame, fm, fr, geom.Mean(eye), eyeCoverReach*eye[0].Dist(eye[3]), lo[k], hi[k])
+		s.followCover(frame, fm, fr, geom.Mean(eye), eyeCoverReach*eye[0].Dist(eye[3]), lo[k], hi[k])
 	}
+	return state
 }
 
 // alikeAbout is the share of the face's pixels (fm > 0) of fr within reach of c whose colour
@@ -114,10 +115,15 @@ func within(f, lo, hi [3]float32) bool {
 // eyeHull puts in s.stack the pixels of fr's grid within the hull of target's eye k (0: the
 // image's left), reporting whether they are enough to tell (eyeLeastPixels).
 func (s *Swapper) eyeHull(target *face.Landmarks68, k int, fr image.Rectangle) bool {
-	eye := target[36+6*k : 42+6*k]
-	s.sorted, s.partHull = convexHull(append(s.part[:0], eye...), s.sorted, s.partHull)
+	return s.hullPixels(target[36+6*k:42+6*k], 1, fr) >= eyeLeastPixels
+}
+
+// hullPixels puts in s.stack the pixels of fr's grid within the hull of pts scaled about
+// their centre by k, and returns how many they are.
+func (s *Swapper) hullPixels(pts []geom.Pt, k float64, fr image.Rectangle) int {
+	s.hullOf(pts, k)
 	s.stack = s.stack[:0]
-	b := geom.Bounds(eye)
+	b := geom.Bounds(s.partHull)
 	for y := max(fr.Min.Y, int(b.Y0)); y <= min(fr.Max.Y-1, int(b.Y1)+1); y++ {
 		for x := max(fr.Min.X, int(b.X0)); x <= min(fr.Max.X-1, int(b.X1)+1); x++ {
 			if insideConvex(s.partHull, geom.Pt{X: float64(x), Y: float64(y)}) {
@@ -125,12 +131,22 @@ func (s *Swapper) eyeHull(target *face.Landmarks68, k int, fr image.Rectangle) b
 			}
 		}
 	}
-	return len(s.stack) >= eyeLeastPixels
+	return len(s.stack)
 }
 
 // eyeLook tells whether the eye hull's pixels in s.stack hold an eye (see above), and where
 // not, the range of colour features a pixel of its cover may have.
 func (s *Swapper) eyeLook(frame *raster.Image, fr image.Rectangle) (st eyeState, lo, hi [3]float32) {
+	st, _, lo, hi = s.hullLook(frame, fr, eyeShadowBright, eyeBareContrast, eyeCoverContrast)
+	return st, lo, hi
+}
+
+// hullLook tells whether the pixels in s.stack, the hull of a feature that is the darkest
+// thing about it, hold that feature: its contrast (ln, the 95th over the 5th percentile of
+// brightness) bare or more, cover or less, untold between or where their brightest is under
+// least (r+g+b). Where covered, lo..hi is the range of colour features a pixel of the cover
+// may have.
+func (s *Swapper) hullLook(frame *raster.Image, fr image.Rectangle, least, bare, cover float64) (st eyeState, contrast float64, lo, hi [3]float32) {
 	w := fr.Dx()
 	for j := range 3 {
 		s.feat[j] = s.feat[j][:0]
@@ -144,15 +160,15 @@ func (s *Swapper) eyeLook(frame *raster.Image, fr image.Rectangle) (st eyeState,
 	n := len(s.stack)
 	slices.Sort(s.feat[0])
 	dark, bright := s.feat[0][n/20], s.feat[0][n-1-n/20]
-	if !(float64(bright) >= math.Log(eyeShadowBright+2)) { // features' brightness is ln(r+g+b+2)
-		return eyeUntold, lo, hi
+	contrast = float64(bright - dark)
+	if !(float64(bright) >= math.Log(least+2)) { // features' brightness is ln(r+g+b+2)
+		return eyeUntold, contrast, lo, hi
 	}
-	contrast := float64(bright - dark)
-	if contrast >= math.Log(eyeBareContrast) {
-		return eyeThere, lo, hi
+	if contrast >= math.Log(bare) {
+		return eyeThere, contrast, lo, hi
 	}
-	if !(contrast < math.Log(eyeCoverContrast)) {
-		return eyeUntold, lo, hi
+	if !(contrast < math.Log(cover)) {
+		return eyeUntold, contrast, lo, hi
 	}
 	lo[0], hi[0] = dark-eyeCoverLuma, bright+eyeCoverLuma
 	for j := 1; j < 3; j++ {
@@ -160,12 +176,12 @@ func (s *Swapper) eyeLook(frame *raster.Image, fr image.Rectangle) (st eyeState,
 		tol := max(eyeCoverChroma, 3*1.4826*mad)
 		lo[j], hi[j] = med-tol, med+tol
 	}
-	return eyeCovered, lo, hi
+	return eyeCovered, contrast, lo, hi
 }
 
-// followEyeCover marks in s.occ the pixels of the face (fm > 0) within reach of c joined to
+// followCover marks in s.occ the pixels of the face (fm > 0) within reach of c joined to
 // the hull pixels in s.stack through pixels whose colour features lie within lo..hi.
-func (s *Swapper) followEyeCover(frame *raster.Image, fm *raster.Mask, fr image.Rectangle, c geom.Pt, reach float64, lo, hi [3]float32) {
+func (s *Swapper) followCover(frame *raster.Image, fm *raster.Mask, fr image.Rectangle, c geom.Pt, reach float64, lo, hi [3]float32) {
 	w, h := fr.Dx(), fr.Dy()
 	s.clip.Reset(fr)
 	looks := func(i int) bool {

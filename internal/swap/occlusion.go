@@ -170,7 +170,7 @@ func (s *Swapper) findOccluders(frame *raster.Image, target *face.Landmarks68, f
 	s.keepBands()
 	s.fingers(frame, target, fm, size, fr)
 	s.mouthRods(frame, target, fm, size, fr)
-	s.coveredEyes(frame, target, fm, fr)
+	s.coveredNose(frame, target, fm, fr, s.coveredEyes(frame, target, fm, fr))
 	return slices.Contains(s.occ.Pix, 1) // not: the common case, a bare face
 }
 

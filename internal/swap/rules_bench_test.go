@@ -34,3 +34,10 @@ func BenchmarkSkinBandsGrace(b *testing.B) {
 func BenchmarkLatticeGrace(b *testing.B) {
 	benchGraceRule(b, func(s *Swapper, p *photoPair, size float64) { s.latticeMap(p.dst, s.last, size) })
 }
+
+// BenchmarkCoveredNoseGrace is coveredNose on grace_hopper's bare face, given her eyes there.
+func BenchmarkCoveredNoseGrace(b *testing.B) {
+	benchGraceRule(b, func(s *Swapper, p *photoPair, _ float64) {
+		s.coveredNose(p.dst, &p.dstLm, &s.mask, s.last, [2]eyeState{eyeThere, eyeThere})
+	})
+}

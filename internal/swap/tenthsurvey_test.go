@@ -13,7 +13,8 @@ import (
 
 // A tenth survey of the classic swap's occlusion handling (issue 32's "clips other than your
 // tests' agree"), written blind: its author read the surveys' measuring code and swap.go's
-// exported API but none of the occluder rules, and no rule was tuned on it. Its ten covers are
+// exported API but none of the occluder rules; its weakest classes were since described to
+// the rules' authors, so it no longer judges blind (a later survey does). Its ten covers are
 // none of the earlier surveys' or the occluder tests' shapes, chosen for what real footage
 // holds and sized as on a real face (about 14 cm: a finger an eighth of it wide), small and
 // large, one-sided and centred, thin and thick, over every part of the face: a referee's
@@ -274,7 +275,7 @@ func TestOccluderTenthSurvey(t *testing.T) {
 	fullTier(t, "swaps 300 occluded photos, their covers softly edged")
 	start := time.Now()
 	floors := map[string][3]float64{ // skin's hues kept, others kept, swapped (means over shapes)
-		"astronaut → grace_hopper": {0.35, 0.88, 0.96}, "grace_hopper → astronaut": {0.52, 0.83, 0.96},
+		"astronaut → grace_hopper": {0.41, 0.88, 0.96}, "grace_hopper → astronaut": {0.57, 0.83, 0.96},
 		"grace_hopper → astronaut, mirrored, zoomed, tungsten-lit": {0.63, 0.8, 0.94},
 	}
 	ways := hoWays(t)

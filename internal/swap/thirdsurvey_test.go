@@ -293,6 +293,17 @@ func tsCoverage(w, h int, inside func(x, y float64) bool) []float64 {
 // it (coverage above 0) by 5 % of the face size.
 func tsRun(t testing.TB, src *Source, tgt *raster.Image, lm face.Landmarks68, box geom.Rect, c occCase, bare float64) (occResult, *raster.Image, float64) {
 	t.Helper()
+	painted, cov := tsPainted(tgt, lm, c)
+	found := landmarksIn(t, painted, box)
+	after := painted.Clone()
+	NewSwapper(src, DefaultOptions()).Apply(after, &found)
+	kept, n, changed, m := softCounts(tgt, painted, after, cov, &lm)
+	return occResult{kept: kept / n, swapped: changed / m / bare}, after, n
+}
+
+// tsPainted is tgt with c's cover painted softly over the face with landmarks lm, and the
+// cover's coverage of each pixel.
+func tsPainted(tgt *raster.Image, lm face.Landmarks68, c occCase) (*raster.Image, []float64) {
 	b := geom.Bounds(lm[:])
 	size := math.Max(b.W(), b.H())
 	rng := rand.New(rand.NewPCG(7, 7))
@@ -309,11 +320,7 @@ func tsRun(t testing.TB, src *Source, tgt *raster.Image, lm face.Landmarks68, bo
 			painted.Set(x, y, clampU8(a*float64(col.R)+(1-a)*float64(r)), clampU8(a*float64(col.G)+(1-a)*float64(g)), clampU8(a*float64(col.B)+(1-a)*float64(bl)))
 		}
 	}
-	found := landmarksIn(t, painted, box)
-	after := painted.Clone()
-	NewSwapper(src, DefaultOptions()).Apply(after, &found)
-	kept, n, changed, m := softCounts(tgt, painted, after, cov, &lm)
-	return occResult{kept: kept / n, swapped: changed / m / bare}, after, n
+	return painted, cov
 }
 
 // softCounts measures a swap of a soft-edged cover painted over tgt (painted; after, swapped):
