@@ -13,13 +13,13 @@ import (
 // colours lie on the skin's side of grey and on red's (the lips and the shadows in a smile
 // redder than the skin, the teeth between the skin and grey). A cover whose colour lies
 // beyond grey, away from the skin's or to green (a blue, teal or green dummy, whistle or
-// mouthguard), or far across the skin's axis on the side away from red's (a lime or a
-// saturated yellow one), is no part of the mouth, whatever its shape: its pixels over the
-// mouth are scored as markOccluders scores the rest of the face, in those directions alone,
-// so that a cover also found beside the mouth grows over it as one find and one that lies
-// within the lips' outline is found at all. The gap's colour is too dark to tell, so a dark
-// grey cover is not told from it, and an orange or a tan one lies along the skin's own
-// shading.
+// mouthguard), is no part of the mouth, whatever its shape: its pixels over the mouth are
+// scored as markOccluders scores the rest of the face, in those directions alone, so that a
+// cover also found beside the mouth grows over it as one find and one that lies within the
+// lips' outline is found at all. The gap's colour is too dark to tell, so a dark grey cover is
+// not told from it, and a yellow or an orange one lies along the skin's own shading; nor is a
+// lime one, far across the skin's axis from red's side, as a light from below tints the lips
+// (a monitor's blue glow under a pale face leaves its lips there).
 
 // mouthBeyondGrey is the least log-chromaticity step past grey, away from the skin's colour or
 // to green (ln(R/G) below 0, or below the skin's where a green or cyan light leaves even the
@@ -67,7 +67,5 @@ func mouthForeignScore(p []uint8, m skinModel) float32 {
 	f := features(p[0], p[1], p[2])
 	// As markOccluders: chromaticity is noisy in dark pixels.
 	slack := 8 / (float32(min(p[0], p[1], p[2])) + 1)
-	// Across the skin's axis from the skin, red's side positive (as foreignScore).
-	across := f[2]*m.ux - f[1]*m.uy - m.med[2]
-	return max(max(-(f[1]*da+f[2]*db), min(0, sa)-f[1])/(mouthBeyondGrey+slack), -across/(foreignAcross+slack))
+	return max(-(f[1]*da+f[2]*db), min(0, sa)-f[1]) / (mouthBeyondGrey + slack)
 }
