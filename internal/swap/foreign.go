@@ -20,7 +20,9 @@ import (
 // it (a blue by an orange skin) is a cover, and so, on the nose, is one much paler than the
 // skin without being brighter, or paler and much darker (grey, black: a nostril is not
 // paler); with it what was found of it beside the zones (s.held) in such a colour. A black
-// cover over a brow, or on a pale face's nostrils, is as dark as they are, and swapped.
+// cover over a brow, or on a pale face's nostrils, is as dark as they are, and swapped. The
+// mouth's zone is so too, by the colours no mouth takes (see markForeignAtMouth): a thin bar
+// over a small face's upper lip lies within it, under occMinArea.
 
 const (
 	// foreignAcross and foreignMore are how far (log-chromaticity, beyond the dark pixels'
@@ -68,12 +70,15 @@ const (
 const (
 	foreignBand    = 1 // in a brow's zone or the band about the zones
 	foreignNose    = 2 // in the nostrils' zone
-	foreignCovered = 3 // of a colour the face has not there
+	foreignMouth   = 3 // in the mouth's zone
+	foreignCovered = 4 // of a colour the face has not there
+	// foreignSeen is added to a mark while litPieces has reached its pixel.
+	foreignSeen = foreignCovered + 1
 )
 
-// keepForeign adds to s.occ (over fr) the covers of a foreign colour over the nostrils' and
-// the brows' zones (see above) and the finds dropSmall took out (s.held) that continue them
-// in such a colour. It reports how many pixels it added.
+// keepForeign adds to s.occ (over fr) the covers of a foreign colour over the nostrils', the
+// brows' and the mouth's zones (see above) and the finds dropSmall took out (s.held) that
+// continue them in such a colour. It reports how many pixels it added.
 func (s *Swapper) keepForeign(frame *raster.Image, target *face.Landmarks68, fm *raster.Mask, fr image.Rectangle, m skinModel) int {
 	w, h := fr.Dx(), fr.Dy()
 	s.foreignZones(target, fr)
@@ -84,7 +89,7 @@ func (s *Swapper) keepForeign(frame *raster.Image, target *face.Landmarks68, fm 
 		crow := s.clip.Pix[y*w:][:w]
 		orow := s.occ.Pix[y*w:][:w]
 		for x, v := range crow {
-			if v != 0 && frow[x] > 0.5 && orow[x] == 0 && foreignColour(prow[3*x:], m, v == foreignNose) {
+			if v != 0 && frow[x] > 0.5 && orow[x] == 0 && zoneForeign(prow[3*x:], m, v) {
 				crow[x] = foreignCovered
 				n++
 			}
@@ -121,9 +126,9 @@ func (s *Swapper) foreignElsewhere(frame *raster.Image, fm *raster.Mask, fr imag
 }
 
 // foreignZones marks in s.clip (over fr) where keepForeign looks: foreignNose on the
-// nostrils' zone, foreignBand on the brows' zones and on a band about them and the nose's
-// (what lies beside the zones and was found is dropped for its size as a cover inside them
-// is), the eyes and the mouth left out.
+// nostrils' zone, foreignMouth on the mouth's, foreignBand on the brows' zones and on a band
+// about them and the nose's (what lies beside the zones and was found is dropped for its size
+// as a cover inside them is), the eyes left out.
 func (s *Swapper) foreignZones(target *face.Landmarks68, fr image.Rectangle) {
 	s.clip.Reset(fr)
 	nose := featureZones[5]
@@ -135,7 +140,16 @@ func (s *Swapper) foreignZones(target *face.Landmarks68, fr image.Rectangle) {
 	for _, z := range featureZones[:2] {
 		s.fillZoneIn(&s.clip, target, z, z.k, 0)
 	}
-	s.fillZoneIn(&s.clip, target, featureZones[4], featureZones[4].k, 0)
+	s.fillZoneIn(&s.clip, target, featureZones[4], featureZones[4].k, foreignMouth)
+}
+
+// zoneForeign is foreignColour, or in the mouth's zone (mark, as foreignZones marks s.clip)
+// whether the colour is one no mouth takes (see mouthForeignScore).
+func zoneForeign(p []uint8, m skinModel, mark float32) bool {
+	if mark == foreignMouth {
+		return mouthForeignScore(p, m) > 1
+	}
+	return foreignColour(p, m, mark == foreignNose)
 }
 
 // foreignColour reports whether the pixel p (RGB) is of a colour the face whose skin is m has
@@ -233,14 +247,16 @@ func (s *Swapper) litPieces(frame *raster.Image, fm *raster.Mask, fr image.Recta
 					if j < 0 || s.label[j] == int32(l) || s.clip.Pix[j] > foreignCovered {
 						continue
 					}
-					s.clip.Pix[j] += 4
+					s.clip.Pix[j] += foreignSeen
 					s.stack = append(s.stack, int32(j))
 					x, y := fr.Min.X+j%w, fr.Min.Y+j/w
 					if step < 3 || s.occ.Pix[j] > 0.5 || s.held.Pix[j] > 0.5 || !(fm.Pix[(y-fm.Rect.Min.Y)*fm.Stride+x-fm.Rect.Min.X] > 0.5) {
 						continue
 					}
 					ring++
-					if q := foreignScore(frame.Pix[y*frame.Stride+3*x:], m, s.clip.Pix[j]-4 == foreignNose, 0); q > foreignNear {
+					// The face's test, in the mouth's zone too: the mouth's is blind on red's
+					// side, along which a light's tint of the lips fades.
+					if q := foreignScore(frame.Pix[y*frame.Stride+3*x:], m, s.clip.Pix[j]-foreignSeen == foreignNose, 0); q > foreignNear {
 						near++
 						if q <= 1 {
 							fading++
@@ -252,7 +268,7 @@ func (s *Swapper) litPieces(frame *raster.Image, fm *raster.Mask, fr image.Recta
 		}
 		for _, i := range s.stack {
 			if s.clip.Pix[i] > foreignCovered {
-				s.clip.Pix[i] -= 4
+				s.clip.Pix[i] -= foreignSeen
 			}
 		}
 		lit[l] = 3*near > ring && 5*fading > ring
