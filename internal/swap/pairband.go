@@ -3,6 +3,7 @@ package swap
 import (
 	"image"
 	"math"
+	"slices"
 
 	"github.com/facefusion-hpc/facefusion/internal/face"
 	"github.com/facefusion-hpc/facefusion/internal/geom"
@@ -211,6 +212,8 @@ func (s *Swapper) skinBands(target *face.Landmarks68, fm *raster.Mask, size floa
 		th := math.Pi * float64(d) / pairDirs
 		a := geom.Pt{X: math.Cos(th), Y: math.Sin(th)}
 		alongNose := math.Abs(dot(a, na)) > math.Cos(pairNoseAngle)
+		// A run leaves the grid within cw+ch steps along any direction.
+		s.pairStepsAlong(a, cw+ch)
 		for _, hr := range pairHalves {
 			r := hr * csize
 			o := offsetsAcross(geom.Pt{X: -a.Y, Y: a.X}, r, cw)
@@ -275,7 +278,8 @@ func (s *Swapper) undoPass() {
 // pairRun is the length (grid px) of the band through grid pixel i along a: followed each way
 // while its inside keeps i's colour and one of its edges shows (over a gap of a pixel), 0
 // where fewer than pairShare of the points show both; s.pairIdx holds the run's points. off
-// reports whether the face ends within reach (grid px) past an end of the run.
+// reports whether the face ends within reach (grid px) past an end of the run. Its steps are
+// s.pairSteps' (along a) where they are exact.
 func (s *Swapper) pairRun(cw, ch, i int, a geom.Pt, o *pairOffsets, m int, reach float64) (run float64, off bool) {
 	x, y := i%cw, i/cw
 	run, pairs := 1.0, 1.0
@@ -290,10 +294,17 @@ func (s *Swapper) pairRun(cw, ch, i int, a geom.Pt, o *pairOffsets, m int, reach
 	for c := range 3 {
 		far[c] = pairSteady + pairSteadyShare*vi[c]
 	}
-	for _, sg := range [2]float64{-1, 1} {
+	n := len(s.pairSteps) / 2
+	for k, sg := range [2]float64{-1, 1} {
+		steps := s.pairSteps[k*n:][:n]
 		miss, last := 0, 0.0
 		for t := 1.0; miss < 2; t++ {
-			px, py := int(math.Round(float64(x)+sg*t*a.X)), int(math.Round(float64(y)+sg*t*a.Y))
+			var px, py int
+			if st := int(t) - 1; st < n && steps[st].exact {
+				px, py = x+int(steps[st].dx), y+int(steps[st].dy)
+			} else {
+				px, py = int(math.Round(float64(x)+sg*t*a.X)), int(math.Round(float64(y)+sg*t*a.Y))
+			}
 			if px < 0 || py < 0 || px >= cw || py >= ch {
 				break
 			}
@@ -320,6 +331,31 @@ func (s *Swapper) pairRun(cw, ch, i int, a geom.Pt, o *pairOffsets, m int, reach
 		return 0, false
 	}
 	return run, off
+}
+
+// pairStep is a step of t grid pixels along a band's line from a grid pixel: the whole
+// pixels it rounds to. It is exact where neither coordinate's share of a pixel lies within
+// pairHalfNear of ½: there the pixel's coordinate plus the step rounds as the step does.
+type pairStep struct {
+	dx, dy int32
+	exact  bool
+}
+
+// pairHalfNear is how near ½ a step's share of a pixel may lie for the step's own rounding
+// to stand for its sum's with a grid pixel's coordinate, rounded (1e-13 off at most).
+const pairHalfNear = 1e-6
+
+// pairStepsAlong puts in s.pairSteps the steps along a for t from 1 to n: backwards (−a)
+// in the first n, forwards in the next n.
+func (s *Swapper) pairStepsAlong(a geom.Pt, n int) {
+	s.pairSteps = slices.Grow(s.pairSteps[:0], 2*n)[:2*n]
+	clearOfHalf := func(v float64) bool { return math.Abs(math.Abs(v-math.Trunc(v))-0.5) > pairHalfNear }
+	for k, sg := range [2]float64{-1, 1} {
+		for t := 1; t <= n; t++ {
+			u, v := sg*float64(t)*a.X, sg*float64(t)*a.Y
+			s.pairSteps[k*n+t-1] = pairStep{int32(math.Round(u)), int32(math.Round(v)), clearOfHalf(u) && clearOfHalf(v)}
+		}
+	}
 }
 
 // runEnds are the ends p0, p1 of the run in s.pairIdx along a, on the grid (of rows of cw),

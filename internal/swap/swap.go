@@ -215,6 +215,8 @@ type Swapper struct {
 	pairBand                               raster.Mask
 	pairTouched, pairIdx, pairStart        []int32
 	pairFace, pairScore, pairSeen, pairCol []float32
+	// pairSteps are a direction's steps along a band's line (see pairStepsAlong).
+	pairSteps []pairStep
 	// bridgeGaps's: the piece (8-connected, from 1) each grid pixel of a band belongs to, the
 	// first piece whose line reaches it (-1 where two do), and a flood's stack.
 	gapPiece, gapFrom, gapStack []int32
