@@ -17,10 +17,11 @@ func (s *Swapper) pairRunRef(cw, ch, i int, a geom.Pt, o *pairOffsets, m int, re
 	s.pairIdx = append(s.pairIdx[:0], int32(i))
 	onFace := func(t float64) bool {
 		px, py := int(math.Round(float64(x)+t*a.X)), int(math.Round(float64(y)+t*a.Y))
-		return px >= m && py >= m && px < cw-m && py < ch-m && s.pairFace[py*cw+px] > 0.5
+		return px >= m && py >= m && px < cw-m && py < ch-m && s.pairGrid[py*cw+px].face > 0.5
 	}
 	// How far each channel may drift from i's: a point is steady where none drifts further.
-	vi := s.pairCol[3*i:][:3]
+	g := s.pairGrid
+	vi := &g[i].col
 	var far [3]float32
 	for c := range 3 {
 		far[c] = pairSteady + pairSteadyShare*vi[c]
@@ -33,19 +34,19 @@ func (s *Swapper) pairRunRef(cw, ch, i int, a geom.Pt, o *pairOffsets, m int, re
 				break
 			}
 			j := py*cw + px
-			vj := s.pairCol[3*j:][:3]
+			vj := &g[j].col
 			steady := absBits(vj[0]-vi[0])-far[0] <= 0 && absBits(vj[1]-vi[1])-far[1] <= 0 && absBits(vj[2]-vi[2])-far[2] <= 0
-			if steady && s.pairScore[2*j+1] < 0 && s.pairFace[j] > 0.5 && px >= m && py >= m && px < cw-m && py < ch-m {
-				s.pairScore[2*j], s.pairScore[2*j+1] = s.pairAt(j, o)
+			if steady && g[j].side < 0 && g[j].face > 0.5 && px >= m && py >= m && px < cw-m && py < ch-m {
+				g[j].pair, g[j].side = s.pairAt(j, o)
 				s.pairTouched = append(s.pairTouched, int32(j))
 			}
-			if !steady || s.pairScore[2*j+1] < pairLeast/2 {
+			if !steady || g[j].side < pairLeast/2 {
 				miss++
 				continue
 			}
 			run, miss, last = run+1+float64(miss), 0, t
 			s.pairIdx = append(s.pairIdx, int32(j))
-			if s.pairScore[2*j] >= pairLeast {
+			if g[j].pair >= pairLeast {
 				pairs++
 			}
 		}
@@ -99,8 +100,8 @@ func TestPairRunMatchesReference(t *testing.T) {
 		csize := size / float64(f)
 		cw, ch := s.chan3[0].Rect.Dx(), s.chan3[0].Rect.Dy()
 		m := pairMargin(csize)
-		for i := range s.pairScore {
-			s.pairScore[i] = -1
+		for i := range s.pairGrid {
+			s.pairGrid[i].pair, s.pairGrid[i].side = -1, -1
 		}
 		call := func(i int, a geom.Pt, o *pairOffsets, reach float64, run func(cw, ch, i int, a geom.Pt, o *pairOffsets, m int, reach float64) (float64, bool)) pairRunCall {
 			s.pairTouched = s.pairTouched[:0]
@@ -108,8 +109,8 @@ func TestPairRunMatchesReference(t *testing.T) {
 			c.run, c.off = run(cw, ch, i, a, o, m, reach)
 			c.idx, c.touched = slices.Clone(s.pairIdx), slices.Clone(s.pairTouched)
 			for _, j := range s.pairTouched {
-				c.scores = append(c.scores, s.pairScore[2*j], s.pairScore[2*j+1])
-				s.pairScore[2*j], s.pairScore[2*j+1] = -1, -1
+				c.scores = append(c.scores, s.pairGrid[j].pair, s.pairGrid[j].side)
+				s.pairGrid[j].pair, s.pairGrid[j].side = -1, -1
 			}
 			return c
 		}
