@@ -325,7 +325,9 @@ func (s *Swapper) pairRun(cw, ch, i int, a geom.Pt, o *pairOffsets, m int, reach
 			j := py*cw + px
 			q := &g[j]
 			vj := &q.col
-			steady := absBits(vj[0]-vi[0])-far[0] <= 0 && absBits(vj[1]-vi[1])-far[1] <= 0 && absBits(vj[2]-vi[2])-far[2] <= 0
+			// Steady where each channel lies within far: their most (NaN where one is) within
+			// 0, one test and no branch a channel.
+			steady := max(absBits(vj[0]-vi[0])-far[0], absBits(vj[1]-vi[1])-far[1], absBits(vj[2]-vi[2])-far[2]) <= 0
 			if steady && q.side < 0 && q.face > 0.5 && px >= m && py >= m && px < cw-m && py < ch-m {
 				q.pair, q.side = s.pairAt(j, o)
 				s.pairTouched = append(s.pairTouched, int32(j))
