@@ -230,18 +230,24 @@ func (s *Swapper) skinBands(target *face.Landmarks68, fm *raster.Mask, size floa
 			r := hr * csize
 			o := offsetsAcross(geom.Pt{X: -a.Y, Y: a.X}, r, cw)
 			s.undoPass()
+			// Most tries end at pairFrom, which reads only the colours and the mask: the
+			// starts' pairs are taken first, in a loop of their own, before any run finds a
+			// side. A start under pairLeast there is never followed: a run that finds its
+			// side later in the pass either takes it in (seen) or finds a side, and so a
+			// pair, under pairLeast/2.
+			s.pairCand = s.pairCand[:0]
 			for _, i := range s.pairStart {
 				p := &g[i]
-				if p.seen > 0 {
+				if p.pair = s.pairFrom(int(i), &o); p.pair >= pairLeast {
+					s.pairCand = append(s.pairCand, i)
+				}
+			}
+			for _, i := range s.pairCand {
+				// A side found since by a run in this pass brought its pair (pairAt's).
+				if p := &g[i]; p.seen > 0 || p.pair < pairLeast {
 					continue
 				}
-				if p.side < 0 {
-					p.pair = s.pairFrom(int(i), &o)
-				}
-				if p.pair < pairLeast {
-					continue
-				}
-				if q := (geom.Pt{X: float64(int(i) % cw), Y: float64(int(i) / cw)}).Sub(n0); alongNose && math.Abs(q.X*na.Y-q.Y*na.X) < pairNoseNear*csize && dot(q, na) < noseEnd {
+				if alongNose && onNoseRidge(int(i), cw, n0, na, pairNoseNear*csize, noseEnd) {
 					continue
 				}
 				// The points on the run would find about the same run: each is followed once.
@@ -275,6 +281,13 @@ func (s *Swapper) skinBands(target *face.Landmarks68, fm *raster.Mask, size floa
 			}
 		}
 	}
+}
+
+// onNoseRidge reports whether grid pixel i (on a grid of rows of cw) lies within near of the
+// nose's line from n0 along na, before its end.
+func onNoseRidge(i, cw int, n0, na geom.Pt, near, end float64) bool {
+	q := (geom.Pt{X: float64(i % cw), Y: float64(i / cw)}).Sub(n0)
+	return math.Abs(q.X*na.Y-q.Y*na.X) < near && dot(q, na) < end
 }
 
 // undoPass readies s.pairGrid's scores and seen for a pass in another direction or width. A

@@ -213,7 +213,9 @@ type Swapper struct {
 	// runs are followed from.
 	pairBand                        raster.Mask
 	pairTouched, pairIdx, pairStart []int32
-	pairGrid                        []pairPix
+	// pairCand are the starts a pass's pairFrom finds a pair at.
+	pairCand []int32
+	pairGrid []pairPix
 	// pairSteps are a direction's steps along a band's line (see pairStepsAlong).
 	pairSteps []pairStep
 	// bridgeGaps's: the piece (8-connected, from 1) each grid pixel of a band belongs to, the
