@@ -208,16 +208,14 @@ type Swapper struct {
 	// hueBand is 1 on the grid pixels whose colour departs from the skin's (see hueBands).
 	hueBand raster.Mask
 	// pairBand is 1 on the grid pixels of the skin-hued bands found by their edges (see
-	// skinBands); pairGrid what it reads and scores of each grid pixel, pairTouched the pixels a pass
-	// found a side at or followed a run from, pairIdx a run's points, pairStart the pixels
-	// runs are followed from.
-	pairBand                        raster.Mask
-	pairTouched, pairIdx, pairStart []int32
-	// pairCand are the starts a pass's pairFrom finds a pair at.
-	pairCand []int32
-	pairGrid []pairPix
-	// pairSteps are a direction's steps along a band's line (see pairStepsAlong).
-	pairSteps []pairStep
+	// skinBands); pairGrid what it reads and scores of each grid pixel, pairTouched the
+	// pixels a pass found a side at or followed a run from, pairIdx a run's points,
+	// pairStart the pixels runs are followed from, pairCand those a pass's pairFrom finds a
+	// pair at, pairSteps a direction's steps along a band's line (see pairStepsAlong).
+	pairBand                                  raster.Mask
+	pairGrid                                  []pairPix
+	pairTouched, pairIdx, pairStart, pairCand []int32
+	pairSteps                                 []pairStep
 	// bridgeGaps's: the piece (8-connected, from 1) each grid pixel of a band belongs to, the
 	// first piece whose line reaches it (-1 where two do), and a flood's stack.
 	gapPiece, gapFrom, gapStack []int32
