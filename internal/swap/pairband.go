@@ -188,30 +188,8 @@ func (s *Swapper) skinBands(target *face.Landmarks68, fm *raster.Mask, size floa
 	if size < pairFaceLeast {
 		return
 	}
-	s.pairStart, s.pairTouched = s.pairStart[:0], s.pairTouched[:0]
-	if cap(s.pairGrid) < cw*ch {
-		s.pairGrid = make([]pairPix, cw*ch)
-	}
-	g := s.pairGrid[:cw*ch]
 	m := pairMargin(csize)
-	for y := range ch {
-		for x := range cw {
-			// Off the face no score is ever found: a previous face's there must not count as
-			// a band's.
-			p := &g[y*cw+x]
-			p.face = fm.At(fr.Min.X+min(w-1, x*f+f/2), fr.Min.Y+min(h-1, y*f+f/2))
-			p.pair, p.side, p.seen = -1, -1, 0
-			// A band's middle is over a pixel wide: it is followed from every other pixel.
-			if p.face > 0.5 && x >= m && y >= m && x < cw-m && y < ch-m && (x+y)%2 == 0 {
-				s.pairStart = append(s.pairStart, int32(y*cw+x))
-			}
-		}
-	}
-	for c := range 3 {
-		for i, v := range s.chan3[c].Pix[:cw*ch] {
-			g[i].col[c] = v
-		}
-	}
+	g := s.pairGridOf(fm, fr, f, m)
 	n0 := target[27].Sub(geom.Pt{X: float64(fr.Min.X), Y: float64(fr.Min.Y)}).Scale(1 / float64(f))
 	na := target[30].Sub(target[27])
 	na = na.Scale(1 / math.Max(1e-9, math.Hypot(na.X, na.Y)))
@@ -281,6 +259,38 @@ func (s *Swapper) skinBands(target *face.Landmarks68, fm *raster.Mask, size floa
 			}
 		}
 	}
+}
+
+// pairGridOf readies s.pairGrid (over the grid of s.chan3, f fr pixels a grid pixel, no
+// score found) and s.pairStart, the grid pixels on the face at least m from its edges that
+// runs are followed from; it returns the grid.
+func (s *Swapper) pairGridOf(fm *raster.Mask, fr image.Rectangle, f, m int) []pairPix {
+	w, h := fr.Dx(), fr.Dy()
+	cw, ch := s.chan3[0].Rect.Dx(), s.chan3[0].Rect.Dy()
+	s.pairStart, s.pairTouched = s.pairStart[:0], s.pairTouched[:0]
+	if cap(s.pairGrid) < cw*ch {
+		s.pairGrid = make([]pairPix, cw*ch)
+	}
+	g := s.pairGrid[:cw*ch]
+	for y := range ch {
+		for x := range cw {
+			// Off the face no score is ever found: a previous face's there must not count as
+			// a band's.
+			p := &g[y*cw+x]
+			p.face = fm.At(fr.Min.X+min(w-1, x*f+f/2), fr.Min.Y+min(h-1, y*f+f/2))
+			p.pair, p.side, p.seen = -1, -1, 0
+			// A band's middle is over a pixel wide: it is followed from every other pixel.
+			if p.face > 0.5 && x >= m && y >= m && x < cw-m && y < ch-m && (x+y)%2 == 0 {
+				s.pairStart = append(s.pairStart, int32(y*cw+x))
+			}
+		}
+	}
+	for c := range 3 {
+		for i, v := range s.chan3[c].Pix[:cw*ch] {
+			g[i].col[c] = v
+		}
+	}
+	return g
 }
 
 // onNoseRidge reports whether grid pixel i (on a grid of rows of cw) lies within near of the
