@@ -3,6 +3,7 @@ package swap
 import (
 	"image"
 	"math"
+	"slices"
 
 	"github.com/facefusion-hpc/facefusion/internal/face"
 	"github.com/facefusion-hpc/facefusion/internal/geom"
@@ -85,17 +86,30 @@ func offsetsAcross(n geom.Pt, r float64, cw int) pairOffsets {
 	return pairOffsets{at(-r - 1), at(r + 1), at(-max(0, r-1)), at(max(0, r-1))}
 }
 
-// pairAt is the band response at grid pixel i of the smoothed s.chan3 (s.pairCol) across the
+// pairPix is what skinBands reads of a grid pixel, together: a run's step and a band's edge
+// each read one pixel's, from one cache line.
+type pairPix struct {
+	// col is s.chan3's three values (smoothed), face the face mask.
+	col  [3]float32
+	face float32
+	// pair and side are pairAt's (side under 0: not found in this pass), seen above 0 where
+	// a run was followed through the pixel in this pass.
+	pair, side, seen float32
+	_                float32
+}
+
+// pairAt is the band response at grid pixel i of the smoothed s.chan3 (s.pairGrid) across the
 // band of o: pair, the weaker of its two edges where they step opposite ways, and side, the
 // stronger, each less the variation inside the band; both 0 where a side is off the face (a
 // band along the face's outline: the hairline, a hat's brim) or side is under pairLeast/2.
 // Grid pixel i must lie within pairMargin of the grid's edges.
 func (s *Swapper) pairAt(i int, o *pairOffsets) (pair, side float32) {
-	if s.pairFace[i+o[0]] <= 0.5 || s.pairFace[i+o[1]] <= 0.5 {
+	g := s.pairGrid
+	p0, p1 := &g[i+o[0]], &g[i+o[1]]
+	if p0.face <= 0.5 || p1.face <= 0.5 {
 		return 0, 0
 	}
-	col := s.pairCol
-	v, out0, out1 := col[3*i:][:3], col[3*(i+o[0]):][:3], col[3*(i+o[1]):][:3]
+	v, out0, out1 := &g[i].col, &p0.col, &p1.col
 	d0, d1, d2 := v[0]-out0[0], v[1]-out0[1], v[2]-out0[2]
 	f0, f1, f2 := out1[0]-v[0], out1[1]-v[1], out1[2]-v[2]
 	e1 := d0 * d0
@@ -120,17 +134,19 @@ func (s *Swapper) pairAt(i int, o *pairOffsets) (pair, side float32) {
 // the same way: runs are tried from every other pixel in every direction and width, and most
 // tries end there, before the inside is read.
 func (s *Swapper) pairFrom(i int, o *pairOffsets) float32 {
-	col := s.pairCol
-	v, out0 := col[3*i:][:3], col[3*(i+o[0]):][:3]
+	g := s.pairGrid
+	p0 := &g[i+o[0]]
+	v, out0 := &g[i].col, &p0.col
 	d0, d1, d2 := v[0]-out0[0], v[1]-out0[1], v[2]-out0[2]
 	e1 := d0 * d0
 	e1 += d1 * d1
 	e1 += d2 * d2
 	// Either test alone gives 0: the colours, read anyway, end most tries.
-	if e1 < pairLeast*pairLeast || s.pairFace[i+o[0]] <= 0.5 || s.pairFace[i+o[1]] <= 0.5 {
+	p1 := &g[i+o[1]]
+	if e1 < pairLeast*pairLeast || p0.face <= 0.5 || p1.face <= 0.5 {
 		return 0
 	}
-	out1 := col[3*(i+o[1]):][:3]
+	out1 := &p1.col
 	f0, f1, f2 := out1[0]-v[0], out1[1]-v[1], out1[2]-v[2]
 	e2, dot := f0*f0, d0*f0
 	e2, dot = e2+f1*f1, dot+d1*f1
@@ -149,9 +165,8 @@ func (s *Swapper) pairFrom(i int, o *pairOffsets) float32 {
 
 // pairInner is how far the band's inside near either edge departs from its centre v (grid
 // pixel i's colour), the most over the channels.
-func (s *Swapper) pairInner(i int, o *pairOffsets, v []float32) float32 {
-	col := s.pairCol
-	in0, in1 := col[3*(i+o[2]):][:3], col[3*(i+o[3]):][:3]
+func (s *Swapper) pairInner(i int, o *pairOffsets, v *[3]float32) float32 {
+	in0, in1 := &s.pairGrid[i+o[2]].col, &s.pairGrid[i+o[3]].col
 	// The magnitudes have no sign bit, so their bits order as they do (a NaN's above all):
 	// the most is an integer max, without a float max's branches.
 	var inner uint32
@@ -173,25 +188,8 @@ func (s *Swapper) skinBands(target *face.Landmarks68, fm *raster.Mask, size floa
 	if size < pairFaceLeast {
 		return
 	}
-	s.pairStart, s.pairTouched = s.pairStart[:0], s.pairTouched[:0]
-	s.pairFace = growTo(s.pairFace, cw*ch)
 	m := pairMargin(csize)
-	for y := range ch {
-		for x := range cw {
-			s.pairFace[y*cw+x] = fm.At(fr.Min.X+min(w-1, x*f+f/2), fr.Min.Y+min(h-1, y*f+f/2))
-			// A band's middle is over a pixel wide: it is followed from every other pixel.
-			if s.pairFace[y*cw+x] > 0.5 && x >= m && y >= m && x < cw-m && y < ch-m && (x+y)%2 == 0 {
-				s.pairStart = append(s.pairStart, int32(y*cw+x))
-			}
-		}
-	}
-	// The channels side by side: a sample's three values are read together.
-	s.pairCol = growTo(s.pairCol, 3*cw*ch)
-	for c := range 3 {
-		for i, v := range s.chan3[c].Pix[:cw*ch] {
-			s.pairCol[3*i+c] = v
-		}
-	}
+	g := s.pairGridOf(fm, fr, f, m)
 	n0 := target[27].Sub(geom.Pt{X: float64(fr.Min.X), Y: float64(fr.Min.Y)}).Scale(1 / float64(f))
 	na := target[30].Sub(target[27])
 	na = na.Scale(1 / math.Max(1e-9, math.Hypot(na.X, na.Y)))
@@ -200,32 +198,34 @@ func (s *Swapper) skinBands(target *face.Landmarks68, fm *raster.Mask, size floa
 	noseEnd := dot(target[51].Sub(target[27]), na) / float64(f)
 	s.featureCentres(target, fr)
 	lip := upperLipOf(target, fr, float64(f), pairLipNear*csize)
-	s.pairScore = growTo(s.pairScore, 2*cw*ch)
-	s.pairSeen = growTo(s.pairSeen, cw*ch)
-	// Off the face no score is ever found: a previous face's there must not count as a band's.
-	for i := range s.pairScore[:2*cw*ch] {
-		s.pairScore[i] = -1
-	}
-	clear(s.pairSeen[:cw*ch])
 	for d := range pairDirs {
 		th := math.Pi * float64(d) / pairDirs
 		a := geom.Pt{X: math.Cos(th), Y: math.Sin(th)}
 		alongNose := math.Abs(dot(a, na)) > math.Cos(pairNoseAngle)
+		// A run leaves the grid within cw+ch steps along any direction.
+		s.pairStepsAlong(a, cw+ch)
 		for _, hr := range pairHalves {
 			r := hr * csize
 			o := offsetsAcross(geom.Pt{X: -a.Y, Y: a.X}, r, cw)
 			s.undoPass()
+			// Most tries end at pairFrom, which reads only the colours and the mask: the
+			// starts' pairs are taken first, in a loop of their own, before any run finds a
+			// side. A start under pairLeast there is never followed: a run that finds its
+			// side later in the pass either takes it in (seen) or finds a side, and so a
+			// pair, under pairLeast/2.
+			s.pairCand = s.pairCand[:0]
 			for _, i := range s.pairStart {
-				if s.pairSeen[i] > 0 {
+				p := &g[i]
+				if p.pair = s.pairFrom(int(i), &o); p.pair >= pairLeast {
+					s.pairCand = append(s.pairCand, i)
+				}
+			}
+			for _, i := range s.pairCand {
+				// A side found since by a run in this pass brought its pair (pairAt's).
+				if p := &g[i]; p.seen > 0 || p.pair < pairLeast {
 					continue
 				}
-				if s.pairScore[2*i+1] < 0 {
-					s.pairScore[2*i] = s.pairFrom(int(i), &o)
-				}
-				if s.pairScore[2*i] < pairLeast {
-					continue
-				}
-				if q := (geom.Pt{X: float64(int(i) % cw), Y: float64(int(i) / cw)}).Sub(n0); alongNose && math.Abs(q.X*na.Y-q.Y*na.X) < pairNoseNear*csize && dot(q, na) < noseEnd {
+				if alongNose && onNoseRidge(int(i), cw, n0, na, pairNoseNear*csize, noseEnd) {
 					continue
 				}
 				// The points on the run would find about the same run: each is followed once.
@@ -240,8 +240,8 @@ func (s *Swapper) skinBands(target *face.Landmarks68, fm *raster.Mask, size floa
 					(run >= pairLongest*csize && s.runBelowEyes(cw, float64(f)) || s.runCrosses(cw, a, near, float64(f), s.centres[:])) &&
 					!(size < pairFaceFull && lip.holds(s.runEnds(cw, a)))
 				for _, j := range s.pairIdx {
-					s.pairSeen[j] = 1
-					if ok && s.pairScore[2*j] >= pairLeast {
+					g[j].seen = 1
+					if ok && g[j].pair >= pairLeast {
 						s.markPair(cw, ch, int(j)%cw, int(j)/cw, a, max(1, r-1))
 					}
 				}
@@ -261,13 +261,52 @@ func (s *Swapper) skinBands(target *face.Landmarks68, fm *raster.Mask, size floa
 	}
 }
 
-// undoPass readies s.pairScore and s.pairSeen for a pass in another direction or width. A
+// pairGridOf readies s.pairGrid (over the grid of s.chan3, f fr pixels a grid pixel, no
+// score found) and s.pairStart, the grid pixels on the face at least m from its edges that
+// runs are followed from; it returns the grid.
+func (s *Swapper) pairGridOf(fm *raster.Mask, fr image.Rectangle, f, m int) []pairPix {
+	w, h := fr.Dx(), fr.Dy()
+	cw, ch := s.chan3[0].Rect.Dx(), s.chan3[0].Rect.Dy()
+	s.pairStart, s.pairTouched = s.pairStart[:0], s.pairTouched[:0]
+	if cap(s.pairGrid) < cw*ch {
+		s.pairGrid = make([]pairPix, cw*ch)
+	}
+	g := s.pairGrid[:cw*ch]
+	for y := range ch {
+		for x := range cw {
+			// Off the face no score is ever found: a previous face's there must not count as
+			// a band's.
+			p := &g[y*cw+x]
+			p.face = fm.At(fr.Min.X+min(w-1, x*f+f/2), fr.Min.Y+min(h-1, y*f+f/2))
+			p.pair, p.side, p.seen = -1, -1, 0
+			// A band's middle is over a pixel wide: it is followed from every other pixel.
+			if p.face > 0.5 && x >= m && y >= m && x < cw-m && y < ch-m && (x+y)%2 == 0 {
+				s.pairStart = append(s.pairStart, int32(y*cw+x))
+			}
+		}
+	}
+	for c := range 3 {
+		for i, v := range s.chan3[c].Pix[:cw*ch] {
+			g[i].col[c] = v
+		}
+	}
+	return g
+}
+
+// onNoseRidge reports whether grid pixel i (on a grid of rows of cw) lies within near of the
+// nose's line from n0 along na, before its end.
+func onNoseRidge(i, cw int, n0, na geom.Pt, near, end float64) bool {
+	q := (geom.Pt{X: float64(i % cw), Y: float64(i / cw)}).Sub(n0)
+	return math.Abs(q.X*na.Y-q.Y*na.X) < near && dot(q, na) < end
+}
+
+// undoPass readies s.pairGrid's scores and seen for a pass in another direction or width. A
 // pixel's pair is read only once its side is found in the same pass (or, at a start, just
 // after pairFrom sets it): only the sides found and the runs followed (s.pairTouched) are
 // undone.
 func (s *Swapper) undoPass() {
 	for _, i := range s.pairTouched {
-		s.pairScore[2*i+1], s.pairSeen[i] = -1, 0
+		s.pairGrid[i].side, s.pairGrid[i].seen = -1, 0
 	}
 	s.pairTouched = s.pairTouched[:0]
 }
@@ -275,42 +314,54 @@ func (s *Swapper) undoPass() {
 // pairRun is the length (grid px) of the band through grid pixel i along a: followed each way
 // while its inside keeps i's colour and one of its edges shows (over a gap of a pixel), 0
 // where fewer than pairShare of the points show both; s.pairIdx holds the run's points. off
-// reports whether the face ends within reach (grid px) past an end of the run.
+// reports whether the face ends within reach (grid px) past an end of the run. Its steps are
+// s.pairSteps' (along a) where they are exact.
 func (s *Swapper) pairRun(cw, ch, i int, a geom.Pt, o *pairOffsets, m int, reach float64) (run float64, off bool) {
 	x, y := i%cw, i/cw
 	run, pairs := 1.0, 1.0
 	s.pairIdx = append(s.pairIdx[:0], int32(i))
 	onFace := func(t float64) bool {
 		px, py := int(math.Round(float64(x)+t*a.X)), int(math.Round(float64(y)+t*a.Y))
-		return px >= m && py >= m && px < cw-m && py < ch-m && s.pairFace[py*cw+px] > 0.5
+		return px >= m && py >= m && px < cw-m && py < ch-m && s.pairGrid[py*cw+px].face > 0.5
 	}
 	// How far each channel may drift from i's: a point is steady where none drifts further.
-	vi := s.pairCol[3*i:][:3]
+	g := s.pairGrid
+	vi := &g[i].col
 	var far [3]float32
 	for c := range 3 {
 		far[c] = pairSteady + pairSteadyShare*vi[c]
 	}
-	for _, sg := range [2]float64{-1, 1} {
+	n := len(s.pairSteps) / 2
+	for k, sg := range [2]float64{-1, 1} {
+		steps := s.pairSteps[k*n:][:n]
 		miss, last := 0, 0.0
 		for t := 1.0; miss < 2; t++ {
-			px, py := int(math.Round(float64(x)+sg*t*a.X)), int(math.Round(float64(y)+sg*t*a.Y))
+			var px, py int
+			if st := int(t) - 1; st < n && steps[st].exact {
+				px, py = x+int(steps[st].dx), y+int(steps[st].dy)
+			} else {
+				px, py = int(math.Round(float64(x)+sg*t*a.X)), int(math.Round(float64(y)+sg*t*a.Y))
+			}
 			if px < 0 || py < 0 || px >= cw || py >= ch {
 				break
 			}
 			j := py*cw + px
-			vj := s.pairCol[3*j:][:3]
-			steady := absBits(vj[0]-vi[0])-far[0] <= 0 && absBits(vj[1]-vi[1])-far[1] <= 0 && absBits(vj[2]-vi[2])-far[2] <= 0
-			if steady && s.pairScore[2*j+1] < 0 && s.pairFace[j] > 0.5 && px >= m && py >= m && px < cw-m && py < ch-m {
-				s.pairScore[2*j], s.pairScore[2*j+1] = s.pairAt(j, o)
+			q := &g[j]
+			vj := &q.col
+			// Steady where each channel lies within far: their most (NaN where one is) within
+			// 0, one test and no branch a channel.
+			steady := max(absBits(vj[0]-vi[0])-far[0], absBits(vj[1]-vi[1])-far[1], absBits(vj[2]-vi[2])-far[2]) <= 0
+			if steady && q.side < 0 && q.face > 0.5 && px >= m && py >= m && px < cw-m && py < ch-m {
+				q.pair, q.side = s.pairAt(j, o)
 				s.pairTouched = append(s.pairTouched, int32(j))
 			}
-			if !steady || s.pairScore[2*j+1] < pairLeast/2 {
+			if !steady || q.side < pairLeast/2 {
 				miss++
 				continue
 			}
 			run, miss, last = run+1+float64(miss), 0, t
 			s.pairIdx = append(s.pairIdx, int32(j))
-			if s.pairScore[2*j] >= pairLeast {
+			if q.pair >= pairLeast {
 				pairs++
 			}
 		}
@@ -320,6 +371,31 @@ func (s *Swapper) pairRun(cw, ch, i int, a geom.Pt, o *pairOffsets, m int, reach
 		return 0, false
 	}
 	return run, off
+}
+
+// pairStep is a step of t grid pixels along a band's line from a grid pixel: the whole
+// pixels it rounds to. It is exact where neither coordinate's share of a pixel lies within
+// pairHalfNear of ½: there the pixel's coordinate plus the step rounds as the step does.
+type pairStep struct {
+	dx, dy int32
+	exact  bool
+}
+
+// pairHalfNear is how near ½ a step's share of a pixel may lie for the step's own rounding
+// to stand for its sum's with a grid pixel's coordinate, rounded (1e-13 off at most).
+const pairHalfNear = 1e-6
+
+// pairStepsAlong puts in s.pairSteps the steps along a for t from 1 to n: backwards (−a)
+// in the first n, forwards in the next n.
+func (s *Swapper) pairStepsAlong(a geom.Pt, n int) {
+	s.pairSteps = slices.Grow(s.pairSteps[:0], 2*n)[:2*n]
+	clearOfHalf := func(v float64) bool { return math.Abs(math.Abs(v-math.Trunc(v))-0.5) > pairHalfNear }
+	for k, sg := range [2]float64{-1, 1} {
+		for t := 1; t <= n; t++ {
+			u, v := sg*float64(t)*a.X, sg*float64(t)*a.Y
+			s.pairSteps[k*n+t-1] = pairStep{int32(math.Round(u)), int32(math.Round(v)), clearOfHalf(u) && clearOfHalf(v)}
+		}
+	}
 }
 
 // runEnds are the ends p0, p1 of the run in s.pairIdx along a, on the grid (of rows of cw),
@@ -426,11 +502,3 @@ func (s *Swapper) markPair(cw, ch, x, y int, a geom.Pt, r float64) {
 // pairMargin is how far (grid px) from the grid's edges a band's centre must lie for its
 // samples to lie on the grid.
 func pairMargin(csize float64) int { return int(math.Ceil(pairHalves[len(pairHalves)-1]*csize)) + 2 }
-
-// growTo is v resized to n values, reusing its buffer when it is large enough.
-func growTo(v []float32, n int) []float32 {
-	if cap(v) < n {
-		return make([]float32, n)
-	}
-	return v[:n]
-}

@@ -235,9 +235,7 @@ func TestSkinBandsIgnoreAnotherFacesScratch(t *testing.T) {
 		t.Fatal("no band found in the pencil: nothing to compare")
 	}
 	s := NewSwapper(w.src, DefaultOptions())
-	n := len(fresh.pairFace)
-	fill := func(n int, v float32) []float32 { return slices.Repeat([]float32{v}, n) }
-	s.pairScore, s.pairSeen, s.pairFace, s.pairCol = fill(2*n, 100), fill(n, 1), fill(n, 1), fill(3*n, 128)
+	s.pairGrid = slices.Repeat([]pairPix{{col: [3]float32{128, 128, 128}, face: 1, pair: 100, side: 100, seen: 1}}, len(fresh.pairGrid))
 	s.Apply(painted.Clone(), &lm)
 	if !slices.Equal(s.pairBand.Pix, fresh.pairBand.Pix) {
 		t.Errorf("the bands differ from a fresh Swapper's: %d grid px marked, want %d", marked(&s.pairBand), marked(&fresh.pairBand))

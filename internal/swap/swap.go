@@ -208,13 +208,14 @@ type Swapper struct {
 	// hueBand is 1 on the grid pixels whose colour departs from the skin's (see hueBands).
 	hueBand raster.Mask
 	// pairBand is 1 on the grid pixels of the skin-hued bands found by their edges (see
-	// skinBands); pairFace the face mask on the grid, pairScore each grid pixel's pair and
-	// side, pairSeen whether a run was followed through it, pairTouched the pixels a pass
-	// found a side at or followed a run from, pairIdx a run's points, pairStart the pixels
-	// runs are followed from, pairCol s.chan3's three values of each grid pixel side by side.
-	pairBand                               raster.Mask
-	pairTouched, pairIdx, pairStart        []int32
-	pairFace, pairScore, pairSeen, pairCol []float32
+	// skinBands); pairGrid what it reads and scores of each grid pixel, pairTouched the
+	// pixels a pass found a side at or followed a run from, pairIdx a run's points,
+	// pairStart the pixels runs are followed from, pairCand those a pass's pairFrom finds a
+	// pair at, pairSteps a direction's steps along a band's line (see pairStepsAlong).
+	pairBand                                  raster.Mask
+	pairGrid                                  []pairPix
+	pairTouched, pairIdx, pairStart, pairCand []int32
+	pairSteps                                 []pairStep
 	// bridgeGaps's: the piece (8-connected, from 1) each grid pixel of a band belongs to, the
 	// first piece whose line reaches it (-1 where two do), and a flood's stack.
 	gapPiece, gapFrom, gapStack []int32
