@@ -165,14 +165,71 @@ func inHull(hull []geom.Pt, hb geom.Rect, x, y int) bool {
 	return fx >= hb.X0 && fx <= hb.X1 && fy >= hb.Y0 && fy <= hb.Y1 && inPoly(hull, fx, fy)
 }
 
+// hullMask is inHull(hull, geom.Bounds(hull), x, y) for every pixel of a w×h image, row by
+// row: an edge's crossing of a row is worked out once, by inPoly's own expression, rather than
+// once a pixel.
+func hullMask(hull []geom.Pt, w, h int) []bool {
+	hb := geom.Bounds(hull)
+	in := make([]bool, w*h)
+	var xs []float64
+	for y := max(0, int(math.Ceil(hb.Y0))); y < h && float64(y) <= hb.Y1; y++ {
+		fy := float64(y)
+		xs = xs[:0]
+		for i, p := range hull {
+			q := hull[(i+len(hull)-1)%len(hull)]
+			if (p.Y > fy) != (q.Y > fy) {
+				xs = append(xs, (q.X-p.X)*(fy-p.Y)/(q.Y-p.Y)+p.X)
+			}
+		}
+		for x := max(0, int(math.Ceil(hb.X0))); x < w && float64(x) <= hb.X1; x++ {
+			odd := false
+			for _, c := range xs {
+				if float64(x) < c {
+					odd = !odd
+				}
+			}
+			in[y*w+x] = odd
+		}
+	}
+	return in
+}
+
+func TestHullMaskIsInHull(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 5))
+	const w, h = 61, 47
+	for k := range 200 {
+		// Polygons partly off the frame, some on whole pixels (edges and vertices right on a
+		// pixel's centre), some convex hulls as faceHull's are, some not convex at all.
+		pts := make([]geom.Pt, 3+rng.IntN(12))
+		for i := range pts {
+			pts[i] = geom.Pt{X: -10 + 80*rng.Float64(), Y: -10 + 65*rng.Float64()}
+			if k%3 == 0 {
+				pts[i] = geom.Pt{X: math.Round(pts[i].X), Y: math.Round(pts[i].Y)}
+			}
+		}
+		poly := pts
+		if k%2 == 0 {
+			_, poly = convexHull(pts, nil, nil)
+		}
+		hb := geom.Bounds(poly)
+		got := hullMask(poly, w, h)
+		for y := range h {
+			for x := range w {
+				if want := inHull(poly, hb, x, y); got[y*w+x] != want {
+					t.Fatalf("polygon %d %v: (%d, %d) in the mask %v, inHull %v", k, poly, x, y, got[y*w+x], want)
+				}
+			}
+		}
+	}
+}
+
 // occlusionRun paints c over tgt (whose bare landmarks are lm, whose detector box is box),
 // finds the landmarks again on the painted photo, swaps src in and measures.
 func occlusionRun(t testing.TB, src *Source, tgt *raster.Image, lm face.Landmarks68, box geom.Rect, c occCase, bare float64) (occResult, *raster.Image) {
 	t.Helper()
 	b := geom.Bounds(lm[:])
 	size := math.Max(b.W(), b.H())
-	hull := faceHull(&lm)
-	hb := geom.Bounds(hull)
+	onFace := hullMask(faceHull(&lm), tgt.W, tgt.H)
 	rng := rand.New(rand.NewPCG(7, 7))
 	painted := tgt.Clone()
 	on := make([]bool, tgt.W*tgt.H)
@@ -202,7 +259,7 @@ func occlusionRun(t testing.TB, src *Source, tgt *raster.Image, lm face.Landmark
 	var kept, n, changed, m float64
 	for y := range tgt.H {
 		for x := range tgt.W {
-			if !inHull(hull, hb, x, y) {
+			if !onFace[y*tgt.W+x] {
 				continue
 			}
 			r1, g1, b1 := after.At(x, y)
@@ -230,12 +287,11 @@ func bareSwapped(t testing.TB, src *Source, tgt *raster.Image, lm face.Landmarks
 	t.Helper()
 	after := tgt.Clone()
 	NewSwapper(src, DefaultOptions()).Apply(after, &lm)
-	hull := faceHull(&lm)
-	hb := geom.Bounds(hull)
+	onFace := hullMask(faceHull(&lm), tgt.W, tgt.H)
 	var changed, m float64
 	for y := range tgt.H {
 		for x := range tgt.W {
-			if (x+y)%3 != 0 || !inHull(hull, hb, x, y) {
+			if (x+y)%3 != 0 || !onFace[y*tgt.W+x] {
 				continue
 			}
 			r1, g1, b1 := after.At(x, y)

@@ -330,8 +330,7 @@ func tsPainted(tgt *raster.Image, lm face.Landmarks68, c occCase) (*raster.Image
 func softCounts(tgt, painted, after *raster.Image, cov []float64, lm *face.Landmarks68) (kept, n, changed, m float64) {
 	b := geom.Bounds(lm[:])
 	size := math.Max(b.W(), b.H())
-	hull := faceHull(lm)
-	hb := geom.Bounds(hull)
+	onFace := hullMask(faceHull(lm), tgt.W, tgt.H)
 	rad := int(0.05 * size)
 	near := func(x, y int) bool {
 		for v := max(0, y-rad); v <= min(tgt.H-1, y+rad); v += 2 {
@@ -345,7 +344,7 @@ func softCounts(tgt, painted, after *raster.Image, cov []float64, lm *face.Landm
 	}
 	for y := range tgt.H {
 		for x := range tgt.W {
-			if !inHull(hull, hb, x, y) {
+			if !onFace[y*tgt.W+x] {
 				continue
 			}
 			r1, g1, b1 := after.At(x, y)
