@@ -97,8 +97,14 @@ func photos(t testing.TB) *photoPair {
 
 // saveForEyes writes img under $FACEFUSION_TEST_OUT, for looking at.
 func saveForEyes(t testing.TB, img *raster.Image, name string) {
+	saveMadeForEyes(t, func() *raster.Image { return img }, name)
+}
+
+// saveMadeForEyes is saveForEyes of the image that img makes, made only when it is saved (a
+// survey's picture of where a cover lies asks the cover about every pixel).
+func saveMadeForEyes(t testing.TB, img func() *raster.Image, name string) {
 	if dir := os.Getenv("FACEFUSION_TEST_OUT"); dir != "" {
-		if err := img.SavePNG(filepath.Join(dir, name)); err != nil {
+		if err := img().SavePNG(filepath.Join(dir, name)); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -374,7 +374,7 @@ func TestOccluderSecondSurvey(t *testing.T) {
 			if byShape.kept[c.shape] == nil { // the first of each shape, for looking at
 				name := fmt.Sprintf("heldout-into-%s-%s", w.name[len(w.name)-5:], strings.ReplaceAll(c.shape, " ", "-"))
 				saveForEyes(t, after, name+".png")
-				saveForEyes(t, hoPaint(w.tgt, &w.lm, size, c.occCase.shape.inside), name+"-where.png")
+				saveMadeForEyes(t, func() *raster.Image { return hoPaint(w.tgt, &w.lm, size, c.occCase.shape.inside) }, name+"-where.png")
 			}
 			byShape.add(c.shape, c.skin, r, c.tex+"/"+c.hue)
 			byTex.add(c.tex, c.skin, r, c.shape+"/"+c.hue)

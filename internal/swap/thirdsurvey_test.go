@@ -229,10 +229,13 @@ func tsTextures(t *testing.T, lm *face.Landmarks68) []occTexture {
 // only within the box that a 2-pixel grid finds the cover in, widened by 4 pixels (every
 // cover here is wider than 2 pixels).
 func tsCoverage(w, h int, inside func(x, y float64) bool) []float64 {
+	// hard is whether each pixel's centre is inside: on the grid everywhere, in the box at
+	// every pixel (the grid's answers are kept, not asked again).
+	hard := make([]bool, w*h)
 	x0, y0, x1, y1 := w, h, -1, -1
 	for y := 0; y < h; y += 2 {
 		for x := 0; x < w; x += 2 {
-			if inside(float64(x), float64(y)) {
+			if hard[y*w+x] = inside(float64(x), float64(y)); hard[y*w+x] {
 				x0, y0, x1, y1 = min(x0, x), min(y0, y), max(x1, x), max(y1, y)
 			}
 		}
@@ -242,10 +245,11 @@ func tsCoverage(w, h int, inside func(x, y float64) bool) []float64 {
 		return out
 	}
 	x0, y0, x1, y1 = max(0, x0-4), max(0, y0-4), min(w-1, x1+4), min(h-1, y1+4)
-	hard := make([]bool, w*h)
 	for y := y0; y <= y1; y++ {
 		for x := x0; x <= x1; x++ {
-			hard[y*w+x] = inside(float64(x), float64(y))
+			if x%2 != 0 || y%2 != 0 {
+				hard[y*w+x] = inside(float64(x), float64(y))
+			}
 		}
 	}
 	for y := y0; y <= y1; y++ {
@@ -461,7 +465,7 @@ func softSurveyWay(t *testing.T, w hoWay, label string, shapes []occShape, hues 
 		if byShape.kept[c.shape] == nil {
 			name := label + "-" + wayName.Replace(w.name) + "-" + shapeName.Replace(c.shape)
 			saveForEyes(t, after, name+".png")
-			saveForEyes(t, hoPaint(w.tgt, &w.lm, size, c.occCase.shape.inside), name+"-where.png")
+			saveMadeForEyes(t, func() *raster.Image { return hoPaint(w.tgt, &w.lm, size, c.occCase.shape.inside) }, name+"-where.png")
 		}
 		byShape.add(c.shape, c.skin, r, c.tex+"/"+c.hue)
 		byTex.add(c.tex, c.skin, r, c.shape+"/"+c.hue)
