@@ -297,10 +297,18 @@ func tsCoverage(w, h int, inside func(x, y float64) bool) []float64 {
 // it (coverage above 0) by 5 % of the face size.
 func tsRun(t testing.TB, src *Source, tgt *raster.Image, lm face.Landmarks68, box geom.Rect, c occCase, bare float64) (occResult, *raster.Image, float64) {
 	t.Helper()
+	return tsRunWith(t, NewSwapper(src, DefaultOptions()), tgt, lm, box, c, bare)
+}
+
+// tsRunWith is tsRun swapping with sw, which a survey keeps from case to case (a Swapper
+// carries nothing from one face to the next: TestSwapperCarriesNothingFromFaceToFace) so
+// that its buffers are made once.
+func tsRunWith(t testing.TB, sw *Swapper, tgt *raster.Image, lm face.Landmarks68, box geom.Rect, c occCase, bare float64) (occResult, *raster.Image, float64) {
+	t.Helper()
 	painted, cov := tsPainted(tgt, lm, c)
 	found := landmarksIn(t, painted, box)
 	after := painted.Clone()
-	NewSwapper(src, DefaultOptions()).Apply(after, &found)
+	sw.Apply(after, &found)
 	kept, n, changed, m := softCounts(tgt, painted, after, cov, &lm)
 	return occResult{kept: kept / n, swapped: changed / m / bare}, after, n
 }
@@ -456,8 +464,9 @@ func softSurveyWay(t *testing.T, w hoWay, label string, shapes []occShape, hues 
 	byShape, byTex, byHue := newHoTally(), newHoTally(), newHoTally()
 	wayName := strings.NewReplacer(" ", "", "→", "-", "×", "x", "°", "", ",", "")
 	shapeName := strings.NewReplacer(" ", "-", "'", "")
+	sw := NewSwapper(src, DefaultOptions())
 	for _, c := range cases {
-		r, after, on := tsRun(t, src, w.tgt, w.lm, w.box, c.occCase, bare)
+		r, after, on := tsRunWith(t, sw, w.tgt, w.lm, w.box, c.occCase, bare)
 		if on < 0.002*size*size {
 			t.Errorf("%s, %s: only %.0f px of the cover's interior on the face: the survey's shape is misplaced", w.name, c.name, on)
 			continue
