@@ -114,12 +114,33 @@ func startPaused(t *testing.T, point, marker string, env []string, argv ...strin
 func (p *Paused) OtherRanks() []int {
 	bin, _ := filepath.EvalSymlinks(Bin) // /proc names the executable by its real path
 	var out []int
+	runs := func(pid int) bool {
+		exe, err := os.Readlink(filepath.Join("/proc", strconv.Itoa(pid), "exe"))
+		return err == nil && exe == bin
+	}
 	for _, pid := range p.procs {
-		if exe, err := os.Readlink(filepath.Join("/proc", strconv.Itoa(pid), "exe")); err == nil && exe == bin && pid != p.PID {
+		// A rank's child caught between fork and exec (its ffmpeg, starting) still runs the
+		// binary; a rank's parent is the launcher's, never a rank.
+		if runs(pid) && pid != p.PID && !runs(parentOf(pid)) {
 			out = append(out, pid)
 		}
 	}
 	return out
+}
+
+// parentOf is pid's parent's pid, 0 where /proc no longer has it.
+func parentOf(pid int) int {
+	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+	if err != nil {
+		return 0
+	}
+	// pid (comm) state ppid …: comm may hold spaces, so parse after the last ')'.
+	f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
+	if len(f) < 2 {
+		return 0
+	}
+	ppid, _ := strconv.Atoi(f[1])
+	return ppid
 }
 
 // Output is what the run has printed so far, stdout and stderr together.
@@ -178,14 +199,7 @@ func descendants(pid int) []int {
 		if err != nil {
 			continue
 		}
-		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
-		if err != nil {
-			continue
-		}
-		// pid (comm) state ppid …: comm may hold spaces, so parse after the last ')'.
-		f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
-		if len(f) > 1 {
-			ppid, _ := strconv.Atoi(f[1])
+		if ppid := parentOf(n); ppid != 0 {
 			children[ppid] = append(children[ppid], n)
 		}
 	}
